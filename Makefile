@@ -1,0 +1,43 @@
+# provider-rook: the two commands a newcomer needs are `make demo` and `make test`.
+SHELL := bash
+.DEFAULT_GOAL := help
+NPM ?= npm
+
+.PHONY: help install build gen check-gen typecheck lint test unit demo demo-down e2e e2e-local bench clean
+
+help: ## List targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+node_modules/.package-lock.json: package.json package-lock.json
+	$(NPM) ci --no-fund --no-audit
+	@touch $@
+
+install: node_modules/.package-lock.json ## Install npm dependencies (Node 24 comes with them)
+
+build: install ## Compile src/ to dist/
+	$(NPM) run build
+
+gen: install ## Regenerate crds/ from src/apis
+	$(NPM) run gen
+
+check-gen: install
+	$(NPM) run -s gen:check
+
+typecheck: install
+	$(NPM) run -s typecheck
+
+lint: install
+	$(NPM) run -s lint
+
+test: install check-gen typecheck lint ## Everything CI runs: generated files, types, lint, unit, integration and e2e specs on local control planes
+	$(NPM) test -- --ci --json --outputFile=.local/jest-results.json
+
+unit: install ## Unit tests only (no clusters)
+	$(NPM) test -- test/unit --globalSetup= --globalTeardown=
+
+bench: install ## Benchmarks (print numbers)
+	$(NPM) run -s bench:clusters
+
+clean: ## Stop all local clusters and remove build output
+	-$(NPM) run -s clusters -- down
+	rm -rf dist .local

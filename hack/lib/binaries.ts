@@ -1,0 +1,86 @@
+// Finds or builds the control-plane binaries that local clusters run.
+// KUBEBUILDER_ASSETS wins when set; otherwise we build once from the Go module proxy into a cache
+// outside the repo, keyed by the pinned versions so a version bump never reuses stale binaries.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+
+const toolsDir = path.join(import.meta.dirname, '..', 'tools');
+
+export interface Binaries {
+  kubeApiserver: string;
+  etcd: string;
+  /** Runs only the API-level controllers (GC, namespace, service accounts); absent with KUBEBUILDER_ASSETS. */
+  kubeControllerManager?: string;
+}
+
+/** The versions pinned by hack/tools/go.mod, e.g. { kubernetes: 'v1.35.4', etcd: 'v3.6.5' }. */
+export function pinnedVersions(): { kubernetes: string; etcd: string } {
+  const mod = readFileSync(path.join(toolsDir, 'go.mod'), 'utf8');
+  const pin = (module: string): string => {
+    const match = new RegExp(`^\\s*${module.replaceAll('.', '\\.')} (v\\S+)`, 'm').exec(mod);
+    if (!match?.[1]) throw new Error(`hack/tools/go.mod does not pin ${module}`);
+    return match[1];
+  };
+  return { kubernetes: pin('k8s.io/kubernetes'), etcd: pin('go.etcd.io/etcd/server/v3') };
+}
+
+export function cacheDir(): string {
+  const { kubernetes, etcd } = pinnedVersions();
+  const base = process.env.PROVIDER_ROOK_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'provider-rook');
+  return path.join(base, `k8s-${kubernetes}-etcd-${etcd}`);
+}
+
+export async function ensureBinaries(log: (line: string) => void = (l) => console.error(l)): Promise<Binaries> {
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  if (assets) {
+    const bins = { kubeApiserver: path.join(assets, 'kube-apiserver'), etcd: path.join(assets, 'etcd') };
+    for (const bin of Object.values(bins)) {
+      if (!existsSync(bin)) throw new Error(`KUBEBUILDER_ASSETS=${assets} has no ${path.basename(bin)}`);
+    }
+    const kcm = path.join(assets, 'kube-controller-manager');
+    return existsSync(kcm) ? { ...bins, kubeControllerManager: kcm } : bins;
+  }
+  const dir = cacheDir();
+  const bins: Required<Binaries> = {
+    kubeApiserver: path.join(dir, 'kube-apiserver'),
+    etcd: path.join(dir, 'etcd'),
+    kubeControllerManager: path.join(dir, 'kube-controller-manager'),
+  };
+  if (Object.values(bins).every((bin) => existsSync(bin))) return bins;
+  await build(dir, log);
+  return bins;
+}
+
+async function build(dir: string, log: (line: string) => void): Promise<void> {
+  const { kubernetes, etcd } = pinnedVersions();
+  const go = process.env.GO ?? 'go';
+  try {
+    await execa(go, ['version']);
+  } catch {
+    throw new Error(`the control-plane binaries are not in ${dir} and '${go}' was not found to build them; install Go or set KUBEBUILDER_ASSETS`);
+  }
+  log(`Building kube-apiserver ${kubernetes}, kube-controller-manager ${kubernetes} and etcd ${etcd} into ${dir} (first run only; this takes several minutes)...`);
+  // Build into a scratch folder and rename, so an interrupted build never leaves a half-filled cache.
+  const scratch = `${dir}.partial-${process.pid}`;
+  mkdirSync(scratch, { recursive: true });
+  const started = Date.now();
+  const targets = ['k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager', './cmd/etcd'];
+  const child = execa(go, ['build', '-trimpath', '-ldflags=-s -w', '-o', scratch + path.sep, ...targets], {
+    cwd: toolsDir,
+    env: { CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+    all: true,
+    reject: false,
+  });
+  const ticker = setInterval(() => log(`  ... still building (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
+  const result = await child.finally(() => clearInterval(ticker));
+  if (result.exitCode !== 0) {
+    rmSync(scratch, { recursive: true, force: true });
+    throw new Error(`building the control-plane binaries failed:\n${String(result.all).split('\n').slice(-20).join('\n')}`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(path.dirname(dir), { recursive: true });
+  renameSync(scratch, dir);
+  log(`Built in ${Math.round((Date.now() - started) / 1000)} s.`);
+}

@@ -1,0 +1,14 @@
+/** @type {import('jest').Config} */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2024' }, module: { type: 'es6' } }],
+  },
+  testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/e2e/**/*.e2e.ts'],
+  // One pair of local control planes serves the whole run (see test/support/global-setup.ts).
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+};

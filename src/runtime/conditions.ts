@@ -1,0 +1,58 @@
+// Conditions with Kubernetes semantics: one per type, lastTransitionTime moves only when the
+// status does, and setting an identical condition changes nothing (so it causes no write).
+import type { Condition } from '../apis/common.ts';
+
+export type { Condition };
+
+export function setCondition(current: Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: Date = new Date()): Condition[] {
+  const list = current ?? [];
+  const existing = list.find((c) => c.type === next.type);
+  const merged: Condition = {
+    type: next.type,
+    status: next.status,
+    reason: next.reason,
+    ...(next.message ? { message: next.message } : {}),
+    lastTransitionTime: existing && existing.status === next.status ? existing.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    ...(next.observedGeneration !== undefined ? { observedGeneration: next.observedGeneration } : {}),
+  };
+  if (existing && sameCondition(existing, merged)) return list;
+  return existing ? list.map((c) => (c.type === next.type ? merged : c)) : [...list, merged];
+}
+
+function sameCondition(a: Condition, b: Condition): boolean {
+  return a.status === b.status && a.reason === b.reason && (a.message ?? '') === (b.message ?? '') &&
+    a.observedGeneration === b.observedGeneration && a.lastTransitionTime === b.lastTransitionTime;
+}
+
+export function getCondition(list: Condition[] | undefined, type: string): Condition | undefined {
+  return list?.find((c) => c.type === type);
+}
+
+type Cond = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
+
+// Crossplane's condition vocabulary.
+export const Ready = {
+  creating: (): Cond => ({ type: 'Ready', status: 'False', reason: 'Creating' }),
+  deleting: (): Cond => ({ type: 'Ready', status: 'False', reason: 'Deleting' }),
+  available: (): Cond => ({ type: 'Ready', status: 'True', reason: 'Available' }),
+  unavailable: (message?: string): Cond => ({ type: 'Ready', status: 'False', reason: 'Unavailable', ...(message ? { message } : {}) }),
+};
+
+export const Synced = {
+  success: (): Cond => ({ type: 'Synced', status: 'True', reason: 'ReconcileSuccess' }),
+  error: (reason: string, message: string): Cond => ({ type: 'Synced', status: 'False', reason, message }),
+};
+
+/** An error that names its own condition reason (e.g. SecretNotFound), so users see why at a glance. */
+export class ReasonedError extends Error {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.reason = reason;
+    this.name = 'ReasonedError';
+  }
+}
+
+export function reasonOf(err: unknown, fallback = 'ReconcileError'): string {
+  return err instanceof ReasonedError ? err.reason : fallback;
+}

@@ -1,0 +1,89 @@
+// A controller: a few workers draining a keyed queue into one Reconciler, under a global rate limit.
+import type { Logger } from './logger.ts';
+import { reconcileErrors, reconcileTime, reconcileTotal, workqueueDepth, workqueueRetries } from './metrics.ts';
+import type { Reconciler } from './result.ts';
+import { TokenBucket, WorkQueue, type Backoff } from './workqueue.ts';
+
+export interface ControllerOptions {
+  /** Concurrent reconciles (never two for one key). */
+  workers?: number;
+  /** Per-key backoff after errors and requeue(). */
+  backoff?: Backoff;
+  /** Global cap on reconciles per second, with a burst of ten times that. */
+  maxReconcileRate?: number;
+  /** Upper bound for one reconcile; its AbortSignal fires then. */
+  timeoutMs?: number;
+}
+
+export class Controller {
+  readonly queue: WorkQueue;
+  private readonly bucket: TokenBucket;
+  private readonly workers: Promise<void>[] = [];
+  private readonly opts: Required<ControllerOptions>;
+  readonly name: string;
+  private readonly reconciler: Reconciler;
+  private readonly log: Logger;
+
+  constructor(name: string, reconciler: Reconciler, log: Logger, opts: ControllerOptions = {}) {
+    this.name = name;
+    this.reconciler = reconciler;
+    this.log = log;
+    this.opts = { workers: 4, backoff: { baseMs: 1000, maxMs: 60_000 }, maxReconcileRate: 10, timeoutMs: 90_000, ...opts };
+    this.queue = new WorkQueue(this.opts.backoff);
+    this.bucket = new TokenBucket(this.opts.maxReconcileRate, this.opts.maxReconcileRate * 10);
+  }
+
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  start(): void {
+    for (let i = 0; i < this.opts.workers; i++) this.workers.push(this.work());
+  }
+
+  /** Stops taking keys and waits for in-flight reconciles to end. */
+  async stop(): Promise<void> {
+    this.queue.shutdown();
+    await Promise.all(this.workers);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      workqueueDepth.set({ name: this.name }, this.queue.length);
+      const wait = this.bucket.reserve();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      await this.reconcileOne(key);
+      this.queue.done(key);
+    }
+  }
+
+  private async reconcileOne(key: string): Promise<void> {
+    const stopTimer = reconcileTime.startTimer({ controller: this.name });
+    const signal = AbortSignal.timeout(this.opts.timeoutMs);
+    try {
+      const result = await this.reconciler.reconcile(key, signal);
+      reconcileTotal.inc({ controller: this.name, result: result.kind });
+      if (result.kind === 'requeue') {
+        workqueueRetries.inc({ name: this.name });
+        this.queue.addRateLimited(key);
+      } else {
+        this.queue.forget(key);
+        if (result.kind === 'requeueAfter') this.queue.addAfter(key, result.ms);
+      }
+    } catch (err) {
+      reconcileTotal.inc({ controller: this.name, result: 'error' });
+      reconcileErrors.inc({ controller: this.name });
+      workqueueRetries.inc({ name: this.name });
+      this.log.info('reconcile failed; retrying with backoff', { controller: this.name, key, error: errorMessage(err) });
+      this.queue.addRateLimited(key);
+    } finally {
+      stopTimer();
+    }
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

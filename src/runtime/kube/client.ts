@@ -1,0 +1,246 @@
+// A small JSON REST client for one API server. client-node supplies the authentication (KubeConfig);
+// we keep one connection pool per client and plain JSON in and out (no model classes, no Dates).
+import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
+import { fetch, type Dispatcher } from 'undici';
+import { KubeError, networkError } from './errors.ts';
+import { resourcePath, type ResourceType } from './resources.ts';
+
+export interface KubeObjectLike {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; resourceVersion?: string; uid?: string };
+}
+
+export interface ListResult<T> {
+  items: T[];
+  resourceVersion: string;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface ClientOptions {
+  fieldManager: string;
+  /** Per-request timeout (watches excepted). */
+  timeoutMs?: number;
+  /** Counts requests by verb, e.g. for metrics. */
+  onRequest?: (method: string, path: string) => void;
+}
+
+interface Auth {
+  headers: Record<string, string>;
+  dispatcher: Dispatcher | undefined;
+  at: number;
+}
+
+const AUTH_REFRESH_MS = 60_000;
+
+export class KubeClient {
+  readonly server: string;
+  private auth?: Promise<Auth>;
+  private readonly timeoutMs: number;
+  private readonly kc: KubeConfig;
+  private readonly opts: ClientOptions;
+
+  constructor(kc: KubeConfig, opts: ClientOptions) {
+    this.kc = kc;
+    this.opts = opts;
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+  }
+
+  get fieldManager(): string {
+    return this.opts.fieldManager;
+  }
+
+  // client-node builds a new connection pool on every call; we keep the first and only refresh
+  // headers (token files rotate).
+  private async authFor(): Promise<Auth> {
+    const current = this.auth ? await this.auth : undefined;
+    if (current && Date.now() - current.at < AUTH_REFRESH_MS) return current;
+    this.auth = (async () => {
+      const ctx = new RequestContext(this.server, HttpMethod.GET);
+      await this.kc.applySecurityAuthentication(ctx);
+      const fresh = ctx.getDispatcher();
+      if (current?.dispatcher && fresh) await fresh.close();
+      return { headers: ctx.getHeaders(), dispatcher: current?.dispatcher ?? fresh, at: Date.now() };
+    })();
+    return this.auth;
+  }
+
+  async request<T>(method: string, path: string, init: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string; signal?: AbortSignal } = {}): Promise<T> {
+    const url = new URL(this.server + path);
+    for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+    const auth = await this.authFor();
+    const signals = [AbortSignal.timeout(this.timeoutMs), ...(init.signal ? [init.signal] : [])];
+    this.opts.onRequest?.(method, path);
+    let res;
+    try {
+      res = await fetch(url, {
+        method,
+        headers: {
+          ...auth.headers,
+          Accept: 'application/json',
+          ...(init.body !== undefined ? { 'Content-Type': init.contentType ?? 'application/json' } : {}),
+        },
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        dispatcher: auth.dispatcher,
+        signal: AbortSignal.any(signals),
+      });
+    } catch (err) {
+      throw networkError(this.server, err);
+    }
+    const text = await res.text();
+    if (!res.ok) throw statusError(res.status, text, method, path);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  async get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string, signal?: AbortSignal): Promise<T | undefined> {
+    try {
+      return await this.request<T>('GET', resourcePath(type, namespace, name), { signal });
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Lists all pages. */
+  async list<T extends KubeObjectLike>(type: ResourceType, opts: { namespace?: string; labelSelector?: string; signal?: AbortSignal } = {}): Promise<ListResult<T>> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let resourceVersion: string;
+    do {
+      const page = await this.request<{ items: T[]; metadata: { continue?: string; resourceVersion: string } }>('GET', resourcePath(type, opts.namespace), {
+        query: { labelSelector: opts.labelSelector, limit: '500', continue: cont },
+        signal: opts.signal,
+      });
+      // List items carry no apiVersion/kind; put them back so objects look the same on every path.
+      for (const item of page.items) items.push({ apiVersion: type.apiVersion, kind: type.kind, ...item });
+      cont = page.metadata.continue || undefined;
+      resourceVersion = page.metadata.resourceVersion;
+    } while (cont);
+    return { items, resourceVersion };
+  }
+
+  create<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('POST', resourcePath(type, obj.metadata.namespace), { body: obj, query: { fieldManager: this.fieldManager }, signal });
+  }
+
+  /** A PUT: fails with a Conflict when obj.metadata.resourceVersion is stale. */
+  update<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('PUT', resourcePath(type, obj.metadata.namespace, obj.metadata.name), { body: obj, query: { fieldManager: this.fieldManager }, signal });
+  }
+
+  updateStatus<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('PUT', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), { body: obj, query: { fieldManager: this.fieldManager }, signal });
+  }
+
+  /** Server-side apply with our field manager; force takes over fields others changed (drift repair). */
+  apply<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('PATCH', resourcePath(type, obj.metadata.namespace, obj.metadata.name), {
+      body: { apiVersion: type.apiVersion, kind: type.kind, ...obj },
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: this.fieldManager, force: 'true' },
+      signal,
+    });
+  }
+
+  mergePatch<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, patch: unknown, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('PATCH', resourcePath(type, namespace, name), {
+      body: patch, contentType: 'application/merge-patch+json', query: { fieldManager: this.fieldManager }, signal,
+    });
+  }
+
+  jsonPatch<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, ops: unknown[], signal?: AbortSignal): Promise<T> {
+    return this.request<T>('PATCH', resourcePath(type, namespace, name), {
+      body: ops, contentType: 'application/json-patch+json', query: { fieldManager: this.fieldManager }, signal,
+    });
+  }
+
+  /** Deletes; false when it was already gone. With uid, deletes only that incarnation. */
+  async delete(type: ResourceType, name: string, namespace?: string, opts: { uid?: string; propagationPolicy?: string; signal?: AbortSignal } = {}): Promise<boolean> {
+    try {
+      await this.request('DELETE', resourcePath(type, namespace, name), {
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: opts.propagationPolicy ?? 'Background', ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}) },
+        signal: opts.signal,
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 404) return false;
+      throw err;
+    }
+  }
+
+  async serverVersion(signal?: AbortSignal): Promise<string> {
+    return (await this.request<{ gitVersion: string }>('GET', '/version', { signal })).gitVersion;
+  }
+
+  /**
+   * Streams watch events until the server ends the watch, the signal aborts, or an error occurs.
+   * Resolves normally when the stream ends; rejects with KubeError 410 when resourceVersion is too old.
+   */
+  async watch(type: ResourceType, opts: { namespace?: string; labelSelector?: string; resourceVersion: string; signal: AbortSignal },
+    onEvent: (type: WatchEventType, obj: KubeObjectLike) => void): Promise<void> {
+    const url = new URL(this.server + resourcePath(type, opts.namespace));
+    const timeoutSeconds = 240 + Math.floor(Math.random() * 60);
+    url.search = new URLSearchParams({
+      watch: '1', resourceVersion: opts.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds),
+      ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+    }).toString();
+    const auth = await this.authFor();
+    this.opts.onRequest?.('WATCH', url.pathname);
+    let res;
+    try {
+      res = await fetch(url, {
+        headers: { ...auth.headers, Accept: 'application/json' }, dispatcher: auth.dispatcher,
+        signal: AbortSignal.any([opts.signal, AbortSignal.timeout((timeoutSeconds + 30) * 1000)]),
+      });
+    } catch (err) {
+      throw networkError(this.server, err);
+    }
+    if (!res.ok || !res.body) throw statusError(res.status, await res.text(), 'WATCH', url.pathname);
+    const decoder = new TextDecoder();
+    let buffered = '';
+    try {
+      for await (const chunk of res.body) {
+        buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+        let nl;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          if (!line.trim()) continue;
+          const event = JSON.parse(line) as { type: WatchEventType; object: KubeObjectLike & { code?: number; reason?: string; message?: string } };
+          if (event.type === 'ERROR') {
+            throw new KubeError(event.object.code ?? 500, event.object.reason ?? 'Unknown', event.object.message ?? 'watch error');
+          }
+          onEvent(event.type, event.type === 'BOOKMARK' ? event.object : { apiVersion: type.apiVersion, kind: type.kind, ...event.object });
+        }
+      }
+    } catch (err) {
+      if (err instanceof KubeError) throw err;
+      if (opts.signal.aborted) return;
+      throw networkError(this.server, err);
+    }
+  }
+
+  async close(): Promise<void> {
+    const auth = this.auth ? await this.auth.catch(() => undefined) : undefined;
+    this.auth = undefined;
+    await auth?.dispatcher?.close();
+  }
+}
+
+function statusError(code: number, text: string, method: string, path: string): KubeError {
+  let reason = 'Unknown';
+  let message = `${method} ${path}: HTTP ${code}`;
+  try {
+    const status = JSON.parse(text) as { reason?: string; message?: string };
+    reason = status.reason ?? reason;
+    if (status.message) message = status.message;
+  } catch {
+    // not a Status body (e.g. 401 from a proxy)
+  }
+  if (code === 401) message = 'the API server rejected the credentials (401 Unauthorized)';
+  return new KubeError(code, code === 401 ? 'Unauthorized' : reason, message);
+}

@@ -1,0 +1,28 @@
+// The API types the runtime touches, with their REST paths: no discovery round-trips needed.
+export interface ResourceType {
+  apiVersion: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+export const Namespaces: ResourceType = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
+export const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+export const Events: ResourceType = { apiVersion: 'v1', kind: 'Event', plural: 'events', namespaced: true };
+export const ServiceAccounts: ResourceType = { apiVersion: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true };
+export const StatefulSets: ResourceType = { apiVersion: 'apps/v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true };
+export const Deployments: ResourceType = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
+export const CustomResourceDefinitions: ResourceType = {
+  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false,
+};
+export const ClusterRoles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false };
+export const ClusterRoleBindings: ResourceType = {
+  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false,
+};
+
+export function resourcePath(type: ResourceType, namespace?: string, name?: string, subresource?: string): string {
+  const base = type.apiVersion.includes('/') ? `/apis/${type.apiVersion}` : `/api/${type.apiVersion}`;
+  const ns = type.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  const obj = name ? `/${encodeURIComponent(name)}` : '';
+  return `${base}${ns}/${type.plural}${obj}${subresource && name ? `/${subresource}` : ''}`;
+}

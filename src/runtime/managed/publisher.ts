@@ -1,0 +1,51 @@
+// Writes a managed resource's connection details into a Secret in its own namespace, controlled by
+// the resource. Writes only when the data differs; never takes over a Secret someone else controls.
+import type { KubeClient } from '../kube/client.ts';
+import { Secrets } from '../kube/resources.ts';
+import { ReasonedError } from '../conditions.ts';
+import { CONNECTION_SECRET_TYPE, ownerReference } from '../meta.ts';
+import type { ConnectionDetails, ManagedResource } from './types.ts';
+
+interface SecretObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; resourceVersion?: string; ownerReferences?: { uid: string; controller?: boolean }[] };
+  type?: string;
+  data?: Record<string, string>;
+}
+
+export function encode(details: ConnectionDetails): Record<string, string> {
+  return Object.fromEntries(Object.entries(details).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+}
+
+export function controllerUid(obj: { metadata: { ownerReferences?: { uid: string; controller?: boolean }[] } }): string | undefined {
+  return obj.metadata.ownerReferences?.find((r) => r.controller)?.uid;
+}
+
+/** Creates or updates the Secret `name` in `namespace` for `owner`; returns true when it wrote. */
+export async function publishSecret(client: KubeClient, owner: ManagedResource, namespace: string, name: string, details: ConnectionDetails, signal?: AbortSignal): Promise<boolean> {
+  const data = encode(details);
+  const existing = await client.get<SecretObject>(Secrets, name, namespace, signal);
+  if (!existing) {
+    await client.create(Secrets, {
+      apiVersion: 'v1', kind: 'Secret',
+      metadata: { name, namespace, ownerReferences: [ownerReference(owner)] },
+      type: CONNECTION_SECRET_TYPE, data,
+    }, signal);
+    return true;
+  }
+  const controller = controllerUid(existing);
+  if (controller !== owner.metadata.uid && !(controller === undefined && existing.type === CONNECTION_SECRET_TYPE)) {
+    throw new ReasonedError('ConnectionSecretConflict', `connection Secret ${namespace}/${name} exists and is not controlled by ${owner.kind} ${owner.metadata.name}; refusing to overwrite it`);
+  }
+  const current = existing.data ?? {};
+  if (Object.entries(data).every(([k, v]) => current[k] === v)) return false;
+  await client.mergePatch(Secrets, name, namespace, { data }, signal);
+  return true;
+}
+
+/** Deletes the Secret if (and only if) `owner` controls it. */
+export async function unpublishSecret(client: KubeClient, owner: ManagedResource, namespace: string, name: string, signal?: AbortSignal): Promise<void> {
+  const existing = await client.get<SecretObject>(Secrets, name, namespace, signal);
+  if (existing && controllerUid(existing) === owner.metadata.uid) await client.delete(Secrets, name, namespace, { signal });
+}

@@ -1,0 +1,272 @@
+// The managed reconciler: crossplane-runtime's lifecycle for one managed resource kind, generic over
+// the provider's ExternalConnecter. Steady state writes nothing: the status is written only when it
+// changed, the finalizer and annotations only when missing, events only on change.
+import { isDeepStrictEqual } from 'node:util';
+import { Ready, ReasonedError, Synced, reasonOf, setCondition } from '../conditions.ts';
+import type { EventRecorder } from '../events.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isConflict, isNotFound } from '../kube/errors.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import type { Logger } from '../logger.ts';
+import {
+  ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, ANNOTATION_PAUSED,
+  FINALIZER_MANAGED, externalNameOf, hasFinalizer, isDeleting, timestamp, withFinalizer, withoutFinalizer,
+} from '../meta.ts';
+import { done, requeue, requeueAfter, splitKey, type Reconciler, type Result } from '../result.ts';
+import { publishSecret, unpublishSecret } from './publisher.ts';
+import type { ConnectionDetails, ExternalConnecter, ManagedResource } from './types.ts';
+
+export interface Reader<T> {
+  get(key: string): T | undefined;
+}
+
+export interface ManagedReconcilerOptions<MR extends ManagedResource> {
+  type: ResourceType;
+  client: KubeClient;
+  cache: Reader<MR>;
+  connecter: ExternalConnecter<MR>;
+  recorder: EventRecorder;
+  log: Logger;
+  pollIntervalMs?: number;
+  /** Each poll is moved by a random amount in [-jitter, +jitter] so resources do not poll in lockstep. */
+  pollJitterMs?: number;
+  creationGraceMs?: number;
+  now?: () => Date;
+}
+
+export class ManagedReconciler<MR extends ManagedResource> implements Reconciler {
+  private readonly o: Required<ManagedReconcilerOptions<MR>>;
+
+  constructor(opts: ManagedReconcilerOptions<MR>) {
+    this.o = { pollIntervalMs: 60_000, pollJitterMs: 6_000, creationGraceMs: 30_000, now: () => new Date(), ...opts };
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<Result> {
+    const cached = this.o.cache.get(key);
+    if (!cached) return done();
+    const mr = structuredClone(cached);
+    try {
+      return await this.reconcileResource(mr, cached, signal);
+    } catch (err) {
+      // A stale read or a concurrent writer: try again soon, quietly (Crossplane's conflict rule).
+      if (isConflict(err)) return requeue();
+      if (isNotFound(err) && !(err instanceof ReasonedError)) return done();
+      throw err;
+    }
+  }
+
+  private poll(): Result {
+    const jitter = (Math.random() * 2 - 1) * this.o.pollJitterMs;
+    return requeueAfter(this.o.pollIntervalMs + jitter);
+  }
+
+  private setConditions(mr: MR, ...conds: Parameters<typeof setCondition>[1][]): void {
+    let list = mr.status?.conditions;
+    for (const c of conds) list = setCondition(list, { ...c, observedGeneration: mr.metadata.generation }, this.o.now());
+    mr.status = { ...mr.status, conditions: list };
+  }
+
+  /** Writes status only when it differs from what the cache holds. */
+  private async writeStatus(mr: MR, cached: MR, signal: AbortSignal): Promise<void> {
+    if (isDeepStrictEqual(mr.status ?? {}, cached.status ?? {})) return;
+    await this.o.client.updateStatus(this.o.type, mr, signal);
+  }
+
+  private async fail(mr: MR, cached: MR, signal: AbortSignal, event: string, prefix: string, err: unknown, ready?: Parameters<typeof setCondition>[1]): Promise<Result> {
+    if (isConflict(err)) return requeue();
+    const message = `${prefix}: ${(err as Error).message}`;
+    this.o.recorder.warning(mr, event, message);
+    this.setConditions(mr, ...(ready ? [ready] : []), Synced.error(reasonOf(err), message));
+    this.o.log.debug('reconcile error', { resource: `${mr.metadata.namespace}/${mr.metadata.name}`, error: message });
+    await this.writeStatus(mr, cached, signal);
+    return requeue();
+  }
+
+  private async update(mr: MR, signal: AbortSignal): Promise<MR> {
+    const saved = mr.status;
+    const updated = await this.o.client.update<MR>(this.o.type, mr, signal);
+    return { ...updated, status: saved };
+  }
+
+  private async reconcileResource(mr: MR, cached: MR, signal: AbortSignal): Promise<Result> {
+    const { recorder } = this.o;
+    const annotations = mr.metadata.annotations ?? {};
+    const policy = mr.spec.reclaimPolicy ?? 'Delete';
+    const deleting = isDeleting(mr.metadata);
+
+    if (annotations[ANNOTATION_PAUSED] === 'true') {
+      if (!hasConditionReason(mr, 'Synced', 'ReconcilePaused')) recorder.normal(mr, 'ReconciliationPaused', 'Reconciliation is paused via the pause annotation');
+      this.setConditions(mr, { type: 'Synced', status: 'False', reason: 'ReconcilePaused' });
+      await this.writeStatus(mr, cached, signal);
+      return done();
+    }
+
+    // Retain/Orphan: nothing to do in the target, so never require a working connection to let go.
+    if (deleting && policy !== 'Delete') {
+      await this.unpublish(mr, signal);
+      if (hasFinalizer(mr.metadata, FINALIZER_MANAGED)) {
+        mr.metadata.finalizers = withoutFinalizer(mr.metadata, FINALIZER_MANAGED);
+        await this.update(mr, signal);
+      }
+      return done();
+    }
+
+    let external;
+    try {
+      external = await this.o.connecter.connect(mr, signal);
+    } catch (err) {
+      return this.fail(mr, cached, signal, 'CannotConnectToProvider', 'connect failed', err);
+    }
+
+    let observation;
+    try {
+      observation = await external.observe(mr, signal);
+    } catch (err) {
+      return this.fail(mr, cached, signal, 'CannotObserveExternalResource', 'observe failed', err);
+    }
+
+    const succeededAt = Date.parse(annotations[ANNOTATION_CREATE_SUCCEEDED] ?? '');
+    if (!observation.exists && !deleting && this.o.now().getTime() - succeededAt < this.o.creationGraceMs) {
+      recorder.normal(mr, 'PendingExternalResource', 'Waiting for the external resource to appear after creation');
+      return requeue();
+    }
+
+    if (deleting) {
+      if ((mr.metadata.finalizers ?? []).length > 1) return requeue(); // others still clean up first
+      if (observation.exists) {
+        try {
+          await external.delete(mr, signal);
+        } catch (err) {
+          return this.fail(mr, cached, signal, 'CannotDeleteExternalResource', 'delete failed', err, Ready.deleting());
+        }
+        recorder.normal(mr, 'DeletedExternalResource', 'Deleted the external resource');
+        this.setConditions(mr, Ready.deleting(), Synced.success());
+        await this.writeStatus(mr, cached, signal);
+        return requeue(); // the next pass confirms it is gone
+      }
+      await this.unpublish(mr, signal);
+      if (hasFinalizer(mr.metadata, FINALIZER_MANAGED)) {
+        mr.metadata.finalizers = withoutFinalizer(mr.metadata, FINALIZER_MANAGED);
+        await this.update(mr, signal);
+      }
+      return done();
+    }
+
+    try {
+      await this.publish(mr, observation.connectionDetails, signal);
+    } catch (err) {
+      return this.fail(mr, cached, signal, 'CannotPublishConnectionDetails', 'cannot publish connection details', err);
+    }
+
+    if (!hasFinalizer(mr.metadata, FINALIZER_MANAGED)) {
+      mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
+      try {
+        mr = await this.update(mr, signal);
+      } catch (err) {
+        return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', 'cannot add finalizer', err);
+      }
+    }
+
+    if (!observation.exists) return this.create(mr, cached, external, signal);
+
+    if (observation.lateInitialized) {
+      try {
+        mr = await this.update(mr, signal);
+      } catch (err) {
+        return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', 'cannot update managed resource', err);
+      }
+    }
+
+    if (observation.upToDate) {
+      this.setConditions(mr, Synced.success());
+      await this.writeStatus(mr, cached, signal);
+      return this.poll();
+    }
+
+    this.o.log.debug('external resource drifted; updating', { resource: `${mr.metadata.namespace}/${mr.metadata.name}`, diff: observation.diff });
+    let updated;
+    try {
+      updated = await external.update(mr, signal);
+    } catch (err) {
+      return this.fail(mr, cached, signal, 'CannotUpdateExternalResource', 'update failed', err);
+    }
+    try {
+      await this.publish(mr, updated.connectionDetails, signal);
+    } catch (err) {
+      return this.fail(mr, cached, signal, 'CannotPublishConnectionDetails', 'cannot publish connection details', err);
+    }
+    recorder.normal(mr, 'UpdatedExternalResource', observation.diff ? `Updated the external resource (${observation.diff})` : 'Updated the external resource');
+    this.setConditions(mr, Synced.success());
+    await this.writeStatus(mr, cached, signal);
+    return this.poll();
+  }
+
+  // Crash-safe create: "pending" is recorded (with a resourceVersion check, so two writers cannot
+  // both proceed) before the external write, "succeeded"/"failed" after it. Our external names are
+  // deterministic and create is an idempotent apply, so an interrupted create is simply retried.
+  private async create(mr: MR, cached: MR, external: Awaited<ReturnType<ExternalConnecter<MR>['connect']>>, signal: AbortSignal): Promise<Result> {
+    const now = timestamp(this.o.now());
+    mr.metadata.annotations = { ...mr.metadata.annotations, [ANNOTATION_CREATE_PENDING]: now };
+    mr.metadata.annotations[ANNOTATION_EXTERNAL_NAME] ??= mr.metadata.name;
+    try {
+      mr = await this.update(mr, signal);
+    } catch (err) {
+      return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', 'cannot update managed resource', err, Ready.creating());
+    }
+    let created;
+    try {
+      created = await external.create(mr, signal);
+    } catch (err) {
+      if (!isConflict(err)) this.o.recorder.warning(mr, 'CannotCreateExternalResource', `create failed: ${(err as Error).message}`);
+      await this.recordCreate(mr, ANNOTATION_CREATE_FAILED, signal).catch(() => undefined);
+      return this.fail(mr, cached, signal, 'CannotCreateExternalResource', 'create failed', err, Ready.creating());
+    }
+    try {
+      mr = await this.recordCreate(mr, ANNOTATION_CREATE_SUCCEEDED, signal);
+    } catch (err) {
+      return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', 'cannot record creation', err, Ready.creating());
+    }
+    try {
+      await this.publish(mr, created.connectionDetails, signal);
+    } catch (err) {
+      return this.fail(mr, cached, signal, 'CannotPublishConnectionDetails', 'cannot publish connection details', err, Ready.creating());
+    }
+    this.o.recorder.normal(mr, 'CreatedExternalResource', `Created ${externalNameOf(mr.metadata)} in the target cluster`);
+    this.setConditions(mr, Ready.creating(), Synced.success());
+    await this.o.client.updateStatus(this.o.type, mr, signal);
+    return requeue();
+  }
+
+  /** Persists a create-outcome annotation, re-reading and retrying on conflicts. */
+  private async recordCreate(mr: MR, annotation: string, signal: AbortSignal): Promise<MR> {
+    const value = timestamp(this.o.now());
+    let current = mr;
+    for (let attempt = 0; ; attempt++) {
+      current.metadata.annotations = { ...current.metadata.annotations, [annotation]: value };
+      try {
+        return await this.update(current, signal);
+      } catch (err) {
+        if (!isConflict(err) || attempt >= 4) throw err;
+        const { namespace, name } = splitKey(`${mr.metadata.namespace}/${mr.metadata.name}`);
+        const fresh = await this.o.client.get<MR>(this.o.type, name, namespace, signal);
+        if (!fresh) throw err;
+        current = { ...fresh, status: mr.status };
+      }
+    }
+  }
+
+  private async publish(mr: MR, details: ConnectionDetails | undefined, signal: AbortSignal): Promise<void> {
+    const ref = mr.spec.writeConnectionSecretToRef;
+    if (!ref || !details || Object.keys(details).length === 0) return;
+    await publishSecret(this.o.client, mr, mr.metadata.namespace!, ref.name, details, signal);
+  }
+
+  private async unpublish(mr: MR, signal: AbortSignal): Promise<void> {
+    const ref = mr.spec.writeConnectionSecretToRef;
+    if (ref) await unpublishSecret(this.o.client, mr, mr.metadata.namespace!, ref.name, signal);
+  }
+}
+
+function hasConditionReason(mr: ManagedResource, type: string, reason: string): boolean {
+  return mr.status?.conditions?.some((c) => c.type === type && c.reason === reason) ?? false;
+}

@@ -1,0 +1,55 @@
+// The contract between the generic managed reconciler and a provider (crossplane-runtime's
+// ExternalConnecter / ExternalClient): the provider only connects, observes, creates, updates, deletes.
+import type { Condition } from '../conditions.ts';
+import type { KubeObjectLike } from '../kube/client.ts';
+import type { ObjectMeta } from '../../apis/common.ts';
+
+/** Plain-text connection values (endpoint, username, password); written base64 into a Secret. */
+export type ConnectionDetails = Record<string, string>;
+
+export interface ManagedResource extends KubeObjectLike {
+  metadata: ObjectMeta & { name: string };
+  spec: {
+    providerRef?: { name: string; namespace?: string };
+    reclaimPolicy?: 'Delete' | 'Retain' | 'Orphan';
+    writeConnectionSecretToRef?: { name: string };
+    [key: string]: unknown;
+  };
+  status?: {
+    conditions?: Condition[];
+    bindingPhase?: 'Unbindable' | 'Unbound' | 'Bound' | 'Released';
+    [key: string]: unknown;
+  };
+}
+
+export interface ExternalObservation {
+  /** The external resource exists (and is ours, or may be adopted). */
+  exists: boolean;
+  /** It matches the desired state; false triggers update(). */
+  upToDate: boolean;
+  /** observe() filled spec fields the user left empty; the reconciler persists the spec. */
+  lateInitialized?: boolean;
+  connectionDetails?: ConnectionDetails;
+  /** What differs, for debug logs. */
+  diff?: string;
+}
+
+export interface ExternalClient<MR extends ManagedResource> {
+  /** Must not change the external resource; may set mr.status (Ready, atProvider). */
+  observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation>;
+  create(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }>;
+  update(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }>;
+  /** Idempotent: succeeds when the resource is already gone. */
+  delete(mr: MR, signal: AbortSignal): Promise<void>;
+}
+
+export interface ExternalConnecter<MR extends ManagedResource> {
+  connect(mr: MR, signal: AbortSignal): Promise<ExternalClient<MR>>;
+}
+
+/** Marks a resource bindable by a claim once it is ready (unless bound or released already). */
+export function setBindable(mr: ManagedResource): void {
+  const phase = mr.status?.bindingPhase;
+  if (phase === 'Bound' || phase === 'Released') return;
+  mr.status = { ...mr.status, bindingPhase: 'Unbound' };
+}

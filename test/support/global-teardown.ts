@@ -1,0 +1,7 @@
+import { down } from '../../hack/lib/cluster.ts';
+import { TEST_CLUSTERS } from './env.ts';
+
+export default async function globalTeardown(): Promise<void> {
+  if (process.env.KEEP_CLUSTERS) return;
+  await down(Object.values(TEST_CLUSTERS));
+}
