@@ -1,0 +1,17 @@
+# provider-rook controller image (build: docker build -t provider-rook:dev .)
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-fund --no-audit --omit=optional
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
+
+FROM gcr.io/distroless/nodejs24-debian12:nonroot
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/package.json ./
+COPY config/operator ./config/operator
+USER nonroot
+ENTRYPOINT ["/nodejs/bin/node", "dist/main.js"]
