@@ -1,6 +1,7 @@
 // Conditions with Kubernetes semantics: one per type, lastTransitionTime moves only when the
 // status does, and setting an identical condition changes nothing (so it causes no write).
 import type { Condition } from '../apis/common.ts';
+import { KubeError, UnreachableError } from './kube/errors.ts';
 
 export type { Condition };
 
@@ -53,6 +54,13 @@ export class ReasonedError extends Error {
   }
 }
 
+/** The condition reason for an error: its own, or one derived from how the API call failed. */
 export function reasonOf(err: unknown, fallback = 'ReconcileError'): string {
-  return err instanceof ReasonedError ? err.reason : fallback;
+  if (err instanceof ReasonedError) return err.reason;
+  if (err instanceof UnreachableError) return err.tls ? 'TLSVerificationFailed' : 'Unreachable';
+  if (err instanceof KubeError) {
+    if (err.code === 401) return 'Unauthorized';
+    if (err.code === 403) return 'Forbidden';
+  }
+  return fallback;
 }

@@ -26,3 +26,7 @@ export function resourcePath(type: ResourceType, namespace?: string, name?: stri
   const obj = name ? `/${encodeURIComponent(name)}` : '';
   return `${base}${ns}/${type.plural}${obj}${subresource && name ? `/${subresource}` : ''}`;
 }
+export const Pods: ResourceType = { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
+export const Services: ResourceType = { apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true };
+export const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+export const PersistentVolumeClaims: ResourceType = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', namespaced: true };

@@ -1,0 +1,65 @@
+// NativeConnecter: managed resource -> its Provider -> the Provider's Secret -> a (cached) client for
+// the target cluster -> a nativeExternal that manages one object there.
+import type { Provider } from '../../apis/provider.ts';
+import { ReasonedError } from '../conditions.ts';
+import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
+import { Secrets } from '../kube/resources.ts';
+import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
+import type { Reader } from '../managed/reconciler.ts';
+import { credentialsFromSecret } from './credentials.ts';
+import { NativeExternal, type NativeKind } from './external.ts';
+import type { OwnershipMarks } from './ownership.ts';
+import type { Target, TargetClients } from './targets.ts';
+
+/** Finds the target cluster a Provider names. Secrets are read only in the Provider's namespace. */
+export class ProviderResolver {
+  private readonly control: KubeClient;
+  private readonly providers: Reader<Provider>;
+  readonly targets: TargetClients;
+
+  constructor(control: KubeClient, providers: Reader<Provider>, targets: TargetClients) {
+    this.control = control;
+    this.providers = providers;
+    this.targets = targets;
+  }
+
+  provider(namespace: string, name: string): Provider {
+    const provider = this.providers.get(`${namespace}/${name}`);
+    if (!provider) throw new ReasonedError('ProviderNotFound', `Provider ${namespace}/${name} does not exist`);
+    return provider;
+  }
+
+  async resolve(provider: Provider, signal?: AbortSignal): Promise<Target> {
+    const namespace = provider.metadata.namespace!;
+    const secretName = provider.spec.credentialsSecretRef.name;
+    const where = `${namespace}/${secretName}`;
+    const secret = await this.control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, secretName, namespace, signal);
+    if (!secret) throw new ReasonedError('SecretNotFound', `Secret ${where} named by Provider ${namespace}/${provider.metadata.name} does not exist`);
+    return this.targets.get(credentialsFromSecret(where, secret.data));
+  }
+}
+
+export class NativeConnecter<MR extends ManagedResource> implements ExternalConnecter<MR> {
+  private readonly resolver: ProviderResolver;
+  private readonly kind: NativeKind<MR>;
+  private readonly marks: OwnershipMarks;
+
+  constructor(resolver: ProviderResolver, kind: NativeKind<MR>, marks: OwnershipMarks) {
+    this.resolver = resolver;
+    this.kind = kind;
+    this.marks = marks;
+  }
+
+  async connect(mr: MR, signal: AbortSignal): Promise<ExternalClient<MR>> {
+    const ref = mr.spec.providerRef;
+    const namespace = mr.metadata.namespace!;
+    if (!ref?.name) throw new ReasonedError('ProviderRefMissing', 'spec.providerRef.name is not set');
+    // A reference into another namespace would let anyone who can create this kind use credentials
+    // they cannot read: refuse it.
+    if (ref.namespace && ref.namespace !== namespace) {
+      throw new ReasonedError('CrossNamespaceReference', `spec.providerRef.namespace '${ref.namespace}' differs from this resource's namespace '${namespace}'; Providers are only used from their own namespace`);
+    }
+    const target = await this.resolver.resolve(this.resolver.provider(namespace, ref.name), signal);
+    return new NativeExternal(this.kind, target.client, this.marks);
+  }
+}
