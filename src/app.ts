@@ -28,6 +28,8 @@ export const ManagedObjectStores: ResourceType = {
 export interface AppOptions {
   control: KubeConfig;
   log: Logger;
+  /** Watch only this namespace of the control cluster (all namespaces when unset). */
+  namespace?: string;
   /** Names this control plane in ownership marks; defaults to the control cluster's kube-system UID. */
   controlPlaneId?: string;
   pollIntervalMs?: number;
@@ -61,8 +63,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const marks = new OwnershipMarks(controlPlaneId);
   const recorder = new ApiEventRecorder(control, FIELD_MANAGER, log);
 
-  const providers = new Informer<Provider>(control, Providers, { log });
-  const stores = new Informer<ObjectStore>(control, ManagedObjectStores, { log });
+  const providers = new Informer<Provider>(control, Providers, { log, namespace: opts.namespace });
+  const stores = new Informer<ObjectStore>(control, ManagedObjectStores, { log, namespace: opts.namespace });
   const targets = new TargetClients((creds) => clientFor(creds.kubeConfig));
   const resolver = new ProviderResolver(control, providers, targets);
 
@@ -72,6 +74,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     type: ManagedObjectStores, client: control, cache: stores, recorder, log,
     connecter: new NativeConnecter(resolver, minioObjectStore, marks),
     pollIntervalMs, pollJitterMs: opts.pollJitterMs ?? pollIntervalMs / 10,
+    // A Kubernetes API is read-your-writes consistent: a missing object right after create is drift.
+    creationGraceMs: 0,
   }), log, common);
 
   // Only changes a user makes (spec, labels, annotations, deletion) wake the managed controller;

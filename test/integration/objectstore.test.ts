@@ -1,0 +1,249 @@
+// The managed ObjectStore against two real API servers: control (provider-rook's CRs) and target
+// (where the minio.rook.io ObjectStore lands). The MinIO operator is played by a test double.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { App } from '../../src/app.ts';
+import { ManagedObjectStores } from '../../src/app.ts';
+import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import { RookObjectStores } from '../../src/minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
+import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
+import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
+import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import {
+  createNamespace, eventsFor, installCrds, operatorCrd, ourCrds, providerSecretKeys, startTestApp, writeSecret,
+} from '../support/provider.ts';
+
+type Target = KubeObjectLike & {
+  metadata: { name: string; namespace: string; uid: string; resourceVersion: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: { scope: { nodeCount: number }; credentials: { name: string; namespace: string } };
+};
+
+let control: KubeClient;
+let target: KubeClient;
+let app: App;
+let operator: FakeMinioOperator;
+let ns: string;
+
+const condition = (mr: ObjectStore | undefined, type: string) => mr?.status?.conditions?.find((c) => c.type === type);
+
+function store(name: string, extra: { annotations?: Record<string, string>; reclaimPolicy?: string; provider?: string; targetNamespace?: string; nodeCount?: number } = {}) {
+  return {
+    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore',
+    metadata: { name, namespace: ns, ...(extra.annotations ? { annotations: extra.annotations } : {}) },
+    spec: {
+      forProvider: { scope: { nodeCount: extra.nodeCount ?? 4 } },
+      targetNamespace: extra.targetNamespace ?? uniqueName('minio'),
+      providerRef: { name: extra.provider ?? 'target' },
+      reclaimPolicy: extra.reclaimPolicy ?? 'Delete',
+      writeConnectionSecretToRef: { name: `${name}-conn` },
+    },
+  };
+}
+
+async function getStore(name: string): Promise<ObjectStore | undefined> {
+  return control.get<ObjectStore>(ManagedObjectStores, name, ns);
+}
+
+async function waitForCondition(name: string, type: string, status: string, reason?: string, timeoutMs = 30_000): Promise<ObjectStore> {
+  return eventually(async () => {
+    const mr = await getStore(name);
+    const c = condition(mr, type);
+    return c?.status === status && (!reason || c.reason === reason) ? mr : undefined;
+  }, `${name} to be ${type}=${status}${reason ? ` (${reason})` : ''}`, timeoutMs);
+}
+
+async function provider(name: string, secretKeys: Record<string, string> | undefined): Promise<void> {
+  const secretName = `${name}-creds`;
+  if (secretKeys) await writeSecret(control, ns, secretName, secretKeys);
+  await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: ns }, spec: { credentialsSecretRef: { name: secretName } } });
+}
+
+beforeAll(async () => {
+  control = adminClient(testCluster('control'));
+  target = adminClient(testCluster('target'));
+  await installCrds(control, ourCrds());
+  await installCrds(target, [operatorCrd()]);
+  ns = await createNamespace(control, 'mr');
+  await provider('target', providerSecretKeys(testCluster('target')));
+  operator = new FakeMinioOperator(target);
+  await operator.start();
+  app = await startTestApp(testCluster('control'), { namespace: ns });
+});
+
+afterAll(async () => {
+  await app?.stop();
+  await operator?.stop();
+});
+
+describe('managed ObjectStore', () => {
+  it('creates the store in the target, reports Ready and writes the connection Secret', async () => {
+    const name = uniqueName('create');
+    const mr = store(name);
+    await control.create(ManagedObjectStores, mr);
+    const ready = await waitForCondition(name, 'Ready', 'True', 'Available');
+    expect(condition(ready, 'Synced')?.status).toBe('True');
+    expect(ready.metadata.finalizers).toContain('finalizer.managedresource.crossplane.io');
+    expect(ready.metadata.annotations?.['crossplane.io/external-name']).toBe(name);
+    expect(ready.status?.bindingPhase).toBe('Unbound');
+
+    const obj = await target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace);
+    expect(obj?.spec.scope.nodeCount).toBe(4);
+    expect(obj?.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(app.controlPlaneId);
+    expect(obj?.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(ready.metadata.uid);
+    expect(obj?.spec.credentials).toEqual({ name: `${name}-access-keys`, namespace: mr.spec.targetNamespace });
+
+    const keys = await target.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, `${name}-access-keys`, mr.spec.targetNamespace);
+    const generated = secretText(keys?.data);
+    expect(generated.username).toMatch(/^[A-Za-z0-9]{20}$/);
+    expect(generated.password).toMatch(/^[A-Za-z0-9]{40}$/);
+
+    const conn = await eventually(() => control.get<KubeObjectLike & { data: Record<string, string>; type: string }>(Secrets, `${name}-conn`, ns), 'the connection Secret');
+    expect(conn.type).toBe('connection.crossplane.io/v1alpha1');
+    expect(secretText(conn.data)).toEqual({
+      endpoint: `http://${name}.${mr.spec.targetNamespace}.svc.cluster.local:9000`, username: generated.username, password: generated.password,
+    });
+    expect(ready.status?.atProvider).toMatchObject({ readyReplicas: 4, endpoint: `http://${name}.${mr.spec.targetNamespace}.svc.cluster.local:9000` });
+    // No secret value ever reaches status or events.
+    const events = await eventsFor(control, ns, name);
+    expect(events.map((e) => e.reason)).toContain('CreatedExternalResource');
+    expect(JSON.stringify([ready.status, events])).not.toContain(generated.password);
+  });
+
+  it('keeps an existing credentials Secret as it is', async () => {
+    const name = uniqueName('keys');
+    const mr = store(name);
+    await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
+    await writeSecret(target, mr.spec.targetNamespace, `${name}-access-keys`, { username: 'mine', password: 'my-own-secret-key' });
+    await control.create(ManagedObjectStores, mr);
+    await waitForCondition(name, 'Ready', 'True');
+    const conn = await eventually(() => control.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns), 'the connection Secret');
+    expect(secretText(conn.data)).toMatchObject({ username: 'mine', password: 'my-own-secret-key' });
+  });
+
+  it('repairs drift in the target: an edited spec and a deleted object', async () => {
+    const name = uniqueName('drift');
+    const mr = store(name);
+    await control.create(ManagedObjectStores, mr);
+    await waitForCondition(name, 'Ready', 'True');
+    const tns = mr.spec.targetNamespace;
+
+    const obj = (await target.get<Target>(RookObjectStores, name, tns))!;
+    await target.update(RookObjectStores, { ...obj, spec: { ...obj.spec, scope: { nodeCount: 8 } } });
+    await eventually(async () => (await target.get<Target>(RookObjectStores, name, tns))?.spec.scope.nodeCount === 4, 'the edited spec to be repaired', 15_000);
+
+    const before = (await target.get<Target>(RookObjectStores, name, tns))!;
+    await target.delete(RookObjectStores, name, tns);
+    const recreated = await eventually(async () => {
+      const o = await target.get<Target>(RookObjectStores, name, tns);
+      return o && o.metadata.uid !== before.metadata.uid ? o : undefined;
+    }, 'the deleted object to be recreated', 15_000);
+    expect(recreated.spec.scope.nodeCount).toBe(4);
+  });
+
+  it('deletes the target store with reclaimPolicy Delete, then releases the finalizer', async () => {
+    const name = uniqueName('del');
+    const mr = store(name);
+    await control.create(ManagedObjectStores, mr);
+    await waitForCondition(name, 'Ready', 'True');
+    await control.delete(ManagedObjectStores, name, ns);
+    await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
+    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+    expect(await target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeUndefined();
+    expect(await control.get(Secrets, `${name}-conn`, ns)).toBeUndefined();
+  });
+
+  it.each(['Retain', 'Orphan'])('keeps the target store with reclaimPolicy %s', async (policy) => {
+    const name = uniqueName(policy.toLowerCase());
+    const mr = store(name, { reclaimPolicy: policy });
+    await control.create(ManagedObjectStores, mr);
+    await waitForCondition(name, 'Ready', 'True');
+    await control.delete(ManagedObjectStores, name, ns);
+    await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
+    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
+  });
+
+  it('adopts an existing store when the external-name names it (import)', async () => {
+    const name = uniqueName('import');
+    const existing = uniqueName('legacy');
+    const mr = store(name, { annotations: { 'crossplane.io/external-name': existing } });
+    await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
+    await target.create(RookObjectStores, {
+      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: existing, namespace: mr.spec.targetNamespace },
+      spec: { scope: { nodeCount: 6 }, credentials: { name: `${existing}-access-keys`, namespace: mr.spec.targetNamespace } },
+    });
+    await control.create(ManagedObjectStores, mr);
+    await waitForCondition(name, 'Ready', 'True');
+    const adopted = (await target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
+    expect(adopted.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(app.controlPlaneId);
+    expect(adopted.spec.scope.nodeCount).toBe(4);
+    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+  });
+
+  it('leaves an unowned object in the way untouched and says so', async () => {
+    const name = uniqueName('conflict');
+    const mr = store(name);
+    await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
+    const theirs = await target.create<Target>(RookObjectStores, {
+      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: mr.spec.targetNamespace },
+      spec: { scope: { nodeCount: 6 }, credentials: { name: 'theirs', namespace: mr.spec.targetNamespace } },
+    } as unknown as Target);
+    await control.create(ManagedObjectStores, mr);
+    const failed = await waitForCondition(name, 'Synced', 'False', 'ExternalResourceConflict');
+    expect(condition(failed, 'Synced')?.message).toMatch(/already exists in the target cluster and is not owned by this resource/);
+    const after = (await target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace))!;
+    expect(after.metadata.resourceVersion).toBe(theirs.metadata.resourceVersion);
+    const events = await eventsFor(control, ns, name);
+    expect(events.some((e) => e.type === 'Warning' && e.reason === 'CannotObserveExternalResource')).toBe(true);
+  });
+});
+
+describe('bad credentials', () => {
+  const cases: [string, () => Promise<string>, string, RegExp][] = [
+    ['a missing Provider', async () => 'nope', 'ProviderNotFound', /Provider .* does not exist/],
+    ['a missing Secret', async () => { const p = uniqueName('p'); await provider(p, undefined); return p; }, 'SecretNotFound', /Secret .* does not exist/],
+    ['a Secret without credentials', async () => {
+      const p = uniqueName('p'); await provider(p, { endpoint: testCluster('target').server, clusterCA: providerSecretKeys(testCluster('target')).clusterCA! }); return p;
+    }, 'SecretKeyMissing', /has no credentials/],
+    ['a malformed CA', async () => {
+      const p = uniqueName('p'); await provider(p, { ...providerSecretKeys(testCluster('target')), clusterCA: 'not a certificate' }); return p;
+    }, 'InvalidCredentials', /clusterCA.*not a valid PEM certificate/],
+    ['a malformed client key', async () => {
+      const p = uniqueName('p'); await provider(p, { ...providerSecretKeys(testCluster('target')), clientKey: '-----BEGIN PRIVATE KEY-----\nxx\n-----END PRIVATE KEY-----' }); return p;
+    }, 'InvalidCredentials', /clientKey.*not a valid PEM private key/],
+    ['the wrong CA', async () => {
+      const p = uniqueName('p'); await provider(p, { ...providerSecretKeys(testCluster('target')), clusterCA: providerSecretKeys(testCluster('control')).clusterCA! }); return p;
+    }, 'TLSVerificationFailed', /TLS handshake .* failed/],
+    ['a token the target rejects', async () => {
+      const keys = providerSecretKeys(testCluster('target'));
+      const p = uniqueName('p'); await provider(p, { endpoint: keys.endpoint!, clusterCA: keys.clusterCA!, token: 'not-a-valid-token' }); return p;
+    }, 'Unauthorized', /rejected the credentials/],
+  ];
+
+  it.each(cases)('%s gives Synced=False with a precise reason and an event', async (_what, makeProvider, reason, message) => {
+    const providerName = await makeProvider();
+    const name = uniqueName('bad');
+    await control.create(ManagedObjectStores, store(name, { provider: providerName }));
+    const mr = await waitForCondition(name, 'Synced', 'False', reason);
+    expect(condition(mr, 'Synced')?.message).toMatch(message);
+    expect(condition(mr, 'Synced')?.message).not.toContain('BEGIN');
+    const events = await eventually(async () => (await eventsFor(control, ns, name)).find((e) => e.reason === 'CannotConnectToProvider' || e.reason === 'CannotObserveExternalResource'), 'a warning event');
+    expect(events.message).toMatch(message);
+    // Nothing reached the target.
+    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+  });
+
+  it('refuses a providerRef into another namespace', async () => {
+    const name = uniqueName('xns');
+    const mr = store(name);
+    await control.create(ManagedObjectStores, { ...mr, spec: { ...mr.spec, providerRef: { name: 'target', namespace: 'kube-system' } } });
+    const failed = await waitForCondition(name, 'Synced', 'False', 'CrossNamespaceReference');
+    expect(condition(failed, 'Synced')?.message).toMatch(/differs from this resource's namespace/);
+  });
+
+  it('rejects an invalid nodeCount at the API', async () => {
+    const result = await control.create(ManagedObjectStores, store(uniqueName('odd'), { nodeCount: 5 })).then(() => 'accepted', (e: Error) => e.message);
+    expect(result).toMatch(/scope.nodeCount must be at least 4 and even/);
+  });
+});

@@ -1,0 +1,75 @@
+// Helpers for tests that run provider-rook in-process against the local control planes.
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import * as yaml from 'js-yaml';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { LocalCluster } from '../../hack/lib/cluster.ts';
+import { repoRoot } from '../../hack/lib/cluster.ts';
+import { startApp, type App, type AppOptions } from '../../src/app.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { isAlreadyExists } from '../../src/runtime/kube/errors.ts';
+import { CustomResourceDefinitions, Events, Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
+import { silentLogger, pinoLogger } from '../../src/runtime/logger.ts';
+import { eventually, kubeConfigOf, uniqueName } from './env.ts';
+
+type Crd = KubeObjectLike & { status?: { conditions?: { type: string; status: string }[] } };
+
+/** Applies CRDs (server-side) and waits until they are Established. */
+export async function installCrds(client: KubeClient, files: string[]): Promise<void> {
+  const crds = files.flatMap((f) => yaml.loadAll(readFileSync(f, 'utf8')) as Crd[]).filter((d) => d?.kind === 'CustomResourceDefinition');
+  await Promise.all(crds.map((crd) => client.apply(CustomResourceDefinitions, crd)));
+  await eventually(async () => {
+    for (const crd of crds) {
+      const got = await client.get<Crd>(CustomResourceDefinitions, crd.metadata.name);
+      if (!got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return false;
+    }
+    return true;
+  }, 'CRDs to be Established');
+}
+
+export const ourCrds = (): string[] => readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f));
+export const operatorCrd = (): string => path.join(repoRoot, 'config', 'operator', 'crd.yaml');
+
+export async function createNamespace(client: KubeClient, prefix: string): Promise<string> {
+  const name = uniqueName(prefix);
+  await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch((e) => { if (!isAlreadyExists(e)) throw e; });
+  return name;
+}
+
+/** The Provider Secret's keys for a local cluster, as a platform team would write them. */
+export function providerSecretKeys(target: LocalCluster): Record<string, string> {
+  const kc: KubeConfig = kubeConfigOf(target);
+  const cluster = kc.getCurrentCluster()!;
+  const user = kc.getCurrentUser()!;
+  const text = (b64?: string): string => Buffer.from(b64 ?? '', 'base64').toString();
+  return { endpoint: cluster.server, clusterCA: text(cluster.caData), clientCert: text(user.certData), clientKey: text(user.keyData) };
+}
+
+export async function writeSecret(client: KubeClient, namespace: string, name: string, keys: Record<string, string>): Promise<void> {
+  const data = Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+  await client.apply(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data });
+}
+
+export async function startTestApp(control: LocalCluster, opts: Partial<AppOptions> = {}): Promise<App> {
+  return startApp({
+    control: kubeConfigOf(control),
+    log: process.env.TEST_LOG ? pinoLogger('debug') : silentLogger,
+    controlPlaneId: uniqueName('cp'),
+    pollIntervalMs: 2_000,
+    pollJitterMs: 0,
+    leakIntervalMs: 3_600_000,
+    ...opts,
+  });
+}
+
+export interface EventView {
+  reason: string;
+  message: string;
+  type: string;
+  involvedObject: { name: string };
+}
+
+export async function eventsFor(client: KubeClient, namespace: string, name: string): Promise<EventView[]> {
+  const { items } = await client.list<KubeObjectLike & EventView>(Events, { namespace });
+  return items.filter((e) => e.involvedObject.name === name);
+}
