@@ -7,6 +7,8 @@ import path from 'node:path';
 import { execa } from 'execa';
 
 const toolsDir = path.join(import.meta.dirname, '..', 'tools');
+/** Bump when the way we build changes, so caches built the old way are not reused. */
+const RECIPE = 'r2';
 
 export interface Binaries {
   kubeApiserver: string;
@@ -29,7 +31,7 @@ export function pinnedVersions(): { kubernetes: string; etcd: string } {
 export function cacheDir(): string {
   const { kubernetes, etcd } = pinnedVersions();
   const base = process.env.PROVIDER_ROOK_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'provider-rook');
-  return path.join(base, `k8s-${kubernetes}-etcd-${etcd}`);
+  return path.join(base, `k8s-${kubernetes}-etcd-${etcd}-${RECIPE}`);
 }
 
 export async function ensureBinaries(log: (line: string) => void = (l) => console.error(l)): Promise<Binaries> {
@@ -67,7 +69,11 @@ async function build(dir: string, log: (line: string) => void): Promise<void> {
   mkdirSync(scratch, { recursive: true });
   const started = Date.now();
   const targets = ['k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager', './cmd/etcd'];
-  const child = execa(go, ['build', '-trimpath', '-ldflags=-s -w', '-o', scratch + path.sep, ...targets], {
+  // Stamp the release into the binaries, as Kubernetes' own build does (GET /version reports it).
+  const [major, minor] = kubernetes.slice(1).split('.');
+  const v = 'k8s.io/component-base/version';
+  const ldflags = `-s -w -X ${v}.gitVersion=${kubernetes} -X ${v}.gitMajor=${major} -X ${v}.gitMinor=${minor} -X ${v}.gitTreeState=clean`;
+  const child = execa(go, ['build', '-trimpath', `-ldflags=${ldflags}`, '-o', scratch + path.sep, ...targets], {
     cwd: toolsDir,
     env: { CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
     all: true,

@@ -1,0 +1,142 @@
+// Outages, crashes and leaks: a target that goes away, a create interrupted between the target
+// write and recording it, and a managed resource removed behind our back.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { down, start, stop, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { ManagedObjectStores, type App } from '../../src/app.ts';
+import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { Provider } from '../../src/apis/provider.ts';
+import { RookObjectStores } from '../../src/minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
+import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
+import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { createNamespace, eventsFor, installCrds, operatorCrd, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+
+const OUTAGE = `it-outage-${process.pid}`;
+let outage: LocalCluster;
+let control: KubeClient;
+let target: KubeClient;
+let operator: FakeMinioOperator;
+let app: App;
+let ns: string;
+
+const cond = (o: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined, type: string) =>
+  o?.status?.conditions?.find((c) => c.type === type);
+
+function store(name: string, targetNamespace = uniqueName('minio')) {
+  return {
+    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: ns },
+    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: 'outage' }, writeConnectionSecretToRef: { name: `${name}-conn` } },
+  };
+}
+
+beforeAll(async () => {
+  outage = (await up([OUTAGE]))[0]!;
+  control = adminClient(testCluster('control'));
+  target = adminClient(outage!);
+  await installCrds(control, ourCrds());
+  await installCrds(target, [operatorCrd()]);
+  ns = await createNamespace(control, 'res');
+  await writeSecret(control, ns, 'outage-creds', providerSecretKeys(outage!));
+  await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'outage', namespace: ns }, spec: { credentialsSecretRef: { name: 'outage-creds' } } });
+  operator = new FakeMinioOperator(target);
+  await operator.start();
+  app = await startTestApp(testCluster('control'), { namespace: ns, pollIntervalMs: 1_000 });
+}, 120_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await operator?.stop();
+  await down([OUTAGE]);
+});
+
+describe('resilience', () => {
+  it('reports an unreachable target and recovers when it comes back', async () => {
+    const name = uniqueName('outage');
+    await control.create(ManagedObjectStores, store(name));
+    await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True', 'the store to be Ready');
+    const provider = await eventually(async () => {
+      const p = await control.get<Provider>(Providers, 'outage', ns);
+      return cond(p, 'Ready')?.status === 'True' ? p : undefined;
+    }, 'the Provider to be reachable');
+    expect(provider.status?.serverVersion).toMatch(/^v1\.\d+\.\d+/);
+
+    await operator.stop();
+    await stop(OUTAGE);
+    const down = await eventually(async () => {
+      const mr = await control.get<ObjectStore>(ManagedObjectStores, name, ns);
+      return cond(mr, 'Synced')?.reason === 'Unreachable' ? mr : undefined;
+    }, 'Synced=False/Unreachable', 30_000);
+    expect(cond(down, 'Synced')).toMatchObject({ status: 'False', message: expect.stringMatching(/cannot reach https:\/\/127\.0\.0\.1:\d+/) });
+    await eventually(async () => cond(await control.get<Provider>(Providers, 'outage', ns), 'Ready')?.reason === 'Unreachable', 'the Provider to say Unreachable', 30_000);
+
+    await start(OUTAGE);
+    operator = new FakeMinioOperator(target);
+    await operator.start();
+    // Recovery comes from the per-key backoff (at most 60 s), without restarting anything.
+    await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Synced')?.status === 'True', 'recovery after the target is back', 90_000);
+  }, 180_000);
+
+  it('does not duplicate a store when a create was interrupted after the target write', async () => {
+    const name = uniqueName('crash');
+    const mr = store(name);
+    // The moment of the crash: "pending" recorded, the store written in the target with our marks,
+    // "succeeded" never recorded. Built with a Provider that does not exist yet, so nothing runs early.
+    const created = await control.create<ObjectStore>(ManagedObjectStores, { ...mr, spec: { ...mr.spec, providerRef: { name: 'later' } } } as unknown as ObjectStore);
+    await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Synced')?.reason === 'ProviderNotFound', 'the resource to wait for its Provider');
+    const fresh = (await control.get<ObjectStore>(ManagedObjectStores, name, ns))!;
+    await control.update(ManagedObjectStores, {
+      ...fresh,
+      metadata: { ...fresh.metadata, finalizers: ['finalizer.managedresource.crossplane.io'], annotations: { 'crossplane.io/external-name': name, 'crossplane.io/external-create-pending': new Date().toISOString().replace(/\.\d+Z/, 'Z') } },
+    });
+    await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
+    await target.create(RookObjectStores, {
+      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore',
+      metadata: {
+        name, namespace: mr.spec.targetNamespace,
+        labels: { 'rook.crossplane.io/control-plane': app.controlPlaneId, 'rook.crossplane.io/owner-uid': created.metadata.uid! },
+        annotations: { 'rook.crossplane.io/owner': `objectstores.minio.rook.crossplane.io/${ns}/${name}` },
+      },
+      spec: { scope: { nodeCount: 4 }, credentials: { name: `${name}-access-keys`, namespace: mr.spec.targetNamespace } },
+    });
+    // The "restart": the Provider appears and reconciliation resumes.
+    await writeSecret(control, ns, 'later-creds', providerSecretKeys(outage));
+    await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'later', namespace: ns }, spec: { credentialsSecretRef: { name: 'later-creds' } } });
+    await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True', 'the resumed store to be Ready', 60_000);
+    const { items } = await target.list(RookObjectStores, { namespace: mr.spec.targetNamespace });
+    expect(items.map((i) => i.metadata.name)).toEqual([name]);
+    const events = await eventsFor(control, ns, name);
+    expect(events.some((e) => e.reason === 'CreatedExternalResource')).toBe(false);
+  }, 120_000);
+
+  it('finds and deletes the target objects of a managed resource removed behind its back', async () => {
+    const name = uniqueName('leak');
+    const mr = store(name);
+    await control.create(ManagedObjectStores, mr);
+    const ready = await eventually(async () => {
+      const o = await control.get<ObjectStore>(ManagedObjectStores, name, ns);
+      return cond(o, 'Ready')?.status === 'True' ? o : undefined;
+    }, 'the store to be Ready');
+    // Someone strips the finalizer and deletes the resource while the provider is not looking.
+    await app.stop();
+    await control.update(ManagedObjectStores, { ...ready, metadata: { ...ready.metadata, finalizers: [] } });
+    await control.delete(ManagedObjectStores, name, ns);
+    await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the resource to be gone');
+    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
+
+    const reporting = await startTestApp(testCluster('control'), { namespace: ns, controlPlaneId: app.controlPlaneId, leakReportOnly: true });
+    const reported = await reporting.leaks.sweep();
+    await reporting.stop();
+    expect(reported.filter((r) => r.owner === `${ns}/${name}`).map((r) => [r.kind, r.deleted])).toEqual([['ObjectStore', false], ['Secret', false], ['Namespace', false]]);
+    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
+
+    // A provider that starts sweeps at once.
+    app = await startTestApp(testCluster('control'), { namespace: ns, controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
+    await eventually(async () => (await target.get(RookObjectStores, name, mr.spec.targetNamespace)) === undefined, 'the leaked store to be deleted');
+    await eventually(async () => (await target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)) === undefined, 'the leaked access keys to be deleted');
+    // Objects of live resources are never touched.
+    const { items } = await target.list<KubeObjectLike>(RookObjectStores, {});
+    expect(items.length).toBeGreaterThan(0);
+  }, 120_000);
+});
