@@ -1,9 +1,9 @@
 // The managed reconciler: crossplane-runtime's lifecycle for one managed resource kind, generic over
 // the provider's ExternalConnecter. Steady state writes nothing: the status is written only when it
 // changed, the finalizer and annotations only when missing, events only on change.
-import { isDeepStrictEqual } from 'node:util';
 import { Ready, ReasonedError, Synced, reasonOf, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
+import { sameJson } from '../json.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
@@ -68,7 +68,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
 
   /** Writes status only when it differs from what the cache holds. */
   private async writeStatus(mr: MR, cached: MR, signal: AbortSignal): Promise<void> {
-    if (isDeepStrictEqual(mr.status ?? {}, cached.status ?? {})) return;
+    if (sameJson(mr.status ?? {}, cached.status ?? {})) return;
     await this.o.client.updateStatus(this.o.type, mr, signal);
   }
 

@@ -1,8 +1,8 @@
 // nativeExternal: the generic ExternalClient for "the external resource is a Kubernetes object in
 // another cluster". A small per-kind description (NativeKind) says what object to keep there; this
 // file does observe / diff / apply / delete, ownership, the target namespace and companion objects.
-import { isDeepStrictEqual } from 'node:util';
 import { Ready, ReasonedError, setCondition } from '../conditions.ts';
+import { sameJson } from '../json.ts';
 import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
 import {
   ConfigMaps, Deployments, Namespaces, PersistentVolumeClaims, Pods, Secrets, ServiceAccounts, Services, StatefulSets, type ResourceType,
@@ -68,7 +68,7 @@ export function diffFields(want: unknown, have: unknown, path = ''): string[] {
     if (!Array.isArray(have) || have.length !== want.length) return [path];
     return want.flatMap((v, i) => diffFields(v, have[i], `${path}[${i}]`));
   }
-  return isDeepStrictEqual(want, have) ? [] : [path];
+  return sameJson(want, have) ? [] : [path];
 }
 
 // What a namespace holds by itself; anything else means someone else lives there.

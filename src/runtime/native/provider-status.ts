@@ -1,11 +1,11 @@
 // Keeps each Provider's status honest: can we reach its target, and what version does it run.
 // Writes only when that changes.
-import { isDeepStrictEqual } from 'node:util';
 import type { Provider } from '../../apis/provider.ts';
 import { ProviderKind } from '../../apis/provider.ts';
 import { ReasonedError, reasonOf, setCondition } from '../conditions.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
+import { sameJson } from '../json.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Reader } from '../managed/reconciler.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
@@ -40,7 +40,7 @@ export class ProviderStatusReconciler implements Reconciler {
         conditions: setCondition(provider.status?.conditions, { type: 'Ready', status: 'False', reason, message: (err as Error).message, observedGeneration: provider.metadata.generation }),
       };
     }
-    if (!isDeepStrictEqual(status, cached.status)) {
+    if (!sameJson(status, cached.status)) {
       try {
         await this.o.client.updateStatus(Providers, { ...provider, status }, signal);
       } catch (err) {

@@ -1,0 +1,28 @@
+// Reads write-request counters from a real API server's /metrics, to prove zero-write steady state.
+import { adminGet, type LocalCluster } from '../../hack/lib/cluster.ts';
+
+const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE', 'DELETECOLLECTION']);
+// Writes the API server makes to itself: it renews its identity Lease every few seconds, and keeps
+// trying to publish the default/kubernetes Endpoints (rejected on loopback addresses). Never ours.
+const IGNORED_RESOURCES = new Set(['leases', 'endpoints']);
+
+/** Write requests served so far, by "VERB resource[/subresource]". */
+export async function writeCounts(cluster: LocalCluster): Promise<Map<string, number>> {
+  const { status, body } = await adminGet(cluster, '/metrics');
+  if (status !== 200) throw new Error(`GET /metrics returned ${status}`);
+  const counts = new Map<string, number>();
+  for (const line of body.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (!WRITE_VERBS.has(labels.verb!) || IGNORED_RESOURCES.has(labels.resource!)) continue;
+    const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
+    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return counts;
+}
+
+export function difference(after: Map<string, number>, before: Map<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of after) if (v - (before.get(k) ?? 0) > 0) out[k] = v - (before.get(k) ?? 0);
+  return out;
+}
