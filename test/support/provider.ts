@@ -2,7 +2,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import * as yaml from 'js-yaml';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../hack/lib/cluster.ts';
 import { repoRoot } from '../../hack/lib/cluster.ts';
 import { startApp, type App, type AppOptions } from '../../src/app.ts';
