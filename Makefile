@@ -9,7 +9,7 @@ help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 node_modules/.package-lock.json: package.json package-lock.json
-	$(NPM) ci --no-fund --no-audit
+	$(NPM) install --no-fund --no-audit
 	@touch $@
 
 install: node_modules/.package-lock.json ## Install npm dependencies (Node 24 comes with them)
