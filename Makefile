@@ -41,3 +41,9 @@ bench: install ## Benchmarks (print numbers)
 clean: ## Stop all local clusters and remove build output
 	-$(NPM) run -s clusters -- down
 	rm -rf dist .local
+
+demo: install ## Two local clusters, provider-rook and a managed ObjectStore reconciled into the target
+	$(NPM) run -s demo
+
+demo-down: ## Remove the demo clusters
+	$(NPM) run -s clusters -- down control target
