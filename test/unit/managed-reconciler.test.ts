@@ -1,0 +1,188 @@
+// The managed reconciler's decisions, table-driven against fakes of our own interfaces
+// (crossplane-runtime's test vectors, Part B of the reference).
+import { describe, expect, it } from '@jest/globals';
+import { ReasonedError } from '../../src/runtime/conditions.ts';
+import { MemoryEventRecorder } from '../../src/runtime/events.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { KubeError } from '../../src/runtime/kube/errors.ts';
+import type { ResourceType } from '../../src/runtime/kube/resources.ts';
+import { silentLogger } from '../../src/runtime/logger.ts';
+import { ManagedReconciler } from '../../src/runtime/managed/reconciler.ts';
+import type { ExternalClient, ExternalObservation, ManagedResource } from '../../src/runtime/managed/types.ts';
+
+const type: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Thing', plural: 'things', namespaced: true };
+const now = new Date('2026-05-01T10:00:00Z');
+
+/** Records writes; can be told to fail them. */
+class FakeClient {
+  writes: string[] = [];
+  failUpdateWith?: Error;
+  secrets = new Map<string, { metadata: { name: string; ownerReferences?: { uid: string; controller?: boolean }[] }; type?: string; data?: Record<string, string> }>();
+  async update(_t: ResourceType, obj: ManagedResource) {
+    if (this.failUpdateWith) throw this.failUpdateWith;
+    this.writes.push(`update finalizers=${(obj.metadata.finalizers ?? []).join(',')} annotations=${Object.keys(obj.metadata.annotations ?? {}).sort().join(',')}`);
+    return { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(Number(obj.metadata.resourceVersion ?? 0) + 1) } };
+  }
+  async updateStatus(_t: ResourceType, obj: ManagedResource) {
+    this.writes.push(`status ${(obj.status?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`).join(' ')}`);
+    return obj;
+  }
+  async get(_t: ResourceType, name: string) {
+    return this.secrets.get(name);
+  }
+  async create(_t: ResourceType, obj: { metadata: { name: string } }) {
+    this.writes.push(`create secret ${obj.metadata.name}`);
+    this.secrets.set(obj.metadata.name, obj as never);
+    return obj;
+  }
+  async mergePatch(_t: ResourceType, name: string) {
+    this.writes.push(`patch secret ${name}`);
+    return {};
+  }
+  async delete(_t: ResourceType, name: string) {
+    this.writes.push(`delete ${name}`);
+    return true;
+  }
+}
+
+function mr(over: Partial<ManagedResource['metadata']> = {}, spec: Partial<ManagedResource['spec']> = {}): ManagedResource {
+  return {
+    apiVersion: type.apiVersion, kind: type.kind,
+    metadata: { name: 'm', namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '1', ...over },
+    spec: { providerRef: { name: 'p' }, ...spec },
+  };
+}
+
+function external(obs: Partial<ExternalObservation> | Error, calls: string[] = []): ExternalClient<ManagedResource> {
+  return {
+    observe: async () => {
+      calls.push('observe');
+      if (obs instanceof Error) throw obs;
+      return { exists: false, upToDate: false, ...obs };
+    },
+    create: async () => { calls.push('create'); return {}; },
+    update: async () => { calls.push('update'); return {}; },
+    delete: async () => { calls.push('delete'); },
+  };
+}
+
+function reconcilerFor(resource: ManagedResource, ext: ExternalClient<ManagedResource> | Error, client = new FakeClient()) {
+  const recorder = new MemoryEventRecorder();
+  const r = new ManagedReconciler<ManagedResource>({
+    type, client: client as unknown as KubeClient, cache: { get: () => resource }, recorder, log: silentLogger,
+    connecter: { connect: async () => { if (ext instanceof Error) throw ext; return ext; } },
+    pollIntervalMs: 60_000, pollJitterMs: 0, creationGraceMs: 30_000, now: () => now,
+  });
+  return { r, client, recorder, run: () => r.reconcile('ns/m', new AbortController().signal) };
+}
+
+const finalized = { finalizers: ['finalizer.managedresource.crossplane.io'] };
+
+describe('ManagedReconciler', () => {
+  it('N1: a paused resource is not connected to and is not requeued', async () => {
+    const calls: string[] = [];
+    const { run, client } = reconcilerFor(mr({ annotations: { 'crossplane.io/paused': 'true' } }), external({}, calls));
+    expect(await run()).toEqual({ kind: 'done' });
+    expect(calls).toEqual([]);
+    expect(client.writes).toEqual(['status Synced=False/ReconcilePaused']);
+  });
+
+  it('N6: a connect error sets Synced=False with its own reason, an event, and a rate-limited retry', async () => {
+    const { run, client, recorder } = reconcilerFor(mr(finalized), new ReasonedError('SecretNotFound', 'Secret ns/s does not exist'));
+    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(client.writes).toEqual(['status Synced=False/SecretNotFound']);
+    expect(recorder.events).toEqual([{ type: 'Warning', reason: 'CannotConnectToProvider', message: 'connect failed: Secret ns/s does not exist', name: 'm' }]);
+  });
+
+  it('N7: a missing resource is created: pending recorded first, then succeeded, Creating/Success, requeue', async () => {
+    const calls: string[] = [];
+    const { run, client, recorder } = reconcilerFor(mr(finalized), external({ exists: false }, calls));
+    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(calls).toEqual(['observe', 'create']);
+    expect(client.writes).toEqual([
+      'update finalizers=finalizer.managedresource.crossplane.io annotations=crossplane.io/external-create-pending,crossplane.io/external-name',
+      'update finalizers=finalizer.managedresource.crossplane.io annotations=crossplane.io/external-create-pending,crossplane.io/external-create-succeeded,crossplane.io/external-name',
+      'status Ready=False/Creating Synced=True/ReconcileSuccess',
+    ]);
+    expect(recorder.events.map((e) => e.reason)).toEqual(['CreatedExternalResource']);
+  });
+
+  it('adds the finalizer before creating anything', async () => {
+    const { run, client } = reconcilerFor(mr(), external({ exists: false }));
+    await run();
+    expect(client.writes[0]).toBe('update finalizers=finalizer.managedresource.crossplane.io annotations=');
+  });
+
+  it('N10: an up-to-date resource with unchanged status writes nothing and polls', async () => {
+    const resource = mr(finalized);
+    resource.status = { conditions: [{ type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: '2026-05-01T09:00:00Z', observedGeneration: 1 }] };
+    const calls: string[] = [];
+    const { run, client, recorder } = reconcilerFor(resource, external({ exists: true, upToDate: true }, calls));
+    expect(await run()).toEqual({ kind: 'requeueAfter', ms: 60_000 });
+    expect(calls).toEqual(['observe']);
+    expect(client.writes).toEqual([]);
+    expect(recorder.events).toEqual([]);
+  });
+
+  it('updates a drifted resource and polls', async () => {
+    const calls: string[] = [];
+    const { run, recorder } = reconcilerFor(mr(finalized), external({ exists: true, upToDate: false, diff: '.spec.scope.nodeCount' }, calls));
+    expect(await run()).toEqual({ kind: 'requeueAfter', ms: 60_000 });
+    expect(calls).toEqual(['observe', 'update']);
+    expect(recorder.events.map((e) => e.message)).toEqual(['Updated the external resource (.spec.scope.nodeCount)']);
+  });
+
+  it('N9: a missing resource inside the creation grace period is only requeued', async () => {
+    const calls: string[] = [];
+    const recent = { ...finalized, annotations: { 'crossplane.io/external-create-succeeded': '2026-05-01T09:59:50Z' } };
+    const { run, client } = reconcilerFor(mr(recent), external({ exists: false }, calls));
+    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(calls).toEqual(['observe']);
+    expect(client.writes).toEqual([]);
+  });
+
+  it('N13: deletion waits while other finalizers remain', async () => {
+    const calls: string[] = [];
+    const { run } = reconcilerFor(mr({ deletionTimestamp: '2026-05-01T09:00:00Z', finalizers: ['finalizer.managedresource.crossplane.io', 'other'] }), external({ exists: true }, calls));
+    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(calls).toEqual(['observe']);
+  });
+
+  it('N14/N15: deletion deletes an existing resource, then releases the finalizer once it is gone', async () => {
+    const deleting = { deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized };
+    const calls: string[] = [];
+    const first = reconcilerFor(mr(deleting), external({ exists: true }, calls));
+    expect(await first.run()).toEqual({ kind: 'requeue' });
+    expect(calls).toEqual(['observe', 'delete']);
+    expect(first.client.writes).toEqual(['status Ready=False/Deleting Synced=True/ReconcileSuccess']);
+    const second = reconcilerFor(mr(deleting), external({ exists: false }));
+    expect(await second.run()).toEqual({ kind: 'done' });
+    expect(second.client.writes).toEqual(['update finalizers= annotations=']);
+  });
+
+  it('N4: Retain releases the finalizer without connecting', async () => {
+    const { run, client } = reconcilerFor(mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }, { reclaimPolicy: 'Retain' }), new Error('must not connect'));
+    expect(await run()).toEqual({ kind: 'done' });
+    expect(client.writes).toEqual(['update finalizers= annotations=']);
+  });
+
+  it('N17: a conflict is retried quietly, without an event or a status write', async () => {
+    const client = new FakeClient();
+    client.failUpdateWith = new KubeError(409, 'Conflict', 'the object has been modified');
+    const { run, recorder } = reconcilerFor(mr(), external({ exists: false }), client);
+    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(recorder.events).toEqual([]);
+    expect(client.writes).toEqual([]);
+  });
+
+  it('publishes connection details only when they change', async () => {
+    const resource = mr(finalized, { writeConnectionSecretToRef: { name: 'conn' } });
+    const client = new FakeClient();
+    const ext = external({ exists: true, upToDate: true, connectionDetails: { endpoint: 'http://e:9000' } });
+    await reconcilerFor(resource, ext, client).run();
+    expect(client.writes.filter((w) => w.includes('secret'))).toEqual(['create secret conn']);
+    client.writes = [];
+    await reconcilerFor(resource, ext, client).run();
+    expect(client.writes.filter((w) => w.includes('secret'))).toEqual([]);
+  });
+});
