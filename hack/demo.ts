@@ -28,9 +28,8 @@ const [controlCluster, targetCluster] = await up(['control', 'target'], (l) => s
 const control = clientOf(controlCluster!.kubeconfig);
 const target = clientOf(targetCluster!.kubeconfig);
 
-say('2/5  Installing CRDs: provider-rook into control, the MinIO operator CRD into target...');
+say('2/5  Installing provider-rook\'s CRDs into control (the target gets the MinIO operator from provider-rook itself)...');
 for (const f of readdirSync(file('crds'))) for (const d of docs(file('crds', f))) await control.apply(CustomResourceDefinitions, d);
-for (const d of docs(file('config', 'operator', 'crd.yaml'))) await target.apply(CustomResourceDefinitions, d);
 await new Promise((r) => setTimeout(r, 1500)); // CRDs become Established in about a second
 
 say('3/5  Registering the target: Secret demo-provider-rook (from the target kubeconfig) and Provider demo-kubernetes...');
@@ -47,7 +46,6 @@ say('4/5  Starting provider-rook and the MinIO operator STAND-IN.');
 say('     (Local clusters run no pods, so e2e/support/fake-minio-operator.ts plays the operator: it creates the');
 say('      StatefulSet and Service and marks the StatefulSet ready. On a real cluster the Rook operator does this.)');
 const operator = new FakeMinioOperator(target);
-await operator.start();
 const controlKc = new KubeConfig();
 controlKc.loadFromFile(controlCluster!.kubeconfig);
 const app = await startApp({ control: controlKc, log: pinoLogger('warn'), pollIntervalMs: 10_000 });
@@ -57,7 +55,13 @@ for (const d of docs(file('config', 'samples', 'objectstore.yaml'))) await contr
 const deadline = Date.now() + 60_000;
 let last = '';
 let mr: ObjectStore | undefined;
+let operatorStarted = false;
 for (;;) {
+  // The stand-in can watch stores once provider-rook has installed the operator's CRD.
+  if (!operatorStarted && (await target.get(CustomResourceDefinitions, 'objectstores.minio.rook.io'))) {
+    await operator.start();
+    operatorStarted = true;
+  }
   mr = await control.get<ObjectStore>(ManagedObjectStores, 'my-store', 'rook-infra-dev');
   const line = (mr?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}(${c.reason}${c.message ? `: ${c.message}` : ''})`).join('  ');
   if (line && line !== last) say(`     ObjectStore rook-infra-dev/my-store  ${line}`);
@@ -74,6 +78,7 @@ say('Done. What exists now:');
 say(`  control: ObjectStore rook-infra-dev/my-store (managed), Secret rook-infra-dev/my-store-conn with keys: ${Object.keys(conn?.data ?? {}).join(', ')}`);
 say(`  target:  ObjectStore rook-minio/my-store (minio.rook.io) with spec ${JSON.stringify(store?.spec)}`);
 say('           Secret rook-minio/minio-my-store-access-keys (generated), StatefulSet rook-minio/my-store (by the stand-in)');
+say('           the Rook MinIO operator bundle in rook-minio-system (installed by provider-rook: CRD, RBAC, Deployment)');
 say('');
 say('Explore it:');
 say(`  export KUBECONFIG=${controlCluster!.kubeconfig}`);

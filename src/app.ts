@@ -4,6 +4,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ObjectStoreKind, type ObjectStore } from './apis/objectstore.ts';
 import type { Provider } from './apis/provider.ts';
 import { minioObjectStore } from './minio/objectstore.ts';
+import { rookMinioOperator } from './minio/operator.ts';
+import { OperatorInstaller } from './runtime/native/operator.ts';
 import { Controller } from './runtime/controller.ts';
 import { ApiEventRecorder } from './runtime/events.ts';
 import { Informer } from './runtime/informer.ts';
@@ -69,7 +71,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const resolver = new ProviderResolver(control, providers, targets);
 
   const common = { workers: opts.workers ?? 4, maxReconcileRate: opts.maxReconcileRate ?? 10 };
-  const providerController = new Controller('provider', new ProviderStatusReconciler({ client: control, cache: providers, resolver, pollIntervalMs }), log, common);
+  const providerController = new Controller('provider', new ProviderStatusReconciler({
+    client: control, cache: providers, resolver, pollIntervalMs, operator: new OperatorInstaller(rookMinioOperator, marks),
+  }), log, common);
   const storeController = new Controller('managed/objectstore.minio.rook.crossplane.io', new ManagedReconciler<ObjectStore>({
     type: ManagedObjectStores, client: control, cache: stores, recorder, log,
     connecter: new NativeConnecter(resolver, minioObjectStore, marks),

@@ -18,6 +18,11 @@ export const providerSchema = z.object({
   status: z.object({
     conditions,
     serverVersion: z.string().optional().meta({ description: "The target API server's version, as last seen." }),
+    operator: z.object({
+      present: z.boolean().meta({ description: 'The operator\'s CRD is Established and its Deployment exists.' }),
+      installedBy: z.enum(['provider-rook', 'other']).optional().meta({ description: 'Who installed what is there: provider-rook (it carries our marks) or someone else.' }),
+      missing: z.array(z.string()).optional(),
+    }).optional().meta({ description: 'The Rook MinIO operator in the target cluster.' }),
   }).optional(),
 });
 
@@ -35,6 +40,7 @@ export const ProviderKind: KindDefinition = {
   printerColumns: [
     { name: 'REACHABLE', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
     { name: 'VERSION', type: 'string', jsonPath: '.status.serverVersion' },
+    { name: 'OPERATOR', type: 'boolean', jsonPath: '.status.operator.present' },
     { name: 'SECRET', type: 'string', jsonPath: '.spec.credentialsSecretRef.name', priority: 1 },
     ageColumn,
   ],

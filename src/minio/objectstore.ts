@@ -6,6 +6,7 @@ import type { ObjectStore } from '../apis/objectstore.ts';
 import type { NativeKind } from '../runtime/native/external.ts';
 import { Secrets, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
 import { secretText } from '../runtime/native/credentials.ts';
+import { rookMinioOperator } from './operator.ts';
 
 export const RookObjectStores: ResourceType = { apiVersion: 'minio.rook.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true };
 
@@ -33,6 +34,7 @@ export function endpointOf(name: string, namespace: string, clusterDomain?: stri
 export const minioObjectStore: NativeKind<ObjectStore> = {
   resource: 'objectstores.minio.rook.crossplane.io',
   target: RookObjectStores,
+  operator: rookMinioOperator,
 
   desired(mr, name) {
     const { scope, annotations, placement, clusterDomain } = mr.spec.forProvider;

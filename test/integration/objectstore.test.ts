@@ -12,7 +12,7 @@ import { secretText } from '../../src/runtime/native/credentials.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
 import {
-  createNamespace, eventsFor, installCrds, operatorCrd, ourCrds, providerSecretKeys, startTestApp, writeSecret,
+  createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret,
 } from '../support/provider.ts';
 
 type Target = KubeObjectLike & {
@@ -64,7 +64,7 @@ beforeAll(async () => {
   control = adminClient(testCluster('control'));
   target = adminClient(testCluster('target'));
   await installCrds(control, ourCrds());
-  await installCrds(target, [operatorCrd()]);
+  await preinstallOperator(target);
   ns = await createNamespace(control, 'mr');
   await provider('target', providerSecretKeys(testCluster('target')));
   operator = new FakeMinioOperator(target);

@@ -11,7 +11,7 @@ import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
-import { createNamespace, eventsFor, installCrds, operatorCrd, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
 
 const OUTAGE = `it-outage-${process.pid}`;
 let outage: LocalCluster;
@@ -36,7 +36,7 @@ beforeAll(async () => {
   control = adminClient(testCluster('control'));
   target = adminClient(outage!);
   await installCrds(control, ourCrds());
-  await installCrds(target, [operatorCrd()]);
+  await preinstallOperator(target);
   ns = await createNamespace(control, 'res');
   await writeSecret(control, ns, 'outage-creds', providerSecretKeys(outage!));
   await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'outage', namespace: ns }, spec: { credentialsSecretRef: { name: 'outage-creds' } } });

@@ -8,7 +8,7 @@ import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { adminClient, eventually, uniqueName } from '../support/env.ts';
 import { difference, writeCounts } from '../support/metrics.ts';
-import { createNamespace, installCrds, operatorCrd, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { createNamespace, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
 
 const names = [`quiet-control-${process.pid}`, `quiet-target-${process.pid}`];
 let controlCluster: LocalCluster;
@@ -31,7 +31,7 @@ describe('steady state', () => {
     const control = adminClient(controlCluster);
     const target = adminClient(targetCluster);
     await installCrds(control, ourCrds());
-    await installCrds(target, [operatorCrd()]);
+    await preinstallOperator(target);
     const ns = await createNamespace(control, 'quiet');
     await writeSecret(control, ns, 'creds', providerSecretKeys(targetCluster));
     await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'target', namespace: ns }, spec: { credentialsSecretRef: { name: 'creds' } } });

@@ -8,7 +8,11 @@ import { repoRoot } from '../../hack/lib/cluster.ts';
 import { startApp, type App, type AppOptions } from '../../src/app.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { isAlreadyExists } from '../../src/runtime/kube/errors.ts';
-import { CustomResourceDefinitions, Events, Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
+import {
+  ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Events, Namespaces, Secrets, ServiceAccounts, type ResourceType,
+} from '../../src/runtime/kube/resources.ts';
+
+const TYPES: Record<string, ResourceType> = { Namespace: Namespaces, ClusterRole: ClusterRoles, ClusterRoleBinding: ClusterRoleBindings, ServiceAccount: ServiceAccounts, Deployment: Deployments };
 import { silentLogger, pinoLogger } from '../../src/runtime/logger.ts';
 import { eventually, kubeConfigOf, uniqueName } from './env.ts';
 
@@ -29,6 +33,16 @@ export async function installCrds(client: KubeClient, files: string[]): Promise<
 
 export const ourCrds = (): string[] => readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f));
 export const operatorCrd = (): string => path.join(repoRoot, 'config', 'operator', 'crd.yaml');
+
+/** Installs the operator bundle as a cluster admin would (no provider-rook marks): "pre-installed". */
+export async function preinstallOperator(client: KubeClient): Promise<void> {
+  const dir = path.join(repoRoot, 'config', 'operator');
+  await installCrds(client, [operatorCrd()]);
+  const docs = readdirSync(dir).filter((f) => f.endsWith('.yaml')).flatMap((f) => yaml.loadAll(readFileSync(path.join(dir, f), 'utf8')) as KubeObjectLike[])
+    .filter((d) => d && d.kind !== 'CustomResourceDefinition')
+    .sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'));
+  for (const d of docs) await client.apply(TYPES[d.kind!]!, d);
+}
 
 export async function createNamespace(client: KubeClient, prefix: string): Promise<string> {
   const name = uniqueName(prefix);

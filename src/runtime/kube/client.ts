@@ -76,20 +76,24 @@ export class KubeClient {
     const signals = [AbortSignal.timeout(this.timeoutMs), ...(init.signal ? [init.signal] : [])];
     this.opts.onRequest?.(method, path);
     let res;
-    try {
-      res = await fetch(url, {
-        method,
-        headers: {
-          ...auth.headers,
-          Accept: 'application/json',
-          ...(init.body !== undefined ? { 'Content-Type': init.contentType ?? 'application/json' } : {}),
-        },
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-        dispatcher: auth.dispatcher,
-        signal: AbortSignal.any(signals),
-      });
-    } catch (err) {
-      throw networkError(this.server, err);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        res = await fetch(url, {
+          method,
+          headers: {
+            ...auth.headers,
+            Accept: 'application/json',
+            ...(init.body !== undefined ? { 'Content-Type': init.contentType ?? 'application/json' } : {}),
+          },
+          body: init.body === undefined ? undefined : JSON.stringify(init.body),
+          dispatcher: auth.dispatcher,
+          signal: AbortSignal.any(signals),
+        });
+        break;
+      } catch (err) {
+        // A pooled connection the server just closed (GOAWAY, reset): a read is safe to send again.
+        if (method !== 'GET' || attempt > 1 || AbortSignal.any(signals).aborted) throw networkError(this.server, err);
+      }
     }
     const text = await res.text();
     if (!res.ok) throw statusError(res.status, text, method, path);

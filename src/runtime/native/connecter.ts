@@ -8,7 +8,8 @@ import type { ExternalClient, ExternalConnecter, ManagedResource } from '../mana
 import type { Reader } from '../managed/reconciler.ts';
 import { credentialsFromSecret } from './credentials.ts';
 import { NativeExternal, type NativeKind } from './external.ts';
-import type { OwnershipMarks } from './ownership.ts';
+import { OperatorInstaller } from './operator.ts';
+import type { Owner, OwnershipMarks } from './ownership.ts';
 import type { Target, TargetClients } from './targets.ts';
 
 /** Finds the target cluster a Provider names. Secrets are read only in the Provider's namespace. */
@@ -43,11 +44,13 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
   private readonly resolver: ProviderResolver;
   private readonly kind: NativeKind<MR>;
   private readonly marks: OwnershipMarks;
+  private readonly installer?: OperatorInstaller;
 
   constructor(resolver: ProviderResolver, kind: NativeKind<MR>, marks: OwnershipMarks) {
     this.resolver = resolver;
     this.kind = kind;
     this.marks = marks;
+    this.installer = kind.operator ? new OperatorInstaller(kind.operator, marks) : undefined;
   }
 
   async connect(mr: MR, signal: AbortSignal): Promise<ExternalClient<MR>> {
@@ -59,7 +62,16 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     if (ref.namespace && ref.namespace !== namespace) {
       throw new ReasonedError('CrossNamespaceReference', `spec.providerRef.namespace '${ref.namespace}' differs from this resource's namespace '${namespace}'; Providers are only used from their own namespace`);
     }
-    const target = await this.resolver.resolve(this.resolver.provider(namespace, ref.name), signal);
-    return new NativeExternal(this.kind, target.client, this.marks);
+    const provider = this.resolver.provider(namespace, ref.name);
+    const target = await this.resolver.resolve(provider, signal);
+    const installer = this.installer;
+    const ensureOperator = installer && ((s: AbortSignal) => installer.ensure(target, {
+      where: `${namespace}/${ref.name}`, owner: providerOwner(provider), settings: provider.spec.operatorInstall,
+    }, s));
+    return new NativeExternal(this.kind, target.client, this.marks, ensureOperator);
   }
+}
+
+export function providerOwner(provider: Provider): Owner {
+  return { resource: 'providers.kubernetes.crossplane.io', namespace: provider.metadata.namespace ?? '', name: provider.metadata.name, uid: provider.metadata.uid ?? '' };
 }

@@ -9,6 +9,7 @@ import {
 } from '../kube/resources.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
 import { setBindable, type ConnectionDetails, type ExternalClient, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
+import type { OperatorBundle } from './operator.ts';
 import type { OwnershipMarks, Owner } from './ownership.ts';
 
 export type TargetObject = KubeObjectLike & {
@@ -44,6 +45,8 @@ export interface NativeKind<MR extends ManagedResource> {
   companions?(mr: MR, externalName: string): Companion[];
   /** Other target objects whose changes matter (e.g. what an operator creates), mapped to our object's "namespace/name". */
   related?: { type: ResourceType; labelSelector: string; targetKey(obj: TargetObject): string | undefined }[];
+  /** The operator that acts on the target kind, installed on demand when a Provider allows it. */
+  operator?: OperatorBundle;
   /** Readiness, connection details and observed state, from the target object and its companions. */
   inspect(ctx: { client: KubeClient; mr: MR; observed: TargetObject; companions: (TargetObject | undefined)[]; signal: AbortSignal }): Promise<Inspection>;
 }
@@ -71,6 +74,8 @@ export function diffFields(want: unknown, have: unknown, path = ''): string[] {
   return sameJson(want, have) ? [] : [path];
 }
 
+const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>();
+
 // What a namespace holds by itself; anything else means someone else lives there.
 const NAMESPACE_DEFAULTS: Record<string, Set<string>> = { ConfigMap: new Set(['kube-root-ca.crt']), ServiceAccount: new Set(['default']) };
 const NAMESPACE_CONTENT: ResourceType[] = [Pods, Services, Secrets, ConfigMaps, ServiceAccounts, StatefulSets, Deployments, PersistentVolumeClaims];
@@ -79,11 +84,14 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   private readonly kind: NativeKind<MR>;
   private readonly client: KubeClient;
   private readonly marks: OwnershipMarks;
+  private readonly prerequisite?: (signal: AbortSignal) => Promise<void>;
 
-  constructor(kind: NativeKind<MR>, client: KubeClient, marks: OwnershipMarks) {
+  /** prerequisite runs before every write to the target (e.g. making sure the operator is installed). */
+  constructor(kind: NativeKind<MR>, client: KubeClient, marks: OwnershipMarks, prerequisite?: (signal: AbortSignal) => Promise<void>) {
     this.kind = kind;
     this.client = client;
     this.marks = marks;
+    this.prerequisite = prerequisite;
   }
 
   private owner(mr: MR): Owner {
@@ -155,6 +163,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
     const desired = this.marked(this.kind.desired(mr, name), owner);
+    await this.prerequisite?.(signal);
     if (this.kind.target.namespaced && desired.metadata.namespace) await this.ensureNamespace(desired.metadata.namespace, owner, signal);
     for (const c of this.kind.companions?.(mr, name) ?? []) {
       const exists = await this.client.get(c.type, c.name, c.namespace, signal);
@@ -163,10 +172,20 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     await this.client.apply(this.kind.target, desired, signal);
   }
 
+  // Stores that share a namespace on one target create it once, not once each.
   private async ensureNamespace(namespace: string, owner: Owner, signal: AbortSignal): Promise<void> {
-    if (await this.client.get(Namespaces, namespace, undefined, signal)) return;
-    await this.client.create(Namespaces, this.marked({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner), signal)
-      .catch(ignoreAlreadyExists);
+    let pending = namespaceCreations.get(this.client);
+    if (!pending) namespaceCreations.set(this.client, (pending = new Map()));
+    let creation = pending.get(namespace);
+    if (!creation) {
+      creation = (async () => {
+        if (await this.client.get(Namespaces, namespace, undefined, signal)) return;
+        await this.client.create(Namespaces, this.marked({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner), signal)
+          .catch(ignoreAlreadyExists);
+      })().finally(() => pending.delete(namespace));
+      pending.set(namespace, creation);
+    }
+    await creation;
   }
 
   async delete(mr: MR, signal: AbortSignal): Promise<void> {

@@ -10,11 +10,12 @@ import type { ResourceType } from '../kube/resources.ts';
 import type { Reader } from '../managed/reconciler.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import type { ProviderResolver } from './connecter.ts';
+import type { OperatorInstaller } from './operator.ts';
 
 export const Providers: ResourceType = { apiVersion: `${ProviderKind.group}/${ProviderKind.version}`, kind: ProviderKind.kind, plural: ProviderKind.plural, namespaced: true };
 
 export class ProviderStatusReconciler implements Reconciler {
-  private readonly o: { client: KubeClient; cache: Reader<Provider>; resolver: ProviderResolver; pollIntervalMs: number };
+  private readonly o: { client: KubeClient; cache: Reader<Provider>; resolver: ProviderResolver; pollIntervalMs: number; operator?: OperatorInstaller };
 
   constructor(opts: ProviderStatusReconciler['o']) {
     this.o = opts;
@@ -28,9 +29,11 @@ export class ProviderStatusReconciler implements Reconciler {
     try {
       const target = await this.o.resolver.resolve(provider, signal);
       const serverVersion = await target.client.serverVersion(signal);
+      const operator = await this.o.operator?.presence(target.client, provider.spec.operatorInstall, signal);
       status = {
         ...provider.status,
         serverVersion,
+        ...(operator ? { operator: { present: operator.present, ...(operator.installedBy ? { installedBy: operator.installedBy } : {}), ...(operator.missing.length ? { missing: operator.missing } : {}) } } : {}),
         conditions: setCondition(provider.status?.conditions, { type: 'Ready', status: 'True', reason: 'Reachable', message: `reached ${target.server}`, observedGeneration: provider.metadata.generation }),
       };
     } catch (err) {

@@ -1,0 +1,140 @@
+// Automatic Rook MinIO operator install: only when the Provider opts in, once per target however
+// many stores ask, never over someone else's install, and no churn afterwards.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { ManagedObjectStores, type App } from '../../src/app.ts';
+import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { Provider } from '../../src/apis/provider.ts';
+import { RookObjectStores } from '../../src/minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, ServiceAccounts } from '../../src/runtime/kube/resources.ts';
+import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
+import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { createNamespace, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+
+const FRESH = `it-fresh-${process.pid}`;
+let fresh: LocalCluster;
+let control: KubeClient;
+let target: KubeClient;
+let app: App;
+let ns: string;
+/** Write requests provider-rook sent to the fresh target, by "METHOD path" (the server also counts the KCM's). */
+const ourWrites: string[] = [];
+
+type Obj = KubeObjectLike & { metadata: { name: string; resourceVersion: string; labels?: Record<string, string> }; spec?: { template?: { spec: { containers: { image: string }[] } } } };
+const cond = (o: ObjectStore | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+
+async function setProvider(name: string, cluster: LocalCluster, operatorInstall?: { enabled: boolean; image?: string }) {
+  await writeSecret(control, ns, `${name}-creds`, providerSecretKeys(cluster));
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: ns },
+    spec: { credentialsSecretRef: { name: `${name}-creds` }, ...(operatorInstall ? { operatorInstall } : {}) },
+  });
+}
+
+function store(name: string, provider: string) {
+  return {
+    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: ns },
+    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: provider } },
+  };
+}
+
+const bundle = [
+  [CustomResourceDefinitions, 'objectstores.minio.rook.io', undefined],
+  [Namespaces, 'rook-minio-system', undefined],
+  [ClusterRoles, 'rook-minio-operator', undefined],
+  [ClusterRoleBindings, 'rook-minio-operator', undefined],
+  [ServiceAccounts, 'rook-minio-operator', 'rook-minio-system'],
+  [Deployments, 'rook-minio-operator', 'rook-minio-system'],
+] as const;
+
+beforeAll(async () => {
+  fresh = (await up([FRESH]))[0]!;
+  control = adminClient(testCluster('control'));
+  target = adminClient(fresh);
+  await installCrds(control, ourCrds());
+  ns = await createNamespace(control, 'op');
+  app = await startTestApp(testCluster('control'), { namespace: ns, pollIntervalMs: 1_000, maxReconcileRate: 100, onRequest: recordWrites });
+}, 120_000);
+
+function recordWrites(server: string, method: string, path: string): void {
+  if (server === fresh.server && !['GET', 'WATCH'].includes(method)) ourWrites.push(`${method} ${path}`);
+}
+
+afterAll(async () => {
+  await app?.stop();
+  await down([FRESH]);
+});
+
+describe('operator install', () => {
+  it('without opt-in, says what is missing and both remedies, and writes nothing to the target', async () => {
+    await setProvider('fresh', fresh);
+    const name = uniqueName('optout');
+    await control.create(ManagedObjectStores, store(name, 'fresh'));
+    const mr = await eventually(async () => {
+      const o = await control.get<ObjectStore>(ManagedObjectStores, name, ns);
+      return cond(o, 'Synced')?.reason === 'OperatorMissing' ? o : undefined;
+    }, 'Synced=False/OperatorMissing');
+    expect(cond(mr, 'Synced')?.message).toMatch(/no Rook MinIO operator \(missing CRD objectstores.minio.rook.io, Deployment rook-minio-system\/rook-minio-operator\)/);
+    expect(cond(mr, 'Synced')?.message).toMatch(/kubectl apply -f config\/operator\/.*spec.operatorInstall.enabled: true on Provider/);
+    expect(ourWrites).toEqual([]);
+    await eventually(async () => (await control.get<Provider>(Providers, 'fresh', ns))?.status?.operator?.present === false, 'the Provider to report no operator');
+    await control.delete(ManagedObjectStores, name, ns);
+  });
+
+  it('with opt-in, installs the bundle once for 20 concurrent stores, then creates them all', async () => {
+    await setProvider('fresh', fresh, { enabled: true, image: 'example.com/rook/minio:v1.2.7-patched' });
+    const names = Array.from({ length: 20 }, () => uniqueName('many'));
+    await Promise.all(names.map((n) => control.create(ManagedObjectStores, store(n, 'fresh'))));
+    const operator = new FakeMinioOperator(target);
+    await eventually(async () => {
+      await operator.start().catch(() => undefined); // its informer needs the CRD the install brings
+      const { items } = await control.list<ObjectStore>(ManagedObjectStores, { namespace: ns });
+      return items.filter((i) => names.includes(i.metadata.name) && cond(i, 'Ready')?.status === 'True').length === 20;
+    }, 'all 20 stores Ready', 90_000);
+    await operator.stop();
+
+    for (const [type, name, namespace] of bundle) {
+      const obj = await target.get<Obj>(type, name, namespace);
+      expect(obj?.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(app.controlPlaneId);
+    }
+    const dep = await target.get<Obj>(Deployments, 'rook-minio-operator', 'rook-minio-system');
+    expect(dep?.spec?.template?.spec.containers[0]?.image).toBe('example.com/rook/minio:v1.2.7-patched');
+    // Each bundle object was written exactly once, and the stores' shared namespace created once.
+    const writesTo = (type: { plural: string }, name?: string) => ourWrites.filter((w) => w.includes(`/${type.plural}`) && (!name || w.endsWith(`/${type.plural}/${name}`) || w.endsWith(`/${type.plural}`)));
+    for (const [type, name] of bundle) expect([type.kind, writesTo(type, name).length]).toEqual([type.kind, type === Namespaces ? 2 : 1]);
+    expect(ourWrites.filter((w) => /^\w+ \/api\/v1\/namespaces(\/[^/]+)?$/.test(w)).sort()).toEqual(['PATCH /api/v1/namespaces/rook-minio-system', 'POST /api/v1/namespaces']);
+    const { items } = await target.list(RookObjectStores, { namespace: 'rook-minio' });
+    expect(items).toHaveLength(20);
+    await eventually(async () => {
+      const p = await control.get<Provider>(Providers, 'fresh', ns);
+      return p?.status?.operator?.present === true && p.status.operator.installedBy === 'provider-rook';
+    }, 'the Provider to report the operator it installed');
+  }, 150_000);
+
+  it('leaves the installed operator unchanged across a provider restart', async () => {
+    const versions = await Promise.all(bundle.map(([type, name, namespace]) => target.get<Obj>(type, name, namespace).then((o) => o?.metadata.resourceVersion)));
+    await app.stop();
+    app = await startTestApp(testCluster('control'), { namespace: ns, controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
+    const name = uniqueName('after-restart');
+    await control.create(ManagedObjectStores, store(name, 'fresh'));
+    await eventually(async () => (await target.get(RookObjectStores, name, 'rook-minio')) !== undefined, 'a new store after the restart');
+    const after = await Promise.all(bundle.map(([type, n, namespace]) => target.get<Obj>(type, n, namespace).then((o) => o?.metadata.resourceVersion)));
+    expect(after).toEqual(versions);
+  }, 60_000);
+
+  it('never touches an operator someone else installed', async () => {
+    const other = adminClient(testCluster('target'));
+    await preinstallOperator(other);
+    const versions = await Promise.all(bundle.map(([type, name, namespace]) => other.get<Obj>(type, name, namespace).then((o) => o?.metadata.resourceVersion)));
+    await setProvider('preinstalled', testCluster('target'), { enabled: true });
+    const name = uniqueName('pre');
+    await control.create(ManagedObjectStores, store(name, 'preinstalled'));
+    await eventually(async () => (await other.get(RookObjectStores, name, 'rook-minio')) !== undefined, 'the store in the target');
+    const after = await Promise.all(bundle.map(([type, n, namespace]) => other.get<Obj>(type, n, namespace).then((o) => o?.metadata)));
+    expect(after.map((m) => m?.resourceVersion)).toEqual(versions);
+    expect(after.every((m) => !m?.labels?.['rook.crossplane.io/control-plane'])).toBe(true);
+    await eventually(async () => (await control.get<Provider>(Providers, 'preinstalled', ns))?.status?.operator?.installedBy === 'other', 'the Provider to report a foreign install');
+  }, 60_000);
+});
