@@ -53,6 +53,14 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     };
   },
 
+  // The access-keys Secret we chose (or the user's, on import) is recorded in the spec once known.
+  lateInitialize(mr, observed) {
+    const observedCreds = (observed.spec as { credentials?: { name: string; namespace?: string } } | undefined)?.credentials;
+    if (mr.spec.forProvider.credentials || !observedCreds) return false;
+    mr.spec.forProvider.credentials = { ...observedCreds };
+    return true;
+  },
+
   // The operator labels its StatefulSet app=minio, objectstore=<store>; readiness changes arrive through it.
   related: [{
     type: StatefulSets,

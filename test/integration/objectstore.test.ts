@@ -104,6 +104,8 @@ describe('managed ObjectStore', () => {
     expect(secretText(conn.data)).toEqual({
       endpoint: `http://${name}.${mr.spec.targetNamespace}.svc.cluster.local:9000`, username: generated.username, password: generated.password,
     });
+    // Late initialization: the access-keys Secret we chose is recorded in the spec.
+    expect(ready.spec.forProvider.credentials).toEqual({ name: `${name}-access-keys`, namespace: mr.spec.targetNamespace });
     expect(ready.status?.atProvider).toMatchObject({ readyReplicas: 4, endpoint: `http://${name}.${mr.spec.targetNamespace}.svc.cluster.local:9000` });
     // No secret value ever reaches status or events.
     const events = await eventsFor(control, ns, name);

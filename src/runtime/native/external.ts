@@ -45,6 +45,8 @@ export interface NativeKind<MR extends ManagedResource> {
   companions?(mr: MR, externalName: string): Companion[];
   /** Other target objects whose changes matter (e.g. what an operator creates), mapped to our object's "namespace/name". */
   related?: { type: ResourceType; labelSelector: string; targetKey(obj: TargetObject): string | undefined }[];
+  /** Fills spec fields the user left empty from what the target holds; true when it changed mr. */
+  lateInitialize?(mr: MR, observed: TargetObject): boolean;
   /** The operator that acts on the target kind, installed on demand when a Provider allows it. */
   operator?: OperatorBundle;
   /** Readiness, connection details and observed state, from the target object and its companions. */
@@ -136,6 +138,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       ...companions.flatMap((c, i) => (c ? [] : [`missing ${this.kind.companions!(mr, name)[i]!.type.kind}`])),
     ];
 
+    const lateInitialized = this.kind.lateInitialize?.(mr, observed) ?? false;
     const inspection = await this.kind.inspect({ client: this.client, mr, observed, companions, signal });
     mr.status = {
       ...mr.status,
@@ -146,7 +149,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       ...(inspection.atProvider ? { atProvider: inspection.atProvider } : {}),
     };
     if (inspection.ready) setBindable(mr);
-    return { exists: true, upToDate: drift.length === 0, connectionDetails: inspection.connectionDetails, diff: drift.join(', ') || undefined };
+    return { exists: true, upToDate: drift.length === 0, lateInitialized, connectionDetails: inspection.connectionDetails, diff: drift.join(', ') || undefined };
   }
 
   async create(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }> {
