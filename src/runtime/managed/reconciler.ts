@@ -12,7 +12,7 @@ import {
   ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, ANNOTATION_PAUSED,
   FINALIZER_MANAGED, externalNameOf, hasFinalizer, isDeleting, timestamp, withFinalizer, withoutFinalizer,
 } from '../meta.ts';
-import { done, requeue, requeueAfter, splitKey, type Reconciler, type Result } from '../result.ts';
+import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { publishSecret, unpublishSecret } from './publisher.ts';
 import type { ConnectionDetails, ExternalConnecter, ManagedResource } from './types.ts';
 
@@ -247,8 +247,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
         return await this.update(current, signal);
       } catch (err) {
         if (!isConflict(err) || attempt >= 4) throw err;
-        const { namespace, name } = splitKey(`${mr.metadata.namespace}/${mr.metadata.name}`);
-        const fresh = await this.o.client.get<MR>(this.o.type, name, namespace, signal);
+        const fresh = await this.o.client.get<MR>(this.o.type, mr.metadata.name, mr.metadata.namespace, signal);
         if (!fresh) throw err;
         current = { ...fresh, status: mr.status };
       }
