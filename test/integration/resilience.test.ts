@@ -85,10 +85,8 @@ describe('resilience', () => {
     // "succeeded" never recorded. Built with a Provider that does not exist yet, so nothing runs early.
     const created = await control.create<ObjectStore>(ManagedObjectStores, { ...mr, spec: { ...mr.spec, providerRef: { name: 'later' } } } as unknown as ObjectStore);
     await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Synced')?.reason === 'ProviderNotFound', 'the resource to wait for its Provider');
-    const fresh = (await control.get<ObjectStore>(ManagedObjectStores, name, ns))!;
-    await control.update(ManagedObjectStores, {
-      ...fresh,
-      metadata: { ...fresh.metadata, finalizers: ['finalizer.managedresource.crossplane.io'], annotations: { 'crossplane.io/external-name': name, 'crossplane.io/external-create-pending': new Date().toISOString().replace(/\.\d+Z/, 'Z') } },
+    await control.mergePatch(ManagedObjectStores, name, ns, {
+      metadata: { finalizers: ['finalizer.managedresource.crossplane.io'], annotations: { 'crossplane.io/external-name': name, 'crossplane.io/external-create-pending': new Date().toISOString().replace(/\.\d+Z/, 'Z') } },
     });
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
     await target.create(RookObjectStores, {
@@ -114,13 +112,10 @@ describe('resilience', () => {
     const name = uniqueName('leak');
     const mr = store(name);
     await control.create(ManagedObjectStores, mr);
-    const ready = await eventually(async () => {
-      const o = await control.get<ObjectStore>(ManagedObjectStores, name, ns);
-      return cond(o, 'Ready')?.status === 'True' ? o : undefined;
-    }, 'the store to be Ready');
+    await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True', 'the store to be Ready');
     // Someone strips the finalizer and deletes the resource while the provider is not looking.
     await app.stop();
-    await control.update(ManagedObjectStores, { ...ready, metadata: { ...ready.metadata, finalizers: [] } });
+    await control.mergePatch(ManagedObjectStores, name, ns, { metadata: { finalizers: null } });
     await control.delete(ManagedObjectStores, name, ns);
     await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the resource to be gone');
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
