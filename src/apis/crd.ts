@@ -71,7 +71,3 @@ export function crdOf(def: KindDefinition): Record<string, unknown> {
     },
   };
 }
-
-export function apiVersionOf(def: Pick<KindDefinition, 'group' | 'version'>): string {
-  return `${def.group}/${def.version}`;
-}

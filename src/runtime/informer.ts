@@ -20,7 +20,6 @@ export class Informer<T extends KubeObjectLike> {
   private loop?: Promise<void>;
   private synced!: Promise<void>;
   private markSynced!: () => void;
-  private lastError?: Error;
 
   readonly client: KubeClient;
   readonly type: ResourceType;
@@ -57,11 +56,6 @@ export class Informer<T extends KubeObjectLike> {
     return [...this.store.values()];
   }
 
-  /** The last list/watch failure, cleared by the next success (for health reporting). */
-  get error(): Error | undefined {
-    return this.lastError;
-  }
-
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     let resourceVersion: string | undefined;
@@ -74,7 +68,6 @@ export class Informer<T extends KubeObjectLike> {
           resourceVersion = listed.resourceVersion;
           this.markSynced();
         }
-        this.lastError = undefined;
         delay = 1000;
         await this.client.watch(this.type, { namespace: this.opts.namespace, labelSelector: this.opts.labelSelector, resourceVersion, signal }, (type, obj) => {
           resourceVersion = obj.metadata.resourceVersion ?? resourceVersion;
@@ -87,7 +80,6 @@ export class Informer<T extends KubeObjectLike> {
           resourceVersion = undefined; // too old: relist
           continue;
         }
-        this.lastError = err as Error;
         this.opts.log.debug('list/watch failed; retrying', { resource: this.type.plural, error: (err as Error).message, retryInMs: delay });
         await sleep(delay, signal);
         delay = Math.min(delay * 2, 30_000);

@@ -15,11 +15,6 @@ export interface Reconciler {
   reconcile(key: string, signal: AbortSignal): Promise<Result>;
 }
 
-export function splitKey(key: string): { namespace: string; name: string } {
-  const slash = key.indexOf('/');
-  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}
-
 export function keyOf(meta: { namespace?: string; name: string }): string {
   return meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name;
 }

@@ -93,10 +93,6 @@ export class WorkQueue {
     return this.queue.length;
   }
 
-  get inFlight(): number {
-    return this.processing.size;
-  }
-
   shutdown(): void {
     this.shuttingDown = true;
     for (const { timer } of this.timers.values()) clearTimeout(timer);

@@ -1,7 +1,7 @@
 // The managed reconciler: crossplane-runtime's lifecycle for one managed resource kind, generic over
 // the provider's ExternalConnecter. Steady state writes nothing: the status is written only when it
 // changed, the finalizer and annotations only when missing, events only on change.
-import { Ready, ReasonedError, Synced, reasonOf, setCondition } from '../conditions.ts';
+import { Ready, Synced, reasonOf, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -50,7 +50,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     } catch (err) {
       // A stale read or a concurrent writer: try again soon, quietly (Crossplane's conflict rule).
       if (isConflict(err)) return requeue();
-      if (isNotFound(err) && !(err instanceof ReasonedError)) return done();
+      if (isNotFound(err)) return done(); // deleted while we worked
       throw err;
     }
   }

@@ -129,13 +129,13 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       return { exists: true, upToDate: false, diff: 'adopting the existing object (import)' };
     }
 
-    const companions = await Promise.all((this.kind.companions?.(mr, name) ?? []).map((c) =>
-      this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
+    const wanted = this.kind.companions?.(mr, name) ?? [];
+    const companions = await Promise.all(wanted.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const drift = [
       ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
       ...diffFields({ labels: desired.metadata.labels, annotations: desired.metadata.annotations },
         { labels: observed.metadata.labels, annotations: observed.metadata.annotations }).map((p) => `.metadata${p}`),
-      ...companions.flatMap((c, i) => (c ? [] : [`missing ${this.kind.companions!(mr, name)[i]!.type.kind}`])),
+      ...companions.flatMap((c, i) => (c ? [] : [`missing ${wanted[i]!.type.kind}`])),
     ];
 
     const lateInitialized = this.kind.lateInitialize?.(mr, observed) ?? false;

@@ -43,14 +43,6 @@ export class TargetClients {
     return target;
   }
 
-  all(): Target[] {
-    return [...this.targets.values()];
-  }
-
-  get size(): number {
-    return this.targets.size;
-  }
-
   /** Closes clients nobody used for a while (e.g. after a credential rotation). */
   async sweepIdle(now = Date.now()): Promise<void> {
     for (const [key, t] of this.targets) {
