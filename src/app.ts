@@ -1,37 +1,50 @@
-// Wires provider-rook together: informers on the control cluster, the Provider status and managed
-// ObjectStore controllers, drift watches in every target, and the leak sweeper.
+// Wires provider-rook together on the control cluster: the default-class, claim and managed
+// controllers (reconciling in concert on Buckets and ObjectStores), Provider status, drift watches
+// in every target, and the leak sweeper. Everything generic lives in src/runtime; MinIO in src/minio.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { resourceTypeOf } from './apis/crd.ts';
 import { ObjectStoreKind, type ObjectStore } from './apis/objectstore.ts';
+import { ObjectStoreClassKind, type ObjectStoreClass } from './apis/objectstoreclass.ts';
 import type { Provider } from './apis/provider.ts';
+import { BucketClassKind, BucketKind, BucketPolicyKind, type BucketClass, type BucketPolicy } from './apis/storage.ts';
 import { minioObjectStore } from './minio/objectstore.ts';
+import { configureObjectStore } from './minio/objectstoreclass.ts';
 import { rookMinioOperator } from './minio/operator.ts';
-import { OperatorInstaller } from './runtime/native/operator.ts';
+import { ClaimReconciler } from './runtime/claims/binding.ts';
+import type { Claim, ObjectReference } from './runtime/claims/claim.ts';
+import { DefaultClassReconciler } from './runtime/claims/defaulting.ts';
 import { Controller } from './runtime/controller.ts';
 import { ApiEventRecorder } from './runtime/events.ts';
 import { Informer } from './runtime/informer.ts';
 import { KubeClient } from './runtime/kube/client.ts';
-import { Namespaces, type ResourceType } from './runtime/kube/resources.ts';
+import { Namespaces, Secrets } from './runtime/kube/resources.ts';
 import type { Logger } from './runtime/logger.ts';
+import type { SecretObject } from './runtime/managed/publisher.ts';
 import { ManagedReconciler } from './runtime/managed/reconciler.ts';
+import { CONNECTION_SECRET_TYPE } from './runtime/meta.ts';
 import { NativeConnecter, ProviderResolver } from './runtime/native/connecter.ts';
 import { LeakSweeper } from './runtime/native/leaks.ts';
+import { OperatorInstaller } from './runtime/native/operator.ts';
 import { OwnershipMarks } from './runtime/native/ownership.ts';
 import { ProviderStatusReconciler, Providers } from './runtime/native/provider-status.ts';
 import { TargetClients } from './runtime/native/targets.ts';
 import { TargetWatches } from './runtime/native/watches.ts';
+import { desiredStateChanged } from './runtime/predicates.ts';
 import { keyOf } from './runtime/result.ts';
 
 export const FIELD_MANAGER = 'provider-rook';
 
-export const ManagedObjectStores: ResourceType = {
-  apiVersion: `${ObjectStoreKind.group}/${ObjectStoreKind.version}`, kind: ObjectStoreKind.kind, plural: ObjectStoreKind.plural, namespaced: true,
-};
+export const ManagedObjectStores = resourceTypeOf(ObjectStoreKind);
+export const ObjectStoreClasses = resourceTypeOf(ObjectStoreClassKind);
+export const BucketClasses = resourceTypeOf(BucketClassKind);
+export const BucketPolicies = resourceTypeOf(BucketPolicyKind);
+export const Buckets = resourceTypeOf(BucketKind);
 
 export interface AppOptions {
   control: KubeConfig;
   log: Logger;
-  /** Watch only this namespace of the control cluster (all namespaces when unset). */
-  namespace?: string;
+  /** Watch only these namespaces of the control cluster (all namespaces when unset). */
+  namespaces?: string[];
   /** Names this control plane in ownership marks; defaults to the control cluster's kube-system UID. */
   controlPlaneId?: string;
   pollIntervalMs?: number;
@@ -65,8 +78,17 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const marks = new OwnershipMarks(controlPlaneId);
   const recorder = new ApiEventRecorder(control, FIELD_MANAGER, log);
 
-  const providers = new Informer<Provider>(control, Providers, { log, namespace: opts.namespace });
-  const stores = new Informer<ObjectStore>(control, ManagedObjectStores, { log, namespace: opts.namespace });
+  const scope = { log, namespaces: opts.namespaces };
+  const providers = new Informer<Provider>(control, Providers, scope);
+  const stores = new Informer<ObjectStore>(control, ManagedObjectStores, scope);
+  const classes = new Informer<ObjectStoreClass>(control, ObjectStoreClasses, scope);
+  const bucketClasses = new Informer<BucketClass>(control, BucketClasses, scope);
+  const policies = new Informer<BucketPolicy>(control, BucketPolicies, scope);
+  const buckets = new Informer<Claim>(control, Buckets, scope);
+  // Only connection Secrets: caching every Secret of the cluster would cost memory and trust.
+  const connectionSecrets = new Informer<SecretObject>(control, Secrets, { ...scope, fieldSelector: `type=${CONNECTION_SECRET_TYPE}` });
+  const informers = [providers, stores, classes, bucketClasses, policies, buckets, connectionSecrets];
+
   const targets = new TargetClients((creds) => clientFor(creds.kubeConfig));
   const resolver = new ProviderResolver(control, providers, targets);
 
@@ -81,9 +103,22 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // A Kubernetes API is read-your-writes consistent: a missing object right after create is drift.
     creationGraceMs: 0,
   }), log, common);
+  const defaultController = new Controller('defaultclass/bucket.storage.crossplane.io', new DefaultClassReconciler({
+    client: control, claims: { type: Buckets, cache: buckets }, policies: { type: BucketPolicies, cache: policies }, recorder,
+  }), log, common);
+  const claimController = new Controller('claimbinding/bucket.storage.crossplane.io', new ClaimReconciler<ObjectStoreClass, ObjectStore>({
+    client: control, recorder, log,
+    claims: { type: Buckets, cache: buckets },
+    portableClasses: { type: BucketClasses, cache: bucketClasses },
+    classes: { type: ObjectStoreClasses, cache: classes },
+    managed: { type: ManagedObjectStores, cache: stores },
+    secrets: connectionSecrets,
+    configure: configureObjectStore,
+  }), log, common);
+  const controllers = [providerController, storeController, defaultController, claimController];
 
-  // Only changes a user makes (spec, labels, annotations, deletion) wake the managed controller;
-  // our own status writes do not (crossplane's DesiredStateChanged filter).
+  // Only changes a user makes (spec, labels, annotations, deletion) wake a controller; our own
+  // status writes do not (crossplane's DesiredStateChanged filter).
   providers.on({
     added: (p) => providerController.enqueue(keyOf(p.metadata)),
     updated: (old, p) => { if (old.metadata.generation !== p.metadata.generation) providerController.enqueue(keyOf(p.metadata)); },
@@ -94,9 +129,47 @@ export async function startApp(opts: AppOptions): Promise<App> {
   });
   targets.addHooks(new TargetWatches(minioObjectStore, marks, (key) => storeController.enqueue(key), log));
 
-  await Promise.all([providers.start(), stores.start()]);
-  providerController.start();
-  storeController.start();
+  // The claim side: a claim wakes both claim controllers; anything a claim depends on wakes the claim.
+  const enqueueClaim = (key: string): void => {
+    defaultController.enqueue(key);
+    claimController.enqueue(key);
+  };
+  const claimOf = (ref: ObjectReference | undefined): void => {
+    if (ref?.kind === Buckets.kind && ref.namespace) claimController.enqueue(`${ref.namespace}/${ref.name}`);
+  };
+  buckets.on({
+    added: (c) => enqueueClaim(keyOf(c.metadata)),
+    updated: (old, c) => { if (desiredStateChanged(old, c)) enqueueClaim(keyOf(c.metadata)); },
+  });
+  stores.on({
+    added: (mr) => claimOf(mr.spec.claimRef),
+    updated: (old, mr) => { claimOf(old.spec.claimRef); claimOf(mr.spec.claimRef); },
+    deleted: (mr) => claimOf(mr.spec.claimRef),
+  });
+  const secretChanged = (s: SecretObject): void => {
+    const owner = s.metadata.ownerReferences?.find((r) => r.controller) as { kind?: string; name: string } | undefined;
+    if (owner?.kind === ManagedObjectStores.kind) claimOf(stores.get(`${s.metadata.namespace}/${owner.name}`)?.spec.claimRef);
+    if (owner?.kind === Buckets.kind) claimController.enqueue(`${s.metadata.namespace}/${owner.name}`);
+  };
+  connectionSecrets.on({ added: secretChanged, updated: (_, s) => secretChanged(s), deleted: secretChanged });
+  // A claim waiting for a default, or for a class to appear or allow it, is retried when that changes.
+  const unclassedIn = (ns: string | undefined): void => {
+    for (const c of buckets.list()) if (c.metadata.namespace === ns && !c.spec?.classRef) defaultController.enqueue(keyOf(c.metadata));
+  };
+  policies.on({ added: (p) => unclassedIn(p.metadata.namespace), updated: (_, p) => unclassedIn(p.metadata.namespace), deleted: (p) => unclassedIn(p.metadata.namespace) });
+  const unboundUsing = (uses: (claim: Claim) => boolean): void => {
+    for (const c of buckets.list()) if (c.status?.bindingPhase !== 'Bound' && uses(c)) claimController.enqueue(keyOf(c.metadata));
+  };
+  const usesBucketClass = (bc: BucketClass) => (c: Claim): boolean => c.metadata.namespace === bc.metadata.namespace && c.spec?.classRef?.name === bc.metadata.name;
+  bucketClasses.on({ added: (bc) => unboundUsing(usesBucketClass(bc)), updated: (_, bc) => unboundUsing(usesBucketClass(bc)) });
+  const classChanged = (cls: ObjectStoreClass): void => {
+    const pointing = bucketClasses.list().filter((bc) => bc.classRef.kind === ObjectStoreClasses.kind && bc.classRef.name === cls.metadata.name && bc.classRef.namespace === cls.metadata.namespace);
+    unboundUsing((c) => pointing.some((bc) => usesBucketClass(bc)(c)));
+  };
+  classes.on({ added: classChanged, updated: (_, cls) => classChanged(cls) });
+
+  await Promise.all(informers.map((i) => i.start()));
+  for (const c of controllers) c.start();
 
   const leaks = new LeakSweeper<ObjectStore>({
     kind: minioObjectStore, marks, resolver, providers, managed: stores, reportOnly: opts.leakReportOnly ?? false, log,
@@ -113,21 +186,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
     async stop() {
       leaks.stop();
       clearInterval(idle);
-      await Promise.all([providerController.stop(), storeController.stop()]);
-      await Promise.all([providers.stop(), stores.stop()]);
+      await Promise.all(controllers.map((c) => c.stop()));
+      await Promise.all(informers.map((i) => i.stop()));
       await targets.close();
       await control.close();
     },
   };
-}
-
-function desiredStateChanged(old: ObjectStore, mr: ObjectStore): boolean {
-  const volatile = new Set(['crossplane.io/external-create-pending', 'crossplane.io/external-create-failed']);
-  const annotations = (o: ObjectStore): Record<string, string> =>
-    Object.fromEntries(Object.entries(o.metadata.annotations ?? {}).filter(([k]) => !volatile.has(k)));
-  return old.metadata.generation !== mr.metadata.generation ||
-    JSON.stringify(old.metadata.labels ?? {}) !== JSON.stringify(mr.metadata.labels ?? {}) ||
-    JSON.stringify(annotations(old)) !== JSON.stringify(annotations(mr)) ||
-    old.metadata.deletionTimestamp !== mr.metadata.deletionTimestamp ||
-    JSON.stringify(old.metadata.finalizers ?? []) !== JSON.stringify(mr.metadata.finalizers ?? []);
 }

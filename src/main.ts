@@ -15,7 +15,7 @@ const duration = z.string().regex(/^\d+(ms|s|m|h)$/, 'use a duration like 30s, 1
 const flags = z.object({
   kubeconfig: z.string().optional(),
   'control-plane-id': z.string().optional(),
-  namespace: z.string().optional(),
+  namespace: z.string().regex(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'use one namespace or a comma-separated list').optional(),
   poll: duration.default(60_000),
   'leak-interval': duration.default(300_000),
   'leak-mode': z.enum(['delete', 'report']).default('delete'),
@@ -25,7 +25,7 @@ const flags = z.object({
   'log-level': z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
-const usage = `usage: provider-rook [--kubeconfig PATH] [--namespace NS] [--control-plane-id ID] [--poll 1m] [--leak-interval 5m]
+const usage = `usage: provider-rook [--kubeconfig PATH] [--namespace NS[,NS...]] [--control-plane-id ID] [--poll 1m] [--leak-interval 5m]
        [--leak-mode delete|report] [--workers 4] [--max-reconcile-rate 10] [--metrics-addr :8080] [--log-level info]`;
 
 async function main(): Promise<void> {
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   else kc.loadFromCluster();
 
   const app = await startApp({
-    control: kc, log, namespace: opts.namespace, controlPlaneId: opts['control-plane-id'], pollIntervalMs: opts.poll, leakIntervalMs: opts['leak-interval'],
+    control: kc, log, namespaces: opts.namespace?.split(','), controlPlaneId: opts['control-plane-id'], pollIntervalMs: opts.poll, leakIntervalMs: opts['leak-interval'],
     leakReportOnly: opts['leak-mode'] === 'report', workers: opts.workers, maxReconcileRate: opts['max-reconcile-rate'],
   });
 

@@ -1,6 +1,7 @@
 // One source of truth for our APIs: each kind is a zod schema (which also gives the TypeScript type)
 // plus the CRD facts zod cannot say. hack/gen-crds.ts renders crds/*.yaml from these.
 import { z } from 'zod';
+import type { ResourceType } from '../runtime/kube/resources.ts';
 
 export interface KindDefinition {
   group: string;
@@ -70,4 +71,9 @@ export function crdOf(def: KindDefinition): Record<string, unknown> {
       }],
     },
   };
+}
+
+/** How the runtime addresses objects of a kind. */
+export function resourceTypeOf(def: KindDefinition): ResourceType {
+  return { apiVersion: `${def.group}/${def.version}`, kind: def.kind, plural: def.plural, namespaced: def.scope === 'Namespaced' };
 }

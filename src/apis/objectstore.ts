@@ -28,7 +28,8 @@ export const minioStoreSpec = z.object({
       message: 'scope.nodeCount must be at least 4 and even (the Rook MinIO operator ignores any other value)',
     }],
   }),
-  annotations: z.record(z.string(), z.string()).optional().meta({ description: 'Annotations for the MinIO pods.' }),
+  // Nullable: Rook's sample (and the design doc) write "annotations:" with every entry commented out.
+  annotations: z.record(z.string(), z.string()).nullable().optional().meta({ description: 'Annotations for the MinIO pods.' }),
   placement: z.record(z.string(), z.unknown()).optional().meta({
     description: 'Rook placement (nodeAffinity, podAffinity, podAntiAffinity, tolerations) by key, e.g. "all". Passed through; the operator does not act on it.',
   }),

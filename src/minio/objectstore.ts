@@ -6,6 +6,7 @@ import type { ObjectStore } from '../apis/objectstore.ts';
 import type { NativeKind } from '../runtime/native/external.ts';
 import { Secrets, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
 import { secretText } from '../runtime/native/credentials.ts';
+import { withoutNulls } from '../runtime/json.ts';
 import { rookMinioOperator } from './operator.ts';
 
 export const RookObjectStores: ResourceType = { apiVersion: 'minio.rook.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true };
@@ -45,7 +46,8 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
       spec: {
         scope,
         ...(annotations ? { annotations } : {}),
-        ...(placement ? { placement } : {}),
+        // Rook's sample leaves placement keys empty ("tolerations:"), which means nothing to apply.
+        ...(placement ? { placement: withoutNulls(placement) } : {}),
         // The operator reads the Secret from credentials.namespace, so it is always set.
         credentials: credentialsRef(mr, name),
         ...(clusterDomain ? { clusterDomain } : {}),

@@ -1,7 +1,7 @@
 // An informer (kube-rs watcher + reflector): list, then watch from the list's resourceVersion,
 // keeping a cache and telling handlers what changed. It never gives up: watch ends are resumed,
 // 410 Gone relists (and reports objects that vanished meanwhile), errors back off up to 30 s.
-import type { KubeClient, KubeObjectLike } from './kube/client.ts';
+import type { KubeClient, KubeObjectLike, Selection } from './kube/client.ts';
 import { isGone } from './kube/errors.ts';
 import type { ResourceType } from './kube/resources.ts';
 import type { Logger } from './logger.ts';
@@ -13,23 +13,27 @@ export interface Handlers<T> {
   deleted?(obj: T): void;
 }
 
+export interface InformerOptions extends Selection {
+  /** Watch only these namespaces (one list/watch each); all namespaces when unset. */
+  namespaces?: string[];
+  log: Logger;
+}
+
 export class Informer<T extends KubeObjectLike> {
   private readonly store = new Map<string, T>();
   private readonly handlers: Handlers<T>[] = [];
   private readonly abort = new AbortController();
-  private loop?: Promise<void>;
-  private synced!: Promise<void>;
-  private markSynced!: () => void;
+  private loops?: Promise<void>[];
+  private synced?: Promise<unknown>;
 
   readonly client: KubeClient;
   readonly type: ResourceType;
-  private readonly opts: { namespace?: string; labelSelector?: string; log: Logger };
+  private readonly opts: InformerOptions;
 
-  constructor(client: KubeClient, type: ResourceType, opts: { namespace?: string; labelSelector?: string; log: Logger }) {
+  constructor(client: KubeClient, type: ResourceType, opts: InformerOptions) {
     this.client = client;
     this.type = type;
     this.opts = opts;
-    this.synced = new Promise((resolve) => (this.markSynced = resolve));
   }
 
   on(handlers: Handlers<T>): this {
@@ -38,14 +42,23 @@ export class Informer<T extends KubeObjectLike> {
   }
 
   /** Starts the list/watch loop; resolves once the cache holds a first full list. */
-  start(): Promise<void> {
-    this.loop ??= this.run();
-    return this.synced;
+  async start(): Promise<void> {
+    if (!this.synced) {
+      const scopes = this.opts.namespaces ?? [undefined];
+      const started = scopes.map((namespace) => {
+        let markSynced!: () => void;
+        const synced = new Promise<void>((resolve) => (markSynced = resolve));
+        return { loop: this.run(namespace, markSynced), synced };
+      });
+      this.loops = started.map((s) => s.loop);
+      this.synced = Promise.all(started.map((s) => s.synced));
+    }
+    await this.synced;
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
-    await this.loop;
+    await Promise.all(this.loops ?? []);
   }
 
   get(key: string): T | undefined {
@@ -56,20 +69,21 @@ export class Informer<T extends KubeObjectLike> {
     return [...this.store.values()];
   }
 
-  private async run(): Promise<void> {
+  private async run(namespace: string | undefined, markSynced: () => void): Promise<void> {
     const signal = this.abort.signal;
     let resourceVersion: string | undefined;
     let delay = 1000;
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined) {
-          const listed = await this.client.list<T>(this.type, { namespace: this.opts.namespace, labelSelector: this.opts.labelSelector, signal });
-          this.replace(listed.items);
+          const listed = await this.client.list<T>(this.type, { namespace, labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector, signal });
+          this.replace(listed.items, namespace);
           resourceVersion = listed.resourceVersion;
-          this.markSynced();
+          markSynced();
         }
         delay = 1000;
-        await this.client.watch(this.type, { namespace: this.opts.namespace, labelSelector: this.opts.labelSelector, resourceVersion, signal }, (type, obj) => {
+        const { labelSelector, fieldSelector } = this.opts;
+        await this.client.watch(this.type, { namespace, labelSelector, fieldSelector, resourceVersion, signal }, (type, obj) => {
           resourceVersion = obj.metadata.resourceVersion ?? resourceVersion;
           if (type === 'ADDED' || type === 'MODIFIED') this.upsert(obj as T);
           else if (type === 'DELETED') this.remove(obj as T);
@@ -87,13 +101,16 @@ export class Informer<T extends KubeObjectLike> {
     }
   }
 
-  private replace(items: T[]): void {
+  /** A fresh list of one scope: what it no longer holds was deleted meanwhile. */
+  private replace(items: T[], namespace: string | undefined): void {
     const seen = new Set<string>();
     for (const item of items) {
       seen.add(keyOf(item.metadata));
       this.upsert(item);
     }
-    for (const [key, obj] of this.store) if (!seen.has(key)) this.remove(obj);
+    for (const [key, obj] of this.store) {
+      if (!seen.has(key) && (namespace === undefined || obj.metadata.namespace === namespace)) this.remove(obj);
+    }
   }
 
   private upsert(obj: T): void {

@@ -69,7 +69,7 @@ beforeAll(async () => {
   await provider('target', providerSecretKeys(testCluster('target')));
   operator = new FakeMinioOperator(target);
   await operator.start();
-  app = await startTestApp(testCluster('control'), { namespace: ns });
+  app = await startTestApp(testCluster('control'), { namespaces: [ns] });
 });
 
 afterAll(async () => {

@@ -55,7 +55,7 @@ beforeAll(async () => {
   target = adminClient(fresh);
   await installCrds(control, ourCrds());
   ns = await createNamespace(control, 'op');
-  app = await startTestApp(testCluster('control'), { namespace: ns, pollIntervalMs: 1_000, maxReconcileRate: 100, onRequest: recordWrites });
+  app = await startTestApp(testCluster('control'), { namespaces: [ns], pollIntervalMs: 1_000, maxReconcileRate: 100, onRequest: recordWrites });
 }, 120_000);
 
 function recordWrites(server: string, method: string, path: string): void {
@@ -116,7 +116,7 @@ describe('operator install', () => {
   it('leaves the installed operator unchanged across a provider restart', async () => {
     const versions = await Promise.all(bundle.map(([type, name, namespace]) => target.get<Obj>(type, name, namespace).then((o) => o?.metadata.resourceVersion)));
     await app.stop();
-    app = await startTestApp(testCluster('control'), { namespace: ns, controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
+    app = await startTestApp(testCluster('control'), { namespaces: [ns], controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
     const name = uniqueName('after-restart');
     await control.create(ManagedObjectStores, store(name, 'fresh'));
     await eventually(async () => (await target.get(RookObjectStores, name, 'rook-minio')) !== undefined, 'a new store after the restart');

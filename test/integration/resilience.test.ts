@@ -42,7 +42,7 @@ beforeAll(async () => {
   await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'outage', namespace: ns }, spec: { credentialsSecretRef: { name: 'outage-creds' } } });
   operator = new FakeMinioOperator(target);
   await operator.start();
-  app = await startTestApp(testCluster('control'), { namespace: ns, pollIntervalMs: 1_000 });
+  app = await startTestApp(testCluster('control'), { namespaces: [ns], pollIntervalMs: 1_000 });
 }, 120_000);
 
 afterAll(async () => {
@@ -120,14 +120,14 @@ describe('resilience', () => {
     await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the resource to be gone');
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
 
-    const reporting = await startTestApp(testCluster('control'), { namespace: ns, controlPlaneId: app.controlPlaneId, leakReportOnly: true });
+    const reporting = await startTestApp(testCluster('control'), { namespaces: [ns], controlPlaneId: app.controlPlaneId, leakReportOnly: true });
     const reported = await reporting.leaks.sweep();
     await reporting.stop();
     expect(reported.filter((r) => r.owner === `${ns}/${name}`).map((r) => [r.kind, r.deleted])).toEqual([['ObjectStore', false], ['Secret', false], ['Namespace', false]]);
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
 
     // A provider that starts sweeps at once.
-    app = await startTestApp(testCluster('control'), { namespace: ns, controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
+    app = await startTestApp(testCluster('control'), { namespaces: [ns], controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
     await eventually(async () => (await target.get(RookObjectStores, name, mr.spec.targetNamespace)) === undefined, 'the leaked store to be deleted');
     await eventually(async () => (await target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)) === undefined, 'the leaked access keys to be deleted');
     // Objects of live resources are never touched.

@@ -2,7 +2,9 @@
 // served a single write. Runs on its own pair of clusters so no other test's writes are counted.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { ManagedObjectStores, type App } from '../../src/app.ts';
+import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import type { Bucket } from '../../src/apis/storage.ts';
+import { applyManifests } from '../../hack/lib/manifests.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
@@ -37,8 +39,19 @@ describe('steady state', () => {
     await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'target', namespace: ns }, spec: { credentialsSecretRef: { name: 'creds' } } });
     operator = new FakeMinioOperator(target);
     await operator.start();
+    const appNs = await createNamespace(control, 'quiet-app');
     const pollMs = 1_000;
-    app = await startTestApp(controlCluster, { namespace: ns, pollIntervalMs: pollMs });
+    app = await startTestApp(controlCluster, { namespaces: [ns, appNs], pollIntervalMs: pollMs });
+
+    // Two claims as well (one naming its class, one defaulted by a policy): all three claim-side
+    // controllers must come to rest too.
+    await applyManifests(control, [
+      { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: 'standard', namespace: ns }, spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' } } },
+      { apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'standard', namespace: appNs }, classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: ns } },
+      { apiVersion: BucketPolicies.apiVersion, kind: 'BucketPolicy', metadata: { name: 'default', namespace: appNs }, spec: { defaultClassRef: { name: 'standard' } } },
+      { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: 'named', namespace: appNs }, spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: 'named' } } },
+      { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: 'defaulted', namespace: appNs }, spec: { writeConnectionSecretToRef: { name: 'defaulted' } } },
+    ]);
 
     const stores = Array.from({ length: 3 }, () => uniqueName('quiet'));
     for (const name of stores) {
@@ -49,16 +62,18 @@ describe('steady state', () => {
     }
     await eventually(async () => {
       const { items } = await control.list<ObjectStore>(ManagedObjectStores, { namespace: ns });
-      return items.length === 3 && items.every((mr) => mr.status?.conditions?.every((c) => c.status === 'True') && mr.status.conditions.length === 2);
-    }, 'all stores Ready and Synced');
+      const claims = (await control.list<Bucket>(Buckets, { namespace: appNs })).items;
+      return items.length === 5 && items.every((mr) => mr.status?.conditions?.every((c) => c.status === 'True') && mr.status.conditions.length === 2) &&
+        claims.every((c) => c.status?.bindingPhase === 'Bound' && c.status.conditions?.every((cond) => cond.status === 'True'));
+    }, 'all stores Ready and Synced, all claims Bound');
     // Let in-flight follow-ups (the pass after create, the connection Secret) settle.
     await new Promise((r) => setTimeout(r, 3 * pollMs));
 
     const before = await Promise.all([writeCounts(controlCluster), writeCounts(targetCluster)]);
-    await new Promise((r) => setTimeout(r, 6 * pollMs)); // six polls of every store and the Provider
+    await new Promise((r) => setTimeout(r, 6 * pollMs)); // six polls of every store (3 direct, 2 claimed) and the Provider
     const after = await Promise.all([writeCounts(controlCluster), writeCounts(targetCluster)]);
     const writes = { control: difference(after[0], before[0]), target: difference(after[1], before[1]) };
-    console.log(`writes during 6 polls of 3 stores: ${JSON.stringify(writes)}`);
+    console.log(`writes during 6 polls of 5 stores and 2 bound claims: ${JSON.stringify(writes)}`);
     expect(writes).toEqual({ control: {}, target: {} });
   }, 120_000);
 });

@@ -16,6 +16,12 @@ export interface ListResult<T> {
   resourceVersion: string;
 }
 
+/** Server-side filters for list and watch. */
+export interface Selection {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 export interface ClientOptions {
@@ -110,13 +116,13 @@ export class KubeClient {
   }
 
   /** Lists all pages. */
-  async list<T extends KubeObjectLike>(type: ResourceType, opts: { namespace?: string; labelSelector?: string; signal?: AbortSignal } = {}): Promise<ListResult<T>> {
+  async list<T extends KubeObjectLike>(type: ResourceType, opts: Selection & { namespace?: string; signal?: AbortSignal } = {}): Promise<ListResult<T>> {
     const items: T[] = [];
     let cont: string | undefined;
     let resourceVersion: string;
     do {
       const page = await this.request<{ items: T[]; metadata: { continue?: string; resourceVersion: string } }>('GET', resourcePath(type, opts.namespace), {
-        query: { labelSelector: opts.labelSelector, limit: '500', continue: cont },
+        query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: '500', continue: cont },
         signal: opts.signal,
       });
       // List items carry no apiVersion/kind; put them back so objects look the same on every path.
@@ -184,13 +190,14 @@ export class KubeClient {
    * Streams watch events until the server ends the watch, the signal aborts, or an error occurs.
    * Resolves normally when the stream ends; rejects with KubeError 410 when resourceVersion is too old.
    */
-  async watch(type: ResourceType, opts: { namespace?: string; labelSelector?: string; resourceVersion: string; signal: AbortSignal },
+  async watch(type: ResourceType, opts: Selection & { namespace?: string; resourceVersion: string; signal: AbortSignal },
     onEvent: (type: WatchEventType, obj: KubeObjectLike) => void): Promise<void> {
     const url = new URL(this.server + resourcePath(type, opts.namespace));
     const timeoutSeconds = 240 + Math.floor(Math.random() * 60);
     url.search = new URLSearchParams({
       watch: '1', resourceVersion: opts.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds),
       ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+      ...(opts.fieldSelector ? { fieldSelector: opts.fieldSelector } : {}),
     }).toString();
     const auth = await this.authFor();
     this.opts.onRequest?.('WATCH', url.pathname);

@@ -4,9 +4,12 @@ import type { KubeClient } from '../kube/client.ts';
 import { Secrets } from '../kube/resources.ts';
 import { ReasonedError } from '../conditions.ts';
 import { CONNECTION_SECRET_TYPE, ownerReference } from '../meta.ts';
-import type { ConnectionDetails, ManagedResource } from './types.ts';
+import type { ConnectionDetails } from './types.ts';
 
-interface SecretObject {
+/** Whoever controls the Secret: a managed resource, or a claim for its copy. */
+type Owner = { apiVersion?: string; kind?: string; metadata: { name: string; uid?: string } };
+
+export interface SecretObject {
   apiVersion?: string;
   kind?: string;
   metadata: { name: string; namespace?: string; resourceVersion?: string; ownerReferences?: { uid: string; controller?: boolean }[] };
@@ -23,8 +26,12 @@ export function controllerUid(obj: { metadata: { ownerReferences?: { uid: string
 }
 
 /** Creates or updates the Secret `name` in `namespace` for `owner`; returns true when it wrote. */
-export async function publishSecret(client: KubeClient, owner: ManagedResource, namespace: string, name: string, details: ConnectionDetails, signal?: AbortSignal): Promise<boolean> {
-  const data = encode(details);
+export function publishSecret(client: KubeClient, owner: Owner, namespace: string, name: string, details: ConnectionDetails, signal?: AbortSignal): Promise<boolean> {
+  return publishSecretData(client, owner, namespace, name, encode(details), signal);
+}
+
+/** As publishSecret, with data already base64 (e.g. copied from another Secret). */
+export async function publishSecretData(client: KubeClient, owner: Owner, namespace: string, name: string, data: Record<string, string>, signal?: AbortSignal): Promise<boolean> {
   const existing = await client.get<SecretObject>(Secrets, name, namespace, signal);
   if (!existing) {
     await client.create(Secrets, {
@@ -45,7 +52,7 @@ export async function publishSecret(client: KubeClient, owner: ManagedResource, 
 }
 
 /** Deletes the Secret if (and only if) `owner` controls it. */
-export async function unpublishSecret(client: KubeClient, owner: ManagedResource, namespace: string, name: string, signal?: AbortSignal): Promise<void> {
+export async function unpublishSecret(client: KubeClient, owner: Owner, namespace: string, name: string, signal?: AbortSignal): Promise<void> {
   const existing = await client.get<SecretObject>(Secrets, name, namespace, signal);
   if (existing && controllerUid(existing) === owner.metadata.uid) await client.delete(Secrets, name, namespace, { signal });
 }

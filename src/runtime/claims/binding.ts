@@ -1,0 +1,267 @@
+// The claim (binding) reconciler, after crossplane-runtime's portable-class era: claim → portable
+// class → provider class → one managed resource, bound once it is ready, its connection Secret
+// copied into the claim's namespace and kept in sync. Deleting the claim releases the resource and,
+// with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`.
+import { Ready, ReasonedError, Synced, reasonOf, setCondition, type Condition } from '../conditions.ts';
+import type { EventRecorder } from '../events.ts';
+import { sameJson } from '../json.ts';
+import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/errors.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import type { Logger } from '../logger.ts';
+import { hasFinalizer, isDeleting, withFinalizer, withoutFinalizer } from '../meta.ts';
+import { controllerUid, publishSecretData, unpublishSecret, type SecretObject } from '../managed/publisher.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
+import { managedNameFor, referenceTo, refersTo, type Claim, type ObjectReference, type PortableClass } from './claim.ts';
+
+export const FINALIZER_CLAIM = 'finalizer.resourceclaim.crossplane.io';
+
+/** How long to wait before re-checking a claim that is stuck on something a watch may not report. */
+const RECHECK_MS = 30_000;
+
+export interface Cache<T> {
+  get(key: string): T | undefined;
+  list(): T[];
+}
+
+interface Kind<T> {
+  type: ResourceType;
+  cache: Cache<T>;
+}
+
+export interface ClaimReconcilerOptions<C extends KubeObjectLike, MR extends ManagedResource> {
+  client: KubeClient;
+  claims: Kind<Claim>;
+  portableClasses: Kind<PortableClass>;
+  classes: Kind<C>;
+  managed: Kind<MR>;
+  /** Connection Secrets of the control cluster. */
+  secrets: Cache<SecretObject>;
+  /**
+   * The provider's part: a managed resource named `name`, in the class's namespace, configured from
+   * the class for this claim. It may refuse with a ReasonedError (e.g. the namespace is not allowed).
+   */
+  configure(claim: Claim, cls: C, name: string): MR;
+  recorder: EventRecorder;
+  log: Logger;
+}
+
+type Cond = Parameters<typeof setCondition>[1];
+
+const binding = (message: string): Cond => ({ type: 'Ready', status: 'False', reason: 'Binding', message });
+
+export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResource> implements Reconciler {
+  private readonly o: ClaimReconcilerOptions<C, MR>;
+
+  constructor(opts: ClaimReconcilerOptions<C, MR>) {
+    this.o = opts;
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<Result> {
+    const cached = this.o.claims.cache.get(key);
+    // A claim with neither a class nor a resource is the default-class controller's to fill in.
+    if (!cached || (!cached.spec?.classRef && !cached.spec?.resourceRef && !isDeleting(cached.metadata))) return done();
+    const claim = structuredClone(cached);
+    try {
+      return isDeleting(claim.metadata) ? await this.release(claim, signal) : await this.bind(claim, cached, signal);
+    } catch (err) {
+      if (isConflict(err)) return requeue(); // a concurrent writer; the next pass reads fresh state
+      if (isNotFound(err) && !(err instanceof ReasonedError)) return done();
+      const message = (err as Error).message;
+      this.o.recorder.warning(claim, err instanceof ReasonedError ? err.reason : 'CannotBindManagedResource', message);
+      const ready = claim.spec?.resourceRef ? binding(message) : { ...Ready.creating(), message };
+      await this.writeStatus(claim, cached, signal, ready, Synced.error(reasonOf(err), message)).catch(() => undefined);
+      // Refusals (a missing class, a namespace not allowed) wait for a change; API errors back off.
+      return err instanceof ReasonedError ? requeueAfter(RECHECK_MS) : requeue();
+    }
+  }
+
+  private async bind(claim: Claim, cached: Claim, signal: AbortSignal): Promise<Result> {
+    if (!hasFinalizer(claim.metadata, FINALIZER_CLAIM)) {
+      claim.metadata.finalizers = withFinalizer(claim.metadata, FINALIZER_CLAIM);
+      claim = await this.updateClaim(claim, signal);
+    }
+
+    let mr = await this.boundResource(claim, signal);
+    if (!mr) {
+      if (!claim.spec?.classRef) {
+        const ref = claim.spec!.resourceRef!;
+        await this.writeStatus(claim, cached, signal, binding(`${this.o.managed.type.kind} ${ref.namespace}/${ref.name} does not exist`), Synced.success());
+        return requeueAfter(RECHECK_MS);
+      }
+      ({ mr, claim } = await this.provision(claim, signal));
+    }
+
+    const where = `${this.o.managed.type.kind} ${mr.metadata.namespace}/${mr.metadata.name}`;
+    if (mr.metadata.ownerReferences?.some((r) => r.controller)) {
+      throw new ReasonedError('ManagedResourceConflict', `refusing to bind to ${where}: it is controlled by another resource`);
+    }
+    // Binding to an existing resource needs the platform team to have reserved it for this claim.
+    if (!refersTo(claimRefOf(mr), claim)) {
+      throw new ReasonedError('ManagedResourceConflict', `refusing to bind to ${where}: its spec.claimRef does not name this claim`);
+    }
+    const phase = mr.status?.bindingPhase;
+    if (phase === 'Released') {
+      throw new ReasonedError('ManagedResourceReleased', `${where} was released by an earlier claim and cannot be bound again`);
+    }
+    if (phase !== 'Unbound' && phase !== 'Bound') {
+      const why = progressOf(mr);
+      await this.writeStatus(claim, cached, signal, binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`), Synced.success(), 'Unbound');
+      return done(); // the managed resource's watch brings us back
+    }
+
+    if (!(await this.propagate(claim, mr, signal))) {
+      await this.writeStatus(claim, cached, signal, binding(`waiting for the connection Secret of ${where}`), Synced.success(), 'Unbound');
+      return done(); // the Secret watch brings us back
+    }
+
+    if (phase === 'Unbound') {
+      await this.o.client.updateStatus(this.o.managed.type, { ...mr, status: { ...mr.status, bindingPhase: 'Bound' } }, signal);
+      this.o.recorder.normal(claim, 'BoundManagedResource', `Bound to ${where}`);
+    }
+    // Once bound, the claim reports what its resource reports.
+    const mrReady = readyOf(mr);
+    const ready: Cond = mrReady ? { type: 'Ready', status: mrReady.status, reason: mrReady.reason, ...(mrReady.message ? { message: mrReady.message } : {}) } : Ready.available();
+    await this.writeStatus(claim, cached, signal, ready, Synced.success(), 'Bound');
+    return done();
+  }
+
+  /** The managed resource the claim references (cache first; a fresh read covers a lagging cache). */
+  private async boundResource(claim: Claim, signal: AbortSignal): Promise<MR | undefined> {
+    const ref = claim.spec?.resourceRef;
+    if (!ref) return undefined;
+    const found = this.o.managed.cache.get(`${ref.namespace}/${ref.name}`) ??
+      (await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal));
+    return found && !isDeleting(found.metadata) ? structuredClone(found) : undefined;
+  }
+
+  /** Claim → portable class → provider class, each failure named precisely. */
+  private resolveClass(claim: Claim): C {
+    const ns = claim.metadata.namespace!;
+    const portableName = claim.spec!.classRef!.name;
+    const portable = this.o.portableClasses.cache.get(`${ns}/${portableName}`);
+    const portableKind = this.o.portableClasses.type.kind;
+    if (!portable) throw new ReasonedError('ClassNotFound', `${portableKind} ${ns}/${portableName} does not exist`);
+    const ref = portable.classRef;
+    const want = this.o.classes.type;
+    if (!ref || ref.kind !== want.kind || ref.apiVersion !== want.apiVersion) {
+      throw new ReasonedError('UnsupportedClass',
+        `${portableKind} ${ns}/${portableName} points at ${ref ? `${ref.apiVersion} ${ref.kind}` : 'nothing'}; this provider serves ${want.apiVersion} ${want.kind}`);
+    }
+    const cls = this.o.classes.cache.get(`${ref.namespace}/${ref.name}`);
+    if (!cls) throw new ReasonedError('ClassNotFound', `${want.kind} ${ref.namespace}/${ref.name} (named by ${portableKind} ${portableName}) does not exist`);
+    return cls;
+  }
+
+  private async provision(claim: Claim, signal: AbortSignal): Promise<{ mr: MR; claim: Claim }> {
+    const cls = this.resolveClass(claim);
+    const name = managedNameFor(claim);
+    const desired = this.o.configure(claim, cls, name);
+    desired.metadata = { ...desired.metadata, name, namespace: cls.metadata.namespace };
+    desired.spec = { ...desired.spec, claimRef: referenceTo(claim), classRef: referenceTo(cls as KubeObjectLike & { metadata: { uid?: string } }) };
+    let mr: MR;
+    try {
+      mr = await this.o.client.create(this.o.managed.type, desired, signal);
+      this.o.recorder.normal(claim, 'CreatedManagedResource', `Created ${this.o.managed.type.kind} ${desired.metadata.namespace}/${name}`);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      // Made by an earlier attempt that did not get to record it (a crash, a lost response).
+      const existing = await this.o.client.get<MR>(this.o.managed.type, name, desired.metadata.namespace, signal);
+      if (!existing || !refersTo(claimRefOf(existing), claim)) {
+        throw new ReasonedError('ManagedResourceConflict', `${this.o.managed.type.kind} ${desired.metadata.namespace}/${name} exists and belongs to another claim`);
+      }
+      mr = existing;
+    }
+    claim.spec = { ...claim.spec, resourceRef: referenceTo(mr) };
+    return { mr, claim: await this.updateClaim(claim, signal) };
+  }
+
+  /** Copies the managed resource's connection Secret to the claim's; false while there is none yet. */
+  private async propagate(claim: Claim, mr: MR, signal: AbortSignal): Promise<boolean> {
+    const to = claim.spec?.writeConnectionSecretToRef;
+    const from = mr.spec.writeConnectionSecretToRef;
+    if (!to || !from) return true;
+    const source = this.o.secrets.get(`${mr.metadata.namespace}/${from.name}`);
+    if (!source) return false;
+    // Only a Secret the managed resource controls is trusted, so a claim cannot exfiltrate others.
+    if (controllerUid(source) !== mr.metadata.uid) {
+      throw new ReasonedError('ConnectionSecretConflict', `Secret ${mr.metadata.namespace}/${from.name} is not controlled by ${this.o.managed.type.kind} ${mr.metadata.name}`);
+    }
+    const current = this.o.secrets.get(`${claim.metadata.namespace}/${to.name}`);
+    if (current && controllerUid(current) === claim.metadata.uid && sameJson(current.data ?? {}, source.data ?? {})) return true;
+    if (await publishSecretData(this.o.client, claim, claim.metadata.namespace!, to.name, source.data ?? {}, signal)) {
+      this.o.recorder.normal(claim, 'PropagatedConnectionSecret', `Wrote connection Secret ${to.name}`);
+    }
+    return true;
+  }
+
+  /** The claim is going away: release what it bound (deleting it under reclaim policy Delete). */
+  private async release(claim: Claim, signal: AbortSignal): Promise<Result> {
+    if (!hasFinalizer(claim.metadata, FINALIZER_CLAIM)) return done();
+    const ref = claim.spec?.resourceRef;
+    // A crash between creating the resource and recording it leaves it unreferenced: find it by its claimRef.
+    const candidates = new Map<string, MR>();
+    for (const mr of this.o.managed.cache.list()) if (refersTo(claimRefOf(mr), claim)) candidates.set(mr.metadata.uid!, mr);
+    if (ref) {
+      const live = await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal);
+      if (live && refersTo(claimRefOf(live), claim)) candidates.set(live.metadata.uid!, live);
+    }
+    for (const found of candidates.values()) await this.unbind(claim, structuredClone(found), signal);
+
+    const to = claim.spec?.writeConnectionSecretToRef;
+    if (to) await unpublishSecret(this.o.client, claim, claim.metadata.namespace!, to.name, signal);
+    claim.metadata.finalizers = withoutFinalizer(claim.metadata, FINALIZER_CLAIM);
+    await this.updateClaim(claim, signal);
+    return done();
+  }
+
+  private async unbind(claim: Claim, mr: MR, signal: AbortSignal): Promise<void> {
+    const { type } = this.o.managed;
+    const where = `${type.kind} ${mr.metadata.namespace}/${mr.metadata.name}`;
+    const { claimRef: _, ...spec } = mr.spec;
+    // Released before any deletion, so it never shows as Bound while deletion is pending.
+    const released = await this.o.client.update<MR>(type, { ...mr, spec: spec as MR['spec'] }, signal).catch(ignoreNotFound);
+    if (!released) return;
+    await this.o.client.updateStatus(type, { ...released, status: { ...mr.status, bindingPhase: 'Released' } }, signal).catch(ignoreNotFound);
+    if ((mr.spec.reclaimPolicy ?? 'Delete') === 'Delete') {
+      await this.o.client.delete(type, mr.metadata.name, mr.metadata.namespace, { uid: mr.metadata.uid, signal });
+      this.o.recorder.normal(claim, 'DeletedManagedResource', `Deleted ${where} (reclaim policy Delete)`);
+    } else {
+      this.o.recorder.normal(claim, 'ReleasedManagedResource', `Released ${where}; it is kept (reclaim policy ${mr.spec.reclaimPolicy})`);
+    }
+  }
+
+  private async updateClaim(claim: Claim, signal: AbortSignal): Promise<Claim> {
+    const updated = await this.o.client.update<Claim>(this.o.claims.type, claim, signal);
+    return { ...updated, status: claim.status };
+  }
+
+  /** Writes the claim's status only when it changed. */
+  private async writeStatus(claim: Claim, cached: Claim, signal: AbortSignal, ready: Cond, synced: Cond, phase?: 'Unbound' | 'Bound'): Promise<void> {
+    let conditions = claim.status?.conditions;
+    for (const c of [ready, synced]) conditions = setCondition(conditions, { ...c, observedGeneration: claim.metadata.generation });
+    claim.status = { ...claim.status, conditions, ...(phase ? { bindingPhase: phase } : {}) };
+    if (sameJson(claim.status, cached.status ?? {})) return;
+    await this.o.client.updateStatus(this.o.claims.type, claim, signal);
+  }
+}
+
+function claimRefOf(mr: ManagedResource): ObjectReference | undefined {
+  return mr.spec.claimRef as ObjectReference | undefined;
+}
+
+/** What holds a managed resource up: its sync error if any, else why it is not ready. */
+function progressOf(mr: ManagedResource): string | undefined {
+  const synced = mr.status?.conditions?.find((c) => c.type === 'Synced');
+  return synced?.status === 'False' ? synced.message ?? synced.reason : readyOf(mr)?.message;
+}
+
+function readyOf(mr: ManagedResource): Condition | undefined {
+  return mr.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+function ignoreNotFound(err: unknown): undefined {
+  if (isNotFound(err)) return undefined;
+  throw err;
+}

@@ -1,0 +1,59 @@
+// What the claim controllers need to know about claims, classes and their references, whatever the
+// concrete kinds: a claim names a portable class in its own namespace; the portable class names a
+// provider-specific ("non-portable") class anywhere; a managed resource is made from the latter.
+import { createHash } from 'node:crypto';
+import type { Condition, ObjectMeta } from '../../apis/common.ts';
+import type { KubeObjectLike } from '../kube/client.ts';
+
+export interface ObjectReference {
+  apiVersion?: string;
+  kind?: string;
+  name: string;
+  namespace?: string;
+  uid?: string;
+}
+
+export interface Claim extends KubeObjectLike {
+  metadata: ObjectMeta & { name: string };
+  spec?: {
+    classRef?: { name: string };
+    resourceRef?: ObjectReference;
+    writeConnectionSecretToRef?: { name: string };
+  };
+  status?: { conditions?: Condition[]; bindingPhase?: 'Unbindable' | 'Unbound' | 'Bound' | 'Released' };
+}
+
+export interface PortableClass extends KubeObjectLike {
+  classRef?: { apiVersion: string; kind: string; name: string; namespace: string };
+}
+
+/** A namespace's default portable class, as a policy object names it. */
+export interface DefaultClassPolicy extends KubeObjectLike {
+  spec?: { defaultClassRef?: { name: string } };
+}
+
+export function referenceTo(obj: KubeObjectLike & { metadata: { uid?: string } }): ObjectReference {
+  return { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid };
+}
+
+/** A reference names this claim (by kind, namespace and name; by uid too when it records one). */
+export function refersTo(ref: ObjectReference | undefined, claim: Claim): boolean {
+  return ref !== undefined && ref.kind === claim.kind && ref.name === claim.metadata.name && ref.namespace === claim.metadata.namespace &&
+    (!ref.uid || ref.uid === claim.metadata.uid);
+}
+
+// The alphabet Kubernetes uses for generateName suffixes: no vowels, no look-alikes.
+const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/**
+ * The managed resource's name for a claim: "<claim namespace>-<claim name>-<5 characters>", shaped
+ * like a generateName result but derived from the claim's uid. A retry after a crash, or a second
+ * replica, therefore names the same object and gets AlreadyExists instead of a duplicate. It stays
+ * within 52 characters so that names derived from it in the target (StatefulSet pods) stay valid.
+ */
+export function managedNameFor(claim: Claim): string {
+  const digest = createHash('sha256').update(claim.metadata.uid ?? `${claim.metadata.namespace}/${claim.metadata.name}`).digest();
+  const suffix = Array.from(digest.subarray(0, 5), (b) => SUFFIX_ALPHABET[b % SUFFIX_ALPHABET.length]).join('');
+  const prefix = `${claim.metadata.namespace}-${claim.metadata.name}`.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 46).replace(/-+$/, '');
+  return `${prefix}-${suffix}`;
+}

@@ -1,0 +1,61 @@
+// The default-class reconciler (crossplane's policy era): a claim that names no class gets the one
+// its namespace's policy names. With no policy, or several, it guesses nothing and says so.
+import { Synced, setCondition } from '../conditions.ts';
+import type { EventRecorder } from '../events.ts';
+import { sameJson } from '../json.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isConflict, isNotFound } from '../kube/errors.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import { isDeleting } from '../meta.ts';
+import { done, requeue, type Reconciler, type Result } from '../result.ts';
+import type { Cache } from './binding.ts';
+import type { Claim, DefaultClassPolicy } from './claim.ts';
+
+export interface DefaultClassReconcilerOptions {
+  client: KubeClient;
+  claims: { type: ResourceType; cache: Cache<Claim> };
+  policies: { type: ResourceType; cache: Cache<DefaultClassPolicy> };
+  recorder: EventRecorder;
+}
+
+export class DefaultClassReconciler implements Reconciler {
+  private readonly o: DefaultClassReconcilerOptions;
+
+  constructor(opts: DefaultClassReconcilerOptions) {
+    this.o = opts;
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<Result> {
+    const cached = this.o.claims.cache.get(key);
+    if (!cached || cached.spec?.classRef || cached.spec?.resourceRef || isDeleting(cached.metadata)) return done();
+    const claim = structuredClone(cached);
+    const ns = claim.metadata.namespace!;
+    const policyKind = this.o.policies.type.kind;
+    const policies = this.o.policies.cache.list()
+      .filter((p) => p.metadata.namespace === ns && !isDeleting(p.metadata) && p.spec?.defaultClassRef?.name)
+      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    try {
+      if (policies.length !== 1) {
+        const message = policies.length === 0
+          ? `no spec.classRef and no ${policyKind} in namespace ${ns} names a default class; set spec.classRef or create a ${policyKind}`
+          : `no spec.classRef and ${policies.length} ${policyKind}s in namespace ${ns} name a default class (${policies.map((p) => p.metadata.name).join(', ')}); keep one`;
+        const reason = policies.length === 0 ? 'NoDefaultClass' : 'AmbiguousDefaultClass';
+        const conditions = setCondition(claim.status?.conditions, { ...Synced.error(reason, message), observedGeneration: claim.metadata.generation });
+        if (!sameJson(conditions, cached.status?.conditions ?? [])) {
+          this.o.recorder.warning(claim, reason, message);
+          await this.o.client.updateStatus(this.o.claims.type, { ...claim, status: { ...claim.status, conditions } }, signal);
+        }
+        return done(); // the policy watch brings the claim back
+      }
+      const className = policies[0]!.spec!.defaultClassRef!.name;
+      claim.spec = { ...claim.spec, classRef: { name: className } };
+      await this.o.client.update(this.o.claims.type, claim, signal);
+      this.o.recorder.normal(claim, 'DefaultClassSelected', `Using class ${className} from ${policyKind} ${policies[0]!.metadata.name}`);
+      return done();
+    } catch (err) {
+      if (isConflict(err)) return requeue();
+      if (isNotFound(err)) return done();
+      throw err;
+    }
+  }
+}

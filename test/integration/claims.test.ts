@@ -1,0 +1,255 @@
+// Bucket claims on two real API servers: the design doc's four steps verbatim, defaults from a
+// BucketPolicy, reclaim Delete and Retain, 20 concurrent claims, a crash mid-binding, and a class
+// that refuses a namespace. The MinIO operator is played by the test double.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { App } from '../../src/app.ts';
+import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
+import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { Bucket } from '../../src/apis/storage.ts';
+import { RookObjectStores } from '../../src/minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Secrets } from '../../src/runtime/kube/resources.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
+import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
+import { applyManifests, loadManifests, type Manifest } from '../../hack/lib/manifests.ts';
+import { repoRoot } from '../../hack/lib/cluster.ts';
+import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+
+type SecretView = KubeObjectLike & { metadata: { ownerReferences?: unknown[] }; data?: Record<string, string>; type?: string };
+type TargetStore = KubeObjectLike & { spec: Record<string, unknown> };
+
+const PLATFORM = 'rook-infra-dev';
+const APP = 'app-project1-dev';
+const sample = (f: string): Manifest[] => loadManifests(path.join(repoRoot, 'config', 'samples', f));
+
+let control: KubeClient;
+let target: KubeClient;
+let operator: FakeMinioOperator;
+let app: App;
+// Namespaces of the other scenarios, known up front because the provider watches only these.
+const ns = { defaults: uniqueName('defaults'), retain: uniqueName('retain'), many: uniqueName('many'), crash: uniqueName('crash'), denied: uniqueName('denied') };
+const watched = [PLATFORM, APP, ...Object.values(ns)];
+
+const condition = (obj: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined, type: string) =>
+  obj?.status?.conditions?.find((c) => c.type === type);
+
+const getBucket = (namespace: string, name: string): Promise<Bucket | undefined> => control.get<Bucket>(Buckets, name, namespace);
+
+async function waitForBound(namespace: string, name: string, timeoutMs = 30_000): Promise<Bucket> {
+  return eventually(async () => {
+    const b = await getBucket(namespace, name);
+    return b?.status?.bindingPhase === 'Bound' && condition(b, 'Ready')?.status === 'True' ? b : undefined;
+  }, `Bucket ${namespace}/${name} to be Bound and Ready`, timeoutMs);
+}
+
+async function managedFor(namespace: string): Promise<ObjectStore[]> {
+  const { items } = await control.list<ObjectStore>(ManagedObjectStores, { namespace: PLATFORM, labelSelector: `crossplane.io/claim-namespace=${namespace}` });
+  return items;
+}
+
+function bucketClass(namespace: string, className: string, name = 'standard') {
+  return {
+    apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name, namespace },
+    classRef: { kind: 'ObjectStoreClass', apiVersion: ObjectStoreClasses.apiVersion, name: className, namespace: PLATFORM },
+  };
+}
+
+function bucket(namespace: string, name: string, className: string | null = 'standard') {
+  return {
+    apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name, namespace },
+    spec: { ...(className ? { classRef: { name: className } } : {}), writeConnectionSecretToRef: { name: `${name}-conn` } },
+  };
+}
+
+/** An ObjectStoreClass like the design doc's, with changes. */
+function storeClass(name: string, spec: Record<string, unknown>) {
+  const [base] = sample('02-objectstoreclass.yaml');
+  return { ...base!, metadata: { name, namespace: PLATFORM }, spec: { ...(base!.spec as object), ...spec } };
+}
+
+beforeAll(async () => {
+  control = adminClient(testCluster('control'));
+  target = adminClient(testCluster('target'));
+  await installCrds(control, ourCrds());
+  await preinstallOperator(target);
+  for (const n of Object.values(ns)) await createNamespace(control, n).catch(() => undefined);
+  await applyManifests(control, sample('00-namespaces.yaml'));
+  await Promise.all(Object.values(ns).map((n) => applyManifests(control, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }])));
+  // Step 1: the Provider Secret holds the target's endpoint and credentials.
+  await writeSecret(control, PLATFORM, 'demo-provider-rook', providerSecretKeys(testCluster('target')));
+  operator = new FakeMinioOperator(target);
+  await operator.start();
+  app = await startTestApp(testCluster('control'), { namespaces: watched, pollIntervalMs: 2_000 });
+});
+
+afterAll(async () => {
+  await app?.stop();
+  await operator?.stop();
+});
+
+describe('Bucket claims', () => {
+  it('binds a Bucket from the design doc\'s four steps, applied verbatim, and keeps its Secret in sync', async () => {
+    for (const f of ['01-provider.yaml', '02-objectstoreclass.yaml', '03-bucketclass.yaml', '04-bucket.yaml']) await applyManifests(control, sample(f));
+
+    const claim = await waitForBound(APP, 'app-bucket');
+    const ref = claim.spec.resourceRef!;
+    expect(ref).toMatchObject({ kind: 'ObjectStore', namespace: PLATFORM });
+    expect(ref.name).toMatch(/^app-project1-dev-app-bucket-[a-z0-9]{5}$/);
+    expect(condition(claim, 'Synced')?.status).toBe('True');
+
+    const mr = await control.get<ObjectStore>(ManagedObjectStores, ref.name, PLATFORM);
+    expect(mr?.spec.claimRef).toMatchObject({ kind: 'Bucket', name: 'app-bucket', namespace: APP, uid: claim.metadata.uid });
+    expect(mr?.spec.classRef).toMatchObject({ kind: 'ObjectStoreClass', name: 'rook-minio', namespace: PLATFORM });
+    expect(mr?.spec.providerRef).toEqual({ name: 'demo-kubernetes', namespace: PLATFORM });
+    expect(mr?.status?.bindingPhase).toBe('Bound');
+
+    // The target holds the store with the class's spec (the empty placement keys mean nothing).
+    const store = await target.get<TargetStore>(RookObjectStores, ref.name, 'rook-minio');
+    expect(store?.spec.scope).toEqual({
+      nodeCount: 4,
+      volumeClaimTemplates: [{ metadata: { name: 'rook-minio-data1' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Gi' } } } }],
+    });
+    expect(store?.spec.placement).toBeUndefined();
+    expect(store?.spec.credentials).toEqual({ name: `${ref.name}-access-keys`, namespace: 'rook-minio' });
+
+    const secret = await eventually(() => control.get<SecretView>(Secrets, 'bucketsecret', APP), 'the claim\'s connection Secret');
+    const keys = secretText(secret.data);
+    expect(Object.keys(keys).sort()).toEqual(['endpoint', 'password', 'username']);
+    expect(keys.endpoint).toBe(`http://${ref.name}.rook-minio.svc.cluster.local:9000`);
+    expect(keys.password).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Bucket', uid: claim.metadata.uid, controller: true })]);
+
+    // Kept in sync: an edit is undone and a deleted copy comes back.
+    await control.mergePatch(Secrets, 'bucketsecret', APP, { data: { password: Buffer.from('tampered').toString('base64') } });
+    await eventually(async () => secretText((await control.get<SecretView>(Secrets, 'bucketsecret', APP))?.data).password === keys.password, 'the copied password to be restored');
+    await control.delete(Secrets, 'bucketsecret', APP);
+    await eventually(async () => secretText((await control.get<SecretView>(Secrets, 'bucketsecret', APP))?.data).password === keys.password, 'the copied Secret to come back');
+
+    // No secret value in the claim's status or events.
+    const events = await eventsFor(control, APP, 'app-bucket');
+    expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(['CreatedManagedResource', 'BoundManagedResource']));
+    const visible = JSON.stringify([await getBucket(APP, 'app-bucket'), events]);
+    expect(visible).not.toContain(keys.password);
+    expect(visible).not.toContain(keys.username);
+  });
+
+  it('fills a missing class from the namespace\'s one BucketPolicy, and says why when there is none or several', async () => {
+    const n = ns.defaults;
+    await applyManifests(control, [bucketClass(n, 'rook-minio')]);
+    await control.create(Buckets, bucket(n, 'lonely', null));
+    const waiting = await eventually(async () => {
+      const b = await getBucket(n, 'lonely');
+      return condition(b, 'Synced')?.reason === 'NoDefaultClass' ? b : undefined;
+    }, 'a NoDefaultClass condition');
+    expect(condition(waiting, 'Synced')?.message).toContain(`no BucketPolicy in namespace ${n}`);
+    await control.delete(Buckets, 'lonely', n);
+
+    const policy = (name: string) => ({ apiVersion: BucketPolicies.apiVersion, kind: 'BucketPolicy', metadata: { name, namespace: n }, spec: { defaultClassRef: { name: 'standard' } } });
+    await applyManifests(control, [policy('one'), policy('two')]);
+    await control.create(Buckets, bucket(n, 'no-class', null));
+    const ambiguous = await eventually(async () => {
+      const b = await getBucket(n, 'no-class');
+      return condition(b, 'Synced')?.reason === 'AmbiguousDefaultClass' ? b : undefined;
+    }, 'an AmbiguousDefaultClass condition');
+    expect(condition(ambiguous, 'Synced')?.message).toContain('(one, two)');
+    expect(ambiguous.spec.classRef).toBeUndefined();
+    expect(await managedFor(n)).toHaveLength(0);
+
+    await control.delete(BucketPolicies, 'two', n);
+    const bound = await waitForBound(n, 'no-class');
+    expect(bound.spec.classRef).toEqual({ name: 'standard' });
+  });
+
+  it('deletes the managed resource, the target store and both Secrets with the claim under reclaim policy Delete', async () => {
+    const n = ns.defaults;
+    const claim = await waitForBound(n, 'no-class');
+    const ref = claim.spec.resourceRef!;
+    const mr = await control.get<ObjectStore>(ManagedObjectStores, ref.name, PLATFORM);
+    expect(mr?.spec.reclaimPolicy).toBe('Delete');
+    expect(await target.get(RookObjectStores, ref.name, 'rook-minio')).toBeDefined();
+
+    await control.delete(Buckets, 'no-class', n);
+    await eventually(async () => !(await getBucket(n, 'no-class')), 'the claim to be gone');
+    await eventually(async () => !(await control.get(ManagedObjectStores, ref.name, PLATFORM)), 'the managed resource to be gone');
+    await eventually(async () => !(await target.get(RookObjectStores, ref.name, 'rook-minio')), 'the target store to be gone');
+    await eventually(async () => !(await control.get(Secrets, 'no-class-conn', n)), 'the claim\'s Secret to be gone');
+    await eventually(async () => !(await control.get(Secrets, ref.name, PLATFORM)), 'the managed resource\'s Secret to be gone');
+  });
+
+  it('keeps the managed resource (Released) and the target store under reclaim policy Retain', async () => {
+    const n = ns.retain;
+    await applyManifests(control, [storeClass('rook-minio-retain', { reclaimPolicy: 'Retain' }), bucketClass(n, 'rook-minio-retain')]);
+    await control.create(Buckets, bucket(n, 'kept'));
+    const claim = await waitForBound(n, 'kept');
+    const ref = claim.spec.resourceRef!;
+
+    await control.delete(Buckets, 'kept', n);
+    await eventually(async () => !(await getBucket(n, 'kept')), 'the claim to be gone');
+    const released = await eventually(async () => {
+      const mr = await control.get<ObjectStore>(ManagedObjectStores, ref.name, PLATFORM);
+      return mr?.status?.bindingPhase === 'Released' ? mr : undefined;
+    }, 'the managed resource to be Released');
+    expect(released.spec.claimRef).toBeUndefined();
+    expect(released.metadata.deletionTimestamp).toBeUndefined();
+    expect(await target.get(RookObjectStores, ref.name, 'rook-minio')).toBeDefined();
+    await eventually(async () => !(await control.get(Secrets, 'kept-conn', n)), 'the claim\'s copy of the Secret to be gone');
+  });
+
+  it('makes exactly one managed resource per claim when 20 claims arrive at once', async () => {
+    const n = ns.many;
+    await applyManifests(control, [bucketClass(n, 'rook-minio')]);
+    const names = Array.from({ length: 20 }, (_, i) => `claim-${i}`);
+    await Promise.all(names.map((name) => control.create(Buckets, bucket(n, name))));
+    const bound = await Promise.all(names.map((name) => waitForBound(n, name, 60_000)));
+
+    const managed = await managedFor(n);
+    expect(managed).toHaveLength(20);
+    expect(new Set(managed.map((mr) => mr.spec.claimRef?.uid))).toEqual(new Set(bound.map((b) => b.metadata.uid)));
+    expect(new Set(bound.map((b) => b.spec.resourceRef?.name)).size).toBe(20);
+  }, 90_000);
+
+  it('makes no duplicate when the provider dies between creating the managed resource and recording it on the claim', async () => {
+    const n = ns.crash;
+    await applyManifests(control, [bucketClass(n, 'rook-minio')]);
+    // A second provider process that dies right after it created the managed resource: nothing it
+    // sends afterwards reaches the API server.
+    await app.stop();
+    let dead = false;
+    const dying = await startTestApp(testCluster('control'), {
+      namespaces: watched, controlPlaneId: app.controlPlaneId,
+      onRequest: (_server, method, requestPath) => {
+        if (dead) throw new Error('process killed');
+        if (method === 'POST' && requestPath.endsWith('/objectstores')) dead = true;
+      },
+    });
+    await control.create(Buckets, bucket(n, 'interrupted'));
+    await eventually(() => dead, 'the managed resource to be created');
+    await dying.stop();
+    expect(await managedFor(n)).toHaveLength(1);
+    expect((await getBucket(n, 'interrupted'))?.spec.resourceRef).toBeUndefined();
+
+    app = await startTestApp(testCluster('control'), { namespaces: watched, controlPlaneId: app.controlPlaneId, pollIntervalMs: 2_000 });
+    const claim = await waitForBound(n, 'interrupted');
+    const managed = await managedFor(n);
+    expect(managed).toHaveLength(1);
+    expect(claim.spec.resourceRef?.name).toBe(managed[0]!.metadata.name);
+  });
+
+  it('refuses a claim from a namespace the class does not allow, and creates nothing', async () => {
+    const n = ns.denied;
+    await applyManifests(control, [storeClass('rook-minio-restricted', { allowedNamespaces: [APP] }), bucketClass(n, 'rook-minio-restricted')]);
+    await control.create(Buckets, bucket(n, 'refused'));
+    const refused = await eventually(async () => {
+      const b = await getBucket(n, 'refused');
+      return condition(b, 'Synced')?.reason === 'NamespaceNotAllowed' ? b : undefined;
+    }, 'a NamespaceNotAllowed condition');
+    expect(condition(refused, 'Synced')?.message).toBe(
+      `ObjectStoreClass ${PLATFORM}/rook-minio-restricted does not allow claims from namespace ${n} (allowed: ${APP})`);
+    expect(condition(refused, 'Ready')?.status).toBe('False');
+    expect(refused.spec.resourceRef).toBeUndefined();
+    expect(await managedFor(n)).toHaveLength(0);
+    expect((await eventsFor(control, n, 'refused')).map((e) => e.reason)).toContain('NamespaceNotAllowed');
+  });
+});
