@@ -1,0 +1,80 @@
+// The roles in config/rbac/ grant what their comments promise and no more, as the API server's own
+// authorizer answers (SubjectAccessReview) after the roles are applied.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { repoRoot } from '../../hack/lib/cluster.ts';
+import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import type { ResourceType } from '../../src/runtime/kube/resources.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { createNamespace } from '../support/provider.ts';
+
+const SubjectAccessReviews: ResourceType = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', namespaced: false };
+
+let control: KubeClient;
+let appNs: string;
+let otherNs: string;
+const appUser = uniqueName('alice');
+const platformUser = uniqueName('bob');
+
+async function can(user: string, verb: string, group: string, resource: string, namespace?: string, subresource?: string): Promise<boolean> {
+  const review = await control.create<{ apiVersion: string; kind: string; metadata: { name: string }; spec: unknown; status?: { allowed: boolean } }>(SubjectAccessReviews, {
+    apiVersion: SubjectAccessReviews.apiVersion, kind: 'SubjectAccessReview', metadata: { name: '' },
+    spec: { user, resourceAttributes: { verb, group, resource, namespace, subresource } },
+  });
+  return review.status?.allowed ?? false;
+}
+
+beforeAll(async () => {
+  control = adminClient(testCluster('control'));
+  const dir = path.join(repoRoot, 'config', 'rbac');
+  for (const f of readdirSync(dir)) await applyManifests(control, loadManifests(path.join(dir, f)));
+  appNs = await createNamespace(control, 'rbac-app');
+  otherNs = await createNamespace(control, 'rbac-other');
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  await applyManifests(control, [
+    { apiVersion: rbac, kind: 'RoleBinding', metadata: { name: 'app-team', namespace: appNs }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:app-team' }, subjects: [{ kind: 'User', name: appUser }] },
+    { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: platformUser }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:platform-team' }, subjects: [{ kind: 'User', name: platformUser }] },
+  ]);
+});
+
+describe('RBAC roles in config/rbac', () => {
+  it('lets an app team claim buckets in its own namespace, and nothing else', async () => {
+    expect(await can(appUser, 'create', 'storage.crossplane.io', 'buckets', appNs)).toBe(true);
+    expect(await can(appUser, 'delete', 'storage.crossplane.io', 'buckets', appNs)).toBe(true);
+    expect(await can(appUser, 'list', 'storage.crossplane.io', 'bucketclasses', appNs)).toBe(true);
+    expect(await can(appUser, 'create', 'storage.crossplane.io', 'buckets', otherNs)).toBe(false);
+    expect(await can(appUser, 'create', 'storage.crossplane.io', 'bucketclasses', appNs)).toBe(false);
+    expect(await can(appUser, 'update', 'storage.crossplane.io', 'buckets', appNs, 'status')).toBe(false);
+    expect(await can(appUser, 'create', 'minio.rook.crossplane.io', 'objectstoreclasses', appNs)).toBe(false);
+    expect(await can(appUser, 'get', 'minio.rook.crossplane.io', 'objectstores', appNs)).toBe(false);
+    expect(await can(appUser, 'create', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(false);
+  });
+
+  it('lets a platform team manage classes, policies, Providers and managed resources, but not read Secrets', async () => {
+    for (const [group, resource] of [['minio.rook.crossplane.io', 'objectstoreclasses'], ['minio.rook.crossplane.io', 'objectstores'],
+      ['storage.crossplane.io', 'bucketclasses'], ['storage.crossplane.io', 'bucketpolicies'], ['kubernetes.crossplane.io', 'providers']] as const) {
+      expect(await can(platformUser, 'create', group, resource, otherNs)).toBe(true);
+    }
+    expect(await can(platformUser, 'list', 'storage.crossplane.io', 'buckets', appNs)).toBe(true);
+    expect(await can(platformUser, 'create', 'storage.crossplane.io', 'buckets', appNs)).toBe(false);
+    expect(await can(platformUser, 'get', '', 'secrets', appNs)).toBe(false);
+  });
+
+  it('gives provider-rook itself what it reconciles with, and no power to define classes', async () => {
+    const sa = `system:serviceaccount:provider-rook-system:provider-rook`;
+    await applyManifests(control, [{
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'provider-rook-rbac-test' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook' },
+      subjects: [{ kind: 'ServiceAccount', name: 'provider-rook', namespace: 'provider-rook-system' }],
+    }]);
+    expect(await can(sa, 'update', 'storage.crossplane.io', 'buckets', appNs, 'status')).toBe(true);
+    expect(await can(sa, 'create', 'minio.rook.crossplane.io', 'objectstores', otherNs)).toBe(true);
+    expect(await can(sa, 'create', '', 'secrets', appNs)).toBe(true);
+    expect(await can(sa, 'watch', 'minio.rook.crossplane.io', 'objectstoreclasses', otherNs)).toBe(true);
+    expect(await can(sa, 'create', 'minio.rook.crossplane.io', 'objectstoreclasses', otherNs)).toBe(false);
+    expect(await can(sa, 'create', 'storage.crossplane.io', 'buckets', appNs)).toBe(false);
+    expect(await can(sa, 'delete', '', 'namespaces')).toBe(false);
+  });
+});
