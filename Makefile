@@ -42,8 +42,8 @@ clean: ## Stop all local clusters and remove build output
 	-$(NPM) run -s clusters -- down
 	rm -rf dist .local
 
-demo: install ## Two local clusters, provider-rook and a managed ObjectStore reconciled into the target
+demo: install ## The design doc's four steps on two local clusters, live, until the Bucket is Bound
 	$(NPM) run -s demo
 
-demo-down: ## Remove the demo clusters
-	$(NPM) run -s clusters -- down control target
+demo-down: install ## Stop the demo's processes and remove its clusters
+	$(NPM) run -s demo -- down

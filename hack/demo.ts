@@ -1,91 +1,143 @@
-// make demo: two local clusters, provider-rook and the MinIO operator stand-in, and a managed
-// ObjectStore reconciled into the target, shown live until it is Ready.
-import { readFileSync, readdirSync } from 'node:fs';
+// make demo: the design doc's four steps on two local clusters, live. Brings up "control" and
+// "target", installs the CRDs, builds and starts provider-rook (and the MinIO operator stand-in) as
+// background processes, applies config/samples/, shows progress until the Bucket is Bound, then
+// prints what exists. `make demo-down` (node hack/demo.ts down) stops and removes everything.
+import { spawn, execFileSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import * as yaml from 'js-yaml';
 import { KubeConfig } from '@kubernetes/client-node';
-import { repoRoot, up } from './lib/cluster.ts';
-import { ManagedObjectStores, startApp } from '../src/app.ts';
+import { down, repoRoot, up } from './lib/cluster.ts';
+import { applyManifests, installCrds, loadManifests } from './lib/manifests.ts';
+import { Buckets, ManagedObjectStores } from '../src/app.ts';
 import type { ObjectStore } from '../src/apis/objectstore.ts';
+import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/minio/objectstore.ts';
 import { KubeClient, type KubeObjectLike } from '../src/runtime/kube/client.ts';
-import { CustomResourceDefinitions, Namespaces, Secrets } from '../src/runtime/kube/resources.ts';
-import { pinoLogger } from '../src/runtime/logger.ts';
-import { Providers } from '../src/runtime/native/provider-status.ts';
-import { FakeMinioOperator } from '../e2e/support/fake-minio-operator.ts';
+import { CustomResourceDefinitions, Secrets } from '../src/runtime/kube/resources.ts';
 
-const say = (line: string): void => console.log(line);
+const say = (line = ''): void => console.log(line);
 const file = (...p: string[]): string => path.join(repoRoot, ...p);
-const docs = (f: string): KubeObjectLike[] => (yaml.loadAll(readFileSync(f, 'utf8')) as KubeObjectLike[]).filter(Boolean);
+const demoDir = file('.local', 'demo');
+const pidFile = path.join(demoDir, 'pids');
+
+function stopProcesses(): void {
+  if (!existsSync(pidFile)) return;
+  for (const pid of readFileSync(pidFile, 'utf8').split(/\s+/).filter(Boolean).map(Number)) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch { /* already gone */ }
+  }
+  rmSync(pidFile);
+}
+
+if (process.argv[2] === 'down') {
+  stopProcesses();
+  await down(['control', 'target']);
+  say('Stopped provider-rook and the operator stand-in; removed clusters control and target.');
+  process.exit(0);
+}
+
+function background(name: string, args: string[]): number {
+  mkdirSync(demoDir, { recursive: true });
+  const log = openSync(path.join(demoDir, `${name}.log`), 'a');
+  const child = spawn(process.execPath, args, { cwd: repoRoot, detached: true, stdio: ['ignore', log, log] });
+  closeSync(log);
+  child.unref();
+  writeFileSync(pidFile, `${existsSync(pidFile) ? readFileSync(pidFile, 'utf8') : ''}${child.pid}\n`);
+  return child.pid!;
+}
+
 const clientOf = (kubeconfig: string): KubeClient => {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   return new KubeClient(kc, { fieldManager: 'provider-rook-demo' });
 };
 
-say('1/5  Starting local control planes "control" and "target" (real etcd + kube-apiserver)...');
+stopProcesses(); // a previous demo's processes, if any
+say('1/6  Starting local control planes "control" and "target" (real etcd + kube-apiserver)...');
 const [controlCluster, targetCluster] = await up(['control', 'target'], (l) => say(`     ${l}`));
 const control = clientOf(controlCluster!.kubeconfig);
 const target = clientOf(targetCluster!.kubeconfig);
 
-say('2/5  Installing provider-rook\'s CRDs into control (the target gets the MinIO operator from provider-rook itself)...');
-for (const f of readdirSync(file('crds'))) for (const d of docs(file('crds', f))) await control.apply(CustomResourceDefinitions, d);
-await new Promise((r) => setTimeout(r, 1500)); // CRDs become Established in about a second
+say('2/6  Installing provider-rook\'s CRDs into control (the target gets the MinIO operator from provider-rook itself)...');
+await installCrds(control, readdirSync(file('crds')).map((f) => file('crds', f)));
 
-say('3/5  Registering the target: Secret demo-provider-rook (from the target kubeconfig) and Provider demo-kubernetes...');
-await control.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'rook-infra-dev' } });
-const kc = new KubeConfig();
-kc.loadFromFile(targetCluster!.kubeconfig);
+say('3/6  Building provider-rook (tsc) and starting it against control...');
+execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
+const providerPid = background('provider-rook', [file('dist', 'main.js'), '--kubeconfig', controlCluster!.kubeconfig, '--metrics-addr', '127.0.0.1:0', '--poll', '10s']);
+say(`     provider-rook pid ${providerPid}, log .local/demo/provider-rook.log`);
+
+say('4/6  Applying config/samples/ (the design doc\'s four steps):');
+const sample = (f: string) => loadManifests(file('config', 'samples', f));
+await applyManifests(control, sample('00-namespaces.yaml'));
+// Step 1's Secret, built from the target's kubeconfig.
+const targetKc = new KubeConfig();
+targetKc.loadFromFile(targetCluster!.kubeconfig);
 await control.apply(Secrets, {
   apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-provider-rook', namespace: 'rook-infra-dev' }, type: 'Opaque',
-  data: { kubeconfig: Buffer.from(kc.exportConfig()).toString('base64') },
-});
-for (const d of docs(file('config', 'samples', 'provider.yaml'))) await control.apply(Providers, d);
-
-say('4/5  Starting provider-rook and the MinIO operator STAND-IN.');
-say('     (Local clusters run no pods, so e2e/support/fake-minio-operator.ts plays the operator: it creates the');
-say('      StatefulSet and Service and marks the StatefulSet ready. On a real cluster the Rook operator does this.)');
-const operator = new FakeMinioOperator(target);
-const controlKc = new KubeConfig();
-controlKc.loadFromFile(controlCluster!.kubeconfig);
-const app = await startApp({ control: controlKc, log: pinoLogger('warn'), pollIntervalMs: 10_000 });
-
-say('5/5  Applying config/samples/objectstore.yaml and watching it:');
-for (const d of docs(file('config', 'samples', 'objectstore.yaml'))) await control.apply(ManagedObjectStores, d);
-const deadline = Date.now() + 60_000;
-let last = '';
-let mr: ObjectStore | undefined;
-let operatorStarted = false;
-for (;;) {
-  // The stand-in can watch stores once provider-rook has installed the operator's CRD.
-  if (!operatorStarted && (await target.get(CustomResourceDefinitions, 'objectstores.minio.rook.io'))) {
-    await operator.start();
-    operatorStarted = true;
-  }
-  mr = await control.get<ObjectStore>(ManagedObjectStores, 'my-store', 'rook-infra-dev');
-  const line = (mr?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}(${c.reason}${c.message ? `: ${c.message}` : ''})`).join('  ');
-  if (line && line !== last) say(`     ObjectStore rook-infra-dev/my-store  ${line}`);
-  last = line;
-  if (mr?.status?.conditions?.every((c) => c.status === 'True') && mr.status.conditions.length === 2) break;
-  if (Date.now() > deadline) throw new Error('the store did not become Ready within 60 s');
-  await new Promise((r) => setTimeout(r, 300));
+  data: { kubeconfig: Buffer.from(targetKc.exportConfig()).toString('base64') },
+} as KubeObjectLike);
+for (const [f, what] of [['01-provider.yaml', 'Provider demo-kubernetes (+ Secret demo-provider-rook from the target kubeconfig)'],
+  ['02-objectstoreclass.yaml', 'ObjectStoreClass rook-infra-dev/rook-minio'], ['03-bucketclass.yaml', 'BucketClass app-project1-dev/bucket-standard'],
+  ['04-bucket.yaml', 'Bucket app-project1-dev/app-bucket']] as const) {
+  await applyManifests(control, sample(f));
+  say(`     applied ${f.padEnd(26)} ${what}`);
 }
 
-const store = await target.get<KubeObjectLike & { spec: unknown }>(RookObjectStores, 'my-store', 'rook-minio');
-const conn = await control.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, 'my-store-conn', 'rook-infra-dev');
-say('');
-say('Done. What exists now:');
-say(`  control: ObjectStore rook-infra-dev/my-store (managed), Secret rook-infra-dev/my-store-conn with keys: ${Object.keys(conn?.data ?? {}).join(', ')}`);
-say(`  target:  ObjectStore rook-minio/my-store (minio.rook.io) with spec ${JSON.stringify(store?.spec)}`);
-say('           Secret rook-minio/minio-my-store-access-keys (generated), StatefulSet rook-minio/my-store (by the stand-in)');
-say('           the Rook MinIO operator bundle in rook-minio-system (installed by provider-rook: CRD, RBAC, Deployment)');
-say('');
-say('Explore it:');
+say('5/6  Watching the claim until it is Bound.');
+say('     NOTE: local clusters run no pods, so the Rook MinIO operator cannot run here. A stand-in');
+say('     (e2e/support/fake-minio-operator.ts) does to the API what the operator does: it creates the');
+say('     StatefulSet and Service for the store and marks the StatefulSet ready. On a real cluster the');
+say('     Rook operator and real MinIO pods do this.');
+const conditions = (o: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined): string =>
+  (o?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}(${c.reason}${c.message ? `: ${c.message}` : ''})`).join(' ');
+const deadline = Date.now() + 90_000;
+let last = '';
+let standIn = false;
+let claim: Bucket | undefined;
+for (;;) {
+  // The stand-in can watch stores once provider-rook has installed the operator's CRD in the target.
+  if (!standIn && (await target.get(CustomResourceDefinitions, 'objectstores.minio.rook.io'))) {
+    const pid = background('fake-minio-operator', [file('e2e', 'fake-minio-operator.ts'), targetCluster!.kubeconfig]);
+    say(`     [target] provider-rook installed the Rook MinIO operator; started the operator STAND-IN (pid ${pid})`);
+    standIn = true;
+  }
+  claim = await control.get<Bucket>(Buckets, 'app-bucket', 'app-project1-dev');
+  const ref = claim?.spec.resourceRef;
+  const mr = ref ? await control.get<ObjectStore>(ManagedObjectStores, ref.name, ref.namespace) : undefined;
+  const line = `     Bucket app-bucket: ${claim?.status?.bindingPhase ?? '-'} ${conditions(claim)}` +
+    (mr ? `\n       └ ObjectStore ${mr.metadata.namespace}/${mr.metadata.name}: ${conditions(mr)}` : '');
+  if (line !== last) say(line);
+  last = line;
+  if (claim?.status?.bindingPhase === 'Bound' && claim.status.conditions?.every((c) => c.status === 'True')) break;
+  if (Date.now() > deadline) {
+    say(`The Bucket was not Bound within 90 s; see .local/demo/provider-rook.log`);
+    process.exit(1);
+  }
+  await new Promise((r) => setTimeout(r, 250));
+}
+
+const ref = claim!.spec.resourceRef!;
+const store = await target.get<KubeObjectLike & { spec: unknown }>(RookObjectStores, ref.name, 'rook-minio');
+const conn = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret', 'app-project1-dev');
+say();
+say('6/6  Done. What exists now (secret values are not shown):');
+say('  control cluster');
+say('    Bucket           app-project1-dev/app-bucket        Bound');
+say(`    Secret           app-project1-dev/bucketsecret      keys: ${Object.keys(conn?.data ?? {}).sort().join(', ')}`);
+say(`    ObjectStore      ${ref.namespace}/${ref.name}   (minio.rook.crossplane.io, the managed resource)`);
+say('  target cluster');
+say(`    ObjectStore      rook-minio/${ref.name}   (minio.rook.io) spec: ${JSON.stringify(store?.spec)}`);
+say(`    Secret           rook-minio/${ref.name}-access-keys   (generated MinIO keys)`);
+say(`    StatefulSet      rook-minio/${ref.name}   (made by the operator stand-in)`);
+say('    Rook MinIO operator in rook-minio-system (CRD, RBAC, Deployment; installed by provider-rook)');
+say();
+say('Explore (provider-rook and the stand-in keep running, so drift is repaired live):');
 say(`  export KUBECONFIG=${controlCluster!.kubeconfig}`);
-say('  kubectl get objectstores.minio.rook.crossplane.io,providers -A');
-say('  kubectl describe objectstore.minio.rook.crossplane.io -n rook-infra-dev my-store');
+say('  kubectl get buckets,bucketclasses -n app-project1-dev');
+say('  kubectl get objectstores.minio.rook.crossplane.io,objectstoreclasses,providers -n rook-infra-dev');
+say('  kubectl describe bucket -n app-project1-dev app-bucket');
 say(`  kubectl --kubeconfig ${targetCluster!.kubeconfig} get objectstores.minio.rook.io,statefulsets,secrets -n rook-minio`);
-say('Keep provider-rook reconciling (drift repair, deletion) with: npm start   (and the stand-in: npm run fake-operator)');
-say('Remove everything with: make demo-down');
-await app.stop();
-await operator.stop();
+say('  kubectl delete bucket -n app-project1-dev app-bucket      # reclaim Delete: the store goes away in the target too');
+say('Remove everything: make demo-down');
+process.exit(0);

@@ -38,3 +38,20 @@ export async function applyManifests(client: KubeClient, docs: Manifest[], names
     await client.apply(type, { ...doc, metadata });
   }
 }
+
+type Crd = KubeObjectLike & { status?: { conditions?: { type: string; status: string }[] } };
+
+/** Applies the CRDs in these files and waits (polling, up to timeoutMs) until every one is Established. */
+export async function installCrds(client: KubeClient, files: string[], timeoutMs = 30_000): Promise<void> {
+  const crds = files.flatMap(loadManifests).filter((d) => d.kind === 'CustomResourceDefinition');
+  await Promise.all(crds.map((crd) => client.apply(CustomResourceDefinitions, crd)));
+  const deadline = Date.now() + timeoutMs;
+  for (const crd of crds) {
+    for (;;) {
+      const got = await client.get<Crd>(CustomResourceDefinitions, crd.metadata.name);
+      if (got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} was not Established within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -5,31 +5,19 @@ import * as yaml from 'js-yaml';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../hack/lib/cluster.ts';
 import { repoRoot } from '../../hack/lib/cluster.ts';
+import { installCrds } from '../../hack/lib/manifests.ts';
 import { startApp, type App, type AppOptions } from '../../src/app.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { isAlreadyExists } from '../../src/runtime/kube/errors.ts';
 import {
-  ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Events, Namespaces, Secrets, ServiceAccounts, type ResourceType,
+  ClusterRoleBindings, ClusterRoles, Deployments, Events, Namespaces, Secrets, ServiceAccounts, type ResourceType,
 } from '../../src/runtime/kube/resources.ts';
 
 const TYPES: Record<string, ResourceType> = { Namespace: Namespaces, ClusterRole: ClusterRoles, ClusterRoleBinding: ClusterRoleBindings, ServiceAccount: ServiceAccounts, Deployment: Deployments };
 import { silentLogger, pinoLogger } from '../../src/runtime/logger.ts';
-import { eventually, kubeConfigOf, uniqueName } from './env.ts';
+import { kubeConfigOf, uniqueName } from './env.ts';
 
-type Crd = KubeObjectLike & { status?: { conditions?: { type: string; status: string }[] } };
-
-/** Applies CRDs (server-side) and waits until they are Established. */
-export async function installCrds(client: KubeClient, files: string[]): Promise<void> {
-  const crds = files.flatMap((f) => yaml.loadAll(readFileSync(f, 'utf8')) as Crd[]).filter((d) => d?.kind === 'CustomResourceDefinition');
-  await Promise.all(crds.map((crd) => client.apply(CustomResourceDefinitions, crd)));
-  await eventually(async () => {
-    for (const crd of crds) {
-      const got = await client.get<Crd>(CustomResourceDefinitions, crd.metadata.name);
-      if (!got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return false;
-    }
-    return true;
-  }, 'CRDs to be Established');
-}
+export { installCrds };
 
 export const ourCrds = (): string[] => readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f));
 export const operatorCrd = (): string => path.join(repoRoot, 'config', 'operator', 'crd.yaml');
