@@ -35,6 +35,13 @@ test: install check-gen typecheck lint ## Everything CI runs: generated files, t
 unit: install ## Unit tests only (no clusters)
 	$(NPM) test -- test/unit --globalSetup= --globalTeardown=
 
+e2e: install ## The e2e specs on three kind clusters (needs Docker, kind, kubectl); KEEP_CLUSTERS=1 keeps them
+	$(NPM) run -s e2e:preflight
+	E2E_BACKEND=kind $(NPM) test -- e2e/ --globalSetup= --globalTeardown=
+
+e2e-local: install ## The same e2e specs on local control planes (part of make test)
+	E2E_BACKEND=local $(NPM) test -- e2e/ --globalSetup= --globalTeardown=
+
 bench: install ## Benchmarks (print numbers)
 	$(NPM) run -s bench:clusters
 

@@ -126,7 +126,9 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
           `${type.kind} ${ns ? `${ns}/` : ''}${name} already exists in the target cluster and is not owned by this resource; ` +
           `it was left untouched. Set the ${ANNOTATION_EXTERNAL_NAME} annotation to adopt it, or choose another name`);
       }
-      return { exists: true, upToDate: false, diff: 'adopting the existing object (import)' };
+      // What the user left unset comes from the adopted object, so adopting it changes nothing else.
+      const lateInitialized = this.kind.lateInitialize?.(mr, observed) ?? false;
+      return { exists: true, upToDate: false, lateInitialized, diff: 'adopting the existing object (import)' };
     }
 
     const wanted = this.kind.companions?.(mr, name) ?? [];

@@ -1,0 +1,257 @@
+// End-to-end: provider-rook as its own process (or Pod) with least-privilege identities, one control
+// cluster and two targets. The same specs run on kind (make e2e) and on local control planes
+// (make e2e-local, part of make test); see e2e/support/backend.ts.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { repoRoot } from '../hack/lib/cluster.ts';
+import { applyManifests, loadManifests, type Manifest } from '../hack/lib/manifests.ts';
+import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../src/app.ts';
+import type { ObjectStore } from '../src/apis/objectstore.ts';
+import type { Bucket } from '../src/apis/storage.ts';
+import { RookObjectStores } from '../src/minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../src/runtime/kube/client.ts';
+import { Events, Secrets, type ResourceType } from '../src/runtime/kube/resources.ts';
+import { secretText } from '../src/runtime/native/credentials.ts';
+import { Providers } from '../src/runtime/native/provider-status.ts';
+import { environment, type E2EEnvironment } from './support/backend.ts';
+
+const PLATFORM = 'rook-infra-dev';
+const APP = 'app-project1-dev';
+const sample = (f: string): Manifest[] => loadManifests(path.join(repoRoot, 'config', 'samples', f));
+
+type Conditioned = KubeObjectLike & { spec?: Record<string, unknown>; status?: { bindingPhase?: string; conditions?: { type: string; status: string; reason: string; message?: string }[] } };
+type TargetStore = KubeObjectLike & { metadata: { uid?: string; labels?: Record<string, string> }; spec: { scope: { nodeCount: number } } };
+
+jest.setTimeout(180_000);
+
+let env: E2EEnvironment;
+let control: KubeClient;
+
+const step = (line: string): void => console.log(`[e2e:${env.backend}] ${line}`);
+const cond = (o: Conditioned | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+
+/** Current conditions and events of the objects a scenario is about: what a failure shows. */
+async function explain(objects: [ResourceType, string, string][]): Promise<string> {
+  const lines: string[] = [];
+  for (const [type, ns, name] of objects) {
+    const obj = await control.get<Conditioned>(type, name, ns).catch(() => undefined);
+    lines.push(`${type.kind} ${ns}/${name}: ${obj ? `phase=${obj.status?.bindingPhase ?? '-'} ${JSON.stringify(obj.status?.conditions ?? [])}` : 'absent'}`);
+    const { items } = await control.list<KubeObjectLike & { involvedObject: { name: string }; reason: string; message: string }>(Events, { namespace: ns }).catch(() => ({ items: [] }));
+    for (const e of items.filter((e) => e.involvedObject.name === name).slice(-5)) lines.push(`  event ${e.reason}: ${e.message}`);
+  }
+  return `${lines.join('\n')}\nprovider logs: ${env.logs}`;
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, about: [ResourceType, string, string][] = [], timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${await explain(about)}`);
+    await new Promise((r) => setTimeout(r, delay));
+  }
+}
+
+const getBucket = (ns: string, name: string) => control.get<Bucket & Conditioned>(Buckets, name, ns);
+
+async function bound(ns: string, name: string, timeoutMs?: number): Promise<Bucket> {
+  return until(`Bucket ${ns}/${name} to be Bound and Ready`, async () => {
+    const b = await getBucket(ns, name);
+    return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
+  }, [[Buckets, ns, name]], timeoutMs);
+}
+
+const bucketClass = (ns: string, className: string) => ({
+  apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'standard', namespace: ns },
+  classRef: { kind: 'ObjectStoreClass', apiVersion: ObjectStoreClasses.apiVersion, name: className, namespace: PLATFORM },
+});
+const bucket = (ns: string, name: string, withClass = true) => ({
+  apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name, namespace: ns },
+  spec: { ...(withClass ? { classRef: { name: 'standard' } } : {}), writeConnectionSecretToRef: { name: `${name}-conn` } },
+});
+const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+const secret = (ns: string, name: string, keys: Record<string, string>) => ({
+  apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, type: 'Opaque',
+  data: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+});
+const provider = (name: string, secretName: string) => ({
+  apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: PLATFORM }, spec: { credentialsSecretRef: { name: secretName } },
+});
+/** An ObjectStoreClass like the design doc's, with changes. */
+function storeClass(name: string, spec: Record<string, unknown>): Manifest {
+  const [base] = sample('02-objectstoreclass.yaml');
+  return { ...base!, metadata: { name, namespace: PLATFORM }, spec: { ...(base!.spec as object), ...spec } };
+}
+function managedStore(name: string, providerName: string, targetNamespace: string, annotations?: Record<string, string>): Manifest {
+  return {
+    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: PLATFORM, ...(annotations ? { annotations } : {}) },
+    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: providerName }, writeConnectionSecretToRef: { name: `${name}-conn` } },
+  };
+}
+const getManaged = (name: string) => control.get<ObjectStore & Conditioned>(ManagedObjectStores, name, PLATFORM);
+
+beforeAll(async () => {
+  env = await environment();
+  control = env.control;
+  // Step 1: the Provider of the design doc (in rook-infra-dev), its Secret holding target A's
+  // least-privilege ServiceAccount token; and a second Provider for target B.
+  await applyManifests(control, sample('00-namespaces.yaml'));
+  await applyManifests(control, [
+    secret(PLATFORM, 'demo-provider-rook', env.targets[0].providerSecret), ...sample('01-provider.yaml'),
+    secret(PLATFORM, 'target-b-creds', env.targets[1].providerSecret), provider('target-b', 'target-b-creds'),
+  ]);
+}, 600_000);
+
+afterAll(async () => {
+  await env?.teardown();
+}, 300_000);
+
+describe(`provider-rook end to end`, () => {
+  let designStore = '';
+
+  it('binds the design doc\'s Bucket (steps 2-4 verbatim) and writes its Secret', async () => {
+    step('applying config/samples/02-04 verbatim; expecting Bucket app-bucket Bound and Secret bucketsecret');
+    for (const f of ['02-objectstoreclass.yaml', '03-bucketclass.yaml', '04-bucket.yaml']) await applyManifests(control, sample(f));
+    const claim = await bound(APP, 'app-bucket');
+    designStore = claim.spec.resourceRef!.name;
+    const keys = secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret', APP))?.data);
+    expect(Object.keys(keys).sort()).toEqual(['endpoint', 'password', 'username']);
+    const store = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
+    expect(store?.spec.scope.nodeCount).toBe(4);
+    expect(await env.targets[1].admin.get(RookObjectStores, designStore, 'rook-minio')).toBeUndefined();
+    step(`store ${designStore} is in ${env.targets[0].name} with nodeCount 4 and nowhere else`);
+    if (env.s3RoundTrip) {
+      step('S3 round-trip (make bucket, put, get) with the claim\'s Secret through a port-forward');
+      await env.s3RoundTrip(APP, 'bucketsecret');
+    }
+  });
+
+  it('fills a claim\'s class from the namespace\'s BucketPolicy', async () => {
+    step('Bucket without classRef in e2e-defaults, with one BucketPolicy: expecting the class filled in and Bound');
+    await applyManifests(control, [namespace('e2e-defaults'), bucketClass('e2e-defaults', 'rook-minio'),
+      { apiVersion: BucketPolicies.apiVersion, kind: 'BucketPolicy', metadata: { name: 'default', namespace: 'e2e-defaults' }, spec: { defaultClassRef: { name: 'standard' } } },
+      bucket('e2e-defaults', 'defaulted', false)]);
+    expect((await bound('e2e-defaults', 'defaulted')).spec.classRef).toEqual({ name: 'standard' });
+  });
+
+  it('repairs drift in the target', async () => {
+    step(`setting nodeCount 6 on ${designStore} in the target by hand: expecting 4 again`);
+    await env.targets[0].admin.mergePatch(RookObjectStores, designStore, 'rook-minio', { spec: { scope: { nodeCount: 6 } } });
+    await until('nodeCount to be repaired', async () => (await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio'))?.spec.scope.nodeCount === 4,
+      [[ManagedObjectStores, PLATFORM, designStore]]);
+  });
+
+  it('recreates a target store deleted by hand', async () => {
+    const before = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
+    step(`deleting ${designStore} in the target by hand: expecting it recreated`);
+    await env.targets[0].admin.delete(RookObjectStores, designStore, 'rook-minio');
+    await until('the store to be recreated', async () => {
+      const now = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
+      return now !== undefined && now.metadata.uid !== before?.metadata.uid;
+    }, [[ManagedObjectStores, PLATFORM, designStore]]);
+    await bound(APP, 'app-bucket');
+  });
+
+  it('puts each claim in the target its class points at (one control cluster, two targets)', async () => {
+    step('class rook-minio-b points at Provider target-b: expecting the claim\'s store in the second target only');
+    await applyManifests(control, [storeClass('rook-minio-b', { providerRef: { name: 'target-b', namespace: PLATFORM } }), namespace('e2e-two'),
+      bucketClass('e2e-two', 'rook-minio-b'), bucket('e2e-two', 'on-b')]);
+    const name = (await bound('e2e-two', 'on-b')).spec.resourceRef!.name;
+    expect(await env.targets[1].admin.get(RookObjectStores, name, 'rook-minio')).toBeDefined();
+    expect(await env.targets[0].admin.get(RookObjectStores, name, 'rook-minio')).toBeUndefined();
+  });
+
+  it('says a target is unreachable while it is down for 30 s, and recovers after', async () => {
+    const name = (await getBucket('e2e-two', 'on-b'))!.spec.resourceRef!.name;
+    step(`stopping ${env.targets[1].name} for 30 s: expecting Synced=False (Unreachable) on ${name}, then recovery`);
+    await env.targets[1].stop();
+    const down = Date.now();
+    const failing = await until('Synced=False on the store of the stopped target', async () => {
+      const mr = await getManaged(name);
+      return cond(mr, 'Synced')?.status === 'False' ? mr : undefined;
+    }, [[ManagedObjectStores, PLATFORM, name]]);
+    expect(cond(failing, 'Synced')?.reason).toBe('Unreachable');
+    step(`condition while down: ${cond(failing, 'Synced')?.message}`);
+    await new Promise((r) => setTimeout(r, Math.max(0, 30_000 - (Date.now() - down))));
+    await env.targets[1].start();
+    await until('the store to be Synced and Ready again', async () => {
+      const mr = await getManaged(name);
+      return cond(mr, 'Synced')?.status === 'True' && cond(mr, 'Ready')?.status === 'True';
+    }, [[ManagedObjectStores, PLATFORM, name]]);
+  }, 180_000);
+
+  it('honours reclaim policies: Delete removes the store, Retain keeps it Released', async () => {
+    const deleted = (await getBucket('e2e-defaults', 'defaulted'))!.spec.resourceRef!.name;
+    step(`deleting claim e2e-defaults/defaulted (Delete): expecting ${deleted} gone in both clusters`);
+    await control.delete(Buckets, 'defaulted', 'e2e-defaults');
+    await until('the managed resource and the target store to be gone', async () =>
+      !(await getManaged(deleted)) && !(await env.targets[0].admin.get(RookObjectStores, deleted, 'rook-minio')), [[Buckets, 'e2e-defaults', 'defaulted']]);
+
+    step('claim on a Retain class, then deleted: expecting the managed resource Released and the store kept');
+    await applyManifests(control, [storeClass('rook-minio-retain', { reclaimPolicy: 'Retain' }), namespace('e2e-retain'),
+      bucketClass('e2e-retain', 'rook-minio-retain'), bucket('e2e-retain', 'kept')]);
+    const kept = (await bound('e2e-retain', 'kept')).spec.resourceRef!.name;
+    await control.delete(Buckets, 'kept', 'e2e-retain');
+    await until('the managed resource to be Released', async () => (await getManaged(kept))?.status?.bindingPhase === 'Released', [[ManagedObjectStores, PLATFORM, kept]]);
+    expect(await env.targets[0].admin.get(RookObjectStores, kept, 'rook-minio')).toBeDefined();
+  });
+
+  it('finds and removes the leaked store of a managed resource whose finalizer was stripped', async () => {
+    step('managed ObjectStore "leaky" force-removed (finalizer stripped): expecting its target store cleaned up by the leak sweeper');
+    await applyManifests(control, [managedStore('leaky', 'demo-kubernetes', 'e2e-leaks')]);
+    await until('leaky to be Ready', async () => cond(await getManaged('leaky'), 'Ready')?.status === 'True', [[ManagedObjectStores, PLATFORM, 'leaky']]);
+    await control.mergePatch(ManagedObjectStores, 'leaky', PLATFORM, { metadata: { finalizers: null } });
+    await control.delete(ManagedObjectStores, 'leaky', PLATFORM);
+    await until('the managed resource to be gone', async () => !(await getManaged('leaky')));
+    expect(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')).toBeDefined();
+    await until('the leaked target store to be removed', async () => !(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')));
+  });
+
+  it('imports an existing store named by crossplane.io/external-name', async () => {
+    step('a store made in the target by someone else, then a managed ObjectStore naming it: expecting it adopted');
+    const target = env.targets[0].admin;
+    await applyManifests(target, [namespace('legacy'), secret('legacy', 'legacy-keys', { username: 'legacyuser', password: 'legacypassword123' })]);
+    await target.apply(RookObjectStores, {
+      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: 'legacy-store', namespace: 'legacy' },
+      spec: { scope: { nodeCount: 4 }, credentials: { name: 'legacy-keys', namespace: 'legacy' } },
+    } as KubeObjectLike);
+    await applyManifests(control, [managedStore('imported', 'demo-kubernetes', 'legacy', { 'crossplane.io/external-name': 'legacy-store' })]);
+    const mr = await until('imported to be Ready', async () => {
+      const m = await getManaged('imported');
+      return cond(m, 'Ready')?.status === 'True' ? m : undefined;
+    }, [[ManagedObjectStores, PLATFORM, 'imported']]);
+    const store = await target.get<TargetStore>(RookObjectStores, 'legacy-store', 'legacy');
+    expect(store?.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(mr.metadata.uid);
+    expect(mr.spec.forProvider.credentials).toEqual({ name: 'legacy-keys', namespace: 'legacy' });
+  });
+
+  it('reports wrong credentials clearly and recovers, without a restart, once the Secret is fixed', async () => {
+    step('Provider "wrong" with a bad token: expecting Synced=False (Unauthorized); then the right token: expecting Ready');
+    await applyManifests(control, [secret(PLATFORM, 'wrong-creds', { ...env.targets[0].providerSecret, token: 'not-a-valid-token' }), provider('wrong', 'wrong-creds'),
+      managedStore('with-wrong-creds', 'wrong', 'e2e-creds')]);
+    const failing = await until('Synced=False', async () => {
+      const m = await getManaged('with-wrong-creds');
+      return cond(m, 'Synced')?.status === 'False' ? m : undefined;
+    }, [[ManagedObjectStores, PLATFORM, 'with-wrong-creds']]);
+    expect(cond(failing, 'Synced')?.reason).toBe('Unauthorized');
+    expect(JSON.stringify(failing.status)).not.toContain('not-a-valid-token');
+    await applyManifests(control, [secret(PLATFORM, 'wrong-creds', env.targets[0].providerSecret)]);
+    await until('Ready after the fix', async () => cond(await getManaged('with-wrong-creds'), 'Ready')?.status === 'True', [[ManagedObjectStores, PLATFORM, 'with-wrong-creds']]);
+  }, 180_000);
+
+  it('makes no duplicate when provider-rook is killed mid-create and restarted', async () => {
+    step('5 claims, provider killed as soon as the first managed resource appears, then restarted: expecting exactly 5');
+    await applyManifests(control, [namespace('e2e-crash'), bucketClass('e2e-crash', 'rook-minio')]);
+    const names = ['c0', 'c1', 'c2', 'c3', 'c4'];
+    const ours = async () => (await control.list<ObjectStore>(ManagedObjectStores, { namespace: PLATFORM, labelSelector: 'crossplane.io/claim-namespace=e2e-crash' })).items;
+    await Promise.all(names.map((n) => control.create(Buckets, bucket('e2e-crash', n))));
+    await until('a first managed resource', async () => (await ours()).length > 0);
+    await env.provider.kill();
+    step(`killed with ${(await ours()).length} managed resource(s) made; restarting`);
+    await env.provider.start();
+    const claims = await Promise.all(names.map((n) => bound('e2e-crash', n)));
+    const managed = await ours();
+    expect(managed).toHaveLength(5);
+    expect(new Set(managed.map((m) => m.spec.claimRef?.uid))).toEqual(new Set(claims.map((c) => c.metadata.uid)));
+  }, 180_000);
+});

@@ -1,0 +1,143 @@
+// The e2e environment on kind (needs Docker): a control cluster with provider-rook deployed from
+// config/ as a Deployment (image built here and loaded into kind), and two targets running the
+// real Rook MinIO operator from config/operator/. Targets are reached at their docker-network
+// addresses with ServiceAccount tokens bound to provider-rook:target.
+import { execa } from 'execa';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { repoRoot } from '../../hack/lib/cluster.ts';
+import { applyManifests, installCrds, loadManifests } from '../../hack/lib/manifests.ts';
+import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { Deployments, Pods, Secrets } from '../../src/runtime/kube/resources.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
+import type { E2EEnvironment, TargetCluster } from './backend.ts';
+import { applyFile, rbacFile, serviceAccountToken } from './identities.ts';
+import { docker, kind, missingTools } from './kind-cli.ts';
+import { s3Request } from './s3.ts';
+
+const NAMES = { control: 'e2e-control', targets: ['e2e-target-a', 'e2e-target-b'] } as const;
+const IMAGE = 'provider-rook:e2e';
+const NS = 'provider-rook-system';
+const workDir = path.join(repoRoot, '.local', 'e2e-kind');
+
+function clientOf(kubeconfigYaml: string): { client: KubeClient; kc: KubeConfig } {
+  const kc = new KubeConfig();
+  kc.loadFromString(kubeconfigYaml);
+  return { client: new KubeClient(kc, { fieldManager: 'e2e-admin' }), kc };
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 180_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+export async function kindEnvironment(): Promise<E2EEnvironment> {
+  const missing = await missingTools();
+  if (missing) throw new Error(missing);
+  mkdirSync(workDir, { recursive: true });
+  for (const name of [NAMES.control, ...NAMES.targets]) if (!(await kind.exists(name))) await kind.create(name);
+
+  await docker('build', '-t', IMAGE, repoRoot);
+  await kind.loadImage(IMAGE, NAMES.control);
+
+  const { client: control } = clientOf(await kind.kubeconfig(NAMES.control));
+  await installCrds(control, readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f)));
+  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac'))) await applyFile(control, rbacFile(f));
+  // config/provider as shipped, with the image built here and faster intervals for the specs.
+  const deploy = loadManifests(path.join(repoRoot, 'config', 'provider', 'provider-rook.yaml')).map((doc) => {
+    if (doc.kind !== 'Deployment') return doc;
+    const d = structuredClone(doc) as typeof doc & { spec: { template: { spec: { containers: { image: string; args: string[] }[] } } } };
+    d.spec.template.spec.containers[0]!.image = IMAGE;
+    d.spec.template.spec.containers[0]!.args.push('--poll', '5s', '--leak-interval', '10s', '--log-level', 'debug');
+    return d;
+  });
+  await applyManifests(control, deploy);
+
+  const targets = await Promise.all(NAMES.targets.map(async (name): Promise<TargetCluster> => {
+    const externalYaml = await kind.kubeconfig(name);
+    writeFileSync(path.join(workDir, `${name}.kubeconfig`), externalYaml, { mode: 0o600 });
+    const { client: admin, kc } = clientOf(externalYaml);
+    const operatorDir = path.join(repoRoot, 'config', 'operator');
+    await installCrds(admin, [path.join(operatorDir, 'crd.yaml')]);
+    await applyManifests(admin, readdirSync(operatorDir).filter((f) => f !== 'crd.yaml').flatMap((f) => loadManifests(path.join(operatorDir, f))));
+    await applyFile(admin, rbacFile('target.yaml'));
+    const token = await serviceAccountToken(admin, NS, 'provider-rook', ['provider-rook:target']);
+    const internal = new KubeConfig();
+    internal.loadFromString(await kind.internalKubeconfig(name));
+    return {
+      name,
+      admin,
+      providerSecret: {
+        endpoint: internal.getCurrentCluster()!.server,
+        clusterCA: Buffer.from(kc.getCurrentCluster()!.caData!, 'base64').toString(),
+        token,
+      },
+      stop: () => docker('stop', kind.node(name)),
+      start: async () => {
+        await docker('start', kind.node(name));
+        await until(`${name} to answer again`, async () => Boolean(await admin.serverVersion()));
+      },
+    };
+  }));
+
+  const providerReady = async (): Promise<boolean> => {
+    const d = await control.get<{ metadata: { name: string }; status?: { availableReplicas?: number } }>(Deployments, 'provider-rook', NS);
+    return (d?.status?.availableReplicas ?? 0) >= 1;
+  };
+  await until('provider-rook to be available', providerReady);
+
+  return {
+    backend: 'kind',
+    control,
+    targets: targets as [TargetCluster, TargetCluster],
+    logs: `kubectl --context kind-${NAMES.control} -n ${NS} logs deploy/provider-rook`,
+    provider: {
+      async kill() {
+        const { items } = await control.list<{ metadata: { name: string } }>(Pods, { namespace: NS, labelSelector: 'app.kubernetes.io/name=provider-rook' });
+        for (const pod of items) {
+          await control.request('DELETE', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}`, { body: { gracePeriodSeconds: 0 } });
+        }
+      },
+      async start() {
+        await until('provider-rook to be available again', providerReady); // the Deployment restarts it
+      },
+    },
+    async s3RoundTrip(namespace, secretName) {
+      const secret = await control.get<{ metadata: { name: string }; data?: Record<string, string> }>(Secrets, secretName, namespace);
+      const { endpoint, username, password } = secretText(secret?.data);
+      const url = new URL(endpoint!); // http://<store>.<ns>.svc.<domain>:9000
+      const [service, storeNs] = url.hostname.split('.');
+      const owner = targets[0]!; // the design flow's class points at the first target
+      const forward = execa('kubectl', ['--kubeconfig', path.join(workDir, `${owner.name}.kubeconfig`), '-n', storeNs!, 'port-forward', `svc/${service}`, ':9000']);
+      try {
+        const port = await new Promise<string>((resolve, reject) => {
+          forward.stdout!.on('data', (chunk: Buffer) => {
+            const m = /127\.0\.0\.1:(\d+)/.exec(chunk.toString());
+            if (m) resolve(m[1]!);
+          });
+          forward.catch(reject);
+        });
+        const local = `http://127.0.0.1:${port}`;
+        const creds = { accessKey: username!, secretKey: password! };
+        const check = async (res: Promise<Response>, what: string): Promise<string> => {
+          const r = await res;
+          if (!r.ok) throw new Error(`S3 ${what} failed: ${r.status} ${await r.text()}`);
+          return r.text();
+        };
+        await check(s3Request(local, 'PUT', '/e2e', creds), 'make bucket');
+        await check(s3Request(local, 'PUT', '/e2e/hello.txt', creds, 'hello from provider-rook'), 'put object');
+        const got = await check(s3Request(local, 'GET', '/e2e/hello.txt', creds), 'get object');
+        if (got !== 'hello from provider-rook') throw new Error(`S3 get returned ${JSON.stringify(got)}`);
+      } finally {
+        forward.kill();
+      }
+    },
+    async teardown() {
+      if (!process.env.KEEP_CLUSTERS) for (const name of [NAMES.control, ...NAMES.targets]) await kind.delete(name);
+    },
+  };
+}
