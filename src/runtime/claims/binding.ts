@@ -232,9 +232,12 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     }
   }
 
+  /** Updates the claim in place, so every later write in this pass carries the new resourceVersion. */
   private async updateClaim(claim: Claim, signal: AbortSignal): Promise<Claim> {
     const updated = await this.o.client.update<Claim>(this.o.claims.type, claim, signal);
-    return { ...updated, status: claim.status };
+    claim.metadata = updated.metadata;
+    claim.spec = updated.spec;
+    return claim;
   }
 
   /** Writes the claim's status only when it changed. */

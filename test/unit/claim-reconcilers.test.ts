@@ -1,0 +1,247 @@
+// The claim and default-class reconcilers' decisions against an in-memory API (a fake of our own
+// KubeClient surface): crossplane's claim test vectors (Part A of the reference) and our additions.
+import { describe, expect, it } from '@jest/globals';
+import { ClaimReconciler, FINALIZER_CLAIM, type Cache } from '../../src/runtime/claims/binding.ts';
+import { managedNameFor, type Claim } from '../../src/runtime/claims/claim.ts';
+import { DefaultClassReconciler } from '../../src/runtime/claims/defaulting.ts';
+import { ReasonedError } from '../../src/runtime/conditions.ts';
+import { MemoryEventRecorder } from '../../src/runtime/events.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { KubeError } from '../../src/runtime/kube/errors.ts';
+import { Secrets, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { silentLogger } from '../../src/runtime/logger.ts';
+import type { ManagedResource } from '../../src/runtime/managed/types.ts';
+
+const t = (kind: string, plural: string): ResourceType => ({ apiVersion: 'x.example.com/v1', kind, plural, namespaced: true });
+const Claims = t('Bucket', 'buckets');
+const Portables = t('BucketClass', 'bucketclasses');
+const Classes = t('StoreClass', 'storeclasses');
+const Managed = t('Store', 'stores');
+const Policies = t('BucketPolicy', 'bucketpolicies');
+
+type Obj = KubeObjectLike & { metadata: KubeObjectLike['metadata'] & Record<string, unknown>; [k: string]: unknown };
+
+/** An API server in a Map: resourceVersions, conflicts, AlreadyExists, NotFound; every write logged. */
+class FakeApi {
+  objects = new Map<string, Obj>();
+  writes: string[] = [];
+  private rv = 1;
+  private key = (type: ResourceType, ns: string | undefined, name: string) => `${type.plural}/${ns}/${name}`;
+  seed(type: ResourceType, obj: object): void {
+    const o = structuredClone(obj) as Obj;
+    o.metadata.resourceVersion = String(this.rv++);
+    o.metadata.uid ??= `uid-${o.metadata.name}`;
+    this.objects.set(this.key(type, o.metadata.namespace, o.metadata.name), o);
+  }
+  cache<T>(type: ResourceType): Cache<T> {
+    return {
+      get: (key) => {
+        const [ns, name] = key.split('/');
+        return this.objects.get(this.key(type, ns, name!)) as T | undefined;
+      },
+      list: () => [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, v]) => v as T),
+    };
+  }
+  async get(type: ResourceType, name: string, ns?: string) {
+    return structuredClone(this.objects.get(this.key(type, ns, name)));
+  }
+  async create(type: ResourceType, obj: Obj) {
+    const k = this.key(type, obj.metadata.namespace, obj.metadata.name);
+    if (this.objects.has(k)) throw new KubeError(409, 'AlreadyExists', `${obj.metadata.name} already exists`);
+    this.writes.push(`create ${type.kind} ${obj.metadata.name}`);
+    this.seed(type, obj);
+    return structuredClone(this.objects.get(k)!);
+  }
+  private replace(type: ResourceType, obj: Obj, what: string) {
+    const k = this.key(type, obj.metadata.namespace, obj.metadata.name);
+    const cur = this.objects.get(k);
+    if (!cur) throw new KubeError(404, 'NotFound', 'not found');
+    if (cur.metadata.resourceVersion !== obj.metadata.resourceVersion) throw new KubeError(409, 'Conflict', 'stale');
+    this.writes.push(`${what} ${type.kind} ${obj.metadata.name}`);
+    const next = structuredClone(what === 'status' ? { ...cur, status: obj.status } : { ...obj, status: cur.status });
+    next.metadata.resourceVersion = String(this.rv++);
+    this.objects.set(k, next);
+    return structuredClone(next);
+  }
+  async update(type: ResourceType, obj: Obj) { return this.replace(type, obj, 'update'); }
+  async updateStatus(type: ResourceType, obj: Obj) { return this.replace(type, obj, 'status'); }
+  async mergePatch(type: ResourceType, name: string, ns: string, patch: { data?: Record<string, string> }) {
+    const cur = this.objects.get(this.key(type, ns, name))!;
+    this.writes.push(`patch ${type.kind} ${name}`);
+    cur.data = { ...(cur.data as object), ...patch.data };
+    return structuredClone(cur);
+  }
+  async delete(type: ResourceType, name: string, ns?: string) {
+    this.writes.push(`delete ${type.kind} ${name}`);
+    return this.objects.delete(this.key(type, ns, name));
+  }
+}
+
+function world(opts: { allowConfigure?: boolean } = {}) {
+  const api = new FakeApi();
+  const recorder = new MemoryEventRecorder();
+  api.seed(Portables, { apiVersion: Portables.apiVersion, kind: 'BucketClass', metadata: { name: 'std', namespace: 'app' }, classRef: { apiVersion: Classes.apiVersion, kind: Classes.kind, name: 'gold', namespace: 'infra' } });
+  api.seed(Classes, { apiVersion: Classes.apiVersion, kind: Classes.kind, metadata: { name: 'gold', namespace: 'infra' }, spec: { reclaimPolicy: 'Delete' } });
+  const reconciler = new ClaimReconciler<Obj, ManagedResource>({
+    client: api as unknown as KubeClient, recorder, log: silentLogger,
+    claims: { type: Claims, cache: api.cache(Claims) },
+    portableClasses: { type: Portables, cache: api.cache(Portables) },
+    classes: { type: Classes, cache: api.cache(Classes) },
+    managed: { type: Managed, cache: api.cache(Managed) },
+    secrets: api.cache(Secrets),
+    configure: (_claim, cls) => {
+      if (opts.allowConfigure === false) throw new ReasonedError('NamespaceNotAllowed', 'not from this namespace');
+      return { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: '' }, spec: { reclaimPolicy: (cls.spec as { reclaimPolicy: 'Delete' }).reclaimPolicy, writeConnectionSecretToRef: { name: 'conn' } } };
+    },
+  });
+  return { api, recorder, reconciler };
+}
+
+function claim(over: Partial<Claim['metadata']> = {}, spec: Claim['spec'] = { classRef: { name: 'std' }, writeConnectionSecretToRef: { name: 'mine' } }): Claim {
+  return { apiVersion: Claims.apiVersion, kind: 'Bucket', metadata: { name: 'b', namespace: 'app', uid: 'claim-uid', generation: 1, ...over }, spec };
+}
+
+const signal = new AbortController().signal;
+const readClaim = (api: FakeApi) => api.objects.get('buckets/app/b') as unknown as Claim;
+const mrName = managedNameFor(claim());
+
+describe('claim reconciler', () => {
+  it('C1: does nothing for a claim that is gone', async () => {
+    const { api, reconciler } = world();
+    expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
+    expect(api.writes).toEqual([]);
+  });
+
+  it('C7: adds its finalizer, creates one managed resource from the class and records it on the claim', async () => {
+    const { api, reconciler, recorder } = world();
+    api.seed(Claims, claim());
+    expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
+    expect(api.writes).toEqual(['update Bucket b', `create Store ${mrName}`, 'update Bucket b', 'status Bucket b']);
+    const mr = api.objects.get(`stores/infra/${mrName}`)!;
+    expect(mr.spec).toMatchObject({ claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' }, classRef: { kind: 'StoreClass', name: 'gold', namespace: 'infra' } });
+    const c = readClaim(api);
+    expect(c.metadata.finalizers).toEqual([FINALIZER_CLAIM]);
+    expect(c.spec?.resourceRef).toMatchObject({ name: mrName, namespace: 'infra' });
+    expect(c.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Binding' });
+    expect(recorder.events.map((e) => e.reason)).toContain('CreatedManagedResource');
+  });
+
+  it('adopts the managed resource an interrupted attempt made, instead of making a second', async () => {
+    const { api, reconciler } = world();
+    api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM] }));
+    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: mrName, namespace: 'infra' }, spec: { claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } } });
+    await reconciler.reconcile('app/b', signal);
+    expect(api.writes.filter((w) => w.startsWith('create'))).toEqual([]);
+    expect(readClaim(api).spec?.resourceRef?.name).toBe(mrName);
+  });
+
+  it('C8: copies the connection Secret under the claim\'s control and binds once the resource is Unbound', async () => {
+    const { api, reconciler } = world();
+    await (api.seed(Claims, claim()), reconciler.reconcile('app/b', signal));
+    const mr = api.objects.get(`stores/infra/${mrName}`)!;
+    mr.status = { bindingPhase: 'Unbound', conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: 'x' }] };
+    api.seed(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: mr.metadata.uid, controller: true }] }, data: { password: 'c2VjcmV0' } });
+    api.writes = [];
+    await reconciler.reconcile('app/b', signal);
+    expect(api.writes).toEqual(['create Secret mine', `status Store ${mrName}`, 'status Bucket b']);
+    const copy = api.objects.get('secrets/app/mine')!;
+    expect(copy.data).toEqual({ password: 'c2VjcmV0' });
+    expect(copy.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Bucket', uid: 'claim-uid', controller: true })]);
+    expect(api.objects.get(`stores/infra/${mrName}`)!.status).toMatchObject({ bindingPhase: 'Bound' });
+    expect(readClaim(api).status).toMatchObject({ bindingPhase: 'Bound', conditions: expect.arrayContaining([expect.objectContaining({ type: 'Ready', status: 'True' })]) });
+
+    api.writes = [];
+    await reconciler.reconcile('app/b', signal);
+    expect(api.writes).toEqual([]); // steady state
+  });
+
+  it('C10: refuses a connection Secret the managed resource does not control', async () => {
+    const { api, reconciler } = world();
+    await (api.seed(Claims, claim()), reconciler.reconcile('app/b', signal));
+    api.objects.get(`stores/infra/${mrName}`)!.status = { bindingPhase: 'Unbound' };
+    api.seed(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: 'someone-else', controller: true }] }, data: {} });
+    expect(await reconciler.reconcile('app/b', signal)).toMatchObject({ kind: 'requeueAfter' });
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'False', reason: 'ConnectionSecretConflict' });
+    expect(api.objects.has('secrets/app/mine')).toBe(false);
+  });
+
+  it('C9: refuses a managed resource controlled by another object', async () => {
+    const { api, reconciler } = world();
+    api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM] }, { resourceRef: { name: 'taken', namespace: 'infra' } }));
+    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'taken', namespace: 'infra', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x', controller: true }] }, spec: {} });
+    await reconciler.reconcile('app/b', signal);
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ reason: 'ManagedResourceConflict', message: expect.stringContaining('controlled by another resource') });
+  });
+
+  it('refuses to bind a static resource that is not reserved for this claim', async () => {
+    const { api, reconciler } = world();
+    api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM] }, { resourceRef: { name: 'free', namespace: 'infra' } }));
+    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'free', namespace: 'infra' }, spec: {}, status: { bindingPhase: 'Unbound' } });
+    await reconciler.reconcile('app/b', signal);
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ reason: 'ManagedResourceConflict', message: expect.stringContaining('spec.claimRef') });
+  });
+
+  it('C6 and refusals: a missing class or a refused configuration creates nothing and says why', async () => {
+    const missing = world();
+    missing.api.seed(Claims, claim({}, { classRef: { name: 'nope' } }));
+    await missing.reconciler.reconcile('app/b', signal);
+    expect(readClaim(missing.api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ reason: 'ClassNotFound', message: 'BucketClass app/nope does not exist' });
+    const refused = world({ allowConfigure: false });
+    refused.api.seed(Claims, claim());
+    await refused.reconciler.reconcile('app/b', signal);
+    expect(readClaim(refused.api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ reason: 'NamespaceNotAllowed' });
+    expect([...refused.api.objects.keys()].filter((k) => k.startsWith('stores/'))).toEqual([]);
+  });
+
+  it.each([['Delete', false], ['Retain', true]] as const)('C3/C4: a deleted claim releases its resource; reclaim %s keeps it: %s', async (policy, kept) => {
+    const { api, reconciler } = world();
+    api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM], deletionTimestamp: '2026-01-01T00:00:00Z' }, { resourceRef: { name: 'mr', namespace: 'infra' }, writeConnectionSecretToRef: { name: 'mine' } }));
+    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'mr', namespace: 'infra' }, spec: { reclaimPolicy: policy, claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } }, status: { bindingPhase: 'Bound' } });
+    api.seed(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'mine', namespace: 'app', ownerReferences: [{ uid: 'claim-uid', controller: true }] } });
+    expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
+    const mr = api.objects.get('stores/infra/mr');
+    expect(mr !== undefined).toBe(kept);
+    if (mr) expect(mr).toMatchObject({ spec: { reclaimPolicy: 'Retain' }, status: { bindingPhase: 'Released' } });
+    if (mr) expect(mr.spec).not.toHaveProperty('claimRef');
+    expect(api.objects.has('secrets/app/mine')).toBe(false);
+    expect(readClaim(api).metadata.finalizers).toEqual([]);
+  });
+
+  it('names managed resources after the claim, deterministically and within 52 characters', () => {
+    const long = claim({ namespace: 'a'.repeat(63), name: 'b.'.repeat(100) + 'c' });
+    expect(managedNameFor(long)).toBe(managedNameFor(structuredClone(long)));
+    expect(managedNameFor(long)).toMatch(/^[a-z0-9-]{1,52}$/);
+    expect(managedNameFor(claim())).toMatch(/^app-b-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    expect(managedNameFor(claim({ uid: 'other' }))).not.toBe(managedNameFor(claim()));
+  });
+});
+
+describe('default-class reconciler', () => {
+  function setup(policies: string[]) {
+    const api = new FakeApi();
+    for (const p of policies) api.seed(Policies, { apiVersion: Policies.apiVersion, kind: 'BucketPolicy', metadata: { name: p, namespace: 'app' }, spec: { defaultClassRef: { name: `class-of-${p}` } } });
+    api.seed(Policies, { apiVersion: Policies.apiVersion, kind: 'BucketPolicy', metadata: { name: 'elsewhere', namespace: 'other' }, spec: { defaultClassRef: { name: 'x' } } });
+    api.seed(Claims, claim({}, { writeConnectionSecretToRef: { name: 'mine' } }));
+    const reconciler = new DefaultClassReconciler({
+      client: api as unknown as KubeClient, recorder: new MemoryEventRecorder(),
+      claims: { type: Claims, cache: api.cache(Claims) }, policies: { type: Policies, cache: api.cache(Policies) },
+    });
+    return { api, reconciler };
+  }
+
+  it.each([[[], 'NoDefaultClass'], [['one', 'two'], 'AmbiguousDefaultClass']] as const)('D5/D6: with policies %j it guesses nothing (%s)', async (policies, reason) => {
+    const { api, reconciler } = setup([...policies]);
+    await reconciler.reconcile('app/b', signal);
+    expect(readClaim(api).spec?.classRef).toBeUndefined();
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'False', reason });
+    api.writes = [];
+    await reconciler.reconcile('app/b', signal);
+    expect(api.writes).toEqual([]); // said once
+  });
+
+  it('D7: with exactly one policy it sets the class', async () => {
+    const { api, reconciler } = setup(['one']);
+    await reconciler.reconcile('app/b', signal);
+    expect(readClaim(api).spec?.classRef).toEqual({ name: 'class-of-one' });
+  });
+});
