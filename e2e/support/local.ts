@@ -8,7 +8,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { down, repoRoot, start, stop, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { applyManifests, installCrds, loadManifests } from '../../hack/lib/manifests.ts';
+import { installCrds, installOperatorBundle } from '../../hack/lib/manifests.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';
 import { FakeMinioOperator } from './fake-minio-operator.ts';
@@ -57,9 +57,7 @@ export async function localEnvironment(): Promise<E2EEnvironment> {
   const operators: FakeMinioOperator[] = [];
   const targets = await Promise.all(targetClusters.map(async (cluster): Promise<TargetCluster> => {
     const admin = adminOf(cluster);
-    const operatorDir = path.join(repoRoot, 'config', 'operator');
-    await installCrds(admin, [path.join(operatorDir, 'crd.yaml')]);
-    await applyManifests(admin, readdirSync(operatorDir).filter((f) => f !== 'crd.yaml').flatMap((f) => loadManifests(path.join(operatorDir, f))));
+    await installOperatorBundle(admin);
     await applyFile(admin, rbacFile('target.yaml'));
     const token = await serviceAccountToken(admin, 'provider-rook-system', 'provider-rook', ['provider-rook:target']);
     const operator = new FakeMinioOperator(admin);

@@ -1,9 +1,11 @@
 // Applies YAML manifests (ours and the built-in kinds we ship in config/) with server-side apply,
 // as `kubectl apply --server-side` would. Used by the demo and the tests.
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import * as yaml from 'js-yaml';
 import { allKinds } from '../../src/apis/index.ts';
 import { resourceTypeOf } from '../../src/apis/crd.ts';
+import { repoRoot } from './cluster.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import {
   ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, Secrets, ServiceAccounts, type ResourceType,
@@ -54,4 +56,16 @@ export async function installCrds(client: KubeClient, files: string[], timeoutMs
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+/** Files of a manifest folder, in name order. */
+export function manifestFiles(dir: string): string[] {
+  return readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join(dir, f));
+}
+
+/** Installs the Rook MinIO operator bundle (config/operator/) as a cluster admin would: no provider-rook marks. */
+export async function installOperatorBundle(client: KubeClient): Promise<void> {
+  const files = manifestFiles(path.join(repoRoot, 'config', 'operator'));
+  await installCrds(client, files);
+  await applyManifests(client, files.flatMap(loadManifests).filter((d) => d.kind !== 'CustomResourceDefinition'));
 }

@@ -1,19 +1,14 @@
 // Helpers for tests that run provider-rook in-process against the local control planes.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import * as yaml from 'js-yaml';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../hack/lib/cluster.ts';
 import { repoRoot } from '../../hack/lib/cluster.ts';
-import { installCrds } from '../../hack/lib/manifests.ts';
+import { installCrds, installOperatorBundle } from '../../hack/lib/manifests.ts';
 import { startApp, type App, type AppOptions } from '../../src/app.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { isAlreadyExists } from '../../src/runtime/kube/errors.ts';
-import {
-  ClusterRoleBindings, ClusterRoles, Deployments, Events, Namespaces, Secrets, ServiceAccounts, type ResourceType,
-} from '../../src/runtime/kube/resources.ts';
-
-const TYPES: Record<string, ResourceType> = { Namespace: Namespaces, ClusterRole: ClusterRoles, ClusterRoleBinding: ClusterRoleBindings, ServiceAccount: ServiceAccounts, Deployment: Deployments };
+import { Events, Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
 import { silentLogger, pinoLogger } from '../../src/runtime/logger.ts';
 import { kubeConfigOf, uniqueName } from './env.ts';
 
@@ -22,15 +17,8 @@ export { installCrds };
 export const ourCrds = (): string[] => readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f));
 export const operatorCrd = (): string => path.join(repoRoot, 'config', 'operator', 'crd.yaml');
 
-/** Installs the operator bundle as a cluster admin would (no provider-rook marks): "pre-installed". */
-export async function preinstallOperator(client: KubeClient): Promise<void> {
-  const dir = path.join(repoRoot, 'config', 'operator');
-  await installCrds(client, [operatorCrd()]);
-  const docs = readdirSync(dir).filter((f) => f.endsWith('.yaml')).flatMap((f) => yaml.loadAll(readFileSync(path.join(dir, f), 'utf8')) as KubeObjectLike[])
-    .filter((d) => d && d.kind !== 'CustomResourceDefinition')
-    .sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'));
-  for (const d of docs) await client.apply(TYPES[d.kind!]!, d);
-}
+/** The operator "pre-installed" by the target's admin. */
+export const preinstallOperator = installOperatorBundle;
 
 export async function createNamespace(client: KubeClient, prefix: string): Promise<string> {
   const name = uniqueName(prefix);
