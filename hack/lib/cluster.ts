@@ -95,6 +95,10 @@ function livePid(cluster: LocalCluster, proc: ProcessName): number | undefined {
   }
 }
 
+const SERVED_BEFORE_USE = [
+  '/api/v1/namespaces', '/api/v1/secrets', '/apis/apps/v1/deployments', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+];
+
 function logTail(file: string, lines = 15): string {
   if (!existsSync(file)) return '(no log)';
   return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
@@ -214,6 +218,12 @@ async function startProcesses(cluster: LocalCluster, bins: Binaries, log: Log): 
     ]);
   }
   await waitFor('kube-apiserver', async () => (await adminGet(cluster, '/readyz')).status === 200, cluster, 'kube-apiserver');
+  // /readyz can pass while watch caches still answer "storage is (re)initializing"; a cluster is
+  // handed out only once the kinds every client starts with can be listed.
+  await waitFor('kube-apiserver watch caches', async () => {
+    const lists = await Promise.all(SERVED_BEFORE_USE.map((p) => adminGet(cluster, p)));
+    return lists.every((r) => r.status === 200);
+  }, cluster, 'kube-apiserver');
 
   if (bins.kubeControllerManager && !livePid(cluster, 'kube-controller-manager')) {
     // Only controllers that act on the API alone: no pods ever run on a node-less control plane.

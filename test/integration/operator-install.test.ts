@@ -72,16 +72,18 @@ describe('operator install', () => {
     await setProvider('fresh', fresh);
     const name = uniqueName('optout');
     await control.create(ManagedObjectStores, store(name, 'fresh'));
+    // A fresh target's first answers can be slow under load; the reconciler backs off (1 s, 2 s, ...).
     const mr = await eventually(async () => {
       const o = await control.get<ObjectStore>(ManagedObjectStores, name, ns);
-      return cond(o, 'Synced')?.reason === 'OperatorMissing' ? o : undefined;
-    }, 'Synced=False/OperatorMissing');
+      if (cond(o, 'Synced')?.reason === 'OperatorMissing') return o;
+      throw new Error(`Synced is ${JSON.stringify(cond(o, 'Synced') ?? 'not set')}`);
+    }, 'Synced=False/OperatorMissing', 60_000);
     expect(cond(mr, 'Synced')?.message).toMatch(/no Rook MinIO operator \(missing CRD objectstores.minio.rook.io, Deployment rook-minio-system\/rook-minio-operator\)/);
     expect(cond(mr, 'Synced')?.message).toMatch(/kubectl apply -f config\/operator\/.*spec.operatorInstall.enabled: true on Provider/);
     expect(ourWrites).toEqual([]);
     await eventually(async () => (await control.get<Provider>(Providers, 'fresh', ns))?.status?.operator?.present === false, 'the Provider to report no operator');
     await control.delete(ManagedObjectStores, name, ns);
-  });
+  }, 90_000);
 
   it('with opt-in, installs the bundle once for 20 concurrent stores, then creates them all', async () => {
     await setProvider('fresh', fresh, { enabled: true, image: 'example.com/rook/minio:v1.2.7-patched' });
