@@ -1,9 +1,14 @@
 // provider-rook: the process. Flags, logging, metrics/health endpoints and graceful shutdown.
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { startApp } from './app.ts';
+import { FIELD_MANAGER, startApp, type App } from './app.ts';
+import { KubeClient } from './runtime/kube/client.ts';
+import { LeaderElector } from './runtime/leader.ts';
 import { pinoLogger } from './runtime/logger.ts';
 import { registry } from './runtime/metrics.ts';
 
@@ -23,10 +28,23 @@ const flags = z.object({
   'max-reconcile-rate': z.coerce.number().min(1).default(10),
   'metrics-addr': z.string().default(':8080'),
   'log-level': z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  'leader-elect': z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  'leader-election-namespace': z.string().optional(),
+  'leader-election-id': z.string().default('provider-rook'),
 });
 
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The Lease lives in our own namespace unless told otherwise. */
+function leaseNamespace(flag: string | undefined): string {
+  if (flag) return flag;
+  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
+  return existsSync(SERVICE_ACCOUNT_NAMESPACE) ? readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() : 'default';
+}
+
 const usage = `usage: provider-rook [--kubeconfig PATH] [--namespace NS[,NS...]] [--control-plane-id ID] [--poll 1m] [--leak-interval 5m]
-       [--leak-mode delete|report] [--workers 4] [--max-reconcile-rate 10] [--metrics-addr :8080] [--log-level info]`;
+       [--leak-mode delete|report] [--workers 4] [--max-reconcile-rate 10] [--metrics-addr :8080] [--log-level info]
+       [--leader-elect true|false] [--leader-election-namespace NS] [--leader-election-id provider-rook]`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -42,11 +60,6 @@ async function main(): Promise<void> {
   if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
   else kc.loadFromCluster();
 
-  const app = await startApp({
-    control: kc, log, namespaces: opts.namespace?.split(','), controlPlaneId: opts['control-plane-id'], pollIntervalMs: opts.poll, leakIntervalMs: opts['leak-interval'],
-    leakReportOnly: opts['leak-mode'] === 'report', workers: opts.workers, maxReconcileRate: opts['max-reconcile-rate'],
-  });
-
   const [host, port] = opts['metrics-addr'].split(':');
   const server = createServer((req, res) => {
     if (req.url === '/metrics') {
@@ -58,17 +71,42 @@ async function main(): Promise<void> {
     }
   }).listen(Number(port), host || undefined);
 
+  const stop = new AbortController();
+  const running: { app?: App; elector?: LeaderElector } = {};
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
+    stop.abort();
     server.close();
-    void app.stop().then(() => process.exit(0));
+    void (async () => {
+      await running.app?.stop();
+      await running.elector?.release(); // only after our last write: the next leader may start at once
+      process.exit(0);
+    })();
     setTimeout(() => process.exit(1), 20_000).unref();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+
+  if (opts['leader-elect']) {
+    running.elector = new LeaderElector({
+      client: new KubeClient(kc, { fieldManager: FIELD_MANAGER }), namespace: leaseNamespace(opts['leader-election-namespace']),
+      name: opts['leader-election-id'], identity: `${hostname()}_${randomUUID()}`, log,
+    });
+    if (!(await running.elector.acquire(stop.signal))) return; // asked to stop while standing by
+  }
+  running.app = await startApp({
+    control: kc, log, namespaces: opts.namespace?.split(','), controlPlaneId: opts['control-plane-id'], pollIntervalMs: opts.poll, leakIntervalMs: opts['leak-interval'],
+    leakReportOnly: opts['leak-mode'] === 'report', workers: opts.workers, maxReconcileRate: opts['max-reconcile-rate'],
+  });
+  void running.elector?.hold(stop.signal).then((outcome) => {
+    if (outcome !== 'lost') return;
+    // Another process may lead now: stop writing at once. A restart stands by as a fresh candidate.
+    log.info('leadership lost; exiting');
+    process.exit(1);
+  });
 }
 
 main().catch((err: unknown) => {

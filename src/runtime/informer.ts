@@ -73,6 +73,7 @@ export class Informer<T extends KubeObjectLike> {
     const signal = this.abort.signal;
     let resourceVersion: string | undefined;
     let delay = 1000;
+    let toldUser = false;
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined) {
@@ -94,7 +95,11 @@ export class Informer<T extends KubeObjectLike> {
           resourceVersion = undefined; // too old: relist
           continue;
         }
-        this.opts.log.debug('list/watch failed; retrying', { resource: this.type.plural, error: (err as Error).message, retryInMs: delay });
+        const fields = { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: (err as Error).message, retryInMs: delay };
+        // Before the first list nothing works (a CRD not installed, RBAC missing): say so once, plainly.
+        if (resourceVersion === undefined && !toldUser) this.opts.log.info('cannot list yet; retrying', fields);
+        else this.opts.log.debug('list/watch failed; retrying', fields);
+        toldUser ||= resourceVersion === undefined;
         await sleep(delay, signal);
         delay = Math.min(delay * 2, 30_000);
       }

@@ -27,3 +27,7 @@ export const targetClients = new Gauge({
   name: 'provider_rook_target_clients', help: 'Cached clients for target clusters (one per credential set).',
   registers: [registry],
 });
+export const leaderStatus = new Gauge({
+  name: 'leader_election_master_status', help: '1 while this process holds the named Lease, 0 otherwise.',
+  labelNames: ['name'], registers: [registry],
+});

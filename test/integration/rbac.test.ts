@@ -77,4 +77,13 @@ describe('RBAC roles in config/rbac', () => {
     expect(await can(sa, 'create', 'storage.crossplane.io', 'buckets', appNs)).toBe(false);
     expect(await can(sa, 'delete', '', 'namespaces')).toBe(false);
   });
+
+  it('lets provider-rook hold its leader-election Lease in its own namespace only (config/provider)', async () => {
+    const sa = `system:serviceaccount:provider-rook-system:provider-rook`;
+    const deployment = loadManifests(path.join(repoRoot, 'config', 'provider', 'provider-rook.yaml'));
+    await applyManifests(control, deployment.filter((m) => ['Namespace', 'Role', 'RoleBinding'].includes(m.kind ?? '')));
+    for (const verb of ['get', 'create', 'update']) expect(await can(sa, verb, 'coordination.k8s.io', 'leases', 'provider-rook-system')).toBe(true);
+    expect(await can(sa, 'update', 'coordination.k8s.io', 'leases', otherNs)).toBe(false);
+    expect(await can(sa, 'delete', 'coordination.k8s.io', 'leases', 'provider-rook-system')).toBe(false);
+  });
 });

@@ -19,6 +19,7 @@ export const ClusterRoles: ResourceType = { apiVersion: 'rbac.authorization.k8s.
 export const ClusterRoleBindings: ResourceType = {
   apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false,
 };
+export const Leases: ResourceType = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true };
 
 export function resourcePath(type: ResourceType, namespace?: string, name?: string, subresource?: string): string {
   const base = type.apiVersion.includes('/') ? `/apis/${type.apiVersion}` : `/api/${type.apiVersion}`;

@@ -1,0 +1,166 @@
+// Leader election on a coordination.k8s.io Lease, as client-go does it: one holder at a time, the
+// others standing by. A holder that cannot renew for renewDeadline steps down before its lease can
+// expire for anyone else (renewDeadline < leaseDuration), so two leaders never act at once.
+// Expiry is judged by when *we* last saw the record change, never by the holder's clock.
+import type { KubeClient, KubeObjectLike } from './kube/client.ts';
+import { isAlreadyExists, isConflict } from './kube/errors.ts';
+import { Leases } from './kube/resources.ts';
+import type { Logger } from './logger.ts';
+import { leaderStatus } from './metrics.ts';
+
+export interface LeaderElectionOptions {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  /** Unique per process (e.g. hostname + random suffix). */
+  identity: string;
+  log: Logger;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+type Lease = KubeObjectLike & { spec?: LeaseSpec };
+
+/** Kubernetes MicroTime: RFC 3339 with exactly six fractional digits. */
+const microTime = (ms: number): string => new Date(ms).toISOString().replace(/Z$/, '000Z');
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
+  const timer = setTimeout(done, ms);
+  function done(): void {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', done);
+    resolve();
+  }
+  signal.addEventListener('abort', done, { once: true });
+});
+
+export class LeaderElector {
+  private readonly o: Required<LeaderElectionOptions>;
+  /** The last record seen and when we saw it change: expiry is measured from that moment. */
+  private observed?: { spec: LeaseSpec; at: number };
+
+  constructor(opts: LeaderElectionOptions) {
+    this.o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
+    if (this.o.renewDeadlineMs >= this.o.leaseDurationMs) throw new Error('renewDeadline must be shorter than leaseDuration');
+    leaderStatus.set({ name: this.o.name }, 0);
+  }
+
+  get identity(): string {
+    return this.o.identity;
+  }
+
+  /** Resolves once we hold the Lease (false if the signal stopped us first). */
+  async acquire(signal: AbortSignal): Promise<boolean> {
+    let waiting = false;
+    while (!signal.aborted) {
+      const outcome = await this.tryAcquireOrRenew(signal).catch((err: unknown) => {
+        this.o.log.info('leader election: cannot read or write the lease; retrying', { lease: this.where, error: (err as Error).message });
+        return 'failed' as const;
+      });
+      if (outcome === 'held') {
+        leaderStatus.set({ name: this.o.name }, 1);
+        this.o.log.info('leader election: acquired the lease', { lease: this.where, identity: this.o.identity });
+        return true;
+      }
+      if (outcome === 'heldByOther' && !waiting) {
+        waiting = true;
+        this.o.log.info('leader election: standing by', { lease: this.where, leader: this.observed?.spec.holderIdentity });
+      }
+      await sleep(this.o.retryPeriodMs * (1 + Math.random() * 0.2), signal);
+    }
+    return false;
+  }
+
+  /**
+   * Renews every retryPeriod until the signal stops us ('stopped') or leadership is gone ('lost'):
+   * someone else holds the Lease, or no renewal succeeded for renewDeadline.
+   */
+  async hold(signal: AbortSignal): Promise<'lost' | 'stopped'> {
+    let lastRenew = Date.now();
+    while (!signal.aborted) {
+      await sleep(this.o.retryPeriodMs, signal);
+      if (signal.aborted) break;
+      const remaining = lastRenew + this.o.renewDeadlineMs - Date.now();
+      const attempt = AbortSignal.any([signal, AbortSignal.timeout(Math.max(remaining, 1))]);
+      const outcome = await this.tryAcquireOrRenew(attempt).catch((err: unknown) => {
+        this.o.log.info('leader election: renewal failed', { lease: this.where, error: (err as Error).message });
+        return 'failed' as const;
+      });
+      if (outcome === 'held') lastRenew = Date.now();
+      else if (signal.aborted) break;
+      else if (outcome === 'heldByOther' || Date.now() - lastRenew >= this.o.renewDeadlineMs) {
+        leaderStatus.set({ name: this.o.name }, 0);
+        this.o.log.info('leader election: lost the lease', { lease: this.where, leader: this.observed?.spec.holderIdentity });
+        return 'lost';
+      }
+    }
+    return 'stopped';
+  }
+
+  /** Gives the Lease up at once (on a clean shutdown) so a standby need not wait for it to expire. */
+  async release(): Promise<void> {
+    leaderStatus.set({ name: this.o.name }, 0);
+    const lease = await this.o.client.get<Lease>(Leases, this.o.name, this.o.namespace).catch(() => undefined);
+    if (!lease || lease.spec?.holderIdentity !== this.o.identity) return;
+    const now = Date.now();
+    await this.o.client.update(Leases, {
+      ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: microTime(now), renewTime: microTime(now) },
+    }).catch((err: unknown) => this.o.log.info('leader election: could not release the lease', { lease: this.where, error: (err as Error).message }));
+  }
+
+  private get where(): string {
+    return `${this.o.namespace}/${this.o.name}`;
+  }
+
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<'held' | 'heldByOther' | 'failed'> {
+    const now = Date.now();
+    const mine: LeaseSpec = { holderIdentity: this.o.identity, leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000), renewTime: microTime(now) };
+    const lease = await this.o.client.get<Lease>(Leases, this.o.name, this.o.namespace, signal);
+    if (!lease) {
+      const spec = { ...mine, acquireTime: mine.renewTime, leaseTransitions: 0 };
+      try {
+        await this.o.client.create(Leases, { apiVersion: Leases.apiVersion, kind: Leases.kind, metadata: { name: this.o.name, namespace: this.o.namespace }, spec }, signal);
+      } catch (err) {
+        if (isAlreadyExists(err)) return 'failed';
+        throw err;
+      }
+      this.observed = { spec, at: now };
+      return 'held';
+    }
+
+    const seen = lease.spec ?? {};
+    if (!this.observed || !sameRecord(this.observed.spec, seen)) this.observed = { spec: seen, at: now };
+    const holder = seen.holderIdentity;
+    if (holder && holder !== this.o.identity) {
+      const expiresAt = this.observed.at + (seen.leaseDurationSeconds ?? 0) * 1000;
+      if (expiresAt > now) return 'heldByOther';
+    }
+
+    const takeover = holder !== this.o.identity;
+    const spec: LeaseSpec = {
+      ...mine,
+      acquireTime: takeover ? mine.renewTime : seen.acquireTime,
+      leaseTransitions: (seen.leaseTransitions ?? 0) + (takeover ? 1 : 0),
+    };
+    try {
+      await this.o.client.update(Leases, { ...lease, spec }, signal); // resourceVersion guards the race
+    } catch (err) {
+      if (isConflict(err)) return 'failed';
+      throw err;
+    }
+    this.observed = { spec, at: now };
+    return 'held';
+  }
+}
+
+function sameRecord(a: LeaseSpec, b: LeaseSpec): boolean {
+  return a.holderIdentity === b.holderIdentity && a.renewTime === b.renewTime && a.leaseDurationSeconds === b.leaseDurationSeconds;
+}
