@@ -42,8 +42,9 @@ e2e: install ## The e2e specs on three kind clusters (needs Docker, kind, kubect
 e2e-local: install ## The same e2e specs on local control planes (part of make test)
 	E2E_BACKEND=local $(NPM) test -- e2e/ --globalSetup= --globalTeardown=
 
-bench: install ## Benchmarks (print numbers)
+bench: install ## Benchmarks (print numbers): cluster start-up, then provider-rook with STORES managed stores
 	$(NPM) run -s bench:clusters
+	$(NPM) run -s bench:provider -- --stores $(or $(STORES),200)
 
 clean: ## Stop all local clusters and remove build output
 	-$(NPM) run -s clusters -- down

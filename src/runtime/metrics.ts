@@ -31,3 +31,7 @@ export const leaderStatus = new Gauge({
   name: 'leader_election_master_status', help: '1 while this process holds the named Lease, 0 otherwise.',
   labelNames: ['name'], registers: [registry],
 });
+export const restClientRequests = new Counter({
+  name: 'rest_client_requests_total', help: 'Requests this process sent to Kubernetes API servers, by host, method and status code.',
+  labelNames: ['host', 'method', 'code'], registers: [registry],
+});

@@ -9,7 +9,7 @@ import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { adminClient, eventually, uniqueName } from '../support/env.ts';
-import { difference, writeCounts } from '../support/metrics.ts';
+import { difference, writeCounts } from '../../hack/lib/apiserver-metrics.ts';
 import { createNamespace, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
 
 const names = [`quiet-control-${process.pid}`, `quiet-target-${process.pid}`];

@@ -4,6 +4,7 @@ import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-
 import { fetch, type Dispatcher } from 'undici';
 import { KubeError, networkError } from './errors.ts';
 import { resourcePath, type ResourceType } from './resources.ts';
+import { restClientRequests } from '../metrics.ts';
 
 export interface KubeObjectLike {
   apiVersion?: string;
@@ -98,9 +99,13 @@ export class KubeClient {
         break;
       } catch (err) {
         // A pooled connection the server just closed (GOAWAY, reset): a read is safe to send again.
-        if (method !== 'GET' || attempt > 1 || AbortSignal.any(signals).aborted) throw networkError(this.server, err);
+        if (method !== 'GET' || attempt > 1 || AbortSignal.any(signals).aborted) {
+          restClientRequests.inc({ host: url.host, method, code: '<error>' });
+          throw networkError(this.server, err);
+        }
       }
     }
+    restClientRequests.inc({ host: url.host, method, code: String(res.status) });
     const text = await res.text();
     if (!res.ok) throw statusError(res.status, text, method, path);
     return (text ? JSON.parse(text) : undefined) as T;
@@ -208,8 +213,10 @@ export class KubeClient {
         signal: AbortSignal.any([opts.signal, AbortSignal.timeout((timeoutSeconds + 30) * 1000)]),
       });
     } catch (err) {
+      restClientRequests.inc({ host: url.host, method: 'WATCH', code: '<error>' });
       throw networkError(this.server, err);
     }
+    restClientRequests.inc({ host: url.host, method: 'WATCH', code: String(res.status) });
     if (!res.ok || !res.body) throw statusError(res.status, await res.text(), 'WATCH', url.pathname);
     const decoder = new TextDecoder();
     let buffered = '';

@@ -1,5 +1,6 @@
-// Reads write-request counters from a real API server's /metrics, to prove zero-write steady state.
-import { adminGet, type LocalCluster } from '../../hack/lib/cluster.ts';
+// Reads write-request counters from a real API server's /metrics: zero-write steady state is
+// measured where requests land, whoever sent them (tests and benchmarks).
+import { adminGet, type LocalCluster } from './cluster.ts';
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE', 'DELETECOLLECTION']);
 // Writes the API server makes to itself: it renews its identity Lease every few seconds, and keeps
