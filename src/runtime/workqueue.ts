@@ -1,15 +1,22 @@
 // A keyed work queue with client-go semantics: a key is queued at most once, is never handed to two
 // workers at once (a key re-added while in flight is queued again when its worker is done), can be
 // delayed, and backs off exponentially per key on failure.
+// Two priorities, as controller-runtime's priority queue has: keys added because something changed
+// go ahead of keys whose timer fired (polls, backoff), so a new or drifted object is not stuck behind
+// a backlog of routine re-checks when the controller runs at its rate limit.
 
 export interface Backoff {
   baseMs: number;
   maxMs: number;
 }
 
+export type Priority = 'changed' | 'timer';
+
 export class WorkQueue {
-  private readonly queue: string[] = [];
-  private readonly dirty = new Set<string>();
+  // Sets keep insertion order: a FIFO with O(1) removal (for promotion).
+  private readonly queued: Record<Priority, Set<string>> = { changed: new Set(), timer: new Set() };
+  /** Keys waiting to be processed (queued, or re-added while in flight), with their priority. */
+  private readonly dirty = new Map<string, Priority>();
   private readonly processing = new Set<string>();
   private readonly failures = new Map<string, number>();
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
@@ -22,20 +29,22 @@ export class WorkQueue {
     this.backoff = backoff;
   }
 
-  add(key: string): void {
-    if (this.shuttingDown || this.dirty.has(key)) return;
-    this.dirty.add(key);
-    if (this.processing.has(key)) return;
-    const waiter = this.waiters.shift();
-    if (waiter) waiter(key);
-    else this.queue.push(key);
+  add(key: string, priority: Priority = 'changed'): void {
+    if (this.shuttingDown) return;
+    const pending = this.dirty.get(key);
+    if (pending) {
+      if (pending === 'timer' && priority === 'changed') this.promote(key);
+      return;
+    }
+    this.dirty.set(key, priority);
+    if (!this.processing.has(key)) this.hand(key, priority);
   }
 
   /** Adds the key after a delay; an earlier pending delay for the same key wins. */
   addAfter(key: string, ms: number): void {
     if (this.shuttingDown) return;
     if (ms <= 0) {
-      this.add(key);
+      this.add(key, 'timer');
       return;
     }
     const at = Date.now() + ms;
@@ -44,7 +53,7 @@ export class WorkQueue {
     if (pending) clearTimeout(pending.timer);
     const timer = setTimeout(() => {
       this.timers.delete(key);
-      this.add(key);
+      this.add(key, 'timer');
     }, ms);
     timer.unref();
     this.timers.set(key, { at, timer });
@@ -66,31 +75,33 @@ export class WorkQueue {
     return this.failures.get(key) ?? 0;
   }
 
-  /** Waits for the next key; undefined once the queue is shut down. */
+  /** Waits for the next key, changed ones first; undefined once the queue is shut down. */
   get(): Promise<string | undefined> {
     if (this.shuttingDown) return Promise.resolve(undefined);
-    const key = this.queue.shift();
     const take = (k: string): string => {
       this.dirty.delete(k);
       this.processing.add(k);
       return k;
     };
-    if (key !== undefined) return Promise.resolve(take(key));
+    for (const fifo of [this.queued.changed, this.queued.timer]) {
+      const [key] = fifo;
+      if (key !== undefined) {
+        fifo.delete(key);
+        return Promise.resolve(take(key));
+      }
+    }
     return new Promise((resolve) => this.waiters.push((k) => resolve(k === undefined ? undefined : take(k))));
   }
 
   /** Marks a key's processing finished; a key added meanwhile is queued now. */
   done(key: string): void {
     this.processing.delete(key);
-    if (this.dirty.has(key) && !this.shuttingDown) {
-      const waiter = this.waiters.shift();
-      if (waiter) waiter(key);
-      else this.queue.push(key);
-    }
+    const priority = this.dirty.get(key);
+    if (priority && !this.shuttingDown) this.hand(key, priority);
   }
 
   get length(): number {
-    return this.queue.length;
+    return this.queued.changed.size + this.queued.timer.size;
   }
 
   shutdown(): void {
@@ -99,6 +110,18 @@ export class WorkQueue {
     this.timers.clear();
     for (const waiter of this.waiters) waiter(undefined);
     this.waiters = [];
+  }
+
+  /** To a waiting worker if there is one, else to the back of its priority's line. */
+  private hand(key: string, priority: Priority): void {
+    const waiter = this.waiters.shift();
+    if (waiter) waiter(key);
+    else this.queued[priority].add(key);
+  }
+
+  private promote(key: string): void {
+    this.dirty.set(key, 'changed');
+    if (this.queued.timer.delete(key)) this.queued.changed.add(key);
   }
 }
 

@@ -16,14 +16,21 @@ const now = new Date('2026-05-01T10:00:00Z');
 /** Records writes; can be told to fail them. */
 class FakeClient {
   writes: string[] = [];
+  lastStatus?: ManagedResource['status'];
   failUpdateWith?: Error;
   secrets = new Map<string, { metadata: { name: string; ownerReferences?: { uid: string; controller?: boolean }[] }; type?: string; data?: Record<string, string> }>();
   async update(_t: ResourceType, obj: ManagedResource) {
     if (this.failUpdateWith) throw this.failUpdateWith;
     this.writes.push(`update finalizers=${(obj.metadata.finalizers ?? []).join(',')} annotations=${Object.keys(obj.metadata.annotations ?? {}).sort().join(',')}`);
-    return { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(Number(obj.metadata.resourceVersion ?? 0) + 1) } };
+    const specChanged = JSON.stringify(obj.spec) !== JSON.stringify(this.lastSpec ?? obj.spec);
+    this.lastSpec = structuredClone(obj.spec);
+    const generation = (obj.metadata.generation ?? 1) + (specChanged ? 1 : 0);
+    return { ...structuredClone(obj), metadata: { ...obj.metadata, generation, resourceVersion: String(Number(obj.metadata.resourceVersion ?? 0) + 1) } };
   }
+  /** The spec as last stored, to bump generation on spec changes as the API server does. */
+  lastSpec?: ManagedResource['spec'];
   async updateStatus(_t: ResourceType, obj: ManagedResource) {
+    this.lastStatus = structuredClone(obj.status);
     this.writes.push(`status ${(obj.status?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`).join(' ')}`);
     return obj;
   }
@@ -122,6 +129,24 @@ describe('ManagedReconciler', () => {
     expect(calls).toEqual(['observe']);
     expect(client.writes).toEqual([]);
     expect(recorder.events).toEqual([]);
+  });
+
+  it('stamps the generation a late-initializing pass wrote on its conditions, so the next poll writes nothing', async () => {
+    const resource = mr(finalized, { forProvider: { size: 1 } });
+    const client = new FakeClient();
+    client.lastSpec = structuredClone(resource.spec);
+    const lateInitializing: ExternalClient<ManagedResource> = {
+      ...external({}),
+      observe: async (m) => {
+        m.spec.forProvider = { size: 1, zone: 'from-the-target' };
+        m.status = { conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: now.toISOString(), observedGeneration: m.metadata.generation }] };
+        return { exists: true, upToDate: true, lateInitialized: true };
+      },
+    };
+    const { run } = reconcilerFor(resource, lateInitializing, client);
+    await run();
+    expect(client.writes.filter((w) => w.startsWith('status'))).toHaveLength(1);
+    expect(client.lastStatus?.conditions?.map((c) => [c.type, c.observedGeneration])).toEqual([['Ready', 2], ['Synced', 2]]);
   });
 
   it('updates a drifted resource and polls', async () => {

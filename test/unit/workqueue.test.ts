@@ -71,3 +71,35 @@ describe('TokenBucket', () => {
     expect(wait).toBeLessThanOrEqual(100);
   });
 });
+
+describe('WorkQueue priorities', () => {
+  it('hands out keys added because something changed before keys whose timer fired', async () => {
+    const q = new WorkQueue();
+    q.addAfter('poll-1', 0);
+    q.addAfter('poll-2', 0);
+    q.add('changed-1');
+    q.add('changed-2');
+    expect([await q.get(), await q.get(), await q.get(), await q.get()]).toEqual(['changed-1', 'changed-2', 'poll-1', 'poll-2']);
+  });
+
+  it('moves a key waiting on a timer-fired re-check ahead when it changes, without queueing it twice', async () => {
+    const q = new WorkQueue();
+    q.addAfter('a', 0);
+    q.addAfter('b', 0);
+    q.add('c');
+    q.add('b');
+    expect(q.length).toBe(3);
+    expect([await q.get(), await q.get(), await q.get()]).toEqual(['c', 'b', 'a']);
+  });
+
+  it('keeps the priority of a key re-added while in flight', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    const key = await q.get();
+    q.addAfter('a', 0);
+    q.add('b', 'timer');
+    q.add('a');
+    q.done(key!);
+    expect([await q.get(), await q.get()]).toEqual(['a', 'b']);
+  });
+});

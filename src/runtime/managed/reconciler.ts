@@ -175,6 +175,9 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       } catch (err) {
         return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', 'cannot update managed resource', err);
       }
+      // Late init only copied what the target holds, so this pass's observation holds for the new
+      // generation too; stamping the old one would cost another status write on the next poll.
+      mr.status = { ...mr.status, conditions: mr.status?.conditions?.map((c) => ({ ...c, observedGeneration: mr.metadata.generation })) };
     }
 
     if (observation.upToDate) {
