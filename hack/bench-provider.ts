@@ -109,7 +109,12 @@ const provider = spawn(process.execPath, [
 ], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
 await until('provider-rook to serve /healthz', () => fetch(`http://127.0.0.1:${metricsPort}/healthz`).then((r) => r.ok, () => false), 60_000);
 await new Promise((r) => setTimeout(r, 2_000)); // its informers' first lists
+const heapMiB = async (): Promise<number> => {
+  const body = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(body)?.[1] ?? 0) / 1048576;
+};
 const idleRss = rssMiB(provider.pid!);
+const idleHeap = await heapMiB();
 
 const store = (name: string): KubeObjectLike & Record<string, unknown> => ({
   apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: NS },
@@ -142,6 +147,7 @@ const churned = Object.fromEntries(churn);
 churn = undefined;
 const steadyServerWrites = await Promise.all([control, target].map(async (c, i) => difference(await writeCounts(c), serverWrites[i]!)));
 const busyRss = rssMiB(provider.pid!);
+const busyHeap = await heapMiB();
 
 // 3. Drift: someone edits a target store; the watch brings it back.
 const drift: number[] = [];
@@ -184,8 +190,8 @@ console.log(`  provider requests per store:  control ${perStore(count(createDelt
 console.log(`  steady state, 2 polls:        writes at the API servers (all clients): control ${show(steadyServerWrites[0]!)}, target ${show(steadyServerWrites[1]!)}`);
 console.log(`                                provider requests: ${show(steady)}`);
 if (Object.keys(churned).length) console.log(`                                fields that changed: ${show(churned)}`);
-console.log(`                                per store and poll: control ${(count(steady, 'control', ['GET']) / 2 / N).toFixed(2)} reads, target ${(count(steady, 'target', ['GET']) / 2 / N).toFixed(2)} reads, ${count(steady, 'control', WRITES) + count(steady, 'target', WRITES)} writes`);
+console.log(`                                per store per poll interval: control ${(count(steady, 'control', ['GET']) / 2 / N).toFixed(2)} reads, target ${(count(steady, 'target', ['GET']) / 2 / N).toFixed(2)} reads, ${count(steady, 'control', WRITES) + count(steady, 'target', WRITES)} writes`);
 console.log(`  drift repair (5 edits):       p50 ${seconds(percentile(drift, 50))}, max ${seconds(Math.max(...drift))}`);
 console.log(`  one more store under load:    Ready in ${seconds(oneMore)}`);
 console.log(`  delete ${N + 1} at once:          all gone in ${seconds(deleted)}; left in the target: ${leftInTarget}`);
-console.log(`  provider RSS:                 ${idleRss.toFixed(0)} MiB idle, ${busyRss.toFixed(0)} MiB holding ${N} stores`);
+console.log(`  provider memory:              RSS ${idleRss.toFixed(0)} MiB idle, ${busyRss.toFixed(0)} MiB holding ${N} stores; V8 heap in use ${idleHeap.toFixed(0)} MiB, then ${busyHeap.toFixed(0)} MiB`);
