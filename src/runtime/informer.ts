@@ -97,9 +97,12 @@ export class Informer<T extends KubeObjectLike> {
         }
         const fields = { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: (err as Error).message, retryInMs: delay };
         // Before the first list nothing works (a CRD not installed, RBAC missing): say so once, plainly.
-        if (resourceVersion === undefined && !toldUser) this.opts.log.info('cannot list yet; retrying', fields);
-        else this.opts.log.debug('list/watch failed; retrying', fields);
-        toldUser ||= resourceVersion === undefined;
+        if (resourceVersion === undefined && !toldUser) {
+          this.opts.log.info('cannot list yet; retrying', fields);
+          toldUser = true;
+        } else {
+          this.opts.log.debug('list/watch failed; retrying', fields);
+        }
         await sleep(delay, signal);
         delay = Math.min(delay * 2, 30_000);
       }

@@ -53,10 +53,6 @@ export class LeaderElector {
     leaderStatus.set({ name: this.o.name }, 0);
   }
 
-  get identity(): string {
-    return this.o.identity;
-  }
-
   /** Resolves once we hold the Lease (false if the signal stopped us first). */
   async acquire(signal: AbortSignal): Promise<boolean> {
     let waiting = false;
