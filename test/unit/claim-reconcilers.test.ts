@@ -207,6 +207,27 @@ describe('claim reconciler', () => {
     expect(readClaim(api).metadata.finalizers).toEqual([]);
   });
 
+  it('finishes a release interrupted by a concurrent write: the resource never stays Bound to a claim that is gone', async () => {
+    const { api, reconciler } = world();
+    api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM], deletionTimestamp: '2026-01-01T00:00:00Z' }, { resourceRef: { name: 'mr', namespace: 'infra' } }));
+    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'mr', namespace: 'infra' }, spec: { reclaimPolicy: 'Retain', claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } }, status: { bindingPhase: 'Bound' } });
+    // The managed controller writes the resource between our two writes to it (once).
+    let managedWrites = 0;
+    for (const method of ['update', 'updateStatus'] as const) {
+      const original = api[method].bind(api);
+      api[method] = async (type: ResourceType, obj: Obj) => {
+        if (type === Managed && ++managedWrites === 2) throw new KubeError(409, 'Conflict', 'the object has been modified');
+        return original(type, obj);
+      };
+    }
+    expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'requeue' });
+    expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
+    const mr = api.objects.get('stores/infra/mr')!;
+    expect(mr.status).toMatchObject({ bindingPhase: 'Released' });
+    expect(mr.spec).not.toHaveProperty('claimRef');
+    expect(readClaim(api).metadata.finalizers).toEqual([]);
+  });
+
   it('names managed resources after the claim, deterministically and within 52 characters', () => {
     const long = claim({ namespace: 'a'.repeat(63), name: 'b.'.repeat(100) + 'c' });
     expect(managedNameFor(long)).toBe(managedNameFor(structuredClone(long)));

@@ -216,20 +216,25 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     return done();
   }
 
+  // Each step leaves the resource findable by its claimRef until the last one, so a conflict or a
+  // crash part-way is finished by the next pass: never a resource left Bound to a claim now gone.
   private async unbind(claim: Claim, mr: MR, signal: AbortSignal): Promise<void> {
     const { type } = this.o.managed;
     const where = `${type.kind} ${mr.metadata.namespace}/${mr.metadata.name}`;
-    const { claimRef: _, ...spec } = mr.spec;
-    // Released before any deletion, so it never shows as Bound while deletion is pending.
-    const released = await this.o.client.update<MR>(type, { ...mr, spec: spec as MR['spec'] }, signal).catch(ignoreNotFound);
-    if (!released) return;
-    await this.o.client.updateStatus(type, { ...released, status: { ...mr.status, bindingPhase: 'Released' } }, signal).catch(ignoreNotFound);
+    // Released first, so it never shows as Bound while its deletion is pending.
+    if (mr.status?.bindingPhase !== 'Released') {
+      const released = await this.o.client.updateStatus<MR>(type, { ...mr, status: { ...mr.status, bindingPhase: 'Released' } }, signal).catch(ignoreNotFound);
+      if (!released) return;
+      mr = released;
+    }
     if ((mr.spec.reclaimPolicy ?? 'Delete') === 'Delete') {
       await this.o.client.delete(type, mr.metadata.name, mr.metadata.namespace, { uid: mr.metadata.uid, signal });
       this.o.recorder.normal(claim, 'DeletedManagedResource', `Deleted ${where} (reclaim policy Delete)`);
-    } else {
-      this.o.recorder.normal(claim, 'ReleasedManagedResource', `Released ${where}; it is kept (reclaim policy ${mr.spec.reclaimPolicy})`);
+      return;
     }
+    const { claimRef: _, ...spec } = mr.spec;
+    if (!(await this.o.client.update<MR>(type, { ...mr, spec: spec as MR['spec'] }, signal).catch(ignoreNotFound))) return;
+    this.o.recorder.normal(claim, 'ReleasedManagedResource', `Released ${where}; it is kept (reclaim policy ${mr.spec.reclaimPolicy})`);
   }
 
   /** Updates the claim in place, so every later write in this pass carries the new resourceVersion. */
