@@ -19,7 +19,7 @@ import { KubeClient, type KubeObjectLike } from '../src/runtime/kube/client.ts';
 import { Namespaces, Secrets } from '../src/runtime/kube/resources.ts';
 import { silentLogger } from '../src/runtime/logger.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
-import { difference, writeCounts } from './lib/apiserver-metrics.ts';
+import { difference, samples, writeCounts } from './lib/apiserver-metrics.ts';
 import { down, repoRoot, up, type LocalCluster } from './lib/cluster.ts';
 import { installCrds, installOperatorBundle, manifestFiles } from './lib/manifests.ts';
 
@@ -58,11 +58,9 @@ async function freePort(): Promise<number> {
 async function providerRequests(port: number, hosts: Record<string, string>): Promise<Map<string, number>> {
   const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const counts = new Map<string, number>();
-  for (const line of body.split('\n')) {
-    if (!line.startsWith('rest_client_requests_total{')) continue;
-    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+  for (const { labels, value } of samples(body, 'rest_client_requests_total')) {
     const key = `${hosts[labels.host!] ?? labels.host} ${labels.method}${labels.code?.startsWith('2') ? '' : ` ${labels.code}`}`;
-    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+    counts.set(key, (counts.get(key) ?? 0) + value);
   }
   return counts;
 }

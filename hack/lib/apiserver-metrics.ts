@@ -7,17 +7,23 @@ const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE', 'DELETEC
 // trying to publish the default/kubernetes Endpoints (rejected on loopback addresses). Never ours.
 const IGNORED_RESOURCES = new Set(['leases', 'endpoints']);
 
+/** The samples of one metric in a Prometheus text exposition. */
+export function samples(body: string, metric: string): { labels: Record<string, string>; value: number }[] {
+  return body.split('\n').filter((line) => line.startsWith(`${metric}{`)).map((line) => ({
+    labels: Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!])),
+    value: Number(line.slice(line.lastIndexOf(' ') + 1)),
+  }));
+}
+
 /** Write requests served so far, by "VERB resource[/subresource]". */
 export async function writeCounts(cluster: LocalCluster): Promise<Map<string, number>> {
   const { status, body } = await adminGet(cluster, '/metrics');
   if (status !== 200) throw new Error(`GET /metrics returned ${status}`);
   const counts = new Map<string, number>();
-  for (const line of body.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+  for (const { labels, value } of samples(body, 'apiserver_request_total')) {
     if (!WRITE_VERBS.has(labels.verb!) || IGNORED_RESOURCES.has(labels.resource!)) continue;
     const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
-    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+    counts.set(key, (counts.get(key) ?? 0) + value);
   }
   return counts;
 }
