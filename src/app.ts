@@ -26,7 +26,7 @@ import { NativeConnecter, ProviderResolver } from './runtime/native/connecter.ts
 import { LeakSweeper } from './runtime/native/leaks.ts';
 import { OperatorInstaller } from './runtime/native/operator.ts';
 import { OwnershipMarks } from './runtime/native/ownership.ts';
-import { ProviderStatusReconciler, Providers } from './runtime/native/provider-status.ts';
+import { ProviderStatusReconciler, Providers, type ProviderUsers } from './runtime/native/provider-status.ts';
 import { TargetClients } from './runtime/native/targets.ts';
 import { TargetWatches } from './runtime/native/watches.ts';
 import { desiredStateChanged } from './runtime/predicates.ts';
@@ -52,6 +52,10 @@ export interface AppOptions {
   leakIntervalMs?: number;
   /** Report leaked target objects instead of deleting them. */
   leakReportOnly?: boolean;
+  /** Target objects younger than this are never judged leaked. */
+  leakGraceMs?: number;
+  /** Let Provider kubeconfigs run exec credential plugins inside this process (off by default). */
+  allowExecCredentials?: boolean;
   workers?: number;
   maxReconcileRate?: number;
   /** Count API requests (for tests and benchmarks). */
@@ -68,11 +72,11 @@ export interface App {
 export async function startApp(opts: AppOptions): Promise<App> {
   const log = opts.log;
   const pollIntervalMs = opts.pollIntervalMs ?? 60_000;
-  const clientFor = (kc: KubeConfig): KubeClient => {
-    const client: KubeClient = new KubeClient(kc, { fieldManager: FIELD_MANAGER, onRequest: (m, p) => opts.onRequest?.(client.server, m, p) });
+  const clientFor = (kc: KubeConfig, trust: { trusted: boolean; name?: string }): KubeClient => {
+    const client: KubeClient = new KubeClient(kc, { fieldManager: FIELD_MANAGER, ...trust, onRequest: (m, p) => opts.onRequest?.(client.server, m, p) });
     return client;
   };
-  const control = clientFor(opts.control);
+  const control = clientFor(opts.control, { trusted: true });
   const controlPlaneId = opts.controlPlaneId ?? (await control.get(Namespaces, 'kube-system'))?.metadata.uid;
   if (!controlPlaneId) throw new Error('cannot determine the control plane id (no kube-system namespace); pass --control-plane-id');
   const marks = new OwnershipMarks(controlPlaneId);
@@ -89,16 +93,22 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const connectionSecrets = new Informer<SecretObject>(control, Secrets, { ...scope, fieldSelector: `type=${CONNECTION_SECRET_TYPE}` });
   const informers = [providers, stores, classes, bucketClasses, policies, buckets, connectionSecrets];
 
-  const targets = new TargetClients((creds) => clientFor(creds.kubeConfig));
-  const resolver = new ProviderResolver(control, providers, targets);
+  // A target's endpoint comes from a Secret: nothing its server answers is echoed into status.
+  const targets = new TargetClients((creds) => clientFor(creds.kubeConfig, { trusted: false, name: 'the target cluster' }));
+  const resolver = new ProviderResolver(control, providers, targets, { allowExec: opts.allowExecCredentials ?? false });
+  const usesProvider = (namespace: string, name: string) => (mr: ObjectStore): boolean => mr.metadata.namespace === namespace && mr.spec.providerRef?.name === name;
+  const users: ProviderUsers = {
+    cached: (namespace, name) => stores.list().filter(usesProvider(namespace, name)).length,
+    live: async (namespace, name, signal) => (await control.list<ObjectStore>(ManagedObjectStores, { namespace, signal })).items.filter(usesProvider(namespace, name)).length,
+  };
 
   const common = { workers: opts.workers ?? 4, maxReconcileRate: opts.maxReconcileRate ?? 10 };
   const providerController = new Controller('provider', new ProviderStatusReconciler({
-    client: control, cache: providers, resolver, pollIntervalMs, operator: new OperatorInstaller(rookMinioOperator, marks),
+    client: control, cache: providers, resolver, users, recorder, pollIntervalMs, operator: new OperatorInstaller(rookMinioOperator, marks),
   }), log, common);
   const storeController = new Controller('managed/objectstore.minio.rook.crossplane.io', new ManagedReconciler<ObjectStore>({
     type: ManagedObjectStores, client: control, cache: stores, recorder, log,
-    connecter: new NativeConnecter(resolver, minioObjectStore, marks),
+    connecter: new NativeConnecter(resolver, minioObjectStore, marks, recorder),
     pollIntervalMs, pollJitterMs: opts.pollJitterMs ?? pollIntervalMs / 10,
     // A Kubernetes API is read-your-writes consistent: a missing object right after create is drift.
     creationGraceMs: 0,
@@ -127,6 +137,11 @@ export async function startApp(opts: AppOptions): Promise<App> {
     added: (mr) => storeController.enqueue(keyOf(mr.metadata)),
     updated: (old, mr) => { if (desiredStateChanged(old, mr)) storeController.enqueue(keyOf(mr.metadata)); },
   });
+  // A Provider counts its users, and a Provider being deleted waits for the last one to go.
+  const providerOf = (mr: ObjectStore): void => {
+    if (mr.spec.providerRef?.name) providerController.enqueue(`${mr.metadata.namespace}/${mr.spec.providerRef.name}`);
+  };
+  stores.on({ added: providerOf, deleted: providerOf });
   targets.addHooks(new TargetWatches(minioObjectStore, marks, (key) => storeController.enqueue(key), log));
 
   // The claim side: a claim wakes both claim controllers; anything a claim depends on wakes the claim.
@@ -172,7 +187,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   for (const c of controllers) c.start();
 
   const leaks = new LeakSweeper<ObjectStore>({
-    kind: minioObjectStore, marks, resolver, providers, managed: stores, reportOnly: opts.leakReportOnly ?? false, log,
+    kind: minioObjectStore, marks, resolver, providers, control, managedType: ManagedObjectStores, namespaces: opts.namespaces,
+    graceMs: opts.leakGraceMs ?? 5 * 60_000, reportOnly: opts.leakReportOnly ?? false, recorder, log,
   });
   leaks.start(opts.leakIntervalMs ?? 5 * 60_000);
   const idle = setInterval(() => void targets.sweepIdle(), 5 * 60_000);

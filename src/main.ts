@@ -24,6 +24,8 @@ const flags = z.object({
   poll: duration.default(60_000),
   'leak-interval': duration.default(300_000),
   'leak-mode': z.enum(['delete', 'report']).default('delete'),
+  'leak-grace': duration.default(300_000),
+  'allow-exec-credentials': z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   workers: z.coerce.number().int().min(1).max(64).default(4),
   'max-reconcile-rate': z.coerce.number().min(1).default(10),
   'metrics-addr': z.string().default(':8080'),
@@ -43,7 +45,7 @@ function leaseNamespace(flag: string | undefined): string {
 }
 
 const usage = `usage: provider-rook [--kubeconfig PATH] [--namespace NS[,NS...]] [--control-plane-id ID] [--poll 1m] [--leak-interval 5m]
-       [--leak-mode delete|report] [--workers 4] [--max-reconcile-rate 10] [--metrics-addr :8080] [--log-level info]
+       [--leak-mode delete|report] [--leak-grace 5m] [--allow-exec-credentials false] [--workers 4] [--max-reconcile-rate 10] [--metrics-addr :8080] [--log-level info]
        [--leader-elect true|false] [--leader-election-namespace NS] [--leader-election-id provider-rook]`;
 
 async function main(): Promise<void> {
@@ -99,7 +101,7 @@ async function main(): Promise<void> {
   }
   running.app = await startApp({
     control: kc, log, namespaces: opts.namespace?.split(','), controlPlaneId: opts['control-plane-id'], pollIntervalMs: opts.poll, leakIntervalMs: opts['leak-interval'],
-    leakReportOnly: opts['leak-mode'] === 'report', workers: opts.workers, maxReconcileRate: opts['max-reconcile-rate'],
+    leakReportOnly: opts['leak-mode'] === 'report', leakGraceMs: opts['leak-grace'], allowExecCredentials: opts['allow-exec-credentials'], workers: opts.workers, maxReconcileRate: opts['max-reconcile-rate'],
   });
   void running.elector?.hold(stop.signal).then((outcome) => {
     if (outcome !== 'lost') return;

@@ -1,18 +1,29 @@
 // TEST DOUBLE. Local control planes run no pods, so the real Rook MinIO operator cannot run there.
-// This stand-in does to the API what the operator (rook v1.2.7) does for every minio.rook.io
-// ObjectStore: a headless Service and a StatefulSet named after the store, labelled app=minio and
-// objectstore=<name>. It then plays the StatefulSet controller and kubelet by setting
-// status.readyReplicas, which is how provider-rook tells a store is ready. Never used by src/.
+// This stand-in does to the API what the operator (rook v1.2.7, pkg/operator/minio/controller.go)
+// does for every minio.rook.io ObjectStore, quirks included (../shared/reference/rook-minio-operator.md §4):
+// - a headless Service and a StatefulSet named after the store, labelled app=minio, objectstore=<name>;
+// - the Service selects only app=minio, so stores sharing a namespace share its endpoints;
+// - owner references with "apiVersion: v1alpha1" (no group), which the garbage collector cannot map;
+// - the access keys copied literally into the StatefulSet's env; the store's metadata.annotations on it;
+// - nothing is ever updated: once its Service exists, a re-reconcile fails ("failed to update minio
+//   headless service") before it reaches the StatefulSet.
+// It then plays the StatefulSet controller and kubelet by setting status.readyReplicas, which is how
+// provider-rook tells a store is ready. Never used by src/.
 import { Informer } from '../../src/runtime/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { isAlreadyExists, isConflict } from '../../src/runtime/kube/errors.ts';
-import { Services, StatefulSets } from '../../src/runtime/kube/resources.ts';
+import { Secrets, Services, StatefulSets } from '../../src/runtime/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { RookObjectStores } from '../../src/minio/objectstore.ts';
 
 interface Store extends KubeObjectLike {
-  metadata: { name: string; namespace: string; uid: string; deletionTimestamp?: string };
-  spec?: { scope?: { nodeCount?: number } };
+  metadata: { name: string; namespace: string; uid: string; deletionTimestamp?: string; annotations?: Record<string, string> };
+  spec?: {
+    scope?: { nodeCount?: number; volumeClaimTemplates?: { metadata: { name: string } }[] };
+    annotations?: Record<string, string> | null;
+    credentials?: { name: string; namespace?: string };
+    clusterDomain?: string;
+  };
 }
 
 interface StatefulSet extends KubeObjectLike {
@@ -65,27 +76,28 @@ export class FakeMinioOperator {
     try {
       const replicas = store.spec?.scope?.nodeCount ?? 0;
       if (replicas < 4 || replicas % 2 !== 0) return; // the real operator only logs "node count must be greater than 3 and even"
-      const labels = { app: 'minio', objectstore: name };
-      const ownerReferences = [{ apiVersion: 'v1alpha1', kind: 'ObjectStore', name, uid }]; // sic: the real operator omits the group
-      await this.client.create(Services, {
-        apiVersion: 'v1', kind: 'Service', metadata: { name, namespace, labels, ownerReferences },
-        spec: { clusterIP: 'None', selector: { app: 'minio' }, ports: [{ port: 9000 }] },
-      }).catch((e: unknown) => { if (!isAlreadyExists(e)) throw e; });
       let sts = await this.client.get<StatefulSet>(StatefulSets, name, namespace);
       if (!sts) {
-        sts = await this.client.create<StatefulSet>(StatefulSets, {
-          apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace, labels, ownerReferences },
-          spec: {
-            replicas, serviceName: name, selector: { matchLabels: labels },
-            template: { metadata: { labels }, spec: { containers: [{ name: 'minio', image: 'rook/minio:v1.2.7', command: ['/usr/bin/minio'], ports: [{ containerPort: 9000 }] }] } },
-          },
-        } as StatefulSet);
-      } else if (sts.spec.replicas !== replicas) {
-        sts = await this.client.update<StatefulSet>(StatefulSets, { ...sts, spec: { ...sts.spec, replicas } });
+        const creds = store.spec?.credentials;
+        const keys = creds ? await this.client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, creds.name, creds.namespace ?? namespace) : undefined;
+        if (!keys?.data) return; // the real operator fails to read the Secret and tries again on the next event
+        const labels = { app: 'minio', objectstore: name };
+        const ownerReferences = [{ apiVersion: 'v1alpha1', kind: 'ObjectStore', name, uid }]; // sic: the real operator omits the group
+        try {
+          await this.client.create(Services, {
+            apiVersion: 'v1', kind: 'Service', metadata: { name, namespace, labels, ownerReferences },
+            spec: { clusterIP: 'None', selector: { app: 'minio' }, ports: [{ port: 9000 }] },
+          });
+        } catch (e) {
+          if (isAlreadyExists(e)) return; // "failed to update minio headless service": never reaches the StatefulSet
+          throw e;
+        }
+        sts = await this.client.create<StatefulSet>(StatefulSets, statefulSet(store, replicas, labels, ownerReferences, keys.data));
       }
-      const ready = this.opts.readyReplicas?.(store) ?? replicas;
+      // The StatefulSet controller and kubelet: every server reports ready.
+      const ready = this.opts.readyReplicas?.(store) ?? sts.spec.replicas;
       if (sts.status?.readyReplicas !== ready) {
-        await this.client.updateStatus(StatefulSets, { ...sts, status: { ...sts.status, replicas, readyReplicas: ready } });
+        await this.client.updateStatus(StatefulSets, { ...sts, status: { ...sts.status, replicas: sts.spec.replicas, readyReplicas: ready } });
       }
     } catch (err) {
       if (!isConflict(err)) throw err;
@@ -95,4 +107,42 @@ export class FakeMinioOperator {
       if (this.dirty.delete(key) && latest) await this.reconcile(latest);
     }
   }
+}
+
+/** The StatefulSet as controller.go builds it. */
+function statefulSet(store: Store, replicas: number, labels: Record<string, string>, ownerReferences: unknown[], keys: Record<string, string>): StatefulSet {
+  const { name, namespace } = store.metadata;
+  const domain = store.spec?.clusterDomain || 'cluster.local';
+  const templates = store.spec?.scope?.volumeClaimTemplates ?? [];
+  const volumes = templates.length ? templates.map((t) => t.metadata.name) : ['minio-data'];
+  const text = (b64: string | undefined): string => Buffer.from(b64 ?? '', 'base64').toString();
+  const probe = (path: string, initialDelaySeconds: number) => ({
+    httpGet: { path, port: 9000 }, initialDelaySeconds, periodSeconds: 10, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 4,
+  });
+  return {
+    apiVersion: 'apps/v1', kind: 'StatefulSet',
+    // The store's own metadata.annotations, not spec.annotations (those go on the pods).
+    metadata: { name, namespace, labels, ownerReferences, ...(store.metadata.annotations ? { annotations: store.metadata.annotations } : {}) },
+    spec: {
+      replicas, serviceName: name, selector: { matchLabels: labels },
+      template: {
+        metadata: { labels, ...(store.spec?.annotations ? { annotations: store.spec.annotations } : {}) },
+        spec: {
+          containers: [{
+            name: 'minio', image: 'rook/minio:v1.2.7', command: ['/usr/bin/minio'],
+            // One URL per server per volume, without a port.
+            args: ['server', ...Array.from({ length: replicas }, (_, i) => volumes.map((v) => `http://${name}-${i}.${name}.${namespace}.svc.${domain}/data/${v}`)).flat()],
+            // Literal values, not secretKeyRefs: the keys are visible in the StatefulSet.
+            env: [{ name: 'MINIO_ACCESS_KEY', value: text(keys.username) }, { name: 'MINIO_SECRET_KEY', value: text(keys.password) }],
+            ports: [{ containerPort: 9000 }],
+            volumeMounts: volumes.map((v) => ({ name: v, mountPath: `/data/${v}` })),
+            readinessProbe: probe('/minio/health/ready', 5),
+            livenessProbe: probe('/minio/health/live', 8),
+          }],
+          ...(templates.length ? {} : { volumes: [{ name: 'minio-data', emptyDir: {} }] }),
+        },
+      },
+      ...(templates.length ? { volumeClaimTemplates: templates } : {}),
+    },
+  } as StatefulSet;
 }

@@ -50,7 +50,7 @@ export async function localEnvironment(): Promise<E2EEnvironment> {
   // Control: our CRDs and roles, and provider-rook's own ServiceAccount (not admin).
   await installCrds(control, readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f)));
   for (const f of ['provider-rook.yaml', 'app-team.yaml', 'platform-team.yaml']) await applyFile(control, rbacFile(f));
-  const providerToken = await serviceAccountToken(control, 'provider-rook-system', 'provider-rook', ['provider-rook']);
+  const providerToken = await serviceAccountToken(control, 'provider-rook-system', 'provider-rook', ['provider-rook', 'provider-rook:secrets']);
   const kubeconfig = tokenKubeconfig(controlCluster!, providerToken, path.join(workDir, 'provider-rook.kubeconfig'));
 
   // Targets: the operator installed by their admin, and a least-privilege identity for provider-rook.

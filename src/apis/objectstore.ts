@@ -41,15 +41,41 @@ export const minioStoreSpec = z.object({
 });
 export type MinioStoreSpec = z.infer<typeof minioStoreSpec>;
 
+// The Rook MinIO operator reads a store's spec only when it creates the store (it never updates its
+// StatefulSet), so an edit would report Synced=True without reaching MinIO: the API refuses it.
+const APPLIED_AT_CREATION = 'the Rook MinIO operator applies it only when it creates the store; make a new store instead';
+const unchanged = (field: string) => ({
+  rule: `has(self.${field}) == has(oldSelf.${field}) && (!has(self.${field}) || self.${field} == oldSelf.${field})`,
+  message: `forProvider.${field} cannot change after creation: ${APPLIED_AT_CREATION}`,
+});
+
+// Identity: which target, namespace and store. Changing any of them would make a second store and
+// leave the first one behind (the external-name annotation is checked by the reconciler).
+const identity = (field: string, what: string) => ({
+  rule: `self.${field} == oldSelf.${field}`,
+  message: `${field} cannot change after creation: it says ${what}. Delete this resource and create a new one instead`,
+});
+
 export const objectStoreSchema = z.object({
   spec: z.object({
-    forProvider: minioStoreSpec.meta({ description: 'The minio.rook.io ObjectStore spec to keep in the target cluster.' }),
-    targetNamespace: z.string().min(1).meta({ description: 'Namespace of the store in the target cluster; created when missing.' }),
+    forProvider: minioStoreSpec.meta({
+      description: 'The minio.rook.io ObjectStore spec to keep in the target cluster. Fixed at creation (credentials may be filled in once).',
+      'x-kubernetes-validations': [
+        unchanged('scope'), unchanged('annotations'), unchanged('placement'), unchanged('clusterDomain'),
+        {
+          rule: '!has(oldSelf.credentials) || (has(self.credentials) && self.credentials == oldSelf.credentials)',
+          message: 'forProvider.credentials can be set once and then not changed: the store keeps the keys it was made with',
+        },
+      ],
+    }),
+    targetNamespace: z.string().min(1).meta({ description: 'Namespace of the store in the target cluster; created when missing. Fixed at creation.' }),
     providerRef,
     reclaimPolicy: reclaimPolicy.default('Delete'),
     writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
     claimRef: objectRef.optional().meta({ description: 'The claim bound to this resource, if any.' }),
     classRef: objectRef.optional().meta({ description: 'The class this resource was provisioned from, if any.' }),
+  }).meta({
+    'x-kubernetes-validations': [identity('providerRef', 'which target cluster holds the store'), identity('targetNamespace', 'where the store lives in the target')],
   }),
   status: z.object({
     conditions,

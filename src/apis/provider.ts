@@ -17,6 +17,7 @@ export const providerSchema = z.object({
   }),
   status: z.object({
     conditions,
+    users: z.int().optional().meta({ description: 'How many managed resources use this Provider. While any does, deleting the Provider waits.' }),
     serverVersion: z.string().optional().meta({ description: "The target API server's version, as last seen." }),
     operator: z.object({
       present: z.boolean().meta({ description: 'The operator\'s CRD is Established and its Deployment exists.' }),
@@ -41,6 +42,7 @@ export const ProviderKind: KindDefinition = {
     { name: 'REACHABLE', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
     { name: 'VERSION', type: 'string', jsonPath: '.status.serverVersion' },
     { name: 'OPERATOR', type: 'boolean', jsonPath: '.status.operator.present' },
+    { name: 'USERS', type: 'integer', jsonPath: '.status.users' },
     { name: 'SECRET', type: 'string', jsonPath: '.spec.credentialsSecretRef.name', priority: 1 },
     ageColumn,
   ],

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ObjectStore } from '../apis/objectstore.ts';
 import type { NativeKind } from '../runtime/native/external.ts';
-import { Secrets, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
+import { Secrets, Services, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
 import { secretText } from '../runtime/native/credentials.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { rookMinioOperator } from './operator.ts';
@@ -28,9 +28,17 @@ function randomKey(length: number): string {
   return out.length === length ? out : randomKey(length);
 }
 
+/**
+ * The operator's own Service selects every MinIO of the namespace (app=minio), so stores sharing a
+ * namespace would share it. Each store gets a Service of ours that selects only its own servers.
+ */
+export const endpointServiceName = (store: string): string => `${store}-s3`;
+
 export function endpointOf(name: string, namespace: string, clusterDomain?: string): string {
-  return `http://${name}.${namespace}.svc.${clusterDomain || 'cluster.local'}:${MINIO_PORT}`;
+  return `http://${endpointServiceName(name)}.${namespace}.svc.${clusterDomain || 'cluster.local'}:${MINIO_PORT}`;
 }
+
+const storeLabels = (name: string): Record<string, string> => ({ app: 'minio', objectstore: name });
 
 export const minioObjectStore: NativeKind<ObjectStore> = {
   resource: 'objectstores.minio.rook.crossplane.io',
@@ -71,16 +79,44 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
   }],
 
   companions(mr, name) {
-    const ref = credentialsRef(mr, name);
+    const keys = credentialsRef(mr, name);
     return [{
       type: Secrets,
-      ...ref,
+      ...keys,
+      purpose: 'access-keys Secret',
       build: () => ({
-        apiVersion: 'v1', kind: 'Secret', metadata: { ...ref }, type: 'Opaque',
+        apiVersion: 'v1', kind: 'Secret', metadata: { ...keys }, type: 'Opaque',
         data: { username: Buffer.from(randomKey(20)).toString('base64'), password: Buffer.from(randomKey(40)).toString('base64') },
+      }),
+      // MinIO reads its keys once, when the operator makes its StatefulSet.
+      irreplaceable: {
+        reason: 'AccessKeysLost',
+        remedy: `Recreate it with the keys the store was made with (username and password; the operator copied them into the MINIO_ACCESS_KEY and ` +
+          `MINIO_SECRET_KEY variables of StatefulSet ${mr.spec.targetNamespace}/${name}), or delete this resource and create a new one`,
+      },
+    }, {
+      type: Services,
+      name: endpointServiceName(name),
+      namespace: mr.spec.targetNamespace,
+      purpose: 'endpoint Service',
+      build: () => ({
+        apiVersion: 'v1', kind: 'Service', metadata: { name: endpointServiceName(name), namespace: mr.spec.targetNamespace },
+        spec: { selector: storeLabels(name), ports: [{ name: 's3', port: MINIO_PORT, targetPort: MINIO_PORT, protocol: 'TCP' }] },
       }),
     }];
   },
+
+  companionTypes: [Secrets, Services],
+
+  // An imported store brings its own keys: the Secret it names may be used though we did not make it.
+  references(observed) {
+    const creds = (observed.spec as { credentials?: { name?: string; namespace?: string } } | undefined)?.credentials;
+    return creds?.name ? [{ type: Secrets, name: creds.name, namespace: creds.namespace ?? observed.metadata.namespace }] : [];
+  },
+
+  // The operator's Service and StatefulSet point at the store with "apiVersion: v1alpha1" (no group),
+  // which the garbage collector cannot map: they would outlive the store.
+  dependents: [StatefulSets, Services].map((type) => ({ type, labelSelector: (store) => `app=minio,objectstore=${store.metadata.name}` })),
 
   async inspect({ client, mr, observed, companions, signal }) {
     const { name, namespace } = observed.metadata;

@@ -4,7 +4,6 @@ import type { ObjectStore } from '../apis/objectstore.ts';
 import type { ObjectStoreClass } from '../apis/objectstoreclass.ts';
 import { ReasonedError } from '../runtime/conditions.ts';
 import type { Claim } from '../runtime/claims/claim.ts';
-import { ANNOTATION_EXTERNAL_NAME } from '../runtime/meta.ts';
 import { ObjectStoreKind } from '../apis/objectstore.ts';
 import { withoutNulls } from '../runtime/json.ts';
 
@@ -18,15 +17,12 @@ export function configureObjectStore(claim: Claim, cls: ObjectStoreClass, name: 
       `ObjectStoreClass ${cls.metadata.namespace}/${cls.metadata.name} does not allow claims from namespace ${claimNs} (allowed: ${allowedNamespaces.join(', ') || 'none'})`);
   }
   const namespace = targetNamespace ?? credentials?.namespace ?? DEFAULT_TARGET_NAMESPACE;
-  const externalName = claim.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME];
   return {
     apiVersion: `${ObjectStoreKind.group}/${ObjectStoreKind.version}`,
     kind: ObjectStoreKind.kind,
     metadata: {
       name,
       labels: { 'crossplane.io/claim-namespace': claimNs, 'crossplane.io/claim-name': claim.metadata.name },
-      // A claim may ask to adopt an existing store, as a managed resource may.
-      ...(externalName ? { annotations: { [ANNOTATION_EXTERNAL_NAME]: externalName } } : {}),
     },
     spec: {
       forProvider: withoutNulls({
@@ -34,9 +30,8 @@ export function configureObjectStore(claim: Claim, cls: ObjectStoreClass, name: 
         annotations,
         placement: placement && Object.keys(withoutNulls(placement)).length > 0 ? placement : undefined,
         clusterDomain,
-        // Each new store gets its own keys, so two claims on one class never share credentials. An
-        // adopted store keeps its own (late-initialized from the target).
-        credentials: externalName ? undefined : { name: `${name}-access-keys`, namespace },
+        // Each new store gets its own keys, so two claims on one class never share credentials.
+        credentials: { name: `${name}-access-keys`, namespace },
       }) as ObjectStore['spec']['forProvider'],
       targetNamespace: namespace,
       providerRef,

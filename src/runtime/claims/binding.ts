@@ -9,7 +9,7 @@ import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
-import { hasFinalizer, isDeleting, withFinalizer, withoutFinalizer } from '../meta.ts';
+import { ANNOTATION_EXTERNAL_NAME, hasFinalizer, isDeleting, withFinalizer, withoutFinalizer } from '../meta.ts';
 import { controllerUid, publishSecretData, unpublishSecret, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
@@ -155,6 +155,13 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
   }
 
   private async provision(claim: Claim, signal: AbortSignal): Promise<{ mr: MR; claim: Claim }> {
+    // Adopting an existing external resource can hand over someone else's data and keys: that is a
+    // platform team's decision, made on a managed resource, never an app team's through a claim.
+    if (claim.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME]) {
+      throw new ReasonedError('ImportNotAllowed',
+        `a claim cannot adopt an existing resource (annotation ${ANNOTATION_EXTERNAL_NAME}). Ask a platform team to create the managed ` +
+        `${this.o.managed.type.kind} with that annotation and a spec.claimRef naming this claim, then set this claim's spec.resourceRef to it`);
+    }
     const cls = this.resolveClass(claim);
     const name = managedNameFor(claim);
     const desired = this.o.configure(claim, cls, name);

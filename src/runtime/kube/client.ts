@@ -1,10 +1,13 @@
 // A small JSON REST client for one API server. client-node supplies the authentication (KubeConfig);
 // we keep one connection pool per client and plain JSON in and out (no model classes, no Dates).
+// Error messages reach status conditions, Events and logs; for an untrusted server (a target cluster,
+// whose endpoint someone else wrote) they carry only our words, never text the server sent.
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
 import { fetch, type Dispatcher } from 'undici';
-import { KubeError, networkError } from './errors.ts';
+import { KubeError, knownReason, networkError } from './errors.ts';
 import { resourcePath, type ResourceType } from './resources.ts';
 import { restClientRequests } from '../metrics.ts';
+import { ReasonedError } from '../conditions.ts';
 
 export interface KubeObjectLike {
   apiVersion?: string;
@@ -31,6 +34,13 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Counts requests by verb, e.g. for metrics. */
   onRequest?: (method: string, path: string) => void;
+  /**
+   * Whether the server's own words may appear in error messages (default true: the control cluster).
+   * False for target clusters: messages then hold only our words, the HTTP code and a known reason.
+   */
+  trusted?: boolean;
+  /** How errors name the server, e.g. 'the target cluster'. Default: its URL when trusted. */
+  name?: string;
 }
 
 interface Auth {
@@ -45,6 +55,9 @@ export class KubeClient {
   readonly server: string;
   private auth?: Promise<Auth>;
   private readonly timeoutMs: number;
+  private readonly trusted: boolean;
+  /** The server as error messages name it. */
+  private readonly label: string;
   private readonly kc: KubeConfig;
   private readonly opts: ClientOptions;
 
@@ -55,6 +68,8 @@ export class KubeClient {
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.trusted = opts.trusted ?? true;
+    this.label = opts.name ?? (this.trusted ? this.server : 'the API server');
   }
 
   get fieldManager(): string {
@@ -64,11 +79,17 @@ export class KubeClient {
   // client-node builds a new connection pool on every call; we keep the first and only refresh
   // headers (token files rotate).
   private async authFor(): Promise<Auth> {
-    const current = this.auth ? await this.auth : undefined;
+    // A failed attempt is not cached: the next request tries again.
+    const current = this.auth ? await this.auth.catch(() => undefined) : undefined;
     if (current && Date.now() - current.at < AUTH_REFRESH_MS) return current;
     this.auth = (async () => {
       const ctx = new RequestContext(this.server, HttpMethod.GET);
-      await this.kc.applySecurityAuthentication(ctx);
+      try {
+        await this.kc.applySecurityAuthentication(ctx);
+      } catch {
+        // An exec plugin's error is its stderr, which may hold tokens: never pass it on.
+        throw new ReasonedError('CredentialPluginFailed', `the credential plugin of ${this.label} failed; its output is not shown because it may contain secrets`);
+      }
       const fresh = ctx.getDispatcher();
       if (current?.dispatcher && fresh) await fresh.close();
       return { headers: ctx.getHeaders(), dispatcher: current?.dispatcher ?? fresh, at: Date.now() };
@@ -76,7 +97,7 @@ export class KubeClient {
     return this.auth;
   }
 
-  async request<T>(method: string, path: string, init: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string; signal?: AbortSignal } = {}): Promise<T> {
+  async request<T>(method: string, path: string, init: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string; accept?: string; signal?: AbortSignal } = {}): Promise<T> {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const auth = await this.authFor();
@@ -89,11 +110,13 @@ export class KubeClient {
           method,
           headers: {
             ...auth.headers,
-            Accept: 'application/json',
+            Accept: init.accept ?? 'application/json',
             ...(init.body !== undefined ? { 'Content-Type': init.contentType ?? 'application/json' } : {}),
           },
           body: init.body === undefined ? undefined : JSON.stringify(init.body),
           dispatcher: auth.dispatcher,
+          // An API server never redirects; following one could reach anything (e.g. a metadata service).
+          redirect: 'error',
           signal: AbortSignal.any(signals),
         });
         break;
@@ -101,14 +124,14 @@ export class KubeClient {
         // A pooled connection the server just closed (GOAWAY, reset): a read is safe to send again.
         if (method !== 'GET' || attempt > 1 || AbortSignal.any(signals).aborted) {
           restClientRequests.inc({ host: url.host, method, code: '<error>' });
-          throw networkError(this.server, err);
+          throw networkError(this.label, err, this.trusted);
         }
       }
     }
     restClientRequests.inc({ host: url.host, method, code: String(res.status) });
     const text = await res.text();
-    if (!res.ok) throw statusError(res.status, text, method, path);
-    return (text ? JSON.parse(text) : undefined) as T;
+    if (!res.ok) throw this.statusError(res.status, text, method, path);
+    return (text ? this.parse(text, res.status, method, path) : undefined) as T;
   }
 
   async get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string, signal?: AbortSignal): Promise<T | undefined> {
@@ -187,8 +210,11 @@ export class KubeClient {
     }
   }
 
+  /** The server's gitVersion; anything that does not look like one is refused (it ends up in status). */
   async serverVersion(signal?: AbortSignal): Promise<string> {
-    return (await this.request<{ gitVersion: string }>('GET', '/version', { signal })).gitVersion;
+    const version = (await this.request<{ gitVersion?: unknown } | null>('GET', '/version', { signal }))?.gitVersion;
+    if (typeof version === 'string' && /^v\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]{0,60})?$/.test(version)) return version;
+    throw new KubeError(200, 'Unknown', `GET /version: ${this.label} did not report a Kubernetes version`);
   }
 
   /**
@@ -209,15 +235,15 @@ export class KubeClient {
     let res;
     try {
       res = await fetch(url, {
-        headers: { ...auth.headers, Accept: 'application/json' }, dispatcher: auth.dispatcher,
+        headers: { ...auth.headers, Accept: 'application/json' }, dispatcher: auth.dispatcher, redirect: 'error',
         signal: AbortSignal.any([opts.signal, AbortSignal.timeout((timeoutSeconds + 30) * 1000)]),
       });
     } catch (err) {
       restClientRequests.inc({ host: url.host, method: 'WATCH', code: '<error>' });
-      throw networkError(this.server, err);
+      throw networkError(this.label, err, this.trusted);
     }
     restClientRequests.inc({ host: url.host, method: 'WATCH', code: String(res.status) });
-    if (!res.ok || !res.body) throw statusError(res.status, await res.text(), 'WATCH', url.pathname);
+    if (!res.ok || !res.body) throw this.statusError(res.status, await res.text(), 'WATCH', url.pathname);
     const decoder = new TextDecoder();
     let buffered = '';
     try {
@@ -228,9 +254,10 @@ export class KubeClient {
           const line = buffered.slice(0, nl);
           buffered = buffered.slice(nl + 1);
           if (!line.trim()) continue;
-          const event = JSON.parse(line) as { type: WatchEventType; object: KubeObjectLike & { code?: number; reason?: string; message?: string } };
+          const event = this.parse(line, res.status, 'WATCH', url.pathname) as { type: WatchEventType; object: KubeObjectLike & { code?: unknown; reason?: unknown; message?: unknown } };
           if (event.type === 'ERROR') {
-            throw new KubeError(event.object.code ?? 500, event.object.reason ?? 'Unknown', event.object.message ?? 'watch error');
+            const { code, reason, message } = event.object ?? {};
+            throw this.kubeError(Number.isInteger(code) ? code as number : 500, reason, message, 'WATCH', url.pathname);
           }
           onEvent(event.type, event.type === 'BOOKMARK' ? event.object : { apiVersion: type.apiVersion, kind: type.kind, ...event.object });
         }
@@ -238,7 +265,7 @@ export class KubeClient {
     } catch (err) {
       if (err instanceof KubeError) throw err;
       if (opts.signal.aborted) return;
-      throw networkError(this.server, err);
+      throw networkError(this.label, err, this.trusted);
     }
   }
 
@@ -247,18 +274,34 @@ export class KubeClient {
     this.auth = undefined;
     await auth?.dispatcher?.close();
   }
-}
 
-function statusError(code: number, text: string, method: string, path: string): KubeError {
-  let reason = 'Unknown';
-  let message = `${method} ${path}: HTTP ${code}`;
-  try {
-    const status = JSON.parse(text) as { reason?: string; message?: string };
-    reason = status.reason ?? reason;
-    if (status.message) message = status.message;
-  } catch {
-    // not a Status body (e.g. 401 from a proxy)
+  /** JSON.parse, but a body that is not JSON fails in our words (a SyntaxError quotes the body). */
+  private parse(text: string, code: number, method: string, path: string): unknown {
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new KubeError(code, 'Unknown', `${method} ${path}: ${this.label} answered with something other than JSON (HTTP ${code})`);
+    }
   }
-  if (code === 401) message = 'the API server rejected the credentials (401 Unauthorized)';
-  return new KubeError(code, code === 401 ? 'Unauthorized' : reason, message);
+
+  private statusError(code: number, text: string, method: string, path: string): KubeError {
+    if (code === 401) return new KubeError(401, 'Unauthorized', 'the API server rejected the credentials (401 Unauthorized)');
+    let status: { reason?: unknown; message?: unknown } = {};
+    try {
+      status = (JSON.parse(text) ?? {}) as typeof status;
+    } catch {
+      // not a Status body (e.g. a proxy's HTML page)
+    }
+    return this.kubeError(code, status.reason, status.message, method, path);
+  }
+
+  /** An error from a Status: the server's reason and message when trusted, else a known reason and our words. */
+  private kubeError(code: number, reason: unknown, message: unknown, method: string, path: string): KubeError {
+    const ours = `${method} ${path}: ${this.label} answered HTTP ${code}`;
+    if (!this.trusted) {
+      const known = knownReason(reason);
+      return new KubeError(code, known, known === 'Unknown' ? ours : `${ours} (${known})`);
+    }
+    return new KubeError(code, typeof reason === 'string' && reason ? reason : 'Unknown', typeof message === 'string' && message ? message : ours);
+  }
 }

@@ -1,5 +1,6 @@
-// Errors from talking to an API server, reduced to what reconcilers branch on. Messages carry the
-// server's own message (never a request body), so no Secret value can end up in them.
+// Errors from talking to an API server, reduced to what reconcilers branch on. Messages never carry a
+// request body, so no Secret value can end up in them. A trusted server's own message is kept; an
+// untrusted server (a target cluster) gets only our words, since messages reach status and Events.
 
 export class KubeError extends Error {
   readonly code: number;
@@ -29,22 +30,37 @@ export const isGone = (err: unknown): boolean => err instanceof KubeError && err
 export const isUnauthorized = (err: unknown): boolean => err instanceof KubeError && err.code === 401;
 export const isForbidden = (err: unknown): boolean => err instanceof KubeError && err.code === 403;
 
+/** Kubernetes' StatusReason values: the only reasons we take from an untrusted server. */
+const STATUS_REASONS = new Set([
+  'NotFound', 'AlreadyExists', 'Conflict', 'Invalid', 'Forbidden', 'Unauthorized', 'BadRequest', 'MethodNotAllowed',
+  'NotAcceptable', 'UnsupportedMediaType', 'Gone', 'Expired', 'ServiceUnavailable', 'Timeout', 'TooManyRequests',
+  'InternalError', 'RequestEntityTooLarge', 'ServerTimeout',
+]);
+
+/** The reason if it is a known StatusReason, else 'Unknown'. */
+export const knownReason = (reason: unknown): string => (typeof reason === 'string' && STATUS_REASONS.has(reason) ? reason : 'Unknown');
+
 const TLS_CODES = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED',
   'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_SIGNATURE_FAILURE', 'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
 
-/** Turns a fetch failure into a short, precise error. */
-export function networkError(server: string, err: unknown): Error {
+/**
+ * Turns a fetch failure into a short, precise error naming the server as `name`. Untrusted: only the
+ * error code, since the cause's message names the resolved address (and the endpoint is someone else's).
+ */
+export function networkError(name: string, err: unknown, trusted = true): Error {
   if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
-    return new UnreachableError(`request to ${server} timed out`);
+    return new UnreachableError(`request to ${name} timed out`);
   }
   let cause: unknown = err;
   while (cause instanceof Error && cause.cause !== undefined) cause = cause.cause;
-  const code = (cause as { code?: string }).code ?? '';
+  const raw = (cause as { code?: unknown } | null | undefined)?.code;
+  const code = typeof raw === 'string' && /^[A-Z0-9_]{1,64}$/.test(raw) ? raw : '';
   const detail = cause instanceof Error ? cause.message : String(cause);
-  if (TLS_CODES.has(code) || /certificate|tls|ssl/i.test(detail)) {
-    return new UnreachableError(`TLS handshake with ${server} failed (${code || detail}): check clusterCA and the endpoint`, true);
+  if (TLS_CODES.has(code) || /^ERR_(SSL|TLS)_/.test(code) || /certificate|tls|ssl/i.test(detail)) {
+    const shown = code || (trusted ? detail : 'TLS error');
+    return new UnreachableError(`TLS handshake with ${name} failed (${shown}): check clusterCA and the endpoint`, true);
   }
-  return new UnreachableError(`cannot reach ${server}: ${detail}`);
+  return new UnreachableError(trusted ? `cannot reach ${name}: ${detail}` : `cannot reach ${name} (${code || 'network error'})`);
 }

@@ -6,7 +6,8 @@ import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { Secrets } from '../kube/resources.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
 import type { Reader } from '../managed/reconciler.ts';
-import { credentialsFromSecret } from './credentials.ts';
+import { credentialsFromSecret, type CredentialOptions } from './credentials.ts';
+import type { EventRecorder } from '../events.ts';
 import { NativeExternal, type NativeKind } from './external.ts';
 import { OperatorInstaller } from './operator.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';
@@ -18,10 +19,13 @@ export class ProviderResolver {
   private readonly providers: Reader<Provider>;
   readonly targets: TargetClients;
 
-  constructor(control: KubeClient, providers: Reader<Provider>, targets: TargetClients) {
+  private readonly credentialOptions: CredentialOptions;
+
+  constructor(control: KubeClient, providers: Reader<Provider>, targets: TargetClients, credentialOptions: CredentialOptions = {}) {
     this.control = control;
     this.providers = providers;
     this.targets = targets;
+    this.credentialOptions = credentialOptions;
   }
 
   provider(namespace: string, name: string): Provider {
@@ -36,7 +40,7 @@ export class ProviderResolver {
     const where = `${namespace}/${secretName}`;
     const secret = await this.control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, secretName, namespace, signal);
     if (!secret) throw new ReasonedError('SecretNotFound', `Secret ${where} named by Provider ${namespace}/${provider.metadata.name} does not exist`);
-    return this.targets.get(credentialsFromSecret(where, secret.data));
+    return this.targets.get(credentialsFromSecret(where, secret.data, this.credentialOptions));
   }
 }
 
@@ -45,11 +49,13 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
   private readonly kind: NativeKind<MR>;
   private readonly marks: OwnershipMarks;
   private readonly installer?: OperatorInstaller;
+  private readonly recorder?: EventRecorder;
 
-  constructor(resolver: ProviderResolver, kind: NativeKind<MR>, marks: OwnershipMarks) {
+  constructor(resolver: ProviderResolver, kind: NativeKind<MR>, marks: OwnershipMarks, recorder?: EventRecorder) {
     this.resolver = resolver;
     this.kind = kind;
     this.marks = marks;
+    this.recorder = recorder;
     this.installer = kind.operator ? new OperatorInstaller(kind.operator, marks) : undefined;
   }
 
@@ -68,7 +74,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     const ensureOperator = installer && ((s: AbortSignal) => installer.ensure(target, {
       where: `${namespace}/${ref.name}`, owner: providerOwner(provider), settings: provider.spec.operatorInstall,
     }, s));
-    return new NativeExternal(this.kind, target.client, this.marks, ensureOperator);
+    return new NativeExternal(this.kind, target.client, this.marks, { prerequisite: ensureOperator, recorder: this.recorder });
   }
 }
 

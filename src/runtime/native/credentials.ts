@@ -1,7 +1,14 @@
 // Turns a Provider's Secret into a KubeConfig. Values are plain text (PEM, token, URL), as the design
-// doc's Secret holds them. Every failure names the Secret and the key, never a value.
+// doc's Secret holds them. Every failure names the Secret and the key, never a value: the endpoint, too,
+// may come from someone else's Secret.
+//
+// The Secret is written by another team, so it must not make provider-rook read its own files (a
+// kubeconfig's tokenFile could be our ServiceAccount token), run programs, or call cloud metadata. A
+// kubeconfig is checked raw, and only its current context's inline values reach client-node.
+import { BlockList, isIP } from 'node:net';
 import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type Cluster, type User } from '@kubernetes/client-node';
+import { load } from 'js-yaml';
 import { z } from 'zod';
 import { ReasonedError } from '../conditions.ts';
 
@@ -10,6 +17,11 @@ export interface Credentials {
   fingerprint: string;
   kubeConfig: KubeConfig;
   server: string;
+}
+
+export interface CredentialOptions {
+  /** Lets a kubeconfig's exec plugin run (the off-by-default --allow-exec-credentials flag). */
+  allowExec?: boolean;
 }
 
 const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
@@ -35,22 +47,32 @@ export function secretText(data: Record<string, string> | undefined): Record<str
   return out;
 }
 
-export function credentialsFromSecret(where: string, data: Record<string, string> | undefined): Credentials {
+// Link-local (cloud metadata lives at 169.254.169.254) and unspecified addresses; BlockList also
+// matches IPv4-mapped IPv6 (::ffff:a.b.c.d) against the IPv4 rules. Loopback stays allowed.
+const refused = new BlockList();
+refused.addSubnet('169.254.0.0', 16, 'ipv4');
+refused.addSubnet('0.0.0.0', 8, 'ipv4');
+refused.addSubnet('fe80::', 10, 'ipv6');
+refused.addSubnet('::a9fe:0', 112, 'ipv6'); // IPv4-compatible ::169.254.x.y
+refused.addAddress('::', 'ipv6');
+
+/** Why provider-rook will not talk to this URL, in our own words (never the URL), or undefined. */
+export function refusedEndpoint(url: URL): string | undefined {
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'is not an http or https URL';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const family = isIP(host);
+  if (family === 0) return undefined; // a name; the URL parser already turned numeric forms into addresses
+  if (refused.check(host, family === 4 ? 'ipv4' : 'ipv6')) return 'is a link-local or unspecified address, which provider-rook never calls';
+  return undefined;
+}
+
+const PLAIN_HTTP = 'uses plain http, which would send the credentials unencrypted';
+
+export function credentialsFromSecret(where: string, data: Record<string, string> | undefined, opts: CredentialOptions = {}): Credentials {
   const keys = secretKeys.parse(secretText(data));
   const fingerprint = createHash('sha256').update(JSON.stringify(Object.entries(keys).sort())).digest('hex').slice(0, 32);
-  const kc = new KubeConfig();
 
-  if (keys.kubeconfig) {
-    try {
-      kc.loadFromString(keys.kubeconfig);
-    } catch {
-      throw new ReasonedError('InvalidCredentials', `key 'kubeconfig' of Secret ${where} is not a valid kubeconfig`);
-    }
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new ReasonedError('InvalidCredentials', `key 'kubeconfig' of Secret ${where} has no current context`);
-    if (cluster.caData) checkCertificate(Buffer.from(cluster.caData, 'base64').toString(), where, 'kubeconfig (certificate-authority-data)');
-    return { fingerprint, kubeConfig: kc, server: cluster.server };
-  }
+  if (keys.kubeconfig) return { fingerprint, ...fromKubeconfig(where, keys.kubeconfig, opts.allowExec === true) };
 
   if (!keys.endpoint) {
     throw new ReasonedError('SecretKeyMissing', `Secret ${where} has neither a 'kubeconfig' key nor an 'endpoint' key`);
@@ -61,11 +83,13 @@ export function credentialsFromSecret(where: string, data: Record<string, string
   } catch {
     throw new ReasonedError('InvalidCredentials', `key 'endpoint' of Secret ${where} is not a URL`);
   }
+  const why = refusedEndpoint(url);
+  if (why) throw new ReasonedError('InvalidCredentials', `key 'endpoint' of Secret ${where} ${why}`);
   const server = url.toString().replace(/\/+$/, '');
   if (url.protocol === 'https:' && !keys.clusterCA) {
-    throw new ReasonedError('SecretKeyMissing', `Secret ${where} has no 'clusterCA' key; it is needed to verify ${server}`);
+    throw new ReasonedError('SecretKeyMissing', `Secret ${where} has no 'clusterCA' key; it is needed to verify the server in key 'endpoint'`);
   }
-  if (keys.clusterCA) checkCertificate(keys.clusterCA, where, 'clusterCA');
+  if (keys.clusterCA && !isCertificate(keys.clusterCA)) throw notPem(where, 'clusterCA');
 
   const user: { name: string; token?: string; certData?: string; keyData?: string; username?: string; password?: string } = { name: 'provider-rook' };
   if (keys.token) {
@@ -73,10 +97,8 @@ export function credentialsFromSecret(where: string, data: Record<string, string
   } else if (keys.clientCert || keys.clientKey) {
     if (!keys.clientCert) throw new ReasonedError('SecretKeyMissing', `Secret ${where} has 'clientKey' but no 'clientCert'`);
     if (!keys.clientKey) throw new ReasonedError('SecretKeyMissing', `Secret ${where} has 'clientCert' but no 'clientKey'`);
-    checkCertificate(keys.clientCert, where, 'clientCert');
-    try {
-      createPrivateKey(keys.clientKey);
-    } catch {
+    if (!isCertificate(keys.clientCert)) throw notPem(where, 'clientCert');
+    if (!isPrivateKey(keys.clientKey)) {
       throw new ReasonedError('InvalidCredentials', `key 'clientKey' of Secret ${where} is not a valid PEM private key`);
     }
     user.certData = b64(keys.clientCert);
@@ -87,17 +109,116 @@ export function credentialsFromSecret(where: string, data: Record<string, string
   } else {
     throw new ReasonedError('SecretKeyMissing', `Secret ${where} has no credentials: set 'token', 'clientCert' and 'clientKey', or 'username' and 'password'`);
   }
-  kc.loadFromClusterAndUser(
-    { name: 'target', server, caData: keys.clusterCA ? b64(keys.clusterCA) : undefined, skipTLSVerify: url.protocol === 'http:' },
-    user,
-  );
+  // Every branch above sends a credential.
+  if (url.protocol === 'http:') throw new ReasonedError('InvalidCredentials', `key 'endpoint' of Secret ${where} ${PLAIN_HTTP}`);
+
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser({ name: 'target', server, caData: keys.clusterCA ? b64(keys.clusterCA) : undefined, skipTLSVerify: false }, user);
   return { fingerprint, kubeConfig: kc, server };
 }
 
-function checkCertificate(pem: string, where: string, key: string): void {
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// User fields that make client-node read our disk or run a program. exec is handled on its own.
+const userFileFields = ['tokenFile', 'token-file', 'client-certificate', 'client-key'];
+// Fields we do not carry over and must not silently drop: they change who we act as or where we connect.
+const unsupported = { cluster: ['proxy-url'], user: ['as', 'as-uid', 'as-groups', 'as-user-extra', 'auth-provider'] };
+
+/** Checks a kubeconfig's raw YAML, then builds a fresh KubeConfig from its current context's inline values. */
+function fromKubeconfig(where: string, text: string, allowExec: boolean): { kubeConfig: KubeConfig; server: string } {
+  const fail = (what: string): ReasonedError => new ReasonedError('InvalidCredentials', `key 'kubeconfig' of Secret ${where} ${what}`);
+  let doc: unknown;
+  try {
+    doc = load(text);
+  } catch {
+    throw fail('is not a valid kubeconfig');
+  }
+  if (!isObj(doc)) throw fail('is not a valid kubeconfig');
+  const current = doc['current-context'];
+  if (typeof current !== 'string' || !current) throw fail('has no current-context');
+  const context = entry(doc, 'contexts', 'context', current);
+  if (!context) throw fail('has no entry in contexts for its current-context');
+  const c = entry(doc, 'clusters', 'cluster', context.body.cluster);
+  if (!c) throw fail(`names in ${context.at} a cluster that is not in clusters`);
+  const u = entry(doc, 'users', 'user', context.body.user);
+  if (!u) throw fail(`names in ${context.at} a user that is not in users`);
+
+  // Reads a string field; anything else (a number, a map) is refused rather than passed on.
+  const str = (e: { at: string; body: Obj }, field: string): string | undefined => {
+    const v = e.body[field];
+    if (v == null || v === '') return undefined;
+    if (typeof v !== 'string') throw fail(`has ${e.at}.${field} that is not a string`);
+    return v;
+  };
+  const present = (e: { at: string; body: Obj }, field: string): boolean => e.body[field] != null;
+
+  if (present(c, 'certificate-authority')) throw fail(`sets ${c.at}.certificate-authority: files are never read, use certificate-authority-data`);
+  for (const f of userFileFields) {
+    if (present(u, f)) throw fail(`sets ${u.at}.${f}: files are never read, put the value inline (token, client-certificate-data, client-key-data)`);
+  }
+  if (present(u, 'exec') && !allowExec) throw fail(`sets ${u.at}.exec: exec plugins are off (provider-rook's --allow-exec-credentials turns them on)`);
+  for (const f of unsupported.cluster) if (present(c, f)) throw fail(`sets ${c.at}.${f}, which provider-rook does not support`);
+  for (const f of unsupported.user) if (present(u, f)) throw fail(`sets ${u.at}.${f}, which provider-rook does not support`);
+
+  const exec = u.body.exec;
+  if (exec != null && !(isObj(exec) && typeof exec.command === 'string' && exec.command)) throw fail(`has ${u.at}.exec without a command`);
+  const caData = str(c, 'certificate-authority-data');
+  if (caData && !isCertificate(Buffer.from(caData, 'base64').toString())) throw notPem(where, 'kubeconfig', `${c.at}.certificate-authority-data`);
+  const certData = str(u, 'client-certificate-data');
+  const keyData = str(u, 'client-key-data');
+  if (!certData !== !keyData) throw fail(`has only one of ${u.at}.client-certificate-data and ${u.at}.client-key-data`);
+  if (certData && !isCertificate(Buffer.from(certData, 'base64').toString())) throw notPem(where, 'kubeconfig', `${u.at}.client-certificate-data`);
+  if (keyData && !isPrivateKey(Buffer.from(keyData, 'base64').toString())) throw fail(`has ${u.at}.client-key-data that is not a valid PEM private key`);
+  const user: User = { name: 'provider-rook', token: str(u, 'token'), certData, keyData, username: str(u, 'username'), password: str(u, 'password'), exec: exec ?? undefined };
+  const sendsCredentials = Boolean(user.token || certData || user.username || user.password || user.exec);
+
+  const server = str(c, 'server');
+  if (!server) throw fail(`has no ${c.at}.server`);
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    throw fail(`has ${c.at}.server that is not a URL`);
+  }
+  const why = refusedEndpoint(url) ?? (url.protocol === 'http:' && sendsCredentials ? PLAIN_HTTP : undefined);
+  if (why) throw fail(`has ${c.at}.server that ${why}`);
+  const skipTLSVerify = c.body['insecure-skip-tls-verify'] === true;
+  if (skipTLSVerify && sendsCredentials) throw fail(`sets ${c.at}.insecure-skip-tls-verify while sending credentials; use certificate-authority-data`);
+
+  const cluster: Cluster = { name: 'target', server: server.replace(/\/$/, ''), caData, tlsServerName: str(c, 'tls-server-name'), skipTLSVerify };
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser(cluster, user);
+  return { kubeConfig: kc, server: cluster.server };
+}
+
+/** The entry of contexts/clusters/users with this name, and where it is (e.g. `users[0].user`); never its name. */
+function entry(doc: Obj, list: string, field: string, name: unknown): { at: string; body: Obj } | undefined {
+  const items = doc[list];
+  if (typeof name !== 'string' || !name || !Array.isArray(items)) return undefined;
+  const i = items.findIndex((it) => isObj(it) && it.name === name);
+  const body = i < 0 ? undefined : (items[i] as Obj)[field];
+  return isObj(body) ? { at: `${list}[${i}].${field}`, body } : undefined;
+}
+
+function isCertificate(pem: string): boolean {
   try {
     new X509Certificate(pem);
+    return true;
   } catch {
-    throw new ReasonedError('InvalidCredentials', `key '${key}' of Secret ${where} is not a valid PEM certificate`);
+    return false;
   }
+}
+
+function isPrivateKey(pem: string): boolean {
+  try {
+    createPrivateKey(pem);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function notPem(where: string, key: string, field?: string): ReasonedError {
+  return new ReasonedError('InvalidCredentials', `key '${key}' of Secret ${where} ${field ? `has ${field} that ` : ''}is not a valid PEM certificate`);
 }

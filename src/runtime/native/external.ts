@@ -2,27 +2,41 @@
 // another cluster". A small per-kind description (NativeKind) says what object to keep there; this
 // file does observe / diff / apply / delete, ownership, the target namespace and companion objects.
 import { Ready, ReasonedError, setCondition } from '../conditions.ts';
+import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
 import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
-import {
-  ConfigMaps, Deployments, Namespaces, PersistentVolumeClaims, Pods, Secrets, ServiceAccounts, Services, StatefulSets, type ResourceType,
-} from '../kube/resources.ts';
+import { describeContents, namespaceContents } from '../kube/discovery.ts';
+import { Namespaces, type ResourceType } from '../kube/resources.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
 import { setBindable, type ConnectionDetails, type ExternalClient, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
 import type { OperatorBundle } from './operator.ts';
-import type { OwnershipMarks, Owner } from './ownership.ts';
+import type { OwnershipMarks, Owner, Relation } from './ownership.ts';
 
 export type TargetObject = KubeObjectLike & {
-  metadata: KubeObjectLike['metadata'] & { labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string };
+  metadata: KubeObjectLike['metadata'] & {
+    labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string; creationTimestamp?: string;
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+  };
   [field: string]: unknown;
 };
 
-export interface Companion {
+export interface ObjectRef {
   type: ResourceType;
   name: string;
   namespace?: string;
-  /** Builds the object to create when it is missing; an existing one is never changed. */
+}
+
+export interface Companion extends ObjectRef {
+  /** What it is for, in messages (e.g. "access-keys Secret"). */
+  purpose: string;
+  /** The object we want. Kept in this shape, unless irreplaceable. */
   build(): TargetObject;
+  /**
+   * For what cannot be remade once the target object uses it (keys a running server holds): made
+   * only together with the target object and never again. Losing it later is reported, with this
+   * reason and remedy, instead of being papered over with a new one.
+   */
+  irreplaceable?: { reason: string; remedy: string };
 }
 
 export interface Inspection {
@@ -41,8 +55,17 @@ export interface NativeKind<MR extends ManagedResource> {
   target: ResourceType;
   /** The target object we want (name and namespace set; no ownership marks: those are added here). */
   desired(mr: MR, externalName: string): TargetObject;
-  /** Objects that must exist beside it (e.g. a credentials Secret); created when missing, never overwritten. */
+  /** Objects that must exist beside it (e.g. a credentials Secret, a Service), made and owned by us. */
   companions?(mr: MR, externalName: string): Companion[];
+  /** The types companions() returns, for the leak sweeper. */
+  companionTypes?: ResourceType[];
+  /** Objects the target object itself names (e.g. its credentials Secret): on import, these may be used though we did not make them. */
+  references?(observed: TargetObject): ObjectRef[];
+  /**
+   * What the operator makes for each target object, pointing back at it by uid. Removed with it
+   * under reclaim policy Delete: an operator's owner references may be beyond the garbage collector.
+   */
+  dependents?: { type: ResourceType; labelSelector(target: TargetObject): string }[];
   /** Other target objects whose changes matter (e.g. what an operator creates), mapped to our object's "namespace/name". */
   related?: { type: ResourceType; labelSelector: string; targetKey(obj: TargetObject): string | undefined }[];
   /** Fills spec fields the user left empty from what the target holds; true when it changed mr. */
@@ -54,7 +77,7 @@ export interface NativeKind<MR extends ManagedResource> {
 }
 
 export function ownerOf(resource: string, mr: ManagedResource): Owner {
-  return { resource, namespace: mr.metadata.namespace ?? '', name: mr.metadata.name, uid: mr.metadata.uid ?? '' };
+  return { resource, namespace: mr.metadata.namespace ?? '', name: mr.metadata.name, uid: mr.metadata.uid ?? '', reclaimPolicy: mr.spec.reclaimPolicy ?? 'Delete' };
 }
 
 /** The user asked to adopt an existing object by naming it before we ever tried to create one. */
@@ -62,6 +85,9 @@ function importRequested(mr: ManagedResource): boolean {
   const annotations = mr.metadata.annotations ?? {};
   return Boolean(annotations[ANNOTATION_EXTERNAL_NAME]) && !annotations[ANNOTATION_CREATE_PENDING];
 }
+
+const describe = (ref: ObjectRef): string => `${ref.type.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+const refKey = (ref: ObjectRef): string => `${ref.type.apiVersion}/${ref.type.kind}/${ref.namespace ?? ''}/${ref.name}`;
 
 /** Fields of `want` that `have` lacks or holds differently (have may carry more). */
 export function diffFields(want: unknown, have: unknown, path = ''): string[] {
@@ -78,22 +104,24 @@ export function diffFields(want: unknown, have: unknown, path = ''): string[] {
 
 const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>();
 
-// What a namespace holds by itself; anything else means someone else lives there.
-const NAMESPACE_DEFAULTS: Record<string, Set<string>> = { ConfigMap: new Set(['kube-root-ca.crt']), ServiceAccount: new Set(['default']) };
-const NAMESPACE_CONTENT: ResourceType[] = [Pods, Services, Secrets, ConfigMaps, ServiceAccounts, StatefulSets, Deployments, PersistentVolumeClaims];
+export interface NativeExternalOptions {
+  /** Runs before every write to the target (e.g. making sure the operator is installed). */
+  prerequisite?: (signal: AbortSignal) => Promise<void>;
+  /** Says what we decided not to delete, and why. */
+  recorder?: EventRecorder;
+}
 
 export class NativeExternal<MR extends ManagedResource> implements ExternalClient<MR> {
   private readonly kind: NativeKind<MR>;
   private readonly client: KubeClient;
   private readonly marks: OwnershipMarks;
-  private readonly prerequisite?: (signal: AbortSignal) => Promise<void>;
+  private readonly opts: NativeExternalOptions;
 
-  /** prerequisite runs before every write to the target (e.g. making sure the operator is installed). */
-  constructor(kind: NativeKind<MR>, client: KubeClient, marks: OwnershipMarks, prerequisite?: (signal: AbortSignal) => Promise<void>) {
+  constructor(kind: NativeKind<MR>, client: KubeClient, marks: OwnershipMarks, opts: NativeExternalOptions = {}) {
     this.kind = kind;
     this.client = client;
     this.marks = marks;
-    this.prerequisite = prerequisite;
+    this.opts = opts;
   }
 
   private owner(mr: MR): Owner {
@@ -114,33 +142,39 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   async observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation> {
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
-    const desired = this.marked(this.kind.desired(mr, name), owner);
-    const { type, ns } = { type: this.kind.target, ns: desired.metadata.namespace };
-    const observed = await this.client.get<TargetObject>(type, name, ns, signal);
-    if (!observed) return { exists: false, upToDate: false };
-
-    if (!this.marks.isOwnedBy(observed, owner)) {
-      if (isDeleting(mr.metadata)) return { exists: false, upToDate: true }; // never ours to delete
-      if (!importRequested(mr)) {
-        throw new ReasonedError('ExternalResourceConflict',
-          `${type.kind} ${ns ? `${ns}/` : ''}${name} already exists in the target cluster and is not owned by this resource; ` +
-          `it was left untouched. Set the ${ANNOTATION_EXTERNAL_NAME} annotation to adopt it, or choose another name`);
-      }
-      // What the user left unset comes from the adopted object, so adopting it changes nothing else.
-      const lateInitialized = this.kind.lateInitialize?.(mr, observed) ?? false;
-      return { exists: true, upToDate: false, lateInitialized, diff: 'adopting the existing object (import)' };
+    const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name).metadata.namespace };
+    const observed = await this.client.get<TargetObject>(ref.type, name, ref.namespace, signal);
+    if (!observed) {
+      if (!isDeleting(mr.metadata)) await this.refuseMovedIdentity(mr, owner, ref, signal);
+      return { exists: false, upToDate: false };
+    }
+    const relation = this.marks.relation(observed, owner);
+    // Deleting: only what we may manage is ours to delete; anything else we let go of untouched.
+    if (isDeleting(mr.metadata)) return { exists: relation === 'ours' || relation === 'restored', upToDate: true };
+    if (relation === 'another') {
+      throw new ReasonedError('ExternalResourceOwnedByAnother',
+        `${describe(ref)} in the target cluster belongs to another managed resource; it is never adopted. Choose another name`);
+    }
+    if (relation === 'unmarked' && !importRequested(mr)) {
+      throw new ReasonedError('ExternalResourceConflict',
+        `${describe(ref)} already exists in the target cluster and is not owned by this resource; it was left untouched. ` +
+        `A platform team can adopt it by creating a managed resource with the ${ANNOTATION_EXTERNAL_NAME} annotation; otherwise choose another name`);
     }
 
-    const wanted = this.kind.companions?.(mr, name) ?? [];
-    const companions = await Promise.all(wanted.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
+    // What the user left unset comes from the target, so adopting an object changes nothing else.
+    const lateInitialized = this.kind.lateInitialize?.(mr, observed) ?? false;
+    const { found: companions, drift: companionDrift } = await this.checkCompanions(mr, name, observed, relation, signal);
+    if (relation !== 'ours') {
+      return { exists: true, upToDate: false, lateInitialized, diff: relation === 'restored' ? 'taking back the object of a restored resource' : 'adopting the existing object (import)' };
+    }
+
+    const desired = this.marked(this.kind.desired(mr, name), owner);
     const drift = [
       ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
       ...diffFields({ labels: desired.metadata.labels, annotations: desired.metadata.annotations },
         { labels: observed.metadata.labels, annotations: observed.metadata.annotations }).map((p) => `.metadata${p}`),
-      ...companions.flatMap((c, i) => (c ? [] : [`missing ${wanted[i]!.type.kind}`])),
+      ...companionDrift,
     ];
-
-    const lateInitialized = this.kind.lateInitialize?.(mr, observed) ?? false;
     const inspection = await this.kind.inspect({ client: this.client, mr, observed, companions, signal });
     mr.status = {
       ...mr.status,
@@ -154,25 +188,80 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return { exists: true, upToDate: drift.length === 0, lateInitialized, connectionDetails: inspection.connectionDetails, diff: drift.join(', ') || undefined };
   }
 
+  /**
+   * Companions are used only when we made them for this resource, or (on import) when the adopted
+   * object names them itself: a resource can never point us at someone else's Secret.
+   */
+  private async checkCompanions(mr: MR, name: string, observed: TargetObject, relation: Relation, signal: AbortSignal): Promise<{ found: (TargetObject | undefined)[]; drift: string[] }> {
+    const owner = this.owner(mr);
+    const wanted = this.kind.companions?.(mr, name) ?? [];
+    const found = await Promise.all(wanted.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
+    const named = new Set(relation === 'unmarked' ? (this.kind.references?.(observed) ?? []).map(refKey) : []);
+    const drift: string[] = [];
+    wanted.forEach((c, i) => {
+      const have = found[i];
+      if (!have) {
+        if (c.irreplaceable) {
+          throw new ReasonedError(c.irreplaceable.reason,
+            `the ${c.purpose} ${describe(c)} is gone while ${describe({ type: this.kind.target, name, namespace: observed.metadata.namespace })} still uses it; ` +
+            `new ones are not made, because the running store would not know them. ${c.irreplaceable.remedy}`);
+        }
+        drift.push(`missing ${c.type.kind}`);
+        return;
+      }
+      const rel = this.marks.relation(have, owner);
+      if (rel === 'ours' || rel === 'restored') {
+        if (rel === 'restored') drift.push(`${c.type.kind} of a restored resource`);
+        if (!c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
+        return;
+      }
+      if (rel === 'unmarked' && named.has(refKey(c))) return;
+      throw new ReasonedError('CompanionNotOwned',
+        `the ${c.purpose} ${describe(c)} exists in the target cluster but was not made by provider-rook for this resource, so it is not used. ` +
+        'Only objects provider-rook made for a resource, or those an imported object names itself, are used');
+    });
+    return { found, drift };
+  }
+
+  /** Identity is fixed at creation: a resource whose object now lives under another name or namespace moved. */
+  private async refuseMovedIdentity(mr: MR, owner: Owner, ref: ObjectRef, signal: AbortSignal): Promise<void> {
+    // Only a resource that was created or imported has an object to find (and it costs a list).
+    if (!mr.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME]) return;
+    const { items } = await this.client.list<TargetObject>(this.kind.target, { labelSelector: this.marks.selectorFor(owner), signal });
+    const elsewhere = items.find((o) => o.metadata.name !== ref.name || (o.metadata.namespace ?? undefined) !== ref.namespace);
+    if (!elsewhere) return;
+    throw new ReasonedError('IdentityChanged',
+      `this resource's object in the target cluster is ${describe({ ...ref, name: elsewhere.metadata.name, namespace: elsewhere.metadata.namespace })}, ` +
+      `but its external-name and target namespace now say ${describe(ref)}. These cannot change after creation: set them back, ` +
+      'or delete this resource and create a new one');
+  }
+
   async create(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }> {
-    await this.apply(mr, signal);
+    await this.apply(mr, true, signal);
     return {};
   }
 
   async update(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }> {
-    await this.apply(mr, signal);
+    await this.apply(mr, false, signal);
     return {};
   }
 
-  private async apply(mr: MR, signal: AbortSignal): Promise<void> {
+  private async apply(mr: MR, creating: boolean, signal: AbortSignal): Promise<void> {
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
     const desired = this.marked(this.kind.desired(mr, name), owner);
-    await this.prerequisite?.(signal);
+    await this.opts.prerequisite?.(signal);
     if (this.kind.target.namespaced && desired.metadata.namespace) await this.ensureNamespace(desired.metadata.namespace, owner, signal);
     for (const c of this.kind.companions?.(mr, name) ?? []) {
-      const exists = await this.client.get(c.type, c.name, c.namespace, signal);
-      if (!exists) await this.client.create(c.type, this.marked(c.build(), owner), signal).catch(ignoreAlreadyExists);
+      const have = await this.client.get<TargetObject>(c.type, c.name, c.namespace, signal);
+      if (!have) {
+        if (creating || !c.irreplaceable) await this.client.create(c.type, this.marked(c.build(), owner), signal).catch(ignoreAlreadyExists);
+      } else if (!c.irreplaceable && this.marks.mayManage(have, owner)) {
+        await this.client.apply(c.type, this.marked(c.build(), owner), signal);
+      } else if (this.marks.relation(have, owner) === 'restored') {
+        const { labels, annotations } = this.marked(have, owner).metadata;
+        await this.client.mergePatch(c.type, c.name, c.namespace, { metadata: { labels, annotations } }, signal);
+      }
     }
     await this.client.apply(this.kind.target, desired, signal);
   }
@@ -196,33 +285,47 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   async delete(mr: MR, signal: AbortSignal): Promise<void> {
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
-    const desired = this.kind.desired(mr, name);
-    await this.deleteIfOwned(this.kind.target, name, desired.metadata.namespace, owner, signal);
-    for (const c of this.kind.companions?.(mr, name) ?? []) await this.deleteIfOwned(c.type, c.name, c.namespace, owner, signal);
-    if (desired.metadata.namespace) await this.deleteNamespaceIfEmpty(desired.metadata.namespace, owner, signal);
-  }
-
-  private async deleteIfOwned(type: ResourceType, name: string, namespace: string | undefined, owner: Owner, signal: AbortSignal): Promise<void> {
-    const obj = await this.client.get<TargetObject>(type, name, namespace, signal);
-    if (obj && this.marks.isOwnedBy(obj, owner)) await this.client.delete(type, name, namespace, { uid: obj.metadata.uid, signal });
-  }
-
-  /** Deletes a namespace we created for this resource, but only once nothing else lives in it. */
-  private async deleteNamespaceIfEmpty(namespace: string, owner: Owner, signal: AbortSignal): Promise<void> {
-    const ns = await this.client.get<TargetObject>(Namespaces, namespace, undefined, signal);
-    if (!ns || ns.metadata.deletionTimestamp || !this.marks.isOwnedBy(ns, owner)) return;
-    if (!(await namespaceIsEmpty(this.client, namespace, [this.kind.target], signal))) return;
-    await this.client.delete(Namespaces, namespace, undefined, { uid: ns.metadata.uid, signal });
+    const namespace = this.kind.desired(mr, name).metadata.namespace;
+    const observed = await this.client.get<TargetObject>(this.kind.target, name, namespace, signal);
+    if (observed && this.marks.mayManage(observed, owner)) {
+      await deleteDependents(this.client, this.kind, observed, signal);
+      await this.client.delete(this.kind.target, name, namespace, { uid: observed.metadata.uid, signal });
+      // Again: an operator still acting on the object may have made one in between.
+      await deleteDependents(this.client, this.kind, observed, signal);
+    }
+    for (const c of this.kind.companions?.(mr, name) ?? []) {
+      const obj = await this.client.get<TargetObject>(c.type, c.name, c.namespace, signal);
+      if (obj && this.marks.mayManage(obj, owner)) await this.client.delete(c.type, c.name, c.namespace, { uid: obj.metadata.uid, signal });
+    }
+    if (namespace) {
+      const kept = await deleteNamespaceIfUnused(this.client, this.marks, namespace, signal);
+      if (kept) this.opts.recorder?.normal(mr, 'KeptTargetNamespace', kept);
+    }
   }
 }
 
-export async function namespaceIsEmpty(client: KubeClient, namespace: string, extraTypes: ResourceType[], signal?: AbortSignal): Promise<boolean> {
-  for (const type of [...NAMESPACE_CONTENT, ...extraTypes]) {
-    const { items } = await client.list<TargetObject>(type, { namespace, signal });
-    const defaults = NAMESPACE_DEFAULTS[type.kind];
-    if (items.some((i) => !i.metadata.deletionTimestamp && !defaults?.has(i.metadata.name))) return false;
+/** Deletes what the operator made for `target` (proven by the ownerReference's uid). */
+export async function deleteDependents(client: KubeClient, kind: Pick<NativeKind<ManagedResource>, 'dependents'>, target: TargetObject, signal?: AbortSignal): Promise<void> {
+  for (const dep of kind.dependents ?? []) {
+    const { items } = await client.list<TargetObject>(dep.type, { namespace: target.metadata.namespace, labelSelector: dep.labelSelector(target), signal });
+    for (const item of items) {
+      if (item.metadata.deletionTimestamp || !item.metadata.ownerReferences?.some((r) => r.uid === target.metadata.uid)) continue;
+      await client.delete(dep.type, item.metadata.name, item.metadata.namespace, { uid: item.metadata.uid, signal });
+    }
   }
-  return true;
+}
+
+/**
+ * Deletes a target namespace that this control plane created, but only when a check of every
+ * namespaced type finds nothing else in it. Returns why it was kept, if it was (and is ours).
+ */
+export async function deleteNamespaceIfUnused(client: KubeClient, marks: OwnershipMarks, namespace: string, signal?: AbortSignal): Promise<string | undefined> {
+  const ns = await client.get<TargetObject>(Namespaces, namespace, undefined, signal);
+  if (!ns || ns.metadata.deletionTimestamp || !marks.ownerKey(ns)) return undefined;
+  const contents = await namespaceContents(client, namespace, signal);
+  if (contents.found.length || contents.unchecked.length) return `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`;
+  await client.delete(Namespaces, namespace, undefined, { uid: ns.metadata.uid, signal });
+  return undefined;
 }
 
 function withoutMetadata(obj: TargetObject): Record<string, unknown> {

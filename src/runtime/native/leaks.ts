@@ -1,13 +1,17 @@
-// Finds what we own in target clusters whose managed resource no longer exists (e.g. its finalizer
-// was removed by hand while the provider was down) and deletes it, or only reports it.
+// Finds what we own in target clusters whose managed resource is gone (e.g. its finalizer was
+// removed by hand while the provider was down) and deletes it, or only reports it. A leak must be
+// proven: the owner is read live from the control cluster (never judged from a cache), owners in
+// namespaces this deployment does not watch are never judged, young objects are left alone, and
+// objects whose owner asked to keep them (Retain) are never leaks.
 import type { Provider } from '../../apis/provider.ts';
-import type { Informer } from '../informer.ts';
-import { Namespaces, Secrets, type ResourceType } from '../kube/resources.ts';
+import type { EventRecorder } from '../events.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { Namespaces, type ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import type { ProviderResolver } from './connecter.ts';
-import { namespaceIsEmpty, type NativeKind, type TargetObject } from './external.ts';
-import type { OwnershipMarks } from './ownership.ts';
+import { deleteDependents, deleteNamespaceIfUnused, type NativeKind, type TargetObject } from './external.ts';
+import type { OwnerKey, OwnershipMarks } from './ownership.ts';
 import type { Target } from './targets.ts';
 
 export interface LeakReport {
@@ -17,16 +21,32 @@ export interface LeakReport {
   name: string;
   owner: string;
   deleted: boolean;
+  /** Why it was not deleted, when it was not (report mode, or a namespace still in use). */
+  kept?: string;
+}
+
+export interface LeakSweeperOptions<MR extends ManagedResource> {
+  kind: NativeKind<MR>;
+  marks: OwnershipMarks;
+  resolver: ProviderResolver;
+  providers: { list(): Provider[] };
+  /** The control cluster and the managed kind, to read owners live. */
+  control: KubeClient;
+  managedType: ResourceType;
+  /** The control-cluster namespaces this deployment watches; unset means all. */
+  namespaces?: string[];
+  /** Objects younger than this are never judged (their owner may be on its way). */
+  graceMs: number;
+  reportOnly: boolean;
+  recorder: EventRecorder;
+  log: Logger;
 }
 
 export class LeakSweeper<MR extends ManagedResource> {
-  private readonly o: {
-    kind: NativeKind<MR>; marks: OwnershipMarks; resolver: ProviderResolver; providers: Informer<Provider>;
-    managed: Informer<MR>; reportOnly: boolean; log: Logger;
-  };
+  private readonly o: LeakSweeperOptions<MR>;
   private timer?: NodeJS.Timeout;
 
-  constructor(opts: LeakSweeper<MR>['o']) {
+  constructor(opts: LeakSweeperOptions<MR>) {
     this.o = opts;
   }
 
@@ -41,42 +61,90 @@ export class LeakSweeper<MR extends ManagedResource> {
     clearInterval(this.timer);
   }
 
-  /** One pass over every target any Provider names. */
-  async sweep(signal?: AbortSignal): Promise<LeakReport[]> {
-    const targets = new Map<string, Target>();
+  private watches(namespace: string): boolean {
+    return !this.o.namespaces || this.o.namespaces.includes(namespace);
+  }
+
+  /** One pass over every target any watched Provider names. */
+  async sweep(signal?: AbortSignal, now = Date.now()): Promise<LeakReport[]> {
+    const targets = new Map<string, { target: Target; providers: Provider[] }>();
     for (const provider of this.o.providers.list()) {
       try {
         const target = await this.o.resolver.resolve(provider, signal);
-        targets.set(target.fingerprint, target);
+        const entry = targets.get(target.fingerprint) ?? { target, providers: [] };
+        entry.providers.push(provider);
+        targets.set(target.fingerprint, entry);
       } catch {
         // An unusable Provider is reported by its own status; nothing to sweep there now.
       }
     }
-    const live = new Set(this.o.managed.list().map((mr) => mr.metadata.uid));
+    // Whether an owner is gone, read once per sweep. Any object at its namespace/name counts as
+    // alive: a restored resource (new uid) takes its objects back rather than losing them.
+    const verdicts = new Map<string, Promise<boolean>>();
+    const ownerGone = (owner: OwnerKey): Promise<boolean> => {
+      let verdict = verdicts.get(owner.key);
+      if (!verdict) {
+        verdict = this.o.control.get(this.o.managedType, owner.name, owner.namespace, signal).then((mr) => mr === undefined);
+        verdicts.set(owner.key, verdict);
+      }
+      return verdict;
+    };
+
     const reports: LeakReport[] = [];
-    for (const target of targets.values()) {
-      // The object itself first, then its companions, then (if empty) the namespace.
-      for (const type of [this.o.kind.target, Secrets, Namespaces] as ResourceType[]) {
+    // The object itself first, then its companions, then (if nothing else lives there) the namespace.
+    const types = [this.o.kind.target, ...(this.o.kind.companionTypes ?? []), Namespaces];
+    for (const { target, providers } of targets.values()) {
+      for (const type of types) {
         let items: TargetObject[];
         try {
           items = (await target.client.list<TargetObject>(type, { labelSelector: this.o.marks.selector, signal })).items;
         } catch (err) {
-          this.o.log.debug('cannot list for leaks', { target: target.server, kind: type.kind, error: (err as Error).message });
+          this.o.log.debug('cannot list for leaks', { kind: type.kind, error: (err as Error).message });
           continue;
         }
         for (const obj of items) {
           const owner = this.o.marks.ownerKey(obj);
-          if (!owner || owner.resource !== this.o.kind.resource || live.has(owner.uid) || obj.metadata.deletionTimestamp) continue;
-          const report = { target: target.server, kind: type.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, owner: owner.key, deleted: false };
-          if (!this.o.reportOnly) {
-            const removable = type !== Namespaces || (await namespaceIsEmpty(target.client, obj.metadata.name, [this.o.kind.target], signal));
-            if (removable) report.deleted = await target.client.delete(type, obj.metadata.name, obj.metadata.namespace, { uid: obj.metadata.uid, signal });
+          if (!owner || owner.resource !== this.o.kind.resource || obj.metadata.deletionTimestamp) continue;
+          if (!this.watches(owner.namespace) || this.o.marks.keptOnRelease(obj)) continue;
+          if (now - Date.parse(obj.metadata.creationTimestamp ?? '') < this.o.graceMs) continue;
+          let gone: boolean;
+          try {
+            gone = await ownerGone(owner);
+          } catch (err) {
+            this.o.log.debug('cannot read the owner of a target object; not judging it', { owner: owner.key, error: (err as Error).message });
+            continue;
           }
-          this.o.log.info(report.deleted ? 'deleted leaked object' : 'found leaked object', { ...report });
+          if (!gone) continue;
+          const report: LeakReport = { target: target.server, kind: type.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, owner: owner.key, deleted: false };
+          if (this.o.reportOnly) report.kept = 'leak mode is report';
+          else report.kept = await this.remove(target.client, type, obj, signal);
+          report.deleted = report.kept === undefined;
           reports.push(report);
+          this.record(report, providers.find((p) => p.metadata.namespace === owner.namespace) ?? providers[0]!);
         }
       }
     }
     return reports;
+  }
+
+  /** Deletes a leaked object; returns why it was kept instead, if it was. */
+  private async remove(client: KubeClient, type: ResourceType, obj: TargetObject, signal?: AbortSignal): Promise<string | undefined> {
+    if (type === Namespaces) return deleteNamespaceIfUnused(client, this.o.marks, obj.metadata.name, signal);
+    if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
+    await client.delete(type, obj.metadata.name, obj.metadata.namespace, { uid: obj.metadata.uid, signal });
+    if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
+    return undefined;
+  }
+
+  private record(report: LeakReport, provider: Provider): void {
+    const what = `${report.kind} ${report.namespace ? `${report.namespace}/` : ''}${report.name}`;
+    const why = `its owner ${this.o.managedType.kind} ${report.owner} no longer exists`;
+    if (report.deleted) {
+      this.o.log.info('deleted leaked object', { ...report });
+      this.o.recorder.normal(provider, 'DeletedLeakedObject', `deleted ${what} in the target cluster: ${why}`);
+    } else {
+      this.o.log.info('found leaked object', { ...report });
+      this.o.recorder.normal(provider, 'FoundLeakedObject', `found ${what} in the target cluster (${why}); not deleted: ${report.kept}`);
+    }
   }
 }

@@ -1,56 +1,105 @@
-// Keeps each Provider's status honest: can we reach its target, and what version does it run.
-// Writes only when that changes.
+// Keeps each Provider's status honest (can we reach its target, what version does it run, how many
+// managed resources use it) and protects a Provider in use: it keeps a finalizer until no managed
+// resource names it, so deleting it never strands resources behind their own finalizers.
+// Status echoes nothing read from the Provider's Secret: the Secret may be someone else's.
 import type { Provider } from '../../apis/provider.ts';
 import { ProviderKind } from '../../apis/provider.ts';
 import { ReasonedError, reasonOf, setCondition } from '../conditions.ts';
+import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { isConflict } from '../kube/errors.ts';
+import { isConflict, isNotFound } from '../kube/errors.ts';
 import { sameJson } from '../json.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Reader } from '../managed/reconciler.ts';
+import { hasFinalizer, isDeleting, withFinalizer, withoutFinalizer } from '../meta.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import type { ProviderResolver } from './connecter.ts';
 import type { OperatorInstaller } from './operator.ts';
 
 export const Providers: ResourceType = { apiVersion: `${ProviderKind.group}/${ProviderKind.version}`, kind: ProviderKind.kind, plural: ProviderKind.plural, namespaced: true };
 
-export class ProviderStatusReconciler implements Reconciler {
-  private readonly o: { client: KubeClient; cache: Reader<Provider>; resolver: ProviderResolver; pollIntervalMs: number; operator?: OperatorInstaller };
+/** Crossplane's ProviderConfig usage finalizer, for our Provider. */
+export const FINALIZER_PROVIDER_IN_USE = 'in-use.kubernetes.crossplane.io';
 
-  constructor(opts: ProviderStatusReconciler['o']) {
+export interface ProviderUsers {
+  /** How many managed resources name the Provider, from the caches (for status). */
+  cached(namespace: string, name: string): number;
+  /** The same, read live: the only count trusted to let a Provider go. */
+  live(namespace: string, name: string, signal: AbortSignal): Promise<number>;
+}
+
+export interface ProviderStatusOptions {
+  client: KubeClient;
+  cache: Reader<Provider>;
+  resolver: ProviderResolver;
+  users: ProviderUsers;
+  recorder: EventRecorder;
+  pollIntervalMs: number;
+  operator?: OperatorInstaller;
+}
+
+export class ProviderStatusReconciler implements Reconciler {
+  private readonly o: ProviderStatusOptions;
+
+  constructor(opts: ProviderStatusOptions) {
     this.o = opts;
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.cache.get(key);
     if (!cached) return done();
-    const provider = structuredClone(cached);
-    let status: Provider['status'];
+    let provider = structuredClone(cached);
+    try {
+      if (isDeleting(provider.metadata)) return await this.release(provider, cached, signal);
+      if (!hasFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE)) {
+        provider.metadata.finalizers = withFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE);
+        provider = { ...(await this.o.client.update<Provider>(Providers, provider, signal)), status: provider.status };
+      }
+      await this.writeStatus(provider, cached, await this.observe(provider, signal), signal);
+    } catch (err) {
+      if (isConflict(err)) return requeue();
+      if (isNotFound(err)) return done();
+      throw err;
+    }
+    return requeueAfter(this.o.pollIntervalMs);
+  }
+
+  private async observe(provider: Provider, signal: AbortSignal): Promise<Provider['status']> {
+    const { namespace, name, generation } = provider.metadata;
+    const base = { ...provider.status, users: this.o.users.cached(namespace!, name) };
     try {
       const target = await this.o.resolver.resolve(provider, signal);
       const serverVersion = await target.client.serverVersion(signal);
       const operator = await this.o.operator?.presence(target.client, provider.spec.operatorInstall, signal);
-      status = {
-        ...provider.status,
+      return {
+        ...base,
         serverVersion,
         ...(operator ? { operator: { present: operator.present, ...(operator.installedBy ? { installedBy: operator.installedBy } : {}), ...(operator.missing.length ? { missing: operator.missing } : {}) } } : {}),
-        conditions: setCondition(provider.status?.conditions, { type: 'Ready', status: 'True', reason: 'Reachable', message: `reached ${target.server}`, observedGeneration: provider.metadata.generation }),
+        conditions: setCondition(provider.status?.conditions, { type: 'Ready', status: 'True', reason: 'Reachable', message: 'reached the target cluster', observedGeneration: generation }),
       };
     } catch (err) {
       const reason = err instanceof ReasonedError ? err.reason : reasonOf(err);
-      status = {
-        ...provider.status,
-        conditions: setCondition(provider.status?.conditions, { type: 'Ready', status: 'False', reason, message: (err as Error).message, observedGeneration: provider.metadata.generation }),
-      };
+      return { ...base, conditions: setCondition(provider.status?.conditions, { type: 'Ready', status: 'False', reason, message: (err as Error).message, observedGeneration: generation }) };
     }
-    if (!sameJson(status, cached.status)) {
-      try {
-        await this.o.client.updateStatus(Providers, { ...provider, status }, signal);
-      } catch (err) {
-        if (isConflict(err)) return requeue();
-        throw err;
-      }
+  }
+
+  /** A Provider being deleted goes once a live count finds no managed resource using it. */
+  private async release(provider: Provider, cached: Provider, signal: AbortSignal): Promise<Result> {
+    if (!hasFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE)) return done();
+    const { namespace, name } = provider.metadata;
+    const users = await this.o.users.live(namespace!, name, signal);
+    if (users > 0) {
+      this.o.recorder.normal(provider, 'DeletionBlocked', `${users} managed resource(s) still use this Provider; it is deleted once none does`);
+      await this.writeStatus(provider, cached, { ...provider.status, users }, signal);
+      return requeueAfter(this.o.pollIntervalMs);
     }
-    return requeueAfter(this.o.pollIntervalMs);
+    provider.metadata.finalizers = withoutFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE);
+    await this.o.client.update(Providers, provider, signal);
+    return done();
+  }
+
+  private async writeStatus(provider: Provider, cached: Provider, status: Provider['status'], signal: AbortSignal): Promise<void> {
+    if (sameJson(status, cached.status)) return;
+    await this.o.client.updateStatus(Providers, { ...provider, status }, signal);
   }
 }

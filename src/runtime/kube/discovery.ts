@@ -1,0 +1,106 @@
+// What lives in a namespace, by every namespaced type the API server serves (discovery), not by a
+// fixed list: a namespace is deleted with everything in it, so "empty" must mean empty of every
+// type, including other teams' custom resources. Lists ask for metadata only.
+import type { KubeClient } from './client.ts';
+import type { ResourceType } from './resources.ts';
+
+interface APIResource {
+  name: string;
+  kind: string;
+  namespaced: boolean;
+  verbs: string[];
+}
+
+interface Discovered {
+  types: ResourceType[];
+  /** Group versions whose discovery failed: their types could not be checked. */
+  failed: string[];
+  at: number;
+}
+
+export interface NamespaceContents {
+  /** Objects found, as "Kind name" (at most a few per type). */
+  found: string[];
+  /** Types that could not be listed (forbidden, or their API is unavailable). */
+  unchecked: string[];
+}
+
+const PARTIAL_METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const DISCOVERY_TTL_MS = 10 * 60_000;
+const discovered = new WeakMap<KubeClient, Discovered>();
+
+// What a namespace holds by itself, and records rather than residents: none of these keeps it alive.
+const BY_ITSELF: Record<string, Set<string> | 'all'> = {
+  ConfigMap: new Set(['kube-root-ca.crt']),
+  ServiceAccount: new Set(['default']),
+  Event: 'all',
+  // Mirrors of Services (which are listed themselves), kept by controllers.
+  Endpoints: 'all',
+};
+
+async function discover(client: KubeClient, signal?: AbortSignal): Promise<Discovered> {
+  const cached = discovered.get(client);
+  if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached;
+  const groups = await client.request<{ groups: { preferredVersion: { groupVersion: string } }[] }>('GET', '/apis', { signal });
+  const versions = ['v1', ...groups.groups.map((g) => g.preferredVersion.groupVersion)];
+  const failed: string[] = [];
+  const lists = await Promise.all(versions.map(async (gv) => {
+    try {
+      const list = await client.request<{ resources: APIResource[] }>('GET', gv === 'v1' ? '/api/v1' : `/apis/${gv}`, { signal });
+      return list.resources.map((r) => ({ ...r, apiVersion: gv }));
+    } catch {
+      failed.push(gv);
+      return [];
+    }
+  }));
+  const types = lists.flat()
+    .filter((r) => r.namespaced && !r.name.includes('/') && r.verbs.includes('list'))
+    .map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, plural: r.name, namespaced: true }));
+  const result = { types, failed, at: Date.now() };
+  if (failed.length === 0) discovered.set(client, result);
+  return result;
+}
+
+/** Everything in `namespace` that is not terminating, not the namespace's own defaults, and not controlled by something else there. */
+export async function namespaceContents(client: KubeClient, namespace: string, signal?: AbortSignal): Promise<NamespaceContents> {
+  const { types, failed } = await discover(client, signal);
+  const found: string[] = [];
+  const unchecked = failed.map((gv) => `${gv} (discovery failed)`);
+  const seenKinds = new Set<string>();
+  await Promise.all(types.map(async (type) => {
+    const byItself = BY_ITSELF[type.kind];
+    if (byItself === 'all') return;
+    let items: { metadata: { name: string; deletionTimestamp?: string; ownerReferences?: { controller?: boolean }[] } }[];
+    try {
+      items = (await client.request<{ items: typeof items }>('GET', `${type.apiVersion.includes('/') ? '/apis' : '/api'}/${type.apiVersion}/namespaces/${encodeURIComponent(namespace)}/${type.plural}`, {
+        query: { limit: '20' }, accept: PARTIAL_METADATA_LIST, signal,
+      })).items;
+    } catch {
+      unchecked.push(`${type.plural}.${type.apiVersion}`);
+      return;
+    }
+    for (const item of items) {
+      const meta = item.metadata;
+      if (meta.deletionTimestamp || byItself?.has(meta.name)) continue;
+      // Made by a controller for an owner that is listed itself (a Pod of a ReplicaSet...).
+      if (meta.ownerReferences?.some((r) => r.controller)) continue;
+      const entry = `${type.kind} ${meta.name}`;
+      if (!seenKinds.has(entry)) found.push(entry);
+      seenKinds.add(entry);
+    }
+  }));
+  return { found: found.sort(), unchecked: unchecked.sort() };
+}
+
+/** "PersistentVolumeClaim data-0, Secret x (+3 more)", for messages. */
+export function describeContents(contents: NamespaceContents): string {
+  const parts: string[] = [];
+  if (contents.found.length) {
+    const shown = contents.found.slice(0, 3).join(', ');
+    parts.push(`it still holds ${shown}${contents.found.length > 3 ? ` (+${contents.found.length - 3} more)` : ''}`);
+  }
+  if (contents.unchecked.length) {
+    parts.push(`${contents.unchecked.length} type(s) could not be listed (${contents.unchecked.slice(0, 3).join(', ')}${contents.unchecked.length > 3 ? ', ...' : ''})`);
+  }
+  return parts.join('; ');
+}

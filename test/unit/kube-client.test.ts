@@ -1,0 +1,149 @@
+// KubeClient against a hostile server: nothing it sends (nor the endpoint, nor a credential plugin's
+// output) may reach an error message, since those end up in status conditions and Events.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig, type User } from '@kubernetes/client-node';
+import { KubeClient, type ClientOptions } from '../../src/runtime/kube/client.ts';
+import { KubeError, UnreachableError } from '../../src/runtime/kube/errors.ts';
+import { ConfigMaps } from '../../src/runtime/kube/resources.ts';
+import { ReasonedError } from '../../src/runtime/conditions.ts';
+
+const ATTACK = 'ATTACKER-TEXT';
+const status = (code: number, reason: string) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message: ATTACK });
+
+// Answers by object name (the last path segment); /version with whatever gitVersion is set.
+let gitVersion = 'v1.30.1';
+const routes: Record<string, (res: ServerResponse) => void> = {
+  forbidden: (res) => res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify(status(403, 'Forbidden'))),
+  boom: (res) => res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify(status(500, `Made-Up ${ATTACK}`))),
+  html: (res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(`${ATTACK}<html>`),
+  version: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ gitVersion })),
+  configmaps: (res) => res.writeHead(200, { 'Content-Type': 'application/json' })
+    .end(JSON.stringify({ type: 'ERROR', object: status(500, 'InternalError') }) + '\n'),
+};
+
+let server: Server;
+let port: number;
+const clients: KubeClient[] = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const last = new URL(req.url ?? '/', 'http://x').pathname.split('/').pop() ?? '';
+    (routes[last] ?? ((r) => r.writeHead(404).end()))(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function client(opts: Partial<ClientOptions> = {}, at = port, user: User = { name: 'u', token: 't' }): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${at}`, skipTLSVerify: true }],
+    users: [user],
+    contexts: [{ name: 'x', cluster: 'c', user: user.name }],
+    currentContext: 'x',
+  });
+  const c = new KubeClient(kc, { fieldManager: 'test', timeoutMs: 10_000, ...opts });
+  clients.push(c);
+  return c;
+}
+
+const untrusted = () => client({ trusted: false, name: 'the target cluster' });
+
+async function failure(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('KubeClient with an untrusted server', () => {
+  it('keeps the code and a known reason of a Status, not its message', async () => {
+    const err = await failure(untrusted().get(ConfigMaps, 'forbidden', 'ns'));
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err).toMatchObject({ code: 403, reason: 'Forbidden' });
+    expect(err.message).not.toContain(ATTACK);
+    expect(err.message).toMatch(/GET \/api\/v1\/namespaces\/ns\/configmaps\/forbidden: the target cluster answered HTTP 403/);
+  });
+
+  it('drops a reason Kubernetes does not know', async () => {
+    const err = await failure(untrusted().get(ConfigMaps, 'boom', 'ns'));
+    expect(err).toMatchObject({ code: 500, reason: 'Unknown' });
+    expect(err.message).not.toContain(ATTACK);
+    expect(err.message).not.toContain('Made-Up');
+  });
+
+  it('refuses a body that is not JSON in its own words', async () => {
+    const err = await failure(untrusted().get(ConfigMaps, 'html', 'ns'));
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err.message).toMatch(/answered with something other than JSON/);
+    expect(err.message).not.toContain(ATTACK);
+  });
+
+  it('returns only a version that looks like a Kubernetes version', async () => {
+    const c = untrusted();
+    gitVersion = `v1.2.3 ${ATTACK}`;
+    const err = await failure(c.serverVersion());
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err.message).toMatch(/did not report a Kubernetes version/);
+    expect(err.message).not.toContain(ATTACK);
+    gitVersion = 'v1.30.1';
+    await expect(c.serverVersion()).resolves.toBe('v1.30.1');
+  });
+
+  it('names an unreachable server only by its name and the error code', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const err = await failure(client({ trusted: false, name: 'the target cluster' }, closedPort).get(ConfigMaps, 'x', 'ns'));
+    expect(err).toBeInstanceOf(UnreachableError);
+    expect(err.message).toBe('cannot reach the target cluster (ECONNREFUSED)');
+    expect(err.message).not.toContain('127.0.0.1');
+    expect(err.message).not.toContain(String(closedPort));
+  });
+
+  it('ends a watch on an ERROR event without its message', async () => {
+    const err = await failure(untrusted().watch(ConfigMaps, { namespace: 'ns', resourceVersion: '1', signal: new AbortController().signal }, () => {}));
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err).toMatchObject({ code: 500, reason: 'InternalError' });
+    expect(err.message).not.toContain(ATTACK);
+  });
+});
+
+describe('KubeClient with the trusted control cluster', () => {
+  it('still carries the API server message of a Status', async () => {
+    const err = await failure(client().get(ConfigMaps, 'forbidden', 'ns'));
+    expect(err).toMatchObject({ code: 403, reason: 'Forbidden', message: ATTACK });
+  });
+
+  it('refuses a body that is not JSON in its own words too', async () => {
+    const err = await failure(client().get(ConfigMaps, 'html', 'ns'));
+    expect(err.message).toMatch(/answered with something other than JSON/);
+    expect(err.message).not.toContain(ATTACK);
+  });
+});
+
+describe('KubeClient credentials', () => {
+  it('does not pass on what a failing exec plugin wrote', async () => {
+    const user: User = {
+      name: 'exec-user',
+      exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', "process.stderr.write('SECRET-TOKEN'); process.exit(1)"], interactiveMode: 'Never' },
+    };
+    for (const trusted of [true, false]) {
+      const err = await failure(client({ trusted, name: 'the target cluster' }, port, user).get(ConfigMaps, 'x', 'ns'));
+      expect(err).toBeInstanceOf(ReasonedError);
+      expect(err).toMatchObject({ reason: 'CredentialPluginFailed' });
+      expect(err.message).toBe('the credential plugin of the target cluster failed; its output is not shown because it may contain secrets');
+      expect(err.message).not.toContain('SECRET-TOKEN');
+    }
+  });
+});
