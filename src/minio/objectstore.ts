@@ -108,6 +108,9 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
 
   companionTypes: [Secrets, Services],
 
+  // The operator builds a store's StatefulSet once and never updates it.
+  fixedAtCreation: ['.spec.scope', '.spec.annotations', '.spec.credentials', '.spec.clusterDomain'],
+
   // An imported store brings its own keys: the Secret it names may be used though we did not make it.
   references(observed) {
     const creds = (observed.spec as { credentials?: { name?: string; namespace?: string } } | undefined)?.credentials;

@@ -117,7 +117,7 @@ describe('Bucket claims', () => {
     const secret = await eventually(() => control.get<SecretView>(Secrets, 'bucketsecret', APP), 'the claim\'s connection Secret');
     const keys = secretText(secret.data);
     expect(Object.keys(keys).sort()).toEqual(['endpoint', 'password', 'username']);
-    expect(keys.endpoint).toBe(`http://${ref.name}.rook-minio.svc.cluster.local:9000`);
+    expect(keys.endpoint).toBe(`http://${ref.name}-s3.rook-minio.svc.cluster.local:9000`);
     expect(keys.password).toMatch(/^[A-Za-z0-9]{40}$/);
     expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Bucket', uid: claim.metadata.uid, controller: true })]);
 

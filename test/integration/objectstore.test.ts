@@ -102,26 +102,27 @@ describe('managed ObjectStore', () => {
     const conn = await eventually(() => control.get<KubeObjectLike & { data: Record<string, string>; type: string }>(Secrets, `${name}-conn`, ns), 'the connection Secret');
     expect(conn.type).toBe('connection.crossplane.io/v1alpha1');
     expect(secretText(conn.data)).toEqual({
-      endpoint: `http://${name}.${mr.spec.targetNamespace}.svc.cluster.local:9000`, username: generated.username, password: generated.password,
+      endpoint: `http://${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`, username: generated.username, password: generated.password,
     });
     // Late initialization: the access-keys Secret we chose is recorded in the spec.
     expect(ready.spec.forProvider.credentials).toEqual({ name: `${name}-access-keys`, namespace: mr.spec.targetNamespace });
-    expect(ready.status?.atProvider).toMatchObject({ readyReplicas: 4, endpoint: `http://${name}.${mr.spec.targetNamespace}.svc.cluster.local:9000` });
+    expect(ready.status?.atProvider).toMatchObject({ readyReplicas: 4, endpoint: `http://${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000` });
     // No secret value ever reaches status or events.
     const events = await eventsFor(control, ns, name);
     expect(events.map((e) => e.reason)).toContain('CreatedExternalResource');
     expect(JSON.stringify([ready.status, events])).not.toContain(generated.password);
   });
 
-  it('keeps an existing credentials Secret as it is', async () => {
+  it('never uses a Secret it did not make as a store\'s keys', async () => {
     const name = uniqueName('keys');
     const mr = store(name);
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
     await writeSecret(target, mr.spec.targetNamespace, `${name}-access-keys`, { username: 'mine', password: 'my-own-secret-key' });
     await control.create(ManagedObjectStores, mr);
-    await waitForCondition(name, 'Ready', 'True');
-    const conn = await eventually(() => control.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns), 'the connection Secret');
-    expect(secretText(conn.data)).toMatchObject({ username: 'mine', password: 'my-own-secret-key' });
+    await waitForCondition(name, 'Synced', 'False');
+    expect((await control.get<ObjectStore>(ManagedObjectStores, name, ns))?.status?.conditions?.find((c) => c.type === 'Synced')?.reason).toBe('CompanionNotOwned');
+    expect(await control.get(Secrets, `${name}-conn`, ns)).toBeUndefined();
+    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
   });
 
   it('repairs drift in the target: an edited spec and a deleted object', async () => {
@@ -166,21 +167,43 @@ describe('managed ObjectStore', () => {
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
   });
 
-  it('adopts an existing store when the external-name names it (import)', async () => {
+  it('adopts an existing store when the external-name names it (import), with the keys it names', async () => {
     const name = uniqueName('import');
     const existing = uniqueName('legacy');
     const mr = store(name, { annotations: { 'crossplane.io/external-name': existing } });
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
+    await writeSecret(target, mr.spec.targetNamespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
     await target.create(RookObjectStores, {
       apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: existing, namespace: mr.spec.targetNamespace },
-      spec: { scope: { nodeCount: 6 }, credentials: { name: `${existing}-access-keys`, namespace: mr.spec.targetNamespace } },
+      spec: { scope: { nodeCount: 4 }, credentials: { name: 'legacy-keys', namespace: mr.spec.targetNamespace } },
     });
     await control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Ready', 'True');
     const adopted = (await target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
     expect(adopted.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(app.controlPlaneId);
-    expect(adopted.spec.scope.nodeCount).toBe(4);
+    expect((await control.get<ObjectStore>(ManagedObjectStores, name, ns))?.spec.forProvider.credentials).toEqual({ name: 'legacy-keys', namespace: mr.spec.targetNamespace });
+    const conn = await eventually(() => control.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns), 'the connection Secret');
+    expect(secretText(conn.data)).toMatchObject({ username: 'legacy', password: 'legacy-password' });
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+  });
+
+  it('refuses an import that would change what the operator applies only at creation', async () => {
+    const name = uniqueName('mismatch');
+    const existing = uniqueName('legacy');
+    const mr = store(name, { annotations: { 'crossplane.io/external-name': existing } });
+    await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
+    await writeSecret(target, mr.spec.targetNamespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
+    await target.create(RookObjectStores, {
+      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: existing, namespace: mr.spec.targetNamespace },
+      spec: { scope: { nodeCount: 6 }, credentials: { name: 'legacy-keys', namespace: mr.spec.targetNamespace } },
+    });
+    await control.create(ManagedObjectStores, mr);
+    await waitForCondition(name, 'Synced', 'False');
+    const synced = (await control.get<ObjectStore>(ManagedObjectStores, name, ns))?.status?.conditions?.find((c) => c.type === 'Synced');
+    expect(synced).toMatchObject({ reason: 'ImportMismatch', message: expect.stringContaining('.spec.scope.nodeCount') });
+    const left = (await target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
+    expect(left.spec.scope.nodeCount).toBe(6);
+    expect(left.metadata.labels?.['rook.crossplane.io/control-plane']).toBeUndefined();
   });
 
   it('leaves an unowned object in the way untouched and says so', async () => {

@@ -52,23 +52,33 @@ describe('RBAC roles in config/rbac', () => {
     expect(await can(appUser, 'create', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(false);
   });
 
-  it('lets a platform team manage classes, policies, Providers and managed resources, but not read Secrets', async () => {
+  it('lets a platform team manage classes, policies and managed resources everywhere, but not read Secrets or write Providers', async () => {
     for (const [group, resource] of [['minio.rook.crossplane.io', 'objectstoreclasses'], ['minio.rook.crossplane.io', 'objectstores'],
-      ['storage.crossplane.io', 'bucketclasses'], ['storage.crossplane.io', 'bucketpolicies'], ['kubernetes.crossplane.io', 'providers']] as const) {
+      ['storage.crossplane.io', 'bucketclasses'], ['storage.crossplane.io', 'bucketpolicies']] as const) {
       expect(await can(platformUser, 'create', group, resource, otherNs)).toBe(true);
     }
     expect(await can(platformUser, 'list', 'storage.crossplane.io', 'buckets', appNs)).toBe(true);
+    expect(await can(platformUser, 'list', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(true);
     expect(await can(platformUser, 'create', 'storage.crossplane.io', 'buckets', appNs)).toBe(false);
     expect(await can(platformUser, 'get', '', 'secrets', appNs)).toBe(false);
+    // A Provider can make provider-rook read any Secret of its namespace: writing them is provider-admin's, bound per namespace.
+    expect(await can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(false);
+    await applyManifests(control, [{
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'platform-providers', namespace: otherNs },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:provider-admin' }, subjects: [{ kind: 'User', name: platformUser }],
+    }]);
+    expect(await can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', otherNs)).toBe(true);
+    expect(await can(platformUser, 'create', '', 'secrets', otherNs)).toBe(true);
+    expect(await can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(false);
   });
 
   it('gives provider-rook itself what it reconciles with, and no power to define classes', async () => {
     const sa = `system:serviceaccount:provider-rook-system:provider-rook`;
-    await applyManifests(control, [{
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'provider-rook-rbac-test' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook' },
+    await applyManifests(control, ['provider-rook', 'provider-rook:secrets'].map((role) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `${role.replace(':', '-')}-rbac-test` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
       subjects: [{ kind: 'ServiceAccount', name: 'provider-rook', namespace: 'provider-rook-system' }],
-    }]);
+    })));
     expect(await can(sa, 'update', 'storage.crossplane.io', 'buckets', appNs, 'status')).toBe(true);
     expect(await can(sa, 'create', 'minio.rook.crossplane.io', 'objectstores', otherNs)).toBe(true);
     expect(await can(sa, 'create', '', 'secrets', appNs)).toBe(true);
@@ -76,6 +86,10 @@ describe('RBAC roles in config/rbac', () => {
     expect(await can(sa, 'create', 'minio.rook.crossplane.io', 'objectstoreclasses', otherNs)).toBe(false);
     expect(await can(sa, 'create', 'storage.crossplane.io', 'buckets', appNs)).toBe(false);
     expect(await can(sa, 'delete', '', 'namespaces')).toBe(false);
+    // Secrets: what the code does with them, and no more (it patches, never updates).
+    for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'delete']) expect(await can(sa, verb, '', 'secrets', appNs)).toBe(true);
+    expect(await can(sa, 'update', '', 'secrets', appNs)).toBe(false);
+    expect(await can(sa, 'deletecollection', '', 'secrets', appNs)).toBe(false);
   });
 
   it('lets provider-rook hold its leader-election Lease in its own namespace only (config/provider)', async () => {

@@ -1,14 +1,16 @@
 // Helpers for tests that run provider-rook in-process against the local control planes.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../hack/lib/cluster.ts';
 import { repoRoot } from '../../hack/lib/cluster.ts';
 import { installCrds, installOperatorBundle } from '../../hack/lib/manifests.ts';
 import { startApp, type App, type AppOptions } from '../../src/app.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { isAlreadyExists } from '../../src/runtime/kube/errors.ts';
-import { Events, Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
+import { Events, Namespaces, Secrets, ServiceAccounts, resourcePath } from '../../src/runtime/kube/resources.ts';
+import { KubeClient as Client } from '../../src/runtime/kube/client.ts';
+import { applyManifests } from '../../hack/lib/manifests.ts';
 import { silentLogger, pinoLogger } from '../../src/runtime/logger.ts';
 import { kubeConfigOf, uniqueName } from './env.ts';
 
@@ -62,4 +64,31 @@ export interface EventView {
 export async function eventsFor(client: KubeClient, namespace: string, name: string): Promise<EventView[]> {
   const { items } = await client.list<KubeObjectLike & EventView>(Events, { namespace });
   return items.filter((e) => e.involvedObject.name === name);
+}
+
+/**
+ * A client acting as ServiceAccount `name` of `namespace`, with `role` (a config/rbac ClusterRole)
+ * bound in that namespace and `clusterWideRole`, if given, bound cluster-wide: a real identity,
+ * authorized by the API server, never an admin.
+ */
+export async function identityClient(cluster: LocalCluster, admin: KubeClient, namespace: string, name: string, role: string, clusterWideRole?: string): Promise<KubeClient> {
+  const roleRef = (r: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: r });
+  const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+  await applyManifests(admin, [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace }, roleRef: roleRef(role), subjects },
+    ...(clusterWideRole ? [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `${namespace}-${name}` }, roleRef: roleRef(clusterWideRole), subjects }] : []),
+  ]);
+  const review = await admin.request<{ status: { token: string } }>('POST', resourcePath(ServiceAccounts, namespace, name, 'token'), {
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  });
+  const admins = kubeConfigOf(cluster);
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: cluster.server, caData: admins.getCurrentCluster()!.caData }],
+    users: [{ name: 'u', token: review.status.token }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return new Client(kc, { fieldManager: name });
 }

@@ -70,15 +70,21 @@ export async function namespaceContents(client: KubeClient, namespace: string, s
   await Promise.all(types.map(async (type) => {
     const byItself = BY_ITSELF[type.kind];
     if (byItself === 'all') return;
-    let items: { metadata: { name: string; deletionTimestamp?: string; ownerReferences?: { controller?: boolean }[] } }[];
+    type Item = { metadata: { name: string; deletionTimestamp?: string; ownerReferences?: { controller?: boolean }[] } };
+    let list: { kind?: string; items?: Item[] | null };
     try {
-      items = (await client.request<{ items: typeof items }>('GET', `${type.apiVersion.includes('/') ? '/apis' : '/api'}/${type.apiVersion}/namespaces/${encodeURIComponent(namespace)}/${type.plural}`, {
+      list = await client.request('GET', `${type.apiVersion.includes('/') ? '/apis' : '/api'}/${type.apiVersion}/namespaces/${encodeURIComponent(namespace)}/${type.plural}`, {
         query: { limit: '20' }, accept: PARTIAL_METADATA_LIST, signal,
-      })).items;
+      });
     } catch {
+      list = {};
+    }
+    // An empty metadata list has "items: null"; anything that is not a list could not be checked.
+    if (!list.kind?.endsWith('List')) {
       unchecked.push(`${type.plural}.${type.apiVersion}`);
       return;
     }
+    const items = list.items ?? [];
     for (const item of items) {
       const meta = item.metadata;
       if (meta.deletionTimestamp || byItself?.has(meta.name)) continue;

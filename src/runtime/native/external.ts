@@ -6,6 +6,7 @@ import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
 import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { describeContents, namespaceContents } from '../kube/discovery.ts';
+import { isNotFound } from '../kube/errors.ts';
 import { Namespaces, type ResourceType } from '../kube/resources.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
 import { setBindable, type ConnectionDetails, type ExternalClient, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
@@ -68,6 +69,8 @@ export interface NativeKind<MR extends ManagedResource> {
   dependents?: { type: ResourceType; labelSelector(target: TargetObject): string }[];
   /** Other target objects whose changes matter (e.g. what an operator creates), mapped to our object's "namespace/name". */
   related?: { type: ResourceType; labelSelector: string; targetKey(obj: TargetObject): string | undefined }[];
+  /** Paths of the target object (e.g. ".spec.scope") its operator reads only at creation: an import must not change them. */
+  fixedAtCreation?: string[];
   /** Fills spec fields the user left empty from what the target holds; true when it changed mr. */
   lateInitialize?(mr: MR, observed: TargetObject): boolean;
   /** The operator that acts on the target kind, installed on demand when a Provider allows it. */
@@ -164,6 +167,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     // What the user left unset comes from the target, so adopting an object changes nothing else.
     const lateInitialized = this.kind.lateInitialize?.(mr, observed) ?? false;
     const { found: companions, drift: companionDrift } = await this.checkCompanions(mr, name, observed, relation, signal);
+    if (relation === 'unmarked') this.refuseUnappliableImport(mr, name, observed);
     if (relation !== 'ours') {
       return { exists: true, upToDate: false, lateInitialized, diff: relation === 'restored' ? 'taking back the object of a restored resource' : 'adopting the existing object (import)' };
     }
@@ -223,11 +227,24 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return { found, drift };
   }
 
+  /** Adopting a store must not change what its operator would never apply to it. */
+  private refuseUnappliableImport(mr: MR, name: string, observed: TargetObject): void {
+    const fixed = this.kind.fixedAtCreation ?? [];
+    const changed = diffFields(withoutMetadata(this.kind.desired(mr, name)), withoutMetadata(observed))
+      .filter((p) => fixed.some((f) => p === f || p.startsWith(`${f}.`) || p.startsWith(`${f}[`)));
+    if (changed.length === 0) return;
+    throw new ReasonedError('ImportMismatch',
+      `cannot adopt ${describe({ type: this.kind.target, name, namespace: observed.metadata.namespace })}: ${changed.join(', ')} differ from this resource's spec, ` +
+      'and the operator applies those only when it creates a store. Make the spec match the existing object, or leave those fields unset to take them from it');
+  }
+
   /** Identity is fixed at creation: a resource whose object now lives under another name or namespace moved. */
   private async refuseMovedIdentity(mr: MR, owner: Owner, ref: ObjectRef, signal: AbortSignal): Promise<void> {
     // Only a resource that was created or imported has an object to find (and it costs a list).
     if (!mr.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME]) return;
-    const { items } = await this.client.list<TargetObject>(this.kind.target, { labelSelector: this.marks.selectorFor(owner), signal });
+    // A 404 means the kind is not served (yet): then nothing of it exists anywhere.
+    const { items } = await this.client.list<TargetObject>(this.kind.target, { labelSelector: this.marks.selectorFor(owner), signal })
+      .catch((err: unknown) => { if (isNotFound(err)) return { items: [] }; throw err; });
     const elsewhere = items.find((o) => o.metadata.name !== ref.name || (o.metadata.namespace ?? undefined) !== ref.namespace);
     if (!elsewhere) return;
     throw new ReasonedError('IdentityChanged',

@@ -1,0 +1,416 @@
+// Ownership you can trust: each defect of the ownership review, on real API servers. provider-rook
+// never deletes, adopts or exposes what is not the caller's (see the README's "Ownership and safety").
+import { mkdtempSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { repoRoot } from '../../hack/lib/cluster.ts';
+import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
+import { pkiPaths } from '../../hack/lib/pki.ts';
+import { ManagedObjectStores, Buckets, BucketClasses, ObjectStoreClasses, type App } from '../../src/app.ts';
+import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { Provider } from '../../src/apis/provider.ts';
+import { RookObjectStores } from '../../src/minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { KubeError } from '../../src/runtime/kube/errors.ts';
+import { Namespaces, Secrets, Services, StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
+import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
+import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import {
+  createNamespace, eventsFor, identityClient, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret,
+} from '../support/provider.ts';
+
+type Cond = { type: string; status: string; reason: string; message?: string };
+type Obj = KubeObjectLike & { metadata: KubeObjectLike['metadata'] & { labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[]; deletionTimestamp?: string }; [k: string]: unknown };
+const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string): Cond | undefined => o?.status?.conditions?.find((c) => c.type === type);
+const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true };
+
+let control: KubeClient;
+let target: KubeClient;
+let operator: FakeMinioOperator;
+let app: App;
+let platform: string;
+const apps: App[] = [];
+
+function managed(name: string, opts: { namespace?: string; targetNamespace?: string; provider?: string; reclaimPolicy?: string; annotations?: Record<string, string>; credentials?: { name: string; namespace: string } } = {}) {
+  return {
+    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore',
+    metadata: { name, namespace: opts.namespace ?? platform, ...(opts.annotations ? { annotations: opts.annotations } : {}) },
+    spec: {
+      forProvider: { scope: { nodeCount: 4 }, ...(opts.credentials ? { credentials: opts.credentials } : {}) },
+      targetNamespace: opts.targetNamespace ?? uniqueName('minio'),
+      providerRef: { name: opts.provider ?? 'target' },
+      reclaimPolicy: opts.reclaimPolicy ?? 'Delete',
+      writeConnectionSecretToRef: { name: `${name}-conn` },
+    },
+  } as unknown as ObjectStore;
+}
+
+const getMr = (name: string, ns = platform) => control.get<ObjectStore>(ManagedObjectStores, name, ns);
+const ready = (name: string, ns = platform) => eventually(async () => {
+  const mr = await getMr(name, ns);
+  return cond(mr, 'Ready')?.status === 'True' && cond(mr, 'Synced')?.status === 'True' ? mr : undefined;
+}, `${ns}/${name} to be Ready and Synced`, 45_000);
+const syncedReason = (name: string, reason: string, ns = platform) => eventually(async () => {
+  const mr = await getMr(name, ns);
+  return cond(mr, 'Synced')?.reason === reason ? mr : undefined;
+}, `${ns}/${name} to say Synced=False/${reason}`, 45_000);
+
+async function provider(ns: string, name: string, keys: Record<string, string>, client = control): Promise<void> {
+  await writeSecret(client, ns, `${name}-creds`, keys);
+  await client.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: ns }, spec: { credentialsSecretRef: { name: `${name}-creds` } } });
+}
+
+/** Deletes a managed resource behind provider-rook's back (finalizer stripped), as a restore or a hand edit would. */
+async function removeBehindItsBack(name: string, ns = platform): Promise<void> {
+  await control.mergePatch(ManagedObjectStores, name, ns, { metadata: { finalizers: null } });
+  await control.delete(ManagedObjectStores, name, ns);
+  await eventually(async () => (await getMr(name, ns)) === undefined, `${ns}/${name} to be gone`);
+}
+
+beforeAll(async () => {
+  control = adminClient(testCluster('control'));
+  target = adminClient(testCluster('target'));
+  await installCrds(control, ourCrds());
+  await preinstallOperator(target);
+  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac'))) await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  platform = await createNamespace(control, 'own');
+  await provider(platform, 'target', providerSecretKeys(testCluster('target')));
+  operator = new FakeMinioOperator(target);
+  await operator.start();
+  app = await startTestApp(testCluster('control'), { namespaces: [platform], leakGraceMs: 0 });
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([app, ...apps].map((a) => a?.stop()));
+  await operator?.stop();
+});
+
+describe('data loss', () => {
+  it('1a. a deployment never judges owners in namespaces it does not watch, even with the same control-plane id', async () => {
+    const name = uniqueName('mine');
+    await control.create(ManagedObjectStores, managed(name));
+    const mr = await ready(name);
+    const store = (await target.get<Obj>(RookObjectStores, name, mr.spec.targetNamespace))!;
+    const other = await createNamespace(control, 'other');
+    await provider(other, 'target', providerSecretKeys(testCluster('target')));
+    const neighbour = await startTestApp(testCluster('control'), { namespaces: [other], controlPlaneId: app.controlPlaneId, leakGraceMs: 0 });
+    apps.push(neighbour);
+    await eventually(async () => cond(await control.get<Provider>(Providers, 'target', other), 'Ready')?.status === 'True', 'the neighbour to reach the target');
+    const reports = await neighbour.leaks.sweep();
+    expect(reports.filter((r) => r.owner === `${platform}/${name}`)).toEqual([]);
+    expect((await target.get<Obj>(RookObjectStores, name, mr.spec.targetNamespace))?.metadata.uid).toBe(store.metadata.uid);
+    expect(await target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeDefined();
+  }, 90_000);
+
+  it('1b. a restored managed resource (same name, new uid) takes its store back, with its keys, and nothing is swept', async () => {
+    const name = uniqueName('restore');
+    await control.create(ManagedObjectStores, managed(name));
+    const before = await ready(name);
+    const ns = before.spec.targetNamespace;
+    const store = (await target.get<Obj>(RookObjectStores, name, ns))!;
+    const keys = (await target.get<Obj>(Secrets, `${name}-access-keys`, ns))!;
+    // The backup: the resource as it was, without server-set fields.
+    const { uid: _u, resourceVersion: _r, creationTimestamp: _c, generation: _g, managedFields: _m, finalizers: _f, ...meta } = before.metadata as unknown as Record<string, unknown>;
+    await removeBehindItsBack(name);
+    const restored = await control.create<ObjectStore>(ManagedObjectStores, { ...before, metadata: meta, status: undefined } as unknown as ObjectStore);
+    expect(restored.metadata.uid).not.toBe(before.metadata.uid);
+    expect(await app.leaks.sweep()).toEqual([]);
+    await eventually(async () => (await target.get<Obj>(RookObjectStores, name, ns))?.metadata.labels?.['rook.crossplane.io/owner-uid'] === restored.metadata.uid, 'the store to carry the new owner uid');
+    await ready(name);
+    const after = (await target.get<Obj>(RookObjectStores, name, ns))!;
+    expect(after.metadata.uid).toBe(store.metadata.uid);
+    expect((await target.get<Obj>(Secrets, `${name}-access-keys`, ns))?.data).toEqual(keys.data);
+    expect(await app.leaks.sweep()).toEqual([]);
+  }, 90_000);
+
+  it('1c. a leak is deleted only when its owner is proven gone and it is older than the grace period; Retain is never a leak', async () => {
+    const name = uniqueName('leak');
+    const kept = uniqueName('kept');
+    await control.create(ManagedObjectStores, managed(name));
+    await control.create(ManagedObjectStores, managed(kept, { reclaimPolicy: 'Retain' }));
+    const mr = await ready(name);
+    const keptMr = await ready(kept);
+    await removeBehindItsBack(name);
+    await control.delete(ManagedObjectStores, kept, platform);
+    await eventually(async () => (await getMr(kept)) === undefined, 'the Retain resource to be gone');
+    const sweeper = await startTestApp(testCluster('control'), { namespaces: [platform], controlPlaneId: app.controlPlaneId, leakGraceMs: 3_600_000 });
+    apps.push(sweeper);
+    expect(await sweeper.leaks.sweep()).toEqual([]); // young objects are never judged
+    const reports = await sweeper.leaks.sweep(undefined, Date.now() + 2 * 3_600_000);
+    expect(reports.filter((r) => r.owner === `${platform}/${name}`).map((r) => [r.kind, r.deleted])).toEqual([['ObjectStore', true], ['Secret', true], ['Service', true], ['Namespace', true]]);
+    expect(reports.filter((r) => r.owner === `${platform}/${kept}`)).toEqual([]);
+    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+    // The operator's own objects go too: the garbage collector cannot map their owner references.
+    expect((await target.list(StatefulSets, { namespace: mr.spec.targetNamespace })).items).toEqual([]);
+    expect(await target.get(RookObjectStores, kept, keptMr.spec.targetNamespace)).toBeDefined();
+    const events = await eventsFor(control, platform, 'target');
+    expect(events.some((e) => e.reason === 'DeletedLeakedObject' && e.message.includes(`ObjectStore ${mr.spec.targetNamespace}/${name}`))).toBe(true);
+  }, 90_000);
+
+  it('2. reclaim Delete removes the operator\'s StatefulSet and Service before the finalizer goes', async () => {
+    const name = uniqueName('del');
+    await control.create(ManagedObjectStores, managed(name));
+    const mr = await ready(name);
+    const ns = mr.spec.targetNamespace;
+    const sts = (await target.get<Obj>(StatefulSets, name, ns))!;
+    expect(sts.metadata).toMatchObject({ ownerReferences: [expect.objectContaining({ apiVersion: 'v1alpha1', kind: 'ObjectStore' })] });
+    await control.delete(ManagedObjectStores, name, platform);
+    await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
+    expect(await target.get(RookObjectStores, name, ns)).toBeUndefined();
+    expect(await target.get(StatefulSets, name, ns)).toBeUndefined();
+    expect(await target.get(Services, name, ns)).toBeUndefined();
+    expect(await target.get(Services, `${name}-s3`, ns)).toBeUndefined();
+    expect(await target.get(Secrets, `${name}-access-keys`, ns)).toBeUndefined();
+  }, 90_000);
+
+  it('3. lost access keys are reported, never regenerated', async () => {
+    const name = uniqueName('keys');
+    await control.create(ManagedObjectStores, managed(name));
+    const mr = await ready(name);
+    const published = (await control.get<Obj>(Secrets, `${name}-conn`, platform))!;
+    await target.delete(Secrets, `${name}-access-keys`, mr.spec.targetNamespace);
+    const lost = await syncedReason(name, 'AccessKeysLost');
+    expect(cond(lost, 'Synced')?.message).toMatch(/MINIO_ACCESS_KEY/);
+    expect(await target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeUndefined();
+    expect((await control.get<Obj>(Secrets, `${name}-conn`, platform))?.data).toEqual(published.data);
+  }, 90_000);
+
+  it('4. a target namespace holding anything else (here a Role) is kept, and an Event says why', async () => {
+    const name = uniqueName('nsk');
+    await control.create(ManagedObjectStores, managed(name));
+    const mr = await ready(name);
+    const ns = mr.spec.targetNamespace;
+    await target.create(Roles, { apiVersion: Roles.apiVersion, kind: 'Role', metadata: { name: 'someone-elses', namespace: ns }, rules: [] } as KubeObjectLike);
+    await control.delete(ManagedObjectStores, name, platform);
+    await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
+    const namespace = await target.get<Obj>(Namespaces, ns);
+    expect(namespace?.metadata.deletionTimestamp).toBeUndefined();
+    expect(await target.get(Roles, 'someone-elses', ns)).toBeDefined();
+    const events = await eventsFor(control, platform, name);
+    expect(events.find((e) => e.reason === 'KeptTargetNamespace')?.message).toMatch(/Role someone-elses/);
+
+    // With nothing else there, the namespace goes with its last store.
+    const alone = uniqueName('nsd');
+    await control.create(ManagedObjectStores, managed(alone));
+    const aloneMr = await ready(alone);
+    await control.delete(ManagedObjectStores, alone, platform);
+    await eventually(async () => {
+      const n = await target.get<Obj>(Namespaces, aloneMr.spec.targetNamespace);
+      return n === undefined || n.metadata.deletionTimestamp !== undefined;
+    }, 'the empty namespace to be deleted');
+  }, 90_000);
+
+  it('5. identity fields cannot change: the API refuses providerRef, targetNamespace and scope edits; a moved external-name is refused', async () => {
+    const name = uniqueName('ident');
+    await control.create(ManagedObjectStores, managed(name));
+    const mr = await ready(name);
+    const refused = async (patch: unknown, message: RegExp): Promise<void> => {
+      const err = await control.mergePatch(ManagedObjectStores, name, platform, patch).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(KubeError);
+      expect((err as KubeError).code).toBe(422);
+      expect((err as KubeError).message).toMatch(message);
+    };
+    await refused({ spec: { providerRef: { name: 'elsewhere' } } }, /providerRef cannot change after creation/);
+    await refused({ spec: { targetNamespace: 'elsewhere' } }, /targetNamespace cannot change after creation/);
+    await refused({ spec: { forProvider: { scope: { nodeCount: 6 } } } }, /forProvider.scope cannot change after creation/);
+    await refused({ spec: { forProvider: { credentials: { name: 'other', namespace: mr.spec.targetNamespace } } } }, /credentials can be set once/);
+
+    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { 'crossplane.io/external-name': `${name}-moved` } } });
+    const moved = await syncedReason(name, 'IdentityChanged');
+    expect(cond(moved, 'Synced')?.message).toContain(`${mr.spec.targetNamespace}/${name}`);
+    expect(await target.get(RookObjectStores, `${name}-moved`, mr.spec.targetNamespace)).toBeUndefined();
+    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { 'crossplane.io/external-name': name } } });
+    await ready(name);
+  }, 90_000);
+
+  it('6. a Provider in use is kept until its last managed resource is gone, and counts its users', async () => {
+    const ns = await createNamespace(control, 'prov');
+    await provider(ns, 'target', providerSecretKeys(testCluster('target')));
+    const scoped = await startTestApp(testCluster('control'), { namespaces: [ns] });
+    apps.push(scoped);
+    const name = uniqueName('user');
+    await control.create(ManagedObjectStores, managed(name, { namespace: ns }));
+    await ready(name, ns);
+    await eventually(async () => (await control.get<Provider>(Providers, 'target', ns))?.status?.users === 1, 'the Provider to count one user');
+    await control.delete(Providers, 'target', ns);
+    const blocked = await eventually(async () => {
+      const p = await control.get<Provider>(Providers, 'target', ns);
+      return p?.metadata.deletionTimestamp ? p : undefined;
+    }, 'the Provider to be deleting');
+    expect(blocked.metadata.finalizers).toContain('in-use.kubernetes.crossplane.io');
+    await eventually(async () => (await eventsFor(control, ns, 'target')).some((e) => e.reason === 'DeletionBlocked'), 'a DeletionBlocked event');
+    // The resource can still be deleted through its Provider, and then the Provider goes.
+    await control.delete(ManagedObjectStores, name, ns);
+    await eventually(async () => (await getMr(name, ns)) === undefined, 'the managed resource to be deleted');
+    await eventually(async () => (await control.get(Providers, 'target', ns)) === undefined, 'the Provider to be gone');
+  }, 90_000);
+});
+
+describe('crossing tenants', () => {
+  it('7. an app team cannot take over another store through a claim, nor a managed resource adopt one owned by another', async () => {
+    const victim = uniqueName('victim');
+    await control.create(ManagedObjectStores, managed(victim, { targetNamespace: 'shared-minio' }));
+    const victimMr = await ready(victim);
+    const victimStore = (await target.get<Obj>(RookObjectStores, victim, 'shared-minio'))!;
+
+    // The app team, with its own token bound to provider-rook:app-team in its namespace.
+    const appNs = await createNamespace(control, 'tenant');
+    await control.apply(ObjectStoreClasses, {
+      apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: 'standard', namespace: platform },
+      spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'shared-minio' },
+    } as KubeObjectLike);
+    await control.apply(BucketClasses, {
+      apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'standard', namespace: appNs },
+      classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: platform },
+    } as KubeObjectLike);
+    const tenantApp = await startTestApp(testCluster('control'), { namespaces: [platform, appNs], controlPlaneId: app.controlPlaneId });
+    apps.push(tenantApp);
+    const appTeam = await identityClient(testCluster('control'), control, appNs, 'app-team', 'provider-rook:app-team');
+    await appTeam.create(Buckets, {
+      apiVersion: Buckets.apiVersion, kind: 'Bucket',
+      metadata: { name: 'grab', namespace: appNs, annotations: { 'crossplane.io/external-name': victim } },
+      spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: 'grab' } },
+    } as KubeObjectLike);
+    await eventually(async () => cond(await control.get<Obj & { status?: { conditions?: Cond[] } }>(Buckets, 'grab', appNs), 'Synced')?.reason === 'ImportNotAllowed', 'the claim to be refused');
+    expect(await control.get(Secrets, 'grab', appNs)).toBeUndefined();
+
+    // A managed resource naming a store another resource owns is never adopted, even on import.
+    const thief = uniqueName('thief');
+    await control.create(ManagedObjectStores, managed(thief, { targetNamespace: 'shared-minio', annotations: { 'crossplane.io/external-name': victim } }));
+    await syncedReason(thief, 'ExternalResourceOwnedByAnother');
+    expect(await control.get(Secrets, `${thief}-conn`, platform)).toBeUndefined();
+    await control.delete(ManagedObjectStores, thief, platform);
+    await eventually(async () => (await getMr(thief)) === undefined, 'the thief to be deleted');
+    const after = (await target.get<Obj>(RookObjectStores, victim, 'shared-minio'))!;
+    expect(after.metadata.uid).toBe(victimStore.metadata.uid);
+    expect(after.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(victimMr.metadata.uid);
+  }, 120_000);
+
+  it('8. a Provider kubeconfig cannot run programs or read files inside provider-rook', async () => {
+    const ns = await createNamespace(control, 'kcfg');
+    const platformTeam = await identityClient(testCluster('control'), control, ns, 'platform', 'provider-rook:provider-admin');
+    const dir = mkdtempSync(path.join(tmpdir(), 'exec-'));
+    const marker = path.join(dir, 'ran');
+    const tokenFile = path.join(dir, 'token');
+    writeFileSync(tokenFile, 'PROVIDER-OWN-TOKEN');
+    const server = providerSecretKeys(testCluster('target')).endpoint;
+    const ca = Buffer.from(readFileSync(pkiPaths(testCluster('target').dir).caCert)).toString('base64');
+    const kubeconfig = (user: string): string =>
+      `apiVersion: v1\nkind: Config\ncurrent-context: t\nclusters:\n- name: t\n  cluster: {server: '${server}', certificate-authority-data: ${ca}}\n` +
+      `contexts:\n- name: t\n  context: {cluster: t, user: u}\nusers:\n- name: u\n  user: ${user}\n`;
+    const cases: [string, string, RegExp][] = [
+      ['exec', `{exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ['-c', 'touch ${marker}; echo PLUGIN-SECRET >&2; exit 1']}}`, /exec/],
+      ['tokenfile', `{tokenFile: ${tokenFile}}`, /tokenFile/],
+      ['shadow', `{client-certificate-data: ${ca}, client-key: /etc/shadow}`, /client-key/],
+    ];
+    const scoped = await startTestApp(testCluster('control'), { namespaces: [ns] });
+    apps.push(scoped);
+    for (const [name, user, field] of cases) {
+      await provider(ns, name, { kubeconfig: kubeconfig(user) }, platformTeam);
+      const p = await eventually(async () => {
+        const got = await control.get<Provider>(Providers, name, ns);
+        return cond(got, 'Ready')?.reason === 'InvalidCredentials' ? got : undefined;
+      }, `Provider ${name} to be refused`);
+      expect(cond(p, 'Ready')?.message).toMatch(field);
+      expect(JSON.stringify(p.status)).not.toMatch(/PLUGIN-SECRET|PROVIDER-OWN-TOKEN|\/etc\/shadow/);
+    }
+    expect(existsSync(marker)).toBe(false);
+  }, 90_000);
+
+  it('9. a managed resource cannot publish a Secret provider-rook did not make for it', async () => {
+    await target.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'payments' } });
+    await target.apply(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-creds', namespace: 'payments' }, data: { username: Buffer.from('dbadmin').toString('base64'), password: Buffer.from('DB-PASSWORD').toString('base64') } } as KubeObjectLike);
+    const other = uniqueName('keysof');
+    await control.create(ManagedObjectStores, managed(other, { targetNamespace: 'shared-minio' }));
+    await ready(other);
+    for (const credentials of [{ name: 'db-creds', namespace: 'payments' }, { name: `${other}-access-keys`, namespace: 'shared-minio' }]) {
+      const name = uniqueName('exfil');
+      await control.create(ManagedObjectStores, managed(name, { credentials }));
+      await syncedReason(name, 'CompanionNotOwned');
+      expect(await control.get(Secrets, `${name}-conn`, platform)).toBeUndefined();
+    }
+  }, 90_000);
+
+  it('10. nothing a hostile endpoint answers reaches status or Events; link-local endpoints are refused', async () => {
+    const pki = pkiPaths(testCluster('target').dir);
+    let hits = 0;
+    const hostile = createHttpsServer({ cert: readFileSync(pki.servingCert), key: readFileSync(pki.servingKey) }, (req, res) => {
+      hits++;
+      res.writeHead(req.url === '/version' ? 200 : 403, { 'Content-Type': 'application/json' });
+      res.end(req.url === '/version' ? JSON.stringify({ gitVersion: 'v1.30.0 ATTACKER-TEXT' }) : JSON.stringify({ kind: 'Status', reason: 'ATTACKER-TEXT', message: 'ATTACKER-TEXT' }));
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (hostile.address() as { port: number }).port;
+      const ca = readFileSync(pki.caCert, 'utf8');
+      await provider(platform, 'hostile', { endpoint: `https://127.0.0.1:${port}`, clusterCA: ca, token: 'x' });
+      await provider(platform, 'metadata', { endpoint: 'http://169.254.169.254', token: 'x' });
+      const name = uniqueName('hostile');
+      await control.create(ManagedObjectStores, managed(name, { provider: 'hostile' }));
+      const mr = await eventually(async () => {
+        const m = await getMr(name);
+        return cond(m, 'Synced')?.status === 'False' ? m : undefined;
+      }, 'the resource to report the hostile target');
+      const p = await eventually(async () => {
+        const got = await control.get<Provider>(Providers, 'hostile', platform);
+        return cond(got, 'Ready')?.status === 'False' ? got : undefined;
+      }, 'the hostile Provider to be not Ready');
+      expect(hits).toBeGreaterThan(0);
+      const meta = await eventually(async () => {
+        const got = await control.get<Provider>(Providers, 'metadata', platform);
+        return cond(got, 'Ready')?.reason === 'InvalidCredentials' ? got : undefined;
+      }, 'the link-local Provider to be refused');
+      expect(cond(meta, 'Ready')?.message).not.toContain('169.254');
+      const events = [...await eventsFor(control, platform, name), ...await eventsFor(control, platform, 'hostile')];
+      expect(JSON.stringify([mr.status, p.status, events])).not.toContain('ATTACKER-TEXT');
+    } finally {
+      hostile.close();
+    }
+  }, 90_000);
+
+  it('11. a Provider echoes nothing read from its Secret, and only a namespace\'s provider-admin may write Providers there', async () => {
+    const endpoint = 'http://someones-store-s3.tenant.svc.cluster.local:9000';
+    await provider(platform, 'connsecret', { endpoint, username: 'AKIA-USER', password: 'SECRET-PASSWORD' });
+    const p = await eventually(async () => {
+      const got = await control.get<Provider>(Providers, 'connsecret', platform);
+      return cond(got, 'Ready')?.status === 'False' ? got : undefined;
+    }, 'the Provider to be refused');
+    expect(JSON.stringify(p.status)).not.toMatch(/someones-store|AKIA-USER|SECRET-PASSWORD/);
+    const events = await eventsFor(control, platform, 'connsecret');
+    expect(JSON.stringify(events)).not.toMatch(/someones-store|AKIA-USER|SECRET-PASSWORD/);
+
+    // A platform team bound cluster-wide can read Providers but write them only where provider-admin is bound.
+    const appNs = await createNamespace(control, 'noprov');
+    const team = await identityClient(testCluster('control'), control, platform, 'platform-wide', 'provider-rook:provider-admin', 'provider-rook:platform-team');
+    const err = await team.create(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'sneaky', namespace: appNs }, spec: { credentialsSecretRef: { name: 'x' } } } as KubeObjectLike)
+      .then(() => undefined, (e: unknown) => e);
+    expect((err as KubeError).code).toBe(403);
+    expect(await team.list(Providers, { namespace: appNs })).toMatchObject({ items: [] });
+  }, 90_000);
+
+  it('12. a claim\'s endpoint reaches only its own store, even when stores share a namespace', async () => {
+    const a = uniqueName('sha');
+    const b = uniqueName('shb');
+    await control.create(ManagedObjectStores, managed(a, { targetNamespace: 'shared-minio' }));
+    await control.create(ManagedObjectStores, managed(b, { targetNamespace: 'shared-minio' }));
+    await ready(a);
+    await ready(b);
+    const podLabels = async (store: string) => ((await target.get<Obj & { spec: { template: { metadata: { labels: Record<string, string> } } } }>(StatefulSets, store, 'shared-minio'))!).spec.template.metadata.labels;
+    const selects = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+    const pods = { [a]: await podLabels(a), [b]: await podLabels(b) };
+    // The operator's own Service would reach both stores' servers.
+    const operatorService = (await target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, a, 'shared-minio'))!;
+    expect(selects(operatorService.spec.selector, pods[b]!)).toBe(true);
+    for (const [mine, theirs] of [[a, b], [b, a]] as const) {
+      const endpoint = secretText((await control.get<Obj & { data: Record<string, string> }>(Secrets, `${mine}-conn`, platform))!.data).endpoint!;
+      const serviceName = new URL(endpoint).hostname.split('.')[0]!;
+      const service = (await target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, serviceName, 'shared-minio'))!;
+      expect(selects(service.spec.selector, pods[mine]!)).toBe(true);
+      expect(selects(service.spec.selector, pods[theirs]!)).toBe(false);
+    }
+  }, 90_000);
+});
