@@ -10,7 +10,7 @@ import type { ObjectStore } from '../src/apis/objectstore.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../src/runtime/kube/client.ts';
-import { Events, Secrets, type ResourceType } from '../src/runtime/kube/resources.ts';
+import { Events, Secrets, Services, StatefulSets, type ResourceType } from '../src/runtime/kube/resources.ts';
 import { secretText } from '../src/runtime/native/credentials.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
 import { environment, type E2EEnvironment } from './support/backend.ts';
@@ -186,6 +186,12 @@ describe(`provider-rook end to end`, () => {
     await control.delete(Buckets, 'defaulted', 'e2e-defaults');
     await until('the managed resource and the target store to be gone', async () =>
       !(await getManaged(deleted)) && !(await env.targets[0].admin.get(RookObjectStores, deleted, 'rook-minio')), [[Buckets, 'e2e-defaults', 'defaulted']]);
+    // What the operator made for it goes too: MinIO must stop running. (Its data volumes stay; see the README.)
+    const target = env.targets[0].admin;
+    expect(await target.get(StatefulSets, deleted, 'rook-minio')).toBeUndefined();
+    expect(await target.get(Services, deleted, 'rook-minio')).toBeUndefined();
+    expect(await target.get(Services, `${deleted}-s3`, 'rook-minio')).toBeUndefined();
+    expect(await target.get(Secrets, `${deleted}-access-keys`, 'rook-minio')).toBeUndefined();
 
     step('claim on a Retain class, then deleted: expecting the managed resource Released and the store kept');
     await applyManifests(control, [storeClass('rook-minio-retain', { reclaimPolicy: 'Retain' }), namespace('e2e-retain'),

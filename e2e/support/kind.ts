@@ -52,7 +52,7 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
     if (doc.kind !== 'Deployment') return doc;
     const d = structuredClone(doc) as typeof doc & { spec: { template: { spec: { containers: { image: string; args: string[] }[] } } } };
     d.spec.template.spec.containers[0]!.image = IMAGE;
-    d.spec.template.spec.containers[0]!.args.push('--poll', '5s', '--leak-interval', '10s', '--log-level', 'debug');
+    d.spec.template.spec.containers[0]!.args.push('--poll', '5s', '--leak-interval', '10s', '--leak-grace', '5s', '--log-level', 'debug');
     return d;
   });
   await applyManifests(control, deploy);

@@ -82,7 +82,7 @@ export async function localEnvironment(): Promise<E2EEnvironment> {
       const log = openSync(logs, 'a');
       child = spawn(process.execPath, [
         path.join(repoRoot, 'src', 'main.ts'), '--kubeconfig', kubeconfig,
-        '--poll', '2s', '--leak-interval', '3s', '--metrics-addr', '127.0.0.1:0', '--log-level', 'debug',
+        '--poll', '2s', '--leak-interval', '3s', '--leak-grace', '1s', '--metrics-addr', '127.0.0.1:0', '--log-level', 'debug',
       ], { cwd: repoRoot, stdio: ['ignore', log, log] });
       closeSync(log);
       const current = child;

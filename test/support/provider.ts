@@ -50,6 +50,8 @@ export async function startTestApp(control: LocalCluster, opts: Partial<AppOptio
     pollIntervalMs: 2_000,
     pollJitterMs: 0,
     leakIntervalMs: 3_600_000,
+    // Leaks are judged at once in tests; the grace period has its own test.
+    leakGraceMs: 0,
     ...opts,
   });
 }

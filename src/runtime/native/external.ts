@@ -166,7 +166,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
     // What the user left unset comes from the target, so adopting an object changes nothing else.
     const lateInitialized = this.kind.lateInitialize?.(mr, observed) ?? false;
-    const { found: companions, drift: companionDrift } = await this.checkCompanions(mr, name, observed, relation, signal);
+    const { found: companions, drift: companionDrift } = await this.checkCompanions(mr, name, observed, signal);
     if (relation === 'unmarked') this.refuseUnappliableImport(mr, name, observed);
     if (relation !== 'ours') {
       return { exists: true, upToDate: false, lateInitialized, diff: relation === 'restored' ? 'taking back the object of a restored resource' : 'adopting the existing object (import)' };
@@ -194,13 +194,21 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
   /**
    * Companions are used only when we made them for this resource, or (on import) when the adopted
-   * object names them itself: a resource can never point us at someone else's Secret.
+   * object names them itself: a resource can never point us at someone else's Secret. An import
+   * cannot change what the object names (fixedAtCreation), so this holds after adoption too.
    */
-  private async checkCompanions(mr: MR, name: string, observed: TargetObject, relation: Relation, signal: AbortSignal): Promise<{ found: (TargetObject | undefined)[]; drift: string[] }> {
-    const owner = this.owner(mr);
+  private trusted(mr: MR, c: Companion, have: TargetObject, observed: TargetObject | undefined): Relation {
+    const relation = this.marks.relation(have, this.owner(mr));
+    if (relation === 'ours' || relation === 'restored') return relation;
+    if (relation === 'unmarked' && observed && importRequested(mr) && (this.kind.references?.(observed) ?? []).some((r) => refKey(r) === refKey(c))) return relation;
+    throw new ReasonedError('CompanionNotOwned',
+      `the ${c.purpose} ${describe(c)} exists in the target cluster but was not made by provider-rook for this resource, so it is not used. ` +
+      'Only objects provider-rook made for a resource, or those an imported object names itself, are used');
+  }
+
+  private async checkCompanions(mr: MR, name: string, observed: TargetObject, signal: AbortSignal): Promise<{ found: (TargetObject | undefined)[]; drift: string[] }> {
     const wanted = this.kind.companions?.(mr, name) ?? [];
     const found = await Promise.all(wanted.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
-    const named = new Set(relation === 'unmarked' ? (this.kind.references?.(observed) ?? []).map(refKey) : []);
     const drift: string[] = [];
     wanted.forEach((c, i) => {
       const have = found[i];
@@ -213,16 +221,9 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
         drift.push(`missing ${c.type.kind}`);
         return;
       }
-      const rel = this.marks.relation(have, owner);
-      if (rel === 'ours' || rel === 'restored') {
-        if (rel === 'restored') drift.push(`${c.type.kind} of a restored resource`);
-        if (!c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
-        return;
-      }
-      if (rel === 'unmarked' && named.has(refKey(c))) return;
-      throw new ReasonedError('CompanionNotOwned',
-        `the ${c.purpose} ${describe(c)} exists in the target cluster but was not made by provider-rook for this resource, so it is not used. ` +
-        'Only objects provider-rook made for a resource, or those an imported object names itself, are used');
+      const relation = this.trusted(mr, c, have, observed);
+      if (relation === 'restored') drift.push(`${c.type.kind} of a restored resource`);
+      if (relation !== 'unmarked' && !c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
     });
     return { found, drift };
   }
@@ -269,14 +270,19 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const desired = this.marked(this.kind.desired(mr, name), owner);
     await this.opts.prerequisite?.(signal);
     if (this.kind.target.namespaced && desired.metadata.namespace) await this.ensureNamespace(desired.metadata.namespace, owner, signal);
-    for (const c of this.kind.companions?.(mr, name) ?? []) {
-      const have = await this.client.get<TargetObject>(c.type, c.name, c.namespace, signal);
-      if (!have) {
+    // Every companion is checked before anything is written, so no store is ever made that names
+    // someone else's Secret.
+    const observed = await this.client.get<TargetObject>(this.kind.target, name, desired.metadata.namespace, signal);
+    const companions = this.kind.companions?.(mr, name) ?? [];
+    const found = await Promise.all(companions.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
+    const relations = companions.map((c, i) => (found[i] ? this.trusted(mr, c, found[i], observed) : undefined));
+    for (const [i, c] of companions.entries()) {
+      if (!found[i]) {
         if (creating || !c.irreplaceable) await this.client.create(c.type, this.marked(c.build(), owner), signal).catch(ignoreAlreadyExists);
-      } else if (!c.irreplaceable && this.marks.mayManage(have, owner)) {
+      } else if (relations[i] !== 'unmarked' && !c.irreplaceable) {
         await this.client.apply(c.type, this.marked(c.build(), owner), signal);
-      } else if (this.marks.relation(have, owner) === 'restored') {
-        const { labels, annotations } = this.marked(have, owner).metadata;
+      } else if (relations[i] === 'restored') {
+        const { labels, annotations } = this.marked(found[i], owner).metadata;
         await this.client.mergePatch(c.type, c.name, c.namespace, { metadata: { labels, annotations } }, signal);
       }
     }
