@@ -33,6 +33,8 @@ let target: KubeClient;
 let operator: FakeMinioOperator;
 let app: App;
 let platform: string;
+/** A platform team: provider-rook:platform-team cluster-wide, provider-rook:provider-admin in its own namespace. */
+let platformTeam: KubeClient;
 const apps: App[] = [];
 
 function managed(name: string, opts: { namespace?: string; targetNamespace?: string; provider?: string; reclaimPolicy?: string; annotations?: Record<string, string>; credentials?: { name: string; namespace: string } } = {}) {
@@ -79,6 +81,7 @@ beforeAll(async () => {
   for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac'))) await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
   platform = await createNamespace(control, 'own');
   await provider(platform, 'target', providerSecretKeys(testCluster('target')));
+  platformTeam = await identityClient(testCluster('control'), control, platform, 'platform', 'provider-rook:provider-admin', 'provider-rook:platform-team');
   operator = new FakeMinioOperator(target);
   await operator.start();
   app = await startTestApp(testCluster('control'), { namespaces: [platform], leakGraceMs: 0 });
@@ -329,7 +332,7 @@ describe('crossing tenants', () => {
     await ready(other);
     for (const credentials of [{ name: 'db-creds', namespace: 'payments' }, { name: `${other}-access-keys`, namespace: 'shared-minio' }]) {
       const name = uniqueName('exfil');
-      await control.create(ManagedObjectStores, managed(name, { credentials }));
+      await platformTeam.create(ManagedObjectStores, managed(name, { credentials }));
       await syncedReason(name, 'CompanionNotOwned');
       expect(await control.get(Secrets, `${name}-conn`, platform)).toBeUndefined();
     }
@@ -347,8 +350,8 @@ describe('crossing tenants', () => {
     try {
       const port = (hostile.address() as { port: number }).port;
       const ca = readFileSync(pki.caCert, 'utf8');
-      await provider(platform, 'hostile', { endpoint: `https://127.0.0.1:${port}`, clusterCA: ca, token: 'x' });
-      await provider(platform, 'metadata', { endpoint: 'http://169.254.169.254', token: 'x' });
+      await provider(platform, 'hostile', { endpoint: `https://127.0.0.1:${port}`, clusterCA: ca, token: 'x' }, platformTeam);
+      await provider(platform, 'metadata', { endpoint: 'http://169.254.169.254', token: 'x' }, platformTeam);
       const name = uniqueName('hostile');
       await control.create(ManagedObjectStores, managed(name, { provider: 'hostile' }));
       const mr = await eventually(async () => {
@@ -374,7 +377,7 @@ describe('crossing tenants', () => {
 
   it('11. a Provider echoes nothing read from its Secret, and only a namespace\'s provider-admin may write Providers there', async () => {
     const endpoint = 'http://someones-store-s3.tenant.svc.cluster.local:9000';
-    await provider(platform, 'connsecret', { endpoint, username: 'AKIA-USER', password: 'SECRET-PASSWORD' });
+    await provider(platform, 'connsecret', { endpoint, username: 'AKIA-USER', password: 'SECRET-PASSWORD' }, platformTeam);
     const p = await eventually(async () => {
       const got = await control.get<Provider>(Providers, 'connsecret', platform);
       return cond(got, 'Ready')?.status === 'False' ? got : undefined;

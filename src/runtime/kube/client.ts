@@ -54,6 +54,7 @@ const AUTH_REFRESH_MS = 60_000;
 export class KubeClient {
   readonly server: string;
   private auth?: Promise<Auth>;
+  private pool?: Dispatcher;
   private readonly timeoutMs: number;
   private readonly trusted: boolean;
   /** The server as error messages name it. */
@@ -90,9 +91,11 @@ export class KubeClient {
         // An exec plugin's error is its stderr, which may hold tokens: never pass it on.
         throw new ReasonedError('CredentialPluginFailed', `the credential plugin of ${this.label} failed; its output is not shown because it may contain secrets`);
       }
+      // The first pool is kept for the client's life (a failed refresh must not lose it unclosed).
       const fresh = ctx.getDispatcher();
-      if (current?.dispatcher && fresh) await fresh.close();
-      return { headers: ctx.getHeaders(), dispatcher: current?.dispatcher ?? fresh, at: Date.now() };
+      if (this.pool && fresh) await fresh.close();
+      else this.pool = fresh;
+      return { headers: ctx.getHeaders(), dispatcher: this.pool, at: Date.now() };
     })();
     return this.auth;
   }
@@ -270,9 +273,11 @@ export class KubeClient {
   }
 
   async close(): Promise<void> {
-    const auth = this.auth ? await this.auth.catch(() => undefined) : undefined;
+    await this.auth?.catch(() => undefined);
     this.auth = undefined;
-    await auth?.dispatcher?.close();
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.close();
   }
 
   /** JSON.parse, but a body that is not JSON fails in our words (a SyntaxError quotes the body). */
