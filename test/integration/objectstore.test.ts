@@ -167,16 +167,22 @@ describe('managed ObjectStore', () => {
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
   });
 
-  it('adopts an existing store when the external-name names it (import), with the keys it names', async () => {
-    const name = uniqueName('import');
+  /** A store someone made in the target before provider-rook, with its own keys, and a managed resource naming it. */
+  async function legacyStore(prefix: string, nodeCount: number) {
+    const name = uniqueName(prefix);
     const existing = uniqueName('legacy');
     const mr = store(name, { annotations: { 'crossplane.io/external-name': existing } });
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
     await writeSecret(target, mr.spec.targetNamespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
     await target.create(RookObjectStores, {
       apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: existing, namespace: mr.spec.targetNamespace },
-      spec: { scope: { nodeCount: 4 }, credentials: { name: 'legacy-keys', namespace: mr.spec.targetNamespace } },
+      spec: { scope: { nodeCount }, credentials: { name: 'legacy-keys', namespace: mr.spec.targetNamespace } },
     });
+    return { name, existing, mr };
+  }
+
+  it('adopts an existing store when the external-name names it (import), with the keys it names', async () => {
+    const { name, existing, mr } = await legacyStore('import', 4);
     await control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Ready', 'True');
     const adopted = (await target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
@@ -188,15 +194,7 @@ describe('managed ObjectStore', () => {
   });
 
   it('refuses an import that would change what the operator applies only at creation', async () => {
-    const name = uniqueName('mismatch');
-    const existing = uniqueName('legacy');
-    const mr = store(name, { annotations: { 'crossplane.io/external-name': existing } });
-    await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
-    await writeSecret(target, mr.spec.targetNamespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
-    await target.create(RookObjectStores, {
-      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: existing, namespace: mr.spec.targetNamespace },
-      spec: { scope: { nodeCount: 6 }, credentials: { name: 'legacy-keys', namespace: mr.spec.targetNamespace } },
-    });
+    const { name, existing, mr } = await legacyStore('mismatch', 6);
     await control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Synced', 'False');
     const synced = (await control.get<ObjectStore>(ManagedObjectStores, name, ns))?.status?.conditions?.find((c) => c.type === 'Synced');
