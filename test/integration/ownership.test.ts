@@ -52,10 +52,17 @@ function managed(name: string, opts: { namespace?: string; targetNamespace?: str
 }
 
 const getMr = (name: string, ns = platform) => control.get<ObjectStore>(ManagedObjectStores, name, ns);
-const ready = (name: string, ns = platform) => eventually(async () => {
-  const mr = await getMr(name, ns);
-  return cond(mr, 'Ready')?.status === 'True' && cond(mr, 'Synced')?.status === 'True' ? mr : undefined;
-}, `${ns}/${name} to be Ready and Synced`, 45_000);
+const ready = async (name: string, ns = platform): Promise<ObjectStore> => {
+  let last: ObjectStore | undefined;
+  try {
+    return await eventually(async () => {
+      last = await getMr(name, ns);
+      return cond(last, 'Ready')?.status === 'True' && cond(last, 'Synced')?.status === 'True' ? last : undefined;
+    }, `${ns}/${name} to be Ready and Synced`, 45_000);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify({ annotations: last?.metadata.annotations, finalizers: last?.metadata.finalizers, status: last?.status })}`);
+  }
+};
 const syncedReason = (name: string, reason: string, ns = platform) => eventually(async () => {
   const mr = await getMr(name, ns);
   return cond(mr, 'Synced')?.reason === reason ? mr : undefined;
