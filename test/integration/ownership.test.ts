@@ -60,7 +60,7 @@ const ready = async (name: string, ns = platform): Promise<ObjectStore> => {
       return cond(last, 'Ready')?.status === 'True' && cond(last, 'Synced')?.status === 'True' ? last : undefined;
     }, `${ns}/${name} to be Ready and Synced`, 45_000);
   } catch (err) {
-    throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify({ annotations: last?.metadata.annotations, finalizers: last?.metadata.finalizers, status: last?.status })}`);
+    throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify({ annotations: last?.metadata.annotations, finalizers: last?.metadata.finalizers, status: last?.status })}`, { cause: err });
   }
 };
 const syncedReason = (name: string, reason: string, ns = platform) => eventually(async () => {
