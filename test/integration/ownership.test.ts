@@ -16,6 +16,7 @@ import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.t
 import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { Namespaces, Secrets, Services, StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
+import { publishSecret } from '../../src/runtime/managed/publisher.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
@@ -136,6 +137,25 @@ describe('data loss', () => {
     expect((await target.get<Obj>(Secrets, `${name}-access-keys`, ns))?.data).toEqual(keys.data);
     expect(await app.leaks.sweep()).toEqual([]);
   }, 90_000);
+
+  it('1b. (connection Secret) a restored resource takes back the Secret its earlier incarnation controlled', async () => {
+    // The owner is of a kind the garbage collector cannot resolve, so only the publisher acts on this
+    // Secret (with a real kind, the collector deletes it within milliseconds, racing the restore).
+    const ns = await createNamespace(control, 'pub');
+    const name = uniqueName('pub');
+    const owner = (uid: string, ownerName = name) => ({ apiVersion: 'tests.example.com/v1', kind: 'Thing', metadata: { name: ownerName, uid } });
+    const earlier = owner('00000000-0000-0000-0000-000000000001');
+    const restored = owner('00000000-0000-0000-0000-000000000002');
+    await publishSecret(control, earlier, ns, `${name}-conn`, { endpoint: 'old' });
+    expect(await publishSecret(control, restored, ns, `${name}-conn`, { endpoint: 'new' })).toBe(true);
+    const taken = (await control.get<Obj & { data: Record<string, string>; metadata: { ownerReferences?: { uid: string }[] } }>(Secrets, `${name}-conn`, ns))!;
+    expect(taken.metadata.ownerReferences?.map((r) => r.uid)).toEqual([restored.metadata.uid]);
+    expect(secretText(taken.data)).toEqual({ endpoint: 'new' });
+    // Another resource's Secret (another name) stays a conflict.
+    const other = await publishSecret(control, owner('00000000-0000-0000-0000-000000000003', `${name}-other`), ns, `${name}-conn`, { endpoint: 'x' })
+      .then(() => undefined, (e: unknown) => e);
+    expect((other as { reason?: string }).reason).toBe('ConnectionSecretConflict');
+  });
 
   it('1c. a leak is deleted only when its owner is proven gone and it is older than the grace period; Retain is never a leak', async () => {
     const name = uniqueName('leak');

@@ -12,7 +12,7 @@ type Owner = { apiVersion?: string; kind?: string; metadata: { name: string; uid
 export interface SecretObject {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace?: string; resourceVersion?: string; ownerReferences?: { uid: string; controller?: boolean }[] };
+  metadata: { name: string; namespace?: string; resourceVersion?: string; ownerReferences?: { uid: string; controller?: boolean; kind?: string; name?: string; apiVersion?: string }[] };
   type?: string;
   data?: Record<string, string>;
 }
@@ -23,6 +23,16 @@ export function encode(details: ConnectionDetails): Record<string, string> {
 
 export function controllerUid(obj: { metadata: { ownerReferences?: { uid: string; controller?: boolean }[] } }): string | undefined {
   return obj.metadata.ownerReferences?.find((r) => r.controller)?.uid;
+}
+
+/**
+ * The Secret's controller is an earlier incarnation of `owner`: same kind and name, another uid.
+ * Only one object can hold a name, so that one is gone (a backup/restore, a re-creation), and the
+ * Secret is the owner's to take back rather than a conflict.
+ */
+function controlledByEarlier(secret: SecretObject, owner: Owner): boolean {
+  const ref = secret.metadata.ownerReferences?.find((r) => r.controller) as { uid: string; kind?: string; name?: string; apiVersion?: string } | undefined;
+  return ref !== undefined && ref.uid !== owner.metadata.uid && ref.kind === owner.kind && ref.name === owner.metadata.name && ref.apiVersion === owner.apiVersion;
 }
 
 /** Creates or updates the Secret `name` in `namespace` for `owner`; returns true when it wrote. */
@@ -42,12 +52,13 @@ export async function publishSecretData(client: KubeClient, owner: Owner, namesp
     return true;
   }
   const controller = controllerUid(existing);
-  if (controller !== owner.metadata.uid && !(controller === undefined && existing.type === CONNECTION_SECRET_TYPE)) {
+  const takeBack = controlledByEarlier(existing, owner);
+  if (controller !== owner.metadata.uid && !takeBack && !(controller === undefined && existing.type === CONNECTION_SECRET_TYPE)) {
     throw new ReasonedError('ConnectionSecretConflict', `connection Secret ${namespace}/${name} exists and is not controlled by ${owner.kind} ${owner.metadata.name}; refusing to overwrite it`);
   }
   const current = existing.data ?? {};
-  if (Object.entries(data).every(([k, v]) => current[k] === v)) return false;
-  await client.mergePatch(Secrets, name, namespace, { data }, signal);
+  if (!takeBack && Object.entries(data).every(([k, v]) => current[k] === v)) return false;
+  await client.mergePatch(Secrets, name, namespace, { data, ...(takeBack ? { metadata: { ownerReferences: [ownerReference(owner)] } } : {}) }, signal);
   return true;
 }
 
