@@ -2,7 +2,7 @@
 // fixed list: a namespace is deleted with everything in it, so "empty" must mean empty of every
 // type, including other teams' custom resources. Lists ask for metadata only.
 import type { KubeClient } from './client.ts';
-import type { ResourceType } from './resources.ts';
+import { resourcePath, type ResourceType } from './resources.ts';
 
 interface APIResource {
   name: string;
@@ -73,7 +73,7 @@ export async function namespaceContents(client: KubeClient, namespace: string, s
     type Item = { metadata: { name: string; deletionTimestamp?: string; ownerReferences?: { controller?: boolean }[] } };
     let list: { kind?: string; items?: Item[] | null };
     try {
-      list = await client.request('GET', `${type.apiVersion.includes('/') ? '/apis' : '/api'}/${type.apiVersion}/namespaces/${encodeURIComponent(namespace)}/${type.plural}`, {
+      list = await client.request('GET', resourcePath(type, namespace), {
         query: { limit: '20' }, accept: PARTIAL_METADATA_LIST, signal,
       });
     } catch {
@@ -96,6 +96,14 @@ export async function namespaceContents(client: KubeClient, namespace: string, s
     }
   }));
   return { found: found.sort(), unchecked: unchecked.sort() };
+}
+
+/** Whether any live object of `type` is in `namespace` (one small metadata-only list). */
+export async function anyLiveIn(client: KubeClient, type: ResourceType, namespace: string, signal?: AbortSignal): Promise<boolean> {
+  const list = await client.request<{ items?: { metadata: { deletionTimestamp?: string } }[] | null }>('GET', resourcePath(type, namespace), {
+    query: { limit: '10' }, accept: PARTIAL_METADATA_LIST, signal,
+  });
+  return (list.items ?? []).some((i) => !i.metadata.deletionTimestamp);
 }
 
 /** "PersistentVolumeClaim data-0, Secret x (+3 more)", for messages. */

@@ -5,7 +5,7 @@ import { Ready, ReasonedError, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
 import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
-import { describeContents, namespaceContents } from '../kube/discovery.ts';
+import { anyLiveIn, describeContents, namespaceContents } from '../kube/discovery.ts';
 import { isNotFound } from '../kube/errors.ts';
 import { Namespaces, type ResourceType } from '../kube/resources.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
@@ -321,8 +321,9 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       if (obj && this.marks.mayManage(obj, owner)) await this.client.delete(c.type, c.name, c.namespace, { uid: obj.metadata.uid, signal });
     }
     if (namespace) {
-      const kept = await deleteNamespaceIfUnused(this.client, this.marks, namespace, signal);
-      if (kept) this.opts.recorder?.normal(mr, 'KeptTargetNamespace', kept);
+      const kept = await deleteNamespaceIfUnused(this.client, this.marks, namespace, this.kind.target, signal);
+      // Other stores still living there is the usual case of a shared namespace, not news.
+      if (kept && !kept.byStores) this.opts.recorder?.normal(mr, 'KeptTargetNamespace', kept.why);
     }
   }
 }
@@ -342,11 +343,13 @@ export async function deleteDependents(client: KubeClient, kind: Pick<NativeKind
  * Deletes a target namespace that this control plane created, but only when a check of every
  * namespaced type finds nothing else in it. Returns why it was kept, if it was (and is ours).
  */
-export async function deleteNamespaceIfUnused(client: KubeClient, marks: OwnershipMarks, namespace: string, signal?: AbortSignal): Promise<string | undefined> {
+export async function deleteNamespaceIfUnused(client: KubeClient, marks: OwnershipMarks, namespace: string, stores: ResourceType, signal?: AbortSignal): Promise<{ why: string; byStores: boolean } | undefined> {
   const ns = await client.get<TargetObject>(Namespaces, namespace, undefined, signal);
   if (!ns || ns.metadata.deletionTimestamp || !marks.ownerKey(ns)) return undefined;
+  // Cheap first: other stores there keep it, and the full check (a list per type) is not needed.
+  if (await anyLiveIn(client, stores, namespace, signal)) return { why: `kept namespace ${namespace} in the target cluster: other ${stores.kind}s live there`, byStores: true };
   const contents = await namespaceContents(client, namespace, signal);
-  if (contents.found.length || contents.unchecked.length) return `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`;
+  if (contents.found.length || contents.unchecked.length) return { why: `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`, byStores: false };
   await client.delete(Namespaces, namespace, undefined, { uid: ns.metadata.uid, signal });
   return undefined;
 }

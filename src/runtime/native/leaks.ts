@@ -129,7 +129,7 @@ export class LeakSweeper<MR extends ManagedResource> {
 
   /** Deletes a leaked object; returns why it was kept instead, if it was. */
   private async remove(client: KubeClient, type: ResourceType, obj: TargetObject, signal?: AbortSignal): Promise<string | undefined> {
-    if (type === Namespaces) return deleteNamespaceIfUnused(client, this.o.marks, obj.metadata.name, signal);
+    if (type === Namespaces) return (await deleteNamespaceIfUnused(client, this.o.marks, obj.metadata.name, this.o.kind.target, signal))?.why;
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
     await client.delete(type, obj.metadata.name, obj.metadata.namespace, { uid: obj.metadata.uid, signal });
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
