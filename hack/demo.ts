@@ -129,6 +129,7 @@ say(`    ObjectStore      ${ref.namespace}/${ref.name}   (minio.rook.crossplane.
 say('  target cluster');
 say(`    ObjectStore      rook-minio/${ref.name}   (minio.rook.io) spec: ${JSON.stringify(store?.spec)}`);
 say(`    Secret           rook-minio/${ref.name}-access-keys   (generated MinIO keys)`);
+say(`    Service          rook-minio/${ref.name}-s3   (the claim's endpoint: it reaches only this store's servers)`);
 say(`    StatefulSet      rook-minio/${ref.name}   (made by the operator stand-in)`);
 say('    Rook MinIO operator in rook-minio-system (CRD, RBAC, Deployment; installed by provider-rook)');
 say();
