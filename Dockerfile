@@ -12,6 +12,6 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/package.json ./
-COPY config/operator ./config/operator
+COPY config/operators ./config/operators
 USER nonroot
 ENTRYPOINT ["/nodejs/bin/node", "dist/main.js"]

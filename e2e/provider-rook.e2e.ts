@@ -8,7 +8,7 @@ import { applyManifests, loadManifests, type Manifest } from '../hack/lib/manife
 import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../src/app.ts';
 import type { ObjectStore } from '../src/apis/objectstore.ts';
 import type { Bucket } from '../src/apis/storage.ts';
-import { RookObjectStores } from '../src/minio/objectstore.ts';
+import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../src/runtime/kube/client.ts';
 import { Events, Secrets, Services, StatefulSets, type ResourceType } from '../src/runtime/kube/resources.ts';
 import { secretText } from '../src/runtime/native/credentials.ts';

@@ -12,7 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { FakeMinioOperator } from '../e2e/support/fake-minio-operator.ts';
 import { ManagedObjectStores } from '../src/app.ts';
 import type { ObjectStore } from '../src/apis/objectstore.ts';
-import { RookObjectStores } from '../src/minio/objectstore.ts';
+import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import { Informer } from '../src/runtime/informer.ts';
 import { diffFields } from '../src/runtime/native/external.ts';
 import { KubeClient, type KubeObjectLike } from '../src/runtime/kube/client.ts';

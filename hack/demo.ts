@@ -11,7 +11,7 @@ import { applyManifests, installCrds, loadManifests } from './lib/manifests.ts';
 import { Buckets, ManagedObjectStores } from '../src/app.ts';
 import type { ObjectStore } from '../src/apis/objectstore.ts';
 import type { Bucket } from '../src/apis/storage.ts';
-import { RookObjectStores } from '../src/minio/objectstore.ts';
+import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import { KubeClient, type KubeObjectLike } from '../src/runtime/kube/client.ts';
 import { CustomResourceDefinitions, Secrets } from '../src/runtime/kube/resources.ts';
 

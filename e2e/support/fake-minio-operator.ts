@@ -14,7 +14,7 @@ import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.t
 import { isAlreadyExists, isConflict } from '../../src/runtime/kube/errors.ts';
 import { Secrets, Services, StatefulSets } from '../../src/runtime/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
-import { RookObjectStores } from '../../src/minio/objectstore.ts';
+import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 
 interface Store extends KubeObjectLike {
   metadata: { name: string; namespace: string; uid: string; deletionTimestamp?: string; annotations?: Record<string, string> };

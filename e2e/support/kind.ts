@@ -1,6 +1,6 @@
 // The e2e environment on kind (needs Docker): a control cluster with provider-rook deployed from
 // config/ as a Deployment (image built here and loaded into kind), and two targets running the
-// real Rook MinIO operator from config/operator/. Targets are reached at their docker-network
+// real Rook MinIO operator from config/operators/rook-minio/. Targets are reached at their docker-network
 // addresses with ServiceAccount tokens bound to provider-rook:target.
 import { execa } from 'execa';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';

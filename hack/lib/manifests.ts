@@ -8,7 +8,7 @@ import { resourceTypeOf } from '../../src/apis/crd.ts';
 import { repoRoot } from './cluster.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import {
-  ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, Secrets, ServiceAccounts, type ResourceType,
+  ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, Secrets, ServiceAccounts, typeOfManifest, type ResourceType,
 } from '../../src/runtime/kube/resources.ts';
 
 const rbac = (kind: string, plural: string, namespaced: boolean): ResourceType => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, plural, namespaced });
@@ -22,9 +22,7 @@ const TYPES: ResourceType[] = [
 export type Manifest = KubeObjectLike & { [field: string]: unknown };
 
 export function typeFor(obj: KubeObjectLike): ResourceType {
-  const type = TYPES.find((t) => t.apiVersion === obj.apiVersion && t.kind === obj.kind);
-  if (!type) throw new Error(`no resource type known for ${obj.apiVersion} ${obj.kind}`);
-  return type;
+  return typeOfManifest(obj, TYPES);
 }
 
 export function loadManifests(file: string): Manifest[] {
@@ -63,9 +61,9 @@ export function manifestFiles(dir: string): string[] {
   return readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join(dir, f));
 }
 
-/** Installs the Rook MinIO operator bundle (config/operator/) as a cluster admin would: no provider-rook marks. */
-export async function installOperatorBundle(client: KubeClient): Promise<void> {
-  const files = manifestFiles(path.join(repoRoot, 'config', 'operator'));
+/** Installs an operator bundle (config/operators/NAME/) as a cluster admin would: no provider-rook marks. */
+export async function installOperatorBundle(client: KubeClient, name = 'rook-minio'): Promise<void> {
+  const files = manifestFiles(path.join(repoRoot, 'config', 'operators', name));
   await installCrds(client, files);
   await applyManifests(client, files.flatMap(loadManifests).filter((d) => d.kind !== 'CustomResourceDefinition'));
 }

@@ -1,5 +1,6 @@
 // Schema pieces shared by every kind: conditions, references, connection Secrets, policies.
 import { z } from 'zod';
+import type { Condition as RuntimeCondition } from '../runtime/conditions.ts';
 
 export const condition = z.object({
   type: z.string().meta({ description: 'Type of condition, e.g. Ready or Synced.' }),
@@ -9,7 +10,10 @@ export const condition = z.object({
   lastTransitionTime: z.string().meta({ description: 'When the status last changed (RFC 3339).' }),
   observedGeneration: z.int().optional().meta({ description: 'The metadata.generation this condition was computed from.' }),
 });
-export type Condition = z.infer<typeof condition>;
+// The runtime's Condition is the same shape; this fails to compile if the two drift apart.
+export type Condition = z.infer<typeof condition> & RuntimeCondition;
+const _sameShape: RuntimeCondition = {} as z.infer<typeof condition>;
+void _sameShape;
 
 export const conditions = z.array(condition).optional().meta({
   description: 'Observed conditions of this object.',
@@ -52,24 +56,4 @@ export const readyColumns = [
 ];
 export const ageColumn = { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
-/** The metadata every object we read carries (a subset of ObjectMeta). */
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
-  generateName?: string;
-}
-
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-}
+export type { KubeObject, ObjectMeta } from '../runtime/meta.ts';

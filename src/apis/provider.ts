@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ageColumn, conditions, localRef, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
+import { Providers, type ProviderObject } from '../runtime/native/provider.ts';
 
 export const providerSchema = z.object({
   spec: z.object({
@@ -9,31 +10,51 @@ export const providerSchema = z.object({
       description: "Secret in the Provider's namespace holding either a 'kubeconfig' key, or 'endpoint' plus " +
         "'clusterCA' and one of 'token', 'clientCert'+'clientKey' or 'username'+'password' (plain text values).",
     }),
+    operators: z.array(z.object({
+      name: z.string().min(1).meta({ description: 'The operator: rook-minio, minio-operator or rook-ceph.' }),
+      install: z.boolean().default(false).meta({ description: 'Install it into the target when it is missing.' }),
+      image: z.string().optional().meta({ description: "The operator's image (default: the bundle's)." }),
+      namespace: z.string().optional().meta({ description: "Namespace for the operator (default: the bundle's)." }),
+    })).optional().meta({
+      description: 'Per operator, whether provider-rook may install it into the target cluster. Off by default.',
+      'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'],
+    }),
     operatorInstall: z.object({
-      enabled: z.boolean().default(false).meta({ description: 'Install the Rook MinIO operator into the target when it is missing.' }),
-      image: z.string().optional().meta({ description: 'Operator image (default rook/minio:v1.2.7).' }),
-      namespace: z.string().optional().meta({ description: 'Namespace for the operator (default rook-minio-system).' }),
-    }).optional().meta({ description: 'Whether provider-rook may install the Rook MinIO operator into the target cluster. Off by default.' }),
+      enabled: z.boolean().default(false),
+      image: z.string().optional(),
+      namespace: z.string().optional(),
+    }).optional().meta({ description: 'Deprecated (v0.1): the Rook MinIO operator\'s settings; read as spec.operators entry rook-minio. Move it there.' }),
+  }).meta({
+    'x-kubernetes-validations': [{
+      rule: "!has(self.operatorInstall) || !has(self.operators) || !self.operators.exists(o, o.name == 'rook-minio')",
+      message: 'spec.operatorInstall (deprecated) and a spec.operators entry rook-minio both configure the Rook MinIO operator: keep only the entry',
+    }],
   }),
   status: z.object({
     conditions,
     users: z.int().optional().meta({ description: 'How many managed resources use this Provider. While any does, deleting the Provider waits.' }),
     serverVersion: z.string().optional().meta({ description: "The target API server's version, as last seen." }),
-    operator: z.object({
-      present: z.boolean().meta({ description: 'The operator\'s CRD is Established and its Deployment exists.' }),
+    operators: z.array(z.object({
+      name: z.string(),
+      present: z.boolean().meta({ description: "The operator's CRD is Established and its Deployment exists." }),
       installedBy: z.enum(['provider-rook', 'other']).optional().meta({ description: 'Who installed what is there: provider-rook (it carries our marks) or someone else.' }),
       missing: z.array(z.string()).optional(),
-    }).optional().meta({ description: 'The Rook MinIO operator in the target cluster.' }),
+    })).optional().meta({ description: 'Each operator a registered kind needs, in the target cluster.', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
   }).optional(),
 });
 
 export type Provider = KubeObject & z.infer<typeof providerSchema>;
+// The runtime reads Providers through its own shape; this fails to compile if the schema drifts from it.
+const _readable: ProviderObject['spec'] = {} as Provider['spec'];
+void _readable;
+
+const [group, version] = Providers.apiVersion.split('/') as [string, string];
 
 export const ProviderKind: KindDefinition = {
-  group: 'kubernetes.crossplane.io',
-  version: 'v1alpha2',
-  kind: 'Provider',
-  plural: 'providers',
+  group,
+  version,
+  kind: Providers.kind,
+  plural: Providers.plural,
   categories: ['crossplane', 'provider'],
   scope: 'Namespaced',
   description: 'A target Kubernetes cluster that provider-rook provisions into, and the Secret with its credentials.',
@@ -41,7 +62,7 @@ export const ProviderKind: KindDefinition = {
   printerColumns: [
     { name: 'REACHABLE', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
     { name: 'VERSION', type: 'string', jsonPath: '.status.serverVersion' },
-    { name: 'OPERATOR', type: 'boolean', jsonPath: '.status.operator.present' },
+    { name: 'OPERATORS', type: 'string', jsonPath: '.status.operators[?(@.present==true)].name' },
     { name: 'USERS', type: 'integer', jsonPath: '.status.users' },
     { name: 'SECRET', type: 'string', jsonPath: '.spec.credentialsSecretRef.name', priority: 1 },
     ageColumn,

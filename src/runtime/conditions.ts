@@ -1,9 +1,16 @@
 // Conditions with Kubernetes semantics: one per type, lastTransitionTime moves only when the
 // status does, and setting an identical condition changes nothing (so it causes no write).
-import type { Condition } from '../apis/common.ts';
 import { KubeError, UnreachableError } from './kube/errors.ts';
 
-export type { Condition };
+/** A status condition, with Kubernetes semantics. */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message?: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
 
 export function setCondition(current: Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: Date = new Date()): Condition[] {
   const list = current ?? [];

@@ -15,6 +15,9 @@ export interface ControllerOptions {
   timeoutMs?: number;
 }
 
+// controller-runtime's values of controller_runtime_reconcile_total{result}, so dashboards work.
+const RESULT_LABEL = { done: 'success', requeue: 'requeue', requeueAfter: 'requeue_after' } as const;
+
 export class Controller {
   readonly queue: WorkQueue;
   private readonly bucket: TokenBucket;
@@ -64,7 +67,7 @@ export class Controller {
     const signal = AbortSignal.timeout(this.opts.timeoutMs);
     try {
       const result = await this.reconciler.reconcile(key, signal);
-      reconcileTotal.inc({ controller: this.name, result: result.kind });
+      reconcileTotal.inc({ controller: this.name, result: RESULT_LABEL[result.kind] });
       if (result.kind === 'requeue') {
         workqueueRetries.inc({ name: this.name });
         this.queue.addRateLimited(key);

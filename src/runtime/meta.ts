@@ -1,5 +1,27 @@
 // Well-known annotation keys and finalizer helpers (crossplane-runtime's names, so tools that know
 // Crossplane read our objects correctly).
+/** The metadata every object we read carries (a subset of ObjectMeta). */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+  generateName?: string;
+}
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+}
+
 export const ANNOTATION_EXTERNAL_NAME = 'crossplane.io/external-name';
 export const ANNOTATION_CREATE_PENDING = 'crossplane.io/external-create-pending';
 export const ANNOTATION_CREATE_SUCCEEDED = 'crossplane.io/external-create-succeeded';

@@ -1,6 +1,6 @@
 // Which watch events deserve a reconcile. Our own status writes must not wake the controller that
 // wrote them (crossplane's DesiredStateChanged), or every reconcile would cause another.
-import type { ObjectMeta } from '../apis/common.ts';
+import type { ObjectMeta } from './meta.ts';
 import { sameJson } from './json.ts';
 
 // Written by the managed reconciler itself around a create; they carry no user intent.

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { App } from '../../src/app.ts';
 import { ManagedObjectStores } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
-import { RookObjectStores } from '../../src/minio/objectstore.ts';
+import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';

@@ -5,13 +5,13 @@ import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
-import { RookObjectStores } from '../../src/minio/objectstore.ts';
+import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, ServiceAccounts } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
-import { createNamespace, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
 let fresh: LocalCluster;
@@ -25,13 +25,15 @@ const ourWrites: string[] = [];
 type Obj = KubeObjectLike & { metadata: { name: string; resourceVersion: string; labels?: Record<string, string> }; spec?: { template?: { spec: { containers: { image: string }[] } } } };
 const cond = (o: ObjectStore | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
-async function setProvider(name: string, cluster: LocalCluster, operatorInstall?: { enabled: boolean; image?: string }) {
+async function setProvider(name: string, cluster: LocalCluster, spec: Partial<Provider['spec']> = {}) {
   await writeSecret(control, ns, `${name}-creds`, providerSecretKeys(cluster));
   await control.apply(Providers, {
     apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: ns },
-    spec: { credentialsSecretRef: { name: `${name}-creds` }, ...(operatorInstall ? { operatorInstall } : {}) },
+    spec: { credentialsSecretRef: { name: `${name}-creds` }, ...spec },
   });
 }
+
+const rookMinio = (p: Provider | undefined) => p?.status?.operators?.find((o) => o.name === 'rook-minio');
 
 function store(name: string, provider: string) {
   return {
@@ -71,7 +73,7 @@ describe('operator install', () => {
   it('without opt-in, says what is missing and both remedies, and writes nothing to the target', async () => {
     await setProvider('fresh', fresh);
     // provider-rook has reached the fresh target once (its Provider status says so) before any store asks.
-    await eventually(async () => (await control.get<Provider>(Providers, 'fresh', ns))?.status?.operator?.present === false, 'the Provider to report no operator', 90_000);
+    await eventually(async () => rookMinio(await control.get<Provider>(Providers, 'fresh', ns))?.present === false, 'the Provider to report no operator', 90_000);
     const name = uniqueName('optout');
     await control.create(ManagedObjectStores, store(name, 'fresh'));
     // A fresh target's first answers can be slow under load; the reconciler backs off (1 s, 2 s, ...).
@@ -81,13 +83,13 @@ describe('operator install', () => {
       throw new Error(`Synced is ${JSON.stringify(cond(o, 'Synced') ?? 'not set')}`);
     }, 'Synced=False/OperatorMissing', 60_000);
     expect(cond(mr, 'Synced')?.message).toMatch(/no Rook MinIO operator \(missing CRD objectstores.minio.rook.io, Deployment rook-minio-system\/rook-minio-operator\)/);
-    expect(cond(mr, 'Synced')?.message).toMatch(/kubectl apply -f config\/operator\/.*spec.operatorInstall.enabled: true on Provider/);
+    expect(cond(mr, 'Synced')?.message).toMatch(/adding \{name: rook-minio, install: true\} to spec.operators of Provider/);
     expect(ourWrites).toEqual([]);
     await control.delete(ManagedObjectStores, name, ns);
   }, 180_000);
 
   it('with opt-in, installs the bundle once for 20 concurrent stores, then creates them all', async () => {
-    await setProvider('fresh', fresh, { enabled: true, image: 'example.com/rook/minio:v1.2.7-patched' });
+    await setProvider('fresh', fresh, { operators: [{ name: 'rook-minio', install: true, image: 'example.com/rook/minio:v1.2.7-patched' }] });
     const names = Array.from({ length: 20 }, () => uniqueName('many'));
     await Promise.all(names.map((n) => control.create(ManagedObjectStores, store(n, 'fresh'))));
     const operator = new FakeMinioOperator(target);
@@ -111,8 +113,8 @@ describe('operator install', () => {
     const { items } = await target.list(RookObjectStores, { namespace: 'rook-minio' });
     expect(items).toHaveLength(20);
     await eventually(async () => {
-      const p = await control.get<Provider>(Providers, 'fresh', ns);
-      return p?.status?.operator?.present === true && p.status.operator.installedBy === 'provider-rook';
+      const op = rookMinio(await control.get<Provider>(Providers, 'fresh', ns));
+      return op?.present === true && op.installedBy === 'provider-rook';
     }, 'the Provider to report the operator it installed');
   }, 150_000);
 
@@ -127,17 +129,18 @@ describe('operator install', () => {
     expect(after).toEqual(versions);
   }, 60_000);
 
-  it('never touches an operator someone else installed', async () => {
+  it('never touches an operator someone else installed (and still reads v0.1\'s spec.operatorInstall)', async () => {
     const other = adminClient(testCluster('target'));
     await preinstallOperator(other);
     const versions = await Promise.all(bundle.map(([type, name, namespace]) => other.get<Obj>(type, name, namespace).then((o) => o?.metadata.resourceVersion)));
-    await setProvider('preinstalled', testCluster('target'), { enabled: true });
+    await setProvider('preinstalled', testCluster('target'), { operatorInstall: { enabled: true } });
     const name = uniqueName('pre');
     await control.create(ManagedObjectStores, store(name, 'preinstalled'));
     await eventually(async () => (await other.get(RookObjectStores, name, 'rook-minio')) !== undefined, 'the store in the target');
     const after = await Promise.all(bundle.map(([type, n, namespace]) => other.get<Obj>(type, n, namespace).then((o) => o?.metadata)));
     expect(after.map((m) => m?.resourceVersion)).toEqual(versions);
     expect(after.every((m) => !m?.labels?.['rook.crossplane.io/control-plane'])).toBe(true);
-    await eventually(async () => (await control.get<Provider>(Providers, 'preinstalled', ns))?.status?.operator?.installedBy === 'other', 'the Provider to report a foreign install');
+    await eventually(async () => rookMinio(await control.get<Provider>(Providers, 'preinstalled', ns))?.installedBy === 'other', 'the Provider to report a foreign install');
+    await eventually(async () => (await eventsFor(control, ns, 'preinstalled')).some((e) => e.reason === 'DeprecatedField'), 'an Event saying where operatorInstall belongs now');
   }, 60_000);
 });

@@ -11,7 +11,7 @@ import { pkiPaths } from '../../hack/lib/pki.ts';
 import { ManagedObjectStores, Buckets, BucketClasses, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
-import { RookObjectStores } from '../../src/minio/objectstore.ts';
+import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { Namespaces, Secrets, Services, StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';

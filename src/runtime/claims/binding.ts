@@ -45,6 +45,14 @@ export interface ClaimReconcilerOptions<C extends KubeObjectLike, MR extends Man
   configure(claim: Claim, cls: C, name: string): MR;
   recorder: EventRecorder;
   log: Logger;
+  /**
+   * Every non-portable class kind a controller serves for this claim kind (one controller each,
+   * seed 000). A claim whose class is of another served kind is that controller's: this one leaves
+   * it alone, without a status write.
+   */
+  servedClasses?: ResourceType[];
+  /** This controller answers the claims no served kind can take (a missing or unsupported class). */
+  reportsUnserved?: boolean;
 }
 
 type Cond = Parameters<typeof setCondition>[1];
@@ -62,6 +70,9 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     const cached = this.o.claims.cache.get(key);
     // A claim with neither a class nor a resource is the default-class controller's to fill in.
     if (!cached || (!cached.spec?.classRef && !cached.spec?.resourceRef && !isDeleting(cached.metadata))) return done();
+    const server = this.serverOf(cached);
+    // A lone controller (no list of served kinds) answers every claim.
+    if (server === 'other' || (server === 'unserved' && !(this.o.reportsUnserved ?? this.o.servedClasses === undefined))) return done();
     const claim = structuredClone(cached);
     try {
       return isDeleting(claim.metadata) ? await this.release(claim, signal) : await this.bind(claim, cached, signal);
@@ -75,6 +86,25 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       // Refusals (a missing class, a namespace not allowed) wait for a change; API errors back off.
       return err instanceof ReasonedError ? requeueAfter(RECHECK_MS) : requeue();
     }
+  }
+
+  /**
+   * Which controller a claim is for (crossplane's class-kind predicate): by the kind of the resource
+   * it is bound to, else by the kind its portable class points at.
+   */
+  private serverOf(claim: Claim): 'mine' | 'other' | 'unserved' {
+    const served = this.o.servedClasses ?? [this.o.classes.type];
+    const ref = claim.spec?.resourceRef;
+    if (ref?.kind) {
+      const managed = this.o.managed.type;
+      return ref.kind === managed.kind && (!ref.apiVersion || ref.apiVersion === managed.apiVersion) ? 'mine' : 'other';
+    }
+    const portable = claim.spec?.classRef && this.o.portableClasses.cache.get(`${claim.metadata.namespace}/${claim.spec.classRef.name}`);
+    const kind = portable ? portable.classRef : undefined;
+    if (!kind) return ref && !this.o.servedClasses ? 'mine' : 'unserved';
+    const is = (t: ResourceType): boolean => t.kind === kind.kind && t.apiVersion === kind.apiVersion;
+    if (is(this.o.classes.type)) return 'mine';
+    return served.some(is) ? 'other' : 'unserved';
   }
 
   private async bind(claim: Claim, cached: Claim, signal: AbortSignal): Promise<Result> {
@@ -147,7 +177,8 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     const want = this.o.classes.type;
     if (!ref || ref.kind !== want.kind || ref.apiVersion !== want.apiVersion) {
       throw new ReasonedError('UnsupportedClass',
-        `${portableKind} ${ns}/${portableName} points at ${ref ? `${ref.apiVersion} ${ref.kind}` : 'nothing'}; this provider serves ${want.apiVersion} ${want.kind}`);
+        `${portableKind} ${ns}/${portableName} points at ${ref ? `${ref.apiVersion} ${ref.kind}` : 'nothing'}; this provider serves ` +
+        (this.o.servedClasses ?? [want]).map((t) => `${t.apiVersion} ${t.kind}`).join(', '));
     }
     const cls = this.o.classes.cache.get(`${ref.namespace}/${ref.name}`);
     if (!cls) throw new ReasonedError('ClassNotFound', `${want.kind} ${ref.namespace}/${ref.name} (named by ${portableKind} ${portableName}) does not exist`);

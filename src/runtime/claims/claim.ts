@@ -2,7 +2,8 @@
 // concrete kinds: a claim names a portable class in its own namespace; the portable class names a
 // provider-specific ("non-portable") class anywhere; a managed resource is made from the latter.
 import { createHash } from 'node:crypto';
-import type { Condition, ObjectMeta } from '../../apis/common.ts';
+import type { Condition } from '../conditions.ts';
+import type { ObjectMeta } from '../meta.ts';
 import type { KubeObjectLike } from '../kube/client.ts';
 
 export interface ObjectReference {

@@ -31,3 +31,22 @@ export const Pods: ResourceType = { apiVersion: 'v1', kind: 'Pod', plural: 'pods
 export const Services: ResourceType = { apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true };
 export const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 export const PersistentVolumeClaims: ResourceType = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', namespaced: true };
+export const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true };
+export const RoleBindings: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true };
+export const StorageClasses: ResourceType = { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', plural: 'storageclasses', namespaced: false };
+
+const KNOWN = [Namespaces, Secrets, Events, ServiceAccounts, StatefulSets, Deployments, CustomResourceDefinitions, ClusterRoles, ClusterRoleBindings, Leases,
+  Pods, Services, ConfigMaps, PersistentVolumeClaims, Roles, RoleBindings, StorageClasses];
+
+/**
+ * The type of an object read from a manifest: a known one, or else the regular plural of its kind,
+ * namespaced when the manifest gives a namespace (what operator bundles hold is that regular).
+ */
+export function typeOfManifest(obj: { apiVersion?: string; kind?: string; metadata: { namespace?: string } }, extra: ResourceType[] = []): ResourceType {
+  const known = [...extra, ...KNOWN].find((t) => t.apiVersion === obj.apiVersion && t.kind === obj.kind);
+  if (known) return known;
+  if (!obj.apiVersion || !obj.kind) throw new Error('a manifest without apiVersion or kind');
+  const lower = obj.kind.toLowerCase();
+  const plural = lower.endsWith('s') ? `${lower}es` : lower.endsWith('y') ? `${lower.slice(0, -1)}ies` : `${lower}s`;
+  return { apiVersion: obj.apiVersion, kind: obj.kind, plural, namespaced: Boolean(obj.metadata.namespace) };
+}

@@ -2,7 +2,7 @@
 // ExternalConnecter / ExternalClient): the provider only connects, observes, creates, updates, deletes.
 import type { Condition } from '../conditions.ts';
 import type { KubeObjectLike } from '../kube/client.ts';
-import type { ObjectMeta } from '../../apis/common.ts';
+import type { ObjectMeta } from '../meta.ts';
 
 /** Plain-text connection values (endpoint, username, password); written base64 into a Secret. */
 export type ConnectionDetails = Record<string, string>;

@@ -1,6 +1,5 @@
 // NativeConnecter: managed resource -> its Provider -> the Provider's Secret -> a (cached) client for
 // the target cluster -> a nativeExternal that manages one object there.
-import type { Provider } from '../../apis/provider.ts';
 import { ReasonedError } from '../conditions.ts';
 import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { Secrets } from '../kube/resources.ts';
@@ -9,7 +8,8 @@ import type { Reader } from '../managed/reconciler.ts';
 import { credentialsFromSecret, type CredentialOptions } from './credentials.ts';
 import type { EventRecorder } from '../events.ts';
 import { NativeExternal, type NativeKind } from './external.ts';
-import { OperatorInstaller } from './operator.ts';
+import type { OperatorInstaller } from './operator.ts';
+import { operatorSettings, type ProviderObject as Provider } from './provider.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';
 import type { Target, TargetClients } from './targets.ts';
 
@@ -44,19 +44,25 @@ export class ProviderResolver {
   }
 }
 
+export interface NativeConnecterOptions {
+  /** The operator of this kind, shared with the Provider's status. */
+  installer?: OperatorInstaller;
+  recorder?: EventRecorder;
+  /** Called after provider-rook installed an operator into a Provider's target. */
+  operatorInstalled?: (provider: Provider) => void;
+}
+
 export class NativeConnecter<MR extends ManagedResource> implements ExternalConnecter<MR> {
   private readonly resolver: ProviderResolver;
   private readonly kind: NativeKind<MR>;
   private readonly marks: OwnershipMarks;
-  private readonly installer?: OperatorInstaller;
-  private readonly recorder?: EventRecorder;
+  private readonly opts: NativeConnecterOptions;
 
-  constructor(resolver: ProviderResolver, kind: NativeKind<MR>, marks: OwnershipMarks, recorder?: EventRecorder) {
+  constructor(resolver: ProviderResolver, kind: NativeKind<MR>, marks: OwnershipMarks, opts: NativeConnecterOptions = {}) {
     this.resolver = resolver;
     this.kind = kind;
     this.marks = marks;
-    this.recorder = recorder;
-    this.installer = kind.operator ? new OperatorInstaller(kind.operator, marks) : undefined;
+    this.opts = opts;
   }
 
   async connect(mr: MR, signal: AbortSignal): Promise<ExternalClient<MR>> {
@@ -70,11 +76,12 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     }
     const provider = this.resolver.provider(namespace, ref.name);
     const target = await this.resolver.resolve(provider, signal);
-    const installer = this.installer;
+    const installer = this.opts.installer;
     const ensureOperator = installer && ((s: AbortSignal) => installer.ensure(target, {
-      where: `${namespace}/${ref.name}`, owner: providerOwner(provider), settings: provider.spec.operatorInstall,
+      where: `${namespace}/${ref.name}`, owner: providerOwner(provider), settings: operatorSettings(provider, installer.bundle.name, installer.bundle.legacy),
+      installed: () => this.opts.operatorInstalled?.(provider),
     }, s));
-    return new NativeExternal(this.kind, target.client, this.marks, { prerequisite: ensureOperator, recorder: this.recorder });
+    return new NativeExternal(this.kind, target.client, this.marks, { prerequisite: ensureOperator, recorder: this.opts.recorder });
   }
 }
 

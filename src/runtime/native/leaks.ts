@@ -3,7 +3,6 @@
 // proven: the owner is read live from the control cluster (never judged from a cache), owners in
 // namespaces this deployment does not watch are never judged, young objects are left alone, and
 // objects whose owner asked to keep them (Retain) are never leaks.
-import type { Provider } from '../../apis/provider.ts';
 import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { Namespaces, type ResourceType } from '../kube/resources.ts';
@@ -12,6 +11,7 @@ import type { ManagedResource } from '../managed/types.ts';
 import type { ProviderResolver } from './connecter.ts';
 import { deleteDependents, deleteNamespaceIfUnused, type NativeKind, type TargetObject } from './external.ts';
 import type { OwnerKey, OwnershipMarks } from './ownership.ts';
+import type { ProviderObject as Provider } from './provider.ts';
 import type { Target } from './targets.ts';
 
 export interface LeakReport {

@@ -1,23 +1,26 @@
 // Installs the operator a native kind depends on into a target that lacks it (crossplane-runtime
 // #34), when the Provider allows it. One install per target at a time however many resources ask;
-// objects someone else installed are never changed; nothing is ever uninstalled.
+// objects someone else installed are never changed; nothing is ever uninstalled. A bundle is data:
+// a folder of manifests, with the Provider's namespace and image applied.
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import * as yaml from 'js-yaml';
 import { ReasonedError } from '../conditions.ts';
 import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
-import { ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, ServiceAccounts, type ResourceType } from '../kube/resources.ts';
+import { CustomResourceDefinitions, Deployments, typeOfManifest } from '../kube/resources.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';
-
-export interface OperatorSettings {
-  enabled?: boolean;
-  image?: string;
-  namespace?: string;
-}
+import type { OperatorSettings } from './provider.ts';
 
 export interface OperatorBundle {
+  /** Its key in a Provider's spec.operators and status.operators, e.g. "rook-minio". */
+  name: string;
   /** e.g. "the Rook MinIO operator" */
   description: string;
   crdName: string;
   deploymentName: string;
   defaultNamespace: string;
+  /** Configured by v0.1's single spec.operatorInstall field (the Rook MinIO operator only). */
+  legacy?: boolean;
   /** The objects to install, for these settings (namespace and image applied). */
   manifests(settings: OperatorSettings): KubeObjectLike[];
 }
@@ -29,16 +32,36 @@ export interface OperatorPresence {
   missing: string[];
 }
 
-const TYPES: Record<string, ResourceType> = Object.fromEntries(
-  [Namespaces, CustomResourceDefinitions, ClusterRoles, ClusterRoleBindings, ServiceAccounts, Deployments].map((t) => [`${t.apiVersion}/${t.kind}`, t]),
-);
-
 type Obj = KubeObjectLike & { metadata: KubeObjectLike['metadata'] & { labels?: Record<string, string> }; status?: { conditions?: { type: string; status: string }[] } };
+type Loose = KubeObjectLike & Record<string, unknown>;
 
-function typeOf(obj: KubeObjectLike): ResourceType {
-  const type = TYPES[`${obj.apiVersion}/${obj.kind}`];
-  if (!type) throw new Error(`operator bundle has an unsupported kind ${obj.apiVersion}/${obj.kind}`);
-  return type;
+// Cluster-scoped kinds first, namespaced ones last, so a namespace exists before what lives in it.
+const ORDER = ['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding'];
+const rank = (kind: string | undefined): number => (ORDER.includes(kind ?? '') ? ORDER.indexOf(kind!) : ORDER.length);
+
+/** A bundle from a folder of manifests that install into `defaultNamespace` and run `defaultImage`. */
+export function bundleFromDirectory(dir: string, facts: Omit<OperatorBundle, 'manifests'> & { defaultImage: string }): OperatorBundle {
+  let loaded: KubeObjectLike[] | undefined;
+  const load = (): KubeObjectLike[] => (loaded ??= readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()
+    .flatMap((f) => (yaml.loadAll(readFileSync(path.join(dir, f), 'utf8')) as (KubeObjectLike | null)[]).filter((d): d is KubeObjectLike => Boolean(d)))
+    .sort((a, b) => rank(a.kind) - rank(b.kind)));
+  const { defaultImage, ...rest } = facts;
+  return {
+    ...rest,
+    manifests(settings) {
+      const namespace = settings.namespace ?? facts.defaultNamespace;
+      return load().map((doc) => {
+        const obj = structuredClone(doc) as Loose;
+        if (obj.kind === 'Namespace' && obj.metadata.name === facts.defaultNamespace) obj.metadata.name = namespace;
+        if (obj.metadata.namespace === facts.defaultNamespace) obj.metadata.namespace = namespace;
+        for (const s of (obj.subjects as { namespace?: string }[] | undefined) ?? []) if (s.namespace === facts.defaultNamespace) s.namespace = namespace;
+        if (obj.kind === 'Deployment' && obj.metadata.name === facts.deploymentName) {
+          for (const c of (obj.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers) c.image = settings.image ?? defaultImage;
+        }
+        return obj;
+      });
+    },
+  };
 }
 
 export function established(crd: Obj | undefined): boolean {
@@ -48,7 +71,7 @@ export function established(crd: Obj | undefined): boolean {
 export class OperatorInstaller {
   private readonly inflight = new Map<string, Promise<void>>();
   private readonly verified = new Map<string, number>();
-  private readonly bundle: OperatorBundle;
+  readonly bundle: OperatorBundle;
   private readonly marks: OwnershipMarks;
 
   constructor(bundle: OperatorBundle, marks: OwnershipMarks) {
@@ -56,7 +79,7 @@ export class OperatorInstaller {
     this.marks = marks;
   }
 
-  async presence(client: KubeClient, settings: OperatorSettings = {}, signal?: AbortSignal): Promise<OperatorPresence> {
+  async presence(client: KubeClient, settings: OperatorSettings, signal?: AbortSignal): Promise<OperatorPresence> {
     const namespace = settings.namespace ?? this.bundle.defaultNamespace;
     const [crd, deployment] = await Promise.all([
       client.get<Obj>(CustomResourceDefinitions, this.bundle.crdName, undefined, signal),
@@ -73,24 +96,26 @@ export class OperatorInstaller {
   /**
    * Makes sure the operator is there before a create. Throws a ReasonedError saying what is missing
    * and what to do, or that the install is still settling (the caller retries with backoff).
+   * `installed` runs once after an install of ours, e.g. to refresh the Provider's status at once.
    */
-  async ensure(target: { fingerprint: string; client: KubeClient }, provider: { where: string; owner: Owner; settings?: OperatorSettings }, signal?: AbortSignal): Promise<void> {
+  async ensure(target: { fingerprint: string; client: KubeClient }, provider: { where: string; owner: Owner; settings: OperatorSettings; installed?: () => void }, signal?: AbortSignal): Promise<void> {
     if ((this.verified.get(target.fingerprint) ?? 0) > Date.now()) return;
-    const settings = provider.settings ?? {};
+    const settings = provider.settings;
     const presence = await this.presence(target.client, settings, signal);
     if (presence.present) {
       this.verified.set(target.fingerprint, Date.now() + 5 * 60_000);
       return;
     }
-    if (!settings.enabled) {
+    if (!settings.install) {
       throw new ReasonedError('OperatorMissing',
-        `the target cluster has no ${this.bundle.description} (missing ${presence.missing.join(', ')}): install it there ` +
-        `(kubectl apply -f config/operator/) or set spec.operatorInstall.enabled: true on Provider ${provider.where}`);
+        `the target cluster has no ${this.bundle.description} (missing ${presence.missing.join(', ')}): install it there, ` +
+        `or allow provider-rook to by adding {name: ${this.bundle.name}, install: true} to spec.operators of Provider ${provider.where}`);
     }
     // Concurrent creates on one fresh target share one install.
     let install = this.inflight.get(target.fingerprint);
     if (!install) {
-      install = this.install(target.client, provider.owner, settings, signal).finally(() => this.inflight.delete(target.fingerprint));
+      install = this.install(target.client, provider.owner, settings, signal).then(() => provider.installed?.())
+        .finally(() => this.inflight.delete(target.fingerprint));
       this.inflight.set(target.fingerprint, install);
     }
     await install;
@@ -101,7 +126,7 @@ export class OperatorInstaller {
 
   private async install(client: KubeClient, owner: Owner, settings: OperatorSettings, signal?: AbortSignal): Promise<void> {
     for (const manifest of this.bundle.manifests(settings)) {
-      const type = typeOf(manifest);
+      const type = typeOfManifest(manifest);
       const existing = await client.get<Obj>(type, manifest.metadata.name, manifest.metadata.namespace, signal);
       if (existing) continue; // ours already, or someone else's: leave it as it is
       const marked = {

@@ -2,21 +2,20 @@
 // managed resources use it) and protects a Provider in use: it keeps a finalizer until no managed
 // resource names it, so deleting it never strands resources behind their own finalizers.
 // Status echoes nothing read from the Provider's Secret: the Secret may be someone else's.
-import type { Provider } from '../../apis/provider.ts';
-import { ProviderKind } from '../../apis/provider.ts';
 import { ReasonedError, reasonOf, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import { sameJson } from '../json.ts';
-import type { ResourceType } from '../kube/resources.ts';
 import type { Reader } from '../managed/reconciler.ts';
 import { hasFinalizer, isDeleting, withFinalizer, withoutFinalizer } from '../meta.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import type { ProviderResolver } from './connecter.ts';
 import type { OperatorInstaller } from './operator.ts';
+import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from './provider.ts';
 
-export const Providers: ResourceType = { apiVersion: `${ProviderKind.group}/${ProviderKind.version}`, kind: ProviderKind.kind, plural: ProviderKind.plural, namespaced: true };
+export { Providers };
+type Provider = ProviderObject;
 
 /** Crossplane's ProviderConfig usage finalizer, for our Provider. */
 export const FINALIZER_PROVIDER_IN_USE = 'in-use.kubernetes.crossplane.io';
@@ -35,7 +34,8 @@ export interface ProviderStatusOptions {
   users: ProviderUsers;
   recorder: EventRecorder;
   pollIntervalMs: number;
-  operator?: OperatorInstaller;
+  /** The operators of every registered kind: each one's presence is reported. */
+  operators: () => OperatorInstaller[];
 }
 
 export class ProviderStatusReconciler implements Reconciler {
@@ -51,6 +51,10 @@ export class ProviderStatusReconciler implements Reconciler {
     let provider = structuredClone(cached);
     try {
       if (isDeleting(provider.metadata)) return await this.release(provider, cached, signal);
+      // v0.1's single-operator field still works; say where it belongs now.
+      if (provider.spec.operatorInstall && !hasFinalizer(cached.metadata, FINALIZER_PROVIDER_IN_USE)) {
+        this.o.recorder.normal(provider, 'DeprecatedField', 'spec.operatorInstall configures the Rook MinIO operator; move it to spec.operators as {name: rook-minio, install: ...}');
+      }
       if (!hasFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE)) {
         provider.metadata.finalizers = withFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE);
         provider = { ...(await this.o.client.update<Provider>(Providers, provider, signal)), status: provider.status };
@@ -70,11 +74,16 @@ export class ProviderStatusReconciler implements Reconciler {
     try {
       const target = await this.o.resolver.resolve(provider, signal);
       const serverVersion = await target.client.serverVersion(signal);
-      const operator = await this.o.operator?.presence(target.client, provider.spec.operatorInstall, signal);
+      const operators: OperatorStatus[] = [];
+      for (const installer of this.o.operators()) {
+        const { name, legacy } = installer.bundle;
+        const p = await installer.presence(target.client, operatorSettings(provider, name, legacy), signal);
+        operators.push({ name, present: p.present, ...(p.installedBy ? { installedBy: p.installedBy } : {}), ...(p.missing.length ? { missing: p.missing } : {}) });
+      }
       return {
         ...base,
         serverVersion,
-        ...(operator ? { operator: { present: operator.present, ...(operator.installedBy ? { installedBy: operator.installedBy } : {}), ...(operator.missing.length ? { missing: operator.missing } : {}) } } : {}),
+        ...(operators.length ? { operators } : {}),
         conditions: setCondition(provider.status?.conditions, { type: 'Ready', status: 'True', reason: 'Reachable', message: 'reached the target cluster', observedGeneration: generation }),
       };
     } catch (err) {

@@ -1,13 +1,20 @@
-// The MinIO part of provider-rook: how a managed ObjectStore maps onto a minio.rook.io ObjectStore in
-// the target, when that store is ready, and what its users need to connect. Everything else is the
+// The Rook MinIO backend: how a managed ObjectStore maps onto a minio.rook.io ObjectStore in the
+// target, when that store is ready, and what its users need to connect. Everything else is the
 // generic runtime.
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import type { ObjectStore } from '../apis/objectstore.ts';
 import type { NativeKind } from '../runtime/native/external.ts';
 import { Secrets, Services, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
 import { secretText } from '../runtime/native/credentials.ts';
 import { withoutNulls } from '../runtime/json.ts';
-import { rookMinioOperator } from './operator.ts';
+import { bundleFromDirectory } from '../runtime/native/operator.ts';
+
+/** The Rook MinIO operator (config/operators/rook-minio, modernised from rook v1.2.7, its last release). */
+export const rookMinioOperator = bundleFromDirectory(path.join(import.meta.dirname, '..', '..', 'config', 'operators', 'rook-minio'), {
+  name: 'rook-minio', description: 'Rook MinIO operator', crdName: 'objectstores.minio.rook.io', deploymentName: 'rook-minio-operator',
+  defaultNamespace: 'rook-minio-system', defaultImage: 'rook/minio:v1.2.7', legacy: true,
+});
 
 export const RookObjectStores: ResourceType = { apiVersion: 'minio.rook.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true };
 

@@ -1,0 +1,179 @@
+// The manager (controller-runtime's Manager): the control-cluster client, shared informers, the
+// controllers, the target clients and what every native kind shares: the Provider controller, its
+// operators and the leak sweepers. setupNativeManaged and setupClaim (setup.ts) register kinds on
+// it; start() runs them all. It knows no backend.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Controller } from './controller.ts';
+import { ApiEventRecorder } from './events.ts';
+import { Informer } from './informer.ts';
+import { KubeClient, type KubeObjectLike } from './kube/client.ts';
+import { Namespaces, type ResourceType } from './kube/resources.ts';
+import type { Logger } from './logger.ts';
+import type { ManagedResource } from './managed/types.ts';
+import { ProviderResolver } from './native/connecter.ts';
+import type { LeakReport, LeakSweeper } from './native/leaks.ts';
+import { OperatorInstaller, type OperatorBundle } from './native/operator.ts';
+import { OwnershipMarks } from './native/ownership.ts';
+import { Providers, type ProviderObject } from './native/provider.ts';
+import { ProviderStatusReconciler } from './native/provider-status.ts';
+import { TargetClients } from './native/targets.ts';
+import { keyOf, type Reconciler } from './result.ts';
+
+export interface ManagerOptions {
+  control: KubeConfig;
+  log: Logger;
+  /** Written as the field manager of every write. */
+  fieldManager: string;
+  /** Watch only these namespaces of the control cluster (all namespaces when unset). */
+  namespaces?: string[];
+  /** Names this control plane in ownership marks; defaults to the control cluster's kube-system UID. */
+  controlPlaneId?: string;
+  pollIntervalMs?: number;
+  pollJitterMs?: number;
+  leakIntervalMs?: number;
+  /** Target objects younger than this are never judged leaked. */
+  leakGraceMs?: number;
+  /** Report leaked target objects instead of deleting them. */
+  leakReportOnly?: boolean;
+  /** Let Provider kubeconfigs run exec credential plugins inside this process (off by default). */
+  allowExecCredentials?: boolean;
+  workers?: number;
+  maxReconcileRate?: number;
+  /** Count API requests (for tests and benchmarks). */
+  onRequest?: (server: string, method: string, path: string) => void;
+}
+
+/** A managed kind as the manager's shared parts see it. */
+export interface RegisteredKind {
+  type: ResourceType;
+  cache: Informer<ManagedResource>;
+  installer?: OperatorInstaller;
+}
+
+export class Manager {
+  readonly opts: ManagerOptions & { pollIntervalMs: number; pollJitterMs: number };
+  readonly log: Logger;
+  readonly control: KubeClient;
+  readonly marks: OwnershipMarks;
+  readonly recorder: ApiEventRecorder;
+  readonly targets: TargetClients;
+  readonly resolver: ProviderResolver;
+  readonly providers: Informer<ProviderObject>;
+  readonly providerController: Controller;
+  readonly kinds: RegisteredKind[] = [];
+  readonly sweepers: LeakSweeper<ManagedResource>[] = [];
+  private readonly informers = new Map<string, Informer<KubeObjectLike>>();
+  private readonly controllers: Controller[] = [];
+  private readonly installers = new Map<string, OperatorInstaller>();
+  private idle?: NodeJS.Timeout;
+
+  /** Resolves the control-plane id (a read of kube-system unless given) and builds the shared parts. */
+  static async create(opts: ManagerOptions): Promise<Manager> {
+    const control = clientFor(opts, opts.control, { trusted: true });
+    const id = opts.controlPlaneId ?? (await control.get(Namespaces, 'kube-system'))?.metadata.uid;
+    if (!id) throw new Error('cannot determine the control plane id (no kube-system namespace); pass --control-plane-id');
+    return new Manager(opts, control, id);
+  }
+
+  private constructor(opts: ManagerOptions, control: KubeClient, controlPlaneId: string) {
+    const pollIntervalMs = opts.pollIntervalMs ?? 60_000;
+    this.opts = { ...opts, pollIntervalMs, pollJitterMs: opts.pollJitterMs ?? pollIntervalMs / 10 };
+    this.log = opts.log;
+    this.control = control;
+    this.marks = new OwnershipMarks(controlPlaneId);
+    this.recorder = new ApiEventRecorder(control, opts.fieldManager, opts.log);
+    // A target's endpoint comes from a Secret: nothing its server answers is echoed into status.
+    this.targets = new TargetClients((creds) => clientFor(opts, creds.kubeConfig, { trusted: false, name: 'the target cluster' }));
+    this.providers = this.informer<ProviderObject>(Providers);
+    this.resolver = new ProviderResolver(control, this.providers, this.targets, { allowExec: opts.allowExecCredentials ?? false });
+    this.providerController = this.controller('provider', new ProviderStatusReconciler({
+      client: control, cache: this.providers, resolver: this.resolver, recorder: this.recorder, pollIntervalMs,
+      operators: () => [...this.installers.values()],
+      users: {
+        cached: (namespace, name) => this.kinds.reduce((n, k) => n + k.cache.list().filter(usesProvider(namespace, name)).length, 0),
+        live: async (namespace, name, signal) => {
+          let n = 0;
+          for (const k of this.kinds) n += (await control.list<ManagedResource>(k.type, { namespace, signal })).items.filter(usesProvider(namespace, name)).length;
+          return n;
+        },
+      },
+    }));
+    // Only changes a user makes (the spec, deletion) wake it; our own status writes do not.
+    this.providers.on({
+      added: (p) => this.providerController.enqueue(keyOf(p.metadata)),
+      updated: (old, p) => {
+        if (old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp) this.providerController.enqueue(keyOf(p.metadata));
+      },
+    });
+  }
+
+  get controlPlaneId(): string {
+    return this.marks.controlPlaneId;
+  }
+
+  /** The shared informer for a type (and selection): one list/watch however many controllers read it. */
+  informer<T extends KubeObjectLike>(type: ResourceType, selection: { fieldSelector?: string } = {}): Informer<T> {
+    const key = `${type.apiVersion}/${type.kind}?${selection.fieldSelector ?? ''}`;
+    let informer = this.informers.get(key);
+    if (!informer) {
+      informer = new Informer(this.control, type, { log: this.log, namespaces: this.opts.namespaces, ...selection });
+      this.informers.set(key, informer);
+    }
+    return informer as unknown as Informer<T>;
+  }
+
+  controller(name: string, reconciler: Reconciler): Controller {
+    const controller = new Controller(name, reconciler, this.log, { workers: this.opts.workers ?? 4, maxReconcileRate: this.opts.maxReconcileRate ?? 10 });
+    this.controllers.push(controller);
+    return controller;
+  }
+
+  /** One installer per operator, shared by the kinds that need it and by Provider status. */
+  installerFor(bundle: OperatorBundle): OperatorInstaller {
+    let installer = this.installers.get(bundle.name);
+    if (!installer) this.installers.set(bundle.name, (installer = new OperatorInstaller(bundle, this.marks)));
+    return installer;
+  }
+
+  registerKind(kind: RegisteredKind): void {
+    this.kinds.push(kind);
+    // A Provider counts its users, and a Provider being deleted waits for the last one to go.
+    const providerOf = (mr: ManagedResource): void => {
+      if (mr.spec.providerRef?.name) this.providerController.enqueue(`${mr.metadata.namespace}/${mr.spec.providerRef.name}`);
+    };
+    kind.cache.on({ added: providerOf, deleted: providerOf });
+  }
+
+  /** One leak sweep over every registered kind. */
+  async sweepLeaks(signal?: AbortSignal, now?: number): Promise<LeakReport[]> {
+    const reports: LeakReport[] = [];
+    for (const sweeper of this.sweepers) reports.push(...(await sweeper.sweep(signal, now)));
+    return reports;
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.start()));
+    for (const c of this.controllers) c.start();
+    for (const s of this.sweepers) s.start(this.opts.leakIntervalMs ?? 5 * 60_000);
+    this.idle = setInterval(() => void this.targets.sweepIdle(), 5 * 60_000);
+    this.idle.unref();
+    this.log.info('provider-rook started', { controlPlaneId: this.controlPlaneId, server: this.control.server, kinds: this.kinds.map((k) => k.type.kind) });
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sweepers) s.stop();
+    clearInterval(this.idle);
+    await Promise.all(this.controllers.map((c) => c.stop()));
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    await this.targets.close();
+    await this.control.close();
+  }
+}
+
+function clientFor(opts: ManagerOptions, kc: KubeConfig, trust: { trusted: boolean; name?: string }): KubeClient {
+  const client: KubeClient = new KubeClient(kc, { fieldManager: opts.fieldManager, ...trust, onRequest: (m, p) => opts.onRequest?.(client.server, m, p) });
+  return client;
+}
+
+const usesProvider = (namespace: string, name: string) => (mr: ManagedResource): boolean =>
+  mr.metadata.namespace === namespace && mr.spec.providerRef?.name === name;
