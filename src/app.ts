@@ -4,6 +4,10 @@ import { resourceTypeOf } from './apis/crd.ts';
 import { ObjectStoreKind, type ObjectStore } from './apis/objectstore.ts';
 import { ObjectStoreClassKind } from './apis/objectstoreclass.ts';
 import { BucketClassKind, BucketKind, BucketPolicyKind } from './apis/storage.ts';
+import { CephBucketClassKind, CephBucketKind, type CephBucket } from './apis/cephbucket.ts';
+import { TenantClassKind, TenantKind, type Tenant } from './apis/tenant.ts';
+import { configureTenant, minioTenant } from './minio-operator/tenant.ts';
+import { cephBucket, configureCephBucket } from './rook-ceph/bucket.ts';
 import { minioObjectStore } from './rook-minio/objectstore.ts';
 import { configureObjectStore } from './rook-minio/objectstoreclass.ts';
 import type { KubeClient } from './runtime/kube/client.ts';
@@ -19,6 +23,10 @@ export const ObjectStoreClasses = resourceTypeOf(ObjectStoreClassKind);
 export const BucketClasses = resourceTypeOf(BucketClassKind);
 export const BucketPolicies = resourceTypeOf(BucketPolicyKind);
 export const Buckets = resourceTypeOf(BucketKind);
+export const Tenants = resourceTypeOf(TenantKind);
+export const TenantClasses = resourceTypeOf(TenantClassKind);
+export const CephBuckets = resourceTypeOf(CephBucketKind);
+export const CephBucketClasses = resourceTypeOf(CephBucketClassKind);
 
 export type AppOptions = Omit<ManagerOptions, 'fieldManager'>;
 
@@ -34,11 +42,15 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const manager = await Manager.create({ ...opts, fieldManager: FIELD_MANAGER });
 
   setupNativeManaged<ObjectStore>(manager, { type: ManagedObjectStores, kind: minioObjectStore });
+  setupNativeManaged<Tenant>(manager, { type: Tenants, kind: minioTenant });
+  setupNativeManaged<CephBucket>(manager, { type: CephBuckets, kind: cephBucket });
 
   setupClaim(manager, {
     claim: Buckets, portableClass: BucketClasses, policy: BucketPolicies,
     classes: [
       { class: ObjectStoreClasses, managed: ManagedObjectStores, configure: configureObjectStore },
+      { class: TenantClasses, managed: Tenants, configure: configureTenant },
+      { class: CephBucketClasses, managed: CephBuckets, configure: configureCephBucket },
     ],
   });
 

@@ -9,12 +9,11 @@
 //   headless service") before it reaches the StatefulSet.
 // It then plays the StatefulSet controller and kubelet by setting status.readyReplicas, which is how
 // provider-rook tells a store is ready. Never used by src/.
-import { Informer } from '../../src/runtime/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { isAlreadyExists, isConflict } from '../../src/runtime/kube/errors.ts';
+import { isAlreadyExists } from '../../src/runtime/kube/errors.ts';
 import { Secrets, Services, StatefulSets } from '../../src/runtime/kube/resources.ts';
-import { silentLogger } from '../../src/runtime/logger.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
+import { StandIn } from './stand-in.ts';
 
 interface Store extends KubeObjectLike {
   metadata: { name: string; namespace: string; uid: string; deletionTimestamp?: string; annotations?: Record<string, string> };
@@ -36,75 +35,41 @@ export interface FakeOperatorOptions {
   readyReplicas?: (store: Store) => number;
 }
 
-export class FakeMinioOperator {
-  private readonly informer: Informer<Store>;
-  private readonly client: KubeClient;
+export class FakeMinioOperator extends StandIn<Store> {
   private readonly opts: FakeOperatorOptions;
-  private readonly busy = new Set<string>();
-  private readonly dirty = new Set<string>();
 
   constructor(client: KubeClient, opts: FakeOperatorOptions = {}) {
-    this.client = client;
+    super(client, RookObjectStores);
     this.opts = opts;
-    this.informer = new Informer<Store>(client, RookObjectStores, { log: silentLogger });
-    const handle = (store: Store): void => void this.reconcile(store).catch(() => undefined);
-    this.informer.on({ added: handle, updated: (_old, s) => handle(s) });
   }
 
-  async start(): Promise<void> {
-    await this.informer.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.informer.stop();
-  }
-
-  /** Re-runs for every store, e.g. after changing readyReplicas. */
-  resync(): Promise<void[]> {
-    return Promise.all(this.informer.list().map((s) => this.reconcile(s).catch(() => undefined)));
-  }
-
-  private async reconcile(store: Store): Promise<void> {
+  protected async reconcile(store: Store): Promise<void> {
     const { name, namespace, uid } = store.metadata;
-    const key = `${namespace}/${name}`;
     if (store.metadata.deletionTimestamp) return;
-    if (this.busy.has(key)) {
-      this.dirty.add(key);
-      return;
+    const replicas = store.spec?.scope?.nodeCount ?? 0;
+    if (replicas < 4 || replicas % 2 !== 0) return; // the real operator only logs "node count must be greater than 3 and even"
+    let sts = await this.client.get<StatefulSet>(StatefulSets, name, namespace);
+    if (!sts) {
+      const creds = store.spec?.credentials;
+      const keys = creds ? await this.client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, creds.name, creds.namespace ?? namespace) : undefined;
+      if (!keys?.data) return; // the real operator fails to read the Secret and tries again on the next event
+      const labels = { app: 'minio', objectstore: name };
+      const ownerReferences = [{ apiVersion: 'v1alpha1', kind: 'ObjectStore', name, uid }]; // sic: the real operator omits the group
+      try {
+        await this.client.create(Services, {
+          apiVersion: 'v1', kind: 'Service', metadata: { name, namespace, labels, ownerReferences },
+          spec: { clusterIP: 'None', selector: { app: 'minio' }, ports: [{ port: 9000 }] },
+        });
+      } catch (e) {
+        if (isAlreadyExists(e)) return; // "failed to update minio headless service": never reaches the StatefulSet
+        throw e;
+      }
+      sts = await this.client.create<StatefulSet>(StatefulSets, statefulSet(store, replicas, labels, ownerReferences, keys.data));
     }
-    this.busy.add(key);
-    try {
-      const replicas = store.spec?.scope?.nodeCount ?? 0;
-      if (replicas < 4 || replicas % 2 !== 0) return; // the real operator only logs "node count must be greater than 3 and even"
-      let sts = await this.client.get<StatefulSet>(StatefulSets, name, namespace);
-      if (!sts) {
-        const creds = store.spec?.credentials;
-        const keys = creds ? await this.client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, creds.name, creds.namespace ?? namespace) : undefined;
-        if (!keys?.data) return; // the real operator fails to read the Secret and tries again on the next event
-        const labels = { app: 'minio', objectstore: name };
-        const ownerReferences = [{ apiVersion: 'v1alpha1', kind: 'ObjectStore', name, uid }]; // sic: the real operator omits the group
-        try {
-          await this.client.create(Services, {
-            apiVersion: 'v1', kind: 'Service', metadata: { name, namespace, labels, ownerReferences },
-            spec: { clusterIP: 'None', selector: { app: 'minio' }, ports: [{ port: 9000 }] },
-          });
-        } catch (e) {
-          if (isAlreadyExists(e)) return; // "failed to update minio headless service": never reaches the StatefulSet
-          throw e;
-        }
-        sts = await this.client.create<StatefulSet>(StatefulSets, statefulSet(store, replicas, labels, ownerReferences, keys.data));
-      }
-      // The StatefulSet controller and kubelet: every server reports ready.
-      const ready = this.opts.readyReplicas?.(store) ?? sts.spec.replicas;
-      if (sts.status?.readyReplicas !== ready) {
-        await this.client.updateStatus(StatefulSets, { ...sts, status: { ...sts.status, replicas: sts.spec.replicas, readyReplicas: ready } });
-      }
-    } catch (err) {
-      if (!isConflict(err)) throw err;
-    } finally {
-      this.busy.delete(key);
-      const latest = this.informer.get(key);
-      if (this.dirty.delete(key) && latest) await this.reconcile(latest);
+    // The StatefulSet controller and kubelet: every server reports ready.
+    const ready = this.opts.readyReplicas?.(store) ?? sts.spec.replicas;
+    if (sts.status?.readyReplicas !== ready) {
+      await this.client.updateStatus(StatefulSets, { ...sts, status: { ...sts.status, replicas: sts.spec.replicas, readyReplicas: ready } });
     }
   }
 }

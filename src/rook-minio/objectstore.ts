@@ -1,13 +1,13 @@
 // The Rook MinIO backend: how a managed ObjectStore maps onto a minio.rook.io ObjectStore in the
 // target, when that store is ready, and what its users need to connect. Everything else is the
 // generic runtime.
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { ObjectStore } from '../apis/objectstore.ts';
 import type { NativeKind } from '../runtime/native/external.ts';
 import { Secrets, Services, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
 import { secretText } from '../runtime/native/credentials.ts';
 import { withoutNulls } from '../runtime/json.ts';
+import { randomKey } from '../runtime/random.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 
 /** The Rook MinIO operator (config/operators/rook-minio, modernised from rook v1.2.7, its last release). */
@@ -23,16 +23,6 @@ const MINIO_PORT = 9000;
 function credentialsRef(mr: ObjectStore, name: string): { name: string; namespace: string } {
   const creds = mr.spec.forProvider.credentials;
   return { name: creds?.name ?? `${name}-access-keys`, namespace: creds?.namespace ?? mr.spec.targetNamespace };
-}
-
-/** Random keys from an alphabet MinIO accepts everywhere (no symbols to escape). */
-function randomKey(length: number): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  const bytes = randomBytes(length * 2);
-  let out = '';
-  // Rejection sampling keeps every character equally likely.
-  for (const b of bytes) if (b < 248 && out.length < length) out += alphabet[b % 62];
-  return out.length === length ? out : randomKey(length);
 }
 
 /**

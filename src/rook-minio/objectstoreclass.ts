@@ -2,27 +2,22 @@
 // generic claim reconciler supplies the name, the namespace and the claim/class references.
 import type { ObjectStore } from '../apis/objectstore.ts';
 import type { ObjectStoreClass } from '../apis/objectstoreclass.ts';
-import { ReasonedError } from '../runtime/conditions.ts';
-import type { Claim } from '../runtime/claims/claim.ts';
+import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { ObjectStoreKind } from '../apis/objectstore.ts';
 import { withoutNulls } from '../runtime/json.ts';
 
 export const DEFAULT_TARGET_NAMESPACE = 'rook-minio';
 
 export function configureObjectStore(claim: Claim, cls: ObjectStoreClass, name: string): ObjectStore {
-  const { scope, annotations, placement, credentials, clusterDomain, providerRef, reclaimPolicy, targetNamespace, allowedNamespaces } = cls.spec;
-  const claimNs = claim.metadata.namespace!;
-  if (allowedNamespaces && !allowedNamespaces.includes(claimNs)) {
-    throw new ReasonedError('NamespaceNotAllowed',
-      `ObjectStoreClass ${cls.metadata.namespace}/${cls.metadata.name} does not allow claims from namespace ${claimNs} (allowed: ${allowedNamespaces.join(', ') || 'none'})`);
-  }
+  const { scope, annotations, placement, credentials, clusterDomain, providerRef, reclaimPolicy, targetNamespace } = cls.spec;
+  refuseUnlessAllowed({ ...cls, kind: 'ObjectStoreClass' }, claim);
   const namespace = targetNamespace ?? credentials?.namespace ?? DEFAULT_TARGET_NAMESPACE;
   return {
     apiVersion: `${ObjectStoreKind.group}/${ObjectStoreKind.version}`,
     kind: ObjectStoreKind.kind,
     metadata: {
       name,
-      labels: { 'crossplane.io/claim-namespace': claimNs, 'crossplane.io/claim-name': claim.metadata.name },
+      labels: claimLabels(claim),
     },
     spec: {
       forProvider: withoutNulls({

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Condition } from '../conditions.ts';
 import type { ObjectMeta } from '../meta.ts';
+import { ReasonedError } from '../conditions.ts';
 import type { KubeObjectLike } from '../kube/client.ts';
 
 export interface ObjectReference {
@@ -57,4 +58,18 @@ export function managedNameFor(claim: Claim): string {
   const suffix = Array.from(digest.subarray(0, 5), (b) => SUFFIX_ALPHABET[b % SUFFIX_ALPHABET.length]).join('');
   const prefix = `${claim.metadata.namespace}-${claim.metadata.name}`.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 46).replace(/-+$/, '');
   return `${prefix}-${suffix}`;
+}
+
+/** Refuses a claim from a namespace the class does not list in spec.allowedNamespaces (when it has the list). */
+export function refuseUnlessAllowed(cls: KubeObjectLike & { spec: { allowedNamespaces?: string[] } }, claim: Claim): void {
+  const allowed = cls.spec.allowedNamespaces;
+  const ns = claim.metadata.namespace!;
+  if (!allowed || allowed.includes(ns)) return;
+  throw new ReasonedError('NamespaceNotAllowed',
+    `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} does not allow claims from namespace ${ns} (allowed: ${allowed.join(', ') || 'none'})`);
+}
+
+/** The labels of a managed resource made for a claim (crossplane's). */
+export function claimLabels(claim: Claim): Record<string, string> {
+  return { 'crossplane.io/claim-namespace': claim.metadata.namespace!, 'crossplane.io/claim-name': claim.metadata.name };
 }

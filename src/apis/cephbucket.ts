@@ -1,0 +1,92 @@
+// Rook Ceph backend (ceph.rook.crossplane.io/v1alpha1): a managed CephBucket (one objectbucket.io
+// ObjectBucketClaim in a target cluster, served by Rook's bucket provisioner from a CephObjectStore
+// the platform team runs) and the CephBucketClass it is made from.
+import { z } from 'zod';
+import {
+  ageColumn, bindingPhase, conditions, objectRef, providerRef, readyColumns, reclaimPolicy, writeConnectionSecretToRef, type KubeObject,
+} from './common.ts';
+import type { KindDefinition } from './crd.ts';
+
+const GROUP = 'ceph.rook.crossplane.io';
+const VERSION = 'v1alpha1';
+const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export const bucketClaimSpec = z.object({
+  storageClassName: z.string().min(1).max(253).meta({ description: 'A StorageClass whose provisioner is Rook\'s (<rook namespace>.ceph.rook.io/bucket).' }),
+  bucketName: z.string().min(3).max(63).regex(dnsLabel).optional().meta({ description: 'The bucket\'s name; when unset, Rook generates one from the claim\'s name.' }),
+  additionalConfig: z.object({
+    maxObjects: z.string().max(32).optional().meta({ description: 'Quota on objects, e.g. "1000".' }),
+    maxSize: z.string().max(32).optional().meta({ description: 'Quota on size, e.g. "2G".' }),
+  }).optional().meta({ description: 'What Rook allows by default (ROOK_OBC_ALLOW_ADDITIONAL_CONFIG_FIELDS); it acts on changes.' }),
+});
+
+export const cephBucketSchema = z.object({
+  spec: z.object({
+    forProvider: bucketClaimSpec.meta({
+      description: 'The ObjectBucketClaim to keep in the target cluster.',
+      'x-kubernetes-validations': [
+        { rule: 'self.storageClassName == oldSelf.storageClassName', message: 'storageClassName cannot change after creation: the bucket lives in that object store' },
+        { rule: 'has(self.bucketName) == has(oldSelf.bucketName) && (!has(self.bucketName) || self.bucketName == oldSelf.bucketName)', message: 'bucketName cannot change after creation' },
+      ],
+    }),
+    targetNamespace: z.string().min(1).max(63).regex(dnsLabel).meta({ description: 'Namespace of the claim in the target cluster; created when missing.' }),
+    providerRef,
+    reclaimPolicy: reclaimPolicy.default('Delete'),
+    writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
+    claimRef: objectRef.optional(),
+    classRef: objectRef.optional(),
+  }).meta({
+    'x-kubernetes-validations': [
+      { rule: 'self.providerRef == oldSelf.providerRef', message: 'providerRef cannot change after creation: it says which target cluster holds the bucket' },
+      { rule: 'self.targetNamespace == oldSelf.targetNamespace', message: 'targetNamespace cannot change after creation: it says where the claim lives' },
+    ],
+  }),
+  status: z.object({
+    conditions,
+    bindingPhase,
+    atProvider: z.object({
+      namespace: z.string().optional(),
+      name: z.string().optional(),
+      phase: z.string().optional().meta({ description: 'The ObjectBucketClaim\'s status.phase.' }),
+      bucketName: z.string().optional(),
+      endpoint: z.string().optional(),
+    }).optional(),
+  }).optional(),
+});
+export type CephBucket = KubeObject & z.infer<typeof cephBucketSchema>;
+
+export const CephBucketKind: KindDefinition = {
+  group: GROUP, version: VERSION, kind: 'CephBucket', plural: 'cephbuckets',
+  categories: ['crossplane', 'managed', 'ceph'], scope: 'Namespaced',
+  description: 'A Rook Ceph bucket (objectbucket.io ObjectBucketClaim) that provider-rook keeps in a target cluster.',
+  schema: cephBucketSchema,
+  printerColumns: [
+    ...readyColumns,
+    { name: 'PHASE', type: 'string', jsonPath: '.status.atProvider.phase' },
+    { name: 'BUCKET', type: 'string', jsonPath: '.status.atProvider.bucketName' },
+    { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name', priority: 1 },
+    ageColumn,
+  ],
+};
+
+export const cephBucketClassSchema = z.object({
+  spec: bucketClaimSpec.omit({ bucketName: true }).extend({
+    providerRef,
+    reclaimPolicy: reclaimPolicy.default('Delete'),
+    targetNamespace: z.string().min(1).max(63).regex(dnsLabel).default('rook-ceph-buckets').meta({ description: 'Namespace of the claims in the target cluster.' }),
+    allowedNamespaces: z.array(z.string().min(1)).optional().meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
+  }),
+});
+export type CephBucketClass = KubeObject & z.infer<typeof cephBucketClassSchema>;
+
+export const CephBucketClassKind: KindDefinition = {
+  group: GROUP, version: VERSION, kind: 'CephBucketClass', plural: 'cephbucketclasses',
+  categories: ['crossplane', 'class', 'ceph'], scope: 'Namespaced', statusSubresource: false,
+  description: 'A non-portable class of Rook Ceph buckets: the StorageClass, the target (providerRef) and the reclaim policy for claims.',
+  schema: cephBucketClassSchema,
+  printerColumns: [
+    { name: 'STORAGECLASS', type: 'string', jsonPath: '.spec.storageClassName' },
+    { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
+    ageColumn,
+  ],
+};

@@ -1,0 +1,112 @@
+// The MinIO Operator backend: a managed Tenant becomes one minio.min.io/v2 Tenant, alone in its own
+// target namespace (the operator serves one Tenant per namespace, and names every tenant's S3
+// Service "minio"), with root credentials in a configuration Secret provider-rook makes once.
+import path from 'node:path';
+import { TenantClassKind, TenantKind, type Tenant, type TenantClass } from '../apis/tenant.ts';
+import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
+import { withoutNulls } from '../runtime/json.ts';
+import { Secrets, type ResourceType } from '../runtime/kube/resources.ts';
+import { secretText } from '../runtime/native/credentials.ts';
+import type { NativeKind } from '../runtime/native/external.ts';
+import { bundleFromDirectory } from '../runtime/native/operator.ts';
+import { randomKey } from '../runtime/random.ts';
+
+export const MinioTenants: ResourceType = { apiVersion: 'minio.min.io/v2', kind: 'Tenant', plural: 'tenants', namespaced: true };
+
+/** The MinIO Operator (config/operators/minio-operator, after upstream v7.1.1). */
+export const minioOperator = bundleFromDirectory(path.join(import.meta.dirname, '..', '..', 'config', 'operators', 'minio-operator'), {
+  name: 'minio-operator', description: 'MinIO Operator', crdName: 'tenants.minio.min.io', deploymentName: 'minio-operator',
+  defaultNamespace: 'minio-operator', defaultImage: 'minio/operator:v7.1.1',
+});
+
+const configName = (tenant: string): string => `${tenant}-env-configuration`;
+
+// The operator's own words for a Tenant's state (pkg/controller): shown as they are. Anything else a
+// target writes there is not echoed into our status.
+const KNOWN_STATES = new Set([
+  'Initialized', 'Waiting for Tenant to be healthy', 'Provisioning MinIO Cluster IP Service', 'Provisioning Console Service',
+  'Provisioning MinIO Headless Service', 'Provisioning MinIO Statefulset', 'Waiting for MinIO TLS Certificate', 'empty tenant credentials',
+  'Tenant credentials are not set properly', 'Another MinIO Tenant already exists in the namespace', 'Statefulset not controlled by operator',
+  'Different versions across MinIO Pools', 'Updating MinIO Version', 'Restarting MinIO',
+]);
+
+/** `export KEY="value"` lines of a MinIO config.env. */
+function parseEnv(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of (text ?? '').split('\n')) {
+    const m = /^\s*(?:export\s+)?([A-Z_][A-Z0-9_]*)=(?:"([^"]*)"|'([^']*)'|(\S*))\s*$/.exec(line);
+    if (m) out[m[1]!] = m[2] ?? m[3] ?? m[4] ?? '';
+  }
+  return out;
+}
+
+export const minioTenant: NativeKind<Tenant> = {
+  resource: 'tenants.minio.crossplane.io',
+  target: MinioTenants,
+  operator: minioOperator,
+
+  desired(mr, name) {
+    const { pools, image, requestAutoCert } = mr.spec.forProvider;
+    return {
+      apiVersion: MinioTenants.apiVersion, kind: MinioTenants.kind,
+      metadata: { name, namespace: mr.spec.targetNamespace },
+      spec: { pools, ...(image ? { image } : {}), requestAutoCert, configuration: { name: configName(name) } },
+    };
+  },
+
+  companions(mr, name) {
+    const ref = { name: configName(name), namespace: mr.spec.targetNamespace };
+    return [{
+      type: Secrets, ...ref, purpose: 'root credentials Secret',
+      build: () => ({
+        apiVersion: 'v1', kind: 'Secret', metadata: { ...ref }, type: 'Opaque',
+        data: { 'config.env': Buffer.from(`export MINIO_ROOT_USER="${randomKey(20)}"\nexport MINIO_ROOT_PASSWORD="${randomKey(40)}"\n`).toString('base64') },
+      }),
+      // MinIO keeps the root credentials it started with.
+      irreplaceable: {
+        reason: 'RootCredentialsLost',
+        remedy: `Recreate it with the config.env the Tenant was made with (MINIO_ROOT_USER and MINIO_ROOT_PASSWORD), or delete this resource and create a new one`,
+      },
+    }];
+  },
+  companionTypes: [Secrets],
+
+  references(observed) {
+    const name = (observed.spec as { configuration?: { name?: string } } | undefined)?.configuration?.name;
+    return name ? [{ type: Secrets, name, namespace: observed.metadata.namespace }] : [];
+  },
+
+  fixedAtCreation: ['.spec.configuration', '.spec.requestAutoCert'],
+
+  async inspect({ mr, observed, companions }) {
+    const { name, namespace } = observed.metadata;
+    const status = (observed.status ?? {}) as { currentState?: string; healthStatus?: string; availableReplicas?: number };
+    const tls = mr.spec.forProvider.requestAutoCert;
+    const endpoint = `${tls ? 'https' : 'http'}://minio.${namespace}.svc.${mr.spec.forProvider.clusterDomain || 'cluster.local'}:${tls ? 443 : 80}`;
+    const env = parseEnv(secretText((companions[0] as { data?: Record<string, string> } | undefined)?.data)['config.env']);
+    const ready = status.currentState === 'Initialized' && status.healthStatus === 'green';
+    const state = status.currentState && KNOWN_STATES.has(status.currentState) ? status.currentState : undefined;
+    return {
+      ready,
+      message: ready ? undefined : `MinIO Operator: ${state ?? (status.currentState ? 'a state provider-rook does not know' : 'not yet seen by the operator')}` +
+        (state === 'Initialized' ? ` (health ${status.healthStatus === 'yellow' || status.healthStatus === 'red' ? status.healthStatus : 'unknown'})` : ''),
+      connectionDetails: { endpoint, ...(env.MINIO_ROOT_USER && env.MINIO_ROOT_PASSWORD ? { username: env.MINIO_ROOT_USER, password: env.MINIO_ROOT_PASSWORD } : {}) },
+      atProvider: withoutNulls({ namespace, name, endpoint, currentState: state, healthStatus: status.healthStatus, availableReplicas: status.availableReplicas }),
+    };
+  },
+};
+
+/** A claim's Tenant, from its class: in a namespace of its own, so no two Tenants ever share one. */
+export function configureTenant(claim: Claim, cls: TenantClass, name: string): Tenant {
+  refuseUnlessAllowed({ ...cls, kind: TenantClassKind.kind }, claim);
+  const { pools, image, requestAutoCert, clusterDomain, providerRef, reclaimPolicy, namespacePrefix } = cls.spec;
+  return {
+    apiVersion: `${TenantKind.group}/${TenantKind.version}`, kind: TenantKind.kind,
+    metadata: { name, labels: claimLabels(claim) },
+    spec: {
+      forProvider: withoutNulls({ pools, image, requestAutoCert, clusterDomain }) as Tenant['spec']['forProvider'],
+      targetNamespace: `${namespacePrefix}${name}`.slice(0, 63).replace(/-+$/, ''),
+      providerRef, reclaimPolicy, writeConnectionSecretToRef: { name },
+    },
+  };
+}

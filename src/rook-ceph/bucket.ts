@@ -1,0 +1,78 @@
+// The Rook Ceph backend: a managed CephBucket becomes one objectbucket.io ObjectBucketClaim, which
+// Rook's bucket provisioner serves from a CephObjectStore the platform team runs. It makes no
+// companions: the provisioner writes the keys (a Secret) and the address (a ConfigMap) beside the
+// claim, and those are read only when they are the provisioner's for this very claim.
+import path from 'node:path';
+import { CephBucketClassKind, CephBucketKind, type CephBucket, type CephBucketClass } from '../apis/cephbucket.ts';
+import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
+import { withoutNulls } from '../runtime/json.ts';
+import { ConfigMaps, Secrets, type ResourceType } from '../runtime/kube/resources.ts';
+import { secretText } from '../runtime/native/credentials.ts';
+import type { NativeKind, TargetObject } from '../runtime/native/external.ts';
+import { bundleFromDirectory } from '../runtime/native/operator.ts';
+
+export const ObjectBucketClaims: ResourceType = { apiVersion: 'objectbucket.io/v1alpha1', kind: 'ObjectBucketClaim', plural: 'objectbucketclaims', namespaced: true };
+
+/** Rook Ceph's operator, which runs the bucket provisioner (config/operators/rook-ceph). */
+export const rookCephOperator = bundleFromDirectory(path.join(import.meta.dirname, '..', '..', 'config', 'operators', 'rook-ceph'), {
+  name: 'rook-ceph', description: 'Rook Ceph operator', crdName: 'objectbucketclaims.objectbucket.io', deploymentName: 'rook-ceph-operator',
+  defaultNamespace: 'rook-ceph', defaultImage: 'rook/ceph:v1.17.0',
+});
+
+type Written = TargetObject & { data?: Record<string, string> };
+
+export const cephBucket: NativeKind<CephBucket> = {
+  resource: 'cephbuckets.ceph.rook.crossplane.io',
+  target: ObjectBucketClaims,
+  operator: rookCephOperator,
+
+  desired(mr, name) {
+    const { storageClassName, bucketName, additionalConfig } = mr.spec.forProvider;
+    return {
+      apiVersion: ObjectBucketClaims.apiVersion, kind: ObjectBucketClaims.kind,
+      metadata: { name, namespace: mr.spec.targetNamespace },
+      // The provisioner fills in spec.bucketName (when generated) and spec.objectBucketName: never ours.
+      spec: { storageClassName, ...(bucketName ? { bucketName } : { generateBucketName: name }), ...(additionalConfig ? { additionalConfig } : {}) },
+    };
+  },
+
+  fixedAtCreation: ['.spec.storageClassName', '.spec.bucketName'],
+
+  async inspect({ client, observed, signal }) {
+    const { name, namespace, uid } = observed.metadata;
+    const phase = (observed.status as { phase?: string } | undefined)?.phase;
+    const atProvider = { namespace, name, ...(phase ? { phase } : {}) };
+    if (phase !== 'Bound') {
+      return { ready: false, atProvider, message: phase ? `ObjectBucketClaim is ${phase === 'Pending' ? 'Pending' : 'not Bound'}` : 'not yet seen by a bucket provisioner: is the StorageClass Rook\'s, and is Rook running?' };
+    }
+    const [secret, config] = await Promise.all([
+      client.get<Written>(Secrets, name, namespace, signal), client.get<Written>(ConfigMaps, name, namespace, signal),
+    ]);
+    // Only what the provisioner wrote for this claim (its controller reference) is published.
+    const forThisClaim = (o: Written | undefined): o is Written => o?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
+    if (!forThisClaim(secret) || !forThisClaim(config)) return { ready: false, atProvider, message: 'waiting for the provisioner\'s Secret and ConfigMap' };
+    const keys = secretText(secret.data);
+    const at = config.data ?? {};
+    const endpoint = at.BUCKET_HOST ? `${at.BUCKET_PORT === '443' ? 'https' : 'http'}://${at.BUCKET_HOST}:${at.BUCKET_PORT || '80'}` : undefined;
+    return {
+      ready: Boolean(endpoint && keys.AWS_ACCESS_KEY_ID && keys.AWS_SECRET_ACCESS_KEY),
+      message: endpoint ? undefined : 'the provisioner\'s ConfigMap has no BUCKET_HOST',
+      connectionDetails: withoutNulls({ endpoint, username: keys.AWS_ACCESS_KEY_ID, password: keys.AWS_SECRET_ACCESS_KEY, bucket: at.BUCKET_NAME }) as Record<string, string>,
+      atProvider: withoutNulls({ ...atProvider, bucketName: at.BUCKET_NAME, endpoint }),
+    };
+  },
+};
+
+/** A claim's bucket, from its class. */
+export function configureCephBucket(claim: Claim, cls: CephBucketClass, name: string): CephBucket {
+  refuseUnlessAllowed({ ...cls, kind: CephBucketClassKind.kind }, claim);
+  const { storageClassName, additionalConfig, providerRef, reclaimPolicy, targetNamespace } = cls.spec;
+  return {
+    apiVersion: `${CephBucketKind.group}/${CephBucketKind.version}`, kind: CephBucketKind.kind,
+    metadata: { name, labels: claimLabels(claim) },
+    spec: {
+      forProvider: withoutNulls({ storageClassName, additionalConfig }) as CephBucket['spec']['forProvider'],
+      targetNamespace, providerRef, reclaimPolicy, writeConnectionSecretToRef: { name },
+    },
+  };
+}

@@ -1,0 +1,222 @@
+// One Bucket claim, three living backends: Rook MinIO ObjectStores, MinIO Operator Tenants and Rook
+// Ceph bucket claims, all live in one provider-rook with two targets. Target A has the operators
+// installed by its admin; target B starts empty and gets each operator from provider-rook.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { BucketClasses, BucketPolicies, Buckets, CephBucketClasses, CephBuckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, Tenants, type App } from '../../src/app.ts';
+import type { Provider } from '../../src/apis/provider.ts';
+import type { Bucket } from '../../src/apis/storage.ts';
+import { MinioTenants } from '../../src/minio-operator/tenant.ts';
+import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
+import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Namespaces, Secrets, StatefulSets, StorageClasses } from '../../src/runtime/kube/resources.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
+import { Providers } from '../../src/runtime/native/provider.ts';
+import { FakeBucketProvisioner } from '../../e2e/support/fake-bucket-provisioner.ts';
+import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../../e2e/support/fake-tenant-operator.ts';
+import { adminClient, eventually, testCluster } from '../support/env.ts';
+import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+
+const FRESH = `it-fresh-${process.pid}`;
+type Obj = KubeObjectLike & { metadata: KubeObjectLike['metadata'] & { deletionTimestamp?: string; labels?: Record<string, string> }; spec?: Record<string, unknown>; data?: Record<string, string> };
+type Cond = { type: string; status: string; reason: string };
+const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+
+let fresh: LocalCluster;
+let control: KubeClient;
+let targetA: KubeClient;
+let targetB: KubeClient;
+let app: App;
+let platform: string;
+let apps: string;
+const standIns: { stop(): Promise<void> }[] = [];
+/** Status writes provider-rook sent for claims, by claim name. */
+const claimStatusWrites = new Map<string, number>();
+
+/** The three backends: a class of each kind, the managed kind, the object kept in the target. */
+const backends = [
+  {
+    name: 'rook-minio', classType: ObjectStoreClasses, managed: ManagedObjectStores, target: RookObjectStores,
+    classSpec: (provider: string) => ({ scope: { nodeCount: 4 }, providerRef: { name: provider }, targetNamespace: 'rook-minio' }),
+    targetNamespace: (): string => 'rook-minio',
+    drift: { patch: { spec: { scope: { nodeCount: 6 } } }, check: (o: Obj) => (o.spec?.scope as { nodeCount: number }).nodeCount === 4 },
+  },
+  {
+    name: 'minio-tenant', classType: TenantClasses, managed: Tenants, target: MinioTenants,
+    classSpec: (provider: string) => ({ pools: [{ name: 'pool-0', servers: 4, volumesPerServer: 1, volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } }], providerRef: { name: provider } }),
+    targetNamespace: (mr: string): string => `minio-${mr}`,
+    drift: { patch: { spec: { requestAutoCert: true } }, check: (o: Obj) => o.spec?.requestAutoCert === false },
+  },
+  {
+    name: 'rook-ceph', classType: CephBucketClasses, managed: CephBuckets, target: ObjectBucketClaims,
+    classSpec: (provider: string) => ({ storageClassName: 'rook-ceph-bucket', additionalConfig: { maxObjects: '1000' }, providerRef: { name: provider } }),
+    targetNamespace: (): string => 'rook-ceph-buckets',
+    drift: { patch: { spec: { additionalConfig: { maxObjects: '5' } } }, check: (o: Obj) => (o.spec?.additionalConfig as { maxObjects: string }).maxObjects === '1000' },
+  },
+] as const;
+
+async function provider(name: string, cluster: LocalCluster, spec: Partial<Provider['spec']> = {}): Promise<void> {
+  await writeSecret(control, platform, `${name}-creds`, providerSecretKeys(cluster));
+  await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: platform }, spec: { credentialsSecretRef: { name: `${name}-creds` }, ...spec } } as KubeObjectLike);
+}
+
+async function classes(suffix: string, providerName: string): Promise<void> {
+  for (const b of backends) {
+    await control.apply(b.classType, { apiVersion: b.classType.apiVersion, kind: b.classType.kind, metadata: { name: `${b.name}${suffix}`, namespace: platform }, spec: b.classSpec(providerName) } as KubeObjectLike);
+    await control.apply(BucketClasses, {
+      apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: `${b.name}${suffix}`, namespace: apps },
+      classRef: { apiVersion: b.classType.apiVersion, kind: b.classType.kind, name: `${b.name}${suffix}`, namespace: platform },
+    } as KubeObjectLike);
+  }
+}
+
+/** The same Bucket YAML for every backend: only classRef.name changes (or nothing, with a policy). */
+const bucket = (name: string, className: string | undefined, namespace = apps) => ({
+  apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name, namespace },
+  spec: { ...(className ? { classRef: { name: className } } : {}), writeConnectionSecretToRef: { name: `${name}-s3` } },
+}) as KubeObjectLike;
+
+const bound = (name: string, namespace = apps) => eventually(async () => {
+  const b = await control.get<Bucket>(Buckets, name, namespace);
+  return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
+}, `Bucket ${namespace}/${name} to be Bound and Ready`, 60_000);
+
+async function standInsOn(client: KubeClient): Promise<void> {
+  for (const s of [new FakeMinioOperator(client), new FakeTenantOperator(client), new FakeBucketProvisioner(client)]) {
+    void s.start(); // an informer waits (retrying) until the operator's CRD is there
+    standIns.push(s);
+  }
+}
+
+async function rookBucketStorageClass(client: KubeClient): Promise<void> {
+  await client.apply(StorageClasses, {
+    apiVersion: StorageClasses.apiVersion, kind: 'StorageClass', metadata: { name: 'rook-ceph-bucket' },
+    provisioner: 'rook-ceph.ceph.rook.io/bucket', reclaimPolicy: 'Delete', parameters: { objectStoreName: 'my-store', objectStoreNamespace: 'rook-ceph' },
+  } as KubeObjectLike);
+}
+
+beforeAll(async () => {
+  fresh = (await up([FRESH]))[0]!;
+  control = adminClient(testCluster('control'));
+  targetA = adminClient(testCluster('target'));
+  targetB = adminClient(fresh);
+  await installCrds(control, ourCrds());
+  // Target A: its admin installed every operator. Target B: only the platform team's StorageClass.
+  for (const name of ['rook-minio', 'minio-operator', 'rook-ceph']) await installOperatorBundle(targetA, name);
+  await rookBucketStorageClass(targetA);
+  await rookBucketStorageClass(targetB);
+  await standInsOn(targetA);
+  await standInsOn(targetB);
+  platform = await createNamespace(control, 'be-infra');
+  apps = await createNamespace(control, 'be-app');
+  await provider('a', testCluster('target'));
+  await provider('b', fresh, { operators: backends.map((b) => ({ name: b.name === 'minio-tenant' ? 'minio-operator' : b.name, install: true })) });
+  await classes('', 'a');
+  await classes('-b', 'b');
+  app = await startTestApp(testCluster('control'), {
+    namespaces: [platform, apps], pollIntervalMs: 1_000, maxReconcileRate: 100,
+    onRequest: (_server, method, p) => {
+      const m = /\/buckets\/([^/]+)\/status$/.exec(p);
+      if (method === 'PUT' && m) claimStatusWrites.set(m[1]!, (claimStatusWrites.get(m[1]!) ?? 0) + 1);
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await Promise.all(standIns.map((s) => s.stop()));
+  await down([FRESH]);
+});
+
+describe('three backends behind one Bucket claim', () => {
+  it('binds the same Bucket through each backend, with the same Secret keys, and no two controllers write one claim', async () => {
+    for (const b of backends) await control.create(Buckets, bucket(`same-${b.name}`, b.name));
+    for (const b of backends) {
+      const claim = await bound(`same-${b.name}`);
+      expect(claim.spec.resourceRef).toMatchObject({ kind: b.managed.kind, apiVersion: b.managed.apiVersion });
+      const keys = secretText((await control.get<Obj>(Secrets, `same-${b.name}-s3`, apps))!.data);
+      expect(Object.keys(keys)).toEqual(expect.arrayContaining(['endpoint', 'password', 'username']));
+      expect(keys.endpoint).toMatch(/^http:\/\/[a-z0-9.-]+:\d+$/);
+      if (b.name === 'rook-ceph') expect(keys.bucket).toMatch(/^[a-z0-9-]+$/);
+      const mr = claim.spec.resourceRef!.name;
+      expect(await targetA.get(b.target, mr, b.targetNamespace(mr))).toBeDefined();
+    }
+    // Settled: no controller keeps writing a claim that is not its own (and none ever said UnsupportedClass).
+    const settled = new Map(claimStatusWrites);
+    await eventually(async () => (await control.get<Provider>(Providers, 'a', platform))?.status?.users === 3, 'three users of Provider a');
+    await new Promise((r) => setTimeout(r, 3_000)); // three poll intervals with nothing to do
+    for (const b of backends) {
+      expect([b.name, claimStatusWrites.get(`same-${b.name}`)]).toEqual([b.name, settled.get(`same-${b.name}`)]);
+      expect((await eventsFor(control, apps, `same-${b.name}`)).map((e) => e.reason)).not.toContain('UnsupportedClass');
+    }
+  }, 120_000);
+
+  it('repairs drift in each backend\'s target object', async () => {
+    for (const b of backends) {
+      const mr = (await control.get<Bucket>(Buckets, `same-${b.name}`, apps))!.spec.resourceRef!.name;
+      await targetA.mergePatch(b.target, mr, b.targetNamespace(mr), b.drift.patch);
+      await eventually(async () => {
+        const o = await targetA.get<Obj>(b.target, mr, b.targetNamespace(mr));
+        return o !== undefined && b.drift.check(o);
+      }, `${b.name}: the drifted ${b.target.kind} to be repaired`);
+    }
+  }, 60_000);
+
+  it('fills a classless claim from a BucketPolicy, whichever backend the default is', async () => {
+    for (const b of backends) {
+      const ns = await createNamespace(control, `be-pol-${b.name}`);
+      await control.apply(BucketClasses, {
+        apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'default', namespace: ns },
+        classRef: { apiVersion: b.classType.apiVersion, kind: b.classType.kind, name: b.name, namespace: platform },
+      } as KubeObjectLike);
+      await control.apply(BucketPolicies, { apiVersion: BucketPolicies.apiVersion, kind: 'BucketPolicy', metadata: { name: 'default', namespace: ns }, spec: { defaultClassRef: { name: 'default' } } } as KubeObjectLike);
+      const scoped = await startTestApp(testCluster('control'), { namespaces: [platform, ns], controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
+      try {
+        await control.create(Buckets, bucket('defaulted', undefined, ns));
+        const claim = await bound('defaulted', ns);
+        expect([b.name, claim.spec.resourceRef?.kind]).toEqual([b.name, b.managed.kind]);
+      } finally {
+        await scoped.stop();
+      }
+    }
+  }, 180_000);
+
+  it('installs each backend\'s operator on a fresh target, and binds through it', async () => {
+    for (const b of backends) await control.create(Buckets, bucket(`fresh-${b.name}`, `${b.name}-b`));
+    for (const b of backends) {
+      const mr = (await bound(`fresh-${b.name}`)).spec.resourceRef!.name;
+      expect(await targetB.get(b.target, mr, b.targetNamespace(mr))).toBeDefined();
+    }
+    const operators = await eventually(async () => {
+      const p = await control.get<Provider>(Providers, 'b', platform);
+      const ops = p?.status?.operators ?? [];
+      return ops.length === 3 && ops.every((o) => o.present && o.installedBy === 'provider-rook') ? ops : undefined;
+    }, 'Provider b to report three operators installed by provider-rook');
+    expect(operators.map((o) => o.name).sort()).toEqual(['minio-operator', 'rook-ceph', 'rook-minio']);
+    // Nothing was installed on target A, where its admin had put the operators already.
+    const a = await eventually(async () => (await control.get<Provider>(Providers, 'a', platform))?.status?.operators, 'Provider a\'s operators');
+    expect(a.map((o) => [o.name, o.present, o.installedBy])).toEqual(expect.arrayContaining([['rook-minio', true, 'other'], ['minio-operator', true, 'other'], ['rook-ceph', true, 'other']]));
+  }, 120_000);
+
+  it('deletes through each backend: the claim, its managed resource and the target object go', async () => {
+    const mrs = new Map<string, string>();
+    for (const b of backends) mrs.set(b.name, (await control.get<Bucket>(Buckets, `same-${b.name}`, apps))!.spec.resourceRef!.name);
+    for (const b of backends) await control.delete(Buckets, `same-${b.name}`, apps);
+    for (const b of backends) {
+      const mr = mrs.get(b.name)!;
+      await eventually(async () => (await control.get(b.managed, mr, platform)) === undefined, `${b.name}: the managed resource to be gone`);
+      await eventually(async () => (await targetA.get(b.target, mr, b.targetNamespace(mr))) === undefined, `${b.name}: the ${b.target.kind} to be gone`);
+    }
+    // What the operators made goes too: the Rook MinIO operator's by provider-rook (the collector cannot
+    // map its owner references), the MinIO Operator's with the Tenant's own namespace.
+    expect(await targetA.get(StatefulSets, mrs.get('rook-minio')!, 'rook-minio')).toBeUndefined();
+    const tenantNs = backends[1].targetNamespace(mrs.get('minio-tenant')!);
+    await eventually(async () => {
+      const ns = await targetA.get<Obj>(Namespaces, tenantNs);
+      return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
+    }, 'the Tenant\'s namespace to be deleted');
+  }, 120_000);
+});
