@@ -126,6 +126,33 @@ describe(`provider-rook end to end`, () => {
     }
   });
 
+  it('binds the design doc\'s Bucket through each backend: only classRef.name changes, the Secret keys do not', async () => {
+    const [design] = sample('04-bucket.yaml');
+    const backends: [string, string, string[]][] = [
+      ['rook-minio', 'bucket-standard', []],
+      ['minio-operator', 'bucket-tenant', ['minio-operator/01-tenantclass.yaml', 'minio-operator/02-bucketclass.yaml']],
+      ['rook-ceph', 'bucket-ceph', ['rook-ceph/01-cephbucketclass.yaml', 'rook-ceph/02-bucketclass.yaml']],
+    ];
+    for (const [backend, className, files] of backends) {
+      if (env.unavailable[backend]) {
+        step(`${backend}: skipped here: ${env.unavailable[backend]}`);
+        continue;
+      }
+      step(`${backend}: config/samples/${backend === 'rook-minio' ? '02-03' : `${backend}/`} and the design doc's Bucket with classRef.name ${className}`);
+      for (const f of files) await applyManifests(control, sample(f));
+      const name = `portable-${backend}`;
+      await applyManifests(control, [{ ...design!, metadata: { name, namespace: APP }, spec: { ...(design!.spec as object), classRef: { name: className }, writeConnectionSecretToRef: { name } } }]);
+      await bound(APP, name);
+      const keys = secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, name, APP))?.data);
+      expect([backend, Object.keys(keys).filter((k) => k !== 'bucket').sort()]).toEqual([backend, ['endpoint', 'password', 'username']]);
+    }
+    for (const [backend] of backends) {
+      if (env.unavailable[backend]) continue;
+      await control.delete(Buckets, `portable-${backend}`, APP);
+      await until(`claim portable-${backend} to be gone`, async () => !(await getBucket(APP, `portable-${backend}`)), [[Buckets, APP, `portable-${backend}`]]);
+    }
+  });
+
   it('fills a claim\'s class from the namespace\'s BucketPolicy', async () => {
     step('Bucket without classRef in e2e-defaults, with one BucketPolicy: expecting the class filled in and Bound');
     await applyManifests(control, [namespace('e2e-defaults'), bucketClass('e2e-defaults', 'rook-minio'),

@@ -8,12 +8,11 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { down, repoRoot, up } from './lib/cluster.ts';
 import { applyManifests, installCrds, loadManifests } from './lib/manifests.ts';
-import { Buckets, ManagedObjectStores } from '../src/app.ts';
-import type { ObjectStore } from '../src/apis/objectstore.ts';
+import { Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import { KubeClient, type KubeObjectLike } from '../src/runtime/kube/client.ts';
-import { CustomResourceDefinitions, Secrets } from '../src/runtime/kube/resources.ts';
+import { CustomResourceDefinitions, Secrets, typeOfManifest } from '../src/runtime/kube/resources.ts';
 
 const say = (line = ''): void => console.log(line);
 const file = (...p: string[]): string => path.join(repoRoot, ...p);
@@ -32,8 +31,8 @@ function stopProcesses(): void {
 
 if (process.argv[2] === 'down') {
   stopProcesses();
-  await down(['control', 'target']);
-  say('Stopped provider-rook and the operator stand-in; removed clusters control and target.');
+  await down(['control', 'target', 'target-b']);
+  say('Stopped provider-rook and the operator stand-ins; removed clusters control, target and target-b.');
   process.exit(0);
 }
 
@@ -54,29 +53,33 @@ const clientOf = (kubeconfig: string): KubeClient => {
 };
 
 stopProcesses(); // a previous demo's processes, if any
-say('1/6  Starting local control planes "control" and "target" (real etcd + kube-apiserver)...');
-const [controlCluster, targetCluster] = await up(['control', 'target'], (l) => say(`     ${l}`));
+say('1/8  Starting local control planes "control", "target" and "target-b" (real etcd + kube-apiserver)...');
+const [controlCluster, targetCluster, targetBCluster] = await up(['control', 'target', 'target-b'], (l) => say(`     ${l}`));
 const control = clientOf(controlCluster!.kubeconfig);
 const target = clientOf(targetCluster!.kubeconfig);
+const targetB = clientOf(targetBCluster!.kubeconfig);
 
-say('2/6  Installing provider-rook\'s CRDs into control (the target gets the MinIO operator from provider-rook itself)...');
+say('2/8  Installing provider-rook\'s CRDs into control (the targets get their operators from provider-rook itself)...');
 await installCrds(control, readdirSync(file('crds')).map((f) => file('crds', f)));
 
-say('3/6  Building provider-rook (tsc) and starting it against control...');
+say('3/8  Building provider-rook (tsc) and starting it against control...');
 execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
 const providerPid = background('provider-rook', [file('dist', 'main.js'), '--kubeconfig', controlCluster!.kubeconfig, '--metrics-addr', '127.0.0.1:0', '--poll', '10s']);
 say(`     provider-rook pid ${providerPid}, log .local/demo/provider-rook.log`);
 
-say('4/6  Applying config/samples/ (the design doc\'s four steps):');
+say('4/8  Applying config/samples/ (the design doc\'s four steps):');
 const sample = (f: string) => loadManifests(file('config', 'samples', f));
 await applyManifests(control, sample('00-namespaces.yaml'));
 // Step 1's Secret, built from the target's kubeconfig.
-const targetKc = new KubeConfig();
-targetKc.loadFromFile(targetCluster!.kubeconfig);
-await control.apply(Secrets, {
-  apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-provider-rook', namespace: 'rook-infra-dev' }, type: 'Opaque',
-  data: { kubeconfig: Buffer.from(targetKc.exportConfig()).toString('base64') },
-} as KubeObjectLike);
+async function providerSecret(name: string, kubeconfig: string): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  await control.apply(Secrets, {
+    apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'rook-infra-dev' }, type: 'Opaque',
+    data: { kubeconfig: Buffer.from(kc.exportConfig()).toString('base64') },
+  } as KubeObjectLike);
+}
+await providerSecret('demo-provider-rook', targetCluster!.kubeconfig);
 for (const [f, what] of [['01-provider.yaml', 'Provider demo-kubernetes (+ Secret demo-provider-rook from the target kubeconfig)'],
   ['02-objectstoreclass.yaml', 'ObjectStoreClass rook-infra-dev/rook-minio'], ['03-bucketclass.yaml', 'BucketClass app-project1-dev/bucket-standard'],
   ['04-bucket.yaml', 'Bucket app-project1-dev/app-bucket']] as const) {
@@ -84,44 +87,48 @@ for (const [f, what] of [['01-provider.yaml', 'Provider demo-kubernetes (+ Secre
   say(`     applied ${f.padEnd(26)} ${what}`);
 }
 
-say('5/6  Watching the claim until it is Bound.');
+say('5/8  Watching the claim until it is Bound.');
 say('     NOTE: local clusters run no pods, so the Rook MinIO operator cannot run here. A stand-in');
 say('     (e2e/support/fake-minio-operator.ts) does to the API what the operator does: it creates the');
 say('     StatefulSet and Service for the store and marks the StatefulSet ready. On a real cluster the');
 say('     Rook operator and real MinIO pods do this.');
 const conditions = (o: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined): string =>
   (o?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}(${c.reason}${c.message ? `: ${c.message}` : ''})`).join(' ');
-const deadline = Date.now() + 90_000;
-let last = '';
-let standIn = false;
-let claim: Bucket | undefined;
-for (;;) {
-  // The stand-in can watch stores once provider-rook has installed the operator's CRD in the target.
-  if (!standIn && (await target.get(CustomResourceDefinitions, 'objectstores.minio.rook.io'))) {
-    const pid = background('fake-minio-operator', [file('e2e', 'fake-minio-operator.ts'), targetCluster!.kubeconfig]);
-    say(`     [target] provider-rook installed the Rook MinIO operator; started the operator STAND-IN (pid ${pid})`);
-    standIn = true;
+
+/** Shows a claim's progress until it is Bound; starts the operator stand-in once provider-rook installed the operator's CRD. */
+async function watchUntilBound(name: string, where: { client: KubeClient; kubeconfig: string; label: string; crd: string; operator: string }): Promise<Bucket> {
+  const deadline = Date.now() + 90_000;
+  let last = '';
+  let standIn = false;
+  for (;;) {
+    if (!standIn && (await where.client.get(CustomResourceDefinitions, where.crd))) {
+      const pid = background(`fake-${where.operator}`, [file('e2e', 'fake-operators.ts'), where.kubeconfig, where.operator]);
+      say(`     [${where.label}] provider-rook installed the ${where.operator} operator; started its STAND-IN (pid ${pid})`);
+      standIn = true;
+    }
+    const claim = await control.get<Bucket>(Buckets, name, 'app-project1-dev');
+    const ref = claim?.spec.resourceRef;
+    const mr = ref ? await control.get<KubeObjectLike & { status?: { conditions?: [] } }>(typeOfManifest({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace } }), ref.name, ref.namespace) : undefined;
+    const line = `     Bucket ${name}: ${claim?.status?.bindingPhase ?? '-'} ${conditions(claim)}` +
+      (mr ? `\n       └ ${ref!.kind} ${mr.metadata.namespace}/${mr.metadata.name}: ${conditions(mr)}` : '');
+    if (line !== last) say(line);
+    last = line;
+    if (claim?.status?.bindingPhase === 'Bound' && claim.status.conditions?.every((c) => c.status === 'True')) return claim;
+    if (Date.now() > deadline) {
+      say(`The Bucket was not Bound within 90 s; see .local/demo/provider-rook.log`);
+      process.exit(1);
+    }
+    await new Promise((r) => setTimeout(r, 250));
   }
-  claim = await control.get<Bucket>(Buckets, 'app-bucket', 'app-project1-dev');
-  const ref = claim?.spec.resourceRef;
-  const mr = ref ? await control.get<ObjectStore>(ManagedObjectStores, ref.name, ref.namespace) : undefined;
-  const line = `     Bucket app-bucket: ${claim?.status?.bindingPhase ?? '-'} ${conditions(claim)}` +
-    (mr ? `\n       └ ObjectStore ${mr.metadata.namespace}/${mr.metadata.name}: ${conditions(mr)}` : '');
-  if (line !== last) say(line);
-  last = line;
-  if (claim?.status?.bindingPhase === 'Bound' && claim.status.conditions?.every((c) => c.status === 'True')) break;
-  if (Date.now() > deadline) {
-    say(`The Bucket was not Bound within 90 s; see .local/demo/provider-rook.log`);
-    process.exit(1);
-  }
-  await new Promise((r) => setTimeout(r, 250));
 }
 
-const ref = claim!.spec.resourceRef!;
+const claim = await watchUntilBound('app-bucket', { client: target, kubeconfig: targetCluster!.kubeconfig, label: 'target', crd: 'objectstores.minio.rook.io', operator: 'rook-minio' });
+
+const ref = claim.spec.resourceRef!;
 const store = await target.get<KubeObjectLike & { spec: unknown }>(RookObjectStores, ref.name, 'rook-minio');
 const conn = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret', 'app-project1-dev');
 say();
-say('6/6  Done. What exists now (secret values are not shown):');
+say('6/8  Done. What exists now (secret values are not shown):');
 say('  control cluster');
 say('    Bucket           app-project1-dev/app-bucket        Bound');
 say(`    Secret           app-project1-dev/bucketsecret      keys: ${Object.keys(conn?.data ?? {}).sort().join(', ')}`);
@@ -133,12 +140,40 @@ say(`    Service          rook-minio/${ref.name}-s3   (the claim's endpoint: it 
 say(`    StatefulSet      rook-minio/${ref.name}   (made by the operator stand-in)`);
 say('    Rook MinIO operator in rook-minio-system (CRD, RBAC, Deployment; installed by provider-rook)');
 say();
-say('Explore (provider-rook and the stand-in keep running, so drift is repaired live):');
+say('7/8  Second act: the same Bucket through another backend (the MinIO Operator) in a second target.');
+await providerSecret('demo-provider-b', targetBCluster!.kubeconfig);
+await applyManifests(control, [{
+  apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Provider', metadata: { name: 'demo-target-b', namespace: 'rook-infra-dev' },
+  spec: { credentialsSecretRef: { name: 'demo-provider-b' }, operators: [{ name: 'minio-operator', install: true }] },
+}]);
+say('     applied Provider demo-target-b (target-b; may install the MinIO Operator)');
+const [tenantClass] = sample('minio-operator/01-tenantclass.yaml');
+await applyManifests(control, [{ ...tenantClass!, spec: { ...(tenantClass!.spec as object), providerRef: { name: 'demo-target-b', namespace: 'rook-infra-dev' } } }]);
+await applyManifests(control, sample('minio-operator/02-bucketclass.yaml'));
+say('     applied minio-operator/01-tenantclass.yaml (providerRef demo-target-b) and 02-bucketclass.yaml (bucket-tenant)');
+const [designBucket] = sample('04-bucket.yaml');
+await applyManifests(control, [{ ...designBucket!, metadata: { name: 'app-bucket-tenant', namespace: 'app-project1-dev' },
+  spec: { ...(designBucket!.spec as object), classRef: { name: 'bucket-tenant' }, writeConnectionSecretToRef: { name: 'bucketsecret-tenant' } } }]);
+say('     applied the design doc\'s Bucket as app-bucket-tenant, with classRef.name bucket-tenant');
+say('     NOTE: the MinIO Operator cannot run here either: its stand-in (e2e/support/fake-tenant-operator.ts)');
+say('     writes what the operator writes, and answers its health check as MinIO would.');
+const second = await watchUntilBound('app-bucket-tenant', { client: targetB, kubeconfig: targetBCluster!.kubeconfig, label: 'target-b', crd: 'tenants.minio.min.io', operator: 'minio-operator' });
+const connB = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret-tenant', 'app-project1-dev');
+const tenantRef = second.spec.resourceRef!;
+say();
+say('8/8  Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
+say('     claim                backend          target    managed resource                        Secret keys');
+say(`     app-bucket           Rook MinIO       target    ObjectStore ${ref.name.padEnd(28)} ${Object.keys(conn?.data ?? {}).sort().join(', ')}`);
+say(`     app-bucket-tenant    MinIO Operator   target-b  Tenant ${tenantRef.name.padEnd(33)} ${Object.keys(connB?.data ?? {}).sort().join(', ')}`);
+say(`     (the Tenant lives alone in namespace minio-${tenantRef.name} of target-b)`);
+say();
+say('Explore (provider-rook and the stand-ins keep running, so drift is repaired live):');
 say(`  export KUBECONFIG=${controlCluster!.kubeconfig}`);
 say('  kubectl get buckets,bucketclasses -n app-project1-dev');
 say('  kubectl get objectstores.minio.rook.crossplane.io,objectstoreclasses,providers -n rook-infra-dev');
 say('  kubectl describe bucket -n app-project1-dev app-bucket');
 say(`  kubectl --kubeconfig ${targetCluster!.kubeconfig} get objectstores.minio.rook.io,statefulsets,secrets -n rook-minio`);
+say(`  kubectl --kubeconfig ${targetBCluster!.kubeconfig} get tenants.minio.min.io -A`);
 say('  kubectl delete bucket -n app-project1-dev app-bucket      # reclaim Delete: the store goes away in the target too');
 say('Remove everything: make demo-down');
 process.exit(0);

@@ -25,6 +25,8 @@ export interface E2EEnvironment {
     /** Starts it again (a no-op where a Deployment restarts it by itself); resolves once it runs. */
     start(): Promise<void>;
   };
+  /** Backends (operator bundle names) this environment cannot run, and why; specs skip them with that message. */
+  unavailable: Record<string, string>;
   /** Where the provider's logs are, for failure messages. */
   logs: string;
   /** Optional S3 round-trip against a bound claim's Secret (real MinIO only). */

@@ -2,19 +2,24 @@
 // targets) of real etcd + kube-apiserver; provider-rook runs as its own process authenticated as
 // the provider-rook ServiceAccount (config/rbac/provider-rook.yaml), and reaches the targets with
 // ServiceAccount tokens bound to provider-rook:target. Local clusters run no pods, so the Rook
-// MinIO operator is the clearly named TEST DOUBLE in fake-minio-operator.ts.
+// MinIO operator, the MinIO Operator and Rook's bucket provisioner are the clearly named TEST DOUBLEs
+// in fake-*.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { down, repoRoot, start, stop, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { installCrds, installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { applyManifests, installCrds, installOperatorBundle, loadManifests } from '../../hack/lib/manifests.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';
+import { FakeBucketProvisioner } from './fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from './fake-minio-operator.ts';
+import { FakeTenantOperator } from './fake-tenant-operator.ts';
 import { applyFile, rbacFile, serviceAccountToken } from './identities.ts';
 
 const NAMES = { control: 'e2e-control', targets: ['e2e-target-a', 'e2e-target-b'] } as const;
+/** Every backend's operator, installed by each target's admin; the stand-ins play them. */
+const OPERATORS = ['rook-minio', 'minio-operator', 'rook-ceph'];
 const workDir = path.join(repoRoot, '.local', 'e2e');
 
 function adminOf(cluster: LocalCluster): KubeClient {
@@ -54,15 +59,17 @@ export async function localEnvironment(): Promise<E2EEnvironment> {
   const kubeconfig = tokenKubeconfig(controlCluster!, providerToken, path.join(workDir, 'provider-rook.kubeconfig'));
 
   // Targets: the operator installed by their admin, and a least-privilege identity for provider-rook.
-  const operators: FakeMinioOperator[] = [];
+  const operators: { stop(): Promise<void> }[] = [];
   const targets = await Promise.all(targetClusters.map(async (cluster): Promise<TargetCluster> => {
     const admin = adminOf(cluster);
-    await installOperatorBundle(admin);
+    for (const bundle of OPERATORS) await installOperatorBundle(admin, bundle);
+    await applyManifests(admin, loadManifests(path.join(repoRoot, 'config', 'samples', 'rook-ceph', '00-target-storageclass.yaml')));
     await applyFile(admin, rbacFile('target.yaml'));
     const token = await serviceAccountToken(admin, 'provider-rook-system', 'provider-rook', ['provider-rook:target']);
-    const operator = new FakeMinioOperator(admin);
-    await operator.start();
-    operators.push(operator);
+    for (const operator of [new FakeMinioOperator(admin), new FakeTenantOperator(admin), new FakeBucketProvisioner(admin)]) {
+      await operator.start();
+      operators.push(operator);
+    }
     return {
       name: cluster.name,
       admin,
@@ -101,6 +108,7 @@ export async function localEnvironment(): Promise<E2EEnvironment> {
     control,
     targets: targets as [TargetCluster, TargetCluster],
     provider,
+    unavailable: {},
     logs,
     async teardown() {
       await provider.kill();

@@ -14,11 +14,17 @@ const status = (code: number, reason: string) => ({ kind: 'Status', apiVersion: 
 
 // Answers by object name (the last path segment); /version with whatever gitVersion is set.
 let gitVersion = 'v1.30.1';
+let flakyHits = 0;
 const routes: Record<string, (res: ServerResponse) => void> = {
   forbidden: (res) => res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify(status(403, 'Forbidden'))),
   boom: (res) => res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify(status(500, `Made-Up ${ATTACK}`))),
   html: (res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(`${ATTACK}<html>`),
   version: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ gitVersion })),
+  // The server closes the connection under the first two requests (as after an HTTP/2 GOAWAY), then answers.
+  flaky: (res) => {
+    if (++flakyHits <= 2) res.socket?.destroy();
+    else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"flaky"}}');
+  },
   configmaps: (res) => res.writeHead(200, { 'Content-Type': 'application/json' })
     .end(JSON.stringify({ type: 'ERROR', object: status(500, 'InternalError') }) + '\n'),
 };
@@ -145,5 +151,19 @@ describe('KubeClient credentials', () => {
       expect(err.message).toBe('the credential plugin of the target cluster failed; its output is not shown because it may contain secrets');
       expect(err.message).not.toContain('SECRET-TOKEN');
     }
+  });
+});
+
+describe('KubeClient connections closed under a request', () => {
+  it('sends a read again on a fresh connection, up to three times', async () => {
+    flakyHits = 0;
+    await expect(client().get(ConfigMaps, 'flaky', 'ns')).resolves.toMatchObject({ metadata: { name: 'flaky' } });
+    expect(flakyHits).toBe(3);
+  });
+
+  it('never sends a write twice', async () => {
+    flakyHits = 0;
+    await expect(client().request('POST', '/api/v1/namespaces/ns/configmaps/flaky', { body: {} })).rejects.toBeInstanceOf(UnreachableError);
+    expect(flakyHits).toBe(1);
   });
 });

@@ -50,6 +50,17 @@ interface Auth {
 }
 
 const AUTH_REFRESH_MS = 60_000;
+/** Attempts for a read whose connection was closed under it (client-go retries those too). */
+const GET_ATTEMPTS = 3;
+
+/** The server closed the connection before answering: an HTTP/2 GOAWAY, a reset, a closed socket. */
+function connectionClosed(err: unknown): boolean {
+  for (let cause = err; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as { code?: string }).code;
+    if (code === 'UND_ERR_INFO' || code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE') return true;
+  }
+  return false;
+}
 
 export class KubeClient {
   readonly server: string;
@@ -124,11 +135,13 @@ export class KubeClient {
         });
         break;
       } catch (err) {
-        // A pooled connection the server just closed (GOAWAY, reset): a read is safe to send again.
-        if (method !== 'GET' || attempt > 1 || AbortSignal.any(signals).aborted) {
+        // A connection the server closed under us (an HTTP/2 GOAWAY, e.g. after other requests on it
+        // failed authentication, or a reset): a read is safe to send again, on a fresh connection.
+        if (method !== 'GET' || attempt >= GET_ATTEMPTS || !connectionClosed(err) || AbortSignal.any(signals).aborted) {
           restClientRequests.inc({ host: url.host, method, code: '<error>' });
           throw networkError(this.label, err, this.trusted);
         }
+        await new Promise((r) => setTimeout(r, 25 * attempt));
       }
     }
     restClientRequests.inc({ host: url.host, method, code: String(res.status) });
