@@ -103,7 +103,7 @@ async function watchUntilBound(name: string, where: { client: KubeClient; kubeco
   for (;;) {
     if (!standIn && (await where.client.get(CustomResourceDefinitions, where.crd))) {
       const pid = background(`fake-${where.operator}`, [file('e2e', 'fake-operators.ts'), where.kubeconfig, where.operator]);
-      say(`     [${where.label}] provider-rook installed the ${where.operator} operator; started its STAND-IN (pid ${pid})`);
+      say(`     [${where.label}] provider-rook installed ${where.operator}; started its operator STAND-IN (pid ${pid})`);
       standIn = true;
     }
     const claim = await control.get<Bucket>(Buckets, name, 'app-project1-dev');
@@ -162,9 +162,9 @@ const connB = await control.get<KubeObjectLike & { data?: Record<string, string>
 const tenantRef = second.spec.resourceRef!;
 say();
 say('8/8  Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
-say('     claim                backend          target    managed resource                        Secret keys');
-say(`     app-bucket           Rook MinIO       target    ObjectStore ${ref.name.padEnd(28)} ${Object.keys(conn?.data ?? {}).sort().join(', ')}`);
-say(`     app-bucket-tenant    MinIO Operator   target-b  Tenant ${tenantRef.name.padEnd(33)} ${Object.keys(connB?.data ?? {}).sort().join(', ')}`);
+say(`     ${'claim'.padEnd(20)} ${'backend'.padEnd(16)} ${'target'.padEnd(9)} ${'managed resource'.padEnd(58)} Secret keys`);
+say(`     ${'app-bucket'.padEnd(20)} ${'Rook MinIO'.padEnd(16)} ${'target'.padEnd(9)} ${`ObjectStore ${ref.name}`.padEnd(58)} ${Object.keys(conn?.data ?? {}).sort().join(', ')}`);
+say(`     ${'app-bucket-tenant'.padEnd(20)} ${'MinIO Operator'.padEnd(16)} ${'target-b'.padEnd(9)} ${`Tenant ${tenantRef.name}`.padEnd(58)} ${Object.keys(connB?.data ?? {}).sort().join(', ')}`);
 say(`     (the Tenant lives alone in namespace minio-${tenantRef.name} of target-b)`);
 say();
 say('Explore (provider-rook and the stand-ins keep running, so drift is repaired live):');
