@@ -13,23 +13,31 @@ import type { ExternalClient, ExternalObservation, ManagedResource } from '../..
 const type: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Thing', plural: 'things', namespaced: true };
 const now = new Date('2026-05-01T10:00:00Z');
 
-/** Records writes; can be told to fail them. */
+/** Records writes; can be told to fail them. Like the API server, a write with a stale resourceVersion conflicts. */
 class FakeClient {
   writes: string[] = [];
+  /** The stored object's resourceVersion, once a write set it. */
+  rv?: string;
+  private checkFresh(obj: ManagedResource): void {
+    if (this.rv !== undefined && obj.metadata.resourceVersion !== this.rv) throw new KubeError(409, 'Conflict', 'the object has been modified');
+  }
   lastStatus?: ManagedResource['status'];
   failUpdateWith?: Error;
   secrets = new Map<string, { metadata: { name: string; ownerReferences?: { uid: string; controller?: boolean }[] }; type?: string; data?: Record<string, string> }>();
   async update(_t: ResourceType, obj: ManagedResource) {
     if (this.failUpdateWith) throw this.failUpdateWith;
+    this.checkFresh(obj);
     this.writes.push(`update finalizers=${(obj.metadata.finalizers ?? []).join(',')} annotations=${Object.keys(obj.metadata.annotations ?? {}).sort().join(',')}`);
     const specChanged = JSON.stringify(obj.spec) !== JSON.stringify(this.lastSpec ?? obj.spec);
     this.lastSpec = structuredClone(obj.spec);
     const generation = (obj.metadata.generation ?? 1) + (specChanged ? 1 : 0);
-    return { ...structuredClone(obj), metadata: { ...obj.metadata, generation, resourceVersion: String(Number(obj.metadata.resourceVersion ?? 0) + 1) } };
+    this.rv = String(Number(obj.metadata.resourceVersion ?? 0) + 1);
+    return { ...structuredClone(obj), metadata: { ...obj.metadata, generation, resourceVersion: this.rv } };
   }
   /** The spec as last stored, to bump generation on spec changes as the API server does. */
   lastSpec?: ManagedResource['spec'];
   async updateStatus(_t: ResourceType, obj: ManagedResource) {
+    this.checkFresh(obj);
     this.lastStatus = structuredClone(obj.status);
     this.writes.push(`status ${(obj.status?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`).join(' ')}`);
     return obj;
@@ -60,14 +68,18 @@ function mr(over: Partial<ManagedResource['metadata']> = {}, spec: Partial<Manag
   };
 }
 
-function external(obs: Partial<ExternalObservation> | Error, calls: string[] = []): ExternalClient<ManagedResource> {
+function external(obs: Partial<ExternalObservation> | Error, calls: string[] = [], createError?: Error): ExternalClient<ManagedResource> {
   return {
     observe: async () => {
       calls.push('observe');
       if (obs instanceof Error) throw obs;
       return { exists: false, upToDate: false, ...obs };
     },
-    create: async () => { calls.push('create'); return {}; },
+    create: async () => {
+      calls.push('create');
+      if (createError) throw createError;
+      return {};
+    },
     update: async () => { calls.push('update'); return {}; },
     delete: async () => { calls.push('delete'); },
   };
@@ -112,6 +124,18 @@ describe('ManagedReconciler', () => {
       'status Ready=False/Creating Synced=True/ReconcileSuccess',
     ]);
     expect(recorder.events.map((e) => e.reason)).toEqual(['CreatedExternalResource']);
+  });
+
+  it('N8: a failed create is recorded, then reported as Synced=False with its own reason (on the fresh resourceVersion)', async () => {
+    const refusal = new ReasonedError('CompanionNotOwned', 'the access-keys Secret ns/k was not made by provider-rook');
+    const { run, client, recorder } = reconcilerFor(mr(finalized), external({ exists: false }, [], refusal));
+    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(client.writes).toEqual([
+      'update finalizers=finalizer.managedresource.crossplane.io annotations=crossplane.io/external-create-pending,crossplane.io/external-name',
+      'update finalizers=finalizer.managedresource.crossplane.io annotations=crossplane.io/external-create-failed,crossplane.io/external-create-pending,crossplane.io/external-name',
+      'status Ready=False/Creating Synced=False/CompanionNotOwned',
+    ]);
+    expect(recorder.events.map((e) => e.reason)).toContain('CannotCreateExternalResource');
   });
 
   it('adds the finalizer before creating anything', async () => {

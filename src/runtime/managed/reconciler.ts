@@ -221,7 +221,8 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       created = await external.create(mr, signal);
     } catch (err) {
       if (!isConflict(err)) this.o.recorder.warning(mr, 'CannotCreateExternalResource', `create failed: ${(err as Error).message}`);
-      await this.recordCreate(mr, ANNOTATION_CREATE_FAILED, signal).catch(() => undefined);
+      // The status below is written over the object recordCreate returns: its resourceVersion is the current one.
+      mr = (await this.recordCreate(mr, ANNOTATION_CREATE_FAILED, signal).catch(() => undefined)) ?? mr;
       return this.fail(mr, cached, signal, 'CannotCreateExternalResource', 'create failed', err, Ready.creating());
     }
     try {
