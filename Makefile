@@ -17,7 +17,7 @@ install: node_modules/.package-lock.json ## Install npm dependencies (Node 24 co
 build: install ## Compile src/ to dist/
 	$(NPM) run build
 
-gen: install ## Regenerate crds/ from src/apis
+gen: install ## Regenerate crds/ (from src/apis) and the roles in config/rbac/ (from src/backends.ts)
 	$(NPM) run gen
 
 check-gen: install
@@ -29,7 +29,7 @@ typecheck: install
 lint: install
 	$(NPM) run -s lint
 
-test: install check-gen typecheck lint ## Everything CI runs: generated files, types, lint, unit, integration and e2e specs on local control planes
+test: install check-gen typecheck lint ## Everything CI runs: generated files (CRDs, roles), types, lint, unit, integration and e2e specs on local control planes
 	$(NPM) test -- --ci --json --outputFile=.local/jest-results.json
 
 unit: install ## Unit tests only (no clusters)

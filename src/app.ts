@@ -1,20 +1,18 @@
-// provider-rook: the kinds it serves, registered on the generic runtime. Each backend is a managed
-// kind (its API in src/apis, its NativeKind beside it) and a class binding for the Bucket claim.
+// provider-rook: the kinds it serves, registered on the generic runtime: every backend (src/backends.ts)
+// as a native managed kind and as a class binding of the Bucket claim. The type constants below are
+// conveniences for tests and tools.
 import { resourceTypeOf } from './apis/crd.ts';
-import { ObjectStoreKind, type ObjectStore } from './apis/objectstore.ts';
+import { ObjectStoreKind } from './apis/objectstore.ts';
 import { ObjectStoreClassKind } from './apis/objectstoreclass.ts';
 import { BucketClassKind, BucketKind, BucketPolicyKind } from './apis/storage.ts';
-import { CephBucketClassKind, CephBucketKind, type CephBucket } from './apis/cephbucket.ts';
-import { TenantClassKind, TenantKind, type Tenant } from './apis/tenant.ts';
-import { configureTenant, minioTenant } from './minio-operator/tenant.ts';
-import { cephBucket, configureCephBucket } from './rook-ceph/bucket.ts';
-import { minioObjectStore } from './rook-minio/objectstore.ts';
-import { configureObjectStore } from './rook-minio/objectstoreclass.ts';
+import { CephBucketClassKind, CephBucketKind } from './apis/cephbucket.ts';
+import { TenantClassKind, TenantKind } from './apis/tenant.ts';
 import type { KubeClient } from './runtime/kube/client.ts';
 import { Manager, type ManagerOptions } from './runtime/manager.ts';
 import type { LeakReport } from './runtime/native/leaks.ts';
 import type { TargetClients } from './runtime/native/targets.ts';
 import { setupClaim, setupNativeManaged } from './runtime/setup.ts';
+import { backends } from './backends.ts';
 
 export const FIELD_MANAGER = 'provider-rook';
 
@@ -40,18 +38,10 @@ export interface App {
 
 export async function startApp(opts: AppOptions): Promise<App> {
   const manager = await Manager.create({ ...opts, fieldManager: FIELD_MANAGER });
-
-  setupNativeManaged<ObjectStore>(manager, { type: ManagedObjectStores, kind: minioObjectStore });
-  setupNativeManaged<Tenant>(manager, { type: Tenants, kind: minioTenant });
-  setupNativeManaged<CephBucket>(manager, { type: CephBuckets, kind: cephBucket });
-
+  for (const b of backends) setupNativeManaged(manager, { type: resourceTypeOf(b.managed), kind: b.native });
   setupClaim(manager, {
     claim: Buckets, portableClass: BucketClasses, policy: BucketPolicies,
-    classes: [
-      { class: ObjectStoreClasses, managed: ManagedObjectStores, configure: configureObjectStore },
-      { class: TenantClasses, managed: Tenants, configure: configureTenant },
-      { class: CephBucketClasses, managed: CephBuckets, configure: configureCephBucket },
-    ],
+    classes: backends.map((b) => ({ class: resourceTypeOf(b.class), managed: resourceTypeOf(b.managed), configure: b.configure })),
   });
 
   await manager.start();

@@ -1,5 +1,5 @@
 // One source of truth for our APIs: each kind is a zod schema (which also gives the TypeScript type)
-// plus the CRD facts zod cannot say. hack/gen-crds.ts renders crds/*.yaml from these.
+// plus the CRD facts zod cannot say. hack/gen.ts renders crds/*.yaml from these.
 import { z } from 'zod';
 import type { ResourceType } from '../runtime/kube/resources.ts';
 

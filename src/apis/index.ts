@@ -1,13 +1,8 @@
-// Every kind provider-rook serves; crds/ is generated from this list.
+// Every kind provider-rook serves; crds/ is generated from this list: the Provider, the portable
+// storage API, and each backend's managed kind and class.
+import { backends } from '../backends.ts';
 import type { KindDefinition } from './crd.ts';
-import { ObjectStoreKind } from './objectstore.ts';
-import { ObjectStoreClassKind } from './objectstoreclass.ts';
 import { ProviderKind } from './provider.ts';
 import { BucketClassKind, BucketKind, BucketPolicyKind } from './storage.ts';
-import { TenantClassKind, TenantKind } from './tenant.ts';
-import { CephBucketClassKind, CephBucketKind } from './cephbucket.ts';
 
-export const allKinds: KindDefinition[] = [
-  ProviderKind, BucketClassKind, BucketPolicyKind, BucketKind,
-  ObjectStoreKind, ObjectStoreClassKind, TenantKind, TenantClassKind, CephBucketKind, CephBucketClassKind,
-];
+export const allKinds: KindDefinition[] = [ProviderKind, BucketClassKind, BucketPolicyKind, BucketKind, ...backends.flatMap((b) => [b.managed, b.class])];

@@ -3,6 +3,7 @@
 // Service "minio"), with root credentials in a configuration Secret provider-rook makes once.
 import path from 'node:path';
 import { TenantClassKind, TenantKind, type Tenant, type TenantClass } from '../apis/tenant.ts';
+import type { Backend } from '../backends.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { Secrets, type ResourceType } from '../runtime/kube/resources.ts';
@@ -14,7 +15,7 @@ import { randomKey } from '../runtime/random.ts';
 export const MinioTenants: ResourceType = { apiVersion: 'minio.min.io/v2', kind: 'Tenant', plural: 'tenants', namespaced: true };
 
 /** The MinIO Operator (config/operators/minio-operator, after upstream v7.1.1). */
-export const minioOperator = bundleFromDirectory(path.join(import.meta.dirname, '..', '..', 'config', 'operators', 'minio-operator'), {
+export const minioOperatorBundle = bundleFromDirectory(path.join(import.meta.dirname, '..', '..', 'config', 'operators', 'minio-operator'), {
   name: 'minio-operator', description: 'MinIO Operator', crdName: 'tenants.minio.min.io', deploymentName: 'minio-operator',
   defaultNamespace: 'minio-operator', defaultImage: 'minio/operator:v7.1.1',
 });
@@ -43,7 +44,7 @@ function parseEnv(text: string | undefined): Record<string, string> {
 export const minioTenant: NativeKind<Tenant> = {
   resource: 'tenants.minio.crossplane.io',
   target: MinioTenants,
-  operator: minioOperator,
+  operator: minioOperatorBundle,
 
   desired(mr, name) {
     const { pools, image, requestAutoCert } = mr.spec.forProvider;
@@ -110,3 +111,5 @@ export function configureTenant(claim: Claim, cls: TenantClass, name: string): T
     },
   };
 }
+
+export const minioOperator: Backend<Tenant, TenantClass> = { managed: TenantKind, class: TenantClassKind, native: minioTenant, configure: configureTenant };

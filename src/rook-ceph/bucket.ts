@@ -4,6 +4,7 @@
 // claim, and those are read only when they are the provisioner's for this very claim.
 import path from 'node:path';
 import { CephBucketClassKind, CephBucketKind, type CephBucket, type CephBucketClass } from '../apis/cephbucket.ts';
+import type { Backend } from '../backends.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { ConfigMaps, Secrets, type ResourceType } from '../runtime/kube/resources.ts';
@@ -37,6 +38,7 @@ export const cephBucket: NativeKind<CephBucket> = {
   },
 
   fixedAtCreation: ['.spec.storageClassName', '.spec.bucketName'],
+  reads: [Secrets, ConfigMaps],
 
   async inspect({ client, observed, signal }) {
     const { name, namespace, uid } = observed.metadata;
@@ -76,3 +78,5 @@ export function configureCephBucket(claim: Claim, cls: CephBucketClass, name: st
     },
   };
 }
+
+export const rookCeph: Backend<CephBucket, CephBucketClass> = { managed: CephBucketKind, class: CephBucketClassKind, native: cephBucket, configure: configureCephBucket };

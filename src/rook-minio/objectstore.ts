@@ -2,7 +2,10 @@
 // target, when that store is ready, and what its users need to connect. Everything else is the
 // generic runtime.
 import path from 'node:path';
-import type { ObjectStore } from '../apis/objectstore.ts';
+import { ObjectStoreKind, type ObjectStore } from '../apis/objectstore.ts';
+import { ObjectStoreClassKind, type ObjectStoreClass } from '../apis/objectstoreclass.ts';
+import type { Backend } from '../backends.ts';
+import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../runtime/native/external.ts';
 import { Secrets, Services, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
 import { secretText } from '../runtime/native/credentials.ts';
@@ -136,4 +139,8 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
       atProvider: { namespace, name, endpoint, readyReplicas },
     };
   },
+};
+
+export const rookMinio: Backend<ObjectStore, ObjectStoreClass> = {
+  managed: ObjectStoreKind, class: ObjectStoreClassKind, native: minioObjectStore, configure: configureObjectStore,
 };

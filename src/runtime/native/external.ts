@@ -67,6 +67,8 @@ export interface NativeKind<MR extends ManagedResource> {
    * under reclaim policy Delete: an operator's owner references may be beyond the garbage collector.
    */
   dependents?: { type: ResourceType; labelSelector(target: TargetObject): string }[];
+  /** Types inspect() reads (get) besides the target object and its companions; for the target RBAC. */
+  reads?: ResourceType[];
   /** Other target objects whose changes matter (e.g. what an operator creates), mapped to our object's "namespace/name". */
   related?: { type: ResourceType; labelSelector: string; targetKey(obj: TargetObject): string | undefined }[];
   /** Paths of the target object (e.g. ".spec.scope") its operator reads only at creation: an import must not change them. */
