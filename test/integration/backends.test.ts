@@ -165,6 +165,18 @@ describe('three backends behind one Bucket claim', () => {
     }
   }, 60_000);
 
+  it('never remakes a Tenant\'s root credentials: losing them is reported', async () => {
+    const mr = (await control.get<Bucket>(Buckets, 'same-minio-tenant', apps))!.spec.resourceRef!.name;
+    const ns = backends[1].targetNamespace(mr);
+    await targetA.delete(Secrets, `${mr}-env-configuration`, ns);
+    const lost = await eventually(async () => {
+      const m = await control.get<Obj & { status?: { conditions?: (Cond & { message?: string })[] } }>(Tenants, mr, platform);
+      return cond(m, 'Synced')?.reason === 'RootCredentialsLost' ? cond(m, 'Synced') : undefined;
+    }, 'Synced=False/RootCredentialsLost');
+    expect((lost as { message?: string }).message).toMatch(/MINIO_ROOT_USER/);
+    expect(await targetA.get(Secrets, `${mr}-env-configuration`, ns)).toBeUndefined();
+  }, 60_000);
+
   it('fills a classless claim from a BucketPolicy, whichever backend the default is', async () => {
     for (const b of backends) {
       const ns = await createNamespace(control, `be-pol-${b.name}`);

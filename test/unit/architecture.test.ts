@@ -1,0 +1,25 @@
+// The dependency points one way: the generic runtime knows no API kind, no backend and no test double.
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+
+const src = path.join(import.meta.dirname, '..', '..', 'src');
+const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
+  .flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+const imports = (file: string): string[] => [...readFileSync(file, 'utf8').matchAll(/^import[^'"]*['"]([^'"]+)['"]/gm)].map((m) => path.resolve(path.dirname(file), m[1]!));
+
+describe('architecture', () => {
+  it('src/runtime imports nothing from src/apis, the backends or e2e', () => {
+    const runtime = path.join(src, 'runtime');
+    const outside = files(runtime).flatMap((f) => imports(f).filter((i) => i.startsWith(src) && !i.startsWith(runtime)).map((i) => `${path.relative(src, f)} -> ${path.relative(src, i)}`));
+    expect(outside).toEqual([]);
+  });
+
+  it('no backend imports another backend', () => {
+    const backends = ['rook-minio', 'minio-operator', 'rook-ceph'];
+    const crossing = backends.flatMap((b) => files(path.join(src, b)).flatMap((f) => imports(f)
+      .filter((i) => backends.some((other) => other !== b && i.startsWith(path.join(src, other))))
+      .map((i) => `${path.relative(src, f)} -> ${path.relative(src, i)}`)));
+    expect(crossing).toEqual([]);
+  });
+});

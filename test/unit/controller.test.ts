@@ -1,0 +1,32 @@
+// The controller's metrics carry controller-runtime's names and label values, so dashboards work.
+import { describe, expect, it } from '@jest/globals';
+import { Controller } from '../../src/runtime/controller.ts';
+import { silentLogger } from '../../src/runtime/logger.ts';
+import { registry } from '../../src/runtime/metrics.ts';
+import { done, requeue, requeueAfter, type Result } from '../../src/runtime/result.ts';
+
+async function resultCount(controller: string, result: string): Promise<number> {
+  const metric = await registry.getSingleMetric('controller_runtime_reconcile_total')!.get();
+  return metric.values.find((v) => v.labels.controller === controller && v.labels.result === result)?.value ?? 0;
+}
+
+describe('Controller metrics', () => {
+  it('counts reconciles as success, requeue, requeue_after and error', async () => {
+    const outcomes: (Result | Error)[] = [done(), requeue(), requeueAfter(60_000), new Error('boom')];
+    let finished = 0;
+    const controller = new Controller('metrics-test', {
+      reconcile: async (key) => {
+        finished++;
+        const outcome = outcomes[Number(key)]!;
+        if (outcome instanceof Error) throw outcome;
+        return outcome;
+      },
+    }, silentLogger, { workers: 1, maxReconcileRate: 1000 });
+    controller.start();
+    for (const key of ['0', '1', '2', '3']) controller.enqueue(key);
+    for (let i = 0; finished < 4 && i < 200; i++) await new Promise((r) => setTimeout(r, 5));
+    await controller.stop();
+    expect(await Promise.all(['success', 'requeue', 'requeue_after', 'error'].map((r) => resultCount('metrics-test', r)))).toEqual([1, 1, 1, 1]);
+    expect(await resultCount('metrics-test', 'done')).toBe(0);
+  });
+});
