@@ -3,7 +3,7 @@
 // the platform team runs) and the CephBucketClass it is made from.
 import { z } from 'zod';
 import {
-  ageColumn, bindingPhase, conditions, objectRef, providerRef, readyColumns, reclaimPolicy, writeConnectionSecretToRef, type KubeObject,
+  ageColumn, bindingPhase, conditions, namespaceName, objectRef, providerRef, readyColumns, reclaimPolicy, writeConnectionSecretToRef, type KubeObject,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
@@ -74,7 +74,7 @@ export const cephBucketClassSchema = z.object({
     providerRef,
     reclaimPolicy: reclaimPolicy.default('Delete'),
     targetNamespace: z.string().min(1).max(63).regex(dnsLabel).default('rook-ceph-buckets').meta({ description: 'Namespace of the claims in the target cluster.' }),
-    allowedNamespaces: z.array(z.string().min(1)).optional().meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
+    allowedNamespaces: z.array(namespaceName()).optional().meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
   }),
 });
 export type CephBucketClass = KubeObject & z.infer<typeof cephBucketClassSchema>;

@@ -21,11 +21,19 @@ export const conditions = z.array(condition).optional().meta({
   'x-kubernetes-list-map-keys': ['type'],
 });
 
-export const localRef = z.object({ name: z.string().min(1).meta({ description: 'Name of the referenced object.' }) });
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** A Kubernetes object name (a DNS-1123 subdomain): never ".", ".." or "/", so it cannot reach another API path. */
+export const objectName = (): z.ZodString => z.string().min(1).max(253).regex(SUBDOMAIN, 'must be a lower-case DNS-1123 subdomain (a-z, 0-9, "-", ".") of at most 253 characters');
+/** A namespace name (a DNS-1123 label). */
+export const namespaceName = (): z.ZodString => z.string().min(1).max(63).regex(LABEL, 'must be a lower-case DNS-1123 label (a-z, 0-9, "-") of at most 63 characters');
+
+export const localRef = z.object({ name: objectName().meta({ description: 'Name of the referenced object.' }) });
 
 export const providerRef = z.object({
-  name: z.string().min(1).meta({ description: 'Name of the Provider (kubernetes.crossplane.io) that says which target cluster to use.' }),
-  namespace: z.string().optional().meta({
+  name: objectName().meta({ description: 'Name of the Provider (kubernetes.crossplane.io) that says which target cluster to use.' }),
+  namespace: namespaceName().optional().meta({
     description: "Namespace of the Provider. Must equal this object's namespace when set: credentials are never read across namespaces.",
   }),
 }).meta({ description: 'The Provider whose credentials reach the target cluster.' });
@@ -33,9 +41,9 @@ export const providerRef = z.object({
 export const objectRef = z.object({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
-  name: z.string(),
-  namespace: z.string().optional(),
-  uid: z.string().optional(),
+  name: objectName(),
+  namespace: namespaceName().optional(),
+  uid: z.string().max(64).optional(),
 });
 
 export const reclaimPolicy = z.enum(['Delete', 'Retain', 'Orphan']).meta({
@@ -43,7 +51,7 @@ export const reclaimPolicy = z.enum(['Delete', 'Retain', 'Orphan']).meta({
 });
 
 export const writeConnectionSecretToRef = z.object({
-  name: z.string().min(1).meta({ description: 'Name of the Secret, in this object\'s namespace, that receives endpoint, username and password.' }),
+  name: objectName().meta({ description: 'Name of the Secret, in this object\'s namespace, that receives endpoint, username and password.' }),
 }).meta({ description: 'Where to write the connection Secret.' });
 
 export const bindingPhase = z.enum(['Unbindable', 'Unbound', 'Bound', 'Released']).optional().meta({

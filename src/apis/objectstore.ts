@@ -1,13 +1,13 @@
 // Managed ObjectStore (minio.rook.crossplane.io/v1alpha1): one minio.rook.io ObjectStore in a target cluster.
 import { z } from 'zod';
 import {
-  ageColumn, bindingPhase, conditions, objectRef, providerRef, readyColumns, reclaimPolicy, writeConnectionSecretToRef, type KubeObject,
+  ageColumn, bindingPhase, conditions, namespaceName, objectName, objectRef, providerRef, readyColumns, reclaimPolicy, writeConnectionSecretToRef, type KubeObject,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const volumeClaimTemplate = z.object({
   metadata: z.object({
-    name: z.string().min(1).meta({ description: 'Volume name; MinIO mounts it at /data/<name>.' }),
+    name: namespaceName().meta({ description: 'Volume name; MinIO mounts it at /data/<name>.' }),
     labels: z.record(z.string(), z.string()).optional(),
     annotations: z.record(z.string(), z.string()).optional(),
   }),
@@ -17,7 +17,7 @@ const volumeClaimTemplate = z.object({
 /** The spec of a minio.rook.io/v1alpha1 ObjectStore, as the Rook MinIO operator reads it. */
 export const minioStoreSpec = z.object({
   scope: z.object({
-    nodeCount: z.int().meta({ description: 'Number of MinIO servers (StatefulSet replicas): at least 4 and even.' }),
+    nodeCount: z.int().min(4).max(32).meta({ description: 'Number of MinIO servers (StatefulSet replicas): 4 to 32, even (what MinIO of this generation runs).' }),
     volumeClaimTemplates: z.array(volumeClaimTemplate).optional().meta({
       description: 'Volumes for every server; none means an emptyDir at /data/minio-data.',
     }),
@@ -34,10 +34,10 @@ export const minioStoreSpec = z.object({
     description: 'Rook placement (nodeAffinity, podAffinity, podAntiAffinity, tolerations) by key, e.g. "all". Passed through; the operator does not act on it.',
   }),
   credentials: z.object({
-    name: z.string().min(1).meta({ description: 'Secret with the MinIO access keys (keys username and password).' }),
-    namespace: z.string().optional().meta({ description: 'Its namespace in the target; defaults to the store\'s namespace.' }),
+    name: objectName().meta({ description: 'Secret with the MinIO access keys (keys username and password).' }),
+    namespace: namespaceName().optional().meta({ description: 'Its namespace in the target; defaults to the store\'s namespace.' }),
   }).optional().meta({ description: 'The access-keys Secret in the target. Created with strong random keys when missing; never overwritten. Defaults to <store>-access-keys.' }),
-  clusterDomain: z.string().optional().meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
+  clusterDomain: z.string().max(253).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/).optional().meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
 });
 export type MinioStoreSpec = z.infer<typeof minioStoreSpec>;
 
@@ -68,7 +68,7 @@ export const objectStoreSchema = z.object({
         },
       ],
     }),
-    targetNamespace: z.string().min(1).meta({ description: 'Namespace of the store in the target cluster; created when missing. Fixed at creation.' }),
+    targetNamespace: namespaceName().meta({ description: 'Namespace of the store in the target cluster; created when missing. Fixed at creation.' }),
     providerRef,
     reclaimPolicy: reclaimPolicy.default('Delete'),
     writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),

@@ -2,7 +2,7 @@
 // team writes the store's spec once; every Bucket claim that resolves to this class gets a managed
 // ObjectStore configured from it.
 import { z } from 'zod';
-import { ageColumn, providerRef, reclaimPolicy } from './common.ts';
+import { ageColumn, namespaceName, objectName, providerRef, reclaimPolicy } from './common.ts';
 import type { KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 import { minioStoreSpec } from './objectstore.ts';
@@ -10,17 +10,17 @@ import { minioStoreSpec } from './objectstore.ts';
 export const objectStoreClassSchema = z.object({
   spec: minioStoreSpec.extend({
     credentials: z.object({
-      name: z.string().min(1).meta({ description: 'Not used as is: every provisioned store gets its own keys in <store>-access-keys, so two claims never share keys.' }),
-      namespace: z.string().optional().meta({ description: 'Namespace of the access-keys Secrets in the target; also the default target namespace.' }),
+      name: objectName().meta({ description: 'Not used as is: every provisioned store gets its own keys in <store>-access-keys, so two claims never share keys.' }),
+      namespace: namespaceName().optional().meta({ description: 'Namespace of the access-keys Secrets in the target; also the default target namespace.' }),
     }).optional().meta({ description: 'Where provisioned stores keep their access keys in the target cluster.' }),
     providerRef,
     reclaimPolicy: reclaimPolicy.default('Delete').meta({
       description: 'What happens when a claim on a store of this class is deleted: Delete removes the managed resource and the target store; Retain keeps both (Released).',
     }),
-    targetNamespace: z.string().min(1).optional().meta({
+    targetNamespace: namespaceName().optional().meta({
       description: 'Namespace of provisioned stores in the target cluster. Defaults to credentials.namespace, else rook-minio.',
     }),
-    allowedNamespaces: z.array(z.string().min(1)).optional().meta({
+    allowedNamespaces: z.array(namespaceName()).optional().meta({
       description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
     }),
   }),

@@ -1,6 +1,6 @@
 // Provider (kubernetes.crossplane.io/v1alpha2): how to reach one target cluster.
 import { z } from 'zod';
-import { ageColumn, conditions, localRef, type KubeObject } from './common.ts';
+import { ageColumn, conditions, localRef, namespaceName, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 import { Providers, type ProviderObject } from '../runtime/native/provider.ts';
 
@@ -14,7 +14,7 @@ export const providerSchema = z.object({
       name: z.string().min(1).meta({ description: 'The operator: rook-minio, minio-operator or rook-ceph.' }),
       install: z.boolean().default(false).meta({ description: 'Install it into the target when it is missing.' }),
       image: z.string().optional().meta({ description: "The operator's image (default: the bundle's)." }),
-      namespace: z.string().optional().meta({ description: "Namespace for the operator (default: the bundle's)." }),
+      namespace: namespaceName().optional().meta({ description: "Namespace for the operator (default: the bundle's)." }),
     })).optional().meta({
       description: 'Per operator, whether provider-rook may install it into the target cluster. Off by default.',
       'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'],
@@ -22,7 +22,7 @@ export const providerSchema = z.object({
     operatorInstall: z.object({
       enabled: z.boolean().default(false),
       image: z.string().optional(),
-      namespace: z.string().optional(),
+      namespace: namespaceName().optional(),
     }).optional().meta({ description: 'Deprecated (v0.1): the Rook MinIO operator\'s settings; read as spec.operators entry rook-minio. Move it there.' }),
   }).meta({
     'x-kubernetes-validations': [{

@@ -1,7 +1,7 @@
 // The portable storage API (storage.crossplane.io/v1alpha1) app teams use: Bucket claims, the
 // BucketClasses that name a concrete class of service, and the BucketPolicy that picks a default.
 import { z } from 'zod';
-import { ageColumn, bindingPhase, conditions, localRef, objectRef, readyColumns, writeConnectionSecretToRef, type KubeObject } from './common.ts';
+import { ageColumn, bindingPhase, conditions, localRef, namespaceName, objectName, objectRef, readyColumns, writeConnectionSecretToRef, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const GROUP = 'storage.crossplane.io';
@@ -12,8 +12,8 @@ export const bucketClassSchema = z.object({
   classRef: z.object({
     apiVersion: z.string().min(1).meta({ description: 'apiVersion of the non-portable class, e.g. minio.rook.crossplane.io/v1alpha1.' }),
     kind: z.string().min(1).meta({ description: 'Kind of the non-portable class, e.g. ObjectStoreClass.' }),
-    name: z.string().min(1),
-    namespace: z.string().min(1).meta({ description: 'Namespace of the non-portable class (usually the platform team\'s).' }),
+    name: objectName(),
+    namespace: namespaceName().meta({ description: 'Namespace of the non-portable class (usually the platform team\'s).' }),
   }).meta({ description: 'The non-portable class that satisfies claims of this class.' }),
 });
 export type BucketClass = KubeObject & z.infer<typeof bucketClassSchema>;

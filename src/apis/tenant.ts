@@ -2,7 +2,7 @@
 // Tenant in a target cluster, in a namespace of its own) and the TenantClass it is made from.
 import { z } from 'zod';
 import {
-  ageColumn, bindingPhase, conditions, objectRef, providerRef, readyColumns, reclaimPolicy, writeConnectionSecretToRef, type KubeObject,
+  ageColumn, bindingPhase, conditions, namespaceName, objectRef, providerRef, readyColumns, reclaimPolicy, writeConnectionSecretToRef, type KubeObject,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
@@ -44,7 +44,7 @@ export const tenantSchema = z.object({
         message: 'requestAutoCert cannot change after creation: it decides the endpoint clients were given',
       }],
     }),
-    targetNamespace: z.string().min(1).max(63).meta({ description: 'The Tenant\'s own namespace in the target (the operator serves one Tenant per namespace).' }),
+    targetNamespace: namespaceName().meta({ description: 'The Tenant\'s own namespace in the target (the operator serves one Tenant per namespace).' }),
     providerRef,
     reclaimPolicy: reclaimPolicy.default('Delete'),
     writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
@@ -92,7 +92,7 @@ export const tenantClassSchema = z.object({
     namespacePrefix: z.string().max(10).regex(/^[a-z0-9-]*$/).default('minio-').meta({
       description: 'Each Tenant gets its own target namespace, <prefix><managed resource name>.',
     }),
-    allowedNamespaces: z.array(z.string().min(1)).optional().meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
+    allowedNamespaces: z.array(namespaceName()).optional().meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
   }),
 });
 export type TenantClass = KubeObject & z.infer<typeof tenantClassSchema>;

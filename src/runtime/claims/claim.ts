@@ -69,7 +69,14 @@ export function refuseUnlessAllowed(cls: KubeObjectLike & { spec: { allowedNames
     `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} does not allow claims from namespace ${ns} (allowed: ${allowed.join(', ') || 'none'})`);
 }
 
-/** The labels of a managed resource made for a claim (crossplane's). */
+/** A label value of at most 63 characters: a longer one keeps its start and ends in a hash of the whole. */
+export function labelValue(value: string): string {
+  if (value.length <= 63) return value;
+  const hash = createHash('sha256').update(value).digest('hex').slice(0, 10);
+  return `${value.slice(0, 52).replace(/[-_.]+$/, '')}-${hash}`;
+}
+
+/** The labels of a managed resource made for a claim (crossplane's); names of up to 253 characters fit. */
 export function claimLabels(claim: Claim): Record<string, string> {
-  return { 'crossplane.io/claim-namespace': claim.metadata.namespace!, 'crossplane.io/claim-name': claim.metadata.name };
+  return { 'crossplane.io/claim-namespace': claim.metadata.namespace!, 'crossplane.io/claim-name': labelValue(claim.metadata.name) };
 }

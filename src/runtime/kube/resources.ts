@@ -21,10 +21,16 @@ export const ClusterRoleBindings: ResourceType = {
 };
 export const Leases: ResourceType = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true };
 
+/** A name as one path segment: escaped, and never "." or ".." (which a URL resolves to another path). */
+function segment(value: string): string {
+  if (value === '.' || value === '..') throw new Error(`'${value}' is not an object or namespace name`);
+  return encodeURIComponent(value);
+}
+
 export function resourcePath(type: ResourceType, namespace?: string, name?: string, subresource?: string): string {
   const base = type.apiVersion.includes('/') ? `/apis/${type.apiVersion}` : `/api/${type.apiVersion}`;
-  const ns = type.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
-  const obj = name ? `/${encodeURIComponent(name)}` : '';
+  const ns = type.namespaced && namespace ? `/namespaces/${segment(namespace)}` : '';
+  const obj = name ? `/${segment(name)}` : '';
   return `${base}${ns}/${type.plural}${obj}${subresource && name ? `/${subresource}` : ''}`;
 }
 export const Pods: ResourceType = { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };

@@ -107,6 +107,8 @@ export function diffFields(want: unknown, have: unknown, path = ''): string[] {
   return sameJson(want, have) ? [] : [path];
 }
 
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
 const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>();
 
 export interface NativeExternalOptions {
@@ -146,6 +148,11 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
   async observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation> {
     const name = externalNameOf(mr.metadata);
+    // The annotation has no schema: check it before it becomes part of a request.
+    if (name.length > 253 || !OBJECT_NAME.test(name)) {
+      throw new ReasonedError('InvalidExternalName',
+        `annotation ${ANNOTATION_EXTERNAL_NAME} must be a lower-case DNS-1123 subdomain (a-z, 0-9, "-", ".") of at most 253 characters; it has ${name.length} characters`);
+    }
     const owner = this.owner(mr);
     const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name).metadata.namespace };
     const observed = await this.client.get<TargetObject>(ref.type, name, ref.namespace, signal);

@@ -1,0 +1,108 @@
+// Names and sizes are validated where they enter: the CRD schema refuses what is not a Kubernetes
+// name (so ".", ".." and "/" never reach another API path) or out of range, the reconciler refuses an
+// external-name that is not a name, and a claim's long name still fits its labels.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { Bucket } from '../../src/apis/storage.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { KubeError } from '../../src/runtime/kube/errors.ts';
+import { Secrets, resourcePath } from '../../src/runtime/kube/resources.ts';
+import { Providers } from '../../src/runtime/native/provider.ts';
+import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
+import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { createNamespace, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+
+let control: KubeClient;
+let operator: FakeMinioOperator;
+let app: App;
+let platform: string;
+let apps: string;
+
+const store = (name: string, over: Record<string, unknown> = {}, annotations?: Record<string, string>) => ({
+  apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: platform, ...(annotations ? { annotations } : {}) },
+  spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'valid-minio', providerRef: { name: 'target' }, ...over },
+}) as unknown as KubeObjectLike;
+
+async function refused(obj: KubeObjectLike, field: RegExp): Promise<void> {
+  const err = await control.create(ManagedObjectStores, obj).then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(KubeError);
+  expect((err as KubeError).code).toBe(422);
+  expect((err as KubeError).message).toMatch(field);
+}
+
+beforeAll(async () => {
+  control = adminClient(testCluster('control'));
+  const target = adminClient(testCluster('target'));
+  await installCrds(control, ourCrds());
+  await preinstallOperator(target);
+  platform = await createNamespace(control, 'val-infra');
+  apps = await createNamespace(control, 'val-app');
+  await writeSecret(control, platform, 'target-creds', providerSecretKeys(testCluster('target')));
+  await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'target', namespace: platform }, spec: { credentialsSecretRef: { name: 'target-creds' } } } as KubeObjectLike);
+  await control.apply(ObjectStoreClasses, {
+    apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: 'std', namespace: platform },
+    spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'valid-minio' },
+  } as KubeObjectLike);
+  await control.apply(BucketClasses, {
+    apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'std', namespace: apps },
+    classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'std', namespace: platform },
+  } as KubeObjectLike);
+  operator = new FakeMinioOperator(target);
+  await operator.start();
+  app = await startTestApp(testCluster('control'), { namespaces: [platform, apps], pollIntervalMs: 1_000 });
+}, 120_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await operator?.stop();
+});
+
+describe('names and sizes', () => {
+  it('the API refuses names that are not names, naming the field', async () => {
+    for (const bad of ['..', '.', 'a/b', 'UPPER', 'x'.repeat(64)]) await refused(store(uniqueName('v'), { targetNamespace: bad }), /spec\.targetNamespace/);
+    await refused(store(uniqueName('v'), { providerRef: { name: '..' } }), /spec\.providerRef\.name/);
+    await refused(store(uniqueName('v'), { writeConnectionSecretToRef: { name: '../secrets/x' } }), /spec\.writeConnectionSecretToRef\.name/);
+    await refused(store(uniqueName('v'), { forProvider: { scope: { nodeCount: 4 }, credentials: { name: 'x'.repeat(254) } } }), /spec\.forProvider\.credentials\.name/);
+    const claim = await control.create(Buckets, { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: uniqueName('v'), namespace: apps }, spec: { classRef: { name: '..' } } } as KubeObjectLike)
+      .then(() => undefined, (e: unknown) => e);
+    expect((claim as KubeError).message).toMatch(/spec\.classRef\.name/);
+  });
+
+  it('the API refuses a nodeCount out of range (2147483648 would wait forever)', async () => {
+    for (const nodeCount of [2147483648, 64, 2]) await refused(store(uniqueName('v'), { forProvider: { scope: { nodeCount } } }), /spec\.forProvider\.scope\.nodeCount/);
+  });
+
+  it('an external-name that is no name gets its own reason, and reaches no API path', async () => {
+    for (const [i, bad] of ['..', 'x'.repeat(100_000)].entries()) {
+      const name = uniqueName(`ext${i}`);
+      await control.create(ManagedObjectStores, store(name, {}, { 'crossplane.io/external-name': bad }));
+      const synced = await eventually(async () => {
+        const mr = await control.get<ObjectStore>(ManagedObjectStores, name, platform);
+        const c = mr?.status?.conditions?.find((x) => x.type === 'Synced');
+        return c?.status === 'False' ? c : undefined;
+      }, 'Synced=False');
+      expect(synced).toMatchObject({ reason: 'InvalidExternalName', message: expect.stringMatching(/crossplane\.io\/external-name must be a lower-case DNS-1123 subdomain/) });
+      expect(synced.message!.length).toBeLessThan(300);
+    }
+  });
+
+  it('the client refuses "." and ".." as a path segment, whatever reaches it', () => {
+    expect(() => resourcePath(Secrets, 'ns', '..')).toThrow(/'..' is not an object or namespace name/);
+    expect(() => resourcePath(Secrets, '.', 'x')).toThrow(/'.' is not an object or namespace name/);
+    expect(resourcePath(Secrets, 'ns', 'a.b')).toBe('/api/v1/namespaces/ns/secrets/a.b');
+  });
+
+  it('a claim with a 100-character name binds (its labels stay within 63 characters)', async () => {
+    const name = `long-${'n'.repeat(95)}`;
+    await control.create(Buckets, { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name, namespace: apps }, spec: { classRef: { name: 'std' }, writeConnectionSecretToRef: { name: 'long' } } } as KubeObjectLike);
+    const claim = await eventually(async () => {
+      const b = await control.get<Bucket>(Buckets, name, apps);
+      return b?.status?.bindingPhase === 'Bound' ? b : undefined;
+    }, 'the long-named claim to be Bound', 45_000);
+    const mr = (await control.get<ObjectStore>(ManagedObjectStores, claim.spec.resourceRef!.name, platform))!;
+    const label = mr.metadata.labels?.['crossplane.io/claim-name'] ?? '';
+    expect(label.length).toBeLessThanOrEqual(63);
+    expect(label.startsWith('long-nnn')).toBe(true);
+  });
+});
