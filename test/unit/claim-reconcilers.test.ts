@@ -155,6 +155,25 @@ describe('claim reconciler', () => {
     expect(api.writes).toEqual([]); // steady state
   });
 
+  it('a bound claim shows its resource\'s failures too: Synced=False with the resource\'s reason, and back', async () => {
+    const { api, reconciler } = world();
+    await (api.seed(Claims, claim()), reconciler.reconcile('app/b', signal));
+    const mr = api.objects.get(`stores/infra/${mrName}`)!;
+    const ready = { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: 'x' };
+    mr.status = { bindingPhase: 'Unbound', conditions: [ready] };
+    api.seed(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: mr.metadata.uid, controller: true }] }, data: {} });
+    await reconciler.reconcile('app/b', signal);
+    expect(readClaim(api).status?.bindingPhase).toBe('Bound');
+    api.objects.get(`stores/infra/${mrName}`)!.status = {
+      bindingPhase: 'Bound', conditions: [ready, { type: 'Synced', status: 'False', reason: 'Unreachable', message: 'observe failed: cannot reach the target cluster (ECONNREFUSED)', lastTransitionTime: 'x' }],
+    };
+    await reconciler.reconcile('app/b', signal);
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'False', reason: 'Unreachable', message: expect.stringContaining('cannot reach the target cluster') });
+    api.objects.get(`stores/infra/${mrName}`)!.status = { bindingPhase: 'Bound', conditions: [ready, { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: 'x' }] };
+    await reconciler.reconcile('app/b', signal);
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'True', reason: 'ReconcileSuccess' });
+  });
+
   it('C10: refuses a connection Secret the managed resource does not control', async () => {
     const { api, reconciler } = world();
     await (api.seed(Claims, claim()), reconciler.reconcile('app/b', signal));

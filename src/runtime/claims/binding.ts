@@ -137,12 +137,12 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     }
     if (phase !== 'Unbound' && phase !== 'Bound') {
       const why = progressOf(mr);
-      await this.writeStatus(claim, cached, signal, binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`), Synced.success(), 'Unbound');
+      await this.writeStatus(claim, cached, signal, binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`), syncedOf(mr), 'Unbound');
       return done(); // the managed resource's watch brings us back
     }
 
     if (!(await this.propagate(claim, mr, signal))) {
-      await this.writeStatus(claim, cached, signal, binding(`waiting for the connection Secret of ${where}`), Synced.success(), 'Unbound');
+      await this.writeStatus(claim, cached, signal, binding(`waiting for the connection Secret of ${where}`), syncedOf(mr), 'Unbound');
       return done(); // the Secret watch brings us back
     }
 
@@ -153,7 +153,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     // Once bound, the claim reports what its resource reports.
     const mrReady = readyOf(mr);
     const ready: Cond = mrReady ? { type: 'Ready', status: mrReady.status, reason: mrReady.reason, ...(mrReady.message ? { message: mrReady.message } : {}) } : Ready.available();
-    await this.writeStatus(claim, cached, signal, ready, Synced.success(), 'Bound');
+    await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound');
     return done();
   }
 
@@ -301,6 +301,12 @@ function claimRefOf(mr: ManagedResource): ObjectReference | undefined {
 function progressOf(mr: ManagedResource): string | undefined {
   const synced = mr.status?.conditions?.find((c) => c.type === 'Synced');
   return synced?.status === 'False' ? synced.message ?? synced.reason : readyOf(mr)?.message;
+}
+
+/** A claim is as Synced as its resource: a failure there (an unreachable target...) shows on the claim, with its reason. */
+function syncedOf(mr: ManagedResource): Cond {
+  const synced = mr.status?.conditions?.find((c) => c.type === 'Synced');
+  return synced?.status === 'False' ? Synced.error(synced.reason, synced.message ?? synced.reason) : Synced.success();
 }
 
 function readyOf(mr: ManagedResource): Condition | undefined {
