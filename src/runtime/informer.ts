@@ -17,6 +17,8 @@ export interface InformerOptions extends Selection {
   /** Watch only these namespaces (one list/watch each); all namespaces when unset. */
   namespaces?: string[];
   log: Logger;
+  /** Called when a list or watch succeeds again after failing (e.g. the server is back). */
+  onRecovered?: () => void;
 }
 
 export class Informer<T extends KubeObjectLike> {
@@ -74,6 +76,11 @@ export class Informer<T extends KubeObjectLike> {
     let resourceVersion: string | undefined;
     let delay = 1000;
     let toldUser = false;
+    let failing = false;
+    const succeeded = (): void => {
+      if (failing) this.opts.onRecovered?.();
+      failing = false;
+    };
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined) {
@@ -81,10 +88,11 @@ export class Informer<T extends KubeObjectLike> {
           this.replace(listed.items, namespace);
           resourceVersion = listed.resourceVersion;
           markSynced();
+          succeeded();
         }
         delay = 1000;
         const { labelSelector, fieldSelector } = this.opts;
-        await this.client.watch(this.type, { namespace, labelSelector, fieldSelector, resourceVersion, signal }, (type, obj) => {
+        await this.client.watch(this.type, { namespace, labelSelector, fieldSelector, resourceVersion, signal, onOpen: succeeded }, (type, obj) => {
           resourceVersion = obj.metadata.resourceVersion ?? resourceVersion;
           if (type === 'ADDED' || type === 'MODIFIED') this.upsert(obj as T);
           else if (type === 'DELETED') this.remove(obj as T);
@@ -92,9 +100,10 @@ export class Informer<T extends KubeObjectLike> {
       } catch (err) {
         if (signal.aborted) break;
         if (isGone(err)) {
-          resourceVersion = undefined; // too old: relist
+          resourceVersion = undefined; // too old: relist (routine, not a failure)
           continue;
         }
+        failing = true;
         const fields = { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: (err as Error).message, retryInMs: delay };
         // Before the first list nothing works (a CRD not installed, RBAC missing): say so once, plainly.
         if (resourceVersion === undefined && !toldUser) {

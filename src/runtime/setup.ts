@@ -32,12 +32,18 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
   const { log, marks, recorder, resolver, opts } = manager;
   const cache = manager.informer<MR>(type);
   const installer = kind.operator ? manager.installerFor(kind.operator) : undefined;
+  // Which target each resource last connected through, so a target's return requeues its resources.
+  const targetOf = new Map<string, string>();
+  const usedBy = function* (fingerprint: string): Iterable<string> {
+    for (const [key, fp] of targetOf) if (fp === fingerprint) yield key;
+  };
   const controller = manager.controller(`managed/${kindName(type)}`, new ManagedReconciler<MR>({
     type, client: manager.control, cache, recorder, log,
     connecter: new NativeConnecter(resolver, kind, marks, {
       installer, recorder,
       // The Provider's status says at once that the operator is there now.
       operatorInstalled: (p) => manager.providerController.enqueue(keyOf(p.metadata)),
+      connected: (key, target) => targetOf.set(key, target.fingerprint),
     }),
     pollIntervalMs: opts.pollIntervalMs, pollJitterMs: opts.pollJitterMs,
     // A Kubernetes API is read-your-writes consistent: a missing object right after create is drift.
@@ -47,9 +53,10 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
   cache.on({
     added: (mr) => controller.enqueue(keyOf(mr.metadata)),
     updated: (old, mr) => { if (desiredStateChanged(old, mr)) controller.enqueue(keyOf(mr.metadata)); },
+    deleted: (mr) => targetOf.delete(keyOf(mr.metadata)),
   });
   manager.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
-  manager.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log));
+  manager.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, usedBy));
   manager.sweepers.push(new LeakSweeper<MR>({
     kind, marks, resolver, providers: manager.providers, control: manager.control, managedType: type, namespaces: opts.namespaces,
     graceMs: opts.leakGraceMs ?? 5 * 60_000, reportOnly: opts.leakReportOnly ?? false, recorder, log,

@@ -5,11 +5,16 @@ import { down, start, stop, up, type LocalCluster } from '../../hack/lib/cluster
 import { ManagedObjectStores, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
-import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { minioObjectStore, RookObjectStores } from '../../src/rook-minio/objectstore.ts';
+import type { KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { silentLogger } from '../../src/runtime/logger.ts';
+import { OwnershipMarks } from '../../src/runtime/native/ownership.ts';
+import { TargetWatches } from '../../src/runtime/native/watches.ts';
 import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
 import { createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
 
@@ -76,9 +81,31 @@ describe('resilience', () => {
     await start(OUTAGE);
     operator = new FakeMinioOperator(target);
     await operator.start();
-    // Recovery comes from the per-key backoff (at most 60 s), without restarting anything.
+    // Recovery without restarting anything: the target's return requeues its resources.
     await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Synced')?.status === 'True', 'recovery after the target is back', 90_000);
   }, 180_000);
+
+  it('requeues the resources of a target as soon as it is reachable again, not after their backoff', async () => {
+    // The target watches alone, with a recording queue: the mechanism, without the timing of a real backoff.
+    const enqueued: string[] = [];
+    const watches = new TargetWatches(minioObjectStore, new OwnershipMarks(app.controlPlaneId), (key) => enqueued.push(key), silentLogger,
+      (fp) => (fp === 'outage-target' ? [`${ns}/waits-a`, `${ns}/waits-b`] : []));
+    const kc = new KubeConfig();
+    kc.loadFromFile(outage.kubeconfig);
+    const client = new KubeClient(kc, { fieldManager: 'resilience-test', trusted: false, name: 'the target cluster' });
+    watches.started({ fingerprint: 'outage-target', server: outage.server, client });
+    const waiting = [`${ns}/waits-a`, `${ns}/waits-b`];
+    try {
+      await stop(OUTAGE); // the watch's stream ends at once; its informer retries with backoff
+      expect(enqueued.filter((k) => waiting.includes(k))).toEqual([]);
+      await start(OUTAGE);
+      await eventually(() => waiting.every((k) => enqueued.includes(k)), 'the target\'s resources to be requeued', 45_000);
+    } finally {
+      await start(OUTAGE); // a no-op when it runs
+      await watches.stopped({ fingerprint: 'outage-target', server: outage.server, client });
+      await client.close();
+    }
+  }, 120_000);
 
   it('does not duplicate a store when a create was interrupted after the target write', async () => {
     const name = uniqueName('crash');

@@ -237,7 +237,7 @@ export class KubeClient {
    * Streams watch events until the server ends the watch, the signal aborts, or an error occurs.
    * Resolves normally when the stream ends; rejects with KubeError 410 when resourceVersion is too old.
    */
-  async watch(type: ResourceType, opts: Selection & { namespace?: string; resourceVersion: string; signal: AbortSignal },
+  async watch(type: ResourceType, opts: Selection & { namespace?: string; resourceVersion: string; signal: AbortSignal; onOpen?: () => void },
     onEvent: (type: WatchEventType, obj: KubeObjectLike) => void): Promise<void> {
     const url = new URL(this.server + resourcePath(type, opts.namespace));
     const timeoutSeconds = 240 + Math.floor(Math.random() * 60);
@@ -260,6 +260,7 @@ export class KubeClient {
     }
     restClientRequests.inc({ host: url.host, method: 'WATCH', code: String(res.status) });
     if (!res.ok || !res.body) throw this.statusError(res.status, await res.text(), 'WATCH', url.pathname);
+    opts.onOpen?.();
     const decoder = new TextDecoder();
     let buffered = '';
     try {

@@ -50,6 +50,8 @@ export interface NativeConnecterOptions {
   recorder?: EventRecorder;
   /** Called after provider-rook installed an operator into a Provider's target. */
   operatorInstalled?: (provider: Provider) => void;
+  /** Called on every connect: which target a resource ("namespace/name") uses. */
+  connected?: (key: string, target: Target) => void;
 }
 
 export class NativeConnecter<MR extends ManagedResource> implements ExternalConnecter<MR> {
@@ -76,6 +78,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     }
     const provider = this.resolver.provider(namespace, ref.name);
     const target = await this.resolver.resolve(provider, signal);
+    this.opts.connected?.(`${namespace}/${mr.metadata.name}`, target);
     const installer = this.opts.installer;
     const ensureOperator = installer && ((s: AbortSignal) => installer.ensure(target, {
       where: `${namespace}/${ref.name}`, owner: providerOwner(provider), settings: operatorSettings(provider, installer.bundle.name, installer.bundle.legacy),

@@ -15,16 +15,26 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
   private readonly enqueue: (key: string) => void;
   private readonly log: Logger;
 
-  constructor(kind: NativeKind<MR>, marks: OwnershipMarks, enqueue: (key: string) => void, log: Logger) {
+  private readonly usedBy: (fingerprint: string) => Iterable<string>;
+
+  /** usedBy names the resources that last connected through a target: requeued when it is reachable again. */
+  constructor(kind: NativeKind<MR>, marks: OwnershipMarks, enqueue: (key: string) => void, log: Logger, usedBy: (fingerprint: string) => Iterable<string> = () => []) {
     this.kind = kind;
     this.marks = marks;
     this.enqueue = enqueue;
     this.log = log;
+    this.usedBy = usedBy;
   }
 
   started(target: Target): void {
     const log = this.log.with({ target: target.server });
-    const owned = new Informer<TargetObject>(target.client, this.kind.target, { labelSelector: this.marks.selector, log });
+    // Back from an outage: whatever waits in a retry backoff for this target is retried now.
+    const recovered = (): void => {
+      const keys = [...this.usedBy(target.fingerprint)];
+      log.info('target reachable again; requeueing its resources', { kind: this.kind.target.kind, resources: keys.length });
+      for (const key of keys) this.enqueue(key);
+    };
+    const owned = new Informer<TargetObject>(target.client, this.kind.target, { labelSelector: this.marks.selector, log, onRecovered: recovered });
     const requeueOwner = (obj: TargetObject): void => {
       const owner = this.marks.ownerKey(obj);
       if (owner?.resource === this.kind.resource) this.enqueue(owner.key);
