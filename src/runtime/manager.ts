@@ -83,7 +83,8 @@ export class Manager {
     this.marks = new OwnershipMarks(controlPlaneId);
     this.recorder = new ApiEventRecorder(control, opts.fieldManager, opts.log);
     // A target's endpoint comes from a Secret: nothing its server answers is echoed into status.
-    this.targets = new TargetClients((creds) => clientFor(opts, creds.kubeConfig, { trusted: false, name: 'the target cluster' }));
+    // One target that does not answer must cost the others nothing: its client fails fast (isolate).
+    this.targets = new TargetClients((creds) => clientFor(opts, creds.kubeConfig, { trusted: false, name: 'the target cluster', isolate: true }));
     this.providers = this.informer<ProviderObject>(Providers);
     this.resolver = new ProviderResolver(control, this.providers, this.targets, { allowExec: opts.allowExecCredentials ?? false });
     this.providerController = this.controller('provider', new ProviderStatusReconciler({
@@ -170,7 +171,7 @@ export class Manager {
   }
 }
 
-function clientFor(opts: ManagerOptions, kc: KubeConfig, trust: { trusted: boolean; name?: string }): KubeClient {
+function clientFor(opts: ManagerOptions, kc: KubeConfig, trust: { trusted: boolean; name?: string; isolate?: boolean }): KubeClient {
   const client: KubeClient = new KubeClient(kc, { fieldManager: opts.fieldManager, ...trust, onRequest: (m, p) => opts.onRequest?.(client.server, m, p) });
   return client;
 }

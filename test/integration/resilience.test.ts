@@ -1,5 +1,6 @@
 // Outages, crashes and leaks: a target that goes away, a create interrupted between the target
 // write and recording it, and a managed resource removed behind our back.
+import { createServer as createNetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, start, stop, up, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
@@ -104,6 +105,31 @@ describe('resilience', () => {
       await start(OUTAGE); // a no-op when it runs
       await watches.stopped({ fingerprint: 'outage-target', server: outage.server, client });
       await client.close();
+    }
+  }, 120_000);
+
+  it('a target that accepts connections but never answers costs the other targets little', async () => {
+    const sockets: Socket[] = [];
+    const blackHole = createNetServer((socket) => { sockets.push(socket); }); // accepts, never answers (not even TLS)
+    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+    try {
+      const { endpoint: _e, ...keys } = providerSecretKeys(outage);
+      await writeSecret(control, ns, 'blackhole-creds', { ...keys, endpoint: `https://127.0.0.1:${(blackHole.address() as { port: number }).port}` });
+      await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'blackhole', namespace: ns }, spec: { credentialsSecretRef: { name: 'blackhole-creds' } } });
+      const dead = Array.from({ length: 9 }, () => uniqueName('dead'));
+      await Promise.all(dead.map((n) => control.create(ManagedObjectStores, { ...store(n), spec: { ...store(n).spec, providerRef: { name: 'blackhole' } } })));
+      await eventually(async () => sockets.length > 0, 'provider-rook to be stuck on the black hole');
+      const started = Date.now();
+      const healthy = uniqueName('healthy');
+      await control.create(ManagedObjectStores, store(healthy));
+      await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, healthy, ns), 'Ready')?.status === 'True', 'the healthy target\'s store to be Ready', 60_000);
+      const seconds = (Date.now() - started) / 1000;
+      // Without isolation the shared workers wait out one timeout after another (55 s was measured).
+      expect(seconds).toBeLessThan(20);
+      for (const n of dead) await control.delete(ManagedObjectStores, n, ns);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      blackHole.close();
     }
   }, 120_000);
 

@@ -4,6 +4,7 @@
 // whose endpoint someone else wrote) they carry only our words, never text the server sent.
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
 import { fetch, type Dispatcher } from 'undici';
+import { Breaker } from './breaker.ts';
 import { KubeError, knownReason, networkError } from './errors.ts';
 import { resourcePath, type ResourceType } from './resources.ts';
 import { restClientRequests } from '../metrics.ts';
@@ -41,6 +42,8 @@ export interface ClientOptions {
   trusted?: boolean;
   /** How errors name the server, e.g. 'the target cluster'. Default: its URL when trusted. */
   name?: string;
+  /** Fail at once while the server does not answer (a circuit breaker), so it cannot hold callers in timeouts. */
+  isolate?: boolean;
 }
 
 interface Auth {
@@ -66,6 +69,7 @@ export class KubeClient {
   readonly server: string;
   private auth?: Promise<Auth>;
   private pool?: Dispatcher;
+  private readonly breaker?: Breaker;
   private readonly timeoutMs: number;
   private readonly trusted: boolean;
   /** The server as error messages name it. */
@@ -82,6 +86,7 @@ export class KubeClient {
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.trusted = opts.trusted ?? true;
     this.label = opts.name ?? (this.trusted ? this.server : 'the API server');
+    this.breaker = opts.isolate ? new Breaker(this.label) : undefined;
   }
 
   get fieldManager(): string {
@@ -116,6 +121,13 @@ export class KubeClient {
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const auth = await this.authFor();
     const signals = [AbortSignal.timeout(this.timeoutMs), ...(init.signal ? [init.signal] : [])];
+    const ticket = this.breaker?.enter();
+    // A server that has not answered lately gets a short time to start answering (see Breaker).
+    const patience = this.breaker?.patience() ?? Infinity;
+    const firstAnswer = new AbortController();
+    const impatient = patience < this.timeoutMs
+      ? setTimeout(() => firstAnswer.abort(new DOMException('no answer', 'TimeoutError')), patience) : undefined;
+    signals.push(firstAnswer.signal);
     this.opts.onRequest?.(method, path);
     let res;
     for (let attempt = 1; ; attempt++) {
@@ -139,12 +151,17 @@ export class KubeClient {
         // failed authentication, or a reset): a read is safe to send again, on a fresh connection.
         if (method !== 'GET' || attempt >= GET_ATTEMPTS || !connectionClosed(err) || AbortSignal.any(signals).aborted) {
           restClientRequests.inc({ host: url.host, method, code: '<error>' });
-          throw networkError(this.label, err, this.trusted);
+          clearTimeout(impatient);
+          const failure = networkError(this.label, err, this.trusted);
+          this.breaker?.failed(ticket, failure);
+          throw failure;
         }
         await new Promise((r) => setTimeout(r, 25 * attempt));
       }
     }
+    clearTimeout(impatient); // it answered: the body may take the whole timeout
     restClientRequests.inc({ host: url.host, method, code: String(res.status) });
+    this.breaker?.answered(ticket);
     const text = await res.text();
     if (!res.ok) throw this.statusError(res.status, text, method, path);
     return (text ? this.parse(text, res.status, method, path) : undefined) as T;
@@ -256,8 +273,11 @@ export class KubeClient {
       });
     } catch (err) {
       restClientRequests.inc({ host: url.host, method: 'WATCH', code: '<error>' });
-      throw networkError(this.label, err, this.trusted);
+      const failure = networkError(this.label, err, this.trusted);
+      this.breaker?.failed(undefined, failure);
+      throw failure;
     }
+    this.breaker?.answered();
     restClientRequests.inc({ host: url.host, method: 'WATCH', code: String(res.status) });
     if (!res.ok || !res.body) throw this.statusError(res.status, await res.text(), 'WATCH', url.pathname);
     opts.onOpen?.();
