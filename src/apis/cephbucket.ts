@@ -2,9 +2,7 @@
 // ObjectBucketClaim in a target cluster, served by Rook's bucket provisioner from a CephObjectStore
 // the platform team runs) and the CephBucketClass it is made from.
 import { z } from 'zod';
-import {
-  ageColumn, bindingPhase, conditions, namespaceName, objectRef, providerRef, readyColumns, reclaimPolicy, writeConnectionSecretToRef, type KubeObject,
-} from './common.ts';
+import { ageColumn, managedSpec, managedStatus, namespaceName, providerRef, readyColumns, reclaimPolicy, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const GROUP = 'ceph.rook.crossplane.io';
@@ -21,37 +19,20 @@ export const bucketClaimSpec = z.object({
 });
 
 export const cephBucketSchema = z.object({
-  spec: z.object({
-    forProvider: bucketClaimSpec.meta({
-      description: 'The ObjectBucketClaim to keep in the target cluster.',
-      'x-kubernetes-validations': [
-        { rule: 'self.storageClassName == oldSelf.storageClassName', message: 'storageClassName cannot change after creation: the bucket lives in that object store' },
-        { rule: 'has(self.bucketName) == has(oldSelf.bucketName) && (!has(self.bucketName) || self.bucketName == oldSelf.bucketName)', message: 'bucketName cannot change after creation' },
-      ],
-    }),
-    targetNamespace: z.string().min(1).max(63).regex(dnsLabel).meta({ description: 'Namespace of the claim in the target cluster; created when missing.' }),
-    providerRef,
-    reclaimPolicy: reclaimPolicy.default('Delete'),
-    writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
-    claimRef: objectRef.optional(),
-    classRef: objectRef.optional(),
-  }).meta({
+  spec: managedSpec(bucketClaimSpec.meta({
+    description: 'The ObjectBucketClaim to keep in the target cluster.',
     'x-kubernetes-validations': [
-      { rule: 'self.providerRef == oldSelf.providerRef', message: 'providerRef cannot change after creation: it says which target cluster holds the bucket' },
-      { rule: 'self.targetNamespace == oldSelf.targetNamespace', message: 'targetNamespace cannot change after creation: it says where the claim lives' },
+      { rule: 'self.storageClassName == oldSelf.storageClassName', message: 'storageClassName cannot change after creation: the bucket lives in that object store' },
+      { rule: 'has(self.bucketName) == has(oldSelf.bucketName) && (!has(self.bucketName) || self.bucketName == oldSelf.bucketName)', message: 'bucketName cannot change after creation' },
     ],
-  }),
-  status: z.object({
-    conditions,
-    bindingPhase,
-    atProvider: z.object({
-      namespace: z.string().optional(),
-      name: z.string().optional(),
-      phase: z.string().optional().meta({ description: 'The ObjectBucketClaim\'s status.phase.' }),
-      bucketName: z.string().optional(),
-      endpoint: z.string().optional(),
-    }).optional(),
-  }).optional(),
+  }), 'bucket claim'),
+  status: managedStatus(z.object({
+    namespace: z.string().optional(),
+    name: z.string().optional(),
+    phase: z.string().optional().meta({ description: 'The ObjectBucketClaim\'s status.phase.' }),
+    bucketName: z.string().optional(),
+    endpoint: z.string().optional(),
+  })),
 });
 export type CephBucket = KubeObject & z.infer<typeof cephBucketSchema>;
 

@@ -65,3 +65,34 @@ export const readyColumns = [
 export const ageColumn = { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
 export type { KubeObject, ObjectMeta } from '../runtime/meta.ts';
+
+/**
+ * The spec every managed kind shares around its forProvider: which Provider and target namespace
+ * (its identity, fixed at creation: changing either would make a second object and leave the first),
+ * the reclaim policy, the connection Secret, and the claim and class it came from.
+ */
+export function managedSpec<F extends z.ZodType>(forProvider: F, object: string) {
+  return z.object({
+    forProvider,
+    targetNamespace: namespaceName().meta({ description: `Namespace of the ${object} in the target cluster; created when missing. Fixed at creation.` }),
+    providerRef,
+    reclaimPolicy: reclaimPolicy.default('Delete'),
+    writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
+    claimRef: objectRef.optional().meta({ description: 'The claim bound to this resource, if any.' }),
+    classRef: objectRef.optional().meta({ description: 'The class this resource was provisioned from, if any.' }),
+  }).meta({
+    'x-kubernetes-validations': [
+      { rule: 'self.providerRef == oldSelf.providerRef', message: `providerRef cannot change after creation: it says which target cluster holds the ${object}. Delete this resource and create a new one instead` },
+      { rule: 'self.targetNamespace == oldSelf.targetNamespace', message: `targetNamespace cannot change after creation: it says where the ${object} lives in the target. Delete this resource and create a new one instead` },
+    ],
+  });
+}
+
+/** The status every managed kind shares; atProvider is what the kind observes in the target. */
+export function managedStatus<A extends z.ZodObject>(atProvider: A) {
+  return z.object({
+    conditions,
+    bindingPhase,
+    atProvider: atProvider.optional().meta({ description: 'What was last observed in the target cluster.' }),
+  }).optional();
+}

@@ -1,8 +1,6 @@
 // Managed ObjectStore (minio.rook.crossplane.io/v1alpha1): one minio.rook.io ObjectStore in a target cluster.
 import { z } from 'zod';
-import {
-  ageColumn, bindingPhase, conditions, namespaceName, objectName, objectRef, providerRef, readyColumns, reclaimPolicy, writeConnectionSecretToRef, type KubeObject,
-} from './common.ts';
+import { ageColumn, managedSpec, managedStatus, namespaceName, objectName, readyColumns, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const volumeClaimTemplate = z.object({
@@ -49,44 +47,23 @@ const unchanged = (field: string) => ({
   message: `forProvider.${field} cannot change after creation: ${APPLIED_AT_CREATION}`,
 });
 
-// Identity: which target, namespace and store. Changing any of them would make a second store and
-// leave the first one behind (the external-name annotation is checked by the reconciler).
-const identity = (field: string, what: string) => ({
-  rule: `self.${field} == oldSelf.${field}`,
-  message: `${field} cannot change after creation: it says ${what}. Delete this resource and create a new one instead`,
-});
-
 export const objectStoreSchema = z.object({
-  spec: z.object({
-    forProvider: minioStoreSpec.meta({
-      description: 'The minio.rook.io ObjectStore spec to keep in the target cluster. Fixed at creation (credentials may be filled in once).',
-      'x-kubernetes-validations': [
-        unchanged('scope'), unchanged('annotations'), unchanged('placement'), unchanged('clusterDomain'),
-        {
-          rule: '!has(oldSelf.credentials) || (has(self.credentials) && self.credentials == oldSelf.credentials)',
-          message: 'forProvider.credentials can be set once and then not changed: the store keeps the keys it was made with',
-        },
-      ],
-    }),
-    targetNamespace: namespaceName().meta({ description: 'Namespace of the store in the target cluster; created when missing. Fixed at creation.' }),
-    providerRef,
-    reclaimPolicy: reclaimPolicy.default('Delete'),
-    writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
-    claimRef: objectRef.optional().meta({ description: 'The claim bound to this resource, if any.' }),
-    classRef: objectRef.optional().meta({ description: 'The class this resource was provisioned from, if any.' }),
-  }).meta({
-    'x-kubernetes-validations': [identity('providerRef', 'which target cluster holds the store'), identity('targetNamespace', 'where the store lives in the target')],
-  }),
-  status: z.object({
-    conditions,
-    bindingPhase,
-    atProvider: z.object({
-      namespace: z.string().optional(),
-      name: z.string().optional(),
-      endpoint: z.string().optional().meta({ description: 'In-cluster S3 endpoint of the store.' }),
-      readyReplicas: z.int().optional().meta({ description: 'Ready MinIO servers, from the operator\'s StatefulSet.' }),
-    }).optional().meta({ description: 'What was last observed in the target cluster.' }),
-  }).optional(),
+  spec: managedSpec(minioStoreSpec.meta({
+    description: 'The minio.rook.io ObjectStore spec to keep in the target cluster. Fixed at creation (credentials may be filled in once).',
+    'x-kubernetes-validations': [
+      unchanged('scope'), unchanged('annotations'), unchanged('placement'), unchanged('clusterDomain'),
+      {
+        rule: '!has(oldSelf.credentials) || (has(self.credentials) && self.credentials == oldSelf.credentials)',
+        message: 'forProvider.credentials can be set once and then not changed: the store keeps the keys it was made with',
+      },
+    ],
+  }), 'store'),
+  status: managedStatus(z.object({
+    namespace: z.string().optional(),
+    name: z.string().optional(),
+    endpoint: z.string().optional().meta({ description: 'In-cluster S3 endpoint of the store.' }),
+    readyReplicas: z.int().optional().meta({ description: 'Ready MinIO servers, from the operator\'s StatefulSet.' }),
+  })),
 });
 
 export type ObjectStore = KubeObject & z.infer<typeof objectStoreSchema>;

@@ -1,9 +1,7 @@
 // MinIO Operator backend (minio.crossplane.io/v1alpha1): a managed Tenant (one minio.min.io/v2
 // Tenant in a target cluster, in a namespace of its own) and the TenantClass it is made from.
 import { z } from 'zod';
-import {
-  ageColumn, bindingPhase, conditions, namespaceName, objectRef, providerRef, readyColumns, reclaimPolicy, writeConnectionSecretToRef, type KubeObject,
-} from './common.ts';
+import { ageColumn, managedSpec, managedStatus, namespaceName, providerRef, readyColumns, reclaimPolicy, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const GROUP = 'minio.crossplane.io';
@@ -33,41 +31,24 @@ export const tenantSpec = z.object({
 });
 
 export const tenantSchema = z.object({
-  spec: z.object({
-    forProvider: tenantSpec.meta({
-      description: 'The Tenant to keep in the target cluster. Pools can be added; an existing pool\'s size never changes.',
-      'x-kubernetes-validations': [{
-        rule: 'oldSelf.pools.all(p, self.pools.exists(q, q.name == p.name && q.servers == p.servers && q.volumesPerServer == p.volumesPerServer))',
-        message: 'pools can be added, but an existing pool cannot be removed or resized: the MinIO Operator cannot apply that',
-      }, {
-        rule: 'self.requestAutoCert == oldSelf.requestAutoCert',
-        message: 'requestAutoCert cannot change after creation: it decides the endpoint clients were given',
-      }],
-    }),
-    targetNamespace: namespaceName().meta({ description: 'The Tenant\'s own namespace in the target (the operator serves one Tenant per namespace).' }),
-    providerRef,
-    reclaimPolicy: reclaimPolicy.default('Delete'),
-    writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
-    claimRef: objectRef.optional(),
-    classRef: objectRef.optional(),
-  }).meta({
-    'x-kubernetes-validations': [
-      { rule: 'self.providerRef == oldSelf.providerRef', message: 'providerRef cannot change after creation: it says which target cluster holds the Tenant' },
-      { rule: 'self.targetNamespace == oldSelf.targetNamespace', message: 'targetNamespace cannot change after creation: it says where the Tenant lives' },
-    ],
-  }),
-  status: z.object({
-    conditions,
-    bindingPhase,
-    atProvider: z.object({
-      namespace: z.string().optional(),
-      name: z.string().optional(),
-      endpoint: z.string().optional(),
-      currentState: z.string().optional().meta({ description: 'The MinIO Operator\'s status.currentState.' }),
-      healthStatus: z.string().optional(),
-      availableReplicas: z.int().optional(),
-    }).optional(),
-  }).optional(),
+  spec: managedSpec(tenantSpec.meta({
+    description: 'The Tenant to keep in the target cluster. Pools can be added; an existing pool\'s size never changes.',
+    'x-kubernetes-validations': [{
+      rule: 'oldSelf.pools.all(p, self.pools.exists(q, q.name == p.name && q.servers == p.servers && q.volumesPerServer == p.volumesPerServer))',
+      message: 'pools can be added, but an existing pool cannot be removed or resized: the MinIO Operator cannot apply that',
+    }, {
+      rule: 'self.requestAutoCert == oldSelf.requestAutoCert',
+      message: 'requestAutoCert cannot change after creation: it decides the endpoint clients were given',
+    }],
+  }), 'Tenant'),
+  status: managedStatus(z.object({
+    namespace: z.string().optional(),
+    name: z.string().optional(),
+    endpoint: z.string().optional(),
+    currentState: z.string().optional().meta({ description: 'The MinIO Operator\'s status.currentState.' }),
+    healthStatus: z.string().optional(),
+    availableReplicas: z.int().optional(),
+  })),
 });
 export type Tenant = KubeObject & z.infer<typeof tenantSchema>;
 
