@@ -11,4 +11,6 @@ export default {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60_000,
   maxWorkers: 2,
+  // .local holds clusters' data (etcd's *.snap files are not jest snapshots) and build output.
+  modulePathIgnorePatterns: ['<rootDir>/.local/', '<rootDir>/dist/'],
 };

@@ -1,6 +1,6 @@
 // A controller: a few workers draining a keyed queue into one Reconciler, under a global rate limit.
 import type { Logger } from './logger.ts';
-import { reconcileErrors, reconcileTime, reconcileTotal, workqueueDepth, workqueueRetries } from './metrics.ts';
+import { observeQueue, reconcileErrors, reconcileTime, reconcileTotal, workqueueRetries } from './metrics.ts';
 import type { Reconciler } from './result.ts';
 import { TokenBucket, WorkQueue, type Backoff } from './workqueue.ts';
 
@@ -26,6 +26,7 @@ export class Controller {
   readonly name: string;
   private readonly reconciler: Reconciler;
   private readonly log: Logger;
+  private unobserve?: () => void;
 
   constructor(name: string, reconciler: Reconciler, log: Logger, opts: ControllerOptions = {}) {
     this.name = name;
@@ -41,6 +42,7 @@ export class Controller {
   }
 
   start(): void {
+    this.unobserve ??= observeQueue(this.name, this.queue);
     for (let i = 0; i < this.opts.workers; i++) this.workers.push(this.work());
   }
 
@@ -48,13 +50,14 @@ export class Controller {
   async stop(): Promise<void> {
     this.queue.shutdown();
     await Promise.all(this.workers);
+    this.unobserve?.();
+    this.unobserve = undefined;
   }
 
   private async work(): Promise<void> {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
-      workqueueDepth.set({ name: this.name }, this.queue.length);
       const wait = this.bucket.reserve();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       await this.reconcileOne(key);

@@ -1,7 +1,8 @@
 // An informer (kube-rs watcher + reflector): list, then watch from the list's resourceVersion,
 // keeping a cache and telling handlers what changed. It never gives up: watch ends are resumed,
-// 410 Gone relists (and reports objects that vanished meanwhile), errors back off up to 30 s.
-import type { KubeClient, KubeObjectLike, Selection } from './kube/client.ts';
+// 410 Gone relists (and reports objects that vanished meanwhile), a watch gone silent (no event, no
+// bookmark within the client's bound) is replaced, errors back off up to 30 s.
+import { WatchStalledError, type KubeClient, type KubeObjectLike, type Selection } from './kube/client.ts';
 import { isGone } from './kube/errors.ts';
 import type { ResourceType } from './kube/resources.ts';
 import type { Logger } from './logger.ts';
@@ -101,6 +102,11 @@ export class Informer<T extends KubeObjectLike> {
         if (signal.aborted) break;
         if (isGone(err)) {
           resourceVersion = undefined; // too old: relist (routine, not a failure)
+          continue;
+        }
+        if (err instanceof WatchStalledError) {
+          // Resumed from the last resourceVersion, so nothing is missed; a dead connection was dropped.
+          this.opts.log.info('watch went silent; starting a new one', { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: err.message });
           continue;
         }
         failing = true;

@@ -17,9 +17,47 @@ export const reconcileTime = new Histogram({
   labelNames: ['controller'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   registers: [registry],
 });
-export const workqueueDepth = new Gauge({
-  name: 'workqueue_depth', help: 'Keys waiting in the queue.', labelNames: ['name'], registers: [registry],
-});
+
+/** What the queue gauges read at scrape time (so they cost nothing between scrapes). */
+export interface QueueGauges {
+  readonly length: number;
+  unfinishedWorkSeconds(): number;
+  longestRunningSeconds(): number;
+}
+
+const queues = new Set<{ name: string; queue: QueueGauges }>();
+
+/** Reports a controller's queue under its name until the returned function is called. */
+export function observeQueue(name: string, queue: QueueGauges): () => void {
+  const entry = { name, queue };
+  queues.add(entry);
+  return () => queues.delete(entry);
+}
+
+/** A gauge per queue name, folded with `fold` when several queues share a name (several managers in one process). */
+function queueGauge(name: string, help: string, read: (q: QueueGauges) => number, fold: (a: number, b: number) => number): Gauge {
+  return new Gauge({
+    name, help, labelNames: ['name'], registers: [registry],
+    collect(this: Gauge) {
+      this.reset();
+      const byName = new Map<string, number>();
+      for (const { name: queueName, queue } of queues) {
+        const value = read(queue);
+        const seen = byName.get(queueName);
+        byName.set(queueName, seen === undefined ? value : fold(seen, value));
+      }
+      for (const [queueName, value] of byName) this.set({ name: queueName }, value);
+    },
+  });
+}
+
+// client-go's workqueue gauges, under its names.
+queueGauge('workqueue_depth', 'Keys waiting in the queue.', (q) => q.length, (a, b) => a + b);
+queueGauge('workqueue_unfinished_work_seconds',
+  'Seconds of work in progress that no reconcile has finished yet; a value that keeps growing means a stuck worker.',
+  (q) => q.unfinishedWorkSeconds(), (a, b) => a + b);
+queueGauge('workqueue_longest_running_processor_seconds', 'Seconds the longest-running reconcile of the queue has been running.',
+  (q) => q.longestRunningSeconds(), Math.max);
 export const workqueueRetries = new Counter({
   name: 'workqueue_retries_total', help: 'Rate-limited re-adds.', labelNames: ['name'], registers: [registry],
 });

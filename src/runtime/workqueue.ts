@@ -17,7 +17,8 @@ export class WorkQueue {
   private readonly queued: Record<Priority, Set<string>> = { changed: new Set(), timer: new Set() };
   /** Keys waiting to be processed (queued, or re-added while in flight), with their priority. */
   private readonly dirty = new Map<string, Priority>();
-  private readonly processing = new Set<string>();
+  /** Keys handed to a worker and not yet done, with when they were handed out (ms). */
+  private readonly processing = new Map<string, number>();
   private readonly failures = new Map<string, number>();
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private waiters: ((key: string | undefined) => void)[] = [];
@@ -80,7 +81,7 @@ export class WorkQueue {
     if (this.shuttingDown) return Promise.resolve(undefined);
     const take = (k: string): string => {
       this.dirty.delete(k);
-      this.processing.add(k);
+      this.processing.set(k, performance.now());
       return k;
     };
     for (const fifo of [this.queued.changed, this.queued.timer]) {
@@ -98,6 +99,20 @@ export class WorkQueue {
     this.processing.delete(key);
     const priority = this.dirty.get(key);
     if (priority && !this.shuttingDown) this.hand(key, priority);
+  }
+
+  /** Seconds spent so far on keys still being processed, summed (client-go's unfinished work). */
+  unfinishedWorkSeconds(now = performance.now()): number {
+    let total = 0;
+    for (const since of this.processing.values()) total += now - since;
+    return total / 1000;
+  }
+
+  /** Seconds the longest-running key has been in process: a stuck reconcile shows here. */
+  longestRunningSeconds(now = performance.now()): number {
+    let oldest = now;
+    for (const since of this.processing.values()) oldest = Math.min(oldest, since);
+    return (now - oldest) / 1000;
   }
 
   get length(): number {

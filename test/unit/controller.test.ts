@@ -29,4 +29,34 @@ describe('Controller metrics', () => {
     expect(await Promise.all(['success', 'requeue', 'requeue_after', 'error'].map((r) => resultCount('metrics-test', r)))).toEqual([1, 1, 1, 1]);
     expect(await resultCount('metrics-test', 'done')).toBe(0);
   });
+
+  it('shows a stuck reconcile in workqueue_longest_running_processor_seconds and workqueue_unfinished_work_seconds', async () => {
+    const gauge = async (name: string): Promise<number | undefined> =>
+      (await registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.name === 'stuck-test')?.value;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const controller = new Controller('stuck-test', {
+      reconcile: async () => {
+        started();
+        await released; // a reconcile that ignores its deadline
+        return done();
+      },
+    }, silentLogger, { workers: 2, maxReconcileRate: 1000 });
+    controller.start();
+    controller.enqueue('stuck');
+    await running;
+    await new Promise((r) => setTimeout(r, 300));
+    const longest = await gauge('workqueue_longest_running_processor_seconds');
+    const unfinished = await gauge('workqueue_unfinished_work_seconds');
+    expect(longest).toBeGreaterThanOrEqual(0.29);
+    expect(unfinished).toBeGreaterThanOrEqual(0.29);
+    release();
+    for (let i = 0; (await gauge('workqueue_longest_running_processor_seconds')) !== 0 && i < 200; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(await gauge('workqueue_longest_running_processor_seconds')).toBe(0);
+    expect(await gauge('workqueue_unfinished_work_seconds')).toBe(0);
+    await controller.stop();
+    expect(await gauge('workqueue_longest_running_processor_seconds')).toBeUndefined(); // a stopped controller is no longer reported
+  });
 });

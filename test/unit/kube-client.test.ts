@@ -2,11 +2,11 @@
 // output) may reach an error message, since those end up in status conditions and Events.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { KubeConfig, type User } from '@kubernetes/client-node';
-import { KubeClient, type ClientOptions } from '../../src/runtime/kube/client.ts';
+import { KubeClient, WatchStalledError, type ClientOptions } from '../../src/runtime/kube/client.ts';
 import { KubeError, UnreachableError } from '../../src/runtime/kube/errors.ts';
-import { ConfigMaps } from '../../src/runtime/kube/resources.ts';
+import { ConfigMaps, Secrets } from '../../src/runtime/kube/resources.ts';
 import { ReasonedError } from '../../src/runtime/conditions.ts';
 
 const ATTACK = 'ATTACKER-TEXT';
@@ -27,6 +27,11 @@ const routes: Record<string, (res: ServerResponse) => void> = {
   },
   configmaps: (res) => res.writeHead(200, { 'Content-Type': 'application/json' })
     .end(JSON.stringify({ type: 'ERROR', object: status(500, 'InternalError') }) + '\n'),
+  // A watch that opens, sends one event, then says nothing more (no event, no bookmark).
+  secrets: (res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'one', resourceVersion: '7' } } }) + '\n');
+  },
 };
 
 let server: Server;
@@ -165,5 +170,41 @@ describe('KubeClient connections closed under a request', () => {
     flakyHits = 0;
     await expect(client().request('POST', '/api/v1/namespaces/ns/configmaps/flaky', { body: {} })).rejects.toBeInstanceOf(UnreachableError);
     expect(flakyHits).toBe(1);
+  });
+});
+
+describe('KubeClient deadlines', () => {
+  it('ends a request to a server that accepts the connection but never answers (not even the TLS handshake) at its deadline', async () => {
+    const sockets: Socket[] = [];
+    const silent = createNetServer((socket) => { sockets.push(socket); });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: `https://127.0.0.1:${(silent.address() as AddressInfo).port}`, skipTLSVerify: true }],
+        users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+      });
+      const c = new KubeClient(kc, { fieldManager: 'test', timeoutMs: 500, trusted: false, name: 'the target cluster' });
+      clients.push(c);
+      const started = performance.now();
+      const err = await failure(c.get(ConfigMaps, 'x', 'default'));
+      expect(performance.now() - started).toBeLessThan(3_000);
+      expect(err).toBeInstanceOf(UnreachableError);
+      expect(err.message).toBe('request to the target cluster timed out');
+      expect(sockets.length).toBeGreaterThan(0); // it did connect: the handshake is what hung
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('ends a watch that has seen neither an event nor a bookmark within its bound', async () => {
+    const events: string[] = [];
+    const started = performance.now();
+    const err = await failure(client({ watchIdleMs: 400 }).watch(Secrets, { namespace: 'default', resourceVersion: '1', signal: new AbortController().signal }, (type, obj) => events.push(`${type} ${obj.metadata.name}`)));
+    expect(events).toEqual(['ADDED one']);
+    expect(err).toBeInstanceOf(WatchStalledError);
+    expect(err.message).toMatch(/^the watch of secrets on http:\/\/127\.0\.0\.1:\d+ saw neither an event nor a bookmark for 0\.4 s$/);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });

@@ -3,7 +3,7 @@
 // Error messages reach status conditions, Events and logs; for an untrusted server (a target cluster,
 // whose endpoint someone else wrote) they carry only our words, never text the server sent.
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
-import { fetch, type Dispatcher } from 'undici';
+import { fetch, getGlobalDispatcher, type Dispatcher } from 'undici';
 import { Breaker } from './breaker.ts';
 import { KubeError, knownReason, networkError } from './errors.ts';
 import { resourcePath, type ResourceType } from './resources.ts';
@@ -44,26 +44,56 @@ export interface ClientOptions {
   name?: string;
   /** Fail at once while the server does not answer (a circuit breaker), so it cannot hold callers in timeouts. */
   isolate?: boolean;
+  /**
+   * A watch that has seen neither an event nor a bookmark for this long is ended (and its informer
+   * starts a new one). The API server sends a bookmark at least every minute or so on a quiet watch.
+   */
+  watchIdleMs?: number;
+}
+
+/** Default bound for a silent watch: the API server's bookmarks come every 60-120 s on a quiet one. */
+export const WATCH_IDLE_MS = 180_000;
+
+/** A watch that went silent past its bound: the informer starts a new one (on a new connection if it died). */
+export class WatchStalledError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WatchStalledError';
+  }
 }
 
 interface Auth {
   headers: Record<string, string>;
-  dispatcher: Dispatcher | undefined;
+  /** For requests, and for watches: the same connections, with their own undici timeouts. */
+  dispatcher: Dispatcher;
+  watchDispatcher: Dispatcher;
   at: number;
+}
+
+/**
+ * undici's own timeouts, per request. They matter beyond our AbortSignals: when one fires on an
+ * HTTP/2 connection, undici pings it and drops it if the ping is not answered, so a connection that
+ * died silently (a NAT or a load balancer forgot it) is replaced instead of swallowing every later
+ * request. client-go does the same with its HTTP/2 health check (ReadIdleTimeout, PingTimeout).
+ */
+function withTimeouts(headersTimeout: number, bodyTimeout: number): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (opts, handler) => dispatch({ ...opts, headersTimeout, bodyTimeout }, handler);
 }
 
 const AUTH_REFRESH_MS = 60_000;
 /** Attempts for a read whose connection was closed under it (client-go retries those too). */
 const GET_ATTEMPTS = 3;
 
-/** The server closed the connection before answering: an HTTP/2 GOAWAY, a reset, a closed socket. */
-function connectionClosed(err: unknown): boolean {
+/** Whether the error, or one of its causes, carries one of these codes. */
+function hasCode(err: unknown, ...codes: string[]): boolean {
   for (let cause = err; cause instanceof Error; cause = cause.cause) {
-    const code = (cause as { code?: string }).code;
-    if (code === 'UND_ERR_INFO' || code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE') return true;
+    if (codes.includes((cause as { code?: string }).code ?? '')) return true;
   }
   return false;
 }
+
+/** The server closed the connection before answering: an HTTP/2 GOAWAY, a reset, a closed socket. */
+const connectionClosed = (err: unknown): boolean => hasCode(err, 'UND_ERR_INFO', 'UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE');
 
 export class KubeClient {
   readonly server: string;
@@ -71,6 +101,7 @@ export class KubeClient {
   private pool?: Dispatcher;
   private readonly breaker?: Breaker;
   private readonly timeoutMs: number;
+  private readonly watchIdleMs: number;
   private readonly trusted: boolean;
   /** The server as error messages name it. */
   private readonly label: string;
@@ -84,6 +115,7 @@ export class KubeClient {
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.watchIdleMs = opts.watchIdleMs ?? WATCH_IDLE_MS;
     this.trusted = opts.trusted ?? true;
     this.label = opts.name ?? (this.trusted ? this.server : 'the API server');
     this.breaker = opts.isolate ? new Breaker(this.label) : undefined;
@@ -111,7 +143,13 @@ export class KubeClient {
       const fresh = ctx.getDispatcher();
       if (this.pool && fresh) await fresh.close();
       else this.pool = fresh;
-      return { headers: ctx.getHeaders(), dispatcher: this.pool, at: Date.now() };
+      const pool = this.pool ?? getGlobalDispatcher();
+      return {
+        headers: ctx.getHeaders(),
+        dispatcher: pool.compose(withTimeouts(this.timeoutMs, this.timeoutMs)),
+        watchDispatcher: pool.compose(withTimeouts(this.timeoutMs, this.watchIdleMs)),
+        at: Date.now(),
+      };
     })();
     return this.auth;
   }
@@ -120,7 +158,8 @@ export class KubeClient {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const auth = await this.authFor();
-    const signals = [AbortSignal.timeout(this.timeoutMs), ...(init.signal ? [init.signal] : [])];
+    // undici's headers timeout (withTimeouts) fires first and checks the connection; this is the backstop.
+    const signals = [AbortSignal.timeout(this.timeoutMs + 1_000), ...(init.signal ? [init.signal] : [])];
     const ticket = this.breaker?.enter();
     // A server that has not answered lately gets a short time to start answering (see Breaker).
     const patience = this.breaker?.patience() ?? Infinity;
@@ -268,7 +307,7 @@ export class KubeClient {
     let res;
     try {
       res = await fetch(url, {
-        headers: { ...auth.headers, Accept: 'application/json' }, dispatcher: auth.dispatcher, redirect: 'error',
+        headers: { ...auth.headers, Accept: 'application/json' }, dispatcher: auth.watchDispatcher, redirect: 'error',
         signal: AbortSignal.any([opts.signal, AbortSignal.timeout((timeoutSeconds + 30) * 1000)]),
       });
     } catch (err) {
@@ -302,6 +341,9 @@ export class KubeClient {
     } catch (err) {
       if (err instanceof KubeError) throw err;
       if (opts.signal.aborted) return;
+      if (hasCode(err, 'UND_ERR_BODY_TIMEOUT')) {
+        throw new WatchStalledError(`the watch of ${type.plural} on ${this.label} saw neither an event nor a bookmark for ${this.watchIdleMs / 1000} s`);
+      }
       throw networkError(this.label, err, this.trusted);
     }
   }

@@ -45,12 +45,24 @@ const TLS_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_SIGNATURE_FAILURE', 'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
 
+/** undici's own deadlines: connecting, the response's headers, the gap between body chunks. */
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function hasTimeoutCode(err: unknown): boolean {
+  for (let cause = err; typeof cause === 'object' && cause !== null; cause = (cause as { cause?: unknown }).cause) {
+    if (TIMEOUT_CODES.has((cause as { code?: string }).code ?? '')) return true;
+  }
+  return false;
+}
+
 /**
  * Turns a fetch failure into a short, precise error naming the server as `name`. Untrusted: only the
  * error code, since the cause's message names the resolved address (and the endpoint is someone else's).
  */
 export function networkError(name: string, err: unknown, trusted = true): Error {
-  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
+  // Duck-typed, not instanceof: an AbortSignal's DOMException may come from another realm.
+  const errorName = (err as { name?: unknown } | null | undefined)?.name;
+  if (errorName === 'TimeoutError' || errorName === 'AbortError' || hasTimeoutCode(err)) {
     return new UnreachableError(`request to ${name} timed out`);
   }
   let cause: unknown = err;

@@ -1,0 +1,65 @@
+// A watch whose connection died silently (no error, no close, just no bytes) is noticed and
+// replaced: the informer sees changes again within its idle bound, on a new connection.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Informer } from '../../src/runtime/informer.ts';
+import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { ConfigMaps } from '../../src/runtime/kube/resources.ts';
+import { silentLogger } from '../../src/runtime/logger.ts';
+import { adminClient, eventually, kubeConfigOf, testCluster } from '../support/env.ts';
+import { createNamespace } from '../support/provider.ts';
+import { FreezableProxy } from '../support/proxy.ts';
+
+let admin: KubeClient;
+let proxy: FreezableProxy;
+let throughProxy: KubeClient;
+let ns: string;
+
+beforeAll(async () => {
+  admin = adminClient(testCluster('control'));
+  ns = await createNamespace(admin, 'stall');
+  proxy = new FreezableProxy(testCluster('control').server);
+  const server = await proxy.listen();
+  const kc = kubeConfigOf(testCluster('control'));
+  kc.loadFromOptions({ ...kc, clusters: kc.clusters.map((c) => ({ ...c, server })) });
+  throughProxy = new KubeClient(kc as KubeConfig, { fieldManager: 'stall-test', watchIdleMs: 2_000, timeoutMs: 2_000 });
+});
+
+afterAll(async () => {
+  await throughProxy?.close();
+  await proxy?.close();
+  await admin?.close();
+});
+
+const configMap = (name: string): KubeObjectLike => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns } });
+
+describe('a watch on a connection that died silently', () => {
+  it('is replaced within its idle bound, and the informer sees what changed meanwhile', async () => {
+    const informer = new Informer<KubeObjectLike>(throughProxy, ConfigMaps, { namespaces: [ns], log: silentLogger });
+    await informer.start();
+    try {
+      await admin.create(ConfigMaps, configMap('before'));
+      await eventually(() => informer.get(`${ns}/before`), 'the informer to see a change while the connection lives');
+
+      expect(proxy.freeze()).toBeGreaterThan(0);
+      await admin.create(ConfigMaps, configMap('during'));
+      // Without the idle bound the watch would wait for its server-side timeout (4-5 minutes).
+      await eventually(() => informer.get(`${ns}/during`), 'the informer to see a change made after its connection died', 20_000);
+    } finally {
+      await informer.stop();
+    }
+  });
+});
+
+describe('a request on a connection that died silently', () => {
+  it('fails at its deadline, and the next request goes out on a new connection', async () => {
+    await admin.create(ConfigMaps, configMap('get-me'));
+    expect((await throughProxy.get(ConfigMaps, 'get-me', ns))?.metadata.name).toBe('get-me');
+    expect(proxy.freeze()).toBeGreaterThan(0);
+    const started = performance.now();
+    await expect(throughProxy.get(ConfigMaps, 'get-me', ns)).rejects.toThrow(/timed out/);
+    expect(performance.now() - started).toBeLessThan(4_000);
+    // The connection was checked (an HTTP/2 PING) and dropped; a fresh one answers.
+    await eventually(async () => (await throughProxy.get(ConfigMaps, 'get-me', ns))?.metadata.name === 'get-me', 'a read on a new connection', 15_000);
+  });
+});
