@@ -20,6 +20,8 @@ export interface InformerOptions extends Selection {
   log: Logger;
   /** Called when a list or watch succeeds again after failing (e.g. the server is back). */
   onRecovered?: () => void;
+  /** Called when a list or watch fails after working (e.g. the server went away); not again until it recovers. */
+  onFailed?: () => void;
 }
 
 export class Informer<T extends KubeObjectLike> {
@@ -77,10 +79,11 @@ export class Informer<T extends KubeObjectLike> {
     let resourceVersion: string | undefined;
     let delay = 1000;
     let toldUser = false;
-    let failing = false;
+    // A scope that never worked (a CRD not installed yet) recovers when it first works, but never "fails".
+    let health = 'new' as 'new' | 'ok' | 'failing';
     const succeeded = (): void => {
-      if (failing) this.opts.onRecovered?.();
-      failing = false;
+      if (health === 'failing') this.opts.onRecovered?.();
+      health = 'ok';
     };
     while (!signal.aborted) {
       try {
@@ -109,7 +112,8 @@ export class Informer<T extends KubeObjectLike> {
           this.opts.log.info('watch went silent; starting a new one', { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: err.message });
           continue;
         }
-        failing = true;
+        if (health === 'ok') this.opts.onFailed?.();
+        health = 'failing';
         const fields = { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: (err as Error).message, retryInMs: delay };
         // Before the first list nothing works (a CRD not installed, RBAC missing): say so once, plainly.
         if (resourceVersion === undefined && !toldUser) {

@@ -86,21 +86,26 @@ describe('resilience', () => {
     await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Synced')?.status === 'True', 'recovery after the target is back', 90_000);
   }, 180_000);
 
-  it('requeues the resources of a target as soon as it is reachable again, not after their backoff', async () => {
+  it('requeues the resources of a target when it becomes unreachable and as soon as it is reachable again, not at their next poll or after their backoff', async () => {
     // The target watches alone, with a recording queue: the mechanism, without the timing of a real backoff.
     const enqueued: string[] = [];
     const watches = new TargetWatches(minioObjectStore, new OwnershipMarks(app.controlPlaneId), (key) => enqueued.push(key), silentLogger,
       (fp) => (fp === 'outage-target' ? [`${ns}/waits-a`, `${ns}/waits-b`] : []));
     const kc = new KubeConfig();
     kc.loadFromFile(outage.kubeconfig);
-    const client = new KubeClient(kc, { fieldManager: 'resilience-test', trusted: false, name: 'the target cluster' });
+    let watching = false;
+    const client = new KubeClient(kc, { fieldManager: 'resilience-test', trusted: false, name: 'the target cluster', onRequest: (method) => { if (method === 'WATCH') watching = true; } });
     watches.started({ fingerprint: 'outage-target', server: outage.server, client });
     const waiting = [`${ns}/waits-a`, `${ns}/waits-b`];
+    const requeued = (): boolean => waiting.every((k) => enqueued.includes(k));
     try {
+      await eventually(() => watching, 'the target watch to be open');
+      expect(requeued()).toBe(false);
       await stop(OUTAGE); // the watch's stream ends at once; its informer retries with backoff
-      expect(enqueued.filter((k) => waiting.includes(k))).toEqual([]);
+      await eventually(requeued, 'the target\'s resources to be rechecked when it goes away', 15_000);
+      enqueued.length = 0;
       await start(OUTAGE);
-      await eventually(() => waiting.every((k) => enqueued.includes(k)), 'the target\'s resources to be requeued', 45_000);
+      await eventually(requeued, 'the target\'s resources to be requeued when it is back', 45_000);
     } finally {
       await start(OUTAGE); // a no-op when it runs
       await watches.stopped({ fingerprint: 'outage-target', server: outage.server, client });

@@ -28,13 +28,18 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
 
   started(target: Target): void {
     const log = this.log.with({ target: target.server });
-    // Back from an outage: whatever waits in a retry backoff for this target is retried now.
-    const recovered = (): void => {
+    const requeueAll = (why: string) => (): void => {
       const keys = [...this.usedBy(target.fingerprint)];
-      log.info('target reachable again; requeueing its resources', { kind: this.kind.target.kind, resources: keys.length });
+      log.info(why, { kind: this.kind.target.kind, resources: keys.length });
       for (const key of keys) this.enqueue(key);
     };
-    const owned = new Informer<TargetObject>(target.client, this.kind.target, { labelSelector: this.marks.selector, log, onRecovered: recovered });
+    const owned = new Informer<TargetObject>(target.client, this.kind.target, {
+      labelSelector: this.marks.selector, log,
+      // Back from an outage: whatever waits in a retry backoff for this target is retried now.
+      onRecovered: requeueAll('target reachable again; requeueing its resources'),
+      // Gone: its resources report Unreachable now rather than at their next poll.
+      onFailed: requeueAll('target unreachable; rechecking its resources'),
+    });
     const requeueOwner = (obj: TargetObject): void => {
       const owner = this.marks.ownerKey(obj);
       if (owner?.resource === this.kind.resource) this.enqueue(owner.key);
