@@ -71,6 +71,7 @@ export class Controller {
     try {
       const result = await this.reconciler.reconcile(key, signal);
       reconcileTotal.inc({ controller: this.name, result: RESULT_LABEL[result.kind] });
+      this.log.debug('reconciled', { controller: this.name, key, result: RESULT_LABEL[result.kind] });
       if (result.kind === 'requeue') {
         workqueueRetries.inc({ name: this.name });
         this.queue.addRateLimited(key);

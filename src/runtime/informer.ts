@@ -105,6 +105,7 @@ export class Informer<T extends KubeObjectLike> {
         if (signal.aborted) break;
         if (isGone(err)) {
           resourceVersion = undefined; // too old: relist (routine, not a failure)
+          this.opts.log.debug('watch history lost (410 Gone); relisting', { resource: this.type.plural, ...(namespace ? { namespace } : {}) });
           continue;
         }
         if (err instanceof WatchStalledError) {

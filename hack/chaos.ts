@@ -1,0 +1,349 @@
+// make chaos [SIZE=small] [SCENARIOS=1,2,6]: provider-rook under repeated faults, on three local
+// control planes (control, targets A and B), as its own process, with the operator stand-in. Each
+// scenario is bounded in time, asserts its invariants and prints its figures; the run ends with a
+// table and exits non-zero if any invariant was violated.
+//   1 kill during binding   2 target outage   3 control-plane restart   4 leader failover
+//   5 watch history lost (410 Gone)   6 secrets never shown   7 hostile input
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { Buckets } from '../src/app.ts';
+import { Events, Leases, Namespaces } from '../src/runtime/kube/resources.ts';
+import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
+import { ChaosEnv, CLUSTERS, Replica, World, cond, isBound, percentile, sleep, until, type Conditioned } from './lib/chaos.ts';
+import { down, get as clusterInfo, start, stop } from './lib/cluster.ts';
+import { hostileInputs } from './lib/hostile.ts';
+
+const SIZES = {
+  default: { claims: 200, kills: 10, perTarget: 50, arriving: 10, outageS: 45, restartClaims: 50, failoverClaims: 100, goneClaims: 10 },
+  small: { claims: 40, kills: 3, perTarget: 10, arriving: 3, outageS: 15, restartClaims: 10, failoverClaims: 20, goneClaims: 4 },
+};
+const { values } = parseArgs({
+  options: {
+    size: { type: 'string', default: process.env.SIZE || 'default' },
+    scenarios: { type: 'string', default: process.env.SCENARIOS || '1,2,3,4,5,6,7' },
+    claims: { type: 'string' }, kills: { type: 'string' }, 'per-target': { type: 'string' }, outage: { type: 'string' },
+  },
+});
+if (!(values.size! in SIZES)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}`);
+const size = { ...SIZES[values.size as keyof typeof SIZES] };
+if (values.claims) size.claims = Number(values.claims);
+if (values.kills) size.kills = Number(values.kills);
+if (values['per-target']) size.perTarget = Number(values['per-target']);
+if (values.outage) size.outageS = Number(values.outage);
+const chosen = new Set(values.scenarios!.split(',').map(Number));
+
+interface Outcome {
+  scenario: string;
+  figures: string[];
+  violations: string[];
+  seconds: number;
+}
+
+const say = (line: string): void => console.log(`[chaos] ${line}`);
+const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const names = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+/** Deletes every claim of the world and waits until nothing of it is left; returns how long that took. */
+async function emptied(world: World, env: ChaosEnv, violations: string[], boundMs = 180_000): Promise<number> {
+  await world.harvest();
+  const t = performance.now();
+  for (const c of await world.listClaims()) await env.admin.delete(Buckets, c.metadata.name, world.app);
+  try {
+    await until('nothing left of the scenario', async () => (await world.leftovers()).length === 0, boundMs);
+  } catch {
+    violations.push(...(await world.leftovers()).slice(0, 10).map((l) => `left after deleting all claims (${s(boundMs)} bound): ${l}`));
+  }
+  return performance.now() - t;
+}
+
+async function scenario1(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
+  const world = await new World(env, 's1').create();
+  const replica = new Replica('s1', env.control);
+  env.logs.add(replica.log);
+  await replica.start();
+  const claims = names('claim', size.claims);
+  const t0 = performance.now();
+  const creating = Promise.all([world.claims(claims.filter((_, i) => i % 2 === 0), 'a'), world.claims(claims.filter((_, i) => i % 2 === 1), 'b')]);
+  const gaps: number[] = [];
+  for (let k = 0; k < size.kills; k++) {
+    const gap = 1_000 + Math.random() * 5_000;
+    gaps.push(gap);
+    await sleep(gap);
+    await replica.kill();
+    await replica.start();
+  }
+  await creating;
+  const violations: string[] = [];
+  await world.bound(claims, 300_000).catch((err: Error) => violations.push(err.message));
+  const allBound = performance.now() - t0;
+  violations.push(...(await world.violations()));
+  const deleted = await emptied(world, env, violations);
+  await replica.kill();
+  return {
+    figures: [
+      `${size.claims} claims, ${size.kills} SIGKILLs ${s(Math.min(...gaps))}-${s(Math.max(...gaps))} apart: all Bound ${s(allBound)} after the first create`,
+      `all deleted, nothing left anywhere, in ${s(deleted)}`,
+    ],
+    violations,
+  };
+}
+
+async function scenario2(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
+  const world = await new World(env, 's2').create();
+  const replica = new Replica('s2', env.control);
+  env.logs.add(replica.log);
+  await replica.start();
+  const violations: string[] = [];
+  const onA = names('a', size.perTarget);
+  const onB = names('b', size.perTarget);
+  await Promise.all([world.claims(onA, 'a'), world.claims(onB, 'b')]);
+  await world.bound([...onA, ...onB], 300_000);
+
+  const latency = async (batch: string[]): Promise<number[]> => {
+    const created = await world.claims(batch, 'b');
+    const bound = await world.bound(batch, 120_000);
+    return batch.map((n) => bound.get(n)! - created.get(n)!);
+  };
+  const before = await latency(names('b-before', size.arriving));
+
+  const a = env.targets.a;
+  const down0 = performance.now();
+  await env.stopTarget(a);
+  const arrivingA = names('a-during', size.arriving);
+  const [during] = await Promise.all([latency(names('b-during', size.arriving)), world.claims(arrivingA, 'a')]);
+  // Every resource on A (old and new) says Unreachable while A is down.
+  const unreachable = async (): Promise<boolean> => (await world.listManaged()).filter((m) => m.spec.providerRef?.name === 'a')
+    .every((m) => cond(m, 'Synced')?.status === 'False' && cond(m, 'Synced')?.reason === 'Unreachable');
+  let reportedIn = NaN;
+  try {
+    await until('every resource on A to report Synced=False/Unreachable', async () => (await world.listManaged()).length === onA.length + onB.length + 3 * size.arriving && unreachable(), size.outageS * 1000 - (performance.now() - down0));
+    reportedIn = performance.now() - down0;
+  } catch (err) {
+    violations.push((err as Error).message);
+  }
+  const claimsShowIt = (await world.listClaims()).filter((c) => onA.includes(c.metadata.name)).every((c) => cond(c, 'Synced')?.reason === 'Unreachable');
+  if (!claimsShowIt) violations.push('claims on A do not all mirror Synced=False/Unreachable during the outage');
+  await sleep(Math.max(0, size.outageS * 1000 - (performance.now() - down0)));
+  await env.startTarget(a);
+  const back = performance.now();
+  await until('full recovery after A is back', async () => {
+    const managed = await world.listManaged();
+    return (await world.listClaims()).every(isBound) && managed.every((m) => cond(m, 'Synced')?.status === 'True' && cond(m, 'Ready')?.status === 'True');
+  }, 180_000).catch((err: Error) => violations.push(err.message));
+  const recovery = performance.now() - back;
+  violations.push(...(await world.violations()));
+  const deleted = await emptied(world, env, violations);
+  await replica.kill();
+  const p = (xs: number[]): string => `p50 ${s(percentile(xs, 50))}, max ${s(Math.max(...xs))}`;
+  return {
+    figures: [
+      `${size.perTarget} claims per target; A's API server stopped ${size.outageS} s while ${size.arriving} claims per target arrived`,
+      `B's bind latency: A up ${p(before)}; A down ${p(during)}`,
+      `A's resources all Synced=False/Unreachable ${s(reportedIn)} after it stopped; full recovery ${s(recovery)} after it returned`,
+      `all deleted in ${s(deleted)}`,
+    ],
+    violations,
+  };
+}
+
+async function scenario3(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
+  const world = await new World(env, 's3').create();
+  const replica = new Replica('s3', env.control);
+  env.logs.add(replica.log);
+  await replica.start();
+  const violations: string[] = [];
+  const first = names('c', size.restartClaims);
+  await world.claims(first, 'a');
+  await world.bound(first, 300_000);
+  const t = performance.now();
+  await stop(CLUSTERS[0]);
+  await start(CLUSTERS[0]);
+  const restarted = performance.now() - t;
+  const after = names('after', 5);
+  const t1 = performance.now();
+  await world.claims(after, 'b');
+  await world.bound(after, 120_000).catch((err: Error) => violations.push(err.message));
+  const newBound = performance.now() - t1;
+  violations.push(...(await world.violations()));
+  if (!replica.running) violations.push('provider-rook exited while the control plane restarted');
+  const deleted = await emptied(world, env, violations);
+  await replica.kill();
+  return {
+    figures: [`control plane restarted (${s(restarted)}) under ${size.restartClaims} bound claims; 5 new claims Bound ${s(newBound)} after it was back; deleted in ${s(deleted)}`],
+    violations,
+  };
+}
+
+async function scenario4(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
+  const world = await new World(env, 's4').create();
+  await env.admin.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'chaos-system' } });
+  const election = ['--leader-elect', 'true', '--leader-election-namespace', 'chaos-system', '--leader-election-id', 'chaos-s4'];
+  const replicas = [new Replica('s4-0', env.control, election), new Replica('s4-1', env.control, election)];
+  for (const r of replicas) {
+    env.logs.add(r.log);
+    await r.start();
+  }
+  const violations: string[] = [];
+  const leaderOf = async (): Promise<Replica | undefined> => {
+    for (const r of replicas) if (r.running && (await r.metric('leader_election_master_status').catch(() => 0)) === 1) return r;
+    return undefined;
+  };
+  const leader = await until('a leader', leaderOf, 60_000);
+  const claims = names('c', size.failoverClaims);
+  const t0 = performance.now();
+  const creating = world.claims(claims, 'a');
+  await until('the fill to be under way', async () => (await world.listManaged()).length >= Math.ceil(size.failoverClaims / 5), 60_000);
+  await leader.kill();
+  const killed = performance.now();
+  const standby = await until('the standby to lead', leaderOf, 90_000).catch((err: Error) => { violations.push(err.message); return undefined; });
+  const takeover = performance.now() - killed;
+  await creating;
+  await world.bound(claims, 300_000).catch((err: Error) => violations.push(err.message));
+  const filled = performance.now() - t0;
+  violations.push(...(await world.violations()));
+  const lease = await env.admin.get<Conditioned & { spec?: { holderIdentity?: string } }>(Leases, 'chaos-s4', 'chaos-system');
+  const deleted = await emptied(world, env, violations);
+  for (const r of replicas) await r.kill();
+  return {
+    figures: [
+      `${size.failoverClaims} claims, two replicas; the leader SIGKILLed mid-fill: standby ${standby ? 'took over' : 'did not take over'} in ${s(takeover)} (lease ${lease?.spec?.holderIdentity ? 'held' : 'free'}), all Bound ${s(filled)} after the first create`,
+      `deleted in ${s(deleted)}`,
+    ],
+    violations,
+  };
+}
+
+/** etcd's current revision, and a compaction up to it (over etcd's HTTP gateway on its client port). */
+async function compact(cluster: string): Promise<number> {
+  const etcd = `http://127.0.0.1:${clusterInfo(cluster).ports.etcdClient}`;
+  const post = async (p: string, body: unknown): Promise<{ header?: { revision?: string } }> =>
+    (await fetch(etcd + p, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) })).json() as Promise<{ header?: { revision?: string } }>;
+  const revision = Number((await post('/v3/kv/range', { key: Buffer.from('/').toString('base64') })).header?.revision);
+  await post('/v3/kv/compaction', { revision, physical: true });
+  return revision;
+}
+
+async function scenario5(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
+  const world = await new World(env, 's5').create();
+  const replica = new Replica('s5', env.control);
+  env.logs.add(replica.log);
+  await replica.start();
+  const violations: string[] = [];
+  const claims = names('c', size.goneClaims);
+  await world.claims(claims, 'b');
+  await world.bound(claims, 120_000);
+  const b = env.targets.b;
+  const relistsBefore = countLines(replica.log, /watch history lost \(410 Gone\); relisting/);
+  // The gap: provider-rook frozen while B restarts, changes happen, and B's history is compacted away.
+  replica.pause();
+  await env.stopTarget(b);
+  await env.startTarget(b);
+  const [drifted, removed] = (await world.targetObjects(b)).slice(0, 2) as [Conditioned & { spec: { scope: { nodeCount: number } } }, Conditioned];
+  await b.admin.update(RookObjectStores, { ...drifted, spec: { ...drifted.spec, scope: { ...drifted.spec.scope, nodeCount: 6 } } });
+  await b.admin.delete(RookObjectStores, removed.metadata.name, removed.metadata.namespace);
+  await until('the removed store to be gone', async () => !(await b.admin.get(RookObjectStores, removed.metadata.name, removed.metadata.namespace)), 30_000);
+  const revision = await compact(b.cluster.name);
+  const t = performance.now();
+  replica.resume();
+  await until('the change made during the gap to be reconciled', async () => {
+    const d = await b.admin.get<typeof drifted>(RookObjectStores, drifted.metadata.name, drifted.metadata.namespace);
+    const r = await b.admin.get<Conditioned>(RookObjectStores, removed.metadata.name, removed.metadata.namespace);
+    return d?.spec.scope.nodeCount === 4 && r !== undefined && r.metadata.uid !== removed.metadata.uid;
+  }, 120_000).catch((err: Error) => violations.push(err.message));
+  const repaired = performance.now() - t;
+  await world.bound(claims, 120_000).catch((err: Error) => violations.push(err.message));
+  violations.push(...(await world.violations()));
+  const relists = countLines(replica.log, /watch history lost \(410 Gone\); relisting/) - relistsBefore;
+  if (relists === 0) violations.push('no informer reported 410 Gone: the gap did not lose watch history');
+  const deleted = await emptied(world, env, violations);
+  await replica.kill();
+  return {
+    figures: [`B restarted and compacted at revision ${revision} while provider-rook was frozen: ${relists} informers relisted after 410 Gone; drift and a deletion made in the gap repaired ${s(repaired)} after it resumed; deleted in ${s(deleted)}`],
+    violations,
+  };
+}
+
+function countLines(file: string, pattern: RegExp): number {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter((l) => pattern.test(l)).length;
+  } catch {
+    return 0;
+  }
+}
+
+/** No secret value (nor its base64) in any log line, Event, or status collected in scenarios 1-5 and now. */
+async function scenario6(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
+  const clients = [env.admin, env.targets.a.admin, env.targets.b.admin];
+  const events: string[] = [];
+  for (const c of clients) {
+    const { items } = await c.list<Conditioned & { reason?: string; message?: string; note?: string }>(Events);
+    for (const e of items) events.push(`${e.reason ?? ''} ${e.message ?? ''} ${e.note ?? ''}`);
+  }
+  const logLines = [...env.logs].flatMap((f) => { try { return readFileSync(f, 'utf8').split('\n'); } catch { return []; } });
+  const texts = [...logLines, ...events, ...env.surfaces];
+  // Each value as written, its base64, and for PEM blocks each 64-character body line.
+  const needles = new Set<string>();
+  for (const v of env.secrets) {
+    needles.add(v);
+    needles.add(Buffer.from(v).toString('base64'));
+    for (const line of v.split('\n')) if (/^[A-Za-z0-9+/=]{40,}$/.test(line)) needles.add(line);
+  }
+  const violations: string[] = [];
+  for (const needle of needles) {
+    const hit = texts.find((t) => t.includes(needle));
+    if (hit !== undefined) violations.push(`a secret value (${needle.length} characters) appears in: ${hit.slice(0, 80).replace(needle, '<secret>')}...`);
+  }
+  const debug = logLines.filter((l) => l.includes('"level":20')).length;
+  if (env.secrets.size === 0) violations.push('no secret values were collected: nothing was looked for');
+  return {
+    figures: [`looked for ${env.secrets.size} values (${needles.size} forms) in ${logLines.length} log lines (${debug} at debug), ${events.length} Events and ${env.surfaces.length} status blocks: ${violations.length} found`],
+    violations,
+  };
+}
+
+async function scenario7(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
+  const world = await new World(env, 's7').create();
+  const replica = new Replica('s7', env.control);
+  env.logs.add(replica.log);
+  await replica.start();
+  const { figures, violations } = await hostileInputs(env, world, replica);
+  await world.harvest();
+  await replica.kill();
+  return { figures, violations };
+}
+
+const SCENARIOS: [number, string, (env: ChaosEnv) => Promise<Omit<Outcome, 'scenario' | 'seconds'>>][] = [
+  [1, 'kill during binding', scenario1], [2, 'target outage', scenario2], [3, 'control-plane restart', scenario3],
+  [4, 'leader failover', scenario4], [5, 'watch history lost', scenario5], [6, 'secrets never shown', scenario6], [7, 'hostile input', scenario7],
+];
+
+const startedAt = performance.now();
+say(`size ${values.size}, scenarios ${[...chosen].join(',')}; starting ${CLUSTERS.join(', ')}`);
+const env = await ChaosEnv.up((m) => say(m));
+const outcomes: Outcome[] = [];
+for (const [n, name, run] of SCENARIOS) {
+  if (!chosen.has(n)) continue;
+  say(`scenario ${n}: ${name}`);
+  const t = performance.now();
+  let outcome: Omit<Outcome, 'scenario' | 'seconds'>;
+  try {
+    outcome = await run(env);
+  } catch (err) {
+    outcome = { figures: [], violations: [`aborted: ${(err as Error).message}`] };
+  }
+  outcomes.push({ scenario: `${n} ${name}`, seconds: (performance.now() - t) / 1000, ...outcome });
+  for (const f of outcome.figures) say(`  ${f}`);
+  for (const v of outcome.violations) say(`  VIOLATION: ${v}`);
+}
+await env.close();
+if (!process.env.KEEP_CLUSTERS) await down([...CLUSTERS]);
+
+const width = Math.max(...outcomes.map((o) => o.scenario.length));
+console.log(`\nprovider-rook chaos, size ${values.size} (${JSON.stringify(size)}), ${s(performance.now() - startedAt)} in all; logs in .local/chaos/`);
+console.log(`${'scenario'.padEnd(width)}  result  time     figures`);
+for (const o of outcomes) {
+  console.log(`${o.scenario.padEnd(width)}  ${o.violations.length ? 'FAIL  ' : 'pass  '}  ${`${o.seconds.toFixed(0)} s`.padEnd(7)}  ${o.figures[0] ?? ''}`);
+  for (const f of o.figures.slice(1)) console.log(`${''.padEnd(width + 18)}${f}`);
+  for (const v of o.violations.slice(0, 5)) console.log(`${''.padEnd(width + 18)}VIOLATION: ${v}`);
+}
+process.exit(outcomes.some((o) => o.violations.length) ? 1 : 0);
