@@ -3,7 +3,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 NPM ?= npm
 
-.PHONY: help install build gen check-gen typecheck lint test unit demo demo-down e2e e2e-local bench clean
+.PHONY: help install build gen check-gen typecheck lint test unit demo demo-down e2e e2e-local bench chaos chaos-small clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -29,8 +29,9 @@ typecheck: install
 lint: install
 	$(NPM) run -s lint
 
-test: install check-gen typecheck lint ## Everything CI runs: generated files (CRDs, roles), types, lint, unit, integration and e2e specs on local control planes
+test: install check-gen typecheck lint ## Everything CI runs: generated files (CRDs, roles), types, lint, unit, integration and e2e specs on local control planes, then chaos-small
 	$(NPM) test -- --ci --json --outputFile=.local/jest-results.json
+	$(MAKE) --no-print-directory chaos-small
 
 unit: install ## Unit tests only (no clusters)
 	$(NPM) test -- test/unit --globalSetup= --globalTeardown=
@@ -45,6 +46,12 @@ e2e-local: install ## The same e2e specs on local control planes (part of make t
 bench: install ## Benchmarks (print numbers): cluster start-up, then provider-rook with STORES managed stores
 	$(NPM) run -s bench:clusters
 	$(NPM) run -s bench:provider -- --stores $(or $(STORES),200)
+
+chaos: install ## Faults under load (kills, outages, restarts, failover, 410 Gone, secrets scan, hostile input); prints a table, fails on a violated invariant. SIZE=small, SCENARIOS=1,2,6
+	$(NPM) run -s chaos
+
+chaos-small: install ## The CI size of make chaos: scenarios 1, 2 and 6, under 5 minutes
+	$(NPM) run -s chaos -- --size small --scenarios 1,2,6
 
 clean: ## Stop all local clusters and remove build output
 	-$(NPM) run -s clusters -- down

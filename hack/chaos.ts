@@ -253,8 +253,10 @@ async function scenario5(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   const repaired = performance.now() - t;
   await world.bound(claims, 120_000).catch((err: Error) => violations.push(err.message));
   violations.push(...(await world.violations()));
-  const relists = countLines(replica.log, /watch history lost \(410 Gone\); relisting/) - relistsBefore;
-  if (relists === 0) violations.push('no informer reported 410 Gone: the gap did not lose watch history');
+  const relisted = (): number => countLines(replica.log, /watch history lost \(410 Gone\); relisting/) - relistsBefore;
+  await until('an informer to relist after 410 Gone', () => relisted() > 0, 60_000)
+    .catch(() => violations.push('no informer reported 410 Gone: the gap did not lose watch history'));
+  const relists = relisted();
   const deleted = await emptied(world, env, violations);
   await replica.kill();
   return {

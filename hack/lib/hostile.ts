@@ -116,7 +116,8 @@ export async function hostileInputs(env: ChaosEnv, world: World, replica: Replic
     for (const input of INPUTS) {
       const objects = input.objects(ctx);
       try {
-        for (const [type, obj] of objects) await env.admin.apply(type, obj);
+        // Created as a user's client would (POST): the API server validates against the CRD's schema and CEL.
+        for (const [type, obj] of objects) await env.admin.create(type, obj);
         if ('refused' in input.expect) violations.push(`${input.what}: accepted, expected the API server to refuse it`);
         else judged.push({ input, type: objects.at(-1)![0], obj: objects.at(-1)![1] });
       } catch (err) {
