@@ -5,7 +5,6 @@
 // time and the provider's memory.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -20,7 +19,7 @@ import { Namespaces, Secrets } from '../src/runtime/kube/resources.ts';
 import { silentLogger } from '../src/runtime/logger.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
 import { difference, samples, writeCounts } from './lib/apiserver-metrics.ts';
-import { down, repoRoot, up, type LocalCluster } from './lib/cluster.ts';
+import { down, freePort, repoRoot, up, type LocalCluster } from './lib/cluster.ts';
 import { installCrds, installOperatorBundle, manifestFiles } from './lib/manifests.ts';
 
 const { values } = parseArgs({ options: { stores: { type: 'string', default: '200' }, poll: { type: 'string', default: '10' } } });
@@ -44,14 +43,6 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
     if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 /** What provider-rook itself sent (its rest_client_requests_total), by "control|target METHOD". */

@@ -57,10 +57,7 @@ async function emptied(world: World, env: ChaosEnv, violations: string[], boundM
 }
 
 async function scenario1(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
-  const world = await new World(env, 's1').create();
-  const replica = new Replica('s1', env.control);
-  env.logs.add(replica.log);
-  await replica.start();
+  const { world, replica } = await env.scenario('s1');
   const claims = names('claim', size.claims);
   const t0 = performance.now();
   const creating = Promise.all([world.claims(claims.filter((_, i) => i % 2 === 0), 'a'), world.claims(claims.filter((_, i) => i % 2 === 1), 'b')]);
@@ -89,10 +86,7 @@ async function scenario1(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
 }
 
 async function scenario2(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
-  const world = await new World(env, 's2').create();
-  const replica = new Replica('s2', env.control);
-  env.logs.add(replica.log);
-  await replica.start();
+  const { world, replica } = await env.scenario('s2');
   const violations: string[] = [];
   const onA = names('a', size.perTarget);
   const onB = names('b', size.perTarget);
@@ -147,10 +141,7 @@ async function scenario2(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
 }
 
 async function scenario3(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
-  const world = await new World(env, 's3').create();
-  const replica = new Replica('s3', env.control);
-  env.logs.add(replica.log);
-  await replica.start();
+  const { world, replica } = await env.scenario('s3');
   const violations: string[] = [];
   const first = names('c', size.restartClaims);
   await world.claims(first, 'a');
@@ -224,10 +215,7 @@ async function compact(cluster: string): Promise<number> {
 }
 
 async function scenario5(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
-  const world = await new World(env, 's5').create();
-  const replica = new Replica('s5', env.control);
-  env.logs.add(replica.log);
-  await replica.start();
+  const { world, replica } = await env.scenario('s5');
   const violations: string[] = [];
   const claims = names('c', size.goneClaims);
   await world.claims(claims, 'b');
@@ -304,10 +292,7 @@ async function scenario6(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
 }
 
 async function scenario7(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
-  const world = await new World(env, 's7').create();
-  const replica = new Replica('s7', env.control);
-  env.logs.add(replica.log);
-  await replica.start();
+  const { world, replica } = await env.scenario('s7');
   const { figures, violations } = await hostileInputs(env, world, replica);
   await world.harvest();
   await replica.kill();

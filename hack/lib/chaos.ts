@@ -3,7 +3,6 @@
 // "world" of classes and Providers per scenario, and the invariants every scenario ends with.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
@@ -15,7 +14,7 @@ import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.t
 import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
 import { LABEL_CONTROL_PLANE, LABEL_OWNER_UID } from '../../src/runtime/native/ownership.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
-import { repoRoot, start, stop, up, type LocalCluster } from './cluster.ts';
+import { freePort, repoRoot, start, stop, up, type LocalCluster } from './cluster.ts';
 import { installCrds, installOperatorBundle, manifestFiles } from './manifests.ts';
 
 export const CLUSTERS = ['chaos-control', 'chaos-a', 'chaos-b'] as const;
@@ -64,14 +63,6 @@ export const secretOf = (namespace: string, name: string, keys: Record<string, s
   apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque',
   data: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** One provider-rook process, started again after each kill, logging to its own file at debug level. */
 export class Replica {
@@ -180,6 +171,15 @@ export class ChaosEnv {
     await start(t.cluster.name);
     t.operator = new FakeMinioOperator(t.admin);
     await t.operator.start();
+  }
+
+  /** A scenario's own world (namespaces, Providers, classes) and a running provider-rook, logging where scenario 6 looks. */
+  async scenario(tag: string): Promise<{ world: World; replica: Replica }> {
+    const world = await new World(this, tag).create();
+    const replica = new Replica(tag, this.control);
+    this.logs.add(replica.log);
+    await replica.start();
+    return { world, replica };
   }
 
   async close(): Promise<void> {

@@ -57,7 +57,8 @@ export function knownClusters(): string[] {
   return readdirSync(root).filter((entry) => existsSync(path.join(root, entry, 'cluster.json'))).sort();
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
