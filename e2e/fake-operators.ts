@@ -1,17 +1,16 @@
 // TEST DOUBLES as a process: npm run fake-operators [-- KUBECONFIG [rook-minio,minio-operator,rook-ceph]].
 // Plays the backends' operators on a local target cluster (which runs no pods); see
 // e2e/support/fake-*.ts. Each waits (retrying) until its operator's CRD is in the cluster.
-import { KubeConfig } from '@kubernetes/client-node';
 import path from 'node:path';
 import { KubeClient } from '../src/runtime/kube/client.ts';
+import { kubeconfigFileAccess } from '../src/runtime/kube/config.ts';
 import { FakeBucketProvisioner } from './support/fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from './support/fake-minio-operator.ts';
 import { FakeTenantOperator } from './support/fake-tenant-operator.ts';
 
 const kubeconfig = process.argv[2] ?? path.join(import.meta.dirname, '..', '.local', 'clusters', 'target', 'kubeconfig');
 const wanted = (process.argv[3] ?? 'rook-minio,minio-operator,rook-ceph').split(',');
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
+const kc = kubeconfigFileAccess(kubeconfig);
 const client = new KubeClient(kc, { fieldManager: 'fake-operators' });
 const all = { 'rook-minio': () => new FakeMinioOperator(client), 'minio-operator': () => new FakeTenantOperator(client), 'rook-ceph': () => new FakeBucketProvisioner(client) };
 const running = wanted.map((name) => {
@@ -21,7 +20,7 @@ const running = wanted.map((name) => {
   void standIn.start();
   return standIn;
 });
-console.error(`operator stand-ins (test doubles: ${wanted.join(', ')}) watching ${kc.getCurrentCluster()?.server}; Ctrl-C stops them`);
+console.error(`operator stand-ins (test doubles: ${wanted.join(', ')}) watching ${kc.server}; Ctrl-C stops them`);
 const stop = (): void => void Promise.all(running.map((s) => s.stop())).then(() => process.exit(0));
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

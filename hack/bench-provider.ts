@@ -7,7 +7,6 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { FakeMinioOperator } from '../e2e/support/fake-minio-operator.ts';
 import { ManagedObjectStores } from '../src/app.ts';
 import type { ObjectStore } from '../src/apis/objectstore.ts';
@@ -15,6 +14,7 @@ import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import { Informer } from '../src/runtime/informer.ts';
 import { diffFields } from '../src/runtime/native/external.ts';
 import { KubeClient, type KubeObjectLike } from '../src/runtime/kube/client.ts';
+import { kubeconfigFileAccess } from '../src/runtime/kube/config.ts';
 import { Namespaces, Secrets } from '../src/runtime/kube/resources.ts';
 import { silentLogger } from '../src/runtime/logger.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
@@ -28,9 +28,7 @@ const POLL_S = Number(values.poll);
 const NS = 'bench';
 
 const client = (c: LocalCluster): KubeClient => {
-  const kc = new KubeConfig();
-  kc.loadFromFile(c.kubeconfig);
-  return new KubeClient(kc, { fieldManager: 'bench' });
+  return new KubeClient(kubeconfigFileAccess(c.kubeconfig), { fieldManager: 'bench' });
 };
 const ready = (o: ObjectStore | undefined): boolean => o?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
@@ -66,13 +64,12 @@ await installCrds(admin, manifestFiles(path.join(repoRoot, 'crds')));
 await installOperatorBundle(targetAdmin);
 await admin.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
 // The Provider Secret holds the target's admin credentials (the kubeconfig's base64 is the Secret's).
-const tkc = new KubeConfig();
-tkc.loadFromFile(target.kubeconfig);
+const tkc = kubeconfigFileAccess(target.kubeconfig);
 await admin.apply(Secrets, {
   apiVersion: 'v1', kind: 'Secret', metadata: { name: 'target', namespace: NS }, type: 'Opaque',
   data: {
-    endpoint: Buffer.from(target.server).toString('base64'), clusterCA: tkc.getCurrentCluster()!.caData!,
-    clientCert: tkc.getCurrentUser()!.certData!, clientKey: tkc.getCurrentUser()!.keyData!,
+    endpoint: Buffer.from(target.server).toString('base64'), clusterCA: tkc.caData!,
+    clientCert: tkc.certData!, clientKey: tkc.keyData!,
   },
 });
 await admin.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'target', namespace: NS }, spec: { credentialsSecretRef: { name: 'target' } } });

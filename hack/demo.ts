@@ -5,13 +5,13 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { down, repoRoot, up } from './lib/cluster.ts';
 import { applyManifests, installCrds, loadManifests } from './lib/manifests.ts';
 import { Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import { KubeClient, type KubeObjectLike } from '../src/runtime/kube/client.ts';
+import { kubeconfigFileAccess } from '../src/runtime/kube/config.ts';
 import { CustomResourceDefinitions, Secrets, typeOfManifest } from '../src/runtime/kube/resources.ts';
 
 const say = (line = ''): void => console.log(line);
@@ -47,9 +47,7 @@ function background(name: string, args: string[]): number {
 }
 
 const clientOf = (kubeconfig: string): KubeClient => {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  return new KubeClient(kc, { fieldManager: 'provider-rook-demo' });
+  return new KubeClient(kubeconfigFileAccess(kubeconfig), { fieldManager: 'provider-rook-demo' });
 };
 
 stopProcesses(); // a previous demo's processes, if any
@@ -72,11 +70,9 @@ const sample = (f: string) => loadManifests(file('config', 'samples', f));
 await applyManifests(control, sample('00-namespaces.yaml'));
 // Step 1's Secret, built from the target's kubeconfig.
 async function providerSecret(name: string, kubeconfig: string): Promise<void> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
   await control.apply(Secrets, {
     apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'rook-infra-dev' }, type: 'Opaque',
-    data: { kubeconfig: Buffer.from(kc.exportConfig()).toString('base64') },
+    data: { kubeconfig: readFileSync(kubeconfig).toString('base64') },
   } as KubeObjectLike);
 }
 await providerSecret('demo-provider-rook', targetCluster!.kubeconfig);

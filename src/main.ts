@@ -4,10 +4,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { FIELD_MANAGER, startApp, type App } from './app.ts';
 import { KubeClient } from './runtime/kube/client.ts';
+import { inClusterAccess, kubeconfigFileAccess } from './runtime/kube/config.ts';
 import { LeaderElector } from './runtime/leader.ts';
 import { pinoLogger } from './runtime/logger.ts';
 import { registry } from './runtime/metrics.ts';
@@ -58,9 +58,7 @@ async function main(): Promise<void> {
   const opts = parsed.data;
   const log = pinoLogger(opts['log-level']);
 
-  const kc = new KubeConfig();
-  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-  else kc.loadFromCluster();
+  const kc = opts.kubeconfig ? kubeconfigFileAccess(opts.kubeconfig) : inClusterAccess();
 
   const [host, port] = opts['metrics-addr'].split(':');
   const server = createServer((req, res) => {

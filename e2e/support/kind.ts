@@ -5,10 +5,10 @@
 import { execa } from 'execa';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { repoRoot } from '../../hack/lib/cluster.ts';
 import { applyManifests, installCrds, installOperatorBundle, loadManifests } from '../../hack/lib/manifests.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { kubeconfigAccess, type ClusterAccess } from '../../src/runtime/kube/config.ts';
 import { Deployments, Pods, Secrets } from '../../src/runtime/kube/resources.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';
@@ -21,9 +21,8 @@ const IMAGE = 'provider-rook:e2e';
 const NS = 'provider-rook-system';
 const workDir = path.join(repoRoot, '.local', 'e2e-kind');
 
-function clientOf(kubeconfigYaml: string): { client: KubeClient; kc: KubeConfig } {
-  const kc = new KubeConfig();
-  kc.loadFromString(kubeconfigYaml);
+function clientOf(kubeconfigYaml: string): { client: KubeClient; kc: ClusterAccess } {
+  const kc = kubeconfigAccess(kubeconfigYaml);
   return { client: new KubeClient(kc, { fieldManager: 'e2e-admin' }), kc };
 }
 
@@ -66,14 +65,13 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
     await installOperatorBundle(admin, 'minio-operator');
     await applyFile(admin, rbacFile('target.yaml'));
     const token = await serviceAccountToken(admin, NS, 'provider-rook', ['provider-rook:target']);
-    const internal = new KubeConfig();
-    internal.loadFromString(await kind.internalKubeconfig(name));
+    const internal = kubeconfigAccess(await kind.internalKubeconfig(name));
     return {
       name,
       admin,
       providerSecret: {
-        endpoint: internal.getCurrentCluster()!.server,
-        clusterCA: Buffer.from(kc.getCurrentCluster()!.caData!, 'base64').toString(),
+        endpoint: internal.server,
+        clusterCA: Buffer.from(kc.caData!, 'base64').toString(),
         token,
       },
       stop: () => docker('stop', kind.node(name)),

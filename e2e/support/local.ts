@@ -7,10 +7,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { dump } from 'js-yaml';
 import { down, repoRoot, start, stop, up, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { applyManifests, installCrds, installOperatorBundle, loadManifests } from '../../hack/lib/manifests.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';
 import { FakeBucketProvisioner } from './fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from './fake-minio-operator.ts';
@@ -23,27 +24,22 @@ const OPERATORS = ['rook-minio', 'minio-operator', 'rook-ceph'];
 const workDir = path.join(repoRoot, '.local', 'e2e');
 
 function adminOf(cluster: LocalCluster): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  return new KubeClient(kc, { fieldManager: 'e2e-admin' });
+  return new KubeClient(kubeconfigFileAccess(cluster.kubeconfig), { fieldManager: 'e2e-admin' });
 }
 
 function caOf(cluster: LocalCluster): string {
-  const kc = new KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  return Buffer.from(kc.getCurrentCluster()!.caData!, 'base64').toString();
+  return Buffer.from(kubeconfigFileAccess(cluster.kubeconfig).caData!, 'base64').toString();
 }
 
 /** A kubeconfig file for a bearer token: how provider-rook reaches the control cluster. */
 function tokenKubeconfig(cluster: LocalCluster, token: string, file: string): string {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: cluster.name, server: cluster.server, caData: Buffer.from(caOf(cluster)).toString('base64') }],
-    users: [{ name: 'provider-rook', token }],
-    contexts: [{ name: 'provider-rook', cluster: cluster.name, user: 'provider-rook' }],
-    currentContext: 'provider-rook',
-  });
-  writeFileSync(file, kc.exportConfig(), { mode: 0o600 });
+  const kubeconfig = {
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'provider-rook',
+    clusters: [{ name: cluster.name, cluster: { server: cluster.server, 'certificate-authority-data': Buffer.from(caOf(cluster)).toString('base64') } }],
+    users: [{ name: 'provider-rook', user: { token } }],
+    contexts: [{ name: 'provider-rook', context: { cluster: cluster.name, user: 'provider-rook' } }],
+  };
+  writeFileSync(file, dump(kubeconfig), { mode: 0o600 });
   return file;
 }
 

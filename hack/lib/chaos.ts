@@ -4,13 +4,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
 import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
 import { LABEL_CONTROL_PLANE, LABEL_OWNER_UID } from '../../src/runtime/native/ownership.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
@@ -46,17 +46,14 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
 }
 
 export function adminOf(cluster: LocalCluster): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  return new KubeClient(kc, { fieldManager: 'chaos-admin' });
+  return new KubeClient(kubeconfigFileAccess(cluster.kubeconfig), { fieldManager: 'chaos-admin' });
 }
 
 /** The Provider Secret's keys for a target, as a platform team writes them (plain text). */
 export function providerKeys(target: LocalCluster): Record<string, string> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(target.kubeconfig);
+  const kc = kubeconfigFileAccess(target.kubeconfig);
   const text = (b64?: string): string => Buffer.from(b64 ?? '', 'base64').toString();
-  return { endpoint: target.server, clusterCA: text(kc.getCurrentCluster()!.caData), clientCert: text(kc.getCurrentUser()!.certData), clientKey: text(kc.getCurrentUser()!.keyData) };
+  return { endpoint: target.server, clusterCA: text(kc.caData), clientCert: text(kc.certData), clientKey: text(kc.keyData) };
 }
 
 export const secretOf = (namespace: string, name: string, keys: Record<string, string>) => ({

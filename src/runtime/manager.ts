@@ -2,7 +2,7 @@
 // controllers, the target clients and what every native kind shares: the Provider controller, its
 // operators and the leak sweepers. setupNativeManaged and setupClaim (setup.ts) register kinds on
 // it; start() runs them all. It knows no backend.
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterAccess } from './kube/config.ts';
 import { Controller } from './controller.ts';
 import { ApiEventRecorder } from './events.ts';
 import { Informer } from './informer.ts';
@@ -20,7 +20,7 @@ import { TargetClients } from './native/targets.ts';
 import { keyOf, type Reconciler } from './result.ts';
 
 export interface ManagerOptions {
-  control: KubeConfig;
+  control: ClusterAccess;
   log: Logger;
   /** Written as the field manager of every write. */
   fieldManager: string;
@@ -84,7 +84,7 @@ export class Manager {
     this.recorder = new ApiEventRecorder(control, opts.fieldManager, opts.log);
     // A target's endpoint comes from a Secret: nothing its server answers is echoed into status.
     // One target that does not answer must cost the others nothing: its client fails fast (isolate).
-    this.targets = new TargetClients((creds) => clientFor(opts, creds.kubeConfig, { trusted: false, name: 'the target cluster', isolate: true }));
+    this.targets = new TargetClients((creds) => clientFor(opts, creds.access, { trusted: false, name: 'the target cluster', isolate: true }));
     this.providers = this.informer<ProviderObject>(Providers);
     this.resolver = new ProviderResolver(control, this.providers, this.targets, { allowExec: opts.allowExecCredentials ?? false });
     this.providerController = this.controller('provider', new ProviderStatusReconciler({
@@ -171,7 +171,7 @@ export class Manager {
   }
 }
 
-function clientFor(opts: ManagerOptions, kc: KubeConfig, trust: { trusted: boolean; name?: string; isolate?: boolean }): KubeClient {
+function clientFor(opts: ManagerOptions, kc: ClusterAccess, trust: { trusted: boolean; name?: string; isolate?: boolean }): KubeClient {
   const client: KubeClient = new KubeClient(kc, { fieldManager: opts.fieldManager, ...trust, onRequest: (m, p) => opts.onRequest?.(client.server, m, p) });
   return client;
 }

@@ -4,7 +4,7 @@ import { adminClient, eventually, testCluster, uniqueName } from '../support/env
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { CustomResourceDefinitions, Secrets, ServiceAccounts, type ResourceType } from '../../src/runtime/kube/resources.ts';
-import { KubeConfig } from '@kubernetes/client-node';
+import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
 import { crdOf } from '../../src/apis/crd.ts';
 import { ObjectStoreKind } from '../../src/apis/objectstore.ts';
 
@@ -13,9 +13,7 @@ const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 
 const RoleBindings: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true };
 
 function clientWithToken(server: string, ca: string | undefined, token: string): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromClusterAndUser({ name: 'c', server, caData: ca, skipTLSVerify: false }, { name: 'u', token });
-  return new KubeClient(kc, { fieldManager: 'tests' });
+  return new KubeClient({ server, caData: ca, token }, { fieldManager: 'tests' });
 }
 
 describe('local control planes', () => {
@@ -37,9 +35,7 @@ describe('local control planes', () => {
     const review = await admin.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/default/serviceaccounts/${sa}/token`, {
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } },
     });
-    const ca = new KubeConfig();
-    ca.loadFromFile(cluster.kubeconfig);
-    const asSa = clientWithToken(cluster.server, ca.getCurrentCluster()!.caData, review.status.token);
+    const asSa = clientWithToken(cluster.server, kubeconfigFileAccess(cluster.kubeconfig).caData, review.status.token);
 
     const denied = await asSa.list(Secrets, { namespace: 'default' }).then(() => undefined, (e: unknown) => e);
     expect(denied).toBeInstanceOf(KubeError);

@@ -11,7 +11,7 @@ import type { KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
-import { KubeConfig } from '@kubernetes/client-node';
+import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { OwnershipMarks } from '../../src/runtime/native/ownership.ts';
@@ -91,8 +91,7 @@ describe('resilience', () => {
     const enqueued: string[] = [];
     const watches = new TargetWatches(minioObjectStore, new OwnershipMarks(app.controlPlaneId), (key) => enqueued.push(key), silentLogger,
       (fp) => (fp === 'outage-target' ? [`${ns}/waits-a`, `${ns}/waits-b`] : []));
-    const kc = new KubeConfig();
-    kc.loadFromFile(outage.kubeconfig);
+    const kc = kubeconfigFileAccess(outage.kubeconfig);
     let watching = false;
     const client = new KubeClient(kc, { fieldManager: 'resilience-test', trusted: false, name: 'the target cluster', onRequest: (method) => { if (method === 'WATCH') watching = true; } });
     watches.started({ fingerprint: 'outage-target', server: outage.server, client });

@@ -1,7 +1,6 @@
 // A watch whose connection died silently (no error, no close, just no bytes) is noticed and
 // replaced: the informer sees changes again within its idle bound, on a new connection.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Informer } from '../../src/runtime/informer.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { ConfigMaps } from '../../src/runtime/kube/resources.ts';
@@ -20,9 +19,7 @@ beforeAll(async () => {
   ns = await createNamespace(admin, 'stall');
   proxy = new FreezableProxy(testCluster('control').server);
   const server = await proxy.listen();
-  const kc = kubeConfigOf(testCluster('control'));
-  kc.loadFromOptions({ ...kc, clusters: kc.clusters.map((c) => ({ ...c, server })) });
-  throughProxy = new KubeClient(kc as KubeConfig, { fieldManager: 'stall-test', watchIdleMs: 2_000, timeoutMs: 2_000 });
+  throughProxy = new KubeClient({ ...kubeConfigOf(testCluster('control')), server }, { fieldManager: 'stall-test', watchIdleMs: 2_000, timeoutMs: 2_000 });
 });
 
 afterAll(async () => {

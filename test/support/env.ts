@@ -1,7 +1,7 @@
 // Names of the clusters shared by one test run, and helpers to reach them.
-import { KubeConfig } from '@kubernetes/client-node';
 import { get, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { kubeconfigFileAccess, type ClusterAccess } from '../../src/runtime/kube/config.ts';
 
 export const TEST_CLUSTERS = { control: 'it-control', target: 'it-target' } as const;
 
@@ -9,10 +9,8 @@ export function testCluster(role: keyof typeof TEST_CLUSTERS): LocalCluster {
   return get(TEST_CLUSTERS[role]);
 }
 
-export function kubeConfigOf(cluster: LocalCluster): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  return kc;
+export function kubeConfigOf(cluster: LocalCluster): ClusterAccess {
+  return kubeconfigFileAccess(cluster.kubeconfig);
 }
 
 export function adminClient(cluster: LocalCluster, fieldManager = 'provider-rook-tests'): KubeClient {

@@ -1,7 +1,6 @@
 // Helpers for tests that run provider-rook in-process against the local control planes.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { LocalCluster } from '../../hack/lib/cluster.ts';
 import { repoRoot } from '../../hack/lib/cluster.ts';
 import { installCrds, installOperatorBundle } from '../../hack/lib/manifests.ts';
@@ -30,11 +29,9 @@ export async function createNamespace(client: KubeClient, prefix: string): Promi
 
 /** The Provider Secret's keys for a local cluster, as a platform team would write them. */
 export function providerSecretKeys(target: LocalCluster): Record<string, string> {
-  const kc: KubeConfig = kubeConfigOf(target);
-  const cluster = kc.getCurrentCluster()!;
-  const user = kc.getCurrentUser()!;
+  const access = kubeConfigOf(target);
   const text = (b64?: string): string => Buffer.from(b64 ?? '', 'base64').toString();
-  return { endpoint: cluster.server, clusterCA: text(cluster.caData), clientCert: text(user.certData), clientKey: text(user.keyData) };
+  return { endpoint: access.server, clusterCA: text(access.caData), clientCert: text(access.certData), clientKey: text(access.keyData) };
 }
 
 export async function writeSecret(client: KubeClient, namespace: string, name: string, keys: Record<string, string>): Promise<void> {
@@ -84,13 +81,5 @@ export async function identityClient(cluster: LocalCluster, admin: KubeClient, n
   const review = await admin.request<{ status: { token: string } }>('POST', resourcePath(ServiceAccounts, namespace, name, 'token'), {
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
   });
-  const admins = kubeConfigOf(cluster);
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: cluster.server, caData: admins.getCurrentCluster()!.caData }],
-    users: [{ name: 'u', token: review.status.token }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return new Client(kc, { fieldManager: name });
+  return new Client({ server: cluster.server, caData: kubeConfigOf(cluster).caData, token: review.status.token }, { fieldManager: name });
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { makeCa } from '../../hack/lib/pki.ts';
 import { credentialsFromSecret, refusedEndpoint } from '../../src/runtime/native/credentials.ts';
+import { authenticate } from '../../src/runtime/kube/config.ts';
 import { diffFields } from '../../src/runtime/native/external.ts';
 
 const enc = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
@@ -106,7 +107,7 @@ describe('credentialsFromSecret', () => {
   it('accepts a client certificate and loopback', () => {
     const creds = credentialsFromSecret('ns/s', enc({ endpoint: 'https://127.0.0.1:6443', clusterCA: caPem, clientCert: caPem, clientKey: keyPem }));
     expect(creds.server).toBe('https://127.0.0.1:6443');
-    expect(creds.kubeConfig.getCurrentUser()?.certData).toBe(b64(caPem.trim())); // Secret values are trimmed
+    expect(creds.access.certData).toBe(b64(caPem.trim())); // Secret values are trimmed
   });
 
   it('refuses plain http when a credential would be sent', () => {
@@ -146,21 +147,15 @@ describe('credentialsFromSecret with a kubeconfig', () => {
     return thrown.message;
   };
 
-  it('builds a fresh KubeConfig from inline values only', async () => {
+  it('keeps inline values only', async () => {
     const config = kubeconfig({ 'tls-server-name': 'kubernetes' }, { token: 'inline-token' });
-    const { kubeConfig, server } = credentialsFromSecret('ns/s', enc({ kubeconfig: config }));
+    const { access, server } = credentialsFromSecret('ns/s', enc({ kubeconfig: config }));
     expect(server).toBe('https://127.0.0.1:6443');
-    expect(kubeConfig.getUsers()).toHaveLength(1);
-    expect(kubeConfig.getClusters()).toHaveLength(1);
-    const user = kubeConfig.getCurrentUser() as unknown as Record<string, unknown>;
-    const cluster = kubeConfig.getCurrentCluster() as unknown as Record<string, unknown>;
-    for (const field of ['exec', 'authProvider', 'certFile', 'keyFile', 'impersonateUser']) expect(user[field]).toBeFalsy();
-    expect(cluster.caFile).toBeFalsy();
-    expect(cluster).toMatchObject({ server: 'https://127.0.0.1:6443', caData: b64(caPem), tlsServerName: 'kubernetes', skipTLSVerify: false });
-    const opts: { headers?: Record<string, string>; ca?: Buffer } = {};
-    await kubeConfig.applyToHTTPSOptions(opts);
-    expect(opts.headers?.Authorization).toBe('Bearer inline-token');
-    expect(opts.ca?.toString()).toBe(caPem);
+    expect(Object.fromEntries(Object.entries(access).filter(([, v]) => v !== undefined)))
+      .toEqual({ server: 'https://127.0.0.1:6443', caData: b64(caPem), tlsServerName: 'kubernetes', skipTLSVerify: false, token: 'inline-token' });
+    const auth = await authenticate(access);
+    expect(auth.headers.Authorization).toBe('Bearer inline-token');
+    expect(auth.tls).toMatchObject({ ca: caPem, servername: 'kubernetes', rejectUnauthorized: true });
   });
 
   it('carries nothing from other users or clusters in the kubeconfig', async () => {
@@ -168,10 +163,11 @@ describe('credentialsFromSecret with a kubeconfig', () => {
     const base = JSON.parse(kubeconfig({}, { token: 'inline-token' })) as { users: unknown[]; clusters: unknown[] };
     base.users.push({ name: 'other', user: { exec: execPlugin(marker), tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' } });
     base.clusters.push({ name: 'other', cluster: { server: 'https://169.254.169.254', 'certificate-authority': '/etc/ca.crt' } });
-    const { kubeConfig } = credentialsFromSecret('ns/s', enc({ kubeconfig: JSON.stringify(base) }));
-    expect(kubeConfig.getUsers().map((u) => u.name)).toEqual(['provider-rook']);
-    expect(kubeConfig.getClusters().map((c) => c.name)).toEqual(['target']);
-    await kubeConfig.applyToHTTPSOptions({});
+    const { access } = credentialsFromSecret('ns/s', enc({ kubeconfig: JSON.stringify(base) }));
+    expect(access.exec).toBeUndefined();
+    expect(access.tokenFile).toBeUndefined();
+    expect(access.server).toBe('https://127.0.0.1:6443');
+    await authenticate(access);
     expect(existsSync(marker)).toBe(false);
   });
 
@@ -182,14 +178,13 @@ describe('credentialsFromSecret with a kubeconfig', () => {
     refuse(config, /users\[0\]\.user\.exec/, { allowExec: false });
     expect(existsSync(marker)).toBe(false);
 
-    // With allowExec the plugin is carried over, and runs only when client-node authenticates.
-    const { kubeConfig } = credentialsFromSecret('ns/s', enc({ kubeconfig: config }), { allowExec: true });
-    expect(kubeConfig.getCurrentUser()?.exec).toMatchObject({ command: process.execPath });
+    // With allowExec the plugin is carried over, and runs only when a client authenticates.
+    const { access } = credentialsFromSecret('ns/s', enc({ kubeconfig: config }), { allowExec: true });
+    expect(access.exec).toMatchObject({ command: process.execPath });
     expect(existsSync(marker)).toBe(false);
-    const opts: { headers?: Record<string, string> } = {};
-    await kubeConfig.applyToHTTPSOptions(opts);
+    const auth = await authenticate(access);
     expect(existsSync(marker)).toBe(true);
-    expect(opts.headers?.Authorization).toBe('Bearer from-exec');
+    expect(auth.headers.Authorization).toBe('Bearer from-exec');
   });
 
   it('refuses an exec plugin over plain http even when exec is allowed', () => {
@@ -229,13 +224,13 @@ describe('credentialsFromSecret with a kubeconfig', () => {
   });
 
   it('allows insecure-skip-tls-verify and plain http when no credential is sent', () => {
-    expect(credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig({ 'insecure-skip-tls-verify': true }, {}) })).kubeConfig.getCurrentCluster()?.skipTLSVerify).toBe(true);
+    expect(credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig({ 'insecure-skip-tls-verify': true }, {}) })).access.skipTLSVerify).toBe(true);
     expect(credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig({ server: 'http://127.0.0.1:8080' }, {}) })).server).toBe('http://127.0.0.1:8080');
   });
 
   it('accepts inline client certificate data', () => {
-    const { kubeConfig } = credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig({}, { 'client-certificate-data': b64(caPem), 'client-key-data': b64(keyPem) }) }));
-    expect(kubeConfig.getCurrentUser()).toMatchObject({ certData: b64(caPem), keyData: b64(keyPem) });
+    const { access } = credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig({}, { 'client-certificate-data': b64(caPem), 'client-key-data': b64(keyPem) }) }));
+    expect(access).toMatchObject({ certData: b64(caPem), keyData: b64(keyPem) });
   });
 });
 

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import { KubeConfig, type User } from '@kubernetes/client-node';
+import type { ClusterAccess } from '../../src/runtime/kube/config.ts';
 import { KubeClient, WatchStalledError, type ClientOptions } from '../../src/runtime/kube/client.ts';
 import { KubeError, UnreachableError } from '../../src/runtime/kube/errors.ts';
 import { ConfigMaps, Secrets } from '../../src/runtime/kube/resources.ts';
@@ -52,15 +52,8 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-function client(opts: Partial<ClientOptions> = {}, at = port, user: User = { name: 'u', token: 't' }): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${at}`, skipTLSVerify: true }],
-    users: [user],
-    contexts: [{ name: 'x', cluster: 'c', user: user.name }],
-    currentContext: 'x',
-  });
-  const c = new KubeClient(kc, { fieldManager: 'test', timeoutMs: 10_000, ...opts });
+function client(opts: Partial<ClientOptions> = {}, at = port, user: Omit<ClusterAccess, 'server'> = { token: 't' }): KubeClient {
+  const c = new KubeClient({ server: `http://127.0.0.1:${at}`, skipTLSVerify: true, ...user }, { fieldManager: 'test', timeoutMs: 10_000, ...opts });
   clients.push(c);
   return c;
 }
@@ -145,9 +138,8 @@ describe('KubeClient with the trusted control cluster', () => {
 
 describe('KubeClient credentials', () => {
   it('does not pass on what a failing exec plugin wrote', async () => {
-    const user: User = {
-      name: 'exec-user',
-      exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', "process.stderr.write('SECRET-TOKEN'); process.exit(1)"], interactiveMode: 'Never' },
+    const user = {
+      exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', "process.stderr.write('SECRET-TOKEN'); process.exit(1)"] },
     };
     for (const trusted of [true, false]) {
       const err = await failure(client({ trusted, name: 'the target cluster' }, port, user).get(ConfigMaps, 'x', 'ns'));
@@ -179,12 +171,7 @@ describe('KubeClient deadlines', () => {
     const silent = createNetServer((socket) => { sockets.push(socket); });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: `https://127.0.0.1:${(silent.address() as AddressInfo).port}`, skipTLSVerify: true }],
-        users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-      });
-      const c = new KubeClient(kc, { fieldManager: 'test', timeoutMs: 500, trusted: false, name: 'the target cluster' });
+      const c = new KubeClient({ server: `https://127.0.0.1:${(silent.address() as AddressInfo).port}`, skipTLSVerify: true, token: 't' }, { fieldManager: 'test', timeoutMs: 500, trusted: false, name: 'the target cluster' });
       clients.push(c);
       const started = performance.now();
       const err = await failure(c.get(ConfigMaps, 'x', 'default'));

@@ -1,11 +1,12 @@
-// A small JSON REST client for one API server. client-node supplies the authentication (KubeConfig);
-// we keep one connection pool per client and plain JSON in and out (no model classes, no Dates).
+// A small JSON REST client for one API server: one connection pool per client and plain JSON in and
+// out (no model classes, no Dates). client-node's clients build a new pool per call and load its
+// whole generated API; this is what we need of them, in a few hundred lines.
 // Error messages reach status conditions, Events and logs; for an untrusted server (a target cluster,
 // whose endpoint someone else wrote) they carry only our words, never text the server sent.
-import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
-import { fetch, getGlobalDispatcher, type Dispatcher } from 'undici';
+import { Agent, fetch, type Dispatcher } from 'undici';
 import { Breaker } from './breaker.ts';
 import { KubeError, knownReason, networkError } from './errors.ts';
+import { authenticate, type ClusterAccess } from './config.ts';
 import { resourcePath, type ResourceType } from './resources.ts';
 import { restClientRequests } from '../metrics.ts';
 import { ReasonedError } from '../conditions.ts';
@@ -67,7 +68,8 @@ interface Auth {
   /** For requests, and for watches: the same connections, with their own undici timeouts. */
   dispatcher: Dispatcher;
   watchDispatcher: Dispatcher;
-  at: number;
+  /** When to authenticate again (a token file rotates, an exec credential expires). */
+  refreshAt: number;
 }
 
 /**
@@ -81,6 +83,7 @@ function withTimeouts(headersTimeout: number, bodyTimeout: number): Dispatcher.D
 }
 
 const AUTH_REFRESH_MS = 60_000;
+const USER_AGENT = 'provider-rook';
 /** Attempts for a read whose connection was closed under it (client-go retries those too). */
 const GET_ATTEMPTS = 3;
 
@@ -99,21 +102,21 @@ export class KubeClient {
   readonly server: string;
   private auth?: Promise<Auth>;
   private pool?: Dispatcher;
+  /** The TLS options the pool was made with: an exec plugin may hand out a new client certificate. */
+  private poolTls?: string;
   private readonly breaker?: Breaker;
   private readonly timeoutMs: number;
   private readonly watchIdleMs: number;
   private readonly trusted: boolean;
   /** The server as error messages name it. */
   private readonly label: string;
-  private readonly kc: KubeConfig;
+  private readonly access: ClusterAccess;
   private readonly opts: ClientOptions;
 
-  constructor(kc: KubeConfig, opts: ClientOptions) {
-    this.kc = kc;
+  constructor(access: ClusterAccess, opts: ClientOptions) {
+    this.access = access;
     this.opts = opts;
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.server = cluster.server.replace(/\/+$/, '');
+    this.server = access.server.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.watchIdleMs = opts.watchIdleMs ?? WATCH_IDLE_MS;
     this.trusted = opts.trusted ?? true;
@@ -125,30 +128,31 @@ export class KubeClient {
     return this.opts.fieldManager;
   }
 
-  // client-node builds a new connection pool on every call; we keep the first and only refresh
-  // headers (token files rotate).
+  // One pool for the client's life; headers are refreshed (token files rotate, exec credentials expire).
   private async authFor(): Promise<Auth> {
     // A failed attempt is not cached: the next request tries again.
     const current = this.auth ? await this.auth.catch(() => undefined) : undefined;
-    if (current && Date.now() - current.at < AUTH_REFRESH_MS) return current;
+    if (current && Date.now() < current.refreshAt) return current;
     this.auth = (async () => {
-      const ctx = new RequestContext(this.server, HttpMethod.GET);
+      let auth;
       try {
-        await this.kc.applySecurityAuthentication(ctx);
+        auth = await authenticate(this.access);
       } catch {
         // An exec plugin's error is its stderr, which may hold tokens: never pass it on.
         throw new ReasonedError('CredentialPluginFailed', `the credential plugin of ${this.label} failed; its output is not shown because it may contain secrets`);
       }
-      // The first pool is kept for the client's life (a failed refresh must not lose it unclosed).
-      const fresh = ctx.getDispatcher();
-      if (this.pool && fresh) await fresh.close();
-      else this.pool = fresh;
-      const pool = this.pool ?? getGlobalDispatcher();
+      const tls = JSON.stringify(auth.tls);
+      if (!this.pool || tls !== this.poolTls) {
+        const old = this.pool;
+        this.pool = new Agent({ connect: auth.tls });
+        this.poolTls = tls;
+        void old?.close();
+      }
       return {
-        headers: ctx.getHeaders(),
-        dispatcher: pool.compose(withTimeouts(this.timeoutMs, this.timeoutMs)),
-        watchDispatcher: pool.compose(withTimeouts(this.timeoutMs, this.watchIdleMs)),
-        at: Date.now(),
+        headers: { ...auth.headers, 'User-Agent': USER_AGENT },
+        dispatcher: this.pool.compose(withTimeouts(this.timeoutMs, this.timeoutMs)),
+        watchDispatcher: this.pool.compose(withTimeouts(this.timeoutMs, this.watchIdleMs)),
+        refreshAt: Math.min(Date.now() + AUTH_REFRESH_MS, (auth.expiresAt ?? Infinity) - 10_000),
       };
     })();
     return this.auth;

@@ -1,21 +1,21 @@
-// Turns a Provider's Secret into a KubeConfig. Values are plain text (PEM, token, URL), as the design
+// Turns a Provider's Secret into a ClusterAccess (how to reach and authenticate to the target). Values are plain text (PEM, token, URL), as the design
 // doc's Secret holds them. Every failure names the Secret and the key, never a value: the endpoint, too,
 // may come from someone else's Secret.
 //
 // The Secret is written by another team, so it must not make provider-rook read its own files (a
 // kubeconfig's tokenFile could be our ServiceAccount token), run programs, or call cloud metadata. A
-// kubeconfig is checked raw, and only its current context's inline values reach client-node.
+// kubeconfig is checked raw, and only its current context's inline values are kept.
 import { BlockList, isIP } from 'node:net';
 import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
-import { KubeConfig, type Cluster, type User } from '@kubernetes/client-node';
 import { load } from 'js-yaml';
 import { z } from 'zod';
 import { ReasonedError } from '../conditions.ts';
+import type { ClusterAccess, ExecConfig } from '../kube/config.ts';
 
 export interface Credentials {
   /** A stable digest of everything that identifies the target and the user: the client cache key. */
   fingerprint: string;
-  kubeConfig: KubeConfig;
+  access: ClusterAccess;
   server: string;
 }
 
@@ -91,7 +91,7 @@ export function credentialsFromSecret(where: string, data: Record<string, string
   }
   if (keys.clusterCA && !isCertificate(keys.clusterCA)) throw notPem(where, 'clusterCA');
 
-  const user: { name: string; token?: string; certData?: string; keyData?: string; username?: string; password?: string } = { name: 'provider-rook' };
+  const user: Pick<ClusterAccess, 'token' | 'certData' | 'keyData' | 'username' | 'password'> = {};
   if (keys.token) {
     user.token = keys.token;
   } else if (keys.clientCert || keys.clientKey) {
@@ -112,21 +112,19 @@ export function credentialsFromSecret(where: string, data: Record<string, string
   // Every branch above sends a credential.
   if (url.protocol === 'http:') throw new ReasonedError('InvalidCredentials', `key 'endpoint' of Secret ${where} ${PLAIN_HTTP}`);
 
-  const kc = new KubeConfig();
-  kc.loadFromClusterAndUser({ name: 'target', server, caData: keys.clusterCA ? b64(keys.clusterCA) : undefined, skipTLSVerify: false }, user);
-  return { fingerprint, kubeConfig: kc, server };
+  return { fingerprint, access: { server, caData: keys.clusterCA ? b64(keys.clusterCA) : undefined, ...user }, server };
 }
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-// User fields that make client-node read our disk or run a program. exec is handled on its own.
+// User fields that would make us read our disk or run a program. exec is handled on its own.
 const userFileFields = ['tokenFile', 'token-file', 'client-certificate', 'client-key'];
 // Fields we do not carry over and must not silently drop: they change who we act as or where we connect.
 const unsupported = { cluster: ['proxy-url'], user: ['as', 'as-uid', 'as-groups', 'as-user-extra', 'auth-provider'] };
 
-/** Checks a kubeconfig's raw YAML, then builds a fresh KubeConfig from its current context's inline values. */
-function fromKubeconfig(where: string, text: string, allowExec: boolean): { kubeConfig: KubeConfig; server: string } {
+/** Checks a kubeconfig's raw YAML, then keeps only its current context's inline values. */
+function fromKubeconfig(where: string, text: string, allowExec: boolean): { access: ClusterAccess; server: string } {
   const fail = (what: string): ReasonedError => new ReasonedError('InvalidCredentials', `key 'kubeconfig' of Secret ${where} ${what}`);
   let doc: unknown;
   try {
@@ -170,7 +168,7 @@ function fromKubeconfig(where: string, text: string, allowExec: boolean): { kube
   if (!certData !== !keyData) throw fail(`has only one of ${u.at}.client-certificate-data and ${u.at}.client-key-data`);
   if (certData && !isCertificate(Buffer.from(certData, 'base64').toString())) throw notPem(where, 'kubeconfig', `${u.at}.client-certificate-data`);
   if (keyData && !isPrivateKey(Buffer.from(keyData, 'base64').toString())) throw fail(`has ${u.at}.client-key-data that is not a valid PEM private key`);
-  const user: User = { name: 'provider-rook', token: str(u, 'token'), certData, keyData, username: str(u, 'username'), password: str(u, 'password'), exec: exec ?? undefined };
+  const user = { token: str(u, 'token'), certData, keyData, username: str(u, 'username'), password: str(u, 'password'), exec: (exec ?? undefined) as ExecConfig | undefined };
   const sendsCredentials = Boolean(user.token || certData || user.username || user.password || user.exec);
 
   const server = str(c, 'server');
@@ -186,10 +184,8 @@ function fromKubeconfig(where: string, text: string, allowExec: boolean): { kube
   const skipTLSVerify = c.body['insecure-skip-tls-verify'] === true;
   if (skipTLSVerify && sendsCredentials) throw fail(`sets ${c.at}.insecure-skip-tls-verify while sending credentials; use certificate-authority-data`);
 
-  const cluster: Cluster = { name: 'target', server: server.replace(/\/$/, ''), caData, tlsServerName: str(c, 'tls-server-name'), skipTLSVerify };
-  const kc = new KubeConfig();
-  kc.loadFromClusterAndUser(cluster, user);
-  return { kubeConfig: kc, server: cluster.server };
+  const access: ClusterAccess = { server: server.replace(/\/$/, ''), caData, tlsServerName: str(c, 'tls-server-name'), skipTLSVerify, ...user };
+  return { access, server: access.server };
 }
 
 /** The entry of contexts/clusters/users with this name, and where it is (e.g. `users[0].user`); never its name. */

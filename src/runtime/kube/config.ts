@@ -1,0 +1,132 @@
+// How to reach and authenticate to one API server. Our own, not client-node's KubeConfig: loading
+// client-node pulls in its whole generated API (about 80 MiB of RSS, measured), and all we need is a
+// server, TLS material and a credential. Values are kept as kubeconfig holds them (base64 data).
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { load } from 'js-yaml';
+
+export interface ExecConfig {
+  command: string;
+  args?: string[];
+  env?: { name: string; value: string }[];
+  apiVersion?: string;
+}
+
+export interface ClusterAccess {
+  server: string;
+  /** base64 PEM, as in a kubeconfig's certificate-authority-data. */
+  caData?: string;
+  tlsServerName?: string;
+  skipTLSVerify?: boolean;
+  certData?: string;
+  keyData?: string;
+  token?: string;
+  /** Read again on every refresh (a projected ServiceAccount token rotates). Only from our own config, never from a Secret. */
+  tokenFile?: string;
+  username?: string;
+  password?: string;
+  exec?: ExecConfig;
+}
+
+export interface Authentication {
+  headers: Record<string, string>;
+  tls: { ca?: string; cert?: string; key?: string; servername?: string; rejectUnauthorized: boolean };
+  /** When an exec credential runs out (ms since the epoch); undefined when it does not. */
+  expiresAt?: number;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (o: Obj, k: string): string | undefined => (typeof o[k] === 'string' && o[k] ? o[k] : undefined);
+const named = (doc: Obj, list: string, field: string, name: unknown): Obj => {
+  const item = (Array.isArray(doc[list]) ? doc[list] : []).find((it: unknown) => isObj(it) && it.name === name) as Obj | undefined;
+  return isObj(item?.[field]) ? item[field] : {};
+};
+const fileData = (file: string | undefined, dir: string): string | undefined => (file ? readFileSync(path.resolve(dir, file)).toString('base64') : undefined);
+
+/**
+ * Our own kubeconfig (--kubeconfig): its current context, with file references read relative to
+ * it. This trusts the file, as kubectl does; kubeconfigs from Secrets go through credentials.ts.
+ */
+export function kubeconfigAccess(text: string, dir = process.cwd()): ClusterAccess {
+  const doc = load(text);
+  if (!isObj(doc)) throw new Error('the kubeconfig is not a YAML map');
+  const context = named(doc, 'contexts', 'context', doc['current-context']);
+  const cluster = named(doc, 'clusters', 'cluster', context.cluster);
+  const user = named(doc, 'users', 'user', context.user);
+  const server = str(cluster, 'server');
+  if (!server) throw new Error('the kubeconfig has no server for its current context');
+  const exec = isObj(user.exec) ? user.exec : undefined;
+  const tokenFile = str(user, 'tokenFile') ?? str(user, 'token-file');
+  return {
+    server: server.replace(/\/+$/, ''),
+    caData: str(cluster, 'certificate-authority-data') ?? fileData(str(cluster, 'certificate-authority'), dir),
+    tlsServerName: str(cluster, 'tls-server-name'),
+    skipTLSVerify: cluster['insecure-skip-tls-verify'] === true,
+    certData: str(user, 'client-certificate-data') ?? fileData(str(user, 'client-certificate'), dir),
+    keyData: str(user, 'client-key-data') ?? fileData(str(user, 'client-key'), dir),
+    token: str(user, 'token'),
+    tokenFile: tokenFile && path.resolve(dir, tokenFile),
+    username: str(user, 'username'),
+    password: str(user, 'password'),
+    exec: exec && { command: String(exec.command), args: exec.args as string[] | undefined, env: exec.env as ExecConfig['env'], apiVersion: str(exec, 'apiVersion') },
+  };
+}
+
+export function kubeconfigFileAccess(file: string): ClusterAccess {
+  return kubeconfigAccess(readFileSync(file, 'utf8'), path.dirname(path.resolve(file)));
+}
+
+const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** Inside a pod: the API server from the environment, the ServiceAccount's token and CA. */
+export function inClusterAccess(): ClusterAccess {
+  const host = process.env.KUBERNETES_SERVICE_HOST;
+  const port = process.env.KUBERNETES_SERVICE_PORT;
+  if (!host || !port) throw new Error('not running in a cluster (KUBERNETES_SERVICE_HOST is unset) and no --kubeconfig given');
+  return {
+    server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    caData: readFileSync(`${SERVICE_ACCOUNT}/ca.crt`).toString('base64'),
+    tokenFile: `${SERVICE_ACCOUNT}/token`,
+  };
+}
+
+const text = (b64: string | undefined): string | undefined => (b64 ? Buffer.from(b64, 'base64').toString('utf8') : undefined);
+
+/** Headers and TLS options for the next requests; runs the exec plugin when there is one. */
+export async function authenticate(access: ClusterAccess, signal?: AbortSignal): Promise<Authentication> {
+  const tls = { ca: text(access.caData), cert: text(access.certData), key: text(access.keyData), servername: access.tlsServerName, rejectUnauthorized: !access.skipTLSVerify };
+  const headers: Record<string, string> = {};
+  let expiresAt: number | undefined;
+  let token = access.token ?? (access.tokenFile ? readFileSync(access.tokenFile, 'utf8').trim() : undefined);
+  if (access.exec) {
+    const credential = await runExec(access.exec, signal);
+    token = credential.token ?? token;
+    if (credential.clientCertificateData && credential.clientKeyData) Object.assign(tls, { cert: credential.clientCertificateData, key: credential.clientKeyData });
+    expiresAt = credential.expirationTimestamp ? Date.parse(credential.expirationTimestamp) : undefined;
+  }
+  if (token) headers.Authorization = `Bearer ${token}`;
+  else if (access.username && access.password) headers.Authorization = `Basic ${Buffer.from(`${access.username}:${access.password}`).toString('base64')}`;
+  return { headers, tls, expiresAt };
+}
+
+interface ExecCredentialStatus { token?: string; clientCertificateData?: string; clientKeyData?: string; expirationTimestamp?: string }
+
+/** client.authentication.k8s.io: run the plugin, read an ExecCredential from its stdout. */
+function runExec(exec: ExecConfig, signal?: AbortSignal): Promise<ExecCredentialStatus> {
+  const apiVersion = exec.apiVersion ?? 'client.authentication.k8s.io/v1';
+  const env = { ...process.env, ...Object.fromEntries((exec.env ?? []).map((e) => [e.name, e.value])), KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion, kind: 'ExecCredential', spec: { interactive: false } }) };
+  return new Promise((resolve, reject) => {
+    execFile(exec.command, exec.args ?? [], { env, timeout: 30_000, maxBuffer: 1 << 20, signal }, (err, stdout) => {
+      if (err) return reject(new Error('the credential plugin failed'));
+      try {
+        const status = (JSON.parse(stdout) as { status?: ExecCredentialStatus }).status;
+        if (!isObj(status)) throw new Error('no status');
+        resolve(status);
+      } catch {
+        reject(new Error('the credential plugin did not print an ExecCredential'));
+      }
+    });
+  });
+}
