@@ -3,7 +3,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 NPM ?= npm
 
-.PHONY: help install build gen check-gen typecheck lint test unit demo demo-down e2e e2e-local bench chaos chaos-small clean
+.PHONY: help install build gen check-gen typecheck lint test unit demo demo-down e2e e2e-local bench bench-clusters chaos chaos-small clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -43,9 +43,11 @@ e2e: install ## The e2e specs on three kind clusters (needs Docker, kind, kubect
 e2e-local: install ## The same e2e specs on local control planes (part of make test)
 	E2E_BACKEND=local $(NPM) test -- e2e/ --globalSetup= --globalTeardown=
 
-bench: install ## Benchmarks (print numbers): cluster start-up, then provider-rook with STORES managed stores
+bench: install ## The scale curve (prints a table; JSON and SVG under .local/bench/): 100, 500, 1000 and 5000 stores; SIZES=100,500 picks
+	$(NPM) run -s bench -- --sizes $(or $(SIZES),100,500,1000,5000)
+
+bench-clusters: install ## How long local control planes take to start
 	$(NPM) run -s bench:clusters
-	$(NPM) run -s bench:provider -- --stores $(or $(STORES),200)
 
 chaos: install ## Faults under load (kills, outages, restarts, failover, 410 Gone, secrets scan, hostile input); prints a table, fails on a violated invariant. SIZE=small, SCENARIOS=1,2,6
 	$(NPM) run -s chaos

@@ -233,7 +233,8 @@ describe(`provider-rook end to end`, () => {
     step('managed ObjectStore "leaky" force-removed (finalizer stripped): expecting its target store cleaned up by the leak sweeper');
     await applyManifests(control, [managedStore('leaky', 'demo-kubernetes', 'e2e-leaks')]);
     await until('leaky to be Ready', async () => cond(await getManaged('leaky'), 'Ready')?.status === 'True', [[ManagedObjectStores, PLATFORM, 'leaky']]);
-    await control.mergePatch(ManagedObjectStores, 'leaky', PLATFORM, { metadata: { finalizers: null } });
+    // Paused in the same write: otherwise a reconcile may restore the finalizer and delete it properly.
+    await control.mergePatch(ManagedObjectStores, 'leaky', PLATFORM, { metadata: { finalizers: null, annotations: { 'crossplane.io/paused': 'true' } } });
     await control.delete(ManagedObjectStores, 'leaky', PLATFORM);
     await until('the managed resource to be gone', async () => !(await getManaged('leaky')));
     expect(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')).toBeDefined();

@@ -1,183 +1,232 @@
-// npm run bench:provider [-- --stores N]: provider-rook as its own process against two local control
-// planes (the MinIO operator played by the e2e stand-in). Prints, for N managed ObjectStores:
-// time until all are Ready, provider-rook's requests per store, steady-state writes (at the API
-// servers) and reads per poll, drift-repair latency, time to Ready for one more store under that load, bulk-delete
-// time and the provider's memory.
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+// npm run bench:provider [-- --stores N --targets T --claims M]: provider-rook as its own process
+// (the compiled dist/main.js, as the image runs it) against local control planes, the MinIO operator
+// played by the e2e stand-in. One run, one size; hack/bench.ts runs the scale curve. Prints what it
+// measured and, with --json FILE, writes it there:
+// - N managed ObjectStores at once, spread over T targets: time until all are in their target, all
+//   Ready; provider-rook's requests per store; a window at rest (requests, writes at the servers);
+//   drift repair; the time to delete them all; peak RSS and heap;
+// - with --claims M: M Bucket claims at once, until all Bound, against the time a plain client takes
+//   for as many writes as provider-rook made for them (the API servers' own throughput).
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { FakeMinioOperator } from '../e2e/support/fake-minio-operator.ts';
-import { ManagedObjectStores } from '../src/app.ts';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../src/app.ts';
 import type { ObjectStore } from '../src/apis/objectstore.ts';
+import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import { Informer } from '../src/runtime/informer.ts';
-import { diffFields } from '../src/runtime/native/external.ts';
 import { KubeClient, type KubeObjectLike } from '../src/runtime/kube/client.ts';
 import { kubeconfigFileAccess } from '../src/runtime/kube/config.ts';
-import { Namespaces, Secrets } from '../src/runtime/kube/resources.ts';
+import { Namespaces, Secrets, type ResourceType } from '../src/runtime/kube/resources.ts';
 import { silentLogger } from '../src/runtime/logger.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
 import { difference, samples, writeCounts } from './lib/apiserver-metrics.ts';
 import { down, freePort, repoRoot, up, type LocalCluster } from './lib/cluster.ts';
 import { installCrds, installOperatorBundle, manifestFiles } from './lib/manifests.ts';
 
-const { values } = parseArgs({ options: { stores: { type: 'string', default: '200' }, poll: { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: {
+    stores: { type: 'string', default: '200' }, targets: { type: 'string', default: '1' }, claims: { type: 'string', default: '0' },
+    // The bench raises provider-rook's limits by flag (its defaults stay on for users): the figure is our own cost, not the limiter's.
+    'provider-flags': { type: 'string', default: '--max-reconcile-rate 1000 --workers 16' },
+    rest: { type: 'string', default: '30' }, json: { type: 'string' },
+  },
+});
 const N = Number(values.stores);
-const POLL_S = Number(values.poll);
+const T = Number(values.targets);
+const CLAIMS = Number(values.claims);
+const REST_S = Number(values.rest);
+const POLL_S = 10;
 const NS = 'bench';
+const BATCH = 50;
 
-const client = (c: LocalCluster): KubeClient => {
-  return new KubeClient(kubeconfigFileAccess(c.kubeconfig), { fieldManager: 'bench' });
-};
-const ready = (o: ObjectStore | undefined): boolean => o?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+const client = (c: LocalCluster): KubeClient => new KubeClient(kubeconfigFileAccess(c.kubeconfig), { fieldManager: 'bench', timeoutMs: 120_000 });
+const ready = (o: { status?: { conditions?: { type: string; status: string }[] } } | undefined): boolean => o?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
 const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const procMiB = (pid: number, field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 300_000): Promise<void> {
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 900_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(50);
   }
 }
 
-/** What provider-rook itself sent (its rest_client_requests_total), by "control|target METHOD". */
-async function providerRequests(port: number, hosts: Record<string, string>): Promise<Map<string, number>> {
-  const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const counts = new Map<string, number>();
-  for (const { labels, value } of samples(body, 'rest_client_requests_total')) {
-    const key = `${hosts[labels.host!] ?? labels.host} ${labels.method}${labels.code?.startsWith('2') ? '' : ` ${labels.code}`}`;
-    counts.set(key, (counts.get(key) ?? 0) + value);
-  }
-  return counts;
+/** Runs `work` over items, `width` at a time. */
+async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => { while (next < items.length) await work(items[next++]!); }));
 }
 
-const WRITES = ['POST', 'PUT', 'PATCH', 'DELETE'];
-const count = (d: Record<string, number>, cluster: string, methods: string[]): number => methods.reduce((n, m) => n + (d[`${cluster} ${m}`] ?? 0), 0);
-
-const [control, target] = (await up(['bench-control', 'bench-target'], (m) => console.error(m))) as [LocalCluster, LocalCluster];
+const names = Array.from({ length: T }, (_, i) => `bench-target-${i}`);
+const clusters = (await up(['bench-control', ...names], (m) => console.error(m))) as LocalCluster[];
+const [control, ...targets] = clusters as [LocalCluster, ...LocalCluster[]];
 const admin = client(control);
-const targetAdmin = client(target);
+const targetAdmins = targets.map(client);
 await installCrds(admin, manifestFiles(path.join(repoRoot, 'crds')));
-await installOperatorBundle(targetAdmin);
 await admin.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-// The Provider Secret holds the target's admin credentials (the kubeconfig's base64 is the Secret's).
-const tkc = kubeconfigFileAccess(target.kubeconfig);
-await admin.apply(Secrets, {
-  apiVersion: 'v1', kind: 'Secret', metadata: { name: 'target', namespace: NS }, type: 'Opaque',
-  data: {
-    endpoint: Buffer.from(target.server).toString('base64'), clusterCA: tkc.caData!,
-    clientCert: tkc.certData!, clientKey: tkc.keyData!,
-  },
-});
-await admin.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'target', namespace: NS }, spec: { credentialsSecretRef: { name: 'target' } } });
+const providerName = (i: number): string => `target-${i}`;
+for (const [i, target] of targets.entries()) {
+  await installOperatorBundle(targetAdmins[i]!);
+  const access = kubeconfigFileAccess(target.kubeconfig);
+  await admin.apply(Secrets, {
+    apiVersion: 'v1', kind: 'Secret', metadata: { name: providerName(i), namespace: NS }, type: 'Opaque',
+    data: { endpoint: Buffer.from(target.server).toString('base64'), clusterCA: access.caData!, clientCert: access.certData!, clientKey: access.keyData! },
+  });
+  await admin.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: providerName(i), namespace: NS }, spec: { credentialsSecretRef: { name: providerName(i) } } });
+}
+const operators = targetAdmins.map((c) => new FakeMinioOperator(c));
+for (const o of operators) await o.start();
 
-const operator = new FakeMinioOperator(targetAdmin);
-await operator.start();
+// What the bench watches: managed stores (control) and the stores in every target.
 const stores = new Informer<ObjectStore>(admin, ManagedObjectStores, { namespaces: [NS], log: silentLogger });
 const readyAt = new Map<string, number>();
 const markReady = (o: ObjectStore): void => { if (ready(o) && !readyAt.has(o.metadata.name)) readyAt.set(o.metadata.name, performance.now()); };
-// Which fields changed in steady state, if anything did: churn should have a name.
-let churn: Map<string, number> | undefined;
-const noteChurn = (old: ObjectStore, o: ObjectStore): void => {
-  if (!churn) return;
-  for (const field of [...diffFields(o, old), ...diffFields(old, o)]) if (!field.startsWith('.metadata')) churn.set(field, (churn.get(field) ?? 0) + 1);
-};
-stores.on({ added: markReady, updated: (old, o) => { markReady(o); noteChurn(old, o); } });
+stores.on({ added: markReady, updated: (_old, o) => markReady(o) });
 await stores.start();
+const inTarget = targetAdmins.map((c) => new Informer<KubeObjectLike>(c, RookObjectStores, { log: silentLogger }));
+await Promise.all(inTarget.map((i) => i.start()));
+const targetCount = (): number => inTarget.reduce((n, i) => n + i.list().length, 0);
 
+execBuild();
 const metricsPort = await freePort();
 const provider = spawn(process.execPath, [
-  path.join(repoRoot, 'src', 'main.ts'), '--kubeconfig', control.kubeconfig, '--namespace', NS, '--poll', `${POLL_S}s`,
-  '--metrics-addr', `127.0.0.1:${metricsPort}`, '--log-level', 'warn',
+  path.join(repoRoot, 'dist', 'main.js'), '--kubeconfig', control.kubeconfig, '--namespace', NS, '--poll', `${POLL_S}s`,
+  '--metrics-addr', `127.0.0.1:${metricsPort}`, '--log-level', 'warn', ...values['provider-flags'].split(' ').filter(Boolean),
 ], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
 await until('provider-rook to serve /healthz', () => fetch(`http://127.0.0.1:${metricsPort}/healthz`).then((r) => r.ok, () => false), 60_000);
-await new Promise((r) => setTimeout(r, 2_000)); // its informers' first lists
-const heapMiB = async (): Promise<number> => {
-  const body = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(body)?.[1] ?? 0) / 1048576;
-};
-const idleRss = rssMiB(provider.pid!);
-const idleHeap = await heapMiB();
+await sleep(2_000); // its informers' first lists
+const heapMiB = async (): Promise<number> => Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(await metrics())?.[1] ?? 0) / 1048576;
+let peakHeap = 0;
+const heapSampler = setInterval(() => void heapMiB().then((h) => { peakHeap = Math.max(peakHeap, h); }, () => undefined), 1_000);
+const idle = { rssMiB: round(procMiB(provider.pid!, 'VmRSS'), 0), heapMiB: round(await heapMiB(), 0) };
 
-const store = (name: string): KubeObjectLike & Record<string, unknown> => ({
+/** provider-rook's own requests (rest_client_requests_total), "control|target reads|writes". */
+const hostRole = new Map([[new URL(control.server).host, 'control'], ...targets.map((t) => [new URL(t.server).host, 'target'] as [string, string])]);
+async function requests(): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const { labels, value } of samples(await metrics(), 'rest_client_requests_total')) {
+    if (labels.method === 'WATCH') continue;
+    const key = `${hostRole.get(labels.host!) ?? 'other'} ${labels.method === 'GET' ? 'reads' : 'writes'}`;
+    out[key] = (out[key] ?? 0) + value;
+  }
+  return out;
+}
+const delta = (after: Record<string, number>, before: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => (v as number) > 0));
+const perStore = (d: Record<string, number>, n: number): Record<string, number> => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, round(v / n)]));
+
+const store = (name: string, i: number): KubeObjectLike & Record<string, unknown> => ({
   apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: NS },
-  spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: 'target' } },
+  spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: providerName(i % T) } },
 });
-const names = Array.from({ length: N }, (_, i) => `store-${i}`);
+const storeNames = Array.from({ length: N }, (_, i) => `store-${i}`);
 
 // 1. N stores at once.
-const hosts = { [new URL(control.server).host]: 'control', [new URL(target.server).host]: 'target' };
-const requests = (): Promise<Map<string, number>> => providerRequests(metricsPort, hosts);
 let before = await requests();
-const created = new Map<string, number>();
 const t0 = performance.now();
-for (let i = 0; i < names.length; i += 20) {
-  await Promise.all(names.slice(i, i + 20).map(async (n) => { await admin.create(ManagedObjectStores, store(n)); created.set(n, performance.now()); }));
-}
-await until(`${N} stores Ready`, () => names.every((n) => readyAt.has(n)));
+let presentAt = 0;
+const presence = setInterval(() => { if (!presentAt && targetCount() >= N) presentAt = performance.now(); }, 10);
+await inParallel(storeNames.map((n, i) => [n, i] as const), BATCH, ([n, i]) => admin.create(ManagedObjectStores, store(n, i)));
+await until(`${N} stores Ready`, () => readyAt.size >= N);
 const allReady = performance.now() - t0;
-const toReady = names.map((n) => readyAt.get(n)! - created.get(n)!);
-const createDelta = difference(await requests(), before);
+await until(`${N} stores in the targets`, () => presentAt > 0);
+clearInterval(presence);
+const atCreate = perStore(delta(await requests(), before), N);
 
-// 2. Steady state: everything Ready, two full polls.
-await new Promise((r) => setTimeout(r, POLL_S * 1000)); // let the last status writes and first polls settle
+// 2. At rest: everything Ready; a window of several polls.
+await sleep(POLL_S * 1000); // the last follow-ups settle
 before = await requests();
-const serverWrites = await Promise.all([control, target].map((c) => writeCounts(c)));
-churn = new Map();
-await new Promise((r) => setTimeout(r, 2 * POLL_S * 1000));
-const steady = difference(await requests(), before);
-const churned = Object.fromEntries(churn);
-churn = undefined;
-const steadyServerWrites = await Promise.all([control, target].map(async (c, i) => difference(await writeCounts(c), serverWrites[i]!)));
-const busyRss = rssMiB(provider.pid!);
-const busyHeap = await heapMiB();
+const serverWrites = await Promise.all(clusters.map((c) => writeCounts(c)));
+await sleep(REST_S * 1000);
+const atRest = delta(await requests(), before);
+const restServerWrites = (await Promise.all(clusters.map(async (c, i) => difference(await writeCounts(c), serverWrites[i]!))))
+  .reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
+const heldRss = round(procMiB(provider.pid!, 'VmRSS'), 0);
 
-// 3. Drift: someone edits a target store; the watch brings it back.
+// 3. Drift: someone edits target stores; the watch brings them back.
 const drift: number[] = [];
-for (let i = 0; i < 5; i++) {
-  const name = names[i]!;
-  const obj = await targetAdmin.get<KubeObjectLike & { spec: { scope: { nodeCount: number } } }>(RookObjectStores, name, 'rook-minio');
-  const t = performance.now();
-  await targetAdmin.update(RookObjectStores, { ...obj!, spec: { ...obj!.spec, scope: { ...obj!.spec.scope, nodeCount: 6 } } });
-  await until('drift repaired', async () => (await targetAdmin.get<typeof obj & object>(RookObjectStores, name, 'rook-minio'))?.spec.scope.nodeCount === 4, 60_000);
-  drift.push(performance.now() - t);
+for (let i = 0; i < 10; i++) {
+  const index = Math.floor((i * N) / 10);
+  const name = storeNames[index]!;
+  const c = targetAdmins[index % T]!;
+  const obj = await c.get<KubeObjectLike & { spec: { scope: { nodeCount: number } } }>(RookObjectStores, name, 'rook-minio');
+  const started = performance.now();
+  await c.update(RookObjectStores, { ...obj!, spec: { ...obj!.spec, scope: { ...obj!.spec.scope, nodeCount: 6 } } });
+  await until('drift repaired', async () => (await c.get<typeof obj & object>(RookObjectStores, name, 'rook-minio'))?.spec.scope.nodeCount === 4, 60_000);
+  drift.push(performance.now() - started);
 }
 
-// 4. One more store while N exist.
-const t1 = performance.now();
-await admin.create(ManagedObjectStores, store('one-more'));
-await until('one more store Ready', () => readyAt.has('one-more'));
-const oneMore = performance.now() - t1;
-
-// 5. Delete them all.
+// 4. Delete them all.
 const t2 = performance.now();
-const all = [...names, 'one-more'];
-for (let i = 0; i < all.length; i += 20) await Promise.all(all.slice(i, i + 20).map((n) => admin.delete(ManagedObjectStores, n, NS)));
-await until('all stores deleted', () => stores.list().length === 0);
+let goneFromTargets = 0;
+const emptied = setInterval(() => { if (!goneFromTargets && targetCount() === 0) goneFromTargets = performance.now(); }, 10);
+await inParallel(storeNames, BATCH, (n) => admin.delete(ManagedObjectStores, n, NS));
+await until('all stores deleted', () => stores.list().length === 0 && goneFromTargets > 0);
+clearInterval(emptied);
 const deleted = performance.now() - t2;
-const leftInTarget = (await targetAdmin.list(RookObjectStores, { namespace: 'rook-minio' })).items.length;
 
+// 5. Claims: M Buckets at once through a class, until all Bound; then a plain client's writes.
+let claims: Record<string, number> | undefined;
+if (CLAIMS > 0) {
+  await admin.apply(ObjectStoreClasses, { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: 'standard', namespace: NS }, spec: { scope: { nodeCount: 4 }, providerRef: { name: providerName(0) } } });
+  await admin.apply(BucketClasses, { apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'standard', namespace: NS }, classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: NS } });
+  const buckets = new Informer<Bucket>(admin, Buckets, { namespaces: [NS], log: silentLogger });
+  await buckets.start();
+  const writesBefore = await Promise.all(clusters.map((c) => writeCounts(c)));
+  const reqBefore = await requests();
+  const t3 = performance.now();
+  const claimNames = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
+  await inParallel(claimNames, BATCH, (n) => admin.create(Buckets, { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: n, namespace: NS }, spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: n } } }));
+  await until(`${CLAIMS} claims Bound`, () => buckets.list().filter((b) => b.status?.bindingPhase === 'Bound').length >= CLAIMS);
+  const bound = performance.now() - t3;
+  const ours = delta(await requests(), reqBefore);
+  const providerWrites = (ours['control writes'] ?? 0) + (ours['target writes'] ?? 0);
+  // Every write the servers took meanwhile (provider-rook's, the stand-in's, the bench's creates).
+  const serverTook = (await Promise.all(clusters.map(async (c, i) => difference(await writeCounts(c), writesBefore[i]!))))
+    .reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
+  // The same number of writes from a plain client, as fast as the servers take them: ConfigMaps.
+  const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+  const t4 = performance.now();
+  await inParallel(Array.from({ length: serverTook }, (_, i) => i), BATCH, (i) => admin.create(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `plain-${i}`, namespace: NS }, data: { i: String(i) } }));
+  const plain = performance.now() - t4;
+  claims = { claims: CLAIMS, boundS: round(bound / 1000, 1), providerWrites, serverWrites: serverTook, plainClientS: round(plain / 1000, 1), ratio: round(bound / plain) };
+  await buckets.stop();
+}
+
+clearInterval(heapSampler);
+const peakRss = round(procMiB(provider.pid!, 'VmHWM'), 0);
 provider.kill('SIGTERM');
 await new Promise((r) => provider.once('exit', r));
 await stores.stop();
-await operator.stop();
+await Promise.all(inTarget.map((i) => i.stop()));
+for (const o of operators) await o.stop();
 await admin.close();
-await targetAdmin.close();
-if (!process.env.KEEP_CLUSTERS) await down(['bench-control', 'bench-target']);
+for (const c of targetAdmins) await c.close();
+if (!process.env.KEEP_CLUSTERS) await down(['bench-control', ...names]);
 
-const perStore = (n: number): string => (n / N).toFixed(1);
-const show = (counts: Record<string, number>): string => JSON.stringify(counts);
-console.log(`provider-rook bench: ${N} managed ObjectStores, one target, poll ${POLL_S} s (local control planes, operator stand-in)`);
-console.log(`  create ${N} at once:          all Ready in ${seconds(allReady)} (${(N / (allReady / 1000)).toFixed(1)} stores/s); per store p50 ${seconds(percentile(toReady, 50))}, p95 ${seconds(percentile(toReady, 95))}`);
-console.log(`  provider requests per store:  control ${perStore(count(createDelta, 'control', WRITES))} writes + ${perStore(count(createDelta, 'control', ['GET']))} reads; target ${perStore(count(createDelta, 'target', WRITES))} writes + ${perStore(count(createDelta, 'target', ['GET']))} reads`);
-console.log(`  steady state, 2 polls:        writes at the API servers (all clients): control ${show(steadyServerWrites[0]!)}, target ${show(steadyServerWrites[1]!)}`);
-console.log(`                                provider requests: ${show(steady)}`);
-if (Object.keys(churned).length) console.log(`                                fields that changed: ${show(churned)}`);
-console.log(`                                per store per poll interval: control ${(count(steady, 'control', ['GET']) / 2 / N).toFixed(2)} reads, target ${(count(steady, 'target', ['GET']) / 2 / N).toFixed(2)} reads, ${count(steady, 'control', WRITES) + count(steady, 'target', WRITES)} writes`);
-console.log(`  drift repair (5 edits):       p50 ${seconds(percentile(drift, 50))}, max ${seconds(Math.max(...drift))}`);
-console.log(`  one more store under load:    Ready in ${seconds(oneMore)}`);
-console.log(`  delete ${N + 1} at once:          all gone in ${seconds(deleted)}; left in the target: ${leftInTarget}`);
-console.log(`  provider memory:              RSS ${idleRss.toFixed(0)} MiB idle, ${busyRss.toFixed(0)} MiB holding ${N} stores; V8 heap in use ${idleHeap.toFixed(0)} MiB, then ${busyHeap.toFixed(0)} MiB`);
+const result = {
+  stores: N, targets: T, providerFlags: values['provider-flags'],
+  fill: { inTargetsS: round((presentAt - t0) / 1000, 1), allReadyS: round(allReady / 1000, 1) },
+  requestsPerStoreAtCreate: atCreate,
+  atRest: { windowS: REST_S, polls: REST_S / POLL_S, providerRequests: atRest, writesAtServers: restServerWrites },
+  driftS: { p50: round(percentile(drift, 50) / 1000), max: round(Math.max(...drift) / 1000) },
+  memoryMiB: { idleRss: idle.rssMiB, idleHeap: idle.heapMiB, heldRss, peakRss, peakHeap: round(peakHeap, 0) },
+  deleteS: round(deleted / 1000, 1),
+  ...(claims ? { claims } : {}),
+};
+console.log(JSON.stringify(result));
+if (values.json) writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);
+
+function execBuild(): void {
+  // The image runs compiled JavaScript; so does the bench (type stripping at run time costs memory).
+  const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+  const r = spawnSync(process.execPath, [tsc, '-p', path.join(repoRoot, 'tsconfig.build.json')], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('bench: tsc failed');
+}

@@ -135,8 +135,8 @@ rules:
 ${render([
   ...targetRules(backends),
   { groups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'create', 'delete'], why: 'The namespaces the objects live in (created when missing; deleted only when provably empty, which\nneeds provider-rook:target-namespace-cleanup below).' },
-  { groups: ['apps'], resources: ['deployments'], verbs: ['get'], why: 'Presence of the operators (their Deployment and CRD) and the server version.' },
-  { groups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get'] },
+  { groups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch'], why: 'Presence of the operators (their Deployment and CRD, each watched by name) and the server version.' },
+  { groups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list', 'watch'] },
 ])}
 ---
 # Add this one too when a Provider may install operators: installing one means creating its CRDs,

@@ -39,8 +39,11 @@ export const cephBucket: NativeKind<CephBucket> = {
 
   fixedAtCreation: ['.spec.storageClassName', '.spec.bucketName'],
   reads: [Secrets, ConfigMaps],
+  // lib-bucket-provisioner labels what it writes for a claim (its Secret and ConfigMap, same name and
+  // namespace as the claim) with bucket-provisioner: readiness arrives through them, from the cache.
+  related: [Secrets, ConfigMaps].map((type) => ({ type, labelSelector: 'bucket-provisioner', targetKey: (o) => `${o.metadata.namespace}/${o.metadata.name}` })),
 
-  async inspect({ client, observed, signal }) {
+  async inspect({ read, observed, signal }) {
     const { name, namespace, uid } = observed.metadata;
     const phase = (observed.status as { phase?: string } | undefined)?.phase;
     const atProvider = { namespace, name, ...(phase ? { phase } : {}) };
@@ -48,7 +51,7 @@ export const cephBucket: NativeKind<CephBucket> = {
       return { ready: false, atProvider, message: phase ? `ObjectBucketClaim is ${phase === 'Pending' ? 'Pending' : 'not Bound'}` : 'not yet seen by a bucket provisioner: is the StorageClass Rook\'s, and is Rook running?' };
     }
     const [secret, config] = await Promise.all([
-      client.get<Written>(Secrets, name, namespace, signal), client.get<Written>(ConfigMaps, name, namespace, signal),
+      read.get<Written>(Secrets, name, namespace, signal), read.get<Written>(ConfigMaps, name, namespace, signal),
     ]);
     // Only what the provisioner wrote for this claim (its controller reference) is published.
     const forThisClaim = (o: Written | undefined): o is Written => o?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;

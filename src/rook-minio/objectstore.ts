@@ -121,12 +121,12 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
   // which the garbage collector cannot map: they would outlive the store.
   dependents: [StatefulSets, Services].map((type) => ({ type, labelSelector: (store) => `app=minio,objectstore=${store.metadata.name}` })),
 
-  async inspect({ client, mr, observed, companions, signal }) {
+  async inspect({ read, mr, observed, companions, signal }) {
     const { name, namespace } = observed.metadata;
     const endpoint = endpointOf(name, namespace!, mr.spec.forProvider.clusterDomain);
     const want = mr.spec.forProvider.scope.nodeCount;
     // The operator writes no status; its StatefulSet (same name, same namespace) tells readiness.
-    const sts = await client.get<{ metadata: { name: string }; status?: { readyReplicas?: number } }>(StatefulSets, name, namespace, signal);
+    const sts = await read.get<{ metadata: { name: string }; status?: { readyReplicas?: number } }>(StatefulSets, name, namespace, signal);
     const readyReplicas = sts?.status?.readyReplicas ?? 0;
     const keys = secretText((companions[0] as { data?: Record<string, string> } | undefined)?.data);
     const ready = sts !== undefined && readyReplicas >= want;

@@ -1,9 +1,11 @@
 // An informer (kube-rs watcher + reflector): list, then watch from the list's resourceVersion,
 // keeping a cache and telling handlers what changed. It never gives up: watch ends are resumed,
 // 410 Gone relists (and reports objects that vanished meanwhile), a watch gone silent (no event, no
-// bookmark within the client's bound) is replaced, errors back off up to 30 s.
+// bookmark within the client's bound) is replaced, errors back off up to 30 s. A kind that is not
+// served yet (its CRD missing) waits for whenServed instead of asking again and again. Cached objects
+// drop metadata.managedFields, which nothing here reads and which is often half an object's size.
 import { WatchStalledError, type KubeClient, type KubeObjectLike, type Selection } from './kube/client.ts';
-import { isGone } from './kube/errors.ts';
+import { isGone, isNotFound } from './kube/errors.ts';
 import type { ResourceType } from './kube/resources.ts';
 import type { Logger } from './logger.ts';
 import { keyOf } from './result.ts';
@@ -22,6 +24,8 @@ export interface InformerOptions extends Selection {
   onRecovered?: () => void;
   /** Called when a list or watch fails after working (e.g. the server went away); not again until it recovers. */
   onFailed?: () => void;
+  /** Resolves once the kind is served (e.g. its CRD is Established); a list that finds it missing waits for it. */
+  whenServed?: (signal: AbortSignal) => Promise<void>;
 }
 
 export class Informer<T extends KubeObjectLike> {
@@ -30,6 +34,8 @@ export class Informer<T extends KubeObjectLike> {
   private readonly abort = new AbortController();
   private loops?: Promise<void>[];
   private synced?: Promise<unknown>;
+  private isSynced = false;
+  private failingScopes = 0;
 
   readonly client: KubeClient;
   readonly type: ResourceType;
@@ -56,7 +62,7 @@ export class Informer<T extends KubeObjectLike> {
         return { loop: this.run(namespace, markSynced), synced };
       });
       this.loops = started.map((s) => s.loop);
-      this.synced = Promise.all(started.map((s) => s.synced));
+      this.synced = Promise.all(started.map((s) => s.synced)).then(() => { this.isSynced = true; });
     }
     await this.synced;
   }
@@ -64,6 +70,16 @@ export class Informer<T extends KubeObjectLike> {
   async stop(): Promise<void> {
     this.abort.abort();
     await Promise.all(this.loops ?? []);
+  }
+
+  /** The cache holds a full list of every scope: a miss means the object is not there (as of the watch). */
+  get hasSynced(): boolean {
+    return this.isSynced;
+  }
+
+  /** Some scope's list or watch is failing now (after having worked, or never having worked). */
+  get failing(): boolean {
+    return this.failingScopes > 0;
   }
 
   get(key: string): T | undefined {
@@ -79,10 +95,14 @@ export class Informer<T extends KubeObjectLike> {
     let resourceVersion: string | undefined;
     let delay = 1000;
     let toldUser = false;
+    let notServed = 0;
     // A scope that never worked (a CRD not installed yet) recovers when it first works, but never "fails".
     let health = 'new' as 'new' | 'ok' | 'failing';
     const succeeded = (): void => {
-      if (health === 'failing') this.opts.onRecovered?.();
+      if (health === 'failing') {
+        this.failingScopes--;
+        this.opts.onRecovered?.();
+      }
       health = 'ok';
     };
     while (!signal.aborted) {
@@ -91,6 +111,7 @@ export class Informer<T extends KubeObjectLike> {
           const listed = await this.client.list<T>(this.type, { namespace, labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector, signal });
           this.replace(listed.items, namespace);
           resourceVersion = listed.resourceVersion;
+          notServed = 0;
           markSynced();
           succeeded();
         }
@@ -113,6 +134,20 @@ export class Informer<T extends KubeObjectLike> {
           this.opts.log.info('watch went silent; starting a new one', { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: err.message });
           continue;
         }
+        // Not served (yet, or any more): wait for it to be, rather than asking again and again.
+        if (isNotFound(err) && this.opts.whenServed) {
+          resourceVersion = undefined;
+          // Nothing of an unserved kind exists: an empty cache is the truth, and reads need not ask.
+          this.replace([], namespace);
+          markSynced();
+          this.opts.log.debug('kind not served; waiting for it', { resource: this.type.plural });
+          await this.opts.whenServed(signal);
+          // Established a moment before the server serves it: back off only if that keeps happening.
+          if (notServed > 0) await sleep(Math.min(250 * 2 ** notServed, 30_000), signal);
+          notServed++;
+          continue;
+        }
+        if (health !== 'failing') this.failingScopes++;
         if (health === 'ok') this.opts.onFailed?.();
         health = 'failing';
         const fields = { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: (err as Error).message, retryInMs: delay };
@@ -142,6 +177,7 @@ export class Informer<T extends KubeObjectLike> {
   }
 
   private upsert(obj: T): void {
+    delete (obj.metadata as { managedFields?: unknown }).managedFields;
     const key = keyOf(obj.metadata);
     const old = this.store.get(key);
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) return;

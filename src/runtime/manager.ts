@@ -84,9 +84,15 @@ export class Manager {
     this.recorder = new ApiEventRecorder(control, opts.fieldManager, opts.log);
     // A target's endpoint comes from a Secret: nothing its server answers is echoed into status.
     // One target that does not answer must cost the others nothing: its client fails fast (isolate).
-    this.targets = new TargetClients((creds) => clientFor(opts, creds.access, { trusted: false, name: 'the target cluster', isolate: true }));
+    this.targets = new TargetClients((creds) => clientFor(opts, creds.access, { trusted: false, name: 'the target cluster', isolate: true }), opts.log);
     this.providers = this.informer<ProviderObject>(Providers);
-    this.resolver = new ProviderResolver(control, this.providers, this.targets, { allowExec: opts.allowExecCredentials ?? false });
+    this.resolver = new ProviderResolver(control, this.providers, this.targets, {
+      credentials: { allowExec: opts.allowExecCredentials ?? false }, log: opts.log,
+      // A rotated Secret: its Providers resolve again now, which replaces the target's client.
+      secretChanged: (namespace, name) => {
+        for (const p of this.providers.list()) if (p.metadata.namespace === namespace && p.spec.credentialsSecretRef.name === name) this.providerController.enqueue(keyOf(p.metadata));
+      },
+    });
     this.providerController = this.controller('provider', new ProviderStatusReconciler({
       client: control, cache: this.providers, resolver: this.resolver, recorder: this.recorder, pollIntervalMs,
       operators: () => [...this.installers.values()],
@@ -104,7 +110,9 @@ export class Manager {
       added: (p) => this.providerController.enqueue(keyOf(p.metadata)),
       updated: (old, p) => {
         if (old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp) this.providerController.enqueue(keyOf(p.metadata));
+        if (old.spec.credentialsSecretRef.name !== p.spec.credentialsSecretRef.name) void this.resolver.prune();
       },
+      deleted: () => void this.resolver.prune(),
     });
   }
 
@@ -166,7 +174,8 @@ export class Manager {
     clearInterval(this.idle);
     await Promise.all(this.controllers.map((c) => c.stop()));
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
-    await this.targets.close();
+    await this.resolver.stop();
+    await this.targets.closeAll();
     await this.control.close();
   }
 }

@@ -23,6 +23,9 @@ import { TargetWatches } from './native/watches.ts';
 import { desiredStateChanged } from './predicates.ts';
 import { keyOf } from './result.ts';
 
+// Only connection Secrets: caching every Secret of the cluster would cost memory and trust.
+const connectionSecrets = (manager: Manager): Informer<SecretObject> => manager.informer<SecretObject>(Secrets, { fieldSelector: `type=${CONNECTION_SECRET_TYPE}` });
+
 const group = (type: ResourceType): string => type.apiVersion.split('/')[0]!;
 /** controller-runtime's controller names: "<kind>.<group>", lower case. */
 const kindName = (type: ResourceType): string => `${type.kind.toLowerCase()}.${group(type)}`;
@@ -38,7 +41,7 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
     for (const [key, fp] of targetOf) if (fp === fingerprint) yield key;
   };
   const controller = manager.controller(`managed/${kindName(type)}`, new ManagedReconciler<MR>({
-    type, client: manager.control, cache, recorder, log,
+    type, client: manager.control, cache, recorder, log, secrets: connectionSecrets(manager),
     connecter: new NativeConnecter(resolver, kind, marks, {
       installer, recorder,
       // The Provider's status says at once that the operator is there now.
@@ -58,7 +61,7 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
   manager.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
   manager.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, usedBy));
   manager.sweepers.push(new LeakSweeper<MR>({
-    kind, marks, resolver, providers: manager.providers, control: manager.control, managedType: type, namespaces: opts.namespaces,
+    kind, marks, resolver, providers: manager.providers, control: manager.control, managedType: type, cache, namespaces: opts.namespaces,
     graceMs: opts.leakGraceMs ?? 5 * 60_000, reportOnly: opts.leakReportOnly ?? false, recorder, log,
   }) as unknown as LeakSweeper<ManagedResource>);
   return { controller, cache };
@@ -86,8 +89,7 @@ export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Contr
   const claims = manager.informer<Claim>(o.claim);
   const portable = manager.informer<PortableClass>(o.portableClass);
   const policies = manager.informer<KubeObjectLike & { spec?: { defaultClassRef?: { name: string } } }>(o.policy);
-  // Only connection Secrets: caching every Secret of the cluster would cost memory and trust.
-  const secrets = manager.informer<SecretObject>(Secrets, { fieldSelector: `type=${CONNECTION_SECRET_TYPE}` });
+  const secrets = connectionSecrets(manager);
   const claimName = kindName(o.claim);
 
   const defaulting = manager.controller(`defaultclass/${claimName}`, new DefaultClassReconciler({

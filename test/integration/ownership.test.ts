@@ -17,6 +17,7 @@ import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { Namespaces, Secrets, Services, StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { publishSecret } from '../../src/runtime/managed/publisher.ts';
+import { ANNOTATION_PAUSED } from '../../src/runtime/meta.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
@@ -76,7 +77,9 @@ async function provider(ns: string, name: string, keys: Record<string, string>, 
 
 /** Deletes a managed resource behind provider-rook's back (finalizer stripped), as a restore or a hand edit would. */
 async function removeBehindItsBack(name: string, ns = platform): Promise<void> {
-  await control.mergePatch(ManagedObjectStores, name, ns, { metadata: { finalizers: null } });
+  // Paused in the same write, or a reconcile could put the finalizer back before the delete and
+  // then delete the store properly: no leak would be left.
+  await control.mergePatch(ManagedObjectStores, name, ns, { metadata: { finalizers: null, annotations: { [ANNOTATION_PAUSED]: 'true' } } });
   await control.delete(ManagedObjectStores, name, ns);
   await eventually(async () => (await getMr(name, ns)) === undefined, `${ns}/${name} to be gone`);
 }

@@ -12,6 +12,7 @@ import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
+import { TargetInformers } from '../../src/runtime/native/target-informers.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { OwnershipMarks } from '../../src/runtime/native/ownership.ts';
@@ -94,7 +95,8 @@ describe('resilience', () => {
     const kc = kubeconfigFileAccess(outage.kubeconfig);
     let watching = false;
     const client = new KubeClient(kc, { fieldManager: 'resilience-test', trusted: false, name: 'the target cluster', onRequest: (method) => { if (method === 'WATCH') watching = true; } });
-    watches.started({ fingerprint: 'outage-target', server: outage.server, client });
+    const target = { fingerprint: 'outage-target', server: outage.server, client, informers: new TargetInformers(client, silentLogger) };
+    watches.started(target);
     const waiting = [`${ns}/waits-a`, `${ns}/waits-b`];
     const requeued = (): boolean => waiting.every((k) => enqueued.includes(k));
     try {
@@ -107,7 +109,7 @@ describe('resilience', () => {
       await eventually(requeued, 'the target\'s resources to be requeued when it is back', 45_000);
     } finally {
       await start(OUTAGE); // a no-op when it runs
-      await watches.stopped({ fingerprint: 'outage-target', server: outage.server, client });
+      await target.informers.stop();
       await client.close();
     }
   }, 120_000);

@@ -1,6 +1,7 @@
 // Writes a managed resource's connection details into a Secret in its own namespace, controlled by
 // the resource. Writes only when the data differs; never takes over a Secret someone else controls.
 import type { KubeClient } from '../kube/client.ts';
+import type { Informer } from '../informer.ts';
 import { Secrets } from '../kube/resources.ts';
 import { ReasonedError } from '../conditions.ts';
 import { CONNECTION_SECRET_TYPE, ownerReference } from '../meta.ts';
@@ -35,14 +36,18 @@ function controlledByEarlier(secret: SecretObject, owner: Owner): boolean {
   return ref !== undefined && ref.uid !== owner.metadata.uid && ref.kind === owner.kind && ref.name === owner.metadata.name && ref.apiVersion === owner.apiVersion;
 }
 
+/** The cache of connection Secrets: one that holds the Secret saves the read; a miss reads live. */
+export type ConnectionSecrets = Pick<Informer<SecretObject>, 'get' | 'hasSynced'>;
+
 /** Creates or updates the Secret `name` in `namespace` for `owner`; returns true when it wrote. */
-export function publishSecret(client: KubeClient, owner: Owner, namespace: string, name: string, details: ConnectionDetails, signal?: AbortSignal): Promise<boolean> {
-  return publishSecretData(client, owner, namespace, name, encode(details), signal);
+export function publishSecret(client: KubeClient, owner: Owner, namespace: string, name: string, details: ConnectionDetails, signal?: AbortSignal, cache?: ConnectionSecrets): Promise<boolean> {
+  return publishSecretData(client, owner, namespace, name, encode(details), signal, cache);
 }
 
 /** As publishSecret, with data already base64 (e.g. copied from another Secret). */
-export async function publishSecretData(client: KubeClient, owner: Owner, namespace: string, name: string, data: Record<string, string>, signal?: AbortSignal): Promise<boolean> {
-  const existing = await client.get<SecretObject>(Secrets, name, namespace, signal);
+export async function publishSecretData(client: KubeClient, owner: Owner, namespace: string, name: string, data: Record<string, string>, signal?: AbortSignal, cache?: ConnectionSecrets): Promise<boolean> {
+  const cached = cache?.hasSynced ? cache.get(`${namespace}/${name}`) : undefined;
+  const existing = cached ?? await client.get<SecretObject>(Secrets, name, namespace, signal);
   if (!existing) {
     await client.create(Secrets, {
       apiVersion: 'v1', kind: 'Secret',

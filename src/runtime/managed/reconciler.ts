@@ -13,7 +13,7 @@ import {
   FINALIZER_MANAGED, externalNameOf, hasFinalizer, isDeleting, timestamp, withFinalizer, withoutFinalizer,
 } from '../meta.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
-import { publishSecret, unpublishSecret } from './publisher.ts';
+import { publishSecret, unpublishSecret, type ConnectionSecrets } from './publisher.ts';
 import type { ConnectionDetails, ExternalConnecter, ManagedResource } from './types.ts';
 
 export interface Reader<T> {
@@ -25,6 +25,8 @@ export interface ManagedReconcilerOptions<MR extends ManagedResource> {
   client: KubeClient;
   cache: Reader<MR>;
   connecter: ExternalConnecter<MR>;
+  /** Connection Secrets as cached: an unchanged one is checked without a read. */
+  secrets?: ConnectionSecrets;
   recorder: EventRecorder;
   log: Logger;
   pollIntervalMs?: number;
@@ -35,7 +37,7 @@ export interface ManagedReconcilerOptions<MR extends ManagedResource> {
 }
 
 export class ManagedReconciler<MR extends ManagedResource> implements Reconciler {
-  private readonly o: Required<ManagedReconcilerOptions<MR>>;
+  private readonly o: Required<Omit<ManagedReconcilerOptions<MR>, 'secrets'>> & Pick<ManagedReconcilerOptions<MR>, 'secrets'>;
 
   constructor(opts: ManagedReconcilerOptions<MR>) {
     this.o = { pollIntervalMs: 60_000, pollJitterMs: 6_000, creationGraceMs: 30_000, now: () => new Date(), ...opts };
@@ -261,7 +263,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   private async publish(mr: MR, details: ConnectionDetails | undefined, signal: AbortSignal): Promise<void> {
     const ref = mr.spec.writeConnectionSecretToRef;
     if (!ref || !details || Object.keys(details).length === 0) return;
-    await publishSecret(this.o.client, mr, mr.metadata.namespace!, ref.name, details, signal);
+    await publishSecret(this.o.client, mr, mr.metadata.namespace!, ref.name, details, signal, this.o.secrets);
   }
 
   private async unpublish(mr: MR, signal: AbortSignal): Promise<void> {

@@ -1,6 +1,8 @@
 // NativeConnecter: managed resource -> its Provider -> the Provider's Secret -> a (cached) client for
 // the target cluster -> a nativeExternal that manages one object there.
 import { ReasonedError } from '../conditions.ts';
+import { Informer } from '../informer.ts';
+import type { Logger } from '../logger.ts';
 import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { Secrets } from '../kube/resources.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
@@ -13,19 +15,63 @@ import { operatorSettings, type ProviderObject as Provider } from './provider.ts
 import type { Owner, OwnershipMarks } from './ownership.ts';
 import type { Target, TargetClients } from './targets.ts';
 
-/** Finds the target cluster a Provider names. Secrets are read only in the Provider's namespace. */
+type SecretObject = KubeObjectLike & { data?: Record<string, string> };
+
+export interface ProviderResolverOptions {
+  credentials?: CredentialOptions;
+  log: Logger;
+  /** A Provider Secret ("namespace", "name") was created, changed or deleted. */
+  secretChanged?: (namespace: string, name: string) => void;
+}
+
+/**
+ * Finds the target cluster a Provider names. Secrets are read only in the Provider's namespace, each
+ * from a watch of that one Secret, so a rotation is seen within seconds and costs no reads at rest.
+ */
 export class ProviderResolver {
   private readonly control: KubeClient;
-  private readonly providers: Reader<Provider>;
+  private readonly providers: Reader<Provider> & { list(): Provider[] };
   readonly targets: TargetClients;
+  private readonly opts: ProviderResolverOptions;
+  private readonly secrets = new Map<string, Informer<SecretObject>>();
+  /** The target each Provider ("namespace/name") resolved to last. */
+  private readonly chosen = new Map<string, string>();
 
-  private readonly credentialOptions: CredentialOptions;
-
-  constructor(control: KubeClient, providers: Reader<Provider>, targets: TargetClients, credentialOptions: CredentialOptions = {}) {
+  constructor(control: KubeClient, providers: Reader<Provider> & { list(): Provider[] }, targets: TargetClients, opts: ProviderResolverOptions) {
     this.control = control;
     this.providers = providers;
     this.targets = targets;
-    this.credentialOptions = credentialOptions;
+    this.opts = opts;
+  }
+
+  private secretWatch(namespace: string, name: string): Informer<SecretObject> {
+    const key = `${namespace}/${name}`;
+    let watch = this.secrets.get(key);
+    if (!watch) {
+      watch = new Informer<SecretObject>(this.control, Secrets, { namespaces: [namespace], fieldSelector: `metadata.name=${name}`, log: this.opts.log });
+      const changed = (): void => this.opts.secretChanged?.(namespace, name);
+      watch.on({ added: changed, updated: changed, deleted: changed });
+      this.secrets.set(key, watch);
+      void watch.start();
+    }
+    return watch;
+  }
+
+  /** Stops the Secret watches and closes the targets no Provider names any more. */
+  async prune(): Promise<void> {
+    const providers = this.providers.list();
+    const wanted = new Set(providers.map((p) => `${p.metadata.namespace}/${p.spec.credentialsSecretRef.name}`));
+    for (const [key, watch] of this.secrets) {
+      if (wanted.has(key)) continue;
+      this.secrets.delete(key);
+      await watch.stop();
+    }
+    const present = new Set(providers.map((p) => `${p.metadata.namespace}/${p.metadata.name}`));
+    for (const [key, fingerprint] of this.chosen) {
+      if (present.has(key)) continue;
+      this.chosen.delete(key);
+      if (![...this.chosen.values()].includes(fingerprint)) await this.targets.close(fingerprint);
+    }
   }
 
   provider(namespace: string, name: string): Provider {
@@ -38,9 +84,22 @@ export class ProviderResolver {
     const namespace = provider.metadata.namespace!;
     const secretName = provider.spec.credentialsSecretRef.name;
     const where = `${namespace}/${secretName}`;
-    const secret = await this.control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, secretName, namespace, signal);
+    const watch = this.secretWatch(namespace, secretName);
+    // Until the watch has its first list, ask (once per caller) rather than wait.
+    const secret = watch.hasSynced ? watch.get(where) : await this.control.get<SecretObject>(Secrets, secretName, namespace, signal);
     if (!secret) throw new ReasonedError('SecretNotFound', `Secret ${where} named by Provider ${namespace}/${provider.metadata.name} does not exist`);
-    return this.targets.get(credentialsFromSecret(where, secret.data, this.credentialOptions));
+    const target = this.targets.get(credentialsFromSecret(where, secret.data, this.opts.credentials));
+    // New credentials: the client made from the old ones goes at once, unless another Provider uses it.
+    const key = `${namespace}/${provider.metadata.name}`;
+    const before = this.chosen.get(key);
+    this.chosen.set(key, target.fingerprint);
+    if (before && before !== target.fingerprint && ![...this.chosen.values()].includes(before)) await this.targets.close(before);
+    return target;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.secrets.values()].map((w) => w.stop()));
+    this.secrets.clear();
   }
 }
 
@@ -84,7 +143,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
       where: `${namespace}/${ref.name}`, owner: providerOwner(provider), settings: operatorSettings(provider, installer.bundle.name, installer.bundle.legacy),
       installed: () => this.opts.operatorInstalled?.(provider),
     }, s));
-    return new NativeExternal(this.kind, target.client, this.marks, { prerequisite: ensureOperator, recorder: this.opts.recorder });
+    return new NativeExternal(this.kind, target.client, this.marks, { prerequisite: ensureOperator, recorder: this.opts.recorder, reader: target.informers });
   }
 }
 

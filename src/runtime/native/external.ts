@@ -77,8 +77,11 @@ export interface NativeKind<MR extends ManagedResource> {
   lateInitialize?(mr: MR, observed: TargetObject): boolean;
   /** The operator that acts on the target kind, installed on demand when a Provider allows it. */
   operator?: OperatorBundle;
-  /** Readiness, connection details and observed state, from the target object and its companions. */
-  inspect(ctx: { client: KubeClient; mr: MR; observed: TargetObject; companions: (TargetObject | undefined)[]; signal: AbortSignal }): Promise<Inspection>;
+  /**
+   * Readiness, connection details and observed state, from the target object and its companions.
+   * `read` serves from the target's watch caches (related objects), asking the server on a miss.
+   */
+  inspect(ctx: { client: KubeClient; read: ObjectReader; mr: MR; observed: TargetObject; companions: (TargetObject | undefined)[]; signal: AbortSignal }): Promise<Inspection>;
 }
 
 export function ownerOf(resource: string, mr: ManagedResource): Owner {
@@ -111,7 +114,14 @@ const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9
 
 const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>();
 
+/** A get that may be served from a cache. */
+export interface ObjectReader {
+  get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, signal?: AbortSignal): Promise<T | undefined>;
+}
+
 export interface NativeExternalOptions {
+  /** Observe reads through it (the target's watch caches); writes and the checks before them read live. */
+  reader?: ObjectReader;
   /** Runs before every write to the target (e.g. making sure the operator is installed). */
   prerequisite?: (signal: AbortSignal) => Promise<void>;
   /** Says what we decided not to delete, and why. */
@@ -123,12 +133,14 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   private readonly client: KubeClient;
   private readonly marks: OwnershipMarks;
   private readonly opts: NativeExternalOptions;
+  private readonly read: ObjectReader;
 
   constructor(kind: NativeKind<MR>, client: KubeClient, marks: OwnershipMarks, opts: NativeExternalOptions = {}) {
     this.kind = kind;
     this.client = client;
     this.marks = marks;
     this.opts = opts;
+    this.read = opts.reader ?? client;
   }
 
   private owner(mr: MR): Owner {
@@ -155,7 +167,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     }
     const owner = this.owner(mr);
     const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name).metadata.namespace };
-    const observed = await this.client.get<TargetObject>(ref.type, name, ref.namespace, signal);
+    const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal);
     if (!observed) {
       if (!isDeleting(mr.metadata)) await this.refuseMovedIdentity(mr, owner, ref, signal);
       return { exists: false, upToDate: false };
@@ -188,7 +200,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
         { labels: observed.metadata.labels, annotations: observed.metadata.annotations }).map((p) => `.metadata${p}`),
       ...companionDrift,
     ];
-    const inspection = await this.kind.inspect({ client: this.client, mr, observed, companions, signal });
+    const inspection = await this.kind.inspect({ client: this.client, read: this.read, mr, observed, companions, signal });
     mr.status = {
       ...mr.status,
       conditions: setCondition(mr.status?.conditions, {
@@ -217,7 +229,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
   private async checkCompanions(mr: MR, name: string, observed: TargetObject, signal: AbortSignal): Promise<{ found: (TargetObject | undefined)[]; drift: string[] }> {
     const wanted = this.kind.companions?.(mr, name) ?? [];
-    const found = await Promise.all(wanted.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
+    const found = await Promise.all(wanted.map((c) => this.read.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const drift: string[] = [];
     wanted.forEach((c, i) => {
       const have = found[i];

@@ -33,6 +33,8 @@ export interface LeakSweeperOptions<MR extends ManagedResource> {
   /** The control cluster and the managed kind, to read owners live. */
   control: KubeClient;
   managedType: ResourceType;
+  /** The managed kind's cache: an owner found there is alive, and costs no read. Only a miss is checked live. */
+  cache?: { get(key: string): ManagedResource | undefined };
   /** The control-cluster namespaces this deployment watches; unset means all. */
   namespaces?: string[];
   /** Objects younger than this are never judged (their owner may be on its way). */
@@ -84,6 +86,7 @@ export class LeakSweeper<MR extends ManagedResource> {
     const ownerGone = (owner: OwnerKey): Promise<boolean> => {
       let verdict = verdicts.get(owner.key);
       if (!verdict) {
+        if (this.o.cache?.get(owner.key)) return Promise.resolve(false);
         verdict = this.o.control.get(this.o.managedType, owner.name, owner.namespace, signal).then((mr) => mr === undefined);
         verdicts.set(owner.key, verdict);
       }
@@ -97,6 +100,7 @@ export class LeakSweeper<MR extends ManagedResource> {
       for (const type of types) {
         let items: TargetObject[];
         try {
+          // Live on purpose: the sweep is the periodic check of the target against what the caches believe.
           items = (await target.client.list<TargetObject>(type, { labelSelector: this.o.marks.selector, signal })).items;
         } catch (err) {
           this.o.log.debug('cannot list for leaks', { kind: type.kind, error: (err as Error).message });

@@ -9,6 +9,7 @@ import { ReasonedError } from '../conditions.ts';
 import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { CustomResourceDefinitions, Deployments, typeOfManifest } from '../kube/resources.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';
+import type { TargetInformers } from './target-informers.ts';
 import type { OperatorSettings } from './provider.ts';
 
 export interface OperatorBundle {
@@ -79,11 +80,18 @@ export class OperatorInstaller {
     this.marks = marks;
   }
 
-  async presence(client: KubeClient, settings: OperatorSettings, signal?: AbortSignal): Promise<OperatorPresence> {
+  /** From the target's watches of the CRD and the Deployment (made on first use), or live without them. */
+  async presence(target: { client: KubeClient; informers?: TargetInformers }, settings: OperatorSettings, signal?: AbortSignal): Promise<OperatorPresence> {
     const namespace = settings.namespace ?? this.bundle.defaultNamespace;
+    const { informers } = target;
+    if (informers) {
+      informers.crd(this.bundle.crdName);
+      informers.informer(Deployments, { namespace, fieldSelector: `metadata.name=${this.bundle.deploymentName}` });
+    }
+    const read = informers ?? target.client;
     const [crd, deployment] = await Promise.all([
-      client.get<Obj>(CustomResourceDefinitions, this.bundle.crdName, undefined, signal),
-      client.get<Obj>(Deployments, this.bundle.deploymentName, namespace, signal),
+      read.get<Obj>(CustomResourceDefinitions, this.bundle.crdName, undefined, signal),
+      read.get<Obj>(Deployments, this.bundle.deploymentName, namespace, signal),
     ]);
     const missing = [
       ...(established(crd) ? [] : [`CRD ${this.bundle.crdName}${crd ? ' (not Established)' : ''}`]),
@@ -98,10 +106,10 @@ export class OperatorInstaller {
    * and what to do, or that the install is still settling (the caller retries with backoff).
    * `installed` runs once after an install of ours, e.g. to refresh the Provider's status at once.
    */
-  async ensure(target: { fingerprint: string; client: KubeClient }, provider: { where: string; owner: Owner; settings: OperatorSettings; installed?: () => void }, signal?: AbortSignal): Promise<void> {
+  async ensure(target: { fingerprint: string; client: KubeClient; informers?: TargetInformers }, provider: { where: string; owner: Owner; settings: OperatorSettings; installed?: () => void }, signal?: AbortSignal): Promise<void> {
     if ((this.verified.get(target.fingerprint) ?? 0) > Date.now()) return;
     const settings = provider.settings;
-    const presence = await this.presence(target.client, settings, signal);
+    const presence = await this.presence(target, settings, signal);
     if (presence.present) {
       this.verified.set(target.fingerprint, Date.now() + 5 * 60_000);
       return;

@@ -73,11 +73,13 @@ export class ProviderStatusReconciler implements Reconciler {
     const base = { ...provider.status, users: this.o.users.cached(namespace!, name) };
     try {
       const target = await this.o.resolver.resolve(provider, signal);
-      const serverVersion = await target.client.serverVersion(signal);
+      // At rest the target's watches say it answers; the version is asked again only while they fail.
+      if (!target.serverVersion || target.informers.reachable() === false) target.serverVersion = await target.client.serverVersion(signal);
+      const { serverVersion } = target;
       const operators: OperatorStatus[] = [];
       for (const installer of this.o.operators()) {
         const { name, legacy } = installer.bundle;
-        const p = await installer.presence(target.client, operatorSettings(provider, name, legacy), signal);
+        const p = await installer.presence(target, operatorSettings(provider, name, legacy), signal);
         operators.push({ name, present: p.present, ...(p.installedBy ? { installedBy: p.installedBy } : {}), ...(p.missing.length ? { missing: p.missing } : {}) });
       }
       return {

@@ -1,13 +1,19 @@
-// One client per distinct set of target credentials, shared by every resource that uses it and
-// rebuilt only when the credentials change. Hooks let watchers start and stop with their target.
+// One client per distinct set of target credentials, shared by every resource that uses it, with
+// the target's watch caches. A client is rebuilt when the credentials change, and the superseded one
+// is closed at once. Hooks let watchers start and stop with their target.
 import type { KubeClient } from '../kube/client.ts';
+import type { Logger } from '../logger.ts';
 import { targetClients } from '../metrics.ts';
 import type { Credentials } from './credentials.ts';
+import { TargetInformers } from './target-informers.ts';
 
 export interface Target {
   fingerprint: string;
   server: string;
   client: KubeClient;
+  informers: TargetInformers;
+  /** The server's version, once read: asked again only while its watches fail. */
+  serverVersion?: string;
 }
 
 export interface TargetHooks {
@@ -21,9 +27,11 @@ export class TargetClients {
   private readonly targets = new Map<string, Target & { lastUsed: number }>();
   private readonly hooks: TargetHooks[] = [];
   private readonly makeClient: (credentials: Credentials) => KubeClient;
+  private readonly log: Logger;
 
-  constructor(makeClient: (credentials: Credentials) => KubeClient) {
+  constructor(makeClient: (credentials: Credentials) => KubeClient, log: Logger) {
     this.makeClient = makeClient;
+    this.log = log;
   }
 
   addHooks(hooks: TargetHooks): void {
@@ -34,7 +42,8 @@ export class TargetClients {
   get(credentials: Credentials): Target {
     let target = this.targets.get(credentials.fingerprint);
     if (!target) {
-      target = { fingerprint: credentials.fingerprint, server: credentials.server, client: this.makeClient(credentials), lastUsed: 0 };
+      const client = this.makeClient(credentials);
+      target = { fingerprint: credentials.fingerprint, server: credentials.server, client, informers: new TargetInformers(client, this.log.with({ target: credentials.server })), lastUsed: 0 };
       this.targets.set(credentials.fingerprint, target);
       targetClients.set(this.targets.size);
       for (const h of this.hooks) h.started?.(target);
@@ -43,23 +52,23 @@ export class TargetClients {
     return target;
   }
 
-  /** Closes clients nobody used for a while (e.g. after a credential rotation). */
-  async sweepIdle(now = Date.now()): Promise<void> {
-    for (const [key, t] of this.targets) {
-      if (now - t.lastUsed > IDLE_MS) {
-        this.targets.delete(key);
-        for (const h of this.hooks) await h.stopped?.(t);
-        await t.client.close();
-      }
-    }
+  /** Stops a target's watches and closes its client (its credentials were superseded, or nobody used it lately). */
+  async close(fingerprint: string, shuttingDown = false): Promise<void> {
+    const t = this.targets.get(fingerprint);
+    if (!t) return;
+    this.targets.delete(fingerprint);
     targetClients.set(this.targets.size);
+    if (!shuttingDown) for (const h of this.hooks) await h.stopped?.(t);
+    await t.informers.stop();
+    await t.client.close();
   }
 
-  async close(): Promise<void> {
-    for (const t of this.targets.values()) {
-      for (const h of this.hooks) await h.stopped?.(t);
-      await t.client.close();
-    }
-    this.targets.clear();
+  /** Closes clients nobody used for a while. */
+  async sweepIdle(now = Date.now()): Promise<void> {
+    for (const [key, t] of this.targets) if (now - t.lastUsed > IDLE_MS) await this.close(key);
+  }
+
+  async closeAll(): Promise<void> {
+    for (const key of [...this.targets.keys()]) await this.close(key, true);
   }
 }

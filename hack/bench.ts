@@ -1,0 +1,97 @@
+// make bench: the scale curve. Runs hack/bench-provider.ts once per size (fresh local control planes
+// each time), prints one table, and writes .local/bench/results.json and .local/bench/scale.svg.
+// SIZES=100,500 (or --sizes) picks sizes; the largest run spreads its stores over 10 targets.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { repoRoot } from './lib/cluster.ts';
+
+const { values } = parseArgs({ options: { sizes: { type: 'string', default: process.env.SIZES ?? '100,500,1000,5000' } } });
+const sizes = values.sizes.split(',').map(Number);
+const out = path.join(repoRoot, '.local', 'bench');
+mkdirSync(out, { recursive: true });
+
+interface Run {
+  label: string;
+  stores: number;
+  targets: number;
+  claims?: number;
+  defaults?: boolean;
+}
+const runs: Run[] = sizes.flatMap((n): Run[] => [
+  { label: `${n}`, stores: n, targets: n >= 5000 ? 10 : 1, ...(n === 1000 ? { claims: 1000 } : {}) },
+  // At 500, once more with provider-rook's default limits: how much of the time is the limiter's.
+  ...(n === 500 ? [{ label: '500, default limits', stores: n, targets: 1, defaults: true }] : []),
+]);
+
+type Result = Record<string, unknown> & {
+  stores: number; targets: number; fill: { inTargetsS: number; allReadyS: number }; requestsPerStoreAtCreate: Record<string, number>;
+  atRest: { windowS: number; polls: number; providerRequests: Record<string, number>; writesAtServers: number };
+  driftS: { p50: number; max: number }; memoryMiB: { idleRss: number; heldRss: number; peakRss: number; peakHeap: number; idleHeap: number }; deleteS: number;
+  claims?: { claims: number; boundS: number; providerWrites: number; serverWrites: number; plainClientS: number; ratio: number };
+};
+const results: (Result & { label: string })[] = [];
+for (const run of runs) {
+  const file = path.join(out, `run-${run.label.replace(/\W+/g, '-')}.json`);
+  console.error(`bench: ${run.stores} stores on ${run.targets} target(s)${run.defaults ? ' with default limits' : ''}${run.claims ? `, then ${run.claims} claims` : ''}...`);
+  const args = [path.join(repoRoot, 'hack', 'bench-provider.ts'), '--stores', String(run.stores), '--targets', String(run.targets), '--json', file,
+    ...(run.claims ? ['--claims', String(run.claims)] : []), ...(run.defaults ? ['--provider-flags', ''] : [])];
+  const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], cwd: repoRoot });
+  if (r.status !== 0) throw new Error(`bench: the run of ${run.label} failed`);
+  results.push({ label: run.label, ...(JSON.parse(readFileSync(file, 'utf8')) as Result) });
+}
+writeFileSync(path.join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+
+const fmt = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k} ${v}`).join(', ') || '0';
+const rows: [string, (r: Result) => string][] = [
+  ['targets', (r) => String(r.targets)],
+  ['all in the targets (s)', (r) => String(r.fill.inTargetsS)],
+  ['all Ready (s)', (r) => String(r.fill.allReadyS)],
+  ['requests per store at create', (r) => fmt(r.requestsPerStoreAtCreate)],
+  ['at rest: provider requests', (r) => `${fmt(r.atRest.providerRequests)} in ${r.atRest.windowS} s (${r.atRest.polls} polls)`],
+  ['at rest: writes at the servers', (r) => String(r.atRest.writesAtServers)],
+  ['drift repaired p50 / max (s)', (r) => `${r.driftS.p50} / ${r.driftS.max}`],
+  ['RSS idle / holding / peak (MiB)', (r) => `${r.memoryMiB.idleRss} / ${r.memoryMiB.heldRss} / ${r.memoryMiB.peakRss}`],
+  ['V8 heap idle / peak (MiB)', (r) => `${r.memoryMiB.idleHeap} / ${r.memoryMiB.peakHeap}`],
+  ['all deleted (s)', (r) => String(r.deleteS)],
+];
+const width = Math.max(...rows.map(([name]) => name.length));
+console.log(`provider-rook scale curve (local control planes, operator stand-in, poll 10 s; limits raised by flag unless "default limits")`);
+console.log(`${'stores'.padEnd(width)} | ${results.map((r) => r.label).join(' | ')}`);
+for (const [name, cell] of rows) console.log(`${name.padEnd(width)} | ${results.map(cell).join(' | ')}`);
+for (const r of results) {
+  if (!r.claims) continue;
+  const c = r.claims;
+  console.log(`${c.claims} Bucket claims at once: all Bound in ${c.boundS} s; provider-rook wrote ${c.providerWrites} times, the servers took ${c.serverWrites} writes in all; ` +
+    `a plain client's ${c.serverWrites} writes took ${c.plainClientS} s: ratio ${c.ratio}`);
+}
+writeFileSync(path.join(out, 'scale.svg'), chart(results.filter((r) => !r.label.includes('default'))));
+console.log(`wrote ${path.relative(repoRoot, path.join(out, 'results.json'))} and ${path.relative(repoRoot, path.join(out, 'scale.svg'))}`);
+
+/** Two panels over the sizes: seconds (fill, Ready, delete) and MiB (peak RSS, peak heap). */
+function chart(rs: Result[]): string {
+  const W = 360; const H = 220; const pad = 44;
+  const panel = (x0: number, title: string, unit: string, series: { name: string; color: string; values: number[] }[]): string => {
+    const max = Math.max(1, ...series.flatMap((s) => s.values)) * 1.1;
+    const px = (i: number): number => x0 + pad + (i * (W - 2 * pad)) / Math.max(1, rs.length - 1);
+    const py = (v: number): number => H - pad + 10 - (v / max) * (H - 2 * pad);
+    const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<text x="${x0 + pad - 6}" y="${py(f * max) + 4}" text-anchor="end">${Math.round(f * max)}</text>` +
+      `<line x1="${x0 + pad}" x2="${x0 + W - pad}" y1="${py(f * max)}" y2="${py(f * max)}" stroke="#eee"/>`).join('');
+    const xs = rs.map((r, i) => `<text x="${px(i)}" y="${H - pad + 26}" text-anchor="middle">${r.stores}</text>`).join('');
+    const lines = series.map((s, k) => `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${s.values.map((v, i) => `${px(i)},${py(v)}`).join(' ')}"/>` +
+      s.values.map((v, i) => `<circle cx="${px(i)}" cy="${py(v)}" r="3" fill="${s.color}"/>`).join('') +
+      `<text x="${x0 + pad + 6}" y="${30 + k * 14}" fill="${s.color}">${s.name}</text>`).join('');
+    return `<text x="${x0 + W / 2}" y="14" text-anchor="middle" font-weight="bold">${title}</text><text x="${x0 + 10}" y="${H / 2}" transform="rotate(-90 ${x0 + 10} ${H / 2})">${unit}</text>${ticks}${xs}${lines}` +
+      `<text x="${x0 + W / 2}" y="${H}" text-anchor="middle">stores</text>`;
+  };
+  const body = panel(0, 'Time', 'seconds', [
+    { name: 'all in the targets', color: '#1f77b4', values: rs.map((r) => r.fill.inTargetsS) },
+    { name: 'all Ready', color: '#2ca02c', values: rs.map((r) => r.fill.allReadyS) },
+    { name: 'all deleted', color: '#d62728', values: rs.map((r) => r.deleteS) },
+  ]) + panel(W, 'Memory', 'MiB', [
+    { name: 'peak RSS', color: '#9467bd', values: rs.map((r) => r.memoryMiB.peakRss) },
+    { name: 'peak V8 heap', color: '#ff7f0e', values: rs.map((r) => r.memoryMiB.peakHeap) },
+  ]);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * W}" height="${H + 10}" font-family="sans-serif" font-size="11">${body}</svg>\n`;
+}

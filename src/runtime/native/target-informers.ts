@@ -1,0 +1,121 @@
+// The watch caches of one target cluster, shared by everything that reads it: observe, readiness,
+// the operator's presence, the leak sweeper. A read is served from a synced cache when one holds
+// the object, so a resource at rest costs no request; a miss (not ours, not labelled, not watched,
+// or not seen yet) asks the server. Custom kinds are watched only once their CRD is Established, so a
+// target without an operator costs one quiet watch instead of a 404 every few seconds.
+import { Informer } from '../informer.ts';
+import type { KubeClient, KubeObjectLike, Selection } from '../kube/client.ts';
+import { CustomResourceDefinitions, type ResourceType } from '../kube/resources.ts';
+import type { Logger } from '../logger.ts';
+import { established } from './operator.ts';
+
+export interface Watched extends Selection {
+  namespace?: string;
+}
+
+export interface HealthListener {
+  recovered?(): void;
+  failed?(): void;
+}
+
+type CRD = KubeObjectLike & { status?: { conditions?: { type: string; status: string }[] } };
+
+const group = (type: ResourceType): string => (type.apiVersion.includes('/') ? type.apiVersion.split('/')[0]! : '');
+/** Kinds every API server serves; anything else may come and go with its CRD. */
+const BUILT_IN = /^$|^(apps|batch|policy|autoscaling|networking\.k8s\.io|rbac\.authorization\.k8s\.io|storage\.k8s\.io|coordination\.k8s\.io|apiextensions\.k8s\.io|admissionregistration\.k8s\.io|events\.k8s\.io)$/;
+
+export class TargetInformers {
+  private readonly client: KubeClient;
+  private readonly log: Logger;
+  private readonly informers = new Map<string, Informer<KubeObjectLike>>();
+  private readonly listeners: HealthListener[] = [];
+  private readonly selections = new Map<string, Watched>();
+
+  constructor(client: KubeClient, log: Logger) {
+    this.client = client;
+    this.log = log;
+  }
+
+  /** Told when the target's first watch fails, and when its last failing one works again. */
+  onHealth(listener: HealthListener): void {
+    this.listeners.push(listener);
+  }
+
+  private failingCount(): number {
+    return [...this.informers.values()].filter((i) => i.failing).length;
+  }
+
+  /** The shared informer of this type and selection; started (or waiting for its CRD) on first use. */
+  informer<T extends KubeObjectLike>(type: ResourceType, watched: Watched = {}): Informer<T> {
+    const key = `${type.apiVersion}/${type.plural}?ns=${watched.namespace ?? ''}&l=${watched.labelSelector ?? ''}&f=${watched.fieldSelector ?? ''}`;
+    let informer = this.informers.get(key);
+    if (!informer) {
+      const custom = !BUILT_IN.test(group(type));
+      informer = new Informer<KubeObjectLike>(this.client, type, {
+        labelSelector: watched.labelSelector, fieldSelector: watched.fieldSelector, namespaces: watched.namespace ? [watched.namespace] : undefined,
+        log: this.log,
+        // Back from an outage: whatever waits in a retry backoff for this target is retried now.
+        onRecovered: () => { if (this.failingCount() === 0) for (const l of this.listeners) l.recovered?.(); },
+        // Gone: its resources report Unreachable now rather than at their next poll.
+        onFailed: () => { if (this.failingCount() === 1) for (const l of this.listeners) l.failed?.(); },
+        whenServed: custom ? (signal) => this.served(`${type.plural}.${group(type)}`, signal) : undefined,
+      });
+      this.informers.set(key, informer);
+      this.selections.set(key, watched);
+      void informer.start();
+    }
+    return informer as unknown as Informer<T>;
+  }
+
+  /** The CRD of this name, from a watch of it alone. */
+  crd(name: string): Informer<CRD> {
+    return this.informer<CRD>(CustomResourceDefinitions, { fieldSelector: `metadata.name=${name}` });
+  }
+
+  /** Resolves once the CRD is Established (at once if it is). */
+  private served(name: string, signal: AbortSignal): Promise<void> {
+    const crds = this.crd(name);
+    return new Promise<void>((resolve) => {
+      const check = (): boolean => {
+        if (!established(crds.get(name))) return false;
+        resolve();
+        return true;
+      };
+      if (crds.hasSynced && check()) return;
+      // Handlers cannot be removed; a resolved promise ignores later calls.
+      crds.on({ added: check, updated: check });
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  }
+
+  /**
+   * From a synced cache that holds it, else from the server. A miss is the answer only in a cache
+   * that would hold the object if it existed (one watching that name, or everything of the type).
+   */
+  async get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, signal?: AbortSignal): Promise<T | undefined> {
+    // While a watch fails the caches may be stale, and the read's own failure is the news (Unreachable).
+    if (this.failingCount() > 0) return this.client.get<T>(type, name, namespace, signal);
+    const key = namespace && type.namespaced ? `${namespace}/${name}` : name;
+    let authoritative = false;
+    for (const [selection, informer] of this.informers) {
+      if (informer.type.apiVersion !== type.apiVersion || informer.type.plural !== type.plural || !informer.hasSynced) continue;
+      const hit = informer.get(key);
+      if (hit) return hit as T;
+      const { namespace: ns, labelSelector, fieldSelector } = this.selections.get(selection)!;
+      authoritative ||= !labelSelector && (!fieldSelector || fieldSelector === `metadata.name=${name}`) && (!ns || ns === namespace);
+    }
+    return authoritative ? undefined : this.client.get<T>(type, name, namespace, signal);
+  }
+
+  /** Whether the target answers, as its watches see it: undefined when nothing is watched yet. */
+  reachable(): boolean | undefined {
+    if (this.informers.size === 0) return undefined;
+    return ![...this.informers.values()].some((i) => i.failing);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    this.informers.clear();
+    this.selections.clear();
+  }
+}
