@@ -30,6 +30,8 @@ export class TargetInformers {
   private readonly informers = new Map<string, Informer<KubeObjectLike>>();
   private readonly listeners: HealthListener[] = [];
   private readonly selections = new Map<string, Watched>();
+  /** Who waits for each CRD to be Established. */
+  private readonly waiting = new Map<string, Set<() => void>>();
 
   constructor(client: KubeClient, log: Logger) {
     this.client = client;
@@ -72,19 +74,26 @@ export class TargetInformers {
     return this.informer<CRD>(CustomResourceDefinitions, { fieldSelector: `metadata.name=${name}` });
   }
 
-  /** Resolves once the CRD is Established (at once if it is). */
+  /** Resolves once the CRD is Established (at once if it is). One handler per CRD, however often it is awaited. */
   private served(name: string, signal: AbortSignal): Promise<void> {
     const crds = this.crd(name);
-    return new Promise<void>((resolve) => {
-      const check = (): boolean => {
-        if (!established(crds.get(name))) return false;
-        resolve();
-        return true;
+    if (crds.hasSynced && established(crds.get(name))) return Promise.resolve();
+    let waiters = this.waiting.get(name);
+    if (!waiters) {
+      const set = new Set<() => void>();
+      const check = (): void => {
+        if (!established(crds.get(name))) return;
+        for (const wake of set) wake();
+        set.clear();
       };
-      if (crds.hasSynced && check()) return;
-      // Handlers cannot be removed; a resolved promise ignores later calls.
       crds.on({ added: check, updated: check });
-      signal.addEventListener('abort', () => resolve(), { once: true });
+      this.waiting.set(name, (waiters = set));
+    }
+    const queue = waiters;
+    return new Promise<void>((resolve) => {
+      const wake = (): void => { queue.delete(wake); resolve(); };
+      queue.add(wake);
+      signal.addEventListener('abort', wake, { once: true });
     });
   }
 
