@@ -14,4 +14,5 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/package.json ./
 COPY config/operators ./config/operators
 USER nonroot
-ENTRYPOINT ["/nodejs/bin/node", "dist/main.js"]
+# --max-semi-space-size: see hack/lib/node-flags.ts (why, and what it was measured to cost).
+ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=4", "dist/main.js"]

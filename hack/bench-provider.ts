@@ -8,7 +8,7 @@
 // - with --claims M: M Bucket claims at once, until all Bound, against the time a plain client takes
 //   for as many writes as provider-rook made for them (the API servers' own throughput).
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { FakeMinioOperator } from '../e2e/support/fake-minio-operator.ts';
@@ -24,6 +24,7 @@ import { silentLogger } from '../src/runtime/logger.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
 import { difference, samples, writeCounts } from './lib/apiserver-metrics.ts';
 import { down, freePort, repoRoot, up, type LocalCluster } from './lib/cluster.ts';
+import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { installCrds, installOperatorBundle, manifestFiles } from './lib/manifests.ts';
 
 const { values } = parseArgs({
@@ -32,6 +33,10 @@ const { values } = parseArgs({
     // The bench raises provider-rook's limits by flag (its defaults stay on for users): the figure is our own cost, not the limiter's.
     'provider-flags': { type: 'string', default: '--max-reconcile-rate 1000 --workers 16' },
     rest: { type: 'string', default: '30' }, json: { type: 'string' },
+    // Node's flags for provider-rook: the image's by default (hack/lib/node-flags.ts); "none" for Node's defaults.
+    'node-flags': { type: 'string', default: PROVIDER_NODE_FLAGS.join(' ') },
+    // Writes a heap snapshot of provider-rook holding N stores at rest (Heap.*.heapsnapshot under .local/bench/).
+    'heap-snapshot': { type: 'boolean', default: false },
   },
 });
 const N = Number(values.stores);
@@ -47,6 +52,11 @@ const ready = (o: { status?: { conditions?: { type: string; status: string }[] }
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
 const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const procMiB = (pid: number, field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+/** CPU time (user + system) a process has used so far, from /proc/PID/stat (in clock ticks of 1/100 s). */
+const cpuSeconds = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return round((Number(fields[11]) + Number(fields[12])) / 100, 1);
+};
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 900_000): Promise<void> {
@@ -95,16 +105,29 @@ const targetCount = (): number => inTarget.reduce((n, i) => n + i.list().length,
 
 execBuild();
 const metricsPort = await freePort();
+const snapshotDir = path.join(repoRoot, '.local', 'bench');
+mkdirSync(snapshotDir, { recursive: true });
 const provider = spawn(process.execPath, [
-  path.join(repoRoot, 'dist', 'main.js'), '--kubeconfig', control.kubeconfig, '--namespace', NS, '--poll', `${POLL_S}s`,
+  ...values['node-flags'].split(' ').filter((f) => f && f !== 'none'), ...(values['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : []), path.join(repoRoot, 'dist', 'main.js'), '--kubeconfig', control.kubeconfig, '--namespace', NS, '--poll', `${POLL_S}s`,
   '--metrics-addr', `127.0.0.1:${metricsPort}`, '--log-level', 'warn', ...values['provider-flags'].split(' ').filter(Boolean),
 ], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
 const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
 await until('provider-rook to serve /healthz', () => fetch(`http://127.0.0.1:${metricsPort}/healthz`).then((r) => r.ok, () => false), 60_000);
 await sleep(2_000); // its informers' first lists
-const heapMiB = async (): Promise<number> => Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(await metrics())?.[1] ?? 0) / 1048576;
+const gauge = (text: string, name: string): number => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0) / 1048576;
+const heapMiB = async (): Promise<number> => gauge(await metrics(), 'nodejs_heap_size_used_bytes');
 let peakHeap = 0;
-const heapSampler = setInterval(() => void heapMiB().then((h) => { peakHeap = Math.max(peakHeap, h); }, () => undefined), 1_000);
+// Where the memory is when RSS peaks: V8's heap (used, reserved, new space), buffers outside it, the rest (code, malloc, TLS).
+let atPeak = { rss: 0, heapUsed: 0, heapTotal: 0, newSpace: 0, external: 0 };
+const heapSampler = setInterval(() => void metrics().then((text) => {
+  const heapUsed = gauge(text, 'nodejs_heap_size_used_bytes');
+  peakHeap = Math.max(peakHeap, heapUsed);
+  const rss = procMiB(provider.pid!, 'VmRSS');
+  if (rss > atPeak.rss) {
+    const newSpace = Number(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\S+)/m.exec(text)?.[1] ?? 0) / 1048576;
+    atPeak = { rss, heapUsed, heapTotal: gauge(text, 'nodejs_heap_size_total_bytes'), newSpace, external: gauge(text, 'nodejs_external_memory_bytes') };
+  }
+}, () => undefined), 500);
 const idle = { rssMiB: round(procMiB(provider.pid!, 'VmRSS'), 0), heapMiB: round(await heapMiB(), 0) };
 
 /** provider-rook's own requests (rest_client_requests_total), "control|target reads|writes". */
@@ -149,6 +172,22 @@ const atRest = delta(await requests(), before);
 const restServerWrites = (await Promise.all(clusters.map(async (c, i) => difference(await writeCounts(c), serverWrites[i]!))))
   .reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
 const heldRss = round(procMiB(provider.pid!, 'VmRSS'), 0);
+if (values['heap-snapshot']) {
+  const snapshots = (): string[] => readdirSync(snapshotDir).filter((f) => f.endsWith('.heapsnapshot'));
+  const known = new Set(snapshots());
+  provider.kill('SIGUSR2');
+  let file = '';
+  let size = -1;
+  let since = 0;
+  await until('the heap snapshot', () => { // written once its size has held for a second
+    file ||= snapshots().find((f) => !known.has(f)) ?? '';
+    if (!file) return false;
+    const now = statSync(path.join(snapshotDir, file)).size;
+    if (now !== size) [size, since] = [now, performance.now()];
+    return size > 0 && performance.now() - since > 1_000;
+  }, 300_000);
+  console.error(`bench: heap snapshot ${path.join(snapshotDir, file)}`);
+}
 
 // 3. Drift: someone edits target stores; the watch brings them back.
 const drift: number[] = [];
@@ -164,6 +203,7 @@ for (let i = 0; i < 10; i++) {
 }
 
 // 4. Delete them all.
+before = await requests();
 const t2 = performance.now();
 let goneFromTargets = 0;
 const emptied = setInterval(() => { if (!goneFromTargets && targetCount() === 0) goneFromTargets = performance.now(); }, 10);
@@ -171,6 +211,7 @@ await inParallel(storeNames, BATCH, (n) => admin.delete(ManagedObjectStores, n, 
 await until('all stores deleted', () => stores.list().length === 0 && goneFromTargets > 0);
 clearInterval(emptied);
 const deleted = performance.now() - t2;
+const atDelete = perStore(delta(await requests(), before), N);
 
 // 5. Claims: M Buckets at once through a class, until all Bound; then a plain client's writes.
 let claims: Record<string, number> | undefined;
@@ -202,6 +243,7 @@ if (CLAIMS > 0) {
 
 clearInterval(heapSampler);
 const peakRss = round(procMiB(provider.pid!, 'VmHWM'), 0);
+const cpuS = cpuSeconds(provider.pid!);
 provider.kill('SIGTERM');
 await new Promise((r) => provider.once('exit', r));
 await stores.stop();
@@ -212,13 +254,16 @@ for (const c of targetAdmins) await c.close();
 if (!process.env.KEEP_CLUSTERS) await down(['bench-control', ...names]);
 
 const result = {
-  stores: N, targets: T, providerFlags: values['provider-flags'],
+  stores: N, targets: T, providerFlags: values['provider-flags'], nodeFlags: values['node-flags'],
   fill: { inTargetsS: round((presentAt - t0) / 1000, 1), allReadyS: round(allReady / 1000, 1) },
   requestsPerStoreAtCreate: atCreate,
   atRest: { windowS: REST_S, polls: REST_S / POLL_S, providerRequests: atRest, writesAtServers: restServerWrites },
   driftS: { p50: round(percentile(drift, 50) / 1000), max: round(Math.max(...drift) / 1000) },
   memoryMiB: { idleRss: idle.rssMiB, idleHeap: idle.heapMiB, heldRss, peakRss, peakHeap: round(peakHeap, 0) },
+  atPeakRssMiB: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, round(v, 0)])),
   deleteS: round(deleted / 1000, 1),
+  requestsPerStoreAtDelete: atDelete,
+  cpuS,
   ...(claims ? { claims } : {}),
 };
 console.log(JSON.stringify(result));

@@ -29,6 +29,7 @@ type Result = Record<string, unknown> & {
   stores: number; targets: number; fill: { inTargetsS: number; allReadyS: number }; requestsPerStoreAtCreate: Record<string, number>;
   atRest: { windowS: number; polls: number; providerRequests: Record<string, number>; writesAtServers: number };
   driftS: { p50: number; max: number }; memoryMiB: { idleRss: number; heldRss: number; peakRss: number; peakHeap: number; idleHeap: number }; deleteS: number;
+  requestsPerStoreAtDelete: Record<string, number>; cpuS: number; nodeFlags: string;
   claims?: { claims: number; boundS: number; providerWrites: number; serverWrites: number; plainClientS: number; ratio: number };
 };
 const results: (Result & { label: string })[] = [];
@@ -40,34 +41,40 @@ for (const run of runs) {
   const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], cwd: repoRoot });
   if (r.status !== 0) throw new Error(`bench: the run of ${run.label} failed`);
   results.push({ label: run.label, ...(JSON.parse(readFileSync(file, 'utf8')) as Result) });
+  report(); // after every run: a long curve that stops half-way still leaves its figures
 }
-writeFileSync(path.join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
-const fmt = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k} ${v}`).join(', ') || '0';
-const rows: [string, (r: Result) => string][] = [
-  ['targets', (r) => String(r.targets)],
-  ['all in the targets (s)', (r) => String(r.fill.inTargetsS)],
-  ['all Ready (s)', (r) => String(r.fill.allReadyS)],
-  ['requests per store at create', (r) => fmt(r.requestsPerStoreAtCreate)],
-  ['at rest: provider requests', (r) => `${fmt(r.atRest.providerRequests)} in ${r.atRest.windowS} s (${r.atRest.polls} polls)`],
-  ['at rest: writes at the servers', (r) => String(r.atRest.writesAtServers)],
-  ['drift repaired p50 / max (s)', (r) => `${r.driftS.p50} / ${r.driftS.max}`],
-  ['RSS idle / holding / peak (MiB)', (r) => `${r.memoryMiB.idleRss} / ${r.memoryMiB.heldRss} / ${r.memoryMiB.peakRss}`],
-  ['V8 heap idle / peak (MiB)', (r) => `${r.memoryMiB.idleHeap} / ${r.memoryMiB.peakHeap}`],
-  ['all deleted (s)', (r) => String(r.deleteS)],
-];
-const width = Math.max(...rows.map(([name]) => name.length));
-console.log(`provider-rook scale curve (local control planes, operator stand-in, poll 10 s; limits raised by flag unless "default limits")`);
-console.log(`${'stores'.padEnd(width)} | ${results.map((r) => r.label).join(' | ')}`);
-for (const [name, cell] of rows) console.log(`${name.padEnd(width)} | ${results.map(cell).join(' | ')}`);
-for (const r of results) {
-  if (!r.claims) continue;
-  const c = r.claims;
-  console.log(`${c.claims} Bucket claims at once: all Bound in ${c.boundS} s; provider-rook wrote ${c.providerWrites} times, the servers took ${c.serverWrites} writes in all; ` +
-    `a plain client's ${c.serverWrites} writes took ${c.plainClientS} s: ratio ${c.ratio}`);
+function report(): void {
+  writeFileSync(path.join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+
+  const fmt = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k} ${v}`).join(', ') || '0';
+  const rows: [string, (r: Result) => string][] = [
+    ['targets', (r) => String(r.targets)],
+    ['all in the targets (s)', (r) => String(r.fill.inTargetsS)],
+    ['all Ready (s)', (r) => String(r.fill.allReadyS)],
+    ['requests per store at create', (r) => fmt(r.requestsPerStoreAtCreate)],
+    ['at rest: provider requests', (r) => `${fmt(r.atRest.providerRequests)} in ${r.atRest.windowS} s (${r.atRest.polls} polls)`],
+    ['at rest: writes at the servers', (r) => String(r.atRest.writesAtServers)],
+    ['drift repaired p50 / max (s)', (r) => `${r.driftS.p50} / ${r.driftS.max}`],
+    ['RSS idle / holding / peak (MiB)', (r) => `${r.memoryMiB.idleRss} / ${r.memoryMiB.heldRss} / ${r.memoryMiB.peakRss}`],
+    ['V8 heap idle / peak (MiB)', (r) => `${r.memoryMiB.idleHeap} / ${r.memoryMiB.peakHeap}`],
+    ['all deleted (s)', (r) => String(r.deleteS)],
+    ['requests per store at delete', (r) => fmt(r.requestsPerStoreAtDelete)],
+    ['provider-rook CPU, whole run (s)', (r) => String(r.cpuS)],
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length));
+  console.log(`provider-rook scale curve (local control planes, operator stand-in, poll 10 s; limits raised by flag unless "default limits"; node ${results[0]?.nodeFlags || 'defaults'})`);
+  console.log(`${'stores'.padEnd(width)} | ${results.map((r) => r.label).join(' | ')}`);
+  for (const [name, cell] of rows) console.log(`${name.padEnd(width)} | ${results.map(cell).join(' | ')}`);
+  for (const r of results) {
+    if (!r.claims) continue;
+    const c = r.claims;
+    console.log(`${c.claims} Bucket claims at once: all Bound in ${c.boundS} s; provider-rook wrote ${c.providerWrites} times, the servers took ${c.serverWrites} writes in all; ` +
+      `a plain client's ${c.serverWrites} writes took ${c.plainClientS} s: ratio ${c.ratio}`);
+  }
+  writeFileSync(path.join(out, 'scale.svg'), chart(results.filter((r) => !r.label.includes('default'))));
+  console.log(`wrote ${path.relative(repoRoot, path.join(out, 'results.json'))} and ${path.relative(repoRoot, path.join(out, 'scale.svg'))}`);
 }
-writeFileSync(path.join(out, 'scale.svg'), chart(results.filter((r) => !r.label.includes('default'))));
-console.log(`wrote ${path.relative(repoRoot, path.join(out, 'results.json'))} and ${path.relative(repoRoot, path.join(out, 'scale.svg'))}`);
 
 /** Two panels over the sizes: seconds (fill, Ready, delete) and MiB (peak RSS, peak heap). */
 function chart(rs: Result[]): string {

@@ -13,6 +13,7 @@ import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import { KubeClient, type KubeObjectLike } from '../src/runtime/kube/client.ts';
 import { kubeconfigFileAccess } from '../src/runtime/kube/config.ts';
 import { CustomResourceDefinitions, Secrets, typeOfManifest } from '../src/runtime/kube/resources.ts';
+import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 
 const say = (line = ''): void => console.log(line);
 const file = (...p: string[]): string => path.join(repoRoot, ...p);
@@ -62,7 +63,7 @@ await installCrds(control, readdirSync(file('crds')).map((f) => file('crds', f))
 
 say('3/8  Building provider-rook (tsc) and starting it against control...');
 execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
-const providerPid = background('provider-rook', [file('dist', 'main.js'), '--kubeconfig', controlCluster!.kubeconfig, '--metrics-addr', '127.0.0.1:0', '--poll', '10s']);
+const providerPid = background('provider-rook', [...PROVIDER_NODE_FLAGS, file('dist', 'main.js'), '--kubeconfig', controlCluster!.kubeconfig, '--metrics-addr', '127.0.0.1:0', '--poll', '10s']);
 say(`     provider-rook pid ${providerPid}, log .local/demo/provider-rook.log`);
 
 say('4/8  Applying config/samples/ (the design doc\'s four steps):');

@@ -2,6 +2,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
+import { PROVIDER_NODE_FLAGS } from '../../hack/lib/node-flags.ts';
 
 const src = path.join(import.meta.dirname, '..', '..', 'src');
 const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
@@ -21,5 +22,10 @@ describe('architecture', () => {
       .filter((i) => backends.some((other) => other !== b && i.startsWith(path.join(src, other))))
       .map((i) => `${path.relative(src, f)} -> ${path.relative(src, i)}`)));
     expect(crossing).toEqual([]);
+  });
+
+  it('the image runs Node with the flags the bench and demo measured (hack/lib/node-flags.ts)', () => {
+    const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(path.join(src, '..', 'Dockerfile'), 'utf8'))?.[1];
+    expect(JSON.parse(entrypoint ?? '[]')).toEqual(['/nodejs/bin/node', ...PROVIDER_NODE_FLAGS, 'dist/main.js']);
   });
 });

@@ -209,6 +209,24 @@ describe('ManagedReconciler', () => {
     expect(second.client.writes).toEqual(['update finalizers= annotations=']);
   });
 
+  it('a delete that reports the resource gone releases the finalizer in the same pass, with no Deleting status', async () => {
+    const calls: string[] = [];
+    const ext = { ...external({ exists: true }, calls), delete: async () => { calls.push('delete'); return { gone: true }; } };
+    const { run, client, recorder } = reconcilerFor(mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }), ext);
+    expect(await run()).toEqual({ kind: 'done' });
+    expect(calls).toEqual(['observe', 'delete']);
+    expect(client.writes).toEqual(['update finalizers= annotations=']);
+    expect(recorder.events.map((e) => e.reason)).toEqual(['DeletedExternalResource']);
+  });
+
+  it('a delete that reports the resource still going (finalizers in the target) waits for the next observe', async () => {
+    const calls: string[] = [];
+    const ext = { ...external({ exists: true }, calls), delete: async () => { calls.push('delete'); return { gone: false }; } };
+    const { run, client } = reconcilerFor(mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }), ext);
+    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(client.writes).toEqual(['status Ready=False/Deleting Synced=True/ReconcileSuccess']);
+  });
+
   it('N4: Retain releases the finalizer without connecting', async () => {
     const { run, client } = reconcilerFor(mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }, { reclaimPolicy: 'Retain' }), new Error('must not connect'));
     expect(await run()).toEqual({ kind: 'done' });

@@ -28,6 +28,11 @@ export interface Selection {
   fieldSelector?: string;
 }
 
+/** What a DELETE did: removed it, left it to its finalizers, or found nothing. */
+export type Deletion = 'deleted' | 'pending' | 'absent';
+
+interface RequestInit { query?: Record<string, string | undefined>; body?: unknown; contentType?: string; accept?: string; signal?: AbortSignal }
+
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 export interface ClientOptions {
@@ -85,7 +90,7 @@ function withTimeouts(headersTimeout: number, bodyTimeout: number): Dispatcher.D
 const AUTH_REFRESH_MS = 60_000;
 const USER_AGENT = 'provider-rook';
 /** Attempts for a read whose connection was closed under it (client-go retries those too). */
-const GET_ATTEMPTS = 3;
+const GET_ATTEMPTS = 4;
 
 /** Whether the error, or one of its causes, carries one of these codes. */
 function hasCode(err: unknown, ...codes: string[]): boolean {
@@ -158,7 +163,12 @@ export class KubeClient {
     return this.auth;
   }
 
-  async request<T>(method: string, path: string, init: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string; accept?: string; signal?: AbortSignal } = {}): Promise<T> {
+  async request<T>(method: string, path: string, init: RequestInit = {}): Promise<T> {
+    return (await this.exchange<T>(method, path, init)).body;
+  }
+
+  /** A request, answered with the HTTP status as well as the body. */
+  private async exchange<T>(method: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const auth = await this.authFor();
@@ -192,14 +202,14 @@ export class KubeClient {
       } catch (err) {
         // A connection the server closed under us (an HTTP/2 GOAWAY, e.g. after other requests on it
         // failed authentication, or a reset): a read is safe to send again, on a fresh connection.
-        if (method !== 'GET' || attempt >= GET_ATTEMPTS || !connectionClosed(err) || AbortSignal.any(signals).aborted) {
+        if (method !== 'GET' || attempt >= GET_ATTEMPTS || !connectionClosed(err) || signals.some((s) => s.aborted)) {
           restClientRequests.inc({ host: url.host, method, code: '<error>' });
           clearTimeout(impatient);
           const failure = networkError(this.label, err, this.trusted);
           this.breaker?.failed(ticket, failure);
           throw failure;
         }
-        await new Promise((r) => setTimeout(r, 25 * attempt));
+        await new Promise((r) => setTimeout(r, 50 * attempt)); // GOAWAY storms (other requests failing auth) pass
       }
     }
     clearTimeout(impatient); // it answered: the body may take the whole timeout
@@ -207,7 +217,7 @@ export class KubeClient {
     this.breaker?.answered(ticket);
     const text = await res.text();
     if (!res.ok) throw this.statusError(res.status, text, method, path);
-    return (text ? this.parse(text, res.status, method, path) : undefined) as T;
+    return { status: res.status, body: (text ? this.parse(text, res.status, method, path) : undefined) as T };
   }
 
   async get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string, signal?: AbortSignal): Promise<T | undefined> {
@@ -273,15 +283,20 @@ export class KubeClient {
   }
 
   /** Deletes; false when it was already gone. With uid, deletes only that incarnation. */
-  async delete(type: ResourceType, name: string, namespace?: string, opts: { uid?: string; propagationPolicy?: string; signal?: AbortSignal } = {}): Promise<boolean> {
+  /**
+   * Deletes, if the object is still the one named by the preconditions (uid; resourceVersion: still
+   * as the caller saw it). "deleted": gone from the server (200); "pending": finalizers hold it (202).
+   */
+  async delete(type: ResourceType, name: string, namespace?: string, opts: { uid?: string; resourceVersion?: string; propagationPolicy?: string; signal?: AbortSignal } = {}): Promise<Deletion> {
+    const preconditions = { ...(opts.uid ? { uid: opts.uid } : {}), ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) };
     try {
-      await this.request('DELETE', resourcePath(type, namespace, name), {
-        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: opts.propagationPolicy ?? 'Background', ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}) },
+      const { status } = await this.exchange('DELETE', resourcePath(type, namespace, name), {
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: opts.propagationPolicy ?? 'Background', ...(Object.keys(preconditions).length ? { preconditions } : {}) },
         signal: opts.signal,
       });
-      return true;
+      return status === 202 ? 'pending' : 'deleted';
     } catch (err) {
-      if (err instanceof KubeError && err.code === 404) return false;
+      if (err instanceof KubeError && err.code === 404) return 'absent';
       throw err;
     }
   }

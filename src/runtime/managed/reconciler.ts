@@ -136,15 +136,18 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     if (deleting) {
       if ((mr.metadata.finalizers ?? []).length > 1) return requeue(); // others still clean up first
       if (observation.exists) {
+        let deletion;
         try {
-          await external.delete(mr, signal);
+          deletion = await external.delete(mr, signal);
         } catch (err) {
           return this.fail(mr, cached, signal, 'CannotDeleteExternalResource', 'delete failed', err, Ready.deleting());
         }
         recorder.normal(mr, 'DeletedExternalResource', 'Deleted the external resource');
-        this.setConditions(mr, Ready.deleting(), Synced.success());
-        await this.writeStatus(mr, cached, signal);
-        return requeue(); // the next pass confirms it is gone
+        if (!deletion?.gone) {
+          this.setConditions(mr, Ready.deleting(), Synced.success());
+          await this.writeStatus(mr, cached, signal);
+          return requeue(); // the next pass confirms it is gone
+        }
       }
       await this.unpublish(mr, signal);
       if (hasFinalizer(mr.metadata, FINALIZER_MANAGED)) {

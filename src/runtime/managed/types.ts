@@ -34,13 +34,20 @@ export interface ExternalObservation {
   diff?: string;
 }
 
+export interface ExternalDeletion {
+  gone: boolean;
+}
+
 export interface ExternalClient<MR extends ManagedResource> {
   /** Must not change the external resource; may set mr.status (Ready, atProvider). */
   observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation>;
   create(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }>;
   update(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }>;
-  /** Idempotent: succeeds when the resource is already gone. */
-  delete(mr: MR, signal: AbortSignal): Promise<void>;
+  /**
+   * Idempotent: succeeds when the resource is already gone. Saying it is gone lets the finalizer go
+   * in the same pass; otherwise the next observe must confirm it.
+   */
+  delete(mr: MR, signal: AbortSignal): Promise<ExternalDeletion | void>;
 }
 
 export interface ExternalConnecter<MR extends ManagedResource> {

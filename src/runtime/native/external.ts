@@ -4,12 +4,12 @@
 import { Ready, ReasonedError, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
-import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
+import type { Deletion, KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { anyLiveIn, describeContents, namespaceContents } from '../kube/discovery.ts';
-import { isNotFound } from '../kube/errors.ts';
+import { isConflict, isNotFound } from '../kube/errors.ts';
 import { Namespaces, type ResourceType } from '../kube/resources.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
-import { setBindable, type ConnectionDetails, type ExternalClient, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
+import { setBindable, type ConnectionDetails, type ExternalClient, type ExternalDeletion, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
 import type { OperatorBundle } from './operator.ts';
 import type { OwnershipMarks, Owner, Relation } from './ownership.ts';
 
@@ -326,25 +326,40 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     await creation;
   }
 
-  async delete(mr: MR, signal: AbortSignal): Promise<void> {
+  async delete(mr: MR, signal: AbortSignal): Promise<ExternalDeletion> {
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
     const namespace = this.kind.desired(mr, name).metadata.namespace;
-    const observed = await this.client.get<TargetObject>(this.kind.target, name, namespace, signal);
-    if (observed && this.marks.mayManage(observed, owner)) {
-      await deleteDependents(this.client, this.kind, observed, signal);
-      await this.client.delete(this.kind.target, name, namespace, { uid: observed.metadata.uid, signal });
-      // Again: an operator still acting on the object may have made one in between.
-      await deleteDependents(this.client, this.kind, observed, signal);
-    }
-    for (const c of this.kind.companions?.(mr, name) ?? []) {
-      const obj = await this.client.get<TargetObject>(c.type, c.name, c.namespace, signal);
-      if (obj && this.marks.mayManage(obj, owner)) await this.client.delete(c.type, c.name, c.namespace, { uid: obj.metadata.uid, signal });
-    }
+    const target = await this.deleteIfOurs({ type: this.kind.target, name, namespace }, owner, signal, (observed) => deleteDependents(this.client, this.kind, observed, signal));
+    // Again: an operator still acting on the object may have made one in between.
+    if (target.observed) await deleteDependents(this.client, this.kind, target.observed, signal);
+    for (const c of this.kind.companions?.(mr, name) ?? []) await this.deleteIfOurs(c, owner, signal);
     if (namespace) {
       const kept = await deleteNamespaceIfUnused(this.client, this.marks, namespace, this.kind.target, signal);
       // Other stores still living there is the usual case of a shared namespace, not news.
       if (kept && !kept.byStores) this.opts.recorder?.normal(mr, 'KeptTargetNamespace', kept.why);
+    }
+    return { gone: target.outcome !== 'pending' };
+  }
+
+  /**
+   * Deletes the object if it carries our marks, proven by the copy we checked: the delete is
+   * conditional on its uid and resourceVersion, so a cached copy proves as much as a fresh read.
+   * A conflict (it changed since) is checked once more against the server.
+   */
+  private async deleteIfOurs(ref: ObjectRef, owner: Owner, signal: AbortSignal, before?: (observed: TargetObject) => Promise<void>):
+    Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject }> {
+    for (let attempt = 0; ; attempt++) {
+      const observed = await (attempt === 0 ? this.read : this.client).get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
+      if (!observed) return { outcome: 'absent' };
+      if (!this.marks.mayManage(observed, owner)) return { outcome: 'notOurs' };
+      await before?.(observed);
+      try {
+        const outcome = await this.client.delete(ref.type, ref.name, ref.namespace, { uid: observed.metadata.uid, resourceVersion: observed.metadata.resourceVersion, signal });
+        return { outcome, observed };
+      } catch (err) {
+        if (!isConflict(err) || attempt > 0) throw err;
+      }
     }
   }
 }
