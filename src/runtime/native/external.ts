@@ -330,8 +330,8 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
     const namespace = this.kind.desired(mr, name).metadata.namespace;
-    const target = await this.deleteIfOurs({ type: this.kind.target, name, namespace }, owner, signal, (observed) => deleteDependents(this.client, this.kind, observed, signal));
-    // Again: an operator still acting on the object may have made one in between.
+    const target = await this.deleteIfOurs({ type: this.kind.target, name, namespace }, owner, signal);
+    // After it, not before: once the object is gone its operator makes no more (before, it would remake them).
     if (target.observed) await deleteDependents(this.client, this.kind, target.observed, signal);
     for (const c of this.kind.companions?.(mr, name) ?? []) await this.deleteIfOurs(c, owner, signal);
     if (namespace) {
@@ -347,13 +347,11 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
    * conditional on its uid and resourceVersion, so a cached copy proves as much as a fresh read.
    * A conflict (it changed since) is checked once more against the server.
    */
-  private async deleteIfOurs(ref: ObjectRef, owner: Owner, signal: AbortSignal, before?: (observed: TargetObject) => Promise<void>):
-    Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject }> {
+  private async deleteIfOurs(ref: ObjectRef, owner: Owner, signal: AbortSignal): Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject }> {
     for (let attempt = 0; ; attempt++) {
       const observed = await (attempt === 0 ? this.read : this.client).get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
       if (!observed) return { outcome: 'absent' };
       if (!this.marks.mayManage(observed, owner)) return { outcome: 'notOurs' };
-      await before?.(observed);
       try {
         const outcome = await this.client.delete(ref.type, ref.name, ref.namespace, { uid: observed.metadata.uid, resourceVersion: observed.metadata.resourceVersion, signal });
         return { outcome, observed };
