@@ -43,8 +43,10 @@ e2e: install ## The e2e specs on three kind clusters (needs Docker, kind, kubect
 e2e-local: install ## The same e2e specs on local control planes (part of make test)
 	E2E_BACKEND=local $(NPM) test -- e2e/ --globalSetup= --globalTeardown=
 
+# Not $(or $(SIZES),...): make's functions split their arguments at commas.
+SIZES ?= 100,500,1000,5000
 bench: install ## The scale curve (prints a table; JSON and SVG under .local/bench/): 100, 500, 1000 and 5000 stores; SIZES=100,500 picks
-	$(NPM) run -s bench -- --sizes $(or $(SIZES),100,500,1000,5000)
+	$(NPM) run -s bench -- --sizes $(SIZES)
 
 bench-clusters: install ## How long local control planes take to start
 	$(NPM) run -s bench:clusters

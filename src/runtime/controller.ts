@@ -67,7 +67,10 @@ export class Controller {
 
   private async reconcileOne(key: string): Promise<void> {
     const stopTimer = reconcileTime.startTimer({ controller: this.name });
-    const signal = AbortSignal.timeout(this.opts.timeoutMs);
+    // Not AbortSignal.timeout: its timer (and all that hangs on the signal) would outlive the reconcile.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException('reconcile deadline exceeded', 'TimeoutError')), this.opts.timeoutMs);
+    const signal = deadline.signal;
     try {
       const result = await this.reconciler.reconcile(key, signal);
       reconcileTotal.inc({ controller: this.name, result: RESULT_LABEL[result.kind] });
@@ -86,6 +89,7 @@ export class Controller {
       this.log.info('reconcile failed; retrying with backoff', { controller: this.name, key, error: errorMessage(err) });
       this.queue.addRateLimited(key);
     } finally {
+      clearTimeout(timer);
       stopTimer();
     }
   }

@@ -173,7 +173,17 @@ export class KubeClient {
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const auth = await this.authFor();
     // undici's headers timeout (withTimeouts) fires first and checks the connection; this is the backstop.
-    const signals = [AbortSignal.timeout(this.timeoutMs + 1_000), ...(init.signal ? [init.signal] : [])];
+    // A timer of our own, cleared when done: AbortSignal.timeout's would live on for the whole timeout.
+    const backstop = new AbortController();
+    const backstopTimer = setTimeout(() => backstop.abort(new DOMException('request timed out', 'TimeoutError')), this.timeoutMs + 1_000);
+    try {
+      return await this.send<T>(method, path, url, auth, init, [backstop.signal, ...(init.signal ? [init.signal] : [])]);
+    } finally {
+      clearTimeout(backstopTimer);
+    }
+  }
+
+  private async send<T>(method: string, path: string, url: URL, auth: Auth, init: RequestInit, signals: AbortSignal[]): Promise<{ status: number; body: T }> {
     const ticket = this.breaker?.enter();
     // A server that has not answered lately gets a short time to start answering (see Breaker).
     const patience = this.breaker?.patience() ?? Infinity;
