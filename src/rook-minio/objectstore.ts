@@ -76,6 +76,7 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     type: StatefulSets,
     labelSelector: 'app=minio',
     targetKey: (sts) => (sts.metadata.labels?.objectstore ? `${sts.metadata.namespace}/${sts.metadata.labels.objectstore}` : undefined),
+    keep: ['status'], // inspect reads readyReplicas; the pod template is most of the object
   }],
 
   companions(mr, name) {

@@ -3,7 +3,8 @@
 // 410 Gone relists (and reports objects that vanished meanwhile), a watch gone silent (no event, no
 // bookmark within the client's bound) is replaced, errors back off up to 30 s. A kind that is not
 // served yet (its CRD missing) waits for whenServed instead of asking again and again. Cached objects
-// drop metadata.managedFields, which nothing here reads and which is often half an object's size.
+// drop metadata.managedFields, which nothing here reads and which is often half an object's size,
+// and, where asked, all but metadata and the fields named (client-go's transform).
 import { WatchStalledError, type KubeClient, type KubeObjectLike, type Selection } from './kube/client.ts';
 import { isGone, isNotFound } from './kube/errors.ts';
 import type { ResourceType } from './kube/resources.ts';
@@ -26,6 +27,8 @@ export interface InformerOptions extends Selection {
   onFailed?: () => void;
   /** Resolves once the kind is served (e.g. its CRD is Established); a list that finds it missing waits for it. */
   whenServed?: (signal: AbortSignal) => Promise<void>;
+  /** Cache only metadata and these top-level fields (e.g. ['status']): for big objects of which little is read. */
+  keep?: string[];
 }
 
 export class Informer<T extends KubeObjectLike> {
@@ -176,7 +179,8 @@ export class Informer<T extends KubeObjectLike> {
     }
   }
 
-  private upsert(obj: T): void {
+  private upsert(received: T): void {
+    const obj = this.opts.keep ? trimmed(received, this.opts.keep) : received;
     delete (obj.metadata as { managedFields?: unknown }).managedFields;
     const key = keyOf(obj.metadata);
     const old = this.store.get(key);
@@ -205,4 +209,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       resolve();
     }, { once: true });
   });
+}
+
+function trimmed<T extends KubeObjectLike>(obj: T, keep: string[]): T {
+  const out: Record<string, unknown> = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: obj.metadata };
+  for (const field of keep) if (field in obj) out[field] = (obj as Record<string, unknown>)[field];
+  return out as T;
 }

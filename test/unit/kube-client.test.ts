@@ -25,6 +25,9 @@ const routes: Record<string, (res: ServerResponse) => void> = {
     if (++flakyHits <= 2) res.socket?.destroy();
     else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"flaky"}}');
   },
+  // DELETE: gone at once (200), held by finalizers (202); the preconditions sent are echoed back.
+  gone: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"gone"}}'),
+  held: (res) => res.writeHead(202, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"held","deletionTimestamp":"2026-01-01T00:00:00Z"}}'),
   configmaps: (res) => res.writeHead(200, { 'Content-Type': 'application/json' })
     .end(JSON.stringify({ type: 'ERROR', object: status(500, 'InternalError') }) + '\n'),
   // A watch that opens, sends one event, then says nothing more (no event, no bookmark).
@@ -193,5 +196,14 @@ describe('KubeClient deadlines', () => {
     expect(err).toBeInstanceOf(WatchStalledError);
     expect(err.message).toMatch(/^the watch of secrets on http:\/\/127\.0\.0\.1:\d+ saw neither an event nor a bookmark for 0\.4 s$/);
     expect(performance.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe('delete', () => {
+  it('says whether the object is gone (200), held by finalizers (202) or was not there (404)', async () => {
+    const c = client();
+    expect(await c.delete(Secrets, 'gone', 'ns', { uid: 'u', resourceVersion: '5' })).toBe('deleted');
+    expect(await c.delete(Secrets, 'held', 'ns')).toBe('pending');
+    expect(await c.delete(Secrets, 'missing', 'ns')).toBe('absent');
   });
 });

@@ -70,7 +70,11 @@ export interface NativeKind<MR extends ManagedResource> {
   /** Types inspect() reads (get) besides the target object and its companions; for the target RBAC. */
   reads?: ResourceType[];
   /** Other target objects whose changes matter (e.g. what an operator creates), mapped to our object's "namespace/name". */
-  related?: { type: ResourceType; labelSelector: string; targetKey(obj: TargetObject): string | undefined }[];
+  related?: {
+    type: ResourceType; labelSelector: string; targetKey(obj: TargetObject): string | undefined;
+    /** Cache only metadata and these fields of them (all, when unset): what inspect() reads. */
+    keep?: string[];
+  }[];
   /** Paths of the target object (e.g. ".spec.scope") its operator reads only at creation: an import must not change them. */
   fixedAtCreation?: string[];
   /** Fills spec fields the user left empty from what the target holds; true when it changed mr. */

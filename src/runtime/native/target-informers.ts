@@ -11,6 +11,11 @@ import { established } from './operator.ts';
 
 export interface Watched extends Selection {
   namespace?: string;
+  /**
+   * Cache only metadata and these top-level fields. get() serves the type from this cache too, so
+   * trim a type only where every reader of it needs no more (e.g. an operator's StatefulSets, read for status).
+   */
+  keep?: string[];
 }
 
 export interface HealthListener {
@@ -49,13 +54,13 @@ export class TargetInformers {
 
   /** The shared informer of this type and selection; started (or waiting for its CRD) on first use. */
   informer<T extends KubeObjectLike>(type: ResourceType, watched: Watched = {}): Informer<T> {
-    const key = `${type.apiVersion}/${type.plural}?ns=${watched.namespace ?? ''}&l=${watched.labelSelector ?? ''}&f=${watched.fieldSelector ?? ''}`;
+    const key = `${type.apiVersion}/${type.plural}?ns=${watched.namespace ?? ''}&l=${watched.labelSelector ?? ''}&f=${watched.fieldSelector ?? ''}&k=${watched.keep ?? ''}`;
     let informer = this.informers.get(key);
     if (!informer) {
       const custom = !BUILT_IN.test(group(type));
       informer = new Informer<KubeObjectLike>(this.client, type, {
         labelSelector: watched.labelSelector, fieldSelector: watched.fieldSelector, namespaces: watched.namespace ? [watched.namespace] : undefined,
-        log: this.log,
+        keep: watched.keep, log: this.log,
         // Back from an outage: whatever waits in a retry backoff for this target is retried now.
         onRecovered: () => { if (this.failingCount() === 0) for (const l of this.listeners) l.recovered?.(); },
         // Gone: its resources report Unreachable now rather than at their next poll.

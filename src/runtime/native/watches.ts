@@ -52,7 +52,7 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
         const ours = key ? owned.get(key) : undefined;
         if (ours) requeueOwner(ours);
       };
-      informers.informer<TargetObject>(rel.type, { labelSelector: rel.labelSelector }).on({ added: viaTarget, updated: (_old, obj) => viaTarget(obj), deleted: viaTarget });
+      informers.informer<TargetObject>(rel.type, { labelSelector: rel.labelSelector, keep: rel.keep }).on({ added: viaTarget, updated: (_old, obj) => viaTarget(obj), deleted: viaTarget });
     }
     this.log.debug('watching target for drift', { target: target.server, kind: this.kind.target.kind });
   }
