@@ -25,9 +25,9 @@ const routes: Record<string, (res: ServerResponse) => void> = {
     if (++flakyHits <= 2) res.socket?.destroy();
     else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"flaky"}}');
   },
-  // DELETE: gone at once (200), held by finalizers (202); the preconditions sent are echoed back.
+  // DELETE: gone at once, or held by finalizers (the object comes back with a deletionTimestamp).
   gone: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"gone"}}'),
-  held: (res) => res.writeHead(202, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"held","deletionTimestamp":"2026-01-01T00:00:00Z"}}'),
+  held: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"held","deletionTimestamp":"2026-01-01T00:00:00Z"}}'),
   configmaps: (res) => res.writeHead(200, { 'Content-Type': 'application/json' })
     .end(JSON.stringify({ type: 'ERROR', object: status(500, 'InternalError') }) + '\n'),
   // A watch that opens, sends one event, then says nothing more (no event, no bookmark).
@@ -200,7 +200,7 @@ describe('KubeClient deadlines', () => {
 });
 
 describe('delete', () => {
-  it('says whether the object is gone (200), held by finalizers (202) or was not there (404)', async () => {
+  it('says whether the object is gone, held by finalizers (a deletionTimestamp) or was not there (404)', async () => {
     const c = client();
     expect(await c.delete(Secrets, 'gone', 'ns', { uid: 'u', resourceVersion: '5' })).toBe('deleted');
     expect(await c.delete(Secrets, 'held', 'ns')).toBe('pending');

@@ -164,11 +164,6 @@ export class KubeClient {
   }
 
   async request<T>(method: string, path: string, init: RequestInit = {}): Promise<T> {
-    return (await this.exchange<T>(method, path, init)).body;
-  }
-
-  /** A request, answered with the HTTP status as well as the body. */
-  private async exchange<T>(method: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const auth = await this.authFor();
@@ -183,7 +178,7 @@ export class KubeClient {
     }
   }
 
-  private async send<T>(method: string, path: string, url: URL, auth: Auth, init: RequestInit, signals: AbortSignal[]): Promise<{ status: number; body: T }> {
+  private async send<T>(method: string, path: string, url: URL, auth: Auth, init: RequestInit, signals: AbortSignal[]): Promise<T> {
     const ticket = this.breaker?.enter();
     // A server that has not answered lately gets a short time to start answering (see Breaker).
     const patience = this.breaker?.patience() ?? Infinity;
@@ -227,7 +222,7 @@ export class KubeClient {
     this.breaker?.answered(ticket);
     const text = await res.text();
     if (!res.ok) throw this.statusError(res.status, text, method, path);
-    return { status: res.status, body: (text ? this.parse(text, res.status, method, path) : undefined) as T };
+    return (text ? this.parse(text, res.status, method, path) : undefined) as T;
   }
 
   async get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string, signal?: AbortSignal): Promise<T | undefined> {
@@ -295,16 +290,17 @@ export class KubeClient {
   /** Deletes; false when it was already gone. With uid, deletes only that incarnation. */
   /**
    * Deletes, if the object is still the one named by the preconditions (uid; resourceVersion: still
-   * as the caller saw it). "deleted": gone from the server (200); "pending": finalizers hold it (202).
+   * as the caller saw it). "deleted": gone from the server; "pending": finalizers (or a grace period)
+   * hold it. The server answers 200 either way, with the object: only a pending one carries a deletionTimestamp.
    */
   async delete(type: ResourceType, name: string, namespace?: string, opts: { uid?: string; resourceVersion?: string; propagationPolicy?: string; signal?: AbortSignal } = {}): Promise<Deletion> {
     const preconditions = { ...(opts.uid ? { uid: opts.uid } : {}), ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) };
     try {
-      const { status } = await this.exchange('DELETE', resourcePath(type, namespace, name), {
+      const answer = await this.request<{ metadata?: { deletionTimestamp?: string } } | undefined>('DELETE', resourcePath(type, namespace, name), {
         body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: opts.propagationPolicy ?? 'Background', ...(Object.keys(preconditions).length ? { preconditions } : {}) },
         signal: opts.signal,
       });
-      return status === 202 ? 'pending' : 'deleted';
+      return answer?.metadata?.deletionTimestamp ? 'pending' : 'deleted';
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return 'absent';
       throw err;
