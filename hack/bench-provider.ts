@@ -136,9 +136,16 @@ async function requests(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const { labels, value } of samples(await metrics(), 'rest_client_requests_total')) {
     if (labels.method === 'WATCH') continue;
-    const key = `${hostRole.get(labels.host!) ?? 'other'} ${labels.method === 'GET' ? 'reads' : 'writes'}`;
+    const answer = labels.code === '409' ? ' (conflicts)' : labels.code?.startsWith('2') ? '' : ` (${labels.code})`;
+    const key = `${hostRole.get(labels.host!) ?? 'other'} ${labels.method === 'GET' ? 'reads' : 'writes'}${answer}`;
     out[key] = (out[key] ?? 0) + value;
   }
+  return out;
+}
+/** Reconciles so far, "controller result" (controller_runtime_reconcile_total). */
+async function reconciles(): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const { labels, value } of samples(await metrics(), 'controller_runtime_reconcile_total')) out[`${labels.controller} ${labels.result}`] = value;
   return out;
 }
 const delta = (after: Record<string, number>, before: Record<string, number>): Record<string, number> =>
@@ -214,7 +221,7 @@ const deleted = performance.now() - t2;
 const atDelete = perStore(delta(await requests(), before), N);
 
 // 5. Claims: M Buckets at once through a class, until all Bound; then a plain client's writes.
-let claims: Record<string, number> | undefined;
+let claims: Record<string, unknown> | undefined;
 if (CLAIMS > 0) {
   await admin.apply(ObjectStoreClasses, { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: 'standard', namespace: NS }, spec: { scope: { nodeCount: 4 }, providerRef: { name: providerName(0) } } });
   await admin.apply(BucketClasses, { apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'standard', namespace: NS }, classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: NS } });
@@ -222,12 +229,14 @@ if (CLAIMS > 0) {
   await buckets.start();
   const writesBefore = await Promise.all(clusters.map((c) => writeCounts(c)));
   const reqBefore = await requests();
+  const reconcilesBefore = await reconciles();
   const t3 = performance.now();
   const claimNames = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
   await inParallel(claimNames, BATCH, (n) => admin.create(Buckets, { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: n, namespace: NS }, spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: n } } }));
   await until(`${CLAIMS} claims Bound`, () => buckets.list().filter((b) => b.status?.bindingPhase === 'Bound').length >= CLAIMS);
   const bound = performance.now() - t3;
   const ours = delta(await requests(), reqBefore);
+  const passes = delta(await reconciles(), reconcilesBefore);
   const providerWrites = (ours['control writes'] ?? 0) + (ours['target writes'] ?? 0);
   // Every write the servers took meanwhile (provider-rook's, the stand-in's, the bench's creates).
   const serverTook = (await Promise.all(clusters.map(async (c, i) => difference(await writeCounts(c), writesBefore[i]!))))
@@ -237,7 +246,11 @@ if (CLAIMS > 0) {
   const t4 = performance.now();
   await inParallel(Array.from({ length: serverTook }, (_, i) => i), BATCH, (i) => admin.create(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `plain-${i}`, namespace: NS }, data: { i: String(i) } }));
   const plain = performance.now() - t4;
-  claims = { claims: CLAIMS, boundS: round(bound / 1000, 1), providerWrites, serverWrites: serverTook, plainClientS: round(plain / 1000, 1), ratio: round(bound / plain) };
+  claims = {
+    claims: CLAIMS, boundS: round(bound / 1000, 1), providerWrites, serverWrites: serverTook, plainClientS: round(plain / 1000, 1), ratio: round(bound / plain),
+    // Where the time went: provider-rook's requests (by host role and answer) and reconciles (by controller and result) per claim.
+    perClaim: { requests: perStore(ours, CLAIMS), reconciles: perStore(passes, CLAIMS) },
+  };
   await buckets.stop();
 }
 

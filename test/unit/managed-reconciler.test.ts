@@ -138,8 +138,18 @@ describe('ManagedReconciler', () => {
     expect(recorder.events.map((e) => e.reason)).toContain('CannotCreateExternalResource');
   });
 
-  it('adds the finalizer before creating anything', async () => {
-    const { run, client } = reconcilerFor(mr(), external({ exists: false }));
+  it('adds the finalizer before creating anything, in the same write as the create-pending mark', async () => {
+    const calls: string[] = [];
+    const ext = external({ exists: false }, calls);
+    const client = new FakeClient();
+    const { run } = reconcilerFor(mr(), { ...ext, create: async (m) => { calls.push(`create after ${client.writes.length} write(s)`); return ext.create(m, new AbortController().signal); } }, client);
+    await run();
+    expect(client.writes[0]).toBe('update finalizers=finalizer.managedresource.crossplane.io annotations=crossplane.io/external-create-pending,crossplane.io/external-name');
+    expect(calls).toContain('create after 1 write(s)');
+  });
+
+  it('adds a missing finalizer to a resource that exists, alone', async () => {
+    const { run, client } = reconcilerFor(mr(), external({ exists: true, upToDate: true }));
     await run();
     expect(client.writes[0]).toBe('update finalizers=finalizer.managedresource.crossplane.io annotations=');
   });

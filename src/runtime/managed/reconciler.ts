@@ -163,16 +163,17 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       return this.fail(mr, cached, signal, 'CannotPublishConnectionDetails', 'cannot publish connection details', err);
     }
 
-    if (!hasFinalizer(mr.metadata, FINALIZER_MANAGED)) {
-      mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
+    const finalizerMissing = !hasFinalizer(mr.metadata, FINALIZER_MANAGED);
+    if (finalizerMissing) mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
+    // Creating: the finalizer goes in with the create-pending mark, one write before anything is made.
+    if (!observation.exists) return this.create(mr, cached, external, signal);
+    if (finalizerMissing) {
       try {
         mr = await this.update(mr, signal);
       } catch (err) {
         return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', 'cannot add finalizer', err);
       }
     }
-
-    if (!observation.exists) return this.create(mr, cached, external, signal);
 
     if (observation.lateInitialized) {
       try {
