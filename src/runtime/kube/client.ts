@@ -92,6 +92,15 @@ const USER_AGENT = 'provider-rook';
 /** Attempts for a read whose connection was closed under it (client-go retries those too). */
 const GET_ATTEMPTS = 5;
 
+/** Waits, or less if the signal aborts first. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 /** Whether the error, or one of its causes, carries one of these codes. */
 function hasCode(err: unknown, ...codes: string[]): boolean {
   for (let cause = err; cause instanceof Error; cause = cause.cause) {
@@ -214,8 +223,9 @@ export class KubeClient {
           this.breaker?.failed(ticket, failure);
           throw failure;
         }
-        // 0.1, 0.2, 0.4, 0.8 s: a storm of closed connections (a new client's watches all failing authentication) passes.
-        await new Promise((r) => setTimeout(r, 100 * 2 ** (attempt - 1)));
+        // 0.1, 0.2, 0.4, 0.8 s: a storm of closed connections (a new client's watches all failing
+        // authentication) passes. An abort ends the wait; the next attempt then fails at once.
+        await pause(100 * 2 ** (attempt - 1), AbortSignal.any(signals));
       }
     }
     clearTimeout(impatient); // it answered: the body may take the whole timeout
@@ -288,11 +298,11 @@ export class KubeClient {
     });
   }
 
-  /** Deletes; false when it was already gone. With uid, deletes only that incarnation. */
   /**
-   * Deletes, if the object is still the one named by the preconditions (uid; resourceVersion: still
-   * as the caller saw it). "deleted": gone from the server; "pending": finalizers (or a grace period)
-   * hold it. The server answers 200 either way, with the object: only a pending one carries a deletionTimestamp.
+   * Deletes, if the object is still the one named by the preconditions (uid: that incarnation;
+   * resourceVersion: still as the caller saw it). "deleted": gone from the server; "pending":
+   * finalizers (or a grace period) hold it. The server answers 200 either way, with the object or a
+   * Status: only a pending object carries a deletionTimestamp.
    */
   async delete(type: ResourceType, name: string, namespace?: string, opts: { uid?: string; resourceVersion?: string; propagationPolicy?: string; signal?: AbortSignal } = {}): Promise<Deletion> {
     const preconditions = { ...(opts.uid ? { uid: opts.uid } : {}), ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) };

@@ -124,7 +124,10 @@ export interface ObjectReader {
 }
 
 export interface NativeExternalOptions {
-  /** Observe reads through it (the target's watch caches); writes and the checks before them read live. */
+  /**
+   * Observe reads through it (the target's watch caches). Writes check ownership on a cached copy
+   * only where the write is conditional on that copy (a delete's uid and resourceVersion); else live.
+   */
   reader?: ObjectReader;
   /** Runs before every write to the target (e.g. making sure the operator is installed). */
   prerequisite?: (signal: AbortSignal) => Promise<void>;
@@ -334,8 +337,10 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
     const namespace = this.kind.desired(mr, name).metadata.namespace;
-    const target = await this.deleteIfOurs({ type: this.kind.target, name, namespace }, owner, signal);
-    // After it, not before: once the object is gone its operator makes no more (before, it would remake them).
+    // What the operator made goes first: should this pass fail after the object is gone, the next one
+    // would find nothing to delete and let the finalizer go, and nothing else removes them.
+    const target = await this.deleteIfOurs({ type: this.kind.target, name, namespace }, owner, signal, (observed) => deleteDependents(this.client, this.kind, observed, signal));
+    // Again: an operator still acting on the object may have made one in between.
     if (target.observed) await deleteDependents(this.client, this.kind, target.observed, signal);
     for (const c of this.kind.companions?.(mr, name) ?? []) await this.deleteIfOurs(c, owner, signal);
     if (namespace) {
@@ -349,18 +354,25 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   /**
    * Deletes the object if it carries our marks, proven by the copy we checked: the delete is
    * conditional on its uid and resourceVersion, so a cached copy proves as much as a fresh read.
-   * A conflict (it changed since) is checked once more against the server.
+   * A conflict (it changed since) is checked once more against the server. `before` runs on the
+   * copy just before its delete; the copy is returned even if a retry finds the object gone.
    */
-  private async deleteIfOurs(ref: ObjectRef, owner: Owner, signal: AbortSignal): Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject }> {
+  private async deleteIfOurs(ref: ObjectRef, owner: Owner, signal: AbortSignal, before?: (observed: TargetObject) => Promise<void>):
+    Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject }> {
+    let seen: TargetObject | undefined;
     for (let attempt = 0; ; attempt++) {
       const observed = await (attempt === 0 ? this.read : this.client).get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
-      if (!observed) return { outcome: 'absent' };
+      if (!observed) return { outcome: 'absent', observed: seen };
       if (!this.marks.mayManage(observed, owner)) return { outcome: 'notOurs' };
+      seen = observed;
+      await before?.(observed);
       try {
         const outcome = await this.client.delete(ref.type, ref.name, ref.namespace, { uid: observed.metadata.uid, resourceVersion: observed.metadata.resourceVersion, signal });
         return { outcome, observed };
       } catch (err) {
-        if (!isConflict(err) || attempt > 0) throw err;
+        if (!isConflict(err)) throw err;
+        // Not a stale copy of the managed resource (which the reconciler retries quietly): say so.
+        if (attempt > 0) throw new ReasonedError('TargetObjectChanging', `${describe(ref)} in the target cluster changed while it was being deleted; retrying`);
       }
     }
   }

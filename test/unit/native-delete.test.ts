@@ -1,0 +1,127 @@
+// NativeExternal.delete's decisions, against a fake target that enforces DELETE preconditions as the
+// API server does: what it deletes from a cached copy, when it asks the server again, what the
+// operator's dependents get, and when the object counts as gone.
+import { describe, expect, it } from '@jest/globals';
+import { ReasonedError } from '../../src/runtime/conditions.ts';
+import type { Deletion, KubeClient } from '../../src/runtime/kube/client.ts';
+import { KubeError } from '../../src/runtime/kube/errors.ts';
+import type { ResourceType } from '../../src/runtime/kube/resources.ts';
+import type { ManagedResource } from '../../src/runtime/managed/types.ts';
+import { NativeExternal, ownerOf, type NativeKind, type ObjectReader, type TargetObject } from '../../src/runtime/native/external.ts';
+import { OwnershipMarks } from '../../src/runtime/native/ownership.ts';
+
+const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };
+const Servers: ResourceType = { apiVersion: 'apps/v1', kind: 'Server', plural: 'servers', namespaced: false };
+const marks = new OwnershipMarks('cp-1');
+const mr: ManagedResource = { apiVersion: 'x/v1', kind: 'Thing', metadata: { name: 'm', namespace: 'ns', uid: 'mr-uid' }, spec: { providerRef: { name: 'p' } } };
+const owner = ownerOf('things.x', mr);
+const kind: NativeKind<ManagedResource> = {
+  resource: 'things.x', target: Stores,
+  desired: (_mr, name) => ({ apiVersion: Stores.apiVersion, kind: 'Store', metadata: { name } }),
+  dependents: [{ type: Servers, labelSelector: (store) => `store=${store.metadata.name}` }],
+  inspect: async () => ({ ready: true }),
+};
+
+/** Objects by "plural/name"; DELETE checks uid and resourceVersion preconditions; writes are logged. */
+class FakeTarget {
+  objects = new Map<string, TargetObject>();
+  log: string[] = [];
+  /** A deletionTimestamp stays on delete (finalizers hold the object). */
+  held = false;
+  /** Runs after each successful delete (e.g. the operator remaking a dependent). */
+  afterDelete?: (plural: string, name: string) => void;
+
+  put(type: ResourceType, name: string, over: Partial<TargetObject['metadata']> = {}): TargetObject {
+    const obj: TargetObject = { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, uid: `${name}-uid`, resourceVersion: '1', ...over } };
+    this.objects.set(`${type.plural}/${name}`, obj);
+    return obj;
+  }
+
+  asClient(): KubeClient {
+    return {
+      get: async (type: ResourceType, name: string) => structuredClone(this.objects.get(`${type.plural}/${name}`)),
+      list: async (type: ResourceType) => ({ items: [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, o]) => structuredClone(o)), resourceVersion: '1' }),
+      delete: async (type: ResourceType, name: string, _ns: string | undefined, opts: { uid?: string; resourceVersion?: string } = {}): Promise<Deletion> => {
+        const key = `${type.plural}/${name}`;
+        const obj = this.objects.get(key);
+        if (!obj) return 'absent';
+        if ((opts.uid && opts.uid !== obj.metadata.uid) || (opts.resourceVersion && opts.resourceVersion !== obj.metadata.resourceVersion)) {
+          throw new KubeError(409, 'Conflict', 'Precondition failed');
+        }
+        this.log.push(`delete ${key}`);
+        if (this.held) return 'pending';
+        this.objects.delete(key);
+        this.afterDelete?.(type.plural, name);
+        return 'deleted';
+      },
+    } as unknown as KubeClient;
+  }
+}
+
+const ourStore = (target: FakeTarget, rv = '1'): TargetObject => target.put(Stores, 'm', { resourceVersion: rv, labels: marks.labels(owner), annotations: marks.annotations(owner) });
+const dependent = (target: FakeTarget, name: string): TargetObject => target.put(Servers, name, { ownerReferences: [{ apiVersion: Stores.apiVersion, kind: 'Store', name: 'm', uid: 'm-uid' }] });
+/** A cache that answers with the copy it was given. */
+const cacheOf = (copy: TargetObject | undefined): ObjectReader => ({ get: async <T>() => structuredClone(copy) as T | undefined });
+
+describe('NativeExternal.delete', () => {
+  it('deletes our object from the cached copy, with its uid and resourceVersion, and calls it gone', async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    const reads: string[] = [];
+    const client = target.asClient();
+    const counted = { ...client, get: async (...a: Parameters<KubeClient['get']>) => { reads.push(a[1]); return client.get(...a); } } as unknown as KubeClient;
+    const result = await new NativeExternal(kind, counted, marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal);
+    expect(result).toEqual({ gone: true });
+    expect(target.log).toEqual(['delete stores/m']);
+    expect(reads).toEqual([]); // no live read: the preconditions are the proof
+  });
+
+  it('asks the server again when the cached copy is stale, and deletes the current one', async () => {
+    const target = new FakeTarget();
+    const stale = ourStore(target, '1');
+    ourStore(target, '2');
+    const result = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale) }).delete(mr, new AbortController().signal);
+    expect(result).toEqual({ gone: true });
+    expect(target.log).toEqual(['delete stores/m']);
+  });
+
+  it('leaves an object that lost our marks (as the server says) alone', async () => {
+    const target = new FakeTarget();
+    const stale = ourStore(target, '1');
+    target.put(Stores, 'm', { resourceVersion: '2', labels: {} });
+    const result = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale) }).delete(mr, new AbortController().signal);
+    expect(result).toEqual({ gone: true }); // not ours to wait for
+    expect(target.log).toEqual([]);
+  });
+
+  it('reports an object that keeps changing under the delete with its own reason, not as a conflict of ours', async () => {
+    const target = new FakeTarget();
+    ourStore(target, '5');
+    const client = target.asClient();
+    let rv = 5;
+    // Every read sees a version the next write no longer matches (an operator writing all the time).
+    const churning = { ...client, get: async (...a: Parameters<KubeClient['get']>) => { const o = await client.get(...a); target.objects.get('stores/m')!.metadata.resourceVersion = String(++rv); return o; } } as unknown as KubeClient;
+    const stale = { ...target.objects.get('stores/m')!, metadata: { ...target.objects.get('stores/m')!.metadata, resourceVersion: '4' } };
+    const err = await new NativeExternal(kind, churning, marks, { reader: cacheOf(stale) }).delete(mr, new AbortController().signal).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ReasonedError);
+    expect((err as ReasonedError).reason).toBe('TargetObjectChanging');
+  });
+
+  it("deletes the operator's dependents before the object, and again after it", async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    dependent(target, 'server-a');
+    // The operator remakes a dependent while the object is being deleted.
+    target.afterDelete = (plural) => { if (plural === 'stores') dependent(target, 'server-b'); };
+    await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal);
+    expect(target.log).toEqual(['delete servers/server-a', 'delete stores/m', 'delete servers/server-b']);
+    expect([...target.objects.keys()]).toEqual([]);
+  });
+
+  it('is not gone while finalizers hold the object', async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    target.held = true;
+    expect(await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal)).toEqual({ gone: false });
+  });
+});
