@@ -44,10 +44,23 @@ export class FakeMinioOperator extends StandIn<Store> {
   }
 
   protected async reconcile(store: Store): Promise<void> {
-    const { name, namespace, uid } = store.metadata;
     if (store.metadata.deletionTimestamp) return;
     const replicas = store.spec?.scope?.nodeCount ?? 0;
     if (replicas < 4 || replicas % 2 !== 0) return; // the real operator only logs "node count must be greater than 3 and even"
+    // The operator's informer has no resync and its handlers only log errors: a failed pass waits for
+    // the next event. Only the StatefulSet controller's part below is retried.
+    const sts = await this.operate(store, replicas).catch(() => undefined);
+    if (!sts) return;
+    // The StatefulSet controller and kubelet: every server reports ready.
+    const ready = this.opts.readyReplicas?.(store) ?? sts.spec.replicas;
+    if (sts.status?.readyReplicas !== ready) {
+      await this.client.updateStatus(StatefulSets, { ...sts, status: { ...sts.status, replicas: sts.spec.replicas, readyReplicas: ready } });
+    }
+  }
+
+  /** What controller.go does: the Service, then the StatefulSet, each made once. */
+  private async operate(store: Store, replicas: number): Promise<StatefulSet | undefined> {
+    const { name, namespace, uid } = store.metadata;
     let sts = await this.client.get<StatefulSet>(StatefulSets, name, namespace);
     if (!sts) {
       const creds = store.spec?.credentials;
@@ -66,11 +79,7 @@ export class FakeMinioOperator extends StandIn<Store> {
       }
       sts = await this.client.create<StatefulSet>(StatefulSets, statefulSet(store, replicas, labels, ownerReferences, keys.data));
     }
-    // The StatefulSet controller and kubelet: every server reports ready.
-    const ready = this.opts.readyReplicas?.(store) ?? sts.spec.replicas;
-    if (sts.status?.readyReplicas !== ready) {
-      await this.client.updateStatus(StatefulSets, { ...sts, status: { ...sts.status, replicas: sts.spec.replicas, readyReplicas: ready } });
-    }
+    return sts;
   }
 }
 

@@ -1,9 +1,9 @@
 // The event loop every operator stand-in shares (TEST DOUBLE support): watch one kind, and run the
 // stand-in's reconcile for each object, one at a time per object, again for changes that arrived
-// meanwhile. Conflicts (a stale read) are retried on the next event, as a controller would.
+// meanwhile. A failed pass (a conflict, a timeout, a dropped connection) is run again after a
+// growing pause, as the real operators' controller-runtime queues requeue errors with backoff.
 import { Informer } from '../../src/runtime/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { isConflict } from '../../src/runtime/kube/errors.ts';
 import type { ResourceType } from '../../src/runtime/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { keyOf } from '../../src/runtime/result.ts';
@@ -16,11 +16,14 @@ export abstract class StandIn<T extends KubeObjectLike> {
   protected readonly informer: Informer<T>;
   private readonly busy = new Set<string>();
   private readonly dirty = new Set<string>();
+  private readonly failures = new Map<string, number>();
+  private readonly retries = new Map<string, NodeJS.Timeout>();
+  private stopped = false;
 
   constructor(client: KubeClient, type: ResourceType) {
     this.client = client;
     this.informer = new Informer<T>(client, type, { log: silentLogger });
-    const handle = (obj: T): void => void this.run(obj).catch(() => undefined);
+    const handle = (obj: T): void => void this.run(obj);
     this.informer.on({ added: handle, updated: (_old, obj) => handle(obj) });
   }
 
@@ -32,29 +35,51 @@ export abstract class StandIn<T extends KubeObjectLike> {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.retries.values()) clearTimeout(timer);
+    this.retries.clear();
     await this.informer.stop();
   }
 
   /** Re-runs for every object, e.g. after a stand-in option changed. */
   resync(): Promise<void[]> {
-    return Promise.all(this.informer.list().map((o) => this.run(o).catch(() => undefined)));
+    return Promise.all(this.informer.list().map((o) => this.run(o)));
   }
 
+  /** Never rejects: a failed pass is retried, as a controller's queue would. */
   private async run(obj: T): Promise<void> {
     const key = keyOf(obj.metadata);
+    if (this.stopped) return;
     if (this.busy.has(key)) {
       this.dirty.add(key);
       return;
     }
     this.busy.add(key);
+    clearTimeout(this.retries.get(key));
+    this.retries.delete(key);
+    let failed = false;
     try {
       await this.reconcile(obj);
-    } catch (err) {
-      if (!isConflict(err)) throw err;
+      this.failures.delete(key);
+    } catch {
+      failed = true;
     } finally {
       this.busy.delete(key);
-      const latest = this.informer.get(key);
-      if (this.dirty.delete(key) && latest) await this.run(latest);
+    }
+    const latest = this.informer.get(key);
+    if (!latest) {
+      this.failures.delete(key);
+    } else if (this.dirty.delete(key)) {
+      await this.run(latest);
+    } else if (failed) {
+      const n = (this.failures.get(key) ?? 0) + 1;
+      this.failures.set(key, n);
+      const timer = setTimeout(() => {
+        this.retries.delete(key);
+        const current = this.informer.get(key);
+        if (current) void this.run(current);
+      }, Math.min(50 * 2 ** n, 2_000));
+      this.retries.set(key, timer);
     }
   }
 }

@@ -1,0 +1,87 @@
+// The operator stand-ins fail a pass the way the real operators do: the MinIO Operator's queue
+// retries an error with backoff; the Rook MinIO operator (an informer without resync) only logs it
+// and waits for the next event, while the StatefulSet controller it relies on retries. A stand-in
+// that dropped a failed pass for good left e2e claims waiting forever after one dropped connection.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../../e2e/support/fake-tenant-operator.ts';
+import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { MinioTenants } from '../../src/minio-operator/tenant.ts';
+import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
+import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { UnreachableError } from '../../src/runtime/kube/errors.ts';
+import { Namespaces, StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { adminClient, eventually, kubeConfigOf, testCluster } from '../support/env.ts';
+import { createNamespace, writeSecret } from '../support/provider.ts';
+
+/** A client whose next `failures` status writes fail as a dropped connection would. */
+class FlakyStatusClient extends KubeClient {
+  failures = 0;
+  failed = 0;
+  override updateStatus<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
+    if (this.failures > 0) {
+      this.failures--;
+      this.failed++;
+      return Promise.reject(new UnreachableError('the connection was closed (test)'));
+    }
+    return super.updateStatus(type, obj, signal);
+  }
+}
+
+type Status = { currentState?: string; readyReplicas?: number };
+const target = testCluster('target');
+let admin: KubeClient;
+let flaky: FlakyStatusClient;
+let ns: string;
+const stops: { stop(): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  admin = adminClient(target);
+  flaky = new FlakyStatusClient(kubeConfigOf(target), { fieldManager: 'stand-in' });
+  await installOperatorBundle(admin, 'minio-operator');
+  await installOperatorBundle(admin, 'rook-minio');
+  ns = await createNamespace(admin, 'it-stand-ins');
+});
+
+afterAll(async () => {
+  await Promise.all(stops.map((s) => s.stop()));
+  await admin.delete(Namespaces, ns).catch(() => undefined);
+});
+
+describe('operator stand-ins', () => {
+  it('retry a Tenant whose status write failed, without a new event, as the MinIO Operator\'s queue does', async () => {
+    const operator = new FakeTenantOperator(flaky);
+    await operator.start();
+    stops.push(operator);
+    await writeSecret(admin, ns, 'retried-env', { 'config.env': 'export MINIO_ROOT_USER="user"\nexport MINIO_ROOT_PASSWORD="password"\n' });
+    flaky.failures = 3;
+    await admin.create(MinioTenants, {
+      apiVersion: MinioTenants.apiVersion, kind: 'Tenant', metadata: { name: 'retried', namespace: ns },
+      spec: { requestAutoCert: false, configuration: { name: 'retried-env' }, pools: [{ name: 'pool-0', servers: 4, volumesPerServer: 1, volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } }] },
+    } as KubeObjectLike);
+    const tenant = await eventually(async () => {
+      const t = await admin.get<KubeObjectLike & { status?: Status }>(MinioTenants, 'retried', ns);
+      return t?.status?.currentState === 'Initialized' ? t : undefined;
+    }, 'the Tenant Initialized after three failed status writes', 20_000);
+    expect(flaky.failed).toBe(3);
+    expect(tenant.status?.currentState).toBe('Initialized');
+  });
+
+  it('retry the StatefulSet\'s readiness for a Rook MinIO store, whose operator part runs once per event', async () => {
+    const operator = new FakeMinioOperator(flaky);
+    await operator.start();
+    stops.push(operator);
+    await writeSecret(admin, ns, 'store-keys', { username: 'user', password: 'password' });
+    flaky.failures = 2;
+    await admin.create(RookObjectStores, {
+      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: 'retried', namespace: ns },
+      spec: { scope: { nodeCount: 4 }, credentials: { name: 'store-keys', namespace: ns } },
+    } as KubeObjectLike);
+    const sts = await eventually(async () => {
+      const s = await admin.get<KubeObjectLike & { status?: Status }>(StatefulSets, 'retried', ns);
+      return s?.status?.readyReplicas === 4 ? s : undefined;
+    }, 'the StatefulSet ready after two failed status writes', 20_000);
+    expect(flaky.failed).toBe(5);
+    expect(sts.status?.readyReplicas).toBe(4);
+  });
+});
