@@ -2,7 +2,7 @@
 // ObjectBucketClaim in a target cluster, served by Rook's bucket provisioner from a CephObjectStore
 // the platform team runs) and the CephBucketClass it is made from.
 import { z } from 'zod';
-import { ageColumn, managedSpec, managedStatus, namespaceName, providerRef, readyColumns, reclaimPolicy, type KubeObject } from './common.ts';
+import { ageColumn, managedSpec, managedStatus, namespaceName, classPlacement, readyColumns, reclaimPolicy, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const GROUP = 'ceph.rook.crossplane.io';
@@ -45,29 +45,30 @@ export const CephBucketKind: KindDefinition = {
     ...readyColumns,
     { name: 'PHASE', type: 'string', jsonPath: '.status.atProvider.phase' },
     { name: 'BUCKET', type: 'string', jsonPath: '.status.atProvider.bucketName' },
-    { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name', priority: 1 },
+    { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
     ageColumn,
   ],
 };
 
 export const cephBucketClassSchema = z.object({
   spec: bucketClaimSpec.omit({ bucketName: true }).extend({
-    providerRef,
+    ...classPlacement.fields,
     reclaimPolicy: reclaimPolicy.default('Delete'),
     targetNamespace: z.string().min(1).max(63).regex(dnsLabel).default('rook-ceph-buckets').meta({ description: 'Namespace of the claims in the target cluster.' }),
     allowedNamespaces: z.array(namespaceName()).optional().meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
-  }),
+  }).meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
 });
 export type CephBucketClass = KubeObject & z.infer<typeof cephBucketClassSchema>;
 
 export const CephBucketClassKind: KindDefinition = {
   group: GROUP, version: VERSION, kind: 'CephBucketClass', plural: 'cephbucketclasses',
   categories: ['crossplane', 'class', 'ceph'], scope: 'Namespaced', statusSubresource: false,
-  description: 'A non-portable class of Rook Ceph buckets: the StorageClass, the target (providerRef) and the reclaim policy for claims.',
+  description: 'A non-portable class of Rook Ceph buckets: the StorageClass, the target (providerRef, or providerSelector for the scheduler) and the reclaim policy for claims.',
   schema: cephBucketClassSchema,
   printerColumns: [
     { name: 'STORAGECLASS', type: 'string', jsonPath: '.spec.storageClassName' },
     { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
+    { name: 'PROVIDER-SELECTOR', type: 'string', jsonPath: '.spec.providerSelector.matchLabels' },
     ageColumn,
   ],
 };

@@ -38,6 +38,42 @@ export const providerRef = z.object({
   }),
 }).meta({ description: 'The Provider whose credentials reach the target cluster.' });
 
+const selectorRequirement = z.object({
+  key: z.string().min(1).max(317),
+  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+  values: z.array(z.string().max(63)).max(64).optional(),
+}).meta({
+  'x-kubernetes-validations': [{
+    rule: "self.operator in ['In', 'NotIn'] ? has(self.values) && size(self.values) > 0 : !has(self.values) || size(self.values) == 0",
+    message: 'In and NotIn need values; Exists and DoesNotExist take none',
+  }],
+});
+
+/** A standard label selector (metav1.LabelSelector). */
+export const labelSelector = z.object({
+  matchLabels: z.record(z.string(), z.string().max(63)).optional(),
+  matchExpressions: z.array(selectorRequirement).max(32).optional(),
+});
+
+export const providerSelector = labelSelector.meta({
+  description: 'Labels of the Providers, in this namespace, the scheduler may choose from. It picks a usable one with room and the fewest managed resources.',
+});
+
+/**
+ * Where a class puts what it provisions: one named Provider, or any Provider its selector matches.
+ * The rule goes into the class spec's x-kubernetes-validations.
+ */
+export const classPlacement = {
+  fields: {
+    providerRef: providerRef.optional(),
+    providerSelector: providerSelector.optional(),
+  },
+  rule: {
+    rule: 'has(self.providerRef) != has(self.providerSelector)',
+    message: 'name exactly one of providerRef (one target cluster) and providerSelector (the scheduler chooses among the matching Providers)',
+  },
+};
+
 export const objectRef = z.object({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
@@ -75,14 +111,19 @@ export function managedSpec<F extends z.ZodType>(forProvider: F, object: string)
   return z.object({
     forProvider,
     targetNamespace: namespaceName().meta({ description: `Namespace of the ${object} in the target cluster; created when missing. Fixed at creation.` }),
-    providerRef,
+    providerRef: providerRef.optional().meta({ description: 'The Provider whose target cluster holds the object. When unset, the scheduler sets it once from providerSelector; it never changes after that.' }),
+    providerSelector: providerSelector.optional(),
     reclaimPolicy: reclaimPolicy.default('Delete'),
     writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
     claimRef: objectRef.optional().meta({ description: 'The claim bound to this resource, if any.' }),
     classRef: objectRef.optional().meta({ description: 'The class this resource was provisioned from, if any.' }),
   }).meta({
     'x-kubernetes-validations': [
-      { rule: 'self.providerRef == oldSelf.providerRef', message: `providerRef cannot change after creation: it says which target cluster holds the ${object}. Delete this resource and create a new one instead` },
+      { rule: 'has(self.providerRef) || has(self.providerSelector)', message: 'set providerRef, or providerSelector for the scheduler to choose a Provider' },
+      {
+        rule: '!has(oldSelf.providerRef) || (has(self.providerRef) && self.providerRef == oldSelf.providerRef)',
+        message: `providerRef cannot change once set: it says which target cluster holds the ${object}. Delete this resource and create a new one instead`,
+      },
       { rule: 'self.targetNamespace == oldSelf.targetNamespace', message: `targetNamespace cannot change after creation: it says where the ${object} lives in the target. Delete this resource and create a new one instead` },
     ],
   });

@@ -81,7 +81,7 @@ export const ObjectStoreKind: KindDefinition = {
     ...readyColumns,
     { name: 'EXTERNAL-NAME', type: 'string', jsonPath: ".metadata.annotations.crossplane\\.io/external-name" },
     { name: 'TARGET-NAMESPACE', type: 'string', jsonPath: '.spec.targetNamespace', priority: 1 },
-    { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name', priority: 1 },
+    { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
     ageColumn,
   ],
 };

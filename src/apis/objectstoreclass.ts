@@ -2,7 +2,7 @@
 // team writes the store's spec once; every Bucket claim that resolves to this class gets a managed
 // ObjectStore configured from it.
 import { z } from 'zod';
-import { ageColumn, namespaceName, objectName, providerRef, reclaimPolicy } from './common.ts';
+import { ageColumn, namespaceName, objectName, classPlacement, reclaimPolicy } from './common.ts';
 import type { KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 import { minioStoreSpec } from './objectstore.ts';
@@ -13,7 +13,7 @@ export const objectStoreClassSchema = z.object({
       name: objectName().meta({ description: 'Not used as is: every provisioned store gets its own keys in <store>-access-keys, so two claims never share keys.' }),
       namespace: namespaceName().optional().meta({ description: 'Namespace of the access-keys Secrets in the target; also the default target namespace.' }),
     }).optional().meta({ description: 'Where provisioned stores keep their access keys in the target cluster.' }),
-    providerRef,
+    ...classPlacement.fields,
     reclaimPolicy: reclaimPolicy.default('Delete').meta({
       description: 'What happens when a claim on a store of this class is deleted: Delete removes the managed resource and the target store; Retain keeps both (Released).',
     }),
@@ -23,7 +23,7 @@ export const objectStoreClassSchema = z.object({
     allowedNamespaces: z.array(namespaceName()).optional().meta({
       description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
     }),
-  }),
+  }).meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
 });
 
 export type ObjectStoreClass = KubeObject & z.infer<typeof objectStoreClassSchema>;
@@ -35,11 +35,12 @@ export const ObjectStoreClassKind: KindDefinition = {
   plural: 'objectstoreclasses',
   categories: ['crossplane', 'class', 'minio'],
   scope: 'Namespaced',
-  description: 'A non-portable class of Rook MinIO object stores: the store spec, the target (providerRef) and the reclaim policy for claims.',
+  description: 'A non-portable class of Rook MinIO object stores: the store spec, the target (providerRef, or providerSelector for the scheduler) and the reclaim policy for claims.',
   schema: objectStoreClassSchema,
   statusSubresource: false,
   printerColumns: [
     { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
+    { name: 'PROVIDER-SELECTOR', type: 'string', jsonPath: '.spec.providerSelector.matchLabels' },
     { name: 'NODES', type: 'integer', jsonPath: '.spec.scope.nodeCount' },
     { name: 'RECLAIM-POLICY', type: 'string', jsonPath: '.spec.reclaimPolicy' },
     ageColumn,

@@ -19,6 +19,9 @@ export const providerSchema = z.object({
       description: 'Per operator, whether provider-rook may install it into the target cluster. Off by default.',
       'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'],
     }),
+    capacity: z.object({
+      maxResources: z.int().min(0).optional().meta({ description: 'At most this many managed resources are scheduled onto this Provider. Unset: no limit.' }),
+    }).optional().meta({ description: 'What the scheduler may place on this target. Resources that name this Provider in providerRef count too, but are never refused.' }),
     operatorInstall: z.object({
       enabled: z.boolean().default(false),
       image: z.string().optional(),
@@ -34,6 +37,13 @@ export const providerSchema = z.object({
     conditions,
     users: z.int().optional().meta({ description: 'How many managed resources use this Provider. While any does, deleting the Provider waits.' }),
     serverVersion: z.string().optional().meta({ description: "The target API server's version, as last seen." }),
+    reservations: z.array(z.object({
+      kind: z.string(),
+      name: z.string(),
+      uid: z.string(),
+    })).optional().meta({
+      description: 'Managed resources the scheduler placed here while the Provider declares a capacity. The API server arbitrates each addition (optimistic concurrency), so capacity is never over-committed.',
+    }),
     operators: z.array(z.object({
       name: z.string(),
       present: z.boolean().meta({ description: "The operator's CRD is Established and its Deployment exists." }),
@@ -64,6 +74,7 @@ export const ProviderKind: KindDefinition = {
     { name: 'VERSION', type: 'string', jsonPath: '.status.serverVersion' },
     { name: 'OPERATORS', type: 'string', jsonPath: '.status.operators[?(@.present==true)].name' },
     { name: 'USERS', type: 'integer', jsonPath: '.status.users' },
+    { name: 'CAPACITY', type: 'integer', jsonPath: '.spec.capacity.maxResources' },
     { name: 'SECRET', type: 'string', jsonPath: '.spec.credentialsSecretRef.name', priority: 1 },
     ageColumn,
   ],

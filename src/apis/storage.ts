@@ -1,7 +1,7 @@
 // The portable storage API (storage.crossplane.io/v1alpha1) app teams use: Bucket claims, the
 // BucketClasses that name a concrete class of service, and the BucketPolicy that picks a default.
 import { z } from 'zod';
-import { ageColumn, bindingPhase, conditions, localRef, namespaceName, objectName, objectRef, readyColumns, writeConnectionSecretToRef, type KubeObject } from './common.ts';
+import { ageColumn, bindingPhase, conditions, labelSelector, localRef, namespaceName, objectName, objectRef, readyColumns, writeConnectionSecretToRef, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const GROUP = 'storage.crossplane.io';
@@ -51,10 +51,15 @@ export const bucketSchema = z.object({
     classRef: localRef.optional().meta({ description: 'The BucketClass in this namespace; filled from the BucketPolicy when unset.' }),
     writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
     resourceRef: objectRef.optional().meta({ description: 'The managed resource bound to this claim; set by provider-rook.' }),
+    providerSelector: labelSelector.optional().meta({
+      description: "Narrows the class's choice of Provider (e.g. matchLabels region: eu); it can never reach a Provider the class excludes. " +
+        'With a class that names one Provider, that Provider must match.',
+    }),
   }).default({}),
   status: z.object({
     conditions,
     bindingPhase,
+    providerRef: z.object({ name: z.string() }).optional().meta({ description: 'The Provider (target cluster) holding the bound resource.' }),
   }).optional(),
 });
 export type Bucket = KubeObject & z.infer<typeof bucketSchema>;
@@ -69,6 +74,7 @@ export const BucketKind: KindDefinition = {
     ...readyColumns,
     { name: 'CLASS', type: 'string', jsonPath: '.spec.classRef.name' },
     { name: 'CONNECTION-SECRET', type: 'string', jsonPath: '.spec.writeConnectionSecretToRef.name' },
+    { name: 'PROVIDER', type: 'string', jsonPath: '.status.providerRef.name' },
     { name: 'RESOURCE', type: 'string', jsonPath: '.spec.resourceRef.name', priority: 1 },
     ageColumn,
   ],

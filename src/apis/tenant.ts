@@ -1,7 +1,7 @@
 // MinIO Operator backend (minio.crossplane.io/v1alpha1): a managed Tenant (one minio.min.io/v2
 // Tenant in a target cluster, in a namespace of its own) and the TenantClass it is made from.
 import { z } from 'zod';
-import { ageColumn, managedSpec, managedStatus, namespaceName, providerRef, readyColumns, reclaimPolicy, type KubeObject } from './common.ts';
+import { ageColumn, managedSpec, managedStatus, namespaceName, classPlacement, readyColumns, reclaimPolicy, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const GROUP = 'minio.crossplane.io';
@@ -61,27 +61,27 @@ export const TenantKind: KindDefinition = {
     ...readyColumns,
     { name: 'STATE', type: 'string', jsonPath: '.status.atProvider.currentState' },
     { name: 'TARGET-NAMESPACE', type: 'string', jsonPath: '.spec.targetNamespace', priority: 1 },
-    { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name', priority: 1 },
+    { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
     ageColumn,
   ],
 };
 
 export const tenantClassSchema = z.object({
   spec: tenantSpec.extend({
-    providerRef,
+    ...classPlacement.fields,
     reclaimPolicy: reclaimPolicy.default('Delete'),
     namespacePrefix: z.string().max(10).regex(/^[a-z0-9-]*$/).default('minio-').meta({
       description: 'Each Tenant gets its own target namespace, <prefix><managed resource name>.',
     }),
     allowedNamespaces: z.array(namespaceName()).optional().meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
-  }),
+  }).meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
 });
 export type TenantClass = KubeObject & z.infer<typeof tenantClassSchema>;
 
 export const TenantClassKind: KindDefinition = {
   group: GROUP, version: VERSION, kind: 'TenantClass', plural: 'tenantclasses',
   categories: ['crossplane', 'class', 'minio'], scope: 'Namespaced', statusSubresource: false,
-  description: 'A non-portable class of MinIO Operator Tenants: pools, the target (providerRef) and the reclaim policy for claims.',
+  description: 'A non-portable class of MinIO Operator Tenants: pools, the target (providerRef, or providerSelector for the scheduler) and the reclaim policy for claims.',
   schema: tenantClassSchema,
-  printerColumns: [{ name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' }, ageColumn],
+  printerColumns: [{ name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' }, { name: 'PROVIDER-SELECTOR', type: 'string', jsonPath: '.spec.providerSelector.matchLabels' }, ageColumn],
 };

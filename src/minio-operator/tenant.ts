@@ -100,14 +100,14 @@ export const minioTenant: NativeKind<Tenant> = {
 /** A claim's Tenant, from its class: in a namespace of its own, so no two Tenants ever share one. */
 export function configureTenant(claim: Claim, cls: TenantClass, name: string): Tenant {
   refuseUnlessAllowed({ ...cls, kind: TenantClassKind.kind }, claim);
-  const { pools, image, requestAutoCert, clusterDomain, providerRef, reclaimPolicy, namespacePrefix } = cls.spec;
+  const { pools, image, requestAutoCert, clusterDomain, reclaimPolicy, namespacePrefix } = cls.spec;
   return {
     apiVersion: `${TenantKind.group}/${TenantKind.version}`, kind: TenantKind.kind,
     metadata: { name, labels: claimLabels(claim) },
     spec: {
       forProvider: withoutNulls({ pools, image, requestAutoCert, clusterDomain }) as Tenant['spec']['forProvider'],
       targetNamespace: `${namespacePrefix}${name}`.slice(0, 63).replace(/-+$/, ''),
-      providerRef, reclaimPolicy, writeConnectionSecretToRef: { name },
+      reclaimPolicy, writeConnectionSecretToRef: { name },
     },
   };
 }

@@ -71,13 +71,13 @@ export const cephBucket: NativeKind<CephBucket> = {
 /** A claim's bucket, from its class. */
 export function configureCephBucket(claim: Claim, cls: CephBucketClass, name: string): CephBucket {
   refuseUnlessAllowed({ ...cls, kind: CephBucketClassKind.kind }, claim);
-  const { storageClassName, additionalConfig, providerRef, reclaimPolicy, targetNamespace } = cls.spec;
+  const { storageClassName, additionalConfig, reclaimPolicy, targetNamespace } = cls.spec;
   return {
     apiVersion: `${CephBucketKind.group}/${CephBucketKind.version}`, kind: CephBucketKind.kind,
     metadata: { name, labels: claimLabels(claim) },
     spec: {
       forProvider: withoutNulls({ storageClassName, additionalConfig }) as CephBucket['spec']['forProvider'],
-      targetNamespace, providerRef, reclaimPolicy, writeConnectionSecretToRef: { name },
+      targetNamespace, reclaimPolicy, writeConnectionSecretToRef: { name },
     },
   };
 }

@@ -1,5 +1,6 @@
 // How a Bucket claim becomes a managed ObjectStore: the ObjectStoreClass supplies everything; the
-// generic claim reconciler supplies the name, the namespace and the claim/class references.
+// generic claim reconciler supplies the name, the namespace, the Provider (or its selector) and the
+// claim/class references.
 import type { ObjectStore } from '../apis/objectstore.ts';
 import type { ObjectStoreClass } from '../apis/objectstoreclass.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
@@ -9,7 +10,7 @@ import { withoutNulls } from '../runtime/json.ts';
 export const DEFAULT_TARGET_NAMESPACE = 'rook-minio';
 
 export function configureObjectStore(claim: Claim, cls: ObjectStoreClass, name: string): ObjectStore {
-  const { scope, annotations, placement, credentials, clusterDomain, providerRef, reclaimPolicy, targetNamespace } = cls.spec;
+  const { scope, annotations, placement, credentials, clusterDomain, reclaimPolicy, targetNamespace } = cls.spec;
   refuseUnlessAllowed({ ...cls, kind: 'ObjectStoreClass' }, claim);
   const namespace = targetNamespace ?? credentials?.namespace ?? DEFAULT_TARGET_NAMESPACE;
   return {
@@ -29,7 +30,6 @@ export function configureObjectStore(claim: Claim, cls: ObjectStoreClass, name: 
         credentials: { name: `${name}-access-keys`, namespace },
       }) as ObjectStore['spec']['forProvider'],
       targetNamespace: namespace,
-      providerRef,
       reclaimPolicy,
       writeConnectionSecretToRef: { name },
     },

@@ -17,6 +17,8 @@ import { OwnershipMarks } from './native/ownership.ts';
 import { Providers, type ProviderObject } from './native/provider.ts';
 import { ProviderStatusReconciler } from './native/provider-status.ts';
 import { TargetClients } from './native/targets.ts';
+import { Reservations } from './scheduling/reservations.ts';
+import { ProviderUsage } from './scheduling/usage.ts';
 import { keyOf, type Reconciler } from './result.ts';
 
 export interface ManagerOptions {
@@ -62,6 +64,10 @@ export class Manager {
   readonly providerController: Controller;
   readonly kinds: RegisteredKind[] = [];
   readonly sweepers: LeakSweeper<ManagedResource>[] = [];
+  /** Who uses each Provider, and the capacity places the API server arbitrates (scheduling/). */
+  readonly usage = new ProviderUsage();
+  readonly reservations: Reservations;
+  readonly reservationController: Controller;
   private readonly informers = new Map<string, Informer<KubeObjectLike>>();
   private readonly controllers: Controller[] = [];
   private readonly installers = new Map<string, OperatorInstaller>();
@@ -105,9 +111,23 @@ export class Manager {
         },
       },
     }));
+    this.reservations = new Reservations({
+      client: control, providers: this.providers, usage: this.usage,
+      managed: (kind) => this.kinds.find((k) => k.type.kind === kind),
+    });
+    this.reservationController = this.controller('scheduling/reservations', this.reservations);
+    // A resource that went away frees its place on the Providers that reserved one for it.
+    this.usage.onFreed((mr) => {
+      for (const p of this.providers.list()) {
+        if (p.metadata.namespace === mr.metadata.namespace && p.status?.reservations?.some((r) => r.uid === mr.metadata.uid)) this.reservationController.enqueue(keyOf(p.metadata));
+      }
+    });
     // Only changes a user makes (the spec, deletion) wake it; our own status writes do not.
     this.providers.on({
-      added: (p) => this.providerController.enqueue(keyOf(p.metadata)),
+      added: (p) => {
+        this.providerController.enqueue(keyOf(p.metadata));
+        if (this.reservations.mayHoldStale(p)) this.reservationController.enqueue(keyOf(p.metadata));
+      },
       updated: (old, p) => {
         if (old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp) this.providerController.enqueue(keyOf(p.metadata));
         if (old.spec.credentialsSecretRef.name !== p.spec.credentialsSecretRef.name) void this.resolver.prune();
@@ -146,6 +166,7 @@ export class Manager {
 
   registerKind(kind: RegisteredKind): void {
     this.kinds.push(kind);
+    this.usage.track(kind.cache);
     // A Provider counts its users, and a Provider being deleted waits for the last one to go.
     const providerOf = (mr: ManagedResource): void => {
       if (mr.spec.providerRef?.name) this.providerController.enqueue(`${mr.metadata.namespace}/${mr.spec.providerRef.name}`);

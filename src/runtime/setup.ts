@@ -21,7 +21,9 @@ import type { NativeKind } from './native/external.ts';
 import { LeakSweeper } from './native/leaks.ts';
 import { TargetWatches } from './native/watches.ts';
 import { desiredStateChanged } from './predicates.ts';
+import { sameJson } from './json.ts';
 import { keyOf } from './result.ts';
+import { needsScheduler, Scheduler } from './scheduling/scheduler.ts';
 
 // Only connection Secrets: caching every Secret of the cluster would cost memory and trust.
 const connectionSecrets = (manager: Manager): Informer<SecretObject> => manager.informer<SecretObject>(Secrets, { fieldSelector: `type=${CONNECTION_SECRET_TYPE}` });
@@ -52,10 +54,30 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
     // A Kubernetes API is read-your-writes consistent: a missing object right after create is drift.
     creationGraceMs: 0,
   }));
+  // A resource naming providerSelector waits for the scheduler to give it a Provider.
+  const scheduler = manager.controller(`scheduler/${kindName(type)}`, new Scheduler<MR>({
+    type, client: manager.control, cache, providers: manager.providers, usage: manager.usage, reservations: manager.reservations,
+    operator: kind.operator ? { name: kind.operator.name, legacy: kind.operator.legacy } : undefined,
+    recorder, recheckMs: opts.pollIntervalMs,
+  }));
+  const unscheduledIn = (namespace: string | undefined): void => {
+    for (const mr of cache.list()) if (mr.metadata.namespace === namespace && needsScheduler(mr)) scheduler.enqueue(keyOf(mr.metadata));
+  };
+  // A Provider that appears, changes (labels, capacity, reachability, operators) or goes, and a place
+  // freed, may let a waiting resource be placed.
+  manager.providers.on({ added: (p) => unscheduledIn(p.metadata.namespace), updated: (_, p) => unscheduledIn(p.metadata.namespace), deleted: (p) => unscheduledIn(p.metadata.namespace) });
+  manager.usage.onFreed((mr) => unscheduledIn(mr.metadata.namespace));
+
   // Only changes a user makes (spec, labels, annotations, deletion) wake it; our status writes do not.
   cache.on({
-    added: (mr) => controller.enqueue(keyOf(mr.metadata)),
-    updated: (old, mr) => { if (desiredStateChanged(old, mr)) controller.enqueue(keyOf(mr.metadata)); },
+    added: (mr) => {
+      controller.enqueue(keyOf(mr.metadata));
+      if (needsScheduler(mr)) scheduler.enqueue(keyOf(mr.metadata));
+    },
+    updated: (old, mr) => {
+      if (desiredStateChanged(old, mr)) controller.enqueue(keyOf(mr.metadata));
+      if (needsScheduler(mr)) scheduler.enqueue(keyOf(mr.metadata));
+    },
     deleted: (mr) => targetOf.delete(keyOf(mr.metadata)),
   });
   manager.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
@@ -99,7 +121,7 @@ export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Contr
     const classCache = manager.informer<KubeObjectLike>(b.class);
     const managedCache = manager.informer<ManagedResource>(b.managed);
     const controller = manager.controller(`claimbinding/${claimName}/${kindName(b.managed)}`, new ClaimReconciler({
-      client, recorder, log, secrets, configure: b.configure,
+      client, recorder, log, secrets, configure: b.configure, providers: manager.providers,
       claims: { type: o.claim, cache: claims }, portableClasses: { type: o.portableClass, cache: portable },
       classes: { type: b.class, cache: classCache }, managed: { type: b.managed, cache: managedCache },
       servedClasses: o.classes.map((c) => c.class), reportsUnserved: i === 0,
@@ -145,6 +167,12 @@ export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Contr
     }
   };
   secrets.on({ added: secretChanged, updated: (_, s) => secretChanged(s), deleted: secretChanged });
+
+  // A claim whose selector its class's one Provider did not match is retried when Providers change.
+  const selectiveClaims = (): void => {
+    for (const c of claims.list()) if (c.spec?.providerSelector && !c.spec.resourceRef) everyClaimController(keyOf(c.metadata));
+  };
+  manager.providers.on({ added: selectiveClaims, updated: (old, p) => { if (!sameJson(old.metadata.labels, p.metadata.labels)) selectiveClaims(); }, deleted: selectiveClaims });
 
   // A claim waiting for a default, or for its portable class, is retried when that changes.
   const unclassedIn = (ns: string | undefined): void => {

@@ -81,7 +81,7 @@ function world(opts: { allowConfigure?: boolean } = {}) {
   const api = new FakeApi();
   const recorder = new MemoryEventRecorder();
   api.seed(Portables, { apiVersion: Portables.apiVersion, kind: 'BucketClass', metadata: { name: 'std', namespace: 'app' }, classRef: { apiVersion: Classes.apiVersion, kind: Classes.kind, name: 'gold', namespace: 'infra' } });
-  api.seed(Classes, { apiVersion: Classes.apiVersion, kind: Classes.kind, metadata: { name: 'gold', namespace: 'infra' }, spec: { reclaimPolicy: 'Delete' } });
+  api.seed(Classes, { apiVersion: Classes.apiVersion, kind: Classes.kind, metadata: { name: 'gold', namespace: 'infra' }, spec: { reclaimPolicy: 'Delete', providerRef: { name: 'target' } } });
   const reconciler = new ClaimReconciler<Obj, ManagedResource>({
     client: api as unknown as KubeClient, recorder, log: silentLogger,
     claims: { type: Claims, cache: api.cache(Claims) },

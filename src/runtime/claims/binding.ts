@@ -13,7 +13,7 @@ import { ANNOTATION_EXTERNAL_NAME, hasFinalizer, isDeleting, withFinalizer, with
 import { controllerUid, publishSecretData, unpublishSecret, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
-import { managedNameFor, referenceTo, refersTo, type Claim, type ObjectReference, type PortableClass } from './claim.ts';
+import { managedNameFor, NOT_SCHEDULED, placementFor, referenceTo, refersTo, type Claim, type ObjectReference, type PlacingClass, type PortableClass } from './claim.ts';
 
 export const FINALIZER_CLAIM = 'finalizer.resourceclaim.crossplane.io';
 
@@ -53,6 +53,8 @@ export interface ClaimReconcilerOptions<C extends KubeObjectLike, MR extends Man
   servedClasses?: ResourceType[];
   /** This controller answers the claims no served kind can take (a missing or unsupported class). */
   reportsUnserved?: boolean;
+  /** Providers, to check a claim's providerSelector against a class's one Provider. */
+  providers?: Cache<{ metadata: { labels?: Record<string, string> } }>;
 }
 
 type Cond = Parameters<typeof setCondition>[1];
@@ -82,7 +84,8 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       const message = (err as Error).message;
       this.o.recorder.warning(claim, err instanceof ReasonedError ? err.reason : 'CannotBindManagedResource', message);
       const ready = claim.spec?.resourceRef ? binding(message) : { ...Ready.creating(), message };
-      await this.writeStatus(claim, cached, signal, ready, Synced.error(reasonOf(err), message)).catch(() => undefined);
+      const scheduled: Cond[] = NOT_SCHEDULED.has(reasonOf(err)) ? [{ type: 'Scheduled', status: 'False', reason: reasonOf(err), message }] : [];
+      await this.writeStatus(claim, cached, signal, ready, Synced.error(reasonOf(err), message), undefined, scheduled).catch(() => undefined);
       // Refusals (a missing class, a namespace not allowed) wait for a change; API errors back off.
       return err instanceof ReasonedError ? requeueAfter(RECHECK_MS) : requeue();
     }
@@ -137,12 +140,12 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     }
     if (phase !== 'Unbound' && phase !== 'Bound') {
       const why = progressOf(mr);
-      await this.writeStatus(claim, cached, signal, binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`), syncedOf(mr), 'Unbound');
+      await this.writeStatus(claim, cached, signal, binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`), syncedOf(mr), 'Unbound', mirrored(mr));
       return done(); // the managed resource's watch brings us back
     }
 
     if (!(await this.propagate(claim, mr, signal))) {
-      await this.writeStatus(claim, cached, signal, binding(`waiting for the connection Secret of ${where}`), syncedOf(mr), 'Unbound');
+      await this.writeStatus(claim, cached, signal, binding(`waiting for the connection Secret of ${where}`), syncedOf(mr), 'Unbound', mirrored(mr));
       return done(); // the Secret watch brings us back
     }
 
@@ -153,7 +156,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     // Once bound, the claim reports what its resource reports.
     const mrReady = readyOf(mr);
     const ready: Cond = mrReady ? { type: 'Ready', status: mrReady.status, reason: mrReady.reason, ...(mrReady.message ? { message: mrReady.message } : {}) } : Ready.available();
-    await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound');
+    await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound', mirrored(mr));
     return done();
   }
 
@@ -197,7 +200,11 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     const name = managedNameFor(claim);
     const desired = this.o.configure(claim, cls, name);
     desired.metadata = { ...desired.metadata, name, namespace: cls.metadata.namespace };
-    desired.spec = { ...desired.spec, claimRef: referenceTo(claim), classRef: referenceTo(cls as KubeObjectLike & { metadata: { uid?: string } }) };
+    desired.spec = {
+      ...desired.spec,
+      ...placementFor(cls as unknown as PlacingClass, claim, this.o.providers ?? { get: () => undefined }),
+      claimRef: referenceTo(claim), classRef: referenceTo(cls as KubeObjectLike & { metadata: { uid?: string } }),
+    };
     let mr: MR;
     try {
       mr = await this.o.client.create(this.o.managed.type, desired, signal);
@@ -283,22 +290,40 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     return claim;
   }
 
-  /** Writes the claim's status only when it changed. */
-  private async writeStatus(claim: Claim, cached: Claim, signal: AbortSignal, ready: Cond, synced: Cond, phase?: 'Unbound' | 'Bound'): Promise<void> {
+  /** Writes the claim's status only when it changed; `also` carries what it mirrors of its resource. */
+  private async writeStatus(claim: Claim, cached: Claim, signal: AbortSignal, ready: Cond, synced: Cond, phase?: 'Unbound' | 'Bound',
+    also: Cond[] | Mirrored = []): Promise<void> {
+    const { conditions: extra, providerRef } = Array.isArray(also) ? { conditions: also, providerRef: undefined } : also;
     let conditions = claim.status?.conditions;
-    for (const c of [ready, synced]) conditions = setCondition(conditions, { ...c, observedGeneration: claim.metadata.generation });
-    claim.status = { ...claim.status, conditions, ...(phase ? { bindingPhase: phase } : {}) };
+    for (const c of [ready, synced, ...extra]) conditions = setCondition(conditions, { ...c, observedGeneration: claim.metadata.generation });
+    claim.status = { ...claim.status, conditions, ...(phase ? { bindingPhase: phase } : {}), ...(providerRef ? { providerRef } : {}) };
     if (sameJson(claim.status, cached.status ?? {})) return;
     await this.o.client.updateStatus(this.o.claims.type, claim, signal);
   }
+}
+
+interface Mirrored {
+  conditions: Cond[];
+  providerRef?: { name: string };
+}
+
+/** What a claim shows of its resource's placement: the Scheduled condition and the chosen Provider. */
+function mirrored(mr: ManagedResource): Mirrored {
+  const scheduled = mr.status?.conditions?.find((c) => c.type === 'Scheduled');
+  return {
+    conditions: scheduled ? [{ type: 'Scheduled', status: scheduled.status, reason: scheduled.reason, ...(scheduled.message ? { message: scheduled.message } : {}) }] : [],
+    ...(mr.spec.providerRef?.name ? { providerRef: { name: mr.spec.providerRef.name } } : {}),
+  };
 }
 
 function claimRefOf(mr: ManagedResource): ObjectReference | undefined {
   return mr.spec.claimRef as ObjectReference | undefined;
 }
 
-/** What holds a managed resource up: its sync error if any, else why it is not ready. */
+/** What holds a managed resource up: no Provider yet, its sync error, else why it is not ready. */
 function progressOf(mr: ManagedResource): string | undefined {
+  const scheduled = mr.status?.conditions?.find((c) => c.type === 'Scheduled');
+  if (!mr.spec.providerRef) return scheduled?.status === 'False' ? `not scheduled (${scheduled.reason}): ${scheduled.message ?? ''}` : 'waiting for the scheduler to choose a Provider';
   const synced = mr.status?.conditions?.find((c) => c.type === 'Synced');
   return synced?.status === 'False' ? synced.message ?? synced.reason : readyOf(mr)?.message;
 }

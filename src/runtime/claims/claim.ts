@@ -6,6 +6,7 @@ import type { Condition } from '../conditions.ts';
 import type { ObjectMeta } from '../meta.ts';
 import { ReasonedError } from '../conditions.ts';
 import type { KubeObjectLike } from '../kube/client.ts';
+import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../scheduling/selector.ts';
 
 export interface ObjectReference {
   apiVersion?: string;
@@ -21,8 +22,9 @@ export interface Claim extends KubeObjectLike {
     classRef?: { name: string };
     resourceRef?: ObjectReference;
     writeConnectionSecretToRef?: { name: string };
+    providerSelector?: LabelSelector;
   };
-  status?: { conditions?: Condition[]; bindingPhase?: 'Unbindable' | 'Unbound' | 'Bound' | 'Released' };
+  status?: { conditions?: Condition[]; bindingPhase?: 'Unbindable' | 'Unbound' | 'Bound' | 'Released'; providerRef?: { name: string } };
 }
 
 export interface PortableClass extends KubeObjectLike {
@@ -79,4 +81,32 @@ export function labelValue(value: string): string {
 /** The labels of a managed resource made for a claim (crossplane's); names of up to 253 characters fit. */
 export function claimLabels(claim: Claim): Record<string, string> {
   return { 'crossplane.io/claim-namespace': claim.metadata.namespace!, 'crossplane.io/claim-name': labelValue(claim.metadata.name) };
+}
+
+/** The condition reasons of a claim or resource not (yet) placed on a Provider. */
+export const NOT_SCHEDULED = new Set(['NoMatchingProvider', 'NoUsableProvider', 'CapacityExhausted']);
+
+export interface PlacingClass extends KubeObjectLike {
+  spec: { providerRef?: { name: string }; providerSelector?: LabelSelector };
+}
+
+/**
+ * Where a claim's managed resource goes: the class's one Provider, or the Providers both the class's
+ * and the claim's selectors match, for the scheduler to choose from. A claim's selector only
+ * narrows: on a class with one Provider, that Provider must match it (looked up in `providers`).
+ */
+export function placementFor(cls: PlacingClass, claim: Claim, providers: { get(key: string): { metadata: { labels?: Record<string, string> } } | undefined }):
+  { providerRef: { name: string } } | { providerSelector: LabelSelector } {
+  const wanted = claim.spec?.providerSelector;
+  const { providerRef, providerSelector } = cls.spec;
+  if (providerSelector) return { providerSelector: bothSelectors(providerSelector, wanted) };
+  if (!providerRef) throw new ReasonedError('ClassHasNoProvider', `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} names neither providerRef nor providerSelector`);
+  if (wanted) {
+    const provider = providers.get(`${cls.metadata.namespace}/${providerRef.name}`);
+    if (!provider || !matchesSelector(wanted, provider.metadata.labels)) {
+      throw new ReasonedError('NoMatchingProvider', `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} places every claim on Provider ${providerRef.name}, ` +
+        `which ${provider ? 'does not match' : 'does not exist, so it cannot match'} this claim's providerSelector (${describeSelector(wanted)})`);
+    }
+  }
+  return { providerRef: { name: providerRef.name } };
 }

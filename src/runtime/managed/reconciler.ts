@@ -103,6 +103,18 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       return done();
     }
 
+    // Not placed yet (the scheduler sets providerRef): nothing of it exists in any target.
+    if (!mr.spec.providerRef) {
+      if (deleting) {
+        await this.unpublish(mr, signal);
+        if (hasFinalizer(mr.metadata, FINALIZER_MANAGED)) {
+          mr.metadata.finalizers = withoutFinalizer(mr.metadata, FINALIZER_MANAGED);
+          await this.update(mr, signal);
+        }
+      }
+      return done();
+    }
+
     // Retain/Orphan: nothing to do in the target, so never require a working connection to let go.
     if (deleting && policy !== 'Delete') {
       await this.unpublish(mr, signal);

@@ -3,6 +3,7 @@
 import type { Condition } from '../conditions.ts';
 import type { KubeObjectLike } from '../kube/client.ts';
 import type { ObjectMeta } from '../meta.ts';
+import type { LabelSelector } from '../scheduling/selector.ts';
 
 /** Plain-text connection values (endpoint, username, password); written base64 into a Secret. */
 export type ConnectionDetails = Record<string, string>;
@@ -11,6 +12,8 @@ export interface ManagedResource extends KubeObjectLike {
   metadata: ObjectMeta & { name: string };
   spec: {
     providerRef?: { name: string; namespace?: string };
+    /** Until providerRef is set, the Providers the scheduler may choose from. */
+    providerSelector?: LabelSelector;
     reclaimPolicy?: 'Delete' | 'Retain' | 'Orphan';
     writeConnectionSecretToRef?: { name: string };
     [key: string]: unknown;

@@ -30,6 +30,7 @@ export interface ProviderObject {
   spec: {
     credentialsSecretRef: { name: string };
     operators?: OperatorSettings[];
+    capacity?: { maxResources?: number };
     /** v0.1's settings of its only operator (Rook MinIO); read as that operator's entry in operators. */
     operatorInstall?: { enabled?: boolean; image?: string; namespace?: string };
   };
@@ -38,7 +39,15 @@ export interface ProviderObject {
     users?: number;
     serverVersion?: string;
     operators?: OperatorStatus[];
+    reservations?: Reservation[];
   };
+}
+
+/** A managed resource the scheduler placed on a Provider with a capacity. */
+export interface Reservation {
+  kind: string;
+  name: string;
+  uid: string;
 }
 
 /**

@@ -1,0 +1,106 @@
+// Capacity the API server arbitrates. A Provider that declares spec.capacity.maxResources lists in
+// status.reservations each managed resource the scheduler placed on it; a place is taken by an
+// update carrying the resourceVersion that was read, so of two schedulers (workers or replicas)
+// racing for the last place, one gets 409 Conflict, reads again and finds it taken. An in-memory
+// counter could not see the other replica. A reservation outlives a crash between taking the place
+// and recording it on the resource (the next pass finds and keeps it), and goes once its resource
+// is proven gone by a live read.
+import type { KubeClient } from '../kube/client.ts';
+import { isConflict } from '../kube/errors.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import { Providers, type ProviderObject, type Reservation } from '../native/provider.ts';
+import { done, type Reconciler, type Result } from '../result.ts';
+import type { ProviderUsage } from './usage.ts';
+
+interface Cache<T> {
+  get(key: string): T | undefined;
+}
+
+export interface ReservationsOptions {
+  client: KubeClient;
+  providers: Cache<ProviderObject>;
+  usage: ProviderUsage;
+  /** A managed kind by its kind name, to tell whether a reservation's resource still exists. */
+  managed(kind: string): { type: ResourceType; cache: Cache<ManagedResource> } | undefined;
+}
+
+export type Reserved = 'reserved' | 'full' | 'contended';
+
+const ATTEMPTS = 5;
+
+export class Reservations implements Reconciler {
+  private readonly o: ReservationsOptions;
+
+  constructor(opts: ReservationsOptions) {
+    this.o = opts;
+  }
+
+  /** Places taken on the Provider: its reservations and the resources the caches show on it. */
+  used(provider: ProviderObject, reservations = provider.status?.reservations ?? [], except?: string): number {
+    const uids = this.o.usage.usersOf(`${provider.metadata.namespace}/${provider.metadata.name}`);
+    for (const r of reservations) uids.add(r.uid);
+    if (except) uids.delete(except);
+    return uids.size;
+  }
+
+  /** Takes a place on the Provider `key` for `mr`: once, whatever the retries. */
+  async reserve(key: string, mr: ManagedResource & { kind?: string }, signal: AbortSignal): Promise<Reserved> {
+    const uid = mr.metadata.uid!;
+    let provider = this.o.providers.get(key);
+    for (let attempt = 0; attempt < ATTEMPTS && provider; attempt++) {
+      const max = provider.spec.capacity?.maxResources;
+      let reservations = provider.status?.reservations ?? [];
+      if (max === undefined || reservations.some((r) => r.uid === uid)) return 'reserved';
+      if (this.used(provider, reservations, uid) >= max) {
+        reservations = await this.existing(provider.metadata.namespace!, reservations, signal);
+        if (this.used(provider, reservations, uid) >= max) return 'full';
+      }
+      const entry: Reservation = { kind: mr.kind!, name: mr.metadata.name, uid };
+      try {
+        await this.o.client.updateStatus(Providers, { ...provider, status: { ...provider.status, reservations: [...reservations, entry] } }, signal);
+        return 'reserved';
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        provider = await this.o.client.get<ProviderObject>(Providers, provider.metadata.name, provider.metadata.namespace, signal);
+      }
+    }
+    return provider ? 'contended' : 'full';
+  }
+
+  /** The reconciler of a Provider's reservations: drops those whose resource is gone. */
+  async reconcile(key: string, signal: AbortSignal): Promise<Result> {
+    const provider = this.o.providers.get(key);
+    const reservations = provider?.status?.reservations;
+    if (!provider || !reservations?.length) return done();
+    const kept = await this.existing(provider.metadata.namespace!, reservations, signal);
+    if (kept.length === reservations.length) return done();
+    // A conflict fails this pass: the controller retries it with the Provider read again.
+    await this.o.client.updateStatus(Providers, { ...provider, status: { ...provider.status, reservations: kept } }, signal);
+    return done();
+  }
+
+  /** Whether the Provider's reservations include one whose resource the caches no longer show. */
+  mayHoldStale(provider: ProviderObject): boolean {
+    return (provider.status?.reservations ?? []).some((r) => !this.cached(provider.metadata.namespace!, r));
+  }
+
+  private cached(namespace: string, r: Reservation): boolean {
+    const kind = this.o.managed(r.kind);
+    return !kind || kind.cache.get(`${namespace}/${r.name}`)?.metadata.uid === r.uid;
+  }
+
+  /** The reservations whose resource exists: the caches' word, else a live read (a cache may lag). */
+  private async existing(namespace: string, reservations: Reservation[], signal: AbortSignal): Promise<Reservation[]> {
+    const kept: Reservation[] = [];
+    for (const r of reservations) {
+      if (this.cached(namespace, r)) {
+        kept.push(r);
+        continue;
+      }
+      const live = await this.o.client.get<ManagedResource>(this.o.managed(r.kind)!.type, r.name, namespace, signal);
+      if (live?.metadata.uid === r.uid) kept.push(r);
+    }
+    return kept;
+  }
+}

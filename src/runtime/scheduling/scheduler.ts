@@ -1,0 +1,152 @@
+// The scheduler (the design doc's "shared scheduler reconciler"; kube-scheduler's bind step and OCM
+// Placement's decisions as models): a managed resource that names providerSelector instead of
+// providerRef gets one Provider, chosen by chooseProvider among the Providers of its namespace, and
+// keeps it for good: spec.providerRef is set once and the CRD refuses any change. Nothing is
+// provisioned until then, so a resource that cannot be placed costs no target anything. Each
+// decision is a Scheduled condition and an Event, on the resource and on its claim.
+import { getCondition, setCondition, type Condition } from '../conditions.ts';
+import type { EventRecorder, EventTarget } from '../events.ts';
+import { sameJson } from '../json.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isConflict, isNotFound } from '../kube/errors.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import { isDeleting } from '../meta.ts';
+import { operatorSettings, type ProviderObject } from '../native/provider.ts';
+import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
+import { chooseProvider, type Candidate, type Decision } from './choose.ts';
+import type { Reservations } from './reservations.ts';
+import type { ProviderUsage } from './usage.ts';
+
+interface Cache<T> {
+  get(key: string): T | undefined;
+  list(): T[];
+}
+
+export interface SchedulerOptions<MR extends ManagedResource> {
+  type: ResourceType;
+  client: KubeClient;
+  cache: Cache<MR>;
+  providers: Cache<ProviderObject>;
+  usage: ProviderUsage;
+  reservations: Reservations;
+  /** The operator the kind needs in its target (its bundle's name), if any. */
+  operator?: { name: string; legacy?: boolean };
+  recorder: EventRecorder;
+  /** How often an unschedulable resource is looked at again without any Provider changing. */
+  recheckMs: number;
+}
+
+/** Whether the scheduler has anything to do for this resource. */
+export function needsScheduler(mr: ManagedResource): boolean {
+  if (isDeleting(mr.metadata)) return false;
+  const scheduled = getCondition(mr.status?.conditions, 'Scheduled');
+  return !mr.spec.providerRef ? mr.spec.providerSelector !== undefined : scheduled !== undefined && scheduled.status !== 'True';
+}
+
+export class Scheduler<MR extends ManagedResource> implements Reconciler {
+  private readonly o: SchedulerOptions<MR>;
+
+  constructor(opts: SchedulerOptions<MR>) {
+    this.o = opts;
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<Result> {
+    const cached = this.o.cache.get(key);
+    if (!cached || !needsScheduler(cached)) return done();
+    const mr = structuredClone(cached);
+    try {
+      // Placed, but a crash came between recording the Provider and saying so.
+      if (mr.spec.providerRef) return await this.scheduled(mr, cached, mr.spec.providerRef.name, `Provider ${mr.spec.providerRef.name}`, signal);
+      return await this.schedule(mr, cached, signal);
+    } catch (err) {
+      if (isConflict(err)) return requeue();
+      if (isNotFound(err)) return done();
+      throw err;
+    }
+  }
+
+  private async schedule(mr: MR, cached: MR, signal: AbortSignal): Promise<Result> {
+    const namespace = mr.metadata.namespace!;
+    const uid = mr.metadata.uid!;
+    const providers = this.o.providers.list().filter((p) => p.metadata.namespace === namespace);
+    // A place taken before a crash, not yet recorded on the resource: it is this resource's.
+    const held = providers.find((p) => p.status?.reservations?.some((r) => r.uid === uid));
+    let chosen = held?.metadata.name;
+    let why = `Provider ${chosen}: its place was reserved by an earlier pass`;
+    if (!chosen) {
+      const decision = chooseProvider(providers.map((p) => this.candidate(p)), mr.spec.providerSelector!, this.o.operator?.name);
+      if (decision.provider === undefined) return this.unschedulable(mr, cached, decision, signal);
+      chosen = decision.provider;
+      why = decision.message;
+    }
+    const providerKey = `${namespace}/${chosen}`;
+    // Counted at once, before any await, so the other workers' choices spread around it.
+    this.o.usage.assume(uid, providerKey);
+    try {
+      if (!held) {
+        const reserved = await this.o.reservations.reserve(providerKey, { ...mr, kind: this.o.type.kind }, signal);
+        // Another scheduler took the last place first: choose again with what is known now.
+        if (reserved !== 'reserved') {
+          this.o.usage.forget(uid);
+          return requeue();
+        }
+      }
+      const placed = await this.o.client.update<MR>(this.o.type, { ...mr, spec: { ...mr.spec, providerRef: { name: chosen } } }, signal);
+      return await this.scheduled({ ...placed, status: mr.status }, cached, chosen, why, signal);
+    } catch (err) {
+      this.o.usage.forget(uid);
+      throw err;
+    }
+  }
+
+  private async scheduled(mr: MR, cached: MR, provider: string, why: string, signal: AbortSignal): Promise<Result> {
+    await this.writeScheduled(mr, cached, { type: 'Scheduled', status: 'True', reason: 'Scheduled', message: `on Provider ${provider}` }, signal);
+    this.record(mr, 'normal', 'Scheduled', `Scheduled on ${why}`);
+    return done();
+  }
+
+  private async unschedulable(mr: MR, cached: MR, decision: Exclude<Decision, { provider: string }>, signal: AbortSignal): Promise<Result> {
+    const { counts } = decision;
+    const message = `${decision.message} (providers ${counts.providers}, matching ${counts.matching}, usable ${counts.usable}, with room ${counts.withRoom})`;
+    await this.writeScheduled(mr, cached, { type: 'Scheduled', status: 'False', reason: decision.reason, message }, signal);
+    this.record(mr, 'warning', decision.reason, message);
+    // Provider changes and freed places wake it sooner (see setup.ts).
+    return requeueAfter(this.o.recheckMs);
+  }
+
+  /** The Provider as the choice sees it: its labels, whether it can be used now, its load. */
+  private candidate(p: ProviderObject): Candidate {
+    const ready = getCondition(p.status?.conditions, 'Ready');
+    const unreachable = isDeleting(p.metadata) ? 'being deleted'
+      : !ready ? 'not yet checked by provider-rook'
+        : ready.status !== 'True' ? `its target cannot be used now (${ready.reason})` : undefined;
+    let operator: Candidate['operator'];
+    if (this.o.operator) {
+      const { name, legacy } = this.o.operator;
+      operator = p.status?.operators?.find((o) => o.name === name)?.present ? 'present'
+        : operatorSettings(p, name, legacy).install ? 'installable' : 'missing';
+    }
+    return {
+      name: p.metadata.name, labels: p.metadata.labels, unreachable, operator,
+      used: this.o.reservations.used(p), maxResources: p.spec.capacity?.maxResources,
+    };
+  }
+
+  private async writeScheduled(mr: MR, cached: MR, condition: Omit<Condition, 'lastTransitionTime'>, signal: AbortSignal): Promise<void> {
+    const conditions = setCondition(mr.status?.conditions, { ...condition, observedGeneration: mr.metadata.generation });
+    const status = { ...mr.status, conditions };
+    if (sameJson(status, cached.status ?? {})) return;
+    await this.o.client.updateStatus(this.o.type, { ...mr, status }, signal);
+  }
+
+  /** An Event on the resource and, so its app team sees it too, on its claim. */
+  private record(mr: MR, type: 'normal' | 'warning', reason: string, message: string): void {
+    this.o.recorder[type](mr, reason, message);
+    const claim = mr.spec.claimRef as { apiVersion?: string; kind?: string; name?: string; namespace?: string; uid?: string } | undefined;
+    if (claim?.name && claim.namespace) {
+      const target: EventTarget = { apiVersion: claim.apiVersion, kind: claim.kind, metadata: { name: claim.name, namespace: claim.namespace, uid: claim.uid } };
+      this.o.recorder[type](target, reason, `${this.o.type.kind} ${mr.metadata.name}: ${message}`);
+    }
+  }
+}

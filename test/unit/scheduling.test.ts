@@ -1,0 +1,123 @@
+// The scheduler's pure parts: label selectors, the choice among Providers, and where a claim's
+// class puts its resource. Vectors, each one a rule of the README's "Scheduling" section.
+import { describe, expect, it } from '@jest/globals';
+import { placementFor, type Claim, type PlacingClass } from '../../src/runtime/claims/claim.ts';
+import { ReasonedError } from '../../src/runtime/conditions.ts';
+import { chooseProvider, type Candidate } from '../../src/runtime/scheduling/choose.ts';
+import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../../src/runtime/scheduling/selector.ts';
+
+const eu = { region: 'eu' };
+const c = (name: string, labels: Record<string, string>, more: Partial<Candidate> = {}): Candidate => ({ name, labels, used: 0, ...more });
+
+describe('label selectors', () => {
+  const vectors: [LabelSelector, Record<string, string>, boolean][] = [
+    [{}, {}, true],
+    [{}, eu, true],
+    [{ matchLabels: eu }, eu, true],
+    [{ matchLabels: eu }, { region: 'us' }, false],
+    [{ matchLabels: eu }, {}, false],
+    [{ matchExpressions: [{ key: 'region', operator: 'In', values: ['eu', 'us'] }] }, { region: 'us' }, true],
+    [{ matchExpressions: [{ key: 'region', operator: 'In', values: ['eu'] }] }, {}, false],
+    [{ matchExpressions: [{ key: 'region', operator: 'NotIn', values: ['eu'] }] }, {}, true],
+    [{ matchExpressions: [{ key: 'region', operator: 'NotIn', values: ['eu'] }] }, eu, false],
+    [{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }, { gpu: '' }, true],
+    [{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }, eu, false],
+    [{ matchExpressions: [{ key: 'legacy', operator: 'DoesNotExist' }] }, eu, true],
+    [{ matchExpressions: [{ key: 'legacy', operator: 'DoesNotExist' }] }, { legacy: 'true' }, false],
+    [{ matchLabels: eu, matchExpressions: [{ key: 'tier', operator: 'In', values: ['gold'] }] }, { region: 'eu', tier: 'silver' }, false],
+  ];
+  it.each(vectors)('%j matches %j: %s', (selector, labels, expected) => {
+    expect(matchesSelector(selector, labels)).toBe(expected);
+  });
+
+  it('ANDs two selectors: a key both pin to different values matches nothing', () => {
+    const both = bothSelectors({ matchLabels: eu }, { matchLabels: { region: 'us' } });
+    expect(matchesSelector(both, eu)).toBe(false);
+    expect(matchesSelector(both, { region: 'us' })).toBe(false);
+    const narrowed = bothSelectors({ matchLabels: eu }, { matchLabels: { zone: 'a' } });
+    expect(narrowed).toEqual({ matchLabels: { region: 'eu', zone: 'a' } });
+    expect(bothSelectors({ matchLabels: eu }, undefined)).toEqual({ matchLabels: eu });
+  });
+
+  it('reads like kubectl -l', () => {
+    expect(describeSelector({ matchLabels: eu, matchExpressions: [{ key: 't', operator: 'In', values: ['a', 'b'] }, { key: 'x', operator: 'DoesNotExist' }] }))
+      .toBe('region=eu, t in (a,b), !x');
+    expect(describeSelector({})).toBe('everything');
+  });
+});
+
+describe('chooseProvider', () => {
+  it('chooses the matching Provider with the fewest resources', () => {
+    const d = chooseProvider([c('a', eu, { used: 3 }), c('b', eu, { used: 1 }), c('c', { region: 'us' }, { used: 0 })], { matchLabels: eu });
+    expect(d.provider).toBe('b');
+    expect(d.counts).toEqual({ providers: 3, matching: 2, usable: 2, withRoom: 2 });
+  });
+
+  it('breaks ties by name, whatever the order it is given', () => {
+    const list = [c('b', eu), c('c', eu), c('a', eu)];
+    expect(chooseProvider(list, {}).provider).toBe('a');
+    expect(chooseProvider([...list].reverse(), {}).provider).toBe('a');
+  });
+
+  it('spreads: choosing and counting in turn fills every Provider evenly', () => {
+    const list = [c('x', eu), c('y', eu), c('z', eu)];
+    for (let i = 0; i < 30; i++) {
+      const chosen = chooseProvider(list, { matchLabels: eu }).provider!;
+      list.find((p) => p.name === chosen)!.used++;
+    }
+    expect(list.map((p) => p.used)).toEqual([10, 10, 10]);
+  });
+
+  it('says NoMatchingProvider, with counts, when no labels match', () => {
+    const d = chooseProvider([c('a', { region: 'us' })], { matchLabels: eu });
+    expect(d).toMatchObject({ reason: 'NoMatchingProvider', counts: { providers: 1, matching: 0 } });
+    expect(d.message).toBe('0 of 1 Provider(s) match region=eu');
+  });
+
+  it('skips Providers that cannot be reached or lack the operator; NoUsableProvider when none is left', () => {
+    const list = [
+      c('down', eu, { unreachable: 'its target cannot be used now (Unreachable)', operator: 'present' }),
+      c('bare', eu, { operator: 'missing' }),
+      c('installs', eu, { operator: 'installable', used: 5 }),
+    ];
+    expect(chooseProvider(list, {}, 'rook-minio').provider).toBe('installs');
+    const d = chooseProvider(list.slice(0, 2), {}, 'rook-minio');
+    expect(d).toMatchObject({ reason: 'NoUsableProvider', counts: { matching: 2, usable: 0 } });
+    expect(d.message).toContain('down: its target cannot be used now (Unreachable)');
+    expect(d.message).toContain('bare: no rook-minio operator in its target');
+  });
+
+  it('skips full Providers; CapacityExhausted when every usable one is full', () => {
+    const list = [c('a', eu, { used: 20, maxResources: 20 }), c('b', eu, { used: 30 }), c('c', eu, { used: 2, maxResources: 2 })];
+    expect(chooseProvider(list, {}).provider).toBe('b'); // no capacity declared: no limit
+    const d = chooseProvider([list[0]!, list[2]!], {});
+    expect(d).toMatchObject({ reason: 'CapacityExhausted', counts: { usable: 2, withRoom: 0 } });
+    expect(d.message).toContain('a 20/20; c 2/2');
+    expect(chooseProvider([c('zero', eu, { maxResources: 0 })], {})).toMatchObject({ reason: 'CapacityExhausted' });
+  });
+
+  it('prefers room over fewer resources: a full Provider is never chosen', () => {
+    expect(chooseProvider([c('a', eu, { used: 1, maxResources: 1 }), c('b', eu, { used: 7 })], {}).provider).toBe('b');
+  });
+});
+
+describe('placementFor', () => {
+  const claim = (selector?: LabelSelector): Claim => ({ apiVersion: 'v', kind: 'Bucket', metadata: { name: 'b', namespace: 'app' }, spec: { providerSelector: selector } });
+  const cls = (spec: PlacingClass['spec']): PlacingClass => ({ kind: 'ObjectStoreClass', metadata: { name: 'gold', namespace: 'infra' }, spec });
+  const providers = new Map([['infra/eu-1', { metadata: { labels: eu } }]]);
+
+  it('a selector class: both selectors, so a claim narrows but never widens', () => {
+    expect(placementFor(cls({ providerSelector: { matchLabels: { tier: 'gold' } } }), claim({ matchLabels: eu }), providers))
+      .toEqual({ providerSelector: { matchLabels: { tier: 'gold', region: 'eu' } } });
+    const widened = placementFor(cls({ providerSelector: { matchLabels: eu } }), claim({ matchLabels: { region: 'us' } }), providers);
+    expect('providerSelector' in widened && matchesSelector(widened.providerSelector, { region: 'us' })).toBe(false);
+  });
+
+  it('a class with one Provider: the claim\'s selector must match it', () => {
+    expect(placementFor(cls({ providerRef: { name: 'eu-1' } }), claim({ matchLabels: eu }), providers)).toEqual({ providerRef: { name: 'eu-1' } });
+    expect(placementFor(cls({ providerRef: { name: 'eu-1' } }), claim(), providers)).toEqual({ providerRef: { name: 'eu-1' } });
+    const refused = (): unknown => placementFor(cls({ providerRef: { name: 'eu-1' } }), claim({ matchLabels: { region: 'us' } }), providers);
+    expect(refused).toThrow(ReasonedError);
+    expect(refused).toThrow('places every claim on Provider eu-1, which does not match this claim\'s providerSelector (region=us)');
+  });
+});
