@@ -3,7 +3,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 NPM ?= npm
 
-.PHONY: help install build gen check-gen typecheck lint test unit demo demo-down e2e e2e-local bench bench-clusters chaos chaos-small clean
+.PHONY: help install build gen check-gen typecheck lint test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -64,5 +64,8 @@ clean: ## Stop all local clusters and remove build output
 demo: install ## The design doc's four steps on two local clusters, live, until the Bucket is Bound
 	$(NPM) run -s demo
 
-demo-down: install ## Stop the demo's processes and remove its clusters
+demo-placement: install ## Claims spread by the scheduler over three targets labelled by region, with a capacity
+	$(NPM) run -s demo:placement
+
+demo-down: install ## Stop the demos' processes and remove their clusters
 	$(NPM) run -s demo -- down

@@ -2,54 +2,24 @@
 // "target", installs the CRDs, builds and starts provider-rook (and the MinIO operator stand-in) as
 // background processes, applies config/samples/, shows progress until the Bucket is Bound, then
 // prints what exists. `make demo-down` (node hack/demo.ts down) stops and removes everything.
-import { spawn, execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { down, repoRoot, up } from './lib/cluster.ts';
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { down, up } from './lib/cluster.ts';
+import { background, clientOf, DEMO_CLUSTERS, file, providerSecret as secretFrom, say, stopProcesses } from './lib/demo.ts';
 import { applyManifests, installCrds, loadManifests } from './lib/manifests.ts';
 import { Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
-import { KubeClient, type KubeObjectLike } from '../src/runtime/kube/client.ts';
-import { kubeconfigFileAccess } from '../src/runtime/kube/config.ts';
+import type { KubeClient, KubeObjectLike } from '../src/runtime/kube/client.ts';
 import { CustomResourceDefinitions, Secrets, typeOfManifest } from '../src/runtime/kube/resources.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 
-const say = (line = ''): void => console.log(line);
-const file = (...p: string[]): string => path.join(repoRoot, ...p);
-const demoDir = file('.local', 'demo');
-const pidFile = path.join(demoDir, 'pids');
-
-function stopProcesses(): void {
-  if (!existsSync(pidFile)) return;
-  for (const pid of readFileSync(pidFile, 'utf8').split(/\s+/).filter(Boolean).map(Number)) {
-    try {
-      process.kill(pid, 'SIGTERM');
-    } catch { /* already gone */ }
-  }
-  rmSync(pidFile);
-}
-
 if (process.argv[2] === 'down') {
   stopProcesses();
-  await down(['control', 'target', 'target-b']);
-  say('Stopped provider-rook and the operator stand-ins; removed clusters control, target and target-b.');
+  await down(DEMO_CLUSTERS);
+  say(`Stopped provider-rook and the operator stand-ins; removed the demo clusters (${DEMO_CLUSTERS.join(', ')}).`);
   process.exit(0);
 }
-
-function background(name: string, args: string[]): number {
-  mkdirSync(demoDir, { recursive: true });
-  const log = openSync(path.join(demoDir, `${name}.log`), 'a');
-  const child = spawn(process.execPath, args, { cwd: repoRoot, detached: true, stdio: ['ignore', log, log] });
-  closeSync(log);
-  child.unref();
-  writeFileSync(pidFile, `${existsSync(pidFile) ? readFileSync(pidFile, 'utf8') : ''}${child.pid}\n`);
-  return child.pid!;
-}
-
-const clientOf = (kubeconfig: string): KubeClient => {
-  return new KubeClient(kubeconfigFileAccess(kubeconfig), { fieldManager: 'provider-rook-demo' });
-};
 
 stopProcesses(); // a previous demo's processes, if any
 say('1/8  Starting local control planes "control", "target" and "target-b" (real etcd + kube-apiserver)...');
@@ -70,12 +40,7 @@ say('4/8  Applying config/samples/ (the design doc\'s four steps):');
 const sample = (f: string) => loadManifests(file('config', 'samples', f));
 await applyManifests(control, sample('00-namespaces.yaml'));
 // Step 1's Secret, built from the target's kubeconfig.
-async function providerSecret(name: string, kubeconfig: string): Promise<void> {
-  await control.apply(Secrets, {
-    apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'rook-infra-dev' }, type: 'Opaque',
-    data: { kubeconfig: readFileSync(kubeconfig).toString('base64') },
-  } as KubeObjectLike);
-}
+const providerSecret = (name: string, kubeconfig: string): Promise<void> => secretFrom(control, 'rook-infra-dev', name, kubeconfig);
 await providerSecret('demo-provider-rook', targetCluster!.kubeconfig);
 for (const [f, what] of [['01-provider.yaml', 'Provider demo-kubernetes (+ Secret demo-provider-rook from the target kubeconfig)'],
   ['02-objectstoreclass.yaml', 'ObjectStoreClass rook-infra-dev/rook-minio'], ['03-bucketclass.yaml', 'BucketClass app-project1-dev/bucket-standard'],

@@ -87,7 +87,7 @@ export function claimLabels(claim: Claim): Record<string, string> {
 export const NOT_SCHEDULED = new Set(['NoMatchingProvider', 'NoUsableProvider', 'CapacityExhausted']);
 
 export interface PlacingClass extends KubeObjectLike {
-  spec: { providerRef?: { name: string }; providerSelector?: LabelSelector };
+  spec: { providerRef?: { name: string; namespace?: string }; providerSelector?: LabelSelector };
 }
 
 /**
@@ -96,7 +96,7 @@ export interface PlacingClass extends KubeObjectLike {
  * narrows: on a class with one Provider, that Provider must match it (looked up in `providers`).
  */
 export function placementFor(cls: PlacingClass, claim: Claim, providers: { get(key: string): { metadata: { labels?: Record<string, string> } } | undefined }):
-  { providerRef: { name: string } } | { providerSelector: LabelSelector } {
+  { providerRef: { name: string; namespace?: string } } | { providerSelector: LabelSelector } {
   const wanted = claim.spec?.providerSelector;
   const { providerRef, providerSelector } = cls.spec;
   if (providerSelector) return { providerSelector: bothSelectors(providerSelector, wanted) };
@@ -108,5 +108,5 @@ export function placementFor(cls: PlacingClass, claim: Claim, providers: { get(k
         `which ${provider ? 'does not match' : 'does not exist, so it cannot match'} this claim's providerSelector (${describeSelector(wanted)})`);
     }
   }
-  return { providerRef: { name: providerRef.name } };
+  return { providerRef: { ...providerRef } };
 }

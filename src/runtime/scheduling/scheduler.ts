@@ -37,11 +37,14 @@ export interface SchedulerOptions<MR extends ManagedResource> {
   recheckMs: number;
 }
 
-/** Whether the scheduler has anything to do for this resource. */
+/**
+ * Whether the scheduler has anything to do for this resource: it names a selector, and has no
+ * Provider yet or does not say Scheduled=True yet (that write can lose a race with the managed
+ * controller, which starts the moment providerRef is set).
+ */
 export function needsScheduler(mr: ManagedResource): boolean {
-  if (isDeleting(mr.metadata)) return false;
-  const scheduled = getCondition(mr.status?.conditions, 'Scheduled');
-  return !mr.spec.providerRef ? mr.spec.providerSelector !== undefined : scheduled !== undefined && scheduled.status !== 'True';
+  if (isDeleting(mr.metadata) || !mr.spec.providerSelector) return false;
+  return !mr.spec.providerRef || getCondition(mr.status?.conditions, 'Scheduled')?.status !== 'True';
 }
 
 export class Scheduler<MR extends ManagedResource> implements Reconciler {

@@ -1,0 +1,210 @@
+// Placement on real API servers: three target clusters registered as Providers labelled by region,
+// classes that name a providerSelector instead of a Provider, and the scheduler choosing among them
+// by labels, reachability and capacity. Capacity is tested with two provider-rook replicas
+// scheduling at once, so only the API server's arbitration can keep it.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { down, start, stop, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { Provider } from '../../src/apis/provider.ts';
+import type { Bucket } from '../../src/apis/storage.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Namespaces } from '../../src/runtime/kube/resources.ts';
+import { Providers } from '../../src/runtime/native/provider.ts';
+import type { LabelSelector } from '../../src/runtime/scheduling/selector.ts';
+import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+
+const EU2 = `it-sched-eu2-${process.pid}`;
+const US1 = `it-sched-us1-${process.pid}`;
+type Cond = { type: string; status: string; reason: string; message?: string };
+const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+
+let clusters: Record<'eu-1' | 'eu-2' | 'us-1', LocalCluster>;
+let control: KubeClient;
+let platform: string;
+let apps: string;
+const running: App[] = [];
+
+async function provider(name: string, cluster: LocalCluster, labels: Record<string, string>, maxResources?: number): Promise<void> {
+  await writeSecret(control, platform, `${name}-creds`, providerSecretKeys(cluster));
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: platform, labels },
+    spec: { credentialsSecretRef: { name: `${name}-creds` }, ...(maxResources !== undefined ? { capacity: { maxResources } } : {}) },
+  } as KubeObjectLike);
+}
+
+/** An ObjectStoreClass that lets the scheduler choose, and its BucketClass of the same name. */
+async function selectorClass(name: string, providerSelector: LabelSelector): Promise<void> {
+  await control.apply(ObjectStoreClasses, {
+    apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name, namespace: platform },
+    spec: { scope: { nodeCount: 4 }, providerSelector, targetNamespace: 'rook-minio' },
+  } as KubeObjectLike);
+  await control.apply(BucketClasses, {
+    apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name, namespace: apps },
+    classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name, namespace: platform },
+  } as KubeObjectLike);
+}
+
+const claim = (name: string, className: string, providerSelector?: LabelSelector) => ({
+  apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name, namespace: apps },
+  spec: { classRef: { name: className }, writeConnectionSecretToRef: { name }, ...(providerSelector ? { providerSelector } : {}) },
+}) as KubeObjectLike;
+
+const stores = async (): Promise<ObjectStore[]> => (await control.list<ObjectStore>(ManagedObjectStores, { namespace: platform })).items;
+
+/** The managed resource of each named claim, once every one has a Provider. */
+async function placed(names: string[], timeoutMs = 60_000): Promise<Map<string, string>> {
+  return eventually(async () => {
+    const byClaim = new Map<string, string>();
+    for (const s of await stores()) {
+      const claimName = (s.spec.claimRef as { name?: string } | undefined)?.name;
+      if (claimName && names.includes(claimName) && s.spec.providerRef) byClaim.set(claimName, s.spec.providerRef.name);
+    }
+    return byClaim.size === names.length ? byClaim : undefined;
+  }, `${names.length} claims placed`, timeoutMs);
+}
+
+const tally = (placements: Iterable<string>): Record<string, number> => {
+  const out: Record<string, number> = {};
+  for (const p of placements) out[p] = (out[p] ?? 0) + 1;
+  return out;
+};
+
+async function ready(name: string, status: 'True' | 'False' = 'True'): Promise<void> {
+  await eventually(async () => cond(await control.get<Provider>(Providers, name, platform), 'Ready')?.status === status, `Provider ${name} Ready=${status}`, 60_000);
+}
+
+beforeAll(async () => {
+  const [eu2, us1] = await up([EU2, US1]);
+  clusters = { 'eu-1': testCluster('target'), 'eu-2': eu2!, 'us-1': us1! };
+  control = adminClient(testCluster('control'));
+  await installCrds(control, ourCrds());
+  for (const c of Object.values(clusters)) await installOperatorBundle(adminClient(c), 'rook-minio');
+  platform = await createNamespace(control, 'sched-infra');
+  apps = await createNamespace(control, 'sched-app');
+  await provider('eu-1', clusters['eu-1'], { region: 'eu', tier: 'standard' });
+  await provider('eu-2', clusters['eu-2'], { region: 'eu', tier: 'standard' });
+  await provider('us-1', clusters['us-1'], { region: 'us', tier: 'standard' });
+  await selectorClass('anywhere', { matchLabels: { tier: 'standard' } });
+  running.push(await startTestApp(testCluster('control'), { namespaces: [platform, apps], pollIntervalMs: 1_000, maxReconcileRate: 100 }));
+  for (const p of ['eu-1', 'eu-2', 'us-1']) await ready(p);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(running.map((a) => a.stop()));
+  await control.delete(Namespaces, apps).catch(() => undefined);
+  await down([EU2, US1]);
+}, 60_000);
+
+describe('scheduling claims onto target clusters', () => {
+  it('spreads 30 claims of one selector class evenly over three Providers, and shows the choice on each claim', async () => {
+    const names = Array.from({ length: 30 }, (_, i) => `spread-${i}`);
+    await Promise.all(names.map((n) => control.create(Buckets, claim(n, 'anywhere'))));
+    expect(tally((await placed(names)).values())).toEqual({ 'eu-1': 10, 'eu-2': 10, 'us-1': 10 });
+    // In the target the store exists where it was placed, and the claim names the Provider.
+    const one = await eventually(async () => {
+      const b = await control.get<Bucket>(Buckets, 'spread-0', apps);
+      return b?.status?.providerRef?.name && cond(b, 'Scheduled')?.status === 'True' ? b : undefined;
+    }, 'claim spread-0 Scheduled with its Provider');
+    const mr = (await control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(ManagedObjectStores, one.spec.resourceRef!.name, platform))!;
+    expect(mr.spec.providerRef?.name).toBe(one.status!.providerRef!.name);
+    expect(cond(mr, 'Scheduled')).toMatchObject({ status: 'True', reason: 'Scheduled' });
+    const events = await eventsFor(control, platform, mr.metadata.name);
+    expect(events.find((e) => e.reason === 'Scheduled')?.message).toMatch(/^Scheduled on Provider [a-z0-9-]+: the fewest managed resources/);
+  });
+
+  it('puts a claim that asks for a region only there, and says NoMatchingProvider for a region no Provider has', async () => {
+    const names = ['us-only-0', 'us-only-1', 'us-only-2'];
+    for (const n of names) await control.create(Buckets, claim(n, 'anywhere', { matchLabels: { region: 'us' } }));
+    expect(tally((await placed(names)).values())).toEqual({ 'us-1': 3 });
+
+    await control.create(Buckets, claim('on-mars', 'anywhere', { matchLabels: { region: 'mars' } }));
+    const waiting = await eventually(async () => {
+      const b = await control.get<Bucket>(Buckets, 'on-mars', apps);
+      return cond(b, 'Scheduled')?.reason === 'NoMatchingProvider' ? b : undefined;
+    }, 'claim on-mars Scheduled=False NoMatchingProvider');
+    expect(cond(waiting, 'Scheduled')!.message).toContain('0 of 3 Provider(s) match region=mars, tier=standard');
+    expect(cond(waiting, 'Scheduled')!.message).toContain('(providers 3, matching 0, usable 0, with room 0)');
+    const mr = (await stores()).find((s) => (s.spec.claimRef as { name?: string }).name === 'on-mars')!;
+    expect(mr.spec.providerRef).toBeUndefined();
+    expect((await eventsFor(control, apps, 'on-mars')).some((e) => e.reason === 'NoMatchingProvider' && e.type === 'Warning')).toBe(true);
+  });
+
+  it('skips a full Provider, says CapacityExhausted when only full ones match, and places the claim once there is room', async () => {
+    const usedOnUs = (await stores()).filter((s) => s.spec.providerRef?.name === 'us-1').length;
+    await provider('us-1', clusters['us-1'], { region: 'us', tier: 'standard' }, usedOnUs);
+    await control.create(Buckets, claim('us-when-full', 'anywhere', { matchLabels: { region: 'us' } }));
+    await eventually(async () => cond(await control.get<Bucket>(Buckets, 'us-when-full', apps), 'Scheduled')?.reason === 'CapacityExhausted', 'claim us-when-full CapacityExhausted');
+    const msg = cond(await control.get<Bucket>(Buckets, 'us-when-full', apps), 'Scheduled')!.message!;
+    expect(msg).toContain(`us-1 ${usedOnUs}/${usedOnUs}`);
+
+    const names = ['after-full-0', 'after-full-1', 'after-full-2', 'after-full-3'];
+    for (const n of names) await control.create(Buckets, claim(n, 'anywhere'));
+    expect(Object.keys(tally((await placed(names)).values())).sort()).toEqual(['eu-1', 'eu-2']);
+
+    // More room: the waiting claim is placed without being touched.
+    await provider('us-1', clusters['us-1'], { region: 'us', tier: 'standard' }, usedOnUs + 1);
+    expect((await placed(['us-when-full'])).get('us-when-full')).toBe('us-1');
+  });
+
+  it('gives a stopped target no new resources, and moves none of those it has', async () => {
+    const before = new Map((await stores()).filter((s) => s.spec.providerRef?.name === 'eu-2').map((s) => [s.metadata.name, s.metadata.uid]));
+    expect(before.size).toBeGreaterThan(0);
+    await stop(EU2);
+    try {
+      await ready('eu-2', 'False');
+      const names = ['eu-while-down-0', 'eu-while-down-1', 'eu-while-down-2'];
+      for (const n of names) await control.create(Buckets, claim(n, 'anywhere', { matchLabels: { region: 'eu' } }));
+      expect(tally((await placed(names)).values())).toEqual({ 'eu-1': 3 });
+      const after = (await stores()).filter((s) => before.has(s.metadata.name));
+      expect(after.map((s) => [s.metadata.name, s.metadata.uid, s.spec.providerRef?.name])).toEqual([...before].map(([n, uid]) => [n, uid, 'eu-2']));
+    } finally {
+      await start(EU2);
+    }
+    await ready('eu-2');
+  });
+
+  it('keeps 40 claims created at once within a capacity of 20 + 20, with two replicas scheduling, and frees a place on delete', async () => {
+    // Two Providers of their own (capacity counts every resource on a Provider), and a second replica.
+    const labels = { pool: 'capped' };
+    await provider('cap-a', clusters['eu-1'], labels, 20);
+    await provider('cap-b', clusters['us-1'], labels, 20);
+    await selectorClass('capped', { matchLabels: labels });
+    await ready('cap-a');
+    await ready('cap-b');
+    running.push(await startTestApp(testCluster('control'), { namespaces: [platform, apps], pollIntervalMs: 1_000, maxReconcileRate: 100, controlPlaneId: running[0]!.controlPlaneId }));
+
+    const names = Array.from({ length: 40 }, (_, i) => `capped-${i}`);
+    await Promise.all(names.map((n) => control.create(Buckets, claim(n, 'capped'))));
+    expect(tally((await placed(names, 90_000)).values())).toEqual({ 'cap-a': 20, 'cap-b': 20 });
+    for (const p of ['cap-a', 'cap-b']) {
+      const reservations = (await control.get<Provider>(Providers, p, platform))!.status!.reservations!;
+      expect(new Set(reservations.map((r) => r.uid)).size).toBe(20);
+    }
+
+    await control.create(Buckets, claim('capped-extra', 'capped'));
+    const waiting = await eventually(async () => {
+      const b = await control.get<Bucket>(Buckets, 'capped-extra', apps);
+      return cond(b, 'Scheduled')?.reason === 'CapacityExhausted' ? b : undefined;
+    }, 'claim capped-extra CapacityExhausted');
+    expect(cond(waiting, 'Scheduled')!.message).toContain('cap-a 20/20; cap-b 20/20');
+
+    // A claim deleted (reclaim policy Delete) gives its place to the one waiting.
+    const freed = (await placed(['capped-7'])).get('capped-7')!;
+    await control.delete(Buckets, 'capped-7', apps);
+    expect((await placed(['capped-extra'], 60_000)).get('capped-extra')).toBe(freed);
+    const total = tally((await stores()).filter((s) => (s.spec.claimRef as { name?: string }).name?.startsWith('capped-')).map((s) => s.spec.providerRef!.name));
+    expect(total).toEqual({ 'cap-a': 20, 'cap-b': 20 });
+    await eventually(async () => (await control.get<Provider>(Providers, freed, platform))!.status!.reservations!.length === 20, `${freed} holding 20 reservations`);
+  }, 180_000);
+
+  it('refuses a class that names both providerRef and providerSelector, and a resource whose Provider is changed', async () => {
+    const both = { ...claim('x', 'x'), apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: uniqueName('both'), namespace: platform },
+      spec: { scope: { nodeCount: 4 }, providerRef: { name: 'eu-1' }, providerSelector: { matchLabels: { region: 'eu' } } } } as KubeObjectLike;
+    await expect(control.create(ObjectStoreClasses, both)).rejects.toThrow(/exactly one of providerRef/);
+    const mr = (await stores()).find((s) => s.spec.providerRef?.name === 'eu-1')!;
+    await expect(control.update(ManagedObjectStores, { ...mr, spec: { ...mr.spec, providerRef: { name: 'us-1' } } })).rejects.toThrow(/providerRef cannot change once set/);
+  });
+});
