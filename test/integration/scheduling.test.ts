@@ -166,6 +166,19 @@ describe('scheduling claims onto target clusters', () => {
     await ready('eu-2');
   });
 
+  it('moves nothing off a Provider that loses its labels; it only stops receiving new resources', async () => {
+    const before = (await stores()).filter((s) => s.spec.providerRef?.name === 'eu-1').map((s) => s.metadata.uid).sort();
+    await provider('eu-1', clusters['eu-1'], { region: 'retired' });
+    try {
+      const names = ['after-relabel-0', 'after-relabel-1'];
+      for (const n of names) await control.create(Buckets, claim(n, 'anywhere', { matchLabels: { region: 'eu' } }));
+      expect(tally((await placed(names)).values())).toEqual({ 'eu-2': 2 });
+      expect((await stores()).filter((s) => s.spec.providerRef?.name === 'eu-1').map((s) => s.metadata.uid).sort()).toEqual(before);
+    } finally {
+      await provider('eu-1', clusters['eu-1'], { region: 'eu', tier: 'standard' });
+    }
+  });
+
   it('keeps 40 claims created at once within a capacity of 20 + 20, with two replicas scheduling, and frees a place on delete', async () => {
     // Two Providers of their own (capacity counts every resource on a Provider), and a second replica.
     const labels = { pool: 'capped' };
