@@ -247,7 +247,7 @@ describe('data loss', () => {
       expect((err as KubeError).code).toBe(422);
       expect((err as KubeError).message).toMatch(message);
     };
-    await refused({ spec: { providerRef: { name: 'elsewhere' } } }, /providerRef cannot change after creation/);
+    await refused({ spec: { providerRef: { name: 'elsewhere' } } }, /providerRef cannot change once set/);
     await refused({ spec: { targetNamespace: 'elsewhere' } }, /targetNamespace cannot change after creation/);
     await refused({ spec: { forProvider: { scope: { nodeCount: 6 } } } }, /forProvider.scope cannot change after creation/);
     await refused({ spec: { forProvider: { credentials: { name: 'other', namespace: mr.spec.targetNamespace } } } }, /credentials can be set once/);

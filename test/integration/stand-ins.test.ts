@@ -10,8 +10,9 @@ import { MinioTenants } from '../../src/minio-operator/tenant.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { UnreachableError } from '../../src/runtime/kube/errors.ts';
-import { Namespaces, StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';
-import { adminClient, eventually, kubeConfigOf, testCluster } from '../support/env.ts';
+import { StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { down, up } from '../../hack/lib/cluster.ts';
+import { adminClient, eventually, kubeConfigOf } from '../support/env.ts';
 import { createNamespace, writeSecret } from '../support/provider.ts';
 
 /** A client whose next `failures` status writes fail as a dropped connection would. */
@@ -29,24 +30,27 @@ class FlakyStatusClient extends KubeClient {
 }
 
 type Status = { currentState?: string; readyReplicas?: number };
-const target = testCluster('target');
+// A cluster of its own: the stand-ins of tests running beside these watch the shared target
+// cluster-wide, and would finish these objects with clients that never fail.
+const ALONE = `it-stand-ins-${process.pid}`;
 let admin: KubeClient;
 let flaky: FlakyStatusClient;
 let ns: string;
 const stops: { stop(): Promise<void> }[] = [];
 
 beforeAll(async () => {
-  admin = adminClient(target);
-  flaky = new FlakyStatusClient(kubeConfigOf(target), { fieldManager: 'stand-in' });
+  const [target] = await up([ALONE]);
+  admin = adminClient(target!);
+  flaky = new FlakyStatusClient(kubeConfigOf(target!), { fieldManager: 'stand-in' });
   await installOperatorBundle(admin, 'minio-operator');
   await installOperatorBundle(admin, 'rook-minio');
   ns = await createNamespace(admin, 'it-stand-ins');
-});
+}, 60_000);
 
 afterAll(async () => {
   await Promise.all(stops.map((s) => s.stop()));
-  await admin.delete(Namespaces, ns).catch(() => undefined);
-});
+  await down([ALONE]);
+}, 60_000);
 
 describe('operator stand-ins', () => {
   it('retry a Tenant whose status write failed, without a new event, as the MinIO Operator\'s queue does', async () => {
