@@ -2,9 +2,7 @@
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  transform: {
-    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2024' }, module: { type: 'es6' } }],
-  },
+  transform: { '^.+\\.ts$': '<rootDir>/test/support/strip-types.js' },
   testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/e2e/**/*.e2e.ts'],
   // One pair of local control planes serves the whole run (see test/support/global-setup.ts).
   globalSetup: '<rootDir>/test/support/global-setup.ts',
