@@ -1,12 +1,13 @@
 // Finds or builds the control-plane binaries that local clusters run.
 // KUBEBUILDER_ASSETS wins when set; otherwise we build once from the Go module proxy into a cache
 // outside the repo, keyed by the pinned versions so a version bump never reuses stale binaries.
+import { fileURLToPath } from 'node:url';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 
-const toolsDir = path.join(import.meta.dirname, '..', 'tools');
+const toolsDir = fileURLToPath(new URL('../tools', import.meta.url));
 /** Bump when the way we build changes, so caches built the old way are not reused. */
 const RECIPE = 'r2';
 

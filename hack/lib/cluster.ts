@@ -1,5 +1,6 @@
 // Local control planes: one real etcd + kube-apiserver (+ a trimmed kube-controller-manager when
 // available) per cluster, on free 127.0.0.1 ports, with all state under .local/clusters/NAME.
+import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, closeSync } from 'node:fs';
 import https from 'node:https';
@@ -9,7 +10,7 @@ import path from 'node:path';
 import { ensureBinaries, type Binaries } from './binaries.ts';
 import { ensurePki, pkiPaths, readPem } from './pki.ts';
 
-export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 export function clustersRoot(): string {
   return process.env.PROVIDER_ROOK_CLUSTERS_DIR ?? path.join(repoRoot, '.local', 'clusters');

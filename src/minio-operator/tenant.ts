@@ -1,7 +1,7 @@
 // The MinIO Operator backend: a managed Tenant becomes one minio.min.io/v2 Tenant, alone in its own
 // target namespace (the operator serves one Tenant per namespace, and names every tenant's S3
 // Service "minio"), with root credentials in a configuration Secret provider-rook makes once.
-import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { TenantClassKind, TenantKind, type Tenant, type TenantClass } from '../apis/tenant.ts';
 import type { Backend } from '../backends.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
@@ -15,7 +15,7 @@ import { randomKey } from '../runtime/random.ts';
 export const MinioTenants: ResourceType = { apiVersion: 'minio.min.io/v2', kind: 'Tenant', plural: 'tenants', namespaced: true };
 
 /** The MinIO Operator (config/operators/minio-operator, after upstream v7.1.1). */
-export const minioOperatorBundle = bundleFromDirectory(path.join(import.meta.dirname, '..', '..', 'config', 'operators', 'minio-operator'), {
+export const minioOperatorBundle = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/minio-operator', import.meta.url)), {
   name: 'minio-operator', description: 'MinIO Operator', crdName: 'tenants.minio.min.io', deploymentName: 'minio-operator',
   defaultNamespace: 'minio-operator', defaultImage: 'minio/operator:v7.1.1',
 });

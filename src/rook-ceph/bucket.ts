@@ -2,7 +2,7 @@
 // Rook's bucket provisioner serves from a CephObjectStore the platform team runs. It makes no
 // companions: the provisioner writes the keys (a Secret) and the address (a ConfigMap) beside the
 // claim, and those are read only when they are the provisioner's for this very claim.
-import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CephBucketClassKind, CephBucketKind, type CephBucket, type CephBucketClass } from '../apis/cephbucket.ts';
 import type { Backend } from '../backends.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
@@ -15,7 +15,7 @@ import { bundleFromDirectory } from '../runtime/native/operator.ts';
 export const ObjectBucketClaims: ResourceType = { apiVersion: 'objectbucket.io/v1alpha1', kind: 'ObjectBucketClaim', plural: 'objectbucketclaims', namespaced: true };
 
 /** Rook Ceph's operator, which runs the bucket provisioner (config/operators/rook-ceph). */
-export const rookCephOperator = bundleFromDirectory(path.join(import.meta.dirname, '..', '..', 'config', 'operators', 'rook-ceph'), {
+export const rookCephOperator = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/rook-ceph', import.meta.url)), {
   name: 'rook-ceph', description: 'Rook Ceph operator', crdName: 'objectbucketclaims.objectbucket.io', deploymentName: 'rook-ceph-operator',
   defaultNamespace: 'rook-ceph', defaultImage: 'rook/ceph:v1.17.0',
 });

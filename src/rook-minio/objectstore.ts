@@ -1,7 +1,7 @@
 // The Rook MinIO backend: how a managed ObjectStore maps onto a minio.rook.io ObjectStore in the
 // target, when that store is ready, and what its users need to connect. Everything else is the
 // generic runtime.
-import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ObjectStoreKind, type ObjectStore } from '../apis/objectstore.ts';
 import { ObjectStoreClassKind, type ObjectStoreClass } from '../apis/objectstoreclass.ts';
 import type { Backend } from '../backends.ts';
@@ -14,7 +14,7 @@ import { randomKey } from '../runtime/random.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 
 /** The Rook MinIO operator (config/operators/rook-minio, modernised from rook v1.2.7, its last release). */
-export const rookMinioOperator = bundleFromDirectory(path.join(import.meta.dirname, '..', '..', 'config', 'operators', 'rook-minio'), {
+export const rookMinioOperator = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/rook-minio', import.meta.url)), {
   name: 'rook-minio', description: 'Rook MinIO operator', crdName: 'objectstores.minio.rook.io', deploymentName: 'rook-minio-operator',
   defaultNamespace: 'rook-minio-system', defaultImage: 'rook/minio:v1.2.7', legacy: true,
 });

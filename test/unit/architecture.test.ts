@@ -1,10 +1,11 @@
 // The dependency points one way: the generic runtime knows no API kind, no backend and no test double.
+import { fileURLToPath } from 'node:url';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { PROVIDER_NODE_FLAGS } from '../../hack/lib/node-flags.ts';
 
-const src = path.join(import.meta.dirname, '..', '..', 'src');
+const src = fileURLToPath(new URL('../../src', import.meta.url));
 const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
   .flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
 const imports = (file: string): string[] => [...readFileSync(file, 'utf8').matchAll(/^import[^'"]*['"]([^'"]+)['"]/gm)].map((m) => path.resolve(path.dirname(file), m[1]!));

@@ -212,7 +212,7 @@ describe('claim reconciler', () => {
     expect([...refused.api.objects.keys()].filter((k) => k.startsWith('stores/'))).toEqual([]);
   });
 
-  it.each([['Delete', false], ['Retain', true]] as const)('C3/C4: a deleted claim releases its resource; reclaim %s keeps it: %s', async (policy, kept) => {
+  it.each<['Delete' | 'Retain', boolean]>([['Delete', false], ['Retain', true]])('C3/C4: a deleted claim releases its resource; reclaim %s keeps it: %s', async (policy, kept) => {
     const { api, reconciler } = world();
     api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM], deletionTimestamp: '2026-01-01T00:00:00Z' }, { resourceRef: { name: 'mr', namespace: 'infra' }, writeConnectionSecretToRef: { name: 'mine' } }));
     api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'mr', namespace: 'infra' }, spec: { reclaimPolicy: policy, claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } }, status: { bindingPhase: 'Bound' } });
@@ -269,7 +269,7 @@ describe('default-class reconciler', () => {
     return { api, reconciler };
   }
 
-  it.each([[[], 'NoDefaultClass'], [['one', 'two'], 'AmbiguousDefaultClass']] as const)('D5/D6: with policies %j it guesses nothing (%s)', async (policies, reason) => {
+  it.each<[string[], string]>([[[], 'NoDefaultClass'], [['one', 'two'], 'AmbiguousDefaultClass']])('D5/D6: with policies %j it guesses nothing (%s)', async (policies, reason) => {
     const { api, reconciler } = setup([...policies]);
     await reconciler.reconcile('app/b', signal);
     expect(readClaim(api).spec?.classRef).toBeUndefined();
