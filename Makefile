@@ -8,11 +8,12 @@ NPM ?= npm
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
+# npm ci installs exactly the lock file, and fails when it no longer matches package.json (so CI does).
 node_modules/.package-lock.json: package.json package-lock.json
-	$(NPM) install --no-fund --no-audit
+	$(NPM) ci --no-fund --no-audit
 	@touch $@
 
-install: node_modules/.package-lock.json ## Install npm dependencies (Node 24 comes with them)
+install: node_modules/.package-lock.json ## Install the locked npm dependencies (Node 24 comes with them)
 
 build: install ## Compile src/ to dist/
 	$(NPM) run build
