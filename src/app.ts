@@ -7,6 +7,7 @@ import { ObjectStoreClassKind } from './apis/objectstoreclass.ts';
 import { BucketClassKind, BucketKind, BucketPolicyKind } from './apis/storage.ts';
 import { CephBucketClassKind, CephBucketKind } from './apis/cephbucket.ts';
 import { TenantClassKind, TenantKind } from './apis/tenant.ts';
+import type { HealthSources } from './runtime/health.ts';
 import type { KubeClient } from './runtime/kube/client.ts';
 import { Manager, type ManagerOptions } from './runtime/manager.ts';
 import type { LeakReport } from './runtime/native/leaks.ts';
@@ -33,6 +34,8 @@ export interface App {
   leaks: { sweep(signal?: AbortSignal, now?: number): Promise<LeakReport[]> };
   targets: TargetClients;
   control: KubeClient;
+  /** For /readyz and /healthz. */
+  health: HealthSources;
   stop(): Promise<void>;
 }
 
@@ -50,6 +53,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     leaks: { sweep: (signal, now) => manager.sweepLeaks(signal, now) },
     targets: manager.targets,
     control: manager.control,
+    health: manager.health,
     stop: () => manager.stop(),
   };
 }

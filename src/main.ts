@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { FIELD_MANAGER, startApp, type App } from './app.ts';
 import { KubeClient } from './runtime/kube/client.ts';
 import { inClusterAccess, kubeconfigFileAccess } from './runtime/kube/config.ts';
+import { Health } from './runtime/health.ts';
 import { LeaderElector } from './runtime/leader.ts';
 import { pinoLogger } from './runtime/logger.ts';
 import { registry } from './runtime/metrics.ts';
@@ -60,16 +61,21 @@ async function main(): Promise<void> {
 
   const kc = opts.kubeconfig ? kubeconfigFileAccess(opts.kubeconfig) : inClusterAccess();
 
+  const health = new Health();
   const [host, port] = opts['metrics-addr'].split(':');
   const server = createServer((req, res) => {
     if (req.url === '/metrics') {
       void registry.metrics().then((body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body));
     } else if (req.url === '/healthz' || req.url === '/readyz') {
-      res.writeHead(200).end('ok');
+      const { status, body } = req.url === '/healthz' ? health.healthz() : health.readyz();
+      res.writeHead(status, { 'Content-Type': 'text/plain' }).end(`${body}\n`);
     } else {
       res.writeHead(404).end();
     }
-  }).listen(Number(port), host || undefined);
+  }).listen(Number(port), host || undefined, () => {
+    const addr = server.address();
+    if (addr && typeof addr === 'object') log.info('serving /metrics, /healthz and /readyz', { addr: `${addr.address}:${addr.port}` });
+  });
 
   const stop = new AbortController();
   const running: { app?: App; elector?: LeaderElector } = {};
@@ -77,6 +83,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
+    health.set('stopping');
     log.info('shutting down', { signal });
     stop.abort();
     server.close();
@@ -91,16 +98,21 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 
   if (opts['leader-elect']) {
+    const namespace = leaseNamespace(opts['leader-election-namespace']);
     running.elector = new LeaderElector({
-      client: new KubeClient(kc, { fieldManager: FIELD_MANAGER }), namespace: leaseNamespace(opts['leader-election-namespace']),
+      client: new KubeClient(kc, { fieldManager: FIELD_MANAGER }), namespace,
       name: opts['leader-election-id'], identity: `${hostname()}_${randomUUID()}`, log,
     });
+    health.set('standby', `waiting for Lease ${namespace}/${opts['leader-election-id']}`);
     if (!(await running.elector.acquire(stop.signal))) return; // asked to stop while standing by
   }
+  health.set('syncing');
   running.app = await startApp({
     control: kc, log, namespaces: opts.namespace?.split(','), controlPlaneId: opts['control-plane-id'], pollIntervalMs: opts.poll, leakIntervalMs: opts['leak-interval'],
     leakReportOnly: opts['leak-mode'] === 'report', leakGraceMs: opts['leak-grace'], allowExecCredentials: opts['allow-exec-credentials'], workers: opts.workers, maxReconcileRate: opts['max-reconcile-rate'],
   });
+  health.watch(running.app.health);
+  if (!stopping) health.set('running');
   void running.elector?.hold(stop.signal).then((outcome) => {
     if (outcome !== 'lost') return;
     // Another process may lead now: stop writing at once. A restart stands by as a fresh candidate.

@@ -1,4 +1,5 @@
 // A controller: a few workers draining a keyed queue into one Reconciler, under a global rate limit.
+import type { Probe } from './health.ts';
 import type { Logger } from './logger.ts';
 import { observeQueue, reconcileErrors, reconcileTime, reconcileTotal, workqueueRetries } from './metrics.ts';
 import type { Reconciler } from './result.ts';
@@ -13,12 +14,14 @@ export interface ControllerOptions {
   maxReconcileRate?: number;
   /** Upper bound for one reconcile; its AbortSignal fires then. */
   timeoutMs?: number;
+  /** How long past its deadline a reconcile may still run before the controller counts as stuck. */
+  stuckGraceMs?: number;
 }
 
 // controller-runtime's values of controller_runtime_reconcile_total{result}, so dashboards work.
 const RESULT_LABEL = { done: 'success', requeue: 'requeue', requeueAfter: 'requeue_after' } as const;
 
-export class Controller {
+export class Controller implements Probe {
   readonly queue: WorkQueue;
   private readonly bucket: TokenBucket;
   private readonly workers: Promise<void>[] = [];
@@ -27,12 +30,14 @@ export class Controller {
   private readonly reconciler: Reconciler;
   private readonly log: Logger;
   private unobserve?: () => void;
+  /** When each running reconcile began, by key. */
+  private readonly running = new Map<string, number>();
 
   constructor(name: string, reconciler: Reconciler, log: Logger, opts: ControllerOptions = {}) {
     this.name = name;
     this.reconciler = reconciler;
     this.log = log;
-    this.opts = { workers: 4, backoff: { baseMs: 1000, maxMs: 60_000 }, maxReconcileRate: 10, timeoutMs: 90_000, ...opts };
+    this.opts = { workers: 4, backoff: { baseMs: 1000, maxMs: 60_000 }, maxReconcileRate: 10, timeoutMs: 90_000, stuckGraceMs: 30_000, ...opts };
     this.queue = new WorkQueue(this.opts.backoff);
     this.bucket = new TokenBucket(this.opts.maxReconcileRate, this.opts.maxReconcileRate * 10);
   }
@@ -54,6 +59,16 @@ export class Controller {
     this.unobserve = undefined;
   }
 
+  /** A reconcile still running well past its deadline ignores its AbortSignal: a worker is lost. */
+  stuck(now: number): string | undefined {
+    for (const [key, since] of this.running) {
+      if (now - since > this.opts.timeoutMs + this.opts.stuckGraceMs) {
+        return `controller ${this.name}: the reconcile of ${key} has run ${Math.round((now - since) / 1000)} s, past its ${this.opts.timeoutMs / 1000} s deadline`;
+      }
+    }
+    return undefined;
+  }
+
   private async work(): Promise<void> {
     for (;;) {
       const key = await this.queue.get();
@@ -71,6 +86,7 @@ export class Controller {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException('reconcile deadline exceeded', 'TimeoutError')), this.opts.timeoutMs);
     const signal = deadline.signal;
+    this.running.set(key, Date.now());
     try {
       const result = await this.reconciler.reconcile(key, signal);
       reconcileTotal.inc({ controller: this.name, result: RESULT_LABEL[result.kind] });
@@ -89,6 +105,7 @@ export class Controller {
       this.log.info('reconcile failed; retrying with backoff', { controller: this.name, key, error: errorMessage(err) });
       this.queue.addRateLimited(key);
     } finally {
+      this.running.delete(key);
       clearTimeout(timer);
       stopTimer();
     }

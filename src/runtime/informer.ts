@@ -5,7 +5,8 @@
 // served yet (its CRD missing) waits for whenServed instead of asking again and again. Cached objects
 // drop metadata.managedFields, which nothing here reads and which is often half an object's size,
 // and, where asked, all but metadata and the fields named (client-go's transform).
-import { WatchStalledError, type KubeClient, type KubeObjectLike, type Selection } from './kube/client.ts';
+import type { Probe } from './health.ts';
+import { WATCH_IDLE_MS, WatchStalledError, type KubeClient, type KubeObjectLike, type Selection } from './kube/client.ts';
 import { isGone, isNotFound } from './kube/errors.ts';
 import type { ResourceType } from './kube/resources.ts';
 import type { Logger } from './logger.ts';
@@ -29,9 +30,18 @@ export interface InformerOptions extends Selection {
   whenServed?: (signal: AbortSignal) => Promise<void>;
   /** Cache only metadata and these top-level fields (e.g. ['status']): for big objects of which little is read. */
   keep?: string[];
+  /** How long a list/watch loop may go without any sign of progress before it counts as stuck. */
+  stuckAfterMs?: number;
 }
 
-export class Informer<T extends KubeObjectLike> {
+/**
+ * A loop that makes progress lists, opens watches, receives events or bookmarks (at least every
+ * minute or two on a quiet watch), or fails and retries (at most every 30 s); past the silent
+ * watch's own bound and then some, nothing should be that quiet.
+ */
+const STUCK_AFTER_MS = WATCH_IDLE_MS + 120_000;
+
+export class Informer<T extends KubeObjectLike> implements Probe {
   private readonly store = new Map<string, T>();
   private readonly handlers: Handlers<T>[] = [];
   private readonly abort = new AbortController();
@@ -39,6 +49,8 @@ export class Informer<T extends KubeObjectLike> {
   private synced?: Promise<unknown>;
   private isSynced = false;
   private failingScopes = 0;
+  /** Per scope: when its loop last showed progress, or undefined while it rightly waits (kind not served). */
+  private readonly progress = new Map<string, number | undefined>();
 
   readonly client: KubeClient;
   readonly type: ResourceType;
@@ -80,6 +92,17 @@ export class Informer<T extends KubeObjectLike> {
     return this.isSynced;
   }
 
+  /** A scope whose loop has shown no progress for too long (a hang no bound caught). */
+  stuck(now: number): string | undefined {
+    const bound = this.opts.stuckAfterMs ?? STUCK_AFTER_MS;
+    for (const [scope, at] of this.progress) {
+      if (at !== undefined && now - at > bound) {
+        return `informer ${this.type.plural}${scope ? ` in ${scope}` : ''}: no list, watch, event or retry for ${Math.round((now - at) / 1000)} s`;
+      }
+    }
+    return undefined;
+  }
+
   /** Some scope's list or watch is failing now (after having worked, or never having worked). */
   get failing(): boolean {
     return this.failingScopes > 0;
@@ -95,6 +118,9 @@ export class Informer<T extends KubeObjectLike> {
 
   private async run(namespace: string | undefined, markSynced: () => void): Promise<void> {
     const signal = this.abort.signal;
+    const scope = namespace ?? '';
+    const alive = (): void => void this.progress.set(scope, Date.now());
+    alive();
     let resourceVersion: string | undefined;
     let delay = 1000;
     let toldUser = false;
@@ -102,6 +128,7 @@ export class Informer<T extends KubeObjectLike> {
     // A scope that never worked (a CRD not installed yet) recovers when it first works, but never "fails".
     let health = 'new' as 'new' | 'ok' | 'failing';
     const succeeded = (): void => {
+      alive();
       if (health === 'failing') {
         this.failingScopes--;
         this.opts.onRecovered?.();
@@ -121,12 +148,14 @@ export class Informer<T extends KubeObjectLike> {
         delay = 1000;
         const { labelSelector, fieldSelector } = this.opts;
         await this.client.watch(this.type, { namespace, labelSelector, fieldSelector, resourceVersion, signal, onOpen: succeeded }, (type, obj) => {
+          alive();
           resourceVersion = obj.metadata.resourceVersion ?? resourceVersion;
           if (type === 'ADDED' || type === 'MODIFIED') this.upsert(obj as T);
           else if (type === 'DELETED') this.remove(obj as T);
         });
       } catch (err) {
         if (signal.aborted) break;
+        alive();
         if (isGone(err)) {
           resourceVersion = undefined; // too old: relist (routine, not a failure)
           this.opts.log.debug('watch history lost (410 Gone); relisting', { resource: this.type.plural, ...(namespace ? { namespace } : {}) });
@@ -144,7 +173,9 @@ export class Informer<T extends KubeObjectLike> {
           this.replace([], namespace);
           markSynced();
           this.opts.log.debug('kind not served; waiting for it', { resource: this.type.plural });
+          this.progress.set(scope, undefined);
           await this.opts.whenServed(signal);
+          alive();
           // Established a moment before the server serves it: back off only if that keeps happening.
           if (notServed > 0) await sleep(Math.min(250 * 2 ** notServed, 30_000), signal);
           notServed++;

@@ -5,6 +5,7 @@
 import type { ClusterAccess } from './kube/config.ts';
 import { Controller } from './controller.ts';
 import { ApiEventRecorder } from './events.ts';
+import type { HealthSources } from './health.ts';
 import { Informer } from './informer.ts';
 import { KubeClient, type KubeObjectLike } from './kube/client.ts';
 import { Namespaces, type ResourceType } from './kube/resources.ts';
@@ -173,6 +174,12 @@ export class Manager {
     };
     kind.cache.on({ added: providerOf, deleted: providerOf });
   }
+
+  /** What the probes check: the informers' first lists, and whether a controller or informer is stuck. */
+  readonly health: HealthSources = {
+    synced: () => [...this.informers.values()].every((i) => i.hasSynced),
+    probes: () => [...this.controllers, ...this.informers.values()],
+  };
 
   /** One leak sweep over every registered kind. */
   async sweepLeaks(signal?: AbortSignal, now?: number): Promise<LeakReport[]> {

@@ -124,6 +124,13 @@ describe('provider-rook with --leader-elect', () => {
     return { child, output: () => out, exited: new Promise((resolve) => child.once('exit', resolve)) };
   }
 
+  /** GET one of the process's probes, at the address it logged. */
+  async function probe(output: string, what: '/readyz' | '/healthz'): Promise<[number, string]> {
+    const addr = /"addr":"([^"]+)"[^\n]*serving \/metrics|serving \/metrics[^\n]*"addr":"([^"]+)"/.exec(output);
+    const res = await fetch(`http://${addr![1] ?? addr![2]}${what}`);
+    return [res.status, (await res.text()).trim()];
+  }
+
   it('runs the controllers in one process only, and a SIGTERM hands them to the standby', async () => {
     const lease = uniqueName('provider');
     const watched = await createNamespace(admin, 'le-watched');
@@ -132,10 +139,15 @@ describe('provider-rook with --leader-elect', () => {
     const second = start(lease, watched);
     await eventually(() => second.output().includes('standing by'), 'the second process to stand by', 60_000);
     expect(second.output()).not.toContain('provider-rook started');
+    // The leader is ready with synced informers; the standby is ready too, and says why it idles.
+    expect(await probe(first.output(), '/readyz')).toEqual([200, 'ok']);
+    expect(await probe(first.output(), '/healthz')).toEqual([200, 'ok']);
+    expect(await probe(second.output(), '/readyz')).toEqual([200, `standby: not the leader; controllers start on taking over: waiting for Lease ${ns}/${lease}`]);
 
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     await eventually(() => second.output().includes('provider-rook started'), 'the standby to take over after the release', 60_000);
+    expect(await eventually(async () => { const [code, body] = await probe(second.output(), '/readyz'); return body === 'ok' && code; }, 'the new leader ready')).toBe(200);
     expect((await holderOf(lease))?.holderIdentity).toMatch(/_/);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
