@@ -46,8 +46,8 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
     type, client: manager.control, cache, recorder, log, secrets: connectionSecrets(manager),
     connecter: new NativeConnecter(resolver, kind, marks, {
       installer, recorder,
-      // The Provider's status says at once that the operator is there now.
-      operatorInstalled: (p) => manager.providerController.enqueue(keyOf(p.metadata)),
+      // The Provider's status says at once that the operator is there now (installed, or found), or gone.
+      operatorChanged: (p) => manager.providerController.enqueue(keyOf(p.metadata)),
       connected: (key, target) => targetOf.set(key, target.fingerprint),
     }),
     pollIntervalMs: opts.pollIntervalMs, pollJitterMs: opts.pollJitterMs,

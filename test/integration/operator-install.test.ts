@@ -14,6 +14,7 @@ import { adminClient, eventually, testCluster, uniqueName } from '../support/env
 import { createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
+const FOUND = `it-found-${process.pid}`;
 let fresh: LocalCluster;
 let control: KubeClient;
 let target: KubeClient;
@@ -35,9 +36,9 @@ async function setProvider(name: string, cluster: LocalCluster, spec: Partial<Pr
 
 const rookMinio = (p: Provider | undefined) => p?.status?.operators?.find((o) => o.name === 'rook-minio');
 
-function store(name: string, provider: string) {
+function store(name: string, provider: string, namespace = ns) {
   return {
-    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: ns },
+    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace },
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: provider } },
   };
 }
@@ -142,4 +143,26 @@ describe('operator install', () => {
     await eventually(async () => rookMinio(await control.get<Provider>(Providers, 'preinstalled', ns))?.installedBy === 'other', 'the Provider to report a foreign install');
     await eventually(async () => (await eventsFor(control, ns, 'preinstalled')).some((e) => e.reason === 'DeprecatedField'), 'an Event saying where operatorInstall belongs now');
   }, 60_000);
+});
+
+describe('the Provider\'s operator status', () => {
+  it('says at once that the operator is there when a store finds it, without waiting for the next poll', async () => {
+    const found = (await up([FOUND]))[0]!;
+    const where = await createNamespace(control, 'op-found');
+    await writeSecret(control, where, 'found-creds', providerSecretKeys(found));
+    await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'found', namespace: where }, spec: { credentialsSecretRef: { name: 'found-creds' } } });
+    // A poll of ten minutes: only the store's finding can refresh the Provider within this test.
+    const slow = await startTestApp(testCluster('control'), { namespaces: [where], pollIntervalMs: 600_000, maxReconcileRate: 100 });
+    try {
+      const reported = async () => rookMinio(await control.get<Provider>(Providers, 'found', where))?.present;
+      await eventually(async () => (await reported()) === false, 'the Provider to report no operator');
+      await control.create(ManagedObjectStores, store('finder', 'found', where));
+      await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, 'finder', where), 'Synced')?.reason === 'OperatorMissing', 'the store to miss its operator');
+      await preinstallOperator(adminClient(found), 'rook-minio'); // the target's admin installs it
+      await eventually(async () => (await reported()) === true, 'the Provider to report the operator the store found', 40_000);
+    } finally {
+      await slow.stop();
+      await down([FOUND]);
+    }
+  }, 120_000);
 });

@@ -107,8 +107,8 @@ export interface NativeConnecterOptions {
   /** The operator of this kind, shared with the Provider's status. */
   installer?: OperatorInstaller;
   recorder?: EventRecorder;
-  /** Called after provider-rook installed an operator into a Provider's target. */
-  operatorInstalled?: (provider: Provider) => void;
+  /** Called when an operator was found present or missing unlike the Provider's status says (e.g. just installed). */
+  operatorChanged?: (provider: Provider) => void;
   /** Called on every connect: which target a resource ("namespace/name") uses. */
   connected?: (key: string, target: Target) => void;
 }
@@ -141,7 +141,10 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     const installer = this.opts.installer;
     const ensureOperator = installer && ((s: AbortSignal) => installer.ensure(target, {
       where: `${namespace}/${ref.name}`, owner: providerOwner(provider), settings: operatorSettings(provider, installer.bundle.name, installer.bundle.legacy),
-      installed: () => this.opts.operatorInstalled?.(provider),
+      seen: (present) => {
+        const reported = provider.status?.operators?.find((o) => o.name === installer.bundle.name)?.present;
+        if (reported !== present) this.opts.operatorChanged?.(provider);
+      },
     }, s));
     return new NativeExternal(this.kind, target.client, this.marks, { prerequisite: ensureOperator, recorder: this.opts.recorder, reader: target.informers });
   }

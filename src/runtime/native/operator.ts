@@ -106,10 +106,12 @@ export class OperatorInstaller {
    * and what to do, or that the install is still settling (the caller retries with backoff).
    * `installed` runs once after an install of ours, e.g. to refresh the Provider's status at once.
    */
-  async ensure(target: { fingerprint: string; client: KubeClient; informers?: TargetInformers }, provider: { where: string; owner: Owner; settings: OperatorSettings; installed?: () => void }, signal?: AbortSignal): Promise<void> {
+  /** `seen` hears each finding of whether the operator is there (for the Provider's status). */
+  async ensure(target: { fingerprint: string; client: KubeClient; informers?: TargetInformers }, provider: { where: string; owner: Owner; settings: OperatorSettings; seen?: (present: boolean) => void }, signal?: AbortSignal): Promise<void> {
     if ((this.verified.get(target.fingerprint) ?? 0) > Date.now()) return;
     const settings = provider.settings;
     const presence = await this.presence(target, settings, signal);
+    provider.seen?.(presence.present);
     if (presence.present) {
       this.verified.set(target.fingerprint, Date.now() + 5 * 60_000);
       return;
@@ -122,13 +124,13 @@ export class OperatorInstaller {
     // Concurrent creates on one fresh target share one install.
     let install = this.inflight.get(target.fingerprint);
     if (!install) {
-      install = this.install(target.client, provider.owner, settings, signal).then(() => provider.installed?.())
-        .finally(() => this.inflight.delete(target.fingerprint));
+      install = this.install(target.client, provider.owner, settings, signal).finally(() => this.inflight.delete(target.fingerprint));
       this.inflight.set(target.fingerprint, install);
     }
     await install;
     const crd = await target.client.get<Obj>(CustomResourceDefinitions, this.bundle.crdName, undefined, signal);
     if (!established(crd)) throw new ReasonedError('WaitingForCRD', `installed ${this.bundle.description}; waiting for CRD ${this.bundle.crdName} to become Established`);
+    provider.seen?.(true);
     this.verified.set(target.fingerprint, Date.now() + 5 * 60_000);
   }
 
