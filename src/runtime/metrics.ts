@@ -73,3 +73,53 @@ export const restClientRequests = new Counter({
   name: 'rest_client_requests_total', help: 'Requests this process sent to Kubernetes API servers, by host, method and status code.',
   labelNames: ['host', 'method', 'code'], registers: [registry],
 });
+
+// crossplane-runtime's managed resource metrics, under its names and its one label, gvk
+// ("group/version, Kind=Kind"), so its dashboards and alerts work here.
+interface Conditioned {
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+const managedKinds = new Set<{ gvk: string; list: () => Conditioned[] }>();
+
+/** Counts a managed kind's cached resources at every scrape, until the returned function is called. */
+export function observeManagedKind(gvk: string, list: () => Conditioned[]): () => void {
+  const entry = { gvk, list };
+  managedKinds.add(entry);
+  return () => managedKinds.delete(entry);
+}
+
+const isTrue = (mr: Conditioned, type: string): boolean => mr.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+
+function managedGauge(name: string, help: string, counts: (mr: Conditioned) => boolean): void {
+  new Gauge({
+    name, help, labelNames: ['gvk'], registers: [registry],
+    collect(this: Gauge) {
+      this.reset();
+      for (const { gvk, list } of managedKinds) this.inc({ gvk }, list().filter(counts).length);
+    },
+  });
+}
+
+managedGauge('crossplane_managed_resource_exists', 'The number of managed resources that exist.', () => true);
+managedGauge('crossplane_managed_resource_ready', 'The number of managed resources in Ready=True state.', (mr) => isTrue(mr, 'Ready'));
+managedGauge('crossplane_managed_resource_synced', 'The number of managed resources in Synced=True state.', (mr) => isTrue(mr, 'Synced'));
+
+const SLOW_BUCKETS = [1, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600];
+const managedHistogram = (name: string, help: string, buckets = SLOW_BUCKETS): Histogram =>
+  new Histogram({ name, help, labelNames: ['gvk'], buckets, registers: [registry] });
+
+export const managedMetrics = {
+  firstTimeToReconcile: managedHistogram('crossplane_managed_resource_first_time_to_reconcile_seconds',
+    'The time it took for a managed resource to be detected by the controller.', [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]),
+  firstTimeToReadiness: managedHistogram('crossplane_managed_resource_first_time_to_readiness_seconds',
+    'The time it took for a managed resource to become ready first time after creation.'),
+  deletion: managedHistogram('crossplane_managed_resource_deletion_seconds', 'The time it took for a managed resource to be deleted.'),
+  drift: managedHistogram('crossplane_managed_resource_drift_seconds',
+    'ALPHA: How long since the previous successful reconcile when a resource was found drifted.'),
+};
+
+/** crossplane-runtime's gvk label value. */
+export function gvkLabel(type: { apiVersion: string; kind: string }): string {
+  return `${type.apiVersion}, Kind=${type.kind}`;
+}

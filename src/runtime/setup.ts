@@ -22,6 +22,7 @@ import { LeakSweeper } from './native/leaks.ts';
 import { TargetWatches } from './native/watches.ts';
 import { desiredStateChanged } from './predicates.ts';
 import { sameJson } from './json.ts';
+import { gvkLabel, observeManagedKind } from './metrics.ts';
 import { keyOf } from './result.ts';
 import { needsScheduler, Scheduler } from './scheduling/scheduler.ts';
 
@@ -81,6 +82,8 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
     deleted: (mr) => targetOf.delete(keyOf(mr.metadata)),
   });
   manager.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
+  // crossplane_managed_resource_{exists,ready,synced}, counted from the cache at each scrape.
+  observeManagedKind(gvkLabel(type), () => cache.list());
   manager.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, usedBy));
   manager.sweepers.push(new LeakSweeper<MR>({
     kind, marks, resolver, providers: manager.providers, control: manager.control, managedType: type, cache, namespaces: opts.namespaces,

@@ -1,5 +1,6 @@
 // The managed ObjectStore against two real API servers: control (provider-rook's CRs) and target
 // (where the minio.rook.io ObjectStore lands). The MinIO operator is played by a test double.
+import { registry } from '../../src/runtime/metrics.ts';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { App } from '../../src/app.ts';
 import { ManagedObjectStores } from '../../src/app.ts';
@@ -143,6 +144,36 @@ describe('managed ObjectStore', () => {
       return o && o.metadata.uid !== before.metadata.uid ? o : undefined;
     }, 'the deleted object to be recreated', 15_000);
     expect(recreated.spec.scope.nodeCount).toBe(4);
+  });
+
+  it('exports crossplane-runtime\'s managed resource metrics: counts by state, and first readiness, drift and deletion times', async () => {
+    const gvk = `gvk="${ManagedObjectStores.apiVersion}, Kind=ObjectStore"`;
+    const scrape = async (): Promise<Map<string, number>> => new Map((await registry.metrics()).split('\n')
+      .filter((l) => l.startsWith('crossplane_managed_resource_') && l.includes(gvk)).map((l) => [l.slice(0, l.indexOf('{')) + (l.match(/le="[^"]+"/)?.[0] ?? ''), Number(l.split(' ').pop())]));
+    const before = await scrape();
+    const count = (m: Map<string, number>, name: string): number => m.get(`crossplane_managed_resource_${name}_seconds_count`) ?? 0;
+
+    const name = uniqueName('metrics');
+    const mr = store(name);
+    await control.create(ManagedObjectStores, mr);
+    await waitForCondition(name, 'Ready', 'True');
+    const cached = (await control.list<ObjectStore>(ManagedObjectStores, { namespace: ns })).items;
+    const during = await scrape();
+    expect(during.get('crossplane_managed_resource_exists')).toBe(cached.length);
+    expect(during.get('crossplane_managed_resource_ready')).toBe(cached.filter((o) => condition(o, 'Ready')?.status === 'True').length);
+    expect(during.get('crossplane_managed_resource_synced')).toBe(cached.filter((o) => condition(o, 'Synced')?.status === 'True').length);
+    expect(count(during, 'first_time_to_readiness') - count(before, 'first_time_to_readiness')).toBe(1);
+    expect(count(during, 'first_time_to_reconcile') - count(before, 'first_time_to_reconcile')).toBe(1);
+
+    const obj = (await target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace))!;
+    await target.update(RookObjectStores, { ...obj, spec: { ...obj.spec, scope: { nodeCount: 8 } } });
+    await eventually(async () => count(await scrape(), 'drift') > count(during, 'drift'), 'a drift to be measured', 15_000);
+
+    await control.delete(ManagedObjectStores, name, ns);
+    await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
+    const after = await scrape();
+    expect(count(after, 'deletion') - count(during, 'deletion')).toBe(1);
+    expect(after.get('crossplane_managed_resource_exists')).toBe(cached.length - 1);
   });
 
   it('deletes the target store with reclaimPolicy Delete, then releases the finalizer', async () => {

@@ -12,6 +12,7 @@ import {
   ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, ANNOTATION_PAUSED,
   FINALIZER_MANAGED, externalNameOf, hasFinalizer, isDeleting, timestamp, withFinalizer, withoutFinalizer,
 } from '../meta.ts';
+import { gvkLabel, managedMetrics } from '../metrics.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { publishSecret, unpublishSecret, type ConnectionSecrets } from './publisher.ts';
 import type { ConnectionDetails, ExternalConnecter, ManagedResource } from './types.ts';
@@ -38,9 +39,29 @@ export interface ManagedReconcilerOptions<MR extends ManagedResource> {
 
 export class ManagedReconciler<MR extends ManagedResource> implements Reconciler {
   private readonly o: Required<Omit<ManagedReconcilerOptions<MR>, 'secrets'>> & Pick<ManagedReconcilerOptions<MR>, 'secrets'>;
+  private readonly gvk: { gvk: string };
+  /** When each resource (by uid) was last found up to date: what drift_seconds measures from. */
+  private readonly lastUpToDate = new Map<string, number>();
 
   constructor(opts: ManagedReconcilerOptions<MR>) {
     this.o = { pollIntervalMs: 60_000, pollJitterMs: 6_000, creationGraceMs: 30_000, now: () => new Date(), ...opts };
+    this.gvk = { gvk: gvkLabel(this.o.type) };
+  }
+
+  /** Seconds from a timestamp of the resource (creation, deletion) until now. */
+  private since(at: string | undefined): number | undefined {
+    const t = Date.parse(at ?? '');
+    return Number.isNaN(t) ? undefined : Math.max(0, (this.o.now().getTime() - t) / 1000);
+  }
+
+  /** The finalizer goes: the resource is about to be gone. */
+  private async release(mr: MR, signal: AbortSignal): Promise<void> {
+    if (!hasFinalizer(mr.metadata, FINALIZER_MANAGED)) return;
+    mr.metadata.finalizers = withoutFinalizer(mr.metadata, FINALIZER_MANAGED);
+    await this.update(mr, signal);
+    this.lastUpToDate.delete(mr.metadata.uid ?? '');
+    const took = this.since(mr.metadata.deletionTimestamp);
+    if (took !== undefined) managedMetrics.deletion.observe(this.gvk, took);
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
@@ -72,6 +93,18 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   private async writeStatus(mr: MR, cached: MR, signal: AbortSignal): Promise<void> {
     if (sameJson(mr.status ?? {}, cached.status ?? {})) return;
     await this.o.client.updateStatus(this.o.type, mr, signal);
+    this.observeFirsts(mr, cached);
+  }
+
+  /** First reports, as crossplane-runtime measures them: the first Synced, the first Ready=True. */
+  private observeFirsts(mr: MR, cached: MR): void {
+    const before = (type: string) => cached.status?.conditions?.find((c) => c.type === type);
+    const now = (type: string) => mr.status?.conditions?.find((c) => c.type === type);
+    const age = this.since(mr.metadata.creationTimestamp);
+    if (age === undefined) return;
+    if (!before('Synced') && now('Synced')) managedMetrics.firstTimeToReconcile.observe(this.gvk, age);
+    const wasReady = before('Ready');
+    if (now('Ready')?.status === 'True' && (!wasReady || (wasReady.status !== 'True' && wasReady.reason === 'Creating'))) managedMetrics.firstTimeToReadiness.observe(this.gvk, age);
   }
 
   private async fail(mr: MR, cached: MR, signal: AbortSignal, event: string, prefix: string, err: unknown, ready?: Parameters<typeof setCondition>[1]): Promise<Result> {
@@ -107,10 +140,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     if (!mr.spec.providerRef) {
       if (deleting) {
         await this.unpublish(mr, signal);
-        if (hasFinalizer(mr.metadata, FINALIZER_MANAGED)) {
-          mr.metadata.finalizers = withoutFinalizer(mr.metadata, FINALIZER_MANAGED);
-          await this.update(mr, signal);
-        }
+        await this.release(mr, signal);
       }
       return done();
     }
@@ -118,10 +148,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     // Retain/Orphan: nothing to do in the target, so never require a working connection to let go.
     if (deleting && policy !== 'Delete') {
       await this.unpublish(mr, signal);
-      if (hasFinalizer(mr.metadata, FINALIZER_MANAGED)) {
-        mr.metadata.finalizers = withoutFinalizer(mr.metadata, FINALIZER_MANAGED);
-        await this.update(mr, signal);
-      }
+      await this.release(mr, signal);
       return done();
     }
 
@@ -162,10 +189,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
         }
       }
       await this.unpublish(mr, signal);
-      if (hasFinalizer(mr.metadata, FINALIZER_MANAGED)) {
-        mr.metadata.finalizers = withoutFinalizer(mr.metadata, FINALIZER_MANAGED);
-        await this.update(mr, signal);
-      }
+      await this.release(mr, signal);
       return done();
     }
 
@@ -198,13 +222,17 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       mr.status = { ...mr.status, conditions: mr.status?.conditions?.map((c) => ({ ...c, observedGeneration: mr.metadata.generation })) };
     }
 
+    const uid = mr.metadata.uid ?? '';
     if (observation.upToDate) {
+      this.lastUpToDate.set(uid, this.o.now().getTime());
       this.setConditions(mr, Synced.success());
       await this.writeStatus(mr, cached, signal);
       return this.poll();
     }
 
     this.o.log.debug('external resource drifted; updating', { resource: `${mr.metadata.namespace}/${mr.metadata.name}`, diff: observation.diff });
+    const upToDateAt = this.lastUpToDate.get(uid);
+    if (upToDateAt !== undefined) managedMetrics.drift.observe(this.gvk, (this.o.now().getTime() - upToDateAt) / 1000);
     let updated;
     try {
       updated = await external.update(mr, signal);
@@ -256,6 +284,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     this.o.recorder.normal(mr, 'CreatedExternalResource', `Created ${externalNameOf(mr.metadata)} in the target cluster`);
     this.setConditions(mr, Ready.creating(), Synced.success());
     await this.o.client.updateStatus(this.o.type, mr, signal);
+    this.observeFirsts(mr, cached);
     return requeue();
   }
 
