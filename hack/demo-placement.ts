@@ -5,7 +5,7 @@
 // each claim went and why. `make demo-down` removes it all.
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { down, up } from './lib/cluster.ts';
+import { down, freePort, up } from './lib/cluster.ts';
 import { background, clientOf, file, providerSecret, say, stopProcesses } from './lib/demo.ts';
 import { applyManifests, installCrds, installOperatorBundle, loadManifests } from './lib/manifests.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
@@ -34,8 +34,10 @@ for (const t of targets) {
 
 say('3/5  Building provider-rook (tsc) and starting it against control...');
 execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
-const pid = background('provider-rook', [...PROVIDER_NODE_FLAGS, file('dist', 'main.js'), '--kubeconfig', controlCluster!.kubeconfig, '--metrics-addr', '127.0.0.1:0', '--poll', '10s']);
+const metrics = `127.0.0.1:${await freePort()}`;
+const pid = background('provider-rook', [...PROVIDER_NODE_FLAGS, file('dist', 'main.js'), '--kubeconfig', controlCluster!.kubeconfig, '--metrics-addr', metrics, '--poll', '10s']);
 say(`     provider-rook pid ${pid}, log .local/demo/provider-rook.log`);
+say(`     metrics http://${metrics}/metrics (crossplane_managed_resource_*, provider_rook_provider_ready), probes /healthz and /readyz`);
 
 async function providersReady(): Promise<void> {
   const deadline = Date.now() + 60_000;

@@ -4,7 +4,7 @@
 // prints what exists. `make demo-down` (node hack/demo.ts down) stops and removes everything.
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { down, up } from './lib/cluster.ts';
+import { down, freePort, up } from './lib/cluster.ts';
 import { background, clientOf, DEMO_CLUSTERS, file, providerSecret as secretFrom, say, stopProcesses } from './lib/demo.ts';
 import { applyManifests, installCrds, loadManifests } from './lib/manifests.ts';
 import { Buckets } from '../src/app.ts';
@@ -33,8 +33,10 @@ await installCrds(control, readdirSync(file('crds')).map((f) => file('crds', f))
 
 say('3/8  Building provider-rook (tsc) and starting it against control...');
 execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
-const providerPid = background('provider-rook', [...PROVIDER_NODE_FLAGS, file('dist', 'main.js'), '--kubeconfig', controlCluster!.kubeconfig, '--metrics-addr', '127.0.0.1:0', '--poll', '10s']);
+const metrics = `127.0.0.1:${await freePort()}`;
+const providerPid = background('provider-rook', [...PROVIDER_NODE_FLAGS, file('dist', 'main.js'), '--kubeconfig', controlCluster!.kubeconfig, '--metrics-addr', metrics, '--poll', '10s']);
 say(`     provider-rook pid ${providerPid}, log .local/demo/provider-rook.log`);
+say(`     metrics http://${metrics}/metrics (crossplane_managed_resource_*, controller_runtime_*), probes /healthz and /readyz`);
 
 say('4/8  Applying config/samples/ (the design doc\'s four steps):');
 const sample = (f: string) => loadManifests(file('config', 'samples', f));

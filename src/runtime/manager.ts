@@ -10,6 +10,7 @@ import { Informer } from './informer.ts';
 import { KubeClient, type KubeObjectLike } from './kube/client.ts';
 import { Namespaces, type ResourceType } from './kube/resources.ts';
 import type { Logger } from './logger.ts';
+import { observeProviders } from './metrics.ts';
 import type { ManagedResource } from './managed/types.ts';
 import { ProviderResolver } from './native/connecter.ts';
 import type { LeakReport, LeakSweeper } from './native/leaks.ts';
@@ -73,6 +74,8 @@ export class Manager {
   private readonly controllers: Controller[] = [];
   private readonly installers = new Map<string, OperatorInstaller>();
   private idle?: NodeJS.Timeout;
+  /** Run by stop(): e.g. metrics that read this manager's caches stop reading them. */
+  readonly cleanups: (() => void)[] = [];
 
   /** Resolves the control-plane id (a read of kube-system unless given) and builds the shared parts. */
   static async create(opts: ManagerOptions): Promise<Manager> {
@@ -194,10 +197,12 @@ export class Manager {
     for (const s of this.sweepers) s.start(this.opts.leakIntervalMs ?? 5 * 60_000);
     this.idle = setInterval(() => void this.targets.sweepIdle(), 5 * 60_000);
     this.idle.unref();
+    this.cleanups.push(observeProviders(() => this.providers.list()));
     this.log.info('provider-rook started', { controlPlaneId: this.controlPlaneId, server: this.control.server, kinds: this.kinds.map((k) => k.type.kind) });
   }
 
   async stop(): Promise<void> {
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
     for (const s of this.sweepers) s.stop();
     clearInterval(this.idle);
     await Promise.all(this.controllers.map((c) => c.stop()));

@@ -123,3 +123,21 @@ export const managedMetrics = {
 export function gvkLabel(type: { apiVersion: string; kind: string }): string {
   return `${type.apiVersion}, Kind=${type.kind}`;
 }
+
+// Whether each Provider's target could be reached at its last check (its Ready condition).
+const providers = new Set<() => { metadata: { name: string; namespace?: string }; status?: Conditioned['status'] }[]>();
+
+/** Reports the Providers' reachability at every scrape, until the returned function is called. */
+export function observeProviders(list: () => { metadata: { name: string; namespace?: string }; status?: Conditioned['status'] }[]): () => void {
+  providers.add(list);
+  return () => providers.delete(list);
+}
+
+new Gauge({
+  name: 'provider_rook_provider_ready', help: '1 when the Provider\'s target cluster answered at its last check (Ready=True), else 0.',
+  labelNames: ['namespace', 'name'], registers: [registry],
+  collect(this: Gauge) {
+    this.reset();
+    for (const list of providers) for (const p of list()) this.set({ namespace: p.metadata.namespace ?? '', name: p.metadata.name }, isTrue(p, 'Ready') ? 1 : 0);
+  },
+});

@@ -83,7 +83,7 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
   });
   manager.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
   // crossplane_managed_resource_{exists,ready,synced}, counted from the cache at each scrape.
-  observeManagedKind(gvkLabel(type), () => cache.list());
+  manager.cleanups.push(observeManagedKind(gvkLabel(type), () => cache.list()));
   manager.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, usedBy));
   manager.sweepers.push(new LeakSweeper<MR>({
     kind, marks, resolver, providers: manager.providers, control: manager.control, managedType: type, cache, namespaces: opts.namespaces,

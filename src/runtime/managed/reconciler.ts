@@ -40,6 +40,8 @@ export interface ManagedReconcilerOptions<MR extends ManagedResource> {
 export class ManagedReconciler<MR extends ManagedResource> implements Reconciler {
   private readonly o: Required<Omit<ManagedReconcilerOptions<MR>, 'secrets'>> & Pick<ManagedReconcilerOptions<MR>, 'secrets'>;
   private readonly gvk: { gvk: string };
+  /** Resources first reconciled by this process and not Ready yet: their first readiness is measured. */
+  private readonly newSinceStart = new Set<string>();
   /** When each resource (by uid) was last found up to date: what drift_seconds measures from. */
   private readonly lastUpToDate = new Map<string, number>();
 
@@ -60,6 +62,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     mr.metadata.finalizers = withoutFinalizer(mr.metadata, FINALIZER_MANAGED);
     await this.update(mr, signal);
     this.lastUpToDate.delete(mr.metadata.uid ?? '');
+    this.newSinceStart.delete(mr.metadata.uid ?? '');
     const took = this.since(mr.metadata.deletionTimestamp);
     if (took !== undefined) managedMetrics.deletion.observe(this.gvk, took);
   }
@@ -102,9 +105,12 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     const now = (type: string) => mr.status?.conditions?.find((c) => c.type === type);
     const age = this.since(mr.metadata.creationTimestamp);
     if (age === undefined) return;
-    if (!before('Synced') && now('Synced')) managedMetrics.firstTimeToReconcile.observe(this.gvk, age);
-    const wasReady = before('Ready');
-    if (now('Ready')?.status === 'True' && (!wasReady || (wasReady.status !== 'True' && wasReady.reason === 'Creating'))) managedMetrics.firstTimeToReadiness.observe(this.gvk, age);
+    const uid = mr.metadata.uid ?? '';
+    if (!before('Synced') && now('Synced')) {
+      managedMetrics.firstTimeToReconcile.observe(this.gvk, age);
+      this.newSinceStart.add(uid);
+    }
+    if (now('Ready')?.status === 'True' && this.newSinceStart.delete(uid)) managedMetrics.firstTimeToReadiness.observe(this.gvk, age);
   }
 
   private async fail(mr: MR, cached: MR, signal: AbortSignal, event: string, prefix: string, err: unknown, ready?: Parameters<typeof setCondition>[1]): Promise<Result> {

@@ -1,0 +1,30 @@
+// The example dashboard and alert rules (config/monitoring/) ask only for series provider-rook
+// exports: a renamed metric fails here, not silently on someone's on-call screen.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
+import { load } from 'js-yaml';
+import { registry } from '../../src/runtime/metrics.ts';
+
+const file = (name: string): string => readFileSync(fileURLToPath(new URL(`../../config/monitoring/${name}`, import.meta.url)), 'utf8');
+const OURS = /\b(?:crossplane|provider_rook|controller_runtime|workqueue|rest_client|process|nodejs|leader_election)_[a-z_]+\b/g;
+/** The metric families an expression reads (a histogram's _bucket/_count/_sum series by its family). */
+const families = (expr: string): string[] => [...expr.matchAll(OURS)].map((m) => m[0].replace(/_(bucket|count|sum)$/, ''));
+
+describe('config/monitoring', () => {
+  const alerts = load(file('alerts.yaml')) as { spec: { groups: { rules: { alert: string; expr: string; for: string }[] }[] } };
+  const rules = alerts.spec.groups.flatMap((g) => g.rules);
+  const dashboard = JSON.parse(file('dashboard.json')) as { panels: { title: string; targets: { expr: string }[] }[] };
+  const exprs = [...rules.map((r) => [r.alert, r.expr]), ...dashboard.panels.flatMap((p) => p.targets.map((t) => [p.title, t.expr]))] as [string, string][];
+
+  it.each(exprs)('%s reads only metrics provider-rook exports: %s', (_where, expr) => {
+    const names = families(expr);
+    expect(names.length).toBeGreaterThan(0);
+    for (const name of names) expect([name, registry.getSingleMetric(name) !== undefined]).toEqual([name, true]);
+  });
+
+  it('alerts on a resource not Ready for 15 minutes and on an unreachable target', () => {
+    expect(rules.find((r) => r.alert === 'ProviderRookManagedResourcesNotReady')).toMatchObject({ for: '15m' });
+    expect(rules.find((r) => r.alert === 'ProviderRookTargetUnreachable')?.expr).toContain('provider_rook_provider_ready == 0');
+  });
+});
