@@ -3,7 +3,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 NPM ?= npm
 
-.PHONY: help install build gen check-gen typecheck lint test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small clean
+.PHONY: help install build gen check-gen check-chart typecheck lint test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -24,13 +24,16 @@ gen: install ## Regenerate crds/ (from src/apis) and the roles in config/rbac/ (
 check-gen: install
 	$(NPM) run -s gen:check
 
+check-chart: install ## helm lint the chart, and check config/provider/ is its rendering (builds helm once)
+	$(NPM) run -s chart:check
+
 typecheck: install
 	$(NPM) run -s typecheck
 
 lint: install
 	$(NPM) run -s lint
 
-test: install check-gen typecheck lint ## Everything CI runs: generated files (CRDs, roles), types, lint, unit, integration and e2e specs on local control planes, then chaos-small
+test: install check-gen check-chart typecheck lint ## Everything CI runs: generated files (CRDs, roles), types, lint, unit, integration and e2e specs on local control planes, then chaos-small
 	$(NPM) test -- --ci --json --outputFile=.local/jest-results.json
 	$(MAKE) --no-print-directory chaos-small
 

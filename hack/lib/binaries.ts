@@ -29,10 +29,36 @@ export function pinnedVersions(): { kubernetes: string; etcd: string } {
   return { kubernetes: pin('k8s.io/kubernetes'), etcd: pin('go.etcd.io/etcd/server/v3') };
 }
 
+const cacheBase = (): string => process.env.PROVIDER_ROOK_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'provider-rook');
+
 export function cacheDir(): string {
   const { kubernetes, etcd } = pinnedVersions();
-  const base = process.env.PROVIDER_ROOK_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'provider-rook');
-  return path.join(base, `k8s-${kubernetes}-etcd-${etcd}-${RECIPE}`);
+  return path.join(cacheBase(), `k8s-${kubernetes}-etcd-${etcd}-${RECIPE}`);
+}
+
+/** The helm that lints, renders and dry-runs charts/provider-rook (built from the Go module proxy). */
+export const HELM_VERSION = 'v3.22.0';
+
+/** $HELM when set; else helm HELM_VERSION from the cache, built there once with `go install`. */
+export async function ensureHelm(log: (line: string) => void = (l) => console.error(l)): Promise<string> {
+  if (process.env.HELM) return process.env.HELM;
+  const dir = path.join(cacheBase(), `helm-${HELM_VERSION}`);
+  const bin = path.join(dir, 'helm');
+  if (existsSync(bin)) return bin;
+  log(`Building helm ${HELM_VERSION} into ${dir} (first run only; this takes a few minutes)...`);
+  const scratch = `${dir}.partial-${process.pid}`;
+  const started = Date.now();
+  const result = await execa(process.env.GO ?? 'go', ['install', '-trimpath', '-ldflags=-s -w', `helm.sh/helm/v3/cmd/helm@${HELM_VERSION}`], {
+    env: { CGO_ENABLED: '0', GOBIN: scratch, GOFLAGS: '' }, all: true, reject: false,
+  });
+  if (result.exitCode !== 0) {
+    rmSync(scratch, { recursive: true, force: true });
+    throw new Error(`building helm failed (or set HELM to a helm binary):\n${String(result.all).split('\n').slice(-20).join('\n')}`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(scratch, dir);
+  log(`Built helm in ${Math.round((Date.now() - started) / 1000)} s.`);
+  return bin;
 }
 
 export async function ensureBinaries(log: (line: string) => void = (l) => console.error(l)): Promise<Binaries> {

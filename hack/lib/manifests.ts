@@ -8,13 +8,13 @@ import { resourceTypeOf } from '../../src/apis/crd.ts';
 import { repoRoot } from './cluster.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import {
-  ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, Secrets, ServiceAccounts, typeOfManifest, type ResourceType,
+  ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, Secrets, ServiceAccounts, Services, typeOfManifest, type ResourceType,
 } from '../../src/runtime/kube/resources.ts';
 
 const rbac = (kind: string, plural: string, namespaced: boolean): ResourceType => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, plural, namespaced });
 
 const TYPES: ResourceType[] = [
-  ...allKinds.map(resourceTypeOf), Namespaces, Secrets, ServiceAccounts, Deployments, CustomResourceDefinitions, ClusterRoles, ClusterRoleBindings,
+  ...allKinds.map(resourceTypeOf), Namespaces, Secrets, ServiceAccounts, Services, Deployments, CustomResourceDefinitions, ClusterRoles, ClusterRoleBindings,
   rbac('Role', 'roles', true), rbac('RoleBinding', 'rolebindings', true),
 ];
 

@@ -277,11 +277,12 @@ export class KubeClient {
   }
 
   /** Server-side apply with our field manager; force takes over fields others changed (drift repair). */
-  apply<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
+  /** Server-side apply; with `dryRun` the server validates and admits it, and stores nothing (kubectl's --dry-run=server). */
+  apply<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal, opts: { dryRun?: boolean } = {}): Promise<T> {
     return this.request<T>('PATCH', resourcePath(type, obj.metadata.namespace, obj.metadata.name), {
       body: { apiVersion: type.apiVersion, kind: type.kind, ...obj },
       contentType: 'application/apply-patch+yaml',
-      query: { fieldManager: this.fieldManager, force: 'true' },
+      query: { fieldManager: this.fieldManager, force: 'true', ...(opts.dryRun ? { dryRun: 'All' } : {}) },
       signal,
     });
   }
