@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { repoRoot } from '../hack/lib/cluster.ts';
-import { applyManifests, loadManifests, type Manifest } from '../hack/lib/manifests.ts';
+import { applyManifests, loadManifests, typeFor, type Manifest } from '../hack/lib/manifests.ts';
 import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../src/app.ts';
 import type { ObjectStore } from '../src/apis/objectstore.ts';
 import type { Bucket } from '../src/apis/storage.ts';
@@ -34,8 +34,14 @@ const cond = (o: Conditioned | undefined, type: string) => o?.status?.conditions
 async function explain(objects: [ResourceType, string, string][]): Promise<string> {
   const lines: string[] = [];
   for (const [type, ns, name] of objects) {
-    const obj = await control.get<Conditioned>(type, name, ns).catch(() => undefined);
+    const obj = await control.get<Conditioned & { spec?: { resourceRef?: { apiVersion?: string; kind?: string; name: string; namespace?: string } } }>(type, name, ns).catch(() => undefined);
     lines.push(`${type.kind} ${ns}/${name}: ${obj ? `phase=${obj.status?.bindingPhase ?? '-'} ${JSON.stringify(obj.status?.conditions ?? [])}` : 'absent'}`);
+    // A claim's managed resource tells what holds it up.
+    const ref = obj?.spec?.resourceRef;
+    if (ref?.kind && ref.namespace) {
+      const mr = await control.get<Conditioned>(typeFor({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } }), ref.name, ref.namespace).catch(() => undefined);
+      lines.push(`  its ${ref.kind} ${ref.namespace}/${ref.name}: ${mr ? JSON.stringify(mr.status?.conditions ?? []) : 'absent'}`);
+    }
     const { items } = await control.list<KubeObjectLike & { involvedObject: { name: string }; reason: string; message: string }>(Events, { namespace: ns }).catch(() => ({ items: [] }));
     for (const e of items.filter((e) => e.involvedObject.name === name).slice(-5)) lines.push(`  event ${e.reason}: ${e.message}`);
   }
