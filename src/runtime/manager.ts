@@ -176,6 +176,18 @@ export class Manager {
       if (mr.spec.providerRef?.name) this.providerController.enqueue(`${mr.metadata.namespace}/${mr.spec.providerRef.name}`);
     };
     kind.cache.on({ added: providerOf, deleted: providerOf });
+    // A resource placed on one Provider frees a place another one reserved for it in a race.
+    kind.cache.on({
+      updated: (old, mr) => {
+        const placed = mr.spec.providerRef?.name;
+        if (!placed || old.spec.providerRef?.name === placed) return;
+        for (const p of this.providers.list()) {
+          if (p.metadata.namespace === mr.metadata.namespace && p.metadata.name !== placed && p.status?.reservations?.some((r) => r.uid === mr.metadata.uid)) {
+            this.reservationController.enqueue(keyOf(p.metadata));
+          }
+        }
+      },
+    });
   }
 
   /** What the probes check: the informers' first lists, and whether a controller or informer is stuck. */

@@ -112,7 +112,7 @@ describe('scheduling claims onto target clusters', () => {
     expect(mr.spec.providerRef?.name).toBe(one.status!.providerRef!.name);
     expect(cond(mr, 'Scheduled')).toMatchObject({ status: 'True', reason: 'Scheduled' });
     const events = await eventsFor(control, platform, mr.metadata.name);
-    expect(events.find((e) => e.reason === 'Scheduled')?.message).toMatch(/^Scheduled on Provider [a-z0-9-]+: the fewest managed resources/);
+    expect(events.filter((e) => e.reason === 'Scheduled').map((e) => e.message)).toEqual([expect.stringMatching(/^Scheduled on Provider [a-z0-9-]+: the fewest managed resources/)]);
   });
 
   it('puts a claim that asks for a region only there, and says NoMatchingProvider for a region no Provider has', async () => {

@@ -6,6 +6,10 @@ import { ReasonedError } from '../../src/runtime/conditions.ts';
 import { chooseProvider, type Candidate } from '../../src/runtime/scheduling/choose.ts';
 import { needsScheduler } from '../../src/runtime/scheduling/scheduler.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import type { ProviderObject } from '../../src/runtime/native/provider.ts';
+import { Reservations } from '../../src/runtime/scheduling/reservations.ts';
+import { ProviderUsage } from '../../src/runtime/scheduling/usage.ts';
 import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../../src/runtime/scheduling/selector.ts';
 
 const eu = { region: 'eu' };
@@ -140,5 +144,53 @@ describe('needsScheduler', () => {
     ['one being deleted', mr({ providerSelector: selector }, undefined, true), false],
   ])('%s: %s', (_what, resource, expected) => {
     expect(needsScheduler(resource)).toBe(expected);
+  });
+});
+
+describe('Reservations', () => {
+  const type = { apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true };
+  const provider = (name: string, uids: string[]): ProviderObject => ({
+    metadata: { name, namespace: 'infra', resourceVersion: '1' }, spec: { credentialsSecretRef: { name: 'x' }, capacity: { maxResources: 1 } },
+    status: { reservations: uids.map((uid) => ({ kind: 'ObjectStore', name: `mr-${uid}`, uid })) },
+  });
+  const mr = (uid: string, placed?: string): ManagedResource => ({ metadata: { name: `mr-${uid}`, namespace: 'infra', uid }, spec: placed ? { providerRef: { name: placed } } : {} });
+
+  function world(resources: ManagedResource[], providers: ProviderObject[]) {
+    const written: ProviderObject[] = [];
+    const client = {
+      updateStatus: async (_t: unknown, obj: ProviderObject) => { written.push(obj); return obj; },
+      get: async () => undefined,
+    } as unknown as KubeClient;
+    const cache = new Map(resources.map((r) => [`infra/${r.metadata.name}`, r]));
+    const reservations = new Reservations({
+      client, providers: new Map(providers.map((p) => [`infra/${p.metadata.name}`, p])), usage: new ProviderUsage(),
+      managed: (kind) => (kind === 'ObjectStore' ? { type, cache } : undefined),
+    });
+    return { reservations, written };
+  }
+
+  it('frees a place reserved for a resource that another scheduler placed elsewhere (two replicas raced)', async () => {
+    const capB = provider('cap-b', ['m1']);
+    const { reservations, written } = world([mr('m1', 'cap-a')], [capB]);
+    expect(reservations.used(capB)).toBe(0);
+    expect(reservations.mayHoldStale(capB)).toBe(true);
+    await reservations.reconcile('infra/cap-b', new AbortController().signal);
+    expect(written.map((p) => p.status?.reservations)).toEqual([[]]);
+  });
+
+  it('keeps a place whose resource is on it, or on no Provider yet', async () => {
+    const capA = provider('cap-a', ['m1', 'm2']);
+    const { reservations, written } = world([mr('m1', 'cap-a'), mr('m2')], [capA]);
+    expect(reservations.used(capA)).toBe(2);
+    expect(reservations.mayHoldStale(capA)).toBe(false);
+    await reservations.reconcile('infra/cap-a', new AbortController().signal);
+    expect(written).toEqual([]);
+  });
+
+  it('drops a place whose resource a live read does not find', async () => {
+    const capA = provider('cap-a', ['gone']);
+    const { reservations, written } = world([], [capA]);
+    await reservations.reconcile('infra/cap-a', new AbortController().signal);
+    expect(written.map((p) => p.status?.reservations)).toEqual([[]]);
   });
 });

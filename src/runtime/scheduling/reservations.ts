@@ -4,7 +4,7 @@
 // racing for the last place, one gets 409 Conflict, reads again and finds it taken. An in-memory
 // counter could not see the other replica. A reservation outlives a crash between taking the place
 // and recording it on the resource (the next pass finds and keeps it), and goes once its resource
-// is proven gone by a live read.
+// is proven gone by a live read, or placed on another Provider (two schedulers raced for it).
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
@@ -39,7 +39,7 @@ export class Reservations implements Reconciler {
   /** Places taken on the Provider: its reservations and the resources the caches show on it. */
   used(provider: ProviderObject, reservations = provider.status?.reservations ?? [], except?: string): number {
     const uids = this.o.usage.usersOf(`${provider.metadata.namespace}/${provider.metadata.name}`);
-    for (const r of reservations) uids.add(r.uid);
+    for (const r of reservations) if (this.cached(provider, r) !== 'stale') uids.add(r.uid);
     if (except) uids.delete(except);
     return uids.size;
   }
@@ -53,7 +53,7 @@ export class Reservations implements Reconciler {
       let reservations = provider.status?.reservations ?? [];
       if (max === undefined || reservations.some((r) => r.uid === uid)) return 'reserved';
       if (this.used(provider, reservations, uid) >= max) {
-        reservations = await this.existing(provider.metadata.namespace!, reservations, signal);
+        reservations = await this.existing(provider, reservations, signal);
         if (this.used(provider, reservations, uid) >= max) return 'full';
       }
       const entry: Reservation = { kind: mr.kind!, name: mr.metadata.name, uid };
@@ -73,34 +73,48 @@ export class Reservations implements Reconciler {
     const provider = this.o.providers.get(key);
     const reservations = provider?.status?.reservations;
     if (!provider || !reservations?.length) return done();
-    const kept = await this.existing(provider.metadata.namespace!, reservations, signal);
+    const kept = await this.existing(provider, reservations, signal);
     if (kept.length === reservations.length) return done();
     // A conflict fails this pass: the controller retries it with the Provider read again.
     await this.o.client.updateStatus(Providers, { ...provider, status: { ...provider.status, reservations: kept } }, signal);
     return done();
   }
 
-  /** Whether the Provider's reservations include one whose resource the caches no longer show. */
+  /** Whether the Provider's reservations include one the caches do not show as holding its place. */
   mayHoldStale(provider: ProviderObject): boolean {
-    return (provider.status?.reservations ?? []).some((r) => !this.cached(provider.metadata.namespace!, r));
+    return (provider.status?.reservations ?? []).some((r) => this.cached(provider, r) !== 'held');
   }
 
-  private cached(namespace: string, r: Reservation): boolean {
+  /**
+   * What the caches say of a reservation: its resource holds the place (it exists, and is on this
+   * Provider or on none yet), the place is stale (the resource went to another Provider: two
+   * schedulers raced and the other one recorded first), or they do not know (not cached).
+   */
+  private cached(provider: ProviderObject, r: Reservation): 'held' | 'stale' | 'unknown' {
     const kind = this.o.managed(r.kind);
-    return !kind || kind.cache.get(`${namespace}/${r.name}`)?.metadata.uid === r.uid;
+    if (!kind) return 'held';
+    const mr = kind.cache.get(`${provider.metadata.namespace}/${r.name}`);
+    if (mr?.metadata.uid !== r.uid) return 'unknown';
+    return holds(mr, provider) ? 'held' : 'stale';
   }
 
-  /** The reservations whose resource exists: the caches' word, else a live read (a cache may lag). */
-  private async existing(namespace: string, reservations: Reservation[], signal: AbortSignal): Promise<Reservation[]> {
+  /** The reservations whose resource holds its place: the caches' word, else a live read (a cache may lag). */
+  private async existing(provider: ProviderObject, reservations: Reservation[], signal: AbortSignal): Promise<Reservation[]> {
     const kept: Reservation[] = [];
     for (const r of reservations) {
-      if (this.cached(namespace, r)) {
-        kept.push(r);
+      const known = this.cached(provider, r);
+      if (known !== 'unknown') {
+        if (known === 'held') kept.push(r);
         continue;
       }
-      const live = await this.o.client.get<ManagedResource>(this.o.managed(r.kind)!.type, r.name, namespace, signal);
-      if (live?.metadata.uid === r.uid) kept.push(r);
+      const live = await this.o.client.get<ManagedResource>(this.o.managed(r.kind)!.type, r.name, provider.metadata.namespace, signal);
+      if (live?.metadata.uid === r.uid && holds(live, provider)) kept.push(r);
     }
     return kept;
   }
+}
+
+/** A resource keeps the place reserved for it while it is on that Provider, or on none yet. */
+function holds(mr: ManagedResource, provider: ProviderObject): boolean {
+  return !mr.spec.providerRef?.name || mr.spec.providerRef.name === provider.metadata.name;
 }

@@ -59,8 +59,8 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
     if (!cached || !needsScheduler(cached)) return done();
     const mr = structuredClone(cached);
     try {
-      // Placed, but a crash came between recording the Provider and saying so.
-      if (mr.spec.providerRef) return await this.scheduled(mr, cached, mr.spec.providerRef.name, `Provider ${mr.spec.providerRef.name}`, signal);
+      // Placed (and its Event written), but the status did not say so yet: a crash or a lost race.
+      if (mr.spec.providerRef) return await this.scheduled(mr, cached, mr.spec.providerRef.name, signal);
       return await this.schedule(mr, cached, signal);
     } catch (err) {
       if (isConflict(err)) return requeue();
@@ -96,16 +96,17 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
         }
       }
       const placed = await this.o.client.update<MR>(this.o.type, { ...mr, spec: { ...mr.spec, providerRef: { name: chosen } } }, signal);
-      return await this.scheduled({ ...placed, status: mr.status }, cached, chosen, why, signal);
+      // The decision is made and kept from here on: say so before anything else can fail.
+      this.record(mr, 'normal', 'Scheduled', `Scheduled on ${why}`);
+      return await this.scheduled({ ...placed, status: mr.status }, cached, chosen, signal);
     } catch (err) {
       this.o.usage.forget(uid);
       throw err;
     }
   }
 
-  private async scheduled(mr: MR, cached: MR, provider: string, why: string, signal: AbortSignal): Promise<Result> {
+  private async scheduled(mr: MR, cached: MR, provider: string, signal: AbortSignal): Promise<Result> {
     await this.writeScheduled(mr, cached, { type: 'Scheduled', status: 'True', reason: 'Scheduled', message: `on Provider ${provider}` }, signal);
-    this.record(mr, 'normal', 'Scheduled', `Scheduled on ${why}`);
     return done();
   }
 
