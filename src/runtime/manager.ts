@@ -135,6 +135,8 @@ export class Manager {
       updated: (old, p) => {
         if (old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp) this.providerController.enqueue(keyOf(p.metadata));
         if (old.spec.credentialsSecretRef.name !== p.spec.credentialsSecretRef.name) void this.resolver.prune();
+        // A place taken in a race the other scheduler won may be written after its resource was placed.
+        if (this.reservations.mayHoldStale(p)) this.reservationController.enqueue(keyOf(p.metadata));
       },
       deleted: () => void this.resolver.prune(),
     });
