@@ -111,7 +111,9 @@ export class Manager {
         live: async (namespace, name, signal) => {
           let n = 0;
           for (const k of this.kinds) n += (await control.list<ManagedResource>(k.type, { namespace, signal })).items.filter(usesProvider(namespace, name)).length;
-          return n;
+          // A place reserved for a resource not placed yet may still become one.
+          const provider = this.providers.get(`${namespace}/${name}`);
+          return n + (provider ? this.reservations.pending(provider) : 0);
         },
       },
     }));
@@ -177,7 +179,11 @@ export class Manager {
     const providerOf = (mr: ManagedResource): void => {
       if (mr.spec.providerRef?.name) this.providerController.enqueue(`${mr.metadata.namespace}/${mr.spec.providerRef.name}`);
     };
-    kind.cache.on({ added: providerOf, deleted: providerOf });
+    kind.cache.on({
+      added: providerOf, deleted: providerOf,
+      // Placed by the scheduler: the Provider has one more user.
+      updated: (old, mr) => { if (old.spec.providerRef?.name !== mr.spec.providerRef?.name) providerOf(mr); },
+    });
     // A resource placed on one Provider frees a place another one reserved for it in a race.
     kind.cache.on({
       updated: (old, mr) => {

@@ -43,7 +43,7 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
   const usedBy = function* (fingerprint: string): Iterable<string> {
     for (const [key, fp] of targetOf) if (fp === fingerprint) yield key;
   };
-  const controller = manager.controller(`managed/${kindName(type)}`, new ManagedReconciler<MR>({
+  const reconciler = new ManagedReconciler<MR>({
     type, client: manager.control, cache, recorder, log, secrets: connectionSecrets(manager),
     connecter: new NativeConnecter(resolver, kind, marks, {
       installer, recorder,
@@ -54,7 +54,8 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
     pollIntervalMs: opts.pollIntervalMs, pollJitterMs: opts.pollJitterMs,
     // A Kubernetes API is read-your-writes consistent: a missing object right after create is drift.
     creationGraceMs: 0,
-  }));
+  });
+  const controller = manager.controller(`managed/${kindName(type)}`, reconciler);
   // A resource naming providerSelector waits for the scheduler to give it a Provider.
   const scheduler = manager.controller(`scheduler/${kindName(type)}`, new Scheduler<MR>({
     type, client: manager.control, cache, providers: manager.providers, usage: manager.usage, reservations: manager.reservations,
@@ -79,7 +80,10 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
       if (desiredStateChanged(old, mr)) controller.enqueue(keyOf(mr.metadata));
       if (needsScheduler(mr)) scheduler.enqueue(keyOf(mr.metadata));
     },
-    deleted: (mr) => targetOf.delete(keyOf(mr.metadata)),
+    deleted: (mr) => {
+      targetOf.delete(keyOf(mr.metadata));
+      reconciler.forget(mr.metadata.uid);
+    },
   });
   manager.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
   // crossplane_managed_resource_{exists,ready,synced}, counted from the cache at each scrape.

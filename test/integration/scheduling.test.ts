@@ -111,8 +111,12 @@ describe('scheduling claims onto target clusters', () => {
     const mr = (await control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(ManagedObjectStores, one.spec.resourceRef!.name, platform))!;
     expect(mr.spec.providerRef?.name).toBe(one.status!.providerRef!.name);
     expect(cond(mr, 'Scheduled')).toMatchObject({ status: 'True', reason: 'Scheduled' });
-    const events = await eventsFor(control, platform, mr.metadata.name);
-    expect(events.filter((e) => e.reason === 'Scheduled').map((e) => e.message)).toEqual([expect.stringMatching(/^Scheduled on Provider [a-z0-9-]+: the fewest managed resources/)]);
+    // Events are written without waiting for them.
+    const events = await eventually(async () => {
+      const found = (await eventsFor(control, platform, mr.metadata.name)).filter((e) => e.reason === 'Scheduled');
+      return found.length ? found : undefined;
+    }, 'the Scheduled Event');
+    expect(events.map((e) => e.message)).toEqual([expect.stringMatching(/^Scheduled on Provider [a-z0-9-]+: the fewest managed resources/)]);
   });
 
   it('puts a claim that asks for a region only there, and says NoMatchingProvider for a region no Provider has', async () => {
@@ -129,7 +133,7 @@ describe('scheduling claims onto target clusters', () => {
     expect(cond(waiting, 'Scheduled')!.message).toContain('(providers 3, matching 0, usable 0, with room 0)');
     const mr = (await stores()).find((s) => (s.spec.claimRef as { name?: string }).name === 'on-mars')!;
     expect(mr.spec.providerRef).toBeUndefined();
-    expect((await eventsFor(control, apps, 'on-mars')).some((e) => e.reason === 'NoMatchingProvider' && e.type === 'Warning')).toBe(true);
+    await eventually(async () => (await eventsFor(control, apps, 'on-mars')).some((e) => e.reason === 'NoMatchingProvider' && e.type === 'Warning'), 'a NoMatchingProvider Event on the claim');
   });
 
   it('skips a full Provider, says CapacityExhausted when only full ones match, and places the claim once there is room', async () => {

@@ -77,7 +77,7 @@ class FakeApi {
   }
 }
 
-function world(opts: { allowConfigure?: boolean } = {}) {
+function world(opts: { allowConfigure?: boolean; providers?: Map<string, { metadata: { labels?: Record<string, string> } }> } = {}) {
   const api = new FakeApi();
   const recorder = new MemoryEventRecorder();
   api.seed(Portables, { apiVersion: Portables.apiVersion, kind: 'BucketClass', metadata: { name: 'std', namespace: 'app' }, classRef: { apiVersion: Classes.apiVersion, kind: Classes.kind, name: 'gold', namespace: 'infra' } });
@@ -89,6 +89,7 @@ function world(opts: { allowConfigure?: boolean } = {}) {
     classes: { type: Classes, cache: api.cache(Classes) },
     managed: { type: Managed, cache: api.cache(Managed) },
     secrets: api.cache(Secrets),
+    providers: opts.providers,
     configure: (_claim, cls) => {
       if (opts.allowConfigure === false) throw new ReasonedError('NamespaceNotAllowed', 'not from this namespace');
       return { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: '' }, spec: { reclaimPolicy: (cls.spec as { reclaimPolicy: 'Delete' }).reclaimPolicy, writeConnectionSecretToRef: { name: 'conn' } } };
@@ -106,6 +107,25 @@ const readClaim = (api: FakeApi) => api.objects.get('buckets/app/b') as unknown 
 const mrName = managedNameFor(claim());
 
 describe('claim reconciler', () => {
+  it('says Scheduled=False while its selector misses the class\'s one Provider, and Scheduled=True once placed there', async () => {
+    const providers = new Map([['infra/target', { metadata: { labels: { region: 'us' } } }]]);
+    const { api, reconciler } = world({ providers });
+    api.seed(Claims, claim({}, { classRef: { name: 'std' }, writeConnectionSecretToRef: { name: 'mine' }, providerSelector: { matchLabels: { region: 'eu' } } }));
+    await reconciler.reconcile('app/b', signal);
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({ status: 'False', reason: 'NoMatchingProvider' });
+    expect(api.objects.get(`stores/infra/${mrName}`)).toBeUndefined();
+
+    providers.set('infra/target', { metadata: { labels: { region: 'eu' } } });
+    await reconciler.reconcile('app/b', signal);
+    const mr = api.objects.get(`stores/infra/${mrName}`)!;
+    expect(mr.spec).toMatchObject({ providerRef: { name: 'target' } });
+    mr.status = { bindingPhase: 'Unbound', conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: 'x' }] };
+    await reconciler.reconcile('app/b', signal);
+    const claimNow = readClaim(api);
+    expect(claimNow.status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({ status: 'True', message: 'on Provider target, named by its class' });
+    expect(claimNow.status?.providerRef).toEqual({ name: 'target' });
+  });
+
   it('C1: does nothing for a claim that is gone', async () => {
     const { api, reconciler } = world();
     expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });

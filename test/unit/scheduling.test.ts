@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 import { placementFor, type Claim, type PlacingClass } from '../../src/runtime/claims/claim.ts';
 import { ReasonedError } from '../../src/runtime/conditions.ts';
 import { chooseProvider, type Candidate } from '../../src/runtime/scheduling/choose.ts';
-import { needsScheduler } from '../../src/runtime/scheduling/scheduler.ts';
+import { needsScheduler, Scheduler } from '../../src/runtime/scheduling/scheduler.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { ProviderObject } from '../../src/runtime/native/provider.ts';
@@ -192,5 +192,32 @@ describe('Reservations', () => {
     const { reservations, written } = world([], [capA]);
     await reservations.reconcile('infra/cap-a', new AbortController().signal);
     expect(written.map((p) => p.status?.reservations)).toEqual([[]]);
+  });
+});
+
+describe('Scheduler', () => {
+  const type = { apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true };
+
+  it('records an unschedulable verdict once, not at every recheck while it stands', async () => {
+    const cache = new Map<string, ManagedResource>([['infra/m', { metadata: { name: 'm', namespace: 'infra', uid: 'u1', generation: 1 }, spec: { providerSelector: { matchLabels: { region: 'eu' } } } }]]);
+    const client = {
+      // The informer would bring the written status back: so does this fake.
+      updateStatus: async (_t: unknown, obj: ManagedResource) => { cache.set('infra/m', structuredClone(obj)); return obj; },
+    } as unknown as KubeClient;
+    const providers = new Map<string, ProviderObject>([['infra/us', {
+      metadata: { name: 'us', namespace: 'infra', labels: { region: 'us' } }, spec: { credentialsSecretRef: { name: 's' } },
+      status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Reachable', lastTransitionTime: 'x' }] },
+    }]]);
+    const events: string[] = [];
+    const recorder = { normal: (_o: unknown, reason: string) => void events.push(reason), warning: (_o: unknown, reason: string) => void events.push(reason) };
+    const usage = new ProviderUsage();
+    const scheduler = new Scheduler<ManagedResource>({
+      type, client, cache: { get: (k) => cache.get(k), list: () => [...cache.values()] },
+      providers: { get: (k) => providers.get(k), list: () => [...providers.values()] }, usage,
+      reservations: new Reservations({ client, providers, usage, managed: () => undefined }), recorder, recheckMs: 1_000,
+    });
+    for (let i = 0; i < 3; i++) expect(await scheduler.reconcile('infra/m', new AbortController().signal)).toEqual({ kind: 'requeueAfter', ms: 1_000 });
+    expect(cache.get('infra/m')!.status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({ status: 'False', reason: 'NoMatchingProvider' });
+    expect(events).toEqual(['NoMatchingProvider']);
   });
 });

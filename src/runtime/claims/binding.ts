@@ -54,7 +54,7 @@ export interface ClaimReconcilerOptions<C extends KubeObjectLike, MR extends Man
   /** This controller answers the claims no served kind can take (a missing or unsupported class). */
   reportsUnserved?: boolean;
   /** Providers, to check a claim's providerSelector against a class's one Provider. */
-  providers?: Cache<{ metadata: { labels?: Record<string, string> } }>;
+  providers?: { get(key: string): { metadata: { labels?: Record<string, string> } } | undefined };
 }
 
 type Cond = Parameters<typeof setCondition>[1];
@@ -140,12 +140,12 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     }
     if (phase !== 'Unbound' && phase !== 'Bound') {
       const why = progressOf(mr);
-      await this.writeStatus(claim, cached, signal, binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`), syncedOf(mr), 'Unbound', mirrored(mr));
+      await this.writeStatus(claim, cached, signal, binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`), syncedOf(mr), 'Unbound', mirrored(mr, claim));
       return done(); // the managed resource's watch brings us back
     }
 
     if (!(await this.propagate(claim, mr, signal))) {
-      await this.writeStatus(claim, cached, signal, binding(`waiting for the connection Secret of ${where}`), syncedOf(mr), 'Unbound', mirrored(mr));
+      await this.writeStatus(claim, cached, signal, binding(`waiting for the connection Secret of ${where}`), syncedOf(mr), 'Unbound', mirrored(mr, claim));
       return done(); // the Secret watch brings us back
     }
 
@@ -156,7 +156,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     // Once bound, the claim reports what its resource reports.
     const mrReady = readyOf(mr);
     const ready: Cond = mrReady ? { type: 'Ready', status: mrReady.status, reason: mrReady.reason, ...(mrReady.message ? { message: mrReady.message } : {}) } : Ready.available();
-    await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound', mirrored(mr));
+    await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound', mirrored(mr, claim));
     return done();
   }
 
@@ -308,8 +308,12 @@ interface Mirrored {
 }
 
 /** What a claim shows of its resource's placement: the Scheduled condition and the chosen Provider. */
-function mirrored(mr: ManagedResource): Mirrored {
-  const scheduled = mr.status?.conditions?.find((c) => c.type === 'Scheduled');
+function mirrored(mr: ManagedResource, claim: Claim): Mirrored {
+  let scheduled: Cond | undefined = mr.status?.conditions?.find((c) => c.type === 'Scheduled');
+  // Placed by its class (no scheduler, so no condition): a claim that once said it was not placed
+  // (its selector did not match the class's Provider) says it is now.
+  const said = claim.status?.conditions?.some((c) => c.type === 'Scheduled');
+  if (!scheduled && said && mr.spec.providerRef?.name) scheduled = { type: 'Scheduled', status: 'True', reason: 'Scheduled', message: `on Provider ${mr.spec.providerRef.name}, named by its class` };
   return {
     conditions: scheduled ? [{ type: 'Scheduled', status: scheduled.status, reason: scheduled.reason, ...(scheduled.message ? { message: scheduled.message } : {}) }] : [],
     ...(mr.spec.providerRef?.name ? { providerRef: { name: mr.spec.providerRef.name } } : {}),

@@ -50,6 +50,12 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     this.gvk = { gvk: gvkLabel(this.o.type) };
   }
 
+  /** The resource is gone (whoever let it go): nothing is kept for it. */
+  forget(uid: string | undefined): void {
+    this.lastUpToDate.delete(uid ?? '');
+    this.newSinceStart.delete(uid ?? '');
+  }
+
   /** Seconds from a timestamp of the resource (creation, deletion) until now. */
   private since(at: string | undefined): number | undefined {
     const t = Date.parse(at ?? '');
@@ -61,8 +67,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     if (!hasFinalizer(mr.metadata, FINALIZER_MANAGED)) return;
     mr.metadata.finalizers = withoutFinalizer(mr.metadata, FINALIZER_MANAGED);
     await this.update(mr, signal);
-    this.lastUpToDate.delete(mr.metadata.uid ?? '');
-    this.newSinceStart.delete(mr.metadata.uid ?? '');
+    this.forget(mr.metadata.uid);
     const took = this.since(mr.metadata.deletionTimestamp);
     if (took !== undefined) managedMetrics.deletion.observe(this.gvk, took);
   }
@@ -237,8 +242,10 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     }
 
     this.o.log.debug('external resource drifted; updating', { resource: `${mr.metadata.namespace}/${mr.metadata.name}`, diff: observation.diff });
+    // Once per drift: a repair that fails and retries is not measured again.
     const upToDateAt = this.lastUpToDate.get(uid);
     if (upToDateAt !== undefined) managedMetrics.drift.observe(this.gvk, (this.o.now().getTime() - upToDateAt) / 1000);
+    this.lastUpToDate.delete(uid);
     let updated;
     try {
       updated = await external.update(mr, signal);

@@ -49,6 +49,7 @@ export class Reservations implements Reconciler {
     const uid = mr.metadata.uid!;
     let provider = this.o.providers.get(key);
     for (let attempt = 0; attempt < ATTEMPTS && provider; attempt++) {
+      if (provider.metadata.deletionTimestamp) return 'full'; // going away: it takes nothing new
       const max = provider.spec.capacity?.maxResources;
       let reservations = provider.status?.reservations ?? [];
       if (max === undefined || reservations.some((r) => r.uid === uid)) return 'reserved';
@@ -78,6 +79,14 @@ export class Reservations implements Reconciler {
     // A conflict fails this pass: the controller retries it with the Provider read again.
     await this.o.client.updateStatus(Providers, { ...provider, status: { ...provider.status, reservations: kept } }, signal);
     return done();
+  }
+
+  /** Reservations whose resource has no Provider yet: it may still be placed here. */
+  pending(provider: ProviderObject): number {
+    return (provider.status?.reservations ?? []).filter((r) => {
+      const mr = this.o.managed(r.kind)?.cache.get(`${provider.metadata.namespace}/${r.name}`);
+      return mr?.metadata.uid === r.uid && !mr.spec.providerRef?.name;
+    }).length;
   }
 
   /** Whether the Provider's reservations include one the caches do not show as holding its place. */

@@ -73,8 +73,9 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
     const namespace = mr.metadata.namespace!;
     const uid = mr.metadata.uid!;
     const providers = this.o.providers.list().filter((p) => p.metadata.namespace === namespace);
-    // A place taken before a crash, not yet recorded on the resource: it is this resource's.
-    const held = providers.find((p) => p.status?.reservations?.some((r) => r.uid === uid));
+    // A place taken before a crash, not yet recorded on the resource: it is this resource's, unless
+    // its Provider is going away meanwhile.
+    const held = providers.find((p) => !isDeleting(p.metadata) && p.status?.reservations?.some((r) => r.uid === uid));
     let chosen = held?.metadata.name;
     let why = `Provider ${chosen}: its place was reserved by an earlier pass`;
     if (!chosen) {
@@ -86,23 +87,25 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
     const providerKey = `${namespace}/${chosen}`;
     // Counted at once, before any await, so the other workers' choices spread around it.
     this.o.usage.assume(uid, providerKey);
+    let placed: MR;
     try {
       if (!held) {
         const reserved = await this.o.reservations.reserve(providerKey, { ...mr, kind: this.o.type.kind }, signal);
-        // Another scheduler took the last place first: choose again with what is known now.
+        // Another scheduler took the last place first, or the Provider is going: choose again.
         if (reserved !== 'reserved') {
           this.o.usage.forget(uid);
           return requeue();
         }
       }
-      const placed = await this.o.client.update<MR>(this.o.type, { ...mr, spec: { ...mr.spec, providerRef: { name: chosen } } }, signal);
-      // The decision is made and kept from here on: say so before anything else can fail.
-      this.record(mr, 'normal', 'Scheduled', `Scheduled on ${why}`);
-      return await this.scheduled({ ...placed, status: mr.status }, cached, chosen, signal);
+      placed = await this.o.client.update<MR>(this.o.type, { ...mr, spec: { ...mr.spec, providerRef: { name: chosen } } }, signal);
     } catch (err) {
       this.o.usage.forget(uid);
       throw err;
     }
+    // The decision is made and kept from here on (the assumption stays until the cache shows it):
+    // say so before anything else can fail.
+    this.record(mr, 'normal', 'Scheduled', `Scheduled on ${why}`);
+    return this.scheduled({ ...placed, status: mr.status }, cached, chosen, signal);
   }
 
   private async scheduled(mr: MR, cached: MR, provider: string, signal: AbortSignal): Promise<Result> {
@@ -113,8 +116,10 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
   private async unschedulable(mr: MR, cached: MR, decision: Exclude<Decision, { provider: string }>, signal: AbortSignal): Promise<Result> {
     const { counts } = decision;
     const message = `${decision.message} (providers ${counts.providers}, matching ${counts.matching}, usable ${counts.usable}, with room ${counts.withRoom})`;
-    await this.writeScheduled(mr, cached, { type: 'Scheduled', status: 'False', reason: decision.reason, message }, signal);
-    this.record(mr, 'warning', decision.reason, message);
+    // An Event when the verdict changes, not at every recheck: a waiting resource costs no writes.
+    if (await this.writeScheduled(mr, cached, { type: 'Scheduled', status: 'False', reason: decision.reason, message }, signal)) {
+      this.record(mr, 'warning', decision.reason, message);
+    }
     // Provider changes and freed places wake it sooner (see setup.ts).
     return requeueAfter(this.o.recheckMs);
   }
@@ -137,11 +142,13 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
     };
   }
 
-  private async writeScheduled(mr: MR, cached: MR, condition: Omit<Condition, 'lastTransitionTime'>, signal: AbortSignal): Promise<void> {
+  /** Writes the condition when it changed; says whether it did. */
+  private async writeScheduled(mr: MR, cached: MR, condition: Omit<Condition, 'lastTransitionTime'>, signal: AbortSignal): Promise<boolean> {
     const conditions = setCondition(mr.status?.conditions, { ...condition, observedGeneration: mr.metadata.generation });
     const status = { ...mr.status, conditions };
-    if (sameJson(status, cached.status ?? {})) return;
+    if (sameJson(status, cached.status ?? {})) return false;
     await this.o.client.updateStatus(this.o.type, { ...mr, status }, signal);
+    return true;
   }
 
   /** An Event on the resource and, so its app team sees it too, on its claim. */
