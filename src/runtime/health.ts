@@ -47,13 +47,13 @@ export class Health {
   }
 
   readyz(): ProbeAnswer {
-    const with_ = (text: string): string => (this.detail ? `${text}: ${this.detail}` : text);
+    const detailed = (text: string): string => (this.detail ? `${text}: ${this.detail}` : text);
     switch (this.phase) {
-      case 'standby': return { status: 200, body: with_('standby: not the leader; controllers start on taking over') };
+      case 'standby': return { status: 200, body: detailed('standby: not the leader; controllers start on taking over') };
       case 'running':
         return this.sources?.synced() ? { status: 200, body: 'ok' } : { status: 503, body: 'informers have not synced' };
       case 'stopping': return { status: 503, body: 'shutting down' };
-      default: return { status: 503, body: with_(this.phase === 'syncing' ? 'informers are syncing' : 'starting') };
+      default: return { status: 503, body: detailed(this.phase === 'syncing' ? 'informers are syncing' : 'starting') };
     }
   }
 

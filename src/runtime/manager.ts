@@ -181,14 +181,12 @@ export class Manager {
     };
     kind.cache.on({
       added: providerOf, deleted: providerOf,
-      // Placed by the scheduler: the Provider has one more user.
-      updated: (old, mr) => { if (old.spec.providerRef?.name !== mr.spec.providerRef?.name) providerOf(mr); },
-    });
-    // A resource placed on one Provider frees a place another one reserved for it in a race.
-    kind.cache.on({
       updated: (old, mr) => {
         const placed = mr.spec.providerRef?.name;
         if (!placed || old.spec.providerRef?.name === placed) return;
+        // Placed by the scheduler: that Provider has one more user, and another one that reserved a
+        // place for it in a race it lost gives that place back.
+        providerOf(mr);
         for (const p of this.providers.list()) {
           if (p.metadata.namespace === mr.metadata.namespace && p.metadata.name !== placed && p.status?.reservations?.some((r) => r.uid === mr.metadata.uid)) {
             this.reservationController.enqueue(keyOf(p.metadata));

@@ -76,9 +76,12 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
     // A place taken before a crash, not yet recorded on the resource: it is this resource's, unless
     // its Provider is going away meanwhile.
     const held = providers.find((p) => !isDeleting(p.metadata) && p.status?.reservations?.some((r) => r.uid === uid));
-    let chosen = held?.metadata.name;
-    let why = `Provider ${chosen}: its place was reserved by an earlier pass`;
-    if (!chosen) {
+    let chosen: string;
+    let why: string;
+    if (held) {
+      chosen = held.metadata.name;
+      why = `Provider ${chosen}: its place was reserved by an earlier pass`;
+    } else {
       const decision = chooseProvider(providers.map((p) => this.candidate(p)), mr.spec.providerSelector!, this.o.operator?.name);
       if (decision.provider === undefined) return this.unschedulable(mr, cached, decision, signal);
       chosen = decision.provider;
