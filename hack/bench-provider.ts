@@ -23,7 +23,7 @@ import { Namespaces, Secrets, type ResourceType } from '../src/runtime/kube/reso
 import { silentLogger } from '../src/runtime/logger.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
 import { difference, samples, writeCounts } from './lib/apiserver-metrics.ts';
-import { down, freePort, repoRoot, up, type LocalCluster } from './lib/cluster.ts';
+import { clusterPids, down, freePort, repoRoot, up, type LocalCluster } from './lib/cluster.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { installCrds, installOperatorBundle, manifestFiles } from './lib/manifests.ts';
 
@@ -230,26 +230,43 @@ if (CLAIMS > 0) {
   const writesBefore = await Promise.all(clusters.map((c) => writeCounts(c)));
   const reqBefore = await requests();
   const reconcilesBefore = await reconciles();
+  const cpuBefore = cpuSeconds(provider.pid!);
+  const serverPids = clusters.flatMap(clusterPids);
+  const serversCpu = (): number => serverPids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const serversBefore = serversCpu();
   const t3 = performance.now();
   const claimNames = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
   await inParallel(claimNames, BATCH, (n) => admin.create(Buckets, { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: n, namespace: NS }, spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: n } } }));
   await until(`${CLAIMS} claims Bound`, () => buckets.list().filter((b) => b.status?.bindingPhase === 'Bound').length >= CLAIMS);
   const bound = performance.now() - t3;
+  const claimsCpu = cpuSeconds(provider.pid!) - cpuBefore;
+  const claimsServersCpu = serversCpu() - serversBefore;
   const ours = delta(await requests(), reqBefore);
   const passes = delta(await reconciles(), reconcilesBefore);
   const providerWrites = (ours['control writes'] ?? 0) + (ours['target writes'] ?? 0);
   // Every write the servers took meanwhile (provider-rook's, the stand-in's, the bench's creates).
-  const serverTook = (await Promise.all(clusters.map(async (c, i) => difference(await writeCounts(c), writesBefore[i]!))))
-    .reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
+  const serverDiffs = await Promise.all(clusters.map(async (c, i) => difference(await writeCounts(c), writesBefore[i]!)));
+  const serverTook = serverDiffs.reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
+  // By cluster, verb and resource, per claim: which writes a claim costs (anyone's: ours, the stand-in's, the bench's).
+  const writesByResource: Record<string, number> = {};
+  serverDiffs.forEach((d, i) => {
+    for (const [k, v] of Object.entries(d)) writesByResource[`${i === 0 ? 'control' : 'target'} ${k}`] = round(v / CLAIMS);
+  });
   // The same number of writes from a plain client, as fast as the servers take them: ConfigMaps.
   const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
   const t4 = performance.now();
   await inParallel(Array.from({ length: serverTook }, (_, i) => i), BATCH, (i) => admin.create(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `plain-${i}`, namespace: NS }, data: { i: String(i) } }));
   const plain = performance.now() - t4;
+  const plainServersCpu = serversCpu() - serversBefore - claimsServersCpu;
   claims = {
     claims: CLAIMS, boundS: round(bound / 1000, 1), providerWrites, serverWrites: serverTook, plainClientS: round(plain / 1000, 1), ratio: round(bound / plain),
+    // provider-rook's CPU meanwhile, and its share of one core (Node runs our code on one): near 1, we are the bottleneck.
+    providerCpuS: round(claimsCpu, 1), providerCoreShare: round(claimsCpu / (bound / 1000)),
+    // The API servers' and etcds' CPU for the claims, and for the plain client's writes: what a write of ours costs them.
+    serversCpuS: round(claimsServersCpu, 1), serversCoresDuringClaims: round(claimsServersCpu / (bound / 1000)),
+    plainServersCpuS: round(plainServersCpu, 1), serversCoresDuringPlain: round(plainServersCpu / (plain / 1000)),
     // Where the time went: provider-rook's requests (by host role and answer) and reconciles (by controller and result) per claim.
-    perClaim: { requests: perStore(ours, CLAIMS), reconciles: perStore(passes, CLAIMS) },
+    perClaim: { requests: perStore(ours, CLAIMS), reconciles: perStore(passes, CLAIMS), writesAtServers: writesByResource },
   };
   await buckets.stop();
 }

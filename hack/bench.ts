@@ -1,13 +1,15 @@
 // make bench: the scale curve. Runs hack/bench-provider.ts once per size (fresh local control planes
 // each time), prints one table, and writes .local/bench/results.json and .local/bench/scale.svg.
 // SIZES=100,500 (or --sizes) picks sizes; the largest run spreads its stores over 10 targets.
+// --report prints the table and the goals again from the last results.json.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot } from './lib/cluster.ts';
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: process.env.SIZES ?? '100,500,1000,5000' } } });
+// --report: print the table and the goals again from the last results.json, running nothing.
+const { values } = parseArgs({ options: { sizes: { type: 'string', default: process.env.SIZES ?? '100,500,1000,5000' }, report: { type: 'boolean', default: false } } });
 const sizes = values.sizes.split(',').map(Number);
 const out = path.join(repoRoot, '.local', 'bench');
 mkdirSync(out, { recursive: true });
@@ -30,10 +32,11 @@ type Result = Record<string, unknown> & {
   atRest: { windowS: number; polls: number; providerRequests: Record<string, number>; writesAtServers: number };
   driftS: { p50: number; max: number }; memoryMiB: { idleRss: number; heldRss: number; peakRss: number; peakHeap: number; idleHeap: number }; deleteS: number;
   requestsPerStoreAtDelete: Record<string, number>; cpuS: number; nodeFlags: string;
-  claims?: { claims: number; boundS: number; providerWrites: number; serverWrites: number; plainClientS: number; ratio: number };
+  claims?: { claims: number; boundS: number; providerWrites: number; serverWrites: number; plainClientS: number; ratio: number; providerCoreShare?: number };
 };
-const results: (Result & { label: string })[] = [];
-for (const run of runs) {
+const results: (Result & { label: string })[] = values.report ? JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as (Result & { label: string })[] : [];
+if (values.report) report();
+for (const run of values.report ? [] : runs) {
   const file = path.join(out, `run-${run.label.replace(/\W+/g, '-')}.json`);
   console.error(`bench: ${run.stores} stores on ${run.targets} target(s)${run.defaults ? ' with default limits' : ''}${run.claims ? `, then ${run.claims} claims` : ''}...`);
   const args = [path.join(repoRoot, 'hack', 'bench-provider.ts'), '--stores', String(run.stores), '--targets', String(run.targets), '--json', file,
@@ -70,12 +73,38 @@ function report(): void {
     if (!r.claims) continue;
     const c = r.claims;
     console.log(`${c.claims} Bucket claims at once: all Bound in ${c.boundS} s; provider-rook wrote ${c.providerWrites} times, the servers took ${c.serverWrites} writes in all; ` +
-      `a plain client's ${c.serverWrites} writes took ${c.plainClientS} s: ratio ${c.ratio}`);
+      `a plain client's ${c.serverWrites} writes took ${c.plainClientS} s: ratio ${c.ratio}` +
+      (c.providerCoreShare !== undefined ? `; provider-rook used ${c.providerCoreShare} of a core meanwhile` : ''));
   }
+  goals();
   writeFileSync(path.join(out, 'scale.svg'), chart(results.filter((r) => !r.label.includes('default'))));
   console.log(`wrote ${path.relative(repoRoot, path.join(out, 'results.json'))} and ${path.relative(repoRoot, path.join(out, 'scale.svg'))}`);
 }
 
+/**
+ * Issue 13's goals against this run: the peer's figures (crossplane-contrib/provider-kubernetes,
+ * default flags, measured the same way) and our own bounds. "met", or the gap as measured.
+ */
+function goals(): void {
+  const at = (label: string): Result | undefined => results.find((r) => r.label === label);
+  const rows: [string, number | undefined, number, string][] = [
+    ['peak RSS at 100 (MiB)', at('100')?.memoryMiB.peakRss, 111, 'peer'],
+    ['peak RSS at 500 (MiB)', at('500')?.memoryMiB.peakRss, 154, 'peer'],
+    ['peak RSS at 5,000 on 10 targets (MiB)', at('5000')?.memoryMiB.peakRss, 250, 'bound'],
+    ['500 in the target (s)', at('500')?.fill.inTargetsS, 20, 'peer'],
+    ['500 deleted (s)', at('500')?.deleteS, 12, 'peer'],
+    ['100 deleted (s)', at('100')?.deleteS, 1.6, 'peer'],
+    ['1,000 claims Bound / plain client', results.find((r) => r.claims)?.claims?.ratio, 1.5, 'bound'],
+    ['requests at rest (all sizes)', results.length ? Math.max(...results.map((r) => Object.values(r.atRest.providerRequests).reduce((a, b) => a + b, 0))) : undefined, 0, 'goal'],
+  ];
+  console.log('goals (issue 13):');
+  for (const [name, value, limit, source] of rows) {
+    if (value === undefined) continue;
+    const round2 = (x: number): number => Math.round(x * 100) / 100;
+    const verdict = value <= limit ? 'met' : `not met: ${round2(value - limit)} over (${round2(value / limit)}x)`;
+    console.log(`  ${name.padEnd(40)} ${String(value).padStart(7)}  vs ${limit} (${source}): ${verdict}`);
+  }
+}
 /** Two panels over the sizes: seconds (fill, Ready, delete) and MiB (peak RSS, peak heap). */
 function chart(rs: Result[]): string {
   const W = 360; const H = 220; const pad = 44;

@@ -83,6 +83,11 @@ function pidFile(cluster: LocalCluster, proc: ProcessName): string {
   return path.join(cluster.dir, `${proc}.pid`);
 }
 
+/** The pids of a cluster's live processes (API server, etcd, controller-manager), e.g. to read their CPU time. */
+export function clusterPids(cluster: LocalCluster): number[] {
+  return (['etcd', 'kube-apiserver', 'kube-controller-manager'] as const).map((p) => livePid(cluster, p)).filter((p): p is number => p !== undefined);
+}
+
 /** The pid of a cluster process if it is alive and still the binary we started. */
 function livePid(cluster: LocalCluster, proc: ProcessName): number | undefined {
   const file = pidFile(cluster, proc);

@@ -7,7 +7,7 @@ import { repoRoot } from '../../hack/lib/cluster.ts';
 import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { ResourceType } from '../../src/runtime/kube/resources.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
 import { createNamespace } from '../support/provider.ts';
 
 const SubjectAccessReviews: ResourceType = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', namespaced: false };
@@ -37,6 +37,9 @@ beforeAll(async () => {
     { apiVersion: rbac, kind: 'RoleBinding', metadata: { name: 'app-team', namespace: appNs }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:app-team' }, subjects: [{ kind: 'User', name: appUser }] },
     { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: platformUser }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:platform-team' }, subjects: [{ kind: 'User', name: platformUser }] },
   ]);
+  // The authorizer sees new bindings through its own watch, a moment later.
+  await eventually(async () => await can(appUser, 'create', 'storage.crossplane.io', 'buckets', appNs) &&
+    await can(platformUser, 'list', 'storage.crossplane.io', 'buckets', appNs), 'the bindings to take effect');
 });
 
 describe('RBAC roles in config/rbac', () => {
@@ -67,7 +70,8 @@ describe('RBAC roles in config/rbac', () => {
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'platform-providers', namespace: otherNs },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:provider-admin' }, subjects: [{ kind: 'User', name: platformUser }],
     }]);
-    expect(await can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', otherNs)).toBe(true);
+    // The API server's authorizer sees a new RoleBinding through its own watch, a moment later.
+    await eventually(() => can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', otherNs), 'the new RoleBinding to take effect');
     expect(await can(platformUser, 'create', '', 'secrets', otherNs)).toBe(true);
     expect(await can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(false);
   });

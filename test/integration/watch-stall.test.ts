@@ -56,7 +56,7 @@ describe('a request on a connection that died silently', () => {
     const started = performance.now();
     await expect(throughProxy.get(ConfigMaps, 'get-me', ns)).rejects.toThrow(/timed out/);
     expect(performance.now() - started).toBeLessThan(4_000);
-    // The connection was checked (an HTTP/2 PING) and dropped; a fresh one answers.
+    // The request's connection was dropped at its deadline; a fresh one answers.
     await eventually(async () => (await throughProxy.get(ConfigMaps, 'get-me', ns))?.metadata.name === 'get-me', 'a read on a new connection', 15_000);
   });
 });

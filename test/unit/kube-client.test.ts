@@ -20,7 +20,7 @@ const routes: Record<string, (res: ServerResponse) => void> = {
   boom: (res) => res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify(status(500, `Made-Up ${ATTACK}`))),
   html: (res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(`${ATTACK}<html>`),
   version: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ gitVersion })),
-  // The server closes the connection under the first two requests (as after an HTTP/2 GOAWAY), then answers.
+  // The server closes the connection under the first two requests (as a restarting server does), then answers.
   flaky: (res) => {
     if (++flakyHits <= 2) res.socket?.destroy();
     else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"flaky"}}');
@@ -28,6 +28,8 @@ const routes: Record<string, (res: ServerResponse) => void> = {
   // DELETE: gone at once, or held by finalizers (the object comes back with a deletionTimestamp).
   gone: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"gone"}}'),
   held: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"held","deletionTimestamp":"2026-01-01T00:00:00Z"}}'),
+  // A redirect to something that would answer: an API server never redirects, so it is not followed.
+  moved: (res) => res.writeHead(302, { Location: `http://127.0.0.1:${port}/version` }).end(),
   configmaps: (res) => res.writeHead(200, { 'Content-Type': 'application/json' })
     .end(JSON.stringify({ type: 'ERROR', object: status(500, 'InternalError') }) + '\n'),
   // A watch that opens, sends one event, then says nothing more (no event, no bookmark).
@@ -39,13 +41,17 @@ const routes: Record<string, (res: ServerResponse) => void> = {
 
 let server: Server;
 let port: number;
+let connections = 0;
+let versionHits = 0;
 const clients: KubeClient[] = [];
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     const last = new URL(req.url ?? '/', 'http://x').pathname.split('/').pop() ?? '';
+    if (last === 'version') versionHits++;
     (routes[last] ?? ((r) => r.writeHead(404).end()))(res);
   });
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });
@@ -151,6 +157,23 @@ describe('KubeClient credentials', () => {
       expect(err.message).toBe('the credential plugin of the target cluster failed; its output is not shown because it may contain secrets');
       expect(err.message).not.toContain('SECRET-TOKEN');
     }
+  });
+});
+
+describe('KubeClient connections', () => {
+  it('keeps one connection for requests one after another', async () => {
+    const c = client();
+    const before = connections;
+    for (let i = 0; i < 5; i++) await c.serverVersion();
+    expect(connections - before).toBe(1);
+  });
+
+  it('does not follow a redirect', async () => {
+    const hits = versionHits;
+    const err = await failure(client().get(ConfigMaps, 'moved', 'ns'));
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err).toMatchObject({ code: 302 });
+    expect(versionHits).toBe(hits);
   });
 });
 

@@ -3,13 +3,14 @@
 // whole generated API; this is what we need of them, in a few hundred lines.
 // Error messages reach status conditions, Events and logs; for an untrusted server (a target cluster,
 // whose endpoint someone else wrote) they carry only our words, never text the server sent.
-import { Agent, fetch, type Dispatcher } from 'undici';
 import { Breaker } from './breaker.ts';
 import { KubeError, knownReason, networkError } from './errors.ts';
 import { authenticate, type ClusterAccess } from './config.ts';
 import { resourcePath, type ResourceType } from './resources.ts';
 import { restClientRequests } from '../metrics.ts';
 import { ReasonedError } from '../conditions.ts';
+import type { IncomingMessage } from 'node:http';
+import { connectionPool, exchange, readText, type Pool } from './transport.ts';
 
 export interface KubeObjectLike {
   apiVersion?: string;
@@ -70,21 +71,9 @@ export class WatchStalledError extends Error {
 
 interface Auth {
   headers: Record<string, string>;
-  /** For requests, and for watches: the same connections, with their own undici timeouts. */
-  dispatcher: Dispatcher;
-  watchDispatcher: Dispatcher;
+  pool: Pool;
   /** When to authenticate again (a token file rotates, an exec credential expires). */
   refreshAt: number;
-}
-
-/**
- * undici's own timeouts, per request. They matter beyond our AbortSignals: when one fires on an
- * HTTP/2 connection, undici pings it and drops it if the ping is not answered, so a connection that
- * died silently (a NAT or a load balancer forgot it) is replaced instead of swallowing every later
- * request. client-go does the same with its HTTP/2 health check (ReadIdleTimeout, PingTimeout).
- */
-function withTimeouts(headersTimeout: number, bodyTimeout: number): Dispatcher.DispatcherComposeInterceptor {
-  return (dispatch) => (opts, handler) => dispatch({ ...opts, headersTimeout, bodyTimeout }, handler);
 }
 
 const AUTH_REFRESH_MS = 60_000;
@@ -101,21 +90,21 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Whether the error, or one of its causes, carries one of these codes. */
+/** Whether the error, or one of its causes, carries one of these codes (duck-typed: Node's errors may come from another realm). */
 function hasCode(err: unknown, ...codes: string[]): boolean {
-  for (let cause = err; cause instanceof Error; cause = cause.cause) {
+  for (let cause = err; typeof cause === 'object' && cause !== null; cause = (cause as { cause?: unknown }).cause) {
     if (codes.includes((cause as { code?: string }).code ?? '')) return true;
   }
   return false;
 }
 
-/** The server closed the connection before answering: an HTTP/2 GOAWAY, a reset, a closed socket. */
-const connectionClosed = (err: unknown): boolean => hasCode(err, 'UND_ERR_INFO', 'UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE');
+/** The server closed the connection before answering: a reset, a closed socket. */
+const connectionClosed = (err: unknown): boolean => hasCode(err, 'ECONNRESET', 'EPIPE');
 
 export class KubeClient {
   readonly server: string;
   private auth?: Promise<Auth>;
-  private pool?: Dispatcher;
+  private pool?: Pool;
   /** The TLS options the pool was made with: an exec plugin may hand out a new client certificate. */
   private poolTls?: string;
   private readonly breaker?: Breaker;
@@ -157,15 +146,13 @@ export class KubeClient {
       }
       const tls = JSON.stringify(auth.tls);
       if (!this.pool || tls !== this.poolTls) {
-        const old = this.pool;
-        this.pool = new Agent({ connect: auth.tls });
+        // The old pool's requests finish on their connections, which then close when idle.
+        this.pool = connectionPool(new URL(this.server), auth.tls);
         this.poolTls = tls;
-        void old?.close();
       }
       return {
         headers: { ...auth.headers, 'User-Agent': USER_AGENT },
-        dispatcher: this.pool.compose(withTimeouts(this.timeoutMs, this.timeoutMs)),
-        watchDispatcher: this.pool.compose(withTimeouts(this.timeoutMs, this.watchIdleMs)),
+        pool: this.pool,
         refreshAt: Math.min(Date.now() + AUTH_REFRESH_MS, (auth.expiresAt ?? Infinity) - 10_000),
       };
     })();
@@ -176,7 +163,7 @@ export class KubeClient {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const auth = await this.authFor();
-    // undici's headers timeout (withTimeouts) fires first and checks the connection; this is the backstop.
+    // The deadline for the whole exchange, body included (the transport's headers deadline comes first).
     // A timer of our own, cleared when done: AbortSignal.timeout's would live on for the whole timeout.
     const backstop = new AbortController();
     const backstopTimer = setTimeout(() => backstop.abort(new DOMException('request timed out', 'TimeoutError')), this.timeoutMs + 1_000);
@@ -196,44 +183,45 @@ export class KubeClient {
       ? setTimeout(() => firstAnswer.abort(new DOMException('no answer', 'TimeoutError')), patience) : undefined;
     signals.push(firstAnswer.signal);
     this.opts.onRequest?.(method, path);
+    const signal = AbortSignal.any(signals);
+    const headers = {
+      ...auth.headers,
+      Accept: init.accept ?? 'application/json',
+      ...(init.body !== undefined ? { 'Content-Type': init.contentType ?? 'application/json' } : {}),
+    };
+    const body = init.body === undefined ? undefined : JSON.stringify(init.body);
     let res;
     for (let attempt = 1; ; attempt++) {
       try {
-        res = await fetch(url, {
-          method,
-          headers: {
-            ...auth.headers,
-            Accept: init.accept ?? 'application/json',
-            ...(init.body !== undefined ? { 'Content-Type': init.contentType ?? 'application/json' } : {}),
-          },
-          body: init.body === undefined ? undefined : JSON.stringify(init.body),
-          dispatcher: auth.dispatcher,
-          // An API server never redirects; following one could reach anything (e.g. a metadata service).
-          redirect: 'error',
-          signal: AbortSignal.any(signals),
-        });
+        res = await exchange({ method, url, headers, body, pool: auth.pool, signal, headersTimeoutMs: this.timeoutMs });
         break;
       } catch (err) {
-        // A connection the server closed under us (an HTTP/2 GOAWAY, e.g. after other requests on it
-        // failed authentication, or a reset): a read is safe to send again, on a fresh connection.
-        if (method !== 'GET' || attempt >= GET_ATTEMPTS || !connectionClosed(err) || signals.some((s) => s.aborted)) {
+        // A connection the server closed under us (a reset, e.g. a pooled one it had just dropped):
+        // a read is safe to send again, on a fresh connection.
+        if (method !== 'GET' || attempt >= GET_ATTEMPTS || !connectionClosed(err) || signal.aborted) {
           restClientRequests.inc({ host: url.host, method, code: '<error>' });
           clearTimeout(impatient);
-          const failure = networkError(this.label, err, this.trusted);
+          const failure = networkError(this.label, signal.aborted ? signal.reason : err, this.trusted);
           this.breaker?.failed(ticket, failure);
           throw failure;
         }
-        // 0.1, 0.2, 0.4, 0.8 s: a storm of closed connections (a new client's watches all failing
-        // authentication) passes. An abort ends the wait; the next attempt then fails at once.
-        await pause(100 * 2 ** (attempt - 1), AbortSignal.any(signals));
+        // 0.1, 0.2, 0.4, 0.8 s: a storm of closed connections passes. An abort ends the wait; the
+        // next attempt then fails at once.
+        await pause(100 * 2 ** (attempt - 1), signal);
       }
     }
     clearTimeout(impatient); // it answered: the body may take the whole timeout
-    restClientRequests.inc({ host: url.host, method, code: String(res.status) });
+    const code = res.statusCode ?? 0;
+    restClientRequests.inc({ host: url.host, method, code: String(code) });
     this.breaker?.answered(ticket);
-    const text = await res.text();
-    if (!res.ok) throw this.statusError(res.status, text, method, path);
-    return (text ? this.parse(text, res.status, method, path) : undefined) as T;
+    let text;
+    try {
+      text = await readText(res);
+    } catch (err) {
+      throw networkError(this.label, signal.aborted ? signal.reason : err, this.trusted);
+    }
+    if (code < 200 || code > 299) throw this.statusError(code, text, method, path);
+    return (text ? this.parse(text, code, method, path) : undefined) as T;
   }
 
   async get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string, signal?: AbortSignal): Promise<T | undefined> {
@@ -341,47 +329,77 @@ export class KubeClient {
     }).toString();
     const auth = await this.authFor();
     this.opts.onRequest?.('WATCH', url.pathname);
-    let res;
+    // The server ends the watch at timeoutSeconds; this is the backstop, cleared when the watch ends.
+    const ended = new AbortController();
+    const backstop = setTimeout(() => ended.abort(new DOMException('watch outlived its timeout', 'TimeoutError')), (timeoutSeconds + 30) * 1000);
+    const signal = AbortSignal.any([opts.signal, ended.signal]);
     try {
-      res = await fetch(url, {
-        headers: { ...auth.headers, Accept: 'application/json' }, dispatcher: auth.watchDispatcher, redirect: 'error',
-        signal: AbortSignal.any([opts.signal, AbortSignal.timeout((timeoutSeconds + 30) * 1000)]),
-      });
-    } catch (err) {
-      restClientRequests.inc({ host: url.host, method: 'WATCH', code: '<error>' });
-      const failure = networkError(this.label, err, this.trusted);
-      this.breaker?.failed(undefined, failure);
-      throw failure;
+      let res;
+      try {
+        res = await exchange({ method: 'GET', url, headers: { ...auth.headers, Accept: 'application/json' }, pool: auth.pool, signal, headersTimeoutMs: this.timeoutMs });
+      } catch (err) {
+        restClientRequests.inc({ host: url.host, method: 'WATCH', code: '<error>' });
+        const failure = networkError(this.label, signal.aborted ? signal.reason : err, this.trusted);
+        this.breaker?.failed(undefined, failure);
+        throw failure;
+      }
+      this.breaker?.answered();
+      const code = res.statusCode ?? 0;
+      restClientRequests.inc({ host: url.host, method: 'WATCH', code: String(code) });
+      if (code !== 200) {
+        let text = '';
+        try {
+          text = await readText(res);
+        } catch {
+          // the status alone says enough
+        }
+        throw this.statusError(code, text, 'WATCH', url.pathname);
+      }
+      opts.onOpen?.();
+      await this.readEvents(res, type, url.pathname, opts.signal, onEvent);
+    } finally {
+      clearTimeout(backstop);
     }
-    this.breaker?.answered();
-    restClientRequests.inc({ host: url.host, method: 'WATCH', code: String(res.status) });
-    if (!res.ok || !res.body) throw this.statusError(res.status, await res.text(), 'WATCH', url.pathname);
-    opts.onOpen?.();
-    const decoder = new TextDecoder();
+  }
+
+  /** Reads a watch's newline-separated events, ending it when the server says nothing for watchIdleMs. */
+  private async readEvents(res: IncomingMessage, type: ResourceType, path: string, signal: AbortSignal,
+    onEvent: (type: WatchEventType, obj: KubeObjectLike) => void): Promise<void> {
+    let stalled = false;
+    const idle = setTimeout(() => {
+      stalled = true;
+      res.destroy();
+    }, this.watchIdleMs);
+    res.setEncoding('utf8');
     let buffered = '';
     try {
-      for await (const chunk of res.body) {
-        buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+      for await (const chunk of res) {
+        idle.refresh();
+        buffered += chunk as string;
         let nl;
         while ((nl = buffered.indexOf('\n')) >= 0) {
           const line = buffered.slice(0, nl);
           buffered = buffered.slice(nl + 1);
           if (!line.trim()) continue;
-          const event = this.parse(line, res.status, 'WATCH', url.pathname) as { type: WatchEventType; object: KubeObjectLike & { code?: unknown; reason?: unknown; message?: unknown } };
+          const event = this.parse(line, 200, 'WATCH', path) as { type: WatchEventType; object: KubeObjectLike & { code?: unknown; reason?: unknown; message?: unknown } };
           if (event.type === 'ERROR') {
             const { code, reason, message } = event.object ?? {};
-            throw this.kubeError(Number.isInteger(code) ? code as number : 500, reason, message, 'WATCH', url.pathname);
+            throw this.kubeError(Number.isInteger(code) ? code as number : 500, reason, message, 'WATCH', path);
           }
           onEvent(event.type, event.type === 'BOOKMARK' ? event.object : { apiVersion: type.apiVersion, kind: type.kind, ...event.object });
         }
       }
     } catch (err) {
       if (err instanceof KubeError) throw err;
-      if (opts.signal.aborted) return;
-      if (hasCode(err, 'UND_ERR_BODY_TIMEOUT')) {
-        throw new WatchStalledError(`the watch of ${type.plural} on ${this.label} saw neither an event nor a bookmark for ${this.watchIdleMs / 1000} s`);
-      }
-      throw networkError(this.label, err, this.trusted);
+      if (signal.aborted) return;
+      if (!stalled) throw networkError(this.label, err, this.trusted);
+    } finally {
+      clearTimeout(idle);
+      // An error thrown above leaves the stream open: close it, and its connection.
+      if (!res.complete) res.destroy();
+    }
+    if (stalled) {
+      throw new WatchStalledError(`the watch of ${type.plural} on ${this.label} saw neither an event nor a bookmark for ${this.watchIdleMs / 1000} s`);
     }
   }
 
@@ -390,7 +408,7 @@ export class KubeClient {
     this.auth = undefined;
     const pool = this.pool;
     this.pool = undefined;
-    await pool?.close();
+    pool?.destroy();
   }
 
   /** JSON.parse, but a body that is not JSON fails in our words (a SyntaxError quotes the body). */

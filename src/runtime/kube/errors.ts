@@ -2,6 +2,8 @@
 // request body, so no Secret value can end up in them. A trusted server's own message is kept; an
 // untrusted server (a target cluster) gets only our words, since messages reach status and Events.
 
+import { HEADERS_TIMEOUT } from './transport.ts';
+
 export class KubeError extends Error {
   readonly code: number;
   readonly reason: string;
@@ -45,8 +47,8 @@ const TLS_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_SIGNATURE_FAILURE', 'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
 
-/** undici's own deadlines: connecting, the response's headers, the gap between body chunks. */
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/** Our own deadline for the response's headers (connecting and TLS included). */
+const TIMEOUT_CODES = new Set([HEADERS_TIMEOUT]);
 
 function hasTimeoutCode(err: unknown): boolean {
   for (let cause = err; typeof cause === 'object' && cause !== null; cause = (cause as { cause?: unknown }).cause) {
@@ -65,11 +67,13 @@ export function networkError(name: string, err: unknown, trusted = true): Error 
   if (errorName === 'TimeoutError' || errorName === 'AbortError' || hasTimeoutCode(err)) {
     return new UnreachableError(`request to ${name} timed out`);
   }
+  // Duck-typed too: Node's own errors come from another realm under a test runner's VM.
+  const isError = (e: unknown): e is { message: unknown; cause?: unknown; code?: unknown } => typeof e === 'object' && e !== null && 'message' in e;
   let cause: unknown = err;
-  while (cause instanceof Error && cause.cause !== undefined) cause = cause.cause;
-  const raw = (cause as { code?: unknown } | null | undefined)?.code;
+  while (isError(cause) && cause.cause !== undefined) cause = cause.cause;
+  const raw = isError(cause) ? cause.code : undefined;
   const code = typeof raw === 'string' && /^[A-Z0-9_]{1,64}$/.test(raw) ? raw : '';
-  const detail = cause instanceof Error ? cause.message : String(cause);
+  const detail = isError(cause) ? String(cause.message) : String(cause);
   if (TLS_CODES.has(code) || /^ERR_(SSL|TLS)_/.test(code) || /certificate|tls|ssl/i.test(detail)) {
     const shown = code || (trusted ? detail : 'TLS error');
     return new UnreachableError(`TLS handshake with ${name} failed (${shown}): check clusterCA and the endpoint`, true);

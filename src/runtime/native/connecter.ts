@@ -7,7 +7,7 @@ import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { Secrets } from '../kube/resources.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
 import type { Reader } from '../managed/reconciler.ts';
-import { credentialsFromSecret, type CredentialOptions } from './credentials.ts';
+import { credentialsFromSecret, type CredentialOptions, type Credentials } from './credentials.ts';
 import type { EventRecorder } from '../events.ts';
 import { NativeExternal, type NativeKind } from './external.ts';
 import type { OperatorInstaller } from './operator.ts';
@@ -36,6 +36,8 @@ export class ProviderResolver {
   private readonly secrets = new Map<string, Informer<SecretObject>>();
   /** The target each Provider ("namespace/name") resolved to last. */
   private readonly chosen = new Map<string, string>();
+  /** Each cached Secret object, parsed (see credentialsOf). */
+  private readonly parsed = new WeakMap<SecretObject, { credentials?: Credentials; error?: unknown }>();
 
   constructor(control: KubeClient, providers: Reader<Provider> & { list(): Provider[] }, targets: TargetClients, opts: ProviderResolverOptions) {
     this.control = control;
@@ -88,13 +90,31 @@ export class ProviderResolver {
     // Until the watch has its first list, ask (once per caller) rather than wait.
     const secret = watch.hasSynced ? watch.get(where) : await this.control.get<SecretObject>(Secrets, secretName, namespace, signal);
     if (!secret) throw new ReasonedError('SecretNotFound', `Secret ${where} named by Provider ${namespace}/${provider.metadata.name} does not exist`);
-    const target = this.targets.get(credentialsFromSecret(where, secret.data, this.opts.credentials));
+    const target = this.targets.get(this.credentialsOf(where, secret));
     // New credentials: the client made from the old ones goes at once, unless another Provider uses it.
     const key = `${namespace}/${provider.metadata.name}`;
     const before = this.chosen.get(key);
     this.chosen.set(key, target.fingerprint);
     if (before && before !== target.fingerprint && ![...this.chosen.values()].includes(before)) await this.targets.close(before);
     return target;
+  }
+
+  /**
+   * Parsing a Secret checks its certificates and key (about 1.5 ms of CPU): once per version of the
+   * Secret, not once per reconcile. The watch cache hands out the same object until it changes.
+   */
+  private credentialsOf(where: string, secret: SecretObject): Credentials {
+    let parsed = this.parsed.get(secret);
+    if (!parsed) {
+      try {
+        parsed = { credentials: credentialsFromSecret(where, secret.data, this.opts.credentials) };
+      } catch (error) {
+        parsed = { error };
+      }
+      this.parsed.set(secret, parsed);
+    }
+    if (parsed.credentials) return parsed.credentials;
+    throw parsed.error;
   }
 
   async stop(): Promise<void> {
