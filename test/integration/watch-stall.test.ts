@@ -12,18 +12,21 @@ import { FreezableProxy } from '../support/proxy.ts';
 let admin: KubeClient;
 let proxy: FreezableProxy;
 let throughProxy: KubeClient;
+let proxyServer: string;
+const clients: KubeClient[] = [];
 let ns: string;
 
 beforeAll(async () => {
   admin = adminClient(testCluster('control'));
   ns = await createNamespace(admin, 'stall');
   proxy = new FreezableProxy(testCluster('control').server);
-  const server = await proxy.listen();
-  throughProxy = new KubeClient({ ...kubeConfigOf(testCluster('control')), server }, { fieldManager: 'stall-test', watchIdleMs: 2_000, timeoutMs: 2_000 });
+  proxyServer = await proxy.listen();
+  throughProxy = new KubeClient({ ...kubeConfigOf(testCluster('control')), server: proxyServer }, { fieldManager: 'stall-test', watchIdleMs: 2_000, timeoutMs: 2_000 });
 });
 
 afterAll(async () => {
   await throughProxy?.close();
+  await Promise.all(clients.map((c) => c.close()));
   await proxy?.close();
   await admin?.close();
 });
@@ -50,6 +53,9 @@ describe('a watch on a connection that died silently', () => {
 
 describe('a request on a connection that died silently', () => {
   it('fails at its deadline, and the next request goes out on a new connection', async () => {
+    // A client of its own: the frozen connections of the test above are not in its pool.
+    const throughProxy = new KubeClient({ ...kubeConfigOf(testCluster('control')), server: proxyServer }, { fieldManager: 'stall-test', timeoutMs: 2_000 });
+    clients.push(throughProxy);
     await admin.create(ConfigMaps, configMap('get-me'));
     expect((await throughProxy.get(ConfigMaps, 'get-me', ns))?.metadata.name).toBe('get-me');
     expect(proxy.freeze()).toBeGreaterThan(0);
@@ -58,5 +64,20 @@ describe('a request on a connection that died silently', () => {
     expect(performance.now() - started).toBeLessThan(4_000);
     // The request's connection was dropped at its deadline; a fresh one answers.
     await eventually(async () => (await throughProxy.get(ConfigMaps, 'get-me', ns))?.metadata.name === 'get-me', 'a read on a new connection', 15_000);
+  });
+});
+
+describe('idle pooled connections that died together', () => {
+  it('are all dropped when a request on one of them meets its deadline: the next request does not wait out another', async () => {
+    const c = new KubeClient({ ...kubeConfigOf(testCluster('control')), server: proxyServer }, { fieldManager: 'stall-test', timeoutMs: 2_000 });
+    clients.push(c);
+    await admin.create(ConfigMaps, configMap('siblings'));
+    // Three requests at once leave three idle connections in the pool.
+    await Promise.all([1, 2, 3].map(() => c.get(ConfigMaps, 'siblings', ns)));
+    expect(proxy.freeze()).toBeGreaterThanOrEqual(3);
+    await expect(c.get(ConfigMaps, 'siblings', ns)).rejects.toThrow(/timed out/);
+    const started = performance.now();
+    expect((await c.get(ConfigMaps, 'siblings', ns))?.metadata.name).toBe('siblings');
+    expect(performance.now() - started).toBeLessThan(2_000);
   });
 });

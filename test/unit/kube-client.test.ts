@@ -28,6 +28,8 @@ const routes: Record<string, (res: ServerResponse) => void> = {
   // DELETE: gone at once, or held by finalizers (the object comes back with a deletionTimestamp).
   gone: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"gone"}}'),
   held: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"held","deletionTimestamp":"2026-01-01T00:00:00Z"}}'),
+  // Answers after a moment: requests pile up.
+  slow: (res) => void setTimeout(() => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"slow"}}'), 50),
   // A redirect to something that would answer: an API server never redirects, so it is not followed.
   moved: (res) => res.writeHead(302, { Location: `http://127.0.0.1:${port}/version` }).end(),
   configmaps: (res) => res.writeHead(200, { 'Content-Type': 'application/json' })
@@ -166,6 +168,15 @@ describe('KubeClient connections', () => {
     const before = connections;
     for (let i = 0; i < 5; i++) await c.serverVersion();
     expect(connections - before).toBe(1);
+  });
+
+  it('opens a bounded number of connections for a burst of requests, and answers them all', async () => {
+    const c = client();
+    const before = connections;
+    const answers = await Promise.all(Array.from({ length: 100 }, () => c.get(ConfigMaps, 'slow', 'ns')));
+    expect(answers.every((a) => a?.metadata.name === 'slow')).toBe(true);
+    expect(connections - before).toBeLessThanOrEqual(32);
+    expect(connections - before).toBeGreaterThan(1);
   });
 
   it('does not follow a redirect', async () => {

@@ -10,7 +10,7 @@ import { resourcePath, type ResourceType } from './resources.ts';
 import { restClientRequests } from '../metrics.ts';
 import { ReasonedError } from '../conditions.ts';
 import type { IncomingMessage } from 'node:http';
-import { connectionPool, exchange, readText, type Pool } from './transport.ts';
+import { closePool, connectionPool, exchange, readText, type Pool } from './transport.ts';
 
 export interface KubeObjectLike {
   apiVersion?: string;
@@ -193,7 +193,7 @@ export class KubeClient {
     let res;
     for (let attempt = 1; ; attempt++) {
       try {
-        res = await exchange({ method, url, headers, body, pool: auth.pool, signal, headersTimeoutMs: this.timeoutMs });
+        res = await exchange({ method, url, headers, body, agent: auth.pool.requests, signal, headersTimeoutMs: this.timeoutMs });
         break;
       } catch (err) {
         // A connection the server closed under us (a reset, e.g. a pooled one it had just dropped):
@@ -336,7 +336,7 @@ export class KubeClient {
     try {
       let res;
       try {
-        res = await exchange({ method: 'GET', url, headers: { ...auth.headers, Accept: 'application/json' }, pool: auth.pool, signal, headersTimeoutMs: this.timeoutMs });
+        res = await exchange({ method: 'GET', url, headers: { ...auth.headers, Accept: 'application/json' }, agent: auth.pool.watches, signal, headersTimeoutMs: this.timeoutMs });
       } catch (err) {
         restClientRequests.inc({ host: url.host, method: 'WATCH', code: '<error>' });
         const failure = networkError(this.label, signal.aborted ? signal.reason : err, this.trusted);
@@ -408,7 +408,7 @@ export class KubeClient {
     this.auth = undefined;
     const pool = this.pool;
     this.pool = undefined;
-    pool?.destroy();
+    if (pool) closePool(pool);
   }
 
   /** JSON.parse, but a body that is not JSON fails in our words (a SyntaxError quotes the body). */

@@ -12,6 +12,7 @@ import { ANNOTATION_CREATE_PENDING, ANNOTATION_EXTERNAL_NAME, externalNameOf, is
 import { setBindable, type ConnectionDetails, type ExternalClient, type ExternalDeletion, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
 import type { OperatorBundle } from './operator.ts';
 import type { OwnershipMarks, Owner, Relation } from './ownership.ts';
+import { Coalescer } from '../coalesce.ts';
 
 export type TargetObject = KubeObjectLike & {
   metadata: KubeObjectLike['metadata'] & {
@@ -117,6 +118,11 @@ export function diffFields(want: unknown, have: unknown, path = ''): string[] {
 const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>();
+/**
+ * Stores deleted together from one namespace check it together: otherwise each of the last ones
+ * lists every namespaced type (16 workers: 16 times 40 lists at the end of a namespace).
+ */
+const namespaceChecks = new WeakMap<KubeClient, Coalescer<{ why: string; byStores: boolean } | undefined>>();
 
 /** A get that may be served from a cache. */
 export interface ObjectReader {
@@ -344,7 +350,10 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     if (target.observed) await deleteDependents(this.client, this.kind, target.observed, signal);
     for (const c of this.kind.companions?.(mr, name) ?? []) await this.deleteIfOurs(c, owner, signal);
     if (namespace) {
-      const kept = await deleteNamespaceIfUnused(this.client, this.marks, namespace, this.kind.target, signal);
+      let checks = namespaceChecks.get(this.client);
+      if (!checks) namespaceChecks.set(this.client, (checks = new Coalescer()));
+      const kept = await checks.run(`${this.kind.target.apiVersion}/${this.kind.target.plural} ${namespace}`,
+        () => deleteNamespaceIfUnused(this.client, this.marks, namespace, this.kind.target, signal));
       // Other stores still living there is the usual case of a shared namespace, not news.
       if (kept && !kept.byStores) this.opts.recorder?.normal(mr, 'KeptTargetNamespace', kept.why);
     }
