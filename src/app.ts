@@ -1,12 +1,7 @@
 // provider-rook: the kinds it serves, registered on the generic runtime: every backend (src/backends.ts)
 // as a native managed kind and as a class binding of the Bucket claim. The type constants below are
 // conveniences for tests and tools.
-import { resourceTypeOf } from './apis/crd.ts';
-import { ObjectStoreKind } from './apis/objectstore.ts';
-import { ObjectStoreClassKind } from './apis/objectstoreclass.ts';
-import { BucketClassKind, BucketKind, BucketPolicyKind } from './apis/storage.ts';
-import { CephBucketClassKind, CephBucketKind } from './apis/cephbucket.ts';
-import { TenantClassKind, TenantKind } from './apis/tenant.ts';
+import { kinds } from './apis/kinds.gen.ts';
 import type { HealthSources } from './runtime/health.ts';
 import type { KubeClient } from './runtime/kube/client.ts';
 import { Manager, type ManagerOptions } from './runtime/manager.ts';
@@ -17,15 +12,15 @@ import { backends } from './backends.ts';
 
 export const FIELD_MANAGER = 'provider-rook';
 
-export const ManagedObjectStores = resourceTypeOf(ObjectStoreKind);
-export const ObjectStoreClasses = resourceTypeOf(ObjectStoreClassKind);
-export const BucketClasses = resourceTypeOf(BucketClassKind);
-export const BucketPolicies = resourceTypeOf(BucketPolicyKind);
-export const Buckets = resourceTypeOf(BucketKind);
-export const Tenants = resourceTypeOf(TenantKind);
-export const TenantClasses = resourceTypeOf(TenantClassKind);
-export const CephBuckets = resourceTypeOf(CephBucketKind);
-export const CephBucketClasses = resourceTypeOf(CephBucketClassKind);
+export const ManagedObjectStores = kinds.ObjectStore;
+export const ObjectStoreClasses = kinds.ObjectStoreClass;
+export const BucketClasses = kinds.BucketClass;
+export const BucketPolicies = kinds.BucketPolicy;
+export const Buckets = kinds.Bucket;
+export const Tenants = kinds.Tenant;
+export const TenantClasses = kinds.TenantClass;
+export const CephBuckets = kinds.CephBucket;
+export const CephBucketClasses = kinds.CephBucketClass;
 
 export type AppOptions = Omit<ManagerOptions, 'fieldManager'>;
 
@@ -41,10 +36,10 @@ export interface App {
 
 export async function startApp(opts: AppOptions): Promise<App> {
   const manager = await Manager.create({ ...opts, fieldManager: FIELD_MANAGER });
-  for (const b of backends) setupNativeManaged(manager, { type: resourceTypeOf(b.managed), kind: b.native });
+  for (const b of backends) setupNativeManaged(manager, { type: b.managed, kind: b.native });
   setupClaim(manager, {
     claim: Buckets, portableClass: BucketClasses, policy: BucketPolicies,
-    classes: backends.map((b) => ({ class: resourceTypeOf(b.class), managed: resourceTypeOf(b.managed), configure: b.configure })),
+    classes: backends.map((b) => ({ class: b.class, managed: b.managed, configure: b.configure })),
   });
 
   await manager.start();

@@ -4,37 +4,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { FIELD_MANAGER, startApp, type App } from './app.ts';
+import { FLAGS, parseFlags, type Options } from './flags.ts';
 import { KubeClient } from './runtime/kube/client.ts';
 import { inClusterAccess, kubeconfigFileAccess } from './runtime/kube/config.ts';
 import { Health } from './runtime/health.ts';
 import { LeaderElector } from './runtime/leader.ts';
 import { pinoLogger } from './runtime/logger.ts';
 import { registry } from './runtime/metrics.ts';
-
-const duration = z.string().regex(/^\d+(ms|s|m|h)$/, 'use a duration like 30s, 1m or 1h').transform((v) => {
-  const n = Number.parseInt(v, 10);
-  return n * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const)[v.replace(/^\d+/, '') as 'ms' | 's' | 'm' | 'h'];
-});
-
-const flags = z.object({
-  kubeconfig: z.string().optional(),
-  'control-plane-id': z.string().optional(),
-  namespace: z.string().regex(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'use one namespace or a comma-separated list').optional(),
-  poll: duration.default(60_000),
-  'leak-interval': duration.default(300_000),
-  'leak-mode': z.enum(['delete', 'report']).default('delete'),
-  'leak-grace': duration.default(300_000),
-  'allow-exec-credentials': z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
-  workers: z.coerce.number().int().min(1).max(64).default(4),
-  'max-reconcile-rate': z.coerce.number().min(1).default(10),
-  'metrics-addr': z.string().default(':8080'),
-  'log-level': z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-  'leader-elect': z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
-  'leader-election-namespace': z.string().optional(),
-  'leader-election-id': z.string().default('provider-rook'),
-});
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -51,12 +28,15 @@ const usage = `usage: provider-rook [--kubeconfig PATH] [--namespace NS[,NS...]]
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: Object.fromEntries(Object.keys(flags.shape).map((k) => [k, { type: 'string' as const }])),
+    options: Object.fromEntries(Object.keys(FLAGS).map((k) => [k, { type: 'string' as const }])),
     strict: true,
   });
-  const parsed = flags.safeParse({ ...values, kubeconfig: values.kubeconfig ?? process.env.KUBECONFIG });
-  if (!parsed.success) throw new Error(`${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}\n${usage}`);
-  const opts = parsed.data;
+  let opts: Options;
+  try {
+    opts = parseFlags({ ...values, kubeconfig: values.kubeconfig ?? process.env.KUBECONFIG });
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${usage}`, { cause: err });
+  }
   const log = pinoLogger(opts['log-level']);
 
   const kc = opts.kubeconfig ? kubeconfigFileAccess(opts.kubeconfig) : inClusterAccess();

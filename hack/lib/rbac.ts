@@ -62,8 +62,8 @@ rules:
 ${render([
   { groups: ['kubernetes.crossplane.io'], resources: ['providers', 'providers/status'], verbs: ['get', 'list', 'watch', 'update', 'patch'], why: 'Providers: read them, keep their status, and hold the in-use finalizer (an update).' },
   ...backends.flatMap((b): Rule[] => [
-    { groups: [b.managed.group], resources: [b.managed.plural, `${b.managed.plural}/status`], verbs: ALL, why: `${b.managed.kind}: the claim controller creates and deletes them; the managed controller keeps\ntheir finalizer, annotations, late-initialized fields and status.` },
-    { groups: [b.class.group], resources: [b.class.plural], verbs: READ, why: `${b.class.kind}: the platform team's; read only.` },
+    { groups: [groupOf(b.managed)], resources: [b.managed.plural, `${b.managed.plural}/status`], verbs: ALL, why: `${b.managed.kind}: the claim controller creates and deletes them; the managed controller keeps\ntheir finalizer, annotations, late-initialized fields and status.` },
+    { groups: [groupOf(b.class)], resources: [b.class.plural], verbs: READ, why: `${b.class.kind}: the platform team's; read only.` },
   ]),
   { groups: ['storage.crossplane.io'], resources: ['bucketclasses', 'bucketpolicies'], verbs: READ, why: 'Portable classes and policies are the platform team\'s: read only.' },
   { groups: ['storage.crossplane.io'], resources: ['buckets', 'buckets/status'], verbs: ['get', 'list', 'watch', 'update', 'patch'], why: 'Claims: their finalizer, resourceRef and status; never created or deleted by us.' },
@@ -99,9 +99,9 @@ metadata:
   name: provider-rook:platform-team
 rules:
 ${render([
-  ...backends.flatMap((b): Rule[] => (b.class.group === b.managed.group
-    ? [{ groups: [b.managed.group], resources: [b.class.plural, b.managed.plural], verbs: ALL }]
-    : [{ groups: [b.class.group], resources: [b.class.plural], verbs: ALL }, { groups: [b.managed.group], resources: [b.managed.plural], verbs: ALL }])),
+  ...backends.flatMap((b): Rule[] => (groupOf(b.class) === groupOf(b.managed)
+    ? [{ groups: [groupOf(b.managed)], resources: [b.class.plural, b.managed.plural], verbs: ALL }]
+    : [{ groups: [groupOf(b.class)], resources: [b.class.plural], verbs: ALL }, { groups: [groupOf(b.managed)], resources: [b.managed.plural], verbs: ALL }])),
   { groups: ['storage.crossplane.io'], resources: ['bucketclasses', 'bucketpolicies'], verbs: ALL },
   { groups: ['storage.crossplane.io'], resources: ['buckets'], verbs: READ },
   { groups: ['kubernetes.crossplane.io'], resources: ['providers'], verbs: READ },

@@ -2,7 +2,8 @@
 // target namespace (the operator serves one Tenant per namespace, and names every tenant's S3
 // Service "minio"), with root credentials in a configuration Secret provider-rook makes once.
 import { fileURLToPath } from 'node:url';
-import { TenantClassKind, TenantKind, type Tenant, type TenantClass } from '../apis/tenant.ts';
+import { kinds } from '../apis/kinds.gen.ts';
+import type { Tenant, TenantClass } from '../apis/tenant.ts';
 import type { Backend } from '../backends.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
@@ -99,10 +100,10 @@ export const minioTenant: NativeKind<Tenant> = {
 
 /** A claim's Tenant, from its class: in a namespace of its own, so no two Tenants ever share one. */
 export function configureTenant(claim: Claim, cls: TenantClass, name: string): Tenant {
-  refuseUnlessAllowed({ ...cls, kind: TenantClassKind.kind }, claim);
+  refuseUnlessAllowed({ ...cls, kind: kinds.TenantClass.kind }, claim);
   const { pools, image, requestAutoCert, clusterDomain, reclaimPolicy, namespacePrefix } = cls.spec;
   return {
-    apiVersion: `${TenantKind.group}/${TenantKind.version}`, kind: TenantKind.kind,
+    apiVersion: kinds.Tenant.apiVersion, kind: kinds.Tenant.kind,
     metadata: { name, labels: claimLabels(claim) },
     spec: {
       forProvider: withoutNulls({ pools, image, requestAutoCert, clusterDomain }) as Tenant['spec']['forProvider'],
@@ -112,4 +113,4 @@ export function configureTenant(claim: Claim, cls: TenantClass, name: string): T
   };
 }
 
-export const minioOperator: Backend<Tenant, TenantClass> = { managed: TenantKind, class: TenantClassKind, native: minioTenant, configure: configureTenant };
+export const minioOperator: Backend<Tenant, TenantClass> = { managed: kinds.Tenant, class: kinds.TenantClass, native: minioTenant, configure: configureTenant };

@@ -3,7 +3,8 @@
 // companions: the provisioner writes the keys (a Secret) and the address (a ConfigMap) beside the
 // claim, and those are read only when they are the provisioner's for this very claim.
 import { fileURLToPath } from 'node:url';
-import { CephBucketClassKind, CephBucketKind, type CephBucket, type CephBucketClass } from '../apis/cephbucket.ts';
+import { kinds } from '../apis/kinds.gen.ts';
+import type { CephBucket, CephBucketClass } from '../apis/cephbucket.ts';
 import type { Backend } from '../backends.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
@@ -70,10 +71,10 @@ export const cephBucket: NativeKind<CephBucket> = {
 
 /** A claim's bucket, from its class. */
 export function configureCephBucket(claim: Claim, cls: CephBucketClass, name: string): CephBucket {
-  refuseUnlessAllowed({ ...cls, kind: CephBucketClassKind.kind }, claim);
+  refuseUnlessAllowed({ ...cls, kind: kinds.CephBucketClass.kind }, claim);
   const { storageClassName, additionalConfig, reclaimPolicy, targetNamespace } = cls.spec;
   return {
-    apiVersion: `${CephBucketKind.group}/${CephBucketKind.version}`, kind: CephBucketKind.kind,
+    apiVersion: kinds.CephBucket.apiVersion, kind: kinds.CephBucket.kind,
     metadata: { name, labels: claimLabels(claim) },
     spec: {
       forProvider: withoutNulls({ storageClassName, additionalConfig }) as CephBucket['spec']['forProvider'],
@@ -82,4 +83,4 @@ export function configureCephBucket(claim: Claim, cls: CephBucketClass, name: st
   };
 }
 
-export const rookCeph: Backend<CephBucket, CephBucketClass> = { managed: CephBucketKind, class: CephBucketClassKind, native: cephBucket, configure: configureCephBucket };
+export const rookCeph: Backend<CephBucket, CephBucketClass> = { managed: kinds.CephBucket, class: kinds.CephBucketClass, native: cephBucket, configure: configureCephBucket };

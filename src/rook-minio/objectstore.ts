@@ -2,8 +2,9 @@
 // target, when that store is ready, and what its users need to connect. Everything else is the
 // generic runtime.
 import { fileURLToPath } from 'node:url';
-import { ObjectStoreKind, type ObjectStore } from '../apis/objectstore.ts';
-import { ObjectStoreClassKind, type ObjectStoreClass } from '../apis/objectstoreclass.ts';
+import { kinds } from '../apis/kinds.gen.ts';
+import type { ObjectStore } from '../apis/objectstore.ts';
+import type { ObjectStoreClass } from '../apis/objectstoreclass.ts';
 import type { Backend } from '../backends.ts';
 import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../runtime/native/external.ts';
@@ -143,5 +144,5 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
 };
 
 export const rookMinio: Backend<ObjectStore, ObjectStoreClass> = {
-  managed: ObjectStoreKind, class: ObjectStoreClassKind, native: minioObjectStore, configure: configureObjectStore,
+  managed: kinds.ObjectStore, class: kinds.ObjectStoreClass, native: minioObjectStore, configure: configureObjectStore,
 };

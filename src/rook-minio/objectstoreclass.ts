@@ -4,7 +4,7 @@
 import type { ObjectStore } from '../apis/objectstore.ts';
 import type { ObjectStoreClass } from '../apis/objectstoreclass.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
-import { ObjectStoreKind } from '../apis/objectstore.ts';
+import { kinds } from '../apis/kinds.gen.ts';
 import { withoutNulls } from '../runtime/json.ts';
 
 export const DEFAULT_TARGET_NAMESPACE = 'rook-minio';
@@ -14,8 +14,8 @@ export function configureObjectStore(claim: Claim, cls: ObjectStoreClass, name: 
   refuseUnlessAllowed({ ...cls, kind: 'ObjectStoreClass' }, claim);
   const namespace = targetNamespace ?? credentials?.namespace ?? DEFAULT_TARGET_NAMESPACE;
   return {
-    apiVersion: `${ObjectStoreKind.group}/${ObjectStoreKind.version}`,
-    kind: ObjectStoreKind.kind,
+    apiVersion: kinds.ObjectStore.apiVersion,
+    kind: kinds.ObjectStore.kind,
     metadata: {
       name,
       labels: claimLabels(claim),

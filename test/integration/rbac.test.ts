@@ -83,7 +83,7 @@ describe('RBAC roles in config/rbac', () => {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
       subjects: [{ kind: 'ServiceAccount', name: 'provider-rook', namespace: 'provider-rook-system' }],
     })));
-    expect(await can(sa, 'update', 'storage.crossplane.io', 'buckets', appNs, 'status')).toBe(true);
+    await eventually(() => can(sa, 'update', 'storage.crossplane.io', 'buckets', appNs, 'status'), 'the new bindings to take effect');
     expect(await can(sa, 'create', 'minio.rook.crossplane.io', 'objectstores', otherNs)).toBe(true);
     expect(await can(sa, 'create', '', 'secrets', appNs)).toBe(true);
     expect(await can(sa, 'watch', 'minio.rook.crossplane.io', 'objectstoreclasses', otherNs)).toBe(true);
@@ -100,6 +100,7 @@ describe('RBAC roles in config/rbac', () => {
     const sa = `system:serviceaccount:provider-rook-system:provider-rook`;
     const deployment = loadManifests(path.join(repoRoot, 'config', 'provider', 'provider-rook.yaml'));
     await applyManifests(control, deployment.filter((m) => ['Namespace', 'Role', 'RoleBinding'].includes(m.kind ?? '')));
+    await eventually(() => can(sa, 'get', 'coordination.k8s.io', 'leases', 'provider-rook-system'), 'the new Role and RoleBinding to take effect');
     for (const verb of ['get', 'create', 'update']) expect(await can(sa, verb, 'coordination.k8s.io', 'leases', 'provider-rook-system')).toBe(true);
     expect(await can(sa, 'update', 'coordination.k8s.io', 'leases', otherNs)).toBe(false);
     expect(await can(sa, 'delete', 'coordination.k8s.io', 'leases', 'provider-rook-system')).toBe(false);

@@ -8,7 +8,6 @@
 import { BlockList, isIP } from 'node:net';
 import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
 import { load } from 'js-yaml';
-import { z } from 'zod';
 import { ReasonedError } from '../conditions.ts';
 import type { ClusterAccess, ExecConfig } from '../kube/config.ts';
 
@@ -26,16 +25,15 @@ export interface CredentialOptions {
 
 const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
 
-const secretKeys = z.object({
-  kubeconfig: z.string().optional(),
-  endpoint: z.string().optional(),
-  clusterCA: z.string().optional(),
-  clientCert: z.string().optional(),
-  clientKey: z.string().optional(),
-  token: z.string().optional(),
-  username: z.string().optional(),
-  password: z.string().optional(),
-});
+/** The keys a Provider's Secret may hold; any other key is ignored. */
+const SECRET_KEYS = ['kubeconfig', 'endpoint', 'clusterCA', 'clientCert', 'clientKey', 'token', 'username', 'password'] as const;
+type SecretKeys = Partial<Record<(typeof SECRET_KEYS)[number], string>>;
+
+function secretKeys(text: Record<string, string>): SecretKeys {
+  const keys: SecretKeys = {};
+  for (const k of SECRET_KEYS) if (text[k] !== undefined) keys[k] = text[k];
+  return keys;
+}
 
 /** Decodes a Secret's data (base64) into text, dropping empty values. */
 export function secretText(data: Record<string, string> | undefined): Record<string, string> {
@@ -69,7 +67,7 @@ export function refusedEndpoint(url: URL): string | undefined {
 const PLAIN_HTTP = 'uses plain http, which would send the credentials unencrypted';
 
 export function credentialsFromSecret(where: string, data: Record<string, string> | undefined, opts: CredentialOptions = {}): Credentials {
-  const keys = secretKeys.parse(secretText(data));
+  const keys = secretKeys(secretText(data));
   const fingerprint = createHash('sha256').update(JSON.stringify(Object.entries(keys).sort())).digest('hex').slice(0, 32);
 
   if (keys.kubeconfig) return { fingerprint, ...fromKubeconfig(where, keys.kubeconfig, opts.allowExec === true) };

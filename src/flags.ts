@@ -1,0 +1,75 @@
+// The process's flags: each with its default and how to read it. Written out rather than in zod,
+// which the running process does not load (zod defines our APIs; see hack/gen.ts).
+
+/** Reads a flag's text, or throws what to write instead. */
+type Read<T> = (text: string) => T;
+
+const UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+const duration: Read<number> = (text) => {
+  const m = /^(\d+)(ms|s|m|h)$/.exec(text);
+  if (!m) throw new Error('use a duration like 30s, 1m or 1h');
+  return Number(m[1]) * UNITS[m[2] as keyof typeof UNITS];
+};
+const oneOf = <T extends string>(...values: T[]): Read<T> => (text) => {
+  if (!values.includes(text as T)) throw new Error(`use one of ${values.join(', ')}`);
+  return text as T;
+};
+const bool: Read<boolean> = (text) => oneOf('true', 'false')(text) === 'true';
+const number = (min: number, max = Infinity, whole = false): Read<number> => (text) => {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max || (whole && !Number.isInteger(n))) {
+    throw new Error(`use a${whole ? ' whole' : ''} number ${max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`}`);
+  }
+  return n;
+};
+const matching = (pattern: RegExp, hint: string): Read<string> => (text) => {
+  if (!pattern.test(text)) throw new Error(hint);
+  return text;
+};
+const text: Read<string> = (t) => t;
+
+interface Flag<T, D extends string | undefined = string | undefined> { read: Read<T>; default: D }
+function flag<T>(read: Read<T>): Flag<T, undefined>;
+function flag<T>(read: Read<T>, fallback: string): Flag<T, string>;
+function flag<T>(read: Read<T>, fallback?: string): Flag<T> {
+  return { read, default: fallback };
+}
+
+export const FLAGS = {
+  kubeconfig: flag(text),
+  'control-plane-id': flag(text),
+  namespace: flag(matching(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'use one namespace or a comma-separated list')),
+  poll: flag(duration, '1m'),
+  'leak-interval': flag(duration, '5m'),
+  'leak-mode': flag(oneOf('delete', 'report'), 'delete'),
+  'leak-grace': flag(duration, '5m'),
+  'allow-exec-credentials': flag(bool, 'false'),
+  workers: flag(number(1, 64, true), '4'),
+  'max-reconcile-rate': flag(number(1), '10'),
+  'metrics-addr': flag(text, ':8080'),
+  'log-level': flag(oneOf('debug', 'info', 'warn', 'error'), 'info'),
+  'leader-elect': flag(bool, 'false'),
+  'leader-election-namespace': flag(text),
+  'leader-election-id': flag(text, 'provider-rook'),
+};
+
+type Flags = typeof FLAGS;
+/** A flag with a default always has a value. */
+export type Options = { [K in keyof Flags]: Flags[K] extends Flag<infer T, infer D> ? (D extends string ? T : T | undefined) : never };
+
+/** The flags' values (a missing one takes its default), or an error naming every bad flag. */
+export function parseFlags(given: Record<string, string | undefined>): Options {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, f] of Object.entries(FLAGS) as [string, Flag<unknown>][]) {
+    const value = given[name] ?? f.default;
+    if (value === undefined) continue;
+    try {
+      out[name] = f.read(value);
+    } catch (err) {
+      problems.push(`--${name}: ${(err as Error).message}`);
+    }
+  }
+  if (problems.length) throw new Error(problems.join('; '));
+  return out as Options;
+}
