@@ -74,7 +74,8 @@ export function exchange(x: Exchange): Promise<IncomingMessage> {
       clearTimeout(deadline);
       resolve(res);
     });
-    req.once('error', (err) => {
+    // on, not once: a socket error after the response has begun may be reported here too (a no-op then).
+    req.on('error', (err) => {
       clearTimeout(deadline);
       reject(err);
     });

@@ -348,7 +348,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const target = await this.deleteIfOurs({ type: this.kind.target, name, namespace }, owner, signal, (observed) => deleteDependents(this.client, this.kind, observed, signal));
     // Again: an operator still acting on the object may have made one in between.
     if (target.observed) await deleteDependents(this.client, this.kind, target.observed, signal);
-    for (const c of this.kind.companions?.(mr, name) ?? []) await this.deleteIfOurs(c, owner, signal);
+    await Promise.all((this.kind.companions?.(mr, name) ?? []).map((c) => this.deleteIfOurs(c, owner, signal)));
     if (namespace) {
       let checks = namespaceChecks.get(this.client);
       if (!checks) namespaceChecks.set(this.client, (checks = new Coalescer()));
@@ -389,13 +389,13 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
 /** Deletes what the operator made for `target` (proven by the ownerReference's uid). */
 export async function deleteDependents(client: KubeClient, kind: Pick<NativeKind<ManagedResource>, 'dependents'>, target: TargetObject, signal?: AbortSignal): Promise<void> {
-  for (const dep of kind.dependents ?? []) {
+  // All at once: the order among them does not matter, and a deletion's time is a chain of round trips.
+  await Promise.all((kind.dependents ?? []).map(async (dep) => {
     const { items } = await client.list<TargetObject>(dep.type, { namespace: target.metadata.namespace, labelSelector: dep.labelSelector(target), signal });
-    for (const item of items) {
-      if (item.metadata.deletionTimestamp || !item.metadata.ownerReferences?.some((r) => r.uid === target.metadata.uid)) continue;
-      await client.delete(dep.type, item.metadata.name, item.metadata.namespace, { uid: item.metadata.uid, signal });
-    }
-  }
+    await Promise.all(items
+      .filter((item) => !item.metadata.deletionTimestamp && item.metadata.ownerReferences?.some((r) => r.uid === target.metadata.uid))
+      .map((item) => client.delete(dep.type, item.metadata.name, item.metadata.namespace, { uid: item.metadata.uid, signal })));
+  }));
 }
 
 /**
@@ -403,10 +403,11 @@ export async function deleteDependents(client: KubeClient, kind: Pick<NativeKind
  * namespaced type finds nothing else in it. Returns why it was kept, if it was (and is ours).
  */
 export async function deleteNamespaceIfUnused(client: KubeClient, marks: OwnershipMarks, namespace: string, stores: ResourceType, signal?: AbortSignal): Promise<{ why: string; byStores: boolean } | undefined> {
-  const ns = await client.get<TargetObject>(Namespaces, namespace, undefined, signal);
+  // Both at once (one round trip). Cheap first: other stores there keep it, and the full check (a
+  // list per type) is not needed.
+  const [ns, othersLive] = await Promise.all([client.get<TargetObject>(Namespaces, namespace, undefined, signal), anyLiveIn(client, stores, namespace, signal)]);
   if (!ns || ns.metadata.deletionTimestamp || !marks.ownerKey(ns)) return undefined;
-  // Cheap first: other stores there keep it, and the full check (a list per type) is not needed.
-  if (await anyLiveIn(client, stores, namespace, signal)) return { why: `kept namespace ${namespace} in the target cluster: other ${stores.kind}s live there`, byStores: true };
+  if (othersLive) return { why: `kept namespace ${namespace} in the target cluster: other ${stores.kind}s live there`, byStores: true };
   const contents = await namespaceContents(client, namespace, signal);
   if (contents.found.length || contents.unchecked.length) return { why: `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`, byStores: false };
   await client.delete(Namespaces, namespace, undefined, { uid: ns.metadata.uid, signal });
