@@ -211,6 +211,9 @@ for (let i = 0; i < 10; i++) {
 
 // 4. Delete them all.
 before = await requests();
+const serverPids = clusters.flatMap(clusterPids);
+const serversCpu = (): number => serverPids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+const [providerCpuBeforeDelete, serversCpuBeforeDelete] = [cpuSeconds(provider.pid!), serversCpu()];
 const t2 = performance.now();
 let goneFromTargets = 0;
 const emptied = setInterval(() => { if (!goneFromTargets && targetCount() === 0) goneFromTargets = performance.now(); }, 10);
@@ -218,6 +221,8 @@ await inParallel(storeNames, BATCH, (n) => admin.delete(ManagedObjectStores, n, 
 await until('all stores deleted', () => stores.list().length === 0 && goneFromTargets > 0);
 clearInterval(emptied);
 const deleted = performance.now() - t2;
+// Who was busy while deleting: provider-rook (of one core) and the API servers with etcd (of the machine's).
+const deleteCores = { providerRook: round((cpuSeconds(provider.pid!) - providerCpuBeforeDelete) / (deleted / 1000)), servers: round((serversCpu() - serversCpuBeforeDelete) / (deleted / 1000)) };
 const atDelete = perStore(delta(await requests(), before), N);
 
 // 5. Claims: M Buckets at once through a class, until all Bound; then a plain client's writes.
@@ -231,8 +236,6 @@ if (CLAIMS > 0) {
   const reqBefore = await requests();
   const reconcilesBefore = await reconciles();
   const cpuBefore = cpuSeconds(provider.pid!);
-  const serverPids = clusters.flatMap(clusterPids);
-  const serversCpu = (): number => serverPids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
   const serversBefore = serversCpu();
   const t3 = performance.now();
   const claimNames = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
@@ -291,7 +294,7 @@ const result = {
   driftS: { p50: round(percentile(drift, 50) / 1000), max: round(Math.max(...drift) / 1000) },
   memoryMiB: { idleRss: idle.rssMiB, idleHeap: idle.heapMiB, heldRss, peakRss, peakHeap: round(peakHeap, 0) },
   atPeakRssMiB: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, round(v, 0)])),
-  deleteS: round(deleted / 1000, 1),
+  deleteS: round(deleted / 1000, 1), deleteCores,
   requestsPerStoreAtDelete: atDelete,
   cpuS,
   ...(claims ? { claims } : {}),

@@ -31,6 +31,7 @@ type Result = Record<string, unknown> & {
   stores: number; targets: number; fill: { inTargetsS: number; allReadyS: number }; requestsPerStoreAtCreate: Record<string, number>;
   atRest: { windowS: number; polls: number; providerRequests: Record<string, number>; writesAtServers: number };
   driftS: { p50: number; max: number }; memoryMiB: { idleRss: number; heldRss: number; peakRss: number; peakHeap: number; idleHeap: number }; deleteS: number;
+  deleteCores?: { providerRook: number; servers: number };
   requestsPerStoreAtDelete: Record<string, number>; cpuS: number; nodeFlags: string;
   claims?: {
     claims: number; boundS: number; providerWrites: number; serverWrites: number; plainClientS: number; ratio: number;
@@ -66,6 +67,7 @@ function report(): void {
     ['V8 heap idle / peak (MiB)', (r) => `${r.memoryMiB.idleHeap} / ${r.memoryMiB.peakHeap}`],
     ['all deleted (s)', (r) => String(r.deleteS)],
     ['requests per store at delete', (r) => fmt(r.requestsPerStoreAtDelete)],
+    ['cores busy deleting: provider-rook / servers', (r) => (r.deleteCores ? `${r.deleteCores.providerRook} / ${r.deleteCores.servers}` : '-')],
     ['provider-rook CPU, whole run (s)', (r) => String(r.cpuS)],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
@@ -95,7 +97,8 @@ function goals(): void {
   // Why a memory figure is what it is: what Node and our imports hold before any store, and V8's heap at the peak.
   const memoryWhy = (r: Result): string => `idle RSS ${r.memoryMiB.idleRss} MiB before any store (Node itself about 42); V8 heap at most ${r.memoryMiB.peakHeap} MiB`;
   const deleteWhy = (r: Result): string => `a store's deletion takes ${Math.round(sum(r.requestsPerStoreAtDelete) * 10) / 10} requests (its operator's objects, ` +
-    'before and after it, its companions, and the check of its namespace) against the peer\'s one DELETE';
+    'before and after it, its companions, and the check of its namespace) against the peer\'s one DELETE' +
+    (r.deleteCores ? `; meanwhile provider-rook used ${r.deleteCores.providerRook} of a core, the API servers and etcd ${r.deleteCores.servers} cores` : '');
   const rows: [string, Result | undefined, (r: Result) => number | undefined, number, string, (r: Result) => string][] = [
     ['peak RSS at 100 (MiB)', at('100'), (r) => r.memoryMiB.peakRss, 111, 'peer', memoryWhy],
     ['peak RSS at 500 (MiB)', at('500'), (r) => r.memoryMiB.peakRss, 154, 'peer', memoryWhy],
