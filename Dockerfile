@@ -15,4 +15,4 @@ COPY --from=build /app/package.json ./
 COPY config/operators ./config/operators
 USER nonroot
 # Node's flags: see hack/lib/node-flags.ts (why, and what each was measured to cost).
-ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=2", "--heap-growing-percent=50", "dist/main.js"]
+ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=2", "--heap-growing-percent=25", "dist/main.js"]
