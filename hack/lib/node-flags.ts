@@ -10,8 +10,8 @@
 // --heap-growing-percent=25: after a full GC the old generation may grow by a quarter before the
 //   next, not up to four times, as V8 allows on a machine with plenty of memory. It does not cap the
 //   heap (no out-of-memory at any size), it only collects sooner. Peak RSS at 500: 169 -> 121-122 MiB
-//   (25 or 50); at 5,000 on 10 targets 257 MiB with 50, 241 with 25.
+//   (25 or 50); at 5,000 on 10 targets 257 MiB with 50, 241 and 243 with 25 (two runs).
 // Cost, measured: provider-rook's CPU for a whole run at 100 stores 3.6 -> 4.0 s (both flags), at 500
-// 11.0 -> 11.8-12.0 s, at 5,000 170.9 s (50) -> 181.2 s (25); fill and delete times unchanged within
-// the runs' spread.
+// 11.0 -> 11.8-12.0 s, at 5,000 170.9 s (50) against 171.6 and 181.2 s (25); fill and delete times
+// unchanged within the runs' spread.
 export const PROVIDER_NODE_FLAGS = ['--max-semi-space-size=2', '--heap-growing-percent=25'];
