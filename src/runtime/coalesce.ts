@@ -6,8 +6,14 @@
  * next, which starts when the current one ends and answers everyone who arrived meanwhile. A burst
  * of N callers costs two runs instead of N, and every answer is at least as fresh as its question.
  */
+interface Slot<T> {
+  /** Callers waiting for the next run. */
+  waiters: { resolve: (v: T) => void; reject: (e: unknown) => void }[];
+  check: () => Promise<T>;
+}
+
 export class Coalescer<T> {
-  private readonly slots = new Map<string, { waiters: { resolve: (v: T) => void; reject: (e: unknown) => void }[]; check: () => Promise<T> }>();
+  private readonly slots = new Map<string, Slot<T>>();
 
   run(key: string, check: () => Promise<T>): Promise<T> {
     const slot = this.slots.get(key);
@@ -15,12 +21,12 @@ export class Coalescer<T> {
       slot.check = check; // the newest caller's (its signal is the least likely to have ended)
       return new Promise((resolve, reject) => slot.waiters.push({ resolve, reject }));
     }
-    const fresh = { waiters: [], check };
+    const fresh: Slot<T> = { waiters: [], check };
     this.slots.set(key, fresh);
     return check().finally(() => this.next(key, fresh));
   }
 
-  private next(key: string, slot: { waiters: { resolve: (v: T) => void; reject: (e: unknown) => void }[]; check: () => Promise<T> }): void {
+  private next(key: string, slot: Slot<T>): void {
     const waiters = slot.waiters.splice(0);
     if (waiters.length === 0) {
       this.slots.delete(key);

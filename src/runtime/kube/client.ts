@@ -3,13 +3,13 @@
 // whole generated API; this is what we need of them, in a few hundred lines.
 // Error messages reach status conditions, Events and logs; for an untrusted server (a target cluster,
 // whose endpoint someone else wrote) they carry only our words, never text the server sent.
+import type { IncomingMessage } from 'node:http';
 import { Breaker } from './breaker.ts';
 import { KubeError, knownReason, networkError } from './errors.ts';
 import { authenticate, type ClusterAccess } from './config.ts';
 import { resourcePath, type ResourceType } from './resources.ts';
 import { restClientRequests } from '../metrics.ts';
 import { ReasonedError } from '../conditions.ts';
-import type { IncomingMessage } from 'node:http';
 import { closePool, connectionPool, exchange, readText, type Pool } from './transport.ts';
 
 export interface KubeObjectLike {
