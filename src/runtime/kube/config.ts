@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { load } from 'js-yaml';
+import type { TlsOptions } from './transport.ts';
 
 export interface ExecConfig {
   command: string;
@@ -31,7 +32,7 @@ export interface ClusterAccess {
 
 export interface Authentication {
   headers: Record<string, string>;
-  tls: { ca?: string; cert?: string; key?: string; servername?: string; rejectUnauthorized: boolean };
+  tls: TlsOptions;
   /** When an exec credential runs out (ms since the epoch); undefined when it does not. */
   expiresAt?: number;
 }

@@ -1,4 +1,4 @@
-// HTTP/1.1 over Node's own http/https, one keep-alive pool per client. We used undici (fetch) before:
+// HTTP/1.1 over Node's own http/https, keep-alive pools per client (requests and watches apart). We used undici (fetch) before:
 // it weighed 29 MiB of RSS on import against about 9 for node:https, for nothing we need. On HTTP/1.1
 // a request has its connection to itself, so a connection that died silently (a NAT or a load
 // balancer forgot it) fails only the request on it, at its headers deadline, and is then dropped:
@@ -6,6 +6,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
+/** How to verify the server and, with a client certificate, prove who we are. */
 export interface TlsOptions { ca?: string; cert?: string; key?: string; servername?: string; rejectUnauthorized: boolean }
 
 /**
