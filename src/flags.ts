@@ -15,6 +15,11 @@ const oneOf = <T extends string>(...values: T[]): Read<T> => (text) => {
   return text as T;
 };
 const bool: Read<boolean> = (text) => oneOf('true', 'false')(text) === 'true';
+const listOf = <T extends string>(...values: T[]): Read<T[]> => (text) => {
+  const items = text ? text.split(',') : [];
+  if (items.some((i) => !values.includes(i as T))) throw new Error(`use a comma-separated list of ${values.join(', ')}, or nothing`);
+  return items as T[];
+};
 const number = (min: number, max = Infinity, whole = false): Read<number> => (text) => {
   const n = Number(text);
   if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max || (whole && !Number.isInteger(n))) {
@@ -38,12 +43,15 @@ function flag<T>(read: Read<T>, fallback?: string): Flag<T> {
 export const FLAGS = {
   kubeconfig: flag(text),
   'control-plane-id': flag(text),
+  'ownership-key-secret': flag(matching(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'use NAME or NAMESPACE/NAME of a Secret'), 'provider-rook-ownership-key'),
   namespace: flag(matching(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'use one namespace or a comma-separated list')),
   poll: flag(duration, '1m'),
   'leak-interval': flag(duration, '5m'),
   'leak-mode': flag(oneOf('delete', 'report'), 'delete'),
   'leak-grace': flag(duration, '5m'),
   'allow-exec-credentials': flag(bool, 'false'),
+  'allow-plain-http': flag(bool, 'false'),
+  'refuse-endpoint-ranges': flag(listOf('loopback', 'private'), ''),
   workers: flag(number(1, 64, true), '4'),
   'max-reconcile-rate': flag(number(1), '10'),
   'metrics-addr': flag(text, ':8080'),

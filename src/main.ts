@@ -22,8 +22,15 @@ function leaseNamespace(flag: string | undefined): string {
   return existsSync(SERVICE_ACCOUNT_NAMESPACE) ? readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() : 'default';
 }
 
-const usage = `usage: provider-rook [--kubeconfig PATH] [--namespace NS[,NS...]] [--control-plane-id ID] [--poll 1m] [--leak-interval 5m]
-       [--leak-mode delete|report] [--leak-grace 5m] [--allow-exec-credentials false] [--workers 4] [--max-reconcile-rate 10] [--metrics-addr :8080] [--log-level info]
+/** NAME or NAMESPACE/NAME; a bare name lives in our own namespace, beside the Lease. */
+function secretRef(flag: string, leaseFlag: string | undefined): { namespace: string; name: string } {
+  const [namespace, name] = flag.includes('/') ? flag.split('/') as [string, string] : [leaseNamespace(leaseFlag), flag];
+  return { namespace, name };
+}
+
+const usage = `usage: provider-rook [--kubeconfig PATH] [--namespace NS[,NS...]] [--control-plane-id ID] [--ownership-key-secret [NS/]NAME] [--poll 1m] [--leak-interval 5m]
+       [--leak-mode delete|report] [--leak-grace 5m] [--allow-exec-credentials false] [--allow-plain-http false] [--refuse-endpoint-ranges loopback,private]
+       [--workers 4] [--max-reconcile-rate 10] [--metrics-addr :8080] [--log-level info]
        [--leader-elect true|false] [--leader-election-namespace NS] [--leader-election-id provider-rook]`;
 
 async function main(): Promise<void> {
@@ -88,8 +95,9 @@ async function main(): Promise<void> {
   }
   health.set('syncing');
   running.app = await startApp({
-    control: kc, log, namespaces: opts.namespace?.split(','), controlPlaneId: opts['control-plane-id'], pollIntervalMs: opts.poll, leakIntervalMs: opts['leak-interval'],
-    leakReportOnly: opts['leak-mode'] === 'report', leakGraceMs: opts['leak-grace'], allowExecCredentials: opts['allow-exec-credentials'], workers: opts.workers, maxReconcileRate: opts['max-reconcile-rate'],
+    control: kc, log, namespaces: opts.namespace?.split(','), controlPlaneId: opts['control-plane-id'], ownershipKeySecret: secretRef(opts['ownership-key-secret'], opts['leader-election-namespace']), pollIntervalMs: opts.poll, leakIntervalMs: opts['leak-interval'],
+    leakReportOnly: opts['leak-mode'] === 'report', leakGraceMs: opts['leak-grace'], allowExecCredentials: opts['allow-exec-credentials'],
+    endpoints: { allowPlainHttp: opts['allow-plain-http'], refuseRanges: opts['refuse-endpoint-ranges'] }, workers: opts.workers, maxReconcileRate: opts['max-reconcile-rate'],
   });
   health.watch(running.app.health);
   if (!stopping) health.set('running');

@@ -59,6 +59,32 @@ export const providerSelector = labelSelector.meta({
   description: 'Labels of the Providers, in this namespace, the scheduler may choose from. It picks a usable one with room and the fewest managed resources.',
 });
 
+// A resource.Quantity as Kubernetes' own CRDs write it: an integer, or a string such as "8Gi".
+const QUANTITY = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+const quantity = (description: string) => z.union([z.int(), z.string()]).meta({ description, pattern: QUANTITY, 'x-kubernetes-int-or-string': true });
+
+const typedRef = z.object({ apiGroup: z.string().max(253).optional(), kind: z.string().min(1).max(63), name: objectName() });
+
+/**
+ * A PersistentVolumeClaim spec (core/v1), its essential fields checked here: a malformed one would be
+ * accepted, never become a volume, and leave the store waiting for its operator with no word why.
+ */
+export const persistentVolumeClaimSpec = z.object({
+  accessModes: z.array(z.enum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'])).min(1).max(4),
+  resources: z.object({
+    requests: z.object({ storage: quantity('The volume\'s size, e.g. 8Gi.') }),
+    limits: z.object({ storage: quantity('The most the volume may grow to.').optional() }).optional(),
+  }),
+  storageClassName: z.string().max(253).regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/).optional()
+    .meta({ description: 'The StorageClass; "" for none (a pre-bound volume); unset for the target\'s default.' }),
+  volumeMode: z.enum(['Filesystem', 'Block']).optional(),
+  volumeName: objectName().optional().meta({ description: 'Bind to this PersistentVolume.' }),
+  volumeAttributesClassName: objectName().optional(),
+  selector: labelSelector.optional().meta({ description: 'Labels of the PersistentVolumes it may bind.' }),
+  dataSource: typedRef.optional(),
+  dataSourceRef: typedRef.extend({ namespace: namespaceName().optional() }).optional(),
+}).meta({ description: 'A PersistentVolumeClaim spec: accessModes and resources.requests.storage at least.' });
+
 /**
  * Where a class puts what it provisions: one named Provider, or any Provider its selector matches.
  * The rule goes into the class spec's x-kubernetes-validations.

@@ -1,6 +1,6 @@
 // Managed ObjectStore (minio.rook.crossplane.io/v1alpha1): one minio.rook.io ObjectStore in a target cluster.
 import { z } from 'zod';
-import { ageColumn, managedSpec, managedStatus, namespaceName, objectName, readyColumns, type KubeObject } from './common.ts';
+import { ageColumn, managedSpec, managedStatus, namespaceName, objectName, persistentVolumeClaimSpec, readyColumns, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const volumeClaimTemplate = z.object({
@@ -9,14 +9,14 @@ const volumeClaimTemplate = z.object({
     labels: z.record(z.string(), z.string()).optional(),
     annotations: z.record(z.string(), z.string()).optional(),
   }),
-  spec: z.record(z.string(), z.unknown()).meta({ description: 'A PersistentVolumeClaim spec.' }),
+  spec: persistentVolumeClaimSpec,
 });
 
 /** The spec of a minio.rook.io/v1alpha1 ObjectStore, as the Rook MinIO operator reads it. */
 export const minioStoreSpec = z.object({
   scope: z.object({
     nodeCount: z.int().min(4).max(32).meta({ description: 'Number of MinIO servers (StatefulSet replicas): 4 to 32, even (what MinIO of this generation runs).' }),
-    volumeClaimTemplates: z.array(volumeClaimTemplate).optional().meta({
+    volumeClaimTemplates: z.array(volumeClaimTemplate).max(16).optional().meta({
       description: 'Volumes for every server; none means an emptyDir at /data/minio-data.',
     }),
   }).meta({

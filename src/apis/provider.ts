@@ -10,11 +10,16 @@ export const providerSchema = z.object({
       description: "Secret in the Provider's namespace holding either a 'kubeconfig' key, or 'endpoint' plus " +
         "'clusterCA' and one of 'token', 'clientCert'+'clientKey' or 'username'+'password' (plain text values).",
     }),
+    allowedNamespaces: z.array(namespaceName()).optional().meta({
+      description: 'Target namespaces stores may use. Unset: any except kube-system, kube-public, kube-node-lease and the operators\' namespaces. ' +
+        'Set: only those listed. A system or operator namespace is used (by a store, or to install an operator into) only when listed here.',
+    }),
     operators: z.array(z.object({
       name: z.string().min(1).meta({ description: 'The operator: rook-minio, minio-operator or rook-ceph.' }),
       install: z.boolean().default(false).meta({ description: 'Install it into the target when it is missing.' }),
-      image: z.string().optional().meta({ description: "The operator's image (default: the bundle's)." }),
-      namespace: namespaceName().optional().meta({ description: "Namespace for the operator (default: the bundle's)." }),
+      image: z.string().optional().meta({ description: "The operator's image (default: the bundle's). Another image is installed only with imageOverride." }),
+      imageOverride: z.boolean().optional().meta({ description: 'Install image although it is not the bundle\'s own.' }),
+      namespace: namespaceName().optional().meta({ description: "Namespace for the operator (default: the bundle's). A system or another operator's namespace only when allowedNamespaces lists it." }),
     })).optional().meta({
       description: 'Per operator, whether provider-rook may install it into the target cluster. Off by default.',
       'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'],
@@ -25,6 +30,7 @@ export const providerSchema = z.object({
     operatorInstall: z.object({
       enabled: z.boolean().default(false),
       image: z.string().optional(),
+      imageOverride: z.boolean().optional(),
       namespace: namespaceName().optional(),
     }).optional().meta({ description: 'Deprecated (v0.1): the Rook MinIO operator\'s settings; read as spec.operators entry rook-minio. Move it there.' }),
   }).meta({

@@ -1,7 +1,7 @@
 // MinIO Operator backend (minio.crossplane.io/v1alpha1): a managed Tenant (one minio.min.io/v2
 // Tenant in a target cluster, in a namespace of its own) and the TenantClass it is made from.
 import { z } from 'zod';
-import { ageColumn, managedSpec, managedStatus, namespaceName, classPlacement, readyColumns, reclaimPolicy, type KubeObject } from './common.ts';
+import { ageColumn, managedSpec, managedStatus, namespaceName, classPlacement, persistentVolumeClaimSpec, readyColumns, reclaimPolicy, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const GROUP = 'minio.crossplane.io';
@@ -13,7 +13,7 @@ const pool = z.object({
   volumesPerServer: z.int().min(1).max(100).meta({ description: 'Volumes per server.' }),
   volumeClaimTemplate: z.object({
     metadata: z.object({ name: z.string().optional(), labels: z.record(z.string(), z.string()).optional() }).optional(),
-    spec: z.record(z.string(), z.unknown()).meta({ description: 'A PersistentVolumeClaim spec (accessModes, resources.requests.storage, storageClassName).' }),
+    spec: persistentVolumeClaimSpec,
   }),
 }).meta({
   'x-kubernetes-validations': [{

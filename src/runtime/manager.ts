@@ -13,9 +13,11 @@ import type { Logger } from './logger.ts';
 import { observeProviders } from './metrics.ts';
 import type { ManagedResource } from './managed/types.ts';
 import { ProviderResolver } from './native/connecter.ts';
+import type { EndpointPolicy } from './native/credentials.ts';
 import type { LeakReport, LeakSweeper } from './native/leaks.ts';
 import { OperatorInstaller, type OperatorBundle } from './native/operator.ts';
 import { OwnershipMarks } from './native/ownership.ts';
+import { loadOwnershipKey, type SecretRef } from './native/ownership-key.ts';
 import { Providers, type ProviderObject } from './native/provider.ts';
 import { ProviderStatusReconciler } from './native/provider-status.ts';
 import { TargetClients } from './native/targets.ts';
@@ -32,6 +34,8 @@ export interface ManagerOptions {
   namespaces?: string[];
   /** Names this control plane in ownership marks; defaults to the control cluster's kube-system UID. */
   controlPlaneId?: string;
+  /** The control-cluster Secret holding the key that signs ownership marks (made when missing). */
+  ownershipKeySecret?: SecretRef;
   pollIntervalMs?: number;
   pollJitterMs?: number;
   leakIntervalMs?: number;
@@ -41,11 +45,15 @@ export interface ManagerOptions {
   leakReportOnly?: boolean;
   /** Let Provider kubeconfigs run exec credential plugins inside this process (off by default). */
   allowExecCredentials?: boolean;
+  /** Where Provider endpoints may be (--allow-plain-http, --refuse-endpoint-ranges); link-local is refused always. */
+  endpoints?: EndpointPolicy;
   workers?: number;
   maxReconcileRate?: number;
   /** Count API requests (for tests and benchmarks). */
   onRequest?: (server: string, method: string, path: string) => void;
 }
+
+export const DEFAULT_OWNERSHIP_KEY_SECRET: SecretRef = { namespace: 'default', name: 'provider-rook-ownership-key' };
 
 /** A managed kind as the manager's shared parts see it. */
 export interface RegisteredKind {
@@ -82,22 +90,23 @@ export class Manager {
     const control = clientFor(opts, opts.control, { trusted: true });
     const id = opts.controlPlaneId ?? (await control.get(Namespaces, 'kube-system'))?.metadata.uid;
     if (!id) throw new Error('cannot determine the control plane id (no kube-system namespace); pass --control-plane-id');
-    return new Manager(opts, control, id);
+    const key = await loadOwnershipKey(control, opts.ownershipKeySecret ?? DEFAULT_OWNERSHIP_KEY_SECRET);
+    return new Manager(opts, control, new OwnershipMarks(id, key));
   }
 
-  private constructor(opts: ManagerOptions, control: KubeClient, controlPlaneId: string) {
+  private constructor(opts: ManagerOptions, control: KubeClient, marks: OwnershipMarks) {
     const pollIntervalMs = opts.pollIntervalMs ?? 60_000;
     this.opts = { ...opts, pollIntervalMs, pollJitterMs: opts.pollJitterMs ?? pollIntervalMs / 10 };
     this.log = opts.log;
     this.control = control;
-    this.marks = new OwnershipMarks(controlPlaneId);
+    this.marks = marks;
     this.recorder = new ApiEventRecorder(control, opts.fieldManager, opts.log);
     // A target's endpoint comes from a Secret: nothing its server answers is echoed into status.
     // One target that does not answer must cost the others nothing: its client fails fast (isolate).
     this.targets = new TargetClients((creds) => clientFor(opts, creds.access, { trusted: false, name: 'the target cluster', isolate: true }), opts.log);
     this.providers = this.informer<ProviderObject>(Providers);
     this.resolver = new ProviderResolver(control, this.providers, this.targets, {
-      credentials: { allowExec: opts.allowExecCredentials ?? false }, log: opts.log,
+      credentials: { allowExec: opts.allowExecCredentials ?? false, endpoints: opts.endpoints }, log: opts.log,
       // A rotated Secret: its Providers resolve again now, which replaces the target's client.
       secretChanged: (namespace, name) => {
         for (const p of this.providers.list()) if (p.metadata.namespace === namespace && p.spec.credentialsSecretRef.name === name) this.providerController.enqueue(keyOf(p.metadata));

@@ -43,8 +43,9 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
   const usedBy = function* (fingerprint: string): Iterable<string> {
     for (const [key, fp] of targetOf) if (fp === fingerprint) yield key;
   };
+  const secrets = connectionSecrets(manager);
   const reconciler = new ManagedReconciler<MR>({
-    type, client: manager.control, cache, recorder, log, secrets: connectionSecrets(manager),
+    type, client: manager.control, cache, recorder, log, secrets,
     connecter: new NativeConnecter(resolver, kind, marks, {
       installer, recorder,
       // The Provider's status says at once that the operator is there now (installed, or found), or gone.
@@ -83,6 +84,14 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
     deleted: (mr) => {
       targetOf.delete(keyOf(mr.metadata));
       reconciler.forget(mr.metadata.uid);
+    },
+  });
+  // A connection Secret that goes (deleted by hand, or by the garbage collector after a restore, as
+  // its controller's uid is gone) is written again at once, not at the next poll.
+  secrets.on({
+    deleted: (s) => {
+      const owner = s.metadata.ownerReferences?.find((r) => r.controller);
+      if (owner?.kind === type.kind && cache.get(`${s.metadata.namespace}/${owner.name}`)) controller.enqueue(`${s.metadata.namespace}/${owner.name}`);
     },
   });
   manager.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });

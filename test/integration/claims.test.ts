@@ -1,6 +1,7 @@
 // Bucket claims on two real API servers: the design doc's four steps verbatim, defaults from a
 // BucketPolicy, reclaim Delete and Retain, 20 concurrent claims, a crash mid-binding, and a class
 // that refuses a namespace. The MinIO operator is played by the test double.
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { App } from '../../src/app.ts';
@@ -10,12 +11,13 @@ import type { Bucket } from '../../src/apis/storage.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { Secrets } from '../../src/runtime/kube/resources.ts';
+import { Reasons } from '../../src/runtime/reasons.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { applyManifests, loadManifests, type Manifest } from '../../hack/lib/manifests.ts';
 import { repoRoot } from '../../hack/lib/cluster.ts';
 import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
-import { createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { createNamespace, eventsFor, identityClient, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
 
 type SecretView = KubeObjectLike & { metadata: { ownerReferences?: unknown[] }; data?: Record<string, string>; type?: string };
 type TargetStore = KubeObjectLike & { spec: Record<string, unknown> };
@@ -29,7 +31,7 @@ let target: KubeClient;
 let operator: FakeMinioOperator;
 let app: App;
 // Namespaces of the other scenarios, known up front because the provider watches only these.
-const ns = { defaults: uniqueName('defaults'), retain: uniqueName('retain'), many: uniqueName('many'), crash: uniqueName('crash'), denied: uniqueName('denied') };
+const ns = { defaults: uniqueName('defaults'), retain: uniqueName('retain'), many: uniqueName('many'), crash: uniqueName('crash'), denied: uniqueName('denied'), refs: uniqueName('refs') };
 const watched = [PLATFORM, APP, ...Object.values(ns)];
 
 const condition = (obj: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined, type: string) =>
@@ -251,5 +253,46 @@ describe('Bucket claims', () => {
     expect(refused.spec.resourceRef).toBeUndefined();
     expect(await managedFor(n)).toHaveLength(0);
     expect((await eventsFor(control, n, 'refused')).map((e) => e.reason)).toContain('NamespaceNotAllowed');
+  });
+
+  it('an app team learns nothing of managed resources it may not bind: missing or another claim\'s, one answer, and nothing new made', async () => {
+    const n = ns.refs;
+    for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac'))) await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+    const appTeam = await identityClient(testCluster('control'), control, n, 'app-team', 'provider-rook:app-team');
+    await applyManifests(control, [storeClass('rook-minio-refs', {}), bucketClass(n, 'rook-minio-refs')]);
+    // Another claim's resource (paused: this test needs nothing of it in the target), and a name nothing has.
+    const [taken, ghost] = [uniqueName('taken'), uniqueName('ghost')];
+    await control.create(ManagedObjectStores, {
+      apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: taken, namespace: PLATFORM, annotations: { 'crossplane.io/paused': 'true' } },
+      spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: 'demo-kubernetes' }, claimRef: { apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'owner', namespace: n, uid: 'owner-uid' } },
+    });
+    const ref = (name: string) => ({ resourceRef: { apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', name, namespace: PLATFORM } });
+    const probes: [string, object, Record<string, string>?][] = [
+      ['ref-taken', ref(taken)], ['ref-ghost', ref(ghost)],
+      ['import-taken', {}, { 'crossplane.io/external-name': taken }], ['import-ghost', {}, { 'crossplane.io/external-name': ghost }],
+    ];
+    for (const [name, spec, annotations] of probes) {
+      await appTeam.create(Buckets, { ...bucket(n, name), metadata: { name, namespace: n, ...(annotations ? { annotations } : {}) }, spec: { ...bucket(n, name).spec, ...spec } });
+    }
+    /** What a claim tells its app team, with the name it gave put aside. */
+    const answer = async (name: string, reason: string) => {
+      const b = await eventually(async () => {
+        const got = await getBucket(n, name);
+        return condition(got, 'Synced')?.reason === reason ? got : undefined;
+      }, `Bucket ${n}/${name} to say ${reason}`);
+      await eventually(async () => (await eventsFor(control, n, name)).some((e) => e.type === 'Warning' && e.reason === reason), `a ${reason} Event on ${name}`);
+      const blind = (text?: string) => text?.replaceAll(taken, '<name>').replaceAll(ghost, '<name>');
+      return { ...b.status, conditions: b.status?.conditions?.map(({ lastTransitionTime: _, ...c }) => ({ ...c, message: blind(c.message) })) };
+    };
+    const missing = await answer('ref-ghost', Reasons.ManagedResourceNotFound);
+    expect(missing.conditions?.find((c) => c.type === 'Synced')?.message).toBe(`spec.resourceRef names ObjectStore ${PLATFORM}/<name>, which does not exist or is not reserved for this claim: ` +
+      'a platform team reserves one by setting its spec.claimRef to this claim');
+    expect(await answer('ref-taken', Reasons.ManagedResourceNotFound)).toEqual(missing);
+    expect(await answer('import-taken', 'ImportNotAllowed')).toEqual(await answer('import-ghost', 'ImportNotAllowed'));
+
+    expect(await managedFor(n)).toHaveLength(0);
+    for (const [name] of probes) expect(await control.get(Secrets, name, n)).toBeUndefined();
+    const untouched = await control.get<ObjectStore>(ManagedObjectStores, taken, PLATFORM);
+    expect([untouched?.spec.claimRef?.name, untouched?.status?.bindingPhase]).toEqual(['owner', undefined]);
   });
 });

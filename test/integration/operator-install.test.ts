@@ -89,7 +89,7 @@ describe('operator install', () => {
   }, 180_000);
 
   it('with opt-in, installs the bundle once for 20 concurrent stores, then creates them all', async () => {
-    await setProvider('fresh', fresh, { operators: [{ name: 'rook-minio', install: true, image: 'example.com/rook/minio:v1.2.7-patched' }] });
+    await setProvider('fresh', fresh, { operators: [{ name: 'rook-minio', install: true, image: 'example.com/rook/minio:v1.2.7-patched', imageOverride: true }] });
     const names = Array.from({ length: 20 }, () => uniqueName('many'));
     await Promise.all(names.map((n) => control.create(ManagedObjectStores, store(n, 'fresh'))));
     const operator = new FakeMinioOperator(target);

@@ -15,7 +15,9 @@ import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
 import { TargetInformers } from '../../src/runtime/native/target-informers.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
-import { OwnershipMarks } from '../../src/runtime/native/ownership.ts';
+import { OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
+import { loadOwnershipKey } from '../../src/runtime/native/ownership-key.ts';
+import { DEFAULT_OWNERSHIP_KEY_SECRET } from '../../src/runtime/manager.ts';
 import { TargetWatches } from '../../src/runtime/native/watches.ts';
 import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
 import { createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
@@ -90,7 +92,7 @@ describe('resilience', () => {
   it('requeues the resources of a target when it becomes unreachable and as soon as it is reachable again, not at their next poll or after their backoff', async () => {
     // The target watches alone, with a recording queue: the mechanism, without the timing of a real backoff.
     const enqueued: string[] = [];
-    const watches = new TargetWatches(minioObjectStore, new OwnershipMarks(app.controlPlaneId), (key) => enqueued.push(key), silentLogger,
+    const watches = new TargetWatches(minioObjectStore, new OwnershipMarks(app.controlPlaneId, new OwnershipKey(Buffer.alloc(32))), (key) => enqueued.push(key), silentLogger,
       (fp) => (fp === 'outage-target' ? [`${ns}/waits-a`, `${ns}/waits-b`] : []));
     const kc = kubeconfigFileAccess(outage.kubeconfig);
     let watching = false;
@@ -150,24 +152,19 @@ describe('resilience', () => {
       metadata: { finalizers: ['finalizer.managedresource.crossplane.io'], annotations: { 'crossplane.io/external-name': name, 'crossplane.io/external-create-pending': new Date().toISOString().replace(/\.\d+Z/, 'Z') } },
     });
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
-    const marks = {
-      labels: { 'rook.crossplane.io/control-plane': app.controlPlaneId, 'rook.crossplane.io/owner-uid': created.metadata.uid! },
-      annotations: { 'rook.crossplane.io/owner': `objectstores.minio.rook.crossplane.io/${ns}/${name}` },
-    };
+    // What the crashed provider-rook wrote: its signed marks (the key is the control cluster's).
+    const marks = new OwnershipMarks(app.controlPlaneId, await loadOwnershipKey(control, DEFAULT_OWNERSHIP_KEY_SECRET));
+    const owner = { resource: 'objectstores.minio.rook.crossplane.io', namespace: ns, name, uid: created.metadata.uid!, reclaimPolicy: 'Delete' };
     // A create writes the access keys before the store.
-    await target.create(Secrets, {
-      apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-access-keys`, namespace: mr.spec.targetNamespace, ...marks },
+    await target.create(Secrets, marks.mark(Secrets, {
+      apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-access-keys`, namespace: mr.spec.targetNamespace },
       data: { username: Buffer.from('crashuser').toString('base64'), password: Buffer.from('crashpassword').toString('base64') },
-    } as KubeObjectLike);
-    await target.create(RookObjectStores, {
+    } as KubeObjectLike, owner));
+    await target.create(RookObjectStores, marks.mark(RookObjectStores, {
       apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore',
-      metadata: {
-        name, namespace: mr.spec.targetNamespace,
-        labels: { 'rook.crossplane.io/control-plane': app.controlPlaneId, 'rook.crossplane.io/owner-uid': created.metadata.uid! },
-        annotations: { 'rook.crossplane.io/owner': `objectstores.minio.rook.crossplane.io/${ns}/${name}` },
-      },
+      metadata: { name, namespace: mr.spec.targetNamespace },
       spec: { scope: { nodeCount: 4 }, credentials: { name: `${name}-access-keys`, namespace: mr.spec.targetNamespace } },
-    });
+    } as KubeObjectLike, owner));
     // The "restart": the Provider appears and reconciliation resumes.
     await writeSecret(control, ns, 'later-creds', providerSecretKeys(outage));
     await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'later', namespace: ns }, spec: { credentialsSecretRef: { name: 'later-creds' } } });

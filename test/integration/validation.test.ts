@@ -2,12 +2,12 @@
 // name (so ".", ".." and "/" never reach another API path) or out of range, the reconciler refuses an
 // external-name that is not a name, and a claim's long name still fits its labels.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, Tenants, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
-import { Secrets, resourcePath } from '../../src/runtime/kube/resources.ts';
+import { Secrets, resourcePath, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
@@ -24,8 +24,8 @@ const store = (name: string, over: Record<string, unknown> = {}, annotations?: R
   spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'valid-minio', providerRef: { name: 'target' }, ...over },
 }) as unknown as KubeObjectLike;
 
-async function refused(obj: KubeObjectLike, field: RegExp): Promise<void> {
-  const err = await control.create(ManagedObjectStores, obj).then(() => undefined, (e: unknown) => e);
+async function refused(obj: KubeObjectLike, field: RegExp, type: ResourceType = ManagedObjectStores): Promise<void> {
+  const err = await control.create(type, obj).then(() => undefined, (e: unknown) => e);
   expect(err).toBeInstanceOf(KubeError);
   expect((err as KubeError).code).toBe(422);
   expect((err as KubeError).message).toMatch(field);
@@ -84,6 +84,41 @@ describe('names and sizes', () => {
       }, 'Synced=False');
       expect(synced).toMatchObject({ reason: 'InvalidExternalName', message: expect.stringMatching(/crossplane\.io\/external-name must be a lower-case DNS-1123 subdomain/) });
       expect(synced.message!.length).toBeLessThan(300);
+    }
+  });
+
+  it('the API refuses a malformed PersistentVolumeClaim template, naming the field, and takes a well-formed one', async () => {
+    const pvc = { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Gi' } } };
+    const bad: [Record<string, unknown>, string][] = [
+      [{ resources: pvc.resources }, '.accessModes: Required value'],
+      [{ ...pvc, accessModes: [] }, '.accessModes: Invalid value'],
+      [{ ...pvc, accessModes: ['ReadWriteSometimes'] }, '.accessModes[0]: Unsupported value: "ReadWriteSometimes"'],
+      [{ accessModes: pvc.accessModes }, '.resources: Required value'],
+      [{ ...pvc, resources: { requests: {} } }, '.resources.requests.storage: Required value'],
+      [{ ...pvc, resources: { requests: { storage: 'lots' } } }, '.resources.requests.storage: Invalid value: "lots"'],
+      [{ ...pvc, storageClassName: 'Fast_SSD' }, '.storageClassName: Invalid value: "Fast_SSD"'],
+      [{ ...pvc, volumeMode: 'Tape' }, '.volumeMode: Unsupported value: "Tape"'],
+      ['not an object' as unknown as Record<string, unknown>, ': Invalid value: "string"'],
+    ];
+    const field = (prefix: string, what: string) => new RegExp(`${prefix}${what}`.replace(/[.[\]()]/g, '\\$&'));
+    const scope = (spec: unknown) => ({ nodeCount: 4, volumeClaimTemplates: [{ metadata: { name: 'data' }, spec }] });
+    const tenantPools = (spec: unknown) => [{ name: 'pool-0', servers: 4, volumesPerServer: 1, volumeClaimTemplate: { spec } }];
+    for (const [spec, what] of bad) {
+      await refused(store(uniqueName('pvc'), { forProvider: { scope: scope(spec) } }), field('spec.forProvider.scope.volumeClaimTemplates[0].spec', what));
+      await refused({ apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: uniqueName('pvc'), namespace: platform }, spec: { scope: scope(spec), providerRef: { name: 'target' } } } as KubeObjectLike,
+        field('spec.scope.volumeClaimTemplates[0].spec', what), ObjectStoreClasses);
+      await refused({ apiVersion: Tenants.apiVersion, kind: 'Tenant', metadata: { name: uniqueName('pvc'), namespace: platform }, spec: { forProvider: { pools: tenantPools(spec) }, targetNamespace: 't', providerRef: { name: 'target' } } } as KubeObjectLike,
+        field('spec.forProvider.pools[0].volumeClaimTemplate.spec', what), Tenants);
+      await refused({ apiVersion: TenantClasses.apiVersion, kind: 'TenantClass', metadata: { name: uniqueName('pvc'), namespace: platform }, spec: { pools: tenantPools(spec), providerRef: { name: 'target' } } } as KubeObjectLike,
+        field('spec.pools[0].volumeClaimTemplate.spec', what), TenantClasses);
+    }
+    // Kubernetes' own forms: a quantity as a number or a string, no storage class (""), a selector.
+    for (const spec of [pvc, { ...pvc, resources: { requests: { storage: 1073741824 } }, storageClassName: '' },
+      { accessModes: ['ReadWriteOnce', 'ReadOnlyMany'], resources: { requests: { storage: '1.5Gi' }, limits: { storage: '2Gi' } }, storageClassName: 'fast.ssd', volumeMode: 'Filesystem', selector: { matchLabels: { tier: 'gold' } } }]) {
+      const name = uniqueName('pvc');
+      await control.create(ManagedObjectStores, store(name, { forProvider: { scope: scope(spec) } }, { 'crossplane.io/paused': 'true' }));
+      const made = await control.get<ObjectStore>(ManagedObjectStores, name, platform);
+      expect(made?.spec.forProvider.scope.volumeClaimTemplates?.[0]?.spec).toEqual(spec);
     }
   });
 

@@ -5,6 +5,7 @@ import { ClaimReconciler, FINALIZER_CLAIM, type Cache } from '../../src/runtime/
 import { managedNameFor, type Claim } from '../../src/runtime/claims/claim.ts';
 import { DefaultClassReconciler } from '../../src/runtime/claims/defaulting.ts';
 import { ReasonedError } from '../../src/runtime/conditions.ts';
+import { Reasons } from '../../src/runtime/reasons.ts';
 import { MemoryEventRecorder } from '../../src/runtime/events.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
@@ -204,20 +205,36 @@ describe('claim reconciler', () => {
     expect(api.objects.has('secrets/app/mine')).toBe(false);
   });
 
-  it('C9: refuses a managed resource controlled by another object', async () => {
+  it('C9: refuses a managed resource reserved for it but controlled by another object', async () => {
     const { api, reconciler } = world();
     api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM] }, { resourceRef: { name: 'taken', namespace: 'infra' } }));
-    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'taken', namespace: 'infra', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x', controller: true }] }, spec: {} });
+    api.seed(Managed, {
+      apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'taken', namespace: 'infra', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x', controller: true }] },
+      spec: { claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } },
+    });
     await reconciler.reconcile('app/b', signal);
     expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ reason: 'ManagedResourceConflict', message: expect.stringContaining('controlled by another resource') });
   });
 
-  it('refuses to bind a static resource that is not reserved for this claim', async () => {
-    const { api, reconciler } = world();
-    api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM] }, { resourceRef: { name: 'free', namespace: 'infra' } }));
-    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'free', namespace: 'infra' }, spec: {}, status: { bindingPhase: 'Unbound' } });
-    await reconciler.reconcile('app/b', signal);
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ reason: 'ManagedResourceConflict', message: expect.stringContaining('spec.claimRef') });
+  it('a resourceRef to a resource that is missing, or not reserved for the claim, gets one answer and no new resource', async () => {
+    const answer = async (mr?: object) => {
+      const { api, recorder, reconciler } = world();
+      api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM] }, { classRef: { name: 'std' }, resourceRef: { name: 'named', namespace: 'infra' }, writeConnectionSecretToRef: { name: 'mine' } }));
+      if (mr) api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'named', namespace: 'infra' }, status: { bindingPhase: 'Unbound' }, ...mr });
+      expect(await reconciler.reconcile('app/b', signal)).toMatchObject({ kind: 'requeueAfter' });
+      expect([...api.objects.keys()].filter((k) => k.startsWith('stores/'))).toEqual(mr ? ['stores/infra/named'] : []);
+      expect(api.writes.filter((w) => w.includes(Managed.kind))).toEqual([]);
+      const { status, spec } = readClaim(api);
+      return { status: { ...status, conditions: status?.conditions?.map(({ lastTransitionTime: _, ...c }) => c) }, spec, events: recorder.events };
+    };
+    const missing = await answer();
+    expect(missing.status.conditions).toContainEqual({ type: 'Synced', status: 'False', reason: Reasons.ManagedResourceNotFound, observedGeneration: 1,
+      message: 'spec.resourceRef names Store infra/named, which does not exist or is not reserved for this claim: a platform team reserves one by setting its spec.claimRef to this claim' });
+    for (const another of [{ spec: {} }, { spec: { claimRef: { kind: 'Bucket', name: 'other', namespace: 'app', uid: 'other-uid' } } },
+      { spec: { claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'an-earlier-b' } } },
+      { metadata: { name: 'named', namespace: 'infra', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x', controller: true }] }, spec: {} }]) {
+      expect(await answer(another)).toEqual(missing);
+    }
   });
 
   it('C6 and refusals: a missing class or a refused configuration creates nothing and says why', async () => {

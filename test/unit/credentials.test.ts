@@ -125,7 +125,7 @@ describe('credentialsFromSecret', () => {
   ])('refuses the link-local or unspecified endpoint %s', (endpoint) => {
     const thrown = thrownBy(() => credentialsFromSecret('ns/s', enc({ endpoint, clusterCA: caPem, token: 't' })));
     expect(thrown.reason).toBe('InvalidCredentials');
-    expect(thrown.message).toMatch(/key 'endpoint' of Secret ns\/s is a link-local or unspecified address/);
+    expect(thrown.message).toMatch(/key 'endpoint' of Secret ns\/s is a link-local, unspecified or cloud metadata address/);
     expect(thrown.message).not.toMatch(/169\.254|fe80|0\.0\.0\.0|::/);
   });
 
@@ -149,10 +149,11 @@ describe('credentialsFromSecret with a kubeconfig', () => {
 
   it('keeps inline values only', async () => {
     const config = kubeconfig({ 'tls-server-name': 'kubernetes' }, { token: 'inline-token' });
-    const { access, server } = credentialsFromSecret('ns/s', enc({ kubeconfig: config }));
+    const { access: { lookup, ...access }, server } = credentialsFromSecret('ns/s', enc({ kubeconfig: config }));
     expect(server).toBe('https://127.0.0.1:6443');
     expect(Object.fromEntries(Object.entries(access).filter(([, v]) => v !== undefined)))
       .toEqual({ server: 'https://127.0.0.1:6443', caData: b64(caPem), tlsServerName: 'kubernetes', skipTLSVerify: false, token: 'inline-token' });
+    expect(lookup).toBeInstanceOf(Function); // ours, which checks what the server's name resolves to (endpoints.test.ts)
     const auth = await authenticate(access);
     expect(auth.headers.Authorization).toBe('Bearer inline-token');
     expect(auth.tls).toMatchObject({ ca: caPem, servername: 'kubernetes', rejectUnauthorized: true });
@@ -211,7 +212,7 @@ describe('credentialsFromSecret with a kubeconfig', () => {
     [{}, { token: 't', as: 'someone' }, /users\[0\]\.user\.as, which provider-rook does not support/],
     [{ 'proxy-url': 'http://169.254.169.254' }, { token: 't' }, /clusters\[0\]\.cluster\.proxy-url/],
     [{ 'insecure-skip-tls-verify': true }, { token: 't' }, /clusters\[0\]\.cluster\.insecure-skip-tls-verify while sending credentials/],
-    [{ server: 'https://169.254.169.254' }, { token: 't' }, /clusters\[0\]\.cluster\.server that is a link-local or unspecified address/],
+    [{ server: 'https://169.254.169.254' }, { token: 't' }, /clusters\[0\]\.cluster\.server that is a link-local, unspecified or cloud metadata address/],
     [{ server: 'https://[::ffff:169.254.169.254]:443' }, { token: 't' }, /server that is a link-local/],
     [{ server: 'http://127.0.0.1:8080' }, { token: 't' }, /clusters\[0\]\.cluster\.server that uses plain http/],
     [{ server: 'http://127.0.0.1:8080' }, { username: 'u', password: 'p' }, /server that uses plain http/],
@@ -223,9 +224,11 @@ describe('credentialsFromSecret with a kubeconfig', () => {
     expect(text).not.toMatch(/169\.254|\/bin\/sh|someone/);
   });
 
-  it('allows insecure-skip-tls-verify and plain http when no credential is sent', () => {
+  it('allows insecure-skip-tls-verify when no credential is sent, and plain http too with --allow-plain-http', () => {
     expect(credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig({ 'insecure-skip-tls-verify': true }, {}) })).access.skipTLSVerify).toBe(true);
-    expect(credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig({ server: 'http://127.0.0.1:8080' }, {}) })).server).toBe('http://127.0.0.1:8080');
+    const plain = kubeconfig({ server: 'http://127.0.0.1:8080' }, {});
+    refuse(plain, /clusters\[0\]\.cluster\.server that uses plain http, which provider-rook refuses unless started with --allow-plain-http/);
+    expect(credentialsFromSecret('ns/s', enc({ kubeconfig: plain }), { endpoints: { allowPlainHttp: true } }).server).toBe('http://127.0.0.1:8080');
   });
 
   it('accepts inline client certificate data', () => {

@@ -8,11 +8,11 @@ import { KubeError } from '../../src/runtime/kube/errors.ts';
 import type { ResourceType } from '../../src/runtime/kube/resources.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
 import { NativeExternal, ownerOf, type NativeKind, type ObjectReader, type TargetObject } from '../../src/runtime/native/external.ts';
-import { OwnershipMarks } from '../../src/runtime/native/ownership.ts';
+import { OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };
 const Servers: ResourceType = { apiVersion: 'apps/v1', kind: 'Server', plural: 'servers', namespaced: false };
-const marks = new OwnershipMarks('cp-1');
+const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
 const mr: ManagedResource = { apiVersion: 'x/v1', kind: 'Thing', metadata: { name: 'm', namespace: 'ns', uid: 'mr-uid' }, spec: { providerRef: { name: 'p' } } };
 const owner = ownerOf('things.x', mr);
 const kind: NativeKind<ManagedResource> = {
@@ -58,7 +58,7 @@ class FakeTarget {
   }
 }
 
-const ourStore = (target: FakeTarget, rv = '1'): TargetObject => target.put(Stores, 'm', { resourceVersion: rv, labels: marks.labels(owner), annotations: marks.annotations(owner) });
+const ourStore = (target: FakeTarget, rv = '1'): TargetObject => target.put(Stores, 'm', { resourceVersion: rv, ...marks.mark(Stores, { metadata: { name: 'm' } }, owner).metadata });
 const dependent = (target: FakeTarget, name: string): TargetObject => target.put(Servers, name, { ownerReferences: [{ apiVersion: Stores.apiVersion, kind: 'Store', name: 'm', uid: 'm-uid' }] });
 /** A cache that answers with the copy it was given. */
 const cacheOf = (copy: TargetObject | undefined): ObjectReader => ({ get: async <T>() => structuredClone(copy) as T | undefined });

@@ -12,6 +12,7 @@ import type { Logger } from '../logger.ts';
 import { ANNOTATION_EXTERNAL_NAME, hasFinalizer, isDeleting, withFinalizer, withoutFinalizer } from '../meta.ts';
 import { controllerUid, publishSecretData, unpublishSecret, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
+import { Reasons } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { managedNameFor, NOT_SCHEDULED, placementFor, referenceTo, refersTo, type Claim, type ObjectReference, type PlacingClass, type PortableClass } from './claim.ts';
 
@@ -116,23 +117,19 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       claim = await this.updateClaim(claim, signal);
     }
 
+    const ref = claim.spec?.resourceRef;
     let mr = await this.boundResource(claim, signal);
-    if (!mr) {
-      if (!claim.spec?.classRef) {
-        const ref = claim.spec!.resourceRef!;
-        await this.writeStatus(claim, cached, signal, binding(`${this.o.managed.type.kind} ${ref.namespace}/${ref.name} does not exist`), Synced.success());
-        return requeueAfter(RECHECK_MS);
-      }
-      ({ mr, claim } = await this.provision(claim, signal));
+    // A claim only binds what a platform team reserved for it (its spec.claimRef names the claim).
+    // Missing or another's, the answer is the same: an app team learns nothing of resources not its own.
+    if (ref && (!mr || !refersTo(claimRefOf(mr), claim))) {
+      throw new ReasonedError(Reasons.ManagedResourceNotFound, `spec.resourceRef names ${this.o.managed.type.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}, ` +
+        'which does not exist or is not reserved for this claim: a platform team reserves one by setting its spec.claimRef to this claim');
     }
+    if (!mr) ({ mr, claim } = await this.provision(claim, signal));
 
     const where = `${this.o.managed.type.kind} ${mr.metadata.namespace}/${mr.metadata.name}`;
     if (mr.metadata.ownerReferences?.some((r) => r.controller)) {
       throw new ReasonedError('ManagedResourceConflict', `refusing to bind to ${where}: it is controlled by another resource`);
-    }
-    // Binding to an existing resource needs the platform team to have reserved it for this claim.
-    if (!refersTo(claimRefOf(mr), claim)) {
-      throw new ReasonedError('ManagedResourceConflict', `refusing to bind to ${where}: its spec.claimRef does not name this claim`);
     }
     const phase = mr.status?.bindingPhase;
     if (phase === 'Released') {
@@ -163,7 +160,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
   /** The managed resource the claim references (cache first; a fresh read covers a lagging cache). */
   private async boundResource(claim: Claim, signal: AbortSignal): Promise<MR | undefined> {
     const ref = claim.spec?.resourceRef;
-    if (!ref) return undefined;
+    if (!ref?.namespace) return undefined;
     const found = this.o.managed.cache.get(`${ref.namespace}/${ref.name}`) ??
       (await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal));
     return found && !isDeleting(found.metadata) ? structuredClone(found) : undefined;

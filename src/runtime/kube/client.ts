@@ -147,7 +147,7 @@ export class KubeClient {
       const tls = JSON.stringify(auth.tls);
       if (!this.pool || tls !== this.poolTls) {
         // The old pool's requests finish on their connections, which then close when idle.
-        this.pool = connectionPool(new URL(this.server), auth.tls);
+        this.pool = connectionPool(new URL(this.server), auth.tls, this.access.lookup);
         this.poolTls = tls;
       }
       return {
@@ -201,7 +201,8 @@ export class KubeClient {
         if (method !== 'GET' || attempt >= GET_ATTEMPTS || !connectionClosed(err) || signal.aborted) {
           restClientRequests.inc({ host: url.host, method, code: '<error>' });
           clearTimeout(impatient);
-          const failure = networkError(this.label, signal.aborted ? signal.reason : err, this.trusted);
+          // A refused endpoint (the access's lookup said so) keeps its reason and words.
+          const failure = err instanceof ReasonedError ? err : networkError(this.label, signal.aborted ? signal.reason : err, this.trusted);
           this.breaker?.failed(ticket, failure);
           throw failure;
         }
@@ -339,7 +340,7 @@ export class KubeClient {
         res = await exchange({ method: 'GET', url, headers: { ...auth.headers, Accept: 'application/json' }, agent: auth.pool.watches, signal, headersTimeoutMs: this.timeoutMs });
       } catch (err) {
         restClientRequests.inc({ host: url.host, method: 'WATCH', code: '<error>' });
-        const failure = networkError(this.label, signal.aborted ? signal.reason : err, this.trusted);
+        const failure = err instanceof ReasonedError ? err : networkError(this.label, signal.aborted ? signal.reason : err, this.trusted);
         this.breaker?.failed(undefined, failure);
         throw failure;
       }

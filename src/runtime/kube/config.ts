@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { LookupFunction } from 'node:net';
 import { load } from 'js-yaml';
 import type { TlsOptions } from './transport.ts';
 
@@ -28,6 +29,8 @@ export interface ClusterAccess {
   username?: string;
   password?: string;
   exec?: ExecConfig;
+  /** Resolves the server's host name for each new connection (default: dns.lookup); a Provider Secret's refuses what it may not reach. */
+  lookup?: LookupFunction;
 }
 
 export interface Authentication {

@@ -5,6 +5,7 @@
 // no connection-wide health check (HTTP/2 pings) is needed to keep it from swallowing other requests.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
 
 /** How to verify the server and, with a client certificate, prove who we are. */
 export interface TlsOptions { ca?: string; cert?: string; key?: string; servername?: string; rejectUnauthorized: boolean }
@@ -29,9 +30,10 @@ export interface Pool {
   watches: HttpAgent;
 }
 
-export function connectionPool(server: URL, tls: TlsOptions): Pool {
+/** `lookup` resolves the server's name for every new connection (default: dns.lookup). */
+export function connectionPool(server: URL, tls: TlsOptions, lookup?: LookupFunction): Pool {
   const agent = (opts: { maxSockets?: number; maxFreeSockets?: number }): HttpAgent => {
-    const common = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' as const, ...opts };
+    const common = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' as const, lookup, ...opts };
     return server.protocol === 'http:' ? new HttpAgent(common) : new HttpsAgent({ ...common, ...tls, maxCachedSessions: 4 });
   };
   return { requests: agent({ maxSockets: MAX_REQUEST_CONNECTIONS, maxFreeSockets: MAX_IDLE_CONNECTIONS }), watches: agent({ maxFreeSockets: MAX_IDLE_CONNECTIONS }) };

@@ -1,9 +1,10 @@
 // Writes a managed resource's connection details into a Secret in its own namespace, controlled by
-// the resource. Writes only when the data differs; never takes over a Secret someone else controls.
+// the resource. Writes only when the data differs; writes only a Secret it controls (its uid).
 import type { KubeClient } from '../kube/client.ts';
 import type { Informer } from '../informer.ts';
 import { Secrets } from '../kube/resources.ts';
 import { ReasonedError } from '../conditions.ts';
+import { Reasons } from '../reasons.ts';
 import { CONNECTION_SECRET_TYPE, ownerReference } from '../meta.ts';
 import type { ConnectionDetails } from './types.ts';
 
@@ -13,7 +14,7 @@ type Owner = { apiVersion?: string; kind?: string; metadata: { name: string; uid
 export interface SecretObject {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace?: string; resourceVersion?: string; ownerReferences?: { uid: string; controller?: boolean; kind?: string; name?: string; apiVersion?: string }[] };
+  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string; ownerReferences?: { uid: string; controller?: boolean; kind?: string; name?: string; apiVersion?: string }[] };
   type?: string;
   data?: Record<string, string>;
 }
@@ -24,16 +25,6 @@ export function encode(details: ConnectionDetails): Record<string, string> {
 
 export function controllerUid(obj: { metadata: { ownerReferences?: { uid: string; controller?: boolean }[] } }): string | undefined {
   return obj.metadata.ownerReferences?.find((r) => r.controller)?.uid;
-}
-
-/**
- * The Secret's controller is an earlier incarnation of `owner`: same kind and name, another uid.
- * Only one object can hold a name, so that one is gone (a backup/restore, a re-creation), and the
- * Secret is the owner's to take back rather than a conflict.
- */
-function controlledByEarlier(secret: SecretObject, owner: Owner): boolean {
-  const ref = secret.metadata.ownerReferences?.find((r) => r.controller) as { uid: string; kind?: string; name?: string; apiVersion?: string } | undefined;
-  return ref !== undefined && ref.uid !== owner.metadata.uid && ref.kind === owner.kind && ref.name === owner.metadata.name && ref.apiVersion === owner.apiVersion;
 }
 
 /** The cache of connection Secrets: one that holds the Secret saves the read; a miss reads live. */
@@ -56,19 +47,22 @@ export async function publishSecretData(client: KubeClient, owner: Owner, namesp
     }, signal);
     return true;
   }
-  const controller = controllerUid(existing);
-  const takeBack = controlledByEarlier(existing, owner);
-  if (controller !== owner.metadata.uid && !takeBack && !(controller === undefined && existing.type === CONNECTION_SECRET_TYPE)) {
-    throw new ReasonedError('ConnectionSecretConflict', `connection Secret ${namespace}/${name} exists and is not controlled by ${owner.kind} ${owner.metadata.name}; refusing to overwrite it`);
+  // Only a Secret this very owner controls (by uid) is ours: whatever its type or history, any other
+  // Secret is someone's (another app's, one restored or written by hand) and is never overwritten.
+  if (!owner.metadata.uid || controllerUid(existing) !== owner.metadata.uid) {
+    throw new ReasonedError(Reasons.ConnectionSecretConflict,
+      `connection Secret ${namespace}/${name} exists and is not controlled by ${owner.kind} ${owner.metadata.name}; refusing to overwrite it. ` +
+      'Name another Secret, or delete this one if nothing else uses it');
   }
   const current = existing.data ?? {};
-  if (!takeBack && Object.entries(data).every(([k, v]) => current[k] === v)) return false;
-  await client.mergePatch(Secrets, name, namespace, { data, ...(takeBack ? { metadata: { ownerReferences: [ownerReference(owner)] } } : {}) }, signal);
+  if (Object.entries(data).every(([k, v]) => current[k] === v)) return false;
+  // Conditional on the copy just checked: a Secret replaced in between is not written.
+  await client.mergePatch(Secrets, name, namespace, { metadata: { uid: existing.metadata.uid, resourceVersion: existing.metadata.resourceVersion }, data }, signal);
   return true;
 }
 
 /** Deletes the Secret if (and only if) `owner` controls it. */
 export async function unpublishSecret(client: KubeClient, owner: Owner, namespace: string, name: string, signal?: AbortSignal): Promise<void> {
   const existing = await client.get<SecretObject>(Secrets, name, namespace, signal);
-  if (existing && controllerUid(existing) === owner.metadata.uid) await client.delete(Secrets, name, namespace, { signal });
+  if (existing && controllerUid(existing) === owner.metadata.uid) await client.delete(Secrets, name, namespace, { uid: existing.metadata.uid, signal });
 }

@@ -214,23 +214,19 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     if (finalizerMissing) mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
     // Creating: the finalizer goes in with the create-pending mark, one write before anything is made.
     if (!observation.exists) return this.create(mr, cached, external, signal);
-    if (finalizerMissing) {
+    // The finalizer, late-initialized fields and annotations the external client asks the resource
+    // to carry (what proves its external resource) go in one write.
+    const annotate = Object.entries(observation.annotations ?? {}).filter(([k, v]) => mr.metadata.annotations?.[k] !== v);
+    if (annotate.length) mr.metadata.annotations = { ...mr.metadata.annotations, ...Object.fromEntries(annotate) };
+    if (finalizerMissing || observation.lateInitialized || annotate.length) {
       try {
         mr = await this.update(mr, signal);
       } catch (err) {
-        return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', 'cannot add finalizer', err);
-      }
-    }
-
-    if (observation.lateInitialized) {
-      try {
-        mr = await this.update(mr, signal);
-      } catch (err) {
-        return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', 'cannot update managed resource', err);
+        return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', finalizerMissing ? 'cannot add finalizer' : 'cannot update managed resource', err);
       }
       // Late init only copied what the target holds, so this pass's observation holds for the new
       // generation too; stamping the old one would cost another status write on the next poll.
-      mr.status = { ...mr.status, conditions: mr.status?.conditions?.map((c) => ({ ...c, observedGeneration: mr.metadata.generation })) };
+      if (observation.lateInitialized) mr.status = { ...mr.status, conditions: mr.status?.conditions?.map((c) => ({ ...c, observedGeneration: mr.metadata.generation })) };
     }
 
     const uid = mr.metadata.uid ?? '';
@@ -285,7 +281,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       return this.fail(mr, cached, signal, 'CannotCreateExternalResource', 'create failed', err, Ready.creating());
     }
     try {
-      mr = await this.recordCreate(mr, ANNOTATION_CREATE_SUCCEEDED, signal);
+      mr = await this.recordCreate(mr, ANNOTATION_CREATE_SUCCEEDED, signal, created.annotations);
     } catch (err) {
       return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', 'cannot record creation', err, Ready.creating());
     }
@@ -302,11 +298,11 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 
   /** Persists a create-outcome annotation, re-reading and retrying on conflicts. */
-  private async recordCreate(mr: MR, annotation: string, signal: AbortSignal): Promise<MR> {
+  private async recordCreate(mr: MR, annotation: string, signal: AbortSignal, more: Record<string, string> = {}): Promise<MR> {
     const value = timestamp(this.o.now());
     let current = mr;
     for (let attempt = 0; ; attempt++) {
-      current.metadata.annotations = { ...current.metadata.annotations, [annotation]: value };
+      current.metadata.annotations = { ...current.metadata.annotations, ...more, [annotation]: value };
       try {
         return await this.update(current, signal);
       } catch (err) {

@@ -35,6 +35,14 @@ export interface ExternalObservation {
   connectionDetails?: ConnectionDetails;
   /** What differs, for debug logs. */
   diff?: string;
+  /** Annotations the managed resource should carry (e.g. what proves its external resource); the reconciler persists them. */
+  annotations?: Record<string, string>;
+}
+
+export interface ExternalCreation {
+  connectionDetails?: ConnectionDetails;
+  /** Annotations to record on the managed resource with the create's outcome, in the same write. */
+  annotations?: Record<string, string>;
 }
 
 export interface ExternalDeletion {
@@ -44,7 +52,7 @@ export interface ExternalDeletion {
 export interface ExternalClient<MR extends ManagedResource> {
   /** Must not change the external resource; may set mr.status (Ready, atProvider). */
   observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation>;
-  create(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }>;
+  create(mr: MR, signal: AbortSignal): Promise<ExternalCreation>;
   update(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }>;
   /**
    * Idempotent: succeeds when the resource is already gone. Saying it is gone lets the finalizer go

@@ -7,11 +7,12 @@ import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { Secrets } from '../kube/resources.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
 import type { Reader } from '../managed/reconciler.ts';
+import { externalNameOf, isDeleting } from '../meta.ts';
 import { credentialsFromSecret, type CredentialOptions, type Credentials } from './credentials.ts';
 import type { EventRecorder } from '../events.ts';
 import { NativeExternal, type NativeKind } from './external.ts';
-import type { OperatorInstaller } from './operator.ts';
-import { operatorSettings, type ProviderObject as Provider } from './provider.ts';
+import { operatorNamespaces, type OperatorInstaller } from './operator.ts';
+import { allowsNamespace, fieldsHolding, namespaceNotAllowed, protectedNamespaces, type ProviderObject as Provider } from './provider.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';
 import type { Target, TargetClients } from './targets.ts';
 
@@ -156,17 +157,31 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
       throw new ReasonedError('CrossNamespaceReference', `spec.providerRef.namespace '${ref.namespace}' differs from this resource's namespace '${namespace}'; Providers are only used from their own namespace`);
     }
     const provider = this.resolver.provider(namespace, ref.name);
+    // Before the target is reached; a deletion still removes what is ours there.
+    if (!isDeleting(mr.metadata)) this.refuseNamespaces(provider, mr);
     const target = await this.resolver.resolve(provider, signal);
     this.opts.connected?.(`${namespace}/${mr.metadata.name}`, target);
     const installer = this.opts.installer;
     const ensureOperator = installer && ((s: AbortSignal) => installer.ensure(target, {
-      where: `${namespace}/${ref.name}`, owner: providerOwner(provider), settings: operatorSettings(provider, installer.bundle.name, installer.bundle.legacy),
+      provider, owner: providerOwner(provider),
       seen: (present) => {
         const reported = provider.status?.operators?.find((o) => o.name === installer.bundle.name)?.present;
         if (reported !== present) this.opts.operatorChanged?.(provider);
       },
     }, s));
     return new NativeExternal(this.kind, target.client, this.marks, { prerequisite: ensureOperator, recorder: this.opts.recorder, reader: target.informers });
+  }
+
+  /** Refuses a resource that would put its object, or a companion, in a namespace its Provider does not allow. */
+  private refuseNamespaces(provider: Provider, mr: MR): void {
+    const name = externalNameOf(mr.metadata);
+    const used = [this.kind.desired(mr, name).metadata.namespace, ...(this.kind.companions?.(mr, name) ?? []).map((c) => c.namespace)];
+    const protect = protectedNamespaces(provider, operatorNamespaces());
+    const refused = used.find((ns): ns is string => ns !== undefined && !allowsNamespace(provider, ns, protect));
+    if (!refused) return;
+    const err = namespaceNotAllowed(provider, refused, fieldsHolding(mr.spec, refused, 'spec').join(', ') || 'the target namespace');
+    this.opts.recorder?.warning(mr, err.reason, err.message);
+    throw err;
   }
 }
 

@@ -4,8 +4,10 @@
 //
 // The Secret is written by another team, so it must not make provider-rook read its own files (a
 // kubeconfig's tokenFile could be our ServiceAccount token), run programs, or call cloud metadata. A
-// kubeconfig is checked raw, and only its current context's inline values are kept.
-import { BlockList, isIP } from 'node:net';
+// kubeconfig is checked raw, and only its current context's inline values are kept. Where it may
+// connect is checked twice: a literal address here, a host name's addresses at each connect.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
 import { load } from 'js-yaml';
 import { ReasonedError } from '../conditions.ts';
@@ -21,6 +23,19 @@ export interface Credentials {
 export interface CredentialOptions {
   /** Lets a kubeconfig's exec plugin run (the off-by-default --allow-exec-credentials flag). */
   allowExec?: boolean;
+  endpoints?: EndpointPolicy;
+}
+
+/** Ranges --refuse-endpoint-ranges may refuse besides those always refused. */
+export type EndpointRange = 'loopback' | 'private';
+
+/** Where a Provider's endpoint may be, beyond what is always refused. */
+export interface EndpointPolicy {
+  /** Plain http:// when no credential is sent (--allow-plain-http); with one it is refused always. */
+  allowPlainHttp?: boolean;
+  refuseRanges?: readonly EndpointRange[];
+  /** Resolves host names (default: dns.lookup); tests inject their own. */
+  lookup?: LookupFunction;
 }
 
 const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
@@ -45,32 +60,78 @@ export function secretText(data: Record<string, string> | undefined): Record<str
   return out;
 }
 
-// Link-local (cloud metadata lives at 169.254.169.254) and unspecified addresses; BlockList also
-// matches IPv4-mapped IPv6 (::ffff:a.b.c.d) against the IPv4 rules. Loopback stays allowed.
-const refused = new BlockList();
-refused.addSubnet('169.254.0.0', 16, 'ipv4');
-refused.addSubnet('0.0.0.0', 8, 'ipv4');
-refused.addSubnet('fe80::', 10, 'ipv6');
-refused.addSubnet('::a9fe:0', 112, 'ipv6'); // IPv4-compatible ::169.254.x.y
-refused.addAddress('::', 'ipv6');
+const subnets = (...rules: [string, number][]): BlockList => {
+  const list = new BlockList();
+  for (const [address, prefix] of rules) list.addSubnet(address, prefix, isIP(address) === 4 ? 'ipv4' : 'ipv6');
+  return list;
+};
 
-/** Why provider-rook will not talk to this URL, in our own words (never the URL), or undefined. */
-export function refusedEndpoint(url: URL): string | undefined {
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'is not an http or https URL';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const family = isIP(host);
-  if (family === 0) return undefined; // a name; the URL parser already turned numeric forms into addresses
-  if (refused.check(host, family === 4 ? 'ipv4' : 'ipv6')) return 'is a link-local or unspecified address, which provider-rook never calls';
-  return undefined;
+// BlockList also matches IPv4-mapped IPv6 (::ffff:a.b.c.d) against the IPv4 rules. Loopback and
+// private ranges stay allowed unless refused: local and on-premises clusters live there.
+const RULES: { range?: EndpointRange; list: BlockList; is: string }[] = [{
+  // Link-local holds cloud metadata (169.254.169.254; AWS's fd00:ec2::254 too). ::169.254.x.y is
+  // IPv4-compatible; 64:ff9b::/96 reaches IPv4 through NAT64.
+  list: subnets(['169.254.0.0', 16], ['0.0.0.0', 8], ['fe80::', 10], ['::', 128], ['fd00:ec2::254', 128], ['::a9fe:0', 112], ['64:ff9b::a9fe:0', 112]),
+  is: 'a link-local, unspecified or cloud metadata address, which provider-rook never calls',
+}, {
+  range: 'loopback', list: subnets(['127.0.0.0', 8], ['::1', 128]),
+  is: 'a loopback address, which provider-rook\'s --refuse-endpoint-ranges refuses',
+}, {
+  range: 'private', list: subnets(['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['fc00::', 7]),
+  is: 'a private address, which provider-rook\'s --refuse-endpoint-ranges refuses',
+}];
+
+/** Which rule refuses this IP address, in our words (never the address), or undefined. */
+export function refusedAddress(address: string, ranges: readonly EndpointRange[] = []): string | undefined {
+  const family = isIP(address) === 4 ? 'ipv4' : 'ipv6';
+  return RULES.find((r) => (!r.range || ranges.includes(r.range)) && r.list.check(address, family))?.is;
 }
 
-const PLAIN_HTTP = 'uses plain http, which would send the credentials unencrypted';
+/** Why provider-rook will not talk to this URL, in our own words (never the URL), or undefined. */
+export function refusedEndpoint(url: URL, policy: EndpointPolicy = {}): string | undefined {
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'is not an http or https URL';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // A name is checked when connecting (guardedLookup); the URL parser already turned numeric forms into addresses.
+  const why = isIP(host) ? refusedAddress(host, policy.refuseRanges) : undefined;
+  return why && `is ${why}`;
+}
+
+/** Credentials never go over plain http; nothing does unless --allow-plain-http (local development). */
+function refusedPlainHttp(url: URL, sendsCredentials: boolean, policy: EndpointPolicy): string | undefined {
+  if (url.protocol !== 'http:') return undefined;
+  if (sendsCredentials) return 'uses plain http, which would send the credentials unencrypted';
+  return policy.allowPlainHttp ? undefined : 'uses plain http, which provider-rook refuses unless started with --allow-plain-http';
+}
+
+/**
+ * A lookup for net/tls connect that fails when ANY address the name resolves to is refused. It runs
+ * at every new connection, so a name whose answer changes later (DNS rebinding) is caught then too.
+ */
+export function guardedLookup(refusal: (why: string) => Error, ranges: readonly EndpointRange[] = [], resolve: LookupFunction = dnsLookup as LookupFunction): LookupFunction {
+  return (hostname, options, callback) => resolve(hostname, { ...options, all: true }, (err, answer) => {
+    const addresses = answer as LookupAddress[];
+    if (err || !addresses.length) return callback(err ?? Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '');
+    const why = addresses.map((a) => refusedAddress(a.address, ranges)).find(Boolean);
+    if (why) return callback(refusal(why), '');
+    if (options.all) callback(null, addresses);
+    else callback(null, addresses[0]!.address, addresses[0]!.family);
+  });
+}
+
+/**
+ * The lookup a target's connections use. Its refusal names neither the host nor the address, nor a
+ * Secret: Providers whose Secrets hold the same credentials share one client.
+ */
+function endpointLookup(policy: EndpointPolicy): LookupFunction {
+  return guardedLookup((why) => new ReasonedError('EndpointNotAllowed', `the target cluster's host name resolves to ${why}`), policy.refuseRanges, policy.lookup);
+}
 
 export function credentialsFromSecret(where: string, data: Record<string, string> | undefined, opts: CredentialOptions = {}): Credentials {
   const keys = secretKeys(secretText(data));
+  const policy = opts.endpoints ?? {};
   const fingerprint = createHash('sha256').update(JSON.stringify(Object.entries(keys).sort())).digest('hex').slice(0, 32);
 
-  if (keys.kubeconfig) return { fingerprint, ...fromKubeconfig(where, keys.kubeconfig, opts.allowExec === true) };
+  if (keys.kubeconfig) return { fingerprint, ...fromKubeconfig(where, keys.kubeconfig, opts.allowExec === true, policy) };
 
   if (!keys.endpoint) {
     throw new ReasonedError('SecretKeyMissing', `Secret ${where} has neither a 'kubeconfig' key nor an 'endpoint' key`);
@@ -81,7 +142,7 @@ export function credentialsFromSecret(where: string, data: Record<string, string
   } catch {
     throw new ReasonedError('InvalidCredentials', `key 'endpoint' of Secret ${where} is not a URL`);
   }
-  const why = refusedEndpoint(url);
+  const why = refusedEndpoint(url, policy);
   if (why) throw new ReasonedError('InvalidCredentials', `key 'endpoint' of Secret ${where} ${why}`);
   const server = url.toString().replace(/\/+$/, '');
   if (url.protocol === 'https:' && !keys.clusterCA) {
@@ -108,9 +169,10 @@ export function credentialsFromSecret(where: string, data: Record<string, string
     throw new ReasonedError('SecretKeyMissing', `Secret ${where} has no credentials: set 'token', 'clientCert' and 'clientKey', or 'username' and 'password'`);
   }
   // Every branch above sends a credential.
-  if (url.protocol === 'http:') throw new ReasonedError('InvalidCredentials', `key 'endpoint' of Secret ${where} ${PLAIN_HTTP}`);
+  const plain = refusedPlainHttp(url, true, policy);
+  if (plain) throw new ReasonedError('InvalidCredentials', `key 'endpoint' of Secret ${where} ${plain}`);
 
-  return { fingerprint, access: { server, caData: keys.clusterCA ? b64(keys.clusterCA) : undefined, ...user }, server };
+  return { fingerprint, access: { server, caData: keys.clusterCA ? b64(keys.clusterCA) : undefined, ...user, lookup: endpointLookup(policy) }, server };
 }
 
 type Obj = Record<string, unknown>;
@@ -122,7 +184,7 @@ const userFileFields = ['tokenFile', 'token-file', 'client-certificate', 'client
 const unsupported = { cluster: ['proxy-url'], user: ['as', 'as-uid', 'as-groups', 'as-user-extra', 'auth-provider'] };
 
 /** Checks a kubeconfig's raw YAML, then keeps only its current context's inline values. */
-function fromKubeconfig(where: string, text: string, allowExec: boolean): { access: ClusterAccess; server: string } {
+function fromKubeconfig(where: string, text: string, allowExec: boolean, policy: EndpointPolicy): { access: ClusterAccess; server: string } {
   const fail = (what: string): ReasonedError => new ReasonedError('InvalidCredentials', `key 'kubeconfig' of Secret ${where} ${what}`);
   let doc: unknown;
   try {
@@ -177,12 +239,12 @@ function fromKubeconfig(where: string, text: string, allowExec: boolean): { acce
   } catch {
     throw fail(`has ${c.at}.server that is not a URL`);
   }
-  const why = refusedEndpoint(url) ?? (url.protocol === 'http:' && sendsCredentials ? PLAIN_HTTP : undefined);
+  const why = refusedEndpoint(url, policy) ?? refusedPlainHttp(url, sendsCredentials, policy);
   if (why) throw fail(`has ${c.at}.server that ${why}`);
   const skipTLSVerify = c.body['insecure-skip-tls-verify'] === true;
   if (skipTLSVerify && sendsCredentials) throw fail(`sets ${c.at}.insecure-skip-tls-verify while sending credentials; use certificate-authority-data`);
 
-  const access: ClusterAccess = { server: server.replace(/\/$/, ''), caData, tlsServerName: str(c, 'tls-server-name'), skipTLSVerify, ...user };
+  const access: ClusterAccess = { server: server.replace(/\/$/, ''), caData, tlsServerName: str(c, 'tls-server-name'), skipTLSVerify, ...user, lookup: endpointLookup(policy) };
   return { access, server: access.server };
 }
 

@@ -8,10 +8,13 @@ import type { Deletion, KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { anyLiveIn, describeContents, namespaceContents } from '../kube/discovery.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import { Namespaces, type ResourceType } from '../kube/resources.ts';
-import { ANNOTATION_CREATE_PENDING, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
-import { setBindable, type ConnectionDetails, type ExternalClient, type ExternalDeletion, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
+import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
+import {
+  setBindable, type ConnectionDetails, type ExternalClient, type ExternalCreation, type ExternalDeletion, type ExternalObservation, type ManagedResource,
+} from '../managed/types.ts';
 import type { OperatorBundle } from './operator.ts';
-import type { OwnershipMarks, Owner, Relation } from './ownership.ts';
+import { ANNOTATION_OWNER_PROOF, ANNOTATION_TARGET_UID, type OwnershipMarks, type Owner, type Relation, type Vouchers } from './ownership.ts';
+import { Reasons } from '../reasons.ts';
 import { Coalescer } from '../coalesce.ts';
 
 export type TargetObject = KubeObjectLike & {
@@ -160,15 +163,32 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return ownerOf(this.kind.resource, mr);
   }
 
-  private marked<T extends TargetObject>(obj: T, owner: Owner): T {
-    return {
-      ...obj,
-      metadata: {
-        ...obj.metadata,
-        labels: { ...obj.metadata.labels, ...this.marks.labels(owner) },
-        annotations: { ...obj.metadata.annotations, ...this.marks.annotations(owner) },
-      },
-    };
+  /** What vouches for this resource's objects besides their signatures (see ownership.ts). */
+  private vouchers(mr: MR): Vouchers {
+    const annotations = mr.metadata.annotations ?? {};
+    const recordedUid = annotations[ANNOTATION_TARGET_UID] || undefined;
+    // Made or imported before marks were signed, and not proven since: its unsigned marks are believed once.
+    const legacy = !recordedUid && (Boolean(annotations[ANNOTATION_CREATE_SUCCEEDED]) || importRequested(mr));
+    return { recordedUid, legacy };
+  }
+
+  /** Throws why this resource may not act on the object at `ref`, unless it may. */
+  private refuseForeign(mr: MR, relation: Relation, ref: ObjectRef): void {
+    if (relation === 'another') {
+      throw new ReasonedError(Reasons.ExternalResourceOwnedByAnother,
+        `${describe(ref)} in the target cluster belongs to another managed resource; it is never adopted. Choose another name`);
+    }
+    if (relation === 'unproven') {
+      throw new ReasonedError(Reasons.ExternalResourceOwnedByAnother,
+        `${describe(ref)} in the target cluster carries provider-rook's marks for this resource, but nothing proves that provider-rook made it for this very resource ` +
+        '(its signature does not verify and this resource did not record its uid): it was left as it is. If it is the object of this resource, ' +
+        `a platform team can vouch for it by setting annotation ${ANNOTATION_TARGET_UID} on this resource to the object's uid`);
+    }
+    if (relation === 'unmarked' && !importRequested(mr)) {
+      throw new ReasonedError(Reasons.ExternalResourceConflict,
+        `${describe(ref)} already exists in the target cluster and is not owned by this resource; it was left untouched. ` +
+        `A platform team can adopt it by creating a managed resource with the ${ANNOTATION_EXTERNAL_NAME} annotation; otherwise choose another name`);
+    }
   }
 
   async observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation> {
@@ -185,28 +205,26 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       if (!isDeleting(mr.metadata)) await this.refuseMovedIdentity(mr, owner, ref, signal);
       return { exists: false, upToDate: false };
     }
-    const relation = this.marks.relation(observed, owner);
+    const relation = this.marks.relation(ref.type, observed, owner, this.vouchers(mr));
     // Deleting: only what we may manage is ours to delete; anything else we let go of untouched.
     if (isDeleting(mr.metadata)) return { exists: relation === 'ours' || relation === 'restored', upToDate: true };
-    if (relation === 'another') {
-      throw new ReasonedError('ExternalResourceOwnedByAnother',
-        `${describe(ref)} in the target cluster belongs to another managed resource; it is never adopted. Choose another name`);
-    }
-    if (relation === 'unmarked' && !importRequested(mr)) {
-      throw new ReasonedError('ExternalResourceConflict',
-        `${describe(ref)} already exists in the target cluster and is not owned by this resource; it was left untouched. ` +
-        `A platform team can adopt it by creating a managed resource with the ${ANNOTATION_EXTERNAL_NAME} annotation; otherwise choose another name`);
-    }
+    this.refuseForeign(mr, relation, ref);
 
     // What the user left unset comes from the target, so adopting an object changes nothing else.
     const lateInitialized = this.kind.lateInitialize?.(mr, observed) ?? false;
-    const { found: companions, drift: companionDrift } = await this.checkCompanions(mr, name, observed, signal);
+    const { found: companions, drift: companionDrift } = await this.checkCompanions(mr, name, observed, relation, signal);
     if (relation === 'unmarked') this.refuseUnappliableImport(mr, name, observed);
+    // The resource names its proven object by uid, so a restore of it from a backup can prove it
+    // again. Not while its marks are unsigned (an upgrade): the record ends the legacy belief, which
+    // its companions and namespace still need until the update signs them.
+    const proven = (relation === 'ours' || relation === 'restored') && this.marks.signed(ref.type, observed);
+    const record = proven && observed.metadata.uid && mr.metadata.annotations?.[ANNOTATION_TARGET_UID] !== observed.metadata.uid
+      ? { annotations: { [ANNOTATION_TARGET_UID]: observed.metadata.uid } } : {};
     if (relation !== 'ours') {
-      return { exists: true, upToDate: false, lateInitialized, diff: relation === 'restored' ? 'taking back the object of a restored resource' : 'adopting the existing object (import)' };
+      return { exists: true, upToDate: false, lateInitialized, ...record, diff: relation === 'restored' ? 'taking back the object of a restored resource' : 'adopting the existing object (import)' };
     }
 
-    const desired = this.marked(this.kind.desired(mr, name), owner);
+    const desired = this.marks.mark(ref.type, this.kind.desired(mr, name), owner);
     const drift = [
       ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
       ...diffFields({ labels: desired.metadata.labels, annotations: desired.metadata.annotations },
@@ -223,24 +241,31 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       ...(inspection.atProvider ? { atProvider: inspection.atProvider } : {}),
     };
     if (inspection.ready) setBindable(mr);
-    return { exists: true, upToDate: drift.length === 0, lateInitialized, connectionDetails: inspection.connectionDetails, diff: drift.join(', ') || undefined };
+    return { exists: true, upToDate: drift.length === 0, lateInitialized, ...record, connectionDetails: inspection.connectionDetails, diff: drift.join(', ') || undefined };
   }
 
   /**
    * Companions are used only when we made them for this resource, or (on import) when the adopted
    * object names them itself: a resource can never point us at someone else's Secret. An import
    * cannot change what the object names (fixedAtCreation), so this holds after adoption too.
+   * `main` is how the target object itself relates: a restored one brings its signed companions.
    */
-  private trusted(mr: MR, c: Companion, have: TargetObject, observed: TargetObject | undefined): Relation {
-    const relation = this.marks.relation(have, this.owner(mr));
+  private trusted(mr: MR, c: Companion, have: TargetObject, observed: TargetObject | undefined, main: Relation | undefined): Relation {
+    const relation = this.marks.relation(c.type, have, this.owner(mr), { ...this.vouchers(mr), recordedUid: undefined, restoring: main === 'restored' });
     if (relation === 'ours' || relation === 'restored') return relation;
     if (relation === 'unmarked' && observed && importRequested(mr) && (this.kind.references?.(observed) ?? []).some((r) => refKey(r) === refKey(c))) return relation;
-    throw new ReasonedError('CompanionNotOwned',
+    throw new ReasonedError(Reasons.CompanionNotOwned,
       `the ${c.purpose} ${describe(c)} exists in the target cluster but was not made by provider-rook for this resource, so it is not used. ` +
-      'Only objects provider-rook made for a resource, or those an imported object names itself, are used');
+      'Only objects provider-rook made for a resource (proven by its signed marks), or those an imported object names itself, are used');
   }
 
-  private async checkCompanions(mr: MR, name: string, observed: TargetObject, signal: AbortSignal): Promise<{ found: (TargetObject | undefined)[]; drift: string[] }> {
+  /** Our marks on a companion differ from what this resource signs now (restored, legacy, new reclaim policy). */
+  private remark(mr: MR, c: Companion, have: TargetObject): boolean {
+    const want = this.marks.mark(c.type, { metadata: { name: c.name, namespace: c.namespace } }, this.owner(mr));
+    return want.metadata.annotations[ANNOTATION_OWNER_PROOF] !== have.metadata.annotations?.[ANNOTATION_OWNER_PROOF];
+  }
+
+  private async checkCompanions(mr: MR, name: string, observed: TargetObject, main: Relation, signal: AbortSignal): Promise<{ found: (TargetObject | undefined)[]; drift: string[] }> {
     const wanted = this.kind.companions?.(mr, name) ?? [];
     const found = await Promise.all(wanted.map((c) => this.read.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const drift: string[] = [];
@@ -255,9 +280,10 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
         drift.push(`missing ${c.type.kind}`);
         return;
       }
-      const relation = this.trusted(mr, c, have, observed);
-      if (relation === 'restored') drift.push(`${c.type.kind} of a restored resource`);
-      if (relation !== 'unmarked' && !c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
+      const relation = this.trusted(mr, c, have, observed, main);
+      if (relation === 'unmarked') return;
+      if (this.remark(mr, c, have)) drift.push(`${c.type.kind} ownership marks`);
+      if (!c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
     });
     return { found, drift };
   }
@@ -280,7 +306,8 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     // A 404 means the kind is not served (yet): then nothing of it exists anywhere.
     const { items } = await this.client.list<TargetObject>(this.kind.target, { labelSelector: this.marks.selectorFor(owner), signal })
       .catch((err: unknown) => { if (isNotFound(err)) return { items: [] }; throw err; });
-    const elsewhere = items.find((o) => o.metadata.name !== ref.name || (o.metadata.namespace ?? undefined) !== ref.namespace);
+    // Only a signed object counts: copied labels must not hold a resource back.
+    const elsewhere = items.find((o) => (o.metadata.name !== ref.name || (o.metadata.namespace ?? undefined) !== ref.namespace) && this.marks.signed(this.kind.target, o));
     if (!elsewhere) return;
     throw new ReasonedError('IdentityChanged',
       `this resource's object in the target cluster is ${describe({ ...ref, name: elsewhere.metadata.name, namespace: elsewhere.metadata.namespace })}, ` +
@@ -288,9 +315,10 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       'or delete this resource and create a new one');
   }
 
-  async create(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }> {
-    await this.apply(mr, true, signal);
-    return {};
+  async create(mr: MR, signal: AbortSignal): Promise<ExternalCreation> {
+    const made = await this.apply(mr, true, signal);
+    // Recorded with the create's outcome, in the same write: what a restore of this resource proves its object by.
+    return made.metadata.uid ? { annotations: { [ANNOTATION_TARGET_UID]: made.metadata.uid } } : {};
   }
 
   async update(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }> {
@@ -298,45 +326,63 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return {};
   }
 
-  private async apply(mr: MR, creating: boolean, signal: AbortSignal): Promise<void> {
+  private async apply(mr: MR, creating: boolean, signal: AbortSignal): Promise<TargetObject> {
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
-    const desired = this.marked(this.kind.desired(mr, name), owner);
+    const type = this.kind.target;
+    const desired = this.marks.mark(type, this.kind.desired(mr, name), owner);
+    const vouchers = this.vouchers(mr);
     await this.opts.prerequisite?.(signal);
-    if (this.kind.target.namespaced && desired.metadata.namespace) await this.ensureNamespace(desired.metadata.namespace, owner, signal);
-    // Every companion is checked before anything is written, so no store is ever made that names
-    // someone else's Secret.
-    const observed = await this.client.get<TargetObject>(this.kind.target, name, desired.metadata.namespace, signal);
+    if (type.namespaced && desired.metadata.namespace) await this.ensureNamespace(desired.metadata.namespace, owner, vouchers, signal);
+    // The object and every companion are checked before anything is written, so no store is ever
+    // made that names someone else's Secret, and nothing unproven is ever written over.
+    const observed = await this.client.get<TargetObject>(type, name, desired.metadata.namespace, signal);
+    const relation = observed ? this.marks.relation(type, observed, owner, vouchers) : undefined;
+    if (relation) this.refuseForeign(mr, relation, { type, name, namespace: desired.metadata.namespace });
     const companions = this.kind.companions?.(mr, name) ?? [];
     const found = await Promise.all(companions.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
-    const relations = companions.map((c, i) => (found[i] ? this.trusted(mr, c, found[i], observed) : undefined));
+    const relations = companions.map((c, i) => (found[i] ? this.trusted(mr, c, found[i], observed, relation) : undefined));
     for (const [i, c] of companions.entries()) {
-      if (!found[i]) {
-        if (creating || !c.irreplaceable) await this.client.create(c.type, this.marked(c.build(), owner), signal).catch(ignoreAlreadyExists);
+      const have = found[i];
+      if (!have) {
+        // A create, not an apply: should someone make it in between, this fails rather than adopts it.
+        if (creating || !c.irreplaceable) await this.client.create(c.type, this.marks.mark(c.type, c.build(), owner), signal);
       } else if (relations[i] !== 'unmarked' && !c.irreplaceable) {
-        await this.client.apply(c.type, this.marked(c.build(), owner), signal);
-      } else if (relations[i] === 'restored') {
-        const { labels, annotations } = this.marked(found[i], owner).metadata;
+        await this.client.apply(c.type, this.marks.mark(c.type, c.build(), owner), signal);
+      } else if (relations[i] !== 'unmarked' && this.remark(mr, c, have)) {
+        // Irreplaceable: only the marks change (a restored resource's, a legacy one's, a new policy).
+        const { labels, annotations } = this.marks.mark(c.type, have, owner).metadata;
         await this.client.mergePatch(c.type, c.name, c.namespace, { metadata: { labels, annotations } }, signal);
       }
     }
-    await this.client.apply(this.kind.target, desired, signal);
+    // Made with a create, changed only while it is the object just checked (its uid is a precondition).
+    if (!observed) return this.client.create(type, desired, signal);
+    return this.client.apply(type, { ...desired, metadata: { ...desired.metadata, uid: observed.metadata.uid } }, signal);
   }
 
   // Stores that share a namespace on one target create it once, not once each.
-  private async ensureNamespace(namespace: string, owner: Owner, signal: AbortSignal): Promise<void> {
+  private async ensureNamespace(namespace: string, owner: Owner, vouchers: Vouchers, signal: AbortSignal): Promise<void> {
     let pending = namespaceCreations.get(this.client);
     if (!pending) namespaceCreations.set(this.client, (pending = new Map()));
     let creation = pending.get(namespace);
     if (!creation) {
       creation = (async () => {
         if (await this.client.get(Namespaces, namespace, undefined, signal)) return;
-        await this.client.create(Namespaces, this.marked({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner), signal)
+        await this.client.create(Namespaces, this.marks.mark(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner), signal)
           .catch(ignoreAlreadyExists);
       })().finally(() => pending.delete(namespace));
       pending.set(namespace, creation);
     }
     await creation;
+    // Upgrade: a namespace made for this resource before marks were signed gets them signed, so it
+    // can be deleted with its last store (unsigned marks never prove anything to a deletion).
+    if (vouchers.legacy) {
+      const ns = await this.client.get<TargetObject>(Namespaces, namespace, undefined, signal);
+      if (ns && this.marks.unsigned(ns) && this.marks.relation(Namespaces, ns, owner, vouchers) === 'ours') {
+        const { labels, annotations } = this.marks.mark(Namespaces, ns, owner).metadata;
+        await this.client.mergePatch(Namespaces, namespace, undefined, { metadata: { labels, annotations } }, signal);
+      }
+    }
   }
 
   async delete(mr: MR, signal: AbortSignal): Promise<ExternalDeletion> {
@@ -345,10 +391,12 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const namespace = this.kind.desired(mr, name).metadata.namespace;
     // What the operator made goes first: should this pass fail after the object is gone, the next one
     // would find nothing to delete and let the finalizer go, and nothing else removes them.
-    const target = await this.deleteIfOurs({ type: this.kind.target, name, namespace }, owner, signal, (observed) => deleteDependents(this.client, this.kind, observed, signal));
+    const vouchers = this.vouchers(mr);
+    const target = await this.deleteIfOurs({ type: this.kind.target, name, namespace }, owner, vouchers, signal, (observed) => deleteDependents(this.client, this.kind, observed, signal));
     // Again: an operator still acting on the object may have made one in between.
     if (target.observed) await deleteDependents(this.client, this.kind, target.observed, signal);
-    await Promise.all((this.kind.companions?.(mr, name) ?? []).map((c) => this.deleteIfOurs(c, owner, signal)));
+    const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };
+    await Promise.all((this.kind.companions?.(mr, name) ?? []).map((c) => this.deleteIfOurs(c, owner, companionVouchers, signal)));
     if (namespace) {
       let checks = namespaceChecks.get(this.client);
       if (!checks) namespaceChecks.set(this.client, (checks = new Coalescer()));
@@ -366,18 +414,19 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
    * A conflict (it changed since) is checked once more against the server. `before` runs on the
    * copy just before its delete; the copy is returned even if a retry finds the object gone.
    */
-  private async deleteIfOurs(ref: ObjectRef, owner: Owner, signal: AbortSignal, before?: (observed: TargetObject) => Promise<void>):
-    Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject }> {
+  private async deleteIfOurs(ref: ObjectRef, owner: Owner, vouchers: Vouchers, signal: AbortSignal, before?: (observed: TargetObject) => Promise<void>):
+    Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject; relation?: Relation }> {
     let seen: TargetObject | undefined;
     for (let attempt = 0; ; attempt++) {
       const observed = await (attempt === 0 ? this.read : this.client).get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
       if (!observed) return { outcome: 'absent', observed: seen };
-      if (!this.marks.mayManage(observed, owner)) return { outcome: 'notOurs' };
+      const relation = this.marks.relation(ref.type, observed, owner, vouchers);
+      if (relation !== 'ours' && relation !== 'restored') return { outcome: 'notOurs' };
       seen = observed;
       await before?.(observed);
       try {
         const outcome = await this.client.delete(ref.type, ref.name, ref.namespace, { uid: observed.metadata.uid, resourceVersion: observed.metadata.resourceVersion, signal });
-        return { outcome, observed };
+        return { outcome, observed, relation };
       } catch (err) {
         if (!isConflict(err)) throw err;
         // Not a stale copy of the managed resource (which the reconciler retries quietly): say so.
@@ -406,7 +455,11 @@ export async function deleteNamespaceIfUnused(client: KubeClient, marks: Ownersh
   // Both at once (one round trip). Cheap first: other stores there keep it, and the full check (a
   // list per type) is not needed.
   const [ns, othersLive] = await Promise.all([client.get<TargetObject>(Namespaces, namespace, undefined, signal), anyLiveIn(client, stores, namespace, signal)]);
-  if (!ns || ns.metadata.deletionTimestamp || !marks.ownerKey(ns)) return undefined;
+  if (!ns || ns.metadata.deletionTimestamp || !marks.claimedOwner(ns)) return undefined;
+  // Marks anyone could have copied never make a namespace ours to delete.
+  if (!marks.provenOwner(Namespaces, ns)) {
+    return { why: `kept namespace ${namespace} in the target cluster: its ownership marks carry no valid signature (written before marks were signed, or not by provider-rook)`, byStores: false };
+  }
   if (othersLive) return { why: `kept namespace ${namespace} in the target cluster: other ${stores.kind}s live there`, byStores: true };
   const contents = await namespaceContents(client, namespace, signal);
   if (contents.found.length || contents.unchecked.length) return { why: `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`, byStores: false };

@@ -1,6 +1,7 @@
 // Finds what we own in target clusters whose managed resource is gone (e.g. its finalizer was
 // removed by hand while the provider was down) and deletes it, or only reports it. A leak must be
-// proven: the owner is read live from the control cluster (never judged from a cache), owners in
+// proven: its marks by our signature (ownership.ts: copied or unsigned marks are only reported),
+// its owner's absence by a live read of the control cluster (never judged from a cache); owners in
 // namespaces this deployment does not watch are never judged, young objects are left alone, and
 // objects whose owner asked to keep them (Retain) are never leaks.
 import type { EventRecorder } from '../events.ts';
@@ -21,8 +22,10 @@ export interface LeakReport {
   name: string;
   owner: string;
   deleted: boolean;
-  /** Why it was not deleted, when it was not (report mode, or a namespace still in use). */
+  /** Why it was not deleted, when it was not (report mode, a namespace still in use, marks not proven). */
   kept?: string;
+  /** Its marks are not proven by our signature: never deleted, reported once per process. */
+  unproven?: boolean;
 }
 
 export interface LeakSweeperOptions<MR extends ManagedResource> {
@@ -47,6 +50,8 @@ export interface LeakSweeperOptions<MR extends ManagedResource> {
 export class LeakSweeper<MR extends ManagedResource> {
   private readonly o: LeakSweeperOptions<MR>;
   private timer?: NodeJS.Timeout;
+  /** Unproven objects already reported: they stay until someone acts, and one Event says so. */
+  private readonly reportedUnproven = new Set<string>();
 
   constructor(opts: LeakSweeperOptions<MR>) {
     this.o = opts;
@@ -107,7 +112,7 @@ export class LeakSweeper<MR extends ManagedResource> {
           continue;
         }
         for (const obj of items) {
-          const owner = this.o.marks.ownerKey(obj);
+          const owner = this.o.marks.claimedOwner(obj);
           if (!owner || owner.resource !== this.o.kind.resource || obj.metadata.deletionTimestamp) continue;
           if (!this.watches(owner.namespace) || this.o.marks.keptOnRelease(obj)) continue;
           if (now - Date.parse(obj.metadata.creationTimestamp ?? '') < this.o.graceMs) continue;
@@ -120,7 +125,11 @@ export class LeakSweeper<MR extends ManagedResource> {
           }
           if (!gone) continue;
           const report: LeakReport = { target: target.server, kind: type.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, owner: owner.key, deleted: false };
-          if (this.o.reportOnly) report.kept = 'leak mode is report';
+          // Labels anyone may copy: only our signature makes a leak ours to delete.
+          if (!this.o.marks.provenOwner(type, obj)) {
+            report.kept = 'its ownership marks carry no valid signature (written before marks were signed, or not by provider-rook); delete it by hand if it is yours';
+            report.unproven = true;
+          } else if (this.o.reportOnly) report.kept = 'leak mode is report';
           else report.kept = await this.remove(target.client, type, obj, signal);
           report.deleted = report.kept === undefined;
           reports.push(report);
@@ -141,6 +150,11 @@ export class LeakSweeper<MR extends ManagedResource> {
   }
 
   private record(report: LeakReport, provider: Provider): void {
+    if (report.unproven) {
+      const key = `${report.target} ${report.kind} ${report.namespace ?? ''}/${report.name}`;
+      if (this.reportedUnproven.has(key)) return;
+      this.reportedUnproven.add(key);
+    }
     const what = `${report.kind} ${report.namespace ? `${report.namespace}/` : ''}${report.name}`;
     const why = `its owner ${this.o.managedType.kind} ${report.owner} no longer exists`;
     if (report.deleted) {

@@ -6,11 +6,12 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import * as yaml from 'js-yaml';
 import { ReasonedError } from '../conditions.ts';
+import { Reasons } from '../reasons.ts';
 import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { CustomResourceDefinitions, Deployments, typeOfManifest } from '../kube/resources.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';
 import type { TargetInformers } from './target-informers.ts';
-import type { OperatorSettings } from './provider.ts';
+import { namespaceNotAllowed, operatorField, operatorSettings, SYSTEM_NAMESPACES, type OperatorSettings, type ProviderObject } from './provider.ts';
 
 export interface OperatorBundle {
   /** Its key in a Provider's spec.operators and status.operators, e.g. "rook-minio". */
@@ -20,6 +21,7 @@ export interface OperatorBundle {
   crdName: string;
   deploymentName: string;
   defaultNamespace: string;
+  defaultImage: string;
   /** Configured by v0.1's single spec.operatorInstall field (the Rook MinIO operator only). */
   legacy?: boolean;
   /** The objects to install, for these settings (namespace and image applied). */
@@ -40,15 +42,20 @@ type Loose = KubeObjectLike & Record<string, unknown>;
 const ORDER = ['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding'];
 const rank = (kind: string | undefined): number => (ORDER.includes(kind ?? '') ? ORDER.indexOf(kind!) : ORDER.length);
 
+// Every bundle's default namespace: no store goes there, nor another operator, unless a Provider says so.
+const defaultNamespaces = new Set<string>();
+/** The default namespaces of the operators this process knows (every backend makes its bundle on import). */
+export const operatorNamespaces = (): ReadonlySet<string> => defaultNamespaces;
+
 /** A bundle from a folder of manifests that install into `defaultNamespace` and run `defaultImage`. */
-export function bundleFromDirectory(dir: string, facts: Omit<OperatorBundle, 'manifests'> & { defaultImage: string }): OperatorBundle {
+export function bundleFromDirectory(dir: string, facts: Omit<OperatorBundle, 'manifests'>): OperatorBundle {
+  defaultNamespaces.add(facts.defaultNamespace);
   let loaded: KubeObjectLike[] | undefined;
   const load = (): KubeObjectLike[] => (loaded ??= readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()
     .flatMap((f) => (yaml.loadAll(readFileSync(path.join(dir, f), 'utf8')) as (KubeObjectLike | null)[]).filter((d): d is KubeObjectLike => Boolean(d)))
     .sort((a, b) => rank(a.kind) - rank(b.kind)));
-  const { defaultImage, ...rest } = facts;
   return {
-    ...rest,
+    ...facts,
     manifests(settings) {
       const namespace = settings.namespace ?? facts.defaultNamespace;
       return load().map((doc) => {
@@ -57,12 +64,30 @@ export function bundleFromDirectory(dir: string, facts: Omit<OperatorBundle, 'ma
         if (obj.metadata.namespace === facts.defaultNamespace) obj.metadata.namespace = namespace;
         for (const s of (obj.subjects as { namespace?: string }[] | undefined) ?? []) if (s.namespace === facts.defaultNamespace) s.namespace = namespace;
         if (obj.kind === 'Deployment' && obj.metadata.name === facts.deploymentName) {
-          for (const c of (obj.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers) c.image = settings.image ?? defaultImage;
+          for (const c of (obj.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers) c.image = settings.image ?? facts.defaultImage;
         }
         return obj;
       });
     },
   };
+}
+
+/**
+ * Why the Provider may not install this operator as it configures it, or undefined: an image other than
+ * the bundle's without imageOverride, or a system or another operator's namespace it does not list.
+ */
+export function installRefusal(bundle: OperatorBundle, provider: ProviderObject): ReasonedError | undefined {
+  const settings = operatorSettings(provider, bundle.name, bundle.legacy);
+  if (!settings.install) return undefined;
+  const field = operatorField(provider, bundle.name, bundle.legacy);
+  if (settings.image && settings.image !== bundle.defaultImage && !settings.imageOverride) {
+    return new ReasonedError(Reasons.OperatorImageNotAllowed, `${field}.image is ${settings.image}, not the ${bundle.description}'s own (${bundle.defaultImage}): ` +
+      `provider-rook installs another image only when ${field}.imageOverride is true`);
+  }
+  const namespace = settings.namespace ?? bundle.defaultNamespace;
+  const others = [...SYSTEM_NAMESPACES, ...[...defaultNamespaces].filter((n) => n !== bundle.defaultNamespace)];
+  if (others.includes(namespace) && !provider.spec.allowedNamespaces?.includes(namespace)) return namespaceNotAllowed(provider, namespace, `${field}.namespace`);
+  return undefined;
 }
 
 export function established(crd: Obj | undefined): boolean {
@@ -97,7 +122,7 @@ export class OperatorInstaller {
       ...(established(crd) ? [] : [`CRD ${this.bundle.crdName}${crd ? ' (not Established)' : ''}`]),
       ...(deployment ? [] : [`Deployment ${namespace}/${this.bundle.deploymentName}`]),
     ];
-    const ours = [crd, deployment].some((o) => o && this.marks.ownerKey(o));
+    const ours = ([[CustomResourceDefinitions, crd], [Deployments, deployment]] as const).some(([type, o]) => o && this.marks.provenOwner(type, o));
     return { present: missing.length === 0, ...(crd || deployment ? { installedBy: ours ? 'provider-rook' : 'other' } : {}), missing };
   }
 
@@ -107,11 +132,13 @@ export class OperatorInstaller {
    * `installed` runs once after an install of ours, e.g. to refresh the Provider's status at once.
    */
   /** `seen` hears each finding of whether the operator is there (for the Provider's status). */
-  async ensure(target: { fingerprint: string; client: KubeClient; informers?: TargetInformers }, provider: { where: string; owner: Owner; settings: OperatorSettings; seen?: (present: boolean) => void }, signal?: AbortSignal): Promise<void> {
+  async ensure(target: { fingerprint: string; client: KubeClient; informers?: TargetInformers },
+    using: { provider: ProviderObject; owner: Owner; seen?: (present: boolean) => void }, signal?: AbortSignal): Promise<void> {
     if ((this.verified.get(target.fingerprint) ?? 0) > Date.now()) return;
-    const settings = provider.settings;
+    const { provider } = using;
+    const settings = operatorSettings(provider, this.bundle.name, this.bundle.legacy);
     const presence = await this.presence(target, settings, signal);
-    provider.seen?.(presence.present);
+    using.seen?.(presence.present);
     if (presence.present) {
       this.verified.set(target.fingerprint, Date.now() + 5 * 60_000);
       return;
@@ -119,18 +146,20 @@ export class OperatorInstaller {
     if (!settings.install) {
       throw new ReasonedError('OperatorMissing',
         `the target cluster has no ${this.bundle.description} (missing ${presence.missing.join(', ')}): install it there, ` +
-        `or allow provider-rook to by adding {name: ${this.bundle.name}, install: true} to spec.operators of Provider ${provider.where}`);
+        `or allow provider-rook to by adding {name: ${this.bundle.name}, install: true} to spec.operators of Provider ${provider.metadata.namespace}/${provider.metadata.name}`);
     }
+    const refusal = installRefusal(this.bundle, provider);
+    if (refusal) throw refusal;
     // Concurrent creates on one fresh target share one install.
     let install = this.inflight.get(target.fingerprint);
     if (!install) {
-      install = this.install(target.client, provider.owner, settings, signal).finally(() => this.inflight.delete(target.fingerprint));
+      install = this.install(target.client, using.owner, settings, signal).finally(() => this.inflight.delete(target.fingerprint));
       this.inflight.set(target.fingerprint, install);
     }
     await install;
     const crd = await target.client.get<Obj>(CustomResourceDefinitions, this.bundle.crdName, undefined, signal);
     if (!established(crd)) throw new ReasonedError('WaitingForCRD', `installed ${this.bundle.description}; waiting for CRD ${this.bundle.crdName} to become Established`);
-    provider.seen?.(true);
+    using.seen?.(true);
     this.verified.set(target.fingerprint, Date.now() + 5 * 60_000);
   }
 
@@ -139,15 +168,7 @@ export class OperatorInstaller {
       const type = typeOfManifest(manifest);
       const existing = await client.get<Obj>(type, manifest.metadata.name, manifest.metadata.namespace, signal);
       if (existing) continue; // ours already, or someone else's: leave it as it is
-      const marked = {
-        ...manifest,
-        metadata: {
-          ...manifest.metadata,
-          labels: { ...(manifest.metadata as Obj['metadata']).labels, ...this.marks.labels(owner) },
-          annotations: this.marks.annotations(owner),
-        },
-      };
-      await client.apply(type, marked, signal);
+      await client.apply(type, this.marks.mark(type, manifest as Obj, owner), signal);
     }
   }
 }

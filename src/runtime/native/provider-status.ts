@@ -2,7 +2,7 @@
 // managed resources use it) and protects a Provider in use: it keeps a finalizer until no managed
 // resource names it, so deleting it never strands resources behind their own finalizers.
 // Status echoes nothing read from the Provider's Secret: the Secret may be someone else's.
-import { ReasonedError, reasonOf, setCondition } from '../conditions.ts';
+import { ReasonedError, reasonOf, setCondition, Synced } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
@@ -11,7 +11,7 @@ import type { Reader } from '../managed/reconciler.ts';
 import { hasFinalizer, isDeleting, withFinalizer, withoutFinalizer } from '../meta.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import type { ProviderResolver } from './connecter.ts';
-import type { OperatorInstaller } from './operator.ts';
+import { installRefusal, type OperatorInstaller } from './operator.ts';
 import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from './provider.ts';
 
 export { Providers };
@@ -71,6 +71,11 @@ export class ProviderStatusReconciler implements Reconciler {
   private async observe(provider: Provider, signal: AbortSignal): Promise<Provider['status']> {
     const { namespace, name, generation } = provider.metadata;
     const base = { ...provider.status, users: this.o.users.cached(namespace!, name) };
+    // Synced says whether every operator the Provider lets us install may be installed as it says.
+    const refused = this.o.operators().flatMap((i) => installRefusal(i.bundle, provider) ?? []);
+    for (const err of refused) this.o.recorder.warning(provider, err.reason, err.message);
+    const synced = refused.length ? Synced.error(refused[0]!.reason, refused.map((e) => e.message).join('; ')) : Synced.success();
+    const conditions = setCondition(provider.status?.conditions, { ...synced, observedGeneration: generation });
     try {
       const target = await this.o.resolver.resolve(provider, signal);
       // At rest the target's watches say it answers; the version is asked again only while they fail.
@@ -86,11 +91,11 @@ export class ProviderStatusReconciler implements Reconciler {
         ...base,
         serverVersion,
         ...(operators.length ? { operators } : {}),
-        conditions: setCondition(provider.status?.conditions, { type: 'Ready', status: 'True', reason: 'Reachable', message: 'reached the target cluster', observedGeneration: generation }),
+        conditions: setCondition(conditions, { type: 'Ready', status: 'True', reason: 'Reachable', message: 'reached the target cluster', observedGeneration: generation }),
       };
     } catch (err) {
       const reason = err instanceof ReasonedError ? err.reason : reasonOf(err);
-      return { ...base, conditions: setCondition(provider.status?.conditions, { type: 'Ready', status: 'False', reason, message: (err as Error).message, observedGeneration: generation }) };
+      return { ...base, conditions: setCondition(conditions, { type: 'Ready', status: 'False', reason, message: (err as Error).message, observedGeneration: generation }) };
     }
   }
 

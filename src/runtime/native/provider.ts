@@ -1,7 +1,8 @@
 // The Provider (kubernetes.crossplane.io): one target cluster and the Secret that reaches it. It
 // belongs to no backend: every native kind uses it, and each kind's operator is configured in it by
 // name. src/apis/provider.ts gives it a schema; this is the shape the runtime reads.
-import type { Condition } from '../conditions.ts';
+import { ReasonedError, type Condition } from '../conditions.ts';
+import { Reasons } from '../reasons.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { ObjectMeta } from '../meta.ts';
 
@@ -13,6 +14,8 @@ export interface OperatorSettings {
   name: string;
   install?: boolean;
   image?: string;
+  /** The Provider's explicit yes to an image other than the bundle's. */
+  imageOverride?: boolean;
   namespace?: string;
 }
 
@@ -29,10 +32,12 @@ export interface ProviderObject {
   metadata: ObjectMeta & { name: string };
   spec: {
     credentialsSecretRef: { name: string };
+    /** The target namespaces stores and operators may use (see allowsNamespace). */
+    allowedNamespaces?: string[];
     operators?: OperatorSettings[];
     capacity?: { maxResources?: number };
     /** v0.1's settings of its only operator (Rook MinIO); read as that operator's entry in operators. */
-    operatorInstall?: { enabled?: boolean; image?: string; namespace?: string };
+    operatorInstall?: { enabled?: boolean; image?: string; imageOverride?: boolean; namespace?: string };
   };
   status?: {
     conditions?: Condition[];
@@ -58,5 +63,46 @@ export function operatorSettings(provider: ProviderObject, name: string, legacy 
   const entry = provider.spec.operators?.find((o) => o.name === name);
   if (entry) return entry;
   const old = legacy ? provider.spec.operatorInstall : undefined;
-  return old ? { name, install: old.enabled ?? false, image: old.image, namespace: old.namespace } : { name };
+  return old ? { name, install: old.enabled ?? false, image: old.image, imageOverride: old.imageOverride, namespace: old.namespace } : { name };
+}
+
+/** Where operatorSettings found operator `name`'s settings, for messages: "spec.operators[1]" or "spec.operatorInstall". */
+export function operatorField(provider: ProviderObject, name: string, legacy = false): string {
+  const index = provider.spec.operators?.findIndex((o) => o.name === name) ?? -1;
+  if (index >= 0) return `spec.operators[${index}]`;
+  return legacy && provider.spec.operatorInstall ? 'spec.operatorInstall' : 'spec.operators';
+}
+
+/** Namespaces of a target that hold its own machinery: used only when the Provider lists them. */
+export const SYSTEM_NAMESPACES: readonly string[] = ['kube-system', 'kube-public', 'kube-node-lease'];
+
+/**
+ * What no store may use unless the Provider lists it in spec.allowedNamespaces: the system's
+ * namespaces, every operator's default namespace (`operatorDefaults`) and those the Provider puts one in.
+ */
+export function protectedNamespaces(provider: ProviderObject, operatorDefaults: Iterable<string>): Set<string> {
+  const configured = [...(provider.spec.operators ?? []), provider.spec.operatorInstall].map((o) => o?.namespace);
+  return new Set([...SYSTEM_NAMESPACES, ...operatorDefaults, ...configured.filter((n): n is string => Boolean(n))]);
+}
+
+/** A namespace spec.allowedNamespaces lists is always allowed; with no list, any but the protected ones. */
+export function allowsNamespace(provider: ProviderObject, namespace: string, protect: ReadonlySet<string>): boolean {
+  const allowed = provider.spec.allowedNamespaces;
+  return allowed ? allowed.includes(namespace) : !protect.has(namespace);
+}
+
+/** The refusal of `namespace`, which `field` of the object put in the target. */
+export function namespaceNotAllowed(provider: ProviderObject, namespace: string, field: string): ReasonedError {
+  const allowed = provider.spec.allowedNamespaces;
+  const where = `Provider ${provider.metadata.namespace}/${provider.metadata.name}`;
+  return new ReasonedError(Reasons.TargetNamespaceNotAllowed, `${field} is ${namespace}, a namespace ${where} does not allow: ` + (allowed && !allowed.includes(namespace)
+    ? `its spec.allowedNamespaces lists only ${allowed.join(', ') || 'none'}`
+    : `it is a system or operator namespace, used only when the Provider's spec.allowedNamespaces lists it`));
+}
+
+/** The fields of `obj` whose value is `value` (e.g. "spec.targetNamespace"), to name them in a message. */
+export function fieldsHolding(obj: unknown, value: string, path = ''): string[] {
+  if (obj === value) return [path];
+  if (obj === null || typeof obj !== 'object') return [];
+  return Object.entries(obj).flatMap(([k, v]) => fieldsHolding(v, value, Array.isArray(obj) ? `${path}[${k}]` : path ? `${path}.${k}` : k));
 }

@@ -37,7 +37,8 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
       failed: () => this.requeueAll(target, 'target unreachable; rechecking its resources'),
     });
     const requeueOwner = (obj: TargetObject): void => {
-      const owner = this.marks.ownerKey(obj);
+      // Claimed, not proven: a wake-up costs a reconcile, which proves before it acts.
+      const owner = this.marks.claimedOwner(obj);
       if (owner?.resource === this.kind.resource) this.enqueue(owner.key);
     };
     const owned = informers.informer<TargetObject>(this.kind.target, { labelSelector: this.marks.selector });
