@@ -7,7 +7,8 @@ import type { KubeClient } from './runtime/kube/client.ts';
 import { Manager, type ManagerOptions } from './runtime/manager.ts';
 import type { LeakReport } from './runtime/native/leaks.ts';
 import type { TargetClients } from './runtime/native/targets.ts';
-import { setupClaim, setupNativeManaged } from './runtime/setup.ts';
+import { setupClaim } from './runtime/claims/setup.ts';
+import { setupNativeManaged } from './runtime/native/setup.ts';
 import { backends } from './backends.ts';
 
 export const FIELD_MANAGER = 'provider-rook';

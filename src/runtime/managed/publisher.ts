@@ -2,6 +2,7 @@
 // the resource. Writes only when the data differs; writes only a Secret it controls (its uid).
 import type { KubeClient } from '../kube/client.ts';
 import type { Informer } from '../informer.ts';
+import type { KubeObjectLike, Selection } from '../kube/client.ts';
 import { Secrets } from '../kube/resources.ts';
 import { ReasonedError } from '../conditions.ts';
 import { Reasons } from '../reasons.ts';
@@ -26,6 +27,10 @@ export function encode(details: ConnectionDetails): Record<string, string> {
 export function controllerUid(obj: { metadata: { ownerReferences?: { uid: string; controller?: boolean }[] } }): string | undefined {
   return obj.metadata.ownerReferences?.find((r) => r.controller)?.uid;
 }
+
+/** The shared cache of connection Secrets. Only those: caching every Secret of the cluster would cost memory and trust. */
+export const connectionSecrets = (manager: { informer<T extends KubeObjectLike>(type: typeof Secrets, selection: Selection): Informer<T> }): Informer<SecretObject> =>
+  manager.informer<SecretObject>(Secrets, { fieldSelector: `type=${CONNECTION_SECRET_TYPE}` });
 
 /** The cache of connection Secrets: one that holds the Secret saves the read; a miss reads live. */
 export type ConnectionSecrets = Pick<Informer<SecretObject>, 'get' | 'hasSynced'>;

@@ -1,0 +1,91 @@
+// setupNativeManaged: registers a managed kind whose external resource is an object in a target
+// cluster, after controller-runtime's builder: the managed controller, its scheduler, drift watches
+// in every target, leak sweeping and operator install.
+import type { Controller } from '../controller.ts';
+import type { Informer } from '../informer.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import type { Manager } from '../manager.ts';
+import { connectionSecrets } from '../managed/publisher.ts';
+import { ManagedReconciler } from '../managed/reconciler.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import { gvkLabel, observeManagedKind } from '../metrics.ts';
+import { kindName } from '../names.ts';
+import { desiredStateChanged } from '../predicates.ts';
+import { keyOf } from '../result.ts';
+import { needsScheduler, Scheduler } from '../scheduling/scheduler.ts';
+import { NativeConnecter } from './connecter.ts';
+import type { NativeKind } from './external.ts';
+import { LeakSweeper } from './leaks.ts';
+import { TargetWatches } from './watches.ts';
+
+export function setupNativeManaged<MR extends ManagedResource>(manager: Manager, o: { type: ResourceType; kind: NativeKind<MR> }): { controller: Controller; cache: Informer<MR> } {
+  const { type, kind } = o;
+  const { log, marks, recorder, resolver, opts } = manager;
+  const cache = manager.informer<MR>(type);
+  const installer = kind.operator ? manager.installerFor(kind.operator) : undefined;
+  // Which target each resource last connected through, so a target's return requeues its resources.
+  const targetOf = new Map<string, string>();
+  const usedBy = function* (fingerprint: string): Iterable<string> {
+    for (const [key, fp] of targetOf) if (fp === fingerprint) yield key;
+  };
+  const secrets = connectionSecrets(manager);
+  const reconciler = new ManagedReconciler<MR>({
+    type, client: manager.control, cache, recorder, log, secrets,
+    connecter: new NativeConnecter(resolver, kind, marks, {
+      installer, recorder,
+      // The Provider's status says at once that the operator is there now (installed, or found), or gone.
+      operatorChanged: (p) => manager.providerController.enqueue(keyOf(p.metadata)),
+      connected: (key, target) => targetOf.set(key, target.fingerprint),
+    }),
+    pollIntervalMs: opts.pollIntervalMs, pollJitterMs: opts.pollJitterMs,
+    // A Kubernetes API is read-your-writes consistent: a missing object right after create is drift.
+    creationGraceMs: 0,
+  });
+  const controller = manager.controller(`managed/${kindName(type)}`, reconciler);
+  // A resource naming providerSelector waits for the scheduler to give it a Provider.
+  const scheduler = manager.controller(`scheduler/${kindName(type)}`, new Scheduler<MR>({
+    type, client: manager.control, cache, providers: manager.providers, usage: manager.usage, reservations: manager.reservations,
+    operator: kind.operator ? { name: kind.operator.name, legacy: kind.operator.legacy } : undefined,
+    recorder, recheckMs: opts.pollIntervalMs,
+  }));
+  const unscheduledIn = (namespace: string | undefined): void => {
+    for (const mr of cache.list()) if (mr.metadata.namespace === namespace && needsScheduler(mr)) scheduler.enqueue(keyOf(mr.metadata));
+  };
+  // A Provider that appears, changes (labels, capacity, reachability, operators) or goes, and a place
+  // freed, may let a waiting resource be placed.
+  manager.providers.on({ added: (p) => unscheduledIn(p.metadata.namespace), updated: (_, p) => unscheduledIn(p.metadata.namespace), deleted: (p) => unscheduledIn(p.metadata.namespace) });
+  manager.usage.onFreed((mr) => unscheduledIn(mr.metadata.namespace));
+
+  // Only changes a user makes (spec, labels, annotations, deletion) wake it; our status writes do not.
+  cache.on({
+    added: (mr) => {
+      controller.enqueue(keyOf(mr.metadata));
+      if (needsScheduler(mr)) scheduler.enqueue(keyOf(mr.metadata));
+    },
+    updated: (old, mr) => {
+      if (desiredStateChanged(old, mr)) controller.enqueue(keyOf(mr.metadata));
+      if (needsScheduler(mr)) scheduler.enqueue(keyOf(mr.metadata));
+    },
+    deleted: (mr) => {
+      targetOf.delete(keyOf(mr.metadata));
+      reconciler.forget(mr.metadata.uid);
+    },
+  });
+  // A connection Secret that goes (deleted by hand, or by the garbage collector after a restore, as
+  // its controller's uid is gone) is written again at once, not at the next poll.
+  secrets.on({
+    deleted: (s) => {
+      const owner = s.metadata.ownerReferences?.find((r) => r.controller);
+      if (owner?.kind === type.kind && cache.get(`${s.metadata.namespace}/${owner.name}`)) controller.enqueue(`${s.metadata.namespace}/${owner.name}`);
+    },
+  });
+  manager.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
+  // crossplane_managed_resource_{exists,ready,synced}, counted from the cache at each scrape.
+  manager.cleanups.push(observeManagedKind(gvkLabel(type), () => cache.list()));
+  manager.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, usedBy));
+  manager.sweepers.push(new LeakSweeper<MR>({
+    kind, marks, resolver, providers: manager.providers, control: manager.control, managedType: type, cache, namespaces: opts.namespaces,
+    graceMs: opts.leakGraceMs ?? 5 * 60_000, reportOnly: opts.leakReportOnly ?? false, recorder, log,
+  }) as unknown as LeakSweeper<ManagedResource>);
+  return { controller, cache };
+}
