@@ -13,6 +13,7 @@ import type { KubeClient, KubeObjectLike } from '../src/runtime/kube/client.ts';
 import { Events, Secrets, Services, StatefulSets, type ResourceType } from '../src/runtime/kube/resources.ts';
 import { secretText } from '../src/runtime/native/credentials.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
+import { eventually, type EventuallyOptions } from '../test/support/eventually.ts';
 import { environment, type E2EEnvironment } from './support/backend.ts';
 
 const PLATFORM = 'rook-infra-dev';
@@ -48,23 +49,16 @@ async function explain(objects: [ResourceType, string, string][]): Promise<strin
   return `${lines.join('\n')}\nprovider logs: ${env.logs}`;
 }
 
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, about: [ResourceType, string, string][] = [], timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${await explain(about)}`);
-    await new Promise((r) => setTimeout(r, delay));
-  }
-}
+/** How a spec waits: up to 90 s, and a timeout shows the conditions and events of `objects`. */
+const about = (...objects: [ResourceType, string, string][]): EventuallyOptions => ({ timeoutMs: 90_000, delayMs: 100, maxDelayMs: 1_000, explain: () => explain(objects) });
 
 const getBucket = (ns: string, name: string) => control.get<Bucket & Conditioned>(Buckets, name, ns);
 
-async function bound(ns: string, name: string, timeoutMs?: number): Promise<Bucket> {
-  return until(`Bucket ${ns}/${name} to be Bound and Ready`, async () => {
+async function bound(ns: string, name: string): Promise<Bucket> {
+  return eventually(async () => {
     const b = await getBucket(ns, name);
     return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
-  }, [[Buckets, ns, name]], timeoutMs);
+  }, `Bucket ${ns}/${name} to be Bound and Ready`, about([Buckets, ns, name]));
 }
 
 const bucketClass = (ns: string, className: string) => ({
@@ -155,7 +149,7 @@ describe(`provider-rook end to end`, () => {
     for (const [backend] of backends) {
       if (env.unavailable[backend]) continue;
       await control.delete(Buckets, `portable-${backend}`, APP);
-      await until(`claim portable-${backend} to be gone`, async () => !(await getBucket(APP, `portable-${backend}`)), [[Buckets, APP, `portable-${backend}`]]);
+      await eventually(async () => !(await getBucket(APP, `portable-${backend}`)), `claim portable-${backend} to be gone`, about([Buckets, APP, `portable-${backend}`]));
     }
   });
 
@@ -170,18 +164,18 @@ describe(`provider-rook end to end`, () => {
   it('repairs drift in the target', async () => {
     step(`setting nodeCount 6 on ${designStore} in the target by hand: expecting 4 again`);
     await env.targets[0].admin.mergePatch(RookObjectStores, designStore, 'rook-minio', { spec: { scope: { nodeCount: 6 } } });
-    await until('nodeCount to be repaired', async () => (await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio'))?.spec.scope.nodeCount === 4,
-      [[ManagedObjectStores, PLATFORM, designStore]]);
+    await eventually(async () => (await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio'))?.spec.scope.nodeCount === 4,
+      'nodeCount to be repaired', about([ManagedObjectStores, PLATFORM, designStore]));
   });
 
   it('recreates a target store deleted by hand', async () => {
     const before = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
     step(`deleting ${designStore} in the target by hand: expecting it recreated`);
     await env.targets[0].admin.delete(RookObjectStores, designStore, 'rook-minio');
-    await until('the store to be recreated', async () => {
+    await eventually(async () => {
       const now = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
       return now !== undefined && now.metadata.uid !== before?.metadata.uid;
-    }, [[ManagedObjectStores, PLATFORM, designStore]]);
+    }, 'the store to be recreated', about([ManagedObjectStores, PLATFORM, designStore]));
     await bound(APP, 'app-bucket');
   });
 
@@ -199,26 +193,26 @@ describe(`provider-rook end to end`, () => {
     step(`stopping ${env.targets[1].name} for 30 s: expecting Synced=False (Unreachable) on ${name}, then recovery`);
     await env.targets[1].stop();
     const down = Date.now();
-    const failing = await until('Synced=False on the store of the stopped target', async () => {
+    const failing = await eventually(async () => {
       const mr = await getManaged(name);
       return cond(mr, 'Synced')?.status === 'False' ? mr : undefined;
-    }, [[ManagedObjectStores, PLATFORM, name]]);
+    }, 'Synced=False on the store of the stopped target', about([ManagedObjectStores, PLATFORM, name]));
     expect(cond(failing, 'Synced')?.reason).toBe('Unreachable');
     step(`condition while down: ${cond(failing, 'Synced')?.message}`);
     await new Promise((r) => setTimeout(r, Math.max(0, 30_000 - (Date.now() - down))));
     await env.targets[1].start();
-    await until('the store to be Synced and Ready again', async () => {
+    await eventually(async () => {
       const mr = await getManaged(name);
       return cond(mr, 'Synced')?.status === 'True' && cond(mr, 'Ready')?.status === 'True';
-    }, [[ManagedObjectStores, PLATFORM, name]]);
+    }, 'the store to be Synced and Ready again', about([ManagedObjectStores, PLATFORM, name]));
   }, 180_000);
 
   it('honours reclaim policies: Delete removes the store, Retain keeps it Released', async () => {
     const deleted = (await getBucket('e2e-defaults', 'defaulted'))!.spec.resourceRef!.name;
     step(`deleting claim e2e-defaults/defaulted (Delete): expecting ${deleted} gone in both clusters`);
     await control.delete(Buckets, 'defaulted', 'e2e-defaults');
-    await until('the managed resource and the target store to be gone', async () =>
-      !(await getManaged(deleted)) && !(await env.targets[0].admin.get(RookObjectStores, deleted, 'rook-minio')), [[Buckets, 'e2e-defaults', 'defaulted']]);
+    await eventually(async () => !(await getManaged(deleted)) && !(await env.targets[0].admin.get(RookObjectStores, deleted, 'rook-minio')),
+      'the managed resource and the target store to be gone', about([Buckets, 'e2e-defaults', 'defaulted']));
     // What the operator made for it goes too: MinIO must stop running. (Its data volumes stay; see the README.)
     const target = env.targets[0].admin;
     expect(await target.get(StatefulSets, deleted, 'rook-minio')).toBeUndefined();
@@ -231,20 +225,20 @@ describe(`provider-rook end to end`, () => {
       bucketClass('e2e-retain', 'rook-minio-retain'), bucket('e2e-retain', 'kept')]);
     const kept = (await bound('e2e-retain', 'kept')).spec.resourceRef!.name;
     await control.delete(Buckets, 'kept', 'e2e-retain');
-    await until('the managed resource to be Released', async () => (await getManaged(kept))?.status?.bindingPhase === 'Released', [[ManagedObjectStores, PLATFORM, kept]]);
+    await eventually(async () => (await getManaged(kept))?.status?.bindingPhase === 'Released', 'the managed resource to be Released', about([ManagedObjectStores, PLATFORM, kept]));
     expect(await env.targets[0].admin.get(RookObjectStores, kept, 'rook-minio')).toBeDefined();
   });
 
   it('finds and removes the leaked store of a managed resource whose finalizer was stripped', async () => {
     step('managed ObjectStore "leaky" force-removed (finalizer stripped): expecting its target store cleaned up by the leak sweeper');
     await applyManifests(control, [managedStore('leaky', 'demo-kubernetes', 'e2e-leaks')]);
-    await until('leaky to be Ready', async () => cond(await getManaged('leaky'), 'Ready')?.status === 'True', [[ManagedObjectStores, PLATFORM, 'leaky']]);
+    await eventually(async () => cond(await getManaged('leaky'), 'Ready')?.status === 'True', 'leaky to be Ready', about([ManagedObjectStores, PLATFORM, 'leaky']));
     // Paused in the same write: otherwise a reconcile may restore the finalizer and delete it properly.
     await control.mergePatch(ManagedObjectStores, 'leaky', PLATFORM, { metadata: { finalizers: null, annotations: { 'crossplane.io/paused': 'true' } } });
     await control.delete(ManagedObjectStores, 'leaky', PLATFORM);
-    await until('the managed resource to be gone', async () => !(await getManaged('leaky')));
+    await eventually(async () => !(await getManaged('leaky')), 'the managed resource to be gone', about());
     expect(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')).toBeDefined();
-    await until('the leaked target store to be removed', async () => !(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')));
+    await eventually(async () => !(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')), 'the leaked target store to be removed', about());
   });
 
   it('imports an existing store named by crossplane.io/external-name', async () => {
@@ -256,10 +250,10 @@ describe(`provider-rook end to end`, () => {
       spec: { scope: { nodeCount: 4 }, credentials: { name: 'legacy-keys', namespace: 'legacy' } },
     } as KubeObjectLike);
     await applyManifests(control, [managedStore('imported', 'demo-kubernetes', 'legacy', { 'crossplane.io/external-name': 'legacy-store' })]);
-    const mr = await until('imported to be Ready', async () => {
+    const mr = await eventually(async () => {
       const m = await getManaged('imported');
       return cond(m, 'Ready')?.status === 'True' ? m : undefined;
-    }, [[ManagedObjectStores, PLATFORM, 'imported']]);
+    }, 'imported to be Ready', about([ManagedObjectStores, PLATFORM, 'imported']));
     const store = await target.get<TargetStore>(RookObjectStores, 'legacy-store', 'legacy');
     expect(store?.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(mr.metadata.uid);
     expect(mr.spec.forProvider.credentials).toEqual({ name: 'legacy-keys', namespace: 'legacy' });
@@ -269,14 +263,14 @@ describe(`provider-rook end to end`, () => {
     step('Provider "wrong" with a bad token: expecting Synced=False (Unauthorized); then the right token: expecting Ready');
     await applyManifests(control, [secret(PLATFORM, 'wrong-creds', { ...env.targets[0].providerSecret, token: 'not-a-valid-token' }), provider('wrong', 'wrong-creds'),
       managedStore('with-wrong-creds', 'wrong', 'e2e-creds')]);
-    const failing = await until('Synced=False', async () => {
+    const failing = await eventually(async () => {
       const m = await getManaged('with-wrong-creds');
       return cond(m, 'Synced')?.status === 'False' ? m : undefined;
-    }, [[ManagedObjectStores, PLATFORM, 'with-wrong-creds']]);
+    }, 'Synced=False', about([ManagedObjectStores, PLATFORM, 'with-wrong-creds']));
     expect(cond(failing, 'Synced')?.reason).toBe('Unauthorized');
     expect(JSON.stringify(failing.status)).not.toContain('not-a-valid-token');
     await applyManifests(control, [secret(PLATFORM, 'wrong-creds', env.targets[0].providerSecret)]);
-    await until('Ready after the fix', async () => cond(await getManaged('with-wrong-creds'), 'Ready')?.status === 'True', [[ManagedObjectStores, PLATFORM, 'with-wrong-creds']]);
+    await eventually(async () => cond(await getManaged('with-wrong-creds'), 'Ready')?.status === 'True', 'Ready after the fix', about([ManagedObjectStores, PLATFORM, 'with-wrong-creds']));
   }, 180_000);
 
   it('makes no duplicate when provider-rook is killed mid-create and restarted', async () => {
@@ -285,7 +279,7 @@ describe(`provider-rook end to end`, () => {
     const names = ['c0', 'c1', 'c2', 'c3', 'c4'];
     const ours = async () => (await control.list<ObjectStore>(ManagedObjectStores, { namespace: PLATFORM, labelSelector: 'crossplane.io/claim-namespace=e2e-crash' })).items;
     await Promise.all(names.map((n) => control.create(Buckets, bucket('e2e-crash', n))));
-    await until('a first managed resource', async () => (await ours()).length > 0);
+    await eventually(async () => (await ours()).length > 0, 'a first managed resource', about());
     await env.provider.kill();
     step(`killed with ${(await ours()).length} managed resource(s) made; restarting`);
     await env.provider.start();

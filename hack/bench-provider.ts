@@ -11,7 +11,6 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { FakeMinioOperator } from '../e2e/support/fake-minio-operator.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../src/app.ts';
 import type { ObjectStore } from '../src/apis/objectstore.ts';
 import type { Bucket } from '../src/apis/storage.ts';
@@ -22,8 +21,10 @@ import { kubeconfigFileAccess } from '../src/runtime/kube/config.ts';
 import { Namespaces, Secrets, type ResourceType } from '../src/runtime/kube/resources.ts';
 import { silentLogger } from '../src/runtime/logger.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
+import { FakeMinioOperator } from '../test/support/stand-ins/fake-minio-operator.ts';
 import { difference, samples, writeCounts } from './lib/apiserver-metrics.ts';
 import { clusterPids, down, freePort, repoRoot, up, type LocalCluster } from './lib/cluster.ts';
+import { eventually, type EventuallyOptions } from './lib/eventually.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { installCrds, installOperatorBundle, manifestFiles } from './lib/manifests.ts';
 
@@ -59,13 +60,8 @@ const cpuSeconds = (pid: number): number => {
 };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 900_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** How the bench waits (with eventually): a try every 50 ms, so what it times ends within 50 ms of happening. */
+const often = (timeoutMs = 900_000): EventuallyOptions => ({ timeoutMs, delayMs: 50, maxDelayMs: 50 });
 
 /** Runs `work` over items, `width` at a time. */
 async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
@@ -112,7 +108,7 @@ const provider = spawn(process.execPath, [
   '--metrics-addr', `127.0.0.1:${metricsPort}`, '--log-level', 'warn', ...values['provider-flags'].split(' ').filter(Boolean),
 ], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
 const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-await until('provider-rook to serve /healthz', () => fetch(`http://127.0.0.1:${metricsPort}/healthz`).then((r) => r.ok, () => false), 60_000);
+await eventually(() => fetch(`http://127.0.0.1:${metricsPort}/healthz`).then((r) => r.ok, () => false), 'provider-rook to serve /healthz', often(60_000));
 await sleep(2_000); // its informers' first lists
 const gauge = (text: string, name: string): number => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0) / 1048576;
 const heapMiB = async (): Promise<number> => gauge(await metrics(), 'nodejs_heap_size_used_bytes');
@@ -164,9 +160,9 @@ const t0 = performance.now();
 let presentAt = 0;
 const presence = setInterval(() => { if (!presentAt && targetCount() >= N) presentAt = performance.now(); }, 10);
 await inParallel(storeNames.map((n, i) => [n, i] as const), BATCH, ([n, i]) => admin.create(ManagedObjectStores, store(n, i)));
-await until(`${N} stores Ready`, () => readyAt.size >= N);
+await eventually(() => readyAt.size >= N, `${N} stores Ready`, often());
 const allReady = performance.now() - t0;
-await until(`${N} stores in the targets`, () => presentAt > 0);
+await eventually(() => presentAt > 0, `${N} stores in the targets`, often());
 clearInterval(presence);
 const atCreate = perStore(delta(await requests(), before), N);
 
@@ -186,13 +182,13 @@ if (values['heap-snapshot']) {
   let file = '';
   let size = -1;
   let since = 0;
-  await until('the heap snapshot', () => { // written once its size has held for a second
+  await eventually(() => { // the heap snapshot is written once its size has held for a second
     file ||= snapshots().find((f) => !known.has(f)) ?? '';
     if (!file) return false;
     const now = statSync(path.join(snapshotDir, file)).size;
     if (now !== size) [size, since] = [now, performance.now()];
     return size > 0 && performance.now() - since > 1_000;
-  }, 300_000);
+  }, 'the heap snapshot', often(300_000));
   console.error(`bench: heap snapshot ${path.join(snapshotDir, file)}`);
 }
 
@@ -205,7 +201,7 @@ for (let i = 0; i < 10; i++) {
   const obj = await c.get<KubeObjectLike & { spec: { scope: { nodeCount: number } } }>(RookObjectStores, name, 'rook-minio');
   const started = performance.now();
   await c.update(RookObjectStores, { ...obj!, spec: { ...obj!.spec, scope: { ...obj!.spec.scope, nodeCount: 6 } } });
-  await until('drift repaired', async () => (await c.get<typeof obj & object>(RookObjectStores, name, 'rook-minio'))?.spec.scope.nodeCount === 4, 60_000);
+  await eventually(async () => (await c.get<typeof obj & object>(RookObjectStores, name, 'rook-minio'))?.spec.scope.nodeCount === 4, 'drift repaired', often(60_000));
   drift.push(performance.now() - started);
 }
 
@@ -218,7 +214,7 @@ const t2 = performance.now();
 let goneFromTargets = 0;
 const emptied = setInterval(() => { if (!goneFromTargets && targetCount() === 0) goneFromTargets = performance.now(); }, 10);
 await inParallel(storeNames, BATCH, (n) => admin.delete(ManagedObjectStores, n, NS));
-await until('all stores deleted', () => stores.list().length === 0 && goneFromTargets > 0);
+await eventually(() => stores.list().length === 0 && goneFromTargets > 0, 'all stores deleted', often());
 clearInterval(emptied);
 const deleted = performance.now() - t2;
 // Who was busy while deleting: provider-rook (of one core) and the API servers with etcd (of the machine's).
@@ -240,7 +236,7 @@ if (CLAIMS > 0) {
   const t3 = performance.now();
   const claimNames = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
   await inParallel(claimNames, BATCH, (n) => admin.create(Buckets, { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: n, namespace: NS }, spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: n } } }));
-  await until(`${CLAIMS} claims Bound`, () => buckets.list().filter((b) => b.status?.bindingPhase === 'Bound').length >= CLAIMS);
+  await eventually(() => buckets.list().filter((b) => b.status?.bindingPhase === 'Bound').length >= CLAIMS, `${CLAIMS} claims Bound`, often());
   const bound = performance.now() - t3;
   const claimsCpu = cpuSeconds(provider.pid!) - cpuBefore;
   const claimsServersCpu = serversCpu() - serversBefore;

@@ -9,7 +9,8 @@ import { parseArgs } from 'node:util';
 import { Buckets } from '../src/app.ts';
 import { Events, Leases, Namespaces } from '../src/runtime/kube/resources.ts';
 import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
-import { ChaosEnv, CLUSTERS, Replica, World, cond, isBound, percentile, sleep, until, type Conditioned } from './lib/chaos.ts';
+import { ChaosEnv, CLUSTERS, Replica, World, cond, isBound, percentile, sleep, within, type Conditioned } from './lib/chaos.ts';
+import { eventually } from './lib/eventually.ts';
 import { down, get as clusterInfo, start, stop } from './lib/cluster.ts';
 import { hostileInputs } from './lib/hostile.ts';
 
@@ -49,7 +50,7 @@ async function emptied(world: World, env: ChaosEnv, violations: string[], boundM
   const t = performance.now();
   for (const c of await world.listClaims()) await env.admin.delete(Buckets, c.metadata.name, world.app);
   try {
-    await until('nothing left of the scenario', async () => (await world.leftovers()).length === 0, boundMs);
+    await eventually(async () => (await world.leftovers()).length === 0, 'nothing left of the scenario', within(boundMs));
   } catch {
     violations.push(...(await world.leftovers()).slice(0, 10).map((l) => `left after deleting all claims (${s(boundMs)} bound): ${l}`));
   }
@@ -110,7 +111,8 @@ async function scenario2(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
     .every((m) => cond(m, 'Synced')?.status === 'False' && cond(m, 'Synced')?.reason === 'Unreachable');
   let reportedIn = NaN;
   try {
-    await until('every resource on A to report Synced=False/Unreachable', async () => (await world.listManaged()).length === onA.length + onB.length + 3 * size.arriving && unreachable(), size.outageS * 1000 - (performance.now() - down0));
+    await eventually(async () => (await world.listManaged()).length === onA.length + onB.length + 3 * size.arriving && unreachable(), 'every resource on A to report Synced=False/Unreachable',
+      within(size.outageS * 1000 - (performance.now() - down0)));
     reportedIn = performance.now() - down0;
   } catch (err) {
     violations.push((err as Error).message);
@@ -120,10 +122,10 @@ async function scenario2(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   await sleep(Math.max(0, size.outageS * 1000 - (performance.now() - down0)));
   await env.startTarget(a);
   const back = performance.now();
-  await until('full recovery after A is back', async () => {
+  await eventually(async () => {
     const managed = await world.listManaged();
     return (await world.listClaims()).every(isBound) && managed.every((m) => cond(m, 'Synced')?.status === 'True' && cond(m, 'Ready')?.status === 'True');
-  }, 180_000).catch((err: Error) => violations.push(err.message));
+  }, 'full recovery after A is back', within(180_000)).catch((err: Error) => violations.push(err.message));
   const recovery = performance.now() - back;
   violations.push(...(await world.violations()));
   const deleted = await emptied(world, env, violations);
@@ -179,14 +181,14 @@ async function scenario4(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
     for (const r of replicas) if (r.running && (await r.metric('leader_election_master_status').catch(() => 0)) === 1) return r;
     return undefined;
   };
-  const leader = await until('a leader', leaderOf, 60_000);
+  const leader = await eventually(leaderOf, 'a leader', within(60_000));
   const claims = names('c', size.failoverClaims);
   const t0 = performance.now();
   const creating = world.claims(claims, 'a');
-  await until('the fill to be under way', async () => (await world.listManaged()).length >= Math.ceil(size.failoverClaims / 5), 60_000);
+  await eventually(async () => (await world.listManaged()).length >= Math.ceil(size.failoverClaims / 5), 'the fill to be under way', within(60_000));
   await leader.kill();
   const killed = performance.now();
-  const standby = await until('the standby to lead', leaderOf, 90_000).catch((err: Error) => { violations.push(err.message); return undefined; });
+  const standby = await eventually(leaderOf, 'the standby to lead', within(90_000)).catch((err: Error) => { violations.push(err.message); return undefined; });
   const takeover = performance.now() - killed;
   await creating;
   await world.bound(claims, 300_000).catch((err: Error) => violations.push(err.message));
@@ -229,20 +231,20 @@ async function scenario5(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   const [drifted, removed] = (await world.targetObjects(b)).slice(0, 2) as [Conditioned & { spec: { scope: { nodeCount: number } } }, Conditioned];
   await b.admin.update(RookObjectStores, { ...drifted, spec: { ...drifted.spec, scope: { ...drifted.spec.scope, nodeCount: 6 } } });
   await b.admin.delete(RookObjectStores, removed.metadata.name, removed.metadata.namespace);
-  await until('the removed store to be gone', async () => !(await b.admin.get(RookObjectStores, removed.metadata.name, removed.metadata.namespace)), 30_000);
+  await eventually(async () => !(await b.admin.get(RookObjectStores, removed.metadata.name, removed.metadata.namespace)), 'the removed store to be gone', within(30_000));
   const revision = await compact(b.cluster.name);
   const t = performance.now();
   replica.resume();
-  await until('the change made during the gap to be reconciled', async () => {
+  await eventually(async () => {
     const d = await b.admin.get<typeof drifted>(RookObjectStores, drifted.metadata.name, drifted.metadata.namespace);
     const r = await b.admin.get<Conditioned>(RookObjectStores, removed.metadata.name, removed.metadata.namespace);
     return d?.spec.scope.nodeCount === 4 && r !== undefined && r.metadata.uid !== removed.metadata.uid;
-  }, 120_000).catch((err: Error) => violations.push(err.message));
+  }, 'the change made during the gap to be reconciled', within(120_000)).catch((err: Error) => violations.push(err.message));
   const repaired = performance.now() - t;
   await world.bound(claims, 120_000).catch((err: Error) => violations.push(err.message));
   violations.push(...(await world.violations()));
   const relisted = (): number => countLines(replica.log, /watch history lost \(410 Gone\); relisting/) - relistsBefore;
-  await until('an informer to relist after 410 Gone', () => relisted() > 0, 60_000)
+  await eventually(() => relisted() > 0, 'an informer to relist after 410 Gone', within(60_000))
     .catch(() => violations.push('no informer reported 410 Gone: the gap did not lose watch history'));
   const relists = relisted();
   const deleted = await emptied(world, env, violations);

@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { down, freePort, up } from './lib/cluster.ts';
+import { eventually } from './lib/eventually.ts';
 import { background, clientOf, file, providerSecret, say, stopProcesses } from './lib/demo.ts';
 import { applyManifests, installCrds, installOperatorBundle, loadManifests } from './lib/manifests.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
@@ -25,11 +26,12 @@ const [controlCluster, ...targets] = await up(['placement', ...TARGETS], (l) => 
 const control = clientOf(controlCluster!.kubeconfig);
 
 say('2/5  Installing the CRDs; each target\'s admin installs the Rook MinIO operator (played by its STAND-IN:');
-say('     local clusters run no pods; e2e/support/fake-minio-operator.ts writes what the operator writes)...');
+say('     local clusters run no pods; test/support/stand-ins/fake-minio-operator.ts writes what the operator');
+say('     writes)...');
 await installCrds(control, readdirSync(file('crds')).map((f) => file('crds', f)));
 for (const t of targets) {
   await installOperatorBundle(clientOf(t!.kubeconfig), 'rook-minio');
-  background(`fake-rook-minio-${t!.name}`, [file('e2e', 'fake-operators.ts'), t!.kubeconfig, 'rook-minio']);
+  background(`fake-rook-minio-${t!.name}`, [file('test', 'support', 'stand-ins', 'fake-operators.ts'), t!.kubeconfig, 'rook-minio']);
 }
 
 say('3/5  Building provider-rook (tsc) and starting it against control...');
@@ -40,16 +42,13 @@ say(`     provider-rook pid ${pid}, log .local/demo/provider-rook.log`);
 say(`     metrics http://${metrics}/metrics (crossplane_managed_resource_*, provider_rook_provider_ready), probes /healthz and /readyz`);
 
 async function providersReady(): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
+  await eventually(async () => {
     const providers = (await control.list<KubeObjectLike & { status?: { conditions?: { type: string; status: string }[] } }>(Providers, { namespace: 'rook-infra-dev' })).items;
-    if (providers.length === TARGETS.length && providers.every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))) return;
-    if (Date.now() > deadline) {
-      say('The Providers did not become Ready within 60 s; see .local/demo/provider-rook.log');
-      process.exit(1);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+    return providers.length === TARGETS.length && providers.every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  }, 'the Providers to be Ready', { timeoutMs: 60_000, delayMs: 250, maxDelayMs: 250 }).catch((): never => {
+    say('The Providers did not become Ready within 60 s; see .local/demo/provider-rook.log');
+    process.exit(1);
+  });
 }
 
 say('4/5  Applying config/samples/placement/:');
@@ -75,16 +74,13 @@ type Cond = { type: string; status: string; reason: string; message?: string };
 const scheduled = (b: Bucket): Cond | undefined => (b.status?.conditions as Cond[] | undefined)?.find((c) => c.type === 'Scheduled');
 /** Polls until every listed claim has a Scheduled condition, and returns them. */
 async function settled(names: string[]): Promise<Bucket[]> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
+  return eventually(async () => {
     const items = (await control.list<Bucket>(Buckets, { namespace: NAMESPACE })).items.filter((b) => names.includes(b.metadata.name));
-    if (items.length === names.length && items.every((b) => scheduled(b) && (scheduled(b)!.status === 'False' || b.status?.bindingPhase === 'Bound'))) return items;
-    if (Date.now() > deadline) {
-      say('The claims did not settle within 90 s; see .local/demo/provider-rook.log');
-      process.exit(1);
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
+    return items.length === names.length && items.every((b) => scheduled(b) && (scheduled(b)!.status === 'False' || b.status?.bindingPhase === 'Bound')) && items;
+  }, 'the claims to settle', { timeoutMs: 90_000, delayMs: 500 }).catch((): never => {
+    say('The claims did not settle within 90 s; see .local/demo/provider-rook.log');
+    process.exit(1);
+  });
 }
 const show = (claims: Bucket[]): void => {
   say(`     ${'claim'.padEnd(14)} ${'asks for'.padEnd(10)} ${'provider'.padEnd(9)} ${'phase'.padEnd(8)} scheduled`);

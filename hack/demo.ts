@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { down, freePort, up } from './lib/cluster.ts';
+import { eventually } from './lib/eventually.ts';
 import { background, clientOf, DEMO_CLUSTERS, file, providerSecret as secretFrom, say, stopProcesses } from './lib/demo.ts';
 import { applyManifests, installCrds, loadManifests } from './lib/manifests.ts';
 import { Buckets } from '../src/app.ts';
@@ -53,20 +54,19 @@ for (const [f, what] of [['01-provider.yaml', 'Provider demo-kubernetes (+ Secre
 
 say('5/8  Watching the claim until it is Bound.');
 say('     NOTE: local clusters run no pods, so the Rook MinIO operator cannot run here. A stand-in');
-say('     (e2e/support/fake-minio-operator.ts) does to the API what the operator does: it creates the');
-say('     StatefulSet and Service for the store and marks the StatefulSet ready. On a real cluster the');
-say('     Rook operator and real MinIO pods do this.');
+say('     (test/support/stand-ins/fake-minio-operator.ts) does to the API what the operator does: it');
+say('     creates the StatefulSet and Service for the store and marks the StatefulSet ready. On a real');
+say('     cluster the Rook operator and real MinIO pods do this.');
 const conditions = (o: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined): string =>
   (o?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}(${c.reason}${c.message ? `: ${c.message}` : ''})`).join(' ');
 
 /** Shows a claim's progress until it is Bound; starts the operator stand-in once provider-rook installed the operator's CRD. */
 async function watchUntilBound(name: string, where: { client: KubeClient; kubeconfig: string; label: string; crd: string; operator: string }): Promise<Bucket> {
-  const deadline = Date.now() + 90_000;
   let last = '';
   let standIn = false;
-  for (;;) {
+  return eventually(async () => {
     if (!standIn && (await where.client.get(CustomResourceDefinitions, where.crd))) {
-      const pid = background(`fake-${where.operator}`, [file('e2e', 'fake-operators.ts'), where.kubeconfig, where.operator]);
+      const pid = background(`fake-${where.operator}`, [file('test', 'support', 'stand-ins', 'fake-operators.ts'), where.kubeconfig, where.operator]);
       say(`     [${where.label}] provider-rook installed ${where.operator}; started its operator STAND-IN (pid ${pid})`);
       standIn = true;
     }
@@ -77,13 +77,11 @@ async function watchUntilBound(name: string, where: { client: KubeClient; kubeco
       (mr ? `\n       └ ${ref!.kind} ${mr.metadata.namespace}/${mr.metadata.name}: ${conditions(mr)}` : '');
     if (line !== last) say(line);
     last = line;
-    if (claim?.status?.bindingPhase === 'Bound' && claim.status.conditions?.every((c) => c.status === 'True')) return claim;
-    if (Date.now() > deadline) {
-      say(`The Bucket was not Bound within 90 s; see .local/demo/provider-rook.log`);
-      process.exit(1);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+    return claim?.status?.bindingPhase === 'Bound' && claim.status.conditions?.every((c) => c.status === 'True') ? claim : undefined;
+  }, `Bucket ${name} to be Bound`, { timeoutMs: 90_000, delayMs: 250, maxDelayMs: 250 }).catch((): never => {
+    say(`The Bucket was not Bound within 90 s; see .local/demo/provider-rook.log`);
+    process.exit(1);
+  });
 }
 
 const claim = await watchUntilBound('app-bucket', { client: target, kubeconfig: targetCluster!.kubeconfig, label: 'target', crd: 'objectstores.minio.rook.io', operator: 'rook-minio' });
@@ -119,8 +117,9 @@ const [designBucket] = sample('04-bucket.yaml');
 await applyManifests(control, [{ ...designBucket!, metadata: { name: 'app-bucket-tenant', namespace: 'app-project1-dev' },
   spec: { ...(designBucket!.spec as object), classRef: { name: 'bucket-tenant' }, writeConnectionSecretToRef: { name: 'bucketsecret-tenant' } } }]);
 say('     applied the design doc\'s Bucket as app-bucket-tenant, with classRef.name bucket-tenant');
-say('     NOTE: the MinIO Operator cannot run here either: its stand-in (e2e/support/fake-tenant-operator.ts)');
-say('     writes what the operator writes, and answers its health check as MinIO would.');
+say('     NOTE: the MinIO Operator cannot run here either: its stand-in');
+say('     (test/support/stand-ins/fake-tenant-operator.ts) writes what the operator writes, and answers');
+say('     its health check as MinIO would.');
 const second = await watchUntilBound('app-bucket-tenant', { client: targetB, kubeconfig: targetBCluster!.kubeconfig, label: 'target-b', crd: 'tenants.minio.min.io', operator: 'minio-operator' });
 const connB = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret-tenant', 'app-project1-dev');
 const tenantRef = second.spec.resourceRef!;

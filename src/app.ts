@@ -1,14 +1,15 @@
-// provider-rook: the kinds it serves, registered on the generic runtime: every backend (src/backends.ts)
-// as a native managed kind and as a class binding of the Bucket claim. The type constants below are
-// conveniences for tests and tools.
+// provider-rook: the kinds it serves, registered on the generic runtime: the Provider system, every
+// backend (src/backends.ts) as a native managed kind and as a class binding of the Bucket claim. The
+// type constants below are conveniences for tests and tools.
 import { kinds } from './apis/kinds.gen.ts';
+import { setupClaim } from './runtime/claims/setup.ts';
 import type { HealthSources } from './runtime/health.ts';
 import type { KubeClient } from './runtime/kube/client.ts';
 import { Manager, type ManagerOptions } from './runtime/manager.ts';
 import type { LeakReport } from './runtime/native/leaks.ts';
-import type { TargetClients } from './runtime/native/targets.ts';
-import { setupClaim } from './runtime/claims/setup.ts';
+import { ProviderSystem, type ProviderSystemOptions } from './runtime/native/provider-system.ts';
 import { setupNativeManaged } from './runtime/native/setup.ts';
+import type { TargetClients } from './runtime/native/targets.ts';
 import { backends } from './backends.ts';
 
 export const FIELD_MANAGER = 'provider-rook';
@@ -23,7 +24,7 @@ export const TenantClasses = kinds.TenantClass;
 export const CephBuckets = kinds.CephBucket;
 export const CephBucketClasses = kinds.CephBucketClass;
 
-export type AppOptions = Omit<ManagerOptions, 'fieldManager'>;
+export type AppOptions = Omit<ManagerOptions, 'fieldManager'> & ProviderSystemOptions;
 
 export interface App {
   controlPlaneId: string;
@@ -35,21 +36,38 @@ export interface App {
   stop(): Promise<void>;
 }
 
-export async function startApp(opts: AppOptions): Promise<App> {
-  const manager = await Manager.create({ ...opts, fieldManager: FIELD_MANAGER });
-  for (const b of backends) setupNativeManaged(manager, { type: b.managed, kind: b.native });
-  setupClaim(manager, {
-    claim: Buckets, portableClass: BucketClasses, policy: BucketPolicies,
-    classes: backends.map((b) => ({ class: b.class, managed: b.managed, configure: b.configure })),
-  });
-
-  await manager.start();
+/**
+ * The process in two steps: start() leads (probes served, the Lease held when electing), then
+ * builds the Provider system and the kinds and runs them; undefined when stopped while standing by.
+ */
+export function createApp(opts: AppOptions): { start(): Promise<App | undefined>; stop(): Promise<void> } {
+  const manager = new Manager({ ...opts, fieldManager: FIELD_MANAGER });
   return {
-    controlPlaneId: manager.controlPlaneId,
-    leaks: { sweep: (signal, now) => manager.sweepLeaks(signal, now) },
-    targets: manager.targets,
-    control: manager.control,
-    health: manager.health,
+    async start() {
+      if (!(await manager.lead())) return undefined;
+      const providers = await ProviderSystem.create(manager, opts);
+      for (const b of backends) setupNativeManaged(manager, providers, { type: b.managed, kind: b.native });
+      setupClaim(manager, {
+        claim: Buckets, portableClass: BucketClasses, policy: BucketPolicies,
+        classes: backends.map((b) => ({ class: b.class, managed: b.managed, configure: b.configure })),
+      });
+      if (!(await manager.start())) return undefined;
+      return {
+        controlPlaneId: providers.controlPlaneId,
+        leaks: { sweep: (signal, now) => providers.sweepLeaks(signal, now) },
+        targets: providers.targets,
+        control: manager.control,
+        health: manager.sources,
+        stop: () => manager.stop(),
+      };
+    },
     stop: () => manager.stop(),
   };
+}
+
+export async function startApp(opts: AppOptions): Promise<App> {
+  const app = createApp(opts);
+  const started = await app.start();
+  if (!started) throw new Error('provider-rook stopped before it started');
+  return started;
 }

@@ -1,17 +1,13 @@
-// provider-rook: the process. Flags, logging, metrics/health endpoints and graceful shutdown.
+// provider-rook: the process. Flags, logging and graceful shutdown; the manager serves the probes and
+// holds the Lease.
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { FIELD_MANAGER, startApp, type App } from './app.ts';
+import { createApp } from './app.ts';
 import { FLAGS, parseFlags, type Options } from './flags.ts';
-import { KubeClient } from './runtime/kube/client.ts';
 import { inClusterAccess, kubeconfigFileAccess } from './runtime/kube/config.ts';
-import { Health } from './runtime/health.ts';
-import { LeaderElector } from './runtime/leader.ts';
 import { pinoLogger } from './runtime/logger.ts';
-import { registry } from './runtime/metrics.ts';
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -45,68 +41,35 @@ async function main(): Promise<void> {
     throw new Error(`${(err as Error).message}\n${usage}`, { cause: err });
   }
   const log = pinoLogger(opts['log-level']);
-
   const kc = opts.kubeconfig ? kubeconfigFileAccess(opts.kubeconfig) : inClusterAccess();
-
-  const health = new Health();
-  const [host, port] = opts['metrics-addr'].split(':');
-  const server = createServer((req, res) => {
-    if (req.url === '/metrics') {
-      void registry.metrics().then((body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body));
-    } else if (req.url === '/healthz' || req.url === '/readyz') {
-      const { status, body } = req.url === '/healthz' ? health.healthz() : health.readyz();
-      res.writeHead(status, { 'Content-Type': 'text/plain' }).end(`${body}\n`);
-    } else {
-      res.writeHead(404).end();
-    }
-  }).listen(Number(port), host || undefined, () => {
-    const addr = server.address();
-    if (addr && typeof addr === 'object') log.info('serving /metrics, /healthz and /readyz', { addr: `${addr.address}:${addr.port}` });
+  const app = createApp({
+    control: kc, log, namespaces: opts.namespace?.split(','), metricsAddr: opts['metrics-addr'],
+    leaderElection: opts['leader-elect'] ? {
+      namespace: leaseNamespace(opts['leader-election-namespace']), name: opts['leader-election-id'], identity: `${hostname()}_${randomUUID()}`,
+      lost: () => {
+        // Another process may lead now: stop writing at once. A restart stands by as a fresh candidate.
+        log.info('leadership lost; exiting');
+        process.exit(1);
+      },
+    } : undefined,
+    controlPlaneId: opts['control-plane-id'], ownershipKeySecret: secretRef(opts['ownership-key-secret'], opts['leader-election-namespace']),
+    pollIntervalMs: opts.poll, leakIntervalMs: opts['leak-interval'], leakReportOnly: opts['leak-mode'] === 'report', leakGraceMs: opts['leak-grace'],
+    allowExecCredentials: opts['allow-exec-credentials'], endpoints: { allowPlainHttp: opts['allow-plain-http'], refuseRanges: opts['refuse-endpoint-ranges'] },
+    workers: opts.workers, maxReconcileRate: opts['max-reconcile-rate'],
   });
 
-  const stop = new AbortController();
-  const running: { app?: App; elector?: LeaderElector } = {};
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    health.set('stopping');
     log.info('shutting down', { signal });
-    stop.abort();
-    server.close();
-    void (async () => {
-      await running.app?.stop();
-      await running.elector?.release(); // only after our last write: the next leader may start at once
-      process.exit(0);
-    })();
+    // The manager stops its controllers, then gives up the Lease after our last write.
+    void app.stop().then(() => process.exit(0));
     setTimeout(() => process.exit(1), 20_000).unref();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-
-  if (opts['leader-elect']) {
-    const namespace = leaseNamespace(opts['leader-election-namespace']);
-    running.elector = new LeaderElector({
-      client: new KubeClient(kc, { fieldManager: FIELD_MANAGER }), namespace,
-      name: opts['leader-election-id'], identity: `${hostname()}_${randomUUID()}`, log,
-    });
-    health.set('standby', `waiting for Lease ${namespace}/${opts['leader-election-id']}`);
-    if (!(await running.elector.acquire(stop.signal))) return; // asked to stop while standing by
-  }
-  health.set('syncing');
-  running.app = await startApp({
-    control: kc, log, namespaces: opts.namespace?.split(','), controlPlaneId: opts['control-plane-id'], ownershipKeySecret: secretRef(opts['ownership-key-secret'], opts['leader-election-namespace']), pollIntervalMs: opts.poll, leakIntervalMs: opts['leak-interval'],
-    leakReportOnly: opts['leak-mode'] === 'report', leakGraceMs: opts['leak-grace'], allowExecCredentials: opts['allow-exec-credentials'],
-    endpoints: { allowPlainHttp: opts['allow-plain-http'], refuseRanges: opts['refuse-endpoint-ranges'] }, workers: opts.workers, maxReconcileRate: opts['max-reconcile-rate'],
-  });
-  health.watch(running.app.health);
-  if (!stopping) health.set('running');
-  void running.elector?.hold(stop.signal).then((outcome) => {
-    if (outcome !== 'lost') return;
-    // Another process may lead now: stop writing at once. A restart stands by as a fresh candidate.
-    log.info('leadership lost; exiting');
-    process.exit(1);
-  });
+  await app.start();
 }
 
 main().catch((err: unknown) => {

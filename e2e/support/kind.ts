@@ -11,10 +11,11 @@ import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { kubeconfigAccess, type ClusterAccess } from '../../src/runtime/kube/config.ts';
 import { Deployments, Pods, Secrets } from '../../src/runtime/kube/resources.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
+import { eventually } from '../../test/support/eventually.ts';
+import { s3Request } from '../../test/support/s3.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';
 import { applyFile, rbacFile, serviceAccountToken } from './identities.ts';
 import { docker, kind, missingTools } from './kind-cli.ts';
-import { s3Request } from './s3.ts';
 
 const NAMES = { control: 'e2e-control', targets: ['e2e-target-a', 'e2e-target-b'] } as const;
 const IMAGE = 'provider-rook:e2e';
@@ -26,13 +27,8 @@ function clientOf(kubeconfigYaml: string): { client: KubeClient; kc: ClusterAcce
   return { client: new KubeClient(kc, { fieldManager: 'e2e-admin' }), kc };
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 180_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-}
+/** How the kind environment waits: up to 3 minutes, a try a second. */
+const slowly = { timeoutMs: 180_000, delayMs: 1_000 };
 
 export async function kindEnvironment(): Promise<E2EEnvironment> {
   const missing = await missingTools();
@@ -77,7 +73,7 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
       stop: () => docker('stop', kind.node(name)),
       start: async () => {
         await docker('start', kind.node(name));
-        await until(`${name} to answer again`, async () => Boolean(await admin.serverVersion()));
+        await eventually(async () => Boolean(await admin.serverVersion()), `${name} to answer again`, slowly);
       },
     };
   }));
@@ -86,7 +82,7 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
     const d = await control.get<{ metadata: { name: string }; status?: { availableReplicas?: number } }>(Deployments, 'provider-rook', NS);
     return (d?.status?.availableReplicas ?? 0) >= 1;
   };
-  await until('provider-rook to be available', providerReady);
+  await eventually(providerReady, 'provider-rook to be available', slowly);
 
   return {
     backend: 'kind',
@@ -105,7 +101,7 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
         }
       },
       async start() {
-        await until('provider-rook to be available again', providerReady); // the Deployment restarts it
+        await eventually(providerReady, 'provider-rook to be available again', slowly); // the Deployment restarts it
       },
     },
     async s3RoundTrip(namespace, secretName) {

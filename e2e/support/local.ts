@@ -3,7 +3,7 @@
 // the provider-rook ServiceAccount (config/rbac/provider-rook.yaml), and reaches the targets with
 // ServiceAccount tokens bound to provider-rook:target. Local clusters run no pods, so the Rook
 // MinIO operator, the MinIO Operator and Rook's bucket provisioner are the clearly named TEST DOUBLEs
-// in fake-*.ts.
+// in test/support/stand-ins/fake-*.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,10 +12,10 @@ import { down, repoRoot, start, stop, up, type LocalCluster } from '../../hack/l
 import { applyManifests, installCrds, installOperatorBundle, loadManifests } from '../../hack/lib/manifests.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
+import { FakeBucketProvisioner } from '../../test/support/stand-ins/fake-bucket-provisioner.ts';
+import { FakeMinioOperator } from '../../test/support/stand-ins/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../../test/support/stand-ins/fake-tenant-operator.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';
-import { FakeBucketProvisioner } from './fake-bucket-provisioner.ts';
-import { FakeMinioOperator } from './fake-minio-operator.ts';
-import { FakeTenantOperator } from './fake-tenant-operator.ts';
 import { applyFile, rbacFile, serviceAccountToken } from './identities.ts';
 
 const NAMES = { control: 'e2e-control', targets: ['e2e-target-a', 'e2e-target-b'] } as const;

@@ -4,7 +4,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
@@ -14,7 +13,9 @@ import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
 import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
 import { LABEL_CONTROL_PLANE, LABEL_OWNER_UID } from '../../src/runtime/native/ownership.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { FakeMinioOperator } from '../../test/support/stand-ins/fake-minio-operator.ts';
 import { freePort, repoRoot, start, stop, up, type LocalCluster } from './cluster.ts';
+import { eventually, type EventuallyOptions } from './eventually.ts';
 import { installCrds, installOperatorBundle, manifestFiles } from './manifests.ts';
 
 export const CLUSTERS = ['chaos-control', 'chaos-a', 'chaos-b'] as const;
@@ -29,21 +30,8 @@ export const isBound = (b: Conditioned | undefined): boolean => b?.status?.bindi
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Polls until check returns something (not undefined/false); throws naming `what` after timeoutMs. */
-export async function until<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, maxDelayMs = 1000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (let delay = 100; ; delay = Math.min(delay * 2, maxDelayMs)) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await sleep(delay);
-  }
-}
+/** How the chaos harness waits (with eventually): up to timeoutMs, a try at least every maxDelayMs. */
+export const within = (timeoutMs: number, maxDelayMs = 1_000): EventuallyOptions => ({ timeoutMs, delayMs: 100, maxDelayMs });
 
 export function adminOf(cluster: LocalCluster): KubeClient {
   return new KubeClient(kubeconfigFileAccess(cluster.kubeconfig), { fieldManager: 'chaos-admin' });
@@ -247,11 +235,11 @@ export class World {
   /** Waits until every named claim is Bound; returns when each was first seen Bound. */
   async bound(names: string[], timeoutMs: number): Promise<Map<string, number>> {
     const at = new Map<string, number>();
-    await until(`${names.length} claims to be Bound`, async () => {
+    await eventually(async () => {
       const claims = new Map((await this.listClaims()).map((c) => [c.metadata.name, c]));
       for (const n of names) if (!at.has(n) && isBound(claims.get(n))) at.set(n, performance.now());
       return at.size === names.length;
-    }, timeoutMs, 100).catch(async (err: Error) => {
+    }, `${names.length} claims to be Bound`, within(timeoutMs, 100)).catch(async (err: Error) => {
       const waiting = (await this.listClaims()).filter((c) => names.includes(c.metadata.name) && !isBound(c)).slice(0, 3);
       throw new Error(`${err.message}; e.g. ${waiting.map((c) => `${c.metadata.name}: ${JSON.stringify(c.status?.conditions ?? [])}`).join('; ')}`);
     });

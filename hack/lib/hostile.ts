@@ -8,7 +8,8 @@ import { KubeError } from '../../src/runtime/kube/errors.ts';
 import type { KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
-import { type ChaosEnv, type Conditioned, type Replica, type World, cond, isBound, providerKeys, secretOf, until } from './chaos.ts';
+import { type ChaosEnv, type Conditioned, type Replica, type World, cond, isBound, providerKeys, secretOf, within } from './chaos.ts';
+import { eventually } from './eventually.ts';
 
 type Obj = KubeObjectLike & Record<string, unknown>;
 
@@ -131,11 +132,11 @@ export async function hostileInputs(env: ChaosEnv, world: World, replica: Replic
       const expect = input.expect as { condition: 'Synced' | 'Ready'; reason: string | RegExp };
       const matches = (reason: string | undefined): boolean => reason !== undefined && (typeof expect.reason === 'string' ? reason === expect.reason : expect.reason.test(reason));
       try {
-        const c = await until(`${input.what}: ${expect.condition} with reason ${expect.reason}`, async () => {
+        const c = await eventually(async () => {
           const current = cond(await env.admin.get<Conditioned>(type, obj.metadata.name, obj.metadata.namespace), expect.condition);
           // Ready is the one answer that must be True (a valid claim binds); every other answer is a failure.
           return matches(current?.reason) && current?.status === (expect.condition === 'Ready' ? 'True' : 'False') ? current : undefined;
-        }, 60_000);
+        }, `${input.what}: ${expect.condition} with reason ${expect.reason}`, within(60_000));
         if (expect.condition !== 'Ready' && !c.message) violations.push(`${input.what}: ${c.reason} without a message`);
         answered++;
       } catch (err) {

@@ -6,6 +6,7 @@ import * as yaml from 'js-yaml';
 import { allKinds } from '../../src/apis/index.ts';
 import { resourceTypeOf } from '../../src/apis/crd.ts';
 import { repoRoot } from './cluster.ts';
+import { eventually } from './eventually.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import {
   ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, Secrets, ServiceAccounts, Services, typeOfManifest, type ResourceType,
@@ -47,12 +48,8 @@ export async function installCrds(client: KubeClient, files: string[], timeoutMs
   await Promise.all(crds.map((crd) => client.apply(CustomResourceDefinitions, crd)));
   const deadline = Date.now() + timeoutMs;
   for (const crd of crds) {
-    for (;;) {
-      const got = await client.get<Crd>(CustomResourceDefinitions, crd.metadata.name);
-      if (got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} was not Established within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually(async () => (await client.get<Crd>(CustomResourceDefinitions, crd.metadata.name))?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'),
+      `CRD ${crd.metadata.name} to be Established`, { timeoutMs: deadline - Date.now(), delayMs: 100, maxDelayMs: 100 });
   }
 }
 

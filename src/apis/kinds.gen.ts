@@ -3,14 +3,14 @@
 import type { ResourceType } from '../runtime/kube/resources.ts';
 
 export const kinds = {
-  Provider: { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Provider', plural: 'providers', namespaced: true },
-  BucketClass: { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'BucketClass', plural: 'bucketclasses', namespaced: true },
-  BucketPolicy: { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'BucketPolicy', plural: 'bucketpolicies', namespaced: true },
-  Bucket: { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'Bucket', plural: 'buckets', namespaced: true },
-  ObjectStore: { apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true },
-  ObjectStoreClass: { apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStoreClass', plural: 'objectstoreclasses', namespaced: true },
-  Tenant: { apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: true },
-  TenantClass: { apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'TenantClass', plural: 'tenantclasses', namespaced: true },
   CephBucket: { apiVersion: 'ceph.rook.crossplane.io/v1alpha1', kind: 'CephBucket', plural: 'cephbuckets', namespaced: true },
   CephBucketClass: { apiVersion: 'ceph.rook.crossplane.io/v1alpha1', kind: 'CephBucketClass', plural: 'cephbucketclasses', namespaced: true },
+  Provider: { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Provider', plural: 'providers', namespaced: true },
+  Tenant: { apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: true },
+  TenantClass: { apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'TenantClass', plural: 'tenantclasses', namespaced: true },
+  ObjectStore: { apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true },
+  ObjectStoreClass: { apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStoreClass', plural: 'objectstoreclasses', namespaced: true },
+  Bucket: { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'Bucket', plural: 'buckets', namespaced: true },
+  BucketClass: { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'BucketClass', plural: 'bucketclasses', namespaced: true },
+  BucketPolicy: { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'BucketPolicy', plural: 'bucketpolicies', namespaced: true },
 } as const satisfies Record<string, ResourceType>;

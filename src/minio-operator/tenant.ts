@@ -4,12 +4,12 @@
 import { fileURLToPath } from 'node:url';
 import { kinds } from '../apis/kinds.gen.ts';
 import type { Tenant, TenantClass } from '../apis/tenant.ts';
-import type { Backend } from '../backends.ts';
+import type { Backend } from '../runtime/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { Secrets, type ResourceType } from '../runtime/kube/resources.ts';
 import { secretText } from '../runtime/native/credentials.ts';
-import type { NativeKind } from '../runtime/native/external.ts';
+import type { NativeKind } from '../runtime/native/kind.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 import { randomKey } from '../runtime/random.ts';
 

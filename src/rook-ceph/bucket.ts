@@ -5,12 +5,12 @@
 import { fileURLToPath } from 'node:url';
 import { kinds } from '../apis/kinds.gen.ts';
 import type { CephBucket, CephBucketClass } from '../apis/cephbucket.ts';
-import type { Backend } from '../backends.ts';
+import type { Backend } from '../runtime/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { ConfigMaps, Secrets, type ResourceType } from '../runtime/kube/resources.ts';
 import { secretText } from '../runtime/native/credentials.ts';
-import type { NativeKind, TargetObject } from '../runtime/native/external.ts';
+import type { NativeKind, TargetObject } from '../runtime/native/kind.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 
 export const ObjectBucketClaims: ResourceType = { apiVersion: 'objectbucket.io/v1alpha1', kind: 'ObjectBucketClaim', plural: 'objectbucketclaims', namespaced: true };

@@ -3,7 +3,8 @@ import type { Probe } from './health.ts';
 import type { Logger } from './logger.ts';
 import { observeQueue, reconcileErrors, reconcileTime, reconcileTotal, workqueueRetries } from './metrics.ts';
 import type { Reconciler } from './result.ts';
-import { TokenBucket, WorkQueue, type Backoff } from './workqueue.ts';
+import { sleep, type Backoff } from './backoff.ts';
+import { TokenBucket, WorkQueue } from './workqueue.ts';
 
 export interface ControllerOptions {
   /** Concurrent reconciles (never two for one key). */
@@ -74,7 +75,7 @@ export class Controller implements Probe {
       const key = await this.queue.get();
       if (key === undefined) return;
       const wait = this.bucket.reserve();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (wait > 0) await sleep(wait);
       await this.reconcileOne(key);
       this.queue.done(key);
     }

@@ -1,6 +1,6 @@
 // Kubernetes Events for the objects we reconcile. Identical events for one object are suppressed
 // for a while, so a resource stuck in an error loop does not flood the API server.
-import type { KubeClient } from './kube/client.ts';
+import type { Client } from './kube/client.ts';
 import { Events } from './kube/resources.ts';
 import type { Logger } from './logger.ts';
 
@@ -19,11 +19,11 @@ const SUPPRESS_MS = 10 * 60_000;
 
 export class ApiEventRecorder implements EventRecorder {
   private readonly recent = new Map<string, number>();
-  private readonly client: KubeClient;
+  private readonly client: Client;
   private readonly component: string;
   private readonly log: Logger;
 
-  constructor(client: KubeClient, component: string, log: Logger) {
+  constructor(client: Client, component: string, log: Logger) {
     this.client = client;
     this.component = component;
     this.log = log;

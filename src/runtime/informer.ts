@@ -11,6 +11,31 @@ import { isGone, isNotFound } from './kube/errors.ts';
 import type { ResourceType } from './kube/resources.ts';
 import type { Logger } from './logger.ts';
 import { keyOf } from './result.ts';
+import { backoffDelay, sleep } from './backoff.ts';
+
+/** A failing list or watch is retried after 1 s, 2 s, ... 30 s. */
+const LIST_BACKOFF = { baseMs: 1000, maxMs: 30_000 };
+/** Established a moment before the server serves it: backing off only if that keeps happening. */
+const NOT_SERVED_BACKOFF = { baseMs: 250, maxMs: 30_000 };
+
+/**
+ * Deeply read-only. What a cache hands out is the one copy every reader shares: a reader that wants
+ * to change it copies it first (structuredClone), so no controller ever sees another's edits.
+ */
+export type ReadonlyDeep<T> = T extends (...args: never[]) => unknown ? T
+  : T extends readonly (infer E)[] ? readonly ReadonlyDeep<E>[]
+  : T extends object ? { readonly [K in keyof T]: ReadonlyDeep<T[K]> }
+  : T;
+
+/** A cache as its readers see it: read-only objects, by "namespace/name". */
+export interface CacheReader<T> {
+  readonly hasSynced: boolean;
+  get(key: string): ReadonlyDeep<T> | undefined;
+  list(): ReadonlyDeep<T>[];
+}
+
+/** A mutable copy of a cached object, to change and write back. */
+export const copyOf = <T>(cached: ReadonlyDeep<T>): T => structuredClone(cached) as T;
 
 export interface Handlers<T> {
   added?(obj: T): void;
@@ -112,6 +137,11 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     return this.store.get(key);
   }
 
+  /** This cache, read-only (the same objects, typed so that no reader can change them). */
+  get reader(): CacheReader<T> {
+    return this as unknown as CacheReader<T>;
+  }
+
   list(): T[] {
     return [...this.store.values()];
   }
@@ -122,7 +152,7 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     const alive = (): void => void this.progress.set(scope, Date.now());
     alive();
     let resourceVersion: string | undefined;
-    let delay = 1000;
+    let failures = 0;
     let toldUser = false;
     let notServed = 0;
     // A scope that never worked (a CRD not installed yet) recovers when it first works, but never "fails".
@@ -145,7 +175,7 @@ export class Informer<T extends KubeObjectLike> implements Probe {
           markSynced();
           succeeded();
         }
-        delay = 1000;
+        failures = 0;
         const { labelSelector, fieldSelector } = this.opts;
         await this.client.watch(this.type, { namespace, labelSelector, fieldSelector, resourceVersion, signal, onOpen: succeeded }, (type, obj) => {
           alive();
@@ -177,13 +207,14 @@ export class Informer<T extends KubeObjectLike> implements Probe {
           await this.opts.whenServed(signal);
           alive();
           // Established a moment before the server serves it: back off only if that keeps happening.
-          if (notServed > 0) await sleep(Math.min(250 * 2 ** notServed, 30_000), signal);
+          if (notServed > 0) await sleep(backoffDelay(NOT_SERVED_BACKOFF, notServed), signal);
           notServed++;
           continue;
         }
         if (health !== 'failing') this.failingScopes++;
         if (health === 'ok') this.opts.onFailed?.();
         health = 'failing';
+        const delay = backoffDelay(LIST_BACKOFF, failures++);
         const fields = { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: (err as Error).message, retryInMs: delay };
         // Before the first list nothing works (a CRD not installed, RBAC missing): say so once, plainly.
         if (resourceVersion === undefined && !toldUser) {
@@ -193,7 +224,6 @@ export class Informer<T extends KubeObjectLike> implements Probe {
           this.opts.log.debug('list/watch failed; retrying', fields);
         }
         await sleep(delay, signal);
-        delay = Math.min(delay * 2, 30_000);
       }
     }
   }
@@ -230,16 +260,6 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     this.store.delete(key);
     for (const h of this.handlers) h.deleted?.(old);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
 }
 
 function trimmed<T extends KubeObjectLike>(obj: T, keep: string[]): T {

@@ -2,14 +2,15 @@
 // others standing by. A holder that cannot renew for renewDeadline steps down before its lease can
 // expire for anyone else (renewDeadline < leaseDuration), so two leaders never act at once.
 // Expiry is judged by when *we* last saw the record change, never by the holder's clock.
-import type { KubeClient, KubeObjectLike } from './kube/client.ts';
+import type { Client, KubeObjectLike } from './kube/client.ts';
 import { isAlreadyExists, isConflict } from './kube/errors.ts';
 import { Leases } from './kube/resources.ts';
 import type { Logger } from './logger.ts';
 import { leaderStatus } from './metrics.ts';
+import { sleep } from './backoff.ts';
 
 export interface LeaderElectionOptions {
-  client: KubeClient;
+  client: Client;
   namespace: string;
   name: string;
   /** Unique per process (e.g. hostname + random suffix). */
@@ -31,16 +32,6 @@ type Lease = KubeObjectLike & { spec?: LeaseSpec };
 
 /** Kubernetes MicroTime: RFC 3339 with exactly six fractional digits. */
 const microTime = (ms: number): string => new Date(ms).toISOString().replace(/Z$/, '000Z');
-
-const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
-  const timer = setTimeout(done, ms);
-  function done(): void {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', done);
-    resolve();
-  }
-  signal.addEventListener('abort', done, { once: true });
-});
 
 export class LeaderElector {
   private readonly o: Required<LeaderElectionOptions>;

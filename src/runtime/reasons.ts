@@ -1,5 +1,6 @@
-// Condition and Event reasons that say why provider-rook would not act, each with what it means
-// (crossplane-runtime keeps its reasons in const blocks the same way).
+// Condition and Event reasons, each with what it means: first why provider-rook would not act, then
+// the lifecycle of managed resources, claims and placement (crossplane-runtime keeps its reasons in
+// const blocks the same way).
 export const Reasons = {
   /** The target object belongs to another managed resource, or nothing proves it is this one's. */
   ExternalResourceOwnedByAnother: 'ExternalResourceOwnedByAnother',
@@ -17,4 +18,78 @@ export const Reasons = {
   OperatorImageNotAllowed: 'OperatorImageNotAllowed',
   /** A claim's resourceRef names no managed resource it may bind: missing or another's, the same answer. */
   ManagedResourceNotFound: 'ManagedResourceNotFound',
+
+  // The managed reconciler (crossplane-runtime's names).
+  /** Synced=False: the crossplane.io/paused annotation stops reconciliation. */
+  ReconcilePaused: 'ReconcilePaused',
+  /** Event: reconciliation was paused (said once, when it starts). */
+  ReconciliationPaused: 'ReconciliationPaused',
+  /** Event: the Provider's credentials gave no client for the target. */
+  CannotConnectToProvider: 'CannotConnectToProvider',
+  /** Event: reading the external resource failed. */
+  CannotObserveExternalResource: 'CannotObserveExternalResource',
+  /** Event: creating the external resource failed. */
+  CannotCreateExternalResource: 'CannotCreateExternalResource',
+  /** Event: repairing the external resource failed. */
+  CannotUpdateExternalResource: 'CannotUpdateExternalResource',
+  /** Event: deleting the external resource failed. */
+  CannotDeleteExternalResource: 'CannotDeleteExternalResource',
+  /** Event: the connection Secret could not be written. */
+  CannotPublishConnectionDetails: 'CannotPublishConnectionDetails',
+  /** Event: the managed resource itself (finalizer, annotations, late-initialized spec) could not be written. */
+  CannotUpdateManagedResource: 'CannotUpdateManagedResource',
+  /** Event: created moments ago and not visible yet; waiting out the grace period. */
+  PendingExternalResource: 'PendingExternalResource',
+  /** Event: the external resource was created. */
+  CreatedExternalResource: 'CreatedExternalResource',
+  /** Event: the external resource had drifted and was repaired. */
+  UpdatedExternalResource: 'UpdatedExternalResource',
+  /** Event: the external resource was deleted (reclaim policy Delete). */
+  DeletedExternalResource: 'DeletedExternalResource',
+
+  // Claims.
+  /** Ready=False: the claim waits for its managed resource (the message says for what). */
+  Binding: 'Binding',
+  /** Event: binding failed with an API error that names no reason of its own. */
+  CannotBindManagedResource: 'CannotBindManagedResource',
+  /** The claim's portable class, or the class it names, does not exist. */
+  ClassNotFound: 'ClassNotFound',
+  /** The portable class points at a kind no backend serves. */
+  UnsupportedClass: 'UnsupportedClass',
+  /** The class lists allowedNamespaces and the claim's namespace is not one. */
+  NamespaceNotAllowed: 'NamespaceNotAllowed',
+  /** The class names neither a Provider nor a Provider selector. */
+  ClassHasNoProvider: 'ClassHasNoProvider',
+  /** A claim carries crossplane.io/external-name: only a platform team imports, on a managed resource. */
+  ImportNotAllowed: 'ImportNotAllowed',
+  /** The managed resource for this claim is controlled by something else, or belongs to another claim. */
+  ManagedResourceConflict: 'ManagedResourceConflict',
+  /** The managed resource was released by an earlier claim (Retain) and is never bound again. */
+  ManagedResourceReleased: 'ManagedResourceReleased',
+  /** Event: a managed resource was made for the claim. */
+  CreatedManagedResource: 'CreatedManagedResource',
+  /** Event: the claim was bound to its managed resource. */
+  BoundManagedResource: 'BoundManagedResource',
+  /** Event: the connection Secret was copied into the claim's namespace. */
+  PropagatedConnectionSecret: 'PropagatedConnectionSecret',
+  /** Event: the deleted claim's managed resource was deleted (reclaim policy Delete). */
+  DeletedManagedResource: 'DeletedManagedResource',
+  /** Event: the deleted claim's managed resource was released and kept (Retain/Orphan). */
+  ReleasedManagedResource: 'ReleasedManagedResource',
+  /** Synced=False: no classRef and no BucketPolicy in the namespace names a default. */
+  NoDefaultClass: 'NoDefaultClass',
+  /** Synced=False: no classRef and more than one BucketPolicy names a default. */
+  AmbiguousDefaultClass: 'AmbiguousDefaultClass',
+  /** Event: the namespace's default class was filled in. */
+  DefaultClassSelected: 'DefaultClassSelected',
+
+  // Placement (the Scheduled condition and its Events).
+  /** Placed on a Provider (by the scheduler, or named by the class). */
+  Scheduled: 'Scheduled',
+  /** No Provider matches the selectors. */
+  NoMatchingProvider: 'NoMatchingProvider',
+  /** Providers match, but none can be used now (unreachable, being deleted, operator missing). */
+  NoUsableProvider: 'NoUsableProvider',
+  /** Usable Providers match, all at their capacity. */
+  CapacityExhausted: 'CapacityExhausted',
 } as const;

@@ -4,11 +4,9 @@
 // Two priorities, as controller-runtime's priority queue has: keys added because something changed
 // go ahead of keys whose timer fired (polls, backoff), so a new or drifted object is not stuck behind
 // a backlog of routine re-checks when the controller runs at its rate limit.
+import { backoffDelay, type Backoff } from './backoff.ts';
 
-export interface Backoff {
-  baseMs: number;
-  maxMs: number;
-}
+export type { Backoff };
 
 export type Priority = 'changed' | 'timer';
 
@@ -64,7 +62,7 @@ export class WorkQueue {
   addRateLimited(key: string): void {
     const failures = this.failures.get(key) ?? 0;
     this.failures.set(key, failures + 1);
-    this.addAfter(key, Math.min(this.backoff.maxMs, this.backoff.baseMs * 2 ** failures));
+    this.addAfter(key, backoffDelay(this.backoff, failures));
   }
 
   /** Clears the key's failure history (after a success). */

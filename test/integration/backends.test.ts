@@ -14,11 +14,12 @@ import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.t
 import { Namespaces, Secrets, StatefulSets, StorageClasses } from '../../src/runtime/kube/resources.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
-import { FakeBucketProvisioner } from '../../e2e/support/fake-bucket-provisioner.ts';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../../e2e/support/fake-tenant-operator.ts';
-import { adminClient, eventually, testCluster } from '../support/env.ts';
+import { adminClient, testCluster } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
 type Obj = KubeObjectLike & { metadata: KubeObjectLike['metadata'] & { deletionTimestamp?: string; labels?: Record<string, string> }; spec?: Record<string, unknown>; data?: Record<string, string> };

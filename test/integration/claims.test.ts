@@ -13,11 +13,12 @@ import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.t
 import { Secrets } from '../../src/runtime/kube/resources.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { applyManifests, loadManifests, type Manifest } from '../../hack/lib/manifests.ts';
 import { repoRoot } from '../../hack/lib/cluster.ts';
-import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace, eventsFor, identityClient, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 type SecretView = KubeObjectLike & { metadata: { ownerReferences?: unknown[] }; data?: Record<string, string>; type?: string };
 type TargetStore = KubeObjectLike & { spec: Record<string, unknown> };

@@ -1,6 +1,7 @@
 // The local control planes are real Kubernetes API servers: isolated, RBAC-enforcing, validating.
 import { describe, expect, it } from '@jest/globals';
-import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { CustomResourceDefinitions, Secrets, ServiceAccounts, type ResourceType } from '../../src/runtime/kube/resources.ts';

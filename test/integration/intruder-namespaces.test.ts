@@ -15,9 +15,10 @@ import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.t
 import { CustomResourceDefinitions, Deployments, Namespaces, Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
-import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace, eventsFor, identityClient, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 type Conditioned = KubeObjectLike & { status?: { conditions?: Cond[] } };

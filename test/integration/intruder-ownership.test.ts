@@ -21,11 +21,12 @@ import {
 } from '../../src/runtime/native/ownership.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
-import { FakeBucketProvisioner } from '../../e2e/support/fake-bucket-provisioner.ts';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../../e2e/support/fake-tenant-operator.ts';
-import { adminClient, eventually, kubeConfigOf, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace, eventsFor, identityClient, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
 
 type Meta = KubeObjectLike['metadata'] & {
   labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: { uid: string; controller?: boolean }[];

@@ -1,7 +1,8 @@
 // What our client and informer rely on, checked against a real API server: a DELETE's answer and
 // preconditions (the proof of ownership when deleting from a cached copy), and trimmed caches.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { isConflict } from '../../src/runtime/kube/errors.ts';

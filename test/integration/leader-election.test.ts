@@ -9,7 +9,8 @@ import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.t
 import { Leases } from '../../src/runtime/kube/resources.ts';
 import { LeaderElector, type LeaderElectionOptions } from '../../src/runtime/leader.ts';
 import type { Logger } from '../../src/runtime/logger.ts';
-import { adminClient, eventually, kubeConfigOf, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace, installCrds, ourCrds } from '../support/provider.ts';
 
 type Lease = KubeObjectLike & { spec: { holderIdentity?: string; leaseTransitions?: number; renewTime?: string; leaseDurationSeconds?: number } };

@@ -10,11 +10,12 @@ import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.t
 import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
-import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import {
   createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret,
 } from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 type Target = KubeObjectLike & {
   metadata: { name: string; namespace: string; uid: string; resourceVersion: string; labels?: Record<string, string>; annotations?: Record<string, string> };

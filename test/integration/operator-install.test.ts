@@ -9,9 +9,10 @@ import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, ServiceAccounts } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
-import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
 const FOUND = `it-found-${process.pid}`;

@@ -7,7 +7,8 @@ import { repoRoot } from '../../hack/lib/cluster.ts';
 import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { ResourceType } from '../../src/runtime/kube/resources.ts';
-import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace } from '../support/provider.ts';
 
 const SubjectAccessReviews: ResourceType = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', namespaced: false };

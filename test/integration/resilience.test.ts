@@ -10,17 +10,18 @@ import { minioObjectStore, RookObjectStores } from '../../src/rook-minio/objects
 import type { KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
 import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
 import { TargetInformers } from '../../src/runtime/native/target-informers.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
 import { loadOwnershipKey } from '../../src/runtime/native/ownership-key.ts';
-import { DEFAULT_OWNERSHIP_KEY_SECRET } from '../../src/runtime/manager.ts';
+import { DEFAULT_OWNERSHIP_KEY_SECRET } from '../../src/runtime/native/provider-system.ts';
 import { TargetWatches } from '../../src/runtime/native/watches.ts';
-import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 const OUTAGE = `it-outage-${process.pid}`;
 let outage: LocalCluster;

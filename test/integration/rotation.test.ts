@@ -6,9 +6,10 @@ import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { targetClients } from '../../src/runtime/metrics.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
-import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 let control: KubeClient;
 let app: App;

@@ -13,7 +13,8 @@ import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.t
 import { Namespaces } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import type { LabelSelector } from '../../src/runtime/scheduling/selector.ts';
-import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
 
 const EU2 = `it-sched-eu2-${process.pid}`;

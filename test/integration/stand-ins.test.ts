@@ -3,8 +3,6 @@
 // and waits for the next event, while the StatefulSet controller it relies on retries. A stand-in
 // that dropped a failed pass for good left e2e claims waiting forever after one dropped connection.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../../e2e/support/fake-tenant-operator.ts';
 import { installOperatorBundle } from '../../hack/lib/manifests.ts';
 import { MinioTenants } from '../../src/minio-operator/tenant.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
@@ -12,8 +10,11 @@ import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.t
 import { UnreachableError } from '../../src/runtime/kube/errors.ts';
 import { StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { down, up } from '../../hack/lib/cluster.ts';
-import { adminClient, eventually, kubeConfigOf } from '../support/env.ts';
+import { adminClient, kubeConfigOf } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace, writeSecret } from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
 
 /** A client whose next `failures` status writes fail as a dropped connection would. */
 class FlakyStatusClient extends KubeClient {

@@ -8,10 +8,11 @@ import type { Bucket } from '../../src/apis/storage.ts';
 import { applyManifests } from '../../hack/lib/manifests.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
-import { adminClient, eventually, uniqueName } from '../support/env.ts';
+import { adminClient, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { difference, writeCounts } from '../../hack/lib/apiserver-metrics.ts';
 import { createNamespace, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 const names = [`quiet-control-${process.pid}`, `quiet-target-${process.pid}`];
 let controlCluster: LocalCluster;

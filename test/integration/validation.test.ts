@@ -9,9 +9,10 @@ import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.t
 import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { Secrets, resourcePath, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
-import { FakeMinioOperator } from '../../e2e/support/fake-minio-operator.ts';
-import { adminClient, eventually, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 let control: KubeClient;
 let operator: FakeMinioOperator;

@@ -5,7 +5,8 @@ import { Informer } from '../../src/runtime/informer.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { ConfigMaps } from '../../src/runtime/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
-import { adminClient, eventually, kubeConfigOf, testCluster } from '../support/env.ts';
+import { adminClient, kubeConfigOf, testCluster } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
 import { createNamespace } from '../support/provider.ts';
 import { FreezableProxy } from '../support/proxy.ts';
 

@@ -17,24 +17,6 @@ export function adminClient(cluster: LocalCluster, fieldManager = 'provider-rook
   return new KubeClient(kubeConfigOf(cluster), { fieldManager });
 }
 
-/** Polls until check returns a value (not undefined/false) or the timeout passes. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
-    }
-    await new Promise((r) => setTimeout(r, delay));
-  }
-}
-
 let counter = 0;
 /** A unique, DNS-safe name for test objects. */
 export function uniqueName(prefix: string): string {

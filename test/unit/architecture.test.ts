@@ -8,13 +8,62 @@ import { PROVIDER_NODE_FLAGS } from '../../hack/lib/node-flags.ts';
 const src = fileURLToPath(new URL('../../src', import.meta.url));
 const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
   .flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
-const imports = (file: string): string[] => [...readFileSync(file, 'utf8').matchAll(/^import[^'"]*['"]([^'"]+)['"]/gm)].map((m) => path.resolve(path.dirname(file), m[1]!));
+// Every module a file names: imports (type-only too), re-exports (`export ... from`) and import().
+const IMPORT = /^\s*(?:import|export)\s+(?:type\s+)?(?:[\w*{}\s,$]+?\s+from\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+const specifiers = (file: string): string[] => [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => (m[1] ?? m[2])!);
+/** Files imported by relative path, resolved (packages left out). */
+const imports = (file: string): string[] => specifiers(file).filter((s) => s.startsWith('.')).map((s) => path.resolve(path.dirname(file), s));
+
+/** Each import cycle among `sources` once, as "a.ts -> b.ts -> a.ts" (relative to src). */
+function importCycles(sources: string[]): string[] {
+  const known = new Set(sources);
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const found = new Set<string>();
+  const visit = (file: string): void => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const next of imports(file).filter((i) => known.has(i))) {
+      if (state.get(next) === 'open') {
+        const cycle = stack.slice(stack.indexOf(next)).map((f) => path.relative(src, f));
+        // The same circle entered elsewhere: name it from its smallest file.
+        const start = cycle.indexOf([...cycle].sort()[0]!);
+        const rotated = [...cycle.slice(start), ...cycle.slice(0, start)];
+        found.add([...rotated, rotated[0]].join(' -> '));
+      } else if (!state.has(next)) {
+        visit(next);
+      }
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of sources) if (!state.has(file)) visit(file);
+  return [...found].sort();
+}
 
 describe('architecture', () => {
   it('src/runtime imports nothing from src/apis, the backends or e2e', () => {
     const runtime = path.join(src, 'runtime');
     const outside = files(runtime).flatMap((f) => imports(f).filter((i) => i.startsWith(src) && !i.startsWith(runtime)).map((i) => `${path.relative(src, f)} -> ${path.relative(src, i)}`));
     expect(outside).toEqual([]);
+  });
+
+  it('src/ has no import cycle (type-only imports count: a reader follows them too)', () => {
+    expect(importCycles(files(src))).toEqual([]);
+  });
+
+  it('no backend imports src/backends.ts, the list that imports them (the Backend type is src/runtime/backend.ts)', () => {
+    const list = path.join(src, 'backends.ts');
+    const backends = ['rook-minio', 'minio-operator', 'rook-ceph'];
+    const importing = backends.flatMap((b) => files(path.join(src, b)).filter((f) => imports(f).includes(list)).map((f) => path.relative(src, f)));
+    expect(importing).toEqual([]);
+  });
+
+  it('nothing in src/ imports from test/, e2e/ or hack/ (test doubles and tools never ship)', () => {
+    const outside = ['test', 'e2e', 'hack'].map((d) => path.join(src, '..', d) + path.sep);
+    const reaching = files(src).flatMap((f) => imports(f).filter((i) => outside.some((o) => i.startsWith(o)))
+      .map((i) => `${path.relative(src, f)} -> ${path.relative(path.join(src, '..'), i)}`));
+    expect(reaching).toEqual([]);
   });
 
   it('no backend imports another backend', () => {

@@ -4,6 +4,8 @@ import { describe, expect, it } from '@jest/globals';
 import { ClaimReconciler, FINALIZER_CLAIM, type Cache } from '../../src/runtime/claims/binding.ts';
 import { managedNameFor, type Claim } from '../../src/runtime/claims/claim.ts';
 import { DefaultClassReconciler } from '../../src/runtime/claims/defaulting.ts';
+import { ClaimRouter } from '../../src/runtime/claims/routing.ts';
+import { UnservedClaimReconciler } from '../../src/runtime/claims/unserved.ts';
 import { ReasonedError } from '../../src/runtime/conditions.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
 import { MemoryEventRecorder } from '../../src/runtime/events.ts';
@@ -12,6 +14,7 @@ import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { Secrets, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
+import { applyJsonPatch } from '../support/json-patch.ts';
 
 const t = (kind: string, plural: string): ResourceType => ({ apiVersion: 'x.example.com/v1', kind, plural, namespaced: true });
 const Claims = t('Bucket', 'buckets');
@@ -65,6 +68,17 @@ class FakeApi {
     return structuredClone(next);
   }
   async update(type: ResourceType, obj: Obj) { return this.replace(type, obj, 'update'); }
+  /** No resourceVersion needed; a failed test is the API server's 422. */
+  async jsonPatch(type: ResourceType, name: string, ns: string | undefined, ops: unknown[]) {
+    const k = this.key(type, ns, name);
+    const cur = this.objects.get(k);
+    if (!cur) throw new KubeError(404, 'NotFound', 'not found');
+    const next = applyJsonPatch(cur, ops);
+    this.writes.push(`patch ${type.kind} ${name}`);
+    next.metadata.resourceVersion = String(this.rv++);
+    this.objects.set(k, next);
+    return structuredClone(next);
+  }
   async updateStatus(type: ResourceType, obj: Obj) { return this.replace(type, obj, 'status'); }
   async mergePatch(type: ResourceType, name: string, ns: string, patch: { data?: Record<string, string> }) {
     const cur = this.objects.get(this.key(type, ns, name))!;
@@ -78,7 +92,7 @@ class FakeApi {
   }
 }
 
-function world(opts: { allowConfigure?: boolean; providers?: Map<string, { metadata: { labels?: Record<string, string> } }> } = {}) {
+function world(opts: { allowConfigure?: boolean; providers?: Map<string, { metadata: { labels?: Record<string, string> } }>; takes?: (c: Claim) => boolean } = {}) {
   const api = new FakeApi();
   const recorder = new MemoryEventRecorder();
   api.seed(Portables, { apiVersion: Portables.apiVersion, kind: 'BucketClass', metadata: { name: 'std', namespace: 'app' }, classRef: { apiVersion: Classes.apiVersion, kind: Classes.kind, name: 'gold', namespace: 'infra' } });
@@ -91,6 +105,7 @@ function world(opts: { allowConfigure?: boolean; providers?: Map<string, { metad
     managed: { type: Managed, cache: api.cache(Managed) },
     secrets: api.cache(Secrets),
     providers: opts.providers,
+    takes: opts.takes,
     configure: (_claim, cls) => {
       if (opts.allowConfigure === false) throw new ReasonedError('NamespaceNotAllowed', 'not from this namespace');
       return { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: '' }, spec: { reclaimPolicy: (cls.spec as { reclaimPolicy: 'Delete' }).reclaimPolicy, writeConnectionSecretToRef: { name: 'conn' } } };
@@ -137,7 +152,7 @@ describe('claim reconciler', () => {
     const { api, reconciler, recorder } = world();
     api.seed(Claims, claim());
     expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
-    expect(api.writes).toEqual(['update Bucket b', `create Store ${mrName}`, 'update Bucket b', 'status Bucket b']);
+    expect(api.writes).toEqual(['patch Bucket b', `create Store ${mrName}`, 'update Bucket b', 'status Bucket b']);
     const mr = api.objects.get(`stores/infra/${mrName}`)!;
     expect(mr.spec).toMatchObject({ claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' }, classRef: { kind: 'StoreClass', name: 'gold', namespace: 'infra' } });
     const c = readClaim(api);
@@ -290,6 +305,66 @@ describe('claim reconciler', () => {
     expect(managedNameFor(long)).toMatch(/^[a-z0-9-]{1,52}$/);
     expect(managedNameFor(claim())).toMatch(/^app-b-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
     expect(managedNameFor(claim({ uid: 'other' }))).not.toBe(managedNameFor(claim()));
+  });
+});
+
+describe('unserved-claim reconciler', () => {
+  function unserved(portableClassRef?: object) {
+    const api = new FakeApi();
+    const recorder = new MemoryEventRecorder();
+    if (portableClassRef) api.seed(Portables, { apiVersion: Portables.apiVersion, kind: 'BucketClass', metadata: { name: 'std', namespace: 'app' }, classRef: portableClassRef });
+    const served = [{ class: Classes, managed: Managed, managedCache: api.cache<ManagedResource>(Managed) }];
+    const router = new ClaimRouter(served, api.cache(Portables));
+    const reconciler = new UnservedClaimReconciler({
+      client: api as unknown as KubeClient, recorder, claims: { type: Claims, cache: api.cache(Claims) },
+      portableClasses: { type: Portables, cache: api.cache(Portables) }, served, router,
+    });
+    return { api, recorder, reconciler };
+  }
+  const synced = (api: FakeApi) => readClaim(api).status?.conditions?.find((c) => c.type === 'Synced');
+
+  it('reports a class of a kind no backend serves, naming what is served; adds no finalizer', async () => {
+    const { api, recorder, reconciler } = unserved({ apiVersion: 'x.example.com/v1', kind: 'OddClass', name: 'odd', namespace: 'infra' });
+    api.seed(Claims, claim());
+    expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'requeueAfter', ms: 30_000 });
+    expect(api.writes).toEqual(['status Bucket b']);
+    expect(synced(api)).toMatchObject({ status: 'False', reason: Reasons.UnsupportedClass, message: 'BucketClass app/std points at x.example.com/v1 OddClass; this provider serves x.example.com/v1 StoreClass' });
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Creating' });
+    expect(recorder.events.map((e) => e.reason)).toEqual([Reasons.UnsupportedClass]);
+    expect(readClaim(api).metadata.finalizers).toBeUndefined();
+    api.writes = [];
+    await reconciler.reconcile('app/b', signal);
+    expect(api.writes).toEqual([]); // said once
+  });
+
+  it('reports a missing portable class, and leaves a claim its kind\'s controller takes alone', async () => {
+    const missing = unserved();
+    missing.api.seed(Claims, claim());
+    await missing.reconciler.reconcile('app/b', signal);
+    expect(synced(missing.api)).toMatchObject({ reason: Reasons.ClassNotFound, message: 'BucketClass app/std does not exist' });
+
+    const served = unserved({ apiVersion: Classes.apiVersion, kind: Classes.kind, name: 'gold', namespace: 'infra' });
+    served.api.seed(Claims, claim());
+    expect(await served.reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
+    expect(served.api.writes).toEqual([]);
+  });
+
+  it('lets a deleted claim whose class went go: what it still holds is released, then its finalizer', async () => {
+    const { api, reconciler } = unserved();
+    api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM], deletionTimestamp: '2026-01-01T00:00:00Z' }));
+    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'mr', namespace: 'infra' }, spec: { reclaimPolicy: 'Delete', claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } }, status: { bindingPhase: 'Bound' } });
+    expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
+    expect(api.writes).toEqual(['status Store mr', 'delete Store mr', 'patch Bucket b']);
+    expect(readClaim(api).metadata.finalizers).toEqual([]);
+  });
+});
+
+describe('claim reconciler routing', () => {
+  it('leaves a claim that is no longer its own (routed elsewhere while queued) without a write', async () => {
+    const { api, reconciler } = world({ takes: () => false });
+    api.seed(Claims, claim());
+    expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
+    expect(api.writes).toEqual([]);
   });
 });
 

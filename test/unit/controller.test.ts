@@ -4,6 +4,7 @@ import { Controller } from '../../src/runtime/controller.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { registry } from '../../src/runtime/metrics.ts';
 import { done, requeue, requeueAfter, type Result } from '../../src/runtime/result.ts';
+import { eventually } from '../support/eventually.ts';
 
 async function resultCount(controller: string, result: string): Promise<number> {
   const metric = await registry.getSingleMetric('controller_runtime_reconcile_total')!.get();
@@ -24,7 +25,7 @@ describe('Controller metrics', () => {
     }, silentLogger, { workers: 1, maxReconcileRate: 1000 });
     controller.start();
     for (const key of ['0', '1', '2', '3']) controller.enqueue(key);
-    for (let i = 0; finished < 4 && i < 200; i++) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => finished === 4, 'four reconciles to finish', 5_000);
     await controller.stop();
     expect(await Promise.all(['success', 'requeue', 'requeue_after', 'error'].map((r) => resultCount('metrics-test', r)))).toEqual([1, 1, 1, 1]);
     expect(await resultCount('metrics-test', 'done')).toBe(0);
@@ -53,7 +54,7 @@ describe('Controller metrics', () => {
     expect(longest).toBeGreaterThanOrEqual(0.29);
     expect(unfinished).toBeGreaterThanOrEqual(0.29);
     release();
-    for (let i = 0; (await gauge('workqueue_longest_running_processor_seconds')) !== 0 && i < 200; i++) await new Promise((r) => setTimeout(r, 5));
+    await eventually(async () => (await gauge('workqueue_longest_running_processor_seconds')) === 0, 'the released reconcile to leave the gauge', 5_000);
     expect(await gauge('workqueue_longest_running_processor_seconds')).toBe(0);
     expect(await gauge('workqueue_unfinished_work_seconds')).toBe(0);
     await controller.stop();

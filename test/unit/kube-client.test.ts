@@ -1,10 +1,11 @@
 // KubeClient against a hostile server: nothing it sends (nor the endpoint, nor a credential plugin's
 // output) may reach an error message, since those end up in status conditions and Events.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { ClusterAccess } from '../../src/runtime/kube/config.ts';
-import { KubeClient, WatchStalledError, type ClientOptions } from '../../src/runtime/kube/client.ts';
+import { KubeClient, WatchStalledError, type ClientOptions, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { formatObjectKey, objectKeyOf, parseObjectKey } from '../../src/runtime/kube/object-key.ts';
 import { KubeError, UnreachableError } from '../../src/runtime/kube/errors.ts';
 import { ConfigMaps, Secrets } from '../../src/runtime/kube/resources.ts';
 import { ReasonedError } from '../../src/runtime/conditions.ts';
@@ -15,7 +16,7 @@ const status = (code: number, reason: string) => ({ kind: 'Status', apiVersion: 
 // Answers by object name (the last path segment); /version with whatever gitVersion is set.
 let gitVersion = 'v1.30.1';
 let flakyHits = 0;
-const routes: Record<string, (res: ServerResponse) => void> = {
+const routes: Record<string, (res: ServerResponse, req: IncomingMessage) => void> = {
   forbidden: (res) => res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify(status(403, 'Forbidden'))),
   boom: (res) => res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify(status(500, `Made-Up ${ATTACK}`))),
   html: (res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(`${ATTACK}<html>`),
@@ -32,6 +33,12 @@ const routes: Record<string, (res: ServerResponse) => void> = {
   slow: (res) => void setTimeout(() => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"slow"}}'), 50),
   // A redirect to something that would answer: an API server never redirects, so it is not followed.
   moved: (res) => res.writeHead(302, { Location: `http://127.0.0.1:${port}/version` }).end(),
+  // Echoes what it was sent: method, content type, query and body.
+  patched: (res, req) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => res.writeHead(200, { 'Content-Type': 'application/json' })
+      .end(JSON.stringify({ metadata: { name: 'patched' }, seen: { method: req.method, contentType: req.headers['content-type'], query: req.url?.split('?')[1], body: JSON.parse(body) } })));
+  },
   configmaps: (res) => res.writeHead(200, { 'Content-Type': 'application/json' })
     .end(JSON.stringify({ type: 'ERROR', object: status(500, 'InternalError') }) + '\n'),
   // A watch that opens, sends one event, then says nothing more (no event, no bookmark).
@@ -51,7 +58,7 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     const last = new URL(req.url ?? '/', 'http://x').pathname.split('/').pop() ?? '';
     if (last === 'version') versionHits++;
-    (routes[last] ?? ((r) => r.writeHead(404).end()))(res);
+    (routes[last] ?? ((r) => r.writeHead(404).end()))(res, req);
   });
   server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -239,5 +246,22 @@ describe('delete', () => {
     expect(await c.delete(Secrets, 'gone', 'ns', { uid: 'u', resourceVersion: '5' })).toBe('deleted');
     expect(await c.delete(Secrets, 'held', 'ns')).toBe('pending');
     expect(await c.delete(Secrets, 'missing', 'ns')).toBe('absent');
+  });
+});
+
+describe('jsonPatch', () => {
+  it('sends RFC 6902 operations as application/json-patch+json, with our field manager', async () => {
+    const operations = [{ op: 'test', path: '/metadata/finalizers/0', value: 'f' }, { op: 'remove', path: '/metadata/finalizers/0' }];
+    const answer = await client().jsonPatch<KubeObjectLike & { seen?: unknown }>(Secrets, 'patched', 'ns', operations);
+    expect(answer.seen).toEqual({ method: 'PATCH', contentType: 'application/json-patch+json', query: 'fieldManager=test', body: operations });
+  });
+});
+
+describe('ObjectKey', () => {
+  it('is "namespace/name", or "name" when cluster-scoped, both ways', () => {
+    expect(formatObjectKey(objectKeyOf({ metadata: { namespace: 'ns', name: 'a' } }))).toBe('ns/a');
+    expect(formatObjectKey(objectKeyOf({ metadata: { name: 'a' } }))).toBe('a');
+    expect(parseObjectKey('ns/a')).toEqual({ namespace: 'ns', name: 'a' });
+    expect(parseObjectKey('a')).toEqual({ name: 'a' });
   });
 });

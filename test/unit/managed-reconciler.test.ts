@@ -9,6 +9,7 @@ import type { ResourceType } from '../../src/runtime/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { ManagedReconciler } from '../../src/runtime/managed/reconciler.ts';
 import type { ExternalClient, ExternalObservation, ManagedResource } from '../../src/runtime/managed/types.ts';
+import { applyJsonPatch } from '../support/json-patch.ts';
 
 const type: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Thing', plural: 'things', namespaced: true };
 const now = new Date('2026-05-01T10:00:00Z');
@@ -32,7 +33,19 @@ class FakeClient {
     this.lastSpec = structuredClone(obj.spec);
     const generation = (obj.metadata.generation ?? 1) + (specChanged ? 1 : 0);
     this.rv = String(Number(obj.metadata.resourceVersion ?? 0) + 1);
-    return { ...structuredClone(obj), metadata: { ...obj.metadata, generation, resourceVersion: this.rv } };
+    this.stored = { ...structuredClone(obj), metadata: { ...obj.metadata, generation, resourceVersion: this.rv } };
+    return structuredClone(this.stored);
+  }
+  /** The object as the server holds it (set by reconcilerFor; a test may change it behind the cache). */
+  stored?: ManagedResource;
+  /** Like the API server, a JSON patch needs no resourceVersion; a failed test is a 422. */
+  async jsonPatch(_t: ResourceType, _name: string, _ns: string, ops: unknown[]) {
+    const next = applyJsonPatch(this.stored!, ops);
+    this.rv = String(Number(this.rv ?? next.metadata.resourceVersion ?? 0) + 1);
+    next.metadata.resourceVersion = this.rv;
+    this.writes.push(`patch finalizers=${(next.metadata.finalizers ?? []).join(',')}`);
+    this.stored = next;
+    return structuredClone(next);
   }
   /** The spec as last stored, to bump generation on spec changes as the API server does. */
   lastSpec?: ManagedResource['spec'];
@@ -86,6 +99,7 @@ function external(obs: Partial<ExternalObservation> | Error, calls: string[] = [
 }
 
 function reconcilerFor(resource: ManagedResource, ext: ExternalClient<ManagedResource> | Error, client = new FakeClient()) {
+  client.stored ??= structuredClone(resource);
   const recorder = new MemoryEventRecorder();
   const r = new ManagedReconciler<ManagedResource>({
     type, client: client as unknown as KubeClient, cache: { get: () => resource }, recorder, log: silentLogger,
@@ -148,10 +162,34 @@ describe('ManagedReconciler', () => {
     expect(calls).toContain('create after 1 write(s)');
   });
 
-  it('adds a missing finalizer to a resource that exists, alone', async () => {
+  it('adds a missing finalizer to a resource that exists, alone, by a JSON patch', async () => {
     const { run, client } = reconcilerFor(mr(), external({ exists: true, upToDate: true }));
     await run();
-    expect(client.writes[0]).toBe('update finalizers=finalizer.managedresource.crossplane.io annotations=');
+    expect(client.writes[0]).toBe('patch finalizers=finalizer.managedresource.crossplane.io');
+    expect(client.writes[1]).toMatch(/^status /); // on the patched object's resourceVersion
+  });
+
+  it('adds the finalizer to the list as read, or not at all: a list changed since is a quiet conflict', async () => {
+    const client = new FakeClient();
+    client.stored = mr({ finalizers: ['example.com/other'] });
+    const { run, recorder } = reconcilerFor(mr(), external({ exists: true, upToDate: true }), client);
+    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(client.writes).toEqual([]);
+    expect(recorder.events).toEqual([]);
+    expect(client.stored.metadata.finalizers).toEqual(['example.com/other']);
+  });
+
+  it('keeps what another writer added since the read when it adds the finalizer (a label) and removes it (a finalizer)', async () => {
+    const adding = new FakeClient();
+    adding.stored = mr({ labels: { team: 'a' }, resourceVersion: '7' });
+    await reconcilerFor(mr(), external({ exists: true, upToDate: true }), adding).run();
+    expect(adding.stored.metadata).toMatchObject({ labels: { team: 'a' }, finalizers: ['finalizer.managedresource.crossplane.io'] });
+
+    const removing = new FakeClient();
+    const deleting = { deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized };
+    removing.stored = mr({ ...deleting, finalizers: [...finalized.finalizers, 'example.com/other'], resourceVersion: '7' });
+    expect(await reconcilerFor(mr(deleting), external({ exists: false }), removing).run()).toEqual({ kind: 'done' });
+    expect(removing.writes).toEqual(['patch finalizers=example.com/other']);
   });
 
   it('N10: an up-to-date resource with unchanged status writes nothing and polls', async () => {
@@ -216,7 +254,7 @@ describe('ManagedReconciler', () => {
     expect(first.client.writes).toEqual(['status Ready=False/Deleting Synced=True/ReconcileSuccess']);
     const second = reconcilerFor(mr(deleting), external({ exists: false }));
     expect(await second.run()).toEqual({ kind: 'done' });
-    expect(second.client.writes).toEqual(['update finalizers= annotations=']);
+    expect(second.client.writes).toEqual(['patch finalizers=']);
   });
 
   it('a delete that reports the resource gone releases the finalizer in the same pass, with no Deleting status', async () => {
@@ -225,7 +263,7 @@ describe('ManagedReconciler', () => {
     const { run, client, recorder } = reconcilerFor(mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }), ext);
     expect(await run()).toEqual({ kind: 'done' });
     expect(calls).toEqual(['observe', 'delete']);
-    expect(client.writes).toEqual(['update finalizers= annotations=']);
+    expect(client.writes).toEqual(['patch finalizers=']);
     expect(recorder.events.map((e) => e.reason)).toEqual(['DeletedExternalResource']);
   });
 
@@ -240,7 +278,7 @@ describe('ManagedReconciler', () => {
   it('N4: Retain releases the finalizer without connecting', async () => {
     const { run, client } = reconcilerFor(mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }, { reclaimPolicy: 'Retain' }), new Error('must not connect'));
     expect(await run()).toEqual({ kind: 'done' });
-    expect(client.writes).toEqual(['update finalizers= annotations=']);
+    expect(client.writes).toEqual(['patch finalizers=']);
   });
 
   it('N17: a conflict is retried quietly, without an event or a status write', async () => {

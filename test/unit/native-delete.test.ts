@@ -7,7 +7,8 @@ import type { Deletion, KubeClient } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
 import type { ResourceType } from '../../src/runtime/kube/resources.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
-import { NativeExternal, ownerOf, type NativeKind, type ObjectReader, type TargetObject } from '../../src/runtime/native/external.ts';
+import { NativeExternal, ownerOf } from '../../src/runtime/native/external.ts';
+import type { NativeKind, ObjectReader, TargetObject } from '../../src/runtime/native/kind.ts';
 import { OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };

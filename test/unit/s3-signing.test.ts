@@ -1,6 +1,6 @@
 // The e2e S3 client's request signing, checked against AWS's published SigV4 test vector "get-vanilla".
 import { describe, expect, it } from '@jest/globals';
-import { signV4 } from '../../e2e/support/s3.ts';
+import { signV4 } from '../support/s3.ts';
 
 describe('AWS Signature V4', () => {
   it('matches the get-vanilla vector of the AWS test suite', () => {

@@ -6,7 +6,17 @@ import type { Condition } from '../conditions.ts';
 import type { ObjectMeta } from '../meta.ts';
 import { ReasonedError } from '../conditions.ts';
 import type { KubeObjectLike } from '../kube/client.ts';
+import { Reasons } from '../reasons.ts';
 import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../scheduling/selector.ts';
+
+/** The claim controllers' finalizer: a claim goes once what it bound is released. */
+export const FINALIZER_CLAIM = 'finalizer.resourceclaim.crossplane.io';
+
+/** What the claim controllers read from an informer. */
+export interface Cache<T> {
+  get(key: string): T | undefined;
+  list(): T[];
+}
 
 export interface ObjectReference {
   apiVersion?: string;
@@ -40,6 +50,11 @@ export function referenceTo(obj: KubeObjectLike & { metadata: { uid?: string } }
   return { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid };
 }
 
+/** The claim a managed resource names (its spec.claimRef). */
+export function claimRefOf(mr: { spec: Record<string, unknown> }): ObjectReference | undefined {
+  return mr.spec.claimRef as ObjectReference | undefined;
+}
+
 /** A reference names this claim (by kind, namespace and name; by uid too when it records one). */
 export function refersTo(ref: ObjectReference | undefined, claim: Claim): boolean {
   return ref !== undefined && ref.kind === claim.kind && ref.name === claim.metadata.name && ref.namespace === claim.metadata.namespace &&
@@ -67,7 +82,7 @@ export function refuseUnlessAllowed(cls: KubeObjectLike & { spec: { allowedNames
   const allowed = cls.spec.allowedNamespaces;
   const ns = claim.metadata.namespace!;
   if (!allowed || allowed.includes(ns)) return;
-  throw new ReasonedError('NamespaceNotAllowed',
+  throw new ReasonedError(Reasons.NamespaceNotAllowed,
     `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} does not allow claims from namespace ${ns} (allowed: ${allowed.join(', ') || 'none'})`);
 }
 
@@ -84,7 +99,7 @@ export function claimLabels(claim: Claim): Record<string, string> {
 }
 
 /** The condition reasons of a claim or resource not (yet) placed on a Provider. */
-export const NOT_SCHEDULED = new Set(['NoMatchingProvider', 'NoUsableProvider', 'CapacityExhausted']);
+export const NOT_SCHEDULED = new Set<string>([Reasons.NoMatchingProvider, Reasons.NoUsableProvider, Reasons.CapacityExhausted]);
 
 export interface PlacingClass extends KubeObjectLike {
   spec: { providerRef?: { name: string; namespace?: string }; providerSelector?: LabelSelector };
@@ -100,11 +115,11 @@ export function placementFor(cls: PlacingClass, claim: Claim, providers: { get(k
   const wanted = claim.spec?.providerSelector;
   const { providerRef, providerSelector } = cls.spec;
   if (providerSelector) return { providerSelector: bothSelectors(providerSelector, wanted) };
-  if (!providerRef) throw new ReasonedError('ClassHasNoProvider', `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} names neither providerRef nor providerSelector`);
+  if (!providerRef) throw new ReasonedError(Reasons.ClassHasNoProvider, `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} names neither providerRef nor providerSelector`);
   if (wanted) {
     const provider = providers.get(`${cls.metadata.namespace}/${providerRef.name}`);
     if (!provider || !matchesSelector(wanted, provider.metadata.labels)) {
-      throw new ReasonedError('NoMatchingProvider', `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} places every claim on Provider ${providerRef.name}, ` +
+      throw new ReasonedError(Reasons.NoMatchingProvider, `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} places every claim on Provider ${providerRef.name}, ` +
         `which ${provider ? 'does not match' : 'does not exist, so it cannot match'} this claim's providerSelector (${describeSelector(wanted)})`);
     }
   }

@@ -7,9 +7,9 @@ import type { KubeClient } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import { isDeleting } from '../meta.ts';
+import { Reasons } from '../reasons.ts';
 import { done, requeue, type Reconciler, type Result } from '../result.ts';
-import type { Cache } from './binding.ts';
-import type { Claim, DefaultClassPolicy } from './claim.ts';
+import type { Cache, Claim, DefaultClassPolicy } from './claim.ts';
 
 export interface DefaultClassReconcilerOptions {
   client: KubeClient;
@@ -39,7 +39,7 @@ export class DefaultClassReconciler implements Reconciler {
         const message = policies.length === 0
           ? `no spec.classRef and no ${policyKind} in namespace ${ns} names a default class; set spec.classRef or create a ${policyKind}`
           : `no spec.classRef and ${policies.length} ${policyKind}s in namespace ${ns} name a default class (${policies.map((p) => p.metadata.name).join(', ')}); keep one`;
-        const reason = policies.length === 0 ? 'NoDefaultClass' : 'AmbiguousDefaultClass';
+        const reason = policies.length === 0 ? Reasons.NoDefaultClass : Reasons.AmbiguousDefaultClass;
         const conditions = setCondition(claim.status?.conditions, { ...Synced.error(reason, message), observedGeneration: claim.metadata.generation });
         if (!sameJson(conditions, cached.status?.conditions ?? [])) {
           this.o.recorder.warning(claim, reason, message);
@@ -50,7 +50,7 @@ export class DefaultClassReconciler implements Reconciler {
       const className = policies[0]!.spec!.defaultClassRef!.name;
       claim.spec = { ...claim.spec, classRef: { name: className } };
       await this.o.client.update(this.o.claims.type, claim, signal);
-      this.o.recorder.normal(claim, 'DefaultClassSelected', `Using class ${className} from ${policyKind} ${policies[0]!.metadata.name}`);
+      this.o.recorder.normal(claim, Reasons.DefaultClassSelected, `Using class ${className} from ${policyKind} ${policies[0]!.metadata.name}`);
       return done();
     } catch (err) {
       if (isConflict(err)) return requeue();

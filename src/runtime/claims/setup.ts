@@ -1,7 +1,9 @@
 // setupClaim: registers a claim kind with its portable class and default-class policy, served by
-// one claim controller per non-portable class kind (crossplane's claim era: EnqueueRequestForClaim
-// and class-kind predicates decide which controller a change wakes).
+// one claim controller per non-portable class kind, and one for the claims no kind serves
+// (crossplane's claim era: EnqueueRequestForClaim and class-kind predicates decide which controller
+// a change wakes). Every change is routed (routing.ts) before it is queued: one controller wakes.
 import type { Controller } from '../controller.ts';
+import type { Informer } from '../informer.ts';
 import { sameJson } from '../json.ts';
 import type { KubeObjectLike } from '../kube/client.ts';
 import type { ResourceType } from '../kube/resources.ts';
@@ -9,11 +11,14 @@ import type { Manager } from '../manager.ts';
 import { connectionSecrets, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { kindName } from '../names.ts';
+import { Providers, type ProviderObject } from '../native/provider.ts';
 import { desiredStateChanged } from '../predicates.ts';
 import { keyOf } from '../result.ts';
 import { ClaimReconciler } from './binding.ts';
-import type { Claim, ObjectReference, PortableClass } from './claim.ts';
+import { claimRefOf, type Claim, type DefaultClassPolicy, type PortableClass } from './claim.ts';
 import { DefaultClassReconciler } from './defaulting.ts';
+import { ClaimRouter } from './routing.ts';
+import { UnservedClaimReconciler } from './unserved.ts';
 
 /** A non-portable class kind, the managed kind made from it, and how (the backend's part). */
 export interface ClassBinding<C extends KubeObjectLike, MR extends ManagedResource> {
@@ -31,86 +36,107 @@ export interface ClaimSetup {
   classes: ClassBinding<any, any>[];
 }
 
-export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Controller; binding: Controller[] } {
+/** The shared caches the claim controllers read. */
+interface Caches {
+  claims: Informer<Claim>;
+  portable: Informer<PortableClass>;
+  policies: Informer<DefaultClassPolicy>;
+  secrets: Informer<SecretObject>;
+  providers: Informer<ProviderObject>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Served = ClassBinding<any, any> & { classCache: Informer<KubeObjectLike>; managedCache: Informer<ManagedResource> };
+
+export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Controller; binding: Controller[]; unserved: Controller } {
   const { log, recorder } = manager;
   const client = manager.control;
-  const claims = manager.informer<Claim>(o.claim);
-  const portable = manager.informer<PortableClass>(o.portableClass);
-  const policies = manager.informer<KubeObjectLike & { spec?: { defaultClassRef?: { name: string } } }>(o.policy);
-  const secrets = connectionSecrets(manager);
+  const c: Caches = {
+    claims: manager.informer<Claim>(o.claim), portable: manager.informer<PortableClass>(o.portableClass),
+    policies: manager.informer<DefaultClassPolicy>(o.policy), secrets: connectionSecrets(manager), providers: manager.informer<ProviderObject>(Providers),
+  };
   const claimName = kindName(o.claim);
+  const claims = { type: o.claim, cache: c.claims };
+  const portableClasses = { type: o.portableClass, cache: c.portable };
 
   const defaulting = manager.controller(`defaultclass/${claimName}`, new DefaultClassReconciler({
-    client, claims: { type: o.claim, cache: claims }, policies: { type: o.policy, cache: policies }, recorder,
+    client, claims, policies: { type: o.policy, cache: c.policies }, recorder,
   }));
-  const bindings = o.classes.map((b, i) => {
-    const classCache = manager.informer<KubeObjectLike>(b.class);
-    const managedCache = manager.informer<ManagedResource>(b.managed);
-    const controller = manager.controller(`claimbinding/${claimName}/${kindName(b.managed)}`, new ClaimReconciler({
-      client, recorder, log, secrets, configure: b.configure, providers: manager.providers,
-      claims: { type: o.claim, cache: claims }, portableClasses: { type: o.portableClass, cache: portable },
-      classes: { type: b.class, cache: classCache }, managed: { type: b.managed, cache: managedCache },
-      servedClasses: o.classes.map((c) => c.class), reportsUnserved: i === 0,
-    }));
-    return { ...b, controller, classCache, managedCache };
-  });
-  const everyClaimController = (key: string): void => { for (const b of bindings) b.controller.enqueue(key); };
+  const served: Served[] = o.classes.map((b) => ({ ...b, classCache: manager.informer<KubeObjectLike>(b.class), managedCache: manager.informer<ManagedResource>(b.managed) }));
+  const router = new ClaimRouter(served, c.portable);
+  const bindings = served.map((b, i) => manager.controller(`claimbinding/${claimName}/${kindName(b.managed)}`, new ClaimReconciler({
+    client, recorder, log, secrets: c.secrets, configure: b.configure, providers: c.providers, claims, portableClasses,
+    classes: { type: b.class, cache: b.classCache }, managed: { type: b.managed, cache: b.managedCache },
+    takes: (claim) => router.route(claim) === i,
+  })));
+  const unserved = manager.controller(`claimbinding/${claimName}/unserved`, new UnservedClaimReconciler({ client, recorder, claims, portableClasses, served, router }));
 
-  // A claim wakes its default and claim controllers; each claim controller takes only its own kind.
-  claims.on({
-    added: (c) => { defaulting.enqueue(keyOf(c.metadata)); everyClaimController(keyOf(c.metadata)); },
-    updated: (old, c) => { if (desiredStateChanged(old, c)) { defaulting.enqueue(keyOf(c.metadata)); everyClaimController(keyOf(c.metadata)); } },
+  // The one controller a claim is for, or none.
+  const route = (claim: Claim): void => {
+    const to = router.route(claim);
+    (to === 'unserved' ? unserved : to === 'none' ? undefined : bindings[to])?.enqueue(keyOf(claim.metadata));
+  };
+  const routeKey = (key: string): void => {
+    const claim = c.claims.get(key);
+    if (claim) route(claim);
+  };
+  watchClaimInputs(c, defaulting, route);
+  watchServedKinds(o.claim, c, served, route, routeKey);
+  return { defaulting, binding: bindings, unserved };
+}
+
+/** A claim, its portable class, the Providers and the policies wake the controllers that read them. */
+function watchClaimInputs(c: Caches, defaulting: Controller, route: (claim: Claim) => void): void {
+  // A claim wakes its default controller and the one claim controller it is for.
+  c.claims.on({
+    added: (claim) => { defaulting.enqueue(keyOf(claim.metadata)); route(claim); },
+    updated: (old, claim) => { if (desiredStateChanged(old, claim)) { defaulting.enqueue(keyOf(claim.metadata)); route(claim); } },
   });
-  for (const b of bindings) {
-    // EnqueueRequestForClaim: a managed resource wakes the claim it names, in its own kind's controller.
-    const claimOf = (ref: ObjectReference | undefined): void => {
-      if (ref?.kind === o.claim.kind && ref.namespace) b.controller.enqueue(`${ref.namespace}/${ref.name}`);
+  // A claim whose selector its class's one Provider did not match is retried when Providers change.
+  const selectiveClaims = (): void => {
+    for (const claim of c.claims.list()) if (claim.spec?.providerSelector && !claim.spec.resourceRef) route(claim);
+  };
+  c.providers.on({ added: selectiveClaims, updated: (old, p) => { if (!sameJson(old.metadata.labels, p.metadata.labels)) selectiveClaims(); }, deleted: selectiveClaims });
+  // A claim waiting for a default, or for its portable class, is retried when that changes.
+  const unclassedIn = (ns: string | undefined): void => {
+    for (const claim of c.claims.list()) if (claim.metadata.namespace === ns && !claim.spec?.classRef) defaulting.enqueue(keyOf(claim.metadata));
+  };
+  c.policies.on({ added: (p) => unclassedIn(p.metadata.namespace), updated: (_, p) => unclassedIn(p.metadata.namespace), deleted: (p) => unclassedIn(p.metadata.namespace) });
+  // Routed by the portable class as it now is: a claim that waited for it goes to its kind's controller.
+  const portableChanged = (pc: PortableClass): void => {
+    for (const claim of c.claims.list()) if (claim.status?.bindingPhase !== 'Bound' && usesPortable(pc)(claim)) route(claim);
+  };
+  c.portable.on({ added: portableChanged, updated: (_, pc) => portableChanged(pc) });
+}
+
+/** Each served kind's classes and managed resources, and the connection Secrets, wake the claims they concern. */
+function watchServedKinds(claimType: ResourceType, c: Caches, served: Served[], route: (claim: Claim) => void, routeKey: (key: string) => void): void {
+  for (const b of served) {
+    // EnqueueRequestForClaim: a managed resource wakes the claim it names.
+    const claimOf = (mr: ManagedResource): void => {
+      const ref = claimRefOf(mr);
+      if (ref?.kind === claimType.kind && ref.namespace) routeKey(`${ref.namespace}/${ref.name}`);
     };
-    b.managedCache.on({
-      added: (mr) => claimOf(mr.spec.claimRef as ObjectReference | undefined),
-      updated: (old, mr) => { claimOf(old.spec.claimRef as ObjectReference | undefined); claimOf(mr.spec.claimRef as ObjectReference | undefined); },
-      deleted: (mr) => claimOf(mr.spec.claimRef as ObjectReference | undefined),
-    });
+    b.managedCache.on({ added: claimOf, updated: (old, mr) => { claimOf(old); claimOf(mr); }, deleted: claimOf });
     // A class that appears or changes retries the unbound claims whose portable class points at it.
     const classChanged = (cls: KubeObjectLike): void => {
-      const pointing = portable.list().filter((pc) => pc.classRef?.kind === b.class.kind && pc.classRef.name === cls.metadata.name && pc.classRef.namespace === cls.metadata.namespace);
-      for (const c of claims.list()) {
-        if (c.status?.bindingPhase !== 'Bound' && pointing.some((pc) => usesPortable(pc)(c))) b.controller.enqueue(keyOf(c.metadata));
-      }
+      const pointing = c.portable.list().filter((pc) => pc.classRef?.kind === b.class.kind && pc.classRef.name === cls.metadata.name && pc.classRef.namespace === cls.metadata.namespace);
+      for (const claim of c.claims.list()) if (claim.status?.bindingPhase !== 'Bound' && pointing.some((pc) => usesPortable(pc)(claim))) route(claim);
     };
     b.classCache.on({ added: classChanged, updated: (_, cls) => classChanged(cls) });
   }
-
   // A connection Secret wakes the claim that copies it (or owns the copy).
   const secretChanged = (s: SecretObject): void => {
     const owner = s.metadata.ownerReferences?.find((r) => r.controller) as { kind?: string; name: string } | undefined;
     if (!owner) return;
-    if (owner.kind === o.claim.kind) everyClaimController(`${s.metadata.namespace}/${owner.name}`);
-    for (const b of bindings) {
+    if (owner.kind === claimType.kind) routeKey(`${s.metadata.namespace}/${owner.name}`);
+    for (const b of served) {
       if (owner.kind !== b.managed.kind) continue;
-      const ref = b.managedCache.get(`${s.metadata.namespace}/${owner.name}`)?.spec.claimRef as ObjectReference | undefined;
-      if (ref?.namespace) b.controller.enqueue(`${ref.namespace}/${ref.name}`);
+      const ref = claimRefOf(b.managedCache.get(`${s.metadata.namespace}/${owner.name}`) ?? { spec: {} });
+      if (ref?.namespace) routeKey(`${ref.namespace}/${ref.name}`);
     }
   };
-  secrets.on({ added: secretChanged, updated: (_, s) => secretChanged(s), deleted: secretChanged });
-
-  // A claim whose selector its class's one Provider did not match is retried when Providers change.
-  const selectiveClaims = (): void => {
-    for (const c of claims.list()) if (c.spec?.providerSelector && !c.spec.resourceRef) everyClaimController(keyOf(c.metadata));
-  };
-  manager.providers.on({ added: selectiveClaims, updated: (old, p) => { if (!sameJson(old.metadata.labels, p.metadata.labels)) selectiveClaims(); }, deleted: selectiveClaims });
-
-  // A claim waiting for a default, or for its portable class, is retried when that changes.
-  const unclassedIn = (ns: string | undefined): void => {
-    for (const c of claims.list()) if (c.metadata.namespace === ns && !c.spec?.classRef) defaulting.enqueue(keyOf(c.metadata));
-  };
-  policies.on({ added: (p) => unclassedIn(p.metadata.namespace), updated: (_, p) => unclassedIn(p.metadata.namespace), deleted: (p) => unclassedIn(p.metadata.namespace) });
-  const portableChanged = (pc: PortableClass): void => {
-    for (const c of claims.list()) if (c.status?.bindingPhase !== 'Bound' && usesPortable(pc)(c)) everyClaimController(keyOf(c.metadata));
-  };
-  portable.on({ added: portableChanged, updated: (_, pc) => portableChanged(pc) });
-
-  return { defaulting, binding: bindings.map((b) => b.controller) };
+  c.secrets.on({ added: secretChanged, updated: (_, s) => secretChanged(s), deleted: secretChanged });
 }
 
 const usesPortable = (pc: PortableClass) => (c: Claim): boolean => c.metadata.namespace === pc.metadata.namespace && c.spec?.classRef?.name === pc.metadata.name;

@@ -8,14 +8,16 @@ import type { KubeClient } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
+import { addFinalizer, removeFinalizer } from '../finalizers.ts';
 import {
   ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, ANNOTATION_PAUSED,
-  FINALIZER_MANAGED, externalNameOf, hasFinalizer, isDeleting, timestamp, withFinalizer, withoutFinalizer,
+  FINALIZER_MANAGED, externalNameOf, hasFinalizer, isDeleting, timestamp, withFinalizer,
 } from '../meta.ts';
 import { gvkLabel, managedMetrics } from '../metrics.ts';
+import { Reasons } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { publishSecret, unpublishSecret, type ConnectionSecrets } from './publisher.ts';
-import type { ConnectionDetails, ExternalConnecter, ManagedResource } from './types.ts';
+import type { ConnectionDetails, ExternalClient, ExternalConnecter, ExternalObservation, ManagedResource } from './types.ts';
 
 export interface Reader<T> {
   get(key: string): T | undefined;
@@ -62,14 +64,20 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     return Number.isNaN(t) ? undefined : Math.max(0, (this.o.now().getTime() - t) / 1000);
   }
 
-  /** The finalizer goes: the resource is about to be gone. */
+  /** The finalizer goes (a JSON patch, see finalizers.ts): the resource is about to be gone. */
   private async release(mr: MR, signal: AbortSignal): Promise<void> {
     if (!hasFinalizer(mr.metadata, FINALIZER_MANAGED)) return;
-    mr.metadata.finalizers = withoutFinalizer(mr.metadata, FINALIZER_MANAGED);
-    await this.update(mr, signal);
+    await removeFinalizer(this.o.client, this.o.type, mr, FINALIZER_MANAGED, signal);
     this.forget(mr.metadata.uid);
     const took = this.since(mr.metadata.deletionTimestamp);
     if (took !== undefined) managedMetrics.deletion.observe(this.gvk, took);
+  }
+
+  /** Nothing to do in the target: the connection Secret and the finalizer go. */
+  private async letGo(mr: MR, signal: AbortSignal): Promise<Result> {
+    await this.unpublish(mr, signal);
+    await this.release(mr, signal);
+    return done();
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
@@ -134,111 +142,130 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     return { ...updated, status: saved };
   }
 
+  // The lifecycle, one step each: paused, not placed, let go without the target, then (connected
+  // and observed) deleting, creating, or keeping an existing external resource up to date.
   private async reconcileResource(mr: MR, cached: MR, signal: AbortSignal): Promise<Result> {
-    const { recorder } = this.o;
-    const annotations = mr.metadata.annotations ?? {};
-    const policy = mr.spec.reclaimPolicy ?? 'Delete';
+    if (mr.metadata.annotations?.[ANNOTATION_PAUSED] === 'true') return this.paused(mr, cached, signal);
     const deleting = isDeleting(mr.metadata);
-
-    if (annotations[ANNOTATION_PAUSED] === 'true') {
-      if (!hasConditionReason(mr, 'Synced', 'ReconcilePaused')) recorder.normal(mr, 'ReconciliationPaused', 'Reconciliation is paused via the pause annotation');
-      this.setConditions(mr, { type: 'Synced', status: 'False', reason: 'ReconcilePaused' });
-      await this.writeStatus(mr, cached, signal);
-      return done();
-    }
-
     // Not placed yet (the scheduler sets providerRef): nothing of it exists in any target.
-    if (!mr.spec.providerRef) {
-      if (deleting) {
-        await this.unpublish(mr, signal);
-        await this.release(mr, signal);
-      }
-      return done();
-    }
-
+    if (!mr.spec.providerRef) return deleting ? this.letGo(mr, signal) : done();
     // Retain/Orphan: nothing to do in the target, so never require a working connection to let go.
-    if (deleting && policy !== 'Delete') {
-      await this.unpublish(mr, signal);
-      await this.release(mr, signal);
-      return done();
-    }
+    if (deleting && (mr.spec.reclaimPolicy ?? 'Delete') !== 'Delete') return this.letGo(mr, signal);
 
+    const seen = await this.connectAndObserve(mr, cached, signal);
+    if ('result' in seen) return seen.result;
+    const { external, observation } = seen;
+    if (!observation.exists && !deleting && this.justCreated(mr)) {
+      this.o.recorder.normal(mr, Reasons.PendingExternalResource, 'Waiting for the external resource to appear after creation');
+      return requeue();
+    }
+    if (deleting) return this.deleteExternal(mr, cached, external, observation, signal);
+    return this.publishAndConverge(mr, cached, external, observation, signal);
+  }
+
+  private async paused(mr: MR, cached: MR, signal: AbortSignal): Promise<Result> {
+    if (!hasConditionReason(mr, 'Synced', Reasons.ReconcilePaused)) {
+      this.o.recorder.normal(mr, Reasons.ReconciliationPaused, 'Reconciliation is paused via the pause annotation');
+    }
+    this.setConditions(mr, { type: 'Synced', status: 'False', reason: Reasons.ReconcilePaused });
+    await this.writeStatus(mr, cached, signal);
+    return done();
+  }
+
+  private async connectAndObserve(mr: MR, cached: MR, signal: AbortSignal): Promise<{ result: Result } | { external: ExternalClient<MR>; observation: ExternalObservation }> {
     let external;
     try {
       external = await this.o.connecter.connect(mr, signal);
     } catch (err) {
-      return this.fail(mr, cached, signal, 'CannotConnectToProvider', 'connect failed', err);
+      return { result: await this.fail(mr, cached, signal, Reasons.CannotConnectToProvider, 'connect failed', err) };
     }
-
-    let observation;
     try {
-      observation = await external.observe(mr, signal);
+      return { external, observation: await external.observe(mr, signal) };
     } catch (err) {
-      return this.fail(mr, cached, signal, 'CannotObserveExternalResource', 'observe failed', err);
+      return { result: await this.fail(mr, cached, signal, Reasons.CannotObserveExternalResource, 'observe failed', err) };
     }
+  }
 
-    const succeededAt = Date.parse(annotations[ANNOTATION_CREATE_SUCCEEDED] ?? '');
-    if (!observation.exists && !deleting && this.o.now().getTime() - succeededAt < this.o.creationGraceMs) {
-      recorder.normal(mr, 'PendingExternalResource', 'Waiting for the external resource to appear after creation');
-      return requeue();
-    }
+  /** Created within the grace period: an external resource not seen yet may only be on its way. */
+  private justCreated(mr: MR): boolean {
+    const succeededAt = Date.parse(mr.metadata.annotations?.[ANNOTATION_CREATE_SUCCEEDED] ?? '');
+    return this.o.now().getTime() - succeededAt < this.o.creationGraceMs;
+  }
 
-    if (deleting) {
-      if ((mr.metadata.finalizers ?? []).length > 1) return requeue(); // others still clean up first
-      if (observation.exists) {
-        let deletion;
-        try {
-          deletion = await external.delete(mr, signal);
-        } catch (err) {
-          return this.fail(mr, cached, signal, 'CannotDeleteExternalResource', 'delete failed', err, Ready.deleting());
-        }
-        recorder.normal(mr, 'DeletedExternalResource', 'Deleted the external resource');
-        if (!deletion?.gone) {
-          this.setConditions(mr, Ready.deleting(), Synced.success());
-          await this.writeStatus(mr, cached, signal);
-          return requeue(); // the next pass confirms it is gone
-        }
+  /** Deleting under reclaim policy Delete: the external resource goes first, then the finalizer. */
+  private async deleteExternal(mr: MR, cached: MR, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
+    if ((mr.metadata.finalizers ?? []).length > 1) return requeue(); // others still clean up first
+    if (observation.exists) {
+      let deletion;
+      try {
+        deletion = await external.delete(mr, signal);
+      } catch (err) {
+        return this.fail(mr, cached, signal, Reasons.CannotDeleteExternalResource, 'delete failed', err, Ready.deleting());
       }
-      await this.unpublish(mr, signal);
-      await this.release(mr, signal);
-      return done();
+      this.o.recorder.normal(mr, Reasons.DeletedExternalResource, 'Deleted the external resource');
+      if (!deletion?.gone) {
+        this.setConditions(mr, Ready.deleting(), Synced.success());
+        await this.writeStatus(mr, cached, signal);
+        return requeue(); // the next pass confirms it is gone
+      }
     }
+    return this.letGo(mr, signal);
+  }
 
+  /** Not deleting: publish what observe found, then create, or record what observe asked and repair drift. */
+  private async publishAndConverge(mr: MR, cached: MR, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
     try {
       await this.publish(mr, observation.connectionDetails, signal);
     } catch (err) {
-      return this.fail(mr, cached, signal, 'CannotPublishConnectionDetails', 'cannot publish connection details', err);
+      return this.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot publish connection details', err);
     }
-
-    const finalizerMissing = !hasFinalizer(mr.metadata, FINALIZER_MANAGED);
-    if (finalizerMissing) mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
-    // Creating: the finalizer goes in with the create-pending mark, one write before anything is made.
     if (!observation.exists) return this.create(mr, cached, external, signal);
-    // The finalizer, late-initialized fields and annotations the external client asks the resource
-    // to carry (what proves its external resource) go in one write.
-    const annotate = Object.entries(observation.annotations ?? {}).filter(([k, v]) => mr.metadata.annotations?.[k] !== v);
-    if (annotate.length) mr.metadata.annotations = { ...mr.metadata.annotations, ...Object.fromEntries(annotate) };
-    if (finalizerMissing || observation.lateInitialized || annotate.length) {
-      try {
-        mr = await this.update(mr, signal);
-      } catch (err) {
-        return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', finalizerMissing ? 'cannot add finalizer' : 'cannot update managed resource', err);
-      }
-      // Late init only copied what the target holds, so this pass's observation holds for the new
-      // generation too; stamping the old one would cost another status write on the next poll.
-      if (observation.lateInitialized) mr.status = { ...mr.status, conditions: mr.status?.conditions?.map((c) => ({ ...c, observedGeneration: mr.metadata.generation })) };
-    }
-
-    const uid = mr.metadata.uid ?? '';
+    const stopped = await this.persistObserved(mr, cached, observation, signal);
+    if (stopped) return stopped;
     if (observation.upToDate) {
-      this.lastUpToDate.set(uid, this.o.now().getTime());
+      this.lastUpToDate.set(mr.metadata.uid ?? '', this.o.now().getTime());
       this.setConditions(mr, Synced.success());
       await this.writeStatus(mr, cached, signal);
       return this.poll();
     }
+    return this.repair(mr, cached, external, observation, signal);
+  }
 
+  /**
+   * What an existing external resource asks of the managed resource: the finalizer, late-initialized
+   * fields and annotations (what proves its external resource), in one write. The finalizer alone is
+   * a JSON patch; with anything else it rides in that update (conditional on the resourceVersion).
+   * Updates `mr` in place; a Result means the pass stops there.
+   */
+  private async persistObserved(mr: MR, cached: MR, observation: ExternalObservation, signal: AbortSignal): Promise<Result | undefined> {
+    const finalizerMissing = !hasFinalizer(mr.metadata, FINALIZER_MANAGED);
+    const annotate = Object.entries(observation.annotations ?? {}).filter(([k, v]) => mr.metadata.annotations?.[k] !== v);
+    if (!finalizerMissing && !observation.lateInitialized && !annotate.length) return undefined;
+    try {
+      if (!observation.lateInitialized && !annotate.length) {
+        const patched = await addFinalizer(this.o.client, this.o.type, mr, FINALIZER_MANAGED, signal);
+        mr.metadata = patched.metadata;
+        return undefined;
+      }
+      if (finalizerMissing) mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
+      if (annotate.length) mr.metadata.annotations = { ...mr.metadata.annotations, ...Object.fromEntries(annotate) };
+      const updated = await this.update(mr, signal);
+      mr.metadata = updated.metadata;
+      mr.spec = updated.spec;
+    } catch (err) {
+      return this.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, finalizerMissing ? 'cannot add finalizer' : 'cannot update managed resource', err);
+    }
+    // Late init only copied what the target holds, so this pass's observation holds for the new
+    // generation too; stamping the old one would cost another status write on the next poll.
+    if (observation.lateInitialized) mr.status = { ...mr.status, conditions: mr.status?.conditions?.map((c) => ({ ...c, observedGeneration: mr.metadata.generation })) };
+    return undefined;
+  }
+
+  /** The external resource drifted: update it, publish again, poll. */
+  private async repair(mr: MR, cached: MR, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
     this.o.log.debug('external resource drifted; updating', { resource: `${mr.metadata.namespace}/${mr.metadata.name}`, diff: observation.diff });
     // Once per drift: a repair that fails and retries is not measured again.
+    const uid = mr.metadata.uid ?? '';
     const upToDateAt = this.lastUpToDate.get(uid);
     if (upToDateAt !== undefined) managedMetrics.drift.observe(this.gvk, (this.o.now().getTime() - upToDateAt) / 1000);
     this.lastUpToDate.delete(uid);
@@ -246,14 +273,14 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     try {
       updated = await external.update(mr, signal);
     } catch (err) {
-      return this.fail(mr, cached, signal, 'CannotUpdateExternalResource', 'update failed', err);
+      return this.fail(mr, cached, signal, Reasons.CannotUpdateExternalResource, 'update failed', err);
     }
     try {
       await this.publish(mr, updated.connectionDetails, signal);
     } catch (err) {
-      return this.fail(mr, cached, signal, 'CannotPublishConnectionDetails', 'cannot publish connection details', err);
+      return this.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot publish connection details', err);
     }
-    recorder.normal(mr, 'UpdatedExternalResource', observation.diff ? `Updated the external resource (${observation.diff})` : 'Updated the external resource');
+    this.o.recorder.normal(mr, Reasons.UpdatedExternalResource, observation.diff ? `Updated the external resource (${observation.diff})` : 'Updated the external resource');
     this.setConditions(mr, Synced.success());
     await this.writeStatus(mr, cached, signal);
     return this.poll();
@@ -262,35 +289,36 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   // Crash-safe create: "pending" is recorded (with a resourceVersion check, so two writers cannot
   // both proceed) before the external write, "succeeded"/"failed" after it. Our external names are
   // deterministic and create is an idempotent apply, so an interrupted create is simply retried.
-  private async create(mr: MR, cached: MR, external: Awaited<ReturnType<ExternalConnecter<MR>['connect']>>, signal: AbortSignal): Promise<Result> {
-    const now = timestamp(this.o.now());
-    mr.metadata.annotations = { ...mr.metadata.annotations, [ANNOTATION_CREATE_PENDING]: now };
+  // The finalizer goes in with the pending mark: one write before anything is made.
+  private async create(mr: MR, cached: MR, external: ExternalClient<MR>, signal: AbortSignal): Promise<Result> {
+    mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
+    mr.metadata.annotations = { ...mr.metadata.annotations, [ANNOTATION_CREATE_PENDING]: timestamp(this.o.now()) };
     mr.metadata.annotations[ANNOTATION_EXTERNAL_NAME] ??= mr.metadata.name;
     try {
       mr = await this.update(mr, signal);
     } catch (err) {
-      return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', 'cannot update managed resource', err, Ready.creating());
+      return this.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot update managed resource', err, Ready.creating());
     }
     let created;
     try {
       created = await external.create(mr, signal);
     } catch (err) {
-      if (!isConflict(err)) this.o.recorder.warning(mr, 'CannotCreateExternalResource', `create failed: ${(err as Error).message}`);
+      if (!isConflict(err)) this.o.recorder.warning(mr, Reasons.CannotCreateExternalResource, `create failed: ${(err as Error).message}`);
       // The status below is written over the object recordCreate returns: its resourceVersion is the current one.
       mr = (await this.recordCreate(mr, ANNOTATION_CREATE_FAILED, signal).catch(() => undefined)) ?? mr;
-      return this.fail(mr, cached, signal, 'CannotCreateExternalResource', 'create failed', err, Ready.creating());
+      return this.fail(mr, cached, signal, Reasons.CannotCreateExternalResource, 'create failed', err, Ready.creating());
     }
     try {
       mr = await this.recordCreate(mr, ANNOTATION_CREATE_SUCCEEDED, signal, created.annotations);
     } catch (err) {
-      return this.fail(mr, cached, signal, 'CannotUpdateManagedResource', 'cannot record creation', err, Ready.creating());
+      return this.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot record creation', err, Ready.creating());
     }
     try {
       await this.publish(mr, created.connectionDetails, signal);
     } catch (err) {
-      return this.fail(mr, cached, signal, 'CannotPublishConnectionDetails', 'cannot publish connection details', err, Ready.creating());
+      return this.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot publish connection details', err, Ready.creating());
     }
-    this.o.recorder.normal(mr, 'CreatedExternalResource', `Created ${externalNameOf(mr.metadata)} in the target cluster`);
+    this.o.recorder.normal(mr, Reasons.CreatedExternalResource, `Created ${externalNameOf(mr.metadata)} in the target cluster`);
     this.setConditions(mr, Ready.creating(), Synced.success());
     await this.o.client.updateStatus(this.o.type, mr, signal);
     this.observeFirsts(mr, cached);

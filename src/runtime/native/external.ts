@@ -1,96 +1,20 @@
 // nativeExternal: the generic ExternalClient for "the external resource is a Kubernetes object in
-// another cluster". A small per-kind description (NativeKind) says what object to keep there; this
-// file does observe / diff / apply / delete, ownership, the target namespace and companion objects.
+// another cluster". A small per-kind description (NativeKind, kind.ts) says what object to keep
+// there; this file does observe / diff / apply, ownership and companion objects. The target
+// namespace is handled in namespaces.ts, deleting owned objects in deletion.ts.
 import { Ready, ReasonedError, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
-import { sameJson } from '../json.ts';
-import type { Deletion, KubeClient, KubeObjectLike } from '../kube/client.ts';
-import { anyLiveIn, describeContents, namespaceContents } from '../kube/discovery.ts';
-import { isConflict, isNotFound } from '../kube/errors.ts';
-import { Namespaces, type ResourceType } from '../kube/resources.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isNotFound } from '../kube/errors.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
 import {
   setBindable, type ConnectionDetails, type ExternalClient, type ExternalCreation, type ExternalDeletion, type ExternalObservation, type ManagedResource,
 } from '../managed/types.ts';
-import type { OperatorBundle } from './operator.ts';
+import { deleteDependents, deleteIfOurs } from './deletion.ts';
+import { describeRef, diffFields, refKey, type Companion, type NativeKind, type ObjectReader, type ObjectRef, type TargetObject } from './kind.ts';
+import { deleteNamespaceIfUnusedCoalesced, ensureNamespace } from './namespaces.ts';
 import { ANNOTATION_OWNER_PROOF, ANNOTATION_TARGET_UID, type OwnershipMarks, type Owner, type Relation, type Vouchers } from './ownership.ts';
 import { Reasons } from '../reasons.ts';
-import { Coalescer } from '../coalesce.ts';
-
-export type TargetObject = KubeObjectLike & {
-  metadata: KubeObjectLike['metadata'] & {
-    labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string; creationTimestamp?: string;
-    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
-  };
-  [field: string]: unknown;
-};
-
-export interface ObjectRef {
-  type: ResourceType;
-  name: string;
-  namespace?: string;
-}
-
-export interface Companion extends ObjectRef {
-  /** What it is for, in messages (e.g. "access-keys Secret"). */
-  purpose: string;
-  /** The object we want. Kept in this shape, unless irreplaceable. */
-  build(): TargetObject;
-  /**
-   * For what cannot be remade once the target object uses it (keys a running server holds): made
-   * only together with the target object and never again. Losing it later is reported, with this
-   * reason and remedy, instead of being papered over with a new one.
-   */
-  irreplaceable?: { reason: string; remedy: string };
-}
-
-export interface Inspection {
-  ready: boolean;
-  /** Why it is not ready yet (the Ready condition's message). */
-  message?: string;
-  connectionDetails?: ConnectionDetails;
-  /** Observed state for status.atProvider. */
-  atProvider?: Record<string, unknown>;
-}
-
-export interface NativeKind<MR extends ManagedResource> {
-  /** The owning kind as "plural.group", recorded in ownership marks. */
-  resource: string;
-  /** The kind of object kept in the target. */
-  target: ResourceType;
-  /** The target object we want (name and namespace set; no ownership marks: those are added here). */
-  desired(mr: MR, externalName: string): TargetObject;
-  /** Objects that must exist beside it (e.g. a credentials Secret, a Service), made and owned by us. */
-  companions?(mr: MR, externalName: string): Companion[];
-  /** The types companions() returns, for the leak sweeper. */
-  companionTypes?: ResourceType[];
-  /** Objects the target object itself names (e.g. its credentials Secret): on import, these may be used though we did not make them. */
-  references?(observed: TargetObject): ObjectRef[];
-  /**
-   * What the operator makes for each target object, pointing back at it by uid. Removed with it
-   * under reclaim policy Delete: an operator's owner references may be beyond the garbage collector.
-   */
-  dependents?: { type: ResourceType; labelSelector(target: TargetObject): string }[];
-  /** Types inspect() reads (get) besides the target object and its companions; for the target RBAC. */
-  reads?: ResourceType[];
-  /** Other target objects whose changes matter (e.g. what an operator creates), mapped to our object's "namespace/name". */
-  related?: {
-    type: ResourceType; labelSelector: string; targetKey(obj: TargetObject): string | undefined;
-    /** Cache only metadata and these fields of them (all, when unset): what inspect() reads. */
-    keep?: string[];
-  }[];
-  /** Paths of the target object (e.g. ".spec.scope") its operator reads only at creation: an import must not change them. */
-  fixedAtCreation?: string[];
-  /** Fills spec fields the user left empty from what the target holds; true when it changed mr. */
-  lateInitialize?(mr: MR, observed: TargetObject): boolean;
-  /** The operator that acts on the target kind, installed on demand when a Provider allows it. */
-  operator?: OperatorBundle;
-  /**
-   * Readiness, connection details and observed state, from the target object and its companions.
-   * `read` serves from the target's watch caches (related objects), asking the server on a miss.
-   */
-  inspect(ctx: { client: KubeClient; read: ObjectReader; mr: MR; observed: TargetObject; companions: (TargetObject | undefined)[]; signal: AbortSignal }): Promise<Inspection>;
-}
 
 export function ownerOf(resource: string, mr: ManagedResource): Owner {
   return { resource, namespace: mr.metadata.namespace ?? '', name: mr.metadata.name, uid: mr.metadata.uid ?? '', reclaimPolicy: mr.spec.reclaimPolicy ?? 'Delete' };
@@ -102,35 +26,7 @@ function importRequested(mr: ManagedResource): boolean {
   return Boolean(annotations[ANNOTATION_EXTERNAL_NAME]) && !annotations[ANNOTATION_CREATE_PENDING];
 }
 
-const describe = (ref: ObjectRef): string => `${ref.type.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
-const refKey = (ref: ObjectRef): string => `${ref.type.apiVersion}/${ref.type.kind}/${ref.namespace ?? ''}/${ref.name}`;
-
-/** Fields of `want` that `have` lacks or holds differently (have may carry more). */
-export function diffFields(want: unknown, have: unknown, path = ''): string[] {
-  if (want !== null && typeof want === 'object' && !Array.isArray(want)) {
-    if (have === null || typeof have !== 'object' || Array.isArray(have)) return [path || '.'];
-    return Object.entries(want).flatMap(([k, v]) => (v === undefined ? [] : diffFields(v, (have as Record<string, unknown>)[k], `${path}.${k}`)));
-  }
-  if (Array.isArray(want)) {
-    if (!Array.isArray(have) || have.length !== want.length) return [path];
-    return want.flatMap((v, i) => diffFields(v, have[i], `${path}[${i}]`));
-  }
-  return sameJson(want, have) ? [] : [path];
-}
-
 const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>();
-/**
- * Stores deleted together from one namespace check it together: otherwise each of the last ones
- * lists every namespaced type (16 workers: 16 times 40 lists at the end of a namespace).
- */
-const namespaceChecks = new WeakMap<KubeClient, Coalescer<{ why: string; byStores: boolean } | undefined>>();
-
-/** A get that may be served from a cache. */
-export interface ObjectReader {
-  get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, signal?: AbortSignal): Promise<T | undefined>;
-}
 
 export interface NativeExternalOptions {
   /**
@@ -176,17 +72,17 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   private refuseForeign(mr: MR, relation: Relation, ref: ObjectRef): void {
     if (relation === 'another') {
       throw new ReasonedError(Reasons.ExternalResourceOwnedByAnother,
-        `${describe(ref)} in the target cluster belongs to another managed resource; it is never adopted. Choose another name`);
+        `${describeRef(ref)} in the target cluster belongs to another managed resource; it is never adopted. Choose another name`);
     }
     if (relation === 'unproven') {
       throw new ReasonedError(Reasons.ExternalResourceOwnedByAnother,
-        `${describe(ref)} in the target cluster carries provider-rook's marks for this resource, but nothing proves that provider-rook made it for this very resource ` +
+        `${describeRef(ref)} in the target cluster carries provider-rook's marks for this resource, but nothing proves that provider-rook made it for this very resource ` +
         '(its signature does not verify and this resource did not record its uid): it was left as it is. If it is the object of this resource, ' +
         `a platform team can vouch for it by setting annotation ${ANNOTATION_TARGET_UID} on this resource to the object's uid`);
     }
     if (relation === 'unmarked' && !importRequested(mr)) {
       throw new ReasonedError(Reasons.ExternalResourceConflict,
-        `${describe(ref)} already exists in the target cluster and is not owned by this resource; it was left untouched. ` +
+        `${describeRef(ref)} already exists in the target cluster and is not owned by this resource; it was left untouched. ` +
         `A platform team can adopt it by creating a managed resource with the ${ANNOTATION_EXTERNAL_NAME} annotation; otherwise choose another name`);
     }
   }
@@ -255,7 +151,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     if (relation === 'ours' || relation === 'restored') return relation;
     if (relation === 'unmarked' && observed && importRequested(mr) && (this.kind.references?.(observed) ?? []).some((r) => refKey(r) === refKey(c))) return relation;
     throw new ReasonedError(Reasons.CompanionNotOwned,
-      `the ${c.purpose} ${describe(c)} exists in the target cluster but was not made by provider-rook for this resource, so it is not used. ` +
+      `the ${c.purpose} ${describeRef(c)} exists in the target cluster but was not made by provider-rook for this resource, so it is not used. ` +
       'Only objects provider-rook made for a resource (proven by its signed marks), or those an imported object names itself, are used');
   }
 
@@ -274,7 +170,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       if (!have) {
         if (c.irreplaceable) {
           throw new ReasonedError(c.irreplaceable.reason,
-            `the ${c.purpose} ${describe(c)} is gone while ${describe({ type: this.kind.target, name, namespace: observed.metadata.namespace })} still uses it; ` +
+            `the ${c.purpose} ${describeRef(c)} is gone while ${describeRef({ type: this.kind.target, name, namespace: observed.metadata.namespace })} still uses it; ` +
             `new ones are not made, because the running store would not know them. ${c.irreplaceable.remedy}`);
         }
         drift.push(`missing ${c.type.kind}`);
@@ -295,7 +191,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       .filter((p) => fixed.some((f) => p === f || p.startsWith(`${f}.`) || p.startsWith(`${f}[`)));
     if (changed.length === 0) return;
     throw new ReasonedError('ImportMismatch',
-      `cannot adopt ${describe({ type: this.kind.target, name, namespace: observed.metadata.namespace })}: ${changed.join(', ')} differ from this resource's spec, ` +
+      `cannot adopt ${describeRef({ type: this.kind.target, name, namespace: observed.metadata.namespace })}: ${changed.join(', ')} differ from this resource's spec, ` +
       'and the operator applies those only when it creates a store. Make the spec match the existing object, or leave those fields unset to take them from it');
   }
 
@@ -310,8 +206,8 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const elsewhere = items.find((o) => (o.metadata.name !== ref.name || (o.metadata.namespace ?? undefined) !== ref.namespace) && this.marks.signed(this.kind.target, o));
     if (!elsewhere) return;
     throw new ReasonedError('IdentityChanged',
-      `this resource's object in the target cluster is ${describe({ ...ref, name: elsewhere.metadata.name, namespace: elsewhere.metadata.namespace })}, ` +
-      `but its external-name and target namespace now say ${describe(ref)}. These cannot change after creation: set them back, ` +
+      `this resource's object in the target cluster is ${describeRef({ ...ref, name: elsewhere.metadata.name, namespace: elsewhere.metadata.namespace })}, ` +
+      `but its external-name and target namespace now say ${describeRef(ref)}. These cannot change after creation: set them back, ` +
       'or delete this resource and create a new one');
   }
 
@@ -333,7 +229,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const desired = this.marks.mark(type, this.kind.desired(mr, name), owner);
     const vouchers = this.vouchers(mr);
     await this.opts.prerequisite?.(signal);
-    if (type.namespaced && desired.metadata.namespace) await this.ensureNamespace(desired.metadata.namespace, owner, vouchers, signal);
+    if (type.namespaced && desired.metadata.namespace) await ensureNamespace(this.client, this.marks, desired.metadata.namespace, owner, vouchers, signal);
     // The object and every companion are checked before anything is written, so no store is ever
     // made that names someone else's Secret, and nothing unproven is ever written over.
     const observed = await this.client.get<TargetObject>(type, name, desired.metadata.namespace, signal);
@@ -360,31 +256,6 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return this.client.apply(type, { ...desired, metadata: { ...desired.metadata, uid: observed.metadata.uid } }, signal);
   }
 
-  // Stores that share a namespace on one target create it once, not once each.
-  private async ensureNamespace(namespace: string, owner: Owner, vouchers: Vouchers, signal: AbortSignal): Promise<void> {
-    let pending = namespaceCreations.get(this.client);
-    if (!pending) namespaceCreations.set(this.client, (pending = new Map()));
-    let creation = pending.get(namespace);
-    if (!creation) {
-      creation = (async () => {
-        if (await this.client.get(Namespaces, namespace, undefined, signal)) return;
-        await this.client.create(Namespaces, this.marks.mark(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner), signal)
-          .catch(ignoreAlreadyExists);
-      })().finally(() => pending.delete(namespace));
-      pending.set(namespace, creation);
-    }
-    await creation;
-    // Upgrade: a namespace made for this resource before marks were signed gets them signed, so it
-    // can be deleted with its last store (unsigned marks never prove anything to a deletion).
-    if (vouchers.legacy) {
-      const ns = await this.client.get<TargetObject>(Namespaces, namespace, undefined, signal);
-      if (ns && this.marks.unsigned(ns) && this.marks.relation(Namespaces, ns, owner, vouchers) === 'ours') {
-        const { labels, annotations } = this.marks.mark(Namespaces, ns, owner).metadata;
-        await this.client.mergePatch(Namespaces, namespace, undefined, { metadata: { labels, annotations } }, signal);
-      }
-    }
-  }
-
   async delete(mr: MR, signal: AbortSignal): Promise<ExternalDeletion> {
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
@@ -392,87 +263,22 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     // What the operator made goes first: should this pass fail after the object is gone, the next one
     // would find nothing to delete and let the finalizer go, and nothing else removes them.
     const vouchers = this.vouchers(mr);
-    const target = await this.deleteIfOurs({ type: this.kind.target, name, namespace }, owner, vouchers, signal, (observed) => deleteDependents(this.client, this.kind, observed, signal));
+    const access = { client: this.client, read: this.read, marks: this.marks };
+    const target = await deleteIfOurs(access, { type: this.kind.target, name, namespace }, owner, vouchers, signal, (observed) => deleteDependents(this.client, this.kind, observed, signal));
     // Again: an operator still acting on the object may have made one in between.
     if (target.observed) await deleteDependents(this.client, this.kind, target.observed, signal);
     const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };
-    await Promise.all((this.kind.companions?.(mr, name) ?? []).map((c) => this.deleteIfOurs(c, owner, companionVouchers, signal)));
+    await Promise.all((this.kind.companions?.(mr, name) ?? []).map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)));
     if (namespace) {
-      let checks = namespaceChecks.get(this.client);
-      if (!checks) namespaceChecks.set(this.client, (checks = new Coalescer()));
-      const kept = await checks.run(`${this.kind.target.apiVersion}/${this.kind.target.plural} ${namespace}`,
-        () => deleteNamespaceIfUnused(this.client, this.marks, namespace, this.kind.target, signal));
+      const kept = await deleteNamespaceIfUnusedCoalesced(this.client, this.marks, namespace, this.kind.target, signal);
       // Other stores still living there is the usual case of a shared namespace, not news.
       if (kept && !kept.byStores) this.opts.recorder?.normal(mr, 'KeptTargetNamespace', kept.why);
     }
     return { gone: target.outcome !== 'pending' };
   }
-
-  /**
-   * Deletes the object if it carries our marks, proven by the copy we checked: the delete is
-   * conditional on its uid and resourceVersion, so a cached copy proves as much as a fresh read.
-   * A conflict (it changed since) is checked once more against the server. `before` runs on the
-   * copy just before its delete; the copy is returned even if a retry finds the object gone.
-   */
-  private async deleteIfOurs(ref: ObjectRef, owner: Owner, vouchers: Vouchers, signal: AbortSignal, before?: (observed: TargetObject) => Promise<void>):
-    Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject; relation?: Relation }> {
-    let seen: TargetObject | undefined;
-    for (let attempt = 0; ; attempt++) {
-      const observed = await (attempt === 0 ? this.read : this.client).get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
-      if (!observed) return { outcome: 'absent', observed: seen };
-      const relation = this.marks.relation(ref.type, observed, owner, vouchers);
-      if (relation !== 'ours' && relation !== 'restored') return { outcome: 'notOurs' };
-      seen = observed;
-      await before?.(observed);
-      try {
-        const outcome = await this.client.delete(ref.type, ref.name, ref.namespace, { uid: observed.metadata.uid, resourceVersion: observed.metadata.resourceVersion, signal });
-        return { outcome, observed, relation };
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-        // Not a stale copy of the managed resource (which the reconciler retries quietly): say so.
-        if (attempt > 0) throw new ReasonedError('TargetObjectChanging', `${describe(ref)} in the target cluster changed while it was being deleted; retrying`);
-      }
-    }
-  }
-}
-
-/** Deletes what the operator made for `target` (proven by the ownerReference's uid). */
-export async function deleteDependents(client: KubeClient, kind: Pick<NativeKind<ManagedResource>, 'dependents'>, target: TargetObject, signal?: AbortSignal): Promise<void> {
-  // All at once: the order among them does not matter, and a deletion's time is a chain of round trips.
-  await Promise.all((kind.dependents ?? []).map(async (dep) => {
-    const { items } = await client.list<TargetObject>(dep.type, { namespace: target.metadata.namespace, labelSelector: dep.labelSelector(target), signal });
-    await Promise.all(items
-      .filter((item) => !item.metadata.deletionTimestamp && item.metadata.ownerReferences?.some((r) => r.uid === target.metadata.uid))
-      .map((item) => client.delete(dep.type, item.metadata.name, item.metadata.namespace, { uid: item.metadata.uid, signal })));
-  }));
-}
-
-/**
- * Deletes a target namespace that this control plane created, but only when a check of every
- * namespaced type finds nothing else in it. Returns why it was kept, if it was (and is ours).
- */
-export async function deleteNamespaceIfUnused(client: KubeClient, marks: OwnershipMarks, namespace: string, stores: ResourceType, signal?: AbortSignal): Promise<{ why: string; byStores: boolean } | undefined> {
-  // Both at once (one round trip). Cheap first: other stores there keep it, and the full check (a
-  // list per type) is not needed.
-  const [ns, othersLive] = await Promise.all([client.get<TargetObject>(Namespaces, namespace, undefined, signal), anyLiveIn(client, stores, namespace, signal)]);
-  if (!ns || ns.metadata.deletionTimestamp || !marks.claimedOwner(ns)) return undefined;
-  // Marks anyone could have copied never make a namespace ours to delete.
-  if (!marks.provenOwner(Namespaces, ns)) {
-    return { why: `kept namespace ${namespace} in the target cluster: its ownership marks carry no valid signature (written before marks were signed, or not by provider-rook)`, byStores: false };
-  }
-  if (othersLive) return { why: `kept namespace ${namespace} in the target cluster: other ${stores.kind}s live there`, byStores: true };
-  const contents = await namespaceContents(client, namespace, signal);
-  if (contents.found.length || contents.unchecked.length) return { why: `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`, byStores: false };
-  await client.delete(Namespaces, namespace, undefined, { uid: ns.metadata.uid, signal });
-  return undefined;
 }
 
 function withoutMetadata(obj: TargetObject): Record<string, unknown> {
   const { metadata: _m, apiVersion: _a, kind: _k, status: _s, ...rest } = obj;
   return rest;
-}
-
-function ignoreAlreadyExists(err: unknown): void {
-  if ((err as { code?: number; reason?: string }).code === 409) return;
-  throw err;
 }

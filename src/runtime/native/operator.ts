@@ -7,7 +7,8 @@ import path from 'node:path';
 import * as yaml from 'js-yaml';
 import { ReasonedError } from '../conditions.ts';
 import { Reasons } from '../reasons.ts';
-import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
+import type { Client, KubeObjectLike } from '../kube/client.ts';
+import { established } from '../kube/crds.ts';
 import { CustomResourceDefinitions, Deployments, typeOfManifest } from '../kube/resources.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';
 import type { TargetInformers } from './target-informers.ts';
@@ -90,10 +91,6 @@ export function installRefusal(bundle: OperatorBundle, provider: ProviderObject)
   return undefined;
 }
 
-export function established(crd: Obj | undefined): boolean {
-  return crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-}
-
 export class OperatorInstaller {
   private readonly inflight = new Map<string, Promise<void>>();
   private readonly verified = new Map<string, number>();
@@ -106,7 +103,7 @@ export class OperatorInstaller {
   }
 
   /** From the target's watches of the CRD and the Deployment (made on first use), or live without them. */
-  async presence(target: { client: KubeClient; informers?: TargetInformers }, settings: OperatorSettings, signal?: AbortSignal): Promise<OperatorPresence> {
+  async presence(target: { client: Client; informers?: TargetInformers }, settings: OperatorSettings, signal?: AbortSignal): Promise<OperatorPresence> {
     const namespace = settings.namespace ?? this.bundle.defaultNamespace;
     const { informers } = target;
     if (informers) {
@@ -132,7 +129,7 @@ export class OperatorInstaller {
    * `installed` runs once after an install of ours, e.g. to refresh the Provider's status at once.
    */
   /** `seen` hears each finding of whether the operator is there (for the Provider's status). */
-  async ensure(target: { fingerprint: string; client: KubeClient; informers?: TargetInformers },
+  async ensure(target: { fingerprint: string; client: Client; informers?: TargetInformers },
     using: { provider: ProviderObject; owner: Owner; seen?: (present: boolean) => void }, signal?: AbortSignal): Promise<void> {
     if ((this.verified.get(target.fingerprint) ?? 0) > Date.now()) return;
     const { provider } = using;
@@ -163,7 +160,7 @@ export class OperatorInstaller {
     this.verified.set(target.fingerprint, Date.now() + 5 * 60_000);
   }
 
-  private async install(client: KubeClient, owner: Owner, settings: OperatorSettings, signal?: AbortSignal): Promise<void> {
+  private async install(client: Client, owner: Owner, settings: OperatorSettings, signal?: AbortSignal): Promise<void> {
     for (const manifest of this.bundle.manifests(settings)) {
       const type = typeOfManifest(manifest);
       const existing = await client.get<Obj>(type, manifest.metadata.name, manifest.metadata.namespace, signal);

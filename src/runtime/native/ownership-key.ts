@@ -3,7 +3,7 @@
 // target can read it, so nobody there can sign. Back it up with the control cluster: restored
 // managed resources then prove their objects again (see the README's "Ownership and safety").
 import { randomBytes } from 'node:crypto';
-import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
+import type { Client, KubeObjectLike } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { Secrets } from '../kube/resources.ts';
 import { OwnershipKey } from './ownership.ts';
@@ -18,7 +18,7 @@ export interface SecretRef {
 type SecretObject = KubeObjectLike & { data?: Record<string, string> };
 
 /** Reads the key from its Secret, making the Secret when there is none (two starting at once agree). */
-export async function loadOwnershipKey(client: KubeClient, ref: SecretRef, signal?: AbortSignal): Promise<OwnershipKey> {
+export async function loadOwnershipKey(client: Client, ref: SecretRef, signal?: AbortSignal): Promise<OwnershipKey> {
   for (let attempt = 0; ; attempt++) {
     const secret = await client.get<SecretObject>(Secrets, ref.name, ref.namespace, signal);
     if (secret) return keyFrom(secret, ref);

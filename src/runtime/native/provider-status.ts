@@ -8,7 +8,8 @@ import type { KubeClient } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import { sameJson } from '../json.ts';
 import type { Reader } from '../managed/reconciler.ts';
-import { hasFinalizer, isDeleting, withFinalizer, withoutFinalizer } from '../meta.ts';
+import { addFinalizer, removeFinalizer } from '../finalizers.ts';
+import { hasFinalizer, isDeleting } from '../meta.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import type { ProviderResolver } from './connecter.ts';
 import { installRefusal, type OperatorInstaller } from './operator.ts';
@@ -56,8 +57,7 @@ export class ProviderStatusReconciler implements Reconciler {
         this.o.recorder.normal(provider, 'DeprecatedField', 'spec.operatorInstall configures the Rook MinIO operator; move it to spec.operators as {name: rook-minio, install: ...}');
       }
       if (!hasFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE)) {
-        provider.metadata.finalizers = withFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE);
-        provider = { ...(await this.o.client.update<Provider>(Providers, provider, signal)), status: provider.status };
+        provider = { ...(await addFinalizer(this.o.client, Providers, provider, FINALIZER_PROVIDER_IN_USE, signal)), status: provider.status };
       }
       await this.writeStatus(provider, cached, await this.observe(provider, signal), signal);
     } catch (err) {
@@ -109,8 +109,7 @@ export class ProviderStatusReconciler implements Reconciler {
       await this.writeStatus(provider, cached, { ...provider.status, users }, signal);
       return requeueAfter(this.o.pollIntervalMs);
     }
-    provider.metadata.finalizers = withoutFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE);
-    await this.o.client.update(Providers, provider, signal);
+    await removeFinalizer(this.o.client, Providers, provider, FINALIZER_PROVIDER_IN_USE, signal);
     return done();
   }
 

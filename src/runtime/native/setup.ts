@@ -14,15 +14,17 @@ import { desiredStateChanged } from '../predicates.ts';
 import { keyOf } from '../result.ts';
 import { needsScheduler, Scheduler } from '../scheduling/scheduler.ts';
 import { NativeConnecter } from './connecter.ts';
-import type { NativeKind } from './external.ts';
+import type { NativeKind } from './kind.ts';
 import { LeakSweeper } from './leaks.ts';
+import type { ProviderSystem } from './provider-system.ts';
 import { TargetWatches } from './watches.ts';
 
-export function setupNativeManaged<MR extends ManagedResource>(manager: Manager, o: { type: ResourceType; kind: NativeKind<MR> }): { controller: Controller; cache: Informer<MR> } {
+export function setupNativeManaged<MR extends ManagedResource>(manager: Manager, providers: ProviderSystem, o: { type: ResourceType; kind: NativeKind<MR> }): { controller: Controller; cache: Informer<MR> } {
   const { type, kind } = o;
-  const { log, marks, recorder, resolver, opts } = manager;
+  const { log, recorder } = manager;
+  const { marks, resolver, opts } = providers;
   const cache = manager.informer<MR>(type);
-  const installer = kind.operator ? manager.installerFor(kind.operator) : undefined;
+  const installer = kind.operator ? providers.installerFor(kind.operator) : undefined;
   // Which target each resource last connected through, so a target's return requeues its resources.
   const targetOf = new Map<string, string>();
   const usedBy = function* (fingerprint: string): Iterable<string> {
@@ -34,7 +36,7 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
     connecter: new NativeConnecter(resolver, kind, marks, {
       installer, recorder,
       // The Provider's status says at once that the operator is there now (installed, or found), or gone.
-      operatorChanged: (p) => manager.providerController.enqueue(keyOf(p.metadata)),
+      operatorChanged: (p) => providers.providerController.enqueue(keyOf(p.metadata)),
       connected: (key, target) => targetOf.set(key, target.fingerprint),
     }),
     pollIntervalMs: opts.pollIntervalMs, pollJitterMs: opts.pollJitterMs,
@@ -44,7 +46,7 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
   const controller = manager.controller(`managed/${kindName(type)}`, reconciler);
   // A resource naming providerSelector waits for the scheduler to give it a Provider.
   const scheduler = manager.controller(`scheduler/${kindName(type)}`, new Scheduler<MR>({
-    type, client: manager.control, cache, providers: manager.providers, usage: manager.usage, reservations: manager.reservations,
+    type, client: manager.control, cache, providers: providers.providers, usage: providers.usage, reservations: providers.reservations,
     operator: kind.operator ? { name: kind.operator.name, legacy: kind.operator.legacy } : undefined,
     recorder, recheckMs: opts.pollIntervalMs,
   }));
@@ -53,8 +55,8 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
   };
   // A Provider that appears, changes (labels, capacity, reachability, operators) or goes, and a place
   // freed, may let a waiting resource be placed.
-  manager.providers.on({ added: (p) => unscheduledIn(p.metadata.namespace), updated: (_, p) => unscheduledIn(p.metadata.namespace), deleted: (p) => unscheduledIn(p.metadata.namespace) });
-  manager.usage.onFreed((mr) => unscheduledIn(mr.metadata.namespace));
+  providers.providers.on({ added: (p) => unscheduledIn(p.metadata.namespace), updated: (_, p) => unscheduledIn(p.metadata.namespace), deleted: (p) => unscheduledIn(p.metadata.namespace) });
+  providers.usage.onFreed((mr) => unscheduledIn(mr.metadata.namespace));
 
   // Only changes a user makes (spec, labels, annotations, deletion) wake it; our status writes do not.
   cache.on({
@@ -79,12 +81,12 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
       if (owner?.kind === type.kind && cache.get(`${s.metadata.namespace}/${owner.name}`)) controller.enqueue(`${s.metadata.namespace}/${owner.name}`);
     },
   });
-  manager.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
+  providers.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
   // crossplane_managed_resource_{exists,ready,synced}, counted from the cache at each scrape.
   manager.cleanups.push(observeManagedKind(gvkLabel(type), () => cache.list()));
-  manager.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, usedBy));
-  manager.sweepers.push(new LeakSweeper<MR>({
-    kind, marks, resolver, providers: manager.providers, control: manager.control, managedType: type, cache, namespaces: opts.namespaces,
+  providers.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, usedBy));
+  providers.sweepers.push(new LeakSweeper<MR>({
+    kind, marks, resolver, providers: providers.providers, control: manager.control, managedType: type, cache, namespaces: manager.opts.namespaces,
     graceMs: opts.leakGraceMs ?? 5 * 60_000, reportOnly: opts.leakReportOnly ?? false, recorder, log,
   }) as unknown as LeakSweeper<ManagedResource>);
   return { controller, cache };

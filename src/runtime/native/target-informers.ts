@@ -5,9 +5,9 @@
 // target without an operator costs one quiet watch instead of a 404 every few seconds.
 import { Informer } from '../informer.ts';
 import type { KubeClient, KubeObjectLike, Selection } from '../kube/client.ts';
+import { established, type CustomResourceDefinition } from '../kube/crds.ts';
 import { CustomResourceDefinitions, type ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
-import { established } from './operator.ts';
 
 export interface Watched extends Selection {
   namespace?: string;
@@ -22,8 +22,6 @@ export interface HealthListener {
   recovered?(): void;
   failed?(): void;
 }
-
-type CRD = KubeObjectLike & { status?: { conditions?: { type: string; status: string }[] } };
 
 const group = (type: ResourceType): string => (type.apiVersion.includes('/') ? type.apiVersion.split('/')[0]! : '');
 /** Kinds every API server serves; anything else may come and go with its CRD. */
@@ -75,8 +73,8 @@ export class TargetInformers {
   }
 
   /** The CRD of this name, from a watch of it alone. */
-  crd(name: string): Informer<CRD> {
-    return this.informer<CRD>(CustomResourceDefinitions, { fieldSelector: `metadata.name=${name}` });
+  crd(name: string): Informer<CustomResourceDefinition> {
+    return this.informer<CustomResourceDefinition>(CustomResourceDefinitions, { fieldSelector: `metadata.name=${name}` });
   }
 
   /** Resolves once the CRD is Established (at once if it is). One handler per CRD, however often it is awaited. */

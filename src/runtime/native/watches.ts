@@ -4,7 +4,7 @@
 // which observe reads from as well.
 import type { Logger } from '../logger.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import type { NativeKind, TargetObject } from './external.ts';
+import type { NativeKind, TargetObject } from './kind.ts';
 import type { OwnershipMarks } from './ownership.ts';
 import type { Target, TargetHooks } from './targets.ts';
 

@@ -2,6 +2,7 @@
 // predicates and prioritizers, cut to what a target cluster needs): keep the Providers the selector
 // matches, then those usable now, then those with room; among them the one with the fewest managed
 // resources, ties broken by name so every replica and every retry decides alike.
+import { Reasons } from '../reasons.ts';
 import { describeSelector, matchesSelector, type LabelSelector } from './selector.ts';
 
 export interface Candidate {
@@ -17,7 +18,7 @@ export interface Candidate {
   maxResources?: number;
 }
 
-export type NotScheduledReason = 'NoMatchingProvider' | 'NoUsableProvider' | 'CapacityExhausted';
+export type NotScheduledReason = typeof Reasons.NoMatchingProvider | typeof Reasons.NoUsableProvider | typeof Reasons.CapacityExhausted;
 
 export interface Counts {
   providers: number;
@@ -48,10 +49,10 @@ export function chooseProvider(candidates: Candidate[], selector: LabelSelector,
   const withRoom = usable.filter(hasRoom);
   const counts: Counts = { providers: candidates.length, matching: matching.length, usable: usable.length, withRoom: withRoom.length };
   const of = `${matching.length} of ${candidates.length} Provider(s) match ${wanted}`;
-  if (!matching.length) return { reason: 'NoMatchingProvider', counts, message: `${of}` };
-  if (!usable.length) return { reason: 'NoUsableProvider', counts, message: `${of}; none is usable: ${list(matching.map((c) => problem(c)!))}` };
+  if (!matching.length) return { reason: Reasons.NoMatchingProvider, counts, message: `${of}` };
+  if (!usable.length) return { reason: Reasons.NoUsableProvider, counts, message: `${of}; none is usable: ${list(matching.map((c) => problem(c)!))}` };
   if (!withRoom.length) {
-    return { reason: 'CapacityExhausted', counts, message: `${of}; ${usable.length} usable, all at capacity: ${list(usable.map((c) => `${c.name} ${c.used}/${c.maxResources}`))}` };
+    return { reason: Reasons.CapacityExhausted, counts, message: `${of}; ${usable.length} usable, all at capacity: ${list(usable.map((c) => `${c.name} ${c.used}/${c.maxResources}`))}` };
   }
   const best = withRoom.reduce((a, b) => (b.used < a.used ? b : a));
   return { provider: best.name, counts, message: `Provider ${best.name}: the fewest managed resources (${best.used}) of ${withRoom.length} usable with room; ${of}` };

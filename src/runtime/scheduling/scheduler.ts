@@ -13,6 +13,7 @@ import type { ResourceType } from '../kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { isDeleting } from '../meta.ts';
 import { operatorSettings, type ProviderObject } from '../native/provider.ts';
+import { Reasons } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { chooseProvider, type Candidate, type Decision } from './choose.ts';
 import type { Reservations } from './reservations.ts';
@@ -107,12 +108,12 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
     }
     // The decision is made and kept from here on (the assumption stays until the cache shows it):
     // say so before anything else can fail.
-    this.record(mr, 'normal', 'Scheduled', `Scheduled on ${why}`);
+    this.record(mr, 'normal', Reasons.Scheduled, `Scheduled on ${why}`);
     return this.scheduled({ ...placed, status: mr.status }, cached, chosen, signal);
   }
 
   private async scheduled(mr: MR, cached: MR, provider: string, signal: AbortSignal): Promise<Result> {
-    await this.writeScheduled(mr, cached, { type: 'Scheduled', status: 'True', reason: 'Scheduled', message: `on Provider ${provider}` }, signal);
+    await this.writeScheduled(mr, cached, { type: 'Scheduled', status: 'True', reason: Reasons.Scheduled, message: `on Provider ${provider}` }, signal);
     return done();
   }
 

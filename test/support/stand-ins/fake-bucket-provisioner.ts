@@ -13,11 +13,11 @@
 //   (the garbage collector deletes them), then the claim's own finalizer.
 // Never used by src/.
 import { randomUUID } from 'node:crypto';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { isAlreadyExists, isNotFound } from '../../src/runtime/kube/errors.ts';
-import { ConfigMaps, Secrets, StorageClasses, type ResourceType } from '../../src/runtime/kube/resources.ts';
-import { randomKey } from '../../src/runtime/random.ts';
-import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
+import type { KubeClient, KubeObjectLike } from '../../../src/runtime/kube/client.ts';
+import { isAlreadyExists, isNotFound } from '../../../src/runtime/kube/errors.ts';
+import { ConfigMaps, Secrets, StorageClasses, type ResourceType } from '../../../src/runtime/kube/resources.ts';
+import { randomKey } from '../../../src/runtime/random.ts';
+import { ObjectBucketClaims } from '../../../src/rook-ceph/bucket.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 
 export const ObjectBuckets: ResourceType = { apiVersion: 'objectbucket.io/v1alpha1', kind: 'ObjectBucket', plural: 'objectbuckets', namespaced: false };

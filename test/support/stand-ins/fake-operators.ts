@@ -1,14 +1,14 @@
 // TEST DOUBLES as a process: npm run fake-operators [-- KUBECONFIG [rook-minio,minio-operator,rook-ceph]].
-// Plays the backends' operators on a local target cluster (which runs no pods); see
-// e2e/support/fake-*.ts. Each waits (retrying) until its operator's CRD is in the cluster.
+// Plays the backends' operators on a local target cluster (which runs no pods); see fake-*.ts
+// beside it. Each waits (retrying) until its operator's CRD is in the cluster.
 import { fileURLToPath } from 'node:url';
-import { KubeClient } from '../src/runtime/kube/client.ts';
-import { kubeconfigFileAccess } from '../src/runtime/kube/config.ts';
-import { FakeBucketProvisioner } from './support/fake-bucket-provisioner.ts';
-import { FakeMinioOperator } from './support/fake-minio-operator.ts';
-import { FakeTenantOperator } from './support/fake-tenant-operator.ts';
+import { KubeClient } from '../../../src/runtime/kube/client.ts';
+import { kubeconfigFileAccess } from '../../../src/runtime/kube/config.ts';
+import { FakeBucketProvisioner } from './fake-bucket-provisioner.ts';
+import { FakeMinioOperator } from './fake-minio-operator.ts';
+import { FakeTenantOperator } from './fake-tenant-operator.ts';
 
-const kubeconfig = process.argv[2] ?? fileURLToPath(new URL('../.local/clusters/target/kubeconfig', import.meta.url));
+const kubeconfig = process.argv[2] ?? fileURLToPath(new URL('../../../.local/clusters/target/kubeconfig', import.meta.url));
 const wanted = (process.argv[3] ?? 'rook-minio,minio-operator,rook-ceph').split(',');
 const kc = kubeconfigFileAccess(kubeconfig);
 const client = new KubeClient(kc, { fieldManager: 'fake-operators' });

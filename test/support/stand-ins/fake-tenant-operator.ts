@@ -12,10 +12,10 @@
 // - Status is always written whole (PUT /status) with the six fields the CRD requires.
 // It also plays MinIO's pods and the operator's health monitor, which with real pods call MinIO over
 // HTTP: healthStatus green (unless `healthy` says otherwise), then "Initialized". Never used by src/.
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { isAlreadyExists } from '../../src/runtime/kube/errors.ts';
-import { RoleBindings, Roles, Secrets, ServiceAccounts, Services, StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';
-import { MinioTenants } from '../../src/minio-operator/tenant.ts';
+import type { KubeClient, KubeObjectLike } from '../../../src/runtime/kube/client.ts';
+import { isAlreadyExists } from '../../../src/runtime/kube/errors.ts';
+import { RoleBindings, Roles, Secrets, ServiceAccounts, Services, StatefulSets, type ResourceType } from '../../../src/runtime/kube/resources.ts';
+import { MinioTenants } from '../../../src/minio-operator/tenant.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 
 interface Pool { name: string; servers: number; volumesPerServer: number; volumeClaimTemplate: { metadata?: { name?: string }; spec: unknown } }

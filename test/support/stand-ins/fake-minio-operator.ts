@@ -9,10 +9,10 @@
 //   headless service") before it reaches the StatefulSet.
 // It then plays the StatefulSet controller and kubelet by setting status.readyReplicas, which is how
 // provider-rook tells a store is ready. Never used by src/.
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { isAlreadyExists } from '../../src/runtime/kube/errors.ts';
-import { Secrets, Services, StatefulSets } from '../../src/runtime/kube/resources.ts';
-import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../../src/runtime/kube/client.ts';
+import { isAlreadyExists } from '../../../src/runtime/kube/errors.ts';
+import { Secrets, Services, StatefulSets } from '../../../src/runtime/kube/resources.ts';
+import { RookObjectStores } from '../../../src/rook-minio/objectstore.ts';
 import { StandIn } from './stand-in.ts';
 
 interface Store extends KubeObjectLike {

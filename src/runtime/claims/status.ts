@@ -1,0 +1,59 @@
+// How a claim says where it stands, for both claim reconcilers: its status written only when it
+// changed, and a failed pass reported once as an Event and its conditions.
+import { Ready, ReasonedError, Synced, reasonOf, setCondition } from '../conditions.ts';
+import type { EventRecorder } from '../events.ts';
+import { sameJson } from '../json.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isConflict, isNotFound } from '../kube/errors.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import { Reasons } from '../reasons.ts';
+import { done, requeue, requeueAfter, type Result } from '../result.ts';
+import { NOT_SCHEDULED, type Claim } from './claim.ts';
+
+export type Cond = Parameters<typeof setCondition>[1];
+
+/** How long to wait before re-checking a claim that is stuck on something a watch may not report. */
+export const RECHECK_MS = 30_000;
+
+/** Ready=False while the claim waits for its managed resource; the message says for what. */
+export const binding = (message: string): Cond => ({ type: 'Ready', status: 'False', reason: Reasons.Binding, message });
+
+/** What a claim shows of its resource's placement: the Scheduled condition and the chosen Provider. */
+export interface Mirrored {
+  conditions: Cond[];
+  providerRef?: { name: string };
+}
+
+/** Where a claim reconciler writes. */
+export interface ClaimWriter {
+  client: KubeClient;
+  claims: ResourceType;
+  recorder: EventRecorder;
+}
+
+/** Writes the claim's status only when it changed; `also` carries what it mirrors of its resource. */
+export async function writeClaimStatus(w: ClaimWriter, claim: Claim, cached: Claim, signal: AbortSignal, ready: Cond, synced: Cond,
+  phase?: 'Unbound' | 'Bound', also: Cond[] | Mirrored = []): Promise<void> {
+  const { conditions: extra, providerRef } = Array.isArray(also) ? { conditions: also, providerRef: undefined } : also;
+  let conditions = claim.status?.conditions;
+  for (const c of [ready, synced, ...extra]) conditions = setCondition(conditions, { ...c, observedGeneration: claim.metadata.generation });
+  claim.status = { ...claim.status, conditions, ...(phase ? { bindingPhase: phase } : {}), ...(providerRef ? { providerRef } : {}) };
+  if (sameJson(claim.status, cached.status ?? {})) return;
+  await w.client.updateStatus(w.claims, claim, signal);
+}
+
+/**
+ * A pass that failed: a conflict is retried quietly, a claim gone is done; anything else is an Event
+ * and Ready/Synced saying why. Refusals (a missing class, a namespace not allowed) wait for a change
+ * (or a recheck); API errors back off.
+ */
+export async function claimFailed(w: ClaimWriter, claim: Claim, cached: Claim, err: unknown, signal: AbortSignal): Promise<Result> {
+  if (isConflict(err)) return requeue(); // a concurrent writer; the next pass reads fresh state
+  if (isNotFound(err) && !(err instanceof ReasonedError)) return done();
+  const message = (err as Error).message;
+  w.recorder.warning(claim, err instanceof ReasonedError ? err.reason : Reasons.CannotBindManagedResource, message);
+  const ready = claim.spec?.resourceRef ? binding(message) : { ...Ready.creating(), message };
+  const scheduled: Cond[] = NOT_SCHEDULED.has(reasonOf(err)) ? [{ type: 'Scheduled', status: 'False', reason: reasonOf(err), message }] : [];
+  await writeClaimStatus(w, claim, cached, signal, ready, Synced.error(reasonOf(err), message), undefined, scheduled).catch(() => undefined);
+  return err instanceof ReasonedError ? requeueAfter(RECHECK_MS) : requeue();
+}

@@ -1,0 +1,105 @@
+// The contract of a native kind: what a backend describes (the object to keep in a target, its
+// companions, how to read its readiness) for nativeExternal (external.ts) to keep it there.
+import { sameJson } from '../json.ts';
+import type { Client, KubeObjectLike } from '../kube/client.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
+import type { OperatorBundle } from './operator.ts';
+
+export type TargetObject = KubeObjectLike & {
+  metadata: KubeObjectLike['metadata'] & {
+    labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string; creationTimestamp?: string;
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+  };
+  [field: string]: unknown;
+};
+
+export interface ObjectRef {
+  type: ResourceType;
+  name: string;
+  namespace?: string;
+}
+
+export interface Companion extends ObjectRef {
+  /** What it is for, in messages (e.g. "access-keys Secret"). */
+  purpose: string;
+  /** The object we want. Kept in this shape, unless irreplaceable. */
+  build(): TargetObject;
+  /**
+   * For what cannot be remade once the target object uses it (keys a running server holds): made
+   * only together with the target object and never again. Losing it later is reported, with this
+   * reason and remedy, instead of being papered over with a new one.
+   */
+  irreplaceable?: { reason: string; remedy: string };
+}
+
+export interface Inspection {
+  ready: boolean;
+  /** Why it is not ready yet (the Ready condition's message). */
+  message?: string;
+  connectionDetails?: ConnectionDetails;
+  /** Observed state for status.atProvider. */
+  atProvider?: Record<string, unknown>;
+}
+
+export interface NativeKind<MR extends ManagedResource> {
+  /** The owning kind as "plural.group", recorded in ownership marks. */
+  resource: string;
+  /** The kind of object kept in the target. */
+  target: ResourceType;
+  /** The target object we want (name and namespace set; no ownership marks: those are added here). */
+  desired(mr: MR, externalName: string): TargetObject;
+  /** Objects that must exist beside it (e.g. a credentials Secret, a Service), made and owned by us. */
+  companions?(mr: MR, externalName: string): Companion[];
+  /** The types companions() returns, for the leak sweeper. */
+  companionTypes?: ResourceType[];
+  /** Objects the target object itself names (e.g. its credentials Secret): on import, these may be used though we did not make them. */
+  references?(observed: TargetObject): ObjectRef[];
+  /**
+   * What the operator makes for each target object, pointing back at it by uid. Removed with it
+   * under reclaim policy Delete: an operator's owner references may be beyond the garbage collector.
+   */
+  dependents?: { type: ResourceType; labelSelector(target: TargetObject): string }[];
+  /** Types inspect() reads (get) besides the target object and its companions; for the target RBAC. */
+  reads?: ResourceType[];
+  /** Other target objects whose changes matter (e.g. what an operator creates), mapped to our object's "namespace/name". */
+  related?: {
+    type: ResourceType; labelSelector: string; targetKey(obj: TargetObject): string | undefined;
+    /** Cache only metadata and these fields of them (all, when unset): what inspect() reads. */
+    keep?: string[];
+  }[];
+  /** Paths of the target object (e.g. ".spec.scope") its operator reads only at creation: an import must not change them. */
+  fixedAtCreation?: string[];
+  /** Fills spec fields the user left empty from what the target holds; true when it changed mr. */
+  lateInitialize?(mr: MR, observed: TargetObject): boolean;
+  /** The operator that acts on the target kind, installed on demand when a Provider allows it. */
+  operator?: OperatorBundle;
+  /**
+   * Readiness, connection details and observed state, from the target object and its companions.
+   * `read` serves from the target's watch caches (related objects), asking the server on a miss.
+   */
+  inspect(ctx: { client: Client; read: ObjectReader; mr: MR; observed: TargetObject; companions: (TargetObject | undefined)[]; signal: AbortSignal }): Promise<Inspection>;
+}
+
+/** A get that may be served from a cache. */
+export interface ObjectReader {
+  get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, signal?: AbortSignal): Promise<T | undefined>;
+}
+
+/** An object as messages name it, e.g. "Secret ns/name". */
+export const describeRef = (ref: ObjectRef): string => `${ref.type.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+/** An object's identity, for comparing refs. */
+export const refKey = (ref: ObjectRef): string => `${ref.type.apiVersion}/${ref.type.kind}/${ref.namespace ?? ''}/${ref.name}`;
+
+/** Fields of `want` that `have` lacks or holds differently (have may carry more). */
+export function diffFields(want: unknown, have: unknown, path = ''): string[] {
+  if (want !== null && typeof want === 'object' && !Array.isArray(want)) {
+    if (have === null || typeof have !== 'object' || Array.isArray(have)) return [path || '.'];
+    return Object.entries(want).flatMap(([k, v]) => (v === undefined ? [] : diffFields(v, (have as Record<string, unknown>)[k], `${path}.${k}`)));
+  }
+  if (Array.isArray(want)) {
+    if (!Array.isArray(have) || have.length !== want.length) return [path];
+    return want.flatMap((v, i) => diffFields(v, have[i], `${path}[${i}]`));
+  }
+  return sameJson(want, have) ? [] : [path];
+}

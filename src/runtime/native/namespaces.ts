@@ -1,0 +1,73 @@
+// The target namespace a store lives in: created once however many stores share it, and deleted
+// with its last store only when it is provably ours and a check of every namespaced type finds it empty.
+import type { KubeClient } from '../kube/client.ts';
+import { anyLiveIn, describeContents, namespaceContents } from '../kube/discovery.ts';
+import { Namespaces, type ResourceType } from '../kube/resources.ts';
+import { Coalescer } from '../coalesce.ts';
+import type { TargetObject } from './kind.ts';
+import type { OwnershipMarks, Owner, Vouchers } from './ownership.ts';
+
+const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>();
+/**
+ * Stores deleted together from one namespace check it together: otherwise each of the last ones
+ * lists every namespaced type (16 workers: 16 times 40 lists at the end of a namespace).
+ */
+const namespaceChecks = new WeakMap<KubeClient, Coalescer<{ why: string; byStores: boolean } | undefined>>();
+
+// Stores that share a namespace on one target create it once, not once each.
+export async function ensureNamespace(client: KubeClient, marks: OwnershipMarks, namespace: string, owner: Owner, vouchers: Vouchers, signal: AbortSignal): Promise<void> {
+  let pending = namespaceCreations.get(client);
+  if (!pending) namespaceCreations.set(client, (pending = new Map()));
+  let creation = pending.get(namespace);
+  if (!creation) {
+    creation = (async () => {
+      if (await client.get(Namespaces, namespace, undefined, signal)) return;
+      await client.create(Namespaces, marks.mark(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner), signal)
+        .catch(ignoreAlreadyExists);
+    })().finally(() => pending.delete(namespace));
+    pending.set(namespace, creation);
+  }
+  await creation;
+  // Upgrade: a namespace made for this resource before marks were signed gets them signed, so it
+  // can be deleted with its last store (unsigned marks never prove anything to a deletion).
+  if (vouchers.legacy) {
+    const ns = await client.get<TargetObject>(Namespaces, namespace, undefined, signal);
+    if (ns && marks.unsigned(ns) && marks.relation(Namespaces, ns, owner, vouchers) === 'ours') {
+      const { labels, annotations } = marks.mark(Namespaces, ns, owner).metadata;
+      await client.mergePatch(Namespaces, namespace, undefined, { metadata: { labels, annotations } }, signal);
+    }
+  }
+}
+
+/**
+ * Deletes a target namespace that this control plane created, but only when a check of every
+ * namespaced type finds nothing else in it. Returns why it was kept, if it was (and is ours).
+ */
+export async function deleteNamespaceIfUnused(client: KubeClient, marks: OwnershipMarks, namespace: string, stores: ResourceType, signal?: AbortSignal): Promise<{ why: string; byStores: boolean } | undefined> {
+  // Both at once (one round trip). Cheap first: other stores there keep it, and the full check (a
+  // list per type) is not needed.
+  const [ns, othersLive] = await Promise.all([client.get<TargetObject>(Namespaces, namespace, undefined, signal), anyLiveIn(client, stores, namespace, signal)]);
+  if (!ns || ns.metadata.deletionTimestamp || !marks.claimedOwner(ns)) return undefined;
+  // Marks anyone could have copied never make a namespace ours to delete.
+  if (!marks.provenOwner(Namespaces, ns)) {
+    return { why: `kept namespace ${namespace} in the target cluster: its ownership marks carry no valid signature (written before marks were signed, or not by provider-rook)`, byStores: false };
+  }
+  if (othersLive) return { why: `kept namespace ${namespace} in the target cluster: other ${stores.kind}s live there`, byStores: true };
+  const contents = await namespaceContents(client, namespace, signal);
+  if (contents.found.length || contents.unchecked.length) return { why: `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`, byStores: false };
+  await client.delete(Namespaces, namespace, undefined, { uid: ns.metadata.uid, signal });
+  return undefined;
+}
+
+/** deleteNamespaceIfUnused, shared by the deletions of one namespace's stores that run at the same time. */
+export async function deleteNamespaceIfUnusedCoalesced(client: KubeClient, marks: OwnershipMarks, namespace: string, stores: ResourceType, signal?: AbortSignal): Promise<{ why: string; byStores: boolean } | undefined> {
+  let checks = namespaceChecks.get(client);
+  if (!checks) namespaceChecks.set(client, (checks = new Coalescer()));
+  return checks.run(`${stores.apiVersion}/${stores.plural} ${namespace}`,
+    () => deleteNamespaceIfUnused(client, marks, namespace, stores, signal));
+}
+
+function ignoreAlreadyExists(err: unknown): void {
+  if ((err as { code?: number; reason?: string }).code === 409) return;
+  throw err;
+}

@@ -1,0 +1,203 @@
+// The Provider system: what every native managed kind shares, registered on the generic manager as
+// one runnable. Providers and their controller, the target clients they resolve to, the operators
+// installed into targets, scheduling's usage and capacity reservations, ownership marks, and the
+// leak sweepers of every kind.
+import type { Controller } from '../controller.ts';
+import type { Informer } from '../informer.ts';
+import type { Client } from '../kube/client.ts';
+import { Namespaces, type ResourceType } from '../kube/resources.ts';
+import type { Manager, Runnable } from '../manager.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import { observeProviders } from '../metrics.ts';
+import { keyOf } from '../result.ts';
+import { Reservations } from '../scheduling/reservations.ts';
+import { ProviderUsage } from '../scheduling/usage.ts';
+import { ProviderResolver } from './connecter.ts';
+import type { EndpointPolicy } from './credentials.ts';
+import type { LeakReport, LeakSweeper } from './leaks.ts';
+import { OperatorInstaller, type OperatorBundle } from './operator.ts';
+import { OwnershipMarks } from './ownership.ts';
+import { loadOwnershipKey, type SecretRef } from './ownership-key.ts';
+import { Providers, type ProviderObject } from './provider.ts';
+import { ProviderStatusReconciler } from './provider-status.ts';
+import { TargetClients } from './targets.ts';
+
+export const DEFAULT_OWNERSHIP_KEY_SECRET: SecretRef = { namespace: 'default', name: 'provider-rook-ownership-key' };
+
+export interface ProviderSystemOptions {
+  /** Names this control plane in ownership marks; defaults to the control cluster's kube-system UID. */
+  controlPlaneId?: string;
+  /** The control-cluster Secret holding the key that signs ownership marks (made when missing). */
+  ownershipKeySecret?: SecretRef;
+  pollIntervalMs?: number;
+  pollJitterMs?: number;
+  leakIntervalMs?: number;
+  /** Target objects younger than this are never judged leaked. */
+  leakGraceMs?: number;
+  /** Report leaked target objects instead of deleting them. */
+  leakReportOnly?: boolean;
+  /** Let Provider kubeconfigs run exec credential plugins inside this process (off by default). */
+  allowExecCredentials?: boolean;
+  /** Where Provider endpoints may be (--allow-plain-http, --refuse-endpoint-ranges; tests inject a resolver). */
+  endpoints?: EndpointPolicy;
+}
+
+/** A managed kind as the Provider system sees it. */
+export interface RegisteredKind {
+  type: ResourceType;
+  cache: Informer<ManagedResource>;
+  installer?: OperatorInstaller;
+}
+
+export class ProviderSystem implements Runnable {
+  readonly opts: ProviderSystemOptions & { pollIntervalMs: number; pollJitterMs: number };
+  readonly manager: Manager;
+  readonly marks: OwnershipMarks;
+  readonly targets: TargetClients;
+  readonly resolver: ProviderResolver;
+  readonly providers: Informer<ProviderObject>;
+  readonly providerController: Controller;
+  readonly kinds: RegisteredKind[] = [];
+  readonly sweepers: LeakSweeper<ManagedResource>[] = [];
+  /** Who uses each Provider, and the capacity places the API server arbitrates (scheduling/). */
+  readonly usage = new ProviderUsage();
+  readonly reservations: Reservations;
+  readonly reservationController: Controller;
+  private readonly installers = new Map<string, OperatorInstaller>();
+  private idle?: NodeJS.Timeout;
+  private stopProviderMetrics?: () => void;
+
+  /** Resolves the control-plane id (a read of kube-system unless given) and the ownership key, and registers on `manager`. */
+  static async create(manager: Manager, opts: ProviderSystemOptions = {}): Promise<ProviderSystem> {
+    const control = manager.control;
+    const id = opts.controlPlaneId ?? (await control.get(Namespaces, 'kube-system'))?.metadata.uid;
+    if (!id) throw new Error('cannot determine the control plane id (no kube-system namespace); pass --control-plane-id');
+    const key = await loadOwnershipKey(control, opts.ownershipKeySecret ?? DEFAULT_OWNERSHIP_KEY_SECRET);
+    const system = new ProviderSystem(manager, opts, new OwnershipMarks(id, key));
+    manager.add(system);
+    return system;
+  }
+
+  private constructor(manager: Manager, opts: ProviderSystemOptions, marks: OwnershipMarks) {
+    const pollIntervalMs = opts.pollIntervalMs ?? 60_000;
+    this.opts = { ...opts, pollIntervalMs, pollJitterMs: opts.pollJitterMs ?? pollIntervalMs / 10 };
+    this.manager = manager;
+    this.marks = marks;
+    const { control, log, recorder } = manager;
+    // A target's endpoint comes from a Secret: nothing its server answers is echoed into status.
+    // One target that does not answer must cost the others nothing: its client fails fast (isolate).
+    this.targets = new TargetClients((creds) => manager.client(creds.access, { trusted: false, name: 'the target cluster', isolate: true }), log);
+    this.providers = manager.informer<ProviderObject>(Providers);
+    this.resolver = new ProviderResolver(control, this.providers, this.targets, {
+      credentials: { allowExec: opts.allowExecCredentials ?? false, endpoints: opts.endpoints }, log,
+      // A rotated Secret: its Providers resolve again now, which replaces the target's client.
+      secretChanged: (namespace, name) => {
+        for (const p of this.providers.list()) if (p.metadata.namespace === namespace && p.spec.credentialsSecretRef.name === name) this.providerController.enqueue(keyOf(p.metadata));
+      },
+    });
+    this.providerController = manager.controller('provider', new ProviderStatusReconciler({
+      client: control, cache: this.providers, resolver: this.resolver, recorder, pollIntervalMs,
+      operators: () => [...this.installers.values()],
+      users: {
+        cached: (namespace, name) => this.kinds.reduce((n, k) => n + k.cache.list().filter(usesProvider(namespace, name)).length, 0),
+        live: (namespace, name, signal) => this.liveUsers(control, namespace, name, signal),
+      },
+    }));
+    this.reservations = new Reservations({
+      client: control, providers: this.providers, usage: this.usage,
+      managed: (kind) => this.kinds.find((k) => k.type.kind === kind),
+    });
+    this.reservationController = manager.controller('scheduling/reservations', this.reservations);
+    // A resource that went away frees its place on the Providers that reserved one for it.
+    this.usage.onFreed((mr) => {
+      for (const p of this.providers.list()) {
+        if (p.metadata.namespace === mr.metadata.namespace && p.status?.reservations?.some((r) => r.uid === mr.metadata.uid)) this.reservationController.enqueue(keyOf(p.metadata));
+      }
+    });
+    // Only changes a user makes (the spec, deletion) wake it; our own status writes do not.
+    this.providers.on({
+      added: (p) => {
+        this.providerController.enqueue(keyOf(p.metadata));
+        if (this.reservations.mayHoldStale(p)) this.reservationController.enqueue(keyOf(p.metadata));
+      },
+      updated: (old, p) => {
+        if (old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp) this.providerController.enqueue(keyOf(p.metadata));
+        if (old.spec.credentialsSecretRef.name !== p.spec.credentialsSecretRef.name) void this.resolver.prune();
+        // A place taken in a race the other scheduler won may be written after its resource was placed.
+        if (this.reservations.mayHoldStale(p)) this.reservationController.enqueue(keyOf(p.metadata));
+      },
+      deleted: () => void this.resolver.prune(),
+    });
+  }
+
+  get controlPlaneId(): string {
+    return this.marks.controlPlaneId;
+  }
+
+  /** A Provider's users, read live: before its deletion may go on, no cache is trusted. */
+  private async liveUsers(control: Client, namespace: string, name: string, signal?: AbortSignal): Promise<number> {
+    let n = 0;
+    for (const k of this.kinds) n += (await control.list<ManagedResource>(k.type, { namespace, signal })).items.filter(usesProvider(namespace, name)).length;
+    // A place reserved for a resource not placed yet may still become one.
+    const provider = this.providers.get(`${namespace}/${name}`);
+    return n + (provider ? this.reservations.pending(provider) : 0);
+  }
+
+  /** One installer per operator, shared by the kinds that need it and by Provider status. */
+  installerFor(bundle: OperatorBundle): OperatorInstaller {
+    let installer = this.installers.get(bundle.name);
+    if (!installer) this.installers.set(bundle.name, (installer = new OperatorInstaller(bundle, this.marks)));
+    return installer;
+  }
+
+  registerKind(kind: RegisteredKind): void {
+    this.kinds.push(kind);
+    this.usage.track(kind.cache);
+    // A Provider counts its users, and a Provider being deleted waits for the last one to go.
+    const providerOf = (mr: ManagedResource): void => {
+      if (mr.spec.providerRef?.name) this.providerController.enqueue(`${mr.metadata.namespace}/${mr.spec.providerRef.name}`);
+    };
+    kind.cache.on({
+      added: providerOf, deleted: providerOf,
+      updated: (old, mr) => {
+        const placed = mr.spec.providerRef?.name;
+        if (!placed || old.spec.providerRef?.name === placed) return;
+        // Placed by the scheduler: that Provider has one more user, and another one that reserved a
+        // place for it in a race it lost gives that place back.
+        providerOf(mr);
+        for (const p of this.providers.list()) {
+          if (p.metadata.namespace === mr.metadata.namespace && p.metadata.name !== placed && p.status?.reservations?.some((r) => r.uid === mr.metadata.uid)) {
+            this.reservationController.enqueue(keyOf(p.metadata));
+          }
+        }
+      },
+    });
+  }
+
+  /** One leak sweep over every registered kind. */
+  async sweepLeaks(signal?: AbortSignal, now?: number): Promise<LeakReport[]> {
+    const reports: LeakReport[] = [];
+    for (const sweeper of this.sweepers) reports.push(...(await sweeper.sweep(signal, now)));
+    return reports;
+  }
+
+  start(): void {
+    for (const s of this.sweepers) s.start(this.opts.leakIntervalMs ?? 5 * 60_000);
+    this.idle = setInterval(() => void this.targets.sweepIdle(), 5 * 60_000);
+    this.idle.unref();
+    this.stopProviderMetrics = observeProviders(() => this.providers.list());
+    this.manager.log.info('provider-rook started', { controlPlaneId: this.controlPlaneId, server: this.manager.control.server, kinds: this.kinds.map((k) => k.type.kind) });
+  }
+
+  /** After the controllers: nothing reconciles through a target client once it is closed. */
+  async stop(): Promise<void> {
+    this.stopProviderMetrics?.();
+    for (const s of this.sweepers) s.stop();
+    clearInterval(this.idle);
+    await this.resolver.stop();
+    await this.targets.closeAll();
+  }
+}
+
+const usesProvider = (namespace: string, name: string) => (mr: ManagedResource): boolean =>
+  mr.metadata.namespace === namespace && mr.spec.providerRef?.name === name;
