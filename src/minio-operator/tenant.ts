@@ -12,6 +12,7 @@ import { secretText } from '../runtime/native/credentials.ts';
 import type { NativeKind } from '../runtime/native/kind.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 import { randomKey } from '../runtime/random.ts';
+import { Reasons } from '../runtime/reasons.ts';
 
 export const MinioTenants: ResourceType = { apiVersion: 'minio.min.io/v2', kind: 'Tenant', plural: 'tenants', namespaced: true };
 
@@ -66,7 +67,7 @@ export const minioTenant: NativeKind<Tenant> = {
       }),
       // MinIO keeps the root credentials it started with.
       irreplaceable: {
-        reason: 'RootCredentialsLost',
+        reason: Reasons.RootCredentialsLost,
         remedy: `Recreate it with the config.env the Tenant was made with (MINIO_ROOT_USER and MINIO_ROOT_PASSWORD), or delete this resource and create a new one`,
       },
     }];

@@ -13,6 +13,7 @@ import { secretText } from '../runtime/native/credentials.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { randomKey } from '../runtime/random.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
+import { Reasons } from '../runtime/reasons.ts';
 
 /** The Rook MinIO operator (config/operators/rook-minio, modernised from rook v1.2.7, its last release). */
 export const rookMinioOperator = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/rook-minio', import.meta.url)), {
@@ -92,7 +93,7 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
       }),
       // MinIO reads its keys once, when the operator makes its StatefulSet.
       irreplaceable: {
-        reason: 'AccessKeysLost',
+        reason: Reasons.AccessKeysLost,
         remedy: `Recreate it with the keys the store was made with (username and password; the operator copied them into the MINIO_ACCESS_KEY and ` +
           `MINIO_SECRET_KEY variables of StatefulSet ${mr.spec.targetNamespace}/${name}), or delete this resource and create a new one`,
       },

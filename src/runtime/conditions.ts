@@ -1,6 +1,7 @@
 // Conditions with Kubernetes semantics: one per type, lastTransitionTime moves only when the
 // status does, and setting an identical condition changes nothing (so it causes no write).
 import { KubeError, UnreachableError } from './kube/errors.ts';
+import { Reasons } from './reasons.ts';
 
 /** A status condition, with Kubernetes semantics. */
 export interface Condition {
@@ -62,12 +63,12 @@ export class ReasonedError extends Error {
 }
 
 /** The condition reason for an error: its own, or one derived from how the API call failed. */
-export function reasonOf(err: unknown, fallback = 'ReconcileError'): string {
+export function reasonOf(err: unknown, fallback: string = Reasons.ReconcileError): string {
   if (err instanceof ReasonedError) return err.reason;
-  if (err instanceof UnreachableError) return err.tls ? 'TLSVerificationFailed' : 'Unreachable';
+  if (err instanceof UnreachableError) return err.tls ? Reasons.TLSVerificationFailed : Reasons.Unreachable;
   if (err instanceof KubeError) {
-    if (err.code === 401) return 'Unauthorized';
-    if (err.code === 403) return 'Forbidden';
+    if (err.code === 401) return Reasons.Unauthorized;
+    if (err.code === 403) return Reasons.Forbidden;
   }
   return fallback;
 }

@@ -1,7 +1,7 @@
 // Finalizers go in and out by JSON patch with a test operation (kube-rs's finalizer.rs), never by
 // writing the whole object: what another writer changed since our read (its own finalizer, a label)
 // is neither overwritten nor a reason to fail, and a list that changed under us fails the test.
-import type { KubeClient, KubeObjectLike } from './kube/client.ts';
+import type { Client, KubeObjectLike } from './kube/client.ts';
 import { KubeError } from './kube/errors.ts';
 import type { ResourceType } from './kube/resources.ts';
 
@@ -11,7 +11,7 @@ type Finalizable = KubeObjectLike & { metadata: { finalizers?: string[] } };
  * Adds `finalizer` to the object as read (`obj`): the list must still be what it was then, so two
  * writers never both append (the API server does not deduplicate). Returns the object as stored.
  */
-export async function addFinalizer<T extends Finalizable>(client: KubeClient, type: ResourceType, obj: T, finalizer: string, signal?: AbortSignal): Promise<T> {
+export async function addFinalizer<T extends Finalizable>(client: Client, type: ResourceType, obj: T, finalizer: string, signal?: AbortSignal): Promise<T> {
   const current = obj.metadata.finalizers;
   if (current?.includes(finalizer)) return obj;
   // `null` tests that the list is absent; an object's first finalizer makes the list.
@@ -25,7 +25,7 @@ export async function addFinalizer<T extends Finalizable>(client: KubeClient, ty
  * Removes `finalizer` at the index it had in the object as read, after testing it is still there:
  * finalizers others add or remove after it leave it where it was.
  */
-export async function removeFinalizer<T extends Finalizable>(client: KubeClient, type: ResourceType, obj: T, finalizer: string, signal?: AbortSignal): Promise<T> {
+export async function removeFinalizer<T extends Finalizable>(client: Client, type: ResourceType, obj: T, finalizer: string, signal?: AbortSignal): Promise<T> {
   const i = obj.metadata.finalizers?.indexOf(finalizer) ?? -1;
   if (i < 0) return obj;
   return patch(client, type, obj, [
@@ -34,7 +34,7 @@ export async function removeFinalizer<T extends Finalizable>(client: KubeClient,
   ], signal);
 }
 
-async function patch<T extends Finalizable>(client: KubeClient, type: ResourceType, obj: T, ops: object[], signal?: AbortSignal): Promise<T> {
+async function patch<T extends Finalizable>(client: Client, type: ResourceType, obj: T, ops: object[], signal?: AbortSignal): Promise<T> {
   try {
     return await client.jsonPatch<T>(type, obj.metadata.name, obj.metadata.namespace, ops, signal);
   } catch (err) {

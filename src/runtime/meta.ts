@@ -45,9 +45,6 @@ export function withFinalizer(meta: Meta, finalizer: string): string[] {
   return hasFinalizer(meta, finalizer) ? meta.finalizers! : [...(meta.finalizers ?? []), finalizer];
 }
 
-export function withoutFinalizer(meta: Meta, finalizer: string): string[] {
-  return (meta.finalizers ?? []).filter((f) => f !== finalizer);
-}
 
 export function isDeleting(meta: Meta): boolean {
   return Boolean(meta.deletionTimestamp);

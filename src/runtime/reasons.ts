@@ -10,8 +10,6 @@ export const Reasons = {
   CompanionNotOwned: 'CompanionNotOwned',
   /** The connection Secret exists and is not controlled (ownerReference with uid) by this resource or claim. */
   ConnectionSecretConflict: 'ConnectionSecretConflict',
-  /** A target object carries our marks, its owner is gone, but the marks prove nothing: kept, reported. */
-  UnprovenLeak: 'UnprovenLeak',
   /** A target namespace (of a store, or to install an operator into) the Provider does not allow. */
   TargetNamespaceNotAllowed: 'TargetNamespaceNotAllowed',
   /** An operator image other than its bundle's, without the Provider's imageOverride. */
@@ -92,4 +90,60 @@ export const Reasons = {
   NoUsableProvider: 'NoUsableProvider',
   /** Usable Providers match, all at their capacity. */
   CapacityExhausted: 'CapacityExhausted',
+
+  // Providers, targets and native kinds (the NativeConnecter, NativeExternal, operators, leaks).
+  /** spec.providerRef.name is not set (and no scheduler placed the resource). */
+  ProviderRefMissing: 'ProviderRefMissing',
+  /** The providerRef names a Provider in another namespace: Providers are used only from their own. */
+  CrossNamespaceReference: 'CrossNamespaceReference',
+  /** The Provider named does not exist. */
+  ProviderNotFound: 'ProviderNotFound',
+  /** The Provider's credentials Secret does not exist. */
+  SecretNotFound: 'SecretNotFound',
+  /** The Provider's Secret lacks a key it needs (the message names it). */
+  SecretKeyMissing: 'SecretKeyMissing',
+  /** The Provider's Secret holds something unusable or refused (a malformed PEM, an exec plugin, a file path, a refused endpoint). */
+  InvalidCredentials: 'InvalidCredentials',
+  /** The target's host name resolves to an address provider-rook never calls (checked at each connect). */
+  EndpointNotAllowed: 'EndpointNotAllowed',
+  /** An allowed kubeconfig exec plugin failed (its output is not shown: it may hold secrets). */
+  CredentialPluginFailed: 'CredentialPluginFailed',
+  /** The crossplane.io/external-name annotation is not a name the target's API accepts. */
+  InvalidExternalName: 'InvalidExternalName',
+  /** The external-name or target namespace changed after creation; the object stays where it is. */
+  IdentityChanged: 'IdentityChanged',
+  /** An import would change fields the operator applies only at creation. */
+  ImportMismatch: 'ImportMismatch',
+  /** The target object changed while it was being deleted; the deletion is retried. */
+  TargetObjectChanging: 'TargetObjectChanging',
+  /** The target lacks the kind's operator and the Provider does not allow installing it. */
+  OperatorMissing: 'OperatorMissing',
+  /** The operator was installed; its CRD is not Established yet. */
+  WaitingForCRD: 'WaitingForCRD',
+  /** A Rook MinIO store's access-keys Secret is gone: new keys are never made (the running store would not know them). */
+  AccessKeysLost: 'AccessKeysLost',
+  /** A Tenant's configuration Secret is gone: new root credentials are never made. */
+  RootCredentialsLost: 'RootCredentialsLost',
+  /** Event: a target namespace provider-rook made was kept (something else lives there; the message says what). */
+  KeptTargetNamespace: 'KeptTargetNamespace',
+  /** Event on a Provider: a leaked target object (proven ours, its owner gone) was deleted. */
+  DeletedLeakedObject: 'DeletedLeakedObject',
+  /** Event on a Provider: a leaked target object was found and kept (report mode, or its marks unproven). */
+  FoundLeakedObject: 'FoundLeakedObject',
+  /** Event on a Provider: its deletion waits until no managed resource uses it. */
+  DeletionBlocked: 'DeletionBlocked',
+  /** Event on a Provider: it uses a deprecated field (the message says where it belongs now). */
+  DeprecatedField: 'DeprecatedField',
+  /** Ready=True on a Provider: its target answers with these credentials. */
+  Reachable: 'Reachable',
+  /** The target's API server cannot be reached (or timed out). */
+  Unreachable: 'Unreachable',
+  /** The target's serving certificate does not verify against the Provider's CA. */
+  TLSVerificationFailed: 'TLSVerificationFailed',
+  /** The target rejected the credentials (401). */
+  Unauthorized: 'Unauthorized',
+  /** The target refused the request to these credentials (403). */
+  Forbidden: 'Forbidden',
+  /** An error that names no reason of its own. */
+  ReconcileError: 'ReconcileError',
 } as const;

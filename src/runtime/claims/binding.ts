@@ -6,7 +6,7 @@ import { Ready, ReasonedError, Synced, type Condition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { addFinalizer } from '../finalizers.ts';
 import { sameJson } from '../json.ts';
-import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
+import type { Client, KubeObjectLike } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
@@ -30,7 +30,7 @@ interface Kind<T> {
 }
 
 export interface ClaimReconcilerOptions<C extends KubeObjectLike, MR extends ManagedResource> {
-  client: KubeClient;
+  client: Client;
   claims: Kind<Claim>;
   portableClasses: Kind<PortableClass>;
   classes: Kind<C>;

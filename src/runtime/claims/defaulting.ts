@@ -3,7 +3,7 @@
 import { Synced, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { Client } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import { isDeleting } from '../meta.ts';
@@ -12,7 +12,7 @@ import { done, requeue, type Reconciler, type Result } from '../result.ts';
 import type { Cache, Claim, DefaultClassPolicy } from './claim.ts';
 
 export interface DefaultClassReconcilerOptions {
-  client: KubeClient;
+  client: Client;
   claims: { type: ResourceType; cache: Cache<Claim> };
   policies: { type: ResourceType; cache: Cache<DefaultClassPolicy> };
   recorder: EventRecorder;

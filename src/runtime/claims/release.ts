@@ -2,7 +2,7 @@
 // under reclaim policy Delete, deleted), its connection Secret copy goes, then its finalizer.
 import type { EventRecorder } from '../events.ts';
 import { removeFinalizer } from '../finalizers.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { Client } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import { unpublishSecret } from '../managed/publisher.ts';
@@ -11,7 +11,7 @@ import { Reasons } from '../reasons.ts';
 import { FINALIZER_CLAIM, type Claim } from './claim.ts';
 
 export interface Releaser {
-  client: KubeClient;
+  client: Client;
   claims: ResourceType;
   recorder: EventRecorder;
 }

@@ -3,7 +3,7 @@
 import { Ready, ReasonedError, Synced, reasonOf, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { Client } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import { Reasons } from '../reasons.ts';
@@ -26,7 +26,7 @@ export interface Mirrored {
 
 /** Where a claim reconciler writes. */
 export interface ClaimWriter {
-  client: KubeClient;
+  client: Client;
   claims: ResourceType;
   recorder: EventRecorder;
 }

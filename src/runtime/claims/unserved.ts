@@ -4,7 +4,7 @@
 // kind's controller once its class appears. It makes nothing, so it adds no finalizer; it only lets
 // go of what a claim still holds when one it answers is deleted.
 import type { EventRecorder } from '../events.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { Client } from '../kube/client.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_EXTERNAL_NAME, hasFinalizer, isDeleting } from '../meta.ts';
@@ -16,7 +16,7 @@ import type { ClaimRouter } from './routing.ts';
 import { claimFailed, type ClaimWriter } from './status.ts';
 
 export interface UnservedClaimOptions {
-  client: KubeClient;
+  client: Client;
   recorder: EventRecorder;
   claims: { type: ResourceType; cache: Cache<Claim> };
   portableClasses: { type: ResourceType; cache: Pick<Cache<PortableClass>, 'get'> };

@@ -8,6 +8,7 @@ import { authenticate, type ClusterAccess } from './config.ts';
 import { restClientRequests } from '../metrics.ts';
 import { ReasonedError } from '../conditions.ts';
 import { closePool, connectionPool, exchange, readText, type Pool } from './transport.ts';
+import { Reasons } from '../reasons.ts';
 
 export interface RequestOptions { query?: Record<string, string | undefined>; body?: unknown; contentType?: string; accept?: string; signal?: AbortSignal }
 
@@ -105,7 +106,7 @@ export class ServerSession {
         auth = await authenticate(this.access);
       } catch {
         // An exec plugin's error is its stderr, which may hold tokens: never pass it on.
-        throw new ReasonedError('CredentialPluginFailed', `the credential plugin of ${this.label} failed; its output is not shown because it may contain secrets`);
+        throw new ReasonedError(Reasons.CredentialPluginFailed, `the credential plugin of ${this.label} failed; its output is not shown because it may contain secrets`);
       }
       const tls = JSON.stringify(auth.tls);
       if (!this.pool || tls !== this.poolTls) {

@@ -1,6 +1,6 @@
 // Writes a managed resource's connection details into a Secret in its own namespace, controlled by
 // the resource. Writes only when the data differs; writes only a Secret it controls (its uid).
-import type { KubeClient } from '../kube/client.ts';
+import type { Client } from '../kube/client.ts';
 import type { Informer } from '../informer.ts';
 import type { KubeObjectLike, Selection } from '../kube/client.ts';
 import { Secrets } from '../kube/resources.ts';
@@ -36,12 +36,12 @@ export const connectionSecrets = (manager: { informer<T extends KubeObjectLike>(
 export type ConnectionSecrets = Pick<Informer<SecretObject>, 'get' | 'hasSynced'>;
 
 /** Creates or updates the Secret `name` in `namespace` for `owner`; returns true when it wrote. */
-export function publishSecret(client: KubeClient, owner: Owner, namespace: string, name: string, details: ConnectionDetails, signal?: AbortSignal, cache?: ConnectionSecrets): Promise<boolean> {
+export function publishSecret(client: Client, owner: Owner, namespace: string, name: string, details: ConnectionDetails, signal?: AbortSignal, cache?: ConnectionSecrets): Promise<boolean> {
   return publishSecretData(client, owner, namespace, name, encode(details), signal, cache);
 }
 
 /** As publishSecret, with data already base64 (e.g. copied from another Secret). */
-export async function publishSecretData(client: KubeClient, owner: Owner, namespace: string, name: string, data: Record<string, string>, signal?: AbortSignal, cache?: ConnectionSecrets): Promise<boolean> {
+export async function publishSecretData(client: Client, owner: Owner, namespace: string, name: string, data: Record<string, string>, signal?: AbortSignal, cache?: ConnectionSecrets): Promise<boolean> {
   const cached = cache?.hasSynced ? cache.get(`${namespace}/${name}`) : undefined;
   const existing = cached ?? await client.get<SecretObject>(Secrets, name, namespace, signal);
   if (!existing) {
@@ -67,7 +67,7 @@ export async function publishSecretData(client: KubeClient, owner: Owner, namesp
 }
 
 /** Deletes the Secret if (and only if) `owner` controls it. */
-export async function unpublishSecret(client: KubeClient, owner: Owner, namespace: string, name: string, signal?: AbortSignal): Promise<void> {
+export async function unpublishSecret(client: Client, owner: Owner, namespace: string, name: string, signal?: AbortSignal): Promise<void> {
   const existing = await client.get<SecretObject>(Secrets, name, namespace, signal);
   if (existing && controllerUid(existing) === owner.metadata.uid) await client.delete(Secrets, name, namespace, { uid: existing.metadata.uid, signal });
 }

@@ -4,7 +4,7 @@
 import { Ready, Synced, reasonOf, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { Client } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
@@ -18,15 +18,16 @@ import { Reasons } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { publishSecret, unpublishSecret, type ConnectionSecrets } from './publisher.ts';
 import type { ConnectionDetails, ExternalClient, ExternalConnecter, ExternalObservation, ManagedResource } from './types.ts';
+import { copyOf, type CacheReader, type ReadonlyDeep } from '../informer.ts';
 
-export interface Reader<T> {
-  get(key: string): T | undefined;
-}
+/** The cache's copy of a resource: compared against, never changed. */
+type Cached<MR> = ReadonlyDeep<MR>;
 
 export interface ManagedReconcilerOptions<MR extends ManagedResource> {
   type: ResourceType;
-  client: KubeClient;
-  cache: Reader<MR>;
+  client: Client;
+  /** Read-only: what the reconciler changes is its own copy. */
+  cache: Pick<CacheReader<MR>, 'get'>;
   connecter: ExternalConnecter<MR>;
   /** Connection Secrets as cached: an unchanged one is checked without a read. */
   secrets?: ConnectionSecrets;
@@ -83,7 +84,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.cache.get(key);
     if (!cached) return done();
-    const mr = structuredClone(cached);
+    const mr = copyOf<MR>(cached);
     try {
       return await this.reconcileResource(mr, cached, signal);
     } catch (err) {
@@ -106,14 +107,14 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 
   /** Writes status only when it differs from what the cache holds. */
-  private async writeStatus(mr: MR, cached: MR, signal: AbortSignal): Promise<void> {
+  private async writeStatus(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<void> {
     if (sameJson(mr.status ?? {}, cached.status ?? {})) return;
     await this.o.client.updateStatus(this.o.type, mr, signal);
     this.observeFirsts(mr, cached);
   }
 
   /** First reports, as crossplane-runtime measures them: the first Synced, the first Ready=True. */
-  private observeFirsts(mr: MR, cached: MR): void {
+  private observeFirsts(mr: MR, cached: Cached<MR>): void {
     const before = (type: string) => cached.status?.conditions?.find((c) => c.type === type);
     const now = (type: string) => mr.status?.conditions?.find((c) => c.type === type);
     const age = this.since(mr.metadata.creationTimestamp);
@@ -126,7 +127,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     if (now('Ready')?.status === 'True' && this.newSinceStart.delete(uid)) managedMetrics.firstTimeToReadiness.observe(this.gvk, age);
   }
 
-  private async fail(mr: MR, cached: MR, signal: AbortSignal, event: string, prefix: string, err: unknown, ready?: Parameters<typeof setCondition>[1]): Promise<Result> {
+  private async fail(mr: MR, cached: Cached<MR>, signal: AbortSignal, event: string, prefix: string, err: unknown, ready?: Parameters<typeof setCondition>[1]): Promise<Result> {
     if (isConflict(err)) return requeue();
     const message = `${prefix}: ${(err as Error).message}`;
     this.o.recorder.warning(mr, event, message);
@@ -144,7 +145,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
 
   // The lifecycle, one step each: paused, not placed, let go without the target, then (connected
   // and observed) deleting, creating, or keeping an existing external resource up to date.
-  private async reconcileResource(mr: MR, cached: MR, signal: AbortSignal): Promise<Result> {
+  private async reconcileResource(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<Result> {
     if (mr.metadata.annotations?.[ANNOTATION_PAUSED] === 'true') return this.paused(mr, cached, signal);
     const deleting = isDeleting(mr.metadata);
     // Not placed yet (the scheduler sets providerRef): nothing of it exists in any target.
@@ -163,7 +164,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     return this.publishAndConverge(mr, cached, external, observation, signal);
   }
 
-  private async paused(mr: MR, cached: MR, signal: AbortSignal): Promise<Result> {
+  private async paused(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<Result> {
     if (!hasConditionReason(mr, 'Synced', Reasons.ReconcilePaused)) {
       this.o.recorder.normal(mr, Reasons.ReconciliationPaused, 'Reconciliation is paused via the pause annotation');
     }
@@ -172,7 +173,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     return done();
   }
 
-  private async connectAndObserve(mr: MR, cached: MR, signal: AbortSignal): Promise<{ result: Result } | { external: ExternalClient<MR>; observation: ExternalObservation }> {
+  private async connectAndObserve(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<{ result: Result } | { external: ExternalClient<MR>; observation: ExternalObservation }> {
     let external;
     try {
       external = await this.o.connecter.connect(mr, signal);
@@ -193,7 +194,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 
   /** Deleting under reclaim policy Delete: the external resource goes first, then the finalizer. */
-  private async deleteExternal(mr: MR, cached: MR, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
+  private async deleteExternal(mr: MR, cached: Cached<MR>, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
     if ((mr.metadata.finalizers ?? []).length > 1) return requeue(); // others still clean up first
     if (observation.exists) {
       let deletion;
@@ -213,7 +214,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 
   /** Not deleting: publish what observe found, then create, or record what observe asked and repair drift. */
-  private async publishAndConverge(mr: MR, cached: MR, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
+  private async publishAndConverge(mr: MR, cached: Cached<MR>, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
     try {
       await this.publish(mr, observation.connectionDetails, signal);
     } catch (err) {
@@ -237,7 +238,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
    * a JSON patch; with anything else it rides in that update (conditional on the resourceVersion).
    * Updates `mr` in place; a Result means the pass stops there.
    */
-  private async persistObserved(mr: MR, cached: MR, observation: ExternalObservation, signal: AbortSignal): Promise<Result | undefined> {
+  private async persistObserved(mr: MR, cached: Cached<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result | undefined> {
     const finalizerMissing = !hasFinalizer(mr.metadata, FINALIZER_MANAGED);
     const annotate = Object.entries(observation.annotations ?? {}).filter(([k, v]) => mr.metadata.annotations?.[k] !== v);
     if (!finalizerMissing && !observation.lateInitialized && !annotate.length) return undefined;
@@ -262,7 +263,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 
   /** The external resource drifted: update it, publish again, poll. */
-  private async repair(mr: MR, cached: MR, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
+  private async repair(mr: MR, cached: Cached<MR>, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
     this.o.log.debug('external resource drifted; updating', { resource: `${mr.metadata.namespace}/${mr.metadata.name}`, diff: observation.diff });
     // Once per drift: a repair that fails and retries is not measured again.
     const uid = mr.metadata.uid ?? '';
@@ -290,7 +291,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   // both proceed) before the external write, "succeeded"/"failed" after it. Our external names are
   // deterministic and create is an idempotent apply, so an interrupted create is simply retried.
   // The finalizer goes in with the pending mark: one write before anything is made.
-  private async create(mr: MR, cached: MR, external: ExternalClient<MR>, signal: AbortSignal): Promise<Result> {
+  private async create(mr: MR, cached: Cached<MR>, external: ExternalClient<MR>, signal: AbortSignal): Promise<Result> {
     mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
     mr.metadata.annotations = { ...mr.metadata.annotations, [ANNOTATION_CREATE_PENDING]: timestamp(this.o.now()) };
     mr.metadata.annotations[ANNOTATION_EXTERNAL_NAME] ??= mr.metadata.name;

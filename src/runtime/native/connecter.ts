@@ -6,7 +6,6 @@ import type { Logger } from '../logger.ts';
 import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
 import { Secrets } from '../kube/resources.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
-import type { Reader } from '../managed/reconciler.ts';
 import { externalNameOf, isDeleting } from '../meta.ts';
 import { credentialsFromSecret, type CredentialOptions, type Credentials } from './credentials.ts';
 import type { EventRecorder } from '../events.ts';
@@ -16,6 +15,7 @@ import { operatorNamespaces, type OperatorInstaller } from './operator.ts';
 import { allowsNamespace, fieldsHolding, namespaceNotAllowed, protectedNamespaces, type ProviderObject as Provider } from './provider.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';
 import type { Target, TargetClients } from './targets.ts';
+import { Reasons } from '../reasons.ts';
 
 type SecretObject = KubeObjectLike & { data?: Record<string, string> };
 
@@ -32,7 +32,7 @@ export interface ProviderResolverOptions {
  */
 export class ProviderResolver {
   private readonly control: KubeClient;
-  private readonly providers: Reader<Provider> & { list(): Provider[] };
+  private readonly providers: Pick<Informer<Provider>, 'get' | 'list'>;
   readonly targets: TargetClients;
   private readonly opts: ProviderResolverOptions;
   private readonly secrets = new Map<string, Informer<SecretObject>>();
@@ -41,7 +41,7 @@ export class ProviderResolver {
   /** Each cached Secret object, parsed (see credentialsOf). */
   private readonly parsed = new WeakMap<SecretObject, { credentials?: Credentials; error?: unknown }>();
 
-  constructor(control: KubeClient, providers: Reader<Provider> & { list(): Provider[] }, targets: TargetClients, opts: ProviderResolverOptions) {
+  constructor(control: KubeClient, providers: Pick<Informer<Provider>, 'get' | 'list'>, targets: TargetClients, opts: ProviderResolverOptions) {
     this.control = control;
     this.providers = providers;
     this.targets = targets;
@@ -80,7 +80,7 @@ export class ProviderResolver {
 
   provider(namespace: string, name: string): Provider {
     const provider = this.providers.get(`${namespace}/${name}`);
-    if (!provider) throw new ReasonedError('ProviderNotFound', `Provider ${namespace}/${name} does not exist`);
+    if (!provider) throw new ReasonedError(Reasons.ProviderNotFound, `Provider ${namespace}/${name} does not exist`);
     return provider;
   }
 
@@ -91,7 +91,7 @@ export class ProviderResolver {
     const watch = this.secretWatch(namespace, secretName);
     // Until the watch has its first list, ask (once per caller) rather than wait.
     const secret = watch.hasSynced ? watch.get(where) : await this.control.get<SecretObject>(Secrets, secretName, namespace, signal);
-    if (!secret) throw new ReasonedError('SecretNotFound', `Secret ${where} named by Provider ${namespace}/${provider.metadata.name} does not exist`);
+    if (!secret) throw new ReasonedError(Reasons.SecretNotFound, `Secret ${where} named by Provider ${namespace}/${provider.metadata.name} does not exist`);
     const target = this.targets.get(this.credentialsOf(where, secret));
     // New credentials: the client made from the old ones goes at once, unless another Provider uses it.
     const key = `${namespace}/${provider.metadata.name}`;
@@ -151,11 +151,11 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
   async connect(mr: MR, signal: AbortSignal): Promise<ExternalClient<MR>> {
     const ref = mr.spec.providerRef;
     const namespace = mr.metadata.namespace!;
-    if (!ref?.name) throw new ReasonedError('ProviderRefMissing', 'spec.providerRef.name is not set');
+    if (!ref?.name) throw new ReasonedError(Reasons.ProviderRefMissing, 'spec.providerRef.name is not set');
     // A reference into another namespace would let anyone who can create this kind use credentials
     // they cannot read: refuse it.
     if (ref.namespace && ref.namespace !== namespace) {
-      throw new ReasonedError('CrossNamespaceReference', `spec.providerRef.namespace '${ref.namespace}' differs from this resource's namespace '${namespace}'; Providers are only used from their own namespace`);
+      throw new ReasonedError(Reasons.CrossNamespaceReference, `spec.providerRef.namespace '${ref.namespace}' differs from this resource's namespace '${namespace}'; Providers are only used from their own namespace`);
     }
     const provider = this.resolver.provider(namespace, ref.name);
     // Before the target is reached; a deletion still removes what is ours there.

@@ -12,6 +12,7 @@ import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
 import { load } from 'js-yaml';
 import { ReasonedError } from '../conditions.ts';
 import type { ClusterAccess, ExecConfig } from '../kube/config.ts';
+import { Reasons } from '../reasons.ts';
 
 export interface Credentials {
   /** A stable digest of everything that identifies the target and the user: the client cache key. */
@@ -123,7 +124,7 @@ export function guardedLookup(refusal: (why: string) => Error, ranges: readonly 
  * Secret: Providers whose Secrets hold the same credentials share one client.
  */
 function endpointLookup(policy: EndpointPolicy): LookupFunction {
-  return guardedLookup((why) => new ReasonedError('EndpointNotAllowed', `the target cluster's host name resolves to ${why}`), policy.refuseRanges, policy.lookup);
+  return guardedLookup((why) => new ReasonedError(Reasons.EndpointNotAllowed, `the target cluster's host name resolves to ${why}`), policy.refuseRanges, policy.lookup);
 }
 
 export function credentialsFromSecret(where: string, data: Record<string, string> | undefined, opts: CredentialOptions = {}): Credentials {
@@ -134,19 +135,19 @@ export function credentialsFromSecret(where: string, data: Record<string, string
   if (keys.kubeconfig) return { fingerprint, ...fromKubeconfig(where, keys.kubeconfig, opts.allowExec === true, policy) };
 
   if (!keys.endpoint) {
-    throw new ReasonedError('SecretKeyMissing', `Secret ${where} has neither a 'kubeconfig' key nor an 'endpoint' key`);
+    throw new ReasonedError(Reasons.SecretKeyMissing, `Secret ${where} has neither a 'kubeconfig' key nor an 'endpoint' key`);
   }
   let url: URL;
   try {
     url = new URL(keys.endpoint.includes('://') ? keys.endpoint : `https://${keys.endpoint}`);
   } catch {
-    throw new ReasonedError('InvalidCredentials', `key 'endpoint' of Secret ${where} is not a URL`);
+    throw new ReasonedError(Reasons.InvalidCredentials, `key 'endpoint' of Secret ${where} is not a URL`);
   }
   const why = refusedEndpoint(url, policy);
-  if (why) throw new ReasonedError('InvalidCredentials', `key 'endpoint' of Secret ${where} ${why}`);
+  if (why) throw new ReasonedError(Reasons.InvalidCredentials, `key 'endpoint' of Secret ${where} ${why}`);
   const server = url.toString().replace(/\/+$/, '');
   if (url.protocol === 'https:' && !keys.clusterCA) {
-    throw new ReasonedError('SecretKeyMissing', `Secret ${where} has no 'clusterCA' key; it is needed to verify the server in key 'endpoint'`);
+    throw new ReasonedError(Reasons.SecretKeyMissing, `Secret ${where} has no 'clusterCA' key; it is needed to verify the server in key 'endpoint'`);
   }
   if (keys.clusterCA && !isCertificate(keys.clusterCA)) throw notPem(where, 'clusterCA');
 
@@ -154,11 +155,11 @@ export function credentialsFromSecret(where: string, data: Record<string, string
   if (keys.token) {
     user.token = keys.token;
   } else if (keys.clientCert || keys.clientKey) {
-    if (!keys.clientCert) throw new ReasonedError('SecretKeyMissing', `Secret ${where} has 'clientKey' but no 'clientCert'`);
-    if (!keys.clientKey) throw new ReasonedError('SecretKeyMissing', `Secret ${where} has 'clientCert' but no 'clientKey'`);
+    if (!keys.clientCert) throw new ReasonedError(Reasons.SecretKeyMissing, `Secret ${where} has 'clientKey' but no 'clientCert'`);
+    if (!keys.clientKey) throw new ReasonedError(Reasons.SecretKeyMissing, `Secret ${where} has 'clientCert' but no 'clientKey'`);
     if (!isCertificate(keys.clientCert)) throw notPem(where, 'clientCert');
     if (!isPrivateKey(keys.clientKey)) {
-      throw new ReasonedError('InvalidCredentials', `key 'clientKey' of Secret ${where} is not a valid PEM private key`);
+      throw new ReasonedError(Reasons.InvalidCredentials, `key 'clientKey' of Secret ${where} is not a valid PEM private key`);
     }
     user.certData = b64(keys.clientCert);
     user.keyData = b64(keys.clientKey);
@@ -166,11 +167,11 @@ export function credentialsFromSecret(where: string, data: Record<string, string
     user.username = keys.username;
     user.password = keys.password;
   } else {
-    throw new ReasonedError('SecretKeyMissing', `Secret ${where} has no credentials: set 'token', 'clientCert' and 'clientKey', or 'username' and 'password'`);
+    throw new ReasonedError(Reasons.SecretKeyMissing, `Secret ${where} has no credentials: set 'token', 'clientCert' and 'clientKey', or 'username' and 'password'`);
   }
   // Every branch above sends a credential.
   const plain = refusedPlainHttp(url, true, policy);
-  if (plain) throw new ReasonedError('InvalidCredentials', `key 'endpoint' of Secret ${where} ${plain}`);
+  if (plain) throw new ReasonedError(Reasons.InvalidCredentials, `key 'endpoint' of Secret ${where} ${plain}`);
 
   return { fingerprint, access: { server, caData: keys.clusterCA ? b64(keys.clusterCA) : undefined, ...user, lookup: endpointLookup(policy) }, server };
 }
@@ -185,7 +186,7 @@ const unsupported = { cluster: ['proxy-url'], user: ['as', 'as-uid', 'as-groups'
 
 /** Checks a kubeconfig's raw YAML, then keeps only its current context's inline values. */
 function fromKubeconfig(where: string, text: string, allowExec: boolean, policy: EndpointPolicy): { access: ClusterAccess; server: string } {
-  const fail = (what: string): ReasonedError => new ReasonedError('InvalidCredentials', `key 'kubeconfig' of Secret ${where} ${what}`);
+  const fail = (what: string): ReasonedError => new ReasonedError(Reasons.InvalidCredentials, `key 'kubeconfig' of Secret ${where} ${what}`);
   let doc: unknown;
   try {
     doc = load(text);
@@ -276,5 +277,5 @@ function isPrivateKey(pem: string): boolean {
 }
 
 function notPem(where: string, key: string, field?: string): ReasonedError {
-  return new ReasonedError('InvalidCredentials', `key '${key}' of Secret ${where} ${field ? `has ${field} that ` : ''}is not a valid PEM certificate`);
+  return new ReasonedError(Reasons.InvalidCredentials, `key '${key}' of Secret ${where} ${field ? `has ${field} that ` : ''}is not a valid PEM certificate`);
 }

@@ -6,6 +6,7 @@ import { isConflict } from '../kube/errors.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { describeRef, type NativeKind, type ObjectReader, type ObjectRef, type TargetObject } from './kind.ts';
 import type { Owner, OwnershipMarks, Relation, Vouchers } from './ownership.ts';
+import { Reasons } from '../reasons.ts';
 
 /** Where a deletion reads and writes: `read` may be a cache (first look only), `client` is live. */
 export interface TargetAccess {
@@ -36,7 +37,7 @@ export async function deleteIfOurs({ client, read, marks }: TargetAccess, ref: O
     } catch (err) {
       if (!isConflict(err)) throw err;
       // Not a stale copy of the managed resource (which the reconciler retries quietly): say so.
-      if (attempt > 0) throw new ReasonedError('TargetObjectChanging', `${describeRef(ref)} in the target cluster changed while it was being deleted; retrying`);
+      if (attempt > 0) throw new ReasonedError(Reasons.TargetObjectChanging, `${describeRef(ref)} in the target cluster changed while it was being deleted; retrying`);
     }
   }
 }

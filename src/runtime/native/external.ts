@@ -91,7 +91,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = externalNameOf(mr.metadata);
     // The annotation has no schema: check it before it becomes part of a request.
     if (name.length > 253 || !OBJECT_NAME.test(name)) {
-      throw new ReasonedError('InvalidExternalName',
+      throw new ReasonedError(Reasons.InvalidExternalName,
         `annotation ${ANNOTATION_EXTERNAL_NAME} must be a lower-case DNS-1123 subdomain (a-z, 0-9, "-", ".") of at most 253 characters; it has ${name.length} characters`);
     }
     const owner = this.owner(mr);
@@ -190,7 +190,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const changed = diffFields(withoutMetadata(this.kind.desired(mr, name)), withoutMetadata(observed))
       .filter((p) => fixed.some((f) => p === f || p.startsWith(`${f}.`) || p.startsWith(`${f}[`)));
     if (changed.length === 0) return;
-    throw new ReasonedError('ImportMismatch',
+    throw new ReasonedError(Reasons.ImportMismatch,
       `cannot adopt ${describeRef({ type: this.kind.target, name, namespace: observed.metadata.namespace })}: ${changed.join(', ')} differ from this resource's spec, ` +
       'and the operator applies those only when it creates a store. Make the spec match the existing object, or leave those fields unset to take them from it');
   }
@@ -205,7 +205,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     // Only a signed object counts: copied labels must not hold a resource back.
     const elsewhere = items.find((o) => (o.metadata.name !== ref.name || (o.metadata.namespace ?? undefined) !== ref.namespace) && this.marks.signed(this.kind.target, o));
     if (!elsewhere) return;
-    throw new ReasonedError('IdentityChanged',
+    throw new ReasonedError(Reasons.IdentityChanged,
       `this resource's object in the target cluster is ${describeRef({ ...ref, name: elsewhere.metadata.name, namespace: elsewhere.metadata.namespace })}, ` +
       `but its external-name and target namespace now say ${describeRef(ref)}. These cannot change after creation: set them back, ` +
       'or delete this resource and create a new one');
@@ -272,7 +272,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     if (namespace) {
       const kept = await deleteNamespaceIfUnusedCoalesced(this.client, this.marks, namespace, this.kind.target, signal);
       // Other stores still living there is the usual case of a shared namespace, not news.
-      if (kept && !kept.byStores) this.opts.recorder?.normal(mr, 'KeptTargetNamespace', kept.why);
+      if (kept && !kept.byStores) this.opts.recorder?.normal(mr, Reasons.KeptTargetNamespace, kept.why);
     }
     return { gone: target.outcome !== 'pending' };
   }

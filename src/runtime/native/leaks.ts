@@ -16,6 +16,7 @@ import { deleteNamespaceIfUnused } from './namespaces.ts';
 import type { OwnerKey, OwnershipMarks } from './ownership.ts';
 import type { ProviderObject as Provider } from './provider.ts';
 import type { Target } from './targets.ts';
+import { Reasons } from '../reasons.ts';
 
 export interface LeakReport {
   target: string;
@@ -161,10 +162,10 @@ export class LeakSweeper<MR extends ManagedResource> {
     const why = `its owner ${this.o.managedType.kind} ${report.owner} no longer exists`;
     if (report.deleted) {
       this.o.log.info('deleted leaked object', { ...report });
-      this.o.recorder.normal(provider, 'DeletedLeakedObject', `deleted ${what} in the target cluster: ${why}`);
+      this.o.recorder.normal(provider, Reasons.DeletedLeakedObject, `deleted ${what} in the target cluster: ${why}`);
     } else {
       this.o.log.info('found leaked object', { ...report });
-      this.o.recorder.normal(provider, 'FoundLeakedObject', `found ${what} in the target cluster (${why}); not deleted: ${report.kept}`);
+      this.o.recorder.normal(provider, Reasons.FoundLeakedObject, `found ${what} in the target cluster (${why}); not deleted: ${report.kept}`);
     }
   }
 }

@@ -141,7 +141,7 @@ export class OperatorInstaller {
       return;
     }
     if (!settings.install) {
-      throw new ReasonedError('OperatorMissing',
+      throw new ReasonedError(Reasons.OperatorMissing,
         `the target cluster has no ${this.bundle.description} (missing ${presence.missing.join(', ')}): install it there, ` +
         `or allow provider-rook to by adding {name: ${this.bundle.name}, install: true} to spec.operators of Provider ${provider.metadata.namespace}/${provider.metadata.name}`);
     }
@@ -155,7 +155,7 @@ export class OperatorInstaller {
     }
     await install;
     const crd = await target.client.get<Obj>(CustomResourceDefinitions, this.bundle.crdName, undefined, signal);
-    if (!established(crd)) throw new ReasonedError('WaitingForCRD', `installed ${this.bundle.description}; waiting for CRD ${this.bundle.crdName} to become Established`);
+    if (!established(crd)) throw new ReasonedError(Reasons.WaitingForCRD, `installed ${this.bundle.description}; waiting for CRD ${this.bundle.crdName} to become Established`);
     using.seen?.(true);
     this.verified.set(target.fingerprint, Date.now() + 5 * 60_000);
   }

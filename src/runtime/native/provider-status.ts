@@ -4,16 +4,17 @@
 // Status echoes nothing read from the Provider's Secret: the Secret may be someone else's.
 import { ReasonedError, reasonOf, setCondition, Synced } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { Client } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import { sameJson } from '../json.ts';
-import type { Reader } from '../managed/reconciler.ts';
+import type { Informer } from '../informer.ts';
 import { addFinalizer, removeFinalizer } from '../finalizers.ts';
 import { hasFinalizer, isDeleting } from '../meta.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import type { ProviderResolver } from './connecter.ts';
 import { installRefusal, type OperatorInstaller } from './operator.ts';
 import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from './provider.ts';
+import { Reasons } from '../reasons.ts';
 
 export { Providers };
 type Provider = ProviderObject;
@@ -29,8 +30,8 @@ export interface ProviderUsers {
 }
 
 export interface ProviderStatusOptions {
-  client: KubeClient;
-  cache: Reader<Provider>;
+  client: Client;
+  cache: Pick<Informer<Provider>, 'get'>;
   resolver: ProviderResolver;
   users: ProviderUsers;
   recorder: EventRecorder;
@@ -54,7 +55,7 @@ export class ProviderStatusReconciler implements Reconciler {
       if (isDeleting(provider.metadata)) return await this.release(provider, cached, signal);
       // v0.1's single-operator field still works; say where it belongs now.
       if (provider.spec.operatorInstall && !hasFinalizer(cached.metadata, FINALIZER_PROVIDER_IN_USE)) {
-        this.o.recorder.normal(provider, 'DeprecatedField', 'spec.operatorInstall configures the Rook MinIO operator; move it to spec.operators as {name: rook-minio, install: ...}');
+        this.o.recorder.normal(provider, Reasons.DeprecatedField, 'spec.operatorInstall configures the Rook MinIO operator; move it to spec.operators as {name: rook-minio, install: ...}');
       }
       if (!hasFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE)) {
         provider = { ...(await addFinalizer(this.o.client, Providers, provider, FINALIZER_PROVIDER_IN_USE, signal)), status: provider.status };
@@ -91,7 +92,7 @@ export class ProviderStatusReconciler implements Reconciler {
         ...base,
         serverVersion,
         ...(operators.length ? { operators } : {}),
-        conditions: setCondition(conditions, { type: 'Ready', status: 'True', reason: 'Reachable', message: 'reached the target cluster', observedGeneration: generation }),
+        conditions: setCondition(conditions, { type: 'Ready', status: 'True', reason: Reasons.Reachable, message: 'reached the target cluster', observedGeneration: generation }),
       };
     } catch (err) {
       const reason = err instanceof ReasonedError ? err.reason : reasonOf(err);
@@ -105,7 +106,7 @@ export class ProviderStatusReconciler implements Reconciler {
     const { namespace, name } = provider.metadata;
     const users = await this.o.users.live(namespace!, name, signal);
     if (users > 0) {
-      this.o.recorder.normal(provider, 'DeletionBlocked', `${users} managed resource(s) still use this Provider; it is deleted once none does`);
+      this.o.recorder.normal(provider, Reasons.DeletionBlocked, `${users} managed resource(s) still use this Provider; it is deleted once none does`);
       await this.writeStatus(provider, cached, { ...provider.status, users }, signal);
       return requeueAfter(this.o.pollIntervalMs);
     }

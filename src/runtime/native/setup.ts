@@ -32,7 +32,7 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
   };
   const secrets = connectionSecrets(manager);
   const reconciler = new ManagedReconciler<MR>({
-    type, client: manager.control, cache, recorder, log, secrets,
+    type, client: manager.control, cache: cache.reader, recorder, log, secrets,
     connecter: new NativeConnecter(resolver, kind, marks, {
       installer, recorder,
       // The Provider's status says at once that the operator is there now (installed, or found), or gone.

@@ -5,7 +5,7 @@
 // counter could not see the other replica. A reservation outlives a crash between taking the place
 // and recording it on the resource (the next pass finds and keeps it), and goes once its resource
 // is proven gone by a live read, or placed on another Provider (two schedulers raced for it).
-import type { KubeClient } from '../kube/client.ts';
+import type { Client } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
@@ -18,7 +18,7 @@ interface Cache<T> {
 }
 
 export interface ReservationsOptions {
-  client: KubeClient;
+  client: Client;
   providers: Cache<ProviderObject>;
   usage: ProviderUsage;
   /** A managed kind by its kind name, to tell whether a reservation's resource still exists. */

@@ -7,7 +7,7 @@
 import { getCondition, setCondition, type Condition } from '../conditions.ts';
 import type { EventRecorder, EventTarget } from '../events.ts';
 import { sameJson } from '../json.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { Client } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
@@ -26,7 +26,7 @@ interface Cache<T> {
 
 export interface SchedulerOptions<MR extends ManagedResource> {
   type: ResourceType;
-  client: KubeClient;
+  client: Client;
   cache: Cache<MR>;
   providers: Cache<ProviderObject>;
   usage: ProviderUsage;
