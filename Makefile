@@ -3,7 +3,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 NPM ?= npm
 
-.PHONY: help install build gen check-gen check-chart typecheck lint test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small clean
+.PHONY: help install build gen check-gen check-chart typecheck lint format format-check test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -33,7 +33,13 @@ typecheck: install
 lint: install
 	$(NPM) run -s lint
 
-test: install check-gen check-chart typecheck lint ## Everything CI runs: generated files (CRDs, roles), types, lint, unit, integration and e2e specs on local control planes, then chaos-small
+format: install ## Format the TypeScript and JavaScript with Prettier
+	$(NPM) run -s format
+
+format-check: install
+	$(NPM) run -s format:check
+
+test: install check-gen check-chart typecheck lint format-check ## Everything CI runs: generated files (CRDs, roles), types, lint, formatting, unit, integration and e2e specs on local control planes, then chaos-small
 	$(NPM) test -- --ci --json --outputFile=.local/jest-results.json
 	$(MAKE) --no-print-directory chaos-small
 

@@ -20,7 +20,10 @@ const PLATFORM = 'rook-infra-dev';
 const APP = 'app-project1-dev';
 const sample = (f: string): Manifest[] => loadManifests(path.join(repoRoot, 'config', 'samples', f));
 
-type Conditioned = KubeObjectLike & { spec?: Record<string, unknown>; status?: { bindingPhase?: string; conditions?: { type: string; status: string; reason: string; message?: string }[] } };
+type Conditioned = KubeObjectLike & {
+  spec?: Record<string, unknown>;
+  status?: { bindingPhase?: string; conditions?: { type: string; status: string; reason: string; message?: string }[] };
+};
 type TargetStore = KubeObjectLike & { metadata: { uid?: string; labels?: Record<string, string> }; spec: { scope: { nodeCount: number } } };
 
 jest.setTimeout(180_000);
@@ -35,47 +38,78 @@ const cond = (o: Conditioned | undefined, type: string) => o?.status?.conditions
 async function explain(objects: [ResourceType, string, string][]): Promise<string> {
   const lines: string[] = [];
   for (const [type, ns, name] of objects) {
-    const obj = await control.get<Conditioned & { spec?: { resourceRef?: { apiVersion?: string; kind?: string; name: string; namespace?: string } } }>(type, name, ns).catch(() => undefined);
-    lines.push(`${type.kind} ${ns}/${name}: ${obj ? `phase=${obj.status?.bindingPhase ?? '-'} ${JSON.stringify(obj.status?.conditions ?? [])}` : 'absent'}`);
+    const obj = await control
+      .get<Conditioned & { spec?: { resourceRef?: { apiVersion?: string; kind?: string; name: string; namespace?: string } } }>(
+        type,
+        name,
+        ns,
+      )
+      .catch(() => undefined);
+    lines.push(
+      `${type.kind} ${ns}/${name}: ${obj ? `phase=${obj.status?.bindingPhase ?? '-'} ${JSON.stringify(obj.status?.conditions ?? [])}` : 'absent'}`,
+    );
     // A claim's managed resource tells what holds it up.
     const ref = obj?.spec?.resourceRef;
     if (ref?.kind && ref.namespace) {
-      const mr = await control.get<Conditioned>(typeFor({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } }), ref.name, ref.namespace).catch(() => undefined);
+      const mr = await control
+        .get<Conditioned>(typeFor({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } }), ref.name, ref.namespace)
+        .catch(() => undefined);
       lines.push(`  its ${ref.kind} ${ref.namespace}/${ref.name}: ${mr ? JSON.stringify(mr.status?.conditions ?? []) : 'absent'}`);
     }
-    const { items } = await control.list<KubeObjectLike & { involvedObject: { name: string }; reason: string; message: string }>(Events, { namespace: ns }).catch(() => ({ items: [] }));
+    const { items } = await control
+      .list<KubeObjectLike & { involvedObject: { name: string }; reason: string; message: string }>(Events, { namespace: ns })
+      .catch(() => ({ items: [] }));
     for (const e of items.filter((e) => e.involvedObject.name === name).slice(-5)) lines.push(`  event ${e.reason}: ${e.message}`);
   }
   return `${lines.join('\n')}\nprovider logs: ${env.logs}`;
 }
 
 /** How a spec waits: up to 90 s, and a timeout shows the conditions and events of `objects`. */
-const about = (...objects: [ResourceType, string, string][]): EventuallyOptions => ({ timeoutMs: 90_000, delayMs: 100, maxDelayMs: 1_000, explain: () => explain(objects) });
+const about = (...objects: [ResourceType, string, string][]): EventuallyOptions => ({
+  timeoutMs: 90_000,
+  delayMs: 100,
+  maxDelayMs: 1_000,
+  explain: () => explain(objects),
+});
 
 const getBucket = (ns: string, name: string) => control.get<Bucket & Conditioned>(Buckets, name, ns);
 
 async function bound(ns: string, name: string): Promise<Bucket> {
-  return eventually(async () => {
-    const b = await getBucket(ns, name);
-    return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
-  }, `Bucket ${ns}/${name} to be Bound and Ready`, about([Buckets, ns, name]));
+  return eventually(
+    async () => {
+      const b = await getBucket(ns, name);
+      return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
+    },
+    `Bucket ${ns}/${name} to be Bound and Ready`,
+    about([Buckets, ns, name]),
+  );
 }
 
 const bucketClass = (ns: string, className: string) => ({
-  apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'standard', namespace: ns },
+  apiVersion: BucketClasses.apiVersion,
+  kind: 'BucketClass',
+  metadata: { name: 'standard', namespace: ns },
   classRef: { kind: 'ObjectStoreClass', apiVersion: ObjectStoreClasses.apiVersion, name: className, namespace: PLATFORM },
 });
 const bucket = (ns: string, name: string, withClass = true) => ({
-  apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name, namespace: ns },
+  apiVersion: Buckets.apiVersion,
+  kind: 'Bucket',
+  metadata: { name, namespace: ns },
   spec: { ...(withClass ? { classRef: { name: 'standard' } } : {}), writeConnectionSecretToRef: { name: `${name}-conn` } },
 });
 const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 const secret = (ns: string, name: string, keys: Record<string, string>) => ({
-  apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, type: 'Opaque',
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace: ns },
+  type: 'Opaque',
   data: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
 });
 const provider = (name: string, secretName: string) => ({
-  apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: PLATFORM }, spec: { credentialsSecretRef: { name: secretName } },
+  apiVersion: Providers.apiVersion,
+  kind: 'Provider',
+  metadata: { name, namespace: PLATFORM },
+  spec: { credentialsSecretRef: { name: secretName } },
 });
 /** An ObjectStoreClass like the design doc's, with changes. */
 function storeClass(name: string, spec: Record<string, unknown>): Manifest {
@@ -84,8 +118,15 @@ function storeClass(name: string, spec: Record<string, unknown>): Manifest {
 }
 function managedStore(name: string, providerName: string, targetNamespace: string, annotations?: Record<string, string>): Manifest {
   return {
-    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: PLATFORM, ...(annotations ? { annotations } : {}) },
-    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: providerName }, writeConnectionSecretToRef: { name: `${name}-conn` } },
+    apiVersion: ManagedObjectStores.apiVersion,
+    kind: 'ObjectStore',
+    metadata: { name, namespace: PLATFORM, ...(annotations ? { annotations } : {}) },
+    spec: {
+      forProvider: { scope: { nodeCount: 4 } },
+      targetNamespace,
+      providerRef: { name: providerName },
+      writeConnectionSecretToRef: { name: `${name}-conn` },
+    },
   };
 }
 const getManaged = (name: string) => control.get<ObjectStore & Conditioned>(ManagedObjectStores, name, PLATFORM);
@@ -97,8 +138,10 @@ beforeAll(async () => {
   // least-privilege ServiceAccount token; and a second Provider for target B.
   await applyManifests(control, sample('00-namespaces.yaml'));
   await applyManifests(control, [
-    secret(PLATFORM, 'demo-provider-rook', env.targets[0].providerSecret), ...sample('01-provider.yaml'),
-    secret(PLATFORM, 'target-b-creds', env.targets[1].providerSecret), provider('target-b', 'target-b-creds'),
+    secret(PLATFORM, 'demo-provider-rook', env.targets[0].providerSecret),
+    ...sample('01-provider.yaml'),
+    secret(PLATFORM, 'target-b-creds', env.targets[1].providerSecret),
+    provider('target-b', 'target-b-creds'),
   ]);
 }, 600_000);
 
@@ -109,7 +152,7 @@ afterAll(async () => {
 describe(`provider-rook end to end`, () => {
   let designStore = '';
 
-  it('binds the design doc\'s Bucket (steps 2-4 verbatim) and writes its Secret', async () => {
+  it("binds the design doc's Bucket (steps 2-4 verbatim) and writes its Secret", async () => {
     step('applying config/samples/02-04 verbatim; expecting Bucket app-bucket Bound and Secret bucketsecret');
     for (const f of ['02-objectstoreclass.yaml', '03-bucketclass.yaml', '04-bucket.yaml']) await applyManifests(control, sample(f));
     const claim = await bound(APP, 'app-bucket');
@@ -121,12 +164,12 @@ describe(`provider-rook end to end`, () => {
     expect(await env.targets[1].admin.get(RookObjectStores, designStore, 'rook-minio')).toBeUndefined();
     step(`store ${designStore} is in ${env.targets[0].name} with nodeCount 4 and nowhere else`);
     if (env.s3RoundTrip) {
-      step('S3 round-trip (make bucket, put, get) with the claim\'s Secret through a port-forward');
+      step("S3 round-trip (make bucket, put, get) with the claim's Secret through a port-forward");
       await env.s3RoundTrip(APP, 'bucketsecret');
     }
   });
 
-  it('binds the design doc\'s Bucket through each backend: only classRef.name changes, the Secret keys do not', async () => {
+  it("binds the design doc's Bucket through each backend: only classRef.name changes, the Secret keys do not", async () => {
     const [design] = sample('04-bucket.yaml');
     const backends: [string, string, string[]][] = [
       ['rook-minio', 'bucket-standard', []],
@@ -138,51 +181,87 @@ describe(`provider-rook end to end`, () => {
         step(`${backend}: skipped here: ${env.unavailable[backend]}`);
         continue;
       }
-      step(`${backend}: config/samples/${backend === 'rook-minio' ? '02-03' : `${backend}/`} and the design doc's Bucket with classRef.name ${className}`);
+      step(
+        `${backend}: config/samples/${backend === 'rook-minio' ? '02-03' : `${backend}/`} and the design doc's Bucket with classRef.name ${className}`,
+      );
       for (const f of files) await applyManifests(control, sample(f));
       const name = `portable-${backend}`;
-      await applyManifests(control, [{ ...design!, metadata: { name, namespace: APP }, spec: { ...(design!.spec as object), classRef: { name: className }, writeConnectionSecretToRef: { name } } }]);
+      await applyManifests(control, [
+        {
+          ...design!,
+          metadata: { name, namespace: APP },
+          spec: { ...(design!.spec as object), classRef: { name: className }, writeConnectionSecretToRef: { name } },
+        },
+      ]);
       await bound(APP, name);
       const keys = secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, name, APP))?.data);
-      expect([backend, Object.keys(keys).filter((k) => k !== 'bucket').sort()]).toEqual([backend, ['endpoint', 'password', 'username']]);
+      expect([
+        backend,
+        Object.keys(keys)
+          .filter((k) => k !== 'bucket')
+          .sort(),
+      ]).toEqual([backend, ['endpoint', 'password', 'username']]);
     }
     for (const [backend] of backends) {
       if (env.unavailable[backend]) continue;
       await control.delete(Buckets, `portable-${backend}`, APP);
-      await eventually(async () => !(await getBucket(APP, `portable-${backend}`)), `claim portable-${backend} to be gone`, about([Buckets, APP, `portable-${backend}`]));
+      await eventually(
+        async () => !(await getBucket(APP, `portable-${backend}`)),
+        `claim portable-${backend} to be gone`,
+        about([Buckets, APP, `portable-${backend}`]),
+      );
     }
   });
 
-  it('fills a claim\'s class from the namespace\'s BucketPolicy', async () => {
+  it("fills a claim's class from the namespace's BucketPolicy", async () => {
     step('Bucket without classRef in e2e-defaults, with one BucketPolicy: expecting the class filled in and Bound');
-    await applyManifests(control, [namespace('e2e-defaults'), bucketClass('e2e-defaults', 'rook-minio'),
-      { apiVersion: BucketPolicies.apiVersion, kind: 'BucketPolicy', metadata: { name: 'default', namespace: 'e2e-defaults' }, spec: { defaultClassRef: { name: 'standard' } } },
-      bucket('e2e-defaults', 'defaulted', false)]);
+    await applyManifests(control, [
+      namespace('e2e-defaults'),
+      bucketClass('e2e-defaults', 'rook-minio'),
+      {
+        apiVersion: BucketPolicies.apiVersion,
+        kind: 'BucketPolicy',
+        metadata: { name: 'default', namespace: 'e2e-defaults' },
+        spec: { defaultClassRef: { name: 'standard' } },
+      },
+      bucket('e2e-defaults', 'defaulted', false),
+    ]);
     expect((await bound('e2e-defaults', 'defaulted')).spec.classRef).toEqual({ name: 'standard' });
   });
 
   it('repairs drift in the target', async () => {
     step(`setting nodeCount 6 on ${designStore} in the target by hand: expecting 4 again`);
     await env.targets[0].admin.mergePatch(RookObjectStores, designStore, 'rook-minio', { spec: { scope: { nodeCount: 6 } } });
-    await eventually(async () => (await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio'))?.spec.scope.nodeCount === 4,
-      'nodeCount to be repaired', about([ManagedObjectStores, PLATFORM, designStore]));
+    await eventually(
+      async () => (await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio'))?.spec.scope.nodeCount === 4,
+      'nodeCount to be repaired',
+      about([ManagedObjectStores, PLATFORM, designStore]),
+    );
   });
 
   it('recreates a target store deleted by hand', async () => {
     const before = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
     step(`deleting ${designStore} in the target by hand: expecting it recreated`);
     await env.targets[0].admin.delete(RookObjectStores, designStore, 'rook-minio');
-    await eventually(async () => {
-      const now = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
-      return now !== undefined && now.metadata.uid !== before?.metadata.uid;
-    }, 'the store to be recreated', about([ManagedObjectStores, PLATFORM, designStore]));
+    await eventually(
+      async () => {
+        const now = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
+        return now !== undefined && now.metadata.uid !== before?.metadata.uid;
+      },
+      'the store to be recreated',
+      about([ManagedObjectStores, PLATFORM, designStore]),
+    );
     await bound(APP, 'app-bucket');
   });
 
   it('puts each claim in the target its class points at (one control cluster, two targets)', async () => {
-    step('class rook-minio-b points at Provider target-b: expecting the claim\'s store in the second target only');
-    await applyManifests(control, [storeClass('rook-minio-b', { providerRef: { name: 'target-b', namespace: PLATFORM } }), namespace('e2e-two'),
-      bucketClass('e2e-two', 'rook-minio-b'), bucket('e2e-two', 'on-b')]);
+    step("class rook-minio-b points at Provider target-b: expecting the claim's store in the second target only");
+    await applyManifests(control, [
+      storeClass('rook-minio-b', { providerRef: { name: 'target-b', namespace: PLATFORM } }),
+      namespace('e2e-two'),
+      bucketClass('e2e-two', 'rook-minio-b'),
+      bucket('e2e-two', 'on-b'),
+    ]);
     const name = (await bound('e2e-two', 'on-b')).spec.resourceRef!.name;
     expect(await env.targets[1].admin.get(RookObjectStores, name, 'rook-minio')).toBeDefined();
     expect(await env.targets[0].admin.get(RookObjectStores, name, 'rook-minio')).toBeUndefined();
@@ -193,26 +272,37 @@ describe(`provider-rook end to end`, () => {
     step(`stopping ${env.targets[1].name} for 30 s: expecting Synced=False (Unreachable) on ${name}, then recovery`);
     await env.targets[1].stop();
     const down = Date.now();
-    const failing = await eventually(async () => {
-      const mr = await getManaged(name);
-      return cond(mr, 'Synced')?.status === 'False' ? mr : undefined;
-    }, 'Synced=False on the store of the stopped target', about([ManagedObjectStores, PLATFORM, name]));
+    const failing = await eventually(
+      async () => {
+        const mr = await getManaged(name);
+        return cond(mr, 'Synced')?.status === 'False' ? mr : undefined;
+      },
+      'Synced=False on the store of the stopped target',
+      about([ManagedObjectStores, PLATFORM, name]),
+    );
     expect(cond(failing, 'Synced')?.reason).toBe('Unreachable');
     step(`condition while down: ${cond(failing, 'Synced')?.message}`);
     await new Promise((r) => setTimeout(r, Math.max(0, 30_000 - (Date.now() - down))));
     await env.targets[1].start();
-    await eventually(async () => {
-      const mr = await getManaged(name);
-      return cond(mr, 'Synced')?.status === 'True' && cond(mr, 'Ready')?.status === 'True';
-    }, 'the store to be Synced and Ready again', about([ManagedObjectStores, PLATFORM, name]));
+    await eventually(
+      async () => {
+        const mr = await getManaged(name);
+        return cond(mr, 'Synced')?.status === 'True' && cond(mr, 'Ready')?.status === 'True';
+      },
+      'the store to be Synced and Ready again',
+      about([ManagedObjectStores, PLATFORM, name]),
+    );
   }, 180_000);
 
   it('honours reclaim policies: Delete removes the store, Retain keeps it Released', async () => {
     const deleted = (await getBucket('e2e-defaults', 'defaulted'))!.spec.resourceRef!.name;
     step(`deleting claim e2e-defaults/defaulted (Delete): expecting ${deleted} gone in both clusters`);
     await control.delete(Buckets, 'defaulted', 'e2e-defaults');
-    await eventually(async () => !(await getManaged(deleted)) && !(await env.targets[0].admin.get(RookObjectStores, deleted, 'rook-minio')),
-      'the managed resource and the target store to be gone', about([Buckets, 'e2e-defaults', 'defaulted']));
+    await eventually(
+      async () => !(await getManaged(deleted)) && !(await env.targets[0].admin.get(RookObjectStores, deleted, 'rook-minio')),
+      'the managed resource and the target store to be gone',
+      about([Buckets, 'e2e-defaults', 'defaulted']),
+    );
     // What the operator made for it goes too: MinIO must stop running. (Its data volumes stay; see the README.)
     const target = env.targets[0].admin;
     expect(await target.get(StatefulSets, deleted, 'rook-minio')).toBeUndefined();
@@ -221,39 +311,68 @@ describe(`provider-rook end to end`, () => {
     expect(await target.get(Secrets, `${deleted}-access-keys`, 'rook-minio')).toBeUndefined();
 
     step('claim on a Retain class, then deleted: expecting the managed resource Released and the store kept');
-    await applyManifests(control, [storeClass('rook-minio-retain', { reclaimPolicy: 'Retain' }), namespace('e2e-retain'),
-      bucketClass('e2e-retain', 'rook-minio-retain'), bucket('e2e-retain', 'kept')]);
+    await applyManifests(control, [
+      storeClass('rook-minio-retain', { reclaimPolicy: 'Retain' }),
+      namespace('e2e-retain'),
+      bucketClass('e2e-retain', 'rook-minio-retain'),
+      bucket('e2e-retain', 'kept'),
+    ]);
     const kept = (await bound('e2e-retain', 'kept')).spec.resourceRef!.name;
     await control.delete(Buckets, 'kept', 'e2e-retain');
-    await eventually(async () => (await getManaged(kept))?.status?.bindingPhase === 'Released', 'the managed resource to be Released', about([ManagedObjectStores, PLATFORM, kept]));
+    await eventually(
+      async () => (await getManaged(kept))?.status?.bindingPhase === 'Released',
+      'the managed resource to be Released',
+      about([ManagedObjectStores, PLATFORM, kept]),
+    );
     expect(await env.targets[0].admin.get(RookObjectStores, kept, 'rook-minio')).toBeDefined();
   });
 
   it('finds and removes the leaked store of a managed resource whose finalizer was stripped', async () => {
     step('managed ObjectStore "leaky" force-removed (finalizer stripped): expecting its target store cleaned up by the leak sweeper');
     await applyManifests(control, [managedStore('leaky', 'demo-kubernetes', 'e2e-leaks')]);
-    await eventually(async () => cond(await getManaged('leaky'), 'Ready')?.status === 'True', 'leaky to be Ready', about([ManagedObjectStores, PLATFORM, 'leaky']));
+    await eventually(
+      async () => cond(await getManaged('leaky'), 'Ready')?.status === 'True',
+      'leaky to be Ready',
+      about([ManagedObjectStores, PLATFORM, 'leaky']),
+    );
     // Paused in the same write: otherwise a reconcile may restore the finalizer and delete it properly.
-    await control.mergePatch(ManagedObjectStores, 'leaky', PLATFORM, { metadata: { finalizers: null, annotations: { 'crossplane.io/paused': 'true' } } });
+    await control.mergePatch(ManagedObjectStores, 'leaky', PLATFORM, {
+      metadata: { finalizers: null, annotations: { 'crossplane.io/paused': 'true' } },
+    });
     await control.delete(ManagedObjectStores, 'leaky', PLATFORM);
     await eventually(async () => !(await getManaged('leaky')), 'the managed resource to be gone', about());
     expect(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')).toBeDefined();
-    await eventually(async () => !(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')), 'the leaked target store to be removed', about());
+    await eventually(
+      async () => !(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')),
+      'the leaked target store to be removed',
+      about(),
+    );
   });
 
   it('imports an existing store named by crossplane.io/external-name', async () => {
     step('a store made in the target by someone else, then a managed ObjectStore naming it: expecting it adopted');
     const target = env.targets[0].admin;
-    await applyManifests(target, [namespace('legacy'), secret('legacy', 'legacy-keys', { username: 'legacyuser', password: 'legacypassword123' })]);
+    await applyManifests(target, [
+      namespace('legacy'),
+      secret('legacy', 'legacy-keys', { username: 'legacyuser', password: 'legacypassword123' }),
+    ]);
     await target.apply(RookObjectStores, {
-      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: 'legacy-store', namespace: 'legacy' },
+      apiVersion: RookObjectStores.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name: 'legacy-store', namespace: 'legacy' },
       spec: { scope: { nodeCount: 4 }, credentials: { name: 'legacy-keys', namespace: 'legacy' } },
     } as KubeObjectLike);
-    await applyManifests(control, [managedStore('imported', 'demo-kubernetes', 'legacy', { 'crossplane.io/external-name': 'legacy-store' })]);
-    const mr = await eventually(async () => {
-      const m = await getManaged('imported');
-      return cond(m, 'Ready')?.status === 'True' ? m : undefined;
-    }, 'imported to be Ready', about([ManagedObjectStores, PLATFORM, 'imported']));
+    await applyManifests(control, [
+      managedStore('imported', 'demo-kubernetes', 'legacy', { 'crossplane.io/external-name': 'legacy-store' }),
+    ]);
+    const mr = await eventually(
+      async () => {
+        const m = await getManaged('imported');
+        return cond(m, 'Ready')?.status === 'True' ? m : undefined;
+      },
+      'imported to be Ready',
+      about([ManagedObjectStores, PLATFORM, 'imported']),
+    );
     const store = await target.get<TargetStore>(RookObjectStores, 'legacy-store', 'legacy');
     expect(store?.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(mr.metadata.uid);
     expect(mr.spec.forProvider.credentials).toEqual({ name: 'legacy-keys', namespace: 'legacy' });
@@ -261,23 +380,40 @@ describe(`provider-rook end to end`, () => {
 
   it('reports wrong credentials clearly and recovers, without a restart, once the Secret is fixed', async () => {
     step('Provider "wrong" with a bad token: expecting Synced=False (Unauthorized); then the right token: expecting Ready');
-    await applyManifests(control, [secret(PLATFORM, 'wrong-creds', { ...env.targets[0].providerSecret, token: 'not-a-valid-token' }), provider('wrong', 'wrong-creds'),
-      managedStore('with-wrong-creds', 'wrong', 'e2e-creds')]);
-    const failing = await eventually(async () => {
-      const m = await getManaged('with-wrong-creds');
-      return cond(m, 'Synced')?.status === 'False' ? m : undefined;
-    }, 'Synced=False', about([ManagedObjectStores, PLATFORM, 'with-wrong-creds']));
+    await applyManifests(control, [
+      secret(PLATFORM, 'wrong-creds', { ...env.targets[0].providerSecret, token: 'not-a-valid-token' }),
+      provider('wrong', 'wrong-creds'),
+      managedStore('with-wrong-creds', 'wrong', 'e2e-creds'),
+    ]);
+    const failing = await eventually(
+      async () => {
+        const m = await getManaged('with-wrong-creds');
+        return cond(m, 'Synced')?.status === 'False' ? m : undefined;
+      },
+      'Synced=False',
+      about([ManagedObjectStores, PLATFORM, 'with-wrong-creds']),
+    );
     expect(cond(failing, 'Synced')?.reason).toBe('Unauthorized');
     expect(JSON.stringify(failing.status)).not.toContain('not-a-valid-token');
     await applyManifests(control, [secret(PLATFORM, 'wrong-creds', env.targets[0].providerSecret)]);
-    await eventually(async () => cond(await getManaged('with-wrong-creds'), 'Ready')?.status === 'True', 'Ready after the fix', about([ManagedObjectStores, PLATFORM, 'with-wrong-creds']));
+    await eventually(
+      async () => cond(await getManaged('with-wrong-creds'), 'Ready')?.status === 'True',
+      'Ready after the fix',
+      about([ManagedObjectStores, PLATFORM, 'with-wrong-creds']),
+    );
   }, 180_000);
 
   it('makes no duplicate when provider-rook is killed mid-create and restarted', async () => {
     step('5 claims, provider killed as soon as the first managed resource appears, then restarted: expecting exactly 5');
     await applyManifests(control, [namespace('e2e-crash'), bucketClass('e2e-crash', 'rook-minio')]);
     const names = ['c0', 'c1', 'c2', 'c3', 'c4'];
-    const ours = async () => (await control.list<ObjectStore>(ManagedObjectStores, { namespace: PLATFORM, labelSelector: 'crossplane.io/claim-namespace=e2e-crash' })).items;
+    const ours = async () =>
+      (
+        await control.list<ObjectStore>(ManagedObjectStores, {
+          namespace: PLATFORM,
+          labelSelector: 'crossplane.io/claim-namespace=e2e-crash',
+        })
+      ).items;
     await Promise.all(names.map((n) => control.create(Buckets, bucket('e2e-crash', n))));
     await eventually(async () => (await ours()).length > 0, 'a first managed resource', about());
     await env.provider.kill();

@@ -30,10 +30,13 @@ import { installCrds, installOperatorBundle, manifestFiles } from './lib/manifes
 
 const { values } = parseArgs({
   options: {
-    stores: { type: 'string', default: '200' }, targets: { type: 'string', default: '1' }, claims: { type: 'string', default: '0' },
+    stores: { type: 'string', default: '200' },
+    targets: { type: 'string', default: '1' },
+    claims: { type: 'string', default: '0' },
     // The bench raises provider-rook's limits by flag (its defaults stay on for users): the figure is our own cost, not the limiter's.
     'provider-flags': { type: 'string', default: '--max-reconcile-rate 1000 --workers 16' },
-    rest: { type: 'string', default: '30' }, json: { type: 'string' },
+    rest: { type: 'string', default: '30' },
+    json: { type: 'string' },
     // Node's flags for provider-rook: the image's by default (hack/lib/node-flags.ts); "none" for Node's defaults.
     'node-flags': { type: 'string', default: PROVIDER_NODE_FLAGS.join(' ') },
     // Writes a heap snapshot of provider-rook holding N stores at rest (Heap.*.heapsnapshot under .local/bench/).
@@ -48,14 +51,20 @@ const POLL_S = 10;
 const NS = 'bench';
 const BATCH = 50;
 
-const client = (c: LocalCluster): KubeClient => new KubeClient(kubeconfigFileAccess(c.kubeconfig), { fieldManager: 'bench', timeoutMs: 120_000 });
-const ready = (o: { status?: { conditions?: { type: string; status: string }[] } } | undefined): boolean => o?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const client = (c: LocalCluster): KubeClient =>
+  new KubeClient(kubeconfigFileAccess(c.kubeconfig), { fieldManager: 'bench', timeoutMs: 120_000 });
+const ready = (o: { status?: { conditions?: { type: string; status: string }[] } } | undefined): boolean =>
+  o?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
-const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-const procMiB = (pid: number, field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const percentile = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const procMiB = (pid: number, field: string): number =>
+  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 /** CPU time (user + system) a process has used so far, from /proc/PID/stat (in clock ticks of 1/100 s). */
 const cpuSeconds = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return round((Number(fields[11]) + Number(fields[12])) / 100, 1);
 };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -66,7 +75,11 @@ const often = (timeoutMs = 900_000): EventuallyOptions => ({ timeoutMs, delayMs:
 /** Runs `work` over items, `width` at a time. */
 async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => { while (next < items.length) await work(items[next++]!); }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
 }
 
 const names = Array.from({ length: T }, (_, i) => `bench-target-${i}`);
@@ -81,10 +94,23 @@ for (const [i, target] of targets.entries()) {
   await installOperatorBundle(targetAdmins[i]!);
   const access = kubeconfigFileAccess(target.kubeconfig);
   await admin.apply(Secrets, {
-    apiVersion: 'v1', kind: 'Secret', metadata: { name: providerName(i), namespace: NS }, type: 'Opaque',
-    data: { endpoint: Buffer.from(target.server).toString('base64'), clusterCA: access.caData!, clientCert: access.certData!, clientKey: access.keyData! },
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: providerName(i), namespace: NS },
+    type: 'Opaque',
+    data: {
+      endpoint: Buffer.from(target.server).toString('base64'),
+      clusterCA: access.caData!,
+      clientCert: access.certData!,
+      clientKey: access.keyData!,
+    },
   });
-  await admin.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: providerName(i), namespace: NS }, spec: { credentialsSecretRef: { name: providerName(i) } } });
+  await admin.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name: providerName(i), namespace: NS },
+    spec: { credentialsSecretRef: { name: providerName(i) } },
+  });
 }
 const operators = targetAdmins.map((c) => new FakeMinioOperator(c));
 for (const o of operators) await o.start();
@@ -92,7 +118,9 @@ for (const o of operators) await o.start();
 // What the bench watches: managed stores (control) and the stores in every target.
 const stores = new Informer<ObjectStore>(admin, ManagedObjectStores, { namespaces: [NS], log: silentLogger });
 const readyAt = new Map<string, number>();
-const markReady = (o: ObjectStore): void => { if (ready(o) && !readyAt.has(o.metadata.name)) readyAt.set(o.metadata.name, performance.now()); };
+const markReady = (o: ObjectStore): void => {
+  if (ready(o) && !readyAt.has(o.metadata.name)) readyAt.set(o.metadata.name, performance.now());
+};
 stores.on({ added: markReady, updated: (_old, o) => markReady(o) });
 await stores.start();
 const inTarget = targetAdmins.map((c) => new Informer<KubeObjectLike>(c, RookObjectStores, { log: silentLogger }));
@@ -103,31 +131,71 @@ execBuild();
 const metricsPort = await freePort();
 const snapshotDir = path.join(repoRoot, '.local', 'bench');
 mkdirSync(snapshotDir, { recursive: true });
-const provider = spawn(process.execPath, [
-  ...values['node-flags'].split(' ').filter((f) => f && f !== 'none'), ...(values['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : []), path.join(repoRoot, 'dist', 'main.js'), '--kubeconfig', control.kubeconfig, '--namespace', NS, '--poll', `${POLL_S}s`,
-  '--metrics-addr', `127.0.0.1:${metricsPort}`, '--log-level', 'warn', ...values['provider-flags'].split(' ').filter(Boolean),
-], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+const provider = spawn(
+  process.execPath,
+  [
+    ...values['node-flags'].split(' ').filter((f) => f && f !== 'none'),
+    ...(values['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : []),
+    path.join(repoRoot, 'dist', 'main.js'),
+    '--kubeconfig',
+    control.kubeconfig,
+    '--namespace',
+    NS,
+    '--poll',
+    `${POLL_S}s`,
+    '--metrics-addr',
+    `127.0.0.1:${metricsPort}`,
+    '--log-level',
+    'warn',
+    ...values['provider-flags'].split(' ').filter(Boolean),
+  ],
+  { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] },
+);
 const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-await eventually(() => fetch(`http://127.0.0.1:${metricsPort}/healthz`).then((r) => r.ok, () => false), 'provider-rook to serve /healthz', often(60_000));
+await eventually(
+  () =>
+    fetch(`http://127.0.0.1:${metricsPort}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    ),
+  'provider-rook to serve /healthz',
+  often(60_000),
+);
 await sleep(2_000); // its informers' first lists
 const gauge = (text: string, name: string): number => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0) / 1048576;
 const heapMiB = async (): Promise<number> => gauge(await metrics(), 'nodejs_heap_size_used_bytes');
 let peakHeap = 0;
 // Where the memory is when RSS peaks: V8's heap (used, reserved, new space), buffers outside it, the rest (code, malloc, TLS).
 let atPeak = { rss: 0, heapUsed: 0, heapTotal: 0, newSpace: 0, external: 0 };
-const heapSampler = setInterval(() => void metrics().then((text) => {
-  const heapUsed = gauge(text, 'nodejs_heap_size_used_bytes');
-  peakHeap = Math.max(peakHeap, heapUsed);
-  const rss = procMiB(provider.pid!, 'VmRSS');
-  if (rss > atPeak.rss) {
-    const newSpace = Number(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\S+)/m.exec(text)?.[1] ?? 0) / 1048576;
-    atPeak = { rss, heapUsed, heapTotal: gauge(text, 'nodejs_heap_size_total_bytes'), newSpace, external: gauge(text, 'nodejs_external_memory_bytes') };
-  }
-}, () => undefined), 500);
+const heapSampler = setInterval(
+  () =>
+    void metrics().then(
+      (text) => {
+        const heapUsed = gauge(text, 'nodejs_heap_size_used_bytes');
+        peakHeap = Math.max(peakHeap, heapUsed);
+        const rss = procMiB(provider.pid!, 'VmRSS');
+        if (rss > atPeak.rss) {
+          const newSpace = Number(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\S+)/m.exec(text)?.[1] ?? 0) / 1048576;
+          atPeak = {
+            rss,
+            heapUsed,
+            heapTotal: gauge(text, 'nodejs_heap_size_total_bytes'),
+            newSpace,
+            external: gauge(text, 'nodejs_external_memory_bytes'),
+          };
+        }
+      },
+      () => undefined,
+    ),
+  500,
+);
 const idle = { rssMiB: round(procMiB(provider.pid!, 'VmRSS'), 0), heapMiB: round(await heapMiB(), 0) };
 
 /** provider-rook's own requests (rest_client_requests_total), "control|target reads|writes". */
-const hostRole = new Map([[new URL(control.server).host, 'control'], ...targets.map((t) => [new URL(t.server).host, 'target'] as [string, string])]);
+const hostRole = new Map([
+  [new URL(control.server).host, 'control'],
+  ...targets.map((t) => [new URL(t.server).host, 'target'] as [string, string]),
+]);
 async function requests(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const { labels, value } of samples(await metrics(), 'rest_client_requests_total')) {
@@ -141,15 +209,23 @@ async function requests(): Promise<Record<string, number>> {
 /** Reconciles so far, "controller result" (controller_runtime_reconcile_total). */
 async function reconciles(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const { labels, value } of samples(await metrics(), 'controller_runtime_reconcile_total')) out[`${labels.controller} ${labels.result}`] = value;
+  for (const { labels, value } of samples(await metrics(), 'controller_runtime_reconcile_total'))
+    out[`${labels.controller} ${labels.result}`] = value;
   return out;
 }
 const delta = (after: Record<string, number>, before: Record<string, number>): Record<string, number> =>
-  Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => (v as number) > 0));
-const perStore = (d: Record<string, number>, n: number): Record<string, number> => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, round(v / n)]));
+  Object.fromEntries(
+    Object.entries(after)
+      .map(([k, v]) => [k, v - (before[k] ?? 0)])
+      .filter(([, v]) => (v as number) > 0),
+  );
+const perStore = (d: Record<string, number>, n: number): Record<string, number> =>
+  Object.fromEntries(Object.entries(d).map(([k, v]) => [k, round(v / n)]));
 
 const store = (name: string, i: number): KubeObjectLike & Record<string, unknown> => ({
-  apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: NS },
+  apiVersion: ManagedObjectStores.apiVersion,
+  kind: 'ObjectStore',
+  metadata: { name, namespace: NS },
   spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: providerName(i % T) } },
 });
 const storeNames = Array.from({ length: N }, (_, i) => `store-${i}`);
@@ -158,8 +234,14 @@ const storeNames = Array.from({ length: N }, (_, i) => `store-${i}`);
 let before = await requests();
 const t0 = performance.now();
 let presentAt = 0;
-const presence = setInterval(() => { if (!presentAt && targetCount() >= N) presentAt = performance.now(); }, 10);
-await inParallel(storeNames.map((n, i) => [n, i] as const), BATCH, ([n, i]) => admin.create(ManagedObjectStores, store(n, i)));
+const presence = setInterval(() => {
+  if (!presentAt && targetCount() >= N) presentAt = performance.now();
+}, 10);
+await inParallel(
+  storeNames.map((n, i) => [n, i] as const),
+  BATCH,
+  ([n, i]) => admin.create(ManagedObjectStores, store(n, i)),
+);
 await eventually(() => readyAt.size >= N, `${N} stores Ready`, often());
 const allReady = performance.now() - t0;
 await eventually(() => presentAt > 0, `${N} stores in the targets`, often());
@@ -172,8 +254,10 @@ before = await requests();
 const serverWrites = await Promise.all(clusters.map((c) => writeCounts(c)));
 await sleep(REST_S * 1000);
 const atRest = delta(await requests(), before);
-const restServerWrites = (await Promise.all(clusters.map(async (c, i) => difference(await writeCounts(c), serverWrites[i]!))))
-  .reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
+const restServerWrites = (await Promise.all(clusters.map(async (c, i) => difference(await writeCounts(c), serverWrites[i]!)))).reduce(
+  (n, d) => n + Object.values(d).reduce((a, b) => a + b, 0),
+  0,
+);
 const heldRss = round(procMiB(provider.pid!, 'VmRSS'), 0);
 if (values['heap-snapshot']) {
   const snapshots = (): string[] => readdirSync(snapshotDir).filter((f) => f.endsWith('.heapsnapshot'));
@@ -182,13 +266,18 @@ if (values['heap-snapshot']) {
   let file = '';
   let size = -1;
   let since = 0;
-  await eventually(() => { // the heap snapshot is written once its size has held for a second
-    file ||= snapshots().find((f) => !known.has(f)) ?? '';
-    if (!file) return false;
-    const now = statSync(path.join(snapshotDir, file)).size;
-    if (now !== size) [size, since] = [now, performance.now()];
-    return size > 0 && performance.now() - since > 1_000;
-  }, 'the heap snapshot', often(300_000));
+  await eventually(
+    () => {
+      // the heap snapshot is written once its size has held for a second
+      file ||= snapshots().find((f) => !known.has(f)) ?? '';
+      if (!file) return false;
+      const now = statSync(path.join(snapshotDir, file)).size;
+      if (now !== size) [size, since] = [now, performance.now()];
+      return size > 0 && performance.now() - since > 1_000;
+    },
+    'the heap snapshot',
+    often(300_000),
+  );
   console.error(`bench: heap snapshot ${path.join(snapshotDir, file)}`);
 }
 
@@ -201,7 +290,11 @@ for (let i = 0; i < 10; i++) {
   const obj = await c.get<KubeObjectLike & { spec: { scope: { nodeCount: number } } }>(RookObjectStores, name, 'rook-minio');
   const started = performance.now();
   await c.update(RookObjectStores, { ...obj!, spec: { ...obj!.spec, scope: { ...obj!.spec.scope, nodeCount: 6 } } });
-  await eventually(async () => (await c.get<typeof obj & object>(RookObjectStores, name, 'rook-minio'))?.spec.scope.nodeCount === 4, 'drift repaired', often(60_000));
+  await eventually(
+    async () => (await c.get<typeof obj & object>(RookObjectStores, name, 'rook-minio'))?.spec.scope.nodeCount === 4,
+    'drift repaired',
+    often(60_000),
+  );
   drift.push(performance.now() - started);
 }
 
@@ -212,20 +305,35 @@ const serversCpu = (): number => serverPids.reduce((sum, pid) => sum + cpuSecond
 const [providerCpuBeforeDelete, serversCpuBeforeDelete] = [cpuSeconds(provider.pid!), serversCpu()];
 const t2 = performance.now();
 let goneFromTargets = 0;
-const emptied = setInterval(() => { if (!goneFromTargets && targetCount() === 0) goneFromTargets = performance.now(); }, 10);
+const emptied = setInterval(() => {
+  if (!goneFromTargets && targetCount() === 0) goneFromTargets = performance.now();
+}, 10);
 await inParallel(storeNames, BATCH, (n) => admin.delete(ManagedObjectStores, n, NS));
 await eventually(() => stores.list().length === 0 && goneFromTargets > 0, 'all stores deleted', often());
 clearInterval(emptied);
 const deleted = performance.now() - t2;
 // Who was busy while deleting: provider-rook (of one core) and the API servers with etcd (of the machine's).
-const deleteCores = { providerRook: round((cpuSeconds(provider.pid!) - providerCpuBeforeDelete) / (deleted / 1000)), servers: round((serversCpu() - serversCpuBeforeDelete) / (deleted / 1000)) };
+const deleteCores = {
+  providerRook: round((cpuSeconds(provider.pid!) - providerCpuBeforeDelete) / (deleted / 1000)),
+  servers: round((serversCpu() - serversCpuBeforeDelete) / (deleted / 1000)),
+};
 const atDelete = perStore(delta(await requests(), before), N);
 
 // 5. Claims: M Buckets at once through a class, until all Bound; then a plain client's writes.
 let claims: Record<string, unknown> | undefined;
 if (CLAIMS > 0) {
-  await admin.apply(ObjectStoreClasses, { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: 'standard', namespace: NS }, spec: { scope: { nodeCount: 4 }, providerRef: { name: providerName(0) } } });
-  await admin.apply(BucketClasses, { apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'standard', namespace: NS }, classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: NS } });
+  await admin.apply(ObjectStoreClasses, {
+    apiVersion: ObjectStoreClasses.apiVersion,
+    kind: 'ObjectStoreClass',
+    metadata: { name: 'standard', namespace: NS },
+    spec: { scope: { nodeCount: 4 }, providerRef: { name: providerName(0) } },
+  });
+  await admin.apply(BucketClasses, {
+    apiVersion: BucketClasses.apiVersion,
+    kind: 'BucketClass',
+    metadata: { name: 'standard', namespace: NS },
+    classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: NS },
+  });
   const buckets = new Informer<Bucket>(admin, Buckets, { namespaces: [NS], log: silentLogger });
   await buckets.start();
   const writesBefore = await Promise.all(clusters.map((c) => writeCounts(c)));
@@ -235,8 +343,19 @@ if (CLAIMS > 0) {
   const serversBefore = serversCpu();
   const t3 = performance.now();
   const claimNames = Array.from({ length: CLAIMS }, (_, i) => `claim-${i}`);
-  await inParallel(claimNames, BATCH, (n) => admin.create(Buckets, { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: n, namespace: NS }, spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: n } } }));
-  await eventually(() => buckets.list().filter((b) => b.status?.bindingPhase === 'Bound').length >= CLAIMS, `${CLAIMS} claims Bound`, often());
+  await inParallel(claimNames, BATCH, (n) =>
+    admin.create(Buckets, {
+      apiVersion: Buckets.apiVersion,
+      kind: 'Bucket',
+      metadata: { name: n, namespace: NS },
+      spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: n } },
+    }),
+  );
+  await eventually(
+    () => buckets.list().filter((b) => b.status?.bindingPhase === 'Bound').length >= CLAIMS,
+    `${CLAIMS} claims Bound`,
+    often(),
+  );
   const bound = performance.now() - t3;
   const claimsCpu = cpuSeconds(provider.pid!) - cpuBefore;
   const claimsServersCpu = serversCpu() - serversBefore;
@@ -254,16 +373,34 @@ if (CLAIMS > 0) {
   // The same number of writes from a plain client, as fast as the servers take them: ConfigMaps.
   const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
   const t4 = performance.now();
-  await inParallel(Array.from({ length: serverTook }, (_, i) => i), BATCH, (i) => admin.create(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `plain-${i}`, namespace: NS }, data: { i: String(i) } }));
+  await inParallel(
+    Array.from({ length: serverTook }, (_, i) => i),
+    BATCH,
+    (i) =>
+      admin.create(ConfigMaps, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `plain-${i}`, namespace: NS },
+        data: { i: String(i) },
+      }),
+  );
   const plain = performance.now() - t4;
   const plainServersCpu = serversCpu() - serversBefore - claimsServersCpu;
   claims = {
-    claims: CLAIMS, boundS: round(bound / 1000, 1), providerWrites, serverWrites: serverTook, plainClientS: round(plain / 1000, 1), ratio: round(bound / plain),
+    claims: CLAIMS,
+    boundS: round(bound / 1000, 1),
+    providerWrites,
+    serverWrites: serverTook,
+    plainClientS: round(plain / 1000, 1),
+    ratio: round(bound / plain),
     // provider-rook's CPU meanwhile, and its share of one core (Node runs our code on one): near 1, we are the bottleneck.
-    providerCpuS: round(claimsCpu, 1), providerCoreShare: round(claimsCpu / (bound / 1000)),
+    providerCpuS: round(claimsCpu, 1),
+    providerCoreShare: round(claimsCpu / (bound / 1000)),
     // The API servers' and etcds' CPU for the claims, and for the plain client's writes: what a write of ours costs them.
-    serversCpuS: round(claimsServersCpu, 1), serversCoresDuringClaims: round(claimsServersCpu / (bound / 1000)),
-    plainServersCpuS: round(plainServersCpu, 1), serversCoresDuringPlain: round(plainServersCpu / (plain / 1000)),
+    serversCpuS: round(claimsServersCpu, 1),
+    serversCoresDuringClaims: round(claimsServersCpu / (bound / 1000)),
+    plainServersCpuS: round(plainServersCpu, 1),
+    serversCoresDuringPlain: round(plainServersCpu / (plain / 1000)),
     // Where the time went: provider-rook's requests (by host role and answer) and reconciles (by controller and result) per claim.
     perClaim: { requests: perStore(ours, CLAIMS), reconciles: perStore(passes, CLAIMS), writesAtServers: writesByResource },
   };
@@ -283,14 +420,18 @@ for (const c of targetAdmins) await c.close();
 if (!process.env.KEEP_CLUSTERS) await down(['bench-control', ...names]);
 
 const result = {
-  stores: N, targets: T, providerFlags: values['provider-flags'], nodeFlags: values['node-flags'],
+  stores: N,
+  targets: T,
+  providerFlags: values['provider-flags'],
+  nodeFlags: values['node-flags'],
   fill: { inTargetsS: round((presentAt - t0) / 1000, 1), allReadyS: round(allReady / 1000, 1) },
   requestsPerStoreAtCreate: atCreate,
   atRest: { windowS: REST_S, polls: REST_S / POLL_S, providerRequests: atRest, writesAtServers: restServerWrites },
   driftS: { p50: round(percentile(drift, 50) / 1000), max: round(Math.max(...drift) / 1000) },
   memoryMiB: { idleRss: idle.rssMiB, idleHeap: idle.heapMiB, heldRss, peakRss, peakHeap: round(peakHeap, 0) },
   atPeakRssMiB: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, round(v, 0)])),
-  deleteS: round(deleted / 1000, 1), deleteCores,
+  deleteS: round(deleted / 1000, 1),
+  deleteCores,
   requestsPerStoreAtDelete: atDelete,
   cpuS,
   ...(claims ? { claims } : {}),

@@ -9,7 +9,9 @@ import { parseArgs } from 'node:util';
 import { repoRoot } from './lib/cluster.ts';
 
 // --report: print the table and the goals again from the last results.json, running nothing.
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: process.env.SIZES ?? '100,500,1000,5000' }, report: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { sizes: { type: 'string', default: process.env.SIZES ?? '100,500,1000,5000' }, report: { type: 'boolean', default: false } },
+});
 const sizes = values.sizes.split(',').map(Number);
 const out = path.join(repoRoot, '.local', 'bench');
 mkdirSync(out, { recursive: true });
@@ -28,23 +30,52 @@ const runs: Run[] = sizes.flatMap((n): Run[] => [
 ]);
 
 type Result = Record<string, unknown> & {
-  stores: number; targets: number; fill: { inTargetsS: number; allReadyS: number }; requestsPerStoreAtCreate: Record<string, number>;
+  stores: number;
+  targets: number;
+  fill: { inTargetsS: number; allReadyS: number };
+  requestsPerStoreAtCreate: Record<string, number>;
   atRest: { windowS: number; polls: number; providerRequests: Record<string, number>; writesAtServers: number };
-  driftS: { p50: number; max: number }; memoryMiB: { idleRss: number; heldRss: number; peakRss: number; peakHeap: number; idleHeap: number }; deleteS: number;
+  driftS: { p50: number; max: number };
+  memoryMiB: { idleRss: number; heldRss: number; peakRss: number; peakHeap: number; idleHeap: number };
+  deleteS: number;
   deleteCores?: { providerRook: number; servers: number };
-  requestsPerStoreAtDelete: Record<string, number>; cpuS: number; nodeFlags: string;
+  requestsPerStoreAtDelete: Record<string, number>;
+  cpuS: number;
+  nodeFlags: string;
   claims?: {
-    claims: number; boundS: number; providerWrites: number; serverWrites: number; plainClientS: number; ratio: number;
-    providerCoreShare?: number; serversCpuS?: number; plainServersCpuS?: number; serversCoresDuringClaims?: number; serversCoresDuringPlain?: number;
+    claims: number;
+    boundS: number;
+    providerWrites: number;
+    serverWrites: number;
+    plainClientS: number;
+    ratio: number;
+    providerCoreShare?: number;
+    serversCpuS?: number;
+    plainServersCpuS?: number;
+    serversCoresDuringClaims?: number;
+    serversCoresDuringPlain?: number;
   };
 };
-const results: (Result & { label: string })[] = values.report ? JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as (Result & { label: string })[] : [];
+const results: (Result & { label: string })[] = values.report
+  ? (JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as (Result & { label: string })[])
+  : [];
 if (values.report) report();
 for (const run of values.report ? [] : runs) {
   const file = path.join(out, `run-${run.label.replace(/\W+/g, '-')}.json`);
-  console.error(`bench: ${run.stores} stores on ${run.targets} target(s)${run.defaults ? ' with default limits' : ''}${run.claims ? `, then ${run.claims} claims` : ''}...`);
-  const args = [path.join(repoRoot, 'hack', 'bench-provider.ts'), '--stores', String(run.stores), '--targets', String(run.targets), '--json', file,
-    ...(run.claims ? ['--claims', String(run.claims)] : []), ...(run.defaults ? ['--provider-flags', ''] : [])];
+  console.error(
+    `bench: ${run.stores} stores on ${run.targets} target(s)${run.defaults ? ' with default limits' : ''}${run.claims ? `, then ${run.claims} claims` : ''}...`,
+  );
+  const args = [
+    path.join(repoRoot, 'hack', 'bench-provider.ts'),
+    '--stores',
+    String(run.stores),
+    '--targets',
+    String(run.targets),
+    '--json',
+    file,
+    ...(run.claims ? ['--claims', String(run.claims)] : []),
+    ...(run.defaults ? ['--provider-flags', ''] : []),
+  ];
   const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], cwd: repoRoot });
   if (r.status !== 0) throw new Error(`bench: the run of ${run.label} failed`);
   results.push({ label: run.label, ...(JSON.parse(readFileSync(file, 'utf8')) as Result) });
@@ -54,7 +85,10 @@ for (const run of values.report ? [] : runs) {
 function report(): void {
   writeFileSync(path.join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
-  const fmt = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k} ${v}`).join(', ') || '0';
+  const fmt = (r: Record<string, number>): string =>
+    Object.entries(r)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ') || '0';
   const rows: [string, (r: Result) => string][] = [
     ['targets', (r) => String(r.targets)],
     ['all in the targets (s)', (r) => String(r.fill.inTargetsS)],
@@ -67,23 +101,32 @@ function report(): void {
     ['V8 heap idle / peak (MiB)', (r) => `${r.memoryMiB.idleHeap} / ${r.memoryMiB.peakHeap}`],
     ['all deleted (s)', (r) => String(r.deleteS)],
     ['requests per store at delete', (r) => fmt(r.requestsPerStoreAtDelete)],
-    ['cores busy deleting: provider-rook / servers', (r) => (r.deleteCores ? `${r.deleteCores.providerRook} / ${r.deleteCores.servers}` : '-')],
+    [
+      'cores busy deleting: provider-rook / servers',
+      (r) => (r.deleteCores ? `${r.deleteCores.providerRook} / ${r.deleteCores.servers}` : '-'),
+    ],
     ['provider-rook CPU, whole run (s)', (r) => String(r.cpuS)],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
-  console.log(`provider-rook scale curve (local control planes, operator stand-in, poll 10 s; limits raised by flag unless "default limits"; node ${results[0]?.nodeFlags || 'defaults'})`);
+  console.log(
+    `provider-rook scale curve (local control planes, operator stand-in, poll 10 s; limits raised by flag unless "default limits"; node ${results[0]?.nodeFlags || 'defaults'})`,
+  );
   console.log(`${'stores'.padEnd(width)} | ${results.map((r) => r.label).join(' | ')}`);
   for (const [name, cell] of rows) console.log(`${name.padEnd(width)} | ${results.map(cell).join(' | ')}`);
   for (const r of results) {
     if (!r.claims) continue;
     const c = r.claims;
-    console.log(`${c.claims} Bucket claims at once: all Bound in ${c.boundS} s; provider-rook wrote ${c.providerWrites} times, the servers took ${c.serverWrites} writes in all; ` +
-      `a plain client's ${c.serverWrites} writes took ${c.plainClientS} s: ratio ${c.ratio}` +
-      (c.providerCoreShare !== undefined ? `; provider-rook used ${c.providerCoreShare} of a core meanwhile` : ''));
+    console.log(
+      `${c.claims} Bucket claims at once: all Bound in ${c.boundS} s; provider-rook wrote ${c.providerWrites} times, the servers took ${c.serverWrites} writes in all; ` +
+        `a plain client's ${c.serverWrites} writes took ${c.plainClientS} s: ratio ${c.ratio}` +
+        (c.providerCoreShare !== undefined ? `; provider-rook used ${c.providerCoreShare} of a core meanwhile` : ''),
+    );
   }
   goals();
   writeFileSync(path.join(out, 'scale.svg'), chart(results.filter((r) => !r.label.includes('default'))));
-  console.log(`wrote ${path.relative(repoRoot, path.join(out, 'results.json'))} and ${path.relative(repoRoot, path.join(out, 'scale.svg'))}`);
+  console.log(
+    `wrote ${path.relative(repoRoot, path.join(out, 'results.json'))} and ${path.relative(repoRoot, path.join(out, 'scale.svg'))}`,
+  );
 }
 
 /**
@@ -95,10 +138,14 @@ function goals(): void {
   const claims = results.find((r) => r.claims)?.claims;
   const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
   // Why a memory figure is what it is: what Node and our imports hold before any store, and V8's heap at the peak.
-  const memoryWhy = (r: Result): string => `idle RSS ${r.memoryMiB.idleRss} MiB before any store (Node itself about 42); V8 heap at most ${r.memoryMiB.peakHeap} MiB`;
-  const deleteWhy = (r: Result): string => `a store's deletion takes ${Math.round(sum(r.requestsPerStoreAtDelete) * 10) / 10} requests (its operator's objects, ` +
-    'before and after it, its companions, and the check of its namespace) against the peer\'s one DELETE' +
-    (r.deleteCores ? `; meanwhile provider-rook used ${r.deleteCores.providerRook} of a core, the API servers and etcd ${r.deleteCores.servers} cores` : '');
+  const memoryWhy = (r: Result): string =>
+    `idle RSS ${r.memoryMiB.idleRss} MiB before any store (Node itself about 42); V8 heap at most ${r.memoryMiB.peakHeap} MiB`;
+  const deleteWhy = (r: Result): string =>
+    `a store's deletion takes ${Math.round(sum(r.requestsPerStoreAtDelete) * 10) / 10} requests (its operator's objects, ` +
+    "before and after it, its companions, and the check of its namespace) against the peer's one DELETE" +
+    (r.deleteCores
+      ? `; meanwhile provider-rook used ${r.deleteCores.providerRook} of a core, the API servers and etcd ${r.deleteCores.servers} cores`
+      : '');
   const rows: [string, Result | undefined, (r: Result) => number | undefined, number, string, (r: Result) => string][] = [
     ['peak RSS at 100 (MiB)', at('100'), (r) => r.memoryMiB.peakRss, 111, 'peer', memoryWhy],
     ['peak RSS at 500 (MiB)', at('500'), (r) => r.memoryMiB.peakRss, 154, 'peer', memoryWhy],
@@ -106,11 +153,27 @@ function goals(): void {
     ['500 in the target (s)', at('500'), (r) => r.fill.inTargetsS, 20, 'peer', () => ''],
     ['500 deleted (s)', at('500'), (r) => r.deleteS, 12, 'peer', deleteWhy],
     ['100 deleted (s)', at('100'), (r) => r.deleteS, 1.6, 'peer', deleteWhy],
-    ['1,000 claims Bound / plain client', results.find((r) => r.claims), () => claims?.ratio, 1.5, 'bound', () => claims?.serversCoresDuringClaims === undefined ? '' :
-      `the API servers and etcd used ${claims.serversCoresDuringClaims} cores throughout (${claims.serversCoresDuringPlain} for the plain client), ` +
-      `provider-rook ${claims.providerCoreShare}: the servers are the limit, and a claim's writes cost them ${Math.round(((claims.serversCpuS ?? 0) / (claims.plainServersCpuS || 1)) * 10) / 10} ` +
-      'times the CPU of as many ConfigMap creates (custom resources with schemas and CEL rules, status updates, watchers)'],
-    ['requests at rest (all sizes)', results[0], () => Math.max(...results.map((r) => sum(r.atRest.providerRequests))), 0, 'goal', () => ''],
+    [
+      '1,000 claims Bound / plain client',
+      results.find((r) => r.claims),
+      () => claims?.ratio,
+      1.5,
+      'bound',
+      () =>
+        claims?.serversCoresDuringClaims === undefined
+          ? ''
+          : `the API servers and etcd used ${claims.serversCoresDuringClaims} cores throughout (${claims.serversCoresDuringPlain} for the plain client), ` +
+            `provider-rook ${claims.providerCoreShare}: the servers are the limit, and a claim's writes cost them ${Math.round(((claims.serversCpuS ?? 0) / (claims.plainServersCpuS || 1)) * 10) / 10} ` +
+            'times the CPU of as many ConfigMap creates (custom resources with schemas and CEL rules, status updates, watchers)',
+    ],
+    [
+      'requests at rest (all sizes)',
+      results[0],
+      () => Math.max(...results.map((r) => sum(r.atRest.providerRequests))),
+      0,
+      'goal',
+      () => '',
+    ],
   ];
   console.log('goals (issue 13):');
   const round2 = (x: number): number => Math.round(x * 100) / 100;
@@ -124,27 +187,43 @@ function goals(): void {
 
 /** Two panels over the sizes: seconds (fill, Ready, delete) and MiB (peak RSS, peak heap). */
 function chart(rs: Result[]): string {
-  const W = 360; const H = 220; const pad = 44;
+  const W = 360;
+  const H = 220;
+  const pad = 44;
   const panel = (x0: number, title: string, unit: string, series: { name: string; color: string; values: number[] }[]): string => {
     const max = Math.max(1, ...series.flatMap((s) => s.values)) * 1.1;
     const px = (i: number): number => x0 + pad + (i * (W - 2 * pad)) / Math.max(1, rs.length - 1);
     const py = (v: number): number => H - pad + 10 - (v / max) * (H - 2 * pad);
-    const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<text x="${x0 + pad - 6}" y="${py(f * max) + 4}" text-anchor="end">${Math.round(f * max)}</text>` +
-      `<line x1="${x0 + pad}" x2="${x0 + W - pad}" y1="${py(f * max)}" y2="${py(f * max)}" stroke="#eee"/>`).join('');
+    const ticks = [0, 0.25, 0.5, 0.75, 1]
+      .map(
+        (f) =>
+          `<text x="${x0 + pad - 6}" y="${py(f * max) + 4}" text-anchor="end">${Math.round(f * max)}</text>` +
+          `<line x1="${x0 + pad}" x2="${x0 + W - pad}" y1="${py(f * max)}" y2="${py(f * max)}" stroke="#eee"/>`,
+      )
+      .join('');
     const xs = rs.map((r, i) => `<text x="${px(i)}" y="${H - pad + 26}" text-anchor="middle">${r.stores}</text>`).join('');
-    const lines = series.map((s, k) => `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${s.values.map((v, i) => `${px(i)},${py(v)}`).join(' ')}"/>` +
-      s.values.map((v, i) => `<circle cx="${px(i)}" cy="${py(v)}" r="3" fill="${s.color}"/>`).join('') +
-      `<text x="${x0 + pad + 6}" y="${30 + k * 14}" fill="${s.color}">${s.name}</text>`).join('');
-    return `<text x="${x0 + W / 2}" y="14" text-anchor="middle" font-weight="bold">${title}</text><text x="${x0 + 10}" y="${H / 2}" transform="rotate(-90 ${x0 + 10} ${H / 2})">${unit}</text>${ticks}${xs}${lines}` +
-      `<text x="${x0 + W / 2}" y="${H}" text-anchor="middle">stores</text>`;
+    const lines = series
+      .map(
+        (s, k) =>
+          `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${s.values.map((v, i) => `${px(i)},${py(v)}`).join(' ')}"/>` +
+          s.values.map((v, i) => `<circle cx="${px(i)}" cy="${py(v)}" r="3" fill="${s.color}"/>`).join('') +
+          `<text x="${x0 + pad + 6}" y="${30 + k * 14}" fill="${s.color}">${s.name}</text>`,
+      )
+      .join('');
+    return (
+      `<text x="${x0 + W / 2}" y="14" text-anchor="middle" font-weight="bold">${title}</text><text x="${x0 + 10}" y="${H / 2}" transform="rotate(-90 ${x0 + 10} ${H / 2})">${unit}</text>${ticks}${xs}${lines}` +
+      `<text x="${x0 + W / 2}" y="${H}" text-anchor="middle">stores</text>`
+    );
   };
-  const body = panel(0, 'Time', 'seconds', [
-    { name: 'all in the targets', color: '#1f77b4', values: rs.map((r) => r.fill.inTargetsS) },
-    { name: 'all Ready', color: '#2ca02c', values: rs.map((r) => r.fill.allReadyS) },
-    { name: 'all deleted', color: '#d62728', values: rs.map((r) => r.deleteS) },
-  ]) + panel(W, 'Memory', 'MiB', [
-    { name: 'peak RSS', color: '#9467bd', values: rs.map((r) => r.memoryMiB.peakRss) },
-    { name: 'peak V8 heap', color: '#ff7f0e', values: rs.map((r) => r.memoryMiB.peakHeap) },
-  ]);
+  const body =
+    panel(0, 'Time', 'seconds', [
+      { name: 'all in the targets', color: '#1f77b4', values: rs.map((r) => r.fill.inTargetsS) },
+      { name: 'all Ready', color: '#2ca02c', values: rs.map((r) => r.fill.allReadyS) },
+      { name: 'all deleted', color: '#d62728', values: rs.map((r) => r.deleteS) },
+    ]) +
+    panel(W, 'Memory', 'MiB', [
+      { name: 'peak RSS', color: '#9467bd', values: rs.map((r) => r.memoryMiB.peakRss) },
+      { name: 'peak V8 heap', color: '#ff7f0e', values: rs.map((r) => r.memoryMiB.peakHeap) },
+    ]);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * W}" height="${H + 10}" font-family="sans-serif" font-size="11">${body}</svg>\n`;
 }

@@ -22,7 +22,10 @@ const { values } = parseArgs({
   options: {
     size: { type: 'string', default: process.env.SIZE || 'default' },
     scenarios: { type: 'string', default: process.env.SCENARIOS || '1,2,3,4,5,6,7' },
-    claims: { type: 'string' }, kills: { type: 'string' }, 'per-target': { type: 'string' }, outage: { type: 'string' },
+    claims: { type: 'string' },
+    kills: { type: 'string' },
+    'per-target': { type: 'string' },
+    outage: { type: 'string' },
   },
 });
 if (!(values.size! in SIZES)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}`);
@@ -61,7 +64,16 @@ async function scenario1(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   const { world, replica } = await env.scenario('s1');
   const claims = names('claim', size.claims);
   const t0 = performance.now();
-  const creating = Promise.all([world.claims(claims.filter((_, i) => i % 2 === 0), 'a'), world.claims(claims.filter((_, i) => i % 2 === 1), 'b')]);
+  const creating = Promise.all([
+    world.claims(
+      claims.filter((_, i) => i % 2 === 0),
+      'a',
+    ),
+    world.claims(
+      claims.filter((_, i) => i % 2 === 1),
+      'b',
+    ),
+  ]);
   const gaps: number[] = [];
   for (let k = 0; k < size.kills; k++) {
     const gap = 1_000 + Math.random() * 5_000;
@@ -107,25 +119,39 @@ async function scenario2(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   const arrivingA = names('a-during', size.arriving);
   const [during] = await Promise.all([latency(names('b-during', size.arriving)), world.claims(arrivingA, 'a')]);
   // Every resource on A (old and new) says Unreachable while A is down.
-  const unreachable = async (): Promise<boolean> => (await world.listManaged()).filter((m) => m.spec.providerRef?.name === 'a')
-    .every((m) => cond(m, 'Synced')?.status === 'False' && cond(m, 'Synced')?.reason === 'Unreachable');
+  const unreachable = async (): Promise<boolean> =>
+    (await world.listManaged())
+      .filter((m) => m.spec.providerRef?.name === 'a')
+      .every((m) => cond(m, 'Synced')?.status === 'False' && cond(m, 'Synced')?.reason === 'Unreachable');
   let reportedIn = NaN;
   try {
-    await eventually(async () => (await world.listManaged()).length === onA.length + onB.length + 3 * size.arriving && unreachable(), 'every resource on A to report Synced=False/Unreachable',
-      within(size.outageS * 1000 - (performance.now() - down0)));
+    await eventually(
+      async () => (await world.listManaged()).length === onA.length + onB.length + 3 * size.arriving && unreachable(),
+      'every resource on A to report Synced=False/Unreachable',
+      within(size.outageS * 1000 - (performance.now() - down0)),
+    );
     reportedIn = performance.now() - down0;
   } catch (err) {
     violations.push((err as Error).message);
   }
-  const claimsShowIt = (await world.listClaims()).filter((c) => onA.includes(c.metadata.name)).every((c) => cond(c, 'Synced')?.reason === 'Unreachable');
+  const claimsShowIt = (await world.listClaims())
+    .filter((c) => onA.includes(c.metadata.name))
+    .every((c) => cond(c, 'Synced')?.reason === 'Unreachable');
   if (!claimsShowIt) violations.push('claims on A do not all mirror Synced=False/Unreachable during the outage');
   await sleep(Math.max(0, size.outageS * 1000 - (performance.now() - down0)));
   await env.startTarget(a);
   const back = performance.now();
-  await eventually(async () => {
-    const managed = await world.listManaged();
-    return (await world.listClaims()).every(isBound) && managed.every((m) => cond(m, 'Synced')?.status === 'True' && cond(m, 'Ready')?.status === 'True');
-  }, 'full recovery after A is back', within(180_000)).catch((err: Error) => violations.push(err.message));
+  await eventually(
+    async () => {
+      const managed = await world.listManaged();
+      return (
+        (await world.listClaims()).every(isBound) &&
+        managed.every((m) => cond(m, 'Synced')?.status === 'True' && cond(m, 'Ready')?.status === 'True')
+      );
+    },
+    'full recovery after A is back',
+    within(180_000),
+  ).catch((err: Error) => violations.push(err.message));
   const recovery = performance.now() - back;
   violations.push(...(await world.violations()));
   const deleted = await emptied(world, env, violations);
@@ -162,7 +188,9 @@ async function scenario3(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   const deleted = await emptied(world, env, violations);
   await replica.kill();
   return {
-    figures: [`control plane restarted (${s(restarted)}) under ${size.restartClaims} bound claims; 5 new claims Bound ${s(newBound)} after it was back; deleted in ${s(deleted)}`],
+    figures: [
+      `control plane restarted (${s(restarted)}) under ${size.restartClaims} bound claims; 5 new claims Bound ${s(newBound)} after it was back; deleted in ${s(deleted)}`,
+    ],
     violations,
   };
 }
@@ -185,10 +213,17 @@ async function scenario4(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   const claims = names('c', size.failoverClaims);
   const t0 = performance.now();
   const creating = world.claims(claims, 'a');
-  await eventually(async () => (await world.listManaged()).length >= Math.ceil(size.failoverClaims / 5), 'the fill to be under way', within(60_000));
+  await eventually(
+    async () => (await world.listManaged()).length >= Math.ceil(size.failoverClaims / 5),
+    'the fill to be under way',
+    within(60_000),
+  );
   await leader.kill();
   const killed = performance.now();
-  const standby = await eventually(leaderOf, 'the standby to lead', within(90_000)).catch((err: Error) => { violations.push(err.message); return undefined; });
+  const standby = await eventually(leaderOf, 'the standby to lead', within(90_000)).catch((err: Error) => {
+    violations.push(err.message);
+    return undefined;
+  });
   const takeover = performance.now() - killed;
   await creating;
   await world.bound(claims, 300_000).catch((err: Error) => violations.push(err.message));
@@ -210,7 +245,9 @@ async function scenario4(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
 async function compact(cluster: string): Promise<number> {
   const etcd = `http://127.0.0.1:${clusterInfo(cluster).ports.etcdClient}`;
   const post = async (p: string, body: unknown): Promise<{ header?: { revision?: string } }> =>
-    (await fetch(etcd + p, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) })).json() as Promise<{ header?: { revision?: string } }>;
+    (await fetch(etcd + p, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) })).json() as Promise<{
+      header?: { revision?: string };
+    }>;
   const revision = Number((await post('/v3/kv/range', { key: Buffer.from('/').toString('base64') })).header?.revision);
   await post('/v3/kv/compaction', { revision, physical: true });
   return revision;
@@ -228,36 +265,52 @@ async function scenario5(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   replica.pause();
   await env.stopTarget(b);
   await env.startTarget(b);
-  const [drifted, removed] = (await world.targetObjects(b)).slice(0, 2) as [Conditioned & { spec: { scope: { nodeCount: number } } }, Conditioned];
+  const [drifted, removed] = (await world.targetObjects(b)).slice(0, 2) as [
+    Conditioned & { spec: { scope: { nodeCount: number } } },
+    Conditioned,
+  ];
   await b.admin.update(RookObjectStores, { ...drifted, spec: { ...drifted.spec, scope: { ...drifted.spec.scope, nodeCount: 6 } } });
   await b.admin.delete(RookObjectStores, removed.metadata.name, removed.metadata.namespace);
-  await eventually(async () => !(await b.admin.get(RookObjectStores, removed.metadata.name, removed.metadata.namespace)), 'the removed store to be gone', within(30_000));
+  await eventually(
+    async () => !(await b.admin.get(RookObjectStores, removed.metadata.name, removed.metadata.namespace)),
+    'the removed store to be gone',
+    within(30_000),
+  );
   const revision = await compact(b.cluster.name);
   const t = performance.now();
   replica.resume();
-  await eventually(async () => {
-    const d = await b.admin.get<typeof drifted>(RookObjectStores, drifted.metadata.name, drifted.metadata.namespace);
-    const r = await b.admin.get<Conditioned>(RookObjectStores, removed.metadata.name, removed.metadata.namespace);
-    return d?.spec.scope.nodeCount === 4 && r !== undefined && r.metadata.uid !== removed.metadata.uid;
-  }, 'the change made during the gap to be reconciled', within(120_000)).catch((err: Error) => violations.push(err.message));
+  await eventually(
+    async () => {
+      const d = await b.admin.get<typeof drifted>(RookObjectStores, drifted.metadata.name, drifted.metadata.namespace);
+      const r = await b.admin.get<Conditioned>(RookObjectStores, removed.metadata.name, removed.metadata.namespace);
+      return d?.spec.scope.nodeCount === 4 && r !== undefined && r.metadata.uid !== removed.metadata.uid;
+    },
+    'the change made during the gap to be reconciled',
+    within(120_000),
+  ).catch((err: Error) => violations.push(err.message));
   const repaired = performance.now() - t;
   await world.bound(claims, 120_000).catch((err: Error) => violations.push(err.message));
   violations.push(...(await world.violations()));
   const relisted = (): number => countLines(replica.log, /watch history lost \(410 Gone\); relisting/) - relistsBefore;
-  await eventually(() => relisted() > 0, 'an informer to relist after 410 Gone', within(60_000))
-    .catch(() => violations.push('no informer reported 410 Gone: the gap did not lose watch history'));
+  await eventually(() => relisted() > 0, 'an informer to relist after 410 Gone', within(60_000)).catch(() =>
+    violations.push('no informer reported 410 Gone: the gap did not lose watch history'),
+  );
   const relists = relisted();
   const deleted = await emptied(world, env, violations);
   await replica.kill();
   return {
-    figures: [`B restarted and compacted at revision ${revision} while provider-rook was frozen: ${relists} informers relisted after 410 Gone; drift and a deletion made in the gap repaired ${s(repaired)} after it resumed; deleted in ${s(deleted)}`],
+    figures: [
+      `B restarted and compacted at revision ${revision} while provider-rook was frozen: ${relists} informers relisted after 410 Gone; drift and a deletion made in the gap repaired ${s(repaired)} after it resumed; deleted in ${s(deleted)}`,
+    ],
     violations,
   };
 }
 
 function countLines(file: string, pattern: RegExp): number {
   try {
-    return readFileSync(file, 'utf8').split('\n').filter((l) => pattern.test(l)).length;
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => pattern.test(l)).length;
   } catch {
     return 0;
   }
@@ -271,7 +324,13 @@ async function scenario6(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
     const { items } = await c.list<Conditioned & { reason?: string; message?: string; note?: string }>(Events);
     for (const e of items) events.push(`${e.reason ?? ''} ${e.message ?? ''} ${e.note ?? ''}`);
   }
-  const logLines = [...env.logs].flatMap((f) => { try { return readFileSync(f, 'utf8').split('\n'); } catch { return []; } });
+  const logLines = [...env.logs].flatMap((f) => {
+    try {
+      return readFileSync(f, 'utf8').split('\n');
+    } catch {
+      return [];
+    }
+  });
   const texts = [...logLines, ...events, ...env.surfaces];
   // Each value as written, its base64, and for PEM blocks each 64-character body line.
   const needles = new Set<string>();
@@ -283,12 +342,15 @@ async function scenario6(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   const violations: string[] = [];
   for (const needle of needles) {
     const hit = texts.find((t) => t.includes(needle));
-    if (hit !== undefined) violations.push(`a secret value (${needle.length} characters) appears in: ${hit.slice(0, 80).replace(needle, '<secret>')}...`);
+    if (hit !== undefined)
+      violations.push(`a secret value (${needle.length} characters) appears in: ${hit.slice(0, 80).replace(needle, '<secret>')}...`);
   }
   const debug = logLines.filter((l) => l.includes('"level":20')).length;
   if (env.secrets.size === 0) violations.push('no secret values were collected: nothing was looked for');
   return {
-    figures: [`looked for ${env.secrets.size} values (${needles.size} forms) in ${logLines.length} log lines (${debug} at debug), ${events.length} Events and ${env.surfaces.length} status blocks: ${violations.length} found`],
+    figures: [
+      `looked for ${env.secrets.size} values (${needles.size} forms) in ${logLines.length} log lines (${debug} at debug), ${events.length} Events and ${env.surfaces.length} status blocks: ${violations.length} found`,
+    ],
     violations,
   };
 }
@@ -302,8 +364,13 @@ async function scenario7(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
 }
 
 const SCENARIOS: [number, string, (env: ChaosEnv) => Promise<Omit<Outcome, 'scenario' | 'seconds'>>][] = [
-  [1, 'kill during binding', scenario1], [2, 'target outage', scenario2], [3, 'control-plane restart', scenario3],
-  [4, 'leader failover', scenario4], [5, 'watch history lost', scenario5], [6, 'secrets never shown', scenario6], [7, 'hostile input', scenario7],
+  [1, 'kill during binding', scenario1],
+  [2, 'target outage', scenario2],
+  [3, 'control-plane restart', scenario3],
+  [4, 'leader failover', scenario4],
+  [5, 'watch history lost', scenario5],
+  [6, 'secrets never shown', scenario6],
+  [7, 'hostile input', scenario7],
 ];
 
 const startedAt = performance.now();
@@ -328,10 +395,14 @@ await env.close();
 if (!process.env.KEEP_CLUSTERS) await down([...CLUSTERS]);
 
 const width = Math.max(...outcomes.map((o) => o.scenario.length));
-console.log(`\nprovider-rook chaos, size ${values.size} (${JSON.stringify(size)}), ${s(performance.now() - startedAt)} in all; logs in .local/chaos/`);
+console.log(
+  `\nprovider-rook chaos, size ${values.size} (${JSON.stringify(size)}), ${s(performance.now() - startedAt)} in all; logs in .local/chaos/`,
+);
 console.log(`${'scenario'.padEnd(width)}  result  time     figures`);
 for (const o of outcomes) {
-  console.log(`${o.scenario.padEnd(width)}  ${o.violations.length ? 'FAIL  ' : 'pass  '}  ${`${o.seconds.toFixed(0)} s`.padEnd(7)}  ${o.figures[0] ?? ''}`);
+  console.log(
+    `${o.scenario.padEnd(width)}  ${o.violations.length ? 'FAIL  ' : 'pass  '}  ${`${o.seconds.toFixed(0)} s`.padEnd(7)}  ${o.figures[0] ?? ''}`,
+  );
   for (const f of o.figures.slice(1)) console.log(`${''.padEnd(width + 18)}${f}`);
   for (const v of o.violations.slice(0, 5)) console.log(`${''.padEnd(width + 18)}VIOLATION: ${v}`);
 }

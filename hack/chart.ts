@@ -19,7 +19,16 @@ export async function render(values: string[] = [], namespace = 'provider-rook-s
   const helm = await ensureHelm();
   // The version the local control planes run (a helm built by go install assumes an old default).
   const kubeVersion = pinnedVersions().kubernetes;
-  const { stdout } = await execa(helm, ['template', 'provider-rook', CHART, '--namespace', namespace, '--kube-version', kubeVersion, ...values.flatMap((v) => ['--set', v])]);
+  const { stdout } = await execa(helm, [
+    'template',
+    'provider-rook',
+    CHART,
+    '--namespace',
+    namespace,
+    '--kube-version',
+    kubeVersion,
+    ...values.flatMap((v) => ['--set', v]),
+  ]);
   return stdout;
 }
 

@@ -23,7 +23,9 @@ async function main([command, ...names]: string[]): Promise<void> {
       return;
     case 'status':
       for (const c of status()) {
-        const procs = Object.entries(c.running).map(([proc, pid]) => `${proc}=${pid ?? 'stopped'}`).join(' ');
+        const procs = Object.entries(c.running)
+          .map(([proc, pid]) => `${proc}=${pid ?? 'stopped'}`)
+          .join(' ');
         console.log(`${c.name}\t${c.server}\t${procs}\t${c.kubeconfig}`);
       }
       return;

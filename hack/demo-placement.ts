@@ -20,15 +20,20 @@ const NAMESPACE = 'app-project1-dev';
 const sample = (f: string) => loadManifests(file('config', 'samples', f));
 
 stopProcesses(); // a previous demo's processes, if any
-say(`1/5  Starting fresh local control planes "placement" (control), ${TARGETS.map((t) => `"${t}"`).join(', ')} (real etcd + kube-apiserver)...`);
+say(
+  `1/5  Starting fresh local control planes "placement" (control), ${TARGETS.map((t) => `"${t}"`).join(', ')} (real etcd + kube-apiserver)...`,
+);
 await down(['placement', ...TARGETS]);
 const [controlCluster, ...targets] = await up(['placement', ...TARGETS], (l) => say(`     ${l}`));
 const control = clientOf(controlCluster!.kubeconfig);
 
-say('2/5  Installing the CRDs; each target\'s admin installs the Rook MinIO operator (played by its STAND-IN:');
+say("2/5  Installing the CRDs; each target's admin installs the Rook MinIO operator (played by its STAND-IN:");
 say('     local clusters run no pods; test/support/stand-ins/fake-minio-operator.ts writes what the operator');
 say('     writes)...');
-await installCrds(control, readdirSync(file('crds')).map((f) => file('crds', f)));
+await installCrds(
+  control,
+  readdirSync(file('crds')).map((f) => file('crds', f)),
+);
 for (const t of targets) {
   await installOperatorBundle(clientOf(t!.kubeconfig), 'rook-minio');
   background(`fake-rook-minio-${t!.name}`, [file('test', 'support', 'stand-ins', 'fake-operators.ts'), t!.kubeconfig, 'rook-minio']);
@@ -37,15 +42,35 @@ for (const t of targets) {
 say('3/5  Building provider-rook (tsc) and starting it against control...');
 execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
 const metrics = `127.0.0.1:${await freePort()}`;
-const pid = background('provider-rook', [...PROVIDER_NODE_FLAGS, file('dist', 'main.js'), '--kubeconfig', controlCluster!.kubeconfig, '--metrics-addr', metrics, '--poll', '10s']);
+const pid = background('provider-rook', [
+  ...PROVIDER_NODE_FLAGS,
+  file('dist', 'main.js'),
+  '--kubeconfig',
+  controlCluster!.kubeconfig,
+  '--metrics-addr',
+  metrics,
+  '--poll',
+  '10s',
+]);
 say(`     provider-rook pid ${pid}, log .local/demo/provider-rook.log`);
 say(`     metrics http://${metrics}/metrics (crossplane_managed_resource_*, provider_rook_provider_ready), probes /healthz and /readyz`);
 
 async function providersReady(): Promise<void> {
-  await eventually(async () => {
-    const providers = (await control.list<KubeObjectLike & { status?: { conditions?: { type: string; status: string }[] } }>(Providers, { namespace: 'rook-infra-dev' })).items;
-    return providers.length === TARGETS.length && providers.every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-  }, 'the Providers to be Ready', { timeoutMs: 60_000, delayMs: 250, maxDelayMs: 250 }).catch((): never => {
+  await eventually(
+    async () => {
+      const providers = (
+        await control.list<KubeObjectLike & { status?: { conditions?: { type: string; status: string }[] } }>(Providers, {
+          namespace: 'rook-infra-dev',
+        })
+      ).items;
+      return (
+        providers.length === TARGETS.length &&
+        providers.every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      );
+    },
+    'the Providers to be Ready',
+    { timeoutMs: 60_000, delayMs: 250, maxDelayMs: 250 },
+  ).catch((): never => {
     say('The Providers did not become Ready within 60 s; see .local/demo/provider-rook.log');
     process.exit(1);
   });
@@ -74,10 +99,18 @@ type Cond = { type: string; status: string; reason: string; message?: string };
 const scheduled = (b: Bucket): Cond | undefined => (b.status?.conditions as Cond[] | undefined)?.find((c) => c.type === 'Scheduled');
 /** Polls until every listed claim has a Scheduled condition, and returns them. */
 async function settled(names: string[]): Promise<Bucket[]> {
-  return eventually(async () => {
-    const items = (await control.list<Bucket>(Buckets, { namespace: NAMESPACE })).items.filter((b) => names.includes(b.metadata.name));
-    return items.length === names.length && items.every((b) => scheduled(b) && (scheduled(b)!.status === 'False' || b.status?.bindingPhase === 'Bound')) && items;
-  }, 'the claims to settle', { timeoutMs: 90_000, delayMs: 500 }).catch((): never => {
+  return eventually(
+    async () => {
+      const items = (await control.list<Bucket>(Buckets, { namespace: NAMESPACE })).items.filter((b) => names.includes(b.metadata.name));
+      return (
+        items.length === names.length &&
+        items.every((b) => scheduled(b) && (scheduled(b)!.status === 'False' || b.status?.bindingPhase === 'Bound')) &&
+        items
+      );
+    },
+    'the claims to settle',
+    { timeoutMs: 90_000, delayMs: 500 },
+  ).catch((): never => {
     say('The claims did not settle within 90 s; see .local/demo/provider-rook.log');
     process.exit(1);
   });
@@ -86,9 +119,14 @@ const show = (claims: Bucket[]): void => {
   say(`     ${'claim'.padEnd(14)} ${'asks for'.padEnd(10)} ${'provider'.padEnd(9)} ${'phase'.padEnd(8)} scheduled`);
   for (const b of claims.sort((x, y) => x.metadata.name.localeCompare(y.metadata.name))) {
     const s = scheduled(b)!;
-    const asks = Object.entries(b.spec.providerSelector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '-';
-    say(`     ${b.metadata.name.padEnd(14)} ${asks.padEnd(10)} ${(b.status?.providerRef?.name ?? '-').padEnd(9)} ${(b.status?.bindingPhase ?? '-').padEnd(8)} ` +
-      `${s.status === 'True' ? 'yes' : `no: ${s.reason}: ${s.message}`}`);
+    const asks =
+      Object.entries(b.spec.providerSelector?.matchLabels ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',') || '-';
+    say(
+      `     ${b.metadata.name.padEnd(14)} ${asks.padEnd(10)} ${(b.status?.providerRef?.name ?? '-').padEnd(9)} ${(b.status?.bindingPhase ?? '-').padEnd(8)} ` +
+        `${s.status === 'True' ? 'yes' : `no: ${s.reason}: ${s.message}`}`,
+    );
   }
 };
 

@@ -29,25 +29,40 @@ const control = clientOf(controlCluster!.kubeconfig);
 const target = clientOf(targetCluster!.kubeconfig);
 const targetB = clientOf(targetBCluster!.kubeconfig);
 
-say('2/8  Installing provider-rook\'s CRDs into control (the targets get their operators from provider-rook itself)...');
-await installCrds(control, readdirSync(file('crds')).map((f) => file('crds', f)));
+say("2/8  Installing provider-rook's CRDs into control (the targets get their operators from provider-rook itself)...");
+await installCrds(
+  control,
+  readdirSync(file('crds')).map((f) => file('crds', f)),
+);
 
 say('3/8  Building provider-rook (tsc) and starting it against control...');
 execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
 const metrics = `127.0.0.1:${await freePort()}`;
-const providerPid = background('provider-rook', [...PROVIDER_NODE_FLAGS, file('dist', 'main.js'), '--kubeconfig', controlCluster!.kubeconfig, '--metrics-addr', metrics, '--poll', '10s']);
+const providerPid = background('provider-rook', [
+  ...PROVIDER_NODE_FLAGS,
+  file('dist', 'main.js'),
+  '--kubeconfig',
+  controlCluster!.kubeconfig,
+  '--metrics-addr',
+  metrics,
+  '--poll',
+  '10s',
+]);
 say(`     provider-rook pid ${providerPid}, log .local/demo/provider-rook.log`);
 say(`     metrics http://${metrics}/metrics (crossplane_managed_resource_*, controller_runtime_*), probes /healthz and /readyz`);
 
-say('4/8  Applying config/samples/ (the design doc\'s four steps):');
+say("4/8  Applying config/samples/ (the design doc's four steps):");
 const sample = (f: string) => loadManifests(file('config', 'samples', f));
 await applyManifests(control, sample('00-namespaces.yaml'));
 // Step 1's Secret, built from the target's kubeconfig.
 const providerSecret = (name: string, kubeconfig: string): Promise<void> => secretFrom(control, 'rook-infra-dev', name, kubeconfig);
 await providerSecret('demo-provider-rook', targetCluster!.kubeconfig);
-for (const [f, what] of [['01-provider.yaml', 'Provider demo-kubernetes (+ Secret demo-provider-rook from the target kubeconfig)'],
-  ['02-objectstoreclass.yaml', 'ObjectStoreClass rook-infra-dev/rook-minio'], ['03-bucketclass.yaml', 'BucketClass app-project1-dev/bucket-standard'],
-  ['04-bucket.yaml', 'Bucket app-project1-dev/app-bucket']] as const) {
+for (const [f, what] of [
+  ['01-provider.yaml', 'Provider demo-kubernetes (+ Secret demo-provider-rook from the target kubeconfig)'],
+  ['02-objectstoreclass.yaml', 'ObjectStoreClass rook-infra-dev/rook-minio'],
+  ['03-bucketclass.yaml', 'BucketClass app-project1-dev/bucket-standard'],
+  ['04-bucket.yaml', 'Bucket app-project1-dev/app-bucket'],
+] as const) {
   await applyManifests(control, sample(f));
   say(`     applied ${f.padEnd(26)} ${what}`);
 }
@@ -57,34 +72,59 @@ say('     NOTE: local clusters run no pods, so the Rook MinIO operator cannot ru
 say('     (test/support/stand-ins/fake-minio-operator.ts) does to the API what the operator does: it');
 say('     creates the StatefulSet and Service for the store and marks the StatefulSet ready. On a real');
 say('     cluster the Rook operator and real MinIO pods do this.');
-const conditions = (o: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined): string =>
-  (o?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}(${c.reason}${c.message ? `: ${c.message}` : ''})`).join(' ');
+const conditions = (
+  o: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined,
+): string => (o?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}(${c.reason}${c.message ? `: ${c.message}` : ''})`).join(' ');
 
 /** Shows a claim's progress until it is Bound; starts the operator stand-in once provider-rook installed the operator's CRD. */
-async function watchUntilBound(name: string, where: { client: KubeClient; kubeconfig: string; label: string; crd: string; operator: string }): Promise<Bucket> {
+async function watchUntilBound(
+  name: string,
+  where: { client: KubeClient; kubeconfig: string; label: string; crd: string; operator: string },
+): Promise<Bucket> {
   let last = '';
   let standIn = false;
-  return eventually(async () => {
-    if (!standIn && (await where.client.get(CustomResourceDefinitions, where.crd))) {
-      const pid = background(`fake-${where.operator}`, [file('test', 'support', 'stand-ins', 'fake-operators.ts'), where.kubeconfig, where.operator]);
-      say(`     [${where.label}] provider-rook installed ${where.operator}; started its operator STAND-IN (pid ${pid})`);
-      standIn = true;
-    }
-    const claim = await control.get<Bucket>(Buckets, name, 'app-project1-dev');
-    const ref = claim?.spec.resourceRef;
-    const mr = ref ? await control.get<KubeObjectLike & { status?: { conditions?: [] } }>(typeOfManifest({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace } }), ref.name, ref.namespace) : undefined;
-    const line = `     Bucket ${name}: ${claim?.status?.bindingPhase ?? '-'} ${conditions(claim)}` +
-      (mr ? `\n       └ ${ref!.kind} ${mr.metadata.namespace}/${mr.metadata.name}: ${conditions(mr)}` : '');
-    if (line !== last) say(line);
-    last = line;
-    return claim?.status?.bindingPhase === 'Bound' && claim.status.conditions?.every((c) => c.status === 'True') ? claim : undefined;
-  }, `Bucket ${name} to be Bound`, { timeoutMs: 90_000, delayMs: 250, maxDelayMs: 250 }).catch((): never => {
+  return eventually(
+    async () => {
+      if (!standIn && (await where.client.get(CustomResourceDefinitions, where.crd))) {
+        const pid = background(`fake-${where.operator}`, [
+          file('test', 'support', 'stand-ins', 'fake-operators.ts'),
+          where.kubeconfig,
+          where.operator,
+        ]);
+        say(`     [${where.label}] provider-rook installed ${where.operator}; started its operator STAND-IN (pid ${pid})`);
+        standIn = true;
+      }
+      const claim = await control.get<Bucket>(Buckets, name, 'app-project1-dev');
+      const ref = claim?.spec.resourceRef;
+      const mr = ref
+        ? await control.get<KubeObjectLike & { status?: { conditions?: [] } }>(
+            typeOfManifest({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace } }),
+            ref.name,
+            ref.namespace,
+          )
+        : undefined;
+      const line =
+        `     Bucket ${name}: ${claim?.status?.bindingPhase ?? '-'} ${conditions(claim)}` +
+        (mr ? `\n       └ ${ref!.kind} ${mr.metadata.namespace}/${mr.metadata.name}: ${conditions(mr)}` : '');
+      if (line !== last) say(line);
+      last = line;
+      return claim?.status?.bindingPhase === 'Bound' && claim.status.conditions?.every((c) => c.status === 'True') ? claim : undefined;
+    },
+    `Bucket ${name} to be Bound`,
+    { timeoutMs: 90_000, delayMs: 250, maxDelayMs: 250 },
+  ).catch((): never => {
     say(`The Bucket was not Bound within 90 s; see .local/demo/provider-rook.log`);
     process.exit(1);
   });
 }
 
-const claim = await watchUntilBound('app-bucket', { client: target, kubeconfig: targetCluster!.kubeconfig, label: 'target', crd: 'objectstores.minio.rook.io', operator: 'rook-minio' });
+const claim = await watchUntilBound('app-bucket', {
+  client: target,
+  kubeconfig: targetCluster!.kubeconfig,
+  label: 'target',
+  crd: 'objectstores.minio.rook.io',
+  operator: 'rook-minio',
+});
 
 const ref = claim.spec.resourceRef!;
 const store = await target.get<KubeObjectLike & { spec: unknown }>(RookObjectStores, ref.name, 'rook-minio');
@@ -93,7 +133,11 @@ say();
 say('6/8  Done. What exists now (secret values are not shown):');
 say('  control cluster');
 say('    Bucket           app-project1-dev/app-bucket        Bound');
-say(`    Secret           app-project1-dev/bucketsecret      keys: ${Object.keys(conn?.data ?? {}).sort().join(', ')}`);
+say(
+  `    Secret           app-project1-dev/bucketsecret      keys: ${Object.keys(conn?.data ?? {})
+    .sort()
+    .join(', ')}`,
+);
 say(`    ObjectStore      ${ref.namespace}/${ref.name}   (minio.rook.crossplane.io, the managed resource)`);
 say('  target cluster');
 say(`    ObjectStore      rook-minio/${ref.name}   (minio.rook.io) spec: ${JSON.stringify(store?.spec)}`);
@@ -104,30 +148,63 @@ say('    Rook MinIO operator in rook-minio-system (CRD, RBAC, Deployment; instal
 say();
 say('7/8  Second act: the same Bucket through another backend (the MinIO Operator) in a second target.');
 await providerSecret('demo-provider-b', targetBCluster!.kubeconfig);
-await applyManifests(control, [{
-  apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Provider', metadata: { name: 'demo-target-b', namespace: 'rook-infra-dev' },
-  spec: { credentialsSecretRef: { name: 'demo-provider-b' }, operators: [{ name: 'minio-operator', install: true }] },
-}]);
+await applyManifests(control, [
+  {
+    apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+    kind: 'Provider',
+    metadata: { name: 'demo-target-b', namespace: 'rook-infra-dev' },
+    spec: { credentialsSecretRef: { name: 'demo-provider-b' }, operators: [{ name: 'minio-operator', install: true }] },
+  },
+]);
 say('     applied Provider demo-target-b (target-b; may install the MinIO Operator)');
 const [tenantClass] = sample('minio-operator/01-tenantclass.yaml');
-await applyManifests(control, [{ ...tenantClass!, spec: { ...(tenantClass!.spec as object), providerRef: { name: 'demo-target-b', namespace: 'rook-infra-dev' } } }]);
+await applyManifests(control, [
+  { ...tenantClass!, spec: { ...(tenantClass!.spec as object), providerRef: { name: 'demo-target-b', namespace: 'rook-infra-dev' } } },
+]);
 await applyManifests(control, sample('minio-operator/02-bucketclass.yaml'));
 say('     applied minio-operator/01-tenantclass.yaml (providerRef demo-target-b) and 02-bucketclass.yaml (bucket-tenant)');
 const [designBucket] = sample('04-bucket.yaml');
-await applyManifests(control, [{ ...designBucket!, metadata: { name: 'app-bucket-tenant', namespace: 'app-project1-dev' },
-  spec: { ...(designBucket!.spec as object), classRef: { name: 'bucket-tenant' }, writeConnectionSecretToRef: { name: 'bucketsecret-tenant' } } }]);
-say('     applied the design doc\'s Bucket as app-bucket-tenant, with classRef.name bucket-tenant');
+await applyManifests(control, [
+  {
+    ...designBucket!,
+    metadata: { name: 'app-bucket-tenant', namespace: 'app-project1-dev' },
+    spec: {
+      ...(designBucket!.spec as object),
+      classRef: { name: 'bucket-tenant' },
+      writeConnectionSecretToRef: { name: 'bucketsecret-tenant' },
+    },
+  },
+]);
+say("     applied the design doc's Bucket as app-bucket-tenant, with classRef.name bucket-tenant");
 say('     NOTE: the MinIO Operator cannot run here either: its stand-in');
 say('     (test/support/stand-ins/fake-tenant-operator.ts) writes what the operator writes, and answers');
 say('     its health check as MinIO would.');
-const second = await watchUntilBound('app-bucket-tenant', { client: targetB, kubeconfig: targetBCluster!.kubeconfig, label: 'target-b', crd: 'tenants.minio.min.io', operator: 'minio-operator' });
+const second = await watchUntilBound('app-bucket-tenant', {
+  client: targetB,
+  kubeconfig: targetBCluster!.kubeconfig,
+  label: 'target-b',
+  crd: 'tenants.minio.min.io',
+  operator: 'minio-operator',
+});
 const connB = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret-tenant', 'app-project1-dev');
 const tenantRef = second.spec.resourceRef!;
 say();
 say('8/8  Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
 say(`     ${'claim'.padEnd(20)} ${'backend'.padEnd(16)} ${'target'.padEnd(9)} ${'managed resource'.padEnd(58)} Secret keys`);
-say(`     ${'app-bucket'.padEnd(20)} ${'Rook MinIO'.padEnd(16)} ${'target'.padEnd(9)} ${`ObjectStore ${ref.name}`.padEnd(58)} ${Object.keys(conn?.data ?? {}).sort().join(', ')}`);
-say(`     ${'app-bucket-tenant'.padEnd(20)} ${'MinIO Operator'.padEnd(16)} ${'target-b'.padEnd(9)} ${`Tenant ${tenantRef.name}`.padEnd(58)} ${Object.keys(connB?.data ?? {}).sort().join(', ')}`);
+say(
+  `     ${'app-bucket'.padEnd(20)} ${'Rook MinIO'.padEnd(16)} ${'target'.padEnd(9)} ${`ObjectStore ${ref.name}`.padEnd(58)} ${Object.keys(
+    conn?.data ?? {},
+  )
+    .sort()
+    .join(', ')}`,
+);
+say(
+  `     ${'app-bucket-tenant'.padEnd(20)} ${'MinIO Operator'.padEnd(16)} ${'target-b'.padEnd(9)} ${`Tenant ${tenantRef.name}`.padEnd(58)} ${Object.keys(
+    connB?.data ?? {},
+  )
+    .sort()
+    .join(', ')}`,
+);
 say(`     (the Tenant lives alone in namespace minio-${tenantRef.name} of target-b)`);
 say();
 say('Explore (provider-rook and the stand-ins keep running, so drift is repaired live):');

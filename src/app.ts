@@ -48,7 +48,9 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
       const providers = await ProviderSystem.create(manager, opts);
       for (const b of backends) setupNativeManaged(manager, providers, { type: b.managed, kind: b.native });
       setupClaim(manager, {
-        claim: Buckets, portableClass: BucketClasses, policy: BucketPolicies,
+        claim: Buckets,
+        portableClass: BucketClasses,
+        policy: BucketPolicies,
         classes: backends.map((b) => ({ class: b.class, managed: b.managed, configure: b.configure })),
       });
       if (!(await manager.start())) return undefined;

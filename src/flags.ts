@@ -10,30 +10,41 @@ const duration: Read<number> = (text) => {
   if (!m) throw new Error('use a duration like 30s, 1m or 1h');
   return Number(m[1]) * UNITS[m[2] as keyof typeof UNITS];
 };
-const oneOf = <T extends string>(...values: T[]): Read<T> => (text) => {
-  if (!values.includes(text as T)) throw new Error(`use one of ${values.join(', ')}`);
-  return text as T;
-};
+const oneOf =
+  <T extends string>(...values: T[]): Read<T> =>
+  (text) => {
+    if (!values.includes(text as T)) throw new Error(`use one of ${values.join(', ')}`);
+    return text as T;
+  };
 const bool: Read<boolean> = (text) => oneOf('true', 'false')(text) === 'true';
-const listOf = <T extends string>(...values: T[]): Read<T[]> => (text) => {
-  const items = text ? text.split(',') : [];
-  if (items.some((i) => !values.includes(i as T))) throw new Error(`use a comma-separated list of ${values.join(', ')}, or nothing`);
-  return items as T[];
-};
-const number = (min: number, max = Infinity, whole = false): Read<number> => (text) => {
-  const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max || (whole && !Number.isInteger(n))) {
-    throw new Error(`use a${whole ? ' whole' : ''} number ${max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`}`);
-  }
-  return n;
-};
-const matching = (pattern: RegExp, hint: string): Read<string> => (text) => {
-  if (!pattern.test(text)) throw new Error(hint);
-  return text;
-};
+const listOf =
+  <T extends string>(...values: T[]): Read<T[]> =>
+  (text) => {
+    const items = text ? text.split(',') : [];
+    if (items.some((i) => !values.includes(i as T))) throw new Error(`use a comma-separated list of ${values.join(', ')}, or nothing`);
+    return items as T[];
+  };
+const number =
+  (min: number, max = Infinity, whole = false): Read<number> =>
+  (text) => {
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max || (whole && !Number.isInteger(n))) {
+      throw new Error(`use a${whole ? ' whole' : ''} number ${max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`}`);
+    }
+    return n;
+  };
+const matching =
+  (pattern: RegExp, hint: string): Read<string> =>
+  (text) => {
+    if (!pattern.test(text)) throw new Error(hint);
+    return text;
+  };
 const text: Read<string> = (t) => t;
 
-interface Flag<T, D extends string | undefined = string | undefined> { read: Read<T>; default: D }
+interface Flag<T, D extends string | undefined = string | undefined> {
+  read: Read<T>;
+  default: D;
+}
 function flag<T>(read: Read<T>): Flag<T, undefined>;
 function flag<T>(read: Read<T>, fallback: string): Flag<T, string>;
 function flag<T>(read: Read<T>, fallback?: string): Flag<T> {
@@ -43,7 +54,10 @@ function flag<T>(read: Read<T>, fallback?: string): Flag<T> {
 export const FLAGS = {
   kubeconfig: flag(text),
   'control-plane-id': flag(text),
-  'ownership-key-secret': flag(matching(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'use NAME or NAMESPACE/NAME of a Secret'), 'provider-rook-ownership-key'),
+  'ownership-key-secret': flag(
+    matching(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'use NAME or NAMESPACE/NAME of a Secret'),
+    'provider-rook-ownership-key',
+  ),
   namespace: flag(matching(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'use one namespace or a comma-separated list')),
   poll: flag(duration, '1m'),
   'leak-interval': flag(duration, '5m'),

@@ -20,7 +20,7 @@ function leaseNamespace(flag: string | undefined): string {
 
 /** NAME or NAMESPACE/NAME; a bare name lives in our own namespace, beside the Lease. */
 function secretRef(flag: string, leaseFlag: string | undefined): { namespace: string; name: string } {
-  const [namespace, name] = flag.includes('/') ? flag.split('/') as [string, string] : [leaseNamespace(leaseFlag), flag];
+  const [namespace, name] = flag.includes('/') ? (flag.split('/') as [string, string]) : [leaseNamespace(leaseFlag), flag];
   return { namespace, name };
 }
 
@@ -43,19 +43,32 @@ async function main(): Promise<void> {
   const log = pinoLogger(opts['log-level']);
   const kc = opts.kubeconfig ? kubeconfigFileAccess(opts.kubeconfig) : inClusterAccess();
   const app = createApp({
-    control: kc, log, namespaces: opts.namespace?.split(','), metricsAddr: opts['metrics-addr'],
-    leaderElection: opts['leader-elect'] ? {
-      namespace: leaseNamespace(opts['leader-election-namespace']), name: opts['leader-election-id'], identity: `${hostname()}_${randomUUID()}`,
-      lost: () => {
-        // Another process may lead now: stop writing at once. A restart stands by as a fresh candidate.
-        log.info('leadership lost; exiting');
-        process.exit(1);
-      },
-    } : undefined,
-    controlPlaneId: opts['control-plane-id'], ownershipKeySecret: secretRef(opts['ownership-key-secret'], opts['leader-election-namespace']),
-    pollIntervalMs: opts.poll, leakIntervalMs: opts['leak-interval'], leakReportOnly: opts['leak-mode'] === 'report', leakGraceMs: opts['leak-grace'],
-    allowExecCredentials: opts['allow-exec-credentials'], endpoints: { allowPlainHttp: opts['allow-plain-http'], refuseRanges: opts['refuse-endpoint-ranges'] },
-    workers: opts.workers, maxReconcileRate: opts['max-reconcile-rate'],
+    control: kc,
+    log,
+    namespaces: opts.namespace?.split(','),
+    metricsAddr: opts['metrics-addr'],
+    leaderElection: opts['leader-elect']
+      ? {
+          namespace: leaseNamespace(opts['leader-election-namespace']),
+          name: opts['leader-election-id'],
+          identity: `${hostname()}_${randomUUID()}`,
+          lost: () => {
+            // Another process may lead now: stop writing at once. A restart stands by as a fresh candidate.
+            log.info('leadership lost; exiting');
+            process.exit(1);
+          },
+        }
+      : undefined,
+    controlPlaneId: opts['control-plane-id'],
+    ownershipKeySecret: secretRef(opts['ownership-key-secret'], opts['leader-election-namespace']),
+    pollIntervalMs: opts.poll,
+    leakIntervalMs: opts['leak-interval'],
+    leakReportOnly: opts['leak-mode'] === 'report',
+    leakGraceMs: opts['leak-grace'],
+    allowExecCredentials: opts['allow-exec-credentials'],
+    endpoints: { allowPlainHttp: opts['allow-plain-http'], refuseRanges: opts['refuse-endpoint-ranges'] },
+    workers: opts.workers,
+    maxReconcileRate: opts['max-reconcile-rate'],
   });
 
   let stopping = false;

@@ -9,12 +9,20 @@ import { resourcePath, ServiceAccounts } from '../../src/runtime/kube/resources.
 export const rbacFile = (name: string): string => path.join(repoRoot, 'config', 'rbac', name);
 
 /** Creates namespace/ServiceAccount bound cluster-wide to each ClusterRole; returns a token for it. */
-export async function serviceAccountToken(admin: KubeClient, namespace: string, name: string, clusterRoles: string[], ttlSeconds = 24 * 3600): Promise<string> {
+export async function serviceAccountToken(
+  admin: KubeClient,
+  namespace: string,
+  name: string,
+  clusterRoles: string[],
+  ttlSeconds = 24 * 3600,
+): Promise<string> {
   await applyManifests(admin, [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
     ...clusterRoles.map((role) => ({
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `${name}:${role.replaceAll(':', '-')}` },
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `${name}:${role.replaceAll(':', '-')}` },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
       subjects: [{ kind: 'ServiceAccount', name, namespace }],
     })),

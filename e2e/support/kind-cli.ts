@@ -9,7 +9,8 @@ export async function missingTools(): Promise<string | undefined> {
   ];
   for (const [cmd, args, what] of checks) {
     const res = await execa(cmd, args, { reject: false, timeout: 20_000 });
-    if (res.failed) return `make e2e needs ${what}: \`${cmd} ${args.join(' ')}\` failed (${res.shortMessage}). Use make e2e-local on machines without Docker.`;
+    if (res.failed)
+      return `make e2e needs ${what}: \`${cmd} ${args.join(' ')}\` failed (${res.shortMessage}). Use make e2e-local on machines without Docker.`;
   }
   return undefined;
 }

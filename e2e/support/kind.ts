@@ -40,7 +40,10 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
   await kind.loadImage(IMAGE, NAMES.control);
 
   const { client: control } = clientOf(await kind.kubeconfig(NAMES.control));
-  await installCrds(control, readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f)));
+  await installCrds(
+    control,
+    readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f)),
+  );
   for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac'))) await applyFile(control, rbacFile(f));
   // config/provider as shipped, with the image built here and faster intervals for the specs.
   const deploy = loadManifests(path.join(repoRoot, 'config', 'provider', 'provider-rook.yaml')).map((doc) => {
@@ -52,31 +55,33 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
   });
   await applyManifests(control, deploy);
 
-  const targets = await Promise.all(NAMES.targets.map(async (name): Promise<TargetCluster> => {
-    const externalYaml = await kind.kubeconfig(name);
-    writeFileSync(path.join(workDir, `${name}.kubeconfig`), externalYaml, { mode: 0o600 });
-    const { client: admin, kc } = clientOf(externalYaml);
-    // The real operators whose images are public; Rook Ceph is not run here (see unavailable below).
-    await installOperatorBundle(admin, 'rook-minio');
-    await installOperatorBundle(admin, 'minio-operator');
-    await applyFile(admin, rbacFile('target.yaml'));
-    const token = await serviceAccountToken(admin, NS, 'provider-rook', ['provider-rook:target']);
-    const internal = kubeconfigAccess(await kind.internalKubeconfig(name));
-    return {
-      name,
-      admin,
-      providerSecret: {
-        endpoint: internal.server,
-        clusterCA: Buffer.from(kc.caData!, 'base64').toString(),
-        token,
-      },
-      stop: () => docker('stop', kind.node(name)),
-      start: async () => {
-        await docker('start', kind.node(name));
-        await eventually(async () => Boolean(await admin.serverVersion()), `${name} to answer again`, slowly);
-      },
-    };
-  }));
+  const targets = await Promise.all(
+    NAMES.targets.map(async (name): Promise<TargetCluster> => {
+      const externalYaml = await kind.kubeconfig(name);
+      writeFileSync(path.join(workDir, `${name}.kubeconfig`), externalYaml, { mode: 0o600 });
+      const { client: admin, kc } = clientOf(externalYaml);
+      // The real operators whose images are public; Rook Ceph is not run here (see unavailable below).
+      await installOperatorBundle(admin, 'rook-minio');
+      await installOperatorBundle(admin, 'minio-operator');
+      await applyFile(admin, rbacFile('target.yaml'));
+      const token = await serviceAccountToken(admin, NS, 'provider-rook', ['provider-rook:target']);
+      const internal = kubeconfigAccess(await kind.internalKubeconfig(name));
+      return {
+        name,
+        admin,
+        providerSecret: {
+          endpoint: internal.server,
+          clusterCA: Buffer.from(kc.caData!, 'base64').toString(),
+          token,
+        },
+        stop: () => docker('stop', kind.node(name)),
+        start: async () => {
+          await docker('start', kind.node(name));
+          await eventually(async () => Boolean(await admin.serverVersion()), `${name} to answer again`, slowly);
+        },
+      };
+    }),
+  );
 
   const providerReady = async (): Promise<boolean> => {
     const d = await control.get<{ metadata: { name: string }; status?: { availableReplicas?: number } }>(Deployments, 'provider-rook', NS);
@@ -89,13 +94,17 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
     control,
     targets: targets as [TargetCluster, TargetCluster],
     unavailable: {
-      'rook-ceph': 'Rook Ceph needs a CephCluster with OSD disks and a CephObjectStore, which kind nodes cannot run; ' +
+      'rook-ceph':
+        'Rook Ceph needs a CephCluster with OSD disks and a CephObjectStore, which kind nodes cannot run; ' +
         'the Ceph backend is covered on local control planes (make e2e-local), with the bucket provisioner stand-in',
     },
     logs: `kubectl --context kind-${NAMES.control} -n ${NS} logs deploy/provider-rook`,
     provider: {
       async kill() {
-        const { items } = await control.list<{ metadata: { name: string } }>(Pods, { namespace: NS, labelSelector: 'app.kubernetes.io/name=provider-rook' });
+        const { items } = await control.list<{ metadata: { name: string } }>(Pods, {
+          namespace: NS,
+          labelSelector: 'app.kubernetes.io/name=provider-rook',
+        });
         for (const pod of items) {
           await control.request('DELETE', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}`, { body: { gracePeriodSeconds: 0 } });
         }
@@ -110,7 +119,15 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
       const url = new URL(endpoint!); // http://<store>.<ns>.svc.<domain>:9000
       const [service, storeNs] = url.hostname.split('.');
       const owner = targets[0]!; // the design flow's class points at the first target
-      const forward = execa('kubectl', ['--kubeconfig', path.join(workDir, `${owner.name}.kubeconfig`), '-n', storeNs!, 'port-forward', `svc/${service}`, ':9000']);
+      const forward = execa('kubectl', [
+        '--kubeconfig',
+        path.join(workDir, `${owner.name}.kubeconfig`),
+        '-n',
+        storeNs!,
+        'port-forward',
+        `svc/${service}`,
+        ':9000',
+      ]);
       try {
         const port = await new Promise<string>((resolve, reject) => {
           forward.stdout!.on('data', (chunk: Buffer) => {

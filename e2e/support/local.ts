@@ -34,8 +34,15 @@ function caOf(cluster: LocalCluster): string {
 /** A kubeconfig file for a bearer token: how provider-rook reaches the control cluster. */
 function tokenKubeconfig(cluster: LocalCluster, token: string, file: string): string {
   const kubeconfig = {
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'provider-rook',
-    clusters: [{ name: cluster.name, cluster: { server: cluster.server, 'certificate-authority-data': Buffer.from(caOf(cluster)).toString('base64') } }],
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': 'provider-rook',
+    clusters: [
+      {
+        name: cluster.name,
+        cluster: { server: cluster.server, 'certificate-authority-data': Buffer.from(caOf(cluster)).toString('base64') },
+      },
+    ],
     users: [{ name: 'provider-rook', user: { token } }],
     contexts: [{ name: 'provider-rook', context: { cluster: cluster.name, user: 'provider-rook' } }],
   };
@@ -49,31 +56,41 @@ export async function localEnvironment(): Promise<E2EEnvironment> {
   const control = adminOf(controlCluster!);
 
   // Control: our CRDs and roles, and provider-rook's own ServiceAccount (not admin).
-  await installCrds(control, readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f)));
+  await installCrds(
+    control,
+    readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f)),
+  );
   for (const f of ['provider-rook.yaml', 'app-team.yaml', 'platform-team.yaml']) await applyFile(control, rbacFile(f));
-  const providerToken = await serviceAccountToken(control, 'provider-rook-system', 'provider-rook', ['provider-rook', 'provider-rook:secrets']);
+  const providerToken = await serviceAccountToken(control, 'provider-rook-system', 'provider-rook', [
+    'provider-rook',
+    'provider-rook:secrets',
+  ]);
   const kubeconfig = tokenKubeconfig(controlCluster!, providerToken, path.join(workDir, 'provider-rook.kubeconfig'));
 
   // Targets: the operator installed by their admin, and a least-privilege identity for provider-rook.
   const operators: { stop(): Promise<void> }[] = [];
-  const targets = await Promise.all(targetClusters.map(async (cluster): Promise<TargetCluster> => {
-    const admin = adminOf(cluster);
-    for (const bundle of OPERATORS) await installOperatorBundle(admin, bundle);
-    await applyManifests(admin, loadManifests(path.join(repoRoot, 'config', 'samples', 'rook-ceph', '00-target-storageclass.yaml')));
-    await applyFile(admin, rbacFile('target.yaml'));
-    const token = await serviceAccountToken(admin, 'provider-rook-system', 'provider-rook', ['provider-rook:target']);
-    for (const operator of [new FakeMinioOperator(admin), new FakeTenantOperator(admin), new FakeBucketProvisioner(admin)]) {
-      await operator.start();
-      operators.push(operator);
-    }
-    return {
-      name: cluster.name,
-      admin,
-      providerSecret: { endpoint: cluster.server, clusterCA: caOf(cluster), token },
-      stop: () => stop(cluster.name),
-      start: async () => { await start(cluster.name); },
-    };
-  }));
+  const targets = await Promise.all(
+    targetClusters.map(async (cluster): Promise<TargetCluster> => {
+      const admin = adminOf(cluster);
+      for (const bundle of OPERATORS) await installOperatorBundle(admin, bundle);
+      await applyManifests(admin, loadManifests(path.join(repoRoot, 'config', 'samples', 'rook-ceph', '00-target-storageclass.yaml')));
+      await applyFile(admin, rbacFile('target.yaml'));
+      const token = await serviceAccountToken(admin, 'provider-rook-system', 'provider-rook', ['provider-rook:target']);
+      for (const operator of [new FakeMinioOperator(admin), new FakeTenantOperator(admin), new FakeBucketProvisioner(admin)]) {
+        await operator.start();
+        operators.push(operator);
+      }
+      return {
+        name: cluster.name,
+        admin,
+        providerSecret: { endpoint: cluster.server, clusterCA: caOf(cluster), token },
+        stop: () => stop(cluster.name),
+        start: async () => {
+          await start(cluster.name);
+        },
+      };
+    }),
+  );
 
   const logs = path.join(workDir, 'provider-rook.log');
   let child: ChildProcess | undefined;
@@ -83,10 +100,25 @@ export async function localEnvironment(): Promise<E2EEnvironment> {
     async start(): Promise<void> {
       if (running()) return;
       const log = openSync(logs, 'a');
-      child = spawn(process.execPath, [
-        path.join(repoRoot, 'src', 'main.ts'), '--kubeconfig', kubeconfig,
-        '--poll', '2s', '--leak-interval', '3s', '--leak-grace', '1s', '--metrics-addr', '127.0.0.1:0', '--log-level', 'debug',
-      ], { cwd: repoRoot, stdio: ['ignore', log, log] });
+      child = spawn(
+        process.execPath,
+        [
+          path.join(repoRoot, 'src', 'main.ts'),
+          '--kubeconfig',
+          kubeconfig,
+          '--poll',
+          '2s',
+          '--leak-interval',
+          '3s',
+          '--leak-grace',
+          '1s',
+          '--metrics-addr',
+          '127.0.0.1:0',
+          '--log-level',
+          'debug',
+        ],
+        { cwd: repoRoot, stdio: ['ignore', log, log] },
+      );
       closeSync(log);
       const current = child;
       exited = new Promise((resolve) => current.once('exit', resolve));

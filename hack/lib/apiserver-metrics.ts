@@ -9,10 +9,13 @@ const IGNORED_RESOURCES = new Set(['leases', 'endpoints']);
 
 /** The samples of one metric in a Prometheus text exposition. */
 export function samples(body: string, metric: string): { labels: Record<string, string>; value: number }[] {
-  return body.split('\n').filter((line) => line.startsWith(`${metric}{`)).map((line) => ({
-    labels: Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!])),
-    value: Number(line.slice(line.lastIndexOf(' ') + 1)),
-  }));
+  return body
+    .split('\n')
+    .filter((line) => line.startsWith(`${metric}{`))
+    .map((line) => ({
+      labels: Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!])),
+      value: Number(line.slice(line.lastIndexOf(' ') + 1)),
+    }));
 }
 
 /** Write requests served so far, by "VERB resource[/subresource]". */

@@ -29,7 +29,8 @@ export function pinnedVersions(): { kubernetes: string; etcd: string } {
   return { kubernetes: pin('k8s.io/kubernetes'), etcd: pin('go.etcd.io/etcd/server/v3') };
 }
 
-const cacheBase = (): string => process.env.PROVIDER_ROOK_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'provider-rook');
+const cacheBase = (): string =>
+  process.env.PROVIDER_ROOK_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'provider-rook');
 
 export function cacheDir(): string {
   const { kubernetes, etcd } = pinnedVersions();
@@ -48,9 +49,15 @@ export async function ensureHelm(log: (line: string) => void = (l) => console.er
   log(`Building helm ${HELM_VERSION} into ${dir} (first run only; this takes a few minutes)...`);
   const scratch = `${dir}.partial-${process.pid}`;
   const started = Date.now();
-  const result = await execa(process.env.GO ?? 'go', ['install', '-trimpath', '-ldflags=-s -w', `helm.sh/helm/v3/cmd/helm@${HELM_VERSION}`], {
-    env: { CGO_ENABLED: '0', GOBIN: scratch, GOFLAGS: '' }, all: true, reject: false,
-  });
+  const result = await execa(
+    process.env.GO ?? 'go',
+    ['install', '-trimpath', '-ldflags=-s -w', `helm.sh/helm/v3/cmd/helm@${HELM_VERSION}`],
+    {
+      env: { CGO_ENABLED: '0', GOBIN: scratch, GOFLAGS: '' },
+      all: true,
+      reject: false,
+    },
+  );
   if (result.exitCode !== 0) {
     rmSync(scratch, { recursive: true, force: true });
     throw new Error(`building helm failed (or set HELM to a helm binary):\n${String(result.all).split('\n').slice(-20).join('\n')}`);
@@ -88,9 +95,13 @@ async function build(dir: string, log: (line: string) => void): Promise<void> {
   try {
     await execa(go, ['version']);
   } catch {
-    throw new Error(`the control-plane binaries are not in ${dir} and '${go}' was not found to build them; install Go or set KUBEBUILDER_ASSETS`);
+    throw new Error(
+      `the control-plane binaries are not in ${dir} and '${go}' was not found to build them; install Go or set KUBEBUILDER_ASSETS`,
+    );
   }
-  log(`Building kube-apiserver ${kubernetes}, kube-controller-manager ${kubernetes} and etcd ${etcd} into ${dir} (first run only; this takes several minutes)...`);
+  log(
+    `Building kube-apiserver ${kubernetes}, kube-controller-manager ${kubernetes} and etcd ${etcd} into ${dir} (first run only; this takes several minutes)...`,
+  );
   // Build into a scratch folder and rename, so an interrupted build never leaves a half-filled cache.
   const scratch = `${dir}.partial-${process.pid}`;
   mkdirSync(scratch, { recursive: true });

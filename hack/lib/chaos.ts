@@ -45,7 +45,10 @@ export function providerKeys(target: LocalCluster): Record<string, string> {
 }
 
 export const secretOf = (namespace: string, name: string, keys: Record<string, string>) => ({
-  apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque',
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace },
+  type: 'Opaque',
   data: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
 });
 
@@ -61,8 +64,18 @@ export class Replica {
   constructor(name: string, control: LocalCluster, extraArgs: string[] = []) {
     this.log = path.join(workDir, `${name}.log`);
     this.args = [
-      path.join(repoRoot, 'src', 'main.ts'), '--kubeconfig', control.kubeconfig, '--poll', '10s', '--leak-interval', '20s', '--leak-grace', '10s',
-      '--log-level', 'debug', ...extraArgs,
+      path.join(repoRoot, 'src', 'main.ts'),
+      '--kubeconfig',
+      control.kubeconfig,
+      '--poll',
+      '10s',
+      '--leak-interval',
+      '20s',
+      '--leak-grace',
+      '10s',
+      '--log-level',
+      'debug',
+      ...extraArgs,
     ];
   }
 
@@ -74,7 +87,10 @@ export class Replica {
     if (this.running) return;
     this.port = await freePort();
     const log = openSync(this.log, 'a');
-    const child = spawn(process.execPath, [...this.args, '--metrics-addr', `127.0.0.1:${this.port}`], { cwd: repoRoot, stdio: ['ignore', log, log] });
+    const child = spawn(process.execPath, [...this.args, '--metrics-addr', `127.0.0.1:${this.port}`], {
+      cwd: repoRoot,
+      stdio: ['ignore', log, log],
+    });
     closeSync(log);
     this.child = child;
     this.starts++;
@@ -103,7 +119,10 @@ export class Replica {
   }
 
   async healthy(): Promise<boolean> {
-    return fetch(`http://127.0.0.1:${this.port}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
+    return fetch(`http://127.0.0.1:${this.port}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
   }
 }
 
@@ -190,18 +209,32 @@ export class World {
 
   async create(): Promise<this> {
     const { admin } = this.env;
-    for (const name of [this.platform, this.app]) await admin.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    for (const name of [this.platform, this.app])
+      await admin.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     for (const t of Object.values(this.env.targets)) {
       const keys = providerKeys(t.cluster);
       this.env.secrets.add(keys.clientKey!);
       await admin.apply(Secrets, secretOf(this.platform, `target-${t.name}`, keys));
-      await admin.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: t.name, namespace: this.platform }, spec: { credentialsSecretRef: { name: `target-${t.name}` } } });
+      await admin.apply(Providers, {
+        apiVersion: Providers.apiVersion,
+        kind: 'Provider',
+        metadata: { name: t.name, namespace: this.platform },
+        spec: { credentialsSecretRef: { name: `target-${t.name}` } },
+      });
       await admin.apply(ObjectStoreClasses, {
-        apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: `on-${t.name}`, namespace: this.platform },
-        spec: { scope: { nodeCount: 4 }, targetNamespace: `${this.platform}-store`, providerRef: { name: t.name, namespace: this.platform } },
+        apiVersion: ObjectStoreClasses.apiVersion,
+        kind: 'ObjectStoreClass',
+        metadata: { name: `on-${t.name}`, namespace: this.platform },
+        spec: {
+          scope: { nodeCount: 4 },
+          targetNamespace: `${this.platform}-store`,
+          providerRef: { name: t.name, namespace: this.platform },
+        },
       });
       await admin.apply(BucketClasses, {
-        apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: t.name, namespace: this.app },
+        apiVersion: BucketClasses.apiVersion,
+        kind: 'BucketClass',
+        metadata: { name: t.name, namespace: this.app },
         classRef: { kind: 'ObjectStoreClass', apiVersion: ObjectStoreClasses.apiVersion, name: `on-${t.name}`, namespace: this.platform },
       });
     }
@@ -212,36 +245,49 @@ export class World {
   async claims(names: string[], on: 'a' | 'b'): Promise<Map<string, number>> {
     const created = new Map<string, number>();
     for (let i = 0; i < names.length; i += 20) {
-      await Promise.all(names.slice(i, i + 20).map(async (name) => {
-        await this.env.admin.create(Buckets, {
-          apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name, namespace: this.app },
-          spec: { classRef: { name: on }, writeConnectionSecretToRef: { name: `${name}-conn` } },
-        });
-        created.set(name, performance.now());
-      }));
+      await Promise.all(
+        names.slice(i, i + 20).map(async (name) => {
+          await this.env.admin.create(Buckets, {
+            apiVersion: Buckets.apiVersion,
+            kind: 'Bucket',
+            metadata: { name, namespace: this.app },
+            spec: { classRef: { name: on }, writeConnectionSecretToRef: { name: `${name}-conn` } },
+          });
+          created.set(name, performance.now());
+        }),
+      );
     }
     return created;
   }
 
-  listClaims = async (): Promise<(Bucket & Conditioned)[]> => (await this.env.admin.list<Bucket & Conditioned>(Buckets, { namespace: this.app })).items;
-  listManaged = async (): Promise<(ObjectStore & Conditioned)[]> => (await this.env.admin.list<ObjectStore & Conditioned>(ManagedObjectStores, { namespace: this.platform })).items;
+  listClaims = async (): Promise<(Bucket & Conditioned)[]> =>
+    (await this.env.admin.list<Bucket & Conditioned>(Buckets, { namespace: this.app })).items;
+  listManaged = async (): Promise<(ObjectStore & Conditioned)[]> =>
+    (await this.env.admin.list<ObjectStore & Conditioned>(ManagedObjectStores, { namespace: this.platform })).items;
 
   /** Our ObjectStores in a target (all namespaces), by the marks we put on them. */
   async targetObjects(t: Target): Promise<Conditioned[]> {
-    return (await t.admin.list<Conditioned>(RookObjectStores, { labelSelector: LABEL_OWNER_UID })).items
-      .filter((o) => o.metadata.namespace === `${this.platform}-store` && o.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined);
+    return (await t.admin.list<Conditioned>(RookObjectStores, { labelSelector: LABEL_OWNER_UID })).items.filter(
+      (o) => o.metadata.namespace === `${this.platform}-store` && o.metadata.labels?.[LABEL_CONTROL_PLANE] !== undefined,
+    );
   }
 
   /** Waits until every named claim is Bound; returns when each was first seen Bound. */
   async bound(names: string[], timeoutMs: number): Promise<Map<string, number>> {
     const at = new Map<string, number>();
-    await eventually(async () => {
-      const claims = new Map((await this.listClaims()).map((c) => [c.metadata.name, c]));
-      for (const n of names) if (!at.has(n) && isBound(claims.get(n))) at.set(n, performance.now());
-      return at.size === names.length;
-    }, `${names.length} claims to be Bound`, within(timeoutMs, 100)).catch(async (err: Error) => {
+    await eventually(
+      async () => {
+        const claims = new Map((await this.listClaims()).map((c) => [c.metadata.name, c]));
+        for (const n of names) if (!at.has(n) && isBound(claims.get(n))) at.set(n, performance.now());
+        return at.size === names.length;
+      },
+      `${names.length} claims to be Bound`,
+      within(timeoutMs, 100),
+    ).catch(async (err: Error) => {
       const waiting = (await this.listClaims()).filter((c) => names.includes(c.metadata.name) && !isBound(c)).slice(0, 3);
-      throw new Error(`${err.message}; e.g. ${waiting.map((c) => `${c.metadata.name}: ${JSON.stringify(c.status?.conditions ?? [])}`).join('; ')}`);
+      throw new Error(
+        `${err.message}; e.g. ${waiting.map((c) => `${c.metadata.name}: ${JSON.stringify(c.status?.conditions ?? [])}`).join('; ')}`,
+      );
     });
     return at;
   }
@@ -255,7 +301,8 @@ export class World {
     const out: string[] = [];
     const claims = await this.listClaims();
     const managed = await this.listManaged();
-    for (const c of claims) if (!isBound(c)) out.push(`claim ${c.metadata.name} is not Bound (${JSON.stringify(c.status?.conditions ?? [])})`);
+    for (const c of claims)
+      if (!isBound(c)) out.push(`claim ${c.metadata.name} is not Bound (${JSON.stringify(c.status?.conditions ?? [])})`);
     const claimUids = new Set(claims.map((c) => c.metadata.uid));
     const perClaim = new Map<string, number>();
     for (const mr of managed) {
@@ -286,10 +333,15 @@ export class World {
   /** What is left after every claim was deleted: claims, managed resources, target objects, copied Secrets. */
   async leftovers(): Promise<string[]> {
     const left: string[] = [];
-    for (const c of await this.listClaims()) left.push(`claim ${c.metadata.name} (finalizers ${JSON.stringify(c.metadata.finalizers ?? [])})`);
-    for (const m of await this.listManaged()) left.push(`managed resource ${m.metadata.name} (finalizers ${JSON.stringify(m.metadata.finalizers ?? [])})`);
-    for (const t of Object.values(this.env.targets)) for (const o of await this.targetObjects(t)) left.push(`target ${t.name}: ObjectStore ${o.metadata.name}`);
-    const copied = (await this.env.admin.list<KubeObjectLike>(Secrets, { namespace: this.app })).items.filter((s) => s.metadata.name.endsWith('-conn'));
+    for (const c of await this.listClaims())
+      left.push(`claim ${c.metadata.name} (finalizers ${JSON.stringify(c.metadata.finalizers ?? [])})`);
+    for (const m of await this.listManaged())
+      left.push(`managed resource ${m.metadata.name} (finalizers ${JSON.stringify(m.metadata.finalizers ?? [])})`);
+    for (const t of Object.values(this.env.targets))
+      for (const o of await this.targetObjects(t)) left.push(`target ${t.name}: ObjectStore ${o.metadata.name}`);
+    const copied = (await this.env.admin.list<KubeObjectLike>(Secrets, { namespace: this.app })).items.filter((s) =>
+      s.metadata.name.endsWith('-conn'),
+    );
     for (const s of copied) left.push(`Secret ${this.app}/${s.metadata.name}`);
     return left;
   }
@@ -304,7 +356,8 @@ export class World {
       }
     }
     for (const c of [...(await this.listClaims()), ...(await this.listManaged())]) this.env.surfaces.push(JSON.stringify(c.status ?? {}));
-    for (const p of (await admin.list<Conditioned>(Providers, { namespace: this.platform })).items) this.env.surfaces.push(JSON.stringify(p.status ?? {}));
+    for (const p of (await admin.list<Conditioned>(Providers, { namespace: this.platform })).items)
+      this.env.surfaces.push(JSON.stringify(p.status ?? {}));
   }
 }
 

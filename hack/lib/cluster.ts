@@ -42,7 +42,8 @@ const quiet: Log = () => {};
 const START_TIMEOUT_MS = Number(process.env.PROVIDER_ROOK_START_TIMEOUT_MS ?? 90_000);
 
 function clusterOf(name: string): LocalCluster {
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new Error(`invalid cluster name '${name}': use lower-case letters, digits and '-'`);
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name))
+    throw new Error(`invalid cluster name '${name}': use lower-case letters, digits and '-'`);
   const dir = path.join(clustersRoot(), name);
   const stateFile = path.join(dir, 'cluster.json');
   const ports: ClusterPorts = existsSync(stateFile)
@@ -55,7 +56,9 @@ function clusterOf(name: string): LocalCluster {
 export function knownClusters(): string[] {
   const root = clustersRoot();
   if (!existsSync(root)) return [];
-  return readdirSync(root).filter((entry) => existsSync(path.join(root, entry, 'cluster.json'))).sort();
+  return readdirSync(root)
+    .filter((entry) => existsSync(path.join(root, entry, 'cluster.json')))
+    .sort();
 }
 
 /** A TCP port on 127.0.0.1 that nothing listens on right now. */
@@ -85,7 +88,9 @@ function pidFile(cluster: LocalCluster, proc: ProcessName): string {
 
 /** The pids of a cluster's live processes (API server, etcd, controller-manager), e.g. to read their CPU time. */
 export function clusterPids(cluster: LocalCluster): number[] {
-  return (['etcd', 'kube-apiserver', 'kube-controller-manager'] as const).map((p) => livePid(cluster, p)).filter((p): p is number => p !== undefined);
+  return (['etcd', 'kube-apiserver', 'kube-controller-manager'] as const)
+    .map((p) => livePid(cluster, p))
+    .filter((p): p is number => p !== undefined);
 }
 
 /** The pid of a cluster process if it is alive and still the binary we started. */
@@ -103,7 +108,10 @@ function livePid(cluster: LocalCluster, proc: ProcessName): number | undefined {
 }
 
 const SERVED_BEFORE_USE = [
-  '/api/v1/namespaces', '/api/v1/secrets', '/apis/apps/v1/deployments', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+  '/api/v1/namespaces',
+  '/api/v1/secrets',
+  '/apis/apps/v1/deployments',
+  '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
 ];
 
 function logTail(file: string, lines = 15): string {
@@ -128,12 +136,16 @@ async function waitFor(what: string, check: () => Promise<boolean>, cluster: Loc
   while (Date.now() < deadline) {
     if (await check().catch(() => false)) return;
     if (livePid(cluster, proc) === undefined) {
-      throw new Error(`${proc} of cluster '${cluster.name}' exited while starting; last log lines:\n${logTail(path.join(cluster.dir, `${proc}.log`))}`);
+      throw new Error(
+        `${proc} of cluster '${cluster.name}' exited while starting; last log lines:\n${logTail(path.join(cluster.dir, `${proc}.log`))}`,
+      );
     }
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 500);
   }
-  throw new Error(`${what} of cluster '${cluster.name}' was not ready after ${START_TIMEOUT_MS / 1000} s; last log lines:\n${logTail(path.join(cluster.dir, `${proc}.log`))}`);
+  throw new Error(
+    `${what} of cluster '${cluster.name}' was not ready after ${START_TIMEOUT_MS / 1000} s; last log lines:\n${logTail(path.join(cluster.dir, `${proc}.log`))}`,
+  );
 }
 
 function httpGet(url: string, options: https.RequestOptions = {}): Promise<{ status: number; body: string }> {
@@ -159,7 +171,9 @@ export function adminGet(cluster: LocalCluster, urlPath: string): Promise<{ stat
 function writeKubeconfig(cluster: LocalCluster): void {
   const pki = pkiPaths(cluster.dir);
   const b64 = (file: string): string => Buffer.from(readPem(file)).toString('base64');
-  writeFileSync(cluster.kubeconfig, `apiVersion: v1
+  writeFileSync(
+    cluster.kubeconfig,
+    `apiVersion: v1
 kind: Config
 clusters:
 - name: ${cluster.name}
@@ -177,7 +191,9 @@ contexts:
     cluster: ${cluster.name}
     user: ${cluster.name}-admin
 current-context: ${cluster.name}
-`, { mode: 0o600 });
+`,
+    { mode: 0o600 },
+  );
 }
 
 async function startProcesses(cluster: LocalCluster, bins: Binaries, log: Log): Promise<void> {
@@ -188,7 +204,9 @@ async function startProcesses(cluster: LocalCluster, bins: Binaries, log: Log): 
   if (!livePid(cluster, 'kube-apiserver')) needed.push(['kube-apiserver', ports.apiserver]);
   for (const [proc, port] of needed) {
     if (!(await portIsFree(port))) {
-      throw new Error(`port ${port} needed by ${proc} of cluster '${cluster.name}' is already in use; stop whatever holds it or run 'npm run clusters -- down ${cluster.name}'`);
+      throw new Error(
+        `port ${port} needed by ${proc} of cluster '${cluster.name}' is already in use; stop whatever holds it or run 'npm run clusters -- down ${cluster.name}'`,
+      );
     }
   }
 
@@ -197,23 +215,45 @@ async function startProcesses(cluster: LocalCluster, bins: Binaries, log: Log): 
     const client = `http://127.0.0.1:${ports.etcdClient}`;
     const peer = `http://127.0.0.1:${ports.etcdPeer}`;
     spawnDetached(cluster, 'etcd', bins.etcd, [
-      '--name', cluster.name, '--data-dir', path.join(cluster.dir, 'etcd-data'),
-      '--listen-client-urls', client, '--advertise-client-urls', client,
-      '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
-      '--initial-cluster', `${cluster.name}=${peer}`,
+      '--name',
+      cluster.name,
+      '--data-dir',
+      path.join(cluster.dir, 'etcd-data'),
+      '--listen-client-urls',
+      client,
+      '--advertise-client-urls',
+      client,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      `${cluster.name}=${peer}`,
       // Test clusters trade durability for speed: no fsync, small backend.
-      '--unsafe-no-fsync', '--quota-backend-bytes', String(1 << 30), '--log-level', 'warn',
+      '--unsafe-no-fsync',
+      '--quota-backend-bytes',
+      String(1 << 30),
+      '--log-level',
+      'warn',
     ]);
   }
-  await waitFor('etcd', async () => (await httpGet(`http://127.0.0.1:${ports.etcdClient}/health`)).body.includes('"health":"true"'), cluster, 'etcd');
+  await waitFor(
+    'etcd',
+    async () => (await httpGet(`http://127.0.0.1:${ports.etcdClient}/health`)).body.includes('"health":"true"'),
+    cluster,
+    'etcd',
+  );
 
   if (!livePid(cluster, 'kube-apiserver')) {
     log(`[${cluster.name}] starting kube-apiserver on ${cluster.server}`);
     spawnDetached(cluster, 'kube-apiserver', bins.kubeApiserver, [
-      '--bind-address=127.0.0.1', `--secure-port=${ports.apiserver}`, '--advertise-address=127.0.0.1',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${ports.apiserver}`,
+      '--advertise-address=127.0.0.1',
       `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
       `--cert-dir=${path.join(cluster.dir, 'apiserver-certs')}`,
-      `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
+      `--tls-cert-file=${pki.servingCert}`,
+      `--tls-private-key-file=${pki.servingKey}`,
       `--client-ca-file=${pki.caCert}`,
       '--authorization-mode=RBAC',
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
@@ -227,18 +267,25 @@ async function startProcesses(cluster: LocalCluster, bins: Binaries, log: Log): 
   await waitFor('kube-apiserver', async () => (await adminGet(cluster, '/readyz')).status === 200, cluster, 'kube-apiserver');
   // /readyz can pass while watch caches still answer "storage is (re)initializing"; a cluster is
   // handed out only once the kinds every client starts with can be listed.
-  await waitFor('kube-apiserver watch caches', async () => {
-    const lists = await Promise.all(SERVED_BEFORE_USE.map((p) => adminGet(cluster, p)));
-    return lists.every((r) => r.status === 200);
-  }, cluster, 'kube-apiserver');
+  await waitFor(
+    'kube-apiserver watch caches',
+    async () => {
+      const lists = await Promise.all(SERVED_BEFORE_USE.map((p) => adminGet(cluster, p)));
+      return lists.every((r) => r.status === 200);
+    },
+    cluster,
+    'kube-apiserver',
+  );
 
   if (bins.kubeControllerManager && !livePid(cluster, 'kube-controller-manager')) {
     // Only controllers that act on the API alone: no pods ever run on a node-less control plane.
     spawnDetached(cluster, 'kube-controller-manager', bins.kubeControllerManager, [
       `--kubeconfig=${cluster.kubeconfig}`,
       '--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,root-ca-certificate-publisher-controller',
-      '--leader-elect=false', '--secure-port=0',
-      `--root-ca-file=${pki.caCert}`, `--service-account-private-key-file=${pki.serviceAccountKey}`,
+      '--leader-elect=false',
+      '--secure-port=0',
+      `--root-ca-file=${pki.caCert}`,
+      `--service-account-private-key-file=${pki.serviceAccountKey}`,
       '--v=0',
     ]);
   }
@@ -247,26 +294,32 @@ async function startProcesses(cluster: LocalCluster, bins: Binaries, log: Log): 
 /** Starts (or reuses) one cluster per name; returns them in order. */
 export async function up(names: string[], log: Log = quiet): Promise<LocalCluster[]> {
   const bins = await ensureBinaries(log);
-  return Promise.all(names.map(async (name) => {
-    const cluster = clusterOf(name);
-    mkdirSync(cluster.dir, { recursive: true });
-    await ensurePki(cluster.dir, name);
-    if (cluster.ports.apiserver === 0) {
-      cluster.ports = { apiserver: await freePort(), etcdClient: await freePort(), etcdPeer: await freePort() };
-      cluster.server = `https://127.0.0.1:${cluster.ports.apiserver}`;
-      writeFileSync(path.join(cluster.dir, 'cluster.json'), JSON.stringify({ name, ports: cluster.ports }, null, 2));
-    }
-    writeKubeconfig(cluster);
-    await startProcesses(cluster, bins, log);
-    return cluster;
-  }));
+  return Promise.all(
+    names.map(async (name) => {
+      const cluster = clusterOf(name);
+      mkdirSync(cluster.dir, { recursive: true });
+      await ensurePki(cluster.dir, name);
+      if (cluster.ports.apiserver === 0) {
+        cluster.ports = { apiserver: await freePort(), etcdClient: await freePort(), etcdPeer: await freePort() };
+        cluster.server = `https://127.0.0.1:${cluster.ports.apiserver}`;
+        writeFileSync(path.join(cluster.dir, 'cluster.json'), JSON.stringify({ name, ports: cluster.ports }, null, 2));
+      }
+      writeKubeconfig(cluster);
+      await startProcesses(cluster, bins, log);
+      return cluster;
+    }),
+  );
 }
 
 async function kill(cluster: LocalCluster, proc: ProcessName): Promise<void> {
   const pid = livePid(cluster, proc);
   if (pid !== undefined) {
     const signal = (sig: NodeJS.Signals): void => {
-      try { process.kill(-pid, sig); } catch { /* already gone */ }
+      try {
+        process.kill(-pid, sig);
+      } catch {
+        /* already gone */
+      }
     };
     signal('SIGTERM');
     const deadline = Date.now() + 10_000;
@@ -288,17 +341,20 @@ export async function stop(name: string): Promise<void> {
 /** Restarts a stopped cluster on the same ports with the same data. */
 export async function start(name: string, log: Log = quiet): Promise<LocalCluster> {
   const cluster = clusterOf(name);
-  if (!existsSync(path.join(cluster.dir, 'cluster.json'))) throw new Error(`no cluster '${name}'; create it with 'npm run clusters -- up ${name}'`);
+  if (!existsSync(path.join(cluster.dir, 'cluster.json')))
+    throw new Error(`no cluster '${name}'; create it with 'npm run clusters -- up ${name}'`);
   await startProcesses(cluster, await ensureBinaries(log), log);
   return cluster;
 }
 
 /** Stops and removes clusters (all known ones when no name is given). */
 export async function down(names: string[] = knownClusters()): Promise<void> {
-  await Promise.all(names.map(async (name) => {
-    await stop(name);
-    rmSync(clusterOf(name).dir, { recursive: true, force: true });
-  }));
+  await Promise.all(
+    names.map(async (name) => {
+      await stop(name);
+      rmSync(clusterOf(name).dir, { recursive: true, force: true });
+    }),
+  );
 }
 
 export function status(): ClusterStatus[] {

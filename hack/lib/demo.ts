@@ -18,7 +18,9 @@ export function stopProcesses(): void {
   for (const pid of readFileSync(pidFile, 'utf8').split(/\s+/).filter(Boolean).map(Number)) {
     try {
       process.kill(pid, 'SIGTERM');
-    } catch { /* already gone */ }
+    } catch {
+      /* already gone */
+    }
   }
   rmSync(pidFile);
 }
@@ -34,12 +36,16 @@ export function background(name: string, args: string[]): number {
   return child.pid!;
 }
 
-export const clientOf = (kubeconfig: string): KubeClient => new KubeClient(kubeconfigFileAccess(kubeconfig), { fieldManager: 'provider-rook-demo' });
+export const clientOf = (kubeconfig: string): KubeClient =>
+  new KubeClient(kubeconfigFileAccess(kubeconfig), { fieldManager: 'provider-rook-demo' });
 
 /** A Provider's Secret with one `kubeconfig` key, as a platform team makes it with kubectl. */
 export async function providerSecret(control: KubeClient, namespace: string, name: string, kubeconfig: string): Promise<void> {
   await control.apply(Secrets, {
-    apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque',
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace },
+    type: 'Opaque',
     data: { kubeconfig: readFileSync(kubeconfig).toString('base64') },
   } as KubeObjectLike);
 }

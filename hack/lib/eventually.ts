@@ -23,7 +23,12 @@ export async function eventually<T>(
   what: string,
   options: number | EventuallyOptions = {},
 ): Promise<T> {
-  const { timeoutMs = 30_000, delayMs = 50, maxDelayMs = Math.max(delayMs, 500), explain } = typeof options === 'number' ? { timeoutMs: options } : options;
+  const {
+    timeoutMs = 30_000,
+    delayMs = 50,
+    maxDelayMs = Math.max(delayMs, 500),
+    explain,
+  } = typeof options === 'number' ? { timeoutMs: options } : options;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (let delay = delayMs; ; delay = Math.min(delay * 2, maxDelayMs)) {
@@ -35,7 +40,11 @@ export async function eventually<T>(
     }
     if (Date.now() > deadline) {
       const last = lastError ? ` (last error: ${(lastError as Error).message})` : '';
-      const more = explain ? `\n${await Promise.resolve().then(explain).catch((err: Error) => `(explain failed: ${err.message})`)}` : '';
+      const more = explain
+        ? `\n${await Promise.resolve()
+            .then(explain)
+            .catch((err: Error) => `(explain failed: ${err.message})`)}`
+        : '';
       throw new Error(`timed out after ${duration(timeoutMs)} waiting for ${what}${last}${more}`);
     }
     await new Promise((r) => setTimeout(r, delay));

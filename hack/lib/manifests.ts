@@ -9,14 +9,37 @@ import { repoRoot } from './cluster.ts';
 import { eventually } from './eventually.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import {
-  ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, Secrets, ServiceAccounts, Services, typeOfManifest, type ResourceType,
+  ClusterRoleBindings,
+  ClusterRoles,
+  CustomResourceDefinitions,
+  Deployments,
+  Namespaces,
+  Secrets,
+  ServiceAccounts,
+  Services,
+  typeOfManifest,
+  type ResourceType,
 } from '../../src/runtime/kube/resources.ts';
 
-const rbac = (kind: string, plural: string, namespaced: boolean): ResourceType => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, plural, namespaced });
+const rbac = (kind: string, plural: string, namespaced: boolean): ResourceType => ({
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind,
+  plural,
+  namespaced,
+});
 
 const TYPES: ResourceType[] = [
-  ...allKinds.map(resourceTypeOf), Namespaces, Secrets, ServiceAccounts, Services, Deployments, CustomResourceDefinitions, ClusterRoles, ClusterRoleBindings,
-  rbac('Role', 'roles', true), rbac('RoleBinding', 'rolebindings', true),
+  ...allKinds.map(resourceTypeOf),
+  Namespaces,
+  Secrets,
+  ServiceAccounts,
+  Services,
+  Deployments,
+  CustomResourceDefinitions,
+  ClusterRoles,
+  ClusterRoleBindings,
+  rbac('Role', 'roles', true),
+  rbac('RoleBinding', 'rolebindings', true),
 ];
 
 /** Any Kubernetes object as written in a manifest. */
@@ -48,19 +71,31 @@ export async function installCrds(client: KubeClient, files: string[], timeoutMs
   await Promise.all(crds.map((crd) => client.apply(CustomResourceDefinitions, crd)));
   const deadline = Date.now() + timeoutMs;
   for (const crd of crds) {
-    await eventually(async () => (await client.get<Crd>(CustomResourceDefinitions, crd.metadata.name))?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'),
-      `CRD ${crd.metadata.name} to be Established`, { timeoutMs: deadline - Date.now(), delayMs: 100, maxDelayMs: 100 });
+    await eventually(
+      async () =>
+        (await client.get<Crd>(CustomResourceDefinitions, crd.metadata.name))?.status?.conditions?.some(
+          (c) => c.type === 'Established' && c.status === 'True',
+        ),
+      `CRD ${crd.metadata.name} to be Established`,
+      { timeoutMs: deadline - Date.now(), delayMs: 100, maxDelayMs: 100 },
+    );
   }
 }
 
 /** Files of a manifest folder, in name order. */
 export function manifestFiles(dir: string): string[] {
-  return readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join(dir, f));
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => path.join(dir, f));
 }
 
 /** Installs an operator bundle (config/operators/NAME/) as a cluster admin would: no provider-rook marks. */
 export async function installOperatorBundle(client: KubeClient, name = 'rook-minio'): Promise<void> {
   const files = manifestFiles(path.join(repoRoot, 'config', 'operators', name));
   await installCrds(client, files);
-  await applyManifests(client, files.flatMap(loadManifests).filter((d) => d.kind !== 'CustomResourceDefinition'));
+  await applyManifests(
+    client,
+    files.flatMap(loadManifests).filter((d) => d.kind !== 'CustomResourceDefinition'),
+  );
 }

@@ -33,7 +33,8 @@ async function openssl(args: string[]): Promise<void> {
     await execa('openssl', args);
   } catch (err) {
     const e = err as { code?: string; stderr?: string };
-    if (e.code === 'ENOENT') throw new Error('openssl was not found on PATH; it is needed to make local cluster certificates', { cause: err });
+    if (e.code === 'ENOENT')
+      throw new Error('openssl was not found on PATH; it is needed to make local cluster certificates', { cause: err });
     throw new Error(`openssl ${args[0]} failed: ${e.stderr ?? String(err)}`, { cause: err });
   }
 }
@@ -43,9 +44,27 @@ export async function makeCa(dir: string, commonName: string): Promise<{ cert: s
   mkdirSync(dir, { recursive: true });
   const cert = path.join(dir, 'ca.crt');
   const key = path.join(dir, 'ca.key');
-  await openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '3650',
-    '-subj', `/CN=${commonName}`, '-keyout', key, '-out', cert,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature']);
+  await openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '3650',
+    '-subj',
+    `/CN=${commonName}`,
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+  ]);
   return { cert, key };
 }
 
@@ -54,9 +73,37 @@ async function signed(dir: string, name: string, subject: string, ca: { cert: st
   const csr = path.join(dir, `${name}.csr`);
   const ext = path.join(dir, `${name}.ext`);
   writeFileSync(ext, extensions);
-  await openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', subject, '-keyout', key, '-out', csr]);
-  await openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-days', '3650',
-    '-out', path.join(dir, `${name}.crt`), '-extfile', ext]);
+  await openssl([
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-subj',
+    subject,
+    '-keyout',
+    key,
+    '-out',
+    csr,
+  ]);
+  await openssl([
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    ca.cert,
+    '-CAkey',
+    ca.key,
+    '-CAcreateserial',
+    '-days',
+    '3650',
+    '-out',
+    path.join(dir, `${name}.crt`),
+    '-extfile',
+    ext,
+  ]);
 }
 
 /** Makes every certificate a local cluster needs, once; later calls reuse them. */
@@ -64,11 +111,21 @@ export async function ensurePki(dir: string, clusterName: string): Promise<Pki> 
   const pki = pkiPaths(dir);
   if (Object.values(pki).every((file) => existsSync(file))) return pki;
   const ca = await makeCa(dir, `${clusterName}-ca`);
-  await signed(dir, 'apiserver', '/CN=kube-apiserver', ca,
+  await signed(
+    dir,
+    'apiserver',
+    '/CN=kube-apiserver',
+    ca,
     'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' +
-    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n');
-  await signed(dir, 'admin', '/O=system:masters/CN=admin', ca,
-    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
+      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n',
+  );
+  await signed(
+    dir,
+    'admin',
+    '/O=system:masters/CN=admin',
+    ca,
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n',
+  );
   await openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', pki.serviceAccountKey]);
   await openssl(['pkey', '-in', pki.serviceAccountKey, '-pubout', '-out', pki.serviceAccountPub]);
   return pki;

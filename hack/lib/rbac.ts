@@ -16,13 +16,17 @@ const quoted = (v: string): string => (v === '' || v === '*' ? `"${v}"` : v);
 const groupOf = (t: { apiVersion: string }): string => (t.apiVersion.includes('/') ? t.apiVersion.split('/')[0]! : '');
 
 function render(rules: Rule[]): string {
-  return rules.map((r) => [
-    ...(r.why ? r.why.split('\n').map((l) => `# ${l}`) : []),
-    `- apiGroups: [${r.groups.map(quoted).join(', ')}]`,
-    `  resources: [${r.resources.map(quoted).join(', ')}]`,
-    ...(r.names ? [`  resourceNames: [${r.names.join(', ')}]`] : []),
-    `  verbs: [${r.verbs.join(', ')}]`,
-  ].join('\n')).join('\n');
+  return rules
+    .map((r) =>
+      [
+        ...(r.why ? r.why.split('\n').map((l) => `# ${l}`) : []),
+        `- apiGroups: [${r.groups.map(quoted).join(', ')}]`,
+        `  resources: [${r.resources.map(quoted).join(', ')}]`,
+        ...(r.names ? [`  resourceNames: [${r.names.join(', ')}]`] : []),
+        `  verbs: [${r.verbs.join(', ')}]`,
+      ].join('\n'),
+    )
+    .join('\n');
 }
 
 /** Target rules from what a NativeKind touches, merged per type, verbs in a fixed order. */
@@ -39,13 +43,17 @@ function targetRules(backends: Backend[]): Rule[] {
     const k = b.native;
     const name = b.managed.kind;
     grant(k.target, ALL, `${name}: the object it keeps`);
-    for (const t of k.companionTypes ?? []) grant(t, ['get', 'list', 'watch', 'create', 'patch', 'delete'], `${name}: its companions (made once, re-marked after a restore)`);
+    for (const t of k.companionTypes ?? [])
+      grant(t, ['get', 'list', 'watch', 'create', 'patch', 'delete'], `${name}: its companions (made once, re-marked after a restore)`);
     for (const d of k.dependents ?? []) grant(d.type, ['list', 'delete'], `${name}: what its operator made, deleted with it`);
     for (const r of k.related ?? []) grant(r.type, READ, `${name}: watched for readiness`);
     for (const t of k.reads ?? []) grant(t, ['get'], `${name}: read for connection details`);
   }
   return [...verbs.values()].map(({ type, verbs: vs, by }) => ({
-    groups: [groupOf(type)], resources: [type.plural], verbs: VERB_ORDER.filter((v) => vs.has(v)), why: [...by].join('\n'),
+    groups: [groupOf(type)],
+    resources: [type.plural],
+    verbs: VERB_ORDER.filter((v) => vs.has(v)),
+    why: [...by].join('\n'),
   }));
 }
 
@@ -60,15 +68,41 @@ metadata:
   name: provider-rook
 rules:
 ${render([
-  { groups: ['kubernetes.crossplane.io'], resources: ['providers', 'providers/status'], verbs: ['get', 'list', 'watch', 'update', 'patch'], why: 'Providers: read them, keep their status, and hold the in-use finalizer (an update).' },
+  {
+    groups: ['kubernetes.crossplane.io'],
+    resources: ['providers', 'providers/status'],
+    verbs: ['get', 'list', 'watch', 'update', 'patch'],
+    why: 'Providers: read them, keep their status, and hold the in-use finalizer (an update).',
+  },
   ...backends.flatMap((b): Rule[] => [
-    { groups: [groupOf(b.managed)], resources: [b.managed.plural, `${b.managed.plural}/status`], verbs: ALL, why: `${b.managed.kind}: the claim controller creates and deletes them; the managed controller keeps\ntheir finalizer, annotations, late-initialized fields and status.` },
+    {
+      groups: [groupOf(b.managed)],
+      resources: [b.managed.plural, `${b.managed.plural}/status`],
+      verbs: ALL,
+      why: `${b.managed.kind}: the claim controller creates and deletes them; the managed controller keeps\ntheir finalizer, annotations, late-initialized fields and status.`,
+    },
     { groups: [groupOf(b.class)], resources: [b.class.plural], verbs: READ, why: `${b.class.kind}: the platform team's; read only.` },
   ]),
-  { groups: ['storage.crossplane.io'], resources: ['bucketclasses', 'bucketpolicies'], verbs: READ, why: 'Portable classes and policies are the platform team\'s: read only.' },
-  { groups: ['storage.crossplane.io'], resources: ['buckets', 'buckets/status'], verbs: ['get', 'list', 'watch', 'update', 'patch'], why: 'Claims: their finalizer, resourceRef and status; never created or deleted by us.' },
+  {
+    groups: ['storage.crossplane.io'],
+    resources: ['bucketclasses', 'bucketpolicies'],
+    verbs: READ,
+    why: "Portable classes and policies are the platform team's: read only.",
+  },
+  {
+    groups: ['storage.crossplane.io'],
+    resources: ['buckets', 'buckets/status'],
+    verbs: ['get', 'list', 'watch', 'update', 'patch'],
+    why: 'Claims: their finalizer, resourceRef and status; never created or deleted by us.',
+  },
   { groups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
-  { groups: [''], resources: ['namespaces'], names: ['kube-system'], verbs: ['get'], why: 'The control plane\'s identity in ownership marks is the kube-system namespace\'s uid.' },
+  {
+    groups: [''],
+    resources: ['namespaces'],
+    names: ['kube-system'],
+    verbs: ['get'],
+    why: "The control plane's identity in ownership marks is the kube-system namespace's uid.",
+  },
 ])}
 ---
 # Secrets, kept apart so they can be granted per namespace: with --namespace, bind this with a
@@ -99,9 +133,14 @@ metadata:
   name: provider-rook:platform-team
 rules:
 ${render([
-  ...backends.flatMap((b): Rule[] => (groupOf(b.class) === groupOf(b.managed)
-    ? [{ groups: [groupOf(b.managed)], resources: [b.class.plural, b.managed.plural], verbs: ALL }]
-    : [{ groups: [groupOf(b.class)], resources: [b.class.plural], verbs: ALL }, { groups: [groupOf(b.managed)], resources: [b.managed.plural], verbs: ALL }])),
+  ...backends.flatMap((b): Rule[] =>
+    groupOf(b.class) === groupOf(b.managed)
+      ? [{ groups: [groupOf(b.managed)], resources: [b.class.plural, b.managed.plural], verbs: ALL }]
+      : [
+          { groups: [groupOf(b.class)], resources: [b.class.plural], verbs: ALL },
+          { groups: [groupOf(b.managed)], resources: [b.managed.plural], verbs: ALL },
+        ],
+  ),
   { groups: ['storage.crossplane.io'], resources: ['bucketclasses', 'bucketpolicies'], verbs: ALL },
   { groups: ['storage.crossplane.io'], resources: ['buckets'], verbs: READ },
   { groups: ['kubernetes.crossplane.io'], resources: ['providers'], verbs: READ },
@@ -134,8 +173,18 @@ metadata:
 rules:
 ${render([
   ...targetRules(backends),
-  { groups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'create', 'delete'], why: 'The namespaces the objects live in (created when missing; deleted only when provably empty, which\nneeds provider-rook:target-namespace-cleanup below).' },
-  { groups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch'], why: 'Presence of the operators (their Deployment and CRD, each watched by name) and the server version.' },
+  {
+    groups: [''],
+    resources: ['namespaces'],
+    verbs: ['get', 'list', 'watch', 'create', 'delete'],
+    why: 'The namespaces the objects live in (created when missing; deleted only when provably empty, which\nneeds provider-rook:target-namespace-cleanup below).',
+  },
+  {
+    groups: ['apps'],
+    resources: ['deployments'],
+    verbs: ['get', 'list', 'watch'],
+    why: 'Presence of the operators (their Deployment and CRD, each watched by name) and the server version.',
+  },
   { groups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list', 'watch'] },
 ])}
 ---
@@ -149,7 +198,11 @@ metadata:
 rules:
 ${render([
   { groups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'create', 'patch'] },
-  { groups: ['rbac.authorization.k8s.io'], resources: ['clusterroles', 'clusterrolebindings'], verbs: ['get', 'create', 'patch', 'escalate', 'bind'] },
+  {
+    groups: ['rbac.authorization.k8s.io'],
+    resources: ['clusterroles', 'clusterrolebindings'],
+    verbs: ['get', 'create', 'patch', 'escalate', 'bind'],
+  },
   { groups: [''], resources: ['serviceaccounts', 'namespaces'], verbs: ['get', 'create', 'patch'] },
   { groups: ['apps'], resources: ['deployments'], verbs: ['get', 'create', 'patch'] },
 ])}

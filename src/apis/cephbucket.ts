@@ -2,7 +2,16 @@
 // ObjectBucketClaim in a target cluster, served by Rook's bucket provisioner from a CephObjectStore
 // the platform team runs) and the CephBucketClass it is made from.
 import { z } from 'zod';
-import { ageColumn, managedSpec, managedStatus, namespaceName, classPlacement, readyColumns, reclaimPolicy, type KubeObject } from './common.ts';
+import {
+  ageColumn,
+  managedSpec,
+  managedStatus,
+  namespaceName,
+  classPlacement,
+  readyColumns,
+  reclaimPolicy,
+  type KubeObject,
+} from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const GROUP = 'ceph.rook.crossplane.io';
@@ -10,35 +19,63 @@ const VERSION = 'v1alpha1';
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export const bucketClaimSpec = z.object({
-  storageClassName: z.string().min(1).max(253).meta({ description: 'A StorageClass whose provisioner is Rook\'s (<rook namespace>.ceph.rook.io/bucket).' }),
-  bucketName: z.string().min(3).max(63).regex(dnsLabel).optional().meta({ description: 'The bucket\'s name; when unset, Rook generates one from the claim\'s name.' }),
-  additionalConfig: z.object({
-    maxObjects: z.string().max(32).optional().meta({ description: 'Quota on objects, e.g. "1000".' }),
-    maxSize: z.string().max(32).optional().meta({ description: 'Quota on size, e.g. "2G".' }),
-  }).optional().meta({ description: 'What Rook allows by default (ROOK_OBC_ALLOW_ADDITIONAL_CONFIG_FIELDS); it acts on changes.' }),
+  storageClassName: z
+    .string()
+    .min(1)
+    .max(253)
+    .meta({ description: "A StorageClass whose provisioner is Rook's (<rook namespace>.ceph.rook.io/bucket)." }),
+  bucketName: z
+    .string()
+    .min(3)
+    .max(63)
+    .regex(dnsLabel)
+    .optional()
+    .meta({ description: "The bucket's name; when unset, Rook generates one from the claim's name." }),
+  additionalConfig: z
+    .object({
+      maxObjects: z.string().max(32).optional().meta({ description: 'Quota on objects, e.g. "1000".' }),
+      maxSize: z.string().max(32).optional().meta({ description: 'Quota on size, e.g. "2G".' }),
+    })
+    .optional()
+    .meta({ description: 'What Rook allows by default (ROOK_OBC_ALLOW_ADDITIONAL_CONFIG_FIELDS); it acts on changes.' }),
 });
 
 export const cephBucketSchema = z.object({
-  spec: managedSpec(bucketClaimSpec.meta({
-    description: 'The ObjectBucketClaim to keep in the target cluster.',
-    'x-kubernetes-validations': [
-      { rule: 'self.storageClassName == oldSelf.storageClassName', message: 'storageClassName cannot change after creation: the bucket lives in that object store' },
-      { rule: 'has(self.bucketName) == has(oldSelf.bucketName) && (!has(self.bucketName) || self.bucketName == oldSelf.bucketName)', message: 'bucketName cannot change after creation' },
-    ],
-  }), 'bucket claim'),
-  status: managedStatus(z.object({
-    namespace: z.string().optional(),
-    name: z.string().optional(),
-    phase: z.string().optional().meta({ description: 'The ObjectBucketClaim\'s status.phase.' }),
-    bucketName: z.string().optional(),
-    endpoint: z.string().optional(),
-  })),
+  spec: managedSpec(
+    bucketClaimSpec.meta({
+      description: 'The ObjectBucketClaim to keep in the target cluster.',
+      'x-kubernetes-validations': [
+        {
+          rule: 'self.storageClassName == oldSelf.storageClassName',
+          message: 'storageClassName cannot change after creation: the bucket lives in that object store',
+        },
+        {
+          rule: 'has(self.bucketName) == has(oldSelf.bucketName) && (!has(self.bucketName) || self.bucketName == oldSelf.bucketName)',
+          message: 'bucketName cannot change after creation',
+        },
+      ],
+    }),
+    'bucket claim',
+  ),
+  status: managedStatus(
+    z.object({
+      namespace: z.string().optional(),
+      name: z.string().optional(),
+      phase: z.string().optional().meta({ description: "The ObjectBucketClaim's status.phase." }),
+      bucketName: z.string().optional(),
+      endpoint: z.string().optional(),
+    }),
+  ),
 });
 export type CephBucket = KubeObject & z.infer<typeof cephBucketSchema>;
 
 export const CephBucketKind: KindDefinition = {
-  group: GROUP, version: VERSION, kind: 'CephBucket', plural: 'cephbuckets',
-  categories: ['crossplane', 'managed', 'ceph'], scope: 'Namespaced',
+  group: GROUP,
+  version: VERSION,
+  kind: 'CephBucket',
+  plural: 'cephbuckets',
+  categories: ['crossplane', 'managed', 'ceph'],
+  scope: 'Namespaced',
   description: 'A Rook Ceph bucket (objectbucket.io ObjectBucketClaim) that provider-rook keeps in a target cluster.',
   schema: cephBucketSchema,
   printerColumns: [
@@ -51,19 +88,37 @@ export const CephBucketKind: KindDefinition = {
 };
 
 export const cephBucketClassSchema = z.object({
-  spec: bucketClaimSpec.omit({ bucketName: true }).extend({
-    ...classPlacement.fields,
-    reclaimPolicy: reclaimPolicy.default('Delete'),
-    targetNamespace: z.string().min(1).max(63).regex(dnsLabel).default('rook-ceph-buckets').meta({ description: 'Namespace of the claims in the target cluster.' }),
-    allowedNamespaces: z.array(namespaceName()).optional().meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
-  }).meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
+  spec: bucketClaimSpec
+    .omit({ bucketName: true })
+    .extend({
+      ...classPlacement.fields,
+      reclaimPolicy: reclaimPolicy.default('Delete'),
+      targetNamespace: z
+        .string()
+        .min(1)
+        .max(63)
+        .regex(dnsLabel)
+        .default('rook-ceph-buckets')
+        .meta({ description: 'Namespace of the claims in the target cluster.' }),
+      allowedNamespaces: z
+        .array(namespaceName())
+        .optional()
+        .meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
+    })
+    .meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
 });
 export type CephBucketClass = KubeObject & z.infer<typeof cephBucketClassSchema>;
 
 export const CephBucketClassKind: KindDefinition = {
-  group: GROUP, version: VERSION, kind: 'CephBucketClass', plural: 'cephbucketclasses',
-  categories: ['crossplane', 'class', 'ceph'], scope: 'Namespaced', statusSubresource: false,
-  description: 'A non-portable class of Rook Ceph buckets: the StorageClass, the target (providerRef, or providerSelector for the scheduler) and the reclaim policy for claims.',
+  group: GROUP,
+  version: VERSION,
+  kind: 'CephBucketClass',
+  plural: 'cephbucketclasses',
+  categories: ['crossplane', 'class', 'ceph'],
+  scope: 'Namespaced',
+  statusSubresource: false,
+  description:
+    'A non-portable class of Rook Ceph buckets: the StorageClass, the target (providerRef, or providerSelector for the scheduler) and the reclaim policy for claims.',
   schema: cephBucketClassSchema,
   printerColumns: [
     { name: 'STORAGECLASS', type: 'string', jsonPath: '.spec.storageClassName' },

@@ -15,39 +15,50 @@ export type Condition = z.infer<typeof condition> & RuntimeCondition;
 const _sameShape: RuntimeCondition = {} as z.infer<typeof condition>;
 void _sameShape;
 
-export const conditions = z.array(condition).optional().meta({
-  description: 'Observed conditions of this object.',
-  'x-kubernetes-list-type': 'map',
-  'x-kubernetes-list-map-keys': ['type'],
-});
+export const conditions = z
+  .array(condition)
+  .optional()
+  .meta({
+    description: 'Observed conditions of this object.',
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': ['type'],
+  });
 
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** A Kubernetes object name (a DNS-1123 subdomain): never ".", ".." or "/", so it cannot reach another API path. */
-export const objectName = (): z.ZodString => z.string().min(1).max(253).regex(SUBDOMAIN, 'must be a lower-case DNS-1123 subdomain (a-z, 0-9, "-", ".") of at most 253 characters');
+export const objectName = (): z.ZodString =>
+  z.string().min(1).max(253).regex(SUBDOMAIN, 'must be a lower-case DNS-1123 subdomain (a-z, 0-9, "-", ".") of at most 253 characters');
 /** A namespace name (a DNS-1123 label). */
-export const namespaceName = (): z.ZodString => z.string().min(1).max(63).regex(LABEL, 'must be a lower-case DNS-1123 label (a-z, 0-9, "-") of at most 63 characters');
+export const namespaceName = (): z.ZodString =>
+  z.string().min(1).max(63).regex(LABEL, 'must be a lower-case DNS-1123 label (a-z, 0-9, "-") of at most 63 characters');
 
 export const localRef = z.object({ name: objectName().meta({ description: 'Name of the referenced object.' }) });
 
-export const providerRef = z.object({
-  name: objectName().meta({ description: 'Name of the Provider (kubernetes.crossplane.io) that says which target cluster to use.' }),
-  namespace: namespaceName().optional().meta({
-    description: "Namespace of the Provider. Must equal this object's namespace when set: credentials are never read across namespaces.",
-  }),
-}).meta({ description: 'The Provider whose credentials reach the target cluster.' });
+export const providerRef = z
+  .object({
+    name: objectName().meta({ description: 'Name of the Provider (kubernetes.crossplane.io) that says which target cluster to use.' }),
+    namespace: namespaceName().optional().meta({
+      description: "Namespace of the Provider. Must equal this object's namespace when set: credentials are never read across namespaces.",
+    }),
+  })
+  .meta({ description: 'The Provider whose credentials reach the target cluster.' });
 
-const selectorRequirement = z.object({
-  key: z.string().min(1).max(317),
-  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-  values: z.array(z.string().max(63)).max(64).optional(),
-}).meta({
-  'x-kubernetes-validations': [{
-    rule: "self.operator in ['In', 'NotIn'] ? has(self.values) && size(self.values) > 0 : !has(self.values) || size(self.values) == 0",
-    message: 'In and NotIn need values; Exists and DoesNotExist take none',
-  }],
-});
+const selectorRequirement = z
+  .object({
+    key: z.string().min(1).max(317),
+    operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+    values: z.array(z.string().max(63)).max(64).optional(),
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: "self.operator in ['In', 'NotIn'] ? has(self.values) && size(self.values) > 0 : !has(self.values) || size(self.values) == 0",
+        message: 'In and NotIn need values; Exists and DoesNotExist take none',
+      },
+    ],
+  });
 
 /** A standard label selector (metav1.LabelSelector). */
 export const labelSelector = z.object({
@@ -56,12 +67,14 @@ export const labelSelector = z.object({
 });
 
 export const providerSelector = labelSelector.meta({
-  description: 'Labels of the Providers, in this namespace, the scheduler may choose from. It picks a usable one with room and the fewest managed resources.',
+  description:
+    'Labels of the Providers, in this namespace, the scheduler may choose from. It picks a usable one with room and the fewest managed resources.',
 });
 
 // A resource.Quantity as Kubernetes' own CRDs write it: an integer, or a string such as "8Gi".
 const QUANTITY = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
-const quantity = (description: string) => z.union([z.int(), z.string()]).meta({ description, pattern: QUANTITY, 'x-kubernetes-int-or-string': true });
+const quantity = (description: string) =>
+  z.union([z.int(), z.string()]).meta({ description, pattern: QUANTITY, 'x-kubernetes-int-or-string': true });
 
 const typedRef = z.object({ apiGroup: z.string().max(253).optional(), kind: z.string().min(1).max(63), name: objectName() });
 
@@ -69,21 +82,30 @@ const typedRef = z.object({ apiGroup: z.string().max(253).optional(), kind: z.st
  * A PersistentVolumeClaim spec (core/v1), its essential fields checked here: a malformed one would be
  * accepted, never become a volume, and leave the store waiting for its operator with no word why.
  */
-export const persistentVolumeClaimSpec = z.object({
-  accessModes: z.array(z.enum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'])).min(1).max(4),
-  resources: z.object({
-    requests: z.object({ storage: quantity('The volume\'s size, e.g. 8Gi.') }),
-    limits: z.object({ storage: quantity('The most the volume may grow to.').optional() }).optional(),
-  }),
-  storageClassName: z.string().max(253).regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/).optional()
-    .meta({ description: 'The StorageClass; "" for none (a pre-bound volume); unset for the target\'s default.' }),
-  volumeMode: z.enum(['Filesystem', 'Block']).optional(),
-  volumeName: objectName().optional().meta({ description: 'Bind to this PersistentVolume.' }),
-  volumeAttributesClassName: objectName().optional(),
-  selector: labelSelector.optional().meta({ description: 'Labels of the PersistentVolumes it may bind.' }),
-  dataSource: typedRef.optional(),
-  dataSourceRef: typedRef.extend({ namespace: namespaceName().optional() }).optional(),
-}).meta({ description: 'A PersistentVolumeClaim spec: accessModes and resources.requests.storage at least.' });
+export const persistentVolumeClaimSpec = z
+  .object({
+    accessModes: z
+      .array(z.enum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod']))
+      .min(1)
+      .max(4),
+    resources: z.object({
+      requests: z.object({ storage: quantity("The volume's size, e.g. 8Gi.") }),
+      limits: z.object({ storage: quantity('The most the volume may grow to.').optional() }).optional(),
+    }),
+    storageClassName: z
+      .string()
+      .max(253)
+      .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/)
+      .optional()
+      .meta({ description: 'The StorageClass; "" for none (a pre-bound volume); unset for the target\'s default.' }),
+    volumeMode: z.enum(['Filesystem', 'Block']).optional(),
+    volumeName: objectName().optional().meta({ description: 'Bind to this PersistentVolume.' }),
+    volumeAttributesClassName: objectName().optional(),
+    selector: labelSelector.optional().meta({ description: 'Labels of the PersistentVolumes it may bind.' }),
+    dataSource: typedRef.optional(),
+    dataSourceRef: typedRef.extend({ namespace: namespaceName().optional() }).optional(),
+  })
+  .meta({ description: 'A PersistentVolumeClaim spec: accessModes and resources.requests.storage at least.' });
 
 /**
  * Where a class puts what it provisions: one named Provider, or any Provider its selector matches.
@@ -96,7 +118,8 @@ export const classPlacement = {
   },
   rule: {
     rule: 'has(self.providerRef) != has(self.providerSelector)',
-    message: 'name exactly one of providerRef (one target cluster) and providerSelector (the scheduler chooses among the matching Providers)',
+    message:
+      'name exactly one of providerRef (one target cluster) and providerSelector (the scheduler chooses among the matching Providers)',
   },
 };
 
@@ -109,12 +132,17 @@ export const objectRef = z.object({
 });
 
 export const reclaimPolicy = z.enum(['Delete', 'Retain', 'Orphan']).meta({
-  description: 'What happens to the target object when this resource (or its claim) goes away: Delete removes it, Retain and Orphan (a synonym) keep it.',
+  description:
+    'What happens to the target object when this resource (or its claim) goes away: Delete removes it, Retain and Orphan (a synonym) keep it.',
 });
 
-export const writeConnectionSecretToRef = z.object({
-  name: objectName().meta({ description: 'Name of the Secret, in this object\'s namespace, that receives endpoint, username and password.' }),
-}).meta({ description: 'Where to write the connection Secret.' });
+export const writeConnectionSecretToRef = z
+  .object({
+    name: objectName().meta({
+      description: "Name of the Secret, in this object's namespace, that receives endpoint, username and password.",
+    }),
+  })
+  .meta({ description: 'Where to write the connection Secret.' });
 
 export const bindingPhase = z.enum(['Unbindable', 'Unbound', 'Bound', 'Released']).optional().meta({
   description: 'Where this resource is in its claim binding lifecycle.',
@@ -134,32 +162,47 @@ export type { KubeObject, ObjectMeta } from '../runtime/meta.ts';
  * the reclaim policy, the connection Secret, and the claim and class it came from.
  */
 export function managedSpec<F extends z.ZodType>(forProvider: F, object: string) {
-  return z.object({
-    forProvider,
-    targetNamespace: namespaceName().meta({ description: `Namespace of the ${object} in the target cluster; created when missing. Fixed at creation.` }),
-    providerRef: providerRef.optional().meta({ description: 'The Provider whose target cluster holds the object. When unset, the scheduler sets it once from providerSelector; it never changes after that.' }),
-    providerSelector: providerSelector.optional(),
-    reclaimPolicy: reclaimPolicy.default('Delete'),
-    writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
-    claimRef: objectRef.optional().meta({ description: 'The claim bound to this resource, if any.' }),
-    classRef: objectRef.optional().meta({ description: 'The class this resource was provisioned from, if any.' }),
-  }).meta({
-    'x-kubernetes-validations': [
-      { rule: 'has(self.providerRef) || has(self.providerSelector)', message: 'set providerRef, or providerSelector for the scheduler to choose a Provider' },
-      {
-        rule: '!has(oldSelf.providerRef) || (has(self.providerRef) && self.providerRef == oldSelf.providerRef)',
-        message: `providerRef cannot change once set: it says which target cluster holds the ${object}. Delete this resource and create a new one instead`,
-      },
-      { rule: 'self.targetNamespace == oldSelf.targetNamespace', message: `targetNamespace cannot change after creation: it says where the ${object} lives in the target. Delete this resource and create a new one instead` },
-    ],
-  });
+  return z
+    .object({
+      forProvider,
+      targetNamespace: namespaceName().meta({
+        description: `Namespace of the ${object} in the target cluster; created when missing. Fixed at creation.`,
+      }),
+      providerRef: providerRef.optional().meta({
+        description:
+          'The Provider whose target cluster holds the object. When unset, the scheduler sets it once from providerSelector; it never changes after that.',
+      }),
+      providerSelector: providerSelector.optional(),
+      reclaimPolicy: reclaimPolicy.default('Delete'),
+      writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
+      claimRef: objectRef.optional().meta({ description: 'The claim bound to this resource, if any.' }),
+      classRef: objectRef.optional().meta({ description: 'The class this resource was provisioned from, if any.' }),
+    })
+    .meta({
+      'x-kubernetes-validations': [
+        {
+          rule: 'has(self.providerRef) || has(self.providerSelector)',
+          message: 'set providerRef, or providerSelector for the scheduler to choose a Provider',
+        },
+        {
+          rule: '!has(oldSelf.providerRef) || (has(self.providerRef) && self.providerRef == oldSelf.providerRef)',
+          message: `providerRef cannot change once set: it says which target cluster holds the ${object}. Delete this resource and create a new one instead`,
+        },
+        {
+          rule: 'self.targetNamespace == oldSelf.targetNamespace',
+          message: `targetNamespace cannot change after creation: it says where the ${object} lives in the target. Delete this resource and create a new one instead`,
+        },
+      ],
+    });
 }
 
 /** The status every managed kind shares; atProvider is what the kind observes in the target. */
 export function managedStatus<A extends z.ZodObject>(atProvider: A) {
-  return z.object({
-    conditions,
-    bindingPhase,
-    atProvider: atProvider.optional().meta({ description: 'What was last observed in the target cluster.' }),
-  }).optional();
+  return z
+    .object({
+      conditions,
+      bindingPhase,
+      atProvider: atProvider.optional().meta({ description: 'What was last observed in the target cluster.' }),
+    })
+    .optional();
 }

@@ -32,9 +32,15 @@ function structural(node: unknown): unknown {
   if (out.maximum === Number.MAX_SAFE_INTEGER) delete out.maximum;
   if (out.minimum === Number.MIN_SAFE_INTEGER) delete out.minimum;
   // "additionalProperties: {}" (any value) or false is not allowed in a structural schema.
-  if (out.additionalProperties === false || (typeof out.additionalProperties === 'object' && out.additionalProperties !== null && Object.keys(out.additionalProperties).length === 0)) {
+  if (
+    out.additionalProperties === false ||
+    (typeof out.additionalProperties === 'object' &&
+      out.additionalProperties !== null &&
+      Object.keys(out.additionalProperties).length === 0)
+  ) {
     delete out.additionalProperties;
-    if (out.properties === undefined && out['x-kubernetes-preserve-unknown-fields'] === undefined) out['x-kubernetes-preserve-unknown-fields'] = true;
+    if (out.properties === undefined && out['x-kubernetes-preserve-unknown-fields'] === undefined)
+      out['x-kubernetes-preserve-unknown-fields'] = true;
   }
   return out;
 }
@@ -45,7 +51,12 @@ export function openApiSchema(schema: z.ZodType): Record<string, unknown> {
 
 export function crdOf(def: KindDefinition): Record<string, unknown> {
   const body = openApiSchema(def.schema);
-  const properties = { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, ...(body.properties as object) };
+  const properties = {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    ...(body.properties as object),
+  };
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -61,14 +72,16 @@ export function crdOf(def: KindDefinition): Record<string, unknown> {
         ...(def.categories ? { categories: def.categories } : {}),
       },
       scope: def.scope,
-      versions: [{
-        name: def.version,
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { ...body, description: def.description, properties } },
-        ...(def.statusSubresource !== false ? { subresources: { status: {} } } : {}),
-        ...(def.printerColumns ? { additionalPrinterColumns: def.printerColumns } : {}),
-      }],
+      versions: [
+        {
+          name: def.version,
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { ...body, description: def.description, properties } },
+          ...(def.statusSubresource !== false ? { subresources: { status: {} } } : {}),
+          ...(def.printerColumns ? { additionalPrinterColumns: def.printerColumns } : {}),
+        },
+      ],
     },
   };
 }

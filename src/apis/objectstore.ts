@@ -1,6 +1,15 @@
 // Managed ObjectStore (minio.rook.crossplane.io/v1alpha1): one minio.rook.io ObjectStore in a target cluster.
 import { z } from 'zod';
-import { ageColumn, managedSpec, managedStatus, namespaceName, objectName, persistentVolumeClaimSpec, readyColumns, type KubeObject } from './common.ts';
+import {
+  ageColumn,
+  managedSpec,
+  managedStatus,
+  namespaceName,
+  objectName,
+  persistentVolumeClaimSpec,
+  readyColumns,
+  type KubeObject,
+} from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const volumeClaimTemplate = z.object({
@@ -14,28 +23,48 @@ const volumeClaimTemplate = z.object({
 
 /** The spec of a minio.rook.io/v1alpha1 ObjectStore, as the Rook MinIO operator reads it. */
 export const minioStoreSpec = z.object({
-  scope: z.object({
-    nodeCount: z.int().min(4).max(32).meta({ description: 'Number of MinIO servers (StatefulSet replicas): 4 to 32, even (what MinIO of this generation runs).' }),
-    volumeClaimTemplates: z.array(volumeClaimTemplate).max(16).optional().meta({
-      description: 'Volumes for every server; none means an emptyDir at /data/minio-data.',
+  scope: z
+    .object({
+      nodeCount: z
+        .int()
+        .min(4)
+        .max(32)
+        .meta({ description: 'Number of MinIO servers (StatefulSet replicas): 4 to 32, even (what MinIO of this generation runs).' }),
+      volumeClaimTemplates: z.array(volumeClaimTemplate).max(16).optional().meta({
+        description: 'Volumes for every server; none means an emptyDir at /data/minio-data.',
+      }),
+    })
+    .meta({
+      description: 'Storage scope of the store.',
+      'x-kubernetes-validations': [
+        {
+          rule: 'self.nodeCount >= 4 && self.nodeCount % 2 == 0',
+          message: 'scope.nodeCount must be at least 4 and even (the Rook MinIO operator ignores any other value)',
+        },
+      ],
     }),
-  }).meta({
-    description: 'Storage scope of the store.',
-    'x-kubernetes-validations': [{
-      rule: 'self.nodeCount >= 4 && self.nodeCount % 2 == 0',
-      message: 'scope.nodeCount must be at least 4 and even (the Rook MinIO operator ignores any other value)',
-    }],
-  }),
   // Nullable: Rook's sample (and the design doc) write "annotations:" with every entry commented out.
   annotations: z.record(z.string(), z.string()).nullable().optional().meta({ description: 'Annotations for the MinIO pods.' }),
   placement: z.record(z.string(), z.unknown()).optional().meta({
-    description: 'Rook placement (nodeAffinity, podAffinity, podAntiAffinity, tolerations) by key, e.g. "all". Passed through; the operator does not act on it.',
+    description:
+      'Rook placement (nodeAffinity, podAffinity, podAntiAffinity, tolerations) by key, e.g. "all". Passed through; the operator does not act on it.',
   }),
-  credentials: z.object({
-    name: objectName().meta({ description: 'Secret with the MinIO access keys (keys username and password).' }),
-    namespace: namespaceName().optional().meta({ description: 'Its namespace in the target; defaults to the store\'s namespace.' }),
-  }).optional().meta({ description: 'The access-keys Secret in the target. Created with strong random keys when missing; never overwritten. Defaults to <store>-access-keys.' }),
-  clusterDomain: z.string().max(253).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/).optional().meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
+  credentials: z
+    .object({
+      name: objectName().meta({ description: 'Secret with the MinIO access keys (keys username and password).' }),
+      namespace: namespaceName().optional().meta({ description: "Its namespace in the target; defaults to the store's namespace." }),
+    })
+    .optional()
+    .meta({
+      description:
+        'The access-keys Secret in the target. Created with strong random keys when missing; never overwritten. Defaults to <store>-access-keys.',
+    }),
+  clusterDomain: z
+    .string()
+    .max(253)
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/)
+    .optional()
+    .meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
 });
 export type MinioStoreSpec = z.infer<typeof minioStoreSpec>;
 
@@ -48,22 +77,31 @@ const unchanged = (field: string) => ({
 });
 
 export const objectStoreSchema = z.object({
-  spec: managedSpec(minioStoreSpec.meta({
-    description: 'The minio.rook.io ObjectStore spec to keep in the target cluster. Fixed at creation (credentials may be filled in once).',
-    'x-kubernetes-validations': [
-      unchanged('scope'), unchanged('annotations'), unchanged('placement'), unchanged('clusterDomain'),
-      {
-        rule: '!has(oldSelf.credentials) || (has(self.credentials) && self.credentials == oldSelf.credentials)',
-        message: 'forProvider.credentials can be set once and then not changed: the store keeps the keys it was made with',
-      },
-    ],
-  }), 'store'),
-  status: managedStatus(z.object({
-    namespace: z.string().optional(),
-    name: z.string().optional(),
-    endpoint: z.string().optional().meta({ description: 'In-cluster S3 endpoint of the store.' }),
-    readyReplicas: z.int().optional().meta({ description: 'Ready MinIO servers, from the operator\'s StatefulSet.' }),
-  })),
+  spec: managedSpec(
+    minioStoreSpec.meta({
+      description:
+        'The minio.rook.io ObjectStore spec to keep in the target cluster. Fixed at creation (credentials may be filled in once).',
+      'x-kubernetes-validations': [
+        unchanged('scope'),
+        unchanged('annotations'),
+        unchanged('placement'),
+        unchanged('clusterDomain'),
+        {
+          rule: '!has(oldSelf.credentials) || (has(self.credentials) && self.credentials == oldSelf.credentials)',
+          message: 'forProvider.credentials can be set once and then not changed: the store keeps the keys it was made with',
+        },
+      ],
+    }),
+    'store',
+  ),
+  status: managedStatus(
+    z.object({
+      namespace: z.string().optional(),
+      name: z.string().optional(),
+      endpoint: z.string().optional().meta({ description: 'In-cluster S3 endpoint of the store.' }),
+      readyReplicas: z.int().optional().meta({ description: "Ready MinIO servers, from the operator's StatefulSet." }),
+    }),
+  ),
 });
 
 export type ObjectStore = KubeObject & z.infer<typeof objectStoreSchema>;
@@ -79,7 +117,7 @@ export const ObjectStoreKind: KindDefinition = {
   schema: objectStoreSchema,
   printerColumns: [
     ...readyColumns,
-    { name: 'EXTERNAL-NAME', type: 'string', jsonPath: ".metadata.annotations.crossplane\\.io/external-name" },
+    { name: 'EXTERNAL-NAME', type: 'string', jsonPath: '.metadata.annotations.crossplane\\.io/external-name' },
     { name: 'TARGET-NAMESPACE', type: 'string', jsonPath: '.spec.targetNamespace', priority: 1 },
     { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
     ageColumn,

@@ -8,22 +8,33 @@ import type { KindDefinition } from './crd.ts';
 import { minioStoreSpec } from './objectstore.ts';
 
 export const objectStoreClassSchema = z.object({
-  spec: minioStoreSpec.extend({
-    credentials: z.object({
-      name: objectName().meta({ description: 'Not used as is: every provisioned store gets its own keys in <store>-access-keys, so two claims never share keys.' }),
-      namespace: namespaceName().optional().meta({ description: 'Namespace of the access-keys Secrets in the target; also the default target namespace.' }),
-    }).optional().meta({ description: 'Where provisioned stores keep their access keys in the target cluster.' }),
-    ...classPlacement.fields,
-    reclaimPolicy: reclaimPolicy.default('Delete').meta({
-      description: 'What happens when a claim on a store of this class is deleted: Delete removes the managed resource and the target store; Retain keeps both (Released).',
-    }),
-    targetNamespace: namespaceName().optional().meta({
-      description: 'Namespace of provisioned stores in the target cluster. Defaults to credentials.namespace, else rook-minio.',
-    }),
-    allowedNamespaces: z.array(namespaceName()).optional().meta({
-      description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
-    }),
-  }).meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
+  spec: minioStoreSpec
+    .extend({
+      credentials: z
+        .object({
+          name: objectName().meta({
+            description:
+              'Not used as is: every provisioned store gets its own keys in <store>-access-keys, so two claims never share keys.',
+          }),
+          namespace: namespaceName()
+            .optional()
+            .meta({ description: 'Namespace of the access-keys Secrets in the target; also the default target namespace.' }),
+        })
+        .optional()
+        .meta({ description: 'Where provisioned stores keep their access keys in the target cluster.' }),
+      ...classPlacement.fields,
+      reclaimPolicy: reclaimPolicy.default('Delete').meta({
+        description:
+          'What happens when a claim on a store of this class is deleted: Delete removes the managed resource and the target store; Retain keeps both (Released).',
+      }),
+      targetNamespace: namespaceName().optional().meta({
+        description: 'Namespace of provisioned stores in the target cluster. Defaults to credentials.namespace, else rook-minio.',
+      }),
+      allowedNamespaces: z.array(namespaceName()).optional().meta({
+        description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
+      }),
+    })
+    .meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
 });
 
 export type ObjectStoreClass = KubeObject & z.infer<typeof objectStoreClassSchema>;
@@ -35,7 +46,8 @@ export const ObjectStoreClassKind: KindDefinition = {
   plural: 'objectstoreclasses',
   categories: ['crossplane', 'class', 'minio'],
   scope: 'Namespaced',
-  description: 'A non-portable class of Rook MinIO object stores: the store spec, the target (providerRef, or providerSelector for the scheduler) and the reclaim policy for claims.',
+  description:
+    'A non-portable class of Rook MinIO object stores: the store spec, the target (providerRef, or providerSelector for the scheduler) and the reclaim policy for claims.',
   schema: objectStoreClassSchema,
   statusSubresource: false,
   printerColumns: [

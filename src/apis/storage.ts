@@ -1,7 +1,19 @@
 // The portable storage API (storage.crossplane.io/v1alpha1) app teams use: Bucket claims, the
 // BucketClasses that name a concrete class of service, and the BucketPolicy that picks a default.
 import { z } from 'zod';
-import { ageColumn, bindingPhase, conditions, labelSelector, localRef, namespaceName, objectName, objectRef, readyColumns, writeConnectionSecretToRef, type KubeObject } from './common.ts';
+import {
+  ageColumn,
+  bindingPhase,
+  conditions,
+  labelSelector,
+  localRef,
+  namespaceName,
+  objectName,
+  objectRef,
+  readyColumns,
+  writeConnectionSecretToRef,
+  type KubeObject,
+} from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const GROUP = 'storage.crossplane.io';
@@ -9,18 +21,25 @@ const VERSION = 'v1alpha1';
 
 export const bucketClassSchema = z.object({
   // Top level, not under spec: portable classes of this era carry the reference there.
-  classRef: z.object({
-    apiVersion: z.string().min(1).meta({ description: 'apiVersion of the non-portable class, e.g. minio.rook.crossplane.io/v1alpha1.' }),
-    kind: z.string().min(1).meta({ description: 'Kind of the non-portable class, e.g. ObjectStoreClass.' }),
-    name: objectName(),
-    namespace: namespaceName().meta({ description: 'Namespace of the non-portable class (usually the platform team\'s).' }),
-  }).meta({ description: 'The non-portable class that satisfies claims of this class.' }),
+  classRef: z
+    .object({
+      apiVersion: z.string().min(1).meta({ description: 'apiVersion of the non-portable class, e.g. minio.rook.crossplane.io/v1alpha1.' }),
+      kind: z.string().min(1).meta({ description: 'Kind of the non-portable class, e.g. ObjectStoreClass.' }),
+      name: objectName(),
+      namespace: namespaceName().meta({ description: "Namespace of the non-portable class (usually the platform team's)." }),
+    })
+    .meta({ description: 'The non-portable class that satisfies claims of this class.' }),
 });
 export type BucketClass = KubeObject & z.infer<typeof bucketClassSchema>;
 
 export const BucketClassKind: KindDefinition = {
-  group: GROUP, version: VERSION, kind: 'BucketClass', plural: 'bucketclasses',
-  categories: ['crossplane', 'class', 'storage'], scope: 'Namespaced', statusSubresource: false,
+  group: GROUP,
+  version: VERSION,
+  kind: 'BucketClass',
+  plural: 'bucketclasses',
+  categories: ['crossplane', 'class', 'storage'],
+  scope: 'Namespaced',
+  statusSubresource: false,
   description: 'A portable class of buckets in a namespace: Bucket claims name it, and it points at a provider-specific class.',
   schema: bucketClassSchema,
   printerColumns: [
@@ -39,35 +58,54 @@ export const bucketPolicySchema = z.object({
 export type BucketPolicy = KubeObject & z.infer<typeof bucketPolicySchema>;
 
 export const BucketPolicyKind: KindDefinition = {
-  group: GROUP, version: VERSION, kind: 'BucketPolicy', plural: 'bucketpolicies',
-  categories: ['crossplane', 'policy', 'storage'], scope: 'Namespaced', statusSubresource: false,
-  description: 'Names the default BucketClass of its namespace. Exactly one per namespace; with none or several, claims without a class wait.',
+  group: GROUP,
+  version: VERSION,
+  kind: 'BucketPolicy',
+  plural: 'bucketpolicies',
+  categories: ['crossplane', 'policy', 'storage'],
+  scope: 'Namespaced',
+  statusSubresource: false,
+  description:
+    'Names the default BucketClass of its namespace. Exactly one per namespace; with none or several, claims without a class wait.',
   schema: bucketPolicySchema,
   printerColumns: [{ name: 'DEFAULT-CLASS', type: 'string', jsonPath: '.spec.defaultClassRef.name' }, ageColumn],
 };
 
 export const bucketSchema = z.object({
-  spec: z.object({
-    classRef: localRef.optional().meta({ description: 'The BucketClass in this namespace; filled from the BucketPolicy when unset.' }),
-    writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
-    resourceRef: objectRef.optional().meta({ description: 'The managed resource bound to this claim; set by provider-rook.' }),
-    providerSelector: labelSelector.optional().meta({
-      description: "Narrows the class's choice of Provider (e.g. matchLabels region: eu); it can never reach a Provider the class excludes. " +
-        'With a class that names one Provider, that Provider must match.',
-    }),
-  }).default({}),
-  status: z.object({
-    conditions,
-    bindingPhase,
-    providerRef: z.object({ name: z.string() }).optional().meta({ description: 'The Provider (target cluster) holding the bound resource.' }),
-  }).optional(),
+  spec: z
+    .object({
+      classRef: localRef.optional().meta({ description: 'The BucketClass in this namespace; filled from the BucketPolicy when unset.' }),
+      writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
+      resourceRef: objectRef.optional().meta({ description: 'The managed resource bound to this claim; set by provider-rook.' }),
+      providerSelector: labelSelector.optional().meta({
+        description:
+          "Narrows the class's choice of Provider (e.g. matchLabels region: eu); it can never reach a Provider the class excludes. " +
+          'With a class that names one Provider, that Provider must match.',
+      }),
+    })
+    .default({}),
+  status: z
+    .object({
+      conditions,
+      bindingPhase,
+      providerRef: z
+        .object({ name: z.string() })
+        .optional()
+        .meta({ description: 'The Provider (target cluster) holding the bound resource.' }),
+    })
+    .optional(),
 });
 export type Bucket = KubeObject & z.infer<typeof bucketSchema>;
 
 export const BucketKind: KindDefinition = {
-  group: GROUP, version: VERSION, kind: 'Bucket', plural: 'buckets',
-  categories: ['crossplane', 'claim', 'storage'], scope: 'Namespaced',
-  description: 'A claim for an object store. provider-rook provisions one from the claimed class and writes its endpoint and keys into writeConnectionSecretToRef.',
+  group: GROUP,
+  version: VERSION,
+  kind: 'Bucket',
+  plural: 'buckets',
+  categories: ['crossplane', 'claim', 'storage'],
+  scope: 'Namespaced',
+  description:
+    'A claim for an object store. provider-rook provisions one from the claimed class and writes its endpoint and keys into writeConnectionSecretToRef.',
   schema: bucketSchema,
   printerColumns: [
     { name: 'STATUS', type: 'string', jsonPath: '.status.bindingPhase' },

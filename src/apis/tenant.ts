@@ -1,60 +1,99 @@
 // MinIO Operator backend (minio.crossplane.io/v1alpha1): a managed Tenant (one minio.min.io/v2
 // Tenant in a target cluster, in a namespace of its own) and the TenantClass it is made from.
 import { z } from 'zod';
-import { ageColumn, managedSpec, managedStatus, namespaceName, classPlacement, persistentVolumeClaimSpec, readyColumns, reclaimPolicy, type KubeObject } from './common.ts';
+import {
+  ageColumn,
+  managedSpec,
+  managedStatus,
+  namespaceName,
+  classPlacement,
+  persistentVolumeClaimSpec,
+  readyColumns,
+  reclaimPolicy,
+  type KubeObject,
+} from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
 const GROUP = 'minio.crossplane.io';
 const VERSION = 'v1alpha1';
 
-const pool = z.object({
-  name: z.string().min(1).max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).meta({ description: 'Pool name; its StatefulSet is <tenant>-<name>.' }),
-  servers: z.int().min(1).max(1000).meta({ description: 'MinIO servers (pods) in the pool.' }),
-  volumesPerServer: z.int().min(1).max(100).meta({ description: 'Volumes per server.' }),
-  volumeClaimTemplate: z.object({
-    metadata: z.object({ name: z.string().optional(), labels: z.record(z.string(), z.string()).optional() }).optional(),
-    spec: persistentVolumeClaimSpec,
-  }),
-}).meta({
-  'x-kubernetes-validations': [{
-    rule: 'self.servers * self.volumesPerServer >= 4 || (self.servers == 1 && self.volumesPerServer == 1)',
-    message: 'a pool needs at least 4 volumes in all (servers x volumesPerServer), or exactly one server with one volume (the MinIO Operator refuses anything else)',
-  }],
-});
+const pool = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .max(63)
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+      .meta({ description: 'Pool name; its StatefulSet is <tenant>-<name>.' }),
+    servers: z.int().min(1).max(1000).meta({ description: 'MinIO servers (pods) in the pool.' }),
+    volumesPerServer: z.int().min(1).max(100).meta({ description: 'Volumes per server.' }),
+    volumeClaimTemplate: z.object({
+      metadata: z.object({ name: z.string().optional(), labels: z.record(z.string(), z.string()).optional() }).optional(),
+      spec: persistentVolumeClaimSpec,
+    }),
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: 'self.servers * self.volumesPerServer >= 4 || (self.servers == 1 && self.volumesPerServer == 1)',
+        message:
+          'a pool needs at least 4 volumes in all (servers x volumesPerServer), or exactly one server with one volume (the MinIO Operator refuses anything else)',
+      },
+    ],
+  });
 
 /** The minio.min.io Tenant spec provider-rook writes (the root credentials are its own). */
 export const tenantSpec = z.object({
-  pools: z.array(pool).min(1).max(16).meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
-  image: z.string().optional().meta({ description: 'MinIO image (default: the operator\'s).' }),
-  requestAutoCert: z.boolean().default(false).meta({ description: 'TLS through the cluster\'s CSR signer. Off by default: the endpoint is then http on port 80.' }),
+  pools: z
+    .array(pool)
+    .min(1)
+    .max(16)
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
+  image: z.string().optional().meta({ description: "MinIO image (default: the operator's)." }),
+  requestAutoCert: z
+    .boolean()
+    .default(false)
+    .meta({ description: "TLS through the cluster's CSR signer. Off by default: the endpoint is then http on port 80." }),
   clusterDomain: z.string().optional().meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
 });
 
 export const tenantSchema = z.object({
-  spec: managedSpec(tenantSpec.meta({
-    description: 'The Tenant to keep in the target cluster. Pools can be added; an existing pool\'s size never changes.',
-    'x-kubernetes-validations': [{
-      rule: 'oldSelf.pools.all(p, self.pools.exists(q, q.name == p.name && q.servers == p.servers && q.volumesPerServer == p.volumesPerServer))',
-      message: 'pools can be added, but an existing pool cannot be removed or resized: the MinIO Operator cannot apply that',
-    }, {
-      rule: 'self.requestAutoCert == oldSelf.requestAutoCert',
-      message: 'requestAutoCert cannot change after creation: it decides the endpoint clients were given',
-    }],
-  }), 'Tenant'),
-  status: managedStatus(z.object({
-    namespace: z.string().optional(),
-    name: z.string().optional(),
-    endpoint: z.string().optional(),
-    currentState: z.string().optional().meta({ description: 'The MinIO Operator\'s status.currentState.' }),
-    healthStatus: z.string().optional(),
-    availableReplicas: z.int().optional(),
-  })),
+  spec: managedSpec(
+    tenantSpec.meta({
+      description: "The Tenant to keep in the target cluster. Pools can be added; an existing pool's size never changes.",
+      'x-kubernetes-validations': [
+        {
+          rule: 'oldSelf.pools.all(p, self.pools.exists(q, q.name == p.name && q.servers == p.servers && q.volumesPerServer == p.volumesPerServer))',
+          message: 'pools can be added, but an existing pool cannot be removed or resized: the MinIO Operator cannot apply that',
+        },
+        {
+          rule: 'self.requestAutoCert == oldSelf.requestAutoCert',
+          message: 'requestAutoCert cannot change after creation: it decides the endpoint clients were given',
+        },
+      ],
+    }),
+    'Tenant',
+  ),
+  status: managedStatus(
+    z.object({
+      namespace: z.string().optional(),
+      name: z.string().optional(),
+      endpoint: z.string().optional(),
+      currentState: z.string().optional().meta({ description: "The MinIO Operator's status.currentState." }),
+      healthStatus: z.string().optional(),
+      availableReplicas: z.int().optional(),
+    }),
+  ),
 });
 export type Tenant = KubeObject & z.infer<typeof tenantSchema>;
 
 export const TenantKind: KindDefinition = {
-  group: GROUP, version: VERSION, kind: 'Tenant', plural: 'tenants',
-  categories: ['crossplane', 'managed', 'minio'], scope: 'Namespaced',
+  group: GROUP,
+  version: VERSION,
+  kind: 'Tenant',
+  plural: 'tenants',
+  categories: ['crossplane', 'managed', 'minio'],
+  scope: 'Namespaced',
   description: 'A MinIO Operator Tenant (minio.min.io/v2) that provider-rook keeps in a target cluster.',
   schema: tenantSchema,
   printerColumns: [
@@ -67,21 +106,41 @@ export const TenantKind: KindDefinition = {
 };
 
 export const tenantClassSchema = z.object({
-  spec: tenantSpec.extend({
-    ...classPlacement.fields,
-    reclaimPolicy: reclaimPolicy.default('Delete'),
-    namespacePrefix: z.string().max(10).regex(/^[a-z0-9-]*$/).default('minio-').meta({
-      description: 'Each Tenant gets its own target namespace, <prefix><managed resource name>.',
-    }),
-    allowedNamespaces: z.array(namespaceName()).optional().meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
-  }).meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
+  spec: tenantSpec
+    .extend({
+      ...classPlacement.fields,
+      reclaimPolicy: reclaimPolicy.default('Delete'),
+      namespacePrefix: z
+        .string()
+        .max(10)
+        .regex(/^[a-z0-9-]*$/)
+        .default('minio-')
+        .meta({
+          description: 'Each Tenant gets its own target namespace, <prefix><managed resource name>.',
+        }),
+      allowedNamespaces: z
+        .array(namespaceName())
+        .optional()
+        .meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
+    })
+    .meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
 });
 export type TenantClass = KubeObject & z.infer<typeof tenantClassSchema>;
 
 export const TenantClassKind: KindDefinition = {
-  group: GROUP, version: VERSION, kind: 'TenantClass', plural: 'tenantclasses',
-  categories: ['crossplane', 'class', 'minio'], scope: 'Namespaced', statusSubresource: false,
-  description: 'A non-portable class of MinIO Operator Tenants: pools, the target (providerRef, or providerSelector for the scheduler) and the reclaim policy for claims.',
+  group: GROUP,
+  version: VERSION,
+  kind: 'TenantClass',
+  plural: 'tenantclasses',
+  categories: ['crossplane', 'class', 'minio'],
+  scope: 'Namespaced',
+  statusSubresource: false,
+  description:
+    'A non-portable class of MinIO Operator Tenants: pools, the target (providerRef, or providerSelector for the scheduler) and the reclaim policy for claims.',
   schema: tenantClassSchema,
-  printerColumns: [{ name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' }, { name: 'PROVIDER-SELECTOR', type: 'string', jsonPath: '.spec.providerSelector.matchLabels' }, ageColumn],
+  printerColumns: [
+    { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
+    { name: 'PROVIDER-SELECTOR', type: 'string', jsonPath: '.spec.providerSelector.matchLabels' },
+    ageColumn,
+  ],
 };

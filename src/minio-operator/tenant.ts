@@ -18,8 +18,12 @@ export const MinioTenants: ResourceType = { apiVersion: 'minio.min.io/v2', kind:
 
 /** The MinIO Operator (config/operators/minio-operator, after upstream v7.1.1). */
 export const minioOperatorBundle = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/minio-operator', import.meta.url)), {
-  name: 'minio-operator', description: 'MinIO Operator', crdName: 'tenants.minio.min.io', deploymentName: 'minio-operator',
-  defaultNamespace: 'minio-operator', defaultImage: 'minio/operator:v7.1.1',
+  name: 'minio-operator',
+  description: 'MinIO Operator',
+  crdName: 'tenants.minio.min.io',
+  deploymentName: 'minio-operator',
+  defaultNamespace: 'minio-operator',
+  defaultImage: 'minio/operator:v7.1.1',
 });
 
 const configName = (tenant: string): string => `${tenant}-env-configuration`;
@@ -27,10 +31,20 @@ const configName = (tenant: string): string => `${tenant}-env-configuration`;
 // The operator's own words for a Tenant's state (pkg/controller): shown as they are. Anything else a
 // target writes there is not echoed into our status.
 const KNOWN_STATES = new Set([
-  'Initialized', 'Waiting for Tenant to be healthy', 'Provisioning MinIO Cluster IP Service', 'Provisioning Console Service',
-  'Provisioning MinIO Headless Service', 'Provisioning MinIO Statefulset', 'Waiting for MinIO TLS Certificate', 'empty tenant credentials',
-  'Tenant credentials are not set properly', 'Another MinIO Tenant already exists in the namespace', 'Statefulset not controlled by operator',
-  'Different versions across MinIO Pools', 'Updating MinIO Version', 'Restarting MinIO',
+  'Initialized',
+  'Waiting for Tenant to be healthy',
+  'Provisioning MinIO Cluster IP Service',
+  'Provisioning Console Service',
+  'Provisioning MinIO Headless Service',
+  'Provisioning MinIO Statefulset',
+  'Waiting for MinIO TLS Certificate',
+  'empty tenant credentials',
+  'Tenant credentials are not set properly',
+  'Another MinIO Tenant already exists in the namespace',
+  'Statefulset not controlled by operator',
+  'Different versions across MinIO Pools',
+  'Updating MinIO Version',
+  'Restarting MinIO',
 ]);
 
 /** `export KEY="value"` lines of a MinIO config.env. */
@@ -51,7 +65,8 @@ export const minioTenant: NativeKind<Tenant> = {
   desired(mr, name) {
     const { pools, image, requestAutoCert } = mr.spec.forProvider;
     return {
-      apiVersion: MinioTenants.apiVersion, kind: MinioTenants.kind,
+      apiVersion: MinioTenants.apiVersion,
+      kind: MinioTenants.kind,
       metadata: { name, namespace: mr.spec.targetNamespace },
       spec: { pools, ...(image ? { image } : {}), requestAutoCert, configuration: { name: configName(name) } },
     };
@@ -59,18 +74,29 @@ export const minioTenant: NativeKind<Tenant> = {
 
   companions(mr, name) {
     const ref = { name: configName(name), namespace: mr.spec.targetNamespace };
-    return [{
-      type: Secrets, ...ref, purpose: 'root credentials Secret',
-      build: () => ({
-        apiVersion: 'v1', kind: 'Secret', metadata: { ...ref }, type: 'Opaque',
-        data: { 'config.env': Buffer.from(`export MINIO_ROOT_USER="${randomKey(20)}"\nexport MINIO_ROOT_PASSWORD="${randomKey(40)}"\n`).toString('base64') },
-      }),
-      // MinIO keeps the root credentials it started with.
-      irreplaceable: {
-        reason: Reasons.RootCredentialsLost,
-        remedy: `Recreate it with the config.env the Tenant was made with (MINIO_ROOT_USER and MINIO_ROOT_PASSWORD), or delete this resource and create a new one`,
+    return [
+      {
+        type: Secrets,
+        ...ref,
+        purpose: 'root credentials Secret',
+        build: () => ({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { ...ref },
+          type: 'Opaque',
+          data: {
+            'config.env': Buffer.from(
+              `export MINIO_ROOT_USER="${randomKey(20)}"\nexport MINIO_ROOT_PASSWORD="${randomKey(40)}"\n`,
+            ).toString('base64'),
+          },
+        }),
+        // MinIO keeps the root credentials it started with.
+        irreplaceable: {
+          reason: Reasons.RootCredentialsLost,
+          remedy: `Recreate it with the config.env the Tenant was made with (MINIO_ROOT_USER and MINIO_ROOT_PASSWORD), or delete this resource and create a new one`,
+        },
       },
-    }];
+    ];
   },
   companionTypes: [Secrets],
 
@@ -91,10 +117,24 @@ export const minioTenant: NativeKind<Tenant> = {
     const state = status.currentState && KNOWN_STATES.has(status.currentState) ? status.currentState : undefined;
     return {
       ready,
-      message: ready ? undefined : `MinIO Operator: ${state ?? (status.currentState ? 'a state provider-rook does not know' : 'not yet seen by the operator')}` +
-        (state === 'Initialized' ? ` (health ${status.healthStatus === 'yellow' || status.healthStatus === 'red' ? status.healthStatus : 'unknown'})` : ''),
-      connectionDetails: { endpoint, ...(env.MINIO_ROOT_USER && env.MINIO_ROOT_PASSWORD ? { username: env.MINIO_ROOT_USER, password: env.MINIO_ROOT_PASSWORD } : {}) },
-      atProvider: withoutNulls({ namespace, name, endpoint, currentState: state, healthStatus: status.healthStatus, availableReplicas: status.availableReplicas }),
+      message: ready
+        ? undefined
+        : `MinIO Operator: ${state ?? (status.currentState ? 'a state provider-rook does not know' : 'not yet seen by the operator')}` +
+          (state === 'Initialized'
+            ? ` (health ${status.healthStatus === 'yellow' || status.healthStatus === 'red' ? status.healthStatus : 'unknown'})`
+            : ''),
+      connectionDetails: {
+        endpoint,
+        ...(env.MINIO_ROOT_USER && env.MINIO_ROOT_PASSWORD ? { username: env.MINIO_ROOT_USER, password: env.MINIO_ROOT_PASSWORD } : {}),
+      },
+      atProvider: withoutNulls({
+        namespace,
+        name,
+        endpoint,
+        currentState: state,
+        healthStatus: status.healthStatus,
+        availableReplicas: status.availableReplicas,
+      }),
     };
   },
 };
@@ -104,14 +144,21 @@ export function configureTenant(claim: Claim, cls: TenantClass, name: string): T
   refuseUnlessAllowed({ ...cls, kind: kinds.TenantClass.kind }, claim);
   const { pools, image, requestAutoCert, clusterDomain, reclaimPolicy, namespacePrefix } = cls.spec;
   return {
-    apiVersion: kinds.Tenant.apiVersion, kind: kinds.Tenant.kind,
+    apiVersion: kinds.Tenant.apiVersion,
+    kind: kinds.Tenant.kind,
     metadata: { name, labels: claimLabels(claim) },
     spec: {
       forProvider: withoutNulls({ pools, image, requestAutoCert, clusterDomain }) as Tenant['spec']['forProvider'],
       targetNamespace: `${namespacePrefix}${name}`.slice(0, 63).replace(/-+$/, ''),
-      reclaimPolicy, writeConnectionSecretToRef: { name },
+      reclaimPolicy,
+      writeConnectionSecretToRef: { name },
     },
   };
 }
 
-export const minioOperator: Backend<Tenant, TenantClass> = { managed: kinds.Tenant, class: kinds.TenantClass, native: minioTenant, configure: configureTenant };
+export const minioOperator: Backend<Tenant, TenantClass> = {
+  managed: kinds.Tenant,
+  class: kinds.TenantClass,
+  native: minioTenant,
+  configure: configureTenant,
+};

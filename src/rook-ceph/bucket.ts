@@ -13,12 +13,21 @@ import { secretText } from '../runtime/native/credentials.ts';
 import type { NativeKind, TargetObject } from '../runtime/native/kind.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 
-export const ObjectBucketClaims: ResourceType = { apiVersion: 'objectbucket.io/v1alpha1', kind: 'ObjectBucketClaim', plural: 'objectbucketclaims', namespaced: true };
+export const ObjectBucketClaims: ResourceType = {
+  apiVersion: 'objectbucket.io/v1alpha1',
+  kind: 'ObjectBucketClaim',
+  plural: 'objectbucketclaims',
+  namespaced: true,
+};
 
 /** Rook Ceph's operator, which runs the bucket provisioner (config/operators/rook-ceph). */
 export const rookCephOperator = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/rook-ceph', import.meta.url)), {
-  name: 'rook-ceph', description: 'Rook Ceph operator', crdName: 'objectbucketclaims.objectbucket.io', deploymentName: 'rook-ceph-operator',
-  defaultNamespace: 'rook-ceph', defaultImage: 'rook/ceph:v1.17.0',
+  name: 'rook-ceph',
+  description: 'Rook Ceph operator',
+  crdName: 'objectbucketclaims.objectbucket.io',
+  deploymentName: 'rook-ceph-operator',
+  defaultNamespace: 'rook-ceph',
+  defaultImage: 'rook/ceph:v1.17.0',
 });
 
 type Written = TargetObject & { data?: Record<string, string> };
@@ -31,10 +40,15 @@ export const cephBucket: NativeKind<CephBucket> = {
   desired(mr, name) {
     const { storageClassName, bucketName, additionalConfig } = mr.spec.forProvider;
     return {
-      apiVersion: ObjectBucketClaims.apiVersion, kind: ObjectBucketClaims.kind,
+      apiVersion: ObjectBucketClaims.apiVersion,
+      kind: ObjectBucketClaims.kind,
       metadata: { name, namespace: mr.spec.targetNamespace },
       // The provisioner fills in spec.bucketName (when generated) and spec.objectBucketName: never ours.
-      spec: { storageClassName, ...(bucketName ? { bucketName } : { generateBucketName: name }), ...(additionalConfig ? { additionalConfig } : {}) },
+      spec: {
+        storageClassName,
+        ...(bucketName ? { bucketName } : { generateBucketName: name }),
+        ...(additionalConfig ? { additionalConfig } : {}),
+      },
     };
   },
 
@@ -42,28 +56,48 @@ export const cephBucket: NativeKind<CephBucket> = {
   reads: [Secrets, ConfigMaps],
   // lib-bucket-provisioner labels what it writes for a claim (its Secret and ConfigMap, same name and
   // namespace as the claim) with bucket-provisioner: readiness arrives through them, from the cache.
-  related: [Secrets, ConfigMaps].map((type) => ({ type, labelSelector: 'bucket-provisioner', targetKey: (o) => `${o.metadata.namespace}/${o.metadata.name}` })),
+  related: [Secrets, ConfigMaps].map((type) => ({
+    type,
+    labelSelector: 'bucket-provisioner',
+    targetKey: (o) => `${o.metadata.namespace}/${o.metadata.name}`,
+  })),
 
   async inspect({ read, observed, signal }) {
     const { name, namespace, uid } = observed.metadata;
     const phase = (observed.status as { phase?: string } | undefined)?.phase;
     const atProvider = { namespace, name, ...(phase ? { phase } : {}) };
     if (phase !== 'Bound') {
-      return { ready: false, atProvider, message: phase ? `ObjectBucketClaim is ${phase === 'Pending' ? 'Pending' : 'not Bound'}` : 'not yet seen by a bucket provisioner: is the StorageClass Rook\'s, and is Rook running?' };
+      return {
+        ready: false,
+        atProvider,
+        message: phase
+          ? `ObjectBucketClaim is ${phase === 'Pending' ? 'Pending' : 'not Bound'}`
+          : "not yet seen by a bucket provisioner: is the StorageClass Rook's, and is Rook running?",
+      };
     }
     const [secret, config] = await Promise.all([
-      read.get<Written>(Secrets, name, namespace, signal), read.get<Written>(ConfigMaps, name, namespace, signal),
+      read.get<Written>(Secrets, name, namespace, signal),
+      read.get<Written>(ConfigMaps, name, namespace, signal),
     ]);
     // Only what the provisioner wrote for this claim (its controller reference) is published.
-    const forThisClaim = (o: Written | undefined): o is Written => o?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
-    if (!forThisClaim(secret) || !forThisClaim(config)) return { ready: false, atProvider, message: 'waiting for the provisioner\'s Secret and ConfigMap' };
+    const forThisClaim = (o: Written | undefined): o is Written =>
+      o?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
+    if (!forThisClaim(secret) || !forThisClaim(config))
+      return { ready: false, atProvider, message: "waiting for the provisioner's Secret and ConfigMap" };
     const keys = secretText(secret.data);
     const at = config.data ?? {};
-    const endpoint = at.BUCKET_HOST ? `${at.BUCKET_PORT === '443' ? 'https' : 'http'}://${at.BUCKET_HOST}:${at.BUCKET_PORT || '80'}` : undefined;
+    const endpoint = at.BUCKET_HOST
+      ? `${at.BUCKET_PORT === '443' ? 'https' : 'http'}://${at.BUCKET_HOST}:${at.BUCKET_PORT || '80'}`
+      : undefined;
     return {
       ready: Boolean(endpoint && keys.AWS_ACCESS_KEY_ID && keys.AWS_SECRET_ACCESS_KEY),
-      message: endpoint ? undefined : 'the provisioner\'s ConfigMap has no BUCKET_HOST',
-      connectionDetails: withoutNulls({ endpoint, username: keys.AWS_ACCESS_KEY_ID, password: keys.AWS_SECRET_ACCESS_KEY, bucket: at.BUCKET_NAME }) as Record<string, string>,
+      message: endpoint ? undefined : "the provisioner's ConfigMap has no BUCKET_HOST",
+      connectionDetails: withoutNulls({
+        endpoint,
+        username: keys.AWS_ACCESS_KEY_ID,
+        password: keys.AWS_SECRET_ACCESS_KEY,
+        bucket: at.BUCKET_NAME,
+      }) as Record<string, string>,
       atProvider: withoutNulls({ ...atProvider, bucketName: at.BUCKET_NAME, endpoint }),
     };
   },
@@ -74,13 +108,21 @@ export function configureCephBucket(claim: Claim, cls: CephBucketClass, name: st
   refuseUnlessAllowed({ ...cls, kind: kinds.CephBucketClass.kind }, claim);
   const { storageClassName, additionalConfig, reclaimPolicy, targetNamespace } = cls.spec;
   return {
-    apiVersion: kinds.CephBucket.apiVersion, kind: kinds.CephBucket.kind,
+    apiVersion: kinds.CephBucket.apiVersion,
+    kind: kinds.CephBucket.kind,
     metadata: { name, labels: claimLabels(claim) },
     spec: {
       forProvider: withoutNulls({ storageClassName, additionalConfig }) as CephBucket['spec']['forProvider'],
-      targetNamespace, reclaimPolicy, writeConnectionSecretToRef: { name },
+      targetNamespace,
+      reclaimPolicy,
+      writeConnectionSecretToRef: { name },
     },
   };
 }
 
-export const rookCeph: Backend<CephBucket, CephBucketClass> = { managed: kinds.CephBucket, class: kinds.CephBucketClass, native: cephBucket, configure: configureCephBucket };
+export const rookCeph: Backend<CephBucket, CephBucketClass> = {
+  managed: kinds.CephBucket,
+  class: kinds.CephBucketClass,
+  native: cephBucket,
+  configure: configureCephBucket,
+};

@@ -17,11 +17,21 @@ import { Reasons } from '../runtime/reasons.ts';
 
 /** The Rook MinIO operator (config/operators/rook-minio, modernised from rook v1.2.7, its last release). */
 export const rookMinioOperator = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/rook-minio', import.meta.url)), {
-  name: 'rook-minio', description: 'Rook MinIO operator', crdName: 'objectstores.minio.rook.io', deploymentName: 'rook-minio-operator',
-  defaultNamespace: 'rook-minio-system', defaultImage: 'rook/minio:v1.2.7', legacy: true,
+  name: 'rook-minio',
+  description: 'Rook MinIO operator',
+  crdName: 'objectstores.minio.rook.io',
+  deploymentName: 'rook-minio-operator',
+  defaultNamespace: 'rook-minio-system',
+  defaultImage: 'rook/minio:v1.2.7',
+  legacy: true,
 });
 
-export const RookObjectStores: ResourceType = { apiVersion: 'minio.rook.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true };
+export const RookObjectStores: ResourceType = {
+  apiVersion: 'minio.rook.io/v1alpha1',
+  kind: 'ObjectStore',
+  plural: 'objectstores',
+  namespaced: true,
+};
 
 const MINIO_PORT = 9000;
 
@@ -74,39 +84,50 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
   },
 
   // The operator labels its StatefulSet app=minio, objectstore=<store>; readiness changes arrive through it.
-  related: [{
-    type: StatefulSets,
-    labelSelector: 'app=minio',
-    targetKey: (sts) => (sts.metadata.labels?.objectstore ? `${sts.metadata.namespace}/${sts.metadata.labels.objectstore}` : undefined),
-    keep: ['status'], // inspect reads readyReplicas; the pod template is most of the object
-  }],
+  related: [
+    {
+      type: StatefulSets,
+      labelSelector: 'app=minio',
+      targetKey: (sts) => (sts.metadata.labels?.objectstore ? `${sts.metadata.namespace}/${sts.metadata.labels.objectstore}` : undefined),
+      keep: ['status'], // inspect reads readyReplicas; the pod template is most of the object
+    },
+  ],
 
   companions(mr, name) {
     const keys = credentialsRef(mr, name);
-    return [{
-      type: Secrets,
-      ...keys,
-      purpose: 'access-keys Secret',
-      build: () => ({
-        apiVersion: 'v1', kind: 'Secret', metadata: { ...keys }, type: 'Opaque',
-        data: { username: Buffer.from(randomKey(20)).toString('base64'), password: Buffer.from(randomKey(40)).toString('base64') },
-      }),
-      // MinIO reads its keys once, when the operator makes its StatefulSet.
-      irreplaceable: {
-        reason: Reasons.AccessKeysLost,
-        remedy: `Recreate it with the keys the store was made with (username and password; the operator copied them into the MINIO_ACCESS_KEY and ` +
-          `MINIO_SECRET_KEY variables of StatefulSet ${mr.spec.targetNamespace}/${name}), or delete this resource and create a new one`,
+    return [
+      {
+        type: Secrets,
+        ...keys,
+        purpose: 'access-keys Secret',
+        build: () => ({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { ...keys },
+          type: 'Opaque',
+          data: { username: Buffer.from(randomKey(20)).toString('base64'), password: Buffer.from(randomKey(40)).toString('base64') },
+        }),
+        // MinIO reads its keys once, when the operator makes its StatefulSet.
+        irreplaceable: {
+          reason: Reasons.AccessKeysLost,
+          remedy:
+            `Recreate it with the keys the store was made with (username and password; the operator copied them into the MINIO_ACCESS_KEY and ` +
+            `MINIO_SECRET_KEY variables of StatefulSet ${mr.spec.targetNamespace}/${name}), or delete this resource and create a new one`,
+        },
       },
-    }, {
-      type: Services,
-      name: endpointServiceName(name),
-      namespace: mr.spec.targetNamespace,
-      purpose: 'endpoint Service',
-      build: () => ({
-        apiVersion: 'v1', kind: 'Service', metadata: { name: endpointServiceName(name), namespace: mr.spec.targetNamespace },
-        spec: { selector: storeLabels(name), ports: [{ name: 's3', port: MINIO_PORT, targetPort: MINIO_PORT, protocol: 'TCP' }] },
-      }),
-    }];
+      {
+        type: Services,
+        name: endpointServiceName(name),
+        namespace: mr.spec.targetNamespace,
+        purpose: 'endpoint Service',
+        build: () => ({
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: endpointServiceName(name), namespace: mr.spec.targetNamespace },
+          spec: { selector: storeLabels(name), ports: [{ name: 's3', port: MINIO_PORT, targetPort: MINIO_PORT, protocol: 'TCP' }] },
+        }),
+      },
+    ];
   },
 
   companionTypes: [Secrets, Services],
@@ -137,7 +158,11 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     if (keys.username && keys.password) Object.assign(connectionDetails, { username: keys.username, password: keys.password });
     return {
       ready,
-      message: !sts ? `waiting for the MinIO operator to create StatefulSet ${namespace}/${name}` : ready ? undefined : `${readyReplicas}/${want} MinIO servers ready`,
+      message: !sts
+        ? `waiting for the MinIO operator to create StatefulSet ${namespace}/${name}`
+        : ready
+          ? undefined
+          : `${readyReplicas}/${want} MinIO servers ready`,
       connectionDetails,
       atProvider: { namespace, name, endpoint, readyReplicas },
     };
@@ -145,5 +170,8 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
 };
 
 export const rookMinio: Backend<ObjectStore, ObjectStoreClass> = {
-  managed: kinds.ObjectStore, class: kinds.ObjectStoreClass, native: minioObjectStore, configure: configureObjectStore,
+  managed: kinds.ObjectStore,
+  class: kinds.ObjectStoreClass,
+  native: minioObjectStore,
+  configure: configureObjectStore,
 };

@@ -32,7 +32,16 @@ export class Coalescer<T> {
       this.slots.delete(key);
       return;
     }
-    slot.check().then((v) => { for (const w of waiters) w.resolve(v); }, (e: unknown) => { for (const w of waiters) w.reject(e); })
+    slot
+      .check()
+      .then(
+        (v) => {
+          for (const w of waiters) w.resolve(v);
+        },
+        (e: unknown) => {
+          for (const w of waiters) w.reject(e);
+        },
+      )
       .finally(() => this.next(key, slot));
   }
 }

@@ -13,7 +13,11 @@ export interface Condition {
   observedGeneration?: number;
 }
 
-export function setCondition(current: Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: Date = new Date()): Condition[] {
+export function setCondition(
+  current: Condition[] | undefined,
+  next: Omit<Condition, 'lastTransitionTime'>,
+  now: Date = new Date(),
+): Condition[] {
   const list = current ?? [];
   const existing = list.find((c) => c.type === next.type);
   const merged: Condition = {
@@ -21,7 +25,8 @@ export function setCondition(current: Condition[] | undefined, next: Omit<Condit
     status: next.status,
     reason: next.reason,
     ...(next.message ? { message: next.message } : {}),
-    lastTransitionTime: existing && existing.status === next.status ? existing.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    lastTransitionTime:
+      existing && existing.status === next.status ? existing.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
     ...(next.observedGeneration !== undefined ? { observedGeneration: next.observedGeneration } : {}),
   };
   if (existing && sameCondition(existing, merged)) return list;
@@ -29,8 +34,13 @@ export function setCondition(current: Condition[] | undefined, next: Omit<Condit
 }
 
 function sameCondition(a: Condition, b: Condition): boolean {
-  return a.status === b.status && a.reason === b.reason && (a.message ?? '') === (b.message ?? '') &&
-    a.observedGeneration === b.observedGeneration && a.lastTransitionTime === b.lastTransitionTime;
+  return (
+    a.status === b.status &&
+    a.reason === b.reason &&
+    (a.message ?? '') === (b.message ?? '') &&
+    a.observedGeneration === b.observedGeneration &&
+    a.lastTransitionTime === b.lastTransitionTime
+  );
 }
 
 export function getCondition(list: Condition[] | undefined, type: string): Condition | undefined {

@@ -38,7 +38,14 @@ export class Controller implements Probe {
     this.name = name;
     this.reconciler = reconciler;
     this.log = log;
-    this.opts = { workers: 4, backoff: { baseMs: 1000, maxMs: 60_000 }, maxReconcileRate: 10, timeoutMs: 90_000, stuckGraceMs: 30_000, ...opts };
+    this.opts = {
+      workers: 4,
+      backoff: { baseMs: 1000, maxMs: 60_000 },
+      maxReconcileRate: 10,
+      timeoutMs: 90_000,
+      stuckGraceMs: 30_000,
+      ...opts,
+    };
     this.queue = new WorkQueue(this.opts.backoff);
     this.bucket = new TokenBucket(this.opts.maxReconcileRate, this.opts.maxReconcileRate * 10);
   }

@@ -46,14 +46,29 @@ export class ApiEventRecorder implements EventRecorder {
     const at = new Date(now).toISOString();
     const namespace = obj.metadata.namespace || 'default';
     // Fire and forget: an event that cannot be written must never fail a reconcile.
-    this.client.create(Events, {
-      apiVersion: 'v1', kind: 'Event',
-      metadata: { generateName: `${obj.metadata.name}.`, namespace, name: '' },
-      involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid },
-      type, reason, message: message.slice(0, 1024),
-      source: { component: this.component }, reportingComponent: this.component, reportingInstance: this.component,
-      firstTimestamp: at, lastTimestamp: at, count: 1,
-    }).catch((err: Error) => this.log.debug('cannot record event', { reason, error: err.message }));
+    this.client
+      .create(Events, {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { generateName: `${obj.metadata.name}.`, namespace, name: '' },
+        involvedObject: {
+          apiVersion: obj.apiVersion,
+          kind: obj.kind,
+          name: obj.metadata.name,
+          namespace: obj.metadata.namespace,
+          uid: obj.metadata.uid,
+        },
+        type,
+        reason,
+        message: message.slice(0, 1024),
+        source: { component: this.component },
+        reportingComponent: this.component,
+        reportingInstance: this.component,
+        firstTimestamp: at,
+        lastTimestamp: at,
+        count: 1,
+      })
+      .catch((err: Error) => this.log.debug('cannot record event', { reason, error: err.message }));
   }
 }
 

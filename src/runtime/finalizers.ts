@@ -11,27 +11,51 @@ type Finalizable = KubeObjectLike & { metadata: { finalizers?: string[] } };
  * Adds `finalizer` to the object as read (`obj`): the list must still be what it was then, so two
  * writers never both append (the API server does not deduplicate). Returns the object as stored.
  */
-export async function addFinalizer<T extends Finalizable>(client: Client, type: ResourceType, obj: T, finalizer: string, signal?: AbortSignal): Promise<T> {
+export async function addFinalizer<T extends Finalizable>(
+  client: Client,
+  type: ResourceType,
+  obj: T,
+  finalizer: string,
+  signal?: AbortSignal,
+): Promise<T> {
   const current = obj.metadata.finalizers;
   if (current?.includes(finalizer)) return obj;
   // `null` tests that the list is absent; an object's first finalizer makes the list.
-  return patch(client, type, obj, [
-    { op: 'test', path: '/metadata/finalizers', value: current ?? null },
-    { op: 'add', path: '/metadata/finalizers', value: [...(current ?? []), finalizer] },
-  ], signal);
+  return patch(
+    client,
+    type,
+    obj,
+    [
+      { op: 'test', path: '/metadata/finalizers', value: current ?? null },
+      { op: 'add', path: '/metadata/finalizers', value: [...(current ?? []), finalizer] },
+    ],
+    signal,
+  );
 }
 
 /**
  * Removes `finalizer` at the index it had in the object as read, after testing it is still there:
  * finalizers others add or remove after it leave it where it was.
  */
-export async function removeFinalizer<T extends Finalizable>(client: Client, type: ResourceType, obj: T, finalizer: string, signal?: AbortSignal): Promise<T> {
+export async function removeFinalizer<T extends Finalizable>(
+  client: Client,
+  type: ResourceType,
+  obj: T,
+  finalizer: string,
+  signal?: AbortSignal,
+): Promise<T> {
   const i = obj.metadata.finalizers?.indexOf(finalizer) ?? -1;
   if (i < 0) return obj;
-  return patch(client, type, obj, [
-    { op: 'test', path: `/metadata/finalizers/${i}`, value: finalizer },
-    { op: 'remove', path: `/metadata/finalizers/${i}` },
-  ], signal);
+  return patch(
+    client,
+    type,
+    obj,
+    [
+      { op: 'test', path: `/metadata/finalizers/${i}`, value: finalizer },
+      { op: 'remove', path: `/metadata/finalizers/${i}` },
+    ],
+    signal,
+  );
 }
 
 async function patch<T extends Finalizable>(client: Client, type: ResourceType, obj: T, ops: object[], signal?: AbortSignal): Promise<T> {
@@ -39,7 +63,8 @@ async function patch<T extends Finalizable>(client: Client, type: ResourceType, 
     return await client.jsonPatch<T>(type, obj.metadata.name, obj.metadata.namespace, ops, signal);
   } catch (err) {
     // A failed test is the API server's 422; callers treat it as what it is, a conflict (requeue quietly).
-    if (isTestFailure(err)) throw new KubeError(409, 'Conflict', `the finalizers of ${type.kind} ${obj.metadata.name} changed since it was read`);
+    if (isTestFailure(err))
+      throw new KubeError(409, 'Conflict', `the finalizers of ${type.kind} ${obj.metadata.name} changed since it was read`);
     throw err;
   }
 }
@@ -50,5 +75,7 @@ async function patch<T extends Finalizable>(client: Client, type: ResourceType, 
  * causes), unlike a validation failure's 422, which names the object and field.
  */
 export function isTestFailure(err: unknown): boolean {
-  return err instanceof KubeError && err.code === 422 && /testing value|rejected our request due to an error in our request/i.test(err.message);
+  return (
+    err instanceof KubeError && err.code === 422 && /testing value|rejected our request due to an error in our request/i.test(err.message)
+  );
 }

@@ -49,18 +49,24 @@ export class Health {
   readyz(): ProbeAnswer {
     const detailed = (text: string): string => (this.detail ? `${text}: ${this.detail}` : text);
     switch (this.phase) {
-      case 'standby': return { status: 200, body: detailed('standby: not the leader; controllers start on taking over') };
+      case 'standby':
+        return { status: 200, body: detailed('standby: not the leader; controllers start on taking over') };
       case 'running':
         return this.sources?.synced() ? { status: 200, body: 'ok' } : { status: 503, body: 'informers have not synced' };
-      case 'stopping': return { status: 503, body: 'shutting down' };
-      default: return { status: 503, body: detailed(this.phase === 'syncing' ? 'informers are syncing' : 'starting') };
+      case 'stopping':
+        return { status: 503, body: 'shutting down' };
+      default:
+        return { status: 503, body: detailed(this.phase === 'syncing' ? 'informers are syncing' : 'starting') };
     }
   }
 
   healthz(): ProbeAnswer {
     if (this.phase !== 'running' || !this.sources) return { status: 200, body: 'ok' };
     const now = this.now();
-    const stuck = this.sources.probes().map((p) => p.stuck(now)).filter((s): s is string => s !== undefined);
+    const stuck = this.sources
+      .probes()
+      .map((p) => p.stuck(now))
+      .filter((s): s is string => s !== undefined);
     return stuck.length ? { status: 500, body: `stuck:\n${stuck.join('\n')}` } : { status: 200, body: 'ok' };
   }
 }

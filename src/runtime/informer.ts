@@ -22,10 +22,13 @@ const NOT_SERVED_BACKOFF = { baseMs: 250, maxMs: 30_000 };
  * Deeply read-only. What a cache hands out is the one copy every reader shares: a reader that wants
  * to change it copies it first (structuredClone), so no controller ever sees another's edits.
  */
-export type ReadonlyDeep<T> = T extends (...args: never[]) => unknown ? T
-  : T extends readonly (infer E)[] ? readonly ReadonlyDeep<E>[]
-  : T extends object ? { readonly [K in keyof T]: ReadonlyDeep<T[K]> }
-  : T;
+export type ReadonlyDeep<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends readonly (infer E)[]
+    ? readonly ReadonlyDeep<E>[]
+    : T extends object
+      ? { readonly [K in keyof T]: ReadonlyDeep<T[K]> }
+      : T;
 
 /** A cache as its readers see it: read-only objects, by "namespace/name". */
 export interface CacheReader<T> {
@@ -102,7 +105,9 @@ export class Informer<T extends KubeObjectLike> implements Probe {
         return { loop: this.run(namespace, markSynced), synced };
       });
       this.loops = started.map((s) => s.loop);
-      this.synced = Promise.all(started.map((s) => s.synced)).then(() => { this.isSynced = true; });
+      this.synced = Promise.all(started.map((s) => s.synced)).then(() => {
+        this.isSynced = true;
+      });
     }
     await this.synced;
   }
@@ -168,7 +173,12 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined) {
-          const listed = await this.client.list<T>(this.type, { namespace, labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector, signal });
+          const listed = await this.client.list<T>(this.type, {
+            namespace,
+            labelSelector: this.opts.labelSelector,
+            fieldSelector: this.opts.fieldSelector,
+            signal,
+          });
           this.replace(listed.items, namespace);
           resourceVersion = listed.resourceVersion;
           notServed = 0;
@@ -177,23 +187,34 @@ export class Informer<T extends KubeObjectLike> implements Probe {
         }
         failures = 0;
         const { labelSelector, fieldSelector } = this.opts;
-        await this.client.watch(this.type, { namespace, labelSelector, fieldSelector, resourceVersion, signal, onOpen: succeeded }, (type, obj) => {
-          alive();
-          resourceVersion = obj.metadata.resourceVersion ?? resourceVersion;
-          if (type === 'ADDED' || type === 'MODIFIED') this.upsert(obj as T);
-          else if (type === 'DELETED') this.remove(obj as T);
-        });
+        await this.client.watch(
+          this.type,
+          { namespace, labelSelector, fieldSelector, resourceVersion, signal, onOpen: succeeded },
+          (type, obj) => {
+            alive();
+            resourceVersion = obj.metadata.resourceVersion ?? resourceVersion;
+            if (type === 'ADDED' || type === 'MODIFIED') this.upsert(obj as T);
+            else if (type === 'DELETED') this.remove(obj as T);
+          },
+        );
       } catch (err) {
         if (signal.aborted) break;
         alive();
         if (isGone(err)) {
           resourceVersion = undefined; // too old: relist (routine, not a failure)
-          this.opts.log.debug('watch history lost (410 Gone); relisting', { resource: this.type.plural, ...(namespace ? { namespace } : {}) });
+          this.opts.log.debug('watch history lost (410 Gone); relisting', {
+            resource: this.type.plural,
+            ...(namespace ? { namespace } : {}),
+          });
           continue;
         }
         if (err instanceof WatchStalledError) {
           // Resumed from the last resourceVersion, so nothing is missed; a dead connection was dropped.
-          this.opts.log.info('watch went silent; starting a new one', { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: err.message });
+          this.opts.log.info('watch went silent; starting a new one', {
+            resource: this.type.plural,
+            ...(namespace ? { namespace } : {}),
+            error: err.message,
+          });
           continue;
         }
         // Not served (yet, or any more): wait for it to be, rather than asking again and again.

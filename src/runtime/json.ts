@@ -4,7 +4,8 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === 'object' && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v);
+      : v,
+  );
 }
 
 export function sameJson(a: unknown, b: unknown): boolean {
@@ -15,5 +16,9 @@ export function sameJson(a: unknown, b: unknown): boolean {
 export function withoutNulls<T>(value: T): T {
   if (Array.isArray(value)) return value.map(withoutNulls) as T;
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => [k, withoutNulls(v)])) as T;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => v !== null && v !== undefined)
+      .map(([k, v]) => [k, withoutNulls(v)]),
+  ) as T;
 }

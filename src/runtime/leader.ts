@@ -98,9 +98,14 @@ export class LeaderElector {
     const lease = await this.o.client.get<Lease>(Leases, this.o.name, this.o.namespace).catch(() => undefined);
     if (!lease || lease.spec?.holderIdentity !== this.o.identity) return;
     const now = Date.now();
-    await this.o.client.update(Leases, {
-      ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: microTime(now), renewTime: microTime(now) },
-    }).catch((err: unknown) => this.o.log.info('leader election: could not release the lease', { lease: this.where, error: (err as Error).message }));
+    await this.o.client
+      .update(Leases, {
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: microTime(now), renewTime: microTime(now) },
+      })
+      .catch((err: unknown) =>
+        this.o.log.info('leader election: could not release the lease', { lease: this.where, error: (err as Error).message }),
+      );
   }
 
   private get where(): string {
@@ -109,12 +114,20 @@ export class LeaderElector {
 
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<'held' | 'heldByOther' | 'failed'> {
     const now = Date.now();
-    const mine: LeaseSpec = { holderIdentity: this.o.identity, leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000), renewTime: microTime(now) };
+    const mine: LeaseSpec = {
+      holderIdentity: this.o.identity,
+      leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000),
+      renewTime: microTime(now),
+    };
     const lease = await this.o.client.get<Lease>(Leases, this.o.name, this.o.namespace, signal);
     if (!lease) {
       const spec = { ...mine, acquireTime: mine.renewTime, leaseTransitions: 0 };
       try {
-        await this.o.client.create(Leases, { apiVersion: Leases.apiVersion, kind: Leases.kind, metadata: { name: this.o.name, namespace: this.o.namespace }, spec }, signal);
+        await this.o.client.create(
+          Leases,
+          { apiVersion: Leases.apiVersion, kind: Leases.kind, metadata: { name: this.o.name, namespace: this.o.namespace }, spec },
+          signal,
+        );
       } catch (err) {
         if (isAlreadyExists(err)) return 'failed';
         throw err;

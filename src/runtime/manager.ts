@@ -61,12 +61,23 @@ export class Manager {
     this.control = this.client(opts.control, { trusted: true });
     this.recorder = new ApiEventRecorder(this.control, opts.fieldManager, opts.log);
     const election = opts.leaderElection;
-    if (election) this.elector = new LeaderElector({ client: this.control, namespace: election.namespace, name: election.name, identity: election.identity, log: opts.log });
+    if (election)
+      this.elector = new LeaderElector({
+        client: this.control,
+        namespace: election.namespace,
+        name: election.name,
+        identity: election.identity,
+        log: opts.log,
+      });
   }
 
   /** A client for `access` with this manager's field manager and request counting. */
   client(access: ClusterAccess, trust: { trusted: boolean; name?: string; isolate?: boolean }): KubeClient {
-    const client: KubeClient = new KubeClient(access, { fieldManager: this.opts.fieldManager, ...trust, onRequest: (m, p) => this.opts.onRequest?.(client.server, m, p) });
+    const client: KubeClient = new KubeClient(access, {
+      fieldManager: this.opts.fieldManager,
+      ...trust,
+      onRequest: (m, p) => this.opts.onRequest?.(client.server, m, p),
+    });
     return client;
   }
 
@@ -82,7 +93,10 @@ export class Manager {
   }
 
   controller(name: string, reconciler: Reconciler): Controller {
-    const controller = new Controller(name, reconciler, this.log, { workers: this.opts.workers ?? 4, maxReconcileRate: this.opts.maxReconcileRate ?? 10 });
+    const controller = new Controller(name, reconciler, this.log, {
+      workers: this.opts.workers ?? 4,
+      maxReconcileRate: this.opts.maxReconcileRate ?? 10,
+    });
     this.controllers.push(controller);
     return controller;
   }

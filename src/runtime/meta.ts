@@ -45,7 +45,6 @@ export function withFinalizer(meta: Meta, finalizer: string): string[] {
   return hasFinalizer(meta, finalizer) ? meta.finalizers! : [...(meta.finalizers ?? []), finalizer];
 }
 
-
 export function isDeleting(meta: Meta): boolean {
   return Boolean(meta.deletionTimestamp);
 }
@@ -60,5 +59,12 @@ export function externalNameOf(meta: Meta): string {
 }
 
 export function ownerReference(owner: { apiVersion?: string; kind?: string; metadata: { name: string; uid?: string } }, controller = true) {
-  return { apiVersion: owner.apiVersion!, kind: owner.kind!, name: owner.metadata.name, uid: owner.metadata.uid!, controller, blockOwnerDeletion: true };
+  return {
+    apiVersion: owner.apiVersion!,
+    kind: owner.kind!,
+    name: owner.metadata.name,
+    uid: owner.metadata.uid!,
+    controller,
+    blockOwnerDeletion: true,
+  };
 }

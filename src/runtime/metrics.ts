@@ -5,16 +5,22 @@ export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
 export const reconcileTotal = new Counter({
-  name: 'controller_runtime_reconcile_total', help: 'Reconciles per controller and result.',
-  labelNames: ['controller', 'result'], registers: [registry],
+  name: 'controller_runtime_reconcile_total',
+  help: 'Reconciles per controller and result.',
+  labelNames: ['controller', 'result'],
+  registers: [registry],
 });
 export const reconcileErrors = new Counter({
-  name: 'controller_runtime_reconcile_errors_total', help: 'Reconcile errors per controller.',
-  labelNames: ['controller'], registers: [registry],
+  name: 'controller_runtime_reconcile_errors_total',
+  help: 'Reconcile errors per controller.',
+  labelNames: ['controller'],
+  registers: [registry],
 });
 export const reconcileTime = new Histogram({
-  name: 'controller_runtime_reconcile_time_seconds', help: 'Reconcile duration per controller.',
-  labelNames: ['controller'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  name: 'controller_runtime_reconcile_time_seconds',
+  help: 'Reconcile duration per controller.',
+  labelNames: ['controller'],
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   registers: [registry],
 });
 
@@ -37,7 +43,10 @@ export function observeQueue(name: string, queue: QueueGauges): () => void {
 /** A gauge per queue name, folded with `fold` when several queues share a name (several managers in one process). */
 function queueGauge(name: string, help: string, read: (q: QueueGauges) => number, fold: (a: number, b: number) => number): Gauge {
   return new Gauge({
-    name, help, labelNames: ['name'], registers: [registry],
+    name,
+    help,
+    labelNames: ['name'],
+    registers: [registry],
     collect(this: Gauge) {
       this.reset();
       const byName = new Map<string, number>();
@@ -52,26 +61,46 @@ function queueGauge(name: string, help: string, read: (q: QueueGauges) => number
 }
 
 // client-go's workqueue gauges, under its names.
-queueGauge('workqueue_depth', 'Keys waiting in the queue.', (q) => q.length, (a, b) => a + b);
-queueGauge('workqueue_unfinished_work_seconds',
+queueGauge(
+  'workqueue_depth',
+  'Keys waiting in the queue.',
+  (q) => q.length,
+  (a, b) => a + b,
+);
+queueGauge(
+  'workqueue_unfinished_work_seconds',
   'Seconds of work in progress that no reconcile has finished yet; a value that keeps growing means a stuck worker.',
-  (q) => q.unfinishedWorkSeconds(), (a, b) => a + b);
-queueGauge('workqueue_longest_running_processor_seconds', 'Seconds the longest-running reconcile of the queue has been running.',
-  (q) => q.longestRunningSeconds(), Math.max);
+  (q) => q.unfinishedWorkSeconds(),
+  (a, b) => a + b,
+);
+queueGauge(
+  'workqueue_longest_running_processor_seconds',
+  'Seconds the longest-running reconcile of the queue has been running.',
+  (q) => q.longestRunningSeconds(),
+  Math.max,
+);
 export const workqueueRetries = new Counter({
-  name: 'workqueue_retries_total', help: 'Rate-limited re-adds.', labelNames: ['name'], registers: [registry],
+  name: 'workqueue_retries_total',
+  help: 'Rate-limited re-adds.',
+  labelNames: ['name'],
+  registers: [registry],
 });
 export const targetClients = new Gauge({
-  name: 'provider_rook_target_clients', help: 'Cached clients for target clusters (one per credential set).',
+  name: 'provider_rook_target_clients',
+  help: 'Cached clients for target clusters (one per credential set).',
   registers: [registry],
 });
 export const leaderStatus = new Gauge({
-  name: 'leader_election_master_status', help: '1 while this process holds the named Lease, 0 otherwise.',
-  labelNames: ['name'], registers: [registry],
+  name: 'leader_election_master_status',
+  help: '1 while this process holds the named Lease, 0 otherwise.',
+  labelNames: ['name'],
+  registers: [registry],
 });
 export const restClientRequests = new Counter({
-  name: 'rest_client_requests_total', help: 'Requests this process sent to Kubernetes API servers, by host, method and status code.',
-  labelNames: ['host', 'method', 'code'], registers: [registry],
+  name: 'rest_client_requests_total',
+  help: 'Requests this process sent to Kubernetes API servers, by host, method and status code.',
+  labelNames: ['host', 'method', 'code'],
+  registers: [registry],
 });
 
 // crossplane-runtime's managed resource metrics, under its names and its one label, gvk
@@ -89,11 +118,15 @@ export function observeManagedKind(gvk: string, list: () => Conditioned[]): () =
   return () => managedKinds.delete(entry);
 }
 
-const isTrue = (mr: Conditioned, type: string): boolean => mr.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+const isTrue = (mr: Conditioned, type: string): boolean =>
+  mr.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
 
 function managedGauge(name: string, help: string, counts: (mr: Conditioned) => boolean): void {
   new Gauge({
-    name, help, labelNames: ['gvk'], registers: [registry],
+    name,
+    help,
+    labelNames: ['gvk'],
+    registers: [registry],
     collect(this: Gauge) {
       this.reset();
       for (const { gvk, list } of managedKinds) this.inc({ gvk }, list().filter(counts).length);
@@ -110,13 +143,20 @@ const managedHistogram = (name: string, help: string, buckets = SLOW_BUCKETS): H
   new Histogram({ name, help, labelNames: ['gvk'], buckets, registers: [registry] });
 
 export const managedMetrics = {
-  firstTimeToReconcile: managedHistogram('crossplane_managed_resource_first_time_to_reconcile_seconds',
-    'The time it took for a managed resource to be detected by the controller.', [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]),
-  firstTimeToReadiness: managedHistogram('crossplane_managed_resource_first_time_to_readiness_seconds',
-    'The time it took for a managed resource to become ready first time after creation.'),
+  firstTimeToReconcile: managedHistogram(
+    'crossplane_managed_resource_first_time_to_reconcile_seconds',
+    'The time it took for a managed resource to be detected by the controller.',
+    [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
+  ),
+  firstTimeToReadiness: managedHistogram(
+    'crossplane_managed_resource_first_time_to_readiness_seconds',
+    'The time it took for a managed resource to become ready first time after creation.',
+  ),
   deletion: managedHistogram('crossplane_managed_resource_deletion_seconds', 'The time it took for a managed resource to be deleted.'),
-  drift: managedHistogram('crossplane_managed_resource_drift_seconds',
-    'ALPHA: How long since the previous successful reconcile when a resource was found drifted.'),
+  drift: managedHistogram(
+    'crossplane_managed_resource_drift_seconds',
+    'ALPHA: How long since the previous successful reconcile when a resource was found drifted.',
+  ),
 };
 
 /** crossplane-runtime's gvk label value. */
@@ -128,16 +168,21 @@ export function gvkLabel(type: { apiVersion: string; kind: string }): string {
 const providers = new Set<() => { metadata: { name: string; namespace?: string }; status?: Conditioned['status'] }[]>();
 
 /** Reports the Providers' reachability at every scrape, until the returned function is called. */
-export function observeProviders(list: () => { metadata: { name: string; namespace?: string }; status?: Conditioned['status'] }[]): () => void {
+export function observeProviders(
+  list: () => { metadata: { name: string; namespace?: string }; status?: Conditioned['status'] }[],
+): () => void {
   providers.add(list);
   return () => providers.delete(list);
 }
 
 new Gauge({
-  name: 'provider_rook_provider_ready', help: '1 when the Provider\'s target cluster answered at its last check (Ready=True), else 0.',
-  labelNames: ['namespace', 'name'], registers: [registry],
+  name: 'provider_rook_provider_ready',
+  help: "1 when the Provider's target cluster answered at its last check (Ready=True), else 0.",
+  labelNames: ['namespace', 'name'],
+  registers: [registry],
   collect(this: Gauge) {
     this.reset();
-    for (const list of providers) for (const p of list()) this.set({ namespace: p.metadata.namespace ?? '', name: p.metadata.name }, isTrue(p, 'Ready') ? 1 : 0);
+    for (const list of providers)
+      for (const p of list()) this.set({ namespace: p.metadata.namespace ?? '', name: p.metadata.name }, isTrue(p, 'Ready') ? 1 : 0);
   },
 });

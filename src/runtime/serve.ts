@@ -27,10 +27,11 @@ export function serveProbes(addr: string, health: Health, log: Logger): Promise<
       const at = server.address();
       if (at && typeof at === 'object') log.info('serving /metrics, /healthz and /readyz', { addr: `${at.address}:${at.port}` });
       resolve({
-        close: () => new Promise((done) => {
-          server.close(() => done());
-          server.closeAllConnections(); // a scraper's keep-alive connection must not hold the stop
-        }),
+        close: () =>
+          new Promise((done) => {
+            server.close(() => done());
+            server.closeAllConnections(); // a scraper's keep-alive connection must not hold the stop
+          }),
       });
     });
   });

@@ -4,7 +4,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { installOperatorBundle } from '../../hack/lib/manifests.ts';
-import { BucketClasses, BucketPolicies, Buckets, CephBucketClasses, CephBuckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, Tenants, type App } from '../../src/app.ts';
+import {
+  BucketClasses,
+  BucketPolicies,
+  Buckets,
+  CephBucketClasses,
+  CephBuckets,
+  ManagedObjectStores,
+  ObjectStoreClasses,
+  TenantClasses,
+  Tenants,
+  type App,
+} from '../../src/app.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { MinioTenants } from '../../src/minio-operator/tenant.ts';
@@ -22,7 +33,11 @@ import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
-type Obj = KubeObjectLike & { metadata: KubeObjectLike['metadata'] & { deletionTimestamp?: string; labels?: Record<string, string> }; spec?: Record<string, unknown>; data?: Record<string, string> };
+type Obj = KubeObjectLike & {
+  metadata: KubeObjectLike['metadata'] & { deletionTimestamp?: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+};
 type Cond = { type: string; status: string; reason: string };
 const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
@@ -40,50 +55,96 @@ const claimStatusWrites = new Map<string, number>();
 /** The three backends: a class of each kind, the managed kind, the object kept in the target. */
 const backends = [
   {
-    name: 'rook-minio', classType: ObjectStoreClasses, managed: ManagedObjectStores, target: RookObjectStores,
+    name: 'rook-minio',
+    classType: ObjectStoreClasses,
+    managed: ManagedObjectStores,
+    target: RookObjectStores,
     classSpec: (provider: string) => ({ scope: { nodeCount: 4 }, providerRef: { name: provider }, targetNamespace: 'rook-minio' }),
     targetNamespace: (): string => 'rook-minio',
     drift: { patch: { spec: { scope: { nodeCount: 6 } } }, check: (o: Obj) => (o.spec?.scope as { nodeCount: number }).nodeCount === 4 },
   },
   {
-    name: 'minio-tenant', classType: TenantClasses, managed: Tenants, target: MinioTenants,
-    classSpec: (provider: string) => ({ pools: [{ name: 'pool-0', servers: 4, volumesPerServer: 1, volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } }], providerRef: { name: provider } }),
+    name: 'minio-tenant',
+    classType: TenantClasses,
+    managed: Tenants,
+    target: MinioTenants,
+    classSpec: (provider: string) => ({
+      pools: [
+        {
+          name: 'pool-0',
+          servers: 4,
+          volumesPerServer: 1,
+          volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+        },
+      ],
+      providerRef: { name: provider },
+    }),
     targetNamespace: (mr: string): string => `minio-${mr}`,
     drift: { patch: { spec: { requestAutoCert: true } }, check: (o: Obj) => o.spec?.requestAutoCert === false },
   },
   {
-    name: 'rook-ceph', classType: CephBucketClasses, managed: CephBuckets, target: ObjectBucketClaims,
-    classSpec: (provider: string) => ({ storageClassName: 'rook-ceph-bucket', additionalConfig: { maxObjects: '1000' }, providerRef: { name: provider } }),
+    name: 'rook-ceph',
+    classType: CephBucketClasses,
+    managed: CephBuckets,
+    target: ObjectBucketClaims,
+    classSpec: (provider: string) => ({
+      storageClassName: 'rook-ceph-bucket',
+      additionalConfig: { maxObjects: '1000' },
+      providerRef: { name: provider },
+    }),
     targetNamespace: (): string => 'rook-ceph-buckets',
-    drift: { patch: { spec: { additionalConfig: { maxObjects: '5' } } }, check: (o: Obj) => (o.spec?.additionalConfig as { maxObjects: string }).maxObjects === '1000' },
+    drift: {
+      patch: { spec: { additionalConfig: { maxObjects: '5' } } },
+      check: (o: Obj) => (o.spec?.additionalConfig as { maxObjects: string }).maxObjects === '1000',
+    },
   },
 ] as const;
 
 async function provider(name: string, cluster: LocalCluster, spec: Partial<Provider['spec']> = {}): Promise<void> {
   await writeSecret(control, platform, `${name}-creds`, providerSecretKeys(cluster));
-  await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: platform }, spec: { credentialsSecretRef: { name: `${name}-creds` }, ...spec } } as KubeObjectLike);
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name, namespace: platform },
+    spec: { credentialsSecretRef: { name: `${name}-creds` }, ...spec },
+  } as KubeObjectLike);
 }
 
 async function classes(suffix: string, providerName: string): Promise<void> {
   for (const b of backends) {
-    await control.apply(b.classType, { apiVersion: b.classType.apiVersion, kind: b.classType.kind, metadata: { name: `${b.name}${suffix}`, namespace: platform }, spec: b.classSpec(providerName) } as KubeObjectLike);
+    await control.apply(b.classType, {
+      apiVersion: b.classType.apiVersion,
+      kind: b.classType.kind,
+      metadata: { name: `${b.name}${suffix}`, namespace: platform },
+      spec: b.classSpec(providerName),
+    } as KubeObjectLike);
     await control.apply(BucketClasses, {
-      apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: `${b.name}${suffix}`, namespace: apps },
+      apiVersion: BucketClasses.apiVersion,
+      kind: 'BucketClass',
+      metadata: { name: `${b.name}${suffix}`, namespace: apps },
       classRef: { apiVersion: b.classType.apiVersion, kind: b.classType.kind, name: `${b.name}${suffix}`, namespace: platform },
     } as KubeObjectLike);
   }
 }
 
 /** The same Bucket YAML for every backend: only classRef.name changes (or nothing, with a policy). */
-const bucket = (name: string, className: string | undefined, namespace = apps) => ({
-  apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name, namespace },
-  spec: { ...(className ? { classRef: { name: className } } : {}), writeConnectionSecretToRef: { name: `${name}-s3` } },
-}) as KubeObjectLike;
+const bucket = (name: string, className: string | undefined, namespace = apps) =>
+  ({
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name, namespace },
+    spec: { ...(className ? { classRef: { name: className } } : {}), writeConnectionSecretToRef: { name: `${name}-s3` } },
+  }) as KubeObjectLike;
 
-const bound = (name: string, namespace = apps) => eventually(async () => {
-  const b = await control.get<Bucket>(Buckets, name, namespace);
-  return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
-}, `Bucket ${namespace}/${name} to be Bound and Ready`, 60_000);
+const bound = (name: string, namespace = apps) =>
+  eventually(
+    async () => {
+      const b = await control.get<Bucket>(Buckets, name, namespace);
+      return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
+    },
+    `Bucket ${namespace}/${name} to be Bound and Ready`,
+    60_000,
+  );
 
 async function standInsOn(client: KubeClient): Promise<void> {
   for (const s of [new FakeMinioOperator(client), new FakeTenantOperator(client), new FakeBucketProvisioner(client)]) {
@@ -94,8 +155,12 @@ async function standInsOn(client: KubeClient): Promise<void> {
 
 async function rookBucketStorageClass(client: KubeClient): Promise<void> {
   await client.apply(StorageClasses, {
-    apiVersion: StorageClasses.apiVersion, kind: 'StorageClass', metadata: { name: 'rook-ceph-bucket' },
-    provisioner: 'rook-ceph.ceph.rook.io/bucket', reclaimPolicy: 'Delete', parameters: { objectStoreName: 'my-store', objectStoreNamespace: 'rook-ceph' },
+    apiVersion: StorageClasses.apiVersion,
+    kind: 'StorageClass',
+    metadata: { name: 'rook-ceph-bucket' },
+    provisioner: 'rook-ceph.ceph.rook.io/bucket',
+    reclaimPolicy: 'Delete',
+    parameters: { objectStoreName: 'my-store', objectStoreNamespace: 'rook-ceph' },
   } as KubeObjectLike);
 }
 
@@ -114,11 +179,15 @@ beforeAll(async () => {
   platform = await createNamespace(control, 'be-infra');
   apps = await createNamespace(control, 'be-app');
   await provider('a', testCluster('target'));
-  await provider('b', fresh, { operators: backends.map((b) => ({ name: b.name === 'minio-tenant' ? 'minio-operator' : b.name, install: true })) });
+  await provider('b', fresh, {
+    operators: backends.map((b) => ({ name: b.name === 'minio-tenant' ? 'minio-operator' : b.name, install: true })),
+  });
   await classes('', 'a');
   await classes('-b', 'b');
   app = await startTestApp(testCluster('control'), {
-    namespaces: [platform, apps], pollIntervalMs: 1_000, maxReconcileRate: 100,
+    namespaces: [platform, apps],
+    pollIntervalMs: 1_000,
+    maxReconcileRate: 100,
     onRequest: (_server, method, p) => {
       const m = /\/buckets\/([^/]+)\/status$/.exec(p);
       if (method === 'PUT' && m) claimStatusWrites.set(m[1]!, (claimStatusWrites.get(m[1]!) ?? 0) + 1);
@@ -155,7 +224,7 @@ describe('three backends behind one Bucket claim', () => {
     }
   }, 120_000);
 
-  it('repairs drift in each backend\'s target object', async () => {
+  it("repairs drift in each backend's target object", async () => {
     for (const b of backends) {
       const mr = (await control.get<Bucket>(Buckets, `same-${b.name}`, apps))!.spec.resourceRef!.name;
       await targetA.mergePatch(b.target, mr, b.targetNamespace(mr), b.drift.patch);
@@ -166,7 +235,7 @@ describe('three backends behind one Bucket claim', () => {
     }
   }, 60_000);
 
-  it('never remakes a Tenant\'s root credentials: losing them is reported', async () => {
+  it("never remakes a Tenant's root credentials: losing them is reported", async () => {
     const mr = (await control.get<Bucket>(Buckets, 'same-minio-tenant', apps))!.spec.resourceRef!.name;
     const ns = backends[1].targetNamespace(mr);
     await targetA.delete(Secrets, `${mr}-env-configuration`, ns);
@@ -182,11 +251,22 @@ describe('three backends behind one Bucket claim', () => {
     for (const b of backends) {
       const ns = await createNamespace(control, `be-pol-${b.name}`);
       await control.apply(BucketClasses, {
-        apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'default', namespace: ns },
+        apiVersion: BucketClasses.apiVersion,
+        kind: 'BucketClass',
+        metadata: { name: 'default', namespace: ns },
         classRef: { apiVersion: b.classType.apiVersion, kind: b.classType.kind, name: b.name, namespace: platform },
       } as KubeObjectLike);
-      await control.apply(BucketPolicies, { apiVersion: BucketPolicies.apiVersion, kind: 'BucketPolicy', metadata: { name: 'default', namespace: ns }, spec: { defaultClassRef: { name: 'default' } } } as KubeObjectLike);
-      const scoped = await startTestApp(testCluster('control'), { namespaces: [platform, ns], controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
+      await control.apply(BucketPolicies, {
+        apiVersion: BucketPolicies.apiVersion,
+        kind: 'BucketPolicy',
+        metadata: { name: 'default', namespace: ns },
+        spec: { defaultClassRef: { name: 'default' } },
+      } as KubeObjectLike);
+      const scoped = await startTestApp(testCluster('control'), {
+        namespaces: [platform, ns],
+        controlPlaneId: app.controlPlaneId,
+        pollIntervalMs: 1_000,
+      });
       try {
         await control.create(Buckets, bucket('defaulted', undefined, ns));
         const claim = await bound('defaulted', ns);
@@ -197,7 +277,7 @@ describe('three backends behind one Bucket claim', () => {
     }
   }, 180_000);
 
-  it('installs each backend\'s operator on a fresh target, and binds through it', async () => {
+  it("installs each backend's operator on a fresh target, and binds through it", async () => {
     for (const b of backends) await control.create(Buckets, bucket(`fresh-${b.name}`, `${b.name}-b`));
     for (const b of backends) {
       const mr = (await bound(`fresh-${b.name}`)).spec.resourceRef!.name;
@@ -210,8 +290,17 @@ describe('three backends behind one Bucket claim', () => {
     }, 'Provider b to report three operators installed by provider-rook');
     expect(operators.map((o) => o.name).sort()).toEqual(['minio-operator', 'rook-ceph', 'rook-minio']);
     // Nothing was installed on target A, where its admin had put the operators already.
-    const a = await eventually(async () => (await control.get<Provider>(Providers, 'a', platform))?.status?.operators, 'Provider a\'s operators');
-    expect(a.map((o) => [o.name, o.present, o.installedBy])).toEqual(expect.arrayContaining([['rook-minio', true, 'other'], ['minio-operator', true, 'other'], ['rook-ceph', true, 'other']]));
+    const a = await eventually(
+      async () => (await control.get<Provider>(Providers, 'a', platform))?.status?.operators,
+      "Provider a's operators",
+    );
+    expect(a.map((o) => [o.name, o.present, o.installedBy])).toEqual(
+      expect.arrayContaining([
+        ['rook-minio', true, 'other'],
+        ['minio-operator', true, 'other'],
+        ['rook-ceph', true, 'other'],
+      ]),
+    );
   }, 120_000);
 
   it('deletes through each backend: the claim, its managed resource and the target object go', async () => {
@@ -220,8 +309,14 @@ describe('three backends behind one Bucket claim', () => {
     for (const b of backends) await control.delete(Buckets, `same-${b.name}`, apps);
     for (const b of backends) {
       const mr = mrs.get(b.name)!;
-      await eventually(async () => (await control.get(b.managed, mr, platform)) === undefined, `${b.name}: the managed resource to be gone`);
-      await eventually(async () => (await targetA.get(b.target, mr, b.targetNamespace(mr))) === undefined, `${b.name}: the ${b.target.kind} to be gone`);
+      await eventually(
+        async () => (await control.get(b.managed, mr, platform)) === undefined,
+        `${b.name}: the managed resource to be gone`,
+      );
+      await eventually(
+        async () => (await targetA.get(b.target, mr, b.targetNamespace(mr))) === undefined,
+        `${b.name}: the ${b.target.kind} to be gone`,
+      );
     }
     // What the operators made goes too: the Rook MinIO operator's by provider-rook (the collector cannot
     // map its owner references), the MinIO Operator's with the Tenant's own namespace.
@@ -230,6 +325,6 @@ describe('three backends behind one Bucket claim', () => {
     await eventually(async () => {
       const ns = await targetA.get<Obj>(Namespaces, tenantNs);
       return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
-    }, 'the Tenant\'s namespace to be deleted');
+    }, "the Tenant's namespace to be deleted");
   }, 120_000);
 });

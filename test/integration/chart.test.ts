@@ -12,7 +12,12 @@ import { CustomResourceDefinitions, Namespaces, type ResourceType } from '../../
 import { adminClient, testCluster } from '../support/env.ts';
 import { createNamespace, ourCrds } from '../support/provider.ts';
 
-const monitoring = (kind: string, plural: string): ResourceType => ({ apiVersion: 'monitoring.coreos.com/v1', kind, plural, namespaced: true });
+const monitoring = (kind: string, plural: string): ResourceType => ({
+  apiVersion: 'monitoring.coreos.com/v1',
+  kind,
+  plural,
+  namespaced: true,
+});
 const ServiceMonitors = monitoring('ServiceMonitor', 'servicemonitors');
 const PrometheusRules = monitoring('PrometheusRule', 'prometheusrules');
 
@@ -24,17 +29,29 @@ const watched: string[] = [];
 async function monitoringCrds(): Promise<void> {
   for (const t of [ServiceMonitors, PrometheusRules]) {
     await control.apply(CustomResourceDefinitions, {
-      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `${t.plural}.monitoring.coreos.com` },
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `${t.plural}.monitoring.coreos.com` },
       spec: {
-        group: 'monitoring.coreos.com', scope: 'Namespaced', names: { kind: t.kind, plural: t.plural, listKind: `${t.kind}List`, singular: t.kind.toLowerCase() },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        group: 'monitoring.coreos.com',
+        scope: 'Namespaced',
+        names: { kind: t.kind, plural: t.plural, listKind: `${t.kind}List`, singular: t.kind.toLowerCase() },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
       },
     } as never);
   }
 }
 
 const objects = (text: string): Manifest[] => (yaml.loadAll(text) as (Manifest | null)[]).filter((d): d is Manifest => Boolean(d));
-const typeOf = (doc: Manifest): ResourceType => [ServiceMonitors, PrometheusRules].find((t) => t.apiVersion === doc.apiVersion && t.kind === doc.kind) ?? typeFor(doc);
+const typeOf = (doc: Manifest): ResourceType =>
+  [ServiceMonitors, PrometheusRules].find((t) => t.apiVersion === doc.apiVersion && t.kind === doc.kind) ?? typeFor(doc);
 
 beforeAll(async () => {
   control = adminClient(testCluster('control'));
@@ -50,13 +67,23 @@ afterAll(async () => {
 
 describe('charts/provider-rook', () => {
   const everything = (): string[] => [
-    `watchNamespaces={${watched.join(',')}}`, 'controlPlaneId=cp-1', 'metrics.serviceMonitor.enabled=true', 'prometheusRule.enabled=true',
-    'leaks.mode=report', 'logLevel=debug', 'allowExecCredentials=false',
+    `watchNamespaces={${watched.join(',')}}`,
+    'controlPlaneId=cp-1',
+    'metrics.serviceMonitor.enabled=true',
+    'prometheusRule.enabled=true',
+    'leaks.mode=report',
+    'logLevel=debug',
+    'allowExecCredentials=false',
   ];
 
-  it.each([['the default values', (): string[] => []], ['every option switched on', everything]])('renders objects the API server admits, with %s', async (_what, values) => {
+  it.each([
+    ['the default values', (): string[] => []],
+    ['every option switched on', everything],
+  ])('renders objects the API server admits, with %s', async (_what, values) => {
     const docs = objects(await render(values(), ns));
-    expect(docs.map((d) => d.kind)).toEqual(expect.arrayContaining(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Deployment', 'Service']));
+    expect(docs.map((d) => d.kind)).toEqual(
+      expect.arrayContaining(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Deployment', 'Service']),
+    );
     for (const doc of docs) {
       const applied = await control.apply(typeOf(doc), doc, undefined, { dryRun: true });
       expect([doc.kind, doc.metadata.name, applied.metadata.name]).toEqual([doc.kind, doc.metadata.name, doc.metadata.name]);
@@ -67,7 +94,12 @@ describe('charts/provider-rook', () => {
 
   it('binds Secrets per watched namespace when it watches some, cluster-wide otherwise', async () => {
     const some = objects(await render(everything(), ns));
-    expect(some.filter((d) => d.metadata.name === 'provider-rook:secrets' && d.kind === 'RoleBinding').map((d) => d.metadata.namespace).sort()).toEqual([...watched].sort());
+    expect(
+      some
+        .filter((d) => d.metadata.name === 'provider-rook:secrets' && d.kind === 'RoleBinding')
+        .map((d) => d.metadata.namespace)
+        .sort(),
+    ).toEqual([...watched].sort());
     expect(some.some((d) => d.kind === 'ClusterRoleBinding' && d.metadata.name === 'provider-rook:secrets')).toBe(false);
     const all = objects(await render([], ns));
     expect(all.some((d) => d.kind === 'ClusterRoleBinding' && d.metadata.name === 'provider-rook:secrets')).toBe(true);
@@ -76,7 +108,9 @@ describe('charts/provider-rook', () => {
   it('passes every process flag through its values', async () => {
     const flags = Object.keys(FLAGS).filter((f) => f !== 'kubeconfig'); // in a pod: its ServiceAccount
     expect(flags.length).toBeGreaterThan(10);
-    const deployment = objects(await render(everything(), ns)).find((d) => d.kind === 'Deployment') as Manifest & { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    const deployment = objects(await render(everything(), ns)).find((d) => d.kind === 'Deployment') as Manifest & {
+      spec: { template: { spec: { containers: { args: string[] }[] } } };
+    };
     const args = deployment.spec.template.spec.containers[0]!.args.map((a) => a.split('=')[0]);
     expect(flags.filter((f) => !args.includes(`--${f}`))).toEqual([]);
   });

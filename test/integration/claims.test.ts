@@ -17,7 +17,17 @@ import { applyManifests, loadManifests, type Manifest } from '../../hack/lib/man
 import { repoRoot } from '../../hack/lib/cluster.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespace, eventsFor, identityClient, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import {
+  createNamespace,
+  eventsFor,
+  identityClient,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 type SecretView = KubeObjectLike & { metadata: { ownerReferences?: unknown[] }; data?: Record<string, string>; type?: string };
@@ -32,36 +42,56 @@ let target: KubeClient;
 let operator: FakeMinioOperator;
 let app: App;
 // Namespaces of the other scenarios, known up front because the provider watches only these.
-const ns = { defaults: uniqueName('defaults'), retain: uniqueName('retain'), many: uniqueName('many'), crash: uniqueName('crash'), denied: uniqueName('denied'), refs: uniqueName('refs') };
+const ns = {
+  defaults: uniqueName('defaults'),
+  retain: uniqueName('retain'),
+  many: uniqueName('many'),
+  crash: uniqueName('crash'),
+  denied: uniqueName('denied'),
+  refs: uniqueName('refs'),
+};
 const watched = [PLATFORM, APP, ...Object.values(ns)];
 
-const condition = (obj: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined, type: string) =>
-  obj?.status?.conditions?.find((c) => c.type === type);
+const condition = (
+  obj: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined,
+  type: string,
+) => obj?.status?.conditions?.find((c) => c.type === type);
 
 const getBucket = (namespace: string, name: string): Promise<Bucket | undefined> => control.get<Bucket>(Buckets, name, namespace);
 
 async function waitForBound(namespace: string, name: string, timeoutMs = 30_000): Promise<Bucket> {
-  return eventually(async () => {
-    const b = await getBucket(namespace, name);
-    return b?.status?.bindingPhase === 'Bound' && condition(b, 'Ready')?.status === 'True' ? b : undefined;
-  }, `Bucket ${namespace}/${name} to be Bound and Ready`, timeoutMs);
+  return eventually(
+    async () => {
+      const b = await getBucket(namespace, name);
+      return b?.status?.bindingPhase === 'Bound' && condition(b, 'Ready')?.status === 'True' ? b : undefined;
+    },
+    `Bucket ${namespace}/${name} to be Bound and Ready`,
+    timeoutMs,
+  );
 }
 
 async function managedFor(namespace: string): Promise<ObjectStore[]> {
-  const { items } = await control.list<ObjectStore>(ManagedObjectStores, { namespace: PLATFORM, labelSelector: `crossplane.io/claim-namespace=${namespace}` });
+  const { items } = await control.list<ObjectStore>(ManagedObjectStores, {
+    namespace: PLATFORM,
+    labelSelector: `crossplane.io/claim-namespace=${namespace}`,
+  });
   return items;
 }
 
 function bucketClass(namespace: string, className: string, name = 'standard') {
   return {
-    apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name, namespace },
+    apiVersion: BucketClasses.apiVersion,
+    kind: 'BucketClass',
+    metadata: { name, namespace },
     classRef: { kind: 'ObjectStoreClass', apiVersion: ObjectStoreClasses.apiVersion, name: className, namespace: PLATFORM },
   };
 }
 
 function bucket(namespace: string, name: string, className: string | null = 'standard') {
   return {
-    apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name, namespace },
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name, namespace },
     spec: { ...(className ? { classRef: { name: className } } : {}), writeConnectionSecretToRef: { name: `${name}-conn` } },
   };
 }
@@ -79,7 +109,9 @@ beforeAll(async () => {
   await preinstallOperator(target);
   for (const n of Object.values(ns)) await createNamespace(control, n).catch(() => undefined);
   await applyManifests(control, sample('00-namespaces.yaml'));
-  await Promise.all(Object.values(ns).map((n) => applyManifests(control, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }])));
+  await Promise.all(
+    Object.values(ns).map((n) => applyManifests(control, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }])),
+  );
   // Step 1: the Provider Secret holds the target's endpoint and credentials.
   await writeSecret(control, PLATFORM, 'demo-provider-rook', providerSecretKeys(testCluster('target')));
   operator = new FakeMinioOperator(target);
@@ -93,8 +125,9 @@ afterAll(async () => {
 });
 
 describe('Bucket claims', () => {
-  it('binds a Bucket from the design doc\'s four steps, applied verbatim, and keeps its Secret in sync', async () => {
-    for (const f of ['01-provider.yaml', '02-objectstoreclass.yaml', '03-bucketclass.yaml', '04-bucket.yaml']) await applyManifests(control, sample(f));
+  it("binds a Bucket from the design doc's four steps, applied verbatim, and keeps its Secret in sync", async () => {
+    for (const f of ['01-provider.yaml', '02-objectstoreclass.yaml', '03-bucketclass.yaml', '04-bucket.yaml'])
+      await applyManifests(control, sample(f));
 
     const claim = await waitForBound(APP, 'app-bucket');
     const ref = claim.spec.resourceRef!;
@@ -112,23 +145,33 @@ describe('Bucket claims', () => {
     const store = await target.get<TargetStore>(RookObjectStores, ref.name, 'rook-minio');
     expect(store?.spec.scope).toEqual({
       nodeCount: 4,
-      volumeClaimTemplates: [{ metadata: { name: 'rook-minio-data1' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Gi' } } } }],
+      volumeClaimTemplates: [
+        { metadata: { name: 'rook-minio-data1' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Gi' } } } },
+      ],
     });
     expect(store?.spec.placement).toBeUndefined();
     expect(store?.spec.credentials).toEqual({ name: `${ref.name}-access-keys`, namespace: 'rook-minio' });
 
-    const secret = await eventually(() => control.get<SecretView>(Secrets, 'bucketsecret', APP), 'the claim\'s connection Secret');
+    const secret = await eventually(() => control.get<SecretView>(Secrets, 'bucketsecret', APP), "the claim's connection Secret");
     const keys = secretText(secret.data);
     expect(Object.keys(keys).sort()).toEqual(['endpoint', 'password', 'username']);
     expect(keys.endpoint).toBe(`http://${ref.name}-s3.rook-minio.svc.cluster.local:9000`);
     expect(keys.password).toMatch(/^[A-Za-z0-9]{40}$/);
-    expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Bucket', uid: claim.metadata.uid, controller: true })]);
+    expect(secret.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Bucket', uid: claim.metadata.uid, controller: true }),
+    ]);
 
     // Kept in sync: an edit is undone and a deleted copy comes back.
     await control.mergePatch(Secrets, 'bucketsecret', APP, { data: { password: Buffer.from('tampered').toString('base64') } });
-    await eventually(async () => secretText((await control.get<SecretView>(Secrets, 'bucketsecret', APP))?.data).password === keys.password, 'the copied password to be restored');
+    await eventually(
+      async () => secretText((await control.get<SecretView>(Secrets, 'bucketsecret', APP))?.data).password === keys.password,
+      'the copied password to be restored',
+    );
     await control.delete(Secrets, 'bucketsecret', APP);
-    await eventually(async () => secretText((await control.get<SecretView>(Secrets, 'bucketsecret', APP))?.data).password === keys.password, 'the copied Secret to come back');
+    await eventually(
+      async () => secretText((await control.get<SecretView>(Secrets, 'bucketsecret', APP))?.data).password === keys.password,
+      'the copied Secret to come back',
+    );
 
     // No secret value in the claim's status or events.
     const events = await eventsFor(control, APP, 'app-bucket');
@@ -138,7 +181,7 @@ describe('Bucket claims', () => {
     expect(visible).not.toContain(keys.username);
   });
 
-  it('fills a missing class from the namespace\'s one BucketPolicy, and says why when there is none or several', async () => {
+  it("fills a missing class from the namespace's one BucketPolicy, and says why when there is none or several", async () => {
     const n = ns.defaults;
     await applyManifests(control, [bucketClass(n, 'rook-minio')]);
     await control.create(Buckets, bucket(n, 'lonely', null));
@@ -149,7 +192,12 @@ describe('Bucket claims', () => {
     expect(condition(waiting, 'Synced')?.message).toContain(`no BucketPolicy in namespace ${n}`);
     await control.delete(Buckets, 'lonely', n);
 
-    const policy = (name: string) => ({ apiVersion: BucketPolicies.apiVersion, kind: 'BucketPolicy', metadata: { name, namespace: n }, spec: { defaultClassRef: { name: 'standard' } } });
+    const policy = (name: string) => ({
+      apiVersion: BucketPolicies.apiVersion,
+      kind: 'BucketPolicy',
+      metadata: { name, namespace: n },
+      spec: { defaultClassRef: { name: 'standard' } },
+    });
     await applyManifests(control, [policy('one'), policy('two')]);
     await control.create(Buckets, bucket(n, 'no-class', null));
     const ambiguous = await eventually(async () => {
@@ -177,8 +225,8 @@ describe('Bucket claims', () => {
     await eventually(async () => !(await getBucket(n, 'no-class')), 'the claim to be gone');
     await eventually(async () => !(await control.get(ManagedObjectStores, ref.name, PLATFORM)), 'the managed resource to be gone');
     await eventually(async () => !(await target.get(RookObjectStores, ref.name, 'rook-minio')), 'the target store to be gone');
-    await eventually(async () => !(await control.get(Secrets, 'no-class-conn', n)), 'the claim\'s Secret to be gone');
-    await eventually(async () => !(await control.get(Secrets, ref.name, PLATFORM)), 'the managed resource\'s Secret to be gone');
+    await eventually(async () => !(await control.get(Secrets, 'no-class-conn', n)), "the claim's Secret to be gone");
+    await eventually(async () => !(await control.get(Secrets, ref.name, PLATFORM)), "the managed resource's Secret to be gone");
   });
 
   it('keeps the managed resource (Released) and the target store under reclaim policy Retain', async () => {
@@ -197,7 +245,7 @@ describe('Bucket claims', () => {
     expect(released.spec.claimRef).toBeUndefined();
     expect(released.metadata.deletionTimestamp).toBeUndefined();
     expect(await target.get(RookObjectStores, ref.name, 'rook-minio')).toBeDefined();
-    await eventually(async () => !(await control.get(Secrets, 'kept-conn', n)), 'the claim\'s copy of the Secret to be gone');
+    await eventually(async () => !(await control.get(Secrets, 'kept-conn', n)), "the claim's copy of the Secret to be gone");
   });
 
   it('makes exactly one managed resource per claim when 20 claims arrive at once', async () => {
@@ -221,7 +269,8 @@ describe('Bucket claims', () => {
     await app.stop();
     let dead = false;
     const dying = await startTestApp(testCluster('control'), {
-      namespaces: watched, controlPlaneId: app.controlPlaneId,
+      namespaces: watched,
+      controlPlaneId: app.controlPlaneId,
       onRequest: (_server, method, requestPath) => {
         if (dead) throw new Error('process killed');
         if (method === 'POST' && requestPath.endsWith('/objectstores')) dead = true;
@@ -242,38 +291,58 @@ describe('Bucket claims', () => {
 
   it('refuses a claim from a namespace the class does not allow, and creates nothing', async () => {
     const n = ns.denied;
-    await applyManifests(control, [storeClass('rook-minio-restricted', { allowedNamespaces: [APP] }), bucketClass(n, 'rook-minio-restricted')]);
+    await applyManifests(control, [
+      storeClass('rook-minio-restricted', { allowedNamespaces: [APP] }),
+      bucketClass(n, 'rook-minio-restricted'),
+    ]);
     await control.create(Buckets, bucket(n, 'refused'));
     const refused = await eventually(async () => {
       const b = await getBucket(n, 'refused');
       return condition(b, 'Synced')?.reason === 'NamespaceNotAllowed' ? b : undefined;
     }, 'a NamespaceNotAllowed condition');
     expect(condition(refused, 'Synced')?.message).toBe(
-      `ObjectStoreClass ${PLATFORM}/rook-minio-restricted does not allow claims from namespace ${n} (allowed: ${APP})`);
+      `ObjectStoreClass ${PLATFORM}/rook-minio-restricted does not allow claims from namespace ${n} (allowed: ${APP})`,
+    );
     expect(condition(refused, 'Ready')?.status).toBe('False');
     expect(refused.spec.resourceRef).toBeUndefined();
     expect(await managedFor(n)).toHaveLength(0);
     expect((await eventsFor(control, n, 'refused')).map((e) => e.reason)).toContain('NamespaceNotAllowed');
   });
 
-  it('an app team learns nothing of managed resources it may not bind: missing or another claim\'s, one answer, and nothing new made', async () => {
+  it("an app team learns nothing of managed resources it may not bind: missing or another claim's, one answer, and nothing new made", async () => {
     const n = ns.refs;
-    for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac'))) await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+    for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
+      await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
     const appTeam = await identityClient(testCluster('control'), control, n, 'app-team', 'provider-rook:app-team');
     await applyManifests(control, [storeClass('rook-minio-refs', {}), bucketClass(n, 'rook-minio-refs')]);
     // Another claim's resource (paused: this test needs nothing of it in the target), and a name nothing has.
     const [taken, ghost] = [uniqueName('taken'), uniqueName('ghost')];
     await control.create(ManagedObjectStores, {
-      apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: taken, namespace: PLATFORM, annotations: { 'crossplane.io/paused': 'true' } },
-      spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: 'demo-kubernetes' }, claimRef: { apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'owner', namespace: n, uid: 'owner-uid' } },
+      apiVersion: ManagedObjectStores.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name: taken, namespace: PLATFORM, annotations: { 'crossplane.io/paused': 'true' } },
+      spec: {
+        forProvider: { scope: { nodeCount: 4 } },
+        targetNamespace: 'rook-minio',
+        providerRef: { name: 'demo-kubernetes' },
+        claimRef: { apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'owner', namespace: n, uid: 'owner-uid' },
+      },
     });
-    const ref = (name: string) => ({ resourceRef: { apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', name, namespace: PLATFORM } });
+    const ref = (name: string) => ({
+      resourceRef: { apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', name, namespace: PLATFORM },
+    });
     const probes: [string, object, Record<string, string>?][] = [
-      ['ref-taken', ref(taken)], ['ref-ghost', ref(ghost)],
-      ['import-taken', {}, { 'crossplane.io/external-name': taken }], ['import-ghost', {}, { 'crossplane.io/external-name': ghost }],
+      ['ref-taken', ref(taken)],
+      ['ref-ghost', ref(ghost)],
+      ['import-taken', {}, { 'crossplane.io/external-name': taken }],
+      ['import-ghost', {}, { 'crossplane.io/external-name': ghost }],
     ];
     for (const [name, spec, annotations] of probes) {
-      await appTeam.create(Buckets, { ...bucket(n, name), metadata: { name, namespace: n, ...(annotations ? { annotations } : {}) }, spec: { ...bucket(n, name).spec, ...spec } });
+      await appTeam.create(Buckets, {
+        ...bucket(n, name),
+        metadata: { name, namespace: n, ...(annotations ? { annotations } : {}) },
+        spec: { ...bucket(n, name).spec, ...spec },
+      });
     }
     /** What a claim tells its app team, with the name it gave put aside. */
     const answer = async (name: string, reason: string) => {
@@ -281,13 +350,21 @@ describe('Bucket claims', () => {
         const got = await getBucket(n, name);
         return condition(got, 'Synced')?.reason === reason ? got : undefined;
       }, `Bucket ${n}/${name} to say ${reason}`);
-      await eventually(async () => (await eventsFor(control, n, name)).some((e) => e.type === 'Warning' && e.reason === reason), `a ${reason} Event on ${name}`);
+      await eventually(
+        async () => (await eventsFor(control, n, name)).some((e) => e.type === 'Warning' && e.reason === reason),
+        `a ${reason} Event on ${name}`,
+      );
       const blind = (text?: string) => text?.replaceAll(taken, '<name>').replaceAll(ghost, '<name>');
-      return { ...b.status, conditions: b.status?.conditions?.map(({ lastTransitionTime: _, ...c }) => ({ ...c, message: blind(c.message) })) };
+      return {
+        ...b.status,
+        conditions: b.status?.conditions?.map(({ lastTransitionTime: _, ...c }) => ({ ...c, message: blind(c.message) })),
+      };
     };
     const missing = await answer('ref-ghost', Reasons.ManagedResourceNotFound);
-    expect(missing.conditions?.find((c) => c.type === 'Synced')?.message).toBe(`spec.resourceRef names ObjectStore ${PLATFORM}/<name>, which does not exist or is not reserved for this claim: ` +
-      'a platform team reserves one by setting its spec.claimRef to this claim');
+    expect(missing.conditions?.find((c) => c.type === 'Synced')?.message).toBe(
+      `spec.resourceRef names ObjectStore ${PLATFORM}/<name>, which does not exist or is not reserved for this claim: ` +
+        'a platform team reserves one by setting its spec.claimRef to this claim',
+    );
     expect(await answer('ref-taken', Reasons.ManagedResourceNotFound)).toEqual(missing);
     expect(await answer('import-taken', 'ImportNotAllowed')).toEqual(await answer('import-ghost', 'ImportNotAllowed'));
 

@@ -9,13 +9,16 @@ const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 
 
 /** Live processes whose command line mentions the folder (zombies have an empty one). */
 function processesUsing(dir: string): number[] {
-  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
-    } catch {
-      return false;
-    }
-  }).map(Number);
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 describe('cluster lifecycle', () => {
@@ -24,17 +27,29 @@ describe('cluster lifecycle', () => {
     const [cluster] = await up([name]);
     try {
       const client = adminClient(cluster!);
-      await client.create(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kept', namespace: 'default' }, data: { answer: '42' } });
+      await client.create(ConfigMaps, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'kept', namespace: 'default' },
+        data: { answer: '42' },
+      });
 
       await stop(name);
       expect(status().find((s) => s.name === name)?.running['kube-apiserver']).toBeUndefined();
       expect(processesUsing(cluster!.dir)).toEqual([]);
-      const unreachable = await client.get(ConfigMaps, 'kept', 'default').then(() => 'reachable', (e: Error) => e.name);
+      const unreachable = await client.get(ConfigMaps, 'kept', 'default').then(
+        () => 'reachable',
+        (e: Error) => e.name,
+      );
       expect(unreachable).toBe('UnreachableError');
 
       const restarted = await start(name);
       expect(restarted.server).toBe(cluster!.server);
-      const kept = await adminClient(restarted).get<{ metadata: { name: string }; data: Record<string, string> }>(ConfigMaps, 'kept', 'default');
+      const kept = await adminClient(restarted).get<{ metadata: { name: string }; data: Record<string, string> }>(
+        ConfigMaps,
+        'kept',
+        'default',
+      );
       expect(kept?.data.answer).toBe('42');
     } finally {
       await down([name]);

@@ -11,7 +11,12 @@ import { ObjectStoreKind } from '../../src/apis/objectstore.ts';
 
 const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true };
-const RoleBindings: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true };
+const RoleBindings: ResourceType = {
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'RoleBinding',
+  plural: 'rolebindings',
+  namespaced: true,
+};
 
 function clientWithToken(server: string, ca: string | undefined, token: string): KubeClient {
   return new KubeClient({ server, caData: ca, token }, { fieldManager: 'tests' });
@@ -38,16 +43,27 @@ describe('local control planes', () => {
     });
     const asSa = clientWithToken(cluster.server, kubeconfigFileAccess(cluster.kubeconfig).caData, review.status.token);
 
-    const denied = await asSa.list(Secrets, { namespace: 'default' }).then(() => undefined, (e: unknown) => e);
+    const denied = await asSa.list(Secrets, { namespace: 'default' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(denied).toBeInstanceOf(KubeError);
     expect((denied as KubeError).code).toBe(403);
 
     const role = uniqueName('read-secrets');
-    await admin.create(Roles, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: role, namespace: 'default' },
-      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }] });
-    await admin.create(RoleBindings, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: role, namespace: 'default' },
+    await admin.create(Roles, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: role, namespace: 'default' },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }],
+    });
+    await admin.create(RoleBindings, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: role, namespace: 'default' },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role },
-      subjects: [{ kind: 'ServiceAccount', name: sa, namespace: 'default' }] });
+      subjects: [{ kind: 'ServiceAccount', name: sa, namespace: 'default' }],
+    });
     const allowed = await eventually(() => asSa.list(Secrets, { namespace: 'default' }), 'RBAC to allow listing Secrets', 10_000);
     expect(Array.isArray(allowed.items)).toBe(true);
   });
@@ -55,20 +71,34 @@ describe('local control planes', () => {
   it('serves a CRD once Established and validates objects against its schema and CEL rules', async () => {
     const client = adminClient(testCluster('target'));
     // Our own generated CRD, under a throwaway group so this test cannot disturb the provider tests.
-    const crd = crdOf({ ...ObjectStoreKind, group: `${uniqueName('g')}.example.com` }) as { metadata: { name: string }; spec: { group: string } };
+    const crd = crdOf({ ...ObjectStoreKind, group: `${uniqueName('g')}.example.com` }) as {
+      metadata: { name: string };
+      spec: { group: string };
+    };
     await client.create(CustomResourceDefinitions, crd as never);
     await eventually(async () => {
-      const got = await client.get<{ metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }>(CustomResourceDefinitions, crd.metadata.name);
+      const got = await client.get<{ metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }>(
+        CustomResourceDefinitions,
+        crd.metadata.name,
+      );
       return got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
     }, 'the CRD to become Established');
     const type: ResourceType = { apiVersion: `${crd.spec.group}/v1alpha1`, kind: 'ObjectStore', plural: 'objectstores', namespaced: true };
     const store = (nodeCount: number) => ({
-      apiVersion: type.apiVersion, kind: 'ObjectStore', metadata: { name: uniqueName('s'), namespace: 'default' },
+      apiVersion: type.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name: uniqueName('s'), namespace: 'default' },
       spec: { forProvider: { scope: { nodeCount } }, targetNamespace: 'rook-minio', providerRef: { name: 'p' } },
     });
-    const ok = await eventually(() => client.create<{ metadata: { name: string; uid?: string } }>(type, store(4)), "the new kind to be served");
+    const ok = await eventually(
+      () => client.create<{ metadata: { name: string; uid?: string } }>(type, store(4)),
+      'the new kind to be served',
+    );
     expect(ok.metadata.uid).toBeTruthy();
-    const rejected = await client.create(type, store(3)).then(() => undefined, (e: unknown) => e);
+    const rejected = await client.create(type, store(3)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(rejected).toBeInstanceOf(KubeError);
     expect((rejected as KubeError).code).toBe(422);
     expect((rejected as KubeError).message).toContain('scope.nodeCount must be at least 4 and even');

@@ -28,19 +28,35 @@ let ns: string;
 
 /** Another writer: a merge patch of labels, or a JSON patch appending its own finalizer. */
 const relabel = (type: ResourceType, name: string, team: string) => control.mergePatch(type, name, ns, { metadata: { labels: { team } } });
-const appendOther = (type: ResourceType, name: string) => control.jsonPatch(type, name, ns, [{ op: 'add', path: '/metadata/finalizers/-', value: OTHER }]);
+const appendOther = (type: ResourceType, name: string) =>
+  control.jsonPatch(type, name, ns, [{ op: 'add', path: '/metadata/finalizers/-', value: OTHER }]);
 const read = async <T extends Obj>(type: ResourceType, name: string): Promise<T> => (await control.get<T>(type, name, ns))!;
-const rejection = (p: Promise<unknown>): Promise<unknown> => p.then(() => undefined, (err: unknown) => err);
+const rejection = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
 
 function bucket(name: string, finalizers?: string[]): Claim {
-  return { apiVersion: Buckets.apiVersion, kind: Buckets.kind, metadata: { name, namespace: ns, ...(finalizers ? { finalizers } : {}) }, spec: { classRef: { name: 'missing' } } };
+  return {
+    apiVersion: Buckets.apiVersion,
+    kind: Buckets.kind,
+    metadata: { name, namespace: ns, ...(finalizers ? { finalizers } : {}) },
+    spec: { classRef: { name: 'missing' } },
+  };
 }
 
 function store(name: string, finalizers?: string[]): ManagedResource {
   return {
-    apiVersion: ManagedObjectStores.apiVersion, kind: ManagedObjectStores.kind, metadata: { name, namespace: ns, ...(finalizers ? { finalizers } : {}) },
+    apiVersion: ManagedObjectStores.apiVersion,
+    kind: ManagedObjectStores.kind,
+    metadata: { name, namespace: ns, ...(finalizers ? { finalizers } : {}) },
     // Not placed (no Provider matches): no controller of this test's process would act on it anyway.
-    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'nowhere', providerSelector: { matchLabels: { region: 'nowhere' } } },
+    spec: {
+      forProvider: { scope: { nodeCount: 4 } },
+      targetNamespace: 'nowhere',
+      providerSelector: { matchLabels: { region: 'nowhere' } },
+    },
   };
 }
 
@@ -51,13 +67,15 @@ beforeAll(async () => {
 });
 
 describe('finalizers by JSON patch', () => {
-  it('keeps another writer\'s label and finalizer through our add and remove, and makes a changed list a conflict', async () => {
+  it("keeps another writer's label and finalizer through our add and remove, and makes a changed list a conflict", async () => {
     const name = uniqueName('fin');
     await control.create(Buckets, bucket(name));
     const read1 = await read<Claim>(Buckets, name);
     await relabel(Buckets, name, 'a');
     // The whole object from our copy is refused (stale resourceVersion): the old way lost a pass here.
-    expect(isConflict(await rejection(control.update(Buckets, { ...read1, metadata: { ...read1.metadata, finalizers: [FINALIZER_CLAIM] } })))).toBe(true);
+    expect(
+      isConflict(await rejection(control.update(Buckets, { ...read1, metadata: { ...read1.metadata, finalizers: [FINALIZER_CLAIM] } }))),
+    ).toBe(true);
     const added = await addFinalizer(control, Buckets, read1, FINALIZER_CLAIM, signal);
     expect(added.metadata).toMatchObject({ finalizers: [FINALIZER_CLAIM], labels: { team: 'a' } });
 
@@ -91,7 +109,10 @@ describe('finalizers by JSON patch', () => {
     // refused; with the current one (the check out of the way) it removes the other writer's too.
     const oldRelease = { ...ours, metadata: { ...ours.metadata, finalizers: [] } };
     expect(isConflict(await rejection(control.update(Buckets, oldRelease)))).toBe(true);
-    await control.update(Buckets, { ...oldRelease, metadata: { ...oldRelease.metadata, resourceVersion: current.metadata.resourceVersion } });
+    await control.update(Buckets, {
+      ...oldRelease,
+      metadata: { ...oldRelease.metadata, resourceVersion: current.metadata.resourceVersion },
+    });
     const after = await read<Claim>(Buckets, name);
     expect(after.metadata.finalizers ?? []).not.toContain(OTHER);
     expect(after.metadata.labels?.team).toBeUndefined();
@@ -101,28 +122,46 @@ describe('finalizers by JSON patch', () => {
     const copy = await read<Claim>(Buckets, again);
     await appendOther(Buckets, again);
     await relabel(Buckets, again, 'a');
-    expect((await removeFinalizer(control, Buckets, copy, FINALIZER_CLAIM, signal)).metadata).toMatchObject({ finalizers: [OTHER], labels: { team: 'a' } });
+    expect((await removeFinalizer(control, Buckets, copy, FINALIZER_CLAIM, signal)).metadata).toMatchObject({
+      finalizers: [OTHER],
+      labels: { team: 'a' },
+    });
   });
 });
 
 describe('the reconcilers, handed a stale copy', () => {
   const upToDate: ExternalClient<ManagedResource> = {
     observe: async () => ({ exists: true, upToDate: true }),
-    create: async () => ({}), update: async () => ({}), delete: async () => ({ gone: true }),
+    create: async () => ({}),
+    update: async () => ({}),
+    delete: async () => ({ gone: true }),
   };
-  const managedReconciler = (stale: ManagedResource) => new ManagedReconciler<ManagedResource>({
-    type: ManagedObjectStores, client: control, cache: { get: () => stale }, recorder: new MemoryEventRecorder(), log: silentLogger,
-    connecter: { connect: async () => upToDate }, pollIntervalMs: 60_000, pollJitterMs: 0,
-  });
+  const managedReconciler = (stale: ManagedResource) =>
+    new ManagedReconciler<ManagedResource>({
+      type: ManagedObjectStores,
+      client: control,
+      cache: { get: () => stale },
+      recorder: new MemoryEventRecorder(),
+      log: silentLogger,
+      connecter: { connect: async () => upToDate },
+      pollIntervalMs: 60_000,
+      pollJitterMs: 0,
+    });
 
   it('the managed reconciler adds and removes its finalizer in one pass, keeping a label another writer set since its read', async () => {
     const name = uniqueName('mr');
-    await control.create(ManagedObjectStores, { ...store(name), spec: { ...store(name).spec, providerRef: { name: 'target' }, providerSelector: undefined } });
+    await control.create(ManagedObjectStores, {
+      ...store(name),
+      spec: { ...store(name).spec, providerRef: { name: 'target' }, providerSelector: undefined },
+    });
     const stale = await read<ManagedResource>(ManagedObjectStores, name);
     await relabel(ManagedObjectStores, name, 'a');
     // Old: a PUT with the stale resourceVersion, a 409 and a requeue, no finalizer. New: one patch.
     expect(await managedReconciler(stale).reconcile(`${ns}/${name}`, signal)).toMatchObject({ kind: 'requeueAfter' });
-    expect((await read<ManagedResource>(ManagedObjectStores, name)).metadata).toMatchObject({ finalizers: [FINALIZER_MANAGED], labels: { team: 'a' } });
+    expect((await read<ManagedResource>(ManagedObjectStores, name)).metadata).toMatchObject({
+      finalizers: [FINALIZER_MANAGED],
+      labels: { team: 'a' },
+    });
 
     const going = uniqueName('mr');
     await control.create(ManagedObjectStores, store(going, [FINALIZER_MANAGED, OTHER]));
@@ -130,19 +169,32 @@ describe('the reconcilers, handed a stale copy', () => {
     const deleting = await read<ManagedResource>(ManagedObjectStores, going);
     await relabel(ManagedObjectStores, going, 'b');
     expect(await managedReconciler(deleting).reconcile(`${ns}/${going}`, signal)).toEqual({ kind: 'done' });
-    expect((await read<ManagedResource>(ManagedObjectStores, going)).metadata).toMatchObject({ finalizers: [OTHER], labels: { team: 'b' } });
+    expect((await read<ManagedResource>(ManagedObjectStores, going)).metadata).toMatchObject({
+      finalizers: [OTHER],
+      labels: { team: 'b' },
+    });
     await control.jsonPatch(ManagedObjectStores, going, ns, [{ op: 'remove', path: '/metadata/finalizers/0' }]);
   });
 
   it('the claim reconciler adds and removes its finalizer in one pass, keeping a label another writer set since its read', async () => {
     const empty = { get: () => undefined, list: () => [] };
-    const claimReconciler = (stale: Claim) => new ClaimReconciler<KubeObjectLike, ManagedResource>({
-      client: control, recorder: new MemoryEventRecorder(), log: silentLogger, secrets: empty,
-      claims: { type: Buckets, cache: { get: () => stale, list: () => [stale] } },
-      portableClasses: { type: { ...Buckets, kind: 'BucketClass' }, cache: empty as { get(): PortableClass | undefined; list(): PortableClass[] } },
-      classes: { type: ManagedObjectStores, cache: empty }, managed: { type: ManagedObjectStores, cache: empty },
-      configure: () => { throw new Error('not reached: the class is missing'); },
-    });
+    const claimReconciler = (stale: Claim) =>
+      new ClaimReconciler<KubeObjectLike, ManagedResource>({
+        client: control,
+        recorder: new MemoryEventRecorder(),
+        log: silentLogger,
+        secrets: empty,
+        claims: { type: Buckets, cache: { get: () => stale, list: () => [stale] } },
+        portableClasses: {
+          type: { ...Buckets, kind: 'BucketClass' },
+          cache: empty as { get(): PortableClass | undefined; list(): PortableClass[] },
+        },
+        classes: { type: ManagedObjectStores, cache: empty },
+        managed: { type: ManagedObjectStores, cache: empty },
+        configure: () => {
+          throw new Error('not reached: the class is missing');
+        },
+      });
     const name = uniqueName('claim');
     await control.create(Buckets, bucket(name));
     const stale = await read<Claim>(Buckets, name);

@@ -18,12 +18,22 @@ import { Events, Secrets } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespace, identityClient, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import {
+  createNamespace,
+  identityClient,
+  installCrds,
+  ourCrds,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
-const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string): Cond | undefined => o?.status?.conditions?.find((c) => c.type === type);
+const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string): Cond | undefined =>
+  o?.status?.conditions?.find((c) => c.type === type);
 const METADATA = '169.254.169.254';
-const RULE = /the target cluster's host name resolves to a link-local, unspecified or cloud metadata address, which provider-rook never calls$/;
+const RULE =
+  /the target cluster's host name resolves to a link-local, unspecified or cloud metadata address, which provider-rook never calls$/;
 
 /** The resolver provider-rook's target connections use: answers set by the test, every question counted. */
 function resolver(address: string[]) {
@@ -43,7 +53,8 @@ function resolver(address: string[]) {
 
 /** Every address this process tried to connect to (net and tls sockets announce each attempt). */
 const attempts: string[] = [];
-const onSocket = (message: unknown): void => void (message as { socket: Socket }).socket.on('connectionAttempt', (ip: string) => attempts.push(ip));
+const onSocket = (message: unknown): void =>
+  void (message as { socket: Socket }).socket.on('connectionAttempt', (ip: string) => attempts.push(ip));
 
 /** A TCP relay to the real target API server that can drop every open connection, as a restarting server or a load balancer does. */
 class Relay {
@@ -56,7 +67,11 @@ class Relay {
       const server = createConnection({ host: upstream.hostname, port: Number(upstream.port) });
       for (const s of [client, server]) {
         this.open.add(s);
-        s.on('error', () => undefined).on('close', () => { this.open.delete(s); client.destroy(); server.destroy(); });
+        s.on('error', () => undefined).on('close', () => {
+          this.open.delete(s);
+          client.destroy();
+          server.destroy();
+        });
       }
       client.pipe(server).pipe(client);
     });
@@ -86,27 +101,41 @@ async function intruderIn(prefix: string): Promise<{ ns: string; intruder: KubeC
 
 async function writeProvider(client: KubeClient, ns: string, name: string, keys: Record<string, string>): Promise<void> {
   await writeSecret(client, ns, `${name}-creds`, keys);
-  await client.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: ns }, spec: { credentialsSecretRef: { name: `${name}-creds` } } });
+  await client.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name, namespace: ns },
+    spec: { credentialsSecretRef: { name: `${name}-creds` } },
+  });
 }
 
-const readyIs = (ns: string, name: string, status: string, reason: string, timeoutMs = 30_000): Promise<Provider> => eventually(async () => {
-  const p = await control.get<Provider>(Providers, name, ns);
-  const ready = cond(p, 'Ready');
-  return ready?.status === status && ready.reason === reason ? p : undefined;
-}, `Provider ${ns}/${name} to be Ready=${status} (${reason})`, timeoutMs);
+const readyIs = (ns: string, name: string, status: string, reason: string, timeoutMs = 30_000): Promise<Provider> =>
+  eventually(
+    async () => {
+      const p = await control.get<Provider>(Providers, name, ns);
+      const ready = cond(p, 'Ready');
+      return ready?.status === status && ready.reason === reason ? p : undefined;
+    },
+    `Provider ${ns}/${name} to be Ready=${status} (${reason})`,
+    timeoutMs,
+  );
 
 /** Whatever provider-rook wrote where the intruder or anyone else can read it. */
 async function written(ns: string): Promise<string> {
   const providers = (await control.list<Provider>(Providers, { namespace: ns })).items.map((p) => p.status);
   const stores = (await control.list<ObjectStore>(ManagedObjectStores, { namespace: ns })).items.map((s) => s.status);
-  const events = (await control.list<KubeObjectLike & { reason?: string; message?: string }>(Events, { namespace: ns })).items.map((e) => [e.reason, e.message]);
+  const events = (await control.list<KubeObjectLike & { reason?: string; message?: string }>(Events, { namespace: ns })).items.map((e) => [
+    e.reason,
+    e.message,
+  ]);
   return JSON.stringify([providers, stores, events]);
 }
 
 beforeAll(async () => {
   control = adminClient(testCluster('control'));
   await installCrds(control, ourCrds());
-  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac'))) await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
+    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
   subscribe('net.client.socket', onSocket);
 }, 60_000);
 
@@ -116,16 +145,23 @@ afterAll(async () => {
   await Promise.all(closing.map((c) => c.close()));
 });
 
-describe('an intruder\'s Provider endpoint', () => {
+describe("an intruder's Provider endpoint", () => {
   it('a host name that resolves to the metadata address is refused before any connection, with EndpointNotAllowed', async () => {
     const { ns, intruder } = await intruderIn('meta');
     // Would anything connect where the name is sent, it lands here (on this machine), and counts.
     let tripped = 0;
-    const tripwire = createServer((s) => { tripped++; s.destroy(); });
+    const tripwire = createServer((s) => {
+      tripped++;
+      s.destroy();
+    });
     closing.push(tripwire);
     await new Promise<void>((resolve) => tripwire.listen(0, '127.0.0.1', resolve));
     const port = (tripwire.address() as AddressInfo).port;
-    const keys = { endpoint: `https://localhost:${port}`, clusterCA: providerSecretKeys(testCluster('target')).clusterCA!, token: 'INTRUDER-TOKEN' };
+    const keys = {
+      endpoint: `https://localhost:${port}`,
+      clusterCA: providerSecretKeys(testCluster('target')).clusterCA!,
+      token: 'INTRUDER-TOKEN',
+    };
 
     // First an answer whose first address is this machine: a guard that let it through would reach the tripwire, not the metadata address.
     const dns = resolver(['127.0.0.1', METADATA]);
@@ -140,11 +176,15 @@ describe('an intruder\'s Provider endpoint', () => {
     await writeProvider(intruder, ns, 'metadata', keys);
     const store = uniqueName('store');
     await control.create(ManagedObjectStores, {
-      apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: store, namespace: ns },
+      apiVersion: ManagedObjectStores.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name: store, namespace: ns },
       spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: 'metadata' } },
     } as unknown as ObjectStore);
     const meta = await readyIs(ns, 'metadata', 'False', 'EndpointNotAllowed');
-    expect(cond(meta, 'Ready')?.message).toBe('the target cluster\'s host name resolves to a link-local, unspecified or cloud metadata address, which provider-rook never calls');
+    expect(cond(meta, 'Ready')?.message).toBe(
+      "the target cluster's host name resolves to a link-local, unspecified or cloud metadata address, which provider-rook never calls",
+    );
     const mr = await eventually(async () => {
       const got = await control.get<ObjectStore>(ManagedObjectStores, store, ns);
       return cond(got, 'Synced')?.reason === 'EndpointNotAllowed' ? got : undefined;
@@ -196,17 +236,23 @@ describe('an intruder\'s Provider endpoint', () => {
   it('plain http is refused by default, even without credentials, naming the flag that allows it', async () => {
     const { ns, intruder } = await intruderIn('plain');
     let tripped = 0;
-    const tripwire = createServer((s) => { tripped++; s.destroy(); });
+    const tripwire = createServer((s) => {
+      tripped++;
+      s.destroy();
+    });
     closing.push(tripwire);
     await new Promise<void>((resolve) => tripwire.listen(0, '127.0.0.1', resolve));
     const port = (tripwire.address() as AddressInfo).port;
     const dns = resolver(['127.0.0.1']);
     apps.push(await startTestApp(testCluster('control'), { namespaces: [ns], endpoints: { lookup: dns.lookup } }));
-    const kubeconfig = `apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster: {server: 'http://localhost:${port}'}\n` +
+    const kubeconfig =
+      `apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster: {server: 'http://localhost:${port}'}\n` +
       'contexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {}\n';
     await writeProvider(intruder, ns, 'plain', { kubeconfig });
     const p = await readyIs(ns, 'plain', 'False', 'InvalidCredentials');
-    expect(cond(p, 'Ready')?.message).toBe(`key 'kubeconfig' of Secret ${ns}/plain-creds has clusters[0].cluster.server that uses plain http, which provider-rook refuses unless started with --allow-plain-http`);
+    expect(cond(p, 'Ready')?.message).toBe(
+      `key 'kubeconfig' of Secret ${ns}/plain-creds has clusters[0].cluster.server that uses plain http, which provider-rook refuses unless started with --allow-plain-http`,
+    );
     expect(dns.lookups).toBe(0);
     expect(tripped).toBe(0);
   }, 60_000);

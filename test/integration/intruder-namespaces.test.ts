@@ -12,12 +12,29 @@ import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { CustomResourceDefinitions, Deployments, Namespaces, Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import {
+  CustomResourceDefinitions,
+  Deployments,
+  Namespaces,
+  Secrets,
+  Services,
+  type ResourceType,
+} from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespace, eventsFor, identityClient, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import {
+  createNamespace,
+  eventsFor,
+  identityClient,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
@@ -43,31 +60,52 @@ const writesTo = (cluster: LocalCluster) => targetWrites.filter((w) => w.startsW
 
 async function provider(name: string, cluster: LocalCluster, spec: Partial<Provider['spec']> = {}): Promise<void> {
   await writeSecret(platformTeam, platform, `${name}-creds`, providerSecretKeys(cluster));
-  await platformTeam.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: platform }, spec: { credentialsSecretRef: { name: `${name}-creds` }, ...spec } } as KubeObjectLike);
+  await platformTeam.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name, namespace: platform },
+    spec: { credentialsSecretRef: { name: `${name}-creds` }, ...spec },
+  } as KubeObjectLike);
 }
 
 function store(name: string, providerName: string, targetNamespace: string): KubeObjectLike {
   return {
-    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: platform },
-    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: providerName }, writeConnectionSecretToRef: { name: `${name}-conn` } },
+    apiVersion: ManagedObjectStores.apiVersion,
+    kind: 'ObjectStore',
+    metadata: { name, namespace: platform },
+    spec: {
+      forProvider: { scope: { nodeCount: 4 } },
+      targetNamespace,
+      providerRef: { name: providerName },
+      writeConnectionSecretToRef: { name: `${name}-conn` },
+    },
   } as KubeObjectLike;
 }
 
 async function synced<T extends Conditioned>(type: ResourceType, name: string, namespace: string, reason: string): Promise<Cond> {
   let last: T | undefined;
   try {
-    return await eventually(async () => {
-      last = await control.get<T>(type, name, namespace);
-      const c = cond(last, 'Synced');
-      return c?.reason === reason ? c : undefined;
-    }, `${type.kind} ${namespace}/${name} to say Synced=False/${reason}`, 45_000);
+    return await eventually(
+      async () => {
+        last = await control.get<T>(type, name, namespace);
+        const c = cond(last, 'Synced');
+        return c?.reason === reason ? c : undefined;
+      },
+      `${type.kind} ${namespace}/${name} to say Synced=False/${reason}`,
+      45_000,
+    );
   } catch (err) {
     throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify(last?.status)}`, { cause: err });
   }
 }
 
 /** What kube-system of the shared target holds of the kinds a store brings. */
-const kubeSystem = async () => Promise.all([Secrets, Services, RookObjectStores].map(async (t) => (await target.list(t, { namespace: 'kube-system' })).items.map((o) => o.metadata.name).sort()));
+const kubeSystem = async () =>
+  Promise.all(
+    [Secrets, Services, RookObjectStores].map(async (t) =>
+      (await target.list(t, { namespace: 'kube-system' })).items.map((o) => o.metadata.name).sort(),
+    ),
+  );
 const namespacesOf = async (client: KubeClient) => (await client.list(Namespaces)).items.map((n) => n.metadata.name);
 
 beforeAll(async () => {
@@ -77,17 +115,29 @@ beforeAll(async () => {
   target = adminClient(testCluster('target'));
   await installCrds(control, ourCrds());
   await preinstallOperator(target);
-  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac'))) await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
+    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
   platform = await createNamespace(control, 'intr-infra');
   appNs = await createNamespace(control, 'intr-app');
-  platformTeam = await identityClient(testCluster('control'), control, platform, 'platform', 'provider-rook:provider-admin', 'provider-rook:platform-team');
+  platformTeam = await identityClient(
+    testCluster('control'),
+    control,
+    platform,
+    'platform',
+    'provider-rook:provider-admin',
+    'provider-rook:platform-team',
+  );
   appTeam = await identityClient(testCluster('control'), control, appNs, 'app-team', 'provider-rook:app-team');
   operator = new FakeMinioOperator(target);
   await operator.start();
   const controlServer = testCluster('control').server;
   app = await startTestApp(testCluster('control'), {
-    namespaces: [platform, appNs], pollIntervalMs: 1_000, maxReconcileRate: 100,
-    onRequest: (server, method, p) => { if (server !== controlServer && !['GET', 'WATCH'].includes(method)) targetWrites.push(`${server} ${method} ${p}`); },
+    namespaces: [platform, appNs],
+    pollIntervalMs: 1_000,
+    maxReconcileRate: 100,
+    onRequest: (server, method, p) => {
+      if (server !== controlServer && !['GET', 'WATCH'].includes(method)) targetWrites.push(`${server} ${method} ${p}`);
+    },
   });
 }, 120_000);
 
@@ -97,22 +147,28 @@ afterAll(async () => {
   await down([FRESH]);
 });
 
-describe('target namespaces are the Provider\'s to allow', () => {
+describe("target namespaces are the Provider's to allow", () => {
   const refusal = (ns: string, field = 'spec\\.targetNamespace') =>
-    new RegExp(`${field} is ${ns}, a namespace Provider ${platform}/target does not allow: it is a system or operator namespace, used only when the Provider's spec\\.allowedNamespaces lists it`);
+    new RegExp(
+      `${field} is ${ns}, a namespace Provider ${platform}/target does not allow: it is a system or operator namespace, used only when the Provider's spec\\.allowedNamespaces lists it`,
+    );
 
-  it('a managed resource aimed at kube-system or an operator\'s namespace is refused, and nothing reaches the target', async () => {
+  it("a managed resource aimed at kube-system or an operator's namespace is refused, and nothing reaches the target", async () => {
     // An operator namespace the Provider itself configures is protected too.
     const opsNs = uniqueName('ops');
     await provider('target', testCluster('target'), { operators: [{ name: 'rook-ceph', install: false, namespace: opsNs }] });
     const [systemBefore, namespacesBefore] = [await kubeSystem(), await namespacesOf(target)];
-    const aimed = ['kube-system', 'kube-public', 'kube-node-lease', 'rook-minio-system', 'minio-operator', 'rook-ceph', opsNs].map((ns) => [uniqueName('intruder'), ns] as const);
+    const aimed = ['kube-system', 'kube-public', 'kube-node-lease', 'rook-minio-system', 'minio-operator', 'rook-ceph', opsNs].map(
+      (ns) => [uniqueName('intruder'), ns] as const,
+    );
     for (const [name, ns] of aimed) await platformTeam.create(ManagedObjectStores, store(name, 'target', ns));
 
     for (const [name, ns] of aimed) {
       const c = await synced(ManagedObjectStores, name, platform, Reasons.TargetNamespaceNotAllowed);
       expect([ns, c.status, c.message]).toEqual([ns, 'False', expect.stringMatching(refusal(ns))]);
-      expect((await eventsFor(control, platform, name)).filter((e) => e.type === 'Warning' && e.reason === Reasons.TargetNamespaceNotAllowed)).toHaveLength(1);
+      expect(
+        (await eventsFor(control, platform, name)).filter((e) => e.type === 'Warning' && e.reason === Reasons.TargetNamespaceNotAllowed),
+      ).toHaveLength(1);
       expect(await control.get(Secrets, `${name}-conn`, platform)).toBeUndefined();
     }
     expect(writesTo(testCluster('target'))).toEqual([]);
@@ -122,22 +178,38 @@ describe('target namespaces are the Provider\'s to allow', () => {
 
     // A refused resource still goes when deleted: nothing of it was made, and nothing is written.
     for (const [name] of aimed) await platformTeam.delete(ManagedObjectStores, name, platform);
-    await eventually(async () => (await control.list(ManagedObjectStores, { namespace: platform })).items.every((o) => !aimed.some(([n]) => n === o.metadata.name)), 'the refused resources to be deleted');
+    await eventually(
+      async () =>
+        (await control.list(ManagedObjectStores, { namespace: platform })).items.every((o) => !aimed.some(([n]) => n === o.metadata.name)),
+      'the refused resources to be deleted',
+    );
     expect(writesTo(testCluster('target'))).toEqual([]);
   }, 120_000);
 
-  it('an app team\'s claim on a class aimed at kube-system is refused through its managed resource, and nothing reaches the target', async () => {
+  it("an app team's claim on a class aimed at kube-system is refused through its managed resource, and nothing reaches the target", async () => {
     const systemBefore = await kubeSystem();
-    for (const [cls, ns] of [['system', 'kube-system'], ['operators', 'rook-minio-system']] as const) {
+    for (const [cls, ns] of [
+      ['system', 'kube-system'],
+      ['operators', 'rook-minio-system'],
+    ] as const) {
       await platformTeam.apply(ObjectStoreClasses, {
-        apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: cls, namespace: platform },
+        apiVersion: ObjectStoreClasses.apiVersion,
+        kind: 'ObjectStoreClass',
+        metadata: { name: cls, namespace: platform },
         spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: ns },
       } as KubeObjectLike);
       await platformTeam.apply(BucketClasses, {
-        apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: cls, namespace: appNs },
+        apiVersion: BucketClasses.apiVersion,
+        kind: 'BucketClass',
+        metadata: { name: cls, namespace: appNs },
         classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: cls, namespace: platform },
       } as KubeObjectLike);
-      await appTeam.create(Buckets, { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: cls, namespace: appNs }, spec: { classRef: { name: cls }, writeConnectionSecretToRef: { name: cls } } } as KubeObjectLike);
+      await appTeam.create(Buckets, {
+        apiVersion: Buckets.apiVersion,
+        kind: 'Bucket',
+        metadata: { name: cls, namespace: appNs },
+        spec: { classRef: { name: cls }, writeConnectionSecretToRef: { name: cls } },
+      } as KubeObjectLike);
       const c = await synced(Buckets, cls, appNs, Reasons.TargetNamespaceNotAllowed);
       expect(c.message).toMatch(refusal(ns));
       const claim = await control.get<Conditioned & { status?: { bindingPhase?: string } }>(Buckets, cls, appNs);
@@ -152,31 +224,60 @@ describe('target namespaces are the Provider\'s to allow', () => {
     await provider('trusting', testCluster('target'), { allowedNamespaces: ['kube-system'] });
     const name = uniqueName('listed');
     await platformTeam.create(ManagedObjectStores, store(name, 'trusting', 'kube-system'));
-    await eventually(async () => {
-      const mr = await control.get<ObjectStore>(ManagedObjectStores, name, platform);
-      return cond(mr, 'Ready')?.status === 'True' && cond(mr, 'Synced')?.status === 'True';
-    }, 'the store in kube-system to be Ready', 45_000);
-    for (const [type, n] of [[RookObjectStores, name], [Secrets, `${name}-access-keys`]] as const) expect(await target.get(type, n, 'kube-system')).toBeDefined();
+    await eventually(
+      async () => {
+        const mr = await control.get<ObjectStore>(ManagedObjectStores, name, platform);
+        return cond(mr, 'Ready')?.status === 'True' && cond(mr, 'Synced')?.status === 'True';
+      },
+      'the store in kube-system to be Ready',
+      45_000,
+    );
+    for (const [type, n] of [
+      [RookObjectStores, name],
+      [Secrets, `${name}-access-keys`],
+    ] as const)
+      expect(await target.get(type, n, 'kube-system')).toBeDefined();
 
     const elsewhere = uniqueName('unlisted');
     await platformTeam.create(ManagedObjectStores, store(elsewhere, 'trusting', 'rook-minio'));
     const c = await synced(ManagedObjectStores, elsewhere, platform, Reasons.TargetNamespaceNotAllowed);
-    expect(c.message).toMatch(`spec.targetNamespace is rook-minio, a namespace Provider ${platform}/trusting does not allow: its spec.allowedNamespaces lists only kube-system`);
+    expect(c.message).toMatch(
+      `spec.targetNamespace is rook-minio, a namespace Provider ${platform}/trusting does not allow: its spec.allowedNamespaces lists only kube-system`,
+    );
     expect(await target.get(RookObjectStores, elsewhere, 'rook-minio')).toBeUndefined();
 
     await platformTeam.delete(ManagedObjectStores, name, platform);
-    await eventually(async () => (await target.get(RookObjectStores, name, 'kube-system')) === undefined && (await target.get(Secrets, `${name}-access-keys`, 'kube-system')) === undefined,
-      'the store and its keys to leave kube-system');
+    await eventually(
+      async () =>
+        (await target.get(RookObjectStores, name, 'kube-system')) === undefined &&
+        (await target.get(Secrets, `${name}-access-keys`, 'kube-system')) === undefined,
+      'the store and its keys to leave kube-system',
+    );
     expect(await target.get(Namespaces, 'kube-system')).toBeDefined();
   }, 120_000);
 });
 
-describe('operator installs are the Provider\'s to allow', () => {
+describe("operator installs are the Provider's to allow", () => {
   it('into kube-system, or with another image, is refused with the field named until the Provider says so; nothing is installed', async () => {
     const cases = [
-      ['in-system', { operators: [{ name: 'rook-minio', install: true, namespace: 'kube-system' }] }, Reasons.TargetNamespaceNotAllowed, 'spec\\.operators\\[0\\]\\.namespace is kube-system, .*spec\\.allowedNamespaces'],
-      ['other-image', { operators: [{ name: 'rook-minio', install: true, image: EVIL_IMAGE }] }, Reasons.OperatorImageNotAllowed, 'spec\\.operators\\[0\\]\\.image is registry\\.example\\.com/intruder/minio:latest, .*spec\\.operators\\[0\\]\\.imageOverride is true'],
-      ['old-field', { operatorInstall: { enabled: true, image: EVIL_IMAGE } }, Reasons.OperatorImageNotAllowed, 'spec\\.operatorInstall\\.image is .*spec\\.operatorInstall\\.imageOverride is true'],
+      [
+        'in-system',
+        { operators: [{ name: 'rook-minio', install: true, namespace: 'kube-system' }] },
+        Reasons.TargetNamespaceNotAllowed,
+        'spec\\.operators\\[0\\]\\.namespace is kube-system, .*spec\\.allowedNamespaces',
+      ],
+      [
+        'other-image',
+        { operators: [{ name: 'rook-minio', install: true, image: EVIL_IMAGE }] },
+        Reasons.OperatorImageNotAllowed,
+        'spec\\.operators\\[0\\]\\.image is registry\\.example\\.com/intruder/minio:latest, .*spec\\.operators\\[0\\]\\.imageOverride is true',
+      ],
+      [
+        'old-field',
+        { operatorInstall: { enabled: true, image: EVIL_IMAGE } },
+        Reasons.OperatorImageNotAllowed,
+        'spec\\.operatorInstall\\.image is .*spec\\.operatorInstall\\.imageOverride is true',
+      ],
     ] as const;
     for (const [name, spec] of cases) {
       await provider(name, fresh, spec as Partial<Provider['spec']>);
@@ -187,16 +288,29 @@ describe('operator installs are the Provider\'s to allow', () => {
       expect((await synced<Provider>(Providers, name, platform, reason)).message).toMatch(new RegExp(message));
     }
     expect(writesTo(fresh)).toEqual([]);
-    for (const ns of ['kube-system', 'rook-minio-system']) expect(await freshTarget.get(Deployments, 'rook-minio-operator', ns)).toBeUndefined();
+    for (const ns of ['kube-system', 'rook-minio-system'])
+      expect(await freshTarget.get(Deployments, 'rook-minio-operator', ns)).toBeUndefined();
     expect(await freshTarget.get(CustomResourceDefinitions, 'objectstores.minio.rook.io')).toBeUndefined();
     expect(await namespacesOf(freshTarget)).not.toEqual(expect.arrayContaining(['stores']));
 
     // The Provider's explicit yes: its own image goes in, with our marks.
     await provider('other-image', fresh, { operators: [{ name: 'rook-minio', install: true, image: EVIL_IMAGE, imageOverride: true }] });
-    await eventually(async () => cond(await control.get<Provider>(Providers, 'other-image', platform), 'Synced')?.status === 'True', 'the Provider to be Synced');
+    await eventually(
+      async () => cond(await control.get<Provider>(Providers, 'other-image', platform), 'Synced')?.status === 'True',
+      'the Provider to be Synced',
+    );
     await platformTeam.create(ManagedObjectStores, store('overridden', 'other-image', 'stores'));
-    const deployment = await eventually(() => freshTarget.get<KubeObjectLike & { metadata: { labels?: Record<string, string> }; spec: { template: { spec: { containers: { image: string }[] } } } }>(Deployments, 'rook-minio-operator', 'rook-minio-system'),
-      'the operator installed with the overriding image', 45_000);
+    const deployment = await eventually(
+      () =>
+        freshTarget.get<
+          KubeObjectLike & {
+            metadata: { labels?: Record<string, string> };
+            spec: { template: { spec: { containers: { image: string }[] } } };
+          }
+        >(Deployments, 'rook-minio-operator', 'rook-minio-system'),
+      'the operator installed with the overriding image',
+      45_000,
+    );
     expect(deployment.spec.template.spec.containers.map((c) => c.image)).toEqual([EVIL_IMAGE]);
     expect(deployment.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(app.controlPlaneId);
     expect(await freshTarget.get(Deployments, 'rook-minio-operator', 'kube-system')).toBeUndefined();

@@ -8,36 +8,81 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, repoRoot, up, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { applyManifests, installOperatorBundle, loadManifests } from '../../hack/lib/manifests.ts';
-import { BucketClasses, Buckets, CephBucketClasses, CephBuckets, FIELD_MANAGER, ManagedObjectStores, Tenants, type App } from '../../src/app.ts';
+import {
+  BucketClasses,
+  Buckets,
+  CephBucketClasses,
+  CephBuckets,
+  FIELD_MANAGER,
+  ManagedObjectStores,
+  Tenants,
+  type App,
+} from '../../src/app.ts';
 import { MinioTenants } from '../../src/minio-operator/tenant.ts';
 import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import type { KubeError } from '../../src/runtime/kube/errors.ts';
-import { ConfigMaps, Namespaces, Secrets, ServiceAccounts, Services, StorageClasses, resourcePath, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import {
+  ConfigMaps,
+  Namespaces,
+  Secrets,
+  ServiceAccounts,
+  Services,
+  StorageClasses,
+  resourcePath,
+  type ResourceType,
+} from '../../src/runtime/kube/resources.ts';
 import { ANNOTATION_PAUSED, CONNECTION_SECRET_TYPE } from '../../src/runtime/meta.ts';
 import {
-  ANNOTATION_OWNER, ANNOTATION_OWNER_PROOF, ANNOTATION_RECLAIM_POLICY, ANNOTATION_TARGET_UID, LABEL_CONTROL_PLANE, LABEL_OWNER_UID,
+  ANNOTATION_OWNER,
+  ANNOTATION_OWNER_PROOF,
+  ANNOTATION_RECLAIM_POLICY,
+  ANNOTATION_TARGET_UID,
+  LABEL_CONTROL_PLANE,
+  LABEL_OWNER_UID,
 } from '../../src/runtime/native/ownership.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
 import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespace, eventsFor, identityClient, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import {
+  createNamespace,
+  eventsFor,
+  identityClient,
+  installCrds,
+  ourCrds,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
 import { FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
 
 type Meta = KubeObjectLike['metadata'] & {
-  labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: { uid: string; controller?: boolean }[];
-  managedFields?: { manager: string }[]; finalizers?: string[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: { uid: string; controller?: boolean }[];
+  managedFields?: { manager: string }[];
+  finalizers?: string[];
 };
-type Obj = KubeObjectLike & { metadata: Meta; spec?: Record<string, unknown>; data?: Record<string, string>; status?: { conditions?: Cond[]; phase?: string } };
+type Obj = KubeObjectLike & {
+  metadata: Meta;
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+  status?: { conditions?: Cond[]; phase?: string };
+};
 type Cond = { type: string; status: string; reason: string; message?: string };
 const cond = (o: Obj | undefined, type: string): Cond | undefined => o?.status?.conditions?.find((c) => c.type === type);
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true };
-const RoleBindings: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true };
+const RoleBindings: ResourceType = {
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'RoleBinding',
+  plural: 'rolebindings',
+  namespaced: true,
+};
 
 const TARGET = `it-intruder-${process.pid}`;
 let cluster: LocalCluster;
@@ -51,43 +96,76 @@ const standIns: { stop(): Promise<void> }[] = [];
  * A ServiceAccount of the target with exactly `rules` in `namespace`: a tenant of the target, acting
  * with its own token. `ready` is a request it may make, tried until the authorizer knows the binding.
  */
-async function intruder(namespace: string, rules: Record<string, unknown>[], ready: (c: KubeClient) => Promise<unknown>): Promise<KubeClient> {
+async function intruder(
+  namespace: string,
+  rules: Record<string, unknown>[],
+  ready: (c: KubeClient) => Promise<unknown>,
+): Promise<KubeClient> {
   const name = uniqueName('intruder');
   await target.create(ServiceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
   await target.create(Roles, { apiVersion: Roles.apiVersion, kind: 'Role', metadata: { name, namespace }, rules } as KubeObjectLike);
   await target.create(RoleBindings, {
-    apiVersion: RoleBindings.apiVersion, kind: 'RoleBinding', metadata: { name, namespace },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [{ kind: 'ServiceAccount', name, namespace }],
+    apiVersion: RoleBindings.apiVersion,
+    kind: 'RoleBinding',
+    metadata: { name, namespace },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
   } as KubeObjectLike);
   const review = await target.request<{ status: { token: string } }>('POST', resourcePath(ServiceAccounts, namespace, name, 'token'), {
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
   });
-  const client = new KubeClient({ server: cluster.server, caData: kubeConfigOf(cluster).caData, token: review.status.token }, { fieldManager: 'intruder' });
-  await eventually(async () => { await ready(client); return true; }, 'the intruder\'s role to reach the authorizer');
+  const client = new KubeClient(
+    { server: cluster.server, caData: kubeConfigOf(cluster).caData, token: review.status.token },
+    { fieldManager: 'intruder' },
+  );
+  await eventually(async () => {
+    await ready(client);
+    return true;
+  }, "the intruder's role to reach the authorizer");
   return client;
 }
 
 /** What provider-rook must never have changed on someone else's object. */
-const fingerprint = (o: Obj | undefined) => o && ({
-  uid: o.metadata.uid, labels: o.metadata.labels, annotations: o.metadata.annotations, spec: o.spec, data: o.data,
-  ownerReferences: o.metadata.ownerReferences, writtenByUs: (o.metadata.managedFields ?? []).some((f) => f.manager === FIELD_MANAGER),
-});
+const fingerprint = (o: Obj | undefined) =>
+  o && {
+    uid: o.metadata.uid,
+    labels: o.metadata.labels,
+    annotations: o.metadata.annotations,
+    spec: o.spec,
+    data: o.data,
+    ownerReferences: o.metadata.ownerReferences,
+    writtenByUs: (o.metadata.managedFields ?? []).some((f) => f.manager === FIELD_MANAGER),
+  };
 
-const syncedFalse = (type: ResourceType, name: string, reason: string, ns = platform) => eventually(async () => {
-  const got = await control.get<Obj>(type, name, ns);
-  return cond(got, 'Synced')?.reason === reason ? got : undefined;
-}, `${type.kind} ${ns}/${name} to say Synced=False/${reason}`, 45_000);
+const syncedFalse = (type: ResourceType, name: string, reason: string, ns = platform) =>
+  eventually(
+    async () => {
+      const got = await control.get<Obj>(type, name, ns);
+      return cond(got, 'Synced')?.reason === reason ? got : undefined;
+    },
+    `${type.kind} ${ns}/${name} to say Synced=False/${reason}`,
+    45_000,
+  );
 
-const readyMr = (type: ResourceType, name: string, ns = platform) => eventually(async () => {
-  const got = await control.get<Obj>(type, name, ns);
-  return cond(got, 'Ready')?.status === 'True' && cond(got, 'Synced')?.status === 'True' ? got : undefined;
-}, `${type.kind} ${ns}/${name} to be Ready and Synced`, 60_000);
+const readyMr = (type: ResourceType, name: string, ns = platform) =>
+  eventually(
+    async () => {
+      const got = await control.get<Obj>(type, name, ns);
+      return cond(got, 'Ready')?.status === 'True' && cond(got, 'Synced')?.status === 'True' ? got : undefined;
+    },
+    `${type.kind} ${ns}/${name} to be Ready and Synced`,
+    60_000,
+  );
 
-const managed = (type: ResourceType, name: string, spec: Record<string, unknown>, annotations?: Record<string, string>) => ({
-  apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace: platform, ...(annotations ? { annotations } : {}) },
-  spec: { providerRef: { name: 'target' }, reclaimPolicy: 'Delete', writeConnectionSecretToRef: { name: `${name}-conn` }, ...spec },
-}) as KubeObjectLike;
-const cephBucket = (name: string, targetNamespace: string) => managed(CephBuckets, name, { forProvider: { storageClassName: 'rook-ceph-bucket' }, targetNamespace });
+const managed = (type: ResourceType, name: string, spec: Record<string, unknown>, annotations?: Record<string, string>) =>
+  ({
+    apiVersion: type.apiVersion,
+    kind: type.kind,
+    metadata: { name, namespace: platform, ...(annotations ? { annotations } : {}) },
+    spec: { providerRef: { name: 'target' }, reclaimPolicy: 'Delete', writeConnectionSecretToRef: { name: `${name}-conn` }, ...spec },
+  }) as KubeObjectLike;
+const cephBucket = (name: string, targetNamespace: string) =>
+  managed(CephBuckets, name, { forProvider: { storageClassName: 'rook-ceph-bucket' }, targetNamespace });
 const rookStore = (name: string, targetNamespace: string, extra: Record<string, unknown> = {}, annotations?: Record<string, string>) =>
   managed(ManagedObjectStores, name, { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, ...extra }, annotations);
 
@@ -96,11 +174,16 @@ beforeAll(async () => {
   control = adminClient(testCluster('control'));
   target = adminClient(cluster);
   await installCrds(control, ourCrds());
-  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac'))) await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
+    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
   for (const name of ['rook-minio', 'minio-operator', 'rook-ceph']) await installOperatorBundle(target, name);
   await target.apply(StorageClasses, {
-    apiVersion: StorageClasses.apiVersion, kind: 'StorageClass', metadata: { name: 'rook-ceph-bucket' },
-    provisioner: 'rook-ceph.ceph.rook.io/bucket', reclaimPolicy: 'Delete', parameters: { objectStoreName: 'my-store', objectStoreNamespace: 'rook-ceph' },
+    apiVersion: StorageClasses.apiVersion,
+    kind: 'StorageClass',
+    metadata: { name: 'rook-ceph-bucket' },
+    provisioner: 'rook-ceph.ceph.rook.io/bucket',
+    reclaimPolicy: 'Delete',
+    parameters: { objectStoreName: 'my-store', objectStoreNamespace: 'rook-ceph' },
   } as KubeObjectLike);
   for (const s of [new FakeMinioOperator(target), new FakeTenantOperator(target), new FakeBucketProvisioner(target)]) {
     void s.start();
@@ -108,7 +191,12 @@ beforeAll(async () => {
   }
   platform = await createNamespace(control, 'intr-infra');
   await writeSecret(control, platform, 'target-creds', providerSecretKeys(cluster));
-  await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'target', namespace: platform }, spec: { credentialsSecretRef: { name: 'target-creds' } } } as KubeObjectLike);
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name: 'target', namespace: platform },
+    spec: { credentialsSecretRef: { name: 'target-creds' } },
+  } as KubeObjectLike);
 }, 120_000);
 
 afterAll(async () => {
@@ -127,35 +215,47 @@ async function provider(more: string[] = []): Promise<App> {
 describe('finding 1: forged "restored" objects are not taken back', () => {
   beforeAll(() => provider(), 60_000);
 
-  it('a tenant\'s ObjectBucketClaim with copied marks, made before the platform\'s CephBucket, stays the tenant\'s: ExternalResourceOwnedByAnother, nothing published', async () => {
+  it("a tenant's ObjectBucketClaim with copied marks, made before the platform's CephBucket, stays the tenant's: ExternalResourceOwnedByAnother, nothing published", async () => {
     const ns = uniqueName('team');
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     // A real CephBucket of the platform's in the same namespace: the intruder copies its marks.
     const real = uniqueName('real');
     await control.create(CephBuckets, cephBucket(real, ns));
     await readyMr(CephBuckets, real);
-    const mole = await intruder(ns, [
-      { apiGroups: ['objectbucket.io'], resources: ['objectbucketclaims'], verbs: ['get', 'list', 'create'] },
-      { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'patch'] },
-    ], (c) => c.list(ObjectBucketClaims, { namespace: ns }));
+    const mole = await intruder(
+      ns,
+      [
+        { apiGroups: ['objectbucket.io'], resources: ['objectbucketclaims'], verbs: ['get', 'list', 'create'] },
+        { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'patch'] },
+      ],
+      (c) => c.list(ObjectBucketClaims, { namespace: ns }),
+    );
     const ours = (await mole.get<Obj>(ObjectBucketClaims, real, ns))!;
     const name = uniqueName('team-bucket');
     await mole.create(ObjectBucketClaims, {
-      apiVersion: ObjectBucketClaims.apiVersion, kind: ObjectBucketClaims.kind,
+      apiVersion: ObjectBucketClaims.apiVersion,
+      kind: ObjectBucketClaims.kind,
       metadata: {
-        name, namespace: ns,
+        name,
+        namespace: ns,
         labels: { [LABEL_CONTROL_PLANE]: ours.metadata.labels![LABEL_CONTROL_PLANE]!, [LABEL_OWNER_UID]: 'any-uid' },
         annotations: {
-          [ANNOTATION_OWNER]: `cephbuckets.ceph.rook.crossplane.io/${platform}/${name}`, [ANNOTATION_RECLAIM_POLICY]: 'Delete',
+          [ANNOTATION_OWNER]: `cephbuckets.ceph.rook.crossplane.io/${platform}/${name}`,
+          [ANNOTATION_RECLAIM_POLICY]: 'Delete',
           [ANNOTATION_OWNER_PROOF]: ours.metadata.annotations![ANNOTATION_OWNER_PROOF]!,
         },
       },
       spec: { storageClassName: 'rook-ceph-bucket', generateBucketName: name },
     } as KubeObjectLike);
     // The provisioner serves it; then the intruder writes its own endpoint and keys beside it.
-    await eventually(async () => (await mole.get<Obj>(ObjectBucketClaims, name, ns))?.status?.phase === 'Bound', 'the provisioner to bind the intruder\'s claim');
+    await eventually(
+      async () => (await mole.get<Obj>(ObjectBucketClaims, name, ns))?.status?.phase === 'Bound',
+      "the provisioner to bind the intruder's claim",
+    );
     await mole.mergePatch(ConfigMaps, name, ns, { data: { BUCKET_HOST: 'exfil.intruder.example', BUCKET_PORT: '80' } });
-    await mole.mergePatch(Secrets, name, ns, { data: { AWS_ACCESS_KEY_ID: b64('INTRUDER-KEY'), AWS_SECRET_ACCESS_KEY: b64('INTRUDER-SECRET') } });
+    await mole.mergePatch(Secrets, name, ns, {
+      data: { AWS_ACCESS_KEY_ID: b64('INTRUDER-KEY'), AWS_SECRET_ACCESS_KEY: b64('INTRUDER-SECRET') },
+    });
     const before = fingerprint(await target.get<Obj>(ObjectBucketClaims, name, ns));
 
     await control.create(CephBuckets, cephBucket(name, ns));
@@ -175,29 +275,48 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
     expect((await target.get<Obj>(ConfigMaps, name, ns))?.data?.BUCKET_HOST).toBe('exfil.intruder.example');
   }, 120_000);
 
-  it('a tenant\'s Tenant and configuration Secret with forged marks are not taken back: the intruder\'s root user never reaches a connection Secret', async () => {
+  it("a tenant's Tenant and configuration Secret with forged marks are not taken back: the intruder's root user never reaches a connection Secret", async () => {
     const ns = uniqueName('minio-team');
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    const mole = await intruder(ns, [
-      { apiGroups: ['minio.min.io'], resources: ['tenants'], verbs: ['get', 'create'] },
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] },
-    ], (c) => c.get(MinioTenants, 'none', ns));
+    const mole = await intruder(
+      ns,
+      [
+        { apiGroups: ['minio.min.io'], resources: ['tenants'], verbs: ['get', 'create'] },
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] },
+      ],
+      (c) => c.get(MinioTenants, 'none', ns),
+    );
     const name = uniqueName('t');
     const marks = (forName: string) => ({
       labels: { [LABEL_CONTROL_PLANE]: app.controlPlaneId, [LABEL_OWNER_UID]: 'any-uid' },
       annotations: { [ANNOTATION_OWNER]: `tenants.minio.crossplane.io/${platform}/${forName}`, [ANNOTATION_RECLAIM_POLICY]: 'Delete' },
     });
     await mole.create(Secrets, {
-      apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-env-configuration`, namespace: ns, ...marks(name) },
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${name}-env-configuration`, namespace: ns, ...marks(name) },
       data: { 'config.env': b64('export MINIO_ROOT_USER="INTRUDER-ROOT"\nexport MINIO_ROOT_PASSWORD="INTRUDER-PASSWORD"\n') },
     } as KubeObjectLike);
-    const pools = [{ name: 'pool-0', servers: 4, volumesPerServer: 1, volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } }];
+    const pools = [
+      {
+        name: 'pool-0',
+        servers: 4,
+        volumesPerServer: 1,
+        volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      },
+    ];
     await mole.create(MinioTenants, {
-      apiVersion: MinioTenants.apiVersion, kind: MinioTenants.kind, metadata: { name, namespace: ns, ...marks(name) },
+      apiVersion: MinioTenants.apiVersion,
+      kind: MinioTenants.kind,
+      metadata: { name, namespace: ns, ...marks(name) },
       spec: { pools, requestAutoCert: false, configuration: { name: `${name}-env-configuration` } },
     } as KubeObjectLike);
     // The operator takes it up; what it writes settles before the platform acts.
-    await eventually(async () => ((await mole.get<Obj>(MinioTenants, name, ns))?.status as { currentState?: string } | undefined)?.currentState === 'Initialized', 'the operator to initialize the intruder\'s Tenant');
+    await eventually(
+      async () =>
+        ((await mole.get<Obj>(MinioTenants, name, ns))?.status as { currentState?: string } | undefined)?.currentState === 'Initialized',
+      "the operator to initialize the intruder's Tenant",
+    );
     const tenantBefore = fingerprint(await target.get<Obj>(MinioTenants, name, ns));
     const secretBefore = fingerprint(await target.get<Obj>(Secrets, `${name}-env-configuration`, ns));
 
@@ -208,7 +327,7 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
     expect(fingerprint(await target.get<Obj>(Secrets, `${name}-env-configuration`, ns))).toEqual({ ...secretBefore, writtenByUs: false });
   }, 120_000);
 
-  it('a new resource of a retained store\'s name does not take it over; a platform team vouches for it by its uid (and a restore carries that uid)', async () => {
+  it("a new resource of a retained store's name does not take it over; a platform team vouches for it by its uid (and a restore carries that uid)", async () => {
     const ns = uniqueName('retained');
     const name = uniqueName('kept');
     await control.create(ManagedObjectStores, rookStore(name, ns, { reclaimPolicy: 'Retain' }));
@@ -225,7 +344,9 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
 
     // The platform team says it is: the recorded uid proves the store, its signed keys come with it.
     const keys = (await target.get<Obj>(Secrets, `${name}-access-keys`, ns))!;
-    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { [ANNOTATION_TARGET_UID]: store.metadata.uid } } });
+    await control.mergePatch(ManagedObjectStores, name, platform, {
+      metadata: { annotations: { [ANNOTATION_TARGET_UID]: store.metadata.uid } },
+    });
     const taken = await readyMr(ManagedObjectStores, name);
     const after = (await target.get<Obj>(RookObjectStores, name, ns))!;
     expect(after.metadata.uid).toBe(store.metadata.uid);
@@ -241,28 +362,49 @@ describe('finding 2: the leak sweeper deletes only what it can prove it made', (
   it('a Secret its tenant may only get and patch, dressed in copied marks for a missing owner, is reported and kept', async () => {
     const ns = uniqueName('payments');
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    await target.create(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'api-token', namespace: ns }, data: { token: b64('PAYMENTS-TOKEN') } } as KubeObjectLike);
+    await target.create(Secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'api-token', namespace: ns },
+      data: { token: b64('PAYMENTS-TOKEN') },
+    } as KubeObjectLike);
     // A real store of ours, whose access-keys Secret's marks the intruder copies (signature and all).
     const real = uniqueName('real');
     const storeNs = uniqueName('stores');
     await control.create(ManagedObjectStores, rookStore(real, storeNs));
     await readyMr(ManagedObjectStores, real);
     const copied = (await target.get<Obj>(Secrets, `${real}-access-keys`, storeNs))!.metadata;
-    const mole = await intruder(ns, [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['api-token'], verbs: ['get', 'patch'] }],
-      (c) => c.get(Secrets, 'api-token', ns));
-    const denied = await mole.delete(Secrets, 'api-token', ns).then(() => undefined, (e: unknown) => e);
+    const mole = await intruder(
+      ns,
+      [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['api-token'], verbs: ['get', 'patch'] }],
+      (c) => c.get(Secrets, 'api-token', ns),
+    );
+    const denied = await mole.delete(Secrets, 'api-token', ns).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((denied as KubeError).code).toBe(403);
     await mole.mergePatch(Secrets, 'api-token', ns, {
       metadata: {
         labels: { [LABEL_CONTROL_PLANE]: copied.labels![LABEL_CONTROL_PLANE], [LABEL_OWNER_UID]: copied.labels![LABEL_OWNER_UID] },
-        annotations: { [ANNOTATION_OWNER]: `objectstores.minio.rook.crossplane.io/${platform}/ghost`, [ANNOTATION_RECLAIM_POLICY]: 'Delete', [ANNOTATION_OWNER_PROOF]: copied.annotations![ANNOTATION_OWNER_PROOF] },
+        annotations: {
+          [ANNOTATION_OWNER]: `objectstores.minio.rook.crossplane.io/${platform}/ghost`,
+          [ANNOTATION_RECLAIM_POLICY]: 'Delete',
+          [ANNOTATION_OWNER_PROOF]: copied.annotations![ANNOTATION_OWNER_PROOF],
+        },
       },
     });
     // And an ObjectStore of its own naming a resource that is gone: the sweeper's own kind.
     const forged = uniqueName('forged');
     await target.create(RookObjectStores, {
-      apiVersion: RookObjectStores.apiVersion, kind: RookObjectStores.kind,
-      metadata: { name: forged, namespace: ns, labels: { [LABEL_CONTROL_PLANE]: app.controlPlaneId, [LABEL_OWNER_UID]: 'gone-uid' }, annotations: { [ANNOTATION_OWNER]: `objectstores.minio.rook.crossplane.io/${platform}/${forged}` } },
+      apiVersion: RookObjectStores.apiVersion,
+      kind: RookObjectStores.kind,
+      metadata: {
+        name: forged,
+        namespace: ns,
+        labels: { [LABEL_CONTROL_PLANE]: app.controlPlaneId, [LABEL_OWNER_UID]: 'gone-uid' },
+        annotations: { [ANNOTATION_OWNER]: `objectstores.minio.rook.crossplane.io/${platform}/${forged}` },
+      },
       spec: { scope: { nodeCount: 4 } },
     } as KubeObjectLike);
     const secretBefore = fingerprint(await target.get<Obj>(Secrets, 'api-token', ns));
@@ -270,7 +412,10 @@ describe('finding 2: the leak sweeper deletes only what it can prove it made', (
 
     const reports = await app.leaks.sweep();
     const about = reports.filter((r) => r.namespace === ns);
-    expect(about.map((r) => [r.kind, r.name, r.deleted]).sort()).toEqual([['ObjectStore', forged, false], ['Secret', 'api-token', false]]);
+    expect(about.map((r) => [r.kind, r.name, r.deleted]).sort()).toEqual([
+      ['ObjectStore', forged, false],
+      ['Secret', 'api-token', false],
+    ]);
     for (const r of about) expect(r.kept).toMatch(/no valid signature/);
     expect(fingerprint(await target.get<Obj>(Secrets, 'api-token', ns))).toEqual(secretBefore);
     expect(fingerprint(await target.get<Obj>(RookObjectStores, forged, ns))).toEqual(storeBefore);
@@ -291,26 +436,38 @@ describe('finding 3: a connection Secret is written only when this claim or reso
     appNs = await createNamespace(control, 'intr-app');
     await provider([appNs]);
     await control.apply(CephBucketClasses, {
-      apiVersion: CephBucketClasses.apiVersion, kind: 'CephBucketClass', metadata: { name: 'standard', namespace: platform },
+      apiVersion: CephBucketClasses.apiVersion,
+      kind: 'CephBucketClass',
+      metadata: { name: 'standard', namespace: platform },
       spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 'target' } },
     } as KubeObjectLike);
     await control.apply(BucketClasses, {
-      apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'standard', namespace: appNs },
+      apiVersion: BucketClasses.apiVersion,
+      kind: 'BucketClass',
+      metadata: { name: 'standard', namespace: appNs },
       classRef: { apiVersion: CephBucketClasses.apiVersion, kind: 'CephBucketClass', name: 'standard', namespace: platform },
     } as KubeObjectLike);
   }, 60_000);
 
-  it('a claim naming another app\'s uncontrolled connection-type Secret gets ConnectionSecretConflict; the Secret is never written, and outlives the claim', async () => {
+  it("a claim naming another app's uncontrolled connection-type Secret gets ConnectionSecretConflict; the Secret is never written, and outlives the claim", async () => {
     // Another app's Secret, of the connection type, with no owner: as after a restore, or by hand.
     await control.create(Secrets, {
-      apiVersion: 'v1', kind: 'Secret', type: CONNECTION_SECRET_TYPE, metadata: { name: 'billing-conn', namespace: appNs },
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: CONNECTION_SECRET_TYPE,
+      metadata: { name: 'billing-conn', namespace: appNs },
       data: { endpoint: b64('https://billing.example'), password: b64('BILLING-PASSWORD') },
     } as KubeObjectLike);
     const before = fingerprint(await control.get<Obj>(Secrets, 'billing-conn', appNs));
     const appTeam = await identityClient(testCluster('control'), control, appNs, 'app-team', 'provider-rook:app-team');
-    await eventually(async () => { await appTeam.list(Buckets, { namespace: appNs }); return true; }, 'the app team\'s role to reach the authorizer');
+    await eventually(async () => {
+      await appTeam.list(Buckets, { namespace: appNs });
+      return true;
+    }, "the app team's role to reach the authorizer");
     await appTeam.create(Buckets, {
-      apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: 'grab', namespace: appNs },
+      apiVersion: Buckets.apiVersion,
+      kind: 'Bucket',
+      metadata: { name: 'grab', namespace: appNs },
       spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: 'billing-conn' } },
     } as KubeObjectLike);
     const claim = await syncedFalse(Buckets, 'grab', Reasons.ConnectionSecretConflict, appNs);
@@ -324,12 +481,19 @@ describe('finding 3: a connection Secret is written only when this claim or reso
 
   it('a managed resource naming an uncontrolled connection-type Secret is refused the same way', async () => {
     await control.create(Secrets, {
-      apiVersion: 'v1', kind: 'Secret', type: CONNECTION_SECRET_TYPE, metadata: { name: 'handmade-conn', namespace: platform }, data: { endpoint: b64('https://kept.example') },
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: CONNECTION_SECRET_TYPE,
+      metadata: { name: 'handmade-conn', namespace: platform },
+      data: { endpoint: b64('https://kept.example') },
     } as KubeObjectLike);
     const before = fingerprint(await control.get<Obj>(Secrets, 'handmade-conn', platform));
     const name = uniqueName('conn');
     const mr = cephBucket(name, uniqueName('ceph')) as KubeObjectLike & { spec: Record<string, unknown> };
-    await control.create(CephBuckets, { ...mr, spec: { ...mr.spec, writeConnectionSecretToRef: { name: 'handmade-conn' } } } as KubeObjectLike);
+    await control.create(CephBuckets, {
+      ...mr,
+      spec: { ...mr.spec, writeConnectionSecretToRef: { name: 'handmade-conn' } },
+    } as KubeObjectLike);
     await syncedFalse(CephBuckets, name, Reasons.ConnectionSecretConflict);
     expect(fingerprint(await control.get<Obj>(Secrets, 'handmade-conn', platform))).toEqual(before);
     await control.delete(CephBuckets, name, platform);
@@ -341,7 +505,7 @@ describe('finding 3: a connection Secret is written only when this claim or reso
 describe('upgrade: marks written before they were signed', () => {
   beforeAll(() => provider(), 60_000);
 
-  it('are signed by their own resource once (store, keys, namespace), and the store\'s uid is recorded; an unsigned leak is reported, never deleted', async () => {
+  it("are signed by their own resource once (store, keys, namespace), and the store's uid is recorded; an unsigned leak is reported, never deleted", async () => {
     const ns = uniqueName('legacy');
     const name = uniqueName('old');
     const gone = uniqueName('oldgone');
@@ -353,7 +517,9 @@ describe('upgrade: marks written before they were signed', () => {
     // What an earlier provider-rook left: marks without a signature, and no recorded uid.
     const strip = { metadata: { annotations: { [ANNOTATION_OWNER_PROOF]: null } } };
     for (const n of [name, gone]) {
-      await control.mergePatch(ManagedObjectStores, n, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: 'true', [ANNOTATION_TARGET_UID]: null } } });
+      await control.mergePatch(ManagedObjectStores, n, platform, {
+        metadata: { annotations: { [ANNOTATION_PAUSED]: 'true', [ANNOTATION_TARGET_UID]: null } },
+      });
     }
     for (const n of [name, gone]) {
       await target.mergePatch(RookObjectStores, n, ns, strip);
@@ -375,12 +541,14 @@ describe('upgrade: marks written before they were signed', () => {
     await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
     const signed = await eventually(async () => {
       const [mr, store, keys, namespace] = await Promise.all([
-        control.get<Obj>(ManagedObjectStores, name, platform), target.get<Obj>(RookObjectStores, name, ns),
-        target.get<Obj>(Secrets, `${name}-access-keys`, ns), target.get<Obj>(Namespaces, ns),
+        control.get<Obj>(ManagedObjectStores, name, platform),
+        target.get<Obj>(RookObjectStores, name, ns),
+        target.get<Obj>(Secrets, `${name}-access-keys`, ns),
+        target.get<Obj>(Namespaces, ns),
       ]);
       const proven = [store, keys, namespace].every((o) => o?.metadata.annotations?.[ANNOTATION_OWNER_PROOF]);
       return proven && mr?.metadata.annotations?.[ANNOTATION_TARGET_UID] === store?.metadata.uid ? mr : undefined;
-    }, 'the legacy store, keys and namespace to be signed, and the store\'s uid recorded');
+    }, "the legacy store, keys and namespace to be signed, and the store's uid recorded");
     expect(cond(signed, 'Synced')?.status).toBe('True');
   }, 120_000);
 });

@@ -10,28 +10,45 @@ import type { ResourceType } from '../../src/runtime/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 
 const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
-type ConfigMap = KubeObjectLike & { data?: Record<string, string>; metadata: KubeObjectLike['metadata'] & { finalizers?: string[]; labels?: Record<string, string>; deletionTimestamp?: string } };
+type ConfigMap = KubeObjectLike & {
+  data?: Record<string, string>;
+  metadata: KubeObjectLike['metadata'] & { finalizers?: string[]; labels?: Record<string, string>; deletionTimestamp?: string };
+};
 
 let target: KubeClient;
-beforeAll(() => { target = adminClient(testCluster('target')); });
+beforeAll(() => {
+  target = adminClient(testCluster('target'));
+});
 afterAll(() => target.close());
 const client = (): KubeClient => target;
 
 describe('DELETE as the API server answers it', () => {
   const make = (name: string, extra: Partial<ConfigMap['metadata']> = {}) =>
-    client().create<ConfigMap>(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', ...extra }, data: { k: 'v' } });
+    client().create<ConfigMap>(ConfigMaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: 'default', ...extra },
+      data: { k: 'v' },
+    });
 
   it('is refused with a Conflict when the object changed since the copy its preconditions name', async () => {
     const copy = await make(uniqueName('cm'));
     await client().update(ConfigMaps, { ...copy, data: { k: 'changed' } });
-    const refused = await client().delete(ConfigMaps, copy.metadata.name, 'default', { uid: copy.metadata.uid, resourceVersion: copy.metadata.resourceVersion }).catch((e: unknown) => e);
+    const refused = await client()
+      .delete(ConfigMaps, copy.metadata.name, 'default', { uid: copy.metadata.uid, resourceVersion: copy.metadata.resourceVersion })
+      .catch((e: unknown) => e);
     expect(isConflict(refused)).toBe(true);
     expect(await client().get(ConfigMaps, copy.metadata.name, 'default')).toBeDefined();
   });
 
   it('says "deleted" when the object is gone, "pending" while finalizers hold it, "absent" when it was not there', async () => {
     const plain = await make(uniqueName('cm'));
-    expect(await client().delete(ConfigMaps, plain.metadata.name, 'default', { uid: plain.metadata.uid, resourceVersion: plain.metadata.resourceVersion })).toBe('deleted');
+    expect(
+      await client().delete(ConfigMaps, plain.metadata.name, 'default', {
+        uid: plain.metadata.uid,
+        resourceVersion: plain.metadata.resourceVersion,
+      }),
+    ).toBe('deleted');
     expect(await client().get(ConfigMaps, plain.metadata.name, 'default')).toBeUndefined();
     expect(await client().delete(ConfigMaps, plain.metadata.name, 'default')).toBe('absent');
 
@@ -47,13 +64,23 @@ describe('an informer told what to keep', () => {
   it('caches metadata and the kept fields only, and still reports every change', async () => {
     const client = target;
     const label = uniqueName('keep');
-    const informer = new Informer<ConfigMap>(client, ConfigMaps, { namespaces: ['default'], labelSelector: `test=${label}`, keep: [], log: silentLogger });
+    const informer = new Informer<ConfigMap>(client, ConfigMaps, {
+      namespaces: ['default'],
+      labelSelector: `test=${label}`,
+      keep: [],
+      log: silentLogger,
+    });
     const updates: string[] = [];
     informer.on({ updated: (_old, obj) => updates.push(obj.metadata.resourceVersion!) });
     try {
       await informer.start();
       const name = uniqueName('cm');
-      const made = await client.create<ConfigMap>(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', labels: { test: label } }, data: { big: 'x'.repeat(4096) } });
+      const made = await client.create<ConfigMap>(ConfigMaps, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'default', labels: { test: label } },
+        data: { big: 'x'.repeat(4096) },
+      });
       const cached = await eventually(async () => informer.get(`default/${name}`), 'the ConfigMap in the cache');
       expect(cached.data).toBeUndefined();
       expect(cached.metadata.labels).toEqual({ test: label });

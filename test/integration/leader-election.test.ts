@@ -13,7 +13,9 @@ import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../support/e
 import { eventually } from '../support/eventually.ts';
 import { createNamespace, installCrds, ourCrds } from '../support/provider.ts';
 
-type Lease = KubeObjectLike & { spec: { holderIdentity?: string; leaseTransitions?: number; renewTime?: string; leaseDurationSeconds?: number } };
+type Lease = KubeObjectLike & {
+  spec: { holderIdentity?: string; leaseTransitions?: number; renewTime?: string; leaseDurationSeconds?: number };
+};
 
 let admin: KubeClient;
 let ns: string;
@@ -82,7 +84,10 @@ describe('leader election', () => {
     await a.elector.acquire(new AbortController().signal);
     const holding = a.elector.hold(new AbortController().signal);
     const current = await admin.get<Lease>(Leases, lease, ns);
-    await admin.update(Leases, { ...current!, spec: { ...current!.spec, holderIdentity: 'intruder', renewTime: new Date().toISOString().replace('Z', '000Z') } });
+    await admin.update(Leases, {
+      ...current!,
+      spec: { ...current!.spec, holderIdentity: 'intruder', renewTime: new Date().toISOString().replace('Z', '000Z') },
+    });
     expect(await holding).toBe('lost');
     expect((await holderOf(lease))?.holderIdentity).toBe('intruder');
   });
@@ -92,7 +97,10 @@ describe('leader election', () => {
     const timing = { leaseDurationMs: 4_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
     let cutOff = false;
     const client = new KubeClient(kubeConfigOf(testCluster('control')), {
-      fieldManager: 'leader-test', onRequest: () => { if (cutOff) throw new Error('injected: control plane unreachable'); },
+      fieldManager: 'leader-test',
+      onRequest: () => {
+        if (cutOff) throw new Error('injected: control plane unreachable');
+      },
     });
     const a = elector(lease, 'a', timing, client);
     await a.elector.acquire(new AbortController().signal);
@@ -115,12 +123,31 @@ describe('provider-rook with --leader-elect', () => {
 
   function start(lease: string, watched: string): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
     let out = '';
-    const child = spawn(process.execPath, [
-      path.join(repoRoot, 'src', 'main.ts'), '--kubeconfig', testCluster('control').kubeconfig, '--namespace', watched,
-      '--leader-elect', 'true', '--leader-election-namespace', ns, '--leader-election-id', lease, '--metrics-addr', '127.0.0.1:0',
-    ], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+    const child = spawn(
+      process.execPath,
+      [
+        path.join(repoRoot, 'src', 'main.ts'),
+        '--kubeconfig',
+        testCluster('control').kubeconfig,
+        '--namespace',
+        watched,
+        '--leader-elect',
+        'true',
+        '--leader-election-namespace',
+        ns,
+        '--leader-election-id',
+        lease,
+        '--metrics-addr',
+        '127.0.0.1:0',
+      ],
+      { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     processes.push(child);
     return { child, output: () => out, exited: new Promise((resolve) => child.once('exit', resolve)) };
   }
@@ -143,12 +170,20 @@ describe('provider-rook with --leader-elect', () => {
     // The leader is ready with synced informers; the standby is ready too, and says why it idles.
     expect(await probe(first.output(), '/readyz')).toEqual([200, 'ok']);
     expect(await probe(first.output(), '/healthz')).toEqual([200, 'ok']);
-    expect(await probe(second.output(), '/readyz')).toEqual([200, `standby: not the leader; controllers start on taking over: waiting for Lease ${ns}/${lease}`]);
+    expect(await probe(second.output(), '/readyz')).toEqual([
+      200,
+      `standby: not the leader; controllers start on taking over: waiting for Lease ${ns}/${lease}`,
+    ]);
 
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     await eventually(() => second.output().includes('provider-rook started'), 'the standby to take over after the release', 60_000);
-    expect(await eventually(async () => { const [code, body] = await probe(second.output(), '/readyz'); return body === 'ok' && code; }, 'the new leader ready')).toBe(200);
+    expect(
+      await eventually(async () => {
+        const [code, body] = await probe(second.output(), '/readyz');
+        return body === 'ok' && code;
+      }, 'the new leader ready'),
+    ).toBe(200);
     expect((await holderOf(lease))?.holderIdentity).toMatch(/_/);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);

@@ -13,12 +13,26 @@ import { secretText } from '../../src/runtime/native/credentials.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {
-  createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret,
+  createNamespace,
+  eventsFor,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
 } from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 type Target = KubeObjectLike & {
-  metadata: { name: string; namespace: string; uid: string; resourceVersion: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    resourceVersion: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec: { scope: { nodeCount: number }; credentials: { name: string; namespace: string } };
 };
 
@@ -30,9 +44,19 @@ let ns: string;
 
 const condition = (mr: ObjectStore | undefined, type: string) => mr?.status?.conditions?.find((c) => c.type === type);
 
-function store(name: string, extra: { annotations?: Record<string, string>; reclaimPolicy?: string; provider?: string; targetNamespace?: string; nodeCount?: number } = {}) {
+function store(
+  name: string,
+  extra: {
+    annotations?: Record<string, string>;
+    reclaimPolicy?: string;
+    provider?: string;
+    targetNamespace?: string;
+    nodeCount?: number;
+  } = {},
+) {
   return {
-    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore',
+    apiVersion: ManagedObjectStores.apiVersion,
+    kind: 'ObjectStore',
     metadata: { name, namespace: ns, ...(extra.annotations ? { annotations: extra.annotations } : {}) },
     spec: {
       forProvider: { scope: { nodeCount: extra.nodeCount ?? 4 } },
@@ -49,17 +73,26 @@ async function getStore(name: string): Promise<ObjectStore | undefined> {
 }
 
 async function waitForCondition(name: string, type: string, status: string, reason?: string, timeoutMs = 30_000): Promise<ObjectStore> {
-  return eventually(async () => {
-    const mr = await getStore(name);
-    const c = condition(mr, type);
-    return c?.status === status && (!reason || c.reason === reason) ? mr : undefined;
-  }, `${name} to be ${type}=${status}${reason ? ` (${reason})` : ''}`, timeoutMs);
+  return eventually(
+    async () => {
+      const mr = await getStore(name);
+      const c = condition(mr, type);
+      return c?.status === status && (!reason || c.reason === reason) ? mr : undefined;
+    },
+    `${name} to be ${type}=${status}${reason ? ` (${reason})` : ''}`,
+    timeoutMs,
+  );
 }
 
 async function provider(name: string, secretKeys: Record<string, string> | undefined): Promise<void> {
   const secretName = `${name}-creds`;
   if (secretKeys) await writeSecret(control, ns, secretName, secretKeys);
-  await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: ns }, spec: { credentialsSecretRef: { name: secretName } } });
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name, namespace: ns },
+    spec: { credentialsSecretRef: { name: secretName } },
+  });
 }
 
 beforeAll(async () => {
@@ -96,33 +129,47 @@ describe('managed ObjectStore', () => {
     expect(obj?.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(ready.metadata.uid);
     expect(obj?.spec.credentials).toEqual({ name: `${name}-access-keys`, namespace: mr.spec.targetNamespace });
 
-    const keys = await target.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, `${name}-access-keys`, mr.spec.targetNamespace);
+    const keys = await target.get<KubeObjectLike & { data: Record<string, string> }>(
+      Secrets,
+      `${name}-access-keys`,
+      mr.spec.targetNamespace,
+    );
     const generated = secretText(keys?.data);
     expect(generated.username).toMatch(/^[A-Za-z0-9]{20}$/);
     expect(generated.password).toMatch(/^[A-Za-z0-9]{40}$/);
 
-    const conn = await eventually(() => control.get<KubeObjectLike & { data: Record<string, string>; type: string }>(Secrets, `${name}-conn`, ns), 'the connection Secret');
+    const conn = await eventually(
+      () => control.get<KubeObjectLike & { data: Record<string, string>; type: string }>(Secrets, `${name}-conn`, ns),
+      'the connection Secret',
+    );
     expect(conn.type).toBe('connection.crossplane.io/v1alpha1');
     expect(secretText(conn.data)).toEqual({
-      endpoint: `http://${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`, username: generated.username, password: generated.password,
+      endpoint: `http://${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`,
+      username: generated.username,
+      password: generated.password,
     });
     // Late initialization: the access-keys Secret we chose is recorded in the spec.
     expect(ready.spec.forProvider.credentials).toEqual({ name: `${name}-access-keys`, namespace: mr.spec.targetNamespace });
-    expect(ready.status?.atProvider).toMatchObject({ readyReplicas: 4, endpoint: `http://${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000` });
+    expect(ready.status?.atProvider).toMatchObject({
+      readyReplicas: 4,
+      endpoint: `http://${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`,
+    });
     // No secret value ever reaches status or events.
     const events = await eventsFor(control, ns, name);
     expect(events.map((e) => e.reason)).toContain('CreatedExternalResource');
     expect(JSON.stringify([ready.status, events])).not.toContain(generated.password);
   });
 
-  it('never uses a Secret it did not make as a store\'s keys', async () => {
+  it("never uses a Secret it did not make as a store's keys", async () => {
     const name = uniqueName('keys');
     const mr = store(name);
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
     await writeSecret(target, mr.spec.targetNamespace, `${name}-access-keys`, { username: 'mine', password: 'my-own-secret-key' });
     await control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Synced', 'False');
-    expect((await control.get<ObjectStore>(ManagedObjectStores, name, ns))?.status?.conditions?.find((c) => c.type === 'Synced')?.reason).toBe('CompanionNotOwned');
+    expect(
+      (await control.get<ObjectStore>(ManagedObjectStores, name, ns))?.status?.conditions?.find((c) => c.type === 'Synced')?.reason,
+    ).toBe('CompanionNotOwned');
     expect(await control.get(Secrets, `${name}-conn`, ns)).toBeUndefined();
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
   });
@@ -136,21 +183,34 @@ describe('managed ObjectStore', () => {
 
     const obj = (await target.get<Target>(RookObjectStores, name, tns))!;
     await target.update(RookObjectStores, { ...obj, spec: { ...obj.spec, scope: { nodeCount: 8 } } });
-    await eventually(async () => (await target.get<Target>(RookObjectStores, name, tns))?.spec.scope.nodeCount === 4, 'the edited spec to be repaired', 15_000);
+    await eventually(
+      async () => (await target.get<Target>(RookObjectStores, name, tns))?.spec.scope.nodeCount === 4,
+      'the edited spec to be repaired',
+      15_000,
+    );
 
     const before = (await target.get<Target>(RookObjectStores, name, tns))!;
     await target.delete(RookObjectStores, name, tns);
-    const recreated = await eventually(async () => {
-      const o = await target.get<Target>(RookObjectStores, name, tns);
-      return o && o.metadata.uid !== before.metadata.uid ? o : undefined;
-    }, 'the deleted object to be recreated', 15_000);
+    const recreated = await eventually(
+      async () => {
+        const o = await target.get<Target>(RookObjectStores, name, tns);
+        return o && o.metadata.uid !== before.metadata.uid ? o : undefined;
+      },
+      'the deleted object to be recreated',
+      15_000,
+    );
     expect(recreated.spec.scope.nodeCount).toBe(4);
   });
 
-  it('exports crossplane-runtime\'s managed resource metrics: counts by state, and first readiness, drift and deletion times', async () => {
+  it("exports crossplane-runtime's managed resource metrics: counts by state, and first readiness, drift and deletion times", async () => {
     const gvk = `gvk="${ManagedObjectStores.apiVersion}, Kind=ObjectStore"`;
-    const scrape = async (): Promise<Map<string, number>> => new Map((await registry.metrics()).split('\n')
-      .filter((l) => l.startsWith('crossplane_managed_resource_') && l.includes(gvk)).map((l) => [l.slice(0, l.indexOf('{')) + (l.match(/le="[^"]+"/)?.[0] ?? ''), Number(l.split(' ').pop())]));
+    const scrape = async (): Promise<Map<string, number>> =>
+      new Map(
+        (await registry.metrics())
+          .split('\n')
+          .filter((l) => l.startsWith('crossplane_managed_resource_') && l.includes(gvk))
+          .map((l) => [l.slice(0, l.indexOf('{')) + (l.match(/le="[^"]+"/)?.[0] ?? ''), Number(l.split(' ').pop())]),
+      );
     const before = await scrape();
     const count = (m: Map<string, number>, name: string): number => m.get(`crossplane_managed_resource_${name}_seconds_count`) ?? 0;
 
@@ -207,7 +267,9 @@ describe('managed ObjectStore', () => {
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
     await writeSecret(target, mr.spec.targetNamespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
     await target.create(RookObjectStores, {
-      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: existing, namespace: mr.spec.targetNamespace },
+      apiVersion: RookObjectStores.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name: existing, namespace: mr.spec.targetNamespace },
       spec: { scope: { nodeCount }, credentials: { name: 'legacy-keys', namespace: mr.spec.targetNamespace } },
     });
     return { name, existing, mr };
@@ -219,8 +281,14 @@ describe('managed ObjectStore', () => {
     await waitForCondition(name, 'Ready', 'True');
     const adopted = (await target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
     expect(adopted.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(app.controlPlaneId);
-    expect((await control.get<ObjectStore>(ManagedObjectStores, name, ns))?.spec.forProvider.credentials).toEqual({ name: 'legacy-keys', namespace: mr.spec.targetNamespace });
-    const conn = await eventually(() => control.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns), 'the connection Secret');
+    expect((await control.get<ObjectStore>(ManagedObjectStores, name, ns))?.spec.forProvider.credentials).toEqual({
+      name: 'legacy-keys',
+      namespace: mr.spec.targetNamespace,
+    });
+    const conn = await eventually(
+      () => control.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns),
+      'the connection Secret',
+    );
     expect(secretText(conn.data)).toMatchObject({ username: 'legacy', password: 'legacy-password' });
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
   });
@@ -241,7 +309,9 @@ describe('managed ObjectStore', () => {
     const mr = store(name);
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
     const theirs = await target.create<Target>(RookObjectStores, {
-      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: mr.spec.targetNamespace },
+      apiVersion: RookObjectStores.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name, namespace: mr.spec.targetNamespace },
       spec: { scope: { nodeCount: 6 }, credentials: { name: 'theirs', namespace: mr.spec.targetNamespace } },
     } as unknown as Target);
     await control.create(ManagedObjectStores, mr);
@@ -257,23 +327,73 @@ describe('managed ObjectStore', () => {
 describe('bad credentials', () => {
   const cases: [string, () => Promise<string>, string, RegExp][] = [
     ['a missing Provider', async () => 'nope', 'ProviderNotFound', /Provider .* does not exist/],
-    ['a missing Secret', async () => { const p = uniqueName('p'); await provider(p, undefined); return p; }, 'SecretNotFound', /Secret .* does not exist/],
-    ['a Secret without credentials', async () => {
-      const p = uniqueName('p'); await provider(p, { endpoint: testCluster('target').server, clusterCA: providerSecretKeys(testCluster('target')).clusterCA! }); return p;
-    }, 'SecretKeyMissing', /has no credentials/],
-    ['a malformed CA', async () => {
-      const p = uniqueName('p'); await provider(p, { ...providerSecretKeys(testCluster('target')), clusterCA: 'not a certificate' }); return p;
-    }, 'InvalidCredentials', /clusterCA.*not a valid PEM certificate/],
-    ['a malformed client key', async () => {
-      const p = uniqueName('p'); await provider(p, { ...providerSecretKeys(testCluster('target')), clientKey: '-----BEGIN PRIVATE KEY-----\nxx\n-----END PRIVATE KEY-----' }); return p;
-    }, 'InvalidCredentials', /clientKey.*not a valid PEM private key/],
-    ['the wrong CA', async () => {
-      const p = uniqueName('p'); await provider(p, { ...providerSecretKeys(testCluster('target')), clusterCA: providerSecretKeys(testCluster('control')).clusterCA! }); return p;
-    }, 'TLSVerificationFailed', /TLS handshake .* failed/],
-    ['a token the target rejects', async () => {
-      const keys = providerSecretKeys(testCluster('target'));
-      const p = uniqueName('p'); await provider(p, { endpoint: keys.endpoint!, clusterCA: keys.clusterCA!, token: 'not-a-valid-token' }); return p;
-    }, 'Unauthorized', /rejected the credentials/],
+    [
+      'a missing Secret',
+      async () => {
+        const p = uniqueName('p');
+        await provider(p, undefined);
+        return p;
+      },
+      'SecretNotFound',
+      /Secret .* does not exist/,
+    ],
+    [
+      'a Secret without credentials',
+      async () => {
+        const p = uniqueName('p');
+        await provider(p, { endpoint: testCluster('target').server, clusterCA: providerSecretKeys(testCluster('target')).clusterCA! });
+        return p;
+      },
+      'SecretKeyMissing',
+      /has no credentials/,
+    ],
+    [
+      'a malformed CA',
+      async () => {
+        const p = uniqueName('p');
+        await provider(p, { ...providerSecretKeys(testCluster('target')), clusterCA: 'not a certificate' });
+        return p;
+      },
+      'InvalidCredentials',
+      /clusterCA.*not a valid PEM certificate/,
+    ],
+    [
+      'a malformed client key',
+      async () => {
+        const p = uniqueName('p');
+        await provider(p, {
+          ...providerSecretKeys(testCluster('target')),
+          clientKey: '-----BEGIN PRIVATE KEY-----\nxx\n-----END PRIVATE KEY-----',
+        });
+        return p;
+      },
+      'InvalidCredentials',
+      /clientKey.*not a valid PEM private key/,
+    ],
+    [
+      'the wrong CA',
+      async () => {
+        const p = uniqueName('p');
+        await provider(p, {
+          ...providerSecretKeys(testCluster('target')),
+          clusterCA: providerSecretKeys(testCluster('control')).clusterCA!,
+        });
+        return p;
+      },
+      'TLSVerificationFailed',
+      /TLS handshake .* failed/,
+    ],
+    [
+      'a token the target rejects',
+      async () => {
+        const keys = providerSecretKeys(testCluster('target'));
+        const p = uniqueName('p');
+        await provider(p, { endpoint: keys.endpoint!, clusterCA: keys.clusterCA!, token: 'not-a-valid-token' });
+        return p;
+      },
+      'Unauthorized',
+      /rejected the credentials/,
+    ],
   ];
 
   it.each(cases)('%s gives Synced=False with a precise reason and an event', async (_what, makeProvider, reason, message) => {
@@ -283,7 +403,13 @@ describe('bad credentials', () => {
     const mr = await waitForCondition(name, 'Synced', 'False', reason);
     expect(condition(mr, 'Synced')?.message).toMatch(message);
     expect(condition(mr, 'Synced')?.message).not.toContain('BEGIN');
-    const events = await eventually(async () => (await eventsFor(control, ns, name)).find((e) => e.reason === 'CannotConnectToProvider' || e.reason === 'CannotObserveExternalResource'), 'a warning event');
+    const events = await eventually(
+      async () =>
+        (await eventsFor(control, ns, name)).find(
+          (e) => e.reason === 'CannotConnectToProvider' || e.reason === 'CannotObserveExternalResource',
+        ),
+      'a warning event',
+    );
     expect(events.message).toMatch(message);
     // Nothing reached the target.
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
@@ -298,7 +424,10 @@ describe('bad credentials', () => {
   });
 
   it('rejects an invalid nodeCount at the API', async () => {
-    const result = await control.create(ManagedObjectStores, store(uniqueName('odd'), { nodeCount: 5 })).then(() => 'accepted', (e: Error) => e.message);
+    const result = await control.create(ManagedObjectStores, store(uniqueName('odd'), { nodeCount: 5 })).then(
+      () => 'accepted',
+      (e: Error) => e.message,
+    );
     expect(result).toMatch(/scope.nodeCount must be at least 4 and even/);
   });
 });

@@ -7,11 +7,27 @@ import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { ClusterRoleBindings, ClusterRoles, CustomResourceDefinitions, Deployments, Namespaces, ServiceAccounts } from '../../src/runtime/kube/resources.ts';
+import {
+  ClusterRoleBindings,
+  ClusterRoles,
+  CustomResourceDefinitions,
+  Deployments,
+  Namespaces,
+  ServiceAccounts,
+} from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import {
+  createNamespace,
+  eventsFor,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
@@ -24,13 +40,18 @@ let ns: string;
 /** Write requests provider-rook sent to the fresh target, by "METHOD path" (the server also counts the KCM's). */
 const ourWrites: string[] = [];
 
-type Obj = KubeObjectLike & { metadata: { name: string; resourceVersion: string; labels?: Record<string, string> }; spec?: { template?: { spec: { containers: { image: string }[] } } } };
+type Obj = KubeObjectLike & {
+  metadata: { name: string; resourceVersion: string; labels?: Record<string, string> };
+  spec?: { template?: { spec: { containers: { image: string }[] } } };
+};
 const cond = (o: ObjectStore | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
 async function setProvider(name: string, cluster: LocalCluster, spec: Partial<Provider['spec']> = {}) {
   await writeSecret(control, ns, `${name}-creds`, providerSecretKeys(cluster));
   await control.apply(Providers, {
-    apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: ns },
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name, namespace: ns },
     spec: { credentialsSecretRef: { name: `${name}-creds` }, ...spec },
   });
 }
@@ -39,7 +60,9 @@ const rookMinio = (p: Provider | undefined) => p?.status?.operators?.find((o) =>
 
 function store(name: string, provider: string, namespace = ns) {
   return {
-    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace },
+    apiVersion: ManagedObjectStores.apiVersion,
+    kind: 'ObjectStore',
+    metadata: { name, namespace },
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: provider } },
   };
 }
@@ -59,7 +82,12 @@ beforeAll(async () => {
   target = adminClient(fresh);
   await installCrds(control, ourCrds());
   ns = await createNamespace(control, 'op');
-  app = await startTestApp(testCluster('control'), { namespaces: [ns], pollIntervalMs: 1_000, maxReconcileRate: 100, onRequest: recordWrites });
+  app = await startTestApp(testCluster('control'), {
+    namespaces: [ns],
+    pollIntervalMs: 1_000,
+    maxReconcileRate: 100,
+    onRequest: recordWrites,
+  });
 }, 120_000);
 
 function recordWrites(server: string, method: string, path: string): void {
@@ -77,28 +105,43 @@ describe('operator install', () => {
     await setProvider('fresh', fresh);
     const name = uniqueName('optout');
     await control.create(ManagedObjectStores, store(name, 'fresh'));
-    const mr = await eventually(async () => {
-      const o = await control.get<ObjectStore>(ManagedObjectStores, name, ns);
-      if (cond(o, 'Synced')?.reason === 'OperatorMissing') return o;
-      throw new Error(`Synced is ${JSON.stringify(cond(o, 'Synced') ?? 'not set')}`);
-    }, 'Synced=False/OperatorMissing', 15_000);
-    await eventually(async () => rookMinio(await control.get<Provider>(Providers, 'fresh', ns))?.present === false, 'the Provider to report no operator');
-    expect(cond(mr, 'Synced')?.message).toMatch(/no Rook MinIO operator \(missing CRD objectstores.minio.rook.io, Deployment rook-minio-system\/rook-minio-operator\)/);
+    const mr = await eventually(
+      async () => {
+        const o = await control.get<ObjectStore>(ManagedObjectStores, name, ns);
+        if (cond(o, 'Synced')?.reason === 'OperatorMissing') return o;
+        throw new Error(`Synced is ${JSON.stringify(cond(o, 'Synced') ?? 'not set')}`);
+      },
+      'Synced=False/OperatorMissing',
+      15_000,
+    );
+    await eventually(
+      async () => rookMinio(await control.get<Provider>(Providers, 'fresh', ns))?.present === false,
+      'the Provider to report no operator',
+    );
+    expect(cond(mr, 'Synced')?.message).toMatch(
+      /no Rook MinIO operator \(missing CRD objectstores.minio.rook.io, Deployment rook-minio-system\/rook-minio-operator\)/,
+    );
     expect(cond(mr, 'Synced')?.message).toMatch(/adding \{name: rook-minio, install: true\} to spec.operators of Provider/);
     expect(ourWrites).toEqual([]);
     await control.delete(ManagedObjectStores, name, ns);
   }, 180_000);
 
   it('with opt-in, installs the bundle once for 20 concurrent stores, then creates them all', async () => {
-    await setProvider('fresh', fresh, { operators: [{ name: 'rook-minio', install: true, image: 'example.com/rook/minio:v1.2.7-patched', imageOverride: true }] });
+    await setProvider('fresh', fresh, {
+      operators: [{ name: 'rook-minio', install: true, image: 'example.com/rook/minio:v1.2.7-patched', imageOverride: true }],
+    });
     const names = Array.from({ length: 20 }, () => uniqueName('many'));
     await Promise.all(names.map((n) => control.create(ManagedObjectStores, store(n, 'fresh'))));
     const operator = new FakeMinioOperator(target);
-    await eventually(async () => {
-      await operator.start().catch(() => undefined); // its informer needs the CRD the install brings
-      const { items } = await control.list<ObjectStore>(ManagedObjectStores, { namespace: ns });
-      return items.filter((i) => names.includes(i.metadata.name) && cond(i, 'Ready')?.status === 'True').length === 20;
-    }, 'all 20 stores Ready', 90_000);
+    await eventually(
+      async () => {
+        await operator.start().catch(() => undefined); // its informer needs the CRD the install brings
+        const { items } = await control.list<ObjectStore>(ManagedObjectStores, { namespace: ns });
+        return items.filter((i) => names.includes(i.metadata.name) && cond(i, 'Ready')?.status === 'True').length === 20;
+      },
+      'all 20 stores Ready',
+      90_000,
+    );
     await operator.stop();
 
     for (const [type, name, namespace] of bundle) {
@@ -108,9 +151,15 @@ describe('operator install', () => {
     const dep = await target.get<Obj>(Deployments, 'rook-minio-operator', 'rook-minio-system');
     expect(dep?.spec?.template?.spec.containers[0]?.image).toBe('example.com/rook/minio:v1.2.7-patched');
     // Each bundle object was written exactly once, and the stores' shared namespace created once.
-    const writesTo = (type: { plural: string }, name?: string) => ourWrites.filter((w) => w.includes(`/${type.plural}`) && (!name || w.endsWith(`/${type.plural}/${name}`) || w.endsWith(`/${type.plural}`)));
+    const writesTo = (type: { plural: string }, name?: string) =>
+      ourWrites.filter(
+        (w) => w.includes(`/${type.plural}`) && (!name || w.endsWith(`/${type.plural}/${name}`) || w.endsWith(`/${type.plural}`)),
+      );
     for (const [type, name] of bundle) expect([type.kind, writesTo(type, name).length]).toEqual([type.kind, type === Namespaces ? 2 : 1]);
-    expect(ourWrites.filter((w) => /^\w+ \/api\/v1\/namespaces(\/[^/]+)?$/.test(w)).sort()).toEqual(['PATCH /api/v1/namespaces/rook-minio-system', 'POST /api/v1/namespaces']);
+    expect(ourWrites.filter((w) => /^\w+ \/api\/v1\/namespaces(\/[^/]+)?$/.test(w)).sort()).toEqual([
+      'PATCH /api/v1/namespaces/rook-minio-system',
+      'POST /api/v1/namespaces',
+    ]);
     const { items } = await target.list(RookObjectStores, { namespace: 'rook-minio' });
     expect(items).toHaveLength(20);
     await eventually(async () => {
@@ -120,20 +169,26 @@ describe('operator install', () => {
   }, 150_000);
 
   it('leaves the installed operator unchanged across a provider restart', async () => {
-    const versions = await Promise.all(bundle.map(([type, name, namespace]) => target.get<Obj>(type, name, namespace).then((o) => o?.metadata.resourceVersion)));
+    const versions = await Promise.all(
+      bundle.map(([type, name, namespace]) => target.get<Obj>(type, name, namespace).then((o) => o?.metadata.resourceVersion)),
+    );
     await app.stop();
     app = await startTestApp(testCluster('control'), { namespaces: [ns], controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
     const name = uniqueName('after-restart');
     await control.create(ManagedObjectStores, store(name, 'fresh'));
     await eventually(async () => (await target.get(RookObjectStores, name, 'rook-minio')) !== undefined, 'a new store after the restart');
-    const after = await Promise.all(bundle.map(([type, n, namespace]) => target.get<Obj>(type, n, namespace).then((o) => o?.metadata.resourceVersion)));
+    const after = await Promise.all(
+      bundle.map(([type, n, namespace]) => target.get<Obj>(type, n, namespace).then((o) => o?.metadata.resourceVersion)),
+    );
     expect(after).toEqual(versions);
   }, 60_000);
 
-  it('never touches an operator someone else installed (and still reads v0.1\'s spec.operatorInstall)', async () => {
+  it("never touches an operator someone else installed (and still reads v0.1's spec.operatorInstall)", async () => {
     const other = adminClient(testCluster('target'));
     await preinstallOperator(other);
-    const versions = await Promise.all(bundle.map(([type, name, namespace]) => other.get<Obj>(type, name, namespace).then((o) => o?.metadata.resourceVersion)));
+    const versions = await Promise.all(
+      bundle.map(([type, name, namespace]) => other.get<Obj>(type, name, namespace).then((o) => o?.metadata.resourceVersion)),
+    );
     await setProvider('preinstalled', testCluster('target'), { operatorInstall: { enabled: true } });
     const name = uniqueName('pre');
     await control.create(ManagedObjectStores, store(name, 'preinstalled'));
@@ -141,24 +196,38 @@ describe('operator install', () => {
     const after = await Promise.all(bundle.map(([type, n, namespace]) => other.get<Obj>(type, n, namespace).then((o) => o?.metadata)));
     expect(after.map((m) => m?.resourceVersion)).toEqual(versions);
     expect(after.every((m) => !m?.labels?.['rook.crossplane.io/control-plane'])).toBe(true);
-    await eventually(async () => rookMinio(await control.get<Provider>(Providers, 'preinstalled', ns))?.installedBy === 'other', 'the Provider to report a foreign install');
-    await eventually(async () => (await eventsFor(control, ns, 'preinstalled')).some((e) => e.reason === 'DeprecatedField'), 'an Event saying where operatorInstall belongs now');
+    await eventually(
+      async () => rookMinio(await control.get<Provider>(Providers, 'preinstalled', ns))?.installedBy === 'other',
+      'the Provider to report a foreign install',
+    );
+    await eventually(
+      async () => (await eventsFor(control, ns, 'preinstalled')).some((e) => e.reason === 'DeprecatedField'),
+      'an Event saying where operatorInstall belongs now',
+    );
   }, 60_000);
 });
 
-describe('the Provider\'s operator status', () => {
+describe("the Provider's operator status", () => {
   it('says at once that the operator is there when a store finds it, without waiting for the next poll', async () => {
     const found = (await up([FOUND]))[0]!;
     const where = await createNamespace(control, 'op-found');
     await writeSecret(control, where, 'found-creds', providerSecretKeys(found));
-    await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'found', namespace: where }, spec: { credentialsSecretRef: { name: 'found-creds' } } });
+    await control.apply(Providers, {
+      apiVersion: Providers.apiVersion,
+      kind: 'Provider',
+      metadata: { name: 'found', namespace: where },
+      spec: { credentialsSecretRef: { name: 'found-creds' } },
+    });
     // A poll of ten minutes: only the store's finding can refresh the Provider within this test.
     const slow = await startTestApp(testCluster('control'), { namespaces: [where], pollIntervalMs: 600_000, maxReconcileRate: 100 });
     try {
       const reported = async () => rookMinio(await control.get<Provider>(Providers, 'found', where))?.present;
       await eventually(async () => (await reported()) === false, 'the Provider to report no operator');
       await control.create(ManagedObjectStores, store('finder', 'found', where));
-      await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, 'finder', where), 'Synced')?.reason === 'OperatorMissing', 'the store to miss its operator');
+      await eventually(
+        async () => cond(await control.get<ObjectStore>(ManagedObjectStores, 'finder', where), 'Synced')?.reason === 'OperatorMissing',
+        'the store to miss its operator',
+      );
       await preinstallOperator(adminClient(found), 'rook-minio'); // the target's admin installs it
       await eventually(async () => (await reported()) === true, 'the Provider to report the operator the store found', 40_000);
     } finally {

@@ -22,13 +22,30 @@ import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {
-  createNamespace, eventsFor, identityClient, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret,
+  createNamespace,
+  eventsFor,
+  identityClient,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
 } from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
-type Obj = KubeObjectLike & { metadata: KubeObjectLike['metadata'] & { labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[]; deletionTimestamp?: string }; [k: string]: unknown };
-const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string): Cond | undefined => o?.status?.conditions?.find((c) => c.type === type);
+type Obj = KubeObjectLike & {
+  metadata: KubeObjectLike['metadata'] & {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+  };
+  [k: string]: unknown;
+};
+const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string): Cond | undefined =>
+  o?.status?.conditions?.find((c) => c.type === type);
 const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true };
 
 let control: KubeClient;
@@ -40,9 +57,20 @@ let platform: string;
 let platformTeam: KubeClient;
 const apps: App[] = [];
 
-function managed(name: string, opts: { namespace?: string; targetNamespace?: string; provider?: string; reclaimPolicy?: string; annotations?: Record<string, string>; credentials?: { name: string; namespace: string } } = {}) {
+function managed(
+  name: string,
+  opts: {
+    namespace?: string;
+    targetNamespace?: string;
+    provider?: string;
+    reclaimPolicy?: string;
+    annotations?: Record<string, string>;
+    credentials?: { name: string; namespace: string };
+  } = {},
+) {
   return {
-    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore',
+    apiVersion: ManagedObjectStores.apiVersion,
+    kind: 'ObjectStore',
     metadata: { name, namespace: opts.namespace ?? platform, ...(opts.annotations ? { annotations: opts.annotations } : {}) },
     spec: {
       forProvider: { scope: { nodeCount: 4 }, ...(opts.credentials ? { credentials: opts.credentials } : {}) },
@@ -58,22 +86,39 @@ const getMr = (name: string, ns = platform) => control.get<ObjectStore>(ManagedO
 const ready = async (name: string, ns = platform): Promise<ObjectStore> => {
   let last: ObjectStore | undefined;
   try {
-    return await eventually(async () => {
-      last = await getMr(name, ns);
-      return cond(last, 'Ready')?.status === 'True' && cond(last, 'Synced')?.status === 'True' ? last : undefined;
-    }, `${ns}/${name} to be Ready and Synced`, 45_000);
+    return await eventually(
+      async () => {
+        last = await getMr(name, ns);
+        return cond(last, 'Ready')?.status === 'True' && cond(last, 'Synced')?.status === 'True' ? last : undefined;
+      },
+      `${ns}/${name} to be Ready and Synced`,
+      45_000,
+    );
   } catch (err) {
-    throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify({ annotations: last?.metadata.annotations, finalizers: last?.metadata.finalizers, status: last?.status })}`, { cause: err });
+    throw new Error(
+      `${(err as Error).message}; last seen: ${JSON.stringify({ annotations: last?.metadata.annotations, finalizers: last?.metadata.finalizers, status: last?.status })}`,
+      { cause: err },
+    );
   }
 };
-const syncedReason = (name: string, reason: string, ns = platform) => eventually(async () => {
-  const mr = await getMr(name, ns);
-  return cond(mr, 'Synced')?.reason === reason ? mr : undefined;
-}, `${ns}/${name} to say Synced=False/${reason}`, 45_000);
+const syncedReason = (name: string, reason: string, ns = platform) =>
+  eventually(
+    async () => {
+      const mr = await getMr(name, ns);
+      return cond(mr, 'Synced')?.reason === reason ? mr : undefined;
+    },
+    `${ns}/${name} to say Synced=False/${reason}`,
+    45_000,
+  );
 
 async function provider(ns: string, name: string, keys: Record<string, string>, client = control): Promise<void> {
   await writeSecret(client, ns, `${name}-creds`, keys);
-  await client.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: ns }, spec: { credentialsSecretRef: { name: `${name}-creds` } } });
+  await client.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name, namespace: ns },
+    spec: { credentialsSecretRef: { name: `${name}-creds` } },
+  });
 }
 
 /** Deletes a managed resource behind provider-rook's back (finalizer stripped), as a restore or a hand edit would. */
@@ -90,10 +135,18 @@ beforeAll(async () => {
   target = adminClient(testCluster('target'));
   await installCrds(control, ourCrds());
   await preinstallOperator(target);
-  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac'))) await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
+    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
   platform = await createNamespace(control, 'own');
   await provider(platform, 'target', providerSecretKeys(testCluster('target')));
-  platformTeam = await identityClient(testCluster('control'), control, platform, 'platform', 'provider-rook:provider-admin', 'provider-rook:platform-team');
+  platformTeam = await identityClient(
+    testCluster('control'),
+    control,
+    platform,
+    'platform',
+    'provider-rook:provider-admin',
+    'provider-rook:platform-team',
+  );
   operator = new FakeMinioOperator(target);
   await operator.start();
   app = await startTestApp(testCluster('control'), { namespaces: [platform], leakGraceMs: 0 });
@@ -112,9 +165,16 @@ describe('data loss', () => {
     const store = (await target.get<Obj>(RookObjectStores, name, mr.spec.targetNamespace))!;
     const other = await createNamespace(control, 'other');
     await provider(other, 'target', providerSecretKeys(testCluster('target')));
-    const neighbour = await startTestApp(testCluster('control'), { namespaces: [other], controlPlaneId: app.controlPlaneId, leakGraceMs: 0 });
+    const neighbour = await startTestApp(testCluster('control'), {
+      namespaces: [other],
+      controlPlaneId: app.controlPlaneId,
+      leakGraceMs: 0,
+    });
     apps.push(neighbour);
-    await eventually(async () => cond(await control.get<Provider>(Providers, 'target', other), 'Ready')?.status === 'True', 'the neighbour to reach the target');
+    await eventually(
+      async () => cond(await control.get<Provider>(Providers, 'target', other), 'Ready')?.status === 'True',
+      'the neighbour to reach the target',
+    );
     const reports = await neighbour.leaks.sweep();
     expect(reports.filter((r) => r.owner === `${platform}/${name}`)).toEqual([]);
     expect((await target.get<Obj>(RookObjectStores, name, mr.spec.targetNamespace))?.metadata.uid).toBe(store.metadata.uid);
@@ -129,12 +189,28 @@ describe('data loss', () => {
     const store = (await target.get<Obj>(RookObjectStores, name, ns))!;
     const keys = (await target.get<Obj>(Secrets, `${name}-access-keys`, ns))!;
     // The backup: the resource as it was, without server-set fields.
-    const { uid: _u, resourceVersion: _r, creationTimestamp: _c, generation: _g, managedFields: _m, finalizers: _f, ...meta } = before.metadata as unknown as Record<string, unknown>;
+    const {
+      uid: _u,
+      resourceVersion: _r,
+      creationTimestamp: _c,
+      generation: _g,
+      managedFields: _m,
+      finalizers: _f,
+      ...meta
+    } = before.metadata as unknown as Record<string, unknown>;
     await removeBehindItsBack(name);
-    const restored = await control.create<ObjectStore>(ManagedObjectStores, { ...before, metadata: meta, status: undefined } as unknown as ObjectStore);
+    const restored = await control.create<ObjectStore>(ManagedObjectStores, {
+      ...before,
+      metadata: meta,
+      status: undefined,
+    } as unknown as ObjectStore);
     expect(restored.metadata.uid).not.toBe(before.metadata.uid);
     expect(await app.leaks.sweep()).toEqual([]);
-    await eventually(async () => (await target.get<Obj>(RookObjectStores, name, ns))?.metadata.labels?.['rook.crossplane.io/owner-uid'] === restored.metadata.uid, 'the store to carry the new owner uid');
+    await eventually(
+      async () =>
+        (await target.get<Obj>(RookObjectStores, name, ns))?.metadata.labels?.['rook.crossplane.io/owner-uid'] === restored.metadata.uid,
+      'the store to carry the new owner uid',
+    );
     await ready(name);
     const after = (await target.get<Obj>(RookObjectStores, name, ns))!;
     expect(after.metadata.uid).toBe(store.metadata.uid);
@@ -149,12 +225,19 @@ describe('data loss', () => {
     // resolve, so only the publisher acts on this Secret.
     const ns = await createNamespace(control, 'pub');
     const name = uniqueName('pub');
-    const owner = (uid: string, ownerName = name) => ({ apiVersion: 'tests.example.com/v1', kind: 'Thing', metadata: { name: ownerName, uid } });
+    const owner = (uid: string, ownerName = name) => ({
+      apiVersion: 'tests.example.com/v1',
+      kind: 'Thing',
+      metadata: { name: ownerName, uid },
+    });
     const earlier = owner('00000000-0000-0000-0000-000000000001');
     await publishSecret(control, earlier, ns, `${name}-conn`, { endpoint: 'old' });
     const before = (await control.get<Obj & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns))!;
     for (const other of [owner('00000000-0000-0000-0000-000000000002'), owner('00000000-0000-0000-0000-000000000003', `${name}-other`)]) {
-      const err = await publishSecret(control, other, ns, `${name}-conn`, { endpoint: 'new' }).then(() => undefined, (e: unknown) => e);
+      const err = await publishSecret(control, other, ns, `${name}-conn`, { endpoint: 'new' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect((err as { reason?: string }).reason).toBe('ConnectionSecretConflict');
     }
     const after = (await control.get<Obj & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns))!;
@@ -174,21 +257,35 @@ describe('data loss', () => {
     await removeBehindItsBack(name);
     await control.delete(ManagedObjectStores, kept, platform);
     await eventually(async () => (await getMr(kept)) === undefined, 'the Retain resource to be gone');
-    const sweeper = await startTestApp(testCluster('control'), { namespaces: [platform], controlPlaneId: app.controlPlaneId, leakGraceMs: 3_600_000 });
+    const sweeper = await startTestApp(testCluster('control'), {
+      namespaces: [platform],
+      controlPlaneId: app.controlPlaneId,
+      leakGraceMs: 3_600_000,
+    });
     apps.push(sweeper);
     expect(await sweeper.leaks.sweep()).toEqual([]); // young objects are never judged
     const reports = await sweeper.leaks.sweep(undefined, Date.now() + 2 * 3_600_000);
-    expect(reports.filter((r) => r.owner === `${platform}/${name}`).map((r) => [r.kind, r.deleted])).toEqual([['ObjectStore', true], ['Secret', true], ['Service', true], ['Namespace', true]]);
+    expect(reports.filter((r) => r.owner === `${platform}/${name}`).map((r) => [r.kind, r.deleted])).toEqual([
+      ['ObjectStore', true],
+      ['Secret', true],
+      ['Service', true],
+      ['Namespace', true],
+    ]);
     expect(reports.filter((r) => r.owner === `${platform}/${kept}`)).toEqual([]);
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
     // The operator's own objects go too: the garbage collector cannot map their owner references.
     expect((await target.list(StatefulSets, { namespace: mr.spec.targetNamespace })).items).toEqual([]);
     expect(await target.get(RookObjectStores, kept, keptMr.spec.targetNamespace)).toBeDefined();
-    await eventually(async () => (await eventsFor(control, platform, 'target'))
-      .some((e) => e.reason === 'DeletedLeakedObject' && e.message.includes(`ObjectStore ${mr.spec.targetNamespace}/${name}`)), 'a DeletedLeakedObject event on the Provider');
+    await eventually(
+      async () =>
+        (await eventsFor(control, platform, 'target')).some(
+          (e) => e.reason === 'DeletedLeakedObject' && e.message.includes(`ObjectStore ${mr.spec.targetNamespace}/${name}`),
+        ),
+      'a DeletedLeakedObject event on the Provider',
+    );
   }, 90_000);
 
-  it('2. reclaim Delete removes the operator\'s StatefulSet and Service before the finalizer goes', async () => {
+  it("2. reclaim Delete removes the operator's StatefulSet and Service before the finalizer goes", async () => {
     const name = uniqueName('del');
     await control.create(ManagedObjectStores, managed(name));
     const mr = await ready(name);
@@ -221,13 +318,21 @@ describe('data loss', () => {
     await control.create(ManagedObjectStores, managed(name));
     const mr = await ready(name);
     const ns = mr.spec.targetNamespace;
-    await target.create(Roles, { apiVersion: Roles.apiVersion, kind: 'Role', metadata: { name: 'someone-elses', namespace: ns }, rules: [] } as KubeObjectLike);
+    await target.create(Roles, {
+      apiVersion: Roles.apiVersion,
+      kind: 'Role',
+      metadata: { name: 'someone-elses', namespace: ns },
+      rules: [],
+    } as KubeObjectLike);
     await control.delete(ManagedObjectStores, name, platform);
     await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
     const namespace = await target.get<Obj>(Namespaces, ns);
     expect(namespace?.metadata.deletionTimestamp).toBeUndefined();
     expect(await target.get(Roles, 'someone-elses', ns)).toBeDefined();
-    const kept = await eventually(async () => (await eventsFor(control, platform, name)).find((e) => e.reason === 'KeptTargetNamespace'), 'a KeptTargetNamespace event');
+    const kept = await eventually(
+      async () => (await eventsFor(control, platform, name)).find((e) => e.reason === 'KeptTargetNamespace'),
+      'a KeptTargetNamespace event',
+    );
     expect(kept.message).toMatch(/Role someone-elses/);
 
     // With nothing else there, the namespace goes with its last store.
@@ -246,7 +351,10 @@ describe('data loss', () => {
     await control.create(ManagedObjectStores, managed(name));
     const mr = await ready(name);
     const refused = async (patch: unknown, message: RegExp): Promise<void> => {
-      const err = await control.mergePatch(ManagedObjectStores, name, platform, patch).then(() => undefined, (e: unknown) => e);
+      const err = await control.mergePatch(ManagedObjectStores, name, platform, patch).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(KubeError);
       expect((err as KubeError).code).toBe(422);
       expect((err as KubeError).message).toMatch(message);
@@ -254,9 +362,14 @@ describe('data loss', () => {
     await refused({ spec: { providerRef: { name: 'elsewhere' } } }, /providerRef cannot change once set/);
     await refused({ spec: { targetNamespace: 'elsewhere' } }, /targetNamespace cannot change after creation/);
     await refused({ spec: { forProvider: { scope: { nodeCount: 6 } } } }, /forProvider.scope cannot change after creation/);
-    await refused({ spec: { forProvider: { credentials: { name: 'other', namespace: mr.spec.targetNamespace } } } }, /credentials can be set once/);
+    await refused(
+      { spec: { forProvider: { credentials: { name: 'other', namespace: mr.spec.targetNamespace } } } },
+      /credentials can be set once/,
+    );
 
-    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { 'crossplane.io/external-name': `${name}-moved` } } });
+    await control.mergePatch(ManagedObjectStores, name, platform, {
+      metadata: { annotations: { 'crossplane.io/external-name': `${name}-moved` } },
+    });
     const moved = await syncedReason(name, 'IdentityChanged');
     expect(cond(moved, 'Synced')?.message).toContain(`${mr.spec.targetNamespace}/${name}`);
     expect(await target.get(RookObjectStores, `${name}-moved`, mr.spec.targetNamespace)).toBeUndefined();
@@ -272,14 +385,20 @@ describe('data loss', () => {
     const name = uniqueName('user');
     await control.create(ManagedObjectStores, managed(name, { namespace: ns }));
     await ready(name, ns);
-    await eventually(async () => (await control.get<Provider>(Providers, 'target', ns))?.status?.users === 1, 'the Provider to count one user');
+    await eventually(
+      async () => (await control.get<Provider>(Providers, 'target', ns))?.status?.users === 1,
+      'the Provider to count one user',
+    );
     await control.delete(Providers, 'target', ns);
     const blocked = await eventually(async () => {
       const p = await control.get<Provider>(Providers, 'target', ns);
       return p?.metadata.deletionTimestamp ? p : undefined;
     }, 'the Provider to be deleting');
     expect(blocked.metadata.finalizers).toContain('in-use.kubernetes.crossplane.io');
-    await eventually(async () => (await eventsFor(control, ns, 'target')).some((e) => e.reason === 'DeletionBlocked'), 'a DeletionBlocked event');
+    await eventually(
+      async () => (await eventsFor(control, ns, 'target')).some((e) => e.reason === 'DeletionBlocked'),
+      'a DeletionBlocked event',
+    );
     // The resource can still be deleted through its Provider, and then the Provider goes.
     await control.delete(ManagedObjectStores, name, ns);
     await eventually(async () => (await getMr(name, ns)) === undefined, 'the managed resource to be deleted');
@@ -297,27 +416,40 @@ describe('crossing tenants', () => {
     // The app team, with its own token bound to provider-rook:app-team in its namespace.
     const appNs = await createNamespace(control, 'tenant');
     await control.apply(ObjectStoreClasses, {
-      apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: 'standard', namespace: platform },
+      apiVersion: ObjectStoreClasses.apiVersion,
+      kind: 'ObjectStoreClass',
+      metadata: { name: 'standard', namespace: platform },
       spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'shared-minio' },
     } as KubeObjectLike);
     await control.apply(BucketClasses, {
-      apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'standard', namespace: appNs },
+      apiVersion: BucketClasses.apiVersion,
+      kind: 'BucketClass',
+      metadata: { name: 'standard', namespace: appNs },
       classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: platform },
     } as KubeObjectLike);
     const tenantApp = await startTestApp(testCluster('control'), { namespaces: [platform, appNs], controlPlaneId: app.controlPlaneId });
     apps.push(tenantApp);
     const appTeam = await identityClient(testCluster('control'), control, appNs, 'app-team', 'provider-rook:app-team');
     await appTeam.create(Buckets, {
-      apiVersion: Buckets.apiVersion, kind: 'Bucket',
+      apiVersion: Buckets.apiVersion,
+      kind: 'Bucket',
       metadata: { name: 'grab', namespace: appNs, annotations: { 'crossplane.io/external-name': victim } },
       spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: 'grab' } },
     } as KubeObjectLike);
-    await eventually(async () => cond(await control.get<Obj & { status?: { conditions?: Cond[] } }>(Buckets, 'grab', appNs), 'Synced')?.reason === 'ImportNotAllowed', 'the claim to be refused');
+    await eventually(
+      async () =>
+        cond(await control.get<Obj & { status?: { conditions?: Cond[] } }>(Buckets, 'grab', appNs), 'Synced')?.reason ===
+        'ImportNotAllowed',
+      'the claim to be refused',
+    );
     expect(await control.get(Secrets, 'grab', appNs)).toBeUndefined();
 
     // A managed resource naming a store another resource owns is never adopted, even on import.
     const thief = uniqueName('thief');
-    await control.create(ManagedObjectStores, managed(thief, { targetNamespace: 'shared-minio', annotations: { 'crossplane.io/external-name': victim } }));
+    await control.create(
+      ManagedObjectStores,
+      managed(thief, { targetNamespace: 'shared-minio', annotations: { 'crossplane.io/external-name': victim } }),
+    );
     await syncedReason(thief, 'ExternalResourceOwnedByAnother');
     expect(await control.get(Secrets, `${thief}-conn`, platform)).toBeUndefined();
     await control.delete(ManagedObjectStores, thief, platform);
@@ -340,7 +472,11 @@ describe('crossing tenants', () => {
       `apiVersion: v1\nkind: Config\ncurrent-context: t\nclusters:\n- name: t\n  cluster: {server: '${server}', certificate-authority-data: ${ca}}\n` +
       `contexts:\n- name: t\n  context: {cluster: t, user: u}\nusers:\n- name: u\n  user: ${user}\n`;
     const cases: [string, string, RegExp][] = [
-      ['exec', `{exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ['-c', 'touch ${marker}; echo PLUGIN-SECRET >&2; exit 1']}}`, /exec/],
+      [
+        'exec',
+        `{exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ['-c', 'touch ${marker}; echo PLUGIN-SECRET >&2; exit 1']}}`,
+        /exec/,
+      ],
       ['tokenfile', `{tokenFile: ${tokenFile}}`, /tokenFile/],
       ['shadow', `{client-certificate-data: ${ca}, client-key: /etc/shadow}`, /client-key/],
     ];
@@ -360,11 +496,19 @@ describe('crossing tenants', () => {
 
   it('9. a managed resource cannot publish a Secret provider-rook did not make for it', async () => {
     await target.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'payments' } });
-    await target.apply(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-creds', namespace: 'payments' }, data: { username: Buffer.from('dbadmin').toString('base64'), password: Buffer.from('DB-PASSWORD').toString('base64') } } as KubeObjectLike);
+    await target.apply(Secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db-creds', namespace: 'payments' },
+      data: { username: Buffer.from('dbadmin').toString('base64'), password: Buffer.from('DB-PASSWORD').toString('base64') },
+    } as KubeObjectLike);
     const other = uniqueName('keysof');
     await control.create(ManagedObjectStores, managed(other, { targetNamespace: 'shared-minio' }));
     await ready(other);
-    for (const credentials of [{ name: 'db-creds', namespace: 'payments' }, { name: `${other}-access-keys`, namespace: 'shared-minio' }]) {
+    for (const credentials of [
+      { name: 'db-creds', namespace: 'payments' },
+      { name: `${other}-access-keys`, namespace: 'shared-minio' },
+    ]) {
       const name = uniqueName('exfil');
       await platformTeam.create(ManagedObjectStores, managed(name, { credentials }));
       await syncedReason(name, 'CompanionNotOwned');
@@ -378,7 +522,11 @@ describe('crossing tenants', () => {
     const hostile = createHttpsServer({ cert: readFileSync(pki.servingCert), key: readFileSync(pki.servingKey) }, (req, res) => {
       hits++;
       res.writeHead(req.url === '/version' ? 200 : 403, { 'Content-Type': 'application/json' });
-      res.end(req.url === '/version' ? JSON.stringify({ gitVersion: 'v1.30.0 ATTACKER-TEXT' }) : JSON.stringify({ kind: 'Status', reason: 'ATTACKER-TEXT', message: 'ATTACKER-TEXT' }));
+      res.end(
+        req.url === '/version'
+          ? JSON.stringify({ gitVersion: 'v1.30.0 ATTACKER-TEXT' })
+          : JSON.stringify({ kind: 'Status', reason: 'ATTACKER-TEXT', message: 'ATTACKER-TEXT' }),
+      );
     });
     await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
     try {
@@ -413,7 +561,7 @@ describe('crossing tenants', () => {
     }
   }, 90_000);
 
-  it('11. a Provider echoes nothing read from its Secret, and only a namespace\'s provider-admin may write Providers there', async () => {
+  it("11. a Provider echoes nothing read from its Secret, and only a namespace's provider-admin may write Providers there", async () => {
     const endpoint = 'http://someones-store-s3.tenant.svc.cluster.local:9000';
     await provider(platform, 'connsecret', { endpoint, username: 'AKIA-USER', password: 'SECRET-PASSWORD' }, platformTeam);
     const p = await eventually(async () => {
@@ -424,28 +572,55 @@ describe('crossing tenants', () => {
 
     // A platform team bound cluster-wide can read Providers but write them only where provider-admin is bound.
     const appNs = await createNamespace(control, 'noprov');
-    const team = await identityClient(testCluster('control'), control, platform, 'platform-wide', 'provider-rook:provider-admin', 'provider-rook:platform-team');
-    const err = await team.create(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'sneaky', namespace: appNs }, spec: { credentialsSecretRef: { name: 'x' } } } as KubeObjectLike)
-      .then(() => undefined, (e: unknown) => e);
+    const team = await identityClient(
+      testCluster('control'),
+      control,
+      platform,
+      'platform-wide',
+      'provider-rook:provider-admin',
+      'provider-rook:platform-team',
+    );
+    const err = await team
+      .create(Providers, {
+        apiVersion: Providers.apiVersion,
+        kind: 'Provider',
+        metadata: { name: 'sneaky', namespace: appNs },
+        spec: { credentialsSecretRef: { name: 'x' } },
+      } as KubeObjectLike)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect((err as KubeError).code).toBe(403);
     expect(await team.list(Providers, { namespace: appNs })).toMatchObject({ items: [] });
   }, 90_000);
 
-  it('12. a claim\'s endpoint reaches only its own store, even when stores share a namespace', async () => {
+  it("12. a claim's endpoint reaches only its own store, even when stores share a namespace", async () => {
     const a = uniqueName('sha');
     const b = uniqueName('shb');
     await control.create(ManagedObjectStores, managed(a, { targetNamespace: 'shared-minio' }));
     await control.create(ManagedObjectStores, managed(b, { targetNamespace: 'shared-minio' }));
     await ready(a);
     await ready(b);
-    const podLabels = async (store: string) => ((await target.get<Obj & { spec: { template: { metadata: { labels: Record<string, string> } } } }>(StatefulSets, store, 'shared-minio'))!).spec.template.metadata.labels;
-    const selects = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+    const podLabels = async (store: string) =>
+      (await target.get<Obj & { spec: { template: { metadata: { labels: Record<string, string> } } } }>(
+        StatefulSets,
+        store,
+        'shared-minio',
+      ))!.spec.template.metadata.labels;
+    const selects = (selector: Record<string, string>, labels: Record<string, string>) =>
+      Object.entries(selector).every(([k, v]) => labels[k] === v);
     const pods = { [a]: await podLabels(a), [b]: await podLabels(b) };
     // The operator's own Service would reach both stores' servers.
     const operatorService = (await target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, a, 'shared-minio'))!;
     expect(selects(operatorService.spec.selector, pods[b]!)).toBe(true);
-    for (const [mine, theirs] of [[a, b], [b, a]] as const) {
-      const endpoint = secretText((await control.get<Obj & { data: Record<string, string> }>(Secrets, `${mine}-conn`, platform))!.data).endpoint!;
+    for (const [mine, theirs] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const endpoint = secretText(
+        (await control.get<Obj & { data: Record<string, string> }>(Secrets, `${mine}-conn`, platform))!.data,
+      ).endpoint!;
       const serviceName = new URL(endpoint).hostname.split('.')[0]!;
       const service = (await target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, serviceName, 'shared-minio'))!;
       expect(selects(service.spec.selector, pods[mine]!)).toBe(true);

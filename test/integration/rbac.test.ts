@@ -11,7 +11,12 @@ import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespace } from '../support/provider.ts';
 
-const SubjectAccessReviews: ResourceType = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', namespaced: false };
+const SubjectAccessReviews: ResourceType = {
+  apiVersion: 'authorization.k8s.io/v1',
+  kind: 'SubjectAccessReview',
+  plural: 'subjectaccessreviews',
+  namespaced: false,
+};
 
 let control: KubeClient;
 let appNs: string;
@@ -19,9 +24,24 @@ let otherNs: string;
 const appUser = uniqueName('alice');
 const platformUser = uniqueName('bob');
 
-async function can(user: string, verb: string, group: string, resource: string, namespace?: string, subresource?: string): Promise<boolean> {
-  const review = await control.create<{ apiVersion: string; kind: string; metadata: { name: string }; spec: unknown; status?: { allowed: boolean } }>(SubjectAccessReviews, {
-    apiVersion: SubjectAccessReviews.apiVersion, kind: 'SubjectAccessReview', metadata: { name: '' },
+async function can(
+  user: string,
+  verb: string,
+  group: string,
+  resource: string,
+  namespace?: string,
+  subresource?: string,
+): Promise<boolean> {
+  const review = await control.create<{
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string };
+    spec: unknown;
+    status?: { allowed: boolean };
+  }>(SubjectAccessReviews, {
+    apiVersion: SubjectAccessReviews.apiVersion,
+    kind: 'SubjectAccessReview',
+    metadata: { name: '' },
     spec: { user, resourceAttributes: { verb, group, resource, namespace, subresource } },
   });
   return review.status?.allowed ?? false;
@@ -35,12 +55,28 @@ beforeAll(async () => {
   otherNs = await createNamespace(control, 'rbac-other');
   const rbac = 'rbac.authorization.k8s.io/v1';
   await applyManifests(control, [
-    { apiVersion: rbac, kind: 'RoleBinding', metadata: { name: 'app-team', namespace: appNs }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:app-team' }, subjects: [{ kind: 'User', name: appUser }] },
-    { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: platformUser }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:platform-team' }, subjects: [{ kind: 'User', name: platformUser }] },
+    {
+      apiVersion: rbac,
+      kind: 'RoleBinding',
+      metadata: { name: 'app-team', namespace: appNs },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:app-team' },
+      subjects: [{ kind: 'User', name: appUser }],
+    },
+    {
+      apiVersion: rbac,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: platformUser },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:platform-team' },
+      subjects: [{ kind: 'User', name: platformUser }],
+    },
   ]);
   // The authorizer sees new bindings through its own watch, a moment later.
-  await eventually(async () => await can(appUser, 'create', 'storage.crossplane.io', 'buckets', appNs) &&
-    await can(platformUser, 'list', 'storage.crossplane.io', 'buckets', appNs), 'the bindings to take effect');
+  await eventually(
+    async () =>
+      (await can(appUser, 'create', 'storage.crossplane.io', 'buckets', appNs)) &&
+      (await can(platformUser, 'list', 'storage.crossplane.io', 'buckets', appNs)),
+    'the bindings to take effect',
+  );
 });
 
 describe('RBAC roles in config/rbac', () => {
@@ -57,8 +93,12 @@ describe('RBAC roles in config/rbac', () => {
   });
 
   it('lets a platform team manage classes, policies and managed resources everywhere, but not read Secrets or write Providers', async () => {
-    for (const [group, resource] of [['minio.rook.crossplane.io', 'objectstoreclasses'], ['minio.rook.crossplane.io', 'objectstores'],
-      ['storage.crossplane.io', 'bucketclasses'], ['storage.crossplane.io', 'bucketpolicies']] as const) {
+    for (const [group, resource] of [
+      ['minio.rook.crossplane.io', 'objectstoreclasses'],
+      ['minio.rook.crossplane.io', 'objectstores'],
+      ['storage.crossplane.io', 'bucketclasses'],
+      ['storage.crossplane.io', 'bucketpolicies'],
+    ] as const) {
       expect(await can(platformUser, 'create', group, resource, otherNs)).toBe(true);
     }
     expect(await can(platformUser, 'list', 'storage.crossplane.io', 'buckets', appNs)).toBe(true);
@@ -67,23 +107,36 @@ describe('RBAC roles in config/rbac', () => {
     expect(await can(platformUser, 'get', '', 'secrets', appNs)).toBe(false);
     // A Provider can make provider-rook read any Secret of its namespace: writing them is provider-admin's, bound per namespace.
     expect(await can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(false);
-    await applyManifests(control, [{
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'platform-providers', namespace: otherNs },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:provider-admin' }, subjects: [{ kind: 'User', name: platformUser }],
-    }]);
+    await applyManifests(control, [
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'platform-providers', namespace: otherNs },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:provider-admin' },
+        subjects: [{ kind: 'User', name: platformUser }],
+      },
+    ]);
     // The API server's authorizer sees a new RoleBinding through its own watch, a moment later.
-    await eventually(() => can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', otherNs), 'the new RoleBinding to take effect');
+    await eventually(
+      () => can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', otherNs),
+      'the new RoleBinding to take effect',
+    );
     expect(await can(platformUser, 'create', '', 'secrets', otherNs)).toBe(true);
     expect(await can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(false);
   });
 
   it('gives provider-rook itself what it reconciles with, and no power to define classes', async () => {
     const sa = `system:serviceaccount:provider-rook-system:provider-rook`;
-    await applyManifests(control, ['provider-rook', 'provider-rook:secrets'].map((role) => ({
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `${role.replace(':', '-')}-rbac-test` },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
-      subjects: [{ kind: 'ServiceAccount', name: 'provider-rook', namespace: 'provider-rook-system' }],
-    })));
+    await applyManifests(
+      control,
+      ['provider-rook', 'provider-rook:secrets'].map((role) => ({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: `${role.replace(':', '-')}-rbac-test` },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+        subjects: [{ kind: 'ServiceAccount', name: 'provider-rook', namespace: 'provider-rook-system' }],
+      })),
+    );
     await eventually(() => can(sa, 'update', 'storage.crossplane.io', 'buckets', appNs, 'status'), 'the new bindings to take effect');
     expect(await can(sa, 'create', 'minio.rook.crossplane.io', 'objectstores', otherNs)).toBe(true);
     expect(await can(sa, 'create', '', 'secrets', appNs)).toBe(true);
@@ -100,9 +153,16 @@ describe('RBAC roles in config/rbac', () => {
   it('lets provider-rook hold its leader-election Lease in its own namespace only (config/provider)', async () => {
     const sa = `system:serviceaccount:provider-rook-system:provider-rook`;
     const deployment = loadManifests(path.join(repoRoot, 'config', 'provider', 'provider-rook.yaml'));
-    await applyManifests(control, deployment.filter((m) => ['Namespace', 'Role', 'RoleBinding'].includes(m.kind ?? '')));
-    await eventually(() => can(sa, 'get', 'coordination.k8s.io', 'leases', 'provider-rook-system'), 'the new Role and RoleBinding to take effect');
-    for (const verb of ['get', 'create', 'update']) expect(await can(sa, verb, 'coordination.k8s.io', 'leases', 'provider-rook-system')).toBe(true);
+    await applyManifests(
+      control,
+      deployment.filter((m) => ['Namespace', 'Role', 'RoleBinding'].includes(m.kind ?? '')),
+    );
+    await eventually(
+      () => can(sa, 'get', 'coordination.k8s.io', 'leases', 'provider-rook-system'),
+      'the new Role and RoleBinding to take effect',
+    );
+    for (const verb of ['get', 'create', 'update'])
+      expect(await can(sa, verb, 'coordination.k8s.io', 'leases', 'provider-rook-system')).toBe(true);
     expect(await can(sa, 'update', 'coordination.k8s.io', 'leases', otherNs)).toBe(false);
     expect(await can(sa, 'delete', 'coordination.k8s.io', 'leases', 'provider-rook-system')).toBe(false);
   });

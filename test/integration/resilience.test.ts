@@ -20,7 +20,16 @@ import { DEFAULT_OWNERSHIP_KEY_SECRET } from '../../src/runtime/native/provider-
 import { TargetWatches } from '../../src/runtime/native/watches.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespace, eventsFor, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import {
+  createNamespace,
+  eventsFor,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 const OUTAGE = `it-outage-${process.pid}`;
@@ -31,13 +40,22 @@ let operator: FakeMinioOperator;
 let app: App;
 let ns: string;
 
-const cond = (o: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined, type: string) =>
-  o?.status?.conditions?.find((c) => c.type === type);
+const cond = (
+  o: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined,
+  type: string,
+) => o?.status?.conditions?.find((c) => c.type === type);
 
 function store(name: string, targetNamespace = uniqueName('minio')) {
   return {
-    apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: ns },
-    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: 'outage' }, writeConnectionSecretToRef: { name: `${name}-conn` } },
+    apiVersion: ManagedObjectStores.apiVersion,
+    kind: 'ObjectStore',
+    metadata: { name, namespace: ns },
+    spec: {
+      forProvider: { scope: { nodeCount: 4 } },
+      targetNamespace,
+      providerRef: { name: 'outage' },
+      writeConnectionSecretToRef: { name: `${name}-conn` },
+    },
   };
 }
 
@@ -49,7 +67,12 @@ beforeAll(async () => {
   await preinstallOperator(target);
   ns = await createNamespace(control, 'res');
   await writeSecret(control, ns, 'outage-creds', providerSecretKeys(outage!));
-  await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'outage', namespace: ns }, spec: { credentialsSecretRef: { name: 'outage-creds' } } });
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name: 'outage', namespace: ns },
+    spec: { credentialsSecretRef: { name: 'outage-creds' } },
+  });
   operator = new FakeMinioOperator(target);
   await operator.start();
   app = await startTestApp(testCluster('control'), { namespaces: [ns], pollIntervalMs: 1_000 });
@@ -65,7 +88,10 @@ describe('resilience', () => {
   it('reports an unreachable target and recovers when it comes back', async () => {
     const name = uniqueName('outage');
     await control.create(ManagedObjectStores, store(name));
-    await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True', 'the store to be Ready');
+    await eventually(
+      async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True',
+      'the store to be Ready',
+    );
     const provider = await eventually(async () => {
       const p = await control.get<Provider>(Providers, 'outage', ns);
       return cond(p, 'Ready')?.status === 'True' ? p : undefined;
@@ -74,30 +100,57 @@ describe('resilience', () => {
 
     await operator.stop();
     await stop(OUTAGE);
-    const down = await eventually(async () => {
-      const mr = await control.get<ObjectStore>(ManagedObjectStores, name, ns);
-      return cond(mr, 'Synced')?.reason === 'Unreachable' ? mr : undefined;
-    }, 'Synced=False/Unreachable', 30_000);
+    const down = await eventually(
+      async () => {
+        const mr = await control.get<ObjectStore>(ManagedObjectStores, name, ns);
+        return cond(mr, 'Synced')?.reason === 'Unreachable' ? mr : undefined;
+      },
+      'Synced=False/Unreachable',
+      30_000,
+    );
     // The endpoint came from a Secret: it is not echoed, only the failure's code.
-    expect(cond(down, 'Synced')).toMatchObject({ status: 'False', message: expect.stringMatching(/cannot reach the target cluster \(ECONNREFUSED\)/) });
+    expect(cond(down, 'Synced')).toMatchObject({
+      status: 'False',
+      message: expect.stringMatching(/cannot reach the target cluster \(ECONNREFUSED\)/),
+    });
     expect(cond(down, 'Synced')?.message).not.toMatch(/127\.0\.0\.1/);
-    await eventually(async () => cond(await control.get<Provider>(Providers, 'outage', ns), 'Ready')?.reason === 'Unreachable', 'the Provider to say Unreachable', 30_000);
+    await eventually(
+      async () => cond(await control.get<Provider>(Providers, 'outage', ns), 'Ready')?.reason === 'Unreachable',
+      'the Provider to say Unreachable',
+      30_000,
+    );
 
     await start(OUTAGE);
     operator = new FakeMinioOperator(target);
     await operator.start();
     // Recovery without restarting anything: the target's return requeues its resources.
-    await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Synced')?.status === 'True', 'recovery after the target is back', 90_000);
+    await eventually(
+      async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Synced')?.status === 'True',
+      'recovery after the target is back',
+      90_000,
+    );
   }, 180_000);
 
   it('requeues the resources of a target when it becomes unreachable and as soon as it is reachable again, not at their next poll or after their backoff', async () => {
     // The target watches alone, with a recording queue: the mechanism, without the timing of a real backoff.
     const enqueued: string[] = [];
-    const watches = new TargetWatches(minioObjectStore, new OwnershipMarks(app.controlPlaneId, new OwnershipKey(Buffer.alloc(32))), (key) => enqueued.push(key), silentLogger,
-      (fp) => (fp === 'outage-target' ? [`${ns}/waits-a`, `${ns}/waits-b`] : []));
+    const watches = new TargetWatches(
+      minioObjectStore,
+      new OwnershipMarks(app.controlPlaneId, new OwnershipKey(Buffer.alloc(32))),
+      (key) => enqueued.push(key),
+      silentLogger,
+      (fp) => (fp === 'outage-target' ? [`${ns}/waits-a`, `${ns}/waits-b`] : []),
+    );
     const kc = kubeconfigFileAccess(outage.kubeconfig);
     let watching = false;
-    const client = new KubeClient(kc, { fieldManager: 'resilience-test', trusted: false, name: 'the target cluster', onRequest: (method) => { if (method === 'WATCH') watching = true; } });
+    const client = new KubeClient(kc, {
+      fieldManager: 'resilience-test',
+      trusted: false,
+      name: 'the target cluster',
+      onRequest: (method) => {
+        if (method === 'WATCH') watching = true;
+      },
+    });
     const target = { fingerprint: 'outage-target', server: outage.server, client, informers: new TargetInformers(client, silentLogger) };
     watches.started(target);
     const waiting = [`${ns}/waits-a`, `${ns}/waits-b`];
@@ -106,10 +159,10 @@ describe('resilience', () => {
       await eventually(() => watching, 'the target watch to be open');
       expect(requeued()).toBe(false);
       await stop(OUTAGE); // the watch's stream ends at once; its informer retries with backoff
-      await eventually(requeued, 'the target\'s resources to be rechecked when it goes away', 15_000);
+      await eventually(requeued, "the target's resources to be rechecked when it goes away", 15_000);
       enqueued.length = 0;
       await start(OUTAGE);
-      await eventually(requeued, 'the target\'s resources to be requeued when it is back', 45_000);
+      await eventually(requeued, "the target's resources to be requeued when it is back", 45_000);
     } finally {
       await start(OUTAGE); // a no-op when it runs
       await target.informers.stop();
@@ -119,19 +172,37 @@ describe('resilience', () => {
 
   it('a target that accepts connections but never answers costs the other targets little', async () => {
     const sockets: Socket[] = [];
-    const blackHole = createNetServer((socket) => { sockets.push(socket); }); // accepts, never answers (not even TLS)
+    const blackHole = createNetServer((socket) => {
+      sockets.push(socket);
+    }); // accepts, never answers (not even TLS)
     await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
     try {
       const { endpoint: _e, ...keys } = providerSecretKeys(outage);
-      await writeSecret(control, ns, 'blackhole-creds', { ...keys, endpoint: `https://127.0.0.1:${(blackHole.address() as { port: number }).port}` });
-      await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'blackhole', namespace: ns }, spec: { credentialsSecretRef: { name: 'blackhole-creds' } } });
+      await writeSecret(control, ns, 'blackhole-creds', {
+        ...keys,
+        endpoint: `https://127.0.0.1:${(blackHole.address() as { port: number }).port}`,
+      });
+      await control.apply(Providers, {
+        apiVersion: Providers.apiVersion,
+        kind: 'Provider',
+        metadata: { name: 'blackhole', namespace: ns },
+        spec: { credentialsSecretRef: { name: 'blackhole-creds' } },
+      });
       const dead = Array.from({ length: 9 }, () => uniqueName('dead'));
-      await Promise.all(dead.map((n) => control.create(ManagedObjectStores, { ...store(n), spec: { ...store(n).spec, providerRef: { name: 'blackhole' } } })));
+      await Promise.all(
+        dead.map((n) =>
+          control.create(ManagedObjectStores, { ...store(n), spec: { ...store(n).spec, providerRef: { name: 'blackhole' } } }),
+        ),
+      );
       await eventually(async () => sockets.length > 0, 'provider-rook to be stuck on the black hole');
       const started = Date.now();
       const healthy = uniqueName('healthy');
       await control.create(ManagedObjectStores, store(healthy));
-      await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, healthy, ns), 'Ready')?.status === 'True', 'the healthy target\'s store to be Ready', 60_000);
+      await eventually(
+        async () => cond(await control.get<ObjectStore>(ManagedObjectStores, healthy, ns), 'Ready')?.status === 'True',
+        "the healthy target's store to be Ready",
+        60_000,
+      );
       const seconds = (Date.now() - started) / 1000;
       // Without isolation the shared workers wait out one timeout after another (55 s was measured).
       expect(seconds).toBeLessThan(20);
@@ -147,29 +218,73 @@ describe('resilience', () => {
     const mr = store(name);
     // The moment of the crash: "pending" recorded, the store written in the target with our marks,
     // "succeeded" never recorded. Built with a Provider that does not exist yet, so nothing runs early.
-    const created = await control.create<ObjectStore>(ManagedObjectStores, { ...mr, spec: { ...mr.spec, providerRef: { name: 'later' } } } as unknown as ObjectStore);
-    await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Synced')?.reason === 'ProviderNotFound', 'the resource to wait for its Provider');
+    const created = await control.create<ObjectStore>(ManagedObjectStores, {
+      ...mr,
+      spec: { ...mr.spec, providerRef: { name: 'later' } },
+    } as unknown as ObjectStore);
+    await eventually(
+      async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Synced')?.reason === 'ProviderNotFound',
+      'the resource to wait for its Provider',
+    );
     await control.mergePatch(ManagedObjectStores, name, ns, {
-      metadata: { finalizers: ['finalizer.managedresource.crossplane.io'], annotations: { 'crossplane.io/external-name': name, 'crossplane.io/external-create-pending': new Date().toISOString().replace(/\.\d+Z/, 'Z') } },
+      metadata: {
+        finalizers: ['finalizer.managedresource.crossplane.io'],
+        annotations: {
+          'crossplane.io/external-name': name,
+          'crossplane.io/external-create-pending': new Date().toISOString().replace(/\.\d+Z/, 'Z'),
+        },
+      },
     });
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
     // What the crashed provider-rook wrote: its signed marks (the key is the control cluster's).
     const marks = new OwnershipMarks(app.controlPlaneId, await loadOwnershipKey(control, DEFAULT_OWNERSHIP_KEY_SECRET));
-    const owner = { resource: 'objectstores.minio.rook.crossplane.io', namespace: ns, name, uid: created.metadata.uid!, reclaimPolicy: 'Delete' };
+    const owner = {
+      resource: 'objectstores.minio.rook.crossplane.io',
+      namespace: ns,
+      name,
+      uid: created.metadata.uid!,
+      reclaimPolicy: 'Delete',
+    };
     // A create writes the access keys before the store.
-    await target.create(Secrets, marks.mark(Secrets, {
-      apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-access-keys`, namespace: mr.spec.targetNamespace },
-      data: { username: Buffer.from('crashuser').toString('base64'), password: Buffer.from('crashpassword').toString('base64') },
-    } as KubeObjectLike, owner));
-    await target.create(RookObjectStores, marks.mark(RookObjectStores, {
-      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore',
-      metadata: { name, namespace: mr.spec.targetNamespace },
-      spec: { scope: { nodeCount: 4 }, credentials: { name: `${name}-access-keys`, namespace: mr.spec.targetNamespace } },
-    } as KubeObjectLike, owner));
+    await target.create(
+      Secrets,
+      marks.mark(
+        Secrets,
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: `${name}-access-keys`, namespace: mr.spec.targetNamespace },
+          data: { username: Buffer.from('crashuser').toString('base64'), password: Buffer.from('crashpassword').toString('base64') },
+        } as KubeObjectLike,
+        owner,
+      ),
+    );
+    await target.create(
+      RookObjectStores,
+      marks.mark(
+        RookObjectStores,
+        {
+          apiVersion: RookObjectStores.apiVersion,
+          kind: 'ObjectStore',
+          metadata: { name, namespace: mr.spec.targetNamespace },
+          spec: { scope: { nodeCount: 4 }, credentials: { name: `${name}-access-keys`, namespace: mr.spec.targetNamespace } },
+        } as KubeObjectLike,
+        owner,
+      ),
+    );
     // The "restart": the Provider appears and reconciliation resumes.
     await writeSecret(control, ns, 'later-creds', providerSecretKeys(outage));
-    await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'later', namespace: ns }, spec: { credentialsSecretRef: { name: 'later-creds' } } });
-    await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True', 'the resumed store to be Ready', 60_000);
+    await control.apply(Providers, {
+      apiVersion: Providers.apiVersion,
+      kind: 'Provider',
+      metadata: { name: 'later', namespace: ns },
+      spec: { credentialsSecretRef: { name: 'later-creds' } },
+    });
+    await eventually(
+      async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True',
+      'the resumed store to be Ready',
+      60_000,
+    );
     const { items } = await target.list(RookObjectStores, { namespace: mr.spec.targetNamespace });
     expect(items.map((i) => i.metadata.name)).toEqual([name]);
     const events = await eventsFor(control, ns, name);
@@ -180,7 +295,10 @@ describe('resilience', () => {
     const name = uniqueName('leak');
     const mr = store(name);
     await control.create(ManagedObjectStores, mr);
-    await eventually(async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True', 'the store to be Ready');
+    await eventually(
+      async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True',
+      'the store to be Ready',
+    );
     // Someone strips the finalizer and deletes the resource while the provider is not looking.
     await app.stop();
     await control.mergePatch(ManagedObjectStores, name, ns, { metadata: { finalizers: null } });
@@ -188,23 +306,41 @@ describe('resilience', () => {
     await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the resource to be gone');
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
 
-    const reporting = await startTestApp(testCluster('control'), { namespaces: [ns], controlPlaneId: app.controlPlaneId, leakReportOnly: true });
+    const reporting = await startTestApp(testCluster('control'), {
+      namespaces: [ns],
+      controlPlaneId: app.controlPlaneId,
+      leakReportOnly: true,
+    });
     const reported = await reporting.leaks.sweep();
     await reporting.stop();
-    expect(reported.filter((r) => r.owner === `${ns}/${name}`).map((r) => [r.kind, r.deleted])).toEqual([['ObjectStore', false], ['Secret', false], ['Service', false], ['Namespace', false]]);
+    expect(reported.filter((r) => r.owner === `${ns}/${name}`).map((r) => [r.kind, r.deleted])).toEqual([
+      ['ObjectStore', false],
+      ['Secret', false],
+      ['Service', false],
+      ['Namespace', false],
+    ]);
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
 
     // Objects of live resources are never touched: every one of them keeps its uid (a sweeper that
     // deleted them would see them recreated within a second, with new uids).
-    const live = async (type: typeof Secrets) => (await target.list<KubeObjectLike>(type, { labelSelector: `rook.crossplane.io/control-plane=${app.controlPlaneId}` })).items
-      .filter((o) => o.metadata.namespace !== mr.spec.targetNamespace).map((o) => o.metadata.uid).sort();
+    const live = async (type: typeof Secrets) =>
+      (await target.list<KubeObjectLike>(type, { labelSelector: `rook.crossplane.io/control-plane=${app.controlPlaneId}` })).items
+        .filter((o) => o.metadata.namespace !== mr.spec.targetNamespace)
+        .map((o) => o.metadata.uid)
+        .sort();
     const before = { stores: await live(RookObjectStores), secrets: await live(Secrets) };
     expect(before.stores.length).toBeGreaterThan(0);
 
     // A provider that starts sweeps at once.
     app = await startTestApp(testCluster('control'), { namespaces: [ns], controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
-    await eventually(async () => (await target.get(RookObjectStores, name, mr.spec.targetNamespace)) === undefined, 'the leaked store to be deleted');
-    await eventually(async () => (await target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)) === undefined, 'the leaked access keys to be deleted');
+    await eventually(
+      async () => (await target.get(RookObjectStores, name, mr.spec.targetNamespace)) === undefined,
+      'the leaked store to be deleted',
+    );
+    await eventually(
+      async () => (await target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)) === undefined,
+      'the leaked access keys to be deleted',
+    );
     expect(await live(RookObjectStores)).toEqual(before.stores);
     expect(await live(Secrets)).toEqual(before.secrets);
   }, 120_000);

@@ -8,7 +8,15 @@ import { targetClients } from '../../src/runtime/metrics.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespace, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import {
+  createNamespace,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 let control: KubeClient;
@@ -29,7 +37,12 @@ beforeAll(async () => {
   await operator.start();
   ns = await createNamespace(control, 'rotate');
   await writeSecret(control, ns, 'creds', providerSecretKeys(testCluster('target')));
-  await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'target', namespace: ns }, spec: { credentialsSecretRef: { name: 'creds' } } });
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name: 'target', namespace: ns },
+    spec: { credentialsSecretRef: { name: 'creds' } },
+  });
   app = await startTestApp(testCluster('control'), { namespaces: [ns], pollIntervalMs: 1_000 });
 }, 60_000);
 
@@ -42,7 +55,9 @@ describe('Provider Secret rotation', () => {
   it('is picked up within seconds, and the superseded client is closed at once', async () => {
     const name = uniqueName('rot');
     await control.create(ManagedObjectStores, {
-      apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: ns },
+      apiVersion: ManagedObjectStores.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name, namespace: ns },
       spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: uniqueName('t'), providerRef: { name: 'target' } },
     });
     await eventually(async () => (await synced(name))?.status === 'True', 'the store to be Synced');
@@ -51,7 +66,11 @@ describe('Provider Secret rotation', () => {
     const { clientCert: _c, clientKey: _k, ...rest } = providerSecretKeys(testCluster('target'));
     const rotatedAt = Date.now();
     await writeSecret(control, ns, 'creds', { ...rest, token: 'not-a-valid-token' });
-    await eventually(async () => (await synced(name))?.reason === 'Unauthorized', 'the store to report the new credentials refused', 15_000);
+    await eventually(
+      async () => (await synced(name))?.reason === 'Unauthorized',
+      'the store to report the new credentials refused',
+      15_000,
+    );
     expect(Date.now() - rotatedAt).toBeLessThan(10_000);
     // One client: the new one. The old one's watches and connections are gone.
     expect(await openClients()).toBe(1);

@@ -31,7 +31,9 @@ const running: App[] = [];
 async function provider(name: string, cluster: LocalCluster, labels: Record<string, string>, maxResources?: number): Promise<void> {
   await writeSecret(control, platform, `${name}-creds`, providerSecretKeys(cluster));
   await control.apply(Providers, {
-    apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name, namespace: platform, labels },
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name, namespace: platform, labels },
     spec: { credentialsSecretRef: { name: `${name}-creds` }, ...(maxResources !== undefined ? { capacity: { maxResources } } : {}) },
   } as KubeObjectLike);
 }
@@ -39,32 +41,43 @@ async function provider(name: string, cluster: LocalCluster, labels: Record<stri
 /** An ObjectStoreClass that lets the scheduler choose, and its BucketClass of the same name. */
 async function selectorClass(name: string, providerSelector: LabelSelector): Promise<void> {
   await control.apply(ObjectStoreClasses, {
-    apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name, namespace: platform },
+    apiVersion: ObjectStoreClasses.apiVersion,
+    kind: 'ObjectStoreClass',
+    metadata: { name, namespace: platform },
     spec: { scope: { nodeCount: 4 }, providerSelector, targetNamespace: 'rook-minio' },
   } as KubeObjectLike);
   await control.apply(BucketClasses, {
-    apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name, namespace: apps },
+    apiVersion: BucketClasses.apiVersion,
+    kind: 'BucketClass',
+    metadata: { name, namespace: apps },
     classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name, namespace: platform },
   } as KubeObjectLike);
 }
 
-const claim = (name: string, className: string, providerSelector?: LabelSelector) => ({
-  apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name, namespace: apps },
-  spec: { classRef: { name: className }, writeConnectionSecretToRef: { name }, ...(providerSelector ? { providerSelector } : {}) },
-}) as KubeObjectLike;
+const claim = (name: string, className: string, providerSelector?: LabelSelector) =>
+  ({
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name, namespace: apps },
+    spec: { classRef: { name: className }, writeConnectionSecretToRef: { name }, ...(providerSelector ? { providerSelector } : {}) },
+  }) as KubeObjectLike;
 
 const stores = async (): Promise<ObjectStore[]> => (await control.list<ObjectStore>(ManagedObjectStores, { namespace: platform })).items;
 
 /** The managed resource of each named claim, once every one has a Provider. */
 async function placed(names: string[], timeoutMs = 60_000): Promise<Map<string, string>> {
-  return eventually(async () => {
-    const byClaim = new Map<string, string>();
-    for (const s of await stores()) {
-      const claimName = (s.spec.claimRef as { name?: string } | undefined)?.name;
-      if (claimName && names.includes(claimName) && s.spec.providerRef) byClaim.set(claimName, s.spec.providerRef.name);
-    }
-    return byClaim.size === names.length ? byClaim : undefined;
-  }, `${names.length} claims placed`, timeoutMs);
+  return eventually(
+    async () => {
+      const byClaim = new Map<string, string>();
+      for (const s of await stores()) {
+        const claimName = (s.spec.claimRef as { name?: string } | undefined)?.name;
+        if (claimName && names.includes(claimName) && s.spec.providerRef) byClaim.set(claimName, s.spec.providerRef.name);
+      }
+      return byClaim.size === names.length ? byClaim : undefined;
+    },
+    `${names.length} claims placed`,
+    timeoutMs,
+  );
 }
 
 const tally = (placements: Iterable<string>): Record<string, number> => {
@@ -74,7 +87,11 @@ const tally = (placements: Iterable<string>): Record<string, number> => {
 };
 
 async function ready(name: string, status: 'True' | 'False' = 'True'): Promise<void> {
-  await eventually(async () => cond(await control.get<Provider>(Providers, name, platform), 'Ready')?.status === status, `Provider ${name} Ready=${status}`, 60_000);
+  await eventually(
+    async () => cond(await control.get<Provider>(Providers, name, platform), 'Ready')?.status === status,
+    `Provider ${name} Ready=${status}`,
+    60_000,
+  );
 }
 
 beforeAll(async () => {
@@ -109,7 +126,11 @@ describe('scheduling claims onto target clusters', () => {
       const b = await control.get<Bucket>(Buckets, 'spread-0', apps);
       return b?.status?.providerRef?.name && cond(b, 'Scheduled')?.status === 'True' ? b : undefined;
     }, 'claim spread-0 Scheduled with its Provider');
-    const mr = (await control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(ManagedObjectStores, one.spec.resourceRef!.name, platform))!;
+    const mr = (await control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(
+      ManagedObjectStores,
+      one.spec.resourceRef!.name,
+      platform,
+    ))!;
     expect(mr.spec.providerRef?.name).toBe(one.status!.providerRef!.name);
     expect(cond(mr, 'Scheduled')).toMatchObject({ status: 'True', reason: 'Scheduled' });
     // Events are written without waiting for them.
@@ -117,7 +138,9 @@ describe('scheduling claims onto target clusters', () => {
       const found = (await eventsFor(control, platform, mr.metadata.name)).filter((e) => e.reason === 'Scheduled');
       return found.length ? found : undefined;
     }, 'the Scheduled Event');
-    expect(events.map((e) => e.message)).toEqual([expect.stringMatching(/^Scheduled on Provider [a-z0-9-]+: the fewest managed resources/)]);
+    expect(events.map((e) => e.message)).toEqual([
+      expect.stringMatching(/^Scheduled on Provider [a-z0-9-]+: the fewest managed resources/),
+    ]);
   });
 
   it('puts a claim that asks for a region only there, and says NoMatchingProvider for a region no Provider has', async () => {
@@ -134,14 +157,20 @@ describe('scheduling claims onto target clusters', () => {
     expect(cond(waiting, 'Scheduled')!.message).toContain('(providers 3, matching 0, usable 0, with room 0)');
     const mr = (await stores()).find((s) => (s.spec.claimRef as { name?: string }).name === 'on-mars')!;
     expect(mr.spec.providerRef).toBeUndefined();
-    await eventually(async () => (await eventsFor(control, apps, 'on-mars')).some((e) => e.reason === 'NoMatchingProvider' && e.type === 'Warning'), 'a NoMatchingProvider Event on the claim');
+    await eventually(
+      async () => (await eventsFor(control, apps, 'on-mars')).some((e) => e.reason === 'NoMatchingProvider' && e.type === 'Warning'),
+      'a NoMatchingProvider Event on the claim',
+    );
   });
 
   it('skips a full Provider, says CapacityExhausted when only full ones match, and places the claim once there is room', async () => {
     const usedOnUs = (await stores()).filter((s) => s.spec.providerRef?.name === 'us-1').length;
     await provider('us-1', clusters['us-1'], { region: 'us', tier: 'standard' }, usedOnUs);
     await control.create(Buckets, claim('us-when-full', 'anywhere', { matchLabels: { region: 'us' } }));
-    await eventually(async () => cond(await control.get<Bucket>(Buckets, 'us-when-full', apps), 'Scheduled')?.reason === 'CapacityExhausted', 'claim us-when-full CapacityExhausted');
+    await eventually(
+      async () => cond(await control.get<Bucket>(Buckets, 'us-when-full', apps), 'Scheduled')?.reason === 'CapacityExhausted',
+      'claim us-when-full CapacityExhausted',
+    );
     const msg = cond(await control.get<Bucket>(Buckets, 'us-when-full', apps), 'Scheduled')!.message!;
     expect(msg).toContain(`us-1 ${usedOnUs}/${usedOnUs}`);
 
@@ -155,7 +184,9 @@ describe('scheduling claims onto target clusters', () => {
   });
 
   it('gives a stopped target no new resources, and moves none of those it has', async () => {
-    const before = new Map((await stores()).filter((s) => s.spec.providerRef?.name === 'eu-2').map((s) => [s.metadata.name, s.metadata.uid]));
+    const before = new Map(
+      (await stores()).filter((s) => s.spec.providerRef?.name === 'eu-2').map((s) => [s.metadata.name, s.metadata.uid]),
+    );
     expect(before.size).toBeGreaterThan(0);
     await stop(EU2);
     try {
@@ -164,7 +195,9 @@ describe('scheduling claims onto target clusters', () => {
       for (const n of names) await control.create(Buckets, claim(n, 'anywhere', { matchLabels: { region: 'eu' } }));
       expect(tally((await placed(names)).values())).toEqual({ 'eu-1': 3 });
       const after = (await stores()).filter((s) => before.has(s.metadata.name));
-      expect(after.map((s) => [s.metadata.name, s.metadata.uid, s.spec.providerRef?.name])).toEqual([...before].map(([n, uid]) => [n, uid, 'eu-2']));
+      expect(after.map((s) => [s.metadata.name, s.metadata.uid, s.spec.providerRef?.name])).toEqual(
+        [...before].map(([n, uid]) => [n, uid, 'eu-2']),
+      );
     } finally {
       await start(EU2);
     }
@@ -172,13 +205,21 @@ describe('scheduling claims onto target clusters', () => {
   });
 
   it('moves nothing off a Provider that loses its labels; it only stops receiving new resources', async () => {
-    const before = (await stores()).filter((s) => s.spec.providerRef?.name === 'eu-1').map((s) => s.metadata.uid).sort();
+    const before = (await stores())
+      .filter((s) => s.spec.providerRef?.name === 'eu-1')
+      .map((s) => s.metadata.uid)
+      .sort();
     await provider('eu-1', clusters['eu-1'], { region: 'retired' });
     try {
       const names = ['after-relabel-0', 'after-relabel-1'];
       for (const n of names) await control.create(Buckets, claim(n, 'anywhere', { matchLabels: { region: 'eu' } }));
       expect(tally((await placed(names)).values())).toEqual({ 'eu-2': 2 });
-      expect((await stores()).filter((s) => s.spec.providerRef?.name === 'eu-1').map((s) => s.metadata.uid).sort()).toEqual(before);
+      expect(
+        (await stores())
+          .filter((s) => s.spec.providerRef?.name === 'eu-1')
+          .map((s) => s.metadata.uid)
+          .sort(),
+      ).toEqual(before);
     } finally {
       await provider('eu-1', clusters['eu-1'], { region: 'eu', tier: 'standard' });
     }
@@ -192,7 +233,14 @@ describe('scheduling claims onto target clusters', () => {
     await selectorClass('capped', { matchLabels: labels });
     await ready('cap-a');
     await ready('cap-b');
-    running.push(await startTestApp(testCluster('control'), { namespaces: [platform, apps], pollIntervalMs: 1_000, maxReconcileRate: 100, controlPlaneId: running[0]!.controlPlaneId }));
+    running.push(
+      await startTestApp(testCluster('control'), {
+        namespaces: [platform, apps],
+        pollIntervalMs: 1_000,
+        maxReconcileRate: 100,
+        controlPlaneId: running[0]!.controlPlaneId,
+      }),
+    );
 
     const names = Array.from({ length: 40 }, (_, i) => `capped-${i}`);
     await Promise.all(names.map((n) => control.create(Buckets, claim(n, 'capped'))));
@@ -218,16 +266,30 @@ describe('scheduling claims onto target clusters', () => {
     const freed = (await placed(['capped-7'])).get('capped-7')!;
     await control.delete(Buckets, 'capped-7', apps);
     expect((await placed(['capped-extra'], 60_000)).get('capped-extra')).toBe(freed);
-    const total = tally((await stores()).filter((s) => (s.spec.claimRef as { name?: string }).name?.startsWith('capped-')).map((s) => s.spec.providerRef!.name));
+    const total = tally(
+      (await stores())
+        .filter((s) => (s.spec.claimRef as { name?: string }).name?.startsWith('capped-'))
+        .map((s) => s.spec.providerRef!.name),
+    );
     expect(total).toEqual({ 'cap-a': 20, 'cap-b': 20 });
-    await eventually(async () => (await control.get<Provider>(Providers, freed, platform))!.status!.reservations!.length === 20, `${freed} holding 20 reservations`);
+    await eventually(
+      async () => (await control.get<Provider>(Providers, freed, platform))!.status!.reservations!.length === 20,
+      `${freed} holding 20 reservations`,
+    );
   }, 180_000);
 
   it('refuses a class that names both providerRef and providerSelector, and a resource whose Provider is changed', async () => {
-    const both = { ...claim('x', 'x'), apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: uniqueName('both'), namespace: platform },
-      spec: { scope: { nodeCount: 4 }, providerRef: { name: 'eu-1' }, providerSelector: { matchLabels: { region: 'eu' } } } } as KubeObjectLike;
+    const both = {
+      ...claim('x', 'x'),
+      apiVersion: ObjectStoreClasses.apiVersion,
+      kind: 'ObjectStoreClass',
+      metadata: { name: uniqueName('both'), namespace: platform },
+      spec: { scope: { nodeCount: 4 }, providerRef: { name: 'eu-1' }, providerSelector: { matchLabels: { region: 'eu' } } },
+    } as KubeObjectLike;
     await expect(control.create(ObjectStoreClasses, both)).rejects.toThrow(/exactly one of providerRef/);
     const mr = (await stores()).find((s) => s.spec.providerRef?.name === 'eu-1')!;
-    await expect(control.update(ManagedObjectStores, { ...mr, spec: { ...mr.spec, providerRef: { name: 'us-1' } } })).rejects.toThrow(/providerRef cannot change once set/);
+    await expect(control.update(ManagedObjectStores, { ...mr, spec: { ...mr.spec, providerRef: { name: 'us-1' } } })).rejects.toThrow(
+      /providerRef cannot change once set/,
+    );
   });
 });

@@ -54,38 +54,61 @@ afterAll(async () => {
 }, 60_000);
 
 describe('operator stand-ins', () => {
-  it('retry a Tenant whose status write failed, without a new event, as the MinIO Operator\'s queue does', async () => {
+  it("retry a Tenant whose status write failed, without a new event, as the MinIO Operator's queue does", async () => {
     const operator = new FakeTenantOperator(flaky);
     await operator.start();
     stops.push(operator);
     await writeSecret(admin, ns, 'retried-env', { 'config.env': 'export MINIO_ROOT_USER="user"\nexport MINIO_ROOT_PASSWORD="password"\n' });
     flaky.failures = 3;
     await admin.create(MinioTenants, {
-      apiVersion: MinioTenants.apiVersion, kind: 'Tenant', metadata: { name: 'retried', namespace: ns },
-      spec: { requestAutoCert: false, configuration: { name: 'retried-env' }, pools: [{ name: 'pool-0', servers: 4, volumesPerServer: 1, volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } }] },
+      apiVersion: MinioTenants.apiVersion,
+      kind: 'Tenant',
+      metadata: { name: 'retried', namespace: ns },
+      spec: {
+        requestAutoCert: false,
+        configuration: { name: 'retried-env' },
+        pools: [
+          {
+            name: 'pool-0',
+            servers: 4,
+            volumesPerServer: 1,
+            volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+          },
+        ],
+      },
     } as KubeObjectLike);
-    const tenant = await eventually(async () => {
-      const t = await admin.get<KubeObjectLike & { status?: Status }>(MinioTenants, 'retried', ns);
-      return t?.status?.currentState === 'Initialized' ? t : undefined;
-    }, 'the Tenant Initialized after three failed status writes', 20_000);
+    const tenant = await eventually(
+      async () => {
+        const t = await admin.get<KubeObjectLike & { status?: Status }>(MinioTenants, 'retried', ns);
+        return t?.status?.currentState === 'Initialized' ? t : undefined;
+      },
+      'the Tenant Initialized after three failed status writes',
+      20_000,
+    );
     expect(flaky.failed).toBe(3);
     expect(tenant.status?.currentState).toBe('Initialized');
   });
 
-  it('retry the StatefulSet\'s readiness for a Rook MinIO store, whose operator part runs once per event', async () => {
+  it("retry the StatefulSet's readiness for a Rook MinIO store, whose operator part runs once per event", async () => {
     const operator = new FakeMinioOperator(flaky);
     await operator.start();
     stops.push(operator);
     await writeSecret(admin, ns, 'store-keys', { username: 'user', password: 'password' });
     flaky.failures = 2;
     await admin.create(RookObjectStores, {
-      apiVersion: RookObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name: 'retried', namespace: ns },
+      apiVersion: RookObjectStores.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name: 'retried', namespace: ns },
       spec: { scope: { nodeCount: 4 }, credentials: { name: 'store-keys', namespace: ns } },
     } as KubeObjectLike);
-    const sts = await eventually(async () => {
-      const s = await admin.get<KubeObjectLike & { status?: Status }>(StatefulSets, 'retried', ns);
-      return s?.status?.readyReplicas === 4 ? s : undefined;
-    }, 'the StatefulSet ready after two failed status writes', 20_000);
+    const sts = await eventually(
+      async () => {
+        const s = await admin.get<KubeObjectLike & { status?: Status }>(StatefulSets, 'retried', ns);
+        return s?.status?.readyReplicas === 4 ? s : undefined;
+      },
+      'the StatefulSet ready after two failed status writes',
+      20_000,
+    );
     expect(flaky.failed).toBe(5);
     expect(sts.status?.readyReplicas).toBe(4);
   });

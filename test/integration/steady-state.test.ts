@@ -11,7 +11,15 @@ import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { adminClient, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { difference, writeCounts } from '../../hack/lib/apiserver-metrics.ts';
-import { createNamespace, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import {
+  createNamespace,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 const names = [`quiet-control-${process.pid}`, `quiet-target-${process.pid}`];
@@ -38,37 +46,83 @@ describe('steady state', () => {
     await preinstallOperator(target);
     const ns = await createNamespace(control, 'quiet');
     await writeSecret(control, ns, 'creds', providerSecretKeys(targetCluster));
-    await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'target', namespace: ns }, spec: { credentialsSecretRef: { name: 'creds' } } });
+    await control.apply(Providers, {
+      apiVersion: Providers.apiVersion,
+      kind: 'Provider',
+      metadata: { name: 'target', namespace: ns },
+      spec: { credentialsSecretRef: { name: 'creds' } },
+    });
     operator = new FakeMinioOperator(target);
     await operator.start();
     const appNs = await createNamespace(control, 'quiet-app');
     const pollMs = 1_000;
     // Every request provider-rook sends, by "METHOD path" (watches open and reopen: they are not reads).
     let requests: string[] = [];
-    app = await startTestApp(controlCluster, { namespaces: [ns, appNs], pollIntervalMs: pollMs, onRequest: (_server, method, path) => { if (method !== 'WATCH') requests.push(`${method} ${path}`); } });
+    app = await startTestApp(controlCluster, {
+      namespaces: [ns, appNs],
+      pollIntervalMs: pollMs,
+      onRequest: (_server, method, path) => {
+        if (method !== 'WATCH') requests.push(`${method} ${path}`);
+      },
+    });
 
     // Two claims as well (one naming its class, one defaulted by a policy): all three claim-side
     // controllers must come to rest too.
     await applyManifests(control, [
-      { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: 'standard', namespace: ns }, spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' } } },
-      { apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'standard', namespace: appNs }, classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: ns } },
-      { apiVersion: BucketPolicies.apiVersion, kind: 'BucketPolicy', metadata: { name: 'default', namespace: appNs }, spec: { defaultClassRef: { name: 'standard' } } },
-      { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: 'named', namespace: appNs }, spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: 'named' } } },
-      { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: 'defaulted', namespace: appNs }, spec: { writeConnectionSecretToRef: { name: 'defaulted' } } },
+      {
+        apiVersion: ObjectStoreClasses.apiVersion,
+        kind: 'ObjectStoreClass',
+        metadata: { name: 'standard', namespace: ns },
+        spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' } },
+      },
+      {
+        apiVersion: BucketClasses.apiVersion,
+        kind: 'BucketClass',
+        metadata: { name: 'standard', namespace: appNs },
+        classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: ns },
+      },
+      {
+        apiVersion: BucketPolicies.apiVersion,
+        kind: 'BucketPolicy',
+        metadata: { name: 'default', namespace: appNs },
+        spec: { defaultClassRef: { name: 'standard' } },
+      },
+      {
+        apiVersion: Buckets.apiVersion,
+        kind: 'Bucket',
+        metadata: { name: 'named', namespace: appNs },
+        spec: { classRef: { name: 'standard' }, writeConnectionSecretToRef: { name: 'named' } },
+      },
+      {
+        apiVersion: Buckets.apiVersion,
+        kind: 'Bucket',
+        metadata: { name: 'defaulted', namespace: appNs },
+        spec: { writeConnectionSecretToRef: { name: 'defaulted' } },
+      },
     ]);
 
     const stores = Array.from({ length: 3 }, () => uniqueName('quiet'));
     for (const name of stores) {
       await control.create(ManagedObjectStores, {
-        apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: ns },
-        spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: uniqueName('t'), providerRef: { name: 'target' }, writeConnectionSecretToRef: { name: `${name}-conn` } },
+        apiVersion: ManagedObjectStores.apiVersion,
+        kind: 'ObjectStore',
+        metadata: { name, namespace: ns },
+        spec: {
+          forProvider: { scope: { nodeCount: 4 } },
+          targetNamespace: uniqueName('t'),
+          providerRef: { name: 'target' },
+          writeConnectionSecretToRef: { name: `${name}-conn` },
+        },
       });
     }
     await eventually(async () => {
       const { items } = await control.list<ObjectStore>(ManagedObjectStores, { namespace: ns });
       const claims = (await control.list<Bucket>(Buckets, { namespace: appNs })).items;
-      return items.length === 5 && items.every((mr) => mr.status?.conditions?.every((c) => c.status === 'True') && mr.status.conditions.length === 2) &&
-        claims.every((c) => c.status?.bindingPhase === 'Bound' && c.status.conditions?.every((cond) => cond.status === 'True'));
+      return (
+        items.length === 5 &&
+        items.every((mr) => mr.status?.conditions?.every((c) => c.status === 'True') && mr.status.conditions.length === 2) &&
+        claims.every((c) => c.status?.bindingPhase === 'Bound' && c.status.conditions?.every((cond) => cond.status === 'True'))
+      );
     }, 'all stores Ready and Synced, all claims Bound');
     // Let in-flight follow-ups (the pass after create, the connection Secret) settle.
     await new Promise((r) => setTimeout(r, 3 * pollMs));
@@ -79,7 +133,9 @@ describe('steady state', () => {
     const after = await Promise.all([writeCounts(controlCluster), writeCounts(targetCluster)]);
     const writes = { control: difference(after[0], before[0]), target: difference(after[1], before[1]) };
     const sent = requests;
-    console.log(`during 6 polls of 5 stores and 2 bound claims: writes at the API servers ${JSON.stringify(writes)}; provider-rook's requests: ${sent.length}`);
+    console.log(
+      `during 6 polls of 5 stores and 2 bound claims: writes at the API servers ${JSON.stringify(writes)}; provider-rook's requests: ${sent.length}`,
+    );
     expect(writes).toEqual({ control: {}, target: {} });
     expect(sent).toEqual([]);
   }, 120_000);

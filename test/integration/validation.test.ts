@@ -11,7 +11,15 @@ import { Secrets, resourcePath, type ResourceType } from '../../src/runtime/kube
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespace, installCrds, ourCrds, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import {
+  createNamespace,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 let control: KubeClient;
@@ -20,13 +28,19 @@ let app: App;
 let platform: string;
 let apps: string;
 
-const store = (name: string, over: Record<string, unknown> = {}, annotations?: Record<string, string>) => ({
-  apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', metadata: { name, namespace: platform, ...(annotations ? { annotations } : {}) },
-  spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'valid-minio', providerRef: { name: 'target' }, ...over },
-}) as unknown as KubeObjectLike;
+const store = (name: string, over: Record<string, unknown> = {}, annotations?: Record<string, string>) =>
+  ({
+    apiVersion: ManagedObjectStores.apiVersion,
+    kind: 'ObjectStore',
+    metadata: { name, namespace: platform, ...(annotations ? { annotations } : {}) },
+    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'valid-minio', providerRef: { name: 'target' }, ...over },
+  }) as unknown as KubeObjectLike;
 
 async function refused(obj: KubeObjectLike, field: RegExp, type: ResourceType = ManagedObjectStores): Promise<void> {
-  const err = await control.create(type, obj).then(() => undefined, (e: unknown) => e);
+  const err = await control.create(type, obj).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(KubeError);
   expect((err as KubeError).code).toBe(422);
   expect((err as KubeError).message).toMatch(field);
@@ -40,13 +54,22 @@ beforeAll(async () => {
   platform = await createNamespace(control, 'val-infra');
   apps = await createNamespace(control, 'val-app');
   await writeSecret(control, platform, 'target-creds', providerSecretKeys(testCluster('target')));
-  await control.apply(Providers, { apiVersion: Providers.apiVersion, kind: 'Provider', metadata: { name: 'target', namespace: platform }, spec: { credentialsSecretRef: { name: 'target-creds' } } } as KubeObjectLike);
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name: 'target', namespace: platform },
+    spec: { credentialsSecretRef: { name: 'target-creds' } },
+  } as KubeObjectLike);
   await control.apply(ObjectStoreClasses, {
-    apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: 'std', namespace: platform },
+    apiVersion: ObjectStoreClasses.apiVersion,
+    kind: 'ObjectStoreClass',
+    metadata: { name: 'std', namespace: platform },
     spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'valid-minio' },
   } as KubeObjectLike);
   await control.apply(BucketClasses, {
-    apiVersion: BucketClasses.apiVersion, kind: 'BucketClass', metadata: { name: 'std', namespace: apps },
+    apiVersion: BucketClasses.apiVersion,
+    kind: 'BucketClass',
+    metadata: { name: 'std', namespace: apps },
     classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'std', namespace: platform },
   } as KubeObjectLike);
   operator = new FakeMinioOperator(target);
@@ -61,17 +84,34 @@ afterAll(async () => {
 
 describe('names and sizes', () => {
   it('the API refuses names that are not names, naming the field', async () => {
-    for (const bad of ['..', '.', 'a/b', 'UPPER', 'x'.repeat(64)]) await refused(store(uniqueName('v'), { targetNamespace: bad }), /spec\.targetNamespace/);
+    for (const bad of ['..', '.', 'a/b', 'UPPER', 'x'.repeat(64)])
+      await refused(store(uniqueName('v'), { targetNamespace: bad }), /spec\.targetNamespace/);
     await refused(store(uniqueName('v'), { providerRef: { name: '..' } }), /spec\.providerRef\.name/);
-    await refused(store(uniqueName('v'), { writeConnectionSecretToRef: { name: '../secrets/x' } }), /spec\.writeConnectionSecretToRef\.name/);
-    await refused(store(uniqueName('v'), { forProvider: { scope: { nodeCount: 4 }, credentials: { name: 'x'.repeat(254) } } }), /spec\.forProvider\.credentials\.name/);
-    const claim = await control.create(Buckets, { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name: uniqueName('v'), namespace: apps }, spec: { classRef: { name: '..' } } } as KubeObjectLike)
-      .then(() => undefined, (e: unknown) => e);
+    await refused(
+      store(uniqueName('v'), { writeConnectionSecretToRef: { name: '../secrets/x' } }),
+      /spec\.writeConnectionSecretToRef\.name/,
+    );
+    await refused(
+      store(uniqueName('v'), { forProvider: { scope: { nodeCount: 4 }, credentials: { name: 'x'.repeat(254) } } }),
+      /spec\.forProvider\.credentials\.name/,
+    );
+    const claim = await control
+      .create(Buckets, {
+        apiVersion: Buckets.apiVersion,
+        kind: 'Bucket',
+        metadata: { name: uniqueName('v'), namespace: apps },
+        spec: { classRef: { name: '..' } },
+      } as KubeObjectLike)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect((claim as KubeError).message).toMatch(/spec\.classRef\.name/);
   });
 
   it('the API refuses a nodeCount out of range (2147483648 would wait forever)', async () => {
-    for (const nodeCount of [2147483648, 64, 2]) await refused(store(uniqueName('v'), { forProvider: { scope: { nodeCount } } }), /spec\.forProvider\.scope\.nodeCount/);
+    for (const nodeCount of [2147483648, 64, 2])
+      await refused(store(uniqueName('v'), { forProvider: { scope: { nodeCount } } }), /spec\.forProvider\.scope\.nodeCount/);
   });
 
   it('an external-name that is no name gets its own reason, and reaches no API path', async () => {
@@ -83,7 +123,10 @@ describe('names and sizes', () => {
         const c = mr?.status?.conditions?.find((x) => x.type === 'Synced');
         return c?.status === 'False' ? c : undefined;
       }, 'Synced=False');
-      expect(synced).toMatchObject({ reason: 'InvalidExternalName', message: expect.stringMatching(/crossplane\.io\/external-name must be a lower-case DNS-1123 subdomain/) });
+      expect(synced).toMatchObject({
+        reason: 'InvalidExternalName',
+        message: expect.stringMatching(/crossplane\.io\/external-name must be a lower-case DNS-1123 subdomain/),
+      });
       expect(synced.message!.length).toBeLessThan(300);
     }
   });
@@ -105,17 +148,53 @@ describe('names and sizes', () => {
     const scope = (spec: unknown) => ({ nodeCount: 4, volumeClaimTemplates: [{ metadata: { name: 'data' }, spec }] });
     const tenantPools = (spec: unknown) => [{ name: 'pool-0', servers: 4, volumesPerServer: 1, volumeClaimTemplate: { spec } }];
     for (const [spec, what] of bad) {
-      await refused(store(uniqueName('pvc'), { forProvider: { scope: scope(spec) } }), field('spec.forProvider.scope.volumeClaimTemplates[0].spec', what));
-      await refused({ apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', metadata: { name: uniqueName('pvc'), namespace: platform }, spec: { scope: scope(spec), providerRef: { name: 'target' } } } as KubeObjectLike,
-        field('spec.scope.volumeClaimTemplates[0].spec', what), ObjectStoreClasses);
-      await refused({ apiVersion: Tenants.apiVersion, kind: 'Tenant', metadata: { name: uniqueName('pvc'), namespace: platform }, spec: { forProvider: { pools: tenantPools(spec) }, targetNamespace: 't', providerRef: { name: 'target' } } } as KubeObjectLike,
-        field('spec.forProvider.pools[0].volumeClaimTemplate.spec', what), Tenants);
-      await refused({ apiVersion: TenantClasses.apiVersion, kind: 'TenantClass', metadata: { name: uniqueName('pvc'), namespace: platform }, spec: { pools: tenantPools(spec), providerRef: { name: 'target' } } } as KubeObjectLike,
-        field('spec.pools[0].volumeClaimTemplate.spec', what), TenantClasses);
+      await refused(
+        store(uniqueName('pvc'), { forProvider: { scope: scope(spec) } }),
+        field('spec.forProvider.scope.volumeClaimTemplates[0].spec', what),
+      );
+      await refused(
+        {
+          apiVersion: ObjectStoreClasses.apiVersion,
+          kind: 'ObjectStoreClass',
+          metadata: { name: uniqueName('pvc'), namespace: platform },
+          spec: { scope: scope(spec), providerRef: { name: 'target' } },
+        } as KubeObjectLike,
+        field('spec.scope.volumeClaimTemplates[0].spec', what),
+        ObjectStoreClasses,
+      );
+      await refused(
+        {
+          apiVersion: Tenants.apiVersion,
+          kind: 'Tenant',
+          metadata: { name: uniqueName('pvc'), namespace: platform },
+          spec: { forProvider: { pools: tenantPools(spec) }, targetNamespace: 't', providerRef: { name: 'target' } },
+        } as KubeObjectLike,
+        field('spec.forProvider.pools[0].volumeClaimTemplate.spec', what),
+        Tenants,
+      );
+      await refused(
+        {
+          apiVersion: TenantClasses.apiVersion,
+          kind: 'TenantClass',
+          metadata: { name: uniqueName('pvc'), namespace: platform },
+          spec: { pools: tenantPools(spec), providerRef: { name: 'target' } },
+        } as KubeObjectLike,
+        field('spec.pools[0].volumeClaimTemplate.spec', what),
+        TenantClasses,
+      );
     }
     // Kubernetes' own forms: a quantity as a number or a string, no storage class (""), a selector.
-    for (const spec of [pvc, { ...pvc, resources: { requests: { storage: 1073741824 } }, storageClassName: '' },
-      { accessModes: ['ReadWriteOnce', 'ReadOnlyMany'], resources: { requests: { storage: '1.5Gi' }, limits: { storage: '2Gi' } }, storageClassName: 'fast.ssd', volumeMode: 'Filesystem', selector: { matchLabels: { tier: 'gold' } } }]) {
+    for (const spec of [
+      pvc,
+      { ...pvc, resources: { requests: { storage: 1073741824 } }, storageClassName: '' },
+      {
+        accessModes: ['ReadWriteOnce', 'ReadOnlyMany'],
+        resources: { requests: { storage: '1.5Gi' }, limits: { storage: '2Gi' } },
+        storageClassName: 'fast.ssd',
+        volumeMode: 'Filesystem',
+        selector: { matchLabels: { tier: 'gold' } },
+      },
+    ]) {
       const name = uniqueName('pvc');
       await control.create(ManagedObjectStores, store(name, { forProvider: { scope: scope(spec) } }, { 'crossplane.io/paused': 'true' }));
       const made = await control.get<ObjectStore>(ManagedObjectStores, name, platform);
@@ -131,11 +210,20 @@ describe('names and sizes', () => {
 
   it('a claim with a 100-character name binds (its labels stay within 63 characters)', async () => {
     const name = `long-${'n'.repeat(95)}`;
-    await control.create(Buckets, { apiVersion: Buckets.apiVersion, kind: 'Bucket', metadata: { name, namespace: apps }, spec: { classRef: { name: 'std' }, writeConnectionSecretToRef: { name: 'long' } } } as KubeObjectLike);
-    const claim = await eventually(async () => {
-      const b = await control.get<Bucket>(Buckets, name, apps);
-      return b?.status?.bindingPhase === 'Bound' ? b : undefined;
-    }, 'the long-named claim to be Bound', 45_000);
+    await control.create(Buckets, {
+      apiVersion: Buckets.apiVersion,
+      kind: 'Bucket',
+      metadata: { name, namespace: apps },
+      spec: { classRef: { name: 'std' }, writeConnectionSecretToRef: { name: 'long' } },
+    } as KubeObjectLike);
+    const claim = await eventually(
+      async () => {
+        const b = await control.get<Bucket>(Buckets, name, apps);
+        return b?.status?.bindingPhase === 'Bound' ? b : undefined;
+      },
+      'the long-named claim to be Bound',
+      45_000,
+    );
     const mr = (await control.get<ObjectStore>(ManagedObjectStores, claim.spec.resourceRef!.name, platform))!;
     const label = mr.metadata.labels?.['crossplane.io/claim-name'] ?? '';
     expect(label.length).toBeLessThanOrEqual(63);

@@ -22,7 +22,10 @@ beforeAll(async () => {
   ns = await createNamespace(admin, 'stall');
   proxy = new FreezableProxy(testCluster('control').server);
   proxyServer = await proxy.listen();
-  throughProxy = new KubeClient({ ...kubeConfigOf(testCluster('control')), server: proxyServer }, { fieldManager: 'stall-test', watchIdleMs: 2_000, timeoutMs: 2_000 });
+  throughProxy = new KubeClient(
+    { ...kubeConfigOf(testCluster('control')), server: proxyServer },
+    { fieldManager: 'stall-test', watchIdleMs: 2_000, timeoutMs: 2_000 },
+  );
 });
 
 afterAll(async () => {
@@ -55,7 +58,10 @@ describe('a watch on a connection that died silently', () => {
 describe('a request on a connection that died silently', () => {
   it('fails at its deadline, and the next request goes out on a new connection', async () => {
     // A client of its own: the frozen connections of the test above are not in its pool.
-    const throughProxy = new KubeClient({ ...kubeConfigOf(testCluster('control')), server: proxyServer }, { fieldManager: 'stall-test', timeoutMs: 2_000 });
+    const throughProxy = new KubeClient(
+      { ...kubeConfigOf(testCluster('control')), server: proxyServer },
+      { fieldManager: 'stall-test', timeoutMs: 2_000 },
+    );
     clients.push(throughProxy);
     await admin.create(ConfigMaps, configMap('get-me'));
     expect((await throughProxy.get(ConfigMaps, 'get-me', ns))?.metadata.name).toBe('get-me');
@@ -64,13 +70,20 @@ describe('a request on a connection that died silently', () => {
     await expect(throughProxy.get(ConfigMaps, 'get-me', ns)).rejects.toThrow(/timed out/);
     expect(performance.now() - started).toBeLessThan(4_000);
     // The request's connection was dropped at its deadline; a fresh one answers.
-    await eventually(async () => (await throughProxy.get(ConfigMaps, 'get-me', ns))?.metadata.name === 'get-me', 'a read on a new connection', 15_000);
+    await eventually(
+      async () => (await throughProxy.get(ConfigMaps, 'get-me', ns))?.metadata.name === 'get-me',
+      'a read on a new connection',
+      15_000,
+    );
   });
 });
 
 describe('idle pooled connections that died together', () => {
   it('are all dropped when a request on one of them meets its deadline: the next request does not wait out another', async () => {
-    const c = new KubeClient({ ...kubeConfigOf(testCluster('control')), server: proxyServer }, { fieldManager: 'stall-test', timeoutMs: 2_000 });
+    const c = new KubeClient(
+      { ...kubeConfigOf(testCluster('control')), server: proxyServer },
+      { fieldManager: 'stall-test', timeoutMs: 2_000 },
+    );
     clients.push(c);
     await admin.create(ConfigMaps, configMap('siblings'));
     // Three requests at once leave three idle connections in the pool.

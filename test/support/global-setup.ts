@@ -6,5 +6,7 @@ export default async function globalSetup(): Promise<void> {
   const started = Date.now();
   const clusters = await up(Object.values(TEST_CLUSTERS), (line) => console.error(line));
   for (const c of clusters) process.env[`PROVIDER_ROOK_TEST_${c.name.replace(/-/g, '_').toUpperCase()}`] = c.kubeconfig;
-  console.error(`\nlocal control planes ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${clusters.map((c) => c.name).join(', ')}`);
+  console.error(
+    `\nlocal control planes ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${clusters.map((c) => c.name).join(', ')}`,
+  );
 }

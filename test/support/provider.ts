@@ -23,7 +23,9 @@ export const preinstallOperator = installOperatorBundle;
 
 export async function createNamespace(client: KubeClient, prefix: string): Promise<string> {
   const name = uniqueName(prefix);
-  await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch((e) => { if (!isAlreadyExists(e)) throw e; });
+  await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch((e) => {
+    if (!isAlreadyExists(e)) throw e;
+  });
   return name;
 }
 
@@ -70,13 +72,30 @@ export async function eventsFor(client: KubeClient, namespace: string, name: str
  * bound in that namespace and `clusterWideRole`, if given, bound cluster-wide: a real identity,
  * authorized by the API server, never an admin.
  */
-export async function identityClient(cluster: LocalCluster, admin: KubeClient, namespace: string, name: string, role: string, clusterWideRole?: string): Promise<KubeClient> {
+export async function identityClient(
+  cluster: LocalCluster,
+  admin: KubeClient,
+  namespace: string,
+  name: string,
+  role: string,
+  clusterWideRole?: string,
+): Promise<KubeClient> {
   const roleRef = (r: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: r });
   const subjects = [{ kind: 'ServiceAccount', name, namespace }];
   await applyManifests(admin, [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace }, roleRef: roleRef(role), subjects },
-    ...(clusterWideRole ? [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `${namespace}-${name}` }, roleRef: roleRef(clusterWideRole), subjects }] : []),
+    ...(clusterWideRole
+      ? [
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'ClusterRoleBinding',
+            metadata: { name: `${namespace}-${name}` },
+            roleRef: roleRef(clusterWideRole),
+            subjects,
+          },
+        ]
+      : []),
   ]);
   const review = await admin.request<{ status: { token: string } }>('POST', resourcePath(ServiceAccounts, namespace, name, 'token'), {
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },

@@ -6,13 +6,18 @@ import { describe, expect, it } from '@jest/globals';
 import { PROVIDER_NODE_FLAGS } from '../../hack/lib/node-flags.ts';
 
 const src = fileURLToPath(new URL('../../src', import.meta.url));
-const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
-  .flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+const files = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  );
 // Every module a file names: imports (type-only too), re-exports (`export ... from`) and import().
 const IMPORT = /^\s*(?:import|export)\s+(?:type\s+)?(?:[\w*{}\s,$]+?\s+from\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
 const specifiers = (file: string): string[] => [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => (m[1] ?? m[2])!);
 /** Files imported by relative path, resolved (packages left out). */
-const imports = (file: string): string[] => specifiers(file).filter((s) => s.startsWith('.')).map((s) => path.resolve(path.dirname(file), s));
+const imports = (file: string): string[] =>
+  specifiers(file)
+    .filter((s) => s.startsWith('.'))
+    .map((s) => path.resolve(path.dirname(file), s));
 
 /** Each import cycle among `sources` once, as "a.ts -> b.ts -> a.ts" (relative to src). */
 function importCycles(sources: string[]): string[] {
@@ -44,7 +49,11 @@ function importCycles(sources: string[]): string[] {
 describe('architecture', () => {
   it('src/runtime imports nothing from src/apis, the backends or e2e', () => {
     const runtime = path.join(src, 'runtime');
-    const outside = files(runtime).flatMap((f) => imports(f).filter((i) => i.startsWith(src) && !i.startsWith(runtime)).map((i) => `${path.relative(src, f)} -> ${path.relative(src, i)}`));
+    const outside = files(runtime).flatMap((f) =>
+      imports(f)
+        .filter((i) => i.startsWith(src) && !i.startsWith(runtime))
+        .map((i) => `${path.relative(src, f)} -> ${path.relative(src, i)}`),
+    );
     expect(outside).toEqual([]);
   });
 
@@ -55,22 +64,33 @@ describe('architecture', () => {
   it('no backend imports src/backends.ts, the list that imports them (the Backend type is src/runtime/backend.ts)', () => {
     const list = path.join(src, 'backends.ts');
     const backends = ['rook-minio', 'minio-operator', 'rook-ceph'];
-    const importing = backends.flatMap((b) => files(path.join(src, b)).filter((f) => imports(f).includes(list)).map((f) => path.relative(src, f)));
+    const importing = backends.flatMap((b) =>
+      files(path.join(src, b))
+        .filter((f) => imports(f).includes(list))
+        .map((f) => path.relative(src, f)),
+    );
     expect(importing).toEqual([]);
   });
 
   it('nothing in src/ imports from test/, e2e/ or hack/ (test doubles and tools never ship)', () => {
     const outside = ['test', 'e2e', 'hack'].map((d) => path.join(src, '..', d) + path.sep);
-    const reaching = files(src).flatMap((f) => imports(f).filter((i) => outside.some((o) => i.startsWith(o)))
-      .map((i) => `${path.relative(src, f)} -> ${path.relative(path.join(src, '..'), i)}`));
+    const reaching = files(src).flatMap((f) =>
+      imports(f)
+        .filter((i) => outside.some((o) => i.startsWith(o)))
+        .map((i) => `${path.relative(src, f)} -> ${path.relative(path.join(src, '..'), i)}`),
+    );
     expect(reaching).toEqual([]);
   });
 
   it('no backend imports another backend', () => {
     const backends = ['rook-minio', 'minio-operator', 'rook-ceph'];
-    const crossing = backends.flatMap((b) => files(path.join(src, b)).flatMap((f) => imports(f)
-      .filter((i) => backends.some((other) => other !== b && i.startsWith(path.join(src, other))))
-      .map((i) => `${path.relative(src, f)} -> ${path.relative(src, i)}`)));
+    const crossing = backends.flatMap((b) =>
+      files(path.join(src, b)).flatMap((f) =>
+        imports(f)
+          .filter((i) => backends.some((other) => other !== b && i.startsWith(path.join(src, other))))
+          .map((i) => `${path.relative(src, f)} -> ${path.relative(src, i)}`),
+      ),
+    );
     expect(crossing).toEqual([]);
   });
 
@@ -89,11 +109,13 @@ describe('architecture', () => {
     };
     visit(path.join(src, 'main.ts'));
     expect([...bare].filter((s) => s === 'zod' || s.startsWith('zod/'))).toEqual([]);
-    expect([...seen].filter((f) => f.startsWith(path.join(src, 'apis')) && !f.endsWith('kinds.gen.ts')).map((f) => path.relative(src, f))).toEqual([]);
+    expect(
+      [...seen].filter((f) => f.startsWith(path.join(src, 'apis')) && !f.endsWith('kinds.gen.ts')).map((f) => path.relative(src, f)),
+    ).toEqual([]);
     expect(bare.has('pino')).toBe(true); // the walk does reach the packages
   });
 
-  it('every backend\'s kinds are among the kinds CRDs are generated from', async () => {
+  it("every backend's kinds are among the kinds CRDs are generated from", async () => {
     const { allKinds } = await import('../../src/apis/index.ts');
     const { resourceTypeOf } = await import('../../src/apis/crd.ts');
     const { backends } = await import('../../src/backends.ts');

@@ -14,8 +14,15 @@ const pools = [{ name: 'pool-0', servers: 4, volumesPerServer: 1 }];
 
 function tenant(forProvider: Partial<Tenant['spec']['forProvider']> = {}): Tenant {
   return {
-    apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'Tenant', metadata: { name: 'mr', namespace: 'infra' },
-    spec: { forProvider: { pools, requestAutoCert: false, ...forProvider }, targetNamespace: 'minio-t', providerRef: { name: 'p' }, reclaimPolicy: 'Delete' },
+    apiVersion: 'minio.crossplane.io/v1alpha1',
+    kind: 'Tenant',
+    metadata: { name: 'mr', namespace: 'infra' },
+    spec: {
+      forProvider: { pools, requestAutoCert: false, ...forProvider },
+      targetNamespace: 'minio-t',
+      providerRef: { name: 'p' },
+      reclaimPolicy: 'Delete',
+    },
   } as Tenant;
 }
 
@@ -24,12 +31,22 @@ describe('MinIO Operator: desired', () => {
     {
       name: 'the pools, TLS off, and the configuration Secret it reads its root credentials from',
       mr: tenant(),
-      want: { apiVersion: 'minio.min.io/v2', kind: 'Tenant', metadata: { name: 'ext', namespace: 'minio-t' }, spec: { pools, requestAutoCert: false, configuration: { name: 'ext-env-configuration' } } },
+      want: {
+        apiVersion: 'minio.min.io/v2',
+        kind: 'Tenant',
+        metadata: { name: 'ext', namespace: 'minio-t' },
+        spec: { pools, requestAutoCert: false, configuration: { name: 'ext-env-configuration' } },
+      },
     },
     {
       name: 'an image and TLS',
       mr: tenant({ image: 'minio/minio:RELEASE', requestAutoCert: true }),
-      want: { apiVersion: 'minio.min.io/v2', kind: 'Tenant', metadata: { name: 'ext', namespace: 'minio-t' }, spec: { pools, image: 'minio/minio:RELEASE', requestAutoCert: true, configuration: { name: 'ext-env-configuration' } } },
+      want: {
+        apiVersion: 'minio.min.io/v2',
+        kind: 'Tenant',
+        metadata: { name: 'ext', namespace: 'minio-t' },
+        spec: { pools, image: 'minio/minio:RELEASE', requestAutoCert: true, configuration: { name: 'ext-env-configuration' } },
+      },
     },
   ];
   it.each(cases)('$name', ({ mr, want }) => {
@@ -44,21 +61,38 @@ describe('MinIO Operator: desired', () => {
 describe('MinIO Operator: companions', () => {
   it('one root-credentials Secret beside the Tenant, never remade', () => {
     const companions = minioTenant.companions!(tenant(), 'ext');
-    expect(companions.map((c) => ({ type: c.type, name: c.name, namespace: c.namespace, purpose: c.purpose, irreplaceable: c.irreplaceable?.reason }))).toEqual([
-      { type: Secrets, name: 'ext-env-configuration', namespace: 'minio-t', purpose: 'root credentials Secret', irreplaceable: 'RootCredentialsLost' },
+    expect(
+      companions.map((c) => ({
+        type: c.type,
+        name: c.name,
+        namespace: c.namespace,
+        purpose: c.purpose,
+        irreplaceable: c.irreplaceable?.reason,
+      })),
+    ).toEqual([
+      {
+        type: Secrets,
+        name: 'ext-env-configuration',
+        namespace: 'minio-t',
+        purpose: 'root credentials Secret',
+        irreplaceable: 'RootCredentialsLost',
+      },
     ]);
   });
 
   it('builds a config.env with strong random root credentials, different each time', () => {
     const [secret] = minioTenant.companions!(tenant(), 'ext');
-    const env = (): string => Buffer.from((secret!.build() as TargetObject & { data: Record<string, string> }).data['config.env']!, 'base64').toString();
+    const env = (): string =>
+      Buffer.from((secret!.build() as TargetObject & { data: Record<string, string> }).data['config.env']!, 'base64').toString();
     expect(env()).toMatch(/^export MINIO_ROOT_USER="[A-Za-z0-9]{20}"\nexport MINIO_ROOT_PASSWORD="[A-Za-z0-9]{40}"\n$/);
     expect(env()).not.toBe(env());
     expect(secret!.build().metadata).toEqual({ name: 'ext-env-configuration', namespace: 'minio-t' });
   });
 
   it('names the configuration Secret an imported Tenant brings', () => {
-    expect(minioTenant.references!({ metadata: { name: 'ext', namespace: 'minio-t' }, spec: { configuration: { name: 'theirs' } } })).toEqual([{ type: Secrets, name: 'theirs', namespace: 'minio-t' }]);
+    expect(
+      minioTenant.references!({ metadata: { name: 'ext', namespace: 'minio-t' }, spec: { configuration: { name: 'theirs' } } }),
+    ).toEqual([{ type: Secrets, name: 'theirs', namespace: 'minio-t' }]);
     expect(minioTenant.references!({ metadata: { name: 'ext', namespace: 'minio-t' }, spec: {} })).toEqual([]);
   });
 });
@@ -71,84 +105,173 @@ describe('MinIO Operator: inspect', () => {
   const cases: { name: string; mr?: Tenant; status?: object; config?: object; want: Inspection }[] = [
     {
       name: 'Initialized and green: Ready, with the root credentials',
-      status: { currentState: 'Initialized', healthStatus: 'green', availableReplicas: 4 }, config: roots,
-      want: { ready: true, message: undefined, connectionDetails: { endpoint: http, username: 'user', password: 'pass' }, atProvider: at({ currentState: 'Initialized', healthStatus: 'green', availableReplicas: 4 }) },
+      status: { currentState: 'Initialized', healthStatus: 'green', availableReplicas: 4 },
+      config: roots,
+      want: {
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        atProvider: at({ currentState: 'Initialized', healthStatus: 'green', availableReplicas: 4 }),
+      },
     },
     {
       name: 'TLS: https on 443, in the cluster domain asked for',
-      mr: tenant({ requestAutoCert: true, clusterDomain: 'corp.local' }), status: { currentState: 'Initialized', healthStatus: 'green' }, config: roots,
+      mr: tenant({ requestAutoCert: true, clusterDomain: 'corp.local' }),
+      status: { currentState: 'Initialized', healthStatus: 'green' },
+      config: roots,
       want: {
-        ready: true, message: undefined, connectionDetails: { endpoint: 'https://minio.minio-t.svc.corp.local:443', username: 'user', password: 'pass' },
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint: 'https://minio.minio-t.svc.corp.local:443', username: 'user', password: 'pass' },
         atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }, 'https://minio.minio-t.svc.corp.local:443'),
       },
     },
     {
       name: 'Initialized but yellow: not ready, the health said',
-      status: { currentState: 'Initialized', healthStatus: 'yellow' }, config: roots,
-      want: { ready: false, message: 'MinIO Operator: Initialized (health yellow)', connectionDetails: { endpoint: http, username: 'user', password: 'pass' }, atProvider: at({ currentState: 'Initialized', healthStatus: 'yellow' }) },
+      status: { currentState: 'Initialized', healthStatus: 'yellow' },
+      config: roots,
+      want: {
+        ready: false,
+        message: 'MinIO Operator: Initialized (health yellow)',
+        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        atProvider: at({ currentState: 'Initialized', healthStatus: 'yellow' }),
+      },
     },
     {
       name: 'Initialized with a health it does not know: unknown',
-      status: { currentState: 'Initialized', healthStatus: 'purple' }, config: roots,
-      want: { ready: false, message: 'MinIO Operator: Initialized (health unknown)', connectionDetails: { endpoint: http, username: 'user', password: 'pass' }, atProvider: at({ currentState: 'Initialized', healthStatus: 'purple' }) },
+      status: { currentState: 'Initialized', healthStatus: 'purple' },
+      config: roots,
+      want: {
+        ready: false,
+        message: 'MinIO Operator: Initialized (health unknown)',
+        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        atProvider: at({ currentState: 'Initialized', healthStatus: 'purple' }),
+      },
     },
     {
       name: 'a known state on the way: shown as the operator words it',
-      status: { currentState: 'Provisioning MinIO Statefulset' }, config: roots,
-      want: { ready: false, message: 'MinIO Operator: Provisioning MinIO Statefulset', connectionDetails: { endpoint: http, username: 'user', password: 'pass' }, atProvider: at({ currentState: 'Provisioning MinIO Statefulset' }) },
+      status: { currentState: 'Provisioning MinIO Statefulset' },
+      config: roots,
+      want: {
+        ready: false,
+        message: 'MinIO Operator: Provisioning MinIO Statefulset',
+        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        atProvider: at({ currentState: 'Provisioning MinIO Statefulset' }),
+      },
     },
     {
       name: 'a state it does not know: not echoed',
-      status: { currentState: 'click <here>' }, config: roots,
-      want: { ready: false, message: 'MinIO Operator: a state provider-rook does not know', connectionDetails: { endpoint: http, username: 'user', password: 'pass' }, atProvider: at() },
+      status: { currentState: 'click <here>' },
+      config: roots,
+      want: {
+        ready: false,
+        message: 'MinIO Operator: a state provider-rook does not know',
+        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        atProvider: at(),
+      },
     },
     {
       name: 'no status yet',
       config: roots,
-      want: { ready: false, message: 'MinIO Operator: not yet seen by the operator', connectionDetails: { endpoint: http, username: 'user', password: 'pass' }, atProvider: at() },
+      want: {
+        ready: false,
+        message: 'MinIO Operator: not yet seen by the operator',
+        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        atProvider: at(),
+      },
     },
     {
       name: 'config.env quoted either way, or not at all',
-      status: { currentState: 'Initialized', healthStatus: 'green' }, config: env("MINIO_ROOT_USER='user'\n  export MINIO_ROOT_PASSWORD=pass\nexport OTHER=\"x\"\n"),
-      want: { ready: true, message: undefined, connectionDetails: { endpoint: http, username: 'user', password: 'pass' }, atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }) },
+      status: { currentState: 'Initialized', healthStatus: 'green' },
+      config: env('MINIO_ROOT_USER=\'user\'\n  export MINIO_ROOT_PASSWORD=pass\nexport OTHER="x"\n'),
+      want: {
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }),
+      },
     },
     {
       name: 'no password in config.env: the endpoint only',
-      status: { currentState: 'Initialized', healthStatus: 'green' }, config: env('export MINIO_ROOT_USER="user"\n'),
-      want: { ready: true, message: undefined, connectionDetails: { endpoint: http }, atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }) },
+      status: { currentState: 'Initialized', healthStatus: 'green' },
+      config: env('export MINIO_ROOT_USER="user"\n'),
+      want: {
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint: http },
+        atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }),
+      },
     },
     {
       name: 'no configuration Secret: the endpoint only',
       status: { currentState: 'Initialized', healthStatus: 'green' },
-      want: { ready: true, message: undefined, connectionDetails: { endpoint: http }, atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }) },
+      want: {
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint: http },
+        atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }),
+      },
     },
   ];
   it.each(cases)('$name', async ({ mr, status, config, want }) => {
     const observed: TargetObject = { metadata: { name: 'ext', namespace: 'minio-t' }, ...(status ? { status } : {}) };
     const read = { get: async () => undefined };
-    expect(await minioTenant.inspect({ client: {} as KubeClient, read, mr: mr ?? tenant(), observed, companions: [config as TargetObject | undefined], signal: new AbortController().signal })).toEqual(want);
+    expect(
+      await minioTenant.inspect({
+        client: {} as KubeClient,
+        read,
+        mr: mr ?? tenant(),
+        observed,
+        companions: [config as TargetObject | undefined],
+        signal: new AbortController().signal,
+      }),
+    ).toEqual(want);
   });
 });
 
 describe('MinIO Operator: configureTenant', () => {
-  const claim: Claim = { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'Bucket', metadata: { name: 'bucket', namespace: 'app', uid: 'u' }, spec: { classRef: { name: 'std' } } };
-  const cls = (spec: Partial<TenantClass['spec']>): TenantClass => ({
-    apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'TenantClass', metadata: { name: 'gold', namespace: 'infra' },
-    spec: { pools, requestAutoCert: false, providerRef: { name: 'p' }, reclaimPolicy: 'Delete', namespacePrefix: 'minio-', ...spec },
-  } as TenantClass);
+  const claim: Claim = {
+    apiVersion: 'storage.crossplane.io/v1alpha1',
+    kind: 'Bucket',
+    metadata: { name: 'bucket', namespace: 'app', uid: 'u' },
+    spec: { classRef: { name: 'std' } },
+  };
+  const cls = (spec: Partial<TenantClass['spec']>): TenantClass =>
+    ({
+      apiVersion: 'minio.crossplane.io/v1alpha1',
+      kind: 'TenantClass',
+      metadata: { name: 'gold', namespace: 'infra' },
+      spec: { pools, requestAutoCert: false, providerRef: { name: 'p' }, reclaimPolicy: 'Delete', namespacePrefix: 'minio-', ...spec },
+    }) as TenantClass;
   const labels = { 'crossplane.io/claim-namespace': 'app', 'crossplane.io/claim-name': 'bucket' };
   const made = (forProvider: object, targetNamespace: string, reclaimPolicy = 'Delete') => ({
-    apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'Tenant', metadata: { name: 'app-bucket-xyz', labels },
+    apiVersion: 'minio.crossplane.io/v1alpha1',
+    kind: 'Tenant',
+    metadata: { name: 'app-bucket-xyz', labels },
     spec: { forProvider, targetNamespace, reclaimPolicy, writeConnectionSecretToRef: { name: 'app-bucket-xyz' } },
   });
   const cases: { name: string; cls: TenantClass; want: object }[] = [
-    { name: 'the class\'s pools, in a namespace of its own', cls: cls({}), want: made({ pools, requestAutoCert: false }, 'minio-app-bucket-xyz') },
+    {
+      name: "the class's pools, in a namespace of its own",
+      cls: cls({}),
+      want: made({ pools, requestAutoCert: false }, 'minio-app-bucket-xyz'),
+    },
     {
       name: 'image, TLS, cluster domain, another prefix and reclaim policy',
-      cls: cls({ image: 'minio/minio:R', requestAutoCert: true, clusterDomain: 'corp.local', namespacePrefix: 't-', reclaimPolicy: 'Retain' }),
+      cls: cls({
+        image: 'minio/minio:R',
+        requestAutoCert: true,
+        clusterDomain: 'corp.local',
+        namespacePrefix: 't-',
+        reclaimPolicy: 'Retain',
+      }),
       want: made({ pools, image: 'minio/minio:R', requestAutoCert: true, clusterDomain: 'corp.local' }, 't-app-bucket-xyz', 'Retain'),
     },
-    { name: 'an allowed namespace', cls: cls({ allowedNamespaces: ['app', 'other'] }), want: made({ pools, requestAutoCert: false }, 'minio-app-bucket-xyz') },
+    {
+      name: 'an allowed namespace',
+      cls: cls({ allowedNamespaces: ['app', 'other'] }),
+      want: made({ pools, requestAutoCert: false }, 'minio-app-bucket-xyz'),
+    },
   ];
   it.each(cases)('$name', ({ cls: c, want }) => {
     expect(configureTenant(claim, c, 'app-bucket-xyz')).toEqual(want);
@@ -159,12 +282,17 @@ describe('MinIO Operator: configureTenant', () => {
     const ns = configureTenant(claim, cls({ namespacePrefix: 'minio-tt-' }), name).spec.targetNamespace;
     expect(ns).toBe(`minio-tt-${'a'.repeat(54)}`);
     expect(ns.length).toBeLessThanOrEqual(63);
-    expect(configureTenant(claim, cls({ namespacePrefix: 'minio-tt-' }), `${'a'.repeat(53)}-bcdfg`).spec.targetNamespace).toBe(`minio-tt-${'a'.repeat(53)}`);
+    expect(configureTenant(claim, cls({ namespacePrefix: 'minio-tt-' }), `${'a'.repeat(53)}-bcdfg`).spec.targetNamespace).toBe(
+      `minio-tt-${'a'.repeat(53)}`,
+    );
   });
 
   it('refuses a claim from a namespace the class does not allow', () => {
-    expect(() => configureTenant(claim, cls({ allowedNamespaces: [] }), 'x')).toThrow(expect.objectContaining({
-      reason: 'NamespaceNotAllowed', message: 'TenantClass infra/gold does not allow claims from namespace app (allowed: none)',
-    }));
+    expect(() => configureTenant(claim, cls({ allowedNamespaces: [] }), 'x')).toThrow(
+      expect.objectContaining({
+        reason: 'NamespaceNotAllowed',
+        message: 'TenantClass infra/gold does not allow claims from namespace app (allowed: none)',
+      }),
+    );
   });
 });

@@ -13,20 +13,44 @@ const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
 function bucket(forProvider: Partial<CephBucket['spec']['forProvider']> = {}): CephBucket {
   return {
-    apiVersion: 'ceph.rook.crossplane.io/v1alpha1', kind: 'CephBucket', metadata: { name: 'mr', namespace: 'infra' },
-    spec: { forProvider: { storageClassName: 'rook-ceph-bucket', ...forProvider }, targetNamespace: 'buckets', providerRef: { name: 'p' }, reclaimPolicy: 'Delete' },
+    apiVersion: 'ceph.rook.crossplane.io/v1alpha1',
+    kind: 'CephBucket',
+    metadata: { name: 'mr', namespace: 'infra' },
+    spec: {
+      forProvider: { storageClassName: 'rook-ceph-bucket', ...forProvider },
+      targetNamespace: 'buckets',
+      providerRef: { name: 'p' },
+      reclaimPolicy: 'Delete',
+    },
   } as CephBucket;
 }
 
 describe('Rook Ceph: desired', () => {
-  const obc = (spec: object): TargetObject => ({ apiVersion: 'objectbucket.io/v1alpha1', kind: 'ObjectBucketClaim', metadata: { name: 'ext', namespace: 'buckets' }, spec });
+  const obc = (spec: object): TargetObject => ({
+    apiVersion: 'objectbucket.io/v1alpha1',
+    kind: 'ObjectBucketClaim',
+    metadata: { name: 'ext', namespace: 'buckets' },
+    spec,
+  });
   const cases: { name: string; mr: CephBucket; want: TargetObject }[] = [
-    { name: 'a generated bucket name, from the claim\'s name', mr: bucket(), want: obc({ storageClassName: 'rook-ceph-bucket', generateBucketName: 'ext' }) },
-    { name: 'the bucket name asked for', mr: bucket({ bucketName: 'photos' }), want: obc({ storageClassName: 'rook-ceph-bucket', bucketName: 'photos' }) },
+    {
+      name: "a generated bucket name, from the claim's name",
+      mr: bucket(),
+      want: obc({ storageClassName: 'rook-ceph-bucket', generateBucketName: 'ext' }),
+    },
+    {
+      name: 'the bucket name asked for',
+      mr: bucket({ bucketName: 'photos' }),
+      want: obc({ storageClassName: 'rook-ceph-bucket', bucketName: 'photos' }),
+    },
     {
       name: 'quotas as additional config',
       mr: bucket({ additionalConfig: { maxObjects: '1000', maxSize: '2G' } }),
-      want: obc({ storageClassName: 'rook-ceph-bucket', generateBucketName: 'ext', additionalConfig: { maxObjects: '1000', maxSize: '2G' } }),
+      want: obc({
+        storageClassName: 'rook-ceph-bucket',
+        generateBucketName: 'ext',
+        additionalConfig: { maxObjects: '1000', maxSize: '2G' },
+      }),
     },
   ];
   it.each(cases)('$name', ({ mr, want }) => {
@@ -43,71 +67,163 @@ describe('Rook Ceph: inspect', () => {
   const uid = 'obc-uid';
   const mine = [{ apiVersion: 'objectbucket.io/v1alpha1', kind: 'ObjectBucketClaim', name: 'ext', uid, controller: true }];
   const theirs = [{ ...mine[0]!, uid: 'someone-else' }];
-  const secret = (owners = mine, data = { AWS_ACCESS_KEY_ID: b64('key'), AWS_SECRET_ACCESS_KEY: b64('secret') }) => ({ metadata: { name: 'ext', namespace: 'buckets', ownerReferences: owners }, data });
-  const config = (data: Record<string, string> = { BUCKET_HOST: 'rgw.rook-ceph.svc', BUCKET_PORT: '80', BUCKET_NAME: 'ext-1234' }, owners = mine) => ({ metadata: { name: 'ext', namespace: 'buckets', ownerReferences: owners }, data });
+  const secret = (owners = mine, data = { AWS_ACCESS_KEY_ID: b64('key'), AWS_SECRET_ACCESS_KEY: b64('secret') }) => ({
+    metadata: { name: 'ext', namespace: 'buckets', ownerReferences: owners },
+    data,
+  });
+  const config = (
+    data: Record<string, string> = { BUCKET_HOST: 'rgw.rook-ceph.svc', BUCKET_PORT: '80', BUCKET_NAME: 'ext-1234' },
+    owners = mine,
+  ) => ({ metadata: { name: 'ext', namespace: 'buckets', ownerReferences: owners }, data });
   const written = (s?: object, c?: object) => ({ ...(s ? { 'Secret/buckets/ext': s } : {}), ...(c ? { 'ConfigMap/buckets/ext': c } : {}) });
   const at = { namespace: 'buckets', name: 'ext' };
-  const waiting = 'waiting for the provisioner\'s Secret and ConfigMap';
+  const waiting = "waiting for the provisioner's Secret and ConfigMap";
   const cases: { name: string; phase?: string; objects?: Record<string, object>; want: Inspection }[] = [
-    { name: 'not seen by a provisioner yet', want: { ready: false, atProvider: at, message: 'not yet seen by a bucket provisioner: is the StorageClass Rook\'s, and is Rook running?' } },
-    { name: 'Pending', phase: 'Pending', want: { ready: false, atProvider: { ...at, phase: 'Pending' }, message: 'ObjectBucketClaim is Pending' } },
-    { name: 'another phase: not Bound', phase: 'Failed', want: { ready: false, atProvider: { ...at, phase: 'Failed' }, message: 'ObjectBucketClaim is not Bound' } },
-    { name: 'Bound, nothing written yet', phase: 'Bound', objects: {}, want: { ready: false, atProvider: { ...at, phase: 'Bound' }, message: waiting } },
-    { name: 'Bound, only the Secret', phase: 'Bound', objects: written(secret()), want: { ready: false, atProvider: { ...at, phase: 'Bound' }, message: waiting } },
-    { name: 'Bound, a Secret written for another claim: not read', phase: 'Bound', objects: written(secret(theirs), config()), want: { ready: false, atProvider: { ...at, phase: 'Bound' }, message: waiting } },
-    { name: 'Bound, a ConfigMap with no controller: not read', phase: 'Bound', objects: written(secret(), config(undefined, [])), want: { ready: false, atProvider: { ...at, phase: 'Bound' }, message: waiting } },
+    {
+      name: 'not seen by a provisioner yet',
+      want: {
+        ready: false,
+        atProvider: at,
+        message: "not yet seen by a bucket provisioner: is the StorageClass Rook's, and is Rook running?",
+      },
+    },
+    {
+      name: 'Pending',
+      phase: 'Pending',
+      want: { ready: false, atProvider: { ...at, phase: 'Pending' }, message: 'ObjectBucketClaim is Pending' },
+    },
+    {
+      name: 'another phase: not Bound',
+      phase: 'Failed',
+      want: { ready: false, atProvider: { ...at, phase: 'Failed' }, message: 'ObjectBucketClaim is not Bound' },
+    },
+    {
+      name: 'Bound, nothing written yet',
+      phase: 'Bound',
+      objects: {},
+      want: { ready: false, atProvider: { ...at, phase: 'Bound' }, message: waiting },
+    },
+    {
+      name: 'Bound, only the Secret',
+      phase: 'Bound',
+      objects: written(secret()),
+      want: { ready: false, atProvider: { ...at, phase: 'Bound' }, message: waiting },
+    },
+    {
+      name: 'Bound, a Secret written for another claim: not read',
+      phase: 'Bound',
+      objects: written(secret(theirs), config()),
+      want: { ready: false, atProvider: { ...at, phase: 'Bound' }, message: waiting },
+    },
+    {
+      name: 'Bound, a ConfigMap with no controller: not read',
+      phase: 'Bound',
+      objects: written(secret(), config(undefined, [])),
+      want: { ready: false, atProvider: { ...at, phase: 'Bound' }, message: waiting },
+    },
     {
       name: 'Bound, both written for it: Ready, with endpoint, keys and bucket',
-      phase: 'Bound', objects: written(secret(), config()),
+      phase: 'Bound',
+      objects: written(secret(), config()),
       want: {
-        ready: true, message: undefined, connectionDetails: { endpoint: 'http://rgw.rook-ceph.svc:80', username: 'key', password: 'secret', bucket: 'ext-1234' },
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint: 'http://rgw.rook-ceph.svc:80', username: 'key', password: 'secret', bucket: 'ext-1234' },
         atProvider: { ...at, phase: 'Bound', bucketName: 'ext-1234', endpoint: 'http://rgw.rook-ceph.svc:80' },
       },
     },
     {
       name: 'port 443 is https',
-      phase: 'Bound', objects: written(secret(), config({ BUCKET_HOST: 'rgw', BUCKET_PORT: '443', BUCKET_NAME: 'b' })),
-      want: { ready: true, message: undefined, connectionDetails: { endpoint: 'https://rgw:443', username: 'key', password: 'secret', bucket: 'b' }, atProvider: { ...at, phase: 'Bound', bucketName: 'b', endpoint: 'https://rgw:443' } },
+      phase: 'Bound',
+      objects: written(secret(), config({ BUCKET_HOST: 'rgw', BUCKET_PORT: '443', BUCKET_NAME: 'b' })),
+      want: {
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint: 'https://rgw:443', username: 'key', password: 'secret', bucket: 'b' },
+        atProvider: { ...at, phase: 'Bound', bucketName: 'b', endpoint: 'https://rgw:443' },
+      },
     },
     {
       name: 'no port: 80',
-      phase: 'Bound', objects: written(secret(), config({ BUCKET_HOST: 'rgw', BUCKET_NAME: 'b' })),
-      want: { ready: true, message: undefined, connectionDetails: { endpoint: 'http://rgw:80', username: 'key', password: 'secret', bucket: 'b' }, atProvider: { ...at, phase: 'Bound', bucketName: 'b', endpoint: 'http://rgw:80' } },
+      phase: 'Bound',
+      objects: written(secret(), config({ BUCKET_HOST: 'rgw', BUCKET_NAME: 'b' })),
+      want: {
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint: 'http://rgw:80', username: 'key', password: 'secret', bucket: 'b' },
+        atProvider: { ...at, phase: 'Bound', bucketName: 'b', endpoint: 'http://rgw:80' },
+      },
     },
     {
       name: 'no host: not ready, said',
-      phase: 'Bound', objects: written(secret(), config({ BUCKET_NAME: 'b' })),
-      want: { ready: false, message: 'the provisioner\'s ConfigMap has no BUCKET_HOST', connectionDetails: { username: 'key', password: 'secret', bucket: 'b' }, atProvider: { ...at, phase: 'Bound', bucketName: 'b' } },
+      phase: 'Bound',
+      objects: written(secret(), config({ BUCKET_NAME: 'b' })),
+      want: {
+        ready: false,
+        message: "the provisioner's ConfigMap has no BUCKET_HOST",
+        connectionDetails: { username: 'key', password: 'secret', bucket: 'b' },
+        atProvider: { ...at, phase: 'Bound', bucketName: 'b' },
+      },
     },
     {
       name: 'no secret key: not ready',
-      phase: 'Bound', objects: written(secret(mine, { AWS_ACCESS_KEY_ID: b64('key') } as never), config()),
+      phase: 'Bound',
+      objects: written(secret(mine, { AWS_ACCESS_KEY_ID: b64('key') } as never), config()),
       want: {
-        ready: false, message: undefined, connectionDetails: { endpoint: 'http://rgw.rook-ceph.svc:80', username: 'key', bucket: 'ext-1234' },
+        ready: false,
+        message: undefined,
+        connectionDetails: { endpoint: 'http://rgw.rook-ceph.svc:80', username: 'key', bucket: 'ext-1234' },
         atProvider: { ...at, phase: 'Bound', bucketName: 'ext-1234', endpoint: 'http://rgw.rook-ceph.svc:80' },
       },
     },
   ];
   it.each(cases)('$name', async ({ phase, objects = {}, want }) => {
     const observed: TargetObject = { metadata: { name: 'ext', namespace: 'buckets', uid }, ...(phase ? { status: { phase } } : {}) };
-    const read = { get: async <T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string) => objects[`${type.kind}/${namespace}/${name}`] as T | undefined };
-    expect(await cephBucket.inspect({ client: {} as KubeClient, read, mr: bucket(), observed, companions: [], signal: new AbortController().signal })).toEqual(want);
+    const read = {
+      get: async <T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string) =>
+        objects[`${type.kind}/${namespace}/${name}`] as T | undefined,
+    };
+    expect(
+      await cephBucket.inspect({
+        client: {} as KubeClient,
+        read,
+        mr: bucket(),
+        observed,
+        companions: [],
+        signal: new AbortController().signal,
+      }),
+    ).toEqual(want);
   });
 });
 
 describe('Rook Ceph: configureCephBucket', () => {
-  const claim: Claim = { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'Bucket', metadata: { name: 'bucket', namespace: 'app', uid: 'u' }, spec: { classRef: { name: 'std' } } };
-  const cls = (spec: Partial<CephBucketClass['spec']>): CephBucketClass => ({
-    apiVersion: 'ceph.rook.crossplane.io/v1alpha1', kind: 'CephBucketClass', metadata: { name: 'gold', namespace: 'infra' },
-    spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 'p' }, reclaimPolicy: 'Delete', targetNamespace: 'rook-ceph-buckets', ...spec },
-  } as CephBucketClass);
+  const claim: Claim = {
+    apiVersion: 'storage.crossplane.io/v1alpha1',
+    kind: 'Bucket',
+    metadata: { name: 'bucket', namespace: 'app', uid: 'u' },
+    spec: { classRef: { name: 'std' } },
+  };
+  const cls = (spec: Partial<CephBucketClass['spec']>): CephBucketClass =>
+    ({
+      apiVersion: 'ceph.rook.crossplane.io/v1alpha1',
+      kind: 'CephBucketClass',
+      metadata: { name: 'gold', namespace: 'infra' },
+      spec: {
+        storageClassName: 'rook-ceph-bucket',
+        providerRef: { name: 'p' },
+        reclaimPolicy: 'Delete',
+        targetNamespace: 'rook-ceph-buckets',
+        ...spec,
+      },
+    }) as CephBucketClass;
   const made = (forProvider: object, targetNamespace = 'rook-ceph-buckets', reclaimPolicy = 'Delete') => ({
-    apiVersion: 'ceph.rook.crossplane.io/v1alpha1', kind: 'CephBucket',
+    apiVersion: 'ceph.rook.crossplane.io/v1alpha1',
+    kind: 'CephBucket',
     metadata: { name: 'app-bucket-xyz', labels: { 'crossplane.io/claim-namespace': 'app', 'crossplane.io/claim-name': 'bucket' } },
     spec: { forProvider, targetNamespace, reclaimPolicy, writeConnectionSecretToRef: { name: 'app-bucket-xyz' } },
   });
   const cases: { name: string; cls: CephBucketClass; want: object }[] = [
-    { name: 'the class\'s StorageClass, a bucket name left to Rook', cls: cls({}), want: made({ storageClassName: 'rook-ceph-bucket' }) },
+    { name: "the class's StorageClass, a bucket name left to Rook", cls: cls({}), want: made({ storageClassName: 'rook-ceph-bucket' }) },
     {
       name: 'quotas, target namespace and reclaim policy',
       cls: cls({ additionalConfig: { maxSize: '2G' }, targetNamespace: 'obcs', reclaimPolicy: 'Retain' }),
@@ -120,8 +236,11 @@ describe('Rook Ceph: configureCephBucket', () => {
   });
 
   it('refuses a claim from a namespace the class does not allow', () => {
-    expect(() => configureCephBucket(claim, cls({ allowedNamespaces: ['ops'] }), 'x')).toThrow(expect.objectContaining({
-      reason: 'NamespaceNotAllowed', message: 'CephBucketClass infra/gold does not allow claims from namespace app (allowed: ops)',
-    }));
+    expect(() => configureCephBucket(claim, cls({ allowedNamespaces: ['ops'] }), 'x')).toThrow(
+      expect.objectContaining({
+        reason: 'NamespaceNotAllowed',
+        message: 'CephBucketClass infra/gold does not allow claims from namespace app (allowed: ops)',
+      }),
+    );
   });
 });

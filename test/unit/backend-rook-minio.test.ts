@@ -16,35 +16,69 @@ const text = (s: string | undefined): string => Buffer.from(s ?? '', 'base64').t
 
 function store(forProvider: Partial<ObjectStore['spec']['forProvider']> = {}, spec: Partial<ObjectStore['spec']> = {}): ObjectStore {
   return {
-    apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStore', metadata: { name: 'mr', namespace: 'infra' },
-    spec: { forProvider: { scope: { nodeCount: 4 }, ...forProvider }, targetNamespace: 'tns', providerRef: { name: 'p' }, reclaimPolicy: 'Delete', ...spec },
+    apiVersion: 'minio.rook.crossplane.io/v1alpha1',
+    kind: 'ObjectStore',
+    metadata: { name: 'mr', namespace: 'infra' },
+    spec: {
+      forProvider: { scope: { nodeCount: 4 }, ...forProvider },
+      targetNamespace: 'tns',
+      providerRef: { name: 'p' },
+      reclaimPolicy: 'Delete',
+      ...spec,
+    },
   } as ObjectStore;
 }
 
 /** inspect()'s reader: a get from these objects, by "Kind/namespace/name". */
 function reader(objects: Record<string, object>) {
-  return { get: async <T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string) => objects[`${type.kind}/${namespace}/${name}`] as T | undefined };
+  return {
+    get: async <T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string) =>
+      objects[`${type.kind}/${namespace}/${name}`] as T | undefined,
+  };
 }
 
 describe('Rook MinIO: desired', () => {
   const cases: { name: string; mr: ObjectStore; want: TargetObject }[] = [
     {
-      name: 'the scope, and credentials defaulted to <store>-access-keys in the store\'s namespace',
+      name: "the scope, and credentials defaulted to <store>-access-keys in the store's namespace",
       mr: store(),
-      want: { apiVersion: 'minio.rook.io/v1alpha1', kind: 'ObjectStore', metadata: { name: 'ext', namespace: 'tns' }, spec: { scope: { nodeCount: 4 }, credentials: { name: 'ext-access-keys', namespace: 'tns' } } },
+      want: {
+        apiVersion: 'minio.rook.io/v1alpha1',
+        kind: 'ObjectStore',
+        metadata: { name: 'ext', namespace: 'tns' },
+        spec: { scope: { nodeCount: 4 }, credentials: { name: 'ext-access-keys', namespace: 'tns' } },
+      },
     },
     {
       name: 'annotations, placement without its empty keys, cluster domain and named credentials (namespace defaulted)',
-      mr: store({ annotations: { a: 'b' }, placement: { all: { tolerations: null } as never, zone: { nodeAffinity: { x: 1 } } }, clusterDomain: 'corp.local', credentials: { name: 'keys' } }),
+      mr: store({
+        annotations: { a: 'b' },
+        placement: { all: { tolerations: null } as never, zone: { nodeAffinity: { x: 1 } } },
+        clusterDomain: 'corp.local',
+        credentials: { name: 'keys' },
+      }),
       want: {
-        apiVersion: 'minio.rook.io/v1alpha1', kind: 'ObjectStore', metadata: { name: 'ext', namespace: 'tns' },
-        spec: { scope: { nodeCount: 4 }, annotations: { a: 'b' }, placement: { all: {}, zone: { nodeAffinity: { x: 1 } } }, credentials: { name: 'keys', namespace: 'tns' }, clusterDomain: 'corp.local' },
+        apiVersion: 'minio.rook.io/v1alpha1',
+        kind: 'ObjectStore',
+        metadata: { name: 'ext', namespace: 'tns' },
+        spec: {
+          scope: { nodeCount: 4 },
+          annotations: { a: 'b' },
+          placement: { all: {}, zone: { nodeAffinity: { x: 1 } } },
+          credentials: { name: 'keys', namespace: 'tns' },
+          clusterDomain: 'corp.local',
+        },
       },
     },
     {
       name: 'credentials in another namespace',
       mr: store({ credentials: { name: 'keys', namespace: 'vault' } }),
-      want: { apiVersion: 'minio.rook.io/v1alpha1', kind: 'ObjectStore', metadata: { name: 'ext', namespace: 'tns' }, spec: { scope: { nodeCount: 4 }, credentials: { name: 'keys', namespace: 'vault' } } },
+      want: {
+        apiVersion: 'minio.rook.io/v1alpha1',
+        kind: 'ObjectStore',
+        metadata: { name: 'ext', namespace: 'tns' },
+        spec: { scope: { nodeCount: 4 }, credentials: { name: 'keys', namespace: 'vault' } },
+      },
     },
   ];
   it.each(cases)('$name', ({ mr, want }) => {
@@ -53,10 +87,25 @@ describe('Rook MinIO: desired', () => {
 });
 
 describe('Rook MinIO: lateInitialize', () => {
-  const observed = (credentials?: object): TargetObject => ({ metadata: { name: 'ext', namespace: 'tns' }, spec: { ...(credentials ? { credentials } : {}) } });
+  const observed = (credentials?: object): TargetObject => ({
+    metadata: { name: 'ext', namespace: 'tns' },
+    spec: { ...(credentials ? { credentials } : {}) },
+  });
   const cases: { name: string; mr: ObjectStore; observed: TargetObject; changed: boolean; credentials?: object }[] = [
-    { name: 'records the credentials the store uses when the spec has none', mr: store(), observed: observed({ name: 'ext-access-keys', namespace: 'tns' }), changed: true, credentials: { name: 'ext-access-keys', namespace: 'tns' } },
-    { name: 'keeps credentials the spec names', mr: store({ credentials: { name: 'mine' } }), observed: observed({ name: 'other', namespace: 'tns' }), changed: false, credentials: { name: 'mine' } },
+    {
+      name: 'records the credentials the store uses when the spec has none',
+      mr: store(),
+      observed: observed({ name: 'ext-access-keys', namespace: 'tns' }),
+      changed: true,
+      credentials: { name: 'ext-access-keys', namespace: 'tns' },
+    },
+    {
+      name: 'keeps credentials the spec names',
+      mr: store({ credentials: { name: 'mine' } }),
+      observed: observed({ name: 'other', namespace: 'tns' }),
+      changed: false,
+      credentials: { name: 'mine' },
+    },
     { name: 'nothing to record when the store names none', mr: store(), observed: observed(), changed: false, credentials: undefined },
   ];
   it.each(cases)('$name', ({ mr, observed: o, changed, credentials }) => {
@@ -66,7 +115,11 @@ describe('Rook MinIO: lateInitialize', () => {
 });
 
 describe('Rook MinIO: companions', () => {
-  const cases: { name: string; mr: ObjectStore; want: { type: ResourceType; name: string; namespace?: string; purpose: string; irreplaceable?: string }[] }[] = [
+  const cases: {
+    name: string;
+    mr: ObjectStore;
+    want: { type: ResourceType; name: string; namespace?: string; purpose: string; irreplaceable?: string }[];
+  }[] = [
     {
       name: 'an access-keys Secret (never remade) and an endpoint Service, beside the store',
       mr: store(),
@@ -86,7 +139,15 @@ describe('Rook MinIO: companions', () => {
   ];
   it.each(cases)('$name', ({ mr, want }) => {
     const companions = minioObjectStore.companions!(mr, 'ext');
-    expect(companions.map((c) => ({ type: c.type, name: c.name, namespace: c.namespace, purpose: c.purpose, ...(c.irreplaceable ? { irreplaceable: c.irreplaceable.reason } : {}) }))).toEqual(want);
+    expect(
+      companions.map((c) => ({
+        type: c.type,
+        name: c.name,
+        namespace: c.namespace,
+        purpose: c.purpose,
+        ...(c.irreplaceable ? { irreplaceable: c.irreplaceable.reason } : {}),
+      })),
+    ).toEqual(want);
     for (const c of companions) expect(c.build().metadata).toMatchObject({ name: c.name, namespace: c.namespace });
   });
 
@@ -96,100 +157,188 @@ describe('Rook MinIO: companions', () => {
     expect(text(built.data.username)).toMatch(/^[A-Za-z0-9]{20}$/);
     expect(text(built.data.password)).toMatch(/^[A-Za-z0-9]{40}$/);
     expect((secret!.build() as typeof built).data.password).not.toBe(built.data.password);
-    expect(service!.build().spec).toEqual({ selector: { app: 'minio', objectstore: 'ext' }, ports: [{ name: 's3', port: 9000, targetPort: 9000, protocol: 'TCP' }] });
+    expect(service!.build().spec).toEqual({
+      selector: { app: 'minio', objectstore: 'ext' },
+      ports: [{ name: 's3', port: 9000, targetPort: 9000, protocol: 'TCP' }],
+    });
   });
 
   it('names what an imported store brings (its keys) and what the operator makes for it', () => {
     const observed = { metadata: { name: 'ext', namespace: 'tns' }, spec: { credentials: { name: 'theirs' } } };
     expect(minioObjectStore.references!(observed)).toEqual([{ type: Secrets, name: 'theirs', namespace: 'tns' }]);
     expect(minioObjectStore.references!({ metadata: { name: 'ext', namespace: 'tns' }, spec: {} })).toEqual([]);
-    expect(minioObjectStore.dependents!.map((d) => [d.type.kind, d.labelSelector(observed)])).toEqual([['StatefulSet', 'app=minio,objectstore=ext'], ['Service', 'app=minio,objectstore=ext']]);
+    expect(minioObjectStore.dependents!.map((d) => [d.type.kind, d.labelSelector(observed)])).toEqual([
+      ['StatefulSet', 'app=minio,objectstore=ext'],
+      ['Service', 'app=minio,objectstore=ext'],
+    ]);
   });
 });
 
 describe('Rook MinIO: inspect', () => {
   const observed: TargetObject = { metadata: { name: 'ext', namespace: 'tns' } };
   const keys = { metadata: { name: 'ext-access-keys', namespace: 'tns' }, data: { username: b64('user'), password: b64('pass') } };
-  const sts = (readyReplicas?: number) => ({ [`StatefulSet/tns/ext`]: { metadata: { name: 'ext' }, status: readyReplicas === undefined ? {} : { readyReplicas } } });
+  const sts = (readyReplicas?: number) => ({
+    [`StatefulSet/tns/ext`]: { metadata: { name: 'ext' }, status: readyReplicas === undefined ? {} : { readyReplicas } },
+  });
   const endpoint = 'http://ext-s3.tns.svc.cluster.local:9000';
   const cases: { name: string; mr?: ObjectStore; objects: Record<string, object>; keys?: object; want: Inspection }[] = [
     {
       name: 'no StatefulSet yet: waiting for the operator, the endpoint known',
-      objects: {}, keys,
-      want: { ready: false, message: 'waiting for the MinIO operator to create StatefulSet tns/ext', connectionDetails: { endpoint, username: 'user', password: 'pass' }, atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 0 } },
+      objects: {},
+      keys,
+      want: {
+        ready: false,
+        message: 'waiting for the MinIO operator to create StatefulSet tns/ext',
+        connectionDetails: { endpoint, username: 'user', password: 'pass' },
+        atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 0 },
+      },
     },
     {
       name: 'some servers ready',
-      objects: sts(2), keys,
-      want: { ready: false, message: '2/4 MinIO servers ready', connectionDetails: { endpoint, username: 'user', password: 'pass' }, atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 2 } },
+      objects: sts(2),
+      keys,
+      want: {
+        ready: false,
+        message: '2/4 MinIO servers ready',
+        connectionDetails: { endpoint, username: 'user', password: 'pass' },
+        atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 2 },
+      },
     },
     {
       name: 'a StatefulSet with no status yet counts none ready',
-      objects: sts(), keys,
-      want: { ready: false, message: '0/4 MinIO servers ready', connectionDetails: { endpoint, username: 'user', password: 'pass' }, atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 0 } },
+      objects: sts(),
+      keys,
+      want: {
+        ready: false,
+        message: '0/4 MinIO servers ready',
+        connectionDetails: { endpoint, username: 'user', password: 'pass' },
+        atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 0 },
+      },
     },
     {
       name: 'every server ready: Ready, with the keys',
-      objects: sts(4), keys,
-      want: { ready: true, message: undefined, connectionDetails: { endpoint, username: 'user', password: 'pass' }, atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 } },
+      objects: sts(4),
+      keys,
+      want: {
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint, username: 'user', password: 'pass' },
+        atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 },
+      },
     },
     {
       name: 'no keys Secret: the endpoint only',
       objects: sts(4),
-      want: { ready: true, message: undefined, connectionDetails: { endpoint }, atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 } },
+      want: {
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint },
+        atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 },
+      },
     },
     {
       name: 'a keys Secret without a password: the endpoint only',
-      objects: sts(4), keys: { ...keys, data: { username: b64('user') } },
-      want: { ready: true, message: undefined, connectionDetails: { endpoint }, atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 } },
+      objects: sts(4),
+      keys: { ...keys, data: { username: b64('user') } },
+      want: {
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint },
+        atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 },
+      },
     },
     {
       name: 'another cluster domain',
-      mr: store({ clusterDomain: 'corp.local' }), objects: sts(4), keys,
+      mr: store({ clusterDomain: 'corp.local' }),
+      objects: sts(4),
+      keys,
       want: {
-        ready: true, message: undefined, connectionDetails: { endpoint: 'http://ext-s3.tns.svc.corp.local:9000', username: 'user', password: 'pass' },
+        ready: true,
+        message: undefined,
+        connectionDetails: { endpoint: 'http://ext-s3.tns.svc.corp.local:9000', username: 'user', password: 'pass' },
         atProvider: { namespace: 'tns', name: 'ext', endpoint: 'http://ext-s3.tns.svc.corp.local:9000', readyReplicas: 4 },
       },
     },
   ];
   it.each(cases)('$name', async ({ mr, objects, keys: k, want }) => {
-    const got = await minioObjectStore.inspect({ client: {} as KubeClient, read: reader(objects), mr: mr ?? store(), observed, companions: [k as TargetObject | undefined, undefined], signal: new AbortController().signal });
+    const got = await minioObjectStore.inspect({
+      client: {} as KubeClient,
+      read: reader(objects),
+      mr: mr ?? store(),
+      observed,
+      companions: [k as TargetObject | undefined, undefined],
+      signal: new AbortController().signal,
+    });
     expect(got).toEqual(want);
   });
 });
 
 describe('Rook MinIO: configureObjectStore', () => {
-  const claim: Claim = { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'Bucket', metadata: { name: 'bucket', namespace: 'app', uid: 'u' }, spec: { classRef: { name: 'std' } } };
-  const cls = (spec: Partial<ObjectStoreClass['spec']>): ObjectStoreClass => ({
-    apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStoreClass', metadata: { name: 'gold', namespace: 'infra' },
-    spec: { scope: { nodeCount: 4 }, providerRef: { name: 'p' }, reclaimPolicy: 'Delete', ...spec },
-  } as ObjectStoreClass);
+  const claim: Claim = {
+    apiVersion: 'storage.crossplane.io/v1alpha1',
+    kind: 'Bucket',
+    metadata: { name: 'bucket', namespace: 'app', uid: 'u' },
+    spec: { classRef: { name: 'std' } },
+  };
+  const cls = (spec: Partial<ObjectStoreClass['spec']>): ObjectStoreClass =>
+    ({
+      apiVersion: 'minio.rook.crossplane.io/v1alpha1',
+      kind: 'ObjectStoreClass',
+      metadata: { name: 'gold', namespace: 'infra' },
+      spec: { scope: { nodeCount: 4 }, providerRef: { name: 'p' }, reclaimPolicy: 'Delete', ...spec },
+    }) as ObjectStoreClass;
   const labels = { 'crossplane.io/claim-namespace': 'app', 'crossplane.io/claim-name': 'bucket' };
   const made = (forProvider: object, targetNamespace: string, reclaimPolicy = 'Delete') => ({
-    apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStore', metadata: { name: 'app-bucket-xyz', labels },
+    apiVersion: 'minio.rook.crossplane.io/v1alpha1',
+    kind: 'ObjectStore',
+    metadata: { name: 'app-bucket-xyz', labels },
     spec: { forProvider, targetNamespace, reclaimPolicy, writeConnectionSecretToRef: { name: 'app-bucket-xyz' } },
   });
   const cases: { name: string; cls: ObjectStoreClass; want: object }[] = [
-    { name: 'the class\'s scope, keys of its own in the default namespace', cls: cls({}), want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'rook-minio' } }, 'rook-minio') },
-    { name: 'the class\'s target namespace', cls: cls({ targetNamespace: 'stores', reclaimPolicy: 'Retain' }), want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'stores' } }, 'stores', 'Retain') },
     {
-      name: 'the credentials namespace when no target namespace; never the class\'s Secret name',
-      cls: cls({ credentials: { name: 'shared', namespace: 'keys' } }), want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'keys' } }, 'keys'),
+      name: "the class's scope, keys of its own in the default namespace",
+      cls: cls({}),
+      want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'rook-minio' } }, 'rook-minio'),
+    },
+    {
+      name: "the class's target namespace",
+      cls: cls({ targetNamespace: 'stores', reclaimPolicy: 'Retain' }),
+      want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'stores' } }, 'stores', 'Retain'),
+    },
+    {
+      name: "the credentials namespace when no target namespace; never the class's Secret name",
+      cls: cls({ credentials: { name: 'shared', namespace: 'keys' } }),
+      want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'keys' } }, 'keys'),
     },
     {
       name: 'annotations and cluster domain carried, a placement of empty keys dropped',
       cls: cls({ annotations: { a: 'b' }, clusterDomain: 'corp.local', placement: { all: null } as never }),
-      want: made({ scope: { nodeCount: 4 }, annotations: { a: 'b' }, clusterDomain: 'corp.local', credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'rook-minio' } }, 'rook-minio'),
+      want: made(
+        {
+          scope: { nodeCount: 4 },
+          annotations: { a: 'b' },
+          clusterDomain: 'corp.local',
+          credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'rook-minio' },
+        },
+        'rook-minio',
+      ),
     },
-    { name: 'an allowed namespace', cls: cls({ allowedNamespaces: ['app'] }), want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'rook-minio' } }, 'rook-minio') },
+    {
+      name: 'an allowed namespace',
+      cls: cls({ allowedNamespaces: ['app'] }),
+      want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'rook-minio' } }, 'rook-minio'),
+    },
   ];
   it.each(cases)('$name', ({ cls: c, want }) => {
     expect(configureObjectStore(claim, c, 'app-bucket-xyz')).toEqual(want);
   });
 
   it('refuses a claim from a namespace the class does not allow', () => {
-    expect(() => configureObjectStore(claim, cls({ allowedNamespaces: ['other'] }), 'x')).toThrow(expect.objectContaining({
-      reason: 'NamespaceNotAllowed', message: 'ObjectStoreClass infra/gold does not allow claims from namespace app (allowed: other)',
-    }));
+    expect(() => configureObjectStore(claim, cls({ allowedNamespaces: ['other'] }), 'x')).toThrow(
+      expect.objectContaining({
+        reason: 'NamespaceNotAllowed',
+        message: 'ObjectStoreClass infra/gold does not allow claims from namespace app (allowed: other)',
+      }),
+    );
   });
 });

@@ -4,7 +4,7 @@ import { Breaker } from '../../src/runtime/kube/breaker.ts';
 import { KubeError, UnreachableError } from '../../src/runtime/kube/errors.ts';
 
 describe('Breaker', () => {
-  it('after an unreachable failure, fails at once with that failure\'s message until the cool-down ends or the server answers', () => {
+  it("after an unreachable failure, fails at once with that failure's message until the cool-down ends or the server answers", () => {
     const b = new Breaker('the target cluster', { coolDownMs: 60_000 });
     b.failed(b.enter(), new UnreachableError('cannot reach the target cluster (ECONNREFUSED)'));
     expect(() => b.enter()).toThrow('cannot reach the target cluster (ECONNREFUSED)');

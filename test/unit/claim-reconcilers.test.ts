@@ -67,7 +67,9 @@ class FakeApi {
     this.objects.set(k, next);
     return structuredClone(next);
   }
-  async update(type: ResourceType, obj: Obj) { return this.replace(type, obj, 'update'); }
+  async update(type: ResourceType, obj: Obj) {
+    return this.replace(type, obj, 'update');
+  }
   /** No resourceVersion needed; a failed test is the API server's 422. */
   async jsonPatch(type: ResourceType, name: string, ns: string | undefined, ops: unknown[]) {
     const k = this.key(type, ns, name);
@@ -79,7 +81,9 @@ class FakeApi {
     this.objects.set(k, next);
     return structuredClone(next);
   }
-  async updateStatus(type: ResourceType, obj: Obj) { return this.replace(type, obj, 'status'); }
+  async updateStatus(type: ResourceType, obj: Obj) {
+    return this.replace(type, obj, 'status');
+  }
   async mergePatch(type: ResourceType, name: string, ns: string, patch: { data?: Record<string, string> }) {
     const cur = this.objects.get(this.key(type, ns, name))!;
     this.writes.push(`patch ${type.kind} ${name}`);
@@ -92,13 +96,31 @@ class FakeApi {
   }
 }
 
-function world(opts: { allowConfigure?: boolean; providers?: Map<string, { metadata: { labels?: Record<string, string> } }>; takes?: (c: Claim) => boolean } = {}) {
+function world(
+  opts: {
+    allowConfigure?: boolean;
+    providers?: Map<string, { metadata: { labels?: Record<string, string> } }>;
+    takes?: (c: Claim) => boolean;
+  } = {},
+) {
   const api = new FakeApi();
   const recorder = new MemoryEventRecorder();
-  api.seed(Portables, { apiVersion: Portables.apiVersion, kind: 'BucketClass', metadata: { name: 'std', namespace: 'app' }, classRef: { apiVersion: Classes.apiVersion, kind: Classes.kind, name: 'gold', namespace: 'infra' } });
-  api.seed(Classes, { apiVersion: Classes.apiVersion, kind: Classes.kind, metadata: { name: 'gold', namespace: 'infra' }, spec: { reclaimPolicy: 'Delete', providerRef: { name: 'target' } } });
+  api.seed(Portables, {
+    apiVersion: Portables.apiVersion,
+    kind: 'BucketClass',
+    metadata: { name: 'std', namespace: 'app' },
+    classRef: { apiVersion: Classes.apiVersion, kind: Classes.kind, name: 'gold', namespace: 'infra' },
+  });
+  api.seed(Classes, {
+    apiVersion: Classes.apiVersion,
+    kind: Classes.kind,
+    metadata: { name: 'gold', namespace: 'infra' },
+    spec: { reclaimPolicy: 'Delete', providerRef: { name: 'target' } },
+  });
   const reconciler = new ClaimReconciler<Obj, ManagedResource>({
-    client: api as unknown as KubeClient, recorder, log: silentLogger,
+    client: api as unknown as KubeClient,
+    recorder,
+    log: silentLogger,
     claims: { type: Claims, cache: api.cache(Claims) },
     portableClasses: { type: Portables, cache: api.cache(Portables) },
     classes: { type: Classes, cache: api.cache(Classes) },
@@ -108,14 +130,27 @@ function world(opts: { allowConfigure?: boolean; providers?: Map<string, { metad
     takes: opts.takes,
     configure: (_claim, cls) => {
       if (opts.allowConfigure === false) throw new ReasonedError('NamespaceNotAllowed', 'not from this namespace');
-      return { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: '' }, spec: { reclaimPolicy: (cls.spec as { reclaimPolicy: 'Delete' }).reclaimPolicy, writeConnectionSecretToRef: { name: 'conn' } } };
+      return {
+        apiVersion: Managed.apiVersion,
+        kind: Managed.kind,
+        metadata: { name: '' },
+        spec: { reclaimPolicy: (cls.spec as { reclaimPolicy: 'Delete' }).reclaimPolicy, writeConnectionSecretToRef: { name: 'conn' } },
+      };
     },
   });
   return { api, recorder, reconciler };
 }
 
-function claim(over: Partial<Claim['metadata']> = {}, spec: Claim['spec'] = { classRef: { name: 'std' }, writeConnectionSecretToRef: { name: 'mine' } }): Claim {
-  return { apiVersion: Claims.apiVersion, kind: 'Bucket', metadata: { name: 'b', namespace: 'app', uid: 'claim-uid', generation: 1, ...over }, spec };
+function claim(
+  over: Partial<Claim['metadata']> = {},
+  spec: Claim['spec'] = { classRef: { name: 'std' }, writeConnectionSecretToRef: { name: 'mine' } },
+): Claim {
+  return {
+    apiVersion: Claims.apiVersion,
+    kind: 'Bucket',
+    metadata: { name: 'b', namespace: 'app', uid: 'claim-uid', generation: 1, ...over },
+    spec,
+  };
 }
 
 const signal = new AbortController().signal;
@@ -123,12 +158,21 @@ const readClaim = (api: FakeApi) => api.objects.get('buckets/app/b') as unknown 
 const mrName = managedNameFor(claim());
 
 describe('claim reconciler', () => {
-  it('says Scheduled=False while its selector misses the class\'s one Provider, and Scheduled=True once placed there', async () => {
+  it("says Scheduled=False while its selector misses the class's one Provider, and Scheduled=True once placed there", async () => {
     const providers = new Map([['infra/target', { metadata: { labels: { region: 'us' } } }]]);
     const { api, reconciler } = world({ providers });
-    api.seed(Claims, claim({}, { classRef: { name: 'std' }, writeConnectionSecretToRef: { name: 'mine' }, providerSelector: { matchLabels: { region: 'eu' } } }));
+    api.seed(
+      Claims,
+      claim(
+        {},
+        { classRef: { name: 'std' }, writeConnectionSecretToRef: { name: 'mine' }, providerSelector: { matchLabels: { region: 'eu' } } },
+      ),
+    );
     await reconciler.reconcile('app/b', signal);
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({ status: 'False', reason: 'NoMatchingProvider' });
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({
+      status: 'False',
+      reason: 'NoMatchingProvider',
+    });
     expect(api.objects.get(`stores/infra/${mrName}`)).toBeUndefined();
 
     providers.set('infra/target', { metadata: { labels: { region: 'eu' } } });
@@ -138,7 +182,10 @@ describe('claim reconciler', () => {
     mr.status = { bindingPhase: 'Unbound', conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: 'x' }] };
     await reconciler.reconcile('app/b', signal);
     const claimNow = readClaim(api);
-    expect(claimNow.status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({ status: 'True', message: 'on Provider target, named by its class' });
+    expect(claimNow.status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({
+      status: 'True',
+      message: 'on Provider target, named by its class',
+    });
     expect(claimNow.status?.providerRef).toEqual({ name: 'target' });
   });
 
@@ -154,7 +201,10 @@ describe('claim reconciler', () => {
     expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
     expect(api.writes).toEqual(['patch Bucket b', `create Store ${mrName}`, 'update Bucket b', 'status Bucket b']);
     const mr = api.objects.get(`stores/infra/${mrName}`)!;
-    expect(mr.spec).toMatchObject({ claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' }, classRef: { kind: 'StoreClass', name: 'gold', namespace: 'infra' } });
+    expect(mr.spec).toMatchObject({
+      claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' },
+      classRef: { kind: 'StoreClass', name: 'gold', namespace: 'infra' },
+    });
     const c = readClaim(api);
     expect(c.metadata.finalizers).toEqual([FINALIZER_CLAIM]);
     expect(c.spec?.resourceRef).toMatchObject({ name: mrName, namespace: 'infra' });
@@ -165,18 +215,28 @@ describe('claim reconciler', () => {
   it('adopts the managed resource an interrupted attempt made, instead of making a second', async () => {
     const { api, reconciler } = world();
     api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM] }));
-    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: mrName, namespace: 'infra' }, spec: { claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } } });
+    api.seed(Managed, {
+      apiVersion: Managed.apiVersion,
+      kind: Managed.kind,
+      metadata: { name: mrName, namespace: 'infra' },
+      spec: { claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } },
+    });
     await reconciler.reconcile('app/b', signal);
     expect(api.writes.filter((w) => w.startsWith('create'))).toEqual([]);
     expect(readClaim(api).spec?.resourceRef?.name).toBe(mrName);
   });
 
-  it('C8: copies the connection Secret under the claim\'s control and binds once the resource is Unbound', async () => {
+  it("C8: copies the connection Secret under the claim's control and binds once the resource is Unbound", async () => {
     const { api, reconciler } = world();
     await (api.seed(Claims, claim()), reconciler.reconcile('app/b', signal));
     const mr = api.objects.get(`stores/infra/${mrName}`)!;
     mr.status = { bindingPhase: 'Unbound', conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: 'x' }] };
-    api.seed(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: mr.metadata.uid, controller: true }] }, data: { password: 'c2VjcmV0' } });
+    api.seed(Secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: mr.metadata.uid, controller: true }] },
+      data: { password: 'c2VjcmV0' },
+    });
     api.writes = [];
     await reconciler.reconcile('app/b', signal);
     expect(api.writes).toEqual(['create Secret mine', `status Store ${mrName}`, 'status Bucket b']);
@@ -184,39 +244,75 @@ describe('claim reconciler', () => {
     expect(copy.data).toEqual({ password: 'c2VjcmV0' });
     expect(copy.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Bucket', uid: 'claim-uid', controller: true })]);
     expect(api.objects.get(`stores/infra/${mrName}`)!.status).toMatchObject({ bindingPhase: 'Bound' });
-    expect(readClaim(api).status).toMatchObject({ bindingPhase: 'Bound', conditions: expect.arrayContaining([expect.objectContaining({ type: 'Ready', status: 'True' })]) });
+    expect(readClaim(api).status).toMatchObject({
+      bindingPhase: 'Bound',
+      conditions: expect.arrayContaining([expect.objectContaining({ type: 'Ready', status: 'True' })]),
+    });
 
     api.writes = [];
     await reconciler.reconcile('app/b', signal);
     expect(api.writes).toEqual([]); // steady state
   });
 
-  it('a bound claim shows its resource\'s failures too: Synced=False with the resource\'s reason, and back', async () => {
+  it("a bound claim shows its resource's failures too: Synced=False with the resource's reason, and back", async () => {
     const { api, reconciler } = world();
     await (api.seed(Claims, claim()), reconciler.reconcile('app/b', signal));
     const mr = api.objects.get(`stores/infra/${mrName}`)!;
     const ready = { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: 'x' };
     mr.status = { bindingPhase: 'Unbound', conditions: [ready] };
-    api.seed(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: mr.metadata.uid, controller: true }] }, data: {} });
+    api.seed(Secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: mr.metadata.uid, controller: true }] },
+      data: {},
+    });
     await reconciler.reconcile('app/b', signal);
     expect(readClaim(api).status?.bindingPhase).toBe('Bound');
     api.objects.get(`stores/infra/${mrName}`)!.status = {
-      bindingPhase: 'Bound', conditions: [ready, { type: 'Synced', status: 'False', reason: 'Unreachable', message: 'observe failed: cannot reach the target cluster (ECONNREFUSED)', lastTransitionTime: 'x' }],
+      bindingPhase: 'Bound',
+      conditions: [
+        ready,
+        {
+          type: 'Synced',
+          status: 'False',
+          reason: 'Unreachable',
+          message: 'observe failed: cannot reach the target cluster (ECONNREFUSED)',
+          lastTransitionTime: 'x',
+        },
+      ],
     };
     await reconciler.reconcile('app/b', signal);
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'False', reason: 'Unreachable', message: expect.stringContaining('cannot reach the target cluster') });
-    api.objects.get(`stores/infra/${mrName}`)!.status = { bindingPhase: 'Bound', conditions: [ready, { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: 'x' }] };
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'Unreachable',
+      message: expect.stringContaining('cannot reach the target cluster'),
+    });
+    api.objects.get(`stores/infra/${mrName}`)!.status = {
+      bindingPhase: 'Bound',
+      conditions: [ready, { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: 'x' }],
+    };
     await reconciler.reconcile('app/b', signal);
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'True', reason: 'ReconcileSuccess' });
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+      status: 'True',
+      reason: 'ReconcileSuccess',
+    });
   });
 
   it('C10: refuses a connection Secret the managed resource does not control', async () => {
     const { api, reconciler } = world();
     await (api.seed(Claims, claim()), reconciler.reconcile('app/b', signal));
     api.objects.get(`stores/infra/${mrName}`)!.status = { bindingPhase: 'Unbound' };
-    api.seed(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: 'someone-else', controller: true }] }, data: {} });
+    api.seed(Secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: 'someone-else', controller: true }] },
+      data: {},
+    });
     expect(await reconciler.reconcile('app/b', signal)).toMatchObject({ kind: 'requeueAfter' });
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'False', reason: 'ConnectionSecretConflict' });
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'ConnectionSecretConflict',
+    });
     expect(api.objects.has('secrets/app/mine')).toBe(false);
   });
 
@@ -224,30 +320,72 @@ describe('claim reconciler', () => {
     const { api, reconciler } = world();
     api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM] }, { resourceRef: { name: 'taken', namespace: 'infra' } }));
     api.seed(Managed, {
-      apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'taken', namespace: 'infra', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x', controller: true }] },
+      apiVersion: Managed.apiVersion,
+      kind: Managed.kind,
+      metadata: {
+        name: 'taken',
+        namespace: 'infra',
+        ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x', controller: true }],
+      },
       spec: { claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } },
     });
     await reconciler.reconcile('app/b', signal);
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ reason: 'ManagedResourceConflict', message: expect.stringContaining('controlled by another resource') });
+    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+      reason: 'ManagedResourceConflict',
+      message: expect.stringContaining('controlled by another resource'),
+    });
   });
 
   it('a resourceRef to a resource that is missing, or not reserved for the claim, gets one answer and no new resource', async () => {
     const answer = async (mr?: object) => {
       const { api, recorder, reconciler } = world();
-      api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM] }, { classRef: { name: 'std' }, resourceRef: { name: 'named', namespace: 'infra' }, writeConnectionSecretToRef: { name: 'mine' } }));
-      if (mr) api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'named', namespace: 'infra' }, status: { bindingPhase: 'Unbound' }, ...mr });
+      api.seed(
+        Claims,
+        claim(
+          { finalizers: [FINALIZER_CLAIM] },
+          { classRef: { name: 'std' }, resourceRef: { name: 'named', namespace: 'infra' }, writeConnectionSecretToRef: { name: 'mine' } },
+        ),
+      );
+      if (mr)
+        api.seed(Managed, {
+          apiVersion: Managed.apiVersion,
+          kind: Managed.kind,
+          metadata: { name: 'named', namespace: 'infra' },
+          status: { bindingPhase: 'Unbound' },
+          ...mr,
+        });
       expect(await reconciler.reconcile('app/b', signal)).toMatchObject({ kind: 'requeueAfter' });
       expect([...api.objects.keys()].filter((k) => k.startsWith('stores/'))).toEqual(mr ? ['stores/infra/named'] : []);
       expect(api.writes.filter((w) => w.includes(Managed.kind))).toEqual([]);
       const { status, spec } = readClaim(api);
-      return { status: { ...status, conditions: status?.conditions?.map(({ lastTransitionTime: _, ...c }) => c) }, spec, events: recorder.events };
+      return {
+        status: { ...status, conditions: status?.conditions?.map(({ lastTransitionTime: _, ...c }) => c) },
+        spec,
+        events: recorder.events,
+      };
     };
     const missing = await answer();
-    expect(missing.status.conditions).toContainEqual({ type: 'Synced', status: 'False', reason: Reasons.ManagedResourceNotFound, observedGeneration: 1,
-      message: 'spec.resourceRef names Store infra/named, which does not exist or is not reserved for this claim: a platform team reserves one by setting its spec.claimRef to this claim' });
-    for (const another of [{ spec: {} }, { spec: { claimRef: { kind: 'Bucket', name: 'other', namespace: 'app', uid: 'other-uid' } } },
+    expect(missing.status.conditions).toContainEqual({
+      type: 'Synced',
+      status: 'False',
+      reason: Reasons.ManagedResourceNotFound,
+      observedGeneration: 1,
+      message:
+        'spec.resourceRef names Store infra/named, which does not exist or is not reserved for this claim: a platform team reserves one by setting its spec.claimRef to this claim',
+    });
+    for (const another of [
+      { spec: {} },
+      { spec: { claimRef: { kind: 'Bucket', name: 'other', namespace: 'app', uid: 'other-uid' } } },
       { spec: { claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'an-earlier-b' } } },
-      { metadata: { name: 'named', namespace: 'infra', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x', controller: true }] }, spec: {} }]) {
+      {
+        metadata: {
+          name: 'named',
+          namespace: 'infra',
+          ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x', controller: true }],
+        },
+        spec: {},
+      },
+    ]) {
       expect(await answer(another)).toEqual(missing);
     }
   });
@@ -256,7 +394,10 @@ describe('claim reconciler', () => {
     const missing = world();
     missing.api.seed(Claims, claim({}, { classRef: { name: 'nope' } }));
     await missing.reconciler.reconcile('app/b', signal);
-    expect(readClaim(missing.api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ reason: 'ClassNotFound', message: 'BucketClass app/nope does not exist' });
+    expect(readClaim(missing.api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+      reason: 'ClassNotFound',
+      message: 'BucketClass app/nope does not exist',
+    });
     const refused = world({ allowConfigure: false });
     refused.api.seed(Claims, claim());
     await refused.reconciler.reconcile('app/b', signal);
@@ -264,11 +405,30 @@ describe('claim reconciler', () => {
     expect([...refused.api.objects.keys()].filter((k) => k.startsWith('stores/'))).toEqual([]);
   });
 
-  it.each<['Delete' | 'Retain', boolean]>([['Delete', false], ['Retain', true]])('C3/C4: a deleted claim releases its resource; reclaim %s keeps it: %s', async (policy, kept) => {
+  it.each<['Delete' | 'Retain', boolean]>([
+    ['Delete', false],
+    ['Retain', true],
+  ])('C3/C4: a deleted claim releases its resource; reclaim %s keeps it: %s', async (policy, kept) => {
     const { api, reconciler } = world();
-    api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM], deletionTimestamp: '2026-01-01T00:00:00Z' }, { resourceRef: { name: 'mr', namespace: 'infra' }, writeConnectionSecretToRef: { name: 'mine' } }));
-    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'mr', namespace: 'infra' }, spec: { reclaimPolicy: policy, claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } }, status: { bindingPhase: 'Bound' } });
-    api.seed(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'mine', namespace: 'app', ownerReferences: [{ uid: 'claim-uid', controller: true }] } });
+    api.seed(
+      Claims,
+      claim(
+        { finalizers: [FINALIZER_CLAIM], deletionTimestamp: '2026-01-01T00:00:00Z' },
+        { resourceRef: { name: 'mr', namespace: 'infra' }, writeConnectionSecretToRef: { name: 'mine' } },
+      ),
+    );
+    api.seed(Managed, {
+      apiVersion: Managed.apiVersion,
+      kind: Managed.kind,
+      metadata: { name: 'mr', namespace: 'infra' },
+      spec: { reclaimPolicy: policy, claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } },
+      status: { bindingPhase: 'Bound' },
+    });
+    api.seed(Secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'mine', namespace: 'app', ownerReferences: [{ uid: 'claim-uid', controller: true }] },
+    });
     expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
     const mr = api.objects.get('stores/infra/mr');
     expect(mr !== undefined).toBe(kept);
@@ -280,8 +440,20 @@ describe('claim reconciler', () => {
 
   it('finishes a release interrupted by a concurrent write: the resource never stays Bound to a claim that is gone', async () => {
     const { api, reconciler } = world();
-    api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM], deletionTimestamp: '2026-01-01T00:00:00Z' }, { resourceRef: { name: 'mr', namespace: 'infra' } }));
-    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'mr', namespace: 'infra' }, spec: { reclaimPolicy: 'Retain', claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } }, status: { bindingPhase: 'Bound' } });
+    api.seed(
+      Claims,
+      claim(
+        { finalizers: [FINALIZER_CLAIM], deletionTimestamp: '2026-01-01T00:00:00Z' },
+        { resourceRef: { name: 'mr', namespace: 'infra' } },
+      ),
+    );
+    api.seed(Managed, {
+      apiVersion: Managed.apiVersion,
+      kind: Managed.kind,
+      metadata: { name: 'mr', namespace: 'infra' },
+      spec: { reclaimPolicy: 'Retain', claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } },
+      status: { bindingPhase: 'Bound' },
+    });
     // The managed controller writes the resource between our two writes to it (once).
     let managedWrites = 0;
     for (const method of ['update', 'updateStatus'] as const) {
@@ -312,12 +484,22 @@ describe('unserved-claim reconciler', () => {
   function unserved(portableClassRef?: object) {
     const api = new FakeApi();
     const recorder = new MemoryEventRecorder();
-    if (portableClassRef) api.seed(Portables, { apiVersion: Portables.apiVersion, kind: 'BucketClass', metadata: { name: 'std', namespace: 'app' }, classRef: portableClassRef });
+    if (portableClassRef)
+      api.seed(Portables, {
+        apiVersion: Portables.apiVersion,
+        kind: 'BucketClass',
+        metadata: { name: 'std', namespace: 'app' },
+        classRef: portableClassRef,
+      });
     const served = [{ class: Classes, managed: Managed, managedCache: api.cache<ManagedResource>(Managed) }];
     const router = new ClaimRouter(served, api.cache(Portables));
     const reconciler = new UnservedClaimReconciler({
-      client: api as unknown as KubeClient, recorder, claims: { type: Claims, cache: api.cache(Claims) },
-      portableClasses: { type: Portables, cache: api.cache(Portables) }, served, router,
+      client: api as unknown as KubeClient,
+      recorder,
+      claims: { type: Claims, cache: api.cache(Claims) },
+      portableClasses: { type: Portables, cache: api.cache(Portables) },
+      served,
+      router,
     });
     return { api, recorder, reconciler };
   }
@@ -328,7 +510,11 @@ describe('unserved-claim reconciler', () => {
     api.seed(Claims, claim());
     expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'requeueAfter', ms: 30_000 });
     expect(api.writes).toEqual(['status Bucket b']);
-    expect(synced(api)).toMatchObject({ status: 'False', reason: Reasons.UnsupportedClass, message: 'BucketClass app/std points at x.example.com/v1 OddClass; this provider serves x.example.com/v1 StoreClass' });
+    expect(synced(api)).toMatchObject({
+      status: 'False',
+      reason: Reasons.UnsupportedClass,
+      message: 'BucketClass app/std points at x.example.com/v1 OddClass; this provider serves x.example.com/v1 StoreClass',
+    });
     expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Creating' });
     expect(recorder.events.map((e) => e.reason)).toEqual([Reasons.UnsupportedClass]);
     expect(readClaim(api).metadata.finalizers).toBeUndefined();
@@ -337,7 +523,7 @@ describe('unserved-claim reconciler', () => {
     expect(api.writes).toEqual([]); // said once
   });
 
-  it('reports a missing portable class, and leaves a claim its kind\'s controller takes alone', async () => {
+  it("reports a missing portable class, and leaves a claim its kind's controller takes alone", async () => {
     const missing = unserved();
     missing.api.seed(Claims, claim());
     await missing.reconciler.reconcile('app/b', signal);
@@ -352,7 +538,13 @@ describe('unserved-claim reconciler', () => {
   it('lets a deleted claim whose class went go: what it still holds is released, then its finalizer', async () => {
     const { api, reconciler } = unserved();
     api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM], deletionTimestamp: '2026-01-01T00:00:00Z' }));
-    api.seed(Managed, { apiVersion: Managed.apiVersion, kind: Managed.kind, metadata: { name: 'mr', namespace: 'infra' }, spec: { reclaimPolicy: 'Delete', claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } }, status: { bindingPhase: 'Bound' } });
+    api.seed(Managed, {
+      apiVersion: Managed.apiVersion,
+      kind: Managed.kind,
+      metadata: { name: 'mr', namespace: 'infra' },
+      spec: { reclaimPolicy: 'Delete', claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } },
+      status: { bindingPhase: 'Bound' },
+    });
     expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
     expect(api.writes).toEqual(['status Store mr', 'delete Store mr', 'patch Bucket b']);
     expect(readClaim(api).metadata.finalizers).toEqual([]);
@@ -371,17 +563,33 @@ describe('claim reconciler routing', () => {
 describe('default-class reconciler', () => {
   function setup(policies: string[]) {
     const api = new FakeApi();
-    for (const p of policies) api.seed(Policies, { apiVersion: Policies.apiVersion, kind: 'BucketPolicy', metadata: { name: p, namespace: 'app' }, spec: { defaultClassRef: { name: `class-of-${p}` } } });
-    api.seed(Policies, { apiVersion: Policies.apiVersion, kind: 'BucketPolicy', metadata: { name: 'elsewhere', namespace: 'other' }, spec: { defaultClassRef: { name: 'x' } } });
+    for (const p of policies)
+      api.seed(Policies, {
+        apiVersion: Policies.apiVersion,
+        kind: 'BucketPolicy',
+        metadata: { name: p, namespace: 'app' },
+        spec: { defaultClassRef: { name: `class-of-${p}` } },
+      });
+    api.seed(Policies, {
+      apiVersion: Policies.apiVersion,
+      kind: 'BucketPolicy',
+      metadata: { name: 'elsewhere', namespace: 'other' },
+      spec: { defaultClassRef: { name: 'x' } },
+    });
     api.seed(Claims, claim({}, { writeConnectionSecretToRef: { name: 'mine' } }));
     const reconciler = new DefaultClassReconciler({
-      client: api as unknown as KubeClient, recorder: new MemoryEventRecorder(),
-      claims: { type: Claims, cache: api.cache(Claims) }, policies: { type: Policies, cache: api.cache(Policies) },
+      client: api as unknown as KubeClient,
+      recorder: new MemoryEventRecorder(),
+      claims: { type: Claims, cache: api.cache(Claims) },
+      policies: { type: Policies, cache: api.cache(Policies) },
     });
     return { api, reconciler };
   }
 
-  it.each<[string[], string]>([[[], 'NoDefaultClass'], [['one', 'two'], 'AmbiguousDefaultClass']])('D5/D6: with policies %j it guesses nothing (%s)', async (policies, reason) => {
+  it.each<[string[], string]>([
+    [[], 'NoDefaultClass'],
+    [['one', 'two'], 'AmbiguousDefaultClass'],
+  ])('D5/D6: with policies %j it guesses nothing (%s)', async (policies, reason) => {
     const { api, reconciler } = setup([...policies]);
     await reconciler.reconcile('app/b', signal);
     expect(readClaim(api).spec?.classRef).toBeUndefined();

@@ -7,10 +7,15 @@ function gate(): { runs: number; check: () => Promise<number>; finish: (error?: 
   const pending: { resolve: (v: number) => void; reject: (e: Error) => void }[] = [];
   const g = {
     runs: 0,
-    check: () => new Promise<number>((resolve, reject) => { g.runs++; pending.push({ resolve, reject }); }),
+    check: () =>
+      new Promise<number>((resolve, reject) => {
+        g.runs++;
+        pending.push({ resolve, reject });
+      }),
     finish: (error?: Error) => {
       const p = pending.shift()!;
-      if (error) p.reject(error); else p.resolve(g.runs);
+      if (error) p.reject(error);
+      else p.resolve(g.runs);
     },
   };
   return g;
@@ -18,7 +23,7 @@ function gate(): { runs: number; check: () => Promise<number>; finish: (error?: 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 describe('Coalescer', () => {
-  it('answers a burst of callers with two runs: the first caller\'s, then one for all who came during it', async () => {
+  it("answers a burst of callers with two runs: the first caller's, then one for all who came during it", async () => {
     const c = new Coalescer<number>();
     const g = gate();
     const first = c.run('ns', g.check);

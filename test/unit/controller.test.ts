@@ -15,19 +15,26 @@ describe('Controller metrics', () => {
   it('counts reconciles as success, requeue, requeue_after and error', async () => {
     const outcomes: (Result | Error)[] = [done(), requeue(), requeueAfter(60_000), new Error('boom')];
     let finished = 0;
-    const controller = new Controller('metrics-test', {
-      reconcile: async (key) => {
-        finished++;
-        const outcome = outcomes[Number(key)]!;
-        if (outcome instanceof Error) throw outcome;
-        return outcome;
+    const controller = new Controller(
+      'metrics-test',
+      {
+        reconcile: async (key) => {
+          finished++;
+          const outcome = outcomes[Number(key)]!;
+          if (outcome instanceof Error) throw outcome;
+          return outcome;
+        },
       },
-    }, silentLogger, { workers: 1, maxReconcileRate: 1000 });
+      silentLogger,
+      { workers: 1, maxReconcileRate: 1000 },
+    );
     controller.start();
     for (const key of ['0', '1', '2', '3']) controller.enqueue(key);
     await eventually(() => finished === 4, 'four reconciles to finish', 5_000);
     await controller.stop();
-    expect(await Promise.all(['success', 'requeue', 'requeue_after', 'error'].map((r) => resultCount('metrics-test', r)))).toEqual([1, 1, 1, 1]);
+    expect(await Promise.all(['success', 'requeue', 'requeue_after', 'error'].map((r) => resultCount('metrics-test', r)))).toEqual([
+      1, 1, 1, 1,
+    ]);
     expect(await resultCount('metrics-test', 'done')).toBe(0);
   });
 
@@ -38,13 +45,18 @@ describe('Controller metrics', () => {
     const released = new Promise<void>((r) => (release = r));
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
-    const controller = new Controller('stuck-test', {
-      reconcile: async () => {
-        started();
-        await released; // a reconcile that ignores its deadline
-        return done();
+    const controller = new Controller(
+      'stuck-test',
+      {
+        reconcile: async () => {
+          started();
+          await released; // a reconcile that ignores its deadline
+          return done();
+        },
       },
-    }, silentLogger, { workers: 2, maxReconcileRate: 1000 });
+      silentLogger,
+      { workers: 2, maxReconcileRate: 1000 },
+    );
     controller.start();
     controller.enqueue('stuck');
     await running;
@@ -54,7 +66,11 @@ describe('Controller metrics', () => {
     expect(longest).toBeGreaterThanOrEqual(0.29);
     expect(unfinished).toBeGreaterThanOrEqual(0.29);
     release();
-    await eventually(async () => (await gauge('workqueue_longest_running_processor_seconds')) === 0, 'the released reconcile to leave the gauge', 5_000);
+    await eventually(
+      async () => (await gauge('workqueue_longest_running_processor_seconds')) === 0,
+      'the released reconcile to leave the gauge',
+      5_000,
+    );
     expect(await gauge('workqueue_longest_running_processor_seconds')).toBe(0);
     expect(await gauge('workqueue_unfinished_work_seconds')).toBe(0);
     await controller.stop();

@@ -34,7 +34,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** A one-context kubeconfig (JSON is YAML) with these cluster and user fields. */
 function kubeconfig(cluster: Record<string, unknown>, user: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'ctx',
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': 'ctx',
     contexts: [{ name: 'ctx', context: { cluster: 'c', user: 'u' } }],
     clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:6443', 'certificate-authority-data': b64(caPem), ...cluster } }],
     users: [{ name: 'u', user }],
@@ -44,7 +46,8 @@ function kubeconfig(cluster: Record<string, unknown>, user: Record<string, unkno
 
 /** An exec plugin that leaves a marker file when it runs and hands back a token. */
 function execPlugin(marker: string): Record<string, unknown> {
-  const script = `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');` +
+  const script =
+    `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran');` +
     `console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-exec' } }))`;
   return { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', script] };
 }
@@ -86,7 +89,10 @@ describe('credentialsFromSecret', () => {
       [{ endpoint: 'https://k:6443', clusterCA: 'SUPER-SECRET-VALUE' }, ['SUPER-SECRET-VALUE']],
       [{ endpoint: 'http://secret-host:8080', token: 'SUPER-SECRET-TOKEN' }, ['secret-host', 'SUPER-SECRET-TOKEN']],
       [{ endpoint: 'https://secret-host:6443' }, ['secret-host']],
-      [{ kubeconfig: kubeconfig({ server: 'http://secret-host' }, { token: 'SUPER-SECRET-TOKEN' }) }, ['secret-host', 'SUPER-SECRET-TOKEN']],
+      [
+        { kubeconfig: kubeconfig({ server: 'http://secret-host' }, { token: 'SUPER-SECRET-TOKEN' }) },
+        ['secret-host', 'SUPER-SECRET-TOKEN'],
+      ],
       [{ kubeconfig: kubeconfig({}, { token: 'SUPER-SECRET-TOKEN', tokenFile: '/secret/path' }) }, ['/secret/path', 'SUPER-SECRET-TOKEN']],
     ];
     for (const [keys, values] of cases) {
@@ -105,7 +111,10 @@ describe('credentialsFromSecret', () => {
   });
 
   it('accepts a client certificate and loopback', () => {
-    const creds = credentialsFromSecret('ns/s', enc({ endpoint: 'https://127.0.0.1:6443', clusterCA: caPem, clientCert: caPem, clientKey: keyPem }));
+    const creds = credentialsFromSecret(
+      'ns/s',
+      enc({ endpoint: 'https://127.0.0.1:6443', clusterCA: caPem, clientCert: caPem, clientKey: keyPem }),
+    );
     expect(creds.server).toBe('https://127.0.0.1:6443');
     expect(creds.access.certData).toBe(b64(caPem.trim())); // Secret values are trimmed
   });
@@ -120,8 +129,14 @@ describe('credentialsFromSecret', () => {
   });
 
   it.each([
-    'https://169.254.169.254', 'https://169.254.169.254:443/latest', 'https://0xA9FEA9FE', 'https://[::ffff:169.254.169.254]',
-    'https://[fe80::1]:6443', 'https://0.0.0.0:6443', 'https://[::]:6443', '169.254.169.254:6443',
+    'https://169.254.169.254',
+    'https://169.254.169.254:443/latest',
+    'https://0xA9FEA9FE',
+    'https://[::ffff:169.254.169.254]',
+    'https://[fe80::1]:6443',
+    'https://0.0.0.0:6443',
+    'https://[::]:6443',
+    '169.254.169.254:6443',
   ])('refuses the link-local or unspecified endpoint %s', (endpoint) => {
     const thrown = thrownBy(() => credentialsFromSecret('ns/s', enc({ endpoint, clusterCA: caPem, token: 't' })));
     expect(thrown.reason).toBe('InvalidCredentials');
@@ -149,10 +164,18 @@ describe('credentialsFromSecret with a kubeconfig', () => {
 
   it('keeps inline values only', async () => {
     const config = kubeconfig({ 'tls-server-name': 'kubernetes' }, { token: 'inline-token' });
-    const { access: { lookup, ...access }, server } = credentialsFromSecret('ns/s', enc({ kubeconfig: config }));
+    const {
+      access: { lookup, ...access },
+      server,
+    } = credentialsFromSecret('ns/s', enc({ kubeconfig: config }));
     expect(server).toBe('https://127.0.0.1:6443');
-    expect(Object.fromEntries(Object.entries(access).filter(([, v]) => v !== undefined)))
-      .toEqual({ server: 'https://127.0.0.1:6443', caData: b64(caPem), tlsServerName: 'kubernetes', skipTLSVerify: false, token: 'inline-token' });
+    expect(Object.fromEntries(Object.entries(access).filter(([, v]) => v !== undefined))).toEqual({
+      server: 'https://127.0.0.1:6443',
+      caData: b64(caPem),
+      tlsServerName: 'kubernetes',
+      skipTLSVerify: false,
+      token: 'inline-token',
+    });
     expect(lookup).toBeInstanceOf(Function); // ours, which checks what the server's name resolves to (endpoints.test.ts)
     const auth = await authenticate(access);
     expect(auth.headers.Authorization).toBe('Bearer inline-token');
@@ -162,7 +185,10 @@ describe('credentialsFromSecret with a kubeconfig', () => {
   it('carries nothing from other users or clusters in the kubeconfig', async () => {
     const marker = path.join(dir, 'other-user-exec-ran');
     const base = JSON.parse(kubeconfig({}, { token: 'inline-token' })) as { users: unknown[]; clusters: unknown[] };
-    base.users.push({ name: 'other', user: { exec: execPlugin(marker), tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' } });
+    base.users.push({
+      name: 'other',
+      user: { exec: execPlugin(marker), tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' },
+    });
     base.clusters.push({ name: 'other', cluster: { server: 'https://169.254.169.254', 'certificate-authority': '/etc/ca.crt' } });
     const { access } = credentialsFromSecret('ns/s', enc({ kubeconfig: JSON.stringify(base) }));
     expect(access.exec).toBeUndefined();
@@ -189,7 +215,9 @@ describe('credentialsFromSecret with a kubeconfig', () => {
   });
 
   it('refuses an exec plugin over plain http even when exec is allowed', () => {
-    refuse(kubeconfig({ server: 'http://127.0.0.1:8080' }, { exec: execPlugin(path.join(dir, 'never')) }), /server that uses plain http/, { allowExec: true });
+    refuse(kubeconfig({ server: 'http://127.0.0.1:8080' }, { exec: execPlugin(path.join(dir, 'never')) }), /server that uses plain http/, {
+      allowExec: true,
+    });
   });
 
   it.each([
@@ -203,7 +231,10 @@ describe('credentialsFromSecret with a kubeconfig', () => {
   });
 
   it('refuses a certificate-authority path even next to inline data', () => {
-    const message = refuse(kubeconfig({ 'certificate-authority': '/etc/shadow' }, { token: 't' }), /clusters\[0\]\.cluster\.certificate-authority: files are never read/);
+    const message = refuse(
+      kubeconfig({ 'certificate-authority': '/etc/shadow' }, { token: 't' }),
+      /clusters\[0\]\.cluster\.certificate-authority: files are never read/,
+    );
     expect(message).not.toContain('/etc/shadow');
   });
 
@@ -212,7 +243,11 @@ describe('credentialsFromSecret with a kubeconfig', () => {
     [{}, { token: 't', as: 'someone' }, /users\[0\]\.user\.as, which provider-rook does not support/],
     [{ 'proxy-url': 'http://169.254.169.254' }, { token: 't' }, /clusters\[0\]\.cluster\.proxy-url/],
     [{ 'insecure-skip-tls-verify': true }, { token: 't' }, /clusters\[0\]\.cluster\.insecure-skip-tls-verify while sending credentials/],
-    [{ server: 'https://169.254.169.254' }, { token: 't' }, /clusters\[0\]\.cluster\.server that is a link-local, unspecified or cloud metadata address/],
+    [
+      { server: 'https://169.254.169.254' },
+      { token: 't' },
+      /clusters\[0\]\.cluster\.server that is a link-local, unspecified or cloud metadata address/,
+    ],
     [{ server: 'https://[::ffff:169.254.169.254]:443' }, { token: 't' }, /server that is a link-local/],
     [{ server: 'http://127.0.0.1:8080' }, { token: 't' }, /clusters\[0\]\.cluster\.server that uses plain http/],
     [{ server: 'http://127.0.0.1:8080' }, { username: 'u', password: 'p' }, /server that uses plain http/],
@@ -225,14 +260,24 @@ describe('credentialsFromSecret with a kubeconfig', () => {
   });
 
   it('allows insecure-skip-tls-verify when no credential is sent, and plain http too with --allow-plain-http', () => {
-    expect(credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig({ 'insecure-skip-tls-verify': true }, {}) })).access.skipTLSVerify).toBe(true);
+    expect(
+      credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig({ 'insecure-skip-tls-verify': true }, {}) })).access.skipTLSVerify,
+    ).toBe(true);
     const plain = kubeconfig({ server: 'http://127.0.0.1:8080' }, {});
-    refuse(plain, /clusters\[0\]\.cluster\.server that uses plain http, which provider-rook refuses unless started with --allow-plain-http/);
-    expect(credentialsFromSecret('ns/s', enc({ kubeconfig: plain }), { endpoints: { allowPlainHttp: true } }).server).toBe('http://127.0.0.1:8080');
+    refuse(
+      plain,
+      /clusters\[0\]\.cluster\.server that uses plain http, which provider-rook refuses unless started with --allow-plain-http/,
+    );
+    expect(credentialsFromSecret('ns/s', enc({ kubeconfig: plain }), { endpoints: { allowPlainHttp: true } }).server).toBe(
+      'http://127.0.0.1:8080',
+    );
   });
 
   it('accepts inline client certificate data', () => {
-    const { access } = credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig({}, { 'client-certificate-data': b64(caPem), 'client-key-data': b64(keyPem) }) }));
+    const { access } = credentialsFromSecret(
+      'ns/s',
+      enc({ kubeconfig: kubeconfig({}, { 'client-certificate-data': b64(caPem), 'client-key-data': b64(keyPem) }) }),
+    );
     expect(access).toMatchObject({ certData: b64(caPem), keyData: b64(keyPem) });
   });
 });

@@ -12,7 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { makeCa } from '../../hack/lib/pki.ts';
 import { ReasonedError } from '../../src/runtime/conditions.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
-import { credentialsFromSecret, guardedLookup, refusedAddress, type EndpointPolicy, type EndpointRange } from '../../src/runtime/native/credentials.ts';
+import {
+  credentialsFromSecret,
+  guardedLookup,
+  refusedAddress,
+  type EndpointPolicy,
+  type EndpointRange,
+} from '../../src/runtime/native/credentials.ts';
 
 let dir: string;
 let caPem: string;
@@ -39,14 +45,28 @@ function fakeResolver(answers: Record<string, string[]>) {
 }
 
 /** What a lookup calls back with. */
-function resolve(lookup: LookupFunction, hostname: string, all = true): Promise<{ err: (Error & { reason?: string }) | null; address: string | LookupAddress[]; family?: number }> {
+function resolve(
+  lookup: LookupFunction,
+  hostname: string,
+  all = true,
+): Promise<{ err: (Error & { reason?: string }) | null; address: string | LookupAddress[]; family?: number }> {
   return new Promise((done) => lookup(hostname, { all }, (err, address, family) => done({ err, address, family })));
 }
 
 describe('refusedAddress', () => {
   it.each([
-    '169.254.169.254', '169.254.0.1', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '::169.254.169.254', '64:ff9b::169.254.169.254',
-    'fe80::1', 'febf::1', 'fd00:ec2::254', '0.0.0.0', '0.1.2.3', '::',
+    '169.254.169.254',
+    '169.254.0.1',
+    '::ffff:169.254.169.254',
+    '::ffff:a9fe:a9fe',
+    '::169.254.169.254',
+    '64:ff9b::169.254.169.254',
+    'fe80::1',
+    'febf::1',
+    'fd00:ec2::254',
+    '0.0.0.0',
+    '0.1.2.3',
+    '::',
   ])('always refuses %s, naming the rule and not the address', (address) => {
     const why = refusedAddress(address, ['loopback', 'private']);
     expect(why).toBe('a link-local, unspecified or cloud metadata address, which provider-rook never calls');
@@ -55,7 +75,20 @@ describe('refusedAddress', () => {
 
   it.each<[EndpointRange, string[]]>([
     ['loopback', ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']],
-    ['private', ['10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1', '100.127.255.255', 'fc00::1', 'fd12:3456::1', '::ffff:10.1.2.3']],
+    [
+      'private',
+      [
+        '10.0.0.1',
+        '172.16.0.1',
+        '172.31.255.255',
+        '192.168.1.1',
+        '100.64.0.1',
+        '100.127.255.255',
+        'fc00::1',
+        'fd12:3456::1',
+        '::ffff:10.1.2.3',
+      ],
+    ],
   ])('allows %s addresses by default and refuses them when the range is listed', (range, addresses) => {
     for (const address of addresses) {
       expect(refusedAddress(address)).toBeUndefined();
@@ -64,16 +97,24 @@ describe('refusedAddress', () => {
     }
   });
 
-  it.each(['8.8.8.8', '172.32.0.1', '100.128.0.1', '192.169.0.1', '2001:db8::1', 'fe00::1'])('allows the public address %s with every range refused', (address) => {
-    expect(refusedAddress(address, ['loopback', 'private'])).toBeUndefined();
-  });
+  it.each(['8.8.8.8', '172.32.0.1', '100.128.0.1', '192.169.0.1', '2001:db8::1', 'fe00::1'])(
+    'allows the public address %s with every range refused',
+    (address) => {
+      expect(refusedAddress(address, ['loopback', 'private'])).toBeUndefined();
+    },
+  );
 });
 
 describe('guardedLookup', () => {
   const refusal = (why: string) => new ReasonedError('EndpointNotAllowed', `refused: ${why}`);
 
   it('asks for every address and refuses the name when any one is refused', async () => {
-    const fake = fakeResolver({ mixed: ['127.0.0.1', '169.254.169.254'], mapped: ['::ffff:169.254.169.254'], imds6: ['fd00:ec2::254'], ll6: ['::1', 'fe80::1'] });
+    const fake = fakeResolver({
+      mixed: ['127.0.0.1', '169.254.169.254'],
+      mapped: ['::ffff:169.254.169.254'],
+      imds6: ['fd00:ec2::254'],
+      ll6: ['::1', 'fe80::1'],
+    });
     const lookup = guardedLookup(refusal, [], fake.lookup);
     for (const name of ['mixed', 'mapped', 'imds6', 'll6']) {
       for (const all of [true, false]) {
@@ -88,7 +129,14 @@ describe('guardedLookup', () => {
   it('hands on the addresses in the shape asked for when all are allowed', async () => {
     const fake = fakeResolver({ both: ['127.0.0.1', '::1'] });
     const lookup = guardedLookup(refusal, [], fake.lookup);
-    expect(await resolve(lookup, 'both', true)).toEqual({ err: null, address: [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }], family: undefined });
+    expect(await resolve(lookup, 'both', true)).toEqual({
+      err: null,
+      address: [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ],
+      family: undefined,
+    });
     expect(await resolve(lookup, 'both', false)).toEqual({ err: null, address: '127.0.0.1', family: 4 });
   });
 
@@ -108,7 +156,7 @@ describe('guardedLookup', () => {
     expect(fake.asked).toHaveLength(2);
   });
 
-  it('passes a resolver\'s failure on, and treats no address as one', async () => {
+  it("passes a resolver's failure on, and treats no address as one", async () => {
     const fake = fakeResolver({ empty: [] });
     const lookup = guardedLookup(refusal, [], fake.lookup);
     expect((await resolve(lookup, 'unknown')).err).toMatchObject({ code: 'ENOTFOUND' });
@@ -116,11 +164,16 @@ describe('guardedLookup', () => {
   });
 });
 
-describe('a Provider Secret\'s endpoint', () => {
-  const kubeconfig = (server: string, user: Record<string, string> = {}): string => JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
-    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }], clusters: [{ name: 'c', cluster: { server } }], users: [{ name: 'u', user }],
-  });
+describe("a Provider Secret's endpoint", () => {
+  const kubeconfig = (server: string, user: Record<string, string> = {}): string =>
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'c',
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+      clusters: [{ name: 'c', cluster: { server } }],
+      users: [{ name: 'u', user }],
+    });
   const thrown = (keys: Record<string, string>, policy?: EndpointPolicy): { reason?: string; message: string } => {
     try {
       credentialsFromSecret('ns/s', enc(keys), { endpoints: policy });
@@ -132,32 +185,58 @@ describe('a Provider Secret\'s endpoint', () => {
 
   it('refuses a literal address in a refused range when the Secret is read', () => {
     const loopback = thrown({ endpoint: 'https://127.0.0.1:6443', clusterCA: caPem, token: 't' }, { refuseRanges: ['loopback'] });
-    expect(loopback).toMatchObject({ reason: 'InvalidCredentials', message: "key 'endpoint' of Secret ns/s is a loopback address, which provider-rook's --refuse-endpoint-ranges refuses" });
+    expect(loopback).toMatchObject({
+      reason: 'InvalidCredentials',
+      message: "key 'endpoint' of Secret ns/s is a loopback address, which provider-rook's --refuse-endpoint-ranges refuses",
+    });
     const priv = thrown({ kubeconfig: kubeconfig('https://[fd12::1]:6443', { token: 't' }) }, { refuseRanges: ['private'] });
-    expect(priv).toMatchObject({ reason: 'InvalidCredentials', message: "key 'kubeconfig' of Secret ns/s has clusters[0].cluster.server that is a private address, which provider-rook's --refuse-endpoint-ranges refuses" });
+    expect(priv).toMatchObject({
+      reason: 'InvalidCredentials',
+      message:
+        "key 'kubeconfig' of Secret ns/s has clusters[0].cluster.server that is a private address, which provider-rook's --refuse-endpoint-ranges refuses",
+    });
     expect(thrown({ endpoint: 'https://[fd00:ec2::254]', clusterCA: caPem, token: 't' }).message).toMatch(/cloud metadata address/);
   });
 
   it('refuses plain http unless --allow-plain-http, and with a credential always', () => {
     const off = thrown({ kubeconfig: kubeconfig('http://127.0.0.1:8080') });
-    expect(off).toMatchObject({ reason: 'InvalidCredentials', message: "key 'kubeconfig' of Secret ns/s has clusters[0].cluster.server that uses plain http, which provider-rook refuses unless started with --allow-plain-http" });
-    expect(credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig('http://127.0.0.1:8080') }), { endpoints: { allowPlainHttp: true } }).server).toBe('http://127.0.0.1:8080');
-    expect(thrown({ kubeconfig: kubeconfig('http://127.0.0.1:8080', { token: 't' }) }, { allowPlainHttp: true }).message).toMatch(/plain http, which would send the credentials unencrypted/);
-    expect(thrown({ endpoint: 'http://127.0.0.1:8080', token: 't' }, { allowPlainHttp: true }).message).toMatch(/plain http, which would send the credentials unencrypted/);
+    expect(off).toMatchObject({
+      reason: 'InvalidCredentials',
+      message:
+        "key 'kubeconfig' of Secret ns/s has clusters[0].cluster.server that uses plain http, which provider-rook refuses unless started with --allow-plain-http",
+    });
+    expect(
+      credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig('http://127.0.0.1:8080') }), { endpoints: { allowPlainHttp: true } })
+        .server,
+    ).toBe('http://127.0.0.1:8080');
+    expect(thrown({ kubeconfig: kubeconfig('http://127.0.0.1:8080', { token: 't' }) }, { allowPlainHttp: true }).message).toMatch(
+      /plain http, which would send the credentials unencrypted/,
+    );
+    expect(thrown({ endpoint: 'http://127.0.0.1:8080', token: 't' }, { allowPlainHttp: true }).message).toMatch(
+      /plain http, which would send the credentials unencrypted/,
+    );
   });
 
-  it('resolves a host name through the policy\'s resolver, refusing it with EndpointNotAllowed in words that name neither host nor address', async () => {
+  it("resolves a host name through the policy's resolver, refusing it with EndpointNotAllowed in words that name neither host nor address", async () => {
     const fake = fakeResolver({ 'metadata.intruder.test': ['127.0.0.1', '169.254.169.254'] });
-    const { access } = credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig('http://metadata.intruder.test:1') }), { endpoints: { allowPlainHttp: true, lookup: fake.lookup } });
+    const { access } = credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig('http://metadata.intruder.test:1') }), {
+      endpoints: { allowPlainHttp: true, lookup: fake.lookup },
+    });
     const { err } = await resolve(access.lookup!, 'metadata.intruder.test');
     expect(err).toBeInstanceOf(ReasonedError);
     // Not even the Secret: Providers whose Secrets hold the same keys share the client, and this error.
     expect(err).toMatchObject({
       reason: 'EndpointNotAllowed',
-      message: "the target cluster's host name resolves to a link-local, unspecified or cloud metadata address, which provider-rook never calls",
+      message:
+        "the target cluster's host name resolves to a link-local, unspecified or cloud metadata address, which provider-rook never calls",
     });
-    const viaEndpoint = credentialsFromSecret('ns/e', enc({ endpoint: 'https://metadata.intruder.test', clusterCA: caPem, token: 't' }), { endpoints: { lookup: fake.lookup } });
-    expect((await resolve(viaEndpoint.access.lookup!, 'metadata.intruder.test')).err).toMatchObject({ reason: 'EndpointNotAllowed', message: err!.message });
+    const viaEndpoint = credentialsFromSecret('ns/e', enc({ endpoint: 'https://metadata.intruder.test', clusterCA: caPem, token: 't' }), {
+      endpoints: { lookup: fake.lookup },
+    });
+    expect((await resolve(viaEndpoint.access.lookup!, 'metadata.intruder.test')).err).toMatchObject({
+      reason: 'EndpointNotAllowed',
+      message: err!.message,
+    });
   });
 });
 
@@ -167,7 +246,9 @@ describe('a target client', () => {
   const attempts: string[] = [];
   const onSocket = ({ socket }: { socket: Socket }): void => void socket.on('connectionAttempt', (ip: string) => attempts.push(ip));
   beforeAll(async () => {
-    server = createServer((req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ gitVersion: 'v1.35.0' })));
+    server = createServer((req, res) =>
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ gitVersion: 'v1.35.0' })),
+    );
     await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
     port = (server.address() as AddressInfo).port;
     subscribe('net.client.socket', onSocket as (message: unknown) => void);
@@ -180,8 +261,12 @@ describe('a target client', () => {
   it('looks its host name up at each new connection and fails with the refusal, without connecting', async () => {
     // Refusing loopback makes a refused answer one this machine serves: even a failed guard would stay on it.
     const fake = fakeResolver({ 'api.intruder.test': ['127.0.0.1'] });
-    const allowed = credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig(`http://api.intruder.test:${port}`) }), { endpoints: { allowPlainHttp: true, lookup: fake.lookup } });
-    const refusing = credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig(`http://api.intruder.test:${port}`) }), { endpoints: { allowPlainHttp: true, refuseRanges: ['loopback'], lookup: fake.lookup } });
+    const allowed = credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig(`http://api.intruder.test:${port}`) }), {
+      endpoints: { allowPlainHttp: true, lookup: fake.lookup },
+    });
+    const refusing = credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig(`http://api.intruder.test:${port}`) }), {
+      endpoints: { allowPlainHttp: true, refuseRanges: ['loopback'], lookup: fake.lookup },
+    });
     const opts = { fieldManager: 'test', trusted: false, name: 'the target cluster', isolate: true };
     const ok = new KubeClient(allowed.access, opts);
     const no = new KubeClient(refusing.access, opts);
@@ -190,9 +275,15 @@ describe('a target client', () => {
       expect(attempts).toEqual(['127.0.0.1']);
       expect(fake.asked.map((a) => a.hostname)).toEqual(['api.intruder.test']);
 
-      const err = await no.serverVersion().then(() => undefined, (e: unknown) => e as ReasonedError);
+      const err = await no.serverVersion().then(
+        () => undefined,
+        (e: unknown) => e as ReasonedError,
+      );
       expect(err).toBeInstanceOf(ReasonedError);
-      expect(err).toMatchObject({ reason: 'EndpointNotAllowed', message: expect.stringMatching(/^the target cluster's host name resolves to a loopback address/) });
+      expect(err).toMatchObject({
+        reason: 'EndpointNotAllowed',
+        message: expect.stringMatching(/^the target cluster's host name resolves to a loopback address/),
+      });
       expect(err!.message).not.toMatch(/intruder|127\.0\.0\.1/);
       // Asked again (a new connection), refused before any socket connected; the breaker stays shut, so the next one asks again too.
       await expect(no.serverVersion()).rejects.toMatchObject({ reason: 'EndpointNotAllowed' });
@@ -204,8 +295,13 @@ describe('a target client', () => {
     }
   });
 
-  const kubeconfig = (server: string): string => JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
-    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }], clusters: [{ name: 'c', cluster: { server } }], users: [{ name: 'u', user: {} }],
-  });
+  const kubeconfig = (server: string): string =>
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'c',
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+      clusters: [{ name: 'c', cluster: { server } }],
+      users: [{ name: 'u', user: {} }],
+    });
 });

@@ -8,7 +8,11 @@ import type { ResourceType } from '../../src/runtime/kube/resources.ts';
 
 const type: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Thing', plural: 'things', namespaced: true };
 const F = 'example.com/ours';
-const thing = (finalizers?: string[]) => ({ apiVersion: type.apiVersion, kind: type.kind, metadata: { name: 't', namespace: 'ns', ...(finalizers ? { finalizers } : {}) } });
+const thing = (finalizers?: string[]) => ({
+  apiVersion: type.apiVersion,
+  kind: type.kind,
+  metadata: { name: 't', namespace: 'ns', ...(finalizers ? { finalizers } : {}) },
+});
 
 function client(answer?: Error) {
   const sent: unknown[][] = [];
@@ -24,15 +28,47 @@ function client(answer?: Error) {
 
 describe('addFinalizer / removeFinalizer', () => {
   const cases: { name: string; run: (c: KubeClient) => Promise<unknown>; want: unknown[][] }[] = [
-    { name: 'add, no list yet: test it is absent, then make it', run: (c) => addFinalizer(c, type, thing(), F),
-      want: [[{ op: 'test', path: '/metadata/finalizers', value: null }, { op: 'add', path: '/metadata/finalizers', value: [F] }]] },
-    { name: 'add to an empty list: test it is empty', run: (c) => addFinalizer(c, type, thing([]), F),
-      want: [[{ op: 'test', path: '/metadata/finalizers', value: [] }, { op: 'add', path: '/metadata/finalizers', value: [F] }]] },
-    { name: 'add to another writer\'s list: test it is as read, append', run: (c) => addFinalizer(c, type, thing(['theirs']), F),
-      want: [[{ op: 'test', path: '/metadata/finalizers', value: ['theirs'] }, { op: 'add', path: '/metadata/finalizers', value: ['theirs', F] }]] },
+    {
+      name: 'add, no list yet: test it is absent, then make it',
+      run: (c) => addFinalizer(c, type, thing(), F),
+      want: [
+        [
+          { op: 'test', path: '/metadata/finalizers', value: null },
+          { op: 'add', path: '/metadata/finalizers', value: [F] },
+        ],
+      ],
+    },
+    {
+      name: 'add to an empty list: test it is empty',
+      run: (c) => addFinalizer(c, type, thing([]), F),
+      want: [
+        [
+          { op: 'test', path: '/metadata/finalizers', value: [] },
+          { op: 'add', path: '/metadata/finalizers', value: [F] },
+        ],
+      ],
+    },
+    {
+      name: "add to another writer's list: test it is as read, append",
+      run: (c) => addFinalizer(c, type, thing(['theirs']), F),
+      want: [
+        [
+          { op: 'test', path: '/metadata/finalizers', value: ['theirs'] },
+          { op: 'add', path: '/metadata/finalizers', value: ['theirs', F] },
+        ],
+      ],
+    },
     { name: 'add when present: nothing sent', run: (c) => addFinalizer(c, type, thing([F]), F), want: [] },
-    { name: 'remove: test it is still at its index, remove that index', run: (c) => removeFinalizer(c, type, thing(['theirs', F, 'later']), F),
-      want: [[{ op: 'test', path: '/metadata/finalizers/1', value: F }, { op: 'remove', path: '/metadata/finalizers/1' }]] },
+    {
+      name: 'remove: test it is still at its index, remove that index',
+      run: (c) => removeFinalizer(c, type, thing(['theirs', F, 'later']), F),
+      want: [
+        [
+          { op: 'test', path: '/metadata/finalizers/1', value: F },
+          { op: 'remove', path: '/metadata/finalizers/1' },
+        ],
+      ],
+    },
     { name: 'remove when absent: nothing sent', run: (c) => removeFinalizer(c, type, thing(['theirs']), F), want: [] },
     { name: 'remove with no list: nothing sent', run: (c) => removeFinalizer(c, type, thing(), F), want: [] },
   ];
@@ -43,14 +79,29 @@ describe('addFinalizer / removeFinalizer', () => {
   });
 
   const answers: { name: string; err: Error; conflict: boolean }[] = [
-    { name: 'a patch that does not apply (a failed test): a conflict', err: new KubeError(422, 'Invalid', 'the server rejected our request due to an error in our request'), conflict: true },
-    { name: 'a failed test spelled out: a conflict', err: new KubeError(422, 'Invalid', 'testing value /metadata/finalizers failed: test failed'), conflict: true },
-    { name: 'a validation failure: itself', err: new KubeError(422, 'Invalid', 'Thing.x.example.com "t" is invalid: spec.size: Invalid value'), conflict: false },
+    {
+      name: 'a patch that does not apply (a failed test): a conflict',
+      err: new KubeError(422, 'Invalid', 'the server rejected our request due to an error in our request'),
+      conflict: true,
+    },
+    {
+      name: 'a failed test spelled out: a conflict',
+      err: new KubeError(422, 'Invalid', 'testing value /metadata/finalizers failed: test failed'),
+      conflict: true,
+    },
+    {
+      name: 'a validation failure: itself',
+      err: new KubeError(422, 'Invalid', 'Thing.x.example.com "t" is invalid: spec.size: Invalid value'),
+      conflict: false,
+    },
     { name: 'not found: itself', err: new KubeError(404, 'NotFound', 'things "t" not found'), conflict: false },
   ];
   it.each(answers)('$name', async ({ err, conflict }) => {
     const { client: c } = client(err);
-    const failed = await addFinalizer(c, type, thing(), F).then(() => undefined, (e: unknown) => e);
+    const failed = await addFinalizer(c, type, thing(), F).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isConflict(failed)).toBe(conflict);
     if (!conflict) expect(failed).toBe(err);
   });

@@ -6,32 +6,66 @@ describe('parseFlags', () => {
   it('gives every flag with a default its default', () => {
     const opts = parseFlags({});
     expect(opts).toMatchObject({
-      poll: 60_000, 'leak-interval': 300_000, 'leak-grace': 300_000, 'leak-mode': 'delete', 'allow-exec-credentials': false,
-      'allow-plain-http': false, 'refuse-endpoint-ranges': [],
-      workers: 4, 'max-reconcile-rate': 10, 'metrics-addr': ':8080', 'log-level': 'info', 'leader-elect': false, 'leader-election-id': 'provider-rook',
+      poll: 60_000,
+      'leak-interval': 300_000,
+      'leak-grace': 300_000,
+      'leak-mode': 'delete',
+      'allow-exec-credentials': false,
+      'allow-plain-http': false,
+      'refuse-endpoint-ranges': [],
+      workers: 4,
+      'max-reconcile-rate': 10,
+      'metrics-addr': ':8080',
+      'log-level': 'info',
+      'leader-elect': false,
+      'leader-election-id': 'provider-rook',
     });
     expect(opts.kubeconfig).toBeUndefined();
     expect(opts.namespace).toBeUndefined();
   });
 
   it('reads durations, numbers, choices and lists', () => {
-    expect(parseFlags({ poll: '250ms', 'leak-interval': '2h', 'leak-grace': '30s', workers: '64', 'max-reconcile-rate': '2.5', 'leader-elect': 'true', namespace: 'a,b-2' }))
-      .toMatchObject({ poll: 250, 'leak-interval': 7_200_000, 'leak-grace': 30_000, workers: 64, 'max-reconcile-rate': 2.5, 'leader-elect': true, namespace: 'a,b-2' });
+    expect(
+      parseFlags({
+        poll: '250ms',
+        'leak-interval': '2h',
+        'leak-grace': '30s',
+        workers: '64',
+        'max-reconcile-rate': '2.5',
+        'leader-elect': 'true',
+        namespace: 'a,b-2',
+      }),
+    ).toMatchObject({
+      poll: 250,
+      'leak-interval': 7_200_000,
+      'leak-grace': 30_000,
+      workers: 64,
+      'max-reconcile-rate': 2.5,
+      'leader-elect': true,
+      namespace: 'a,b-2',
+    });
   });
 
   it('reads the endpoint ranges to refuse as a list, empty included', () => {
     expect(parseFlags({ 'refuse-endpoint-ranges': 'loopback' })['refuse-endpoint-ranges']).toEqual(['loopback']);
-    expect(parseFlags({ 'refuse-endpoint-ranges': 'loopback,private', 'allow-plain-http': 'true' })).toMatchObject({ 'refuse-endpoint-ranges': ['loopback', 'private'], 'allow-plain-http': true });
+    expect(parseFlags({ 'refuse-endpoint-ranges': 'loopback,private', 'allow-plain-http': 'true' })).toMatchObject({
+      'refuse-endpoint-ranges': ['loopback', 'private'],
+      'allow-plain-http': true,
+    });
     expect(parseFlags({ 'refuse-endpoint-ranges': '' })['refuse-endpoint-ranges']).toEqual([]);
     expect(() => parseFlags({ 'refuse-endpoint-ranges': 'loopback,link-local', 'allow-plain-http': 'yes' })).toThrow(
-      '--allow-plain-http: use one of true, false; --refuse-endpoint-ranges: use a comma-separated list of loopback, private, or nothing');
+      '--allow-plain-http: use one of true, false; --refuse-endpoint-ranges: use a comma-separated list of loopback, private, or nothing',
+    );
     expect(() => parseFlags({ 'refuse-endpoint-ranges': 'loopback,' })).toThrow('--refuse-endpoint-ranges');
   });
 
   it('names every bad flag and what to write instead', () => {
-    expect(() => parseFlags({ poll: '10', workers: '0', 'log-level': 'loud', namespace: 'A_B', 'leader-elect': 'yes', 'max-reconcile-rate': '' })).toThrow(
+    expect(() =>
+      parseFlags({ poll: '10', workers: '0', 'log-level': 'loud', namespace: 'A_B', 'leader-elect': 'yes', 'max-reconcile-rate': '' }),
+    ).toThrow(
       '--namespace: use one namespace or a comma-separated list; --poll: use a duration like 30s, 1m or 1h; --workers: use a whole number from 1 to 64; ' +
-      '--max-reconcile-rate: use a number of at least 1; --log-level: use one of debug, info, warn, error; --leader-elect: use one of true, false');
+        '--max-reconcile-rate: use a number of at least 1; --log-level: use one of debug, info, warn, error; --leader-elect: use one of true, false',
+    );
     expect(() => parseFlags({ workers: '2.5' })).toThrow('--workers: use a whole number from 1 to 64');
   });
 });

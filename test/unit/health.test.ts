@@ -16,7 +16,10 @@ describe('Health', () => {
     const h = new Health();
     expect(h.readyz()).toEqual({ status: 503, body: 'starting' });
     h.set('standby', 'waiting for Lease ns/provider-rook');
-    expect(h.readyz()).toEqual({ status: 200, body: 'standby: not the leader; controllers start on taking over: waiting for Lease ns/provider-rook' });
+    expect(h.readyz()).toEqual({
+      status: 200,
+      body: 'standby: not the leader; controllers start on taking over: waiting for Lease ns/provider-rook',
+    });
     h.set('syncing');
     expect(h.readyz()).toEqual({ status: 503, body: 'informers are syncing' });
     h.set('running');
@@ -43,9 +46,17 @@ describe('Controller.stuck', () => {
     let finish!: () => void;
     let began!: () => void;
     const started = new Promise<void>((r) => (began = r));
-    const controller = new Controller('hung', {
-      reconcile: () => { began(); return new Promise((r) => (finish = () => r(done()))); }, // never looks at its signal
-    }, silentLogger, { workers: 1, timeoutMs: 1_000, stuckGraceMs: 500 });
+    const controller = new Controller(
+      'hung',
+      {
+        reconcile: () => {
+          began();
+          return new Promise((r) => (finish = () => r(done())));
+        }, // never looks at its signal
+      },
+      silentLogger,
+      { workers: 1, timeoutMs: 1_000, stuckGraceMs: 500 },
+    );
     controller.start();
     controller.enqueue('ns/a');
     await started;
@@ -62,12 +73,18 @@ describe('Controller.stuck', () => {
 describe('Informer.stuck', () => {
   const type = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
   /** A client whose watch hangs without a word: what no bound of the real one would let happen. */
-  const hangingWatch = (list: () => Promise<{ items: KubeObjectLike[]; resourceVersion: string }>) => ({
-    list, watch: (_t: unknown, o: { signal: AbortSignal }) => new Promise((resolve) => o.signal.addEventListener('abort', resolve)),
-  }) as unknown as KubeClient;
+  const hangingWatch = (list: () => Promise<{ items: KubeObjectLike[]; resourceVersion: string }>) =>
+    ({
+      list,
+      watch: (_t: unknown, o: { signal: AbortSignal }) => new Promise((resolve) => o.signal.addEventListener('abort', resolve)),
+    }) as unknown as KubeClient;
 
   it('counts a loop without progress past its bound as stuck', async () => {
-    const informer = new Informer(hangingWatch(async () => ({ items: [], resourceVersion: '1' })), type, { log: silentLogger, stuckAfterMs: 10_000 });
+    const informer = new Informer(
+      hangingWatch(async () => ({ items: [], resourceVersion: '1' })),
+      type,
+      { log: silentLogger, stuckAfterMs: 10_000 },
+    );
     await informer.start();
     const now = Date.now();
     expect(informer.stuck(now)).toBeUndefined();
@@ -76,9 +93,17 @@ describe('Informer.stuck', () => {
   });
 
   it('does not count a kind that is not served yet, which rightly waits', async () => {
-    const informer = new Informer(hangingWatch(async () => { throw new KubeError(404, 'NotFound', 'not served'); }), type, {
-      log: silentLogger, stuckAfterMs: 10_000, whenServed: (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve())),
-    });
+    const informer = new Informer(
+      hangingWatch(async () => {
+        throw new KubeError(404, 'NotFound', 'not served');
+      }),
+      type,
+      {
+        log: silentLogger,
+        stuckAfterMs: 10_000,
+        whenServed: (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve())),
+      },
+    );
     await informer.start();
     expect(informer.stuck(Date.now() + 60_000)).toBeUndefined();
     await informer.stop();

@@ -28,7 +28,10 @@ const routes: Record<string, (res: ServerResponse, req: IncomingMessage) => void
   },
   // DELETE: gone at once, or held by finalizers (the object comes back with a deletionTimestamp).
   gone: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"gone"}}'),
-  held: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"held","deletionTimestamp":"2026-01-01T00:00:00Z"}}'),
+  held: (res) =>
+    res
+      .writeHead(200, { 'Content-Type': 'application/json' })
+      .end('{"metadata":{"name":"held","deletionTimestamp":"2026-01-01T00:00:00Z"}}'),
   // Answers after a moment: requests pile up.
   slow: (res) => void setTimeout(() => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"slow"}}'), 50),
   // A redirect to something that would answer: an API server never redirects, so it is not followed.
@@ -36,11 +39,24 @@ const routes: Record<string, (res: ServerResponse, req: IncomingMessage) => void
   // Echoes what it was sent: method, content type, query and body.
   patched: (res, req) => {
     let body = '';
-    req.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => res.writeHead(200, { 'Content-Type': 'application/json' })
-      .end(JSON.stringify({ metadata: { name: 'patched' }, seen: { method: req.method, contentType: req.headers['content-type'], query: req.url?.split('?')[1], body: JSON.parse(body) } })));
+    req
+      .setEncoding('utf8')
+      .on('data', (chunk: string) => {
+        body += chunk;
+      })
+      .on('end', () =>
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+          JSON.stringify({
+            metadata: { name: 'patched' },
+            seen: { method: req.method, contentType: req.headers['content-type'], query: req.url?.split('?')[1], body: JSON.parse(body) },
+          }),
+        ),
+      );
   },
-  configmaps: (res) => res.writeHead(200, { 'Content-Type': 'application/json' })
-    .end(JSON.stringify({ type: 'ERROR', object: status(500, 'InternalError') }) + '\n'),
+  configmaps: (res) =>
+    res
+      .writeHead(200, { 'Content-Type': 'application/json' })
+      .end(JSON.stringify({ type: 'ERROR', object: status(500, 'InternalError') }) + '\n'),
   // A watch that opens, sends one event, then says nothing more (no event, no bookmark).
   secrets: (res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -71,7 +87,10 @@ afterAll(async () => {
 });
 
 function client(opts: Partial<ClientOptions> = {}, at = port, user: Omit<ClusterAccess, 'server'> = { token: 't' }): KubeClient {
-  const c = new KubeClient({ server: `http://127.0.0.1:${at}`, skipTLSVerify: true, ...user }, { fieldManager: 'test', timeoutMs: 10_000, ...opts });
+  const c = new KubeClient(
+    { server: `http://127.0.0.1:${at}`, skipTLSVerify: true, ...user },
+    { fieldManager: 'test', timeoutMs: 10_000, ...opts },
+  );
   clients.push(c);
   return c;
 }
@@ -134,7 +153,9 @@ describe('KubeClient with an untrusted server', () => {
   });
 
   it('ends a watch on an ERROR event without its message', async () => {
-    const err = await failure(untrusted().watch(ConfigMaps, { namespace: 'ns', resourceVersion: '1', signal: new AbortController().signal }, () => {}));
+    const err = await failure(
+      untrusted().watch(ConfigMaps, { namespace: 'ns', resourceVersion: '1', signal: new AbortController().signal }, () => {}),
+    );
     expect(err).toBeInstanceOf(KubeError);
     expect(err).toMatchObject({ code: 500, reason: 'InternalError' });
     expect(err.message).not.toContain(ATTACK);
@@ -157,13 +178,19 @@ describe('KubeClient with the trusted control cluster', () => {
 describe('KubeClient credentials', () => {
   it('does not pass on what a failing exec plugin wrote', async () => {
     const user = {
-      exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', "process.stderr.write('SECRET-TOKEN'); process.exit(1)"] },
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: process.execPath,
+        args: ['-e', "process.stderr.write('SECRET-TOKEN'); process.exit(1)"],
+      },
     };
     for (const trusted of [true, false]) {
       const err = await failure(client({ trusted, name: 'the target cluster' }, port, user).get(ConfigMaps, 'x', 'ns'));
       expect(err).toBeInstanceOf(ReasonedError);
       expect(err).toMatchObject({ reason: 'CredentialPluginFailed' });
-      expect(err.message).toBe('the credential plugin of the target cluster failed; its output is not shown because it may contain secrets');
+      expect(err.message).toBe(
+        'the credential plugin of the target cluster failed; its output is not shown because it may contain secrets',
+      );
       expect(err.message).not.toContain('SECRET-TOKEN');
     }
   });
@@ -212,10 +239,15 @@ describe('KubeClient connections closed under a request', () => {
 describe('KubeClient deadlines', () => {
   it('ends a request to a server that accepts the connection but never answers (not even the TLS handshake) at its deadline', async () => {
     const sockets: Socket[] = [];
-    const silent = createNetServer((socket) => { sockets.push(socket); });
+    const silent = createNetServer((socket) => {
+      sockets.push(socket);
+    });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
-      const c = new KubeClient({ server: `https://127.0.0.1:${(silent.address() as AddressInfo).port}`, skipTLSVerify: true, token: 't' }, { fieldManager: 'test', timeoutMs: 500, trusted: false, name: 'the target cluster' });
+      const c = new KubeClient(
+        { server: `https://127.0.0.1:${(silent.address() as AddressInfo).port}`, skipTLSVerify: true, token: 't' },
+        { fieldManager: 'test', timeoutMs: 500, trusted: false, name: 'the target cluster' },
+      );
       clients.push(c);
       const started = performance.now();
       const err = await failure(c.get(ConfigMaps, 'x', 'default'));
@@ -232,7 +264,13 @@ describe('KubeClient deadlines', () => {
   it('ends a watch that has seen neither an event nor a bookmark within its bound', async () => {
     const events: string[] = [];
     const started = performance.now();
-    const err = await failure(client({ watchIdleMs: 400 }).watch(Secrets, { namespace: 'default', resourceVersion: '1', signal: new AbortController().signal }, (type, obj) => events.push(`${type} ${obj.metadata.name}`)));
+    const err = await failure(
+      client({ watchIdleMs: 400 }).watch(
+        Secrets,
+        { namespace: 'default', resourceVersion: '1', signal: new AbortController().signal },
+        (type, obj) => events.push(`${type} ${obj.metadata.name}`),
+      ),
+    );
     expect(events).toEqual(['ADDED one']);
     expect(err).toBeInstanceOf(WatchStalledError);
     expect(err.message).toMatch(/^the watch of secrets on http:\/\/127\.0\.0\.1:\d+ saw neither an event nor a bookmark for 0\.4 s$/);
@@ -251,9 +289,17 @@ describe('delete', () => {
 
 describe('jsonPatch', () => {
   it('sends RFC 6902 operations as application/json-patch+json, with our field manager', async () => {
-    const operations = [{ op: 'test', path: '/metadata/finalizers/0', value: 'f' }, { op: 'remove', path: '/metadata/finalizers/0' }];
+    const operations = [
+      { op: 'test', path: '/metadata/finalizers/0', value: 'f' },
+      { op: 'remove', path: '/metadata/finalizers/0' },
+    ];
     const answer = await client().jsonPatch<KubeObjectLike & { seen?: unknown }>(Secrets, 'patched', 'ns', operations);
-    expect(answer.seen).toEqual({ method: 'PATCH', contentType: 'application/json-patch+json', query: 'fieldManager=test', body: operations });
+    expect(answer.seen).toEqual({
+      method: 'PATCH',
+      contentType: 'application/json-patch+json',
+      query: 'fieldManager=test',
+      body: operations,
+    });
   });
 });
 

@@ -18,27 +18,52 @@ function write(name: string, doc: unknown): string {
 }
 
 const config = (cluster: Record<string, unknown>, user: Record<string, unknown>) => ({
-  apiVersion: 'v1', kind: 'Config', 'current-context': 'b',
-  clusters: [{ name: 'other', cluster: { server: 'https://wrong:1' } }, { name: 'c', cluster }],
-  users: [{ name: 'other', user: { token: 'wrong' } }, { name: 'u', user }],
-  contexts: [{ name: 'a', context: { cluster: 'other', user: 'other' } }, { name: 'b', context: { cluster: 'c', user: 'u' } }],
+  apiVersion: 'v1',
+  kind: 'Config',
+  'current-context': 'b',
+  clusters: [
+    { name: 'other', cluster: { server: 'https://wrong:1' } },
+    { name: 'c', cluster },
+  ],
+  users: [
+    { name: 'other', user: { token: 'wrong' } },
+    { name: 'u', user },
+  ],
+  contexts: [
+    { name: 'a', context: { cluster: 'other', user: 'other' } },
+    { name: 'b', context: { cluster: 'c', user: 'u' } },
+  ],
 });
 
 /** What client-node would send: its headers and TLS options for the current context. */
-async function clientNode(file: string): Promise<{ server: string; headers: Record<string, string>; ca?: string; cert?: string; key?: string }> {
+async function clientNode(
+  file: string,
+): Promise<{ server: string; headers: Record<string, string>; ca?: string; cert?: string; key?: string }> {
   const kc = new KubeConfig();
   kc.loadFromFile(file);
   const opts: { headers?: Record<string, string>; ca?: Buffer; cert?: Buffer; key?: Buffer } = {};
   await kc.applyToHTTPSOptions(opts);
   const ctx = new RequestContext(kc.getCurrentCluster()!.server, HttpMethod.GET);
   await kc.applySecurityAuthentication(ctx);
-  return { server: kc.getCurrentCluster()!.server, headers: ctx.getHeaders(), ca: opts.ca?.toString(), cert: opts.cert?.toString(), key: opts.key?.toString() };
+  return {
+    server: kc.getCurrentCluster()!.server,
+    headers: ctx.getHeaders(),
+    ca: opts.ca?.toString(),
+    cert: opts.cert?.toString(),
+    key: opts.key?.toString(),
+  };
 }
 
 describe('kubeconfigFileAccess', () => {
   it('reads the current context with inline data as client-node does', async () => {
     const b64 = (s: string): string => Buffer.from(s).toString('base64');
-    const file = write('inline.yaml', config({ server: 'https://api.example:6443/', 'certificate-authority-data': b64('CA') }, { 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') }));
+    const file = write(
+      'inline.yaml',
+      config(
+        { server: 'https://api.example:6443/', 'certificate-authority-data': b64('CA') },
+        { 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') },
+      ),
+    );
     const ours = await authenticate(kubeconfigFileAccess(file));
     const theirs = await clientNode(file);
     expect(kubeconfigFileAccess(file).server).toBe(theirs.server.replace(/\/$/, ''));
@@ -49,7 +74,10 @@ describe('kubeconfigFileAccess', () => {
   it('reads file references relative to the kubeconfig, and a token file again on every authentication', async () => {
     writeFileSync(path.join(dir, 'ca.crt'), 'FILE-CA');
     writeFileSync(path.join(dir, 'token'), 'first\n');
-    const file = write('files.yaml', config({ server: 'https://api.example:6443', 'certificate-authority': 'ca.crt' }, { tokenFile: 'token' }));
+    const file = write(
+      'files.yaml',
+      config({ server: 'https://api.example:6443', 'certificate-authority': 'ca.crt' }, { tokenFile: 'token' }),
+    );
     const theirs = await clientNode(file);
     const access = kubeconfigFileAccess(file);
     const first = await authenticate(access);
@@ -61,18 +89,33 @@ describe('kubeconfigFileAccess', () => {
   });
 
   it('sends basic auth and skips verification only when told, as client-node does', async () => {
-    const file = write('basic.yaml', config({ server: 'https://api.example:6443', 'insecure-skip-tls-verify': true }, { username: 'me', password: 'pw' }));
+    const file = write(
+      'basic.yaml',
+      config({ server: 'https://api.example:6443', 'insecure-skip-tls-verify': true }, { username: 'me', password: 'pw' }),
+    );
     const ours = await authenticate(kubeconfigFileAccess(file));
     expect(ours.headers.Authorization).toBe((await clientNode(file)).headers.Authorization);
     expect(ours.tls.rejectUnauthorized).toBe(false);
   });
 
   it('runs an exec plugin with its args and env, and knows when its credential expires', async () => {
-    const script = "const i = JSON.parse(process.env.KUBERNETES_EXEC_INFO); console.log(JSON.stringify({ apiVersion: i.apiVersion, kind: 'ExecCredential', " +
+    const script =
+      "const i = JSON.parse(process.env.KUBERNETES_EXEC_INFO); console.log(JSON.stringify({ apiVersion: i.apiVersion, kind: 'ExecCredential', " +
       "status: { token: process.argv[1] + '-' + process.env.EXTRA, expirationTimestamp: '2030-01-01T00:00:00Z' } }))";
-    const file = write('exec.yaml', config({ server: 'https://api.example:6443' }, {
-      exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', script, 'arg'], env: [{ name: 'EXTRA', value: 'env' }] },
-    }));
+    const file = write(
+      'exec.yaml',
+      config(
+        { server: 'https://api.example:6443' },
+        {
+          exec: {
+            apiVersion: 'client.authentication.k8s.io/v1',
+            command: process.execPath,
+            args: ['-e', script, 'arg'],
+            env: [{ name: 'EXTRA', value: 'env' }],
+          },
+        },
+      ),
+    );
     const ours = await authenticate(kubeconfigFileAccess(file));
     expect(ours.headers.Authorization).toBe('Bearer arg-env');
     expect(ours.expiresAt).toBe(Date.parse('2030-01-01T00:00:00Z'));

@@ -20,15 +20,23 @@ class FakeClient {
   /** The stored object's resourceVersion, once a write set it. */
   rv?: string;
   private checkFresh(obj: ManagedResource): void {
-    if (this.rv !== undefined && obj.metadata.resourceVersion !== this.rv) throw new KubeError(409, 'Conflict', 'the object has been modified');
+    if (this.rv !== undefined && obj.metadata.resourceVersion !== this.rv)
+      throw new KubeError(409, 'Conflict', 'the object has been modified');
   }
   lastStatus?: ManagedResource['status'];
   failUpdateWith?: Error;
-  secrets = new Map<string, { metadata: { name: string; ownerReferences?: { uid: string; controller?: boolean }[] }; type?: string; data?: Record<string, string> }>();
+  secrets = new Map<
+    string,
+    { metadata: { name: string; ownerReferences?: { uid: string; controller?: boolean }[] }; type?: string; data?: Record<string, string> }
+  >();
   async update(_t: ResourceType, obj: ManagedResource) {
     if (this.failUpdateWith) throw this.failUpdateWith;
     this.checkFresh(obj);
-    this.writes.push(`update finalizers=${(obj.metadata.finalizers ?? []).join(',')} annotations=${Object.keys(obj.metadata.annotations ?? {}).sort().join(',')}`);
+    this.writes.push(
+      `update finalizers=${(obj.metadata.finalizers ?? []).join(',')} annotations=${Object.keys(obj.metadata.annotations ?? {})
+        .sort()
+        .join(',')}`,
+    );
     const specChanged = JSON.stringify(obj.spec) !== JSON.stringify(this.lastSpec ?? obj.spec);
     this.lastSpec = structuredClone(obj.spec);
     const generation = (obj.metadata.generation ?? 1) + (specChanged ? 1 : 0);
@@ -75,7 +83,8 @@ class FakeClient {
 
 function mr(over: Partial<ManagedResource['metadata']> = {}, spec: Partial<ManagedResource['spec']> = {}): ManagedResource {
   return {
-    apiVersion: type.apiVersion, kind: type.kind,
+    apiVersion: type.apiVersion,
+    kind: type.kind,
     metadata: { name: 'm', namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '1', ...over },
     spec: { providerRef: { name: 'p' }, ...spec },
   };
@@ -93,8 +102,13 @@ function external(obs: Partial<ExternalObservation> | Error, calls: string[] = [
       if (createError) throw createError;
       return {};
     },
-    update: async () => { calls.push('update'); return {}; },
-    delete: async () => { calls.push('delete'); },
+    update: async () => {
+      calls.push('update');
+      return {};
+    },
+    delete: async () => {
+      calls.push('delete');
+    },
   };
 }
 
@@ -102,9 +116,21 @@ function reconcilerFor(resource: ManagedResource, ext: ExternalClient<ManagedRes
   client.stored ??= structuredClone(resource);
   const recorder = new MemoryEventRecorder();
   const r = new ManagedReconciler<ManagedResource>({
-    type, client: client as unknown as KubeClient, cache: { get: () => resource }, recorder, log: silentLogger,
-    connecter: { connect: async () => { if (ext instanceof Error) throw ext; return ext; } },
-    pollIntervalMs: 60_000, pollJitterMs: 0, creationGraceMs: 30_000, now: () => now,
+    type,
+    client: client as unknown as KubeClient,
+    cache: { get: () => resource },
+    recorder,
+    log: silentLogger,
+    connecter: {
+      connect: async () => {
+        if (ext instanceof Error) throw ext;
+        return ext;
+      },
+    },
+    pollIntervalMs: 60_000,
+    pollJitterMs: 0,
+    creationGraceMs: 30_000,
+    now: () => now,
   });
   return { r, client, recorder, run: () => r.reconcile('ns/m', new AbortController().signal) };
 }
@@ -124,7 +150,9 @@ describe('ManagedReconciler', () => {
     const { run, client, recorder } = reconcilerFor(mr(finalized), new ReasonedError('SecretNotFound', 'Secret ns/s does not exist'));
     expect(await run()).toEqual({ kind: 'requeue' });
     expect(client.writes).toEqual(['status Synced=False/SecretNotFound']);
-    expect(recorder.events).toEqual([{ type: 'Warning', reason: 'CannotConnectToProvider', message: 'connect failed: Secret ns/s does not exist', name: 'm' }]);
+    expect(recorder.events).toEqual([
+      { type: 'Warning', reason: 'CannotConnectToProvider', message: 'connect failed: Secret ns/s does not exist', name: 'm' },
+    ]);
   });
 
   it('N7: a missing resource is created: pending recorded first, then succeeded, Creating/Success, requeue', async () => {
@@ -156,9 +184,21 @@ describe('ManagedReconciler', () => {
     const calls: string[] = [];
     const ext = external({ exists: false }, calls);
     const client = new FakeClient();
-    const { run } = reconcilerFor(mr(), { ...ext, create: async (m) => { calls.push(`create after ${client.writes.length} write(s)`); return ext.create(m, new AbortController().signal); } }, client);
+    const { run } = reconcilerFor(
+      mr(),
+      {
+        ...ext,
+        create: async (m) => {
+          calls.push(`create after ${client.writes.length} write(s)`);
+          return ext.create(m, new AbortController().signal);
+        },
+      },
+      client,
+    );
     await run();
-    expect(client.writes[0]).toBe('update finalizers=finalizer.managedresource.crossplane.io annotations=crossplane.io/external-create-pending,crossplane.io/external-name');
+    expect(client.writes[0]).toBe(
+      'update finalizers=finalizer.managedresource.crossplane.io annotations=crossplane.io/external-create-pending,crossplane.io/external-name',
+    );
     expect(calls).toContain('create after 1 write(s)');
   });
 
@@ -194,7 +234,11 @@ describe('ManagedReconciler', () => {
 
   it('N10: an up-to-date resource with unchanged status writes nothing and polls', async () => {
     const resource = mr(finalized);
-    resource.status = { conditions: [{ type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: '2026-05-01T09:00:00Z', observedGeneration: 1 }] };
+    resource.status = {
+      conditions: [
+        { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: '2026-05-01T09:00:00Z', observedGeneration: 1 },
+      ],
+    };
     const calls: string[] = [];
     const { run, client, recorder } = reconcilerFor(resource, external({ exists: true, upToDate: true }, calls));
     expect(await run()).toEqual({ kind: 'requeueAfter', ms: 60_000 });
@@ -211,19 +255,35 @@ describe('ManagedReconciler', () => {
       ...external({}),
       observe: async (m) => {
         m.spec.forProvider = { size: 1, zone: 'from-the-target' };
-        m.status = { conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: now.toISOString(), observedGeneration: m.metadata.generation }] };
+        m.status = {
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Available',
+              lastTransitionTime: now.toISOString(),
+              observedGeneration: m.metadata.generation,
+            },
+          ],
+        };
         return { exists: true, upToDate: true, lateInitialized: true };
       },
     };
     const { run } = reconcilerFor(resource, lateInitializing, client);
     await run();
     expect(client.writes.filter((w) => w.startsWith('status'))).toHaveLength(1);
-    expect(client.lastStatus?.conditions?.map((c) => [c.type, c.observedGeneration])).toEqual([['Ready', 2], ['Synced', 2]]);
+    expect(client.lastStatus?.conditions?.map((c) => [c.type, c.observedGeneration])).toEqual([
+      ['Ready', 2],
+      ['Synced', 2],
+    ]);
   });
 
   it('updates a drifted resource and polls', async () => {
     const calls: string[] = [];
-    const { run, recorder } = reconcilerFor(mr(finalized), external({ exists: true, upToDate: false, diff: '.spec.scope.nodeCount' }, calls));
+    const { run, recorder } = reconcilerFor(
+      mr(finalized),
+      external({ exists: true, upToDate: false, diff: '.spec.scope.nodeCount' }, calls),
+    );
     expect(await run()).toEqual({ kind: 'requeueAfter', ms: 60_000 });
     expect(calls).toEqual(['observe', 'update']);
     expect(recorder.events.map((e) => e.message)).toEqual(['Updated the external resource (.spec.scope.nodeCount)']);
@@ -240,7 +300,10 @@ describe('ManagedReconciler', () => {
 
   it('N13: deletion waits while other finalizers remain', async () => {
     const calls: string[] = [];
-    const { run } = reconcilerFor(mr({ deletionTimestamp: '2026-05-01T09:00:00Z', finalizers: ['finalizer.managedresource.crossplane.io', 'other'] }), external({ exists: true }, calls));
+    const { run } = reconcilerFor(
+      mr({ deletionTimestamp: '2026-05-01T09:00:00Z', finalizers: ['finalizer.managedresource.crossplane.io', 'other'] }),
+      external({ exists: true }, calls),
+    );
     expect(await run()).toEqual({ kind: 'requeue' });
     expect(calls).toEqual(['observe']);
   });
@@ -259,7 +322,13 @@ describe('ManagedReconciler', () => {
 
   it('a delete that reports the resource gone releases the finalizer in the same pass, with no Deleting status', async () => {
     const calls: string[] = [];
-    const ext = { ...external({ exists: true }, calls), delete: async () => { calls.push('delete'); return { gone: true }; } };
+    const ext = {
+      ...external({ exists: true }, calls),
+      delete: async () => {
+        calls.push('delete');
+        return { gone: true };
+      },
+    };
     const { run, client, recorder } = reconcilerFor(mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }), ext);
     expect(await run()).toEqual({ kind: 'done' });
     expect(calls).toEqual(['observe', 'delete']);
@@ -269,14 +338,23 @@ describe('ManagedReconciler', () => {
 
   it('a delete that reports the resource still going (finalizers in the target) waits for the next observe', async () => {
     const calls: string[] = [];
-    const ext = { ...external({ exists: true }, calls), delete: async () => { calls.push('delete'); return { gone: false }; } };
+    const ext = {
+      ...external({ exists: true }, calls),
+      delete: async () => {
+        calls.push('delete');
+        return { gone: false };
+      },
+    };
     const { run, client } = reconcilerFor(mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }), ext);
     expect(await run()).toEqual({ kind: 'requeue' });
     expect(client.writes).toEqual(['status Ready=False/Deleting Synced=True/ReconcileSuccess']);
   });
 
   it('N4: Retain releases the finalizer without connecting', async () => {
-    const { run, client } = reconcilerFor(mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }, { reclaimPolicy: 'Retain' }), new Error('must not connect'));
+    const { run, client } = reconcilerFor(
+      mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }, { reclaimPolicy: 'Retain' }),
+      new Error('must not connect'),
+    );
     expect(await run()).toEqual({ kind: 'done' });
     expect(client.writes).toEqual(['patch finalizers=']);
   });

@@ -15,7 +15,10 @@ describe('config/monitoring', () => {
   const alerts = load(file('alerts.yaml')) as { spec: { groups: { rules: { alert: string; expr: string; for: string }[] }[] } };
   const rules = alerts.spec.groups.flatMap((g) => g.rules);
   const dashboard = JSON.parse(file('dashboard.json')) as { panels: { title: string; targets: { expr: string }[] }[] };
-  const exprs = [...rules.map((r) => [r.alert, r.expr]), ...dashboard.panels.flatMap((p) => p.targets.map((t) => [p.title, t.expr]))] as [string, string][];
+  const exprs = [...rules.map((r) => [r.alert, r.expr]), ...dashboard.panels.flatMap((p) => p.targets.map((t) => [p.title, t.expr]))] as [
+    string,
+    string,
+  ][];
 
   it.each(exprs)('%s reads only metrics provider-rook exports: %s', (_where, expr) => {
     const names = families(expr);

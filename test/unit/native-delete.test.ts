@@ -14,10 +14,16 @@ import { OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };
 const Servers: ResourceType = { apiVersion: 'apps/v1', kind: 'Server', plural: 'servers', namespaced: false };
 const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
-const mr: ManagedResource = { apiVersion: 'x/v1', kind: 'Thing', metadata: { name: 'm', namespace: 'ns', uid: 'mr-uid' }, spec: { providerRef: { name: 'p' } } };
+const mr: ManagedResource = {
+  apiVersion: 'x/v1',
+  kind: 'Thing',
+  metadata: { name: 'm', namespace: 'ns', uid: 'mr-uid' },
+  spec: { providerRef: { name: 'p' } },
+};
 const owner = ownerOf('things.x', mr);
 const kind: NativeKind<ManagedResource> = {
-  resource: 'things.x', target: Stores,
+  resource: 'things.x',
+  target: Stores,
   desired: (_mr, name) => ({ apiVersion: Stores.apiVersion, kind: 'Store', metadata: { name } }),
   dependents: [{ type: Servers, labelSelector: (store) => `store=${store.metadata.name}` }],
   inspect: async () => ({ ready: true }),
@@ -33,7 +39,11 @@ class FakeTarget {
   afterDelete?: (plural: string, name: string) => void;
 
   put(type: ResourceType, name: string, over: Partial<TargetObject['metadata']> = {}): TargetObject {
-    const obj: TargetObject = { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, uid: `${name}-uid`, resourceVersion: '1', ...over } };
+    const obj: TargetObject = {
+      apiVersion: type.apiVersion,
+      kind: type.kind,
+      metadata: { name, uid: `${name}-uid`, resourceVersion: '1', ...over },
+    };
     this.objects.set(`${type.plural}/${name}`, obj);
     return obj;
   }
@@ -41,12 +51,23 @@ class FakeTarget {
   asClient(): KubeClient {
     return {
       get: async (type: ResourceType, name: string) => structuredClone(this.objects.get(`${type.plural}/${name}`)),
-      list: async (type: ResourceType) => ({ items: [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, o]) => structuredClone(o)), resourceVersion: '1' }),
-      delete: async (type: ResourceType, name: string, _ns: string | undefined, opts: { uid?: string; resourceVersion?: string } = {}): Promise<Deletion> => {
+      list: async (type: ResourceType) => ({
+        items: [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, o]) => structuredClone(o)),
+        resourceVersion: '1',
+      }),
+      delete: async (
+        type: ResourceType,
+        name: string,
+        _ns: string | undefined,
+        opts: { uid?: string; resourceVersion?: string } = {},
+      ): Promise<Deletion> => {
         const key = `${type.plural}/${name}`;
         const obj = this.objects.get(key);
         if (!obj) return 'absent';
-        if ((opts.uid && opts.uid !== obj.metadata.uid) || (opts.resourceVersion && opts.resourceVersion !== obj.metadata.resourceVersion)) {
+        if (
+          (opts.uid && opts.uid !== obj.metadata.uid) ||
+          (opts.resourceVersion && opts.resourceVersion !== obj.metadata.resourceVersion)
+        ) {
           throw new KubeError(409, 'Conflict', 'Precondition failed');
         }
         this.log.push(`delete ${key}`);
@@ -59,8 +80,10 @@ class FakeTarget {
   }
 }
 
-const ourStore = (target: FakeTarget, rv = '1'): TargetObject => target.put(Stores, 'm', { resourceVersion: rv, ...marks.mark(Stores, { metadata: { name: 'm' } }, owner).metadata });
-const dependent = (target: FakeTarget, name: string): TargetObject => target.put(Servers, name, { ownerReferences: [{ apiVersion: Stores.apiVersion, kind: 'Store', name: 'm', uid: 'm-uid' }] });
+const ourStore = (target: FakeTarget, rv = '1'): TargetObject =>
+  target.put(Stores, 'm', { resourceVersion: rv, ...marks.mark(Stores, { metadata: { name: 'm' } }, owner).metadata });
+const dependent = (target: FakeTarget, name: string): TargetObject =>
+  target.put(Servers, name, { ownerReferences: [{ apiVersion: Stores.apiVersion, kind: 'Store', name: 'm', uid: 'm-uid' }] });
 /** A cache that answers with the copy it was given. */
 const cacheOf = (copy: TargetObject | undefined): ObjectReader => ({ get: async <T>() => structuredClone(copy) as T | undefined });
 
@@ -70,7 +93,13 @@ describe('NativeExternal.delete', () => {
     const copy = ourStore(target);
     const reads: string[] = [];
     const client = target.asClient();
-    const counted = { ...client, get: async (...a: Parameters<KubeClient['get']>) => { reads.push(a[1]); return client.get(...a); } } as unknown as KubeClient;
+    const counted = {
+      ...client,
+      get: async (...a: Parameters<KubeClient['get']>) => {
+        reads.push(a[1]);
+        return client.get(...a);
+      },
+    } as unknown as KubeClient;
     const result = await new NativeExternal(kind, counted, marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal);
     expect(result).toEqual({ gone: true });
     expect(target.log).toEqual(['delete stores/m']);
@@ -81,7 +110,10 @@ describe('NativeExternal.delete', () => {
     const target = new FakeTarget();
     const stale = ourStore(target, '1');
     ourStore(target, '2');
-    const result = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale) }).delete(mr, new AbortController().signal);
+    const result = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale) }).delete(
+      mr,
+      new AbortController().signal,
+    );
     expect(result).toEqual({ gone: true });
     expect(target.log).toEqual(['delete stores/m']);
   });
@@ -90,7 +122,10 @@ describe('NativeExternal.delete', () => {
     const target = new FakeTarget();
     const stale = ourStore(target, '1');
     target.put(Stores, 'm', { resourceVersion: '2', labels: {} });
-    const result = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale) }).delete(mr, new AbortController().signal);
+    const result = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale) }).delete(
+      mr,
+      new AbortController().signal,
+    );
     expect(result).toEqual({ gone: true }); // not ours to wait for
     expect(target.log).toEqual([]);
   });
@@ -101,9 +136,18 @@ describe('NativeExternal.delete', () => {
     const client = target.asClient();
     let rv = 5;
     // Every read sees a version the next write no longer matches (an operator writing all the time).
-    const churning = { ...client, get: async (...a: Parameters<KubeClient['get']>) => { const o = await client.get(...a); target.objects.get('stores/m')!.metadata.resourceVersion = String(++rv); return o; } } as unknown as KubeClient;
+    const churning = {
+      ...client,
+      get: async (...a: Parameters<KubeClient['get']>) => {
+        const o = await client.get(...a);
+        target.objects.get('stores/m')!.metadata.resourceVersion = String(++rv);
+        return o;
+      },
+    } as unknown as KubeClient;
     const stale = { ...target.objects.get('stores/m')!, metadata: { ...target.objects.get('stores/m')!.metadata, resourceVersion: '4' } };
-    const err = await new NativeExternal(kind, churning, marks, { reader: cacheOf(stale) }).delete(mr, new AbortController().signal).catch((e: unknown) => e);
+    const err = await new NativeExternal(kind, churning, marks, { reader: cacheOf(stale) })
+      .delete(mr, new AbortController().signal)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReasonedError);
     expect((err as ReasonedError).reason).toBe('TargetObjectChanging');
   });
@@ -113,7 +157,9 @@ describe('NativeExternal.delete', () => {
     const copy = ourStore(target);
     dependent(target, 'server-a');
     // The operator remakes a dependent while the object is being deleted.
-    target.afterDelete = (plural) => { if (plural === 'stores') dependent(target, 'server-b'); };
+    target.afterDelete = (plural) => {
+      if (plural === 'stores') dependent(target, 'server-b');
+    };
     await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal);
     expect(target.log).toEqual(['delete servers/server-a', 'delete stores/m', 'delete servers/server-b']);
     expect([...target.objects.keys()]).toEqual([]);
@@ -123,6 +169,8 @@ describe('NativeExternal.delete', () => {
     const target = new FakeTarget();
     const copy = ourStore(target);
     target.held = true;
-    expect(await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal)).toEqual({ gone: false });
+    expect(
+      await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal),
+    ).toEqual({ gone: false });
   });
 });

@@ -46,15 +46,24 @@ describe('label selectors', () => {
   });
 
   it('reads like kubectl -l', () => {
-    expect(describeSelector({ matchLabels: eu, matchExpressions: [{ key: 't', operator: 'In', values: ['a', 'b'] }, { key: 'x', operator: 'DoesNotExist' }] }))
-      .toBe('region=eu, t in (a,b), !x');
+    expect(
+      describeSelector({
+        matchLabels: eu,
+        matchExpressions: [
+          { key: 't', operator: 'In', values: ['a', 'b'] },
+          { key: 'x', operator: 'DoesNotExist' },
+        ],
+      }),
+    ).toBe('region=eu, t in (a,b), !x');
     expect(describeSelector({})).toBe('everything');
   });
 });
 
 describe('chooseProvider', () => {
   it('chooses the matching Provider with the fewest resources', () => {
-    const d = chooseProvider([c('a', eu, { used: 3 }), c('b', eu, { used: 1 }), c('c', { region: 'us' }, { used: 0 })], { matchLabels: eu });
+    const d = chooseProvider([c('a', eu, { used: 3 }), c('b', eu, { used: 1 }), c('c', { region: 'us' }, { used: 0 })], {
+      matchLabels: eu,
+    });
     expect(d.provider).toBe('b');
     expect(d.counts).toEqual({ providers: 3, matching: 2, usable: 2, withRoom: 2 });
   });
@@ -108,29 +117,43 @@ describe('chooseProvider', () => {
 });
 
 describe('placementFor', () => {
-  const claim = (selector?: LabelSelector): Claim => ({ apiVersion: 'v', kind: 'Bucket', metadata: { name: 'b', namespace: 'app' }, spec: { providerSelector: selector } });
-  const cls = (spec: PlacingClass['spec']): PlacingClass => ({ kind: 'ObjectStoreClass', metadata: { name: 'gold', namespace: 'infra' }, spec });
+  const claim = (selector?: LabelSelector): Claim => ({
+    apiVersion: 'v',
+    kind: 'Bucket',
+    metadata: { name: 'b', namespace: 'app' },
+    spec: { providerSelector: selector },
+  });
+  const cls = (spec: PlacingClass['spec']): PlacingClass => ({
+    kind: 'ObjectStoreClass',
+    metadata: { name: 'gold', namespace: 'infra' },
+    spec,
+  });
   const providers = new Map([['infra/eu-1', { metadata: { labels: eu } }]]);
 
   it('a selector class: both selectors, so a claim narrows but never widens', () => {
-    expect(placementFor(cls({ providerSelector: { matchLabels: { tier: 'gold' } } }), claim({ matchLabels: eu }), providers))
-      .toEqual({ providerSelector: { matchLabels: { tier: 'gold', region: 'eu' } } });
+    expect(placementFor(cls({ providerSelector: { matchLabels: { tier: 'gold' } } }), claim({ matchLabels: eu }), providers)).toEqual({
+      providerSelector: { matchLabels: { tier: 'gold', region: 'eu' } },
+    });
     const widened = placementFor(cls({ providerSelector: { matchLabels: eu } }), claim({ matchLabels: { region: 'us' } }), providers);
     expect('providerSelector' in widened && matchesSelector(widened.providerSelector, { region: 'us' })).toBe(false);
   });
 
-  it('a class with one Provider: the claim\'s selector must match it', () => {
-    expect(placementFor(cls({ providerRef: { name: 'eu-1' } }), claim({ matchLabels: eu }), providers)).toEqual({ providerRef: { name: 'eu-1' } });
+  it("a class with one Provider: the claim's selector must match it", () => {
+    expect(placementFor(cls({ providerRef: { name: 'eu-1' } }), claim({ matchLabels: eu }), providers)).toEqual({
+      providerRef: { name: 'eu-1' },
+    });
     expect(placementFor(cls({ providerRef: { name: 'eu-1' } }), claim(), providers)).toEqual({ providerRef: { name: 'eu-1' } });
-    const refused = (): unknown => placementFor(cls({ providerRef: { name: 'eu-1' } }), claim({ matchLabels: { region: 'us' } }), providers);
+    const refused = (): unknown =>
+      placementFor(cls({ providerRef: { name: 'eu-1' } }), claim({ matchLabels: { region: 'us' } }), providers);
     expect(refused).toThrow(ReasonedError);
-    expect(refused).toThrow('places every claim on Provider eu-1, which does not match this claim\'s providerSelector (region=us)');
+    expect(refused).toThrow("places every claim on Provider eu-1, which does not match this claim's providerSelector (region=us)");
   });
 });
 
 describe('needsScheduler', () => {
   const mr = (spec: ManagedResource['spec'], scheduled?: 'True' | 'False', deleting = false): ManagedResource => ({
-    metadata: { name: 'm', namespace: 'infra', ...(deleting ? { deletionTimestamp: 'now' } : {}) }, spec,
+    metadata: { name: 'm', namespace: 'infra', ...(deleting ? { deletionTimestamp: 'now' } : {}) },
+    spec,
     status: scheduled ? { conditions: [{ type: 'Scheduled', status: scheduled, reason: 'r', lastTransitionTime: 'x' }] } : {},
   });
   const selector = { matchLabels: eu };
@@ -140,7 +163,7 @@ describe('needsScheduler', () => {
     // The Scheduled=True write lost a race with the managed controller (seen in make demo-placement).
     ['placed, but not yet saying so', mr({ providerSelector: selector, providerRef: { name: 'eu-1' } }), true],
     ['placed and saying so', mr({ providerSelector: selector, providerRef: { name: 'eu-1' } }, 'True'), false],
-    ['a class\'s fixed Provider', mr({ providerRef: { name: 'eu-1' } }), false],
+    ["a class's fixed Provider", mr({ providerRef: { name: 'eu-1' } }), false],
     ['one being deleted', mr({ providerSelector: selector }, undefined, true), false],
   ])('%s: %s', (_what, resource, expected) => {
     expect(needsScheduler(resource)).toBe(expected);
@@ -150,20 +173,29 @@ describe('needsScheduler', () => {
 describe('Reservations', () => {
   const type = { apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true };
   const provider = (name: string, uids: string[]): ProviderObject => ({
-    metadata: { name, namespace: 'infra', resourceVersion: '1' }, spec: { credentialsSecretRef: { name: 'x' }, capacity: { maxResources: 1 } },
+    metadata: { name, namespace: 'infra', resourceVersion: '1' },
+    spec: { credentialsSecretRef: { name: 'x' }, capacity: { maxResources: 1 } },
     status: { reservations: uids.map((uid) => ({ kind: 'ObjectStore', name: `mr-${uid}`, uid })) },
   });
-  const mr = (uid: string, placed?: string): ManagedResource => ({ metadata: { name: `mr-${uid}`, namespace: 'infra', uid }, spec: placed ? { providerRef: { name: placed } } : {} });
+  const mr = (uid: string, placed?: string): ManagedResource => ({
+    metadata: { name: `mr-${uid}`, namespace: 'infra', uid },
+    spec: placed ? { providerRef: { name: placed } } : {},
+  });
 
   function world(resources: ManagedResource[], providers: ProviderObject[]) {
     const written: ProviderObject[] = [];
     const client = {
-      updateStatus: async (_t: unknown, obj: ProviderObject) => { written.push(obj); return obj; },
+      updateStatus: async (_t: unknown, obj: ProviderObject) => {
+        written.push(obj);
+        return obj;
+      },
       get: async () => undefined,
     } as unknown as KubeClient;
     const cache = new Map(resources.map((r) => [`infra/${r.metadata.name}`, r]));
     const reservations = new Reservations({
-      client, providers: new Map(providers.map((p) => [`infra/${p.metadata.name}`, p])), usage: new ProviderUsage(),
+      client,
+      providers: new Map(providers.map((p) => [`infra/${p.metadata.name}`, p])),
+      usage: new ProviderUsage(),
       managed: (kind) => (kind === 'ObjectStore' ? { type, cache } : undefined),
     });
     return { reservations, written };
@@ -199,25 +231,54 @@ describe('Scheduler', () => {
   const type = { apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true };
 
   it('records an unschedulable verdict once, not at every recheck while it stands', async () => {
-    const cache = new Map<string, ManagedResource>([['infra/m', { metadata: { name: 'm', namespace: 'infra', uid: 'u1', generation: 1 }, spec: { providerSelector: { matchLabels: { region: 'eu' } } } }]]);
+    const cache = new Map<string, ManagedResource>([
+      [
+        'infra/m',
+        {
+          metadata: { name: 'm', namespace: 'infra', uid: 'u1', generation: 1 },
+          spec: { providerSelector: { matchLabels: { region: 'eu' } } },
+        },
+      ],
+    ]);
     const client = {
       // The informer would bring the written status back: so does this fake.
-      updateStatus: async (_t: unknown, obj: ManagedResource) => { cache.set('infra/m', structuredClone(obj)); return obj; },
+      updateStatus: async (_t: unknown, obj: ManagedResource) => {
+        cache.set('infra/m', structuredClone(obj));
+        return obj;
+      },
     } as unknown as KubeClient;
-    const providers = new Map<string, ProviderObject>([['infra/us', {
-      metadata: { name: 'us', namespace: 'infra', labels: { region: 'us' } }, spec: { credentialsSecretRef: { name: 's' } },
-      status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Reachable', lastTransitionTime: 'x' }] },
-    }]]);
+    const providers = new Map<string, ProviderObject>([
+      [
+        'infra/us',
+        {
+          metadata: { name: 'us', namespace: 'infra', labels: { region: 'us' } },
+          spec: { credentialsSecretRef: { name: 's' } },
+          status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Reachable', lastTransitionTime: 'x' }] },
+        },
+      ],
+    ]);
     const events: string[] = [];
-    const recorder = { normal: (_o: unknown, reason: string) => void events.push(reason), warning: (_o: unknown, reason: string) => void events.push(reason) };
+    const recorder = {
+      normal: (_o: unknown, reason: string) => void events.push(reason),
+      warning: (_o: unknown, reason: string) => void events.push(reason),
+    };
     const usage = new ProviderUsage();
     const scheduler = new Scheduler<ManagedResource>({
-      type, client, cache: { get: (k) => cache.get(k), list: () => [...cache.values()] },
-      providers: { get: (k) => providers.get(k), list: () => [...providers.values()] }, usage,
-      reservations: new Reservations({ client, providers, usage, managed: () => undefined }), recorder, recheckMs: 1_000,
+      type,
+      client,
+      cache: { get: (k) => cache.get(k), list: () => [...cache.values()] },
+      providers: { get: (k) => providers.get(k), list: () => [...providers.values()] },
+      usage,
+      reservations: new Reservations({ client, providers, usage, managed: () => undefined }),
+      recorder,
+      recheckMs: 1_000,
     });
-    for (let i = 0; i < 3; i++) expect(await scheduler.reconcile('infra/m', new AbortController().signal)).toEqual({ kind: 'requeueAfter', ms: 1_000 });
-    expect(cache.get('infra/m')!.status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({ status: 'False', reason: 'NoMatchingProvider' });
+    for (let i = 0; i < 3; i++)
+      expect(await scheduler.reconcile('infra/m', new AbortController().signal)).toEqual({ kind: 'requeueAfter', ms: 1_000 });
+    expect(cache.get('infra/m')!.status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({
+      status: 'False',
+      reason: 'NoMatchingProvider',
+    });
     expect(events).toEqual(['NoMatchingProvider']);
   });
 });

@@ -16,7 +16,16 @@ import type { ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
 import { done, type Reconciler, type Result } from '../result.ts';
 import {
-  FINALIZER_CLAIM, claimRefOf, managedNameFor, placementFor, referenceTo, refersTo, type Cache, type Claim, type PlacingClass, type PortableClass,
+  FINALIZER_CLAIM,
+  claimRefOf,
+  managedNameFor,
+  placementFor,
+  referenceTo,
+  refersTo,
+  type Cache,
+  type Claim,
+  type PlacingClass,
+  type PortableClass,
 } from './claim.ts';
 import { classNotFound, importNotAllowed, portableClassNotFound, resourceNotReserved, unsupportedClass } from './refusals.ts';
 import { releaseClaim } from './release.ts';
@@ -93,11 +102,27 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     }
     if (phase !== 'Unbound' && phase !== 'Bound') {
       const why = progressOf(mr);
-      await this.writeStatus(claim, cached, signal, binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`), syncedOf(mr), 'Unbound', mirrored(mr, claim));
+      await this.writeStatus(
+        claim,
+        cached,
+        signal,
+        binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`),
+        syncedOf(mr),
+        'Unbound',
+        mirrored(mr, claim),
+      );
       return done(); // the managed resource's watch brings us back
     }
     if (!(await this.propagate(claim, mr, signal))) {
-      await this.writeStatus(claim, cached, signal, binding(`waiting for the connection Secret of ${where}`), syncedOf(mr), 'Unbound', mirrored(mr, claim));
+      await this.writeStatus(
+        claim,
+        cached,
+        signal,
+        binding(`waiting for the connection Secret of ${where}`),
+        syncedOf(mr),
+        'Unbound',
+        mirrored(mr, claim),
+      );
       return done(); // the Secret watch brings us back
     }
     if (phase === 'Unbound') {
@@ -106,7 +131,9 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     }
     // Once bound, the claim reports what its resource reports.
     const mrReady = readyOf(mr);
-    const ready: Cond = mrReady ? { type: 'Ready', status: mrReady.status, reason: mrReady.reason, ...(mrReady.message ? { message: mrReady.message } : {}) } : Ready.available();
+    const ready: Cond = mrReady
+      ? { type: 'Ready', status: mrReady.status, reason: mrReady.reason, ...(mrReady.message ? { message: mrReady.message } : {}) }
+      : Ready.available();
     await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound', mirrored(mr, claim));
     return done();
   }
@@ -127,7 +154,8 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
   private async boundResource(claim: Claim, signal: AbortSignal): Promise<MR | undefined> {
     const ref = claim.spec?.resourceRef;
     if (!ref?.namespace) return undefined;
-    const found = this.o.managed.cache.get(`${ref.namespace}/${ref.name}`) ??
+    const found =
+      this.o.managed.cache.get(`${ref.namespace}/${ref.name}`) ??
       (await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal));
     return found && !isDeleting(found.metadata) ? structuredClone(found) : undefined;
   }
@@ -157,18 +185,26 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     desired.spec = {
       ...desired.spec,
       ...placementFor(cls as unknown as PlacingClass, claim, this.o.providers ?? { get: () => undefined }),
-      claimRef: referenceTo(claim), classRef: referenceTo(cls as KubeObjectLike & { metadata: { uid?: string } }),
+      claimRef: referenceTo(claim),
+      classRef: referenceTo(cls as KubeObjectLike & { metadata: { uid?: string } }),
     };
     let mr: MR;
     try {
       mr = await this.o.client.create(this.o.managed.type, desired, signal);
-      this.o.recorder.normal(claim, Reasons.CreatedManagedResource, `Created ${this.o.managed.type.kind} ${desired.metadata.namespace}/${name}`);
+      this.o.recorder.normal(
+        claim,
+        Reasons.CreatedManagedResource,
+        `Created ${this.o.managed.type.kind} ${desired.metadata.namespace}/${name}`,
+      );
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       // Made by an earlier attempt that did not get to record it (a crash, a lost response).
       const existing = await this.o.client.get<MR>(this.o.managed.type, name, desired.metadata.namespace, signal);
       if (!existing || !refersTo(claimRefOf(existing), claim)) {
-        throw new ReasonedError(Reasons.ManagedResourceConflict, `${this.o.managed.type.kind} ${desired.metadata.namespace}/${name} exists and belongs to another claim`);
+        throw new ReasonedError(
+          Reasons.ManagedResourceConflict,
+          `${this.o.managed.type.kind} ${desired.metadata.namespace}/${name} exists and belongs to another claim`,
+        );
       }
       mr = existing;
     }
@@ -186,7 +222,10 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     if (!source) return false;
     // Only a Secret the managed resource controls is trusted, so a claim cannot exfiltrate others.
     if (controllerUid(source) !== mr.metadata.uid) {
-      throw new ReasonedError(Reasons.ConnectionSecretConflict, `Secret ${mr.metadata.namespace}/${from.name} is not controlled by ${this.o.managed.type.kind} ${mr.metadata.name}`);
+      throw new ReasonedError(
+        Reasons.ConnectionSecretConflict,
+        `Secret ${mr.metadata.namespace}/${from.name} is not controlled by ${this.o.managed.type.kind} ${mr.metadata.name}`,
+      );
     }
     const current = this.o.secrets.get(`${claim.metadata.namespace}/${to.name}`);
     if (current && controllerUid(current) === claim.metadata.uid && sameJson(current.data ?? {}, source.data ?? {})) return true;
@@ -208,7 +247,12 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       if (live && refersTo(claimRefOf(live), claim)) candidates.set(live.metadata.uid!, live);
     }
     const type = this.o.managed.type;
-    await releaseClaim(this.writer, claim, [...candidates.values()].map((mr) => ({ type, mr })), signal);
+    await releaseClaim(
+      this.writer,
+      claim,
+      [...candidates.values()].map((mr) => ({ type, mr })),
+      signal,
+    );
     return done();
   }
 
@@ -219,7 +263,15 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     claim.spec = updated.spec;
   }
 
-  private writeStatus(claim: Claim, cached: Claim, signal: AbortSignal, ready: Cond, synced: Cond, phase?: 'Unbound' | 'Bound', also: Cond[] | Mirrored = []): Promise<void> {
+  private writeStatus(
+    claim: Claim,
+    cached: Claim,
+    signal: AbortSignal,
+    ready: Cond,
+    synced: Cond,
+    phase?: 'Unbound' | 'Bound',
+    also: Cond[] | Mirrored = [],
+  ): Promise<void> {
     return writeClaimStatus(this.writer, claim, cached, signal, ready, synced, phase, also);
   }
 }
@@ -230,9 +282,24 @@ function mirrored(mr: ManagedResource, claim: Claim): Mirrored {
   // Placed by its class (no scheduler, so no condition): a claim that once said it was not placed
   // (its selector did not match the class's Provider) says it is now.
   const said = claim.status?.conditions?.some((c) => c.type === 'Scheduled');
-  if (!scheduled && said && mr.spec.providerRef?.name) scheduled = { type: 'Scheduled', status: 'True', reason: Reasons.Scheduled, message: `on Provider ${mr.spec.providerRef.name}, named by its class` };
+  if (!scheduled && said && mr.spec.providerRef?.name)
+    scheduled = {
+      type: 'Scheduled',
+      status: 'True',
+      reason: Reasons.Scheduled,
+      message: `on Provider ${mr.spec.providerRef.name}, named by its class`,
+    };
   return {
-    conditions: scheduled ? [{ type: 'Scheduled', status: scheduled.status, reason: scheduled.reason, ...(scheduled.message ? { message: scheduled.message } : {}) }] : [],
+    conditions: scheduled
+      ? [
+          {
+            type: 'Scheduled',
+            status: scheduled.status,
+            reason: scheduled.reason,
+            ...(scheduled.message ? { message: scheduled.message } : {}),
+          },
+        ]
+      : [],
     ...(mr.spec.providerRef?.name ? { providerRef: { name: mr.spec.providerRef.name } } : {}),
   };
 }
@@ -240,9 +307,12 @@ function mirrored(mr: ManagedResource, claim: Claim): Mirrored {
 /** What holds a managed resource up: no Provider yet, its sync error, else why it is not ready. */
 function progressOf(mr: ManagedResource): string | undefined {
   const scheduled = mr.status?.conditions?.find((c) => c.type === 'Scheduled');
-  if (!mr.spec.providerRef) return scheduled?.status === 'False' ? `not scheduled (${scheduled.reason}): ${scheduled.message ?? ''}` : 'waiting for the scheduler to choose a Provider';
+  if (!mr.spec.providerRef)
+    return scheduled?.status === 'False'
+      ? `not scheduled (${scheduled.reason}): ${scheduled.message ?? ''}`
+      : 'waiting for the scheduler to choose a Provider';
   const synced = mr.status?.conditions?.find((c) => c.type === 'Synced');
-  return synced?.status === 'False' ? synced.message ?? synced.reason : readyOf(mr)?.message;
+  return synced?.status === 'False' ? (synced.message ?? synced.reason) : readyOf(mr)?.message;
 }
 
 /** A claim is as Synced as its resource: a failure there (an unreachable target...) shows on the claim, with its reason. */

@@ -57,8 +57,13 @@ export function claimRefOf(mr: { spec: Record<string, unknown> }): ObjectReferen
 
 /** A reference names this claim (by kind, namespace and name; by uid too when it records one). */
 export function refersTo(ref: ObjectReference | undefined, claim: Claim): boolean {
-  return ref !== undefined && ref.kind === claim.kind && ref.name === claim.metadata.name && ref.namespace === claim.metadata.namespace &&
-    (!ref.uid || ref.uid === claim.metadata.uid);
+  return (
+    ref !== undefined &&
+    ref.kind === claim.kind &&
+    ref.name === claim.metadata.name &&
+    ref.namespace === claim.metadata.namespace &&
+    (!ref.uid || ref.uid === claim.metadata.uid)
+  );
 }
 
 // The alphabet Kubernetes uses for generateName suffixes: no vowels, no look-alikes.
@@ -71,9 +76,15 @@ const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
  * within 52 characters so that names derived from it in the target (StatefulSet pods) stay valid.
  */
 export function managedNameFor(claim: Claim): string {
-  const digest = createHash('sha256').update(claim.metadata.uid ?? `${claim.metadata.namespace}/${claim.metadata.name}`).digest();
+  const digest = createHash('sha256')
+    .update(claim.metadata.uid ?? `${claim.metadata.namespace}/${claim.metadata.name}`)
+    .digest();
   const suffix = Array.from(digest.subarray(0, 5), (b) => SUFFIX_ALPHABET[b % SUFFIX_ALPHABET.length]).join('');
-  const prefix = `${claim.metadata.namespace}-${claim.metadata.name}`.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 46).replace(/-+$/, '');
+  const prefix = `${claim.metadata.namespace}-${claim.metadata.name}`
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 46)
+    .replace(/-+$/, '');
   return `${prefix}-${suffix}`;
 }
 
@@ -82,8 +93,10 @@ export function refuseUnlessAllowed(cls: KubeObjectLike & { spec: { allowedNames
   const allowed = cls.spec.allowedNamespaces;
   const ns = claim.metadata.namespace!;
   if (!allowed || allowed.includes(ns)) return;
-  throw new ReasonedError(Reasons.NamespaceNotAllowed,
-    `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} does not allow claims from namespace ${ns} (allowed: ${allowed.join(', ') || 'none'})`);
+  throw new ReasonedError(
+    Reasons.NamespaceNotAllowed,
+    `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} does not allow claims from namespace ${ns} (allowed: ${allowed.join(', ') || 'none'})`,
+  );
 }
 
 /** A label value of at most 63 characters: a longer one keeps its start and ends in a hash of the whole. */
@@ -110,17 +123,27 @@ export interface PlacingClass extends KubeObjectLike {
  * and the claim's selectors match, for the scheduler to choose from. A claim's selector only
  * narrows: on a class with one Provider, that Provider must match it (looked up in `providers`).
  */
-export function placementFor(cls: PlacingClass, claim: Claim, providers: { get(key: string): { metadata: { labels?: Record<string, string> } } | undefined }):
-  { providerRef: { name: string; namespace?: string } } | { providerSelector: LabelSelector } {
+export function placementFor(
+  cls: PlacingClass,
+  claim: Claim,
+  providers: { get(key: string): { metadata: { labels?: Record<string, string> } } | undefined },
+): { providerRef: { name: string; namespace?: string } } | { providerSelector: LabelSelector } {
   const wanted = claim.spec?.providerSelector;
   const { providerRef, providerSelector } = cls.spec;
   if (providerSelector) return { providerSelector: bothSelectors(providerSelector, wanted) };
-  if (!providerRef) throw new ReasonedError(Reasons.ClassHasNoProvider, `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} names neither providerRef nor providerSelector`);
+  if (!providerRef)
+    throw new ReasonedError(
+      Reasons.ClassHasNoProvider,
+      `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} names neither providerRef nor providerSelector`,
+    );
   if (wanted) {
     const provider = providers.get(`${cls.metadata.namespace}/${providerRef.name}`);
     if (!provider || !matchesSelector(wanted, provider.metadata.labels)) {
-      throw new ReasonedError(Reasons.NoMatchingProvider, `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} places every claim on Provider ${providerRef.name}, ` +
-        `which ${provider ? 'does not match' : 'does not exist, so it cannot match'} this claim's providerSelector (${describeSelector(wanted)})`);
+      throw new ReasonedError(
+        Reasons.NoMatchingProvider,
+        `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} places every claim on Provider ${providerRef.name}, ` +
+          `which ${provider ? 'does not match' : 'does not exist, so it cannot match'} this claim's providerSelector (${describeSelector(wanted)})`,
+      );
     }
   }
   return { providerRef: { ...providerRef } };

@@ -31,16 +31,21 @@ export class DefaultClassReconciler implements Reconciler {
     const claim = structuredClone(cached);
     const ns = claim.metadata.namespace!;
     const policyKind = this.o.policies.type.kind;
-    const policies = this.o.policies.cache.list()
+    const policies = this.o.policies.cache
+      .list()
       .filter((p) => p.metadata.namespace === ns && !isDeleting(p.metadata) && p.spec?.defaultClassRef?.name)
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
     try {
       if (policies.length !== 1) {
-        const message = policies.length === 0
-          ? `no spec.classRef and no ${policyKind} in namespace ${ns} names a default class; set spec.classRef or create a ${policyKind}`
-          : `no spec.classRef and ${policies.length} ${policyKind}s in namespace ${ns} name a default class (${policies.map((p) => p.metadata.name).join(', ')}); keep one`;
+        const message =
+          policies.length === 0
+            ? `no spec.classRef and no ${policyKind} in namespace ${ns} names a default class; set spec.classRef or create a ${policyKind}`
+            : `no spec.classRef and ${policies.length} ${policyKind}s in namespace ${ns} name a default class (${policies.map((p) => p.metadata.name).join(', ')}); keep one`;
         const reason = policies.length === 0 ? Reasons.NoDefaultClass : Reasons.AmbiguousDefaultClass;
-        const conditions = setCondition(claim.status?.conditions, { ...Synced.error(reason, message), observedGeneration: claim.metadata.generation });
+        const conditions = setCondition(claim.status?.conditions, {
+          ...Synced.error(reason, message),
+          observedGeneration: claim.metadata.generation,
+        });
         if (!sameJson(conditions, cached.status?.conditions ?? [])) {
           this.o.recorder.warning(claim, reason, message);
           await this.o.client.updateStatus(this.o.claims.type, { ...claim, status: { ...claim.status, conditions } }, signal);
@@ -50,7 +55,11 @@ export class DefaultClassReconciler implements Reconciler {
       const className = policies[0]!.spec!.defaultClassRef!.name;
       claim.spec = { ...claim.spec, classRef: { name: className } };
       await this.o.client.update(this.o.claims.type, claim, signal);
-      this.o.recorder.normal(claim, Reasons.DefaultClassSelected, `Using class ${className} from ${policyKind} ${policies[0]!.metadata.name}`);
+      this.o.recorder.normal(
+        claim,
+        Reasons.DefaultClassSelected,
+        `Using class ${className} from ${policyKind} ${policies[0]!.metadata.name}`,
+      );
       return done();
     } catch (err) {
       if (isConflict(err)) return requeue();

@@ -8,16 +8,21 @@ import type { ObjectReference, PortableClass } from './claim.ts';
 
 /** Missing or another's: one answer, so an app team learns nothing of resources not its own. */
 export function resourceNotReserved(kind: string, ref: ObjectReference): ReasonedError {
-  return new ReasonedError(Reasons.ManagedResourceNotFound, `spec.resourceRef names ${kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}, ` +
-    'which does not exist or is not reserved for this claim: a platform team reserves one by setting its spec.claimRef to this claim');
+  return new ReasonedError(
+    Reasons.ManagedResourceNotFound,
+    `spec.resourceRef names ${kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}, ` +
+      'which does not exist or is not reserved for this claim: a platform team reserves one by setting its spec.claimRef to this claim',
+  );
 }
 
 // Adopting an existing external resource can hand over someone else's data and keys: that is a
 // platform team's decision, made on a managed resource, never an app team's through a claim.
 export function importNotAllowed(kind: string): ReasonedError {
-  return new ReasonedError(Reasons.ImportNotAllowed,
+  return new ReasonedError(
+    Reasons.ImportNotAllowed,
     `a claim cannot adopt an existing resource (annotation ${ANNOTATION_EXTERNAL_NAME}). Ask a platform team to create the managed ` +
-    `${kind} with that annotation and a spec.claimRef naming this claim, then set this claim's spec.resourceRef to it`);
+      `${kind} with that annotation and a spec.claimRef naming this claim, then set this claim's spec.resourceRef to it`,
+  );
 }
 
 /** The portable class `namespace/name` (of kind `portableKind`) does not exist. */
@@ -27,13 +32,18 @@ export function portableClassNotFound(portableKind: string, namespace: string, n
 
 /** The class a portable class names does not exist. */
 export function classNotFound(ref: NonNullable<PortableClass['classRef']>, portableKind: string, portableName: string): ReasonedError {
-  return new ReasonedError(Reasons.ClassNotFound, `${ref.kind} ${ref.namespace}/${ref.name} (named by ${portableKind} ${portableName}) does not exist`);
+  return new ReasonedError(
+    Reasons.ClassNotFound,
+    `${ref.kind} ${ref.namespace}/${ref.name} (named by ${portableKind} ${portableName}) does not exist`,
+  );
 }
 
 /** The portable class points at nothing, or at a kind none of `served` is. */
 export function unsupportedClass(portableKind: string, portable: PortableClass, served: ResourceType[]): ReasonedError {
   const ref = portable.classRef;
-  return new ReasonedError(Reasons.UnsupportedClass,
+  return new ReasonedError(
+    Reasons.UnsupportedClass,
     `${portableKind} ${portable.metadata.namespace}/${portable.metadata.name} points at ${ref ? `${ref.apiVersion} ${ref.kind}` : 'nothing'}; this provider serves ` +
-    served.map((t) => `${t.apiVersion} ${t.kind}`).join(', '));
+      served.map((t) => `${t.apiVersion} ${t.kind}`).join(', '),
+  );
 }

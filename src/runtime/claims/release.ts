@@ -36,7 +36,9 @@ async function unbind(r: Releaser, claim: Claim, type: ResourceType, mr: Managed
   const where = `${type.kind} ${mr.metadata.namespace}/${mr.metadata.name}`;
   // Released first, so it never shows as Bound while its deletion is pending.
   if (mr.status?.bindingPhase !== 'Released') {
-    const released = await r.client.updateStatus<ManagedResource>(type, { ...mr, status: { ...mr.status, bindingPhase: 'Released' } }, signal).catch(ignoreNotFound);
+    const released = await r.client
+      .updateStatus<ManagedResource>(type, { ...mr, status: { ...mr.status, bindingPhase: 'Released' } }, signal)
+      .catch(ignoreNotFound);
     if (!released) return;
     mr = released;
   }

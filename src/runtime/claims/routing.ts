@@ -42,7 +42,9 @@ export class ClaimRouter {
     const byClass = kind ? this.served.findIndex((s) => s.class.kind === kind.kind && s.class.apiVersion === kind.apiVersion) : -1;
     if (byClass >= 0) return byClass;
     // A resourceRef written without a kind: the kind that holds a resource reserved for this claim there.
-    const byRef = ref?.namespace ? this.served.findIndex((s) => reservedFor(s.managedCache?.get(`${ref.namespace}/${ref.name}`), claim)) : -1;
+    const byRef = ref?.namespace
+      ? this.served.findIndex((s) => reservedFor(s.managedCache?.get(`${ref.namespace}/${ref.name}`), claim))
+      : -1;
     return byRef >= 0 ? byRef : 'unserved';
   }
 
@@ -53,5 +55,4 @@ export class ClaimRouter {
   }
 }
 
-const reservedFor = (mr: ManagedResource | undefined, claim: Claim): boolean =>
-  mr !== undefined && refersTo(claimRefOf(mr), claim);
+const reservedFor = (mr: ManagedResource | undefined, claim: Claim): boolean => mr !== undefined && refersTo(claimRefOf(mr), claim);

@@ -52,24 +52,53 @@ export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Contr
   const { log, recorder } = manager;
   const client = manager.control;
   const c: Caches = {
-    claims: manager.informer<Claim>(o.claim), portable: manager.informer<PortableClass>(o.portableClass),
-    policies: manager.informer<DefaultClassPolicy>(o.policy), secrets: connectionSecrets(manager), providers: manager.informer<ProviderObject>(Providers),
+    claims: manager.informer<Claim>(o.claim),
+    portable: manager.informer<PortableClass>(o.portableClass),
+    policies: manager.informer<DefaultClassPolicy>(o.policy),
+    secrets: connectionSecrets(manager),
+    providers: manager.informer<ProviderObject>(Providers),
   };
   const claimName = kindName(o.claim);
   const claims = { type: o.claim, cache: c.claims };
   const portableClasses = { type: o.portableClass, cache: c.portable };
 
-  const defaulting = manager.controller(`defaultclass/${claimName}`, new DefaultClassReconciler({
-    client, claims, policies: { type: o.policy, cache: c.policies }, recorder,
+  const defaulting = manager.controller(
+    `defaultclass/${claimName}`,
+    new DefaultClassReconciler({
+      client,
+      claims,
+      policies: { type: o.policy, cache: c.policies },
+      recorder,
+    }),
+  );
+  const served: Served[] = o.classes.map((b) => ({
+    ...b,
+    classCache: manager.informer<KubeObjectLike>(b.class),
+    managedCache: manager.informer<ManagedResource>(b.managed),
   }));
-  const served: Served[] = o.classes.map((b) => ({ ...b, classCache: manager.informer<KubeObjectLike>(b.class), managedCache: manager.informer<ManagedResource>(b.managed) }));
   const router = new ClaimRouter(served, c.portable);
-  const bindings = served.map((b, i) => manager.controller(`claimbinding/${claimName}/${kindName(b.managed)}`, new ClaimReconciler({
-    client, recorder, log, secrets: c.secrets, configure: b.configure, providers: c.providers, claims, portableClasses,
-    classes: { type: b.class, cache: b.classCache }, managed: { type: b.managed, cache: b.managedCache },
-    takes: (claim) => router.route(claim) === i,
-  })));
-  const unserved = manager.controller(`claimbinding/${claimName}/unserved`, new UnservedClaimReconciler({ client, recorder, claims, portableClasses, served, router }));
+  const bindings = served.map((b, i) =>
+    manager.controller(
+      `claimbinding/${claimName}/${kindName(b.managed)}`,
+      new ClaimReconciler({
+        client,
+        recorder,
+        log,
+        secrets: c.secrets,
+        configure: b.configure,
+        providers: c.providers,
+        claims,
+        portableClasses,
+        classes: { type: b.class, cache: b.classCache },
+        managed: { type: b.managed, cache: b.managedCache },
+        takes: (claim) => router.route(claim) === i,
+      }),
+    ),
+  );
+  const unserved = manager.controller(
+    `claimbinding/${claimName}/unserved`,
+    new UnservedClaimReconciler({ client, recorder, claims, portableClasses, served, router }),
+  );
 
   // The one controller a claim is for, or none.
   const route = (claim: Claim): void => {
@@ -89,19 +118,38 @@ export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Contr
 function watchClaimInputs(c: Caches, defaulting: Controller, route: (claim: Claim) => void): void {
   // A claim wakes its default controller and the one claim controller it is for.
   c.claims.on({
-    added: (claim) => { defaulting.enqueue(keyOf(claim.metadata)); route(claim); },
-    updated: (old, claim) => { if (desiredStateChanged(old, claim)) { defaulting.enqueue(keyOf(claim.metadata)); route(claim); } },
+    added: (claim) => {
+      defaulting.enqueue(keyOf(claim.metadata));
+      route(claim);
+    },
+    updated: (old, claim) => {
+      if (desiredStateChanged(old, claim)) {
+        defaulting.enqueue(keyOf(claim.metadata));
+        route(claim);
+      }
+    },
   });
   // A claim whose selector its class's one Provider did not match is retried when Providers change.
   const selectiveClaims = (): void => {
     for (const claim of c.claims.list()) if (claim.spec?.providerSelector && !claim.spec.resourceRef) route(claim);
   };
-  c.providers.on({ added: selectiveClaims, updated: (old, p) => { if (!sameJson(old.metadata.labels, p.metadata.labels)) selectiveClaims(); }, deleted: selectiveClaims });
+  c.providers.on({
+    added: selectiveClaims,
+    updated: (old, p) => {
+      if (!sameJson(old.metadata.labels, p.metadata.labels)) selectiveClaims();
+    },
+    deleted: selectiveClaims,
+  });
   // A claim waiting for a default, or for its portable class, is retried when that changes.
   const unclassedIn = (ns: string | undefined): void => {
-    for (const claim of c.claims.list()) if (claim.metadata.namespace === ns && !claim.spec?.classRef) defaulting.enqueue(keyOf(claim.metadata));
+    for (const claim of c.claims.list())
+      if (claim.metadata.namespace === ns && !claim.spec?.classRef) defaulting.enqueue(keyOf(claim.metadata));
   };
-  c.policies.on({ added: (p) => unclassedIn(p.metadata.namespace), updated: (_, p) => unclassedIn(p.metadata.namespace), deleted: (p) => unclassedIn(p.metadata.namespace) });
+  c.policies.on({
+    added: (p) => unclassedIn(p.metadata.namespace),
+    updated: (_, p) => unclassedIn(p.metadata.namespace),
+    deleted: (p) => unclassedIn(p.metadata.namespace),
+  });
   // Routed by the portable class as it now is: a claim that waited for it goes to its kind's controller.
   const portableChanged = (pc: PortableClass): void => {
     for (const claim of c.claims.list()) if (claim.status?.bindingPhase !== 'Bound' && usesPortable(pc)(claim)) route(claim);
@@ -110,18 +158,39 @@ function watchClaimInputs(c: Caches, defaulting: Controller, route: (claim: Clai
 }
 
 /** Each served kind's classes and managed resources, and the connection Secrets, wake the claims they concern. */
-function watchServedKinds(claimType: ResourceType, c: Caches, served: Served[], route: (claim: Claim) => void, routeKey: (key: string) => void): void {
+function watchServedKinds(
+  claimType: ResourceType,
+  c: Caches,
+  served: Served[],
+  route: (claim: Claim) => void,
+  routeKey: (key: string) => void,
+): void {
   for (const b of served) {
     // EnqueueRequestForClaim: a managed resource wakes the claim it names.
     const claimOf = (mr: ManagedResource): void => {
       const ref = claimRefOf(mr);
       if (ref?.kind === claimType.kind && ref.namespace) routeKey(`${ref.namespace}/${ref.name}`);
     };
-    b.managedCache.on({ added: claimOf, updated: (old, mr) => { claimOf(old); claimOf(mr); }, deleted: claimOf });
+    b.managedCache.on({
+      added: claimOf,
+      updated: (old, mr) => {
+        claimOf(old);
+        claimOf(mr);
+      },
+      deleted: claimOf,
+    });
     // A class that appears or changes retries the unbound claims whose portable class points at it.
     const classChanged = (cls: KubeObjectLike): void => {
-      const pointing = c.portable.list().filter((pc) => pc.classRef?.kind === b.class.kind && pc.classRef.name === cls.metadata.name && pc.classRef.namespace === cls.metadata.namespace);
-      for (const claim of c.claims.list()) if (claim.status?.bindingPhase !== 'Bound' && pointing.some((pc) => usesPortable(pc)(claim))) route(claim);
+      const pointing = c.portable
+        .list()
+        .filter(
+          (pc) =>
+            pc.classRef?.kind === b.class.kind &&
+            pc.classRef.name === cls.metadata.name &&
+            pc.classRef.namespace === cls.metadata.namespace,
+        );
+      for (const claim of c.claims.list())
+        if (claim.status?.bindingPhase !== 'Bound' && pointing.some((pc) => usesPortable(pc)(claim))) route(claim);
     };
     b.classCache.on({ added: classChanged, updated: (_, cls) => classChanged(cls) });
   }
@@ -139,4 +208,7 @@ function watchServedKinds(claimType: ResourceType, c: Caches, served: Served[], 
   c.secrets.on({ added: secretChanged, updated: (_, s) => secretChanged(s), deleted: secretChanged });
 }
 
-const usesPortable = (pc: PortableClass) => (c: Claim): boolean => c.metadata.namespace === pc.metadata.namespace && c.spec?.classRef?.name === pc.metadata.name;
+const usesPortable =
+  (pc: PortableClass) =>
+  (c: Claim): boolean =>
+    c.metadata.namespace === pc.metadata.namespace && c.spec?.classRef?.name === pc.metadata.name;

@@ -32,8 +32,16 @@ export interface ClaimWriter {
 }
 
 /** Writes the claim's status only when it changed; `also` carries what it mirrors of its resource. */
-export async function writeClaimStatus(w: ClaimWriter, claim: Claim, cached: Claim, signal: AbortSignal, ready: Cond, synced: Cond,
-  phase?: 'Unbound' | 'Bound', also: Cond[] | Mirrored = []): Promise<void> {
+export async function writeClaimStatus(
+  w: ClaimWriter,
+  claim: Claim,
+  cached: Claim,
+  signal: AbortSignal,
+  ready: Cond,
+  synced: Cond,
+  phase?: 'Unbound' | 'Bound',
+  also: Cond[] | Mirrored = [],
+): Promise<void> {
   const { conditions: extra, providerRef } = Array.isArray(also) ? { conditions: also, providerRef: undefined } : also;
   let conditions = claim.status?.conditions;
   for (const c of [ready, synced, ...extra]) conditions = setCondition(conditions, { ...c, observedGeneration: claim.metadata.generation });
@@ -53,7 +61,11 @@ export async function claimFailed(w: ClaimWriter, claim: Claim, cached: Claim, e
   const message = (err as Error).message;
   w.recorder.warning(claim, err instanceof ReasonedError ? err.reason : Reasons.CannotBindManagedResource, message);
   const ready = claim.spec?.resourceRef ? binding(message) : { ...Ready.creating(), message };
-  const scheduled: Cond[] = NOT_SCHEDULED.has(reasonOf(err)) ? [{ type: 'Scheduled', status: 'False', reason: reasonOf(err), message }] : [];
-  await writeClaimStatus(w, claim, cached, signal, ready, Synced.error(reasonOf(err), message), undefined, scheduled).catch(() => undefined);
+  const scheduled: Cond[] = NOT_SCHEDULED.has(reasonOf(err))
+    ? [{ type: 'Scheduled', status: 'False', reason: reasonOf(err), message }]
+    : [];
+  await writeClaimStatus(w, claim, cached, signal, ready, Synced.error(reasonOf(err), message), undefined, scheduled).catch(
+    () => undefined,
+  );
   return err instanceof ReasonedError ? requeueAfter(RECHECK_MS) : requeue();
 }

@@ -56,13 +56,24 @@ export class UnservedClaimReconciler implements Reconciler {
     const name = claim.spec!.classRef!.name;
     const { type, cache } = this.o.portableClasses;
     const portable = cache.get(`${ns}/${name}`);
-    return portable ? unsupportedClass(type.kind, portable, this.o.served.map((s) => s.class)) : portableClassNotFound(type.kind, ns, name);
+    return portable
+      ? unsupportedClass(
+          type.kind,
+          portable,
+          this.o.served.map((s) => s.class),
+        )
+      : portableClassNotFound(type.kind, ns, name);
   }
 
   /** A deleted claim that still holds something (its class went since): release it, whatever its kind. */
   private async release(claim: Claim, signal: AbortSignal): Promise<Result> {
     if (!hasFinalizer(claim.metadata, FINALIZER_CLAIM)) return done();
-    const held = this.o.served.flatMap((s) => s.managedCache.list().filter((mr) => refersTo(claimRefOf(mr), claim)).map((mr) => ({ type: s.managed, mr })));
+    const held = this.o.served.flatMap((s) =>
+      s.managedCache
+        .list()
+        .filter((mr) => refersTo(claimRefOf(mr), claim))
+        .map((mr) => ({ type: s.managed, mr })),
+    );
     await releaseClaim(this.writer, claim, held, signal);
     return done();
   }

@@ -9,7 +9,9 @@
 // so a resource's condition does not flap between two texts.
 import { UnreachableError } from './errors.ts';
 
-export interface Ticket { at: number }
+export interface Ticket {
+  at: number;
+}
 
 export class Breaker {
   private openUntil = 0;

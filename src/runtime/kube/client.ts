@@ -45,15 +45,22 @@ export class KubeClient implements Client {
   }
 
   /** Lists all pages. */
-  async list<T extends KubeObjectLike>(type: ResourceType, opts: Selection & { namespace?: string; signal?: AbortSignal } = {}): Promise<ListResult<T>> {
+  async list<T extends KubeObjectLike>(
+    type: ResourceType,
+    opts: Selection & { namespace?: string; signal?: AbortSignal } = {},
+  ): Promise<ListResult<T>> {
     const items: T[] = [];
     let cont: string | undefined;
     let resourceVersion: string;
     do {
-      const page = await this.request<{ items: T[]; metadata: { continue?: string; resourceVersion: string } }>('GET', resourcePath(type, opts.namespace), {
-        query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: '500', continue: cont },
-        signal: opts.signal,
-      });
+      const page = await this.request<{ items: T[]; metadata: { continue?: string; resourceVersion: string } }>(
+        'GET',
+        resourcePath(type, opts.namespace),
+        {
+          query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: '500', continue: cont },
+          signal: opts.signal,
+        },
+      );
       // List items carry no apiVersion/kind; put them back so objects look the same on every path.
       for (const item of page.items) items.push({ apiVersion: type.apiVersion, kind: type.kind, ...item });
       cont = page.metadata.continue || undefined;
@@ -63,16 +70,28 @@ export class KubeClient implements Client {
   }
 
   create<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
-    return this.request<T>('POST', resourcePath(type, obj.metadata.namespace), { body: obj, query: { fieldManager: this.fieldManager }, signal });
+    return this.request<T>('POST', resourcePath(type, obj.metadata.namespace), {
+      body: obj,
+      query: { fieldManager: this.fieldManager },
+      signal,
+    });
   }
 
   /** A PUT: fails with a Conflict when obj.metadata.resourceVersion is stale. */
   update<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
-    return this.request<T>('PUT', resourcePath(type, obj.metadata.namespace, obj.metadata.name), { body: obj, query: { fieldManager: this.fieldManager }, signal });
+    return this.request<T>('PUT', resourcePath(type, obj.metadata.namespace, obj.metadata.name), {
+      body: obj,
+      query: { fieldManager: this.fieldManager },
+      signal,
+    });
   }
 
   updateStatus<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
-    return this.request<T>('PUT', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), { body: obj, query: { fieldManager: this.fieldManager }, signal });
+    return this.request<T>('PUT', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), {
+      body: obj,
+      query: { fieldManager: this.fieldManager },
+      signal,
+    });
   }
 
   /**
@@ -88,16 +107,34 @@ export class KubeClient implements Client {
     });
   }
 
-  mergePatch<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, patch: unknown, signal?: AbortSignal): Promise<T> {
+  mergePatch<T extends KubeObjectLike>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    signal?: AbortSignal,
+  ): Promise<T> {
     return this.request<T>('PATCH', resourcePath(type, namespace, name), {
-      body: patch, contentType: 'application/merge-patch+json', query: { fieldManager: this.fieldManager }, signal,
+      body: patch,
+      contentType: 'application/merge-patch+json',
+      query: { fieldManager: this.fieldManager },
+      signal,
     });
   }
 
   /** RFC 6902 operations, applied all or none: a failing `test` operation fails the whole patch (422). */
-  jsonPatch<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, operations: unknown[], signal?: AbortSignal): Promise<T> {
+  jsonPatch<T extends KubeObjectLike>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    operations: unknown[],
+    signal?: AbortSignal,
+  ): Promise<T> {
     return this.request<T>('PATCH', resourcePath(type, namespace, name), {
-      body: operations, contentType: 'application/json-patch+json', query: { fieldManager: this.fieldManager }, signal,
+      body: operations,
+      contentType: 'application/json-patch+json',
+      query: { fieldManager: this.fieldManager },
+      signal,
     });
   }
 
@@ -108,12 +145,24 @@ export class KubeClient implements Client {
    * Status: only a pending object carries a deletionTimestamp.
    */
   async delete(type: ResourceType, name: string, namespace?: string, opts: DeleteOptions = {}): Promise<Deletion> {
-    const preconditions = { ...(opts.uid ? { uid: opts.uid } : {}), ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) };
+    const preconditions = {
+      ...(opts.uid ? { uid: opts.uid } : {}),
+      ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}),
+    };
     try {
-      const answer = await this.request<{ metadata?: { deletionTimestamp?: string } } | undefined>('DELETE', resourcePath(type, namespace, name), {
-        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: opts.propagationPolicy ?? 'Background', ...(Object.keys(preconditions).length ? { preconditions } : {}) },
-        signal: opts.signal,
-      });
+      const answer = await this.request<{ metadata?: { deletionTimestamp?: string } } | undefined>(
+        'DELETE',
+        resourcePath(type, namespace, name),
+        {
+          body: {
+            kind: 'DeleteOptions',
+            apiVersion: 'v1',
+            propagationPolicy: opts.propagationPolicy ?? 'Background',
+            ...(Object.keys(preconditions).length ? { preconditions } : {}),
+          },
+          signal: opts.signal,
+        },
+      );
       return answer?.metadata?.deletionTimestamp ? 'pending' : 'deleted';
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return 'absent';

@@ -47,7 +47,8 @@ const named = (doc: Obj, list: string, field: string, name: unknown): Obj => {
   const item = (Array.isArray(doc[list]) ? doc[list] : []).find((it: unknown) => isObj(it) && it.name === name) as Obj | undefined;
   return isObj(item?.[field]) ? item[field] : {};
 };
-const fileData = (file: string | undefined, dir: string): string | undefined => (file ? readFileSync(path.resolve(dir, file)).toString('base64') : undefined);
+const fileData = (file: string | undefined, dir: string): string | undefined =>
+  file ? readFileSync(path.resolve(dir, file)).toString('base64') : undefined;
 
 /**
  * Our own kubeconfig (--kubeconfig): its current context, with file references read relative to
@@ -74,7 +75,12 @@ export function kubeconfigAccess(text: string, dir = process.cwd()): ClusterAcce
     tokenFile: tokenFile && path.resolve(dir, tokenFile),
     username: str(user, 'username'),
     password: str(user, 'password'),
-    exec: exec && { command: String(exec.command), args: exec.args as string[] | undefined, env: exec.env as ExecConfig['env'], apiVersion: str(exec, 'apiVersion') },
+    exec: exec && {
+      command: String(exec.command),
+      args: exec.args as string[] | undefined,
+      env: exec.env as ExecConfig['env'],
+      apiVersion: str(exec, 'apiVersion'),
+    },
   };
 }
 
@@ -100,27 +106,44 @@ const text = (b64: string | undefined): string | undefined => (b64 ? Buffer.from
 
 /** Headers and TLS options for the next requests; runs the exec plugin when there is one. */
 export async function authenticate(access: ClusterAccess, signal?: AbortSignal): Promise<Authentication> {
-  const tls = { ca: text(access.caData), cert: text(access.certData), key: text(access.keyData), servername: access.tlsServerName, rejectUnauthorized: !access.skipTLSVerify };
+  const tls = {
+    ca: text(access.caData),
+    cert: text(access.certData),
+    key: text(access.keyData),
+    servername: access.tlsServerName,
+    rejectUnauthorized: !access.skipTLSVerify,
+  };
   const headers: Record<string, string> = {};
   let expiresAt: number | undefined;
   let token = access.token ?? (access.tokenFile ? readFileSync(access.tokenFile, 'utf8').trim() : undefined);
   if (access.exec) {
     const credential = await runExec(access.exec, signal);
     token = credential.token ?? token;
-    if (credential.clientCertificateData && credential.clientKeyData) Object.assign(tls, { cert: credential.clientCertificateData, key: credential.clientKeyData });
+    if (credential.clientCertificateData && credential.clientKeyData)
+      Object.assign(tls, { cert: credential.clientCertificateData, key: credential.clientKeyData });
     expiresAt = credential.expirationTimestamp ? Date.parse(credential.expirationTimestamp) : undefined;
   }
   if (token) headers.Authorization = `Bearer ${token}`;
-  else if (access.username && access.password) headers.Authorization = `Basic ${Buffer.from(`${access.username}:${access.password}`).toString('base64')}`;
+  else if (access.username && access.password)
+    headers.Authorization = `Basic ${Buffer.from(`${access.username}:${access.password}`).toString('base64')}`;
   return { headers, tls, expiresAt };
 }
 
-interface ExecCredentialStatus { token?: string; clientCertificateData?: string; clientKeyData?: string; expirationTimestamp?: string }
+interface ExecCredentialStatus {
+  token?: string;
+  clientCertificateData?: string;
+  clientKeyData?: string;
+  expirationTimestamp?: string;
+}
 
 /** client.authentication.k8s.io: run the plugin, read an ExecCredential from its stdout. */
 function runExec(exec: ExecConfig, signal?: AbortSignal): Promise<ExecCredentialStatus> {
   const apiVersion = exec.apiVersion ?? 'client.authentication.k8s.io/v1';
-  const env = { ...process.env, ...Object.fromEntries((exec.env ?? []).map((e) => [e.name, e.value])), KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion, kind: 'ExecCredential', spec: { interactive: false } }) };
+  const env = {
+    ...process.env,
+    ...Object.fromEntries((exec.env ?? []).map((e) => [e.name, e.value])),
+    KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion, kind: 'ExecCredential', spec: { interactive: false } }),
+  };
   return new Promise((resolve, reject) => {
     execFile(exec.command, exec.args ?? [], { env, timeout: 30_000, maxBuffer: 1 << 20, signal }, (err, stdout) => {
       if (err) return reject(new Error('the credential plugin failed'));

@@ -44,16 +44,19 @@ async function discover(client: KubeClient, signal?: AbortSignal): Promise<Disco
   const groups = await client.request<{ groups: { preferredVersion: { groupVersion: string } }[] }>('GET', '/apis', { signal });
   const versions = ['v1', ...groups.groups.map((g) => g.preferredVersion.groupVersion)];
   const failed: string[] = [];
-  const lists = await Promise.all(versions.map(async (gv) => {
-    try {
-      const list = await client.request<{ resources: APIResource[] }>('GET', gv === 'v1' ? '/api/v1' : `/apis/${gv}`, { signal });
-      return list.resources.map((r) => ({ ...r, apiVersion: gv }));
-    } catch {
-      failed.push(gv);
-      return [];
-    }
-  }));
-  const types = lists.flat()
+  const lists = await Promise.all(
+    versions.map(async (gv) => {
+      try {
+        const list = await client.request<{ resources: APIResource[] }>('GET', gv === 'v1' ? '/api/v1' : `/apis/${gv}`, { signal });
+        return list.resources.map((r) => ({ ...r, apiVersion: gv }));
+      } catch {
+        failed.push(gv);
+        return [];
+      }
+    }),
+  );
+  const types = lists
+    .flat()
     .filter((r) => r.namespaced && !r.name.includes('/') && r.verbs.includes('list'))
     .map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, plural: r.name, namespaced: true }));
   const result = { types, failed, at: Date.now() };
@@ -67,42 +70,52 @@ export async function namespaceContents(client: KubeClient, namespace: string, s
   const found: string[] = [];
   const unchecked = failed.map((gv) => `${gv} (discovery failed)`);
   const seenKinds = new Set<string>();
-  await Promise.all(types.map(async (type) => {
-    const byItself = BY_ITSELF[type.kind];
-    if (byItself === 'all') return;
-    type Item = { metadata: { name: string; deletionTimestamp?: string; ownerReferences?: { controller?: boolean }[] } };
-    let list: { kind?: string; items?: Item[] | null };
-    try {
-      list = await client.request('GET', resourcePath(type, namespace), {
-        query: { limit: '20' }, accept: PARTIAL_METADATA_LIST, signal,
-      });
-    } catch {
-      list = {};
-    }
-    // An empty metadata list has "items: null"; anything that is not a list could not be checked.
-    if (!list.kind?.endsWith('List')) {
-      unchecked.push(`${type.plural}.${type.apiVersion}`);
-      return;
-    }
-    const items = list.items ?? [];
-    for (const item of items) {
-      const meta = item.metadata;
-      if (meta.deletionTimestamp || byItself?.has(meta.name)) continue;
-      // Made by a controller for an owner that is listed itself (a Pod of a ReplicaSet...).
-      if (meta.ownerReferences?.some((r) => r.controller)) continue;
-      const entry = `${type.kind} ${meta.name}`;
-      if (!seenKinds.has(entry)) found.push(entry);
-      seenKinds.add(entry);
-    }
-  }));
+  await Promise.all(
+    types.map(async (type) => {
+      const byItself = BY_ITSELF[type.kind];
+      if (byItself === 'all') return;
+      type Item = { metadata: { name: string; deletionTimestamp?: string; ownerReferences?: { controller?: boolean }[] } };
+      let list: { kind?: string; items?: Item[] | null };
+      try {
+        list = await client.request('GET', resourcePath(type, namespace), {
+          query: { limit: '20' },
+          accept: PARTIAL_METADATA_LIST,
+          signal,
+        });
+      } catch {
+        list = {};
+      }
+      // An empty metadata list has "items: null"; anything that is not a list could not be checked.
+      if (!list.kind?.endsWith('List')) {
+        unchecked.push(`${type.plural}.${type.apiVersion}`);
+        return;
+      }
+      const items = list.items ?? [];
+      for (const item of items) {
+        const meta = item.metadata;
+        if (meta.deletionTimestamp || byItself?.has(meta.name)) continue;
+        // Made by a controller for an owner that is listed itself (a Pod of a ReplicaSet...).
+        if (meta.ownerReferences?.some((r) => r.controller)) continue;
+        const entry = `${type.kind} ${meta.name}`;
+        if (!seenKinds.has(entry)) found.push(entry);
+        seenKinds.add(entry);
+      }
+    }),
+  );
   return { found: found.sort(), unchecked: unchecked.sort() };
 }
 
 /** Whether any live object of `type` is in `namespace` (one small metadata-only list). */
 export async function anyLiveIn(client: KubeClient, type: ResourceType, namespace: string, signal?: AbortSignal): Promise<boolean> {
-  const list = await client.request<{ items?: { metadata: { deletionTimestamp?: string } }[] | null }>('GET', resourcePath(type, namespace), {
-    query: { limit: '10' }, accept: PARTIAL_METADATA_LIST, signal,
-  });
+  const list = await client.request<{ items?: { metadata: { deletionTimestamp?: string } }[] | null }>(
+    'GET',
+    resourcePath(type, namespace),
+    {
+      query: { limit: '10' },
+      accept: PARTIAL_METADATA_LIST,
+      signal,
+    },
+  );
   return (list.items ?? []).some((i) => !i.metadata.deletionTimestamp);
 }
 
@@ -114,7 +127,9 @@ export function describeContents(contents: NamespaceContents): string {
     parts.push(`it still holds ${shown}${contents.found.length > 3 ? ` (+${contents.found.length - 3} more)` : ''}`);
   }
   if (contents.unchecked.length) {
-    parts.push(`${contents.unchecked.length} type(s) could not be listed (${contents.unchecked.slice(0, 3).join(', ')}${contents.unchecked.length > 3 ? ', ...' : ''})`);
+    parts.push(
+      `${contents.unchecked.length} type(s) could not be listed (${contents.unchecked.slice(0, 3).join(', ')}${contents.unchecked.length > 3 ? ', ...' : ''})`,
+    );
   }
   return parts.join('; ');
 }

@@ -34,17 +34,38 @@ export const isForbidden = (err: unknown): boolean => err instanceof KubeError &
 
 /** Kubernetes' StatusReason values: the only reasons we take from an untrusted server. */
 const STATUS_REASONS = new Set([
-  'NotFound', 'AlreadyExists', 'Conflict', 'Invalid', 'Forbidden', 'Unauthorized', 'BadRequest', 'MethodNotAllowed',
-  'NotAcceptable', 'UnsupportedMediaType', 'Gone', 'Expired', 'ServiceUnavailable', 'Timeout', 'TooManyRequests',
-  'InternalError', 'RequestEntityTooLarge', 'ServerTimeout',
+  'NotFound',
+  'AlreadyExists',
+  'Conflict',
+  'Invalid',
+  'Forbidden',
+  'Unauthorized',
+  'BadRequest',
+  'MethodNotAllowed',
+  'NotAcceptable',
+  'UnsupportedMediaType',
+  'Gone',
+  'Expired',
+  'ServiceUnavailable',
+  'Timeout',
+  'TooManyRequests',
+  'InternalError',
+  'RequestEntityTooLarge',
+  'ServerTimeout',
 ]);
 
 /** The reason if it is a known StatusReason, else 'Unknown'. */
 export const knownReason = (reason: unknown): string => (typeof reason === 'string' && STATUS_REASONS.has(reason) ? reason : 'Unknown');
 
 const TLS_CODES = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED',
-  'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_SIGNATURE_FAILURE', 'ERR_SSL_WRONG_VERSION_NUMBER',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
 
 /** Our own deadline for the response's headers (connecting and TLS included). */
@@ -68,7 +89,8 @@ export function networkError(name: string, err: unknown, trusted = true): Error 
     return new UnreachableError(`request to ${name} timed out`);
   }
   // Duck-typed too: Node's own errors come from another realm under a test runner's VM.
-  const isError = (e: unknown): e is { message: unknown; cause?: unknown; code?: unknown } => typeof e === 'object' && e !== null && 'message' in e;
+  const isError = (e: unknown): e is { message: unknown; cause?: unknown; code?: unknown } =>
+    typeof e === 'object' && e !== null && 'message' in e;
   let cause: unknown = err;
   while (isError(cause) && cause.cause !== undefined) cause = cause.cause;
   const raw = isError(cause) ? cause.code : undefined;

@@ -13,11 +13,22 @@ export const ServiceAccounts: ResourceType = { apiVersion: 'v1', kind: 'ServiceA
 export const StatefulSets: ResourceType = { apiVersion: 'apps/v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true };
 export const Deployments: ResourceType = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 export const CustomResourceDefinitions: ResourceType = {
-  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false,
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
 };
-export const ClusterRoles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false };
+export const ClusterRoles: ResourceType = {
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'ClusterRole',
+  plural: 'clusterroles',
+  namespaced: false,
+};
 export const ClusterRoleBindings: ResourceType = {
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false,
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'ClusterRoleBinding',
+  plural: 'clusterrolebindings',
+  namespaced: false,
 };
 export const Leases: ResourceType = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true };
 
@@ -36,19 +47,54 @@ export function resourcePath(type: ResourceType, namespace?: string, name?: stri
 export const Pods: ResourceType = { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 export const Services: ResourceType = { apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true };
 export const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
-export const PersistentVolumeClaims: ResourceType = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', namespaced: true };
+export const PersistentVolumeClaims: ResourceType = {
+  apiVersion: 'v1',
+  kind: 'PersistentVolumeClaim',
+  plural: 'persistentvolumeclaims',
+  namespaced: true,
+};
 export const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true };
-export const RoleBindings: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true };
-export const StorageClasses: ResourceType = { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', plural: 'storageclasses', namespaced: false };
+export const RoleBindings: ResourceType = {
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'RoleBinding',
+  plural: 'rolebindings',
+  namespaced: true,
+};
+export const StorageClasses: ResourceType = {
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'StorageClass',
+  plural: 'storageclasses',
+  namespaced: false,
+};
 
-const KNOWN = [Namespaces, Secrets, Events, ServiceAccounts, StatefulSets, Deployments, CustomResourceDefinitions, ClusterRoles, ClusterRoleBindings, Leases,
-  Pods, Services, ConfigMaps, PersistentVolumeClaims, Roles, RoleBindings, StorageClasses];
+const KNOWN = [
+  Namespaces,
+  Secrets,
+  Events,
+  ServiceAccounts,
+  StatefulSets,
+  Deployments,
+  CustomResourceDefinitions,
+  ClusterRoles,
+  ClusterRoleBindings,
+  Leases,
+  Pods,
+  Services,
+  ConfigMaps,
+  PersistentVolumeClaims,
+  Roles,
+  RoleBindings,
+  StorageClasses,
+];
 
 /**
  * The type of an object read from a manifest: a known one, or else the regular plural of its kind,
  * namespaced when the manifest gives a namespace (what operator bundles hold is that regular).
  */
-export function typeOfManifest(obj: { apiVersion?: string; kind?: string; metadata: { namespace?: string } }, extra: ResourceType[] = []): ResourceType {
+export function typeOfManifest(
+  obj: { apiVersion?: string; kind?: string; metadata: { namespace?: string } },
+  extra: ResourceType[] = [],
+): ResourceType {
   const known = [...extra, ...KNOWN].find((t) => t.apiVersion === obj.apiVersion && t.kind === obj.kind);
   if (known) return known;
   if (!obj.apiVersion || !obj.kind) throw new Error('a manifest without apiVersion or kind');

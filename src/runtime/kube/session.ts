@@ -10,7 +10,13 @@ import { ReasonedError } from '../conditions.ts';
 import { closePool, connectionPool, exchange, readText, type Pool } from './transport.ts';
 import { Reasons } from '../reasons.ts';
 
-export interface RequestOptions { query?: Record<string, string | undefined>; body?: unknown; contentType?: string; accept?: string; signal?: AbortSignal }
+export interface RequestOptions {
+  query?: Record<string, string | undefined>;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  signal?: AbortSignal;
+}
 
 export interface ClientOptions {
   fieldManager: string;
@@ -49,7 +55,11 @@ const GET_ATTEMPTS = 5;
 /** Waits, or less if the signal aborts first. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const done = (): void => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); };
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
@@ -106,7 +116,10 @@ export class ServerSession {
         auth = await authenticate(this.access);
       } catch {
         // An exec plugin's error is its stderr, which may hold tokens: never pass it on.
-        throw new ReasonedError(Reasons.CredentialPluginFailed, `the credential plugin of ${this.label} failed; its output is not shown because it may contain secrets`);
+        throw new ReasonedError(
+          Reasons.CredentialPluginFailed,
+          `the credential plugin of ${this.label} failed; its output is not shown because it may contain secrets`,
+        );
       }
       const tls = JSON.stringify(auth.tls);
       if (!this.pool || tls !== this.poolTls) {
@@ -143,8 +156,8 @@ export class ServerSession {
     // A server that has not answered lately gets a short time to start answering (see Breaker).
     const patience = this.breaker?.patience() ?? Infinity;
     const firstAnswer = new AbortController();
-    const impatient = patience < this.timeoutMs
-      ? setTimeout(() => firstAnswer.abort(new DOMException('no answer', 'TimeoutError')), patience) : undefined;
+    const impatient =
+      patience < this.timeoutMs ? setTimeout(() => firstAnswer.abort(new DOMException('no answer', 'TimeoutError')), patience) : undefined;
     signals.push(firstAnswer.signal);
     this.noteRequest(method, path);
     const signal = AbortSignal.any(signals);
@@ -224,6 +237,10 @@ export class ServerSession {
       const known = knownReason(reason);
       return new KubeError(code, known, known === 'Unknown' ? ours : `${ours} (${known})`);
     }
-    return new KubeError(code, typeof reason === 'string' && reason ? reason : 'Unknown', typeof message === 'string' && message ? message : ours);
+    return new KubeError(
+      code,
+      typeof reason === 'string' && reason ? reason : 'Unknown',
+      typeof message === 'string' && message ? message : ours,
+    );
   }
 }

@@ -8,7 +8,13 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 
 /** How to verify the server and, with a client certificate, prove who we are. */
-export interface TlsOptions { ca?: string; cert?: string; key?: string; servername?: string; rejectUnauthorized: boolean }
+export interface TlsOptions {
+  ca?: string;
+  cert?: string;
+  key?: string;
+  servername?: string;
+  rejectUnauthorized: boolean;
+}
 
 /**
  * A pooled connection unused this long is closed, so we never send on one the server (or a NAT) has
@@ -36,7 +42,10 @@ export function connectionPool(server: URL, tls: TlsOptions, lookup?: LookupFunc
     const common = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' as const, lookup, ...opts };
     return server.protocol === 'http:' ? new HttpAgent(common) : new HttpsAgent({ ...common, ...tls, maxCachedSessions: 4 });
   };
-  return { requests: agent({ maxSockets: MAX_REQUEST_CONNECTIONS, maxFreeSockets: MAX_IDLE_CONNECTIONS }), watches: agent({ maxFreeSockets: MAX_IDLE_CONNECTIONS }) };
+  return {
+    requests: agent({ maxSockets: MAX_REQUEST_CONNECTIONS, maxFreeSockets: MAX_IDLE_CONNECTIONS }),
+    watches: agent({ maxFreeSockets: MAX_IDLE_CONNECTIONS }),
+  };
 }
 
 export function closePool(pool: Pool): void {

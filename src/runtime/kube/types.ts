@@ -33,13 +33,28 @@ export interface DeleteOptions {
 /** The verbs controllers use on objects of one API server. */
 export interface Client {
   get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string, signal?: AbortSignal): Promise<T | undefined>;
-  list<T extends KubeObjectLike>(type: ResourceType, opts?: Selection & { namespace?: string; signal?: AbortSignal }): Promise<ListResult<T>>;
+  list<T extends KubeObjectLike>(
+    type: ResourceType,
+    opts?: Selection & { namespace?: string; signal?: AbortSignal },
+  ): Promise<ListResult<T>>;
   create<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T>;
   update<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T>;
   updateStatus<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T>;
   apply<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal, opts?: { dryRun?: boolean }): Promise<T>;
-  mergePatch<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, patch: unknown, signal?: AbortSignal): Promise<T>;
+  mergePatch<T extends KubeObjectLike>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    signal?: AbortSignal,
+  ): Promise<T>;
   /** RFC 6902 operations, applied all or none: a failing `test` operation fails the whole patch (422). */
-  jsonPatch<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, operations: unknown[], signal?: AbortSignal): Promise<T>;
+  jsonPatch<T extends KubeObjectLike>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    operations: unknown[],
+    signal?: AbortSignal,
+  ): Promise<T>;
   delete(type: ResourceType, name: string, namespace?: string, opts?: DeleteOptions): Promise<Deletion>;
 }

@@ -30,11 +30,20 @@ export class WatchStalledError extends Error {
  * Streams watch events until the server ends the watch, the signal aborts, or an error occurs.
  * Resolves normally when the stream ends; rejects with KubeError 410 when resourceVersion is too old.
  */
-export async function watchStream(session: ServerSession, watchIdleMs: number, type: ResourceType, opts: WatchOptions, onEvent: WatchHandler): Promise<void> {
+export async function watchStream(
+  session: ServerSession,
+  watchIdleMs: number,
+  type: ResourceType,
+  opts: WatchOptions,
+  onEvent: WatchHandler,
+): Promise<void> {
   const url = new URL(session.server + resourcePath(type, opts.namespace));
   const timeoutSeconds = 240 + Math.floor(Math.random() * 60);
   url.search = new URLSearchParams({
-    watch: '1', resourceVersion: opts.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds),
+    watch: '1',
+    resourceVersion: opts.resourceVersion,
+    allowWatchBookmarks: 'true',
+    timeoutSeconds: String(timeoutSeconds),
     ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
     ...(opts.fieldSelector ? { fieldSelector: opts.fieldSelector } : {}),
   }).toString();
@@ -42,15 +51,26 @@ export async function watchStream(session: ServerSession, watchIdleMs: number, t
   session.noteRequest('WATCH', url.pathname);
   // The server ends the watch at timeoutSeconds; this is the backstop, cleared when the watch ends.
   const ended = new AbortController();
-  const backstop = setTimeout(() => ended.abort(new DOMException('watch outlived its timeout', 'TimeoutError')), (timeoutSeconds + 30) * 1000);
+  const backstop = setTimeout(
+    () => ended.abort(new DOMException('watch outlived its timeout', 'TimeoutError')),
+    (timeoutSeconds + 30) * 1000,
+  );
   const signal = AbortSignal.any([opts.signal, ended.signal]);
   try {
     let res;
     try {
-      res = await exchange({ method: 'GET', url, headers: { ...auth.headers, Accept: 'application/json' }, agent: auth.pool.watches, signal, headersTimeoutMs: session.timeoutMs });
+      res = await exchange({
+        method: 'GET',
+        url,
+        headers: { ...auth.headers, Accept: 'application/json' },
+        agent: auth.pool.watches,
+        signal,
+        headersTimeoutMs: session.timeoutMs,
+      });
     } catch (err) {
       restClientRequests.inc({ host: url.host, method: 'WATCH', code: '<error>' });
-      const failure = err instanceof ReasonedError ? err : networkError(session.label, signal.aborted ? signal.reason : err, session.trusted);
+      const failure =
+        err instanceof ReasonedError ? err : networkError(session.label, signal.aborted ? signal.reason : err, session.trusted);
       session.breaker?.failed(undefined, failure);
       throw failure;
     }
@@ -74,8 +94,15 @@ export async function watchStream(session: ServerSession, watchIdleMs: number, t
 }
 
 /** Reads a watch's newline-separated events, ending it when the server says nothing for watchIdleMs. */
-async function readEvents(session: ServerSession, watchIdleMs: number, res: IncomingMessage, type: ResourceType, path: string, signal: AbortSignal,
-  onEvent: WatchHandler): Promise<void> {
+async function readEvents(
+  session: ServerSession,
+  watchIdleMs: number,
+  res: IncomingMessage,
+  type: ResourceType,
+  path: string,
+  signal: AbortSignal,
+  onEvent: WatchHandler,
+): Promise<void> {
   let stalled = false;
   const idle = setTimeout(() => {
     stalled = true;
@@ -92,10 +119,13 @@ async function readEvents(session: ServerSession, watchIdleMs: number, res: Inco
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
         if (!line.trim()) continue;
-        const event = session.parse(line, 200, 'WATCH', path) as { type: WatchEventType; object: KubeObjectLike & { code?: unknown; reason?: unknown; message?: unknown } };
+        const event = session.parse(line, 200, 'WATCH', path) as {
+          type: WatchEventType;
+          object: KubeObjectLike & { code?: unknown; reason?: unknown; message?: unknown };
+        };
         if (event.type === 'ERROR') {
           const { code, reason, message } = event.object ?? {};
-          throw session.kubeError(Number.isInteger(code) ? code as number : 500, reason, message, 'WATCH', path);
+          throw session.kubeError(Number.isInteger(code) ? (code as number) : 500, reason, message, 'WATCH', path);
         }
         onEvent(event.type, event.type === 'BOOKMARK' ? event.object : { apiVersion: type.apiVersion, kind: type.kind, ...event.object });
       }
@@ -110,6 +140,8 @@ async function readEvents(session: ServerSession, watchIdleMs: number, res: Inco
     if (!res.complete) res.destroy();
   }
   if (stalled) {
-    throw new WatchStalledError(`the watch of ${type.plural} on ${session.label} saw neither an event nor a bookmark for ${watchIdleMs / 1000} s`);
+    throw new WatchStalledError(
+      `the watch of ${type.plural} on ${session.label} saw neither an event nor a bookmark for ${watchIdleMs / 1000} s`,
+    );
   }
 }

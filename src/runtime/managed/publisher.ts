@@ -15,7 +15,13 @@ type Owner = { apiVersion?: string; kind?: string; metadata: { name: string; uid
 export interface SecretObject {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string; ownerReferences?: { uid: string; controller?: boolean; kind?: string; name?: string; apiVersion?: string }[] };
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    ownerReferences?: { uid: string; controller?: boolean; kind?: string; name?: string; apiVersion?: string }[];
+  };
   type?: string;
   data?: Record<string, string>;
 }
@@ -29,45 +35,77 @@ export function controllerUid(obj: { metadata: { ownerReferences?: { uid: string
 }
 
 /** The shared cache of connection Secrets. Only those: caching every Secret of the cluster would cost memory and trust. */
-export const connectionSecrets = (manager: { informer<T extends KubeObjectLike>(type: typeof Secrets, selection: Selection): Informer<T> }): Informer<SecretObject> =>
-  manager.informer<SecretObject>(Secrets, { fieldSelector: `type=${CONNECTION_SECRET_TYPE}` });
+export const connectionSecrets = (manager: {
+  informer<T extends KubeObjectLike>(type: typeof Secrets, selection: Selection): Informer<T>;
+}): Informer<SecretObject> => manager.informer<SecretObject>(Secrets, { fieldSelector: `type=${CONNECTION_SECRET_TYPE}` });
 
 /** The cache of connection Secrets: one that holds the Secret saves the read; a miss reads live. */
 export type ConnectionSecrets = Pick<Informer<SecretObject>, 'get' | 'hasSynced'>;
 
 /** Creates or updates the Secret `name` in `namespace` for `owner`; returns true when it wrote. */
-export function publishSecret(client: Client, owner: Owner, namespace: string, name: string, details: ConnectionDetails, signal?: AbortSignal, cache?: ConnectionSecrets): Promise<boolean> {
+export function publishSecret(
+  client: Client,
+  owner: Owner,
+  namespace: string,
+  name: string,
+  details: ConnectionDetails,
+  signal?: AbortSignal,
+  cache?: ConnectionSecrets,
+): Promise<boolean> {
   return publishSecretData(client, owner, namespace, name, encode(details), signal, cache);
 }
 
 /** As publishSecret, with data already base64 (e.g. copied from another Secret). */
-export async function publishSecretData(client: Client, owner: Owner, namespace: string, name: string, data: Record<string, string>, signal?: AbortSignal, cache?: ConnectionSecrets): Promise<boolean> {
+export async function publishSecretData(
+  client: Client,
+  owner: Owner,
+  namespace: string,
+  name: string,
+  data: Record<string, string>,
+  signal?: AbortSignal,
+  cache?: ConnectionSecrets,
+): Promise<boolean> {
   const cached = cache?.hasSynced ? cache.get(`${namespace}/${name}`) : undefined;
-  const existing = cached ?? await client.get<SecretObject>(Secrets, name, namespace, signal);
+  const existing = cached ?? (await client.get<SecretObject>(Secrets, name, namespace, signal));
   if (!existing) {
-    await client.create(Secrets, {
-      apiVersion: 'v1', kind: 'Secret',
-      metadata: { name, namespace, ownerReferences: [ownerReference(owner)] },
-      type: CONNECTION_SECRET_TYPE, data,
-    }, signal);
+    await client.create(
+      Secrets,
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name, namespace, ownerReferences: [ownerReference(owner)] },
+        type: CONNECTION_SECRET_TYPE,
+        data,
+      },
+      signal,
+    );
     return true;
   }
   // Only a Secret this very owner controls (by uid) is ours: whatever its type or history, any other
   // Secret is someone's (another app's, one restored or written by hand) and is never overwritten.
   if (!owner.metadata.uid || controllerUid(existing) !== owner.metadata.uid) {
-    throw new ReasonedError(Reasons.ConnectionSecretConflict,
+    throw new ReasonedError(
+      Reasons.ConnectionSecretConflict,
       `connection Secret ${namespace}/${name} exists and is not controlled by ${owner.kind} ${owner.metadata.name}; refusing to overwrite it. ` +
-      'Name another Secret, or delete this one if nothing else uses it');
+        'Name another Secret, or delete this one if nothing else uses it',
+    );
   }
   const current = existing.data ?? {};
   if (Object.entries(data).every(([k, v]) => current[k] === v)) return false;
   // Conditional on the copy just checked: a Secret replaced in between is not written.
-  await client.mergePatch(Secrets, name, namespace, { metadata: { uid: existing.metadata.uid, resourceVersion: existing.metadata.resourceVersion }, data }, signal);
+  await client.mergePatch(
+    Secrets,
+    name,
+    namespace,
+    { metadata: { uid: existing.metadata.uid, resourceVersion: existing.metadata.resourceVersion }, data },
+    signal,
+  );
   return true;
 }
 
 /** Deletes the Secret if (and only if) `owner` controls it. */
 export async function unpublishSecret(client: Client, owner: Owner, namespace: string, name: string, signal?: AbortSignal): Promise<void> {
   const existing = await client.get<SecretObject>(Secrets, name, namespace, signal);
-  if (existing && controllerUid(existing) === owner.metadata.uid) await client.delete(Secrets, name, namespace, { uid: existing.metadata.uid, signal });
+  if (existing && controllerUid(existing) === owner.metadata.uid)
+    await client.delete(Secrets, name, namespace, { uid: existing.metadata.uid, signal });
 }

@@ -10,8 +10,17 @@ import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
 import { addFinalizer, removeFinalizer } from '../finalizers.ts';
 import {
-  ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, ANNOTATION_PAUSED,
-  FINALIZER_MANAGED, externalNameOf, hasFinalizer, isDeleting, timestamp, withFinalizer,
+  ANNOTATION_CREATE_FAILED,
+  ANNOTATION_CREATE_PENDING,
+  ANNOTATION_CREATE_SUCCEEDED,
+  ANNOTATION_EXTERNAL_NAME,
+  ANNOTATION_PAUSED,
+  FINALIZER_MANAGED,
+  externalNameOf,
+  hasFinalizer,
+  isDeleting,
+  timestamp,
+  withFinalizer,
 } from '../meta.ts';
 import { gvkLabel, managedMetrics } from '../metrics.ts';
 import { Reasons } from '../reasons.ts';
@@ -127,7 +136,15 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     if (now('Ready')?.status === 'True' && this.newSinceStart.delete(uid)) managedMetrics.firstTimeToReadiness.observe(this.gvk, age);
   }
 
-  private async fail(mr: MR, cached: Cached<MR>, signal: AbortSignal, event: string, prefix: string, err: unknown, ready?: Parameters<typeof setCondition>[1]): Promise<Result> {
+  private async fail(
+    mr: MR,
+    cached: Cached<MR>,
+    signal: AbortSignal,
+    event: string,
+    prefix: string,
+    err: unknown,
+    ready?: Parameters<typeof setCondition>[1],
+  ): Promise<Result> {
     if (isConflict(err)) return requeue();
     const message = `${prefix}: ${(err as Error).message}`;
     this.o.recorder.warning(mr, event, message);
@@ -173,7 +190,11 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     return done();
   }
 
-  private async connectAndObserve(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<{ result: Result } | { external: ExternalClient<MR>; observation: ExternalObservation }> {
+  private async connectAndObserve(
+    mr: MR,
+    cached: Cached<MR>,
+    signal: AbortSignal,
+  ): Promise<{ result: Result } | { external: ExternalClient<MR>; observation: ExternalObservation }> {
     let external;
     try {
       external = await this.o.connecter.connect(mr, signal);
@@ -194,7 +215,13 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 
   /** Deleting under reclaim policy Delete: the external resource goes first, then the finalizer. */
-  private async deleteExternal(mr: MR, cached: Cached<MR>, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
+  private async deleteExternal(
+    mr: MR,
+    cached: Cached<MR>,
+    external: ExternalClient<MR>,
+    observation: ExternalObservation,
+    signal: AbortSignal,
+  ): Promise<Result> {
     if ((mr.metadata.finalizers ?? []).length > 1) return requeue(); // others still clean up first
     if (observation.exists) {
       let deletion;
@@ -214,7 +241,13 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 
   /** Not deleting: publish what observe found, then create, or record what observe asked and repair drift. */
-  private async publishAndConverge(mr: MR, cached: Cached<MR>, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
+  private async publishAndConverge(
+    mr: MR,
+    cached: Cached<MR>,
+    external: ExternalClient<MR>,
+    observation: ExternalObservation,
+    signal: AbortSignal,
+  ): Promise<Result> {
     try {
       await this.publish(mr, observation.connectionDetails, signal);
     } catch (err) {
@@ -238,7 +271,12 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
    * a JSON patch; with anything else it rides in that update (conditional on the resourceVersion).
    * Updates `mr` in place; a Result means the pass stops there.
    */
-  private async persistObserved(mr: MR, cached: Cached<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result | undefined> {
+  private async persistObserved(
+    mr: MR,
+    cached: Cached<MR>,
+    observation: ExternalObservation,
+    signal: AbortSignal,
+  ): Promise<Result | undefined> {
     const finalizerMissing = !hasFinalizer(mr.metadata, FINALIZER_MANAGED);
     const annotate = Object.entries(observation.annotations ?? {}).filter(([k, v]) => mr.metadata.annotations?.[k] !== v);
     if (!finalizerMissing && !observation.lateInitialized && !annotate.length) return undefined;
@@ -254,17 +292,34 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       mr.metadata = updated.metadata;
       mr.spec = updated.spec;
     } catch (err) {
-      return this.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, finalizerMissing ? 'cannot add finalizer' : 'cannot update managed resource', err);
+      return this.fail(
+        mr,
+        cached,
+        signal,
+        Reasons.CannotUpdateManagedResource,
+        finalizerMissing ? 'cannot add finalizer' : 'cannot update managed resource',
+        err,
+      );
     }
     // Late init only copied what the target holds, so this pass's observation holds for the new
     // generation too; stamping the old one would cost another status write on the next poll.
-    if (observation.lateInitialized) mr.status = { ...mr.status, conditions: mr.status?.conditions?.map((c) => ({ ...c, observedGeneration: mr.metadata.generation })) };
+    if (observation.lateInitialized)
+      mr.status = { ...mr.status, conditions: mr.status?.conditions?.map((c) => ({ ...c, observedGeneration: mr.metadata.generation })) };
     return undefined;
   }
 
   /** The external resource drifted: update it, publish again, poll. */
-  private async repair(mr: MR, cached: Cached<MR>, external: ExternalClient<MR>, observation: ExternalObservation, signal: AbortSignal): Promise<Result> {
-    this.o.log.debug('external resource drifted; updating', { resource: `${mr.metadata.namespace}/${mr.metadata.name}`, diff: observation.diff });
+  private async repair(
+    mr: MR,
+    cached: Cached<MR>,
+    external: ExternalClient<MR>,
+    observation: ExternalObservation,
+    signal: AbortSignal,
+  ): Promise<Result> {
+    this.o.log.debug('external resource drifted; updating', {
+      resource: `${mr.metadata.namespace}/${mr.metadata.name}`,
+      diff: observation.diff,
+    });
     // Once per drift: a repair that fails and retries is not measured again.
     const uid = mr.metadata.uid ?? '';
     const upToDateAt = this.lastUpToDate.get(uid);
@@ -281,7 +336,11 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     } catch (err) {
       return this.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot publish connection details', err);
     }
-    this.o.recorder.normal(mr, Reasons.UpdatedExternalResource, observation.diff ? `Updated the external resource (${observation.diff})` : 'Updated the external resource');
+    this.o.recorder.normal(
+      mr,
+      Reasons.UpdatedExternalResource,
+      observation.diff ? `Updated the external resource (${observation.diff})` : 'Updated the external resource',
+    );
     this.setConditions(mr, Synced.success());
     await this.writeStatus(mr, cached, signal);
     return this.poll();
@@ -317,7 +376,15 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     try {
       await this.publish(mr, created.connectionDetails, signal);
     } catch (err) {
-      return this.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot publish connection details', err, Ready.creating());
+      return this.fail(
+        mr,
+        cached,
+        signal,
+        Reasons.CannotPublishConnectionDetails,
+        'cannot publish connection details',
+        err,
+        Ready.creating(),
+      );
     }
     this.o.recorder.normal(mr, Reasons.CreatedExternalResource, `Created ${externalNameOf(mr.metadata)} in the target cluster`);
     this.setConditions(mr, Ready.creating(), Synced.success());

@@ -41,7 +41,12 @@ export class ProviderResolver {
   /** Each cached Secret object, parsed (see credentialsOf). */
   private readonly parsed = new WeakMap<SecretObject, { credentials?: Credentials; error?: unknown }>();
 
-  constructor(control: KubeClient, providers: Pick<Informer<Provider>, 'get' | 'list'>, targets: TargetClients, opts: ProviderResolverOptions) {
+  constructor(
+    control: KubeClient,
+    providers: Pick<Informer<Provider>, 'get' | 'list'>,
+    targets: TargetClients,
+    opts: ProviderResolverOptions,
+  ) {
     this.control = control;
     this.providers = providers;
     this.targets = targets;
@@ -52,7 +57,11 @@ export class ProviderResolver {
     const key = `${namespace}/${name}`;
     let watch = this.secrets.get(key);
     if (!watch) {
-      watch = new Informer<SecretObject>(this.control, Secrets, { namespaces: [namespace], fieldSelector: `metadata.name=${name}`, log: this.opts.log });
+      watch = new Informer<SecretObject>(this.control, Secrets, {
+        namespaces: [namespace],
+        fieldSelector: `metadata.name=${name}`,
+        log: this.opts.log,
+      });
       const changed = (): void => this.opts.secretChanged?.(namespace, name);
       watch.on({ added: changed, updated: changed, deleted: changed });
       this.secrets.set(key, watch);
@@ -91,7 +100,11 @@ export class ProviderResolver {
     const watch = this.secretWatch(namespace, secretName);
     // Until the watch has its first list, ask (once per caller) rather than wait.
     const secret = watch.hasSynced ? watch.get(where) : await this.control.get<SecretObject>(Secrets, secretName, namespace, signal);
-    if (!secret) throw new ReasonedError(Reasons.SecretNotFound, `Secret ${where} named by Provider ${namespace}/${provider.metadata.name} does not exist`);
+    if (!secret)
+      throw new ReasonedError(
+        Reasons.SecretNotFound,
+        `Secret ${where} named by Provider ${namespace}/${provider.metadata.name} does not exist`,
+      );
     const target = this.targets.get(this.credentialsOf(where, secret));
     // New credentials: the client made from the old ones goes at once, unless another Provider uses it.
     const key = `${namespace}/${provider.metadata.name}`;
@@ -155,7 +168,10 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     // A reference into another namespace would let anyone who can create this kind use credentials
     // they cannot read: refuse it.
     if (ref.namespace && ref.namespace !== namespace) {
-      throw new ReasonedError(Reasons.CrossNamespaceReference, `spec.providerRef.namespace '${ref.namespace}' differs from this resource's namespace '${namespace}'; Providers are only used from their own namespace`);
+      throw new ReasonedError(
+        Reasons.CrossNamespaceReference,
+        `spec.providerRef.namespace '${ref.namespace}' differs from this resource's namespace '${namespace}'; Providers are only used from their own namespace`,
+      );
     }
     const provider = this.resolver.provider(namespace, ref.name);
     // Before the target is reached; a deletion still removes what is ours there.
@@ -163,14 +179,26 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     const target = await this.resolver.resolve(provider, signal);
     this.opts.connected?.(`${namespace}/${mr.metadata.name}`, target);
     const installer = this.opts.installer;
-    const ensureOperator = installer && ((s: AbortSignal) => installer.ensure(target, {
-      provider, owner: providerOwner(provider),
-      seen: (present) => {
-        const reported = provider.status?.operators?.find((o) => o.name === installer.bundle.name)?.present;
-        if (reported !== present) this.opts.operatorChanged?.(provider);
-      },
-    }, s));
-    return new NativeExternal(this.kind, target.client, this.marks, { prerequisite: ensureOperator, recorder: this.opts.recorder, reader: target.informers });
+    const ensureOperator =
+      installer &&
+      ((s: AbortSignal) =>
+        installer.ensure(
+          target,
+          {
+            provider,
+            owner: providerOwner(provider),
+            seen: (present) => {
+              const reported = provider.status?.operators?.find((o) => o.name === installer.bundle.name)?.present;
+              if (reported !== present) this.opts.operatorChanged?.(provider);
+            },
+          },
+          s,
+        ));
+    return new NativeExternal(this.kind, target.client, this.marks, {
+      prerequisite: ensureOperator,
+      recorder: this.opts.recorder,
+      reader: target.informers,
+    });
   }
 
   /** Refuses a resource that would put its object, or a companion, in a namespace its Provider does not allow. */
@@ -187,5 +215,10 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
 }
 
 export function providerOwner(provider: Provider): Owner {
-  return { resource: 'providers.kubernetes.crossplane.io', namespace: provider.metadata.namespace ?? '', name: provider.metadata.name, uid: provider.metadata.uid ?? '' };
+  return {
+    resource: 'providers.kubernetes.crossplane.io',
+    namespace: provider.metadata.namespace ?? '',
+    name: provider.metadata.name,
+    uid: provider.metadata.uid ?? '',
+  };
 }

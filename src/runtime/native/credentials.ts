@@ -69,18 +69,32 @@ const subnets = (...rules: [string, number][]): BlockList => {
 
 // BlockList also matches IPv4-mapped IPv6 (::ffff:a.b.c.d) against the IPv4 rules. Loopback and
 // private ranges stay allowed unless refused: local and on-premises clusters live there.
-const RULES: { range?: EndpointRange; list: BlockList; is: string }[] = [{
-  // Link-local holds cloud metadata (169.254.169.254; AWS's fd00:ec2::254 too). ::169.254.x.y is
-  // IPv4-compatible; 64:ff9b::/96 reaches IPv4 through NAT64.
-  list: subnets(['169.254.0.0', 16], ['0.0.0.0', 8], ['fe80::', 10], ['::', 128], ['fd00:ec2::254', 128], ['::a9fe:0', 112], ['64:ff9b::a9fe:0', 112]),
-  is: 'a link-local, unspecified or cloud metadata address, which provider-rook never calls',
-}, {
-  range: 'loopback', list: subnets(['127.0.0.0', 8], ['::1', 128]),
-  is: 'a loopback address, which provider-rook\'s --refuse-endpoint-ranges refuses',
-}, {
-  range: 'private', list: subnets(['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['fc00::', 7]),
-  is: 'a private address, which provider-rook\'s --refuse-endpoint-ranges refuses',
-}];
+const RULES: { range?: EndpointRange; list: BlockList; is: string }[] = [
+  {
+    // Link-local holds cloud metadata (169.254.169.254; AWS's fd00:ec2::254 too). ::169.254.x.y is
+    // IPv4-compatible; 64:ff9b::/96 reaches IPv4 through NAT64.
+    list: subnets(
+      ['169.254.0.0', 16],
+      ['0.0.0.0', 8],
+      ['fe80::', 10],
+      ['::', 128],
+      ['fd00:ec2::254', 128],
+      ['::a9fe:0', 112],
+      ['64:ff9b::a9fe:0', 112],
+    ),
+    is: 'a link-local, unspecified or cloud metadata address, which provider-rook never calls',
+  },
+  {
+    range: 'loopback',
+    list: subnets(['127.0.0.0', 8], ['::1', 128]),
+    is: "a loopback address, which provider-rook's --refuse-endpoint-ranges refuses",
+  },
+  {
+    range: 'private',
+    list: subnets(['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['fc00::', 7]),
+    is: "a private address, which provider-rook's --refuse-endpoint-ranges refuses",
+  },
+];
 
 /** Which rule refuses this IP address, in our words (never the address), or undefined. */
 export function refusedAddress(address: string, ranges: readonly EndpointRange[] = []): string | undefined {
@@ -108,15 +122,20 @@ function refusedPlainHttp(url: URL, sendsCredentials: boolean, policy: EndpointP
  * A lookup for net/tls connect that fails when ANY address the name resolves to is refused. It runs
  * at every new connection, so a name whose answer changes later (DNS rebinding) is caught then too.
  */
-export function guardedLookup(refusal: (why: string) => Error, ranges: readonly EndpointRange[] = [], resolve: LookupFunction = dnsLookup as LookupFunction): LookupFunction {
-  return (hostname, options, callback) => resolve(hostname, { ...options, all: true }, (err, answer) => {
-    const addresses = answer as LookupAddress[];
-    if (err || !addresses.length) return callback(err ?? Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '');
-    const why = addresses.map((a) => refusedAddress(a.address, ranges)).find(Boolean);
-    if (why) return callback(refusal(why), '');
-    if (options.all) callback(null, addresses);
-    else callback(null, addresses[0]!.address, addresses[0]!.family);
-  });
+export function guardedLookup(
+  refusal: (why: string) => Error,
+  ranges: readonly EndpointRange[] = [],
+  resolve: LookupFunction = dnsLookup as LookupFunction,
+): LookupFunction {
+  return (hostname, options, callback) =>
+    resolve(hostname, { ...options, all: true }, (err, answer) => {
+      const addresses = answer as LookupAddress[];
+      if (err || !addresses.length) return callback(err ?? Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '');
+      const why = addresses.map((a) => refusedAddress(a.address, ranges)).find(Boolean);
+      if (why) return callback(refusal(why), '');
+      if (options.all) callback(null, addresses);
+      else callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
 }
 
 /**
@@ -124,13 +143,20 @@ export function guardedLookup(refusal: (why: string) => Error, ranges: readonly 
  * Secret: Providers whose Secrets hold the same credentials share one client.
  */
 function endpointLookup(policy: EndpointPolicy): LookupFunction {
-  return guardedLookup((why) => new ReasonedError(Reasons.EndpointNotAllowed, `the target cluster's host name resolves to ${why}`), policy.refuseRanges, policy.lookup);
+  return guardedLookup(
+    (why) => new ReasonedError(Reasons.EndpointNotAllowed, `the target cluster's host name resolves to ${why}`),
+    policy.refuseRanges,
+    policy.lookup,
+  );
 }
 
 export function credentialsFromSecret(where: string, data: Record<string, string> | undefined, opts: CredentialOptions = {}): Credentials {
   const keys = secretKeys(secretText(data));
   const policy = opts.endpoints ?? {};
-  const fingerprint = createHash('sha256').update(JSON.stringify(Object.entries(keys).sort())).digest('hex').slice(0, 32);
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify(Object.entries(keys).sort()))
+    .digest('hex')
+    .slice(0, 32);
 
   if (keys.kubeconfig) return { fingerprint, ...fromKubeconfig(where, keys.kubeconfig, opts.allowExec === true, policy) };
 
@@ -147,7 +173,10 @@ export function credentialsFromSecret(where: string, data: Record<string, string
   if (why) throw new ReasonedError(Reasons.InvalidCredentials, `key 'endpoint' of Secret ${where} ${why}`);
   const server = url.toString().replace(/\/+$/, '');
   if (url.protocol === 'https:' && !keys.clusterCA) {
-    throw new ReasonedError(Reasons.SecretKeyMissing, `Secret ${where} has no 'clusterCA' key; it is needed to verify the server in key 'endpoint'`);
+    throw new ReasonedError(
+      Reasons.SecretKeyMissing,
+      `Secret ${where} has no 'clusterCA' key; it is needed to verify the server in key 'endpoint'`,
+    );
   }
   if (keys.clusterCA && !isCertificate(keys.clusterCA)) throw notPem(where, 'clusterCA');
 
@@ -167,13 +196,20 @@ export function credentialsFromSecret(where: string, data: Record<string, string
     user.username = keys.username;
     user.password = keys.password;
   } else {
-    throw new ReasonedError(Reasons.SecretKeyMissing, `Secret ${where} has no credentials: set 'token', 'clientCert' and 'clientKey', or 'username' and 'password'`);
+    throw new ReasonedError(
+      Reasons.SecretKeyMissing,
+      `Secret ${where} has no credentials: set 'token', 'clientCert' and 'clientKey', or 'username' and 'password'`,
+    );
   }
   // Every branch above sends a credential.
   const plain = refusedPlainHttp(url, true, policy);
   if (plain) throw new ReasonedError(Reasons.InvalidCredentials, `key 'endpoint' of Secret ${where} ${plain}`);
 
-  return { fingerprint, access: { server, caData: keys.clusterCA ? b64(keys.clusterCA) : undefined, ...user, lookup: endpointLookup(policy) }, server };
+  return {
+    fingerprint,
+    access: { server, caData: keys.clusterCA ? b64(keys.clusterCA) : undefined, ...user, lookup: endpointLookup(policy) },
+    server,
+  };
 }
 
 type Obj = Record<string, unknown>;
@@ -185,8 +221,14 @@ const userFileFields = ['tokenFile', 'token-file', 'client-certificate', 'client
 const unsupported = { cluster: ['proxy-url'], user: ['as', 'as-uid', 'as-groups', 'as-user-extra', 'auth-provider'] };
 
 /** Checks a kubeconfig's raw YAML, then keeps only its current context's inline values. */
-function fromKubeconfig(where: string, text: string, allowExec: boolean, policy: EndpointPolicy): { access: ClusterAccess; server: string } {
-  const fail = (what: string): ReasonedError => new ReasonedError(Reasons.InvalidCredentials, `key 'kubeconfig' of Secret ${where} ${what}`);
+function fromKubeconfig(
+  where: string,
+  text: string,
+  allowExec: boolean,
+  policy: EndpointPolicy,
+): { access: ClusterAccess; server: string } {
+  const fail = (what: string): ReasonedError =>
+    new ReasonedError(Reasons.InvalidCredentials, `key 'kubeconfig' of Secret ${where} ${what}`);
   let doc: unknown;
   try {
     doc = load(text);
@@ -212,24 +254,37 @@ function fromKubeconfig(where: string, text: string, allowExec: boolean, policy:
   };
   const present = (e: { at: string; body: Obj }, field: string): boolean => e.body[field] != null;
 
-  if (present(c, 'certificate-authority')) throw fail(`sets ${c.at}.certificate-authority: files are never read, use certificate-authority-data`);
+  if (present(c, 'certificate-authority'))
+    throw fail(`sets ${c.at}.certificate-authority: files are never read, use certificate-authority-data`);
   for (const f of userFileFields) {
-    if (present(u, f)) throw fail(`sets ${u.at}.${f}: files are never read, put the value inline (token, client-certificate-data, client-key-data)`);
+    if (present(u, f))
+      throw fail(`sets ${u.at}.${f}: files are never read, put the value inline (token, client-certificate-data, client-key-data)`);
   }
-  if (present(u, 'exec') && !allowExec) throw fail(`sets ${u.at}.exec: exec plugins are off (provider-rook's --allow-exec-credentials turns them on)`);
+  if (present(u, 'exec') && !allowExec)
+    throw fail(`sets ${u.at}.exec: exec plugins are off (provider-rook's --allow-exec-credentials turns them on)`);
   for (const f of unsupported.cluster) if (present(c, f)) throw fail(`sets ${c.at}.${f}, which provider-rook does not support`);
   for (const f of unsupported.user) if (present(u, f)) throw fail(`sets ${u.at}.${f}, which provider-rook does not support`);
 
   const exec = u.body.exec;
   if (exec != null && !(isObj(exec) && typeof exec.command === 'string' && exec.command)) throw fail(`has ${u.at}.exec without a command`);
   const caData = str(c, 'certificate-authority-data');
-  if (caData && !isCertificate(Buffer.from(caData, 'base64').toString())) throw notPem(where, 'kubeconfig', `${c.at}.certificate-authority-data`);
+  if (caData && !isCertificate(Buffer.from(caData, 'base64').toString()))
+    throw notPem(where, 'kubeconfig', `${c.at}.certificate-authority-data`);
   const certData = str(u, 'client-certificate-data');
   const keyData = str(u, 'client-key-data');
   if (!certData !== !keyData) throw fail(`has only one of ${u.at}.client-certificate-data and ${u.at}.client-key-data`);
-  if (certData && !isCertificate(Buffer.from(certData, 'base64').toString())) throw notPem(where, 'kubeconfig', `${u.at}.client-certificate-data`);
-  if (keyData && !isPrivateKey(Buffer.from(keyData, 'base64').toString())) throw fail(`has ${u.at}.client-key-data that is not a valid PEM private key`);
-  const user = { token: str(u, 'token'), certData, keyData, username: str(u, 'username'), password: str(u, 'password'), exec: (exec ?? undefined) as ExecConfig | undefined };
+  if (certData && !isCertificate(Buffer.from(certData, 'base64').toString()))
+    throw notPem(where, 'kubeconfig', `${u.at}.client-certificate-data`);
+  if (keyData && !isPrivateKey(Buffer.from(keyData, 'base64').toString()))
+    throw fail(`has ${u.at}.client-key-data that is not a valid PEM private key`);
+  const user = {
+    token: str(u, 'token'),
+    certData,
+    keyData,
+    username: str(u, 'username'),
+    password: str(u, 'password'),
+    exec: (exec ?? undefined) as ExecConfig | undefined,
+  };
   const sendsCredentials = Boolean(user.token || certData || user.username || user.password || user.exec);
 
   const server = str(c, 'server');
@@ -243,9 +298,17 @@ function fromKubeconfig(where: string, text: string, allowExec: boolean, policy:
   const why = refusedEndpoint(url, policy) ?? refusedPlainHttp(url, sendsCredentials, policy);
   if (why) throw fail(`has ${c.at}.server that ${why}`);
   const skipTLSVerify = c.body['insecure-skip-tls-verify'] === true;
-  if (skipTLSVerify && sendsCredentials) throw fail(`sets ${c.at}.insecure-skip-tls-verify while sending credentials; use certificate-authority-data`);
+  if (skipTLSVerify && sendsCredentials)
+    throw fail(`sets ${c.at}.insecure-skip-tls-verify while sending credentials; use certificate-authority-data`);
 
-  const access: ClusterAccess = { server: server.replace(/\/$/, ''), caData, tlsServerName: str(c, 'tls-server-name'), skipTLSVerify, ...user, lookup: endpointLookup(policy) };
+  const access: ClusterAccess = {
+    server: server.replace(/\/$/, ''),
+    caData,
+    tlsServerName: str(c, 'tls-server-name'),
+    skipTLSVerify,
+    ...user,
+    lookup: endpointLookup(policy),
+  };
   return { access, server: access.server };
 }
 
@@ -277,5 +340,8 @@ function isPrivateKey(pem: string): boolean {
 }
 
 function notPem(where: string, key: string, field?: string): ReasonedError {
-  return new ReasonedError(Reasons.InvalidCredentials, `key '${key}' of Secret ${where} ${field ? `has ${field} that ` : ''}is not a valid PEM certificate`);
+  return new ReasonedError(
+    Reasons.InvalidCredentials,
+    `key '${key}' of Secret ${where} ${field ? `has ${field} that ` : ''}is not a valid PEM certificate`,
+  );
 }

@@ -21,8 +21,14 @@ export interface TargetAccess {
  * A conflict (it changed since) is checked once more against the server. `before` runs on the
  * copy just before its delete; the copy is returned even if a retry finds the object gone.
  */
-export async function deleteIfOurs({ client, read, marks }: TargetAccess, ref: ObjectRef, owner: Owner, vouchers: Vouchers, signal: AbortSignal, before?: (observed: TargetObject) => Promise<void>):
-  Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject; relation?: Relation }> {
+export async function deleteIfOurs(
+  { client, read, marks }: TargetAccess,
+  ref: ObjectRef,
+  owner: Owner,
+  vouchers: Vouchers,
+  signal: AbortSignal,
+  before?: (observed: TargetObject) => Promise<void>,
+): Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject; relation?: Relation }> {
   let seen: TargetObject | undefined;
   for (let attempt = 0; ; attempt++) {
     const observed = await (attempt === 0 ? read : client).get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
@@ -32,23 +38,44 @@ export async function deleteIfOurs({ client, read, marks }: TargetAccess, ref: O
     seen = observed;
     await before?.(observed);
     try {
-      const outcome = await client.delete(ref.type, ref.name, ref.namespace, { uid: observed.metadata.uid, resourceVersion: observed.metadata.resourceVersion, signal });
+      const outcome = await client.delete(ref.type, ref.name, ref.namespace, {
+        uid: observed.metadata.uid,
+        resourceVersion: observed.metadata.resourceVersion,
+        signal,
+      });
       return { outcome, observed, relation };
     } catch (err) {
       if (!isConflict(err)) throw err;
       // Not a stale copy of the managed resource (which the reconciler retries quietly): say so.
-      if (attempt > 0) throw new ReasonedError(Reasons.TargetObjectChanging, `${describeRef(ref)} in the target cluster changed while it was being deleted; retrying`);
+      if (attempt > 0)
+        throw new ReasonedError(
+          Reasons.TargetObjectChanging,
+          `${describeRef(ref)} in the target cluster changed while it was being deleted; retrying`,
+        );
     }
   }
 }
 
 /** Deletes what the operator made for `target` (proven by the ownerReference's uid). */
-export async function deleteDependents(client: Client, kind: Pick<NativeKind<ManagedResource>, 'dependents'>, target: TargetObject, signal?: AbortSignal): Promise<void> {
+export async function deleteDependents(
+  client: Client,
+  kind: Pick<NativeKind<ManagedResource>, 'dependents'>,
+  target: TargetObject,
+  signal?: AbortSignal,
+): Promise<void> {
   // All at once: the order among them does not matter, and a deletion's time is a chain of round trips.
-  await Promise.all((kind.dependents ?? []).map(async (dep) => {
-    const { items } = await client.list<TargetObject>(dep.type, { namespace: target.metadata.namespace, labelSelector: dep.labelSelector(target), signal });
-    await Promise.all(items
-      .filter((item) => !item.metadata.deletionTimestamp && item.metadata.ownerReferences?.some((r) => r.uid === target.metadata.uid))
-      .map((item) => client.delete(dep.type, item.metadata.name, item.metadata.namespace, { uid: item.metadata.uid, signal })));
-  }));
+  await Promise.all(
+    (kind.dependents ?? []).map(async (dep) => {
+      const { items } = await client.list<TargetObject>(dep.type, {
+        namespace: target.metadata.namespace,
+        labelSelector: dep.labelSelector(target),
+        signal,
+      });
+      await Promise.all(
+        items
+          .filter((item) => !item.metadata.deletionTimestamp && item.metadata.ownerReferences?.some((r) => r.uid === target.metadata.uid))
+          .map((item) => client.delete(dep.type, item.metadata.name, item.metadata.namespace, { uid: item.metadata.uid, signal })),
+      );
+    }),
+  );
 }

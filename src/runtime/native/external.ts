@@ -8,16 +8,44 @@ import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
 import {
-  setBindable, type ConnectionDetails, type ExternalClient, type ExternalCreation, type ExternalDeletion, type ExternalObservation, type ManagedResource,
+  setBindable,
+  type ConnectionDetails,
+  type ExternalClient,
+  type ExternalCreation,
+  type ExternalDeletion,
+  type ExternalObservation,
+  type ManagedResource,
 } from '../managed/types.ts';
 import { deleteDependents, deleteIfOurs } from './deletion.ts';
-import { describeRef, diffFields, refKey, type Companion, type NativeKind, type ObjectReader, type ObjectRef, type TargetObject } from './kind.ts';
+import {
+  describeRef,
+  diffFields,
+  refKey,
+  type Companion,
+  type NativeKind,
+  type ObjectReader,
+  type ObjectRef,
+  type TargetObject,
+} from './kind.ts';
 import { deleteNamespaceIfUnusedCoalesced, ensureNamespace } from './namespaces.ts';
-import { ANNOTATION_OWNER_PROOF, ANNOTATION_TARGET_UID, type OwnershipMarks, type Owner, type Relation, type Vouchers } from './ownership.ts';
+import {
+  ANNOTATION_OWNER_PROOF,
+  ANNOTATION_TARGET_UID,
+  type OwnershipMarks,
+  type Owner,
+  type Relation,
+  type Vouchers,
+} from './ownership.ts';
 import { Reasons } from '../reasons.ts';
 
 export function ownerOf(resource: string, mr: ManagedResource): Owner {
-  return { resource, namespace: mr.metadata.namespace ?? '', name: mr.metadata.name, uid: mr.metadata.uid ?? '', reclaimPolicy: mr.spec.reclaimPolicy ?? 'Delete' };
+  return {
+    resource,
+    namespace: mr.metadata.namespace ?? '',
+    name: mr.metadata.name,
+    uid: mr.metadata.uid ?? '',
+    reclaimPolicy: mr.spec.reclaimPolicy ?? 'Delete',
+  };
 }
 
 /** The user asked to adopt an existing object by naming it before we ever tried to create one. */
@@ -71,19 +99,25 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   /** Throws why this resource may not act on the object at `ref`, unless it may. */
   private refuseForeign(mr: MR, relation: Relation, ref: ObjectRef): void {
     if (relation === 'another') {
-      throw new ReasonedError(Reasons.ExternalResourceOwnedByAnother,
-        `${describeRef(ref)} in the target cluster belongs to another managed resource; it is never adopted. Choose another name`);
+      throw new ReasonedError(
+        Reasons.ExternalResourceOwnedByAnother,
+        `${describeRef(ref)} in the target cluster belongs to another managed resource; it is never adopted. Choose another name`,
+      );
     }
     if (relation === 'unproven') {
-      throw new ReasonedError(Reasons.ExternalResourceOwnedByAnother,
+      throw new ReasonedError(
+        Reasons.ExternalResourceOwnedByAnother,
         `${describeRef(ref)} in the target cluster carries provider-rook's marks for this resource, but nothing proves that provider-rook made it for this very resource ` +
-        '(its signature does not verify and this resource did not record its uid): it was left as it is. If it is the object of this resource, ' +
-        `a platform team can vouch for it by setting annotation ${ANNOTATION_TARGET_UID} on this resource to the object's uid`);
+          '(its signature does not verify and this resource did not record its uid): it was left as it is. If it is the object of this resource, ' +
+          `a platform team can vouch for it by setting annotation ${ANNOTATION_TARGET_UID} on this resource to the object's uid`,
+      );
     }
     if (relation === 'unmarked' && !importRequested(mr)) {
-      throw new ReasonedError(Reasons.ExternalResourceConflict,
+      throw new ReasonedError(
+        Reasons.ExternalResourceConflict,
         `${describeRef(ref)} already exists in the target cluster and is not owned by this resource; it was left untouched. ` +
-        `A platform team can adopt it by creating a managed resource with the ${ANNOTATION_EXTERNAL_NAME} annotation; otherwise choose another name`);
+          `A platform team can adopt it by creating a managed resource with the ${ANNOTATION_EXTERNAL_NAME} annotation; otherwise choose another name`,
+      );
     }
   }
 
@@ -91,8 +125,10 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = externalNameOf(mr.metadata);
     // The annotation has no schema: check it before it becomes part of a request.
     if (name.length > 253 || !OBJECT_NAME.test(name)) {
-      throw new ReasonedError(Reasons.InvalidExternalName,
-        `annotation ${ANNOTATION_EXTERNAL_NAME} must be a lower-case DNS-1123 subdomain (a-z, 0-9, "-", ".") of at most 253 characters; it has ${name.length} characters`);
+      throw new ReasonedError(
+        Reasons.InvalidExternalName,
+        `annotation ${ANNOTATION_EXTERNAL_NAME} must be a lower-case DNS-1123 subdomain (a-z, 0-9, "-", ".") of at most 253 characters; it has ${name.length} characters`,
+      );
     }
     const owner = this.owner(mr);
     const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name).metadata.namespace };
@@ -114,17 +150,27 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     // again. Not while its marks are unsigned (an upgrade): the record ends the legacy belief, which
     // its companions and namespace still need until the update signs them.
     const proven = (relation === 'ours' || relation === 'restored') && this.marks.signed(ref.type, observed);
-    const record = proven && observed.metadata.uid && mr.metadata.annotations?.[ANNOTATION_TARGET_UID] !== observed.metadata.uid
-      ? { annotations: { [ANNOTATION_TARGET_UID]: observed.metadata.uid } } : {};
+    const record =
+      proven && observed.metadata.uid && mr.metadata.annotations?.[ANNOTATION_TARGET_UID] !== observed.metadata.uid
+        ? { annotations: { [ANNOTATION_TARGET_UID]: observed.metadata.uid } }
+        : {};
     if (relation !== 'ours') {
-      return { exists: true, upToDate: false, lateInitialized, ...record, diff: relation === 'restored' ? 'taking back the object of a restored resource' : 'adopting the existing object (import)' };
+      return {
+        exists: true,
+        upToDate: false,
+        lateInitialized,
+        ...record,
+        diff: relation === 'restored' ? 'taking back the object of a restored resource' : 'adopting the existing object (import)',
+      };
     }
 
     const desired = this.marks.mark(ref.type, this.kind.desired(mr, name), owner);
     const drift = [
       ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
-      ...diffFields({ labels: desired.metadata.labels, annotations: desired.metadata.annotations },
-        { labels: observed.metadata.labels, annotations: observed.metadata.annotations }).map((p) => `.metadata${p}`),
+      ...diffFields(
+        { labels: desired.metadata.labels, annotations: desired.metadata.annotations },
+        { labels: observed.metadata.labels, annotations: observed.metadata.annotations },
+      ).map((p) => `.metadata${p}`),
       ...companionDrift,
     ];
     const inspection = await this.kind.inspect({ client: this.client, read: this.read, mr, observed, companions, signal });
@@ -137,7 +183,14 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       ...(inspection.atProvider ? { atProvider: inspection.atProvider } : {}),
     };
     if (inspection.ready) setBindable(mr);
-    return { exists: true, upToDate: drift.length === 0, lateInitialized, ...record, connectionDetails: inspection.connectionDetails, diff: drift.join(', ') || undefined };
+    return {
+      exists: true,
+      upToDate: drift.length === 0,
+      lateInitialized,
+      ...record,
+      connectionDetails: inspection.connectionDetails,
+      diff: drift.join(', ') || undefined,
+    };
   }
 
   /**
@@ -147,12 +200,24 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
    * `main` is how the target object itself relates: a restored one brings its signed companions.
    */
   private trusted(mr: MR, c: Companion, have: TargetObject, observed: TargetObject | undefined, main: Relation | undefined): Relation {
-    const relation = this.marks.relation(c.type, have, this.owner(mr), { ...this.vouchers(mr), recordedUid: undefined, restoring: main === 'restored' });
+    const relation = this.marks.relation(c.type, have, this.owner(mr), {
+      ...this.vouchers(mr),
+      recordedUid: undefined,
+      restoring: main === 'restored',
+    });
     if (relation === 'ours' || relation === 'restored') return relation;
-    if (relation === 'unmarked' && observed && importRequested(mr) && (this.kind.references?.(observed) ?? []).some((r) => refKey(r) === refKey(c))) return relation;
-    throw new ReasonedError(Reasons.CompanionNotOwned,
+    if (
+      relation === 'unmarked' &&
+      observed &&
+      importRequested(mr) &&
+      (this.kind.references?.(observed) ?? []).some((r) => refKey(r) === refKey(c))
+    )
+      return relation;
+    throw new ReasonedError(
+      Reasons.CompanionNotOwned,
       `the ${c.purpose} ${describeRef(c)} exists in the target cluster but was not made by provider-rook for this resource, so it is not used. ` +
-      'Only objects provider-rook made for a resource (proven by its signed marks), or those an imported object names itself, are used');
+        'Only objects provider-rook made for a resource (proven by its signed marks), or those an imported object names itself, are used',
+    );
   }
 
   /** Our marks on a companion differ from what this resource signs now (restored, legacy, new reclaim policy). */
@@ -161,7 +226,13 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return want.metadata.annotations[ANNOTATION_OWNER_PROOF] !== have.metadata.annotations?.[ANNOTATION_OWNER_PROOF];
   }
 
-  private async checkCompanions(mr: MR, name: string, observed: TargetObject, main: Relation, signal: AbortSignal): Promise<{ found: (TargetObject | undefined)[]; drift: string[] }> {
+  private async checkCompanions(
+    mr: MR,
+    name: string,
+    observed: TargetObject,
+    main: Relation,
+    signal: AbortSignal,
+  ): Promise<{ found: (TargetObject | undefined)[]; drift: string[] }> {
     const wanted = this.kind.companions?.(mr, name) ?? [];
     const found = await Promise.all(wanted.map((c) => this.read.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const drift: string[] = [];
@@ -169,9 +240,11 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       const have = found[i];
       if (!have) {
         if (c.irreplaceable) {
-          throw new ReasonedError(c.irreplaceable.reason,
+          throw new ReasonedError(
+            c.irreplaceable.reason,
             `the ${c.purpose} ${describeRef(c)} is gone while ${describeRef({ type: this.kind.target, name, namespace: observed.metadata.namespace })} still uses it; ` +
-            `new ones are not made, because the running store would not know them. ${c.irreplaceable.remedy}`);
+              `new ones are not made, because the running store would not know them. ${c.irreplaceable.remedy}`,
+          );
         }
         drift.push(`missing ${c.type.kind}`);
         return;
@@ -187,12 +260,15 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   /** Adopting a store must not change what its operator would never apply to it. */
   private refuseUnappliableImport(mr: MR, name: string, observed: TargetObject): void {
     const fixed = this.kind.fixedAtCreation ?? [];
-    const changed = diffFields(withoutMetadata(this.kind.desired(mr, name)), withoutMetadata(observed))
-      .filter((p) => fixed.some((f) => p === f || p.startsWith(`${f}.`) || p.startsWith(`${f}[`)));
+    const changed = diffFields(withoutMetadata(this.kind.desired(mr, name)), withoutMetadata(observed)).filter((p) =>
+      fixed.some((f) => p === f || p.startsWith(`${f}.`) || p.startsWith(`${f}[`)),
+    );
     if (changed.length === 0) return;
-    throw new ReasonedError(Reasons.ImportMismatch,
+    throw new ReasonedError(
+      Reasons.ImportMismatch,
       `cannot adopt ${describeRef({ type: this.kind.target, name, namespace: observed.metadata.namespace })}: ${changed.join(', ')} differ from this resource's spec, ` +
-      'and the operator applies those only when it creates a store. Make the spec match the existing object, or leave those fields unset to take them from it');
+        'and the operator applies those only when it creates a store. Make the spec match the existing object, or leave those fields unset to take them from it',
+    );
   }
 
   /** Identity is fixed at creation: a resource whose object now lives under another name or namespace moved. */
@@ -200,15 +276,24 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     // Only a resource that was created or imported has an object to find (and it costs a list).
     if (!mr.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME]) return;
     // A 404 means the kind is not served (yet): then nothing of it exists anywhere.
-    const { items } = await this.client.list<TargetObject>(this.kind.target, { labelSelector: this.marks.selectorFor(owner), signal })
-      .catch((err: unknown) => { if (isNotFound(err)) return { items: [] }; throw err; });
+    const { items } = await this.client
+      .list<TargetObject>(this.kind.target, { labelSelector: this.marks.selectorFor(owner), signal })
+      .catch((err: unknown) => {
+        if (isNotFound(err)) return { items: [] };
+        throw err;
+      });
     // Only a signed object counts: copied labels must not hold a resource back.
-    const elsewhere = items.find((o) => (o.metadata.name !== ref.name || (o.metadata.namespace ?? undefined) !== ref.namespace) && this.marks.signed(this.kind.target, o));
+    const elsewhere = items.find(
+      (o) =>
+        (o.metadata.name !== ref.name || (o.metadata.namespace ?? undefined) !== ref.namespace) && this.marks.signed(this.kind.target, o),
+    );
     if (!elsewhere) return;
-    throw new ReasonedError(Reasons.IdentityChanged,
+    throw new ReasonedError(
+      Reasons.IdentityChanged,
       `this resource's object in the target cluster is ${describeRef({ ...ref, name: elsewhere.metadata.name, namespace: elsewhere.metadata.namespace })}, ` +
-      `but its external-name and target namespace now say ${describeRef(ref)}. These cannot change after creation: set them back, ` +
-      'or delete this resource and create a new one');
+        `but its external-name and target namespace now say ${describeRef(ref)}. These cannot change after creation: set them back, ` +
+        'or delete this resource and create a new one',
+    );
   }
 
   async create(mr: MR, signal: AbortSignal): Promise<ExternalCreation> {
@@ -229,7 +314,8 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const desired = this.marks.mark(type, this.kind.desired(mr, name), owner);
     const vouchers = this.vouchers(mr);
     await this.opts.prerequisite?.(signal);
-    if (type.namespaced && desired.metadata.namespace) await ensureNamespace(this.client, this.marks, desired.metadata.namespace, owner, vouchers, signal);
+    if (type.namespaced && desired.metadata.namespace)
+      await ensureNamespace(this.client, this.marks, desired.metadata.namespace, owner, vouchers, signal);
     // The object and every companion are checked before anything is written, so no store is ever
     // made that names someone else's Secret, and nothing unproven is ever written over.
     const observed = await this.client.get<TargetObject>(type, name, desired.metadata.namespace, signal);
@@ -264,7 +350,9 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     // would find nothing to delete and let the finalizer go, and nothing else removes them.
     const vouchers = this.vouchers(mr);
     const access = { client: this.client, read: this.read, marks: this.marks };
-    const target = await deleteIfOurs(access, { type: this.kind.target, name, namespace }, owner, vouchers, signal, (observed) => deleteDependents(this.client, this.kind, observed, signal));
+    const target = await deleteIfOurs(access, { type: this.kind.target, name, namespace }, owner, vouchers, signal, (observed) =>
+      deleteDependents(this.client, this.kind, observed, signal),
+    );
     // Again: an operator still acting on the object may have made one in between.
     if (target.observed) await deleteDependents(this.client, this.kind, target.observed, signal);
     const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };

@@ -8,7 +8,10 @@ import type { OperatorBundle } from './operator.ts';
 
 export type TargetObject = KubeObjectLike & {
   metadata: KubeObjectLike['metadata'] & {
-    labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string; creationTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    deletionTimestamp?: string;
+    creationTimestamp?: string;
     ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
   };
   [field: string]: unknown;
@@ -64,7 +67,9 @@ export interface NativeKind<MR extends ManagedResource> {
   reads?: ResourceType[];
   /** Other target objects whose changes matter (e.g. what an operator creates), mapped to our object's "namespace/name". */
   related?: {
-    type: ResourceType; labelSelector: string; targetKey(obj: TargetObject): string | undefined;
+    type: ResourceType;
+    labelSelector: string;
+    targetKey(obj: TargetObject): string | undefined;
     /** Cache only metadata and these fields of them (all, when unset): what inspect() reads. */
     keep?: string[];
   }[];
@@ -78,12 +83,24 @@ export interface NativeKind<MR extends ManagedResource> {
    * Readiness, connection details and observed state, from the target object and its companions.
    * `read` serves from the target's watch caches (related objects), asking the server on a miss.
    */
-  inspect(ctx: { client: Client; read: ObjectReader; mr: MR; observed: TargetObject; companions: (TargetObject | undefined)[]; signal: AbortSignal }): Promise<Inspection>;
+  inspect(ctx: {
+    client: Client;
+    read: ObjectReader;
+    mr: MR;
+    observed: TargetObject;
+    companions: (TargetObject | undefined)[];
+    signal: AbortSignal;
+  }): Promise<Inspection>;
 }
 
 /** A get that may be served from a cache. */
 export interface ObjectReader {
-  get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, signal?: AbortSignal): Promise<T | undefined>;
+  get<T extends KubeObjectLike>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<T | undefined>;
 }
 
 /** An object as messages name it, e.g. "Secret ns/name". */
@@ -95,7 +112,9 @@ export const refKey = (ref: ObjectRef): string => `${ref.type.apiVersion}/${ref.
 export function diffFields(want: unknown, have: unknown, path = ''): string[] {
   if (want !== null && typeof want === 'object' && !Array.isArray(want)) {
     if (have === null || typeof have !== 'object' || Array.isArray(have)) return [path || '.'];
-    return Object.entries(want).flatMap(([k, v]) => (v === undefined ? [] : diffFields(v, (have as Record<string, unknown>)[k], `${path}.${k}`)));
+    return Object.entries(want).flatMap(([k, v]) =>
+      v === undefined ? [] : diffFields(v, (have as Record<string, unknown>)[k], `${path}.${k}`),
+    );
   }
   if (Array.isArray(want)) {
     if (!Array.isArray(have) || have.length !== want.length) return [path];

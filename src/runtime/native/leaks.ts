@@ -123,14 +123,25 @@ export class LeakSweeper<MR extends ManagedResource> {
           try {
             gone = await ownerGone(owner);
           } catch (err) {
-            this.o.log.debug('cannot read the owner of a target object; not judging it', { owner: owner.key, error: (err as Error).message });
+            this.o.log.debug('cannot read the owner of a target object; not judging it', {
+              owner: owner.key,
+              error: (err as Error).message,
+            });
             continue;
           }
           if (!gone) continue;
-          const report: LeakReport = { target: target.server, kind: type.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, owner: owner.key, deleted: false };
+          const report: LeakReport = {
+            target: target.server,
+            kind: type.kind,
+            namespace: obj.metadata.namespace,
+            name: obj.metadata.name,
+            owner: owner.key,
+            deleted: false,
+          };
           // Labels anyone may copy: only our signature makes a leak ours to delete.
           if (!this.o.marks.provenOwner(type, obj)) {
-            report.kept = 'its ownership marks carry no valid signature (written before marks were signed, or not by provider-rook); delete it by hand if it is yours';
+            report.kept =
+              'its ownership marks carry no valid signature (written before marks were signed, or not by provider-rook); delete it by hand if it is yours';
             report.unproven = true;
           } else if (this.o.reportOnly) report.kept = 'leak mode is report';
           else report.kept = await this.remove(target.client, type, obj, signal);
@@ -145,7 +156,8 @@ export class LeakSweeper<MR extends ManagedResource> {
 
   /** Deletes a leaked object; returns why it was kept instead, if it was. */
   private async remove(client: KubeClient, type: ResourceType, obj: TargetObject, signal?: AbortSignal): Promise<string | undefined> {
-    if (type === Namespaces) return (await deleteNamespaceIfUnused(client, this.o.marks, obj.metadata.name, this.o.kind.target, signal))?.why;
+    if (type === Namespaces)
+      return (await deleteNamespaceIfUnused(client, this.o.marks, obj.metadata.name, this.o.kind.target, signal))?.why;
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
     await client.delete(type, obj.metadata.name, obj.metadata.namespace, { uid: obj.metadata.uid, signal });
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
@@ -165,7 +177,11 @@ export class LeakSweeper<MR extends ManagedResource> {
       this.o.recorder.normal(provider, Reasons.DeletedLeakedObject, `deleted ${what} in the target cluster: ${why}`);
     } else {
       this.o.log.info('found leaked object', { ...report });
-      this.o.recorder.normal(provider, Reasons.FoundLeakedObject, `found ${what} in the target cluster (${why}); not deleted: ${report.kept}`);
+      this.o.recorder.normal(
+        provider,
+        Reasons.FoundLeakedObject,
+        `found ${what} in the target cluster (${why}); not deleted: ${report.kept}`,
+      );
     }
   }
 }

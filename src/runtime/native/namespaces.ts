@@ -15,14 +15,22 @@ const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>()
 const namespaceChecks = new WeakMap<KubeClient, Coalescer<{ why: string; byStores: boolean } | undefined>>();
 
 // Stores that share a namespace on one target create it once, not once each.
-export async function ensureNamespace(client: KubeClient, marks: OwnershipMarks, namespace: string, owner: Owner, vouchers: Vouchers, signal: AbortSignal): Promise<void> {
+export async function ensureNamespace(
+  client: KubeClient,
+  marks: OwnershipMarks,
+  namespace: string,
+  owner: Owner,
+  vouchers: Vouchers,
+  signal: AbortSignal,
+): Promise<void> {
   let pending = namespaceCreations.get(client);
   if (!pending) namespaceCreations.set(client, (pending = new Map()));
   let creation = pending.get(namespace);
   if (!creation) {
     creation = (async () => {
       if (await client.get(Namespaces, namespace, undefined, signal)) return;
-      await client.create(Namespaces, marks.mark(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner), signal)
+      await client
+        .create(Namespaces, marks.mark(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner), signal)
         .catch(ignoreAlreadyExists);
     })().finally(() => pending.delete(namespace));
     pending.set(namespace, creation);
@@ -43,28 +51,48 @@ export async function ensureNamespace(client: KubeClient, marks: OwnershipMarks,
  * Deletes a target namespace that this control plane created, but only when a check of every
  * namespaced type finds nothing else in it. Returns why it was kept, if it was (and is ours).
  */
-export async function deleteNamespaceIfUnused(client: KubeClient, marks: OwnershipMarks, namespace: string, stores: ResourceType, signal?: AbortSignal): Promise<{ why: string; byStores: boolean } | undefined> {
+export async function deleteNamespaceIfUnused(
+  client: KubeClient,
+  marks: OwnershipMarks,
+  namespace: string,
+  stores: ResourceType,
+  signal?: AbortSignal,
+): Promise<{ why: string; byStores: boolean } | undefined> {
   // Both at once (one round trip). Cheap first: other stores there keep it, and the full check (a
   // list per type) is not needed.
-  const [ns, othersLive] = await Promise.all([client.get<TargetObject>(Namespaces, namespace, undefined, signal), anyLiveIn(client, stores, namespace, signal)]);
+  const [ns, othersLive] = await Promise.all([
+    client.get<TargetObject>(Namespaces, namespace, undefined, signal),
+    anyLiveIn(client, stores, namespace, signal),
+  ]);
   if (!ns || ns.metadata.deletionTimestamp || !marks.claimedOwner(ns)) return undefined;
   // Marks anyone could have copied never make a namespace ours to delete.
   if (!marks.provenOwner(Namespaces, ns)) {
-    return { why: `kept namespace ${namespace} in the target cluster: its ownership marks carry no valid signature (written before marks were signed, or not by provider-rook)`, byStores: false };
+    return {
+      why: `kept namespace ${namespace} in the target cluster: its ownership marks carry no valid signature (written before marks were signed, or not by provider-rook)`,
+      byStores: false,
+    };
   }
   if (othersLive) return { why: `kept namespace ${namespace} in the target cluster: other ${stores.kind}s live there`, byStores: true };
   const contents = await namespaceContents(client, namespace, signal);
-  if (contents.found.length || contents.unchecked.length) return { why: `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`, byStores: false };
+  if (contents.found.length || contents.unchecked.length)
+    return { why: `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`, byStores: false };
   await client.delete(Namespaces, namespace, undefined, { uid: ns.metadata.uid, signal });
   return undefined;
 }
 
 /** deleteNamespaceIfUnused, shared by the deletions of one namespace's stores that run at the same time. */
-export async function deleteNamespaceIfUnusedCoalesced(client: KubeClient, marks: OwnershipMarks, namespace: string, stores: ResourceType, signal?: AbortSignal): Promise<{ why: string; byStores: boolean } | undefined> {
+export async function deleteNamespaceIfUnusedCoalesced(
+  client: KubeClient,
+  marks: OwnershipMarks,
+  namespace: string,
+  stores: ResourceType,
+  signal?: AbortSignal,
+): Promise<{ why: string; byStores: boolean } | undefined> {
   let checks = namespaceChecks.get(client);
   if (!checks) namespaceChecks.set(client, (checks = new Coalescer()));
-  return checks.run(`${stores.apiVersion}/${stores.plural} ${namespace}`,
-    () => deleteNamespaceIfUnused(client, marks, namespace, stores, signal));
+  return checks.run(`${stores.apiVersion}/${stores.plural} ${namespace}`, () =>
+    deleteNamespaceIfUnused(client, marks, namespace, stores, signal),
+  );
 }
 
 function ignoreAlreadyExists(err: unknown): void {

@@ -12,7 +12,14 @@ import { established } from '../kube/crds.ts';
 import { CustomResourceDefinitions, Deployments, typeOfManifest } from '../kube/resources.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';
 import type { TargetInformers } from './target-informers.ts';
-import { namespaceNotAllowed, operatorField, operatorSettings, SYSTEM_NAMESPACES, type OperatorSettings, type ProviderObject } from './provider.ts';
+import {
+  namespaceNotAllowed,
+  operatorField,
+  operatorSettings,
+  SYSTEM_NAMESPACES,
+  type OperatorSettings,
+  type ProviderObject,
+} from './provider.ts';
 
 export interface OperatorBundle {
   /** Its key in a Provider's spec.operators and status.operators, e.g. "rook-minio". */
@@ -36,7 +43,10 @@ export interface OperatorPresence {
   missing: string[];
 }
 
-type Obj = KubeObjectLike & { metadata: KubeObjectLike['metadata'] & { labels?: Record<string, string> }; status?: { conditions?: { type: string; status: string }[] } };
+type Obj = KubeObjectLike & {
+  metadata: KubeObjectLike['metadata'] & { labels?: Record<string, string> };
+  status?: { conditions?: { type: string; status: string }[] };
+};
 type Loose = KubeObjectLike & Record<string, unknown>;
 
 // Cluster-scoped kinds first, namespaced ones last, so a namespace exists before what lives in it.
@@ -52,9 +62,14 @@ export const operatorNamespaces = (): ReadonlySet<string> => defaultNamespaces;
 export function bundleFromDirectory(dir: string, facts: Omit<OperatorBundle, 'manifests'>): OperatorBundle {
   defaultNamespaces.add(facts.defaultNamespace);
   let loaded: KubeObjectLike[] | undefined;
-  const load = (): KubeObjectLike[] => (loaded ??= readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()
-    .flatMap((f) => (yaml.loadAll(readFileSync(path.join(dir, f), 'utf8')) as (KubeObjectLike | null)[]).filter((d): d is KubeObjectLike => Boolean(d)))
-    .sort((a, b) => rank(a.kind) - rank(b.kind)));
+  const load = (): KubeObjectLike[] =>
+    (loaded ??= readdirSync(dir)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()
+      .flatMap((f) =>
+        (yaml.loadAll(readFileSync(path.join(dir, f), 'utf8')) as (KubeObjectLike | null)[]).filter((d): d is KubeObjectLike => Boolean(d)),
+      )
+      .sort((a, b) => rank(a.kind) - rank(b.kind)));
   return {
     ...facts,
     manifests(settings) {
@@ -63,9 +78,11 @@ export function bundleFromDirectory(dir: string, facts: Omit<OperatorBundle, 'ma
         const obj = structuredClone(doc) as Loose;
         if (obj.kind === 'Namespace' && obj.metadata.name === facts.defaultNamespace) obj.metadata.name = namespace;
         if (obj.metadata.namespace === facts.defaultNamespace) obj.metadata.namespace = namespace;
-        for (const s of (obj.subjects as { namespace?: string }[] | undefined) ?? []) if (s.namespace === facts.defaultNamespace) s.namespace = namespace;
+        for (const s of (obj.subjects as { namespace?: string }[] | undefined) ?? [])
+          if (s.namespace === facts.defaultNamespace) s.namespace = namespace;
         if (obj.kind === 'Deployment' && obj.metadata.name === facts.deploymentName) {
-          for (const c of (obj.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers) c.image = settings.image ?? facts.defaultImage;
+          for (const c of (obj.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers)
+            c.image = settings.image ?? facts.defaultImage;
         }
         return obj;
       });
@@ -82,12 +99,16 @@ export function installRefusal(bundle: OperatorBundle, provider: ProviderObject)
   if (!settings.install) return undefined;
   const field = operatorField(provider, bundle.name, bundle.legacy);
   if (settings.image && settings.image !== bundle.defaultImage && !settings.imageOverride) {
-    return new ReasonedError(Reasons.OperatorImageNotAllowed, `${field}.image is ${settings.image}, not the ${bundle.description}'s own (${bundle.defaultImage}): ` +
-      `provider-rook installs another image only when ${field}.imageOverride is true`);
+    return new ReasonedError(
+      Reasons.OperatorImageNotAllowed,
+      `${field}.image is ${settings.image}, not the ${bundle.description}'s own (${bundle.defaultImage}): ` +
+        `provider-rook installs another image only when ${field}.imageOverride is true`,
+    );
   }
   const namespace = settings.namespace ?? bundle.defaultNamespace;
   const others = [...SYSTEM_NAMESPACES, ...[...defaultNamespaces].filter((n) => n !== bundle.defaultNamespace)];
-  if (others.includes(namespace) && !provider.spec.allowedNamespaces?.includes(namespace)) return namespaceNotAllowed(provider, namespace, `${field}.namespace`);
+  if (others.includes(namespace) && !provider.spec.allowedNamespaces?.includes(namespace))
+    return namespaceNotAllowed(provider, namespace, `${field}.namespace`);
   return undefined;
 }
 
@@ -103,7 +124,11 @@ export class OperatorInstaller {
   }
 
   /** From the target's watches of the CRD and the Deployment (made on first use), or live without them. */
-  async presence(target: { client: Client; informers?: TargetInformers }, settings: OperatorSettings, signal?: AbortSignal): Promise<OperatorPresence> {
+  async presence(
+    target: { client: Client; informers?: TargetInformers },
+    settings: OperatorSettings,
+    signal?: AbortSignal,
+  ): Promise<OperatorPresence> {
     const namespace = settings.namespace ?? this.bundle.defaultNamespace;
     const { informers } = target;
     if (informers) {
@@ -119,7 +144,12 @@ export class OperatorInstaller {
       ...(established(crd) ? [] : [`CRD ${this.bundle.crdName}${crd ? ' (not Established)' : ''}`]),
       ...(deployment ? [] : [`Deployment ${namespace}/${this.bundle.deploymentName}`]),
     ];
-    const ours = ([[CustomResourceDefinitions, crd], [Deployments, deployment]] as const).some(([type, o]) => o && this.marks.provenOwner(type, o));
+    const ours = (
+      [
+        [CustomResourceDefinitions, crd],
+        [Deployments, deployment],
+      ] as const
+    ).some(([type, o]) => o && this.marks.provenOwner(type, o));
     return { present: missing.length === 0, ...(crd || deployment ? { installedBy: ours ? 'provider-rook' : 'other' } : {}), missing };
   }
 
@@ -129,8 +159,11 @@ export class OperatorInstaller {
    * `installed` runs once after an install of ours, e.g. to refresh the Provider's status at once.
    */
   /** `seen` hears each finding of whether the operator is there (for the Provider's status). */
-  async ensure(target: { fingerprint: string; client: Client; informers?: TargetInformers },
-    using: { provider: ProviderObject; owner: Owner; seen?: (present: boolean) => void }, signal?: AbortSignal): Promise<void> {
+  async ensure(
+    target: { fingerprint: string; client: Client; informers?: TargetInformers },
+    using: { provider: ProviderObject; owner: Owner; seen?: (present: boolean) => void },
+    signal?: AbortSignal,
+  ): Promise<void> {
     if ((this.verified.get(target.fingerprint) ?? 0) > Date.now()) return;
     const { provider } = using;
     const settings = operatorSettings(provider, this.bundle.name, this.bundle.legacy);
@@ -141,9 +174,11 @@ export class OperatorInstaller {
       return;
     }
     if (!settings.install) {
-      throw new ReasonedError(Reasons.OperatorMissing,
+      throw new ReasonedError(
+        Reasons.OperatorMissing,
         `the target cluster has no ${this.bundle.description} (missing ${presence.missing.join(', ')}): install it there, ` +
-        `or allow provider-rook to by adding {name: ${this.bundle.name}, install: true} to spec.operators of Provider ${provider.metadata.namespace}/${provider.metadata.name}`);
+          `or allow provider-rook to by adding {name: ${this.bundle.name}, install: true} to spec.operators of Provider ${provider.metadata.namespace}/${provider.metadata.name}`,
+      );
     }
     const refusal = installRefusal(this.bundle, provider);
     if (refusal) throw refusal;
@@ -155,7 +190,11 @@ export class OperatorInstaller {
     }
     await install;
     const crd = await target.client.get<Obj>(CustomResourceDefinitions, this.bundle.crdName, undefined, signal);
-    if (!established(crd)) throw new ReasonedError(Reasons.WaitingForCRD, `installed ${this.bundle.description}; waiting for CRD ${this.bundle.crdName} to become Established`);
+    if (!established(crd))
+      throw new ReasonedError(
+        Reasons.WaitingForCRD,
+        `installed ${this.bundle.description}; waiting for CRD ${this.bundle.crdName} to become Established`,
+      );
     using.seen?.(true);
     this.verified.set(target.fingerprint, Date.now() + 5 * 60_000);
   }

@@ -23,11 +23,21 @@ export async function loadOwnershipKey(client: Client, ref: SecretRef, signal?: 
     const secret = await client.get<SecretObject>(Secrets, ref.name, ref.namespace, signal);
     if (secret) return keyFrom(secret, ref);
     try {
-      const made = await client.create<SecretObject>(Secrets, {
-        apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
-        metadata: { name: ref.name, namespace: ref.namespace, labels: { 'app.kubernetes.io/name': 'provider-rook', 'app.kubernetes.io/component': 'ownership-key' } },
-        data: { [OWNERSHIP_KEY_FIELD]: randomBytes(32).toString('base64') },
-      } as SecretObject, signal);
+      const made = await client.create<SecretObject>(
+        Secrets,
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          type: 'Opaque',
+          metadata: {
+            name: ref.name,
+            namespace: ref.namespace,
+            labels: { 'app.kubernetes.io/name': 'provider-rook', 'app.kubernetes.io/component': 'ownership-key' },
+          },
+          data: { [OWNERSHIP_KEY_FIELD]: randomBytes(32).toString('base64') },
+        } as SecretObject,
+        signal,
+      );
       return keyFrom(made, ref);
     } catch (err) {
       // Another replica made it first: read theirs.
@@ -39,8 +49,10 @@ export async function loadOwnershipKey(client: Client, ref: SecretRef, signal?: 
 function keyFrom(secret: SecretObject, ref: SecretRef): OwnershipKey {
   const raw = Buffer.from(secret.data?.[OWNERSHIP_KEY_FIELD] ?? '', 'base64');
   if (raw.length < 32) {
-    throw new Error(`Secret ${ref.namespace}/${ref.name} must hold at least 32 bytes in key '${OWNERSHIP_KEY_FIELD}' (it signs ownership marks); ` +
-      'delete it to have a new key made, which leaves objects signed with the old one unproven');
+    throw new Error(
+      `Secret ${ref.namespace}/${ref.name} must hold at least 32 bytes in key '${OWNERSHIP_KEY_FIELD}' (it signs ownership marks); ` +
+        'delete it to have a new key made, which leaves objects signed with the old one unproven',
+    );
   }
   return new OwnershipKey(raw);
 }

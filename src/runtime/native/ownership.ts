@@ -105,7 +105,11 @@ export class OwnershipMarks {
   }
 
   /** The marks for `obj` (of `type`, with its name and namespace set) owned by `owner`. */
-  mark<T extends Marked>(type: ResourceType, obj: T, owner: Owner): T & { metadata: { labels: Record<string, string>; annotations: Record<string, string> } } {
+  mark<T extends Marked>(
+    type: ResourceType,
+    obj: T,
+    owner: Owner,
+  ): T & { metadata: { labels: Record<string, string>; annotations: Record<string, string> } } {
     const annotations: Record<string, string> = {
       ...obj.metadata.annotations,
       [ANNOTATION_OWNER]: `${owner.resource}/${owner.namespace}/${owner.name}`,
@@ -122,8 +126,17 @@ export class OwnershipMarks {
     const labels = obj.metadata.labels ?? {};
     const annotations = obj.metadata.annotations ?? {};
     // A JSON array: no field can run into the next one.
-    const payload = JSON.stringify([PROOF_VERSION, labels[LABEL_CONTROL_PLANE] ?? '', labels[LABEL_OWNER_UID] ?? '', annotations[ANNOTATION_OWNER] ?? '',
-      annotations[ANNOTATION_RECLAIM_POLICY] ?? '', groupOf(type), type.kind, obj.metadata.namespace ?? '', obj.metadata.name]);
+    const payload = JSON.stringify([
+      PROOF_VERSION,
+      labels[LABEL_CONTROL_PLANE] ?? '',
+      labels[LABEL_OWNER_UID] ?? '',
+      annotations[ANNOTATION_OWNER] ?? '',
+      annotations[ANNOTATION_RECLAIM_POLICY] ?? '',
+      groupOf(type),
+      type.kind,
+      obj.metadata.namespace ?? '',
+      obj.metadata.name,
+    ]);
     return `${PROOF_VERSION}.${this.#key.sign(payload).toString('base64url')}`;
   }
 

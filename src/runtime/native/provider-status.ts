@@ -55,10 +55,17 @@ export class ProviderStatusReconciler implements Reconciler {
       if (isDeleting(provider.metadata)) return await this.release(provider, cached, signal);
       // v0.1's single-operator field still works; say where it belongs now.
       if (provider.spec.operatorInstall && !hasFinalizer(cached.metadata, FINALIZER_PROVIDER_IN_USE)) {
-        this.o.recorder.normal(provider, Reasons.DeprecatedField, 'spec.operatorInstall configures the Rook MinIO operator; move it to spec.operators as {name: rook-minio, install: ...}');
+        this.o.recorder.normal(
+          provider,
+          Reasons.DeprecatedField,
+          'spec.operatorInstall configures the Rook MinIO operator; move it to spec.operators as {name: rook-minio, install: ...}',
+        );
       }
       if (!hasFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE)) {
-        provider = { ...(await addFinalizer(this.o.client, Providers, provider, FINALIZER_PROVIDER_IN_USE, signal)), status: provider.status };
+        provider = {
+          ...(await addFinalizer(this.o.client, Providers, provider, FINALIZER_PROVIDER_IN_USE, signal)),
+          status: provider.status,
+        };
       }
       await this.writeStatus(provider, cached, await this.observe(provider, signal), signal);
     } catch (err) {
@@ -86,17 +93,37 @@ export class ProviderStatusReconciler implements Reconciler {
       for (const installer of this.o.operators()) {
         const { name, legacy } = installer.bundle;
         const p = await installer.presence(target, operatorSettings(provider, name, legacy), signal);
-        operators.push({ name, present: p.present, ...(p.installedBy ? { installedBy: p.installedBy } : {}), ...(p.missing.length ? { missing: p.missing } : {}) });
+        operators.push({
+          name,
+          present: p.present,
+          ...(p.installedBy ? { installedBy: p.installedBy } : {}),
+          ...(p.missing.length ? { missing: p.missing } : {}),
+        });
       }
       return {
         ...base,
         serverVersion,
         ...(operators.length ? { operators } : {}),
-        conditions: setCondition(conditions, { type: 'Ready', status: 'True', reason: Reasons.Reachable, message: 'reached the target cluster', observedGeneration: generation }),
+        conditions: setCondition(conditions, {
+          type: 'Ready',
+          status: 'True',
+          reason: Reasons.Reachable,
+          message: 'reached the target cluster',
+          observedGeneration: generation,
+        }),
       };
     } catch (err) {
       const reason = err instanceof ReasonedError ? err.reason : reasonOf(err);
-      return { ...base, conditions: setCondition(conditions, { type: 'Ready', status: 'False', reason, message: (err as Error).message, observedGeneration: generation }) };
+      return {
+        ...base,
+        conditions: setCondition(conditions, {
+          type: 'Ready',
+          status: 'False',
+          reason,
+          message: (err as Error).message,
+          observedGeneration: generation,
+        }),
+      };
     }
   }
 
@@ -106,7 +133,11 @@ export class ProviderStatusReconciler implements Reconciler {
     const { namespace, name } = provider.metadata;
     const users = await this.o.users.live(namespace!, name, signal);
     if (users > 0) {
-      this.o.recorder.normal(provider, Reasons.DeletionBlocked, `${users} managed resource(s) still use this Provider; it is deleted once none does`);
+      this.o.recorder.normal(
+        provider,
+        Reasons.DeletionBlocked,
+        `${users} managed resource(s) still use this Provider; it is deleted once none does`,
+      );
       await this.writeStatus(provider, cached, { ...provider.status, users }, signal);
       return requeueAfter(this.o.pollIntervalMs);
     }

@@ -86,32 +86,48 @@ export class ProviderSystem implements Runnable {
     const { control, log, recorder } = manager;
     // A target's endpoint comes from a Secret: nothing its server answers is echoed into status.
     // One target that does not answer must cost the others nothing: its client fails fast (isolate).
-    this.targets = new TargetClients((creds) => manager.client(creds.access, { trusted: false, name: 'the target cluster', isolate: true }), log);
+    this.targets = new TargetClients(
+      (creds) => manager.client(creds.access, { trusted: false, name: 'the target cluster', isolate: true }),
+      log,
+    );
     this.providers = manager.informer<ProviderObject>(Providers);
     this.resolver = new ProviderResolver(control, this.providers, this.targets, {
-      credentials: { allowExec: opts.allowExecCredentials ?? false, endpoints: opts.endpoints }, log,
+      credentials: { allowExec: opts.allowExecCredentials ?? false, endpoints: opts.endpoints },
+      log,
       // A rotated Secret: its Providers resolve again now, which replaces the target's client.
       secretChanged: (namespace, name) => {
-        for (const p of this.providers.list()) if (p.metadata.namespace === namespace && p.spec.credentialsSecretRef.name === name) this.providerController.enqueue(keyOf(p.metadata));
+        for (const p of this.providers.list())
+          if (p.metadata.namespace === namespace && p.spec.credentialsSecretRef.name === name)
+            this.providerController.enqueue(keyOf(p.metadata));
       },
     });
-    this.providerController = manager.controller('provider', new ProviderStatusReconciler({
-      client: control, cache: this.providers, resolver: this.resolver, recorder, pollIntervalMs,
-      operators: () => [...this.installers.values()],
-      users: {
-        cached: (namespace, name) => this.kinds.reduce((n, k) => n + k.cache.list().filter(usesProvider(namespace, name)).length, 0),
-        live: (namespace, name, signal) => this.liveUsers(control, namespace, name, signal),
-      },
-    }));
+    this.providerController = manager.controller(
+      'provider',
+      new ProviderStatusReconciler({
+        client: control,
+        cache: this.providers,
+        resolver: this.resolver,
+        recorder,
+        pollIntervalMs,
+        operators: () => [...this.installers.values()],
+        users: {
+          cached: (namespace, name) => this.kinds.reduce((n, k) => n + k.cache.list().filter(usesProvider(namespace, name)).length, 0),
+          live: (namespace, name, signal) => this.liveUsers(control, namespace, name, signal),
+        },
+      }),
+    );
     this.reservations = new Reservations({
-      client: control, providers: this.providers, usage: this.usage,
+      client: control,
+      providers: this.providers,
+      usage: this.usage,
       managed: (kind) => this.kinds.find((k) => k.type.kind === kind),
     });
     this.reservationController = manager.controller('scheduling/reservations', this.reservations);
     // A resource that went away frees its place on the Providers that reserved one for it.
     this.usage.onFreed((mr) => {
       for (const p of this.providers.list()) {
-        if (p.metadata.namespace === mr.metadata.namespace && p.status?.reservations?.some((r) => r.uid === mr.metadata.uid)) this.reservationController.enqueue(keyOf(p.metadata));
+        if (p.metadata.namespace === mr.metadata.namespace && p.status?.reservations?.some((r) => r.uid === mr.metadata.uid))
+          this.reservationController.enqueue(keyOf(p.metadata));
       }
     });
     // Only changes a user makes (the spec, deletion) wake it; our own status writes do not.
@@ -121,7 +137,8 @@ export class ProviderSystem implements Runnable {
         if (this.reservations.mayHoldStale(p)) this.reservationController.enqueue(keyOf(p.metadata));
       },
       updated: (old, p) => {
-        if (old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp) this.providerController.enqueue(keyOf(p.metadata));
+        if (old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp)
+          this.providerController.enqueue(keyOf(p.metadata));
         if (old.spec.credentialsSecretRef.name !== p.spec.credentialsSecretRef.name) void this.resolver.prune();
         // A place taken in a race the other scheduler won may be written after its resource was placed.
         if (this.reservations.mayHoldStale(p)) this.reservationController.enqueue(keyOf(p.metadata));
@@ -137,7 +154,8 @@ export class ProviderSystem implements Runnable {
   /** A Provider's users, read live: before its deletion may go on, no cache is trusted. */
   private async liveUsers(control: Client, namespace: string, name: string, signal?: AbortSignal): Promise<number> {
     let n = 0;
-    for (const k of this.kinds) n += (await control.list<ManagedResource>(k.type, { namespace, signal })).items.filter(usesProvider(namespace, name)).length;
+    for (const k of this.kinds)
+      n += (await control.list<ManagedResource>(k.type, { namespace, signal })).items.filter(usesProvider(namespace, name)).length;
     // A place reserved for a resource not placed yet may still become one.
     const provider = this.providers.get(`${namespace}/${name}`);
     return n + (provider ? this.reservations.pending(provider) : 0);
@@ -158,7 +176,8 @@ export class ProviderSystem implements Runnable {
       if (mr.spec.providerRef?.name) this.providerController.enqueue(`${mr.metadata.namespace}/${mr.spec.providerRef.name}`);
     };
     kind.cache.on({
-      added: providerOf, deleted: providerOf,
+      added: providerOf,
+      deleted: providerOf,
       updated: (old, mr) => {
         const placed = mr.spec.providerRef?.name;
         if (!placed || old.spec.providerRef?.name === placed) return;
@@ -166,7 +185,11 @@ export class ProviderSystem implements Runnable {
         // place for it in a race it lost gives that place back.
         providerOf(mr);
         for (const p of this.providers.list()) {
-          if (p.metadata.namespace === mr.metadata.namespace && p.metadata.name !== placed && p.status?.reservations?.some((r) => r.uid === mr.metadata.uid)) {
+          if (
+            p.metadata.namespace === mr.metadata.namespace &&
+            p.metadata.name !== placed &&
+            p.status?.reservations?.some((r) => r.uid === mr.metadata.uid)
+          ) {
             this.reservationController.enqueue(keyOf(p.metadata));
           }
         }
@@ -186,7 +209,11 @@ export class ProviderSystem implements Runnable {
     this.idle = setInterval(() => void this.targets.sweepIdle(), 5 * 60_000);
     this.idle.unref();
     this.stopProviderMetrics = observeProviders(() => this.providers.list());
-    this.manager.log.info('provider-rook started', { controlPlaneId: this.controlPlaneId, server: this.manager.control.server, kinds: this.kinds.map((k) => k.type.kind) });
+    this.manager.log.info('provider-rook started', {
+      controlPlaneId: this.controlPlaneId,
+      server: this.manager.control.server,
+      kinds: this.kinds.map((k) => k.type.kind),
+    });
   }
 
   /** After the controllers: nothing reconciles through a target client once it is closed. */
@@ -199,5 +226,7 @@ export class ProviderSystem implements Runnable {
   }
 }
 
-const usesProvider = (namespace: string, name: string) => (mr: ManagedResource): boolean =>
-  mr.metadata.namespace === namespace && mr.spec.providerRef?.name === name;
+const usesProvider =
+  (namespace: string, name: string) =>
+  (mr: ManagedResource): boolean =>
+    mr.metadata.namespace === namespace && mr.spec.providerRef?.name === name;

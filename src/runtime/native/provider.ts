@@ -6,7 +6,12 @@ import { Reasons } from '../reasons.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { ObjectMeta } from '../meta.ts';
 
-export const Providers: ResourceType = { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Provider', plural: 'providers', namespaced: true };
+export const Providers: ResourceType = {
+  apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+  kind: 'Provider',
+  plural: 'providers',
+  namespaced: true,
+};
 
 /** How one operator may be installed into the Provider's target. */
 export interface OperatorSettings {
@@ -63,7 +68,9 @@ export function operatorSettings(provider: ProviderObject, name: string, legacy 
   const entry = provider.spec.operators?.find((o) => o.name === name);
   if (entry) return entry;
   const old = legacy ? provider.spec.operatorInstall : undefined;
-  return old ? { name, install: old.enabled ?? false, image: old.image, imageOverride: old.imageOverride, namespace: old.namespace } : { name };
+  return old
+    ? { name, install: old.enabled ?? false, image: old.image, imageOverride: old.imageOverride, namespace: old.namespace }
+    : { name };
 }
 
 /** Where operatorSettings found operator `name`'s settings, for messages: "spec.operators[1]" or "spec.operatorInstall". */
@@ -95,9 +102,13 @@ export function allowsNamespace(provider: ProviderObject, namespace: string, pro
 export function namespaceNotAllowed(provider: ProviderObject, namespace: string, field: string): ReasonedError {
   const allowed = provider.spec.allowedNamespaces;
   const where = `Provider ${provider.metadata.namespace}/${provider.metadata.name}`;
-  return new ReasonedError(Reasons.TargetNamespaceNotAllowed, `${field} is ${namespace}, a namespace ${where} does not allow: ` + (allowed && !allowed.includes(namespace)
-    ? `its spec.allowedNamespaces lists only ${allowed.join(', ') || 'none'}`
-    : `it is a system or operator namespace, used only when the Provider's spec.allowedNamespaces lists it`));
+  return new ReasonedError(
+    Reasons.TargetNamespaceNotAllowed,
+    `${field} is ${namespace}, a namespace ${where} does not allow: ` +
+      (allowed && !allowed.includes(namespace)
+        ? `its spec.allowedNamespaces lists only ${allowed.join(', ') || 'none'}`
+        : `it is a system or operator namespace, used only when the Provider's spec.allowedNamespaces lists it`),
+  );
 }
 
 /** The fields of `obj` whose value is `value` (e.g. "spec.targetNamespace"), to name them in a message. */

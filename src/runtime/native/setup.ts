@@ -19,7 +19,11 @@ import { LeakSweeper } from './leaks.ts';
 import type { ProviderSystem } from './provider-system.ts';
 import { TargetWatches } from './watches.ts';
 
-export function setupNativeManaged<MR extends ManagedResource>(manager: Manager, providers: ProviderSystem, o: { type: ResourceType; kind: NativeKind<MR> }): { controller: Controller; cache: Informer<MR> } {
+export function setupNativeManaged<MR extends ManagedResource>(
+  manager: Manager,
+  providers: ProviderSystem,
+  o: { type: ResourceType; kind: NativeKind<MR> },
+): { controller: Controller; cache: Informer<MR> } {
   const { type, kind } = o;
   const { log, recorder } = manager;
   const { marks, resolver, opts } = providers;
@@ -32,30 +36,50 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
   };
   const secrets = connectionSecrets(manager);
   const reconciler = new ManagedReconciler<MR>({
-    type, client: manager.control, cache: cache.reader, recorder, log, secrets,
+    type,
+    client: manager.control,
+    cache: cache.reader,
+    recorder,
+    log,
+    secrets,
     connecter: new NativeConnecter(resolver, kind, marks, {
-      installer, recorder,
+      installer,
+      recorder,
       // The Provider's status says at once that the operator is there now (installed, or found), or gone.
       operatorChanged: (p) => providers.providerController.enqueue(keyOf(p.metadata)),
       connected: (key, target) => targetOf.set(key, target.fingerprint),
     }),
-    pollIntervalMs: opts.pollIntervalMs, pollJitterMs: opts.pollJitterMs,
+    pollIntervalMs: opts.pollIntervalMs,
+    pollJitterMs: opts.pollJitterMs,
     // A Kubernetes API is read-your-writes consistent: a missing object right after create is drift.
     creationGraceMs: 0,
   });
   const controller = manager.controller(`managed/${kindName(type)}`, reconciler);
   // A resource naming providerSelector waits for the scheduler to give it a Provider.
-  const scheduler = manager.controller(`scheduler/${kindName(type)}`, new Scheduler<MR>({
-    type, client: manager.control, cache, providers: providers.providers, usage: providers.usage, reservations: providers.reservations,
-    operator: kind.operator ? { name: kind.operator.name, legacy: kind.operator.legacy } : undefined,
-    recorder, recheckMs: opts.pollIntervalMs,
-  }));
+  const scheduler = manager.controller(
+    `scheduler/${kindName(type)}`,
+    new Scheduler<MR>({
+      type,
+      client: manager.control,
+      cache,
+      providers: providers.providers,
+      usage: providers.usage,
+      reservations: providers.reservations,
+      operator: kind.operator ? { name: kind.operator.name, legacy: kind.operator.legacy } : undefined,
+      recorder,
+      recheckMs: opts.pollIntervalMs,
+    }),
+  );
   const unscheduledIn = (namespace: string | undefined): void => {
     for (const mr of cache.list()) if (mr.metadata.namespace === namespace && needsScheduler(mr)) scheduler.enqueue(keyOf(mr.metadata));
   };
   // A Provider that appears, changes (labels, capacity, reachability, operators) or goes, and a place
   // freed, may let a waiting resource be placed.
-  providers.providers.on({ added: (p) => unscheduledIn(p.metadata.namespace), updated: (_, p) => unscheduledIn(p.metadata.namespace), deleted: (p) => unscheduledIn(p.metadata.namespace) });
+  providers.providers.on({
+    added: (p) => unscheduledIn(p.metadata.namespace),
+    updated: (_, p) => unscheduledIn(p.metadata.namespace),
+    deleted: (p) => unscheduledIn(p.metadata.namespace),
+  });
   providers.usage.onFreed((mr) => unscheduledIn(mr.metadata.namespace));
 
   // Only changes a user makes (spec, labels, annotations, deletion) wake it; our status writes do not.
@@ -78,16 +102,29 @@ export function setupNativeManaged<MR extends ManagedResource>(manager: Manager,
   secrets.on({
     deleted: (s) => {
       const owner = s.metadata.ownerReferences?.find((r) => r.controller);
-      if (owner?.kind === type.kind && cache.get(`${s.metadata.namespace}/${owner.name}`)) controller.enqueue(`${s.metadata.namespace}/${owner.name}`);
+      if (owner?.kind === type.kind && cache.get(`${s.metadata.namespace}/${owner.name}`))
+        controller.enqueue(`${s.metadata.namespace}/${owner.name}`);
     },
   });
   providers.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
   // crossplane_managed_resource_{exists,ready,synced}, counted from the cache at each scrape.
   manager.cleanups.push(observeManagedKind(gvkLabel(type), () => cache.list()));
   providers.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, usedBy));
-  providers.sweepers.push(new LeakSweeper<MR>({
-    kind, marks, resolver, providers: providers.providers, control: manager.control, managedType: type, cache, namespaces: manager.opts.namespaces,
-    graceMs: opts.leakGraceMs ?? 5 * 60_000, reportOnly: opts.leakReportOnly ?? false, recorder, log,
-  }) as unknown as LeakSweeper<ManagedResource>);
+  providers.sweepers.push(
+    new LeakSweeper<MR>({
+      kind,
+      marks,
+      resolver,
+      providers: providers.providers,
+      control: manager.control,
+      managedType: type,
+      cache,
+      namespaces: manager.opts.namespaces,
+      graceMs: opts.leakGraceMs ?? 5 * 60_000,
+      reportOnly: opts.leakReportOnly ?? false,
+      recorder,
+      log,
+    }) as unknown as LeakSweeper<ManagedResource>,
+  );
   return { controller, cache };
 }

@@ -25,7 +25,8 @@ export interface HealthListener {
 
 const group = (type: ResourceType): string => (type.apiVersion.includes('/') ? type.apiVersion.split('/')[0]! : '');
 /** Kinds every API server serves; anything else may come and go with its CRD. */
-const BUILT_IN = /^$|^(apps|batch|policy|autoscaling|networking\.k8s\.io|rbac\.authorization\.k8s\.io|storage\.k8s\.io|coordination\.k8s\.io|apiextensions\.k8s\.io|admissionregistration\.k8s\.io|events\.k8s\.io)$/;
+const BUILT_IN =
+  /^$|^(apps|batch|policy|autoscaling|networking\.k8s\.io|rbac\.authorization\.k8s\.io|storage\.k8s\.io|coordination\.k8s\.io|apiextensions\.k8s\.io|admissionregistration\.k8s\.io|events\.k8s\.io)$/;
 
 export class TargetInformers {
   private readonly client: KubeClient;
@@ -57,12 +58,19 @@ export class TargetInformers {
     if (!informer) {
       const custom = !BUILT_IN.test(group(type));
       informer = new Informer<KubeObjectLike>(this.client, type, {
-        labelSelector: watched.labelSelector, fieldSelector: watched.fieldSelector, namespaces: watched.namespace ? [watched.namespace] : undefined,
-        keep: watched.keep, log: this.log,
+        labelSelector: watched.labelSelector,
+        fieldSelector: watched.fieldSelector,
+        namespaces: watched.namespace ? [watched.namespace] : undefined,
+        keep: watched.keep,
+        log: this.log,
         // Back from an outage: whatever waits in a retry backoff for this target is retried now.
-        onRecovered: () => { if (this.failingCount() === 0) for (const l of this.listeners) l.recovered?.(); },
+        onRecovered: () => {
+          if (this.failingCount() === 0) for (const l of this.listeners) l.recovered?.();
+        },
         // Gone: its resources report Unreachable now rather than at their next poll.
-        onFailed: () => { if (this.failingCount() === 1) for (const l of this.listeners) l.failed?.(); },
+        onFailed: () => {
+          if (this.failingCount() === 1) for (const l of this.listeners) l.failed?.();
+        },
         whenServed: custom ? (signal) => this.served(`${type.plural}.${group(type)}`, signal) : undefined,
       });
       this.informers.set(key, informer);
@@ -94,7 +102,10 @@ export class TargetInformers {
     }
     const queue = waiters;
     return new Promise<void>((resolve) => {
-      const wake = (): void => { queue.delete(wake); resolve(); };
+      const wake = (): void => {
+        queue.delete(wake);
+        resolve();
+      };
       queue.add(wake);
       signal.addEventListener('abort', wake, { once: true });
     });
@@ -104,7 +115,12 @@ export class TargetInformers {
    * From a synced cache that holds it, else from the server. A miss is the answer only in a cache
    * that would hold the object if it existed (one watching that name, or everything of the type).
    */
-  async get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace: string | undefined, signal?: AbortSignal): Promise<T | undefined> {
+  async get<T extends KubeObjectLike>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<T | undefined> {
     // While a watch fails the caches may be stale, and the read's own failure is the news (Unreachable).
     if (this.failingCount() > 0) return this.client.get<T>(type, name, namespace, signal);
     const key = namespace && type.namespaced ? `${namespace}/${name}` : name;

@@ -43,7 +43,13 @@ export class TargetClients {
     let target = this.targets.get(credentials.fingerprint);
     if (!target) {
       const client = this.makeClient(credentials);
-      target = { fingerprint: credentials.fingerprint, server: credentials.server, client, informers: new TargetInformers(client, this.log.with({ target: credentials.server })), lastUsed: 0 };
+      target = {
+        fingerprint: credentials.fingerprint,
+        server: credentials.server,
+        client,
+        informers: new TargetInformers(client, this.log.with({ target: credentials.server })),
+        lastUsed: 0,
+      };
       this.targets.set(credentials.fingerprint, target);
       targetClients.set(this.targets.size);
       for (const h of this.hooks) h.started?.(target);

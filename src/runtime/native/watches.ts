@@ -16,7 +16,13 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
   private readonly usedBy: (fingerprint: string) => Iterable<string>;
 
   /** usedBy names the resources that last connected through a target: requeued when its health or credentials change. */
-  constructor(kind: NativeKind<MR>, marks: OwnershipMarks, enqueue: (key: string) => void, log: Logger, usedBy: (fingerprint: string) => Iterable<string> = () => []) {
+  constructor(
+    kind: NativeKind<MR>,
+    marks: OwnershipMarks,
+    enqueue: (key: string) => void,
+    log: Logger,
+    usedBy: (fingerprint: string) => Iterable<string> = () => [],
+  ) {
     this.kind = kind;
     this.marks = marks;
     this.enqueue = enqueue;
@@ -45,7 +51,9 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
     owned.on({ updated: (_old, obj) => requeueOwner(obj), deleted: requeueOwner });
     // Companions are shared between kinds (Secrets, Services): each kind takes only its own.
     for (const type of this.kind.companionTypes ?? []) {
-      informers.informer<TargetObject>(type, { labelSelector: this.marks.selector }).on({ updated: (_old, obj) => requeueOwner(obj), deleted: requeueOwner });
+      informers
+        .informer<TargetObject>(type, { labelSelector: this.marks.selector })
+        .on({ updated: (_old, obj) => requeueOwner(obj), deleted: requeueOwner });
     }
     for (const rel of this.kind.related ?? []) {
       const viaTarget = (obj: TargetObject): void => {
@@ -53,7 +61,9 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
         const ours = key ? owned.get(key) : undefined;
         if (ours) requeueOwner(ours);
       };
-      informers.informer<TargetObject>(rel.type, { labelSelector: rel.labelSelector, keep: rel.keep }).on({ added: viaTarget, updated: (_old, obj) => viaTarget(obj), deleted: viaTarget });
+      informers
+        .informer<TargetObject>(rel.type, { labelSelector: rel.labelSelector, keep: rel.keep })
+        .on({ added: viaTarget, updated: (_old, obj) => viaTarget(obj), deleted: viaTarget });
     }
     this.log.debug('watching target for drift', { target: target.server, kind: this.kind.target.kind });
   }

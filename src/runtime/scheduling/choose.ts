@@ -42,18 +42,33 @@ export function hasRoom(c: Candidate): boolean {
 
 export function chooseProvider(candidates: Candidate[], selector: LabelSelector, operator?: string): Decision {
   const wanted = describeSelector(selector);
-  const matching = candidates.filter((c) => matchesSelector(selector, c.labels)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const problem = (c: Candidate): string | undefined => c.unreachable !== undefined ? `${c.name}: ${c.unreachable}`
-    : c.operator === 'missing' ? `${c.name}: no ${operator ?? 'required'} operator in its target, and its Provider does not allow installing one` : undefined;
+  const matching = candidates
+    .filter((c) => matchesSelector(selector, c.labels))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const problem = (c: Candidate): string | undefined =>
+    c.unreachable !== undefined
+      ? `${c.name}: ${c.unreachable}`
+      : c.operator === 'missing'
+        ? `${c.name}: no ${operator ?? 'required'} operator in its target, and its Provider does not allow installing one`
+        : undefined;
   const usable = matching.filter((c) => !problem(c));
   const withRoom = usable.filter(hasRoom);
   const counts: Counts = { providers: candidates.length, matching: matching.length, usable: usable.length, withRoom: withRoom.length };
   const of = `${matching.length} of ${candidates.length} Provider(s) match ${wanted}`;
   if (!matching.length) return { reason: Reasons.NoMatchingProvider, counts, message: `${of}` };
-  if (!usable.length) return { reason: Reasons.NoUsableProvider, counts, message: `${of}; none is usable: ${list(matching.map((c) => problem(c)!))}` };
+  if (!usable.length)
+    return { reason: Reasons.NoUsableProvider, counts, message: `${of}; none is usable: ${list(matching.map((c) => problem(c)!))}` };
   if (!withRoom.length) {
-    return { reason: Reasons.CapacityExhausted, counts, message: `${of}; ${usable.length} usable, all at capacity: ${list(usable.map((c) => `${c.name} ${c.used}/${c.maxResources}`))}` };
+    return {
+      reason: Reasons.CapacityExhausted,
+      counts,
+      message: `${of}; ${usable.length} usable, all at capacity: ${list(usable.map((c) => `${c.name} ${c.used}/${c.maxResources}`))}`,
+    };
   }
   const best = withRoom.reduce((a, b) => (b.used < a.used ? b : a));
-  return { provider: best.name, counts, message: `Provider ${best.name}: the fewest managed resources (${best.used}) of ${withRoom.length} usable with room; ${of}` };
+  return {
+    provider: best.name,
+    counts,
+    message: `Provider ${best.name}: the fewest managed resources (${best.used}) of ${withRoom.length} usable with room; ${of}`,
+  };
 }

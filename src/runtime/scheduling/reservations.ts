@@ -59,7 +59,11 @@ export class Reservations implements Reconciler {
       }
       const entry: Reservation = { kind: mr.kind!, name: mr.metadata.name, uid };
       try {
-        await this.o.client.updateStatus(Providers, { ...provider, status: { ...provider.status, reservations: [...reservations, entry] } }, signal);
+        await this.o.client.updateStatus(
+          Providers,
+          { ...provider, status: { ...provider.status, reservations: [...reservations, entry] } },
+          signal,
+        );
         return 'reserved';
       } catch (err) {
         if (!isConflict(err)) throw err;

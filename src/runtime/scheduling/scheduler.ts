@@ -83,7 +83,11 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
       chosen = held.metadata.name;
       why = `Provider ${chosen}: its place was reserved by an earlier pass`;
     } else {
-      const decision = chooseProvider(providers.map((p) => this.candidate(p)), mr.spec.providerSelector!, this.o.operator?.name);
+      const decision = chooseProvider(
+        providers.map((p) => this.candidate(p)),
+        mr.spec.providerSelector!,
+        this.o.operator?.name,
+      );
       if (decision.provider === undefined) return this.unschedulable(mr, cached, decision, signal);
       chosen = decision.provider;
       why = decision.message;
@@ -113,7 +117,12 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
   }
 
   private async scheduled(mr: MR, cached: MR, provider: string, signal: AbortSignal): Promise<Result> {
-    await this.writeScheduled(mr, cached, { type: 'Scheduled', status: 'True', reason: Reasons.Scheduled, message: `on Provider ${provider}` }, signal);
+    await this.writeScheduled(
+      mr,
+      cached,
+      { type: 'Scheduled', status: 'True', reason: Reasons.Scheduled, message: `on Provider ${provider}` },
+      signal,
+    );
     return done();
   }
 
@@ -131,23 +140,39 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
   /** The Provider as the choice sees it: its labels, whether it can be used now, its load. */
   private candidate(p: ProviderObject): Candidate {
     const ready = getCondition(p.status?.conditions, 'Ready');
-    const unreachable = isDeleting(p.metadata) ? 'being deleted'
-      : !ready ? 'not yet checked by provider-rook'
-        : ready.status !== 'True' ? `its target cannot be used now (${ready.reason})` : undefined;
+    const unreachable = isDeleting(p.metadata)
+      ? 'being deleted'
+      : !ready
+        ? 'not yet checked by provider-rook'
+        : ready.status !== 'True'
+          ? `its target cannot be used now (${ready.reason})`
+          : undefined;
     let operator: Candidate['operator'];
     if (this.o.operator) {
       const { name, legacy } = this.o.operator;
-      operator = p.status?.operators?.find((o) => o.name === name)?.present ? 'present'
-        : operatorSettings(p, name, legacy).install ? 'installable' : 'missing';
+      operator = p.status?.operators?.find((o) => o.name === name)?.present
+        ? 'present'
+        : operatorSettings(p, name, legacy).install
+          ? 'installable'
+          : 'missing';
     }
     return {
-      name: p.metadata.name, labels: p.metadata.labels, unreachable, operator,
-      used: this.o.reservations.used(p), maxResources: p.spec.capacity?.maxResources,
+      name: p.metadata.name,
+      labels: p.metadata.labels,
+      unreachable,
+      operator,
+      used: this.o.reservations.used(p),
+      maxResources: p.spec.capacity?.maxResources,
     };
   }
 
   /** Writes the condition when it changed; says whether it did. */
-  private async writeScheduled(mr: MR, cached: MR, condition: Omit<Condition, 'lastTransitionTime'>, signal: AbortSignal): Promise<boolean> {
+  private async writeScheduled(
+    mr: MR,
+    cached: MR,
+    condition: Omit<Condition, 'lastTransitionTime'>,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     const conditions = setCondition(mr.status?.conditions, { ...condition, observedGeneration: mr.metadata.generation });
     const status = { ...mr.status, conditions };
     if (sameJson(status, cached.status ?? {})) return false;
@@ -160,7 +185,11 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
     this.o.recorder[type](mr, reason, message);
     const claim = mr.spec.claimRef as { apiVersion?: string; kind?: string; name?: string; namespace?: string; uid?: string } | undefined;
     if (claim?.name && claim.namespace) {
-      const target: EventTarget = { apiVersion: claim.apiVersion, kind: claim.kind, metadata: { name: claim.name, namespace: claim.namespace, uid: claim.uid } };
+      const target: EventTarget = {
+        apiVersion: claim.apiVersion,
+        kind: claim.kind,
+        metadata: { name: claim.name, namespace: claim.namespace, uid: claim.uid },
+      };
       this.o.recorder[type](target, reason, `${this.o.type.kind} ${mr.metadata.name}: ${message}`);
     }
   }

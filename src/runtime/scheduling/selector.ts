@@ -16,9 +16,14 @@ export function matchesSelector(selector: LabelSelector, labels: Record<string, 
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) if (labels[key] !== value) return false;
   for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
     const has = Object.hasOwn(labels, key);
-    const ok = operator === 'In' ? has && values.includes(labels[key]!)
-      : operator === 'NotIn' ? !has || !values.includes(labels[key]!)
-        : operator === 'Exists' ? has : !has;
+    const ok =
+      operator === 'In'
+        ? has && values.includes(labels[key]!)
+        : operator === 'NotIn'
+          ? !has || !values.includes(labels[key]!)
+          : operator === 'Exists'
+            ? has
+            : !has;
     if (!ok) return false;
   }
   return true;
@@ -46,8 +51,15 @@ export function bothSelectors(a: LabelSelector, b: LabelSelector | undefined): L
 export function describeSelector(selector: LabelSelector): string {
   const parts = Object.entries(selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
   for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
-    parts.push(operator === 'In' ? `${key} in (${values.join(',')})` : operator === 'NotIn' ? `${key} notin (${values.join(',')})`
-      : operator === 'Exists' ? key : `!${key}`);
+    parts.push(
+      operator === 'In'
+        ? `${key} in (${values.join(',')})`
+        : operator === 'NotIn'
+          ? `${key} notin (${values.join(',')})`
+          : operator === 'Exists'
+            ? key
+            : `!${key}`,
+    );
   }
   return parts.join(', ') || 'everything';
 }

@@ -20,15 +20,38 @@ import { randomKey } from '../../../src/runtime/random.ts';
 import { ObjectBucketClaims } from '../../../src/rook-ceph/bucket.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 
-export const ObjectBuckets: ResourceType = { apiVersion: 'objectbucket.io/v1alpha1', kind: 'ObjectBucket', plural: 'objectbuckets', namespaced: false };
+export const ObjectBuckets: ResourceType = {
+  apiVersion: 'objectbucket.io/v1alpha1',
+  kind: 'ObjectBucket',
+  plural: 'objectbuckets',
+  namespaced: false,
+};
 const FINALIZER = 'objectbucket.io/finalizer';
 
 interface Claim extends KubeObjectLike {
-  metadata: { name: string; namespace: string; uid: string; resourceVersion?: string; deletionTimestamp?: string; finalizers?: string[]; labels?: Record<string, string> };
-  spec: { storageClassName?: string; bucketName?: string; generateBucketName?: string; objectBucketName?: string; additionalConfig?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    resourceVersion?: string;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    labels?: Record<string, string>;
+  };
+  spec: {
+    storageClassName?: string;
+    bucketName?: string;
+    generateBucketName?: string;
+    objectBucketName?: string;
+    additionalConfig?: Record<string, string>;
+  };
   status?: { phase?: string };
 }
-interface StorageClass extends KubeObjectLike { provisioner: string; reclaimPolicy?: string; parameters?: Record<string, string> }
+interface StorageClass extends KubeObjectLike {
+  provisioner: string;
+  reclaimPolicy?: string;
+  parameters?: Record<string, string>;
+}
 
 export class FakeBucketProvisioner extends StandIn<Claim> {
   /** "<rook namespace>.ceph.rook.io/bucket", as Rook's example operator config names it. */
@@ -46,34 +69,74 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
     if (claim.status?.phase === 'Bound') return;
     const { name, namespace, uid } = claim.metadata;
     let current = claim;
-    if (!current.status?.phase) current = await this.client.updateStatus<Claim>(ObjectBucketClaims, { ...current, status: { phase: 'Pending' } });
+    if (!current.status?.phase)
+      current = await this.client.updateStatus<Claim>(ObjectBucketClaims, { ...current, status: { phase: 'Pending' } });
     const label = { 'bucket-provisioner': this.provisioner.replace('/', '-') };
     if (!current.metadata.finalizers?.includes(FINALIZER)) {
       current = await this.client.update<Claim>(ObjectBucketClaims, {
-        ...current, metadata: { ...current.metadata, finalizers: [...(current.metadata.finalizers ?? []), FINALIZER], labels: { ...current.metadata.labels, ...label } },
+        ...current,
+        metadata: {
+          ...current.metadata,
+          finalizers: [...(current.metadata.finalizers ?? []), FINALIZER],
+          labels: { ...current.metadata.labels, ...label },
+        },
       });
     }
     if (!current.spec.bucketName) {
       const prefix = (current.spec.generateBucketName ?? name).slice(0, 26);
-      current = await this.client.update<Claim>(ObjectBucketClaims, { ...current, spec: { ...current.spec, bucketName: `${prefix}-${randomUUID()}` } });
+      current = await this.client.update<Claim>(ObjectBucketClaims, {
+        ...current,
+        spec: { ...current.spec, bucketName: `${prefix}-${randomUUID()}` },
+      });
     }
     const bucketName = current.spec.bucketName!;
     const host = `rook-ceph-rgw-${sc.parameters?.objectStoreName ?? 'my-store'}.${sc.parameters?.objectStoreNamespace ?? 'rook-ceph'}.svc`;
-    const metadata = { name, namespace, labels: label, finalizers: [FINALIZER], ownerReferences: [{ apiVersion: ObjectBucketClaims.apiVersion, kind: ObjectBucketClaims.kind, name, uid, controller: true, blockOwnerDeletion: true }] };
+    const metadata = {
+      name,
+      namespace,
+      labels: label,
+      finalizers: [FINALIZER],
+      ownerReferences: [
+        { apiVersion: ObjectBucketClaims.apiVersion, kind: ObjectBucketClaims.kind, name, uid, controller: true, blockOwnerDeletion: true },
+      ],
+    };
     const b64 = (v: string): string => Buffer.from(v).toString('base64');
-    await this.createIfMissing(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', data: { AWS_ACCESS_KEY_ID: b64(randomKey(20).toUpperCase()), AWS_SECRET_ACCESS_KEY: b64(randomKey(40)) } });
+    await this.createIfMissing(Secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata,
+      type: 'Opaque',
+      data: { AWS_ACCESS_KEY_ID: b64(randomKey(20).toUpperCase()), AWS_SECRET_ACCESS_KEY: b64(randomKey(40)) },
+    });
     await this.createIfMissing(ConfigMaps, {
-      apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { BUCKET_HOST: host, BUCKET_PORT: '80', BUCKET_NAME: bucketName, BUCKET_REGION: '', BUCKET_SUBREGION: '' },
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata,
+      data: { BUCKET_HOST: host, BUCKET_PORT: '80', BUCKET_NAME: bucketName, BUCKET_REGION: '', BUCKET_SUBREGION: '' },
     });
     const obName = `obc-${namespace}-${name}`;
     if (!(await this.client.get(ObjectBuckets, obName))) {
       const ob = await this.client.create<KubeObjectLike>(ObjectBuckets, {
-        apiVersion: ObjectBuckets.apiVersion, kind: ObjectBuckets.kind, metadata: { name: obName, labels: label, finalizers: [FINALIZER] },
+        apiVersion: ObjectBuckets.apiVersion,
+        kind: ObjectBuckets.kind,
+        metadata: { name: obName, labels: label, finalizers: [FINALIZER] },
         spec: {
-          storageClassName: sc.metadata.name, reclaimPolicy: sc.reclaimPolicy ?? 'Delete',
+          storageClassName: sc.metadata.name,
+          reclaimPolicy: sc.reclaimPolicy ?? 'Delete',
           claimRef: { apiVersion: ObjectBucketClaims.apiVersion, kind: ObjectBucketClaims.kind, name, namespace, uid },
-          endpoint: { bucketHost: host, bucketPort: 80, bucketName, region: '', subRegion: '', additionalConfig: current.spec.additionalConfig ?? {} },
-          additionalState: { cephUser: `obc-${namespace}-${name}-${uid}`, objectStoreName: sc.parameters?.objectStoreName, objectStoreNamespace: sc.parameters?.objectStoreNamespace },
+          endpoint: {
+            bucketHost: host,
+            bucketPort: 80,
+            bucketName,
+            region: '',
+            subRegion: '',
+            additionalConfig: current.spec.additionalConfig ?? {},
+          },
+          additionalState: {
+            cephUser: `obc-${namespace}-${name}-${uid}`,
+            objectStoreName: sc.parameters?.objectStoreName,
+            objectStoreNamespace: sc.parameters?.objectStoreNamespace,
+          },
         },
       } as KubeObjectLike);
       await this.client.updateStatus(ObjectBuckets, { ...ob, status: { phase: 'Bound' } });
@@ -89,14 +152,20 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
       await this.client.mergePatch(ObjectBuckets, obName, undefined, { metadata: { finalizers: null } });
       await this.client.delete(ObjectBuckets, obName);
     }
-    for (const type of [Secrets, ConfigMaps]) await this.client.mergePatch(type, name, namespace, { metadata: { finalizers: null } }).catch(ignoreNotFound);
+    for (const type of [Secrets, ConfigMaps])
+      await this.client.mergePatch(type, name, namespace, { metadata: { finalizers: null } }).catch(ignoreNotFound);
     if (claim.metadata.finalizers?.includes(FINALIZER)) {
-      await this.client.update(ObjectBucketClaims, { ...claim, metadata: { ...claim.metadata, finalizers: claim.metadata.finalizers.filter((f) => f !== FINALIZER) } });
+      await this.client.update(ObjectBucketClaims, {
+        ...claim,
+        metadata: { ...claim.metadata, finalizers: claim.metadata.finalizers.filter((f) => f !== FINALIZER) },
+      });
     }
   }
 
   private async createIfMissing(type: ResourceType, obj: Loose): Promise<void> {
-    await this.client.create(type, obj).catch((e: unknown) => { if (!isAlreadyExists(e)) throw e; });
+    await this.client.create(type, obj).catch((e: unknown) => {
+      if (!isAlreadyExists(e)) throw e;
+    });
   }
 }
 

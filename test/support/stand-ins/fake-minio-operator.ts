@@ -54,7 +54,10 @@ export class FakeMinioOperator extends StandIn<Store> {
     // The StatefulSet controller and kubelet: every server reports ready.
     const ready = this.opts.readyReplicas?.(store) ?? sts.spec.replicas;
     if (sts.status?.readyReplicas !== ready) {
-      await this.client.updateStatus(StatefulSets, { ...sts, status: { ...sts.status, replicas: sts.spec.replicas, readyReplicas: ready } });
+      await this.client.updateStatus(StatefulSets, {
+        ...sts,
+        status: { ...sts.status, replicas: sts.spec.replicas, readyReplicas: ready },
+      });
     }
   }
 
@@ -64,13 +67,17 @@ export class FakeMinioOperator extends StandIn<Store> {
     let sts = await this.client.get<StatefulSet>(StatefulSets, name, namespace);
     if (!sts) {
       const creds = store.spec?.credentials;
-      const keys = creds ? await this.client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, creds.name, creds.namespace ?? namespace) : undefined;
+      const keys = creds
+        ? await this.client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, creds.name, creds.namespace ?? namespace)
+        : undefined;
       if (!keys?.data) return; // the real operator fails to read the Secret and tries again on the next event
       const labels = { app: 'minio', objectstore: name };
       const ownerReferences = [{ apiVersion: 'v1alpha1', kind: 'ObjectStore', name, uid }]; // sic: the real operator omits the group
       try {
         await this.client.create(Services, {
-          apiVersion: 'v1', kind: 'Service', metadata: { name, namespace, labels, ownerReferences },
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name, namespace, labels, ownerReferences },
           spec: { clusterIP: 'None', selector: { app: 'minio' }, ports: [{ port: 9000 }] },
         });
       } catch (e) {
@@ -84,35 +91,67 @@ export class FakeMinioOperator extends StandIn<Store> {
 }
 
 /** The StatefulSet as controller.go builds it. */
-function statefulSet(store: Store, replicas: number, labels: Record<string, string>, ownerReferences: unknown[], keys: Record<string, string>): StatefulSet {
+function statefulSet(
+  store: Store,
+  replicas: number,
+  labels: Record<string, string>,
+  ownerReferences: unknown[],
+  keys: Record<string, string>,
+): StatefulSet {
   const { name, namespace } = store.metadata;
   const domain = store.spec?.clusterDomain || 'cluster.local';
   const templates = store.spec?.scope?.volumeClaimTemplates ?? [];
   const volumes = templates.length ? templates.map((t) => t.metadata.name) : ['minio-data'];
   const text = (b64: string | undefined): string => Buffer.from(b64 ?? '', 'base64').toString();
   const probe = (path: string, initialDelaySeconds: number) => ({
-    httpGet: { path, port: 9000 }, initialDelaySeconds, periodSeconds: 10, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 4,
+    httpGet: { path, port: 9000 },
+    initialDelaySeconds,
+    periodSeconds: 10,
+    timeoutSeconds: 2,
+    successThreshold: 1,
+    failureThreshold: 4,
   });
   return {
-    apiVersion: 'apps/v1', kind: 'StatefulSet',
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
     // The store's own metadata.annotations, not spec.annotations (those go on the pods).
-    metadata: { name, namespace, labels, ownerReferences, ...(store.metadata.annotations ? { annotations: store.metadata.annotations } : {}) },
+    metadata: {
+      name,
+      namespace,
+      labels,
+      ownerReferences,
+      ...(store.metadata.annotations ? { annotations: store.metadata.annotations } : {}),
+    },
     spec: {
-      replicas, serviceName: name, selector: { matchLabels: labels },
+      replicas,
+      serviceName: name,
+      selector: { matchLabels: labels },
       template: {
         metadata: { labels, ...(store.spec?.annotations ? { annotations: store.spec.annotations } : {}) },
         spec: {
-          containers: [{
-            name: 'minio', image: 'rook/minio:v1.2.7', command: ['/usr/bin/minio'],
-            // One URL per server per volume, without a port.
-            args: ['server', ...Array.from({ length: replicas }, (_, i) => volumes.map((v) => `http://${name}-${i}.${name}.${namespace}.svc.${domain}/data/${v}`)).flat()],
-            // Literal values, not secretKeyRefs: the keys are visible in the StatefulSet.
-            env: [{ name: 'MINIO_ACCESS_KEY', value: text(keys.username) }, { name: 'MINIO_SECRET_KEY', value: text(keys.password) }],
-            ports: [{ containerPort: 9000 }],
-            volumeMounts: volumes.map((v) => ({ name: v, mountPath: `/data/${v}` })),
-            readinessProbe: probe('/minio/health/ready', 5),
-            livenessProbe: probe('/minio/health/live', 8),
-          }],
+          containers: [
+            {
+              name: 'minio',
+              image: 'rook/minio:v1.2.7',
+              command: ['/usr/bin/minio'],
+              // One URL per server per volume, without a port.
+              args: [
+                'server',
+                ...Array.from({ length: replicas }, (_, i) =>
+                  volumes.map((v) => `http://${name}-${i}.${name}.${namespace}.svc.${domain}/data/${v}`),
+                ).flat(),
+              ],
+              // Literal values, not secretKeyRefs: the keys are visible in the StatefulSet.
+              env: [
+                { name: 'MINIO_ACCESS_KEY', value: text(keys.username) },
+                { name: 'MINIO_SECRET_KEY', value: text(keys.password) },
+              ],
+              ports: [{ containerPort: 9000 }],
+              volumeMounts: volumes.map((v) => ({ name: v, mountPath: `/data/${v}` })),
+              readinessProbe: probe('/minio/health/ready', 5),
+              livenessProbe: probe('/minio/health/live', 8),
+            },
+          ],
           ...(templates.length ? {} : { volumes: [{ name: 'minio-data', emptyDir: {} }] }),
         },
       },

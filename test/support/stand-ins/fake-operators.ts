@@ -12,7 +12,11 @@ const kubeconfig = process.argv[2] ?? fileURLToPath(new URL('../../../.local/clu
 const wanted = (process.argv[3] ?? 'rook-minio,minio-operator,rook-ceph').split(',');
 const kc = kubeconfigFileAccess(kubeconfig);
 const client = new KubeClient(kc, { fieldManager: 'fake-operators' });
-const all = { 'rook-minio': () => new FakeMinioOperator(client), 'minio-operator': () => new FakeTenantOperator(client), 'rook-ceph': () => new FakeBucketProvisioner(client) };
+const all = {
+  'rook-minio': () => new FakeMinioOperator(client),
+  'minio-operator': () => new FakeTenantOperator(client),
+  'rook-ceph': () => new FakeBucketProvisioner(client),
+};
 const running = wanted.map((name) => {
   const make = all[name as keyof typeof all];
   if (!make) throw new Error(`unknown operator ${name}; use ${Object.keys(all).join(', ')}`);

@@ -14,15 +14,35 @@
 // HTTP: healthStatus green (unless `healthy` says otherwise), then "Initialized". Never used by src/.
 import type { KubeClient, KubeObjectLike } from '../../../src/runtime/kube/client.ts';
 import { isAlreadyExists } from '../../../src/runtime/kube/errors.ts';
-import { RoleBindings, Roles, Secrets, ServiceAccounts, Services, StatefulSets, type ResourceType } from '../../../src/runtime/kube/resources.ts';
+import {
+  RoleBindings,
+  Roles,
+  Secrets,
+  ServiceAccounts,
+  Services,
+  StatefulSets,
+  type ResourceType,
+} from '../../../src/runtime/kube/resources.ts';
 import { MinioTenants } from '../../../src/minio-operator/tenant.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 
-interface Pool { name: string; servers: number; volumesPerServer: number; volumeClaimTemplate: { metadata?: { name?: string }; spec: unknown } }
+interface Pool {
+  name: string;
+  servers: number;
+  volumesPerServer: number;
+  volumeClaimTemplate: { metadata?: { name?: string }; spec: unknown };
+}
 interface TenantStatus {
-  currentState: string; availableReplicas: number; revision: number; syncVersion: string;
-  certificates: { autoCertEnabled?: boolean }; pools: { ssName: string; state: string }[];
-  healthStatus?: string; drivesOnline?: number; drivesOffline?: number; drivesHealing?: number;
+  currentState: string;
+  availableReplicas: number;
+  revision: number;
+  syncVersion: string;
+  certificates: { autoCertEnabled?: boolean };
+  pools: { ssName: string; state: string }[];
+  healthStatus?: string;
+  drivesOnline?: number;
+  drivesOffline?: number;
+  drivesHealing?: number;
 }
 interface TenantObj extends KubeObjectLike {
   metadata: { name: string; namespace: string; uid: string; resourceVersion?: string; deletionTimestamp?: string };
@@ -49,7 +69,15 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
     if (tenant.metadata.deletionTimestamp) return; // "marked for deletion, skipping": the garbage collector does the rest
     const { name, namespace, uid } = tenant.metadata;
     let current = tenant;
-    let status: TenantStatus = { currentState: '', availableReplicas: 0, revision: 0, syncVersion: '', certificates: {}, pools: [], ...tenant.status } as TenantStatus;
+    let status: TenantStatus = {
+      currentState: '',
+      availableReplicas: 0,
+      revision: 0,
+      syncVersion: '',
+      certificates: {},
+      pools: [],
+      ...tenant.status,
+    } as TenantStatus;
     const write = async (change: Partial<TenantStatus>): Promise<void> => {
       const next = { ...status, ...change };
       if (JSON.stringify(next) === JSON.stringify(status)) return;
@@ -57,7 +85,9 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
       current = await this.client.updateStatus<TenantObj>(MinioTenants, { ...current, status });
     };
 
-    const config = tenant.spec.configuration?.name ? await this.client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, tenant.spec.configuration.name, namespace) : undefined;
+    const config = tenant.spec.configuration?.name
+      ? await this.client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, tenant.spec.configuration.name, namespace)
+      : undefined;
     if (!config) return; // a NotFound event and a requeue; no status is written
     const env = Buffer.from(config.data?.['config.env'] ?? '', 'base64').toString();
     if (!/MINIO_ROOT_USER=\S/.test(env) || !/MINIO_ROOT_PASSWORD=\S/.test(env)) return write({ currentState: 'empty tenant credentials' });
@@ -73,14 +103,34 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
     const ownerReferences = [{ apiVersion: 'minio.min.io/v2', kind: 'Tenant', name, uid, controller: true, blockOwnerDeletion: true }];
     const tenantLabel = { 'v1.min.io/tenant': name };
     const services: [string, string, Record<string, unknown>, Record<string, string>][] = [
-      ['minio', 'Provisioning MinIO Cluster IP Service', { type: 'ClusterIP', selector: tenantLabel, ports: [{ name: 'http-minio', port: 80, targetPort: 9000 }] }, tenantLabel],
-      [`${name}-console`, 'Provisioning Console Service', { type: 'ClusterIP', selector: tenantLabel, ports: [{ name: 'http-console', port: 9090, targetPort: 9090 }] }, { 'v1.min.io/console': `${name}-console` }],
-      [`${name}-hl`, 'Provisioning MinIO Headless Service', { type: 'ClusterIP', clusterIP: 'None', selector: tenantLabel, ports: [{ name: 'http-minio', port: 9000, targetPort: 9000 }] }, tenantLabel],
+      [
+        'minio',
+        'Provisioning MinIO Cluster IP Service',
+        { type: 'ClusterIP', selector: tenantLabel, ports: [{ name: 'http-minio', port: 80, targetPort: 9000 }] },
+        tenantLabel,
+      ],
+      [
+        `${name}-console`,
+        'Provisioning Console Service',
+        { type: 'ClusterIP', selector: tenantLabel, ports: [{ name: 'http-console', port: 9090, targetPort: 9090 }] },
+        { 'v1.min.io/console': `${name}-console` },
+      ],
+      [
+        `${name}-hl`,
+        'Provisioning MinIO Headless Service',
+        { type: 'ClusterIP', clusterIP: 'None', selector: tenantLabel, ports: [{ name: 'http-minio', port: 9000, targetPort: 9000 }] },
+        tenantLabel,
+      ],
     ];
     for (const [svc, state, spec, labels] of services) {
       if (await this.client.get(Services, svc, namespace)) continue;
       await write({ currentState: state });
-      await this.createOwned(Services, { apiVersion: 'v1', kind: 'Service', metadata: { name: svc, namespace, labels, ownerReferences }, spec });
+      await this.createOwned(Services, {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: svc, namespace, labels, ownerReferences },
+        spec,
+      });
     }
 
     // One Tenant per namespace: the first listed one that is not Initialized is told so.
@@ -91,15 +141,27 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
       return;
     }
 
-    await this.createOwned(ServiceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: `${name}-sa`, namespace, ownerReferences } });
+    await this.createOwned(ServiceAccounts, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: `${name}-sa`, namespace, ownerReferences },
+    });
     await this.createOwned(Roles, {
-      apiVersion: Roles.apiVersion, kind: 'Role', metadata: { name: `${name}-role`, namespace, ownerReferences },
-      rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'list', 'watch'] }, { apiGroups: [''], resources: ['services'], verbs: ['create', 'delete', 'get'] },
-        { apiGroups: ['minio.min.io'], resources: ['tenants'], verbs: ['get', 'list', 'watch'] }],
+      apiVersion: Roles.apiVersion,
+      kind: 'Role',
+      metadata: { name: `${name}-role`, namespace, ownerReferences },
+      rules: [
+        { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: [''], resources: ['services'], verbs: ['create', 'delete', 'get'] },
+        { apiGroups: ['minio.min.io'], resources: ['tenants'], verbs: ['get', 'list', 'watch'] },
+      ],
     });
     await this.createOwned(RoleBindings, {
-      apiVersion: RoleBindings.apiVersion, kind: 'RoleBinding', metadata: { name: `${name}-binding`, namespace, ownerReferences },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${name}-role` }, subjects: [{ kind: 'ServiceAccount', name: `${name}-sa`, namespace }],
+      apiVersion: RoleBindings.apiVersion,
+      kind: 'RoleBinding',
+      metadata: { name: `${name}-binding`, namespace, ownerReferences },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${name}-role` },
+      subjects: [{ kind: 'ServiceAccount', name: `${name}-sa`, namespace }],
     });
 
     for (const pool of tenant.spec.pools) {
@@ -116,7 +178,8 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
 
     // The health gate. With real pods, the operator's monitor asks MinIO over HTTP; here the stand-in answers.
     if (status.healthStatus !== 'green') {
-      if (status.currentState !== 'Waiting for Tenant to be healthy') await write({ currentState: 'Waiting for Tenant to be healthy', availableReplicas: 0 });
+      if (status.currentState !== 'Waiting for Tenant to be healthy')
+        await write({ currentState: 'Waiting for Tenant to be healthy', availableReplicas: 0 });
       if (!(this.opts.healthy?.(tenant) ?? true)) return;
       const drives = tenant.spec.pools.reduce((n, p) => n + p.servers * p.volumesPerServer, 0);
       await write({ healthStatus: 'green', drivesOnline: drives, drivesOffline: 0, drivesHealing: 0 });
@@ -125,7 +188,9 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
   }
 
   private async createOwned(type: ResourceType, obj: Loose): Promise<void> {
-    await this.client.create(type, obj).catch((e: unknown) => { if (!isAlreadyExists(e)) throw e; });
+    await this.client.create(type, obj).catch((e: unknown) => {
+      if (!isAlreadyExists(e)) throw e;
+    });
   }
 }
 
@@ -135,15 +200,35 @@ function statefulSet(tenant: TenantObj, pool: Pool, ownerReferences: unknown[]):
   const labels = { 'v1.min.io/tenant': name, 'v1.min.io/console': `${name}-console`, 'v1.min.io/pool': pool.name };
   const volume = pool.volumeClaimTemplate.metadata?.name ?? 'data';
   return {
-    apiVersion: 'apps/v1', kind: 'StatefulSet',
-    metadata: { name: `${name}-${pool.name}`, namespace, labels: { 'v1.min.io/tenant': name, 'v1.min.io/pool': pool.name }, ownerReferences },
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: {
+      name: `${name}-${pool.name}`,
+      namespace,
+      labels: { 'v1.min.io/tenant': name, 'v1.min.io/pool': pool.name },
+      ownerReferences,
+    },
     spec: {
-      replicas: pool.servers, serviceName: `${name}-hl`, podManagementPolicy: 'Parallel', selector: { matchLabels: labels },
+      replicas: pool.servers,
+      serviceName: `${name}-hl`,
+      podManagementPolicy: 'Parallel',
+      selector: { matchLabels: labels },
       template: {
         metadata: { labels, annotations: { 'min.io/revision': '0' } },
-        spec: { containers: [{ name: 'minio', image: tenant.spec.image ?? MINIO_IMAGE, args: ['server', '--certs-dir', '/tmp/certs', '--console-address', ':9090', '--address', ':9000'] }] },
+        spec: {
+          containers: [
+            {
+              name: 'minio',
+              image: tenant.spec.image ?? MINIO_IMAGE,
+              args: ['server', '--certs-dir', '/tmp/certs', '--console-address', ':9090', '--address', ':9000'],
+            },
+          ],
+        },
       },
-      volumeClaimTemplates: Array.from({ length: pool.volumesPerServer }, (_, i) => ({ metadata: { name: `${volume}${i}` }, spec: pool.volumeClaimTemplate.spec })),
+      volumeClaimTemplates: Array.from({ length: pool.volumesPerServer }, (_, i) => ({
+        metadata: { name: `${volume}${i}` },
+        spec: pool.volumeClaimTemplate.spec,
+      })),
     },
   } as Loose;
 }

@@ -74,11 +74,14 @@ export abstract class StandIn<T extends KubeObjectLike> {
     } else if (failed) {
       const n = (this.failures.get(key) ?? 0) + 1;
       this.failures.set(key, n);
-      const timer = setTimeout(() => {
-        this.retries.delete(key);
-        const current = this.informer.get(key);
-        if (current) void this.run(current);
-      }, Math.min(50 * 2 ** n, 2_000));
+      const timer = setTimeout(
+        () => {
+          this.retries.delete(key);
+          const current = this.informer.get(key);
+          if (current) void this.run(current);
+        },
+        Math.min(50 * 2 ** n, 2_000),
+      );
       this.retries.set(key, timer);
     }
   }
