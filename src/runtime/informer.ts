@@ -69,6 +69,24 @@ export interface InformerOptions extends Selection {
  */
 const STUCK_AFTER_MS = WATCH_IDLE_MS + 120_000;
 
+/** The state one scope's list/watch loop keeps between passes. */
+interface ScopeLoop {
+  namespace: string | undefined;
+  /** The key of progress: the namespace, or '' for all namespaces. */
+  scope: string;
+  markSynced: () => void;
+  /** Where the next watch resumes; undefined means list first. */
+  resourceVersion?: string;
+  /** Failures in a row, for the backoff; reset each time a watch is about to start. */
+  failures: number;
+  /** Whether "cannot list yet" was logged (once per scope). */
+  toldUser: boolean;
+  /** Times in a row the kind was found not served, for its own backoff. */
+  notServed: number;
+  /** A scope that never worked (a CRD not installed yet) recovers when it first works, but never "fails". */
+  health: 'new' | 'ok' | 'failing';
+}
+
 export class Informer<T extends KubeObjectLike> implements Probe {
   private readonly store = new Map<string, T>();
   private readonly handlers: Handlers<T>[] = [];
@@ -151,102 +169,125 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     return [...this.store.values()];
   }
 
+  /** One scope's list/watch loop: it runs until stop(), each failure handled and retried. */
   private async run(namespace: string | undefined, markSynced: () => void): Promise<void> {
     const signal = this.abort.signal;
-    const scope = namespace ?? '';
-    const alive = (): void => void this.progress.set(scope, Date.now());
-    alive();
-    let resourceVersion: string | undefined;
-    let failures = 0;
-    let toldUser = false;
-    let notServed = 0;
-    // A scope that never worked (a CRD not installed yet) recovers when it first works, but never "fails".
-    let health = 'new' as 'new' | 'ok' | 'failing';
-    const succeeded = (): void => {
-      alive();
-      if (health === 'failing') {
-        this.failingScopes--;
-        this.opts.onRecovered?.();
-      }
-      health = 'ok';
-    };
+    const loop: ScopeLoop = { namespace, scope: namespace ?? '', markSynced, failures: 0, toldUser: false, notServed: 0, health: 'new' };
+    this.alive(loop);
     while (!signal.aborted) {
       try {
-        if (resourceVersion === undefined) {
-          const listed = await this.client.list<T>(this.type, {
-            namespace,
-            labelSelector: this.opts.labelSelector,
-            fieldSelector: this.opts.fieldSelector,
-            signal,
-          });
-          this.replace(listed.items, namespace);
-          resourceVersion = listed.resourceVersion;
-          notServed = 0;
-          markSynced();
-          succeeded();
-        }
-        failures = 0;
-        const { labelSelector, fieldSelector } = this.opts;
-        await this.client.watch(
-          this.type,
-          { namespace, labelSelector, fieldSelector, resourceVersion, signal, onOpen: succeeded },
-          (type, obj) => {
-            alive();
-            resourceVersion = obj.metadata.resourceVersion ?? resourceVersion;
-            if (type === 'ADDED' || type === 'MODIFIED') this.upsert(obj as T);
-            else if (type === 'DELETED') this.remove(obj as T);
-          },
-        );
+        await this.listAndWatch(loop);
       } catch (err) {
         if (signal.aborted) break;
-        alive();
-        if (isGone(err)) {
-          resourceVersion = undefined; // too old: relist (routine, not a failure)
-          this.opts.log.debug('watch history lost (410 Gone); relisting', {
-            resource: this.type.plural,
-            ...(namespace ? { namespace } : {}),
-          });
-          continue;
-        }
-        if (err instanceof WatchStalledError) {
-          // Resumed from the last resourceVersion, so nothing is missed; a dead connection was dropped.
-          this.opts.log.info('watch went silent; starting a new one', {
-            resource: this.type.plural,
-            ...(namespace ? { namespace } : {}),
-            error: err.message,
-          });
-          continue;
-        }
-        // Not served (yet, or any more): wait for it to be, rather than asking again and again.
-        if (isNotFound(err) && this.opts.whenServed) {
-          resourceVersion = undefined;
-          // Nothing of an unserved kind exists: an empty cache is the truth, and reads need not ask.
-          this.replace([], namespace);
-          markSynced();
-          this.opts.log.debug('kind not served; waiting for it', { resource: this.type.plural });
-          this.progress.set(scope, undefined);
-          await this.opts.whenServed(signal);
-          alive();
-          // Established a moment before the server serves it: back off only if that keeps happening.
-          if (notServed > 0) await sleep(backoffDelay(NOT_SERVED_BACKOFF, notServed), signal);
-          notServed++;
-          continue;
-        }
-        if (health !== 'failing') this.failingScopes++;
-        if (health === 'ok') this.opts.onFailed?.();
-        health = 'failing';
-        const delay = backoffDelay(LIST_BACKOFF, failures++);
-        const fields = { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: (err as Error).message, retryInMs: delay };
-        // Before the first list nothing works (a CRD not installed, RBAC missing): say so once, plainly.
-        if (resourceVersion === undefined && !toldUser) {
-          this.opts.log.info('cannot list yet; retrying', fields);
-          toldUser = true;
-        } else {
-          this.opts.log.debug('list/watch failed; retrying', fields);
-        }
-        await sleep(delay, signal);
+        this.alive(loop);
+        await this.recover(loop, err);
       }
     }
+  }
+
+  /** One pass: lists if there is no resourceVersion to resume from, then watches until the watch ends. */
+  private async listAndWatch(loop: ScopeLoop): Promise<void> {
+    const { namespace } = loop;
+    const signal = this.abort.signal;
+    if (loop.resourceVersion === undefined) {
+      const listed = await this.client.list<T>(this.type, {
+        namespace,
+        labelSelector: this.opts.labelSelector,
+        fieldSelector: this.opts.fieldSelector,
+        signal,
+      });
+      this.replace(listed.items, namespace);
+      loop.resourceVersion = listed.resourceVersion;
+      loop.notServed = 0;
+      loop.markSynced();
+      this.succeeded(loop);
+    }
+    loop.failures = 0;
+    const { labelSelector, fieldSelector } = this.opts;
+    await this.client.watch(
+      this.type,
+      { namespace, labelSelector, fieldSelector, resourceVersion: loop.resourceVersion, signal, onOpen: () => this.succeeded(loop) },
+      (type, obj) => {
+        this.alive(loop);
+        loop.resourceVersion = obj.metadata.resourceVersion ?? loop.resourceVersion;
+        if (type === 'ADDED' || type === 'MODIFIED') this.upsert(obj as T);
+        else if (type === 'DELETED') this.remove(obj as T);
+      },
+    );
+  }
+
+  /** What a failed pass means: a relist, a new watch, a wait for the kind to be served, or a failure to back off from. */
+  private async recover(loop: ScopeLoop, err: unknown): Promise<void> {
+    const { namespace } = loop;
+    if (isGone(err)) {
+      loop.resourceVersion = undefined; // too old: relist (routine, not a failure)
+      this.opts.log.debug('watch history lost (410 Gone); relisting', {
+        resource: this.type.plural,
+        ...(namespace ? { namespace } : {}),
+      });
+      return;
+    }
+    if (err instanceof WatchStalledError) {
+      // Resumed from the last resourceVersion, so nothing is missed; a dead connection was dropped.
+      this.opts.log.info('watch went silent; starting a new one', {
+        resource: this.type.plural,
+        ...(namespace ? { namespace } : {}),
+        error: err.message,
+      });
+      return;
+    }
+    // Not served (yet, or any more): wait for it to be, rather than asking again and again.
+    if (isNotFound(err) && this.opts.whenServed) return this.waitUntilServed(loop, this.opts.whenServed);
+    await this.backOff(loop, err);
+  }
+
+  /** Waits for an unserved kind to be served, its cache empty meanwhile; it does not count as failing. */
+  private async waitUntilServed(loop: ScopeLoop, whenServed: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const signal = this.abort.signal;
+    loop.resourceVersion = undefined;
+    // Nothing of an unserved kind exists: an empty cache is the truth, and reads need not ask.
+    this.replace([], loop.namespace);
+    loop.markSynced();
+    this.opts.log.debug('kind not served; waiting for it', { resource: this.type.plural });
+    this.progress.set(loop.scope, undefined);
+    await whenServed(signal);
+    this.alive(loop);
+    // Established a moment before the server serves it: back off only if that keeps happening.
+    if (loop.notServed > 0) await sleep(backoffDelay(NOT_SERVED_BACKOFF, loop.notServed), signal);
+    loop.notServed++;
+  }
+
+  /** Marks the scope failing (telling onFailed if it had worked), logs, and sleeps before the next pass. */
+  private async backOff(loop: ScopeLoop, err: unknown): Promise<void> {
+    const { namespace } = loop;
+    if (loop.health !== 'failing') this.failingScopes++;
+    if (loop.health === 'ok') this.opts.onFailed?.();
+    loop.health = 'failing';
+    const delay = backoffDelay(LIST_BACKOFF, loop.failures++);
+    const fields = { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: (err as Error).message, retryInMs: delay };
+    // Before the first list nothing works (a CRD not installed, RBAC missing): say so once, plainly.
+    if (loop.resourceVersion === undefined && !loop.toldUser) {
+      this.opts.log.info('cannot list yet; retrying', fields);
+      loop.toldUser = true;
+    } else {
+      this.opts.log.debug('list/watch failed; retrying', fields);
+    }
+    await sleep(delay, this.abort.signal);
+  }
+
+  /** The scope's loop shows progress (the stuck() probe reads it). */
+  private alive(loop: ScopeLoop): void {
+    this.progress.set(loop.scope, Date.now());
+  }
+
+  /** A list or watch worked: progress, and a recovery if the scope was failing. */
+  private succeeded(loop: ScopeLoop): void {
+    this.alive(loop);
+    if (loop.health === 'failing') {
+      this.failingScopes--;
+      this.opts.onRecovered?.();
+    }
+    loop.health = 'ok';
   }
 
   /** A fresh list of one scope: what it no longer holds was deleted meanwhile. */

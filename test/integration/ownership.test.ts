@@ -262,9 +262,15 @@ describe('data loss', () => {
       controlPlaneId: app.controlPlaneId,
       leakGraceMs: 3_600_000,
     });
-    apps.push(sweeper);
-    expect(await sweeper.leaks.sweep()).toEqual([]); // young objects are never judged
-    const reports = await sweeper.leaks.sweep(undefined, Date.now() + 2 * 3_600_000);
+    // Only for its sweeps: left running, it would reconcile the platform's resources beside the main
+    // app (two leaders at once, which leader election prevents), and race it in later tests.
+    let reports;
+    try {
+      expect(await sweeper.leaks.sweep()).toEqual([]); // young objects are never judged
+      reports = await sweeper.leaks.sweep(undefined, Date.now() + 2 * 3_600_000);
+    } finally {
+      await sweeper.stop();
+    }
     expect(reports.filter((r) => r.owner === `${platform}/${name}`).map((r) => [r.kind, r.deleted])).toEqual([
       ['ObjectStore', true],
       ['Secret', true],
@@ -457,6 +463,8 @@ describe('crossing tenants', () => {
     const after = (await target.get<Obj>(RookObjectStores, victim, 'shared-minio'))!;
     expect(after.metadata.uid).toBe(victimStore.metadata.uid);
     expect(after.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(victimMr.metadata.uid);
+    // It watches the platform's namespace too: stopped, so only one provider-rook reconciles it in later tests.
+    await tenantApp.stop();
   }, 120_000);
 
   it('8. a Provider kubeconfig cannot run programs or read files inside provider-rook', async () => {

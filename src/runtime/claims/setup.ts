@@ -49,8 +49,6 @@ interface Caches {
 type Served = ClassBinding<any, any> & { classCache: Informer<KubeObjectLike>; managedCache: Informer<ManagedResource> };
 
 export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Controller; binding: Controller[]; unserved: Controller } {
-  const { log, recorder } = manager;
-  const client = manager.control;
   const c: Caches = {
     claims: manager.informer<Claim>(o.claim),
     portable: manager.informer<PortableClass>(o.portableClass),
@@ -58,17 +56,13 @@ export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Contr
     secrets: connectionSecrets(manager),
     providers: manager.informer<ProviderObject>(Providers),
   };
-  const claimName = kindName(o.claim);
-  const claims = { type: o.claim, cache: c.claims };
-  const portableClasses = { type: o.portableClass, cache: c.portable };
-
   const defaulting = manager.controller(
-    `defaultclass/${claimName}`,
+    `defaultclass/${kindName(o.claim)}`,
     new DefaultClassReconciler({
-      client,
-      claims,
+      client: manager.control,
+      claims: { type: o.claim, cache: c.claims },
       policies: { type: o.policy, cache: c.policies },
-      recorder,
+      recorder: manager.recorder,
     }),
   );
   const served: Served[] = o.classes.map((b) => ({
@@ -77,6 +71,35 @@ export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Contr
     managedCache: manager.informer<ManagedResource>(b.managed),
   }));
   const router = new ClaimRouter(served, c.portable);
+  const { bindings, unserved } = claimControllers(manager, o, c, served, router);
+
+  // The one controller a claim is for, or none.
+  const route = (claim: Claim): void => {
+    const to = router.route(claim);
+    (to === 'unserved' ? unserved : to === 'none' ? undefined : bindings[to])?.enqueue(keyOf(claim.metadata));
+  };
+  const routeKey = (key: string): void => {
+    const claim = c.claims.get(key);
+    if (claim) route(claim);
+  };
+  watchClaimInputs(c, defaulting, route);
+  watchServedKinds(o.claim, c, served, route, routeKey);
+  return { defaulting, binding: bindings, unserved };
+}
+
+/** One claim controller per served class kind (each takes the claims routed to it), and one for the claims no kind serves. */
+function claimControllers(
+  manager: Manager,
+  o: ClaimSetup,
+  c: Caches,
+  served: Served[],
+  router: ClaimRouter,
+): { bindings: Controller[]; unserved: Controller } {
+  const { log, recorder } = manager;
+  const client = manager.control;
+  const claimName = kindName(o.claim);
+  const claims = { type: o.claim, cache: c.claims };
+  const portableClasses = { type: o.portableClass, cache: c.portable };
   const bindings = served.map((b, i) =>
     manager.controller(
       `claimbinding/${claimName}/${kindName(b.managed)}`,
@@ -99,19 +122,7 @@ export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Contr
     `claimbinding/${claimName}/unserved`,
     new UnservedClaimReconciler({ client, recorder, claims, portableClasses, served, router }),
   );
-
-  // The one controller a claim is for, or none.
-  const route = (claim: Claim): void => {
-    const to = router.route(claim);
-    (to === 'unserved' ? unserved : to === 'none' ? undefined : bindings[to])?.enqueue(keyOf(claim.metadata));
-  };
-  const routeKey = (key: string): void => {
-    const claim = c.claims.get(key);
-    if (claim) route(claim);
-  };
-  watchClaimInputs(c, defaulting, route);
-  watchServedKinds(o.claim, c, served, route, routeKey);
-  return { defaulting, binding: bindings, unserved };
+  return { bindings, unserved };
 }
 
 /** A claim, its portable class, the Providers and the policies wake the controllers that read them. */

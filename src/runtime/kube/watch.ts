@@ -6,7 +6,7 @@ import { resourcePath, type ResourceType } from './resources.ts';
 import { restClientRequests } from '../metrics.ts';
 import { ReasonedError } from '../conditions.ts';
 import { exchange, readText } from './transport.ts';
-import type { ServerSession } from './session.ts';
+import type { Auth, ServerSession } from './session.ts';
 import type { KubeObjectLike, Selection } from './types.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -37,16 +37,7 @@ export async function watchStream(
   opts: WatchOptions,
   onEvent: WatchHandler,
 ): Promise<void> {
-  const url = new URL(session.server + resourcePath(type, opts.namespace));
-  const timeoutSeconds = 240 + Math.floor(Math.random() * 60);
-  url.search = new URLSearchParams({
-    watch: '1',
-    resourceVersion: opts.resourceVersion,
-    allowWatchBookmarks: 'true',
-    timeoutSeconds: String(timeoutSeconds),
-    ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
-    ...(opts.fieldSelector ? { fieldSelector: opts.fieldSelector } : {}),
-  }).toString();
+  const { url, timeoutSeconds } = watchUrl(session, type, opts);
   const auth = await session.authFor();
   session.noteRequest('WATCH', url.pathname);
   // The server ends the watch at timeoutSeconds; this is the backstop, cleared when the watch ends.
@@ -57,40 +48,63 @@ export async function watchStream(
   );
   const signal = AbortSignal.any([opts.signal, ended.signal]);
   try {
-    let res;
-    try {
-      res = await exchange({
-        method: 'GET',
-        url,
-        headers: { ...auth.headers, Accept: 'application/json' },
-        agent: auth.pool.watches,
-        signal,
-        headersTimeoutMs: session.timeoutMs,
-      });
-    } catch (err) {
-      restClientRequests.inc({ host: url.host, method: 'WATCH', code: '<error>' });
-      const failure =
-        err instanceof ReasonedError ? err : networkError(session.label, signal.aborted ? signal.reason : err, session.trusted);
-      session.breaker?.failed(undefined, failure);
-      throw failure;
-    }
-    session.breaker?.answered();
-    const code = res.statusCode ?? 0;
-    restClientRequests.inc({ host: url.host, method: 'WATCH', code: String(code) });
-    if (code !== 200) {
-      let text = '';
-      try {
-        text = await readText(res);
-      } catch {
-        // the status alone says enough
-      }
-      throw session.statusError(code, text, 'WATCH', url.pathname);
-    }
+    const res = await openWatch(session, url, auth, signal);
     opts.onOpen?.();
     await readEvents(session, watchIdleMs, res, type, url.pathname, opts.signal, onEvent);
   } finally {
     clearTimeout(backstop);
   }
+}
+
+/** The watch's URL, with a timeout spread over 4-5 minutes so that watches opened together do not all end together. */
+function watchUrl(session: ServerSession, type: ResourceType, opts: WatchOptions): { url: URL; timeoutSeconds: number } {
+  const url = new URL(session.server + resourcePath(type, opts.namespace));
+  const timeoutSeconds = 240 + Math.floor(Math.random() * 60);
+  url.search = new URLSearchParams({
+    watch: '1',
+    resourceVersion: opts.resourceVersion,
+    allowWatchBookmarks: 'true',
+    timeoutSeconds: String(timeoutSeconds),
+    ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+    ...(opts.fieldSelector ? { fieldSelector: opts.fieldSelector } : {}),
+  }).toString();
+  return { url, timeoutSeconds };
+}
+
+/**
+ * Sends the watch's GET and returns the open 200 response. Counts the request, tells the session's
+ * breaker whether the server answered, and turns any other status into the session's error for it.
+ */
+async function openWatch(session: ServerSession, url: URL, auth: Auth, signal: AbortSignal): Promise<IncomingMessage> {
+  let res;
+  try {
+    res = await exchange({
+      method: 'GET',
+      url,
+      headers: { ...auth.headers, Accept: 'application/json' },
+      agent: auth.pool.watches,
+      signal,
+      headersTimeoutMs: session.timeoutMs,
+    });
+  } catch (err) {
+    restClientRequests.inc({ host: url.host, method: 'WATCH', code: '<error>' });
+    const failure = err instanceof ReasonedError ? err : networkError(session.label, signal.aborted ? signal.reason : err, session.trusted);
+    session.breaker?.failed(undefined, failure);
+    throw failure;
+  }
+  session.breaker?.answered();
+  const code = res.statusCode ?? 0;
+  restClientRequests.inc({ host: url.host, method: 'WATCH', code: String(code) });
+  if (code !== 200) {
+    let text = '';
+    try {
+      text = await readText(res);
+    } catch {
+      // the status alone says enough
+    }
+    throw session.statusError(code, text, 'WATCH', url.pathname);
+  }
+  return res;
 }
 
 /** Reads a watch's newline-separated events, ending it when the server says nothing for watchIdleMs. */

@@ -9,22 +9,11 @@ import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
 import { addFinalizer, removeFinalizer } from '../finalizers.ts';
-import {
-  ANNOTATION_CREATE_FAILED,
-  ANNOTATION_CREATE_PENDING,
-  ANNOTATION_CREATE_SUCCEEDED,
-  ANNOTATION_EXTERNAL_NAME,
-  ANNOTATION_PAUSED,
-  FINALIZER_MANAGED,
-  externalNameOf,
-  hasFinalizer,
-  isDeleting,
-  timestamp,
-  withFinalizer,
-} from '../meta.ts';
+import { ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_PAUSED, FINALIZER_MANAGED, hasFinalizer, isDeleting, withFinalizer } from '../meta.ts';
 import { gvkLabel, managedMetrics } from '../metrics.ts';
 import { Reasons } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
+import { createExternal, type CreationSteps } from './creation.ts';
 import { publishSecret, unpublishSecret, type ConnectionSecrets } from './publisher.ts';
 import type { ConnectionDetails, ExternalClient, ExternalConnecter, ExternalObservation, ManagedResource } from './types.ts';
 import { copyOf, type CacheReader, type ReadonlyDeep } from '../informer.ts';
@@ -56,10 +45,23 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   private readonly newSinceStart = new Set<string>();
   /** When each resource (by uid) was last found up to date: what drift_seconds measures from. */
   private readonly lastUpToDate = new Map<string, number>();
+  /** What the create step (creation.ts) uses of this reconciler. */
+  private readonly steps: CreationSteps<MR>;
 
   constructor(opts: ManagedReconcilerOptions<MR>) {
     this.o = { pollIntervalMs: 60_000, pollJitterMs: 6_000, creationGraceMs: 30_000, now: () => new Date(), ...opts };
     this.gvk = { gvk: gvkLabel(this.o.type) };
+    this.steps = {
+      client: this.o.client,
+      type: this.o.type,
+      recorder: this.o.recorder,
+      now: () => this.o.now(),
+      update: (mr, signal) => this.update(mr, signal),
+      fail: (...args) => this.fail(...args),
+      publish: (mr, details, signal) => this.publish(mr, details, signal),
+      setConditions: (mr, ...conds) => this.setConditions(mr, ...conds),
+      observeFirsts: (mr, cached) => this.observeFirsts(mr, cached),
+    };
   }
 
   /** The resource is gone (whoever let it go): nothing is kept for it. */
@@ -253,7 +255,8 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     } catch (err) {
       return this.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot publish connection details', err);
     }
-    if (!observation.exists) return this.create(mr, cached, external, signal);
+    // Crash-safe: the attempt is recorded before the external write, its outcome after (creation.ts).
+    if (!observation.exists) return createExternal(this.steps, mr, cached, external, signal);
     const stopped = await this.persistObserved(mr, cached, observation, signal);
     if (stopped) return stopped;
     if (observation.upToDate) {
@@ -344,70 +347,6 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     this.setConditions(mr, Synced.success());
     await this.writeStatus(mr, cached, signal);
     return this.poll();
-  }
-
-  // Crash-safe create: "pending" is recorded (with a resourceVersion check, so two writers cannot
-  // both proceed) before the external write, "succeeded"/"failed" after it. Our external names are
-  // deterministic and create is an idempotent apply, so an interrupted create is simply retried.
-  // The finalizer goes in with the pending mark: one write before anything is made.
-  private async create(mr: MR, cached: Cached<MR>, external: ExternalClient<MR>, signal: AbortSignal): Promise<Result> {
-    mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
-    mr.metadata.annotations = { ...mr.metadata.annotations, [ANNOTATION_CREATE_PENDING]: timestamp(this.o.now()) };
-    mr.metadata.annotations[ANNOTATION_EXTERNAL_NAME] ??= mr.metadata.name;
-    try {
-      mr = await this.update(mr, signal);
-    } catch (err) {
-      return this.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot update managed resource', err, Ready.creating());
-    }
-    let created;
-    try {
-      created = await external.create(mr, signal);
-    } catch (err) {
-      if (!isConflict(err)) this.o.recorder.warning(mr, Reasons.CannotCreateExternalResource, `create failed: ${(err as Error).message}`);
-      // The status below is written over the object recordCreate returns: its resourceVersion is the current one.
-      mr = (await this.recordCreate(mr, ANNOTATION_CREATE_FAILED, signal).catch(() => undefined)) ?? mr;
-      return this.fail(mr, cached, signal, Reasons.CannotCreateExternalResource, 'create failed', err, Ready.creating());
-    }
-    try {
-      mr = await this.recordCreate(mr, ANNOTATION_CREATE_SUCCEEDED, signal, created.annotations);
-    } catch (err) {
-      return this.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot record creation', err, Ready.creating());
-    }
-    try {
-      await this.publish(mr, created.connectionDetails, signal);
-    } catch (err) {
-      return this.fail(
-        mr,
-        cached,
-        signal,
-        Reasons.CannotPublishConnectionDetails,
-        'cannot publish connection details',
-        err,
-        Ready.creating(),
-      );
-    }
-    this.o.recorder.normal(mr, Reasons.CreatedExternalResource, `Created ${externalNameOf(mr.metadata)} in the target cluster`);
-    this.setConditions(mr, Ready.creating(), Synced.success());
-    await this.o.client.updateStatus(this.o.type, mr, signal);
-    this.observeFirsts(mr, cached);
-    return requeue();
-  }
-
-  /** Persists a create-outcome annotation, re-reading and retrying on conflicts. */
-  private async recordCreate(mr: MR, annotation: string, signal: AbortSignal, more: Record<string, string> = {}): Promise<MR> {
-    const value = timestamp(this.o.now());
-    let current = mr;
-    for (let attempt = 0; ; attempt++) {
-      current.metadata.annotations = { ...current.metadata.annotations, ...more, [annotation]: value };
-      try {
-        return await this.update(current, signal);
-      } catch (err) {
-        if (!isConflict(err) || attempt >= 4) throw err;
-        const fresh = await this.o.client.get<MR>(this.o.type, mr.metadata.name, mr.metadata.namespace, signal);
-        if (!fresh) throw err;
-        current = { ...fresh, status: mr.status };
-      }
-    }
   }
 
   private async publish(mr: MR, details: ConnectionDetails | undefined, signal: AbortSignal): Promise<void> {

@@ -160,6 +160,23 @@ export function credentialsFromSecret(where: string, data: Record<string, string
 
   if (keys.kubeconfig) return { fingerprint, ...fromKubeconfig(where, keys.kubeconfig, opts.allowExec === true, policy) };
 
+  const url = secretEndpoint(where, keys, policy);
+  const server = url.toString().replace(/\/+$/, '');
+  checkSecretCA(where, keys, url);
+  const user = secretUser(where, keys);
+  // Every kind of user secretUser returns sends a credential.
+  const plain = refusedPlainHttp(url, true, policy);
+  if (plain) throw new ReasonedError(Reasons.InvalidCredentials, `key 'endpoint' of Secret ${where} ${plain}`);
+
+  return {
+    fingerprint,
+    access: { server, caData: keys.clusterCA ? b64(keys.clusterCA) : undefined, ...user, lookup: endpointLookup(policy) },
+    server,
+  };
+}
+
+/** The Secret's 'endpoint' as a URL (a bare host means https), if it is one provider-rook may call. */
+function secretEndpoint(where: string, keys: SecretKeys, policy: EndpointPolicy): URL {
   if (!keys.endpoint) {
     throw new ReasonedError(Reasons.SecretKeyMissing, `Secret ${where} has neither a 'kubeconfig' key nor an 'endpoint' key`);
   }
@@ -171,7 +188,11 @@ export function credentialsFromSecret(where: string, data: Record<string, string
   }
   const why = refusedEndpoint(url, policy);
   if (why) throw new ReasonedError(Reasons.InvalidCredentials, `key 'endpoint' of Secret ${where} ${why}`);
-  const server = url.toString().replace(/\/+$/, '');
+  return url;
+}
+
+/** An https server is verified against the Secret's 'clusterCA', never trusted blindly. */
+function checkSecretCA(where: string, keys: SecretKeys, url: URL): void {
   if (url.protocol === 'https:' && !keys.clusterCA) {
     throw new ReasonedError(
       Reasons.SecretKeyMissing,
@@ -179,8 +200,13 @@ export function credentialsFromSecret(where: string, data: Record<string, string
     );
   }
   if (keys.clusterCA && !isCertificate(keys.clusterCA)) throw notPem(where, 'clusterCA');
+}
 
-  const user: Pick<ClusterAccess, 'token' | 'certData' | 'keyData' | 'username' | 'password'> = {};
+type UserCredentials = Pick<ClusterAccess, 'token' | 'certData' | 'keyData' | 'username' | 'password'>;
+
+/** Who the Secret acts as: a token, else a client certificate and key, else a username and password. */
+function secretUser(where: string, keys: SecretKeys): UserCredentials {
+  const user: UserCredentials = {};
   if (keys.token) {
     user.token = keys.token;
   } else if (keys.clientCert || keys.clientKey) {
@@ -201,15 +227,7 @@ export function credentialsFromSecret(where: string, data: Record<string, string
       `Secret ${where} has no credentials: set 'token', 'clientCert' and 'clientKey', or 'username' and 'password'`,
     );
   }
-  // Every branch above sends a credential.
-  const plain = refusedPlainHttp(url, true, policy);
-  if (plain) throw new ReasonedError(Reasons.InvalidCredentials, `key 'endpoint' of Secret ${where} ${plain}`);
-
-  return {
-    fingerprint,
-    access: { server, caData: keys.clusterCA ? b64(keys.clusterCA) : undefined, ...user, lookup: endpointLookup(policy) },
-    server,
-  };
+  return user;
 }
 
 type Obj = Record<string, unknown>;
@@ -220,6 +238,21 @@ const userFileFields = ['tokenFile', 'token-file', 'client-certificate', 'client
 // Fields we do not carry over and must not silently drop: they change who we act as or where we connect.
 const unsupported = { cluster: ['proxy-url'], user: ['as', 'as-uid', 'as-groups', 'as-user-extra', 'auth-provider'] };
 
+/** An entry of a kubeconfig's contexts/clusters/users: its body, and where it is (e.g. `users[0].user`). */
+type Entry = { at: string; body: Obj };
+/** A refusal of the kubeconfig, naming the Secret and what is wrong in it (never a value). */
+type Fail = (what: string) => ReasonedError;
+
+/** Reads a string field; anything else (a number, a map) is refused rather than passed on. */
+function stringField(e: Entry, field: string, fail: Fail): string | undefined {
+  const v = e.body[field];
+  if (v == null || v === '') return undefined;
+  if (typeof v !== 'string') throw fail(`has ${e.at}.${field} that is not a string`);
+  return v;
+}
+
+const present = (e: Entry, field: string): boolean => e.body[field] != null;
+
 /** Checks a kubeconfig's raw YAML, then keeps only its current context's inline values. */
 function fromKubeconfig(
   where: string,
@@ -227,8 +260,29 @@ function fromKubeconfig(
   allowExec: boolean,
   policy: EndpointPolicy,
 ): { access: ClusterAccess; server: string } {
-  const fail = (what: string): ReasonedError =>
-    new ReasonedError(Reasons.InvalidCredentials, `key 'kubeconfig' of Secret ${where} ${what}`);
+  const fail: Fail = (what) => new ReasonedError(Reasons.InvalidCredentials, `key 'kubeconfig' of Secret ${where} ${what}`);
+  const { c, u } = currentEntries(text, fail);
+  refuseUnsafeFields(c, u, allowExec, fail);
+  const caData = stringField(c, 'certificate-authority-data', fail);
+  if (caData && !isCertificate(Buffer.from(caData, 'base64').toString()))
+    throw notPem(where, 'kubeconfig', `${c.at}.certificate-authority-data`);
+  const user = inlineUser(where, u, fail);
+  const sendsCredentials = Boolean(user.token || user.certData || user.username || user.password || user.exec);
+  const { server, skipTLSVerify } = checkedServer(c, sendsCredentials, policy, fail);
+
+  const access: ClusterAccess = {
+    server: server.replace(/\/$/, ''),
+    caData,
+    tlsServerName: stringField(c, 'tls-server-name', fail),
+    skipTLSVerify,
+    ...user,
+    lookup: endpointLookup(policy),
+  };
+  return { access, server: access.server };
+}
+
+/** Parses the kubeconfig and finds its current context's cluster (c) and user (u) entries. */
+function currentEntries(text: string, fail: Fail): { c: Entry; u: Entry } {
   let doc: unknown;
   try {
     doc = load(text);
@@ -244,16 +298,11 @@ function fromKubeconfig(
   if (!c) throw fail(`names in ${context.at} a cluster that is not in clusters`);
   const u = entry(doc, 'users', 'user', context.body.user);
   if (!u) throw fail(`names in ${context.at} a user that is not in users`);
+  return { c, u };
+}
 
-  // Reads a string field; anything else (a number, a map) is refused rather than passed on.
-  const str = (e: { at: string; body: Obj }, field: string): string | undefined => {
-    const v = e.body[field];
-    if (v == null || v === '') return undefined;
-    if (typeof v !== 'string') throw fail(`has ${e.at}.${field} that is not a string`);
-    return v;
-  };
-  const present = (e: { at: string; body: Obj }, field: string): boolean => e.body[field] != null;
-
+/** Refuses what would read our files, run a program unasked, or be silently dropped (see the top of the file). */
+function refuseUnsafeFields(c: Entry, u: Entry, allowExec: boolean, fail: Fail): void {
   if (present(c, 'certificate-authority'))
     throw fail(`sets ${c.at}.certificate-authority: files are never read, use certificate-authority-data`);
   for (const f of userFileFields) {
@@ -264,30 +313,37 @@ function fromKubeconfig(
     throw fail(`sets ${u.at}.exec: exec plugins are off (provider-rook's --allow-exec-credentials turns them on)`);
   for (const f of unsupported.cluster) if (present(c, f)) throw fail(`sets ${c.at}.${f}, which provider-rook does not support`);
   for (const f of unsupported.user) if (present(u, f)) throw fail(`sets ${u.at}.${f}, which provider-rook does not support`);
-
   const exec = u.body.exec;
   if (exec != null && !(isObj(exec) && typeof exec.command === 'string' && exec.command)) throw fail(`has ${u.at}.exec without a command`);
-  const caData = str(c, 'certificate-authority-data');
-  if (caData && !isCertificate(Buffer.from(caData, 'base64').toString()))
-    throw notPem(where, 'kubeconfig', `${c.at}.certificate-authority-data`);
-  const certData = str(u, 'client-certificate-data');
-  const keyData = str(u, 'client-key-data');
+}
+
+/** The user entry's inline credentials, a client certificate only with its key and both valid PEM. */
+function inlineUser(where: string, u: Entry, fail: Fail): UserCredentials & Pick<ClusterAccess, 'exec'> {
+  const certData = stringField(u, 'client-certificate-data', fail);
+  const keyData = stringField(u, 'client-key-data', fail);
   if (!certData !== !keyData) throw fail(`has only one of ${u.at}.client-certificate-data and ${u.at}.client-key-data`);
   if (certData && !isCertificate(Buffer.from(certData, 'base64').toString()))
     throw notPem(where, 'kubeconfig', `${u.at}.client-certificate-data`);
   if (keyData && !isPrivateKey(Buffer.from(keyData, 'base64').toString()))
     throw fail(`has ${u.at}.client-key-data that is not a valid PEM private key`);
-  const user = {
-    token: str(u, 'token'),
+  return {
+    token: stringField(u, 'token', fail),
     certData,
     keyData,
-    username: str(u, 'username'),
-    password: str(u, 'password'),
-    exec: (exec ?? undefined) as ExecConfig | undefined,
+    username: stringField(u, 'username', fail),
+    password: stringField(u, 'password', fail),
+    exec: (u.body.exec ?? undefined) as ExecConfig | undefined,
   };
-  const sendsCredentials = Boolean(user.token || certData || user.username || user.password || user.exec);
+}
 
-  const server = str(c, 'server');
+/** The cluster's server, if provider-rook may call it, and whether TLS verification is skipped (never with credentials). */
+function checkedServer(
+  c: Entry,
+  sendsCredentials: boolean,
+  policy: EndpointPolicy,
+  fail: Fail,
+): { server: string; skipTLSVerify: boolean } {
+  const server = stringField(c, 'server', fail);
   if (!server) throw fail(`has no ${c.at}.server`);
   let url: URL;
   try {
@@ -300,20 +356,11 @@ function fromKubeconfig(
   const skipTLSVerify = c.body['insecure-skip-tls-verify'] === true;
   if (skipTLSVerify && sendsCredentials)
     throw fail(`sets ${c.at}.insecure-skip-tls-verify while sending credentials; use certificate-authority-data`);
-
-  const access: ClusterAccess = {
-    server: server.replace(/\/$/, ''),
-    caData,
-    tlsServerName: str(c, 'tls-server-name'),
-    skipTLSVerify,
-    ...user,
-    lookup: endpointLookup(policy),
-  };
-  return { access, server: access.server };
+  return { server, skipTLSVerify };
 }
 
 /** The entry of contexts/clusters/users with this name, and where it is (e.g. `users[0].user`); never its name. */
-function entry(doc: Obj, list: string, field: string, name: unknown): { at: string; body: Obj } | undefined {
+function entry(doc: Obj, list: string, field: string, name: unknown): Entry | undefined {
   const items = doc[list];
   if (typeof name !== 'string' || !name || !Array.isArray(items)) return undefined;
   const i = items.findIndex((it) => isObj(it) && it.name === name);

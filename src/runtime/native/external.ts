@@ -6,6 +6,7 @@ import { Ready, ReasonedError, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
+import type { ResourceType } from '../kube/resources.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
 import {
   setBindable,
@@ -55,6 +56,24 @@ function importRequested(mr: ManagedResource): boolean {
 }
 
 const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** The external name: the annotation has no schema, so it is checked before it becomes part of a request. */
+function checkedExternalName(mr: ManagedResource): string {
+  const name = externalNameOf(mr.metadata);
+  if (name.length > 253 || !OBJECT_NAME.test(name)) {
+    throw new ReasonedError(
+      Reasons.InvalidExternalName,
+      `annotation ${ANNOTATION_EXTERNAL_NAME} must be a lower-case DNS-1123 subdomain (a-z, 0-9, "-", ".") of at most 253 characters; it has ${name.length} characters`,
+    );
+  }
+  return name;
+}
+
+/** A resource's companions as found in the target (by position), and how they drifted. */
+interface Companions {
+  found: (TargetObject | undefined)[];
+  drift: string[];
+}
 
 export interface NativeExternalOptions {
   /**
@@ -122,14 +141,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   }
 
   async observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation> {
-    const name = externalNameOf(mr.metadata);
-    // The annotation has no schema: check it before it becomes part of a request.
-    if (name.length > 253 || !OBJECT_NAME.test(name)) {
-      throw new ReasonedError(
-        Reasons.InvalidExternalName,
-        `annotation ${ANNOTATION_EXTERNAL_NAME} must be a lower-case DNS-1123 subdomain (a-z, 0-9, "-", ".") of at most 253 characters; it has ${name.length} characters`,
-      );
-    }
+    const name = checkedExternalName(mr);
     const owner = this.owner(mr);
     const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name).metadata.namespace };
     const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal);
@@ -144,27 +156,44 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
     // What the user left unset comes from the target, so adopting an object changes nothing else.
     const lateInitialized = this.kind.lateInitialize?.(mr, observed) ?? false;
-    const { found: companions, drift: companionDrift } = await this.checkCompanions(mr, name, observed, relation, signal);
+    const companions = await this.checkCompanions(mr, name, observed, relation, signal);
     if (relation === 'unmarked') this.refuseUnappliableImport(mr, name, observed);
-    // The resource names its proven object by uid, so a restore of it from a backup can prove it
-    // again. Not while its marks are unsigned (an upgrade): the record ends the legacy belief, which
-    // its companions and namespace still need until the update signs them.
-    const proven = (relation === 'ours' || relation === 'restored') && this.marks.signed(ref.type, observed);
-    const record =
-      proven && observed.metadata.uid && mr.metadata.annotations?.[ANNOTATION_TARGET_UID] !== observed.metadata.uid
-        ? { annotations: { [ANNOTATION_TARGET_UID]: observed.metadata.uid } }
-        : {};
+    // What the managed resource is to persist (late-initialized fields, the proven object's uid), whatever comes next.
+    const settled = { lateInitialized, ...this.uidRecord(mr, ref.type, observed, relation) };
     if (relation !== 'ours') {
       return {
         exists: true,
         upToDate: false,
-        lateInitialized,
-        ...record,
+        ...settled,
         diff: relation === 'restored' ? 'taking back the object of a restored resource' : 'adopting the existing object (import)',
       };
     }
+    return this.inspectOurs(mr, name, owner, observed, companions, settled, signal);
+  }
 
-    const desired = this.marks.mark(ref.type, this.kind.desired(mr, name), owner);
+  /**
+   * The resource names its proven object by uid, so a restore of it from a backup can prove it
+   * again. Not while its marks are unsigned (an upgrade): the record ends the legacy belief, which
+   * its companions and namespace still need until the update signs them.
+   */
+  private uidRecord(mr: MR, type: ResourceType, observed: TargetObject, relation: Relation): Pick<ExternalObservation, 'annotations'> {
+    const proven = (relation === 'ours' || relation === 'restored') && this.marks.signed(type, observed);
+    return proven && observed.metadata.uid && mr.metadata.annotations?.[ANNOTATION_TARGET_UID] !== observed.metadata.uid
+      ? { annotations: { [ANNOTATION_TARGET_UID]: observed.metadata.uid } }
+      : {};
+  }
+
+  /** Our own object: its drift from what this resource wants, and what the kind reads from it (readiness, connection details). */
+  private async inspectOurs(
+    mr: MR,
+    name: string,
+    owner: Owner,
+    observed: TargetObject,
+    { found, drift: companionDrift }: Companions,
+    settled: Pick<ExternalObservation, 'lateInitialized' | 'annotations'>,
+    signal: AbortSignal,
+  ): Promise<ExternalObservation> {
+    const desired = this.marks.mark(this.kind.target, this.kind.desired(mr, name), owner);
     const drift = [
       ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
       ...diffFields(
@@ -173,7 +202,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       ).map((p) => `.metadata${p}`),
       ...companionDrift,
     ];
-    const inspection = await this.kind.inspect({ client: this.client, read: this.read, mr, observed, companions, signal });
+    const inspection = await this.kind.inspect({ client: this.client, read: this.read, mr, observed, companions: found, signal });
     mr.status = {
       ...mr.status,
       conditions: setCondition(mr.status?.conditions, {
@@ -186,8 +215,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return {
       exists: true,
       upToDate: drift.length === 0,
-      lateInitialized,
-      ...record,
+      ...settled,
       connectionDetails: inspection.connectionDetails,
       diff: drift.join(', ') || undefined,
     };
@@ -226,13 +254,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return want.metadata.annotations[ANNOTATION_OWNER_PROOF] !== have.metadata.annotations?.[ANNOTATION_OWNER_PROOF];
   }
 
-  private async checkCompanions(
-    mr: MR,
-    name: string,
-    observed: TargetObject,
-    main: Relation,
-    signal: AbortSignal,
-  ): Promise<{ found: (TargetObject | undefined)[]; drift: string[] }> {
+  private async checkCompanions(mr: MR, name: string, observed: TargetObject, main: Relation, signal: AbortSignal): Promise<Companions> {
     const wanted = this.kind.companions?.(mr, name) ?? [];
     const found = await Promise.all(wanted.map((c) => this.read.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const drift: string[] = [];

@@ -50,6 +50,13 @@ export interface LeakSweeperOptions<MR extends ManagedResource> {
   log: Logger;
 }
 
+/** One sweep's shared state: its signal and clock, and the owners already read. */
+interface Pass {
+  signal?: AbortSignal;
+  now: number;
+  ownerGone: (owner: OwnerKey) => Promise<boolean>;
+}
+
 export class LeakSweeper<MR extends ManagedResource> {
   private readonly o: LeakSweeperOptions<MR>;
   private timer?: NodeJS.Timeout;
@@ -77,6 +84,26 @@ export class LeakSweeper<MR extends ManagedResource> {
 
   /** One pass over every target any watched Provider names. */
   async sweep(signal?: AbortSignal, now = Date.now()): Promise<LeakReport[]> {
+    const targets = await this.resolveTargets(signal);
+    const pass: Pass = { signal, now, ownerGone: this.ownerCheck(signal) };
+    const reports: LeakReport[] = [];
+    // The object itself first, then its companions, then (if nothing else lives there) the namespace.
+    const types = [this.o.kind.target, ...(this.o.kind.companionTypes ?? []), Namespaces];
+    for (const { target, providers } of targets.values()) {
+      for (const type of types) {
+        for (const obj of await this.listMarked(target, type, signal)) {
+          const leak = await this.judge(target, type, obj, pass);
+          if (!leak) continue;
+          reports.push(leak.report);
+          this.record(leak.report, providers.find((p) => p.metadata.namespace === leak.owner.namespace) ?? providers[0]!);
+        }
+      }
+    }
+    return reports;
+  }
+
+  /** The targets the watched Providers resolve to, each with the Providers that name it. */
+  private async resolveTargets(signal?: AbortSignal): Promise<Map<string, { target: Target; providers: Provider[] }>> {
     const targets = new Map<string, { target: Target; providers: Provider[] }>();
     for (const provider of this.o.providers.list()) {
       try {
@@ -88,10 +115,14 @@ export class LeakSweeper<MR extends ManagedResource> {
         // An unusable Provider is reported by its own status; nothing to sweep there now.
       }
     }
-    // Whether an owner is gone, read once per sweep. Any object at its namespace/name counts as
-    // alive: a restored resource (new uid) takes its objects back rather than losing them.
+    return targets;
+  }
+
+  // Whether an owner is gone, read once per sweep. Any object at its namespace/name counts as
+  // alive: a restored resource (new uid) takes its objects back rather than losing them.
+  private ownerCheck(signal?: AbortSignal): (owner: OwnerKey) => Promise<boolean> {
     const verdicts = new Map<string, Promise<boolean>>();
-    const ownerGone = (owner: OwnerKey): Promise<boolean> => {
+    return (owner) => {
       let verdict = verdicts.get(owner.key);
       if (!verdict) {
         if (this.o.cache?.get(owner.key)) return Promise.resolve(false);
@@ -100,58 +131,58 @@ export class LeakSweeper<MR extends ManagedResource> {
       }
       return verdict;
     };
+  }
 
-    const reports: LeakReport[] = [];
-    // The object itself first, then its companions, then (if nothing else lives there) the namespace.
-    const types = [this.o.kind.target, ...(this.o.kind.companionTypes ?? []), Namespaces];
-    for (const { target, providers } of targets.values()) {
-      for (const type of types) {
-        let items: TargetObject[];
-        try {
-          // Live on purpose: the sweep is the periodic check of the target against what the caches believe.
-          items = (await target.client.list<TargetObject>(type, { labelSelector: this.o.marks.selector, signal })).items;
-        } catch (err) {
-          this.o.log.debug('cannot list for leaks', { kind: type.kind, error: (err as Error).message });
-          continue;
-        }
-        for (const obj of items) {
-          const owner = this.o.marks.claimedOwner(obj);
-          if (!owner || owner.resource !== this.o.kind.resource || obj.metadata.deletionTimestamp) continue;
-          if (!this.watches(owner.namespace) || this.o.marks.keptOnRelease(obj)) continue;
-          if (now - Date.parse(obj.metadata.creationTimestamp ?? '') < this.o.graceMs) continue;
-          let gone: boolean;
-          try {
-            gone = await ownerGone(owner);
-          } catch (err) {
-            this.o.log.debug('cannot read the owner of a target object; not judging it', {
-              owner: owner.key,
-              error: (err as Error).message,
-            });
-            continue;
-          }
-          if (!gone) continue;
-          const report: LeakReport = {
-            target: target.server,
-            kind: type.kind,
-            namespace: obj.metadata.namespace,
-            name: obj.metadata.name,
-            owner: owner.key,
-            deleted: false,
-          };
-          // Labels anyone may copy: only our signature makes a leak ours to delete.
-          if (!this.o.marks.provenOwner(type, obj)) {
-            report.kept =
-              'its ownership marks carry no valid signature (written before marks were signed, or not by provider-rook); delete it by hand if it is yours';
-            report.unproven = true;
-          } else if (this.o.reportOnly) report.kept = 'leak mode is report';
-          else report.kept = await this.remove(target.client, type, obj, signal);
-          report.deleted = report.kept === undefined;
-          reports.push(report);
-          this.record(report, providers.find((p) => p.metadata.namespace === owner.namespace) ?? providers[0]!);
-        }
-      }
+  /** The objects of `type` in `target` that carry our marks; none when they cannot be listed. */
+  private async listMarked(target: Target, type: ResourceType, signal?: AbortSignal): Promise<TargetObject[]> {
+    try {
+      // Live on purpose: the sweep is the periodic check of the target against what the caches believe.
+      return (await target.client.list<TargetObject>(type, { labelSelector: this.o.marks.selector, signal })).items;
+    } catch (err) {
+      this.o.log.debug('cannot list for leaks', { kind: type.kind, error: (err as Error).message });
+      return [];
     }
-    return reports;
+  }
+
+  /** Judges one marked object: a leak is deleted (or only reported) and its report returned; anything else is left alone. */
+  private async judge(
+    target: Target,
+    type: ResourceType,
+    obj: TargetObject,
+    pass: Pass,
+  ): Promise<{ report: LeakReport; owner: OwnerKey } | undefined> {
+    const owner = this.o.marks.claimedOwner(obj);
+    if (!owner || owner.resource !== this.o.kind.resource || obj.metadata.deletionTimestamp) return undefined;
+    if (!this.watches(owner.namespace) || this.o.marks.keptOnRelease(obj)) return undefined;
+    if (pass.now - Date.parse(obj.metadata.creationTimestamp ?? '') < this.o.graceMs) return undefined;
+    let gone: boolean;
+    try {
+      gone = await pass.ownerGone(owner);
+    } catch (err) {
+      this.o.log.debug('cannot read the owner of a target object; not judging it', {
+        owner: owner.key,
+        error: (err as Error).message,
+      });
+      return undefined;
+    }
+    if (!gone) return undefined;
+    const report: LeakReport = {
+      target: target.server,
+      kind: type.kind,
+      namespace: obj.metadata.namespace,
+      name: obj.metadata.name,
+      owner: owner.key,
+      deleted: false,
+    };
+    // Labels anyone may copy: only our signature makes a leak ours to delete.
+    if (!this.o.marks.provenOwner(type, obj)) {
+      report.kept =
+        'its ownership marks carry no valid signature (written before marks were signed, or not by provider-rook); delete it by hand if it is yours';
+      report.unproven = true;
+    } else if (this.o.reportOnly) report.kept = 'leak mode is report';
+    else report.kept = await this.remove(target.client, type, obj, pass.signal);
+    report.deleted = report.kept === undefined;
+    return { report, owner };
   }
 
   /** Deletes a leaked object; returns why it was kept instead, if it was. */

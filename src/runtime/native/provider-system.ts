@@ -123,6 +123,11 @@ export class ProviderSystem implements Runnable {
       managed: (kind) => this.kinds.find((k) => k.type.kind === kind),
     });
     this.reservationController = manager.controller('scheduling/reservations', this.reservations);
+    this.wakeOnChanges();
+  }
+
+  /** What wakes the Provider controller and the reservations controller. */
+  private wakeOnChanges(): void {
     // A resource that went away frees its place on the Providers that reserved one for it.
     this.usage.onFreed((mr) => {
       for (const p of this.providers.list()) {

@@ -5,7 +5,7 @@ import type { Controller } from '../controller.ts';
 import type { Informer } from '../informer.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Manager } from '../manager.ts';
-import { connectionSecrets } from '../managed/publisher.ts';
+import { connectionSecrets, type SecretObject } from '../managed/publisher.ts';
 import { ManagedReconciler } from '../managed/reconciler.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { gvkLabel, observeManagedKind } from '../metrics.ts';
@@ -16,8 +16,28 @@ import { needsScheduler, Scheduler } from '../scheduling/scheduler.ts';
 import { NativeConnecter } from './connecter.ts';
 import type { NativeKind } from './kind.ts';
 import { LeakSweeper } from './leaks.ts';
+import type { OperatorInstaller } from './operator.ts';
 import type { ProviderSystem } from './provider-system.ts';
 import { TargetWatches } from './watches.ts';
+
+/** What every part of one managed kind's wiring shares. */
+interface Wiring<MR extends ManagedResource> {
+  manager: Manager;
+  providers: ProviderSystem;
+  type: ResourceType;
+  kind: NativeKind<MR>;
+  cache: Informer<MR>;
+  installer?: OperatorInstaller;
+  /** Which target each resource last connected through, so a target's return requeues its resources. */
+  targetOf: Map<string, string>;
+}
+
+/** The managed controller, its reconciler and the connection Secrets it publishes. */
+interface Managed<MR extends ManagedResource> {
+  controller: Controller;
+  reconciler: ManagedReconciler<MR>;
+  secrets: Informer<SecretObject>;
+}
 
 export function setupNativeManaged<MR extends ManagedResource>(
   manager: Manager,
@@ -25,15 +45,27 @@ export function setupNativeManaged<MR extends ManagedResource>(
   o: { type: ResourceType; kind: NativeKind<MR> },
 ): { controller: Controller; cache: Informer<MR> } {
   const { type, kind } = o;
+  const w: Wiring<MR> = {
+    manager,
+    providers,
+    type,
+    kind,
+    cache: manager.informer<MR>(type),
+    installer: kind.operator ? providers.installerFor(kind.operator) : undefined,
+    targetOf: new Map<string, string>(),
+  };
+  const managed = managedController(w);
+  const scheduler = schedulerController(w);
+  watchManaged(w, managed, scheduler);
+  joinProviderSystem(w, managed.controller);
+  return { controller: managed.controller, cache: w.cache };
+}
+
+/** The managed controller: its reconciler reaches targets through the Providers (NativeConnecter). */
+function managedController<MR extends ManagedResource>(w: Wiring<MR>): Managed<MR> {
+  const { manager, providers, type, kind, cache, installer, targetOf } = w;
   const { log, recorder } = manager;
   const { marks, resolver, opts } = providers;
-  const cache = manager.informer<MR>(type);
-  const installer = kind.operator ? providers.installerFor(kind.operator) : undefined;
-  // Which target each resource last connected through, so a target's return requeues its resources.
-  const targetOf = new Map<string, string>();
-  const usedBy = function* (fingerprint: string): Iterable<string> {
-    for (const [key, fp] of targetOf) if (fp === fingerprint) yield key;
-  };
   const secrets = connectionSecrets(manager);
   const reconciler = new ManagedReconciler<MR>({
     type,
@@ -55,7 +87,12 @@ export function setupNativeManaged<MR extends ManagedResource>(
     creationGraceMs: 0,
   });
   const controller = manager.controller(`managed/${kindName(type)}`, reconciler);
-  // A resource naming providerSelector waits for the scheduler to give it a Provider.
+  return { controller, reconciler, secrets };
+}
+
+/** A resource naming providerSelector waits for the scheduler to give it a Provider. */
+function schedulerController<MR extends ManagedResource>(w: Wiring<MR>): Controller {
+  const { manager, providers, type, kind, cache } = w;
   const scheduler = manager.controller(
     `scheduler/${kindName(type)}`,
     new Scheduler<MR>({
@@ -66,8 +103,8 @@ export function setupNativeManaged<MR extends ManagedResource>(
       usage: providers.usage,
       reservations: providers.reservations,
       operator: kind.operator ? { name: kind.operator.name, legacy: kind.operator.legacy } : undefined,
-      recorder,
-      recheckMs: opts.pollIntervalMs,
+      recorder: manager.recorder,
+      recheckMs: providers.opts.pollIntervalMs,
     }),
   );
   const unscheduledIn = (namespace: string | undefined): void => {
@@ -81,7 +118,13 @@ export function setupNativeManaged<MR extends ManagedResource>(
     deleted: (p) => unscheduledIn(p.metadata.namespace),
   });
   providers.usage.onFreed((mr) => unscheduledIn(mr.metadata.namespace));
+  return scheduler;
+}
 
+/** The managed kind's cache and its connection Secrets wake the managed controller and the scheduler. */
+function watchManaged<MR extends ManagedResource>(w: Wiring<MR>, managed: Managed<MR>, scheduler: Controller): void {
+  const { type, cache, targetOf } = w;
+  const { controller, reconciler, secrets } = managed;
   // Only changes a user makes (spec, labels, annotations, deletion) wake it; our status writes do not.
   cache.on({
     added: (mr) => {
@@ -106,6 +149,16 @@ export function setupNativeManaged<MR extends ManagedResource>(
         controller.enqueue(`${s.metadata.namespace}/${owner.name}`);
     },
   });
+}
+
+/** The Provider system's parts for this kind: registration, metrics, drift watches in every target, the leak sweeper. */
+function joinProviderSystem<MR extends ManagedResource>(w: Wiring<MR>, controller: Controller): void {
+  const { manager, providers, type, kind, cache, installer, targetOf } = w;
+  const { log, recorder } = manager;
+  const { marks, resolver, opts } = providers;
+  const usedBy = function* (fingerprint: string): Iterable<string> {
+    for (const [key, fp] of targetOf) if (fp === fingerprint) yield key;
+  };
   providers.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
   // crossplane_managed_resource_{exists,ready,synced}, counted from the cache at each scrape.
   manager.cleanups.push(observeManagedKind(gvkLabel(type), () => cache.list()));
@@ -126,5 +179,4 @@ export function setupNativeManaged<MR extends ManagedResource>(
       log,
     }) as unknown as LeakSweeper<ManagedResource>,
   );
-  return { controller, cache };
 }

@@ -1,0 +1,114 @@
+// Crash-safe create: "pending" is recorded (with a resourceVersion check, so two writers cannot
+// both proceed) before the external write, "succeeded"/"failed" after it. Our external names are
+// deterministic and create is an idempotent apply, so an interrupted create is simply retried.
+// The finalizer goes in with the pending mark: one write before anything is made.
+import { Ready, Synced, type setCondition } from '../conditions.ts';
+import type { EventRecorder } from '../events.ts';
+import type { ReadonlyDeep } from '../informer.ts';
+import type { Client } from '../kube/client.ts';
+import { isConflict } from '../kube/errors.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import {
+  ANNOTATION_CREATE_FAILED,
+  ANNOTATION_CREATE_PENDING,
+  ANNOTATION_CREATE_SUCCEEDED,
+  ANNOTATION_EXTERNAL_NAME,
+  FINALIZER_MANAGED,
+  externalNameOf,
+  timestamp,
+  withFinalizer,
+} from '../meta.ts';
+import { Reasons } from '../reasons.ts';
+import { requeue, type Result } from '../result.ts';
+import type { ConnectionDetails, ExternalClient, ManagedResource } from './types.ts';
+
+type Condition = Parameters<typeof setCondition>[1];
+
+/** What the create step uses of the managed reconciler: its client and clock, its writes, and how a pass fails. */
+export interface CreationSteps<MR extends ManagedResource> {
+  client: Client;
+  type: ResourceType;
+  recorder: EventRecorder;
+  now(): Date;
+  /** Updates the resource; what comes back carries the status of `mr`. */
+  update(mr: MR, signal: AbortSignal): Promise<MR>;
+  /** Reports a failed step (event, Synced error, status write) and says when to try again. */
+  fail(
+    mr: MR,
+    cached: ReadonlyDeep<MR>,
+    signal: AbortSignal,
+    event: string,
+    prefix: string,
+    err: unknown,
+    ready?: Condition,
+  ): Promise<Result>;
+  publish(mr: MR, details: ConnectionDetails | undefined, signal: AbortSignal): Promise<void>;
+  setConditions(mr: MR, ...conds: Condition[]): void;
+  /** Measures the first reports after a status write. */
+  observeFirsts(mr: MR, cached: ReadonlyDeep<MR>): void;
+}
+
+/** Creates the external resource, recording the attempt before and its outcome after. */
+export async function createExternal<MR extends ManagedResource>(
+  s: CreationSteps<MR>,
+  mr: MR,
+  cached: ReadonlyDeep<MR>,
+  external: ExternalClient<MR>,
+  signal: AbortSignal,
+): Promise<Result> {
+  mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
+  mr.metadata.annotations = { ...mr.metadata.annotations, [ANNOTATION_CREATE_PENDING]: timestamp(s.now()) };
+  mr.metadata.annotations[ANNOTATION_EXTERNAL_NAME] ??= mr.metadata.name;
+  try {
+    mr = await s.update(mr, signal);
+  } catch (err) {
+    return s.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot update managed resource', err, Ready.creating());
+  }
+  let created;
+  try {
+    created = await external.create(mr, signal);
+  } catch (err) {
+    if (!isConflict(err)) s.recorder.warning(mr, Reasons.CannotCreateExternalResource, `create failed: ${(err as Error).message}`);
+    // The status below is written over the object recordCreate returns: its resourceVersion is the current one.
+    mr = (await recordCreate(s, mr, ANNOTATION_CREATE_FAILED, signal).catch(() => undefined)) ?? mr;
+    return s.fail(mr, cached, signal, Reasons.CannotCreateExternalResource, 'create failed', err, Ready.creating());
+  }
+  try {
+    mr = await recordCreate(s, mr, ANNOTATION_CREATE_SUCCEEDED, signal, created.annotations);
+  } catch (err) {
+    return s.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot record creation', err, Ready.creating());
+  }
+  try {
+    await s.publish(mr, created.connectionDetails, signal);
+  } catch (err) {
+    return s.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot publish connection details', err, Ready.creating());
+  }
+  s.recorder.normal(mr, Reasons.CreatedExternalResource, `Created ${externalNameOf(mr.metadata)} in the target cluster`);
+  s.setConditions(mr, Ready.creating(), Synced.success());
+  await s.client.updateStatus(s.type, mr, signal);
+  s.observeFirsts(mr, cached);
+  return requeue();
+}
+
+/** Persists a create-outcome annotation, re-reading and retrying on conflicts. */
+async function recordCreate<MR extends ManagedResource>(
+  s: CreationSteps<MR>,
+  mr: MR,
+  annotation: string,
+  signal: AbortSignal,
+  more: Record<string, string> = {},
+): Promise<MR> {
+  const value = timestamp(s.now());
+  let current = mr;
+  for (let attempt = 0; ; attempt++) {
+    current.metadata.annotations = { ...current.metadata.annotations, ...more, [annotation]: value };
+    try {
+      return await s.update(current, signal);
+    } catch (err) {
+      if (!isConflict(err) || attempt >= 4) throw err;
+      const fresh = await s.client.get<MR>(s.type, mr.metadata.name, mr.metadata.namespace, signal);
+      if (!fresh) throw err;
+      current = { ...fresh, status: mr.status };
+    }
+  }
+}
