@@ -9,6 +9,7 @@ import { restClientRequests } from '../metrics.ts';
 import { ReasonedError } from '../conditions.ts';
 import { closePool, connectionPool, exchange, readText, type Pool } from './transport.ts';
 import { Reasons } from '../reasons.ts';
+import { backoffDelay, sleep } from '../backoff.ts';
 
 export interface RequestOptions {
   query?: Record<string, string | undefined>;
@@ -51,19 +52,7 @@ const AUTH_REFRESH_MS = 60_000;
 const USER_AGENT = 'provider-rook';
 /** Attempts for a read whose connection was closed under it (client-go retries those too). */
 const GET_ATTEMPTS = 5;
-
-/** Waits, or less if the signal aborts first. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
+const CLOSED_CONNECTION_BACKOFF = { baseMs: 100, maxMs: 800 };
 
 /** Whether the error, or one of its causes, carries one of these codes (duck-typed: Node's errors may come from another realm). */
 function hasCode(err: unknown, ...codes: string[]): boolean {
@@ -185,7 +174,7 @@ export class ServerSession {
         }
         // 0.1, 0.2, 0.4, 0.8 s: a storm of closed connections passes. An abort ends the wait; the
         // next attempt then fails at once.
-        await pause(100 * 2 ** (attempt - 1), signal);
+        await sleep(backoffDelay(CLOSED_CONNECTION_BACKOFF, attempt - 1), signal);
       }
     }
     clearTimeout(impatient); // it answered: the body may take the whole timeout
