@@ -158,7 +158,16 @@ describe(`provider-rook end to end`, () => {
     const claim = await bound(APP, 'app-bucket');
     designStore = claim.spec.resourceRef!.name;
     const keys = secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret', APP))?.data);
-    expect(Object.keys(keys).sort()).toEqual(['endpoint', 'password', 'username']);
+    expect(Object.keys(keys).sort()).toEqual([
+      'AWS_ACCESS_KEY_ID',
+      'AWS_ENDPOINT_URL',
+      'AWS_SECRET_ACCESS_KEY',
+      'BUCKET_HOST',
+      'BUCKET_PORT',
+      'endpoint',
+      'password',
+      'username',
+    ]);
     const store = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
     expect(store?.spec.scope.nodeCount).toBe(4);
     expect(await env.targets[1].admin.get(RookObjectStores, designStore, 'rook-minio')).toBeUndefined();
@@ -198,9 +207,21 @@ describe(`provider-rook end to end`, () => {
       expect([
         backend,
         Object.keys(keys)
-          .filter((k) => k !== 'bucket')
+          .filter((k) => k !== 'bucket' && k !== 'BUCKET_NAME')
           .sort(),
-      ]).toEqual([backend, ['endpoint', 'password', 'username']]);
+      ]).toEqual([
+        backend,
+        [
+          'AWS_ACCESS_KEY_ID',
+          'AWS_ENDPOINT_URL',
+          'AWS_SECRET_ACCESS_KEY',
+          'BUCKET_HOST',
+          'BUCKET_PORT',
+          'endpoint',
+          'password',
+          'username',
+        ],
+      ]);
     }
     for (const [backend] of backends) {
       if (env.unavailable[backend]) continue;

@@ -13,6 +13,7 @@ import type { NativeKind } from '../runtime/native/kind.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 import { randomKey } from '../runtime/random.ts';
 import { Reasons } from '../runtime/reasons.ts';
+import { s3ConnectionDetails } from '../s3/details.ts';
 
 export const MinioTenants: ResourceType = { apiVersion: 'minio.min.io/v2', kind: 'Tenant', plural: 'tenants', namespaced: true };
 
@@ -123,10 +124,7 @@ export const minioTenant: NativeKind<Tenant> = {
           (state === 'Initialized'
             ? ` (health ${status.healthStatus === 'yellow' || status.healthStatus === 'red' ? status.healthStatus : 'unknown'})`
             : ''),
-      connectionDetails: {
-        endpoint,
-        ...(env.MINIO_ROOT_USER && env.MINIO_ROOT_PASSWORD ? { username: env.MINIO_ROOT_USER, password: env.MINIO_ROOT_PASSWORD } : {}),
-      },
+      connectionDetails: s3ConnectionDetails({ endpoint, accessKey: env.MINIO_ROOT_USER, secretKey: env.MINIO_ROOT_PASSWORD }),
       atProvider: withoutNulls({
         namespace,
         name,

@@ -12,6 +12,7 @@ import { ConfigMaps, Secrets, type ResourceType } from '../runtime/kube/resource
 import { secretText } from '../runtime/native/credentials.ts';
 import type { NativeKind, TargetObject } from '../runtime/native/kind.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
+import { s3ConnectionDetails } from '../s3/details.ts';
 
 export const ObjectBucketClaims: ResourceType = {
   apiVersion: 'objectbucket.io/v1alpha1',
@@ -92,12 +93,14 @@ export const cephBucket: NativeKind<CephBucket> = {
     return {
       ready: Boolean(endpoint && keys.AWS_ACCESS_KEY_ID && keys.AWS_SECRET_ACCESS_KEY),
       message: endpoint ? undefined : "the provisioner's ConfigMap has no BUCKET_HOST",
-      connectionDetails: withoutNulls({
-        endpoint,
-        username: keys.AWS_ACCESS_KEY_ID,
-        password: keys.AWS_SECRET_ACCESS_KEY,
-        bucket: at.BUCKET_NAME,
-      }) as Record<string, string>,
+      connectionDetails: endpoint
+        ? s3ConnectionDetails({
+            endpoint,
+            accessKey: keys.AWS_ACCESS_KEY_ID,
+            secretKey: keys.AWS_SECRET_ACCESS_KEY,
+            bucket: at.BUCKET_NAME,
+          })
+        : {},
       atProvider: withoutNulls({ ...atProvider, bucketName: at.BUCKET_NAME, endpoint }),
     };
   },

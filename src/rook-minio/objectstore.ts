@@ -14,6 +14,7 @@ import { withoutNulls } from '../runtime/json.ts';
 import { randomKey } from '../runtime/random.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 import { Reasons } from '../runtime/reasons.ts';
+import { s3ConnectionDetails } from '../s3/details.ts';
 
 /** The Rook MinIO operator (config/operators/rook-minio, modernised from rook v1.2.7, its last release). */
 export const rookMinioOperator = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/rook-minio', import.meta.url)), {
@@ -154,8 +155,7 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     const readyReplicas = sts?.status?.readyReplicas ?? 0;
     const keys = secretText((companions[0] as { data?: Record<string, string> } | undefined)?.data);
     const ready = sts !== undefined && readyReplicas >= want;
-    const connectionDetails: Record<string, string> = { endpoint };
-    if (keys.username && keys.password) Object.assign(connectionDetails, { username: keys.username, password: keys.password });
+    const connectionDetails = s3ConnectionDetails({ endpoint, accessKey: keys.username, secretKey: keys.password });
     return {
       ready,
       message: !sts

@@ -208,9 +208,25 @@ describe('three backends behind one Bucket claim', () => {
       const claim = await bound(`same-${b.name}`);
       expect(claim.spec.resourceRef).toMatchObject({ kind: b.managed.kind, apiVersion: b.managed.apiVersion });
       const keys = secretText((await control.get<Obj>(Secrets, `same-${b.name}-s3`, apps))!.data);
-      expect(Object.keys(keys)).toEqual(expect.arrayContaining(['endpoint', 'password', 'username']));
+      expect(Object.keys(keys)).toEqual(
+        expect.arrayContaining([
+          'AWS_ACCESS_KEY_ID',
+          'AWS_ENDPOINT_URL',
+          'AWS_SECRET_ACCESS_KEY',
+          'BUCKET_HOST',
+          'BUCKET_PORT',
+          'endpoint',
+          'password',
+          'username',
+        ]),
+      );
+      expect([keys.AWS_ACCESS_KEY_ID, keys.AWS_SECRET_ACCESS_KEY, keys.AWS_ENDPOINT_URL]).toEqual([
+        keys.username,
+        keys.password,
+        keys.endpoint,
+      ]);
       expect(keys.endpoint).toMatch(/^http:\/\/[a-z0-9.-]+:\d+$/);
-      if (b.name === 'rook-ceph') expect(keys.bucket).toMatch(/^[a-z0-9-]+$/);
+      if (b.name === 'rook-ceph') expect([keys.bucket, keys.BUCKET_NAME]).toEqual([expect.stringMatching(/^[a-z0-9-]+$/), keys.bucket]);
       const mr = claim.spec.resourceRef!.name;
       expect(await targetA.get(b.target, mr, b.targetNamespace(mr))).toBeDefined();
     }

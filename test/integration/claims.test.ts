@@ -154,7 +154,22 @@ describe('Bucket claims', () => {
 
     const secret = await eventually(() => control.get<SecretView>(Secrets, 'bucketsecret', APP), "the claim's connection Secret");
     const keys = secretText(secret.data);
-    expect(Object.keys(keys).sort()).toEqual(['endpoint', 'password', 'username']);
+    expect(Object.keys(keys).sort()).toEqual([
+      'AWS_ACCESS_KEY_ID',
+      'AWS_ENDPOINT_URL',
+      'AWS_SECRET_ACCESS_KEY',
+      'BUCKET_HOST',
+      'BUCKET_PORT',
+      'endpoint',
+      'password',
+      'username',
+    ]);
+    expect([keys.AWS_ACCESS_KEY_ID, keys.AWS_SECRET_ACCESS_KEY, keys.AWS_ENDPOINT_URL]).toEqual([
+      keys.username,
+      keys.password,
+      keys.endpoint,
+    ]);
+    expect([keys.BUCKET_HOST, keys.BUCKET_PORT]).toEqual([`${ref.name}-s3.rook-minio.svc.cluster.local`, '9000']);
     expect(keys.endpoint).toBe(`http://${ref.name}-s3.rook-minio.svc.cluster.local:9000`);
     expect(keys.password).toMatch(/^[A-Za-z0-9]{40}$/);
     expect(secret.metadata.ownerReferences).toEqual([

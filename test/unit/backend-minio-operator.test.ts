@@ -8,6 +8,7 @@ import type { Claim } from '../../src/runtime/claims/claim.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { Secrets } from '../../src/runtime/kube/resources.ts';
 import type { Inspection, TargetObject } from '../../src/runtime/native/kind.ts';
+import { s3Keys } from '../support/s3-keys.ts';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const pools = [{ name: 'pool-0', servers: 4, volumesPerServer: 1 }];
@@ -110,7 +111,7 @@ describe('MinIO Operator: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'green', availableReplicas: 4 }),
       },
     },
@@ -122,7 +123,7 @@ describe('MinIO Operator: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint: 'https://minio.minio-t.svc.corp.local:443', username: 'user', password: 'pass' },
+        connectionDetails: s3Keys('https://minio.minio-t.svc.corp.local:443', 'minio.minio-t.svc.corp.local', '443', 'user', 'pass'),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }, 'https://minio.minio-t.svc.corp.local:443'),
       },
     },
@@ -133,7 +134,7 @@ describe('MinIO Operator: inspect', () => {
       want: {
         ready: false,
         message: 'MinIO Operator: Initialized (health yellow)',
-        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'yellow' }),
       },
     },
@@ -144,7 +145,7 @@ describe('MinIO Operator: inspect', () => {
       want: {
         ready: false,
         message: 'MinIO Operator: Initialized (health unknown)',
-        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'purple' }),
       },
     },
@@ -155,7 +156,7 @@ describe('MinIO Operator: inspect', () => {
       want: {
         ready: false,
         message: 'MinIO Operator: Provisioning MinIO Statefulset',
-        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
         atProvider: at({ currentState: 'Provisioning MinIO Statefulset' }),
       },
     },
@@ -166,7 +167,7 @@ describe('MinIO Operator: inspect', () => {
       want: {
         ready: false,
         message: 'MinIO Operator: a state provider-rook does not know',
-        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
         atProvider: at(),
       },
     },
@@ -176,7 +177,7 @@ describe('MinIO Operator: inspect', () => {
       want: {
         ready: false,
         message: 'MinIO Operator: not yet seen by the operator',
-        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
         atProvider: at(),
       },
     },
@@ -187,7 +188,7 @@ describe('MinIO Operator: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint: http, username: 'user', password: 'pass' },
+        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }),
       },
     },
@@ -198,7 +199,7 @@ describe('MinIO Operator: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint: http },
+        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80'),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }),
       },
     },
@@ -208,7 +209,7 @@ describe('MinIO Operator: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint: http },
+        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80'),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }),
       },
     },

@@ -8,6 +8,7 @@ import type { Claim } from '../../src/runtime/claims/claim.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import type { ResourceType } from '../../src/runtime/kube/resources.ts';
 import type { Inspection, TargetObject } from '../../src/runtime/native/kind.ts';
+import { s3Keys } from '../support/s3-keys.ts';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
@@ -128,7 +129,7 @@ describe('Rook Ceph: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint: 'http://rgw.rook-ceph.svc:80', username: 'key', password: 'secret', bucket: 'ext-1234' },
+        connectionDetails: s3Keys('http://rgw.rook-ceph.svc:80', 'rgw.rook-ceph.svc', '80', 'key', 'secret', 'ext-1234'),
         atProvider: { ...at, phase: 'Bound', bucketName: 'ext-1234', endpoint: 'http://rgw.rook-ceph.svc:80' },
       },
     },
@@ -139,7 +140,7 @@ describe('Rook Ceph: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint: 'https://rgw:443', username: 'key', password: 'secret', bucket: 'b' },
+        connectionDetails: s3Keys('https://rgw:443', 'rgw', '443', 'key', 'secret', 'b'),
         atProvider: { ...at, phase: 'Bound', bucketName: 'b', endpoint: 'https://rgw:443' },
       },
     },
@@ -150,7 +151,7 @@ describe('Rook Ceph: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint: 'http://rgw:80', username: 'key', password: 'secret', bucket: 'b' },
+        connectionDetails: s3Keys('http://rgw:80', 'rgw', '80', 'key', 'secret', 'b'),
         atProvider: { ...at, phase: 'Bound', bucketName: 'b', endpoint: 'http://rgw:80' },
       },
     },
@@ -161,7 +162,7 @@ describe('Rook Ceph: inspect', () => {
       want: {
         ready: false,
         message: "the provisioner's ConfigMap has no BUCKET_HOST",
-        connectionDetails: { username: 'key', password: 'secret', bucket: 'b' },
+        connectionDetails: {},
         atProvider: { ...at, phase: 'Bound', bucketName: 'b' },
       },
     },
@@ -172,7 +173,7 @@ describe('Rook Ceph: inspect', () => {
       want: {
         ready: false,
         message: undefined,
-        connectionDetails: { endpoint: 'http://rgw.rook-ceph.svc:80', username: 'key', bucket: 'ext-1234' },
+        connectionDetails: s3Keys('http://rgw.rook-ceph.svc:80', 'rgw.rook-ceph.svc', '80', undefined, undefined, 'ext-1234'),
         atProvider: { ...at, phase: 'Bound', bucketName: 'ext-1234', endpoint: 'http://rgw.rook-ceph.svc:80' },
       },
     },

@@ -10,6 +10,7 @@ import type { Claim } from '../../src/runtime/claims/claim.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import type { Inspection, TargetObject } from '../../src/runtime/native/kind.ts';
+import { s3Keys } from '../support/s3-keys.ts';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const text = (s: string | undefined): string => Buffer.from(s ?? '', 'base64').toString();
@@ -189,7 +190,7 @@ describe('Rook MinIO: inspect', () => {
       want: {
         ready: false,
         message: 'waiting for the MinIO operator to create StatefulSet tns/ext',
-        connectionDetails: { endpoint, username: 'user', password: 'pass' },
+        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000', 'user', 'pass'),
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 0 },
       },
     },
@@ -200,7 +201,7 @@ describe('Rook MinIO: inspect', () => {
       want: {
         ready: false,
         message: '2/4 MinIO servers ready',
-        connectionDetails: { endpoint, username: 'user', password: 'pass' },
+        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000', 'user', 'pass'),
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 2 },
       },
     },
@@ -211,7 +212,7 @@ describe('Rook MinIO: inspect', () => {
       want: {
         ready: false,
         message: '0/4 MinIO servers ready',
-        connectionDetails: { endpoint, username: 'user', password: 'pass' },
+        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000', 'user', 'pass'),
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 0 },
       },
     },
@@ -222,7 +223,7 @@ describe('Rook MinIO: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint, username: 'user', password: 'pass' },
+        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000', 'user', 'pass'),
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 },
       },
     },
@@ -232,7 +233,7 @@ describe('Rook MinIO: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint },
+        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000'),
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 },
       },
     },
@@ -243,7 +244,7 @@ describe('Rook MinIO: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint },
+        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000'),
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 },
       },
     },
@@ -255,7 +256,7 @@ describe('Rook MinIO: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: { endpoint: 'http://ext-s3.tns.svc.corp.local:9000', username: 'user', password: 'pass' },
+        connectionDetails: s3Keys('http://ext-s3.tns.svc.corp.local:9000', 'ext-s3.tns.svc.corp.local', '9000', 'user', 'pass'),
         atProvider: { namespace: 'tns', name: 'ext', endpoint: 'http://ext-s3.tns.svc.corp.local:9000', readyReplicas: 4 },
       },
     },

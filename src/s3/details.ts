@@ -1,0 +1,25 @@
+// What every backend's connection Secret holds, so an app reads it the same way whatever the
+// backend: the design doc's keys (endpoint, username, password), the names the AWS SDKs read from
+// the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL), and Rook's
+// ObjectBucketClaim names (BUCKET_HOST, BUCKET_PORT, BUCKET_NAME), so `envFrom` works with any S3
+// client. Keys without a value are left out.
+import type { ConnectionDetails } from '../runtime/managed/types.ts';
+
+export interface S3Access {
+  /** e.g. http://store-s3.minio.svc.cluster.local:9000 */
+  endpoint: string;
+  accessKey?: string;
+  secretKey?: string;
+  bucket?: string;
+}
+
+export function s3ConnectionDetails({ endpoint, accessKey, secretKey, bucket }: S3Access): ConnectionDetails {
+  const url = new URL(endpoint);
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  const details: ConnectionDetails = { endpoint, AWS_ENDPOINT_URL: endpoint, BUCKET_HOST: url.hostname, BUCKET_PORT: port };
+  if (accessKey && secretKey) {
+    Object.assign(details, { username: accessKey, password: secretKey, AWS_ACCESS_KEY_ID: accessKey, AWS_SECRET_ACCESS_KEY: secretKey });
+  }
+  if (bucket) Object.assign(details, { bucket, BUCKET_NAME: bucket });
+  return details;
+}

@@ -1,0 +1,20 @@
+// The keys every backend's connection Secret carries, spelled out (issue 25): the design doc's
+// (endpoint, username, password, bucket), the AWS SDKs' environment names and Rook's
+// ObjectBucketClaim names.
+export function s3Keys(
+  endpoint: string,
+  host: string,
+  port: string,
+  user?: string,
+  pass?: string,
+  bucket?: string,
+): Record<string, string> {
+  return {
+    endpoint,
+    AWS_ENDPOINT_URL: endpoint,
+    BUCKET_HOST: host,
+    BUCKET_PORT: port,
+    ...(user && pass ? { username: user, password: pass, AWS_ACCESS_KEY_ID: user, AWS_SECRET_ACCESS_KEY: pass } : {}),
+    ...(bucket ? { bucket, BUCKET_NAME: bucket } : {}),
+  };
+}
