@@ -23,6 +23,7 @@ import {
   writeSecret,
 } from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { s3Keys } from '../support/s3-keys.ts';
 
 type Target = KubeObjectLike & {
   metadata: {
@@ -143,11 +144,8 @@ describe('managed ObjectStore', () => {
       'the connection Secret',
     );
     expect(conn.type).toBe('connection.crossplane.io/v1alpha1');
-    expect(secretText(conn.data)).toEqual({
-      endpoint: `http://${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`,
-      username: generated.username,
-      password: generated.password,
-    });
+    const host = `${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local`;
+    expect(secretText(conn.data)).toEqual(s3Keys(`http://${host}:9000`, host, '9000', generated.username, generated.password));
     // Late initialization: the access-keys Secret we chose is recorded in the spec.
     expect(ready.spec.forProvider.credentials).toEqual({ name: `${name}-access-keys`, namespace: mr.spec.targetNamespace });
     expect(ready.status?.atProvider).toMatchObject({
