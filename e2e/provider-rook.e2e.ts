@@ -173,7 +173,7 @@ describe(`provider-rook end to end`, () => {
     expect(await env.targets[1].admin.get(RookObjectStores, designStore, 'rook-minio')).toBeUndefined();
     step(`store ${designStore} is in ${env.targets[0].name} with nodeCount 4 and nowhere else`);
     if (env.s3RoundTrip) {
-      step("S3 round-trip (make bucket, put, get) with the claim's Secret through a port-forward");
+      step("S3 round-trip (make bucket, put, get, list, delete) with the claim's Secret through a port-forward");
       await env.s3RoundTrip(APP, 'bucketsecret');
     }
   });

@@ -112,6 +112,7 @@ for (const [i, target] of targets.entries()) {
     spec: { credentialsSecretRef: { name: providerName(i) } },
   });
 }
+// No S3 servers (s3 off): the bench measures provider-rook, and a server per store would cost ~125 MiB each.
 const operators = targetAdmins.map((c) => new FakeMinioOperator(c));
 for (const o of operators) await o.start();
 

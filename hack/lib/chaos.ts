@@ -158,6 +158,7 @@ export class ChaosEnv {
     const target = async (name: 'a' | 'b', cluster: LocalCluster): Promise<Target> => {
       const admin = adminOf(cluster);
       await installOperatorBundle(admin);
+      // No S3 servers (s3 off): the faults are provider-rook's and the API's; S3 is proven by the integration tests.
       const operator = new FakeMinioOperator(admin);
       await operator.start();
       return { name, cluster, admin, operator };

@@ -1,7 +1,9 @@
 // One Bucket claim, three living backends: Rook MinIO ObjectStores, MinIO Operator Tenants and Rook
 // Ceph bucket claims, all live in one provider-rook with two targets. Target A has the operators
-// installed by its admin; target B starts empty and gets each operator from provider-rook.
+// installed by its admin; target B starts empty and gets each operator from provider-rook. The
+// stand-ins run real S3 servers, so a Bound claim is proven usable with its Secret alone.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { installOperatorBundle } from '../../hack/lib/manifests.ts';
 import {
@@ -31,6 +33,8 @@ import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, s
 import { FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
+import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+import { refusal, roundTrip, s3Client } from '../support/s3.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
 type Obj = KubeObjectLike & {
@@ -147,7 +151,8 @@ const bound = (name: string, namespace = apps) =>
   );
 
 async function standInsOn(client: KubeClient): Promise<void> {
-  for (const s of [new FakeMinioOperator(client), new FakeTenantOperator(client), new FakeBucketProvisioner(client)]) {
+  const s3 = { s3: true };
+  for (const s of [new FakeMinioOperator(client, s3), new FakeTenantOperator(client, s3), new FakeBucketProvisioner(client, s3)]) {
     void s.start(); // an informer waits (retrying) until the operator's CRD is there
     standIns.push(s);
   }
@@ -240,6 +245,24 @@ describe('three backends behind one Bucket claim', () => {
     }
   }, 120_000);
 
+  it("is usable once Bound: an S3 round trip through each backend with the claim's Secret alone", async () => {
+    for (const b of backends) {
+      const { endpoint, username, password, bucket } = secretText((await control.get<Obj>(Secrets, `same-${b.name}-s3`, apps))!.data);
+      // As an app in target A: the Secret's host name leads to the store (see s3-stores.ts).
+      const local = await resolveS3Endpoint(endpoint!, targetA);
+      const creds = { accessKey: username!, secretKey: password! };
+      // A whole store's Secret names no bucket: its keys make one.
+      await roundTrip(local, creds, bucket ?? `app-${b.name}`, { makeBucket: !bucket });
+      if (bucket) {
+        // A bucket's Secret holds the keys of a user of that bucket alone (Rook's per-claim user).
+        const s3 = s3Client(local, creds);
+        const other = await refusal(s3.send(new CreateBucketCommand({ Bucket: `other-${b.name}` })));
+        s3.destroy();
+        expect(other).toBe('AccessDenied');
+      }
+    }
+  }, 60_000);
+
   it("repairs drift in each backend's target object", async () => {
     for (const b of backends) {
       const mr = (await control.get<Bucket>(Buckets, `same-${b.name}`, apps))!.spec.resourceRef!.name;
@@ -322,6 +345,8 @@ describe('three backends behind one Bucket claim', () => {
   it('deletes through each backend: the claim, its managed resource and the target object go', async () => {
     const mrs = new Map<string, string>();
     for (const b of backends) mrs.set(b.name, (await control.get<Bucket>(Buckets, `same-${b.name}`, apps))!.spec.resourceRef!.name);
+    const ceph = secretText((await control.get<Obj>(Secrets, 'same-rook-ceph-s3', apps))!.data);
+    const gateway = await resolveS3Endpoint(ceph.endpoint!, targetA);
     for (const b of backends) await control.delete(Buckets, `same-${b.name}`, apps);
     for (const b of backends) {
       const mr = mrs.get(b.name)!;
@@ -334,6 +359,10 @@ describe('three backends behind one Bucket claim', () => {
         `${b.name}: the ${b.target.kind} to be gone`,
       );
     }
+    // Rook's provisioner deletes the claim's gateway user: its keys are refused from then on.
+    const s3 = s3Client(gateway, { accessKey: ceph.username!, secretKey: ceph.password! });
+    expect(await refusal(s3.send(new ListObjectsV2Command({ Bucket: ceph.bucket! })))).toBe('InvalidAccessKeyId');
+    s3.destroy();
     // What the operators made goes too: the Rook MinIO operator's by provider-rook (the collector cannot
     // map its owner references), the MinIO Operator's with the Tenant's own namespace.
     expect(await targetA.get(StatefulSets, mrs.get('rook-minio')!, 'rook-minio')).toBeUndefined();

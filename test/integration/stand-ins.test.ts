@@ -2,19 +2,22 @@
 // retries an error with backoff; the Rook MinIO operator (an informer without resync) only logs it
 // and waits for the next event, while the StatefulSet controller it relies on retries. A stand-in
 // that dropped a failed pass for good left e2e claims waiting forever after one dropped connection.
+// With { s3: true }, a stand-in plays a store's pods with a real S3 server for as long as the store lives.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { installOperatorBundle } from '../../hack/lib/manifests.ts';
 import { MinioTenants } from '../../src/minio-operator/tenant.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { UnreachableError } from '../../src/runtime/kube/errors.ts';
-import { StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { Services, StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { down, up } from '../../hack/lib/cluster.ts';
 import { adminClient, kubeConfigOf } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespace, writeSecret } from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
+import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+import { roundTrip } from '../support/s3.ts';
 
 /** A client whose next `failures` status writes fail as a dropped connection would. */
 class FlakyStatusClient extends KubeClient {
@@ -54,6 +57,48 @@ afterAll(async () => {
 }, 60_000);
 
 describe('operator stand-ins', () => {
+  // First, and stopped at its end: two Rook MinIO stand-ins would race for one store's Service.
+  it("play a store's pods with a real S3 server: keys from the store's Secret, reached by Service name, stopped with the store", async () => {
+    const operator = new FakeMinioOperator(admin, { s3: true });
+    await operator.start();
+    try {
+      const keys = { accessKey: 'store-user', secretKey: 'store-password-0123' };
+      await writeSecret(admin, ns, 's3-keys', { username: keys.accessKey, password: keys.secretKey });
+      await admin.create(RookObjectStores, {
+        apiVersion: RookObjectStores.apiVersion,
+        kind: 'ObjectStore',
+        metadata: { name: 'with-s3', namespace: ns },
+        spec: { scope: { nodeCount: 4 }, credentials: { name: 's3-keys', namespace: ns } },
+      } as KubeObjectLike);
+      // A Service that selects this store's pods, as provider-rook's <store>-s3 does.
+      await admin.create(Services, {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'with-s3-s3', namespace: ns },
+        spec: { selector: { app: 'minio', objectstore: 'with-s3' }, ports: [{ port: 9000 }] },
+      } as KubeObjectLike);
+      await eventually(
+        async () => (await admin.get<KubeObjectLike & { status?: Status }>(StatefulSets, 'with-s3', ns))?.status?.readyReplicas === 4,
+        'the store ready',
+      );
+      const endpoint = await resolveS3Endpoint(`http://with-s3-s3.${ns}.svc.cluster.local:9000`, admin);
+      await roundTrip(endpoint, keys, 'first', { makeBucket: true });
+      await expect(resolveS3Endpoint(`http://with-s3-s3.${ns}.svc.cluster.local:80`, admin)).rejects.toThrow(/does not serve port 80/);
+      await admin.delete(RookObjectStores, 'with-s3', ns);
+      await eventually(
+        () =>
+          fetch(endpoint).then(
+            () => false,
+            () => true,
+          ),
+        'the server to stop with its store',
+      );
+      await expect(resolveS3Endpoint(`http://with-s3-s3.${ns}.svc.cluster.local:9000`, admin)).rejects.toThrow(/selects 0 running stores/);
+    } finally {
+      await operator.stop();
+    }
+  });
+
   it("retry a Tenant whose status write failed, without a new event, as the MinIO Operator's queue does", async () => {
     const operator = new FakeTenantOperator(flaky);
     await operator.start();

@@ -12,12 +12,33 @@
 // - on deletion: the ObjectBucket is deleted, the finalizers of the Secret and ConfigMap are dropped
 //   (the garbage collector deletes them), then the claim's own finalizer.
 // Never used by src/.
+// With { s3: true } it also plays the Ceph object gateway with one real S3 server (SeaweedFS: real
+// S3, IAM and policy enforcement) for all its claims, reached at the ConfigMap's BUCKET_HOST through
+// resolveS3Endpoint (s3-stores.ts). As Rook's provisioner does through the gateway's admin API, it
+// makes each claim's bucket and a user of its own, here through the IAM API with a policy that allows
+// that bucket alone, and the Secret holds that user's keys. On deletion it does what Rook does: with
+// reclaimPolicy Delete, the bucket goes with its objects (Rook removes it with purge) and then the
+// user; with Retain, only the user goes. Quotas and the other additionalConfig are not played.
 import { randomUUID } from 'node:crypto';
 import type { KubeClient, KubeObjectLike } from '../../../src/runtime/kube/client.ts';
 import { isAlreadyExists, isNotFound } from '../../../src/runtime/kube/errors.ts';
 import { ConfigMaps, Secrets, StorageClasses, type ResourceType } from '../../../src/runtime/kube/resources.ts';
+import {
+  CreateAccessKeyCommand,
+  CreateUserCommand,
+  DeleteAccessKeyCommand,
+  DeleteUserCommand,
+  DeleteUserPolicyCommand,
+  type IAMClient,
+  ListAccessKeysCommand,
+  PutUserPolicyCommand,
+} from '@aws-sdk/client-iam';
+import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Credentials } from '../../../hack/lib/s3-server.ts';
 import { randomKey } from '../../../src/runtime/random.ts';
 import { ObjectBucketClaims } from '../../../src/rook-ceph/bucket.ts';
+import { iamClient, s3Client } from '../s3.ts';
+import { S3Stores } from './s3-stores.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 
 export const ObjectBuckets: ResourceType = {
@@ -47,19 +68,39 @@ interface Claim extends KubeObjectLike {
   };
   status?: { phase?: string };
 }
+interface ObjectBucket extends KubeObjectLike {
+  spec: {
+    reclaimPolicy: string;
+    endpoint: { bucketHost: string; bucketPort: number; bucketName: string };
+    additionalState: { cephUser: string };
+  };
+}
 interface StorageClass extends KubeObjectLike {
   provisioner: string;
   reclaimPolicy?: string;
   parameters?: Record<string, string>;
 }
 
-export class FakeBucketProvisioner extends StandIn<Claim> {
-  /** "<rook namespace>.ceph.rook.io/bucket", as Rook's example operator config names it. */
-  readonly provisioner: string;
+export interface FakeBucketProvisionerOptions {
+  /** "<rook namespace>.ceph.rook.io/bucket", as Rook's example operator config names it (the default). */
+  provisioner?: string;
+  /** Play the object gateway with a real S3 server. Off by default: most tests need no S3, and it costs about 125 MiB of RSS. */
+  s3?: boolean;
+}
 
-  constructor(client: KubeClient, provisioner = 'rook-ceph.ceph.rook.io/bucket') {
+export class FakeBucketProvisioner extends StandIn<Claim> {
+  readonly provisioner: string;
+  private readonly gateway?: Gateway;
+
+  constructor(client: KubeClient, opts: FakeBucketProvisionerOptions = {}) {
     super(client, ObjectBucketClaims);
-    this.provisioner = provisioner;
+    this.provisioner = opts.provisioner ?? 'rook-ceph.ceph.rook.io/bucket';
+    if (opts.s3) this.gateway = new Gateway(client);
+  }
+
+  override async stop(): Promise<void> {
+    await super.stop();
+    await this.gateway?.stop();
   }
 
   protected async reconcile(claim: Claim): Promise<void> {
@@ -91,6 +132,7 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
     }
     const bucketName = current.spec.bucketName!;
     const host = `rook-ceph-rgw-${sc.parameters?.objectStoreName ?? 'my-store'}.${sc.parameters?.objectStoreNamespace ?? 'rook-ceph'}.svc`;
+    const cephUser = `obc-${namespace}-${name}-${uid}`;
     const metadata = {
       name,
       namespace,
@@ -101,13 +143,18 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
       ],
     };
     const b64 = (v: string): string => Buffer.from(v).toString('base64');
-    await this.createIfMissing(Secrets, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata,
-      type: 'Opaque',
-      data: { AWS_ACCESS_KEY_ID: b64(randomKey(20).toUpperCase()), AWS_SECRET_ACCESS_KEY: b64(randomKey(40)) },
-    });
+    if (!(await this.client.get(Secrets, name, namespace))) {
+      const keys = this.gateway
+        ? await this.gateway.provision(host, 80, bucketName, cephUser)
+        : { accessKey: randomKey(20).toUpperCase(), secretKey: randomKey(40) };
+      await this.createIfMissing(Secrets, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata,
+        type: 'Opaque',
+        data: { AWS_ACCESS_KEY_ID: b64(keys.accessKey), AWS_SECRET_ACCESS_KEY: b64(keys.secretKey) },
+      });
+    }
     await this.createIfMissing(ConfigMaps, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -133,7 +180,7 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
             additionalConfig: current.spec.additionalConfig ?? {},
           },
           additionalState: {
-            cephUser: `obc-${namespace}-${name}-${uid}`,
+            cephUser,
             objectStoreName: sc.parameters?.objectStoreName,
             objectStoreNamespace: sc.parameters?.objectStoreNamespace,
           },
@@ -148,7 +195,9 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
   private async release(claim: Claim): Promise<void> {
     const { name, namespace } = claim.metadata;
     const obName = `obc-${namespace}-${name}`;
-    if (await this.client.get(ObjectBuckets, obName)) {
+    const ob = await this.client.get<ObjectBucket>(ObjectBuckets, obName);
+    if (ob) {
+      await this.gateway?.release(ob);
       await this.client.mergePatch(ObjectBuckets, obName, undefined, { metadata: { finalizers: null } });
       await this.client.delete(ObjectBuckets, obName);
     }
@@ -171,4 +220,73 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
 
 function ignoreNotFound(err: unknown): void {
   if (!isNotFound(err)) throw err;
+}
+
+/** Rejects with err unless it is S3's or IAM's answer of one of these names (e.g. "it exists already"). */
+const unless =
+  (...names: string[]) =>
+  (err: Error): void => {
+    if (!names.includes(err.name)) throw err;
+  };
+
+/** The Ceph object gateway, as one real S3 server: what Rook's provisioner asks of it, through S3 and IAM. */
+class Gateway {
+  private readonly stores: S3Stores;
+  private readonly root = { accessKey: randomKey(20), secretKey: randomKey(40) };
+
+  constructor(client: KubeClient) {
+    this.stores = new S3Stores(client);
+  }
+
+  /** The claim's bucket (kept when it exists), and a user allowed that bucket alone; the user's new keys. */
+  async provision(host: string, port: number, bucket: string, user: string): Promise<S3Credentials> {
+    return this.with(host, port, async (s3, iam) => {
+      await s3.send(new CreateBucketCommand({ Bucket: bucket })).catch(unless('BucketAlreadyOwnedByYou'));
+      await iam.send(new CreateUserCommand({ UserName: user })).catch(unless('EntityAlreadyExists'));
+      const policy = {
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Action: ['s3:*'], Resource: [`arn:aws:s3:::${bucket}`, `arn:aws:s3:::${bucket}/*`] }],
+      };
+      await iam.send(new PutUserPolicyCommand({ UserName: user, PolicyName: 'obc-bucket', PolicyDocument: JSON.stringify(policy) }));
+      const { AccessKey: key } = await iam.send(new CreateAccessKeyCommand({ UserName: user }));
+      return { accessKey: key!.AccessKeyId!, secretKey: key!.SecretAccessKey! };
+    });
+  }
+
+  /** Rook's Delete (the bucket, purged of its objects, then the user) or, with Retain, its Revoke (the user). */
+  async release(ob: ObjectBucket): Promise<void> {
+    const { endpoint, additionalState, reclaimPolicy } = ob.spec;
+    const { bucketName: bucket } = endpoint;
+    await this.with(endpoint.bucketHost, endpoint.bucketPort, async (s3, iam) => {
+      if (reclaimPolicy === 'Delete') {
+        for (;;) {
+          const { Contents = [] } = (await s3.send(new ListObjectsV2Command({ Bucket: bucket })).catch(unless('NoSuchBucket'))) ?? {};
+          if (Contents.length === 0) break;
+          for (const o of Contents) await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: o.Key }));
+        }
+        await s3.send(new DeleteBucketCommand({ Bucket: bucket })).catch(unless('NoSuchBucket'));
+      }
+      const UserName = additionalState.cephUser;
+      const { AccessKeyMetadata = [] } = (await iam.send(new ListAccessKeysCommand({ UserName })).catch(unless('NoSuchEntity'))) ?? {};
+      for (const k of AccessKeyMetadata) await iam.send(new DeleteAccessKeyCommand({ UserName, AccessKeyId: k.AccessKeyId }));
+      await iam.send(new DeleteUserPolicyCommand({ UserName, PolicyName: 'obc-bucket' })).catch(unless('NoSuchEntity'));
+      await iam.send(new DeleteUserCommand({ UserName })).catch(unless('NoSuchEntity'));
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.stores.stopAll();
+  }
+
+  /** Runs fn with root's clients of the gateway, which the claims reach at host:port. */
+  private async with<T>(host: string, port: number, fn: (s3: S3Client, iam: IAMClient) => Promise<T>): Promise<T> {
+    const endpoint = await this.stores.run('gateway', this.root, { host, port });
+    const [s3, iam] = [s3Client(endpoint, this.root), iamClient(endpoint, this.root)];
+    try {
+      return await fn(s3, iam);
+    } finally {
+      s3.destroy();
+      iam.destroy();
+    }
+  }
 }

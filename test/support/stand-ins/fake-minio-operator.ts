@@ -9,10 +9,15 @@
 //   headless service") before it reaches the StatefulSet.
 // It then plays the StatefulSet controller and kubelet by setting status.readyReplicas, which is how
 // provider-rook tells a store is ready. Never used by src/.
+// With { s3: true } it also plays the pods' MinIO with a real S3 server per store (SeaweedFS: real
+// S3, IAM and policy enforcement), started with the keys the operator put in the StatefulSet (read
+// from the Secret spec.credentials names) before the servers report ready, and stopped when the
+// store goes; tests reach it through resolveS3Endpoint (s3-stores.ts). MinIO's admin API is not played.
 import type { KubeClient, KubeObjectLike } from '../../../src/runtime/kube/client.ts';
 import { isAlreadyExists } from '../../../src/runtime/kube/errors.ts';
 import { Secrets, Services, StatefulSets } from '../../../src/runtime/kube/resources.ts';
 import { RookObjectStores } from '../../../src/rook-minio/objectstore.ts';
+import { S3Stores } from './s3-stores.ts';
 import { StandIn } from './stand-in.ts';
 
 interface Store extends KubeObjectLike {
@@ -26,21 +31,40 @@ interface Store extends KubeObjectLike {
 }
 
 interface StatefulSet extends KubeObjectLike {
-  spec: { replicas: number };
+  spec: {
+    replicas: number;
+    template: {
+      metadata: { labels: Record<string, string> };
+      spec: { containers: { env?: { name: string; value?: string }[]; [field: string]: unknown }[] };
+    };
+  };
   status?: { readyReplicas?: number; replicas?: number };
 }
 
 export interface FakeOperatorOptions {
   /** How many servers report ready; all of them by default. */
   readyReplicas?: (store: Store) => number;
+  /** Run a real S3 server for each store. Off by default: most tests need no S3, and each server costs about 125 MiB of RSS. */
+  s3?: boolean;
 }
 
 export class FakeMinioOperator extends StandIn<Store> {
   private readonly opts: FakeOperatorOptions;
+  private readonly s3?: S3Stores;
 
   constructor(client: KubeClient, opts: FakeOperatorOptions = {}) {
     super(client, RookObjectStores);
     this.opts = opts;
+    if (opts.s3) this.s3 = new S3Stores(client);
+  }
+
+  override async stop(): Promise<void> {
+    await super.stop();
+    await this.s3?.stopAll();
+  }
+
+  protected override async gone(store: Store): Promise<void> {
+    await this.s3?.stop(store.metadata.uid);
   }
 
   protected async reconcile(store: Store): Promise<void> {
@@ -51,6 +75,12 @@ export class FakeMinioOperator extends StandIn<Store> {
     // the next event. Only the StatefulSet controller's part below is retried.
     const sts = await this.operate(store, replicas).catch(() => undefined);
     if (!sts) return;
+    // The pods: MinIO with the keys the operator copied into the StatefulSet, behind its pod labels.
+    if (this.s3) {
+      const env = new Map(sts.spec.template.spec.containers[0]?.env?.map((e) => [e.name, e.value ?? '']));
+      const root = { accessKey: env.get('MINIO_ACCESS_KEY') ?? '', secretKey: env.get('MINIO_SECRET_KEY') ?? '' };
+      await this.s3.run(store.metadata.uid, root, { namespace: store.metadata.namespace, labels: sts.spec.template.metadata.labels });
+    }
     // The StatefulSet controller and kubelet: every server reports ready.
     const ready = this.opts.readyReplicas?.(store) ?? sts.spec.replicas;
     if (sts.status?.readyReplicas !== ready) {

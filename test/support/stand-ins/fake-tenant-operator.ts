@@ -12,6 +12,10 @@
 // - Status is always written whole (PUT /status) with the six fields the CRD requires.
 // It also plays MinIO's pods and the operator's health monitor, which with real pods call MinIO over
 // HTTP: healthStatus green (unless `healthy` says otherwise), then "Initialized". Never used by src/.
+// With { s3: true } it plays MinIO's pods with a real S3 server per Tenant (SeaweedFS: real S3, IAM
+// and policy enforcement), its root from config.env (MINIO_ROOT_USER, MINIO_ROOT_PASSWORD) as
+// MinIO reads it, started with the pools and before the health check answers, stopped when the
+// Tenant goes; tests reach it through resolveS3Endpoint (s3-stores.ts). MinIO's admin API is not played.
 import type { KubeClient, KubeObjectLike } from '../../../src/runtime/kube/client.ts';
 import { isAlreadyExists } from '../../../src/runtime/kube/errors.ts';
 import {
@@ -24,6 +28,7 @@ import {
   type ResourceType,
 } from '../../../src/runtime/kube/resources.ts';
 import { MinioTenants } from '../../../src/minio-operator/tenant.ts';
+import { S3Stores } from './s3-stores.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 
 interface Pool {
@@ -53,16 +58,29 @@ interface TenantObj extends KubeObjectLike {
 export interface FakeTenantOperatorOptions {
   /** Whether MinIO answers the health check (every Tenant does by default). */
   healthy?: (tenant: TenantObj) => boolean;
+  /** Run a real S3 server for each Tenant. Off by default: most tests need no S3, and each server costs about 125 MiB of RSS. */
+  s3?: boolean;
 }
 
 const MINIO_IMAGE = 'quay.io/minio/minio:RELEASE.2025-04-08T15-41-24Z';
 
 export class FakeTenantOperator extends StandIn<TenantObj> {
   private readonly opts: FakeTenantOperatorOptions;
+  private readonly s3?: S3Stores;
 
   constructor(client: KubeClient, opts: FakeTenantOperatorOptions = {}) {
     super(client, MinioTenants);
     this.opts = opts;
+    if (opts.s3) this.s3 = new S3Stores(client);
+  }
+
+  override async stop(): Promise<void> {
+    await super.stop();
+    await this.s3?.stopAll();
+  }
+
+  protected override async gone(tenant: TenantObj): Promise<void> {
+    await this.s3?.stop(tenant.metadata.uid);
   }
 
   protected async reconcile(tenant: TenantObj): Promise<void> {
@@ -90,7 +108,8 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
       : undefined;
     if (!config) return; // a NotFound event and a requeue; no status is written
     const env = Buffer.from(config.data?.['config.env'] ?? '', 'base64').toString();
-    if (!/MINIO_ROOT_USER=\S/.test(env) || !/MINIO_ROOT_PASSWORD=\S/.test(env)) return write({ currentState: 'empty tenant credentials' });
+    const root = { accessKey: envValue(env, 'MINIO_ROOT_USER'), secretKey: envValue(env, 'MINIO_ROOT_PASSWORD') };
+    if (!root.accessKey || !root.secretKey) return write({ currentState: 'empty tenant credentials' });
     for (const [i, p] of tenant.spec.pools.entries()) {
       if (p.servers * p.volumesPerServer < 4 && !(p.servers === 1 && p.volumesPerServer === 1)) {
         return write({ currentState: `pool #${i} with ${p.servers} servers must have at least 4 volumes in total` });
@@ -176,6 +195,9 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
       if (status.pools.find((p) => p.ssName === ssName)?.state !== 'PoolInitialized') await setPool('PoolInitialized');
     }
 
+    // MinIO's pods, behind the label every Service of the Tenant selects.
+    await this.s3?.run(uid, root, { namespace, labels: tenantLabel });
+
     // The health gate. With real pods, the operator's monitor asks MinIO over HTTP; here the stand-in answers.
     if (status.healthStatus !== 'green') {
       if (status.currentState !== 'Waiting for Tenant to be healthy')
@@ -192,6 +214,12 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
       if (!isAlreadyExists(e)) throw e;
     });
   }
+}
+
+/** A variable of config.env ("export MINIO_ROOT_USER=...", quotes optional), as MinIO's entrypoint sources it. */
+function envValue(env: string, name: string): string {
+  const m = new RegExp(`^(?:export\\s+)?${name}=(.*)$`, 'm').exec(env);
+  return (m?.[1] ?? '').trim().replace(/^(["'])(.*)\1$/, '$2');
 }
 
 /** The pool's StatefulSet as minio-statefulset.go builds it (the parts the API sees). */

@@ -24,11 +24,14 @@ export abstract class StandIn<T extends KubeObjectLike> {
     this.client = client;
     this.informer = new Informer<T>(client, type, { log: silentLogger });
     const handle = (obj: T): void => void this.run(obj);
-    this.informer.on({ added: handle, updated: (_old, obj) => handle(obj) });
+    this.informer.on({ added: handle, updated: (_old, obj) => handle(obj), deleted: (obj) => void this.gone(obj) });
   }
 
   /** What the real operator does for one object. */
   protected abstract reconcile(obj: T): Promise<void>;
+
+  /** What goes with an object once it is gone from the API (e.g. the S3 server playing its pods). Must not reject. */
+  protected async gone(_obj: T): Promise<void> {}
 
   async start(): Promise<void> {
     await this.informer.start();

@@ -1,0 +1,112 @@
+// TEST DOUBLE support: the real S3 servers the stand-ins run for the stores they play, and the local
+// mapping by which tests reach them as an app in the target would.
+//
+// In a target, an app reaches a store by its Service's name, <service>.<namespace>.svc[.<domain>]:
+// DNS finds the Service and kube-proxy sends the request to the pods the Service selects. Local
+// control planes run no pods, so a stand-in that plays a store's pods routes their labels to the
+// loopback endpoint of the store's server, and resolveS3Endpoint plays DNS and kube-proxy: it reads
+// the Service from the target, and answers with the one store whose pods it selects, on a port the
+// Service serves. A Service that selects no store, or several, is an error, as it would be for the
+// app. Rook Ceph's gateway Service is made by the platform team's CephObjectStore, which no
+// stand-in plays, so its host name is routed by name.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startS3Server, type S3Credentials, type S3Server } from '../../../hack/lib/s3-server.ts';
+import type { KubeClient, KubeObjectLike } from '../../../src/runtime/kube/client.ts';
+import { Services } from '../../../src/runtime/kube/resources.ts';
+
+/** Whom a route leads to: pods with these labels in a namespace, or a host name with its port. */
+export type Reach = { namespace: string; labels: Record<string, string> } | { host: string; port: number };
+
+interface Route {
+  cluster: string;
+  reach: Reach;
+  endpoint: string;
+}
+const routes = new Map<string, Route>();
+
+function route(cluster: string, reach: Reach, endpoint: string): void {
+  routes.set(JSON.stringify([cluster, reach]), { cluster, reach, endpoint });
+}
+
+function unroute(endpoint: string): void {
+  for (const [key, r] of routes) if (r.endpoint === endpoint) routes.delete(key);
+}
+
+/**
+ * The loopback endpoint that url (a connection Secret's endpoint, e.g.
+ * http://<store>-s3.rook-minio.svc.cluster.local:9000) leads to from inside target.
+ */
+export async function resolveS3Endpoint(url: string, target: KubeClient): Promise<string> {
+  const { hostname, port: p, protocol } = new URL(url);
+  const port = Number(p || (protocol === 'https:' ? 443 : 80));
+  const mine = [...routes.values()].filter((r) => r.cluster === target.server);
+  const byName = mine.find((r) => 'host' in r.reach && r.reach.host === hostname && r.reach.port === port);
+  if (byName) return byName.endpoint;
+  const [service, namespace, svc] = hostname.split('.');
+  if (svc !== 'svc' || !service || !namespace) throw new Error(`${hostname} is not a Service's name, and no stand-in serves it`);
+  const found = await target.get<KubeObjectLike & { spec?: { selector?: Record<string, string>; ports?: { port: number }[] } }>(
+    Services,
+    service,
+    namespace,
+  );
+  if (!found) throw new Error(`no Service ${namespace}/${service} in ${target.server}`);
+  if (!found.spec?.ports?.some((sp) => sp.port === port)) throw new Error(`Service ${namespace}/${service} does not serve port ${port}`);
+  const selector = Object.entries(found.spec.selector ?? {});
+  const selects = (reach: Reach): boolean =>
+    'labels' in reach && reach.namespace === namespace && selector.length > 0 && selector.every(([k, v]) => reach.labels[k] === v);
+  const stores = new Set(mine.filter((r) => selects(r.reach)).map((r) => r.endpoint));
+  if (stores.size !== 1) throw new Error(`Service ${namespace}/${service} selects ${stores.size} running stores, not one`);
+  return [...stores][0]!;
+}
+
+/**
+ * The servers one stand-in runs, one per store it plays (keyed as it likes), each in a folder of
+ * its own that goes with the server.
+ */
+export class S3Stores {
+  private readonly servers = new Map<string, Promise<S3Server & { dir: string }>>();
+  private readonly cluster: string;
+  private closed = false;
+
+  constructor(target: KubeClient) {
+    this.cluster = target.server;
+  }
+
+  /** Starts the store's server once, with this root identity, and routes reach to it; its endpoint. */
+  async run(key: string, root: S3Credentials, reach: Reach): Promise<string> {
+    if (this.closed) throw new Error('the stand-in has stopped');
+    let server = this.servers.get(key);
+    if (!server) {
+      const dir = mkdtempSync(path.join(tmpdir(), 'provider-rook-s3-'));
+      server = startS3Server({ dir, root }).then(
+        (s) => ({ ...s, dir }),
+        (err: unknown) => {
+          this.servers.delete(key); // the next pass tries again
+          rmSync(dir, { recursive: true, force: true });
+          throw err;
+        },
+      );
+      this.servers.set(key, server);
+    }
+    const { endpoint } = await server;
+    route(this.cluster, reach, endpoint);
+    return endpoint;
+  }
+
+  async stop(key: string): Promise<void> {
+    const starting = this.servers.get(key);
+    this.servers.delete(key);
+    const server = await starting?.catch(() => undefined);
+    if (!server) return;
+    unroute(server.endpoint);
+    await server.stop();
+    rmSync(server.dir, { recursive: true, force: true });
+  }
+
+  async stopAll(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.servers.keys()].map((key) => this.stop(key)));
+  }
+}
