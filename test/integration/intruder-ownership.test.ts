@@ -356,6 +356,73 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
   }, 120_000);
 });
 
+describe('review: replayed signatures and imported references', () => {
+  beforeAll(() => provider(), 60_000);
+
+  it("a store deleted and re-created by a tenant with our copied marks and signature is not taken for ours: the resource names its store's uid", async () => {
+    const ns = uniqueName('replay');
+    const name = uniqueName('store');
+    await control.create(ManagedObjectStores, rookStore(name, ns));
+    const mr = await readyMr(ManagedObjectStores, name);
+    const ours = (await target.get<Obj>(RookObjectStores, name, ns))!;
+    expect(mr.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBe(ours.metadata.uid);
+    const mole = await intruder(
+      ns,
+      [{ apiGroups: ['minio.rook.io'], resources: ['objectstores'], verbs: ['get', 'create', 'delete'] }],
+      (c) => c.get(RookObjectStores, name, ns),
+    );
+    // While provider-rook looks elsewhere (paused), the tenant swaps the store for its own copy.
+    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } } });
+    await eventually(
+      async () => cond(await control.get<Obj>(ManagedObjectStores, name, platform), 'Synced')?.reason === 'ReconcilePaused',
+      'the pause',
+    );
+    await mole.delete(RookObjectStores, name, ns);
+    await eventually(async () => (await mole.get(RookObjectStores, name, ns)) === undefined, 'our store to be gone');
+    const { labels, annotations } = ours.metadata;
+    await mole.create(RookObjectStores, {
+      apiVersion: RookObjectStores.apiVersion,
+      kind: RookObjectStores.kind,
+      metadata: { name, namespace: ns, labels, annotations },
+      spec: { scope: { nodeCount: 4 }, credentials: { name: 'intruder-keys', namespace: ns } },
+    } as KubeObjectLike);
+    const copy = fingerprint(await target.get<Obj>(RookObjectStores, name, ns));
+    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
+    const refused = await syncedFalse(ManagedObjectStores, name, Reasons.ExternalResourceOwnedByAnother);
+    expect(refused.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBe(ours.metadata.uid);
+    expect(fingerprint(await target.get<Obj>(RookObjectStores, name, ns))).toEqual({ ...copy, writtenByUs: false });
+    await control.delete(ManagedObjectStores, name, platform);
+    await eventually(async () => (await control.get(ManagedObjectStores, name, platform)) === undefined, 'the resource to be gone');
+    expect(fingerprint(await target.get<Obj>(RookObjectStores, name, ns))).toEqual({ ...copy, writtenByUs: false });
+  }, 120_000);
+
+  it('an imported store whose spec names a Secret in another namespace never gets that Secret published', async () => {
+    const ns = uniqueName('import');
+    const elsewhere = uniqueName('payments');
+    for (const n of [ns, elsewhere]) await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } });
+    await target.create(Secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db-creds', namespace: elsewhere },
+      data: { username: b64('dbadmin'), password: b64('DB-PASSWORD') },
+    } as KubeObjectLike);
+    const before = fingerprint(await target.get<Obj>(Secrets, 'db-creds', elsewhere));
+    // A tenant's own, unmarked store, which a platform team is then asked to adopt.
+    const name = uniqueName('adopt');
+    await target.create(RookObjectStores, {
+      apiVersion: RookObjectStores.apiVersion,
+      kind: RookObjectStores.kind,
+      metadata: { name, namespace: ns },
+      spec: { scope: { nodeCount: 4 }, credentials: { name: 'db-creds', namespace: elsewhere } },
+    } as KubeObjectLike);
+    await control.create(ManagedObjectStores, rookStore(name, ns, {}, { 'crossplane.io/external-name': name }));
+    await syncedFalse(ManagedObjectStores, name, Reasons.CompanionNotOwned);
+    expect(await control.get(Secrets, `${name}-conn`, platform)).toBeUndefined();
+    expect(fingerprint(await target.get<Obj>(Secrets, 'db-creds', elsewhere))).toEqual(before);
+    await control.delete(ManagedObjectStores, name, platform);
+  }, 120_000);
+});
+
 describe('finding 2: the leak sweeper deletes only what it can prove it made', () => {
   beforeAll(() => provider(), 60_000);
 

@@ -97,6 +97,18 @@ describe('OwnershipMarks.relation', () => {
       want: 'ours',
     },
     {
+      name: 'signed for this resource, but it recorded another object (a copy replayed after ours was deleted)',
+      obj: ours(),
+      vouchers: { recordedUid: 'obj-0' },
+      want: 'unproven',
+    },
+    {
+      name: 'signed for this resource while a create of ours is under way (it replaces the recorded one)',
+      obj: ours(),
+      vouchers: { recordedUid: 'obj-0', creating: true },
+      want: 'ours',
+    },
+    {
       name: 'restored resource (new uid) that recorded the object',
       obj: ours(),
       owner: restoredOwner,

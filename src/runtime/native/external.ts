@@ -112,7 +112,10 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const recordedUid = annotations[ANNOTATION_TARGET_UID] || undefined;
     // Made or imported before marks were signed, and not proven since: its unsigned marks are believed once.
     const legacy = !recordedUid && (Boolean(annotations[ANNOTATION_CREATE_SUCCEEDED]) || importRequested(mr));
-    return { recordedUid, legacy };
+    // Pending newer than succeeded (second precision): a create began after the last one recorded its object.
+    const pending = Date.parse(annotations[ANNOTATION_CREATE_PENDING] ?? '');
+    const creating = pending > (Date.parse(annotations[ANNOTATION_CREATE_SUCCEEDED] ?? '') || 0);
+    return { recordedUid, legacy, creating };
   }
 
   /** Throws why this resource may not act on the object at `ref`, unless it may. */
@@ -238,6 +241,8 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       relation === 'unmarked' &&
       observed &&
       importRequested(mr) &&
+      // Only in the adopted object's own namespace: whoever made it could name any Secret elsewhere.
+      c.namespace === observed.metadata.namespace &&
       (this.kind.references?.(observed) ?? []).some((r) => refKey(r) === refKey(c))
     )
       return relation;
@@ -356,7 +361,9 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       } else if (relations[i] !== 'unmarked' && this.remark(mr, c, have)) {
         // Irreplaceable: only the marks change (a restored resource's, a legacy one's, a new policy).
         const { labels, annotations } = this.marks.mark(c.type, have, owner).metadata;
-        await this.client.mergePatch(c.type, c.name, c.namespace, { metadata: { labels, annotations } }, signal);
+        // Conditional on the copy just proven: a Secret swapped in between is never signed as ours.
+        const { uid, resourceVersion } = have.metadata;
+        await this.client.mergePatch(c.type, c.name, c.namespace, { metadata: { uid, resourceVersion, labels, annotations } }, signal);
       }
     }
     // Made with a create, changed only while it is the object just checked (its uid is a precondition).

@@ -66,6 +66,8 @@ export interface Vouchers {
   restoring?: boolean;
   /** The resource predates signed marks: unsigned marks for its own uid are believed once (upgrade). */
   legacy?: boolean;
+  /** A create of the resource's object is under way (or was cut short): a signed object may replace the recorded one. */
+  creating?: boolean;
 }
 
 /** The key that signs ownership marks: it never leaves the control cluster. */
@@ -161,7 +163,11 @@ export class OwnershipMarks {
     if (!key || key.resource !== owner.resource || key.namespace !== owner.namespace || key.name !== owner.name) return 'another';
     const recorded = vouchers.recordedUid !== undefined && vouchers.recordedUid === obj.metadata.uid;
     if (key.uid === owner.uid) {
-      if (recorded || this.signed(type, obj) || (vouchers.legacy && this.unsigned(obj))) return 'ours';
+      if (recorded) return 'ours';
+      // The resource names another object as its own: this one replaced it. Only a create of ours
+      // may have done that (a signature could be replayed onto a copy made after ours was deleted).
+      if (vouchers.recordedUid !== undefined && !vouchers.creating) return 'unproven';
+      if (this.signed(type, obj) || (vouchers.legacy && this.unsigned(obj))) return 'ours';
       return 'unproven';
     }
     if (recorded || (vouchers.restoring && this.signed(type, obj))) return 'restored';
