@@ -8,11 +8,32 @@ import type { CephBucket, CephBucketClass } from '../apis/cephbucket.ts';
 import type { Backend } from '../runtime/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
-import { ConfigMaps, Secrets, type ResourceType } from '../runtime/kube/resources.ts';
+import { Secrets, type ResourceType } from '../runtime/kube/resources.ts';
 import { secretText } from '../runtime/native/credentials.ts';
 import type { NativeKind, TargetObject } from '../runtime/native/kind.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 import { s3ConnectionDetails } from '../s3/details.ts';
+
+/** The provisioner's record of a claim's bucket: cluster-scoped, so no tenant of a namespace writes it. */
+export const ObjectBuckets: ResourceType = {
+  apiVersion: 'objectbucket.io/v1alpha1',
+  kind: 'ObjectBucket',
+  plural: 'objectbuckets',
+  namespaced: false,
+};
+
+interface ObjectBucket {
+  metadata: { name: string };
+  spec?: {
+    claimRef?: { namespace?: string; name?: string; uid?: string };
+    endpoint?: { bucketHost?: string; bucketPort?: number; bucketName?: string };
+  };
+}
+
+const claimKeyOf = (o: TargetObject): string | undefined => {
+  const ref = (o as ObjectBucket).spec?.claimRef;
+  return ref?.namespace && ref.name ? `${ref.namespace}/${ref.name}` : undefined;
+};
 
 export const ObjectBucketClaims: ResourceType = {
   apiVersion: 'objectbucket.io/v1alpha1',
@@ -54,14 +75,14 @@ export const cephBucket: NativeKind<CephBucket> = {
   },
 
   fixedAtCreation: ['.spec.storageClassName', '.spec.bucketName'],
-  reads: [Secrets, ConfigMaps],
-  // lib-bucket-provisioner labels what it writes for a claim (its Secret and ConfigMap, same name and
-  // namespace as the claim) with bucket-provisioner: readiness arrives through them, from the cache.
-  related: [Secrets, ConfigMaps].map((type) => ({
-    type,
-    labelSelector: 'bucket-provisioner',
-    targetKey: (o) => `${o.metadata.namespace}/${o.metadata.name}`,
-  })),
+  reads: [Secrets, ObjectBuckets],
+  // lib-bucket-provisioner labels what it writes for a claim (its Secret beside the claim, and the
+  // cluster-scoped ObjectBucket that names it) with bucket-provisioner: readiness arrives through
+  // them, from the cache.
+  related: [
+    { type: Secrets, labelSelector: 'bucket-provisioner', targetKey: (o) => `${o.metadata.namespace}/${o.metadata.name}` },
+    { type: ObjectBuckets, labelSelector: 'bucket-provisioner', targetKey: (o) => claimKeyOf(o), keep: ['spec'] },
+  ],
 
   async inspect({ read, observed, signal }) {
     const { name, namespace, uid } = observed.metadata;
@@ -76,32 +97,30 @@ export const cephBucket: NativeKind<CephBucket> = {
           : "not yet seen by a bucket provisioner: is the StorageClass Rook's, and is Rook running?",
       };
     }
-    const [secret, config] = await Promise.all([
+    // Where the bucket is comes from the ObjectBucket the claim names, which must name the claim back
+    // (by uid): it is cluster-scoped, so a tenant of the claim's namespace cannot write it, as it can
+    // the provisioner's ConfigMap. The keys are only in the Secret beside the claim (Rook writes them
+    // nowhere else), used only when the provisioner wrote it for this very claim.
+    const obName = (observed.spec as { objectBucketName?: string } | undefined)?.objectBucketName;
+    const [secret, ob] = await Promise.all([
       read.get<Written>(Secrets, name, namespace, signal),
-      read.get<Written>(ConfigMaps, name, namespace, signal),
+      obName ? read.get<ObjectBucket & TargetObject>(ObjectBuckets, obName, undefined, signal) : undefined,
     ]);
-    // Only what the provisioner wrote for this claim (its controller reference) is published.
-    const forThisClaim = (o: Written | undefined): o is Written =>
-      o?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
-    if (!forThisClaim(secret) || !forThisClaim(config))
-      return { ready: false, atProvider, message: "waiting for the provisioner's Secret and ConfigMap" };
+    const forThisClaim = secret?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
+    if (!ob || ob.spec?.claimRef?.uid !== uid || !secret || !forThisClaim) {
+      return { ready: false, atProvider, message: "waiting for the provisioner's ObjectBucket and Secret for this claim" };
+    }
     const keys = secretText(secret.data);
-    const at = config.data ?? {};
-    const endpoint = at.BUCKET_HOST
-      ? `${at.BUCKET_PORT === '443' ? 'https' : 'http'}://${at.BUCKET_HOST}:${at.BUCKET_PORT || '80'}`
-      : undefined;
+    const { bucketHost, bucketPort, bucketName } = ob.spec?.endpoint ?? {};
+    const port = String(bucketPort || 80);
+    const endpoint = bucketHost ? `${port === '443' ? 'https' : 'http'}://${bucketHost}:${port}` : undefined;
     return {
       ready: Boolean(endpoint && keys.AWS_ACCESS_KEY_ID && keys.AWS_SECRET_ACCESS_KEY),
-      message: endpoint ? undefined : "the provisioner's ConfigMap has no BUCKET_HOST",
+      message: endpoint ? undefined : `ObjectBucket ${obName} has no spec.endpoint.bucketHost`,
       connectionDetails: endpoint
-        ? s3ConnectionDetails({
-            endpoint,
-            accessKey: keys.AWS_ACCESS_KEY_ID,
-            secretKey: keys.AWS_SECRET_ACCESS_KEY,
-            bucket: at.BUCKET_NAME,
-          })
+        ? s3ConnectionDetails({ endpoint, accessKey: keys.AWS_ACCESS_KEY_ID, secretKey: keys.AWS_SECRET_ACCESS_KEY, bucket: bucketName })
         : {},
-      atProvider: withoutNulls({ ...atProvider, bucketName: at.BUCKET_NAME, endpoint }),
+      atProvider: withoutNulls({ ...atProvider, bucketName, endpoint }),
     };
   },
 };

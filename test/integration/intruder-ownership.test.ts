@@ -42,6 +42,7 @@ import {
   LABEL_CONTROL_PLANE,
   LABEL_OWNER_UID,
 } from '../../src/runtime/native/ownership.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
 import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../support/env.ts';
@@ -394,6 +395,30 @@ describe('review: replayed signatures and imported references', () => {
     await control.delete(ManagedObjectStores, name, platform);
     await eventually(async () => (await control.get(ManagedObjectStores, name, platform)) === undefined, 'the resource to be gone');
     expect(fingerprint(await target.get<Obj>(RookObjectStores, name, ns))).toEqual({ ...copy, writtenByUs: false });
+  }, 120_000);
+
+  it("a tenant that rewrites the provisioner's ConfigMap beside a real CephBucket's claim cannot redirect its endpoint", async () => {
+    const ns = uniqueName('ceph-team');
+    await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const name = uniqueName('bucket');
+    await control.create(CephBuckets, cephBucket(name, ns));
+    await readyMr(CephBuckets, name);
+    const published = secretText((await control.get<Obj>(Secrets, `${name}-conn`, platform))!.data);
+    const mole = await intruder(ns, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'patch'] }], (c) =>
+      c.get(ConfigMaps, name, ns),
+    );
+    await mole.mergePatch(ConfigMaps, name, ns, {
+      data: { BUCKET_HOST: 'exfil.intruder.example', BUCKET_PORT: '80', BUCKET_NAME: 'theirs' },
+    });
+    // The platform points the resource at a new Secret: written from what provider-rook reads now.
+    await control.mergePatch(CephBuckets, name, platform, { spec: { writeConnectionSecretToRef: { name: `${name}-conn2` } } });
+    const fresh = await eventually(
+      async () => (await control.get<Obj>(Secrets, `${name}-conn2`, platform))?.data,
+      'the new connection Secret',
+    );
+    expect(secretText(fresh)).toEqual(published);
+    expect(JSON.stringify(secretText(fresh))).not.toMatch(/exfil|theirs/);
+    await control.delete(CephBuckets, name, platform);
   }, 120_000);
 
   it('an imported store whose spec names a Secret in another namespace never gets that Secret published', async () => {

@@ -72,13 +72,26 @@ describe('Rook Ceph: inspect', () => {
     metadata: { name: 'ext', namespace: 'buckets', ownerReferences: owners },
     data,
   });
-  const config = (
-    data: Record<string, string> = { BUCKET_HOST: 'rgw.rook-ceph.svc', BUCKET_PORT: '80', BUCKET_NAME: 'ext-1234' },
-    owners = mine,
-  ) => ({ metadata: { name: 'ext', namespace: 'buckets', ownerReferences: owners }, data });
-  const written = (s?: object, c?: object) => ({ ...(s ? { 'Secret/buckets/ext': s } : {}), ...(c ? { 'ConfigMap/buckets/ext': c } : {}) });
+  // The provisioner's ObjectBucket (cluster-scoped), naming the claim back by uid.
+  const objectBucket = (
+    endpoint: Record<string, unknown> = { bucketHost: 'rgw.rook-ceph.svc', bucketPort: 80, bucketName: 'ext-1234' },
+    claimUid = uid,
+  ) => ({
+    metadata: { name: 'obc-buckets-ext' },
+    spec: { claimRef: { namespace: 'buckets', name: 'ext', uid: claimUid }, endpoint },
+  });
+  // A ConfigMap beside the claim, as a tenant of the namespace could write it: never read.
+  const hostile = {
+    metadata: { name: 'ext', namespace: 'buckets', ownerReferences: mine },
+    data: { BUCKET_HOST: 'exfil.intruder.example', BUCKET_PORT: '80', BUCKET_NAME: 'theirs' },
+  };
+  const written = (s?: object, ob?: object) => ({
+    'ConfigMap/buckets/ext': hostile,
+    ...(s ? { 'Secret/buckets/ext': s } : {}),
+    ...(ob ? { 'ObjectBucket/undefined/obc-buckets-ext': ob } : {}),
+  });
   const at = { namespace: 'buckets', name: 'ext' };
-  const waiting = "waiting for the provisioner's Secret and ConfigMap";
+  const waiting = "waiting for the provisioner's ObjectBucket and Secret for this claim";
   const cases: { name: string; phase?: string; objects?: Record<string, object>; want: Inspection }[] = [
     {
       name: 'not seen by a provisioner yet',
@@ -113,19 +126,19 @@ describe('Rook Ceph: inspect', () => {
     {
       name: 'Bound, a Secret written for another claim: not read',
       phase: 'Bound',
-      objects: written(secret(theirs), config()),
+      objects: written(secret(theirs), objectBucket()),
       want: { ready: false, atProvider: { ...at, phase: 'Bound' }, message: waiting },
     },
     {
-      name: 'Bound, a ConfigMap with no controller: not read',
+      name: 'Bound, an ObjectBucket naming another claim: not read',
       phase: 'Bound',
-      objects: written(secret(), config(undefined, [])),
+      objects: written(secret(), objectBucket(undefined, 'someone-else')),
       want: { ready: false, atProvider: { ...at, phase: 'Bound' }, message: waiting },
     },
     {
-      name: 'Bound, both written for it: Ready, with endpoint, keys and bucket',
+      name: "Bound, both written for it: Ready, with the ObjectBucket's endpoint and bucket (never the ConfigMap's) and the keys",
       phase: 'Bound',
-      objects: written(secret(), config()),
+      objects: written(secret(), objectBucket()),
       want: {
         ready: true,
         message: undefined,
@@ -136,7 +149,7 @@ describe('Rook Ceph: inspect', () => {
     {
       name: 'port 443 is https',
       phase: 'Bound',
-      objects: written(secret(), config({ BUCKET_HOST: 'rgw', BUCKET_PORT: '443', BUCKET_NAME: 'b' })),
+      objects: written(secret(), objectBucket({ bucketHost: 'rgw', bucketPort: 443, bucketName: 'b' })),
       want: {
         ready: true,
         message: undefined,
@@ -147,7 +160,7 @@ describe('Rook Ceph: inspect', () => {
     {
       name: 'no port: 80',
       phase: 'Bound',
-      objects: written(secret(), config({ BUCKET_HOST: 'rgw', BUCKET_NAME: 'b' })),
+      objects: written(secret(), objectBucket({ bucketHost: 'rgw', bucketName: 'b' })),
       want: {
         ready: true,
         message: undefined,
@@ -158,10 +171,10 @@ describe('Rook Ceph: inspect', () => {
     {
       name: 'no host: not ready, said',
       phase: 'Bound',
-      objects: written(secret(), config({ BUCKET_NAME: 'b' })),
+      objects: written(secret(), objectBucket({ bucketName: 'b' })),
       want: {
         ready: false,
-        message: "the provisioner's ConfigMap has no BUCKET_HOST",
+        message: 'ObjectBucket obc-buckets-ext has no spec.endpoint.bucketHost',
         connectionDetails: {},
         atProvider: { ...at, phase: 'Bound', bucketName: 'b' },
       },
@@ -169,7 +182,7 @@ describe('Rook Ceph: inspect', () => {
     {
       name: 'no secret key: not ready',
       phase: 'Bound',
-      objects: written(secret(mine, { AWS_ACCESS_KEY_ID: b64('key') } as never), config()),
+      objects: written(secret(mine, { AWS_ACCESS_KEY_ID: b64('key') } as never), objectBucket()),
       want: {
         ready: false,
         message: undefined,
@@ -179,7 +192,11 @@ describe('Rook Ceph: inspect', () => {
     },
   ];
   it.each(cases)('$name', async ({ phase, objects = {}, want }) => {
-    const observed: TargetObject = { metadata: { name: 'ext', namespace: 'buckets', uid }, ...(phase ? { status: { phase } } : {}) };
+    const observed: TargetObject = {
+      metadata: { name: 'ext', namespace: 'buckets', uid },
+      spec: { objectBucketName: 'obc-buckets-ext' },
+      ...(phase ? { status: { phase } } : {}),
+    };
     const read = {
       get: async <T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string) =>
         objects[`${type.kind}/${namespace}/${name}`] as T | undefined,
