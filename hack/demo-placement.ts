@@ -19,7 +19,7 @@ const TARGETS = ['eu-1', 'eu-2', 'us-1'] as const;
 const NAMESPACE = 'app-project1-dev';
 const sample = (f: string) => loadManifests(file('config', 'samples', f));
 
-stopProcesses(); // a previous demo's processes, if any
+await stopProcesses(); // a previous demo's processes, if any
 say(
   `1/5  Starting fresh local control planes "placement" (control), ${TARGETS.map((t) => `"${t}"`).join(', ')} (real etcd + kube-apiserver)...`,
 );

@@ -2,27 +2,40 @@
 // "target", installs the CRDs, builds and starts provider-rook (and the MinIO operator stand-in) as
 // background processes, applies config/samples/, shows progress until the Bucket is Bound, then
 // prints what exists. `make demo-down` (node hack/demo.ts down) stops and removes everything.
+// The stand-ins run a real S3 server (SeaweedFS) per store, and each act ends with an S3 PUT and GET
+// made with the claim's connection Secret alone.
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { down, freePort, up } from './lib/cluster.ts';
 import { eventually } from './lib/eventually.ts';
-import { background, clientOf, DEMO_CLUSTERS, file, providerSecret as secretFrom, say, stopProcesses } from './lib/demo.ts';
+import { background, clientOf, DEMO_CLUSTERS, demoDir, file, providerSecret as secretFrom, say, stopProcesses } from './lib/demo.ts';
 import { applyManifests, installCrds, loadManifests } from './lib/manifests.ts';
 import { Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../src/runtime/kube/client.ts';
 import { CustomResourceDefinitions, Secrets, typeOfManifest } from '../src/runtime/kube/resources.ts';
+import { secretText } from '../src/runtime/native/credentials.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
+import { s3Client } from '../test/support/s3.ts';
+import { resolveS3Endpoint, shareRoutes } from '../test/support/stand-ins/s3-stores.ts';
+
+/** Where the stand-in processes share the routes to their S3 servers (see s3-stores.ts). */
+const s3Routes = path.join(demoDir, 's3-routes');
 
 if (process.argv[2] === 'down') {
-  stopProcesses();
+  await stopProcesses();
+  rmSync(s3Routes, { recursive: true, force: true });
   await down(DEMO_CLUSTERS);
-  say(`Stopped provider-rook and the operator stand-ins; removed the demo clusters (${DEMO_CLUSTERS.join(', ')}).`);
+  say(`Stopped provider-rook and the operator stand-ins (with their S3 servers); removed the demo clusters (${DEMO_CLUSTERS.join(', ')}).`);
   process.exit(0);
 }
 
-stopProcesses(); // a previous demo's processes, if any
+await stopProcesses(); // a previous demo's processes, if any
+rmSync(s3Routes, { recursive: true, force: true });
+shareRoutes(s3Routes);
 say('1/8  Starting local control planes "control", "target" and "target-b" (real etcd + kube-apiserver)...');
 const [controlCluster, targetCluster, targetBCluster] = await up(['control', 'target', 'target-b'], (l) => say(`     ${l}`));
 const control = clientOf(controlCluster!.kubeconfig);
@@ -90,8 +103,11 @@ async function watchUntilBound(
           file('test', 'support', 'stand-ins', 'fake-operators.ts'),
           where.kubeconfig,
           where.operator,
+          `--s3=${s3Routes}`,
         ]);
-        say(`     [${where.label}] provider-rook installed ${where.operator}; started its operator STAND-IN (pid ${pid})`);
+        say(
+          `     [${where.label}] provider-rook installed ${where.operator}; started its operator STAND-IN (pid ${pid}), which runs a real S3 server (SeaweedFS) per store`,
+        );
         standIn = true;
       }
       const claim = await control.get<Bucket>(Buckets, name, 'app-project1-dev');
@@ -130,6 +146,50 @@ const ref = claim.spec.resourceRef!;
 const store = await target.get<KubeObjectLike & { spec: unknown }>(RookObjectStores, ref.name, 'rook-minio');
 const conn = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret', 'app-project1-dev');
 say();
+/**
+ * What an app in the target does with the claim's connection Secret alone: an S3 PUT of a small
+ * object and a GET of it back. The Secret is read from control; its endpoint (a Service's host
+ * name in the target) is reached through resolveS3Endpoint, which plays the target's DNS and
+ * kube-proxy. A Secret that names no bucket (a whole store's) has its keys make one first.
+ */
+async function s3PutGet(
+  claimName: string,
+  secretName: string,
+  where: { client: KubeClient; label: string; standIn: string },
+): Promise<void> {
+  const secret = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, secretName, 'app-project1-dev');
+  const { endpoint, username, password, bucket } = secretText(secret?.data);
+  if (!endpoint || !username || !password) throw new Error(`Secret app-project1-dev/${secretName} lacks endpoint, username or password`);
+  const local = await resolveS3Endpoint(endpoint, where.client);
+  say(`     S3 with Secret app-project1-dev/${secretName} alone (endpoint, username, password), as an app in ${where.label} would:`);
+  say(`       endpoint ${endpoint} leads to ${local} (the Service's pods, played by the stand-in)`);
+  say(
+    `       answered by: the REAL SeaweedFS S3 server (weed mini, Apache-2.0) that the ${where.standIn} stand-in runs as this store's MinIO`,
+  );
+  const s3 = s3Client(local, { accessKey: username, secretKey: password });
+  try {
+    const name = bucket ?? claimName;
+    if (!bucket) {
+      const made = await s3.send(new CreateBucketCommand({ Bucket: name }));
+      say(
+        `       CreateBucket ${name} -> HTTP ${made.$metadata.httpStatusCode} (the Secret names no bucket: a whole store's keys make one)`,
+      );
+    }
+    const Key = 'hello.txt';
+    const body = `hello from ${claimName} at ${new Date().toISOString()}`;
+    const put = await s3.send(new PutObjectCommand({ Bucket: name, Key, Body: body }));
+    say(`       PUT s3://${name}/${Key} (${Buffer.byteLength(body)} bytes) -> HTTP ${put.$metadata.httpStatusCode}, ETag ${put.ETag}`);
+    const got = await s3.send(new GetObjectCommand({ Bucket: name, Key }));
+    const text = await got.Body!.transformToString();
+    say(
+      `       GET s3://${name}/${Key} -> HTTP ${got.$metadata.httpStatusCode}, ${Buffer.byteLength(text)} bytes read: ${JSON.stringify(text)}`,
+    );
+    if (text !== body) throw new Error(`the GET returned other bytes than the PUT wrote`);
+  } finally {
+    s3.destroy();
+  }
+}
+
 say('6/8  Done. What exists now (secret values are not shown):');
 say('  control cluster');
 say('    Bucket           app-project1-dev/app-bucket        Bound');
@@ -145,6 +205,8 @@ say(`    Secret           rook-minio/${ref.name}-access-keys   (generated MinIO 
 say(`    Service          rook-minio/${ref.name}-s3   (the claim's endpoint: it reaches only this store's servers)`);
 say(`    StatefulSet      rook-minio/${ref.name}   (made by the operator stand-in)`);
 say('    Rook MinIO operator in rook-minio-system (CRD, RBAC, Deployment; installed by provider-rook)');
+say();
+await s3PutGet('app-bucket', 'bucketsecret', { client: target, label: 'target', standIn: 'Rook MinIO operator' });
 say();
 say('7/8  Second act: the same Bucket through another backend (the MinIO Operator) in a second target.');
 await providerSecret('demo-provider-b', targetBCluster!.kubeconfig);
@@ -189,6 +251,8 @@ const second = await watchUntilBound('app-bucket-tenant', {
 const connB = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret-tenant', 'app-project1-dev');
 const tenantRef = second.spec.resourceRef!;
 say();
+await s3PutGet('app-bucket-tenant', 'bucketsecret-tenant', { client: targetB, label: 'target-b', standIn: 'MinIO Operator' });
+say();
 say('8/8  Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
 say(`     ${'claim'.padEnd(20)} ${'backend'.padEnd(16)} ${'target'.padEnd(9)} ${'managed resource'.padEnd(58)} Secret keys`);
 say(
@@ -207,7 +271,7 @@ say(
 );
 say(`     (the Tenant lives alone in namespace minio-${tenantRef.name} of target-b)`);
 say();
-say('Explore (provider-rook and the stand-ins keep running, so drift is repaired live):');
+say('Explore (provider-rook and the stand-ins, with their S3 servers, keep running, so drift is repaired live):');
 say(`  export KUBECONFIG=${controlCluster!.kubeconfig}`);
 say('  kubectl get buckets,bucketclasses -n app-project1-dev');
 say('  kubectl get objectstores.minio.rook.crossplane.io,objectstoreclasses,providers -n rook-infra-dev');

@@ -13,15 +13,29 @@ export const file = (...p: string[]): string => path.join(repoRoot, ...p);
 export const demoDir = file('.local', 'demo');
 const pidFile = path.join(demoDir, 'pids');
 
-export function stopProcesses(): void {
+/**
+ * Stops the processes background() started, and waits until they are gone. Each leads a process
+ * group of its own (spawned detached), so the group is signalled: what a process started goes with
+ * it, such as the S3 servers (weed) of the operator stand-ins. SIGTERM first, SIGKILL after 10 s.
+ */
+export async function stopProcesses(): Promise<void> {
   if (!existsSync(pidFile)) return;
-  for (const pid of readFileSync(pidFile, 'utf8').split(/\s+/).filter(Boolean).map(Number)) {
-    try {
-      process.kill(pid, 'SIGTERM');
-    } catch {
-      /* already gone */
+  const pids = readFileSync(pidFile, 'utf8').split(/\s+/).filter(Boolean).map(Number);
+  const signal = (pid: number, sig: NodeJS.Signals | 0): boolean => {
+    for (const id of [-pid, pid]) {
+      try {
+        process.kill(id, sig);
+        return true;
+      } catch {
+        /* no such group, or gone */
+      }
     }
-  }
+    return false;
+  };
+  pids.forEach((pid) => signal(pid, 'SIGTERM'));
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline && pids.some((pid) => signal(pid, 0));)
+    await new Promise((r) => setTimeout(r, 100));
+  pids.forEach((pid) => signal(pid, 'SIGKILL'));
   rmSync(pidFile);
 }
 

@@ -1,21 +1,28 @@
-// TEST DOUBLES as a process: npm run fake-operators [-- KUBECONFIG [rook-minio,minio-operator,rook-ceph]].
+// TEST DOUBLES as a process: npm run fake-operators [-- KUBECONFIG [rook-minio,minio-operator,rook-ceph] [--s3=ROUTES_DIR]].
 // Plays the backends' operators on a local target cluster (which runs no pods); see fake-*.ts
-// beside it. Each waits (retrying) until its operator's CRD is in the cluster.
+// beside it. Each waits (retrying) until its operator's CRD is in the cluster. --s3=ROUTES_DIR runs
+// them with { s3: true } (a real S3 server per store) and shares the routes to those servers in
+// ROUTES_DIR, for resolveS3Endpoint in another process (s3-stores.ts).
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../../src/runtime/kube/client.ts';
 import { kubeconfigFileAccess } from '../../../src/runtime/kube/config.ts';
 import { FakeBucketProvisioner } from './fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from './fake-minio-operator.ts';
 import { FakeTenantOperator } from './fake-tenant-operator.ts';
+import { shareRoutes } from './s3-stores.ts';
 
-const kubeconfig = process.argv[2] ?? fileURLToPath(new URL('../../../.local/clusters/target/kubeconfig', import.meta.url));
-const wanted = (process.argv[3] ?? 'rook-minio,minio-operator,rook-ceph').split(',');
+const args = process.argv.slice(2).filter((a) => !a.startsWith('--s3='));
+const routesDir = process.argv.find((a) => a.startsWith('--s3='))?.slice('--s3='.length);
+const kubeconfig = args[0] ?? fileURLToPath(new URL('../../../.local/clusters/target/kubeconfig', import.meta.url));
+const wanted = (args[1] ?? 'rook-minio,minio-operator,rook-ceph').split(',');
+const s3 = routesDir !== undefined;
+if (routesDir) shareRoutes(routesDir);
 const kc = kubeconfigFileAccess(kubeconfig);
 const client = new KubeClient(kc, { fieldManager: 'fake-operators' });
 const all = {
-  'rook-minio': () => new FakeMinioOperator(client),
-  'minio-operator': () => new FakeTenantOperator(client),
-  'rook-ceph': () => new FakeBucketProvisioner(client),
+  'rook-minio': () => new FakeMinioOperator(client, { s3 }),
+  'minio-operator': () => new FakeTenantOperator(client, { s3 }),
+  'rook-ceph': () => new FakeBucketProvisioner(client, { s3 }),
 };
 const running = wanted.map((name) => {
   const make = all[name as keyof typeof all];
@@ -24,7 +31,9 @@ const running = wanted.map((name) => {
   void standIn.start();
   return standIn;
 });
-console.error(`operator stand-ins (test doubles: ${wanted.join(', ')}) watching ${kc.server}; Ctrl-C stops them`);
+console.error(
+  `operator stand-ins (test doubles: ${wanted.join(', ')}${s3 ? ', with S3 servers' : ''}) watching ${kc.server}; Ctrl-C stops them`,
+);
 const stop = (): void => void Promise.all(running.map((s) => s.stop())).then(() => process.exit(0));
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

@@ -9,7 +9,11 @@
 // Service serves. A Service that selects no store, or several, is an error, as it would be for the
 // app. Rook Ceph's gateway Service is made by the platform team's CephObjectStore, which no
 // stand-in plays, so its host name is routed by name.
-import { mkdtempSync, rmSync } from 'node:fs';
+//
+// Routes live in the process that runs the stand-in. When the stand-ins run as processes of their
+// own (make demo), shareRoutes(dir) in each process, theirs and the caller's, shares them through
+// one file per process in dir.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startS3Server, type S3Credentials, type S3Server } from '../../../hack/lib/s3-server.ts';
@@ -25,13 +29,58 @@ interface Route {
   endpoint: string;
 }
 const routes = new Map<string, Route>();
+let sharedDir: string | undefined;
+
+/**
+ * Shares routes with other processes through dir: this process's routes are written to
+ * <dir>/<pid>.json as they change, and resolveS3Endpoint also reads those of the other processes
+ * still running.
+ */
+export function shareRoutes(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  sharedDir = dir;
+  publish();
+  process.once('exit', () => rmSync(ownFile(dir), { force: true }));
+}
+
+const ownFile = (dir: string): string => path.join(dir, `${process.pid}.json`);
+
+function publish(): void {
+  if (!sharedDir) return;
+  const tmp = `${ownFile(sharedDir)}.tmp`;
+  writeFileSync(tmp, JSON.stringify([...routes.values()]));
+  renameSync(tmp, ownFile(sharedDir)); // readers never see half a file
+}
+
+/** The routes of this process, and those the other running processes share. */
+function allRoutes(): Route[] {
+  const all = [...routes.values()];
+  if (!sharedDir || !existsSync(sharedDir)) return all;
+  for (const f of readdirSync(sharedDir)) {
+    const pid = Number(/^(\d+)\.json$/.exec(f)?.[1]);
+    if (!pid || pid === process.pid || !alive(pid)) continue;
+    all.push(...(JSON.parse(readFileSync(path.join(sharedDir, f), 'utf8')) as Route[]));
+  }
+  return all;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function route(cluster: string, reach: Reach, endpoint: string): void {
   routes.set(JSON.stringify([cluster, reach]), { cluster, reach, endpoint });
+  publish();
 }
 
 function unroute(endpoint: string): void {
   for (const [key, r] of routes) if (r.endpoint === endpoint) routes.delete(key);
+  publish();
 }
 
 /**
@@ -41,7 +90,7 @@ function unroute(endpoint: string): void {
 export async function resolveS3Endpoint(url: string, target: KubeClient): Promise<string> {
   const { hostname, port: p, protocol } = new URL(url);
   const port = Number(p || (protocol === 'https:' ? 443 : 80));
-  const mine = [...routes.values()].filter((r) => r.cluster === target.server);
+  const mine = allRoutes().filter((r) => r.cluster === target.server);
   const byName = mine.find((r) => 'host' in r.reach && r.reach.host === hostname && r.reach.port === port);
   if (byName) return byName.endpoint;
   const [service, namespace, svc] = hostname.split('.');
