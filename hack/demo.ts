@@ -163,6 +163,7 @@ async function s3PutGet(
   const local = await resolveS3Endpoint(endpoint, where.client);
   say(`     S3 with Secret app-project1-dev/${secretName} alone (endpoint, username, password), as an app in ${where.label} would:`);
   say(`       endpoint ${endpoint} leads to ${local} (the Service's pods, played by the stand-in)`);
+  // hack/lib/s3-server.ts starts that server on 127.0.0.1 only, always with -master.telemetry=false.
   say(
     `       answered by: the REAL SeaweedFS S3 server (weed mini, Apache-2.0) that the ${where.standIn} stand-in runs as this store's MinIO`,
   );
