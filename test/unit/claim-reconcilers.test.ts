@@ -198,7 +198,8 @@ describe('claim reconciler', () => {
   it('C7: adds its finalizer, creates one managed resource from the class and records it on the claim', async () => {
     const { api, reconciler, recorder } = world();
     api.seed(Claims, claim());
-    expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
+    // Its resource is not ready yet: the claim waits for its watch, and rechecks should an event be missed.
+    expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'requeueAfter', ms: 30_000 });
     expect(api.writes).toEqual(['patch Bucket b', `create Store ${mrName}`, 'update Bucket b', 'status Bucket b']);
     const mr = api.objects.get(`stores/infra/${mrName}`)!;
     expect(mr.spec).toMatchObject({

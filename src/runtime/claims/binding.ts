@@ -14,7 +14,7 @@ import { ANNOTATION_EXTERNAL_NAME, hasFinalizer, isDeleting } from '../meta.ts';
 import { controllerUid, publishSecretData, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
-import { done, type Reconciler, type Result } from '../result.ts';
+import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import {
   FINALIZER_CLAIM,
   claimRefOf,
@@ -29,7 +29,7 @@ import {
 } from './claim.ts';
 import { classNotFound, importNotAllowed, portableClassNotFound, resourceNotReserved, unsupportedClass } from './refusals.ts';
 import { releaseClaim } from './release.ts';
-import { binding, claimFailed, writeClaimStatus, type ClaimWriter, type Cond, type Mirrored } from './status.ts';
+import { binding, claimFailed, RECHECK_MS, writeClaimStatus, type ClaimWriter, type Cond, type Mirrored } from './status.ts';
 
 export { FINALIZER_CLAIM, type Cache };
 
@@ -111,7 +111,9 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
         'Unbound',
         mirrored(mr, claim),
       );
-      return done(); // the managed resource's watch brings us back
+      // The managed resource's watch brings us back; the recheck, should its event be missed
+      // (crossplane's claim reconciler waits the same way for a resource that is not ready).
+      return requeueAfter(RECHECK_MS);
     }
     if (!(await this.propagate(claim, mr, signal))) {
       await this.writeStatus(
@@ -135,7 +137,8 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       ? { type: 'Ready', status: mrReady.status, reason: mrReady.reason, ...(mrReady.message ? { message: mrReady.message } : {}) }
       : Ready.available();
     await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound', mirrored(mr, claim));
-    return done();
+    // A resource at rest costs nothing; one on its way to Ready is rechecked, as above.
+    return ready.status === 'True' ? done() : requeueAfter(RECHECK_MS);
   }
 
   /**
