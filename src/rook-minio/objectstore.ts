@@ -125,7 +125,12 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
           apiVersion: 'v1',
           kind: 'Service',
           metadata: { name: endpointServiceName(name), namespace: mr.spec.targetNamespace },
-          spec: { selector: storeLabels(name), ports: [{ name: 's3', port: MINIO_PORT, targetPort: MINIO_PORT, protocol: 'TCP' }] },
+          // The type too: an ExternalName Service (a CNAME elsewhere) in its place is drift, repaired.
+          spec: {
+            type: 'ClusterIP',
+            selector: storeLabels(name),
+            ports: [{ name: 's3', port: MINIO_PORT, targetPort: MINIO_PORT, protocol: 'TCP' }],
+          },
         }),
       },
     ];

@@ -159,6 +159,7 @@ describe('Rook MinIO: companions', () => {
     expect(text(built.data.password)).toMatch(/^[A-Za-z0-9]{40}$/);
     expect((secret!.build() as typeof built).data.password).not.toBe(built.data.password);
     expect(service!.build().spec).toEqual({
+      type: 'ClusterIP', // so an ExternalName put in its place is drift
       selector: { app: 'minio', objectstore: 'ext' },
       ports: [{ name: 's3', port: 9000, targetPort: 9000, protocol: 'TCP' }],
     });

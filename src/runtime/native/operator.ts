@@ -20,6 +20,7 @@ import {
   type OperatorSettings,
   type ProviderObject,
 } from './provider.ts';
+import { isAlreadyExists } from '../kube/errors.ts';
 
 export interface OperatorBundle {
   /** Its key in a Provider's spec.operators and status.operators, e.g. "rook-minio". */
@@ -204,7 +205,10 @@ export class OperatorInstaller {
       const type = typeOfManifest(manifest);
       const existing = await client.get<Obj>(type, manifest.metadata.name, manifest.metadata.namespace, signal);
       if (existing) continue; // ours already, or someone else's: leave it as it is
-      await client.apply(type, this.marks.mark(type, manifest as Obj, owner), signal);
+      // A create, not an apply: one made by someone else in between stays theirs (409, left alone).
+      await client.create(type, this.marks.mark(type, manifest as Obj, owner), signal).catch((err: unknown) => {
+        if (!isAlreadyExists(err)) throw err;
+      });
     }
   }
 }
