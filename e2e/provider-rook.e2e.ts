@@ -15,6 +15,7 @@ import { secretText } from '../src/runtime/native/credentials.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
 import { eventually, type EventuallyOptions } from '../test/support/eventually.ts';
 import { environment, type E2EEnvironment } from './support/backend.ts';
+import { S3_KEY_NAMES } from '../test/support/s3-keys.ts';
 
 const PLATFORM = 'rook-infra-dev';
 const APP = 'app-project1-dev';
@@ -158,16 +159,7 @@ describe(`provider-rook end to end`, () => {
     const claim = await bound(APP, 'app-bucket');
     designStore = claim.spec.resourceRef!.name;
     const keys = secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret', APP))?.data);
-    expect(Object.keys(keys).sort()).toEqual([
-      'AWS_ACCESS_KEY_ID',
-      'AWS_ENDPOINT_URL',
-      'AWS_SECRET_ACCESS_KEY',
-      'BUCKET_HOST',
-      'BUCKET_PORT',
-      'endpoint',
-      'password',
-      'username',
-    ]);
+    expect(Object.keys(keys).sort()).toEqual(S3_KEY_NAMES);
     const store = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
     expect(store?.spec.scope.nodeCount).toBe(4);
     expect(await env.targets[1].admin.get(RookObjectStores, designStore, 'rook-minio')).toBeUndefined();
@@ -209,19 +201,7 @@ describe(`provider-rook end to end`, () => {
         Object.keys(keys)
           .filter((k) => k !== 'bucket' && k !== 'BUCKET_NAME')
           .sort(),
-      ]).toEqual([
-        backend,
-        [
-          'AWS_ACCESS_KEY_ID',
-          'AWS_ENDPOINT_URL',
-          'AWS_SECRET_ACCESS_KEY',
-          'BUCKET_HOST',
-          'BUCKET_PORT',
-          'endpoint',
-          'password',
-          'username',
-        ],
-      ]);
+      ]).toEqual([backend, S3_KEY_NAMES]);
     }
     for (const [backend] of backends) {
       if (env.unavailable[backend]) continue;

@@ -35,6 +35,7 @@ import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
 import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
 import { refusal, roundTrip, s3Client } from '../support/s3.ts';
+import { S3_KEY_NAMES } from '../support/s3-keys.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
 type Obj = KubeObjectLike & {
@@ -213,18 +214,7 @@ describe('three backends behind one Bucket claim', () => {
       const claim = await bound(`same-${b.name}`);
       expect(claim.spec.resourceRef).toMatchObject({ kind: b.managed.kind, apiVersion: b.managed.apiVersion });
       const keys = secretText((await control.get<Obj>(Secrets, `same-${b.name}-s3`, apps))!.data);
-      expect(Object.keys(keys)).toEqual(
-        expect.arrayContaining([
-          'AWS_ACCESS_KEY_ID',
-          'AWS_ENDPOINT_URL',
-          'AWS_SECRET_ACCESS_KEY',
-          'BUCKET_HOST',
-          'BUCKET_PORT',
-          'endpoint',
-          'password',
-          'username',
-        ]),
-      );
+      expect(Object.keys(keys)).toEqual(expect.arrayContaining(S3_KEY_NAMES));
       expect([keys.AWS_ACCESS_KEY_ID, keys.AWS_SECRET_ACCESS_KEY, keys.AWS_ENDPOINT_URL]).toEqual([
         keys.username,
         keys.password,

@@ -29,6 +29,7 @@ import {
   writeSecret,
 } from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { S3_KEY_NAMES } from '../support/s3-keys.ts';
 
 type SecretView = KubeObjectLike & { metadata: { ownerReferences?: unknown[] }; data?: Record<string, string>; type?: string };
 type TargetStore = KubeObjectLike & { spec: Record<string, unknown> };
@@ -154,16 +155,7 @@ describe('Bucket claims', () => {
 
     const secret = await eventually(() => control.get<SecretView>(Secrets, 'bucketsecret', APP), "the claim's connection Secret");
     const keys = secretText(secret.data);
-    expect(Object.keys(keys).sort()).toEqual([
-      'AWS_ACCESS_KEY_ID',
-      'AWS_ENDPOINT_URL',
-      'AWS_SECRET_ACCESS_KEY',
-      'BUCKET_HOST',
-      'BUCKET_PORT',
-      'endpoint',
-      'password',
-      'username',
-    ]);
+    expect(Object.keys(keys).sort()).toEqual(S3_KEY_NAMES);
     expect([keys.AWS_ACCESS_KEY_ID, keys.AWS_SECRET_ACCESS_KEY, keys.AWS_ENDPOINT_URL]).toEqual([
       keys.username,
       keys.password,
