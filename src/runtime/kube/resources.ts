@@ -6,6 +6,9 @@ export interface ResourceType {
   namespaced: boolean;
 }
 
+/** A type's API group, "" for the core group: version-free, as an object stays itself across served versions. */
+export const groupOf = (type: ResourceType): string => (type.apiVersion.includes('/') ? type.apiVersion.split('/')[0]! : '');
+
 export const Namespaces: ResourceType = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
 export const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
 export const Events: ResourceType = { apiVersion: 'v1', kind: 'Event', plural: 'events', namespaced: true };

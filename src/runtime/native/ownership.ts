@@ -10,7 +10,7 @@
 //   is given by the target's API server, and the annotation lives on the managed resource, so a
 //   resource restored from a backup of the control cluster names the very object it made.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { ResourceType } from '../kube/resources.ts';
+import { groupOf, type ResourceType } from '../kube/resources.ts';
 
 export const LABEL_CONTROL_PLANE = 'rook.crossplane.io/control-plane';
 export const LABEL_OWNER_UID = 'rook.crossplane.io/owner-uid';
@@ -83,9 +83,6 @@ export class OwnershipKey {
     return createHmac('sha256', this.#secret).update(payload).digest();
   }
 }
-
-/** The API group of a type (version-free: a served version may change, the object stays the same). */
-const groupOf = (type: ResourceType): string => (type.apiVersion.includes('/') ? type.apiVersion.split('/')[0]! : '');
 
 export class OwnershipMarks {
   readonly controlPlaneId: string;

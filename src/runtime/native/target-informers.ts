@@ -6,7 +6,7 @@
 import { Informer } from '../informer.ts';
 import type { KubeClient, KubeObjectLike, Selection } from '../kube/client.ts';
 import { established, type CustomResourceDefinition } from '../kube/crds.ts';
-import { CustomResourceDefinitions, type ResourceType } from '../kube/resources.ts';
+import { CustomResourceDefinitions, groupOf, type ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
 
 export interface Watched extends Selection {
@@ -23,7 +23,6 @@ export interface HealthListener {
   failed?(): void;
 }
 
-const group = (type: ResourceType): string => (type.apiVersion.includes('/') ? type.apiVersion.split('/')[0]! : '');
 /** Kinds every API server serves; anything else may come and go with its CRD. */
 const BUILT_IN =
   /^$|^(apps|batch|policy|autoscaling|networking\.k8s\.io|rbac\.authorization\.k8s\.io|storage\.k8s\.io|coordination\.k8s\.io|apiextensions\.k8s\.io|admissionregistration\.k8s\.io|events\.k8s\.io)$/;
@@ -56,7 +55,7 @@ export class TargetInformers {
     const key = `${type.apiVersion}/${type.plural}?ns=${watched.namespace ?? ''}&l=${watched.labelSelector ?? ''}&f=${watched.fieldSelector ?? ''}&k=${watched.keep ?? ''}`;
     let informer = this.informers.get(key);
     if (!informer) {
-      const custom = !BUILT_IN.test(group(type));
+      const custom = !BUILT_IN.test(groupOf(type));
       informer = new Informer<KubeObjectLike>(this.client, type, {
         labelSelector: watched.labelSelector,
         fieldSelector: watched.fieldSelector,
@@ -71,7 +70,7 @@ export class TargetInformers {
         onFailed: () => {
           if (this.failingCount() === 1) for (const l of this.listeners) l.failed?.();
         },
-        whenServed: custom ? (signal) => this.served(`${type.plural}.${group(type)}`, signal) : undefined,
+        whenServed: custom ? (signal) => this.served(`${type.plural}.${groupOf(type)}`, signal) : undefined,
       });
       this.informers.set(key, informer);
       this.selections.set(key, watched);
