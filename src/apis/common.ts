@@ -136,6 +136,47 @@ export const reclaimPolicy = z.enum(['Delete', 'Retain', 'Orphan']).meta({
     'What happens to the target object when this resource (or its claim) goes away: Delete removes it, Retain and Orphan (a synonym) keep it.',
 });
 
+/**
+ * An S3 bucket name as S3 accepts it (the AWS rules, which MinIO and Ceph apply too): 3 to 63
+ * lower-case letters, digits, "-" and "."; a letter or digit at each end; not shaped like an IP
+ * address; no "..", no "xn--" prefix and no "-s3alias" suffix.
+ */
+export const bucketName = () =>
+  z
+    .string()
+    .min(3)
+    .max(63)
+    .regex(
+      /^[a-z0-9][a-z0-9.-]*[a-z0-9]$/,
+      'must be 3 to 63 lower-case letters, digits, "-" and ".", beginning and ending with a letter or digit',
+    )
+    .meta({
+      'x-kubernetes-validations': [
+        { rule: "!self.matches('^[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+$')", message: 'a bucket name must not look like an IP address' },
+        {
+          rule: "!self.contains('..') && !self.startsWith('xn--') && !self.endsWith('-s3alias')",
+          message: 'S3 refuses "..", an "xn--" prefix and an "-s3alias" suffix in bucket names',
+        },
+      ],
+    });
+
+/** What a bucket user may do: COSI's access modes. */
+export const accessMode = z.enum(['ReadWrite', 'ReadOnly', 'WriteOnly']).meta({
+  description: 'ReadWrite: list, get, put and delete objects; ReadOnly: list and get; WriteOnly: put.',
+});
+
+/** The bucket a store made for its claim, and its user (a store's root credentials never leave the target). */
+export const storeBucket = z
+  .object({
+    name: bucketName().meta({ description: 'The bucket, made in the store. Fixed at creation.' }),
+    access: accessMode.default('ReadWrite'),
+  })
+  .meta({
+    description:
+      "A bucket made in the store with a user of its own, whose policy reaches only that bucket: the connection Secret holds that user's keys, never the store's root credentials.",
+    'x-kubernetes-validations': [{ rule: 'self.name == oldSelf.name', message: 'bucket.name cannot change after creation' }],
+  });
+
 export const writeConnectionSecretToRef = z
   .object({
     name: objectName().meta({
@@ -161,9 +202,14 @@ export type { KubeObject, ObjectMeta } from '../runtime/meta.ts';
  * (its identity, fixed at creation: changing either would make a second object and leave the first),
  * the reclaim policy, the connection Secret, and the claim and class it came from.
  */
-export function managedSpec<F extends z.ZodType>(forProvider: F, object: string) {
+export function managedSpec<F extends z.ZodType, E extends z.ZodRawShape = Record<never, z.ZodType>>(
+  forProvider: F,
+  object: string,
+  extra?: E,
+) {
   return z
     .object({
+      ...(extra ?? ({} as E)),
       forProvider,
       targetNamespace: namespaceName().meta({
         description: `Namespace of the ${object} in the target cluster; created when missing. Fixed at creation.`,

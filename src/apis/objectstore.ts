@@ -8,6 +8,7 @@ import {
   objectName,
   persistentVolumeClaimSpec,
   readyColumns,
+  storeBucket,
   type KubeObject,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
@@ -93,6 +94,7 @@ export const objectStoreSchema = z.object({
       ],
     }),
     'store',
+    { bucket: storeBucket.optional() },
   ),
   status: managedStatus(
     z.object({

@@ -9,6 +9,7 @@ import {
   classPlacement,
   persistentVolumeClaimSpec,
   readyColumns,
+  storeBucket,
   reclaimPolicy,
   type KubeObject,
 } from './common.ts';
@@ -73,6 +74,7 @@ export const tenantSchema = z.object({
       ],
     }),
     'Tenant',
+    { bucket: storeBucket.optional() },
   ),
   status: managedStatus(
     z.object({

@@ -7,13 +7,17 @@ import type { Tenant, TenantClass } from '../apis/tenant.ts';
 import type { Backend } from '../runtime/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
-import { Secrets, type ResourceType } from '../runtime/kube/resources.ts';
+import { Jobs, Secrets, type ResourceType } from '../runtime/kube/resources.ts';
+import { accessReady, bucketUserCompanions, userKeys, type BucketUser } from '../minio/admin.ts';
+import { ReasonedError } from '../runtime/conditions.ts';
+import type { KindContext } from '../runtime/native/kind.ts';
 import { secretText } from '../runtime/native/credentials.ts';
 import type { NativeKind } from '../runtime/native/kind.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 import { randomKey } from '../runtime/random.ts';
 import { Reasons } from '../runtime/reasons.ts';
 import { s3ConnectionDetails } from '../s3/details.ts';
+import { bucketNameFor } from '../s3/names.ts';
 
 export const MinioTenants: ResourceType = { apiVersion: 'minio.min.io/v2', kind: 'Tenant', plural: 'tenants', namespaced: true };
 
@@ -48,18 +52,31 @@ const KNOWN_STATES = new Set([
   'Restarting MinIO',
 ]);
 
-/** `export KEY="value"` lines of a MinIO config.env. */
-function parseEnv(text: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of (text ?? '').split('\n')) {
-    const m = /^\s*(?:export\s+)?([A-Z_][A-Z0-9_]*)=(?:"([^"]*)"|'([^']*)'|(\S*))\s*$/.exec(line);
-    if (m) out[m[1]!] = m[2] ?? m[3] ?? m[4] ?? '';
-  }
-  return out;
+const RESOURCE = 'tenants.minio.crossplane.io';
+
+export function tenantEndpoint(mr: Tenant, namespace: string): string {
+  const tls = mr.spec.forProvider.requestAutoCert;
+  return `${tls ? 'https' : 'http'}://minio.${namespace}.svc.${mr.spec.forProvider.clusterDomain || 'cluster.local'}:${tls ? 443 : 80}`;
+}
+
+/** The claim's bucket in its Tenant, and the user that reaches only it (made by a Job where config.env is). */
+function bucketUser(mr: Tenant, name: string, ctx: KindContext): BucketUser | undefined {
+  const bucket = mr.spec.bucket;
+  if (!bucket) return undefined;
+  return {
+    base: name,
+    namespace: mr.spec.targetNamespace,
+    endpoint: tenantEndpoint(mr, mr.spec.targetNamespace),
+    root: { name: configName(name), format: 'config.env' },
+    bucket: bucket.name,
+    access: bucket.access ?? 'ReadWrite',
+    ownsBucket: true,
+    keys: userKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+  };
 }
 
 export const minioTenant: NativeKind<Tenant> = {
-  resource: 'tenants.minio.crossplane.io',
+  resource: RESOURCE,
   target: MinioTenants,
   operator: minioOperatorBundle,
 
@@ -73,8 +90,9 @@ export const minioTenant: NativeKind<Tenant> = {
     };
   },
 
-  companions(mr, name) {
+  companions(mr, name, ctx) {
     const ref = { name: configName(name), namespace: mr.spec.targetNamespace };
+    const user = bucketUser(mr, name, ctx);
     return [
       {
         type: Secrets,
@@ -97,9 +115,10 @@ export const minioTenant: NativeKind<Tenant> = {
           remedy: `Recreate it with the config.env the Tenant was made with (MINIO_ROOT_USER and MINIO_ROOT_PASSWORD), or delete this resource and create a new one`,
         },
       },
+      ...(user ? bucketUserCompanions(user) : []),
     ];
   },
-  companionTypes: [Secrets],
+  companionTypes: [Secrets, Jobs],
 
   references(observed) {
     const name = (observed.spec as { configuration?: { name?: string } } | undefined)?.configuration?.name;
@@ -111,20 +130,24 @@ export const minioTenant: NativeKind<Tenant> = {
   async inspect({ mr, observed, companions }) {
     const { name, namespace } = observed.metadata;
     const status = (observed.status ?? {}) as { currentState?: string; healthStatus?: string; availableReplicas?: number };
-    const tls = mr.spec.forProvider.requestAutoCert;
-    const endpoint = `${tls ? 'https' : 'http'}://minio.${namespace}.svc.${mr.spec.forProvider.clusterDomain || 'cluster.local'}:${tls ? 443 : 80}`;
-    const env = parseEnv(secretText((companions[0] as { data?: Record<string, string> } | undefined)?.data)['config.env']);
-    const ready = status.currentState === 'Initialized' && status.healthStatus === 'green';
+    const endpoint = tenantEndpoint(mr, namespace!);
+    const tenantReady = status.currentState === 'Initialized' && status.healthStatus === 'green';
+    // The root user stays in the target: what an app gets is the bucket's own user, from its Secret (companions[1]).
+    const bucket = mr.spec.bucket;
+    const access = bucket ? accessReady(companions[2], { bucket: bucket.name, namespace: namespace! }) : { ready: true };
+    if (access.failed) throw new ReasonedError(Reasons.BucketAccessFailed, access.failed);
+    const user = secretText((companions[1] as { data?: Record<string, string> } | undefined)?.data);
+    const ready = tenantReady && access.ready;
     const state = status.currentState && KNOWN_STATES.has(status.currentState) ? status.currentState : undefined;
     return {
       ready,
-      message: ready
-        ? undefined
+      message: tenantReady
+        ? access.message
         : `MinIO Operator: ${state ?? (status.currentState ? 'a state provider-rook does not know' : 'not yet seen by the operator')}` +
           (state === 'Initialized'
             ? ` (health ${status.healthStatus === 'yellow' || status.healthStatus === 'red' ? status.healthStatus : 'unknown'})`
             : ''),
-      connectionDetails: s3ConnectionDetails({ endpoint, accessKey: env.MINIO_ROOT_USER, secretKey: env.MINIO_ROOT_PASSWORD }),
+      connectionDetails: s3ConnectionDetails({ endpoint, accessKey: user.accessKey, secretKey: user.secretKey, bucket: bucket?.name }),
       atProvider: withoutNulls({
         namespace,
         name,
@@ -148,6 +171,8 @@ export function configureTenant(claim: Claim, cls: TenantClass, name: string): T
     spec: {
       forProvider: withoutNulls({ pools, image, requestAutoCert, clusterDomain }) as Tenant['spec']['forProvider'],
       targetNamespace: `${namespacePrefix}${name}`.slice(0, 63).replace(/-+$/, ''),
+      // The claim gets a bucket of the Tenant and a user of its own, never its root user.
+      bucket: { name: bucketNameFor(claim), access: 'ReadWrite' },
       reclaimPolicy,
       writeConnectionSecretToRef: { name },
     },

@@ -8,7 +8,10 @@ import type { ObjectStoreClass } from '../apis/objectstoreclass.ts';
 import type { Backend } from '../runtime/backend.ts';
 import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../runtime/native/kind.ts';
-import { Secrets, Services, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
+import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
+import { accessReady, bucketUserCompanions, userKeys, type BucketUser } from '../minio/admin.ts';
+import { ReasonedError } from '../runtime/conditions.ts';
+import type { KindContext } from '../runtime/native/kind.ts';
 import { secretText } from '../runtime/native/credentials.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { randomKey } from '../runtime/random.ts';
@@ -51,10 +54,29 @@ export function endpointOf(name: string, namespace: string, clusterDomain?: stri
   return `http://${endpointServiceName(name)}.${namespace}.svc.${clusterDomain || 'cluster.local'}:${MINIO_PORT}`;
 }
 
+const RESOURCE = 'objectstores.minio.rook.crossplane.io';
+
+/** The claim's bucket in its store, and the user that reaches only it (made by a Job where the root keys are). */
+function bucketUser(mr: ObjectStore, name: string, ctx: KindContext): BucketUser | undefined {
+  const bucket = mr.spec.bucket;
+  if (!bucket) return undefined;
+  const root = credentialsRef(mr, name);
+  return {
+    base: name,
+    namespace: root.namespace,
+    endpoint: endpointOf(name, mr.spec.targetNamespace, mr.spec.forProvider.clusterDomain),
+    root: { name: root.name, format: 'username-password' },
+    bucket: bucket.name,
+    access: bucket.access ?? 'ReadWrite',
+    ownsBucket: true,
+    keys: userKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+  };
+}
+
 const storeLabels = (name: string): Record<string, string> => ({ app: 'minio', objectstore: name });
 
 export const minioObjectStore: NativeKind<ObjectStore> = {
-  resource: 'objectstores.minio.rook.crossplane.io',
+  resource: RESOURCE,
   target: RookObjectStores,
   operator: rookMinioOperator,
 
@@ -94,8 +116,9 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     },
   ],
 
-  companions(mr, name) {
+  companions(mr, name, ctx) {
     const keys = credentialsRef(mr, name);
+    const user = bucketUser(mr, name, ctx);
     return [
       {
         type: Secrets,
@@ -133,10 +156,11 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
           },
         }),
       },
+      ...(user ? bucketUserCompanions(user) : []),
     ];
   },
 
-  companionTypes: [Secrets, Services],
+  companionTypes: [Secrets, Services, Jobs],
 
   // The operator builds a store's StatefulSet once and never updates it.
   fixedAtCreation: ['.spec.scope', '.spec.annotations', '.spec.credentials', '.spec.clusterDomain'],
@@ -158,16 +182,23 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     // The operator writes no status; its StatefulSet (same name, same namespace) tells readiness.
     const sts = await read.get<{ metadata: { name: string }; status?: { readyReplicas?: number } }>(StatefulSets, name, namespace, signal);
     const readyReplicas = sts?.status?.readyReplicas ?? 0;
-    const keys = secretText((companions[0] as { data?: Record<string, string> } | undefined)?.data);
-    const ready = sts !== undefined && readyReplicas >= want;
-    const connectionDetails = s3ConnectionDetails({ endpoint, accessKey: keys.username, secretKey: keys.password });
+    const storeReady = sts !== undefined && readyReplicas >= want;
+    // The root keys stay in the target: what an app gets is the bucket's own user, from its Secret (companions[2]).
+    const bucket = mr.spec.bucket;
+    const access = bucket
+      ? accessReady(companions[3], { bucket: bucket.name, namespace: companions[3]?.metadata.namespace ?? namespace! })
+      : { ready: true };
+    if (access.failed) throw new ReasonedError(Reasons.BucketAccessFailed, access.failed);
+    const user = secretText((companions[2] as { data?: Record<string, string> } | undefined)?.data);
+    const ready = storeReady && access.ready;
+    const connectionDetails = s3ConnectionDetails({ endpoint, accessKey: user.accessKey, secretKey: user.secretKey, bucket: bucket?.name });
     return {
       ready,
       message: !sts
         ? `waiting for the MinIO operator to create StatefulSet ${namespace}/${name}`
-        : ready
-          ? undefined
-          : `${readyReplicas}/${want} MinIO servers ready`,
+        : !storeReady
+          ? `${readyReplicas}/${want} MinIO servers ready`
+          : access.message,
       connectionDetails,
       atProvider: { namespace, name, endpoint, readyReplicas },
     };

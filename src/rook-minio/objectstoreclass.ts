@@ -6,6 +6,7 @@ import type { ObjectStoreClass } from '../apis/objectstoreclass.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { kinds } from '../apis/kinds.gen.ts';
 import { withoutNulls } from '../runtime/json.ts';
+import { bucketNameFor } from '../s3/names.ts';
 
 export const DEFAULT_TARGET_NAMESPACE = 'rook-minio';
 
@@ -30,6 +31,8 @@ export function configureObjectStore(claim: Claim, cls: ObjectStoreClass, name: 
         credentials: { name: `${name}-access-keys`, namespace },
       }) as ObjectStore['spec']['forProvider'],
       targetNamespace: namespace,
+      // The claim gets a bucket of the store and a user of its own, never the store's root keys.
+      bucket: { name: bucketNameFor(claim), access: 'ReadWrite' },
       reclaimPolicy,
       writeConnectionSecretToRef: { name },
     },

@@ -124,6 +124,12 @@ export const Reasons = {
   AccessKeysLost: 'AccessKeysLost',
   /** A Tenant's configuration Secret is gone: new root credentials are never made. */
   RootCredentialsLost: 'RootCredentialsLost',
+  /** The work a resource does in its target before its objects are deleted (revoking a user) failed; nothing was deleted. */
+  TeardownFailed: 'TeardownFailed',
+  /** Event: deleting left something in the target on purpose (a bucket that still holds objects); the message says what and why. */
+  KeptInTarget: 'KeptInTarget',
+  /** A bucket user's access Job failed (the message has the Job's own words). */
+  BucketAccessFailed: 'BucketAccessFailed',
   /** Event: a target namespace provider-rook made was kept (something else lives there; the message says what). */
   KeptTargetNamespace: 'KeptTargetNamespace',
   /** Event on a Provider: a leaked target object (proven ours, its owner gone) was deleted. */

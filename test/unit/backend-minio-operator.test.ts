@@ -1,6 +1,7 @@
 // The MinIO Operator backend's pure functions, table-driven (crossplane-runtime's
 // reconciler_modern_test.go style): the target Tenant, its root-credentials Secret, readiness and
 // connection details from the operator's status, and how a TenantClass configures a Tenant.
+import { testContext } from '../support/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { Tenant, TenantClass } from '../../src/apis/tenant.ts';
 import { configureTenant, minioTenant } from '../../src/minio-operator/tenant.ts';
@@ -51,7 +52,7 @@ describe('MinIO Operator: desired', () => {
     },
   ];
   it.each(cases)('$name', ({ mr, want }) => {
-    expect(minioTenant.desired(mr, 'ext')).toEqual(want);
+    expect(minioTenant.desired(mr, 'ext', testContext)).toEqual(want);
   });
 
   it('has no late initialization', () => {
@@ -61,7 +62,7 @@ describe('MinIO Operator: desired', () => {
 
 describe('MinIO Operator: companions', () => {
   it('one root-credentials Secret beside the Tenant, never remade', () => {
-    const companions = minioTenant.companions!(tenant(), 'ext');
+    const companions = minioTenant.companions!(tenant(), 'ext', testContext);
     expect(
       companions.map((c) => ({
         type: c.type,
@@ -82,7 +83,7 @@ describe('MinIO Operator: companions', () => {
   });
 
   it('builds a config.env with strong random root credentials, different each time', () => {
-    const [secret] = minioTenant.companions!(tenant(), 'ext');
+    const [secret] = minioTenant.companions!(tenant(), 'ext', testContext);
     const env = (): string =>
       Buffer.from((secret!.build() as TargetObject & { data: Record<string, string> }).data['config.env']!, 'base64').toString();
     expect(env()).toMatch(/^export MINIO_ROOT_USER="[A-Za-z0-9]{20}"\nexport MINIO_ROOT_PASSWORD="[A-Za-z0-9]{40}"\n$/);
@@ -103,108 +104,106 @@ describe('MinIO Operator: inspect', () => {
   const roots = env('export MINIO_ROOT_USER="user"\nexport MINIO_ROOT_PASSWORD="pass"\n');
   const http = 'http://minio.minio-t.svc.cluster.local:80';
   const at = (more: object = {}, endpoint = http) => ({ namespace: 'minio-t', name: 'ext', endpoint, ...more });
-  const cases: { name: string; mr?: Tenant; status?: object; config?: object; want: Inspection }[] = [
+  const user = { metadata: { name: 'ext-user', namespace: 'minio-t' }, data: { accessKey: b64('user'), secretKey: b64('pass') } };
+  const job = (conditions: object[] = []) => ({ metadata: { name: 'ext-access-1', namespace: 'minio-t' }, status: { conditions } });
+  const complete = job([{ type: 'Complete', status: 'True' }]);
+  const withBucket = (forProvider: Partial<Tenant['spec']['forProvider']> = {}): Tenant => ({
+    ...tenant(forProvider),
+    spec: { ...tenant(forProvider).spec, bucket: { name: 'app-b-1', access: 'ReadWrite' } },
+  });
+  const keys = () => s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass', 'app-b-1');
+  const cases: { name: string; mr?: Tenant; status?: object; job?: object; want: Inspection }[] = [
     {
-      name: 'Initialized and green: Ready, with the root credentials',
+      name: "Initialized and green: Ready, with the bucket user's keys, never the root user",
       status: { currentState: 'Initialized', healthStatus: 'green', availableReplicas: 4 },
-      config: roots,
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
+        connectionDetails: keys(),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'green', availableReplicas: 4 }),
       },
     },
     {
       name: 'TLS: https on 443, in the cluster domain asked for',
-      mr: tenant({ requestAutoCert: true, clusterDomain: 'corp.local' }),
+      mr: withBucket({ requestAutoCert: true, clusterDomain: 'corp.local' }),
       status: { currentState: 'Initialized', healthStatus: 'green' },
-      config: roots,
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: s3Keys('https://minio.minio-t.svc.corp.local:443', 'minio.minio-t.svc.corp.local', '443', 'user', 'pass'),
+        connectionDetails: s3Keys(
+          'https://minio.minio-t.svc.corp.local:443',
+          'minio.minio-t.svc.corp.local',
+          '443',
+          'user',
+          'pass',
+          'app-b-1',
+        ),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }, 'https://minio.minio-t.svc.corp.local:443'),
       },
     },
     {
       name: 'Initialized but yellow: not ready, the health said',
       status: { currentState: 'Initialized', healthStatus: 'yellow' },
-      config: roots,
       want: {
         ready: false,
         message: 'MinIO Operator: Initialized (health yellow)',
-        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
+        connectionDetails: keys(),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'yellow' }),
       },
     },
     {
       name: 'Initialized with a health it does not know: unknown',
       status: { currentState: 'Initialized', healthStatus: 'purple' },
-      config: roots,
       want: {
         ready: false,
         message: 'MinIO Operator: Initialized (health unknown)',
-        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
+        connectionDetails: keys(),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'purple' }),
       },
     },
     {
       name: 'a known state on the way: shown as the operator words it',
       status: { currentState: 'Provisioning MinIO Statefulset' },
-      config: roots,
       want: {
         ready: false,
         message: 'MinIO Operator: Provisioning MinIO Statefulset',
-        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
+        connectionDetails: keys(),
         atProvider: at({ currentState: 'Provisioning MinIO Statefulset' }),
       },
     },
     {
       name: 'a state it does not know: not echoed',
       status: { currentState: 'click <here>' },
-      config: roots,
       want: {
         ready: false,
         message: 'MinIO Operator: a state provider-rook does not know',
-        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
+        connectionDetails: keys(),
         atProvider: at(),
       },
     },
     {
       name: 'no status yet',
-      config: roots,
       want: {
         ready: false,
         message: 'MinIO Operator: not yet seen by the operator',
-        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
+        connectionDetails: keys(),
         atProvider: at(),
       },
     },
     {
-      name: 'config.env quoted either way, or not at all',
+      name: 'Initialized and green, the access Job still running: waiting for it',
       status: { currentState: 'Initialized', healthStatus: 'green' },
-      config: env('MINIO_ROOT_USER=\'user\'\n  export MINIO_ROOT_PASSWORD=pass\nexport OTHER="x"\n'),
+      job: job(),
       want: {
-        ready: true,
-        message: undefined,
-        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass'),
+        ready: false,
+        message: 'waiting for Job minio-t/ext-access-1 to make bucket app-b-1 and its user',
+        connectionDetails: keys(),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }),
       },
     },
     {
-      name: 'no password in config.env: the endpoint only',
-      status: { currentState: 'Initialized', healthStatus: 'green' },
-      config: env('export MINIO_ROOT_USER="user"\n'),
-      want: {
-        ready: true,
-        message: undefined,
-        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80'),
-        atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }),
-      },
-    },
-    {
-      name: 'no configuration Secret: the endpoint only',
+      name: "a Tenant without a bucket (a platform team's shared store): the endpoint only, never the root user",
+      mr: tenant(),
       status: { currentState: 'Initialized', healthStatus: 'green' },
       want: {
         ready: true,
@@ -214,16 +213,17 @@ describe('MinIO Operator: inspect', () => {
       },
     },
   ];
-  it.each(cases)('$name', async ({ mr, status, config, want }) => {
+  it.each(cases)('$name', async ({ mr, status, job: j, want }) => {
+    const m = mr ?? withBucket();
     const observed: TargetObject = { metadata: { name: 'ext', namespace: 'minio-t' }, ...(status ? { status } : {}) };
     const read = { get: async () => undefined };
     expect(
       await minioTenant.inspect({
         client: {} as KubeClient,
         read,
-        mr: mr ?? tenant(),
+        mr: m,
         observed,
-        companions: [config as TargetObject | undefined],
+        companions: [roots, ...(m.spec.bucket ? [user, j ?? complete] : [])] as (TargetObject | undefined)[],
         signal: new AbortController().signal,
       }),
     ).toEqual(want);
@@ -249,7 +249,13 @@ describe('MinIO Operator: configureTenant', () => {
     apiVersion: 'minio.crossplane.io/v1alpha1',
     kind: 'Tenant',
     metadata: { name: 'app-bucket-xyz', labels },
-    spec: { forProvider, targetNamespace, reclaimPolicy, writeConnectionSecretToRef: { name: 'app-bucket-xyz' } },
+    spec: {
+      forProvider,
+      targetNamespace,
+      bucket: { name: 'app-bucket-41a7cae1', access: 'ReadWrite' },
+      reclaimPolicy,
+      writeConnectionSecretToRef: { name: 'app-bucket-xyz' },
+    },
   });
   const cases: { name: string; cls: TenantClass; want: object }[] = [
     {

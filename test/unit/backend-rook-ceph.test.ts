@@ -1,6 +1,7 @@
 // The Rook Ceph backend's pure functions, table-driven (crossplane-runtime's reconciler_modern_test.go
 // style): the target ObjectBucketClaim, readiness and connection details from what the bucket
 // provisioner wrote for it (and only for it), and how a CephBucketClass configures a CephBucket.
+import { testContext } from '../support/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { CephBucket, CephBucketClass } from '../../src/apis/cephbucket.ts';
 import { cephBucket, configureCephBucket } from '../../src/rook-ceph/bucket.ts';
@@ -55,7 +56,7 @@ describe('Rook Ceph: desired', () => {
     },
   ];
   it.each(cases)('$name', ({ mr, want }) => {
-    expect(cephBucket.desired(mr, 'ext')).toEqual(want);
+    expect(cephBucket.desired(mr, 'ext', testContext)).toEqual(want);
   });
 
   it('makes no companions (the provisioner writes the keys) and initializes nothing late', () => {

@@ -1,6 +1,7 @@
 // The Rook MinIO backend's pure functions, table-driven (crossplane-runtime's reconciler_modern_test.go
 // style: named cases, inputs → wanted output): the target ObjectStore, its companions, late init,
 // readiness and connection details from what the operator made, and how a class configures a store.
+import { testContext } from '../support/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { ObjectStoreClass } from '../../src/apis/objectstoreclass.ts';
@@ -83,7 +84,7 @@ describe('Rook MinIO: desired', () => {
     },
   ];
   it.each(cases)('$name', ({ mr, want }) => {
-    expect(minioObjectStore.desired(mr, 'ext')).toEqual(want);
+    expect(minioObjectStore.desired(mr, 'ext', testContext)).toEqual(want);
   });
 });
 
@@ -139,7 +140,7 @@ describe('Rook MinIO: companions', () => {
     },
   ];
   it.each(cases)('$name', ({ mr, want }) => {
-    const companions = minioObjectStore.companions!(mr, 'ext');
+    const companions = minioObjectStore.companions!(mr, 'ext', testContext);
     expect(
       companions.map((c) => ({
         type: c.type,
@@ -153,7 +154,7 @@ describe('Rook MinIO: companions', () => {
   });
 
   it('builds strong random keys, different each time, and a Service that reaches only this store', () => {
-    const [secret, service] = minioObjectStore.companions!(store(), 'ext');
+    const [secret, service] = minioObjectStore.companions!(store(), 'ext', testContext);
     const built = secret!.build() as TargetObject & { data: Record<string, string> };
     expect(text(built.data.username)).toMatch(/^[A-Za-z0-9]{20}$/);
     expect(text(built.data.password)).toMatch(/^[A-Za-z0-9]{40}$/);
@@ -178,100 +179,115 @@ describe('Rook MinIO: companions', () => {
 
 describe('Rook MinIO: inspect', () => {
   const observed: TargetObject = { metadata: { name: 'ext', namespace: 'tns' } };
-  const keys = { metadata: { name: 'ext-access-keys', namespace: 'tns' }, data: { username: b64('user'), password: b64('pass') } };
+  const root = { metadata: { name: 'ext-access-keys', namespace: 'tns' }, data: { username: b64('root'), password: b64('rootpass') } };
+  const user = { metadata: { name: 'ext-user', namespace: 'tns' }, data: { accessKey: b64('user'), secretKey: b64('pass') } };
+  const job = (conditions: object[] = []) => ({ metadata: { name: 'ext-access-1', namespace: 'tns' }, status: { conditions } });
+  const complete = job([{ type: 'Complete', status: 'True' }]);
   const sts = (readyReplicas?: number) => ({
     [`StatefulSet/tns/ext`]: { metadata: { name: 'ext' }, status: readyReplicas === undefined ? {} : { readyReplicas } },
   });
+  const withBucket = store({}, { bucket: { name: 'app-b-1', access: 'ReadWrite' } });
   const endpoint = 'http://ext-s3.tns.svc.cluster.local:9000';
-  const cases: { name: string; mr?: ObjectStore; objects: Record<string, object>; keys?: object; want: Inspection }[] = [
+  const host = 'ext-s3.tns.svc.cluster.local';
+  const userKeys = s3Keys(endpoint, host, '9000', 'user', 'pass', 'app-b-1');
+  const cases: { name: string; mr?: ObjectStore; objects: Record<string, object>; job?: object; want: Inspection }[] = [
     {
-      name: 'no StatefulSet yet: waiting for the operator, the endpoint known',
+      name: 'no StatefulSet yet: waiting for the operator; the endpoint, bucket and user known',
       objects: {},
-      keys,
       want: {
         ready: false,
         message: 'waiting for the MinIO operator to create StatefulSet tns/ext',
-        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000', 'user', 'pass'),
+        connectionDetails: userKeys,
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 0 },
       },
     },
     {
       name: 'some servers ready',
       objects: sts(2),
-      keys,
       want: {
         ready: false,
         message: '2/4 MinIO servers ready',
-        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000', 'user', 'pass'),
+        connectionDetails: userKeys,
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 2 },
       },
     },
     {
       name: 'a StatefulSet with no status yet counts none ready',
       objects: sts(),
-      keys,
       want: {
         ready: false,
         message: '0/4 MinIO servers ready',
-        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000', 'user', 'pass'),
+        connectionDetails: userKeys,
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 0 },
       },
     },
     {
-      name: 'every server ready: Ready, with the keys',
+      name: 'every server ready, the access Job still running: waiting for it',
       objects: sts(4),
-      keys,
+      job: job(),
       want: {
-        ready: true,
-        message: undefined,
-        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000', 'user', 'pass'),
+        ready: false,
+        message: 'waiting for Job tns/ext-access-1 to make bucket app-b-1 and its user',
+        connectionDetails: userKeys,
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 },
       },
     },
     {
-      name: 'no keys Secret: the endpoint only',
+      name: "every server ready and the access Job complete: Ready, with the bucket user's keys, never the root keys",
       objects: sts(4),
+      job: complete,
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000'),
+        connectionDetails: userKeys,
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 },
       },
     },
     {
-      name: 'a keys Secret without a password: the endpoint only',
+      name: "a store without a bucket (a platform team's shared store): the endpoint only, never the root keys",
+      mr: store(),
       objects: sts(4),
-      keys: { ...keys, data: { username: b64('user') } },
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: s3Keys(endpoint, 'ext-s3.tns.svc.cluster.local', '9000'),
+        connectionDetails: s3Keys(endpoint, host, '9000'),
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 },
       },
     },
     {
       name: 'another cluster domain',
-      mr: store({ clusterDomain: 'corp.local' }),
+      mr: store({ clusterDomain: 'corp.local' }, { bucket: { name: 'app-b-1', access: 'ReadWrite' } }),
       objects: sts(4),
-      keys,
+      job: complete,
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: s3Keys('http://ext-s3.tns.svc.corp.local:9000', 'ext-s3.tns.svc.corp.local', '9000', 'user', 'pass'),
+        connectionDetails: s3Keys('http://ext-s3.tns.svc.corp.local:9000', 'ext-s3.tns.svc.corp.local', '9000', 'user', 'pass', 'app-b-1'),
         atProvider: { namespace: 'tns', name: 'ext', endpoint: 'http://ext-s3.tns.svc.corp.local:9000', readyReplicas: 4 },
       },
     },
   ];
-  it.each(cases)('$name', async ({ mr, objects, keys: k, want }) => {
-    const got = await minioObjectStore.inspect({
+  const inspect = (mr: ObjectStore, objects: Record<string, object>, j?: object) =>
+    minioObjectStore.inspect({
       client: {} as KubeClient,
       read: reader(objects),
-      mr: mr ?? store(),
+      mr,
       observed,
-      companions: [k as TargetObject | undefined, undefined],
+      companions: [root, undefined, ...(mr.spec.bucket ? [user, j] : [])] as (TargetObject | undefined)[],
       signal: new AbortController().signal,
     });
-    expect(got).toEqual(want);
+  it.each(cases)('$name', async ({ mr, objects, job: j, want }) => {
+    expect(await inspect(mr ?? withBucket, objects, j)).toEqual(want);
+  });
+
+  it("a failed access Job: Synced=False with the Job controller's reason, never text the target wrote", async () => {
+    const failed = job([{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'secret=rootpass' }]);
+    const err = await inspect(withBucket, sts(4), failed).catch((e: Error) => e);
+    expect(err).toMatchObject({
+      reason: 'BucketAccessFailed',
+      message:
+        "Job tns/ext-access-1 could not make bucket app-b-1 and its user: its pod failed every retry (BackoffLimitExceeded); its pod's log says why",
+    });
   });
 });
 
@@ -294,7 +310,14 @@ describe('Rook MinIO: configureObjectStore', () => {
     apiVersion: 'minio.rook.crossplane.io/v1alpha1',
     kind: 'ObjectStore',
     metadata: { name: 'app-bucket-xyz', labels },
-    spec: { forProvider, targetNamespace, reclaimPolicy, writeConnectionSecretToRef: { name: 'app-bucket-xyz' } },
+    spec: {
+      forProvider,
+      targetNamespace,
+      // The claim's own bucket: its namespace and name, and a digest of its uid (sha256("app/bucket/u")).
+      bucket: { name: 'app-bucket-41a7cae1', access: 'ReadWrite' },
+      reclaimPolicy,
+      writeConnectionSecretToRef: { name: 'app-bucket-xyz' },
+    },
   });
   const cases: { name: string; cls: ObjectStoreClass; want: object }[] = [
     {

@@ -14,6 +14,7 @@ export const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural:
 export const Events: ResourceType = { apiVersion: 'v1', kind: 'Event', plural: 'events', namespaced: true };
 export const ServiceAccounts: ResourceType = { apiVersion: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true };
 export const StatefulSets: ResourceType = { apiVersion: 'apps/v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true };
+export const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
 export const Deployments: ResourceType = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 export const CustomResourceDefinitions: ResourceType = {
   apiVersion: 'apiextensions.k8s.io/v1',

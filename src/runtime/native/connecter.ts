@@ -9,7 +9,7 @@ import type { ExternalClient, ExternalConnecter, ManagedResource } from '../mana
 import { externalNameOf, isDeleting } from '../meta.ts';
 import { credentialsFromSecret, type CredentialOptions, type Credentials } from './credentials.ts';
 import type { EventRecorder } from '../events.ts';
-import { NativeExternal } from './external.ts';
+import { NativeExternal, kindContext } from './external.ts';
 import type { NativeKind } from './kind.ts';
 import { operatorNamespaces, type OperatorInstaller } from './operator.ts';
 import { allowsNamespace, fieldsHolding, namespaceNotAllowed, protectedNamespaces, type ProviderObject as Provider } from './provider.ts';
@@ -204,7 +204,11 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
   /** Refuses a resource that would put its object, or a companion, in a namespace its Provider does not allow. */
   private refuseNamespaces(provider: Provider, mr: MR): void {
     const name = externalNameOf(mr.metadata);
-    const used = [this.kind.desired(mr, name).metadata.namespace, ...(this.kind.companions?.(mr, name) ?? []).map((c) => c.namespace)];
+    const ctx = kindContext(this.marks);
+    const used = [
+      this.kind.desired(mr, name, ctx).metadata.namespace,
+      ...(this.kind.companions?.(mr, name, ctx) ?? []).map((c) => c.namespace),
+    ];
     const protect = protectedNamespaces(provider, operatorNamespaces());
     const refused = used.find((ns): ns is string => ns !== undefined && !allowsNamespace(provider, ns, protect));
     if (!refused) return;

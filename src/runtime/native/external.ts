@@ -25,8 +25,10 @@ import {
   type Companion,
   type NativeKind,
   type ObjectReader,
+  type KindContext,
   type ObjectRef,
   type TargetObject,
+  type Teardown,
 } from './kind.ts';
 import { deleteNamespaceIfUnusedCoalesced, ensureNamespace } from './namespaces.ts';
 import {
@@ -38,6 +40,9 @@ import {
   type Vouchers,
 } from './ownership.ts';
 import { Reasons } from '../reasons.ts';
+
+/** What kinds may ask of the runtime: credentials derived from the ownership key. */
+export const kindContext = (marks: OwnershipMarks): KindContext => ({ credential: (purpose, length) => marks.credential(purpose, length) });
 
 export function ownerOf(resource: string, mr: ManagedResource): Owner {
   return {
@@ -93,6 +98,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   private readonly marks: OwnershipMarks;
   private readonly opts: NativeExternalOptions;
   private readonly read: ObjectReader;
+  private readonly ctx: KindContext;
 
   constructor(kind: NativeKind<MR>, client: KubeClient, marks: OwnershipMarks, opts: NativeExternalOptions = {}) {
     this.kind = kind;
@@ -100,6 +106,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     this.marks = marks;
     this.opts = opts;
     this.read = opts.reader ?? client;
+    this.ctx = kindContext(marks);
   }
 
   private owner(mr: MR): Owner {
@@ -146,7 +153,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   async observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation> {
     const name = checkedExternalName(mr);
     const owner = this.owner(mr);
-    const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name).metadata.namespace };
+    const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name, this.ctx).metadata.namespace };
     const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal);
     if (!observed) {
       if (!isDeleting(mr.metadata)) await this.refuseMovedIdentity(mr, owner, ref, signal);
@@ -196,7 +203,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     settled: Pick<ExternalObservation, 'lateInitialized' | 'annotations'>,
     signal: AbortSignal,
   ): Promise<ExternalObservation> {
-    const desired = this.marks.mark(this.kind.target, this.kind.desired(mr, name), owner);
+    const desired = this.marks.mark(this.kind.target, this.kind.desired(mr, name, this.ctx), owner);
     const drift = [
       ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
       ...diffFields(
@@ -260,7 +267,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   }
 
   private async checkCompanions(mr: MR, name: string, observed: TargetObject, main: Relation, signal: AbortSignal): Promise<Companions> {
-    const wanted = this.kind.companions?.(mr, name) ?? [];
+    const wanted = this.kind.companions?.(mr, name, this.ctx) ?? [];
     const found = await Promise.all(wanted.map((c) => this.read.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const drift: string[] = [];
     wanted.forEach((c, i) => {
@@ -287,7 +294,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   /** Adopting a store must not change what its operator would never apply to it. */
   private refuseUnappliableImport(mr: MR, name: string, observed: TargetObject): void {
     const fixed = this.kind.fixedAtCreation ?? [];
-    const changed = diffFields(withoutMetadata(this.kind.desired(mr, name)), withoutMetadata(observed)).filter((p) =>
+    const changed = diffFields(withoutMetadata(this.kind.desired(mr, name, this.ctx)), withoutMetadata(observed)).filter((p) =>
       fixed.some((f) => p === f || p.startsWith(`${f}.`) || p.startsWith(`${f}[`)),
     );
     if (changed.length === 0) return;
@@ -338,7 +345,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
     const type = this.kind.target;
-    const desired = this.marks.mark(type, this.kind.desired(mr, name), owner);
+    const desired = this.marks.mark(type, this.kind.desired(mr, name, this.ctx), owner);
     const vouchers = this.vouchers(mr);
     await this.opts.prerequisite?.(signal);
     if (type.namespaced && desired.metadata.namespace)
@@ -348,7 +355,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const observed = await this.client.get<TargetObject>(type, name, desired.metadata.namespace, signal);
     const relation = observed ? this.marks.relation(type, observed, owner, vouchers) : undefined;
     if (relation) this.refuseForeign(mr, relation, { type, name, namespace: desired.metadata.namespace });
-    const companions = this.kind.companions?.(mr, name) ?? [];
+    const companions = this.kind.companions?.(mr, name, this.ctx) ?? [];
     const found = await Promise.all(companions.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const relations = companions.map((c, i) => (found[i] ? this.trusted(mr, c, found[i], observed, relation) : undefined));
     for (const [i, c] of companions.entries()) {
@@ -374,10 +381,12 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   async delete(mr: MR, signal: AbortSignal): Promise<ExternalDeletion> {
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
-    const namespace = this.kind.desired(mr, name).metadata.namespace;
+    const namespace = this.kind.desired(mr, name, this.ctx).metadata.namespace;
     // What the operator made goes first: should this pass fail after the object is gone, the next one
     // would find nothing to delete and let the finalizer go, and nothing else removes them.
     const vouchers = this.vouchers(mr);
+    const teardown = this.kind.teardown?.(mr, name, this.ctx);
+    if (teardown && (await this.tearingDown(mr, name, namespace, teardown, signal))) return { gone: false };
     const access = { client: this.client, read: this.read, marks: this.marks };
     const target = await deleteIfOurs(access, { type: this.kind.target, name, namespace }, owner, vouchers, signal, (observed) =>
       deleteDependents(this.client, this.kind, observed, signal),
@@ -385,13 +394,48 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     // Again: an operator still acting on the object may have made one in between.
     if (target.observed) await deleteDependents(this.client, this.kind, target.observed, signal);
     const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };
-    await Promise.all((this.kind.companions?.(mr, name) ?? []).map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)));
+    const companions = [...(this.kind.companions?.(mr, name, this.ctx) ?? []), ...(teardown ? [teardown.object] : [])];
+    await Promise.all(companions.map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)));
     if (namespace) {
       const kept = await deleteNamespaceIfUnusedCoalesced(this.client, this.marks, namespace, this.kind.target, signal);
       // Other stores still living there is the usual case of a shared namespace, not news.
       if (kept && !kept.byStores) this.opts.recorder?.normal(mr, Reasons.KeptTargetNamespace, kept.why);
     }
     return { gone: target.outcome !== 'pending' };
+  }
+
+  /**
+   * Runs the kind's teardown while our object is still there: true while it is under way (its
+   * object's changes bring the resource back). Nothing of ours there, nothing to tear down.
+   */
+  private async tearingDown(
+    mr: MR,
+    name: string,
+    namespace: string | undefined,
+    teardown: Teardown,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const owner = this.owner(mr);
+    const observed = await this.read.get<TargetObject>(this.kind.target, name, namespace, signal);
+    const relation = observed && this.marks.relation(this.kind.target, observed, owner, this.vouchers(mr));
+    if (relation !== 'ours' && relation !== 'restored') return false;
+    const { object } = teardown;
+    const have = await this.client.get<TargetObject>(object.type, object.name, object.namespace, signal);
+    if (!have) {
+      await this.client.create(object.type, this.marks.mark(object.type, object.build(), owner), signal);
+      return true;
+    }
+    this.trusted(mr, object, have, observed, relation);
+    const outcome = teardown.outcome(have);
+    if ('failed' in outcome) {
+      throw new ReasonedError(
+        Reasons.TeardownFailed,
+        `the ${object.purpose} ${describeRef(object)} failed: ${outcome.failed}. Nothing else was deleted; delete that object to run it again`,
+      );
+    }
+    if (!outcome.done) return true;
+    if (outcome.kept) this.opts.recorder?.warning(mr, Reasons.KeptInTarget, outcome.kept);
+    return false;
   }
 }
 

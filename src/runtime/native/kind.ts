@@ -45,15 +45,33 @@ export interface Inspection {
   atProvider?: Record<string, unknown>;
 }
 
+/** What a kind may ask of the runtime while it describes its objects. */
+export interface KindContext {
+  /** A credential for `purpose`, the same on every call and unknowable outside provider-rook (letters and digits). */
+  credential(purpose: string, length: number): string;
+}
+
+/**
+ * Work done in the target before a resource's objects are deleted (e.g. revoking a user a store
+ * holds, which deleting Kubernetes objects would not): made once, marked ours, and waited for.
+ */
+export interface Teardown {
+  object: Companion;
+  /** Whether it has finished; `kept` says what it left in place on purpose, and why. */
+  outcome(observed: TargetObject): { done: false; message: string } | { done: true; kept?: string } | { failed: string };
+}
+
 export interface NativeKind<MR extends ManagedResource> {
   /** The owning kind as "plural.group", recorded in ownership marks. */
   resource: string;
   /** The kind of object kept in the target. */
   target: ResourceType;
   /** The target object we want (name and namespace set; no ownership marks: those are added here). */
-  desired(mr: MR, externalName: string): TargetObject;
+  desired(mr: MR, externalName: string, ctx: KindContext): TargetObject;
   /** Objects that must exist beside it (e.g. a credentials Secret, a Service), made and owned by us. */
-  companions?(mr: MR, externalName: string): Companion[];
+  companions?(mr: MR, externalName: string, ctx: KindContext): Companion[];
+  /** What must happen in the target before the objects are deleted (reclaim policy Delete only). */
+  teardown?(mr: MR, externalName: string, ctx: KindContext): Teardown | undefined;
   /** The types companions() returns, for the leak sweeper. */
   companionTypes?: ResourceType[];
   /** Objects the target object itself names (e.g. its credentials Secret): on import, these may be used though we did not make them. */

@@ -82,6 +82,29 @@ export class OwnershipKey {
   sign(payload: string): Buffer {
     return createHmac('sha256', this.#secret).update(payload).digest();
   }
+
+  /**
+   * A credential derived for `purpose` (e.g. a bucket user's secret key): the same on every run, so
+   * a crash or a lost Secret never leaves an app with keys nobody holds, and unknowable without the
+   * key. Signatures and credentials are kept apart by their own prefix.
+   */
+  derive(purpose: string, length: number): string {
+    let out = '';
+    for (let block = 0; out.length < length; block++) {
+      const bytes = createHmac('sha256', this.#secret).update(`provider-rook/credential/v1\0${purpose}\0${block}`).digest();
+      out += alphanumeric(bytes);
+    }
+    return out.slice(0, length);
+  }
+}
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** Bytes as letters and digits, each equally likely (bytes of 248 and above are dropped: 248 = 4 x 62). */
+function alphanumeric(bytes: Buffer): string {
+  let out = '';
+  for (const b of bytes) if (b < 248) out += ALPHANUMERIC[b % 62];
+  return out;
 }
 
 export class OwnershipMarks {
@@ -91,6 +114,11 @@ export class OwnershipMarks {
   constructor(controlPlaneId: string, key: OwnershipKey) {
     this.controlPlaneId = controlPlaneId;
     this.#key = key;
+  }
+
+  /** A credential for `purpose`, derived from the ownership key (see OwnershipKey.derive). */
+  credential(purpose: string, length: number): string {
+    return this.#key.derive(purpose, length);
   }
 
   /** Selects everything this control plane claims in a target (claims, not proof). */

@@ -18,6 +18,7 @@ import { isAlreadyExists } from '../../../src/runtime/kube/errors.ts';
 import { Secrets, Services, StatefulSets } from '../../../src/runtime/kube/resources.ts';
 import { RookObjectStores } from '../../../src/rook-minio/objectstore.ts';
 import { S3Stores } from './s3-stores.ts';
+import { FakeMinioClient } from './fake-minio-client.ts';
 import { StandIn } from './stand-in.ts';
 
 interface Store extends KubeObjectLike {
@@ -52,14 +53,22 @@ export class FakeMinioOperator extends StandIn<Store> {
   private readonly opts: FakeOperatorOptions;
   private readonly s3?: S3Stores;
 
+  /** MinIO's client in the Jobs aimed at these stores (fake-minio-client.ts). */
+  private readonly jobs: FakeMinioClient;
+
   constructor(client: KubeClient, opts: FakeOperatorOptions = {}) {
     super(client, RookObjectStores);
     this.opts = opts;
     if (opts.s3) this.s3 = new S3Stores(client);
+    this.jobs = new FakeMinioClient(client, { s3: opts.s3, plays: (job) => FakeMinioClient.rootFormat(job) === 'username-password' });
+  }
+
+  override async start(): Promise<void> {
+    await Promise.all([super.start(), this.jobs.start()]);
   }
 
   override async stop(): Promise<void> {
-    await super.stop();
+    await Promise.all([super.stop(), this.jobs.stop()]);
     await this.s3?.stopAll();
   }
 

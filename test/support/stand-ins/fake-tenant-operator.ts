@@ -29,6 +29,7 @@ import {
 } from '../../../src/runtime/kube/resources.ts';
 import { MinioTenants } from '../../../src/minio-operator/tenant.ts';
 import { S3Stores } from './s3-stores.ts';
+import { FakeMinioClient } from './fake-minio-client.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 
 interface Pool {
@@ -68,14 +69,22 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
   private readonly opts: FakeTenantOperatorOptions;
   private readonly s3?: S3Stores;
 
+  /** MinIO's client in the Jobs aimed at these stores (fake-minio-client.ts). */
+  private readonly jobs: FakeMinioClient;
+
   constructor(client: KubeClient, opts: FakeTenantOperatorOptions = {}) {
     super(client, MinioTenants);
     this.opts = opts;
     if (opts.s3) this.s3 = new S3Stores(client);
+    this.jobs = new FakeMinioClient(client, { s3: opts.s3, plays: (job) => FakeMinioClient.rootFormat(job) === 'config.env' });
+  }
+
+  override async start(): Promise<void> {
+    await Promise.all([super.start(), this.jobs.start()]);
   }
 
   override async stop(): Promise<void> {
-    await super.stop();
+    await Promise.all([super.stop(), this.jobs.stop()]);
     await this.s3?.stopAll();
   }
 

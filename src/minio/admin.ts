@@ -1,0 +1,247 @@
+// A bucket and a user of its own in a MinIO store, made where the store's root credentials live: by
+// a Job in the target that runs MinIO's client (mc) with the root Secret mounted. provider-rook never
+// reads a store's root credentials; it writes the user's Secret (keys it derives, and the policy) and
+// the Job, and reads the Job's outcome. Both MinIO backends (Rook MinIO, the MinIO Operator) and the
+// shared-store bucket use it.
+import { createHash } from 'node:crypto';
+import { Jobs, Secrets } from '../runtime/kube/resources.ts';
+import type { Companion, KindContext, TargetObject, Teardown } from '../runtime/native/kind.ts';
+
+export type AccessMode = 'ReadWrite' | 'ReadOnly' | 'WriteOnly';
+
+/** Where the store keeps its root user: keys username/password (Rook MinIO), or a MinIO config.env (the MinIO Operator). */
+export type RootSecret = { name: string; format: 'username-password' } | { name: string; format: 'config.env' };
+
+/** MinIO's client, run in the target only (never here: its licence is the AGPL). */
+export const MINIO_CLIENT_IMAGE = 'quay.io/minio/mc:RELEASE.2025-04-16T18-13-26Z';
+
+export const LABEL_ADMIN = 'rook.crossplane.io/minio-admin';
+
+export interface BucketUser {
+  /** Names what is made in the target: <base>-user (unless userSecret says), <base>-access-<hash>, <base>-revoke. */
+  base: string;
+  namespace: string;
+  /** The store's S3 endpoint, as a pod in the target reaches it. */
+  endpoint: string;
+  root: RootSecret;
+  bucket: string;
+  access: AccessMode;
+  /** The bucket is this user's to make and, on deletion, to remove; a grant's user only reaches one that exists. */
+  ownsBucket: boolean;
+  keys: { accessKey: string; secretKey: string };
+  /** The user's Secret in the target (default <base>-user). */
+  userSecret?: string;
+  image?: string;
+}
+
+const BUCKET_ACTIONS: Record<AccessMode, string[]> = {
+  ReadWrite: ['s3:ListBucket', 's3:GetBucketLocation', 's3:ListBucketMultipartUploads'],
+  ReadOnly: ['s3:ListBucket', 's3:GetBucketLocation'],
+  WriteOnly: ['s3:GetBucketLocation', 's3:ListBucketMultipartUploads'],
+};
+const OBJECT_ACTIONS: Record<AccessMode, string[]> = {
+  ReadWrite: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+  ReadOnly: ['s3:GetObject'],
+  WriteOnly: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+};
+
+/** The user's policy: this one bucket and its objects, nothing else. The server judges it. */
+export function policyDocument(bucket: string, access: AccessMode): object {
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      { Effect: 'Allow', Action: BUCKET_ACTIONS[access], Resource: [`arn:aws:s3:::${bucket}`] },
+      { Effect: 'Allow', Action: OBJECT_ACTIONS[access], Resource: [`arn:aws:s3:::${bucket}/*`] },
+    ],
+  };
+}
+
+/** A user's keys, derived for its owner (see KindContext.credential): MinIO users are named by their access key. */
+export function userKeys(ctx: KindContext, owner: string): BucketUser['keys'] {
+  return {
+    accessKey: ctx.credential(`minio-user/${owner}/access-key`, 20),
+    secretKey: ctx.credential(`minio-user/${owner}/secret-key`, 40),
+  };
+}
+
+const digest = (value: string): string => createHash('sha256').update(value).digest('hex');
+/** Job names become pod labels: at most 63 characters. */
+const named = (base: string, suffix: string): string => `${base.slice(0, 63 - suffix.length - 1).replace(/[-.]+$/, '')}-${suffix}`;
+export const userSecretName = (u: BucketUser): string => u.userSecret ?? named(u.base, 'user');
+const policyName = (u: BucketUser): string => `provider-rook-${u.keys.accessKey}`;
+
+// POSIX sh, as the mc image runs it. Every step may run again: a Job's pod is retried, and a Job is
+// made again when its object is lost.
+const CONNECT = `set -eu
+if [ -n "\${ROOT_ENV_FILE:-}" ]; then . "$ROOT_ENV_FILE"; ROOT_USER="$MINIO_ROOT_USER"; ROOT_PASSWORD="$MINIO_ROOT_PASSWORD"; fi
+until mc alias set store "$S3_ENDPOINT" "$ROOT_USER" "$ROOT_PASSWORD" >/dev/null; do sleep 5; done`;
+
+const GRANT = `${CONNECT}
+if [ "$OWNS_BUCKET" = true ]; then mc mb --ignore-existing "store/$BUCKET"; fi
+mc admin policy create store "$POLICY_NAME" /user/policy.json
+mc admin user add store "$USER_ACCESS_KEY" "$USER_SECRET_KEY"
+mc admin policy attach store "$POLICY_NAME" --user "$USER_ACCESS_KEY" || mc admin user info store "$USER_ACCESS_KEY" | grep -q "$POLICY_NAME"`;
+
+/** Exit status of a revoke that kept a bucket holding objects (a FailJob rule says so, not a failure). */
+export const KEPT_EXIT_CODE = 3;
+const REVOKE = `${CONNECT}
+if mc admin user info store "$USER_ACCESS_KEY" >/dev/null 2>&1; then mc admin user rm store "$USER_ACCESS_KEY"; fi
+if mc admin policy info store "$POLICY_NAME" >/dev/null 2>&1; then mc admin policy rm store "$POLICY_NAME"; fi
+if [ "$OWNS_BUCKET" = true ] && mc stat "store/$BUCKET" >/dev/null 2>&1; then
+  if [ "$DELETE_OBJECTS" = true ]; then mc rb --force "store/$BUCKET"
+  elif [ -n "$(mc ls "store/$BUCKET" | head -n 1)" ]; then echo "bucket $BUCKET still holds objects" >/dev/termination-log; exit ${KEPT_EXIT_CODE}
+  else mc rb "store/$BUCKET"; fi
+fi`;
+
+/** The user's Secret: its keys, and its policy for the Job to load. */
+export function userSecret(u: BucketUser): TargetObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: userSecretName(u), namespace: u.namespace, labels: { [LABEL_ADMIN]: 'user' } },
+    type: 'Opaque',
+    data: {
+      accessKey: Buffer.from(u.keys.accessKey).toString('base64'),
+      secretKey: Buffer.from(u.keys.secretKey).toString('base64'),
+      'policy.json': Buffer.from(JSON.stringify(policyDocument(u.bucket, u.access))).toString('base64'),
+    },
+  };
+}
+
+function job(u: BucketUser, name: string, action: 'grant' | 'revoke', deleteObjects = false): TargetObject {
+  const labels = { [LABEL_ADMIN]: action };
+  const fromUser = (key: string) => ({ valueFrom: { secretKeyRef: { name: userSecretName(u), key } } });
+  const root =
+    u.root.format === 'config.env'
+      ? [{ name: 'ROOT_ENV_FILE', value: '/root-env/config.env' }]
+      : [
+          { name: 'ROOT_USER', valueFrom: { secretKeyRef: { name: u.root.name, key: 'username' } } },
+          { name: 'ROOT_PASSWORD', valueFrom: { secretKeyRef: { name: u.root.name, key: 'password' } } },
+        ];
+  const volumes = [
+    { name: 'user', secret: { secretName: userSecretName(u), items: [{ key: 'policy.json', path: 'policy.json' }] } },
+    { name: 'home', emptyDir: {} },
+    // A TLS store's certificate is signed by the cluster's CA (the MinIO Operator's auto-cert): mc trusts it from here.
+    { name: 'cluster-ca', configMap: { name: 'kube-root-ca.crt', optional: true } },
+    ...(u.root.format === 'config.env' ? [{ name: 'root-env', secret: { secretName: u.root.name } }] : []),
+  ];
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name, namespace: u.namespace, labels },
+    spec: {
+      backoffLimit: 6,
+      activeDeadlineSeconds: 1800,
+      ...(action === 'revoke'
+        ? {
+            podFailurePolicy: {
+              rules: [{ action: 'FailJob', onExitCodes: { containerName: 'mc', operator: 'In', values: [KEPT_EXIT_CODE] } }],
+            },
+          }
+        : {}),
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: { runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: 'mc',
+              image: u.image ?? MINIO_CLIENT_IMAGE,
+              command: ['/bin/sh', '-c', action === 'grant' ? GRANT : REVOKE],
+              env: [
+                { name: 'MC_CONFIG_DIR', value: '/home/mc' },
+                { name: 'S3_ENDPOINT', value: u.endpoint },
+                { name: 'BUCKET', value: u.bucket },
+                { name: 'OWNS_BUCKET', value: String(u.ownsBucket) },
+                { name: 'DELETE_OBJECTS', value: String(deleteObjects) },
+                { name: 'POLICY_NAME', value: policyName(u) },
+                { name: 'USER_ACCESS_KEY', ...fromUser('accessKey') },
+                { name: 'USER_SECRET_KEY', ...fromUser('secretKey') },
+                ...root,
+              ],
+              volumeMounts: [
+                { name: 'user', mountPath: '/user', readOnly: true },
+                { name: 'home', mountPath: '/home' },
+                { name: 'cluster-ca', mountPath: '/home/mc/certs/CAs', readOnly: true },
+                ...(u.root.format === 'config.env' ? [{ name: 'root-env', mountPath: '/root-env', readOnly: true }] : []),
+              ],
+              resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+          volumes,
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The user's Secret and the Job that makes the bucket, the user and its policy. The Job's pod
+ * template cannot change, so its name carries a digest of everything it applies (the secret key by
+ * its digest only): new keys or a new policy make a new Job, which runs again.
+ */
+export function bucketUserCompanions(u: BucketUser): Companion[] {
+  const grantName = named(u.base, `access-${digest(JSON.stringify([job(u, '', 'grant').spec, digest(u.keys.secretKey)])).slice(0, 10)}`);
+  const secret = userSecret(u);
+  return [
+    { type: Secrets, name: secret.metadata.name, namespace: u.namespace, purpose: 'bucket user Secret', build: () => secret },
+    { type: Jobs, name: grantName, namespace: u.namespace, purpose: 'bucket access Job', build: () => job(u, grantName, 'grant') },
+  ];
+}
+
+/** Revoking the user (and removing its bucket, if it owns it and the bucket is empty or deleteObjects says so) before deletion. */
+export function revokeTeardown(u: BucketUser, deleteObjects: boolean): Teardown {
+  const name = named(u.base, 'revoke');
+  return {
+    object: { type: Jobs, name, namespace: u.namespace, purpose: 'bucket revoke Job', build: () => job(u, name, 'revoke', deleteObjects) },
+    outcome(observed) {
+      const state = jobState(observed);
+      if (state.complete) return { done: true };
+      if (state.failed && state.failed.reason === 'PodFailurePolicy')
+        return {
+          done: true,
+          kept: `bucket ${u.bucket} still holds objects, so it was kept with them (its user was removed). Empty it and delete it by hand, or let the class delete objects`,
+        };
+      if (state.failed) return { failed: state.failed.message };
+      return { done: false, message: `waiting for Job ${u.namespace}/${name} to remove the user of bucket ${u.bucket}` };
+    },
+  };
+}
+
+interface JobStatus {
+  conditions?: { type: string; status: string; reason?: string; message?: string }[];
+}
+
+// The Job controller's reasons for a failed Job. Anything else a target writes there is not echoed.
+const FAILURES: Record<string, string> = {
+  BackoffLimitExceeded: 'its pod failed every retry (BackoffLimitExceeded)',
+  DeadlineExceeded: 'it ran out of time, 30 minutes (DeadlineExceeded)',
+  PodFailurePolicy: 'its pod exited as a FailJob rule names (PodFailurePolicy)',
+};
+
+/** A Job's end, from its conditions as the Job controller writes them. */
+export function jobState(obj: TargetObject | undefined): { complete: boolean; failed?: { reason: string; message: string } } {
+  const conditions = (obj?.status as JobStatus | undefined)?.conditions ?? [];
+  const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
+  const reason = failed?.reason ?? 'Failed';
+  return {
+    complete: conditions.some((c) => c.type === 'Complete' && c.status === 'True'),
+    ...(failed ? { failed: { reason, message: `${FAILURES[reason] ?? 'it failed'}; its pod's log says why` } } : {}),
+  };
+}
+
+/** Whether the bucket, its user and policy are in place (the access Job, companions[i], completed); else why not. */
+export function accessReady(
+  job: TargetObject | undefined,
+  u: Pick<BucketUser, 'bucket' | 'namespace'>,
+): { ready: boolean; message?: string; failed?: string } {
+  const state = jobState(job);
+  if (state.complete) return { ready: true };
+  const where = `Job ${u.namespace}/${job?.metadata.name ?? '(not made yet)'}`;
+  if (state.failed) return { ready: false, failed: `${where} could not make bucket ${u.bucket} and its user: ${state.failed.message}` };
+  return { ready: false, message: `waiting for ${where} to make bucket ${u.bucket} and its user` };
+}

@@ -1,0 +1,217 @@
+// TEST DOUBLE. Local control planes run no pods, so the Jobs provider-rook makes to run MinIO's
+// client (mc; src/minio/admin.ts) cannot run there, and mc itself is never run here (its licence is
+// the AGPL). This stand-in plays such a Job's pod and the Job controller:
+// - it reads what the pod would: the environment (S3_ENDPOINT, BUCKET, OWNS_BUCKET, DELETE_OBJECTS,
+//   POLICY_NAME) and the Secrets the Job names (the store's root user, by secretKeyRef or the mounted
+//   config.env; the bucket user's keys and policy.json);
+// - with { s3: true }, it does what the script's mc commands do, to the store's real S3 server
+//   (reached through resolveS3Endpoint, as the pod reaches the Service): the bucket (mc mb), the user
+//   with the keys provider-rook chose (mc admin user add: here IAM CreateUser and CreateAccessKey
+//   with caller-supplied keys, which SeaweedFS accepts), and provider-rook's policy document (mc admin
+//   policy create and attach: here PutUserPolicy, so the server judges that very document). A revoke
+//   removes the user and its policy, then the bucket unless it holds objects (exit 3, which the
+//   Job's FailJob rule turns into a Failed Job) or DELETE_OBJECTS says to empty it. Until the store's
+//   server answers, it retries, as the script's loop does;
+// - without S3 it only completes the Job, and says so in the Job's status message;
+// - then it writes the Job's status as the Job controller (v1.33) does: SuccessCriteriaMet and
+//   Complete, or FailureTarget and Failed with reason PodFailurePolicy.
+// Each MinIO operator stand-in runs one for the Jobs aimed at its own stores (`plays`). Never used by src/.
+import {
+  CreateAccessKeyCommand,
+  CreateUserCommand,
+  DeleteAccessKeyCommand,
+  DeleteUserCommand,
+  DeleteUserPolicyCommand,
+  ListAccessKeysCommand,
+  PutUserPolicyCommand,
+} from '@aws-sdk/client-iam';
+import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, HeadBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { KEPT_EXIT_CODE, LABEL_ADMIN } from '../../../src/minio/admin.ts';
+import type { KubeClient, KubeObjectLike } from '../../../src/runtime/kube/client.ts';
+import { Jobs, Secrets } from '../../../src/runtime/kube/resources.ts';
+import { iamClient, s3Client } from '../s3.ts';
+import { resolveS3Endpoint } from './s3-stores.ts';
+import { StandIn } from './stand-in.ts';
+
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string } };
+}
+export interface JobObj extends KubeObjectLike {
+  metadata: { name: string; namespace: string; uid: string; labels?: Record<string, string>; creationTimestamp?: string };
+  spec: {
+    template: {
+      spec: {
+        containers: { name: string; env?: EnvVar[] }[];
+        volumes?: { name: string; secret?: { secretName: string } }[];
+      };
+    };
+  };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+type SecretObj = KubeObjectLike & { data?: Record<string, string> };
+const text = (b64: string | undefined): string => Buffer.from(b64 ?? '', 'base64').toString('utf8');
+
+/** `export KEY="value"` lines, as MinIO and the script's `.` read config.env. */
+function parseEnv(body: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of body.split('\n')) {
+    const m = /^\s*(?:export\s+)?([A-Z_][A-Z0-9_]*)="?([^"]*)"?\s*$/.exec(line);
+    if (m) out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+/** Rejects with err unless it is S3's or IAM's answer of one of these names (e.g. "it exists already"). */
+const unless =
+  (...names: string[]) =>
+  (err: Error): void => {
+    if (!names.includes(err.name)) throw err;
+  };
+
+export interface FakeMinioClientOptions {
+  /** Do to the stores' real S3 servers what mc would (else only complete the Jobs). */
+  s3?: boolean;
+  /** Which Jobs are this stand-in's (those aimed at the stores its operator stand-in plays). */
+  plays(job: JobObj): boolean;
+}
+
+export class FakeMinioClient extends StandIn<JobObj> {
+  private readonly opts: FakeMinioClientOptions;
+
+  constructor(client: KubeClient, opts: FakeMinioClientOptions) {
+    super(client, Jobs);
+    this.opts = opts;
+  }
+
+  /** How the Job reads the store's root user: username/password keys, or a mounted config.env. */
+  static rootFormat(job: JobObj): 'username-password' | 'config.env' {
+    return job.spec.template.spec.containers[0]?.env?.some((e) => e.name === 'ROOT_ENV_FILE') ? 'config.env' : 'username-password';
+  }
+
+  protected async reconcile(job: JobObj): Promise<void> {
+    const action = job.metadata.labels?.[LABEL_ADMIN];
+    if ((action !== 'grant' && action !== 'revoke') || !this.opts.plays(job)) return;
+    if (job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')) return;
+    const kept = this.opts.s3 ? await this.act(job, action) : false;
+    await this.finish(job, kept, this.opts.s3 ? undefined : 'completed by a stand-in without an S3 server: nothing was made');
+  }
+
+  /** What the pod's mc commands do; true when a revoke kept a bucket that holds objects (exit 3). */
+  private async act(job: JobObj, action: 'grant' | 'revoke'): Promise<boolean> {
+    const env = await this.environment(job);
+    const endpoint = await resolveS3Endpoint(env.S3_ENDPOINT!, this.client);
+    const root = { accessKey: env.ROOT_USER!, secretKey: env.ROOT_PASSWORD! };
+    const [s3, iam] = [s3Client(endpoint, root), iamClient(endpoint, root)];
+    const UserName = env.USER_ACCESS_KEY!;
+    const Bucket = env.BUCKET!;
+    try {
+      if (action === 'grant') {
+        if (env.OWNS_BUCKET === 'true')
+          await s3.send(new CreateBucketCommand({ Bucket })).catch(unless('BucketAlreadyOwnedByYou', 'BucketAlreadyExists'));
+        await iam.send(new CreateUserCommand({ UserName })).catch(unless('EntityAlreadyExists', 'EntityAlreadyExistsException'));
+        const { AccessKeyMetadata = [] } = await iam.send(new ListAccessKeysCommand({ UserName }));
+        if (!AccessKeyMetadata.some((k) => k.AccessKeyId === UserName)) {
+          const create = new CreateAccessKeyCommand({ UserName });
+          // mc admin user add sets the keys it is given: SeaweedFS takes them as extra form fields.
+          create.middlewareStack.add(
+            (next) => async (args) => {
+              const request = args.request as { body: string; headers: Record<string, string> };
+              request.body += `&AccessKeyId=${encodeURIComponent(UserName)}&SecretAccessKey=${encodeURIComponent(env.USER_SECRET_KEY!)}`;
+              request.headers['content-length'] = String(Buffer.byteLength(request.body));
+              return next(args);
+            },
+            { step: 'build', name: 'callerSuppliedKeys' },
+          );
+          await iam.send(create);
+        }
+        await iam.send(new PutUserPolicyCommand({ UserName, PolicyName: env.POLICY_NAME!, PolicyDocument: env.POLICY! }));
+        return false;
+      }
+      await iam
+        .send(new DeleteAccessKeyCommand({ UserName, AccessKeyId: UserName }))
+        .catch(unless('NoSuchEntity', 'NoSuchEntityException'));
+      await iam
+        .send(new DeleteUserPolicyCommand({ UserName, PolicyName: env.POLICY_NAME! }))
+        .catch(unless('NoSuchEntity', 'NoSuchEntityException'));
+      await iam.send(new DeleteUserCommand({ UserName })).catch(unless('NoSuchEntity', 'NoSuchEntityException'));
+      if (env.OWNS_BUCKET !== 'true') return false;
+      const exists = await s3.send(new HeadBucketCommand({ Bucket })).then(
+        () => true,
+        (err: Error) => (err.name === 'NotFound' || err.name === 'NoSuchBucket' ? false : Promise.reject(err)),
+      );
+      if (!exists) return false;
+      for (;;) {
+        const { Contents = [] } = await s3.send(new ListObjectsV2Command({ Bucket }));
+        if (Contents.length === 0) break;
+        if (env.DELETE_OBJECTS !== 'true') return true;
+        for (const o of Contents) await s3.send(new DeleteObjectCommand({ Bucket, Key: o.Key }));
+      }
+      await s3.send(new DeleteBucketCommand({ Bucket }));
+      return false;
+    } finally {
+      s3.destroy();
+      iam.destroy();
+    }
+  }
+
+  /** The container's environment as the pod sees it, with ROOT_* from config.env and POLICY from the mounted policy.json. */
+  private async environment(job: JobObj): Promise<Record<string, string>> {
+    const { namespace } = job.metadata;
+    const secret = async (name: string): Promise<SecretObj> => {
+      const found = await this.client.get<SecretObj>(Secrets, name, namespace);
+      if (!found) throw new Error(`Secret ${namespace}/${name} is missing: the pod would not start`);
+      return found;
+    };
+    const env: Record<string, string> = {};
+    for (const e of job.spec.template.spec.containers[0]?.env ?? []) {
+      const ref = e.valueFrom?.secretKeyRef;
+      env[e.name] = ref ? text((await secret(ref.name)).data?.[ref.key]) : (e.value ?? '');
+    }
+    const volume = (name: string) => job.spec.template.spec.volumes?.find((v) => v.name === name)?.secret?.secretName;
+    if (env.ROOT_ENV_FILE) {
+      const config = parseEnv(text((await secret(volume('root-env')!)).data?.['config.env']));
+      Object.assign(env, { ROOT_USER: config.MINIO_ROOT_USER ?? '', ROOT_PASSWORD: config.MINIO_ROOT_PASSWORD ?? '' });
+    }
+    env.POLICY = text((await secret(volume('user')!)).data?.['policy.json']);
+    return env;
+  }
+
+  /** The Job's status, as the Job controller writes it when its pod succeeded or exited with KEPT_EXIT_CODE. */
+  private async finish(job: JobObj, kept: boolean, note?: string): Promise<void> {
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const condition = (type: string, reason: string, message: string) => ({
+      type,
+      status: 'True',
+      reason,
+      message,
+      lastProbeTime: now,
+      lastTransitionTime: now,
+    });
+    const failure = `Container mc for pod ${job.metadata.namespace}/${job.metadata.name}-x exited with code ${KEPT_EXIT_CODE} matching FailJob rule at index 0`;
+    const status = kept
+      ? {
+          startTime: now,
+          failed: 1,
+          ready: 0,
+          terminating: 0,
+          uncountedTerminatedPods: {},
+          conditions: [condition('FailureTarget', 'PodFailurePolicy', failure), condition('Failed', 'PodFailurePolicy', failure)],
+        }
+      : {
+          startTime: now,
+          completionTime: now,
+          succeeded: 1,
+          ready: 0,
+          terminating: 0,
+          uncountedTerminatedPods: {},
+          conditions: [
+            condition('SuccessCriteriaMet', 'CompletionsReached', note ?? 'Reached expected number of succeeded pods'),
+            condition('Complete', 'CompletionsReached', note ?? 'Reached expected number of succeeded pods'),
+          ],
+        };
+    await this.client.updateStatus(Jobs, { ...job, status });
+  }
+}
