@@ -51,7 +51,7 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
         claim: Buckets,
         portableClass: BucketClasses,
         policy: BucketPolicies,
-        classes: backends.map((b) => ({ class: b.class, managed: b.managed, configure: b.configure })),
+        classes: backends.map((b) => ({ class: b.class, managed: b.managed, configure: b.configure, lookups: b.lookups })),
       });
       if (!(await manager.start())) return undefined;
       return {

@@ -6,6 +6,8 @@ export const kinds = {
   CephBucket: { apiVersion: 'ceph.rook.crossplane.io/v1alpha1', kind: 'CephBucket', plural: 'cephbuckets', namespaced: true },
   CephBucketClass: { apiVersion: 'ceph.rook.crossplane.io/v1alpha1', kind: 'CephBucketClass', plural: 'cephbucketclasses', namespaced: true },
   Provider: { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Provider', plural: 'providers', namespaced: true },
+  MinioBucket: { apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'MinioBucket', plural: 'miniobuckets', namespaced: true },
+  MinioBucketClass: { apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'MinioBucketClass', plural: 'miniobucketclasses', namespaced: true },
   Tenant: { apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: true },
   TenantClass: { apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'TenantClass', plural: 'tenantclasses', namespaced: true },
   ObjectStore: { apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true },

@@ -8,7 +8,8 @@ import type { Backend } from '../runtime/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { Jobs, Secrets, type ResourceType } from '../runtime/kube/resources.ts';
-import { accessReady, bucketUserCompanions, userKeys, type BucketUser } from '../minio/admin.ts';
+import { accessReady, bucketUserCompanions, userKeys, type BucketUser, type StoreAccess } from '../minio/admin.ts';
+import { externalNameOf } from '../runtime/meta.ts';
 import { ReasonedError } from '../runtime/conditions.ts';
 import type { KindContext } from '../runtime/native/kind.ts';
 import { secretText } from '../runtime/native/credentials.ts';
@@ -57,6 +58,18 @@ const RESOURCE = 'tenants.minio.crossplane.io';
 export function tenantEndpoint(mr: Tenant, namespace: string): string {
   const tls = mr.spec.forProvider.requestAutoCert;
   return `${tls ? 'https' : 'http'}://minio.${namespace}.svc.${mr.spec.forProvider.clusterDomain || 'cluster.local'}:${tls ? 443 : 80}`;
+}
+
+/** How buckets of a shared Tenant reach it (undefined while it has no Provider yet). */
+export function tenantAccess(tenant: Tenant): StoreAccess | undefined {
+  if (!tenant.spec.providerRef) return undefined;
+  const name = externalNameOf(tenant.metadata);
+  return {
+    providerRef: { name: tenant.spec.providerRef.name },
+    namespace: tenant.spec.targetNamespace,
+    endpoint: tenantEndpoint(tenant, tenant.spec.targetNamespace),
+    rootSecret: { name: configName(name), format: 'config.env' },
+  };
 }
 
 /** The claim's bucket in its Tenant, and the user that reaches only it (made by a Job where config.env is). */

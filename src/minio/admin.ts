@@ -15,6 +15,14 @@ export type RootSecret = { name: string; format: 'username-password' } | { name:
 /** MinIO's client, run in the target only (never here: its licence is the AGPL). */
 export const MINIO_CLIENT_IMAGE = 'quay.io/minio/mc:RELEASE.2025-04-16T18-13-26Z';
 
+/** What a bucket in a store needs to know of it: where it is and how a Job there reaches it as root. */
+export interface StoreAccess {
+  providerRef: { name: string };
+  namespace: string;
+  endpoint: string;
+  rootSecret: RootSecret;
+}
+
 export const LABEL_ADMIN = 'rook.crossplane.io/minio-admin';
 
 export interface BucketUser {
@@ -185,12 +193,17 @@ function job(u: BucketUser, name: string, action: 'grant' | 'revoke', deleteObje
  * its digest only): new keys or a new policy make a new Job, which runs again.
  */
 export function bucketUserCompanions(u: BucketUser): Companion[] {
-  const grantName = named(u.base, `access-${digest(JSON.stringify([job(u, '', 'grant').spec, digest(u.keys.secretKey)])).slice(0, 10)}`);
   const secret = userSecret(u);
   return [
     { type: Secrets, name: secret.metadata.name, namespace: u.namespace, purpose: 'bucket user Secret', build: () => secret },
-    { type: Jobs, name: grantName, namespace: u.namespace, purpose: 'bucket access Job', build: () => job(u, grantName, 'grant') },
+    accessJob(u),
   ];
+}
+
+/** The Job alone, for a kind whose own object is the user's Secret. */
+export function accessJob(u: BucketUser): Companion {
+  const name = named(u.base, `access-${digest(JSON.stringify([job(u, '', 'grant').spec, digest(u.keys.secretKey)])).slice(0, 10)}`);
+  return { type: Jobs, name, namespace: u.namespace, purpose: 'bucket access Job', build: () => job(u, name, 'grant') };
 }
 
 /** Revoking the user (and removing its bucket, if it owns it and the bucket is empty or deleteObjects says so) before deletion. */

@@ -9,7 +9,8 @@ import type { Backend } from '../runtime/backend.ts';
 import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../runtime/native/kind.ts';
 import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
-import { accessReady, bucketUserCompanions, userKeys, type BucketUser } from '../minio/admin.ts';
+import { accessReady, bucketUserCompanions, userKeys, type BucketUser, type StoreAccess } from '../minio/admin.ts';
+import { externalNameOf } from '../runtime/meta.ts';
 import { ReasonedError } from '../runtime/conditions.ts';
 import type { KindContext } from '../runtime/native/kind.ts';
 import { secretText } from '../runtime/native/credentials.ts';
@@ -70,6 +71,19 @@ function bucketUser(mr: ObjectStore, name: string, ctx: KindContext): BucketUser
     access: bucket.access ?? 'ReadWrite',
     ownsBucket: true,
     keys: userKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+  };
+}
+
+/** How buckets of a shared store reach it (undefined while it has no Provider yet). */
+export function objectStoreAccess(store: ObjectStore): StoreAccess | undefined {
+  if (!store.spec.providerRef) return undefined;
+  const name = externalNameOf(store.metadata);
+  const root = credentialsRef(store, name);
+  return {
+    providerRef: { name: store.spec.providerRef.name },
+    namespace: root.namespace,
+    endpoint: endpointOf(name, store.spec.targetNamespace, store.spec.forProvider.clusterDomain),
+    rootSecret: { name: root.name, format: 'username-password' },
   };
 }
 

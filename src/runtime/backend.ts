@@ -6,10 +6,13 @@ import type { KubeObjectLike } from './kube/client.ts';
 import type { ResourceType } from './kube/resources.ts';
 import type { ManagedResource } from './managed/types.ts';
 import type { NativeKind } from './native/kind.ts';
+import type { Lookup } from './claims/claim.ts';
 
 export interface Backend<MR extends ManagedResource = ManagedResource, C extends KubeObjectLike = KubeObjectLike> {
   managed: ResourceType;
   class: ResourceType;
   native: NativeKind<MR>;
-  configure(claim: Claim, cls: C, name: string): MR;
+  configure(claim: Claim, cls: C, name: string, lookup: Lookup): MR;
+  /** Kinds of the control cluster configure() reads through its lookup (e.g. the store a class shares). */
+  lookups?: ResourceType[];
 }

@@ -128,6 +128,10 @@ export const Reasons = {
   TeardownFailed: 'TeardownFailed',
   /** Event: deleting left something in the target on purpose (a bucket that still holds objects); the message says what and why. */
   KeptInTarget: 'KeptInTarget',
+  /** The store a class shares does not exist (or is being deleted). */
+  SharedStoreNotFound: 'SharedStoreNotFound',
+  /** The store a class shares is not Ready yet (or cannot hold buckets); the claim waits. */
+  SharedStoreNotReady: 'SharedStoreNotReady',
   /** A bucket user's access Job failed (the message has the Job's own words). */
   BucketAccessFailed: 'BucketAccessFailed',
   /** Event: a target namespace provider-rook made was kept (something else lives there; the message says what). */

@@ -38,6 +38,8 @@ import { refusal, roundTrip, s3Client } from '../support/s3.ts';
 import { S3_KEY_NAMES } from '../support/s3-keys.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
+// Target A is this file's own too: the stand-ins with S3 servers must be the only ones to play its Jobs.
+const OWN_A = `it-be-a-${process.pid}`;
 type Obj = KubeObjectLike & {
   metadata: KubeObjectLike['metadata'] & { deletionTimestamp?: string; labels?: Record<string, string> };
   spec?: Record<string, unknown>;
@@ -47,6 +49,7 @@ type Cond = { type: string; status: string; reason: string };
 const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
 let fresh: LocalCluster;
+let clusterA: LocalCluster;
 let control: KubeClient;
 let targetA: KubeClient;
 let targetB: KubeClient;
@@ -174,9 +177,9 @@ async function rookBucketStorageClass(client: KubeClient): Promise<void> {
 }
 
 beforeAll(async () => {
-  fresh = (await up([FRESH]))[0]!;
+  [clusterA, fresh] = (await up([OWN_A, FRESH])) as [LocalCluster, LocalCluster];
   control = adminClient(testCluster('control'));
-  targetA = adminClient(testCluster('target'));
+  targetA = adminClient(clusterA);
   targetB = adminClient(fresh);
   await installCrds(control, ourCrds());
   // Target A: its admin installed every operator. Target B: only the platform team's StorageClass.
@@ -187,7 +190,7 @@ beforeAll(async () => {
   await standInsOn(targetB);
   platform = await createNamespace(control, 'be-infra');
   apps = await createNamespace(control, 'be-app');
-  await provider('a', testCluster('target'));
+  await provider('a', clusterA);
   await provider('b', fresh, {
     operators: backends.map((b) => ({ name: b.name === 'minio-tenant' ? 'minio-operator' : b.name, install: true })),
   });
@@ -207,7 +210,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.stop();
   await Promise.all(standIns.map((s) => s.stop()));
-  await down([FRESH]);
+  await down([OWN_A, FRESH]);
 });
 
 describe('three backends behind one Bucket claim', () => {

@@ -145,7 +145,8 @@ describe('managed ObjectStore', () => {
     );
     expect(conn.type).toBe('connection.crossplane.io/v1alpha1');
     const host = `${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local`;
-    expect(secretText(conn.data)).toEqual(s3Keys(`http://${host}:9000`, host, '9000', generated.username, generated.password));
+    // A store made for no claim has no bucket: its Secret says where it is, and never holds the root keys.
+    expect(secretText(conn.data)).toEqual(s3Keys(`http://${host}:9000`, host, '9000'));
     // Late initialization: the access-keys Secret we chose is recorded in the spec.
     expect(ready.spec.forProvider.credentials).toEqual({ name: `${name}-access-keys`, namespace: mr.spec.targetNamespace });
     expect(ready.status?.atProvider).toMatchObject({
@@ -287,7 +288,10 @@ describe('managed ObjectStore', () => {
       () => control.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns),
       'the connection Secret',
     );
-    expect(secretText(conn.data)).toMatchObject({ username: 'legacy', password: 'legacy-password' });
+    // The imported store's keys stay in the target: its Secret says where it is.
+    const published = secretText(conn.data);
+    expect(published.endpoint).toBe(`http://${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`);
+    expect(JSON.stringify(published)).not.toContain('legacy-password');
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
   });
 

@@ -24,6 +24,7 @@ import {
   refersTo,
   type Cache,
   type Claim,
+  type Lookup,
   type PlacingClass,
   type PortableClass,
 } from './claim.ts';
@@ -50,7 +51,9 @@ export interface ClaimReconcilerOptions<C extends KubeObjectLike, MR extends Man
    * The provider's part: a managed resource named `name`, in the class's namespace, configured from
    * the class for this claim. It may refuse with a ReasonedError (e.g. the namespace is not allowed).
    */
-  configure(claim: Claim, cls: C, name: string): MR;
+  configure(claim: Claim, cls: C, name: string, lookup: Lookup): MR;
+  /** What configure may read of the control cluster. */
+  lookup?: Lookup;
   recorder: EventRecorder;
   log: Logger;
   /**
@@ -183,11 +186,14 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     if (claim.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME]) throw importNotAllowed(this.o.managed.type.kind);
     const cls = this.resolveClass(claim);
     const name = managedNameFor(claim);
-    const desired = this.o.configure(claim, cls, name);
+    const desired = this.o.configure(claim, cls, name, this.o.lookup ?? noLookup);
     desired.metadata = { ...desired.metadata, name, namespace: cls.metadata.namespace };
     desired.spec = {
       ...desired.spec,
-      ...placementFor(cls as unknown as PlacingClass, claim, this.o.providers ?? { get: () => undefined }),
+      // A class that places by what it shares (a store's Provider) has configure say where; else the class's placement.
+      ...(desired.spec.providerRef
+        ? {}
+        : placementFor(cls as unknown as PlacingClass, claim, this.o.providers ?? { get: () => undefined })),
       claimRef: referenceTo(claim),
       classRef: referenceTo(cls as KubeObjectLike & { metadata: { uid?: string } }),
     };
@@ -278,6 +284,12 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     return writeClaimStatus(this.writer, claim, cached, signal, ready, synced, phase, also);
   }
 }
+
+const noLookup: Lookup = {
+  get: () => {
+    throw new Error('this class binding reads nothing through a lookup');
+  },
+};
 
 /** What a claim shows of its resource's placement: the Scheduled condition and the chosen Provider. */
 function mirrored(mr: ManagedResource, claim: Claim): Mirrored {

@@ -6,6 +6,7 @@ import type { Condition } from '../conditions.ts';
 import type { ObjectMeta } from '../meta.ts';
 import { ReasonedError } from '../conditions.ts';
 import type { KubeObjectLike } from '../kube/client.ts';
+import type { ResourceType } from '../kube/resources.ts';
 import { Reasons } from '../reasons.ts';
 import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../scheduling/selector.ts';
 
@@ -147,4 +148,9 @@ export function placementFor(
     }
   }
   return { providerRef: { ...providerRef } };
+}
+
+/** Reads of the control cluster's caches that a class's configure may make (the kinds its backend names in lookups). */
+export interface Lookup {
+  get<T>(type: ResourceType, namespace: string, name: string): T | undefined;
 }

@@ -15,7 +15,7 @@ import { Providers, type ProviderObject } from '../native/provider.ts';
 import { desiredStateChanged } from '../predicates.ts';
 import { keyOf } from '../result.ts';
 import { ClaimReconciler } from './binding.ts';
-import { claimRefOf, type Claim, type DefaultClassPolicy, type PortableClass } from './claim.ts';
+import { claimRefOf, type Claim, type DefaultClassPolicy, type Lookup, type PortableClass } from './claim.ts';
 import { DefaultClassReconciler } from './defaulting.ts';
 import { ClaimRouter } from './routing.ts';
 import { UnservedClaimReconciler } from './unserved.ts';
@@ -24,7 +24,9 @@ import { UnservedClaimReconciler } from './unserved.ts';
 export interface ClassBinding<C extends KubeObjectLike, MR extends ManagedResource> {
   class: ResourceType;
   managed: ResourceType;
-  configure(claim: Claim, cls: C, name: string): MR;
+  configure(claim: Claim, cls: C, name: string, lookup: Lookup): MR;
+  /** Kinds configure reads (served from caches of this manager). */
+  lookups?: ResourceType[];
 }
 
 export interface ClaimSetup {
@@ -46,7 +48,11 @@ interface Caches {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Served = ClassBinding<any, any> & { classCache: Informer<KubeObjectLike>; managedCache: Informer<ManagedResource> };
+type Served = ClassBinding<any, any> & {
+  classCache: Informer<KubeObjectLike>;
+  managedCache: Informer<ManagedResource>;
+  lookupCaches: Informer<KubeObjectLike>[];
+};
 
 export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Controller; binding: Controller[]; unserved: Controller } {
   const c: Caches = {
@@ -69,6 +75,7 @@ export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Contr
     ...b,
     classCache: manager.informer<KubeObjectLike>(b.class),
     managedCache: manager.informer<ManagedResource>(b.managed),
+    lookupCaches: (b.lookups ?? []).map((t) => manager.informer<KubeObjectLike>(t)),
   }));
   const router = new ClaimRouter(served, c.portable);
   const { bindings, unserved } = claimControllers(manager, o, c, served, router);
@@ -109,6 +116,7 @@ function claimControllers(
         log,
         secrets: c.secrets,
         configure: b.configure,
+        lookup: lookupOf(manager, b.lookups ?? []),
         providers: c.providers,
         claims,
         portableClasses,
@@ -123,6 +131,18 @@ function claimControllers(
     new UnservedClaimReconciler({ client, recorder, claims, portableClasses, served, router }),
   );
   return { bindings, unserved };
+}
+
+/** configure's reads, from caches of these kinds (one informer per kind, shared with whoever else reads it). */
+function lookupOf(manager: Manager, types: ResourceType[]): Lookup {
+  const caches = new Map(types.map((t) => [`${t.apiVersion}/${t.kind}`, manager.informer<KubeObjectLike>(t)]));
+  return {
+    get<T>(type: ResourceType, namespace: string, name: string): T | undefined {
+      const cache = caches.get(`${type.apiVersion}/${type.kind}`);
+      if (!cache) throw new Error(`${type.kind} is not among the kinds this class binding reads`);
+      return cache.get(`${namespace}/${name}`) as T | undefined;
+    },
+  };
 }
 
 /** A claim, its portable class, the Providers and the policies wake the controllers that read them. */
@@ -204,6 +224,14 @@ function watchServedKinds(
         if (claim.status?.bindingPhase !== 'Bound' && pointing.some((pc) => usesPortable(pc)(claim))) route(claim);
     };
     b.classCache.on({ added: classChanged, updated: (_, cls) => classChanged(cls) });
+    // What configure reads (a store a class shares) retries the unbound claims of this kind's classes when it changes.
+    const readChanged = (): void => {
+      const pointing = c.portable
+        .list()
+        .filter((pc) => pc.classRef?.kind === b.class.kind && pc.classRef.apiVersion === b.class.apiVersion);
+      for (const claim of c.claims.list()) if (!claim.spec?.resourceRef && pointing.some((pc) => usesPortable(pc)(claim))) route(claim);
+    };
+    for (const cache of b.lookupCaches) cache.on({ added: readChanged, updated: readChanged });
   }
   // A connection Secret wakes the claim that copies it (or owns the copy).
   const secretChanged = (s: SecretObject): void => {

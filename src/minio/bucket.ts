@@ -1,0 +1,128 @@
+// The shared-store backend: a Bucket claim of a MinioBucketClass becomes a managed MinioBucket, a
+// bucket of the store the class names and a user of its own whose policy reaches only that bucket.
+// In the target its object is the user's Secret (keys derived by provider-rook, and the policy); a
+// Job there makes the bucket, the user and the policy with the store's root Secret mounted, and
+// another removes the user (and the bucket, when empty or deleteObjects says) before deletion.
+import { kinds } from '../apis/kinds.gen.ts';
+import type { MinioBucket, MinioBucketClass } from '../apis/miniobucket.ts';
+import type { ObjectStore } from '../apis/objectstore.ts';
+import type { Tenant } from '../apis/tenant.ts';
+import { tenantAccess } from '../minio-operator/tenant.ts';
+import { objectStoreAccess } from '../rook-minio/objectstore.ts';
+import type { Backend } from '../runtime/backend.ts';
+import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../runtime/claims/claim.ts';
+import { ReasonedError } from '../runtime/conditions.ts';
+import { Jobs, Secrets } from '../runtime/kube/resources.ts';
+import { secretText } from '../runtime/native/credentials.ts';
+import type { KindContext, NativeKind } from '../runtime/native/kind.ts';
+import { Reasons } from '../runtime/reasons.ts';
+import { s3ConnectionDetails } from '../s3/details.ts';
+import { bucketNameFor } from '../s3/names.ts';
+import { accessJob, accessReady, LABEL_ADMIN, revokeTeardown, userKeys, userSecret, type BucketUser, type StoreAccess } from './admin.ts';
+
+const RESOURCE = 'miniobuckets.minio.crossplane.io';
+
+function bucketUser(mr: MinioBucket, name: string, ctx: KindContext): BucketUser {
+  const f = mr.spec.forProvider;
+  return {
+    base: name,
+    userSecret: name,
+    namespace: mr.spec.targetNamespace,
+    endpoint: f.store.endpoint,
+    root: f.store.rootSecret,
+    bucket: f.bucketName,
+    access: f.access ?? 'ReadWrite',
+    ownsBucket: f.ownsBucket ?? true,
+    keys: userKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+    ...(f.image ? { image: f.image } : {}),
+  };
+}
+
+export const minioBucketKind: NativeKind<MinioBucket> = {
+  resource: RESOURCE,
+  target: Secrets,
+  desired: (mr, name, ctx) => userSecret(bucketUser(mr, name, ctx)),
+  companions: (mr, name, ctx) => [accessJob(bucketUser(mr, name, ctx))],
+  companionTypes: [Jobs],
+  teardown: (mr, name, ctx) => revokeTeardown(bucketUser(mr, name, ctx), mr.spec.forProvider.deleteObjects ?? false),
+
+  async inspect({ mr, observed, companions }) {
+    const f = mr.spec.forProvider;
+    const access = accessReady(companions[0], { bucket: f.bucketName, namespace: mr.spec.targetNamespace });
+    if (access.failed) throw new ReasonedError(Reasons.BucketAccessFailed, access.failed);
+    const keys = secretText((observed as { data?: Record<string, string> }).data);
+    return {
+      ready: access.ready,
+      message: access.message,
+      connectionDetails: s3ConnectionDetails({
+        endpoint: f.store.endpoint,
+        accessKey: keys.accessKey,
+        secretKey: keys.secretKey,
+        bucket: f.bucketName,
+      }),
+      atProvider: { bucket: f.bucketName, endpoint: f.store.endpoint, ...(keys.accessKey ? { user: keys.accessKey } : {}) },
+    };
+  },
+};
+
+/** The store a class shares, as it is now: it must exist and be Ready before a bucket is made in it. */
+export function sharedStore(lookup: Lookup, namespace: string, ref: MinioBucketClass['spec']['store'], who: string): StoreAccess {
+  const type = ref.kind === 'Tenant' ? kinds.Tenant : kinds.ObjectStore;
+  const store = lookup.get<ObjectStore | Tenant>(type, namespace, ref.name);
+  const where = `${ref.kind} ${namespace}/${ref.name}`;
+  if (!store || store.metadata.deletionTimestamp) {
+    throw new ReasonedError(
+      Reasons.SharedStoreNotFound,
+      `${who} shares ${where}, which does not exist${store ? ' any more (it is being deleted)' : ''}`,
+    );
+  }
+  const ready = store.status?.conditions?.find((c) => c.type === 'Ready');
+  const access = ref.kind === 'Tenant' ? tenantAccess(store as Tenant) : objectStoreAccess(store as ObjectStore);
+  if (ready?.status !== 'True' || !access) {
+    throw new ReasonedError(
+      Reasons.SharedStoreNotReady,
+      `${who} shares ${where}, which is not Ready${ready?.message ? `: ${ready.message}` : ''}; the bucket is made once it is`,
+    );
+  }
+  if (ref.kind === 'ObjectStore' && access.namespace !== (store as ObjectStore).spec.targetNamespace) {
+    throw new ReasonedError(
+      Reasons.SharedStoreNotReady,
+      `${where} keeps its access keys in namespace ${access.namespace}, not its own (${(store as ObjectStore).spec.targetNamespace}): buckets can be made only in a store whose keys are beside it`,
+    );
+  }
+  return access;
+}
+
+export function configureMinioBucket(claim: Claim, cls: MinioBucketClass, name: string, lookup: Lookup): MinioBucket {
+  refuseUnlessAllowed({ ...cls, kind: kinds.MinioBucketClass.kind }, claim);
+  const { store, reclaimPolicy, deleteObjects, image } = cls.spec;
+  const access = sharedStore(lookup, cls.metadata.namespace!, store, `MinioBucketClass ${cls.metadata.namespace}/${cls.metadata.name}`);
+  return {
+    apiVersion: kinds.MinioBucket.apiVersion,
+    kind: kinds.MinioBucket.kind,
+    metadata: { name, labels: { ...claimLabels(claim), [LABEL_ADMIN]: 'bucket' } },
+    spec: {
+      forProvider: {
+        bucketName: bucketNameFor(claim),
+        access: 'ReadWrite',
+        ownsBucket: true,
+        store: { kind: store.kind, name: store.name, endpoint: access.endpoint, rootSecret: access.rootSecret },
+        deleteObjects: deleteObjects ?? false,
+        ...(image ? { image } : {}),
+      },
+      // The bucket lives where its store does.
+      providerRef: access.providerRef,
+      targetNamespace: access.namespace,
+      reclaimPolicy,
+      writeConnectionSecretToRef: { name },
+    },
+  };
+}
+
+export const minioBuckets: Backend<MinioBucket, MinioBucketClass> = {
+  managed: kinds.MinioBucket,
+  class: kinds.MinioBucketClass,
+  native: minioBucketKind,
+  configure: configureMinioBucket,
+  lookups: [kinds.ObjectStore, kinds.Tenant],
+};

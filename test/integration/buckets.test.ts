@@ -1,0 +1,266 @@
+// Buckets in shared stores, proven against real S3 servers: a platform team runs one Rook MinIO
+// ObjectStore and one MinIO Tenant, each with a MinioBucketClass; app claims get a bucket each and a
+// user whose policy reaches only it, and the stores' root credentials never reach the control cluster.
+// The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { down, up } from '../../hack/lib/cluster.ts';
+import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, Tenants, type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
+import type { Bucket } from '../../src/apis/storage.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Secrets, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
+import { Providers } from '../../src/runtime/native/provider.ts';
+import { adminClient, testCluster } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
+import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { refusal, roundTrip, s3Client } from '../support/s3.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
+import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+
+const TARGET = `it-buckets-${process.pid}`;
+type Obj = KubeObjectLike & { spec?: Record<string, unknown>; data?: Record<string, string>; status?: { conditions?: Cond[] } };
+type Cond = { type: string; status: string; reason: string; message?: string };
+const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+
+let control: KubeClient;
+let target: KubeClient;
+let app: App;
+let platform: string;
+let appA: string;
+let appB: string;
+const standIns: { stop(): Promise<void> }[] = [];
+
+const pool = {
+  name: 'pool-0',
+  servers: 4,
+  volumesPerServer: 1,
+  volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+};
+
+/** The two shared stores: where each keeps its root user in the target. */
+const stores = [
+  {
+    kind: 'ObjectStore' as const,
+    name: 'shared-rook',
+    type: ManagedObjectStores,
+    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'shared-rook' },
+    root: async (): Promise<string[]> => {
+      const s = secretText((await target.get<Obj>(Secrets, 'shared-rook-access-keys', 'shared-rook'))?.data);
+      return [s.username!, s.password!];
+    },
+  },
+  {
+    kind: 'Tenant' as const,
+    name: 'shared-tenant',
+    type: Tenants,
+    spec: { forProvider: { pools: [pool] }, targetNamespace: 'shared-tenant' },
+    root: async (): Promise<string[]> => {
+      const env = secretText((await target.get<Obj>(Secrets, 'shared-tenant-env-configuration', 'shared-tenant'))?.data)['config.env']!;
+      return [...env.matchAll(/MINIO_ROOT_(?:USER|PASSWORD)="([^"]+)"/g)].map((m) => m[1]!);
+    },
+  },
+];
+const rootOf = async (kind: 'ObjectStore' | 'Tenant'): Promise<{ accessKey: string; secretKey: string }> => {
+  const [accessKey, secretKey] = await stores.find((s) => s.kind === kind)!.root();
+  return { accessKey: accessKey!, secretKey: secretKey! };
+};
+
+const claim = (name: string, namespace: string, className: string) =>
+  ({
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name, namespace },
+    spec: { classRef: { name: className }, writeConnectionSecretToRef: { name: `${name}-s3` } },
+  }) as KubeObjectLike;
+
+const bound = (name: string, namespace: string) =>
+  eventually(
+    async () => {
+      const b = await control.get<Bucket>(Buckets, name, namespace);
+      return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
+    },
+    `Bucket ${namespace}/${name} to be Bound and Ready`,
+    { timeoutMs: 60_000, explain: async () => JSON.stringify((await control.get<Bucket>(Buckets, name, namespace))?.status?.conditions) },
+  );
+
+/** A claim's Secret, and its endpoint as an app in the target reaches it. */
+async function access(name: string, namespace: string) {
+  const keys = secretText((await control.get<Obj>(Secrets, `${name}-s3`, namespace))!.data);
+  const local = await resolveS3Endpoint(keys.endpoint!, target);
+  return { keys, local, creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! }, bucket: keys.BUCKET_NAME! };
+}
+
+async function gone(type: ResourceType, name: string, namespace: string): Promise<void> {
+  await eventually(
+    async () => (await control.get(type, name, namespace)) === undefined,
+    `${type.kind} ${namespace}/${name} to be gone`,
+    60_000,
+  );
+}
+
+async function apply(type: ResourceType, name: string, namespace: string, spec: object, top = false): Promise<void> {
+  await control.apply(type, {
+    apiVersion: type.apiVersion,
+    kind: type.kind,
+    metadata: { name, namespace },
+    ...(top ? spec : { spec }),
+  } as KubeObjectLike);
+}
+
+beforeAll(async () => {
+  const cluster = (await up([TARGET]))[0]!;
+  control = adminClient(testCluster('control'));
+  target = adminClient(cluster);
+  await installCrds(control, ourCrds());
+  for (const name of ['rook-minio', 'minio-operator']) await installOperatorBundle(target, name);
+  for (const s of [new FakeMinioOperator(target, { s3: true }), new FakeTenantOperator(target, { s3: true })]) {
+    void s.start();
+    standIns.push(s);
+  }
+  platform = await createNamespace(control, 'bk-infra');
+  appA = await createNamespace(control, 'bk-a');
+  appB = await createNamespace(control, 'bk-b');
+  await writeSecret(control, platform, 't-creds', providerSecretKeys(cluster));
+  await apply(Providers, 't', platform, { credentialsSecretRef: { name: 't-creds' } });
+  // The platform team's stores, made for no claim, and a class of buckets in each.
+  for (const s of stores) {
+    await apply(s.type, s.name, platform, { ...s.spec, providerRef: { name: 't' } });
+    await apply(kinds.MinioBucketClass, s.name, platform, { store: { kind: s.kind, name: s.name } });
+  }
+  await apply(kinds.MinioBucketClass, 'missing', platform, { store: { kind: 'ObjectStore', name: 'no-such-store' } });
+  // One store per claim, for the scan of Secrets in both modes.
+  await apply(ObjectStoreClasses, 'dedicated', platform, {
+    scope: { nodeCount: 4 },
+    providerRef: { name: 't' },
+    targetNamespace: 'dedicated',
+  });
+  for (const ns of [appA, appB]) {
+    for (const [name, kind] of [
+      ...stores.map((s) => [s.name, kinds.MinioBucketClass] as const),
+      ['missing', kinds.MinioBucketClass] as const,
+      ['dedicated', ObjectStoreClasses] as const,
+    ]) {
+      await apply(BucketClasses, name, ns, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } }, true);
+    }
+  }
+  app = await startTestApp(testCluster('control'), { namespaces: [platform, appA, appB], pollIntervalMs: 1_000 });
+}, 180_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await Promise.all(standIns.map((s) => s.stop()));
+  await down([TARGET]);
+});
+
+describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
+  it("each get a bucket of the store and a user that reaches only it: the server refuses A's keys in B's bucket", async () => {
+    await control.create(Buckets, claim(`a-${store}`, appA, store));
+    await control.create(Buckets, claim(`b-${store}`, appB, store));
+    await bound(`a-${store}`, appA);
+    await bound(`b-${store}`, appB);
+    const a = await access(`a-${store}`, appA);
+    const b = await access(`b-${store}`, appB);
+    // One store: the same endpoint; two buckets, named from each claim.
+    expect(a.keys.endpoint).toBe(b.keys.endpoint);
+    expect(a.bucket).toMatch(new RegExp(`^${appA}-a-${store}-[0-9a-f]{8}$`));
+    expect(b.bucket).toMatch(new RegExp(`^${appB}-b-${store}-[0-9a-f]{8}$`));
+    expect(a.creds.accessKey).not.toBe(b.creds.accessKey);
+    // Each claim's keys work in its own bucket...
+    await roundTrip(a.local, a.creds, a.bucket);
+    await roundTrip(b.local, b.creds, b.bucket);
+    // ...and nowhere else: the real server judges provider-rook's policy.
+    const s3 = s3Client(a.local, a.creds);
+    try {
+      expect(await refusal(s3.send(new PutObjectCommand({ Bucket: b.bucket, Key: 'x', Body: 'x' })))).toBe('AccessDenied');
+      expect(await refusal(s3.send(new ListObjectsV2Command({ Bucket: b.bucket })))).toBe('AccessDenied');
+      expect(await refusal(s3.send(new GetObjectCommand({ Bucket: b.bucket, Key: 'x' })))).toBe('AccessDenied');
+    } finally {
+      s3.destroy();
+    }
+    // No claim's Secret holds the store's root user.
+    const root = await rootOf(kind);
+    expect([a.creds.accessKey, b.creds.accessKey]).not.toContain(root.accessKey);
+  }, 120_000);
+
+  it("deleting A removes A's user and bucket, and B keeps working", async () => {
+    const a = await access(`a-${store}`, appA);
+    const b = await access(`b-${store}`, appB);
+    const mr = (await control.get<Bucket>(Buckets, `a-${store}`, appA))!.spec.resourceRef!.name;
+    await control.delete(Buckets, `a-${store}`, appA);
+    await gone(Buckets, `a-${store}`, appA);
+    await gone(kinds.MinioBucket, mr, platform);
+    const root = s3Client(a.local, await rootOf(kind));
+    const s3 = s3Client(a.local, a.creds);
+    try {
+      expect(await refusal(root.send(new HeadBucketCommand({ Bucket: a.bucket })))).toBe('NotFound');
+      expect(await refusal(s3.send(new ListObjectsV2Command({ Bucket: b.bucket })))).toMatch(/InvalidAccessKeyId|AccessDenied/);
+      expect(await refusal(s3.send(new PutObjectCommand({ Bucket: a.bucket, Key: 'x', Body: 'x' })))).toBe('InvalidAccessKeyId');
+    } finally {
+      root.destroy();
+      s3.destroy();
+    }
+    await roundTrip(b.local, b.creds, b.bucket);
+  }, 120_000);
+
+  it('a bucket that still holds objects is kept with them when its claim goes; its user is revoked', async () => {
+    const name = `c-${store}`;
+    await control.create(Buckets, claim(name, appA, store));
+    const mr = (await bound(name, appA)).spec.resourceRef!.name;
+    const c = await access(name, appA);
+    const s3 = s3Client(c.local, c.creds);
+    const root = s3Client(c.local, await rootOf(kind));
+    try {
+      await s3.send(new PutObjectCommand({ Bucket: c.bucket, Key: 'keep-me', Body: 'data' }));
+      await control.delete(Buckets, name, appA);
+      await gone(Buckets, name, appA);
+      await gone(kinds.MinioBucket, mr, platform);
+      const kept = await root.send(new GetObjectCommand({ Bucket: c.bucket, Key: 'keep-me' }));
+      expect(await kept.Body!.transformToString()).toBe('data');
+      expect(await refusal(s3.send(new GetObjectCommand({ Bucket: c.bucket, Key: 'keep-me' })))).toBe('InvalidAccessKeyId');
+      const events = await eventsFor(control, platform, mr);
+      expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain(`bucket ${c.bucket} still holds objects`);
+    } finally {
+      s3.destroy();
+      root.destroy();
+    }
+  }, 120_000);
+});
+
+describe('shared and dedicated stores', () => {
+  it("no Secret in the control cluster holds a store's root credential, in either mode", async () => {
+    await control.create(Buckets, claim('d', appA, 'dedicated'));
+    await control.create(Buckets, claim('s', appB, 'shared-rook'));
+    const dedicated = (await bound('d', appA)).spec.resourceRef!.name;
+    await bound('s', appB);
+    const d = await access('d', appA);
+    await roundTrip(d.local, d.creds, d.bucket);
+    const dedicatedRoot = secretText((await target.get<Obj>(Secrets, `${dedicated}-access-keys`, 'dedicated'))!.data);
+    const rook = await rootOf('ObjectStore');
+    const tenant = await rootOf('Tenant');
+    const roots = [rook.accessKey, rook.secretKey, tenant.accessKey, tenant.secretKey, dedicatedRoot.username!, dedicatedRoot.password!];
+    expect(roots.every((r) => r.length >= 20)).toBe(true);
+    const { items } = await control.list<Obj>(Secrets);
+    expect(items.length).toBeGreaterThan(5);
+    const holding = items.filter((s) => Object.values(secretText(s.data)).some((v) => roots.some((r) => v.includes(r))));
+    expect(holding.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual([]);
+  }, 120_000);
+
+  it('a class that shares a store that does not exist: the claim says so, and nothing is made', async () => {
+    await control.create(Buckets, claim('m', appA, 'missing'));
+    const synced = await eventually(async () => {
+      const c = cond(await control.get<Bucket>(Buckets, 'm', appA), 'Synced');
+      return c?.status === 'False' ? c : undefined;
+    }, 'the claim to say its store is missing');
+    expect(synced).toMatchObject({
+      reason: 'SharedStoreNotFound',
+      message: `MinioBucketClass ${platform}/missing shares ObjectStore ${platform}/no-such-store, which does not exist`,
+    });
+    expect((await control.list(kinds.MinioBucket, { namespace: platform })).items.map((m) => m.metadata.name)).not.toContainEqual(
+      expect.stringContaining('-m-'),
+    );
+  });
+});
