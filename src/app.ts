@@ -2,7 +2,7 @@
 // backend (src/backends.ts) as a native managed kind and as a class binding of the Bucket claim. The
 // type constants below are conveniences for tests and tools.
 import { kinds } from './apis/kinds.gen.ts';
-import { setupClaim } from './runtime/claims/setup.ts';
+import { setupAccess, setupClaim } from './runtime/claims/setup.ts';
 import type { HealthSources } from './runtime/health.ts';
 import type { KubeClient } from './runtime/kube/client.ts';
 import { Manager, type ManagerOptions } from './runtime/manager.ts';
@@ -10,7 +10,7 @@ import type { LeakReport } from './runtime/native/leaks.ts';
 import { ProviderSystem, type ProviderSystemOptions } from './runtime/native/provider-system.ts';
 import { setupNativeManaged } from './runtime/native/setup.ts';
 import type { TargetClients } from './runtime/native/targets.ts';
-import { backends } from './backends.ts';
+import { backends, grantors } from './backends.ts';
 
 export const FIELD_MANAGER = 'provider-rook';
 
@@ -19,6 +19,7 @@ export const ObjectStoreClasses = kinds.ObjectStoreClass;
 export const BucketClasses = kinds.BucketClass;
 export const BucketPolicies = kinds.BucketPolicy;
 export const Buckets = kinds.Bucket;
+export const BucketAccesses = kinds.BucketAccess;
 export const Tenants = kinds.Tenant;
 export const TenantClasses = kinds.TenantClass;
 export const CephBuckets = kinds.CephBucket;
@@ -53,6 +54,7 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
         policy: BucketPolicies,
         classes: backends.map((b) => ({ class: b.class, managed: b.managed, configure: b.configure, lookups: b.lookups })),
       });
+      setupAccess(manager, { access: BucketAccesses, claim: Buckets, grantors });
       if (!(await manager.start())) return undefined;
       return {
         controlPlaneId: providers.controlPlaneId,

@@ -1,10 +1,14 @@
 // Every backend provider-rook serves (what one is: src/runtime/backend.ts). Adding one is one line
 // here (its kinds go in src/apis/index.ts); CRDs, RBAC and the kinds' names are generated (npm run gen).
 import type { Backend } from './runtime/backend.ts';
-import { minioBuckets } from './minio/bucket.ts';
+import { minioBuckets, minioGrantors } from './minio/bucket.ts';
+import type { Grantor } from './runtime/claims/access.ts';
 import { minioOperator } from './minio-operator/tenant.ts';
 import { rookCeph } from './rook-ceph/bucket.ts';
 import { rookMinio } from './rook-minio/objectstore.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each backend has its own managed and class types
 export const backends: Backend<any, any>[] = [rookMinio, minioOperator, rookCeph, minioBuckets];
+
+/** The backends whose buckets BucketAccess claims can share (src/runtime/claims/access.ts). */
+export const grantors: Grantor[] = minioGrantors;

@@ -91,9 +91,9 @@ ${render([
   },
   {
     groups: ['storage.crossplane.io'],
-    resources: ['buckets', 'buckets/status'],
+    resources: ['buckets', 'buckets/status', 'bucketaccesses', 'bucketaccesses/status'],
     verbs: ['get', 'list', 'watch', 'update', 'patch'],
-    why: 'Claims: their finalizer, resourceRef and status; never created or deleted by us.',
+    why: 'Claims (Buckets, BucketAccesses): their finalizer, resourceRef and status; never created or deleted by us.',
   },
   { groups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
   {
@@ -142,7 +142,7 @@ ${render([
         ],
   ),
   { groups: ['storage.crossplane.io'], resources: ['bucketclasses', 'bucketpolicies'], verbs: ALL },
-  { groups: ['storage.crossplane.io'], resources: ['buckets'], verbs: READ },
+  { groups: ['storage.crossplane.io'], resources: ['buckets', 'bucketaccesses'], verbs: READ },
   { groups: ['kubernetes.crossplane.io'], resources: ['providers'], verbs: READ },
 ])}
 ---

@@ -13,6 +13,7 @@ export const kinds = {
   ObjectStore: { apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true },
   ObjectStoreClass: { apiVersion: 'minio.rook.crossplane.io/v1alpha1', kind: 'ObjectStoreClass', plural: 'objectstoreclasses', namespaced: true },
   Bucket: { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'Bucket', plural: 'buckets', namespaced: true },
+  BucketAccess: { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'BucketAccess', plural: 'bucketaccesses', namespaced: true },
   BucketClass: { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'BucketClass', plural: 'bucketclasses', namespaced: true },
   BucketPolicy: { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'BucketPolicy', plural: 'bucketpolicies', namespaced: true },
 } as const satisfies Record<string, ResourceType>;

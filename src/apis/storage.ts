@@ -2,6 +2,7 @@
 // BucketClasses that name a concrete class of service, and the BucketPolicy that picks a default.
 import { z } from 'zod';
 import {
+  accessMode,
   ageColumn,
   bindingPhase,
   conditions,
@@ -82,6 +83,24 @@ export const bucketSchema = z.object({
           "Narrows the class's choice of Provider (e.g. matchLabels region: eu); it can never reach a Provider the class excludes. " +
           'With a class that names one Provider, that Provider must match.',
       }),
+      shareWith: z
+        .array(
+          z.object({
+            namespace: namespaceName().meta({ description: 'A namespace whose BucketAccess claims may reach this bucket.' }),
+            modes: z.array(accessMode).min(1).max(3).default(['ReadOnly']).meta({
+              description: 'The access modes that namespace may ask for; ReadOnly unless listed.',
+            }),
+          }),
+        )
+        .max(64)
+        .optional()
+        .meta({
+          description:
+            'Who else may reach this bucket, through BucketAccess claims in their own namespace. Each gets a user of its own; ' +
+            'taking a namespace or a mode off this list revokes the users it allowed, and so does deleting this claim.',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['namespace'],
+        }),
     })
     .default({}),
   status: z
@@ -114,6 +133,53 @@ export const BucketKind: KindDefinition = {
     { name: 'CONNECTION-SECRET', type: 'string', jsonPath: '.spec.writeConnectionSecretToRef.name' },
     { name: 'PROVIDER', type: 'string', jsonPath: '.status.providerRef.name' },
     { name: 'RESOURCE', type: 'string', jsonPath: '.spec.resourceRef.name', priority: 1 },
+    ageColumn,
+  ],
+};
+
+export const bucketAccessSchema = z.object({
+  spec: z
+    .object({
+      bucketRef: z.object({ namespace: namespaceName(), name: objectName() }).meta({
+        description:
+          'The Bucket claim to reach, in its own namespace. Its spec.shareWith must allow this namespace and mode. Fixed at creation.',
+      }),
+      mode: accessMode,
+      writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
+      resourceRef: objectRef.optional().meta({ description: "The managed resource holding this access's user; set by provider-rook." }),
+    })
+    .meta({
+      'x-kubernetes-validations': [
+        { rule: 'self.bucketRef == oldSelf.bucketRef', message: 'spec.bucketRef cannot change: make a new BucketAccess instead' },
+        { rule: 'self.mode == oldSelf.mode', message: 'spec.mode cannot change: make a new BucketAccess instead' },
+      ],
+    }),
+  status: z
+    .object({
+      conditions,
+      bindingPhase,
+      bucket: z.string().optional().meta({ description: 'The bucket this access reaches.' }),
+    })
+    .optional(),
+});
+export type BucketAccess = KubeObject & z.infer<typeof bucketAccessSchema>;
+
+export const BucketAccessKind: KindDefinition = {
+  group: GROUP,
+  version: VERSION,
+  kind: 'BucketAccess',
+  plural: 'bucketaccesses',
+  categories: ['crossplane', 'claim', 'storage'],
+  scope: 'Namespaced',
+  description:
+    "Access to another namespace's Bucket, as that Bucket's spec.shareWith allows: a user of its own, with a policy of this mode on that bucket alone, its keys in writeConnectionSecretToRef. Deleting it revokes the user.",
+  schema: bucketAccessSchema,
+  printerColumns: [
+    { name: 'STATUS', type: 'string', jsonPath: '.status.bindingPhase' },
+    ...readyColumns,
+    { name: 'BUCKET-NAMESPACE', type: 'string', jsonPath: '.spec.bucketRef.namespace' },
+    { name: 'BUCKET', type: 'string', jsonPath: '.spec.bucketRef.name' },
+    { name: 'MODE', type: 'string', jsonPath: '.spec.mode' },
     ageColumn,
   ],
 };

@@ -10,6 +10,8 @@ import type { Tenant } from '../apis/tenant.ts';
 import { tenantAccess } from '../minio-operator/tenant.ts';
 import { objectStoreAccess } from '../rook-minio/objectstore.ts';
 import type { Backend } from '../runtime/backend.ts';
+import type { AccessMode, Grantor } from '../runtime/claims/access.ts';
+import type { ManagedResource } from '../runtime/managed/types.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../runtime/claims/claim.ts';
 import { ReasonedError } from '../runtime/conditions.ts';
 import { Jobs, Secrets } from '../runtime/kube/resources.ts';
@@ -126,3 +128,76 @@ export const minioBuckets: Backend<MinioBucket, MinioBucketClass> = {
   configure: configureMinioBucket,
   lookups: [kinds.ObjectStore, kinds.Tenant],
 };
+
+/** A grant's MinioBucket: a user of its own on a bucket it does not own, so deleting it never touches the bucket. */
+function grantIn(
+  bucket: ManagedResource,
+  store: StoreAccess | undefined,
+  storeRef: { kind: 'ObjectStore' | 'Tenant'; name: string },
+  bucketName: string | undefined,
+  mode: AccessMode,
+  name: string,
+): MinioBucket {
+  if (!store || !bucketName) {
+    throw new ReasonedError(
+      Reasons.GrantsNotSupported,
+      `${bucket.kind} ${bucket.metadata.namespace}/${bucket.metadata.name} has no bucket of its own (or no Provider yet) to share`,
+    );
+  }
+  return {
+    apiVersion: kinds.MinioBucket.apiVersion,
+    kind: kinds.MinioBucket.kind,
+    metadata: { name, labels: { [LABEL_ADMIN]: 'grant' } },
+    spec: {
+      forProvider: {
+        bucketName,
+        access: mode,
+        ownsBucket: false,
+        store: { ...storeRef, endpoint: store.endpoint, rootSecret: store.rootSecret },
+        deleteObjects: false,
+      },
+      providerRef: store.providerRef,
+      targetNamespace: store.namespace,
+      // Deleting a grant revokes its user; the bucket is its owner's.
+      reclaimPolicy: 'Delete',
+      writeConnectionSecretToRef: { name },
+    },
+  };
+}
+
+/** Every MinIO bucket can be shared: a dedicated store's, a Tenant's, and one in a shared store. */
+export const minioGrantors: Grantor[] = [
+  {
+    managed: kinds.ObjectStore,
+    grants: kinds.MinioBucket,
+    grant: (mr, mode, name) =>
+      grantIn(
+        mr,
+        objectStoreAccess(mr as ObjectStore),
+        { kind: 'ObjectStore', name: mr.metadata.name },
+        (mr as ObjectStore).spec.bucket?.name,
+        mode,
+        name,
+      ),
+  },
+  {
+    managed: kinds.Tenant,
+    grants: kinds.MinioBucket,
+    grant: (mr, mode, name) =>
+      grantIn(mr, tenantAccess(mr as Tenant), { kind: 'Tenant', name: mr.metadata.name }, (mr as Tenant).spec.bucket?.name, mode, name),
+  },
+  {
+    managed: kinds.MinioBucket,
+    grants: kinds.MinioBucket,
+    grant: (mr, mode, name) => {
+      const f = (mr as MinioBucket).spec.forProvider;
+      const store = {
+        providerRef: mr.spec.providerRef!,
+        namespace: (mr as MinioBucket).spec.targetNamespace,
+        endpoint: f.store.endpoint,
+        rootSecret: f.store.rootSecret,
+      };
+      return grantIn(mr, mr.spec.providerRef ? store : undefined, { kind: f.store.kind, name: f.store.name }, f.bucketName, mode, name);
+    },
+  },
+];

@@ -132,6 +132,12 @@ export const Reasons = {
   SharedStoreNotFound: 'SharedStoreNotFound',
   /** The store a class shares is not Ready yet (or cannot hold buckets); the claim waits. */
   SharedStoreNotReady: 'SharedStoreNotReady',
+  /** A BucketAccess names a Bucket that does not share with its namespace (or mode), or is gone; its user, if any, is revoked. */
+  AccessNotAllowed: 'AccessNotAllowed',
+  /** A BucketAccess names a Bucket whose backend cannot lend it (a Rook Ceph bucket). */
+  GrantsNotSupported: 'GrantsNotSupported',
+  /** Event: a BucketAccess's user was revoked (its managed resource deleted). */
+  RevokedAccess: 'RevokedAccess',
   /** A bucket user's access Job failed (the message has the Job's own words). */
   BucketAccessFailed: 'BucketAccessFailed',
   /** Event: a target namespace provider-rook made was kept (something else lives there; the message says what). */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { down, up } from '../../hack/lib/cluster.ts';
 import { installOperatorBundle } from '../../hack/lib/manifests.ts';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, Tenants, type App } from '../../src/app.ts';
+import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, Tenants, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
@@ -263,4 +263,124 @@ describe('shared and dedicated stores', () => {
       expect.stringContaining('-m-'),
     );
   });
+});
+
+describe('access grants (BucketAccess)', () => {
+  const grantClaim = (name: string, namespace: string, bucket: { namespace: string; name: string }, mode: string) =>
+    ({
+      apiVersion: BucketAccesses.apiVersion,
+      kind: 'BucketAccess',
+      metadata: { name, namespace },
+      spec: { bucketRef: bucket, mode, writeConnectionSecretToRef: { name: `${name}-s3` } },
+    }) as KubeObjectLike;
+  const accessState = async (name: string, namespace: string) =>
+    control.get<Obj & { status?: { bindingPhase?: string } }>(BucketAccesses, name, namespace);
+  const granted = (name: string, namespace: string) =>
+    eventually(
+      async () => {
+        const a = await accessState(name, namespace);
+        return a?.status?.bindingPhase === 'Bound' && cond(a, 'Ready')?.status === 'True' ? a : undefined;
+      },
+      `BucketAccess ${namespace}/${name} to be Bound`,
+      { timeoutMs: 60_000, explain: async () => JSON.stringify((await accessState(name, namespace))?.status?.conditions) },
+    );
+  const refused = (name: string, namespace: string) =>
+    eventually(async () => {
+      const c = cond(await accessState(name, namespace), 'Synced');
+      return c?.status === 'False' ? c : undefined;
+    }, `BucketAccess ${namespace}/${name} to be refused`);
+
+  let owner: Awaited<ReturnType<typeof openBucket>>;
+  async function openBucket() {
+    await control.create(Buckets, {
+      ...claim('shared-out', appA, 'shared-rook'),
+      spec: {
+        classRef: { name: 'shared-rook' },
+        writeConnectionSecretToRef: { name: 'shared-out-s3' },
+        shareWith: [{ namespace: appB, modes: ['ReadOnly'] }],
+      },
+    } as KubeObjectLike);
+    await bound('shared-out', appA);
+    const o = await access('shared-out', appA);
+    const s3 = s3Client(o.local, o.creds);
+    await s3.send(new PutObjectCommand({ Bucket: o.bucket, Key: 'report.txt', Body: 'numbers' }));
+    s3.destroy();
+    return o;
+  }
+
+  beforeAll(async () => {
+    owner = await openBucket();
+  }, 120_000);
+
+  it('a read-only grant can GET and is refused on PUT; once it is deleted, its next GET is refused within 10 s', async () => {
+    await control.create(BucketAccesses, grantClaim('reader', appB, { namespace: appA, name: 'shared-out' }, 'ReadOnly'));
+    await granted('reader', appB);
+    const keys = secretText((await control.get<Obj>(Secrets, 'reader-s3', appB))!.data);
+    expect(keys.BUCKET_NAME).toBe(owner.bucket);
+    expect(keys.AWS_ACCESS_KEY_ID).not.toBe(owner.creds.accessKey);
+    const s3 = s3Client(owner.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
+    try {
+      const got = await s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' }));
+      expect(await got.Body!.transformToString()).toBe('numbers');
+      expect(await refusal(s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'x', Body: 'x' })))).toBe('AccessDenied');
+      await control.delete(BucketAccesses, 'reader', appB);
+      const started = Date.now();
+      await eventually(
+        async () => (await refusal(s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' })))) === 'InvalidAccessKeyId',
+        'the revoked grant to be refused',
+        10_000,
+      );
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      s3.destroy();
+    }
+    // The owner's bucket and keys are untouched.
+    await roundTrip(owner.local, owner.creds, owner.bucket);
+  }, 120_000);
+
+  it('is refused where the bucket does not share: another namespace, or a mode it does not allow', async () => {
+    await control.create(BucketAccesses, grantClaim('writer', appB, { namespace: appA, name: 'shared-out' }, 'ReadWrite'));
+    expect(await refused('writer', appB)).toMatchObject({
+      reason: 'AccessNotAllowed',
+      message: `Bucket ${appA}/shared-out shares with namespace ${appB} in mode ReadOnly only, not ReadWrite`,
+    });
+    await control.create(BucketAccesses, grantClaim('stranger', appA, { namespace: appB, name: 'b-shared-rook' }, 'ReadOnly'));
+    expect(await refused('stranger', appA)).toMatchObject({
+      reason: 'AccessNotAllowed',
+      message: `Bucket ${appB}/b-shared-rook does not exist or does not share with namespace ${appA}`,
+    });
+    expect(
+      (await control.list(kinds.MinioBucket, { namespace: platform })).items.filter(
+        (m) => m.metadata.name.includes('writer') || m.metadata.name.includes('stranger'),
+      ),
+    ).toEqual([]);
+  });
+
+  it('a mode that does not exist is refused at admission, naming the field', async () => {
+    const err = await control
+      .create(BucketAccesses, grantClaim('admin', appB, { namespace: appA, name: 'shared-out' }, 'Admin'))
+      .catch((e: Error) => e);
+    expect((err as Error).message).toContain('spec.mode');
+  });
+
+  it("taking the namespace off the bucket's list revokes the users it allowed", async () => {
+    await control.create(BucketAccesses, grantClaim('reader2', appB, { namespace: appA, name: 'shared-out' }, 'ReadOnly'));
+    await granted('reader2', appB);
+    const keys = secretText((await control.get<Obj>(Secrets, 'reader2-s3', appB))!.data);
+    const s3 = s3Client(owner.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
+    try {
+      await s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' }));
+      await control.mergePatch(Buckets, 'shared-out', appA, { spec: { shareWith: null } });
+      expect(await refused('reader2', appB)).toMatchObject({ reason: 'AccessNotAllowed' });
+      await eventually(
+        async () => (await refusal(s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' })))) === 'InvalidAccessKeyId',
+        'the withdrawn grant to be refused',
+        10_000,
+      );
+      // Its copy of the keys goes too.
+      await eventually(async () => (await control.get(Secrets, 'reader2-s3', appB)) === undefined, 'the revoked Secret to be gone');
+    } finally {
+      s3.destroy();
+    }
+  }, 120_000);
 });

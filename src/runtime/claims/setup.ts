@@ -14,6 +14,7 @@ import { kindName } from '../names.ts';
 import { Providers, type ProviderObject } from '../native/provider.ts';
 import { desiredStateChanged } from '../predicates.ts';
 import { keyOf } from '../result.ts';
+import { AccessReconciler, type AccessClaim, type Grantor } from './access.ts';
 import { ClaimReconciler } from './binding.ts';
 import { claimRefOf, type Claim, type DefaultClassPolicy, type Lookup, type PortableClass } from './claim.ts';
 import { DefaultClassReconciler } from './defaulting.ts';
@@ -251,3 +252,62 @@ const usesPortable =
   (pc: PortableClass) =>
   (c: Claim): boolean =>
     c.metadata.namespace === pc.metadata.namespace && c.spec?.classRef?.name === pc.metadata.name;
+
+export interface AccessSetup {
+  access: ResourceType;
+  claim: ResourceType;
+  grantors: Grantor[];
+}
+
+/** The BucketAccess controller: woken by its claims, the Buckets they name, the grants' resources and their Secrets. */
+export function setupAccess(manager: Manager, o: AccessSetup): Controller {
+  const accesses = manager.informer<AccessClaim>(o.access);
+  const buckets = manager.informer<Claim & { spec?: { shareWith?: { namespace: string }[] } }>(o.claim);
+  const secrets = connectionSecrets(manager);
+  const kinds = [...new Map(o.grantors.map((g) => [`${g.grants.apiVersion}/${g.grants.kind}`, g.grants])).values()];
+  const granted = kinds.map((type) => ({ type, cache: manager.informer<ManagedResource>(type) }));
+  const controller = manager.controller(
+    `access/${kindName(o.access)}`,
+    new AccessReconciler({
+      client: manager.control,
+      recorder: manager.recorder,
+      accesses: { type: o.access, cache: accesses },
+      buckets,
+      grantors: o.grantors,
+      granted,
+      secrets,
+    }),
+  );
+  const enqueue = (key: string): void => controller.enqueue(key);
+  accesses.on({
+    added: (a) => enqueue(keyOf(a.metadata)),
+    updated: (old, a) => {
+      if (desiredStateChanged(old, a) || !sameJson(old.spec, a.spec)) enqueue(keyOf(a.metadata));
+    },
+  });
+  // A Bucket that changes (shares, binds, goes) wakes the accesses that name it.
+  const bucketChanged = (b: Claim): void => {
+    for (const a of accesses.list())
+      if (a.spec?.bucketRef?.namespace === b.metadata.namespace && a.spec?.bucketRef?.name === b.metadata.name) enqueue(keyOf(a.metadata));
+  };
+  buckets.on({ added: bucketChanged, updated: (_, b) => bucketChanged(b), deleted: bucketChanged });
+  const grantOf = (mr: ManagedResource): void => {
+    const ref = claimRefOf(mr);
+    if (ref?.kind === o.access.kind && ref.namespace) enqueue(`${ref.namespace}/${ref.name}`);
+  };
+  for (const { cache } of granted) cache.on({ added: grantOf, updated: (_, mr) => grantOf(mr), deleted: grantOf });
+  secrets.on({
+    added: (s) => secretOwner(s),
+    updated: (_, s) => secretOwner(s),
+  });
+  function secretOwner(s: SecretObject): void {
+    const owner = s.metadata.ownerReferences?.find((r) => r.controller) as { kind?: string; name: string } | undefined;
+    if (!owner) return;
+    for (const { type, cache } of granted) {
+      if (owner.kind !== type.kind) continue;
+      const mr = cache.get(`${s.metadata.namespace}/${owner.name}`);
+      if (mr) grantOf(mr);
+    }
+  }
+  return controller;
+}

@@ -1,0 +1,237 @@
+// Access grants, in COSI's spirit: a BucketAccess claim in one namespace names a Bucket claim in
+// another, and a mode; when that Bucket's spec.shareWith lists the namespace and the mode, the
+// bucket's backend makes a managed resource holding a user of its own on that bucket (Grantor), and
+// its connection Secret is copied into the BucketAccess's namespace. The bucket's owners decide, on
+// the object they own: taking the namespace or mode off the list, or deleting the Bucket, revokes
+// the user (its managed resource is deleted), and deleting the BucketAccess does too.
+import { Ready, ReasonedError, Synced } from '../conditions.ts';
+import type { EventRecorder } from '../events.ts';
+import { addFinalizer } from '../finalizers.ts';
+import type { Client } from '../kube/client.ts';
+import { isAlreadyExists } from '../kube/errors.ts';
+import { Secrets, type ResourceType } from '../kube/resources.ts';
+import { isDeleting, hasFinalizer } from '../meta.ts';
+import { controllerUid, publishSecretData, type SecretObject } from '../managed/publisher.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import { Reasons } from '../reasons.ts';
+import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
+import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Cache, type Claim } from './claim.ts';
+import { releaseClaim } from './release.ts';
+import { binding, claimFailed, RECHECK_MS, writeClaimStatus, type ClaimWriter } from './status.ts';
+
+export type AccessMode = 'ReadWrite' | 'ReadOnly' | 'WriteOnly';
+
+/** A BucketAccess claim, as this reconciler reads it. */
+export interface AccessClaim extends Claim {
+  spec?: Claim['spec'] & { bucketRef?: { namespace: string; name: string }; mode?: AccessMode };
+}
+
+/** A Bucket claim's allow-list. */
+type Sharing = { namespace: string; modes?: AccessMode[] }[];
+
+/** How a backend lends its bucket: the managed resource of a user of it, in a mode (made in the bucket's resource's namespace). */
+export interface Grantor {
+  /** The bucket claim's managed kind. */
+  managed: ResourceType;
+  /** The kind grant() makes. */
+  grants: ResourceType;
+  grant(bucket: ManagedResource, mode: AccessMode, name: string): ManagedResource;
+}
+
+export interface AccessReconcilerOptions {
+  client: Client;
+  recorder: EventRecorder;
+  accesses: { type: ResourceType; cache: Cache<AccessClaim> };
+  buckets: Cache<Claim & { spec?: { shareWith?: Sharing } }>;
+  grantors: Grantor[];
+  /** The managed resources grants make, by kind. */
+  granted: { type: ResourceType; cache: Cache<ManagedResource> }[];
+  secrets: Cache<SecretObject>;
+}
+
+export class AccessReconciler implements Reconciler {
+  private readonly o: AccessReconcilerOptions;
+  private readonly writer: ClaimWriter;
+
+  constructor(o: AccessReconcilerOptions) {
+    this.o = o;
+    this.writer = { client: o.client, claims: o.accesses.type, recorder: o.recorder };
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<Result> {
+    const cached = this.o.accesses.cache.get(key);
+    if (!cached) return done();
+    const access = structuredClone(cached);
+    try {
+      if (isDeleting(access.metadata)) {
+        if (hasFinalizer(access.metadata, FINALIZER_CLAIM)) await releaseClaim(this.writer, access, this.held(access), signal);
+        return done();
+      }
+      return await this.grant(access, cached, signal);
+    } catch (err) {
+      return claimFailed(this.writer, access, cached, err, signal);
+    }
+  }
+
+  private async grant(access: AccessClaim, cached: AccessClaim, signal: AbortSignal): Promise<Result> {
+    if (!hasFinalizer(access.metadata, FINALIZER_CLAIM)) {
+      const patched = await addFinalizer(this.o.client, this.o.accesses.type, access, FINALIZER_CLAIM, signal);
+      access.metadata = patched.metadata;
+    }
+    const ref = access.spec!.bucketRef!;
+    const mode = access.spec!.mode!;
+    const bucket = this.o.buckets.get(`${ref.namespace}/${ref.name}`);
+    const refused = refusal(bucket, access, mode);
+    if (refused) {
+      // What was allowed and is no more is revoked: its user goes with its managed resource.
+      const held = this.held(access);
+      if (held.length) await this.revoke(access, held, signal);
+      throw refused;
+    }
+    const bucketRef = bucket!.spec?.resourceRef;
+    const where = `Bucket ${ref.namespace}/${ref.name}`;
+    if (bucket!.status?.bindingPhase !== 'Bound' || !bucketRef) {
+      await writeClaimStatus(this.writer, access, cached, signal, binding(`waiting for ${where} to be bound`), Synced.success(), 'Unbound');
+      return done(); // the Bucket's changes bring it back
+    }
+    const grantor = this.o.grantors.find((g) => g.managed.kind === bucketRef.kind && g.managed.apiVersion === bucketRef.apiVersion);
+    if (!grantor) {
+      throw new ReasonedError(
+        Reasons.GrantsNotSupported,
+        `${where} is a ${bucketRef.kind ?? 'resource'}, whose buckets provider-rook cannot share (grants reach MinIO stores only)`,
+      );
+    }
+    const granted = await this.ensureGranted(access, grantor, bucketRef, signal);
+    const ready = granted.status?.conditions?.find((c) => c.type === 'Ready');
+    const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;
+    if (ready?.status !== 'True' || !(await this.propagate(access, granted, signal))) {
+      const synced = granted.status?.conditions?.find((c) => c.type === 'Synced');
+      await writeClaimStatus(
+        this.writer,
+        access,
+        cached,
+        signal,
+        binding(`waiting for ${what}: ${ready?.message ?? 'not ready yet'}`),
+        synced?.status === 'False' ? Synced.error(synced.reason, synced.message ?? synced.reason) : Synced.success(),
+        'Unbound',
+      );
+      return requeueAfter(RECHECK_MS);
+    }
+    await writeClaimStatus(this.writer, access, cached, signal, Ready.available(), Synced.success(), 'Bound');
+    return done();
+  }
+
+  /** The grant's managed resource, made once (named after the access, so a retry finds it). */
+  private async ensureGranted(
+    access: AccessClaim,
+    grantor: Grantor,
+    bucketRef: NonNullable<Claim['spec']>['resourceRef'] & object,
+    signal: AbortSignal,
+  ): Promise<ManagedResource> {
+    const name = managedNameFor(access);
+    const namespace = bucketRef.namespace!;
+    const cache = this.o.granted.find((g) => g.type.kind === grantor.grants.kind)?.cache;
+    let mr = cache?.get(`${namespace}/${name}`) ?? (await this.o.client.get<ManagedResource>(grantor.grants, name, namespace, signal));
+    if (!mr) {
+      const bucketMr = await this.o.client.get<ManagedResource>(grantor.managed, bucketRef.name, namespace, signal);
+      if (!bucketMr)
+        throw new ReasonedError(Reasons.ManagedResourceNotFound, `${grantor.managed.kind} ${namespace}/${bucketRef.name} is gone`);
+      const desired = grantor.grant(bucketMr, access.spec!.mode!, name);
+      desired.metadata = { ...desired.metadata, name, namespace };
+      desired.spec = { ...desired.spec, claimRef: referenceTo(access) };
+      mr = await this.o.client.create(grantor.grants, desired, signal).catch(async (err: unknown) => {
+        if (!isAlreadyExists(err)) throw err;
+        return (await this.o.client.get<ManagedResource>(grantor.grants, name, namespace, signal))!;
+      });
+      this.o.recorder.normal(access, Reasons.CreatedManagedResource, `Created ${grantor.grants.kind} ${namespace}/${name}`);
+    }
+    if (!refersTo(claimRefOf(mr), access)) {
+      throw new ReasonedError(
+        Reasons.ManagedResourceConflict,
+        `${grantor.grants.kind} ${namespace}/${name} exists and belongs to another claim`,
+      );
+    }
+    if (access.spec?.resourceRef?.uid !== mr.metadata.uid) {
+      access.spec = { ...access.spec, resourceRef: referenceTo(mr) };
+      const updated = await this.o.client.update<AccessClaim>(this.o.accesses.type, access, signal);
+      access.metadata = updated.metadata;
+    }
+    return mr;
+  }
+
+  /** Copies the grant's connection Secret into the access's namespace; false while there is none yet. */
+  private async propagate(access: AccessClaim, mr: ManagedResource, signal: AbortSignal): Promise<boolean> {
+    const to = access.spec?.writeConnectionSecretToRef;
+    const from = mr.spec.writeConnectionSecretToRef;
+    if (!to || !from) return true;
+    const source = this.o.secrets.get(`${mr.metadata.namespace}/${from.name}`);
+    if (!source) return false;
+    if (controllerUid(source) !== mr.metadata.uid) {
+      throw new ReasonedError(
+        Reasons.ConnectionSecretConflict,
+        `Secret ${mr.metadata.namespace}/${from.name} is not controlled by ${mr.kind} ${mr.metadata.name}`,
+      );
+    }
+    if (await publishSecretData(this.o.client, access, access.metadata.namespace!, to.name, source.data ?? {}, signal)) {
+      this.o.recorder.normal(access, Reasons.PropagatedConnectionSecret, `Wrote connection Secret ${to.name}`);
+    }
+    return true;
+  }
+
+  /** The grants' managed resources that name this access. */
+  private held(access: AccessClaim): { type: ResourceType; mr: ManagedResource }[] {
+    return this.o.granted.flatMap(({ type, cache }) =>
+      cache
+        .list()
+        .filter((mr) => refersTo(claimRefOf(mr), access))
+        .map((mr) => ({ type, mr })),
+    );
+  }
+
+  private async revoke(access: AccessClaim, held: { type: ResourceType; mr: ManagedResource }[], signal: AbortSignal): Promise<void> {
+    for (const { type, mr } of held) {
+      if (isDeleting(mr.metadata)) continue;
+      await this.o.client.delete(type, mr.metadata.name, mr.metadata.namespace, { uid: mr.metadata.uid, signal });
+      this.o.recorder.normal(
+        access,
+        Reasons.RevokedAccess,
+        `Deleted ${type.kind} ${mr.metadata.namespace}/${mr.metadata.name}: its user is revoked`,
+      );
+    }
+    const to = access.spec?.writeConnectionSecretToRef;
+    const copy = to ? this.o.secrets.get(`${access.metadata.namespace}/${to.name}`) : undefined;
+    if (copy && controllerUid(copy) === access.metadata.uid)
+      await this.o.client.delete(Secrets, to!.name, access.metadata.namespace, { uid: copy.metadata.uid, signal });
+  }
+}
+
+/** Why this access may not reach the bucket, if it may not: the Bucket is gone, or does not share with this namespace and mode. */
+function refusal(
+  bucket: (Claim & { spec?: { shareWith?: Sharing } }) | undefined,
+  access: AccessClaim,
+  mode: AccessMode,
+): ReasonedError | undefined {
+  const ref = access.spec!.bucketRef!;
+  const where = `Bucket ${ref.namespace}/${ref.name}`;
+  // Missing or not shared, the answer names only what this namespace asked: nothing of buckets not shared with it.
+  if (!bucket || isDeleting(bucket.metadata)) {
+    return new ReasonedError(
+      Reasons.AccessNotAllowed,
+      `${where} does not exist or does not share with namespace ${access.metadata.namespace}`,
+    );
+  }
+  const entry = bucket.spec?.shareWith?.find((s) => s.namespace === access.metadata.namespace);
+  if (!entry)
+    return new ReasonedError(
+      Reasons.AccessNotAllowed,
+      `${where} does not exist or does not share with namespace ${access.metadata.namespace}`,
+    );
+  const modes = entry.modes ?? ['ReadOnly'];
+  if (!modes.includes(mode)) {
+    return new ReasonedError(
+      Reasons.AccessNotAllowed,
+      `${where} shares with namespace ${access.metadata.namespace} in mode ${modes.join(', ')} only, not ${mode}`,
+    );
+  }
+  return undefined;
+}
