@@ -202,7 +202,9 @@ export function bucketUserCompanions(u: BucketUser): Companion[] {
 
 /** The Job alone, for a kind whose own object is the user's Secret. */
 export function accessJob(u: BucketUser): Companion {
-  const name = named(u.base, `access-${digest(JSON.stringify([job(u, '', 'grant').spec, digest(u.keys.secretKey)])).slice(0, 10)}`);
+  // The policy and the secret key are read from the user's Secret: they are in the digest, the key by its digest only.
+  const inputs = [job(u, '', 'grant').spec, policyDocument(u.bucket, u.access), digest(u.keys.secretKey)];
+  const name = named(u.base, `access-${digest(JSON.stringify(inputs)).slice(0, 10)}`);
   return { type: Jobs, name, namespace: u.namespace, purpose: 'bucket access Job', build: () => job(u, name, 'grant') };
 }
 

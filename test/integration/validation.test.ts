@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, Tenants, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { Secrets, resourcePath, type ResourceType } from '../../src/runtime/kube/resources.ts';
@@ -107,6 +108,38 @@ describe('names and sizes', () => {
         (e: unknown) => e,
       );
     expect((claim as KubeError).message).toMatch(/spec\.classRef\.name/);
+  });
+
+  it('the API refuses bucket names S3 refuses, and access modes that do not exist, naming the field', async () => {
+    const bucket = (bucketName: string, access = 'ReadWrite') =>
+      ({
+        apiVersion: kinds.MinioBucket.apiVersion,
+        kind: 'MinioBucket',
+        metadata: { name: uniqueName('v'), namespace: platform },
+        spec: {
+          forProvider: {
+            bucketName,
+            access,
+            store: {
+              kind: 'ObjectStore',
+              name: 's',
+              endpoint: 'http://s-s3.ns.svc:9000',
+              rootSecret: { name: 's-access-keys', format: 'username-password' },
+            },
+          },
+          targetNamespace: 'ns',
+          providerRef: { name: 'target' },
+        },
+      }) as unknown as KubeObjectLike;
+    // Too long, upper case, shaped like an IP address, too short, S3's reserved prefix and suffix, "..".
+    for (const bad of ['b'.repeat(64), 'My-Bucket', '192.168.10.1', 'ab', 'xn--bucket', 'data-s3alias', 'a..b', '-lead', 'trail-'])
+      await refused(bucket(bad), /spec\.forProvider\.bucketName/, kinds.MinioBucket);
+    await refused(bucket('fine-name', 'Admin'), /spec\.forProvider\.access/, kinds.MinioBucket);
+    await refused(store(uniqueName('v'), { bucket: { name: '10.0.0.1' } }), /spec\.bucket\.name/);
+    // A name S3 takes passes (then waits for its store, which does not exist here).
+    const ok = bucket('team-data.2026');
+    await control.create(kinds.MinioBucket, ok);
+    await control.delete(kinds.MinioBucket, ok.metadata.name, platform);
   });
 
   it('the API refuses a nodeCount out of range (2147483648 would wait forever)', async () => {
