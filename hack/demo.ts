@@ -7,16 +7,16 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { down, freePort, up } from './lib/cluster.ts';
 import { eventually } from './lib/eventually.ts';
 import { background, clientOf, DEMO_CLUSTERS, demoDir, file, providerSecret as secretFrom, say, stopProcesses } from './lib/demo.ts';
 import { applyManifests, installCrds, loadManifests } from './lib/manifests.ts';
-import { Buckets } from '../src/app.ts';
+import { BucketAccesses, Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../src/runtime/kube/client.ts';
-import { CustomResourceDefinitions, Secrets, typeOfManifest } from '../src/runtime/kube/resources.ts';
+import { CustomResourceDefinitions, Secrets, typeOfManifest, type ResourceType } from '../src/runtime/kube/resources.ts';
 import { secretText } from '../src/runtime/native/credentials.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { s3Client } from '../test/support/s3.ts';
@@ -36,19 +36,19 @@ if (process.argv[2] === 'down') {
 await stopProcesses(); // a previous demo's processes, if any
 rmSync(s3Routes, { recursive: true, force: true });
 shareRoutes(s3Routes);
-say('1/8  Starting local control planes "control", "target" and "target-b" (real etcd + kube-apiserver)...');
+say('1/9  Starting local control planes "control", "target" and "target-b" (real etcd + kube-apiserver)...');
 const [controlCluster, targetCluster, targetBCluster] = await up(['control', 'target', 'target-b'], (l) => say(`     ${l}`));
 const control = clientOf(controlCluster!.kubeconfig);
 const target = clientOf(targetCluster!.kubeconfig);
 const targetB = clientOf(targetBCluster!.kubeconfig);
 
-say("2/8  Installing provider-rook's CRDs into control (the targets get their operators from provider-rook itself)...");
+say("2/9  Installing provider-rook's CRDs into control (the targets get their operators from provider-rook itself)...");
 await installCrds(
   control,
   readdirSync(file('crds')).map((f) => file('crds', f)),
 );
 
-say('3/8  Building provider-rook (tsc) and starting it against control...');
+say('3/9  Building provider-rook (tsc) and starting it against control...');
 execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
 const metrics = `127.0.0.1:${await freePort()}`;
 const providerPid = background('provider-rook', [
@@ -64,7 +64,7 @@ const providerPid = background('provider-rook', [
 say(`     provider-rook pid ${providerPid}, log .local/demo/provider-rook.log`);
 say(`     metrics http://${metrics}/metrics (crossplane_managed_resource_*, controller_runtime_*), probes /healthz and /readyz`);
 
-say("4/8  Applying config/samples/ (the design doc's four steps):");
+say("4/9  Applying config/samples/ (the design doc's four steps):");
 const sample = (f: string) => loadManifests(file('config', 'samples', f));
 await applyManifests(control, sample('00-namespaces.yaml'));
 // Step 1's Secret, built from the target's kubeconfig.
@@ -80,7 +80,7 @@ for (const [f, what] of [
   say(`     applied ${f.padEnd(26)} ${what}`);
 }
 
-say('5/8  Watching the claim until it is Bound.');
+say('5/9  Watching the claim until it is Bound.');
 say('     NOTE: local clusters run no pods, so the Rook MinIO operator cannot run here. A stand-in');
 say('     (test/support/stand-ins/fake-minio-operator.ts) does to the API what the operator does: it');
 say('     creates the StatefulSet and Service for the store and marks the StatefulSet ready. On a real');
@@ -89,16 +89,21 @@ const conditions = (
   o: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined,
 ): string => (o?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}(${c.reason}${c.message ? `: ${c.message}` : ''})`).join(' ');
 
+/** The operator stand-ins started so far (one per target and operator). */
+const standIns = new Set<string>();
+
 /** Shows a claim's progress until it is Bound; starts the operator stand-in once provider-rook installed the operator's CRD. */
 async function watchUntilBound(
   name: string,
   where: { client: KubeClient; kubeconfig: string; label: string; crd: string; operator: string },
+  namespace = 'app-project1-dev',
+  type: ResourceType = Buckets,
 ): Promise<Bucket> {
   let last = '';
-  let standIn = false;
+  const standIn = `${where.kubeconfig} ${where.operator}`;
   return eventually(
     async () => {
-      if (!standIn && (await where.client.get(CustomResourceDefinitions, where.crd))) {
+      if (!standIns.has(standIn) && (await where.client.get(CustomResourceDefinitions, where.crd))) {
         const pid = background(`fake-${where.operator}`, [
           file('test', 'support', 'stand-ins', 'fake-operators.ts'),
           where.kubeconfig,
@@ -108,9 +113,9 @@ async function watchUntilBound(
         say(
           `     [${where.label}] provider-rook installed ${where.operator}; started its operator STAND-IN (pid ${pid}), which runs a real S3 server (SeaweedFS) per store`,
         );
-        standIn = true;
+        standIns.add(standIn);
       }
-      const claim = await control.get<Bucket>(Buckets, name, 'app-project1-dev');
+      const claim = await control.get<Bucket>(type, name, namespace);
       const ref = claim?.spec.resourceRef;
       const mr = ref
         ? await control.get<KubeObjectLike & { status?: { conditions?: [] } }>(
@@ -120,16 +125,16 @@ async function watchUntilBound(
           )
         : undefined;
       const line =
-        `     Bucket ${name}: ${claim?.status?.bindingPhase ?? '-'} ${conditions(claim)}` +
+        `     ${type.kind} ${name}: ${claim?.status?.bindingPhase ?? '-'} ${conditions(claim)}` +
         (mr ? `\n       └ ${ref!.kind} ${mr.metadata.namespace}/${mr.metadata.name}: ${conditions(mr)}` : '');
       if (line !== last) say(line);
       last = line;
       return claim?.status?.bindingPhase === 'Bound' && claim.status.conditions?.every((c) => c.status === 'True') ? claim : undefined;
     },
-    `Bucket ${name} to be Bound`,
+    `${type.kind} ${name} to be Bound`,
     { timeoutMs: 90_000, delayMs: 250, maxDelayMs: 250 },
   ).catch((): never => {
-    say(`The Bucket was not Bound within 90 s; see .local/demo/provider-rook.log`);
+    say(`The ${type.kind} was not Bound within 90 s; see .local/demo/provider-rook.log`);
     process.exit(1);
   });
 }
@@ -156,34 +161,32 @@ async function s3PutGet(
   claimName: string,
   secretName: string,
   where: { client: KubeClient; label: string; standIn: string },
+  namespace = 'app-project1-dev',
 ): Promise<void> {
-  const secret = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, secretName, 'app-project1-dev');
+  const secret = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, secretName, namespace);
   const { endpoint, username, password, bucket } = secretText(secret?.data);
-  if (!endpoint || !username || !password) throw new Error(`Secret app-project1-dev/${secretName} lacks endpoint, username or password`);
+  if (!endpoint || !username || !password || !bucket)
+    throw new Error(`Secret ${namespace}/${secretName} lacks endpoint, username, password or bucket`);
   const local = await resolveS3Endpoint(endpoint, where.client);
-  say(`     S3 with Secret app-project1-dev/${secretName} alone (endpoint, username, password), as an app in ${where.label} would:`);
+  say(
+    `     S3 with Secret ${namespace}/${secretName} alone (endpoint, bucket, and a user of that bucket alone), as an app in ${where.label} would:`,
+  );
   say(`       endpoint ${endpoint} leads to ${local} (the Service's pods, played by the stand-in)`);
   // hack/lib/s3-server.ts starts that server on 127.0.0.1 only, always with -master.telemetry=false.
   say(
-    `       answered by: the REAL SeaweedFS S3 server (weed mini, Apache-2.0) that the ${where.standIn} stand-in runs as this store's MinIO`,
+    `       answered by: the REAL SeaweedFS S3 server (weed mini, Apache-2.0) that the ${where.standIn} stand-in runs as this store's MinIO; ` +
+      "the bucket's user and policy were made by provider-rook's Job, played by fake-minio-client.ts through the server's IAM API",
   );
   const s3 = s3Client(local, { accessKey: username, secretKey: password });
   try {
-    const name = bucket ?? claimName;
-    if (!bucket) {
-      const made = await s3.send(new CreateBucketCommand({ Bucket: name }));
-      say(
-        `       CreateBucket ${name} -> HTTP ${made.$metadata.httpStatusCode} (the Secret names no bucket: a whole store's keys make one)`,
-      );
-    }
     const Key = 'hello.txt';
     const body = `hello from ${claimName} at ${new Date().toISOString()}`;
-    const put = await s3.send(new PutObjectCommand({ Bucket: name, Key, Body: body }));
-    say(`       PUT s3://${name}/${Key} (${Buffer.byteLength(body)} bytes) -> HTTP ${put.$metadata.httpStatusCode}, ETag ${put.ETag}`);
-    const got = await s3.send(new GetObjectCommand({ Bucket: name, Key }));
+    const put = await s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: body }));
+    say(`       PUT s3://${bucket}/${Key} (${Buffer.byteLength(body)} bytes) -> HTTP ${put.$metadata.httpStatusCode}, ETag ${put.ETag}`);
+    const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key }));
     const text = await got.Body!.transformToString();
     say(
-      `       GET s3://${name}/${Key} -> HTTP ${got.$metadata.httpStatusCode}, ${Buffer.byteLength(text)} bytes read: ${JSON.stringify(text)}`,
+      `       GET s3://${bucket}/${Key} -> HTTP ${got.$metadata.httpStatusCode}, ${Buffer.byteLength(text)} bytes read: ${JSON.stringify(text)}`,
     );
     if (text !== body) throw new Error(`the GET returned other bytes than the PUT wrote`);
   } finally {
@@ -191,7 +194,27 @@ async function s3PutGet(
   }
 }
 
-say('6/8  Done. What exists now (secret values are not shown):');
+/** The same keys on another bucket: the S3 server's answer (AccessDenied is the point). */
+async function s3Try(secretName: string, namespace: string, what: 'PUT' | 'GET', bucket: string, client: KubeClient): Promise<string> {
+  const { endpoint, username, password } = secretText(
+    (await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, secretName, namespace))?.data,
+  );
+  const s3 = s3Client(await resolveS3Endpoint(endpoint!, client), { accessKey: username!, secretKey: password! });
+  try {
+    const sent =
+      what === 'PUT'
+        ? s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'probe.txt', Body: 'probe' }))
+        : s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'hello.txt' }));
+    const ok = await sent;
+    return `HTTP ${ok.$metadata.httpStatusCode}`;
+  } catch (err) {
+    return (err as Error).name;
+  } finally {
+    s3.destroy();
+  }
+}
+
+say('6/9  Done. What exists now (secret values are not shown):');
 say('  control cluster');
 say('    Bucket           app-project1-dev/app-bucket        Bound');
 say(
@@ -209,7 +232,42 @@ say('    Rook MinIO operator in rook-minio-system (CRD, RBAC, Deployment; instal
 say();
 await s3PutGet('app-bucket', 'bucketsecret', { client: target, label: 'target', standIn: 'Rook MinIO operator' });
 say();
-say('7/8  Second act: the same Bucket through another backend (the MinIO Operator) in a second target.');
+say('7/9  Buckets in one shared store (the recommended default): config/samples/shared/.');
+const targetWhere = {
+  client: target,
+  kubeconfig: targetCluster!.kubeconfig,
+  label: 'target',
+  crd: 'objectstores.minio.rook.io',
+  operator: 'rook-minio',
+};
+for (const [f, what] of [
+  ['00-namespace.yaml', 'Namespace app-project2-dev (a second app team)'],
+  ['01-objectstore.yaml', "ObjectStore rook-infra-dev/team-store (the platform team's store, made for no claim)"],
+  ['02-miniobucketclass.yaml', 'MinioBucketClass rook-infra-dev/team-buckets (its claims share team-store)'],
+  ['03-bucketclasses.yaml', 'BucketClass bucket-shared in both app namespaces'],
+  ['04-buckets.yaml', 'Bucket app-project1-dev/orders (shared read-only with app-project2-dev), Bucket app-project2-dev/reports'],
+  ['05-bucketaccess.yaml', 'BucketAccess app-project2-dev/orders-reader (ReadOnly on orders)'],
+] as const) {
+  await applyManifests(control, sample(`shared/${f}`));
+  say(`     applied shared/${f.padEnd(26)} ${what}`);
+}
+await watchUntilBound('orders', targetWhere);
+await watchUntilBound('reports', targetWhere, 'app-project2-dev');
+await watchUntilBound('orders-reader', targetWhere, 'app-project2-dev', BucketAccesses);
+const bucketOf = async (secret: string, ns: string): Promise<string> =>
+  secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, secret, ns))?.data).bucket!;
+const ordersBucket = await bucketOf('orders-s3', 'app-project1-dev');
+const reportsBucket = await bucketOf('reports-s3', 'app-project2-dev');
+say(`     one store (rook-minio-shared/team-store), two buckets: ${ordersBucket} and ${reportsBucket}, each with a user of its own`);
+await s3PutGet('orders', 'orders-s3', { client: target, label: 'target', standIn: 'Rook MinIO operator' });
+await s3PutGet('reports', 'reports-s3', { client: target, label: 'target', standIn: 'Rook MinIO operator' }, 'app-project2-dev');
+say(`     orders' keys on reports' bucket:          PUT -> ${await s3Try('orders-s3', 'app-project1-dev', 'PUT', reportsBucket, target)}`);
+say(
+  `     orders-reader's keys on orders' bucket:   GET -> ${await s3Try('orders-readonly', 'app-project2-dev', 'GET', ordersBucket, target)}, PUT -> ${await s3Try('orders-readonly', 'app-project2-dev', 'PUT', ordersBucket, target)}`,
+);
+say('     (the real S3 server judges the policies provider-rook wrote: each user reaches its one bucket, in its mode)');
+say();
+say('8/9  Second act: the same Bucket through another backend (the MinIO Operator) in a second target.');
 await providerSecret('demo-provider-b', targetBCluster!.kubeconfig);
 await applyManifests(control, [
   {
@@ -254,7 +312,7 @@ const tenantRef = second.spec.resourceRef!;
 say();
 await s3PutGet('app-bucket-tenant', 'bucketsecret-tenant', { client: targetB, label: 'target-b', standIn: 'MinIO Operator' });
 say();
-say('8/8  Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
+say('9/9  Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
 say(`     ${'claim'.padEnd(20)} ${'backend'.padEnd(16)} ${'target'.padEnd(9)} ${'managed resource'.padEnd(58)} Secret keys`);
 say(
   `     ${'app-bucket'.padEnd(20)} ${'Rook MinIO'.padEnd(16)} ${'target'.padEnd(9)} ${`ObjectStore ${ref.name}`.padEnd(58)} ${Object.keys(
@@ -279,6 +337,8 @@ say('  kubectl get objectstores.minio.rook.crossplane.io,objectstoreclasses,prov
 say('  kubectl describe bucket -n app-project1-dev app-bucket');
 say(`  kubectl --kubeconfig ${targetCluster!.kubeconfig} get objectstores.minio.rook.io,statefulsets,secrets -n rook-minio`);
 say(`  kubectl --kubeconfig ${targetBCluster!.kubeconfig} get tenants.minio.min.io -A`);
+say('  kubectl get buckets,bucketaccesses -n app-project2-dev; kubectl get miniobuckets -n rook-infra-dev');
+say('  kubectl delete bucketaccess -n app-project2-dev orders-reader   # its user is revoked at once');
 say('  kubectl delete bucket -n app-project1-dev app-bucket      # reclaim Delete: the store goes away in the target too');
 say('Remove everything: make demo-down');
 process.exit(0);

@@ -115,7 +115,7 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
     },
     async s3RoundTrip(namespace, secretName) {
       const secret = await control.get<{ metadata: { name: string }; data?: Record<string, string> }>(Secrets, secretName, namespace);
-      const { endpoint, username, password } = secretText(secret?.data);
+      const { endpoint, username, password, bucket } = secretText(secret?.data);
       const url = new URL(endpoint!); // http://<store>.<ns>.svc.<domain>:9000
       const [service, storeNs] = url.hostname.split('.');
       const owner = targets[0]!; // the design flow's class points at the first target
@@ -136,8 +136,8 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
           });
           forward.catch(reject);
         });
-        // Make a bucket, then put, get, list and delete in it, with the claim's keys alone.
-        await roundTrip(`http://127.0.0.1:${port}`, { accessKey: username!, secretKey: password! }, 'e2e', { makeBucket: true });
+        // Put, get, list and delete in the claim's bucket, with its user's keys alone.
+        await roundTrip(`http://127.0.0.1:${port}`, { accessKey: username!, secretKey: password! }, bucket!);
       } finally {
         forward.kill();
       }

@@ -86,9 +86,11 @@ until mc alias set store "$S3_ENDPOINT" "$ROOT_USER" "$ROOT_PASSWORD" >/dev/null
 
 const GRANT = `${CONNECT}
 if [ "$OWNS_BUCKET" = true ]; then mc mb --ignore-existing "store/$BUCKET"; fi
-mc admin policy create store "$POLICY_NAME" /user/policy.json
+# mc before 2023 names these "policy add" and "policy set".
+mc admin policy create store "$POLICY_NAME" /user/policy.json || mc admin policy add store "$POLICY_NAME" /user/policy.json
 mc admin user add store "$USER_ACCESS_KEY" "$USER_SECRET_KEY"
-mc admin policy attach store "$POLICY_NAME" --user "$USER_ACCESS_KEY" || mc admin user info store "$USER_ACCESS_KEY" | grep -q "$POLICY_NAME"`;
+mc admin policy attach store "$POLICY_NAME" --user "$USER_ACCESS_KEY" || mc admin policy set store "$POLICY_NAME" user="$USER_ACCESS_KEY" ||
+  mc admin user info store "$USER_ACCESS_KEY" | grep -q "$POLICY_NAME"`;
 
 /** Exit status of a revoke that kept a bucket holding objects (a FailJob rule says so, not a failure). */
 export const KEPT_EXIT_CODE = 3;

@@ -155,7 +155,7 @@ describe('Bucket claims', () => {
 
     const secret = await eventually(() => control.get<SecretView>(Secrets, 'bucketsecret', APP), "the claim's connection Secret");
     const keys = secretText(secret.data);
-    expect(Object.keys(keys).sort()).toEqual([...S3_KEY_NAMES, 'BUCKET_NAME', 'bucket'].sort());
+    expect(Object.keys(keys).sort()).toEqual(S3_KEY_NAMES);
     expect([keys.AWS_ACCESS_KEY_ID, keys.AWS_SECRET_ACCESS_KEY, keys.AWS_ENDPOINT_URL]).toEqual([
       keys.username,
       keys.password,

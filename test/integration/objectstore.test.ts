@@ -274,7 +274,7 @@ describe('managed ObjectStore', () => {
     return { name, existing, mr };
   }
 
-  it('adopts an existing store when the external-name names it (import), with the keys it names', async () => {
+  it('adopts an existing store when the external-name names it (import); the keys it names stay in the target', async () => {
     const { name, existing, mr } = await legacyStore('import', 4);
     await control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Ready', 'True');
@@ -290,7 +290,7 @@ describe('managed ObjectStore', () => {
     );
     // The imported store's keys stay in the target: its Secret says where it is.
     const published = secretText(conn.data);
-    expect(published.endpoint).toBe(`http://${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`);
+    expect(published.endpoint).toBe(`http://${existing}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`);
     expect(JSON.stringify(published)).not.toContain('legacy-password');
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
   });

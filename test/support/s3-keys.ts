@@ -1,13 +1,15 @@
 // The keys every backend's connection Secret carries, spelled out (issue 25): the design doc's
 // (endpoint, username, password, bucket), the AWS SDKs' environment names and Rook's
 // ObjectBucketClaim names.
-/** The names every claim's Secret carries, sorted (a bucket adds bucket and BUCKET_NAME). */
+/** The names every claim's Secret carries, sorted: every claim is a bucket. */
 export const S3_KEY_NAMES = [
   'AWS_ACCESS_KEY_ID',
   'AWS_ENDPOINT_URL',
   'AWS_SECRET_ACCESS_KEY',
   'BUCKET_HOST',
+  'BUCKET_NAME',
   'BUCKET_PORT',
+  'bucket',
   'endpoint',
   'password',
   'username',
