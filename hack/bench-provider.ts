@@ -6,7 +6,10 @@
 //   Ready; provider-rook's requests per store; a window at rest (requests, writes at the servers);
 //   drift repair; the time to delete them all; peak RSS and heap;
 // - with --claims M: M Bucket claims at once, until all Bound, against the time a plain client takes
-//   for as many writes as provider-rook made for them (the API servers' own throughput).
+//   for as many writes as provider-rook made for them (the API servers' own throughput);
+// - with --shared-claims S: S Bucket claims on one shared store (a MinioBucketClass), in a target of
+//   their own whose stand-in runs the store as one real S3 server: the time until all are Bound, then
+//   an S3 round trip with each claim's Secret; the server's memory apart from provider-rook's.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -22,6 +25,10 @@ import { Namespaces, Secrets, type ResourceType } from '../src/runtime/kube/reso
 import { silentLogger } from '../src/runtime/logger.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../test/support/stand-ins/fake-minio-operator.ts';
+import { resolveS3Endpoint } from '../test/support/stand-ins/s3-stores.ts';
+import { roundTrip } from '../test/support/s3.ts';
+import { kinds } from '../src/apis/kinds.gen.ts';
+import { secretText } from '../src/runtime/native/credentials.ts';
 import { difference, samples, writeCounts } from './lib/apiserver-metrics.ts';
 import { clusterPids, down, freePort, repoRoot, up, type LocalCluster } from './lib/cluster.ts';
 import { eventually, type EventuallyOptions } from './lib/eventually.ts';
@@ -33,6 +40,7 @@ const { values } = parseArgs({
     stores: { type: 'string', default: '200' },
     targets: { type: 'string', default: '1' },
     claims: { type: 'string', default: '0' },
+    'shared-claims': { type: 'string', default: '0' },
     // The bench raises provider-rook's limits by flag (its defaults stay on for users): the figure is our own cost, not the limiter's.
     'provider-flags': { type: 'string', default: '--max-reconcile-rate 1000 --workers 16' },
     rest: { type: 'string', default: '30' },
@@ -46,6 +54,7 @@ const { values } = parseArgs({
 const N = Number(values.stores);
 const T = Number(values.targets);
 const CLAIMS = Number(values.claims);
+const SHARED = Number(values['shared-claims']);
 const REST_S = Number(values.rest);
 const POLL_S = 10;
 const NS = 'bench';
@@ -408,6 +417,101 @@ if (CLAIMS > 0) {
   await buckets.stop();
 }
 
+// 6. Buckets in one shared store: S claims, each a bucket and a user of its own; each proven usable.
+let shared: Record<string, unknown> | undefined;
+let sharedCluster: LocalCluster | undefined;
+if (SHARED > 0) {
+  [sharedCluster] = (await up(['bench-shared'], (m) => console.error(m))) as [LocalCluster];
+  const target = client(sharedCluster);
+  await installOperatorBundle(target);
+  const access = kubeconfigFileAccess(sharedCluster.kubeconfig);
+  const keys = { endpoint: sharedCluster.server, clusterCA: access.caData!, clientCert: access.certData!, clientKey: access.keyData! };
+  await admin.apply(Secrets, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'shared', namespace: NS },
+    type: 'Opaque',
+    data: { ...keys, endpoint: Buffer.from(keys.endpoint).toString('base64') },
+  });
+  await admin.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name: 'shared', namespace: NS },
+    spec: { credentialsSecretRef: { name: 'shared' } },
+  });
+  // This target's stand-in runs the store as a real S3 server, and plays the Jobs against it.
+  const operator = new FakeMinioOperator(target, { s3: true });
+  await operator.start();
+  await admin.apply(ManagedObjectStores, {
+    apiVersion: ManagedObjectStores.apiVersion,
+    kind: 'ObjectStore',
+    metadata: { name: 'shared-store', namespace: NS },
+    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'shared', providerRef: { name: 'shared' }, reclaimPolicy: 'Delete' },
+  });
+  await eventually(
+    async () => ready(await admin.get<ObjectStore>(ManagedObjectStores, 'shared-store', NS)),
+    'the shared store Ready',
+    often(120_000),
+  );
+  await admin.apply(kinds.MinioBucketClass, {
+    apiVersion: kinds.MinioBucketClass.apiVersion,
+    kind: 'MinioBucketClass',
+    metadata: { name: 'shared', namespace: NS },
+    spec: { store: { kind: 'ObjectStore', name: 'shared-store' } },
+  });
+  await admin.apply(BucketClasses, {
+    apiVersion: BucketClasses.apiVersion,
+    kind: 'BucketClass',
+    metadata: { name: 'shared', namespace: NS },
+    classRef: { apiVersion: kinds.MinioBucketClass.apiVersion, kind: 'MinioBucketClass', name: 'shared', namespace: NS },
+  });
+  const buckets = new Informer<Bucket>(admin, Buckets, { namespaces: [NS], log: silentLogger });
+  await buckets.start();
+  const sharedNames = Array.from({ length: SHARED }, (_, i) => `shared-${i}`);
+  const t5 = performance.now();
+  await inParallel(sharedNames, BATCH, (n) =>
+    admin.create(Buckets, {
+      apiVersion: Buckets.apiVersion,
+      kind: 'Bucket',
+      metadata: { name: n, namespace: NS },
+      spec: { classRef: { name: 'shared' }, writeConnectionSecretToRef: { name: n } },
+    }),
+  );
+  const isBound = (n: string): boolean => {
+    const b = buckets.get(`${NS}/${n}`);
+    return b?.status?.bindingPhase === 'Bound' && ready(b);
+  };
+  await eventually(() => sharedNames.every(isBound), `${SHARED} shared-store claims Bound`, often());
+  const boundShared = performance.now() - t5;
+  // Each claim's Secret alone makes a round trip (PUT, GET, LIST, DELETE) in its own bucket.
+  const t6 = performance.now();
+  const buckets_ = new Set<string>();
+  await inParallel(sharedNames, 10, async (n) => {
+    const secret = secretText((await admin.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, n, NS))?.data);
+    const local = await resolveS3Endpoint(secret.endpoint!, target);
+    await roundTrip(local, { accessKey: secret.username!, secretKey: secret.password! }, secret.bucket!);
+    buckets_.add(secret.bucket!);
+  });
+  const roundTrips = performance.now() - t6;
+  const serverRss = (await operator.serverPids()).reduce((n, pid) => n + procMiB(pid, 'VmRSS'), 0);
+  const apiRss = clusterPids(sharedCluster).reduce((n, pid) => n + procMiB(pid, 'VmRSS'), 0);
+  shared = {
+    claims: SHARED,
+    stores: 1,
+    buckets: buckets_.size,
+    boundS: round(boundShared / 1000, 1),
+    roundTripsS: round(roundTrips / 1000, 1),
+    usable: buckets_.size,
+    memoryMiB: {
+      providerRookRss: round(procMiB(provider.pid!, 'VmRSS'), 0),
+      s3ServerRss: round(serverRss, 0),
+      targetApiServerAndEtcdRss: round(apiRss, 0),
+    },
+  };
+  await buckets.stop();
+  await operator.stop();
+}
+
 clearInterval(heapSampler);
 const peakRss = round(procMiB(provider.pid!, 'VmHWM'), 0);
 const cpuS = cpuSeconds(provider.pid!);
@@ -418,7 +522,7 @@ await Promise.all(inTarget.map((i) => i.stop()));
 for (const o of operators) await o.stop();
 await admin.close();
 for (const c of targetAdmins) await c.close();
-if (!process.env.KEEP_CLUSTERS) await down(['bench-control', ...names]);
+if (!process.env.KEEP_CLUSTERS) await down(['bench-control', ...names, ...(sharedCluster ? ['bench-shared'] : [])]);
 
 const result = {
   stores: N,
@@ -436,6 +540,7 @@ const result = {
   requestsPerStoreAtDelete: atDelete,
   cpuS,
   ...(claims ? { claims } : {}),
+  ...(shared ? { shared } : {}),
 };
 console.log(JSON.stringify(result));
 if (values.json) writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);

@@ -21,10 +21,18 @@ interface Run {
   stores: number;
   targets: number;
   claims?: number;
+  sharedClaims?: number;
   defaults?: boolean;
 }
 const runs: Run[] = sizes.flatMap((n): Run[] => [
-  { label: `${n}`, stores: n, targets: n >= 5000 ? 10 : 1, ...(n === 1000 ? { claims: 1000 } : {}) },
+  {
+    label: `${n}`,
+    stores: n,
+    targets: n >= 5000 ? 10 : 1,
+    ...(n === 1000 ? { claims: 1000 } : {}),
+    // At 100, also 100 claims on one shared store, each proven usable against a real S3 server.
+    ...(n === 100 ? { sharedClaims: 100 } : {}),
+  },
   // At 500, once more with provider-rook's default limits: how much of the time is the limiter's.
   ...(n === 500 ? [{ label: '500, default limits', stores: n, targets: 1, defaults: true }] : []),
 ]);
@@ -55,6 +63,14 @@ type Result = Record<string, unknown> & {
     serversCoresDuringClaims?: number;
     serversCoresDuringPlain?: number;
   };
+  shared?: {
+    claims: number;
+    buckets: number;
+    boundS: number;
+    roundTripsS: number;
+    usable: number;
+    memoryMiB: { providerRookRss: number; s3ServerRss: number; targetApiServerAndEtcdRss: number };
+  };
 };
 const results: (Result & { label: string })[] = values.report
   ? (JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as (Result & { label: string })[])
@@ -74,6 +90,7 @@ for (const run of values.report ? [] : runs) {
     '--json',
     file,
     ...(run.claims ? ['--claims', String(run.claims)] : []),
+    ...(run.sharedClaims ? ['--shared-claims', String(run.sharedClaims)] : []),
     ...(run.defaults ? ['--provider-flags', ''] : []),
   ];
   const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], cwd: repoRoot });
@@ -113,6 +130,16 @@ function report(): void {
   );
   console.log(`${'stores'.padEnd(width)} | ${results.map((r) => r.label).join(' | ')}`);
   for (const [name, cell] of rows) console.log(`${name.padEnd(width)} | ${results.map(cell).join(' | ')}`);
+  for (const r of results) {
+    if (!r.shared) continue;
+    const sh = r.shared;
+    console.log(
+      `${sh.claims} Bucket claims on one shared store (a real S3 server): all Bound in ${sh.boundS} s, ${sh.buckets} buckets; ` +
+        `an S3 round trip with each claim's Secret: ${sh.usable} of ${sh.claims} usable, in ${sh.roundTripsS} s; ` +
+        `memory then: provider-rook ${sh.memoryMiB.providerRookRss} MiB, the S3 server ${sh.memoryMiB.s3ServerRss} MiB, ` +
+        `the target's API server and etcd ${sh.memoryMiB.targetApiServerAndEtcdRss} MiB`,
+    );
+  }
   for (const r of results) {
     if (!r.claims) continue;
     const c = r.claims;

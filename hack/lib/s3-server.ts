@@ -67,6 +67,10 @@ async function start(weed: string, dir: string, config: string, log: (line: stri
     `-volume.port=${port.volume}`,
     `-volume.port.grpc=${port.volumeGrpc}`,
     '-volume.preStopSeconds=0',
+    // Every bucket is a collection with volumes of its own: the default maximum (from free disk
+    // space) runs out after about 60 buckets ("no free volumes left"). Volumes are sparse files.
+    '-volume.max=2000',
+    '-master.volumeSizeLimitMB=64',
     `-filer.port=${port.filer}`,
     `-filer.port.grpc=${port.filerGrpc}`,
     `-filer.localSocket=${path.join(dir, 'filer.sock')}`,

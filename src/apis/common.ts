@@ -170,6 +170,10 @@ export const storeBucket = z
   .object({
     name: bucketName().meta({ description: 'The bucket, made in the store. Fixed at creation.' }),
     access: accessMode.default('ReadWrite'),
+    deleteObjects: z.boolean().optional().meta({
+      description:
+        'Whether deleting this resource under reclaim policy Delete may delete the objects in the bucket. Off when unset: a store whose bucket holds objects is kept with them, marked Retain, and an Event says so.',
+    }),
   })
   .meta({
     description:

@@ -141,7 +141,8 @@ function job(u: BucketUser, name: string, action: 'grant' | 'revoke', deleteObje
     metadata: { name, namespace: u.namespace, labels },
     spec: {
       backoffLimit: 6,
-      activeDeadlineSeconds: 1800,
+      // A revoke that cannot reach its store says so sooner; deletion waits for it.
+      activeDeadlineSeconds: action === 'grant' ? 1800 : 600,
       ...(action === 'revoke'
         ? {
             podFailurePolicy: {
@@ -210,10 +211,18 @@ export function accessJob(u: BucketUser): Companion {
   return { type: Jobs, name, namespace: u.namespace, purpose: 'bucket access Job', build: () => job(u, name, 'grant') };
 }
 
+/** Whether a claim ever held the keys (Bound, or Released after): only then can its bucket hold anything. */
+export const everBound = (mr: { status?: { bindingPhase?: string } }): boolean =>
+  mr.status?.bindingPhase === 'Bound' || mr.status?.bindingPhase === 'Released';
+
 /** Revoking the user (and removing its bucket, if it owns it and the bucket is empty or deleteObjects says so) before deletion. */
 export function revokeTeardown(u: BucketUser, deleteObjects: boolean): Teardown {
   const name = named(u.base, 'revoke');
   return {
+    requires: [
+      { type: Secrets, name: u.root.name, namespace: u.namespace, purpose: "store's root credentials" },
+      { type: Secrets, name: userSecretName(u), namespace: u.namespace, purpose: 'bucket user Secret' },
+    ],
     object: { type: Jobs, name, namespace: u.namespace, purpose: 'bucket revoke Job', build: () => job(u, name, 'revoke', deleteObjects) },
     outcome(observed) {
       const state = jobState(observed);
@@ -236,7 +245,7 @@ interface JobStatus {
 // The Job controller's reasons for a failed Job. Anything else a target writes there is not echoed.
 const FAILURES: Record<string, string> = {
   BackoffLimitExceeded: 'its pod failed every retry (BackoffLimitExceeded)',
-  DeadlineExceeded: 'it ran out of time, 30 minutes (DeadlineExceeded)',
+  DeadlineExceeded: 'it ran out of time, waiting for the store to answer (DeadlineExceeded)',
   PodFailurePolicy: 'its pod exited as a FailJob rule names (PodFailurePolicy)',
 };
 

@@ -271,6 +271,7 @@ describe('three backends behind one Bucket claim', () => {
   it("never remakes a Tenant's root credentials: losing them is reported", async () => {
     const mr = (await control.get<Bucket>(Buckets, 'same-minio-tenant', apps))!.spec.resourceRef!.name;
     const ns = backends[1].targetNamespace(mr);
+    const saved = (await targetA.get<Obj>(Secrets, `${mr}-env-configuration`, ns))!;
     await targetA.delete(Secrets, `${mr}-env-configuration`, ns);
     const lost = await eventually(async () => {
       const m = await control.get<Obj & { status?: { conditions?: (Cond & { message?: string })[] } }>(Tenants, mr, platform);
@@ -278,6 +279,19 @@ describe('three backends behind one Bucket claim', () => {
     }, 'Synced=False/RootCredentialsLost');
     expect((lost as { message?: string }).message).toMatch(/MINIO_ROOT_USER/);
     expect(await targetA.get(Secrets, `${mr}-env-configuration`, ns)).toBeUndefined();
+    // The remedy it names: the same config.env put back. The Tenant is Synced again.
+    const {
+      uid: _u,
+      resourceVersion: _r,
+      creationTimestamp: _c,
+      managedFields: _m,
+      ...metadata
+    } = saved.metadata as Record<string, unknown>;
+    await targetA.create(Secrets, { ...saved, metadata } as Obj);
+    await eventually(async () => {
+      const m = await control.get<Obj & { status?: { conditions?: Cond[] } }>(Tenants, mr, platform);
+      return cond(m, 'Synced')?.status === 'True';
+    }, 'Synced=True once the Secret is back');
   }, 60_000);
 
   it('fills a classless claim from a BucketPolicy, whichever backend the default is', async () => {

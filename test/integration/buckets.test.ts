@@ -11,6 +11,7 @@ import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { adminClient, testCluster } from '../support/env.ts';
@@ -247,6 +248,47 @@ describe('shared and dedicated stores', () => {
     expect(items.length).toBeGreaterThan(5);
     const holding = items.filter((s) => Object.values(secretText(s.data)).some((v) => roots.some((r) => v.includes(r))));
     expect(holding.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual([]);
+  }, 120_000);
+
+  it('a store of its own whose bucket holds objects is kept with them, marked Retain, when its claim goes', async () => {
+    const mr = (await control.get<Bucket>(Buckets, 'd', appA))!.spec.resourceRef!.name;
+    const d = await access('d', appA);
+    const s3 = s3Client(d.local, d.creds);
+    await s3.send(new PutObjectCommand({ Bucket: d.bucket, Key: 'keep-me', Body: 'data' }));
+    s3.destroy();
+    await control.delete(Buckets, 'd', appA);
+    await gone(ManagedObjectStores, mr, platform);
+    // The store and its keys are still there, marked Retain: no sweep takes them.
+    const store = await target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, mr, 'dedicated');
+    expect(store?.metadata.annotations?.['rook.crossplane.io/reclaim-policy']).toBe('Retain');
+    const rootKeys = secretText((await target.get<Obj>(Secrets, `${mr}-access-keys`, 'dedicated'))!.data);
+    const root = s3Client(d.local, { accessKey: rootKeys.username!, secretKey: rootKeys.password! });
+    try {
+      const kept = await root.send(new GetObjectCommand({ Bucket: d.bucket, Key: 'keep-me' }));
+      expect(await kept.Body!.transformToString()).toBe('data');
+    } finally {
+      root.destroy();
+    }
+    // Its user is gone, and the Event says what was kept.
+    const again = s3Client(d.local, d.creds);
+    expect(await refusal(again.send(new GetObjectCommand({ Bucket: d.bucket, Key: 'keep-me' })))).toBe('InvalidAccessKeyId');
+    again.destroy();
+    const events = await eventsFor(control, platform, mr);
+    expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain('marked Retain');
+  }, 120_000);
+
+  it('a store of its own whose root keys are gone is kept when its claim goes: nothing proves its bucket empty', async () => {
+    await control.create(Buckets, claim('r', appB, 'dedicated'));
+    const mr = (await bound('r', appB)).spec.resourceRef!.name;
+    await target.delete(Secrets, `${mr}-access-keys`, 'dedicated');
+    await control.delete(Buckets, 'r', appB);
+    await gone(ManagedObjectStores, mr, platform);
+    const store = await target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, mr, 'dedicated');
+    expect(store?.metadata.annotations?.['rook.crossplane.io/reclaim-policy']).toBe('Retain');
+    const events = await eventsFor(control, platform, mr);
+    expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain(
+      `the store's root credentials Secret dedicated/${mr}-access-keys is gone, so nothing proves its bucket empty`,
+    );
   }, 120_000);
 
   it('a class that shares a store that does not exist: the claim says so, and nothing is made', async () => {

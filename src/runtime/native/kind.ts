@@ -57,6 +57,14 @@ export interface KindContext {
  */
 export interface Teardown {
   object: Companion;
+  /**
+   * What keeping something means: false (the default), the rest is deleted as usual (a bucket kept in
+   * a shared store); true, the target object and its companions are kept too, marked Retain so no
+   * sweep takes them (a store of its own that holds a bucket's objects).
+   */
+  retainWhenKept?: boolean;
+  /** What it cannot run without (a store's root credentials): when one is gone, nothing is deleted, or, with retainWhenKept, all is kept. */
+  requires?: (ObjectRef & { purpose: string })[];
   /** Whether it has finished; `kept` says what it left in place on purpose, and why. */
   outcome(observed: TargetObject): { done: false; message: string } | { done: true; kept?: string } | { failed: string };
 }

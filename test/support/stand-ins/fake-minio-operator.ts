@@ -63,6 +63,11 @@ export class FakeMinioOperator extends StandIn<Store> {
     this.jobs = new FakeMinioClient(client, { s3: opts.s3, plays: (job) => FakeMinioClient.rootFormat(job) === 'username-password' });
   }
 
+  /** The processes of the S3 servers it runs (none without s3). */
+  serverPids(): Promise<number[]> {
+    return this.s3?.pids() ?? Promise.resolve([]);
+  }
+
   override async start(): Promise<void> {
     await Promise.all([super.start(), this.jobs.start()]);
   }

@@ -144,6 +144,12 @@ export class S3Stores {
     return endpoint;
   }
 
+  /** The servers' processes (for memory figures). */
+  async pids(): Promise<number[]> {
+    const servers = await Promise.all([...this.servers.values()].map((s) => s.catch(() => undefined)));
+    return servers.filter((s) => s !== undefined).map((s) => s.pid);
+  }
+
   async stop(key: string): Promise<void> {
     const starting = this.servers.get(key);
     this.servers.delete(key);
