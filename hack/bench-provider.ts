@@ -417,6 +417,9 @@ if (CLAIMS > 0) {
   await buckets.stop();
 }
 
+// The peak of the stores (and claims) above; the shared store's phase reports its own memory.
+const peakBeforeShared = procMiB(provider.pid!, 'VmHWM');
+
 // 6. Buckets in one shared store: S claims, each a bucket and a user of its own; each proven usable.
 let shared: Record<string, unknown> | undefined;
 let sharedCluster: LocalCluster | undefined;
@@ -504,6 +507,7 @@ if (SHARED > 0) {
     usable: buckets_.size,
     memoryMiB: {
       providerRookRss: round(procMiB(provider.pid!, 'VmRSS'), 0),
+      providerRookPeakRss: round(procMiB(provider.pid!, 'VmHWM'), 0),
       s3ServerRss: round(serverRss, 0),
       targetApiServerAndEtcdRss: round(apiRss, 0),
     },
@@ -513,7 +517,7 @@ if (SHARED > 0) {
 }
 
 clearInterval(heapSampler);
-const peakRss = round(procMiB(provider.pid!, 'VmHWM'), 0);
+const peakRss = round(peakBeforeShared, 0);
 const cpuS = cpuSeconds(provider.pid!);
 provider.kill('SIGTERM');
 await new Promise((r) => provider.once('exit', r));

@@ -69,7 +69,7 @@ type Result = Record<string, unknown> & {
     boundS: number;
     roundTripsS: number;
     usable: number;
-    memoryMiB: { providerRookRss: number; s3ServerRss: number; targetApiServerAndEtcdRss: number };
+    memoryMiB: { providerRookRss: number; providerRookPeakRss: number; s3ServerRss: number; targetApiServerAndEtcdRss: number };
   };
 };
 const results: (Result & { label: string })[] = values.report
@@ -136,7 +136,7 @@ function report(): void {
     console.log(
       `${sh.claims} Bucket claims on one shared store (a real S3 server): all Bound in ${sh.boundS} s, ${sh.buckets} buckets; ` +
         `an S3 round trip with each claim's Secret: ${sh.usable} of ${sh.claims} usable, in ${sh.roundTripsS} s; ` +
-        `memory then: provider-rook ${sh.memoryMiB.providerRookRss} MiB, the S3 server ${sh.memoryMiB.s3ServerRss} MiB, ` +
+        `memory then: provider-rook ${sh.memoryMiB.providerRookRss} MiB (peak ${sh.memoryMiB.providerRookPeakRss}), the S3 server ${sh.memoryMiB.s3ServerRss} MiB, ` +
         `the target's API server and etcd ${sh.memoryMiB.targetApiServerAndEtcdRss} MiB`,
     );
   }

@@ -221,7 +221,7 @@ export function revokeTeardown(u: BucketUser, deleteObjects: boolean): Teardown 
   return {
     requires: [
       { type: Secrets, name: u.root.name, namespace: u.namespace, purpose: "store's root credentials" },
-      { type: Secrets, name: userSecretName(u), namespace: u.namespace, purpose: 'bucket user Secret' },
+      { type: Secrets, name: userSecretName(u), namespace: u.namespace, purpose: 'bucket user' },
     ],
     object: { type: Jobs, name, namespace: u.namespace, purpose: 'bucket revoke Job', build: () => job(u, name, 'revoke', deleteObjects) },
     outcome(observed) {

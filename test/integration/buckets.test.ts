@@ -425,4 +425,31 @@ describe('access grants (BucketAccess)', () => {
       s3.destroy();
     }
   }, 120_000);
+  it('deleting a Bucket that still has grants revokes them', async () => {
+    await control.create(Buckets, {
+      ...claim('short-lived', appA, 'shared-rook'),
+      spec: {
+        classRef: { name: 'shared-rook' },
+        writeConnectionSecretToRef: { name: 'short-lived-s3' },
+        shareWith: [{ namespace: appB, modes: ['ReadOnly'] }],
+      },
+    } as KubeObjectLike);
+    await bound('short-lived', appA);
+    const o = await access('short-lived', appA);
+    await control.create(BucketAccesses, grantClaim('reader3', appB, { namespace: appA, name: 'short-lived' }, 'ReadOnly'));
+    await granted('reader3', appB);
+    const keys = secretText((await control.get<Obj>(Secrets, 'reader3-s3', appB))!.data);
+    const s3 = s3Client(o.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
+    try {
+      await control.delete(Buckets, 'short-lived', appA);
+      expect(await refused('reader3', appB)).toMatchObject({ reason: 'AccessNotAllowed' });
+      await eventually(
+        async () => (await refusal(s3.send(new ListObjectsV2Command({ Bucket: o.bucket })))) === 'InvalidAccessKeyId',
+        'the grant of a deleted Bucket to be refused',
+        10_000,
+      );
+    } finally {
+      s3.destroy();
+    }
+  }, 120_000);
 });

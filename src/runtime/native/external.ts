@@ -18,6 +18,7 @@ import {
   type ManagedResource,
 } from '../managed/types.ts';
 import { deleteDependents, deleteIfOurs } from './deletion.ts';
+import { retain, tearDown, type TeardownAccess } from './teardown.ts';
 import {
   describeRef,
   diffFields,
@@ -28,7 +29,6 @@ import {
   type KindContext,
   type ObjectRef,
   type TargetObject,
-  type Teardown,
 } from './kind.ts';
 import { deleteNamespaceIfUnusedCoalesced, ensureNamespace } from './namespaces.ts';
 import {
@@ -107,6 +107,15 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     this.opts = opts;
     this.read = opts.reader ?? client;
     this.ctx = kindContext(marks);
+  }
+
+  private teardownAccess(mr: MR): TeardownAccess {
+    return {
+      client: this.client,
+      read: this.read,
+      marks: this.marks,
+      warn: (reason, message) => this.opts.recorder?.warning(mr, reason, message),
+    };
   }
 
   private owner(mr: MR): Owner {
@@ -382,16 +391,24 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
     const namespace = this.kind.desired(mr, name, this.ctx).metadata.namespace;
-    // What the operator made goes first: should this pass fail after the object is gone, the next one
-    // would find nothing to delete and let the finalizer go, and nothing else removes them.
     const vouchers = this.vouchers(mr);
+    // The kind's work in the target first (revoking a user): until it is done, nothing is deleted.
     const teardown = this.kind.teardown?.(mr, name, this.ctx);
-    const torn = teardown ? await this.tearingDown(mr, name, namespace, teardown, signal) : 'done';
+    const run = teardown && {
+      target: { type: this.kind.target, name, namespace },
+      owner,
+      vouchers,
+      teardown,
+      trust: (c: Companion, have: TargetObject, observed: TargetObject, main: Relation) => this.trusted(mr, c, have, observed, main),
+    };
+    const torn = run ? await tearDown(this.teardownAccess(mr), run, signal) : 'done';
     if (torn === 'pending') return { gone: false };
     if (torn === 'retain') {
-      await this.retain(mr, name, namespace, [...(this.kind.companions?.(mr, name, this.ctx) ?? []), teardown!.object], signal);
+      await retain(this.teardownAccess(mr), run!, [...(this.kind.companions?.(mr, name, this.ctx) ?? []), teardown!.object], signal);
       return { gone: true };
     }
+    // What the operator made goes first: should this pass fail after the object is gone, the next one
+    // would find nothing to delete and let the finalizer go, and nothing else removes them.
     const access = { client: this.client, read: this.read, marks: this.marks };
     const target = await deleteIfOurs(access, { type: this.kind.target, name, namespace }, owner, vouchers, signal, (observed) =>
       deleteDependents(this.client, this.kind, observed, signal),
@@ -407,81 +424,6 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       if (kept && !kept.byStores) this.opts.recorder?.normal(mr, Reasons.KeptTargetNamespace, kept.why);
     }
     return { gone: target.outcome !== 'pending' };
-  }
-
-  /**
-   * Runs the kind's teardown while our object is still there: 'pending' while it is under way (its
-   * object's changes bring the resource back); 'retain' when it kept something the target object
-   * holds. Nothing of ours there, nothing to tear down.
-   */
-  private async tearingDown(
-    mr: MR,
-    name: string,
-    namespace: string | undefined,
-    teardown: Teardown,
-    signal: AbortSignal,
-  ): Promise<'pending' | 'done' | 'retain'> {
-    const owner = this.owner(mr);
-    const observed = await this.read.get<TargetObject>(this.kind.target, name, namespace, signal);
-    const relation = observed && this.marks.relation(this.kind.target, observed, owner, this.vouchers(mr));
-    if (relation !== 'ours' && relation !== 'restored') return 'done';
-    const { object } = teardown;
-    const have = await this.client.get<TargetObject>(object.type, object.name, object.namespace, signal);
-    const missing = have ? undefined : await this.firstMissing(teardown.requires ?? [], signal);
-    if (missing) {
-      const why = `the ${object.purpose} cannot run: the ${missing.purpose} ${describeRef(missing)} is gone`;
-      if (!teardown.retainWhenKept) {
-        throw new ReasonedError(
-          Reasons.TeardownFailed,
-          `${why}. Nothing was deleted; restore it, or set reclaimPolicy Retain to keep everything`,
-        );
-      }
-      this.opts.recorder?.warning(
-        mr,
-        Reasons.KeptInTarget,
-        `${why}, so nothing proves its bucket empty: ${describeRef({ type: this.kind.target, name, namespace })} and what goes with it were kept, marked Retain; delete them by hand when done`,
-      );
-      return 'retain';
-    }
-    if (!have) {
-      await this.client.create(object.type, this.marks.mark(object.type, object.build(), owner), signal);
-      return 'pending';
-    }
-    this.trusted(mr, object, have, observed, relation);
-    const outcome = teardown.outcome(have);
-    if ('failed' in outcome) {
-      throw new ReasonedError(
-        Reasons.TeardownFailed,
-        `the ${object.purpose} ${describeRef(object)} failed: ${outcome.failed}. Nothing else was deleted; delete that object to run it again`,
-      );
-    }
-    if (!outcome.done) return 'pending';
-    if (!outcome.kept) return 'done';
-    const kept = teardown.retainWhenKept
-      ? `${outcome.kept}. ${describeRef({ type: this.kind.target, name, namespace })} and what goes with it were kept too, marked Retain; delete them by hand when done`
-      : outcome.kept;
-    this.opts.recorder?.warning(mr, Reasons.KeptInTarget, kept);
-    return teardown.retainWhenKept ? 'retain' : 'done';
-  }
-
-  private async firstMissing<R extends ObjectRef>(refs: R[], signal: AbortSignal): Promise<R | undefined> {
-    for (const ref of refs) if (!(await this.client.get(ref.type, ref.name, ref.namespace, signal))) return ref;
-    return undefined;
-  }
-
-  /** Keeps the target object and these companions, their marks now saying Retain (conditional on the copies read). */
-  private async retain(mr: MR, name: string, namespace: string | undefined, companions: ObjectRef[], signal: AbortSignal): Promise<void> {
-    const owner = { ...this.owner(mr), reclaimPolicy: 'Retain' as const };
-    const vouchers = this.vouchers(mr);
-    for (const [i, ref] of [{ type: this.kind.target, name, namespace }, ...companions].entries()) {
-      const have = await this.client.get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
-      const relation =
-        have && this.marks.relation(ref.type, have, this.owner(mr), i === 0 ? vouchers : { ...vouchers, recordedUid: undefined });
-      if (!have || (relation !== 'ours' && relation !== 'restored')) continue;
-      const { labels, annotations } = this.marks.mark(ref.type, have, owner).metadata;
-      const { uid, resourceVersion } = have.metadata;
-      await this.client.mergePatch(ref.type, ref.name, ref.namespace, { metadata: { uid, resourceVersion, labels, annotations } }, signal);
-    }
   }
 }
 
