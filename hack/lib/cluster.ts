@@ -74,6 +74,19 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A free port below the kernel's ephemeral range (32768-60999 by default): a cluster keeps its ports
+ * across a stop and a start, and a port from that range, once freed, may be handed to any process
+ * that binds port 0 meanwhile (the S3 servers take ten each).
+ */
+export async function stablePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await portIsFree(port)) return port;
+  }
+  return freePort();
+}
+
 async function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
@@ -300,7 +313,7 @@ export async function up(names: string[], log: Log = quiet): Promise<LocalCluste
       mkdirSync(cluster.dir, { recursive: true });
       await ensurePki(cluster.dir, name);
       if (cluster.ports.apiserver === 0) {
-        cluster.ports = { apiserver: await freePort(), etcdClient: await freePort(), etcdPeer: await freePort() };
+        cluster.ports = { apiserver: await stablePort(), etcdClient: await stablePort(), etcdPeer: await stablePort() };
         cluster.server = `https://127.0.0.1:${cluster.ports.apiserver}`;
         writeFileSync(path.join(cluster.dir, 'cluster.json'), JSON.stringify({ name, ports: cluster.ports }, null, 2));
       }

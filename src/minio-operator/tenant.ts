@@ -8,15 +8,7 @@ import type { Backend } from '../runtime/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { Jobs, Secrets, type ResourceType } from '../runtime/kube/resources.ts';
-import {
-  accessReady,
-  bucketUserCompanions,
-  everBound,
-  revokeTeardown,
-  userKeys,
-  type BucketUser,
-  type StoreAccess,
-} from '../minio/admin.ts';
+import { accessReady, bucketUserCompanions, storeTeardown, userKeys, type BucketUser, type StoreAccess } from '../minio/admin.ts';
 import { externalNameOf } from '../runtime/meta.ts';
 import { ReasonedError } from '../runtime/conditions.ts';
 import type { KindContext } from '../runtime/native/kind.ts';
@@ -142,12 +134,10 @@ export const minioTenant: NativeKind<Tenant> = {
   companionTypes: [Secrets, Jobs],
 
   // Before a store of its own goes with its bucket: its user is removed and, unless the bucket holds
-  // objects, the bucket; a bucket holding objects keeps the whole store (Retain). Only a bucket whose
-  // keys a claim ever held can hold anything.
+  // objects, the bucket; a bucket holding objects keeps the whole store (Retain).
   teardown(mr, name, ctx) {
     const user = bucketUser(mr, name, ctx);
-    if (!user || !everBound(mr)) return undefined;
-    return { ...revokeTeardown(user, mr.spec.bucket?.deleteObjects ?? false), retainWhenKept: true };
+    return user && storeTeardown(user, mr.spec.bucket?.deleteObjects ?? false);
   },
 
   references(observed) {

@@ -211,9 +211,15 @@ export function accessJob(u: BucketUser): Companion {
   return { type: Jobs, name, namespace: u.namespace, purpose: 'bucket access Job', build: () => job(u, name, 'grant') };
 }
 
-/** Whether a claim ever held the keys (Bound, or Released after): only then can its bucket hold anything. */
-export const everBound = (mr: { status?: { bindingPhase?: string } }): boolean =>
-  mr.status?.bindingPhase === 'Bound' || mr.status?.bindingPhase === 'Released';
+/** The teardown of a store of its own: needed only once its access Job completed (before, no user was made, and no one wrote). */
+export function storeTeardown(u: BucketUser, deleteObjects: boolean): Teardown {
+  const access = accessJob(u);
+  return {
+    ...revokeTeardown(u, deleteObjects),
+    retainWhenKept: true,
+    onlyAfter: { ref: access, reached: (job) => jobState(job).complete },
+  };
+}
 
 /** Revoking the user (and removing its bucket, if it owns it and the bucket is empty or deleteObjects says so) before deletion. */
 export function revokeTeardown(u: BucketUser, deleteObjects: boolean): Teardown {

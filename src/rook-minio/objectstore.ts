@@ -9,15 +9,7 @@ import type { Backend } from '../runtime/backend.ts';
 import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../runtime/native/kind.ts';
 import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
-import {
-  accessReady,
-  bucketUserCompanions,
-  everBound,
-  revokeTeardown,
-  userKeys,
-  type BucketUser,
-  type StoreAccess,
-} from '../minio/admin.ts';
+import { accessReady, bucketUserCompanions, storeTeardown, userKeys, type BucketUser, type StoreAccess } from '../minio/admin.ts';
 import { externalNameOf } from '../runtime/meta.ts';
 import { ReasonedError } from '../runtime/conditions.ts';
 import type { KindContext } from '../runtime/native/kind.ts';
@@ -185,12 +177,10 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
   companionTypes: [Secrets, Services, Jobs],
 
   // Before a store of its own goes with its bucket: its user is removed and, unless the bucket holds
-  // objects, the bucket; a bucket holding objects keeps the whole store (Retain). Only a bucket whose
-  // keys a claim ever held can hold anything.
+  // objects, the bucket; a bucket holding objects keeps the whole store (Retain).
   teardown(mr, name, ctx) {
     const user = bucketUser(mr, name, ctx);
-    if (!user || !everBound(mr)) return undefined;
-    return { ...revokeTeardown(user, mr.spec.bucket?.deleteObjects ?? false), retainWhenKept: true };
+    return user && storeTeardown(user, mr.spec.bucket?.deleteObjects ?? false);
   },
 
   // The operator builds a store's StatefulSet once and never updates it.

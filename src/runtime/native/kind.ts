@@ -63,6 +63,8 @@ export interface Teardown {
    * sweep takes them (a store of its own that holds a bucket's objects).
    */
   retainWhenKept?: boolean;
+  /** Needed only once this companion got this far (a user was made): before, there is nothing to tear down. */
+  onlyAfter?: { ref: ObjectRef; reached(observed: TargetObject): boolean };
   /** What it cannot run without (a store's root credentials): when one is gone, nothing is deleted, or, with retainWhenKept, all is kept. */
   requires?: (ObjectRef & { purpose: string })[];
   /** Whether it has finished; `kept` says what it left in place on purpose, and why. */

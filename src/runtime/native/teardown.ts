@@ -34,6 +34,11 @@ export async function tearDown(a: TeardownAccess, run: TeardownRun, signal: Abor
   if (!observed || (relation !== 'ours' && relation !== 'restored')) return 'done';
   const { object } = teardown;
   const have = await a.client.get<TargetObject>(object.type, object.name, object.namespace, signal);
+  if (!have && teardown.onlyAfter) {
+    const { ref, reached } = teardown.onlyAfter;
+    const before = await a.client.get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
+    if (!before || !reached(before)) return 'done';
+  }
   if (!have) {
     const missing = await firstMissing(a.client, teardown.requires ?? [], signal);
     if (missing) return cannotRun(a, run, `the ${object.purpose} cannot run: the ${missing.purpose} ${describeRef(missing)} is gone`);
