@@ -10,7 +10,9 @@ import * as yaml from 'js-yaml';
 import { allKinds } from '../src/apis/index.ts';
 import { crdOf, resourceTypeOf } from '../src/apis/crd.ts';
 import { backends } from '../src/backends.ts';
+import { kinds } from '../src/apis/kinds.gen.ts';
 import { platformRole, providerRole, targetRole } from './lib/rbac.ts';
+import { protectionPolicy } from './lib/protection.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const crdDir = path.join(root, 'crds');
@@ -47,6 +49,8 @@ const wanted = new Map<string, string>([
   [path.join(chart, 'files', 'clusterroles.yaml'), providerRole(backends)],
   [path.join(chart, 'files', 'alerts.yaml'), readFileSync(path.join(root, 'config', 'monitoring', 'alerts.yaml'), 'utf8')],
   [path.join(root, 'config', 'rbac', 'provider-rook.yaml'), providerRole(backends)],
+  [path.join(root, 'config', 'admission', 'protection.yaml'), protectionPolicy(backends, [kinds.Bucket, kinds.BucketAccess])],
+  [path.join(chart, 'files', 'protection.yaml'), protectionPolicy(backends, [kinds.Bucket, kinds.BucketAccess])],
   [path.join(root, 'config', 'rbac', 'platform-team.yaml'), platformRole(backends)],
   [
     path.join(root, 'config', 'rbac', 'target.yaml'),
@@ -73,7 +77,8 @@ if (process.argv.includes('--check')) {
   }
   console.log(`generated files are up to date (${wanted.size}: CRDs, roles and src/apis/kinds.gen.ts)`);
 } else {
-  for (const dir of [crdDir, chartCrdDir, path.join(chart, 'files')]) mkdirSync(dir, { recursive: true });
+  for (const dir of [crdDir, chartCrdDir, path.join(chart, 'files'), path.join(root, 'config', 'admission')])
+    mkdirSync(dir, { recursive: true });
   for (const file of staleCrds) rmSync(file);
   for (const [file, text] of wanted) writeFileSync(file, text);
   console.log(`wrote ${wanted.size} files (crds/, config/rbac/, charts/provider-rook/, src/apis/kinds.gen.ts)`);

@@ -3,11 +3,13 @@
 // the platform team runs) and the CephBucketClass it is made from.
 import { z } from 'zod';
 import {
+  protectClaims,
   ageColumn,
   managedSpec,
   managedStatus,
   namespaceName,
   classPlacement,
+  protectedColumn,
   readyColumns,
   reclaimPolicy,
   type KubeObject,
@@ -83,6 +85,7 @@ export const CephBucketKind: KindDefinition = {
     { name: 'PHASE', type: 'string', jsonPath: '.status.atProvider.phase' },
     { name: 'BUCKET', type: 'string', jsonPath: '.status.atProvider.bucketName' },
     { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
+    protectedColumn,
     ageColumn,
   ],
 };
@@ -92,6 +95,7 @@ export const cephBucketClassSchema = z.object({
     .omit({ bucketName: true })
     .extend({
       ...classPlacement.fields,
+      protectClaims,
       reclaimPolicy: reclaimPolicy.default('Delete'),
       targetNamespace: z
         .string()

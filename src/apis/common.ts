@@ -131,6 +131,12 @@ export const objectRef = z.object({
   uid: z.string().max(64).optional(),
 });
 
+/** A class's protection of the claims it serves (and their managed resources) against deletion. */
+export const protectClaims = z.boolean().optional().meta({
+  description:
+    'Protect every claim of this class, and its managed resource, against deletion: a delete is refused at admission (label rook.crossplane.io/protected=true on the managed resource) until a platform team removes that label.',
+});
+
 export const reclaimPolicy = z.enum(['Delete', 'Retain', 'Orphan']).meta({
   description:
     'What happens to the target object when this resource (or its claim) goes away: Delete removes it, Retain and Orphan (a synonym) keep it.',
@@ -197,6 +203,8 @@ export const readyColumns = [
   { name: 'READY', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
   { name: 'SYNCED', type: 'string', jsonPath: ".status.conditions[?(@.type=='Synced')].status" },
 ];
+/** A managed resource's protection against deletion (config/admission/protection.yaml). */
+export const protectedColumn = { name: 'PROTECTED', type: 'string', jsonPath: '.metadata.labels.rook\\.crossplane\\.io/protected' };
 export const ageColumn = { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
 export type { KubeObject, ObjectMeta } from '../runtime/meta.ts';

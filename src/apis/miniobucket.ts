@@ -11,7 +11,9 @@ import {
   managedStatus,
   namespaceName,
   objectName,
+  protectedColumn,
   readyColumns,
+  protectClaims,
   reclaimPolicy,
   type KubeObject,
 } from './common.ts';
@@ -42,6 +44,7 @@ export const minioBucketClassSchema = z.object({
     store: z
       .object({ kind: storeKind, name: objectName().meta({ description: 'The managed store, in this namespace.' }) })
       .meta({ description: "The store every claim of this class shares. It must be Ready before a claim's bucket is made." }),
+    protectClaims,
     reclaimPolicy: reclaimPolicy.default('Delete').meta({
       description:
         "What happens to a claim's bucket and user when the claim is deleted: Delete removes them (see deleteObjects); Retain keeps both.",
@@ -127,6 +130,7 @@ export const MinioBucketKind: KindDefinition = {
     { name: 'BUCKET', type: 'string', jsonPath: '.spec.forProvider.bucketName' },
     { name: 'ACCESS', type: 'string', jsonPath: '.spec.forProvider.access' },
     { name: 'STORE', type: 'string', jsonPath: '.spec.forProvider.store.name' },
+    protectedColumn,
     ageColumn,
   ],
 };

@@ -7,6 +7,7 @@ import {
   namespaceName,
   objectName,
   persistentVolumeClaimSpec,
+  protectedColumn,
   readyColumns,
   storeBucket,
   type KubeObject,
@@ -122,6 +123,7 @@ export const ObjectStoreKind: KindDefinition = {
     { name: 'EXTERNAL-NAME', type: 'string', jsonPath: '.metadata.annotations.crossplane\\.io/external-name' },
     { name: 'TARGET-NAMESPACE', type: 'string', jsonPath: '.spec.targetNamespace', priority: 1 },
     { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
+    protectedColumn,
     ageColumn,
   ],
 };

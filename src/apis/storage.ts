@@ -111,6 +111,10 @@ export const bucketSchema = z.object({
         .object({ name: z.string() })
         .optional()
         .meta({ description: 'The Provider (target cluster) holding the bound resource.' }),
+      protected: z.boolean().optional().meta({
+        description:
+          'Its class protects it (its managed resource carries label rook.crossplane.io/protected=true): its deletion is refused at admission. A claim protects itself with that label.',
+      }),
     })
     .optional(),
 });
@@ -132,6 +136,7 @@ export const BucketKind: KindDefinition = {
     { name: 'CLASS', type: 'string', jsonPath: '.spec.classRef.name' },
     { name: 'CONNECTION-SECRET', type: 'string', jsonPath: '.spec.writeConnectionSecretToRef.name' },
     { name: 'PROVIDER', type: 'string', jsonPath: '.status.providerRef.name' },
+    { name: 'PROTECTED', type: 'boolean', jsonPath: '.status.protected' },
     { name: 'RESOURCE', type: 'string', jsonPath: '.spec.resourceRef.name', priority: 1 },
     ageColumn,
   ],

@@ -2,12 +2,14 @@
 // Tenant in a target cluster, in a namespace of its own) and the TenantClass it is made from.
 import { z } from 'zod';
 import {
+  protectClaims,
   ageColumn,
   managedSpec,
   managedStatus,
   namespaceName,
   classPlacement,
   persistentVolumeClaimSpec,
+  protectedColumn,
   readyColumns,
   storeBucket,
   reclaimPolicy,
@@ -103,6 +105,7 @@ export const TenantKind: KindDefinition = {
     { name: 'STATE', type: 'string', jsonPath: '.status.atProvider.currentState' },
     { name: 'TARGET-NAMESPACE', type: 'string', jsonPath: '.spec.targetNamespace', priority: 1 },
     { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
+    protectedColumn,
     ageColumn,
   ],
 };
@@ -111,6 +114,7 @@ export const tenantClassSchema = z.object({
   spec: tenantSpec
     .extend({
       ...classPlacement.fields,
+      protectClaims,
       reclaimPolicy: reclaimPolicy.default('Delete'),
       namespacePrefix: z
         .string()

@@ -10,7 +10,7 @@ import type { Client, KubeObjectLike } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
-import { ANNOTATION_EXTERNAL_NAME, hasFinalizer, isDeleting } from '../meta.ts';
+import { ANNOTATION_EXTERNAL_NAME, LABEL_PROTECTED, hasFinalizer, isDeleting } from '../meta.ts';
 import { controllerUid, publishSecretData, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
@@ -188,6 +188,10 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     const name = managedNameFor(claim);
     const desired = this.o.configure(claim, cls, name, this.o.lookup ?? noLookup);
     desired.metadata = { ...desired.metadata, name, namespace: cls.metadata.namespace };
+    // A class that protects its claims marks each resource; the claim mirrors it, and admission refuses their deletion.
+    if ((cls as { spec?: { protectClaims?: boolean } }).spec?.protectClaims) {
+      desired.metadata.labels = { ...desired.metadata.labels, [LABEL_PROTECTED]: 'true' };
+    }
     desired.spec = {
       ...desired.spec,
       // A class that places by what it shares (a store's Provider) has configure say where; else the class's placement.
@@ -304,7 +308,10 @@ function mirrored(mr: ManagedResource, claim: Claim): Mirrored {
       reason: Reasons.Scheduled,
       message: `on Provider ${mr.spec.providerRef.name}, named by its class`,
     };
+  // Its class's protection, as its resource carries it (the claim's own label is judged on the claim itself).
+  const isProtected = mr.metadata.labels?.[LABEL_PROTECTED] === 'true';
   return {
+    ...(isProtected ? { protected: true } : {}),
     conditions: scheduled
       ? [
           {

@@ -35,7 +35,12 @@ export interface Claim extends KubeObjectLike {
     writeConnectionSecretToRef?: { name: string };
     providerSelector?: LabelSelector;
   };
-  status?: { conditions?: Condition[]; bindingPhase?: 'Unbindable' | 'Unbound' | 'Bound' | 'Released'; providerRef?: { name: string } };
+  status?: {
+    conditions?: Condition[];
+    bindingPhase?: 'Unbindable' | 'Unbound' | 'Bound' | 'Released';
+    providerRef?: { name: string };
+    protected?: boolean;
+  };
 }
 
 export interface PortableClass extends KubeObjectLike {

@@ -22,6 +22,8 @@ export const binding = (message: string): Cond => ({ type: 'Ready', status: 'Fal
 export interface Mirrored {
   conditions: Cond[];
   providerRef?: { name: string };
+  /** Its class protects it: its resource carries the protection label, so admission refuses its deletion. */
+  protected?: boolean;
 }
 
 /** Where a claim reconciler writes. */
@@ -42,10 +44,13 @@ export async function writeClaimStatus(
   phase?: 'Unbound' | 'Bound',
   also: Cond[] | Mirrored = [],
 ): Promise<void> {
-  const { conditions: extra, providerRef } = Array.isArray(also) ? { conditions: also, providerRef: undefined } : also;
+  const { conditions: extra, providerRef, protected: isProtected } = Array.isArray(also) ? { conditions: also } : (also as Mirrored);
   let conditions = claim.status?.conditions;
   for (const c of [ready, synced, ...extra]) conditions = setCondition(conditions, { ...c, observedGeneration: claim.metadata.generation });
-  claim.status = { ...claim.status, conditions, ...(phase ? { bindingPhase: phase } : {}), ...(providerRef ? { providerRef } : {}) };
+  const { protected: _was, ...rest } = claim.status ?? {};
+  // Mirrored protection is exact: it goes when it is lifted (a claim failing to bind keeps what it had).
+  const protection = Array.isArray(also) ? (claim.status?.protected ? { protected: true } : {}) : isProtected ? { protected: true } : {};
+  claim.status = { ...rest, conditions, ...(phase ? { bindingPhase: phase } : {}), ...(providerRef ? { providerRef } : {}), ...protection };
   if (sameJson(claim.status, cached.status ?? {})) return;
   await w.client.updateStatus(w.claims, claim, signal);
 }

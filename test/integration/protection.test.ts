@@ -1,0 +1,177 @@
+// Protection against deleting data (issue 26), judged by the real API server: the
+// ValidatingAdmissionPolicy of config/admission/protection.yaml refuses to delete a claim or managed
+// resource labelled rook.crossplane.io/protected=true, and a claim its class protects, whoever asks
+// and however (namespace deletion included); the app team's role cannot lift a class's protection.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
+import { repoRoot } from '../../hack/lib/cluster.ts';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import type { Bucket } from '../../src/apis/storage.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { KubeError } from '../../src/runtime/kube/errors.ts';
+import { Namespaces, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { Providers } from '../../src/runtime/native/provider.ts';
+import { adminClient, testCluster } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
+import {
+  createNamespace,
+  identityClient,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+
+const LABEL = 'rook.crossplane.io/protected';
+let control: KubeClient;
+let operator: FakeMinioOperator;
+let app: App;
+let platform: string;
+let apps: string;
+
+const claim = (name: string, className: string, labels?: Record<string, string>, namespace = apps) =>
+  ({
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name, namespace, ...(labels ? { labels } : {}) },
+    spec: { classRef: { name: className }, writeConnectionSecretToRef: { name: `${name}-s3` } },
+  }) as KubeObjectLike;
+
+/** The error a delete was refused with (throws if it was not). */
+async function refusedDelete(client: KubeClient, type: ResourceType, name: string, namespace: string): Promise<KubeError> {
+  const err = await client.delete(type, name, namespace).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(KubeError);
+  return err as KubeError;
+}
+
+const bound = (name: string, namespace = apps) =>
+  eventually(async () => {
+    const b = await control.get<Bucket>(Buckets, name, namespace);
+    return b?.status?.bindingPhase === 'Bound' ? b : undefined;
+  }, `Bucket ${namespace}/${name} Bound`);
+
+beforeAll(async () => {
+  control = adminClient(testCluster('control'));
+  const target = adminClient(testCluster('target'));
+  await installCrds(control, ourCrds());
+  await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'admission', 'protection.yaml')));
+  for (const f of ['app-team.yaml', 'platform-team.yaml'])
+    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  await preinstallOperator(target);
+  operator = new FakeMinioOperator(target);
+  await operator.start();
+  platform = await createNamespace(control, 'prot-infra');
+  apps = await createNamespace(control, 'prot-app');
+  await writeSecret(control, platform, 'target-creds', providerSecretKeys(testCluster('target')));
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name: 'target', namespace: platform },
+    spec: { credentialsSecretRef: { name: 'target-creds' } },
+  } as KubeObjectLike);
+  for (const [name, protectClaims] of [
+    ['plain', false],
+    ['guarded', true],
+  ] as const) {
+    await control.apply(ObjectStoreClasses, {
+      apiVersion: ObjectStoreClasses.apiVersion,
+      kind: 'ObjectStoreClass',
+      metadata: { name, namespace: platform },
+      spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'prot-minio', protectClaims },
+    } as KubeObjectLike);
+    await control.apply(BucketClasses, {
+      apiVersion: BucketClasses.apiVersion,
+      kind: 'BucketClass',
+      metadata: { name, namespace: apps },
+      classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name, namespace: platform },
+    } as KubeObjectLike);
+  }
+  app = await startTestApp(testCluster('control'), { namespaces: [platform, apps], pollIntervalMs: 1_000 });
+}, 120_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await operator?.stop();
+});
+
+describe('protection against deleting data', () => {
+  it('refuses to delete a Bucket labelled protected, whoever asks, until the label goes; nothing is lost meanwhile', async () => {
+    await control.create(Buckets, claim('keep', 'plain', { [LABEL]: 'true' }));
+    const mr = (await bound('keep')).spec.resourceRef!.name;
+    const err = await refusedDelete(control, Buckets, 'keep', apps);
+    expect(err.code).toBe(403);
+    expect(err.message).toContain(`Bucket ${apps}/keep is protected against deletion (label rook.crossplane.io/protected=true)`);
+    expect((await control.get<Bucket>(Buckets, 'keep', apps))?.metadata.deletionTimestamp).toBeUndefined();
+    // Its own label, not its class: its status says nothing of it.
+    expect((await control.get<Bucket>(Buckets, 'keep', apps))?.status?.protected).toBeUndefined();
+    // Lifting it is the owner's to do; then the claim and its store go as usual.
+    await control.mergePatch(Buckets, 'keep', apps, { metadata: { labels: { [LABEL]: null } } });
+    await control.delete(Buckets, 'keep', apps);
+    await eventually(async () => (await control.get(ManagedObjectStores, mr, platform)) === undefined, 'its store to go');
+  });
+
+  it('protects every claim of a protecting class and its managed resource; the app team cannot lift it, a platform team can', async () => {
+    await control.create(Buckets, claim('guarded-claim', 'guarded'));
+    const bucket = await bound('guarded-claim');
+    const mr = bucket.spec.resourceRef!.name;
+    expect(
+      (await control.get<KubeObjectLike & { metadata: { labels?: Record<string, string> } }>(ManagedObjectStores, mr, platform))?.metadata
+        .labels?.[LABEL],
+    ).toBe('true');
+    await eventually(
+      async () => (await control.get<Bucket>(Buckets, 'guarded-claim', apps))?.status?.protected === true,
+      'the claim to show its protection',
+    );
+
+    const appTeam = await identityClient(testCluster('control'), control, apps, 'app-team', 'provider-rook:app-team');
+    const byApp = await refusedDelete(appTeam, Buckets, 'guarded-claim', apps);
+    expect(byApp.message).toContain('its class protects its claims');
+    // Its status is not the app team's to write, so it cannot lift the class's protection.
+    const current = (await appTeam.get<Bucket>(Buckets, 'guarded-claim', apps))!;
+    const lift = await appTeam.updateStatus(Buckets, { ...current, status: { ...current.status, protected: false } }).then(
+      () => undefined,
+      (e: unknown) => e as KubeError,
+    );
+    expect(lift?.code).toBe(403);
+    expect((await refusedDelete(control, ManagedObjectStores, mr, platform)).message).toContain('label rook.crossplane.io/protected=true');
+
+    // A platform team lifts it on the managed resource; the claim follows, and may then be deleted.
+    const platformTeam = await identityClient(testCluster('control'), control, platform, 'platform', 'provider-rook:platform-team');
+    await platformTeam.mergePatch(ManagedObjectStores, mr, platform, { metadata: { labels: { [LABEL]: null } } });
+    await eventually(
+      async () => (await control.get<Bucket>(Buckets, 'guarded-claim', apps))?.status?.protected === undefined,
+      'the claim to show no protection',
+    );
+    await appTeam.delete(Buckets, 'guarded-claim', apps);
+    await eventually(async () => (await control.get(ManagedObjectStores, mr, platform)) === undefined, 'its store to go');
+  });
+
+  it('keeps a protected Bucket when its namespace is deleted, until the protection is lifted', async () => {
+    const ns = await createNamespace(control, 'prot-doomed');
+    await control.create(Buckets, claim('survivor', 'none', { [LABEL]: 'true' }, ns));
+    await control.delete(Namespaces, ns);
+    // The namespace controller tries, is refused, and says so on the namespace.
+    const stuck = await eventually(async () => {
+      const n = await control.get<KubeObjectLike & { status?: { conditions?: { type: string; status: string; message?: string }[] } }>(
+        Namespaces,
+        ns,
+      );
+      return n?.status?.conditions?.find((c) => c.type === 'NamespaceDeletionContentFailure' && c.status === 'True');
+    }, 'the namespace to report the refused delete');
+    expect(stuck.message).toContain('is protected against deletion');
+    expect(await control.get(Buckets, 'survivor', ns)).toBeDefined();
+    await control.mergePatch(Buckets, 'survivor', ns, { metadata: { labels: { [LABEL]: null } } });
+    await eventually(
+      async () => (await control.get(Namespaces, ns)) === undefined,
+      'the namespace to go once the protection is lifted',
+      60_000,
+    );
+  }, 90_000);
+});
