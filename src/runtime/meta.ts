@@ -25,6 +25,8 @@ export interface KubeObject {
 export const ANNOTATION_EXTERNAL_NAME = 'crossplane.io/external-name';
 /** On a claim or managed resource: its deletion is refused at admission (config/admission/protection.yaml) while it is "true". */
 export const LABEL_PROTECTED = 'rook.crossplane.io/protected';
+/** On a Bucket claim, while BucketAccess claims hold users of it: its deletion is refused at admission too. */
+export const LABEL_GRANTED = 'rook.crossplane.io/granted';
 export const ANNOTATION_CREATE_PENDING = 'crossplane.io/external-create-pending';
 export const ANNOTATION_CREATE_SUCCEEDED = 'crossplane.io/external-create-succeeded';
 export const ANNOTATION_CREATE_FAILED = 'crossplane.io/external-create-failed';

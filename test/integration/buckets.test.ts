@@ -4,8 +4,9 @@
 // The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { down, up } from '../../hack/lib/cluster.ts';
-import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import path from 'node:path';
+import { down, repoRoot, up } from '../../hack/lib/cluster.ts';
+import { applyManifests, installOperatorBundle, loadManifests } from '../../hack/lib/manifests.ts';
 import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, Tenants, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
@@ -117,6 +118,7 @@ beforeAll(async () => {
   control = adminClient(testCluster('control'));
   target = adminClient(cluster);
   await installCrds(control, ourCrds());
+  await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'admission', 'protection.yaml')));
   for (const name of ['rook-minio', 'minio-operator']) await installOperatorBundle(target, name);
   for (const s of [new FakeMinioOperator(target, { s3: true }), new FakeTenantOperator(target, { s3: true })]) {
     void s.start();
@@ -425,7 +427,7 @@ describe('access grants (BucketAccess)', () => {
       s3.destroy();
     }
   }, 120_000);
-  it('deleting a Bucket that still has grants revokes them', async () => {
+  it('a Bucket that still has grants cannot be deleted; once its owner lets go of that protection, deleting it revokes them', async () => {
     await control.create(Buckets, {
       ...claim('short-lived', appA, 'shared-rook'),
       spec: {
@@ -438,9 +440,22 @@ describe('access grants (BucketAccess)', () => {
     const o = await access('short-lived', appA);
     await control.create(BucketAccesses, grantClaim('reader3', appB, { namespace: appA, name: 'short-lived' }, 'ReadOnly'));
     await granted('reader3', appB);
+    // While the grant holds a user, the Bucket carries the label admission judges.
+    await eventually(
+      async () => (await control.get<Bucket>(Buckets, 'short-lived', appA))?.metadata.labels?.['rook.crossplane.io/granted'] === 'true',
+      'the Bucket to be marked granted',
+    );
+    const err = await control.delete(Buckets, 'short-lived', appA).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toContain(`Bucket ${appA}/short-lived still has access grants`);
     const keys = secretText((await control.get<Obj>(Secrets, 'reader3-s3', appB))!.data);
     const s3 = s3Client(o.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
     try {
+      await s3.send(new ListObjectsV2Command({ Bucket: o.bucket }));
+      // Its owner may take the label off (or the chart may leave the policy out): then deleting it revokes its grants.
+      await control.mergePatch(Buckets, 'short-lived', appA, { metadata: { labels: { 'rook.crossplane.io/granted': null } } });
       await control.delete(Buckets, 'short-lived', appA);
       expect(await refused('reader3', appB)).toMatchObject({ reason: 'AccessNotAllowed' });
       await eventually(

@@ -10,7 +10,7 @@ import { addFinalizer } from '../finalizers.ts';
 import type { Client } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { Secrets, type ResourceType } from '../kube/resources.ts';
-import { isDeleting, hasFinalizer } from '../meta.ts';
+import { LABEL_GRANTED, isDeleting, hasFinalizer } from '../meta.ts';
 import { controllerUid, publishSecretData, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
@@ -42,7 +42,7 @@ export interface AccessReconcilerOptions {
   client: Client;
   recorder: EventRecorder;
   accesses: { type: ResourceType; cache: Cache<AccessClaim> };
-  buckets: Cache<Claim & { spec?: { shareWith?: Sharing } }>;
+  buckets: { type: ResourceType; cache: Cache<Claim & { spec?: { shareWith?: Sharing } }> };
   grantors: Grantor[];
   /** The managed resources grants make, by kind. */
   granted: { type: ResourceType; cache: Cache<ManagedResource> }[];
@@ -64,7 +64,9 @@ export class AccessReconciler implements Reconciler {
     const access = structuredClone(cached);
     try {
       if (isDeleting(access.metadata)) {
-        if (hasFinalizer(access.metadata, FINALIZER_CLAIM)) await releaseClaim(this.writer, access, this.held(access), signal);
+        if (!hasFinalizer(access.metadata, FINALIZER_CLAIM)) return done();
+        await releaseClaim(this.writer, access, this.held(access), signal);
+        await this.markBucket(access, signal);
         return done();
       }
       return await this.grant(access, cached, signal);
@@ -80,12 +82,13 @@ export class AccessReconciler implements Reconciler {
     }
     const ref = access.spec!.bucketRef!;
     const mode = access.spec!.mode!;
-    const bucket = this.o.buckets.get(`${ref.namespace}/${ref.name}`);
+    const bucket = this.o.buckets.cache.get(`${ref.namespace}/${ref.name}`);
     const refused = refusal(bucket, access, mode);
     if (refused) {
       // What was allowed and is no more is revoked: its user goes with its managed resource.
       const held = this.held(access);
-      if (held.length) await this.revoke(access, held, signal);
+      if (held.length || access.spec?.resourceRef) await this.revoke(access, held, signal);
+      await this.markBucket(access, signal);
       throw refused;
     }
     const bucketRef = bucket!.spec?.resourceRef;
@@ -118,7 +121,32 @@ export class AccessReconciler implements Reconciler {
       return requeueAfter(RECHECK_MS);
     }
     await writeClaimStatus(this.writer, access, cached, signal, Ready.available(), Synced.success(), 'Bound');
+    await this.markBucket(access, signal);
     return done();
+  }
+
+  /**
+   * The Bucket carries LABEL_GRANTED while any BucketAccess holds a user of it, so that admission
+   * refuses its deletion (config/admission/protection.yaml); the label goes with the last grant.
+   */
+  private async markBucket(access: AccessClaim, signal: AbortSignal): Promise<void> {
+    const ref = access.spec?.bucketRef;
+    const bucket = ref && this.o.buckets.cache.get(`${ref.namespace}/${ref.name}`);
+    if (!ref || !bucket || isDeleting(bucket.metadata)) return;
+    const holds = (a: AccessClaim): boolean => Boolean(a.spec?.resourceRef) && !isDeleting(a.metadata);
+    const names = (a: AccessClaim): boolean => a.spec?.bucketRef?.namespace === ref.namespace && a.spec?.bucketRef?.name === ref.name;
+    // This access as this pass left it (the cache may lag behind its writes); the others as cached.
+    const granted =
+      holds(access) || this.o.accesses.cache.list().some((a) => a.metadata.uid !== access.metadata.uid && names(a) && holds(a));
+    const marked = bucket.metadata.labels?.[LABEL_GRANTED] === 'true';
+    if (granted === marked) return;
+    await this.o.client.mergePatch(
+      this.o.buckets.type,
+      ref.name,
+      ref.namespace,
+      { metadata: { labels: { [LABEL_GRANTED]: granted ? 'true' : null } } },
+      signal,
+    );
   }
 
   /** The grant's managed resource, made once (named after the access, so a retry finds it). */
@@ -197,6 +225,13 @@ export class AccessReconciler implements Reconciler {
         Reasons.RevokedAccess,
         `Deleted ${type.kind} ${mr.metadata.namespace}/${mr.metadata.name}: its user is revoked`,
       );
+    }
+    // It holds nothing now: its resourceRef goes, so its Bucket no longer counts it as a grant.
+    if (access.spec?.resourceRef) {
+      const { resourceRef: _gone, ...spec } = access.spec;
+      const updated = await this.o.client.update<AccessClaim>(this.o.accesses.type, { ...access, spec }, signal);
+      access.metadata = updated.metadata;
+      access.spec = updated.spec;
     }
     const to = access.spec?.writeConnectionSecretToRef;
     const copy = to ? this.o.secrets.get(`${access.metadata.namespace}/${to.name}`) : undefined;

@@ -272,7 +272,7 @@ export function setupAccess(manager: Manager, o: AccessSetup): Controller {
       client: manager.control,
       recorder: manager.recorder,
       accesses: { type: o.access, cache: accesses },
-      buckets,
+      buckets: { type: o.claim, cache: buckets },
       grantors: o.grantors,
       granted,
       secrets,
