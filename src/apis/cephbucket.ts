@@ -9,6 +9,7 @@ import {
   managedStatus,
   namespaceName,
   classPlacement,
+  policiesColumn,
   protectedColumn,
   readyColumns,
   reclaimPolicy,
@@ -86,6 +87,7 @@ export const CephBucketKind: KindDefinition = {
     { name: 'BUCKET', type: 'string', jsonPath: '.status.atProvider.bucketName' },
     { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
     protectedColumn,
+    policiesColumn,
     ageColumn,
   ],
 };

@@ -1,6 +1,7 @@
 // Schema pieces shared by every kind: conditions, references, connection Secrets, policies.
 import { z } from 'zod';
 import type { Condition as RuntimeCondition } from '../runtime/conditions.ts';
+import { supportedPoliciesRule } from '../runtime/managed/policies.ts';
 
 export const condition = z.object({
   type: z.string().meta({ description: 'Type of condition, e.g. Ready or Synced.' }),
@@ -205,6 +206,8 @@ export const readyColumns = [
 ];
 /** A managed resource's protection against deletion (config/admission/protection.yaml). */
 export const protectedColumn = { name: 'PROTECTED', type: 'string', jsonPath: '.metadata.labels.rook\\.crossplane\\.io/protected' };
+/** A managed resource's management policies. */
+export const policiesColumn = { name: 'POLICIES', type: 'string', jsonPath: '.spec.managementPolicies', priority: 1 };
 export const ageColumn = { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
 export type { KubeObject, ObjectMeta } from '../runtime/meta.ts';
@@ -223,6 +226,22 @@ export function managedSpec<F extends z.ZodType, E extends z.ZodRawShape = Recor
     .object({
       ...(extra ?? ({} as E)),
       forProvider,
+      managementPolicies: z
+        .array(z.enum(['Observe', 'Create', 'Update', 'Delete', 'LateInitialize', '*']))
+        .max(6)
+        .optional()
+        .meta({
+          description:
+            'What provider-rook may do with the external resource (Crossplane\'s management policies): ["*"] everything (unset means this); ["Observe"] imports it read-only (status and connection details, nothing written to the target); leaving out Delete orphans it on deletion; [] pauses.',
+          'x-kubernetes-list-type': 'set',
+          'x-kubernetes-validations': [
+            {
+              rule: supportedPoliciesRule(),
+              message:
+                'spec.managementPolicies is not a supported combination: use ["*"], ["Observe"], [] or Observe with some of Create, Update, Delete and LateInitialize as crossplane-runtime allows them',
+            },
+          ],
+        }),
       targetNamespace: namespaceName().meta({
         description: `Namespace of the ${object} in the target cluster; created when missing. Fixed at creation.`,
       }),

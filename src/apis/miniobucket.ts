@@ -11,6 +11,7 @@ import {
   managedStatus,
   namespaceName,
   objectName,
+  policiesColumn,
   protectedColumn,
   readyColumns,
   protectClaims,
@@ -131,6 +132,7 @@ export const MinioBucketKind: KindDefinition = {
     { name: 'ACCESS', type: 'string', jsonPath: '.spec.forProvider.access' },
     { name: 'STORE', type: 'string', jsonPath: '.spec.forProvider.store.name' },
     protectedColumn,
+    policiesColumn,
     ageColumn,
   ],
 };

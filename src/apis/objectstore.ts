@@ -7,6 +7,7 @@ import {
   namespaceName,
   objectName,
   persistentVolumeClaimSpec,
+  policiesColumn,
   protectedColumn,
   readyColumns,
   storeBucket,
@@ -124,6 +125,7 @@ export const ObjectStoreKind: KindDefinition = {
     { name: 'TARGET-NAMESPACE', type: 'string', jsonPath: '.spec.targetNamespace', priority: 1 },
     { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
     protectedColumn,
+    policiesColumn,
     ageColumn,
   ],
 };

@@ -9,6 +9,7 @@ import {
   namespaceName,
   classPlacement,
   persistentVolumeClaimSpec,
+  policiesColumn,
   protectedColumn,
   readyColumns,
   storeBucket,
@@ -106,6 +107,7 @@ export const TenantKind: KindDefinition = {
     { name: 'TARGET-NAMESPACE', type: 'string', jsonPath: '.spec.targetNamespace', priority: 1 },
     { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
     protectedColumn,
+    policiesColumn,
     ageColumn,
   ],
 };

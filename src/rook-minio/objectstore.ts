@@ -199,7 +199,8 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
   async inspect({ read, mr, observed, companions, signal }) {
     const { name, namespace } = observed.metadata;
     const endpoint = endpointOf(name, namespace!, mr.spec.forProvider.clusterDomain);
-    const want = mr.spec.forProvider.scope.nodeCount;
+    // The store's own size (an observed-only import may differ from the spec): what its operator runs.
+    const want = (observed.spec as { scope?: { nodeCount?: number } } | undefined)?.scope?.nodeCount ?? mr.spec.forProvider.scope.nodeCount;
     // The operator writes no status; its StatefulSet (same name, same namespace) tells readiness.
     const sts = await read.get<{ metadata: { name: string }; status?: { readyReplicas?: number } }>(StatefulSets, name, namespace, signal);
     const readyReplicas = sts?.status?.readyReplicas ?? 0;

@@ -20,6 +20,8 @@ export const Reasons = {
   // The managed reconciler (crossplane-runtime's names).
   /** Synced=False: the crossplane.io/paused annotation stops reconciliation. */
   ReconcilePaused: 'ReconcilePaused',
+  /** spec.managementPolicies is a combination crossplane-runtime does not support. */
+  CannotUseInvalidManagementPolicy: 'CannotUseInvalidManagementPolicy',
   /** Event: reconciliation was paused (said once, when it starts). */
   ReconciliationPaused: 'ReconciliationPaused',
   /** Event: the Provider's credentials gave no client for the target. */

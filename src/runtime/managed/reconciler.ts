@@ -14,6 +14,7 @@ import { gvkLabel, managedMetrics } from '../metrics.ts';
 import { Reasons } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { createExternal, type CreationSteps } from './creation.ts';
+import { policyOf, type Policy } from './policies.ts';
 import { publishSecret, unpublishSecret, type ConnectionSecrets } from './publisher.ts';
 import type { ConnectionDetails, ExternalClient, ExternalConnecter, ExternalObservation, ManagedResource } from './types.ts';
 import { copyOf, type CacheReader, type ReadonlyDeep } from '../informer.ts';
@@ -165,22 +166,46 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   // The lifecycle, one step each: paused, not placed, let go without the target, then (connected
   // and observed) deleting, creating, or keeping an existing external resource up to date.
   private async reconcileResource(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<Result> {
-    if (mr.metadata.annotations?.[ANNOTATION_PAUSED] === 'true') return this.paused(mr, cached, signal);
+    const policy = policyOf(mr.spec as { managementPolicies?: string[] });
+    if (mr.metadata.annotations?.[ANNOTATION_PAUSED] === 'true' || (policy.valid && policy.paused)) return this.paused(mr, cached, signal);
+    if (!policy.valid) return this.invalidPolicy(mr, cached, signal);
     const deleting = isDeleting(mr.metadata);
     // Not placed yet (the scheduler sets providerRef): nothing of it exists in any target.
     if (!mr.spec.providerRef) return deleting ? this.letGo(mr, signal) : done();
-    // Retain/Orphan: nothing to do in the target, so never require a working connection to let go.
-    if (deleting && (mr.spec.reclaimPolicy ?? 'Delete') !== 'Delete') return this.letGo(mr, signal);
+    // Retain/Orphan, or no Delete among the policies: nothing to do in the target, so never require a working connection to let go.
+    if (deleting && ((mr.spec.reclaimPolicy ?? 'Delete') !== 'Delete' || !policy.delete)) return this.letGo(mr, signal);
 
     const seen = await this.connectAndObserve(mr, cached, signal);
     if ('result' in seen) return seen.result;
     const { external, observation } = seen;
+    if (!observation.exists && !deleting && !policy.create) return this.missingNotCreated(mr, cached, policy, signal);
     if (!observation.exists && !deleting && this.justCreated(mr)) {
       this.o.recorder.normal(mr, Reasons.PendingExternalResource, 'Waiting for the external resource to appear after creation');
       return requeue();
     }
     if (deleting) return this.deleteExternal(mr, cached, external, observation, signal);
-    return this.publishAndConverge(mr, cached, external, observation, signal);
+    return this.publishAndConverge(mr, cached, external, observation, policy, signal);
+  }
+
+  /** A set of policies crossplane-runtime does not support (the CRD refuses it; this catches what predates the rule). */
+  private async invalidPolicy(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<Result> {
+    const message = `spec.managementPolicies is set to a value (${JSON.stringify(mr.spec.managementPolicies)}) which is not supported`;
+    this.o.recorder.warning(mr, Reasons.CannotUseInvalidManagementPolicy, message);
+    this.setConditions(mr, Synced.error(Reasons.CannotUseInvalidManagementPolicy, message));
+    await this.writeStatus(mr, cached, signal);
+    return done();
+  }
+
+  /** The external resource is missing and the policies forbid making it (observe-only: an import of nothing). */
+  private async missingNotCreated(mr: MR, cached: Cached<MR>, policy: Policy, signal: AbortSignal): Promise<Result> {
+    const message = policy.onlyObserve
+      ? 'observe failed: external resource does not exist'
+      : 'the external resource does not exist, and spec.managementPolicies do not include Create';
+    if (!hasConditionReason(mr, 'Synced', Reasons.ReconcileError))
+      this.o.recorder.warning(mr, Reasons.CannotObserveExternalResource, message);
+    this.setConditions(mr, Synced.error(Reasons.ReconcileError, message));
+    await this.writeStatus(mr, cached, signal);
+    return this.poll(); // a stable state, not a failure to retry fast
   }
 
   private async paused(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<Result> {
@@ -248,6 +273,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     cached: Cached<MR>,
     external: ExternalClient<MR>,
     observation: ExternalObservation,
+    policy: Policy,
     signal: AbortSignal,
   ): Promise<Result> {
     try {
@@ -259,7 +285,8 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     if (!observation.exists) return createExternal(this.steps, mr, cached, external, signal);
     const stopped = await this.persistObserved(mr, cached, observation, signal);
     if (stopped) return stopped;
-    if (observation.upToDate) {
+    // Drift is left as it is where the policies do not include Update (it is still reported as Synced).
+    if (observation.upToDate || !policy.update) {
       this.lastUpToDate.set(mr.metadata.uid ?? '', this.o.now().getTime());
       this.setConditions(mr, Synced.success());
       await this.writeStatus(mr, cached, signal);

@@ -2,14 +2,13 @@
 // another cluster". A small per-kind description (NativeKind, kind.ts) says what object to keep
 // there; this file does observe / diff / apply, ownership and companion objects. The target
 // namespace is handled in namespaces.ts, deleting owned objects in deletion.ts.
-import { Ready, ReasonedError, setCondition } from '../conditions.ts';
+import { ReasonedError } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
 import {
-  setBindable,
   type ConnectionDetails,
   type ExternalClient,
   type ExternalCreation,
@@ -18,7 +17,9 @@ import {
   type ManagedResource,
 } from '../managed/types.ts';
 import { deleteDependents, deleteIfOurs } from './deletion.ts';
+import { policyOf } from '../managed/policies.ts';
 import { retain, tearDown, type TeardownAccess } from './teardown.ts';
+import { checkedExternalName, importRequested, recordInspection, withoutMetadata } from './observation.ts';
 import {
   describeRef,
   diffFields,
@@ -52,26 +53,6 @@ export function ownerOf(resource: string, mr: ManagedResource): Owner {
     uid: mr.metadata.uid ?? '',
     reclaimPolicy: mr.spec.reclaimPolicy ?? 'Delete',
   };
-}
-
-/** The user asked to adopt an existing object by naming it before we ever tried to create one. */
-function importRequested(mr: ManagedResource): boolean {
-  const annotations = mr.metadata.annotations ?? {};
-  return Boolean(annotations[ANNOTATION_EXTERNAL_NAME]) && !annotations[ANNOTATION_CREATE_PENDING];
-}
-
-const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** The external name: the annotation has no schema, so it is checked before it becomes part of a request. */
-function checkedExternalName(mr: ManagedResource): string {
-  const name = externalNameOf(mr.metadata);
-  if (name.length > 253 || !OBJECT_NAME.test(name)) {
-    throw new ReasonedError(
-      Reasons.InvalidExternalName,
-      `annotation ${ANNOTATION_EXTERNAL_NAME} must be a lower-case DNS-1123 subdomain (a-z, 0-9, "-", ".") of at most 253 characters; it has ${name.length} characters`,
-    );
-  }
-  return name;
 }
 
 /** A resource's companions as found in the target (by position), and how they drifted. */
@@ -172,9 +153,11 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     // Deleting: only what we may manage is ours to delete; anything else we let go of untouched.
     if (isDeleting(mr.metadata)) return { exists: relation === 'ours' || relation === 'restored', upToDate: true };
     this.refuseForeign(mr, relation, ref);
+    const policy = policyOf(mr.spec as { managementPolicies?: string[] });
+    if (policy.onlyObserve) return this.observeOnly(mr, observed, signal);
 
     // What the user left unset comes from the target, so adopting an object changes nothing else.
-    const lateInitialized = this.kind.lateInitialize?.(mr, observed) ?? false;
+    const lateInitialized = (policy.lateInitialize && this.kind.lateInitialize?.(mr, observed)) || false;
     const companions = await this.checkCompanions(mr, name, observed, relation, signal);
     if (relation === 'unmarked') this.refuseUnappliableImport(mr, name, observed);
     // What the managed resource is to persist (late-initialized fields, the proven object's uid), whatever comes next.
@@ -188,6 +171,16 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       };
     }
     return this.inspectOurs(mr, name, owner, observed, companions, settled, signal);
+  }
+
+  /**
+   * Observe-only (an import read-only): what the kind reads of the object says its state and how to
+   * reach it; nothing is adopted or written, and no companion is ours to check.
+   */
+  private async observeOnly(mr: MR, observed: TargetObject, signal: AbortSignal): Promise<ExternalObservation> {
+    const inspection = await this.kind.inspect({ client: this.client, read: this.read, mr, observed, companions: [], signal });
+    recordInspection(mr, inspection);
+    return { exists: true, upToDate: true, connectionDetails: inspection.connectionDetails };
   }
 
   /**
@@ -222,15 +215,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       ...companionDrift,
     ];
     const inspection = await this.kind.inspect({ client: this.client, read: this.read, mr, observed, companions: found, signal });
-    mr.status = {
-      ...mr.status,
-      conditions: setCondition(mr.status?.conditions, {
-        ...(inspection.ready ? Ready.available() : Ready.unavailable(inspection.message)),
-        observedGeneration: mr.metadata.generation,
-      }),
-      ...(inspection.atProvider ? { atProvider: inspection.atProvider } : {}),
-    };
-    if (inspection.ready) setBindable(mr);
+    recordInspection(mr, inspection);
     return {
       exists: true,
       upToDate: drift.length === 0,
@@ -425,9 +410,4 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     }
     return { gone: target.outcome !== 'pending' };
   }
-}
-
-function withoutMetadata(obj: TargetObject): Record<string, unknown> {
-  const { metadata: _m, apiVersion: _a, kind: _k, status: _s, ...rest } = obj;
-  return rest;
 }

@@ -1,0 +1,177 @@
+// Management policies (issue 26, part 1), with crossplane-runtime's semantics, against real API
+// servers: ["Observe"] imports a store read-only (status and connection details filled, nothing
+// written to the target), widening the policies takes it over, leaving out Delete orphans it, and
+// combinations crossplane-runtime does not support are refused at admission.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ManagedObjectStores, type App } from '../../src/app.ts';
+import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { KubeError } from '../../src/runtime/kube/errors.ts';
+import { Namespaces, Secrets, Services } from '../../src/runtime/kube/resources.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
+import { Providers } from '../../src/runtime/native/provider.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
+import {
+  createNamespace,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+
+type Target = KubeObjectLike & {
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: { scope: { nodeCount: number } };
+};
+type Cond = { type: string; status: string; reason: string; message?: string };
+const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+
+let control: KubeClient;
+let target: KubeClient;
+let operator: FakeMinioOperator;
+let app: App;
+let platform: string;
+
+/** A store someone made in the target before provider-rook, with keys of its own. */
+async function legacy(nodeCount = 4): Promise<{ name: string; namespace: string }> {
+  const name = uniqueName('legacy');
+  const namespace = uniqueName('mp-minio');
+  await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await writeSecret(target, namespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
+  await target.create(RookObjectStores, {
+    apiVersion: RookObjectStores.apiVersion,
+    kind: 'ObjectStore',
+    metadata: { name, namespace },
+    spec: { scope: { nodeCount }, credentials: { name: 'legacy-keys', namespace } },
+  });
+  return { name, namespace };
+}
+
+const managed = (name: string, external: string, namespace: string, policies: string[] | undefined, nodeCount = 4) =>
+  ({
+    apiVersion: ManagedObjectStores.apiVersion,
+    kind: 'ObjectStore',
+    metadata: { name, namespace: platform, annotations: { 'crossplane.io/external-name': external } },
+    spec: {
+      forProvider: { scope: { nodeCount } },
+      targetNamespace: namespace,
+      providerRef: { name: 'target' },
+      writeConnectionSecretToRef: { name: `${name}-conn` },
+      ...(policies ? { managementPolicies: policies } : {}),
+    },
+  }) as KubeObjectLike;
+
+const get = (name: string) => control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(ManagedObjectStores, name, platform);
+const condition = (name: string, type: string, status: string) =>
+  eventually(
+    async () => {
+      const c = cond(await get(name), type);
+      return c?.status === status ? c : undefined;
+    },
+    `${name}: ${type}=${status}`,
+    { explain: async () => JSON.stringify((await get(name))?.status?.conditions) },
+  );
+
+beforeAll(async () => {
+  control = adminClient(testCluster('control'));
+  target = adminClient(testCluster('target'));
+  await installCrds(control, ourCrds());
+  await preinstallOperator(target);
+  operator = new FakeMinioOperator(target);
+  await operator.start();
+  platform = await createNamespace(control, 'mp-infra');
+  await writeSecret(control, platform, 'target-creds', providerSecretKeys(testCluster('target')));
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name: 'target', namespace: platform },
+    spec: { credentialsSecretRef: { name: 'target-creds' } },
+  } as KubeObjectLike);
+  app = await startTestApp(testCluster('control'), { namespaces: [platform], pollIntervalMs: 1_000 });
+}, 120_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await operator?.stop();
+});
+
+describe('management policies', () => {
+  it('["Observe"] imports a store read-only: Ready and its endpoint, and not one write to the target', async () => {
+    const { name: existing, namespace } = await legacy();
+    const before = (await target.get<Target>(RookObjectStores, existing, namespace))!;
+    await control.create(ManagedObjectStores, managed('observed', existing, namespace, ['Observe']));
+    await condition('observed', 'Ready', 'True');
+    expect(cond(await get('observed'), 'Synced')?.status).toBe('True');
+    const conn = secretText(
+      (
+        await eventually(
+          () => control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'observed-conn', platform),
+          'the connection Secret',
+        )
+      ).data,
+    );
+    expect(conn.endpoint).toBe(`http://${existing}-s3.${namespace}.svc.cluster.local:9000`);
+    expect(JSON.stringify(conn)).not.toContain('legacy-password');
+    // The passes that made it Ready wrote nothing: the store is the very object it was (same
+    // resourceVersion, no marks), and none of what provider-rook makes beside a store exists.
+    const after = (await target.get<Target>(RookObjectStores, existing, namespace))!;
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(after.metadata.labels ?? {}).toEqual({});
+    expect(after.spec.scope.nodeCount).toBe(4);
+    expect(await target.get(Services, `${existing}-s3`, namespace)).toBeUndefined();
+    expect(await target.get(Secrets, `${existing}-access-keys`, namespace)).toBeUndefined();
+    // Nor in the control cluster's spec: without LateInitialize, the store's keys Secret is not copied in.
+    expect((await get('observed'))?.spec.forProvider.credentials).toBeUndefined();
+    // Widening the policies takes it over: it carries provider-rook's marks, and its spec is filled in.
+    await control.mergePatch(ManagedObjectStores, 'observed', platform, { spec: { managementPolicies: ['*'] } });
+    await eventually(
+      async () =>
+        (await target.get<Target>(RookObjectStores, existing, namespace))?.metadata.labels?.['rook.crossplane.io/control-plane'] ===
+        app.controlPlaneId,
+      'the store taken over',
+    );
+    await eventually(
+      async () => (await get('observed'))?.spec.forProvider.credentials?.name === 'legacy-keys',
+      'its keys Secret late-initialized',
+    );
+  }, 60_000);
+
+  it('leaving out Delete orphans the store on deletion', async () => {
+    const { name: existing, namespace } = await legacy();
+    await control.create(ManagedObjectStores, managed('kept', existing, namespace, ['Observe', 'Create', 'Update', 'LateInitialize']));
+    await condition('kept', 'Ready', 'True');
+    await eventually(
+      async () =>
+        (await target.get<Target>(RookObjectStores, existing, namespace))?.metadata.labels?.['rook.crossplane.io/control-plane'] ===
+        app.controlPlaneId,
+      'the store taken over',
+    );
+    await control.delete(ManagedObjectStores, 'kept', platform);
+    await eventually(async () => (await get('kept')) === undefined, 'the managed resource to be gone');
+    expect(await target.get(RookObjectStores, existing, namespace)).toBeDefined();
+  });
+
+  it('observing a store that does not exist says so, and makes nothing', async () => {
+    const namespace = uniqueName('mp-none');
+    await control.create(ManagedObjectStores, managed('absent', 'no-such-store', namespace, ['Observe']));
+    const synced = await condition('absent', 'Synced', 'False');
+    expect(synced.message).toBe('observe failed: external resource does not exist');
+    expect(await target.get(Namespaces, namespace)).toBeUndefined();
+  });
+
+  it('refuses combinations crossplane-runtime does not support, naming the field', async () => {
+    for (const policies of [['Create'], ['Update', 'Delete'], ['Observe', 'Observe']]) {
+      const err = await control.create(ManagedObjectStores, managed(uniqueName('bad'), 'x', 'ns', policies)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(KubeError);
+      expect((err as KubeError).message).toContain('spec.managementPolicies');
+    }
+  });
+});
