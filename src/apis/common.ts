@@ -250,7 +250,14 @@ export function managedSpec<F extends z.ZodType, E extends z.ZodRawShape = Recor
           'The Provider whose target cluster holds the object. When unset, the scheduler sets it once from providerSelector; it never changes after that.',
       }),
       providerSelector: providerSelector.optional(),
-      reclaimPolicy: reclaimPolicy.default('Delete'),
+      reclaimPolicy: reclaimPolicy.optional().meta({
+        description:
+          'What happens to the target object when this resource (or its claim) goes away: Delete (when unset) removes it, Retain and Orphan (a synonym) keep it. deletionPolicy is the current name for it.',
+      }),
+      deletionPolicy: z.enum(['Delete', 'Orphan']).optional().meta({
+        description:
+          "Crossplane's (and seed 003's) name for reclaimPolicy: Delete removes the target object with this resource, Orphan keeps it. Set one of the two; set both, they must agree.",
+      }),
       writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
       claimRef: objectRef.optional().meta({ description: 'The claim bound to this resource, if any.' }),
       classRef: objectRef.optional().meta({ description: 'The class this resource was provisioned from, if any.' }),
@@ -264,6 +271,11 @@ export function managedSpec<F extends z.ZodType, E extends z.ZodRawShape = Recor
         {
           rule: '!has(oldSelf.providerRef) || (has(self.providerRef) && self.providerRef == oldSelf.providerRef)',
           message: `providerRef cannot change once set: it says which target cluster holds the ${object}. Delete this resource and create a new one instead`,
+        },
+        {
+          rule: "!has(self.deletionPolicy) || !has(self.reclaimPolicy) || (self.deletionPolicy == 'Delete') == (self.reclaimPolicy == 'Delete')",
+          message:
+            'deletionPolicy and reclaimPolicy say different things: set one of them (deletionPolicy is the current name), or both to agree (Orphan is Retain)',
         },
         {
           rule: 'self.targetNamespace == oldSelf.targetNamespace',

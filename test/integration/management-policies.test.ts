@@ -151,8 +151,13 @@ describe('management policies', () => {
         app.controlPlaneId,
       'the store taken over',
     );
+    // Its marks say it stays, so the leak sweeper keeps it once its owner is gone.
+    expect(
+      (await target.get<Target>(RookObjectStores, existing, namespace))?.metadata.annotations?.['rook.crossplane.io/reclaim-policy'],
+    ).toBe('Orphan');
     await control.delete(ManagedObjectStores, 'kept', platform);
     await eventually(async () => (await get('kept')) === undefined, 'the managed resource to be gone');
+    await app.leaks.sweep(new AbortController().signal, Date.now() + 3_600_000);
     expect(await target.get(RookObjectStores, existing, namespace)).toBeDefined();
   });
 
@@ -162,6 +167,26 @@ describe('management policies', () => {
     const synced = await condition('absent', 'Synced', 'False');
     expect(synced.message).toBe('observe failed: external resource does not exist');
     expect(await target.get(Namespaces, namespace)).toBeUndefined();
+  });
+
+  it("takes seed 003's deletionPolicy as the current name of reclaimPolicy, and refuses the two set differently", async () => {
+    const { name: existing, namespace } = await legacy();
+    const mr = managed('orphaned', existing, namespace, undefined) as KubeObjectLike & { spec: Record<string, unknown> };
+    const both = {
+      ...mr,
+      metadata: { ...mr.metadata, name: 'both' },
+      spec: { ...mr.spec, deletionPolicy: 'Orphan', reclaimPolicy: 'Delete' },
+    };
+    const err = await control.create(ManagedObjectStores, both).then(
+      () => undefined,
+      (e: unknown) => e as KubeError,
+    );
+    expect(err?.message).toContain('deletionPolicy and reclaimPolicy say different things');
+    await control.create(ManagedObjectStores, { ...mr, spec: { ...mr.spec, deletionPolicy: 'Orphan' } });
+    await condition('orphaned', 'Ready', 'True');
+    await control.delete(ManagedObjectStores, 'orphaned', platform);
+    await eventually(async () => (await get('orphaned')) === undefined, 'the managed resource to be gone');
+    expect(await target.get(RookObjectStores, existing, namespace)).toBeDefined();
   });
 
   it('refuses combinations crossplane-runtime does not support, naming the field', async () => {

@@ -6,7 +6,7 @@ import type { Client } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import { unpublishSecret } from '../managed/publisher.ts';
-import type { ManagedResource } from '../managed/types.ts';
+import { reclaimPolicyOf, type ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
 import { FINALIZER_CLAIM, type Claim } from './claim.ts';
 
@@ -42,14 +42,14 @@ async function unbind(r: Releaser, claim: Claim, type: ResourceType, mr: Managed
     if (!released) return;
     mr = released;
   }
-  if ((mr.spec.reclaimPolicy ?? 'Delete') === 'Delete') {
+  if (reclaimPolicyOf(mr.spec) === 'Delete') {
     await r.client.delete(type, mr.metadata.name, mr.metadata.namespace, { uid: mr.metadata.uid, signal });
     r.recorder.normal(claim, Reasons.DeletedManagedResource, `Deleted ${where} (reclaim policy Delete)`);
     return;
   }
   const { claimRef: _, ...spec } = mr.spec;
   if (!(await r.client.update(type, { ...mr, spec }, signal).catch(ignoreNotFound))) return;
-  r.recorder.normal(claim, Reasons.ReleasedManagedResource, `Released ${where}; it is kept (reclaim policy ${mr.spec.reclaimPolicy})`);
+  r.recorder.normal(claim, Reasons.ReleasedManagedResource, `Released ${where}; it is kept (reclaim policy ${reclaimPolicyOf(mr.spec)})`);
 }
 
 function ignoreNotFound(err: unknown): undefined {

@@ -16,7 +16,14 @@ import { done, requeue, requeueAfter, type Reconciler, type Result } from '../re
 import { createExternal, type CreationSteps } from './creation.ts';
 import { policyOf, type Policy } from './policies.ts';
 import { publishSecret, unpublishSecret, type ConnectionSecrets } from './publisher.ts';
-import type { ConnectionDetails, ExternalClient, ExternalConnecter, ExternalObservation, ManagedResource } from './types.ts';
+import {
+  reclaimPolicyOf,
+  type ConnectionDetails,
+  type ExternalClient,
+  type ExternalConnecter,
+  type ExternalObservation,
+  type ManagedResource,
+} from './types.ts';
 import { copyOf, type CacheReader, type ReadonlyDeep } from '../informer.ts';
 
 /** The cache's copy of a resource: compared against, never changed. */
@@ -173,7 +180,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     // Not placed yet (the scheduler sets providerRef): nothing of it exists in any target.
     if (!mr.spec.providerRef) return deleting ? this.letGo(mr, signal) : done();
     // Retain/Orphan, or no Delete among the policies: nothing to do in the target, so never require a working connection to let go.
-    if (deleting && ((mr.spec.reclaimPolicy ?? 'Delete') !== 'Delete' || !policy.delete)) return this.letGo(mr, signal);
+    if (deleting && (reclaimPolicyOf(mr.spec) !== 'Delete' || !policy.delete)) return this.letGo(mr, signal);
 
     const seen = await this.connectAndObserve(mr, cached, signal);
     if ('result' in seen) return seen.result;

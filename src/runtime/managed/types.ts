@@ -15,6 +15,8 @@ export interface ManagedResource extends KubeObjectLike {
     /** Until providerRef is set, the Providers the scheduler may choose from. */
     providerSelector?: LabelSelector;
     reclaimPolicy?: 'Delete' | 'Retain' | 'Orphan';
+    /** Crossplane's current name for reclaimPolicy (the CRD refuses the two set differently). */
+    deletionPolicy?: 'Delete' | 'Orphan';
     writeConnectionSecretToRef?: { name: string };
     [key: string]: unknown;
   };
@@ -70,4 +72,9 @@ export function setBindable(mr: ManagedResource): void {
   const phase = mr.status?.bindingPhase;
   if (phase === 'Bound' || phase === 'Released') return;
   mr.status = { ...mr.status, bindingPhase: 'Unbound' };
+}
+
+/** What happens to the external resource on deletion: deletionPolicy (the current name), else reclaimPolicy, else Delete. */
+export function reclaimPolicyOf(spec: ManagedResource['spec']): 'Delete' | 'Retain' | 'Orphan' {
+  return spec.deletionPolicy ?? spec.reclaimPolicy ?? 'Delete';
 }

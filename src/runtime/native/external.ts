@@ -9,6 +9,7 @@ import { isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
 import {
+  reclaimPolicyOf,
   type ConnectionDetails,
   type ExternalClient,
   type ExternalCreation,
@@ -51,7 +52,8 @@ export function ownerOf(resource: string, mr: ManagedResource): Owner {
     namespace: mr.metadata.namespace ?? '',
     name: mr.metadata.name,
     uid: mr.metadata.uid ?? '',
-    reclaimPolicy: mr.spec.reclaimPolicy ?? 'Delete',
+    // Without Delete among its policies the object is orphaned: its marks say so, and no sweep takes it.
+    reclaimPolicy: policyOf(mr.spec as { managementPolicies?: string[] }).delete ? reclaimPolicyOf(mr.spec) : 'Orphan',
   };
 }
 
