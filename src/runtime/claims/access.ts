@@ -11,12 +11,13 @@ import type { Client } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { Secrets, type ResourceType } from '../kube/resources.ts';
 import { LABEL_GRANTED, isDeleting, hasFinalizer } from '../meta.ts';
-import { controllerUid, publishSecretData, type SecretObject } from '../managed/publisher.ts';
+import { controllerUid, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Cache, type Claim } from './claim.ts';
 import { releaseClaim } from './release.ts';
+import { copyConnectionSecret } from './connection.ts';
 import { binding, claimFailed, RECHECK_MS, writeClaimStatus, type ClaimWriter } from './status.ts';
 
 export type AccessMode = 'ReadWrite' | 'ReadOnly' | 'WriteOnly';
@@ -107,7 +108,7 @@ export class AccessReconciler implements Reconciler {
     const granted = await this.ensureGranted(access, grantor, bucketRef, signal);
     const ready = granted.status?.conditions?.find((c) => c.type === 'Ready');
     const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;
-    if (ready?.status !== 'True' || !(await this.propagate(access, granted, signal))) {
+    if (ready?.status !== 'True' || !(await copyConnectionSecret(this.o, access, granted, grantor.grants.kind, signal))) {
       const synced = granted.status?.conditions?.find((c) => c.type === 'Synced');
       await writeClaimStatus(
         this.writer,
@@ -185,25 +186,6 @@ export class AccessReconciler implements Reconciler {
       access.metadata = updated.metadata;
     }
     return mr;
-  }
-
-  /** Copies the grant's connection Secret into the access's namespace; false while there is none yet. */
-  private async propagate(access: AccessClaim, mr: ManagedResource, signal: AbortSignal): Promise<boolean> {
-    const to = access.spec?.writeConnectionSecretToRef;
-    const from = mr.spec.writeConnectionSecretToRef;
-    if (!to || !from) return true;
-    const source = this.o.secrets.get(`${mr.metadata.namespace}/${from.name}`);
-    if (!source) return false;
-    if (controllerUid(source) !== mr.metadata.uid) {
-      throw new ReasonedError(
-        Reasons.ConnectionSecretConflict,
-        `Secret ${mr.metadata.namespace}/${from.name} is not controlled by ${mr.kind} ${mr.metadata.name}`,
-      );
-    }
-    if (await publishSecretData(this.o.client, access, access.metadata.namespace!, to.name, source.data ?? {}, signal)) {
-      this.o.recorder.normal(access, Reasons.PropagatedConnectionSecret, `Wrote connection Secret ${to.name}`);
-    }
-    return true;
   }
 
   /** The grants' managed resources that name this access. */

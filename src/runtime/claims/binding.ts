@@ -5,13 +5,12 @@
 import { Ready, ReasonedError, Synced, type Condition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { addFinalizer } from '../finalizers.ts';
-import { sameJson } from '../json.ts';
 import type { Client, KubeObjectLike } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
 import { ANNOTATION_EXTERNAL_NAME, LABEL_PROTECTED, hasFinalizer, isDeleting } from '../meta.ts';
-import { controllerUid, publishSecretData, type SecretObject } from '../managed/publisher.ts';
+import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
@@ -30,6 +29,7 @@ import {
 } from './claim.ts';
 import { classNotFound, importNotAllowed, portableClassNotFound, resourceNotReserved, unsupportedClass } from './refusals.ts';
 import { releaseClaim } from './release.ts';
+import { copyConnectionSecret, type Copier } from './connection.ts';
 import { binding, claimFailed, RECHECK_MS, writeClaimStatus, type ClaimWriter, type Cond, type Mirrored } from './status.ts';
 
 export { FINALIZER_CLAIM, type Cache };
@@ -68,10 +68,12 @@ export interface ClaimReconcilerOptions<C extends KubeObjectLike, MR extends Man
 export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResource> implements Reconciler {
   private readonly o: ClaimReconcilerOptions<C, MR>;
   private readonly writer: ClaimWriter;
+  private readonly copier: Copier;
 
   constructor(opts: ClaimReconcilerOptions<C, MR>) {
     this.o = opts;
     this.writer = { client: opts.client, claims: opts.claims.type, recorder: opts.recorder };
+    this.copier = { client: opts.client, recorder: opts.recorder, secrets: opts.secrets };
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
@@ -118,7 +120,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       // (crossplane's claim reconciler waits the same way for a resource that is not ready).
       return requeueAfter(RECHECK_MS);
     }
-    if (!(await this.propagate(claim, mr, signal))) {
+    if (!(await copyConnectionSecret(this.copier, claim, mr, this.o.managed.type.kind, signal))) {
       await this.writeStatus(
         claim,
         cached,
@@ -224,28 +226,6 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     claim.spec = { ...claim.spec, resourceRef: referenceTo(mr) };
     await this.updateClaim(claim, signal);
     return mr;
-  }
-
-  /** Copies the managed resource's connection Secret to the claim's; false while there is none yet. */
-  private async propagate(claim: Claim, mr: MR, signal: AbortSignal): Promise<boolean> {
-    const to = claim.spec?.writeConnectionSecretToRef;
-    const from = mr.spec.writeConnectionSecretToRef;
-    if (!to || !from) return true;
-    const source = this.o.secrets.get(`${mr.metadata.namespace}/${from.name}`);
-    if (!source) return false;
-    // Only a Secret the managed resource controls is trusted, so a claim cannot exfiltrate others.
-    if (controllerUid(source) !== mr.metadata.uid) {
-      throw new ReasonedError(
-        Reasons.ConnectionSecretConflict,
-        `Secret ${mr.metadata.namespace}/${from.name} is not controlled by ${this.o.managed.type.kind} ${mr.metadata.name}`,
-      );
-    }
-    const current = this.o.secrets.get(`${claim.metadata.namespace}/${to.name}`);
-    if (current && controllerUid(current) === claim.metadata.uid && sameJson(current.data ?? {}, source.data ?? {})) return true;
-    if (await publishSecretData(this.o.client, claim, claim.metadata.namespace!, to.name, source.data ?? {}, signal)) {
-      this.o.recorder.normal(claim, Reasons.PropagatedConnectionSecret, `Wrote connection Secret ${to.name}`);
-    }
-    return true;
   }
 
   /** The claim is going away: release what it bound (deleting it under reclaim policy Delete). */

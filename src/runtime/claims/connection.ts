@@ -1,0 +1,45 @@
+// A claim's copy of its managed resource's connection Secret, for both claim kinds (a Bucket's
+// resource, a BucketAccess's grant): copied into the claim's own namespace, and kept in sync.
+import { ReasonedError } from '../conditions.ts';
+import type { EventRecorder } from '../events.ts';
+import { sameJson } from '../json.ts';
+import type { Client } from '../kube/client.ts';
+import { controllerUid, publishSecretData, type SecretObject } from '../managed/publisher.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import { Reasons } from '../reasons.ts';
+import type { Cache, Claim } from './claim.ts';
+
+export interface Copier {
+  client: Client;
+  recorder: EventRecorder;
+  /** Connection Secrets of the control cluster. */
+  secrets: Cache<SecretObject>;
+}
+
+/** Copies the resource's connection Secret to the claim's; false while there is none yet. */
+export async function copyConnectionSecret(
+  c: Copier,
+  claim: Claim,
+  mr: ManagedResource,
+  kind: string,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const to = claim.spec?.writeConnectionSecretToRef;
+  const from = mr.spec.writeConnectionSecretToRef;
+  if (!to || !from) return true;
+  const source = c.secrets.get(`${mr.metadata.namespace}/${from.name}`);
+  if (!source) return false;
+  // Only a Secret the managed resource controls is trusted, so a claim cannot exfiltrate others.
+  if (controllerUid(source) !== mr.metadata.uid) {
+    throw new ReasonedError(
+      Reasons.ConnectionSecretConflict,
+      `Secret ${mr.metadata.namespace}/${from.name} is not controlled by ${kind} ${mr.metadata.name}`,
+    );
+  }
+  const current = c.secrets.get(`${claim.metadata.namespace}/${to.name}`);
+  if (current && controllerUid(current) === claim.metadata.uid && sameJson(current.data ?? {}, source.data ?? {})) return true;
+  if (await publishSecretData(c.client, claim, claim.metadata.namespace!, to.name, source.data ?? {}, signal)) {
+    c.recorder.normal(claim, Reasons.PropagatedConnectionSecret, `Wrote connection Secret ${to.name}`);
+  }
+  return true;
+}
