@@ -14,10 +14,9 @@ import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.t
 import { Secrets, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
-import { Providers } from '../../src/runtime/native/provider.ts';
 import { adminClient, testCluster } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { createNamespace, eventsFor, installCrds, ourCrds, registerProvider, startTestApp } from '../support/provider.ts';
 import { refusal, roundTrip, s3Client } from '../support/s3.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
@@ -127,8 +126,7 @@ beforeAll(async () => {
   platform = await createNamespace(control, 'bk-infra');
   appA = await createNamespace(control, 'bk-a');
   appB = await createNamespace(control, 'bk-b');
-  await writeSecret(control, platform, 't-creds', providerSecretKeys(cluster));
-  await apply(Providers, 't', platform, { credentialsSecretRef: { name: 't-creds' } });
+  await registerProvider(control, platform, 't', cluster);
   // The platform team's stores, made for no claim, and a class of buckets in each.
   for (const s of stores) {
     await apply(s.type, s.name, platform, { ...s.spec, providerRef: { name: 't' } });

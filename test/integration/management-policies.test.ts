@@ -10,7 +10,6 @@ import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.t
 import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { Namespaces, Secrets, Services } from '../../src/runtime/kube/resources.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
-import { Providers } from '../../src/runtime/native/provider.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {
@@ -18,7 +17,7 @@ import {
   installCrds,
   ourCrds,
   preinstallOperator,
-  providerSecretKeys,
+  registerProvider,
   startTestApp,
   writeSecret,
 } from '../support/provider.ts';
@@ -85,13 +84,7 @@ beforeAll(async () => {
   operator = new FakeMinioOperator(target);
   await operator.start();
   platform = await createNamespace(control, 'mp-infra');
-  await writeSecret(control, platform, 'target-creds', providerSecretKeys(testCluster('target')));
-  await control.apply(Providers, {
-    apiVersion: Providers.apiVersion,
-    kind: 'Provider',
-    metadata: { name: 'target', namespace: platform },
-    spec: { credentialsSecretRef: { name: 'target-creds' } },
-  } as KubeObjectLike);
+  await registerProvider(control, platform, 'target', testCluster('target'));
   app = await startTestApp(testCluster('control'), { namespaces: [platform], pollIntervalMs: 1_000 });
 }, 120_000);
 

@@ -11,7 +11,6 @@ import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { Namespaces, type ResourceType } from '../../src/runtime/kube/resources.ts';
-import { Providers } from '../../src/runtime/native/provider.ts';
 import { adminClient, testCluster } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {
@@ -20,9 +19,8 @@ import {
   installCrds,
   ourCrds,
   preinstallOperator,
-  providerSecretKeys,
+  registerProvider,
   startTestApp,
-  writeSecret,
 } from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
@@ -69,13 +67,7 @@ beforeAll(async () => {
   await operator.start();
   platform = await createNamespace(control, 'prot-infra');
   apps = await createNamespace(control, 'prot-app');
-  await writeSecret(control, platform, 'target-creds', providerSecretKeys(testCluster('target')));
-  await control.apply(Providers, {
-    apiVersion: Providers.apiVersion,
-    kind: 'Provider',
-    metadata: { name: 'target', namespace: platform },
-    spec: { credentialsSecretRef: { name: 'target-creds' } },
-  } as KubeObjectLike);
+  await registerProvider(control, platform, 'target', testCluster('target'));
   for (const [name, protectClaims] of [
     ['plain', false],
     ['guarded', true],

@@ -11,6 +11,7 @@ import { Events, Namespaces, Secrets, ServiceAccounts, resourcePath } from '../.
 import { KubeClient as Client } from '../../src/runtime/kube/client.ts';
 import { applyManifests } from '../../hack/lib/manifests.ts';
 import { silentLogger, pinoLogger } from '../../src/runtime/logger.ts';
+import { Providers } from '../../src/runtime/native/provider.ts';
 import { kubeConfigOf, uniqueName } from './env.ts';
 
 export { installCrds };
@@ -39,6 +40,17 @@ export function providerSecretKeys(target: LocalCluster): Record<string, string>
 export async function writeSecret(client: KubeClient, namespace: string, name: string, keys: Record<string, string>): Promise<void> {
   const data = Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
   await client.apply(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data });
+}
+
+/** A platform team's registration of a target: the Secret with its credentials, and a Provider naming it. */
+export async function registerProvider(control: KubeClient, namespace: string, name: string, target: LocalCluster): Promise<void> {
+  await writeSecret(control, namespace, `${name}-creds`, providerSecretKeys(target));
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name, namespace },
+    spec: { credentialsSecretRef: { name: `${name}-creds` } },
+  } as KubeObjectLike);
 }
 
 export async function startTestApp(control: LocalCluster, opts: Partial<AppOptions> = {}): Promise<App> {
