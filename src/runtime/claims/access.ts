@@ -88,8 +88,11 @@ export class AccessReconciler implements Reconciler {
     if (refused) {
       // What was allowed and is no more is revoked: its user goes with its managed resource.
       const held = this.held(access);
-      if (held.length || access.spec?.resourceRef) await this.revoke(access, held, signal);
-      await this.markBucket(access, signal);
+      // Only an access that held a user touches the Bucket's mark: one the Bucket never allowed writes nothing there.
+      if (held.length || access.spec?.resourceRef) {
+        await this.revoke(access, held, signal);
+        await this.markBucket(access, signal);
+      }
       throw refused;
     }
     const bucketRef = bucket!.spec?.resourceRef;
