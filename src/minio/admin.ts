@@ -96,7 +96,7 @@ mc admin policy attach store "$POLICY_NAME" --user "$USER_ACCESS_KEY" || mc admi
 export const KEPT_EXIT_CODE = 3;
 const REVOKE = `${CONNECT}
 if mc admin user info store "$USER_ACCESS_KEY" >/dev/null 2>&1; then mc admin user rm store "$USER_ACCESS_KEY"; fi
-if mc admin policy info store "$POLICY_NAME" >/dev/null 2>&1; then mc admin policy rm store "$POLICY_NAME"; fi
+if mc admin policy info store "$POLICY_NAME" >/dev/null 2>&1; then mc admin policy rm store "$POLICY_NAME" || mc admin policy remove store "$POLICY_NAME"; fi
 if [ "$OWNS_BUCKET" = true ] && mc stat "store/$BUCKET" >/dev/null 2>&1; then
   if [ "$DELETE_OBJECTS" = true ]; then mc rb --force "store/$BUCKET"
   elif [ -n "$(mc ls "store/$BUCKET" | head -n 1)" ]; then echo "bucket $BUCKET still holds objects" >/dev/termination-log; exit ${KEPT_EXIT_CODE}
