@@ -425,7 +425,7 @@ describe('access grants (BucketAccess)', () => {
       s3.destroy();
     }
   }, 120_000);
-  it('a Bucket that still has grants cannot be deleted; once its owner lets go of that protection, deleting it revokes them', async () => {
+  it('a Bucket that still has grants cannot be deleted; once they are revoked, it can', async () => {
     await control.create(Buckets, {
       ...claim('short-lived', appA, 'shared-rook'),
       spec: {
@@ -438,11 +438,11 @@ describe('access grants (BucketAccess)', () => {
     const o = await access('short-lived', appA);
     await control.create(BucketAccesses, grantClaim('reader3', appB, { namespace: appA, name: 'short-lived' }, 'ReadOnly'));
     await granted('reader3', appB);
-    // While the grant holds a user, the Bucket carries the label admission judges.
-    await eventually(
-      async () => (await control.get<Bucket>(Buckets, 'short-lived', appA))?.metadata.labels?.['rook.crossplane.io/granted'] === 'true',
-      'the Bucket to be marked granted',
-    );
+    // While the grant holds a user, the Bucket carries the label admission judges (put back if taken off).
+    const marked = async () => (await control.get<Bucket>(Buckets, 'short-lived', appA))?.metadata.labels?.['rook.crossplane.io/granted'];
+    await eventually(async () => (await marked()) === 'true', 'the Bucket to be marked granted');
+    await control.mergePatch(Buckets, 'short-lived', appA, { metadata: { labels: { 'rook.crossplane.io/granted': null } } });
+    await eventually(async () => (await marked()) === 'true', 'the mark put back while the grant holds');
     const err = await control.delete(Buckets, 'short-lived', appA).then(
       () => undefined,
       (e: Error) => e,
@@ -452,15 +452,17 @@ describe('access grants (BucketAccess)', () => {
     const s3 = s3Client(o.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
     try {
       await s3.send(new ListObjectsV2Command({ Bucket: o.bucket }));
-      // Its owner may take the label off (or the chart may leave the policy out): then deleting it revokes its grants.
-      await control.mergePatch(Buckets, 'short-lived', appA, { metadata: { labels: { 'rook.crossplane.io/granted': null } } });
-      await control.delete(Buckets, 'short-lived', appA);
+      // Its owner withdraws the share: the grant is revoked, the mark goes, and the Bucket may be deleted.
+      await control.mergePatch(Buckets, 'short-lived', appA, { spec: { shareWith: null } });
       expect(await refused('reader3', appB)).toMatchObject({ reason: 'AccessNotAllowed' });
       await eventually(
         async () => (await refusal(s3.send(new ListObjectsV2Command({ Bucket: o.bucket })))) === 'InvalidAccessKeyId',
-        'the grant of a deleted Bucket to be refused',
+        'the revoked grant to be refused',
         10_000,
       );
+      await eventually(async () => (await marked()) === undefined, 'the mark to go with the last grant');
+      await control.delete(Buckets, 'short-lived', appA);
+      await gone(Buckets, 'short-lived', appA);
     } finally {
       s3.destroy();
     }
