@@ -230,9 +230,22 @@ function watchServedKinds(
       const pointing = c.portable
         .list()
         .filter((pc) => pc.classRef?.kind === b.class.kind && pc.classRef.apiVersion === b.class.apiVersion);
+      if (pointing.length === 0) return; // no claim can use this kind's classes: nothing to scan
       for (const claim of c.claims.list()) if (!claim.spec?.resourceRef && pointing.some((pc) => usesPortable(pc)(claim))) route(claim);
     };
-    for (const cache of b.lookupCaches) cache.on({ added: readChanged, updated: readChanged });
+    // Only what configure judges by (readiness, placement, deletion): a store's every status write is not news.
+    const judged = (o: ManagedResource): unknown => [
+      o.status?.conditions?.find((cond) => cond.type === 'Ready')?.status,
+      o.spec.providerRef,
+      o.metadata.deletionTimestamp,
+    ];
+    for (const cache of b.lookupCaches)
+      cache.on({
+        added: readChanged,
+        updated: (old, obj) => {
+          if (!sameJson(judged(old as ManagedResource), judged(obj as ManagedResource))) readChanged();
+        },
+      });
   }
   // A connection Secret wakes the claim that copies it (or owns the copy).
   const secretChanged = (s: SecretObject): void => {
