@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { Condition as RuntimeCondition } from '../runtime/conditions.ts';
 import { supportedPoliciesRule } from '../runtime/managed/policies.ts';
+import { DURATION } from '../runtime/native/rotation.ts';
 
 export const condition = z.object({
   type: z.string().meta({ description: 'Type of condition, e.g. Ready or Synced.' }),
@@ -138,6 +139,24 @@ export const protectClaims = z.boolean().optional().meta({
     'Protect every claim of this class, and its managed resource, against deletion: a delete is refused at admission (label rook.crossplane.io/protected=true on the managed resource) until a platform team removes that label.',
 });
 
+const duration = (what: string) =>
+  z.string().max(32).regex(DURATION, 'must be a duration such as 90s, 10m, 1h or 30d').meta({ description: what });
+
+/** When a resource's keys rotate, and how long the previous ones keep working (rotation.ts). */
+export const credentialRotation = z
+  .object({
+    gracePeriod: duration(
+      'How long the previous keys keep working after a rotation, so apps can pick up the new ones (a duration such as 90s, 10m, 1h or 30d). 1h when unset.',
+    ).optional(),
+    every: duration(
+      'Rotate the keys this long after the last rotation (or the creation). Unset: only when asked, by a new value of annotation rook.crossplane.io/rotate-credentials.',
+    ).optional(),
+  })
+  .meta({
+    description:
+      "Rotation of the bucket user's keys (dual-key): new keys are made beside the old, written to the connection Secret once they work, and the old ones are removed when the grace period ends. A new value of annotation rook.crossplane.io/rotate-credentials on the claim or the resource asks for a rotation.",
+  });
+
 export const reclaimPolicy = z.enum(['Delete', 'Retain', 'Orphan']).meta({
   description:
     'What happens to the target object when this resource (or its claim) goes away: Delete removes it, Retain and Orphan (a synonym) keep it.',
@@ -196,6 +215,15 @@ export const writeConnectionSecretToRef = z
   })
   .meta({ description: 'Where to write the connection Secret.' });
 
+export const credentialsStatus = z
+  .object({
+    generation: z.int().meta({ description: 'How many times the keys rotated.' }),
+    rotatedAt: z.string().meta({ description: 'When the keys in use were made (RFC 3339).' }),
+    previousValidUntil: z.string().optional().meta({ description: 'Until when the previous keys keep working (RFC 3339).' }),
+  })
+  .optional()
+  .meta({ description: 'The keys in use, once they have rotated.' });
+
 export const bindingPhase = z.enum(['Unbindable', 'Unbound', 'Bound', 'Released']).optional().meta({
   description: 'Where this resource is in its claim binding lifecycle.',
 });
@@ -206,6 +234,8 @@ export const readyColumns = [
 ];
 /** A managed resource's protection against deletion (config/admission/protection.yaml). */
 export const protectedColumn = { name: 'PROTECTED', type: 'string', jsonPath: '.metadata.labels.rook\\.crossplane\\.io/protected' };
+/** When the keys last rotated. */
+export const rotatedColumn = { name: 'ROTATED', type: 'date', jsonPath: '.status.credentials.rotatedAt' };
 /** A managed resource's management policies. */
 export const policiesColumn = { name: 'POLICIES', type: 'string', jsonPath: '.spec.managementPolicies', priority: 1 };
 export const ageColumn = { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' };
@@ -259,6 +289,7 @@ export function managedSpec<F extends z.ZodType, E extends z.ZodRawShape = Recor
           "Crossplane's (and seed 003's) name for reclaimPolicy: Delete removes the target object with this resource, Orphan keeps it. Set one of the two; set both, they must agree.",
       }),
       writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
+      credentialRotation: credentialRotation.optional(),
       claimRef: objectRef.optional().meta({ description: 'The claim bound to this resource, if any.' }),
       classRef: objectRef.optional().meta({ description: 'The class this resource was provisioned from, if any.' }),
     })
@@ -292,6 +323,7 @@ export function managedStatus<A extends z.ZodObject>(atProvider: A) {
       conditions,
       bindingPhase,
       atProvider: atProvider.optional().meta({ description: 'What was last observed in the target cluster.' }),
+      credentials: credentialsStatus,
     })
     .optional();
 }

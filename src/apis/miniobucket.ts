@@ -15,6 +15,8 @@ import {
   protectedColumn,
   readyColumns,
   protectClaims,
+  credentialRotation,
+  rotatedColumn,
   reclaimPolicy,
   type KubeObject,
 } from './common.ts';
@@ -46,6 +48,7 @@ export const minioBucketClassSchema = z.object({
       .object({ kind: storeKind, name: objectName().meta({ description: 'The managed store, in this namespace.' }) })
       .meta({ description: "The store every claim of this class shares. It must be Ready before a claim's bucket is made." }),
     protectClaims,
+    credentialRotation: credentialRotation.optional(),
     reclaimPolicy: reclaimPolicy.default('Delete').meta({
       description:
         "What happens to a claim's bucket and user when the claim is deleted: Delete removes them (see deleteObjects); Retain keeps both.",
@@ -132,6 +135,7 @@ export const MinioBucketKind: KindDefinition = {
     { name: 'ACCESS', type: 'string', jsonPath: '.spec.forProvider.access' },
     { name: 'STORE', type: 'string', jsonPath: '.spec.forProvider.store.name' },
     protectedColumn,
+    rotatedColumn,
     policiesColumn,
     ageColumn,
   ],

@@ -2,7 +2,7 @@
 // team writes the store's spec once; every Bucket claim that resolves to this class gets a managed
 // ObjectStore configured from it.
 import { z } from 'zod';
-import { ageColumn, namespaceName, objectName, classPlacement, protectClaims, reclaimPolicy } from './common.ts';
+import { ageColumn, classPlacement, credentialRotation, namespaceName, objectName, protectClaims, reclaimPolicy } from './common.ts';
 import type { KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 import { minioStoreSpec } from './objectstore.ts';
@@ -24,6 +24,7 @@ export const objectStoreClassSchema = z.object({
         .meta({ description: 'Where provisioned stores keep their access keys in the target cluster.' }),
       ...classPlacement.fields,
       protectClaims,
+      credentialRotation: credentialRotation.optional(),
       reclaimPolicy: reclaimPolicy.default('Delete').meta({
         description:
           'What happens when a claim on a store of this class is deleted: Delete removes the managed resource and the target store; Retain keeps both (Released).',

@@ -6,12 +6,14 @@ import {
   ageColumn,
   bindingPhase,
   conditions,
+  credentialsStatus,
   labelSelector,
   localRef,
   namespaceName,
   objectName,
   objectRef,
   readyColumns,
+  rotatedColumn,
   writeConnectionSecretToRef,
   type KubeObject,
 } from './common.ts';
@@ -115,6 +117,7 @@ export const bucketSchema = z.object({
         description:
           'Its class protects it (its managed resource carries label rook.crossplane.io/protected=true): its deletion is refused at admission. A claim protects itself with that label.',
       }),
+      credentials: credentialsStatus,
     })
     .optional(),
 });
@@ -137,6 +140,7 @@ export const BucketKind: KindDefinition = {
     { name: 'CONNECTION-SECRET', type: 'string', jsonPath: '.spec.writeConnectionSecretToRef.name' },
     { name: 'PROVIDER', type: 'string', jsonPath: '.status.providerRef.name' },
     { name: 'PROTECTED', type: 'boolean', jsonPath: '.status.protected' },
+    rotatedColumn,
     { name: 'RESOURCE', type: 'string', jsonPath: '.spec.resourceRef.name', priority: 1 },
     ageColumn,
   ],
@@ -164,6 +168,7 @@ export const bucketAccessSchema = z.object({
       conditions,
       bindingPhase,
       bucket: z.string().optional().meta({ description: 'The bucket this access reaches.' }),
+      credentials: credentialsStatus,
     })
     .optional(),
 });
@@ -185,6 +190,7 @@ export const BucketAccessKind: KindDefinition = {
     { name: 'BUCKET-NAMESPACE', type: 'string', jsonPath: '.spec.bucketRef.namespace' },
     { name: 'BUCKET', type: 'string', jsonPath: '.spec.bucketRef.name' },
     { name: 'MODE', type: 'string', jsonPath: '.spec.mode' },
+    rotatedColumn,
     ageColumn,
   ],
 };

@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import {
   protectClaims,
+  credentialRotation,
+  rotatedColumn,
   ageColumn,
   managedSpec,
   managedStatus,
@@ -107,6 +109,7 @@ export const TenantKind: KindDefinition = {
     { name: 'TARGET-NAMESPACE', type: 'string', jsonPath: '.spec.targetNamespace', priority: 1 },
     { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
     protectedColumn,
+    rotatedColumn,
     policiesColumn,
     ageColumn,
   ],
@@ -117,6 +120,7 @@ export const tenantClassSchema = z.object({
     .extend({
       ...classPlacement.fields,
       protectClaims,
+      credentialRotation: credentialRotation.optional(),
       reclaimPolicy: reclaimPolicy.default('Delete'),
       namespacePrefix: z
         .string()

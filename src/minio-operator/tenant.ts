@@ -8,11 +8,18 @@ import type { Backend } from '../runtime/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { Jobs, Secrets, type ResourceType } from '../runtime/kube/resources.ts';
-import { accessReady, bucketUserCompanions, storeTeardown, userKeys, type BucketUser, type StoreAccess } from '../minio/admin.ts';
+import {
+  bucketUserCompanions,
+  bucketUserRotation,
+  rotatingKeys,
+  storeTeardown,
+  userAccess,
+  type BucketUser,
+  type StoreAccess,
+} from '../minio/admin.ts';
+import type { ConnectionDetails } from '../runtime/managed/types.ts';
 import { externalNameOf } from '../runtime/meta.ts';
-import { ReasonedError } from '../runtime/conditions.ts';
 import type { KindContext } from '../runtime/native/kind.ts';
-import { secretText } from '../runtime/native/credentials.ts';
 import type { NativeKind } from '../runtime/native/kind.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 import { randomKey } from '../runtime/random.ts';
@@ -72,6 +79,8 @@ export function tenantAccess(tenant: Tenant): StoreAccess | undefined {
   };
 }
 
+const ownerOf = (mr: Tenant): string => `${RESOURCE}/${mr.metadata.uid}`;
+
 /** The claim's bucket in its Tenant, and the user that reaches only it (made by a Job where config.env is). */
 function bucketUser(mr: Tenant, name: string, ctx: KindContext): BucketUser | undefined {
   const bucket = mr.spec.bucket;
@@ -84,7 +93,7 @@ function bucketUser(mr: Tenant, name: string, ctx: KindContext): BucketUser | un
     bucket: bucket.name,
     access: bucket.access ?? 'ReadWrite',
     ownsBucket: true,
-    keys: userKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+    ...rotatingKeys(ctx, ownerOf(mr)),
   };
 }
 
@@ -147,16 +156,23 @@ export const minioTenant: NativeKind<Tenant> = {
 
   fixedAtCreation: ['.spec.configuration', '.spec.requestAutoCert'],
 
-  async inspect({ mr, observed, companions }) {
+  // Only a bucket user's keys rotate: the root user lives in config.env, which the Tenant's pods read when they start.
+  rotation: bucketUserRotation(bucketUser, ownerOf, (mr: Tenant) =>
+    mr.spec.bucket
+      ? undefined
+      : 'this Tenant has no bucket user, and provider-rook does not rotate its root user (kept in config.env in the target, read by its pods when they start). Claims get a bucket user, whose keys rotate',
+  ),
+
+  async inspect({ mr, observed, companions, credentials }) {
     const { name, namespace } = observed.metadata;
     const status = (observed.status ?? {}) as { currentState?: string; healthStatus?: string; availableReplicas?: number };
     const endpoint = tenantEndpoint(mr, namespace!);
     const tenantReady = status.currentState === 'Initialized' && status.healthStatus === 'green';
     // The root user stays in the target: what an app gets is the bucket's own user, from its Secret (companions[1]).
     const bucket = mr.spec.bucket;
-    const access = bucket ? accessReady(companions[2], { bucket: bucket.name, namespace: namespace! }) : { ready: true };
-    if (access.failed) throw new ReasonedError(Reasons.BucketAccessFailed, access.failed);
-    const user = secretText((companions[1] as { data?: Record<string, string> } | undefined)?.data);
+    const access: { ready: boolean; message?: string; rotating?: string; connectionDetails?: ConnectionDetails } = bucket
+      ? userAccess(companions[2], companions[1], { bucket: bucket.name, namespace: namespace!, endpoint }, credentials)
+      : { ready: true, connectionDetails: s3ConnectionDetails({ endpoint }) };
     const ready = tenantReady && access.ready;
     const state = status.currentState && KNOWN_STATES.has(status.currentState) ? status.currentState : undefined;
     return {
@@ -167,7 +183,8 @@ export const minioTenant: NativeKind<Tenant> = {
           (state === 'Initialized'
             ? ` (health ${status.healthStatus === 'yellow' || status.healthStatus === 'red' ? status.healthStatus : 'unknown'})`
             : ''),
-      connectionDetails: s3ConnectionDetails({ endpoint, accessKey: user.accessKey, secretKey: user.secretKey, bucket: bucket?.name }),
+      ...(access.rotating ? { rotating: access.rotating } : {}),
+      connectionDetails: access.connectionDetails,
       atProvider: withoutNulls({
         namespace,
         name,
@@ -183,7 +200,7 @@ export const minioTenant: NativeKind<Tenant> = {
 /** A claim's Tenant, from its class: in a namespace of its own, so no two Tenants ever share one. */
 export function configureTenant(claim: Claim, cls: TenantClass, name: string): Tenant {
   refuseUnlessAllowed({ ...cls, kind: kinds.TenantClass.kind }, claim);
-  const { pools, image, requestAutoCert, clusterDomain, reclaimPolicy, namespacePrefix } = cls.spec;
+  const { pools, image, requestAutoCert, clusterDomain, reclaimPolicy, namespacePrefix, credentialRotation } = cls.spec;
   return {
     apiVersion: kinds.Tenant.apiVersion,
     kind: kinds.Tenant.kind,
@@ -193,6 +210,7 @@ export function configureTenant(claim: Claim, cls: TenantClass, name: string): T
       targetNamespace: `${namespacePrefix}${name}`.slice(0, 63).replace(/-+$/, ''),
       // The claim gets a bucket of the Tenant and a user of its own, never its root user.
       bucket: { name: bucketNameFor(claim), access: 'ReadWrite' },
+      ...(credentialRotation ? { credentialRotation } : {}),
       reclaimPolicy,
       writeConnectionSecretToRef: { name },
     },

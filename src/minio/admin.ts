@@ -5,7 +5,13 @@
 // shared-store bucket use it.
 import { createHash } from 'node:crypto';
 import { Jobs, Secrets } from '../runtime/kube/resources.ts';
-import type { Companion, KindContext, TargetObject, Teardown } from '../runtime/native/kind.ts';
+import { ReasonedError } from '../runtime/conditions.ts';
+import type { ConnectionDetails } from '../runtime/managed/types.ts';
+import { secretText } from '../runtime/native/credentials.ts';
+import type { Companion, KindContext, Rotation, TargetObject, Teardown } from '../runtime/native/kind.ts';
+import type { CredentialsView } from '../runtime/native/rotation.ts';
+import { Reasons } from '../runtime/reasons.ts';
+import { s3ConnectionDetails } from '../s3/details.ts';
 
 export type AccessMode = 'ReadWrite' | 'ReadOnly' | 'WriteOnly';
 
@@ -37,6 +43,8 @@ export interface BucketUser {
   /** The bucket is this user's to make and, on deletion, to remove; a grant's user only reaches one that exists. */
   ownsBucket: boolean;
   keys: { accessKey: string; secretKey: string };
+  /** Access keys of earlier generations not yet removed (rotation): a revoke removes them too. */
+  older?: string[];
   /** The user's Secret in the target (default <base>-user). */
   userSecret?: string;
   image?: string;
@@ -64,12 +72,19 @@ export function policyDocument(bucket: string, access: AccessMode): object {
   };
 }
 
-/** A user's keys, derived for its owner (see KindContext.credential): MinIO users are named by their access key. */
-export function userKeys(ctx: KindContext, owner: string): BucketUser['keys'] {
-  return {
-    accessKey: ctx.credential(`minio-user/${owner}/access-key`, 20),
-    secretKey: ctx.credential(`minio-user/${owner}/secret-key`, 40),
-  };
+/**
+ * A user's keys of one generation (the current one unless named), derived for its owner (see
+ * KindContext.credential): MinIO users are named by their access key, so each generation is a user.
+ */
+export function userKeys(ctx: KindContext, owner: string, generation = ctx.credentials.generation): BucketUser['keys'] {
+  const purpose = generation === 0 ? `minio-user/${owner}` : `minio-user/${owner}/g${generation}`;
+  return { accessKey: ctx.credential(`${purpose}/access-key`, 20), secretKey: ctx.credential(`${purpose}/secret-key`, 40) };
+}
+
+/** The user's current keys, and the access keys of older generations still in the store. */
+export function rotatingKeys(ctx: KindContext, owner: string): Pick<BucketUser, 'keys' | 'older'> {
+  const older = ctx.credentials.outstanding.map((g) => userKeys(ctx, owner, g).accessKey);
+  return { keys: userKeys(ctx, owner), ...(older.length ? { older } : {}) };
 }
 
 const digest = (value: string): string => createHash('sha256').update(value).digest('hex');
@@ -84,7 +99,10 @@ const CONNECT = `set -eu
 if [ -n "\${ROOT_ENV_FILE:-}" ]; then . "$ROOT_ENV_FILE"; ROOT_USER="$MINIO_ROOT_USER"; ROOT_PASSWORD="$MINIO_ROOT_PASSWORD"; fi
 until mc alias set store "$S3_ENDPOINT" "$ROOT_USER" "$ROOT_PASSWORD" >/dev/null; do sleep 5; done`;
 
+// The user's Secret may be written just after the Job (a rotation): a pod that reads keys other than
+// the Job's fails, and the next one reads them again.
 const GRANT = `${CONNECT}
+[ "$USER_ACCESS_KEY" = "$EXPECTED_ACCESS_KEY" ] || { echo "the user's Secret does not hold this Job's keys yet" >&2; exit 1; }
 if [ "$OWNS_BUCKET" = true ]; then mc mb --ignore-existing "store/$BUCKET"; fi
 # mc before 2023 names these "policy add" and "policy set".
 mc admin policy create store "$POLICY_NAME" /user/policy.json || mc admin policy add store "$POLICY_NAME" /user/policy.json
@@ -94,9 +112,13 @@ mc admin policy attach store "$POLICY_NAME" --user "$USER_ACCESS_KEY" || mc admi
 
 /** Exit status of a revoke that kept a bucket holding objects (a FailJob rule says so, not a failure). */
 export const KEPT_EXIT_CODE = 3;
+// A revoke removes the user and the older generations' users (and their policies); a retire, only those.
 const REVOKE = `${CONNECT}
-if mc admin user info store "$USER_ACCESS_KEY" >/dev/null 2>&1; then mc admin user rm store "$USER_ACCESS_KEY"; fi
-if mc admin policy info store "$POLICY_NAME" >/dev/null 2>&1; then mc admin policy rm store "$POLICY_NAME" || mc admin policy remove store "$POLICY_NAME"; fi
+USERS="$OLD_USERS"; if [ "$REMOVE_CURRENT" = true ]; then USERS="$USER_ACCESS_KEY $USERS"; fi
+for key in $USERS; do
+  if mc admin user info store "$key" >/dev/null 2>&1; then mc admin user rm store "$key"; fi
+  if mc admin policy info store "provider-rook-$key" >/dev/null 2>&1; then mc admin policy rm store "provider-rook-$key" || mc admin policy remove store "provider-rook-$key"; fi
+done
 if [ "$OWNS_BUCKET" = true ] && mc stat "store/$BUCKET" >/dev/null 2>&1; then
   if [ "$DELETE_OBJECTS" = true ]; then mc rb --force "store/$BUCKET"
   elif [ -n "$(mc ls "store/$BUCKET" | head -n 1)" ]; then echo "bucket $BUCKET still holds objects" >/dev/termination-log; exit ${KEPT_EXIT_CODE}
@@ -118,7 +140,9 @@ export function userSecret(u: BucketUser): TargetObject {
   };
 }
 
-function job(u: BucketUser, name: string, action: 'grant' | 'revoke', deleteObjects = false): TargetObject {
+type Action = 'grant' | 'revoke' | 'retire';
+
+function job(u: BucketUser, name: string, action: Action, deleteObjects = false, old = u.older ?? []): TargetObject {
   const labels = { [LABEL_ADMIN]: action };
   const fromUser = (key: string) => ({ valueFrom: { secretKeyRef: { name: userSecretName(u), key } } });
   const root =
@@ -143,6 +167,8 @@ function job(u: BucketUser, name: string, action: 'grant' | 'revoke', deleteObje
       backoffLimit: 6,
       // A revoke that cannot reach its store says so sooner; deletion waits for it.
       activeDeadlineSeconds: action === 'grant' ? 1800 : 600,
+      // A retire's outcome is read once and recorded on the resource; nothing needs it after that.
+      ...(action === 'retire' ? { ttlSecondsAfterFinished: 3600 } : {}),
       ...(action === 'revoke'
         ? {
             podFailurePolicy: {
@@ -166,7 +192,14 @@ function job(u: BucketUser, name: string, action: 'grant' | 'revoke', deleteObje
                 { name: 'MC_CONFIG_DIR', value: '/home/mc' },
                 { name: 'S3_ENDPOINT', value: u.endpoint },
                 { name: 'BUCKET', value: u.bucket },
-                { name: 'OWNS_BUCKET', value: String(u.ownsBucket) },
+                { name: 'OWNS_BUCKET', value: String(action !== 'retire' && u.ownsBucket) },
+                // A grant's name digests its spec: what a revoke or retire alone reads stays out of it.
+                ...(action === 'grant'
+                  ? [{ name: 'EXPECTED_ACCESS_KEY', value: u.keys.accessKey }]
+                  : [
+                      { name: 'REMOVE_CURRENT', value: String(action === 'revoke') },
+                      { name: 'OLD_USERS', value: old.join(' ') },
+                    ]),
                 { name: 'DELETE_OBJECTS', value: String(deleteObjects) },
                 { name: 'POLICY_NAME', value: policyName(u) },
                 { name: 'USER_ACCESS_KEY', ...fromUser('accessKey') },
@@ -244,6 +277,28 @@ export function revokeTeardown(u: BucketUser, deleteObjects: boolean): Teardown 
   };
 }
 
+/** Removing the users of older generations whose grace period ended (`due`, their access keys), and nothing else. */
+export function retireUsers(u: BucketUser, due: { generation: number; accessKey: string }[]): ReturnType<Rotation<unknown>['retire']> {
+  const last = Math.max(...due.map((d) => d.generation));
+  const name = named(u.base, `retire-${last}`);
+  const keys = due.map((d) => d.accessKey);
+  return {
+    object: {
+      type: Jobs,
+      name,
+      namespace: u.namespace,
+      purpose: 'Job removing old keys',
+      build: () => job(u, name, 'retire', false, keys),
+    },
+    outcome(observed: TargetObject) {
+      const state = jobState(observed);
+      if (state.complete) return { done: true };
+      if (state.failed) return { failed: `Job ${u.namespace}/${name} ${state.failed.message}` };
+      return { done: false, message: `waiting for Job ${u.namespace}/${name} to remove the keys of generation ${last} and older` };
+    },
+  };
+}
+
 interface JobStatus {
   conditions?: { type: string; status: string; reason?: string; message?: string }[];
 }
@@ -276,4 +331,45 @@ export function accessReady(
   const where = `Job ${u.namespace}/${job?.metadata.name ?? '(not made yet)'}`;
   if (state.failed) return { ready: false, failed: `${where} could not make bucket ${u.bucket} and its user: ${state.failed.message}` };
   return { ready: false, message: `waiting for ${where} to make bucket ${u.bucket} and its user` };
+}
+
+/** How a kind with a bucket user rotates its keys; `cannotRotate` says when a resource has no user to rotate. */
+export function bucketUserRotation<MR>(
+  user: (mr: MR, name: string, ctx: KindContext) => BucketUser | undefined,
+  owner: (mr: MR) => string,
+  cannotRotate?: (mr: MR) => string | undefined,
+): Rotation<MR> {
+  return {
+    retire(mr, name, ctx) {
+      const due = ctx.credentials.due.map((generation) => ({ generation, accessKey: userKeys(ctx, owner(mr), generation).accessKey }));
+      return retireUsers(user(mr, name, ctx)!, due);
+    },
+    ...(cannotRotate ? { cannotRotate } : {}),
+  };
+}
+
+/**
+ * What an app gets of a bucket user: its keys, once its access Job made them. While new keys are
+ * made beside older ones that still work (a rotation), nothing: the Secret keeps the older ones.
+ */
+export function userAccess(
+  job: TargetObject | undefined,
+  secret: TargetObject | undefined,
+  where: { bucket: string; namespace: string; endpoint: string },
+  credentials: CredentialsView,
+): { ready: boolean; message?: string; rotating?: string; connectionDetails?: ConnectionDetails } {
+  const access = accessReady(job, where);
+  if (access.failed) throw new ReasonedError(Reasons.BucketAccessFailed, access.failed);
+  if (!access.ready && credentials.outstanding.length) return { ready: true, rotating: access.message };
+  const keys = secretText((secret as { data?: Record<string, string> } | undefined)?.data);
+  return {
+    ready: access.ready,
+    ...(access.message ? { message: access.message } : {}),
+    connectionDetails: s3ConnectionDetails({
+      endpoint: where.endpoint,
+      accessKey: keys.accessKey,
+      secretKey: keys.secretKey,
+      bucket: where.bucket,
+    }),
+  };
 }

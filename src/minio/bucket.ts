@@ -18,11 +18,22 @@ import { Jobs, Secrets } from '../runtime/kube/resources.ts';
 import { secretText } from '../runtime/native/credentials.ts';
 import type { KindContext, NativeKind } from '../runtime/native/kind.ts';
 import { Reasons } from '../runtime/reasons.ts';
-import { s3ConnectionDetails } from '../s3/details.ts';
 import { bucketNameFor } from '../s3/names.ts';
-import { accessJob, accessReady, LABEL_ADMIN, revokeTeardown, userKeys, userSecret, type BucketUser, type StoreAccess } from './admin.ts';
+import {
+  accessJob,
+  bucketUserRotation,
+  LABEL_ADMIN,
+  revokeTeardown,
+  rotatingKeys,
+  userAccess,
+  userSecret,
+  type BucketUser,
+  type StoreAccess,
+} from './admin.ts';
 
 const RESOURCE = 'miniobuckets.minio.crossplane.io';
+
+const ownerOf = (mr: MinioBucket): string => `${RESOURCE}/${mr.metadata.uid}`;
 
 function bucketUser(mr: MinioBucket, name: string, ctx: KindContext): BucketUser {
   const f = mr.spec.forProvider;
@@ -35,7 +46,7 @@ function bucketUser(mr: MinioBucket, name: string, ctx: KindContext): BucketUser
     bucket: f.bucketName,
     access: f.access ?? 'ReadWrite',
     ownsBucket: f.ownsBucket ?? true,
-    keys: userKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+    ...rotatingKeys(ctx, ownerOf(mr)),
     ...(f.image ? { image: f.image } : {}),
   };
 }
@@ -47,23 +58,14 @@ export const minioBucketKind: NativeKind<MinioBucket> = {
   companions: (mr, name, ctx) => [accessJob(bucketUser(mr, name, ctx))],
   companionTypes: [Jobs],
   teardown: (mr, name, ctx) => revokeTeardown(bucketUser(mr, name, ctx), mr.spec.forProvider.deleteObjects ?? false),
+  rotation: bucketUserRotation(bucketUser, ownerOf),
 
-  async inspect({ mr, observed, companions }) {
+  async inspect({ mr, observed, companions, credentials }) {
     const f = mr.spec.forProvider;
-    const access = accessReady(companions[0], { bucket: f.bucketName, namespace: mr.spec.targetNamespace });
-    if (access.failed) throw new ReasonedError(Reasons.BucketAccessFailed, access.failed);
-    const keys = secretText((observed as { data?: Record<string, string> }).data);
-    return {
-      ready: access.ready,
-      message: access.message,
-      connectionDetails: s3ConnectionDetails({
-        endpoint: f.store.endpoint,
-        accessKey: keys.accessKey,
-        secretKey: keys.secretKey,
-        bucket: f.bucketName,
-      }),
-      atProvider: { bucket: f.bucketName, endpoint: f.store.endpoint, ...(keys.accessKey ? { user: keys.accessKey } : {}) },
-    };
+    const where = { bucket: f.bucketName, namespace: mr.spec.targetNamespace, endpoint: f.store.endpoint };
+    const access = userAccess(companions[0], observed, where, credentials);
+    const user = secretText((observed as { data?: Record<string, string> }).data).accessKey;
+    return { ...access, atProvider: { bucket: f.bucketName, endpoint: f.store.endpoint, ...(user ? { user } : {}) } };
   },
 };
 
@@ -97,7 +99,7 @@ export function sharedStore(lookup: Lookup, namespace: string, ref: MinioBucketC
 
 export function configureMinioBucket(claim: Claim, cls: MinioBucketClass, name: string, lookup: Lookup): MinioBucket {
   refuseUnlessAllowed({ ...cls, kind: kinds.MinioBucketClass.kind }, claim);
-  const { store, reclaimPolicy, deleteObjects, image } = cls.spec;
+  const { store, reclaimPolicy, deleteObjects, image, credentialRotation } = cls.spec;
   const access = sharedStore(lookup, cls.metadata.namespace!, store, `MinioBucketClass ${cls.metadata.namespace}/${cls.metadata.name}`);
   return {
     apiVersion: kinds.MinioBucket.apiVersion,
@@ -115,6 +117,7 @@ export function configureMinioBucket(claim: Claim, cls: MinioBucketClass, name: 
       // The bucket lives where its store does.
       providerRef: access.providerRef,
       targetNamespace: access.namespace,
+      ...(credentialRotation ? { credentialRotation } : {}),
       reclaimPolicy,
       writeConnectionSecretToRef: { name },
     },
@@ -158,8 +161,9 @@ function grantIn(
       },
       providerRef: store.providerRef,
       targetNamespace: store.namespace,
-      // Deleting a grant revokes its user; the bucket is its owner's.
+      // Deleting a grant revokes its user; the bucket is its owner's, and so are its keys' rotation settings.
       reclaimPolicy: 'Delete',
+      ...(bucket.spec.credentialRotation ? { credentialRotation: bucket.spec.credentialRotation } : {}),
       writeConnectionSecretToRef: { name },
     },
   };

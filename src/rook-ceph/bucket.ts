@@ -58,6 +58,9 @@ export const cephBucket: NativeKind<CephBucket> = {
   resource: 'cephbuckets.ceph.rook.crossplane.io',
   target: ObjectBucketClaims,
   operator: rookCephOperator,
+  // Rook's bucket provisioner makes the claim's Ceph user and keys once, and rotates nothing.
+  cannotRotate:
+    "Rook makes an ObjectBucketClaim's keys (a Ceph user of its own) when it provisions the bucket and cannot rotate them; for new keys, make a new claim",
 
   desired(mr, name) {
     const { storageClassName, bucketName, additionalConfig } = mr.spec.forProvider;

@@ -9,11 +9,18 @@ import type { Backend } from '../runtime/backend.ts';
 import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../runtime/native/kind.ts';
 import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
-import { accessReady, bucketUserCompanions, storeTeardown, userKeys, type BucketUser, type StoreAccess } from '../minio/admin.ts';
+import {
+  bucketUserCompanions,
+  bucketUserRotation,
+  rotatingKeys,
+  storeTeardown,
+  userAccess,
+  type BucketUser,
+  type StoreAccess,
+} from '../minio/admin.ts';
+import type { ConnectionDetails } from '../runtime/managed/types.ts';
 import { externalNameOf } from '../runtime/meta.ts';
-import { ReasonedError } from '../runtime/conditions.ts';
 import type { KindContext } from '../runtime/native/kind.ts';
-import { secretText } from '../runtime/native/credentials.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { randomKey } from '../runtime/random.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
@@ -57,6 +64,8 @@ export function endpointOf(name: string, namespace: string, clusterDomain?: stri
 
 const RESOURCE = 'objectstores.minio.rook.crossplane.io';
 
+const ownerOf = (mr: ObjectStore): string => `${RESOURCE}/${mr.metadata.uid}`;
+
 /** The claim's bucket in its store, and the user that reaches only it (made by a Job where the root keys are). */
 function bucketUser(mr: ObjectStore, name: string, ctx: KindContext): BucketUser | undefined {
   const bucket = mr.spec.bucket;
@@ -70,7 +79,7 @@ function bucketUser(mr: ObjectStore, name: string, ctx: KindContext): BucketUser
     bucket: bucket.name,
     access: bucket.access ?? 'ReadWrite',
     ownsBucket: true,
-    keys: userKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+    ...rotatingKeys(ctx, ownerOf(mr)),
   };
 }
 
@@ -183,6 +192,13 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     return user && storeTeardown(user, mr.spec.bucket?.deleteObjects ?? false);
   },
 
+  // Only a bucket user's keys rotate: the operator reads the root keys once, when it makes the StatefulSet.
+  rotation: bucketUserRotation(bucketUser, ownerOf, (mr: ObjectStore) =>
+    mr.spec.bucket
+      ? undefined
+      : 'this store has no bucket user, and its root keys cannot rotate: the Rook MinIO operator reads them once, when it makes the store, and they never leave the target. Claims get a bucket user, whose keys rotate',
+  ),
+
   // The operator builds a store's StatefulSet once and never updates it.
   fixedAtCreation: ['.spec.scope', '.spec.annotations', '.spec.credentials', '.spec.clusterDomain'],
 
@@ -196,7 +212,7 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
   // which the garbage collector cannot map: they would outlive the store.
   dependents: [StatefulSets, Services].map((type) => ({ type, labelSelector: (store) => `app=minio,objectstore=${store.metadata.name}` })),
 
-  async inspect({ read, mr, observed, companions, signal }) {
+  async inspect({ read, mr, observed, companions, credentials, signal }) {
     const { name, namespace } = observed.metadata;
     const endpoint = endpointOf(name, namespace!, mr.spec.forProvider.clusterDomain);
     // The store's own size (an observed-only import may differ from the spec): what its operator runs.
@@ -208,13 +224,17 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     // The root keys stay in the target: what an app gets is the bucket's own user, from its Secret (companions[2]).
     const bucket = mr.spec.bucket;
     const access = bucket
-      ? accessReady(companions[3], { bucket: bucket.name, namespace: companions[3]?.metadata.namespace ?? namespace! })
-      : { ready: true };
-    if (access.failed) throw new ReasonedError(Reasons.BucketAccessFailed, access.failed);
-    const user = secretText((companions[2] as { data?: Record<string, string> } | undefined)?.data);
+      ? userAccess(
+          companions[3],
+          companions[2],
+          { bucket: bucket.name, namespace: companions[3]?.metadata.namespace ?? namespace!, endpoint },
+          credentials,
+        )
+      : { ready: true, connectionDetails: s3ConnectionDetails({ endpoint }) };
     const ready = storeReady && access.ready;
-    const connectionDetails = s3ConnectionDetails({ endpoint, accessKey: user.accessKey, secretKey: user.secretKey, bucket: bucket?.name });
+    const { connectionDetails, rotating } = access as { connectionDetails?: ConnectionDetails; rotating?: string };
     return {
+      ...(rotating ? { rotating } : {}),
       ready,
       message: !sts
         ? `waiting for the MinIO operator to create StatefulSet ${namespace}/${name}`

@@ -140,6 +140,16 @@ export const Reasons = {
   GrantsNotSupported: 'GrantsNotSupported',
   /** Event: a BucketAccess's user was revoked (its managed resource deleted). */
   RevokedAccess: 'RevokedAccess',
+  /** CredentialsRotated=True: the keys of the generation the message names are in use (and when the previous ones go). */
+  Rotated: 'Rotated',
+  /** CredentialsRotated=False: new keys are being made; the connection Secret keeps the current ones until they work. */
+  Rotating: 'Rotating',
+  /** CredentialsRotated=False: a rotation was asked of keys this backend cannot rotate (the message says why). */
+  RotationNotSupported: 'RotationNotSupported',
+  /** The rotation settings or provider-rook's record of the keys in use cannot be read (the message names which). */
+  InvalidRotationSettings: 'InvalidRotationSettings',
+  /** The Job removing keys whose grace period ended failed (the message has the Job's own words); they still work. */
+  RotationFailed: 'RotationFailed',
   /** A bucket user's access Job failed (the message has the Job's own words). */
   BucketAccessFailed: 'BucketAccessFailed',
   /** Event: a target namespace provider-rook made was kept (something else lives there; the message says what). */

@@ -224,6 +224,7 @@ describe('MinIO Operator: inspect', () => {
         mr: m,
         observed,
         companions: [roots, ...(m.spec.bucket ? [user, j ?? complete] : [])] as (TargetObject | undefined)[],
+        credentials: { generation: 0, outstanding: [], due: [] },
         signal: new AbortController().signal,
       }),
     ).toEqual(want);

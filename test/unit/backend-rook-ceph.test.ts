@@ -209,6 +209,7 @@ describe('Rook Ceph: inspect', () => {
         mr: bucket(),
         observed,
         companions: [],
+        credentials: { generation: 0, outstanding: [], due: [] },
         signal: new AbortController().signal,
       }),
     ).toEqual(want);

@@ -274,6 +274,7 @@ describe('Rook MinIO: inspect', () => {
       mr,
       observed,
       companions: [root, undefined, ...(mr.spec.bucket ? [user, j] : [])] as (TargetObject | undefined)[],
+      credentials: { generation: 0, outstanding: [], due: [] },
       signal: new AbortController().signal,
     });
   it.each(cases)('$name', async ({ mr, objects, job: j, want }) => {

@@ -18,7 +18,7 @@ import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Cache, type Claim } from './claim.ts';
 import { releaseClaim } from './release.ts';
 import { copyConnectionSecret } from './connection.ts';
-import { binding, claimFailed, RECHECK_MS, writeClaimStatus, type ClaimWriter } from './status.ts';
+import { binding, claimFailed, forwardRotationRequest, RECHECK_MS, rotationOf, writeClaimStatus, type ClaimWriter } from './status.ts';
 
 export type AccessMode = 'ReadWrite' | 'ReadOnly' | 'WriteOnly';
 
@@ -109,6 +109,7 @@ export class AccessReconciler implements Reconciler {
       );
     }
     const granted = await this.ensureGranted(access, grantor, bucketRef, signal);
+    await forwardRotationRequest(this.o.client, grantor.grants, access, granted, signal);
     const ready = granted.status?.conditions?.find((c) => c.type === 'Ready');
     const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;
     if (ready?.status !== 'True' || !(await copyConnectionSecret(this.o, access, granted, grantor.grants.kind, signal))) {
@@ -124,7 +125,7 @@ export class AccessReconciler implements Reconciler {
       );
       return requeueAfter(RECHECK_MS);
     }
-    await writeClaimStatus(this.writer, access, cached, signal, Ready.available(), Synced.success(), 'Bound');
+    await writeClaimStatus(this.writer, access, cached, signal, Ready.available(), Synced.success(), 'Bound', rotationOf(granted));
     await this.markBucket(access, signal);
     return done();
   }

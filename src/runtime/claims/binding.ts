@@ -30,7 +30,17 @@ import {
 import { classNotFound, importNotAllowed, portableClassNotFound, resourceNotReserved, unsupportedClass } from './refusals.ts';
 import { releaseClaim } from './release.ts';
 import { copyConnectionSecret, type Copier } from './connection.ts';
-import { binding, claimFailed, RECHECK_MS, writeClaimStatus, type ClaimWriter, type Cond, type Mirrored } from './status.ts';
+import {
+  binding,
+  claimFailed,
+  forwardRotationRequest,
+  RECHECK_MS,
+  rotationOf,
+  writeClaimStatus,
+  type ClaimWriter,
+  type Cond,
+  type Mirrored,
+} from './status.ts';
 
 export { FINALIZER_CLAIM, type Cache };
 
@@ -101,6 +111,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     if (mr.metadata.ownerReferences?.some((r) => r.controller)) {
       throw new ReasonedError(Reasons.ManagedResourceConflict, `refusing to bind to ${where}: it is controlled by another resource`);
     }
+    await forwardRotationRequest(this.o.client, this.o.managed.type, claim, mr, signal);
     const phase = mr.status?.bindingPhase;
     if (phase === 'Released') {
       throw new ReasonedError(Reasons.ManagedResourceReleased, `${where} was released by an earlier claim and cannot be bound again`);
@@ -290,18 +301,23 @@ function mirrored(mr: ManagedResource, claim: Claim): Mirrored {
     };
   // Its class's protection, as its resource carries it (the claim's own label is judged on the claim itself).
   const isProtected = mr.metadata.labels?.[LABEL_PROTECTED] === 'true';
+  const rotation = rotationOf(mr);
   return {
     ...(isProtected ? { protected: true } : {}),
-    conditions: scheduled
-      ? [
-          {
-            type: 'Scheduled',
-            status: scheduled.status,
-            reason: scheduled.reason,
-            ...(scheduled.message ? { message: scheduled.message } : {}),
-          },
-        ]
-      : [],
+    ...(rotation.credentials ? { credentials: rotation.credentials } : {}),
+    conditions: [
+      ...(scheduled
+        ? [
+            {
+              type: 'Scheduled',
+              status: scheduled.status,
+              reason: scheduled.reason,
+              ...(scheduled.message ? { message: scheduled.message } : {}),
+            },
+          ]
+        : []),
+      ...rotation.conditions,
+    ],
     ...(mr.spec.providerRef?.name ? { providerRef: { name: mr.spec.providerRef.name } } : {}),
   };
 }

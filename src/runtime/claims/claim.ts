@@ -40,6 +40,8 @@ export interface Claim extends KubeObjectLike {
     bindingPhase?: 'Unbindable' | 'Unbound' | 'Bound' | 'Released';
     providerRef?: { name: string };
     protected?: boolean;
+    /** Its keys' rotation, mirrored from its resource. */
+    credentials?: Record<string, unknown>;
   };
 }
 

@@ -9,6 +9,8 @@ import type { ResourceType } from '../kube/resources.ts';
 import { Reasons } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Result } from '../result.ts';
 import { NOT_SCHEDULED, type Claim } from './claim.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../meta.ts';
 
 export type Cond = Parameters<typeof setCondition>[1];
 
@@ -24,6 +26,37 @@ export interface Mirrored {
   providerRef?: { name: string };
   /** Its class protects it: its resource carries the protection label, so admission refuses its deletion. */
   protected?: boolean;
+  /** Its keys' rotation, as its resource records it. */
+  credentials?: Record<string, unknown>;
+}
+
+/** What a claim shows of its keys: its resource's CredentialsRotated condition and status.credentials. */
+export function rotationOf(mr: ManagedResource): Pick<Mirrored, 'conditions' | 'credentials'> {
+  const c = mr.status?.conditions?.find((x) => x.type === CONDITION_ROTATED);
+  const credentials = mr.status?.credentials as Record<string, unknown> | undefined;
+  return {
+    conditions: c ? [{ type: c.type, status: c.status, reason: c.reason, ...(c.message ? { message: c.message } : {}) }] : [],
+    ...(credentials ? { credentials } : {}),
+  };
+}
+
+/** A claim's request to rotate its keys goes to its managed resource, which answers it. */
+export async function forwardRotationRequest(
+  client: Client,
+  type: ResourceType,
+  claim: Claim,
+  mr: ManagedResource,
+  signal: AbortSignal,
+): Promise<void> {
+  const want = claim.metadata.annotations?.[ANNOTATION_ROTATE];
+  if (want === undefined || mr.metadata.annotations?.[ANNOTATION_ROTATE] === want) return;
+  await client.mergePatch(
+    type,
+    mr.metadata.name,
+    mr.metadata.namespace,
+    { metadata: { annotations: { [ANNOTATION_ROTATE]: want } } },
+    signal,
+  );
 }
 
 /** Where a claim reconciler writes. */
@@ -44,13 +77,27 @@ export async function writeClaimStatus(
   phase?: 'Unbound' | 'Bound',
   also: Cond[] | Mirrored = [],
 ): Promise<void> {
-  const { conditions: extra, providerRef, protected: isProtected } = Array.isArray(also) ? { conditions: also } : (also as Mirrored);
+  const {
+    conditions: extra,
+    providerRef,
+    protected: isProtected,
+    credentials,
+  } = Array.isArray(also) ? { conditions: also } : (also as Mirrored);
   let conditions = claim.status?.conditions;
   for (const c of [ready, synced, ...extra]) conditions = setCondition(conditions, { ...c, observedGeneration: claim.metadata.generation });
-  const { protected: _was, ...rest } = claim.status ?? {};
+  const { protected: _was, credentials: had, ...rest } = claim.status ?? {};
   // Mirrored protection is exact: it goes when it is lifted (a claim failing to bind keeps what it had).
   const protection = Array.isArray(also) ? (claim.status?.protected ? { protected: true } : {}) : isProtected ? { protected: true } : {};
-  claim.status = { ...rest, conditions, ...(phase ? { bindingPhase: phase } : {}), ...(providerRef ? { providerRef } : {}), ...protection };
+  // Rotation is mirrored whenever the resource is read (a failing pass keeps what the claim had).
+  const keys = Array.isArray(also) ? had : credentials;
+  claim.status = {
+    ...rest,
+    conditions,
+    ...(phase ? { bindingPhase: phase } : {}),
+    ...(providerRef ? { providerRef } : {}),
+    ...protection,
+    ...(keys ? { credentials: keys } : {}),
+  };
   if (sameJson(claim.status, cached.status ?? {})) return;
   await w.client.updateStatus(w.claims, claim, signal);
 }

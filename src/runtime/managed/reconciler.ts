@@ -114,9 +114,9 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     }
   }
 
-  private poll(): Result {
+  private poll(recheckAfterMs?: number): Result {
     const jitter = (Math.random() * 2 - 1) * this.o.pollJitterMs;
-    return requeueAfter(this.o.pollIntervalMs + jitter);
+    return requeueAfter(Math.min(this.o.pollIntervalMs + jitter, recheckAfterMs ?? Infinity));
   }
 
   private setConditions(mr: MR, ...conds: Parameters<typeof setCondition>[1][]): void {
@@ -297,7 +297,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       this.lastUpToDate.set(mr.metadata.uid ?? '', this.o.now().getTime());
       this.setConditions(mr, Synced.success());
       await this.writeStatus(mr, cached, signal);
-      return this.poll();
+      return this.poll(observation.recheckAfterMs);
     }
     return this.repair(mr, cached, external, observation, signal);
   }
@@ -380,7 +380,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     );
     this.setConditions(mr, Synced.success());
     await this.writeStatus(mr, cached, signal);
-    return this.poll();
+    return this.poll(observation.recheckAfterMs);
   }
 
   private async publish(mr: MR, details: ConnectionDetails | undefined, signal: AbortSignal): Promise<void> {

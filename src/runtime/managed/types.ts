@@ -39,6 +39,8 @@ export interface ExternalObservation {
   diff?: string;
   /** Annotations the managed resource should carry (e.g. what proves its external resource); the reconciler persists them. */
   annotations?: Record<string, string>;
+  /** Look again no later than this (e.g. when a grace period ends), even if the poll interval is longer. */
+  recheckAfterMs?: number;
 }
 
 export interface ExternalCreation {

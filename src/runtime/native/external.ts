@@ -5,8 +5,6 @@
 import { ReasonedError } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { isNotFound } from '../kube/errors.ts';
-import type { ResourceType } from '../kube/resources.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
 import {
   reclaimPolicyOf,
@@ -20,7 +18,17 @@ import {
 import { deleteDependents, deleteIfOurs } from './deletion.ts';
 import { policyOf } from '../managed/policies.ts';
 import { retain, tearDown, type TeardownAccess } from './teardown.ts';
-import { checkedExternalName, importRequested, recordInspection, withoutMetadata } from './observation.ts';
+import {
+  checkedExternalName,
+  importRequested,
+  recordInspection,
+  refuseMovedIdentity,
+  refuseUnappliableImport,
+  uidRecord,
+  withoutMetadata,
+} from './observation.ts';
+import { planFor, retireWork, retirement, settleRotation } from './retirement.ts';
+import type { RotationPlan } from './rotation.ts';
 import {
   describeRef,
   diffFields,
@@ -43,8 +51,11 @@ import {
 } from './ownership.ts';
 import { Reasons } from '../reasons.ts';
 
-/** What kinds may ask of the runtime: credentials derived from the ownership key. */
-export const kindContext = (marks: OwnershipMarks): KindContext => ({ credential: (purpose, length) => marks.credential(purpose, length) });
+/** What kinds may ask of the runtime: credentials derived from the ownership key, and which generation of rotating keys to use. */
+export const kindContext = (marks: OwnershipMarks, plan?: RotationPlan): KindContext => ({
+  credential: (purpose, length) => marks.credential(purpose, length),
+  credentials: plan?.view ?? { generation: 0, outstanding: [], due: [] },
+});
 
 export function ownerOf(resource: string, mr: ManagedResource): Owner {
   return {
@@ -73,6 +84,8 @@ export interface NativeExternalOptions {
   prerequisite?: (signal: AbortSignal) => Promise<void>;
   /** Says what we decided not to delete, and why. */
   recorder?: EventRecorder;
+  /** The clock rotation reads (tests move it). */
+  now?: () => number;
 }
 
 export class NativeExternal<MR extends ManagedResource> implements ExternalClient<MR> {
@@ -81,7 +94,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   private readonly marks: OwnershipMarks;
   private readonly opts: NativeExternalOptions;
   private readonly read: ObjectReader;
-  private readonly ctx: KindContext;
+  private readonly now: () => number;
 
   constructor(kind: NativeKind<MR>, client: KubeClient, marks: OwnershipMarks, opts: NativeExternalOptions = {}) {
     this.kind = kind;
@@ -89,7 +102,12 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     this.marks = marks;
     this.opts = opts;
     this.read = opts.reader ?? client;
-    this.ctx = kindContext(marks);
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The kind's context for this resource now: `mayRotate` false where nothing may be written (observe-only, deletion). */
+  private ctx(mr: MR, mayRotate = false): KindContext {
+    return kindContext(this.marks, planFor(this.kind, mr, this.now(), mayRotate));
   }
 
   private teardownAccess(mr: MR): TeardownAccess {
@@ -145,10 +163,10 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   async observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation> {
     const name = checkedExternalName(mr);
     const owner = this.owner(mr);
-    const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name, this.ctx).metadata.namespace };
+    const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name, this.ctx(mr)).metadata.namespace };
     const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal);
     if (!observed) {
-      if (!isDeleting(mr.metadata)) await this.refuseMovedIdentity(mr, owner, ref, signal);
+      if (!isDeleting(mr.metadata)) await refuseMovedIdentity(this.client, this.marks, this.kind.target, mr, owner, ref, signal);
       return { exists: false, upToDate: false };
     }
     const relation = this.marks.relation(ref.type, observed, owner, this.vouchers(mr));
@@ -160,10 +178,12 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
     // What the user left unset comes from the target, so adopting an object changes nothing else.
     const lateInitialized = (policy.lateInitialize && this.kind.lateInitialize?.(mr, observed)) || false;
-    const companions = await this.checkCompanions(mr, name, observed, relation, signal);
-    if (relation === 'unmarked') this.refuseUnappliableImport(mr, name, observed);
+    const plan = planFor(this.kind, mr, this.now(), policy.update);
+    const ctx = kindContext(this.marks, plan);
+    const companions = await this.checkCompanions(mr, name, observed, relation, ctx, signal);
+    if (relation === 'unmarked') refuseUnappliableImport(this.kind.desired(mr, name, ctx), observed, this.kind.fixedAtCreation);
     // What the managed resource is to persist (late-initialized fields, the proven object's uid), whatever comes next.
-    const settled = { lateInitialized, ...this.uidRecord(mr, ref.type, observed, relation) };
+    const settled = { lateInitialized, ...uidRecord(this.marks, mr, ref.type, observed, relation) };
     if (relation !== 'ours') {
       return {
         exists: true,
@@ -172,7 +192,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
         diff: relation === 'restored' ? 'taking back the object of a restored resource' : 'adopting the existing object (import)',
       };
     }
-    return this.inspectOurs(mr, name, owner, observed, companions, settled, signal);
+    return this.inspectOurs(mr, name, owner, observed, companions, settled, plan, signal);
   }
 
   /**
@@ -180,21 +200,18 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
    * reach it; nothing is adopted or written, and no companion is ours to check.
    */
   private async observeOnly(mr: MR, observed: TargetObject, signal: AbortSignal): Promise<ExternalObservation> {
-    const inspection = await this.kind.inspect({ client: this.client, read: this.read, mr, observed, companions: [], signal });
+    const { client, read } = this;
+    const inspection = await this.kind.inspect({
+      client,
+      read,
+      mr,
+      observed,
+      companions: [],
+      credentials: kindContext(this.marks).credentials,
+      signal,
+    });
     recordInspection(mr, inspection);
     return { exists: true, upToDate: true, connectionDetails: inspection.connectionDetails };
-  }
-
-  /**
-   * The resource names its proven object by uid, so a restore of it from a backup can prove it
-   * again. Not while its marks are unsigned (an upgrade): the record ends the legacy belief, which
-   * its companions and namespace still need until the update signs them.
-   */
-  private uidRecord(mr: MR, type: ResourceType, observed: TargetObject, relation: Relation): Pick<ExternalObservation, 'annotations'> {
-    const proven = (relation === 'ours' || relation === 'restored') && this.marks.signed(type, observed);
-    return proven && observed.metadata.uid && mr.metadata.annotations?.[ANNOTATION_TARGET_UID] !== observed.metadata.uid
-      ? { annotations: { [ANNOTATION_TARGET_UID]: observed.metadata.uid } }
-      : {};
   }
 
   /** Our own object: its drift from what this resource wants, and what the kind reads from it (readiness, connection details). */
@@ -205,9 +222,13 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     observed: TargetObject,
     { found, drift: companionDrift }: Companions,
     settled: Pick<ExternalObservation, 'lateInitialized' | 'annotations'>,
+    plan: RotationPlan,
     signal: AbortSignal,
   ): Promise<ExternalObservation> {
-    const desired = this.marks.mark(this.kind.target, this.kind.desired(mr, name, this.ctx), owner);
+    const ctx = kindContext(this.marks, plan);
+    const desired = this.marks.mark(this.kind.target, this.kind.desired(mr, name, ctx), owner);
+    const trust = (c: Companion, have: TargetObject) => this.trusted(mr, c, have, observed, 'ours');
+    const retiring = await retirement(this.kind, { mr, name, ctx, read: this.read, trust }, signal);
     const drift = [
       ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
       ...diffFields(
@@ -215,13 +236,22 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
         { labels: observed.metadata.labels, annotations: observed.metadata.annotations },
       ).map((p) => `.metadata${p}`),
       ...companionDrift,
+      ...(retiring.drift ? [retiring.drift] : []),
     ];
-    const inspection = await this.kind.inspect({ client: this.client, read: this.read, mr, observed, companions: found, signal });
+    const { client, read } = this;
+    const inspection = await this.kind.inspect({ client, read, mr, observed, companions: found, credentials: ctx.credentials, signal });
     recordInspection(mr, inspection);
     return {
       exists: true,
       upToDate: drift.length === 0,
       ...settled,
+      // The rotation's record (and when to look again) rides with what observing settled.
+      ...settleRotation(this.kind, mr, plan, {
+        ...retiring,
+        pending: inspection.rotating,
+        now: this.now(),
+        annotations: settled.annotations,
+      }),
       connectionDetails: inspection.connectionDetails,
       diff: drift.join(', ') || undefined,
     };
@@ -262,8 +292,15 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return want.metadata.annotations[ANNOTATION_OWNER_PROOF] !== have.metadata.annotations?.[ANNOTATION_OWNER_PROOF];
   }
 
-  private async checkCompanions(mr: MR, name: string, observed: TargetObject, main: Relation, signal: AbortSignal): Promise<Companions> {
-    const wanted = this.kind.companions?.(mr, name, this.ctx) ?? [];
+  private async checkCompanions(
+    mr: MR,
+    name: string,
+    observed: TargetObject,
+    main: Relation,
+    ctx: KindContext,
+    signal: AbortSignal,
+  ): Promise<Companions> {
+    const wanted = this.kind.companions?.(mr, name, ctx) ?? [];
     const found = await Promise.all(wanted.map((c) => this.read.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const drift: string[] = [];
     wanted.forEach((c, i) => {
@@ -287,45 +324,6 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return { found, drift };
   }
 
-  /** Adopting a store must not change what its operator would never apply to it. */
-  private refuseUnappliableImport(mr: MR, name: string, observed: TargetObject): void {
-    const fixed = this.kind.fixedAtCreation ?? [];
-    const changed = diffFields(withoutMetadata(this.kind.desired(mr, name, this.ctx)), withoutMetadata(observed)).filter((p) =>
-      fixed.some((f) => p === f || p.startsWith(`${f}.`) || p.startsWith(`${f}[`)),
-    );
-    if (changed.length === 0) return;
-    throw new ReasonedError(
-      Reasons.ImportMismatch,
-      `cannot adopt ${describeRef({ type: this.kind.target, name, namespace: observed.metadata.namespace })}: ${changed.join(', ')} differ from this resource's spec, ` +
-        'and the operator applies those only when it creates a store. Make the spec match the existing object, or leave those fields unset to take them from it',
-    );
-  }
-
-  /** Identity is fixed at creation: a resource whose object now lives under another name or namespace moved. */
-  private async refuseMovedIdentity(mr: MR, owner: Owner, ref: ObjectRef, signal: AbortSignal): Promise<void> {
-    // Only a resource that was created or imported has an object to find (and it costs a list).
-    if (!mr.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME]) return;
-    // A 404 means the kind is not served (yet): then nothing of it exists anywhere.
-    const { items } = await this.client
-      .list<TargetObject>(this.kind.target, { labelSelector: this.marks.selectorFor(owner), signal })
-      .catch((err: unknown) => {
-        if (isNotFound(err)) return { items: [] };
-        throw err;
-      });
-    // Only a signed object counts: copied labels must not hold a resource back.
-    const elsewhere = items.find(
-      (o) =>
-        (o.metadata.name !== ref.name || (o.metadata.namespace ?? undefined) !== ref.namespace) && this.marks.signed(this.kind.target, o),
-    );
-    if (!elsewhere) return;
-    throw new ReasonedError(
-      Reasons.IdentityChanged,
-      `this resource's object in the target cluster is ${describeRef({ ...ref, name: elsewhere.metadata.name, namespace: elsewhere.metadata.namespace })}, ` +
-        `but its external-name and target namespace now say ${describeRef(ref)}. These cannot change after creation: set them back, ` +
-        'or delete this resource and create a new one',
-    );
-  }
-
   async create(mr: MR, signal: AbortSignal): Promise<ExternalCreation> {
     const made = await this.apply(mr, true, signal);
     // Recorded with the create's outcome, in the same write: what a restore of this resource proves its object by.
@@ -341,7 +339,8 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
     const type = this.kind.target;
-    const desired = this.marks.mark(type, this.kind.desired(mr, name, this.ctx), owner);
+    const ctx = this.ctx(mr, true);
+    const desired = this.marks.mark(type, this.kind.desired(mr, name, ctx), owner);
     const vouchers = this.vouchers(mr);
     await this.opts.prerequisite?.(signal);
     if (type.namespaced && desired.metadata.namespace)
@@ -351,7 +350,9 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const observed = await this.client.get<TargetObject>(type, name, desired.metadata.namespace, signal);
     const relation = observed ? this.marks.relation(type, observed, owner, vouchers) : undefined;
     if (relation) this.refuseForeign(mr, relation, { type, name, namespace: desired.metadata.namespace });
-    const companions = this.kind.companions?.(mr, name, this.ctx) ?? [];
+    // With the work removing keys whose grace period ended, when there is such work.
+    const retire = retireWork(this.kind, mr, name, ctx)?.object;
+    const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(retire ? [retire] : [])];
     const found = await Promise.all(companions.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const relations = companions.map((c, i) => (found[i] ? this.trusted(mr, c, found[i], observed, relation) : undefined));
     for (const [i, c] of companions.entries()) {
@@ -377,10 +378,11 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   async delete(mr: MR, signal: AbortSignal): Promise<ExternalDeletion> {
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
-    const namespace = this.kind.desired(mr, name, this.ctx).metadata.namespace;
+    const ctx = this.ctx(mr);
+    const namespace = this.kind.desired(mr, name, ctx).metadata.namespace;
     const vouchers = this.vouchers(mr);
     // The kind's work in the target first (revoking a user): until it is done, nothing is deleted.
-    const teardown = this.kind.teardown?.(mr, name, this.ctx);
+    const teardown = this.kind.teardown?.(mr, name, ctx);
     const run = teardown && {
       target: { type: this.kind.target, name, namespace },
       owner,
@@ -391,7 +393,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const torn = run ? await tearDown(this.teardownAccess(mr), run, signal) : 'done';
     if (torn === 'pending') return { gone: false };
     if (torn === 'retain') {
-      await retain(this.teardownAccess(mr), run!, [...(this.kind.companions?.(mr, name, this.ctx) ?? []), teardown!.object], signal);
+      await retain(this.teardownAccess(mr), run!, [...(this.kind.companions?.(mr, name, ctx) ?? []), teardown!.object], signal);
       return { gone: true };
     }
     // What the operator made goes first: should this pass fail after the object is gone, the next one
@@ -403,7 +405,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     // Again: an operator still acting on the object may have made one in between.
     if (target.observed) await deleteDependents(this.client, this.kind, target.observed, signal);
     const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };
-    const companions = [...(this.kind.companions?.(mr, name, this.ctx) ?? []), ...(teardown ? [teardown.object] : [])];
+    const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(teardown ? [teardown.object] : [])];
     await Promise.all(companions.map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)));
     if (namespace) {
       const kept = await deleteNamespaceIfUnusedCoalesced(this.client, this.marks, namespace, this.kind.target, signal);

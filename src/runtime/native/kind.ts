@@ -5,6 +5,7 @@ import type { Client, KubeObjectLike } from '../kube/client.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
 import type { OperatorBundle } from './operator.ts';
+import type { CredentialsView } from './rotation.ts';
 
 export type TargetObject = KubeObjectLike & {
   metadata: KubeObjectLike['metadata'] & {
@@ -43,12 +44,16 @@ export interface Inspection {
   connectionDetails?: ConnectionDetails;
   /** Observed state for status.atProvider. */
   atProvider?: Record<string, unknown>;
+  /** New keys are being made (what for): the connection details still hold the previous ones. */
+  rotating?: string;
 }
 
 /** What a kind may ask of the runtime while it describes its objects. */
 export interface KindContext {
   /** A credential for `purpose`, the same on every call and unknowable outside provider-rook (letters and digits). */
   credential(purpose: string, length: number): string;
+  /** Which generation of rotating keys to derive, and older ones still to remove (see rotation.ts). */
+  credentials: CredentialsView;
 }
 
 /**
@@ -68,7 +73,16 @@ export interface Teardown {
   /** What it cannot run without (a store's root credentials): when one is gone, nothing is deleted, or, with retainWhenKept, all is kept. */
   requires?: (ObjectRef & { purpose: string })[];
   /** Whether it has finished; `kept` says what it left in place on purpose, and why. */
-  outcome(observed: TargetObject): { done: false; message: string } | { done: true; kept?: string } | { failed: string };
+  outcome(observed: TargetObject): TeardownOutcome;
+}
+
+export type TeardownOutcome = { done: false; message: string } | { done: true; kept?: string } | { failed: string };
+
+/** Keys derived per generation (ctx.credentials): the work that removes generations ctx.credentials.due from the target. */
+export interface Rotation<MR> {
+  retire(mr: MR, externalName: string, ctx: KindContext): { object: Companion; outcome(observed: TargetObject): TeardownOutcome };
+  /** Why this resource's keys cannot rotate after all (e.g. a store without a bucket user), or undefined. */
+  cannotRotate?(mr: MR): string | undefined;
 }
 
 export interface NativeKind<MR extends ManagedResource> {
@@ -105,6 +119,9 @@ export interface NativeKind<MR extends ManagedResource> {
   fixedAtCreation?: string[];
   /** Fills spec fields the user left empty from what the target holds; true when it changed mr. */
   lateInitialize?(mr: MR, observed: TargetObject): boolean;
+  /** How its keys rotate; unset, they cannot, and `cannotRotate` says why. */
+  rotation?: Rotation<MR>;
+  cannotRotate?: string;
   /** The operator that acts on the target kind, installed on demand when a Provider allows it. */
   operator?: OperatorBundle;
   /**
@@ -117,6 +134,8 @@ export interface NativeKind<MR extends ManagedResource> {
     mr: MR;
     observed: TargetObject;
     companions: (TargetObject | undefined)[];
+    /** The keys in use: with older ones still valid, new ones not yet made are a rotation under way, not an outage. */
+    credentials: CredentialsView;
     signal: AbortSignal;
   }): Promise<Inspection>;
 }

@@ -10,7 +10,8 @@
 //   with caller-supplied keys, which SeaweedFS accepts), and provider-rook's policy document (mc admin
 //   policy create and attach: here PutUserPolicy, so the server judges that very document). A revoke
 //   removes the user and its policy, then the bucket unless it holds objects (exit 3, which the
-//   Job's FailJob rule turns into a Failed Job) or DELETE_OBJECTS says to empty it. Until the store's
+//   Job's FailJob rule turns into a Failed Job) or DELETE_OBJECTS says to empty it. A revoke also
+//   removes the users of older keys (OLD_USERS, a rotation's), and a retire only those. Until the store's
 //   server answers, it retries, as the script's loop does;
 // - without S3 it only completes the Job, and says so in the Job's status message;
 // - then it writes the Job's status as the Job controller (v1.33) does: SuccessCriteriaMet and
@@ -93,14 +94,14 @@ export class FakeMinioClient extends StandIn<JobObj> {
 
   protected async reconcile(job: JobObj): Promise<void> {
     const action = job.metadata.labels?.[LABEL_ADMIN];
-    if ((action !== 'grant' && action !== 'revoke') || !this.opts.plays(job)) return;
+    if ((action !== 'grant' && action !== 'revoke' && action !== 'retire') || !this.opts.plays(job)) return;
     if (job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')) return;
     const kept = this.opts.s3 ? await this.act(job, action) : false;
     await this.finish(job, kept, this.opts.s3 ? undefined : 'completed by a stand-in without an S3 server: nothing was made');
   }
 
   /** What the pod's mc commands do; true when a revoke kept a bucket that holds objects (exit 3). */
-  private async act(job: JobObj, action: 'grant' | 'revoke'): Promise<boolean> {
+  private async act(job: JobObj, action: 'grant' | 'revoke' | 'retire'): Promise<boolean> {
     const env = await this.environment(job);
     const endpoint = await resolveS3Endpoint(env.S3_ENDPOINT!, this.client);
     const root = { accessKey: env.ROOT_USER!, secretKey: env.ROOT_PASSWORD! };
@@ -109,6 +110,9 @@ export class FakeMinioClient extends StandIn<JobObj> {
     const Bucket = env.BUCKET!;
     try {
       if (action === 'grant') {
+        // As the script: a pod that reads keys other than the Job's fails, and the next one reads them again.
+        if (env.EXPECTED_ACCESS_KEY && env.USER_ACCESS_KEY !== env.EXPECTED_ACCESS_KEY)
+          throw new Error("the user's Secret does not hold this Job's keys yet");
         if (env.OWNS_BUCKET === 'true')
           await s3.send(new CreateBucketCommand({ Bucket })).catch(unless('BucketAlreadyOwnedByYou', 'BucketAlreadyExists'));
         await iam.send(new CreateUserCommand({ UserName })).catch(unless('EntityAlreadyExists', 'EntityAlreadyExistsException'));
@@ -130,13 +134,14 @@ export class FakeMinioClient extends StandIn<JobObj> {
         await iam.send(new PutUserPolicyCommand({ UserName, PolicyName: env.POLICY_NAME!, PolicyDocument: env.POLICY! }));
         return false;
       }
-      await iam
-        .send(new DeleteAccessKeyCommand({ UserName, AccessKeyId: UserName }))
-        .catch(unless('NoSuchEntity', 'NoSuchEntityException'));
-      await iam
-        .send(new DeleteUserPolicyCommand({ UserName, PolicyName: env.POLICY_NAME! }))
-        .catch(unless('NoSuchEntity', 'NoSuchEntityException'));
-      await iam.send(new DeleteUserCommand({ UserName })).catch(unless('NoSuchEntity', 'NoSuchEntityException'));
+      // A revoke removes the user and older generations' (OLD_USERS); a retire, only those (REMOVE_CURRENT=false).
+      const users = [...(action === 'revoke' ? [UserName] : []), ...(env.OLD_USERS ?? '').split(' ').filter(Boolean)];
+      const gone = unless('NoSuchEntity', 'NoSuchEntityException');
+      for (const user of users) {
+        await iam.send(new DeleteAccessKeyCommand({ UserName: user, AccessKeyId: user })).catch(gone);
+        await iam.send(new DeleteUserPolicyCommand({ UserName: user, PolicyName: `provider-rook-${user}` })).catch(gone);
+        await iam.send(new DeleteUserCommand({ UserName: user })).catch(gone);
+      }
       if (env.OWNS_BUCKET !== 'true') return false;
       const exists = await s3.send(new HeadBucketCommand({ Bucket })).then(
         () => true,

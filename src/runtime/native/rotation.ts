@@ -1,0 +1,157 @@
+// Credential rotation, dual-key. A resource's keys are derived per generation (KindContext.credential
+// with the generation in the purpose), so a rotation is a step of the generation: the new keys are
+// made beside the old, published once they work, and the old ones are removed when the class's grace
+// period ends. The generation is kept in an annotation, not in status: a restored resource must not
+// go back to keys that were removed. Rotating again before the grace ends removes the older keys at
+// once (the way to revoke keys that leaked).
+import { ReasonedError, type Condition } from '../conditions.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../meta.ts';
+import { Reasons } from '../reasons.ts';
+
+/** Written by provider-rook: the generation in use, when it began, the request it answered, and the last generation removed. */
+export const ANNOTATION_CREDENTIALS = 'rook.crossplane.io/credentials';
+const DEFAULT_GRACE = '1h';
+
+export interface RotationSettings {
+  /** How long the previous keys keep working after a rotation (a duration such as 30s, 10m, 1h). */
+  gracePeriod?: string;
+  /** Rotate this long after the last rotation (or the creation). */
+  every?: string;
+}
+
+export interface CredentialsState {
+  generation: number;
+  rotatedAt?: string;
+  request?: string;
+  /** Every generation up to this one is removed from the store (-1: none yet). */
+  retired: number;
+}
+
+/** What a kind sees: the generation to derive keys for, older ones not yet removed, and those of them to remove now. */
+export interface CredentialsView {
+  generation: number;
+  outstanding: number[];
+  due: number[];
+}
+
+export interface RotationPlan {
+  state: CredentialsState;
+  /** A rotation to record now (requested, or scheduled), before anything is made with its keys. */
+  next?: CredentialsState;
+  view: CredentialsView;
+  /** When to look again (the grace period's or the schedule's end), in ms since the epoch. */
+  recheckAt?: number;
+  /** The previous keys work until then (ms since the epoch), when a grace period is running. */
+  previousUntil?: number;
+}
+
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** "90s", "10m", "1h30m", "30d": the schema admits only these, and the runtime reads them again. */
+export const DURATION = /^([0-9]{1,6}(s|m|h|d))+$/;
+export function durationMs(text: string): number {
+  if (!DURATION.test(text))
+    throw new ReasonedError(Reasons.InvalidRotationSettings, `"${text}" is not a duration such as 30s, 10m, 1h or 30d`);
+  return [...text.matchAll(/([0-9]+)(s|m|h|d)/g)].reduce((sum, m) => sum + Number(m[1]) * UNITS[m[2]!]!, 0);
+}
+
+const INITIAL: CredentialsState = { generation: 0, retired: -1 };
+
+/** The recorded state; an annotation someone edited into nonsense is refused rather than guessed at. */
+export function credentialsState(mr: ManagedResource): CredentialsState {
+  const text = mr.metadata.annotations?.[ANNOTATION_CREDENTIALS];
+  if (!text) return INITIAL;
+  let parsed: Partial<CredentialsState>;
+  try {
+    parsed = JSON.parse(text) as Partial<CredentialsState>;
+  } catch {
+    parsed = {};
+  }
+  const { generation, retired, rotatedAt, request } = parsed;
+  if (!Number.isSafeInteger(generation) || !Number.isSafeInteger(retired) || generation! < 0 || retired! < -1 || retired! >= generation!) {
+    throw new ReasonedError(
+      Reasons.InvalidRotationSettings,
+      `annotation ${ANNOTATION_CREDENTIALS} is provider-rook's record of which keys are in use, and it no longer reads as one: restore it (or remove it to go back to the first keys)`,
+    );
+  }
+  return {
+    generation: generation!,
+    retired: retired!,
+    ...(typeof rotatedAt === 'string' ? { rotatedAt } : {}),
+    ...(typeof request === 'string' ? { request } : {}),
+  };
+}
+
+export const recordOf = (state: CredentialsState): string => JSON.stringify(state);
+const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+
+/** What this pass does with the resource's keys, at `now`. `rotate` is false where keys are not the kind's to rotate. */
+export function planRotation(mr: ManagedResource, now: number, rotate: boolean): RotationPlan {
+  const state = credentialsState(mr);
+  const settings = (mr.spec as { credentialRotation?: RotationSettings }).credentialRotation ?? {};
+  const request = mr.metadata.annotations?.[ANNOTATION_ROTATE];
+  const since = Date.parse(state.rotatedAt ?? mr.metadata.creationTimestamp ?? '') || now;
+  const every = settings.every ? durationMs(settings.every) : undefined;
+  const requested = request !== undefined && request !== state.request;
+  const scheduled = every !== undefined && now >= since + every;
+  const next =
+    rotate && (requested || scheduled)
+      ? { ...state, generation: state.generation + 1, rotatedAt: iso(now), ...(request !== undefined ? { request } : {}) }
+      : undefined;
+  const s = next ?? state;
+  const outstanding = range(s.retired + 1, s.generation);
+  const previousUntil = outstanding.length
+    ? (Date.parse(s.rotatedAt ?? '') || now) + durationMs(settings.gracePeriod ?? DEFAULT_GRACE)
+    : undefined;
+  // Only the generation just replaced gets a grace period; anything older goes now.
+  const due = outstanding.filter((g) => g < s.generation - 1 || now >= previousUntil!);
+  const waits = [
+    ...(previousUntil !== undefined && now < previousUntil ? [previousUntil] : []),
+    ...(rotate && every !== undefined ? [(Date.parse(s.rotatedAt ?? '') || since) + every] : []),
+  ];
+  return {
+    state,
+    ...(next ? { next } : {}),
+    view: { generation: s.generation, outstanding, due },
+    ...(waits.length ? { recheckAt: Math.min(...waits) } : {}),
+    ...(previousUntil !== undefined && now < previousUntil ? { previousUntil } : {}),
+  };
+}
+
+/** What the resource says of its keys: the condition, and status.credentials for its column. */
+export function rotationStatus(
+  plan: RotationPlan,
+  opts: { cannotRotate?: string; pending?: string },
+): {
+  condition?: Omit<Condition, 'lastTransitionTime'>;
+  credentials?: { generation: number; rotatedAt: string; previousValidUntil?: string };
+} {
+  if (opts.cannotRotate) {
+    return { condition: { type: CONDITION_ROTATED, status: 'False', reason: Reasons.RotationNotSupported, message: opts.cannotRotate } };
+  }
+  const s = plan.next ?? plan.state;
+  if (s.generation === 0 || !s.rotatedAt) return {};
+  const credentials = {
+    generation: s.generation,
+    rotatedAt: s.rotatedAt,
+    ...(plan.previousUntil !== undefined ? { previousValidUntil: iso(plan.previousUntil) } : {}),
+  };
+  if (opts.pending)
+    return { credentials, condition: { type: CONDITION_ROTATED, status: 'False', reason: Reasons.Rotating, message: opts.pending } };
+  const previous =
+    plan.previousUntil !== undefined
+      ? `the previous keys keep working until ${credentials.previousValidUntil}`
+      : plan.view.outstanding.length
+        ? 'the previous keys are being removed'
+        : 'the previous keys are removed';
+  return {
+    credentials,
+    condition: {
+      type: CONDITION_ROTATED,
+      status: 'True',
+      reason: Reasons.Rotated,
+      message: `keys of generation ${s.generation} in use since ${s.rotatedAt}; ${previous}`,
+    },
+  };
+}

@@ -1,0 +1,257 @@
+// Credential rotation, proven against a real S3 server: a claim asks for new keys with an annotation;
+// the new keys reach its Secret (the same Secret, updated in place) once the server knows them; the
+// old keys keep working until the class's grace period ends and are refused after it. A class can
+// rotate on a schedule; a store's root keys cannot rotate, and the condition says so.
+// The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { down, up } from '../../hack/lib/cluster.ts';
+import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
+import type { Bucket } from '../../src/apis/storage.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Jobs, Secrets, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { ANNOTATION_ROTATE } from '../../src/runtime/meta.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
+import { adminClient, testCluster } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
+import { createNamespace, installCrds, ourCrds, registerProvider, startTestApp } from '../support/provider.ts';
+import { roundTrip, s3Client } from '../support/s3.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+
+const TARGET = `it-rotation-${process.pid}`;
+const GRACE_S = 15;
+type Cond = { type: string; status: string; reason: string; message?: string };
+type Obj = KubeObjectLike & {
+  metadata: KubeObjectLike['metadata'] & { annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+  status?: { conditions?: Cond[]; credentials?: { generation: number; rotatedAt: string; previousValidUntil?: string } };
+};
+const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+
+let control: KubeClient;
+let target: KubeClient;
+let app: App;
+let platform: string;
+let ns: string;
+const standIns: { stop(): Promise<void> }[] = [];
+
+async function apply(type: ResourceType, name: string, namespace: string, body: object, top = false): Promise<void> {
+  await control.apply(type, {
+    apiVersion: type.apiVersion,
+    kind: type.kind,
+    metadata: { name, namespace },
+    ...(top ? body : { spec: body }),
+  });
+}
+
+const claim = (name: string, className: string, annotations?: Record<string, string>) =>
+  ({
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
+    spec: { classRef: { name: className }, writeConnectionSecretToRef: { name: `${name}-s3` } },
+  }) as KubeObjectLike;
+
+const bound = (name: string) =>
+  eventually(
+    async () => {
+      const b = await control.get<Obj & Bucket>(Buckets, name, ns);
+      return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
+    },
+    `Bucket ${ns}/${name} to be Bound`,
+    { timeoutMs: 60_000, explain: async () => JSON.stringify((await control.get<Obj>(Buckets, name, ns))?.status) },
+  );
+
+/** The claim's Secret: its keys, and the endpoint as an app in the target reaches it. */
+async function keysOf(name: string) {
+  const secret = (await control.get<Obj>(Secrets, `${name}-s3`, ns))!;
+  const keys = secretText(secret.data);
+  return {
+    uid: secret.metadata.uid,
+    local: await resolveS3Endpoint(keys.endpoint!, target),
+    creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! },
+    bucket: keys.BUCKET_NAME!,
+  };
+}
+
+/** Whether the server takes these keys: a List of their bucket, or the name of its refusal. */
+async function answer(local: string, creds: { accessKey: string; secretKey: string }, bucket: string): Promise<string> {
+  const s3 = s3Client(local, creds);
+  try {
+    return await s3.send(new ListObjectsV2Command({ Bucket: bucket })).then(
+      () => 'ok',
+      (err: Error) => err.name,
+    );
+  } finally {
+    s3.destroy();
+  }
+}
+
+const newKeys = (name: string, than: string) =>
+  eventually(
+    async () => {
+      const k = await keysOf(name);
+      return k.creds.accessKey !== than ? k : undefined;
+    },
+    `the Secret of ${name} to hold new keys`,
+    { timeoutMs: 60_000, explain: async () => JSON.stringify((await control.get<Obj>(Buckets, name, ns))?.status) },
+  );
+
+beforeAll(async () => {
+  const cluster = (await up([TARGET]))[0]!;
+  control = adminClient(testCluster('control'));
+  target = adminClient(cluster);
+  await installCrds(control, ourCrds());
+  await installOperatorBundle(target, 'rook-minio');
+  const operator = new FakeMinioOperator(target, { s3: true });
+  void operator.start();
+  standIns.push(operator);
+  platform = await createNamespace(control, 'rot-infra');
+  ns = await createNamespace(control, 'rot-app');
+  await registerProvider(control, platform, 't', cluster);
+  await apply(ManagedObjectStores, 'store', platform, {
+    forProvider: { scope: { nodeCount: 4 } },
+    targetNamespace: 'rot-store',
+    providerRef: { name: 't' },
+  });
+  await apply(kinds.MinioBucketClass, 'on-request', platform, {
+    store: { kind: 'ObjectStore', name: 'store' },
+    credentialRotation: { gracePeriod: `${GRACE_S}s` },
+  });
+  await apply(ObjectStoreClasses, 'scheduled', platform, {
+    scope: { nodeCount: 4 },
+    providerRef: { name: 't' },
+    targetNamespace: 'rot-dedicated',
+    credentialRotation: { every: '10s', gracePeriod: '2s' },
+  });
+  for (const [name, kind] of [
+    ['on-request', kinds.MinioBucketClass],
+    ['scheduled', ObjectStoreClasses],
+  ] as const)
+    await apply(BucketClasses, name, ns, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } }, true);
+  app = await startTestApp(testCluster('control'), { namespaces: [platform, ns], pollIntervalMs: 60_000 });
+}, 180_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await Promise.all(standIns.map((s) => s.stop()));
+  await down([TARGET]);
+});
+
+describe('rotation on request', () => {
+  it('new keys reach the same Secret once the server knows them; the old ones work until the grace period ends, then are refused', async () => {
+    await control.create(Buckets, claim('app', 'on-request'));
+    await bound('app');
+    const before = await keysOf('app');
+    await roundTrip(before.local, before.creds, before.bucket);
+
+    await control.mergePatch(Buckets, 'app', ns, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'first' } } });
+    const after = await newKeys('app', before.creds.accessKey);
+    // The same Secret, updated in place: a mounted Secret volume follows it without a restart.
+    expect(after.uid).toBe(before.uid);
+    expect(after.bucket).toBe(before.bucket);
+    // Both work now: the new ones (they were made before they were published) and, in the grace period, the old.
+    await roundTrip(after.local, after.creds, after.bucket);
+    expect(await answer(before.local, before.creds, before.bucket)).toBe('ok');
+    const status = (await control.get<Obj>(Buckets, 'app', ns))!.status!;
+    expect(status.credentials).toMatchObject({ generation: 1 });
+    expect(cond({ status } as Obj, 'CredentialsRotated')).toMatchObject({ status: 'True', reason: 'Rotated' });
+    const until = Date.parse(status.credentials!.previousValidUntil!);
+    expect(until - Date.parse(status.credentials!.rotatedAt)).toBe(GRACE_S * 1000);
+
+    // After the grace period, the server refuses the old keys, and never before it.
+    await eventually(
+      async () => (await answer(before.local, before.creds, before.bucket)) === 'InvalidAccessKeyId',
+      'the old keys to be refused',
+      { timeoutMs: (GRACE_S + 30) * 1000 },
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(until);
+    await roundTrip(after.local, after.creds, after.bucket);
+    await eventually(
+      async () =>
+        cond(await control.get<Obj>(Buckets, 'app', ns), 'CredentialsRotated')?.message?.endsWith('the previous keys are removed'),
+      'the claim to say the previous keys are removed',
+    );
+  }, 120_000);
+
+  it('rotating again before the grace period ends removes the older keys at once (the way to revoke keys that leaked)', async () => {
+    const first = await keysOf('app');
+    await control.mergePatch(Buckets, 'app', ns, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'second' } } });
+    const second = await newKeys('app', first.creds.accessKey);
+    await control.mergePatch(Buckets, 'app', ns, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'third' } } });
+    const third = await newKeys('app', second.creds.accessKey);
+    // The keys that were in use before the second rotation go without waiting for a grace period.
+    await eventually(
+      async () => (await answer(first.local, first.creds, first.bucket)) === 'InvalidAccessKeyId',
+      'the leaked keys to be refused',
+      { timeoutMs: 20_000 },
+    );
+    expect(Date.now()).toBeLessThan(Date.parse((await control.get<Obj>(Buckets, 'app', ns))!.status!.credentials!.previousValidUntil!));
+    expect(await answer(second.local, second.creds, second.bucket)).toBe('ok');
+    await roundTrip(third.local, third.creds, third.bucket);
+  }, 120_000);
+
+  it('deleting the claim in a grace period removes the old keys too: nothing is left in the store', async () => {
+    const current = await keysOf('app');
+    const mr = (await control.get<Bucket>(Buckets, 'app', ns))!.spec.resourceRef!.name;
+    const generations = (await control.get<Obj>(kinds.MinioBucket, mr, platform))!.status!.credentials!.generation;
+    await control.mergePatch(Buckets, 'app', ns, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'fourth' } } });
+    const last = await newKeys('app', current.creds.accessKey);
+    await control.delete(Buckets, 'app', ns);
+    await eventually(async () => (await control.get(kinds.MinioBucket, mr, platform)) === undefined, 'the MinioBucket to be gone', 60_000);
+    expect(generations).toBe(3);
+    for (const k of [current, last]) expect(await answer(k.local, k.creds, k.bucket)).toBe('InvalidAccessKeyId');
+  }, 120_000);
+
+  it("a store's root keys cannot rotate: asked to, the resource says so and nothing changes", async () => {
+    await control.mergePatch(ManagedObjectStores, 'store', platform, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'please' } } });
+    const c = await eventually(
+      async () => cond(await control.get<Obj>(ManagedObjectStores, 'store', platform), 'CredentialsRotated'),
+      'the store to answer the request',
+    );
+    expect(c).toMatchObject({ status: 'False', reason: 'RotationNotSupported' });
+    expect(c.message).toContain('its root keys cannot rotate');
+    expect((await control.get<Obj>(ManagedObjectStores, 'store', platform))!.metadata.annotations).not.toHaveProperty(
+      'rook.crossplane.io/credentials',
+    );
+  });
+
+  it('a grace period that is not a duration is refused at admission, naming the field', async () => {
+    const err = await control
+      .create(kinds.MinioBucketClass, {
+        apiVersion: kinds.MinioBucketClass.apiVersion,
+        kind: kinds.MinioBucketClass.kind,
+        metadata: { name: 'bad', namespace: platform },
+        spec: { store: { kind: 'ObjectStore', name: 'store' }, credentialRotation: { gracePeriod: 'soon' } },
+      } as KubeObjectLike)
+      .then(
+        () => undefined,
+        (e: Error) => e.message,
+      );
+    expect(err).toContain('spec.credentialRotation.gracePeriod');
+  });
+});
+
+describe('rotation on a schedule', () => {
+  it("a class's schedule rotates a store's bucket user by itself, and the new keys work", async () => {
+    await control.create(Buckets, claim('timed', 'scheduled'));
+    await bound('timed');
+    const first = await keysOf('timed');
+    await roundTrip(first.local, first.creds, first.bucket);
+    const next = await newKeys('timed', first.creds.accessKey);
+    await roundTrip(next.local, next.creds, next.bucket);
+    expect((await control.get<Obj>(Buckets, 'timed', ns))!.status!.credentials!.generation).toBeGreaterThanOrEqual(1);
+    // Its Jobs removing old keys are provider-rook's, labelled as such, in the store's namespace.
+    const retired = await eventually(async () => {
+      const jobs = (await target.list<Obj>(Jobs, { namespace: 'rot-dedicated', labelSelector: 'rook.crossplane.io/minio-admin=retire' }))
+        .items;
+      return jobs.length ? jobs : undefined;
+    }, 'a Job removing old keys');
+    expect(retired[0]!.metadata.name).toMatch(/-retire-\d+$/);
+    await control.delete(Buckets, 'timed', ns);
+  }, 120_000);
+});
