@@ -5,6 +5,7 @@ import path from 'node:path';
 import * as yaml from 'js-yaml';
 import { allKinds } from '../../src/apis/index.ts';
 import { resourceTypeOf } from '../../src/apis/crd.ts';
+import { bundleDirectory } from '../../src/runtime/native/operator.ts';
 import { repoRoot } from './cluster.ts';
 import { eventually } from './eventually.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
@@ -90,9 +91,9 @@ export function manifestFiles(dir: string): string[] {
     .map((f) => path.join(dir, f));
 }
 
-/** Installs an operator bundle (config/operators/NAME/) as a cluster admin would: no provider-rook marks. */
-export async function installOperatorBundle(client: KubeClient, name = 'rook-minio'): Promise<void> {
-  const files = manifestFiles(path.join(repoRoot, 'config', 'operators', name));
+/** Installs an operator bundle (config/operators/NAME/, its newest version unless named) as a cluster admin would: no provider-rook marks. */
+export async function installOperatorBundle(client: KubeClient, name = 'rook-minio', version?: string): Promise<void> {
+  const files = manifestFiles(bundleDirectory(path.join(repoRoot, 'config', 'operators', name), version));
   await installCrds(client, files);
   await applyManifests(
     client,

@@ -74,6 +74,12 @@ ${render([
     verbs: ['get', 'list', 'watch', 'update', 'patch'],
     why: 'Providers: read them, keep their status, and hold the in-use finalizer (an update).',
   },
+  {
+    groups: ['kubernetes.crossplane.io'],
+    resources: ['operatorupgrades', 'operatorupgrades/status'],
+    verbs: ['get', 'list', 'watch', 'update', 'patch'],
+    why: "OperatorUpgrades: read them and keep their status; each step sets a Provider's spec.operators[].version (the update above).",
+  },
   ...backends.flatMap((b): Rule[] => [
     {
       groups: [groupOf(b.managed)],
@@ -143,7 +149,7 @@ ${render([
   ),
   { groups: ['storage.crossplane.io'], resources: ['bucketclasses', 'bucketpolicies'], verbs: ALL },
   { groups: ['storage.crossplane.io'], resources: ['buckets', 'bucketaccesses'], verbs: READ },
-  { groups: ['kubernetes.crossplane.io'], resources: ['providers'], verbs: READ },
+  { groups: ['kubernetes.crossplane.io'], resources: ['providers', 'operatorupgrades'], verbs: READ },
 ])}
 ---
 # Writing Providers, and the Secrets they name. Whoever may create a Provider in a namespace can make
@@ -156,7 +162,7 @@ metadata:
   name: provider-rook:provider-admin
 rules:
 ${render([
-  { groups: ['kubernetes.crossplane.io'], resources: ['providers'], verbs: ALL },
+  { groups: ['kubernetes.crossplane.io'], resources: ['providers', 'operatorupgrades'], verbs: ALL },
   { groups: [''], resources: ['secrets'], verbs: ALL },
 ])}
 `;

@@ -5,6 +5,7 @@ import type { ResourceType } from '../runtime/kube/resources.ts';
 export const kinds = {
   CephBucket: { apiVersion: 'ceph.rook.crossplane.io/v1alpha1', kind: 'CephBucket', plural: 'cephbuckets', namespaced: true },
   CephBucketClass: { apiVersion: 'ceph.rook.crossplane.io/v1alpha1', kind: 'CephBucketClass', plural: 'cephbucketclasses', namespaced: true },
+  OperatorUpgrade: { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'OperatorUpgrade', plural: 'operatorupgrades', namespaced: true },
   Provider: { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Provider', plural: 'providers', namespaced: true },
   MinioBucket: { apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'MinioBucket', plural: 'miniobuckets', namespaced: true },
   MinioBucketClass: { apiVersion: 'minio.crossplane.io/v1alpha1', kind: 'MinioBucketClass', plural: 'miniobucketclasses', namespaced: true },

@@ -1,7 +1,8 @@
 // Provider (kubernetes.crossplane.io/v1alpha2): how to reach one target cluster.
 import { z } from 'zod';
-import { ageColumn, conditions, localRef, namespaceName, type KubeObject } from './common.ts';
+import { ageColumn, conditions, labelSelector, localRef, namespaceName, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
+import { OperatorUpgrades, type OperatorUpgrade } from '../runtime/native/operator-waves.ts';
 import { Providers, type ProviderObject } from '../runtime/native/provider.ts';
 
 export const providerSchema = z.object({
@@ -34,6 +35,16 @@ export const providerSchema = z.object({
               description:
                 "Namespace for the operator (default: the bundle's). A system or another operator's namespace only when allowedNamespaces lists it.",
             }),
+            version: z
+              .string()
+              .max(64)
+              .optional()
+              .meta({
+                description:
+                  'The version to install, or to upgrade or go back to (one of those provider-rook ships in config/operators/NAME/; the newest when unset). ' +
+                  'An operator provider-rook installed is changed to it; one someone else installed only with adopt.',
+              }),
+            adopt: z.boolean().optional().meta({ description: 'Change the version of this operator although someone else installed it.' }),
           }),
         )
         .optional()
@@ -107,6 +118,15 @@ export const providerSchema = z.object({
               .optional()
               .meta({ description: 'Who installed what is there: provider-rook (it carries our marks) or someone else.' }),
             missing: z.array(z.string()).optional(),
+            version: z.string().optional().meta({ description: "The version its Deployment runs (its image's tag)." }),
+            upgrade: z
+              .object({
+                to: z.string(),
+                phase: z.enum(['Progressing', 'Complete', 'Failed', 'Held']),
+                message: z.string().optional(),
+              })
+              .optional()
+              .meta({ description: 'A change to spec.operators[].version: under way, done, failed, or held (someone else installed it).' }),
           }),
         )
         .optional()
@@ -139,9 +159,57 @@ export const ProviderKind: KindDefinition = {
     { name: 'REACHABLE', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
     { name: 'VERSION', type: 'string', jsonPath: '.status.serverVersion' },
     { name: 'OPERATORS', type: 'string', jsonPath: '.status.operators[?(@.present==true)].name' },
+    { name: 'OPERATOR-VERSIONS', type: 'string', jsonPath: '.status.operators[*].version' },
     { name: 'USERS', type: 'integer', jsonPath: '.status.users' },
     { name: 'CAPACITY', type: 'integer', jsonPath: '.spec.capacity.maxResources' },
     { name: 'SECRET', type: 'string', jsonPath: '.spec.credentialsSecretRef.name', priority: 1 },
+    ageColumn,
+  ],
+};
+
+export const operatorUpgradeSchema = z.object({
+  spec: z.object({
+    operator: z.string().min(1).max(63).meta({ description: 'The operator: rook-minio, minio-operator or rook-ceph.' }),
+    version: z.string().min(1).max(64).meta({
+      description: 'The version to bring the selected Providers to (one that provider-rook ships); an older one goes back.',
+    }),
+    providerSelector: labelSelector.meta({ description: 'Labels of the Providers, in this namespace, to upgrade.' }),
+    maxConcurrent: z.int().min(1).max(100).default(1).meta({ description: 'At most this many Providers upgrade at once.' }),
+  }),
+  status: z
+    .object({
+      conditions,
+      phase: z.enum(['Progressing', 'Complete', 'Failed']).optional(),
+      matched: z.int().optional().meta({ description: 'How many Providers the selector matches.' }),
+      upgraded: z.array(z.string()).optional().meta({ description: 'Providers that run the version.' }),
+      upgrading: z.array(z.string()).optional().meta({ description: 'Providers whose upgrade is under way.' }),
+      stoppedAt: z
+        .object({ provider: z.string(), message: z.string() })
+        .optional()
+        .meta({ description: 'The Provider whose upgrade failed (or was held), where the wave stopped, and why.' }),
+    })
+    .optional(),
+});
+export type OperatorUpgradeObject = KubeObject & z.infer<typeof operatorUpgradeSchema>;
+const _upgradeReadable: OperatorUpgrade['spec'] = {} as OperatorUpgradeObject['spec'];
+void _upgradeReadable;
+
+export const OperatorUpgradeKind: KindDefinition = {
+  group,
+  version,
+  kind: OperatorUpgrades.kind,
+  plural: OperatorUpgrades.plural,
+  categories: ['crossplane'],
+  scope: 'Namespaced',
+  description:
+    "An operator upgrade (or a way back) across the Providers a selector matches, in waves: at most maxConcurrent at a time, in name order, stopping at the first failure. Each step sets one Provider's spec.operators[].version.",
+  schema: operatorUpgradeSchema,
+  printerColumns: [
+    { name: 'OPERATOR', type: 'string', jsonPath: '.spec.operator' },
+    { name: 'VERSION', type: 'string', jsonPath: '.spec.version' },
+    { name: 'PHASE', type: 'string', jsonPath: '.status.phase' },
+    { name: 'MATCHED', type: 'integer', jsonPath: '.status.matched' },
+    { name: 'STOPPED-AT', type: 'string', jsonPath: '.status.stoppedAt.provider' },
     ageColumn,
   ],
 };

@@ -150,6 +150,16 @@ export const Reasons = {
   InvalidRotationSettings: 'InvalidRotationSettings',
   /** The Job removing keys whose grace period ended failed (the message has the Job's own words); they still work. */
   RotationFailed: 'RotationFailed',
+  /** A Provider asks for a version of an operator that provider-rook does not ship (the message lists those it does). */
+  OperatorVersionUnknown: 'OperatorVersionUnknown',
+  /** An OperatorUpgrade's selector matches no Provider: nothing is upgraded. */
+  NoProvidersMatch: 'NoProvidersMatch',
+  /** An OperatorUpgrade stopped at a Provider whose upgrade failed or was held (the message names it). */
+  UpgradeStopped: 'UpgradeStopped',
+  /** An OperatorUpgrade is under way (the message says how far). */
+  Upgrading: 'Upgrading',
+  /** Every Provider an OperatorUpgrade selects runs its version. */
+  UpgradeComplete: 'UpgradeComplete',
   /** A bucket user's access Job failed (the message has the Job's own words). */
   BucketAccessFailed: 'BucketAccessFailed',
   /** Event: a target namespace provider-rook made was kept (something else lives there; the message says what). */

@@ -30,7 +30,12 @@ export interface OperatorBundle {
   crdName: string;
   deploymentName: string;
   defaultNamespace: string;
+  /** The image of the default version. */
   defaultImage: string;
+  /** The versions it ships (config/operators/NAME/VERSION/), oldest first; the last is the default. */
+  versions: string[];
+  /** The operator's image at `version`. */
+  imageOf(version: string): string;
   /** Configured by v0.1's single spec.operatorInstall field (the Rook MinIO operator only). */
   legacy?: boolean;
   /** The objects to install, for these settings (namespace and image applied). */
@@ -42,6 +47,10 @@ export interface OperatorPresence {
   /** 'provider-rook' when we installed it, 'other' when someone else did. */
   installedBy?: 'provider-rook' | 'other';
   missing: string[];
+  /** The version its Deployment runs (its image's tag). */
+  version?: string;
+  /** The Deployment as read, for its rollout. */
+  deployment?: Obj;
 }
 
 type Obj = KubeObjectLike & {
@@ -59,31 +68,69 @@ const defaultNamespaces = new Set<string>();
 /** The default namespaces of the operators this process knows (every backend makes its bundle on import). */
 export const operatorNamespaces = (): ReadonlySet<string> => defaultNamespaces;
 
-/** A bundle from a folder of manifests that install into `defaultNamespace` and run `defaultImage`. */
-export function bundleFromDirectory(dir: string, facts: Omit<OperatorBundle, 'manifests'>): OperatorBundle {
+/** An image's tag: the version it runs. */
+export const imageTag = (image: string | undefined): string | undefined => /:([^:/@]+)(@.*)?$/.exec(image ?? '')?.[1];
+
+/** The versions a bundle folder ships: its subfolders (v7.0.1/, v7.1.1/), oldest first; or none (one version, files at the top). */
+export function bundleVersions(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+}
+
+/** The folder of one version of a bundle (the newest unless named). */
+export function bundleDirectory(dir: string, version?: string): string {
+  const versions = bundleVersions(dir);
+  return versions.length ? path.join(dir, version ?? versions.at(-1)!) : dir;
+}
+
+const loadDirectory = (dir: string): KubeObjectLike[] =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .flatMap((f) =>
+      (yaml.loadAll(readFileSync(path.join(dir, f), 'utf8')) as (KubeObjectLike | null)[]).filter((d): d is KubeObjectLike => Boolean(d)),
+    )
+    .sort((a, b) => rank(a.kind) - rank(b.kind));
+
+type Containers = { spec: { template: { spec: { containers: { image: string }[] } } } };
+
+/**
+ * A bundle from a folder of manifests that install into `defaultNamespace`: one subfolder per
+ * version, or the files themselves for a bundle of one version (`defaultImage`'s).
+ */
+export function bundleFromDirectory(dir: string, facts: Omit<OperatorBundle, 'manifests' | 'versions' | 'imageOf'>): OperatorBundle {
   defaultNamespaces.add(facts.defaultNamespace);
-  let loaded: KubeObjectLike[] | undefined;
-  const load = (): KubeObjectLike[] =>
-    (loaded ??= readdirSync(dir)
-      .filter((f) => f.endsWith('.yaml'))
-      .sort()
-      .flatMap((f) =>
-        (yaml.loadAll(readFileSync(path.join(dir, f), 'utf8')) as (KubeObjectLike | null)[]).filter((d): d is KubeObjectLike => Boolean(d)),
-      )
-      .sort((a, b) => rank(a.kind) - rank(b.kind)));
+  const folders = bundleVersions(dir);
+  const versions = folders.length ? folders : [imageTag(facts.defaultImage) ?? 'default'];
+  const loaded = new Map<string, KubeObjectLike[]>();
+  const load = (version: string): KubeObjectLike[] => {
+    let docs = loaded.get(version);
+    if (!docs) loaded.set(version, (docs = loadDirectory(folders.length ? path.join(dir, version) : dir)));
+    return docs;
+  };
+  const imageOf = (version: string): string => {
+    const deployment = load(version).find((d) => d.kind === 'Deployment' && d.metadata.name === facts.deploymentName);
+    return (deployment as (KubeObjectLike & Containers) | undefined)?.spec.template.spec.containers[0]?.image ?? facts.defaultImage;
+  };
   return {
     ...facts,
+    versions,
+    imageOf,
+    defaultImage: imageOf(versions.at(-1)!),
     manifests(settings) {
       const namespace = settings.namespace ?? facts.defaultNamespace;
-      return load().map((doc) => {
+      const version = settings.version ?? versions.at(-1)!;
+      const image = settings.image ?? imageOf(version);
+      return load(version).map((doc) => {
         const obj = structuredClone(doc) as Loose;
         if (obj.kind === 'Namespace' && obj.metadata.name === facts.defaultNamespace) obj.metadata.name = namespace;
         if (obj.metadata.namespace === facts.defaultNamespace) obj.metadata.namespace = namespace;
         for (const s of (obj.subjects as { namespace?: string }[] | undefined) ?? [])
           if (s.namespace === facts.defaultNamespace) s.namespace = namespace;
         if (obj.kind === 'Deployment' && obj.metadata.name === facts.deploymentName) {
-          for (const c of (obj.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers)
-            c.image = settings.image ?? facts.defaultImage;
+          for (const c of (obj as unknown as Containers).spec.template.spec.containers) c.image = image;
         }
         return obj;
       });
@@ -97,12 +144,19 @@ export function bundleFromDirectory(dir: string, facts: Omit<OperatorBundle, 'ma
  */
 export function installRefusal(bundle: OperatorBundle, provider: ProviderObject): ReasonedError | undefined {
   const settings = operatorSettings(provider, bundle.name, bundle.legacy);
-  if (!settings.install) return undefined;
   const field = operatorField(provider, bundle.name, bundle.legacy);
-  if (settings.image && settings.image !== bundle.defaultImage && !settings.imageOverride) {
+  if (settings.version && !bundle.versions.includes(settings.version)) {
+    return new ReasonedError(
+      Reasons.OperatorVersionUnknown,
+      `${field}.version is ${settings.version}, a version of the ${bundle.description} provider-rook does not ship: use one of ${bundle.versions.join(', ')}`,
+    );
+  }
+  if (!settings.install) return undefined;
+  const own = bundle.imageOf(settings.version ?? bundle.versions.at(-1)!);
+  if (settings.image && settings.image !== own && !settings.imageOverride) {
     return new ReasonedError(
       Reasons.OperatorImageNotAllowed,
-      `${field}.image is ${settings.image}, not the ${bundle.description}'s own (${bundle.defaultImage}): ` +
+      `${field}.image is ${settings.image}, not the ${bundle.description}'s own (${own}): ` +
         `provider-rook installs another image only when ${field}.imageOverride is true`,
     );
   }
@@ -117,7 +171,7 @@ export class OperatorInstaller {
   private readonly inflight = new Map<string, Promise<void>>();
   private readonly verified = new Map<string, number>();
   readonly bundle: OperatorBundle;
-  private readonly marks: OwnershipMarks;
+  readonly marks: OwnershipMarks;
 
   constructor(bundle: OperatorBundle, marks: OwnershipMarks) {
     this.bundle = bundle;
@@ -151,7 +205,14 @@ export class OperatorInstaller {
         [Deployments, deployment],
       ] as const
     ).some(([type, o]) => o && this.marks.provenOwner(type, o));
-    return { present: missing.length === 0, ...(crd || deployment ? { installedBy: ours ? 'provider-rook' : 'other' } : {}), missing };
+    const version = imageTag((deployment as (Obj & Containers) | undefined)?.spec?.template.spec.containers[0]?.image);
+    return {
+      present: missing.length === 0,
+      ...(crd || deployment ? { installedBy: ours ? 'provider-rook' : 'other' } : {}),
+      missing,
+      ...(version ? { version } : {}),
+      ...(deployment ? { deployment } : {}),
+    };
   }
 
   /**
@@ -165,13 +226,15 @@ export class OperatorInstaller {
     using: { provider: ProviderObject; owner: Owner; seen?: (present: boolean) => void },
     signal?: AbortSignal,
   ): Promise<void> {
-    if ((this.verified.get(target.fingerprint) ?? 0) > Date.now()) return;
     const { provider } = using;
     const settings = operatorSettings(provider, this.bundle.name, this.bundle.legacy);
+    // Per target and namespace: two Providers of one cluster may keep the operator in namespaces of their own.
+    const where = `${target.fingerprint}/${settings.namespace ?? this.bundle.defaultNamespace}`;
+    if ((this.verified.get(where) ?? 0) > Date.now()) return;
     const presence = await this.presence(target, settings, signal);
     using.seen?.(presence.present);
     if (presence.present) {
-      this.verified.set(target.fingerprint, Date.now() + 5 * 60_000);
+      this.verified.set(where, Date.now() + 5 * 60_000);
       return;
     }
     if (!settings.install) {
@@ -184,10 +247,10 @@ export class OperatorInstaller {
     const refusal = installRefusal(this.bundle, provider);
     if (refusal) throw refusal;
     // Concurrent creates on one fresh target share one install.
-    let install = this.inflight.get(target.fingerprint);
+    let install = this.inflight.get(where);
     if (!install) {
-      install = this.install(target.client, using.owner, settings, signal).finally(() => this.inflight.delete(target.fingerprint));
-      this.inflight.set(target.fingerprint, install);
+      install = this.install(target.client, using.owner, settings, signal).finally(() => this.inflight.delete(where));
+      this.inflight.set(where, install);
     }
     await install;
     const crd = await target.client.get<Obj>(CustomResourceDefinitions, this.bundle.crdName, undefined, signal);
@@ -197,7 +260,7 @@ export class OperatorInstaller {
         `installed ${this.bundle.description}; waiting for CRD ${this.bundle.crdName} to become Established`,
       );
     using.seen?.(true);
-    this.verified.set(target.fingerprint, Date.now() + 5 * 60_000);
+    this.verified.set(where, Date.now() + 5 * 60_000);
   }
 
   private async install(client: Client, owner: Owner, settings: OperatorSettings, signal?: AbortSignal): Promise<void> {

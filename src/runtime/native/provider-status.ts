@@ -13,10 +13,14 @@ import { hasFinalizer, isDeleting } from '../meta.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import type { ProviderResolver } from './connecter.ts';
 import { installRefusal, type OperatorInstaller } from './operator.ts';
+import { reconcileVersion } from './operator-upgrade.ts';
 import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from './provider.ts';
 import { Reasons } from '../reasons.ts';
 
 export { Providers };
+
+/** How often a rolling operator upgrade is looked at. */
+const UPGRADE_POLL_MS = 2_000;
 type Provider = ProviderObject;
 
 /** Crossplane's ProviderConfig usage finalizer, for our Provider. */
@@ -67,7 +71,10 @@ export class ProviderStatusReconciler implements Reconciler {
           status: provider.status,
         };
       }
-      await this.writeStatus(provider, cached, await this.observe(provider, signal), signal);
+      const status = await this.observe(provider, signal);
+      await this.writeStatus(provider, cached, status, signal);
+      // An operator's rollout is followed closely until it ends (its Deployment's changes do not wake this controller).
+      if (status?.operators?.some((o) => o.upgrade?.phase === 'Progressing')) return requeueAfter(UPGRADE_POLL_MS);
     } catch (err) {
       if (isConflict(err)) return requeue();
       if (isNotFound(err)) return done();
@@ -93,11 +100,14 @@ export class ProviderStatusReconciler implements Reconciler {
       for (const installer of this.o.operators()) {
         const { name, legacy } = installer.bundle;
         const p = await installer.presence(target, operatorSettings(provider, name, legacy), signal);
+        const upgrade = await reconcileVersion(installer, target.client, provider, p, signal);
         operators.push({
           name,
           present: p.present,
           ...(p.installedBy ? { installedBy: p.installedBy } : {}),
           ...(p.missing.length ? { missing: p.missing } : {}),
+          ...(p.version ? { version: p.version } : {}),
+          ...(upgrade ? { upgrade } : {}),
         });
       }
       return {

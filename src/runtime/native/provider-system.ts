@@ -3,6 +3,8 @@
 // installed into targets, scheduling's usage and capacity reservations, ownership marks, and the
 // leak sweepers of every kind.
 import type { Controller } from '../controller.ts';
+import { desiredStateChanged } from '../predicates.ts';
+import { OperatorUpgrades, OperatorWaves, type OperatorUpgrade } from './operator-waves.ts';
 import type { Informer } from '../informer.ts';
 import type { Client } from '../kube/client.ts';
 import { Namespaces, type ResourceType } from '../kube/resources.ts';
@@ -123,6 +125,18 @@ export class ProviderSystem implements Runnable {
       managed: (kind) => this.kinds.find((k) => k.type.kind === kind),
     });
     this.reservationController = manager.controller('scheduling/reservations', this.reservations);
+    // Operator upgrades in waves: each wave wakes on its own changes and on any change of a Provider in its namespace.
+    const upgrades = manager.informer<OperatorUpgrade>(OperatorUpgrades);
+    const waves = manager.controller('operator-upgrades', new OperatorWaves({ client: control, upgrades, providers: this.providers }));
+    upgrades.on({
+      added: (u) => waves.enqueue(keyOf(u.metadata)),
+      updated: (old, u) => desiredStateChanged(old, u) && waves.enqueue(keyOf(u.metadata)),
+    });
+    this.providers.on({
+      updated: (_, p) => {
+        for (const u of upgrades.list()) if (u.metadata.namespace === p.metadata.namespace) waves.enqueue(keyOf(u.metadata));
+      },
+    });
     this.wakeOnChanges();
   }
 

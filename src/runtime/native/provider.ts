@@ -22,6 +22,10 @@ export interface OperatorSettings {
   /** The Provider's explicit yes to an image other than the bundle's. */
   imageOverride?: boolean;
   namespace?: string;
+  /** The version to install, or to upgrade (or go back) to; the bundle's newest when unset. */
+  version?: string;
+  /** Upgrade it although someone else installed it. */
+  adopt?: boolean;
 }
 
 export interface OperatorStatus {
@@ -29,6 +33,10 @@ export interface OperatorStatus {
   present: boolean;
   installedBy?: 'provider-rook' | 'other';
   missing?: string[];
+  /** The version its Deployment runs. */
+  version?: string;
+  /** A change of version under way or done: to which version, how it stands, and why. */
+  upgrade?: { to: string; phase: 'Progressing' | 'Complete' | 'Failed' | 'Held'; message?: string };
 }
 
 export interface ProviderObject {

@@ -1,0 +1,115 @@
+// An operator's version on one target (issue 26): a Provider names the version it wants in
+// spec.operators[].version; an operator provider-rook installed (or one the Provider adopts) is
+// brought to it by applying that version's bundle, and its Deployment's rollout is reported as the
+// Deployment controller writes it. Going back is the same operation. Someone else's operator is
+// never changed unless the Provider says to adopt it.
+import type { Client, KubeObjectLike } from '../kube/client.ts';
+import { typeOfManifest } from '../kube/resources.ts';
+import { installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
+import { operatorField, operatorSettings, type OperatorStatus, type ProviderObject } from './provider.ts';
+
+type Upgrade = NonNullable<OperatorStatus['upgrade']>;
+type Deployment = KubeObjectLike & {
+  metadata: KubeObjectLike['metadata'] & { generation?: number; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: { replicas?: number; template?: { spec?: { containers?: { image?: string }[] } } };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    conditions?: { type: string; status: string; reason?: string }[];
+  };
+};
+
+/** Where the operator's version stands against what the Provider asks; undefined when it asks for none, or nothing is installed yet. */
+export async function reconcileVersion(
+  installer: OperatorInstaller,
+  client: Client,
+  provider: ProviderObject,
+  presence: OperatorPresence,
+  signal: AbortSignal,
+): Promise<Upgrade | undefined> {
+  const { bundle } = installer;
+  const settings = operatorSettings(provider, bundle.name, bundle.legacy);
+  const to = settings.version;
+  // Not installed: an install (on demand) brings the version asked for.
+  if (!to || !presence.deployment) return undefined;
+  const refusal = installRefusal(bundle, { ...provider, spec: { ...provider.spec, operators: [{ ...settings, install: true }] } });
+  if (refusal) return { to, phase: 'Failed', message: refusal.message };
+  const deployment = presence.deployment as Deployment;
+  const running = deployment.spec?.template?.spec?.containers?.[0]?.image;
+  if (running !== (settings.image ?? bundle.imageOf(to))) {
+    if (presence.installedBy !== 'provider-rook' && !settings.adopt) {
+      return {
+        to,
+        phase: 'Held',
+        message:
+          `someone else installed the ${bundle.description} (it runs ${presence.version ?? running ?? 'an unknown version'}); provider-rook changes ` +
+          `only what it installed, unless ${operatorField(provider, bundle.name, bundle.legacy)}.adopt is true`,
+      };
+    }
+    await applyVersion(installer, client, provider, settings, signal);
+    return { to, phase: 'Progressing', message: `applied the ${to} bundle; waiting for its Deployment to roll out` };
+  }
+  return rollout(deployment, to);
+}
+
+/** That version's manifests over what is there: ours keep their marks; someone else's only when adopted; what is missing is made ours. */
+async function applyVersion(
+  installer: OperatorInstaller,
+  client: Client,
+  provider: ProviderObject,
+  settings: ReturnType<typeof operatorSettings>,
+  signal: AbortSignal,
+): Promise<void> {
+  const { marks, bundle } = installer;
+  // What a version adds belongs to the Provider that asked for it; Orphan, so no sweep ever takes it.
+  const owner = {
+    resource: 'providers.kubernetes.crossplane.io',
+    namespace: provider.metadata.namespace ?? '',
+    name: provider.metadata.name,
+    uid: provider.metadata.uid ?? '',
+    reclaimPolicy: 'Orphan',
+  };
+  for (const manifest of bundle.manifests(settings) as Deployment[]) {
+    const type = typeOfManifest(manifest);
+    const existing = await client.get<Deployment>(type, manifest.metadata.name, manifest.metadata.namespace, signal);
+    if (!existing) {
+      await client.create(type, marks.mark(type, manifest, owner), signal);
+      continue;
+    }
+    const ours = Boolean(marks.provenOwner(type, existing));
+    if (!ours && !settings.adopt) continue;
+    const { labels, annotations } = existing.metadata;
+    await client.apply(
+      type,
+      {
+        ...manifest,
+        metadata: {
+          ...manifest.metadata,
+          labels: { ...labels, ...manifest.metadata.labels },
+          annotations: { ...annotations, ...manifest.metadata.annotations },
+        },
+      },
+      signal,
+    );
+  }
+}
+
+/** The rollout, as the Deployment controller reports it (observedGeneration, updated and available replicas, Progressing). */
+export function rollout(deployment: Deployment, to: string): Upgrade {
+  const where = `Deployment ${deployment.metadata.namespace}/${deployment.metadata.name}`;
+  const status = deployment.status ?? {};
+  const stalled = status.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False');
+  if (stalled?.reason === 'ProgressDeadlineExceeded') {
+    return { to, phase: 'Failed', message: `${where} did not roll out ${to} within its progress deadline (ProgressDeadlineExceeded)` };
+  }
+  if ((status.observedGeneration ?? 0) < (deployment.metadata.generation ?? 0)) {
+    return { to, phase: 'Progressing', message: `waiting for the Deployment controller to see ${where}'s change` };
+  }
+  const want = deployment.spec?.replicas ?? 1;
+  const updated = status.updatedReplicas ?? 0;
+  const available = status.availableReplicas ?? 0;
+  if (updated >= want && available >= want && (status.replicas ?? 0) <= want) return { to, phase: 'Complete' };
+  return { to, phase: 'Progressing', message: `${where}: ${updated}/${want} pods updated, ${available} available` };
+}

@@ -1,0 +1,141 @@
+// Operator upgrades in waves (issue 26): an OperatorUpgrade names an operator, a version and the
+// Providers (by label, in its namespace) to bring to it, at most maxConcurrent at a time, in name
+// order. Each step is a change of one Provider's spec.operators[].version, which that Provider's
+// own controller carries out (operator-upgrade.ts); the wave stops at the first Provider whose
+// upgrade failed or was held, and says where. Going back is a wave to the older version.
+import { setCondition, type Condition } from '../conditions.ts';
+import type { Client } from '../kube/client.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import { sameJson } from '../json.ts';
+import type { ObjectMeta } from '../meta.ts';
+import { Reasons } from '../reasons.ts';
+import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
+import { matchesSelector, type LabelSelector } from '../scheduling/selector.ts';
+import { Providers, type ProviderObject } from './provider.ts';
+
+export const OperatorUpgrades: ResourceType = {
+  apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+  kind: 'OperatorUpgrade',
+  plural: 'operatorupgrades',
+  namespaced: true,
+};
+
+export interface OperatorUpgrade {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta & { name: string };
+  spec: { operator: string; version: string; providerSelector: LabelSelector; maxConcurrent?: number };
+  status?: {
+    conditions?: Condition[];
+    phase?: 'Progressing' | 'Complete' | 'Failed';
+    matched?: number;
+    upgraded?: string[];
+    upgrading?: string[];
+    stoppedAt?: { provider: string; message: string };
+  };
+}
+
+/** Where one Provider stands in the wave. */
+type Step = 'done' | 'upgrading' | 'pending' | { stopped: string };
+
+function stepOf(p: ProviderObject, operator: string, version: string): Step {
+  const entry = p.spec.operators?.find((o) => o.name === operator);
+  if (entry?.version !== version) return 'pending';
+  const seen = p.status?.operators?.find((o) => o.name === operator);
+  const upgrade = seen?.upgrade;
+  // Not installed there: nothing to upgrade (an install brings the version the entry names).
+  if (seen && !seen.version && !upgrade) return 'done';
+  // Before the Provider's controller answered this version, it is under way.
+  if (!upgrade || upgrade.to !== version) return seen?.version === version && !upgrade ? 'done' : 'upgrading';
+  if (upgrade.phase === 'Complete') return 'done';
+  if (upgrade.phase === 'Failed' || upgrade.phase === 'Held') return { stopped: `${upgrade.phase}: ${upgrade.message ?? ''}` };
+  return 'upgrading';
+}
+
+export interface OperatorWavesOptions {
+  client: Client;
+  upgrades: { get(key: string): OperatorUpgrade | undefined };
+  providers: { list(): ProviderObject[] };
+  /** How often a wave under way is looked at, besides its Providers' changes. */
+  recheckMs?: number;
+}
+
+export class OperatorWaves implements Reconciler {
+  private readonly o: OperatorWavesOptions;
+
+  constructor(opts: OperatorWavesOptions) {
+    this.o = opts;
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<Result> {
+    const cached = this.o.upgrades.get(key);
+    if (!cached || cached.metadata.deletionTimestamp) return done();
+    const wave = structuredClone(cached);
+    const { operator, version, providerSelector, maxConcurrent = 1 } = wave.spec;
+    const selected = this.o.providers
+      .list()
+      .filter((p) => p.metadata.namespace === wave.metadata.namespace && matchesSelector(providerSelector, p.metadata.labels))
+      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    const steps = selected.map((p) => ({ p, step: stepOf(p, operator, version) }));
+    const stopped = steps.find((s) => typeof s.step === 'object');
+    const upgrading = steps.filter((s) => s.step === 'upgrading');
+    if (!stopped) {
+      // Start the next ones, in name order, up to maxConcurrent at a time.
+      for (const s of steps.filter((x) => x.step === 'pending').slice(0, Math.max(0, maxConcurrent - upgrading.length))) {
+        await this.setVersion(s.p, operator, version, signal);
+        s.step = 'upgrading';
+        upgrading.push(s);
+      }
+    }
+    const names = (f: (s: (typeof steps)[number]) => boolean) => steps.filter(f).map((s) => s.p.metadata.name);
+    const upgraded = names((s) => s.step === 'done');
+    const phase = !selected.length || stopped ? 'Failed' : upgraded.length === selected.length ? 'Complete' : 'Progressing';
+    const ready: Omit<Condition, 'lastTransitionTime'> = !selected.length
+      ? {
+          type: 'Ready',
+          status: 'False',
+          reason: Reasons.NoProvidersMatch,
+          message: 'no Provider in this namespace matches spec.providerSelector: nothing was changed',
+        }
+      : stopped
+        ? {
+            type: 'Ready',
+            status: 'False',
+            reason: Reasons.UpgradeStopped,
+            message: `stopped at Provider ${stopped.p.metadata.name} (${(stopped.step as { stopped: string }).stopped}); ${upgraded.length}/${selected.length} run ${version}, no other Provider is started. Fix it, or go back with a wave to the older version`,
+          }
+        : phase === 'Complete'
+          ? {
+              type: 'Ready',
+              status: 'True',
+              reason: Reasons.UpgradeComplete,
+              message: `all ${selected.length} Providers run ${operator} ${version}`,
+            }
+          : {
+              type: 'Ready',
+              status: 'False',
+              reason: Reasons.Upgrading,
+              message: `${upgraded.length}/${selected.length} Providers run ${version}; upgrading ${names((s) => s.step === 'upgrading').join(', ')}`,
+            };
+    wave.status = {
+      conditions: setCondition(wave.status?.conditions, { ...ready, observedGeneration: wave.metadata.generation }),
+      phase,
+      matched: selected.length,
+      upgraded,
+      upgrading: names((s) => s.step === 'upgrading'),
+      ...(stopped ? { stoppedAt: { provider: stopped.p.metadata.name, message: (stopped.step as { stopped: string }).stopped } } : {}),
+    };
+    if (!sameJson(wave.status, cached.status)) await this.o.client.updateStatus(OperatorUpgrades, wave, signal);
+    // Providers' changes bring it back; the recheck covers a missed one while the wave runs. A wave at rest costs nothing.
+    return phase === 'Progressing' ? requeueAfter(this.o.recheckMs ?? 10_000) : done();
+  }
+
+  /** The Provider's spec.operators entry for `operator`, at `version` (added when missing), conditional on what was read. */
+  private async setVersion(p: ProviderObject, operator: string, version: string, signal: AbortSignal): Promise<void> {
+    const operators = [...(p.spec.operators ?? [])];
+    const i = operators.findIndex((o) => o.name === operator);
+    if (i >= 0) operators[i] = { ...operators[i]!, version };
+    else operators.push({ name: operator, version });
+    await this.o.client.update(Providers, { ...p, spec: { ...p.spec, operators } }, signal);
+  }
+}

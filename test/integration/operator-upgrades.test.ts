@@ -1,0 +1,212 @@
+// Operator versions and upgrades in waves, against real API servers. Four Providers reach one target
+// of this file's own, each with the MinIO Operator in a namespace of its own: provider-rook installs
+// v7.0.1 for a, b and c; someone else installed it for d. A Deployment stand-in plays the Deployment
+// controller (local control planes run no pods).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { down, up } from '../../hack/lib/cluster.ts';
+import { Tenants, type App } from '../../src/app.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Deployments } from '../../src/runtime/kube/resources.ts';
+import { OperatorUpgrades } from '../../src/runtime/native/operator-waves.ts';
+import { Providers, type ProviderObject } from '../../src/runtime/native/provider.ts';
+import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { adminClient, testCluster } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
+import { createNamespace, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { DeploymentRollout } from '../support/stand-ins/deployment-rollout.ts';
+
+const TARGET = `it-upgrades-${process.pid}`;
+const OLD = 'v7.0.1';
+const NEW = 'v7.1.1';
+type Wave = KubeObjectLike & {
+  status?: {
+    phase?: string;
+    upgraded?: string[];
+    upgrading?: string[];
+    stoppedAt?: { provider: string; message: string };
+    conditions?: { type: string; status: string; reason: string; message?: string }[];
+  };
+};
+type Deployment = KubeObjectLike & { spec: { template: { spec: { containers: { image: string }[] } } } };
+
+let control: KubeClient;
+let target: KubeClient;
+let app: App;
+let ns: string;
+let rollout: DeploymentRollout;
+const ours = ['a', 'b', 'c'];
+
+const operatorNamespace = (p: string) => (p === 'd' ? 'minio-operator' : `op-${p}`);
+const imageIn = async (p: string) =>
+  (await target.get<Deployment>(Deployments, 'minio-operator', operatorNamespace(p)))?.spec.template.spec.containers[0]?.image;
+const operatorOf = async (p: string) =>
+  (await control.get<ProviderObject>(Providers, p, ns))?.status?.operators?.find((o) => o.name === 'minio-operator');
+
+async function wave(name: string, version: string, selector: Record<string, string>, maxConcurrent = 1): Promise<void> {
+  await control.apply(OperatorUpgrades, {
+    apiVersion: OperatorUpgrades.apiVersion,
+    kind: OperatorUpgrades.kind,
+    metadata: { name, namespace: ns },
+    spec: { operator: 'minio-operator', version, providerSelector: { matchLabels: selector }, maxConcurrent },
+  } as KubeObjectLike);
+}
+
+/** The wave's status once `done` says so, checking at every read that it never runs more than `max` at once. */
+async function watchWave(name: string, done: (w: Wave) => boolean, max = 1): Promise<Wave> {
+  return eventually(
+    async () => {
+      const w = await control.get<Wave>(OperatorUpgrades, name, ns);
+      expect(w?.status?.upgrading?.length ?? 0).toBeLessThanOrEqual(max);
+      return w && done(w) ? w : undefined;
+    },
+    `OperatorUpgrade ${name}`,
+    {
+      timeoutMs: 60_000,
+      explain: async () => JSON.stringify((await control.get<Wave>(OperatorUpgrades, name, ns))?.status),
+    },
+  );
+}
+
+beforeAll(async () => {
+  const cluster = (await up([TARGET]))[0]!;
+  control = adminClient(testCluster('control'));
+  target = adminClient(cluster);
+  await installCrds(control, ourCrds());
+  // d's operator: a cluster admin's install, no marks of ours.
+  await installOperatorBundle(target, 'minio-operator', OLD);
+  rollout = new DeploymentRollout(target, (d) => d.metadata.name === 'minio-operator');
+  void rollout.start();
+  ns = await createNamespace(control, 'upgrades');
+  for (const p of [...ours, 'd']) {
+    await writeSecret(control, ns, `${p}-creds`, providerSecretKeys(cluster));
+    await control.apply(Providers, {
+      apiVersion: Providers.apiVersion,
+      kind: 'Provider',
+      metadata: { name: p, namespace: ns, labels: { wave: p === 'd' ? 'theirs' : 'ours' } },
+      spec: {
+        credentialsSecretRef: { name: `${p}-creds` },
+        operators: [{ name: 'minio-operator', install: true, version: OLD, namespace: operatorNamespace(p) }],
+        ...(p === 'd' ? {} : { allowedNamespaces: [`tenant-${p}`, operatorNamespace(p)] }),
+      },
+    } as KubeObjectLike);
+  }
+  app = await startTestApp(testCluster('control'), { namespaces: [ns] });
+  // A Tenant on each of ours makes provider-rook install the operator there, at the version asked.
+  for (const p of ours) {
+    await control.apply(Tenants, {
+      apiVersion: Tenants.apiVersion,
+      kind: Tenants.kind,
+      metadata: { name: `t-${p}`, namespace: ns },
+      spec: {
+        forProvider: {
+          pools: [
+            {
+              name: 'pool-0',
+              servers: 4,
+              volumesPerServer: 1,
+              volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+            },
+          ],
+        },
+        targetNamespace: `tenant-${p}`,
+        providerRef: { name: p },
+      },
+    } as KubeObjectLike);
+  }
+}, 180_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await rollout?.stop();
+  await down([TARGET]);
+});
+
+describe('operator versions', () => {
+  it('each Provider says which version its target runs, and who installed it', async () => {
+    for (const p of [...ours, 'd']) {
+      const seen = await eventually(
+        async () => {
+          const o = await operatorOf(p);
+          return o?.version ? o : undefined;
+        },
+        `Provider ${p} to report its operator's version`,
+        {
+          explain: async () => JSON.stringify([(await control.get<Wave>(Tenants, `t-${p}`, ns))?.status, await operatorOf(p)]),
+        },
+      );
+      expect(seen).toMatchObject({ version: OLD, installedBy: p === 'd' ? 'other' : 'provider-rook', present: true });
+      expect(await imageIn(p)).toBe(`minio/operator:${OLD}`);
+    }
+  }, 60_000);
+
+  it('a version provider-rook does not ship is refused on the Provider, naming the field and the versions it ships', async () => {
+    await control.apply(Providers, {
+      apiVersion: Providers.apiVersion,
+      kind: 'Provider',
+      metadata: { name: 'odd', namespace: ns },
+      spec: { credentialsSecretRef: { name: 'a-creds' }, operators: [{ name: 'minio-operator', version: 'v9.9.9' }] },
+    } as KubeObjectLike);
+    const synced = await eventually(async () => {
+      const c = (await control.get<ProviderObject>(Providers, 'odd', ns))?.status?.conditions?.find((x) => x.type === 'Synced');
+      return c?.status === 'False' ? c : undefined;
+    }, 'the Provider to refuse the version');
+    expect(synced).toMatchObject({
+      reason: 'OperatorVersionUnknown',
+      message: `spec.operators[0].version is v9.9.9, a version of the MinIO Operator provider-rook does not ship: use one of ${OLD}, ${NEW}`,
+    });
+    await control.delete(Providers, 'odd', ns);
+  });
+});
+
+describe('upgrade waves', () => {
+  it('upgrades the selected Providers one at a time, each rolled out before the next begins', async () => {
+    await wave('to-new', NEW, { wave: 'ours' });
+    const w = await watchWave('to-new', (x) => x.status?.phase === 'Complete');
+    expect(w.status?.upgraded).toEqual(ours);
+    for (const p of ours) {
+      expect(await imageIn(p)).toBe(`minio/operator:${NEW}`);
+      expect(await operatorOf(p)).toMatchObject({ version: NEW, upgrade: { to: NEW, phase: 'Complete' } });
+    }
+    expect(await imageIn('d')).toBe(`minio/operator:${OLD}`);
+  }, 90_000);
+
+  it('stops at the first failure and says where; once the cause goes, it goes on. Going back is the same operation', async () => {
+    rollout.broken.add(`minio/operator:${OLD}`);
+    await wave('back', OLD, { wave: 'ours' }, 2);
+    const stopped = await watchWave('back', (x) => x.status?.phase === 'Failed', 2);
+    // a and b began together (two at a time); the wave stops at whichever failed first.
+    expect(['a', 'b']).toContain(stopped.status?.stoppedAt?.provider);
+    expect(stopped.status?.stoppedAt?.message).toContain('ProgressDeadlineExceeded');
+    expect(stopped.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'UpgradeStopped' });
+    // c was never started: at most two at once, and none after the failure.
+    const c = await control.get<ProviderObject>(Providers, 'c', ns);
+    expect(c?.spec.operators?.[0]?.version).toBe(NEW);
+    expect(await imageIn('c')).toBe(`minio/operator:${NEW}`);
+
+    rollout.broken.clear();
+    await rollout.resync();
+    const back = await watchWave('back', (x) => x.status?.phase === 'Complete', 2);
+    expect(back.status?.upgraded).toEqual(ours);
+    for (const p of ours) expect(await imageIn(p)).toBe(`minio/operator:${OLD}`);
+  }, 90_000);
+
+  it("never upgrades someone else's operator, unless the Provider says to adopt it", async () => {
+    await wave('theirs', NEW, { wave: 'theirs' });
+    const held = await watchWave('theirs', (x) => x.status?.phase === 'Failed');
+    expect(held.status?.stoppedAt).toMatchObject({ provider: 'd' });
+    expect(held.status?.stoppedAt?.message).toContain('Held: someone else installed the MinIO Operator');
+    expect(await imageIn('d')).toBe(`minio/operator:${OLD}`);
+
+    const d = (await control.get<ProviderObject>(Providers, 'd', ns))!;
+    await control.update(Providers, { ...d, spec: { ...d.spec, operators: [{ ...d.spec.operators![0]!, adopt: true }] } });
+    await watchWave('theirs', (x) => x.status?.phase === 'Complete');
+    expect(await imageIn('d')).toBe(`minio/operator:${NEW}`);
+    expect(await operatorOf('d')).toMatchObject({ installedBy: 'other', version: NEW });
+  }, 90_000);
+
+  it('a selector that matches nothing says so, and changes nothing', async () => {
+    await wave('nobody', NEW, { wave: 'no-such' });
+    const w = await watchWave('nobody', (x) => x.status?.phase === 'Failed');
+    expect(w.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'NoProvidersMatch' });
+  });
+});
