@@ -2,7 +2,7 @@
 // "placement" (control) and the targets "eu-1", "eu-2" and "us-1" (local control planes, made afresh
 // each run), registers each target as a Provider labelled by region, applies
 // config/samples/placement/ (one class with a providerSelector, eight Bucket claims) and prints where
-// each claim went and why. `make demo-down` removes it all.
+// each claim went and why; then upgrades the MinIO Operator on the three targets in a wave, live. `make demo-down` removes it all.
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { down, freePort, up } from './lib/cluster.ts';
@@ -13,7 +13,8 @@ import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import type { KubeObjectLike } from '../src/runtime/kube/client.ts';
-import { Providers } from '../src/runtime/native/provider.ts';
+import { OperatorUpgrades } from '../src/runtime/native/operator-waves.ts';
+import { Providers, type ProviderObject } from '../src/runtime/native/provider.ts';
 
 const TARGETS = ['eu-1', 'eu-2', 'us-1'] as const;
 const NAMESPACE = 'app-project1-dev';
@@ -21,13 +22,13 @@ const sample = (f: string) => loadManifests(file('config', 'samples', f));
 
 await stopProcesses(); // a previous demo's processes, if any
 say(
-  `1/5  Starting fresh local control planes "placement" (control), ${TARGETS.map((t) => `"${t}"`).join(', ')} (real etcd + kube-apiserver)...`,
+  `1/6  Starting fresh local control planes "placement" (control), ${TARGETS.map((t) => `"${t}"`).join(', ')} (real etcd + kube-apiserver)...`,
 );
 await down(['placement', ...TARGETS]);
 const [controlCluster, ...targets] = await up(['placement', ...TARGETS], (l) => say(`     ${l}`));
 const control = clientOf(controlCluster!.kubeconfig);
 
-say("2/5  Installing the CRDs; each target's admin installs the Rook MinIO operator (played by its STAND-IN:");
+say("2/6  Installing the CRDs; each target's admin installs the Rook MinIO operator (played by its STAND-IN:");
 say('     local clusters run no pods; test/support/stand-ins/fake-minio-operator.ts writes what the operator');
 say('     writes)...');
 await installCrds(
@@ -36,10 +37,15 @@ await installCrds(
 );
 for (const t of targets) {
   await installOperatorBundle(clientOf(t!.kubeconfig), 'rook-minio');
-  background(`fake-rook-minio-${t!.name}`, [file('test', 'support', 'stand-ins', 'fake-operators.ts'), t!.kubeconfig, 'rook-minio']);
+  // Also the Deployment controller's status writes (deployment-rollout.ts), for act 6's rollouts.
+  background(`fake-operators-${t!.name}`, [
+    file('test', 'support', 'stand-ins', 'fake-operators.ts'),
+    t!.kubeconfig,
+    'rook-minio,minio-operator,deployments',
+  ]);
 }
 
-say('3/5  Building provider-rook (tsc) and starting it against control...');
+say('3/6  Building provider-rook (tsc) and starting it against control...');
 execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
 const metrics = `127.0.0.1:${await freePort()}`;
 const pid = background('provider-rook', [
@@ -76,7 +82,7 @@ async function providersReady(): Promise<void> {
   });
 }
 
-say('4/5  Applying config/samples/placement/:');
+say('4/6  Applying config/samples/placement/:');
 await applyManifests(control, sample('00-namespaces.yaml'));
 for (const t of targets) await providerSecret(control, 'rook-infra-dev', `${t!.name}-creds`, t!.kubeconfig);
 for (const [f, what] of [
@@ -134,11 +140,57 @@ const spread = await settled(['photos', 'videos', 'logs', 'backups', 'reports', 
 say('     the six claims, fewest managed resources first (ties by Provider name):');
 show(spread);
 
-say('5/5  Applying 05-bucket-in-us.yaml: two claims that narrow the choice to region=us (us-1 holds at most 3).');
+say('5/6  Applying 05-bucket-in-us.yaml: two claims that narrow the choice to region=us (us-1 holds at most 3).');
 await applyManifests(control, sample('placement/05-bucket-in-us.yaml'));
 show(await settled(['us-customers', 'us-archive']));
 say('     us-archive waits; it is placed, without being touched, once us-1 has room (a claim there deleted, or');
 say('     a larger spec.capacity.maxResources).');
+
+say('6/6  An operator upgrade in waves. 06-tenants.yaml: a Tenant on each target, so provider-rook installs');
+say('     the MinIO Operator there at the version each Provider names (v7.0.1)...');
+await applyManifests(control, sample('placement/06-tenants.yaml'));
+type OperatorSeen = { name: string; version?: string; installedBy?: string; upgrade?: { to: string; phase: string; message?: string } };
+const minioOperator = async (): Promise<Record<string, OperatorSeen | undefined>> => {
+  const items = (await control.list<ProviderObject>(Providers, { namespace: 'rook-infra-dev' })).items;
+  return Object.fromEntries(items.map((p) => [p.metadata.name, p.status?.operators?.find((o) => o.name === 'minio-operator')]));
+};
+await eventually(
+  async () => Object.values(await minioOperator()).every((o) => o?.version === 'v7.0.1'),
+  'the MinIO Operator on every target',
+  { timeoutMs: 60_000, delayMs: 250 },
+).catch((): never => {
+  say('The MinIO Operator was not installed within 60 s; see .local/demo/provider-rook.log');
+  process.exit(1);
+});
+for (const [name, o] of Object.entries(await minioOperator()))
+  say(`     ${name.padEnd(6)} minio-operator ${o!.version} installed by ${o!.installedBy}`);
+say('     07-operator-upgrade.yaml: OperatorUpgrade to v7.1.1 of every tier=standard Provider, one at a time;');
+say('     live, as each Provider reports it (the rollouts are the Deployment stand-in):');
+await applyManifests(control, sample('placement/07-operator-upgrade.yaml'));
+const started = Date.now();
+let last = '';
+await eventually(
+  async () => {
+    const wave = await control.get<KubeObjectLike & { status?: { phase?: string } }>(
+      OperatorUpgrades,
+      'minio-operator-v7.1.1',
+      'rook-infra-dev',
+    );
+    const seen = await minioOperator();
+    const line = Object.entries(seen)
+      .map(([name, o]) => `${name} ${o?.version ?? '-'}${o?.upgrade && o.upgrade.phase !== 'Complete' ? ` (${o.upgrade.phase})` : ''}`)
+      .join('   ');
+    const now = `wave ${wave?.status?.phase ?? 'new'}: ${line}`;
+    if (now !== last) say(`     ${`${((Date.now() - started) / 1000).toFixed(1)} s`.padStart(6)}  ${(last = now)}`);
+    return wave?.status?.phase === 'Complete' || wave?.status?.phase === 'Failed';
+  },
+  'the wave to end',
+  { timeoutMs: 90_000, delayMs: 100, maxDelayMs: 100 },
+).catch((): never => {
+  say('The wave did not end within 90 s; see .local/demo/provider-rook.log');
+  process.exit(1);
+});
+say('     Going back is the same operation: the same OperatorUpgrade with version v7.0.1.');
 say();
 say('Explore (provider-rook and the stand-ins keep running):');
 say(`  export KUBECONFIG=${controlCluster!.kubeconfig}`);
@@ -147,5 +199,7 @@ say(`  kubectl get buckets -n ${NAMESPACE}                            # PROVIDER
 say('  kubectl get objectstores.minio.rook.crossplane.io -n rook-infra-dev');
 say(`  kubectl describe bucket -n ${NAMESPACE} us-archive            # Scheduled=False CapacityExhausted, and its Events`);
 say('  kubectl patch provider -n rook-infra-dev us-1 --type merge -p \'{"spec":{"capacity":{"maxResources":4}}}\'');
+say('  kubectl get providers,operatorupgrades -n rook-infra-dev      # OPERATOR-VERSIONS; PHASE, STOPPED-AT');
+say('  kubectl patch operatorupgrade -n rook-infra-dev minio-operator-v7.1.1 --type merge -p \'{"spec":{"version":"v7.0.1"}}\'');
 say('Remove everything: make demo-down');
 process.exit(0);

@@ -1,11 +1,12 @@
-// TEST DOUBLES as a process: npm run fake-operators [-- KUBECONFIG [rook-minio,minio-operator,rook-ceph] [--s3=ROUTES_DIR]].
+// TEST DOUBLES as a process: npm run fake-operators [-- KUBECONFIG [rook-minio,minio-operator,rook-ceph,deployments] [--s3=ROUTES_DIR]].
 // Plays the backends' operators on a local target cluster (which runs no pods); see fake-*.ts
-// beside it. Each waits (retrying) until its operator's CRD is in the cluster. --s3=ROUTES_DIR runs
+// beside it (deployments: the Deployment controller's status writes, deployment-rollout.ts). Each waits (retrying) until its operator's CRD is in the cluster. --s3=ROUTES_DIR runs
 // them with { s3: true } (a real S3 server per store) and shares the routes to those servers in
 // ROUTES_DIR, for resolveS3Endpoint in another process (s3-stores.ts).
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../../src/runtime/kube/client.ts';
 import { kubeconfigFileAccess } from '../../../src/runtime/kube/config.ts';
+import { DeploymentRollout } from './deployment-rollout.ts';
 import { FakeBucketProvisioner } from './fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from './fake-minio-operator.ts';
 import { FakeTenantOperator } from './fake-tenant-operator.ts';
@@ -23,6 +24,7 @@ const all = {
   'rook-minio': () => new FakeMinioOperator(client, { s3 }),
   'minio-operator': () => new FakeTenantOperator(client, { s3 }),
   'rook-ceph': () => new FakeBucketProvisioner(client, { s3 }),
+  deployments: () => new DeploymentRollout(client, () => true),
 };
 const running = wanted.map((name) => {
   const make = all[name as keyof typeof all];
