@@ -1,18 +1,23 @@
-# provider-rook controller image (build: docker build -t provider-rook:dev .)
+# provider-rook controller image, for users with Docker (docker build -t provider-rook:0.1.0 .).
+# `make image` builds the same image without a daemon (hack/lib/image.ts, from hack/lib/image-spec.ts);
+# test/unit/image.test.ts keeps the two in step: entry point and Node's flags, user and group, working
+# directory, environment, and the files shipped. The bases differ: distroless here, a Debian base of
+# only the libraries node links against there (README, "The image").
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-fund --no-audit
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
+RUN npx tsc -p tsconfig.build.json --sourceMap false && npm prune --omit=dev && rm -f node_modules/.package-lock.json
 
 FROM gcr.io/distroless/nodejs24-debian12:nonroot
 WORKDIR /app
-COPY --from=build /app/node_modules ./node_modules
+ENV NODE_ENV=production
 COPY --from=build /app/dist ./dist
-COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
 COPY config/operators ./config/operators
-USER nonroot
+COPY --from=build /app/package.json ./package.json
+USER 65532:65532
 # Node's flags: see hack/lib/node-flags.ts (why, and what each was measured to cost).
 ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=2", "--heap-growing-percent=25", "dist/main.js"]

@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     throw new Error(`${(err as Error).message}\n${usage}`, { cause: err });
   }
   const log = pinoLogger(opts['log-level']);
-  const kc = opts.kubeconfig ? kubeconfigFileAccess(opts.kubeconfig) : inClusterAccess();
+  const kc = opts.kubeconfig ? readKubeconfig(opts.kubeconfig) : inClusterAccess();
   const app = createApp({
     control: kc,
     log,
@@ -83,6 +83,17 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   await app.start();
+}
+
+/** The --kubeconfig file, or one line saying why it cannot be read (never a stack trace). */
+function readKubeconfig(file: string): ReturnType<typeof kubeconfigFileAccess> {
+  try {
+    return kubeconfigFileAccess(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
+    throw new Error(`cannot read --kubeconfig ${file}: ${why}`, { cause: err });
+  }
 }
 
 main().catch((err: unknown) => {

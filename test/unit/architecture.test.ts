@@ -3,7 +3,6 @@ import { fileURLToPath } from 'node:url';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { PROVIDER_NODE_FLAGS } from '../../hack/lib/node-flags.ts';
 
 const src = fileURLToPath(new URL('../../src', import.meta.url));
 const files = (dir: string): string[] =>
@@ -121,10 +120,5 @@ describe('architecture', () => {
     const { backends } = await import('../../src/backends.ts');
     const defined = allKinds.map((k) => JSON.stringify(resourceTypeOf(k)));
     expect(backends.flatMap((b) => [b.managed, b.class]).filter((t) => !defined.includes(JSON.stringify(t)))).toEqual([]);
-  });
-
-  it('the image runs Node with the flags the bench and demo measured (hack/lib/node-flags.ts)', () => {
-    const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(path.join(src, '..', 'Dockerfile'), 'utf8'))?.[1];
-    expect(JSON.parse(entrypoint ?? '[]')).toEqual(['/nodejs/bin/node', ...PROVIDER_NODE_FLAGS, 'dist/main.js']);
   });
 });
