@@ -10,6 +10,7 @@
 // port: the network is the host's) and the loopback refusal (the local targets are on loopback). The
 // API server is reached in-cluster: KUBERNETES_SERVICE_HOST/PORT and a ServiceAccount token bound to
 // the chart's own roles.
+import { fileURLToPath } from 'node:url';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -19,7 +20,7 @@ import { resourcePath, ServiceAccounts } from '../../src/runtime/kube/resources.
 import { imageArchive, imageRef, IMAGE } from './image-spec.ts';
 import { applyManifests, type Manifest } from './manifests.ts';
 
-const repoRoot = path.resolve(import.meta.dirname, '..', '..');
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const runDir = path.join(repoRoot, '.local', 'image', 'run');
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 

@@ -1,11 +1,12 @@
 // The container image, as one description that both builds use: `make image` (hack/image.ts, no
 // Docker daemon) and the Dockerfile, which a unit test keeps in step with this (entry point and
 // Node's flags, user and group, working directory, files shipped).
+import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROVIDER_NODE_FLAGS } from './node-flags.ts';
 
-const repoRoot = path.resolve(import.meta.dirname, '..', '..');
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
 
 export const IMAGE = {

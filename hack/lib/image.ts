@@ -6,6 +6,7 @@
 // OCI archive with skopeo. Two builds of one commit give the same digest, as long as Debian's
 // bookworm mirror serves the same package versions (it changes when a point release or security
 // update lands).
+import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
@@ -22,7 +23,7 @@ import {
 import path from 'node:path';
 import { IMAGE, imageArchive, imageRef } from './image-spec.ts';
 
-const repoRoot = path.resolve(import.meta.dirname, '..', '..');
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const work = path.join(repoRoot, '.local', 'image');
 const DEBIAN = 'http://deb.debian.org/debian';
 

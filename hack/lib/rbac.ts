@@ -195,7 +195,7 @@ ${render([
 ])}
 ---
 # Add this one too when a Provider may install operators: installing one means creating its CRDs,
-# RBAC and Deployment. The bundles in config/operators/ hold only these kinds:
+# RBAC and Deployment, and changing its version (spec.operators[].version) patching them. The bundles in config/operators/ hold only these kinds:
 # ${operatorKinds}. Granting RBAC needs the escalate and bind verbs.
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole

@@ -11,6 +11,7 @@ import { Jobs, Secrets, type ResourceType } from '../runtime/kube/resources.ts';
 import {
   bucketUserCompanions,
   bucketUserRotation,
+  SUPERSEDED_JOBS,
   rotatingKeys,
   storeTeardown,
   userAccess,
@@ -156,6 +157,7 @@ export const minioTenant: NativeKind<Tenant> = {
 
   fixedAtCreation: ['.spec.configuration', '.spec.requestAutoCert'],
 
+  superseded: SUPERSEDED_JOBS,
   // Only a bucket user's keys rotate: the root user lives in config.env, which the Tenant's pods read when they start.
   rotation: bucketUserRotation(bucketUser, ownerOf, (mr: Tenant) =>
     mr.spec.bucket

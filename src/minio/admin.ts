@@ -30,6 +30,8 @@ export interface StoreAccess {
 }
 
 export const LABEL_ADMIN = 'rook.crossplane.io/minio-admin';
+/** Access Jobs of earlier keys or policies, and finished retire Jobs: deleted once no longer wanted (NativeKind.superseded). */
+export const SUPERSEDED_JOBS = { type: Jobs, labelSelector: `${LABEL_ADMIN} in (grant,retire)` };
 
 export interface BucketUser {
   /** Names what is made in the target: <base>-user (unless userSecret says), <base>-access-<hash>, <base>-revoke. */
@@ -45,6 +47,8 @@ export interface BucketUser {
   keys: { accessKey: string; secretKey: string };
   /** Access keys of earlier generations not yet removed (rotation): a revoke removes them too. */
   older?: string[];
+  /** The keys' generation (0 until rotated). */
+  generation?: number;
   /** The user's Secret in the target (default <base>-user). */
   userSecret?: string;
   image?: string;
@@ -82,9 +86,9 @@ export function userKeys(ctx: KindContext, owner: string, generation = ctx.crede
 }
 
 /** The user's current keys, and the access keys of older generations still in the store. */
-export function rotatingKeys(ctx: KindContext, owner: string): Pick<BucketUser, 'keys' | 'older'> {
+export function rotatingKeys(ctx: KindContext, owner: string): Pick<BucketUser, 'keys' | 'older' | 'generation'> {
   const older = ctx.credentials.outstanding.map((g) => userKeys(ctx, owner, g).accessKey);
-  return { keys: userKeys(ctx, owner), ...(older.length ? { older } : {}) };
+  return { keys: userKeys(ctx, owner), ...(older.length ? { older } : {}), generation: ctx.credentials.generation };
 }
 
 const digest = (value: string): string => createHash('sha256').update(value).digest('hex');
@@ -101,14 +105,14 @@ until mc alias set store "$S3_ENDPOINT" "$ROOT_USER" "$ROOT_PASSWORD" >/dev/null
 
 // The user's Secret may be written just after the Job (a rotation): a pod that reads keys other than
 // the Job's fails, and the next one reads them again.
-const GRANT = `${CONNECT}
-[ "$USER_ACCESS_KEY" = "$EXPECTED_ACCESS_KEY" ] || { echo "the user's Secret does not hold this Job's keys yet" >&2; exit 1; }
-if [ "$OWNS_BUCKET" = true ]; then mc mb --ignore-existing "store/$BUCKET"; fi
+const KEYS_CHECK = `[ "$USER_ACCESS_KEY" = "$EXPECTED_ACCESS_KEY" ] || { echo "the user's Secret does not hold this Job's keys yet" >&2; exit 1; }`;
+const GRANT_STEPS = `if [ "$OWNS_BUCKET" = true ]; then mc mb --ignore-existing "store/$BUCKET"; fi
 # mc before 2023 names these "policy add" and "policy set".
 mc admin policy create store "$POLICY_NAME" /user/policy.json || mc admin policy add store "$POLICY_NAME" /user/policy.json
 mc admin user add store "$USER_ACCESS_KEY" "$USER_SECRET_KEY"
 mc admin policy attach store "$POLICY_NAME" --user "$USER_ACCESS_KEY" || mc admin policy set store "$POLICY_NAME" user="$USER_ACCESS_KEY" ||
   mc admin user info store "$USER_ACCESS_KEY" | grep -q "$POLICY_NAME"`;
+const GRANT = `${CONNECT}\n${KEYS_CHECK}\n${GRANT_STEPS}`;
 
 /** Exit status of a revoke that kept a bucket holding objects (a FailJob rule says so, not a failure). */
 export const KEPT_EXIT_CODE = 3;
@@ -142,7 +146,8 @@ export function userSecret(u: BucketUser): TargetObject {
 
 type Action = 'grant' | 'revoke' | 'retire';
 
-function job(u: BucketUser, name: string, action: Action, deleteObjects = false, old = u.older ?? []): TargetObject {
+/** `forName`: the grant as its name digests it, without the keys check (names made before it stay the same: no Job runs again on upgrade). */
+function job(u: BucketUser, name: string, action: Action, deleteObjects = false, old = u.older ?? [], forName = false): TargetObject {
   const labels = { [LABEL_ADMIN]: action };
   const fromUser = (key: string) => ({ valueFrom: { secretKeyRef: { name: userSecretName(u), key } } });
   const root =
@@ -187,7 +192,7 @@ function job(u: BucketUser, name: string, action: Action, deleteObjects = false,
             {
               name: 'mc',
               image: u.image ?? MINIO_CLIENT_IMAGE,
-              command: ['/bin/sh', '-c', action === 'grant' ? GRANT : REVOKE],
+              command: ['/bin/sh', '-c', action !== 'grant' ? REVOKE : forName ? `${CONNECT}\n${GRANT_STEPS}` : GRANT],
               env: [
                 { name: 'MC_CONFIG_DIR', value: '/home/mc' },
                 { name: 'S3_ENDPOINT', value: u.endpoint },
@@ -195,7 +200,9 @@ function job(u: BucketUser, name: string, action: Action, deleteObjects = false,
                 { name: 'OWNS_BUCKET', value: String(action !== 'retire' && u.ownsBucket) },
                 // A grant's name digests its spec: what a revoke or retire alone reads stays out of it.
                 ...(action === 'grant'
-                  ? [{ name: 'EXPECTED_ACCESS_KEY', value: u.keys.accessKey }]
+                  ? forName
+                    ? []
+                    : [{ name: 'EXPECTED_ACCESS_KEY', value: u.keys.accessKey }]
                   : [
                       { name: 'REMOVE_CURRENT', value: String(action === 'revoke') },
                       { name: 'OLD_USERS', value: old.join(' ') },
@@ -239,18 +246,22 @@ export function bucketUserCompanions(u: BucketUser): Companion[] {
 /** The Job alone, for a kind whose own object is the user's Secret. */
 export function accessJob(u: BucketUser): Companion {
   // The policy and the secret key are read from the user's Secret: they are in the digest, the key by its digest only.
-  const inputs = [job(u, '', 'grant').spec, policyDocument(u.bucket, u.access), digest(u.keys.secretKey)];
+  const inputs = [job(u, '', 'grant', false, [], true).spec, policyDocument(u.bucket, u.access), digest(u.keys.secretKey)];
   const name = named(u.base, `access-${digest(JSON.stringify(inputs)).slice(0, 10)}`);
   return { type: Jobs, name, namespace: u.namespace, purpose: 'bucket access Job', build: () => job(u, name, 'grant') };
 }
 
-/** The teardown of a store of its own: needed only once its access Job completed (before, no user was made, and no one wrote). */
+/**
+ * The teardown of a store of its own: needed only once its first access Job completed (before, no
+ * user was made, and no one wrote). After a rotation some user was made, whatever the current Job says.
+ */
 export function storeTeardown(u: BucketUser, deleteObjects: boolean): Teardown {
   const access = accessJob(u);
+  const rotated = (u.generation ?? 0) > 0 || Boolean(u.older?.length);
   return {
     ...revokeTeardown(u, deleteObjects),
     retainWhenKept: true,
-    onlyAfter: { ref: access, reached: (job) => jobState(job).complete },
+    ...(rotated ? {} : { onlyAfter: { ref: access, reached: (job: TargetObject) => jobState(job).complete } }),
   };
 }
 

@@ -22,6 +22,7 @@ import { bucketNameFor } from '../s3/names.ts';
 import {
   accessJob,
   bucketUserRotation,
+  SUPERSEDED_JOBS,
   LABEL_ADMIN,
   revokeTeardown,
   rotatingKeys,
@@ -58,6 +59,7 @@ export const minioBucketKind: NativeKind<MinioBucket> = {
   companions: (mr, name, ctx) => [accessJob(bucketUser(mr, name, ctx))],
   companionTypes: [Jobs],
   teardown: (mr, name, ctx) => revokeTeardown(bucketUser(mr, name, ctx), mr.spec.forProvider.deleteObjects ?? false),
+  superseded: SUPERSEDED_JOBS,
   rotation: bucketUserRotation(bucketUser, ownerOf),
 
   async inspect({ mr, observed, companions, credentials }) {

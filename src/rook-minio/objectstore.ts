@@ -12,6 +12,7 @@ import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../run
 import {
   bucketUserCompanions,
   bucketUserRotation,
+  SUPERSEDED_JOBS,
   rotatingKeys,
   storeTeardown,
   userAccess,
@@ -192,6 +193,7 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     return user && storeTeardown(user, mr.spec.bucket?.deleteObjects ?? false);
   },
 
+  superseded: SUPERSEDED_JOBS,
   // Only a bucket user's keys rotate: the operator reads the root keys once, when it makes the StatefulSet.
   rotation: bucketUserRotation(bucketUser, ownerOf, (mr: ObjectStore) =>
     mr.spec.bucket

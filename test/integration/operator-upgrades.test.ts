@@ -62,7 +62,15 @@ async function watchWave(name: string, done: (w: Wave) => boolean, max = 1): Pro
     `OperatorUpgrade ${name}`,
     {
       timeoutMs: 60_000,
-      explain: async () => JSON.stringify((await control.get<Wave>(OperatorUpgrades, name, ns))?.status),
+      explain: async () =>
+        JSON.stringify([
+          (await control.get<Wave>(OperatorUpgrades, name, ns))?.status,
+          ...(await Promise.all(ours.map(operatorOf))),
+          (await target.get<Deployment & { status?: unknown; metadata: { generation?: number } }>(Deployments, 'minio-operator', 'op-a'))
+            ?.status,
+          (await target.get<Deployment & { metadata: { generation?: number } }>(Deployments, 'minio-operator', 'op-a'))?.metadata
+            .generation,
+        ]),
     },
   );
 }

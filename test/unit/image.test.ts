@@ -1,12 +1,13 @@
 // The Dockerfile (for users with Docker) and `make image` (hack/lib/image.ts, no daemon) describe one
 // image: hack/lib/image-spec.ts. This keeps them in step, and the chart's default image on it.
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as yaml from 'js-yaml';
 import { IMAGE, imageRef } from '../../hack/lib/image-spec.ts';
 
-const root = path.resolve(import.meta.dirname, '..', '..');
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
 // The image's own stage: everything after the last FROM.
 const final = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));

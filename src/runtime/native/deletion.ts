@@ -4,7 +4,7 @@ import { ReasonedError } from '../conditions.ts';
 import type { Deletion, Client } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { describeRef, type NativeKind, type ObjectReader, type ObjectRef, type TargetObject } from './kind.ts';
+import { describeRef, refKey, type NativeKind, type ObjectReader, type ObjectRef, type TargetObject } from './kind.ts';
 import type { Owner, OwnershipMarks, Relation, Vouchers } from './ownership.ts';
 import { Reasons } from '../reasons.ts';
 
@@ -78,4 +78,34 @@ export async function deleteDependents(
       );
     }),
   );
+}
+
+/**
+ * Companions an earlier spec or key generation wanted (an old access Job, a finished retire Job):
+ * ours, of the kind's `superseded` type and labels, in these namespaces, and not in `wanted`.
+ * Deleted, so none piles up, keeps a namespace alive, or runs again with old keys.
+ */
+export async function deleteSuperseded(
+  access: TargetAccess,
+  kind: Pick<NativeKind<ManagedResource>, 'superseded'>,
+  owner: Owner,
+  vouchers: Vouchers,
+  { wanted, namespaces }: { wanted: ObjectRef[]; namespaces: (string | undefined)[] },
+  signal: AbortSignal,
+): Promise<void> {
+  const s = kind.superseded;
+  if (!s) return;
+  const keep = new Set(wanted.map(refKey));
+  const live = { ...access, read: access.client };
+  for (const namespace of new Set(namespaces.filter((n): n is string => Boolean(n)))) {
+    const { items } = await access.client.list<TargetObject>(s.type, {
+      namespace,
+      labelSelector: `${access.marks.selectorFor(owner)},${s.labelSelector}`,
+      signal,
+    });
+    for (const item of items) {
+      const ref = { type: s.type, name: item.metadata.name, namespace };
+      if (!keep.has(refKey(ref)) && !item.metadata.deletionTimestamp) await deleteIfOurs(live, ref, owner, vouchers, signal);
+    }
+  }
 }

@@ -5,7 +5,7 @@
 import { ReasonedError } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
+import { ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
 import {
   reclaimPolicyOf,
   type ConnectionDetails,
@@ -15,7 +15,7 @@ import {
   type ExternalObservation,
   type ManagedResource,
 } from '../managed/types.ts';
-import { deleteDependents, deleteIfOurs } from './deletion.ts';
+import { deleteDependents, deleteIfOurs, deleteSuperseded } from './deletion.ts';
 import { policyOf } from '../managed/policies.ts';
 import { retain, tearDown, type TeardownAccess } from './teardown.ts';
 import {
@@ -25,6 +25,7 @@ import {
   refuseMovedIdentity,
   refuseUnappliableImport,
   uidRecord,
+  vouchersOf,
   withoutMetadata,
 } from './observation.ts';
 import { planFor, retireWork, retirement, settleRotation } from './retirement.ts';
@@ -41,14 +42,7 @@ import {
   type TargetObject,
 } from './kind.ts';
 import { deleteNamespaceIfUnusedCoalesced, ensureNamespace } from './namespaces.ts';
-import {
-  ANNOTATION_OWNER_PROOF,
-  ANNOTATION_TARGET_UID,
-  type OwnershipMarks,
-  type Owner,
-  type Relation,
-  type Vouchers,
-} from './ownership.ts';
+import { ANNOTATION_OWNER_PROOF, ANNOTATION_TARGET_UID, type OwnershipMarks, type Owner, type Relation } from './ownership.ts';
 import { Reasons } from '../reasons.ts';
 
 /** What kinds may ask of the runtime: credentials derived from the ownership key, and which generation of rotating keys to use. */
@@ -105,9 +99,12 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     this.now = opts.now ?? Date.now;
   }
 
-  /** The kind's context for this resource now: `mayRotate` false where nothing may be written (observe-only, deletion). */
-  private ctx(mr: MR, mayRotate = false): KindContext {
-    return kindContext(this.marks, planFor(this.kind, mr, this.now(), mayRotate));
+  /**
+   * The kind's context for this resource, from its recorded keys only: a rotation is decided (and
+   * recorded) by observe, so a write never uses keys the record does not name.
+   */
+  private ctx(mr: MR): KindContext {
+    return kindContext(this.marks, planFor(this.kind, mr, this.now(), false));
   }
 
   private teardownAccess(mr: MR): TeardownAccess {
@@ -121,18 +118,6 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
   private owner(mr: MR): Owner {
     return ownerOf(this.kind.resource, mr);
-  }
-
-  /** What vouches for this resource's objects besides their signatures (see ownership.ts). */
-  private vouchers(mr: MR): Vouchers {
-    const annotations = mr.metadata.annotations ?? {};
-    const recordedUid = annotations[ANNOTATION_TARGET_UID] || undefined;
-    // Made or imported before marks were signed, and not proven since: its unsigned marks are believed once.
-    const legacy = !recordedUid && (Boolean(annotations[ANNOTATION_CREATE_SUCCEEDED]) || importRequested(mr));
-    // Pending newer than succeeded (second precision): a create began after the last one recorded its object.
-    const pending = Date.parse(annotations[ANNOTATION_CREATE_PENDING] ?? '');
-    const creating = pending > (Date.parse(annotations[ANNOTATION_CREATE_SUCCEEDED] ?? '') || 0);
-    return { recordedUid, legacy, creating };
   }
 
   /** Throws why this resource may not act on the object at `ref`, unless it may. */
@@ -169,7 +154,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       if (!isDeleting(mr.metadata)) await refuseMovedIdentity(this.client, this.marks, this.kind.target, mr, owner, ref, signal);
       return { exists: false, upToDate: false };
     }
-    const relation = this.marks.relation(ref.type, observed, owner, this.vouchers(mr));
+    const relation = this.marks.relation(ref.type, observed, owner, vouchersOf(mr));
     // Deleting: only what we may manage is ours to delete; anything else we let go of untouched.
     if (isDeleting(mr.metadata)) return { exists: relation === 'ours' || relation === 'restored', upToDate: true };
     this.refuseForeign(mr, relation, ref);
@@ -265,7 +250,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
    */
   private trusted(mr: MR, c: Companion, have: TargetObject, observed: TargetObject | undefined, main: Relation | undefined): Relation {
     const relation = this.marks.relation(c.type, have, this.owner(mr), {
-      ...this.vouchers(mr),
+      ...vouchersOf(mr),
       recordedUid: undefined,
       restoring: main === 'restored',
     });
@@ -339,9 +324,9 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
     const type = this.kind.target;
-    const ctx = this.ctx(mr, true);
+    const ctx = this.ctx(mr);
     const desired = this.marks.mark(type, this.kind.desired(mr, name, ctx), owner);
-    const vouchers = this.vouchers(mr);
+    const vouchers = vouchersOf(mr);
     await this.opts.prerequisite?.(signal);
     if (type.namespaced && desired.metadata.namespace)
       await ensureNamespace(this.client, this.marks, desired.metadata.namespace, owner, vouchers, signal);
@@ -351,13 +336,17 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const relation = observed ? this.marks.relation(type, observed, owner, vouchers) : undefined;
     if (relation) this.refuseForeign(mr, relation, { type, name, namespace: desired.metadata.namespace });
     // With the work removing keys whose grace period ended, when there is such work.
-    const retire = retireWork(this.kind, mr, name, ctx)?.object;
-    const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(retire ? [retire] : [])];
+    const retire = retireWork(this.kind, mr, name, ctx);
+    const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(retire ? [retire.object] : [])];
     const found = await Promise.all(companions.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const relations = companions.map((c, i) => (found[i] ? this.trusted(mr, c, found[i], observed, relation) : undefined));
+    const access = { client: this.client, read: this.client, marks: this.marks };
     for (const [i, c] of companions.entries()) {
       const have = found[i];
-      if (!have) {
+      // A failed retire is made again (its Job's pod template cannot change): deleted now, made on the next pass.
+      if (have && c === retire?.object && 'failed' in retire.outcome(have)) {
+        await deleteIfOurs(access, c, owner, vouchers, signal);
+      } else if (!have) {
         // A create, not an apply: should someone make it in between, this fails rather than adopts it.
         if (creating || !c.irreplaceable) await this.client.create(c.type, this.marks.mark(c.type, c.build(), owner), signal);
       } else if (relations[i] !== 'unmarked' && !c.irreplaceable) {
@@ -370,6 +359,16 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
         await this.client.mergePatch(c.type, c.name, c.namespace, { metadata: { uid, resourceVersion, labels, annotations } }, signal);
       }
     }
+    // Nothing is superseded before the first create.
+    if (!creating)
+      await deleteSuperseded(
+        access,
+        this.kind,
+        owner,
+        vouchers,
+        { wanted: companions, namespaces: companions.map((c) => c.namespace) },
+        signal,
+      );
     // Made with a create, changed only while it is the object just checked (its uid is a precondition).
     if (!observed) return this.client.create(type, desired, signal);
     return this.client.apply(type, { ...desired, metadata: { ...desired.metadata, uid: observed.metadata.uid } }, signal);
@@ -380,7 +379,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const owner = this.owner(mr);
     const ctx = this.ctx(mr);
     const namespace = this.kind.desired(mr, name, ctx).metadata.namespace;
-    const vouchers = this.vouchers(mr);
+    const vouchers = vouchersOf(mr);
     // The kind's work in the target first (revoking a user): until it is done, nothing is deleted.
     const teardown = this.kind.teardown?.(mr, name, ctx);
     const run = teardown && {
@@ -407,6 +406,8 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };
     const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(teardown ? [teardown.object] : [])];
     await Promise.all(companions.map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)));
+    const namespaces = companions.map((c) => c.namespace);
+    await deleteSuperseded(access, this.kind, owner, companionVouchers, { wanted: [], namespaces }, signal);
     if (namespace) {
       const kept = await deleteNamespaceIfUnusedCoalesced(this.client, this.marks, namespace, this.kind.target, signal);
       // Other stores still living there is the usual case of a shared namespace, not news.

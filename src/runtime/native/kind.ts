@@ -96,6 +96,8 @@ export interface NativeKind<MR extends ManagedResource> {
   companions?(mr: MR, externalName: string, ctx: KindContext): Companion[];
   /** What must happen in the target before the objects are deleted (reclaim policy Delete only). */
   teardown?(mr: MR, externalName: string, ctx: KindContext): Teardown | undefined;
+  /** Companions of this type and labels that companions() no longer names (an old access Job) are deleted. */
+  superseded?: { type: ResourceType; labelSelector: string };
   /** The types companions() returns, for the leak sweeper. */
   companionTypes?: ResourceType[];
   /** Objects the target object itself names (e.g. its credentials Secret): on import, these may be used though we did not make them. */

@@ -2,14 +2,14 @@
 // whether a resource asked to import, its external name checked before it reaches a request, and
 // what the kind read of its object, in the resource's status.
 import { Ready, ReasonedError, setCondition } from '../conditions.ts';
-import { ANNOTATION_CREATE_PENDING, ANNOTATION_EXTERNAL_NAME, externalNameOf } from '../meta.ts';
+import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf } from '../meta.ts';
 import { setBindable, type ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
 import type { Client } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import { describeRef, diffFields, type Inspection, type ObjectRef, type TargetObject } from './kind.ts';
-import { ANNOTATION_TARGET_UID, type Owner, type OwnershipMarks, type Relation } from './ownership.ts';
+import { ANNOTATION_TARGET_UID, type Owner, type OwnershipMarks, type Relation, type Vouchers } from './ownership.ts';
 
 /** The user asked to adopt an existing object by naming it before we ever tried to create one. */
 export function importRequested(mr: ManagedResource): boolean {
@@ -113,4 +113,16 @@ export function uidRecord(
   return proven && observed.metadata.uid && mr.metadata.annotations?.[ANNOTATION_TARGET_UID] !== observed.metadata.uid
     ? { annotations: { [ANNOTATION_TARGET_UID]: observed.metadata.uid } }
     : {};
+}
+
+/** What vouches for a resource's objects besides their signatures (see ownership.ts). */
+export function vouchersOf(mr: ManagedResource): Vouchers {
+  const annotations = mr.metadata.annotations ?? {};
+  const recordedUid = annotations[ANNOTATION_TARGET_UID] || undefined;
+  // Made or imported before marks were signed, and not proven since: its unsigned marks are believed once.
+  const legacy = !recordedUid && (Boolean(annotations[ANNOTATION_CREATE_SUCCEEDED]) || importRequested(mr));
+  // Pending newer than succeeded (second precision): a create began after the last one recorded its object.
+  const pending = Date.parse(annotations[ANNOTATION_CREATE_PENDING] ?? '');
+  const creating = pending > (Date.parse(annotations[ANNOTATION_CREATE_SUCCEEDED] ?? '') || 0);
+  return { recordedUid, legacy, creating };
 }

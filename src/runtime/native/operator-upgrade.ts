@@ -5,10 +5,13 @@
 // never changed unless the Provider says to adopt it.
 import type { Client, KubeObjectLike } from '../kube/client.ts';
 import { typeOfManifest } from '../kube/resources.ts';
-import { installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
+import { imageTag, installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
 import { operatorField, operatorSettings, type OperatorStatus, type ProviderObject } from './provider.ts';
 
 type Upgrade = NonNullable<OperatorStatus['upgrade']>;
+
+/** On an operator's Deployment: the Provider ("namespace/name") whose spec.operators[].version it follows. */
+export const ANNOTATION_VERSION_SET_BY = 'rook.crossplane.io/operator-version-set-by';
 type Deployment = KubeObjectLike & {
   metadata: KubeObjectLike['metadata'] & { generation?: number; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: { replicas?: number; template?: { spec?: { containers?: { image?: string }[] } } };
@@ -38,7 +41,17 @@ export async function reconcileVersion(
   if (refusal) return { to, phase: 'Failed', message: refusal.message };
   const deployment = presence.deployment as Deployment;
   const running = deployment.spec?.template?.spec?.containers?.[0]?.image;
-  if (running !== (settings.image ?? bundle.imageOf(to))) {
+  const setBy = deployment.metadata.annotations?.[ANNOTATION_VERSION_SET_BY];
+  const self = `${provider.metadata.namespace}/${provider.metadata.name}`;
+  // By version (the image's tag): a registry mirror or an admission webhook may rewrite the rest.
+  if (imageTag(running) !== imageTag(settings.image ?? bundle.imageOf(to))) {
+    if (setBy && setBy !== self) {
+      return {
+        to,
+        phase: 'Held',
+        message: `Provider ${setBy} sets the version of this ${bundle.description} (the same target and namespace); change it there, or remove annotation ${ANNOTATION_VERSION_SET_BY} from its Deployment`,
+      };
+    }
     if (presence.installedBy !== 'provider-rook' && !settings.adopt) {
       return {
         to,
@@ -80,7 +93,13 @@ async function applyVersion(
     }
     const ours = Boolean(marks.provenOwner(type, existing));
     if (!ours && !settings.adopt) continue;
+    // A cluster-wide binding made for the operator in another namespace (another Provider's install) is left as it is.
+    if (bindsElsewhere(existing, manifest)) continue;
     const { labels, annotations } = existing.metadata;
+    const setBy =
+      manifest.kind === 'Deployment' && manifest.metadata.name === bundle.deploymentName
+        ? { [ANNOTATION_VERSION_SET_BY]: `${provider.metadata.namespace}/${provider.metadata.name}` }
+        : {};
     await client.apply(
       type,
       {
@@ -88,7 +107,7 @@ async function applyVersion(
         metadata: {
           ...manifest.metadata,
           labels: { ...labels, ...manifest.metadata.labels },
-          annotations: { ...annotations, ...manifest.metadata.annotations },
+          annotations: { ...annotations, ...manifest.metadata.annotations, ...setBy },
         },
       },
       signal,
@@ -96,16 +115,27 @@ async function applyVersion(
   }
 }
 
+/** A binding whose subjects live in other namespaces than the manifest's: another install's. */
+function bindsElsewhere(existing: KubeObjectLike, manifest: KubeObjectLike): boolean {
+  const namespaces = (o: KubeObjectLike) =>
+    ((o as { subjects?: { namespace?: string }[] }).subjects ?? [])
+      .map((x) => x.namespace ?? '')
+      .sort()
+      .join(',');
+  return existing.kind === 'ClusterRoleBinding' && namespaces(existing) !== namespaces(manifest);
+}
+
 /** The rollout, as the Deployment controller reports it (observedGeneration, updated and available replicas, Progressing). */
 export function rollout(deployment: Deployment, to: string): Upgrade {
   const where = `Deployment ${deployment.metadata.namespace}/${deployment.metadata.name}`;
   const status = deployment.status ?? {};
+  // First: a condition from before the change (a failed rollout being undone) says nothing of this one.
+  if ((status.observedGeneration ?? 0) < (deployment.metadata.generation ?? 0)) {
+    return { to, phase: 'Progressing', message: `waiting for the Deployment controller to see ${where}'s change` };
+  }
   const stalled = status.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False');
   if (stalled?.reason === 'ProgressDeadlineExceeded') {
     return { to, phase: 'Failed', message: `${where} did not roll out ${to} within its progress deadline (ProgressDeadlineExceeded)` };
-  }
-  if ((status.observedGeneration ?? 0) < (deployment.metadata.generation ?? 0)) {
-    return { to, phase: 'Progressing', message: `waiting for the Deployment controller to see ${where}'s change` };
   }
   const want = deployment.spec?.replicas ?? 1;
   const updated = status.updatedReplicas ?? 0;

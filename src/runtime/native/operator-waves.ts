@@ -35,6 +35,12 @@ export interface OperatorUpgrade {
   };
 }
 
+/** Created later (by name, at the same second). */
+const isNewer = (a: OperatorUpgrade, b: OperatorUpgrade): boolean => {
+  const [ta, tb] = [Date.parse(a.metadata.creationTimestamp ?? ''), Date.parse(b.metadata.creationTimestamp ?? '')];
+  return ta > tb || (ta === tb && a.metadata.name > b.metadata.name);
+};
+
 /** Where one Provider stands in the wave. */
 type Step = 'done' | 'upgrading' | 'pending' | { stopped: string };
 
@@ -54,8 +60,10 @@ function stepOf(p: ProviderObject, operator: string, version: string): Step {
 
 export interface OperatorWavesOptions {
   client: Client;
-  upgrades: { get(key: string): OperatorUpgrade | undefined };
+  upgrades: { get(key: string): OperatorUpgrade | undefined; list(): OperatorUpgrade[] };
   providers: { list(): ProviderObject[] };
+  /** Whether a Provider configures this operator in the deprecated spec.operatorInstall (a wave cannot add an entry beside it). */
+  legacy(provider: ProviderObject, operator: string): boolean;
   /** How often a wave under way is looked at, besides its Providers' changes. */
   recheckMs?: number;
 }
@@ -71,12 +79,28 @@ export class OperatorWaves implements Reconciler {
     const cached = this.o.upgrades.get(key);
     if (!cached || cached.metadata.deletionTimestamp) return done();
     const wave = structuredClone(cached);
+    // A wave that completed is done with its Providers: a later change of their version (by hand, or a wave back) is not undone.
+    if (cached.status?.phase === 'Complete' && cached.status.conditions?.some((c) => c.observedGeneration === cached.metadata.generation))
+      return done();
     const { operator, version, providerSelector, maxConcurrent = 1 } = wave.spec;
+    // A Provider a newer wave of the same operator selects is that wave's: two waves never pull one Provider back and forth.
+    const newer = this.o.upgrades
+      .list()
+      .filter((u) => u.metadata.namespace === wave.metadata.namespace && u.spec.operator === operator && isNewer(u, wave));
     const selected = this.o.providers
       .list()
       .filter((p) => p.metadata.namespace === wave.metadata.namespace && matchesSelector(providerSelector, p.metadata.labels))
+      .filter((p) => !newer.some((u) => matchesSelector(u.spec.providerSelector, p.metadata.labels)))
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-    const steps = selected.map((p) => ({ p, step: stepOf(p, operator, version) }));
+    const steps = selected.map((p) => ({
+      p,
+      step:
+        this.o.legacy(p, operator) && !p.spec.operators?.some((o) => o.name === operator)
+          ? ({
+              stopped: `it configures ${operator} in the deprecated spec.operatorInstall: move that to spec.operators, and the wave goes on`,
+            } as Step)
+          : stepOf(p, operator, version),
+    }));
     const stopped = steps.find((s) => typeof s.step === 'object');
     const upgrading = steps.filter((s) => s.step === 'upgrading');
     if (!stopped) {

@@ -199,12 +199,10 @@ export class OperatorInstaller {
       ...(established(crd) ? [] : [`CRD ${this.bundle.crdName}${crd ? ' (not Established)' : ''}`]),
       ...(deployment ? [] : [`Deployment ${namespace}/${this.bundle.deploymentName}`]),
     ];
-    const ours = (
-      [
-        [CustomResourceDefinitions, crd],
-        [Deployments, deployment],
-      ] as const
-    ).some(([type, o]) => o && this.marks.provenOwner(type, o));
+    // Who installed it is who made its Deployment (the CRD, shared by every install of a cluster, when there is none).
+    const ours = deployment
+      ? Boolean(this.marks.provenOwner(Deployments, deployment))
+      : Boolean(crd && this.marks.provenOwner(CustomResourceDefinitions, crd));
     const version = imageTag((deployment as (Obj & Containers) | undefined)?.spec?.template.spec.containers[0]?.image);
     return {
       present: missing.length === 0,

@@ -127,7 +127,15 @@ export class ProviderSystem implements Runnable {
     this.reservationController = manager.controller('scheduling/reservations', this.reservations);
     // Operator upgrades in waves: each wave wakes on its own changes and on any change of a Provider in its namespace.
     const upgrades = manager.informer<OperatorUpgrade>(OperatorUpgrades);
-    const waves = manager.controller('operator-upgrades', new OperatorWaves({ client: control, upgrades, providers: this.providers }));
+    const waves = manager.controller(
+      'operator-upgrades',
+      new OperatorWaves({
+        client: control,
+        upgrades,
+        providers: this.providers,
+        legacy: (p, operator) => Boolean(p.spec.operatorInstall) && Boolean(this.installers.get(operator)?.bundle.legacy),
+      }),
+    );
     upgrades.on({
       added: (u) => waves.enqueue(keyOf(u.metadata)),
       updated: (old, u) => desiredStateChanged(old, u) && waves.enqueue(keyOf(u.metadata)),

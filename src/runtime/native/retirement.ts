@@ -72,19 +72,35 @@ export function settleRotation<MR extends ManagedResource>(
   pass: { retired?: number; pending?: string; now: number; annotations?: Record<string, string> },
 ): { annotations?: Record<string, string>; recheckAfterMs?: number } {
   recordRotation(kind, mr, plan, pass.pending);
-  const annotations = { ...pass.annotations, ...recordAnnotation(plan, pass.retired) };
+  const annotations = { ...pass.annotations, ...recordAnnotation(plan, pass.retired, pass.pending, pass.now) };
   return {
     ...(Object.keys(annotations).length ? { annotations } : {}),
     ...(plan.recheckAt !== undefined ? { recheckAfterMs: Math.max(0, plan.recheckAt - pass.now) } : {}),
   };
 }
 
-/** The record to persist, when this pass changed it (a rotation, or keys removed). */
-function recordAnnotation(plan: RotationPlan, retired: number | undefined): Record<string, string> {
-  const record = { ...(plan.next ?? plan.state), ...(retired !== undefined ? { retired } : {}) };
-  const was = plan.state;
-  const same = record.generation === was.generation && record.retired === was.retired && record.rotatedAt === was.rotatedAt;
-  return same ? {} : { [ANNOTATION_CREDENTIALS]: recordOf(record) };
+/**
+ * The record to persist, when this pass changed it: a rotation, keys removed, or new keys published
+ * (the kind read them as working, so this pass publishes them: the grace period of the keys they
+ * replace starts now).
+ */
+function recordAnnotation(
+  plan: RotationPlan,
+  retired: number | undefined,
+  pending: string | undefined,
+  now: number,
+): Record<string, string> {
+  const s = plan.next ?? plan.state;
+  const published = s.published ?? 0;
+  const publishing = !plan.next && !pending && s.generation > published;
+  const record = {
+    ...s,
+    ...(retired !== undefined ? { retired } : {}),
+    ...(publishing
+      ? { published: s.generation, publishedAt: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z'), previous: published }
+      : {}),
+  };
+  return recordOf(record) === recordOf(plan.state) ? {} : { [ANNOTATION_CREDENTIALS]: recordOf(record) };
 }
 
 /** The CredentialsRotated condition and status.credentials; none while nothing was ever asked. */

@@ -21,11 +21,16 @@ export interface RotationSettings {
 }
 
 export interface CredentialsState {
+  /** The generation keys are derived for: made in the store, or being made. */
   generation: number;
   rotatedAt?: string;
   request?: string;
   /** Every generation up to this one is removed from the store (-1: none yet). */
   retired: number;
+  /** The generation whose keys the connection Secret holds (0 until a rotation's keys work), since when, and the one it replaced. */
+  published?: number;
+  publishedAt?: string;
+  previous?: number;
 }
 
 /** What a kind sees: the generation to derive keys for, older ones not yet removed, and those of them to remove now. */
@@ -67,8 +72,18 @@ export function credentialsState(mr: ManagedResource): CredentialsState {
   } catch {
     parsed = {};
   }
-  const { generation, retired, rotatedAt, request } = parsed;
-  if (!Number.isSafeInteger(generation) || !Number.isSafeInteger(retired) || generation! < 0 || retired! < -1 || retired! >= generation!) {
+  const { generation, retired, rotatedAt, request, published, publishedAt, previous } = parsed;
+  const optionalGeneration = (g: unknown) =>
+    g === undefined || (Number.isSafeInteger(g) && (g as number) >= 0 && (g as number) <= generation!);
+  if (
+    !Number.isSafeInteger(generation) ||
+    !Number.isSafeInteger(retired) ||
+    generation! < 0 ||
+    retired! < -1 ||
+    retired! >= generation! ||
+    !optionalGeneration(published) ||
+    !optionalGeneration(previous)
+  ) {
     throw new ReasonedError(
       Reasons.InvalidRotationSettings,
       `annotation ${ANNOTATION_CREDENTIALS} is provider-rook's record of which keys are in use, and it no longer reads as one: restore it (or remove it to go back to the first keys)`,
@@ -79,6 +94,9 @@ export function credentialsState(mr: ManagedResource): CredentialsState {
     retired: retired!,
     ...(typeof rotatedAt === 'string' ? { rotatedAt } : {}),
     ...(typeof request === 'string' ? { request } : {}),
+    ...(published !== undefined ? { published } : {}),
+    ...(typeof publishedAt === 'string' ? { publishedAt } : {}),
+    ...(previous !== undefined ? { previous } : {}),
   };
 }
 
@@ -86,13 +104,28 @@ export const recordOf = (state: CredentialsState): string => JSON.stringify(stat
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 
-/** What this pass does with the resource's keys, at `now`. `rotate` is false where keys are not the kind's to rotate. */
+/** The schedule's floor: a rotation every few seconds would only churn users and Jobs. */
+const MIN_EVERY_MS = 10_000;
+
+/**
+ * What this pass does with the resource's keys, at `now`. `rotate` is false where keys are not the
+ * kind's to rotate, and where nothing may be written (then only the recorded state counts). Keys
+ * older than the published ones are removed: the one they replaced when its grace period ends,
+ * counted from the publication (apps cannot have the new keys before), anything older at once.
+ */
 export function planRotation(mr: ManagedResource, now: number, rotate: boolean): RotationPlan {
   const state = credentialsState(mr);
   const settings = (mr.spec as { credentialRotation?: RotationSettings }).credentialRotation ?? {};
   const request = mr.metadata.annotations?.[ANNOTATION_ROTATE];
   const since = Date.parse(state.rotatedAt ?? mr.metadata.creationTimestamp ?? '') || now;
   const every = settings.every ? durationMs(settings.every) : undefined;
+  const grace = durationMs(settings.gracePeriod ?? DEFAULT_GRACE);
+  if (every !== undefined && (every < MIN_EVERY_MS || every <= grace)) {
+    throw new ReasonedError(
+      Reasons.InvalidRotationSettings,
+      `spec.credentialRotation.every (${settings.every}) must be at least 10s and longer than gracePeriod (${settings.gracePeriod ?? DEFAULT_GRACE}), so that one grace period ends before the next rotation`,
+    );
+  }
   const requested = request !== undefined && request !== state.request;
   const scheduled = every !== undefined && now >= since + every;
   const next =
@@ -101,13 +134,13 @@ export function planRotation(mr: ManagedResource, now: number, rotate: boolean):
       : undefined;
   const s = next ?? state;
   const outstanding = range(s.retired + 1, s.generation);
-  const previousUntil = outstanding.length
-    ? (Date.parse(s.rotatedAt ?? '') || now) + durationMs(settings.gracePeriod ?? DEFAULT_GRACE)
-    : undefined;
-  // Only the generation just replaced gets a grace period; anything older goes now.
-  const due = outstanding.filter((g) => g < s.generation - 1 || now >= previousUntil!);
+  const published = s.published ?? 0;
+  const inGrace = s.previous !== undefined && s.previous > s.retired ? (Date.parse(s.publishedAt ?? '') || now) + grace : undefined;
+  const previousUntil = inGrace !== undefined && now < inGrace ? inGrace : undefined;
+  // Never the published keys, nor newer ones being made; the replaced ones once their grace period ends.
+  const due = outstanding.filter((g) => g < published && !(g === s.previous && previousUntil !== undefined));
   const waits = [
-    ...(previousUntil !== undefined && now < previousUntil ? [previousUntil] : []),
+    ...(previousUntil !== undefined ? [previousUntil] : []),
     ...(rotate && every !== undefined ? [(Date.parse(s.rotatedAt ?? '') || since) + every] : []),
   ];
   return {
@@ -115,7 +148,7 @@ export function planRotation(mr: ManagedResource, now: number, rotate: boolean):
     ...(next ? { next } : {}),
     view: { generation: s.generation, outstanding, due },
     ...(waits.length ? { recheckAt: Math.min(...waits) } : {}),
-    ...(previousUntil !== undefined && now < previousUntil ? { previousUntil } : {}),
+    ...(previousUntil !== undefined ? { previousUntil } : {}),
   };
 }
 

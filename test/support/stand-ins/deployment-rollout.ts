@@ -57,7 +57,8 @@ export class DeploymentRollout extends StandIn<Deployment> {
           ],
         };
     const seen = d.status as { observedGeneration?: number; availableReplicas?: number } | undefined;
-    if (seen?.observedGeneration === generation && (seen.availableReplicas === 0) === broken) return;
+    // The API server leaves out zero counts: none available reads as absent.
+    if (seen?.observedGeneration === generation && ((seen.availableReplicas ?? 0) === 0) === broken) return;
     await this.client.updateStatus(Deployments, { ...d, status });
   }
 }
