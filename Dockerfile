@@ -9,7 +9,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-fund --no-audit
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json --sourceMap false && npm prune --omit=dev && rm -f node_modules/.package-lock.json
+COPY hack/prune-modules.ts ./hack/
+RUN npx tsc -p tsconfig.build.json --sourceMap false && npm prune --omit=dev && rm -f node_modules/.package-lock.json && \
+    node hack/prune-modules.ts node_modules
 
 FROM gcr.io/distroless/nodejs24-debian12:nonroot
 WORKDIR /app

@@ -3,7 +3,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 NPM ?= npm
 
-.PHONY: help install build gen check-gen check-chart typecheck lint format format-check test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small clean
+.PHONY: help install build gen check-gen check-chart typecheck lint format format-check test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small image image-run clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -76,6 +76,12 @@ demo: install ## The design doc's four steps on two local clusters, live, until 
 
 demo-placement: install ## Claims spread by the scheduler over three targets labelled by region, with a capacity
 	$(NPM) run -s demo:placement
+
+image: install ## Build the container image without a Docker daemon (mmdebstrap, umoci, skopeo) into .local/provider-rook-VERSION.oci.tar
+	$(NPM) run -s image
+
+image-run: image ## Run that image as the chart's Deployment runs it (bubblewrap: its user, read-only root, no capabilities) against local control planes
+	$(NPM) run -s image:run
 
 demo-down: install ## Stop the demos' processes and remove their clusters
 	$(NPM) run -s demo -- down

@@ -21,6 +21,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
+import { pruneModules } from '../prune-modules.ts';
 import { IMAGE, imageArchive, imageRef } from './image-spec.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -114,6 +115,7 @@ function app(dir: string, epoch: number): void {
     cwd: dir,
   });
   rmSync(path.join(dir, 'package-lock.json'));
+  pruneModules(path.join(dir, 'node_modules'));
   // npm's own record of what it installed: nothing reads it at run time.
   rmSync(path.join(dir, 'node_modules', '.package-lock.json'), { force: true });
   normalize(dir, epoch);
@@ -148,10 +150,11 @@ export function buildImage(log: (line: string) => void = () => {}): BuiltImage {
     string,
     string,
   ];
+  // The base and node layers do not depend on the commit: a fixed time keeps them the same blobs from one commit to the next.
   log('base: the Debian libraries node links against (mmdebstrap)');
-  base(baseDir, epoch);
+  base(baseDir, 0);
   log('node: the node@24 binary, stripped');
-  nodeBinary(nodeDir, epoch);
+  nodeBinary(nodeDir, 0);
   log('app: dist (tsc), production node_modules (npm ci --omit=dev), config/operators, package.json');
   mkdirSync(appDir);
   app(appDir, epoch);

@@ -28,7 +28,13 @@ describe('the Dockerfile describes the image make image builds', () => {
   it('compiled without source maps, production dependencies only', () => {
     expect(dockerfile).toMatch(/tsc -p tsconfig\.build\.json --sourceMap false/);
     expect(dockerfile).toMatch(/npm prune --omit=dev/);
+    expect(dockerfile).toMatch(/node hack\/prune-modules\.ts node_modules/);
   });
+});
+
+it('the Docker build context holds the prune script the Dockerfile runs', () => {
+  const ignore = readFileSync(path.join(root, '.dockerignore'), 'utf8');
+  expect(ignore).toMatch(/^!hack\/prune-modules\.ts$/m);
 });
 
 describe("the chart's default image", () => {
