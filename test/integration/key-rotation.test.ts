@@ -157,7 +157,11 @@ describe('rotation on request', () => {
     // Both work now: the new ones (they were made before they were published) and, in the grace period, the old.
     await roundTrip(after.local, after.creds, after.bucket);
     expect(await answer(before.local, before.creds, before.bucket)).toBe('ok');
-    const status = (await control.get<Obj>(Buckets, 'app', ns))!.status!;
+    // The claim mirrors its resource's status once that is written (just after the Secret).
+    const status = await eventually(async () => {
+      const st = (await control.get<Obj>(Buckets, 'app', ns))?.status;
+      return st?.credentials?.previousValidUntil ? st : undefined;
+    }, 'the claim to say until when the old keys work');
     expect(status.credentials).toMatchObject({ generation: 1 });
     expect(cond({ status } as Obj, 'CredentialsRotated')).toMatchObject({ status: 'True', reason: 'Rotated' });
     const until = Date.parse(status.credentials!.previousValidUntil!);

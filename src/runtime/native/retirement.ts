@@ -71,11 +71,17 @@ export function settleRotation<MR extends ManagedResource>(
   plan: RotationPlan,
   pass: { retired?: number; pending?: string; now: number; annotations?: Record<string, string> },
 ): { annotations?: Record<string, string>; recheckAfterMs?: number } {
-  recordRotation(kind, mr, plan, pass.pending);
-  const annotations = { ...pass.annotations, ...recordAnnotation(plan, pass.retired, pass.pending, pass.now) };
+  const change = recordAnnotation(plan, pass.retired, pass.pending, pass.now);
+  // What the resource says is what the record now says (keys published this pass have their grace period already).
+  const after = Object.keys(change).length
+    ? planRotation({ ...mr, metadata: { ...mr.metadata, annotations: { ...mr.metadata.annotations, ...change } } }, pass.now, false)
+    : plan;
+  recordRotation(kind, mr, after, pass.pending);
+  const annotations = { ...pass.annotations, ...change };
+  const recheck = Math.min(plan.recheckAt ?? Infinity, after.recheckAt ?? Infinity);
   return {
     ...(Object.keys(annotations).length ? { annotations } : {}),
-    ...(plan.recheckAt !== undefined ? { recheckAfterMs: Math.max(0, plan.recheckAt - pass.now) } : {}),
+    ...(recheck !== Infinity ? { recheckAfterMs: Math.max(0, recheck - pass.now) } : {}),
   };
 }
 
