@@ -1,5 +1,6 @@
-// Runs the image `make image` built, as the chart's Deployment runs it, without a container engine
-// (make image-run, and test/integration/image.test.ts). Podman and crun cannot run here (setting
+// Runs the image `make image` built, as the chart's Deployment runs it (make image-run, and
+// test/integration/image.test.ts): with podman or docker where one works (a user's machine), else
+// without a container engine. Podman and crun cannot run here (setting
 // RLIMIT_NOFILE is not permitted, and crun refuses the machine's hybrid cgroups), so: skopeo copies
 // the archive to an OCI layout, umoci unpacks it into a root filesystem and an OCI runtime config
 // made from the image's own config (entry point, user, working directory, environment), and
@@ -194,7 +195,32 @@ export function runImage(
     ...image.process.args,
     ...(opts.args ?? chartArgs(metrics)),
   ];
-  const child: ChildProcess = spawn('bwrap', bwrap, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const tmpfs = (container.volumeMounts ?? []).filter((m) => emptyDirs.has(m.name)).map((m) => m.mountPath);
+  const engine = containerEngine();
+  // Where a container engine works (a user's machine), it runs the image itself, with the same settings.
+  const engineRun = engine && [
+    'run',
+    '--rm',
+    '--name',
+    ENGINE_NAME,
+    '--network',
+    'host',
+    ...(sc.readOnlyRootFilesystem ? ['--read-only'] : []),
+    ...(sc.capabilities?.drop?.includes('ALL') ? ['--cap-drop', 'ALL'] : []),
+    ...(sc.allowPrivilegeEscalation === false ? ['--security-opt', 'no-new-privileges'] : []),
+    '--user',
+    `${uid}:${image.process.user.gid}`,
+    ...tmpfs.flatMap((t) => ['--tmpfs', t]),
+    '-v',
+    `${sa}:${SERVICE_ACCOUNT_DIR}:ro`,
+    ...[`KUBERNETES_SERVICE_HOST=${url.hostname}`, `KUBERNETES_SERVICE_PORT=${url.port}`].flatMap((e) => ['-e', e]),
+    imageRef,
+    ...(opts.args ?? chartArgs(metrics)),
+  ];
+  if (engine) loadIntoEngine(engine);
+  const child: ChildProcess = engine
+    ? spawn(engine, engineRun as string[], { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn('bwrap', bwrap, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -208,10 +234,10 @@ export function runImage(
     output: () => out,
     exited,
     graceSeconds,
-    confinement: () => confinementOf(containerInit(child.pid!) ?? child.pid!),
+    confinement: () => confinementOf((engine ? enginePid(engine) : containerInit(child.pid!)) ?? child.pid!),
     async stop() {
       const started = Date.now();
-      const target = containerInit(child.pid!) ?? child.pid!;
+      const target = (engine ? enginePid(engine) : containerInit(child.pid!)) ?? child.pid!;
       try {
         process.kill(target, 'SIGTERM');
       } catch {
@@ -228,6 +254,51 @@ export function runImage(
     },
   };
   return running;
+}
+
+const ENGINE_NAME = 'provider-rook-image-run';
+
+/**
+ * A container engine that runs containers here: podman or docker, if `info` answers. None does on
+ * this project's machines (podman cannot set RLIMIT_NOFILE, crun refuses the hybrid cgroups), so
+ * bubblewrap runs the image there; this path is a user's.
+ */
+export function containerEngine(): 'podman' | 'docker' | undefined {
+  if (process.env.IMAGE_RUN_ENGINE === 'bwrap') return undefined;
+  for (const engine of ['podman', 'docker'] as const) {
+    try {
+      execFileSync(engine, ['info'], { stdio: 'ignore', timeout: 15_000 });
+      return engine;
+    } catch {
+      // not installed, or cannot run here
+    }
+  }
+  return undefined;
+}
+
+/** The archive into the engine's store, as the chart's image reference. */
+function loadIntoEngine(engine: 'podman' | 'docker'): void {
+  execFileSync('skopeo', [
+    'copy',
+    '--quiet',
+    `oci-archive:${imageArchive}:${imageRef}`,
+    engine === 'podman' ? `containers-storage:${imageRef}` : `docker-daemon:${imageRef}`,
+  ]);
+  try {
+    execFileSync(engine, ['rm', '--force', ENGINE_NAME], { stdio: 'ignore' }); // an earlier run's, if any
+  } catch {
+    // none
+  }
+}
+
+/** The container's PID 1 as the host sees it, from the engine. */
+function enginePid(engine: string): number | undefined {
+  try {
+    const pid = Number(execFileSync(engine, ['inspect', '--format', '{{.State.Pid}}', ENGINE_NAME], { encoding: 'utf8' }).trim());
+    return pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The container's PID 1 as the host sees it: bubblewrap's child. */
