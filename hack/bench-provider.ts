@@ -29,7 +29,7 @@ import { resolveS3Endpoint } from '../test/support/stand-ins/s3-stores.ts';
 import { roundTrip } from '../test/support/s3.ts';
 import { kinds } from '../src/apis/kinds.gen.ts';
 import { secretText } from '../src/runtime/native/credentials.ts';
-import { difference, samples, writeCounts } from './lib/apiserver-metrics.ts';
+import { difference, loadBetween, samples, serverLoad, writeCounts } from './lib/apiserver-metrics.ts';
 import { clusterPids, down, freePort, repoRoot, up, type LocalCluster } from './lib/cluster.ts';
 import { eventually, type EventuallyOptions } from './lib/eventually.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
@@ -240,8 +240,12 @@ const store = (name: string, i: number): KubeObjectLike & Record<string, unknown
 });
 const storeNames = Array.from({ length: N }, (_, i) => `store-${i}`);
 
-// 1. N stores at once.
+// 1. N stores at once. The API servers' view: their CPU, their requests' mean latency, any 429 (APF).
+const serverPids = clusters.flatMap(clusterPids);
+const serversCpu = (): number => serverPids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+const loads = () => Promise.all(clusters.map(serverLoad));
 let before = await requests();
+const [fillCpu, fillLoad] = [serversCpu(), await loads()];
 const t0 = performance.now();
 let presentAt = 0;
 const presence = setInterval(() => {
@@ -257,6 +261,7 @@ const allReady = performance.now() - t0;
 await eventually(() => presentAt > 0, `${N} stores in the targets`, often());
 clearInterval(presence);
 const atCreate = perStore(delta(await requests(), before), N);
+const fillServers = { cores: round((serversCpu() - fillCpu) / (allReady / 1000)), ...loadBetween(await loads(), fillLoad) };
 
 // 2. At rest: everything Ready; a window of several polls.
 await sleep(POLL_S * 1000); // the last follow-ups settle
@@ -310,8 +315,7 @@ for (let i = 0; i < 10; i++) {
 
 // 4. Delete them all.
 before = await requests();
-const serverPids = clusters.flatMap(clusterPids);
-const serversCpu = (): number => serverPids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+const deleteLoad = await loads();
 const [providerCpuBeforeDelete, serversCpuBeforeDelete] = [cpuSeconds(provider.pid!), serversCpu()];
 const t2 = performance.now();
 let goneFromTargets = 0;
@@ -328,6 +332,7 @@ const deleteCores = {
   servers: round((serversCpu() - serversCpuBeforeDelete) / (deleted / 1000)),
 };
 const atDelete = perStore(delta(await requests(), before), N);
+const deleteServers = loadBetween(await loads(), deleteLoad);
 
 // 5. Claims: M Buckets at once through a class, until all Bound; then a plain client's writes.
 let claims: Record<string, unknown> | undefined;
@@ -533,7 +538,7 @@ const result = {
   targets: T,
   providerFlags: values['provider-flags'],
   nodeFlags: values['node-flags'],
-  fill: { inTargetsS: round((presentAt - t0) / 1000, 1), allReadyS: round(allReady / 1000, 1) },
+  fill: { inTargetsS: round((presentAt - t0) / 1000, 1), allReadyS: round(allReady / 1000, 1), servers: fillServers },
   requestsPerStoreAtCreate: atCreate,
   atRest: { windowS: REST_S, polls: REST_S / POLL_S, providerRequests: atRest, writesAtServers: restServerWrites },
   driftS: { p50: round(percentile(drift, 50) / 1000), max: round(Math.max(...drift) / 1000) },
@@ -541,6 +546,7 @@ const result = {
   atPeakRssMiB: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, round(v, 0)])),
   deleteS: round(deleted / 1000, 1),
   deleteCores,
+  deleteServers,
   requestsPerStoreAtDelete: atDelete,
   cpuS,
   ...(claims ? { claims } : {}),

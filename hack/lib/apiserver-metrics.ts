@@ -36,3 +36,31 @@ export function difference(after: Map<string, number>, before: Map<string, numbe
   for (const [k, v] of after) if (v - (before.get(k) ?? 0) > 0) out[k] = v - (before.get(k) ?? 0);
   return out;
 }
+
+/** What an API server has served so far: requests (not watches), their seconds in all, and 429s (APF or max-in-flight). */
+export async function serverLoad(cluster: LocalCluster): Promise<{ requests: number; seconds: number; throttled: number }> {
+  const { status, body } = await adminGet(cluster, '/metrics');
+  if (status !== 200) throw new Error(`GET /metrics returned ${status}`);
+  const served = (metric: string) =>
+    samples(body, metric)
+      .filter((s) => s.labels.verb !== 'WATCH' && s.labels.verb !== 'CONNECT' && !IGNORED_RESOURCES.has(s.labels.resource ?? ''))
+      .reduce((n, s) => n + s.value, 0);
+  const throttled = samples(body, 'apiserver_request_total')
+    .filter((s) => s.labels.code === '429')
+    .reduce((n, s) => n + s.value, 0);
+  return {
+    requests: served('apiserver_request_duration_seconds_count'),
+    seconds: served('apiserver_request_duration_seconds_sum'),
+    throttled,
+  };
+}
+
+/** Between two readings of every server: requests, their mean latency (ms), and 429s. */
+export function loadBetween(
+  after: { requests: number; seconds: number; throttled: number }[],
+  before: { requests: number; seconds: number; throttled: number }[],
+): { requests: number; meanMs: number; throttled: number } {
+  const sum = (k: 'requests' | 'seconds' | 'throttled') => after.reduce((n, a, i) => n + a[k] - (before[i]?.[k] ?? 0), 0);
+  const requests = sum('requests');
+  return { requests, meanMs: requests ? Math.round((sum('seconds') / requests) * 1000 * 10) / 10 : 0, throttled: sum('throttled') };
+}
