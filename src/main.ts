@@ -26,7 +26,7 @@ function secretRef(flag: string, leaseFlag: string | undefined): { namespace: st
 
 const usage = `usage: provider-rook [--kubeconfig PATH] [--namespace NS[,NS...]] [--control-plane-id ID] [--ownership-key-secret [NS/]NAME] [--poll 1m] [--leak-interval 5m]
        [--leak-mode delete|report] [--leak-grace 5m] [--allow-exec-credentials false] [--allow-plain-http false] [--refuse-endpoint-ranges loopback,private]
-       [--workers 4] [--max-reconcile-rate 10] [--metrics-addr :8080] [--log-level info]
+       [--workers 8] [--max-reconcile-rate 50] [--metrics-addr :8080] [--log-level info]
        [--leader-elect true|false] [--leader-election-namespace NS] [--leader-election-id provider-rook]`;
 
 async function main(): Promise<void> {
