@@ -120,4 +120,48 @@ describe('kubeconfigFileAccess', () => {
     expect(ours.headers.Authorization).toBe('Bearer arg-env');
     expect(ours.expiresAt).toBe(Date.parse('2030-01-01T00:00:00Z'));
   });
+
+  it('impersonates as the kubeconfig asks (as, as-uid, as-groups, as-user-extra), as kubectl does', async () => {
+    const file = write(
+      'as.yaml',
+      config(
+        { server: 'https://api.example:6443' },
+        { token: 't', as: 'jane', 'as-uid': '42', 'as-groups': ['dev', 'ops'], 'as-user-extra': { 'reason/why': ['audit'] } },
+      ),
+    );
+    expect((await authenticate(kubeconfigFileAccess(file))).headers).toEqual({
+      Authorization: 'Bearer t',
+      'Impersonate-User': 'jane',
+      'Impersonate-Uid': '42',
+      'Impersonate-Group': ['dev', 'ops'],
+      'Impersonate-Extra-reason%2Fwhy': ['audit'],
+    });
+  });
+
+  it('groups to impersonate without a user are refused, as the API server would', () => {
+    const file = write('as-groups.yaml', config({ server: 'https://api.example:6443' }, { token: 't', 'as-groups': ['dev'] }));
+    expect(() => kubeconfigFileAccess(file)).toThrow('without a user (as)');
+  });
+
+  it.each([
+    ['user', 'auth-provider', { 'auth-provider': { name: 'oidc' } }, 'removed from Kubernetes clients in 1.26'],
+    ['cluster', 'proxy-url', { 'proxy-url': 'http://proxy:3128' }, 'sends nothing through a proxy'],
+    ['cluster', 'sever', { sever: 'typo' }, 'does not know this field'],
+    ['user', 'tokenfile', { tokenfile: '/x' }, 'does not know this field'],
+  ])('refuses a %s that sets %s, saying why, instead of ignoring it', (where, field, extra, why) => {
+    const file = write(
+      `refused-${field}.yaml`,
+      where === 'cluster'
+        ? config({ server: 'https://api.example:6443', ...extra }, { token: 't' })
+        : config({ server: 'https://api.example:6443' }, { token: 't', ...extra }),
+    );
+    expect(() => kubeconfigFileAccess(file)).toThrow(`the kubeconfig's ${where} "${where === 'cluster' ? 'c' : 'u'}" sets ${field}: `);
+    expect(() => kubeconfigFileAccess(file)).toThrow(why);
+  });
+
+  it('accepts what changes nothing here: extensions, disable-compression, a context namespace', () => {
+    const doc = config({ server: 'https://api.example:6443', 'disable-compression': true, extensions: [] }, { token: 't', extensions: [] });
+    doc.contexts[1]!.context = { ...doc.contexts[1]!.context, namespace: 'x' } as never;
+    expect(kubeconfigFileAccess(write('benign.yaml', doc)).server).toBe('https://api.example:6443');
+  });
 });

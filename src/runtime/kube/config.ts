@@ -29,12 +29,15 @@ export interface ClusterAccess {
   username?: string;
   password?: string;
   exec?: ExecConfig;
+  /** Whom to act as (kubeconfig as, as-uid, as-groups, as-user-extra): Impersonate-* headers on every request. */
+  impersonate?: { user?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
   /** Resolves the server's host name for each new connection (default: dns.lookup); a Provider Secret's refuses what it may not reach. */
   lookup?: LookupFunction;
 }
 
 export interface Authentication {
-  headers: Record<string, string>;
+  /** A list is sent as that many header lines (Impersonate-Group). */
+  headers: Record<string, string | string[]>;
   tls: TlsOptions;
   /** When an exec credential runs out (ms since the epoch); undefined when it does not. */
   expiresAt?: number;
@@ -50,9 +53,73 @@ const named = (doc: Obj, list: string, field: string, name: unknown): Obj => {
 const fileData = (file: string | undefined, dir: string): string | undefined =>
   file ? readFileSync(path.resolve(dir, file)).toString('base64') : undefined;
 
+// Every field of clientcmd's v1 Cluster, AuthInfo and Context, and what this reader does with it.
+// Nothing is ignored: a field it does not honour is refused at start, saying so.
+const HONOURED = {
+  cluster: [
+    'server',
+    'certificate-authority',
+    'certificate-authority-data',
+    'tls-server-name',
+    'insecure-skip-tls-verify',
+    'disable-compression',
+    'extensions',
+  ],
+  user: [
+    'client-certificate',
+    'client-certificate-data',
+    'client-key',
+    'client-key-data',
+    'token',
+    'tokenFile',
+    'username',
+    'password',
+    'exec',
+    'as',
+    'as-uid',
+    'as-groups',
+    'as-user-extra',
+    'extensions',
+  ],
+  context: ['cluster', 'user', 'namespace', 'extensions'],
+};
+const REFUSED: Record<string, string> = {
+  'auth-provider': 'auth-provider plugins were removed from Kubernetes clients in 1.26; use an exec plugin (e.g. kubelogin) or a token',
+  'proxy-url': 'provider-rook connects to the API server directly and sends nothing through a proxy; reach it without one',
+};
+
+/** Refuses any field of `obj` (a kubeconfig's `what`) that this reader does not honour. */
+function refuseUnhonoured(obj: Obj, what: 'cluster' | 'user' | 'context', name: unknown): void {
+  for (const field of Object.keys(obj)) {
+    if (HONOURED[what].includes(field)) continue;
+    const why = REFUSED[field] ?? `provider-rook does not know this field, and ignores nothing`;
+    throw new Error(`the kubeconfig's ${what} ${JSON.stringify(name)} sets ${field}: ${why}`);
+  }
+}
+
+const strings = (v: unknown): string[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : undefined);
+
+/** Impersonation as the kubeconfig asks it (kubectl's --as and friends). */
+function impersonation(user: Obj): ClusterAccess['impersonate'] {
+  const extra = isObj(user['as-user-extra'])
+    ? Object.fromEntries(Object.entries(user['as-user-extra']).map(([k, v]) => [k, strings(v) ?? []]))
+    : undefined;
+  const asked = {
+    ...(str(user, 'as') ? { user: str(user, 'as') } : {}),
+    ...(str(user, 'as-uid') ? { uid: str(user, 'as-uid') } : {}),
+    ...(strings(user['as-groups'])?.length ? { groups: strings(user['as-groups']) } : {}),
+    ...(extra && Object.keys(extra).length ? { extra } : {}),
+  };
+  if (!Object.keys(asked).length) return undefined;
+  // The API server's rule: groups, uid or extra only with a user to act as.
+  if (!asked.user) throw new Error('the kubeconfig asks to impersonate groups, a uid or extra fields without a user (as)');
+  return asked;
+}
+
 /**
  * Our own kubeconfig (--kubeconfig): its current context, with file references read relative to
  * it. This trusts the file, as kubectl does; kubeconfigs from Secrets go through credentials.ts.
+ * Every field is honoured or refused with why, never ignored.
  */
 export function kubeconfigAccess(text: string, dir = process.cwd()): ClusterAccess {
   const doc = load(text);
@@ -60,6 +127,10 @@ export function kubeconfigAccess(text: string, dir = process.cwd()): ClusterAcce
   const context = named(doc, 'contexts', 'context', doc['current-context']);
   const cluster = named(doc, 'clusters', 'cluster', context.cluster);
   const user = named(doc, 'users', 'user', context.user);
+  refuseUnhonoured(context, 'context', doc['current-context']);
+  refuseUnhonoured(cluster, 'cluster', context.cluster);
+  refuseUnhonoured(user, 'user', context.user);
+  const impersonate = impersonation(user);
   const server = str(cluster, 'server');
   if (!server) throw new Error('the kubeconfig has no server for its current context');
   const exec = isObj(user.exec) ? user.exec : undefined;
@@ -81,6 +152,7 @@ export function kubeconfigAccess(text: string, dir = process.cwd()): ClusterAcce
       env: exec.env as ExecConfig['env'],
       apiVersion: str(exec, 'apiVersion'),
     },
+    ...(impersonate ? { impersonate } : {}),
   };
 }
 
@@ -113,7 +185,7 @@ export async function authenticate(access: ClusterAccess, signal?: AbortSignal):
     servername: access.tlsServerName,
     rejectUnauthorized: !access.skipTLSVerify,
   };
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string | string[]> = {};
   let expiresAt: number | undefined;
   let token = access.token ?? (access.tokenFile ? readFileSync(access.tokenFile, 'utf8').trim() : undefined);
   if (access.exec) {
@@ -126,6 +198,13 @@ export async function authenticate(access: ClusterAccess, signal?: AbortSignal):
   if (token) headers.Authorization = `Bearer ${token}`;
   else if (access.username && access.password)
     headers.Authorization = `Basic ${Buffer.from(`${access.username}:${access.password}`).toString('base64')}`;
+  const as = access.impersonate;
+  if (as?.user) headers['Impersonate-User'] = as.user;
+  if (as?.uid) headers['Impersonate-Uid'] = as.uid;
+  if (as?.groups?.length) headers['Impersonate-Group'] = as.groups;
+  // Extra keys travel percent-encoded in the header name (the API server decodes them).
+  for (const [key, values] of Object.entries(as?.extra ?? {}))
+    if (values.length) headers[`Impersonate-Extra-${encodeURIComponent(key)}`] = values;
   return { headers, tls, expiresAt };
 }
 

@@ -42,7 +42,7 @@ export interface ClientOptions {
 }
 
 export interface Auth {
-  headers: Record<string, string>;
+  headers: Record<string, string | string[]>;
   pool: Pool;
   /** When to authenticate again (a token file rotates, an exec credential expires). */
   refreshAt: number;
