@@ -106,7 +106,8 @@ export const restClientRequests = new Counter({
 // crossplane-runtime's managed resource metrics, under its names and its one label, gvk
 // ("group/version, Kind=Kind"), so its dashboards and alerts work here.
 interface Conditioned {
-  status?: { conditions?: { type: string; status: string }[] };
+  metadata?: { name?: string; deletionTimestamp?: string };
+  status?: { conditions?: { type: string; status: string; reason?: string; lastTransitionTime?: string }[] };
 }
 
 const managedKinds = new Set<{ gvk: string; list: () => Conditioned[] }>();
@@ -118,7 +119,7 @@ export function observeManagedKind(gvk: string, list: () => Conditioned[]): () =
   return () => managedKinds.delete(entry);
 }
 
-const isTrue = (mr: Conditioned, type: string): boolean =>
+const isTrue = (mr: Pick<Conditioned, 'status'>, type: string): boolean =>
   mr.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
 
 function managedGauge(name: string, help: string, counts: (mr: Conditioned) => boolean): void {
@@ -137,6 +138,43 @@ function managedGauge(name: string, help: string, counts: (mr: Conditioned) => b
 managedGauge('crossplane_managed_resource_exists', 'The number of managed resources that exist.', () => true);
 managedGauge('crossplane_managed_resource_ready', 'The number of managed resources in Ready=True state.', (mr) => isTrue(mr, 'Ready'));
 managedGauge('crossplane_managed_resource_synced', 'The number of managed resources in Synced=True state.', (mr) => isTrue(mr, 'Synced'));
+
+/** How long a resource must wait before the waiting gauge counts it (5 minutes; tests shorten it). */
+let waitingAfterMs = 300_000;
+export function countWaitingAfter(ms: number): void {
+  waitingAfterMs = ms;
+}
+
+/**
+ * What a resource has been waiting on for longer than the threshold, or undefined: a Synced=False
+ * (an unreachable target, a missing operator, a finalizer of someone else's), a Ready=False (an
+ * operator that never makes the store ready), a deletion that does not end. The condition says
+ * since when (its lastTransitionTime).
+ */
+export function waitingOn(mr: Conditioned, now: number, afterMs = waitingAfterMs): string | undefined {
+  const long = (at: string | undefined) => now - (Date.parse(at ?? '') || now) >= afterMs;
+  for (const type of ['Synced', 'Ready']) {
+    const c = mr.status?.conditions?.find((x) => x.type === type);
+    if (c?.status === 'False' && long(c.lastTransitionTime)) return c.reason ?? type;
+  }
+  return mr.metadata?.deletionTimestamp && long(mr.metadata.deletionTimestamp) ? 'Deleting' : undefined;
+}
+
+new Gauge({
+  name: 'provider_rook_managed_resource_waiting',
+  help: 'Managed resources waiting for longer than 5 minutes, by what they wait on (the reason of their Synced or Ready condition, or Deleting).',
+  labelNames: ['gvk', 'reason'],
+  registers: [registry],
+  collect(this: Gauge) {
+    this.reset();
+    const now = Date.now();
+    for (const { gvk, list } of managedKinds)
+      for (const mr of list()) {
+        const reason = waitingOn(mr, now);
+        if (reason) this.inc({ gvk, reason });
+      }
+  },
+});
 
 const SLOW_BUCKETS = [1, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600];
 const managedHistogram = (name: string, help: string, buckets = SLOW_BUCKETS): Histogram =>

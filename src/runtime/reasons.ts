@@ -160,6 +160,8 @@ export const Reasons = {
   Upgrading: 'Upgrading',
   /** Every Provider an OperatorUpgrade selects runs its version. */
   UpgradeComplete: 'UpgradeComplete',
+  /** A managed resource being deleted waits for finalizers someone else added; the message names them and since when. */
+  WaitingForFinalizers: 'WaitingForFinalizers',
   /** A bucket user's access Job failed (the message has the Job's own words). */
   BucketAccessFailed: 'BucketAccessFailed',
   /** Event: a target namespace provider-rook made was kept (something else lives there; the message says what). */

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { load } from 'js-yaml';
-import { registry } from '../../src/runtime/metrics.ts';
+import { registry, waitingOn } from '../../src/runtime/metrics.ts';
 
 const file = (name: string): string => readFileSync(fileURLToPath(new URL(`../../config/monitoring/${name}`, import.meta.url)), 'utf8');
 const OURS = /\b(?:crossplane|provider_rook|controller_runtime|workqueue|rest_client|process|nodejs|leader_election)_[a-z_]+\b/g;
@@ -30,4 +30,36 @@ describe('config/monitoring', () => {
     expect(rules.find((r) => r.alert === 'ProviderRookManagedResourcesNotReady')).toMatchObject({ for: '15m' });
     expect(rules.find((r) => r.alert === 'ProviderRookTargetUnreachable')?.expr).toContain('provider_rook_provider_ready == 0');
   });
+});
+
+describe('waitingOn: what a managed resource has waited on for longer than the threshold', () => {
+  const now = Date.parse('2026-01-01T01:00:00Z');
+  const at = (minutesAgo: number) => new Date(now - minutesAgo * 60_000).toISOString();
+  const mr = (conditions: { type: string; status: string; reason: string; lastTransitionTime: string }[], deletionTimestamp?: string) => ({
+    metadata: { name: 'm', ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+    status: { conditions },
+  });
+  it.each([
+    [
+      'a Synced=False older than 5 minutes, by its reason',
+      mr([{ type: 'Synced', status: 'False', reason: 'Unreachable', lastTransitionTime: at(6) }]),
+      'Unreachable',
+    ],
+    [
+      'a Synced=False younger than that: not yet',
+      mr([{ type: 'Synced', status: 'False', reason: 'Unreachable', lastTransitionTime: at(4) }]),
+      undefined,
+    ],
+    [
+      'a Ready=False that lasts (an operator that never makes the store ready)',
+      mr([{ type: 'Ready', status: 'False', reason: 'Unavailable', lastTransitionTime: at(10) }]),
+      'Unavailable',
+    ],
+    [
+      'a deletion that does not end',
+      mr([{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: at(60) }], at(7)),
+      'Deleting',
+    ],
+    ['a resource at rest', mr([{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: at(60) }]), undefined],
+  ])('%s', (_name, resource, want) => expect(waitingOn(resource, now)).toBe(want));
 });

@@ -256,7 +256,21 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     observation: ExternalObservation,
     signal: AbortSignal,
   ): Promise<Result> {
-    if ((mr.metadata.finalizers ?? []).length > 1) return requeue(); // others still clean up first
+    // Others clean up first: said (what, and since when), and their finalizers' removal wakes us.
+    const others = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_MANAGED);
+    if (others.length) {
+      const since = mr.metadata.deletionTimestamp ?? 'its deletion';
+      this.setConditions(
+        mr,
+        Ready.deleting(),
+        Synced.error(
+          Reasons.WaitingForFinalizers,
+          `waiting since ${since} for finalizers provider-rook does not own to go first: ${others.join(', ')}`,
+        ),
+      );
+      await this.writeStatus(mr, cached, signal);
+      return requeueAfter(this.o.pollIntervalMs);
+    }
     if (observation.exists) {
       let deletion;
       try {

@@ -1,0 +1,94 @@
+// Stuck work is visible and ends: a managed resource whose deletion waits on a finalizer someone else
+// added says so (what, and since when), is counted in the waiting gauge, and finishes by itself once
+// that finalizer goes; nothing is deleted in the target meanwhile.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ManagedObjectStores, type App } from '../../src/app.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { countWaitingAfter, registry } from '../../src/runtime/metrics.ts';
+import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
+import {
+  createNamespace,
+  installCrds,
+  ourCrds,
+  preinstallOperator,
+  providerSecretKeys,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+
+type Cond = { type: string; status: string; reason: string; message?: string };
+let control: KubeClient;
+let target: KubeClient;
+let app: App;
+let operator: FakeMinioOperator;
+let ns: string;
+const HOLD = 'example.com/backup-in-progress';
+
+beforeAll(async () => {
+  control = adminClient(testCluster('control'));
+  target = adminClient(testCluster('target'));
+  await installCrds(control, ourCrds());
+  await preinstallOperator(target);
+  operator = new FakeMinioOperator(target);
+  await operator.start();
+  ns = await createNamespace(control, 'waiting');
+  await writeSecret(control, ns, 'creds', providerSecretKeys(testCluster('target')));
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name: 'target', namespace: ns },
+    spec: { credentialsSecretRef: { name: 'creds' } },
+  });
+  countWaitingAfter(0);
+  app = await startTestApp(testCluster('control'), { namespaces: [ns], pollIntervalMs: 1_000 });
+}, 60_000);
+
+afterAll(async () => {
+  countWaitingAfter(300_000);
+  await app?.stop();
+  await operator?.stop();
+});
+
+const waiting = async (): Promise<number> =>
+  ((await registry.getSingleMetric('provider_rook_managed_resource_waiting')?.get())?.values ?? [])
+    .filter((v) => v.labels.reason === 'WaitingForFinalizers')
+    .reduce((n, v) => n + v.value, 0);
+
+describe('a deletion that waits on a finalizer someone else added', () => {
+  it('says what it waits for and since when, is counted, and ends by itself once the finalizer goes', async () => {
+    const name = uniqueName('held');
+    const targetNamespace = uniqueName('t');
+    await control.create(ManagedObjectStores, {
+      apiVersion: ManagedObjectStores.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name, namespace: ns, finalizers: [HOLD] },
+      spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: 'target' } },
+    });
+    await eventually(async () => Boolean(await target.get(RookObjectStores, name, targetNamespace)), 'the store in the target');
+    await control.delete(ManagedObjectStores, name, ns);
+    const synced = await eventually(async () => {
+      const mr = await control.get<{ metadata: { name: string }; status?: { conditions?: Cond[] } }>(ManagedObjectStores, name, ns);
+      const c = mr?.status?.conditions?.find((x) => x.type === 'Synced');
+      return c?.reason === 'WaitingForFinalizers' ? c : undefined;
+    }, 'the store to say what its deletion waits for');
+    expect(synced.status).toBe('False');
+    expect(synced.message).toMatch(
+      new RegExp(`^waiting since \\d{4}-\\d\\d-\\d\\dT[0-9:]+Z for finalizers provider-rook does not own to go first: ${HOLD}$`),
+    );
+    expect(await waiting()).toBeGreaterThanOrEqual(1);
+    // Nothing is deleted in the target while others clean up first.
+    expect(await target.get(RookObjectStores, name, targetNamespace)).toBeDefined();
+
+    const mr = (await control.get<{ metadata: { name: string; finalizers?: string[] } }>(ManagedObjectStores, name, ns))!;
+    await control.update(ManagedObjectStores, {
+      ...mr,
+      metadata: { ...mr.metadata, finalizers: mr.metadata.finalizers!.filter((f) => f !== HOLD) },
+    });
+    await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the store to be gone', 30_000);
+    expect(await target.get(RookObjectStores, name, targetNamespace)).toBeUndefined();
+  }, 60_000);
+});
