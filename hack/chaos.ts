@@ -4,10 +4,12 @@
 // table and exits non-zero if any invariant was violated.
 //   1 kill during binding   2 target outage   3 control-plane restart   4 leader failover
 //   5 watch history lost (410 Gone)   6 secrets never shown   7 hostile input
+//   8 placement under leader kills (capacity, reservations, no claim placed twice)
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { Buckets } from '../src/app.ts';
+import { BucketClasses, Buckets, ObjectStoreClasses } from '../src/app.ts';
 import { Events, Leases, Namespaces } from '../src/runtime/kube/resources.ts';
+import { Providers } from '../src/runtime/native/provider-status.ts';
 import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import { ChaosEnv, CLUSTERS, Replica, World, cond, isBound, percentile, sleep, within, type Conditioned } from './lib/chaos.ts';
 import { eventually } from './lib/eventually.ts';
@@ -15,13 +17,33 @@ import { down, get as clusterInfo, start, stop } from './lib/cluster.ts';
 import { hostileInputs } from './lib/hostile.ts';
 
 const SIZES = {
-  default: { claims: 200, kills: 10, perTarget: 50, arriving: 10, outageS: 45, restartClaims: 50, failoverClaims: 100, goneClaims: 10 },
-  small: { claims: 40, kills: 3, perTarget: 10, arriving: 3, outageS: 15, restartClaims: 10, failoverClaims: 20, goneClaims: 4 },
+  default: {
+    claims: 200,
+    kills: 10,
+    perTarget: 50,
+    arriving: 10,
+    outageS: 45,
+    restartClaims: 50,
+    failoverClaims: 100,
+    goneClaims: 10,
+    placed: { claims: 100, capacity: 40, kills: 5 },
+  },
+  small: {
+    claims: 40,
+    kills: 3,
+    perTarget: 10,
+    arriving: 3,
+    outageS: 15,
+    restartClaims: 10,
+    failoverClaims: 20,
+    goneClaims: 4,
+    placed: { claims: 30, capacity: 12, kills: 3 },
+  },
 };
 const { values } = parseArgs({
   options: {
     size: { type: 'string', default: process.env.SIZE || 'default' },
-    scenarios: { type: 'string', default: process.env.SCENARIOS || '1,2,3,4,5,6,7' },
+    scenarios: { type: 'string', default: process.env.SCENARIOS || '1,2,3,4,5,6,7,8' },
     claims: { type: 'string' },
     kills: { type: 'string' },
     'per-target': { type: 'string' },
@@ -241,6 +263,129 @@ async function scenario4(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   };
 }
 
+/**
+ * Placement under leader kills: claims of a class that places by labels onto two Providers with a
+ * capacity, while the leader of two replicas is SIGKILLed several times. Checked at every observation
+ * (every 200 ms), not only at the end: no Provider holds more than its capacity, no claim has two
+ * managed resources, no providerRef ever changes once set; at the end, exactly the capacity is placed
+ * and Bound, and after every claim is deleted no reservation is left on either Provider.
+ */
+async function scenario8(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
+  const { claims: n, capacity, kills } = size.placed;
+  const world = await new World(env, 's8').create();
+  const violations: string[] = [];
+  for (const name of ['a', 'b']) {
+    const p = (await env.admin.get<Conditioned & { spec: Record<string, unknown> }>(Providers, name, world.platform))!;
+    await env.admin.update(Providers, {
+      ...p,
+      metadata: { ...p.metadata, labels: { ...p.metadata.labels, tier: 'chaos' } },
+      spec: { ...p.spec, capacity: { maxResources: capacity } },
+    });
+  }
+  await env.admin.apply(ObjectStoreClasses, {
+    apiVersion: ObjectStoreClasses.apiVersion,
+    kind: 'ObjectStoreClass',
+    metadata: { name: 'placed', namespace: world.platform },
+    spec: { scope: { nodeCount: 4 }, targetNamespace: `${world.platform}-store`, providerSelector: { matchLabels: { tier: 'chaos' } } },
+  });
+  await env.admin.apply(BucketClasses, {
+    apiVersion: BucketClasses.apiVersion,
+    kind: 'BucketClass',
+    metadata: { name: 'placed', namespace: world.app },
+    classRef: { kind: 'ObjectStoreClass', apiVersion: ObjectStoreClasses.apiVersion, name: 'placed', namespace: world.platform },
+  });
+  await env.admin.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'chaos-system' } });
+  const election = ['--leader-elect', 'true', '--leader-election-namespace', 'chaos-system', '--leader-election-id', 'chaos-s8'];
+  const replicas = [new Replica('s8-0', env.control, election), new Replica('s8-1', env.control, election)];
+  for (const r of replicas) {
+    env.logs.add(r.log);
+    await r.start();
+  }
+  const leaderOf = async (): Promise<Replica | undefined> => {
+    for (const r of replicas) if (r.running && (await r.metric('leader_election_master_status').catch(() => 0)) === 1) return r;
+    return undefined;
+  };
+  // The watcher: every 200 ms, what the API server holds, against the invariants.
+  const refs = new Map<string, string>();
+  let observations = 0;
+  let watching = true;
+  const seen = new Set<string>();
+  const note = (v: string) => {
+    if (!seen.has(v) && seen.size < 20) violations.push(v);
+    seen.add(v);
+  };
+  const watcher = (async () => {
+    while (watching) {
+      const managed = await world.listManaged().catch(() => undefined);
+      if (managed) {
+        observations++;
+        const perProvider = new Map<string, number>();
+        const perClaim = new Map<string, number>();
+        for (const mr of managed) {
+          const ref = mr.spec.providerRef?.name;
+          if (ref) perProvider.set(ref, (perProvider.get(ref) ?? 0) + 1);
+          const was = refs.get(mr.metadata.uid!);
+          if (was && ref !== was) note(`managed resource ${mr.metadata.name} moved from Provider ${was} to ${ref ?? 'none'}`);
+          if (ref) refs.set(mr.metadata.uid!, ref);
+          const claim = (mr.spec as { claimRef?: { uid?: string } }).claimRef?.uid ?? '';
+          perClaim.set(claim, (perClaim.get(claim) ?? 0) + 1);
+        }
+        for (const [p, count] of perProvider)
+          if (count > capacity) note(`Provider ${p} holds ${count} managed resources, over its capacity ${capacity}`);
+        for (const [c, count] of perClaim) if (count > 1) note(`claim ${c} has ${count} managed resources`);
+      }
+      await sleep(200);
+    }
+  })();
+  const claims = names('p', n);
+  const t0 = performance.now();
+  const creating = world.claims(claims, 'placed');
+  let killed = 0;
+  for (let k = 0; k < kills; k++) {
+    const leader = await eventually(leaderOf, 'a leader', within(90_000)).catch(() => undefined);
+    if (!leader) {
+      violations.push(`no leader before kill ${k + 1}`);
+      break;
+    }
+    await sleep(1_500 + Math.random() * 2_500);
+    await leader.kill();
+    killed++;
+    await leader.start(); // it comes back as a standby
+  }
+  await creating;
+  // Settled: exactly the capacity placed and Bound, the rest waiting without a Provider.
+  const placedBound = async () => (await world.listClaims()).filter(isBound).length;
+  await eventually(async () => (await placedBound()) === Math.min(n, 2 * capacity), 'the placeable claims Bound', within(300_000)).catch(
+    async (err: Error) => violations.push(`${err.message} (${await placedBound()} Bound)`),
+  );
+  const settled = performance.now() - t0;
+  const unplaced = (await world.listManaged()).filter((m) => !m.spec.providerRef).length;
+  const deleted = await emptied(world, env, violations);
+  watching = false;
+  await watcher;
+  const reservations = await eventually(
+    async () => {
+      const held = (
+        await env.admin.list<Conditioned & { status?: { reservations?: unknown[] } }>(Providers, { namespace: world.platform })
+      ).items.map((p) => p.status?.reservations?.length ?? 0);
+      return held.every((h) => h === 0) ? held : undefined;
+    },
+    'every reservation released',
+    within(60_000),
+  ).catch(() => {
+    violations.push('reservations left on a Provider after every claim was deleted');
+    return undefined;
+  });
+  for (const r of replicas) await r.kill();
+  return {
+    figures: [
+      `${n} claims onto two Providers of capacity ${capacity}, ${killed} leader SIGKILLs: ${Math.min(n, 2 * capacity)} placed and Bound ${s(settled)} after the first create, ${unplaced} waiting`,
+      `${observations} observations: never over capacity, never placed twice, never moved; deleted in ${s(deleted)}, reservations ${reservations ? 'all released' : 'LEFT'}`,
+    ],
+    violations,
+  };
+}
+
 /** etcd's current revision, and a compaction up to it (over etcd's HTTP gateway on its client port). */
 async function compact(cluster: string): Promise<number> {
   const etcd = `http://127.0.0.1:${clusterInfo(cluster).ports.etcdClient}`;
@@ -371,6 +516,7 @@ const SCENARIOS: [number, string, (env: ChaosEnv) => Promise<Omit<Outcome, 'scen
   [5, 'watch history lost', scenario5],
   [6, 'secrets never shown', scenario6],
   [7, 'hostile input', scenario7],
+  [8, 'placement under leader kills', scenario8],
 ];
 
 const startedAt = performance.now();

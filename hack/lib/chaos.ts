@@ -242,8 +242,8 @@ export class World {
     return this;
   }
 
-  /** Creates claims at once (20 requests in flight), each on target `on`; returns when they were created. */
-  async claims(names: string[], on: 'a' | 'b'): Promise<Map<string, number>> {
+  /** Creates claims at once (20 requests in flight), each of BucketClass `on` (a target's, or another); returns when they were created. */
+  async claims(names: string[], on: string): Promise<Map<string, number>> {
     const created = new Map<string, number>();
     for (let i = 0; i < names.length; i += 20) {
       await Promise.all(
