@@ -112,8 +112,13 @@ export class Replica {
     this.child?.kill('SIGCONT');
   }
 
+  /** Its /metrics, as text. */
+  async metricsText(): Promise<string> {
+    return (await fetch(`http://127.0.0.1:${this.port}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+  }
+
   async metric(name: string): Promise<number | undefined> {
-    const body = await (await fetch(`http://127.0.0.1:${this.port}/metrics`, { signal: AbortSignal.timeout(2_000) })).text();
+    const body = await this.metricsText();
     const line = body.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
     return line ? Number(line.split(' ').pop()) : undefined;
   }
