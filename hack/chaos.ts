@@ -307,6 +307,7 @@ async function scenario8(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   };
   // The watcher: every 200 ms, what the API server holds, against the invariants.
   const refs = new Map<string, string>();
+  const placedAt = new Map<string, number>();
   let observations = 0;
   let watching = true;
   const seen = new Set<string>();
@@ -326,6 +327,7 @@ async function scenario8(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
           if (ref) perProvider.set(ref, (perProvider.get(ref) ?? 0) + 1);
           const was = refs.get(mr.metadata.uid!);
           if (was && ref !== was) note(`managed resource ${mr.metadata.name} moved from Provider ${was} to ${ref ?? 'none'}`);
+          if (ref && !refs.has(mr.metadata.uid!)) placedAt.set(mr.metadata.uid!, performance.now());
           if (ref) refs.set(mr.metadata.uid!, ref);
           const claim = (mr.spec as { claimRef?: { uid?: string } }).claimRef?.uid ?? '';
           perClaim.set(claim, (perClaim.get(claim) ?? 0) + 1);
@@ -339,20 +341,24 @@ async function scenario8(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   })();
   const claims = names('p', n);
   const t0 = performance.now();
-  const creating = world.claims(claims, 'placed');
+  // Claims arrive in a batch before each kill, and the leader dies 0-500 ms after, mid-placement.
   let killed = 0;
-  for (let k = 0; k < kills; k++) {
+  let firstKill = Infinity;
+  const batch = Math.ceil(n / (kills + 1));
+  for (let k = 0; k <= kills; k++) {
+    await world.claims(claims.slice(k * batch, (k + 1) * batch), 'placed');
+    if (k === kills) break;
     const leader = await eventually(leaderOf, 'a leader', within(90_000)).catch(() => undefined);
     if (!leader) {
       violations.push(`no leader before kill ${k + 1}`);
       break;
     }
-    await sleep(1_500 + Math.random() * 2_500);
+    await sleep(Math.random() * 500);
     await leader.kill();
+    firstKill = Math.min(firstKill, performance.now());
     killed++;
     await leader.start(); // it comes back as a standby
   }
-  await creating;
   // Settled: exactly the capacity placed and Bound, the rest waiting without a Provider.
   const placedBound = async () => (await world.listClaims()).filter(isBound).length;
   await eventually(async () => (await placedBound()) === Math.min(n, 2 * capacity), 'the placeable claims Bound', within(300_000)).catch(
@@ -360,6 +366,9 @@ async function scenario8(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   );
   const settled = performance.now() - t0;
   const unplaced = (await world.listManaged()).filter((m) => !m.spec.providerRef).length;
+  // The kills must have come while placing, or the invariants were only checked at rest.
+  const afterKill = [...placedAt.values()].filter((t) => t > firstKill).length;
+  if (killed && afterKill === 0) violations.push('no claim was placed after the first kill: the faults missed the placements');
   const deleted = await emptied(world, env, violations);
   watching = false;
   await watcher;
@@ -379,7 +388,7 @@ async function scenario8(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   for (const r of replicas) await r.kill();
   return {
     figures: [
-      `${n} claims onto two Providers of capacity ${capacity}, ${killed} leader SIGKILLs: ${Math.min(n, 2 * capacity)} placed and Bound ${s(settled)} after the first create, ${unplaced} waiting`,
+      `${n} claims onto two Providers of capacity ${capacity}, ${killed} leader SIGKILLs mid-placement (${afterKill} placed after the first): ${Math.min(n, 2 * capacity)} placed and Bound ${s(settled)} after the first create, ${unplaced} waiting`,
       `${observations} observations: never over capacity, never placed twice, never moved; deleted in ${s(deleted)}, reservations ${reservations ? 'all released' : 'LEFT'}`,
     ],
     violations,

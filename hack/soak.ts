@@ -7,7 +7,7 @@
 // to the last third may not exceed the band `--calm` measured, with the process at rest and no churn
 // (run it first: it writes .local/soak/calm.json), plus the spread the churn itself shows from one
 // cycle to the next. Figures and samples go to .local/soak/.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Buckets } from '../src/app.ts';
@@ -57,6 +57,12 @@ async function sample(replica: Replica): Promise<Sample> {
   };
 }
 
+// The noise band the verdict needs, read before half an hour is spent.
+const calmBandFile = path.join(dir, 'calm-band.json');
+if (!values.calm && !existsSync(calmBandFile)) {
+  console.error(`make soak: ${calmBandFile} is missing: run npm run soak -- --calm --minutes 8 first (it measures the noise)`);
+  process.exit(2);
+}
 const env = await ChaosEnv.up((l) => say(l));
 const world = await new World(env, 'soak').create();
 const replica = new Replica('soak', env.control);
@@ -96,7 +102,8 @@ for (let c = 0; c < cycles; c++) {
     row.emptiedS = (performance.now() - t) / 1000 - row.boundS;
   }
   // At rest until the cycle ends, then the sample that counts.
-  await sleep(Math.max(0, cycleMs - (performance.now() - t)));
+  // At least 10 s at rest, even after a cycle that overran (the outage's).
+  await sleep(Math.max(10_000, cycleMs - (performance.now() - t)));
   Object.assign(row, await sample(replica));
   rows.push(row);
   say(
@@ -115,7 +122,7 @@ if (values.calm) {
   say(`calm band over ${after.length} samples: ${METRICS.map((m) => `${m} ${calm[m]!.toFixed(2)}`).join(', ')}`);
   process.exit(0);
 }
-const calmBand = JSON.parse(readFileSync(path.join(dir, 'calm-band.json'), 'utf8')) as Record<string, number>;
+const calmBand = JSON.parse(readFileSync(calmBandFile, 'utf8')) as Record<string, number>;
 const third = Math.max(1, Math.floor(after.length / 3));
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;

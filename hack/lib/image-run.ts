@@ -114,14 +114,22 @@ function confinementOf(pid: number): Confinement | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const field = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, 'm').exec(status)?.[1]?.trim() ?? '';
-    const inside = (file: string) => Number(readFileSync(`/proc/${pid}/${file}`, 'utf8').trim().split(/\s+/)[0]);
+    // The id inside the process's user namespace: its host id (status) through the namespace's map (inside outside count).
+    const inside = (file: string, host: number) => {
+      for (const line of readFileSync(`/proc/${pid}/${file}`, 'utf8').trim().split('\n')) {
+        const [i, o, n] = line.trim().split(/\s+/).map(Number) as [number, number, number];
+        if (host >= o && host < o + n) return i + (host - o);
+      }
+      return NaN;
+    };
+    const hostId = (name: string) => Number(field(name).split(/\s+/)[0]);
     const root = readFileSync(`/proc/${pid}/mountinfo`, 'utf8')
       .split('\n')
       .map((l) => l.split(' '))
       .find((f) => f[4] === '/');
     return {
-      uid: inside('uid_map'),
-      gid: inside('gid_map'),
+      uid: inside('uid_map', hostId('Uid')),
+      gid: inside('gid_map', hostId('Gid')),
       capEff: field('CapEff'),
       noNewPrivs: field('NoNewPrivs') === '1',
       readOnlyRoot: Boolean(root?.[5]?.split(',').includes('ro')),
@@ -237,15 +245,20 @@ export function runImage(
     confinement: () => confinementOf((engine ? enginePid(engine) : containerInit(child.pid!)) ?? child.pid!),
     async stop() {
       const started = Date.now();
-      const target = (engine ? enginePid(engine) : containerInit(child.pid!)) ?? child.pid!;
-      try {
-        process.kill(target, 'SIGTERM');
-      } catch {
-        // gone already
-      }
+      // As a kubelet: SIGTERM to the container's PID 1, SIGKILL after the grace period (through the engine, which owns it, when there is one).
+      const signal = (sig: 'TERM' | 'KILL') => {
+        try {
+          if (engine) execFileSync(engine, ['kill', '--signal', sig, ENGINE_NAME], { stdio: 'ignore' });
+          else process.kill(containerInit(child.pid!) ?? child.pid!, `SIG${sig}`);
+        } catch {
+          // gone already
+        }
+      };
+      signal('TERM');
       let killed = false;
       const timer = setTimeout(() => {
         killed = true;
+        signal('KILL');
         child.kill('SIGKILL');
       }, graceSeconds * 1000);
       const result = await exited;

@@ -27,6 +27,9 @@ import { IMAGE, imageArchive, imageRef } from './image-spec.ts';
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const work = path.join(repoRoot, '.local', 'image');
 const DEBIAN = 'http://deb.debian.org/debian';
+// The builder's architecture: the node binary is its, so the base and the image config say so too.
+const ARCH = ({ x64: 'amd64', arm64: 'arm64' } as Record<string, string>)[process.arch] ?? process.arch;
+const TRIPLET = ARCH === 'arm64' ? 'aarch64-linux-gnu' : 'x86_64-linux-gnu';
 
 const run = (cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): string =>
   execFileSync(cmd, args, {
@@ -57,9 +60,10 @@ function sourceDateEpoch(): number {
   }
 }
 
-/** Every path under dir: owned by root, mode kept (minus group/other write), mtime the commit's. */
+/** Every path under dir: owned by root, readable by all and writable by root only (whatever the builder's umask), mtime fixed. */
 function normalize(dir: string, epoch: number): void {
   run('chown', ['-R', '-h', '0:0', dir]);
+  run('chmod', ['-R', 'u+rwX,go+rX,go-w', dir]);
   run('find', [dir, '-exec', 'touch', '-h', '-d', `@${epoch}`, '{}', '+']);
 }
 
@@ -67,7 +71,17 @@ function normalize(dir: string, epoch: number): void {
 function base(dir: string, epoch: number): void {
   run(
     'mmdebstrap',
-    ['--variant=extract', `--include=${IMAGE.packages.join(',')}`, '--mode=root', '--format=directory', '--quiet', 'bookworm', dir, DEBIAN],
+    [
+      '--variant=extract',
+      `--architectures=${ARCH}`,
+      `--include=${IMAGE.packages.join(',')}`,
+      '--mode=root',
+      '--format=directory',
+      '--quiet',
+      'bookworm',
+      dir,
+      DEBIAN,
+    ],
     {
       env: { SOURCE_DATE_EPOCH: String(epoch) },
     },
@@ -78,7 +92,7 @@ function base(dir: string, epoch: number): void {
     'etc/dpkg',
     'var',
     'usr/share',
-    'usr/lib/x86_64-linux-gnu/gconv',
+    `usr/lib/${TRIPLET}/gconv`,
     'dev',
     'etc/fstab',
     'etc/hostname',
@@ -87,6 +101,8 @@ function base(dir: string, epoch: number): void {
     rmSync(path.join(dir, p), { recursive: true, force: true });
   for (const m of IMAGE.mountPoints) mkdirSync(path.join(dir, m), { recursive: true });
   chmodSync(path.join(dir, 'tmp'), 0o1777);
+  // Without it glibc reads /etc/hosts only when DNS fails (extracting runs no maintainer script to write it).
+  writeFileSync(path.join(dir, 'etc', 'nsswitch.conf'), 'passwd: files\ngroup: files\nhosts: files dns\n');
   const [uid, gid] = IMAGE.user.split(':');
   writeFileSync(
     path.join(dir, 'etc', 'passwd'),
@@ -189,7 +205,7 @@ export function buildImage(log: (line: string) => void = () => {}): BuiltImage {
     '--author',
     'provider-rook',
     '--architecture',
-    'amd64',
+    ARCH,
     '--os',
     'linux',
     '--config.user',

@@ -139,6 +139,8 @@ managedGauge('crossplane_managed_resource_exists', 'The number of managed resour
 managedGauge('crossplane_managed_resource_ready', 'The number of managed resources in Ready=True state.', (mr) => isTrue(mr, 'Ready'));
 managedGauge('crossplane_managed_resource_synced', 'The number of managed resources in Synced=True state.', (mr) => isTrue(mr, 'Synced'));
 
+const DELIBERATE = new Set(['ReconcilePaused', 'CannotUseInvalidManagementPolicy']);
+
 /** How long a resource must wait before the waiting gauge counts it (5 minutes; tests shorten it). */
 let waitingAfterMs = 300_000;
 export function countWaitingAfter(ms: number): void {
@@ -155,7 +157,8 @@ export function waitingOn(mr: Conditioned, now: number, afterMs = waitingAfterMs
   const long = (at: string | undefined) => now - (Date.parse(at ?? '') || now) >= afterMs;
   for (const type of ['Synced', 'Ready']) {
     const c = mr.status?.conditions?.find((x) => x.type === type);
-    if (c?.status === 'False' && long(c.lastTransitionTime)) return c.reason ?? type;
+    // A state someone chose (paused, policies to fix) waits on no fault: not counted.
+    if (c?.status === 'False' && !DELIBERATE.has(c.reason ?? '') && long(c.lastTransitionTime)) return c.reason ?? type;
   }
   return mr.metadata?.deletionTimestamp && long(mr.metadata.deletionTimestamp) ? 'Deleting' : undefined;
 }

@@ -4,6 +4,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { buildImage, type BuiltImage } from '../../hack/lib/image.ts';
 import { IMAGE } from '../../hack/lib/image-spec.ts';
+import { chart } from '../../hack/lib/image-run.ts';
 import { imageScenario, type ImageScenario } from '../../hack/lib/image-scenario.ts';
 
 let built: BuiltImage;
@@ -21,6 +22,15 @@ describe('the image, built and run here', () => {
   });
 
   it("runs as the chart's Deployment says: the image's non-root user, read-only root, no capabilities, no new privileges", () => {
+    // What the chart asks (the run follows it, so a change there would show below too)...
+    const pod = chart().deployment.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+    expect(pod.containers[0]!.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      readOnlyRootFilesystem: true,
+    });
+    // ...and what the kernel says of the running process.
     const [uid, gid] = IMAGE.user.split(':').map(Number);
     expect(run.confinement).toEqual({ uid, gid, capEff: '0000000000000000', noNewPrivs: true, readOnlyRoot: true });
   });

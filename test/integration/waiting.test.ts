@@ -79,7 +79,8 @@ describe('a deletion that waits on a finalizer someone else added', () => {
     expect(synced.message).toMatch(
       new RegExp(`^waiting since \\d{4}-\\d\\d-\\d\\dT[0-9:]+Z for finalizers provider-rook does not own to go first: ${HOLD}$`),
     );
-    expect(await waiting()).toBeGreaterThanOrEqual(1);
+    // The gauge reads the informer's cache, which sees the condition once its watch event arrives.
+    await eventually(async () => (await waiting()) >= 1, 'the waiting gauge to count it');
     // Nothing is deleted in the target while others clean up first.
     expect(await target.get(RookObjectStores, name, targetNamespace)).toBeDefined();
 

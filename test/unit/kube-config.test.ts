@@ -164,4 +164,41 @@ describe('kubeconfigFileAccess', () => {
     doc.contexts[1]!.context = { ...doc.contexts[1]!.context, namespace: 'x' } as never;
     expect(kubeconfigFileAccess(write('benign.yaml', doc)).server).toBe('https://api.example:6443');
   });
+
+  it("tells an exec plugin the cluster when it asks (provideClusterInfo), with the cluster's exec extension, as client-go does", async () => {
+    const script =
+      "const i = JSON.parse(process.env.KUBERNETES_EXEC_INFO); console.log(JSON.stringify({ apiVersion: i.apiVersion, kind: 'ExecCredential', " +
+      'status: { token: i.spec.cluster.server + "|" + i.spec.cluster.config.audience } }))';
+    const file = write(
+      'exec-cluster.yaml',
+      config(
+        { server: 'https://api.example:6443', extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { audience: 'aud' } }] },
+        {
+          exec: {
+            apiVersion: 'client.authentication.k8s.io/v1',
+            command: process.execPath,
+            args: ['-e', script],
+            provideClusterInfo: true,
+            interactiveMode: 'Never',
+            installHint: 'get it',
+          },
+        },
+      ),
+    );
+    expect((await authenticate(kubeconfigFileAccess(file))).headers.Authorization).toBe('Bearer https://api.example:6443|aud');
+  });
+
+  it('refuses an exec plugin that needs a terminal, or sets a field it does not know', () => {
+    const exec = (extra: object) => config({ server: 'https://api.example:6443' }, { exec: { command: 'x', ...extra } });
+    expect(() => kubeconfigFileAccess(write('exec-always.yaml', exec({ interactiveMode: 'Always' })))).toThrow('needs a terminal');
+    expect(() => kubeconfigFileAccess(write('exec-odd.yaml', exec({ stdin: true })))).toThrow(`the kubeconfig's exec "u" sets stdin`);
+  });
+
+  it('escapes an extra key as client-go does: what a header name cannot hold, and %, percent-encoded', async () => {
+    const file = write(
+      'as-extra.yaml',
+      config({ server: 'https://api.example:6443' }, { as: 'jane', 'as-user-extra': { 'scope(v1)%': ['x'] } }),
+    );
+    expect((await authenticate(kubeconfigFileAccess(file))).headers).toMatchObject({ 'Impersonate-Extra-scope%28v1%29%25': ['x'] });
+  });
 });

@@ -13,6 +13,8 @@ export interface ExecConfig {
   args?: string[];
   env?: { name: string; value: string }[];
   apiVersion?: string;
+  /** provideClusterInfo: the plugin is told the cluster (KUBERNETES_EXEC_INFO spec.cluster). */
+  cluster?: Record<string, unknown>;
 }
 
 export interface ClusterAccess {
@@ -82,6 +84,8 @@ const HONOURED = {
     'extensions',
   ],
   context: ['cluster', 'user', 'namespace', 'extensions'],
+  // interactiveMode Always is refused below: this process never has a terminal.
+  exec: ['command', 'args', 'env', 'apiVersion', 'provideClusterInfo', 'interactiveMode', 'installHint'],
 };
 const REFUSED: Record<string, string> = {
   'auth-provider': 'auth-provider plugins were removed from Kubernetes clients in 1.26; use an exec plugin (e.g. kubelogin) or a token',
@@ -89,13 +93,31 @@ const REFUSED: Record<string, string> = {
 };
 
 /** Refuses any field of `obj` (a kubeconfig's `what`) that this reader does not honour. */
-function refuseUnhonoured(obj: Obj, what: 'cluster' | 'user' | 'context', name: unknown): void {
+function refuseUnhonoured(obj: Obj, what: 'cluster' | 'user' | 'context' | 'exec', name: unknown): void {
   for (const field of Object.keys(obj)) {
     if (HONOURED[what].includes(field)) continue;
     const why = REFUSED[field] ?? `provider-rook does not know this field, and ignores nothing`;
     throw new Error(`the kubeconfig's ${what} ${JSON.stringify(name)} sets ${field}: ${why}`);
   }
 }
+
+/** The cluster's client.authentication.k8s.io/exec extension, which client-go passes to the plugin as spec.cluster.config. */
+function execExtension(cluster: Obj): { config?: unknown } {
+  const ext = (Array.isArray(cluster.extensions) ? cluster.extensions : []).find(
+    (e: unknown) => isObj(e) && e.name === 'client.authentication.k8s.io/exec',
+  ) as Obj | undefined;
+  return ext && 'extension' in ext ? { config: ext.extension } : {};
+}
+
+/** An extra key as client-go puts it in a header name: every byte outside a token's characters, and %, percent-encoded. */
+const headerKey = (key: string): string =>
+  [...Buffer.from(key, 'utf8')]
+    .map((b) =>
+      /[A-Za-z0-9!#$&'*+.^_`|~-]/.test(String.fromCharCode(b))
+        ? String.fromCharCode(b)
+        : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
 
 const strings = (v: unknown): string[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : undefined);
 
@@ -134,10 +156,18 @@ export function kubeconfigAccess(text: string, dir = process.cwd()): ClusterAcce
   const server = str(cluster, 'server');
   if (!server) throw new Error('the kubeconfig has no server for its current context');
   const exec = isObj(user.exec) ? user.exec : undefined;
-  const tokenFile = str(user, 'tokenFile') ?? str(user, 'token-file');
+  if (exec) {
+    refuseUnhonoured(exec, 'exec', context.user);
+    if (exec.interactiveMode === 'Always')
+      throw new Error(
+        `the kubeconfig's exec plugin for user ${JSON.stringify(context.user)} needs a terminal (interactiveMode Always), and provider-rook has none`,
+      );
+  }
+  const tokenFile = str(user, 'tokenFile');
+  const caData = str(cluster, 'certificate-authority-data') ?? fileData(str(cluster, 'certificate-authority'), dir);
   return {
     server: server.replace(/\/+$/, ''),
-    caData: str(cluster, 'certificate-authority-data') ?? fileData(str(cluster, 'certificate-authority'), dir),
+    caData,
     tlsServerName: str(cluster, 'tls-server-name'),
     skipTLSVerify: cluster['insecure-skip-tls-verify'] === true,
     certData: str(user, 'client-certificate-data') ?? fileData(str(user, 'client-certificate'), dir),
@@ -151,6 +181,18 @@ export function kubeconfigAccess(text: string, dir = process.cwd()): ClusterAcce
       args: exec.args as string[] | undefined,
       env: exec.env as ExecConfig['env'],
       apiVersion: str(exec, 'apiVersion'),
+      // What client-go gives a plugin that asks (provideClusterInfo): the cluster's connection, and its exec extension.
+      ...(exec.provideClusterInfo === true
+        ? {
+            cluster: {
+              server,
+              ...(str(cluster, 'tls-server-name') ? { 'tls-server-name': str(cluster, 'tls-server-name') } : {}),
+              ...(cluster['insecure-skip-tls-verify'] === true ? { 'insecure-skip-tls-verify': true } : {}),
+              ...(caData ? { 'certificate-authority-data': caData } : {}),
+              ...execExtension(cluster),
+            },
+          }
+        : {}),
     },
     ...(impersonate ? { impersonate } : {}),
   };
@@ -203,8 +245,7 @@ export async function authenticate(access: ClusterAccess, signal?: AbortSignal):
   if (as?.uid) headers['Impersonate-Uid'] = as.uid;
   if (as?.groups?.length) headers['Impersonate-Group'] = as.groups;
   // Extra keys travel percent-encoded in the header name (the API server decodes them).
-  for (const [key, values] of Object.entries(as?.extra ?? {}))
-    if (values.length) headers[`Impersonate-Extra-${encodeURIComponent(key)}`] = values;
+  for (const [key, values] of Object.entries(as?.extra ?? {})) if (values.length) headers[`Impersonate-Extra-${headerKey(key)}`] = values;
   return { headers, tls, expiresAt };
 }
 
@@ -221,7 +262,11 @@ function runExec(exec: ExecConfig, signal?: AbortSignal): Promise<ExecCredential
   const env = {
     ...process.env,
     ...Object.fromEntries((exec.env ?? []).map((e) => [e.name, e.value])),
-    KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion, kind: 'ExecCredential', spec: { interactive: false } }),
+    KUBERNETES_EXEC_INFO: JSON.stringify({
+      apiVersion,
+      kind: 'ExecCredential',
+      spec: { interactive: false, ...(exec.cluster ? { cluster: exec.cluster } : {}) },
+    }),
   };
   return new Promise((resolve, reject) => {
     execFile(exec.command, exec.args ?? [], { env, timeout: 30_000, maxBuffer: 1 << 20, signal }, (err, stdout) => {

@@ -257,8 +257,9 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     signal: AbortSignal,
   ): Promise<Result> {
     // Others clean up first: said (what, and since when), and their finalizers' removal wakes us.
+    // Without ours (never added: an import deleted at once), nothing holds the object after theirs go: no waiting then.
     const others = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_MANAGED);
-    if (others.length) {
+    if (others.length && hasFinalizer(mr.metadata, FINALIZER_MANAGED)) {
       const since = mr.metadata.deletionTimestamp ?? 'its deletion';
       this.setConditions(
         mr,
