@@ -14,6 +14,7 @@ import { Buckets } from '../src/app.ts';
 import { samples } from './lib/apiserver-metrics.ts';
 import { ChaosEnv, Replica, World, sleep } from './lib/chaos.ts';
 import { repoRoot } from './lib/cluster.ts';
+import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 
 const { values } = parseArgs({
   options: {
@@ -65,7 +66,8 @@ if (!values.calm && !existsSync(calmBandFile)) {
 }
 const env = await ChaosEnv.up((l) => say(l));
 const world = await new World(env, 'soak').create();
-const replica = new Replica('soak', env.control);
+// As the image runs it: Node's flags, info logging.
+const replica = new Replica('soak', env.control, [], { nodeFlags: PROVIDER_NODE_FLAGS, logLevel: 'info' });
 await replica.start();
 await sleep(10_000); // informers synced, first Provider checks done
 const cycles = Math.max(1, Math.floor((minutes * 60_000) / cycleMs));

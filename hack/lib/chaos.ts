@@ -61,9 +61,11 @@ export class Replica {
   readonly log: string;
   private readonly args: string[];
 
-  constructor(name: string, control: LocalCluster, extraArgs: string[] = []) {
+  /** `opts.nodeFlags`: Node's flags (none: Node's defaults); `opts.logLevel`: debug unless said (scenario 6 reads the logs). */
+  constructor(name: string, control: LocalCluster, extraArgs: string[] = [], opts: { nodeFlags?: string[]; logLevel?: string } = {}) {
     this.log = path.join(workDir, `${name}.log`);
     this.args = [
+      ...(opts.nodeFlags ?? []),
       path.join(repoRoot, 'src', 'main.ts'),
       '--kubeconfig',
       control.kubeconfig,
@@ -74,7 +76,7 @@ export class Replica {
       '--leak-grace',
       '10s',
       '--log-level',
-      'debug',
+      opts.logLevel ?? 'debug',
       ...extraArgs,
     ];
   }
