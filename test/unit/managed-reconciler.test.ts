@@ -298,14 +298,15 @@ describe('ManagedReconciler', () => {
     expect(client.writes).toEqual([]);
   });
 
-  it('N13: deletion waits while other finalizers remain', async () => {
+  it('N13: deletion waits while other finalizers remain, and says for which and since when (their removal wakes it)', async () => {
     const calls: string[] = [];
-    const { run } = reconcilerFor(
+    const { run, client } = reconcilerFor(
       mr({ deletionTimestamp: '2026-05-01T09:00:00Z', finalizers: ['finalizer.managedresource.crossplane.io', 'other'] }),
       external({ exists: true }, calls),
     );
-    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(await run()).toEqual({ kind: 'requeueAfter', ms: 60_000 });
     expect(calls).toEqual(['observe']);
+    expect(client.writes).toEqual(['status Ready=False/Deleting Synced=False/WaitingForFinalizers']);
   });
 
   it('N14/N15: deletion deletes an existing resource, then releases the finalizer once it is gone', async () => {
