@@ -12,8 +12,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Buckets } from '../src/app.ts';
 import { samples } from './lib/apiserver-metrics.ts';
-import { ChaosEnv, Replica, World, sleep } from './lib/chaos.ts';
-import { repoRoot } from './lib/cluster.ts';
+import { ChaosEnv, CLUSTERS, Replica, World, sleep } from './lib/chaos.ts';
+import { down, repoRoot } from './lib/cluster.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 
 const { values } = parseArgs({
@@ -114,6 +114,7 @@ for (let c = 0; c < cycles; c++) {
 }
 await replica.kill();
 await env.close();
+if (!process.env.KEEP_CLUSTERS) await down([...CLUSTERS]);
 
 writeFileSync(path.join(dir, values.calm ? 'calm.json' : 'soak.json'), `${JSON.stringify(rows, null, 2)}\n`);
 const after = rows.slice(warmUp);
