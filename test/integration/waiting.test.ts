@@ -5,19 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { countWaitingAfter, registry } from '../../src/runtime/metrics.ts';
-import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import {
-  createNamespace,
-  installCrds,
-  ourCrds,
-  preinstallOperator,
-  providerSecretKeys,
-  startTestApp,
-  writeSecret,
-} from '../support/provider.ts';
+import { createNamespace, installCrds, ourCrds, preinstallOperator, registerProvider, startTestApp } from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
@@ -36,13 +27,7 @@ beforeAll(async () => {
   operator = new FakeMinioOperator(target);
   await operator.start();
   ns = await createNamespace(control, 'waiting');
-  await writeSecret(control, ns, 'creds', providerSecretKeys(testCluster('target')));
-  await control.apply(Providers, {
-    apiVersion: Providers.apiVersion,
-    kind: 'Provider',
-    metadata: { name: 'target', namespace: ns },
-    spec: { credentialsSecretRef: { name: 'creds' } },
-  });
+  await registerProvider(control, ns, 'target', testCluster('target'));
   countWaitingAfter(0);
   app = await startTestApp(testCluster('control'), { namespaces: [ns], pollIntervalMs: 1_000 });
 }, 60_000);
