@@ -77,14 +77,26 @@ export async function freePort(): Promise<number> {
 /**
  * A free port below the kernel's ephemeral range (32768-60999 by default): a cluster keeps its ports
  * across a stop and a start, and a port from that range, once freed, may be handed to any process
- * that binds port 0 meanwhile (the S3 servers take ten each).
+ * that binds port 0 meanwhile (the S3 servers take ten each). Ports recorded by any known cluster,
+ * stopped ones too, and those in `taken` are never handed out: a cluster started while another is
+ * stopped for an outage test must not take the stopped one's ports.
  */
-export async function stablePort(): Promise<number> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (await portIsFree(port)) return port;
+export async function stablePort(taken: ReadonlySet<number> = new Set()): Promise<number> {
+  const reserved = recordedPorts();
+  const [low, size] = [20_000, 12_000];
+  const offset = Math.floor(Math.random() * size);
+  for (let i = 0; i < size; i++) {
+    const port = low + ((offset + i) % size);
+    if (!reserved.has(port) && !taken.has(port) && (await portIsFree(port))) return port;
   }
-  return freePort();
+  throw new Error('no free port in 20000-31999; stop old clusters with `npm run clusters -- down`');
+}
+
+/** Every port written in a cluster.json under the clusters root. */
+function recordedPorts(): Set<number> {
+  const ports = new Set<number>();
+  for (const name of knownClusters()) for (const port of Object.values(clusterOf(name).ports)) ports.add(port);
+  return ports;
 }
 
 async function portIsFree(port: number): Promise<boolean> {
@@ -304,6 +316,9 @@ async function startProcesses(cluster: LocalCluster, bins: Binaries, log: Log): 
   }
 }
 
+/** Ports this process gave to clusters, so that clusters started together never share one. */
+const handedOut = new Set<number>();
+
 /** Starts (or reuses) one cluster per name; returns them in order. */
 export async function up(names: string[], log: Log = quiet): Promise<LocalCluster[]> {
   const bins = await ensureBinaries(log);
@@ -313,7 +328,12 @@ export async function up(names: string[], log: Log = quiet): Promise<LocalCluste
       mkdirSync(cluster.dir, { recursive: true });
       await ensurePki(cluster.dir, name);
       if (cluster.ports.apiserver === 0) {
-        cluster.ports = { apiserver: await stablePort(), etcdClient: await stablePort(), etcdPeer: await stablePort() };
+        const pick = async (): Promise<number> => {
+          const port = await stablePort(handedOut);
+          handedOut.add(port);
+          return port;
+        };
+        cluster.ports = { apiserver: await pick(), etcdClient: await pick(), etcdPeer: await pick() };
         cluster.server = `https://127.0.0.1:${cluster.ports.apiserver}`;
         writeFileSync(path.join(cluster.dir, 'cluster.json'), JSON.stringify({ name, ports: cluster.ports }, null, 2));
       }
