@@ -333,6 +333,13 @@ const deleteCores = {
 };
 const atDelete = perStore(delta(await requests(), before), N);
 const deleteServers = loadBetween(await loads(), deleteLoad);
+// provider-rook deletes the target namespace it made with its last store; the claims below start
+// once it is gone, or their first writes would meet a namespace being terminated (403s, retries).
+await eventually(
+  async () => (await Promise.all(targetAdmins.map((c) => c.get(Namespaces, 'rook-minio')))).every((ns) => !ns),
+  'the emptied target namespaces gone',
+  often(120_000),
+);
 
 // 5. Claims: M Buckets at once through a class, until all Bound; then a plain client's writes.
 let claims: Record<string, unknown> | undefined;

@@ -287,6 +287,7 @@ async function startProcesses(cluster: LocalCluster, bins: Binaries, log: Log): 
       '--service-cluster-ip-range=10.96.0.0/16',
       '--allow-privileged=true',
       '--v=0',
+      ...auditFlags(cluster),
     ]);
   }
   await waitFor('kube-apiserver', async () => (await adminGet(cluster, '/readyz')).status === 200, cluster, 'kube-apiserver');
@@ -314,6 +315,21 @@ async function startProcesses(cluster: LocalCluster, bins: Binaries, log: Log): 
       '--v=0',
     ]);
   }
+}
+
+/**
+ * PROVIDER_ROOK_AUDIT=1: the API server writes every write request (verb, URI, user, body) to
+ * audit.log in the cluster's folder. For finding out which writes a claim costs; off by default.
+ */
+function auditFlags(cluster: LocalCluster): string[] {
+  if (process.env.PROVIDER_ROOK_AUDIT !== '1') return [];
+  const policy = path.join(cluster.dir, 'audit-policy.yaml');
+  const writes = ['create', 'update', 'patch', 'delete', 'deletecollection'];
+  writeFileSync(
+    policy,
+    `apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Request\n  verbs: [${writes.join(', ')}]\n- level: None\n`,
+  );
+  return [`--audit-policy-file=${policy}`, `--audit-log-path=${path.join(cluster.dir, 'audit.log')}`];
 }
 
 /** Ports this process gave to clusters, so that clusters started together never share one. */

@@ -89,6 +89,8 @@ interface ScopeLoop {
 
 export class Informer<T extends KubeObjectLike> implements Probe {
   private readonly store = new Map<string, T>();
+  /** Our own writes, newer than the watch has delivered yet (client-go's mutation cache): see remember. */
+  private readonly written = new Map<string, { obj: T; at: number }>();
   private readonly handlers: Handlers<T>[] = [];
   private readonly abort = new AbortController();
   private loops?: Promise<void>[];
@@ -106,6 +108,11 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     this.client = client;
     this.type = type;
     this.opts = opts;
+  }
+
+  /** Whether this informer caches objects of `type`. */
+  caches(type: ResourceType): boolean {
+    return type.apiVersion === this.type.apiVersion && type.kind === this.type.kind;
   }
 
   on(handlers: Handlers<T>): this {
@@ -157,7 +164,27 @@ export class Informer<T extends KubeObjectLike> implements Probe {
   }
 
   get(key: string): T | undefined {
+    const mine = this.written.get(key);
+    if (mine && Date.now() - mine.at < WRITTEN_TTL_MS) return mine.obj;
+    if (mine) this.written.delete(key);
     return this.store.get(key);
+  }
+
+  /**
+   * An object as a write of ours returned it. Until the watch delivers that version (or a newer
+   * one), get() answers with it: the next pass reads what it wrote, rather than writing again from
+   * a stale copy and meeting a conflict. Handlers still run on the watch's event, as before. Only
+   * objects this cache holds already are remembered (a selection may exclude the others).
+   */
+  remember(obj: T): void {
+    const key = keyOf(obj.metadata);
+    const held = this.store.get(key);
+    if (!held || !newer(obj.metadata.resourceVersion, held.metadata.resourceVersion)) return;
+    const copy = structuredClone(this.opts.keep ? trimmed(obj, this.opts.keep) : obj);
+    delete (copy.metadata as { managedFields?: unknown }).managedFields;
+    const mine = this.written.get(key);
+    if (mine && !newer(copy.metadata.resourceVersion, mine.obj.metadata.resourceVersion)) return;
+    this.written.set(key, { obj: copy, at: Date.now() });
   }
 
   /** This cache, read-only (the same objects, typed so that no reader can change them). */
@@ -166,7 +193,8 @@ export class Informer<T extends KubeObjectLike> implements Probe {
   }
 
   list(): T[] {
-    return [...this.store.values()];
+    if (this.written.size === 0) return [...this.store.values()];
+    return [...this.store.keys()].map((key) => this.get(key)!);
   }
 
   /** One scope's list/watch loop: it runs until stop(), each failure handled and retried. */
@@ -307,6 +335,8 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     delete (obj.metadata as { managedFields?: unknown }).managedFields;
     const key = keyOf(obj.metadata);
     const old = this.store.get(key);
+    const mine = this.written.get(key);
+    if (mine && !newer(mine.obj.metadata.resourceVersion, obj.metadata.resourceVersion)) this.written.delete(key);
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) return;
     this.store.set(key, obj);
     for (const h of this.handlers) {
@@ -318,10 +348,24 @@ export class Informer<T extends KubeObjectLike> implements Probe {
   private remove(obj: T): void {
     const key = keyOf(obj.metadata);
     const old = this.store.get(key);
+    this.written.delete(key);
     if (!old) return;
     this.store.delete(key);
     for (const h of this.handlers) h.deleted?.(old);
   }
+}
+
+/** How long a remembered write answers reads without the watch confirming it (a watch may lag, not this long). */
+const WRITTEN_TTL_MS = 30_000;
+
+/**
+ * Whether resourceVersion a is newer than b. Versions are opaque to clients in principle; every API
+ * server backed by etcd writes them as increasing integers, as client-go's mutation cache assumes.
+ * Anything else is never newer, so the watch's copy is used.
+ */
+function newer(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return a.length !== b.length ? a.length > b.length : a > b;
 }
 
 function trimmed<T extends KubeObjectLike>(obj: T, keep: string[]): T {

@@ -59,6 +59,10 @@ export class Manager {
     this.opts = opts;
     this.log = opts.log;
     this.control = this.client(opts.control, { trusted: true });
+    // Our caches read our own writes at once: no pass writes again from a copy older than its last write.
+    this.control.onWritten((type, obj) => {
+      for (const informer of this.informers.values()) if (informer.caches(type)) informer.remember(obj);
+    });
     this.recorder = new ApiEventRecorder(this.control, opts.fieldManager, opts.log);
     const election = opts.leaderElection;
     if (election)

@@ -182,7 +182,12 @@ describe('Bucket claims', () => {
 
     // No secret value in the claim's status or events.
     const events = await eventsFor(control, APP, 'app-bucket');
-    expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(['CreatedManagedResource', 'BoundManagedResource']));
+    // Bound once, saying where its Secret is; the two restorations above are news (PropagatedConnectionSecret).
+    expect(events.filter((e) => e.reason === 'BoundManagedResource').map((e) => e.message)).toEqual([
+      expect.stringMatching(/^Bound to ObjectStore .*; connection Secret bucketsecret written$/),
+    ]);
+    expect(events.map((e) => e.reason)).toContain('PropagatedConnectionSecret');
+    expect(events.map((e) => e.reason)).not.toContain('CreatedManagedResource');
     const visible = JSON.stringify([await getBucket(APP, 'app-bucket'), events]);
     expect(visible).not.toContain(keys.password);
     expect(visible).not.toContain(keys.username);

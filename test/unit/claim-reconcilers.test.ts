@@ -195,12 +195,12 @@ describe('claim reconciler', () => {
     expect(api.writes).toEqual([]);
   });
 
-  it('C7: adds its finalizer, creates one managed resource from the class and records it on the claim', async () => {
+  it('C7: records its finalizer and its resource on the claim in one write, then creates the resource from the class', async () => {
     const { api, reconciler, recorder } = world();
     api.seed(Claims, claim());
     // Its resource is not ready yet: the claim waits for its watch, and rechecks should an event be missed.
     expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'requeueAfter', ms: 30_000 });
-    expect(api.writes).toEqual(['patch Bucket b', `create Store ${mrName}`, 'update Bucket b', 'status Bucket b']);
+    expect(api.writes).toEqual(['update Bucket b', `create Store ${mrName}`, 'status Bucket b']);
     const mr = api.objects.get(`stores/infra/${mrName}`)!;
     expect(mr.spec).toMatchObject({
       claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' },
@@ -210,7 +210,26 @@ describe('claim reconciler', () => {
     expect(c.metadata.finalizers).toEqual([FINALIZER_CLAIM]);
     expect(c.spec?.resourceRef).toMatchObject({ name: mrName, namespace: 'infra' });
     expect(c.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Binding' });
-    expect(recorder.events.map((e) => e.reason)).toContain('CreatedManagedResource');
+    // Nothing a user acts on yet: no Event until it is bound (CreatedManagedResource is no longer emitted).
+    expect(recorder.events).toEqual([]);
+  });
+
+  it('makes the resource its claim already names, when a crash came between recording and making it', async () => {
+    const { api, reconciler } = world();
+    const ref = { apiVersion: Managed.apiVersion, kind: Managed.kind, name: mrName, namespace: 'infra' };
+    api.seed(Claims, { ...claim({ finalizers: [FINALIZER_CLAIM] }), spec: { ...claim().spec, resourceRef: ref } });
+    await reconciler.reconcile('app/b', signal);
+    expect(api.writes).toEqual([`create Store ${mrName}`, 'status Bucket b']);
+    expect(api.objects.get(`stores/infra/${mrName}`)?.spec).toMatchObject({ claimRef: { name: 'b', uid: 'claim-uid' } });
+  });
+
+  it('never makes a resource its claim names unless it is the one its class makes for it', async () => {
+    const { api, reconciler } = world();
+    const ref = { apiVersion: Managed.apiVersion, kind: Managed.kind, name: 'someone-elses', namespace: 'infra' };
+    api.seed(Claims, { ...claim({ finalizers: [FINALIZER_CLAIM] }), spec: { ...claim().spec, resourceRef: ref } });
+    await reconciler.reconcile('app/b', signal);
+    expect(api.writes.filter((w) => w.startsWith('create'))).toEqual([]);
+    expect(readClaim(api).status?.conditions?.find((x) => x.type === 'Synced')).toMatchObject({ status: 'False' });
   });
 
   it('adopts the managed resource an interrupted attempt made, instead of making a second', async () => {

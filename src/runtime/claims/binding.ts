@@ -4,14 +4,14 @@
 // with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`.
 import { Ready, ReasonedError, Synced, type Condition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
-import { addFinalizer } from '../finalizers.ts';
 import type { Client, KubeObjectLike } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
-import { ANNOTATION_EXTERNAL_NAME, LABEL_PROTECTED, hasFinalizer, isDeleting } from '../meta.ts';
+import { ANNOTATION_EXTERNAL_NAME, LABEL_PROTECTED, hasFinalizer, isDeleting, withFinalizer } from '../meta.ts';
 import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
+import { ProgressWrites } from '../progress.ts';
 import { Reasons } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import {
@@ -24,6 +24,7 @@ import {
   type Cache,
   type Claim,
   type Lookup,
+  type ObjectReference,
   type PlacingClass,
   type PortableClass,
 } from './claim.ts';
@@ -35,6 +36,7 @@ import {
   claimFailed,
   forwardRotationRequest,
   RECHECK_MS,
+  recheck,
   rotationOf,
   writeClaimStatus,
   type ClaimWriter,
@@ -82,7 +84,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
 
   constructor(opts: ClaimReconcilerOptions<C, MR>) {
     this.o = opts;
-    this.writer = { client: opts.client, claims: opts.claims.type, recorder: opts.recorder };
+    this.writer = { client: opts.client, claims: opts.claims.type, recorder: opts.recorder, progress: new ProgressWrites() };
     this.copier = { client: opts.client, recorder: opts.recorder, secrets: opts.secrets };
   }
 
@@ -100,11 +102,13 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
   }
 
   private async bind(claim: Claim, cached: Claim, signal: AbortSignal): Promise<Result> {
-    if (!hasFinalizer(claim.metadata, FINALIZER_CLAIM)) {
-      // In place, so every later write in this pass carries the new resourceVersion.
-      const patched = await addFinalizer(this.o.client, this.o.claims.type, claim, FINALIZER_CLAIM, signal);
-      claim.metadata = patched.metadata;
-      claim.spec = patched.spec;
+    // One write before anything is made: the finalizer and, for a claim that gets a new resource,
+    // the reference to it (its name is the claim's own, so a retry after a crash finds the same one).
+    const planned = claim.spec?.resourceRef ? undefined : this.plannedReference(claim);
+    if (planned || !hasFinalizer(claim.metadata, FINALIZER_CLAIM)) {
+      claim.metadata.finalizers = withFinalizer(claim.metadata, FINALIZER_CLAIM);
+      if (planned) claim.spec = { ...claim.spec, resourceRef: planned };
+      await this.updateClaim(claim, signal);
     }
     const mr = await this.reservedOrProvisioned(claim, signal);
     const where = `${this.o.managed.type.kind} ${mr.metadata.namespace}/${mr.metadata.name}`;
@@ -118,7 +122,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     }
     if (phase !== 'Unbound' && phase !== 'Bound') {
       const why = progressOf(mr);
-      await this.writeStatus(
+      const deferred = await this.writeStatus(
         claim,
         cached,
         signal,
@@ -129,10 +133,10 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       );
       // The managed resource's watch brings us back; the recheck, should its event be missed
       // (crossplane's claim reconciler waits the same way for a resource that is not ready).
-      return requeueAfter(RECHECK_MS);
+      return recheck(RECHECK_MS, deferred);
     }
     if (!(await copyConnectionSecret(this.copier, claim, mr, this.o.managed.type.kind, signal))) {
-      await this.writeStatus(
+      const deferred = await this.writeStatus(
         claim,
         cached,
         signal,
@@ -141,32 +145,64 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
         'Unbound',
         mirrored(mr, claim),
       );
-      return done(); // the Secret watch brings us back
+      return deferred ? requeueAfter(deferred) : done(); // the Secret watch brings us back
     }
     if (phase === 'Unbound') {
       await this.o.client.updateStatus(this.o.managed.type, { ...mr, status: { ...mr.status, bindingPhase: 'Bound' } }, signal);
-      this.o.recorder.normal(claim, Reasons.BoundManagedResource, `Bound to ${where}`);
+      const secret = claim.spec?.writeConnectionSecretToRef?.name;
+      this.o.recorder.normal(
+        claim,
+        Reasons.BoundManagedResource,
+        `Bound to ${where}${secret ? `; connection Secret ${secret} written` : ''}`,
+      );
     }
     // Once bound, the claim reports what its resource reports.
     const mrReady = readyOf(mr);
     const ready: Cond = mrReady
       ? { type: 'Ready', status: mrReady.status, reason: mrReady.reason, ...(mrReady.message ? { message: mrReady.message } : {}) }
       : Ready.available();
-    await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound', mirrored(mr, claim));
+    const deferred = await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound', mirrored(mr, claim));
     // A resource at rest costs nothing; one on its way to Ready is rechecked, as above.
-    return ready.status === 'True' ? done() : requeueAfter(RECHECK_MS);
+    return ready.status === 'True' && !deferred ? done() : recheck(RECHECK_MS, deferred);
   }
 
   /**
    * The resource the claim's resourceRef names, if reserved for it (its spec.claimRef names the
-   * claim); else, with no resourceRef, one made from its class (updating `claim` in place).
+   * claim), or, where the reference is to the one its class makes for it, that one made now.
    */
   private async reservedOrProvisioned(claim: Claim, signal: AbortSignal): Promise<MR> {
-    const ref = claim.spec?.resourceRef;
+    const ref = claim.spec!.resourceRef!;
+    // The resource this claim is to get from its class, not made yet: made now (made already, create finds it).
+    if (!this.o.managed.cache.get(`${ref.namespace}/${ref.name}`) && this.isPlanned(ref, claim)) return this.provision(claim, signal);
     const mr = await this.boundResource(claim, signal);
     // Missing or another's, the answer is the same: an app team learns nothing of resources not its own.
-    if (ref && (!mr || !refersTo(claimRefOf(mr), claim))) throw resourceNotReserved(this.o.managed.type.kind, ref);
-    return mr ?? this.provision(claim, signal);
+    if (!mr || !refersTo(claimRefOf(mr), claim)) throw resourceNotReserved(this.o.managed.type.kind, ref);
+    return mr;
+  }
+
+  /**
+   * The reference to the resource a claim with no resourceRef gets from its class. Its class must
+   * resolve and accept the claim first: a refused claim is left free to name another class.
+   */
+  private plannedReference(claim: Claim): ObjectReference {
+    if (claim.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME]) throw importNotAllowed(this.o.managed.type.kind);
+    const cls = this.resolveClass(claim);
+    const name = managedNameFor(claim);
+    this.o.configure(claim, cls, name, this.o.lookup ?? noLookup);
+    const { apiVersion, kind } = this.o.managed.type;
+    return { apiVersion, kind, name, namespace: cls.metadata.namespace };
+  }
+
+  /** Whether a reference names the resource this claim gets from its class (and so may be made for it). */
+  private isPlanned(ref: ObjectReference, claim: Claim): boolean {
+    const { apiVersion, kind } = this.o.managed.type;
+    return (
+      ref.apiVersion === apiVersion &&
+      ref.kind === kind &&
+      ref.name === managedNameFor(claim) &&
+      !!claim.spec?.classRef &&
+      ref.namespace === this.resolveClass(claim).metadata.namespace
+    );
   }
 
   /** The managed resource the claim references (cache first; a fresh read covers a lagging cache). */
@@ -194,7 +230,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     return cls;
   }
 
-  /** A managed resource made from the claim's class, recorded on the claim (in place). */
+  /** The managed resource made from the claim's class, which its resourceRef already names. */
   private async provision(claim: Claim, signal: AbortSignal): Promise<MR> {
     if (claim.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME]) throw importNotAllowed(this.o.managed.type.kind);
     const cls = this.resolveClass(claim);
@@ -216,16 +252,14 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     };
     let mr: MR;
     try {
+      // No Event: the claim's resourceRef names it already, and BoundManagedResource follows.
       mr = await this.o.client.create(this.o.managed.type, desired, signal);
-      this.o.recorder.normal(
-        claim,
-        Reasons.CreatedManagedResource,
-        `Created ${this.o.managed.type.kind} ${desired.metadata.namespace}/${name}`,
-      );
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       // Made by an earlier attempt that did not get to record it (a crash, a lost response).
       const existing = await this.o.client.get<MR>(this.o.managed.type, name, desired.metadata.namespace, signal);
+      if (existing && refersTo(claimRefOf(existing), claim) && isDeleting(existing.metadata))
+        throw resourceNotReserved(this.o.managed.type.kind, claim.spec!.resourceRef!);
       if (!existing || !refersTo(claimRefOf(existing), claim)) {
         throw new ReasonedError(
           Reasons.ManagedResourceConflict,
@@ -234,8 +268,6 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       }
       mr = existing;
     }
-    claim.spec = { ...claim.spec, resourceRef: referenceTo(mr) };
-    await this.updateClaim(claim, signal);
     return mr;
   }
 
@@ -275,7 +307,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     synced: Cond,
     phase?: 'Unbound' | 'Bound',
     also: Cond[] | Mirrored = [],
-  ): Promise<void> {
+  ): Promise<number> {
     return writeClaimStatus(this.writer, claim, cached, signal, ready, synced, phase, also);
   }
 }

@@ -38,8 +38,10 @@ export async function copyConnectionSecret(
   }
   const current = c.secrets.get(`${claim.metadata.namespace}/${to.name}`);
   if (current && controllerUid(current) === claim.metadata.uid && sameJson(current.data ?? {}, source.data ?? {})) return true;
-  if (await publishSecretData(c.client, claim, claim.metadata.namespace!, to.name, source.data ?? {}, signal)) {
-    c.recorder.normal(claim, Reasons.PropagatedConnectionSecret, `Wrote connection Secret ${to.name}`);
+  // Before binding, BoundManagedResource says it; after, a change (new keys) is news an app acts on.
+  const bound = claim.status?.bindingPhase === 'Bound';
+  if ((await publishSecretData(c.client, claim, claim.metadata.namespace!, to.name, source.data ?? {}, signal)) && bound) {
+    c.recorder.normal(claim, Reasons.PropagatedConnectionSecret, `Updated connection Secret ${to.name}`);
   }
   return true;
 }

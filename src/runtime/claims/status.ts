@@ -9,6 +9,7 @@ import type { ResourceType } from '../kube/resources.ts';
 import { Reasons } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Result } from '../result.ts';
 import { NOT_SCHEDULED, type Claim } from './claim.ts';
+import type { ProgressWrites } from '../progress.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../meta.ts';
 
@@ -64,9 +65,14 @@ export interface ClaimWriter {
   client: Client;
   claims: ResourceType;
   recorder: EventRecorder;
+  /** Progress messages, written at most once per window (progress.ts); unset: every change at once. */
+  progress?: ProgressWrites;
 }
 
-/** Writes the claim's status only when it changed; `also` carries what it mirrors of its resource. */
+/**
+ * Writes the claim's status only when it changed; `also` carries what it mirrors of its resource.
+ * Returns how long to wait before the next pass where a new progress message waits for its window.
+ */
 export async function writeClaimStatus(
   w: ClaimWriter,
   claim: Claim,
@@ -76,7 +82,7 @@ export async function writeClaimStatus(
   synced: Cond,
   phase?: 'Unbound' | 'Bound',
   also: Cond[] | Mirrored = [],
-): Promise<void> {
+): Promise<number> {
   const {
     conditions: extra,
     providerRef,
@@ -98,9 +104,17 @@ export async function writeClaimStatus(
     ...protection,
     ...(keys ? { credentials: keys } : {}),
   };
-  if (sameJson(claim.status, cached.status ?? {})) return;
+  if (sameJson(claim.status, cached.status ?? {})) return 0;
+  const [key, now] = [`${claim.metadata.namespace}/${claim.metadata.name}`, Date.now()];
+  const wait = w.progress?.wait(key, claim.status, cached.status, now) ?? 0;
+  if (wait > 0) return wait;
   await w.client.updateStatus(w.claims, claim, signal);
+  w.progress?.wrote(key, now);
+  return 0;
 }
+
+/** Comes back in `ms`, or sooner for a progress message that waits (0: none waits). */
+export const recheck = (ms: number, deferredMs: number): Result => requeueAfter(deferredMs ? Math.min(ms, deferredMs) : ms);
 
 /**
  * A pass that failed: a conflict is retried quietly, a claim gone is done; anything else is an Event

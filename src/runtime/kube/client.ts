@@ -19,6 +19,7 @@ export class KubeClient implements Client {
   private readonly session: ServerSession;
   private readonly watchIdleMs: number;
   private readonly opts: ClientOptions;
+  private readonly writeListeners: ((type: ResourceType, obj: KubeObjectLike) => void)[] = [];
 
   constructor(access: ClusterAccess, opts: ClientOptions) {
     this.opts = opts;
@@ -33,6 +34,17 @@ export class KubeClient implements Client {
 
   request<T>(method: string, path: string, init: RequestOptions = {}): Promise<T> {
     return this.session.request<T>(method, path, init);
+  }
+
+  /** Calls `listener` with each object a write of this client returned (e.g. for caches to read their own writes). */
+  onWritten(listener: (type: ResourceType, obj: KubeObjectLike) => void): void {
+    this.writeListeners.push(listener);
+  }
+
+  private async write<T extends KubeObjectLike>(type: ResourceType, method: string, path: string, init: RequestOptions): Promise<T> {
+    const obj = await this.request<T>(method, path, init);
+    if (obj?.metadata) for (const listener of this.writeListeners) listener(type, obj);
+    return obj;
   }
 
   async get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string, signal?: AbortSignal): Promise<T | undefined> {
@@ -70,7 +82,7 @@ export class KubeClient implements Client {
   }
 
   create<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
-    return this.request<T>('POST', resourcePath(type, obj.metadata.namespace), {
+    return this.write<T>(type, 'POST', resourcePath(type, obj.metadata.namespace), {
       body: obj,
       query: { fieldManager: this.fieldManager },
       signal,
@@ -79,7 +91,7 @@ export class KubeClient implements Client {
 
   /** A PUT: fails with a Conflict when obj.metadata.resourceVersion is stale. */
   update<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
-    return this.request<T>('PUT', resourcePath(type, obj.metadata.namespace, obj.metadata.name), {
+    return this.write<T>(type, 'PUT', resourcePath(type, obj.metadata.namespace, obj.metadata.name), {
       body: obj,
       query: { fieldManager: this.fieldManager },
       signal,
@@ -87,7 +99,7 @@ export class KubeClient implements Client {
   }
 
   updateStatus<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {
-    return this.request<T>('PUT', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), {
+    return this.write<T>(type, 'PUT', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), {
       body: obj,
       query: { fieldManager: this.fieldManager },
       signal,
@@ -114,7 +126,7 @@ export class KubeClient implements Client {
     patch: unknown,
     signal?: AbortSignal,
   ): Promise<T> {
-    return this.request<T>('PATCH', resourcePath(type, namespace, name), {
+    return this.write<T>(type, 'PATCH', resourcePath(type, namespace, name), {
       body: patch,
       contentType: 'application/merge-patch+json',
       query: { fieldManager: this.fieldManager },
@@ -130,7 +142,7 @@ export class KubeClient implements Client {
     operations: unknown[],
     signal?: AbortSignal,
   ): Promise<T> {
-    return this.request<T>('PATCH', resourcePath(type, namespace, name), {
+    return this.write<T>(type, 'PATCH', resourcePath(type, namespace, name), {
       body: operations,
       contentType: 'application/json-patch+json',
       query: { fieldManager: this.fieldManager },

@@ -12,6 +12,7 @@ import { addFinalizer, removeFinalizer } from '../finalizers.ts';
 import { ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_PAUSED, FINALIZER_MANAGED, hasFinalizer, isDeleting, withFinalizer } from '../meta.ts';
 import { gvkLabel, managedMetrics } from '../metrics.ts';
 import { Reasons } from '../reasons.ts';
+import { ProgressWrites } from '../progress.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { createExternal, type CreationSteps } from './creation.ts';
 import { policyOf, type Policy } from './policies.ts';
@@ -53,6 +54,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   private readonly newSinceStart = new Set<string>();
   /** When each resource (by uid) was last found up to date: what drift_seconds measures from. */
   private readonly lastUpToDate = new Map<string, number>();
+  private readonly progress = new ProgressWrites();
   /** What the create step (creation.ts) uses of this reconciler. */
   private readonly steps: CreationSteps<MR>;
 
@@ -74,8 +76,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
 
   /** The resource is gone (whoever let it go): nothing is kept for it. */
   forget(uid: string | undefined): void {
-    this.lastUpToDate.delete(uid ?? '');
-    this.newSinceStart.delete(uid ?? '');
+    for (const kept of [this.lastUpToDate, this.newSinceStart]) kept.delete(uid ?? '');
   }
 
   /** Seconds from a timestamp of the resource (creation, deletion) until now. */
@@ -95,8 +96,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
 
   /** Nothing to do in the target: the connection Secret and the finalizer go. */
   private async letGo(mr: MR, signal: AbortSignal): Promise<Result> {
-    await this.unpublish(mr, signal);
-    await this.release(mr, signal);
+    await this.unpublish(mr, signal).then(() => this.release(mr, signal));
     return done();
   }
 
@@ -114,9 +114,10 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     }
   }
 
-  private poll(recheckAfterMs?: number): Result {
+  /** The next speculative poll; sooner for a recheck the observation asked for, or a status write that waits. */
+  private poll(recheckAfterMs?: number, deferredMs = 0): Result {
     const jitter = (Math.random() * 2 - 1) * this.o.pollJitterMs;
-    return requeueAfter(Math.min(this.o.pollIntervalMs + jitter, recheckAfterMs ?? Infinity));
+    return requeueAfter(Math.min(this.o.pollIntervalMs + jitter, recheckAfterMs ?? Infinity, deferredMs || Infinity));
   }
 
   private setConditions(mr: MR, ...conds: Parameters<typeof setCondition>[1][]): void {
@@ -126,10 +127,16 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 
   /** Writes status only when it differs from what the cache holds. */
-  private async writeStatus(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<void> {
-    if (sameJson(mr.status ?? {}, cached.status ?? {})) return;
+  private async writeStatus(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<number> {
+    if (sameJson(mr.status ?? {}, cached.status ?? {})) return 0;
+    const [key, now] = [`${mr.metadata.namespace}/${mr.metadata.name}`, this.o.now().getTime()];
+    // Only a new progress message: written when the window since our last write ends (progress.ts).
+    const wait = this.progress.wait(key, mr.status, cached.status, now);
+    if (wait > 0) return wait;
     await this.o.client.updateStatus(this.o.type, mr, signal);
+    this.progress.wrote(key, now);
     this.observeFirsts(mr, cached);
+    return 0;
   }
 
   /** First reports, as crossplane-runtime measures them: the first Synced, the first Ready=True. */
@@ -311,8 +318,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     if (observation.upToDate || !policy.update) {
       this.lastUpToDate.set(mr.metadata.uid ?? '', this.o.now().getTime());
       this.setConditions(mr, Synced.success());
-      await this.writeStatus(mr, cached, signal);
-      return this.poll(observation.recheckAfterMs);
+      return this.poll(observation.recheckAfterMs, await this.writeStatus(mr, cached, signal));
     }
     return this.repair(mr, cached, external, observation, signal);
   }
@@ -394,8 +400,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       observation.diff ? `Updated the external resource (${observation.diff})` : 'Updated the external resource',
     );
     this.setConditions(mr, Synced.success());
-    await this.writeStatus(mr, cached, signal);
-    return this.poll(observation.recheckAfterMs);
+    return this.poll(observation.recheckAfterMs, await this.writeStatus(mr, cached, signal));
   }
 
   private async publish(mr: MR, details: ConnectionDetails | undefined, signal: AbortSignal): Promise<void> {
