@@ -1,8 +1,15 @@
 // Progress messages are written at most once per window; everything a user acts on at once.
 import { describe, expect, it } from '@jest/globals';
+import type { Condition } from '../../src/runtime/conditions.ts';
 import { ProgressWrites } from '../../src/runtime/progress.ts';
 
-const cond = (type: string, status: string, reason: string, message = '') => ({ type, status, reason, message, lastTransitionTime: '' });
+const cond = (type: string, status: 'True' | 'False', reason: string, message = ''): Condition => ({
+  type,
+  status,
+  reason,
+  message,
+  lastTransitionTime: '',
+});
 const waiting = (message: string, bindingPhase?: string) => ({
   conditions: [cond('Ready', 'False', 'Unavailable', message), cond('Synced', 'True', 'ReconcileSuccess')],
   ...(bindingPhase ? { bindingPhase } : {}),
