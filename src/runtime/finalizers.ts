@@ -18,19 +18,19 @@ export async function addFinalizer<T extends Finalizable>(
   finalizer: string,
   signal?: AbortSignal,
 ): Promise<T> {
+  const ops = addFinalizerOps(obj, finalizer);
+  return ops.length ? patchTested(client, type, obj, ops, signal) : obj;
+}
+
+/** The operations that add `finalizer` to the object as read (none when it has it), for a patch that may carry more. */
+export function addFinalizerOps(obj: Finalizable, finalizer: string): object[] {
   const current = obj.metadata.finalizers;
-  if (current?.includes(finalizer)) return obj;
+  if (current?.includes(finalizer)) return [];
   // `null` tests that the list is absent; an object's first finalizer makes the list.
-  return patch(
-    client,
-    type,
-    obj,
-    [
-      { op: 'test', path: '/metadata/finalizers', value: current ?? null },
-      { op: 'add', path: '/metadata/finalizers', value: [...(current ?? []), finalizer] },
-    ],
-    signal,
-  );
+  return [
+    { op: 'test', path: '/metadata/finalizers', value: current ?? null },
+    { op: 'add', path: '/metadata/finalizers', value: [...(current ?? []), finalizer] },
+  ];
 }
 
 /**
@@ -46,7 +46,7 @@ export async function removeFinalizer<T extends Finalizable>(
 ): Promise<T> {
   const i = obj.metadata.finalizers?.indexOf(finalizer) ?? -1;
   if (i < 0) return obj;
-  return patch(
+  return patchTested(
     client,
     type,
     obj,
@@ -58,13 +58,19 @@ export async function removeFinalizer<T extends Finalizable>(
   );
 }
 
-async function patch<T extends Finalizable>(client: Client, type: ResourceType, obj: T, ops: object[], signal?: AbortSignal): Promise<T> {
+/** A JSON patch whose tests guard what it changes: a failed test is a conflict. */
+export async function patchTested<T extends Finalizable>(
+  client: Client,
+  type: ResourceType,
+  obj: T,
+  ops: object[],
+  signal?: AbortSignal,
+): Promise<T> {
   try {
     return await client.jsonPatch<T>(type, obj.metadata.name, obj.metadata.namespace, ops, signal);
   } catch (err) {
     // A failed test is the API server's 422; callers treat it as what it is, a conflict (requeue quietly).
-    if (isTestFailure(err))
-      throw new KubeError(409, 'Conflict', `the finalizers of ${type.kind} ${obj.metadata.name} changed since it was read`);
+    if (isTestFailure(err)) throw new KubeError(409, 'Conflict', `${type.kind} ${obj.metadata.name} changed since it was read`);
     throw err;
   }
 }

@@ -200,7 +200,7 @@ describe('claim reconciler', () => {
     api.seed(Claims, claim());
     // Its resource is not ready yet: the claim waits for its watch, and rechecks should an event be missed.
     expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'requeueAfter', ms: 30_000 });
-    expect(api.writes).toEqual(['update Bucket b', `create Store ${mrName}`, 'status Bucket b']);
+    expect(api.writes).toEqual(['patch Bucket b', `create Store ${mrName}`, 'status Bucket b']);
     const mr = api.objects.get(`stores/infra/${mrName}`)!;
     expect(mr.spec).toMatchObject({
       claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' },

@@ -3,12 +3,13 @@
 // copied into the claim's namespace and kept in sync. Deleting the claim releases the resource and,
 // with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`.
 import { Ready, ReasonedError, Synced, type Condition } from '../conditions.ts';
+import { addFinalizerOps, patchTested } from '../finalizers.ts';
 import type { EventRecorder } from '../events.ts';
 import type { Client, KubeObjectLike } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
-import { ANNOTATION_EXTERNAL_NAME, LABEL_PROTECTED, hasFinalizer, isDeleting, withFinalizer } from '../meta.ts';
+import { ANNOTATION_EXTERNAL_NAME, LABEL_PROTECTED, hasFinalizer, isDeleting } from '../meta.ts';
 import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ProgressWrites } from '../progress.ts';
@@ -104,12 +105,17 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
   private async bind(claim: Claim, cached: Claim, signal: AbortSignal): Promise<Result> {
     // One write before anything is made: the finalizer and, for a claim that gets a new resource,
     // the reference to it (its name is the claim's own, so a retry after a crash finds the same one).
-    const planned = claim.spec?.resourceRef ? undefined : this.plannedReference(claim);
-    if (planned || !hasFinalizer(claim.metadata, FINALIZER_CLAIM)) {
-      claim.metadata.finalizers = withFinalizer(claim.metadata, FINALIZER_CLAIM);
-      if (planned) claim.spec = { ...claim.spec, resourceRef: planned };
-      await this.updateClaim(claim, signal);
-    }
+    // A claim its class refuses gets the finalizer alone, as before, and then says why.
+    let planned: ObjectReference | undefined;
+    let refused: unknown;
+    if (!claim.spec?.resourceRef)
+      try {
+        planned = this.plannedReference(claim);
+      } catch (err) {
+        refused = err;
+      }
+    if (planned || !hasFinalizer(claim.metadata, FINALIZER_CLAIM)) await this.recordBinding(claim, planned, signal);
+    if (refused) throw refused;
     const mr = await this.reservedOrProvisioned(claim, signal);
     const where = `${this.o.managed.type.kind} ${mr.metadata.namespace}/${mr.metadata.name}`;
     if (mr.metadata.ownerReferences?.some((r) => r.controller)) {
@@ -292,11 +298,24 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     return done();
   }
 
-  /** Updates the claim in place, so every later write in this pass carries the new resourceVersion. */
-  private async updateClaim(claim: Claim, signal: AbortSignal): Promise<void> {
-    const updated = await this.o.client.update<Claim>(this.o.claims.type, claim, signal);
-    claim.metadata = updated.metadata;
-    claim.spec = updated.spec;
+  /**
+   * The finalizer and the planned resourceRef in one JSON patch whose tests fail if either changed
+   * since our read (finalizers.ts): another writer's labels are kept, a stale copy is no conflict.
+   * Updates the claim in place, so every later write in this pass carries the new resourceVersion.
+   */
+  private async recordBinding(claim: Claim, planned: ObjectReference | undefined, signal: AbortSignal): Promise<void> {
+    const operations = [
+      ...addFinalizerOps(claim, FINALIZER_CLAIM),
+      ...(planned
+        ? [
+            { op: 'test', path: '/spec/resourceRef', value: null },
+            { op: 'add', path: '/spec/resourceRef', value: planned },
+          ]
+        : []),
+    ];
+    const patched = await patchTested(this.o.client, this.o.claims.type, claim, operations, signal);
+    claim.metadata = patched.metadata;
+    claim.spec = patched.spec;
   }
 
   private writeStatus(
