@@ -14,4 +14,11 @@
 // Cost, measured: provider-rook's CPU for a whole run at 100 stores 3.6 -> 4.0 s (both flags), at 500
 // 11.0 -> 11.8-12.0 s, at 5,000 170.9 s (50) against 171.6 and 181.2 s (25); fill and delete times
 // unchanged within the runs' spread.
-export const PROVIDER_NODE_FLAGS = ['--max-semi-space-size=2', '--heap-growing-percent=25'];
+// --no-opt --no-maglev (issue 28): V8's two optimizing compilers off; the interpreter and the
+//   Sparkplug baseline compiler stay. A controller waits on the network, and their zones and code
+//   cost more memory than their speed earns it here. Measured with the bench (the same machine, one
+//   run each): 100 stores RSS idle / holding / peak 92 / 108 / 117 -> 79 / 94 / 99 MiB, CPU for the
+//   run 3.6 -> 3.9 s; 500 with the default limits 90 / 114 / 120 -> 80 / 97 / 102 MiB, Ready 19.4 ->
+//   19.6 s, deleted 19.6 -> 21.2 s, CPU 14.8 -> 17.3 s. --lite-mode (no Sparkplug either, lazy
+//   feedback) took 5 MiB more off but 43% more CPU, and 500 Ready took 24.8 s: not chosen.
+export const PROVIDER_NODE_FLAGS = ['--max-semi-space-size=2', '--heap-growing-percent=25', '--no-opt', '--no-maglev'];
