@@ -63,6 +63,7 @@ export const FLAGS = {
   'leak-interval': flag(duration, '5m'),
   'leak-mode': flag(oneOf('delete', 'report'), 'delete'),
   'leak-grace': flag(duration, '5m'),
+  'waiting-after': flag(duration, '5m'),
   'allow-exec-credentials': flag(bool, 'false'),
   'allow-plain-http': flag(bool, 'false'),
   'refuse-endpoint-ranges': flag(listOf('loopback', 'private'), ''),

@@ -8,6 +8,7 @@ import { createApp } from './app.ts';
 import { FLAGS, parseFlags, type Options } from './flags.ts';
 import { inClusterAccess, kubeconfigFileAccess } from './runtime/kube/config.ts';
 import { pinoLogger } from './runtime/logger.ts';
+import { countWaitingAfter } from './runtime/metrics.ts';
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -25,7 +26,7 @@ function secretRef(flag: string, leaseFlag: string | undefined): { namespace: st
 }
 
 const usage = `usage: provider-rook [--kubeconfig PATH] [--namespace NS[,NS...]] [--control-plane-id ID] [--ownership-key-secret [NS/]NAME] [--poll 1m] [--leak-interval 5m]
-       [--leak-mode delete|report] [--leak-grace 5m] [--allow-exec-credentials false] [--allow-plain-http false] [--refuse-endpoint-ranges loopback,private]
+       [--leak-mode delete|report] [--leak-grace 5m] [--waiting-after 5m] [--allow-exec-credentials false] [--allow-plain-http false] [--refuse-endpoint-ranges loopback,private]
        [--workers 8] [--max-reconcile-rate 50] [--metrics-addr :8080] [--log-level info]
        [--leader-elect true|false] [--leader-election-namespace NS] [--leader-election-id provider-rook]`;
 
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
     throw new Error(`${(err as Error).message}\n${usage}`, { cause: err });
   }
   const log = pinoLogger(opts['log-level']);
+  countWaitingAfter(opts['waiting-after']);
   const kc = opts.kubeconfig ? readKubeconfig(opts.kubeconfig) : inClusterAccess();
   const app = createApp({
     control: kc,

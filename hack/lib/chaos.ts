@@ -186,9 +186,9 @@ export class ChaosEnv {
   }
 
   /** A scenario's own world (namespaces, Providers, classes) and a running provider-rook, logging where scenario 6 looks. */
-  async scenario(tag: string): Promise<{ world: World; replica: Replica }> {
+  async scenario(tag: string, extraArgs: string[] = []): Promise<{ world: World; replica: Replica }> {
     const world = await new World(this, tag).create();
-    const replica = new Replica(tag, this.control);
+    const replica = new Replica(tag, this.control, extraArgs);
     this.logs.add(replica.log);
     await replica.start();
     return { world, replica };

@@ -1,0 +1,298 @@
+// Chaos scenario 9: every backend at once on target A (Rook MinIO ObjectStores, MinIO Operator
+// Tenants, Rook Ceph ObjectBucketClaims, each with its stand-in), provider-rook SIGKILLed while they
+// bind, then two stuck deletions that must say what they wait for, be counted, and end by themselves
+// once the cause goes: a target that does not answer (A stopped), and a finalizer someone else
+// added; and a store its operator never makes ready. Invariants: one managed resource per claim and one target object per managed resource, no
+// root credential of any store anywhere in the control cluster, nothing of any kind left at the end.
+import { Buckets, CephBucketClasses, CephBuckets, ManagedObjectStores, TenantClasses, Tenants, BucketClasses } from '../../src/app.ts';
+import { MinioTenants } from '../../src/minio-operator/tenant.ts';
+import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
+import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
+import type { KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Jobs, Secrets, Services, StorageClasses, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { LABEL_OWNER_UID } from '../../src/runtime/native/ownership.ts';
+import { FakeBucketProvisioner } from '../../test/support/stand-ins/fake-bucket-provisioner.ts';
+import { FakeTenantOperator } from '../../test/support/stand-ins/fake-tenant-operator.ts';
+import { cond, isBound, sleep, within, type ChaosEnv, type Conditioned } from './chaos.ts';
+import { eventually } from './eventually.ts';
+import { installOperatorBundle } from './manifests.ts';
+
+export interface BackendsSize {
+  /** Claims per backend. */
+  claims: number;
+  kills: number;
+  outageS: number;
+}
+
+const MANAGED = [ManagedObjectStores, Tenants, CephBuckets];
+/** Everything of ours a managed resource may have in a target. */
+const TARGET_TYPES: ResourceType[] = [RookObjectStores, MinioTenants, ObjectBucketClaims, Secrets, Services, Jobs];
+const HOLD = 'chaos.example.com/hold';
+/** How long a resource waits before the waiting gauge counts it, in this scenario's replica. */
+const WAITING_AFTER_S = 3;
+
+type Obj = Conditioned & { spec?: Record<string, unknown>; data?: Record<string, string> };
+const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{ figures: string[]; violations: string[] }> {
+  const a = env.targets.a;
+  for (const bundle of ['minio-operator', 'rook-ceph']) await installOperatorBundle(a.admin, bundle);
+  await a.admin.apply(StorageClasses, {
+    apiVersion: StorageClasses.apiVersion,
+    kind: 'StorageClass',
+    metadata: { name: 'rook-ceph-bucket' },
+    provisioner: 'rook-ceph.ceph.rook.io/bucket',
+    reclaimPolicy: 'Delete',
+    parameters: { objectStoreName: 'my-store', objectStoreNamespace: 'rook-ceph' },
+  } as KubeObjectLike);
+  let standIns = [new FakeTenantOperator(a.admin), new FakeBucketProvisioner(a.admin)];
+  for (const st of standIns) await st.start();
+
+  const { world, replica } = await env.scenario('s9', ['--waiting-after', `${WAITING_AFTER_S}s`]);
+  const { admin } = env;
+  const classes: [string, ResourceType, Record<string, unknown>][] = [
+    [
+      'tenant-a',
+      TenantClasses,
+      {
+        pools: [
+          {
+            name: 'pool-0',
+            servers: 4,
+            volumesPerServer: 1,
+            volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+          },
+        ],
+        providerRef: { name: 'a' },
+      },
+    ],
+    ['ceph-a', CephBucketClasses, { storageClassName: 'rook-ceph-bucket', providerRef: { name: 'a' } }],
+  ];
+  for (const [name, type, spec] of classes) {
+    await admin.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace: world.platform }, spec });
+    await admin.apply(BucketClasses, {
+      apiVersion: BucketClasses.apiVersion,
+      kind: 'BucketClass',
+      metadata: { name, namespace: world.app },
+      classRef: { apiVersion: type.apiVersion, kind: type.kind, name, namespace: world.platform },
+    } as KubeObjectLike);
+  }
+
+  const violations: string[] = [];
+  const names = (prefix: string): string[] => Array.from({ length: size.claims }, (_, i) => `${prefix}-${i}`);
+  const byClass: [string, string[]][] = [
+    ['a', names('store')],
+    ['tenant-a', names('tenant')],
+    ['ceph-a', names('ceph')],
+  ];
+  const all = byClass.flatMap(([, n]) => n);
+  const t0 = performance.now();
+  const creating = Promise.all(byClass.map(([cls, n]) => world.claims(n, cls)));
+  for (let k = 0; k < size.kills; k++) {
+    await sleep(1_000 + Math.random() * 3_000);
+    await replica.kill();
+    await replica.start();
+  }
+  await creating;
+  await world.bound(all, 300_000).catch((err: Error) => violations.push(err.message));
+  const allBound = performance.now() - t0;
+
+  const managed = async (): Promise<Obj[]> =>
+    (await Promise.all(MANAGED.map((type) => admin.list<Obj>(type, { namespace: world.platform })))).flatMap((l) => l.items);
+  const owners = new Set<string>();
+  const ours = async (): Promise<{ type: ResourceType; obj: Obj }[]> => {
+    const found = await Promise.all(
+      TARGET_TYPES.map(async (type) =>
+        (await a.admin.list<Obj>(type, { labelSelector: LABEL_OWNER_UID })).items.map((obj) => ({ type, obj })),
+      ),
+    );
+    return found.flat().filter(({ obj }) => owners.has(obj.metadata.labels?.[LABEL_OWNER_UID] ?? ''));
+  };
+
+  // One managed resource per claim, one target object (of its kind) per managed resource.
+  const claims = (await world.listClaims()).filter((c) => all.includes(c.metadata.name));
+  const mrs = await managed();
+  for (const mr of mrs) owners.add(mr.metadata.uid!);
+  for (const c of claims) {
+    const n = mrs.filter((m) => (m.spec?.claimRef as { uid?: string } | undefined)?.uid === c.metadata.uid).length;
+    if (n !== 1) violations.push(`claim ${c.metadata.name} has ${n} managed resources`);
+  }
+  const held = await ours();
+  const targetKinds = new Set([RookObjectStores.kind, MinioTenants.kind, ObjectBucketClaims.kind]);
+  for (const mr of mrs) {
+    const n = held.filter(
+      ({ type, obj }) => targetKinds.has(type.kind) && obj.metadata.labels?.[LABEL_OWNER_UID] === mr.metadata.uid,
+    ).length;
+    if (n !== 1) violations.push(`${mr.kind} ${mr.metadata.name} has ${n} objects in target a`);
+  }
+
+  // No store's root credentials anywhere in the control cluster (Secrets, status, Events).
+  const roots = rootCredentials(held.map((h) => h.obj));
+  for (const r of roots) env.secrets.add(r);
+  const control = JSON.stringify([
+    (await admin.list<Obj>(Secrets)).items.map((x) => Object.values(x.data ?? {}).map((v) => Buffer.from(v, 'base64').toString())),
+    mrs.map((m) => m.status),
+    claims.map((c) => c.status),
+  ]);
+  const leaked = [...roots].filter((r) => control.includes(r));
+  if (roots.size === 0) violations.push('no root credentials found in target a: nothing was looked for');
+  if (leaked.length) violations.push(`${leaked.length} root credential values appear in the control cluster`);
+
+  // Stuck 1: deletions while A does not answer say so, are counted, and end once A is back.
+  const gauge = async (reason: string): Promise<number> => {
+    const text = await replica.metricsText().catch(() => '');
+    return text
+      .split('\n')
+      .filter((l) => l.startsWith('provider_rook_managed_resource_waiting{') && l.includes(`reason="${reason}"`))
+      .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+  };
+  const goneDuringOutage = byClass.map(([, n]) => n[0]!);
+  const mrOf = (claim: string): Obj | undefined =>
+    mrs.find((m) => (m.spec?.claimRef as { name?: string } | undefined)?.name === claim && m.metadata.namespace === world.platform);
+  for (const st of standIns) await st.stop();
+  const down0 = performance.now();
+  await env.stopTarget(a);
+  for (const c of goneDuringOutage) await admin.delete(Buckets, c, world.app);
+  const stuck = goneDuringOutage.map(mrOf).filter((m): m is Obj => m !== undefined);
+  let unreachableSaid = NaN;
+  let unreachableCounted = 0;
+  try {
+    await eventually(
+      async () => {
+        const now = await managed();
+        return stuck.every((m) => {
+          const live = now.find((x) => x.metadata.uid === m.metadata.uid);
+          return live?.metadata.deletionTimestamp && cond(live, 'Synced')?.reason === 'Unreachable';
+        });
+      },
+      'deletions on the stopped target to say Synced=False/Unreachable',
+      within(size.outageS * 1000),
+    );
+    unreachableSaid = performance.now() - down0;
+    await eventually(
+      async () => (unreachableCounted = await gauge('Unreachable')) >= stuck.length,
+      'the waiting gauge to count them',
+      within(30_000),
+    );
+  } catch (err) {
+    violations.push((err as Error).message);
+  }
+  await sleep(Math.max(0, size.outageS * 1000 - (performance.now() - down0)));
+  await env.startTarget(a);
+  standIns = [new FakeTenantOperator(a.admin), new FakeBucketProvisioner(a.admin)];
+  for (const st of standIns) await st.start();
+  const back = performance.now();
+  const gone = async (uids: string[]): Promise<boolean> => {
+    const now = new Set((await managed()).map((m) => m.metadata.uid));
+    return uids.every((u) => !now.has(u));
+  };
+  await eventually(() => gone(stuck.map((m) => m.metadata.uid!)), 'the deletions held by the outage to end', within(120_000)).catch(
+    (err: Error) => violations.push(err.message),
+  );
+  const resumed = performance.now() - back;
+
+  // Stuck 2: a finalizer someone else added holds a deletion, said and counted; it ends when that goes.
+  const heldMr = mrOf(byClass[0]![1][1]!)!;
+  const heldType = MANAGED.find((t) => t.kind === heldMr.kind)!;
+  await admin.mergePatch(heldType, heldMr.metadata.name, world.platform, {
+    metadata: { finalizers: [...(heldMr.metadata.finalizers ?? []), HOLD] },
+  });
+  await admin.delete(Buckets, byClass[0]![1][1]!, world.app);
+  let holdCounted = 0;
+  try {
+    await eventually(
+      async () => {
+        const live = (await managed()).find((m) => m.metadata.uid === heldMr.metadata.uid);
+        return cond(live, 'Synced')?.reason === 'WaitingForFinalizers' && (cond(live, 'Synced')?.message ?? '').includes(HOLD);
+      },
+      'a deletion held by a foreign finalizer to say WaitingForFinalizers',
+      within(60_000),
+    );
+    await eventually(async () => (holdCounted = await gauge('WaitingForFinalizers')) >= 1, 'the waiting gauge to count it', within(30_000));
+  } catch (err) {
+    violations.push((err as Error).message);
+  }
+  const live = (await managed()).find((m) => m.metadata.uid === heldMr.metadata.uid);
+  const at = live?.metadata.finalizers?.indexOf(HOLD) ?? -1;
+  if (at >= 0)
+    await admin.jsonPatch(heldType, heldMr.metadata.name, world.platform, [
+      { op: 'test', path: `/metadata/finalizers/${at}`, value: HOLD },
+      { op: 'remove', path: `/metadata/finalizers/${at}` },
+    ]);
+  await eventually(() => gone([heldMr.metadata.uid!]), 'the held deletion to end once the finalizer went', within(60_000)).catch(
+    (err: Error) => violations.push(err.message),
+  );
+
+  // Stuck 3: an operator that never makes its store ready (the Tenant stand-in stopped): the claim
+  // says what it waits for, its resource is counted, and it binds once the operator works again.
+  const tenantOperator = standIns[0]!;
+  await tenantOperator.stop();
+  await world.claims(['tenant-late'], 'tenant-a');
+  all.push('tenant-late');
+  let notReady: { reason: string; message: string } | undefined;
+  let notReadyCounted = 0;
+  try {
+    await eventually(
+      async () => {
+        const mr = (await managed()).find((m) => (m.spec?.claimRef as { name?: string } | undefined)?.name === 'tenant-late');
+        if (mr) owners.add(mr.metadata.uid!);
+        const ready = cond(mr, 'Ready');
+        return ready?.status === 'False' && cond(mr, 'Synced')?.status === 'True'
+          ? (notReady = { reason: ready.reason, message: ready.message ?? '' })
+          : undefined;
+      },
+      'a Tenant its operator never makes ready to say so',
+      within(60_000),
+    );
+    await eventually(async () => (notReadyCounted = await gauge(notReady!.reason)) >= 1, 'the waiting gauge to count it', within(30_000));
+    const claim = (await world.listClaims()).find((c) => c.metadata.name === 'tenant-late');
+    if (!cond(claim, 'Ready')?.message?.includes('waiting for')) violations.push(`claim tenant-late does not say what it waits for`);
+  } catch (err) {
+    violations.push((err as Error).message);
+  }
+  standIns[0] = new FakeTenantOperator(a.admin);
+  await standIns[0].start();
+  const late0 = performance.now();
+  await world.bound(['tenant-late'], 60_000).catch((err: Error) => violations.push(err.message));
+  const lateBound = performance.now() - late0;
+
+  // The rest: all Bound still; then everything deleted, and nothing of any kind left.
+  const rest = (await world.listClaims()).filter((c) => all.includes(c.metadata.name));
+  for (const c of rest) if (!isBound(c)) violations.push(`claim ${c.metadata.name} is not Bound at the end`);
+  await world.harvest();
+  const t1 = performance.now();
+  for (const c of rest) await admin.delete(Buckets, c.metadata.name, world.app);
+  const leftovers = async (): Promise<string[]> => [
+    ...(await world.listClaims()).filter((c) => all.includes(c.metadata.name)).map((c) => `claim ${c.metadata.name}`),
+    ...(await managed()).map((m) => `${m.kind} ${m.metadata.name}`),
+    ...(await ours()).map(({ type, obj }) => `target a: ${type.kind} ${obj.metadata.namespace}/${obj.metadata.name}`),
+  ];
+  await eventually(async () => (await leftovers()).length === 0, 'nothing left of scenario 9', within(180_000)).catch(async () =>
+    violations.push(...(await leftovers()).slice(0, 10).map((l) => `left after deleting all claims: ${l}`)),
+  );
+  const deleted = performance.now() - t1;
+  for (const st of standIns) await st.stop();
+  await replica.kill();
+  return {
+    figures: [
+      `${size.claims} claims per backend (ObjectStore, Tenant, ObjectBucketClaim) on target a, ${size.kills} SIGKILLs while binding: all Bound ${s(allBound)} after the first create; ${roots.size} root credential values, none in the control cluster`,
+      `a stopped for ${size.outageS} s with one deletion per backend: all said Unreachable ${s(unreachableSaid)} after it stopped, ${unreachableCounted} counted waiting; ended ${s(resumed)} after it returned`,
+      `a foreign finalizer held a deletion: said WaitingForFinalizers, ${holdCounted} counted; ended once it was removed`,
+      `a Tenant its operator did not make ready: said ${notReady ? `Ready=False/${notReady.reason} (${notReady.message.slice(0, 60)})` : 'nothing'}, ${notReadyCounted} counted; Bound ${s(lateBound)} after the operator was back`,
+      `the rest deleted, nothing of any kind left, in ${s(deleted)}`,
+    ],
+    violations,
+  };
+}
+
+/** The root keys of the stores in the target: Rook MinIO's access-keys Secrets and the Tenants' config.env. */
+function rootCredentials(objs: Obj[]): Set<string> {
+  const out = new Set<string>();
+  for (const o of objs) {
+    if (o.kind !== 'Secret') continue;
+    const data = Object.fromEntries(Object.entries(o.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    if (o.metadata.name.endsWith('-access-keys')) for (const k of ['username', 'password']) if (data[k]) out.add(data[k]);
+    for (const m of (data['config.env'] ?? '').matchAll(/MINIO_ROOT_(?:USER|PASSWORD)="?([^"\n]+)"?/g)) out.add(m[1]!);
+  }
+  return out;
+}
