@@ -136,6 +136,13 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   ]);
   const leaked = [...roots].filter((r) => control.includes(r));
   if (roots.size === 0) violations.push('no root credentials found in target a: nothing was looked for');
+  // The check must see what is there: the bucket users' keys are meant to be in the claims' Secrets.
+  const userKeys = held
+    .filter(({ obj }) => obj.kind === 'Secret' && obj.data?.secretKey)
+    .map(({ obj }) => Buffer.from(obj.data!.secretKey!, 'base64').toString());
+  const seen = userKeys.filter((k) => control.includes(k)).length;
+  if (userKeys.length === 0 || seen === 0)
+    violations.push(`the credentials check is blind: ${seen} of ${userKeys.length} bucket users' keys found`);
   if (leaked.length) violations.push(`${leaked.length} root credential values appear in the control cluster`);
 
   // Stuck 1: deletions while A does not answer say so, are counted, and end once A is back.
@@ -275,7 +282,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   await replica.kill();
   return {
     figures: [
-      `${size.claims} claims per backend (ObjectStore, Tenant, ObjectBucketClaim) on target a, ${size.kills} SIGKILLs while binding: all Bound ${s(allBound)} after the first create; ${roots.size} root credential values, none in the control cluster`,
+      `${size.claims} claims per backend (ObjectStore, Tenant, ObjectBucketClaim) on target a, ${size.kills} SIGKILLs while binding: all Bound ${s(allBound)} after the first create; ${roots.size} root credential values, none in the control cluster (where ${seen} of ${userKeys.length} bucket users' keys were found, as meant)`,
       `a stopped for ${size.outageS} s with one deletion per backend: all said Unreachable ${s(unreachableSaid)} after it stopped, ${unreachableCounted} counted waiting; ended ${s(resumed)} after it returned`,
       `a foreign finalizer held a deletion: said WaitingForFinalizers, ${holdCounted} counted; ended once it was removed`,
       `a Tenant its operator did not make ready: said ${notReady ? `Ready=False/${notReady.reason} (${notReady.message.slice(0, 60)})` : 'nothing'}, ${notReadyCounted} counted; Bound ${s(lateBound)} after the operator was back`,
