@@ -1,15 +1,26 @@
 // Chaos scenario 9: every backend at once on target A (Rook MinIO ObjectStores, MinIO Operator
-// Tenants, Rook Ceph ObjectBucketClaims, each with its stand-in), provider-rook SIGKILLed while they
-// bind, then two stuck deletions that must say what they wait for, be counted, and end by themselves
+// Tenants, Rook Ceph ObjectBucketClaims, each with its stand-in, and buckets in one shared store,
+// each with a user of its own, shared with another namespace by BucketAccess grants), provider-rook
+// SIGKILLed while they bind, then two stuck deletions that must say what they wait for, be counted, and end by themselves
 // once the cause goes: a target that does not answer (A stopped), and a finalizer someone else
 // added; and a store its operator never makes ready. Invariants: one managed resource per claim and one target object per managed resource, no
 // root credential of any store anywhere in the control cluster, nothing of any kind left at the end.
-import { Buckets, CephBucketClasses, CephBuckets, ManagedObjectStores, TenantClasses, Tenants, BucketClasses } from '../../src/app.ts';
+import {
+  BucketAccesses,
+  BucketClasses,
+  Buckets,
+  CephBucketClasses,
+  CephBuckets,
+  ManagedObjectStores,
+  TenantClasses,
+  Tenants,
+} from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import { MinioTenants } from '../../src/minio-operator/tenant.ts';
 import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Jobs, Secrets, Services, StorageClasses, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { Jobs, Namespaces, Secrets, Services, StorageClasses, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { LABEL_OWNER_UID } from '../../src/runtime/native/ownership.ts';
 import { FakeBucketProvisioner } from '../../test/support/stand-ins/fake-bucket-provisioner.ts';
 import { FakeTenantOperator } from '../../test/support/stand-ins/fake-tenant-operator.ts';
@@ -24,7 +35,7 @@ export interface BackendsSize {
   outageS: number;
 }
 
-const MANAGED = [ManagedObjectStores, Tenants, CephBuckets];
+const MANAGED = [ManagedObjectStores, Tenants, CephBuckets, kinds.MinioBucket];
 /** Everything of ours a managed resource may have in a target. */
 const TARGET_TYPES: ResourceType[] = [RookObjectStores, MinioTenants, ObjectBucketClaims, Secrets, Services, Jobs];
 const HOLD = 'chaos.example.com/hold';
@@ -78,14 +89,52 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
     } as KubeObjectLike);
   }
 
+  // One shared store, made by the platform team for no claim; a class of buckets in it; a namespace its buckets are shared with.
+  const grantee = `${world.app}-grantee`;
+  await admin.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: grantee } });
+  await admin.apply(ManagedObjectStores, {
+    apiVersion: ManagedObjectStores.apiVersion,
+    kind: 'ObjectStore',
+    metadata: { name: 'shared-store', namespace: world.platform },
+    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: `${world.platform}-shared`, providerRef: { name: 'a' } },
+  } as KubeObjectLike);
+  const bucketClass = kinds.MinioBucketClass;
+  await admin.apply(bucketClass, {
+    apiVersion: bucketClass.apiVersion,
+    kind: bucketClass.kind,
+    metadata: { name: 'shared', namespace: world.platform },
+    spec: { store: { kind: 'ObjectStore', name: 'shared-store' } },
+  } as KubeObjectLike);
+  await admin.apply(BucketClasses, {
+    apiVersion: BucketClasses.apiVersion,
+    kind: 'BucketClass',
+    metadata: { name: 'shared', namespace: world.app },
+    classRef: { apiVersion: bucketClass.apiVersion, kind: bucketClass.kind, name: 'shared', namespace: world.platform },
+  } as KubeObjectLike);
+
   const violations: string[] = [];
   const names = (prefix: string): string[] => Array.from({ length: size.claims }, (_, i) => `${prefix}-${i}`);
+  const sharedClaims = names('shared');
+  const sharing = Promise.all(
+    sharedClaims.map((name) =>
+      admin.create(Buckets, {
+        apiVersion: Buckets.apiVersion,
+        kind: 'Bucket',
+        metadata: { name, namespace: world.app },
+        spec: {
+          classRef: { name: 'shared' },
+          writeConnectionSecretToRef: { name: `${name}-conn` },
+          shareWith: [{ namespace: grantee, modes: ['ReadOnly'] }],
+        },
+      } as KubeObjectLike),
+    ),
+  );
   const byClass: [string, string[]][] = [
     ['a', names('store')],
     ['tenant-a', names('tenant')],
     ['ceph-a', names('ceph')],
   ];
-  const all = byClass.flatMap(([, n]) => n);
+  const all = [...byClass.flatMap(([, n]) => n), ...sharedClaims];
   const t0 = performance.now();
   const creating = Promise.all(byClass.map(([cls, n]) => world.claims(n, cls)));
   for (let k = 0; k < size.kills; k++) {
@@ -93,9 +142,32 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
     await replica.kill();
     await replica.start();
   }
-  await creating;
+  await Promise.all([creating, sharing]);
   await world.bound(all, 300_000).catch((err: Error) => violations.push(err.message));
   const allBound = performance.now() - t0;
+
+  // Each shared bucket granted to the other namespace, one more kill while the grants are made.
+  const grants = sharedClaims.map((c) => `grant-${c}`);
+  const granting = Promise.all(
+    sharedClaims.map((c) =>
+      admin.create(BucketAccesses, {
+        apiVersion: BucketAccesses.apiVersion,
+        kind: 'BucketAccess',
+        metadata: { name: `grant-${c}`, namespace: grantee },
+        spec: { bucketRef: { namespace: world.app, name: c }, mode: 'ReadOnly', writeConnectionSecretToRef: { name: `grant-${c}-conn` } },
+      } as KubeObjectLike),
+    ),
+  );
+  await sleep(500 + Math.random() * 1_000);
+  await replica.kill();
+  await replica.start();
+  await granting;
+  const accesses = async (): Promise<Obj[]> => (await admin.list<Obj>(BucketAccesses, { namespace: grantee })).items;
+  await eventually(
+    async () => (await accesses()).filter(isBound).length === grants.length,
+    `${grants.length} grants to be Bound`,
+    within(120_000),
+  ).catch((err: Error) => violations.push(err.message));
 
   const managed = async (): Promise<Obj[]> =>
     (await Promise.all(MANAGED.map((type) => admin.list<Obj>(type, { namespace: world.platform })))).flatMap((l) => l.items);
@@ -117,14 +189,23 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
     const n = mrs.filter((m) => (m.spec?.claimRef as { uid?: string } | undefined)?.uid === c.metadata.uid).length;
     if (n !== 1) violations.push(`claim ${c.metadata.name} has ${n} managed resources`);
   }
+  const granted = await accesses();
+  for (const g of granted) {
+    const n = mrs.filter((m) => (m.spec?.claimRef as { uid?: string } | undefined)?.uid === g.metadata.uid).length;
+    if (n !== 1) violations.push(`BucketAccess ${g.metadata.name} has ${n} managed resources`);
+  }
   const held = await ours();
+  // A store's, a Tenant's, an OBC's target object is of its own kind; a MinIO bucket's is its user's Secret.
   const targetKinds = new Set([RookObjectStores.kind, MinioTenants.kind, ObjectBucketClaims.kind]);
   for (const mr of mrs) {
-    const n = held.filter(
-      ({ type, obj }) => targetKinds.has(type.kind) && obj.metadata.labels?.[LABEL_OWNER_UID] === mr.metadata.uid,
-    ).length;
-    if (n !== 1) violations.push(`${mr.kind} ${mr.metadata.name} has ${n} objects in target a`);
+    const mine = held.filter(({ obj }) => obj.metadata.labels?.[LABEL_OWNER_UID] === mr.metadata.uid);
+    const n =
+      mr.kind === kinds.MinioBucket.kind
+        ? mine.filter(({ obj }) => obj.kind === 'Secret' && obj.data?.secretKey).length
+        : mine.filter(({ type }) => targetKinds.has(type.kind)).length;
+    if (n !== 1) violations.push(`${mr.kind} ${mr.metadata.name} has ${n} target objects (a MinIO bucket: user Secrets) in target a`);
   }
+  const users = mrs.filter((m) => m.kind === kinds.MinioBucket.kind).length;
 
   // No store's root credentials anywhere in the control cluster (Secrets, status, Events).
   const roots = rootCredentials(held.map((h) => h.obj));
@@ -268,8 +349,16 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   for (const c of rest) if (!isBound(c)) violations.push(`claim ${c.metadata.name} is not Bound at the end`);
   await world.harvest();
   const t1 = performance.now();
+  for (const g of await accesses()) await admin.delete(BucketAccesses, g.metadata.name, grantee);
   for (const c of rest) await admin.delete(Buckets, c.metadata.name, world.app);
+  await eventually(
+    async () => (await managed()).filter((m) => m.kind === kinds.MinioBucket.kind).length === 0,
+    'the shared store emptied of buckets and users',
+    within(120_000),
+  ).catch((err: Error) => violations.push(err.message));
+  await admin.delete(ManagedObjectStores, 'shared-store', world.platform);
   const leftovers = async (): Promise<string[]> => [
+    ...(await accesses()).map((g) => `BucketAccess ${g.metadata.name}`),
     ...(await world.listClaims()).filter((c) => all.includes(c.metadata.name)).map((c) => `claim ${c.metadata.name}`),
     ...(await managed()).map((m) => `${m.kind} ${m.metadata.name}`),
     ...(await ours()).map(({ type, obj }) => `target a: ${type.kind} ${obj.metadata.namespace}/${obj.metadata.name}`),
@@ -282,7 +371,8 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   await replica.kill();
   return {
     figures: [
-      `${size.claims} claims per backend (ObjectStore, Tenant, ObjectBucketClaim) on target a, ${size.kills} SIGKILLs while binding: all Bound ${s(allBound)} after the first create; ${roots.size} root credential values, none in the control cluster (where ${seen} of ${userKeys.length} bucket users' keys were found, as meant)`,
+      `${size.claims} claims per backend (ObjectStore, Tenant, ObjectBucketClaim, a bucket in a shared store) on target a, ${size.kills} SIGKILLs while binding: all Bound ${s(allBound)} after the first create`,
+      `${granted.filter(isBound).length} grants to another namespace Bound through one more kill; ${users} MinIO bucket users (buckets and grants), one Secret each; ${roots.size} root credential values, none in the control cluster (where ${seen} of ${userKeys.length} bucket users' keys were found, as meant)`,
       `a stopped for ${size.outageS} s with one deletion per backend: all said Unreachable ${s(unreachableSaid)} after it stopped, ${unreachableCounted} counted waiting; ended ${s(resumed)} after it returned`,
       `a foreign finalizer held a deletion: said WaitingForFinalizers, ${holdCounted} counted; ended once it was removed`,
       `a Tenant its operator did not make ready: said ${notReady ? `Ready=False/${notReady.reason} (${notReady.message.slice(0, 60)})` : 'nothing'}, ${notReadyCounted} counted; Bound ${s(lateBound)} after the operator was back`,
