@@ -20,9 +20,9 @@ import { MinioTenants } from '../../src/minio-operator/tenant.ts';
 import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Jobs, Namespaces, Secrets, Services, StorageClasses, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { Jobs, Namespaces, Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { LABEL_OWNER_UID } from '../../src/runtime/native/ownership.ts';
-import { FakeBucketProvisioner } from '../../test/support/stand-ins/fake-bucket-provisioner.ts';
+import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../../test/support/stand-ins/fake-bucket-provisioner.ts';
 import { FakeTenantOperator } from '../../test/support/stand-ins/fake-tenant-operator.ts';
 import { cond, isBound, sleep, within, type ChaosEnv, type Conditioned } from './chaos.ts';
 import { eventually } from './eventually.ts';
@@ -48,14 +48,7 @@ const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{ figures: string[]; violations: string[] }> {
   const a = env.targets.a;
   for (const bundle of ['minio-operator', 'rook-ceph']) await installOperatorBundle(a.admin, bundle);
-  await a.admin.apply(StorageClasses, {
-    apiVersion: StorageClasses.apiVersion,
-    kind: 'StorageClass',
-    metadata: { name: 'rook-ceph-bucket' },
-    provisioner: 'rook-ceph.ceph.rook.io/bucket',
-    reclaimPolicy: 'Delete',
-    parameters: { objectStoreName: 'my-store', objectStoreNamespace: 'rook-ceph' },
-  } as KubeObjectLike);
+  await applyRookBucketStorageClass(a.admin);
   let standIns = [new FakeTenantOperator(a.admin), new FakeBucketProvisioner(a.admin)];
   for (const st of standIns) await st.start();
 

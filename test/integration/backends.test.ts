@@ -24,13 +24,13 @@ import { MinioTenants } from '../../src/minio-operator/tenant.ts';
 import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Namespaces, Secrets, StatefulSets, StorageClasses } from '../../src/runtime/kube/resources.ts';
+import { Namespaces, Secrets, StatefulSets } from '../../src/runtime/kube/resources.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { adminClient, testCluster } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
-import { FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
+import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
 import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
@@ -165,17 +165,6 @@ async function standInsOn(client: KubeClient): Promise<void> {
   }
 }
 
-async function rookBucketStorageClass(client: KubeClient): Promise<void> {
-  await client.apply(StorageClasses, {
-    apiVersion: StorageClasses.apiVersion,
-    kind: 'StorageClass',
-    metadata: { name: 'rook-ceph-bucket' },
-    provisioner: 'rook-ceph.ceph.rook.io/bucket',
-    reclaimPolicy: 'Delete',
-    parameters: { objectStoreName: 'my-store', objectStoreNamespace: 'rook-ceph' },
-  } as KubeObjectLike);
-}
-
 beforeAll(async () => {
   [clusterA, fresh] = (await up([OWN_A, FRESH])) as [LocalCluster, LocalCluster];
   control = adminClient(testCluster('control'));
@@ -184,8 +173,8 @@ beforeAll(async () => {
   await installCrds(control, ourCrds());
   // Target A: its admin installed every operator. Target B: only the platform team's StorageClass.
   for (const name of ['rook-minio', 'minio-operator', 'rook-ceph']) await installOperatorBundle(targetA, name);
-  await rookBucketStorageClass(targetA);
-  await rookBucketStorageClass(targetB);
+  await applyRookBucketStorageClass(targetA);
+  await applyRookBucketStorageClass(targetB);
   await standInsOn(targetA);
   await standInsOn(targetB);
   platform = await createNamespace(control, 'be-infra');

@@ -29,7 +29,6 @@ import {
   Secrets,
   ServiceAccounts,
   Services,
-  StorageClasses,
   resourcePath,
   type ResourceType,
 } from '../../src/runtime/kube/resources.ts';
@@ -57,7 +56,7 @@ import {
   startTestApp,
   writeSecret,
 } from '../support/provider.ts';
-import { FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
+import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
 
@@ -178,14 +177,7 @@ beforeAll(async () => {
   for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
     await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
   for (const name of ['rook-minio', 'minio-operator', 'rook-ceph']) await installOperatorBundle(target, name);
-  await target.apply(StorageClasses, {
-    apiVersion: StorageClasses.apiVersion,
-    kind: 'StorageClass',
-    metadata: { name: 'rook-ceph-bucket' },
-    provisioner: 'rook-ceph.ceph.rook.io/bucket',
-    reclaimPolicy: 'Delete',
-    parameters: { objectStoreName: 'my-store', objectStoreNamespace: 'rook-ceph' },
-  } as KubeObjectLike);
+  await applyRookBucketStorageClass(target);
   for (const s of [new FakeMinioOperator(target), new FakeTenantOperator(target), new FakeBucketProvisioner(target)]) {
     void s.start();
     standIns.push(s);

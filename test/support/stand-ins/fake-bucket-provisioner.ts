@@ -41,6 +41,18 @@ import { iamClient, s3Client } from '../s3.ts';
 import { S3Stores } from './s3-stores.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 
+/** The StorageClass a platform team makes for Rook's bucket provisioner: what the stand-in plays claims of. */
+export async function applyRookBucketStorageClass(client: KubeClient): Promise<void> {
+  await client.apply(StorageClasses, {
+    apiVersion: StorageClasses.apiVersion,
+    kind: 'StorageClass',
+    metadata: { name: 'rook-ceph-bucket' },
+    provisioner: 'rook-ceph.ceph.rook.io/bucket',
+    reclaimPolicy: 'Delete',
+    parameters: { objectStoreName: 'my-store', objectStoreNamespace: 'rook-ceph' },
+  } as KubeObjectLike);
+}
+
 export const ObjectBuckets: ResourceType = {
   apiVersion: 'objectbucket.io/v1alpha1',
   kind: 'ObjectBucket',
