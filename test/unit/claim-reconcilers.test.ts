@@ -232,6 +232,32 @@ describe('claim reconciler', () => {
     expect(readClaim(api).status?.conditions?.find((x) => x.type === 'Synced')).toMatchObject({ status: 'False' });
   });
 
+  it('never makes again a resource deleted under a claim that was bound to it', async () => {
+    const { api, reconciler } = world();
+    const ref = { apiVersion: Managed.apiVersion, kind: Managed.kind, name: mrName, namespace: 'infra' };
+    api.seed(Claims, {
+      ...claim({ finalizers: [FINALIZER_CLAIM] }),
+      spec: { ...claim().spec, resourceRef: ref },
+      status: { bindingPhase: 'Bound' },
+    });
+    await reconciler.reconcile('app/b', signal);
+    expect(api.writes.filter((w) => w.startsWith('create'))).toEqual([]);
+    expect(readClaim(api).status?.conditions?.find((x) => x.type === 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'ManagedResourceNotFound',
+    });
+  });
+
+  it('plans again a resource not made yet when its claim changed class, then makes it there', async () => {
+    const { api, reconciler } = world();
+    const ref = { apiVersion: Managed.apiVersion, kind: Managed.kind, name: mrName, namespace: 'elsewhere' };
+    api.seed(Claims, { ...claim({ finalizers: [FINALIZER_CLAIM] }), spec: { ...claim().spec, resourceRef: ref } });
+    await reconciler.reconcile('app/b', signal);
+    expect(api.writes).toEqual(['patch Bucket b', `create Store ${mrName}`, 'status Bucket b']);
+    expect(readClaim(api).spec?.resourceRef).toMatchObject({ name: mrName, namespace: 'infra' });
+    expect(api.objects.get(`stores/infra/${mrName}`)).toBeDefined();
+  });
+
   it('adopts the managed resource an interrupted attempt made, instead of making a second', async () => {
     const { api, reconciler } = world();
     api.seed(Claims, claim({ finalizers: [FINALIZER_CLAIM] }));

@@ -110,7 +110,8 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     let refused: unknown;
     if (!claim.spec?.resourceRef)
       try {
-        planned = this.plannedReference(claim);
+        // Everything that may refuse the claim (its class, the namespace, placement) is asked first.
+        planned = plannedFrom(this.o.managed.type, this.desired(claim));
       } catch (err) {
         refused = err;
       }
@@ -174,12 +175,21 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
 
   /**
    * The resource the claim's resourceRef names, if reserved for it (its spec.claimRef names the
-   * claim), or, where the reference is to the one its class makes for it, that one made now.
+   * claim), or, where the reference is one we recorded for a resource not made yet, that one made now.
    */
   private async reservedOrProvisioned(claim: Claim, signal: AbortSignal): Promise<MR> {
     const ref = claim.spec!.resourceRef!;
-    // The resource this claim is to get from its class, not made yet: made now (made already, create finds it).
-    if (!this.o.managed.cache.get(`${ref.namespace}/${ref.name}`) && this.isPlanned(ref, claim)) return this.provision(claim, signal);
+    if (!this.o.managed.cache.get(`${ref.namespace}/${ref.name}`) && this.unmade(ref, claim)) {
+      const desired = this.desired(claim);
+      const want = plannedFrom(this.o.managed.type, desired);
+      if (ref.namespace !== want.namespace) {
+        // Its class changed before its resource was made: planned again, unless one was made after all.
+        if (await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal))
+          throw resourceNotReserved(this.o.managed.type.kind, ref);
+        await this.recordBinding(claim, want, signal, ref);
+      }
+      return this.provision(claim, desired, signal);
+    }
     const mr = await this.boundResource(claim, signal);
     // Missing or another's, the answer is the same: an app team learns nothing of resources not its own.
     if (!mr || !refersTo(claimRefOf(mr), claim)) throw resourceNotReserved(this.o.managed.type.kind, ref);
@@ -187,27 +197,18 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
   }
 
   /**
-   * The reference to the resource a claim with no resourceRef gets from its class. Its class must
-   * resolve and accept the claim first: a refused claim is left free to name another class.
+   * Whether a reference is one we recorded before making its resource, which is not made yet: it
+   * names the claim's own resource name, and the claim never reported a binding phase (it does once
+   * its resource exists). A resource deleted after that is never made again behind the app's back.
    */
-  private plannedReference(claim: Claim): ObjectReference {
-    if (claim.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME]) throw importNotAllowed(this.o.managed.type.kind);
-    const cls = this.resolveClass(claim);
-    const name = managedNameFor(claim);
-    this.o.configure(claim, cls, name, this.o.lookup ?? noLookup);
-    const { apiVersion, kind } = this.o.managed.type;
-    return { apiVersion, kind, name, namespace: cls.metadata.namespace };
-  }
-
-  /** Whether a reference names the resource this claim gets from its class (and so may be made for it). */
-  private isPlanned(ref: ObjectReference, claim: Claim): boolean {
+  private unmade(ref: ObjectReference, claim: Claim): boolean {
     const { apiVersion, kind } = this.o.managed.type;
     return (
       ref.apiVersion === apiVersion &&
       ref.kind === kind &&
       ref.name === managedNameFor(claim) &&
       !!claim.spec?.classRef &&
-      ref.namespace === this.resolveClass(claim).metadata.namespace
+      !claim.status?.bindingPhase
     );
   }
 
@@ -237,7 +238,31 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
   }
 
   /** The managed resource made from the claim's class, which its resourceRef already names. */
-  private async provision(claim: Claim, signal: AbortSignal): Promise<MR> {
+  private async provision(claim: Claim, desired: MR, signal: AbortSignal): Promise<MR> {
+    const { name, namespace } = desired.metadata;
+    let mr: MR;
+    try {
+      // No Event: the claim's resourceRef names it already, and BoundManagedResource follows.
+      mr = await this.o.client.create(this.o.managed.type, desired, signal);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      // Made by an earlier attempt that did not get to record it (a crash, a lost response).
+      const existing = await this.o.client.get<MR>(this.o.managed.type, name, namespace, signal);
+      if (existing && refersTo(claimRefOf(existing), claim) && isDeleting(existing.metadata))
+        throw resourceNotReserved(this.o.managed.type.kind, claim.spec!.resourceRef!);
+      if (!existing || !refersTo(claimRefOf(existing), claim)) {
+        throw new ReasonedError(
+          Reasons.ManagedResourceConflict,
+          `${this.o.managed.type.kind} ${namespace}/${name} exists and belongs to another claim`,
+        );
+      }
+      mr = existing;
+    }
+    return mr;
+  }
+
+  /** The managed resource the claim's class makes for it; refuses as the class, the namespace or placement does. */
+  private desired(claim: Claim): MR {
     if (claim.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME]) throw importNotAllowed(this.o.managed.type.kind);
     const cls = this.resolveClass(claim);
     const name = managedNameFor(claim);
@@ -256,25 +281,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       claimRef: referenceTo(claim),
       classRef: referenceTo(cls as KubeObjectLike & { metadata: { uid?: string } }),
     };
-    let mr: MR;
-    try {
-      // No Event: the claim's resourceRef names it already, and BoundManagedResource follows.
-      mr = await this.o.client.create(this.o.managed.type, desired, signal);
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-      // Made by an earlier attempt that did not get to record it (a crash, a lost response).
-      const existing = await this.o.client.get<MR>(this.o.managed.type, name, desired.metadata.namespace, signal);
-      if (existing && refersTo(claimRefOf(existing), claim) && isDeleting(existing.metadata))
-        throw resourceNotReserved(this.o.managed.type.kind, claim.spec!.resourceRef!);
-      if (!existing || !refersTo(claimRefOf(existing), claim)) {
-        throw new ReasonedError(
-          Reasons.ManagedResourceConflict,
-          `${this.o.managed.type.kind} ${desired.metadata.namespace}/${name} exists and belongs to another claim`,
-        );
-      }
-      mr = existing;
-    }
-    return mr;
+    return desired;
   }
 
   /** The claim is going away: release what it bound (deleting it under reclaim policy Delete). */
@@ -303,13 +310,20 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
    * since our read (finalizers.ts): another writer's labels are kept, a stale copy is no conflict.
    * Updates the claim in place, so every later write in this pass carries the new resourceVersion.
    */
-  private async recordBinding(claim: Claim, planned: ObjectReference | undefined, signal: AbortSignal): Promise<void> {
+  private async recordBinding(
+    claim: Claim,
+    planned: ObjectReference | undefined,
+    signal: AbortSignal,
+    replacing?: ObjectReference,
+  ): Promise<void> {
     const operations = [
       ...addFinalizerOps(claim, FINALIZER_CLAIM),
+      // The class it was planned from must still be the claim's, and the reference what we read.
       ...(planned
         ? [
-            { op: 'test', path: '/spec/resourceRef', value: null },
-            { op: 'add', path: '/spec/resourceRef', value: planned },
+            { op: 'test', path: '/spec/classRef', value: claim.spec?.classRef ?? null },
+            { op: 'test', path: '/spec/resourceRef', value: replacing ?? null },
+            { op: replacing ? 'replace' : 'add', path: '/spec/resourceRef', value: planned },
           ]
         : []),
     ];
@@ -329,6 +343,11 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
   ): Promise<number> {
     return writeClaimStatus(this.writer, claim, cached, signal, ready, synced, phase, also);
   }
+}
+
+/** The reference a claim records to the resource it is to get, before it is made (no uid yet). */
+function plannedFrom({ apiVersion, kind }: ResourceType, desired: ManagedResource): ObjectReference {
+  return { apiVersion, kind, name: desired.metadata.name, namespace: desired.metadata.namespace };
 }
 
 const noLookup: Lookup = {
