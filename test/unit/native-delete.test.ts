@@ -9,7 +9,7 @@ import type { ResourceType } from '../../src/runtime/kube/resources.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
 import { NativeExternal, ownerOf } from '../../src/runtime/native/external.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../src/runtime/native/kind.ts';
-import { OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
+import { ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };
 const Servers: ResourceType = { apiVersion: 'apps/v1', kind: 'Server', plural: 'servers', namespaced: false };
@@ -82,8 +82,19 @@ class FakeTarget {
 
 const ourStore = (target: FakeTarget, rv = '1'): TargetObject =>
   target.put(Stores, 'm', { resourceVersion: rv, ...marks.mark(Stores, { metadata: { name: 'm' } }, owner).metadata });
-const dependent = (target: FakeTarget, name: string): TargetObject =>
-  target.put(Servers, name, { ownerReferences: [{ apiVersion: Stores.apiVersion, kind: 'Store', name: 'm', uid: 'm-uid' }] });
+const dependent = (target: FakeTarget, name: string, ownerUid = 'm-uid'): TargetObject =>
+  target.put(Servers, name, { ownerReferences: [{ apiVersion: Stores.apiVersion, kind: 'Store', name: 'm', uid: ownerUid }] });
+/** The resource once its object's uid is recorded (as observe records it after the create). */
+const recorded: ManagedResource = { ...mr, metadata: { ...mr.metadata, annotations: { [ANNOTATION_TARGET_UID]: 'm-uid' } } };
+/** The client, counting its lists by plural. */
+const countingLists = (client: KubeClient, lists: string[]): KubeClient =>
+  ({
+    ...client,
+    list: async (...a: Parameters<KubeClient['list']>) => {
+      lists.push(a[0].plural);
+      return client.list(...a);
+    },
+  }) as unknown as KubeClient;
 /** A cache that answers with the copy it was given. */
 const cacheOf = (copy: TargetObject | undefined): ObjectReader => ({ get: async <T>() => structuredClone(copy) as T | undefined });
 
@@ -163,6 +174,74 @@ describe('NativeExternal.delete', () => {
     await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal);
     expect(target.log).toEqual(['delete servers/server-a', 'delete stores/m', 'delete servers/server-b']);
     expect([...target.objects.keys()]).toEqual([]);
+  });
+
+  it("with the object's uid recorded, deletes the object first and lists its dependents once, after it", async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    dependent(target, 'server-a');
+    target.afterDelete = (plural) => {
+      if (plural === 'stores') dependent(target, 'server-b');
+    };
+    const lists: string[] = [];
+    await new NativeExternal(kind, countingLists(target.asClient(), lists), marks, { reader: cacheOf(copy) }).delete(
+      recorded,
+      new AbortController().signal,
+    );
+    expect(target.log).toEqual(['delete stores/m', 'delete servers/server-a', 'delete servers/server-b']);
+    expect(lists).toEqual(['servers']);
+    expect([...target.objects.keys()]).toEqual([]);
+  });
+
+  it('after a crash between the object and its dependents, finds them by the recorded uid, and only them', async () => {
+    const target = new FakeTarget();
+    dependent(target, 'server-a'); // the store m-uid is gone already
+    dependent(target, 'server-other', 'other-uid'); // made for another object of that name
+    const result = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(undefined) }).delete(
+      recorded,
+      new AbortController().signal,
+    );
+    expect(result).toEqual({ gone: true });
+    expect(target.log).toEqual(['delete servers/server-a']);
+    expect([...target.objects.keys()]).toEqual(['servers/server-other']);
+  });
+
+  it('lists superseded companions only for a resource that has companions of that type', async () => {
+    const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+    const withJobs = (job: boolean): NativeKind<ManagedResource> => ({
+      ...kind,
+      superseded: { type: Jobs, labelSelector: 'role=access' },
+      companions: (_mr, name) => [
+        {
+          type: Servers,
+          name: `${name}-keys`,
+          namespace: 'ns',
+          purpose: 'keys',
+          build: () => ({ apiVersion: 'apps/v1', kind: 'Server', metadata: { name: `${name}-keys` } }),
+        },
+        ...(job
+          ? [
+              {
+                type: Jobs,
+                name: `${name}-access`,
+                namespace: 'ns',
+                purpose: 'access Job',
+                build: () => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: `${name}-access` } }),
+              },
+            ]
+          : []),
+      ],
+    });
+    for (const job of [false, true]) {
+      const target = new FakeTarget();
+      const copy = ourStore(target);
+      const lists: string[] = [];
+      await new NativeExternal(withJobs(job), countingLists(target.asClient(), lists), marks, { reader: cacheOf(copy) }).delete(
+        recorded,
+        new AbortController().signal,
+      );
+      expect(lists.filter((l) => l === 'jobs')).toEqual(job ? ['jobs'] : []);
+    }
   });
 
   it('is not gone while finalizers hold the object', async () => {

@@ -395,19 +395,35 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       await retain(this.teardownAccess(mr), run!, [...(this.kind.companions?.(mr, name, ctx) ?? []), teardown!.object], signal);
       return { gone: true };
     }
-    // What the operator made goes first: should this pass fail after the object is gone, the next one
-    // would find nothing to delete and let the finalizer go, and nothing else removes them.
+    // What the operator made for the object is found by its uid. With the uid recorded, the object goes
+    // first and they go after it, once: should this pass fail in between, the next one finds them by
+    // the recorded uid. Without it, they go before the object too, or nothing would find them later.
     const access = { client: this.client, read: this.read, marks: this.marks };
+    const recorded = this.kind.dependents && vouchers.recordedUid;
     const target = await deleteIfOurs(access, { type: this.kind.target, name, namespace }, owner, vouchers, signal, (observed) =>
-      deleteDependents(this.client, this.kind, observed, signal),
+      recorded ? Promise.resolve() : deleteDependents(this.client, this.kind, observed, signal),
     );
-    // Again: an operator still acting on the object may have made one in between.
-    if (target.observed) await deleteDependents(this.client, this.kind, target.observed, signal);
+    // After the object, side by side (their order does not matter; a deletion's time is a chain of
+    // round trips): what the operator made, which it may have made in the meantime; our companions;
+    // older companions of the superseded type, which exist only beside one of that type (an access
+    // Job), so a resource that never had one costs no list (a missed one carries our marks, and the
+    // leak sweep takes it).
+    const madeFor =
+      target.observed ??
+      (recorded && target.outcome === 'absent'
+        ? { apiVersion: this.kind.target.apiVersion, kind: this.kind.target.kind, metadata: { name, namespace, uid: recorded } }
+        : undefined);
     const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };
     const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(teardown ? [teardown.object] : [])];
-    await Promise.all(companions.map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)));
-    const namespaces = companions.map((c) => c.namespace);
-    await deleteSuperseded(access, this.kind, owner, companionVouchers, { wanted: [], namespaces }, signal);
+    const superseded = this.kind.superseded;
+    const namespaces = companions
+      .filter((c) => c.type.apiVersion === superseded?.type.apiVersion && c.type.plural === superseded.type.plural)
+      .map((c) => c.namespace);
+    await Promise.all([
+      madeFor && deleteDependents(this.client, this.kind, madeFor, signal),
+      ...companions.map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)),
+      namespaces.length && deleteSuperseded(access, this.kind, owner, companionVouchers, { wanted: [], namespaces }, signal),
+    ]);
     if (namespace) {
       const kept = await deleteNamespaceIfUnusedCoalesced(this.client, this.marks, namespace, this.kind.target, signal);
       // Other stores still living there is the usual case of a shared namespace, not news.
