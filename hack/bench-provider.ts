@@ -7,6 +7,9 @@
 //   drift repair; the time to delete them all; peak RSS and heap;
 // - with --claims M: M Bucket claims at once, until all Bound, against the time a plain client takes
 //   for as many writes as provider-rook made for them (the API servers' own throughput);
+// - with --collected C: C MinIO Operator Tenants (each in a namespace of its own) and C Rook Ceph
+//   ObjectBucketClaims (in one namespace), played by their stand-ins: the time to delete them and the
+//   requests a deletion takes, where the operators' objects are the garbage collector's;
 // - with --shared-claims S: S Bucket claims on one shared store (a MinioBucketClass), in a target of
 //   their own whose stand-in runs the store as one real S3 server: the time until all are Bound, then
 //   an S3 round trip with each claim's Secret; the server's memory apart from provider-rook's.
@@ -14,7 +17,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../src/app.ts';
+import { BucketClasses, Buckets, CephBuckets, ManagedObjectStores, ObjectStoreClasses, Tenants } from '../src/app.ts';
 import type { ObjectStore } from '../src/apis/objectstore.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
@@ -25,6 +28,8 @@ import { Namespaces, Secrets, type ResourceType } from '../src/runtime/kube/reso
 import { silentLogger } from '../src/runtime/logger.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../test/support/stand-ins/fake-minio-operator.ts';
+import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../test/support/stand-ins/fake-bucket-provisioner.ts';
+import { FakeTenantOperator } from '../test/support/stand-ins/fake-tenant-operator.ts';
 import { resolveS3Endpoint } from '../test/support/stand-ins/s3-stores.ts';
 import { roundTrip } from '../test/support/s3.ts';
 import { kinds } from '../src/apis/kinds.gen.ts';
@@ -41,6 +46,8 @@ const { values } = parseArgs({
     targets: { type: 'string', default: '1' },
     claims: { type: 'string', default: '0' },
     'shared-claims': { type: 'string', default: '0' },
+    // N MinIO Operator Tenants and N Rook Ceph ObjectBucketClaims on the first target, made Ready, then deleted: a deletion's cost where the garbage collector works.
+    collected: { type: 'string', default: '0' },
     // The bench raises provider-rook's limits by flag (its defaults stay on for users): the figure is our own cost, not the limiter's.
     'provider-flags': { type: 'string', default: '--max-reconcile-rate 1000 --workers 16' },
     rest: { type: 'string', default: '30' },
@@ -55,6 +62,7 @@ const N = Number(values.stores);
 const T = Number(values.targets);
 const CLAIMS = Number(values.claims);
 const SHARED = Number(values['shared-claims']);
+const COLLECTED = Number(values.collected);
 const REST_S = Number(values.rest);
 const POLL_S = 10;
 const NS = 'bench';
@@ -429,10 +437,68 @@ if (CLAIMS > 0) {
   await buckets.stop();
 }
 
+// 6. Deletes where the garbage collector works: managed Tenants and CephBuckets, made Ready, then deleted.
+let collected: Record<string, unknown> | undefined;
+if (COLLECTED > 0) {
+  const target = targetAdmins[0]!;
+  for (const bundle of ['minio-operator', 'rook-ceph']) await installOperatorBundle(target, bundle);
+  await applyRookBucketStorageClass(target);
+  const standIns = [new FakeTenantOperator(target), new FakeBucketProvisioner(target)];
+  for (const st of standIns) await st.start();
+  const kindsToDelete: [string, ResourceType, (i: number) => Record<string, unknown>][] = [
+    [
+      'tenants',
+      Tenants,
+      (i) => ({
+        forProvider: {
+          pools: [
+            {
+              name: 'pool-0',
+              servers: 4,
+              volumesPerServer: 1,
+              volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+            },
+          ],
+        },
+        targetNamespace: `bench-tenant-${i}`,
+      }),
+    ],
+    ['cephBuckets', CephBuckets, () => ({ forProvider: { storageClassName: 'rook-ceph-bucket' }, targetNamespace: 'bench-ceph' })],
+  ];
+  collected = {};
+  for (const [label, type, spec] of kindsToDelete) {
+    const names = Array.from({ length: COLLECTED }, (_, i) => `${label.toLowerCase()}-${i}`);
+    const made = new Informer<ObjectStore>(admin, type, { namespaces: [NS], log: silentLogger });
+    await made.start();
+    await inParallel(
+      names.map((n, i) => [n, i] as const),
+      BATCH,
+      ([n, i]) =>
+        admin.create(type, {
+          apiVersion: type.apiVersion,
+          kind: type.kind,
+          metadata: { name: n, namespace: NS },
+          spec: { ...spec(i), providerRef: { name: providerName(0) }, reclaimPolicy: 'Delete' },
+        }),
+    );
+    await eventually(() => made.list().filter(ready).length >= COLLECTED, `${COLLECTED} ${label} Ready`, often());
+    const reqBefore = await requests();
+    const started = performance.now();
+    await inParallel(names, BATCH, (n) => admin.delete(type, n, NS));
+    await eventually(() => made.list().length === 0, `${label} deleted`, often());
+    collected[label] = {
+      deleteS: round((performance.now() - started) / 1000, 1),
+      requestsPerDeletion: perStore(delta(await requests(), reqBefore), COLLECTED),
+    };
+    await made.stop();
+  }
+  for (const st of standIns) await st.stop();
+}
+
 // The peak of the stores (and claims) above; the shared store's phase reports its own memory.
 const peakBeforeShared = procMiB(provider.pid!, 'VmHWM');
 
-// 6. Buckets in one shared store: S claims, each a bucket and a user of its own; each proven usable.
+// 7. Buckets in one shared store: S claims, each a bucket and a user of its own; each proven usable.
 let shared: Record<string, unknown> | undefined;
 let sharedCluster: LocalCluster | undefined;
 if (SHARED > 0) {
@@ -557,6 +623,7 @@ const result = {
   requestsPerStoreAtDelete: atDelete,
   cpuS,
   ...(claims ? { claims } : {}),
+  ...(collected ? { collected } : {}),
   ...(shared ? { shared } : {}),
 };
 console.log(JSON.stringify(result));

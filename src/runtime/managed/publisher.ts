@@ -5,6 +5,7 @@ import type { Informer } from '../informer.ts';
 import type { KubeObjectLike, Selection } from '../kube/client.ts';
 import { Secrets } from '../kube/resources.ts';
 import { ReasonedError } from '../conditions.ts';
+import { isAlreadyExists } from '../kube/errors.ts';
 import { Reasons } from '../reasons.ts';
 import { CONNECTION_SECRET_TYPE, ownerReference } from '../meta.ts';
 import type { ConnectionDetails } from './types.ts';
@@ -65,10 +66,8 @@ export async function publishSecretData(
   signal?: AbortSignal,
   cache?: ConnectionSecrets,
 ): Promise<boolean> {
-  const cached = cache?.hasSynced ? cache.get(`${namespace}/${name}`) : undefined;
-  const existing = cached ?? (await client.get<SecretObject>(Secrets, name, namespace, signal));
-  if (!existing) {
-    await client.create(
+  const create = (): Promise<unknown> =>
+    client.create(
       Secrets,
       {
         apiVersion: 'v1',
@@ -79,6 +78,20 @@ export async function publishSecretData(
       },
       signal,
     );
+  let existing = cache?.hasSynced ? cache.get(`${namespace}/${name}`) : undefined;
+  // Missed by a synced cache, it is most likely not there: a create (which never overwrites) instead
+  // of a read first; only when someone has it after all is it read.
+  if (!existing && cache?.hasSynced) {
+    try {
+      await create();
+      return true;
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+  }
+  existing ??= await client.get<SecretObject>(Secrets, name, namespace, signal);
+  if (!existing) {
+    await create();
     return true;
   }
   // Only a Secret this very owner controls (by uid) is ours: whatever its type or history, any other

@@ -1,10 +1,12 @@
 // Deleting what a managed resource owns in a target: only what its marks prove ours, and only the
-// very copy that was checked (the delete is conditional on its uid and resourceVersion).
+// very copy that was checked (the delete is conditional on its uid and resourceVersion), in an order
+// that a crash at any point leaves nothing behind that the next pass would not find.
 import { ReasonedError } from '../conditions.ts';
-import type { Deletion, Client } from '../kube/client.ts';
+import type { Deletion, Client, KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { describeRef, refKey, type NativeKind, type ObjectReader, type ObjectRef, type TargetObject } from './kind.ts';
+import { describeRef, refKey, type Companion, type NativeKind, type ObjectReader, type ObjectRef, type TargetObject } from './kind.ts';
+import { deleteNamespaceIfUnusedCoalesced } from './namespaces.ts';
 import type { Owner, OwnershipMarks, Relation, Vouchers } from './ownership.ts';
 import { Reasons } from '../reasons.ts';
 
@@ -108,4 +110,50 @@ export async function deleteSuperseded(
       if (!keep.has(refKey(ref)) && !item.metadata.deletionTimestamp) await deleteIfOurs(live, ref, owner, vouchers, signal);
     }
   }
+}
+
+/**
+ * Deletes a resource's object in the target, what its operator made for it, its companions, and
+ * its namespace once nothing else is there. Says whether the object is gone, and why a namespace
+ * of ours was kept.
+ */
+export async function deleteOwned(
+  access: TargetAccess & { client: KubeClient },
+  kind: Pick<NativeKind<ManagedResource>, 'target' | 'dependents' | 'superseded'>,
+  what: { name: string; namespace?: string; owner: Owner; vouchers: Vouchers; companions: Companion[] },
+  signal: AbortSignal,
+): Promise<{ gone: boolean; keptNamespace?: { why: string; byStores: boolean } }> {
+  const { client } = access;
+  const { name, namespace, owner, vouchers, companions } = what;
+  // What the operator made for the object is found by its uid. With the uid recorded, the object goes
+  // first and they go after it, once: should this pass fail in between, the next one finds them by
+  // the recorded uid. Without it, they go before the object too, or nothing would find them later.
+  const recorded = kind.dependents && vouchers.recordedUid;
+  const target = await deleteIfOurs(access, { type: kind.target, name, namespace }, owner, vouchers, signal, (observed) =>
+    recorded ? Promise.resolve() : deleteDependents(client, kind, observed, signal),
+  );
+  // After the object, side by side (their order does not matter; a deletion's time is a chain of
+  // round trips): what the operator made, which it may have made in the meantime; our companions;
+  // older companions of the superseded type, which exist only beside one of that type (an access
+  // Job), so a resource that never had one costs no list (a missed one carries our marks, and the
+  // leak sweep takes it).
+  const madeFor =
+    target.observed ??
+    (recorded && target.outcome === 'absent'
+      ? { apiVersion: kind.target.apiVersion, kind: kind.target.kind, metadata: { name, namespace, uid: recorded } }
+      : undefined);
+  const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };
+  const superseded = kind.superseded;
+  const namespaces = companions
+    .filter((c) => c.type.apiVersion === superseded?.type.apiVersion && c.type.plural === superseded.type.plural)
+    .map((c) => c.namespace);
+  await Promise.all([
+    madeFor && deleteDependents(client, kind, madeFor, signal),
+    ...companions.map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)),
+    namespaces.length && deleteSuperseded(access, kind, owner, companionVouchers, { wanted: [], namespaces }, signal),
+  ]);
+  const keptNamespace = namespace
+    ? await deleteNamespaceIfUnusedCoalesced(client, access.marks, namespace, kind.target, signal)
+    : undefined;
+  return { gone: target.outcome !== 'pending', keptNamespace };
 }

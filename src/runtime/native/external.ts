@@ -1,7 +1,7 @@
 // nativeExternal: the generic ExternalClient for "the external resource is a Kubernetes object in
 // another cluster". A small per-kind description (NativeKind, kind.ts) says what object to keep
 // there; this file does observe / diff / apply, ownership and companion objects. The target
-// namespace is handled in namespaces.ts, deleting owned objects in deletion.ts.
+// namespace is handled in namespaces.ts, a first create in creation.ts, deleting owned objects in deletion.ts.
 import { ReasonedError } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -15,7 +15,7 @@ import {
   type ExternalObservation,
   type ManagedResource,
 } from '../managed/types.ts';
-import { deleteDependents, deleteIfOurs, deleteSuperseded } from './deletion.ts';
+import { deleteIfOurs, deleteOwned, deleteSuperseded } from './deletion.ts';
 import { policyOf } from '../managed/policies.ts';
 import { retain, tearDown, type TeardownAccess } from './teardown.ts';
 import {
@@ -41,7 +41,8 @@ import {
   type ObjectRef,
   type TargetObject,
 } from './kind.ts';
-import { deleteNamespaceIfUnusedCoalesced, ensureNamespace } from './namespaces.ts';
+import { ensureNamespace } from './namespaces.ts';
+import { createFresh } from './creation.ts';
 import { ANNOTATION_OWNER_PROOF, ANNOTATION_TARGET_UID, type OwnershipMarks, type Owner, type Relation } from './ownership.ts';
 import { Reasons } from '../reasons.ts';
 
@@ -328,16 +329,22 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const desired = this.marks.mark(type, this.kind.desired(mr, name, ctx), owner);
     const vouchers = vouchersOf(mr);
     await this.opts.prerequisite?.(signal);
-    if (type.namespaced && desired.metadata.namespace)
-      await ensureNamespace(this.client, this.marks, desired.metadata.namespace, owner, vouchers, signal);
+    const namespace = type.namespaced ? desired.metadata.namespace : undefined;
+    if (namespace) await ensureNamespace(this.client, this.marks, namespace, owner, vouchers, signal);
+    // With the work removing keys whose grace period ended, when there is such work.
+    const retire = retireWork(this.kind, mr, name, ctx);
+    const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(retire ? [retire.object] : [])];
+    if (creating && !vouchers.recordedUid && !vouchers.legacy && !retire) {
+      const made = await createFresh(this.client, this.marks, { type, desired, companions, owner }, signal);
+      if (made) return made;
+      // Something was in the way (checked below), or the namespace was gone (made again here).
+      if (namespace) await ensureNamespace(this.client, this.marks, namespace, owner, vouchers, signal);
+    }
     // The object and every companion are checked before anything is written, so no store is ever
     // made that names someone else's Secret, and nothing unproven is ever written over.
     const observed = await this.client.get<TargetObject>(type, name, desired.metadata.namespace, signal);
     const relation = observed ? this.marks.relation(type, observed, owner, vouchers) : undefined;
     if (relation) this.refuseForeign(mr, relation, { type, name, namespace: desired.metadata.namespace });
-    // With the work removing keys whose grace period ended, when there is such work.
-    const retire = retireWork(this.kind, mr, name, ctx);
-    const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(retire ? [retire.object] : [])];
     const found = await Promise.all(companions.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const relations = companions.map((c, i) => (found[i] ? this.trusted(mr, c, found[i], observed, relation) : undefined));
     const access = { client: this.client, read: this.client, marks: this.marks };
@@ -395,40 +402,15 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       await retain(this.teardownAccess(mr), run!, [...(this.kind.companions?.(mr, name, ctx) ?? []), teardown!.object], signal);
       return { gone: true };
     }
-    // What the operator made for the object is found by its uid. With the uid recorded, the object goes
-    // first and they go after it, once: should this pass fail in between, the next one finds them by
-    // the recorded uid. Without it, they go before the object too, or nothing would find them later.
-    const access = { client: this.client, read: this.read, marks: this.marks };
-    const recorded = this.kind.dependents && vouchers.recordedUid;
-    const target = await deleteIfOurs(access, { type: this.kind.target, name, namespace }, owner, vouchers, signal, (observed) =>
-      recorded ? Promise.resolve() : deleteDependents(this.client, this.kind, observed, signal),
-    );
-    // After the object, side by side (their order does not matter; a deletion's time is a chain of
-    // round trips): what the operator made, which it may have made in the meantime; our companions;
-    // older companions of the superseded type, which exist only beside one of that type (an access
-    // Job), so a resource that never had one costs no list (a missed one carries our marks, and the
-    // leak sweep takes it).
-    const madeFor =
-      target.observed ??
-      (recorded && target.outcome === 'absent'
-        ? { apiVersion: this.kind.target.apiVersion, kind: this.kind.target.kind, metadata: { name, namespace, uid: recorded } }
-        : undefined);
-    const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };
     const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(teardown ? [teardown.object] : [])];
-    const superseded = this.kind.superseded;
-    const namespaces = companions
-      .filter((c) => c.type.apiVersion === superseded?.type.apiVersion && c.type.plural === superseded.type.plural)
-      .map((c) => c.namespace);
-    await Promise.all([
-      madeFor && deleteDependents(this.client, this.kind, madeFor, signal),
-      ...companions.map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)),
-      namespaces.length && deleteSuperseded(access, this.kind, owner, companionVouchers, { wanted: [], namespaces }, signal),
-    ]);
-    if (namespace) {
-      const kept = await deleteNamespaceIfUnusedCoalesced(this.client, this.marks, namespace, this.kind.target, signal);
-      // Other stores still living there is the usual case of a shared namespace, not news.
-      if (kept && !kept.byStores) this.opts.recorder?.normal(mr, Reasons.KeptTargetNamespace, kept.why);
-    }
-    return { gone: target.outcome !== 'pending' };
+    const { gone, keptNamespace } = await deleteOwned(
+      { client: this.client, read: this.read, marks: this.marks },
+      this.kind,
+      { name, namespace, owner, vouchers, companions },
+      signal,
+    );
+    // Other stores still living there is the usual case of a shared namespace, not news.
+    if (keptNamespace && !keptNamespace.byStores) this.opts.recorder?.normal(mr, Reasons.KeptTargetNamespace, keptNamespace.why);
+    return { gone };
   }
 }

@@ -8,13 +8,20 @@ import type { TargetObject } from './kind.ts';
 import type { OwnershipMarks, Owner, Vouchers } from './ownership.ts';
 
 const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>();
+/** Namespaces seen or made by this process: not read again before each create there (see forgetNamespace). */
+const namespacesKnown = new WeakMap<KubeClient, Set<string>>();
+
+/** The namespace may be gone (we deleted it, or a create there was refused as NotFound): ensureNamespace reads it again. */
+export function forgetNamespace(client: KubeClient, namespace: string): void {
+  namespacesKnown.get(client)?.delete(namespace);
+}
 /**
  * Stores deleted together from one namespace check it together: otherwise each of the last ones
  * lists every namespaced type (16 workers: 16 times 40 lists at the end of a namespace).
  */
 const namespaceChecks = new WeakMap<KubeClient, Coalescer<{ why: string; byStores: boolean } | undefined>>();
 
-// Stores that share a namespace on one target create it once, not once each.
+// Stores that share a namespace on one target create it once, not once each, and read it once.
 export async function ensureNamespace(
   client: KubeClient,
   marks: OwnershipMarks,
@@ -23,6 +30,9 @@ export async function ensureNamespace(
   vouchers: Vouchers,
   signal: AbortSignal,
 ): Promise<void> {
+  let known = namespacesKnown.get(client);
+  if (!known) namespacesKnown.set(client, (known = new Set()));
+  if (known.has(namespace) && !vouchers.legacy) return;
   let pending = namespaceCreations.get(client);
   if (!pending) namespaceCreations.set(client, (pending = new Map()));
   let creation = pending.get(namespace);
@@ -36,6 +46,7 @@ export async function ensureNamespace(
     pending.set(namespace, creation);
   }
   await creation;
+  known.add(namespace);
   // Upgrade: a namespace made for this resource before marks were signed gets them signed, so it
   // can be deleted with its last store (unsigned marks never prove anything to a deletion).
   if (vouchers.legacy) {
@@ -64,6 +75,7 @@ export async function deleteNamespaceIfUnused(
     client.get<TargetObject>(Namespaces, namespace, undefined, signal),
     anyLiveIn(client, stores, namespace, signal),
   ]);
+  if (!ns || ns.metadata.deletionTimestamp) forgetNamespace(client, namespace);
   if (!ns || ns.metadata.deletionTimestamp || !marks.claimedOwner(ns)) return undefined;
   // Marks anyone could have copied never make a namespace ours to delete.
   if (!marks.provenOwner(Namespaces, ns)) {
@@ -76,6 +88,7 @@ export async function deleteNamespaceIfUnused(
   const contents = await namespaceContents(client, namespace, signal);
   if (contents.found.length || contents.unchecked.length)
     return { why: `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`, byStores: false };
+  forgetNamespace(client, namespace);
   await client.delete(Namespaces, namespace, undefined, { uid: ns.metadata.uid, signal });
   return undefined;
 }

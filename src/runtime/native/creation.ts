@@ -1,0 +1,30 @@
+// A resource's first create in a target, where nothing of it exists yet: its companions, then its
+// object, each with a create (which never writes over anything), without a read before each.
+import type { KubeClient } from '../kube/client.ts';
+import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import type { Companion, TargetObject } from './kind.ts';
+import { forgetNamespace } from './namespaces.ts';
+import type { Owner, OwnershipMarks } from './ownership.ts';
+
+/**
+ * Creates the companions in order, then the object (marked `desired`). Undefined when one is there
+ * after all, or its namespace is not: the caller then reads and checks everything before it writes.
+ */
+export async function createFresh(
+  client: KubeClient,
+  marks: OwnershipMarks,
+  object: { type: ResourceType; desired: TargetObject; companions: Companion[]; owner: Owner },
+  signal: AbortSignal,
+): Promise<TargetObject | undefined> {
+  const { type, desired, companions, owner } = object;
+  try {
+    for (const c of companions) await client.create(c.type, marks.mark(c.type, c.build(), owner), signal);
+    return await client.create(type, desired, signal);
+  } catch (err) {
+    const namespace = desired.metadata.namespace;
+    if (isNotFound(err) && namespace) forgetNamespace(client, namespace);
+    if (isAlreadyExists(err) || isNotFound(err)) return undefined;
+    throw err;
+  }
+}

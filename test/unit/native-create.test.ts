@@ -1,0 +1,114 @@
+// NativeExternal.create's requests, against a fake target that answers creates as the API server
+// does (AlreadyExists for a name taken, NotFound in a missing namespace): a first create writes
+// without reading first; anything found in the way is read and checked before the object is made.
+import { describe, expect, it } from '@jest/globals';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { KubeError } from '../../src/runtime/kube/errors.ts';
+import type { ResourceType } from '../../src/runtime/kube/resources.ts';
+import type { ManagedResource } from '../../src/runtime/managed/types.ts';
+import { NativeExternal } from '../../src/runtime/native/external.ts';
+import type { NativeKind, TargetObject } from '../../src/runtime/native/kind.ts';
+import { OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
+
+const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: true };
+const Keys: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+const Namespaces: ResourceType = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
+const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
+const kind: NativeKind<ManagedResource> = {
+  resource: 'things.x',
+  target: Stores,
+  desired: (_mr, name) => ({ apiVersion: Stores.apiVersion, kind: 'Store', metadata: { name, namespace: 'stores' } }),
+  companions: (_mr, name) => [
+    {
+      type: Keys,
+      name: `${name}-keys`,
+      namespace: 'stores',
+      purpose: 'keys Secret',
+      build: () => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-keys`, namespace: 'stores' } }),
+    },
+  ],
+  inspect: async () => ({ ready: true }),
+};
+let n = 0;
+/** A new resource each time: a first create, nothing recorded. */
+const fresh = (): ManagedResource => ({
+  apiVersion: 'x/v1',
+  kind: 'Thing',
+  metadata: { name: `m${++n}`, namespace: 'ns', uid: `mr-uid-${n}` },
+  spec: { providerRef: { name: 'p' } },
+});
+
+/** Objects by "plural/namespace/name"; every request logged as "VERB plural/name". */
+class FakeTarget {
+  objects = new Map<string, TargetObject>();
+  log: string[] = [];
+
+  asClient(): KubeClient {
+    const key = (type: ResourceType, name: string, ns?: string): string => `${type.plural}/${type.namespaced ? ns : ''}/${name}`;
+    return {
+      get: async (type: ResourceType, name: string, ns?: string) => {
+        this.log.push(`GET ${type.plural}/${name}`);
+        return structuredClone(this.objects.get(key(type, name, ns)));
+      },
+      create: async (type: ResourceType, obj: TargetObject) => {
+        this.log.push(`POST ${type.plural}/${obj.metadata.name}`);
+        const ns = obj.metadata.namespace;
+        if (type.namespaced && !this.objects.has(key(Namespaces, ns!)))
+          throw new KubeError(404, 'NotFound', `namespaces "${ns}" not found`);
+        if (this.objects.has(key(type, obj.metadata.name, ns))) throw new KubeError(409, 'AlreadyExists', 'already exists');
+        const made = { ...structuredClone(obj), metadata: { ...obj.metadata, uid: `${obj.metadata.name}-uid`, resourceVersion: '1' } };
+        this.objects.set(key(type, obj.metadata.name, ns), made);
+        return structuredClone(made);
+      },
+      apply: async (type: ResourceType, obj: TargetObject) => {
+        this.log.push(`PATCH ${type.plural}/${obj.metadata.name}`);
+        return structuredClone(obj);
+      },
+    } as unknown as KubeClient;
+  }
+}
+
+describe('NativeExternal.create', () => {
+  it('makes a first resource with creates alone once its namespace is known, and reads the namespace once', async () => {
+    const target = new FakeTarget();
+    const external = new NativeExternal(kind, target.asClient(), marks);
+    await external.create(fresh(), new AbortController().signal);
+    expect(target.log).toEqual(['GET namespaces/stores', 'POST namespaces/stores', 'POST secrets/m1-keys', 'POST stores/m1']);
+    target.log = [];
+    await external.create(fresh(), new AbortController().signal);
+    expect(target.log).toEqual(['POST secrets/m2-keys', 'POST stores/m2']);
+  });
+
+  it('refuses to make the object beside a companion someone else made, and writes nothing over it', async () => {
+    const target = new FakeTarget();
+    const external = new NativeExternal(kind, target.asClient(), marks);
+    await external.create(fresh(), new AbortController().signal); // the namespace is known now
+    const mr = fresh();
+    const foreign = { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${mr.metadata.name}-keys`, namespace: 'stores', uid: 'x' } };
+    target.objects.set(`secrets/stores/${mr.metadata.name}-keys`, foreign);
+    target.log = [];
+    const err = await external.create(mr, new AbortController().signal).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(target.objects.has(`stores/stores/${mr.metadata.name}`)).toBe(false);
+    expect(target.objects.get(`secrets/stores/${mr.metadata.name}-keys`)).toEqual(foreign);
+    expect(target.log.filter((l) => !l.startsWith('GET'))).toEqual([`POST secrets/${mr.metadata.name}-keys`]);
+  });
+
+  it('reads the namespace again once a create there finds it gone, and makes it', async () => {
+    const target = new FakeTarget();
+    const external = new NativeExternal(kind, target.asClient(), marks);
+    await external.create(fresh(), new AbortController().signal);
+    target.objects.clear(); // the namespace went, with everything in it
+    target.log = [];
+    await external.create(fresh(), new AbortController().signal);
+    expect(target.log).toEqual([
+      'POST secrets/m6-keys', // NotFound: the namespace is gone
+      'GET namespaces/stores',
+      'POST namespaces/stores',
+      'GET stores/m6',
+      'GET secrets/m6-keys',
+      'POST secrets/m6-keys',
+      'POST stores/m6',
+    ]);
+  });
+});
