@@ -8,6 +8,7 @@ import { KubeError } from '../../src/runtime/kube/errors.ts';
 import type { ResourceType } from '../../src/runtime/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { ManagedReconciler } from '../../src/runtime/managed/reconciler.ts';
+import { madeToCreate } from '../../src/runtime/managed/creation.ts';
 import type { ExternalClient, ExternalObservation, ManagedResource } from '../../src/runtime/managed/types.ts';
 import { applyJsonPatch } from '../support/json-patch.ts';
 
@@ -162,6 +163,31 @@ describe('ManagedReconciler', () => {
     expect(calls).toEqual(['observe', 'create']);
     expect(client.writes).toEqual([
       'update finalizers=finalizer.managedresource.crossplane.io annotations=crossplane.io/external-create-pending,crossplane.io/external-name',
+      'update finalizers=finalizer.managedresource.crossplane.io annotations=crossplane.io/external-create-pending,crossplane.io/external-create-succeeded,crossplane.io/external-name',
+      'status Ready=False/Creating Synced=True/ReconcileSuccess',
+    ]);
+    expect(recorder.events.map((e) => e.reason)).toEqual(['CreatedExternalResource']);
+  });
+
+  it('a create already marked pending behind our finalizer (as a claim makes its resource) is made with no write before it', async () => {
+    const calls: string[] = [];
+    const client = new FakeClient();
+    const ext = external({ exists: false }, calls);
+    const made = madeToCreate(mr(), new Date());
+    const { run, recorder } = reconcilerFor(
+      made,
+      {
+        ...ext,
+        create: async (m) => {
+          calls.push(`create after ${client.writes.length} write(s)`);
+          return ext.create(m, new AbortController().signal);
+        },
+      },
+      client,
+    );
+    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(calls).toEqual(['observe', 'create after 0 write(s)', 'create']);
+    expect(client.writes).toEqual([
       'update finalizers=finalizer.managedresource.crossplane.io annotations=crossplane.io/external-create-pending,crossplane.io/external-create-succeeded,crossplane.io/external-name',
       'status Ready=False/Creating Synced=True/ReconcileSuccess',
     ]);

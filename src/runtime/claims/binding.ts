@@ -10,6 +10,7 @@ import { isAlreadyExists } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
 import { ANNOTATION_EXTERNAL_NAME, LABEL_PROTECTED, hasFinalizer, isDeleting } from '../meta.ts';
+import { madeToCreate } from '../managed/creation.ts';
 import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ProgressWrites } from '../progress.ts';
@@ -243,7 +244,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     let mr: MR;
     try {
       // No Event: the claim's resourceRef names it already, and BoundManagedResource follows.
-      mr = await this.o.client.create(this.o.managed.type, desired, signal);
+      mr = await this.o.client.create(this.o.managed.type, madeToCreate(desired, new Date()), signal);
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       // Made by an earlier attempt that did not get to record it (a crash, a lost response).

@@ -12,8 +12,8 @@ import type { Cache, Claim } from './claim.ts';
 export interface Copier {
   client: Client;
   recorder: EventRecorder;
-  /** Connection Secrets of the control cluster. */
-  secrets: Cache<SecretObject>;
+  /** Connection Secrets of the control cluster (an informer: once synced, a miss is answer enough to create). */
+  secrets: Cache<SecretObject> & { readonly hasSynced?: boolean };
 }
 
 /** Copies the resource's connection Secret to the claim's; false while there is none yet. */
@@ -40,7 +40,8 @@ export async function copyConnectionSecret(
   if (current && controllerUid(current) === claim.metadata.uid && sameJson(current.data ?? {}, source.data ?? {})) return true;
   // Before binding, BoundManagedResource says it; after, a change (new keys) is news an app acts on.
   const bound = claim.status?.bindingPhase === 'Bound';
-  if ((await publishSecretData(c.client, claim, claim.metadata.namespace!, to.name, source.data ?? {}, signal)) && bound) {
+  const cache = c.secrets.hasSynced === undefined ? undefined : { get: (k: string) => c.secrets.get(k), hasSynced: c.secrets.hasSynced };
+  if ((await publishSecretData(c.client, claim, claim.metadata.namespace!, to.name, source.data ?? {}, signal, cache)) && bound) {
     c.recorder.normal(claim, Reasons.PropagatedConnectionSecret, `Updated connection Secret ${to.name}`);
   }
   return true;

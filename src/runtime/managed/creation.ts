@@ -1,7 +1,8 @@
 // Crash-safe create: "pending" is recorded (with a resourceVersion check, so two writers cannot
 // both proceed) before the external write, "succeeded"/"failed" after it. Our external names are
 // deterministic and create is an idempotent apply, so an interrupted create is simply retried.
-// The finalizer goes in with the pending mark: one write before anything is made.
+// The finalizer goes in with the pending mark: one write before anything is made, none when both are
+// there already (a claim makes its resource with them).
 import { Ready, Synced, type setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { ReadonlyDeep } from '../informer.ts';
@@ -15,6 +16,7 @@ import {
   ANNOTATION_EXTERNAL_NAME,
   FINALIZER_MANAGED,
   externalNameOf,
+  hasFinalizer,
   timestamp,
   withFinalizer,
 } from '../meta.ts';
@@ -48,6 +50,15 @@ export interface CreationSteps<MR extends ManagedResource> {
   observeFirsts(mr: MR, cached: ReadonlyDeep<MR>): void;
 }
 
+/**
+ * A managed resource as a claim makes it, for a create: with our finalizer and its create marked
+ * pending, so createExternal needs no write of it before the create.
+ */
+export function madeToCreate<MR extends ManagedResource>(mr: MR, now: Date): MR {
+  const annotations = { ...mr.metadata.annotations, [ANNOTATION_CREATE_PENDING]: timestamp(now) };
+  return { ...mr, metadata: { ...mr.metadata, finalizers: withFinalizer(mr.metadata, FINALIZER_MANAGED), annotations } };
+}
+
 /** Creates the external resource, recording the attempt before and its outcome after. */
 export async function createExternal<MR extends ManagedResource>(
   s: CreationSteps<MR>,
@@ -56,13 +67,24 @@ export async function createExternal<MR extends ManagedResource>(
   external: ExternalClient<MR>,
   signal: AbortSignal,
 ): Promise<Result> {
-  mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
-  mr.metadata.annotations = { ...mr.metadata.annotations, [ANNOTATION_CREATE_PENDING]: timestamp(s.now()) };
+  // A create recorded as pending, never finished, behind our finalizer (a claim makes its resource
+  // so, for this create; or a crash interrupted one) needs no write before it: names are deterministic
+  // and creates never write over anything, so it is simply made (again).
+  const marks = mr.metadata.annotations ?? {};
+  const pending =
+    hasFinalizer(mr.metadata, FINALIZER_MANAGED) &&
+    Boolean(marks[ANNOTATION_CREATE_PENDING]) &&
+    !marks[ANNOTATION_CREATE_SUCCEEDED] &&
+    !marks[ANNOTATION_CREATE_FAILED];
+  mr.metadata.annotations = { ...marks, ...(pending ? {} : { [ANNOTATION_CREATE_PENDING]: timestamp(s.now()) }) };
   mr.metadata.annotations[ANNOTATION_EXTERNAL_NAME] ??= mr.metadata.name;
-  try {
-    mr = await s.update(mr, signal);
-  } catch (err) {
-    return s.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot update managed resource', err, Ready.creating());
+  if (!pending) {
+    mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
+    try {
+      mr = await s.update(mr, signal);
+    } catch (err) {
+      return s.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot update managed resource', err, Ready.creating());
+    }
   }
   let created;
   try {
