@@ -13,7 +13,7 @@ import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.t
 import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { Secrets, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
-import type { ManagedResource } from '../../src/runtime/managed/types.ts';
+import { setBindable, type ManagedResource } from '../../src/runtime/managed/types.ts';
 import { applyJsonPatch } from '../support/json-patch.ts';
 
 const t = (kind: string, plural: string): ResourceType => ({ apiVersion: 'x.example.com/v1', kind, plural, namespaced: true });
@@ -298,6 +298,34 @@ describe('claim reconciler', () => {
     api.writes = [];
     await reconciler.reconcile('app/b', signal);
     expect(api.writes).toEqual([]); // steady state
+  });
+
+  it('binds a resource its class made for the claim, which its own controller marked Bound once ready, without writing it again', async () => {
+    const { api, reconciler, recorder } = world();
+    await (api.seed(Claims, claim()), reconciler.reconcile('app/b', signal));
+    const mr = api.objects.get(`stores/infra/${mrName}`)! as unknown as ManagedResource;
+    expect([mr.spec.claimRef, mr.spec.classRef].every(Boolean)).toBe(true); // made by the class, for the claim
+    mr.status = { conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: 'x' }] };
+    setBindable(mr); // as observe does once it is ready
+    expect(mr.status.bindingPhase).toBe('Bound');
+    api.seed(Secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: mr.metadata.uid, controller: true }] },
+      data: { password: 'c2VjcmV0' },
+    });
+    api.writes = [];
+    recorder.events.length = 0;
+    await reconciler.reconcile('app/b', signal);
+    expect(api.writes).toEqual(['create Secret mine', 'status Bucket b']);
+    expect(recorder.events.map((e) => e.reason)).toEqual(['BoundManagedResource']);
+    expect(readClaim(api).status).toMatchObject({ bindingPhase: 'Bound' });
+    await reconciler.reconcile('app/b', signal);
+    expect(recorder.events.map((e) => e.reason)).toEqual(['BoundManagedResource']); // once
+    // A resource with a claimRef but no class (one a platform team reserved) waits for its claim to bind it.
+    const reserved: ManagedResource = { ...mr, spec: { ...mr.spec, classRef: undefined }, status: {} };
+    setBindable(reserved);
+    expect(reserved.status?.bindingPhase).toBe('Unbound');
   });
 
   it("a bound claim shows its resource's failures too: Synced=False with the resource's reason, and back", async () => {

@@ -8,7 +8,7 @@ import type { ResourceType } from '../../src/runtime/kube/resources.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
 import { NativeExternal } from '../../src/runtime/native/external.ts';
 import type { NativeKind, TargetObject } from '../../src/runtime/native/kind.ts';
-import { OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
+import { ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: true };
 const Keys: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
@@ -94,21 +94,39 @@ describe('NativeExternal.create', () => {
     expect(target.log.filter((l) => !l.startsWith('GET'))).toEqual([`POST secrets/${mr.metadata.name}-keys`]);
   });
 
+  it('makes the namespace again for a resource whose object was made before, once someone deleted both', async () => {
+    const target = new FakeTarget();
+    const external = new NativeExternal(kind, target.asClient(), marks);
+    const mr = fresh();
+    const made = await external.create(mr, new AbortController().signal);
+    target.objects.clear(); // someone deleted the namespace, with the store in it
+    target.log = [];
+    const recorded = {
+      ...mr,
+      metadata: { ...mr.metadata, annotations: { [ANNOTATION_TARGET_UID]: made.annotations![ANNOTATION_TARGET_UID]! } },
+    };
+    await external.create(recorded, new AbortController().signal);
+    expect(target.log.slice(0, 2)).toEqual(['GET namespaces/stores', 'POST namespaces/stores']);
+    expect(target.objects.has(`stores/stores/${mr.metadata.name}`)).toBe(true);
+  });
+
   it('reads the namespace again once a create there finds it gone, and makes it', async () => {
     const target = new FakeTarget();
     const external = new NativeExternal(kind, target.asClient(), marks);
     await external.create(fresh(), new AbortController().signal);
     target.objects.clear(); // the namespace went, with everything in it
     target.log = [];
-    await external.create(fresh(), new AbortController().signal);
+    const mr = fresh();
+    const m = mr.metadata.name;
+    await external.create(mr, new AbortController().signal);
     expect(target.log).toEqual([
-      'POST secrets/m6-keys', // NotFound: the namespace is gone
+      `POST secrets/${m}-keys`, // NotFound: the namespace is gone
       'GET namespaces/stores',
       'POST namespaces/stores',
-      'GET stores/m6',
-      'GET secrets/m6-keys',
-      'POST secrets/m6-keys',
-      'POST stores/m6',
+      `GET stores/${m}`,
+      `GET secrets/${m}-keys`,
+      `POST secrets/${m}-keys`,
+      `POST stores/${m}`,
     ]);
   });
 });

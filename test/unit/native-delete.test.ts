@@ -206,42 +206,43 @@ describe('NativeExternal.delete', () => {
     expect([...target.objects.keys()]).toEqual(['servers/server-other']);
   });
 
-  it('lists superseded companions only for a resource that has companions of that type', async () => {
+  it("deleting, a resource whose object is gone still counts as existing while its operator's objects may be left, so its deletion finds them", async () => {
+    const target = new FakeTarget();
+    dependent(target, 'server-a'); // a pass deleted the store, then was cut off
+    const deleting = { ...recorded, metadata: { ...recorded.metadata, deletionTimestamp: '2026-11-27T00:00:00Z' } };
+    const external = new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(undefined) });
+    expect(await external.observe(deleting, new AbortController().signal)).toEqual({ exists: true, upToDate: true });
+    expect(await external.delete(deleting, new AbortController().signal)).toEqual({ gone: true });
+    expect([...target.objects.keys()]).toEqual([]);
+    // Nothing to find without a recorded uid, or for a kind whose operator's objects the garbage collector takes.
+    const legacy = { ...deleting, metadata: { ...deleting.metadata, annotations: {} } };
+    expect(await external.observe(legacy, new AbortController().signal)).toEqual({ exists: false, upToDate: true });
+    const collected = new NativeExternal({ ...kind, dependents: undefined }, target.asClient(), marks, { reader: cacheOf(undefined) });
+    expect(await collected.observe(deleting, new AbortController().signal)).toEqual({ exists: false, upToDate: true });
+  });
+
+  it('deletes an older Job of ours even when the resource has no Job companion any more (its bucket was taken off)', async () => {
     const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
-    const withJobs = (job: boolean): NativeKind<ManagedResource> => ({
+    const keys = {
+      type: Servers,
+      name: 'm-keys',
+      namespace: 'ns',
+      purpose: 'keys',
+      build: () => ({ apiVersion: 'apps/v1', kind: 'Server', metadata: { name: 'm-keys' } }),
+    };
+    const noJobs: NativeKind<ManagedResource> = {
       ...kind,
       superseded: { type: Jobs, labelSelector: 'role=access' },
-      companions: (_mr, name) => [
-        {
-          type: Servers,
-          name: `${name}-keys`,
-          namespace: 'ns',
-          purpose: 'keys',
-          build: () => ({ apiVersion: 'apps/v1', kind: 'Server', metadata: { name: `${name}-keys` } }),
-        },
-        ...(job
-          ? [
-              {
-                type: Jobs,
-                name: `${name}-access`,
-                namespace: 'ns',
-                purpose: 'access Job',
-                build: () => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: `${name}-access` } }),
-              },
-            ]
-          : []),
-      ],
+      companions: () => [keys],
+    };
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    target.put(Jobs, 'm-access-1', {
+      resourceVersion: '1',
+      ...marks.mark(Jobs, { metadata: { name: 'm-access-1', namespace: 'ns' } }, owner).metadata,
     });
-    for (const job of [false, true]) {
-      const target = new FakeTarget();
-      const copy = ourStore(target);
-      const lists: string[] = [];
-      await new NativeExternal(withJobs(job), countingLists(target.asClient(), lists), marks, { reader: cacheOf(copy) }).delete(
-        recorded,
-        new AbortController().signal,
-      );
-      expect(lists.filter((l) => l === 'jobs')).toEqual(job ? ['jobs'] : []);
-    }
+    await new NativeExternal(noJobs, target.asClient(), marks, { reader: cacheOf(copy) }).delete(recorded, new AbortController().signal);
+    expect(target.log).toContain('delete jobs/m-access-1');
   });
 
   it('is not gone while finalizers hold the object', async () => {

@@ -155,8 +155,10 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       );
       return deferred ? requeueAfter(deferred) : done(); // the Secret watch brings us back
     }
-    if (phase === 'Unbound') {
+    // A resource its class made for this claim is Bound by its own controller once ready (setBindable).
+    if (phase === 'Unbound')
       await this.o.client.updateStatus(this.o.managed.type, { ...mr, status: { ...mr.status, bindingPhase: 'Bound' } }, signal);
+    if (claim.status?.bindingPhase !== 'Bound') {
       const secret = claim.spec?.writeConnectionSecretToRef?.name;
       this.o.recorder.normal(
         claim,

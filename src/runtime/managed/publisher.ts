@@ -5,7 +5,7 @@ import type { Informer } from '../informer.ts';
 import type { KubeObjectLike, Selection } from '../kube/client.ts';
 import { Secrets } from '../kube/resources.ts';
 import { ReasonedError } from '../conditions.ts';
-import { isAlreadyExists } from '../kube/errors.ts';
+import { isAlreadyExists, isConflict } from '../kube/errors.ts';
 import { Reasons } from '../reasons.ts';
 import { CONNECTION_SECRET_TYPE, ownerReference } from '../meta.ts';
 import type { ConnectionDetails } from './types.ts';
@@ -116,8 +116,32 @@ export async function publishSecretData(
   return true;
 }
 
-/** Deletes the Secret if (and only if) `owner` controls it. */
-export async function unpublishSecret(client: Client, owner: Owner, namespace: string, name: string, signal?: AbortSignal): Promise<void> {
+/**
+ * Deletes the Secret if (and only if) `owner` controls it. A synced cache's copy proves that as well
+ * as a read, since the delete is conditional on its uid and resourceVersion (a changed one is read
+ * again); a Secret the cache does not hold is not read for: one of ours the cache has not seen yet
+ * names its owner, and the garbage collector takes it with the owner.
+ */
+export async function unpublishSecret(
+  client: Client,
+  owner: Owner,
+  namespace: string,
+  name: string,
+  signal?: AbortSignal,
+  cache?: ConnectionSecrets,
+): Promise<void> {
+  const cached = cache?.hasSynced ? cache.get(`${namespace}/${name}`) : undefined;
+  if (cache?.hasSynced && !cached) return;
+  if (cached && controllerUid(cached) !== owner.metadata.uid) return;
+  if (cached) {
+    const { uid, resourceVersion } = cached.metadata;
+    try {
+      await client.delete(Secrets, name, namespace, { uid, resourceVersion, signal });
+      return;
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+    }
+  }
   const existing = await client.get<SecretObject>(Secrets, name, namespace, signal);
   if (existing && controllerUid(existing) === owner.metadata.uid)
     await client.delete(Secrets, name, namespace, { uid: existing.metadata.uid, signal });

@@ -411,7 +411,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
 
   private async unpublish(mr: MR, signal: AbortSignal): Promise<void> {
     const ref = mr.spec.writeConnectionSecretToRef;
-    if (ref) await unpublishSecret(this.o.client, mr, mr.metadata.namespace!, ref.name, signal);
+    if (ref) await unpublishSecret(this.o.client, mr, mr.metadata.namespace!, ref.name, signal, this.o.secrets);
   }
 }
 

@@ -69,11 +69,15 @@ export interface ExternalConnecter<MR extends ManagedResource> {
   connect(mr: MR, signal: AbortSignal): Promise<ExternalClient<MR>>;
 }
 
-/** Marks a resource bindable by a claim once it is ready (unless bound or released already). */
+/**
+ * Marks a resource bindable by a claim once it is ready (unless bound or released already). One a
+ * claim's class made for that claim (claimRef and classRef both set at its creation) is Bound at
+ * once: it was never available to any other claim, and the claim's controller need not write it again.
+ */
 export function setBindable(mr: ManagedResource): void {
   const phase = mr.status?.bindingPhase;
   if (phase === 'Bound' || phase === 'Released') return;
-  mr.status = { ...mr.status, bindingPhase: 'Unbound' };
+  mr.status = { ...mr.status, bindingPhase: mr.spec.claimRef && mr.spec.classRef ? 'Bound' : 'Unbound' };
 }
 
 /** What happens to the external resource on deletion: deletionPolicy (the current name), else reclaimPolicy, else Delete. */

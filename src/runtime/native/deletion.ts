@@ -134,23 +134,19 @@ export async function deleteOwned(
   );
   // After the object, side by side (their order does not matter; a deletion's time is a chain of
   // round trips): what the operator made, which it may have made in the meantime; our companions;
-  // older companions of the superseded type, which exist only beside one of that type (an access
-  // Job), so a resource that never had one costs no list (a missed one carries our marks, and the
-  // leak sweep takes it).
+  // older companions of the superseded type (an access Job of keys or a bucket the resource no
+  // longer has), in every namespace a companion lives in.
   const madeFor =
     target.observed ??
     (recorded && target.outcome === 'absent'
       ? { apiVersion: kind.target.apiVersion, kind: kind.target.kind, metadata: { name, namespace, uid: recorded } }
       : undefined);
   const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };
-  const superseded = kind.superseded;
-  const namespaces = companions
-    .filter((c) => c.type.apiVersion === superseded?.type.apiVersion && c.type.plural === superseded.type.plural)
-    .map((c) => c.namespace);
+  const namespaces = companions.map((c) => c.namespace);
   await Promise.all([
     madeFor && deleteDependents(client, kind, madeFor, signal),
     ...companions.map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)),
-    namespaces.length && deleteSuperseded(access, kind, owner, companionVouchers, { wanted: [], namespaces }, signal),
+    deleteSuperseded(access, kind, owner, companionVouchers, { wanted: [], namespaces }, signal),
   ]);
   const keptNamespace = namespace
     ? await deleteNamespaceIfUnusedCoalesced(client, access.marks, namespace, kind.target, signal)

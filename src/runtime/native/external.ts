@@ -150,9 +150,13 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = checkedExternalName(mr);
     const owner = this.owner(mr);
     const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name, this.ctx(mr)).metadata.namespace };
-    const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal);
+    // Deleting, our object carries our labels while it exists (a miss in their cache is the answer); what
+    // its operator made may outlive it (a pass cut off, or deleted by others): found by the recorded uid.
+    const deleting = isDeleting(mr.metadata) ? this.marks.selector : undefined;
+    const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal, deleting);
     if (!observed) {
-      if (!isDeleting(mr.metadata)) await refuseMovedIdentity(this.client, this.marks, this.kind.target, mr, owner, ref, signal);
+      if (deleting) return { exists: Boolean(this.kind.dependents && vouchersOf(mr).recordedUid), upToDate: true };
+      await refuseMovedIdentity(this.client, this.marks, this.kind.target, mr, owner, ref, signal);
       return { exists: false, upToDate: false };
     }
     const relation = this.marks.relation(ref.type, observed, owner, vouchersOf(mr));

@@ -149,6 +149,8 @@ export interface ObjectReader {
     name: string,
     namespace: string | undefined,
     signal?: AbortSignal,
+    /** A miss in a synced cache of this label selection is the answer (the object would carry those labels). */
+    missIn?: string,
   ): Promise<T | undefined>;
 }
 

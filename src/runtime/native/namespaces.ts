@@ -32,7 +32,9 @@ export async function ensureNamespace(
 ): Promise<void> {
   let known = namespacesKnown.get(client);
   if (!known) namespacesKnown.set(client, (known = new Set()));
-  if (known.has(namespace) && !vouchers.legacy) return;
+  // Known, it is not read again for a first create (which finds it gone by a NotFound, see
+  // creation.ts); a resource that had its object made before reads it, as it may be gone with it.
+  if (known.has(namespace) && !vouchers.legacy && !vouchers.recordedUid) return;
   let pending = namespaceCreations.get(client);
   if (!pending) namespaceCreations.set(client, (pending = new Map()));
   let creation = pending.get(namespace);

@@ -21,6 +21,8 @@ export { Providers };
 
 /** How often a rolling operator upgrade is looked at. */
 const UPGRADE_POLL_MS = 2_000;
+/** A change of the user count alone is written at most this often: a burst of claims moves it with every one. */
+const USERS_WINDOW_MS = 2_000;
 type Provider = ProviderObject;
 
 /** Crossplane's ProviderConfig usage finalizer, for our Provider. */
@@ -42,10 +44,15 @@ export interface ProviderStatusOptions {
   pollIntervalMs: number;
   /** The operators of every registered kind: each one's presence is reported. */
   operators: () => OperatorInstaller[];
+  /** The clock (tests move it). */
+  now?: () => number;
 }
 
 export class ProviderStatusReconciler implements Reconciler {
   private readonly o: ProviderStatusOptions;
+
+  /** When each Provider's status was last written (ms). */
+  private readonly written = new Map<string, number>();
 
   constructor(opts: ProviderStatusOptions) {
     this.o = opts;
@@ -53,7 +60,10 @@ export class ProviderStatusReconciler implements Reconciler {
 
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.cache.get(key);
-    if (!cached) return done();
+    if (!cached) {
+      this.written.delete(key);
+      return done();
+    }
     let provider = structuredClone(cached);
     try {
       if (isDeleting(provider.metadata)) return await this.release(provider, cached, signal);
@@ -72,9 +82,10 @@ export class ProviderStatusReconciler implements Reconciler {
         };
       }
       const status = await this.observe(provider, signal);
-      await this.writeStatus(provider, cached, status, signal);
+      const deferred = await this.writeStatus(provider, cached, status, signal);
       // An operator's rollout is followed closely until it ends (its Deployment's changes do not wake this controller).
       if (status?.operators?.some((o) => o.upgrade?.phase === 'Progressing')) return requeueAfter(UPGRADE_POLL_MS);
+      if (deferred) return requeueAfter(deferred);
     } catch (err) {
       if (isConflict(err)) return requeue();
       if (isNotFound(err)) return done();
@@ -148,15 +159,22 @@ export class ProviderStatusReconciler implements Reconciler {
         Reasons.DeletionBlocked,
         `${users} managed resource(s) still use this Provider; it is deleted once none does`,
       );
-      await this.writeStatus(provider, cached, { ...provider.status, users }, signal);
-      return requeueAfter(this.o.pollIntervalMs);
+      const deferred = await this.writeStatus(provider, cached, { ...provider.status, users }, signal);
+      return requeueAfter(deferred || this.o.pollIntervalMs);
     }
     await removeFinalizer(this.o.client, Providers, provider, FINALIZER_PROVIDER_IN_USE, signal);
     return done();
   }
 
-  private async writeStatus(provider: Provider, cached: Provider, status: Provider['status'], signal: AbortSignal): Promise<void> {
-    if (sameJson(status, cached.status)) return;
+  /** Writes a changed status; a change of the user count alone waits for its window, and how long is returned. */
+  private async writeStatus(provider: Provider, cached: Provider, status: Provider['status'], signal: AbortSignal): Promise<number> {
+    if (sameJson(status, cached.status)) return 0;
+    const key = `${provider.metadata.namespace}/${provider.metadata.name}`;
+    const now = (this.o.now ?? Date.now)();
+    const wait = (this.written.get(key) ?? -Infinity) + USERS_WINDOW_MS - now;
+    if (wait > 0 && sameJson({ ...status, users: cached.status?.users }, cached.status)) return wait;
     await this.o.client.updateStatus(Providers, { ...provider, status }, signal);
+    this.written.set(key, now);
+    return 0;
   }
 }
