@@ -96,6 +96,16 @@ class FakeApi {
   }
 }
 
+/** The resource's connection Secret, controlled by it (uid), as its controller writes it. */
+function seedConnectionSecret(api: FakeApi, uid: string): void {
+  api.seed(Secrets, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid, controller: true }] },
+    data: { password: 'c2VjcmV0' },
+  });
+}
+
 function world(
   opts: {
     allowConfigure?: boolean;
@@ -277,12 +287,7 @@ describe('claim reconciler', () => {
     await (api.seed(Claims, claim()), reconciler.reconcile('app/b', signal));
     const mr = api.objects.get(`stores/infra/${mrName}`)!;
     mr.status = { bindingPhase: 'Unbound', conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: 'x' }] };
-    api.seed(Secrets, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: mr.metadata.uid, controller: true }] },
-      data: { password: 'c2VjcmV0' },
-    });
+    seedConnectionSecret(api, mr.metadata.uid!);
     api.writes = [];
     await reconciler.reconcile('app/b', signal);
     expect(api.writes).toEqual(['create Secret mine', `status Store ${mrName}`, 'status Bucket b']);
@@ -308,12 +313,7 @@ describe('claim reconciler', () => {
     mr.status = { conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: 'x' }] };
     setBindable(mr); // as observe does once it is ready
     expect(mr.status.bindingPhase).toBe('Bound');
-    api.seed(Secrets, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'conn', namespace: 'infra', ownerReferences: [{ uid: mr.metadata.uid, controller: true }] },
-      data: { password: 'c2VjcmV0' },
-    });
+    seedConnectionSecret(api, mr.metadata.uid!);
     api.writes = [];
     recorder.events.length = 0;
     await reconciler.reconcile('app/b', signal);
