@@ -91,6 +91,8 @@ export class Informer<T extends KubeObjectLike> implements Probe {
   private readonly store = new Map<string, T>();
   /** Our own writes, newer than the watch has delivered yet (client-go's mutation cache): see remember. */
   private readonly written = new Map<string, { obj: T; at: number }>();
+  /** The uid each key last had when the server said it was deleted (the latest GONE_KEPT): see wasDeleted. */
+  private readonly gone = new Map<string, string>();
   private readonly handlers: Handlers<T>[] = [];
   private readonly abort = new AbortController();
   private loops?: Promise<void>[];
@@ -185,6 +187,14 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     const mine = this.written.get(key);
     if (mine && !newer(copy.metadata.resourceVersion, mine.obj.metadata.resourceVersion)) return;
     this.written.set(key, { obj: copy, at: Date.now() });
+  }
+
+  /**
+   * Whether the server told this cache (a watch event, or a list without it) that the object `uid`
+   * at `key` was deleted, and nothing has been seen there since: a miss that is an answer.
+   */
+  wasDeleted(key: string, uid: string): boolean {
+    return !this.store.has(key) && this.gone.get(key) === uid;
   }
 
   /** This cache, read-only (the same objects, typed so that no reader can change them). */
@@ -338,6 +348,7 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     const mine = this.written.get(key);
     if (mine && !newer(mine.obj.metadata.resourceVersion, obj.metadata.resourceVersion)) this.written.delete(key);
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) return;
+    this.gone.delete(key);
     this.store.set(key, obj);
     for (const h of this.handlers) {
       if (old) h.updated?.(old, obj);
@@ -351,9 +362,16 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     this.written.delete(key);
     if (!old) return;
     this.store.delete(key);
+    if (old.metadata.uid) {
+      this.gone.set(key, old.metadata.uid);
+      if (this.gone.size > GONE_KEPT) this.gone.delete(this.gone.keys().next().value!);
+    }
     for (const h of this.handlers) h.deleted?.(old);
   }
 }
+
+/** How many deletions an informer remembers (wasDeleted): enough for a burst's next passes; older ones read live. */
+const GONE_KEPT = 1024;
 
 /** How long a remembered write answers reads without the watch confirming it (a watch may lag, not this long). */
 const WRITTEN_TTL_MS = 30_000;

@@ -51,3 +51,18 @@ describe('Informer reads its own writes', () => {
     expect(inf.get('ns/c')).toBeUndefined();
   });
 });
+
+describe('Informer remembers what the server said was deleted', () => {
+  it('says an object of that uid was deleted until something is seen at its key again', () => {
+    const { inf, watched, removed } = informer();
+    const withUid = (rv: string, uid: string) => ({ ...cm(rv, 'x'), metadata: { ...cm(rv, 'x').metadata, uid } });
+    expect(inf.wasDeleted('ns/c', 'u1')).toBe(false); // never seen: no answer
+    watched(withUid('5', 'u1'));
+    expect(inf.wasDeleted('ns/c', 'u1')).toBe(false); // still there
+    removed(withUid('5', 'u1'));
+    expect(inf.wasDeleted('ns/c', 'u1')).toBe(true);
+    expect(inf.wasDeleted('ns/c', 'u2')).toBe(false); // another object of that name: not known
+    watched(withUid('9', 'u2'));
+    expect(inf.wasDeleted('ns/c', 'u1')).toBe(false); // made again: the cache holds it now
+  });
+});

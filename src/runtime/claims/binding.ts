@@ -158,7 +158,15 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     // A resource its class made for this claim is Bound by its own controller once ready (setBindable).
     if (phase === 'Unbound')
       await this.o.client.updateStatus(this.o.managed.type, { ...mr, status: { ...mr.status, bindingPhase: 'Bound' } }, signal);
-    if (claim.status?.bindingPhase !== 'Bound') {
+    // Once bound, the claim reports what its resource reports.
+    const newlyBound = claim.status?.bindingPhase !== 'Bound';
+    const mrReady = readyOf(mr);
+    const ready: Cond = mrReady
+      ? { type: 'Ready', status: mrReady.status, reason: mrReady.reason, ...(mrReady.message ? { message: mrReady.message } : {}) }
+      : Ready.available();
+    const deferred = await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound', mirrored(mr, claim));
+    // Said once the claim's own status says it (a conflict there tries again, and says it then).
+    if (newlyBound) {
       const secret = claim.spec?.writeConnectionSecretToRef?.name;
       this.o.recorder.normal(
         claim,
@@ -166,12 +174,6 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
         `Bound to ${where}${secret ? `; connection Secret ${secret} written` : ''}`,
       );
     }
-    // Once bound, the claim reports what its resource reports.
-    const mrReady = readyOf(mr);
-    const ready: Cond = mrReady
-      ? { type: 'Ready', status: mrReady.status, reason: mrReady.reason, ...(mrReady.message ? { message: mrReady.message } : {}) }
-      : Ready.available();
-    const deferred = await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound', mirrored(mr, claim));
     // A resource at rest costs nothing; one on its way to Ready is rechecked, as above.
     return ready.status === 'True' && !deferred ? done() : recheck(RECHECK_MS, deferred);
   }

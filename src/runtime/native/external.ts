@@ -150,12 +150,12 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = checkedExternalName(mr);
     const owner = this.owner(mr);
     const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name, this.ctx(mr)).metadata.namespace };
-    // Deleting, our object carries our labels while it exists (a miss in their cache is the answer); what
-    // its operator made may outlive it (a pass cut off, or deleted by others): found by the recorded uid.
-    const deleting = isDeleting(mr.metadata) ? this.marks.selector : undefined;
-    const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal, deleting);
+    // Deleting, a cache that saw our object go answers; what its operator made may outlive it (a pass
+    // cut off, or the object deleted by others): the deletion finds that by the recorded uid.
+    const gone = isDeleting(mr.metadata) ? (vouchersOf(mr).recordedUid ?? '') : undefined;
+    const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal, gone || undefined);
     if (!observed) {
-      if (deleting) return { exists: Boolean(this.kind.dependents && vouchersOf(mr).recordedUid), upToDate: true };
+      if (gone !== undefined) return { exists: Boolean(this.kind.dependents && gone), upToDate: true };
       await refuseMovedIdentity(this.client, this.marks, this.kind.target, mr, owner, ref, signal);
       return { exists: false, upToDate: false };
     }

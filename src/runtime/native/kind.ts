@@ -149,8 +149,8 @@ export interface ObjectReader {
     name: string,
     namespace: string | undefined,
     signal?: AbortSignal,
-    /** A miss in a synced cache of this label selection is the answer (the object would carry those labels). */
-    missIn?: string,
+    /** The uid the object had: a cache that saw that very object deleted answers without asking the server. */
+    goneUid?: string,
   ): Promise<T | undefined>;
 }
 

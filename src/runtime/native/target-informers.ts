@@ -112,15 +112,15 @@ export class TargetInformers {
 
   /**
    * From a synced cache that holds it, else from the server. A miss is the answer only in a cache
-   * that would hold the object if it existed (one watching that name, or everything of the type, or
-   * the selection `missIn` that the caller knows the object carries).
+   * that would hold the object if it existed (one watching that name, or everything of the type), or
+   * in one that saw the object `goneUid` deleted.
    */
   async get<T extends KubeObjectLike>(
     type: ResourceType,
     name: string,
     namespace: string | undefined,
     signal?: AbortSignal,
-    missIn?: string,
+    goneUid?: string,
   ): Promise<T | undefined> {
     // While a watch fails the caches may be stale, and the read's own failure is the news (Unreachable).
     if (this.failingCount() > 0) return this.client.get<T>(type, name, namespace, signal);
@@ -132,9 +132,8 @@ export class TargetInformers {
       if (hit) return hit as T;
       const { namespace: ns, labelSelector, fieldSelector } = this.selections.get(selection)!;
       authoritative ||=
-        (!labelSelector || labelSelector === missIn) &&
-        (!fieldSelector || fieldSelector === `metadata.name=${name}`) &&
-        (!ns || ns === namespace);
+        (goneUid !== undefined && informer.wasDeleted(key, goneUid)) ||
+        (!labelSelector && (!fieldSelector || fieldSelector === `metadata.name=${name}`) && (!ns || ns === namespace));
     }
     return authoritative ? undefined : this.client.get<T>(type, name, namespace, signal);
   }
