@@ -178,7 +178,7 @@ function goals(): void {
   const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
   // Why a memory figure is what it is: what Node and our imports hold before any store, and V8's heap at the peak.
   const memoryWhy = (r: Result): string =>
-    `idle RSS ${r.memoryMiB.idleRss} MiB before any store (Node itself about 42); V8 heap at most ${r.memoryMiB.peakHeap} MiB`;
+    `idle RSS ${r.memoryMiB.idleRss} MiB before any store (a bare Node about 42, most of it pages of the node binary); V8 heap at most ${r.memoryMiB.peakHeap} MiB`;
   const deleteWhy = (r: Result): string =>
     `a store's deletion takes ${Math.round(sum(r.requestsPerStoreAtDelete) * 10) / 10} requests (the store; its operator's StatefulSet ` +
     "and Service, listed and deleted after it, which the garbage collector cannot follow; its companions; its namespace's check; " +
@@ -207,7 +207,7 @@ function goals(): void {
     ['500 deleted, default limits (s)', at('500, default limits'), (r) => r.deleteS, 9, 'peer, issue 28', deleteWhy],
     // Issue 28: where the collector removes what the operator made, a deletion of 5 requests or fewer.
     ...(['tenants', 'cephBuckets'] as const).flatMap((kind): typeof rows => {
-      const label = kind === 'tenants' ? 'MinIO Operator Tenant' : 'ObjectBucketClaim';
+      const label = kind === 'tenants' ? 'Tenant' : 'ObjectBucketClaim';
       const of = (r: Result) => r.collected?.[kind];
       return [
         [`100 ${label}s deleted (s)`, at('100'), (r) => of(r)?.deleteS, 2, 'goal', (r) => collectedWhy(kind, r)],
