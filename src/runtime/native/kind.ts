@@ -6,6 +6,7 @@ import type { ResourceType } from '../kube/resources.ts';
 import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
 import type { OperatorBundle } from './operator.ts';
 import type { CredentialsView } from './rotation.ts';
+import type { MissIsAnswer } from './target-informers.ts';
 
 export type TargetObject = KubeObjectLike & {
   metadata: KubeObjectLike['metadata'] & {
@@ -149,8 +150,8 @@ export interface ObjectReader {
     name: string,
     namespace: string | undefined,
     signal?: AbortSignal,
-    /** The uid the object had: a cache that saw that very object deleted answers without asking the server. */
-    goneUid?: string,
+    /** What makes a miss in a synced cache the answer, without asking the server. */
+    known?: MissIsAnswer,
   ): Promise<T | undefined>;
 }
 
