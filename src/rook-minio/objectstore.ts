@@ -98,8 +98,6 @@ export function objectStoreAccess(store: ObjectStore): StoreAccess | undefined {
 }
 
 const storeLabels = (name: string): Record<string, string> => ({ app: 'minio', objectstore: name });
-/** What the operator labels everything it makes for a store with (besides objectstore=<store>). */
-const OPERATOR_LABELS = 'app=minio';
 
 export const minioObjectStore: NativeKind<ObjectStore> = {
   resource: RESOURCE,
@@ -136,7 +134,7 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
   related: [
     {
       type: StatefulSets,
-      labelSelector: OPERATOR_LABELS,
+      labelSelector: 'app=minio',
       targetKey: (sts) => (sts.metadata.labels?.objectstore ? `${sts.metadata.namespace}/${sts.metadata.labels.objectstore}` : undefined),
       keep: ['status'], // inspect reads readyReplicas; the pod template is most of the object
     },
@@ -222,11 +220,7 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     // The store's own size (an observed-only import may differ from the spec): what its operator runs.
     const want = (observed.spec as { scope?: { nodeCount?: number } } | undefined)?.scope?.nodeCount ?? mr.spec.forProvider.scope.nodeCount;
     // The operator writes no status; its StatefulSet (same name, same namespace) tells readiness.
-    // The operator labels every StatefulSet it makes: a miss in their synced cache means not made yet
-    // (the watch brings us back when it is), without asking the server.
-    const sts = await read.get<{ metadata: { name: string }; status?: { readyReplicas?: number } }>(StatefulSets, name, namespace, signal, {
-      labelled: OPERATOR_LABELS,
-    });
+    const sts = await read.get<{ metadata: { name: string }; status?: { readyReplicas?: number } }>(StatefulSets, name, namespace, signal);
     const readyReplicas = sts?.status?.readyReplicas ?? 0;
     const storeReady = sts !== undefined && readyReplicas >= want;
     // The root keys stay in the target: what an app gets is the bucket's own user, from its Secret (companions[2]).

@@ -153,7 +153,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     // Deleting, a cache that saw our object go answers; what its operator made may outlive it (a pass
     // cut off, or the object deleted by others): the deletion finds that by the recorded uid.
     const gone = isDeleting(mr.metadata) ? (vouchersOf(mr).recordedUid ?? '') : undefined;
-    const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal, { goneUid: gone || undefined });
+    const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal, gone || undefined);
     if (!observed) {
       if (gone !== undefined) return { exists: Boolean(this.kind.dependents && gone), upToDate: true };
       await refuseMovedIdentity(this.client, this.marks, this.kind.target, mr, owner, ref, signal);

@@ -6,7 +6,6 @@ import type { ResourceType } from '../kube/resources.ts';
 import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
 import type { OperatorBundle } from './operator.ts';
 import type { CredentialsView } from './rotation.ts';
-import type { MissIsAnswer } from './target-informers.ts';
 
 export type TargetObject = KubeObjectLike & {
   metadata: KubeObjectLike['metadata'] & {
@@ -150,8 +149,8 @@ export interface ObjectReader {
     name: string,
     namespace: string | undefined,
     signal?: AbortSignal,
-    /** What makes a miss in a synced cache the answer, without asking the server. */
-    known?: MissIsAnswer,
+    /** The uid the object had: a cache that saw that very object deleted answers without asking the server. */
+    goneUid?: string,
   ): Promise<T | undefined>;
 }
 

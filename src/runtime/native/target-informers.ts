@@ -18,13 +18,6 @@ export interface Watched extends Selection {
   keep?: string[];
 }
 
-export interface MissIsAnswer {
-  /** The uid the object had: a cache that saw that very object deleted. */
-  goneUid?: string;
-  /** Labels the object carries whenever it exists (e.g. an operator's): a cache of exactly this selection. */
-  labelled?: string;
-}
-
 export interface HealthListener {
   recovered?(): void;
   failed?(): void;
@@ -119,15 +112,15 @@ export class TargetInformers {
 
   /**
    * From a synced cache that holds it, else from the server. A miss is the answer only in a cache
-   * that would hold the object if it existed (one watching that name, or everything of the type, or
-   * the labels `known.labelled` it always carries), or in one that saw the object `known.goneUid` deleted.
+   * that would hold the object if it existed (one watching that name, or everything of the type), or
+   * in one that saw the object `goneUid` deleted.
    */
   async get<T extends KubeObjectLike>(
     type: ResourceType,
     name: string,
     namespace: string | undefined,
     signal?: AbortSignal,
-    known: MissIsAnswer = {},
+    goneUid?: string,
   ): Promise<T | undefined> {
     // While a watch fails the caches may be stale, and the read's own failure is the news (Unreachable).
     if (this.failingCount() > 0) return this.client.get<T>(type, name, namespace, signal);
@@ -139,10 +132,8 @@ export class TargetInformers {
       if (hit) return hit as T;
       const { namespace: ns, labelSelector, fieldSelector } = this.selections.get(selection)!;
       authoritative ||=
-        (known.goneUid !== undefined && informer.wasDeleted(key, known.goneUid)) ||
-        ((!labelSelector || labelSelector === known.labelled) &&
-          (!fieldSelector || fieldSelector === `metadata.name=${name}`) &&
-          (!ns || ns === namespace));
+        (goneUid !== undefined && informer.wasDeleted(key, goneUid)) ||
+        (!labelSelector && (!fieldSelector || fieldSelector === `metadata.name=${name}`) && (!ns || ns === namespace));
     }
     return authoritative ? undefined : this.client.get<T>(type, name, namespace, signal);
   }
