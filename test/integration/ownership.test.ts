@@ -18,6 +18,7 @@ import { Namespaces, Secrets, Services, StatefulSets, type ResourceType } from '
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { publishSecret } from '../../src/runtime/managed/publisher.ts';
 import { ANNOTATION_PAUSED } from '../../src/runtime/meta.ts';
+import { ANNOTATION_TARGET_UID } from '../../src/runtime/native/ownership.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
@@ -305,6 +306,32 @@ describe('data loss', () => {
     expect(await target.get(Services, name, ns)).toBeUndefined();
     expect(await target.get(Services, `${name}-s3`, ns)).toBeUndefined();
     expect(await target.get(Secrets, `${name}-access-keys`, ns)).toBeUndefined();
+  }, 90_000);
+
+  it("2b. a store gone before its resource's deletion finished (a pass cut off after the store went) still has its operator's objects removed, found by the recorded uid", async () => {
+    const name = uniqueName('gone');
+    const neighbour = uniqueName('stays');
+    const targetNamespace = uniqueName('minio');
+    // A neighbour keeps the namespace, so nothing here is removed by the namespace's own deletion.
+    await control.create(ManagedObjectStores, managed(neighbour, { targetNamespace }));
+    await control.create(ManagedObjectStores, managed(name, { targetNamespace }));
+    const mr = await ready(name);
+    await ready(neighbour);
+    expect(mr.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBeDefined();
+    // Paused, the resource is deleted and its store goes in the target: where a pass that deleted the
+    // store was cut off before the operator's objects. Unpaused, the next pass must finish the job.
+    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } } });
+    await control.delete(ManagedObjectStores, name, platform);
+    await target.delete(RookObjectStores, name, targetNamespace);
+    await eventually(async () => (await target.get(RookObjectStores, name, targetNamespace)) === undefined, 'the store gone');
+    const operatorMade = async (type: ResourceType, store: string) =>
+      (await target.list<Obj>(type, { namespace: targetNamespace, labelSelector: `app=minio,objectstore=${store}` })).items.length;
+    expect([await operatorMade(StatefulSets, name), await operatorMade(Services, name)]).toEqual([1, 1]);
+    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
+    await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
+    expect([await operatorMade(StatefulSets, name), await operatorMade(Services, name)]).toEqual([0, 0]);
+    expect([await operatorMade(StatefulSets, neighbour), await operatorMade(Services, neighbour)]).toEqual([1, 1]);
+    await control.delete(ManagedObjectStores, neighbour, platform);
   }, 90_000);
 
   it('3. lost access keys are reported, never regenerated', async () => {
