@@ -152,10 +152,10 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name, this.ctx(mr)).metadata.namespace };
     // Deleting, a cache that saw our object go answers; what its operator made may outlive it (a pass
     // cut off, or the object deleted by others): the deletion finds that by the recorded uid.
-    const gone = isDeleting(mr.metadata) ? (vouchersOf(mr).recordedUid ?? '') : undefined;
-    const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal, gone || undefined);
+    const [deleting, recordedUid] = [isDeleting(mr.metadata), vouchersOf(mr).recordedUid];
+    const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal, deleting ? recordedUid : undefined);
     if (!observed) {
-      if (gone !== undefined) return { exists: Boolean(this.kind.dependents && gone), upToDate: true };
+      if (deleting) return { exists: Boolean(this.kind.dependents && recordedUid), upToDate: true };
       await refuseMovedIdentity(this.client, this.marks, this.kind.target, mr, owner, ref, signal);
       return { exists: false, upToDate: false };
     }
