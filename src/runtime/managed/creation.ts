@@ -96,7 +96,9 @@ export async function createExternal<MR extends ManagedResource>(
     return s.fail(mr, cached, signal, Reasons.CannotCreateExternalResource, 'create failed', err, Ready.creating());
   }
   try {
-    mr = await recordCreate(s, mr, ANNOTATION_CREATE_SUCCEEDED, signal, created.annotations);
+    // The external name too: with no write before the create, this is its first (a re-read keeps it).
+    const named = { [ANNOTATION_EXTERNAL_NAME]: externalNameOf(mr.metadata), ...created.annotations };
+    mr = await recordCreate(s, mr, ANNOTATION_CREATE_SUCCEEDED, signal, named);
   } catch (err) {
     return s.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot record creation', err, Ready.creating());
   }
