@@ -6,7 +6,7 @@ import type { Deletion, Client, KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { describeRef, refKey, type Companion, type NativeKind, type ObjectReader, type ObjectRef, type TargetObject } from './kind.ts';
-import { deleteNamespaceIfUnusedCoalesced, storesLiveIn } from './namespaces.ts';
+import { deleteNamespaceIfUnusedCoalesced } from './namespaces.ts';
 import type { Owner, OwnershipMarks, Relation, Vouchers } from './ownership.ts';
 import { Reasons } from '../reasons.ts';
 
@@ -143,17 +143,13 @@ export async function deleteOwned(
       : undefined);
   const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };
   const namespaces = companions.map((c) => c.namespace);
-  // Other stores in the namespace keep it: asked now, beside the deletes (which do not change that).
-  // Unanswered, the full check below asks again.
-  const othersLive = namespace ? storesLiveIn(client, kind.target, namespace, signal).catch(() => false) : false;
   await Promise.all([
     madeFor && deleteDependents(client, kind, madeFor, signal),
     ...companions.map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)),
     deleteSuperseded(access, kind, owner, companionVouchers, { wanted: [], namespaces }, signal),
   ]);
-  if (!namespace) return { gone: target.outcome !== 'pending' };
-  const keptNamespace = (await othersLive)
-    ? { why: `kept namespace ${namespace} in the target cluster: other ${kind.target.kind}s live there`, byStores: true }
-    : await deleteNamespaceIfUnusedCoalesced(client, access.marks, namespace, kind.target, signal);
+  const keptNamespace = namespace
+    ? await deleteNamespaceIfUnusedCoalesced(client, access.marks, namespace, kind.target, signal)
+    : undefined;
   return { gone: target.outcome !== 'pending', keptNamespace };
 }

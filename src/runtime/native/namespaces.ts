@@ -110,19 +110,6 @@ export async function deleteNamespaceIfUnusedCoalesced(
   );
 }
 
-const liveChecks = new WeakMap<KubeClient, Coalescer<boolean>>();
-
-/**
- * Whether other stores of this type live in the namespace (one small list), shared by the deletions
- * that ask at the same time; an answer is never older than its question (Coalescer). Such a store
- * keeps the namespace, so a deletion asks at once, beside deleting its own objects.
- */
-export function storesLiveIn(client: KubeClient, stores: ResourceType, namespace: string, signal?: AbortSignal): Promise<boolean> {
-  let checks = liveChecks.get(client);
-  if (!checks) liveChecks.set(client, (checks = new Coalescer()));
-  return checks.run(`${stores.apiVersion}/${stores.plural} ${namespace}`, () => anyLiveIn(client, stores, namespace, signal));
-}
-
 function ignoreAlreadyExists(err: unknown): void {
   if ((err as { code?: number; reason?: string }).code === 409) return;
   throw err;
