@@ -29,7 +29,7 @@ import { silentLogger } from '../src/runtime/logger.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
 import { FakeMinioOperator } from '../test/support/stand-ins/fake-minio-operator.ts';
 import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../test/support/stand-ins/fake-bucket-provisioner.ts';
-import { FakeTenantOperator } from '../test/support/stand-ins/fake-tenant-operator.ts';
+import { FakeTenantOperator, SMALL_POOL } from '../test/support/stand-ins/fake-tenant-operator.ts';
 import { resolveS3Endpoint } from '../test/support/stand-ins/s3-stores.ts';
 import { roundTrip } from '../test/support/s3.ts';
 import { kinds } from '../src/apis/kinds.gen.ts';
@@ -450,16 +450,7 @@ if (COLLECTED > 0) {
       'tenants',
       Tenants,
       (i) => ({
-        forProvider: {
-          pools: [
-            {
-              name: 'pool-0',
-              servers: 4,
-              volumesPerServer: 1,
-              volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
-            },
-          ],
-        },
+        forProvider: { pools: [SMALL_POOL] },
         targetNamespace: `bench-tenant-${i}`,
       }),
     ],

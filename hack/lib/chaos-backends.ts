@@ -23,7 +23,7 @@ import type { KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { Jobs, Namespaces, Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { LABEL_OWNER_UID } from '../../src/runtime/native/ownership.ts';
 import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../../test/support/stand-ins/fake-bucket-provisioner.ts';
-import { FakeTenantOperator } from '../../test/support/stand-ins/fake-tenant-operator.ts';
+import { FakeTenantOperator, SMALL_POOL } from '../../test/support/stand-ins/fake-tenant-operator.ts';
 import { cond, isBound, sleep, within, type ChaosEnv, type Conditioned } from './chaos.ts';
 import { eventually } from './eventually.ts';
 import { installOperatorBundle } from './manifests.ts';
@@ -59,14 +59,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
       'tenant-a',
       TenantClasses,
       {
-        pools: [
-          {
-            name: 'pool-0',
-            servers: 4,
-            volumesPerServer: 1,
-            volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
-          },
-        ],
+        pools: [SMALL_POOL],
         providerRef: { name: 'a' },
       },
     ],

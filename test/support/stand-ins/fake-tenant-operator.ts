@@ -56,6 +56,14 @@ interface TenantObj extends KubeObjectLike {
   status?: Partial<TenantStatus>;
 }
 
+/** One pool of four MinIO servers with a 1 Gi volume each: what the benches and scenarios ask of a Tenant. */
+export const SMALL_POOL = {
+  name: 'pool-0',
+  servers: 4,
+  volumesPerServer: 1,
+  volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+};
+
 export interface FakeTenantOperatorOptions {
   /** Whether MinIO answers the health check (every Tenant does by default). */
   healthy?: (tenant: TenantObj) => boolean;
