@@ -25,7 +25,12 @@ export class ProgressWrites {
 
   /** How long to wait before writing `next` over `current` (0: write now). */
   wait(key: string, next: StatusLike | undefined, current: StatusLike | undefined, now: number): number {
-    if (!onlyProgress(next, current)) return 0;
+    return this.waitIf(key, onlyProgress(next, current), now);
+  }
+
+  /** The same, for a write its caller judged to be progress only (e.g. a Provider's count of users). */
+  waitIf(key: string, progressOnly: boolean, now: number): number {
+    if (!progressOnly) return 0;
     const at = this.last.get(key);
     return at === undefined ? 0 : Math.max(0, at + this.windowMs - now);
   }

@@ -40,8 +40,7 @@ export async function copyConnectionSecret(
   if (current && controllerUid(current) === claim.metadata.uid && sameJson(current.data ?? {}, source.data ?? {})) return true;
   // Before binding, BoundManagedResource says it; after, a change (new keys) is news an app acts on.
   const bound = claim.status?.bindingPhase === 'Bound';
-  const cache = c.secrets.hasSynced === undefined ? undefined : { get: (k: string) => c.secrets.get(k), hasSynced: c.secrets.hasSynced };
-  if ((await publishSecretData(c.client, claim, claim.metadata.namespace!, to.name, source.data ?? {}, signal, cache)) && bound) {
+  if ((await publishSecretData(c.client, claim, claim.metadata.namespace!, to.name, source.data ?? {}, signal, c.secrets)) && bound) {
     c.recorder.normal(claim, Reasons.PropagatedConnectionSecret, `Updated connection Secret ${to.name}`);
   }
   return true;

@@ -40,8 +40,8 @@ export const connectionSecrets = (manager: {
   informer<T extends KubeObjectLike>(type: typeof Secrets, selection: Selection): Informer<T>;
 }): Informer<SecretObject> => manager.informer<SecretObject>(Secrets, { fieldSelector: `type=${CONNECTION_SECRET_TYPE}` });
 
-/** The cache of connection Secrets: one that holds the Secret saves the read; a miss reads live. */
-export type ConnectionSecrets = Pick<Informer<SecretObject>, 'get' | 'hasSynced'>;
+/** The cache of connection Secrets: one that holds the Secret saves the read; a miss in a synced one is an answer. */
+export type ConnectionSecrets = Pick<Informer<SecretObject>, 'get'> & { readonly hasSynced?: boolean };
 
 /** Creates or updates the Secret `name` in `namespace` for `owner`; returns true when it wrote. */
 export function publishSecret(

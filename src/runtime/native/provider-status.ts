@@ -15,14 +15,13 @@ import type { ProviderResolver } from './connecter.ts';
 import { installRefusal, type OperatorInstaller } from './operator.ts';
 import { reconcileVersion } from './operator-upgrade.ts';
 import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from './provider.ts';
+import { ProgressWrites } from '../progress.ts';
 import { Reasons } from '../reasons.ts';
 
 export { Providers };
 
 /** How often a rolling operator upgrade is looked at. */
 const UPGRADE_POLL_MS = 2_000;
-/** A change of the user count alone is written at most this often: a burst of claims moves it with every one. */
-const USERS_WINDOW_MS = 2_000;
 type Provider = ProviderObject;
 
 /** Crossplane's ProviderConfig usage finalizer, for our Provider. */
@@ -51,8 +50,8 @@ export interface ProviderStatusOptions {
 export class ProviderStatusReconciler implements Reconciler {
   private readonly o: ProviderStatusOptions;
 
-  /** When each Provider's status was last written (ms). */
-  private readonly written = new Map<string, number>();
+  /** A change of the user count alone is written at most once per window: a burst of claims moves it with every one. */
+  private readonly progress = new ProgressWrites();
 
   constructor(opts: ProviderStatusOptions) {
     this.o = opts;
@@ -60,10 +59,7 @@ export class ProviderStatusReconciler implements Reconciler {
 
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.cache.get(key);
-    if (!cached) {
-      this.written.delete(key);
-      return done();
-    }
+    if (!cached) return done();
     let provider = structuredClone(cached);
     try {
       if (isDeleting(provider.metadata)) return await this.release(provider, cached, signal);
@@ -171,10 +167,10 @@ export class ProviderStatusReconciler implements Reconciler {
     if (sameJson(status, cached.status)) return 0;
     const key = `${provider.metadata.namespace}/${provider.metadata.name}`;
     const now = (this.o.now ?? Date.now)();
-    const wait = (this.written.get(key) ?? -Infinity) + USERS_WINDOW_MS - now;
-    if (wait > 0 && sameJson({ ...status, users: cached.status?.users }, cached.status)) return wait;
+    const wait = this.progress.waitIf(key, sameJson({ ...status, users: cached.status?.users }, cached.status), now);
+    if (wait > 0) return wait;
     await this.o.client.updateStatus(Providers, { ...provider, status }, signal);
-    this.written.set(key, now);
+    this.progress.wrote(key, now);
     return 0;
   }
 }
