@@ -1,10 +1,9 @@
 // provider-rook: the process. Flags, logging and graceful shutdown; the manager serves the probes and
 // holds the Lease.
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
 import { createApp } from './app.ts';
+import { fs, util } from './runtime/builtins.ts';
 import { FLAGS, parseFlags, type Options } from './flags.ts';
 import { inClusterAccess, kubeconfigFileAccess } from './runtime/kube/config.ts';
 import { pinoLogger } from './runtime/logger.ts';
@@ -16,7 +15,7 @@ const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount
 function leaseNamespace(flag: string | undefined): string {
   if (flag) return flag;
   if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
-  return existsSync(SERVICE_ACCOUNT_NAMESPACE) ? readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() : 'default';
+  return fs.existsSync(SERVICE_ACCOUNT_NAMESPACE) ? fs.readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() : 'default';
 }
 
 /** NAME or NAMESPACE/NAME; a bare name lives in our own namespace, beside the Lease. */
@@ -31,7 +30,7 @@ const usage = `usage: provider-rook [--kubeconfig PATH] [--namespace NS[,NS...]]
        [--leader-elect true|false] [--leader-election-namespace NS] [--leader-election-id provider-rook]`;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = util.parseArgs({
     options: Object.fromEntries(Object.keys(FLAGS).map((k) => [k, { type: 'string' as const }])),
     strict: true,
   });

@@ -1,5 +1,5 @@
 // The probe and metrics server: /metrics (Prometheus), /healthz and /readyz (see health.ts).
-import { createServer } from 'node:http';
+import { http } from './builtins.ts';
 import type { Health } from './health.ts';
 import type { Logger } from './logger.ts';
 import { registry } from './metrics.ts';
@@ -11,7 +11,7 @@ export interface ProbeServer {
 /** Listens at "host:port" (":8080" for every address; port 0 for any free one). */
 export function serveProbes(addr: string, health: Health, log: Logger): Promise<ProbeServer> {
   const [host, port] = addr.split(':');
-  const server = createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     if (req.url === '/metrics') {
       void registry.metrics().then((body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body));
     } else if (req.url === '/healthz' || req.url === '/readyz') {

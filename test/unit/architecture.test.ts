@@ -2,6 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from '@jest/globals';
 
 const src = fileURLToPath(new URL('../../src', import.meta.url));
@@ -120,5 +121,20 @@ describe('architecture', () => {
     const { backends } = await import('../../src/backends.ts');
     const defined = allKinds.map((k) => JSON.stringify(resourceTypeOf(k)));
     expect(backends.flatMap((b) => [b.managed, b.class]).filter((t) => !defined.includes(JSON.stringify(t)))).toEqual([]);
+  });
+});
+
+describe('what the process loads', () => {
+  it("loads none of the built-ins that only an ESM import's eager copy of node:http would pull in (undici, http2, web streams)", () => {
+    // Every static import of the process, loaded under the image's Node with an unknown flag (it exits
+    // at once); the preload reports the built-in modules it holds then. See src/runtime/builtins.ts.
+    const report =
+      'data:text/javascript,process.on("exit",()=>process.stderr.write("\\nLOADED "+JSON.stringify(process.moduleLoadList)+"\\n"))';
+    const run = spawnSync(process.execPath, ['--import', report, path.join(src, 'main.ts'), '--no-such-flag'], { encoding: 'utf8' });
+    const loaded = JSON.parse(/^LOADED (.*)$/m.exec(run.stderr)?.[1] ?? 'null') as string[] | null;
+    expect(loaded).not.toBeNull();
+    expect(loaded!.filter((m) => /undici|http2|webstreams|fs\/promises/.test(m))).toEqual([]);
+    // It did load the HTTP client and server it uses.
+    expect(loaded).toEqual(expect.arrayContaining(['NativeModule _http_server', 'NativeModule _http_agent']));
   });
 });

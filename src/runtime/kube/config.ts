@@ -2,11 +2,11 @@
 // client-node pulls in its whole generated API (about 80 MiB of RSS, measured), and all we need is a
 // server, TLS material and a credential. Values are kept as kubeconfig holds them (base64 data).
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LookupFunction } from 'node:net';
 import { load } from 'js-yaml';
 import type { TlsOptions } from './transport.ts';
+import { fs } from '../builtins.ts';
 
 export interface ExecConfig {
   command: string;
@@ -53,7 +53,7 @@ const named = (doc: Obj, list: string, field: string, name: unknown): Obj => {
   return isObj(item?.[field]) ? item[field] : {};
 };
 const fileData = (file: string | undefined, dir: string): string | undefined =>
-  file ? readFileSync(path.resolve(dir, file)).toString('base64') : undefined;
+  file ? fs.readFileSync(path.resolve(dir, file)).toString('base64') : undefined;
 
 // Every field of clientcmd's v1 Cluster, AuthInfo and Context, and what this reader does with it.
 // Nothing is ignored: a field it does not honour is refused at start, saying so.
@@ -199,7 +199,7 @@ export function kubeconfigAccess(text: string, dir = process.cwd()): ClusterAcce
 }
 
 export function kubeconfigFileAccess(file: string): ClusterAccess {
-  return kubeconfigAccess(readFileSync(file, 'utf8'), path.dirname(path.resolve(file)));
+  return kubeconfigAccess(fs.readFileSync(file, 'utf8'), path.dirname(path.resolve(file)));
 }
 
 const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -211,7 +211,7 @@ export function inClusterAccess(): ClusterAccess {
   if (!host || !port) throw new Error('not running in a cluster (KUBERNETES_SERVICE_HOST is unset) and no --kubeconfig given');
   return {
     server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    caData: readFileSync(`${SERVICE_ACCOUNT}/ca.crt`).toString('base64'),
+    caData: fs.readFileSync(`${SERVICE_ACCOUNT}/ca.crt`).toString('base64'),
     tokenFile: `${SERVICE_ACCOUNT}/token`,
   };
 }
@@ -229,7 +229,7 @@ export async function authenticate(access: ClusterAccess, signal?: AbortSignal):
   };
   const headers: Record<string, string | string[]> = {};
   let expiresAt: number | undefined;
-  let token = access.token ?? (access.tokenFile ? readFileSync(access.tokenFile, 'utf8').trim() : undefined);
+  let token = access.token ?? (access.tokenFile ? fs.readFileSync(access.tokenFile, 'utf8').trim() : undefined);
   if (access.exec) {
     const credential = await runExec(access.exec, signal);
     token = credential.token ?? token;

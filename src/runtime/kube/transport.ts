@@ -3,9 +3,10 @@
 // a request has its connection to itself, so a connection that died silently (a NAT or a load
 // balancer forgot it) fails only the request on it, at its headers deadline, and is then dropped:
 // no connection-wide health check (HTTP/2 pings) is needed to keep it from swallowing other requests.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import type { Agent as HttpAgent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { http } from '../builtins.ts';
 
 /** How to verify the server and, with a client certificate, prove who we are. */
 export interface TlsOptions {
@@ -40,7 +41,7 @@ export interface Pool {
 export function connectionPool(server: URL, tls: TlsOptions, lookup?: LookupFunction): Pool {
   const agent = (opts: { maxSockets?: number; maxFreeSockets?: number }): HttpAgent => {
     const common = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' as const, lookup, ...opts };
-    return server.protocol === 'http:' ? new HttpAgent(common) : new HttpsAgent({ ...common, ...tls, maxCachedSessions: 4 });
+    return server.protocol === 'http:' ? new http.Agent(common) : new HttpsAgent({ ...common, ...tls, maxCachedSessions: 4 });
   };
   return {
     requests: agent({ maxSockets: MAX_REQUEST_CONNECTIONS, maxFreeSockets: MAX_IDLE_CONNECTIONS }),
@@ -70,7 +71,7 @@ export interface Exchange {
 /** Sends a request and resolves with the response once its headers arrived; the body is the caller's to read. */
 export function exchange(x: Exchange): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const send = x.url.protocol === 'http:' ? httpRequest : httpsRequest;
+    const send = x.url.protocol === 'http:' ? http.request : httpsRequest;
     const headers = x.body === undefined ? x.headers : { ...x.headers, 'Content-Length': Buffer.byteLength(x.body) };
     // Node never follows a redirect, which is what we want: an API server never redirects, and
     // following one could reach anything (e.g. a metadata service). A 3xx is an error status to us.

@@ -2,7 +2,6 @@
 // #34), when the Provider allows it. One install per target at a time however many resources ask;
 // objects someone else installed are never changed; nothing is ever uninstalled. A bundle is data:
 // a folder of manifests, with the Provider's namespace and image applied.
-import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import * as yaml from 'js-yaml';
 import { ReasonedError } from '../conditions.ts';
@@ -21,6 +20,7 @@ import {
   type ProviderObject,
 } from './provider.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
+import { fs } from '../builtins.ts';
 
 export interface OperatorBundle {
   /** Its key in a Provider's spec.operators and status.operators, e.g. "rook-minio". */
@@ -73,7 +73,8 @@ export const imageTag = (image: string | undefined): string | undefined => /:([^
 
 /** The versions a bundle folder ships: its subfolders (v7.0.1/, v7.1.1/), oldest first; or none (one version, files at the top). */
 export function bundleVersions(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true })
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory())
     .map((e) => e.name)
     .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
@@ -86,11 +87,14 @@ export function bundleDirectory(dir: string, version?: string): string {
 }
 
 const loadDirectory = (dir: string): KubeObjectLike[] =>
-  readdirSync(dir)
+  fs
+    .readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
     .sort()
     .flatMap((f) =>
-      (yaml.loadAll(readFileSync(path.join(dir, f), 'utf8')) as (KubeObjectLike | null)[]).filter((d): d is KubeObjectLike => Boolean(d)),
+      (yaml.loadAll(fs.readFileSync(path.join(dir, f), 'utf8')) as (KubeObjectLike | null)[]).filter((d): d is KubeObjectLike =>
+        Boolean(d),
+      ),
     )
     .sort((a, b) => rank(a.kind) - rank(b.kind));
 
