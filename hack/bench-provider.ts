@@ -84,6 +84,7 @@ const cpuSeconds = (pid: number): number => {
     .split(' ');
   return round((Number(fields[11]) + Number(fields[12])) / 100, 1);
 };
+const withoutExtraCas = ({ NODE_EXTRA_CA_CERTS: _, ...env }: NodeJS.ProcessEnv): NodeJS.ProcessEnv => env;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** How the bench waits (with eventually): a try every 50 ms, so what it times ends within 50 ms of happening. */
@@ -167,7 +168,9 @@ const provider = spawn(
     'warn',
     ...values['provider-flags'].split(' ').filter(Boolean),
   ],
-  { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] },
+  // The image's environment: NODE_ENV=production and none of this machine's NODE_EXTRA_CA_CERTS
+  // (Node reads that bundle at start, 0.8 MiB; provider-rook trusts only its kubeconfigs' CAs).
+  { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'], env: { ...withoutExtraCas(process.env), NODE_ENV: 'production' } },
 );
 const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
 await eventually(
@@ -208,6 +211,22 @@ const heapSampler = setInterval(
   500,
 );
 const idle = { rssMiB: round(procMiB(provider.pid!, 'VmRSS'), 0), heapMiB: round(await heapMiB(), 0) };
+
+/**
+ * The floor under the idle figure, measured in this run: Node with the same flags and environment,
+ * holding the built-ins provider-rook loads (TLS, HTTP, crypto, DNS) and none of its code.
+ */
+function nodeWithBuiltinsMiB(): number {
+  const script =
+    "for (const m of ['https', 'http', 'crypto', 'net', 'dns', 'child_process', 'os', 'url', 'path', 'fs', 'util']) process.getBuiltinModule('node:' + m);" +
+    "setTimeout(() => console.log(/VmRSS:\\s+(\\d+)/.exec(require('node:fs').readFileSync('/proc/self/status', 'utf8'))[1]), 1000);";
+  const run = spawnSync(process.execPath, [...values['node-flags'].split(' ').filter((f) => f && f !== 'none'), '-e', script], {
+    encoding: 'utf8',
+    env: { ...withoutExtraCas(process.env), NODE_ENV: 'production' },
+  });
+  return round(Number(run.stdout.trim()) / 1024, 0);
+}
+const nodeFloor = nodeWithBuiltinsMiB();
 
 /** provider-rook's own requests (rest_client_requests_total), "control|target reads|writes". */
 const hostRole = new Map([
@@ -606,7 +625,7 @@ const result = {
   requestsPerStoreAtCreate: atCreate,
   atRest: { windowS: REST_S, polls: REST_S / POLL_S, providerRequests: atRest, writesAtServers: restServerWrites },
   driftS: { p50: round(percentile(drift, 50) / 1000), max: round(Math.max(...drift) / 1000) },
-  memoryMiB: { idleRss: idle.rssMiB, idleHeap: idle.heapMiB, heldRss, peakRss, peakHeap: round(peakHeap, 0) },
+  memoryMiB: { idleRss: idle.rssMiB, idleHeap: idle.heapMiB, heldRss, peakRss, peakHeap: round(peakHeap, 0), nodeWithBuiltins: nodeFloor },
   atPeakRssMiB: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, round(v, 0)])),
   deleteS: round(deleted / 1000, 1),
   deleteCores,
