@@ -377,6 +377,20 @@ describe('ManagedReconciler', () => {
     expect(client.writes).toEqual(['status Ready=False/Deleting Synced=True/ReconcileSuccess']);
   });
 
+  it('a later pass that finds the resource still being deleted announces nothing again', async () => {
+    const deleting = mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized });
+    const pending = (alreadyDeleting: boolean) => ({
+      ...external({ exists: true }),
+      delete: async () => (alreadyDeleting ? { gone: false, alreadyDeleting } : { gone: false }),
+    });
+    const first = reconcilerFor(deleting, pending(false));
+    expect(await first.run()).toEqual({ kind: 'requeue' });
+    expect(first.recorder.events.map((e) => e.reason)).toEqual(['DeletedExternalResource']);
+    const second = reconcilerFor(deleting, pending(true));
+    expect(await second.run()).toEqual({ kind: 'requeue' });
+    expect(second.recorder.events).toEqual([]);
+  });
+
   it('N4: Retain releases the finalizer without connecting', async () => {
     const { run, client } = reconcilerFor(
       mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }, { reclaimPolicy: 'Retain' }),

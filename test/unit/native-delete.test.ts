@@ -245,6 +245,23 @@ describe('NativeExternal.delete', () => {
     expect(target.log).toContain('delete jobs/m-access-1');
   });
 
+  it('asks nothing again of an object already being deleted (finalizers hold it), and says so', async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    copy.metadata.deletionTimestamp = '2026-05-01T09:00:00Z';
+    const lists: string[] = [];
+    const client = countingLists(target.asClient(), lists);
+    expect(await new NativeExternal(kind, client, marks, { reader: cacheOf(copy) }).delete(recorded, new AbortController().signal)).toEqual(
+      {
+        gone: false,
+        alreadyDeleting: true,
+      },
+    );
+    expect(target.log).toEqual([]);
+    // What its operator made is still looked for on every pass: a pass cut off before it left them.
+    expect(lists).toEqual(['servers']);
+  });
+
   it('is not gone while finalizers hold the object', async () => {
     const target = new FakeTarget();
     const copy = ourStore(target);

@@ -51,6 +51,8 @@ export interface ExternalCreation {
 
 export interface ExternalDeletion {
   gone: boolean;
+  /** It was being deleted already (finalizers hold it): nothing was asked of it now, and nothing is announced. */
+  alreadyDeleting?: boolean;
 }
 
 export interface ExternalClient<MR extends ManagedResource> {

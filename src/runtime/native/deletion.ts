@@ -30,7 +30,7 @@ export async function deleteIfOurs(
   vouchers: Vouchers,
   signal: AbortSignal,
   before?: (observed: TargetObject) => Promise<void>,
-): Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject; relation?: Relation }> {
+): Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject; relation?: Relation; alreadyDeleting?: boolean }> {
   let seen: TargetObject | undefined;
   for (let attempt = 0; ; attempt++) {
     const observed = await (attempt === 0 ? read : client).get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
@@ -39,6 +39,8 @@ export async function deleteIfOurs(
     if (relation !== 'ours' && relation !== 'restored') return { outcome: 'notOurs' };
     seen = observed;
     await before?.(observed);
+    // Being deleted already (finalizers hold it): a DELETE again would change nothing but cost a write.
+    if (observed.metadata.deletionTimestamp) return { outcome: 'pending', observed, relation, alreadyDeleting: true };
     try {
       const outcome = await client.delete(ref.type, ref.name, ref.namespace, {
         uid: observed.metadata.uid,
@@ -122,7 +124,7 @@ export async function deleteOwned(
   kind: Pick<NativeKind<ManagedResource>, 'target' | 'dependents' | 'superseded'>,
   what: { name: string; namespace?: string; owner: Owner; vouchers: Vouchers; companions: Companion[] },
   signal: AbortSignal,
-): Promise<{ gone: boolean; keptNamespace?: { why: string; byStores: boolean } }> {
+): Promise<{ gone: boolean; alreadyDeleting?: boolean; keptNamespace?: { why: string; byStores: boolean } }> {
   const { client } = access;
   const { name, namespace, owner, vouchers, companions } = what;
   // What the operator made for the object is found by its uid. With the uid recorded, the object goes
@@ -151,5 +153,5 @@ export async function deleteOwned(
   const keptNamespace = namespace
     ? await deleteNamespaceIfUnusedCoalesced(client, access.marks, namespace, kind.target, signal)
     : undefined;
-  return { gone: target.outcome !== 'pending', keptNamespace };
+  return { gone: target.outcome !== 'pending', ...(target.alreadyDeleting && { alreadyDeleting: true }), keptNamespace };
 }

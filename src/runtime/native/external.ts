@@ -407,7 +407,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       return { gone: true };
     }
     const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(teardown ? [teardown.object] : [])];
-    const { gone, keptNamespace } = await deleteOwned(
+    const { gone, alreadyDeleting, keptNamespace } = await deleteOwned(
       { client: this.client, read: this.read, marks: this.marks },
       this.kind,
       { name, namespace, owner, vouchers, companions },
@@ -415,6 +415,6 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     );
     // Other stores still living there is the usual case of a shared namespace, not news.
     if (keptNamespace && !keptNamespace.byStores) this.opts.recorder?.normal(mr, Reasons.KeptTargetNamespace, keptNamespace.why);
-    return { gone };
+    return alreadyDeleting ? { gone, alreadyDeleting } : { gone };
   }
 }
