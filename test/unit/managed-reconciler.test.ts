@@ -379,14 +379,14 @@ describe('ManagedReconciler', () => {
 
   it('a later pass that finds the resource still being deleted announces nothing again', async () => {
     const deleting = mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized });
-    const pending = (alreadyDeleting: boolean) => ({
+    const pending = (requested: boolean) => ({
       ...external({ exists: true }),
-      delete: async () => (alreadyDeleting ? { gone: false, alreadyDeleting } : { gone: false }),
+      delete: async () => ({ gone: false, requested }),
     });
-    const first = reconcilerFor(deleting, pending(false));
+    const first = reconcilerFor(deleting, pending(true));
     expect(await first.run()).toEqual({ kind: 'requeue' });
     expect(first.recorder.events.map((e) => e.reason)).toEqual(['DeletedExternalResource']);
-    const second = reconcilerFor(deleting, pending(true));
+    const second = reconcilerFor(deleting, pending(false));
     expect(await second.run()).toEqual({ kind: 'requeue' });
     expect(second.recorder.events).toEqual([]);
   });

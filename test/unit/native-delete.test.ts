@@ -137,7 +137,7 @@ describe('NativeExternal.delete', () => {
       mr,
       new AbortController().signal,
     );
-    expect(result).toEqual({ gone: true }); // not ours to wait for
+    expect(result).toEqual({ gone: true, requested: false }); // not ours to wait for, nor to announce
     expect(target.log).toEqual([]);
   });
 
@@ -201,7 +201,7 @@ describe('NativeExternal.delete', () => {
       recorded,
       new AbortController().signal,
     );
-    expect(result).toEqual({ gone: true });
+    expect(result).toEqual({ gone: true, requested: false }); // the store was deleted before the crash
     expect(target.log).toEqual(['delete servers/server-a']);
     expect([...target.objects.keys()]).toEqual(['servers/server-other']);
   });
@@ -212,7 +212,7 @@ describe('NativeExternal.delete', () => {
     const deleting = { ...recorded, metadata: { ...recorded.metadata, deletionTimestamp: '2026-11-27T00:00:00Z' } };
     const external = new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(undefined) });
     expect(await external.observe(deleting, new AbortController().signal)).toEqual({ exists: true, upToDate: true });
-    expect(await external.delete(deleting, new AbortController().signal)).toEqual({ gone: true });
+    expect(await external.delete(deleting, new AbortController().signal)).toEqual({ gone: true, requested: false });
     expect([...target.objects.keys()]).toEqual([]);
     // Nothing to find without a recorded uid, or for a kind whose operator's objects the garbage collector takes.
     const legacy = { ...deleting, metadata: { ...deleting.metadata, annotations: {} } };
@@ -254,12 +254,36 @@ describe('NativeExternal.delete', () => {
     expect(await new NativeExternal(kind, client, marks, { reader: cacheOf(copy) }).delete(recorded, new AbortController().signal)).toEqual(
       {
         gone: false,
-        alreadyDeleting: true,
+        requested: false,
       },
     );
     expect(target.log).toEqual([]);
     // What its operator made is still looked for on every pass: a pass cut off before it left them.
     expect(lists).toEqual(['servers']);
+  });
+
+  it('deletes the object that replaced one a stale cached copy shows being deleted', async () => {
+    const target = new FakeTarget();
+    const stale = structuredClone(ourStore(target));
+    stale.metadata.deletionTimestamp = '2026-05-01T09:00:00Z';
+    // The server's object of that name is a newer one of ours (another uid), not being deleted.
+    ourStore(target).metadata.uid = 'm-uid-2';
+    const deletion = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale) }).delete(
+      mr,
+      new AbortController().signal,
+    );
+    expect(target.log).toContain('delete stores/m');
+    expect(deletion).toEqual({ gone: true });
+  });
+
+  it("asks again, in the background, an object held for its dependents' sake (orphan or foreground)", async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    copy.metadata.deletionTimestamp = '2026-05-01T09:00:00Z';
+    copy.metadata.finalizers = ['orphan'];
+    target.held = true;
+    await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(recorded, new AbortController().signal);
+    expect(target.log).toContain('delete stores/m');
   });
 
   it('is not gone while finalizers hold the object', async () => {

@@ -286,7 +286,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       } catch (err) {
         return this.fail(mr, cached, signal, Reasons.CannotDeleteExternalResource, 'delete failed', err, Ready.deleting());
       }
-      if (!deletion?.alreadyDeleting) this.o.recorder.normal(mr, Reasons.DeletedExternalResource, 'Deleted the external resource');
+      if (deletion?.requested !== false) this.o.recorder.normal(mr, Reasons.DeletedExternalResource, 'Deleted the external resource');
       if (!deletion?.gone) {
         this.setConditions(mr, Ready.deleting(), Synced.success());
         await this.writeStatus(mr, cached, signal);

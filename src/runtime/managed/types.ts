@@ -51,8 +51,8 @@ export interface ExternalCreation {
 
 export interface ExternalDeletion {
   gone: boolean;
-  /** It was being deleted already (finalizers hold it): nothing was asked of it now, and nothing is announced. */
-  alreadyDeleting?: boolean;
+  /** Whether its deletion was asked now (announced then); false when it was already going or gone. Unsaid: asked. */
+  requested?: boolean;
 }
 
 export interface ExternalClient<MR extends ManagedResource> {

@@ -10,6 +10,9 @@ import { deleteNamespaceIfUnusedCoalesced } from './namespaces.ts';
 import type { Owner, OwnershipMarks, Relation, Vouchers } from './ownership.ts';
 import { Reasons } from '../reasons.ts';
 
+/** The finalizers of a deletion's propagation policy: our background DELETE replaces them. */
+const PROPAGATION = new Set(['orphan', 'foregroundDeletion']);
+
 /** Where a deletion reads and writes: `read` may be a cache (first look only), `client` is live. */
 export interface TargetAccess {
   client: Client;
@@ -37,10 +40,14 @@ export async function deleteIfOurs(
     if (!observed) return { outcome: 'absent', observed: seen };
     const relation = marks.relation(ref.type, observed, owner, vouchers);
     if (relation !== 'ours' && relation !== 'restored') return { outcome: 'notOurs' };
+    // Held by others' finalizers: a DELETE again would change nothing but cost a write. Only a fresh
+    // copy says so (a cached one may be of an object since replaced); one held for its dependents'
+    // sake (orphan, foreground) is asked again, in the background, as before.
+    const held = observed.metadata.deletionTimestamp && !observed.metadata.finalizers?.some((f) => PROPAGATION.has(f));
+    if (held && attempt === 0 && read !== client) continue;
     seen = observed;
     await before?.(observed);
-    // Being deleted already (finalizers hold it): a DELETE again would change nothing but cost a write.
-    if (observed.metadata.deletionTimestamp) return { outcome: 'pending', observed, relation, alreadyDeleting: true };
+    if (held) return { outcome: 'pending', observed, relation, alreadyDeleting: true };
     try {
       const outcome = await client.delete(ref.type, ref.name, ref.namespace, {
         uid: observed.metadata.uid,
@@ -124,7 +131,7 @@ export async function deleteOwned(
   kind: Pick<NativeKind<ManagedResource>, 'target' | 'dependents' | 'superseded'>,
   what: { name: string; namespace?: string; owner: Owner; vouchers: Vouchers; companions: Companion[] },
   signal: AbortSignal,
-): Promise<{ gone: boolean; alreadyDeleting?: boolean; keptNamespace?: { why: string; byStores: boolean } }> {
+): Promise<{ gone: boolean; requested: boolean; keptNamespace?: { why: string; byStores: boolean } }> {
   const { client } = access;
   const { name, namespace, owner, vouchers, companions } = what;
   // What the operator made for the object is found by its uid. With the uid recorded, the object goes
@@ -153,5 +160,7 @@ export async function deleteOwned(
   const keptNamespace = namespace
     ? await deleteNamespaceIfUnusedCoalesced(client, access.marks, namespace, kind.target, signal)
     : undefined;
-  return { gone: target.outcome !== 'pending', ...(target.alreadyDeleting && { alreadyDeleting: true }), keptNamespace };
+  // Asked now: not absent (gone already, or deleted by someone else), nor held since an earlier pass.
+  const requested = (target.outcome === 'deleted' || target.outcome === 'pending') && !target.alreadyDeleting;
+  return { gone: target.outcome !== 'pending', requested, keptNamespace };
 }

@@ -401,13 +401,13 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       trust: (c: Companion, have: TargetObject, observed: TargetObject, main: Relation) => this.trusted(mr, c, have, observed, main),
     };
     const torn = run ? await tearDown(this.teardownAccess(mr), run, signal) : 'done';
-    if (torn === 'pending') return { gone: false };
+    if (torn === 'pending') return { gone: false, requested: false };
     if (torn === 'retain') {
       await retain(this.teardownAccess(mr), run!, [...(this.kind.companions?.(mr, name, ctx) ?? []), teardown!.object], signal);
-      return { gone: true };
+      return { gone: true, requested: false };
     }
     const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(teardown ? [teardown.object] : [])];
-    const { gone, alreadyDeleting, keptNamespace } = await deleteOwned(
+    const { gone, requested, keptNamespace } = await deleteOwned(
       { client: this.client, read: this.read, marks: this.marks },
       this.kind,
       { name, namespace, owner, vouchers, companions },
@@ -415,6 +415,6 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     );
     // Other stores still living there is the usual case of a shared namespace, not news.
     if (keptNamespace && !keptNamespace.byStores) this.opts.recorder?.normal(mr, Reasons.KeptTargetNamespace, keptNamespace.why);
-    return alreadyDeleting ? { gone, alreadyDeleting } : { gone };
+    return requested ? { gone } : { gone, requested };
   }
 }

@@ -12,6 +12,7 @@ export type TargetObject = KubeObjectLike & {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     deletionTimestamp?: string;
+    finalizers?: string[];
     creationTimestamp?: string;
     ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
   };
