@@ -7,10 +7,12 @@
 //   8 placement under leader kills (capacity, reservations, no claim placed twice)
 //   9 every backend (ObjectStores, Tenants, ObjectBucketClaims) under kills, and stuck deletions
 //     (an unreachable target, a foreign finalizer) said, counted and ended (hack/lib/chaos-backends.ts)
+//   10 kill during deletions (nothing left in the target: the operator's objects, ours, the namespace)
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { BucketClasses, Buckets, ObjectStoreClasses } from '../src/app.ts';
-import { Events, Leases, Namespaces } from '../src/runtime/kube/resources.ts';
+import { Events, Jobs, Leases, Namespaces, Secrets, Services, StatefulSets } from '../src/runtime/kube/resources.ts';
+import type { KubeObjectLike } from '../src/runtime/kube/client.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
 import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import { ChaosEnv, CLUSTERS, Replica, World, cond, isBound, percentile, sleep, within, type Conditioned } from './lib/chaos.ts';
@@ -31,6 +33,7 @@ const SIZES = {
     goneClaims: 10,
     placed: { claims: 100, capacity: 40, kills: 5 },
     backends: { claims: 15, kills: 4, outageS: 30 },
+    deletedClaims: 60,
   },
   small: {
     claims: 40,
@@ -43,12 +46,13 @@ const SIZES = {
     goneClaims: 4,
     placed: { claims: 30, capacity: 12, kills: 3 },
     backends: { claims: 3, kills: 2, outageS: 15 },
+    deletedClaims: 30,
   },
 };
 const { values } = parseArgs({
   options: {
     size: { type: 'string', default: process.env.SIZE || 'default' },
-    scenarios: { type: 'string', default: process.env.SCENARIOS || '1,2,3,4,5,6,7,8,9' },
+    scenarios: { type: 'string', default: process.env.SCENARIOS || '1,2,3,4,5,6,7,8,9,10' },
     claims: { type: 'string' },
     kills: { type: 'string' },
     'per-target': { type: 'string' },
@@ -522,14 +526,89 @@ async function scenario7(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   return { figures, violations };
 }
 
+/**
+ * 10: SIGKILLs while every store is being deleted. A deletion is several requests (the store, then
+ * what its operator made, found by the uid recorded at its create, then our companions and the
+ * namespace): a kill between any two must leave nothing behind once the next process is done. Checked
+ * deeper than the other scenarios: the target namespace itself, and anything still in it (the
+ * operator's StatefulSets and Services, our Secrets, Services and Jobs).
+ */
+async function scenario10(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'seconds'>> {
+  // The leak sweeper stays off here: it would remove what a deletion left behind, and hide it.
+  const { world, replica } = await env.scenario('s10', ['--leak-interval', '1h']);
+  const violations: string[] = [];
+  const claims = names('gone', size.deletedClaims);
+  await world.claims(claims, 'a');
+  await world.bound(claims, 300_000).catch((err: Error) => violations.push(err.message));
+  const target = env.targets.a;
+  const storeNamespace = `${world.platform}-store`;
+  const listed = async (): Promise<(KubeObjectLike & { kind?: string; data?: Record<string, string> })[]> =>
+    (
+      await Promise.all(
+        [StatefulSets, Services, Secrets, Jobs].map(async (type) =>
+          (await target.admin.list<KubeObjectLike & { data?: Record<string, string> }>(type, { namespace: storeNamespace })).items.map(
+            (o) => ({ ...o, kind: type.kind }),
+          ),
+        ),
+      )
+    ).flat();
+  const before = await listed();
+  const statefulSets = before.filter((o) => o.kind === 'StatefulSet').length;
+  if (statefulSets < claims.length) violations.push(`only ${statefulSets} StatefulSets for ${claims.length} stores before the deletions`);
+  // Scenario 6 looks for these stores' root keys, and the claims' keys, in every log.
+  for (const o of before.filter((x) => x.kind === 'Secret' && x.metadata.name.endsWith('-access-keys')))
+    for (const k of ['username', 'password']) if (o.data?.[k]) env.secrets.add(Buffer.from(o.data[k], 'base64').toString());
+  await world.harvest();
+  const t = performance.now();
+  for (const c of await world.listClaims()) await env.admin.delete(Buckets, c.metadata.name, world.app);
+  const gaps: number[] = [];
+  const leftAtKill: string[] = [];
+  for (let k = 0; k < size.kills; k++) {
+    // Short gaps after the process serves again: each kill lands inside some store's deletion.
+    const gap = 100 + Math.random() * 600;
+    gaps.push(gap);
+    await sleep(gap);
+    const [managed, inTarget] = await Promise.all([world.listManaged(), listed()]);
+    leftAtKill.push(`${managed.length}/${inTarget.filter((o) => o.kind === 'StatefulSet').length}`);
+    await replica.kill();
+    await replica.start();
+    await eventually(() => replica.healthy(), 'provider-rook serving again', within(60_000, 100));
+  }
+  if (leftAtKill[0]?.startsWith('0/')) violations.push('every deletion was done before the first kill: nothing was tested');
+  const left = async (): Promise<string[]> => {
+    const namespace = await target.admin.get<KubeObjectLike & { status?: { phase?: string } }>(Namespaces, storeNamespace);
+    return [
+      ...(await world.leftovers()),
+      ...(namespace ? [`target a: namespace ${storeNamespace} (${namespace.status?.phase ?? 'Active'})`] : []),
+      ...(await listed()).map((o) => `target a: ${o.kind} ${o.metadata.name} in ${storeNamespace}`),
+    ];
+  };
+  try {
+    await eventually(async () => (await left()).length === 0, 'nothing left after deletions under kills', within(180_000));
+  } catch {
+    violations.push(...(await left()).slice(0, 10).map((l) => `left after deleting under kills: ${l}`));
+  }
+  const deleted = performance.now() - t;
+  await replica.kill();
+  return {
+    figures: [
+      `${claims.length} claims Bound (${before.length} objects in their target namespace, ${statefulSets} of them the operator's StatefulSets), ` +
+        `deleted at once under ${size.kills} SIGKILLs ${s(Math.min(...gaps))}-${s(Math.max(...gaps))} after serving again, ` +
+        `with ${leftAtKill.join(', ')} managed resources / operator's StatefulSets left at the kills: the namespace and everything in it gone in ${s(deleted)}`,
+    ],
+    violations,
+  };
+}
+
 const SCENARIOS: [number, string, (env: ChaosEnv) => Promise<Omit<Outcome, 'scenario' | 'seconds'>>][] = [
   [1, 'kill during binding', scenario1],
   [2, 'target outage', scenario2],
   [3, 'control-plane restart', scenario3],
   [4, 'leader failover', scenario4],
   [5, 'watch history lost', scenario5],
-  // Before 6, which looks for its stores' root keys in every log too.
+  // Before 6, which looks for their stores' root keys in every log too.
   [9, 'every backend, stuck deletions', (e) => everyBackend(e, size.backends)],
+  [10, 'kill during deletions', scenario10],
   [6, 'secrets never shown', scenario6],
   [7, 'hostile input', scenario7],
   [8, 'placement under leader kills', scenario8],
