@@ -1,11 +1,13 @@
 // Stuck work is visible and ends: a managed resource whose deletion waits on a finalizer someone else
 // added says so (what, and since when), is counted in the waiting gauge, and finishes by itself once
-// that finalizer goes; nothing is deleted in the target meanwhile.
+// that finalizer goes; nothing is deleted in the target meanwhile. An object in the target held by
+// someone else's finalizer is asked to go once, not again on every pass that waits for it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
-import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { countWaitingAfter, registry } from '../../src/runtime/metrics.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
+import { Events } from '../../src/runtime/kube/resources.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespace, installCrds, ourCrds, preinstallOperator, registerProvider, startTestApp } from '../support/provider.ts';
@@ -77,4 +79,56 @@ describe('a deletion that waits on a finalizer someone else added', () => {
     await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the store to be gone', 30_000);
     expect(await target.get(RookObjectStores, name, targetNamespace)).toBeUndefined();
   }, 60_000);
+});
+
+const counted = async (name: string, match: (labels: Partial<Record<string, string | number>>) => boolean): Promise<number> =>
+  ((await registry.getSingleMetric(name)?.get())?.values ?? []).filter((v) => match(v.labels)).reduce((n, v) => n + v.value, 0);
+
+describe('a deletion that waits on a finalizer someone else added in the target', () => {
+  it('asks the object to go once and says so once, however many passes wait for it', async () => {
+    const name = uniqueName('held-there');
+    const targetNamespace = uniqueName('t');
+    const targetHost = new URL(testCluster('target').server).host;
+    const deletes = () => counted('rest_client_requests_total', (l) => l.host === targetHost && l.method === 'DELETE');
+    const passes = () => counted('controller_runtime_reconcile_total', (l) => String(l.controller).startsWith('managed/objectstore'));
+    await control.create(ManagedObjectStores, {
+      apiVersion: ManagedObjectStores.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name, namespace: ns },
+      spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: 'target' } },
+    });
+    await eventually(async () => Boolean(await target.get(RookObjectStores, name, targetNamespace)), 'the store in the target');
+    // A backup tool in the target holds the store until it is done.
+    await target.mergePatch(RookObjectStores, name, targetNamespace, { metadata: { finalizers: [HOLD] } });
+    await control.delete(ManagedObjectStores, name, ns);
+    await eventually(
+      async () =>
+        Boolean(
+          (await target.get<KubeObjectLike & { metadata: { deletionTimestamp?: string } }>(RookObjectStores, name, targetNamespace))
+            ?.metadata.deletionTimestamp,
+        ),
+      'the store asked to go',
+    );
+    await eventually(async () => {
+      const mr = await control.get<KubeObjectLike & { status?: { conditions?: Cond[] } }>(ManagedObjectStores, name, ns);
+      return mr?.status?.conditions?.some((c) => c.type === 'Ready' && c.reason === 'Deleting');
+    }, 'the resource to say Deleting');
+    const deletesThen = await deletes();
+    const passesThen = await passes();
+    // Passes while it waits: each change of the resource brings one at once (its own requeues back off
+    // up to a minute).
+    for (let touch = 1; touch <= 3; touch++) {
+      await control.mergePatch(ManagedObjectStores, name, ns, { metadata: { annotations: { 'example.com/touched': String(touch) } } });
+      await eventually(async () => (await passes()) >= passesThen + touch, `pass ${touch} while the store is held`, 30_000);
+    }
+    expect(await deletes()).toBe(deletesThen);
+    const events = (
+      await control.list<KubeObjectLike & { reason: string; count?: number; involvedObject: { name: string } }>(Events, { namespace: ns })
+    ).items.filter((e) => e.involvedObject.name === name && e.reason === 'DeletedExternalResource');
+    expect(events.map((e) => e.count ?? 1)).toEqual([1]);
+
+    await target.mergePatch(RookObjectStores, name, targetNamespace, { metadata: { finalizers: null } });
+    await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the resource to be gone', 30_000);
+    expect(await target.get(RookObjectStores, name, targetNamespace)).toBeUndefined();
+  }, 90_000);
 });
