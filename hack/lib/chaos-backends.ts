@@ -52,7 +52,8 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   let standIns = [new FakeTenantOperator(a.admin), new FakeBucketProvisioner(a.admin)];
   for (const st of standIns) await st.start();
 
-  const { world, replica } = await env.scenario('s9', ['--waiting-after', `${WAITING_AFTER_S}s`]);
+  // The leak sweeper off: it would remove what a deletion left behind, and hide it.
+  const { world, replica } = await env.scenario('s9', ['--waiting-after', `${WAITING_AFTER_S}s`, '--leak-interval', '1h']);
   const { admin } = env;
   const classes: [string, ResourceType, Record<string, unknown>][] = [
     [
@@ -337,6 +338,15 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   const t1 = performance.now();
   for (const g of await accesses()) await admin.delete(BucketAccesses, g.metadata.name, grantee);
   for (const c of rest) await admin.delete(Buckets, c.metadata.name, world.app);
+  // SIGKILLs while they are being deleted, each a moment after the process serves again.
+  const leftAtKill: number[] = [];
+  for (let k = 0; k < size.kills; k++) {
+    await sleep(100 + Math.random() * 600);
+    leftAtKill.push((await managed()).length);
+    await replica.kill();
+    await replica.start();
+    await eventually(() => replica.healthy(), 'provider-rook serving again', within(60_000, 100));
+  }
   await eventually(
     async () => (await managed()).filter((m) => m.kind === kinds.MinioBucket.kind).length === 0,
     'the shared store emptied of buckets and users',
@@ -362,7 +372,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
       `a stopped for ${size.outageS} s with one deletion per backend: all said Unreachable ${s(unreachableSaid)} after it stopped, ${unreachableCounted} counted waiting; ended ${s(resumed)} after it returned`,
       `a foreign finalizer held a deletion: said WaitingForFinalizers, ${holdCounted} counted; ended once it was removed`,
       `a Tenant its operator did not make ready: said ${notReady ? `Ready=False/${notReady.reason} (${notReady.message.slice(0, 60)})` : 'nothing'}, ${notReadyCounted} counted; Bound ${s(lateBound)} after the operator was back`,
-      `the rest deleted, nothing of any kind left, in ${s(deleted)}`,
+      `the rest deleted under ${size.kills} more SIGKILLs (${leftAtKill.join(', ')} managed resources left at them), nothing of any kind left, in ${s(deleted)}`,
     ],
     violations,
   };

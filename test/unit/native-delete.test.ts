@@ -245,6 +245,38 @@ describe('NativeExternal.delete', () => {
     expect(target.log).toContain('delete jobs/m-access-1');
   });
 
+  it('deleting, a resource whose object is gone runs its deletion once more while its companions may be left, and not after a pass waited', async () => {
+    const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+    const rootKeys = {
+      type: Secrets,
+      name: 'm-root',
+      namespace: 'ns',
+      purpose: 'root keys',
+      build: () => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'm-root', namespace: 'ns' } }),
+    };
+    // A kind whose operator's objects the garbage collector takes (no dependents), with a companion of ours.
+    const withKeys: NativeKind<ManagedResource> = { ...kind, dependents: undefined, companions: () => [rootKeys] };
+    const target = new FakeTarget();
+    // A pass deleted the object and was cut off before its companion.
+    target.put(Secrets, 'm-root', marks.mark(Secrets, { metadata: { name: 'm-root', namespace: 'ns' } }, owner).metadata);
+    const deleting = { ...mr, metadata: { ...mr.metadata, deletionTimestamp: '2026-11-27T00:00:00Z' } };
+    const external = new NativeExternal(withKeys, target.asClient(), marks, { reader: target.asClient() });
+    expect(await external.observe(deleting, new AbortController().signal)).toEqual({ exists: true, upToDate: true });
+    expect(await external.delete(deleting, new AbortController().signal)).toEqual({ gone: true, requested: false });
+    expect(target.log).toEqual(['delete secrets/m-root']);
+    // A pass that deleted what it found and then waited for the object says so: nothing is left to look for.
+    const waited: ManagedResource = {
+      ...deleting,
+      status: {
+        conditions: [
+          { type: 'Ready', status: 'False', reason: 'Deleting', lastTransitionTime: '2026-11-27T00:00:01Z' },
+          { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: '2026-11-27T00:00:01Z' },
+        ],
+      },
+    };
+    expect(await external.observe(waited, new AbortController().signal)).toEqual({ exists: false, upToDate: true });
+  });
+
   it('asks nothing again of an object already being deleted (finalizers hold it), and says so', async () => {
     const target = new FakeTarget();
     const copy = ourStore(target);

@@ -15,7 +15,7 @@ import {
   type ExternalObservation,
   type ManagedResource,
 } from '../managed/types.ts';
-import { deleteIfOurs, deleteOwned, deleteSuperseded } from './deletion.ts';
+import { deleteIfOurs, deleteOwned, deleteSuperseded, mayHaveLeftovers } from './deletion.ts';
 import { policyOf } from '../managed/policies.ts';
 import { retain, tearDown, type TeardownAccess } from './teardown.ts';
 import {
@@ -150,12 +150,12 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const name = checkedExternalName(mr);
     const owner = this.owner(mr);
     const ref = { type: this.kind.target, name, namespace: this.kind.desired(mr, name, this.ctx(mr)).metadata.namespace };
-    // Deleting, a cache that saw our object go answers; what its operator made may outlive it (a pass
-    // cut off, or the object deleted by others): the deletion finds that by the recorded uid.
+    // Deleting, a cache that saw our object go answers; what its operator made, and our companions,
+    // may outlive it (a pass cut off, or the object deleted by others): see mayHaveLeftovers.
     const [deleting, recordedUid] = [isDeleting(mr.metadata), vouchersOf(mr).recordedUid];
     const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal, deleting ? recordedUid : undefined);
     if (!observed) {
-      if (deleting) return { exists: Boolean(this.kind.dependents && recordedUid), upToDate: true };
+      if (deleting) return { exists: mayHaveLeftovers(this.kind, mr, recordedUid), upToDate: true };
       await refuseMovedIdentity(this.client, this.marks, this.kind.target, mr, owner, ref, signal);
       return { exists: false, upToDate: false };
     }
