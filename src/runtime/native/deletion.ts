@@ -1,7 +1,7 @@
 // Deleting what a managed resource owns in a target: only what its marks prove ours, and only the
 // very copy that was checked (the delete is conditional on its uid and resourceVersion), in an order
 // that a crash at any point leaves nothing behind that the next pass would not find.
-import { getCondition, ReasonedError, type Condition } from '../conditions.ts';
+import { ReasonedError } from '../conditions.ts';
 import type { Deletion, Client, KubeClient } from '../kube/client.ts';
 import { isConflict } from '../kube/errors.ts';
 import type { ManagedResource } from '../managed/types.ts';
@@ -123,20 +123,16 @@ export async function deleteSuperseded(
 
 /**
  * Whether a deleting resource whose object is gone may still have something of ours in the target,
- * so that its deletion runs once more: what the operator made, found by the recorded uid; or its
- * companions, until a pass has deleted them and then waited for the object (its status says so). A
- * pass cut off after the object, or an object someone else deleted, leaves them behind otherwise.
+ * so that its deletion runs once more (it then finds the object absent, deletes what is left, and
+ * lets go): what the operator made, found by the recorded uid; our companions, a teardown's Job or
+ * older Jobs. A pass cut off after the object, or an object someone else deleted, leaves them behind
+ * otherwise. (A status cannot tell that a pass got past them: a running teardown writes the same.)
  */
 export function mayHaveLeftovers(
   kind: Pick<NativeKind<ManagedResource>, 'dependents' | 'companions' | 'teardown' | 'superseded'>,
-  mr: ManagedResource,
   recordedUid: string | undefined,
 ): boolean {
-  if (kind.dependents && recordedUid) return true;
-  if (!kind.companions && !kind.teardown && !kind.superseded) return false;
-  const conditions = (mr.status as { conditions?: Condition[] } | undefined)?.conditions;
-  const waited = getCondition(conditions, 'Ready')?.reason === 'Deleting' && getCondition(conditions, 'Synced')?.status === 'True';
-  return !waited;
+  return Boolean((kind.dependents && recordedUid) || kind.companions || kind.teardown || kind.superseded);
 }
 
 /**

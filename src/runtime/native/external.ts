@@ -155,7 +155,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const [deleting, recordedUid] = [isDeleting(mr.metadata), vouchersOf(mr).recordedUid];
     const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal, deleting ? recordedUid : undefined);
     if (!observed) {
-      if (deleting) return { exists: mayHaveLeftovers(this.kind, mr, recordedUid), upToDate: true };
+      if (deleting) return { exists: mayHaveLeftovers(this.kind, recordedUid), upToDate: true };
       await refuseMovedIdentity(this.client, this.marks, this.kind.target, mr, owner, ref, signal);
       return { exists: false, upToDate: false };
     }
