@@ -123,7 +123,10 @@ describe('operator install', () => {
     );
     expect(cond(mr, 'Synced')?.message).toMatch(/adding \{name: rook-minio, install: true\} to spec.operators of Provider/);
     expect(ourWrites).toEqual([]);
+    // Deleted, it lets go: nothing of its kind is served there to be left behind, and nothing is written.
     await control.delete(ManagedObjectStores, name, ns);
+    await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the refused store to be gone', 30_000);
+    expect(ourWrites).toEqual([]);
   }, 180_000);
 
   it('with opt-in, installs the bundle once for 20 concurrent stores, then creates them all', async () => {

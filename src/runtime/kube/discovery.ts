@@ -2,6 +2,7 @@
 // fixed list: a namespace is deleted with everything in it, so "empty" must mean empty of every
 // type, including other teams' custom resources. Lists ask for metadata only.
 import type { KubeClient } from './client.ts';
+import { isNotFound } from './errors.ts';
 import { resourcePath, type ResourceType } from './resources.ts';
 
 interface APIResource {
@@ -107,15 +108,17 @@ export async function namespaceContents(client: KubeClient, namespace: string, s
 
 /** Whether any live object of `type` is in `namespace` (one small metadata-only list). */
 export async function anyLiveIn(client: KubeClient, type: ResourceType, namespace: string, signal?: AbortSignal): Promise<boolean> {
-  const list = await client.request<{ items?: { metadata: { deletionTimestamp?: string } }[] | null }>(
-    'GET',
-    resourcePath(type, namespace),
-    {
+  const list = await client
+    .request<{ items?: { metadata: { deletionTimestamp?: string } }[] | null }>('GET', resourcePath(type, namespace), {
       query: { limit: '10' },
       accept: PARTIAL_METADATA_LIST,
       signal,
-    },
-  );
+    })
+    // Not served (its operator never installed, or its CRD gone): none lives anywhere.
+    .catch((err: unknown) => {
+      if (isNotFound(err)) return { items: [] };
+      throw err;
+    });
   return (list.items ?? []).some((i) => !i.metadata.deletionTimestamp);
 }
 
