@@ -95,6 +95,14 @@ const countingLists = (client: KubeClient, lists: string[]): KubeClient =>
       return client.list(...a);
     },
   }) as unknown as KubeClient;
+/** A companion of ours in namespace ns, as a kind's companions() lists it. */
+const companion = (type: ResourceType, name: string, purpose: string) => ({
+  type,
+  name,
+  namespace: 'ns',
+  purpose,
+  build: () => ({ apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace: 'ns' } }),
+});
 /** A cache that answers with the copy it was given. */
 const cacheOf = (copy: TargetObject | undefined): ObjectReader => ({ get: async <T>() => structuredClone(copy) as T | undefined });
 
@@ -223,13 +231,7 @@ describe('NativeExternal.delete', () => {
 
   it('deletes an older Job of ours even when the resource has no Job companion any more (its bucket was taken off)', async () => {
     const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
-    const keys = {
-      type: Servers,
-      name: 'm-keys',
-      namespace: 'ns',
-      purpose: 'keys',
-      build: () => ({ apiVersion: 'apps/v1', kind: 'Server', metadata: { name: 'm-keys' } }),
-    };
+    const keys = companion(Servers, 'm-keys', 'keys');
     const noJobs: NativeKind<ManagedResource> = {
       ...kind,
       superseded: { type: Jobs, labelSelector: 'role=access' },
@@ -247,13 +249,7 @@ describe('NativeExternal.delete', () => {
 
   it('deleting, a resource whose object is gone runs its deletion once more while its companions may be left', async () => {
     const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
-    const rootKeys = {
-      type: Secrets,
-      name: 'm-root',
-      namespace: 'ns',
-      purpose: 'root keys',
-      build: () => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'm-root', namespace: 'ns' } }),
-    };
+    const rootKeys = companion(Secrets, 'm-root', 'root keys');
     // A kind whose operator's objects the garbage collector takes (no dependents), with a companion of ours.
     const withKeys: NativeKind<ManagedResource> = { ...kind, dependents: undefined, companions: () => [rootKeys] };
     const target = new FakeTarget();
