@@ -104,6 +104,21 @@ export const bucketSchema = z.object({
           'x-kubernetes-list-map-keys': ['namespace'],
         }),
     })
+    .meta({
+      // What a claim is bound to is a fact once recorded: pointing it elsewhere would reach a resource made for another claim.
+      'x-kubernetes-validations': [
+        {
+          rule: '!has(oldSelf.resourceRef) || (has(self.resourceRef) && self.resourceRef == oldSelf.resourceRef)',
+          message: 'spec.resourceRef cannot change or be removed once set: make a new Bucket instead',
+          fieldPath: '.resourceRef',
+        },
+        {
+          rule: '!has(oldSelf.resourceRef) || (has(self.classRef) == has(oldSelf.classRef) && (!has(self.classRef) || self.classRef == oldSelf.classRef))',
+          message: 'spec.classRef cannot change once the claim has a resource (spec.resourceRef): make a new Bucket instead',
+          fieldPath: '.classRef',
+        },
+      ],
+    })
     .default({}),
   status: z
     .object({
@@ -161,6 +176,15 @@ export const bucketAccessSchema = z.object({
       'x-kubernetes-validations': [
         { rule: 'self.bucketRef == oldSelf.bucketRef', message: 'spec.bucketRef cannot change: make a new BucketAccess instead' },
         { rule: 'self.mode == oldSelf.mode', message: 'spec.mode cannot change: make a new BucketAccess instead' },
+        {
+          // provider-rook clears it when it revokes the user, and records the grant it makes again (same name, a new uid).
+          rule:
+            '!has(oldSelf.resourceRef) || !has(self.resourceRef) || (self.resourceRef.name == oldSelf.resourceRef.name && ' +
+            'has(self.resourceRef.namespace) == has(oldSelf.resourceRef.namespace) && (!has(self.resourceRef.namespace) || self.resourceRef.namespace == oldSelf.resourceRef.namespace) && ' +
+            'has(self.resourceRef.kind) == has(oldSelf.resourceRef.kind) && (!has(self.resourceRef.kind) || self.resourceRef.kind == oldSelf.resourceRef.kind))',
+          message: 'spec.resourceRef cannot be pointed at another resource once set: it is set by provider-rook',
+          fieldPath: '.resourceRef',
+        },
       ],
     }),
   status: z

@@ -19,6 +19,7 @@ import { secretText } from '../runtime/native/credentials.ts';
 import type { KindContext, NativeKind } from '../runtime/native/kind.ts';
 import { Reasons } from '../runtime/reasons.ts';
 import { bucketNameFor } from '../s3/names.ts';
+import { S3_ENDPOINT_KEYS } from '../s3/details.ts';
 import {
   accessJob,
   bucketUserRotation,
@@ -61,6 +62,15 @@ export const minioBucketKind: NativeKind<MinioBucket> = {
   teardown: (mr, name, ctx) => revokeTeardown(bucketUser(mr, name, ctx), mr.spec.forProvider.deleteObjects ?? false),
   superseded: SUPERSEDED_JOBS,
   rotation: bucketUserRotation(bucketUser, ownerOf),
+  // Its endpoint is its store's: while that store cannot prove the Service it names, this bucket publishes none either.
+  endpointFrom: {
+    types: [kinds.ObjectStore, kinds.Tenant],
+    of: (mr) => ({
+      type: mr.spec.forProvider.store.kind === 'Tenant' ? kinds.Tenant : kinds.ObjectStore,
+      name: mr.spec.forProvider.store.name,
+    }),
+    keys: S3_ENDPOINT_KEYS,
+  },
 
   async inspect({ mr, observed, companions, credentials }) {
     const f = mr.spec.forProvider;
@@ -171,11 +181,19 @@ function grantIn(
   };
 }
 
+/** The bucket a grant's MinioBucket reaches: its Provider, namespace, store and bucket name. */
+function reaches(grant: ManagedResource): string {
+  const { spec } = grant as MinioBucket;
+  const f = spec.forProvider;
+  return JSON.stringify([spec.providerRef?.name ?? '', spec.targetNamespace, f.store.kind, f.store.name, f.bucketName]);
+}
+
 /** Every MinIO bucket can be shared: a dedicated store's, a Tenant's, and one in a shared store. */
 export const minioGrantors: Grantor[] = [
   {
     managed: kinds.ObjectStore,
     grants: kinds.MinioBucket,
+    reaches,
     grant: (mr, mode, name) =>
       grantIn(
         mr,
@@ -189,14 +207,23 @@ export const minioGrantors: Grantor[] = [
   {
     managed: kinds.Tenant,
     grants: kinds.MinioBucket,
+    reaches,
     grant: (mr, mode, name) =>
       grantIn(mr, tenantAccess(mr as Tenant), { kind: 'Tenant', name: mr.metadata.name }, (mr as Tenant).spec.bucket?.name, mode, name),
   },
   {
     managed: kinds.MinioBucket,
     grants: kinds.MinioBucket,
+    reaches,
     grant: (mr, mode, name) => {
       const f = (mr as MinioBucket).spec.forProvider;
+      // A user of a bucket it does not own (another grant) lends nothing: only the bucket's own resource does.
+      if (f.ownsBucket === false) {
+        throw new ReasonedError(
+          Reasons.GrantsNotSupported,
+          `${mr.kind} ${mr.metadata.namespace}/${mr.metadata.name} does not own its bucket, so it has none to share`,
+        );
+      }
       const store = {
         providerRef: mr.spec.providerRef!,
         namespace: (mr as MinioBucket).spec.targetNamespace,

@@ -21,12 +21,13 @@ import {
 } from '../minio/admin.ts';
 import type { ConnectionDetails } from '../runtime/managed/types.ts';
 import { externalNameOf } from '../runtime/meta.ts';
-import type { KindContext } from '../runtime/native/kind.ts';
+import type { Inspection, KindContext, ObjectReader, TargetObject } from '../runtime/native/kind.ts';
 import { withoutNulls } from '../runtime/json.ts';
 import { randomKey } from '../runtime/random.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 import { Reasons } from '../runtime/reasons.ts';
-import { s3ConnectionDetails } from '../s3/details.ts';
+import { S3_ENDPOINT_KEYS, s3ConnectionDetails } from '../s3/details.ts';
+import { policyOf } from '../runtime/managed/policies.ts';
 
 /** The Rook MinIO operator (config/operators/rook-minio, modernised from rook v1.2.7, its last release). */
 export const rookMinioOperator = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/rook-minio', import.meta.url)), {
@@ -168,6 +169,7 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
         name: endpointServiceName(name),
         namespace: mr.spec.targetNamespace,
         purpose: 'endpoint Service',
+        publishedAs: S3_ENDPOINT_KEYS,
         build: () => ({
           apiVersion: 'v1',
           kind: 'Service',
@@ -216,7 +218,10 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
 
   async inspect({ read, mr, observed, companions, credentials, signal }) {
     const { name, namespace } = observed.metadata;
-    const endpoint = endpointOf(name, namespace!, mr.spec.forProvider.clusterDomain);
+    const domain = mr.spec.forProvider.clusterDomain;
+    // Observed only, nothing of ours is beside it: its endpoint is the operator's own Service, if one is there.
+    if (policyOf(mr.spec as { managementPolicies?: string[] }).onlyObserve) return observedStore(read, mr, observed, signal);
+    const endpoint = endpointOf(name, namespace!, domain);
     // The store's own size (an observed-only import may differ from the spec): what its operator runs.
     const want = (observed.spec as { scope?: { nodeCount?: number } } | undefined)?.scope?.nodeCount ?? mr.spec.forProvider.scope.nodeCount;
     // The operator writes no status; its StatefulSet (same name, same namespace) tells readiness.
@@ -248,6 +253,39 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     };
   },
 };
+
+/**
+ * A store imported read-only: provider-rook made no Service for it, so its connection Secret names the
+ * operator's headless Service of the same name when the operator made it for this very store (its
+ * owner reference names the store's uid), and no endpoint otherwise: the store is then not Ready.
+ */
+async function observedStore(read: ObjectReader, mr: ObjectStore, observed: TargetObject, signal: AbortSignal): Promise<Inspection> {
+  const { name, namespace } = observed.metadata;
+  const want = (observed.spec as { scope?: { nodeCount?: number } } | undefined)?.scope?.nodeCount ?? mr.spec.forProvider.scope.nodeCount;
+  const [sts, service] = await Promise.all([
+    read.get<{ metadata: { name: string }; status?: { readyReplicas?: number } }>(StatefulSets, name, namespace, signal),
+    read.get<TargetObject>(Services, name, namespace, signal),
+  ]);
+  const readyReplicas = sts?.status?.readyReplicas ?? 0;
+  const operators = service?.metadata.ownerReferences?.some((r) => r.uid === observed.metadata.uid) ?? false;
+  const endpoint = operators ? operatorEndpointOf(name, namespace!, mr.spec.forProvider.clusterDomain) : undefined;
+  const storeReady = sts !== undefined && readyReplicas >= want;
+  return {
+    ready: storeReady && endpoint !== undefined,
+    message: !endpoint
+      ? `no Service in the target leads to this store: provider-rook makes none for a store it only observes, and the operator's own Service ${namespace}/${name} ${service ? 'was not made for this store' : 'does not exist'}; its connection Secret names no endpoint`
+      : !sts
+        ? `waiting for the MinIO operator to create StatefulSet ${namespace}/${name}`
+        : `${readyReplicas}/${want} MinIO servers ready`,
+    ...(endpoint ? { connectionDetails: s3ConnectionDetails({ endpoint }) } : {}),
+    atProvider: { namespace, name, ...(endpoint ? { endpoint } : {}), readyReplicas },
+  };
+}
+
+/** The operator's headless Service, named after the store (it selects every MinIO server of the namespace). */
+function operatorEndpointOf(name: string, namespace: string, clusterDomain?: string): string {
+  return `http://${name}.${namespace}.svc.${clusterDomain || 'cluster.local'}:${MINIO_PORT}`;
+}
 
 export const rookMinio: Backend<ObjectStore, ObjectStoreClass> = {
   managed: kinds.ObjectStore,

@@ -72,6 +72,19 @@ export class ReasonedError extends Error {
   }
 }
 
+/**
+ * A resource cannot vouch for where its connection Secret leads (a Service someone else changed or
+ * replaced): it is not Ready, and these connection keys are withheld until it can.
+ */
+export class EndpointUnprovenError extends ReasonedError {
+  readonly withheld: string[];
+  constructor(message: string, withheld: string[]) {
+    super(Reasons.EndpointNotProven, message);
+    this.withheld = withheld;
+    this.name = 'EndpointUnprovenError';
+  }
+}
+
 /** The condition reason for an error: its own, or one derived from how the API call failed. */
 export function reasonOf(err: unknown, fallback: string = Reasons.ReconcileError): string {
   if (err instanceof ReasonedError) return err.reason;

@@ -8,6 +8,11 @@ export const Reasons = {
   ExternalResourceConflict: 'ExternalResourceConflict',
   /** A companion (e.g. an access-keys Secret) exists but was not made by provider-rook for this resource. */
   CompanionNotOwned: 'CompanionNotOwned',
+  /**
+   * Ready=False: the Service a resource's endpoint names (its own, or its shared store's) is not the
+   * one provider-rook made and recorded; its connection Secret names no endpoint until it is.
+   */
+  EndpointNotProven: 'EndpointNotProven',
   /** The connection Secret exists and is not controlled (ownerReference with uid) by this resource or claim. */
   ConnectionSecretConflict: 'ConnectionSecretConflict',
   /** A target namespace (of a store, or to install an operator into) the Provider does not allow. */

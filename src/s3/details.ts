@@ -13,6 +13,9 @@ export interface S3Access {
   bucket?: string;
 }
 
+/** The keys of s3ConnectionDetails that say where the store is: withheld together when that place cannot be proven. */
+export const S3_ENDPOINT_KEYS = ['endpoint', 'AWS_ENDPOINT_URL', 'BUCKET_HOST', 'BUCKET_PORT'];
+
 export function s3ConnectionDetails({ endpoint, accessKey, secretKey, bucket }: S3Access): ConnectionDetails {
   const url = new URL(endpoint);
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');

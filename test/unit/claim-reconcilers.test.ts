@@ -1,6 +1,7 @@
 // The claim and default-class reconcilers' decisions against an in-memory API (a fake of our own
 // KubeClient surface): crossplane's claim test vectors (Part A of the reference) and our additions.
 import { describe, expect, it } from '@jest/globals';
+import { AccessReconciler, type Grantor } from '../../src/runtime/claims/access.ts';
 import { ClaimReconciler, FINALIZER_CLAIM, type Cache } from '../../src/runtime/claims/binding.ts';
 import { managedNameFor, type Claim } from '../../src/runtime/claims/claim.ts';
 import { DefaultClassReconciler } from '../../src/runtime/claims/defaulting.ts';
@@ -256,16 +257,23 @@ describe('claim reconciler', () => {
       status: 'False',
       reason: 'ManagedResourceNotFound',
     });
+    // Its pairing cannot be proven any more: it is not Bound.
+    expect(readClaim(api).status?.bindingPhase).toBe('Unbound');
   });
 
-  it('plans again a resource not made yet when its claim changed class, then makes it there', async () => {
+  it('never points a recorded reference elsewhere: a resource planned where its class no longer makes them is refused, not made', async () => {
     const { api, reconciler } = world();
     const ref = { apiVersion: Managed.apiVersion, kind: Managed.kind, name: mrName, namespace: 'elsewhere' };
     api.seed(Claims, { ...claim({ finalizers: [FINALIZER_CLAIM] }), spec: { ...claim().spec, resourceRef: ref } });
     await reconciler.reconcile('app/b', signal);
-    expect(api.writes).toEqual(['patch Bucket b', `create Store ${mrName}`, 'status Bucket b']);
-    expect(readClaim(api).spec?.resourceRef).toMatchObject({ name: mrName, namespace: 'infra' });
-    expect(api.objects.get(`stores/infra/${mrName}`)).toBeDefined();
+    expect(api.writes).toEqual(['status Bucket b']);
+    expect(readClaim(api).spec?.resourceRef).toEqual(ref);
+    expect(readClaim(api).status?.conditions?.find((x) => x.type === 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'ManagedResourceNotFound',
+      message: expect.stringContaining('its class now makes resources in namespace infra'),
+    });
+    expect(api.objects.get(`stores/infra/${mrName}`)).toBeUndefined();
   });
 
   it('adopts the managed resource an interrupted attempt made, instead of making a second', async () => {
@@ -677,5 +685,132 @@ describe('default-class reconciler', () => {
     const { api, reconciler } = setup(['one']);
     await reconciler.reconcile('app/b', signal);
     expect(readClaim(api).spec?.classRef).toEqual({ name: 'class-of-one' });
+  });
+});
+
+describe('access reconciler: a grant reaches only a bucket whose resource names its Bucket', () => {
+  const Accesses = t('BucketAccess', 'bucketaccesses');
+  const Grants = t('Grant', 'grants');
+  const grantor: Grantor = {
+    managed: Managed,
+    grants: Grants,
+    grant: (mr, mode, name) => ({
+      apiVersion: Grants.apiVersion,
+      kind: Grants.kind,
+      metadata: { name, namespace: mr.metadata.namespace },
+      spec: { bucket: mr.spec.bucket, mode },
+    }),
+    reaches: (g) => String(g.spec.bucket),
+  };
+  /** Team b's bucket (its Store names its Bucket by uid), and team a's Bucket, Bound, pointing at `points` and shared with itself. */
+  function tenants(points: 'own' | 'victim', claimRefUid = 'victim-uid') {
+    const api = new FakeApi();
+    const store = (name: string, bucket: string, claimName: string, namespace: string, uid: string) =>
+      api.seed(Managed, {
+        apiVersion: Managed.apiVersion,
+        kind: Managed.kind,
+        metadata: { name, namespace: 'infra' },
+        spec: { bucket, claimRef: { apiVersion: Claims.apiVersion, kind: 'Bucket', name: claimName, namespace, uid } },
+        status: { bindingPhase: 'Bound' },
+      });
+    store('victim-store', 'victim-bucket', 'victim', 'team-b', claimRefUid);
+    store('own-store', 'own-bucket', 'mine', 'team-a', 'mine-uid');
+    const bucket = (name: string, namespace: string, uid: string, resource: string, shareWith: object[]) =>
+      api.seed(Claims, {
+        apiVersion: Claims.apiVersion,
+        kind: 'Bucket',
+        metadata: { name, namespace, uid },
+        spec: { resourceRef: { apiVersion: Managed.apiVersion, kind: Managed.kind, name: resource, namespace: 'infra' }, shareWith },
+        status: { bindingPhase: 'Bound' },
+      });
+    bucket('victim', 'team-b', 'victim-uid', 'victim-store', [{ namespace: 'team-c', modes: ['ReadOnly'] }]);
+    bucket('mine', 'team-a', 'mine-uid', points === 'own' ? 'own-store' : 'victim-store', [{ namespace: 'team-a', modes: ['ReadWrite'] }]);
+    api.seed(Accesses, {
+      apiVersion: Accesses.apiVersion,
+      kind: 'BucketAccess',
+      metadata: { name: 'steal', namespace: 'team-a', uid: 'access-uid', finalizers: [FINALIZER_CLAIM] },
+      spec: { bucketRef: { namespace: 'team-a', name: 'mine' }, mode: 'ReadWrite' },
+    });
+    const reconciler = new AccessReconciler({
+      client: api as unknown as KubeClient,
+      recorder: new MemoryEventRecorder(),
+      accesses: { type: Accesses, cache: api.cache(Accesses) },
+      buckets: { type: Claims, cache: api.cache(Claims) },
+      grantors: [grantor],
+      lent: [{ type: Managed, cache: api.cache(Managed) }],
+      granted: [{ type: Grants, cache: api.cache(Grants) }],
+      secrets: api.cache(Secrets),
+    });
+    const grants = () => [...api.objects.entries()].filter(([k]) => k.startsWith('grants/')).map(([, g]) => g);
+    const access = () => api.objects.get('bucketaccesses/team-a/steal') as unknown as Claim;
+    return { api, reconciler, grants, access };
+  }
+
+  it("makes a user on the Bucket's own bucket when its resource's claimRef names it (uid included)", async () => {
+    const { reconciler, grants } = tenants('own');
+    await reconciler.reconcile('team-a/steal', signal);
+    expect(grants().map((g) => g.spec)).toEqual([expect.objectContaining({ bucket: 'own-bucket', mode: 'ReadWrite' })]);
+  });
+
+  it("makes nothing on another team's bucket that a Bound Bucket's resourceRef names, and says the Bucket is not bound to it", async () => {
+    const { reconciler, grants, access, api } = tenants('victim');
+    await reconciler.reconcile('team-a/steal', signal);
+    expect(grants()).toEqual([]);
+    expect(api.writes.filter((w) => w.startsWith('create'))).toEqual([]);
+    expect(access().status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'ManagedResourceNotFound',
+      message: expect.stringContaining('Bucket team-a/mine is not bound to a resource of its own'),
+    });
+  });
+
+  it('refuses a resource whose claimRef names a Bucket of the same name but another uid (an earlier claim)', async () => {
+    const { reconciler, grants, api } = tenants('victim');
+    // Even a claimRef that names team-a/mine by name is not proof without this Bucket's uid.
+    const store = api.objects.get('stores/infra/victim-store')!;
+    store.spec = {
+      ...(store.spec as object),
+      claimRef: { apiVersion: Claims.apiVersion, kind: 'Bucket', name: 'mine', namespace: 'team-a' },
+    };
+    await reconciler.reconcile('team-a/steal', signal);
+    expect(grants()).toEqual([]);
+  });
+
+  it('revokes a grant made earlier on a bucket its Bucket is not (or no longer) proven to own', async () => {
+    const { api, reconciler, grants, access } = tenants('victim');
+    api.seed(Grants, {
+      apiVersion: Grants.apiVersion,
+      kind: Grants.kind,
+      metadata: { name: managedNameFor(access()), namespace: 'infra' },
+      spec: {
+        bucket: 'victim-bucket',
+        mode: 'ReadWrite',
+        claimRef: { kind: 'BucketAccess', name: 'steal', namespace: 'team-a', uid: 'access-uid' },
+      },
+    });
+    await reconciler.reconcile('team-a/steal', signal);
+    expect(grants()).toEqual([]);
+    expect(api.writes).toContain(`delete Grant ${managedNameFor(access())}`);
+  });
+
+  it('revokes a grant that reaches another bucket than the one its Bucket is bound to now', async () => {
+    const { api, reconciler, grants, access } = tenants('own');
+    const name = managedNameFor(access());
+    api.seed(Grants, {
+      apiVersion: Grants.apiVersion,
+      kind: Grants.kind,
+      metadata: { name, namespace: 'infra' },
+      spec: {
+        bucket: 'victim-bucket',
+        mode: 'ReadWrite',
+        claimRef: { kind: 'BucketAccess', name: 'steal', namespace: 'team-a', uid: 'access-uid' },
+      },
+    });
+    await reconciler.reconcile('team-a/steal', signal);
+    expect(api.writes).toContain(`delete Grant ${name}`);
+    expect(grants()).toEqual([]);
+    // The next pass grants on its own bucket.
+    await reconciler.reconcile('team-a/steal', signal);
+    expect(grants().map((g) => g.spec)).toEqual([expect.objectContaining({ bucket: 'own-bucket' })]);
   });
 });

@@ -36,7 +36,10 @@ export interface Grantor {
   managed: ResourceType;
   /** The kind grant() makes. */
   grants: ResourceType;
+  /** A user of `bucket`'s own bucket; refuses (ReasonedError) a resource that owns no bucket it may lend. */
   grant(bucket: ManagedResource, mode: AccessMode, name: string): ManagedResource;
+  /** Which bucket a grant's resource reaches (its Provider, store and bucket name), to compare a grant made earlier with one made now. */
+  reaches(grant: ManagedResource): string;
 }
 
 export interface AccessReconcilerOptions {
@@ -45,6 +48,8 @@ export interface AccessReconcilerOptions {
   accesses: { type: ResourceType; cache: Cache<AccessClaim> };
   buckets: { type: ResourceType; cache: Cache<Claim & { spec?: { shareWith?: Sharing } }> };
   grantors: Grantor[];
+  /** The managed resources Buckets bind, by kind: a grant is made only on one whose claimRef names its Bucket. */
+  lent: { type: ResourceType; cache: Cache<ManagedResource> }[];
   /** The managed resources grants make, by kind. */
   granted: { type: ResourceType; cache: Cache<ManagedResource> }[];
   secrets: Cache<SecretObject>;
@@ -86,18 +91,16 @@ export class AccessReconciler implements Reconciler {
     const bucket = this.o.buckets.cache.get(`${ref.namespace}/${ref.name}`);
     const refused = refusal(bucket, access, mode);
     if (refused) {
-      // What was allowed and is no more is revoked: its user goes with its managed resource.
-      const held = this.held(access);
-      // Only an access that held a user touches the Bucket's mark: one the Bucket never allowed writes nothing there.
-      if (held.length || access.spec?.resourceRef) {
-        await this.revoke(access, held, signal);
-        await this.markBucket(access, signal);
-      }
+      // What was allowed and is no more is revoked: its user goes with its managed resource. Only an
+      // access that held a user touches the Bucket's mark: one the Bucket never allowed writes nothing there.
+      await this.revokeHeld(access, signal);
       throw refused;
     }
     const bucketRef = bucket!.spec?.resourceRef;
     const where = `Bucket ${ref.namespace}/${ref.name}`;
     if (bucket!.status?.bindingPhase !== 'Bound' || !bucketRef) {
+      // A grant that held a user while the Bucket is not bound holds it no more.
+      await this.revokeHeld(access, signal);
       await writeClaimStatus(this.writer, access, cached, signal, binding(`waiting for ${where} to be bound`), Synced.success(), 'Unbound');
       return done(); // the Bucket's changes bring it back
     }
@@ -108,7 +111,31 @@ export class AccessReconciler implements Reconciler {
         `${where} is a ${bucketRef.kind ?? 'resource'}, whose buckets provider-rook cannot share (grants reach MinIO stores only)`,
       );
     }
-    const granted = await this.ensureGranted(access, grantor, bucketRef, signal);
+    // The Bucket's spec.resourceRef is written by its app team: only the resource's own claimRef proves the pairing.
+    let lent: ManagedResource;
+    let desired: ManagedResource;
+    try {
+      lent = await this.lentResource(bucket!, grantor, bucketRef, signal);
+      desired = grantor.grant(lent, mode, managedNameFor(access));
+    } catch (err) {
+      await this.revokeHeld(access, signal);
+      throw err;
+    }
+    const granted = await this.ensureGranted(access, grantor, desired, signal);
+    if (isDeleting(granted.metadata)) {
+      // A user revoked earlier is still going: a new one is made once it is gone (its deletion brings us back).
+      const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;
+      await writeClaimStatus(
+        this.writer,
+        access,
+        cached,
+        signal,
+        binding(`waiting for the revoked ${what} to be gone`),
+        Synced.success(),
+        'Unbound',
+      );
+      return requeueAfter(RECHECK_MS);
+    }
     await forwardRotationRequest(this.o.client, grantor.grants, access, granted, signal);
     const ready = granted.status?.conditions?.find((c) => c.type === 'Ready');
     const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;
@@ -154,22 +181,48 @@ export class AccessReconciler implements Reconciler {
     );
   }
 
-  /** The grant's managed resource, made once (named after the access, so a retry finds it). */
-  private async ensureGranted(
-    access: AccessClaim,
+  /**
+   * The resource the Bucket is bound to, proven from its own side: its spec.claimRef names this very
+   * Bucket (uid included), and it is not going away. Missing or another's, the answer is the same, so
+   * a namespace learns nothing of resources that are not its own.
+   */
+  private async lentResource(
+    bucket: Claim,
     grantor: Grantor,
     bucketRef: NonNullable<Claim['spec']>['resourceRef'] & object,
     signal: AbortSignal,
   ): Promise<ManagedResource> {
+    const namespace = bucketRef.namespace ?? '';
+    const cache = this.o.lent.find((l) => l.type.kind === grantor.managed.kind && l.type.apiVersion === grantor.managed.apiVersion)?.cache;
+    const mr =
+      cache?.get(`${namespace}/${bucketRef.name}`) ??
+      (namespace ? await this.o.client.get<ManagedResource>(grantor.managed, bucketRef.name, namespace, signal) : undefined);
+    const claimRef = mr && claimRefOf(mr);
+    if (!mr || isDeleting(mr.metadata) || !refersTo(claimRef, bucket) || !claimRef?.uid) {
+      throw new ReasonedError(
+        Reasons.ManagedResourceNotFound,
+        `Bucket ${bucket.metadata.namespace}/${bucket.metadata.name} is not bound to a resource of its own: ` +
+          `the ${grantor.managed.kind} its spec.resourceRef names does not exist, is going away, or is not reserved for it; nothing is granted`,
+      );
+    }
+    return mr;
+  }
+
+  /**
+   * The grant's managed resource, made once (named after the access, so a retry finds it). One made
+   * earlier that reaches another bucket than the one lent now is revoked, and made again on the next pass.
+   */
+  private async ensureGranted(
+    access: AccessClaim,
+    grantor: Grantor,
+    desired: ManagedResource,
+    signal: AbortSignal,
+  ): Promise<ManagedResource> {
     const name = managedNameFor(access);
-    const namespace = bucketRef.namespace!;
+    const namespace = desired.metadata.namespace!;
     const cache = this.o.granted.find((g) => g.type.kind === grantor.grants.kind)?.cache;
     let mr = cache?.get(`${namespace}/${name}`) ?? (await this.o.client.get<ManagedResource>(grantor.grants, name, namespace, signal));
     if (!mr) {
-      const bucketMr = await this.o.client.get<ManagedResource>(grantor.managed, bucketRef.name, namespace, signal);
-      if (!bucketMr)
-        throw new ReasonedError(Reasons.ManagedResourceNotFound, `${grantor.managed.kind} ${namespace}/${bucketRef.name} is gone`);
-      const desired = grantor.grant(bucketMr, access.spec!.mode!, name);
       desired.metadata = { ...desired.metadata, name, namespace };
       desired.spec = { ...desired.spec, claimRef: referenceTo(access) };
       mr = await this.o.client.create(grantor.grants, desired, signal).catch(async (err: unknown) => {
@@ -184,12 +237,27 @@ export class AccessReconciler implements Reconciler {
         `${grantor.grants.kind} ${namespace}/${name} exists and belongs to another claim`,
       );
     }
+    if (!isDeleting(mr.metadata) && grantor.reaches(mr) !== grantor.reaches(desired)) {
+      await this.revoke(access, [{ type: grantor.grants, mr }], signal);
+      throw new ReasonedError(
+        Reasons.AccessNotAllowed,
+        `${grantor.grants.kind} ${namespace}/${name} reached another bucket than the one Bucket ${access.spec!.bucketRef!.namespace}/${access.spec!.bucketRef!.name} is bound to: it was revoked`,
+      );
+    }
     if (access.spec?.resourceRef?.uid !== mr.metadata.uid) {
       access.spec = { ...access.spec, resourceRef: referenceTo(mr) };
       const updated = await this.o.client.update<AccessClaim>(this.o.accesses.type, access, signal);
       access.metadata = updated.metadata;
     }
     return mr;
+  }
+
+  /** Revokes whatever this access holds, and unmarks its Bucket once nothing holds it. */
+  private async revokeHeld(access: AccessClaim, signal: AbortSignal): Promise<void> {
+    const held = this.held(access);
+    if (!held.length && !access.spec?.resourceRef) return;
+    await this.revoke(access, held, signal);
+    await this.markBucket(access, signal);
   }
 
   /** The grants' managed resources that name this access. */

@@ -118,8 +118,16 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       }
     if (planned || !hasFinalizer(claim.metadata, FINALIZER_CLAIM)) await this.recordBinding(claim, planned, signal);
     if (refused) throw refused;
-    const mr = await this.reservedOrProvisioned(claim, signal);
+    let mr = await this.reservedOrProvisioned(claim, signal);
     const where = `${this.o.managed.type.kind} ${mr.metadata.namespace}/${mr.metadata.name}`;
+    // Reserved by name alone (a platform team's claimRef): it records this claim's uid, what proves the pairing to grants.
+    if (!claimRefOf(mr)?.uid) {
+      const status = mr.status;
+      mr = {
+        ...(await this.o.client.update<MR>(this.o.managed.type, { ...mr, spec: { ...mr.spec, claimRef: referenceTo(claim) } }, signal)),
+        status,
+      };
+    }
     if (mr.metadata.ownerReferences?.some((r) => r.controller)) {
       throw new ReasonedError(Reasons.ManagedResourceConflict, `refusing to bind to ${where}: it is controlled by another resource`);
     }
@@ -188,10 +196,12 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       const desired = this.desired(claim);
       const want = plannedFrom(this.o.managed.type, desired);
       if (ref.namespace !== want.namespace) {
-        // Its class changed before its resource was made: planned again, unless one was made after all.
-        if (await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal))
-          throw resourceNotReserved(this.o.managed.type.kind, ref);
-        await this.recordBinding(claim, want, signal, ref);
+        // Its class moved between planning and making: a claim's reference is fixed once recorded (the CRD says so).
+        throw new ReasonedError(
+          Reasons.ManagedResourceNotFound,
+          `spec.resourceRef plans ${this.o.managed.type.kind} ${ref.namespace}/${ref.name}, but its class now makes resources in namespace ` +
+            `${want.namespace}; a claim's resourceRef cannot change once set: delete this claim and make it again`,
+        );
       }
       return this.provision(claim, desired, signal);
     }
@@ -315,20 +325,15 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
    * since our read (finalizers.ts): another writer's labels are kept, a stale copy is no conflict.
    * Updates the claim in place, so every later write in this pass carries the new resourceVersion.
    */
-  private async recordBinding(
-    claim: Claim,
-    planned: ObjectReference | undefined,
-    signal: AbortSignal,
-    replacing?: ObjectReference,
-  ): Promise<void> {
+  private async recordBinding(claim: Claim, planned: ObjectReference | undefined, signal: AbortSignal): Promise<void> {
     const operations = [
       ...addFinalizerOps(claim, FINALIZER_CLAIM),
       // The class it was planned from must still be the claim's, and the reference what we read.
       ...(planned
         ? [
             { op: 'test', path: '/spec/classRef', value: claim.spec?.classRef ?? null },
-            { op: 'test', path: '/spec/resourceRef', value: replacing ?? null },
-            { op: replacing ? 'replace' : 'add', path: '/spec/resourceRef', value: planned },
+            { op: 'test', path: '/spec/resourceRef', value: null },
+            { op: 'add', path: '/spec/resourceRef', value: planned },
           ]
         : []),
     ];

@@ -38,9 +38,12 @@ export async function copyConnectionSecret(
   }
   const current = c.secrets.get(`${claim.metadata.namespace}/${to.name}`);
   if (current && controllerUid(current) === claim.metadata.uid && sameJson(current.data ?? {}, source.data ?? {})) return true;
+  // The same keys exactly: one the resource no longer publishes (an endpoint it cannot prove) leaves the copy too.
+  const data: Record<string, string | null> = { ...source.data };
+  for (const k of Object.keys(current?.data ?? {})) if (!(k in data)) data[k] = null;
   // Before binding, BoundManagedResource says it; after, a change (new keys) is news an app acts on.
   const bound = claim.status?.bindingPhase === 'Bound';
-  if ((await publishSecretData(c.client, claim, claim.metadata.namespace!, to.name, source.data ?? {}, signal, c.secrets)) && bound) {
+  if ((await publishSecretData(c.client, claim, claim.metadata.namespace!, to.name, data, signal, c.secrets)) && bound) {
     c.recorder.normal(claim, Reasons.PropagatedConnectionSecret, `Updated connection Secret ${to.name}`);
   }
   return true;

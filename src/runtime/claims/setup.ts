@@ -279,6 +279,8 @@ export function setupAccess(manager: Manager, o: AccessSetup): Controller {
   const secrets = connectionSecrets(manager);
   const kinds = [...new Map(o.grantors.map((g) => [`${g.grants.apiVersion}/${g.grants.kind}`, g.grants])).values()];
   const granted = kinds.map((type) => ({ type, cache: manager.informer<ManagedResource>(type) }));
+  const lentKinds = [...new Map(o.grantors.map((g) => [`${g.managed.apiVersion}/${g.managed.kind}`, g.managed])).values()];
+  const lent = lentKinds.map((type) => ({ type, cache: manager.informer<ManagedResource>(type) }));
   const controller = manager.controller(
     `access/${kindName(o.access)}`,
     new AccessReconciler({
@@ -287,6 +289,7 @@ export function setupAccess(manager: Manager, o: AccessSetup): Controller {
       accesses: { type: o.access, cache: accesses },
       buckets: { type: o.claim, cache: buckets },
       grantors: o.grantors,
+      lent,
       granted,
       secrets,
     }),
@@ -304,6 +307,24 @@ export function setupAccess(manager: Manager, o: AccessSetup): Controller {
       if (a.spec?.bucketRef?.namespace === b.metadata.namespace && a.spec?.bucketRef?.name === b.metadata.name) enqueue(keyOf(a.metadata));
   };
   buckets.on({ added: bucketChanged, updated: (_, b) => bucketChanged(b), deleted: bucketChanged });
+  // So does the resource a Bucket is bound to (its claimRef, its bucket, its going): a grant is proven against it.
+  const lentChanged = (mr: ManagedResource): void => {
+    const ref = claimRefOf(mr);
+    if (ref?.kind !== o.claim.kind || !ref.namespace) return;
+    for (const a of accesses.list())
+      if (a.spec?.bucketRef?.namespace === ref.namespace && a.spec?.bucketRef?.name === ref.name) enqueue(keyOf(a.metadata));
+  };
+  for (const { cache } of lent)
+    cache.on({
+      added: lentChanged,
+      updated: (old, mr) => {
+        if (desiredStateChanged(old, mr)) {
+          lentChanged(old);
+          lentChanged(mr);
+        }
+      },
+      deleted: lentChanged,
+    });
   const grantOf = (mr: ManagedResource): void => {
     const ref = claimRefOf(mr);
     if (ref?.kind === o.access.kind && ref.namespace) enqueue(`${ref.namespace}/${ref.name}`);

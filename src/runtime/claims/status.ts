@@ -15,6 +15,15 @@ import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../meta.ts';
 
 export type Cond = Parameters<typeof setCondition>[1];
 
+/** Refusals that say a claim is not (or no longer) paired with the resource it names, or with the access it asked for. */
+const UNPAIRED = new Set<string>([
+  Reasons.ManagedResourceNotFound,
+  Reasons.ManagedResourceConflict,
+  Reasons.ManagedResourceReleased,
+  Reasons.AccessNotAllowed,
+  Reasons.GrantsNotSupported,
+]);
+
 /** How long to wait before re-checking a claim that is stuck on something a watch may not report. */
 export const RECHECK_MS = 30_000;
 
@@ -130,8 +139,8 @@ export async function claimFailed(w: ClaimWriter, claim: Claim, cached: Claim, e
   const scheduled: Cond[] = NOT_SCHEDULED.has(reasonOf(err))
     ? [{ type: 'Scheduled', status: 'False', reason: reasonOf(err), message }]
     : [];
-  await writeClaimStatus(w, claim, cached, signal, ready, Synced.error(reasonOf(err), message), undefined, scheduled).catch(
-    () => undefined,
-  );
+  // A claim whose pairing with its resource cannot be proven (any more) is not bound to it.
+  const phase = claim.status?.bindingPhase === 'Bound' && UNPAIRED.has(reasonOf(err)) ? 'Unbound' : undefined;
+  await writeClaimStatus(w, claim, cached, signal, ready, Synced.error(reasonOf(err), message), phase, scheduled).catch(() => undefined);
   return err instanceof ReasonedError ? requeueAfter(RECHECK_MS) : requeue();
 }

@@ -56,13 +56,13 @@ export function publishSecret(
   return publishSecretData(client, owner, namespace, name, encode(details), signal, cache);
 }
 
-/** As publishSecret, with data already base64 (e.g. copied from another Secret). */
+/** As publishSecret, with data already base64 (e.g. copied from another Secret); a null removes that key. */
 export async function publishSecretData(
   client: Client,
   owner: Owner,
   namespace: string,
   name: string,
-  data: Record<string, string>,
+  data: Record<string, string | null>,
   signal?: AbortSignal,
   cache?: ConnectionSecrets,
 ): Promise<boolean> {
@@ -74,7 +74,7 @@ export async function publishSecretData(
         kind: 'Secret',
         metadata: { name, namespace, ownerReferences: [ownerReference(owner)] },
         type: CONNECTION_SECRET_TYPE,
-        data,
+        data: Object.fromEntries(Object.entries(data).filter(([, v]) => v !== null)),
       },
       signal,
     );
@@ -104,16 +104,35 @@ export async function publishSecretData(
     );
   }
   const current = existing.data ?? {};
-  if (Object.entries(data).every(([k, v]) => current[k] === v)) return false;
-  // Conditional on the copy just checked: a Secret replaced in between is not written.
-  await client.mergePatch(
-    Secrets,
-    name,
-    namespace,
-    { metadata: { uid: existing.metadata.uid, resourceVersion: existing.metadata.resourceVersion }, data },
-    signal,
-  );
+  if (Object.entries(data).every(([k, v]) => (v === null ? current[k] === undefined : current[k] === v))) return false;
+  await patchData(client, existing, data, signal);
   return true;
+}
+
+/** A merge patch of a Secret's data (null removes a key), conditional on the copy just checked: a Secret replaced in between is not written. */
+function patchData(client: Client, existing: SecretObject, data: Record<string, string | null>, signal?: AbortSignal): Promise<unknown> {
+  const { name, namespace, uid, resourceVersion } = existing.metadata;
+  return client.mergePatch(Secrets, name, namespace, { metadata: { uid, resourceVersion }, data }, signal);
+}
+
+/**
+ * Removes `keys` from the Secret `owner` publishes, if it controls it and it holds any of them: what
+ * can no longer be vouched for (an endpoint provider-rook cannot prove) must not lead an app there.
+ */
+export async function withholdKeys(
+  client: Client,
+  owner: Owner,
+  at: { namespace: string; name: string },
+  keys: string[],
+  signal?: AbortSignal,
+  cache?: ConnectionSecrets,
+): Promise<void> {
+  const existing =
+    (cache?.hasSynced ? cache.get(`${at.namespace}/${at.name}`) : undefined) ??
+    (cache?.hasSynced ? undefined : await client.get<SecretObject>(Secrets, at.name, at.namespace, signal));
+  if (!existing || !owner.metadata.uid || controllerUid(existing) !== owner.metadata.uid) return;
+  const held = keys.filter((k) => existing.data?.[k] !== undefined);
+  if (held.length) await patchData(client, existing, Object.fromEntries(held.map((k) => [k, null])), signal);
 }
 
 /**

@@ -1,7 +1,7 @@
 // The managed reconciler: crossplane-runtime's lifecycle for one managed resource kind, generic over
 // the provider's ExternalConnecter. Steady state writes nothing: the status is written only when it
 // changed, the finalizer and annotations only when missing, events only on change.
-import { Ready, Synced, reasonOf, setCondition } from '../conditions.ts';
+import { EndpointUnprovenError, Ready, Synced, reasonOf, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
 import type { Client } from '../kube/client.ts';
@@ -16,7 +16,7 @@ import { ProgressWrites } from '../progress.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { createExternal, type CreationSteps } from './creation.ts';
 import { policyOf, type Policy } from './policies.ts';
-import { publishSecret, unpublishSecret, type ConnectionSecrets } from './publisher.ts';
+import { publishSecret, unpublishSecret, withholdKeys, type ConnectionSecrets } from './publisher.ts';
 import {
   reclaimPolicyOf,
   type ConnectionDetails,
@@ -245,7 +245,23 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     try {
       return { external, observation: await external.observe(mr, signal) };
     } catch (err) {
-      return { result: await this.fail(mr, cached, signal, Reasons.CannotObserveExternalResource, 'observe failed', err) };
+      if (!(err instanceof EndpointUnprovenError))
+        return { result: await this.fail(mr, cached, signal, Reasons.CannotObserveExternalResource, 'observe failed', err) };
+      // Where its endpoint leads cannot be proven: not Ready, and its Secret leads nowhere until it can.
+      const ref = mr.spec.writeConnectionSecretToRef;
+      const withheld = ref
+        ? withholdKeys(this.o.client, mr, { namespace: mr.metadata.namespace!, name: ref.name }, err.withheld, signal, this.o.secrets)
+        : undefined;
+      const failed = await withheld?.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      if (failed)
+        return {
+          result: await this.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot withhold the endpoint', failed),
+        };
+      const ready = { type: 'Ready', status: 'False' as const, reason: err.reason, message: err.message };
+      return { result: await this.fail(mr, cached, signal, Reasons.CannotObserveExternalResource, 'observe failed', err, ready) };
     }
   }
 
@@ -389,6 +405,8 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     } catch (err) {
       return this.fail(mr, cached, signal, Reasons.CannotUpdateExternalResource, 'update failed', err);
     }
+    const stopped = await this.persistObserved(mr, cached, { exists: true, upToDate: true, annotations: updated.annotations }, signal);
+    if (stopped) return stopped;
     try {
       await this.publish(mr, updated.connectionDetails, signal);
     } catch (err) {

@@ -59,7 +59,8 @@ export interface ExternalClient<MR extends ManagedResource> {
   /** Must not change the external resource; may set mr.status (Ready, atProvider). */
   observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation>;
   create(mr: MR, signal: AbortSignal): Promise<ExternalCreation>;
-  update(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }>;
+  /** Repairs drift; annotations (what proves an object it made again) are recorded on the managed resource. */
+  update(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails; annotations?: Record<string, string> }>;
   /**
    * Idempotent: succeeds when the resource is already gone. Saying it is gone lets the finalizer go
    * in the same pass; otherwise the next observe must confirm it.

@@ -9,7 +9,7 @@ import type { ExternalClient, ExternalConnecter, ManagedResource } from '../mana
 import { externalNameOf, isDeleting } from '../meta.ts';
 import { credentialsFromSecret, type CredentialOptions, type Credentials } from './credentials.ts';
 import type { EventRecorder } from '../events.ts';
-import { NativeExternal, kindContext } from './external.ts';
+import { NativeExternal, kindContext, type NativeExternalOptions } from './external.ts';
 import type { NativeKind } from './kind.ts';
 import { operatorNamespaces, type OperatorInstaller } from './operator.ts';
 import { allowsNamespace, fieldsHolding, namespaceNotAllowed, protectedNamespaces, type ProviderObject as Provider } from './provider.ts';
@@ -146,6 +146,8 @@ export interface NativeConnecterOptions {
   operatorChanged?: (provider: Provider) => void;
   /** Called on every connect: which target a resource ("namespace/name") uses. */
   connected?: (key: string, target: Target) => void;
+  /** The control cluster's managed resources a kind's endpoint may come from (NativeKind.endpointFrom). */
+  managed?: NativeExternalOptions['managed'];
 }
 
 export class NativeConnecter<MR extends ManagedResource> implements ExternalConnecter<MR> {
@@ -198,6 +200,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
       prerequisite: ensureOperator,
       recorder: this.opts.recorder,
       reader: target.informers,
+      managed: this.opts.managed,
     });
   }
 

@@ -8,18 +8,20 @@ import { forgetNamespace } from './namespaces.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';
 
 /**
- * Creates the companions in order, then the object (marked `desired`). Undefined when one is there
- * after all, or its namespace is not: the caller then reads and checks everything before it writes.
+ * Creates the companions in order, then the object (marked `desired`); `made` hears of each companion
+ * made. Undefined when one is there after all, or its namespace is not: the caller then reads and
+ * checks everything before it writes.
  */
 export async function createFresh(
   client: KubeClient,
   marks: OwnershipMarks,
   object: { type: ResourceType; desired: TargetObject; companions: Companion[]; owner: Owner },
   signal: AbortSignal,
+  made?: (c: Companion, obj: TargetObject) => void,
 ): Promise<TargetObject | undefined> {
   const { type, desired, companions, owner } = object;
   try {
-    for (const c of companions) await client.create(c.type, marks.mark(c.type, c.build(), owner), signal);
+    for (const c of companions) made?.(c, await client.create<TargetObject>(c.type, marks.mark(c.type, c.build(), owner), signal));
     return await client.create(type, desired, signal);
   } catch (err) {
     const namespace = desired.metadata.namespace;

@@ -2,7 +2,7 @@
 // another cluster". A small per-kind description (NativeKind, kind.ts) says what object to keep
 // there; this file does observe / diff / apply, ownership and companion objects. The target
 // namespace is handled in namespaces.ts, a first create in creation.ts, deleting owned objects in deletion.ts.
-import { ReasonedError } from '../conditions.ts';
+import { EndpointUnprovenError, ReasonedError } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
@@ -43,7 +43,15 @@ import {
 } from './kind.ts';
 import { ensureNamespace } from './namespaces.ts';
 import { createFresh } from './creation.ts';
-import { ANNOTATION_OWNER_PROOF, ANNOTATION_TARGET_UID, type OwnershipMarks, type Owner, type Relation } from './ownership.ts';
+import {
+  ANNOTATION_COMPANION_UIDS,
+  ANNOTATION_OWNER_PROOF,
+  ANNOTATION_TARGET_UID,
+  type OwnershipMarks,
+  type Owner,
+  type Relation,
+} from './ownership.ts';
+import type { ResourceType } from '../kube/resources.ts';
 import { Reasons } from '../reasons.ts';
 
 /** What kinds may ask of the runtime: credentials derived from the ownership key, and which generation of rotating keys to use. */
@@ -63,10 +71,11 @@ export function ownerOf(resource: string, mr: ManagedResource): Owner {
   };
 }
 
-/** A resource's companions as found in the target (by position), and how they drifted. */
+/** A resource's companions as found in the target (by position), how they drifted, and the uids to record of those it publishes. */
 interface Companions {
   found: (TargetObject | undefined)[];
   drift: string[];
+  proven: Record<string, string>;
 }
 
 export interface NativeExternalOptions {
@@ -81,6 +90,35 @@ export interface NativeExternalOptions {
   recorder?: EventRecorder;
   /** The clock rotation reads (tests move it). */
   now?: () => number;
+  /** Managed resources of the control cluster (from caches) another one's endpoint comes from: see NativeKind.endpointFrom. */
+  managed?: { get(type: ResourceType, namespace: string, name: string): ManagedResource | undefined };
+}
+
+/** The companion uids a resource recorded (ANNOTATION_COMPANION_UIDS); an unreadable record records nothing. */
+export function recordedCompanions(mr: ManagedResource): Record<string, string> {
+  try {
+    const parsed: unknown = JSON.parse(mr.metadata.annotations?.[ANNOTATION_COMPANION_UIDS] ?? '{}');
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The annotation that records `made` (companion identity -> uid) beside what the resource recorded, if that changes it. */
+function companionRecord(mr: ManagedResource, made: Record<string, string>): Record<string, string> {
+  const before = recordedCompanions(mr);
+  const after = { ...before, ...made };
+  if (Object.entries(made).every(([k, v]) => before[k] === v)) return {};
+  return { [ANNOTATION_COMPANION_UIDS]: JSON.stringify(Object.fromEntries(Object.entries(after).sort(([a], [b]) => a.localeCompare(b)))) };
+}
+
+/** Where a resource's endpoint cannot be proven: it is not Ready, and its Secret withholds the keys that lead there. */
+function unprovenEndpoint(c: Companion, why: string): EndpointUnprovenError {
+  return new EndpointUnprovenError(
+    `the ${c.purpose} ${describeRef(c)} in the target cluster ${why}, so its address is not published and nothing is written to it. ` +
+      'If it is not in use, delete it: provider-rook makes its own again',
+    c.publishedAs ?? [],
+  );
 }
 
 export class NativeExternal<MR extends ManagedResource> implements ExternalClient<MR> {
@@ -171,9 +209,12 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const plan = planFor(this.kind, mr, this.now(), policy.update);
     const ctx = kindContext(this.marks, plan);
     const companions = await this.checkCompanions(mr, name, observed, relation, ctx, signal);
+    this.refuseUnprovenUpstream(mr);
     if (relation === 'unmarked') refuseUnappliableImport(this.kind.desired(mr, name, ctx), observed, this.kind.fixedAtCreation);
-    // What the managed resource is to persist (late-initialized fields, the proven object's uid), whatever comes next.
-    const settled = { lateInitialized, ...uidRecord(this.marks, mr, ref.type, observed, relation) };
+    // What the managed resource is to persist (late-initialized fields, the proven object's and endpoint's uids), whatever comes next.
+    const proven = uidRecord(this.marks, mr, ref.type, observed, relation).annotations;
+    const annotations = { ...proven, ...companionRecord(mr, companions.proven) };
+    const settled = { lateInitialized, ...(Object.keys(annotations).length ? { annotations } : {}) };
     if (relation !== 'ours') {
       return {
         exists: true,
@@ -254,6 +295,12 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
    * `main` is how the target object itself relates: a restored one brings its signed companions.
    */
   private trusted(mr: MR, c: Companion, have: TargetObject, observed: TargetObject | undefined, main: Relation | undefined): Relation {
+    // One whose address is published is the very object recorded: its marks may have been stripped, a copy's never prove it.
+    const recorded = c.publishedAs && recordedCompanions(mr)[refKey(c)];
+    if (recorded) {
+      if (have.metadata.uid === recorded) return 'ours';
+      throw unprovenEndpoint(c, 'is not the object provider-rook made for this resource (it was replaced)');
+    }
     const relation = this.marks.relation(c.type, have, this.owner(mr), {
       ...vouchersOf(mr),
       recordedUid: undefined,
@@ -269,6 +316,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       (this.kind.references?.(observed) ?? []).some((r) => refKey(r) === refKey(c))
     )
       return relation;
+    if (c.publishedAs) throw unprovenEndpoint(c, 'was not made by provider-rook for this resource');
     throw new ReasonedError(
       Reasons.CompanionNotOwned,
       `the ${c.purpose} ${describeRef(c)} exists in the target cluster but was not made by provider-rook for this resource, so it is not used. ` +
@@ -293,6 +341,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const wanted = this.kind.companions?.(mr, name, ctx) ?? [];
     const found = await Promise.all(wanted.map((c) => this.read.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const drift: string[] = [];
+    const proven: Record<string, string> = {};
     wanted.forEach((c, i) => {
       const have = found[i];
       if (!have) {
@@ -308,24 +357,48 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       }
       const relation = this.trusted(mr, c, have, observed, main);
       if (relation === 'unmarked') return;
+      if (c.publishedAs && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
       if (this.remark(mr, c, have)) drift.push(`${c.type.kind} ownership marks`);
       if (!c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
     });
-    return { found, drift };
+    return { found, drift, proven };
+  }
+
+  /** A resource whose endpoint is its shared store's is no more proven than that store's (NativeKind.endpointFrom). */
+  private refuseUnprovenUpstream(mr: MR): void {
+    const from = this.kind.endpointFrom;
+    const ref = from?.of(mr);
+    if (!from || !ref || !this.opts.managed) return;
+    const upstream = this.opts.managed.get(ref.type, mr.metadata.namespace ?? '', ref.name);
+    const ready = upstream?.status?.conditions?.find((c) => c.type === 'Ready');
+    if (ready?.status !== 'False' || ready.reason !== Reasons.EndpointNotProven) return;
+    throw new EndpointUnprovenError(
+      `its store ${ref.type.kind} ${mr.metadata.namespace}/${ref.name} cannot prove its endpoint, so neither is published here: ${ready.message ?? ready.reason}`,
+      from.keys,
+    );
   }
 
   async create(mr: MR, signal: AbortSignal): Promise<ExternalCreation> {
-    const made = await this.apply(mr, true, signal);
-    // Recorded with the create's outcome, in the same write: what a restore of this resource proves its object by.
-    return made.metadata.uid ? { annotations: { [ANNOTATION_TARGET_UID]: made.metadata.uid } } : {};
+    const made: Record<string, string> = {};
+    const object = await this.apply(mr, true, made, signal);
+    // Recorded with the create's outcome, in the same write: what a restore of this resource proves
+    // its object by, and what proves the Service its endpoint names.
+    const annotations = { ...(object.metadata.uid ? { [ANNOTATION_TARGET_UID]: object.metadata.uid } : {}), ...companionRecord(mr, made) };
+    return Object.keys(annotations).length ? { annotations } : {};
   }
 
-  async update(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails }> {
-    await this.apply(mr, false, signal);
-    return {};
+  async update(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails; annotations?: Record<string, string> }> {
+    const made: Record<string, string> = {};
+    await this.apply(mr, false, made, signal);
+    const annotations = companionRecord(mr, made);
+    return Object.keys(annotations).length ? { annotations } : {};
   }
 
-  private async apply(mr: MR, creating: boolean, signal: AbortSignal): Promise<TargetObject> {
+  /** Makes or repairs the object and its companions; `made` gets the uid of each companion made whose address is published. */
+  private async apply(mr: MR, creating: boolean, made: Record<string, string>, signal: AbortSignal): Promise<TargetObject> {
+    const record = (c: Companion, obj: TargetObject): void => {
+      if (c.publishedAs && obj.metadata.uid) made[refKey(c)] = obj.metadata.uid;
+    };
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
     const type = this.kind.target;
@@ -339,8 +412,8 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const retire = retireWork(this.kind, mr, name, ctx);
     const companions = [...(this.kind.companions?.(mr, name, ctx) ?? []), ...(retire ? [retire.object] : [])];
     if (creating && !vouchers.recordedUid && !vouchers.legacy && !retire) {
-      const made = await createFresh(this.client, this.marks, { type, desired, companions, owner }, signal);
-      if (made) return made;
+      const fresh = await createFresh(this.client, this.marks, { type, desired, companions, owner }, signal, record);
+      if (fresh) return fresh;
       // Something was in the way (checked below), or the namespace was gone (made again here).
       if (namespace) await ensureNamespace(this.client, this.marks, namespace, owner, vouchers, signal);
     }
@@ -359,9 +432,12 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
         await deleteIfOurs(access, c, owner, vouchers, signal);
       } else if (!have) {
         // A create, not an apply: should someone make it in between, this fails rather than adopts it.
-        if (creating || !c.irreplaceable) await this.client.create(c.type, this.marks.mark(c.type, c.build(), owner), signal);
+        if (creating || !c.irreplaceable)
+          record(c, await this.client.create<TargetObject>(c.type, this.marks.mark(c.type, c.build(), owner), signal));
       } else if (relations[i] !== 'unmarked' && !c.irreplaceable) {
-        await this.client.apply(c.type, this.marks.mark(c.type, c.build(), owner), signal);
+        // Changed only while it is the object just checked (its uid is a precondition).
+        const marked = this.marks.mark(c.type, c.build(), owner);
+        record(c, await this.client.apply(c.type, { ...marked, metadata: { ...marked.metadata, uid: have.metadata.uid } }, signal));
       } else if (relations[i] !== 'unmarked' && this.remark(mr, c, have)) {
         // Irreplaceable: only the marks change (a restored resource's, a legacy one's, a new policy).
         const { labels, annotations } = this.marks.mark(c.type, have, owner).metadata;

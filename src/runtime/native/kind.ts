@@ -36,6 +36,12 @@ export interface Companion extends ObjectRef {
    * reason and remedy, instead of being papered over with a new one.
    */
   irreplaceable?: { reason: string; remedy: string };
+  /**
+   * The connection keys that lead to it (an endpoint Service). Such a companion is recognised by the
+   * uid provider-rook recorded when it made it, not by marks anyone who may write there can strip;
+   * while it cannot be proven, the resource is not Ready and these keys are withheld.
+   */
+  publishedAs?: string[];
 }
 
 export interface Inspection {
@@ -118,6 +124,12 @@ export interface NativeKind<MR extends ManagedResource> {
     /** Cache only metadata and these fields of them (all, when unset): what inspect() reads. */
     keep?: string[];
   }[];
+  /**
+   * The managed resource (in this one's namespace) whose endpoint this one publishes: a bucket's shared
+   * store. While that one cannot prove its endpoint (Ready=False, EndpointNotProven), neither can this
+   * one: it is not Ready, and `keys` are withheld from its connection Secret.
+   */
+  endpointFrom?: { types: ResourceType[]; of(mr: MR): { type: ResourceType; name: string } | undefined; keys: string[] };
   /** Paths of the target object (e.g. ".spec.scope") its operator reads only at creation: an import must not change them. */
   fixedAtCreation?: string[];
   /** Fills spec fields the user left empty from what the target holds; true when it changed mr. */

@@ -19,6 +19,8 @@ import { LeakSweeper } from './leaks.ts';
 import type { OperatorInstaller } from './operator.ts';
 import type { ProviderSystem } from './provider-system.ts';
 import { TargetWatches } from './watches.ts';
+import type { NativeExternalOptions } from './external.ts';
+import { Reasons } from '../reasons.ts';
 
 /** What every part of one managed kind's wiring shares. */
 interface Wiring<MR extends ManagedResource> {
@@ -57,6 +59,7 @@ export function setupNativeManaged<MR extends ManagedResource>(
   const managed = managedController(w);
   const scheduler = schedulerController(w);
   watchManaged(w, managed, scheduler);
+  watchEndpointSources(w, managed.controller);
   joinProviderSystem(w, managed.controller);
   return { controller: managed.controller, cache: w.cache };
 }
@@ -80,6 +83,7 @@ function managedController<MR extends ManagedResource>(w: Wiring<MR>): Managed<M
       // The Provider's status says at once that the operator is there now (installed, or found), or gone.
       operatorChanged: (p) => providers.providerController.enqueue(keyOf(p.metadata)),
       connected: (key, target) => targetOf.set(key, target.fingerprint),
+      managed: endpointSources(w),
     }),
     pollIntervalMs: opts.pollIntervalMs,
     pollJitterMs: opts.pollJitterMs,
@@ -88,6 +92,39 @@ function managedController<MR extends ManagedResource>(w: Wiring<MR>): Managed<M
   });
   const controller = manager.controller(`managed/${kindName(type)}`, reconciler);
   return { controller, reconciler, secrets };
+}
+
+/** Reads of the managed resources this kind's endpoints come from (NativeKind.endpointFrom), from caches. */
+function endpointSources<MR extends ManagedResource>(w: Wiring<MR>): NativeExternalOptions['managed'] {
+  const from = w.kind.endpointFrom;
+  if (!from) return undefined;
+  const caches = new Map(from.types.map((t) => [kindName(t), w.manager.informer<ManagedResource>(t)]));
+  return { get: (type, namespace, name) => caches.get(kindName(type))?.get(`${namespace}/${name}`) };
+}
+
+/** A store that stops (or starts again) proving its endpoint wakes the resources whose endpoint is its. */
+function watchEndpointSources<MR extends ManagedResource>(w: Wiring<MR>, controller: Controller): void {
+  const from = w.kind.endpointFrom;
+  if (!from) return;
+  const unproven = (mr: ManagedResource): boolean =>
+    mr.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === Reasons.EndpointNotProven) ?? false;
+  for (const type of from.types) {
+    w.manager.informer<ManagedResource>(type).on({
+      updated: (old, store) => {
+        if (unproven(old) === unproven(store)) return;
+        for (const mr of w.cache.list()) {
+          const ref = from.of(mr);
+          if (
+            ref &&
+            kindName(ref.type) === kindName(type) &&
+            ref.name === store.metadata.name &&
+            mr.metadata.namespace === store.metadata.namespace
+          )
+            controller.enqueue(keyOf(mr.metadata));
+        }
+      },
+    });
+  }
 }
 
 /** A resource naming providerSelector waits for the scheduler to give it a Provider. */
