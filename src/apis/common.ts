@@ -126,8 +126,9 @@ export const classPlacement = {
 };
 
 export const objectRef = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
+  // Bounded, so rules that compare references stay within the API server's cost budget.
+  apiVersion: z.string().max(317).optional(),
+  kind: z.string().max(63).optional(),
   name: objectName(),
   namespace: namespaceName().optional(),
   uid: z.string().max(64).optional(),

@@ -180,7 +180,7 @@ export const bucketAccessSchema = z.object({
           // provider-rook clears it when it revokes the user, and records the grant it makes again (same name, a new uid).
           rule:
             '!has(oldSelf.resourceRef) || !has(self.resourceRef) || (self.resourceRef.name == oldSelf.resourceRef.name && ' +
-            'has(self.resourceRef.namespace) == has(oldSelf.resourceRef.namespace) && (!has(self.resourceRef.namespace) || self.resourceRef.namespace == oldSelf.resourceRef.namespace) && ' +
+            'has(self.resourceRef.__namespace__) == has(oldSelf.resourceRef.__namespace__) && (!has(self.resourceRef.__namespace__) || self.resourceRef.__namespace__ == oldSelf.resourceRef.__namespace__) && ' +
             'has(self.resourceRef.kind) == has(oldSelf.resourceRef.kind) && (!has(self.resourceRef.kind) || self.resourceRef.kind == oldSelf.resourceRef.kind))',
           message: 'spec.resourceRef cannot be pointed at another resource once set: it is set by provider-rook',
           fieldPath: '.resourceRef',

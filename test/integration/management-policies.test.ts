@@ -8,7 +8,7 @@ import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
-import { Namespaces, Secrets, Services } from '../../src/runtime/kube/resources.ts';
+import { Namespaces, Secrets, Services, StatefulSets } from '../../src/runtime/kube/resources.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
@@ -24,7 +24,7 @@ import {
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 
 type Target = KubeObjectLike & {
-  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: { uid: string }[] };
   spec: { scope: { nodeCount: number } };
 };
 type Cond = { type: string; status: string; reason: string; message?: string };
@@ -108,7 +108,9 @@ describe('management policies', () => {
         )
       ).data,
     );
-    expect(conn.endpoint).toBe(`http://${existing}-s3.${namespace}.svc.cluster.local:9000`);
+    // provider-rook made no Service for it: the endpoint is the operator's own, made for this very store.
+    expect(conn.endpoint).toBe(`http://${existing}.${namespace}.svc.cluster.local:9000`);
+    expect((await target.get<Target>(Services, existing, namespace))?.metadata.ownerReferences?.[0]?.uid).toBe(before.metadata.uid);
     expect(JSON.stringify(conn)).not.toContain('legacy-password');
     // The passes that made it Ready wrote nothing: the store is the very object it was (same
     // resourceVersion, no marks), and none of what provider-rook makes beside a store exists.
@@ -133,6 +135,21 @@ describe('management policies', () => {
       'its keys Secret late-initialized',
     );
   }, 60_000);
+
+  it('["Observe"] of a store no Service leads to publishes no endpoint, and says why', async () => {
+    const { name: existing, namespace } = await legacy();
+    // The operator made its Service; someone removed it (the operator never makes it again once its StatefulSet exists).
+    await eventually(async () => (await target.get(StatefulSets, existing, namespace)) !== undefined, "the operator's StatefulSet");
+    await target.delete(Services, existing, namespace);
+    await control.create(ManagedObjectStores, managed('unreachable', existing, namespace, ['Observe']));
+    const ready = await condition('unreachable', 'Ready', 'False');
+    expect(ready.message).toContain('no Service in the target leads to this store');
+    expect(ready.message).toContain(`the operator's own Service ${namespace}/${existing} does not exist`);
+    expect(cond(await get('unreachable'), 'Synced')?.status).toBe('True');
+    // Nothing names an endpoint that leads nowhere: no connection Secret at all, and none made in the target.
+    expect(await control.get(Secrets, 'unreachable-conn', platform)).toBeUndefined();
+    expect(await target.get(Services, `${existing}-s3`, namespace)).toBeUndefined();
+  });
 
   it('leaving out Delete orphans the store on deletion', async () => {
     const { name: existing, namespace } = await legacy();

@@ -697,7 +697,8 @@ describe('access reconciler: a grant reaches only a bucket whose resource names 
     grant: (mr, mode, name) => ({
       apiVersion: Grants.apiVersion,
       kind: Grants.kind,
-      metadata: { name, namespace: mr.metadata.namespace },
+      // Like the backends' grantors: the reconciler places it beside the resource it lends from.
+      metadata: { name },
       spec: { bucket: mr.spec.bucket, mode },
     }),
     reaches: (g) => String(g.spec.bucket),

@@ -121,7 +121,7 @@ export class AccessReconciler implements Reconciler {
       await this.revokeHeld(access, signal);
       throw err;
     }
-    const granted = await this.ensureGranted(access, grantor, desired, signal);
+    const granted = await this.ensureGranted(access, grantor, { lent, desired }, signal);
     if (isDeleting(granted.metadata)) {
       // A user revoked earlier is still going: a new one is made once it is gone (its deletion brings us back).
       const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;
@@ -215,11 +215,12 @@ export class AccessReconciler implements Reconciler {
   private async ensureGranted(
     access: AccessClaim,
     grantor: Grantor,
-    desired: ManagedResource,
+    { lent, desired }: { lent: ManagedResource; desired: ManagedResource },
     signal: AbortSignal,
   ): Promise<ManagedResource> {
     const name = managedNameFor(access);
-    const namespace = desired.metadata.namespace!;
+    // Made beside the resource it lends from (the class's namespace).
+    const namespace = lent.metadata.namespace!;
     const cache = this.o.granted.find((g) => g.type.kind === grantor.grants.kind)?.cache;
     let mr = cache?.get(`${namespace}/${name}`) ?? (await this.o.client.get<ManagedResource>(grantor.grants, name, namespace, signal));
     if (!mr) {

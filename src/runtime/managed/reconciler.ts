@@ -261,7 +261,9 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
           result: await this.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot withhold the endpoint', failed),
         };
       const ready = { type: 'Ready', status: 'False' as const, reason: err.reason, message: err.message };
-      return { result: await this.fail(mr, cached, signal, Reasons.CannotObserveExternalResource, 'observe failed', err, ready) };
+      await this.fail(mr, cached, signal, Reasons.CannotObserveExternalResource, 'observe failed', err, ready);
+      // A state that holds until someone acts in the target (on what our watches may not see): looked at each poll, not backed off.
+      return { result: this.poll() };
     }
   }
 

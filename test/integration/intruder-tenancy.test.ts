@@ -1,0 +1,414 @@
+// Access nobody granted, tried as app teams and target tenants would: with their own tokens and least
+// roles (config/rbac/app-team.yaml in one namespace; a Role in one target namespace), against real
+// API servers and real S3 servers that judge each user's policy.
+// - H1: an app team points its Bound Bucket at another team's resource, then grants itself access.
+// - H2: a ReadOnly grantee points a Bucket of its own at its grant's resource, then grants itself ReadWrite.
+// - F2: a target tenant rewrites a store's endpoint Service (stripping its marks), or replaces it.
+// Each also checks that nothing was lost: the victim's objects, and no key reaching what it was not granted.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import path from 'node:path';
+import { readdirSync } from 'node:fs';
+import { down, repoRoot, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { applyManifests, installOperatorBundle, loadManifests } from '../../hack/lib/manifests.ts';
+import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
+import type { Bucket } from '../../src/apis/storage.ts';
+import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import {
+  resourcePath,
+  RoleBindings,
+  Roles,
+  Secrets,
+  ServiceAccounts,
+  Services,
+  type ResourceType,
+} from '../../src/runtime/kube/resources.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
+import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
+import { createNamespace, identityClient, installCrds, ourCrds, registerProvider, startTestApp } from '../support/provider.ts';
+import { refusal, roundTrip, s3Client } from '../support/s3.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+
+const TARGET = `it-tenancy-${process.pid}`;
+type Cond = { type: string; status: string; reason: string; message?: string };
+type Obj = KubeObjectLike & {
+  metadata: KubeObjectLike['metadata'] & { labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+  status?: { conditions?: Cond[]; bindingPhase?: string };
+};
+const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+
+let cluster: LocalCluster;
+let control: KubeClient;
+let target: KubeClient;
+let app: App;
+let operator: FakeMinioOperator;
+let platform: string;
+let teamA: string;
+let teamB: string;
+let teamC: string;
+/** Each team's own token, with provider-rook:app-team in its own namespace only. */
+let asA: KubeClient;
+let asC: KubeClient;
+const SHARED_NS = `tenancy-shared-${process.pid}`;
+const DEDICATED_NS = `tenancy-dedicated-${process.pid}`;
+
+const bucket = (name: string, namespace: string, spec: Record<string, unknown> = {}): KubeObjectLike =>
+  ({
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name, namespace },
+    spec: { classRef: { name: 'shared' }, writeConnectionSecretToRef: { name: `${name}-s3` }, ...spec },
+  }) as KubeObjectLike;
+const grant = (name: string, namespace: string, of: { namespace: string; name: string }, mode: string): KubeObjectLike =>
+  ({
+    apiVersion: BucketAccesses.apiVersion,
+    kind: 'BucketAccess',
+    metadata: { name, namespace },
+    spec: { bucketRef: of, mode, writeConnectionSecretToRef: { name: `${name}-s3` } },
+  }) as KubeObjectLike;
+
+const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, name, namespace);
+const bound = (type: ResourceType, name: string, namespace: string) =>
+  eventually(
+    async () => {
+      const o = await read(type, name, namespace);
+      return o?.status?.bindingPhase === 'Bound' && cond(o, 'Ready')?.status === 'True' ? o : undefined;
+    },
+    `${type.kind} ${namespace}/${name} to be Bound and Ready`,
+    { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(type, name, namespace))?.status) },
+  );
+const condition = (type: ResourceType, name: string, namespace: string, kind: string, want: Partial<Cond>) =>
+  eventually(
+    async () => {
+      const c = cond(await read(type, name, namespace), kind);
+      return c && Object.entries(want).every(([k, v]) => c[k as keyof Cond] === v) ? c : undefined;
+    },
+    `${type.kind} ${namespace}/${name} to say ${kind} ${JSON.stringify(want)}`,
+    { timeoutMs: 45_000, explain: async () => JSON.stringify((await read(type, name, namespace))?.status) },
+  );
+
+/** A claim's keys, and its endpoint as an app in the target reaches it. */
+async function keysOf(secret: string, namespace: string) {
+  const keys = secretText((await control.get<Obj>(Secrets, secret, namespace))!.data);
+  const local = await resolveS3Endpoint(keys.endpoint!, target);
+  return { keys, local, creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! }, bucket: keys.BUCKET_NAME! };
+}
+
+/** A bucket's object names and contents, read with its owner's keys. */
+async function contents(owner: Awaited<ReturnType<typeof keysOf>>): Promise<Record<string, string>> {
+  const s3 = s3Client(owner.local, owner.creds);
+  try {
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: owner.bucket }));
+    const out: Record<string, string> = {};
+    for (const o of listed.Contents ?? [])
+      out[o.Key!] = await (await s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: o.Key! }))).Body!.transformToString();
+    return out;
+  } finally {
+    s3.destroy();
+  }
+}
+
+/** What every MinIO bucket resource of the platform reaches, and for whom: nothing may appear here that nobody granted. */
+async function lentBuckets(): Promise<string[]> {
+  const { items } = await control.list<Obj>(kinds.MinioBucket, { namespace: platform });
+  return items
+    .map((m) => {
+      const f = m.spec!.forProvider as { bucketName: string; access: string };
+      const by = m.spec!.claimRef as { kind: string; namespace: string; name: string };
+      return `${by.kind} ${by.namespace}/${by.name} -> ${f.bucketName} (${f.access})`;
+    })
+    .sort();
+}
+
+/** The message an admission refusal gave, or a failure if the write went through. */
+async function refused(write: Promise<unknown>): Promise<string> {
+  return write.then(
+    () => {
+      throw new Error('the write was accepted');
+    },
+    (e: Error) => e.message,
+  );
+}
+
+beforeAll(async () => {
+  cluster = (await up([TARGET]))[0]!;
+  control = adminClient(testCluster('control'));
+  target = adminClient(cluster);
+  await installCrds(control, ourCrds());
+  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
+    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  await installOperatorBundle(target, 'rook-minio');
+  operator = new FakeMinioOperator(target, { s3: true });
+  void operator.start();
+  platform = await createNamespace(control, 'ten-infra');
+  [teamA, teamB, teamC] = [
+    await createNamespace(control, 'ten-a'),
+    await createNamespace(control, 'ten-b'),
+    await createNamespace(control, 'ten-c'),
+  ];
+  await registerProvider(control, platform, 't', cluster);
+  const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
+    control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
+  await apply(ManagedObjectStores, 'shared', platform, {
+    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
+  });
+  await apply(kinds.MinioBucketClass, 'shared', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
+  await apply(ObjectStoreClasses, 'dedicated', platform, {
+    spec: { scope: { nodeCount: 4 }, providerRef: { name: 't' }, targetNamespace: DEDICATED_NS },
+  });
+  for (const ns of [teamA, teamB, teamC])
+    for (const [name, kind] of [
+      ['shared', kinds.MinioBucketClass],
+      ['dedicated', ObjectStoreClasses],
+    ] as const)
+      await apply(BucketClasses, name, ns, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } });
+  app = await startTestApp(testCluster('control'), { namespaces: [platform, teamA, teamB, teamC], pollIntervalMs: 1_000 });
+  asA = await identityClient(testCluster('control'), control, teamA, 'team-a', 'provider-rook:app-team');
+  asC = await identityClient(testCluster('control'), control, teamC, 'team-c', 'provider-rook:app-team');
+}, 240_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await operator?.stop();
+  await down([TARGET]);
+});
+
+describe('an app team reaches only the buckets it was granted', () => {
+  it("H1: a Bound Bucket cannot be pointed at another team's resource, and a grant on it reaches only its own bucket", async () => {
+    // team-b's bucket, shared with team-c only, holding its data.
+    await control.create(Buckets, bucket('ledger', teamB, { shareWith: [{ namespace: teamC, modes: ['ReadOnly'] }] }));
+    const victim = await bound(Buckets, 'ledger', teamB);
+    const owner = await keysOf('ledger-s3', teamB);
+    const s3 = s3Client(owner.local, owner.creds);
+    await s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'books.txt', Body: 'ours' }));
+    s3.destroy();
+    const before = await contents(owner);
+    const victimRef = (victim as unknown as Bucket).spec.resourceRef!;
+
+    // team-a, with its own token: a Bucket shared with itself, Bound.
+    await asA.create(Buckets, bucket('mine', teamA, { shareWith: [{ namespace: teamA, modes: ['ReadWrite'] }] }));
+    await bound(Buckets, 'mine', teamA);
+    const lentBefore = await lentBuckets();
+    // Pointing it at team-b's resource is refused at admission, naming the field; so is another class.
+    expect(await refused(asA.mergePatch(Buckets, 'mine', teamA, { spec: { resourceRef: victimRef } }))).toContain('spec.resourceRef');
+    expect(await refused(asA.mergePatch(Buckets, 'mine', teamA, { spec: { classRef: { name: 'dedicated' } } }))).toContain('spec.classRef');
+    // A Bucket made pointing there from the start never binds, so a grant on it waits, holding nothing.
+    await asA.create(Buckets, bucket('forged', teamA, { resourceRef: victimRef, shareWith: [{ namespace: teamA, modes: ['ReadWrite'] }] }));
+    await condition(Buckets, 'forged', teamA, 'Synced', { status: 'False', reason: 'ManagedResourceNotFound' });
+    await asA.create(BucketAccesses, grant('steal', teamA, { namespace: teamA, name: 'forged' }, 'ReadWrite'));
+    await condition(BucketAccesses, 'steal', teamA, 'Ready', { status: 'False', reason: 'Binding' });
+    // A grant on its own Bucket reaches its own bucket alone.
+    await asA.create(BucketAccesses, grant('own', teamA, { namespace: teamA, name: 'mine' }, 'ReadWrite'));
+    await bound(BucketAccesses, 'own', teamA);
+    const own = await keysOf('own-s3', teamA);
+    expect(own.bucket).not.toBe(owner.bucket);
+    const intruder = s3Client(own.local, own.creds);
+    try {
+      expect(await refusal(intruder.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'books.txt' })))).toBe('AccessDenied');
+      expect(await refusal(intruder.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'x', Body: 'x' })))).toBe('AccessDenied');
+    } finally {
+      intruder.destroy();
+    }
+    // Nothing was lost or lent: team-b's objects and Bucket as they were; the only new user is team-a's on its own bucket.
+    expect(await contents(owner)).toEqual(before);
+    expect((await read(Buckets, 'ledger', teamB))?.status?.bindingPhase).toBe('Bound');
+    expect((await lentBuckets()).filter((l) => !lentBefore.includes(l))).toEqual([
+      `BucketAccess ${teamA}/own -> ${(await keysOf('mine-s3', teamA)).bucket} (ReadWrite)`,
+    ]);
+  }, 180_000);
+
+  it('H2: a ReadOnly grantee cannot give itself ReadWrite through its grant, and loses all access when the owner revokes', async () => {
+    await control.create(Buckets, bucket('report', teamB, { shareWith: [{ namespace: teamC, modes: ['ReadOnly'] }] }));
+    await bound(Buckets, 'report', teamB);
+    const owner = await keysOf('report-s3', teamB);
+    const s3 = s3Client(owner.local, owner.creds);
+    await s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'q3.txt', Body: 'numbers' }));
+    s3.destroy();
+    const before = await contents(owner);
+
+    // team-c reads, as allowed; its grant's resource is on team-b's bucket, and its BucketAccess names it.
+    await asC.create(BucketAccesses, grant('reader', teamC, { namespace: teamB, name: 'report' }, 'ReadOnly'));
+    const reader = await bound(BucketAccesses, 'reader', teamC);
+    const grantRef = (reader.spec as { resourceRef: Record<string, string> }).resourceRef;
+    // Its own Bound Bucket cannot be pointed at that resource; one made pointing there never binds.
+    await asC.create(Buckets, bucket('c-own', teamC, { shareWith: [{ namespace: teamC, modes: ['ReadWrite'] }] }));
+    await bound(Buckets, 'c-own', teamC);
+    expect(await refused(asC.mergePatch(Buckets, 'c-own', teamC, { spec: { resourceRef: grantRef } }))).toContain('spec.resourceRef');
+    await asC.create(
+      Buckets,
+      bucket('escalate', teamC, { resourceRef: grantRef, shareWith: [{ namespace: teamC, modes: ['ReadWrite'] }] }),
+    );
+    await condition(Buckets, 'escalate', teamC, 'Synced', { status: 'False', reason: 'ManagedResourceNotFound' });
+    await asC.create(BucketAccesses, grant('escalated', teamC, { namespace: teamC, name: 'escalate' }, 'ReadWrite'));
+    await condition(BucketAccesses, 'escalated', teamC, 'Ready', { status: 'False', reason: 'Binding' });
+    await asC.create(BucketAccesses, grant('writer', teamC, { namespace: teamC, name: 'c-own' }, 'ReadWrite'));
+    await bound(BucketAccesses, 'writer', teamC);
+
+    // No key team-c holds may write to team-b's bucket.
+    const held = [await keysOf('reader-s3', teamC), await keysOf('writer-s3', teamC), await keysOf('c-own-s3', teamC)];
+    for (const k of held) {
+      const c = s3Client(k.local, k.creds);
+      try {
+        expect(await refusal(c.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'x', Body: 'x' })))).toBe('AccessDenied');
+      } finally {
+        c.destroy();
+      }
+    }
+    // The owner takes team-c off its list: the read-only user goes, and no key team-c holds reads the bucket any more.
+    await control.mergePatch(Buckets, 'report', teamB, { spec: { shareWith: null } });
+    await eventually(
+      async () => {
+        const answers = await Promise.all(
+          held.map(async (k) => {
+            const c = s3Client(k.local, k.creds);
+            try {
+              return await refusal(c.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'q3.txt' })));
+            } finally {
+              c.destroy();
+            }
+          }),
+        );
+        return answers.every((a) => a === 'AccessDenied' || a === 'InvalidAccessKeyId');
+      },
+      "every key team-c holds to be refused on team-b's bucket",
+      10_000,
+    );
+    expect(await contents(owner)).toEqual(before);
+  }, 180_000);
+});
+
+describe("a target tenant cannot redirect a store's claims", () => {
+  /** A ServiceAccount of the target with a Role on Services in one namespace: a tenant there, with its own token. */
+  async function tenantOf(namespace: string): Promise<KubeClient> {
+    const name = uniqueName('tenant');
+    const rules = [{ apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'update', 'patch', 'create', 'delete'] }];
+    await target.create(ServiceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+    await target.create(Roles, { apiVersion: Roles.apiVersion, kind: 'Role', metadata: { name, namespace }, rules } as KubeObjectLike);
+    await target.create(RoleBindings, {
+      apiVersion: RoleBindings.apiVersion,
+      kind: 'RoleBinding',
+      metadata: { name, namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }],
+    } as KubeObjectLike);
+    const review = await target.request<{ status: { token: string } }>('POST', resourcePath(ServiceAccounts, namespace, name, 'token'), {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+    });
+    const client = new KubeClient(
+      { server: cluster.server, caData: kubeConfigOf(cluster).caData, token: review.status.token },
+      { fieldManager: 'tenant' },
+    );
+    await eventually(async () => (await client.list(Services, { namespace })) !== undefined, "the tenant's role to reach the authorizer");
+    return client;
+  }
+
+  /** An ExternalName to the tenant's own host, without provider-rook's marks (what a tenant would write over the Service). */
+  const hijacked = (svc: Obj): Obj => {
+    const labels = Object.fromEntries(Object.entries(svc.metadata.labels ?? {}).filter(([k]) => !k.startsWith('rook.crossplane.io/')));
+    return {
+      ...svc,
+      metadata: { ...svc.metadata, labels },
+      spec: {
+        ...svc.spec,
+        type: 'ExternalName',
+        externalName: 'collector.tenant.example',
+        clusterIP: '',
+        clusterIPs: undefined,
+        selector: undefined,
+      },
+    };
+  };
+
+  /** Each claim with a store: a dedicated one's (team-a) and a shared store's (team-b). */
+  const claims = () => [
+    {
+      name: 'd',
+      namespace: teamA,
+      store: (mr: string) => ({ svc: `${mr}-s3`, ns: DEDICATED_NS, mr: { type: ManagedObjectStores, name: mr } }),
+    },
+    { name: 's', namespace: teamB, store: () => ({ svc: 'shared-s3', ns: SHARED_NS, mr: { type: ManagedObjectStores, name: 'shared' } }) },
+  ];
+
+  it('F2: a Service rewritten in place, its marks stripped, is still known by the uid provider-rook recorded, and repaired', async () => {
+    await control.create(Buckets, bucket('d', teamA, { classRef: { name: 'dedicated' } }));
+    await control.create(Buckets, bucket('s', teamB));
+    for (const c of claims()) {
+      const b = (await bound(Buckets, c.name, c.namespace)) as unknown as Bucket;
+      const { svc, ns } = c.store(b.spec.resourceRef!.name);
+      const original = (await target.get<Obj>(Services, svc, ns))!;
+      const tenant = await tenantOf(ns);
+      await tenant.update(Services, hijacked(original));
+      // Repaired in place: the very Service, its type, selector and marks back.
+      const repaired = await eventually(
+        async () => {
+          const now = await target.get<Obj>(Services, svc, ns);
+          return now?.spec?.type === 'ClusterIP' && now.metadata.labels?.['rook.crossplane.io/control-plane'] ? now : undefined;
+        },
+        `Service ${ns}/${svc} to be repaired`,
+        { timeoutMs: 20_000, explain: async () => JSON.stringify((await target.get<Obj>(Services, svc, ns))?.spec) },
+      );
+      expect(repaired.metadata.uid).toBe(original.metadata.uid);
+      expect(repaired.spec?.selector).toEqual(original.spec?.selector);
+      // The claim kept working: its keys, through its endpoint, reach its bucket.
+      const k = await keysOf(`${c.name}-s3`, c.namespace);
+      expect(k.keys.endpoint).toContain(`${svc}.${ns}.svc`);
+      await roundTrip(k.local, k.creds, k.bucket);
+    }
+  }, 180_000);
+
+  it('F2: a Service replaced by a tenant is never written: the store and every claim on it stop being Ready, and their Secrets name no endpoint', async () => {
+    for (const c of claims()) {
+      const b = (await read(Buckets, c.name, c.namespace)) as unknown as Bucket;
+      const { svc, ns, mr } = c.store(b.spec.resourceRef!.name);
+      const tenant = await tenantOf(ns);
+      const original = (await target.get<Obj>(Services, svc, ns))!;
+      // Deleted and made again by the tenant, with provider-rook's marks and signature copied over.
+      await tenant.delete(Services, svc, ns);
+      const {
+        uid: _u,
+        resourceVersion: _r,
+        creationTimestamp: _c,
+        managedFields: _m,
+        ...meta
+      } = original.metadata as Obj['metadata'] & Record<string, unknown>;
+      const theirs = await tenant.create<Obj>(Services, {
+        ...original,
+        metadata: meta,
+        spec: { type: 'ExternalName', externalName: 'collector.tenant.example', ports: (original.spec as { ports: unknown }).ports },
+      } as Obj);
+      const reason = 'EndpointNotProven';
+      await condition(mr.type, mr.name, platform, 'Ready', { status: 'False', reason });
+      await condition(Buckets, c.name, c.namespace, 'Ready', { status: 'False', reason });
+      const copy = await eventually(
+        async () => {
+          const s = secretText((await control.get<Obj>(Secrets, `${c.name}-s3`, c.namespace))?.data);
+          return s.endpoint === undefined ? s : undefined;
+        },
+        `the claim's Secret ${c.namespace}/${c.name}-s3 to name no endpoint`,
+        20_000,
+      );
+      expect(Object.keys(copy)).not.toContain('AWS_ENDPOINT_URL');
+      expect(Object.keys(copy)).not.toContain('BUCKET_HOST');
+      // The tenant's Service is as the tenant left it.
+      const now = (await target.get<Obj>(Services, svc, ns))!;
+      expect([now.metadata.uid, now.metadata.resourceVersion, now.spec?.type]).toEqual([
+        theirs.metadata.uid,
+        theirs.metadata.resourceVersion,
+        'ExternalName',
+      ]);
+      // Once it is gone, provider-rook makes its own again, and the claim is whole.
+      await tenant.delete(Services, svc, ns);
+      await bound(Buckets, c.name, c.namespace);
+      const k = await eventually(async () => {
+        const s = await keysOf(`${c.name}-s3`, c.namespace).catch(() => undefined);
+        return s?.keys.endpoint ? s : undefined;
+      }, 'the endpoint published again');
+      await roundTrip(k.local, k.creds, k.bucket);
+    }
+  }, 240_000);
+});
