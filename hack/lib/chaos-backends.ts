@@ -21,7 +21,7 @@ import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import type { KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { Jobs, Namespaces, Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
-import { LABEL_OWNER_UID } from '../../src/runtime/native/ownership.ts';
+import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID } from '../../src/runtime/native/ownership.ts';
 import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../../test/support/stand-ins/fake-bucket-provisioner.ts';
 import { FakeTenantOperator, SMALL_POOL } from '../../test/support/stand-ins/fake-tenant-operator.ts';
 import { cond, isBound, sleep, within, type ChaosEnv, type Conditioned } from './chaos.ts';
@@ -193,6 +193,14 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
     if (n !== 1) violations.push(`${mr.kind} ${mr.metadata.name} has ${n} target objects (a MinIO bucket: user Secrets) in target a`);
   }
   const users = mrs.filter((m) => m.kind === kinds.MinioBucket.kind).length;
+
+  // Each user's policy reaches exactly the bucket its own claim or grant names; every endpoint a Secret
+  // names is a Service provider-rook can prove (the uid its store recorded, or the Tenant operator's own).
+  const secrets = (await admin.list<Obj>(Secrets)).items;
+  const reach = reachViolations(held, mrs, { Bucket: claims, BucketAccess: granted }, secrets);
+  violations.push(...reach.violations);
+  const endpoints = await endpointViolations(a.admin, mrs, secrets, held);
+  violations.push(...endpoints.violations);
 
   // No store's root credentials anywhere in the control cluster (Secrets, status, Events).
   const roots = rootCredentials(held.map((h) => h.obj));
@@ -369,6 +377,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
     figures: [
       `${size.claims} claims per backend (ObjectStore, Tenant, ObjectBucketClaim, a bucket in a shared store) on target a, ${size.kills} SIGKILLs while binding: all Bound ${s(allBound)} after the first create`,
       `${granted.filter(isBound).length} grants to another namespace Bound through one more kill; ${users} MinIO bucket users (buckets and grants), one Secret each; ${roots.size} root credential values, none in the control cluster (where ${seen} of ${userKeys.length} bucket users' keys were found, as meant)`,
+      `${reach.checked} users' policies each reach exactly the bucket their claim or grant names; ${endpoints.checked} endpoints in connection Secrets, each a Service provider-rook proves`,
       `a stopped for ${size.outageS} s with one deletion per backend: all said Unreachable ${s(unreachableSaid)} after it stopped, ${unreachableCounted} counted waiting; ended ${s(resumed)} after it returned`,
       `a foreign finalizer held a deletion: said WaitingForFinalizers, ${holdCounted} counted; ended once it was removed`,
       `a Tenant its operator did not make ready: said ${notReady ? `Ready=False/${notReady.reason} (${notReady.message.slice(0, 60)})` : 'nothing'}, ${notReadyCounted} counted; Bound ${s(lateBound)} after the operator was back`,
@@ -388,4 +397,99 @@ function rootCredentials(objs: Obj[]): Set<string> {
     for (const m of (data['config.env'] ?? '').matchAll(/MINIO_ROOT_(?:USER|PASSWORD)="?([^"\n]+)"?/g)) out.add(m[1]!);
   }
   return out;
+}
+
+const text = (data: Record<string, string> | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+
+/** The buckets a MinIO policy document names (arn:aws:s3:::<bucket> and <bucket>/*). */
+function policyBuckets(policy: string): Set<string> {
+  const doc = JSON.parse(policy) as { Statement?: { Resource?: string | string[] }[] };
+  const resources = (doc.Statement ?? []).flatMap((st) => [st.Resource ?? []].flat());
+  return new Set(resources.map((r) => r.replace(/^arn:aws:s3:::/, '').split('/')[0]!));
+}
+
+/**
+ * Every bucket user (a Secret of ours holding policy.json) reaches exactly one bucket, the one its
+ * resource's claim names: a Bucket's own (its Secret's BUCKET_NAME), or, for a grant, the Bucket its
+ * BucketAccess names.
+ */
+function reachViolations(
+  held: { obj: Obj }[],
+  mrs: Obj[],
+  claims: Record<'Bucket' | 'BucketAccess', Obj[]>,
+  secrets: Obj[],
+): { checked: number; violations: string[] } {
+  const violations: string[] = [];
+  const secretOf = (claim: Obj | undefined): Record<string, string> => {
+    const to = (claim?.spec?.writeConnectionSecretToRef as { name?: string } | undefined)?.name;
+    return text(secrets.find((x) => x.metadata.namespace === claim?.metadata.namespace && x.metadata.name === to)?.data);
+  };
+  // Listed items carry no kind: each list is of one.
+  const claimOf = (ref: { kind?: string; namespace?: string; name?: string } | undefined): Obj | undefined =>
+    (ref?.kind === 'Bucket' || ref?.kind === 'BucketAccess' ? claims[ref.kind] : []).find(
+      (c) => c.metadata.namespace === ref?.namespace && c.metadata.name === ref?.name,
+    );
+  let checked = 0;
+  for (const { obj } of held) {
+    const policy = text(obj.data)['policy.json'];
+    if (obj.kind !== 'Secret' || !policy) continue;
+    const mr = mrs.find((m) => m.metadata.uid === obj.metadata.labels?.[LABEL_OWNER_UID]);
+    const claim = claimOf(mr?.spec?.claimRef as { kind?: string } | undefined);
+    if (!mr || !claim) continue; // a store's own user, made for no claim
+    // A grant reaches its Bucket's bucket; a Bucket's user, its own.
+    const bucketRef = claim.spec?.bucketRef as { namespace: string; name: string } | undefined;
+    const owner = bucketRef ? claimOf({ kind: 'Bucket', ...bucketRef }) : claim;
+    const want = secretOf(owner).BUCKET_NAME;
+    const got = [...policyBuckets(policy)];
+    checked++;
+    if (!want || got.length !== 1 || got[0] !== want)
+      violations.push(
+        `${claim.kind} ${claim.metadata.name}'s user ${obj.metadata.name} reaches ${got.join(', ') || 'nothing'}, not ${want ?? '(no bucket named)'}`,
+      );
+  }
+  if (checked === 0) violations.push('the reach check is blind: no bucket user of a claim was found');
+  return { checked, violations };
+}
+
+/**
+ * Every endpoint a connection Secret names, of a Service in target a, is one provider-rook proves: a
+ * store's endpoint Service whose uid a managed resource recorded, or the MinIO Operator's own Service
+ * of a Tenant provider-rook made (its owner reference names that Tenant's uid).
+ */
+async function endpointViolations(
+  target: ChaosEnv['admin'],
+  mrs: Obj[],
+  secrets: Obj[],
+  held: { type: ResourceType; obj: Obj }[],
+): Promise<{ checked: number; violations: string[] }> {
+  const violations: string[] = [];
+  const recorded = new Set(
+    mrs.flatMap((m) =>
+      Object.values(
+        JSON.parse((m.metadata as { annotations?: Record<string, string> }).annotations?.[ANNOTATION_COMPANION_UIDS] ?? '{}') as Record<
+          string,
+          string
+        >,
+      ),
+    ),
+  );
+  const tenants = new Set(held.filter(({ type }) => type.kind === MinioTenants.kind).map(({ obj }) => obj.metadata.uid));
+  let checked = 0;
+  for (const secret of secrets) {
+    const endpoint = text(secret.data).endpoint;
+    const host = endpoint ? new URL(endpoint).hostname.split('.') : [];
+    // A Service of the target's cluster DNS; the Ceph provisioner's own endpoint is its, not ours to prove.
+    if (host[2] !== 'svc' || host[0]?.startsWith('rook-ceph')) continue;
+    const [name, namespace] = host as [string, string];
+    const svc = await target.get<Obj & { metadata: { ownerReferences?: { uid: string }[] } }>(Services, name, namespace);
+    checked++;
+    const proven = svc && (recorded.has(svc.metadata.uid!) || svc.metadata.ownerReferences?.some((r) => tenants.has(r.uid)));
+    if (!proven)
+      violations.push(
+        `Secret ${secret.metadata.namespace}/${secret.metadata.name} names ${endpoint}, a Service provider-rook cannot prove`,
+      );
+  }
+  if (checked === 0) violations.push('the endpoint check is blind: no connection Secret names a Service');
+  return { checked, violations };
 }
