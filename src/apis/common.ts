@@ -147,7 +147,7 @@ const duration = (what: string) =>
 export const credentialRotation = z
   .object({
     gracePeriod: duration(
-      'How long the previous keys keep working after a rotation, so apps can pick up the new ones (a duration such as 90s, 10m, 1h or 30d). 1h when unset.',
+      'How long the previous keys keep working after a rotation, so apps can pick up the new ones (a duration such as 90s, 10m, 1h or 30d). 1h when unset; at most 90d.',
     ).optional(),
     every: duration(
       'Rotate the keys this long after the last rotation (or the creation). Unset: only when asked, by a new value of annotation rook.crossplane.io/rotate-credentials.',

@@ -31,7 +31,11 @@ export interface StoreAccess {
 
 export const LABEL_ADMIN = 'rook.crossplane.io/minio-admin';
 /** Access Jobs of earlier keys or policies, and finished retire Jobs: deleted once no longer wanted (NativeKind.superseded). */
-export const SUPERSEDED_JOBS = { type: Jobs, labelSelector: `${LABEL_ADMIN} in (grant,retire)` };
+export const SUPERSEDED_JOBS = {
+  type: Jobs,
+  labelSelector: `${LABEL_ADMIN} in (grant,retire)`,
+  matches: (labels: Record<string, string>): boolean => labels[LABEL_ADMIN] === 'grant' || labels[LABEL_ADMIN] === 'retire',
+};
 
 export interface BucketUser {
   /** Names what is made in the target: <base>-user (unless userSecret says), <base>-access-<hash>, <base>-revoke. */

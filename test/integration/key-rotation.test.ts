@@ -226,6 +226,42 @@ describe('rotation on request', () => {
     );
   });
 
+  it('fifteen requests in a burst make at most two rotations, and once settled, at rest, one access Job is left', async () => {
+    await control.create(Buckets, claim('burst', 'on-request'));
+    const mrName = (await bound('burst')).spec.resourceRef!.name;
+    const before = await keysOf('burst');
+    for (let i = 0; i < 15; i++)
+      await control.mergePatch(Buckets, 'burst', ns, { metadata: { annotations: { [ANNOTATION_ROTATE]: `burst-${i}` } } });
+    const mr = () => control.get<Obj>(kinds.MinioBucket, mrName, platform);
+    // The last request is answered (after the first, once its keys work and 10 s have passed), the ones between are not.
+    await eventually(
+      async () => JSON.parse((await mr())?.metadata.annotations?.['rook.crossplane.io/credentials'] ?? '{}').request === 'burst-14',
+      'the last request to be answered',
+      { timeoutMs: 60_000 },
+    );
+    expect((await mr())!.status!.credentials?.generation ?? 2).toBeLessThanOrEqual(2);
+    const jobs = async () =>
+      (
+        await target.list<Obj>(Jobs, {
+          namespace: 'rot-store',
+          labelSelector: `rook.crossplane.io/owner-uid=${(await mr())!.metadata.uid},rook.crossplane.io/minio-admin in (grant,retire)`,
+        })
+      ).items.filter((j) => !(j.metadata as { deletionTimestamp?: string }).deletionTimestamp);
+    // Once the old keys are removed (grace period, then their Job), nothing superseded stays, though nothing else changes.
+    await eventually(
+      async () => (await answer(before.local, before.creds, before.bucket)) === 'InvalidAccessKeyId',
+      'the old keys refused',
+      {
+        timeoutMs: (GRACE_S + 40) * 1000,
+      },
+    );
+    await eventually(async () => (await jobs()).length === 1, 'one access Job left', {
+      timeoutMs: 30_000,
+      explain: async () => (await jobs()).map((j) => j.metadata.name).join(', '),
+    });
+    await control.delete(Buckets, 'burst', ns);
+  }, 180_000);
+
   it('a grace period that is not a duration is refused at admission, naming the field', async () => {
     const err = await control
       .create(kinds.MinioBucketClass, {

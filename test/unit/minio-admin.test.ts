@@ -134,10 +134,14 @@ describe('bucket names', () => {
     ['a short claim', claim('app', 'data'), 'app-data-'],
     ['dots in the name become dashes', claim('app', 'my.data'), 'app-my-data-'],
     ['a long name is cut, the digest kept', claim('n'.repeat(63), 'c'.repeat(253)), 'n'.repeat(54)],
+    ['a namespace S3 would refuse as a start (xn--) gets one it takes', claim('xn--app', 'data'), 'b-xn--app-data-'],
+    ['a start AWS keeps for itself (sthree-) too', claim('sthree-x', 'data'), 'b-sthree-x-data-'],
+    ['a long name so started is still cut to 63', claim(`xn--${'n'.repeat(59)}`, 'c'), 'b-xn--'],
   ])('%s', (_n, c, prefix) => {
     const name = bucketNameFor(c);
     expect(name.startsWith(prefix)).toBe(true);
     expect(name).toMatch(valid);
+    expect(name).not.toMatch(/^(xn--|sthree-|amzn-s3-demo-)|(-s3alias|--ol-s3)$/);
   });
   it('differs across namespaces and across claims that reuse a name', () => {
     expect(bucketNameFor(claim('a-b', 'c'))).not.toBe(bucketNameFor(claim('a', 'b-c')));

@@ -234,7 +234,7 @@ describe('NativeExternal.delete', () => {
     const keys = companion(Servers, 'm-keys', 'keys');
     const noJobs: NativeKind<ManagedResource> = {
       ...kind,
-      superseded: { type: Jobs, labelSelector: 'role=access' },
+      superseded: { type: Jobs, labelSelector: 'role=access', matches: (l) => l.role === 'access' },
       companions: () => [keys],
     };
     const target = new FakeTarget();

@@ -4,7 +4,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
 import { ANNOTATION_ROTATE } from '../../src/runtime/meta.ts';
-import { ANNOTATION_CREDENTIALS, durationMs, planRotation } from '../../src/runtime/native/rotation.ts';
+import { ANNOTATION_CREDENTIALS, durationMs, planRotation, rotationRequest } from '../../src/runtime/native/rotation.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const AT = '2026-01-01T00:00:00Z';
@@ -51,9 +51,57 @@ describe('planRotation', () => {
     });
   });
 
-  it('keys never published, or still in use, are never due: rotating twice before new keys work keeps the published ones', () => {
+  it('requests coalesce: one made while new keys are still being made waits for them, however long ago the last began', () => {
     const annotations = { [ANNOTATION_ROTATE]: 'b', ...record({ generation: 1, retired: -1, rotatedAt: AT, request: 'a' }) };
-    expect(planRotation(mr(annotations), T0 + 1000, true).view).toEqual({ generation: 2, outstanding: [0, 1], due: [] });
+    const plan = planRotation(mr(annotations), T0 + 3_600_000, true);
+    expect(plan.next).toBeUndefined();
+    expect(plan.view).toEqual({ generation: 1, outstanding: [0], due: [] });
+  });
+
+  it('a request sooner than 10s after the last rotation waits until then, and only the latest value is answered', () => {
+    const published = { generation: 1, retired: -1, rotatedAt: AT, request: 'a', published: 1, publishedAt: AT, previous: 0 };
+    const annotations = { [ANNOTATION_ROTATE]: 'c', ...record(published) };
+    const early = planRotation(mr(annotations), T0 + 4_000, true);
+    expect(early.next).toBeUndefined();
+    expect(early.recheckAt).toBe(T0 + 10_000);
+    expect(planRotation(mr(annotations), T0 + 10_000, true).next).toMatchObject({ generation: 2, request: 'c' });
+  });
+
+  it('fifteen requests within three seconds make two rotations, not fifteen', () => {
+    let annotations: Record<string, string> = {};
+    const generations = new Set<number>();
+    for (let i = 0; i < 15; i++) {
+      const now = T0 + i * 200;
+      annotations = { ...annotations, [ANNOTATION_ROTATE]: `r${i}` };
+      const plan = planRotation(mr(annotations), now, true);
+      let state = plan.next ?? plan.state;
+      // The new keys work at once here: published on the pass that sees them.
+      if (state.generation > (state.published ?? 0))
+        state = { ...state, published: state.generation, publishedAt: new Date(now).toISOString(), previous: state.published ?? 0 };
+      annotations = { ...annotations, ...record(state) };
+      generations.add(state.generation);
+    }
+    const last = planRotation(mr(annotations), T0 + 20_000, true);
+    expect(last.next?.generation).toBe(2);
+    expect(last.next?.request).toBe('r14');
+    expect([...generations]).toEqual([1]);
+  });
+
+  it('a request value of any length is recorded bounded: as itself up to 63 characters, else as its digest', () => {
+    const long = 'x'.repeat(140_000);
+    const next = planRotation(mr({ [ANNOTATION_ROTATE]: long }), T0, true).next!;
+    expect(next.request).toMatch(/^sha256-[0-9a-f]{32}$/);
+    expect(rotationRequest(long)).toBe(next.request);
+    expect(rotationRequest('1700000000')).toBe('1700000000');
+    const again = { [ANNOTATION_ROTATE]: long, ...record({ ...next, published: 1, publishedAt: AT, previous: 0 }) };
+    expect(planRotation(mr(again), T0 + 60_000, true).next).toBeUndefined();
+  });
+
+  it('a grace period longer than 90d is refused, naming the field', () => {
+    expect(() => planRotation(mr({ [ANNOTATION_ROTATE]: 'a' }, { gracePeriod: '999999d999999d999999d999999d' }), T0, true)).toThrow(
+      'spec.credentialRotation.gracePeriod (999999d999999d999999d999999d) is longer than the longest allowed, 90d',
+    );
+    expect(planRotation(mr({ [ANNOTATION_ROTATE]: 'a' }, { gracePeriod: '90d' }), T0, true).next?.generation).toBe(1);
   });
 
   it('once newer keys are published, anything older than the keys they replaced goes at once (rotate twice to revoke leaked keys)', () => {

@@ -12,6 +12,7 @@ import { NOT_SCHEDULED, type Claim } from './claim.ts';
 import type { ProgressWrites } from '../progress.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../meta.ts';
+import { rotationRequest } from '../native/rotation.ts';
 
 export type Cond = Parameters<typeof setCondition>[1];
 
@@ -58,7 +59,8 @@ export async function forwardRotationRequest(
   mr: ManagedResource,
   signal: AbortSignal,
 ): Promise<void> {
-  const want = claim.metadata.annotations?.[ANNOTATION_ROTATE];
+  // Bounded: a value of any length reaches the resource as itself, or as its digest.
+  const want = rotationRequest(claim.metadata.annotations?.[ANNOTATION_ROTATE]);
   if (want === undefined || mr.metadata.annotations?.[ANNOTATION_ROTATE] === want) return;
   await client.mergePatch(
     type,

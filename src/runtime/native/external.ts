@@ -47,6 +47,7 @@ import {
   ANNOTATION_COMPANION_UIDS,
   ANNOTATION_OWNER_PROOF,
   ANNOTATION_TARGET_UID,
+  LABEL_OWNER_UID,
   type OwnershipMarks,
   type Owner,
   type Relation,
@@ -260,7 +261,9 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const desired = this.marks.mark(this.kind.target, this.kind.desired(mr, name, ctx), owner);
     const trust = (c: Companion, have: TargetObject) => this.trusted(mr, c, have, observed, 'ours');
     const retiring = await retirement(this.kind, { mr, name, ctx, read: this.read, trust }, signal);
+    const superseded = this.supersededLeft(mr, owner, name, ctx);
     const drift = [
+      ...(superseded ? [superseded] : []),
       ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
       ...diffFields(
         { labels: desired.metadata.labels, annotations: desired.metadata.annotations },
@@ -364,6 +367,28 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return { found, drift, proven };
   }
 
+  /**
+   * Older Jobs (superseded) of this resource still in the target, as its synced cache holds them: their
+   * removal is drift, so it happens at rest too, not only with the next change. Only signed ones count:
+   * one that merely carries our labels is never deleted, and must not make a repair every pass.
+   */
+  private supersededLeft(mr: MR, owner: Owner, name: string, ctx: KindContext): string | undefined {
+    const s = this.kind.superseded;
+    const cached = s && this.read.cached?.<TargetObject>(s.type, this.marks.selector);
+    if (!s || !cached) return undefined;
+    const retire = retireWork(this.kind, mr, name, ctx);
+    const keep = new Set([...(this.kind.companions?.(mr, name, ctx) ?? []), ...(retire ? [retire.object] : [])].map(refKey));
+    const left = cached.filter(
+      (o) =>
+        o.metadata.labels?.[LABEL_OWNER_UID] === owner.uid &&
+        s.matches(o.metadata.labels ?? {}) &&
+        !o.metadata.deletionTimestamp &&
+        !keep.has(refKey({ type: s.type, name: o.metadata.name, namespace: o.metadata.namespace })) &&
+        this.marks.signed(s.type, o),
+    );
+    return left.length ? `superseded ${s.type.kind}s ${left.map((o) => o.metadata.name).join(', ')}` : undefined;
+  }
+
   /** A resource whose endpoint is its shared store's is no more proven than that store's (NativeKind.endpointFrom). */
   private refuseUnprovenUpstream(mr: MR): void {
     const from = this.kind.endpointFrom;
@@ -425,11 +450,13 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const found = await Promise.all(companions.map((c) => this.client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
     const relations = companions.map((c, i) => (found[i] ? this.trusted(mr, c, found[i], observed, relation) : undefined));
     const access = { client: this.client, read: this.client, marks: this.marks };
+    // Companions are proven by their signature: the recorded uid is the target object's, never theirs.
+    const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: relation === 'restored' };
     for (const [i, c] of companions.entries()) {
       const have = found[i];
       // A failed retire is made again (its Job's pod template cannot change): deleted now, made on the next pass.
       if (have && c === retire?.object && 'failed' in retire.outcome(have)) {
-        await deleteIfOurs(access, c, owner, vouchers, signal);
+        await deleteIfOurs(access, c, owner, companionVouchers, signal);
       } else if (!have) {
         // A create, not an apply: should someone make it in between, this fails rather than adopts it.
         if (creating || !c.irreplaceable)
@@ -452,7 +479,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
         access,
         this.kind,
         owner,
-        vouchers,
+        companionVouchers,
         { wanted: companions, namespaces: companions.map((c) => c.namespace) },
         signal,
       );

@@ -104,7 +104,7 @@ export interface NativeKind<MR extends ManagedResource> {
   /** What must happen in the target before the objects are deleted (reclaim policy Delete only). */
   teardown?(mr: MR, externalName: string, ctx: KindContext): Teardown | undefined;
   /** Companions of this type and labels that companions() no longer names (an old access Job) are deleted. */
-  superseded?: { type: ResourceType; labelSelector: string };
+  superseded?: { type: ResourceType; labelSelector: string; matches(labels: Record<string, string>): boolean };
   /** The types companions() returns, for the leak sweeper. */
   companionTypes?: ResourceType[];
   /** Objects the target object itself names (e.g. its credentials Secret): on import, these may be used though we did not make them. */
@@ -157,6 +157,8 @@ export interface NativeKind<MR extends ManagedResource> {
 
 /** A get that may be served from a cache. */
 export interface ObjectReader {
+  /** What a synced cache of this type and label selection holds, when there is one (no request is made). */
+  cached?<T extends KubeObjectLike>(type: ResourceType, labelSelector: string): T[] | undefined;
   get<T extends KubeObjectLike>(
     type: ResourceType,
     name: string,

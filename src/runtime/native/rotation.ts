@@ -4,6 +4,7 @@
 // period ends. The generation is kept in an annotation, not in status: a restored resource must not
 // go back to keys that were removed. Rotating again before the grace ends removes the older keys at
 // once (the way to revoke keys that leaked).
+import { createHash } from 'node:crypto';
 import { ReasonedError, type Condition } from '../conditions.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../meta.ts';
@@ -104,8 +105,19 @@ export const recordOf = (state: CredentialsState): string => JSON.stringify(stat
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 
-/** The schedule's floor: a rotation every few seconds would only churn users and Jobs. */
+/** The schedule's floor, and the least time between two requested rotations: a rotation every few seconds would only churn users and Jobs. */
 const MIN_EVERY_MS = 10_000;
+/** The longest grace period: previous keys that keep working for years are not previous keys. */
+export const MAX_GRACE = '90d';
+
+/**
+ * A rotation request as recorded: the annotation's value when short, else a digest of it, so that no
+ * value, however long, is copied into another object's annotations.
+ */
+export function rotationRequest(value: string | undefined): string | undefined {
+  if (value === undefined || value.length <= 63) return value;
+  return `sha256-${createHash('sha256').update(value).digest('hex').slice(0, 32)}`;
+}
 
 /**
  * What this pass does with the resource's keys, at `now`. `rotate` is false where keys are not the
@@ -116,10 +128,16 @@ const MIN_EVERY_MS = 10_000;
 export function planRotation(mr: ManagedResource, now: number, rotate: boolean): RotationPlan {
   const state = credentialsState(mr);
   const settings = (mr.spec as { credentialRotation?: RotationSettings }).credentialRotation ?? {};
-  const request = mr.metadata.annotations?.[ANNOTATION_ROTATE];
+  const request = rotationRequest(mr.metadata.annotations?.[ANNOTATION_ROTATE]);
   const since = Date.parse(state.rotatedAt ?? mr.metadata.creationTimestamp ?? '') || now;
   const every = settings.every ? durationMs(settings.every) : undefined;
   const grace = durationMs(settings.gracePeriod ?? DEFAULT_GRACE);
+  if (grace > durationMs(MAX_GRACE)) {
+    throw new ReasonedError(
+      Reasons.InvalidRotationSettings,
+      `spec.credentialRotation.gracePeriod (${settings.gracePeriod}) is longer than the longest allowed, ${MAX_GRACE}`,
+    );
+  }
   if (every !== undefined && (every < MIN_EVERY_MS || every <= grace)) {
     throw new ReasonedError(
       Reasons.InvalidRotationSettings,
@@ -127,9 +145,14 @@ export function planRotation(mr: ManagedResource, now: number, rotate: boolean):
     );
   }
   const requested = request !== undefined && request !== state.request;
+  // Requests coalesce: none is answered while the keys of the last rotation are still being made, nor
+  // sooner than MIN_EVERY_MS after it; the latest value is answered then, once.
+  const making = state.generation > (state.published ?? 0);
+  const lastAt = Date.parse(state.rotatedAt ?? '') || 0;
+  const requestWaits = requested && (making || now < lastAt + MIN_EVERY_MS);
   const scheduled = every !== undefined && now >= since + every;
   const next =
-    rotate && (requested || scheduled)
+    rotate && ((requested && !requestWaits) || scheduled)
       ? { ...state, generation: state.generation + 1, rotatedAt: iso(now), ...(request !== undefined ? { request } : {}) }
       : undefined;
   const s = next ?? state;
@@ -141,6 +164,8 @@ export function planRotation(mr: ManagedResource, now: number, rotate: boolean):
   const due = outstanding.filter((g) => g < published && !(g === s.previous && previousUntil !== undefined));
   const waits = [
     ...(previousUntil !== undefined ? [previousUntil] : []),
+    // A request held only by the floor is answered when it ends (one held by keys being made, when they are published: a write wakes it).
+    ...(rotate && !next && requestWaits && !making ? [lastAt + MIN_EVERY_MS] : []),
     ...(rotate && every !== undefined ? [(Date.parse(s.rotatedAt ?? '') || since) + every] : []),
   ];
   return {

@@ -110,6 +110,17 @@ export class TargetInformers {
     });
   }
 
+  /** What the synced cache of exactly this selection (type and label selector, nothing else) holds; undefined without one. */
+  cached<T extends KubeObjectLike>(type: ResourceType, labelSelector: string): T[] | undefined {
+    for (const [selection, informer] of this.informers) {
+      if (informer.type.apiVersion !== type.apiVersion || informer.type.plural !== type.plural || !informer.hasSynced) continue;
+      const { namespace, fieldSelector, keep } = this.selections.get(selection)!;
+      if (this.selections.get(selection)!.labelSelector === labelSelector && !namespace && !fieldSelector && !keep)
+        return informer.list() as unknown as T[];
+    }
+    return undefined;
+  }
+
   /**
    * From a synced cache that holds it, else from the server. A miss is the answer only in a cache
    * that would hold the object if it existed (one watching that name, or everything of the type), or
