@@ -33,6 +33,8 @@ let app: App;
 let platform: string;
 let appA: string;
 let appB: string;
+/** A namespace whose name S3 would refuse as a bucket name's start. */
+let appIdn: string;
 const standIns: { stop(): Promise<void> }[] = [];
 
 const pool = {
@@ -126,6 +128,7 @@ beforeAll(async () => {
   platform = await createNamespace(control, 'bk-infra');
   appA = await createNamespace(control, 'bk-a');
   appB = await createNamespace(control, 'bk-b');
+  appIdn = await createNamespace(control, 'xn--bk');
   await registerProvider(control, platform, 't', cluster);
   // The platform team's stores, made for no claim, and a class of buckets in each.
   for (const s of stores) {
@@ -139,7 +142,7 @@ beforeAll(async () => {
     providerRef: { name: 't' },
     targetNamespace: 'dedicated',
   });
-  for (const ns of [appA, appB]) {
+  for (const ns of [appA, appB, appIdn]) {
     for (const [name, kind] of [
       ...stores.map((s) => [s.name, kinds.MinioBucketClass] as const),
       ['missing', kinds.MinioBucketClass] as const,
@@ -148,7 +151,7 @@ beforeAll(async () => {
       await apply(BucketClasses, name, ns, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } }, true);
     }
   }
-  app = await startTestApp(testCluster('control'), { namespaces: [platform, appA, appB], pollIntervalMs: 1_000 });
+  app = await startTestApp(testCluster('control'), { namespaces: [platform, appA, appB, appIdn], pollIntervalMs: 1_000 });
 }, 180_000);
 
 afterAll(async () => {
@@ -289,6 +292,14 @@ describe('shared and dedicated stores', () => {
     expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain(
       `the store's root credentials Secret dedicated/${mr}-access-keys is gone, so nothing proves its bucket empty`,
     );
+  }, 120_000);
+
+  it('a claim in a namespace that starts with xn-- binds: its bucket name is one S3 takes, and it works', async () => {
+    await control.create(Buckets, claim('idn', appIdn, 'shared-rook'));
+    await bound('idn', appIdn);
+    const c = await access('idn', appIdn);
+    expect(c.bucket).toMatch(new RegExp(`^b-${appIdn}-idn-[0-9a-f]{8}$`));
+    await roundTrip(c.local, c.creds, c.bucket);
   }, 120_000);
 
   it('a class that shares a store that does not exist: the claim says so, and nothing is made', async () => {
