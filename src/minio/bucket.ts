@@ -19,6 +19,7 @@ import { secretText } from '../runtime/native/credentials.ts';
 import type { KindContext, NativeKind } from '../runtime/native/kind.ts';
 import { Reasons } from '../runtime/reasons.ts';
 import { bucketNameFor } from '../s3/names.ts';
+import { policyOf } from '../runtime/managed/policies.ts';
 import { S3_ENDPOINT_KEYS } from '../s3/details.ts';
 import {
   accessJob,
@@ -90,6 +91,12 @@ export function sharedStore(lookup: Lookup, namespace: string, ref: MinioBucketC
     throw new ReasonedError(
       Reasons.SharedStoreNotFound,
       `${who} shares ${where}, which does not exist${store ? ' any more (it is being deleted)' : ''}`,
+    );
+  }
+  if (policyOf(store.spec as { managementPolicies?: string[] }).onlyObserve) {
+    throw new ReasonedError(
+      Reasons.SharedStoreNotReady,
+      `${who} shares ${where}, which provider-rook only observes (managementPolicies ["Observe"]): it made no endpoint Service for it, so no bucket is made in it`,
     );
   }
   const ready = store.status?.conditions?.find((c) => c.type === 'Ready');

@@ -26,6 +26,7 @@ import { withoutNulls } from '../runtime/json.ts';
 import { randomKey } from '../runtime/random.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 import { Reasons } from '../runtime/reasons.ts';
+import { UnprovenError } from '../runtime/conditions.ts';
 import { S3_ENDPOINT_KEYS, s3ConnectionDetails } from '../s3/details.ts';
 import { policyOf } from '../runtime/managed/policies.ts';
 
@@ -85,9 +86,12 @@ function bucketUser(mr: ObjectStore, name: string, ctx: KindContext): BucketUser
   };
 }
 
-/** How buckets of a shared store reach it (undefined while it has no Provider yet). */
+/**
+ * How buckets of a shared store reach it: undefined while it has no Provider yet, and for a store
+ * only observed (provider-rook made no endpoint Service for it, so nothing proves where that name leads).
+ */
 export function objectStoreAccess(store: ObjectStore): StoreAccess | undefined {
-  if (!store.spec.providerRef) return undefined;
+  if (!store.spec.providerRef || policyOf(store.spec as { managementPolicies?: string[] }).onlyObserve) return undefined;
   const name = externalNameOf(store.metadata);
   const root = credentialsRef(store, name);
   return {
@@ -133,6 +137,12 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
 
   // The operator labels its StatefulSet app=minio, objectstore=<store>; readiness changes arrive through it.
   related: [
+    // The operator's headless Service: what a store observed only names as its endpoint.
+    {
+      type: Services,
+      labelSelector: 'app=minio',
+      targetKey: (svc) => (svc.metadata.labels?.objectstore ? `${svc.metadata.namespace}/${svc.metadata.labels.objectstore}` : undefined),
+    },
     {
       type: StatefulSets,
       labelSelector: 'app=minio',
@@ -267,18 +277,30 @@ async function observedStore(read: ObjectReader, mr: ObjectStore, observed: Targ
     read.get<TargetObject>(Services, name, namespace, signal),
   ]);
   const readyReplicas = sts?.status?.readyReplicas ?? 0;
-  const operators = service?.metadata.ownerReferences?.some((r) => r.uid === observed.metadata.uid) ?? false;
-  const endpoint = operators ? operatorEndpointOf(name, namespace!, mr.spec.forProvider.clusterDomain) : undefined;
+  // What the operator writes (owner reference to this very store, headless, app=minio); a store observed only is trusted no further.
+  const spec = service?.spec as { type?: string; clusterIP?: string; selector?: Record<string, string> } | undefined;
+  const operators =
+    service?.metadata.ownerReferences?.some((r) => r.kind === 'ObjectStore' && r.uid === observed.metadata.uid) &&
+    spec?.type !== 'ExternalName' &&
+    spec?.clusterIP === 'None' &&
+    spec.selector?.app === 'minio';
+  if (!operators) {
+    throw new UnprovenError(
+      Reasons.EndpointNotProven,
+      `no Service in the target leads to this store: provider-rook makes none for a store it only observes, and the operator's own Service ${namespace}/${name} ` +
+        `${service ? 'is not the one the operator makes for this store (its owner reference, type or selector differ)' : 'does not exist'}; its connection Secret names no endpoint`,
+      S3_ENDPOINT_KEYS,
+    );
+  }
+  const endpoint = operatorEndpointOf(name, namespace!, mr.spec.forProvider.clusterDomain);
   const storeReady = sts !== undefined && readyReplicas >= want;
   return {
-    ready: storeReady && endpoint !== undefined,
-    message: !endpoint
-      ? `no Service in the target leads to this store: provider-rook makes none for a store it only observes, and the operator's own Service ${namespace}/${name} ${service ? 'was not made for this store' : 'does not exist'}; its connection Secret names no endpoint`
-      : !sts
-        ? `waiting for the MinIO operator to create StatefulSet ${namespace}/${name}`
-        : `${readyReplicas}/${want} MinIO servers ready`,
-    ...(endpoint ? { connectionDetails: s3ConnectionDetails({ endpoint }) } : {}),
-    atProvider: { namespace, name, ...(endpoint ? { endpoint } : {}), readyReplicas },
+    ready: storeReady,
+    message: !sts
+      ? `waiting for the MinIO operator to create StatefulSet ${namespace}/${name}`
+      : `${readyReplicas}/${want} MinIO servers ready`,
+    connectionDetails: s3ConnectionDetails({ endpoint }),
+    atProvider: { namespace, name, endpoint, readyReplicas },
   };
 }
 

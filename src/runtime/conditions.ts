@@ -73,15 +73,15 @@ export class ReasonedError extends Error {
 }
 
 /**
- * A resource cannot vouch for where its connection Secret leads (a Service someone else changed or
- * replaced): it is not Ready, and these connection keys are withheld until it can.
+ * A resource cannot prove an object it relies on (a Service or Secret someone else changed or
+ * replaced): it is not Ready, and the connection keys that would lead there are withheld until it can.
  */
-export class EndpointUnprovenError extends ReasonedError {
+export class UnprovenError extends ReasonedError {
   readonly withheld: string[];
-  constructor(message: string, withheld: string[]) {
-    super(Reasons.EndpointNotProven, message);
+  constructor(reason: string, message: string, withheld: string[] = []) {
+    super(reason, message);
     this.withheld = withheld;
-    this.name = 'EndpointUnprovenError';
+    this.name = 'UnprovenError';
   }
 }
 

@@ -17,6 +17,7 @@ import type { Bucket } from '../../src/apis/storage.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import {
   resourcePath,
+  Jobs,
   RoleBindings,
   Roles,
   Secrets,
@@ -336,7 +337,7 @@ describe("a target tenant cannot redirect a store's claims", () => {
 
   it('F2: a Service rewritten in place, its marks stripped, is still known by the uid provider-rook recorded, and repaired', async () => {
     await control.create(Buckets, bucket('d', teamA, { classRef: { name: 'dedicated' } }));
-    await control.create(Buckets, bucket('s', teamB));
+    await control.create(Buckets, bucket('s', teamB, { shareWith: [{ namespace: teamC, modes: ['ReadOnly'] }] }));
     for (const c of claims()) {
       const b = (await bound(Buckets, c.name, c.namespace)) as unknown as Bucket;
       const { svc, ns } = c.store(b.spec.resourceRef!.name);
@@ -362,6 +363,9 @@ describe("a target tenant cannot redirect a store's claims", () => {
   }, 180_000);
 
   it('F2: a Service replaced by a tenant is never written: the store and every claim on it stop being Ready, and their Secrets name no endpoint', async () => {
+    // team-c reads team-b's bucket in the shared store: its copy must follow too.
+    await asC.create(BucketAccesses, grant('s-reader', teamC, { namespace: teamB, name: 's' }, 'ReadOnly'));
+    await bound(BucketAccesses, 's-reader', teamC);
     for (const c of claims()) {
       const b = (await read(Buckets, c.name, c.namespace)) as unknown as Bucket;
       const { svc, ns, mr } = c.store(b.spec.resourceRef!.name);
@@ -394,6 +398,28 @@ describe("a target tenant cannot redirect a store's claims", () => {
       );
       expect(Object.keys(copy)).not.toContain('AWS_ENDPOINT_URL');
       expect(Object.keys(copy)).not.toContain('BUCKET_HOST');
+      if (c.name === 's') {
+        // A grant's copy loses the endpoint as well, and a grant asked for now makes nothing in the store (its Job would carry root keys there).
+        await eventually(
+          async () => secretText((await control.get<Obj>(Secrets, 's-reader-s3', teamC))?.data).endpoint === undefined,
+          "the grant's copy to name no endpoint",
+          20_000,
+        );
+        await asC.create(BucketAccesses, grant('s-late', teamC, { namespace: teamB, name: 's' }, 'ReadOnly'));
+        const late = await eventually(
+          async () =>
+            (await control.list<Obj>(kinds.MinioBucket, { namespace: platform })).items.find(
+              (m) => (m.spec!.claimRef as { name: string }).name === 's-late',
+            ),
+          "the late grant's MinioBucket",
+        );
+        await condition(kinds.MinioBucket, late.metadata.name, platform, 'Ready', { status: 'False', reason });
+        const jobs = await target.list<Obj>(Jobs, {
+          namespace: SHARED_NS,
+          labelSelector: `rook.crossplane.io/owner-uid=${late.metadata.uid}`,
+        });
+        expect(jobs.items.map((j) => j.metadata.name)).toEqual([]);
+      }
       // The tenant's Service is as the tenant left it.
       const now = (await target.get<Obj>(Services, svc, ns))!;
       expect([now.metadata.uid, now.metadata.resourceVersion, now.spec?.type]).toEqual([
@@ -409,6 +435,20 @@ describe("a target tenant cannot redirect a store's claims", () => {
         return s?.keys.endpoint ? s : undefined;
       }, 'the endpoint published again');
       await roundTrip(k.local, k.creds, k.bucket);
+    }
+    // The grants are whole again too: the late one made, both copies naming the endpoint.
+    for (const g of ['s-reader', 's-late']) {
+      await bound(BucketAccesses, g, teamC);
+      const k = await eventually(async () => {
+        const s = await keysOf(`${g}-s3`, teamC).catch(() => undefined);
+        return s?.keys.endpoint ? s : undefined;
+      }, `the endpoint in ${g}'s copy again`);
+      const reader = s3Client(k.local, k.creds);
+      try {
+        await reader.send(new ListObjectsV2Command({ Bucket: k.bucket }));
+      } finally {
+        reader.destroy();
+      }
     }
   }, 240_000);
 });

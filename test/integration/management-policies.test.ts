@@ -143,9 +143,10 @@ describe('management policies', () => {
     await target.delete(Services, existing, namespace);
     await control.create(ManagedObjectStores, managed('unreachable', existing, namespace, ['Observe']));
     const ready = await condition('unreachable', 'Ready', 'False');
+    expect(ready.reason).toBe('EndpointNotProven');
     expect(ready.message).toContain('no Service in the target leads to this store');
     expect(ready.message).toContain(`the operator's own Service ${namespace}/${existing} does not exist`);
-    expect(cond(await get('unreachable'), 'Synced')?.status).toBe('True');
+    expect(cond(await get('unreachable'), 'Synced')).toMatchObject({ status: 'False', reason: 'EndpointNotProven' });
     // Nothing names an endpoint that leads nowhere: no connection Secret at all, and none made in the target.
     expect(await control.get(Secrets, 'unreachable-conn', platform)).toBeUndefined();
     expect(await target.get(Services, `${existing}-s3`, namespace)).toBeUndefined();

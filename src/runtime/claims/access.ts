@@ -98,29 +98,21 @@ export class AccessReconciler implements Reconciler {
     }
     const bucketRef = bucket!.spec?.resourceRef;
     const where = `Bucket ${ref.namespace}/${ref.name}`;
+    const grantor = bucketRef && this.grantorFor(bucketRef);
     if (bucket!.status?.bindingPhase !== 'Bound' || !bucketRef) {
-      // A grant that held a user while the Bucket is not bound holds it no more.
-      await this.revokeHeld(access, signal);
+      // A Bucket only waiting (its resource not ready, its Secret on its way) keeps the users it lent; one
+      // whose pairing no longer holds does not.
+      if (bucketRef && grantor && this.held(access).length) await this.proven(access, bucket!, grantor, bucketRef, signal);
       await writeClaimStatus(this.writer, access, cached, signal, binding(`waiting for ${where} to be bound`), Synced.success(), 'Unbound');
       return done(); // the Bucket's changes bring it back
     }
-    const grantor = this.o.grantors.find((g) => g.managed.kind === bucketRef.kind && g.managed.apiVersion === bucketRef.apiVersion);
     if (!grantor) {
       throw new ReasonedError(
         Reasons.GrantsNotSupported,
         `${where} is a ${bucketRef.kind ?? 'resource'}, whose buckets provider-rook cannot share (grants reach MinIO stores only)`,
       );
     }
-    // The Bucket's spec.resourceRef is written by its app team: only the resource's own claimRef proves the pairing.
-    let lent: ManagedResource;
-    let desired: ManagedResource;
-    try {
-      lent = await this.lentResource(bucket!, grantor, bucketRef, signal);
-      desired = grantor.grant(lent, mode, managedNameFor(access));
-    } catch (err) {
-      await this.revokeHeld(access, signal);
-      throw err;
-    }
+    const { lent, desired } = await this.proven(access, bucket!, grantor, bucketRef, signal);
     const granted = await this.ensureGranted(access, grantor, { lent, desired }, signal);
     if (isDeleting(granted.metadata)) {
       // A user revoked earlier is still going: a new one is made once it is gone (its deletion brings us back).
@@ -139,7 +131,11 @@ export class AccessReconciler implements Reconciler {
     await forwardRotationRequest(this.o.client, grantor.grants, access, granted, signal);
     const ready = granted.status?.conditions?.find((c) => c.type === 'Ready');
     const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;
-    if (ready?.status !== 'True' || !(await copyConnectionSecret(this.o, access, granted, grantor.grants.kind, signal))) {
+    // A copy made before follows the grant's Secret even while the grant is not Ready: what it withholds (an endpoint it cannot prove) leaves the copy too.
+    const copied =
+      (ready?.status === 'True' || this.hasCopy(access)) &&
+      (await copyConnectionSecret(this.o, access, granted, grantor.grants.kind, signal));
+    if (ready?.status !== 'True' || !copied) {
       const synced = granted.status?.conditions?.find((c) => c.type === 'Synced');
       await writeClaimStatus(
         this.writer,
@@ -179,6 +175,38 @@ export class AccessReconciler implements Reconciler {
       { metadata: { labels: { [LABEL_GRANTED]: granted ? 'true' : null } } },
       signal,
     );
+  }
+
+  /** The grantor of the resource a Bucket names (by kind; by apiVersion too where the reference has one). */
+  private grantorFor(ref: NonNullable<Claim['spec']>['resourceRef'] & object): Grantor | undefined {
+    return this.o.grantors.find((g) => g.managed.kind === ref.kind && (!ref.apiVersion || g.managed.apiVersion === ref.apiVersion));
+  }
+
+  /**
+   * The resource the Bucket lends and the user this access would get of it, once the pairing is
+   * proven. A refusal revokes what the access holds; an API error (a read that failed) revokes nothing.
+   */
+  private async proven(
+    access: AccessClaim,
+    bucket: Claim,
+    grantor: Grantor,
+    bucketRef: NonNullable<Claim['spec']>['resourceRef'] & object,
+    signal: AbortSignal,
+  ): Promise<{ lent: ManagedResource; desired: ManagedResource }> {
+    try {
+      const lent = await this.lentResource(bucket, grantor, bucketRef, signal);
+      return { lent, desired: grantor.grant(lent, access.spec!.mode!, managedNameFor(access)) };
+    } catch (err) {
+      if (err instanceof ReasonedError) await this.revokeHeld(access, signal);
+      throw err;
+    }
+  }
+
+  /** This access already holds its copy of the grant's Secret. */
+  private hasCopy(access: AccessClaim): boolean {
+    const to = access.spec?.writeConnectionSecretToRef;
+    const copy = to && this.o.secrets.get(`${access.metadata.namespace}/${to.name}`);
+    return Boolean(copy) && controllerUid(copy!) === access.metadata.uid;
   }
 
   /**
@@ -246,7 +274,15 @@ export class AccessReconciler implements Reconciler {
       );
     }
     if (access.spec?.resourceRef?.uid !== mr.metadata.uid) {
-      access.spec = { ...access.spec, resourceRef: referenceTo(mr) };
+      const want = referenceTo(mr);
+      const had = access.spec?.resourceRef;
+      // One pointing elsewhere (written by hand) is cleared first: the CRD refuses pointing it elsewhere in one step.
+      if (had && (had.name !== want.name || had.namespace !== want.namespace || had.kind !== want.kind)) {
+        const { resourceRef: _elsewhere, ...spec } = access.spec!;
+        const cleared = await this.o.client.update<AccessClaim>(this.o.accesses.type, { ...access, spec }, signal);
+        access.metadata = cleared.metadata;
+      }
+      access.spec = { ...access.spec, resourceRef: want };
       const updated = await this.o.client.update<AccessClaim>(this.o.accesses.type, access, signal);
       access.metadata = updated.metadata;
     }

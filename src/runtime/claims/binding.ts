@@ -120,6 +120,13 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     if (refused) throw refused;
     let mr = await this.reservedOrProvisioned(claim, signal);
     const where = `${this.o.managed.type.kind} ${mr.metadata.namespace}/${mr.metadata.name}`;
+    if (mr.metadata.ownerReferences?.some((r) => r.controller)) {
+      throw new ReasonedError(Reasons.ManagedResourceConflict, `refusing to bind to ${where}: it is controlled by another resource`);
+    }
+    const phase = mr.status?.bindingPhase;
+    if (phase === 'Released') {
+      throw new ReasonedError(Reasons.ManagedResourceReleased, `${where} was released by an earlier claim and cannot be bound again`);
+    }
     // Reserved by name alone (a platform team's claimRef): it records this claim's uid, what proves the pairing to grants.
     if (!claimRefOf(mr)?.uid) {
       const status = mr.status;
@@ -128,14 +135,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
         status,
       };
     }
-    if (mr.metadata.ownerReferences?.some((r) => r.controller)) {
-      throw new ReasonedError(Reasons.ManagedResourceConflict, `refusing to bind to ${where}: it is controlled by another resource`);
-    }
     await forwardRotationRequest(this.o.client, this.o.managed.type, claim, mr, signal);
-    const phase = mr.status?.bindingPhase;
-    if (phase === 'Released') {
-      throw new ReasonedError(Reasons.ManagedResourceReleased, `${where} was released by an earlier claim and cannot be bound again`);
-    }
     if (phase !== 'Unbound' && phase !== 'Bound') {
       const why = progressOf(mr);
       const deferred = await this.writeStatus(

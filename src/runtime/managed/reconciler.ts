@@ -1,7 +1,7 @@
 // The managed reconciler: crossplane-runtime's lifecycle for one managed resource kind, generic over
 // the provider's ExternalConnecter. Steady state writes nothing: the status is written only when it
 // changed, the finalizer and annotations only when missing, events only on change.
-import { EndpointUnprovenError, Ready, Synced, reasonOf, setCondition } from '../conditions.ts';
+import { UnprovenError, Ready, Synced, reasonOf, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
 import type { Client } from '../kube/client.ts';
@@ -18,6 +18,7 @@ import { createExternal, type CreationSteps } from './creation.ts';
 import { policyOf, type Policy } from './policies.ts';
 import { publishSecret, unpublishSecret, withholdKeys, type ConnectionSecrets } from './publisher.ts';
 import {
+  RecordedError,
   reclaimPolicyOf,
   type ConnectionDetails,
   type ExternalClient,
@@ -245,9 +246,9 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     try {
       return { external, observation: await external.observe(mr, signal) };
     } catch (err) {
-      if (!(err instanceof EndpointUnprovenError))
+      if (!(err instanceof UnprovenError))
         return { result: await this.fail(mr, cached, signal, Reasons.CannotObserveExternalResource, 'observe failed', err) };
-      // Where its endpoint leads cannot be proven: not Ready, and its Secret leads nowhere until it can.
+      // What it relies on cannot be proven: not Ready, and its Secret leads nowhere it cannot vouch for until it can.
       const ref = mr.spec.writeConnectionSecretToRef;
       const withheld = ref
         ? withholdKeys(this.o.client, mr, { namespace: mr.metadata.namespace!, name: ref.name }, err.withheld, signal, this.o.secrets)
@@ -405,7 +406,9 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     try {
       updated = await external.update(mr, signal);
     } catch (err) {
-      return this.fail(mr, cached, signal, Reasons.CannotUpdateExternalResource, 'update failed', err);
+      if (!(err instanceof RecordedError)) return this.fail(mr, cached, signal, Reasons.CannotUpdateExternalResource, 'update failed', err);
+      const stopped = await this.persistObserved(mr, cached, { exists: true, upToDate: true, annotations: err.annotations }, signal);
+      return stopped ?? this.fail(mr, cached, signal, Reasons.CannotUpdateExternalResource, 'update failed', err.cause);
     }
     const stopped = await this.persistObserved(mr, cached, { exists: true, upToDate: true, annotations: updated.annotations }, signal);
     if (stopped) return stopped;

@@ -87,3 +87,18 @@ export function setBindable(mr: ManagedResource): void {
 export function reclaimPolicyOf(spec: ManagedResource['spec']): 'Delete' | 'Retain' | 'Orphan' {
   return spec.deletionPolicy ?? spec.reclaimPolicy ?? 'Delete';
 }
+
+/**
+ * An update that failed after it made something the managed resource must record (what proves an
+ * object made again): the reconciler records `annotations`, then reports `cause`.
+ */
+export class RecordedError extends Error {
+  override readonly cause: unknown;
+  readonly annotations: Record<string, string>;
+  constructor(cause: unknown, annotations: Record<string, string>) {
+    super((cause as Error)?.message ?? String(cause));
+    this.cause = cause;
+    this.annotations = annotations;
+    this.name = 'RecordedError';
+  }
+}

@@ -2,7 +2,8 @@
 // another cluster". A small per-kind description (NativeKind, kind.ts) says what object to keep
 // there; this file does observe / diff / apply, ownership and companion objects. The target
 // namespace is handled in namespaces.ts, a first create in creation.ts, deleting owned objects in deletion.ts.
-import { EndpointUnprovenError, ReasonedError } from '../conditions.ts';
+import { ReasonedError, UnprovenError } from '../conditions.ts';
+import { RecordedError } from '../managed/types.ts';
 import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
@@ -72,7 +73,7 @@ export function ownerOf(resource: string, mr: ManagedResource): Owner {
   };
 }
 
-/** A resource's companions as found in the target (by position), how they drifted, and the uids to record of those it publishes. */
+/** A resource's companions as found in the target (by position), how they drifted, and the uids of those to record. */
 interface Companions {
   found: (TargetObject | undefined)[];
   drift: string[];
@@ -113,10 +114,11 @@ function companionRecord(mr: ManagedResource, made: Record<string, string>): Rec
   return { [ANNOTATION_COMPANION_UIDS]: JSON.stringify(Object.fromEntries(Object.entries(after).sort(([a], [b]) => a.localeCompare(b)))) };
 }
 
-/** Where a resource's endpoint cannot be proven: it is not Ready, and its Secret withholds the keys that lead there. */
-function unprovenEndpoint(c: Companion, why: string): EndpointUnprovenError {
-  return new EndpointUnprovenError(
-    `the ${c.purpose} ${describeRef(c)} in the target cluster ${why}, so its address is not published and nothing is written to it. ` +
+/** A companion that cannot be proven: the resource is not Ready, and its Secret withholds the keys that lead there. */
+function unproven(c: Companion, why: string): UnprovenError {
+  return new UnprovenError(
+    c.publishedAs ? Reasons.EndpointNotProven : Reasons.CompanionNotOwned,
+    `the ${c.purpose} ${describeRef(c)} in the target cluster ${why}, so ${c.publishedAs ? 'its address is not published and ' : ''}nothing is written to it. ` +
       'If it is not in use, delete it: provider-rook makes its own again',
     c.publishedAs ?? [],
   );
@@ -154,6 +156,17 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       marks: this.marks,
       warn: (reason, message) => this.opts.recorder?.warning(mr, reason, message),
     };
+  }
+
+  /**
+   * Companions are recorded by uid when made or first proven, but for the work the kind supersedes
+   * (Jobs: made anew for new keys or policies, their uids are not worth a write each) and the
+   * irreplaceable ones (a store's root keys): putting back the very Secret that was lost is their
+   * remedy, and a copy of theirs leads nowhere but to the store it names.
+   */
+  private recordable(c: Companion): boolean {
+    const work = this.kind.superseded?.type;
+    return !c.irreplaceable && (!work || c.type.apiVersion !== work.apiVersion || c.type.kind !== work.kind);
   }
 
   private owner(mr: MR): Owner {
@@ -195,6 +208,8 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const observed = await this.read.get<TargetObject>(ref.type, name, ref.namespace, signal, deleting ? recordedUid : undefined);
     if (!observed) {
       if (deleting) return { exists: mayHaveLeftovers(this.kind, recordedUid), upToDate: true };
+      // Nothing is made (its Job would take the store's root keys there) in a store whose endpoint is unproven.
+      this.refuseUnprovenUpstream(mr);
       await refuseMovedIdentity(this.client, this.marks, this.kind.target, mr, owner, ref, signal);
       return { exists: false, upToDate: false };
     }
@@ -298,12 +313,11 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
    * `main` is how the target object itself relates: a restored one brings its signed companions.
    */
   private trusted(mr: MR, c: Companion, have: TargetObject, observed: TargetObject | undefined, main: Relation | undefined): Relation {
-    // One whose address is published is the very object recorded: its marks may have been stripped, a copy's never prove it.
-    const recorded = c.publishedAs && recordedCompanions(mr)[refKey(c)];
-    if (recorded) {
-      if (have.metadata.uid === recorded) return 'ours';
-      throw unprovenEndpoint(c, 'is not the object provider-rook made for this resource (it was replaced)');
-    }
+    // A companion whose uid was recorded is that very object: its marks may have been stripped, and a copy's never prove it.
+    const recorded = this.recordable(c) && recordedCompanions(mr)[refKey(c)];
+    if (recorded && have.metadata.uid === recorded) return 'ours';
+    // A restored resource's record may predate its companions: its signed ones are taken back below, and recorded again.
+    if (recorded && main !== 'restored') throw unproven(c, 'is not the object provider-rook made for this resource (it was replaced)');
     const relation = this.marks.relation(c.type, have, this.owner(mr), {
       ...vouchersOf(mr),
       recordedUid: undefined,
@@ -319,7 +333,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       (this.kind.references?.(observed) ?? []).some((r) => refKey(r) === refKey(c))
     )
       return relation;
-    if (c.publishedAs) throw unprovenEndpoint(c, 'was not made by provider-rook for this resource');
+    if (c.publishedAs) throw unproven(c, 'was not made by provider-rook for this resource');
     throw new ReasonedError(
       Reasons.CompanionNotOwned,
       `the ${c.purpose} ${describeRef(c)} exists in the target cluster but was not made by provider-rook for this resource, so it is not used. ` +
@@ -360,7 +374,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       }
       const relation = this.trusted(mr, c, have, observed, main);
       if (relation === 'unmarked') return;
-      if (c.publishedAs && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
+      if (this.recordable(c) && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
       if (this.remark(mr, c, have)) drift.push(`${c.type.kind} ownership marks`);
       if (!c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
     });
@@ -397,7 +411,8 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const upstream = this.opts.managed.get(ref.type, mr.metadata.namespace ?? '', ref.name);
     const ready = upstream?.status?.conditions?.find((c) => c.type === 'Ready');
     if (ready?.status !== 'False' || ready.reason !== Reasons.EndpointNotProven) return;
-    throw new EndpointUnprovenError(
+    throw new UnprovenError(
+      Reasons.EndpointNotProven,
       `its store ${ref.type.kind} ${mr.metadata.namespace}/${ref.name} cannot prove its endpoint, so neither is published here: ${ready.message ?? ready.reason}`,
       from.keys,
     );
@@ -414,15 +429,20 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
   async update(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails; annotations?: Record<string, string> }> {
     const made: Record<string, string> = {};
-    await this.apply(mr, false, made, signal);
+    try {
+      await this.apply(mr, false, made, signal);
+    } catch (err) {
+      // What was made before a later step failed is recorded all the same, or its record would name the object it replaced.
+      throw Object.keys(made).length ? new RecordedError(err, companionRecord(mr, made)) : err;
+    }
     const annotations = companionRecord(mr, made);
     return Object.keys(annotations).length ? { annotations } : {};
   }
 
-  /** Makes or repairs the object and its companions; `made` gets the uid of each companion made whose address is published. */
+  /** Makes or repairs the object and its companions; `made` gets the uid of each recordable companion it made or changed. */
   private async apply(mr: MR, creating: boolean, made: Record<string, string>, signal: AbortSignal): Promise<TargetObject> {
     const record = (c: Companion, obj: TargetObject): void => {
-      if (c.publishedAs && obj.metadata.uid) made[refKey(c)] = obj.metadata.uid;
+      if (this.recordable(c) && obj.metadata.uid) made[refKey(c)] = obj.metadata.uid;
     };
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);

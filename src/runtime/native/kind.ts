@@ -37,9 +37,9 @@ export interface Companion extends ObjectRef {
    */
   irreplaceable?: { reason: string; remedy: string };
   /**
-   * The connection keys that lead to it (an endpoint Service). Such a companion is recognised by the
-   * uid provider-rook recorded when it made it, not by marks anyone who may write there can strip;
-   * while it cannot be proven, the resource is not Ready and these keys are withheld.
+   * The connection keys that lead to it (an endpoint Service). Companions are recognised by the uid
+   * provider-rook recorded when it made them, not by marks anyone who may write there can strip; while
+   * this one cannot be proven, even unmarked, the resource is not Ready and these keys are withheld.
    */
   publishedAs?: string[];
 }

@@ -22,8 +22,9 @@ export const ANNOTATION_OWNER_PROOF = 'rook.crossplane.io/owner-proof';
 /** On a managed resource: the uid of its object in the target, recorded when it was made or proven. */
 export const ANNOTATION_TARGET_UID = 'rook.crossplane.io/target-uid';
 /**
- * On a managed resource: the uids of the companions whose address it publishes (its endpoint Service),
- * as a JSON object keyed by the companion's identity, recorded when provider-rook made or first proved them.
+ * On a managed resource: the uids of its companions (all but Jobs), as a JSON object keyed by each
+ * companion's identity, recorded when provider-rook made or first proved them: what proves them
+ * when their marks are stripped, and what a copy put in their place can never show.
  */
 export const ANNOTATION_COMPANION_UIDS = 'rook.crossplane.io/companion-uids';
 
