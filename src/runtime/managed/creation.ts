@@ -22,7 +22,7 @@ import {
 } from '../meta.ts';
 import { Reasons } from '../reasons.ts';
 import { requeue, type Result } from '../result.ts';
-import type { ConnectionDetails, ExternalClient, ManagedResource } from './types.ts';
+import { RecordedError, type ConnectionDetails, type ExternalClient, type ManagedResource } from './types.ts';
 
 type Condition = Parameters<typeof setCondition>[1];
 
@@ -89,10 +89,12 @@ export async function createExternal<MR extends ManagedResource>(
   let created;
   try {
     created = await external.create(mr, signal);
-  } catch (err) {
+  } catch (thrown) {
+    // What the create made before it failed is recorded with the failure.
+    const [err, made] = thrown instanceof RecordedError ? [thrown.cause, thrown.annotations] : [thrown, {}];
     if (!isConflict(err)) s.recorder.warning(mr, Reasons.CannotCreateExternalResource, `create failed: ${(err as Error).message}`);
     // The status below is written over the object recordCreate returns: its resourceVersion is the current one.
-    mr = (await recordCreate(s, mr, ANNOTATION_CREATE_FAILED, signal).catch(() => undefined)) ?? mr;
+    mr = (await recordCreate(s, mr, ANNOTATION_CREATE_FAILED, signal, made).catch(() => undefined)) ?? mr;
     return s.fail(mr, cached, signal, Reasons.CannotCreateExternalResource, 'create failed', err, Ready.creating());
   }
   try {

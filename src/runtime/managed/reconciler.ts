@@ -385,6 +385,38 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     return undefined;
   }
 
+  /**
+   * What an update made that the resource must record (what proves an object made again), re-read and
+   * retried on conflicts: until it is recorded, the record names the object it replaced.
+   */
+  private async recordMade(
+    mr: MR,
+    cached: Cached<MR>,
+    annotations: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Result | undefined> {
+    if (!annotations || Object.entries(annotations).every(([k, v]) => mr.metadata.annotations?.[k] === v)) return undefined;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const updated = await this.update(
+          { ...mr, metadata: { ...mr.metadata, annotations: { ...mr.metadata.annotations, ...annotations } } },
+          signal,
+        );
+        mr.metadata = updated.metadata;
+        mr.spec = updated.spec;
+        return undefined;
+      } catch (err) {
+        const fresh =
+          isConflict(err) && attempt < 4
+            ? await this.o.client.get<MR>(this.o.type, mr.metadata.name, mr.metadata.namespace, signal)
+            : undefined;
+        if (!fresh) return this.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot record what was made again', err);
+        mr.metadata = fresh.metadata;
+        mr.spec = fresh.spec;
+      }
+    }
+  }
+
   /** The external resource drifted: update it, publish again, poll. */
   private async repair(
     mr: MR,
@@ -407,10 +439,10 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       updated = await external.update(mr, signal);
     } catch (err) {
       if (!(err instanceof RecordedError)) return this.fail(mr, cached, signal, Reasons.CannotUpdateExternalResource, 'update failed', err);
-      const stopped = await this.persistObserved(mr, cached, { exists: true, upToDate: true, annotations: err.annotations }, signal);
+      const stopped = await this.recordMade(mr, cached, err.annotations, signal);
       return stopped ?? this.fail(mr, cached, signal, Reasons.CannotUpdateExternalResource, 'update failed', err.cause);
     }
-    const stopped = await this.persistObserved(mr, cached, { exists: true, upToDate: true, annotations: updated.annotations }, signal);
+    const stopped = await this.recordMade(mr, cached, updated.annotations, signal);
     if (stopped) return stopped;
     try {
       await this.publish(mr, updated.connectionDetails, signal);

@@ -106,12 +106,16 @@ export function recordedCompanions(mr: ManagedResource): Record<string, string> 
   }
 }
 
-/** The annotation that records `made` (companion identity -> uid) beside what the resource recorded, if that changes it. */
+/**
+ * The annotation that records `made` (companion identity -> uid) beside what the resource recorded,
+ * if that changes it. An entry is never dropped before its object is made again: a copy someone puts
+ * in its place meanwhile (signature and all) would be taken for ours.
+ */
 function companionRecord(mr: ManagedResource, made: Record<string, string>): Record<string, string> {
   const before = recordedCompanions(mr);
-  const after = { ...before, ...made };
   if (Object.entries(made).every(([k, v]) => before[k] === v)) return {};
-  return { [ANNOTATION_COMPANION_UIDS]: JSON.stringify(Object.fromEntries(Object.entries(after).sort(([a], [b]) => a.localeCompare(b)))) };
+  const after = Object.entries({ ...before, ...made }).sort(([a], [b]) => a.localeCompare(b));
+  return { [ANNOTATION_COMPANION_UIDS]: JSON.stringify(Object.fromEntries(after)) };
 }
 
 /** A companion that cannot be proven: the resource is not Ready, and its Secret withholds the keys that lead there. */
@@ -315,9 +319,10 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   private trusted(mr: MR, c: Companion, have: TargetObject, observed: TargetObject | undefined, main: Relation | undefined): Relation {
     // A companion whose uid was recorded is that very object: its marks may have been stripped, and a copy's never prove it.
     const recorded = this.recordable(c) && recordedCompanions(mr)[refKey(c)];
-    if (recorded && have.metadata.uid === recorded) return 'ours';
-    // A restored resource's record may predate its companions: its signed ones are taken back below, and recorded again.
-    if (recorded && main !== 'restored') throw unproven(c, 'is not the object provider-rook made for this resource (it was replaced)');
+    if (recorded) {
+      if (have.metadata.uid === recorded) return 'ours';
+      throw unproven(c, 'is not the object provider-rook made for this resource (it was replaced)');
+    }
     const relation = this.marks.relation(c.type, have, this.owner(mr), {
       ...vouchersOf(mr),
       recordedUid: undefined,
@@ -409,6 +414,13 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const ref = from?.of(mr);
     if (!from || !ref || !this.opts.managed) return;
     const upstream = this.opts.managed.get(ref.type, mr.metadata.namespace ?? '', ref.name);
+    if (upstream && policyOf(upstream.spec as { managementPolicies?: string[] }).onlyObserve) {
+      throw new UnprovenError(
+        Reasons.EndpointNotProven,
+        `its store ${ref.type.kind} ${mr.metadata.namespace}/${ref.name} is only observed: provider-rook made no endpoint Service for it, so none is published here and nothing is made in it`,
+        from.keys,
+      );
+    }
     const ready = upstream?.status?.conditions?.find((c) => c.type === 'Ready');
     if (ready?.status !== 'False' || ready.reason !== Reasons.EndpointNotProven) return;
     throw new UnprovenError(
@@ -420,7 +432,13 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
   async create(mr: MR, signal: AbortSignal): Promise<ExternalCreation> {
     const made: Record<string, string> = {};
-    const object = await this.apply(mr, true, made, signal);
+    let object: TargetObject;
+    try {
+      object = await this.apply(mr, true, made, signal);
+    } catch (err) {
+      // Companions made before the object failed are recorded with the failure (their record may name ones since lost).
+      throw Object.keys(made).length ? new RecordedError(err, companionRecord(mr, made)) : err;
+    }
     // Recorded with the create's outcome, in the same write: what a restore of this resource proves
     // its object by, and what proves the Service its endpoint names.
     const annotations = { ...(object.metadata.uid ? { [ANNOTATION_TARGET_UID]: object.metadata.uid } : {}), ...companionRecord(mr, made) };
