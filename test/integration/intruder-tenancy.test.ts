@@ -451,4 +451,23 @@ describe("a target tenant cannot redirect a store's claims", () => {
       }
     }
   }, 240_000);
+
+  it('a store switched to observe-only lends its endpoint to no bucket: they stop being Ready, name no endpoint, and come back with it', async () => {
+    const mrName = ((await read(Buckets, 's', teamB)) as unknown as Bucket).spec.resourceRef!.name;
+    await control.mergePatch(ManagedObjectStores, 'shared', platform, { spec: { managementPolicies: ['Observe'] } });
+    const c = await condition(kinds.MinioBucket, mrName, platform, 'Ready', { status: 'False', reason: 'EndpointNotProven' });
+    expect(c.message).toContain('is only observed');
+    await eventually(
+      async () => secretText((await control.get<Obj>(Secrets, 's-s3', teamB))?.data).endpoint === undefined,
+      "the claim's Secret to name no endpoint",
+      20_000,
+    );
+    await control.mergePatch(ManagedObjectStores, 'shared', platform, { spec: { managementPolicies: ['*'] } });
+    await bound(Buckets, 's', teamB);
+    const k = await eventually(async () => {
+      const s = await keysOf('s-s3', teamB).catch(() => undefined);
+      return s?.keys.endpoint ? s : undefined;
+    }, 'the endpoint published again');
+    await roundTrip(k.local, k.creds, k.bucket);
+  }, 120_000);
 });
