@@ -1,7 +1,8 @@
 // The claim (binding) reconciler, after crossplane-runtime's portable-class era: claim → portable
 // class → provider class → one managed resource, bound once it is ready, its connection Secret
 // copied into the claim's namespace and kept in sync. Deleting the claim releases the resource and,
-// with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`.
+// with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`. Just past
+// 400 lines: binding and releasing share the claim's proofs of its resource, kept in one class.
 import { Ready, ReasonedError, Synced, type Condition } from '../conditions.ts';
 import { addFinalizerOps, patchTested } from '../finalizers.ts';
 import type { EventRecorder } from '../events.ts';
@@ -128,13 +129,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       throw new ReasonedError(Reasons.ManagedResourceReleased, `${where} was released by an earlier claim and cannot be bound again`);
     }
     // Reserved by name alone (a platform team's claimRef): it records this claim's uid, what proves the pairing to grants.
-    if (!claimRefOf(mr)?.uid) {
-      const status = mr.status;
-      mr = {
-        ...(await this.o.client.update<MR>(this.o.managed.type, { ...mr, spec: { ...mr.spec, claimRef: referenceTo(claim) } }, signal)),
-        status,
-      };
-    }
+    if (!claimRefOf(mr)?.uid) mr = await this.recordClaimUid(claim, mr, signal);
     await forwardRotationRequest(this.o.client, this.o.managed.type, claim, mr, signal);
     if (phase !== 'Unbound' && phase !== 'Bound') {
       const why = progressOf(mr);
@@ -225,6 +220,16 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       !!claim.spec?.classRef &&
       !claim.status?.bindingPhase
     );
+  }
+
+  /** The claim's uid in its resource's claimRef (the status as read is kept: an update does not write it). */
+  private async recordClaimUid(claim: Claim, mr: MR, signal: AbortSignal): Promise<MR> {
+    const updated = await this.o.client.update<MR>(
+      this.o.managed.type,
+      { ...mr, spec: { ...mr.spec, claimRef: referenceTo(claim) } },
+      signal,
+    );
+    return { ...updated, status: mr.status };
   }
 
   /** The managed resource the claim references (cache first; a fresh read covers a lagging cache). */

@@ -1,6 +1,8 @@
 // The managed reconciler: crossplane-runtime's lifecycle for one managed resource kind, generic over
 // the provider's ExternalConnecter. Steady state writes nothing: the status is written only when it
-// changed, the finalizer and annotations only when missing, events only on change.
+// changed, the finalizer and annotations only when missing, events only on change. One lifecycle,
+// read top to bottom, past 400 lines on purpose: its steps share the status writer and the
+// progress clock, and a first create lives in creation.ts.
 import { UnprovenError, Ready, Synced, reasonOf, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';

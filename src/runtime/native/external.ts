@@ -1,8 +1,11 @@
 // nativeExternal: the generic ExternalClient for "the external resource is a Kubernetes object in
 // another cluster". A small per-kind description (NativeKind, kind.ts) says what object to keep
 // there; this file does observe / diff / apply, ownership and companion objects. The target
-// namespace is handled in namespaces.ts, a first create in creation.ts, deleting owned objects in deletion.ts.
-import { ReasonedError, UnprovenError } from '../conditions.ts';
+// namespace is handled in namespaces.ts, a first create in creation.ts, deleting owned objects in
+// deletion.ts, what proves companions beyond their marks in proof.ts. It stays past 400 lines on
+// purpose: observe, apply and delete judge the same objects by the same trust rules (trusted,
+// refuseForeign), which split apart would travel as callbacks.
+import { ReasonedError } from '../conditions.ts';
 import { RecordedError } from '../managed/types.ts';
 import type { EventRecorder } from '../events.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -44,15 +47,8 @@ import {
 } from './kind.ts';
 import { ensureNamespace } from './namespaces.ts';
 import { createFresh } from './creation.ts';
-import {
-  ANNOTATION_COMPANION_UIDS,
-  ANNOTATION_OWNER_PROOF,
-  ANNOTATION_TARGET_UID,
-  LABEL_OWNER_UID,
-  type OwnershipMarks,
-  type Owner,
-  type Relation,
-} from './ownership.ts';
+import { companionRecord, recordable, recordedCompanions, refuseUnprovenUpstream, supersededLeft, unproven } from './proof.ts';
+import { ANNOTATION_OWNER_PROOF, ANNOTATION_TARGET_UID, type OwnershipMarks, type Owner, type Relation } from './ownership.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import { Reasons } from '../reasons.ts';
 
@@ -96,38 +92,6 @@ export interface NativeExternalOptions {
   managed?: { get(type: ResourceType, namespace: string, name: string): ManagedResource | undefined };
 }
 
-/** The companion uids a resource recorded (ANNOTATION_COMPANION_UIDS); an unreadable record records nothing. */
-export function recordedCompanions(mr: ManagedResource): Record<string, string> {
-  try {
-    const parsed: unknown = JSON.parse(mr.metadata.annotations?.[ANNOTATION_COMPANION_UIDS] ?? '{}');
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
-  } catch {
-    return {};
-  }
-}
-
-/**
- * The annotation that records `made` (companion identity -> uid) beside what the resource recorded,
- * if that changes it. An entry is never dropped before its object is made again: a copy someone puts
- * in its place meanwhile (signature and all) would be taken for ours.
- */
-function companionRecord(mr: ManagedResource, made: Record<string, string>): Record<string, string> {
-  const before = recordedCompanions(mr);
-  if (Object.entries(made).every(([k, v]) => before[k] === v)) return {};
-  const after = Object.entries({ ...before, ...made }).sort(([a], [b]) => a.localeCompare(b));
-  return { [ANNOTATION_COMPANION_UIDS]: JSON.stringify(Object.fromEntries(after)) };
-}
-
-/** A companion that cannot be proven: the resource is not Ready, and its Secret withholds the keys that lead there. */
-function unproven(c: Companion, why: string): UnprovenError {
-  return new UnprovenError(
-    c.publishedAs ? Reasons.EndpointNotProven : Reasons.CompanionNotOwned,
-    `the ${c.purpose} ${describeRef(c)} in the target cluster ${why}, so ${c.publishedAs ? 'its address is not published and ' : ''}nothing is written to it. ` +
-      'If it is not in use, delete it: provider-rook makes its own again',
-    c.publishedAs ?? [],
-  );
-}
-
 export class NativeExternal<MR extends ManagedResource> implements ExternalClient<MR> {
   private readonly kind: NativeKind<MR>;
   private readonly client: KubeClient;
@@ -160,17 +124,6 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       marks: this.marks,
       warn: (reason, message) => this.opts.recorder?.warning(mr, reason, message),
     };
-  }
-
-  /**
-   * Companions are recorded by uid when made or first proven, but for the work the kind supersedes
-   * (Jobs: made anew for new keys or policies, their uids are not worth a write each) and the
-   * irreplaceable ones (a store's root keys): putting back the very Secret that was lost is their
-   * remedy, and a copy of theirs leads nowhere but to the store it names.
-   */
-  private recordable(c: Companion): boolean {
-    const work = this.kind.superseded?.type;
-    return !c.irreplaceable && (!work || c.type.apiVersion !== work.apiVersion || c.type.kind !== work.kind);
   }
 
   private owner(mr: MR): Owner {
@@ -213,7 +166,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     if (!observed) {
       if (deleting) return { exists: mayHaveLeftovers(this.kind, recordedUid), upToDate: true };
       // Nothing is made (its Job would take the store's root keys there) in a store whose endpoint is unproven.
-      this.refuseUnprovenUpstream(mr);
+      refuseUnprovenUpstream(this.kind, this.opts.managed, mr);
       await refuseMovedIdentity(this.client, this.marks, this.kind.target, mr, owner, ref, signal);
       return { exists: false, upToDate: false };
     }
@@ -229,7 +182,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const plan = planFor(this.kind, mr, this.now(), policy.update);
     const ctx = kindContext(this.marks, plan);
     const companions = await this.checkCompanions(mr, name, observed, relation, ctx, signal);
-    this.refuseUnprovenUpstream(mr);
+    refuseUnprovenUpstream(this.kind, this.opts.managed, mr);
     if (relation === 'unmarked') refuseUnappliableImport(this.kind.desired(mr, name, ctx), observed, this.kind.fixedAtCreation);
     // What the managed resource is to persist (late-initialized fields, the proven object's and endpoint's uids), whatever comes next.
     const proven = uidRecord(this.marks, mr, ref.type, observed, relation).annotations;
@@ -280,7 +233,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const desired = this.marks.mark(this.kind.target, this.kind.desired(mr, name, ctx), owner);
     const trust = (c: Companion, have: TargetObject) => this.trusted(mr, c, have, observed, 'ours');
     const retiring = await retirement(this.kind, { mr, name, ctx, read: this.read, trust }, signal);
-    const superseded = this.supersededLeft(mr, owner, name, ctx);
+    const superseded = supersededLeft({ kind: this.kind, marks: this.marks, read: this.read }, mr, owner, { name, ctx });
     const drift = [
       ...(superseded ? [superseded] : []),
       ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
@@ -318,7 +271,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
    */
   private trusted(mr: MR, c: Companion, have: TargetObject, observed: TargetObject | undefined, main: Relation | undefined): Relation {
     // A companion whose uid was recorded is that very object: its marks may have been stripped, and a copy's never prove it.
-    const recorded = this.recordable(c) && recordedCompanions(mr)[refKey(c)];
+    const recorded = recordable(this.kind, c) && recordedCompanions(mr)[refKey(c)];
     if (recorded) {
       if (have.metadata.uid === recorded) return 'ours';
       throw unproven(c, 'is not the object provider-rook made for this resource (it was replaced)');
@@ -379,55 +332,11 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       }
       const relation = this.trusted(mr, c, have, observed, main);
       if (relation === 'unmarked') return;
-      if (this.recordable(c) && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
+      if (recordable(this.kind, c) && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
       if (this.remark(mr, c, have)) drift.push(`${c.type.kind} ownership marks`);
       if (!c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
     });
     return { found, drift, proven };
-  }
-
-  /**
-   * Older Jobs (superseded) of this resource still in the target, as its synced cache holds them: their
-   * removal is drift, so it happens at rest too, not only with the next change. Only signed ones count:
-   * one that merely carries our labels is never deleted, and must not make a repair every pass.
-   */
-  private supersededLeft(mr: MR, owner: Owner, name: string, ctx: KindContext): string | undefined {
-    const s = this.kind.superseded;
-    const cached = s && this.read.cached?.<TargetObject>(s.type, this.marks.selector);
-    if (!s || !cached) return undefined;
-    const retire = retireWork(this.kind, mr, name, ctx);
-    const keep = new Set([...(this.kind.companions?.(mr, name, ctx) ?? []), ...(retire ? [retire.object] : [])].map(refKey));
-    const left = cached.filter(
-      (o) =>
-        o.metadata.labels?.[LABEL_OWNER_UID] === owner.uid &&
-        s.matches(o.metadata.labels ?? {}) &&
-        !o.metadata.deletionTimestamp &&
-        !keep.has(refKey({ type: s.type, name: o.metadata.name, namespace: o.metadata.namespace })) &&
-        this.marks.signed(s.type, o),
-    );
-    return left.length ? `superseded ${s.type.kind}s ${left.map((o) => o.metadata.name).join(', ')}` : undefined;
-  }
-
-  /** A resource whose endpoint is its shared store's is no more proven than that store's (NativeKind.endpointFrom). */
-  private refuseUnprovenUpstream(mr: MR): void {
-    const from = this.kind.endpointFrom;
-    const ref = from?.of(mr);
-    if (!from || !ref || !this.opts.managed) return;
-    const upstream = this.opts.managed.get(ref.type, mr.metadata.namespace ?? '', ref.name);
-    if (upstream && policyOf(upstream.spec as { managementPolicies?: string[] }).onlyObserve) {
-      throw new UnprovenError(
-        Reasons.EndpointNotProven,
-        `its store ${ref.type.kind} ${mr.metadata.namespace}/${ref.name} is only observed: provider-rook made no endpoint Service for it, so none is published here and nothing is made in it`,
-        from.keys,
-      );
-    }
-    const ready = upstream?.status?.conditions?.find((c) => c.type === 'Ready');
-    if (ready?.status !== 'False' || ready.reason !== Reasons.EndpointNotProven) return;
-    throw new UnprovenError(
-      Reasons.EndpointNotProven,
-      `its store ${ref.type.kind} ${mr.metadata.namespace}/${ref.name} cannot prove its endpoint, so neither is published here: ${ready.message ?? ready.reason}`,
-      from.keys,
-    );
   }
 
   async create(mr: MR, signal: AbortSignal): Promise<ExternalCreation> {
@@ -460,7 +369,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
   /** Makes or repairs the object and its companions; `made` gets the uid of each recordable companion it made or changed. */
   private async apply(mr: MR, creating: boolean, made: Record<string, string>, signal: AbortSignal): Promise<TargetObject> {
     const record = (c: Companion, obj: TargetObject): void => {
-      if (this.recordable(c) && obj.metadata.uid) made[refKey(c)] = obj.metadata.uid;
+      if (recordable(this.kind, c) && obj.metadata.uid) made[refKey(c)] = obj.metadata.uid;
     };
     const name = externalNameOf(mr.metadata);
     const owner = this.owner(mr);
