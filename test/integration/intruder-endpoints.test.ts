@@ -5,11 +5,7 @@
 // even code that ignored that resolver would reach only this machine's /etc/hosts and a local tripwire.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createConnection, createServer, type AddressInfo, type LookupFunction, type Server, type Socket } from 'node:net';
-import { readdirSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { repoRoot } from '../../hack/lib/cluster.ts';
-import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
@@ -22,6 +18,7 @@ import {
   createNamespace,
   identityClient,
   installCrds,
+  installRoles,
   ourCrds,
   providerSecretKeys,
   startTestApp,
@@ -134,8 +131,7 @@ async function written(ns: string): Promise<string> {
 beforeAll(async () => {
   control = adminClient(testCluster('control'));
   await installCrds(control, ourCrds());
-  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
-    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  await installRoles(control);
   subscribe('net.client.socket', onSocket);
 }, 60_000);
 

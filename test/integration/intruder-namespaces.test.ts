@@ -2,11 +2,8 @@
 // operator installs at a target's own machinery (kube-system, an operator's namespace) and at other
 // operator images. The Provider decides: anything it does not allow is refused with a reason naming
 // the field, and nothing at all is written to the target.
-import path from 'node:path';
-import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, repoRoot, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
+import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
@@ -29,6 +26,7 @@ import {
   eventsFor,
   identityClient,
   installCrds,
+  installRoles,
   ourCrds,
   preinstallOperator,
   providerSecretKeys,
@@ -115,8 +113,7 @@ beforeAll(async () => {
   target = adminClient(testCluster('target'));
   await installCrds(control, ourCrds());
   await preinstallOperator(target);
-  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
-    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  await installRoles(control);
   platform = await createNamespace(control, 'intr-infra');
   appNs = await createNamespace(control, 'intr-app');
   platformTeam = await identityClient(

@@ -3,11 +3,9 @@
 // a target (or an app team's own role in the control cluster). Each test checks both that
 // provider-rook refuses, and that nothing was lost: the intruder's object is unchanged (provider-rook
 // never wrote it), and no foreign Secret or object was deleted or written.
-import { readdirSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, repoRoot, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { applyManifests, installOperatorBundle, loadManifests } from '../../hack/lib/manifests.ts';
+import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { installOperatorBundle } from '../../hack/lib/manifests.ts';
 import {
   BucketClasses,
   Buckets,
@@ -21,17 +19,9 @@ import {
 import { MinioTenants } from '../../src/minio-operator/tenant.ts';
 import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
-import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import type { KubeError } from '../../src/runtime/kube/errors.ts';
-import {
-  ConfigMaps,
-  Namespaces,
-  Secrets,
-  ServiceAccounts,
-  Services,
-  resourcePath,
-  type ResourceType,
-} from '../../src/runtime/kube/resources.ts';
+import { ConfigMaps, Namespaces, Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { ANNOTATION_PAUSED, CONNECTION_SECRET_TYPE } from '../../src/runtime/meta.ts';
 import {
   ANNOTATION_OWNER,
@@ -44,16 +34,18 @@ import {
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
-import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {
   createNamespace,
   eventsFor,
   identityClient,
   installCrds,
+  installRoles,
   ourCrds,
   providerSecretKeys,
   startTestApp,
+  tenantClient,
   writeSecret,
 } from '../support/provider.ts';
 import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
@@ -76,13 +68,6 @@ type Obj = KubeObjectLike & {
 type Cond = { type: string; status: string; reason: string; message?: string };
 const cond = (o: Obj | undefined, type: string): Cond | undefined => o?.status?.conditions?.find((c) => c.type === type);
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
-const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true };
-const RoleBindings: ResourceType = {
-  apiVersion: 'rbac.authorization.k8s.io/v1',
-  kind: 'RoleBinding',
-  plural: 'rolebindings',
-  namespaced: true,
-};
 
 const TARGET = `it-intruder-${process.pid}`;
 let cluster: LocalCluster;
@@ -92,38 +77,9 @@ let app: App;
 let platform: string;
 const standIns: { stop(): Promise<void> }[] = [];
 
-/**
- * A ServiceAccount of the target with exactly `rules` in `namespace`: a tenant of the target, acting
- * with its own token. `ready` is a request it may make, tried until the authorizer knows the binding.
- */
-async function intruder(
-  namespace: string,
-  rules: Record<string, unknown>[],
-  ready: (c: KubeClient) => Promise<unknown>,
-): Promise<KubeClient> {
-  const name = uniqueName('intruder');
-  await target.create(ServiceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
-  await target.create(Roles, { apiVersion: Roles.apiVersion, kind: 'Role', metadata: { name, namespace }, rules } as KubeObjectLike);
-  await target.create(RoleBindings, {
-    apiVersion: RoleBindings.apiVersion,
-    kind: 'RoleBinding',
-    metadata: { name, namespace },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-    subjects: [{ kind: 'ServiceAccount', name, namespace }],
-  } as KubeObjectLike);
-  const review = await target.request<{ status: { token: string } }>('POST', resourcePath(ServiceAccounts, namespace, name, 'token'), {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  });
-  const client = new KubeClient(
-    { server: cluster.server, caData: kubeConfigOf(cluster).caData, token: review.status.token },
-    { fieldManager: 'intruder' },
-  );
-  await eventually(async () => {
-    await ready(client);
-    return true;
-  }, "the intruder's role to reach the authorizer");
-  return client;
-}
+/** A tenant of this file's target with exactly `rules` in `namespace` (see tenantClient). */
+const intruder = (namespace: string, rules: Record<string, unknown>[], ready: (c: KubeClient) => Promise<unknown>): Promise<KubeClient> =>
+  tenantClient(cluster, target, namespace, rules, ready);
 
 /** What provider-rook must never have changed on someone else's object. */
 const fingerprint = (o: Obj | undefined) =>
@@ -174,8 +130,7 @@ beforeAll(async () => {
   control = adminClient(testCluster('control'));
   target = adminClient(cluster);
   await installCrds(control, ourCrds());
-  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
-    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  await installRoles(control);
   for (const name of ['rook-minio', 'minio-operator', 'rook-ceph']) await installOperatorBundle(target, name);
   await applyRookBucketStorageClass(target);
   for (const s of [new FakeMinioOperator(target), new FakeTenantOperator(target), new FakeBucketProvisioner(target)]) {

@@ -7,28 +7,26 @@
 // Each also checks that nothing was lost: the victim's objects, and no key reaching what it was not granted.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import path from 'node:path';
-import { readdirSync } from 'node:fs';
-import { down, repoRoot, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { applyManifests, installOperatorBundle, loadManifests } from '../../hack/lib/manifests.ts';
+import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { installOperatorBundle } from '../../hack/lib/manifests.ts';
 import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
-import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import {
-  resourcePath,
-  Jobs,
-  RoleBindings,
-  Roles,
-  Secrets,
-  ServiceAccounts,
-  Services,
-  type ResourceType,
-} from '../../src/runtime/kube/resources.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Jobs, Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
-import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../support/env.ts';
+import { adminClient, testCluster } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { createNamespace, identityClient, installCrds, ourCrds, registerProvider, startTestApp } from '../support/provider.ts';
+import {
+  createNamespace,
+  identityClient,
+  installCrds,
+  installRoles,
+  ourCrds,
+  registerProvider,
+  startTestApp,
+  tenantClient,
+} from '../support/provider.ts';
 import { refusal, roundTrip, s3Client } from '../support/s3.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
@@ -141,8 +139,7 @@ beforeAll(async () => {
   control = adminClient(testCluster('control'));
   target = adminClient(cluster);
   await installCrds(control, ourCrds());
-  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
-    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  await installRoles(control);
   await installOperatorBundle(target, 'rook-minio');
   operator = new FakeMinioOperator(target, { s3: true });
   void operator.start();
@@ -284,29 +281,15 @@ describe('an app team reaches only the buckets it was granted', () => {
 });
 
 describe("a target tenant cannot redirect a store's claims", () => {
-  /** A ServiceAccount of the target with a Role on Services in one namespace: a tenant there, with its own token. */
-  async function tenantOf(namespace: string): Promise<KubeClient> {
-    const name = uniqueName('tenant');
-    const rules = [{ apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'update', 'patch', 'create', 'delete'] }];
-    await target.create(ServiceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
-    await target.create(Roles, { apiVersion: Roles.apiVersion, kind: 'Role', metadata: { name, namespace }, rules } as KubeObjectLike);
-    await target.create(RoleBindings, {
-      apiVersion: RoleBindings.apiVersion,
-      kind: 'RoleBinding',
-      metadata: { name, namespace },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', name, namespace }],
-    } as KubeObjectLike);
-    const review = await target.request<{ status: { token: string } }>('POST', resourcePath(ServiceAccounts, namespace, name, 'token'), {
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-    });
-    const client = new KubeClient(
-      { server: cluster.server, caData: kubeConfigOf(cluster).caData, token: review.status.token },
-      { fieldManager: 'tenant' },
+  /** A tenant of the target with a Role on Services in one namespace, with its own token. */
+  const tenantOf = (namespace: string): Promise<KubeClient> =>
+    tenantClient(
+      cluster,
+      target,
+      namespace,
+      [{ apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'update', 'patch', 'create', 'delete'] }],
+      (c) => c.list(Services, { namespace }),
     );
-    await eventually(async () => (await client.list(Services, { namespace })) !== undefined, "the tenant's role to reach the authorizer");
-    return client;
-  }
 
   /** An ExternalName to the tenant's own host, without provider-rook's marks (what a tenant would write over the Service). */
   const hijacked = (svc: Obj): Obj => {

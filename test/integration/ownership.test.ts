@@ -1,12 +1,10 @@
 // Ownership you can trust: each defect of the ownership review, on real API servers. provider-rook
 // never deletes, adopts or exposes what is not the caller's (see the README's "Ownership and safety").
-import { mkdtempSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { repoRoot } from '../../hack/lib/cluster.ts';
-import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
 import { pkiPaths } from '../../hack/lib/pki.ts';
 import { ManagedObjectStores, Buckets, BucketClasses, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
@@ -27,6 +25,7 @@ import {
   eventsFor,
   identityClient,
   installCrds,
+  installRoles,
   ourCrds,
   preinstallOperator,
   providerSecretKeys,
@@ -136,8 +135,7 @@ beforeAll(async () => {
   target = adminClient(testCluster('target'));
   await installCrds(control, ourCrds());
   await preinstallOperator(target);
-  for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
-    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
+  await installRoles(control);
   platform = await createNamespace(control, 'own');
   await provider(platform, 'target', providerSecretKeys(testCluster('target')));
   platformTeam = await identityClient(

@@ -7,14 +7,21 @@ import { installCrds, installOperatorBundle } from '../../hack/lib/manifests.ts'
 import { startApp, type App, type AppOptions } from '../../src/app.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { isAlreadyExists } from '../../src/runtime/kube/errors.ts';
-import { Events, Namespaces, Secrets, ServiceAccounts, resourcePath } from '../../src/runtime/kube/resources.ts';
+import { Events, Namespaces, RoleBindings, Roles, Secrets, ServiceAccounts, resourcePath } from '../../src/runtime/kube/resources.ts';
 import { KubeClient as Client } from '../../src/runtime/kube/client.ts';
-import { applyManifests } from '../../hack/lib/manifests.ts';
+import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
 import { silentLogger, pinoLogger } from '../../src/runtime/logger.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { kubeConfigOf, uniqueName } from './env.ts';
+import { eventually } from './eventually.ts';
 
 export { installCrds };
+
+/** The roles of config/rbac/ (provider-rook's own, the platform team's, the app team's), as a platform applies them. */
+export async function installRoles(client: KubeClient): Promise<void> {
+  const dir = path.join(repoRoot, 'config', 'rbac');
+  for (const f of readdirSync(dir)) await applyManifests(client, loadManifests(path.join(dir, f)));
+}
 
 export const ourCrds = (): string[] => readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f));
 export const operatorCrd = (): string => path.join(repoRoot, 'config', 'operator', 'crd.yaml');
@@ -113,4 +120,39 @@ export async function identityClient(
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
   });
   return new Client({ server: cluster.server, caData: kubeConfigOf(cluster).caData, token: review.status.token }, { fieldManager: name });
+}
+
+/**
+ * A ServiceAccount of `cluster` with exactly `rules` in `namespace`: a tenant of a target, acting with
+ * its own token. `ready` is a request it may make, tried until the authorizer knows the binding.
+ */
+export async function tenantClient(
+  cluster: LocalCluster,
+  admin: KubeClient,
+  namespace: string,
+  rules: Record<string, unknown>[],
+  ready: (c: KubeClient) => Promise<unknown>,
+): Promise<KubeClient> {
+  const name = uniqueName('intruder');
+  await admin.create(ServiceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+  await admin.create(Roles, { apiVersion: Roles.apiVersion, kind: 'Role', metadata: { name, namespace }, rules } as KubeObjectLike);
+  await admin.create(RoleBindings, {
+    apiVersion: RoleBindings.apiVersion,
+    kind: 'RoleBinding',
+    metadata: { name, namespace },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  } as KubeObjectLike);
+  const review = await admin.request<{ status: { token: string } }>('POST', resourcePath(ServiceAccounts, namespace, name, 'token'), {
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  });
+  const client = new Client(
+    { server: cluster.server, caData: kubeConfigOf(cluster).caData, token: review.status.token },
+    { fieldManager: 'intruder' },
+  );
+  await eventually(async () => {
+    await ready(client);
+    return true;
+  }, "the intruder's role to reach the authorizer");
+  return client;
 }
