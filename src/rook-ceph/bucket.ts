@@ -26,7 +26,7 @@ interface ObjectBucket {
   metadata: { name: string };
   spec?: {
     claimRef?: { namespace?: string; name?: string; uid?: string };
-    endpoint?: { bucketHost?: string; bucketPort?: number; bucketName?: string };
+    endpoint?: { bucketHost?: string; bucketPort?: number; bucketName?: string; region?: string };
   };
 }
 
@@ -114,14 +114,20 @@ export const cephBucket: NativeKind<CephBucket> = {
       return { ready: false, atProvider, message: "waiting for the provisioner's ObjectBucket and Secret for this claim" };
     }
     const keys = secretText(secret.data);
-    const { bucketHost, bucketPort, bucketName } = ob.spec?.endpoint ?? {};
+    const { bucketHost, bucketPort, bucketName, region } = ob.spec?.endpoint ?? {};
     const port = String(bucketPort || 80);
     const endpoint = bucketHost ? `${port === '443' ? 'https' : 'http'}://${bucketHost}:${port}` : undefined;
     return {
       ready: Boolean(endpoint && keys.AWS_ACCESS_KEY_ID && keys.AWS_SECRET_ACCESS_KEY),
       message: endpoint ? undefined : `ObjectBucket ${obName} has no spec.endpoint.bucketHost`,
       connectionDetails: endpoint
-        ? s3ConnectionDetails({ endpoint, accessKey: keys.AWS_ACCESS_KEY_ID, secretKey: keys.AWS_SECRET_ACCESS_KEY, bucket: bucketName })
+        ? s3ConnectionDetails({
+            endpoint,
+            accessKey: keys.AWS_ACCESS_KEY_ID,
+            secretKey: keys.AWS_SECRET_ACCESS_KEY,
+            bucket: bucketName,
+            region,
+          })
         : {},
       atProvider: withoutNulls({ ...atProvider, bucketName, endpoint }),
     };

@@ -11,15 +11,28 @@ export interface S3Access {
   accessKey?: string;
   secretKey?: string;
   bucket?: string;
+  /** The store's region, when it names one (Rook's ObjectBucket does); else the one MinIO and SeaweedFS answer to. */
+  region?: string;
 }
+
+/** What MinIO and SeaweedFS take when no region is configured, and what SigV4 clients sign with by default. */
+export const DEFAULT_REGION = 'us-east-1';
 
 /** The keys of s3ConnectionDetails that say where the store is: withheld together when that place cannot be proven. */
 export const S3_ENDPOINT_KEYS = ['endpoint', 'AWS_ENDPOINT_URL', 'BUCKET_HOST', 'BUCKET_PORT'];
 
-export function s3ConnectionDetails({ endpoint, accessKey, secretKey, bucket }: S3Access): ConnectionDetails {
+export function s3ConnectionDetails({ endpoint, accessKey, secretKey, bucket, region }: S3Access): ConnectionDetails {
   const url = new URL(endpoint);
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  const details: ConnectionDetails = { endpoint, AWS_ENDPOINT_URL: endpoint, BUCKET_HOST: url.hostname, BUCKET_PORT: port };
+  const where = region || DEFAULT_REGION;
+  const details: ConnectionDetails = {
+    endpoint,
+    AWS_ENDPOINT_URL: endpoint,
+    AWS_REGION: where,
+    AWS_DEFAULT_REGION: where,
+    BUCKET_HOST: url.hostname,
+    BUCKET_PORT: port,
+  };
   if (accessKey && secretKey) {
     Object.assign(details, { username: accessKey, password: secretKey, AWS_ACCESS_KEY_ID: accessKey, AWS_SECRET_ACCESS_KEY: secretKey });
   }

@@ -162,6 +162,8 @@ describe('Bucket claims', () => {
       keys.endpoint,
     ]);
     expect([keys.BUCKET_HOST, keys.BUCKET_PORT]).toEqual([`${ref.name}-s3.rook-minio.svc.cluster.local`, '9000']);
+    // The region under both names SDKs read (the JS v3 SDK only AWS_REGION, COSI's apps AWS_DEFAULT_REGION).
+    expect([keys.AWS_REGION, keys.AWS_DEFAULT_REGION]).toEqual(['us-east-1', 'us-east-1']);
     expect(keys.endpoint).toBe(`http://${ref.name}-s3.rook-minio.svc.cluster.local:9000`);
     expect(keys.password).toMatch(/^[A-Za-z0-9]{40}$/);
     expect(secret.metadata.ownerReferences).toEqual([

@@ -4,7 +4,9 @@
 /** The names every claim's Secret carries, sorted: every claim is a bucket. */
 export const S3_KEY_NAMES = [
   'AWS_ACCESS_KEY_ID',
+  'AWS_DEFAULT_REGION',
   'AWS_ENDPOINT_URL',
+  'AWS_REGION',
   'AWS_SECRET_ACCESS_KEY',
   'BUCKET_HOST',
   'BUCKET_NAME',
@@ -26,6 +28,8 @@ export function s3Keys(
   return {
     endpoint,
     AWS_ENDPOINT_URL: endpoint,
+    AWS_REGION: 'us-east-1',
+    AWS_DEFAULT_REGION: 'us-east-1',
     BUCKET_HOST: host,
     BUCKET_PORT: port,
     ...(user && pass ? { username: user, password: pass, AWS_ACCESS_KEY_ID: user, AWS_SECRET_ACCESS_KEY: pass } : {}),
