@@ -1,7 +1,7 @@
 // The managed reconciler's decisions, table-driven against fakes of our own interfaces
 // (crossplane-runtime's test vectors, Part B of the reference).
 import { describe, expect, it } from '@jest/globals';
-import { ReasonedError } from '../../src/runtime/conditions.ts';
+import { ReasonedError, UnprovenError } from '../../src/runtime/conditions.ts';
 import { MemoryEventRecorder } from '../../src/runtime/events.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
@@ -9,7 +9,7 @@ import type { ResourceType } from '../../src/runtime/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { ManagedReconciler } from '../../src/runtime/managed/reconciler.ts';
 import { madeToCreate } from '../../src/runtime/managed/creation.ts';
-import type { ExternalClient, ExternalObservation, ManagedResource } from '../../src/runtime/managed/types.ts';
+import { RecordedError, type ExternalClient, type ExternalObservation, type ManagedResource } from '../../src/runtime/managed/types.ts';
 import { applyJsonPatch } from '../support/json-patch.ts';
 
 const type: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Thing', plural: 'things', namespaced: true };
@@ -313,6 +313,35 @@ describe('ManagedReconciler', () => {
     expect(await run()).toEqual({ kind: 'requeueAfter', ms: 60_000 });
     expect(calls).toEqual(['observe', 'update']);
     expect(recorder.events.map((e) => e.message)).toEqual(['Updated the external resource (.spec.scope.nodeCount)']);
+  });
+
+  it('records what an update made again even when a later step of it failed, then reports the failure', async () => {
+    const ext = external({ exists: true, upToDate: false, diff: 'missing Service' });
+    ext.update = async () => {
+      throw new RecordedError(new KubeError(500, 'InternalError', 'the server failed'), {
+        'rook.crossplane.io/companion-uids': '{"s":"u2"}',
+      });
+    };
+    const { run, client } = reconcilerFor(mr(finalized), ext);
+    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(client.writes[0]).toBe(
+      'update finalizers=finalizer.managedresource.crossplane.io annotations=rook.crossplane.io/companion-uids',
+    );
+    expect(client.stored?.metadata.annotations?.['rook.crossplane.io/companion-uids']).toBe('{"s":"u2"}');
+    expect(client.lastStatus?.conditions?.find((c) => c.type === 'Synced')?.message).toBe('update failed: the server failed');
+  });
+
+  it('a resource that cannot prove its endpoint is not Ready, withholds it from its Secret, and is looked at each poll', async () => {
+    const client = new FakeClient();
+    client.secrets.set('conn', {
+      metadata: { name: 'conn', ownerReferences: [{ uid: 'uid-1', controller: true }] },
+      data: { endpoint: 'aHR0cDovL3g=', password: 'cA==' },
+    });
+    const unproven = new UnprovenError('EndpointNotProven', 'the endpoint Service ns/x-s3 was replaced', ['endpoint', 'BUCKET_HOST']);
+    const { run } = reconcilerFor(mr(finalized, { writeConnectionSecretToRef: { name: 'conn' } }), external(unproven), client);
+    expect(await run()).toEqual({ kind: 'requeueAfter', ms: 60_000 });
+    expect(client.writes).toEqual(['patch secret conn', 'status Ready=False/EndpointNotProven Synced=False/EndpointNotProven']);
+    expect(client.lastStatus?.conditions?.find((c) => c.type === 'Ready')?.message).toBe('the endpoint Service ns/x-s3 was replaced');
   });
 
   it('N9: a missing resource inside the creation grace period is only requeued', async () => {

@@ -5,10 +5,10 @@ import { describe, expect, it } from '@jest/globals';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
 import type { ResourceType } from '../../src/runtime/kube/resources.ts';
-import type { ManagedResource } from '../../src/runtime/managed/types.ts';
+import { RecordedError, type ManagedResource } from '../../src/runtime/managed/types.ts';
 import { NativeExternal } from '../../src/runtime/native/external.ts';
 import type { NativeKind, TargetObject } from '../../src/runtime/native/kind.ts';
-import { ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
+import { ANNOTATION_COMPANION_UIDS, ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: true };
 const Keys: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
@@ -42,6 +42,8 @@ const fresh = (): ManagedResource => ({
 class FakeTarget {
   objects = new Map<string, TargetObject>();
   log: string[] = [];
+  /** Creates of this plural fail as a server error would. */
+  failing?: string;
 
   asClient(): KubeClient {
     const key = (type: ResourceType, name: string, ns?: string): string => `${type.plural}/${type.namespaced ? ns : ''}/${name}`;
@@ -52,6 +54,7 @@ class FakeTarget {
       },
       create: async (type: ResourceType, obj: TargetObject) => {
         this.log.push(`POST ${type.plural}/${obj.metadata.name}`);
+        if (type.plural === this.failing) throw new KubeError(500, 'InternalError', 'the server failed');
         const ns = obj.metadata.namespace;
         if (type.namespaced && !this.objects.has(key(Namespaces, ns!)))
           throw new KubeError(404, 'NotFound', `namespaces "${ns}" not found`);
@@ -128,5 +131,29 @@ describe('NativeExternal.create', () => {
       `POST secrets/${m}-keys`,
       `POST stores/${m}`,
     ]);
+  });
+
+  it("records the uid of each companion it made beside its object's, in the create's own outcome", async () => {
+    const target = new FakeTarget();
+    const external = new NativeExternal(kind, target.asClient(), marks);
+    const mr = fresh();
+    const made = await external.create(mr, new AbortController().signal);
+    const m = mr.metadata.name;
+    expect(JSON.parse(made.annotations![ANNOTATION_COMPANION_UIDS]!)).toEqual({ [`v1/Secret/stores/${m}-keys`]: `${m}-keys-uid` });
+  });
+
+  it('records the companions it made when the object then fails, with the failure: never a record naming what they replaced', async () => {
+    const target = new FakeTarget();
+    const external = new NativeExternal(kind, target.asClient(), marks);
+    await external.create(fresh(), new AbortController().signal); // the namespace is known now
+    target.failing = 'stores';
+    const mr = fresh();
+    const err = await external.create(mr, new AbortController().signal).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RecordedError);
+    expect((err as RecordedError).cause).toBeInstanceOf(KubeError);
+    const m = mr.metadata.name;
+    expect(JSON.parse((err as RecordedError).annotations[ANNOTATION_COMPANION_UIDS]!)).toEqual({
+      [`v1/Secret/stores/${m}-keys`]: `${m}-keys-uid`,
+    });
   });
 });
