@@ -1,4 +1,4 @@
-// An operator's version on one target (issue 26): a Provider names the version it wants in
+// An operator's version on one target: a Provider names the version it wants in
 // spec.operators[].version; an operator provider-rook installed (or one the Provider adopts) is
 // brought to it by applying that version's bundle, and its Deployment's rollout is reported as the
 // Deployment controller writes it. Going back is the same operation. Someone else's operator is

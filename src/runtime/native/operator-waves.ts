@@ -1,4 +1,4 @@
-// Operator upgrades in waves (issue 26): an OperatorUpgrade names an operator, a version and the
+// Operator upgrades in waves: an OperatorUpgrade names an operator, a version and the
 // Providers (by label, in its namespace) to bring to it, at most maxConcurrent at a time, in name
 // order. Each step is a change of one Provider's spec.operators[].version, which that Provider's
 // own controller carries out (operator-upgrade.ts); the wave stops at the first Provider whose
