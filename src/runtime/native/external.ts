@@ -71,6 +71,8 @@ export function ownerOf(resource: string, mr: ManagedResource): Owner {
 
 /** A resource's companions as found in the target (by position), how they drifted, and the uids of those to record. */
 interface Companions {
+  /** The companions this pass wants (what found answers by position). */
+  wanted: Companion[];
   found: (TargetObject | undefined)[];
   drift: string[];
   proven: Record<string, string>;
@@ -224,7 +226,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     name: string,
     owner: Owner,
     observed: TargetObject,
-    { found, drift: companionDrift }: Companions,
+    { wanted, found, drift: companionDrift }: Companions,
     settled: Pick<ExternalObservation, 'lateInitialized' | 'annotations'>,
     plan: RotationPlan,
     signal: AbortSignal,
@@ -233,7 +235,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     const desired = this.marks.mark(this.kind.target, this.kind.desired(mr, name, ctx), owner);
     const trust = (c: Companion, have: TargetObject) => this.trusted(mr, c, have, observed, 'ours');
     const retiring = await retirement(this.kind, { mr, name, ctx, read: this.read, trust }, signal);
-    const superseded = supersededLeft({ kind: this.kind, marks: this.marks, read: this.read }, mr, owner, { name, ctx });
+    const superseded = supersededLeft({ kind: this.kind, marks: this.marks, read: this.read }, mr, owner, { name, ctx, wanted });
     const drift = [
       ...(superseded ? [superseded] : []),
       ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
@@ -336,7 +338,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
       if (this.remark(mr, c, have)) drift.push(`${c.type.kind} ownership marks`);
       if (!c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
     });
-    return { found, drift, proven };
+    return { wanted, found, drift, proven };
   }
 
   async create(mr: MR, signal: AbortSignal): Promise<ExternalCreation> {

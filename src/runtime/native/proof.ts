@@ -54,7 +54,8 @@ export function recordable(kind: Pick<NativeKind<ManagedResource>, 'superseded'>
 }
 
 /**
- * Older Jobs (superseded) of this resource still in the target, as its synced cache holds them: their
+ * Older Jobs (superseded) of this resource still in the target (`wanted`: the companions this pass
+ * already built, not built again), as its synced cache holds them: their
  * removal is drift, so it happens at rest too, not only with the next change. Only signed ones count:
  * one that merely carries our labels is never deleted, and must not make a repair every pass.
  */
@@ -62,13 +63,13 @@ export function supersededLeft<MR extends ManagedResource>(
   { kind, marks, read }: { kind: NativeKind<MR>; marks: OwnershipMarks; read: ObjectReader },
   mr: MR,
   owner: Owner,
-  { name, ctx }: { name: string; ctx: KindContext },
+  { name, ctx, wanted }: { name: string; ctx: KindContext; wanted: Companion[] },
 ): string | undefined {
   const s = kind.superseded;
   const cached = s && read.cached?.<TargetObject>(s.type, marks.selector);
   if (!s || !cached) return undefined;
   const retire = retireWork(kind, mr, name, ctx);
-  const keep = new Set([...(kind.companions?.(mr, name, ctx) ?? []), ...(retire ? [retire.object] : [])].map(refKey));
+  const keep = new Set([...wanted, ...(retire ? [retire.object] : [])].map(refKey));
   const left = cached.filter(
     (o) =>
       o.metadata.labels?.[LABEL_OWNER_UID] === owner.uid &&
