@@ -3,6 +3,7 @@
 // type constants below are conveniences for tests and tools.
 import { kinds } from './apis/kinds.gen.ts';
 import { setupAccess, setupClaim } from './runtime/claims/setup.ts';
+import { setupDelivery } from './runtime/delivery/setup.ts';
 import type { HealthSources } from './runtime/health.ts';
 import type { KubeClient } from './runtime/kube/client.ts';
 import { Manager, type ManagerOptions } from './runtime/manager.ts';
@@ -55,6 +56,13 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
         classes: backends.map((b) => ({ class: b.class, managed: b.managed, configure: b.configure, lookups: b.lookups })),
       });
       setupAccess(manager, { access: BucketAccesses, claim: Buckets, grantors });
+      const where = { managed: backends.map((b) => b.managed), classes: backends.map((b) => b.class) };
+      setupDelivery(manager, providers, { claim: Buckets, ...where });
+      setupDelivery(manager, providers, {
+        claim: BucketAccesses,
+        bucket: { type: Buckets, of: (access) => (access.spec as { bucketRef?: { namespace: string; name: string } }).bucketRef },
+        ...where,
+      });
       if (!(await manager.start())) return undefined;
       return {
         controlPlaneId: providers.controlPlaneId,

@@ -14,6 +14,7 @@ import {
   readyColumns,
   reclaimPolicy,
   type KubeObject,
+  exposure,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
@@ -97,6 +98,7 @@ export const cephBucketClassSchema = z.object({
     .omit({ bucketName: true })
     .extend({
       ...classPlacement.fields,
+      exposure: exposure.optional(),
       protectClaims,
       reclaimPolicy: reclaimPolicy.default('Delete'),
       targetNamespace: z

@@ -328,3 +328,96 @@ export function managedStatus<A extends z.ZodObject>(atProvider: A) {
     })
     .optional();
 }
+
+/**
+ * Where a claim's app runs, besides the claim's own namespace: a cluster registered as a Provider
+ * and a namespace there. The consumer cluster's Provider says which claim namespaces may deliver
+ * into which of its namespaces (its spec.consumers).
+ */
+export const consumers = z
+  .array(
+    z.object({
+      providerRef: z
+        .object({
+          name: objectName().meta({ description: 'Name of the Provider (kubernetes.crossplane.io) of the cluster where the app runs.' }),
+          namespace: namespaceName().meta({ description: "Namespace of that Provider (the platform team's)." }),
+        })
+        .meta({ description: 'The cluster where the app runs. It may hold no store at all.' }),
+      namespace: namespaceName().meta({
+        description: "The app's namespace in that cluster. It must exist, and the Provider must let this claim's namespace deliver there.",
+      }),
+      secretName: objectName()
+        .optional()
+        .meta({ description: 'Name of the Secret there. Defaults to spec.writeConnectionSecretToRef.name.' }),
+    }),
+  )
+  .max(8)
+  .meta({
+    description:
+      "Clusters and namespaces where the app runs. Each gets a Secret with the same keys as the claim's own, except an endpoint that resolves there; " +
+      'it is deleted when its entry leaves this list, or when the claim goes.',
+    'x-kubernetes-list-type': 'atomic',
+    'x-kubernetes-validations': [
+      {
+        rule: 'self.all(a, self.exists_one(b, b.providerRef.name == a.providerRef.name && b.providerRef.namespace == a.providerRef.namespace && b.namespace == a.namespace))',
+        message: 'spec.consumers names the same Provider and namespace twice',
+      },
+    ],
+  });
+
+/** Where a claim's connection details were delivered, as its status says. */
+export const deliveries = z
+  .array(
+    z.object({
+      to: z.string().meta({ description: 'The consumer, as <provider namespace>/<provider>/<namespace>.' }),
+      secretName: z.string(),
+      delivered: z.boolean().meta({ description: 'The Secret there holds the current connection details.' }),
+      endpoint: z
+        .enum(['ClusterDNS', 'Exposed'])
+        .optional()
+        .meta({
+          description: "ClusterDNS: the store's Service name (the consumer runs in the store's cluster); Exposed: the class's exposure.",
+        }),
+      removing: z
+        .boolean()
+        .optional()
+        .meta({ description: 'Its consumer left spec.consumers (or the claim is going): its Secret is being deleted.' }),
+      reason: z.string().optional(),
+      message: z.string().optional(),
+    }),
+  )
+  .optional()
+  .meta({ description: 'Each consumer in spec.consumers, and each Secret still to be deleted, and how it stands.' });
+
+/**
+ * How apps in other clusters than the store's reach it. Consumers in the store's own cluster use the
+ * Service's cluster DNS name; others get this.
+ */
+export const exposure = z
+  .object({
+    url: z
+      .string()
+      .max(2048)
+      .regex(/^https?:\/\/[^\s/?#@]+(:[0-9]{1,5})?\/?$/, 'must be an http:// or https:// URL with a host, an optional port and no path')
+      .meta({
+        description:
+          'The URL apps in other clusters reach the store at (an ingress, a load balancer, a DNS name the platform team keeps). ' +
+          'S3 signs the Host header: it must be the host clients really send to, kept by whatever proxies on the way.',
+      }),
+    caBundle: z
+      .string()
+      .max(65536)
+      .regex(/-----BEGIN CERTIFICATE-----/, 'must be PEM certificates')
+      .optional()
+      .meta({ description: 'PEM certificates that verify an https URL: delivered as key ca.crt (mount it, point AWS_CA_BUNDLE at it).' }),
+    addressingStyle: z.enum(['path', 'virtual']).default('path').meta({
+      description:
+        'path: https://host/bucket/key (one host name, what most stores behind one name need); virtual: https://bucket.host/key (wildcard DNS). Delivered as AWS_S3_ADDRESSING_STYLE.',
+    }),
+  })
+  .meta({
+    description: "How apps in clusters other than the store's reach it. Unset: only apps in the store's own cluster can be delivered to.",
+    'x-kubernetes-validations': [
+      { rule: "!has(self.caBundle) || self.url.startsWith('https://')", message: 'caBundle verifies an https:// url only' },
+    ],
+  });

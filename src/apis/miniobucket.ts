@@ -19,6 +19,7 @@ import {
   rotatedColumn,
   reclaimPolicy,
   type KubeObject,
+  exposure,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
@@ -48,6 +49,7 @@ export const minioBucketClassSchema = z.object({
       .object({ kind: storeKind, name: objectName().meta({ description: 'The managed store, in this namespace.' }) })
       .meta({ description: "The store every claim of this class shares. It must be Ready before a claim's bucket is made." }),
     protectClaims,
+    exposure: exposure.optional(),
     credentialRotation: credentialRotation.optional(),
     reclaimPolicy: reclaimPolicy.default('Delete').meta({
       description:

@@ -53,6 +53,26 @@ export const providerSchema = z.object({
           'x-kubernetes-list-type': 'map',
           'x-kubernetes-list-map-keys': ['name'],
         }),
+      consumers: z
+        .array(
+          z.object({
+            claimNamespace: namespaceName().meta({ description: 'A namespace of the control cluster whose claims may deliver here.' }),
+            namespaces: z
+              .array(namespaceName())
+              .min(1)
+              .max(64)
+              .meta({ description: 'The namespaces of this cluster those claims may deliver their connection Secrets into.' }),
+          }),
+        )
+        .max(256)
+        .optional()
+        .meta({
+          description:
+            "Who may deliver connection Secrets into this cluster (a claim's spec.consumers): per namespace of the control cluster, the namespaces here its claims may write to. " +
+            'Unset: nobody. A cluster that holds no store is registered for this alone.',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['claimNamespace'],
+        }),
       capacity: z
         .object({
           maxResources: z

@@ -6,7 +6,9 @@ import {
   ageColumn,
   bindingPhase,
   conditions,
+  consumers,
   credentialsStatus,
+  deliveries,
   labelSelector,
   localRef,
   namespaceName,
@@ -79,6 +81,7 @@ export const bucketSchema = z.object({
     .object({
       classRef: localRef.optional().meta({ description: 'The BucketClass in this namespace; filled from the BucketPolicy when unset.' }),
       writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
+      consumers: consumers.optional(),
       resourceRef: objectRef.optional().meta({ description: 'The managed resource bound to this claim; set by provider-rook.' }),
       providerSelector: labelSelector.optional().meta({
         description:
@@ -108,6 +111,11 @@ export const bucketSchema = z.object({
       // What a claim is bound to is a fact once recorded: pointing it elsewhere would reach a resource made for another claim.
       'x-kubernetes-validations': [
         {
+          rule: '!has(self.consumers) || size(self.consumers) == 0 || has(self.writeConnectionSecretToRef)',
+          message: "spec.consumers are delivered copies of the claim's own connection Secret: set spec.writeConnectionSecretToRef too",
+          fieldPath: '.consumers',
+        },
+        {
           rule: '!has(oldSelf.resourceRef) || (has(self.resourceRef) && self.resourceRef == oldSelf.resourceRef)',
           message: 'spec.resourceRef cannot change or be removed once set: make a new Bucket instead',
           fieldPath: '.resourceRef',
@@ -133,6 +141,7 @@ export const bucketSchema = z.object({
           'Its class protects it (its managed resource carries label rook.crossplane.io/protected=true): its deletion is refused at admission. A claim protects itself with that label.',
       }),
       credentials: credentialsStatus,
+      deliveries,
     })
     .optional(),
 });
@@ -155,6 +164,7 @@ export const BucketKind: KindDefinition = {
     { name: 'CONNECTION-SECRET', type: 'string', jsonPath: '.spec.writeConnectionSecretToRef.name' },
     { name: 'PROVIDER', type: 'string', jsonPath: '.status.providerRef.name' },
     { name: 'PROTECTED', type: 'boolean', jsonPath: '.status.protected' },
+    { name: 'CONSUMERS', type: 'string', jsonPath: '.status.deliveries[?(@.delivered==true)].to' },
     rotatedColumn,
     { name: 'RESOURCE', type: 'string', jsonPath: '.spec.resourceRef.name', priority: 1 },
     ageColumn,
@@ -170,10 +180,16 @@ export const bucketAccessSchema = z.object({
       }),
       mode: accessMode,
       writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
+      consumers: consumers.optional(),
       resourceRef: objectRef.optional().meta({ description: "The managed resource holding this access's user; set by provider-rook." }),
     })
     .meta({
       'x-kubernetes-validations': [
+        {
+          rule: '!has(self.consumers) || size(self.consumers) == 0 || has(self.writeConnectionSecretToRef)',
+          message: "spec.consumers are delivered copies of the claim's own connection Secret: set spec.writeConnectionSecretToRef too",
+          fieldPath: '.consumers',
+        },
         { rule: 'self.bucketRef == oldSelf.bucketRef', message: 'spec.bucketRef cannot change: make a new BucketAccess instead' },
         { rule: 'self.mode == oldSelf.mode', message: 'spec.mode cannot change: make a new BucketAccess instead' },
         {
@@ -193,6 +209,7 @@ export const bucketAccessSchema = z.object({
       bindingPhase,
       bucket: z.string().optional().meta({ description: 'The bucket this access reaches.' }),
       credentials: credentialsStatus,
+      deliveries,
     })
     .optional(),
 });
@@ -214,6 +231,7 @@ export const BucketAccessKind: KindDefinition = {
     { name: 'BUCKET-NAMESPACE', type: 'string', jsonPath: '.spec.bucketRef.namespace' },
     { name: 'BUCKET', type: 'string', jsonPath: '.spec.bucketRef.name' },
     { name: 'MODE', type: 'string', jsonPath: '.spec.mode' },
+    { name: 'CONSUMERS', type: 'string', jsonPath: '.status.deliveries[?(@.delivered==true)].to' },
     rotatedColumn,
     ageColumn,
   ],

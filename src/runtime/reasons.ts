@@ -189,6 +189,28 @@ export const Reasons = {
   Unauthorized: 'Unauthorized',
   /** The target refused the request to these credentials (403). */
   Forbidden: 'Forbidden',
+  /** A claim's consumer (spec.consumers[i]) names a Provider that does not exist. */
+  ConsumerProviderNotFound: 'ConsumerProviderNotFound',
+  /** The consumer cluster's Provider does not let the claim's namespace deliver into that namespace (its spec.consumers). */
+  ConsumerNotAllowed: 'ConsumerNotAllowed',
+  /** The consumer's namespace does not exist in its cluster: provider-rook never makes it. */
+  ConsumerNamespaceNotFound: 'ConsumerNamespaceNotFound',
+  /** Another claim delivers a Secret of the same name into the same consumer namespace first. */
+  ConsumerSecretTaken: 'ConsumerSecretTaken',
+  /** The consumer runs in another cluster than the store, and the store's class exposes it to no other cluster. */
+  NoEndpointForConsumer: 'NoEndpointForConsumer',
+  /** The consumer cluster cannot be reached: what is delivered there waits (a deletion too). */
+  ConsumerUnreachable: 'ConsumerUnreachable',
+  /** Delivered=False while the claim has no connection Secret to deliver yet. */
+  WaitingForConnectionSecret: 'WaitingForConnectionSecret',
+  /** Delivered=True: every consumer's Secret holds the claim's connection details. */
+  Delivered: 'Delivered',
+  /** Event: a consumer's Secret was written (made, or updated with new details). */
+  DeliveredConnectionSecret: 'DeliveredConnectionSecret',
+  /** Event: a consumer's Secret was deleted (its consumer left the list, or the claim went). */
+  RemovedConnectionSecret: 'RemovedConnectionSecret',
+  /** Event: a delivery was forgotten without deleting its Secret: its Provider was deleted, so its cluster cannot be reached any more. */
+  AbandonedConnectionSecret: 'AbandonedConnectionSecret',
   /** An error that names no reason of its own. */
   ReconcileError: 'ReconcileError',
 } as const;

@@ -21,6 +21,8 @@ export interface SecretObject {
     namespace?: string;
     uid?: string;
     resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
     ownerReferences?: { uid: string; controller?: boolean; kind?: string; name?: string; apiVersion?: string }[];
   };
   type?: string;

@@ -49,6 +49,8 @@ export interface ProviderObject {
     allowedNamespaces?: string[];
     operators?: OperatorSettings[];
     capacity?: { maxResources?: number };
+    /** Which control-cluster namespaces' claims may deliver connection Secrets into which namespaces here. */
+    consumers?: { claimNamespace: string; namespaces: string[] }[];
     /** v0.1's settings of its only operator (Rook MinIO); read as that operator's entry in operators. */
     operatorInstall?: { enabled?: boolean; image?: string; imageOverride?: boolean; namespace?: string };
   };

@@ -1,0 +1,349 @@
+// The delivery controller: a claim's connection Secret, delivered to each cluster and namespace its
+// spec.consumers names (as OCM ManifestWork or a provider-kubernetes Object would put it there, but
+// written straight from the claim's own copy, so the keys sit in no other object). Each delivered
+// Secret carries signed ownership marks; one provider-rook cannot prove its own is never written,
+// nor deleted. The consumer cluster's Provider consents per claim namespace; a consumer outside the
+// store's cluster gets the class's exposure as its endpoint, or nothing.
+import { ReasonedError, reasonOf, setCondition, type Condition } from '../conditions.ts';
+import type { EventRecorder } from '../events.ts';
+import { addFinalizer, removeFinalizer } from '../finalizers.ts';
+import { sameJson } from '../json.ts';
+import type { Client, KubeObjectLike } from '../kube/client.ts';
+import { isAlreadyExists, isConflict, isNotFound, UnreachableError } from '../kube/errors.ts';
+import { Secrets, type ResourceType } from '../kube/resources.ts';
+import { controllerUid, type SecretObject } from '../managed/publisher.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import { CONNECTION_SECRET_TYPE, hasFinalizer, isDeleting } from '../meta.ts';
+import type { Owner, OwnershipMarks } from '../native/ownership.ts';
+import type { ProviderObject } from '../native/provider.ts';
+import type { Target } from '../native/targets.ts';
+import { Reasons } from '../reasons.ts';
+import { done, requeue, requeueAfter, type Result } from '../result.ts';
+import type { Cache, Claim } from '../claims/claim.ts';
+import {
+  dataFor,
+  placeKey,
+  placeOf,
+  refuseUnlessConsented,
+  wantedPlaces,
+  type Delivery,
+  type DeliveringClaim,
+  type Exposure,
+  type Place,
+} from './consumers.ts';
+
+/** Held while a claim's delivered Secrets may still be out there: a claim goes once they are deleted. */
+export const FINALIZER_DELIVERY = 'rook.crossplane.io/deliveries';
+/** On every delivered Secret: what the consumer cluster's watch selects (with the control plane's mark). */
+export const LABEL_DELIVERED = 'rook.crossplane.io/delivered';
+export const CONDITION_DELIVERED = 'Delivered';
+
+/** A consumer that failed: looked at again after this long (an unreachable cluster tells no watch when it is back). */
+const RECHECK_MS = 30_000;
+
+export interface DeliveryOptions {
+  client: Client;
+  recorder: EventRecorder;
+  claims: { type: ResourceType; cache: Cache<DeliveringClaim> };
+  /** The Bucket whose store the claim reaches: the claim itself, or a BucketAccess's Bucket. */
+  bucketOf(claim: DeliveringClaim): Claim | undefined;
+  /** The control cluster's connection Secrets (the claim's own copy is what is delivered). */
+  secrets: Cache<SecretObject>;
+  /** Managed resources by kind, and classes by kind: where the store is, and how its class exposes it. */
+  managed: Map<string, Cache<ManagedResource>>;
+  classes: Map<string, Cache<KubeObjectLike & { spec?: { exposure?: Exposure } }>>;
+  providers: {
+    provider(namespace: string, name: string): ProviderObject;
+    resolve(provider: ProviderObject, signal?: AbortSignal): Promise<Target>;
+  };
+  marks: OwnershipMarks;
+  /** The consumer cluster's cache of delivered Secrets (its watch wakes their claims). */
+  delivered(target: Target): Cache<SecretObject> & { readonly hasSynced: boolean };
+}
+
+/** Where the claim's store is: its Provider ("namespace/name") and how its class exposes it to other clusters. */
+interface StorePlace {
+  provider?: string;
+  exposure?: Exposure;
+}
+
+/** The outcome of one place: refusals before any write are known to hold nothing there. */
+const WROTE_NOTHING = new Set<string>([
+  Reasons.ConsumerProviderNotFound,
+  Reasons.ConsumerNotAllowed,
+  Reasons.ConsumerNamespaceNotFound,
+  Reasons.ConsumerSecretTaken,
+  Reasons.ConnectionSecretConflict,
+  Reasons.NoEndpointForConsumer,
+  Reasons.WaitingForConnectionSecret,
+]);
+
+export class DeliveryReconciler {
+  private readonly o: DeliveryOptions;
+
+  constructor(o: DeliveryOptions) {
+    this.o = o;
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<Result> {
+    const cached = this.o.claims.cache.get(key);
+    if (!cached) return done();
+    let claim = structuredClone(cached) as DeliveringClaim;
+    const wanted = wantedPlaces(claim);
+    const recorded = claim.status?.deliveries ?? [];
+    // Whatever may hold a Secret of ours: what status records, and (being deleted) what the spec still names.
+    const held = new Map(recorded.filter(mayHold).map((d) => [placeKey(d), placeOf(d)]));
+    if (isDeleting(claim.metadata))
+      for (const p of wantedPlaces({ ...claim, metadata: { ...claim.metadata, deletionTimestamp: undefined } })) held.set(placeKey(p), p);
+    for (const p of wanted) held.delete(placeKey(p));
+    if (wanted.length === 0 && held.size === 0 && !hasFinalizer(claim.metadata, FINALIZER_DELIVERY) && !claim.status?.deliveries)
+      return done();
+    try {
+      if (wanted.length && !hasFinalizer(claim.metadata, FINALIZER_DELIVERY))
+        claim = await addFinalizer(this.o.client, this.o.claims.type, claim, FINALIZER_DELIVERY, signal);
+      const source = this.source(claim);
+      const store = this.storePlace(claim);
+      const results: Delivery[] = [];
+      for (const place of wanted) results.push(await this.deliver(claim, place, source, store, signal));
+      for (const place of held.values()) if (place) results.push(...(await this.remove(claim, place, signal)));
+      await this.writeStatus(claim, cached, results, signal);
+      const pending = results.some((d) => d.removing);
+      if (!pending && (wanted.length === 0 || isDeleting(claim.metadata)) && hasFinalizer(claim.metadata, FINALIZER_DELIVERY))
+        await removeFinalizer(this.o.client, this.o.claims.type, claim, FINALIZER_DELIVERY, signal);
+      return results.some((d) => !d.delivered && d.reason !== Reasons.WaitingForConnectionSecret) ? requeueAfter(RECHECK_MS) : done();
+    } catch (err) {
+      if (isConflict(err) || isNotFound(err)) return requeue();
+      throw err;
+    }
+  }
+
+  /** The claim's own copy, once it has one it controls. */
+  private source(claim: DeliveringClaim): Record<string, string> | undefined {
+    const to = claim.spec?.writeConnectionSecretToRef?.name;
+    const copy = to ? this.o.secrets.get(`${claim.metadata.namespace}/${to}`) : undefined;
+    if (!copy || controllerUid(copy) !== claim.metadata.uid) return undefined;
+    return copy.data ?? {};
+  }
+
+  private storePlace(claim: DeliveringClaim): StorePlace {
+    const ref = this.o.bucketOf(claim)?.spec?.resourceRef;
+    const mr = ref?.kind ? this.o.managed.get(ref.kind)?.get(`${ref.namespace}/${ref.name}`) : undefined;
+    if (!mr) return {};
+    const provider = mr.spec.providerRef?.name ? `${mr.metadata.namespace}/${mr.spec.providerRef.name}` : undefined;
+    const cls = mr.spec.classRef as { kind?: string; name: string; namespace?: string } | undefined;
+    const exposure = cls?.kind ? this.o.classes.get(cls.kind)?.get(`${cls.namespace}/${cls.name}`)?.spec?.exposure : undefined;
+    return { provider, exposure };
+  }
+
+  private provider(place: Place): ProviderObject {
+    try {
+      return this.o.providers.provider(place.provider.namespace, place.provider.name);
+    } catch {
+      throw new ReasonedError(
+        Reasons.ConsumerProviderNotFound,
+        `${place.field}: Provider ${place.provider.namespace}/${place.provider.name} does not exist`,
+      );
+    }
+  }
+
+  private async deliver(
+    claim: DeliveringClaim,
+    place: Place,
+    source: Record<string, string> | undefined,
+    store: StorePlace,
+    signal: AbortSignal,
+  ): Promise<Delivery> {
+    const base = { to: place.to, secretName: place.secretName };
+    let provider: ProviderObject | undefined;
+    try {
+      provider = this.provider(place);
+      refuseUnlessConsented(provider, claim.metadata.namespace!, place);
+      if (!source || !store.provider)
+        return { ...base, delivered: false, reason: Reasons.WaitingForConnectionSecret, message: 'the claim has no connection Secret yet' };
+      const sameCluster = store.provider === `${place.provider.namespace}/${place.provider.name}`;
+      if (!sameCluster && !store.exposure) {
+        throw new ReasonedError(
+          Reasons.NoEndpointForConsumer,
+          `${place.field}: the store is in the cluster of Provider ${store.provider.split('/')[1]}, and its class sets no exposure: ` +
+            `its Service name does not resolve in the cluster of Provider ${place.provider.name}, so nothing is delivered there`,
+        );
+      }
+      const endpoint = sameCluster ? 'ClusterDNS' : 'Exposed';
+      const target = await this.o.providers.resolve(provider, signal);
+      const wrote = await this.write(target, claim, place, dataFor(source, endpoint, store.exposure), signal);
+      if (wrote)
+        this.o.recorder.normal(
+          claim,
+          Reasons.DeliveredConnectionSecret,
+          `${wrote === 'created' ? 'Delivered' : 'Updated'} connection Secret ${place.namespace}/${place.secretName} in the cluster of Provider ${place.provider.name}`,
+        );
+      return { ...base, delivered: true, endpoint };
+    } catch (err) {
+      // A consumer the platform team no longer allows loses what was delivered there.
+      if (provider && reasonOf(err) === Reasons.ConsumerNotAllowed)
+        await this.removeFrom(claim, provider, place, signal).catch(() => undefined);
+      return { ...base, delivered: false, ...failure(err) };
+    }
+  }
+
+  /** Creates or updates the Secret there; never one that is not proven ours. */
+  private async write(
+    target: Target,
+    claim: DeliveringClaim,
+    place: Place,
+    data: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<'created' | 'updated' | undefined> {
+    const { client } = target;
+    const cache = this.o.delivered(target);
+    const owner = ownerOf(this.o.claims.type, claim);
+    const desired = this.o.marks.mark(
+      Secrets,
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: place.secretName, namespace: place.namespace, labels: { [LABEL_DELIVERED]: 'true' } },
+        type: CONNECTION_SECRET_TYPE,
+        data,
+      },
+      owner,
+    );
+    let have: SecretObject | undefined = cache.hasSynced
+      ? (cache.get(`${place.namespace}/${place.secretName}`) as SecretObject | undefined)
+      : await client.get<SecretObject>(Secrets, place.secretName, place.namespace, signal);
+    if (!have) {
+      try {
+        await client.create(Secrets, desired, signal);
+        return 'created';
+      } catch (err) {
+        if (isNotFound(err))
+          throw new ReasonedError(
+            Reasons.ConsumerNamespaceNotFound,
+            `${place.field}: namespace ${place.namespace} does not exist in the cluster of Provider ${place.provider.name}; provider-rook does not make it`,
+          );
+        if (!isAlreadyExists(err)) throw err;
+      }
+      have = await client.get<SecretObject>(Secrets, place.secretName, place.namespace, signal);
+      if (!have)
+        throw new ReasonedError(Reasons.ReconcileError, `${place.field}: Secret ${place.namespace}/${place.secretName} came and went`);
+    }
+    this.refuseUnlessOurs(have, owner, place);
+    const labels = { ...have.metadata.labels, ...desired.metadata.labels };
+    const annotations = { ...have.metadata.annotations, ...desired.metadata.annotations };
+    if (
+      sameJson(have.data ?? {}, data) &&
+      sameJson(have.metadata.labels ?? {}, labels) &&
+      sameJson(have.metadata.annotations ?? {}, annotations)
+    )
+      return undefined;
+    await client.update(
+      Secrets,
+      { ...desired, metadata: { ...desired.metadata, labels, annotations, resourceVersion: have.metadata.resourceVersion } },
+      signal,
+    );
+    return 'updated';
+  }
+
+  private refuseUnlessOurs(have: SecretObject, owner: Owner, place: Place): void {
+    const relation = this.o.marks.relation(Secrets, have, owner);
+    if (relation === 'ours') return;
+    const where = `Secret ${place.namespace}/${place.secretName} in the cluster of Provider ${place.provider.name}`;
+    const another = this.o.marks.provenOwner(Secrets, have);
+    if (another && another.uid !== owner.uid)
+      throw new ReasonedError(
+        Reasons.ConsumerSecretTaken,
+        `${place.field}: ${where} is delivered by another claim; name another secretName`,
+      );
+    throw new ReasonedError(
+      Reasons.ConnectionSecretConflict,
+      `${place.field}: ${where} exists and provider-rook cannot prove it made it for this claim; it is left as it is. Name another secretName, or delete it if nothing uses it`,
+    );
+  }
+
+  /** Deletes what was delivered to a place no longer wanted; a Provider that is gone leaves nothing to reach. */
+  private async remove(claim: DeliveringClaim, place: Place, signal: AbortSignal): Promise<Delivery[]> {
+    let provider: ProviderObject;
+    try {
+      provider = this.provider(place);
+    } catch {
+      this.o.recorder.warning(
+        claim,
+        Reasons.AbandonedConnectionSecret,
+        `Provider ${place.provider.namespace}/${place.provider.name} was deleted: Secret ${place.namespace}/${place.secretName} in its cluster cannot be reached, and is left there (its keys are revoked with this claim's user)`,
+      );
+      return [];
+    }
+    try {
+      await this.removeFrom(claim, provider, place, signal);
+      return [];
+    } catch (err) {
+      return [{ to: place.to, secretName: place.secretName, delivered: false, removing: true, ...failure(err) }];
+    }
+  }
+
+  private async removeFrom(claim: DeliveringClaim, provider: ProviderObject, place: Place, signal: AbortSignal): Promise<void> {
+    const target = await this.o.providers.resolve(provider, signal);
+    const have = await target.client.get<SecretObject>(Secrets, place.secretName, place.namespace, signal);
+    if (!have || this.o.marks.relation(Secrets, have, ownerOf(this.o.claims.type, claim)) !== 'ours') return;
+    await target.client.delete(Secrets, place.secretName, place.namespace, { uid: have.metadata.uid, signal });
+    this.o.recorder.normal(
+      claim,
+      Reasons.RemovedConnectionSecret,
+      `Deleted connection Secret ${place.namespace}/${place.secretName} in the cluster of Provider ${place.provider.name}`,
+    );
+  }
+
+  private async writeStatus(claim: DeliveringClaim, cached: DeliveringClaim, results: Delivery[], signal: AbortSignal): Promise<void> {
+    const status = { ...(claim.status ?? {}) } as NonNullable<DeliveringClaim['status']>;
+    let conditions: Condition[] | undefined = status.conditions;
+    if (results.length === 0) {
+      delete status.deliveries;
+      conditions = conditions?.filter((c) => c.type !== CONDITION_DELIVERED);
+    } else {
+      status.deliveries = results;
+      const failed = results.find((d) => !d.delivered);
+      conditions = setCondition(
+        conditions,
+        failed
+          ? {
+              type: CONDITION_DELIVERED,
+              status: 'False',
+              reason: failed.reason!,
+              message: failed.message,
+              observedGeneration: claim.metadata.generation,
+            }
+          : {
+              type: CONDITION_DELIVERED,
+              status: 'True',
+              reason: Reasons.Delivered,
+              message: `delivered to ${results.length} consumer${results.length === 1 ? '' : 's'}`,
+              observedGeneration: claim.metadata.generation,
+            },
+      );
+    }
+    if (conditions?.length) status.conditions = conditions;
+    else delete status.conditions;
+    if (sameJson(status, cached.status ?? {})) return;
+    claim.status = status;
+    const stored = await this.o.client.updateStatus(this.o.claims.type, claim, signal);
+    claim.metadata.resourceVersion = stored.metadata.resourceVersion;
+  }
+}
+
+/** A delivery that may have left a Secret of ours there. */
+function mayHold(d: Delivery): boolean {
+  return d.delivered || Boolean(d.removing) || !WROTE_NOTHING.has(d.reason ?? '');
+}
+
+function failure(err: unknown): { reason: string; message: string } {
+  if (err instanceof UnreachableError || (err instanceof Error && err.name === 'AbortError'))
+    return { reason: Reasons.ConsumerUnreachable, message: `the consumer cluster cannot be reached: ${err.message}` };
+  return { reason: reasonOf(err), message: (err as Error).message };
+}
+
+/** The claim as the owner its delivered Secrets are marked for. */
+export function ownerOf(type: ResourceType, claim: DeliveringClaim): Owner {
+  return { resource: resourceOf(type), namespace: claim.metadata.namespace!, name: claim.metadata.name, uid: claim.metadata.uid ?? '' };
+}
+
+export const resourceOf = (type: ResourceType): string => `${type.plural}.${type.apiVersion.split('/')[0]}`;
