@@ -359,8 +359,9 @@ export const consumers = z
     'x-kubernetes-list-type': 'atomic',
     'x-kubernetes-validations': [
       {
-        rule: 'self.all(a, self.exists_one(b, b.providerRef.name == a.providerRef.name && b.providerRef.namespace == a.providerRef.namespace && b.namespace == a.namespace))',
-        message: 'spec.consumers names the same Provider and namespace twice',
+        rule:
+          "self.all(a, self.exists_one(b, b.providerRef.name == a.providerRef.name && b.providerRef.namespace == a.providerRef.namespace && b.namespace == a.namespace && (has(b.secretName) ? b.secretName : '') == (has(a.secretName) ? a.secretName : '')))",
+        message: 'spec.consumers names the same Secret in the same Provider and namespace twice',
       },
     ],
   });
@@ -416,7 +417,7 @@ export const exposure = z
     }),
   })
   .meta({
-    description: "How apps in clusters other than the store's reach it. Unset: only apps in the store's own cluster can be delivered to.",
+    description: "How apps in clusters other than the shared store's reach it (an ingress or load balancer the platform team runs in front of its S3 Service). Unset: only apps in the store's own cluster can be delivered to.",
     'x-kubernetes-validations': [
       { rule: "!has(self.caBundle) || self.url.startsWith('https://')", message: 'caBundle verifies an https:// url only' },
     ],

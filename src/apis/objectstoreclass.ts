@@ -6,7 +6,6 @@ import {
   ageColumn,
   classPlacement,
   credentialRotation,
-  exposure,
   namespaceName,
   objectName,
   protectClaims,
@@ -32,7 +31,6 @@ export const objectStoreClassSchema = z.object({
         .optional()
         .meta({ description: 'Where provisioned stores keep their access keys in the target cluster.' }),
       ...classPlacement.fields,
-      exposure: exposure.optional(),
       protectClaims,
       credentialRotation: credentialRotation.optional(),
       reclaimPolicy: reclaimPolicy.default('Delete').meta({

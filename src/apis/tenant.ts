@@ -17,7 +17,6 @@ import {
   storeBucket,
   reclaimPolicy,
   type KubeObject,
-  exposure,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 
@@ -120,7 +119,6 @@ export const tenantClassSchema = z.object({
   spec: tenantSpec
     .extend({
       ...classPlacement.fields,
-      exposure: exposure.optional(),
       protectClaims,
       credentialRotation: credentialRotation.optional(),
       reclaimPolicy: reclaimPolicy.default('Delete'),

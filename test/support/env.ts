@@ -3,7 +3,8 @@ import { get, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { kubeconfigFileAccess, type ClusterAccess } from '../../src/runtime/kube/config.ts';
 
-export const TEST_CLUSTERS = { control: 'it-control', target: 'it-target' } as const;
+// consumer holds no store: apps there get their connection Secrets delivered from the control cluster.
+export const TEST_CLUSTERS = { control: 'it-control', target: 'it-target', consumer: 'it-consumer' } as const;
 
 export function testCluster(role: keyof typeof TEST_CLUSTERS): LocalCluster {
   return get(TEST_CLUSTERS[role]);

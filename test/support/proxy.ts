@@ -27,8 +27,9 @@ export class FreezableProxy {
     });
   }
 
-  async listen(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  /** Listens (again, after close, on the port it had: the same URL comes back). */
+  async listen(port = 0): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
     return `https://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 

@@ -85,10 +85,14 @@ function unroute(endpoint: string): void {
 
 /**
  * The loopback endpoint that url (a connection Secret's endpoint, e.g.
- * http://<store>-s3.rook-minio.svc.cluster.local:9000) leads to from inside target.
+ * http://<store>-s3.rook-minio.svc.cluster.local:9000) leads to for a client placed in the cluster
+ * of `placedIn`: a Service's name resolves only there, as cluster DNS does; an address an ingress or
+ * load balancer stand-in listens on (a loopback address) is reachable from every cluster as it is.
  */
-export async function resolveS3Endpoint(url: string, target: KubeClient): Promise<string> {
+export async function resolveS3Endpoint(url: string, placedIn: KubeClient): Promise<string> {
+  const target = placedIn;
   const { hostname, port: p, protocol } = new URL(url);
+  if (/^127\.\d+\.\d+\.\d+$/.test(hostname)) return `${protocol}//${hostname}:${p || (protocol === 'https:' ? 443 : 80)}`;
   const port = Number(p || (protocol === 'https:' ? 443 : 80));
   const mine = allRoutes().filter((r) => r.cluster === target.server);
   const byName = mine.find((r) => 'host' in r.reach && r.reach.host === hostname && r.reach.port === port);

@@ -1,0 +1,362 @@
+// Credentials delivered where the app runs: a claim's connection Secret written into a consumer
+// cluster that holds no store (it-consumer) and into the store's own cluster, as their Providers
+// consent, read there by a client placed in that cluster, and used against the real S3 server.
+// A cluster's Service names resolve only for clients placed in it (resolveS3Endpoint); the class's
+// exposure is an ingress stand-in on an address of its own, reachable from every cluster.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Secrets, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { ANNOTATION_ROTATE } from '../../src/runtime/meta.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
+import { Providers } from '../../src/runtime/native/provider.ts';
+import { adminClient, testCluster } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
+import {
+  createNamespace,
+  eventsFor,
+  installCrds,
+  installRoles,
+  ourCrds,
+  providerSecretKeys,
+  registerProvider,
+  startTestApp,
+  writeSecret,
+} from '../support/provider.ts';
+import { FreezableProxy } from '../support/proxy.ts';
+import { roundTrip, s3Client } from '../support/s3.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { LoopbackIngress } from '../support/stand-ins/loopback-ingress.ts';
+import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+
+const TARGET = `it-consumers-${process.pid}`;
+const SHARED_NS = `consumers-shared-${process.pid}`;
+const GRACE_S = 12;
+type Cond = { type: string; status: string; reason: string; message?: string };
+type Delivery = { to: string; secretName: string; delivered: boolean; endpoint?: string; reason?: string; message?: string };
+type Obj = KubeObjectLike & {
+  metadata: KubeObjectLike['metadata'] & { labels?: Record<string, string>; resourceVersion?: string; finalizers?: string[] };
+  data?: Record<string, string>;
+  status?: { conditions?: Cond[]; bindingPhase?: string; deliveries?: Delivery[] };
+};
+
+let cluster: LocalCluster;
+let control: KubeClient;
+let target: KubeClient;
+let consumer: KubeClient;
+let app: App;
+let operator: FakeMinioOperator;
+let ingress: LoopbackIngress;
+let exposedUrl: string;
+let platform: string;
+let teamA: string;
+let teamB: string;
+let appA: string;
+let appB: string;
+let inTarget: string;
+
+const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, name, namespace);
+const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+const bucket = (name: string, namespace: string, spec: Record<string, unknown>): KubeObjectLike =>
+  ({
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name, namespace },
+    spec: { classRef: { name: 'exposed' }, writeConnectionSecretToRef: { name: `${name}-s3` }, ...spec },
+  }) as KubeObjectLike;
+const to = (provider: string, namespace: string, secretName?: string) => ({
+  providerRef: { name: provider, namespace: platform },
+  namespace,
+  ...(secretName ? { secretName } : {}),
+});
+
+const delivered = (name: string, namespace: string, count: number) =>
+  eventually(
+    async () => {
+      const o = await read(Buckets, name, namespace);
+      const ds = o?.status?.deliveries ?? [];
+      return o?.status?.bindingPhase === 'Bound' && cond(o, 'Delivered')?.status === 'True' && ds.length === count ? o : undefined;
+    },
+    `Bucket ${namespace}/${name} to be Bound and Delivered to ${count} consumers`,
+    { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(Buckets, name, namespace))?.status) },
+  );
+const deliveryOf = (name: string, namespace: string, place: string, reason: string) =>
+  eventually(
+    async () => (await read(Buckets, name, namespace))?.status?.deliveries?.find((d) => d.to === place && d.reason === reason),
+    `Bucket ${namespace}/${name} to say ${reason} for ${place}`,
+    { timeoutMs: 45_000, explain: async () => JSON.stringify((await read(Buckets, name, namespace))?.status) },
+  );
+const secretIn = async (where: KubeClient, name: string, namespace: string) => where.get<Obj>(Secrets, name, namespace);
+const keysIn = async (where: KubeClient, name: string, namespace: string) => secretText((await secretIn(where, name, namespace))?.data);
+const creds = (k: Record<string, string>) => ({ accessKey: k.AWS_ACCESS_KEY_ID!, secretKey: k.AWS_SECRET_ACCESS_KEY! });
+
+beforeAll(async () => {
+  cluster = (await up([TARGET]))[0]!;
+  control = adminClient(testCluster('control'));
+  target = adminClient(cluster);
+  consumer = adminClient(testCluster('consumer'));
+  await installCrds(control, ourCrds());
+  await installRoles(control);
+  await installOperatorBundle(target, 'rook-minio');
+  operator = new FakeMinioOperator(target, { s3: true });
+  void operator.start();
+  platform = await createNamespace(control, 'cons-infra');
+  [teamA, teamB] = [await createNamespace(control, 'cons-a'), await createNamespace(control, 'cons-b')];
+  [appA, appB] = [await createNamespace(consumer, 'app-a'), await createNamespace(consumer, 'app-b')];
+  inTarget = await createNamespace(target, 'app-t');
+  ingress = new LoopbackIngress(`http://shared-s3.${SHARED_NS}.svc.cluster.local:9000`, target);
+  exposedUrl = await ingress.listen();
+  await registerProvider(control, platform, 't', cluster);
+  await registerProvider(control, platform, 'c', testCluster('consumer'));
+  await control.mergePatch(Providers, 't', platform, { spec: { consumers: [{ claimNamespace: teamA, namespaces: [inTarget] }] } });
+  await control.mergePatch(Providers, 'c', platform, {
+    spec: {
+      consumers: [
+        { claimNamespace: teamA, namespaces: [appA, 'absent'] },
+        { claimNamespace: teamB, namespaces: [appA] },
+      ],
+    },
+  });
+  const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
+    control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
+  await apply(ManagedObjectStores, 'shared', platform, {
+    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
+  });
+  const store = { kind: 'ObjectStore', name: 'shared' };
+  await apply(kinds.MinioBucketClass, 'exposed', platform, {
+    spec: { store, exposure: { url: exposedUrl }, credentialRotation: { gracePeriod: `${GRACE_S}s` } },
+  });
+  await apply(kinds.MinioBucketClass, 'internal', platform, { spec: { store } });
+  for (const ns of [teamA, teamB])
+    for (const name of ['exposed', 'internal'])
+      await apply(BucketClasses, name, ns, {
+        classRef: { apiVersion: kinds.MinioBucketClass.apiVersion, kind: 'MinioBucketClass', name, namespace: platform },
+      });
+  app = await startTestApp(testCluster('control'), { namespaces: [platform, teamA, teamB], pollIntervalMs: 1_000 });
+}, 240_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await operator?.stop();
+  await ingress?.close();
+  await down([TARGET]);
+});
+
+describe('a Bound bucket is usable where its app runs', () => {
+  it("an app in a cluster without a store reads its Secret there and uses the bucket through the class's exposure; the control copy's endpoint does not resolve there", async () => {
+    await control.create(Buckets, bucket('app', teamA, { consumers: [to('c', appA), to('t', inTarget)] }));
+    const claim = await delivered('app', teamA, 2);
+    const own = await keysIn(control, 'app-s3', teamA);
+    const there = await keysIn(consumer, 'app-s3', appA);
+    // The same keys, but where the store is as it resolves in the consumer's cluster.
+    expect(there.AWS_ACCESS_KEY_ID).toBe(own.AWS_ACCESS_KEY_ID);
+    expect(there.AWS_SECRET_ACCESS_KEY).toBe(own.AWS_SECRET_ACCESS_KEY);
+    expect(there.BUCKET_NAME).toBe(own.BUCKET_NAME);
+    expect([there.AWS_REGION, there.AWS_DEFAULT_REGION]).toEqual([own.AWS_REGION, own.AWS_REGION]);
+    expect(there.AWS_ENDPOINT_URL).toBe(exposedUrl);
+    expect(there.endpoint).toBe(exposedUrl);
+    expect(there.AWS_S3_ADDRESSING_STYLE).toBe('path');
+    expect(claim.status!.deliveries).toEqual(
+      expect.arrayContaining([expect.objectContaining({ to: `${platform}/c/${appA}`, delivered: true, endpoint: 'Exposed' })]),
+    );
+    // An app there: PUT, GET, LIST and DELETE on the real server, with what it read there.
+    await roundTrip(await resolveS3Endpoint(there.endpoint!, consumer), creds(there), there.BUCKET_NAME!);
+    // Today's behaviour, a cluster-internal name delivered to a remote consumer, does not resolve there.
+    await expect(resolveS3Endpoint(own.endpoint!, consumer)).rejects.toThrow(/no Service/);
+    // In the store's own cluster, the Service's name: it resolves there, and works.
+    const local = await keysIn(target, 'app-s3', inTarget);
+    expect(local.endpoint).toBe(own.endpoint);
+    await roundTrip(await resolveS3Endpoint(local.endpoint!, target), creds(local), local.BUCKET_NAME!);
+    const reasons = (await eventsFor(control, teamA, 'app')).map((e) => e.reason);
+    expect(reasons.filter((r) => r === 'DeliveredConnectionSecret').length).toBeGreaterThanOrEqual(2);
+  }, 180_000);
+
+  it("drift in a consumer's Secret is repaired from that cluster's watch, and a deleted one comes back", async () => {
+    const want = await keysIn(consumer, 'app-s3', appA);
+    await consumer.mergePatch(Secrets, 'app-s3', appA, { data: { AWS_SECRET_ACCESS_KEY: Buffer.from('tampered').toString('base64') } });
+    await eventually(
+      async () => ((await keysIn(consumer, 'app-s3', appA)).AWS_SECRET_ACCESS_KEY === want.AWS_SECRET_ACCESS_KEY ? true : undefined),
+      'the key repaired',
+      {
+        timeoutMs: 15_000,
+      },
+    );
+    await consumer.delete(Secrets, 'app-s3', appA);
+    await eventually(
+      async () => ((await keysIn(consumer, 'app-s3', appA)).AWS_ACCESS_KEY_ID === want.AWS_ACCESS_KEY_ID ? true : undefined),
+      'the Secret made again',
+      {
+        timeoutMs: 15_000,
+      },
+    );
+  }, 60_000);
+
+  it('rotation reaches every consumer while the old keys still work, and they are refused after the grace period', async () => {
+    const old = await keysIn(consumer, 'app-s3', appA);
+    await control.mergePatch(Buckets, 'app', teamA, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'now' } } });
+    const fresh = await eventually(
+      async () => {
+        const [c, t] = [await keysIn(consumer, 'app-s3', appA), await keysIn(target, 'app-s3', inTarget)];
+        return c.AWS_ACCESS_KEY_ID !== old.AWS_ACCESS_KEY_ID && t.AWS_ACCESS_KEY_ID === c.AWS_ACCESS_KEY_ID ? c : undefined;
+      },
+      'every consumer to hold the new keys',
+      { timeoutMs: 45_000 },
+    );
+    const endpoint = await resolveS3Endpoint(fresh.endpoint!, consumer);
+    await roundTrip(endpoint, creds(fresh), fresh.BUCKET_NAME!);
+    await roundTrip(endpoint, creds(old), old.BUCKET_NAME!); // within the grace period
+    const s3 = s3Client(endpoint, creds(old));
+    try {
+      await eventually(
+        async () => {
+          const answer = await s3.send(new ListObjectsV2Command({ Bucket: old.BUCKET_NAME! })).then(
+            () => 'allowed',
+            (e: Error) => e.name,
+          );
+          return answer === 'InvalidAccessKeyId' ? true : undefined;
+        },
+        'the old keys to be refused after the grace period',
+        { timeoutMs: (GRACE_S + 40) * 1000 },
+      );
+    } finally {
+      s3.destroy();
+    }
+  }, 120_000);
+
+  it('removing one consumer deletes only its Secret; deleting the claim deletes every one, then the claim goes', async () => {
+    await control.mergePatch(Buckets, 'app', teamA, { spec: { consumers: [to('c', appA)] } });
+    await eventually(async () => ((await secretIn(target, 'app-s3', inTarget)) ? undefined : true), 'the Secret in the target deleted', {
+      timeoutMs: 20_000,
+    });
+    expect(await secretIn(consumer, 'app-s3', appA)).toBeDefined();
+    await delivered('app', teamA, 1);
+    await control.delete(Buckets, 'app', teamA);
+    await eventually(async () => ((await read(Buckets, 'app', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 45_000 });
+    expect(await secretIn(consumer, 'app-s3', appA)).toBeUndefined();
+  }, 90_000);
+
+  it('a BucketAccess grant delivers its own keys to its consumers, and they reach the shared bucket', async () => {
+    await control.create(Buckets, bucket('lender', teamA, { shareWith: [{ namespace: teamB, modes: ['ReadWrite'] }] }));
+    await eventually(
+      async () => ((await read(Buckets, 'lender', teamA))?.status?.bindingPhase === 'Bound' ? true : undefined),
+      'the lender Bound',
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    await control.create(BucketAccesses, {
+      apiVersion: BucketAccesses.apiVersion,
+      kind: 'BucketAccess',
+      metadata: { name: 'borrow', namespace: teamB },
+      spec: {
+        bucketRef: { namespace: teamA, name: 'lender' },
+        mode: 'ReadWrite',
+        writeConnectionSecretToRef: { name: 'borrow-s3' },
+        consumers: [to('c', appA, 'borrowed')],
+      },
+    } as KubeObjectLike);
+    const there = await eventually(
+      async () => {
+        const a = await read(BucketAccesses, 'borrow', teamB);
+        return cond(a, 'Delivered')?.status === 'True' ? keysIn(consumer, 'borrowed', appA) : undefined;
+      },
+      'the grant delivered',
+      { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(BucketAccesses, 'borrow', teamB))?.status) },
+    );
+    const own = await keysIn(control, 'borrow-s3', teamB);
+    expect(there.AWS_ACCESS_KEY_ID).toBe(own.AWS_ACCESS_KEY_ID);
+    expect(there.AWS_ACCESS_KEY_ID).not.toBe((await keysIn(control, 'lender-s3', teamA)).AWS_ACCESS_KEY_ID);
+    expect(there.endpoint).toBe(exposedUrl);
+    await roundTrip(await resolveS3Endpoint(there.endpoint!, consumer), creds(there), there.BUCKET_NAME!);
+    await control.delete(BucketAccesses, 'borrow', teamB);
+    await eventually(async () => ((await secretIn(consumer, 'borrowed', appA)) ? undefined : true), "the grant's Secret deleted", {
+      timeoutMs: 30_000,
+    });
+  }, 120_000);
+});
+
+describe('bad consumers get a condition naming the field, and nothing else is written or deleted', () => {
+  it('a namespace not allowed, an unknown Provider, a missing namespace, a foreign Secret, a name another claim delivers, no exposure', async () => {
+    // A Secret of someone else's, of the name the claim asks for.
+    await writeSecret(consumer, appA, 'foreign', { note: 'not provider-rook' });
+    const foreign = await secretIn(consumer, 'foreign', appA);
+    await control.create(Buckets, bucket('first', teamB, { consumers: [to('c', appA, 'taken')] }));
+    await delivered('first', teamB, 1);
+    await control.create(
+      Buckets,
+      bucket('bad', teamA, {
+        consumers: [to('c', appB), to('nope', appA), to('c', 'absent'), to('c', appA, 'foreign'), to('c', appA, 'taken')],
+      }),
+    );
+    const place = (p: string, ns: string) => `${platform}/${p}/${ns}`;
+    expect((await deliveryOf('bad', teamA, place('c', appB), 'ConsumerNotAllowed')).message).toContain('spec.consumers[0]');
+    expect((await deliveryOf('bad', teamA, place('nope', appA), 'ConsumerProviderNotFound')).message).toContain('spec.consumers[1]');
+    expect((await deliveryOf('bad', teamA, place('c', 'absent'), 'ConsumerNamespaceNotFound')).message).toContain('spec.consumers[2]');
+    const conflicts = (await read(Buckets, 'bad', teamA))!.status!.deliveries!.filter((d) => d.to === place('c', appA));
+    expect(conflicts.map((d) => [d.secretName, d.reason]).sort()).toEqual([
+      ['foreign', 'ConnectionSecretConflict'],
+      ['taken', 'ConsumerSecretTaken'],
+    ]);
+    expect(cond(await read(Buckets, 'bad', teamA), 'Delivered')).toMatchObject({ status: 'False' });
+    // Nothing written where it was refused; the foreign Secret and the other claim's are as they were.
+    expect(await secretIn(consumer, 'bad-s3', appB)).toBeUndefined();
+    expect(await secretIn(consumer, 'foreign', appA)).toEqual(foreign);
+    expect((await keysIn(consumer, 'taken', appA)).AWS_ACCESS_KEY_ID).toBe((await keysIn(control, 'first-s3', teamB)).AWS_ACCESS_KEY_ID);
+
+    // A class that exposes its store to no other cluster: nothing delivered outside the store's cluster.
+    await control.create(Buckets, bucket('inside', teamA, { classRef: { name: 'internal' }, consumers: [to('c', appA, 'inside')] }));
+    expect((await deliveryOf('inside', teamA, place('c', appA), 'NoEndpointForConsumer')).message).toContain('spec.consumers[0]');
+    expect(await secretIn(consumer, 'inside', appA)).toBeUndefined();
+
+    // Refused at admission: consumers without the claim's own Secret, and the same place twice.
+    const refused = (b: KubeObjectLike) =>
+      control.create(Buckets, b).then(
+        () => 'accepted',
+        (e: Error) => e.message,
+      );
+    expect(await refused(bucket('nosecret', teamA, { writeConnectionSecretToRef: undefined, consumers: [to('c', appA, 'x')] }))).toContain(
+      'spec.consumers',
+    );
+    expect(await refused(bucket('twice', teamA, { consumers: [to('c', appA, 'x'), to('c', appA, 'x')] }))).toContain(
+      'same Secret in the same Provider and namespace twice',
+    );
+    await control.delete(Buckets, 'bad', teamA);
+    await control.delete(Buckets, 'inside', teamA);
+    await eventually(async () => ((await read(Buckets, 'bad', teamA)) ? undefined : true), 'the bad claim gone', { timeoutMs: 30_000 });
+    expect(await secretIn(consumer, 'foreign', appA)).toEqual(foreign);
+  }, 180_000);
+
+  it('a consumer cluster unreachable while its claim is deleted: the claim waits and says so, and goes once the cluster is back', async () => {
+    const proxy = new FreezableProxy(testCluster('consumer').server);
+    const url = await proxy.listen();
+    const port = Number(new URL(url).port);
+    await writeSecret(control, platform, 'flaky-creds', { ...providerSecretKeys(testCluster('consumer')), endpoint: url });
+    await control.apply(Providers, {
+      apiVersion: Providers.apiVersion,
+      kind: 'Provider',
+      metadata: { name: 'flaky', namespace: platform },
+      spec: { credentialsSecretRef: { name: 'flaky-creds' }, consumers: [{ claimNamespace: teamB, namespaces: [appB] }] },
+    } as KubeObjectLike);
+    await control.create(Buckets, bucket('far', teamB, { consumers: [to('flaky', appB)] }));
+    await delivered('far', teamB, 1);
+    expect(await secretIn(consumer, 'far-s3', appB)).toBeDefined();
+    await proxy.close();
+    try {
+      await control.delete(Buckets, 'far', teamB);
+      await deliveryOf('far', teamB, `${platform}/flaky/${appB}`, 'ConsumerUnreachable');
+      expect(cond(await read(Buckets, 'far', teamB), 'Delivered')).toMatchObject({ status: 'False', reason: 'ConsumerUnreachable' });
+      expect(await secretIn(consumer, 'far-s3', appB)).toBeDefined();
+    } finally {
+      await proxy.listen(port);
+    }
+    await eventually(async () => ((await read(Buckets, 'far', teamB)) ? undefined : true), 'the claim gone once the cluster is back', {
+      timeoutMs: 90_000,
+    });
+    expect(await secretIn(consumer, 'far-s3', appB)).toBeUndefined();
+    await proxy.close();
+  }, 180_000);
+});
