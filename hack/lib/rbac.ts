@@ -225,3 +225,32 @@ rules:
 ${render([{ groups: ['*'], resources: ['*'], verbs: ['list'] }])}
 `;
 }
+
+export function consumerRole(): string {
+  return `${header('hack/lib/rbac.ts')}# For the identity a consumer cluster's Provider Secret holds (a cluster where apps run, to which
+# claims deliver their connection Secrets; it may hold no store). provider-rook watches the Secrets it
+# delivered there cluster-wide, by label (rook.crossplane.io/delivered=true), so drift is repaired
+# from the watch; it writes only into the namespaces the Provider's spec.consumers lists.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: provider-rook:consumer
+rules:
+${render([
+  {
+    groups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+    why: 'The delivered connection Secrets: made, kept in line with the claim, deleted with it.',
+  },
+  { groups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'], why: "The Provider's reachability and server version." },
+  {
+    groups: ['apps'],
+    resources: ['deployments'],
+    verbs: ['get', 'list', 'watch'],
+    why: "The Provider's status reports each operator's presence (none, in a cluster that holds no store).",
+  },
+  { groups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list', 'watch'] },
+])}
+`;
+}

@@ -354,16 +354,9 @@ export const consumers = z
   .max(8)
   .meta({
     description:
-      "Clusters and namespaces where the app runs. Each gets a Secret with the same keys as the claim's own, except an endpoint that resolves there; " +
+      "Clusters and namespaces where the app runs. Each gets a Secret with the same keys as the claim's own, except an endpoint that resolves there (an entry named twice is delivered once); " +
       'it is deleted when its entry leaves this list, or when the claim goes.',
     'x-kubernetes-list-type': 'atomic',
-    'x-kubernetes-validations': [
-      {
-        rule:
-          "self.all(a, self.exists_one(b, b.providerRef.name == a.providerRef.name && b.providerRef.namespace == a.providerRef.namespace && b.namespace == a.namespace && (has(b.secretName) ? b.secretName : '') == (has(a.secretName) ? a.secretName : '')))",
-        message: 'spec.consumers names the same Secret in the same Provider and namespace twice',
-      },
-    ],
   });
 
 /** Where a claim's connection details were delivered, as its status says. */
@@ -373,12 +366,9 @@ export const deliveries = z
       to: z.string().meta({ description: 'The consumer, as <provider namespace>/<provider>/<namespace>.' }),
       secretName: z.string(),
       delivered: z.boolean().meta({ description: 'The Secret there holds the current connection details.' }),
-      endpoint: z
-        .enum(['ClusterDNS', 'Exposed'])
-        .optional()
-        .meta({
-          description: "ClusterDNS: the store's Service name (the consumer runs in the store's cluster); Exposed: the class's exposure.",
-        }),
+      endpoint: z.enum(['ClusterDNS', 'Exposed']).optional().meta({
+        description: "ClusterDNS: the store's Service name (the consumer runs in the store's cluster); Exposed: the class's exposure.",
+      }),
       removing: z
         .boolean()
         .optional()
@@ -417,7 +407,8 @@ export const exposure = z
     }),
   })
   .meta({
-    description: "How apps in clusters other than the shared store's reach it (an ingress or load balancer the platform team runs in front of its S3 Service). Unset: only apps in the store's own cluster can be delivered to.",
+    description:
+      "How apps in clusters other than the shared store's reach it (an ingress or load balancer the platform team runs in front of its S3 Service). Unset: only apps in the store's own cluster can be delivered to.",
     'x-kubernetes-validations': [
       { rule: "!has(self.caBundle) || self.url.startsWith('https://')", message: 'caBundle verifies an https:// url only' },
     ],

@@ -121,7 +121,11 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
   system.providers.on({
     added: providerChanged,
     updated: (old, p) => {
-      if (!sameJson(old.spec, p.spec) || !sameJson(old.metadata.deletionTimestamp, p.metadata.deletionTimestamp)) providerChanged(p);
+      // Its consent, its going, or its cluster answering again (what waited for it is tried at once).
+      const ready = (x: typeof p) =>
+        (x as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions?.find((c) => c.type === 'Ready')?.status;
+      if (!sameJson(old.spec, p.spec) || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp || ready(old) !== ready(p))
+        providerChanged(p);
     },
     deleted: providerChanged,
   });
