@@ -52,20 +52,17 @@ export const placeKey = (p: { to: string; secretName: string }): string => `${p.
 export function wantedPlaces(claim: DeliveringClaim): Place[] {
   if (claim.metadata.deletionTimestamp) return [];
   const own = claim.spec?.writeConnectionSecretToRef?.name;
-  return (claim.spec?.consumers ?? []).flatMap((c, i) => {
+  const places = new Map<string, Place>();
+  (claim.spec?.consumers ?? []).forEach((c, i) => {
     const secretName = c.secretName ?? own;
-    if (!secretName) return []; // refused at admission
+    if (!secretName) return; // refused at admission
     const provider = { namespace: c.providerRef.namespace, name: c.providerRef.name };
-    return [
-      {
-        to: `${provider.namespace}/${provider.name}/${c.namespace}`,
-        provider,
-        namespace: c.namespace,
-        secretName,
-        field: `spec.consumers[${i}]`,
-      },
-    ];
+    const to = `${provider.namespace}/${provider.name}/${c.namespace}`;
+    // The same place named twice is one Secret, delivered once.
+    if (!places.has(placeKey({ to, secretName })))
+      places.set(placeKey({ to, secretName }), { to, provider, namespace: c.namespace, secretName, field: `spec.consumers[${i}]` });
   });
+  return [...places.values()];
 }
 
 /** The place a recorded delivery names. */
