@@ -325,6 +325,13 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
     await control.delete(Buckets, 'inside', teamA);
     await eventually(async () => ((await read(Buckets, 'bad', teamA)) ? undefined : true), 'the bad claim gone', { timeoutMs: 30_000 });
     expect(await secretIn(consumer, 'foreign', appA)).toEqual(foreign);
+    // The platform team takes its consent back: what was delivered there goes, and the claim says why.
+    await control.mergePatch(Providers, 'c', platform, { spec: { consumers: [{ claimNamespace: teamA, namespaces: [appA, 'absent'] }] } });
+    await deliveryOf('first', teamB, place('c', appA), 'ConsumerNotAllowed');
+    await eventually(async () => ((await secretIn(consumer, 'taken', appA)) ? undefined : true), 'the Secret no longer consented deleted', {
+      timeoutMs: 20_000,
+    });
+    expect(await secretIn(consumer, 'foreign', appA)).toEqual(foreign);
   }, 180_000);
 
   it('a consumer cluster unreachable while its claim is deleted: the claim waits and says so, and goes once the cluster is back', async () => {
