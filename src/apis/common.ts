@@ -367,7 +367,8 @@ export const deliveries = z
       secretName: z.string(),
       delivered: z.boolean().meta({ description: 'The Secret there holds the current connection details.' }),
       endpoint: z.enum(['ClusterDNS', 'Exposed']).optional().meta({
-        description: "ClusterDNS: the store's Service name (the consumer runs in the store's cluster); Exposed: the class's exposure.",
+        description:
+          "ClusterDNS: the store's Service name (the consumer runs in the store's cluster); Exposed: the class's exposure. Kept after a failed pass while a Secret delivered earlier may still be there.",
       }),
       removing: z
         .boolean()

@@ -93,8 +93,11 @@ export class DeliveryReconciler {
     const recorded = claim.status?.deliveries ?? [];
     // Whatever may hold a Secret of ours: what status records, and (being deleted) what the spec still names.
     const held = new Map(recorded.filter(mayHold).map((d) => [placeKey(d), placeOf(d)]));
+    // A place the spec names and status never recorded may hold a Secret made just before a crash.
+    const known = new Map(recorded.map((d) => [placeKey(d), d]));
     if (isDeleting(claim.metadata))
-      for (const p of wantedPlaces({ ...claim, metadata: { ...claim.metadata, deletionTimestamp: undefined } })) held.set(placeKey(p), p);
+      for (const p of wantedPlaces({ ...claim, metadata: { ...claim.metadata, deletionTimestamp: undefined } }))
+        if (!known.has(placeKey(p))) held.set(placeKey(p), p);
     for (const p of wanted) held.delete(placeKey(p));
     if (wanted.length === 0 && held.size === 0 && !hasFinalizer(claim.metadata, FINALIZER_DELIVERY) && !claim.status?.deliveries)
       return done();
@@ -104,7 +107,7 @@ export class DeliveryReconciler {
       const source = this.source(claim);
       const store = this.storePlace(claim);
       const results: Delivery[] = [];
-      for (const place of wanted) results.push(await this.deliver(claim, place, source, store, signal));
+      for (const place of wanted) results.push(await this.deliver(claim, place, source, store, known.get(placeKey(place)), signal));
       for (const place of held.values()) if (place) results.push(...(await this.remove(claim, place, signal)));
       await this.writeStatus(claim, cached, results, signal);
       const pending = results.some((d) => d.removing);
@@ -151,15 +154,24 @@ export class DeliveryReconciler {
     place: Place,
     source: Record<string, string> | undefined,
     store: StorePlace,
+    before: Delivery | undefined,
     signal: AbortSignal,
   ): Promise<Delivery> {
     const base = { to: place.to, secretName: place.secretName };
+    // What a pass that wrote nothing keeps of the record: that a Secret of ours may be there (its endpoint kind).
+    const kept = before && mayHold(before) && before.endpoint ? { endpoint: before.endpoint } : {};
     let provider: ProviderObject | undefined;
     try {
       provider = this.provider(place);
       refuseUnlessConsented(provider, claim.metadata.namespace!, place);
       if (!source || !store.provider)
-        return { ...base, delivered: false, reason: Reasons.WaitingForConnectionSecret, message: 'the claim has no connection Secret yet' };
+        return {
+          ...base,
+          delivered: false,
+          ...kept,
+          reason: Reasons.WaitingForConnectionSecret,
+          message: 'the claim has no connection Secret yet',
+        };
       const sameCluster = store.provider === `${place.provider.namespace}/${place.provider.name}`;
       if (!sameCluster && !store.exposure) {
         throw new ReasonedError(
@@ -179,10 +191,15 @@ export class DeliveryReconciler {
         );
       return { ...base, delivered: true, endpoint };
     } catch (err) {
-      // A consumer the platform team no longer allows loses what was delivered there.
-      if (provider && reasonOf(err) === Reasons.ConsumerNotAllowed)
-        await this.removeFrom(claim, provider, place, signal).catch(() => undefined);
-      return { ...base, delivered: false, ...failure(err) };
+      // A consumer the platform team no longer allows, or no longer gives an endpoint, loses what was delivered there.
+      const withdrawn = provider && (reasonOf(err) === Reasons.ConsumerNotAllowed || reasonOf(err) === Reasons.NoEndpointForConsumer);
+      const removed = withdrawn
+        ? await this.removeFrom(claim, provider!, place, signal).then(
+            () => true,
+            () => false,
+          )
+        : false;
+      return { ...base, delivered: false, ...(removed ? {} : kept), ...failure(err) };
     }
   }
 
@@ -332,7 +349,7 @@ export class DeliveryReconciler {
 
 /** A delivery that may have left a Secret of ours there. */
 function mayHold(d: Delivery): boolean {
-  return d.delivered || Boolean(d.removing) || !WROTE_NOTHING.has(d.reason ?? '');
+  return d.delivered || Boolean(d.removing) || d.endpoint !== undefined || !WROTE_NOTHING.has(d.reason ?? '');
 }
 
 function failure(err: unknown): { reason: string; message: string } {

@@ -141,7 +141,14 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
       updated: (old, mr) => {
         if (sameJson(old.spec.providerRef, mr.spec.providerRef)) return;
         const ref = claimRefOf(mr);
-        if (ref?.namespace) enqueue(`${ref.namespace}/${ref.name}`);
+        if (!ref?.namespace) return;
+        if (!o.bucket) enqueue(`${ref.namespace}/${ref.name}`);
+        // A grant's store is its Bucket's: the accesses that reach that Bucket wake.
+        else
+          for (const c of delivering()) {
+            const b = o.bucket.of(c);
+            if (b?.namespace === ref.namespace && b.name === ref.name) enqueue(keyOf(c.metadata));
+          }
       },
     });
   return controller;
