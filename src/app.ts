@@ -7,6 +7,7 @@ import { setupDelivery } from './runtime/delivery/setup.ts';
 import type { HealthSources } from './runtime/health.ts';
 import type { KubeClient } from './runtime/kube/client.ts';
 import { Manager, type ManagerOptions } from './runtime/manager.ts';
+import type { ManagedResource } from './runtime/managed/types.ts';
 import type { LeakReport } from './runtime/native/leaks.ts';
 import { ProviderSystem, type ProviderSystemOptions } from './runtime/native/provider-system.ts';
 import { setupNativeManaged } from './runtime/native/setup.ts';
@@ -56,7 +57,14 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
         classes: backends.map((b) => ({ class: b.class, managed: b.managed, configure: b.configure, lookups: b.lookups })),
       });
       setupAccess(manager, { access: BucketAccesses, claim: Buckets, grantors });
-      const where = { managed: backends.map((b) => b.managed), classes: backends.map((b) => b.class) };
+      const where = {
+        managed: backends.map((b) => b.managed),
+        classes: backends.map((b) => b.class),
+        storeOf: (mr: ManagedResource) => {
+          const store = backends.find((b) => b.managed.kind === mr.kind)?.native.endpointFrom?.of(mr);
+          return store && { kind: store.type.kind, name: store.name };
+        },
+      };
       setupDelivery(manager, providers, { claim: Buckets, ...where });
       setupDelivery(manager, providers, {
         claim: BucketAccesses,

@@ -414,3 +414,77 @@ export const exposure = z
       { rule: "!has(self.caBundle) || self.url.startsWith('https://')", message: 'caBundle verifies an https:// url only' },
     ],
   });
+
+const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+
+/**
+ * How a store of its own is reached from other clusters: an object provider-rook makes for it in the
+ * target (a LoadBalancer Service, a Gateway API HTTPRoute, or a Multi-Cluster Services ServiceExport),
+ * whose address it reads back and delivers to consumers outside the store's cluster.
+ */
+export const storeExposure = z
+  .object({
+    loadBalancer: z
+      .object({
+        annotations: z
+          .record(z.string().max(317), z.string().max(4096))
+          .optional()
+          .meta({ description: "Annotations for the LoadBalancer Service (the cloud's load-balancer settings)." }),
+      })
+      .optional()
+      .meta({
+        description:
+          "A LoadBalancer Service <store>-s3-external beside the store's S3 Service; its address is read from status.loadBalancer.ingress. Plain HTTP, as the store serves.",
+      }),
+    gateway: z
+      .object({
+        gatewayRef: z.object({
+          name: objectName(),
+          namespace: namespaceName(),
+          sectionName: z.string().max(253).optional().meta({ description: 'The listener of that Gateway to attach to.' }),
+        }),
+        hostname: z
+          .string()
+          .max(253)
+          .regex(HOSTNAME, 'must be a lower-case DNS name with at least one dot, or *. and one (each store gets <store>.<the rest>)')
+          .meta({
+            description:
+              'The host name clients use: the route matches it, and the Secret publishes it (S3 signs the Host header). On a class, *.s3.example.com gives each store <store name>.s3.example.com (the Gateway needs a listener or DNS that covers them).',
+          }),
+      })
+      .optional()
+      .meta({
+        description:
+          "An HTTPRoute <store>-s3 on a Gateway the platform team runs (its listeners must allow routes from the store's namespace), published as http(s)://hostname[:port] from the listener's protocol and port.",
+      }),
+    multiCluster: z.object({}).optional().meta({
+      description:
+        "A ServiceExport of the store's S3 Service (multicluster.x-k8s.io), published as <service>.<namespace>.svc.clusterset.local: consumers' clusters must share its clusterset and hold its namespace.",
+    }),
+    caBundle: z
+      .string()
+      .max(65536)
+      .regex(/-----BEGIN CERTIFICATE-----/, 'must be PEM certificates')
+      .optional()
+      .meta({ description: 'PEM certificates that verify an HTTPS Gateway listener, delivered as key ca.crt.' }),
+    addressingStyle: z.enum(['path', 'virtual']).default('path').meta({ description: 'Delivered as AWS_S3_ADDRESSING_STYLE.' }),
+  })
+  .meta({
+    description: "How apps in other clusters than the store's reach it. Unset: only apps in the store's own cluster can be delivered to.",
+    'x-kubernetes-validations': [
+      {
+        rule: '[has(self.loadBalancer), has(self.gateway), has(self.multiCluster)].filter(x, x).size() == 1',
+        message: 'name exactly one of loadBalancer, gateway and multiCluster',
+      },
+    ],
+  });
+
+/** What a store's exposure reached: its address, or what it waits for. */
+export const exposureStatus = z
+  .object({
+    via: z.enum(['LoadBalancer', 'Gateway', 'MultiCluster']),
+    endpoint: z.string().optional().meta({ description: 'The endpoint consumers in other clusters get.' }),
+    waiting: z.string().optional().meta({ description: 'What it waits for before it has one (an address, a route accepted).' }),
+  })
+  .optional()
+  .meta({ description: 'How the store is reached from other clusters, as last observed.' });

@@ -12,6 +12,8 @@ import {
   protectedColumn,
   readyColumns,
   storeBucket,
+  exposureStatus,
+  storeExposure,
   type KubeObject,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
@@ -97,7 +99,7 @@ export const objectStoreSchema = z.object({
       ],
     }),
     'store',
-    { bucket: storeBucket.optional() },
+    { bucket: storeBucket.optional(), exposure: storeExposure.optional() },
   ),
   status: managedStatus(
     z.object({
@@ -105,6 +107,7 @@ export const objectStoreSchema = z.object({
       name: z.string().optional(),
       endpoint: z.string().optional().meta({ description: 'In-cluster S3 endpoint of the store.' }),
       readyReplicas: z.int().optional().meta({ description: "Ready MinIO servers, from the operator's StatefulSet." }),
+      exposure: exposureStatus,
     }),
   ),
 });

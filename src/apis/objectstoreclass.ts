@@ -2,7 +2,16 @@
 // team writes the store's spec once; every Bucket claim that resolves to this class gets a managed
 // ObjectStore configured from it.
 import { z } from 'zod';
-import { ageColumn, classPlacement, credentialRotation, namespaceName, objectName, protectClaims, reclaimPolicy } from './common.ts';
+import {
+  ageColumn,
+  classPlacement,
+  credentialRotation,
+  namespaceName,
+  objectName,
+  protectClaims,
+  reclaimPolicy,
+  storeExposure,
+} from './common.ts';
 import type { KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 import { minioStoreSpec } from './objectstore.ts';
@@ -23,6 +32,7 @@ export const objectStoreClassSchema = z.object({
         .optional()
         .meta({ description: 'Where provisioned stores keep their access keys in the target cluster.' }),
       ...classPlacement.fields,
+      exposure: storeExposure.optional(),
       protectClaims,
       credentialRotation: credentialRotation.optional(),
       reclaimPolicy: reclaimPolicy.default('Delete').meta({

@@ -16,6 +16,8 @@ import {
   readyColumns,
   storeBucket,
   reclaimPolicy,
+  exposureStatus,
+  storeExposure,
   type KubeObject,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
@@ -79,7 +81,7 @@ export const tenantSchema = z.object({
       ],
     }),
     'Tenant',
-    { bucket: storeBucket.optional() },
+    { bucket: storeBucket.optional(), exposure: storeExposure.optional() },
   ),
   status: managedStatus(
     z.object({
@@ -89,6 +91,7 @@ export const tenantSchema = z.object({
       currentState: z.string().optional().meta({ description: "The MinIO Operator's status.currentState." }),
       healthStatus: z.string().optional(),
       availableReplicas: z.int().optional(),
+      exposure: exposureStatus,
     }),
   ),
 });
@@ -119,6 +122,7 @@ export const tenantClassSchema = z.object({
   spec: tenantSpec
     .extend({
       ...classPlacement.fields,
+      exposure: storeExposure.optional(),
       protectClaims,
       credentialRotation: credentialRotation.optional(),
       reclaimPolicy: reclaimPolicy.default('Delete'),

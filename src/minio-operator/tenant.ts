@@ -7,7 +7,7 @@ import type { Tenant, TenantClass } from '../apis/tenant.ts';
 import type { Backend } from '../runtime/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
 import { withoutNulls } from '../runtime/json.ts';
-import { Jobs, Secrets, type ResourceType } from '../runtime/kube/resources.ts';
+import { Jobs, Secrets, Services, type ResourceType } from '../runtime/kube/resources.ts';
 import {
   bucketUserCompanions,
   bucketUserRotation,
@@ -22,6 +22,7 @@ import type { ConnectionDetails } from '../runtime/managed/types.ts';
 import { externalNameOf } from '../runtime/meta.ts';
 import type { KindContext } from '../runtime/native/kind.ts';
 import type { NativeKind } from '../runtime/native/kind.ts';
+import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../runtime/native/exposure.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
 import { randomKey } from '../runtime/random.ts';
 import { Reasons } from '../runtime/reasons.ts';
@@ -62,6 +63,15 @@ const KNOWN_STATES = new Set([
 ]);
 
 const RESOURCE = 'tenants.minio.crossplane.io';
+
+/** The operator's S3 Service of a Tenant (always "minio"), selecting its pods: what an exposure leads to. */
+const s3Service = (mr: Tenant, name: string): S3Service => ({
+  store: name,
+  name: 'minio',
+  namespace: mr.spec.targetNamespace,
+  port: mr.spec.forProvider.requestAutoCert ? 443 : 80,
+  selector: { 'v1.min.io/tenant': name },
+});
 
 export function tenantEndpoint(mr: Tenant, namespace: string): string {
   const tls = mr.spec.forProvider.requestAutoCert;
@@ -139,9 +149,11 @@ export const minioTenant: NativeKind<Tenant> = {
         },
       },
       ...(user ? bucketUserCompanions(user) : []),
+      ...[exposureCompanion(mr.spec.exposure, s3Service(mr, name))].filter((c) => c !== undefined),
     ];
   },
-  companionTypes: [Secrets, Jobs],
+  companionTypes: [Secrets, Jobs, Services, HTTPRoutes, ServiceExports],
+  reads: [Gateways],
 
   // Before a store of its own goes with its bucket: its user is removed and, unless the bucket holds
   // objects, the bucket; a bucket holding objects keeps the whole store (Retain).
@@ -165,7 +177,7 @@ export const minioTenant: NativeKind<Tenant> = {
       : 'this Tenant has no bucket user, and provider-rook does not rotate its root user (kept in config.env in the target, read by its pods when they start). Claims get a bucket user, whose keys rotate',
   ),
 
-  async inspect({ mr, observed, companions, credentials }) {
+  async inspect({ mr, observed, companions, credentials, read, signal }) {
     const { name, namespace } = observed.metadata;
     const status = (observed.status ?? {}) as { currentState?: string; healthStatus?: string; availableReplicas?: number };
     const endpoint = tenantEndpoint(mr, namespace!);
@@ -175,17 +187,19 @@ export const minioTenant: NativeKind<Tenant> = {
     const access: { ready: boolean; message?: string; rotating?: string; connectionDetails?: ConnectionDetails } = bucket
       ? userAccess(companions[2], companions[1], { bucket: bucket.name, namespace: namespace!, endpoint }, credentials)
       : { ready: true, connectionDetails: s3ConnectionDetails({ endpoint }) };
-    const ready = tenantReady && access.ready;
+    const exposure = await exposed(mr.spec.exposure, s3Service(mr, name), companions, read, signal);
+    const ready = tenantReady && access.ready && !exposure?.waiting;
     const state = status.currentState && KNOWN_STATES.has(status.currentState) ? status.currentState : undefined;
     return {
       ready,
       message: tenantReady
-        ? access.message
+        ? (access.message ?? exposure?.waiting)
         : `MinIO Operator: ${state ?? (status.currentState ? 'a state provider-rook does not know' : 'not yet seen by the operator')}` +
           (state === 'Initialized'
             ? ` (health ${status.healthStatus === 'yellow' || status.healthStatus === 'red' ? status.healthStatus : 'unknown'})`
             : ''),
       ...(access.rotating ? { rotating: access.rotating } : {}),
+      ...(tenantReady && access.ready && exposure?.waiting ? { reason: Reasons.WaitingForExposure } : {}),
       connectionDetails: access.connectionDetails,
       atProvider: withoutNulls({
         namespace,
@@ -194,6 +208,7 @@ export const minioTenant: NativeKind<Tenant> = {
         currentState: state,
         healthStatus: status.healthStatus,
         availableReplicas: status.availableReplicas,
+        exposure,
       }),
     };
   },
@@ -202,7 +217,7 @@ export const minioTenant: NativeKind<Tenant> = {
 /** A claim's Tenant, from its class: in a namespace of its own, so no two Tenants ever share one. */
 export function configureTenant(claim: Claim, cls: TenantClass, name: string): Tenant {
   refuseUnlessAllowed({ ...cls, kind: kinds.TenantClass.kind }, claim);
-  const { pools, image, requestAutoCert, clusterDomain, reclaimPolicy, namespacePrefix, credentialRotation } = cls.spec;
+  const { pools, image, requestAutoCert, clusterDomain, reclaimPolicy, namespacePrefix, credentialRotation, exposure } = cls.spec;
   return {
     apiVersion: kinds.Tenant.apiVersion,
     kind: kinds.Tenant.kind,
@@ -213,6 +228,7 @@ export function configureTenant(claim: Claim, cls: TenantClass, name: string): T
       // The claim gets a bucket of the Tenant and a user of its own, never its root user.
       bucket: { name: bucketNameFor(claim), access: 'ReadWrite' },
       ...(credentialRotation ? { credentialRotation } : {}),
+      ...(exposure ? { exposure } : {}),
       reclaimPolicy,
       writeConnectionSecretToRef: { name },
     },

@@ -8,6 +8,7 @@ import type { ObjectStoreClass } from '../apis/objectstoreclass.ts';
 import type { Backend } from '../runtime/backend.ts';
 import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../runtime/native/kind.ts';
+import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../runtime/native/exposure.ts';
 import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
 import {
   bucketUserCompanions,
@@ -104,6 +105,15 @@ export function objectStoreAccess(store: ObjectStore): StoreAccess | undefined {
 
 const storeLabels = (name: string): Record<string, string> => ({ app: 'minio', objectstore: name });
 
+/** The Service provider-rook makes for a store's S3 API: what an exposure leads to. */
+const s3Service = (mr: ObjectStore, name: string): S3Service => ({
+  store: name,
+  name: endpointServiceName(name),
+  namespace: mr.spec.targetNamespace,
+  port: MINIO_PORT,
+  selector: storeLabels(name),
+});
+
 export const minioObjectStore: NativeKind<ObjectStore> = {
   resource: RESOURCE,
   target: RookObjectStores,
@@ -194,10 +204,12 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
         }),
       },
       ...(user ? bucketUserCompanions(user) : []),
+      ...[exposureCompanion(mr.spec.exposure, s3Service(mr, name))].filter((c) => c !== undefined),
     ];
   },
 
-  companionTypes: [Secrets, Services, Jobs],
+  companionTypes: [Secrets, Services, Jobs, HTTPRoutes, ServiceExports],
+  reads: [Gateways],
 
   // Before a store of its own goes with its bucket: its user is removed and, unless the bucket holds
   // objects, the bucket; a bucket holding objects keeps the whole store (Retain).
@@ -249,7 +261,8 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
           credentials,
         )
       : { ready: true, connectionDetails: s3ConnectionDetails({ endpoint }) };
-    const ready = storeReady && access.ready;
+    const exposure = await exposed(mr.spec.exposure, s3Service(mr, name), companions, read, signal);
+    const ready = storeReady && access.ready && !exposure?.waiting;
     const { connectionDetails, rotating } = access as { connectionDetails?: ConnectionDetails; rotating?: string };
     return {
       ...(rotating ? { rotating } : {}),
@@ -258,9 +271,10 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
         ? `waiting for the MinIO operator to create StatefulSet ${namespace}/${name}`
         : !storeReady
           ? `${readyReplicas}/${want} MinIO servers ready`
-          : access.message,
+          : (access.message ?? exposure?.waiting),
+      ...(storeReady && access.ready && exposure?.waiting ? { reason: Reasons.WaitingForExposure } : {}),
       connectionDetails,
-      atProvider: { namespace, name, endpoint, readyReplicas },
+      atProvider: { namespace, name, endpoint, readyReplicas, ...(exposure ? { exposure } : {}) },
     };
   },
 };

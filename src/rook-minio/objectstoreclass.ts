@@ -11,7 +11,8 @@ import { bucketNameFor } from '../s3/names.ts';
 export const DEFAULT_TARGET_NAMESPACE = 'rook-minio';
 
 export function configureObjectStore(claim: Claim, cls: ObjectStoreClass, name: string): ObjectStore {
-  const { scope, annotations, placement, credentials, clusterDomain, reclaimPolicy, targetNamespace, credentialRotation } = cls.spec;
+  const { scope, annotations, placement, credentials, clusterDomain, reclaimPolicy, targetNamespace, credentialRotation, exposure } =
+    cls.spec;
   refuseUnlessAllowed({ ...cls, kind: 'ObjectStoreClass' }, claim);
   const namespace = targetNamespace ?? credentials?.namespace ?? DEFAULT_TARGET_NAMESPACE;
   return {
@@ -34,6 +35,7 @@ export function configureObjectStore(claim: Claim, cls: ObjectStoreClass, name: 
       // The claim gets a bucket of the store and a user of its own, never the store's root keys.
       bucket: { name: bucketNameFor(claim), access: 'ReadWrite' },
       ...(credentialRotation ? { credentialRotation } : {}),
+      ...(exposure ? { exposure } : {}),
       reclaimPolicy,
       writeConnectionSecretToRef: { name },
     },

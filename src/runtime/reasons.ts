@@ -201,6 +201,11 @@ export const Reasons = {
   NoEndpointForConsumer: 'NoEndpointForConsumer',
   /** The consumer cluster cannot be reached: what is delivered there waits (a deletion too). */
   ConsumerUnreachable: 'ConsumerUnreachable',
+  /**
+   * Ready=False on a store whose exposure has no address yet (a LoadBalancer pending, a route not
+   * accepted); on a claim's delivery, a consumer in another cluster waits for it.
+   */
+  WaitingForExposure: 'WaitingForExposure',
   /** Delivered=False while the claim has no connection Secret to deliver yet. */
   WaitingForConnectionSecret: 'WaitingForConnectionSecret',
   /** Delivered=True: every consumer's Secret holds the claim's connection details. */

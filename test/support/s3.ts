@@ -9,7 +9,9 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { Agent } from 'node:http';
 import type { S3Credentials } from '../../hack/lib/s3-server.ts';
+import { s3Lookup } from './stand-ins/s3-stores.ts';
 
 const common = (endpoint: string, { accessKey, secretKey }: S3Credentials) => ({
   endpoint,
@@ -22,6 +24,8 @@ export function s3Client(endpoint: string, creds: S3Credentials): S3Client {
   return new S3Client({
     ...common(endpoint, creds),
     forcePathStyle: true,
+    // Names the stand-ins publish (a Gateway's host names) resolve as public DNS would; the Host sent is the name.
+    requestHandler: { httpAgent: new Agent({ lookup: s3Lookup } as ConstructorParameters<typeof Agent>[0]) },
     // Checksums only where S3 requires them: the SDK's default CRC32 trailers on every PUT are
     // unknown to older servers, such as the MinIO in rook/minio:v1.2.7 (the kind path).
     requestChecksumCalculation: 'WHEN_REQUIRED',

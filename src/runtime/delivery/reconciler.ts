@@ -52,6 +52,8 @@ export interface DeliveryOptions {
   /** Managed resources by kind, and classes by kind: where the store is, and how its class exposes it. */
   managed: Map<string, Cache<ManagedResource>>;
   classes: Map<string, Cache<KubeObjectLike & { spec?: { exposure?: Exposure } }>>;
+  /** The store a managed resource's endpoint is (its kind and name, in its namespace), when it is not the resource itself (a bucket in a shared store). */
+  storeOf?(mr: ManagedResource): { kind: string; name: string } | undefined;
   providers: {
     provider(namespace: string, name: string): ProviderObject;
     resolve(provider: ProviderObject, signal?: AbortSignal): Promise<Target>;
@@ -61,11 +63,18 @@ export interface DeliveryOptions {
   delivered(target: Target): Cache<SecretObject> & { readonly hasSynced: boolean };
 }
 
-/** Where the claim's store is: its Provider ("namespace/name") and how its class exposes it to other clusters. */
+/** Where the claim's store is: its Provider ("namespace/name") and how other clusters reach it (or what that waits for). */
 interface StorePlace {
   provider?: string;
   exposure?: Exposure;
+  waiting?: string;
 }
+
+/** A store's own exposure, as its spec asks and its status found. */
+type Exposed = ManagedResource & {
+  spec: { exposure?: { caBundle?: string; addressingStyle?: 'path' | 'virtual' } };
+  status?: { atProvider?: { exposure?: { endpoint?: string; waiting?: string } } };
+};
 
 /** The outcome of one place: refusals before any write are known to hold nothing there. */
 const WROTE_NOTHING = new Set<string>([
@@ -76,6 +85,7 @@ const WROTE_NOTHING = new Set<string>([
   Reasons.ConnectionSecretConflict,
   Reasons.NoEndpointForConsumer,
   Reasons.WaitingForConnectionSecret,
+  Reasons.WaitingForExposure,
 ]);
 
 export class DeliveryReconciler {
@@ -133,9 +143,22 @@ export class DeliveryReconciler {
     const mr = ref?.kind ? this.o.managed.get(ref.kind)?.get(`${ref.namespace}/${ref.name}`) : undefined;
     if (!mr) return {};
     const provider = mr.spec.providerRef?.name ? `${mr.metadata.namespace}/${mr.spec.providerRef.name}` : undefined;
+    // A URL the class gives (a shared store behind the platform team's ingress) comes first.
     const cls = mr.spec.classRef as { kind?: string; name: string; namespace?: string } | undefined;
-    const exposure = cls?.kind ? this.o.classes.get(cls.kind)?.get(`${cls.namespace}/${cls.name}`)?.spec?.exposure : undefined;
-    return { provider, exposure };
+    const url = cls?.kind ? this.o.classes.get(cls.kind)?.get(`${cls.namespace}/${cls.name}`)?.spec?.exposure : undefined;
+    if (url?.url) return { provider, exposure: url };
+    // Else what the store itself made and found: the resource, or the store its endpoint is.
+    const storeRef = this.o.storeOf?.(mr);
+    const store = (storeRef ? this.o.managed.get(storeRef.kind)?.get(`${mr.metadata.namespace}/${storeRef.name}`) : mr) as
+      Exposed | undefined;
+    const found = store?.status?.atProvider?.exposure;
+    if (!store?.spec.exposure || !found) return { provider };
+    if (!found.endpoint) return { provider, waiting: found.waiting ?? 'the store has no address for other clusters yet' };
+    const { caBundle, addressingStyle } = store.spec.exposure;
+    return {
+      provider,
+      exposure: { url: found.endpoint, ...(caBundle ? { caBundle } : {}), ...(addressingStyle ? { addressingStyle } : {}) },
+    };
   }
 
   private provider(place: Place): ProviderObject {
@@ -173,6 +196,11 @@ export class DeliveryReconciler {
           message: 'the claim has no connection Secret yet',
         };
       const sameCluster = store.provider === `${place.provider.namespace}/${place.provider.name}`;
+      if (!sameCluster && store.waiting)
+        throw new ReasonedError(
+          Reasons.WaitingForExposure,
+          `${place.field}: the store cannot be reached from other clusters yet: ${store.waiting}`,
+        );
       if (!sameCluster && !store.exposure) {
         throw new ReasonedError(
           Reasons.NoEndpointForConsumer,

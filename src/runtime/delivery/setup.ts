@@ -25,6 +25,8 @@ export interface DeliverySetup {
   bucket?: { type: ResourceType; of(claim: DeliveringClaim): { namespace: string; name: string } | undefined };
   managed: ResourceType[];
   classes: ResourceType[];
+  /** The store a resource's endpoint is, when it is another resource (see NativeKind.endpointFrom). */
+  storeOf?(mr: ManagedResource): { kind: string; name: string } | undefined;
 }
 
 export function setupDelivery(manager: Manager, system: ProviderSystem, o: DeliverySetup): Controller {
@@ -50,6 +52,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
       secrets,
       managed,
       classes,
+      storeOf: o.storeOf,
       providers: system.resolver,
       marks: system.marks,
       delivered: (target: Target) => {
@@ -139,6 +142,12 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
   for (const cache of managed.values())
     cache.on({
       updated: (old, mr) => {
+        const exposure = (x: ManagedResource) => (x.status as { atProvider?: { exposure?: unknown } } | undefined)?.atProvider?.exposure;
+        // A store's exposure found (or lost) an address: every claim that reaches that store may deliver anew.
+        if (!sameJson(exposure(old), exposure(mr))) {
+          for (const c of delivering()) enqueue(keyOf(c.metadata));
+          return;
+        }
         if (sameJson(old.spec.providerRef, mr.spec.providerRef)) return;
         const ref = claimRefOf(mr);
         if (!ref?.namespace) return;

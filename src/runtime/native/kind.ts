@@ -48,6 +48,8 @@ export interface Inspection {
   ready: boolean;
   /** Why it is not ready yet (the Ready condition's message). */
   message?: string;
+  /** The Ready condition's reason when it is not ready (Unavailable when unset). */
+  reason?: string;
   connectionDetails?: ConnectionDetails;
   /** Observed state for status.atProvider. */
   atProvider?: Record<string, unknown>;

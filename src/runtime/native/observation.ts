@@ -36,7 +36,9 @@ export function recordInspection(mr: ManagedResource, inspection: Inspection): v
   mr.status = {
     ...mr.status,
     conditions: setCondition(mr.status?.conditions, {
-      ...(inspection.ready ? Ready.available() : Ready.unavailable(inspection.message)),
+      ...(inspection.ready
+        ? Ready.available()
+        : { ...Ready.unavailable(inspection.message), ...(inspection.reason ? { reason: inspection.reason } : {}) }),
       observedGeneration: mr.metadata.generation,
     }),
     ...(inspection.atProvider ? { atProvider: inspection.atProvider } : {}),

@@ -84,6 +84,37 @@ function unroute(endpoint: string): void {
 }
 
 /**
+ * Names every cluster resolves, as public DNS would: a Gateway's route host names, each to its
+ * Gateway's loopback address (FakeGatewayController). Clients resolve them with s3Lookup, so they
+ * connect there while sending (and signing) the name itself as Host.
+ */
+const publicHosts = new Map<string, string>();
+export const publishHost = (name: string, address: string): void => void publicHosts.set(name, address);
+export const unpublishHost = (name: string): void => void publicHosts.delete(name);
+
+/** A socket lookup (net.connect's) that knows the published names; anything else is not found. */
+export function s3Lookup(
+  hostname: string,
+  options: { all?: boolean } | number,
+  callback: (err: NodeJS.ErrnoException | null, address: string | { address: string; family: number }[], family?: number) => void,
+): void {
+  const address = /^\d+\.\d+\.\d+\.\d+$/.test(hostname) ? hostname : publicHosts.get(hostname);
+  if (!address) {
+    const err = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    callback(err, '');
+    return;
+  }
+  if (typeof options === 'object' && options.all) callback(null, [{ address, family: 4 }]);
+  else callback(null, address, 4);
+}
+
+/** Services exported to the clusterset (FakeMcsController): "<namespace>/<name>" to the exporting cluster. */
+const exported = new Map<string, KubeClient>();
+export const exportService = (namespace: string, name: string, from: KubeClient): void => void exported.set(`${namespace}/${name}`, from);
+export const unexportService = (namespace: string, name: string): void => void exported.delete(`${namespace}/${name}`);
+const ServiceImports = { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', plural: 'serviceimports', namespaced: true };
+
+/**
  * The loopback endpoint that url (a connection Secret's endpoint, e.g.
  * http://<store>-s3.rook-minio.svc.cluster.local:9000) leads to for a client placed in the cluster
  * of `placedIn`: a Service's name resolves only there, as cluster DNS does; an address an ingress or
@@ -93,6 +124,18 @@ export async function resolveS3Endpoint(url: string, placedIn: KubeClient): Prom
   const target = placedIn;
   const { hostname, port: p, protocol } = new URL(url);
   if (/^127\.\d+\.\d+\.\d+$/.test(hostname)) return `${protocol}//${hostname}:${p || (protocol === 'https:' ? 443 : 80)}`;
+  // A published name is reached as it is (s3Lookup finds its address); the Host it sends is its own.
+  if (publicHosts.has(hostname)) return url.replace(/\/$/, '');
+  // A clusterset name resolves where its ServiceImport is, and leads to the exporting cluster's Service.
+  const clusterset = /^([^.]+)\.([^.]+)\.svc\.clusterset\.local$/.exec(hostname);
+  if (clusterset) {
+    const [, name, namespace] = clusterset as unknown as [string, string, string];
+    if (!(await target.get(ServiceImports, name, namespace).catch(() => undefined)))
+      throw new Error(`${hostname} does not resolve in ${target.server}: no ServiceImport ${namespace}/${name} there`);
+    const from = exported.get(`${namespace}/${name}`);
+    if (!from) throw new Error(`${hostname}: nothing exports Service ${namespace}/${name}`);
+    return resolveS3Endpoint(`${protocol}//${name}.${namespace}.svc.cluster.local:${p || 80}`, from);
+  }
   const port = Number(p || (protocol === 'https:' ? 443 : 80));
   const mine = allRoutes().filter((r) => r.cluster === target.server);
   const byName = mine.find((r) => 'host' in r.reach && r.reach.host === hostname && r.reach.port === port);
