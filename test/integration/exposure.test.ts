@@ -1,0 +1,260 @@
+// A store of its own, exposed to other clusters as its class says, and used from a cluster that holds
+// no store (it-consumer) with what was delivered there: a LoadBalancer (Rook MinIO ObjectStore), a
+// Gateway API route (MinIO Tenant), Multi-Cluster Services (ObjectStore), and a shared store
+// exposed by its own resource (MinioBucket). The controllers that give addresses are stand-ins
+// (exposure-controllers.ts) that write what the real ones write and carry the traffic on loopback;
+// the Gateway API and MCS CRDs are the projects' own. A cluster's Service names resolve only inside it.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { Namespaces, Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { Gateways, HTTPRoutes, ServiceExports } from '../../src/runtime/native/exposure.ts';
+import { secretText } from '../../src/runtime/native/credentials.ts';
+import { Providers } from '../../src/runtime/native/provider.ts';
+import { countWaitingAfter, registry } from '../../src/runtime/metrics.ts';
+import { adminClient, testCluster } from '../support/env.ts';
+import { eventually } from '../support/eventually.ts';
+import { createNamespace, installCrds, installRoles, ourCrds, registerProvider, startTestApp } from '../support/provider.ts';
+import { roundTrip } from '../support/s3.ts';
+import { FakeGatewayController, FakeLoadBalancerController, FakeMcsController } from '../support/stand-ins/exposure-controllers.ts';
+import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
+import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+import path from 'node:path';
+import { repoRoot } from '../../hack/lib/cluster.ts';
+
+const TARGET = `it-exposure-${process.pid}`;
+const LB_NS = `exp-lb-${process.pid}`;
+const MCS_NS = `exp-mcs-${process.pid}`;
+const SHARED_NS = `exp-shared-${process.pid}`;
+const GW_NS = `exp-gw-${process.pid}`;
+const DOMAIN = `s3-${process.pid}.example.test`;
+type Cond = { type: string; status: string; reason: string; message?: string };
+type Obj = KubeObjectLike & {
+  spec?: Record<string, unknown> & { resourceRef?: { name: string } };
+  data?: Record<string, string>;
+  status?: {
+    conditions?: Cond[];
+    bindingPhase?: string;
+    deliveries?: { to: string; delivered: boolean; endpoint?: string; reason?: string }[];
+    atProvider?: Record<string, unknown>;
+  };
+};
+
+let cluster: LocalCluster;
+let control: KubeClient;
+let target: KubeClient;
+let consumer: KubeClient;
+let app: App;
+let operator: FakeMinioOperator;
+let tenants: FakeTenantOperator;
+let balancer: FakeLoadBalancerController;
+let gateway: FakeGatewayController;
+let mcs: FakeMcsController;
+let platform: string;
+let team: string;
+let appNs: string;
+
+const fixture = (name: string) => path.join(repoRoot, 'test', 'support', 'crds', `${name}.yaml`);
+const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, name, namespace);
+const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+const claim = (name: string, cls: string): KubeObjectLike =>
+  ({
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name, namespace: team },
+    spec: {
+      classRef: { name: cls },
+      writeConnectionSecretToRef: { name: `${name}-s3` },
+      consumers: [{ providerRef: { name: 'c', namespace: platform }, namespace: appNs }],
+    },
+  }) as KubeObjectLike;
+const delivered = (name: string) =>
+  eventually(
+    async () => {
+      const o = await read(Buckets, name, team);
+      return cond(o, 'Delivered')?.status === 'True' ? o : undefined;
+    },
+    `Bucket ${team}/${name} to be Delivered`,
+    { timeoutMs: 90_000, explain: async () => JSON.stringify((await read(Buckets, name, team))?.status) },
+  );
+
+/** The app's-eye round trip: the Secret read in the consumer cluster, the endpoint resolved there, PUT/GET/LIST/DELETE. */
+async function useFromConsumer(name: string): Promise<Record<string, string>> {
+  const keys = secretText((await consumer.get<Obj>(Secrets, `${name}-s3`, appNs))!.data);
+  await roundTrip(
+    await resolveS3Endpoint(keys.endpoint!, consumer),
+    { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! },
+    keys.BUCKET_NAME!,
+  );
+  return keys;
+}
+
+beforeAll(async () => {
+  cluster = (await up([TARGET]))[0]!;
+  control = adminClient(testCluster('control'));
+  target = adminClient(cluster);
+  consumer = adminClient(testCluster('consumer'));
+  await installCrds(control, ourCrds());
+  await installRoles(control);
+  await installCrds(target, ['gateways', 'httproutes', 'serviceexports'].map(fixture));
+  await installCrds(consumer, [fixture('serviceimports')]);
+  await installOperatorBundle(target, 'rook-minio');
+  await installOperatorBundle(target, 'minio-operator');
+  operator = new FakeMinioOperator(target, { s3: true });
+  tenants = new FakeTenantOperator(target, { s3: true });
+  balancer = new FakeLoadBalancerController(target);
+  gateway = new FakeGatewayController(target);
+  mcs = new FakeMcsController(target, [consumer]);
+  for (const s of [operator, tenants, balancer, gateway, mcs]) void s.start();
+  platform = await createNamespace(control, 'exp-infra');
+  team = await createNamespace(control, 'exp-team');
+  appNs = await createNamespace(consumer, 'exp-app');
+  for (const ns of [GW_NS, MCS_NS]) await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  // Namespace sameness: the exported Service's namespace exists where it is imported.
+  await consumer.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: MCS_NS } });
+  await target.create(Gateways, {
+    apiVersion: Gateways.apiVersion,
+    kind: 'Gateway',
+    metadata: { name: 'edge', namespace: GW_NS },
+    spec: {
+      gatewayClassName: 'loopback',
+      listeners: [{ name: 'http', port: 18080, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+    },
+  } as KubeObjectLike);
+  await registerProvider(control, platform, 't', cluster);
+  await registerProvider(control, platform, 'c', testCluster('consumer'));
+  await control.mergePatch(Providers, 'c', platform, { spec: { consumers: [{ claimNamespace: team, namespaces: [appNs] }] } });
+  const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
+    control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
+  const store = { scope: { nodeCount: 4 }, providerRef: { name: 't' } };
+  await apply(ObjectStoreClasses, 'lb', platform, { spec: { ...store, targetNamespace: LB_NS, exposure: { loadBalancer: {} } } });
+  await apply(ObjectStoreClasses, 'mcs', platform, { spec: { ...store, targetNamespace: MCS_NS, exposure: { multiCluster: {} } } });
+  await apply(TenantClasses, 'gw', platform, {
+    spec: {
+      pools: [
+        {
+          name: 'pool-0',
+          servers: 4,
+          volumesPerServer: 1,
+          volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+        },
+      ],
+      providerRef: { name: 't' },
+      exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.${DOMAIN}` } },
+    },
+  });
+  // A shared store exposed by its own resource; its class sets no URL, so its buckets follow the store.
+  await apply(ManagedObjectStores, 'shared', platform, {
+    spec: {
+      forProvider: { scope: { nodeCount: 4 } },
+      targetNamespace: SHARED_NS,
+      providerRef: { name: 't' },
+      exposure: { loadBalancer: {} },
+    },
+  });
+  await apply(kinds.MinioBucketClass, 'shared', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
+  for (const [name, kind] of [
+    ['lb', ObjectStoreClasses],
+    ['mcs', ObjectStoreClasses],
+    ['gw', TenantClasses],
+    ['shared', kinds.MinioBucketClass],
+  ] as const)
+    await apply(BucketClasses, name, team, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } });
+  app = await startTestApp(testCluster('control'), { namespaces: [platform, team], pollIntervalMs: 1_000 });
+}, 240_000);
+
+afterAll(async () => {
+  await app?.stop();
+  for (const s of [operator, tenants, balancer, gateway, mcs]) await s?.stop();
+  await down([TARGET]);
+});
+
+describe('a store exposed to other clusters is usable from a cluster that holds none', () => {
+  it('a LoadBalancer: its address from status.loadBalancer.ingress, delivered and used from the consumer cluster', async () => {
+    await control.create(Buckets, claim('lb', 'lb'));
+    const c = await delivered('lb');
+    const keys = await useFromConsumer('lb');
+    const mr = await read(ManagedObjectStores, c.spec!.resourceRef!.name, platform);
+    const exposure = mr!.status!.atProvider!.exposure as { via: string; endpoint: string };
+    expect(exposure.via).toBe('LoadBalancer');
+    expect(keys.endpoint).toBe(exposure.endpoint);
+    expect(new URL(keys.endpoint!).hostname).toMatch(/^127\.0\.78\./);
+    // Made by provider-rook beside the store's own Service, and read back: the address the cloud wrote.
+    const lb = await target.get<Obj & { status?: { loadBalancer?: { ingress?: { ip: string }[] } } }>(
+      Services,
+      `${c.spec!.resourceRef!.name}-s3-external`,
+      LB_NS,
+    );
+    expect(lb?.status?.loadBalancer?.ingress?.[0]?.ip).toBe(new URL(keys.endpoint!).hostname);
+    // The claim's own copy (control cluster) keeps the cluster DNS name, which the consumer cannot resolve.
+    const own = secretText((await control.get<Obj>(Secrets, 'lb-s3', team))!.data);
+    await expect(resolveS3Endpoint(own.endpoint!, consumer)).rejects.toThrow(/no Service/);
+  }, 150_000);
+
+  it('a Gateway API route: published under its host name, signed with it, and proxied by Host to the Tenant', async () => {
+    await control.create(Buckets, claim('gw', 'gw'));
+    const c = await delivered('gw');
+    const keys = await useFromConsumer('gw');
+    const mrName = c.spec!.resourceRef!.name;
+    expect(keys.endpoint).toBe(`http://${mrName}.${DOMAIN}:18080`);
+    const route = await target.get<Obj & { spec?: { hostnames?: string[] } }>(HTTPRoutes, 'minio', `minio-${mrName}`);
+    expect(route?.spec?.hostnames).toEqual([`${mrName}.${DOMAIN}`]);
+  }, 150_000);
+
+  it('Multi-Cluster Services: a ServiceExport, published as its clusterset name, which resolves where it is imported', async () => {
+    await control.create(Buckets, claim('mcs', 'mcs'));
+    const c = await delivered('mcs');
+    const keys = await useFromConsumer('mcs');
+    const svc = `${c.spec!.resourceRef!.name}-s3`;
+    expect(keys.endpoint).toBe(`http://${svc}.${MCS_NS}.svc.clusterset.local:9000`);
+    expect(await target.get(ServiceExports, svc, MCS_NS)).toBeDefined();
+    // Not where nothing imports it: the control cluster holds no ServiceImport.
+    await expect(resolveS3Endpoint(keys.endpoint!, control)).rejects.toThrow(/does not resolve/);
+  }, 150_000);
+
+  it("a bucket in a shared store gets the store's own exposure", async () => {
+    await control.create(Buckets, claim('bucket', 'shared'));
+    await delivered('bucket');
+    const keys = await useFromConsumer('bucket');
+    const store = await read(ManagedObjectStores, 'shared', platform);
+    expect(keys.endpoint).toBe((store!.status!.atProvider!.exposure as { endpoint: string }).endpoint);
+  }, 150_000);
+});
+
+describe('an exposure that never gets an address', () => {
+  it('a LoadBalancer left pending: the store waits with WaitingForExposure, counted as waiting; nothing is delivered to the consumer', async () => {
+    await balancer.stop();
+    const pending = new FakeLoadBalancerController(target, { pending: true });
+    void pending.start();
+    try {
+      await control.create(Buckets, claim('pending', 'lb'));
+      const mrName = await eventually(
+        async () => (await read(Buckets, 'pending', team))?.spec?.resourceRef?.name,
+        'a resource for the claim',
+        { timeoutMs: 30_000 },
+      );
+      const ready = await eventually(
+        async () => {
+          const c = cond(await read(ManagedObjectStores, mrName, platform), 'Ready');
+          return c?.reason === 'WaitingForExposure' ? c : undefined;
+        },
+        'the store to wait for its exposure',
+        { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(ManagedObjectStores, mrName, platform))?.status) },
+      );
+      expect(ready.message).toContain('has no address yet (status.loadBalancer.ingress)');
+      countWaitingAfter(0);
+      const waiting = ((await registry.getSingleMetric('provider_rook_managed_resource_waiting')?.get())?.values ?? [])
+        .filter((v) => v.labels.reason === 'WaitingForExposure')
+        .reduce((n, v) => n + v.value, 0);
+      expect(waiting).toBeGreaterThanOrEqual(1);
+      expect(await consumer.get(Secrets, 'pending-s3', appNs)).toBeUndefined();
+    } finally {
+      countWaitingAfter(300_000);
+      await pending.stop();
+    }
+  }, 150_000);
+});
