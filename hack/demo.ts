@@ -16,10 +16,11 @@ import { BucketAccesses, Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../src/runtime/kube/client.ts';
-import { CustomResourceDefinitions, Secrets, typeOfManifest, type ResourceType } from '../src/runtime/kube/resources.ts';
+import { CustomResourceDefinitions, Namespaces, Secrets, typeOfManifest, type ResourceType } from '../src/runtime/kube/resources.ts';
 import { secretText } from '../src/runtime/native/credentials.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { s3Client } from '../test/support/s3.ts';
+import { LoopbackIngress } from '../test/support/stand-ins/loopback-ingress.ts';
 import { resolveS3Endpoint, shareRoutes } from '../test/support/stand-ins/s3-stores.ts';
 
 /** Where the stand-in processes share the routes to their S3 servers (see s3-stores.ts). */
@@ -36,19 +37,22 @@ if (process.argv[2] === 'down') {
 await stopProcesses(); // a previous demo's processes, if any
 rmSync(s3Routes, { recursive: true, force: true });
 shareRoutes(s3Routes);
-say('1/9  Starting local control planes "control", "target" and "target-b" (real etcd + kube-apiserver)...');
-const [controlCluster, targetCluster, targetBCluster] = await up(['control', 'target', 'target-b'], (l) => say(`     ${l}`));
+say('1/10  Starting local control planes "control", "target", "target-b" and "apps" (real etcd + kube-apiserver)...');
+const [controlCluster, targetCluster, targetBCluster, appsCluster] = await up(['control', 'target', 'target-b', 'apps'], (l) =>
+  say(`     ${l}`),
+);
 const control = clientOf(controlCluster!.kubeconfig);
 const target = clientOf(targetCluster!.kubeconfig);
 const targetB = clientOf(targetBCluster!.kubeconfig);
+const apps = clientOf(appsCluster!.kubeconfig);
 
-say("2/9  Installing provider-rook's CRDs into control (the targets get their operators from provider-rook itself)...");
+say("2/10  Installing provider-rook's CRDs into control (the targets get their operators from provider-rook itself)...");
 await installCrds(
   control,
   readdirSync(file('crds')).map((f) => file('crds', f)),
 );
 
-say('3/9  Building provider-rook (tsc) and starting it against control...');
+say('3/10  Building provider-rook (tsc) and starting it against control...');
 execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
 const metrics = `127.0.0.1:${await freePort()}`;
 const providerPid = background('provider-rook', [
@@ -64,7 +68,7 @@ const providerPid = background('provider-rook', [
 say(`     provider-rook pid ${providerPid}, log .local/demo/provider-rook.log`);
 say(`     metrics http://${metrics}/metrics (crossplane_managed_resource_*, controller_runtime_*), probes /healthz and /readyz`);
 
-say("4/9  Applying config/samples/ (the design doc's four steps):");
+say("4/10  Applying config/samples/ (the design doc's four steps):");
 const sample = (f: string) => loadManifests(file('config', 'samples', f));
 await applyManifests(control, sample('00-namespaces.yaml'));
 // Step 1's Secret, built from the target's kubeconfig.
@@ -80,7 +84,7 @@ for (const [f, what] of [
   say(`     applied ${f.padEnd(26)} ${what}`);
 }
 
-say('5/9  Watching the claim until it is Bound.');
+say('5/10  Watching the claim until it is Bound.');
 say('     NOTE: local clusters run no pods, so the Rook MinIO operator cannot run here. A stand-in');
 say('     (test/support/stand-ins/fake-minio-operator.ts) does to the API what the operator does: it');
 say('     creates the StatefulSet and Service for the store and marks the StatefulSet ready. On a real');
@@ -214,7 +218,7 @@ async function s3Try(secretName: string, namespace: string, what: 'PUT' | 'GET',
   }
 }
 
-say('6/9  Done. What exists now (secret values are not shown):');
+say('6/10  Done. What exists now (secret values are not shown):');
 say('  control cluster');
 say('    Bucket           app-project1-dev/app-bucket        Bound');
 say(
@@ -232,7 +236,7 @@ say('    Rook MinIO operator in rook-minio-system (CRD, RBAC, Deployment; instal
 say();
 await s3PutGet('app-bucket', 'bucketsecret', { client: target, label: 'target', standIn: 'Rook MinIO operator' });
 say();
-say('7/9  Buckets in one shared store (the recommended default): config/samples/shared/.');
+say('7/10  Buckets in one shared store (the recommended default): config/samples/shared/.');
 const targetWhere = {
   client: target,
   kubeconfig: targetCluster!.kubeconfig,
@@ -267,7 +271,7 @@ say(
 );
 say('     (the real S3 server judges the policies provider-rook wrote: each user reaches its one bucket, in its mode)');
 say();
-say('8/9  Second act: the same Bucket through another backend (the MinIO Operator) in a second target.');
+say('8/10  Second act: the same Bucket through another backend (the MinIO Operator) in a second target.');
 await providerSecret('demo-provider-b', targetBCluster!.kubeconfig);
 await applyManifests(control, [
   {
@@ -312,7 +316,7 @@ const tenantRef = second.spec.resourceRef!;
 say();
 await s3PutGet('app-bucket-tenant', 'bucketsecret-tenant', { client: targetB, label: 'target-b', standIn: 'MinIO Operator' });
 say();
-say('9/9  Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
+say('9/10  Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
 say(`     ${'claim'.padEnd(20)} ${'backend'.padEnd(16)} ${'target'.padEnd(9)} ${'managed resource'.padEnd(58)} Secret keys`);
 say(
   `     ${'app-bucket'.padEnd(20)} ${'Rook MinIO'.padEnd(16)} ${'target'.padEnd(9)} ${`ObjectStore ${ref.name}`.padEnd(58)} ${Object.keys(
@@ -330,6 +334,61 @@ say(
 );
 say(`     (the Tenant lives alone in namespace minio-${tenantRef.name} of target-b)`);
 say();
+say('10/10 Where the app runs: a cluster "apps" that holds no store gets the Secret, with an endpoint that resolves there.');
+await providerSecret('demo-provider-apps', appsCluster!.kubeconfig);
+await apps.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } }).catch(() => undefined);
+// The platform team's ingress in front of team-store's S3 Service, at the class's exposure.url (this process runs it: a stand-in).
+const exposedAt = new URL((sample('consumers/02-miniobucketclass.yaml')[0]!.spec as { exposure: { url: string } }).exposure.url);
+const ingress = new LoopbackIngress(`http://team-store-s3.rook-minio-shared.svc.cluster.local:9000`, target, {
+  host: exposedAt.hostname,
+  port: Number(exposedAt.port),
+});
+await ingress.listen();
+for (const [f, what] of [
+  [
+    '01-provider.yaml',
+    'Provider demo-apps (a cluster that holds no store; claims of app-project1-dev may deliver into its namespace shop)',
+  ],
+  ['02-miniobucketclass.yaml', `MinioBucketClass team-buckets-exposed (team-store, exposed at ${exposedAt.origin})`],
+  ['03-bucketclass.yaml', 'BucketClass app-project1-dev/bucket-exposed'],
+  ['04-bucket.yaml', 'Bucket app-project1-dev/shop-bucket, consumers: demo-apps/shop'],
+] as const) {
+  await applyManifests(control, sample(`consumers/${f}`));
+  say(`     applied consumers/${f.padEnd(26)} ${what}`);
+}
+await watchUntilBound('shop-bucket', targetWhere);
+const deliveredSecret = await eventually(
+  async () => apps.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'shop-s3', 'shop'),
+  'the Secret delivered to apps/shop',
+  { timeoutMs: 60_000 },
+);
+const there = secretText(deliveredSecret.data);
+const own = secretText(
+  (await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'shop-s3', 'app-project1-dev'))?.data,
+);
+say(`     Secret shop/shop-s3 in apps: endpoint ${there.endpoint} (the claim's own, in control, says ${own.endpoint})`);
+await resolveS3Endpoint(own.endpoint!, apps).then(
+  () => say('     (unexpected: the cluster-internal name resolved in apps)'),
+  (e: Error) => say(`     the cluster-internal name, from apps: ${e.message}`),
+);
+const fromApps = s3Client(await resolveS3Endpoint(there.endpoint!, apps), {
+  accessKey: there.AWS_ACCESS_KEY_ID!,
+  secretKey: there.AWS_SECRET_ACCESS_KEY!,
+});
+try {
+  const body = `hello from the apps cluster at ${new Date().toISOString()}`;
+  const put = await fromApps.send(new PutObjectCommand({ Bucket: there.BUCKET_NAME!, Key: 'from-apps.txt', Body: body }));
+  say(`     PUT s3://${there.BUCKET_NAME}/from-apps.txt from apps, with the Secret read there -> HTTP ${put.$metadata.httpStatusCode}`);
+  const got = await fromApps.send(new GetObjectCommand({ Bucket: there.BUCKET_NAME!, Key: 'from-apps.txt' }));
+  const text = await got.Body!.transformToString();
+  say(`     GET s3://${there.BUCKET_NAME}/from-apps.txt -> HTTP ${got.$metadata.httpStatusCode}: ${JSON.stringify(text)}`);
+  if (text !== body) throw new Error('the GET returned other bytes than the PUT wrote');
+} finally {
+  fromApps.destroy();
+  await ingress.close();
+}
+say('     (the ingress stand-in ran for this step only; the delivered Secret stays, kept in line by a watch in apps)');
+say();
 say('Explore (provider-rook and the stand-ins, with their S3 servers, keep running, so drift is repaired live):');
 say(`  export KUBECONFIG=${controlCluster!.kubeconfig}`);
 say('  kubectl get buckets,bucketclasses -n app-project1-dev');
@@ -338,6 +397,7 @@ say('  kubectl describe bucket -n app-project1-dev app-bucket');
 say(`  kubectl --kubeconfig ${targetCluster!.kubeconfig} get objectstores.minio.rook.io,statefulsets,secrets -n rook-minio`);
 say(`  kubectl --kubeconfig ${targetBCluster!.kubeconfig} get tenants.minio.min.io -A`);
 say('  kubectl get buckets,bucketaccesses -n app-project2-dev; kubectl get miniobuckets -n rook-infra-dev');
+say(`  kubectl --kubeconfig ${appsCluster!.kubeconfig} get secrets -n shop   # shop-s3, delivered there`);
 say('  kubectl delete bucketaccess -n app-project2-dev orders-reader   # its user is revoked at once');
 say('  kubectl delete bucket -n app-project1-dev app-bucket      # reclaim Delete: the store goes away in the target too');
 say('Remove everything: make demo-down');

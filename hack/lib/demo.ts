@@ -65,4 +65,4 @@ export async function providerSecret(control: KubeClient, namespace: string, nam
 }
 
 /** Every cluster either demo makes; `make demo-down` removes them all. */
-export const DEMO_CLUSTERS = ['control', 'target', 'target-b', 'placement', 'eu-1', 'eu-2', 'us-1'];
+export const DEMO_CLUSTERS = ['control', 'target', 'target-b', 'apps', 'placement', 'eu-1', 'eu-2', 'us-1'];

@@ -12,11 +12,14 @@ let next = 10;
 export class LoopbackIngress {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
-  /** The loopback address it listens on, its own (127.0.77.x). */
-  readonly host = `127.0.77.${next++}`;
+  /** The loopback address it listens on, its own (127.0.77.x unless given). */
+  readonly host: string;
+  private readonly port: number;
 
   /** Relays to `service` (e.g. http://store-s3.ns.svc.cluster.local:9000) as it resolves in the cluster of `inside`. */
-  constructor(service: string, inside: KubeClient) {
+  constructor(service: string, inside: KubeClient, at: { host?: string; port?: number } = {}) {
+    this.host = at.host ?? `127.0.77.${next++}`;
+    this.port = at.port ?? 0;
     this.server = createServer((client) => {
       this.sockets.add(client);
       client.pause();
@@ -44,7 +47,7 @@ export class LoopbackIngress {
 
   /** Starts listening; the URL clients use (http://<its address>:<port>). */
   async listen(): Promise<string> {
-    await new Promise<void>((resolve, reject) => this.server.once('error', reject).listen(0, this.host, resolve));
+    await new Promise<void>((resolve, reject) => this.server.once('error', reject).listen(this.port, this.host, resolve));
     return `http://${this.host}:${(this.server.address() as AddressInfo).port}`;
   }
 
