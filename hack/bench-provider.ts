@@ -12,7 +12,12 @@
 //   requests a deletion takes, where the operators' objects are the garbage collector's;
 // - with --shared-claims S: S Bucket claims on one shared store (a MinioBucketClass), in a target of
 //   their own whose stand-in runs the store as one real S3 server: the time until all are Bound, then
-//   an S3 round trip with each claim's Secret; the server's memory apart from provider-rook's.
+//   an S3 round trip with each claim's Secret; the server's memory apart from provider-rook's;
+// - with --delivered D (and --shared-claims): D more claims on that store, each delivering its Secret
+//   to a cluster that holds no store (bench-consumer), through the class's exposure (an ingress
+//   stand-in in this process): the time until all are Bound and Delivered, the writes per claim in each
+//   cluster, provider-rook's memory for watching one consumer cluster and per delivered claim, and a
+//   round trip with each Secret as read in the consumer cluster.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -31,6 +36,7 @@ import { FakeMinioOperator } from '../test/support/stand-ins/fake-minio-operator
 import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../test/support/stand-ins/fake-bucket-provisioner.ts';
 import { FakeTenantOperator, SMALL_POOL } from '../test/support/stand-ins/fake-tenant-operator.ts';
 import { resolveS3Endpoint } from '../test/support/stand-ins/s3-stores.ts';
+import { LoopbackIngress } from '../test/support/stand-ins/loopback-ingress.ts';
 import { roundTrip } from '../test/support/s3.ts';
 import { kinds } from '../src/apis/kinds.gen.ts';
 import { secretText } from '../src/runtime/native/credentials.ts';
@@ -46,6 +52,7 @@ const { values } = parseArgs({
     targets: { type: 'string', default: '1' },
     claims: { type: 'string', default: '0' },
     'shared-claims': { type: 'string', default: '0' },
+    delivered: { type: 'string', default: '0' },
     // N MinIO Operator Tenants and N Rook Ceph ObjectBucketClaims on the first target, made Ready, then deleted: a deletion's cost where the garbage collector works.
     collected: { type: 'string', default: '0' },
     // The bench raises provider-rook's limits by flag (its defaults stay on for users): the figure is our own cost, not the limiter's.
@@ -62,6 +69,7 @@ const N = Number(values.stores);
 const T = Number(values.targets);
 const CLAIMS = Number(values.claims);
 const SHARED = Number(values['shared-claims']);
+const DELIVERED = Number(values.delivered);
 const COLLECTED = Number(values.collected);
 const REST_S = Number(values.rest);
 const POLL_S = 10;
@@ -511,6 +519,8 @@ const peakBeforeShared = procMiB(provider.pid!, 'VmHWM');
 // 7. Buckets in one shared store: S claims, each a bucket and a user of its own; each proven usable.
 let shared: Record<string, unknown> | undefined;
 let sharedCluster: LocalCluster | undefined;
+let delivered: Record<string, unknown> | undefined;
+let consumerCluster: LocalCluster | undefined;
 if (SHARED > 0) {
   [sharedCluster] = (await up(['bench-shared'], (m) => console.error(m))) as [LocalCluster];
   const target = client(sharedCluster);
@@ -600,8 +610,105 @@ if (SHARED > 0) {
       targetApiServerAndEtcdRss: round(apiRss, 0),
     },
   };
+  if (DELIVERED > 0) delivered = await deliveredPhase(sharedCluster, target, buckets);
   await buckets.stop();
   await operator.stop();
+}
+
+/** 8. Claims delivered to a consumer cluster (see --delivered). */
+async function deliveredPhase(storeCluster: LocalCluster, target: KubeClient, buckets: Informer<Bucket>): Promise<Record<string, unknown>> {
+  [consumerCluster] = (await up(['bench-consumer'], (m) => console.error(m))) as [LocalCluster];
+  const consumer = client(consumerCluster);
+  await consumer.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } });
+  const ingress = new LoopbackIngress('http://shared-store-s3.shared.svc.cluster.local:9000', target);
+  const url = await ingress.listen();
+  const access = kubeconfigFileAccess(consumerCluster.kubeconfig);
+  const b64 = (t: string): string => Buffer.from(t).toString('base64');
+  await admin.apply(Secrets, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'consumer', namespace: NS },
+    type: 'Opaque',
+    data: { endpoint: b64(consumerCluster.server), clusterCA: access.caData!, clientCert: access.certData!, clientKey: access.keyData! },
+  });
+  await admin.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name: 'consumer', namespace: NS },
+    spec: { credentialsSecretRef: { name: 'consumer' }, consumers: [{ claimNamespace: NS, namespaces: ['apps'] }] },
+  } as KubeObjectLike);
+  await admin.apply(kinds.MinioBucketClass, {
+    apiVersion: kinds.MinioBucketClass.apiVersion,
+    kind: 'MinioBucketClass',
+    metadata: { name: 'exposed', namespace: NS },
+    spec: { store: { kind: 'ObjectStore', name: 'shared-store' }, exposure: { url } },
+  } as KubeObjectLike);
+  await admin.apply(BucketClasses, {
+    apiVersion: BucketClasses.apiVersion,
+    kind: 'BucketClass',
+    metadata: { name: 'exposed', namespace: NS },
+    classRef: { apiVersion: kinds.MinioBucketClass.apiVersion, kind: 'MinioBucketClass', name: 'exposed', namespace: NS },
+  } as KubeObjectLike);
+  const claim = (n: string): KubeObjectLike =>
+    ({
+      apiVersion: Buckets.apiVersion,
+      kind: 'Bucket',
+      metadata: { name: n, namespace: NS },
+      spec: {
+        classRef: { name: 'exposed' },
+        writeConnectionSecretToRef: { name: n },
+        consumers: [{ providerRef: { name: 'consumer', namespace: NS }, namespace: 'apps' }],
+      },
+    }) as KubeObjectLike;
+  const isDelivered = (n: string): boolean => {
+    const b = buckets.get(`${NS}/${n}`) as (Bucket & { status?: { conditions?: { type: string; status: string }[] } }) | undefined;
+    return (
+      b?.status?.bindingPhase === 'Bound' && (b.status.conditions?.some((c) => c.type === 'Delivered' && c.status === 'True') ?? false)
+    );
+  };
+  const settle = async (): Promise<number> => {
+    await sleep(3_000);
+    return procMiB(provider.pid!, 'VmRSS');
+  };
+  // One claim first: what watching one consumer cluster costs, beside one delivered claim.
+  const before = await settle();
+  await admin.create(Buckets, claim('delivered-0'));
+  await eventually(() => isDelivered('delivered-0'), 'the first delivered claim', often(120_000));
+  const oneCluster = await settle();
+  const names = Array.from({ length: DELIVERED - 1 }, (_, i) => `delivered-${i + 1}`);
+  const tracked = [storeCluster, consumerCluster, clusters[0]!];
+  const writesBefore = await Promise.all(tracked.map((c) => writeCounts(c)));
+  const t = performance.now();
+  await inParallel(names, BATCH, (n) => admin.create(Buckets, claim(n)));
+  await eventually(() => names.every(isDelivered), `${names.length} claims Bound and Delivered`, often());
+  const boundS = round((performance.now() - t) / 1000, 1);
+  const writes = await Promise.all(tracked.map(async (c, i) => difference(await writeCounts(c), writesBefore[i]!)));
+  const perClaim = (w: Record<string, number>): number => round(Object.values(w).reduce((a, b) => a + b, 0) / names.length, 1);
+  const all = await settle();
+  // Each Secret as the consumer cluster holds it: a round trip from there.
+  let usable = 0;
+  await inParallel(['delivered-0', ...names], 10, async (n) => {
+    const keys = secretText((await consumer.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, n, 'apps'))?.data);
+    await roundTrip(
+      await resolveS3Endpoint(keys.endpoint!, consumer),
+      { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! },
+      keys.BUCKET_NAME!,
+    );
+    usable++;
+  });
+  await ingress.close();
+  return {
+    claims: DELIVERED,
+    boundS,
+    writesPerClaim: { control: perClaim(writes[2]!), target: perClaim(writes[0]!), consumer: perClaim(writes[1]!) },
+    writesByCluster: { control: writes[2], target: writes[0], consumer: writes[1] },
+    usable,
+    memoryMiB: {
+      oneConsumerClusterAndClaim: round(oneCluster - before, 1),
+      perDeliveredClaim: round((all - oneCluster) / names.length, 2),
+      providerRookRss: round(all, 0),
+    },
+  };
 }
 
 clearInterval(heapSampler);
@@ -614,7 +721,8 @@ await Promise.all(inTarget.map((i) => i.stop()));
 for (const o of operators) await o.stop();
 await admin.close();
 for (const c of targetAdmins) await c.close();
-if (!process.env.KEEP_CLUSTERS) await down(['bench-control', ...names, ...(sharedCluster ? ['bench-shared'] : [])]);
+if (!process.env.KEEP_CLUSTERS)
+  await down(['bench-control', ...names, ...(sharedCluster ? ['bench-shared'] : []), ...(consumerCluster ? ['bench-consumer'] : [])]);
 
 const result = {
   stores: N,
@@ -635,6 +743,7 @@ const result = {
   ...(claims ? { claims } : {}),
   ...(collected ? { collected } : {}),
   ...(shared ? { shared } : {}),
+  ...(delivered ? { delivered } : {}),
 };
 console.log(JSON.stringify(result));
 if (values.json) writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);

@@ -22,6 +22,7 @@ interface Run {
   targets: number;
   claims?: number;
   sharedClaims?: number;
+  delivered?: number;
   collected?: number;
   defaults?: boolean;
 }
@@ -33,7 +34,8 @@ const runs: Run[] = sizes.flatMap((n): Run[] => [
     ...(n === 1000 ? { claims: 1000 } : {}),
     // At 100, also 100 claims on one shared store, each proven usable against a real S3 server, and
     // 100 Tenants and 100 ObjectBucketClaims deleted (where the garbage collector works).
-    ...(n === 100 ? { sharedClaims: 100, collected: 100 } : {}),
+    // And 100 claims each delivered to a cluster that holds no store.
+    ...(n === 100 ? { sharedClaims: 100, delivered: 100, collected: 100 } : {}),
   },
   // At 500, once more with provider-rook's default limits: how much of the time is the limiter's.
   ...(n === 500 ? [{ label: '500, default limits', stores: n, targets: 1, defaults: true }] : []),
@@ -75,6 +77,13 @@ type Result = Record<string, unknown> & {
     usable: number;
     memoryMiB: { providerRookRss: number; providerRookPeakRss: number; s3ServerRss: number; targetApiServerAndEtcdRss: number };
   };
+  delivered?: {
+    claims: number;
+    boundS: number;
+    writesPerClaim: { control: number; target: number; consumer: number };
+    usable: number;
+    memoryMiB: { oneConsumerClusterAndClaim: number; perDeliveredClaim: number; providerRookRss: number };
+  };
 };
 const results: (Result & { label: string })[] = values.report
   ? (JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as (Result & { label: string })[])
@@ -95,6 +104,7 @@ for (const run of values.report ? [] : runs) {
     file,
     ...(run.claims ? ['--claims', String(run.claims)] : []),
     ...(run.sharedClaims ? ['--shared-claims', String(run.sharedClaims)] : []),
+    ...(run.delivered ? ['--delivered', String(run.delivered)] : []),
     ...(run.collected ? ['--collected', String(run.collected)] : []),
     ...(run.defaults ? ['--provider-flags', ''] : []),
   ];
@@ -143,6 +153,16 @@ function report(): void {
         `an S3 round trip with each claim's Secret: ${sh.usable} of ${sh.claims} usable, in ${sh.roundTripsS} s; ` +
         `memory then: provider-rook ${sh.memoryMiB.providerRookRss} MiB (peak ${sh.memoryMiB.providerRookPeakRss}), the S3 server ${sh.memoryMiB.s3ServerRss} MiB, ` +
         `the target's API server and etcd ${sh.memoryMiB.targetApiServerAndEtcdRss} MiB`,
+    );
+  }
+  for (const r of results) {
+    if (!r.delivered) continue;
+    const d = r.delivered;
+    console.log(
+      `${d.claims} Bucket claims each delivered to a cluster that holds no store: the last ${d.claims - 1} Bound and Delivered in ${d.boundS} s; ` +
+        `writes per claim: control ${d.writesPerClaim.control} (its own create included), target ${d.writesPerClaim.target}, consumer ${d.writesPerClaim.consumer}; ` +
+        `${d.usable} of ${d.claims} usable from the consumer cluster; provider-rook's memory: ${d.memoryMiB.oneConsumerClusterAndClaim} MiB for watching one consumer cluster (with its first claim), ` +
+        `${d.memoryMiB.perDeliveredClaim} MiB per delivered claim (RSS ${d.memoryMiB.providerRookRss} MiB)`,
     );
   }
   for (const r of results) {
