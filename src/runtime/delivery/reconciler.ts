@@ -111,10 +111,13 @@ export class DeliveryReconciler {
     for (const p of wanted) held.delete(placeKey(p));
     if (wanted.length === 0 && held.size === 0 && !hasFinalizer(claim.metadata, FINALIZER_DELIVERY) && !claim.status?.deliveries)
       return done();
+    const source = this.source(claim);
+    // Nothing to deliver yet, nothing delivered: the claim's own copy wakes this when it comes (its
+    // binding says meanwhile why it waits), and no write is spent on saying so twice.
+    if (!source && held.size === 0 && recorded.length === 0) return done();
     try {
       if (wanted.length && !hasFinalizer(claim.metadata, FINALIZER_DELIVERY))
         claim = await addFinalizer(this.o.client, this.o.claims.type, claim, FINALIZER_DELIVERY, signal);
-      const source = this.source(claim);
       const store = this.storePlace(claim);
       const results: Delivery[] = [];
       for (const place of wanted) results.push(await this.deliver(claim, place, source, store, known.get(placeKey(place)), signal));
