@@ -134,3 +134,21 @@ export async function ensurePki(dir: string, clusterName: string): Promise<Pki> 
 export function readPem(file: string): string {
   return readFileSync(file, 'utf8');
 }
+
+/** A serving certificate for `hostnames` (wildcards allowed) signed by `ca`: <dir>/<name>.crt and .key (for tests' TLS endpoints). */
+export async function makeServingCert(
+  dir: string,
+  name: string,
+  hostnames: string[],
+  ca: { cert: string; key: string },
+): Promise<{ cert: string; key: string }> {
+  mkdirSync(dir, { recursive: true });
+  await signed(
+    dir,
+    name,
+    `/CN=${hostnames[0]}`,
+    ca,
+    `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=${hostnames.map((h) => `DNS:${h}`).join(',')}\n`,
+  );
+  return { cert: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`) };
+}

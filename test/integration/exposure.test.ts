@@ -23,8 +23,13 @@ import { FakeGatewayController, FakeLoadBalancerController, FakeMcsController } 
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
 import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ListBucketsCommand } from '@aws-sdk/client-s3';
 import { repoRoot } from '../../hack/lib/cluster.ts';
+import { makeCa, makeServingCert } from '../../hack/lib/pki.ts';
+import { s3Client } from '../support/s3.ts';
 
 const TARGET = `it-exposure-${process.pid}`;
 const LB_NS = `exp-lb-${process.pid}`;
@@ -57,6 +62,8 @@ let mcs: FakeMcsController;
 let platform: string;
 let team: string;
 let appNs: string;
+let pkiDir: string;
+let caPem: string;
 
 const fixture = (name: string) => path.join(repoRoot, 'test', 'support', 'crds', `${name}.yaml`);
 const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, name, namespace);
@@ -125,6 +132,36 @@ beforeAll(async () => {
       listeners: [{ name: 'http', port: 18080, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
     },
   } as KubeObjectLike);
+  // An HTTPS listener, its certificate signed by a CA of the platform team's own.
+  pkiDir = mkdtempSync(path.join(tmpdir(), 'provider-rook-exposure-'));
+  const ca = await makeCa(pkiDir, 'platform-ca');
+  const serving = await makeServingCert(pkiDir, 'edge-tls', [`*.tls.${DOMAIN}`], ca);
+  caPem = readFileSync(ca.cert, 'utf8');
+  await target.create(Secrets, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'edge-cert', namespace: GW_NS },
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': readFileSync(serving.cert).toString('base64'), 'tls.key': readFileSync(serving.key).toString('base64') },
+  } as KubeObjectLike);
+  await target.create(Gateways, {
+    apiVersion: Gateways.apiVersion,
+    kind: 'Gateway',
+    metadata: { name: 'edge-tls', namespace: GW_NS },
+    spec: {
+      gatewayClassName: 'loopback',
+      listeners: [
+        {
+          name: 'https',
+          port: 18443,
+          protocol: 'HTTPS',
+          hostname: `*.tls.${DOMAIN}`,
+          tls: { mode: 'Terminate', certificateRefs: [{ name: 'edge-cert' }] },
+          allowedRoutes: { namespaces: { from: 'All' } },
+        },
+      ],
+    },
+  } as KubeObjectLike);
   await registerProvider(control, platform, 't', cluster);
   await registerProvider(control, platform, 'c', testCluster('consumer'));
   await control.mergePatch(Providers, 'c', platform, { spec: { consumers: [{ claimNamespace: team, namespaces: [appNs] }] } });
@@ -147,6 +184,20 @@ beforeAll(async () => {
       exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.${DOMAIN}` } },
     },
   });
+  await apply(TenantClasses, 'gw-tls', platform, {
+    spec: {
+      pools: [
+        {
+          name: 'pool-0',
+          servers: 4,
+          volumesPerServer: 1,
+          volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+        },
+      ],
+      providerRef: { name: 't' },
+      exposure: { gateway: { gatewayRef: { name: 'edge-tls', namespace: GW_NS }, hostname: `*.tls.${DOMAIN}` }, caBundle: caPem },
+    },
+  });
   // A shared store exposed by its own resource; its class sets no URL, so its buckets follow the store.
   await apply(ManagedObjectStores, 'shared', platform, {
     spec: {
@@ -161,6 +212,7 @@ beforeAll(async () => {
     ['lb', ObjectStoreClasses],
     ['mcs', ObjectStoreClasses],
     ['gw', TenantClasses],
+    ['gw-tls', TenantClasses],
     ['shared', kinds.MinioBucketClass],
   ] as const)
     await apply(BucketClasses, name, team, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } });
@@ -170,6 +222,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.stop();
   for (const s of [operator, tenants, balancer, gateway, mcs]) await s?.stop();
+  if (pkiDir) rmSync(pkiDir, { recursive: true, force: true });
   await down([TARGET]);
 });
 
@@ -203,6 +256,28 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     expect(keys.endpoint).toBe(`http://${mrName}.${DOMAIN}:18080`);
     const route = await target.get<Obj & { spec?: { hostnames?: string[] } }>(HTTPRoutes, 'minio', `minio-${mrName}`);
     expect(route?.spec?.hostnames).toEqual([`${mrName}.${DOMAIN}`]);
+  }, 150_000);
+
+  it('an HTTPS Gateway listener: https, and the CA that verifies it in the Secret (ca.crt), which alone makes it trusted', async () => {
+    await control.create(Buckets, claim('tls', 'gw-tls'));
+    const c = await delivered('tls');
+    const keys = secretText((await consumer.get<Obj>(Secrets, 'tls-s3', appNs))!.data);
+    expect(keys.endpoint).toBe(`https://${c.spec!.resourceRef!.name}.tls.${DOMAIN}:18443`);
+    expect(keys['ca.crt']?.trim()).toBe(caPem.trim()); // secretText trims
+    const creds = { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! };
+    const endpoint = await resolveS3Endpoint(keys.endpoint!, consumer);
+    await roundTrip(endpoint, creds, keys.BUCKET_NAME!, { ca: keys['ca.crt'] });
+    // Without the delivered CA, the listener's certificate is not trusted.
+    const untrusting = s3Client(endpoint, creds);
+    try {
+      const err = await untrusting.send(new ListBucketsCommand({})).then(
+        () => undefined,
+        (e: Error & { code?: string }) => e,
+      );
+      expect(err?.code ?? err?.message).toMatch(/UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED|unable to verify|issuer certificate/i);
+    } finally {
+      untrusting.destroy();
+    }
   }, 150_000);
 
   it('Multi-Cluster Services: a ServiceExport, published as its clusterset name, which resolves where it is imported', async () => {

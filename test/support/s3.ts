@@ -10,6 +10,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Agent } from 'node:http';
+import { Agent as TlsAgent } from 'node:https';
 import type { S3Credentials } from '../../hack/lib/s3-server.ts';
 import { s3Lookup } from './stand-ins/s3-stores.ts';
 
@@ -19,13 +20,16 @@ const common = (endpoint: string, { accessKey, secretKey }: S3Credentials) => ({
   credentials: { accessKeyId: accessKey, secretAccessKey: secretKey },
 });
 
-/** A client of one S3 endpoint: path-style (no bucket.host DNS), as in-cluster stores are reached. */
-export function s3Client(endpoint: string, creds: S3Credentials): S3Client {
+/** A client of one S3 endpoint: path-style (no bucket.host DNS), as in-cluster stores are reached. `ca`: the only CA an https endpoint is trusted by. */
+export function s3Client(endpoint: string, creds: S3Credentials, opts: { ca?: string } = {}): S3Client {
   return new S3Client({
     ...common(endpoint, creds),
     forcePathStyle: true,
     // Names the stand-ins publish (a Gateway's host names) resolve as public DNS would; the Host sent is the name.
-    requestHandler: { httpAgent: new Agent({ lookup: s3Lookup } as ConstructorParameters<typeof Agent>[0]) },
+    requestHandler: {
+      httpAgent: new Agent({ lookup: s3Lookup } as ConstructorParameters<typeof Agent>[0]),
+      httpsAgent: new TlsAgent({ lookup: s3Lookup, ...(opts.ca ? { ca: opts.ca } : {}) } as ConstructorParameters<typeof TlsAgent>[0]),
+    },
     // Checksums only where S3 requires them: the SDK's default CRC32 trailers on every PUT are
     // unknown to older servers, such as the MinIO in rook/minio:v1.2.7 (the kind path).
     requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -56,9 +60,9 @@ export async function roundTrip(
   endpoint: string,
   creds: S3Credentials,
   bucket: string,
-  opts: { makeBucket?: boolean } = {},
+  opts: { makeBucket?: boolean; ca?: string } = {},
 ): Promise<void> {
-  const s3 = s3Client(endpoint, creds);
+  const s3 = s3Client(endpoint, creds, { ca: opts.ca });
   const Key = `round-trip-${Date.now()}.txt`;
   const body = `hello from provider-rook at ${new Date().toISOString()}`;
   const step = async <T>(what: string, request: Promise<T>): Promise<T> =>

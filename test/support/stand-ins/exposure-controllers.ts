@@ -17,11 +17,12 @@
 //   member cluster that holds the namespace (namespace sameness). resolveS3Endpoint then resolves
 //   <svc>.<ns>.svc.clusterset.local for a client placed in a cluster holding that ServiceImport.
 // Never used by src/.
-import { request as httpRequest, createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { request as httpRequest, createServer as createHttpServer, type RequestListener, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { KubeClient, KubeObjectLike } from '../../../src/runtime/kube/client.ts';
 import { isAlreadyExists } from '../../../src/runtime/kube/errors.ts';
-import { Namespaces, Services, type ResourceType } from '../../../src/runtime/kube/resources.ts';
+import { Namespaces, Secrets, Services, type ResourceType } from '../../../src/runtime/kube/resources.ts';
 import { Gateways, HTTPRoutes, ServiceExports } from '../../../src/runtime/native/exposure.ts';
 import { exportService, publishHost, resolveS3Endpoint, unexportService, unpublishHost } from './s3-stores.ts';
 import { StandIn, type Loose } from './stand-in.ts';
@@ -124,7 +125,8 @@ export class FakeLoadBalancerController extends StandIn<Svc> {
   }
 }
 
-type Gateway = Loose & { spec: { gatewayClassName: string; listeners: { name: string; port: number; protocol: string }[] } };
+type Listener = { name: string; port: number; protocol: string; tls?: { certificateRefs?: { name: string; namespace?: string }[] } };
+type Gateway = Loose & { spec: { gatewayClassName: string; listeners: Listener[] } };
 type Route = Loose & {
   spec: {
     parentRefs?: { name: string; namespace?: string; sectionName?: string }[];
@@ -171,8 +173,8 @@ export class FakeGatewayController extends StandIn<Gateway> {
     if (!state) {
       const host = address(79);
       const servers: HttpServer[] = [];
-      for (const l of gw.spec.listeners.filter((x) => x.protocol === 'HTTP'))
-        servers.push(await this.listen(host, l.port, { namespace: gw.metadata.namespace!, name: gw.metadata.name }));
+      for (const l of gw.spec.listeners.filter((x) => x.protocol === 'HTTP' || x.protocol === 'HTTPS'))
+        servers.push(await this.listen(host, l, { namespace: gw.metadata.namespace!, name: gw.metadata.name }));
       state = { host, servers };
       this.gateways.set(key, state);
     }
@@ -202,9 +204,9 @@ export class FakeGatewayController extends StandIn<Gateway> {
     await Promise.all((state?.servers ?? []).map(closeServer));
   }
 
-  /** An HTTP listener that proxies by Host to the backend of the route that names it, Host kept. */
-  private async listen(host: string, port: number, gw: { namespace: string; name: string }): Promise<HttpServer> {
-    const server = createHttpServer((req, res) => {
+  /** A listener that proxies by Host to the backend of the route that names it, Host kept; HTTPS ends TLS with the listener's certificate Secret. */
+  private async listen(host: string, listener: Listener, gw: { namespace: string; name: string }): Promise<HttpServer> {
+    const handler: RequestListener = (req, res) => {
       const name = (req.headers.host ?? '').replace(/:\d+$/, '');
       const route = this.attached(gw).find((r) => r.spec.hostnames?.includes(name));
       const backend = route?.spec.rules?.[0]?.backendRefs?.[0];
@@ -228,8 +230,18 @@ export class FakeGatewayController extends StandIn<Gateway> {
         },
         () => res.writeHead(503).end(),
       );
-    });
-    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
+    };
+    let server: HttpServer;
+    if (listener.protocol === 'HTTPS') {
+      const ref = listener.tls?.certificateRefs?.[0];
+      const secret =
+        ref && (await this.client.get<Loose & { data?: Record<string, string> }>(Secrets, ref.name, ref.namespace ?? gw.namespace));
+      if (!secret?.data?.['tls.crt'] || !secret.data['tls.key'])
+        throw new Error(`Gateway ${gw.namespace}/${gw.name}: listener ${listener.name} has no certificate Secret`);
+      const pem = (k: string) => Buffer.from(secret.data![k]!, 'base64');
+      server = createHttpsServer({ cert: pem('tls.crt'), key: pem('tls.key') }, handler) as unknown as HttpServer;
+    } else server = createHttpServer(handler);
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(listener.port, host, resolve));
     return server;
   }
 }
