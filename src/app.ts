@@ -3,6 +3,7 @@
 // type constants below are conveniences for tests and tools.
 import { kinds } from './apis/kinds.gen.ts';
 import { setupAccess, setupClaim } from './runtime/claims/setup.ts';
+import { rotationHold } from './runtime/delivery/hold.ts';
 import { setupDelivery } from './runtime/delivery/setup.ts';
 import type { HealthSources } from './runtime/health.ts';
 import type { KubeClient } from './runtime/kube/client.ts';
@@ -49,7 +50,9 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
     async start() {
       if (!(await manager.lead())) return undefined;
       const providers = await ProviderSystem.create(manager, opts);
-      for (const b of backends) setupNativeManaged(manager, providers, { type: b.managed, kind: b.native });
+      // The keys a rotation replaced stay until every consumer of the claim holds the new ones.
+      const retirementHold = rotationHold(manager, [Buckets, BucketAccesses]);
+      for (const b of backends) setupNativeManaged(manager, providers, { type: b.managed, kind: b.native, retirementHold });
       setupClaim(manager, {
         claim: Buckets,
         portableClass: BucketClasses,

@@ -370,6 +370,10 @@ export const deliveries = z
         description:
           "ClusterDNS: the store's Service name (the consumer runs in the store's cluster); Exposed: the class's exposure. Kept after a failed pass while a Secret delivered earlier may still be there.",
       }),
+      keys: z.string().max(64).optional().meta({
+        description:
+          'A digest of the access key id the Secret there holds (never the key): rotation keeps the previous keys until every consumer holds the new ones.',
+      }),
       removing: z
         .boolean()
         .optional()

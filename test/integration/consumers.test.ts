@@ -227,6 +227,76 @@ describe('a Bound bucket is usable where its app runs', () => {
     }
   }, 120_000);
 
+  it('rotation waits for a consumer cluster that is down: the previous keys outlive the grace period until it holds the new ones', async () => {
+    const proxy = new FreezableProxy(testCluster('consumer').server);
+    const url = await proxy.listen();
+    const port = Number(new URL(url).port);
+    await writeSecret(control, platform, 'slow-creds', { ...providerSecretKeys(testCluster('consumer')), endpoint: url });
+    await control.apply(Providers, {
+      apiVersion: Providers.apiVersion,
+      kind: 'Provider',
+      metadata: { name: 'slow', namespace: platform },
+      spec: { credentialsSecretRef: { name: 'slow-creds' }, consumers: [{ claimNamespace: teamA, namespaces: [appB] }] },
+    } as KubeObjectLike);
+    await control.create(Buckets, bucket('held', teamA, { consumers: [to('slow', appB)] }));
+    await delivered('held', teamA, 1);
+    const old = await keysIn(consumer, 'held-s3', appB);
+    const endpoint = await resolveS3Endpoint(old.endpoint!, consumer);
+    await proxy.close();
+    try {
+      await control.mergePatch(Buckets, 'held', teamA, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'while-down' } } });
+      const fresh = await eventually(
+        async () => {
+          const k = await keysIn(control, 'held-s3', teamA);
+          return k.AWS_ACCESS_KEY_ID !== old.AWS_ACCESS_KEY_ID ? k : undefined;
+        },
+        "the claim's own Secret to hold the new keys",
+        { timeoutMs: 45_000 },
+      );
+      const publishedAt = Date.now();
+      await deliveryOf('held', teamA, `${platform}/slow/${appB}`, 'ConsumerUnreachable');
+      // Well past the grace period (the resource polls every second here), the previous keys still work.
+      await eventually(
+        async () => (Date.now() - publishedAt > (GRACE_S + 8) * 1000 ? true : undefined),
+        'the grace period to be long over',
+        {
+          timeoutMs: (GRACE_S + 20) * 1000,
+          delayMs: 1_000,
+        },
+      );
+      await roundTrip(endpoint, creds(old), old.BUCKET_NAME!);
+      await roundTrip(endpoint, creds(fresh), fresh.BUCKET_NAME!);
+    } finally {
+      await proxy.listen(port);
+    }
+    // Back: the consumer gets the new keys, and only then are the previous ones refused.
+    await eventually(
+      async () => ((await keysIn(consumer, 'held-s3', appB)).AWS_ACCESS_KEY_ID !== old.AWS_ACCESS_KEY_ID ? true : undefined),
+      'the consumer to hold the new keys',
+      {
+        timeoutMs: 45_000,
+      },
+    );
+    const s3 = s3Client(endpoint, creds(old));
+    try {
+      await eventually(
+        async () => {
+          const answer = await s3.send(new ListObjectsV2Command({ Bucket: old.BUCKET_NAME! })).then(
+            () => 'allowed',
+            (e: Error) => e.name,
+          );
+          return answer === 'InvalidAccessKeyId' ? true : undefined;
+        },
+        'the previous keys refused once every consumer holds the new ones',
+        { timeoutMs: 90_000 },
+      );
+    } finally {
+      s3.destroy();
+      await control.delete(Buckets, 'held', teamA);
+      await proxy.close();
+    }
+  }, 240_000);
+
   it('removing one consumer deletes only its Secret; deleting the claim deletes every one, then the claim goes', async () => {
     await control.mergePatch(Buckets, 'app', teamA, { spec: { consumers: [to('c', appA)] } });
     await eventually(async () => ((await secretIn(target, 'app-s3', inTarget)) ? undefined : true), 'the Secret in the target deleted', {

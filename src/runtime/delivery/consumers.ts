@@ -21,6 +21,8 @@ export interface Delivery {
   delivered: boolean;
   endpoint?: 'ClusterDNS' | 'Exposed';
   removing?: boolean;
+  /** A digest of the access key id the Secret there holds (hold.ts): what rotation waits for. */
+  keys?: string;
   reason?: string;
   message?: string;
 }

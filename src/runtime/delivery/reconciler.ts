@@ -31,6 +31,7 @@ import {
   type Exposure,
   type Place,
 } from './consumers.ts';
+import { keysDigest } from './hold.ts';
 
 /** Held while a claim's delivered Secrets may still be out there: a claim goes once they are deleted. */
 export const FINALIZER_DELIVERY = 'rook.crossplane.io/deliveries';
@@ -185,7 +186,8 @@ export class DeliveryReconciler {
   ): Promise<Delivery> {
     const base = { to: place.to, secretName: place.secretName };
     // What a pass that wrote nothing keeps of the record: that a Secret of ours may be there (its endpoint kind).
-    const kept = before && mayHold(before) && before.endpoint ? { endpoint: before.endpoint } : {};
+    const kept =
+      before && mayHold(before) && before.endpoint ? { endpoint: before.endpoint, ...(before.keys ? { keys: before.keys } : {}) } : {};
     let provider: ProviderObject | undefined;
     try {
       provider = this.provider(place);
@@ -220,7 +222,7 @@ export class DeliveryReconciler {
           Reasons.DeliveredConnectionSecret,
           `${wrote === 'created' ? 'Delivered' : 'Updated'} connection Secret ${place.namespace}/${place.secretName} in the cluster of Provider ${place.provider.name}`,
         );
-      return { ...base, delivered: true, endpoint };
+      return { ...base, delivered: true, endpoint, ...withKeys(source) };
     } catch (err) {
       // A consumer the platform team no longer allows, or no longer gives an endpoint, loses what was delivered there.
       const withdrawn = provider && (reasonOf(err) === Reasons.ConsumerNotAllowed || reasonOf(err) === Reasons.NoEndpointForConsumer);
@@ -377,6 +379,11 @@ export class DeliveryReconciler {
     claim.metadata.resourceVersion = stored.metadata.resourceVersion;
   }
 }
+
+const withKeys = (data: Record<string, string>): { keys?: string } => {
+  const keys = keysDigest(data.AWS_ACCESS_KEY_ID);
+  return keys ? { keys } : {};
+};
 
 /** A delivery that may have left a Secret of ours there. */
 function mayHold(d: Delivery): boolean {

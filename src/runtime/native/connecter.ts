@@ -148,6 +148,7 @@ export interface NativeConnecterOptions {
   connected?: (key: string, target: Target) => void;
   /** The control cluster's managed resources a kind's endpoint may come from (NativeKind.endpointFrom). */
   managed?: NativeExternalOptions['managed'];
+  retirementHold?: NativeExternalOptions['retirementHold'];
 }
 
 export class NativeConnecter<MR extends ManagedResource> implements ExternalConnecter<MR> {
@@ -201,6 +202,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
       recorder: this.opts.recorder,
       reader: target.informers,
       managed: this.opts.managed,
+      retirementHold: this.opts.retirementHold,
     });
   }
 

@@ -92,6 +92,11 @@ export interface NativeExternalOptions {
   now?: () => number;
   /** Managed resources of the control cluster (from caches) another one's endpoint comes from: see NativeKind.endpointFrom. */
   managed?: { get(type: ResourceType, namespace: string, name: string): ManagedResource | undefined };
+  /**
+   * Why the keys a rotation replaced must keep working past their grace period (a consumer of the
+   * claim does not hold the new ones yet), or undefined: while it says why, they are not removed.
+   */
+  retirementHold?: (mr: ManagedResource) => string | undefined;
 }
 
 export class NativeExternal<MR extends ManagedResource> implements ExternalClient<MR> {
@@ -181,7 +186,7 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
     // What the user left unset comes from the target, so adopting an object changes nothing else.
     const lateInitialized = (policy.lateInitialize && this.kind.lateInitialize?.(mr, observed)) || false;
-    const plan = planFor(this.kind, mr, this.now(), policy.update);
+    const plan = holdRetirement(planFor(this.kind, mr, this.now(), policy.update), this.opts.retirementHold?.(mr));
     const ctx = kindContext(this.marks, plan);
     const companions = await this.checkCompanions(mr, name, observed, relation, ctx, signal);
     refuseUnprovenUpstream(this.kind, this.opts.managed, mr);
@@ -469,4 +474,11 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     if (keptNamespace && !keptNamespace.byStores) this.opts.recorder?.normal(mr, Reasons.KeptTargetNamespace, keptNamespace.why);
     return requested ? { gone } : { gone, requested };
   }
+}
+
+/** The replaced keys stay while something still holds them (a consumer without the new ones): only older ones go. */
+function holdRetirement(plan: RotationPlan, held: string | undefined): RotationPlan {
+  const previous = plan.next?.previous ?? plan.state.previous;
+  if (!held || previous === undefined || !plan.view.due.includes(previous)) return plan;
+  return { ...plan, view: { ...plan.view, due: plan.view.due.filter((g) => g !== previous) } };
 }

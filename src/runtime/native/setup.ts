@@ -32,6 +32,8 @@ interface Wiring<MR extends ManagedResource> {
   installer?: OperatorInstaller;
   /** Which target each resource last connected through, so a target's return requeues its resources. */
   targetOf: Map<string, string>;
+  /** Why the keys a rotation replaced must keep working past their grace period (see NativeExternalOptions). */
+  retirementHold?: (mr: ManagedResource) => string | undefined;
 }
 
 /** The managed controller, its reconciler and the connection Secrets it publishes. */
@@ -44,7 +46,7 @@ interface Managed<MR extends ManagedResource> {
 export function setupNativeManaged<MR extends ManagedResource>(
   manager: Manager,
   providers: ProviderSystem,
-  o: { type: ResourceType; kind: NativeKind<MR> },
+  o: { type: ResourceType; kind: NativeKind<MR>; retirementHold?: (mr: ManagedResource) => string | undefined },
 ): { controller: Controller; cache: Informer<MR> } {
   const { type, kind } = o;
   const w: Wiring<MR> = {
@@ -52,6 +54,7 @@ export function setupNativeManaged<MR extends ManagedResource>(
     providers,
     type,
     kind,
+    retirementHold: o.retirementHold,
     cache: manager.informer<MR>(type),
     installer: kind.operator ? providers.installerFor(kind.operator) : undefined,
     targetOf: new Map<string, string>(),
@@ -84,6 +87,7 @@ function managedController<MR extends ManagedResource>(w: Wiring<MR>): Managed<M
       operatorChanged: (p) => providers.providerController.enqueue(keyOf(p.metadata)),
       connected: (key, target) => targetOf.set(key, target.fingerprint),
       managed: endpointSources(w),
+      retirementHold: w.retirementHold,
     }),
     pollIntervalMs: opts.pollIntervalMs,
     pollJitterMs: opts.pollJitterMs,
