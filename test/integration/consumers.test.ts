@@ -309,6 +309,23 @@ describe('a Bound bucket is usable where its app runs', () => {
     expect(await secretIn(consumer, 'app-s3', appA)).toBeUndefined();
   }, 90_000);
 
+  it('a delivered Secret whose claim went while provider-rook was down, without its finalizer, is swept as a leak at start', async () => {
+    await control.create(Buckets, bucket('orphan', teamA, { consumers: [to('c', appA, 'orphan-s3')] }));
+    await delivered('orphan', teamA, 1);
+    const marked = await secretIn(consumer, 'orphan-s3', appA);
+    expect(marked?.metadata.labels?.['rook.crossplane.io/delivered']).toBe('true');
+    const id = app.controlPlaneId;
+    await app.stop();
+    // While it is down, every finalizer is removed by hand and the claim goes: nothing records the Secret.
+    await control.mergePatch(Buckets, 'orphan', teamA, { metadata: { finalizers: null } });
+    await control.delete(Buckets, 'orphan', teamA);
+    await eventually(async () => ((await read(Buckets, 'orphan', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 20_000 });
+    app = await startTestApp(testCluster('control'), { namespaces: [platform, teamA, teamB], pollIntervalMs: 1_000, controlPlaneId: id });
+    await eventually(async () => ((await secretIn(consumer, 'orphan-s3', appA)) ? undefined : true), 'its delivered Secret swept', {
+      timeoutMs: 30_000,
+    });
+  }, 120_000);
+
   it('a BucketAccess grant delivers its own keys to its consumers, and they reach the shared bucket', async () => {
     await control.create(Buckets, bucket('lender', teamA, { shareWith: [{ namespace: teamB, modes: ['ReadWrite'] }] }));
     await eventually(

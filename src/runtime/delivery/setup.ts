@@ -37,6 +37,8 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
   const classes = new Map(o.classes.map((t) => [t.kind, manager.informer<KubeObjectLike & { spec?: { exposure?: Exposure } }>(t)]));
   const resource = resourceOf(o.claim);
   const subscribed = new WeakSet<Informer<SecretObject>>();
+  /** The consumer clusters watched so far, and their caches of delivered Secrets. */
+  const watched = new Map<string, { target: Target; cache: Informer<SecretObject> }>();
 
   const controller = manager.controller(
     `delivery/${kindName(o.claim)}`,
@@ -55,18 +57,21 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
       storeOf: o.storeOf,
       providers: system.resolver,
       marks: system.marks,
-      delivered: (target: Target) => {
-        const cache = target.informers.informer<SecretObject>(Secrets, {
-          labelSelector: `${system.marks.selector},${LABEL_DELIVERED}=true`,
-        });
-        if (!subscribed.has(cache)) {
-          subscribed.add(cache);
-          cache.on({ added: ownerOf, updated: (old, s) => changed(old, s), deleted: freed });
-        }
-        return cache;
-      },
+      delivered: (target: Target) => deliveredIn(target),
     }),
   );
+  /** The consumer cluster's watch of the Secrets delivered there (started on first use). */
+  function deliveredIn(target: Target): Informer<SecretObject> {
+    const cache = target.informers.informer<SecretObject>(Secrets, {
+      labelSelector: `${system.marks.selector},${LABEL_DELIVERED}=true`,
+    });
+    watched.set(target.fingerprint, { target, cache });
+    if (!subscribed.has(cache)) {
+      subscribed.add(cache);
+      cache.on({ added: (s) => seen(target, s), updated: (old, s) => changed(old, s), deleted: freed });
+    }
+    return cache;
+  }
   const enqueue = (key: string): void => controller.enqueue(key);
   const delivering = (): DeliveringClaim[] => claims.list().filter((c) => c.spec?.consumers?.length || c.status?.deliveries?.length);
 
@@ -74,6 +79,36 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
   function ownerOf(s: SecretObject): void {
     const owner = system.marks.claimedOwner(s);
     if (owner?.resource === resource) enqueue(owner.key);
+  }
+  // Listed or made there: its claim is woken; one whose claim is proven gone (a crash between writing it
+  // and recording it, a status lost) is deleted, as a leak of ours, with its uid as precondition.
+  function seen(target: Target, s: SecretObject): void {
+    ownerOf(s);
+    const owner = system.marks.provenOwner(Secrets, s);
+    if (owner?.resource !== resource || !claims.hasSynced || claims.get(owner.key)?.metadata.uid === owner.uid) return;
+    sweep(target, s, owner);
+  }
+  // A claim gone without its finalizer's work (removed by hand): what it left in watched clusters goes.
+  claims.on({
+    deleted: (c) => {
+      for (const { target, cache } of watched.values())
+        for (const s of cache.list()) {
+          const owner = system.marks.provenOwner(Secrets, s);
+          if (owner?.resource === resource && owner.uid === c.metadata.uid) sweep(target, s, owner);
+        }
+    },
+  });
+  function sweep(target: Target, s: SecretObject, owner: { name: string; namespace: string; key: string; uid: string }): void {
+    void (async () => {
+      const live = await manager.control.get<DeliveringClaim>(o.claim, owner.name, owner.namespace);
+      if (live?.metadata.uid === owner.uid) return;
+      await target.client.delete(Secrets, s.metadata.name, s.metadata.namespace, { uid: s.metadata.uid });
+      manager.log.info('deleted a delivered Secret whose claim is gone', {
+        secret: `${s.metadata.namespace}/${s.metadata.name}`,
+        target: target.server,
+        claim: owner.key,
+      });
+    })().catch((err: unknown) => manager.log.debug('could not judge a delivered Secret', { error: (err as Error).message }));
   }
   function changed(old: SecretObject, s: SecretObject): void {
     if (
@@ -121,14 +156,25 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
       )
         enqueue(keyOf(c.metadata));
   };
+  // A cluster that consents to deliveries is watched from the start: what a crash or a restore left
+  // there is judged by its first list, whether or not a claim delivers there now.
+  const watchConsenting = (p: KubeObjectLike & { spec?: { consumers?: unknown[] } }): void => {
+    if (!p.spec?.consumers?.length) return;
+    system.resolver.resolve(p as unknown as Parameters<typeof system.resolver.resolve>[0]).then(deliveredIn, () => undefined);
+  };
   system.providers.on({
-    added: providerChanged,
+    added: (p) => {
+      watchConsenting(p);
+      providerChanged(p);
+    },
     updated: (old, p) => {
       // Its consent, its going, or its cluster answering again (what waited for it is tried at once).
       const ready = (x: typeof p) =>
         (x as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions?.find((c) => c.type === 'Ready')?.status;
-      if (!sameJson(old.spec, p.spec) || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp || ready(old) !== ready(p))
+      if (!sameJson(old.spec, p.spec) || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp || ready(old) !== ready(p)) {
+        watchConsenting(p);
         providerChanged(p);
+      }
     },
     deleted: providerChanged,
   });
