@@ -14,9 +14,9 @@ import {
   readyColumns,
   reclaimPolicy,
   type KubeObject,
-  exposure,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
+import { exposure } from './delivery.ts';
 
 const GROUP = 'ceph.rook.crossplane.io';
 const VERSION = 'v1alpha1';

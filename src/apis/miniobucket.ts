@@ -19,9 +19,9 @@ import {
   rotatedColumn,
   reclaimPolicy,
   type KubeObject,
-  exposure,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
+import { exposure } from './delivery.ts';
 
 const GROUP = 'minio.crossplane.io';
 const VERSION = 'v1alpha1';

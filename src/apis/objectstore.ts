@@ -12,11 +12,10 @@ import {
   protectedColumn,
   readyColumns,
   storeBucket,
-  exposureStatus,
-  storeExposure,
   type KubeObject,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
+import { exposureStatus, storeExposure } from './delivery.ts';
 
 const volumeClaimTemplate = z.object({
   metadata: z.object({

@@ -2,18 +2,10 @@
 // team writes the store's spec once; every Bucket claim that resolves to this class gets a managed
 // ObjectStore configured from it.
 import { z } from 'zod';
-import {
-  ageColumn,
-  classPlacement,
-  credentialRotation,
-  namespaceName,
-  objectName,
-  protectClaims,
-  reclaimPolicy,
-  storeExposure,
-} from './common.ts';
+import { ageColumn, classPlacement, credentialRotation, namespaceName, objectName, protectClaims, reclaimPolicy } from './common.ts';
 import type { KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
+import { storeExposure } from './delivery.ts';
 import { minioStoreSpec } from './objectstore.ts';
 
 export const objectStoreClassSchema = z.object({

@@ -6,9 +6,7 @@ import {
   ageColumn,
   bindingPhase,
   conditions,
-  consumers,
   credentialsStatus,
-  deliveries,
   labelSelector,
   localRef,
   namespaceName,
@@ -20,6 +18,7 @@ import {
   type KubeObject,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
+import { consumers, deliveries } from './delivery.ts';
 
 const GROUP = 'storage.crossplane.io';
 const VERSION = 'v1alpha1';

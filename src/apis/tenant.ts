@@ -16,11 +16,10 @@ import {
   readyColumns,
   storeBucket,
   reclaimPolicy,
-  exposureStatus,
-  storeExposure,
   type KubeObject,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
+import { exposureStatus, storeExposure } from './delivery.ts';
 
 const GROUP = 'minio.crossplane.io';
 const VERSION = 'v1alpha1';
