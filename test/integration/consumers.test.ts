@@ -307,6 +307,7 @@ describe('a Bound bucket is usable where its app runs', () => {
     await control.delete(Buckets, 'app', teamA);
     await eventually(async () => ((await read(Buckets, 'app', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 45_000 });
     expect(await secretIn(consumer, 'app-s3', appA)).toBeUndefined();
+    expect((await eventsFor(control, teamA, 'app')).filter((e) => e.reason === 'RemovedConnectionSecret').length).toBe(2);
   }, 90_000);
 
   it('a delivered Secret whose claim went while provider-rook was down, without its finalizer, is swept as a leak at start', async () => {
@@ -420,6 +421,24 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
     });
     expect(await secretIn(consumer, 'foreign', appA)).toEqual(foreign);
   }, 180_000);
+
+  it("a consumer's Provider deleted: the claim says so, and its deletion is not held by a cluster nothing reaches any more", async () => {
+    await registerProvider(control, platform, 'gone', testCluster('consumer'));
+    await control.mergePatch(Providers, 'gone', platform, { spec: { consumers: [{ claimNamespace: teamA, namespaces: [appB] }] } });
+    await control.create(Buckets, bucket('left', teamA, { consumers: [to('gone', appB)] }));
+    await delivered('left', teamA, 1);
+    await control.delete(Providers, 'gone', platform);
+    expect((await deliveryOf('left', teamA, `${platform}/gone/${appB}`, 'ConsumerProviderNotFound')).message).toContain(
+      'spec.consumers[0]',
+    );
+    await control.delete(Buckets, 'left', teamA);
+    await eventually(async () => ((await read(Buckets, 'left', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 30_000 });
+    expect((await eventsFor(control, teamA, 'left')).map((e) => e.reason)).toContain('AbandonedConnectionSecret');
+    // The same cluster is still watched through Provider c: what the claim left there is swept as a leak.
+    await eventually(async () => ((await secretIn(consumer, 'left-s3', appB)) ? undefined : true), 'the Secret swept', {
+      timeoutMs: 20_000,
+    });
+  }, 90_000);
 
   it('a consumer cluster unreachable while its claim is deleted: the claim waits and says so, and goes once the cluster is back', async () => {
     const proxy = new FreezableProxy(testCluster('consumer').server);

@@ -22,6 +22,8 @@ import { roundTrip } from '../support/s3.ts';
 import { FakeGatewayController, FakeLoadBalancerController, FakeMcsController } from '../support/stand-ins/exposure-controllers.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
+import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
+import { LoopbackIngress } from '../support/stand-ins/loopback-ingress.ts';
 import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,6 +58,8 @@ let consumer: KubeClient;
 let app: App;
 let operator: FakeMinioOperator;
 let tenants: FakeTenantOperator;
+let ceph: FakeBucketProvisioner;
+let cephIngress: LoopbackIngress;
 let balancer: FakeLoadBalancerController;
 let gateway: FakeGatewayController;
 let mcs: FakeMcsController;
@@ -111,12 +115,18 @@ beforeAll(async () => {
   await installCrds(consumer, [fixture('serviceimports')]);
   await installOperatorBundle(target, 'rook-minio');
   await installOperatorBundle(target, 'minio-operator');
+  await installOperatorBundle(target, 'rook-ceph');
+  await applyRookBucketStorageClass(target);
   operator = new FakeMinioOperator(target, { s3: true });
   tenants = new FakeTenantOperator(target, { s3: true });
   balancer = new FakeLoadBalancerController(target);
   gateway = new FakeGatewayController(target);
   mcs = new FakeMcsController(target, [consumer]);
-  for (const s of [operator, tenants, balancer, gateway, mcs]) void s.start();
+  ceph = new FakeBucketProvisioner(target, { s3: true });
+  for (const s of [operator, tenants, balancer, gateway, mcs, ceph]) void s.start();
+  // Rook Ceph's gateway Service is the platform team's: a URL of its ingress is how a class exposes it.
+  cephIngress = new LoopbackIngress('http://rook-ceph-rgw-my-store.rook-ceph.svc:80', target);
+  const cephUrl = await cephIngress.listen();
   platform = await createNamespace(control, 'exp-infra');
   team = await createNamespace(control, 'exp-team');
   appNs = await createNamespace(consumer, 'exp-app');
@@ -208,12 +218,16 @@ beforeAll(async () => {
     },
   });
   await apply(kinds.MinioBucketClass, 'shared', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
+  await apply(kinds.CephBucketClass, 'ceph', platform, {
+    spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' }, exposure: { url: cephUrl } },
+  });
   for (const [name, kind] of [
     ['lb', ObjectStoreClasses],
     ['mcs', ObjectStoreClasses],
     ['gw', TenantClasses],
     ['gw-tls', TenantClasses],
     ['shared', kinds.MinioBucketClass],
+    ['ceph', kinds.CephBucketClass],
   ] as const)
     await apply(BucketClasses, name, team, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } });
   app = await startTestApp(testCluster('control'), { namespaces: [platform, team], pollIntervalMs: 1_000 });
@@ -221,7 +235,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.stop();
-  for (const s of [operator, tenants, balancer, gateway, mcs]) await s?.stop();
+  for (const s of [operator, tenants, balancer, gateway, mcs, ceph]) await s?.stop();
+  await cephIngress?.close();
   if (pkiDir) rmSync(pkiDir, { recursive: true, force: true });
   await down([TARGET]);
 });
@@ -289,6 +304,15 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     expect(await target.get(ServiceExports, svc, MCS_NS)).toBeDefined();
     // Not where nothing imports it: the control cluster holds no ServiceImport.
     await expect(resolveS3Endpoint(keys.endpoint!, control)).rejects.toThrow(/does not resolve/);
+  }, 150_000);
+
+  it("a Rook Ceph bucket, through the URL of the platform team's ingress in front of its gateway", async () => {
+    await control.create(Buckets, claim('ceph', 'ceph'));
+    await delivered('ceph');
+    const keys = await useFromConsumer('ceph');
+    expect(keys.endpoint).toBe(cephIngress.url);
+    const own = secretText((await control.get<Obj>(Secrets, 'ceph-s3', team))!.data);
+    await expect(resolveS3Endpoint(own.endpoint!, consumer)).rejects.toThrow();
   }, 150_000);
 
   it("a bucket in a shared store gets the store's own exposure", async () => {

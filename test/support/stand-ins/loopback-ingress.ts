@@ -48,6 +48,11 @@ export class LoopbackIngress {
   /** Starts listening; the URL clients use (http://<its address>:<port>). */
   async listen(): Promise<string> {
     await new Promise<void>((resolve, reject) => this.server.once('error', reject).listen(this.port, this.host, resolve));
+    return this.url;
+  }
+
+  /** The URL clients use, once it listens. */
+  get url(): string {
     return `http://${this.host}:${(this.server.address() as AddressInfo).port}`;
   }
 
