@@ -94,6 +94,26 @@ const secretIn = async (where: KubeClient, name: string, namespace: string) => w
 const keysIn = async (where: KubeClient, name: string, namespace: string) => secretText((await secretIn(where, name, namespace))?.data);
 const creds = (k: Record<string, string>) => ({ accessKey: k.AWS_ACCESS_KEY_ID!, secretKey: k.AWS_SECRET_ACCESS_KEY! });
 
+/** Waits until S3 refuses these keys as unknown (InvalidAccessKeyId). */
+async function refusedEventually(endpoint: string, keys: Record<string, string>, what: string, timeoutMs: number): Promise<void> {
+  const s3 = s3Client(endpoint, creds(keys));
+  try {
+    await eventually(
+      async () => {
+        const answer = await s3.send(new ListObjectsV2Command({ Bucket: keys.BUCKET_NAME! })).then(
+          () => 'allowed',
+          (e: Error) => e.name,
+        );
+        return answer === 'InvalidAccessKeyId' ? true : undefined;
+      },
+      what,
+      { timeoutMs },
+    );
+  } finally {
+    s3.destroy();
+  }
+}
+
 beforeAll(async () => {
   cluster = (await up([TARGET]))[0]!;
   control = adminClient(testCluster('control'));
@@ -209,22 +229,7 @@ describe('a Bound bucket is usable where its app runs', () => {
     const endpoint = await resolveS3Endpoint(fresh.endpoint!, consumer);
     await roundTrip(endpoint, creds(fresh), fresh.BUCKET_NAME!);
     await roundTrip(endpoint, creds(old), old.BUCKET_NAME!); // within the grace period
-    const s3 = s3Client(endpoint, creds(old));
-    try {
-      await eventually(
-        async () => {
-          const answer = await s3.send(new ListObjectsV2Command({ Bucket: old.BUCKET_NAME! })).then(
-            () => 'allowed',
-            (e: Error) => e.name,
-          );
-          return answer === 'InvalidAccessKeyId' ? true : undefined;
-        },
-        'the old keys to be refused after the grace period',
-        { timeoutMs: (GRACE_S + 40) * 1000 },
-      );
-    } finally {
-      s3.destroy();
-    }
+    await refusedEventually(endpoint, old, 'the old keys to be refused after the grace period', (GRACE_S + 40) * 1000);
   }, 120_000);
 
   it('rotation waits for a consumer cluster that is down: the previous keys outlive the grace period until it holds the new ones', async () => {
@@ -277,21 +282,9 @@ describe('a Bound bucket is usable where its app runs', () => {
         timeoutMs: 45_000,
       },
     );
-    const s3 = s3Client(endpoint, creds(old));
     try {
-      await eventually(
-        async () => {
-          const answer = await s3.send(new ListObjectsV2Command({ Bucket: old.BUCKET_NAME! })).then(
-            () => 'allowed',
-            (e: Error) => e.name,
-          );
-          return answer === 'InvalidAccessKeyId' ? true : undefined;
-        },
-        'the previous keys refused once every consumer holds the new ones',
-        { timeoutMs: 90_000 },
-      );
+      await refusedEventually(endpoint, old, 'the previous keys refused once every consumer holds the new ones', 90_000);
     } finally {
-      s3.destroy();
       await control.delete(Buckets, 'held', teamA);
       await proxy.close();
     }

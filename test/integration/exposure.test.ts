@@ -21,7 +21,7 @@ import { createNamespace, installCrds, installRoles, ourCrds, registerProvider, 
 import { roundTrip } from '../support/s3.ts';
 import { FakeGatewayController, FakeLoadBalancerController, FakeMcsController } from '../support/stand-ins/exposure-controllers.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
+import { FakeTenantOperator, SMALL_POOL } from '../support/stand-ins/fake-tenant-operator.ts';
 import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
 import { LoopbackIngress } from '../support/stand-ins/loopback-ingress.ts';
 import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
@@ -182,28 +182,14 @@ beforeAll(async () => {
   await apply(ObjectStoreClasses, 'mcs', platform, { spec: { ...store, targetNamespace: MCS_NS, exposure: { multiCluster: {} } } });
   await apply(TenantClasses, 'gw', platform, {
     spec: {
-      pools: [
-        {
-          name: 'pool-0',
-          servers: 4,
-          volumesPerServer: 1,
-          volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
-        },
-      ],
+      pools: [SMALL_POOL],
       providerRef: { name: 't' },
       exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.${DOMAIN}` } },
     },
   });
   await apply(TenantClasses, 'gw-tls', platform, {
     spec: {
-      pools: [
-        {
-          name: 'pool-0',
-          servers: 4,
-          volumesPerServer: 1,
-          volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
-        },
-      ],
+      pools: [SMALL_POOL],
       providerRef: { name: 't' },
       exposure: { gateway: { gatewayRef: { name: 'edge-tls', namespace: GW_NS }, hostname: `*.tls.${DOMAIN}` }, caBundle: caPem },
     },

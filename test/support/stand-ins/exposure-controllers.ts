@@ -37,6 +37,15 @@ export const ServiceImports: ResourceType = {
 let nextAddress = 10;
 const address = (block: number): string => `127.0.${block}.${nextAddress++}`;
 const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** A condition of `type`, True, as these controllers write them for the object's generation. */
+const trueCondition = (type: string, obj: Loose) => ({
+  type,
+  status: 'True',
+  reason: type,
+  message: '',
+  lastTransitionTime: now(),
+  observedGeneration: obj.metadata.generation as number | undefined,
+});
 
 const open = new WeakMap<Server, Set<Socket>>();
 
@@ -180,15 +189,7 @@ export class FakeGatewayController extends StandIn<Gateway> {
     }
     const status = gw.status as { addresses?: { value: string }[] } | undefined;
     if (status?.addresses?.[0]?.value !== state.host) {
-      const generation = gw.metadata.generation as number | undefined;
-      const condition = (type: string) => ({
-        type,
-        status: 'True',
-        reason: type,
-        message: '',
-        lastTransitionTime: now(),
-        observedGeneration: generation,
-      });
+      const condition = (type: string) => trueCondition(type, gw);
       await this.client.updateStatus(Gateways, {
         ...gw,
         status: { addresses: [{ type: 'IPAddress', value: state.host }], conditions: [condition('Accepted'), condition('Programmed')] },
@@ -277,15 +278,7 @@ class RouteWatcher extends StandIn<Route> {
     if (parents.some((p) => p.parentRef.name === gw.metadata.name)) return;
     const latest = await this.client.get<Route>(HTTPRoutes, route.metadata.name, route.metadata.namespace);
     if (!latest) return;
-    const generation = latest.metadata.generation as number | undefined;
-    const condition = (type: string) => ({
-      type,
-      status: 'True',
-      reason: type,
-      message: '',
-      lastTransitionTime: now(),
-      observedGeneration: generation,
-    });
+    const condition = (type: string) => trueCondition(type, latest);
     await this.client.updateStatus(HTTPRoutes, {
       ...latest,
       status: {
