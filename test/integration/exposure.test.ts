@@ -36,6 +36,7 @@ import { s3Client } from '../support/s3.ts';
 const TARGET = `it-exposure-${process.pid}`;
 const LB_NS = `exp-lb-${process.pid}`;
 const MCS_NS = `exp-mcs-${process.pid}`;
+const OS_GW_NS = `exp-osgw-${process.pid}`;
 const SHARED_NS = `exp-shared-${process.pid}`;
 const GW_NS = `exp-gw-${process.pid}`;
 const DOMAIN = `s3-${process.pid}.example.test`;
@@ -180,6 +181,17 @@ beforeAll(async () => {
   const store = { scope: { nodeCount: 4 }, providerRef: { name: 't' } };
   await apply(ObjectStoreClasses, 'lb', platform, { spec: { ...store, targetNamespace: LB_NS, exposure: { loadBalancer: {} } } });
   await apply(ObjectStoreClasses, 'mcs', platform, { spec: { ...store, targetNamespace: MCS_NS, exposure: { multiCluster: {} } } });
+  // The other pairs of backend and exposure: a Rook MinIO store on the Gateway, a Tenant exported to the clusterset.
+  await apply(ObjectStoreClasses, 'os-gw', platform, {
+    spec: {
+      ...store,
+      targetNamespace: OS_GW_NS,
+      exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.os.${DOMAIN}` } },
+    },
+  });
+  await apply(TenantClasses, 'tenant-mcs', platform, {
+    spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { multiCluster: {} } },
+  });
   await apply(TenantClasses, 'gw', platform, {
     spec: {
       pools: [SMALL_POOL],
@@ -211,6 +223,8 @@ beforeAll(async () => {
     ['lb', ObjectStoreClasses],
     ['mcs', ObjectStoreClasses],
     ['gw', TenantClasses],
+    ['os-gw', ObjectStoreClasses],
+    ['tenant-mcs', TenantClasses],
     ['gw-tls', TenantClasses],
     ['shared', kinds.MinioBucketClass],
     ['ceph', kinds.CephBucketClass],
@@ -279,6 +293,32 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     } finally {
       untrusting.destroy();
     }
+  }, 150_000);
+
+  it('a Rook MinIO store on the Gateway, under its own host name', async () => {
+    await control.create(Buckets, claim('osgw', 'os-gw'));
+    const c = await delivered('osgw');
+    const keys = await useFromConsumer('osgw');
+    expect(keys.endpoint).toBe(`http://${c.spec!.resourceRef!.name}.os.${DOMAIN}:18080`);
+  }, 150_000);
+
+  it("a Tenant exported to the clusterset: imported once its namespace exists in the consumer's cluster", async () => {
+    await control.create(Buckets, claim('tmcs', 'tenant-mcs'));
+    const mr = await eventually(async () => (await read(Buckets, 'tmcs', team))?.spec?.resourceRef?.name, 'a Tenant for the claim', {
+      timeoutMs: 30_000,
+    });
+    // Namespace sameness: the consumer's cluster holds the Tenant's namespace; the MCS controller imports there then.
+    await consumer.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `minio-${mr}` } });
+    await eventually(async () => ((await target.get(ServiceExports, 'minio', `minio-${mr}`)) ? true : undefined), 'the export made', {
+      timeoutMs: 60_000,
+    });
+    await eventually(async () => ((await target.get(Services, 'minio', `minio-${mr}`)) ? true : undefined), "the operator's Service", {
+      timeoutMs: 60_000,
+    });
+    await mcs.resync();
+    await delivered('tmcs');
+    const keys = await useFromConsumer('tmcs');
+    expect(keys.endpoint).toBe(`http://minio.minio-${mr}.svc.clusterset.local`); // port 80 is the default
   }, 150_000);
 
   it('Multi-Cluster Services: a ServiceExport, published as its clusterset name, which resolves where it is imported', async () => {
