@@ -114,6 +114,20 @@ async function refusedEventually(endpoint: string, keys: Record<string, string>,
   }
 }
 
+/** A Provider of the consumer cluster reached through a proxy the test can close: `claimNamespace` may deliver into appB. */
+async function consumerBehindProxy(name: string, claimNamespace: string): Promise<{ proxy: FreezableProxy; port: number }> {
+  const proxy = new FreezableProxy(testCluster('consumer').server);
+  const url = await proxy.listen();
+  await writeSecret(control, platform, `${name}-creds`, { ...providerSecretKeys(testCluster('consumer')), endpoint: url });
+  await control.apply(Providers, {
+    apiVersion: Providers.apiVersion,
+    kind: 'Provider',
+    metadata: { name, namespace: platform },
+    spec: { credentialsSecretRef: { name: `${name}-creds` }, consumers: [{ claimNamespace, namespaces: [appB] }] },
+  } as KubeObjectLike);
+  return { proxy, port: Number(new URL(url).port) };
+}
+
 beforeAll(async () => {
   cluster = (await up([TARGET]))[0]!;
   control = adminClient(testCluster('control'));
@@ -233,16 +247,7 @@ describe('a Bound bucket is usable where its app runs', () => {
   }, 120_000);
 
   it('rotation waits for a consumer cluster that is down: the previous keys outlive the grace period until it holds the new ones', async () => {
-    const proxy = new FreezableProxy(testCluster('consumer').server);
-    const url = await proxy.listen();
-    const port = Number(new URL(url).port);
-    await writeSecret(control, platform, 'slow-creds', { ...providerSecretKeys(testCluster('consumer')), endpoint: url });
-    await control.apply(Providers, {
-      apiVersion: Providers.apiVersion,
-      kind: 'Provider',
-      metadata: { name: 'slow', namespace: platform },
-      spec: { credentialsSecretRef: { name: 'slow-creds' }, consumers: [{ claimNamespace: teamA, namespaces: [appB] }] },
-    } as KubeObjectLike);
+    const { proxy, port } = await consumerBehindProxy('slow', teamA);
     await control.create(Buckets, bucket('held', teamA, { consumers: [to('slow', appB)] }));
     await delivered('held', teamA, 1);
     const old = await keysIn(consumer, 'held-s3', appB);
@@ -434,16 +439,7 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
   }, 90_000);
 
   it('a consumer cluster unreachable while its claim is deleted: the claim waits and says so, and goes once the cluster is back', async () => {
-    const proxy = new FreezableProxy(testCluster('consumer').server);
-    const url = await proxy.listen();
-    const port = Number(new URL(url).port);
-    await writeSecret(control, platform, 'flaky-creds', { ...providerSecretKeys(testCluster('consumer')), endpoint: url });
-    await control.apply(Providers, {
-      apiVersion: Providers.apiVersion,
-      kind: 'Provider',
-      metadata: { name: 'flaky', namespace: platform },
-      spec: { credentialsSecretRef: { name: 'flaky-creds' }, consumers: [{ claimNamespace: teamB, namespaces: [appB] }] },
-    } as KubeObjectLike);
+    const { proxy, port } = await consumerBehindProxy('flaky', teamB);
     await control.create(Buckets, bucket('far', teamB, { consumers: [to('flaky', appB)] }));
     await delivered('far', teamB, 1);
     expect(await secretIn(consumer, 'far-s3', appB)).toBeDefined();
