@@ -252,6 +252,7 @@ export function managedSpec<F extends z.ZodType, E extends z.ZodRawShape = Recor
   forProvider: F,
   object: string,
   extra?: E,
+  rules: { rule: string; message: string; fieldPath?: string }[] = [],
 ) {
   return z
     .object({
@@ -313,6 +314,7 @@ export function managedSpec<F extends z.ZodType, E extends z.ZodRawShape = Recor
           rule: 'self.targetNamespace == oldSelf.targetNamespace',
           message: `targetNamespace cannot change after creation: it says where the ${object} lives in the target. Delete this resource and create a new one instead`,
         },
+        ...rules,
       ],
     });
 }

@@ -64,6 +64,18 @@ export const tenantSpec = z.object({
   clusterDomain: z.string().optional().meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
 });
 
+/**
+ * An exposed Tenant serves plain HTTP: the certificate the cluster's signer issues for
+ * requestAutoCert names only the Tenant's cluster-internal host names, which a client in another
+ * cluster does not use, and a Gateway route cannot carry TLS to its backend.
+ */
+const exposedWithoutAutoCert = (autoCert: string) => ({
+  rule: `!has(self.exposure) || !has(${autoCert}) || !${autoCert}`,
+  message:
+    "exposure cannot be set with requestAutoCert: the certificate the cluster's signer issues names only the Tenant's cluster-internal host names, which clients in other clusters do not use. Expose the Tenant over plain HTTP, with HTTPS on a Gateway listener",
+  fieldPath: '.exposure',
+});
+
 export const tenantSchema = z.object({
   spec: managedSpec(
     tenantSpec.meta({
@@ -81,6 +93,7 @@ export const tenantSchema = z.object({
     }),
     'Tenant',
     { bucket: storeBucket.optional(), exposure: storeExposure.optional() },
+    [exposedWithoutAutoCert('self.forProvider.requestAutoCert')],
   ),
   status: managedStatus(
     z.object({
@@ -138,7 +151,7 @@ export const tenantClassSchema = z.object({
         .optional()
         .meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
     })
-    .meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
+    .meta({ 'x-kubernetes-validations': [classPlacement.rule, exposedWithoutAutoCert('self.requestAutoCert')] }),
 });
 export type TenantClass = KubeObject & z.infer<typeof tenantClassSchema>;
 

@@ -1,13 +1,13 @@
 // A store of its own, exposed to other clusters as its class says, and used from a cluster that holds
 // no store (it-consumer) with what was delivered there: a LoadBalancer (Rook MinIO ObjectStore), a
-// Gateway API route (MinIO Tenant), Multi-Cluster Services (ObjectStore), and a shared store
-// exposed by its own resource (MinioBucket). The controllers that give addresses are stand-ins
+// Gateway API route (MinIO Tenant), Multi-Cluster Services (ObjectStore), the other pairs of backend
+// and exposure, and shared stores exposed by their own resource (MinioBucket) each way. The controllers that give addresses are stand-ins
 // (exposure-controllers.ts) that write what the real ones write and carry the traffic on loopback;
 // the Gateway API and MCS CRDs are the projects' own. A cluster's Service names resolve only inside it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { installOperatorBundle } from '../../hack/lib/manifests.ts';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, type App } from '../../src/app.ts';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, Tenants, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { Namespaces, Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
@@ -38,6 +38,8 @@ const LB_NS = `exp-lb-${process.pid}`;
 const MCS_NS = `exp-mcs-${process.pid}`;
 const OS_GW_NS = `exp-osgw-${process.pid}`;
 const SHARED_NS = `exp-shared-${process.pid}`;
+const SHARED_GW_NS = `exp-shgw-${process.pid}`;
+const SHARED_MCS_NS = `exp-shmcs-${process.pid}`;
 const GW_NS = `exp-gw-${process.pid}`;
 const DOMAIN = `s3-${process.pid}.example.test`;
 type Cond = { type: string; status: string; reason: string; message?: string };
@@ -133,7 +135,8 @@ beforeAll(async () => {
   appNs = await createNamespace(consumer, 'exp-app');
   for (const ns of [GW_NS, MCS_NS]) await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   // Namespace sameness: the exported Service's namespace exists where it is imported.
-  await consumer.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: MCS_NS } });
+  for (const ns of [MCS_NS, SHARED_MCS_NS])
+    await consumer.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   await target.create(Gateways, {
     apiVersion: Gateways.apiVersion,
     kind: 'Gateway',
@@ -189,6 +192,9 @@ beforeAll(async () => {
       exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.os.${DOMAIN}` } },
     },
   });
+  await apply(TenantClasses, 'tenant-lb', platform, {
+    spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { loadBalancer: {} } },
+  });
   await apply(TenantClasses, 'tenant-mcs', platform, {
     spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { multiCluster: {} } },
   });
@@ -216,6 +222,25 @@ beforeAll(async () => {
     },
   });
   await apply(kinds.MinioBucketClass, 'shared', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
+  // Shared stores on the other exposures: a Tenant on the Gateway under one host name, an ObjectStore exported to the clusterset.
+  await apply(Tenants, 'shared-gw', platform, {
+    spec: {
+      forProvider: { pools: [SMALL_POOL] },
+      targetNamespace: SHARED_GW_NS,
+      providerRef: { name: 't' },
+      exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `shared.${DOMAIN}` } },
+    },
+  });
+  await apply(kinds.MinioBucketClass, 'shared-gw', platform, { spec: { store: { kind: 'Tenant', name: 'shared-gw' } } });
+  await apply(ManagedObjectStores, 'shared-mcs', platform, {
+    spec: {
+      forProvider: { scope: { nodeCount: 4 } },
+      targetNamespace: SHARED_MCS_NS,
+      providerRef: { name: 't' },
+      exposure: { multiCluster: {} },
+    },
+  });
+  await apply(kinds.MinioBucketClass, 'shared-mcs', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared-mcs' } } });
   await apply(kinds.CephBucketClass, 'ceph', platform, {
     spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' }, exposure: { url: cephUrl } },
   });
@@ -224,9 +249,12 @@ beforeAll(async () => {
     ['mcs', ObjectStoreClasses],
     ['gw', TenantClasses],
     ['os-gw', ObjectStoreClasses],
+    ['tenant-lb', TenantClasses],
     ['tenant-mcs', TenantClasses],
     ['gw-tls', TenantClasses],
     ['shared', kinds.MinioBucketClass],
+    ['shared-gw', kinds.MinioBucketClass],
+    ['shared-mcs', kinds.MinioBucketClass],
     ['ceph', kinds.CephBucketClass],
   ] as const)
     await apply(BucketClasses, name, team, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } });
@@ -302,6 +330,18 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     expect(keys.endpoint).toBe(`http://${c.spec!.resourceRef!.name}.os.${DOMAIN}:18080`);
   }, 150_000);
 
+  it('a Tenant behind a LoadBalancer, on the port its Service serves (80)', async () => {
+    await control.create(Buckets, claim('tlb', 'tenant-lb'));
+    const c = await delivered('tlb');
+    const keys = await useFromConsumer('tlb');
+    const mrName = c.spec!.resourceRef!.name;
+    const lb = await target.get<
+      Obj & { spec?: { ports?: { port: number }[] }; status?: { loadBalancer?: { ingress?: { ip: string }[] } } }
+    >(Services, 'minio-external', `minio-${mrName}`);
+    expect(lb?.spec?.ports?.map((p) => p.port)).toEqual([80]);
+    expect(keys.endpoint).toBe(`http://${lb!.status!.loadBalancer!.ingress![0]!.ip}`); // port 80 is the default
+  }, 150_000);
+
   it("a Tenant exported to the clusterset: imported once its namespace exists in the consumer's cluster", async () => {
     await control.create(Buckets, claim('tmcs', 'tenant-mcs'));
     const mr = await eventually(async () => (await read(Buckets, 'tmcs', team))?.spec?.resourceRef?.name, 'a Tenant for the claim', {
@@ -347,6 +387,24 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     const keys = await useFromConsumer('bucket');
     const store = await read(ManagedObjectStores, 'shared', platform);
     expect(keys.endpoint).toBe((store!.status!.atProvider!.exposure as { endpoint: string }).endpoint);
+  }, 150_000);
+});
+
+describe("a bucket in a shared store follows the store's exposure, each way", () => {
+  it("a shared Tenant on the Gateway: the bucket is reached under the store's host name", async () => {
+    await control.create(Buckets, claim('shgw', 'shared-gw'));
+    await delivered('shgw');
+    const keys = await useFromConsumer('shgw');
+    expect(keys.endpoint).toBe(`http://shared.${DOMAIN}:18080`);
+    const store = await read(Tenants, 'shared-gw', platform);
+    expect((store!.status!.atProvider!.exposure as { via: string }).via).toBe('Gateway');
+  }, 150_000);
+
+  it('a shared ObjectStore exported to the clusterset: the bucket is reached by its clusterset name', async () => {
+    await control.create(Buckets, claim('shmcs', 'shared-mcs'));
+    await delivered('shmcs');
+    const keys = await useFromConsumer('shmcs');
+    expect(keys.endpoint).toBe(`http://shared-mcs-s3.${SHARED_MCS_NS}.svc.clusterset.local:9000`);
   }, 150_000);
 });
 

@@ -11,6 +11,7 @@ import { KubeError } from '../../src/runtime/kube/errors.ts';
 import { Secrets, resourcePath, type ResourceType } from '../../src/runtime/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
+import { SMALL_POOL } from '../support/stand-ins/fake-tenant-operator.ts';
 import { eventually } from '../support/eventually.ts';
 import {
   createNamespace,
@@ -233,6 +234,37 @@ describe('names and sizes', () => {
       const made = await control.get<ObjectStore>(ManagedObjectStores, name, platform);
       expect(made?.spec.forProvider.scope.volumeClaimTemplates?.[0]?.spec).toEqual(spec);
     }
+  });
+
+  it("the API refuses an exposed Tenant that serves TLS with the cluster signer's certificate, naming spec.exposure", async () => {
+    const pools = [SMALL_POOL];
+    const tenant = (requestAutoCert: boolean) =>
+      ({
+        apiVersion: Tenants.apiVersion,
+        kind: 'Tenant',
+        metadata: { name: uniqueName('tls'), namespace: platform, annotations: { 'crossplane.io/paused': 'true' } },
+        spec: {
+          forProvider: { pools, requestAutoCert },
+          targetNamespace: 't',
+          providerRef: { name: 'target' },
+          exposure: { multiCluster: {} },
+        },
+      }) as KubeObjectLike;
+    const tenantClass = (requestAutoCert: boolean) =>
+      ({
+        apiVersion: TenantClasses.apiVersion,
+        kind: 'TenantClass',
+        metadata: { name: uniqueName('tls'), namespace: platform },
+        spec: { pools, requestAutoCert, providerRef: { name: 'target' }, exposure: { loadBalancer: {} } },
+      }) as KubeObjectLike;
+    await refused(tenant(true), /spec\.exposure: Invalid value.*cluster-internal host names/, Tenants);
+    await refused(tenantClass(true), /spec\.exposure: Invalid value.*cluster-internal host names/, TenantClasses);
+    // Plain HTTP exposed, and TLS kept inside the cluster, are both taken.
+    await control.create(Tenants, tenant(false));
+    await control.create(TenantClasses, tenantClass(false));
+    const inside = tenant(true) as KubeObjectLike & { spec: Record<string, unknown> };
+    delete inside.spec.exposure;
+    await control.create(Tenants, inside);
   });
 
   it('the client refuses "." and ".." as a path segment, whatever reaches it', () => {
