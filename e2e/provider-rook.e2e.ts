@@ -399,6 +399,60 @@ describe(`provider-rook end to end`, () => {
     );
   }, 180_000);
 
+  it("delivers a claim's credentials where its app runs, says where it cannot, and takes them back with the claim", async () => {
+    const [a, b] = env.targets;
+    const where = 'app-consumer';
+    step(`a claim with two consumers: ${a.name}/${where}, beside its store, and ${b.name}/${where}, which has no way to reach it`);
+    await applyManifests(control, [namespace('e2e-consumers'), bucketClass('e2e-consumers', 'rook-minio')]);
+    for (const t of env.targets) await applyManifests(t.admin, [namespace(where)]);
+    // The platform team's consent, given by each consumer cluster's Provider.
+    for (const name of ['demo-kubernetes', 'target-b'])
+      await control.mergePatch(Providers, name, PLATFORM, {
+        spec: { consumers: [{ claimNamespace: 'e2e-consumers', namespaces: [where] }] },
+      });
+    await control.create(Buckets, {
+      ...bucket('e2e-consumers', 'shipped'),
+      spec: {
+        ...bucket('e2e-consumers', 'shipped').spec,
+        consumers: ['demo-kubernetes', 'target-b'].map((name) => ({ providerRef: { name, namespace: PLATFORM }, namespace: where })),
+      },
+    });
+    type Delivery = { to: string; delivered: boolean; endpoint?: string; reason?: string; message?: string };
+    const deliveries = await eventually(
+      async () => {
+        const d = ((await getBucket('e2e-consumers', 'shipped'))?.status as { deliveries?: Delivery[] } | undefined)?.deliveries;
+        return d?.length === 2 && d[0]!.delivered && d[1]!.reason ? d : undefined;
+      },
+      'the claim delivered to its first consumer, and the second one explained',
+      about([Buckets, 'e2e-consumers', 'shipped']),
+    );
+    expect(deliveries[0]).toMatchObject({ to: `${PLATFORM}/demo-kubernetes/${where}`, delivered: true, endpoint: 'ClusterDNS' });
+    // The store is in the first target and the class exposes it nowhere else: no endpoint that would not resolve.
+    expect(deliveries[1]).toMatchObject({ to: `${PLATFORM}/target-b/${where}`, delivered: false, reason: 'NoEndpointForConsumer' });
+    expect(deliveries[1]!.message).toContain('spec.consumers[1]');
+    const own = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'shipped-conn', 'e2e-consumers');
+    const copy = await a.admin.get<KubeObjectLike & { metadata: { labels?: Record<string, string> }; data?: Record<string, string> }>(
+      Secrets,
+      'shipped-conn',
+      where,
+    );
+    expect(copy?.data).toEqual(own?.data);
+    expect(copy?.metadata.labels?.['rook.crossplane.io/delivered']).toBe('true');
+    expect(await b.admin.get(Secrets, 'shipped-conn', where)).toBeUndefined();
+    if (env.s3RoundTrip) {
+      step(`S3 round-trip with the Secret as the app reads it in ${a.name}/${where}`);
+      await env.s3RoundTrip(where, 'shipped-conn', a.admin);
+    }
+    step('deleting the claim: its delivered Secret goes with it');
+    await control.delete(Buckets, 'shipped', 'e2e-consumers');
+    await eventually(
+      async () => ((await a.admin.get(Secrets, 'shipped-conn', where)) ? undefined : true),
+      'the delivered Secret to be removed',
+      about([Buckets, 'e2e-consumers', 'shipped']),
+    );
+    await eventually(async () => ((await getBucket('e2e-consumers', 'shipped')) ? undefined : true), 'the claim to be gone', about());
+  }, 180_000);
+
   it('makes no duplicate when provider-rook is killed mid-create and restarted', async () => {
     step('5 claims, provider killed as soon as the first managed resource appears, then restarted: expecting exactly 5');
     await applyManifests(control, [namespace('e2e-crash'), bucketClass('e2e-crash', 'rook-minio')]);

@@ -29,8 +29,8 @@ export interface E2EEnvironment {
   unavailable: Record<string, string>;
   /** Where the provider's logs are, for failure messages. */
   logs: string;
-  /** Optional S3 round-trip against a bound claim's Secret (real MinIO only). */
-  s3RoundTrip?(namespace: string, secretName: string): Promise<void>;
+  /** Optional S3 round-trip against a bound claim's Secret, read from `from` (the control cluster by default); real MinIO only. */
+  s3RoundTrip?(namespace: string, secretName: string, from?: KubeClient): Promise<void>;
   teardown(): Promise<void>;
 }
 

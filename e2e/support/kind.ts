@@ -63,8 +63,8 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
       // The real operators whose images are public; Rook Ceph is not run here (see unavailable below).
       await installOperatorBundle(admin, 'rook-minio');
       await installOperatorBundle(admin, 'minio-operator');
-      await applyFile(admin, rbacFile('target.yaml'));
-      const token = await serviceAccountToken(admin, NS, 'provider-rook', ['provider-rook:target']);
+      for (const f of ['target.yaml', 'consumer.yaml']) await applyFile(admin, rbacFile(f));
+      const token = await serviceAccountToken(admin, NS, 'provider-rook', ['provider-rook:target', 'provider-rook:consumer']);
       const internal = kubeconfigAccess(await kind.internalKubeconfig(name));
       return {
         name,
@@ -113,8 +113,8 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
         await eventually(providerReady, 'provider-rook to be available again', slowly); // the Deployment restarts it
       },
     },
-    async s3RoundTrip(namespace, secretName) {
-      const secret = await control.get<{ metadata: { name: string }; data?: Record<string, string> }>(Secrets, secretName, namespace);
+    async s3RoundTrip(namespace, secretName, from = control) {
+      const secret = await from.get<{ metadata: { name: string }; data?: Record<string, string> }>(Secrets, secretName, namespace);
       const { endpoint, username, password, bucket } = secretText(secret?.data);
       const url = new URL(endpoint!); // http://<store>.<ns>.svc.<domain>:9000
       const [service, storeNs] = url.hostname.split('.');

@@ -74,8 +74,11 @@ export async function localEnvironment(): Promise<E2EEnvironment> {
       const admin = adminOf(cluster);
       for (const bundle of OPERATORS) await installOperatorBundle(admin, bundle);
       await applyManifests(admin, loadManifests(path.join(repoRoot, 'config', 'samples', 'rook-ceph', '00-target-storageclass.yaml')));
-      await applyFile(admin, rbacFile('target.yaml'));
-      const token = await serviceAccountToken(admin, 'provider-rook-system', 'provider-rook', ['provider-rook:target']);
+      for (const f of ['target.yaml', 'consumer.yaml']) await applyFile(admin, rbacFile(f));
+      const token = await serviceAccountToken(admin, 'provider-rook-system', 'provider-rook', [
+        'provider-rook:target',
+        'provider-rook:consumer',
+      ]);
       for (const operator of [new FakeMinioOperator(admin), new FakeTenantOperator(admin), new FakeBucketProvisioner(admin)]) {
         await operator.start();
         operators.push(operator);

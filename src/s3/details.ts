@@ -2,7 +2,8 @@
 // backend: the design doc's keys (endpoint, username, password), the names the AWS SDKs read from
 // the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL), and Rook's
 // ObjectBucketClaim names (BUCKET_HOST, BUCKET_PORT, BUCKET_NAME), so `envFrom` works with any S3
-// client. Keys without a value are left out.
+// client, and AWS_S3_ADDRESSING_STYLE: a Service's DNS name has no per-bucket host names, so the
+// bucket goes in the path. A consumer's copy holds these same keys. Keys without a value are left out.
 import type { ConnectionDetails } from '../runtime/managed/types.ts';
 
 export interface S3Access {
@@ -32,6 +33,7 @@ export function s3ConnectionDetails({ endpoint, accessKey, secretKey, bucket, re
     AWS_DEFAULT_REGION: where,
     BUCKET_HOST: url.hostname,
     BUCKET_PORT: port,
+    AWS_S3_ADDRESSING_STYLE: 'path',
   };
   if (accessKey && secretKey) {
     Object.assign(details, { username: accessKey, password: secretKey, AWS_ACCESS_KEY_ID: accessKey, AWS_SECRET_ACCESS_KEY: secretKey });

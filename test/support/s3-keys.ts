@@ -1,4 +1,4 @@
-// The keys every backend's connection Secret carries, spelled out (issue 25): the design doc's
+// The keys every backend's connection Secret carries, spelled out: the design doc's
 // (endpoint, username, password, bucket), the AWS SDKs' environment names and Rook's
 // ObjectBucketClaim names.
 /** The names every claim's Secret carries, sorted: every claim is a bucket. */
@@ -7,6 +7,7 @@ export const S3_KEY_NAMES = [
   'AWS_DEFAULT_REGION',
   'AWS_ENDPOINT_URL',
   'AWS_REGION',
+  'AWS_S3_ADDRESSING_STYLE',
   'AWS_SECRET_ACCESS_KEY',
   'BUCKET_HOST',
   'BUCKET_NAME',
@@ -32,6 +33,7 @@ export function s3Keys(
     AWS_DEFAULT_REGION: 'us-east-1',
     BUCKET_HOST: host,
     BUCKET_PORT: port,
+    AWS_S3_ADDRESSING_STYLE: 'path',
     ...(user && pass ? { username: user, password: pass, AWS_ACCESS_KEY_ID: user, AWS_SECRET_ACCESS_KEY: pass } : {}),
     ...(bucket ? { bucket, BUCKET_NAME: bucket } : {}),
   };
