@@ -229,6 +229,18 @@ describe('a Bound bucket is usable where its app runs', () => {
     );
   }, 60_000);
 
+  it('a consumer cluster no reconcile has used for long is kept open by its watch: drift there is still repaired', async () => {
+    const want = await keysIn(consumer, 'app-s3', appA);
+    // Half an hour and more later: idle clients are closed, but not one whose delivered Secrets are watched.
+    await app.targets.sweepIdle(Date.now() + 31 * 60_000);
+    await consumer.mergePatch(Secrets, 'app-s3', appA, { data: { AWS_SECRET_ACCESS_KEY: Buffer.from('tampered').toString('base64') } });
+    await eventually(
+      async () => ((await keysIn(consumer, 'app-s3', appA)).AWS_SECRET_ACCESS_KEY === want.AWS_SECRET_ACCESS_KEY ? true : undefined),
+      'the key repaired after the idle sweep',
+      { timeoutMs: 15_000 },
+    );
+  }, 60_000);
+
   it('rotation reaches every consumer while the old keys still work, and they are refused after the grace period', async () => {
     const old = await keysIn(consumer, 'app-s3', appA);
     await control.mergePatch(Buckets, 'app', teamA, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'now' } } });

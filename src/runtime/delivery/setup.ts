@@ -72,6 +72,16 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
     }
     return cache;
   }
+  // A consumer cluster may hold no store, so no reconcile keeps its client in use: its watch of what we
+  // delivered keeps it open. Closed for new credentials, the claims it held are woken to watch anew.
+  system.targets.addHooks({
+    inUse: (target) => watched.has(target.fingerprint),
+    stopped: (target) => {
+      const closing = watched.get(target.fingerprint);
+      watched.delete(target.fingerprint);
+      for (const s of closing?.cache.list() ?? []) ownerOf(s);
+    },
+  });
   const enqueue = (key: string): void => controller.enqueue(key);
   const delivering = (): DeliveringClaim[] => claims.list().filter((c) => c.spec?.consumers?.length || c.status?.deliveries?.length);
 

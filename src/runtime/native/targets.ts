@@ -19,6 +19,8 @@ export interface Target {
 export interface TargetHooks {
   started?(target: Target): void;
   stopped?(target: Target): Promise<void> | void;
+  /** Whether a watch of this hook's still needs the target, though no reconcile used it lately (it is then kept open). */
+  inUse?(target: Target): boolean;
 }
 
 const IDLE_MS = 30 * 60_000;
@@ -69,9 +71,9 @@ export class TargetClients {
     await t.client.close();
   }
 
-  /** Closes clients nobody used for a while. */
+  /** Closes clients nobody used for a while, and whose watches nobody needs. */
   async sweepIdle(now = Date.now()): Promise<void> {
-    for (const [key, t] of this.targets) if (now - t.lastUsed > IDLE_MS) await this.close(key);
+    for (const [key, t] of this.targets) if (now - t.lastUsed > IDLE_MS && !this.hooks.some((h) => h.inUse?.(t))) await this.close(key);
   }
 
   async closeAll(): Promise<void> {
