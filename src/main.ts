@@ -7,7 +7,7 @@ import { fs, util } from './runtime/builtins.ts';
 import { FLAGS, parseFlags, type Options } from './flags.ts';
 import { inClusterAccess, kubeconfigFileAccess } from './runtime/kube/config.ts';
 import { pinoLogger } from './runtime/logger.ts';
-import { countWaitingAfter } from './runtime/metrics.ts';
+import { countWaitingAfter } from './runtime/managed-metrics.ts';
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 

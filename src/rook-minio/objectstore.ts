@@ -26,8 +26,7 @@ import type { Inspection, KindContext, ObjectReader, TargetObject } from '../run
 import { withoutNulls } from '../runtime/json.ts';
 import { randomKey } from '../runtime/random.ts';
 import { bundleFromDirectory } from '../runtime/native/operator.ts';
-import { Reasons } from '../runtime/reasons.ts';
-import { UnprovenError } from '../runtime/conditions.ts';
+import { Reasons, UnprovenError } from '../runtime/reasons.ts';
 import { S3_ENDPOINT_KEYS, s3ConnectionDetails } from '../s3/details.ts';
 import { policyOf } from '../runtime/managed/policies.ts';
 

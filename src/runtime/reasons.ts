@@ -1,6 +1,10 @@
 // Condition and Event reasons, each with what it means: first why provider-rook would not act, then
 // the lifecycle of managed resources, claims and placement (crossplane-runtime keeps its reasons in
-// const blocks the same way).
+// const blocks the same way). Then Crossplane's Ready and Synced conditions, and the reason an error
+// shows.
+import { ReasonedError, type Condition } from './conditions.ts';
+import { CredentialPluginError, KubeError, UnreachableError } from './kube/errors.ts';
+
 export const Reasons = {
   /** The target object belongs to another managed resource, or nothing proves it is this one's. */
   ExternalResourceOwnedByAnother: 'ExternalResourceOwnedByAnother',
@@ -219,3 +223,43 @@ export const Reasons = {
   /** An error that names no reason of its own. */
   ReconcileError: 'ReconcileError',
 } as const;
+
+type Cond = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
+
+// Crossplane's condition vocabulary.
+export const Ready = {
+  creating: (): Cond => ({ type: 'Ready', status: 'False', reason: 'Creating' }),
+  deleting: (): Cond => ({ type: 'Ready', status: 'False', reason: 'Deleting' }),
+  available: (): Cond => ({ type: 'Ready', status: 'True', reason: 'Available' }),
+  unavailable: (message?: string): Cond => ({ type: 'Ready', status: 'False', reason: 'Unavailable', ...(message ? { message } : {}) }),
+};
+
+export const Synced = {
+  success: (): Cond => ({ type: 'Synced', status: 'True', reason: 'ReconcileSuccess' }),
+  error: (reason: string, message: string): Cond => ({ type: 'Synced', status: 'False', reason, message }),
+};
+
+/**
+ * A resource cannot prove an object it relies on (a Service or Secret someone else changed or
+ * replaced): it is not Ready, and the connection keys that would lead there are withheld until it can.
+ */
+export class UnprovenError extends ReasonedError {
+  readonly withheld: string[];
+  constructor(reason: string, message: string, withheld: string[] = []) {
+    super(reason, message);
+    this.withheld = withheld;
+    this.name = 'UnprovenError';
+  }
+}
+
+/** The condition reason for an error: its own, or one derived from how the API call failed. */
+export function reasonOf(err: unknown, fallback: string = Reasons.ReconcileError): string {
+  if (err instanceof ReasonedError) return err.reason;
+  if (err instanceof CredentialPluginError) return Reasons.CredentialPluginFailed;
+  if (err instanceof UnreachableError) return err.tls ? Reasons.TLSVerificationFailed : Reasons.Unreachable;
+  if (err instanceof KubeError) {
+    if (err.code === 401) return Reasons.Unauthorized;
+    if (err.code === 403) return Reasons.Forbidden;
+  }
+  return fallback;
+}

@@ -14,7 +14,7 @@ import { Namespaces, Secrets, Services, type ResourceType } from '../../src/runt
 import { Gateways, HTTPRoutes, ServiceExports } from '../../src/runtime/native/exposure.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
-import { countWaitingAfter, registry } from '../../src/runtime/metrics.ts';
+import { registry } from '../../src/runtime/metrics.ts';
 import { adminClient, testCluster } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespace, installCrds, installRoles, ourCrds, registerProvider, startTestApp } from '../support/provider.ts';
@@ -32,6 +32,7 @@ import { ListBucketsCommand } from '@aws-sdk/client-s3';
 import { repoRoot } from '../../hack/lib/cluster.ts';
 import { makeCa, makeServingCert } from '../../hack/lib/pki.ts';
 import { s3Client } from '../support/s3.ts';
+import { countWaitingAfter } from '../../src/runtime/managed-metrics.ts';
 
 const TARGET = `it-exposure-${process.pid}`;
 const LB_NS = `exp-lb-${process.pid}`;

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { targetClients } from '../../src/runtime/metrics.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
@@ -18,6 +17,7 @@ import {
   writeSecret,
 } from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { targetClients } from '../../src/runtime/managed-metrics.ts';
 
 let control: KubeClient;
 let app: App;

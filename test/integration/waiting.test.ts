@@ -5,13 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { countWaitingAfter, registry } from '../../src/runtime/metrics.ts';
+import { registry } from '../../src/runtime/metrics.ts';
 import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
 import { Events } from '../../src/runtime/kube/resources.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespace, installCrds, ourCrds, preinstallOperator, registerProvider, startTestApp } from '../support/provider.ts';
 import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { countWaitingAfter } from '../../src/runtime/managed-metrics.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 let control: KubeClient;

@@ -6,9 +6,9 @@ import { createServer as createNetServer, type AddressInfo, type Socket } from '
 import type { ClusterAccess } from '../../src/runtime/kube/config.ts';
 import { KubeClient, WatchStalledError, type ClientOptions, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
 import { formatObjectKey, objectKeyOf, parseObjectKey } from '../../src/runtime/kube/object-key.ts';
-import { KubeError, UnreachableError } from '../../src/runtime/kube/errors.ts';
+import { CredentialPluginError, KubeError, UnreachableError } from '../../src/runtime/kube/errors.ts';
+import { reasonOf } from '../../src/runtime/reasons.ts';
 import { ConfigMaps, Secrets } from '../../src/runtime/kube/resources.ts';
-import { ReasonedError } from '../../src/runtime/conditions.ts';
 
 const ATTACK = 'ATTACKER-TEXT';
 const status = (code: number, reason: string) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message: ATTACK });
@@ -186,8 +186,8 @@ describe('KubeClient credentials', () => {
     };
     for (const trusted of [true, false]) {
       const err = await failure(client({ trusted, name: 'the target cluster' }, port, user).get(ConfigMaps, 'x', 'ns'));
-      expect(err).toBeInstanceOf(ReasonedError);
-      expect(err).toMatchObject({ reason: 'CredentialPluginFailed' });
+      expect(err).toBeInstanceOf(CredentialPluginError);
+      expect(reasonOf(err)).toBe('CredentialPluginFailed');
       expect(err.message).toBe(
         'the credential plugin of the target cluster failed; its output is not shown because it may contain secrets',
       );

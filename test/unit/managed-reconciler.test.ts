@@ -1,7 +1,7 @@
 // The managed reconciler's decisions, table-driven against fakes of our own interfaces
 // (crossplane-runtime's test vectors, Part B of the reference).
 import { describe, expect, it } from '@jest/globals';
-import { ReasonedError, UnprovenError } from '../../src/runtime/conditions.ts';
+import { ReasonedError } from '../../src/runtime/conditions.ts';
 import { MemoryEventRecorder } from '../../src/runtime/events.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { KubeError } from '../../src/runtime/kube/errors.ts';
@@ -11,6 +11,7 @@ import { ManagedReconciler } from '../../src/runtime/managed/reconciler.ts';
 import { madeToCreate } from '../../src/runtime/managed/creation.ts';
 import { RecordedError, type ExternalClient, type ExternalObservation, type ManagedResource } from '../../src/runtime/managed/types.ts';
 import { applyJsonPatch } from '../support/json-patch.ts';
+import { UnprovenError } from '../../src/runtime/reasons.ts';
 
 const type: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Thing', plural: 'things', namespaced: true };
 const now = new Date('2026-05-01T10:00:00Z');

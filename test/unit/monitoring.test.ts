@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { load } from 'js-yaml';
-import { registry, waitingOn } from '../../src/runtime/metrics.ts';
+import { registry } from '../../src/runtime/metrics.ts';
+import { waitingOn } from '../../src/runtime/managed-metrics.ts';
 
 const file = (name: string): string => readFileSync(fileURLToPath(new URL(`../../config/monitoring/${name}`, import.meta.url)), 'utf8');
 const OURS = /\b(?:crossplane|provider_rook|controller_runtime|workqueue|rest_client|process|nodejs|leader_election)_[a-z_]+\b/g;

@@ -4,7 +4,7 @@
 // its connection Secret is copied into the BucketAccess's namespace. The bucket's owners decide, on
 // the object they own: taking the namespace or mode off the list, or deleting the Bucket, revokes
 // the user (its managed resource is deleted), and deleting the BucketAccess does too.
-import { Ready, ReasonedError, Synced } from '../conditions.ts';
+import { ReasonedError } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { addFinalizer } from '../finalizers.ts';
 import type { Client } from '../kube/client.ts';
@@ -13,7 +13,7 @@ import { Secrets, type ResourceType } from '../kube/resources.ts';
 import { LABEL_GRANTED, isDeleting, hasFinalizer } from '../meta.ts';
 import { controllerUid, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { Reasons } from '../reasons.ts';
+import { Reasons, Ready, Synced } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Cache, type Claim } from './claim.ts';
 import { releaseClaim } from './release.ts';

@@ -3,7 +3,7 @@
 // copied into the claim's namespace and kept in sync. Deleting the claim releases the resource and,
 // with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`. Just past
 // 400 lines: binding and releasing share the claim's proofs of its resource, kept in one class.
-import { Ready, ReasonedError, Synced, type Condition } from '../conditions.ts';
+import { ReasonedError, type Condition } from '../conditions.ts';
 import { addFinalizerOps, patchTested } from '../finalizers.ts';
 import type { EventRecorder } from '../events.ts';
 import type { Client, KubeObjectLike } from '../kube/client.ts';
@@ -15,7 +15,7 @@ import { madeToCreate } from '../managed/creation.ts';
 import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ProgressWrites } from '../progress.ts';
-import { Reasons } from '../reasons.ts';
+import { Reasons, Ready, Synced } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import {
   FINALIZER_CLAIM,

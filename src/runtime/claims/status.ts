@@ -1,12 +1,12 @@
 // How a claim says where it stands, for both claim reconcilers: its status written only when it
 // changed, and a failed pass reported once as an Event and its conditions.
-import { Ready, ReasonedError, Synced, reasonOf, setCondition } from '../conditions.ts';
+import { ReasonedError, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
 import type { Client } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
-import { Reasons } from '../reasons.ts';
+import { Reasons, Ready, Synced, reasonOf } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Result } from '../result.ts';
 import { NOT_SCHEDULED, type Claim } from './claim.ts';
 import type { ProgressWrites } from '../progress.ts';

@@ -4,7 +4,7 @@
 // Secret carries signed ownership marks; one provider-rook cannot prove its own is never written,
 // nor deleted. The consumer cluster's Provider consents per claim namespace; a consumer outside the
 // store's cluster gets the class's exposure as its endpoint, or nothing.
-import { ReasonedError, reasonOf, setCondition, type Condition } from '../conditions.ts';
+import { ReasonedError, setCondition, type Condition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { addFinalizer, removeFinalizer } from '../finalizers.ts';
 import { sameJson } from '../json.ts';
@@ -17,7 +17,7 @@ import { CONNECTION_SECRET_TYPE, hasFinalizer, isDeleting } from '../meta.ts';
 import type { Owner, OwnershipMarks } from '../native/ownership.ts';
 import type { ProviderObject } from '../native/provider.ts';
 import type { Target } from '../native/targets.ts';
-import { Reasons } from '../reasons.ts';
+import { Reasons, reasonOf } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Result } from '../result.ts';
 import type { Cache, Claim } from '../claims/claim.ts';
 import {

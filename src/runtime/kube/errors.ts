@@ -25,6 +25,14 @@ export class UnreachableError extends Error {
   }
 }
 
+/** A kubeconfig's exec credential plugin failed; its output is never kept, since it may hold tokens. */
+export class CredentialPluginError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CredentialPluginError';
+  }
+}
+
 export const isNotFound = (err: unknown): boolean => err instanceof KubeError && err.code === 404;
 export const isConflict = (err: unknown): boolean => err instanceof KubeError && err.code === 409 && err.reason === 'Conflict';
 export const isAlreadyExists = (err: unknown): boolean => err instanceof KubeError && err.code === 409 && err.reason === 'AlreadyExists';

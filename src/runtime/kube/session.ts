@@ -3,12 +3,11 @@
 // and logs; for an untrusted server (a target cluster, whose endpoint someone else wrote) they carry
 // only our words, never text the server sent.
 import { Breaker } from './breaker.ts';
-import { KubeError, knownReason, networkError } from './errors.ts';
+import { CredentialPluginError, KubeError, knownReason, networkError } from './errors.ts';
 import { authenticate, type ClusterAccess } from './config.ts';
 import { restClientRequests } from '../metrics.ts';
 import { ReasonedError } from '../conditions.ts';
 import { closePool, connectionPool, exchange, readText, type Pool } from './transport.ts';
-import { Reasons } from '../reasons.ts';
 import { backoffDelay, sleep } from '../backoff.ts';
 
 export interface RequestOptions {
@@ -105,8 +104,7 @@ export class ServerSession {
         auth = await authenticate(this.access);
       } catch {
         // An exec plugin's error is its stderr, which may hold tokens: never pass it on.
-        throw new ReasonedError(
-          Reasons.CredentialPluginFailed,
+        throw new CredentialPluginError(
           `the credential plugin of ${this.label} failed; its output is not shown because it may contain secrets`,
         );
       }

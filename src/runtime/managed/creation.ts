@@ -3,7 +3,7 @@
 // deterministic and create is an idempotent apply, so an interrupted create is simply retried.
 // The finalizer goes in with the pending mark: one write before anything is made, none when both are
 // there already (a claim makes its resource with them).
-import { Ready, Synced, type setCondition } from '../conditions.ts';
+import { type setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { ReadonlyDeep } from '../informer.ts';
 import type { Client } from '../kube/client.ts';
@@ -20,7 +20,7 @@ import {
   timestamp,
   withFinalizer,
 } from '../meta.ts';
-import { Reasons } from '../reasons.ts';
+import { Reasons, Ready, Synced } from '../reasons.ts';
 import { requeue, type Result } from '../result.ts';
 import { RecordedError, type ConnectionDetails, type ExternalClient, type ManagedResource } from './types.ts';
 

@@ -3,7 +3,7 @@
 // changed, the finalizer and annotations only when missing, events only on change. One lifecycle,
 // read top to bottom, past 400 lines on purpose: its steps share the status writer and the
 // progress clock, and a first create lives in creation.ts.
-import { UnprovenError, Ready, Synced, reasonOf, setCondition } from '../conditions.ts';
+import { setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import { sameJson } from '../json.ts';
 import type { Client } from '../kube/client.ts';
@@ -12,8 +12,7 @@ import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
 import { addFinalizer, removeFinalizer } from '../finalizers.ts';
 import { ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_PAUSED, FINALIZER_MANAGED, hasFinalizer, isDeleting, withFinalizer } from '../meta.ts';
-import { gvkLabel, managedMetrics } from '../metrics.ts';
-import { Reasons } from '../reasons.ts';
+import { Reasons, UnprovenError, Ready, Synced, reasonOf } from '../reasons.ts';
 import { ProgressWrites } from '../progress.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
 import { createExternal, type CreationSteps } from './creation.ts';
@@ -29,6 +28,7 @@ import {
   type ManagedResource,
 } from './types.ts';
 import { copyOf, type CacheReader, type ReadonlyDeep } from '../informer.ts';
+import { gvkLabel, managedMetrics } from '../managed-metrics.ts';
 
 /** The cache's copy of a resource: compared against, never changed. */
 type Cached<MR> = ReadonlyDeep<MR>;

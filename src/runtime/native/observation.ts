@@ -1,10 +1,10 @@
 // What observing a target object reads and records, apart from the client that does it (external.ts):
 // whether a resource asked to import, its external name checked before it reaches a request, and
 // what the kind read of its object, in the resource's status.
-import { Ready, ReasonedError, setCondition } from '../conditions.ts';
+import { ReasonedError, setCondition } from '../conditions.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf } from '../meta.ts';
 import { setBindable, type ManagedResource } from '../managed/types.ts';
-import { Reasons } from '../reasons.ts';
+import { Reasons, Ready } from '../reasons.ts';
 import type { Client } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';

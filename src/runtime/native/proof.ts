@@ -1,11 +1,10 @@
 // What proves a resource's companions and endpoint beyond the marks on them, which anyone who may
 // write in a target namespace can strip or copy: the uids recorded when provider-rook made them, the
 // store its endpoint comes from, and which older Jobs are left to delete.
-import { UnprovenError } from '../conditions.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import { policyOf } from '../managed/policies.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { Reasons } from '../reasons.ts';
+import { Reasons, UnprovenError } from '../reasons.ts';
 import { describeRef, refKey, type Companion, type KindContext, type NativeKind, type ObjectReader, type TargetObject } from './kind.ts';
 import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID, type Owner, type OwnershipMarks } from './ownership.ts';
 import { retireWork } from './retirement.ts';

@@ -2,7 +2,7 @@
 // managed resources use it) and protects a Provider in use: it keeps a finalizer until no managed
 // resource names it, so deleting it never strands resources behind their own finalizers.
 // Status echoes nothing read from the Provider's Secret: the Secret may be someone else's.
-import { ReasonedError, reasonOf, setCondition, Synced } from '../conditions.ts';
+import { ReasonedError, setCondition } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { Client } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
@@ -16,7 +16,7 @@ import { installRefusal, type OperatorInstaller } from './operator.ts';
 import { reconcileVersion } from './operator-upgrade.ts';
 import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from './provider.ts';
 import { ProgressWrites } from '../progress.ts';
-import { Reasons } from '../reasons.ts';
+import { Reasons, reasonOf, Synced } from '../reasons.ts';
 
 export { Providers };
 

@@ -10,7 +10,6 @@ import type { Client } from '../kube/client.ts';
 import { Namespaces, type ResourceType } from '../kube/resources.ts';
 import type { Manager, Runnable } from '../manager.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { observeProviders } from '../metrics.ts';
 import { keyOf } from '../result.ts';
 import { Reservations } from '../scheduling/reservations.ts';
 import { ProviderUsage } from '../scheduling/usage.ts';
@@ -23,6 +22,7 @@ import { loadOwnershipKey, type SecretRef } from './ownership-key.ts';
 import { Providers, type ProviderObject } from './provider.ts';
 import { ProviderStatusReconciler } from './provider-status.ts';
 import { TargetClients } from './targets.ts';
+import { observeProviders } from '../managed-metrics.ts';
 
 export const DEFAULT_OWNERSHIP_KEY_SECRET: SecretRef = { namespace: 'default', name: 'provider-rook-ownership-key' };
 

@@ -8,7 +8,6 @@ import type { Manager } from '../manager.ts';
 import { connectionSecrets, type SecretObject } from '../managed/publisher.ts';
 import { ManagedReconciler } from '../managed/reconciler.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { gvkLabel, observeManagedKind } from '../metrics.ts';
 import { kindName } from '../names.ts';
 import { desiredStateChanged } from '../predicates.ts';
 import { keyOf } from '../result.ts';
@@ -21,6 +20,7 @@ import type { ProviderSystem } from './provider-system.ts';
 import { TargetWatches } from './watches.ts';
 import type { NativeExternalOptions } from './external.ts';
 import { Reasons } from '../reasons.ts';
+import { gvkLabel, observeManagedKind } from '../managed-metrics.ts';
 
 /** What every part of one managed kind's wiring shares. */
 interface Wiring<MR extends ManagedResource> {

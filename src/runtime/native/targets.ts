@@ -3,9 +3,9 @@
 // is closed at once. Hooks let watchers start and stop with their target.
 import type { KubeClient } from '../kube/client.ts';
 import type { Logger } from '../logger.ts';
-import { targetClients } from '../metrics.ts';
 import type { Credentials } from './credentials.ts';
 import { TargetInformers } from './target-informers.ts';
+import { targetClients } from '../managed-metrics.ts';
 
 export interface Target {
   fingerprint: string;
