@@ -18,7 +18,7 @@ install: node_modules/.package-lock.json ## Install the locked npm dependencies 
 build: install ## Compile src/ to dist/
 	$(NPM) run build
 
-gen: install ## Regenerate crds/ (from src/apis) and the roles in config/rbac/ (from src/backends.ts)
+gen: install ## Regenerate crds/ (from src/apis) and the roles in config/rbac/ (from src/backends/index.ts)
 	$(NPM) run gen
 
 check-gen: install

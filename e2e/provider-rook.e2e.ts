@@ -8,9 +8,9 @@ import { applyManifests, loadManifests, typeFor, type Manifest } from '../hack/l
 import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../src/app.ts';
 import type { ObjectStore } from '../src/apis/objectstore.ts';
 import type { Bucket } from '../src/apis/storage.ts';
-import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
-import type { KubeClient, KubeObjectLike } from '../src/runtime/kube/client.ts';
-import { Events, Secrets, Services, StatefulSets, type ResourceType } from '../src/runtime/kube/resources.ts';
+import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../src/kit/kube/client.ts';
+import { Events, Secrets, Services, StatefulSets, type ResourceType } from '../src/kit/kube/resources.ts';
 import { secretText } from '../src/runtime/native/credentials.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
 import { eventually, type EventuallyOptions } from '../test/support/eventually.ts';

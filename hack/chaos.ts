@@ -11,10 +11,10 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { BucketClasses, Buckets, ObjectStoreClasses } from '../src/app.ts';
-import { Events, Jobs, Leases, Namespaces, Secrets, Services, StatefulSets } from '../src/runtime/kube/resources.ts';
-import type { KubeObjectLike } from '../src/runtime/kube/client.ts';
+import { Events, Jobs, Leases, Namespaces, Secrets, Services, StatefulSets } from '../src/kit/kube/resources.ts';
+import type { KubeObjectLike } from '../src/kit/kube/client.ts';
 import { Providers } from '../src/runtime/native/provider-status.ts';
-import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
+import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
 import { ChaosEnv, CLUSTERS, Replica, World, cond, isBound, percentile, sleep, within, type Conditioned } from './lib/chaos.ts';
 import { eventually } from './lib/eventually.ts';
 import { down, get as clusterInfo, start, stop } from './lib/cluster.ts';

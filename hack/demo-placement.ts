@@ -12,7 +12,7 @@ import { applyManifests, installCrds, installOperatorBundle, loadManifests } fro
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
-import type { KubeObjectLike } from '../src/runtime/kube/client.ts';
+import type { KubeObjectLike } from '../src/kit/kube/client.ts';
 import { OperatorUpgrades } from '../src/runtime/native/operator-waves.ts';
 import { Providers, type ProviderObject } from '../src/runtime/native/provider.ts';
 

@@ -14,9 +14,9 @@ import { background, clientOf, DEMO_CLUSTERS, demoDir, file, providerSecret as s
 import { applyManifests, installCrds, loadManifests } from './lib/manifests.ts';
 import { BucketAccesses, Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
-import { RookObjectStores } from '../src/rook-minio/objectstore.ts';
-import type { KubeClient, KubeObjectLike } from '../src/runtime/kube/client.ts';
-import { CustomResourceDefinitions, Namespaces, Secrets, typeOfManifest, type ResourceType } from '../src/runtime/kube/resources.ts';
+import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../src/kit/kube/client.ts';
+import { CustomResourceDefinitions, Namespaces, Secrets, typeOfManifest, type ResourceType } from '../src/kit/kube/resources.ts';
 import { secretText } from '../src/runtime/native/credentials.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { s3Client } from '../test/support/s3.ts';

@@ -1,19 +1,19 @@
 // provider-rook: the kinds it serves, registered on the generic runtime: the Provider system, every
-// backend (src/backends.ts) as a native managed kind and as a class binding of the Bucket claim. The
+// backend (src/backends/index.ts) as a native managed kind and as a class binding of the Bucket claim. The
 // type constants below are conveniences for tests and tools.
 import { kinds } from './apis/kinds.gen.ts';
 import { setupAccess, setupClaim } from './runtime/claims/setup.ts';
 import { rotationHold } from './runtime/delivery/hold.ts';
 import { setupDelivery } from './runtime/delivery/setup.ts';
-import type { HealthSources } from './runtime/health.ts';
-import type { KubeClient } from './runtime/kube/client.ts';
-import { Manager, type ManagerOptions } from './runtime/manager.ts';
+import type { HealthSources } from './kit/health.ts';
+import type { KubeClient } from './kit/kube/client.ts';
+import { Manager, type ManagerOptions } from './kit/manager.ts';
 import type { ManagedResource } from './runtime/managed/types.ts';
 import type { LeakReport } from './runtime/native/leaks.ts';
 import { ProviderSystem, type ProviderSystemOptions } from './runtime/native/provider-system.ts';
 import { setupNativeManaged } from './runtime/native/setup.ts';
 import type { TargetClients } from './runtime/native/targets.ts';
-import { backends, grantors } from './backends.ts';
+import { backends, grantors } from './backends/index.ts';
 
 export const FIELD_MANAGER = 'provider-rook';
 

@@ -3,10 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createApp } from './app.ts';
-import { fs, util } from './runtime/builtins.ts';
+import { fs, util } from './kit/builtins.ts';
 import { FLAGS, parseFlags, type Options } from './flags.ts';
-import { inClusterAccess, kubeconfigFileAccess } from './runtime/kube/config.ts';
-import { pinoLogger } from './runtime/logger.ts';
+import { inClusterAccess, kubeconfigFileAccess } from './kit/kube/config.ts';
+import { pinoLogger } from './kit/logger.ts';
 import { countWaitingAfter } from './runtime/managed-metrics.ts';
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';

@@ -3,8 +3,8 @@
 import path from 'node:path';
 import { repoRoot } from '../../hack/lib/cluster.ts';
 import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
-import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath, ServiceAccounts } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient } from '../../src/kit/kube/client.ts';
+import { resourcePath, ServiceAccounts } from '../../src/kit/kube/resources.ts';
 
 export const rbacFile = (name: string): string => path.join(repoRoot, 'config', 'rbac', name);
 

@@ -16,11 +16,11 @@ import {
   Tenants,
 } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
-import { MinioTenants } from '../../src/minio-operator/tenant.ts';
-import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
-import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
-import type { KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Jobs, Namespaces, Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
+import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
+import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Jobs, Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID } from '../../src/runtime/native/ownership.ts';
 import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../../test/support/stand-ins/fake-bucket-provisioner.ts';
 import { FakeTenantOperator, SMALL_POOL } from '../../test/support/stand-ins/fake-tenant-operator.ts';

@@ -3,9 +3,9 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
-import { Secrets } from '../../src/runtime/kube/resources.ts';
+import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
+import { Secrets } from '../../src/kit/kube/resources.ts';
 import { repoRoot } from './cluster.ts';
 
 export const say = (line = ''): void => console.log(line);

@@ -4,9 +4,9 @@
 // stays up, and no target gains an object.
 import { createServer as createNetServer, type Socket } from 'node:net';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
-import { KubeError } from '../../src/runtime/kube/errors.ts';
-import type { KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Secrets, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { KubeError } from '../../src/kit/kube/errors.ts';
+import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { type ChaosEnv, type Conditioned, type Replica, type World, cond, isBound, providerKeys, secretOf, within } from './chaos.ts';
 import { eventually } from './eventually.ts';

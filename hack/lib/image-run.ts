@@ -16,8 +16,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as yaml from 'js-yaml';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { resourcePath, ServiceAccounts } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { resourcePath, ServiceAccounts } from '../../src/kit/kube/resources.ts';
 import { imageArchive, imageRef, IMAGE } from './image-spec.ts';
 import { applyManifests, type Manifest } from './manifests.ts';
 

@@ -3,10 +3,10 @@
 // bind a claim (a Rook MinIO store in the target, its operator played by the stand-in, which runs in
 // this process), expose its metrics and stop within its grace period on SIGTERM; then run it once
 // with a kubeconfig path that does not exist.
-import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
+import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { BucketClasses, Buckets, ObjectStoreClasses } from '../../src/app.ts';
-import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Namespaces, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Namespaces, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { FakeMinioOperator } from '../../test/support/stand-ins/fake-minio-operator.ts';
 import { down, freePort, up } from './cluster.ts';

@@ -8,7 +8,7 @@ import { resourceTypeOf } from '../../src/apis/crd.ts';
 import { bundleDirectory } from '../../src/runtime/native/operator.ts';
 import { repoRoot } from './cluster.ts';
 import { eventually } from './eventually.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import {
   ClusterRoleBindings,
   ClusterRoles,
@@ -20,7 +20,7 @@ import {
   Services,
   typeOfManifest,
   type ResourceType,
-} from '../../src/runtime/kube/resources.ts';
+} from '../../src/kit/kube/resources.ts';
 
 const rbac = (kind: string, plural: string, namespaced: boolean): ResourceType => ({
   apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -1,6 +1,6 @@
 // Schema pieces shared by every kind: conditions, references, connection Secrets, policies.
 import { z } from 'zod';
-import type { Condition as RuntimeCondition } from '../runtime/conditions.ts';
+import type { Condition as RuntimeCondition } from '../kit/conditions.ts';
 import { supportedPoliciesRule } from '../runtime/managed/policies.ts';
 import { DURATION } from '../runtime/native/rotation.ts';
 
@@ -241,7 +241,7 @@ export const rotatedColumn = { name: 'ROTATED', type: 'date', jsonPath: '.status
 export const policiesColumn = { name: 'POLICIES', type: 'string', jsonPath: '.spec.managementPolicies', priority: 1 };
 export const ageColumn = { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
-export type { KubeObject, ObjectMeta } from '../runtime/meta.ts';
+export type { KubeObject, ObjectMeta } from '../kit/meta.ts';
 
 /**
  * The spec every managed kind shares around its forProvider: which Provider and target namespace

@@ -1,7 +1,7 @@
 // One source of truth for our APIs: each kind is a zod schema (which also gives the TypeScript type)
 // plus the CRD facts zod cannot say. hack/gen.ts renders crds/*.yaml from these.
 import { z } from 'zod';
-import type { ResourceType } from '../runtime/kube/resources.ts';
+import type { ResourceType } from '../kit/kube/resources.ts';
 
 export interface KindDefinition {
   group: string;

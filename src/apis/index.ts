@@ -1,7 +1,7 @@
 // Every kind provider-rook serves: each KindDefinition exported by a file of this folder (the
 // Provider, the portable storage API, and each backend's managed kind and class), so a backend adds
 // its API by adding its own file here. crds/ and src/apis/kinds.gen.ts are generated from this list
-// (npm run gen); a unit test checks that every backend in src/backends.ts has its two kinds here.
+// (npm run gen); a unit test checks that every backend in src/backends/index.ts has its two kinds here.
 // Build time only: the running process loads kinds.gen.ts, never zod.
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

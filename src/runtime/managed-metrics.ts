@@ -1,7 +1,7 @@
 // provider-rook's own metrics and crossplane-runtime's managed resource metrics, registered with the
 // process's registry (kit/metrics.ts).
 import { Gauge, Histogram } from 'prom-client';
-import { registry } from './metrics.ts';
+import { registry } from '../kit/metrics.ts';
 
 export const targetClients = new Gauge({
   name: 'provider_rook_target_clients',

@@ -5,7 +5,7 @@
 // True or False as before; not Ready, no error) waits until the window since our last write ends,
 // and the pass comes back then to write what holds by that time. Everything else is written at once:
 // a first status, Ready, an error, a recovery, a new binding phase.
-import type { Condition } from './conditions.ts';
+import type { Condition } from '../kit/conditions.ts';
 
 /** How long a progress message may lag behind: well under what a person watching notices as stuck. */
 export const PROGRESS_WINDOW_MS = 2_000;

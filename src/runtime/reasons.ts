@@ -2,8 +2,8 @@
 // the lifecycle of managed resources, claims and placement (crossplane-runtime keeps its reasons in
 // const blocks the same way). Then Crossplane's Ready and Synced conditions, and the reason an error
 // shows.
-import { ReasonedError, type Condition } from './conditions.ts';
-import { CredentialPluginError, KubeError, UnreachableError } from './kube/errors.ts';
+import { ReasonedError, type Condition } from '../kit/conditions.ts';
+import { CredentialPluginError, KubeError, UnreachableError } from '../kit/kube/errors.ts';
 
 export const Reasons = {
   /** The target object belongs to another managed resource, or nothing proves it is this one's. */

@@ -20,11 +20,11 @@ import {
 } from '../../src/app.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
-import { MinioTenants } from '../../src/minio-operator/tenant.ts';
-import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
-import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Namespaces, Secrets, StatefulSets } from '../../src/runtime/kube/resources.ts';
+import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
+import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
+import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Namespaces, Secrets, StatefulSets } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { adminClient, testCluster } from '../support/env.ts';

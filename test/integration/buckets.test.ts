@@ -10,9 +10,9 @@ import { applyManifests, installOperatorBundle, loadManifests } from '../../hack
 import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, Tenants, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Secrets, type ResourceType } from '../../src/runtime/kube/resources.ts';
-import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
+import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { adminClient, testCluster } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';

@@ -7,8 +7,8 @@ import * as yaml from 'js-yaml';
 import { render } from '../../hack/chart.ts';
 import { installCrds, typeFor, type Manifest } from '../../hack/lib/manifests.ts';
 import { FLAGS } from '../../src/flags.ts';
-import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { CustomResourceDefinitions, Namespaces, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient } from '../../src/kit/kube/client.ts';
+import { CustomResourceDefinitions, Namespaces, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { adminClient, testCluster } from '../support/env.ts';
 import { createNamespace, ourCrds } from '../support/provider.ts';
 

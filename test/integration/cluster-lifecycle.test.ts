@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync, readdirSync } from 'node:fs';
 import { down, start, status, stop, up } from '../../hack/lib/cluster.ts';
 import { adminClient } from '../support/env.ts';
-import type { ResourceType } from '../../src/runtime/kube/resources.ts';
+import type { ResourceType } from '../../src/kit/kube/resources.ts';
 
 const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 

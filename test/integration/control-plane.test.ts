@@ -2,10 +2,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { KubeClient } from '../../src/runtime/kube/client.ts';
-import { KubeError } from '../../src/runtime/kube/errors.ts';
-import { CustomResourceDefinitions, Secrets, ServiceAccounts, type ResourceType } from '../../src/runtime/kube/resources.ts';
-import { kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
+import { KubeClient } from '../../src/kit/kube/client.ts';
+import { KubeError } from '../../src/kit/kube/errors.ts';
+import { CustomResourceDefinitions, Secrets, ServiceAccounts, type ResourceType } from '../../src/kit/kube/resources.ts';
+import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { crdOf } from '../../src/apis/crd.ts';
 import { ObjectStoreKind } from '../../src/apis/objectstore.ts';
 

@@ -7,16 +7,9 @@ import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
-import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import {
-  CustomResourceDefinitions,
-  Deployments,
-  Namespaces,
-  Secrets,
-  Services,
-  type ResourceType,
-} from '../../src/runtime/kube/resources.ts';
+import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { CustomResourceDefinitions, Deployments, Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';

@@ -16,13 +16,13 @@ import {
   Tenants,
   type App,
 } from '../../src/app.ts';
-import { MinioTenants } from '../../src/minio-operator/tenant.ts';
-import { ObjectBucketClaims } from '../../src/rook-ceph/bucket.ts';
-import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import type { KubeError } from '../../src/runtime/kube/errors.ts';
-import { ConfigMaps, Namespaces, Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
-import { ANNOTATION_PAUSED, CONNECTION_SECRET_TYPE } from '../../src/runtime/meta.ts';
+import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
+import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
+import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import type { KubeError } from '../../src/kit/kube/errors.ts';
+import { ConfigMaps, Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
+import { ANNOTATION_PAUSED, CONNECTION_SECRET_TYPE } from '../../src/kit/meta.ts';
 import {
   ANNOTATION_OWNER,
   ANNOTATION_OWNER_PROOF,

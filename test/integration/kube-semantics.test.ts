@@ -3,11 +3,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { Informer } from '../../src/runtime/informer.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { isConflict } from '../../src/runtime/kube/errors.ts';
-import type { ResourceType } from '../../src/runtime/kube/resources.ts';
-import { silentLogger } from '../../src/runtime/logger.ts';
+import { Informer } from '../../src/kit/informer.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { isConflict } from '../../src/kit/kube/errors.ts';
+import type { ResourceType } from '../../src/kit/kube/resources.ts';
+import { silentLogger } from '../../src/kit/logger.ts';
 
 const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 type ConfigMap = KubeObjectLike & {

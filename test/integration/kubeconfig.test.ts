@@ -3,8 +3,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { dump, load } from 'js-yaml';
-import { KubeClient } from '../../src/runtime/kube/client.ts';
-import { kubeconfigAccess } from '../../src/runtime/kube/config.ts';
+import { KubeClient } from '../../src/kit/kube/client.ts';
+import { kubeconfigAccess } from '../../src/kit/kube/config.ts';
 import { testCluster } from '../support/env.ts';
 
 type Doc = { users: { name: string; user: Record<string, unknown> }[] };

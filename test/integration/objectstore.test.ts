@@ -1,13 +1,13 @@
 // The managed ObjectStore against two real API servers: control (provider-rook's CRs) and target
 // (where the minio.rook.io ObjectStore lands). The MinIO operator is played by a test double.
-import { registry } from '../../src/runtime/metrics.ts';
+import { registry } from '../../src/kit/metrics.ts';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { App } from '../../src/app.ts';
 import { ManagedObjectStores } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
-import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Namespaces, Secrets } from '../../src/runtime/kube/resources.ts';
+import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Namespaces, Secrets } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { secretText } from '../../src/runtime/native/credentials.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';

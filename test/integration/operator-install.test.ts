@@ -5,8 +5,8 @@ import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
-import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
+import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import {
   ClusterRoleBindings,
   ClusterRoles,
@@ -14,7 +14,7 @@ import {
   Deployments,
   Namespaces,
   ServiceAccounts,
-} from '../../src/runtime/kube/resources.ts';
+} from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';

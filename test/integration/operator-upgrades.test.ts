@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up } from '../../hack/lib/cluster.ts';
 import { Tenants, type App } from '../../src/app.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Deployments } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Deployments } from '../../src/kit/kube/resources.ts';
 import { OperatorUpgrades } from '../../src/runtime/native/operator-waves.ts';
 import { Providers, type ProviderObject } from '../../src/runtime/native/provider.ts';
 import { installOperatorBundle } from '../../hack/lib/manifests.ts';

@@ -8,9 +8,9 @@ import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
 import { repoRoot } from '../../hack/lib/cluster.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { KubeError } from '../../src/runtime/kube/errors.ts';
-import { Namespaces, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { KubeError } from '../../src/kit/kube/errors.ts';
+import { Namespaces, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { adminClient, testCluster } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {

@@ -14,7 +14,7 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startS3Server, type S3Credentials, type S3Server } from '../../hack/lib/s3-server.ts';
-import { randomKey } from '../../src/runtime/random.ts';
+import { randomKey } from '../../src/kit/random.ts';
 import { iamClient, refusal, roundTrip, s3Client } from '../support/s3.ts';
 
 const root = { accessKey: randomKey(20), secretKey: randomKey(40) };

@@ -9,8 +9,8 @@ import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type A
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Namespaces } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Namespaces } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import type { LabelSelector } from '../../src/runtime/scheduling/selector.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';

@@ -5,11 +5,11 @@
 // With { s3: true }, a stand-in plays a store's pods with a real S3 server for as long as the store lives.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { installOperatorBundle } from '../../hack/lib/manifests.ts';
-import { MinioTenants } from '../../src/minio-operator/tenant.ts';
-import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
-import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { UnreachableError } from '../../src/runtime/kube/errors.ts';
-import { Services, StatefulSets, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
+import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { UnreachableError } from '../../src/kit/kube/errors.ts';
+import { Services, StatefulSets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { down, up } from '../../hack/lib/cluster.ts';
 import { adminClient, kubeConfigOf } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';

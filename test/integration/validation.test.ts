@@ -6,9 +6,9 @@ import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, Tenant
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { KubeError } from '../../src/runtime/kube/errors.ts';
-import { Secrets, resourcePath, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { KubeError } from '../../src/kit/kube/errors.ts';
+import { Secrets, resourcePath, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/native/provider.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { SMALL_POOL } from '../support/stand-ins/fake-tenant-operator.ts';

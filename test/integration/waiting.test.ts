@@ -4,10 +4,10 @@
 // someone else's finalizer is asked to go once, not again on every pass that waits for it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { registry } from '../../src/runtime/metrics.ts';
-import { RookObjectStores } from '../../src/rook-minio/objectstore.ts';
-import { Events } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { registry } from '../../src/kit/metrics.ts';
+import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import { Events } from '../../src/kit/kube/resources.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespace, installCrds, ourCrds, preinstallOperator, registerProvider, startTestApp } from '../support/provider.ts';

@@ -1,10 +1,10 @@
 // A watch whose connection died silently (no error, no close, just no bytes) is noticed and
 // replaced: the informer sees changes again within its idle bound, on a new connection.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Informer } from '../../src/runtime/informer.ts';
-import { KubeClient, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { ConfigMaps } from '../../src/runtime/kube/resources.ts';
-import { silentLogger } from '../../src/runtime/logger.ts';
+import { Informer } from '../../src/kit/informer.ts';
+import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { ConfigMaps } from '../../src/kit/kube/resources.ts';
+import { silentLogger } from '../../src/kit/logger.ts';
 import { adminClient, kubeConfigOf, testCluster } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespace } from '../support/provider.ts';

@@ -1,7 +1,7 @@
 // Names of the clusters shared by one test run, and helpers to reach them.
 import { get, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { KubeClient } from '../../src/runtime/kube/client.ts';
-import { kubeconfigFileAccess, type ClusterAccess } from '../../src/runtime/kube/config.ts';
+import { KubeClient } from '../../src/kit/kube/client.ts';
+import { kubeconfigFileAccess, type ClusterAccess } from '../../src/kit/kube/config.ts';
 
 // consumer holds no store: apps there get their connection Secrets delivered from the control cluster.
 export const TEST_CLUSTERS = { control: 'it-control', target: 'it-target', consumer: 'it-consumer' } as const;

@@ -1,6 +1,6 @@
 // RFC 6902 JSON patch (test, add, remove, replace) for the fakes of our KubeClient, failing a test
 // the way the API server does: 422 Invalid.
-import { KubeError } from '../../src/runtime/kube/errors.ts';
+import { KubeError } from '../../src/kit/kube/errors.ts';
 
 type Op = { op: 'test' | 'add' | 'remove' | 'replace'; path: string; value?: unknown };
 

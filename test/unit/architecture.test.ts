@@ -47,11 +47,12 @@ function importCycles(sources: string[]): string[] {
 }
 
 describe('architecture', () => {
-  it('src/runtime imports nothing from src/apis, the backends or e2e', () => {
+  it('src/runtime imports nothing from src/apis, the backends or e2e (only the kit)', () => {
     const runtime = path.join(src, 'runtime');
+    const kit = path.join(src, 'kit');
     const outside = files(runtime).flatMap((f) =>
       imports(f)
-        .filter((i) => i.startsWith(src) && !i.startsWith(runtime))
+        .filter((i) => i.startsWith(src) && !i.startsWith(runtime) && !i.startsWith(kit))
         .map((i) => `${path.relative(src, f)} -> ${path.relative(src, i)}`),
     );
     expect(outside).toEqual([]);
@@ -61,11 +62,11 @@ describe('architecture', () => {
     expect(importCycles(files(src))).toEqual([]);
   });
 
-  it('no backend imports src/backends.ts, the list that imports them (the Backend type is src/runtime/backend.ts)', () => {
-    const list = path.join(src, 'backends.ts');
+  it('no backend imports src/backends/index.ts, the list that imports them (the Backend type is src/runtime/backend.ts)', () => {
+    const list = path.join(src, 'backends', 'index.ts');
     const backends = ['rook-minio', 'minio-operator', 'rook-ceph'];
     const importing = backends.flatMap((b) =>
-      files(path.join(src, b))
+      files(path.join(src, 'backends', b))
         .filter((f) => imports(f).includes(list))
         .map((f) => path.relative(src, f)),
     );
@@ -85,9 +86,9 @@ describe('architecture', () => {
   it('no backend imports another backend', () => {
     const backends = ['rook-minio', 'minio-operator', 'rook-ceph'];
     const crossing = backends.flatMap((b) =>
-      files(path.join(src, b)).flatMap((f) =>
+      files(path.join(src, 'backends', b)).flatMap((f) =>
         imports(f)
-          .filter((i) => backends.some((other) => other !== b && i.startsWith(path.join(src, other))))
+          .filter((i) => backends.some((other) => other !== b && i.startsWith(path.join(src, 'backends', other))))
           .map((i) => `${path.relative(src, f)} -> ${path.relative(src, i)}`),
       ),
     );
@@ -118,7 +119,7 @@ describe('architecture', () => {
   it("every backend's kinds are among the kinds CRDs are generated from", async () => {
     const { allKinds } = await import('../../src/apis/index.ts');
     const { resourceTypeOf } = await import('../../src/apis/crd.ts');
-    const { backends } = await import('../../src/backends.ts');
+    const { backends } = await import('../../src/backends/index.ts');
     const defined = allKinds.map((k) => JSON.stringify(resourceTypeOf(k)));
     expect(backends.flatMap((b) => [b.managed, b.class]).filter((t) => !defined.includes(JSON.stringify(t)))).toEqual([]);
   });
@@ -127,7 +128,7 @@ describe('architecture', () => {
 describe('what the process loads', () => {
   it("loads none of the built-ins that only an ESM import's eager copy of node:http would pull in (undici, http2, web streams)", () => {
     // Every static import of the process, loaded under the image's Node with an unknown flag (it exits
-    // at once); the preload reports the built-in modules it holds then. See src/runtime/builtins.ts.
+    // at once); the preload reports the built-in modules it holds then. See src/kit/builtins.ts.
     const report =
       'data:text/javascript,process.on("exit",()=>process.stderr.write("\\nLOADED "+JSON.stringify(process.moduleLoadList)+"\\n"))';
     const run = spawnSync(process.execPath, ['--import', report, path.join(src, 'main.ts'), '--no-such-flag'], { encoding: 'utf8' });

@@ -4,10 +4,10 @@
 import { testContext } from '../support/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { Tenant, TenantClass } from '../../src/apis/tenant.ts';
-import { configureTenant, minioTenant } from '../../src/minio-operator/tenant.ts';
+import { configureTenant, minioTenant } from '../../src/backends/minio-operator/tenant.ts';
 import type { Claim } from '../../src/runtime/claims/claim.ts';
-import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { Secrets } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient } from '../../src/kit/kube/client.ts';
+import { Secrets } from '../../src/kit/kube/resources.ts';
 import type { Inspection, TargetObject } from '../../src/runtime/native/kind.ts';
 import { s3Keys } from '../support/s3-keys.ts';
 

@@ -4,10 +4,10 @@
 import { testContext } from '../support/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { CephBucket, CephBucketClass } from '../../src/apis/cephbucket.ts';
-import { cephBucket, configureCephBucket } from '../../src/rook-ceph/bucket.ts';
+import { cephBucket, configureCephBucket } from '../../src/backends/rook-ceph/bucket.ts';
 import type { Claim } from '../../src/runtime/claims/claim.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import type { ResourceType } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import type { ResourceType } from '../../src/kit/kube/resources.ts';
 import type { Inspection, TargetObject } from '../../src/runtime/native/kind.ts';
 import { s3Keys } from '../support/s3-keys.ts';
 

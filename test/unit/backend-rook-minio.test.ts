@@ -5,11 +5,11 @@ import { testContext } from '../support/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { ObjectStoreClass } from '../../src/apis/objectstoreclass.ts';
-import { minioObjectStore } from '../../src/rook-minio/objectstore.ts';
-import { configureObjectStore } from '../../src/rook-minio/objectstoreclass.ts';
+import { minioObjectStore } from '../../src/backends/rook-minio/objectstore.ts';
+import { configureObjectStore } from '../../src/backends/rook-minio/objectstoreclass.ts';
 import type { Claim } from '../../src/runtime/claims/claim.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { Secrets, Services, type ResourceType } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import type { Inspection, TargetObject } from '../../src/runtime/native/kind.ts';
 import { s3Keys } from '../support/s3-keys.ts';
 

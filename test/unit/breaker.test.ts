@@ -1,7 +1,7 @@
 // The circuit breaker of a target client: a server that does not answer is not asked again until it does.
 import { describe, expect, it } from '@jest/globals';
-import { Breaker } from '../../src/runtime/kube/breaker.ts';
-import { KubeError, UnreachableError } from '../../src/runtime/kube/errors.ts';
+import { Breaker } from '../../src/kit/kube/breaker.ts';
+import { KubeError, UnreachableError } from '../../src/kit/kube/errors.ts';
 
 describe('Breaker', () => {
   it("after an unreachable failure, fails at once with that failure's message until the cool-down ends or the server answers", () => {

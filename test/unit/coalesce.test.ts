@@ -1,6 +1,6 @@
 // Coalescer: one check at a time per key; callers that arrive during a run share the next one.
 import { describe, expect, it } from '@jest/globals';
-import { Coalescer } from '../../src/runtime/coalesce.ts';
+import { Coalescer } from '../../src/kit/coalesce.ts';
 
 /** A check whose runs we end by hand, counting them. */
 function gate(): { runs: number; check: () => Promise<number>; finish: (error?: Error) => void } {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { setCondition } from '../../src/runtime/conditions.ts';
+import { setCondition } from '../../src/kit/conditions.ts';
 import { Ready, Synced } from '../../src/runtime/reasons.ts';
 
 const t0 = new Date('2026-01-01T00:00:00Z');

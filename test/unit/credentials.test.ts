@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { makeCa } from '../../hack/lib/pki.ts';
 import { credentialsFromSecret, refusedEndpoint } from '../../src/runtime/native/credentials.ts';
-import { authenticate } from '../../src/runtime/kube/config.ts';
+import { authenticate } from '../../src/kit/kube/config.ts';
 import { diffFields } from '../../src/runtime/native/kind.ts';
 
 const enc = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { makeCa } from '../../hack/lib/pki.ts';
-import { ReasonedError } from '../../src/runtime/conditions.ts';
-import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { ReasonedError } from '../../src/kit/conditions.ts';
+import { KubeClient } from '../../src/kit/kube/client.ts';
 import {
   credentialsFromSecret,
   guardedLookup,

@@ -1,10 +1,10 @@
 // The finalizer patches (kube-rs's finalizer.rs): the operations sent for each starting list, and
 // which API answers count as a conflict.
 import { describe, expect, it } from '@jest/globals';
-import { addFinalizer, removeFinalizer } from '../../src/runtime/finalizers.ts';
-import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { isConflict, KubeError } from '../../src/runtime/kube/errors.ts';
-import type { ResourceType } from '../../src/runtime/kube/resources.ts';
+import { addFinalizer, removeFinalizer } from '../../src/kit/finalizers.ts';
+import type { KubeClient } from '../../src/kit/kube/client.ts';
+import { isConflict, KubeError } from '../../src/kit/kube/errors.ts';
+import type { ResourceType } from '../../src/kit/kube/resources.ts';
 
 const type: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Thing', plural: 'things', namespaced: true };
 const F = 'example.com/ours';

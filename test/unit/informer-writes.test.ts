@@ -1,8 +1,8 @@
 // A cache reads its own writes: until the watch delivers a written version, get() answers with it.
 import { describe, expect, it } from '@jest/globals';
-import { Informer } from '../../src/runtime/informer.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { silentLogger } from '../../src/runtime/logger.ts';
+import { Informer } from '../../src/kit/informer.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { silentLogger } from '../../src/kit/logger.ts';
 
 const type = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const cm = (rv: string, value: string): KubeObjectLike & { data: { v: string } } => ({

@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import type { ClusterAccess } from '../../src/runtime/kube/config.ts';
-import { KubeClient, WatchStalledError, type ClientOptions, type KubeObjectLike } from '../../src/runtime/kube/client.ts';
-import { formatObjectKey, objectKeyOf, parseObjectKey } from '../../src/runtime/kube/object-key.ts';
-import { CredentialPluginError, KubeError, UnreachableError } from '../../src/runtime/kube/errors.ts';
+import type { ClusterAccess } from '../../src/kit/kube/config.ts';
+import { KubeClient, WatchStalledError, type ClientOptions, type KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { formatObjectKey, objectKeyOf, parseObjectKey } from '../../src/kit/kube/object-key.ts';
+import { CredentialPluginError, KubeError, UnreachableError } from '../../src/kit/kube/errors.ts';
 import { reasonOf } from '../../src/runtime/reasons.ts';
-import { ConfigMaps, Secrets } from '../../src/runtime/kube/resources.ts';
+import { ConfigMaps, Secrets } from '../../src/kit/kube/resources.ts';
 
 const ATTACK = 'ATTACKER-TEXT';
 const status = (code: number, reason: string) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message: ATTACK });

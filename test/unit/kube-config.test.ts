@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { dump } from 'js-yaml';
-import { authenticate, kubeconfigFileAccess } from '../../src/runtime/kube/config.ts';
+import { authenticate, kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kubeconfig-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,12 +1,12 @@
 // The managed reconciler's decisions, table-driven against fakes of our own interfaces
 // (crossplane-runtime's test vectors, Part B of the reference).
 import { describe, expect, it } from '@jest/globals';
-import { ReasonedError } from '../../src/runtime/conditions.ts';
-import { MemoryEventRecorder } from '../../src/runtime/events.ts';
-import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { KubeError } from '../../src/runtime/kube/errors.ts';
-import type { ResourceType } from '../../src/runtime/kube/resources.ts';
-import { silentLogger } from '../../src/runtime/logger.ts';
+import { ReasonedError } from '../../src/kit/conditions.ts';
+import { MemoryEventRecorder } from '../../src/kit/events.ts';
+import type { KubeClient } from '../../src/kit/kube/client.ts';
+import { KubeError } from '../../src/kit/kube/errors.ts';
+import type { ResourceType } from '../../src/kit/kube/resources.ts';
+import { silentLogger } from '../../src/kit/logger.ts';
 import { ManagedReconciler } from '../../src/runtime/managed/reconciler.ts';
 import { madeToCreate } from '../../src/runtime/managed/creation.ts';
 import { RecordedError, type ExternalClient, type ExternalObservation, type ManagedResource } from '../../src/runtime/managed/types.ts';

@@ -1,4 +1,4 @@
-// A bucket and its user in a MinIO store (src/minio/admin.ts, bucket.ts), as pure functions: the
+// A bucket and its user in a MinIO store (src/backends/shared/minio-admin.ts, bucket.ts), as pure functions: the
 // policy each mode gets, the Job that applies it (the root Secret mounted, never read by us), names
 // that fit, keys derived once and the same every time, and how a class's claim finds its shared store.
 import { describe, expect, it } from '@jest/globals';
@@ -11,11 +11,11 @@ import {
   revokeTeardown,
   userKeys,
   type BucketUser,
-} from '../../src/minio/admin.ts';
-import { configureMinioBucket, minioGrantors } from '../../src/minio/bucket.ts';
+} from '../../src/backends/shared/minio-admin.ts';
+import { configureMinioBucket, minioGrantors } from '../../src/backends/minio-bucket/bucket.ts';
 import type { Claim, Lookup } from '../../src/runtime/claims/claim.ts';
 import type { TargetObject } from '../../src/runtime/native/kind.ts';
-import { bucketNameFor } from '../../src/s3/names.ts';
+import { bucketNameFor } from '../../src/backends/shared/s3-names.ts';
 import { testContext } from '../support/kind-context.ts';
 
 const user = (over: Partial<BucketUser> = {}): BucketUser => ({

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { load } from 'js-yaml';
-import { registry } from '../../src/runtime/metrics.ts';
+import { registry } from '../../src/kit/metrics.ts';
 import { waitingOn } from '../../src/runtime/managed-metrics.ts';
 
 const file = (name: string): string => readFileSync(fileURLToPath(new URL(`../../config/monitoring/${name}`, import.meta.url)), 'utf8');

@@ -2,9 +2,9 @@
 // does (AlreadyExists for a name taken, NotFound in a missing namespace): a first create writes
 // without reading first; anything found in the way is read and checked before the object is made.
 import { describe, expect, it } from '@jest/globals';
-import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { KubeError } from '../../src/runtime/kube/errors.ts';
-import type { ResourceType } from '../../src/runtime/kube/resources.ts';
+import type { KubeClient } from '../../src/kit/kube/client.ts';
+import { KubeError } from '../../src/kit/kube/errors.ts';
+import type { ResourceType } from '../../src/kit/kube/resources.ts';
 import { RecordedError, type ManagedResource } from '../../src/runtime/managed/types.ts';
 import { NativeExternal } from '../../src/runtime/native/external.ts';
 import type { NativeKind, TargetObject } from '../../src/runtime/native/kind.ts';

@@ -2,10 +2,10 @@
 // API server does: what it deletes from a cached copy, when it asks the server again, what the
 // operator's dependents get, and when the object counts as gone.
 import { describe, expect, it } from '@jest/globals';
-import { ReasonedError } from '../../src/runtime/conditions.ts';
-import type { Deletion, KubeClient } from '../../src/runtime/kube/client.ts';
-import { KubeError } from '../../src/runtime/kube/errors.ts';
-import type { ResourceType } from '../../src/runtime/kube/resources.ts';
+import { ReasonedError } from '../../src/kit/conditions.ts';
+import type { Deletion, KubeClient } from '../../src/kit/kube/client.ts';
+import { KubeError } from '../../src/kit/kube/errors.ts';
+import type { ResourceType } from '../../src/kit/kube/resources.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
 import { NativeExternal, ownerOf } from '../../src/runtime/native/external.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../src/runtime/native/kind.ts';

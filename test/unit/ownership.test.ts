@@ -2,7 +2,7 @@
 // control plane cannot. A table in crossplane-runtime's style: each case names its vouchers and the
 // relation they must give.
 import { describe, expect, it } from '@jest/globals';
-import type { ResourceType } from '../../src/runtime/kube/resources.ts';
+import type { ResourceType } from '../../src/kit/kube/resources.ts';
 import {
   ANNOTATION_OWNER_PROOF,
   ANNOTATION_RECLAIM_POLICY,

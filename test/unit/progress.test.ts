@@ -1,6 +1,6 @@
 // Progress messages are written at most once per window; everything a user acts on at once.
 import { describe, expect, it } from '@jest/globals';
-import type { Condition } from '../../src/runtime/conditions.ts';
+import type { Condition } from '../../src/kit/conditions.ts';
 import { ProgressWrites } from '../../src/runtime/progress.ts';
 
 const cond = (type: string, status: 'True' | 'False', reason: string, message = ''): Condition => ({

@@ -2,8 +2,8 @@
 // every one) is written at most once per 2 s, and the pass comes back when the window ends; any
 // other change is written at once.
 import { describe, expect, it } from '@jest/globals';
-import { MemoryEventRecorder } from '../../src/runtime/events.ts';
-import type { Client } from '../../src/runtime/kube/client.ts';
+import { MemoryEventRecorder } from '../../src/kit/events.ts';
+import type { Client } from '../../src/kit/kube/client.ts';
 import type { ProviderResolver } from '../../src/runtime/native/connecter.ts';
 import { FINALIZER_PROVIDER_IN_USE, ProviderStatusReconciler } from '../../src/runtime/native/provider-status.ts';
 import type { ProviderObject } from '../../src/runtime/native/provider.ts';

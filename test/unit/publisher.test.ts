@@ -1,8 +1,8 @@
 // Connection Secrets as the managed reconciler and the claims write and remove them, counted by
 // request: a synced cache answers what it can, and every write stays conditional on the copy checked.
 import { describe, expect, it } from '@jest/globals';
-import type { Client } from '../../src/runtime/kube/client.ts';
-import { KubeError } from '../../src/runtime/kube/errors.ts';
+import type { Client } from '../../src/kit/kube/client.ts';
+import { KubeError } from '../../src/kit/kube/errors.ts';
 import { publishSecret, unpublishSecret, type SecretObject } from '../../src/runtime/managed/publisher.ts';
 
 const owner = { apiVersion: 'x/v1', kind: 'Thing', metadata: { name: 'm', uid: 'mr-uid' } };

@@ -2,11 +2,11 @@
 // class puts its resource. Vectors, each one a rule of the README's "Scheduling" section.
 import { describe, expect, it } from '@jest/globals';
 import { placementFor, type Claim, type PlacingClass } from '../../src/runtime/claims/claim.ts';
-import { ReasonedError } from '../../src/runtime/conditions.ts';
+import { ReasonedError } from '../../src/kit/conditions.ts';
 import { chooseProvider, type Candidate } from '../../src/runtime/scheduling/choose.ts';
 import { needsScheduler, Scheduler } from '../../src/runtime/scheduling/scheduler.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
-import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import type { KubeClient } from '../../src/kit/kube/client.ts';
 import type { ProviderObject } from '../../src/runtime/native/provider.ts';
 import { Reservations } from '../../src/runtime/scheduling/reservations.ts';
 import { ProviderUsage } from '../../src/runtime/scheduling/usage.ts';

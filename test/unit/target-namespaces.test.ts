@@ -1,11 +1,11 @@
 // Which namespaces of a target a Provider lets stores and operators use, and which operator images
 // it lets provider-rook install: decided before the target is reached, each refusal naming its field.
 import { describe, expect, it } from '@jest/globals';
-import '../../src/backends.ts'; // every backend's operator bundle, as the process has them
-import { minioObjectStore, rookMinioOperator } from '../../src/rook-minio/objectstore.ts';
+import '../../src/backends/index.ts'; // every backend's operator bundle, as the process has them
+import { minioObjectStore, rookMinioOperator } from '../../src/backends/rook-minio/objectstore.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
-import type { ReasonedError } from '../../src/runtime/conditions.ts';
-import { MemoryEventRecorder } from '../../src/runtime/events.ts';
+import type { ReasonedError } from '../../src/kit/conditions.ts';
+import { MemoryEventRecorder } from '../../src/kit/events.ts';
 import { NativeConnecter, type ProviderResolver } from '../../src/runtime/native/connecter.ts';
 import { installRefusal, operatorNamespaces } from '../../src/runtime/native/operator.ts';
 import type { OwnershipMarks } from '../../src/runtime/native/ownership.ts';

@@ -4,17 +4,17 @@
 // its connection Secret is copied into the BucketAccess's namespace. The bucket's owners decide, on
 // the object they own: taking the namespace or mode off the list, or deleting the Bucket, revokes
 // the user (its managed resource is deleted), and deleting the BucketAccess does too.
-import { ReasonedError } from '../conditions.ts';
-import type { EventRecorder } from '../events.ts';
-import { addFinalizer } from '../finalizers.ts';
-import type { Client } from '../kube/client.ts';
-import { isAlreadyExists } from '../kube/errors.ts';
-import { Secrets, type ResourceType } from '../kube/resources.ts';
-import { LABEL_GRANTED, isDeleting, hasFinalizer } from '../meta.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
+import type { EventRecorder } from '../../kit/events.ts';
+import { addFinalizer } from '../../kit/finalizers.ts';
+import type { Client } from '../../kit/kube/client.ts';
+import { isAlreadyExists } from '../../kit/kube/errors.ts';
+import { Secrets, type ResourceType } from '../../kit/kube/resources.ts';
+import { LABEL_GRANTED, isDeleting, hasFinalizer } from '../../kit/meta.ts';
 import { controllerUid, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons, Ready, Synced } from '../reasons.ts';
-import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
+import { done, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
 import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Cache, type Claim } from './claim.ts';
 import { releaseClaim } from './release.ts';
 import { copyConnectionSecret } from './connection.ts';

@@ -3,20 +3,20 @@
 // copied into the claim's namespace and kept in sync. Deleting the claim releases the resource and,
 // with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`. Just past
 // 400 lines: binding and releasing share the claim's proofs of its resource, kept in one class.
-import { ReasonedError, type Condition } from '../conditions.ts';
-import { addFinalizerOps, patchTested } from '../finalizers.ts';
-import type { EventRecorder } from '../events.ts';
-import type { Client, KubeObjectLike } from '../kube/client.ts';
-import { isAlreadyExists } from '../kube/errors.ts';
-import type { ResourceType } from '../kube/resources.ts';
-import type { Logger } from '../logger.ts';
-import { ANNOTATION_EXTERNAL_NAME, LABEL_PROTECTED, hasFinalizer, isDeleting } from '../meta.ts';
+import { ReasonedError, type Condition } from '../../kit/conditions.ts';
+import { addFinalizerOps, patchTested } from '../../kit/finalizers.ts';
+import type { EventRecorder } from '../../kit/events.ts';
+import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
+import { isAlreadyExists } from '../../kit/kube/errors.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
+import type { Logger } from '../../kit/logger.ts';
+import { ANNOTATION_EXTERNAL_NAME, LABEL_PROTECTED, hasFinalizer, isDeleting } from '../../kit/meta.ts';
 import { madeToCreate } from '../managed/creation.ts';
 import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ProgressWrites } from '../progress.ts';
 import { Reasons, Ready, Synced } from '../reasons.ts';
-import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
+import { done, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
 import {
   FINALIZER_CLAIM,
   claimRefOf,

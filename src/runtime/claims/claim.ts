@@ -2,11 +2,11 @@
 // concrete kinds: a claim names a portable class in its own namespace; the portable class names a
 // provider-specific ("non-portable") class anywhere; a managed resource is made from the latter.
 import { createHash } from 'node:crypto';
-import type { Condition } from '../conditions.ts';
-import type { ObjectMeta } from '../meta.ts';
-import { ReasonedError } from '../conditions.ts';
-import type { KubeObjectLike } from '../kube/client.ts';
-import type { ResourceType } from '../kube/resources.ts';
+import type { Condition } from '../../kit/conditions.ts';
+import type { ObjectMeta } from '../../kit/meta.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
+import type { KubeObjectLike } from '../../kit/kube/client.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
 import { Reasons } from '../reasons.ts';
 import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../scheduling/selector.ts';
 

@@ -1,9 +1,9 @@
 // A claim's copy of its managed resource's connection Secret, for both claim kinds (a Bucket's
 // resource, a BucketAccess's grant): copied into the claim's own namespace, and kept in sync.
-import { ReasonedError } from '../conditions.ts';
-import type { EventRecorder } from '../events.ts';
-import { sameJson } from '../json.ts';
-import type { Client } from '../kube/client.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
+import type { EventRecorder } from '../../kit/events.ts';
+import { sameJson } from '../../kit/json.ts';
+import type { Client } from '../../kit/kube/client.ts';
 import { controllerUid, publishSecretData, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';

@@ -1,8 +1,8 @@
 // What the claim machinery refuses, one builder each, so a claim reads the same words whichever
 // reconciler finds the problem (its kind's controller, or the one for claims no kind serves).
-import { ReasonedError } from '../conditions.ts';
-import type { ResourceType } from '../kube/resources.ts';
-import { ANNOTATION_EXTERNAL_NAME } from '../meta.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
+import { ANNOTATION_EXTERNAL_NAME } from '../../kit/meta.ts';
 import { Reasons } from '../reasons.ts';
 import type { ObjectReference, PortableClass } from './claim.ts';
 

@@ -1,10 +1,10 @@
 // A deleted claim lets go of what it bound: each managed resource that names it is released (and,
 // under reclaim policy Delete, deleted), its connection Secret copy goes, then its finalizer.
-import type { EventRecorder } from '../events.ts';
-import { removeFinalizer } from '../finalizers.ts';
-import type { Client } from '../kube/client.ts';
-import { isNotFound } from '../kube/errors.ts';
-import type { ResourceType } from '../kube/resources.ts';
+import type { EventRecorder } from '../../kit/events.ts';
+import { removeFinalizer } from '../../kit/finalizers.ts';
+import type { Client } from '../../kit/kube/client.ts';
+import { isNotFound } from '../../kit/kube/errors.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
 import { unpublishSecret } from '../managed/publisher.ts';
 import { reclaimPolicyOf, type ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';

@@ -1,9 +1,9 @@
 // Which controller a claim is for, decided before it is queued (crossplane's class-kind predicate):
 // the kind of the resource it is bound to, else the kind its portable class points at. Each claim
 // controller checks again when it takes the claim from its queue: a claim may change in between.
-import type { ResourceType } from '../kube/resources.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { isDeleting } from '../meta.ts';
+import { isDeleting } from '../../kit/meta.ts';
 import { claimRefOf, refersTo, type Claim, type PortableClass } from './claim.ts';
 
 /** A served class kind, the managed kind made from it, and (for hand-written references) its cache. */

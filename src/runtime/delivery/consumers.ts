@@ -1,7 +1,7 @@
 // What a claim delivers where its app runs, decided without any I/O: the consumers it asks for, the
 // consumer cluster's consent, and the connection details as an app in that cluster needs them (the
 // store's Service name in the store's own cluster, the class's exposure anywhere else).
-import { ReasonedError } from '../conditions.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
 import type { ProviderObject } from '../native/provider.ts';
 import { Reasons } from '../reasons.ts';
 import type { Claim } from '../claims/claim.ts';

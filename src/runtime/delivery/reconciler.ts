@@ -4,21 +4,21 @@
 // Secret carries signed ownership marks; one provider-rook cannot prove its own is never written,
 // nor deleted. The consumer cluster's Provider consents per claim namespace; a consumer outside the
 // store's cluster gets the class's exposure as its endpoint, or nothing.
-import { ReasonedError, setCondition, type Condition } from '../conditions.ts';
-import type { EventRecorder } from '../events.ts';
-import { addFinalizer, removeFinalizer } from '../finalizers.ts';
-import { sameJson } from '../json.ts';
-import type { Client, KubeObjectLike } from '../kube/client.ts';
-import { isAlreadyExists, isConflict, isNotFound, UnreachableError } from '../kube/errors.ts';
-import { Secrets, type ResourceType } from '../kube/resources.ts';
+import { ReasonedError, setCondition, type Condition } from '../../kit/conditions.ts';
+import type { EventRecorder } from '../../kit/events.ts';
+import { addFinalizer, removeFinalizer } from '../../kit/finalizers.ts';
+import { sameJson } from '../../kit/json.ts';
+import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
+import { isAlreadyExists, isConflict, isNotFound, UnreachableError } from '../../kit/kube/errors.ts';
+import { Secrets, type ResourceType } from '../../kit/kube/resources.ts';
 import { controllerUid, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { CONNECTION_SECRET_TYPE, hasFinalizer, isDeleting } from '../meta.ts';
+import { CONNECTION_SECRET_TYPE, hasFinalizer, isDeleting } from '../../kit/meta.ts';
 import type { Owner, OwnershipMarks } from '../native/ownership.ts';
 import type { ProviderObject } from '../native/provider.ts';
 import type { Target } from '../native/targets.ts';
 import { Reasons, reasonOf } from '../reasons.ts';
-import { done, requeue, requeueAfter, type Result } from '../result.ts';
+import { done, requeue, requeueAfter, type Result } from '../../kit/result.ts';
 import type { Cache, Claim } from '../claims/claim.ts';
 import {
   dataFor,

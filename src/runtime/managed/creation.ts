@@ -3,12 +3,12 @@
 // deterministic and create is an idempotent apply, so an interrupted create is simply retried.
 // The finalizer goes in with the pending mark: one write before anything is made, none when both are
 // there already (a claim makes its resource with them).
-import { type setCondition } from '../conditions.ts';
-import type { EventRecorder } from '../events.ts';
-import type { ReadonlyDeep } from '../informer.ts';
-import type { Client } from '../kube/client.ts';
-import { isConflict } from '../kube/errors.ts';
-import type { ResourceType } from '../kube/resources.ts';
+import { type setCondition } from '../../kit/conditions.ts';
+import type { EventRecorder } from '../../kit/events.ts';
+import type { ReadonlyDeep } from '../../kit/informer.ts';
+import type { Client } from '../../kit/kube/client.ts';
+import { isConflict } from '../../kit/kube/errors.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
 import {
   ANNOTATION_CREATE_FAILED,
   ANNOTATION_CREATE_PENDING,
@@ -19,9 +19,9 @@ import {
   hasFinalizer,
   timestamp,
   withFinalizer,
-} from '../meta.ts';
+} from '../../kit/meta.ts';
 import { Reasons, Ready, Synced } from '../reasons.ts';
-import { requeue, type Result } from '../result.ts';
+import { requeue, type Result } from '../../kit/result.ts';
 import { RecordedError, type ConnectionDetails, type ExternalClient, type ManagedResource } from './types.ts';
 
 type Condition = Parameters<typeof setCondition>[1];

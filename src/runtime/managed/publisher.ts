@@ -1,13 +1,13 @@
 // Writes a managed resource's connection details into a Secret in its own namespace, controlled by
 // the resource. Writes only when the data differs; writes only a Secret it controls (its uid).
-import type { Client } from '../kube/client.ts';
-import type { Informer } from '../informer.ts';
-import type { KubeObjectLike, Selection } from '../kube/client.ts';
-import { Secrets } from '../kube/resources.ts';
-import { ReasonedError } from '../conditions.ts';
-import { isAlreadyExists, isConflict } from '../kube/errors.ts';
+import type { Client } from '../../kit/kube/client.ts';
+import type { Informer } from '../../kit/informer.ts';
+import type { KubeObjectLike, Selection } from '../../kit/kube/client.ts';
+import { Secrets } from '../../kit/kube/resources.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
+import { isAlreadyExists, isConflict } from '../../kit/kube/errors.ts';
 import { Reasons } from '../reasons.ts';
-import { CONNECTION_SECRET_TYPE, ownerReference } from '../meta.ts';
+import { CONNECTION_SECRET_TYPE, ownerReference } from '../../kit/meta.ts';
 import type { ConnectionDetails } from './types.ts';
 
 /** Whoever controls the Secret: a managed resource, or a claim for its copy. */

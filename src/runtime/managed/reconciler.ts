@@ -3,18 +3,25 @@
 // changed, the finalizer and annotations only when missing, events only on change. One lifecycle,
 // read top to bottom, past 400 lines on purpose: its steps share the status writer and the
 // progress clock, and a first create lives in creation.ts.
-import { setCondition } from '../conditions.ts';
-import type { EventRecorder } from '../events.ts';
-import { sameJson } from '../json.ts';
-import type { Client } from '../kube/client.ts';
-import { isConflict, isNotFound } from '../kube/errors.ts';
-import type { ResourceType } from '../kube/resources.ts';
-import type { Logger } from '../logger.ts';
-import { addFinalizer, removeFinalizer } from '../finalizers.ts';
-import { ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_PAUSED, FINALIZER_MANAGED, hasFinalizer, isDeleting, withFinalizer } from '../meta.ts';
+import { setCondition } from '../../kit/conditions.ts';
+import type { EventRecorder } from '../../kit/events.ts';
+import { sameJson } from '../../kit/json.ts';
+import type { Client } from '../../kit/kube/client.ts';
+import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
+import type { Logger } from '../../kit/logger.ts';
+import { addFinalizer, removeFinalizer } from '../../kit/finalizers.ts';
+import {
+  ANNOTATION_CREATE_SUCCEEDED,
+  ANNOTATION_PAUSED,
+  FINALIZER_MANAGED,
+  hasFinalizer,
+  isDeleting,
+  withFinalizer,
+} from '../../kit/meta.ts';
 import { Reasons, UnprovenError, Ready, Synced, reasonOf } from '../reasons.ts';
 import { ProgressWrites } from '../progress.ts';
-import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
+import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
 import { createExternal, type CreationSteps } from './creation.ts';
 import { policyOf, type Policy } from './policies.ts';
 import { publishSecret, unpublishSecret, withholdKeys, type ConnectionSecrets } from './publisher.ts';
@@ -27,7 +34,7 @@ import {
   type ExternalObservation,
   type ManagedResource,
 } from './types.ts';
-import { copyOf, type CacheReader, type ReadonlyDeep } from '../informer.ts';
+import { copyOf, type CacheReader, type ReadonlyDeep } from '../../kit/informer.ts';
 import { gvkLabel, managedMetrics } from '../managed-metrics.ts';
 
 /** The cache's copy of a resource: compared against, never changed. */

@@ -1,8 +1,8 @@
 // The contract between the generic managed reconciler and a provider (crossplane-runtime's
 // ExternalConnecter / ExternalClient): the provider only connects, observes, creates, updates, deletes.
-import type { Condition } from '../conditions.ts';
-import type { KubeObjectLike } from '../kube/client.ts';
-import type { ObjectMeta } from '../meta.ts';
+import type { Condition } from '../../kit/conditions.ts';
+import type { KubeObjectLike } from '../../kit/kube/client.ts';
+import type { ObjectMeta } from '../../kit/meta.ts';
 import type { LabelSelector } from '../scheduling/selector.ts';
 
 /** Plain-text connection values (endpoint, username, password); written base64 into a Secret. */

@@ -1,14 +1,14 @@
 // NativeConnecter: managed resource -> its Provider -> the Provider's Secret -> a (cached) client for
 // the target cluster -> a nativeExternal that manages one object there.
-import { ReasonedError } from '../conditions.ts';
-import { Informer } from '../informer.ts';
-import type { Logger } from '../logger.ts';
-import type { KubeClient, KubeObjectLike } from '../kube/client.ts';
-import { Secrets } from '../kube/resources.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
+import { Informer } from '../../kit/informer.ts';
+import type { Logger } from '../../kit/logger.ts';
+import type { KubeClient, KubeObjectLike } from '../../kit/kube/client.ts';
+import { Secrets } from '../../kit/kube/resources.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
-import { externalNameOf, isDeleting } from '../meta.ts';
+import { externalNameOf, isDeleting } from '../../kit/meta.ts';
 import { credentialsFromSecret, type CredentialOptions, type Credentials } from './credentials.ts';
-import type { EventRecorder } from '../events.ts';
+import type { EventRecorder } from '../../kit/events.ts';
 import { NativeExternal, kindContext, type NativeExternalOptions } from './external.ts';
 import type { NativeKind } from './kind.ts';
 import { operatorNamespaces, type OperatorInstaller } from './operator.ts';

@@ -1,8 +1,8 @@
 // A resource's first create in a target, where nothing of it exists yet: its companions, then its
 // object, each with a create (which never writes over anything), without a read before each.
-import type { KubeClient } from '../kube/client.ts';
-import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
-import type { ResourceType } from '../kube/resources.ts';
+import type { KubeClient } from '../../kit/kube/client.ts';
+import { isAlreadyExists, isNotFound } from '../../kit/kube/errors.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { Companion, TargetObject } from './kind.ts';
 import { forgetNamespace } from './namespaces.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';

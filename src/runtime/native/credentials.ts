@@ -10,8 +10,8 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
 import { load } from 'js-yaml';
-import { ReasonedError } from '../conditions.ts';
-import type { ClusterAccess, ExecConfig } from '../kube/config.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
+import type { ClusterAccess, ExecConfig } from '../../kit/kube/config.ts';
 import { Reasons } from '../reasons.ts';
 
 export interface Credentials {

@@ -1,9 +1,9 @@
 // Deleting what a managed resource owns in a target: only what its marks prove ours, and only the
 // very copy that was checked (the delete is conditional on its uid and resourceVersion), in an order
 // that a crash at any point leaves nothing behind that the next pass would not find.
-import { ReasonedError } from '../conditions.ts';
-import type { Deletion, Client, KubeClient } from '../kube/client.ts';
-import { isConflict } from '../kube/errors.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
+import type { Deletion, Client, KubeClient } from '../../kit/kube/client.ts';
+import { isConflict } from '../../kit/kube/errors.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { describeRef, refKey, type Companion, type NativeKind, type ObjectReader, type ObjectRef, type TargetObject } from './kind.ts';
 import { deleteNamespaceIfUnusedCoalesced } from './namespaces.ts';

@@ -2,8 +2,8 @@
 // beside the store's S3 Service (a LoadBalancer Service, a Gateway API HTTPRoute, or a Multi-Cluster
 // Services ServiceExport), and the endpoint read back from what the cloud, the Gateway or the MCS
 // controller wrote. Kind-agnostic: a backend says which Service serves S3, this file does the rest.
-import type { ResourceType } from '../kube/resources.ts';
-import { Services } from '../kube/resources.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
+import { Services } from '../../kit/kube/resources.ts';
 import type { Companion, ObjectReader, TargetObject } from './kind.ts';
 
 export const HTTPRoutes: ResourceType = {

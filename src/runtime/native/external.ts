@@ -5,11 +5,11 @@
 // deletion.ts, what proves companions beyond their marks in proof.ts. It stays past 400 lines on
 // purpose: observe, apply and delete judge the same objects by the same trust rules (trusted,
 // refuseForeign), which split apart would travel as callbacks.
-import { ReasonedError } from '../conditions.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
 import { RecordedError } from '../managed/types.ts';
-import type { EventRecorder } from '../events.ts';
-import type { KubeClient } from '../kube/client.ts';
-import { ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../meta.ts';
+import type { EventRecorder } from '../../kit/events.ts';
+import type { KubeClient } from '../../kit/kube/client.ts';
+import { ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../../kit/meta.ts';
 import {
   reclaimPolicyOf,
   type ConnectionDetails,
@@ -49,7 +49,7 @@ import { ensureNamespace } from './namespaces.ts';
 import { createFresh } from './creation.ts';
 import { companionRecord, recordable, recordedCompanions, refuseUnprovenUpstream, supersededLeft, unproven } from './proof.ts';
 import { ANNOTATION_OWNER_PROOF, ANNOTATION_TARGET_UID, type OwnershipMarks, type Owner, type Relation } from './ownership.ts';
-import type { ResourceType } from '../kube/resources.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
 import { Reasons } from '../reasons.ts';
 
 /** What kinds may ask of the runtime: credentials derived from the ownership key, and which generation of rotating keys to use. */

@@ -1,8 +1,8 @@
 // The contract of a native kind: what a backend describes (the object to keep in a target, its
 // companions, how to read its readiness) for nativeExternal (external.ts) to keep it there.
-import { sameJson } from '../json.ts';
-import type { Client, KubeObjectLike } from '../kube/client.ts';
-import type { ResourceType } from '../kube/resources.ts';
+import { sameJson } from '../../kit/json.ts';
+import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
 import type { OperatorBundle } from './operator.ts';
 import type { CredentialsView } from './rotation.ts';

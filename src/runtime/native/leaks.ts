@@ -4,10 +4,10 @@
 // its owner's absence by a live read of the control cluster (never judged from a cache); owners in
 // namespaces this deployment does not watch are never judged, young objects are left alone, and
 // objects whose owner asked to keep them (Retain) are never leaks.
-import type { EventRecorder } from '../events.ts';
-import type { KubeClient } from '../kube/client.ts';
-import { Namespaces, type ResourceType } from '../kube/resources.ts';
-import type { Logger } from '../logger.ts';
+import type { EventRecorder } from '../../kit/events.ts';
+import type { KubeClient } from '../../kit/kube/client.ts';
+import { Namespaces, type ResourceType } from '../../kit/kube/resources.ts';
+import type { Logger } from '../../kit/logger.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import type { ProviderResolver } from './connecter.ts';
 import { deleteDependents } from './deletion.ts';

@@ -1,9 +1,9 @@
 // The target namespace a store lives in: created once however many stores share it, and deleted
 // with its last store only when it is provably ours and a check of every namespaced type finds it empty.
-import type { KubeClient } from '../kube/client.ts';
-import { anyLiveIn, describeContents, namespaceContents } from '../kube/discovery.ts';
-import { Namespaces, type ResourceType } from '../kube/resources.ts';
-import { Coalescer } from '../coalesce.ts';
+import type { KubeClient } from '../../kit/kube/client.ts';
+import { anyLiveIn, describeContents, namespaceContents } from '../../kit/kube/discovery.ts';
+import { Namespaces, type ResourceType } from '../../kit/kube/resources.ts';
+import { Coalescer } from '../../kit/coalesce.ts';
 import type { TargetObject } from './kind.ts';
 import type { OwnershipMarks, Owner, Vouchers } from './ownership.ts';
 

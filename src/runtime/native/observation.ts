@@ -1,13 +1,13 @@
 // What observing a target object reads and records, apart from the client that does it (external.ts):
 // whether a resource asked to import, its external name checked before it reaches a request, and
 // what the kind read of its object, in the resource's status.
-import { ReasonedError, setCondition } from '../conditions.ts';
-import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf } from '../meta.ts';
+import { ReasonedError, setCondition } from '../../kit/conditions.ts';
+import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf } from '../../kit/meta.ts';
 import { setBindable, type ManagedResource } from '../managed/types.ts';
 import { Reasons, Ready } from '../reasons.ts';
-import type { Client } from '../kube/client.ts';
-import { isNotFound } from '../kube/errors.ts';
-import type { ResourceType } from '../kube/resources.ts';
+import type { Client } from '../../kit/kube/client.ts';
+import { isNotFound } from '../../kit/kube/errors.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
 import { describeRef, diffFields, type Inspection, type ObjectRef, type TargetObject } from './kind.ts';
 import { ANNOTATION_TARGET_UID, type Owner, type OwnershipMarks, type Relation, type Vouchers } from './ownership.ts';
 

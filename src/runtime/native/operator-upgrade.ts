@@ -3,8 +3,8 @@
 // brought to it by applying that version's bundle, and its Deployment's rollout is reported as the
 // Deployment controller writes it. Going back is the same operation. Someone else's operator is
 // never changed unless the Provider says to adopt it.
-import type { Client, KubeObjectLike } from '../kube/client.ts';
-import { typeOfManifest } from '../kube/resources.ts';
+import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
+import { typeOfManifest } from '../../kit/kube/resources.ts';
 import { imageTag, installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
 import { operatorField, operatorSettings, type OperatorStatus, type ProviderObject } from './provider.ts';
 

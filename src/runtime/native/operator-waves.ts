@@ -3,13 +3,13 @@
 // order. Each step is a change of one Provider's spec.operators[].version, which that Provider's
 // own controller carries out (operator-upgrade.ts); the wave stops at the first Provider whose
 // upgrade failed or was held, and says where. Going back is a wave to the older version.
-import { setCondition, type Condition } from '../conditions.ts';
-import type { Client } from '../kube/client.ts';
-import type { ResourceType } from '../kube/resources.ts';
-import { sameJson } from '../json.ts';
-import type { ObjectMeta } from '../meta.ts';
+import { setCondition, type Condition } from '../../kit/conditions.ts';
+import type { Client } from '../../kit/kube/client.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
+import { sameJson } from '../../kit/json.ts';
+import type { ObjectMeta } from '../../kit/meta.ts';
 import { Reasons } from '../reasons.ts';
-import { done, requeueAfter, type Reconciler, type Result } from '../result.ts';
+import { done, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
 import { matchesSelector, type LabelSelector } from '../scheduling/selector.ts';
 import { Providers, type ProviderObject } from './provider.ts';
 

@@ -4,11 +4,11 @@
 // a folder of manifests, with the Provider's namespace and image applied.
 import path from 'node:path';
 import * as yaml from 'js-yaml';
-import { ReasonedError } from '../conditions.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
 import { Reasons } from '../reasons.ts';
-import type { Client, KubeObjectLike } from '../kube/client.ts';
-import { established } from '../kube/crds.ts';
-import { CustomResourceDefinitions, Deployments, typeOfManifest } from '../kube/resources.ts';
+import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
+import { established } from '../../kit/kube/crds.ts';
+import { CustomResourceDefinitions, Deployments, typeOfManifest } from '../../kit/kube/resources.ts';
 import type { Owner, OwnershipMarks } from './ownership.ts';
 import type { TargetInformers } from './target-informers.ts';
 import {
@@ -19,8 +19,8 @@ import {
   type OperatorSettings,
   type ProviderObject,
 } from './provider.ts';
-import { isAlreadyExists } from '../kube/errors.ts';
-import { fs } from '../builtins.ts';
+import { isAlreadyExists } from '../../kit/kube/errors.ts';
+import { fs } from '../../kit/builtins.ts';
 
 export interface OperatorBundle {
   /** Its key in a Provider's spec.operators and status.operators, e.g. "rook-minio". */

@@ -3,9 +3,9 @@
 // target can read it, so nobody there can sign. Back it up with the control cluster: restored
 // managed resources then prove their objects again (see the README's "Ownership and safety").
 import { randomBytes } from 'node:crypto';
-import type { Client, KubeObjectLike } from '../kube/client.ts';
-import { isAlreadyExists } from '../kube/errors.ts';
-import { Secrets } from '../kube/resources.ts';
+import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
+import { isAlreadyExists } from '../../kit/kube/errors.ts';
+import { Secrets } from '../../kit/kube/resources.ts';
 import { OwnershipKey } from './ownership.ts';
 
 export const OWNERSHIP_KEY_FIELD = 'key';

@@ -10,7 +10,7 @@
 //   is given by the target's API server, and the annotation lives on the managed resource, so a
 //   resource restored from a backup of the control cluster names the very object it made.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { groupOf, type ResourceType } from '../kube/resources.ts';
+import { groupOf, type ResourceType } from '../../kit/kube/resources.ts';
 
 export const LABEL_CONTROL_PLANE = 'rook.crossplane.io/control-plane';
 export const LABEL_OWNER_UID = 'rook.crossplane.io/owner-uid';

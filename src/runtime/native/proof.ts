@@ -1,7 +1,7 @@
 // What proves a resource's companions and endpoint beyond the marks on them, which anyone who may
 // write in a target namespace can strip or copy: the uids recorded when provider-rook made them, the
 // store its endpoint comes from, and which older Jobs are left to delete.
-import type { ResourceType } from '../kube/resources.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
 import { policyOf } from '../managed/policies.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons, UnprovenError } from '../reasons.ts';

@@ -2,15 +2,15 @@
 // managed resources use it) and protects a Provider in use: it keeps a finalizer until no managed
 // resource names it, so deleting it never strands resources behind their own finalizers.
 // Status echoes nothing read from the Provider's Secret: the Secret may be someone else's.
-import { ReasonedError, setCondition } from '../conditions.ts';
-import type { EventRecorder } from '../events.ts';
-import type { Client } from '../kube/client.ts';
-import { isConflict, isNotFound } from '../kube/errors.ts';
-import { sameJson } from '../json.ts';
-import type { Informer } from '../informer.ts';
-import { addFinalizer, removeFinalizer } from '../finalizers.ts';
-import { hasFinalizer, isDeleting } from '../meta.ts';
-import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
+import { ReasonedError, setCondition } from '../../kit/conditions.ts';
+import type { EventRecorder } from '../../kit/events.ts';
+import type { Client } from '../../kit/kube/client.ts';
+import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
+import { sameJson } from '../../kit/json.ts';
+import type { Informer } from '../../kit/informer.ts';
+import { addFinalizer, removeFinalizer } from '../../kit/finalizers.ts';
+import { hasFinalizer, isDeleting } from '../../kit/meta.ts';
+import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
 import type { ProviderResolver } from './connecter.ts';
 import { installRefusal, type OperatorInstaller } from './operator.ts';
 import { reconcileVersion } from './operator-upgrade.ts';

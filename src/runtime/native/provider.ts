@@ -1,10 +1,10 @@
 // The Provider (kubernetes.crossplane.io): one target cluster and the Secret that reaches it. It
 // belongs to no backend: every native kind uses it, and each kind's operator is configured in it by
 // name. src/apis/provider.ts gives it a schema; this is the shape the runtime reads.
-import { ReasonedError, type Condition } from '../conditions.ts';
+import { ReasonedError, type Condition } from '../../kit/conditions.ts';
 import { Reasons } from '../reasons.ts';
-import type { ResourceType } from '../kube/resources.ts';
-import type { ObjectMeta } from '../meta.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
+import type { ObjectMeta } from '../../kit/meta.ts';
 
 export const Providers: ResourceType = {
   apiVersion: 'kubernetes.crossplane.io/v1alpha2',

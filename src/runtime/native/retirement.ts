@@ -1,10 +1,10 @@
 // A native kind's side of rotation (rotation.ts): the work that removes keys whose grace period
 // ended, made like a companion and waited for, and what the resource says of its keys.
-import { ReasonedError, setCondition } from '../conditions.ts';
+import { ReasonedError, setCondition } from '../../kit/conditions.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
 import type { Companion, KindContext, NativeKind, ObjectReader, TargetObject } from './kind.ts';
-import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../meta.ts';
+import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../../kit/meta.ts';
 import { ANNOTATION_CREDENTIALS, planRotation, recordOf, rotationStatus, type RotationPlan } from './rotation.ts';
 
 const GENERIC = "provider-rook cannot rotate this backend's keys";

@@ -5,9 +5,9 @@
 // go back to keys that were removed. Rotating again before the grace ends removes the older keys at
 // once (the way to revoke keys that leaked).
 import { createHash } from 'node:crypto';
-import { ReasonedError, type Condition } from '../conditions.ts';
+import { ReasonedError, type Condition } from '../../kit/conditions.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../meta.ts';
+import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../../kit/meta.ts';
 import { Reasons } from '../reasons.ts';
 
 /** Written by provider-rook: the generation in use, when it began, the request it answered, and the last generation removed. */

@@ -1,8 +1,8 @@
 // One client per distinct set of target credentials, shared by every resource that uses it, with
 // the target's watch caches. A client is rebuilt when the credentials change, and the superseded one
 // is closed at once. Hooks let watchers start and stop with their target.
-import type { KubeClient } from '../kube/client.ts';
-import type { Logger } from '../logger.ts';
+import type { KubeClient } from '../../kit/kube/client.ts';
+import type { Logger } from '../../kit/logger.ts';
 import type { Credentials } from './credentials.ts';
 import { TargetInformers } from './target-informers.ts';
 import { targetClients } from '../managed-metrics.ts';

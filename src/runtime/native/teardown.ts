@@ -2,8 +2,8 @@
 // are deleted, such as the Job that revokes a bucket user. It runs only while the target object is
 // proven ours; what it must keep on purpose is kept, and with retainWhenKept the target object and
 // its companions are kept too, their marks now saying Retain so that no leak sweep takes them.
-import { ReasonedError } from '../conditions.ts';
-import type { Client } from '../kube/client.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
+import type { Client } from '../../kit/kube/client.ts';
 import { Reasons } from '../reasons.ts';
 import { describeRef, type Companion, type ObjectReader, type ObjectRef, type TargetObject, type Teardown } from './kind.ts';
 import type { Owner, OwnershipMarks, Relation, Vouchers } from './ownership.ts';

@@ -2,7 +2,7 @@
 // owning managed resource when it or one of its companions changes or disappears, so drift is
 // repaired in seconds rather than at the next poll. The watches are the target's shared caches,
 // which observe reads from as well.
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../../kit/logger.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import type { NativeKind, TargetObject } from './kind.ts';
 import type { OwnershipMarks } from './ownership.ts';

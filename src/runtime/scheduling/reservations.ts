@@ -5,12 +5,12 @@
 // counter could not see the other replica. A reservation outlives a crash between taking the place
 // and recording it on the resource (the next pass finds and keeps it), and goes once its resource
 // is proven gone by a live read, or placed on another Provider (two schedulers raced for it).
-import type { Client } from '../kube/client.ts';
-import { isConflict } from '../kube/errors.ts';
-import type { ResourceType } from '../kube/resources.ts';
+import type { Client } from '../../kit/kube/client.ts';
+import { isConflict } from '../../kit/kube/errors.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Providers, type ProviderObject, type Reservation } from '../native/provider.ts';
-import { done, type Reconciler, type Result } from '../result.ts';
+import { done, type Reconciler, type Result } from '../../kit/result.ts';
 import type { ProviderUsage } from './usage.ts';
 
 interface Cache<T> {

@@ -4,17 +4,17 @@
 // keeps it for good: spec.providerRef is set once and the CRD refuses any change. Nothing is
 // provisioned until then, so a resource that cannot be placed costs no target anything. Each
 // decision is a Scheduled condition and an Event, on the resource and on its claim.
-import { getCondition, setCondition, type Condition } from '../conditions.ts';
-import type { EventRecorder, EventTarget } from '../events.ts';
-import { sameJson } from '../json.ts';
-import type { Client } from '../kube/client.ts';
-import { isConflict, isNotFound } from '../kube/errors.ts';
-import type { ResourceType } from '../kube/resources.ts';
+import { getCondition, setCondition, type Condition } from '../../kit/conditions.ts';
+import type { EventRecorder, EventTarget } from '../../kit/events.ts';
+import { sameJson } from '../../kit/json.ts';
+import type { Client } from '../../kit/kube/client.ts';
+import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { isDeleting } from '../meta.ts';
+import { isDeleting } from '../../kit/meta.ts';
 import { operatorSettings, type ProviderObject } from '../native/provider.ts';
 import { Reasons } from '../reasons.ts';
-import { done, requeue, requeueAfter, type Reconciler, type Result } from '../result.ts';
+import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
 import { chooseProvider, type Candidate, type Decision } from './choose.ts';
 import type { Reservations } from './reservations.ts';
 import type { ProviderUsage } from './usage.ts';

@@ -1,5 +1,5 @@
 // TEST DOUBLE. Local control planes run no pods, so the Jobs provider-rook makes to run MinIO's
-// client (mc; src/minio/admin.ts) cannot run there, and mc itself is never run here (its licence is
+// client (mc; src/backends/shared/minio-admin.ts) cannot run there, and mc itself is never run here (its licence is
 // the AGPL). This stand-in plays such a Job's pod and the Job controller:
 // - it reads what the pod would: the environment (S3_ENDPOINT, BUCKET, OWNS_BUCKET, DELETE_OBJECTS,
 //   POLICY_NAME) and the Secrets the Job names (the store's root user, by secretKeyRef or the mounted
@@ -27,9 +27,9 @@ import {
   PutUserPolicyCommand,
 } from '@aws-sdk/client-iam';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, HeadBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { KEPT_EXIT_CODE, LABEL_ADMIN } from '../../../src/minio/admin.ts';
-import type { KubeClient, KubeObjectLike } from '../../../src/runtime/kube/client.ts';
-import { Jobs, Secrets } from '../../../src/runtime/kube/resources.ts';
+import { KEPT_EXIT_CODE, LABEL_ADMIN } from '../../../src/backends/shared/minio-admin.ts';
+import type { KubeClient, KubeObjectLike } from '../../../src/kit/kube/client.ts';
+import { Jobs, Secrets } from '../../../src/kit/kube/resources.ts';
 import { iamClient, s3Client } from '../s3.ts';
 import { resolveS3Endpoint } from './s3-stores.ts';
 import { StandIn } from './stand-in.ts';

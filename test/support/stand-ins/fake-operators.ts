@@ -4,8 +4,8 @@
 // them with { s3: true } (a real S3 server per store) and shares the routes to those servers in
 // ROUTES_DIR, for resolveS3Endpoint in another process (s3-stores.ts).
 import { fileURLToPath } from 'node:url';
-import { KubeClient } from '../../../src/runtime/kube/client.ts';
-import { kubeconfigFileAccess } from '../../../src/runtime/kube/config.ts';
+import { KubeClient } from '../../../src/kit/kube/client.ts';
+import { kubeconfigFileAccess } from '../../../src/kit/kube/config.ts';
 import { DeploymentRollout } from './deployment-rollout.ts';
 import { FakeBucketProvisioner } from './fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from './fake-minio-operator.ts';

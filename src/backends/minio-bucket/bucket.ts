@@ -3,24 +3,24 @@
 // In the target its object is the user's Secret (keys derived by provider-rook, and the policy); a
 // Job there makes the bucket, the user and the policy with the store's root Secret mounted, and
 // another removes the user (and the bucket, when empty or deleteObjects says) before deletion.
-import { kinds } from '../apis/kinds.gen.ts';
-import type { MinioBucket, MinioBucketClass } from '../apis/miniobucket.ts';
-import type { ObjectStore } from '../apis/objectstore.ts';
-import type { Tenant } from '../apis/tenant.ts';
+import { kinds } from '../../apis/kinds.gen.ts';
+import type { MinioBucket, MinioBucketClass } from '../../apis/miniobucket.ts';
+import type { ObjectStore } from '../../apis/objectstore.ts';
+import type { Tenant } from '../../apis/tenant.ts';
 import { tenantAccess } from '../minio-operator/tenant.ts';
 import { objectStoreAccess } from '../rook-minio/objectstore.ts';
-import type { Backend } from '../runtime/backend.ts';
-import type { AccessMode, Grantor } from '../runtime/claims/access.ts';
-import type { ManagedResource } from '../runtime/managed/types.ts';
-import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../runtime/claims/claim.ts';
-import { ReasonedError } from '../runtime/conditions.ts';
-import { Jobs, Secrets } from '../runtime/kube/resources.ts';
-import { secretText } from '../runtime/native/credentials.ts';
-import type { KindContext, NativeKind } from '../runtime/native/kind.ts';
-import { Reasons } from '../runtime/reasons.ts';
-import { bucketNameFor } from '../s3/names.ts';
-import { policyOf } from '../runtime/managed/policies.ts';
-import { S3_ENDPOINT_KEYS } from '../s3/details.ts';
+import type { Backend } from '../../runtime/backend.ts';
+import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
+import type { ManagedResource } from '../../runtime/managed/types.ts';
+import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
+import { Jobs, Secrets } from '../../kit/kube/resources.ts';
+import { secretText } from '../../runtime/native/credentials.ts';
+import type { KindContext, NativeKind } from '../../runtime/native/kind.ts';
+import { Reasons } from '../../runtime/reasons.ts';
+import { bucketNameFor } from '../shared/s3-names.ts';
+import { policyOf } from '../../runtime/managed/policies.ts';
+import { S3_ENDPOINT_KEYS } from '../shared/s3-details.ts';
 import {
   accessJob,
   bucketUserRotation,
@@ -32,7 +32,7 @@ import {
   userSecret,
   type BucketUser,
   type StoreAccess,
-} from './admin.ts';
+} from '../shared/minio-admin.ts';
 
 const RESOURCE = 'miniobuckets.minio.crossplane.io';
 

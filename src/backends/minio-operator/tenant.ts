@@ -2,12 +2,12 @@
 // target namespace (the operator serves one Tenant per namespace, and names every tenant's S3
 // Service "minio"), with root credentials in a configuration Secret provider-rook makes once.
 import { fileURLToPath } from 'node:url';
-import { kinds } from '../apis/kinds.gen.ts';
-import type { Tenant, TenantClass } from '../apis/tenant.ts';
-import type { Backend } from '../runtime/backend.ts';
-import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
-import { withoutNulls } from '../runtime/json.ts';
-import { Jobs, Secrets, Services, type ResourceType } from '../runtime/kube/resources.ts';
+import { kinds } from '../../apis/kinds.gen.ts';
+import type { Tenant, TenantClass } from '../../apis/tenant.ts';
+import type { Backend } from '../../runtime/backend.ts';
+import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
+import { withoutNulls } from '../../kit/json.ts';
+import { Jobs, Secrets, Services, type ResourceType } from '../../kit/kube/resources.ts';
 import {
   bucketUserCompanions,
   bucketUserRotation,
@@ -17,29 +17,32 @@ import {
   userAccess,
   type BucketUser,
   type StoreAccess,
-} from '../minio/admin.ts';
-import type { ConnectionDetails } from '../runtime/managed/types.ts';
-import { externalNameOf } from '../runtime/meta.ts';
-import type { KindContext } from '../runtime/native/kind.ts';
-import type { NativeKind } from '../runtime/native/kind.ts';
-import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../runtime/native/exposure.ts';
-import { bundleFromDirectory } from '../runtime/native/operator.ts';
-import { randomKey } from '../runtime/random.ts';
-import { Reasons } from '../runtime/reasons.ts';
-import { s3ConnectionDetails } from '../s3/details.ts';
-import { bucketNameFor } from '../s3/names.ts';
+} from '../shared/minio-admin.ts';
+import type { ConnectionDetails } from '../../runtime/managed/types.ts';
+import { externalNameOf } from '../../kit/meta.ts';
+import type { KindContext } from '../../runtime/native/kind.ts';
+import type { NativeKind } from '../../runtime/native/kind.ts';
+import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
+import { bundleFromDirectory } from '../../runtime/native/operator.ts';
+import { randomKey } from '../../kit/random.ts';
+import { Reasons } from '../../runtime/reasons.ts';
+import { s3ConnectionDetails } from '../shared/s3-details.ts';
+import { bucketNameFor } from '../shared/s3-names.ts';
 
 export const MinioTenants: ResourceType = { apiVersion: 'minio.min.io/v2', kind: 'Tenant', plural: 'tenants', namespaced: true };
 
 /** The MinIO Operator (config/operators/minio-operator, after upstream v7.1.1). */
-export const minioOperatorBundle = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/minio-operator', import.meta.url)), {
-  name: 'minio-operator',
-  description: 'MinIO Operator',
-  crdName: 'tenants.minio.min.io',
-  deploymentName: 'minio-operator',
-  defaultNamespace: 'minio-operator',
-  defaultImage: 'minio/operator:v7.1.1',
-});
+export const minioOperatorBundle = bundleFromDirectory(
+  fileURLToPath(new URL('../../../config/operators/minio-operator', import.meta.url)),
+  {
+    name: 'minio-operator',
+    description: 'MinIO Operator',
+    crdName: 'tenants.minio.min.io',
+    deploymentName: 'minio-operator',
+    defaultNamespace: 'minio-operator',
+    defaultImage: 'minio/operator:v7.1.1',
+  },
+);
 
 const configName = (tenant: string): string => `${tenant}-env-configuration`;
 

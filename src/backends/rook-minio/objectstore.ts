@@ -2,14 +2,14 @@
 // target, when that store is ready, and what its users need to connect. Everything else is the
 // generic runtime.
 import { fileURLToPath } from 'node:url';
-import { kinds } from '../apis/kinds.gen.ts';
-import type { ObjectStore } from '../apis/objectstore.ts';
-import type { ObjectStoreClass } from '../apis/objectstoreclass.ts';
-import type { Backend } from '../runtime/backend.ts';
+import { kinds } from '../../apis/kinds.gen.ts';
+import type { ObjectStore } from '../../apis/objectstore.ts';
+import type { ObjectStoreClass } from '../../apis/objectstoreclass.ts';
+import type { Backend } from '../../runtime/backend.ts';
 import { configureObjectStore } from './objectstoreclass.ts';
-import type { NativeKind } from '../runtime/native/kind.ts';
-import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../runtime/native/exposure.ts';
-import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../runtime/kube/resources.ts';
+import type { NativeKind } from '../../runtime/native/kind.ts';
+import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
+import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../../kit/kube/resources.ts';
 import {
   bucketUserCompanions,
   bucketUserRotation,
@@ -19,19 +19,19 @@ import {
   userAccess,
   type BucketUser,
   type StoreAccess,
-} from '../minio/admin.ts';
-import type { ConnectionDetails } from '../runtime/managed/types.ts';
-import { externalNameOf } from '../runtime/meta.ts';
-import type { Inspection, KindContext, ObjectReader, TargetObject } from '../runtime/native/kind.ts';
-import { withoutNulls } from '../runtime/json.ts';
-import { randomKey } from '../runtime/random.ts';
-import { bundleFromDirectory } from '../runtime/native/operator.ts';
-import { Reasons, UnprovenError } from '../runtime/reasons.ts';
-import { S3_ENDPOINT_KEYS, s3ConnectionDetails } from '../s3/details.ts';
-import { policyOf } from '../runtime/managed/policies.ts';
+} from '../shared/minio-admin.ts';
+import type { ConnectionDetails } from '../../runtime/managed/types.ts';
+import { externalNameOf } from '../../kit/meta.ts';
+import type { Inspection, KindContext, ObjectReader, TargetObject } from '../../runtime/native/kind.ts';
+import { withoutNulls } from '../../kit/json.ts';
+import { randomKey } from '../../kit/random.ts';
+import { bundleFromDirectory } from '../../runtime/native/operator.ts';
+import { Reasons, UnprovenError } from '../../runtime/reasons.ts';
+import { S3_ENDPOINT_KEYS, s3ConnectionDetails } from '../shared/s3-details.ts';
+import { policyOf } from '../../runtime/managed/policies.ts';
 
 /** The Rook MinIO operator (config/operators/rook-minio, modernised from rook v1.2.7, its last release). */
-export const rookMinioOperator = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/rook-minio', import.meta.url)), {
+export const rookMinioOperator = bundleFromDirectory(fileURLToPath(new URL('../../../config/operators/rook-minio', import.meta.url)), {
   name: 'rook-minio',
   description: 'Rook MinIO operator',
   crdName: 'objectstores.minio.rook.io',

@@ -4,14 +4,14 @@
 // the Job, and reads the Job's outcome. Both MinIO backends (Rook MinIO, the MinIO Operator) and the
 // shared-store bucket use it.
 import { createHash } from 'node:crypto';
-import { Jobs, Secrets } from '../runtime/kube/resources.ts';
-import { ReasonedError } from '../runtime/conditions.ts';
-import type { ConnectionDetails } from '../runtime/managed/types.ts';
-import { secretText } from '../runtime/native/credentials.ts';
-import type { Companion, KindContext, Rotation, TargetObject, Teardown } from '../runtime/native/kind.ts';
-import type { CredentialsView } from '../runtime/native/rotation.ts';
-import { Reasons } from '../runtime/reasons.ts';
-import { s3ConnectionDetails } from '../s3/details.ts';
+import { Jobs, Secrets } from '../../kit/kube/resources.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
+import type { ConnectionDetails } from '../../runtime/managed/types.ts';
+import { secretText } from '../../runtime/native/credentials.ts';
+import type { Companion, KindContext, Rotation, TargetObject, Teardown } from '../../runtime/native/kind.ts';
+import type { CredentialsView } from '../../runtime/native/rotation.ts';
+import { Reasons } from '../../runtime/reasons.ts';
+import { s3ConnectionDetails } from './s3-details.ts';
 
 export type AccessMode = 'ReadWrite' | 'ReadOnly' | 'WriteOnly';
 

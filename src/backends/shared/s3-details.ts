@@ -4,7 +4,7 @@
 // ObjectBucketClaim names (BUCKET_HOST, BUCKET_PORT, BUCKET_NAME), so `envFrom` works with any S3
 // client, and AWS_S3_ADDRESSING_STYLE: a Service's DNS name has no per-bucket host names, so the
 // bucket goes in the path. A consumer's copy holds these same keys. Keys without a value are left out.
-import type { ConnectionDetails } from '../runtime/managed/types.ts';
+import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 
 export interface S3Access {
   /** e.g. http://store-s3.minio.svc.cluster.local:9000 */

@@ -3,16 +3,16 @@
 // companions: the provisioner writes the keys (a Secret) and the address (a ConfigMap) beside the
 // claim, and those are read only when they are the provisioner's for this very claim.
 import { fileURLToPath } from 'node:url';
-import { kinds } from '../apis/kinds.gen.ts';
-import type { CephBucket, CephBucketClass } from '../apis/cephbucket.ts';
-import type { Backend } from '../runtime/backend.ts';
-import { claimLabels, refuseUnlessAllowed, type Claim } from '../runtime/claims/claim.ts';
-import { withoutNulls } from '../runtime/json.ts';
-import { Secrets, type ResourceType } from '../runtime/kube/resources.ts';
-import { secretText } from '../runtime/native/credentials.ts';
-import type { NativeKind, TargetObject } from '../runtime/native/kind.ts';
-import { bundleFromDirectory } from '../runtime/native/operator.ts';
-import { s3ConnectionDetails } from '../s3/details.ts';
+import { kinds } from '../../apis/kinds.gen.ts';
+import type { CephBucket, CephBucketClass } from '../../apis/cephbucket.ts';
+import type { Backend } from '../../runtime/backend.ts';
+import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
+import { withoutNulls } from '../../kit/json.ts';
+import { Secrets, type ResourceType } from '../../kit/kube/resources.ts';
+import { secretText } from '../../runtime/native/credentials.ts';
+import type { NativeKind, TargetObject } from '../../runtime/native/kind.ts';
+import { bundleFromDirectory } from '../../runtime/native/operator.ts';
+import { s3ConnectionDetails } from '../shared/s3-details.ts';
 
 /** The provisioner's record of a claim's bucket: cluster-scoped, so no tenant of a namespace writes it. */
 export const ObjectBuckets: ResourceType = {
@@ -43,7 +43,7 @@ export const ObjectBucketClaims: ResourceType = {
 };
 
 /** Rook Ceph's operator, which runs the bucket provisioner (config/operators/rook-ceph). */
-export const rookCephOperator = bundleFromDirectory(fileURLToPath(new URL('../../config/operators/rook-ceph', import.meta.url)), {
+export const rookCephOperator = bundleFromDirectory(fileURLToPath(new URL('../../../config/operators/rook-ceph', import.meta.url)), {
   name: 'rook-ceph',
   description: 'Rook Ceph operator',
   crdName: 'objectbucketclaims.objectbucket.io',

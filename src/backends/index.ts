@@ -1,8 +1,8 @@
 // Every backend provider-rook serves (what one is: src/runtime/backend.ts). Adding one is one line
 // here (its kinds go in src/apis/index.ts); CRDs, RBAC and the kinds' names are generated (npm run gen).
-import type { Backend } from './runtime/backend.ts';
-import { minioBuckets, minioGrantors } from './minio/bucket.ts';
-import type { Grantor } from './runtime/claims/access.ts';
+import type { Backend } from '../runtime/backend.ts';
+import { minioBuckets, minioGrantors } from './minio-bucket/bucket.ts';
+import type { Grantor } from '../runtime/claims/access.ts';
 import { minioOperator } from './minio-operator/tenant.ts';
 import { rookCeph } from './rook-ceph/bucket.ts';
 import { rookMinio } from './rook-minio/objectstore.ts';
