@@ -9,7 +9,6 @@ import type { KubeClient } from '../../kit/kube/client.ts';
 import { Namespaces, type ResourceType } from '../../kit/kube/resources.ts';
 import type { Logger } from '../../kit/logger.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import type { ProviderResolver } from './connecter.ts';
 import { deleteDependents } from './deletion.ts';
 import type { NativeKind, TargetObject } from './kind.ts';
 import { deleteNamespaceIfUnused } from './namespaces.ts';
@@ -17,6 +16,7 @@ import type { OwnerKey, OwnershipMarks } from './ownership.ts';
 import type { ProviderObject as Provider } from './provider.ts';
 import type { Target } from './targets.ts';
 import { Reasons } from '../reasons.ts';
+import { type ProviderResolver } from './resolver.ts';
 
 export interface LeakReport {
   target: string;

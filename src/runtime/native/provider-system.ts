@@ -13,7 +13,6 @@ import type { ManagedResource } from '../managed/types.ts';
 import { keyOf } from '../../kit/result.ts';
 import { Reservations } from '../scheduling/reservations.ts';
 import { ProviderUsage } from '../scheduling/usage.ts';
-import { ProviderResolver } from './connecter.ts';
 import type { EndpointPolicy } from './credentials.ts';
 import type { LeakReport, LeakSweeper } from './leaks.ts';
 import { OperatorInstaller, type OperatorBundle } from './operator.ts';
@@ -23,6 +22,7 @@ import { Providers, type ProviderObject } from './provider.ts';
 import { ProviderStatusReconciler } from './provider-status.ts';
 import { TargetClients } from './targets.ts';
 import { observeProviders } from '../managed-metrics.ts';
+import { ProviderResolver } from './resolver.ts';
 
 export const DEFAULT_OWNERSHIP_KEY_SECRET: SecretRef = { namespace: 'default', name: 'provider-rook-ownership-key' };
 
