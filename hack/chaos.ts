@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { BucketClasses, Buckets, ObjectStoreClasses } from '../src/app.ts';
 import { Events, Jobs, Leases, Namespaces, Secrets, Services, StatefulSets } from '../src/kit/kube/resources.ts';
 import type { KubeObjectLike } from '../src/kit/kube/client.ts';
-import { Providers } from '../src/runtime/native/provider-status.ts';
+import { Providers } from '../src/runtime/system/provider-status.ts';
 import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
 import { ChaosEnv, CLUSTERS, Replica, World, cond, isBound, percentile, sleep, within, type Conditioned } from './lib/chaos.ts';
 import { eventually } from './lib/eventually.ts';

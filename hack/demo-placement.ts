@@ -13,8 +13,8 @@ import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import type { KubeObjectLike } from '../src/kit/kube/client.ts';
-import { OperatorUpgrades } from '../src/runtime/native/operator-waves.ts';
-import { Providers, type ProviderObject } from '../src/runtime/native/provider.ts';
+import { OperatorUpgrades } from '../src/runtime/operators/waves.ts';
+import { Providers, type ProviderObject } from '../src/runtime/providers/provider.ts';
 
 const TARGETS = ['eu-1', 'eu-2', 'us-1'] as const;
 const NAMESPACE = 'app-project1-dev';

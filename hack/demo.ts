@@ -17,7 +17,7 @@ import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../src/kit/kube/client.ts';
 import { CustomResourceDefinitions, Namespaces, Secrets, typeOfManifest, type ResourceType } from '../src/kit/kube/resources.ts';
-import { secretText } from '../src/runtime/native/credentials.ts';
+import { secretText } from '../src/runtime/providers/credentials.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { s3Client } from '../test/support/s3.ts';
 import { LoopbackIngress } from '../test/support/stand-ins/loopback-ingress.ts';

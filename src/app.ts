@@ -10,9 +10,9 @@ import type { KubeClient } from './kit/kube/client.ts';
 import { Manager, type ManagerOptions } from './kit/manager.ts';
 import type { ManagedResource } from './runtime/managed/types.ts';
 import type { LeakReport } from './runtime/native/leaks.ts';
-import { ProviderSystem, type ProviderSystemOptions } from './runtime/native/provider-system.ts';
-import { setupNativeManaged } from './runtime/native/setup.ts';
-import type { TargetClients } from './runtime/native/targets.ts';
+import { ProviderSystem, type ProviderSystemOptions } from './runtime/system/provider-system.ts';
+import { setupNativeManaged } from './runtime/system/native-setup.ts';
+import type { TargetClients } from './runtime/providers/targets.ts';
 import { backends, grantors } from './backends/index.ts';
 
 export const FIELD_MANAGER = 'provider-rook';

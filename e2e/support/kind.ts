@@ -10,7 +10,7 @@ import { applyManifests, installCrds, installOperatorBundle, loadManifests } fro
 import { KubeClient } from '../../src/kit/kube/client.ts';
 import { kubeconfigAccess, type ClusterAccess } from '../../src/kit/kube/config.ts';
 import { Deployments, Pods, Secrets } from '../../src/kit/kube/resources.ts';
-import { secretText } from '../../src/runtime/native/credentials.ts';
+import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { eventually } from '../../test/support/eventually.ts';
 import { roundTrip } from '../../test/support/s3.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';

@@ -7,7 +7,7 @@ import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from 
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { type ChaosEnv, type Conditioned, type Replica, type World, cond, isBound, providerKeys, secretOf, within } from './chaos.ts';
 import { eventually } from './eventually.ts';
 

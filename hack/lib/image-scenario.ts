@@ -7,7 +7,7 @@ import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { BucketClasses, Buckets, ObjectStoreClasses } from '../../src/app.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { Providers } from '../../src/runtime/native/provider.ts';
+import { Providers } from '../../src/runtime/providers/provider.ts';
 import { FakeMinioOperator } from '../../test/support/stand-ins/fake-minio-operator.ts';
 import { down, freePort, up } from './cluster.ts';
 import { providerSecret } from './demo.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import * as yaml from 'js-yaml';
 import { allKinds } from '../../src/apis/index.ts';
 import { resourceTypeOf } from '../../src/apis/crd.ts';
-import { bundleDirectory } from '../../src/runtime/native/operator.ts';
+import { bundleDirectory } from '../../src/runtime/operators/operator.ts';
 import { repoRoot } from './cluster.ts';
 import { eventually } from './eventually.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';

@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { ageColumn, conditions, labelSelector, localRef, namespaceName, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
-import { OperatorUpgrades, type OperatorUpgrade } from '../runtime/native/operator-waves.ts';
-import { Providers, type ProviderObject } from '../runtime/native/provider.ts';
+import { OperatorUpgrades, type OperatorUpgrade } from '../runtime/operators/waves.ts';
+import { Providers, type ProviderObject } from '../runtime/providers/provider.ts';
 
 export const providerSchema = z.object({
   spec: z

@@ -13,7 +13,7 @@ import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
-import { secretText } from '../../src/runtime/native/credentials.ts';
+import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { adminClient, testCluster } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespace, eventsFor, installCrds, ourCrds, registerProvider, startTestApp } from '../support/provider.ts';

@@ -12,7 +12,7 @@ import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets } from '../../src/kit/kube/resources.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
-import { secretText } from '../../src/runtime/native/credentials.ts';
+import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { applyManifests, loadManifests, type Manifest } from '../../hack/lib/manifests.ts';
 import { repoRoot } from '../../hack/lib/cluster.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';

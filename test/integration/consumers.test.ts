@@ -11,8 +11,8 @@ import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { ANNOTATION_ROTATE } from '../../src/kit/meta.ts';
-import { secretText } from '../../src/runtime/native/credentials.ts';
-import { Providers } from '../../src/runtime/native/provider.ts';
+import { secretText } from '../../src/runtime/providers/credentials.ts';
+import { Providers } from '../../src/runtime/providers/provider.ts';
 import { adminClient, testCluster } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {

@@ -11,7 +11,7 @@ import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Events, Secrets } from '../../src/kit/kube/resources.ts';
-import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {

@@ -10,7 +10,7 @@ import type { Provider } from '../../src/apis/provider.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { CustomResourceDefinitions, Deployments, Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { Providers } from '../../src/runtime/native/provider.ts';
+import { Providers } from '../../src/runtime/providers/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';

@@ -30,9 +30,9 @@ import {
   ANNOTATION_TARGET_UID,
   LABEL_CONTROL_PLANE,
   LABEL_OWNER_UID,
-} from '../../src/runtime/native/ownership.ts';
-import { secretText } from '../../src/runtime/native/credentials.ts';
-import { Providers } from '../../src/runtime/native/provider.ts';
+} from '../../src/runtime/ownership/marks.ts';
+import { secretText } from '../../src/runtime/providers/credentials.ts';
+import { Providers } from '../../src/runtime/providers/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';

@@ -14,7 +14,7 @@ import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { secretText } from '../../src/runtime/native/credentials.ts';
+import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { adminClient, testCluster } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {

@@ -9,7 +9,7 @@ import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { Namespaces, Secrets, Services, StatefulSets } from '../../src/kit/kube/resources.ts';
-import { secretText } from '../../src/runtime/native/credentials.ts';
+import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {

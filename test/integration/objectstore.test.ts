@@ -8,8 +8,8 @@ import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, Secrets } from '../../src/kit/kube/resources.ts';
-import { Providers } from '../../src/runtime/native/provider-status.ts';
-import { secretText } from '../../src/runtime/native/credentials.ts';
+import { Providers } from '../../src/runtime/system/provider-status.ts';
+import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {

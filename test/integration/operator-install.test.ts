@@ -15,7 +15,7 @@ import {
   Namespaces,
   ServiceAccounts,
 } from '../../src/kit/kube/resources.ts';
-import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {

@@ -13,11 +13,11 @@ import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { Namespaces, Secrets, Services, StatefulSets, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { secretText } from '../../src/runtime/native/credentials.ts';
+import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { publishSecret } from '../../src/runtime/managed/publisher.ts';
 import { ANNOTATION_PAUSED } from '../../src/kit/meta.ts';
-import { ANNOTATION_TARGET_UID } from '../../src/runtime/native/ownership.ts';
-import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { ANNOTATION_TARGET_UID } from '../../src/runtime/ownership/marks.ts';
+import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { KubeClient } from '../../src/kit/kube/client.ts';
-import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import {

@@ -11,7 +11,7 @@ import type { Provider } from '../../src/apis/provider.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces } from '../../src/kit/kube/resources.ts';
-import { Providers } from '../../src/runtime/native/provider.ts';
+import { Providers } from '../../src/runtime/providers/provider.ts';
 import type { LabelSelector } from '../../src/runtime/scheduling/selector.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';

@@ -7,7 +7,7 @@ import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStor
 import type { Bucket } from '../../src/apis/storage.ts';
 import { applyManifests } from '../../hack/lib/manifests.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
-import { Providers } from '../../src/runtime/native/provider-status.ts';
+import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { adminClient, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { difference, writeCounts } from '../../hack/lib/apiserver-metrics.ts';

@@ -9,7 +9,7 @@ import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { Secrets, resourcePath, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { Providers } from '../../src/runtime/native/provider.ts';
+import { Providers } from '../../src/runtime/providers/provider.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { SMALL_POOL } from '../support/stand-ins/fake-tenant-operator.ts';
 import { eventually } from '../support/eventually.ts';

@@ -11,7 +11,7 @@ import { Events, Namespaces, RoleBindings, Roles, Secrets, ServiceAccounts, reso
 import { KubeClient as Client } from '../../src/kit/kube/client.ts';
 import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
 import { silentLogger, pinoLogger } from '../../src/kit/logger.ts';
-import { Providers } from '../../src/runtime/native/provider.ts';
+import { Providers } from '../../src/runtime/providers/provider.ts';
 import { kubeConfigOf, uniqueName } from './env.ts';
 import { eventually } from './eventually.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { makeCa } from '../../hack/lib/pki.ts';
-import { credentialsFromSecret, refusedEndpoint } from '../../src/runtime/native/credentials.ts';
+import { credentialsFromSecret, refusedEndpoint } from '../../src/runtime/providers/credentials.ts';
 import { authenticate } from '../../src/kit/kube/config.ts';
 import { diffFields } from '../../src/runtime/native/kind.ts';
 

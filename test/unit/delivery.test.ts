@@ -2,7 +2,7 @@
 // consent, and the endpoint keys as they resolve in the consumer's cluster.
 import { describe, expect, it } from '@jest/globals';
 import { dataFor, refuseUnlessConsented, wantedPlaces, type DeliveringClaim } from '../../src/runtime/delivery/consumers.ts';
-import type { ProviderObject } from '../../src/runtime/native/provider.ts';
+import type { ProviderObject } from '../../src/runtime/providers/provider.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const text = (d: Record<string, string>) => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));

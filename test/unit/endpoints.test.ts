@@ -18,7 +18,7 @@ import {
   refusedAddress,
   type EndpointPolicy,
   type EndpointRange,
-} from '../../src/runtime/native/credentials.ts';
+} from '../../src/runtime/providers/credentials.ts';
 
 let dir: string;
 let caPem: string;

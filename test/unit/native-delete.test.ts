@@ -9,7 +9,7 @@ import type { ResourceType } from '../../src/kit/kube/resources.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
 import { NativeExternal, ownerOf } from '../../src/runtime/native/external.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../src/runtime/native/kind.ts';
-import { ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../src/runtime/native/ownership.ts';
+import { ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../src/runtime/ownership/marks.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };
 const Servers: ResourceType = { apiVersion: 'apps/v1', kind: 'Server', plural: 'servers', namespaced: false };

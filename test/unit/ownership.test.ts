@@ -13,7 +13,7 @@ import {
   type Owner,
   type Relation,
   type Vouchers,
-} from '../../src/runtime/native/ownership.ts';
+} from '../../src/runtime/ownership/marks.ts';
 
 const Stores: ResourceType = { apiVersion: 'minio.rook.io/v1alpha1', kind: 'ObjectStore', plural: 'objectstores', namespaced: true };
 const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };

@@ -4,9 +4,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { MemoryEventRecorder } from '../../src/kit/events.ts';
 import type { Client } from '../../src/kit/kube/client.ts';
-import { FINALIZER_PROVIDER_IN_USE, ProviderStatusReconciler } from '../../src/runtime/native/provider-status.ts';
-import type { ProviderObject } from '../../src/runtime/native/provider.ts';
-import { type ProviderResolver } from '../../src/runtime/native/resolver.ts';
+import { FINALIZER_PROVIDER_IN_USE, ProviderStatusReconciler } from '../../src/runtime/system/provider-status.ts';
+import type { ProviderObject } from '../../src/runtime/providers/provider.ts';
+import { type ProviderResolver } from '../../src/runtime/providers/resolver.ts';
 
 function setup() {
   let stored: ProviderObject = {

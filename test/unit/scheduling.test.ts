@@ -7,7 +7,7 @@ import { chooseProvider, type Candidate } from '../../src/runtime/scheduling/cho
 import { needsScheduler, Scheduler } from '../../src/runtime/scheduling/scheduler.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
 import type { KubeClient } from '../../src/kit/kube/client.ts';
-import type { ProviderObject } from '../../src/runtime/native/provider.ts';
+import type { ProviderObject } from '../../src/runtime/providers/provider.ts';
 import { Reservations } from '../../src/runtime/scheduling/reservations.ts';
 import { ProviderUsage } from '../../src/runtime/scheduling/usage.ts';
 import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../../src/runtime/scheduling/selector.ts';

@@ -7,11 +7,11 @@ import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { ReasonedError } from '../../src/kit/conditions.ts';
 import { MemoryEventRecorder } from '../../src/kit/events.ts';
 import { NativeConnecter } from '../../src/runtime/native/connecter.ts';
-import { installRefusal, operatorNamespaces } from '../../src/runtime/native/operator.ts';
-import type { OwnershipMarks } from '../../src/runtime/native/ownership.ts';
-import { allowsNamespace, fieldsHolding, protectedNamespaces, type ProviderObject } from '../../src/runtime/native/provider.ts';
+import { installRefusal, operatorNamespaces } from '../../src/runtime/operators/operator.ts';
+import type { OwnershipMarks } from '../../src/runtime/ownership/marks.ts';
+import { allowsNamespace, fieldsHolding, protectedNamespaces, type ProviderObject } from '../../src/runtime/providers/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
-import { type ProviderResolver } from '../../src/runtime/native/resolver.ts';
+import { type ProviderResolver } from '../../src/runtime/providers/resolver.ts';
 
 const provider = (spec: Partial<ProviderObject['spec']> = {}): ProviderObject => ({
   metadata: { name: 'p', namespace: 'infra' },

@@ -15,7 +15,7 @@ import type { ManagedResource } from '../../runtime/managed/types.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import { Jobs, Secrets } from '../../kit/kube/resources.ts';
-import { secretText } from '../../runtime/native/credentials.ts';
+import { secretText } from '../../runtime/providers/credentials.ts';
 import type { KindContext, NativeKind } from '../../runtime/native/kind.ts';
 import { Reasons } from '../../runtime/reasons.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';

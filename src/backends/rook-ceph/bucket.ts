@@ -9,9 +9,9 @@ import type { Backend } from '../../runtime/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import { withoutNulls } from '../../kit/json.ts';
 import { Secrets, type ResourceType } from '../../kit/kube/resources.ts';
-import { secretText } from '../../runtime/native/credentials.ts';
+import { secretText } from '../../runtime/providers/credentials.ts';
 import type { NativeKind, TargetObject } from '../../runtime/native/kind.ts';
-import { bundleFromDirectory } from '../../runtime/native/operator.ts';
+import { bundleFromDirectory } from '../../runtime/operators/operator.ts';
 import { s3ConnectionDetails } from '../shared/s3-details.ts';
 
 /** The provisioner's record of a claim's bucket: cluster-scoped, so no tenant of a namespace writes it. */

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { Jobs, Secrets } from '../../kit/kube/resources.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
-import { secretText } from '../../runtime/native/credentials.ts';
+import { secretText } from '../../runtime/providers/credentials.ts';
 import type { Companion, KindContext, Rotation, TargetObject, Teardown } from '../../runtime/native/kind.ts';
 import type { CredentialsView } from '../../runtime/native/rotation.ts';
 import { Reasons } from '../../runtime/reasons.ts';

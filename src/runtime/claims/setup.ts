@@ -11,7 +11,7 @@ import type { Manager } from '../../kit/manager.ts';
 import { connectionSecrets, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { kindName } from '../../kit/names.ts';
-import { Providers, type ProviderObject } from '../native/provider.ts';
+import { Providers, type ProviderObject } from '../providers/provider.ts';
 import { desiredStateChanged } from '../../kit/predicates.ts';
 import { keyOf } from '../../kit/result.ts';
 import { AccessReconciler, type AccessClaim, type Grantor } from './access.ts';

@@ -2,7 +2,7 @@
 // consumer cluster's consent, and the connection details as an app in that cluster needs them (the
 // store's Service name in the store's own cluster, the class's exposure anywhere else).
 import { ReasonedError } from '../../kit/conditions.ts';
-import type { ProviderObject } from '../native/provider.ts';
+import type { ProviderObject } from '../providers/provider.ts';
 import { Reasons } from '../reasons.ts';
 import type { Claim } from '../claims/claim.ts';
 

@@ -6,11 +6,17 @@ import { externalNameOf, isDeleting } from '../../kit/meta.ts';
 import type { EventRecorder } from '../../kit/events.ts';
 import { NativeExternal, kindContext, type NativeExternalOptions } from './external.ts';
 import type { NativeKind } from './kind.ts';
-import type { ProviderResolver } from './resolver.ts';
-import { operatorNamespaces, type OperatorInstaller } from './operator.ts';
-import { allowsNamespace, fieldsHolding, namespaceNotAllowed, protectedNamespaces, type ProviderObject as Provider } from './provider.ts';
-import type { Owner, OwnershipMarks } from './ownership.ts';
-import type { Target } from './targets.ts';
+import type { ProviderResolver } from '../providers/resolver.ts';
+import { operatorNamespaces, type OperatorInstaller } from '../operators/operator.ts';
+import {
+  allowsNamespace,
+  fieldsHolding,
+  namespaceNotAllowed,
+  protectedNamespaces,
+  type ProviderObject as Provider,
+} from '../providers/provider.ts';
+import type { Owner, OwnershipMarks } from '../ownership/marks.ts';
+import type { Target } from '../providers/targets.ts';
 import { Reasons } from '../reasons.ts';
 
 export interface NativeConnecterOptions {

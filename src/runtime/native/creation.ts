@@ -5,7 +5,7 @@ import { isAlreadyExists, isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { Companion, TargetObject } from './kind.ts';
 import { forgetNamespace } from './namespaces.ts';
-import type { Owner, OwnershipMarks } from './ownership.ts';
+import type { Owner, OwnershipMarks } from '../ownership/marks.ts';
 
 /**
  * Creates the companions in order, then the object (marked `desired`); `made` hears of each companion

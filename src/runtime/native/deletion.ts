@@ -7,7 +7,7 @@ import { isConflict } from '../../kit/kube/errors.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { describeRef, refKey, type Companion, type NativeKind, type ObjectReader, type ObjectRef, type TargetObject } from './kind.ts';
 import { deleteNamespaceIfUnusedCoalesced } from './namespaces.ts';
-import type { Owner, OwnershipMarks, Relation, Vouchers } from './ownership.ts';
+import type { Owner, OwnershipMarks, Relation, Vouchers } from '../ownership/marks.ts';
 import { Reasons } from '../reasons.ts';
 
 /** The finalizers of a deletion's propagation policy: our background DELETE replaces them. */

@@ -48,7 +48,7 @@ import {
 import { ensureNamespace } from './namespaces.ts';
 import { createFresh } from './creation.ts';
 import { companionRecord, recordable, recordedCompanions, refuseUnprovenUpstream, supersededLeft, unproven } from './proof.ts';
-import { ANNOTATION_OWNER_PROOF, ANNOTATION_TARGET_UID, type OwnershipMarks, type Owner, type Relation } from './ownership.ts';
+import { ANNOTATION_OWNER_PROOF, ANNOTATION_TARGET_UID, type OwnershipMarks, type Owner, type Relation } from '../ownership/marks.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { Reasons } from '../reasons.ts';
 

@@ -4,7 +4,7 @@ import { sameJson } from '../../kit/json.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
-import type { OperatorBundle } from './operator.ts';
+import type { OperatorBundle } from '../operators/operator.ts';
 import type { CredentialsView } from './rotation.ts';
 
 export type TargetObject = KubeObjectLike & {

@@ -12,11 +12,11 @@ import type { ManagedResource } from '../managed/types.ts';
 import { deleteDependents } from './deletion.ts';
 import type { NativeKind, TargetObject } from './kind.ts';
 import { deleteNamespaceIfUnused } from './namespaces.ts';
-import type { OwnerKey, OwnershipMarks } from './ownership.ts';
-import type { ProviderObject as Provider } from './provider.ts';
-import type { Target } from './targets.ts';
+import type { OwnerKey, OwnershipMarks } from '../ownership/marks.ts';
+import type { ProviderObject as Provider } from '../providers/provider.ts';
+import type { Target } from '../providers/targets.ts';
 import { Reasons } from '../reasons.ts';
-import { type ProviderResolver } from './resolver.ts';
+import { type ProviderResolver } from '../providers/resolver.ts';
 
 export interface LeakReport {
   target: string;

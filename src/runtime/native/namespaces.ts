@@ -5,7 +5,7 @@ import { anyLiveIn, describeContents, namespaceContents } from '../../kit/kube/d
 import { Namespaces, type ResourceType } from '../../kit/kube/resources.ts';
 import { Coalescer } from '../../kit/coalesce.ts';
 import type { TargetObject } from './kind.ts';
-import type { OwnershipMarks, Owner, Vouchers } from './ownership.ts';
+import type { OwnershipMarks, Owner, Vouchers } from '../ownership/marks.ts';
 
 const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>();
 /** Namespaces seen or made by this process: not read again before each create there (see forgetNamespace). */

@@ -9,7 +9,7 @@ import type { Client } from '../../kit/kube/client.ts';
 import { isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { describeRef, diffFields, type Inspection, type ObjectRef, type TargetObject } from './kind.ts';
-import { ANNOTATION_TARGET_UID, type Owner, type OwnershipMarks, type Relation, type Vouchers } from './ownership.ts';
+import { ANNOTATION_TARGET_UID, type Owner, type OwnershipMarks, type Relation, type Vouchers } from '../ownership/marks.ts';
 
 /** The user asked to adopt an existing object by naming it before we ever tried to create one. */
 export function importRequested(mr: ManagedResource): boolean {

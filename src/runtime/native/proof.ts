@@ -6,7 +6,7 @@ import { policyOf } from '../managed/policies.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons, UnprovenError } from '../reasons.ts';
 import { describeRef, refKey, type Companion, type KindContext, type NativeKind, type ObjectReader, type TargetObject } from './kind.ts';
-import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID, type Owner, type OwnershipMarks } from './ownership.ts';
+import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID, type Owner, type OwnershipMarks } from '../ownership/marks.ts';
 import { retireWork } from './retirement.ts';
 
 /** The companion uids a resource recorded (ANNOTATION_COMPANION_UIDS); an unreadable record records nothing. */

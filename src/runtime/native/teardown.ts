@@ -6,7 +6,7 @@ import { ReasonedError } from '../../kit/conditions.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { Reasons } from '../reasons.ts';
 import { describeRef, type Companion, type ObjectReader, type ObjectRef, type TargetObject, type Teardown } from './kind.ts';
-import type { Owner, OwnershipMarks, Relation, Vouchers } from './ownership.ts';
+import type { Owner, OwnershipMarks, Relation, Vouchers } from '../ownership/marks.ts';
 
 export interface TeardownAccess {
   client: Client;

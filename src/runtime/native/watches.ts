@@ -5,8 +5,8 @@
 import type { Logger } from '../../kit/logger.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import type { NativeKind, TargetObject } from './kind.ts';
-import type { OwnershipMarks } from './ownership.ts';
-import type { Target, TargetHooks } from './targets.ts';
+import type { OwnershipMarks } from '../ownership/marks.ts';
+import type { Target, TargetHooks } from '../providers/targets.ts';
 
 export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
   private readonly kind: NativeKind<MR>;

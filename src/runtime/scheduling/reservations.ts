@@ -9,7 +9,7 @@ import type { Client } from '../../kit/kube/client.ts';
 import { isConflict } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { Providers, type ProviderObject, type Reservation } from '../native/provider.ts';
+import { Providers, type ProviderObject, type Reservation } from '../providers/provider.ts';
 import { done, type Reconciler, type Result } from '../../kit/result.ts';
 import type { ProviderUsage } from './usage.ts';
 

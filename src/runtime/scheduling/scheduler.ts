@@ -12,7 +12,7 @@ import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { isDeleting } from '../../kit/meta.ts';
-import { operatorSettings, type ProviderObject } from '../native/provider.ts';
+import { operatorSettings, type ProviderObject } from '../providers/provider.ts';
 import { Reasons } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
 import { chooseProvider, type Candidate, type Decision } from './choose.ts';

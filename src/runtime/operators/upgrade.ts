@@ -6,7 +6,7 @@
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import { typeOfManifest } from '../../kit/kube/resources.ts';
 import { imageTag, installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
-import { operatorField, operatorSettings, type OperatorStatus, type ProviderObject } from './provider.ts';
+import { operatorField, operatorSettings, type OperatorStatus, type ProviderObject } from '../providers/provider.ts';
 
 type Upgrade = NonNullable<OperatorStatus['upgrade']>;
 

@@ -4,7 +4,7 @@
 // leak sweepers of every kind.
 import type { Controller } from '../../kit/controller.ts';
 import { desiredStateChanged } from '../../kit/predicates.ts';
-import { OperatorUpgrades, OperatorWaves, type OperatorUpgrade } from './operator-waves.ts';
+import { OperatorUpgrades, OperatorWaves, type OperatorUpgrade } from '../operators/waves.ts';
 import type { Informer } from '../../kit/informer.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { Namespaces, type ResourceType } from '../../kit/kube/resources.ts';
@@ -13,16 +13,16 @@ import type { ManagedResource } from '../managed/types.ts';
 import { keyOf } from '../../kit/result.ts';
 import { Reservations } from '../scheduling/reservations.ts';
 import { ProviderUsage } from '../scheduling/usage.ts';
-import type { EndpointPolicy } from './credentials.ts';
-import type { LeakReport, LeakSweeper } from './leaks.ts';
-import { OperatorInstaller, type OperatorBundle } from './operator.ts';
-import { OwnershipMarks } from './ownership.ts';
-import { loadOwnershipKey, type SecretRef } from './ownership-key.ts';
-import { Providers, type ProviderObject } from './provider.ts';
+import type { EndpointPolicy } from '../providers/credentials.ts';
+import type { LeakReport, LeakSweeper } from '../native/leaks.ts';
+import { OperatorInstaller, type OperatorBundle } from '../operators/operator.ts';
+import { OwnershipMarks } from '../ownership/marks.ts';
+import { loadOwnershipKey, type SecretRef } from '../ownership/key.ts';
+import { Providers, type ProviderObject } from '../providers/provider.ts';
 import { ProviderStatusReconciler } from './provider-status.ts';
-import { TargetClients } from './targets.ts';
+import { TargetClients } from '../providers/targets.ts';
 import { observeProviders } from '../managed-metrics.ts';
-import { ProviderResolver } from './resolver.ts';
+import { ProviderResolver } from '../providers/resolver.ts';
 
 export const DEFAULT_OWNERSHIP_KEY_SECRET: SecretRef = { namespace: 'default', name: 'provider-rook-ownership-key' };
 

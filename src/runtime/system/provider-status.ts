@@ -11,12 +11,12 @@ import type { Informer } from '../../kit/informer.ts';
 import { addFinalizer, removeFinalizer } from '../../kit/finalizers.ts';
 import { hasFinalizer, isDeleting } from '../../kit/meta.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
-import { installRefusal, type OperatorInstaller } from './operator.ts';
-import { reconcileVersion } from './operator-upgrade.ts';
-import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from './provider.ts';
+import { installRefusal, type OperatorInstaller } from '../operators/operator.ts';
+import { reconcileVersion } from '../operators/upgrade.ts';
+import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from '../providers/provider.ts';
 import { ProgressWrites } from '../progress.ts';
 import { Reasons, reasonOf, Synced } from '../reasons.ts';
-import { type ProviderResolver } from './resolver.ts';
+import { type ProviderResolver } from '../providers/resolver.ts';
 
 export { Providers };
 

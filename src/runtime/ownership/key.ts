@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import { isAlreadyExists } from '../../kit/kube/errors.ts';
 import { Secrets } from '../../kit/kube/resources.ts';
-import { OwnershipKey } from './ownership.ts';
+import { OwnershipKey } from './marks.ts';
 
 export const OWNERSHIP_KEY_FIELD = 'key';
 

@@ -11,7 +11,7 @@ import type { ObjectMeta } from '../../kit/meta.ts';
 import { Reasons } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
 import { matchesSelector, type LabelSelector } from '../scheduling/selector.ts';
-import { Providers, type ProviderObject } from './provider.ts';
+import { Providers, type ProviderObject } from '../providers/provider.ts';
 
 export const OperatorUpgrades: ResourceType = {
   apiVersion: 'kubernetes.crossplane.io/v1alpha2',

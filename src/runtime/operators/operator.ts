@@ -9,8 +9,8 @@ import { Reasons } from '../reasons.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import { established } from '../../kit/kube/crds.ts';
 import { CustomResourceDefinitions, Deployments, typeOfManifest } from '../../kit/kube/resources.ts';
-import type { Owner, OwnershipMarks } from './ownership.ts';
-import type { TargetInformers } from './target-informers.ts';
+import type { Owner, OwnershipMarks } from '../ownership/marks.ts';
+import type { TargetInformers } from '../providers/target-informers.ts';
 import {
   namespaceNotAllowed,
   operatorField,
@@ -18,7 +18,7 @@ import {
   SYSTEM_NAMESPACES,
   type OperatorSettings,
   type ProviderObject,
-} from './provider.ts';
+} from '../providers/provider.ts';
 import { isAlreadyExists } from '../../kit/kube/errors.ts';
 import { fs } from '../../kit/builtins.ts';
 
