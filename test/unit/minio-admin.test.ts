@@ -12,7 +12,9 @@ import {
   userKeys,
   type BucketUser,
 } from '../../src/backends/shared/minio-admin.ts';
-import { configureMinioBucket, minioGrantors } from '../../src/backends/minio-bucket/bucket.ts';
+import { configureMinioBucket as configureIn, minioGrantors as grantorsIn } from '../../src/backends/minio-bucket/bucket.ts';
+import { tenantAccess } from '../../src/backends/minio-operator/tenant.ts';
+import { objectStoreAccess } from '../../src/backends/rook-minio/objectstore.ts';
 import type { Claim, Lookup } from '../../src/runtime/claims/claim.ts';
 import type { TargetObject } from '../../src/runtime/native/kind.ts';
 import { bucketNameFor } from '../../src/backends/shared/s3-names.ts';
@@ -148,6 +150,10 @@ describe('bucket names', () => {
     expect(bucketNameFor(claim('a', 'b', 'uid-1'))).not.toBe(bucketNameFor(claim('a', 'b', 'uid-2')));
   });
 });
+
+const stores = { ObjectStore: objectStoreAccess, Tenant: tenantAccess };
+const configureMinioBucket = configureIn(stores);
+const minioGrantors = grantorsIn(stores);
 
 describe('configureMinioBucket', () => {
   const claim: Claim = {

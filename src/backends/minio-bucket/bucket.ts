@@ -7,8 +7,6 @@ import { kinds } from '../../apis/kinds.gen.ts';
 import type { MinioBucket, MinioBucketClass } from '../../apis/miniobucket.ts';
 import type { ObjectStore } from '../../apis/objectstore.ts';
 import type { Tenant } from '../../apis/tenant.ts';
-import { tenantAccess } from '../minio-operator/tenant.ts';
-import { objectStoreAccess } from '../rook-minio/objectstore.ts';
 import type { Backend } from '../../runtime/backend.ts';
 import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
 import type { ManagedResource } from '../../runtime/managed/types.ts';
@@ -82,8 +80,23 @@ export const minioBucketKind: NativeKind<MinioBucket> = {
   },
 };
 
+/**
+ * How buckets reach each kind of MinIO store: given by the store backends where the backends are
+ * listed (backends/index.ts), so this backend imports none of them.
+ */
+export interface MinioStores {
+  ObjectStore(store: ObjectStore): StoreAccess | undefined;
+  Tenant(store: Tenant): StoreAccess | undefined;
+}
+
 /** The store a class shares, as it is now: it must exist and be Ready before a bucket is made in it. */
-export function sharedStore(lookup: Lookup, namespace: string, ref: MinioBucketClass['spec']['store'], who: string): StoreAccess {
+function sharedStore(
+  stores: MinioStores,
+  lookup: Lookup,
+  namespace: string,
+  ref: MinioBucketClass['spec']['store'],
+  who: string,
+): StoreAccess {
   const type = ref.kind === 'Tenant' ? kinds.Tenant : kinds.ObjectStore;
   const store = lookup.get<ObjectStore | Tenant>(type, namespace, ref.name);
   const where = `${ref.kind} ${namespace}/${ref.name}`;
@@ -100,7 +113,7 @@ export function sharedStore(lookup: Lookup, namespace: string, ref: MinioBucketC
     );
   }
   const ready = store.status?.conditions?.find((c) => c.type === 'Ready');
-  const access = ref.kind === 'Tenant' ? tenantAccess(store as Tenant) : objectStoreAccess(store as ObjectStore);
+  const access = ref.kind === 'Tenant' ? stores.Tenant(store as Tenant) : stores.ObjectStore(store as ObjectStore);
   if (ready?.status !== 'True' || !access) {
     throw new ReasonedError(
       Reasons.SharedStoreNotReady,
@@ -116,40 +129,49 @@ export function sharedStore(lookup: Lookup, namespace: string, ref: MinioBucketC
   return access;
 }
 
-export function configureMinioBucket(claim: Claim, cls: MinioBucketClass, name: string, lookup: Lookup): MinioBucket {
-  refuseUnlessAllowed({ ...cls, kind: kinds.MinioBucketClass.kind }, claim);
-  const { store, reclaimPolicy, deleteObjects, image, credentialRotation } = cls.spec;
-  const access = sharedStore(lookup, cls.metadata.namespace!, store, `MinioBucketClass ${cls.metadata.namespace}/${cls.metadata.name}`);
-  return {
-    apiVersion: kinds.MinioBucket.apiVersion,
-    kind: kinds.MinioBucket.kind,
-    metadata: { name, labels: { ...claimLabels(claim), [LABEL_ADMIN]: 'bucket' } },
-    spec: {
-      forProvider: {
-        bucketName: bucketNameFor(claim),
-        access: 'ReadWrite',
-        ownsBucket: true,
-        store: { kind: store.kind, name: store.name, endpoint: access.endpoint, rootSecret: access.rootSecret },
-        deleteObjects: deleteObjects ?? false,
-        ...(image ? { image } : {}),
+export const configureMinioBucket =
+  (stores: MinioStores) =>
+  (claim: Claim, cls: MinioBucketClass, name: string, lookup: Lookup): MinioBucket => {
+    refuseUnlessAllowed({ ...cls, kind: kinds.MinioBucketClass.kind }, claim);
+    const { store, reclaimPolicy, deleteObjects, image, credentialRotation } = cls.spec;
+    const access = sharedStore(
+      stores,
+      lookup,
+      cls.metadata.namespace!,
+      store,
+      `MinioBucketClass ${cls.metadata.namespace}/${cls.metadata.name}`,
+    );
+    return {
+      apiVersion: kinds.MinioBucket.apiVersion,
+      kind: kinds.MinioBucket.kind,
+      metadata: { name, labels: { ...claimLabels(claim), [LABEL_ADMIN]: 'bucket' } },
+      spec: {
+        forProvider: {
+          bucketName: bucketNameFor(claim),
+          access: 'ReadWrite',
+          ownsBucket: true,
+          store: { kind: store.kind, name: store.name, endpoint: access.endpoint, rootSecret: access.rootSecret },
+          deleteObjects: deleteObjects ?? false,
+          ...(image ? { image } : {}),
+        },
+        // The bucket lives where its store does.
+        providerRef: access.providerRef,
+        targetNamespace: access.namespace,
+        ...(credentialRotation ? { credentialRotation } : {}),
+        reclaimPolicy,
+        writeConnectionSecretToRef: { name },
       },
-      // The bucket lives where its store does.
-      providerRef: access.providerRef,
-      targetNamespace: access.namespace,
-      ...(credentialRotation ? { credentialRotation } : {}),
-      reclaimPolicy,
-      writeConnectionSecretToRef: { name },
-    },
+    };
   };
-}
 
-export const minioBuckets: Backend<MinioBucket, MinioBucketClass> = {
+/** The backend of buckets in shared MinIO stores, reached as `stores` says. */
+export const minioBuckets = (stores: MinioStores): Backend<MinioBucket, MinioBucketClass> => ({
   managed: kinds.MinioBucket,
   class: kinds.MinioBucketClass,
   native: minioBucketKind,
-  configure: configureMinioBucket,
+  configure: configureMinioBucket(stores),
   lookups: [kinds.ObjectStore, kinds.Tenant],
-};
+});
 
 /** A grant's MinioBucket: a user of its own on a bucket it does not own, so deleting it never touches the bucket. */
 function grantIn(
@@ -196,7 +218,7 @@ function reaches(grant: ManagedResource): string {
 }
 
 /** Every MinIO bucket can be shared: a dedicated store's, a Tenant's, and one in a shared store. */
-export const minioGrantors: Grantor[] = [
+export const minioGrantors = (stores: MinioStores): Grantor[] => [
   {
     managed: kinds.ObjectStore,
     grants: kinds.MinioBucket,
@@ -204,7 +226,7 @@ export const minioGrantors: Grantor[] = [
     grant: (mr, mode, name) =>
       grantIn(
         mr,
-        objectStoreAccess(mr as ObjectStore),
+        stores.ObjectStore(mr as ObjectStore),
         { kind: 'ObjectStore', name: mr.metadata.name },
         (mr as ObjectStore).spec.bucket?.name,
         mode,
@@ -216,7 +238,7 @@ export const minioGrantors: Grantor[] = [
     grants: kinds.MinioBucket,
     reaches,
     grant: (mr, mode, name) =>
-      grantIn(mr, tenantAccess(mr as Tenant), { kind: 'Tenant', name: mr.metadata.name }, (mr as Tenant).spec.bucket?.name, mode, name),
+      grantIn(mr, stores.Tenant(mr as Tenant), { kind: 'Tenant', name: mr.metadata.name }, (mr as Tenant).spec.bucket?.name, mode, name),
   },
   {
     managed: kinds.MinioBucket,
