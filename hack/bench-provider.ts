@@ -26,7 +26,7 @@ import { BucketClasses, Buckets, CephBuckets, ManagedObjectStores, ObjectStoreCl
 import type { ObjectStore } from '../src/apis/objectstore.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
-import { Informer } from '../src/kit/informer.ts';
+import { Informer } from '../src/kit/controller/informer.ts';
 import { KubeClient, type KubeObjectLike } from '../src/kit/kube/client.ts';
 import { kubeconfigFileAccess } from '../src/kit/kube/config.ts';
 import { Namespaces, Secrets, type ResourceType } from '../src/kit/kube/resources.ts';

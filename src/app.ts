@@ -7,7 +7,7 @@ import { rotationHold } from './runtime/delivery/hold.ts';
 import { setupDelivery } from './runtime/delivery/setup.ts';
 import type { HealthSources } from './kit/health.ts';
 import type { KubeClient } from './kit/kube/client.ts';
-import { Manager, type ManagerOptions } from './kit/manager.ts';
+import { Manager, type ManagerOptions } from './kit/controller/manager.ts';
 import type { ManagedResource } from './runtime/managed/types.ts';
 import type { LeakReport } from './runtime/native/leaks.ts';
 import { ProviderSystem, type ProviderSystemOptions } from './runtime/system/provider-system.ts';

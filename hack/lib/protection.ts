@@ -1,7 +1,7 @@
 // Renders config/admission/protection.yaml (and the chart's copy): a ValidatingAdmissionPolicy that
 // refuses to delete a protected claim or managed resource. CEL in the API server, GA since
 // Kubernetes 1.30: no webhook to run, and it holds for every client, namespace deletion included.
-import type { Backend } from '../../src/runtime/backend.ts';
+import type { Backend } from '../../src/runtime/system/backend.ts';
 
 const groupOf = (t: { apiVersion: string }): string => t.apiVersion.split('/')[0]!;
 

@@ -1,7 +1,7 @@
 // Renders config/rbac/{provider-rook,platform-team,target}.yaml: fixed rules written here, with their
 // reasons, plus each backend's rules derived from src/backends/index.ts (its managed kind and class in the
 // control cluster; in the target, what its NativeKind creates, deletes, watches and reads).
-import type { Backend } from '../../src/runtime/backend.ts';
+import type { Backend } from '../../src/runtime/system/backend.ts';
 import type { ResourceType } from '../../src/kit/kube/resources.ts';
 
 type Rule = { groups: string[]; resources: string[]; verbs: string[]; names?: string[]; why?: string };

@@ -1,6 +1,6 @@
-// Every backend provider-rook serves (what one is: src/runtime/backend.ts). Adding one is one line
+// Every backend provider-rook serves (what one is: src/runtime/system/backend.ts). Adding one is one line
 // here (its kinds go in src/apis/index.ts); CRDs, RBAC and the kinds' names are generated (npm run gen).
-import type { Backend } from '../runtime/backend.ts';
+import type { Backend } from '../runtime/system/backend.ts';
 import { minioBuckets, minioGrantors } from './minio-bucket/bucket.ts';
 import type { Grantor } from '../runtime/claims/access.ts';
 import { minioOperator, tenantAccess } from './minio-operator/tenant.ts';

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
-import { Informer } from '../../src/kit/informer.ts';
+import { Informer } from '../../src/kit/controller/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { isConflict } from '../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../src/kit/kube/resources.ts';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { repoRoot } from '../../hack/lib/cluster.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Leases } from '../../src/kit/kube/resources.ts';
-import { LeaderElector, type LeaderElectionOptions } from '../../src/kit/leader.ts';
+import { LeaderElector, type LeaderElectionOptions } from '../../src/kit/controller/leader.ts';
 import type { Logger } from '../../src/kit/logger.ts';
 import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';

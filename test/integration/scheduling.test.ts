@@ -12,7 +12,7 @@ import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
-import type { LabelSelector } from '../../src/runtime/scheduling/selector.ts';
+import type { LabelSelector } from '../../src/kit/kube/selector.ts';
 import { adminClient, testCluster, uniqueName } from '../support/env.ts';
 import { eventually } from '../support/eventually.ts';
 import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';

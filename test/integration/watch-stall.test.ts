@@ -1,7 +1,7 @@
 // A watch whose connection died silently (no error, no close, just no bytes) is noticed and
 // replaced: the informer sees changes again within its idle bound, on a new connection.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Informer } from '../../src/kit/informer.ts';
+import { Informer } from '../../src/kit/controller/informer.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { ConfigMaps } from '../../src/kit/kube/resources.ts';
 import { silentLogger } from '../../src/kit/logger.ts';

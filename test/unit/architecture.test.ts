@@ -62,7 +62,7 @@ describe('architecture', () => {
     expect(importCycles(files(src))).toEqual([]);
   });
 
-  it('no backend imports src/backends/index.ts, the list that imports them (the Backend type is src/runtime/backend.ts)', () => {
+  it('no backend imports src/backends/index.ts, the list that imports them (the Backend type is src/runtime/system/backend.ts)', () => {
     const list = path.join(src, 'backends', 'index.ts');
     const backends = ['rook-minio', 'minio-operator', 'rook-ceph'];
     const importing = backends.flatMap((b) =>

@@ -9,7 +9,7 @@ import { ClaimRouter } from '../../src/runtime/claims/routing.ts';
 import { UnservedClaimReconciler } from '../../src/runtime/claims/unserved.ts';
 import { ReasonedError } from '../../src/kit/conditions.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
-import { MemoryEventRecorder } from '../../src/kit/events.ts';
+import { MemoryEventRecorder } from '../../src/kit/controller/events.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';

@@ -5,14 +5,14 @@ import { describe, expect, it } from '@jest/globals';
 import type { Claim, PortableClass } from '../../src/runtime/claims/claim.ts';
 import { ClaimRouter, type Route } from '../../src/runtime/claims/routing.ts';
 import { setupClaim } from '../../src/runtime/claims/setup.ts';
-import type { Handlers } from '../../src/kit/informer.ts';
+import type { Handlers } from '../../src/kit/controller/informer.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { silentLogger } from '../../src/kit/logger.ts';
-import type { Manager } from '../../src/kit/manager.ts';
+import type { Manager } from '../../src/kit/controller/manager.ts';
 import type { ManagedResource } from '../../src/runtime/managed/types.ts';
 import { CONNECTION_SECRET_TYPE } from '../../src/kit/meta.ts';
-import { kindName } from '../../src/kit/names.ts';
+import { kindName } from '../../src/kit/controller/names.ts';
 
 const t = (apiVersion: string, kind: string): ResourceType => ({ apiVersion, kind, plural: `${kind.toLowerCase()}s`, namespaced: true });
 const Claims = t('storage.example.com/v1', 'Bucket');

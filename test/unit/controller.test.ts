@@ -1,9 +1,9 @@
 // The controller's metrics carry controller-runtime's names and label values, so dashboards work.
 import { describe, expect, it } from '@jest/globals';
-import { Controller } from '../../src/kit/controller.ts';
+import { Controller } from '../../src/kit/controller/controller.ts';
 import { silentLogger } from '../../src/kit/logger.ts';
 import { registry } from '../../src/kit/metrics.ts';
-import { done, requeue, requeueAfter, type Result } from '../../src/kit/result.ts';
+import { done, requeue, requeueAfter, type Result } from '../../src/kit/controller/result.ts';
 import { eventually } from '../support/eventually.ts';
 
 async function resultCount(controller: string, result: string): Promise<number> {

@@ -1,7 +1,7 @@
 // The finalizer patches (kube-rs's finalizer.rs): the operations sent for each starting list, and
 // which API answers count as a conflict.
 import { describe, expect, it } from '@jest/globals';
-import { addFinalizer, removeFinalizer } from '../../src/kit/finalizers.ts';
+import { addFinalizer, removeFinalizer } from '../../src/kit/controller/finalizers.ts';
 import type { KubeClient } from '../../src/kit/kube/client.ts';
 import { isConflict, KubeError } from '../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../src/kit/kube/resources.ts';

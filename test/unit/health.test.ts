@@ -1,13 +1,13 @@
 // The probes: what /readyz and /healthz answer in each phase, and when a controller or an informer
 // counts as stuck. No sleeps: the checks take the time as an argument.
 import { describe, expect, it } from '@jest/globals';
-import { Controller } from '../../src/kit/controller.ts';
+import { Controller } from '../../src/kit/controller/controller.ts';
 import { Health, type HealthSources } from '../../src/kit/health.ts';
-import { Informer } from '../../src/kit/informer.ts';
+import { Informer } from '../../src/kit/controller/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { silentLogger } from '../../src/kit/logger.ts';
-import { done } from '../../src/kit/result.ts';
+import { done } from '../../src/kit/controller/result.ts';
 
 const sources = (synced: boolean, stuck?: string): HealthSources => ({ synced: () => synced, probes: () => [{ stuck: () => stuck }] });
 

@@ -1,6 +1,6 @@
 // A cache reads its own writes: until the watch delivers a written version, get() answers with it.
 import { describe, expect, it } from '@jest/globals';
-import { Informer } from '../../src/kit/informer.ts';
+import { Informer } from '../../src/kit/controller/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { silentLogger } from '../../src/kit/logger.ts';
 

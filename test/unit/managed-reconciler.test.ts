@@ -2,7 +2,7 @@
 // (crossplane-runtime's test vectors, Part B of the reference).
 import { describe, expect, it } from '@jest/globals';
 import { ReasonedError } from '../../src/kit/conditions.ts';
-import { MemoryEventRecorder } from '../../src/kit/events.ts';
+import { MemoryEventRecorder } from '../../src/kit/controller/events.ts';
 import type { KubeClient } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../src/kit/kube/resources.ts';

@@ -2,7 +2,7 @@
 // every one) is written at most once per 2 s, and the pass comes back when the window ends; any
 // other change is written at once.
 import { describe, expect, it } from '@jest/globals';
-import { MemoryEventRecorder } from '../../src/kit/events.ts';
+import { MemoryEventRecorder } from '../../src/kit/controller/events.ts';
 import type { Client } from '../../src/kit/kube/client.ts';
 import { FINALIZER_PROVIDER_IN_USE, ProviderStatusReconciler } from '../../src/runtime/system/provider-status.ts';
 import type { ProviderObject } from '../../src/runtime/providers/provider.ts';

@@ -10,7 +10,7 @@ import type { KubeClient } from '../../src/kit/kube/client.ts';
 import type { ProviderObject } from '../../src/runtime/providers/provider.ts';
 import { Reservations } from '../../src/runtime/scheduling/reservations.ts';
 import { ProviderUsage } from '../../src/runtime/scheduling/usage.ts';
-import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../../src/runtime/scheduling/selector.ts';
+import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../../src/kit/kube/selector.ts';
 
 const eu = { region: 'eu' };
 const c = (name: string, labels: Record<string, string>, more: Partial<Candidate> = {}): Candidate => ({ name, labels, used: 0, ...more });

@@ -5,7 +5,7 @@ import '../../src/backends/index.ts'; // every backend's operator bundle, as the
 import { minioObjectStore, rookMinioOperator } from '../../src/backends/rook-minio/objectstore.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { ReasonedError } from '../../src/kit/conditions.ts';
-import { MemoryEventRecorder } from '../../src/kit/events.ts';
+import { MemoryEventRecorder } from '../../src/kit/controller/events.ts';
 import { NativeConnecter } from '../../src/runtime/native/connecter.ts';
 import { installRefusal, operatorNamespaces } from '../../src/runtime/operators/operator.ts';
 import type { OwnershipMarks } from '../../src/runtime/ownership/marks.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { TokenBucket, WorkQueue } from '../../src/kit/workqueue.ts';
+import { TokenBucket, WorkQueue } from '../../src/kit/controller/workqueue.ts';
 
 describe('WorkQueue', () => {
   it('holds a key once however often it is added', async () => {

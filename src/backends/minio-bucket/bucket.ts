@@ -7,7 +7,7 @@ import { kinds } from '../../apis/kinds.gen.ts';
 import type { MinioBucket, MinioBucketClass } from '../../apis/miniobucket.ts';
 import type { ObjectStore } from '../../apis/objectstore.ts';
 import type { Tenant } from '../../apis/tenant.ts';
-import type { Backend } from '../../runtime/backend.ts';
+import type { Backend } from '../../runtime/system/backend.ts';
 import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
 import type { ManagedResource } from '../../runtime/managed/types.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';

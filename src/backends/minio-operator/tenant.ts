@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { Tenant, TenantClass } from '../../apis/tenant.ts';
-import type { Backend } from '../../runtime/backend.ts';
+import type { Backend } from '../../runtime/system/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import { withoutNulls } from '../../kit/json.ts';
 import { Jobs, Secrets, Services, type ResourceType } from '../../kit/kube/resources.ts';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { ObjectStore } from '../../apis/objectstore.ts';
 import type { ObjectStoreClass } from '../../apis/objectstoreclass.ts';
-import type { Backend } from '../../runtime/backend.ts';
+import type { Backend } from '../../runtime/system/backend.ts';
 import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../../runtime/native/kind.ts';
 import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';

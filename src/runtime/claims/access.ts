@@ -5,8 +5,8 @@
 // the object they own: taking the namespace or mode off the list, or deleting the Bucket, revokes
 // the user (its managed resource is deleted), and deleting the BucketAccess does too.
 import { ReasonedError } from '../../kit/conditions.ts';
-import type { EventRecorder } from '../../kit/events.ts';
-import { addFinalizer } from '../../kit/finalizers.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
+import { addFinalizer } from '../../kit/controller/finalizers.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isAlreadyExists } from '../../kit/kube/errors.ts';
 import { Secrets, type ResourceType } from '../../kit/kube/resources.ts';
@@ -14,7 +14,7 @@ import { LABEL_GRANTED, isDeleting, hasFinalizer } from '../../kit/meta.ts';
 import { controllerUid, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons, Ready, Synced } from '../reasons.ts';
-import { done, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
+import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Cache, type Claim } from './claim.ts';
 import { releaseClaim } from './release.ts';
 import { copyConnectionSecret } from './connection.ts';

@@ -4,8 +4,8 @@
 // with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`. Just past
 // 400 lines: binding and releasing share the claim's proofs of its resource, kept in one class.
 import { ReasonedError, type Condition } from '../../kit/conditions.ts';
-import { addFinalizerOps, patchTested } from '../../kit/finalizers.ts';
-import type { EventRecorder } from '../../kit/events.ts';
+import { addFinalizerOps, patchTested } from '../../kit/controller/finalizers.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import { isAlreadyExists } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -16,7 +16,7 @@ import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ProgressWrites } from '../progress.ts';
 import { Reasons, Ready, Synced } from '../reasons.ts';
-import { done, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
+import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import {
   FINALIZER_CLAIM,
   claimRefOf,

@@ -8,7 +8,7 @@ import { ReasonedError } from '../../kit/conditions.ts';
 import type { KubeObjectLike } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { Reasons } from '../reasons.ts';
-import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../scheduling/selector.ts';
+import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../../kit/kube/selector.ts';
 
 /** The claim controllers' finalizer: a claim goes once what it bound is released. */
 export const FINALIZER_CLAIM = 'finalizer.resourceclaim.crossplane.io';

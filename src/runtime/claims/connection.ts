@@ -1,7 +1,7 @@
 // A claim's copy of its managed resource's connection Secret, for both claim kinds (a Bucket's
 // resource, a BucketAccess's grant): copied into the claim's own namespace, and kept in sync.
 import { ReasonedError } from '../../kit/conditions.ts';
-import type { EventRecorder } from '../../kit/events.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { controllerUid, publishSecretData, type SecretObject } from '../managed/publisher.ts';

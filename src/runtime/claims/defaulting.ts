@@ -1,14 +1,14 @@
 // The default-class reconciler (crossplane's policy era): a claim that names no class gets the one
 // its namespace's policy names. With no policy, or several, it guesses nothing and says so.
 import { setCondition } from '../../kit/conditions.ts';
-import type { EventRecorder } from '../../kit/events.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { isDeleting } from '../../kit/meta.ts';
 import { Reasons, Synced } from '../reasons.ts';
-import { done, requeue, type Reconciler, type Result } from '../../kit/result.ts';
+import { done, requeue, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import type { Cache, Claim, DefaultClassPolicy } from './claim.ts';
 
 export interface DefaultClassReconcilerOptions {

@@ -1,7 +1,7 @@
 // A deleted claim lets go of what it bound: each managed resource that names it is released (and,
 // under reclaim policy Delete, deleted), its connection Secret copy goes, then its finalizer.
-import type { EventRecorder } from '../../kit/events.ts';
-import { removeFinalizer } from '../../kit/finalizers.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
+import { removeFinalizer } from '../../kit/controller/finalizers.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';

@@ -2,18 +2,18 @@
 // one claim controller per non-portable class kind, and one for the claims no kind serves
 // (crossplane's claim era: EnqueueRequestForClaim and class-kind predicates decide which controller
 // a change wakes). Every change is routed (routing.ts) before it is queued: one controller wakes.
-import type { Controller } from '../../kit/controller.ts';
-import type { Informer } from '../../kit/informer.ts';
+import type { Controller } from '../../kit/controller/controller.ts';
+import type { Informer } from '../../kit/controller/informer.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { KubeObjectLike } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
-import type { Manager } from '../../kit/manager.ts';
+import type { Manager } from '../../kit/controller/manager.ts';
 import { connectionSecrets, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { kindName } from '../../kit/names.ts';
+import { kindName } from '../../kit/controller/names.ts';
 import { Providers, type ProviderObject } from '../providers/provider.ts';
-import { desiredStateChanged } from '../../kit/predicates.ts';
-import { keyOf } from '../../kit/result.ts';
+import { desiredStateChanged } from '../../kit/controller/predicates.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 import { AccessReconciler, type AccessClaim, type Grantor } from './access.ts';
 import { ClaimReconciler } from './binding.ts';
 import { claimRefOf, type Claim, type DefaultClassPolicy, type Lookup, type PortableClass } from './claim.ts';

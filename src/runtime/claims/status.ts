@@ -1,13 +1,13 @@
 // How a claim says where it stands, for both claim reconcilers: its status written only when it
 // changed, and a failed pass reported once as an Event and its conditions.
 import { ReasonedError, setCondition } from '../../kit/conditions.ts';
-import type { EventRecorder } from '../../kit/events.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { Reasons, Ready, Synced, reasonOf } from '../reasons.ts';
-import { done, requeue, requeueAfter, type Result } from '../../kit/result.ts';
+import { done, requeue, requeueAfter, type Result } from '../../kit/controller/result.ts';
 import { NOT_SCHEDULED, type Claim } from './claim.ts';
 import type { ProgressWrites } from '../progress.ts';
 import type { ManagedResource } from '../managed/types.ts';

@@ -3,12 +3,12 @@
 // to nothing the claim may bind. It says why and waits: routing (routing.ts) hands the claim to its
 // kind's controller once its class appears. It makes nothing, so it adds no finalizer; it only lets
 // go of what a claim still holds when one it answers is deleted.
-import type { EventRecorder } from '../../kit/events.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_EXTERNAL_NAME, hasFinalizer, isDeleting } from '../../kit/meta.ts';
-import { done, type Reconciler, type Result } from '../../kit/result.ts';
+import { done, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import { FINALIZER_CLAIM, claimRefOf, refersTo, type Cache, type Claim, type PortableClass } from './claim.ts';
 import { importNotAllowed, portableClassNotFound, resourceNotReserved, unsupportedClass } from './refusals.ts';
 import { releaseClaim } from './release.ts';

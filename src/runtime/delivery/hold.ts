@@ -3,7 +3,7 @@
 // grace period would otherwise be left with keys that no longer work). Each delivery records a
 // digest of the access key id it wrote (never the key), compared with the resource's own Secret.
 import { createHash } from 'node:crypto';
-import type { Manager } from '../../kit/manager.ts';
+import type { Manager } from '../../kit/controller/manager.ts';
 import { connectionSecrets } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';

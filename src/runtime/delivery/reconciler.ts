@@ -5,8 +5,8 @@
 // nor deleted. The consumer cluster's Provider consents per claim namespace; a consumer outside the
 // store's cluster gets the class's exposure as its endpoint, or nothing.
 import { ReasonedError, setCondition, type Condition } from '../../kit/conditions.ts';
-import type { EventRecorder } from '../../kit/events.ts';
-import { addFinalizer, removeFinalizer } from '../../kit/finalizers.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
+import { addFinalizer, removeFinalizer } from '../../kit/controller/finalizers.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import { isAlreadyExists, isConflict, isNotFound, UnreachableError } from '../../kit/kube/errors.ts';
@@ -18,7 +18,7 @@ import type { Owner, OwnershipMarks } from '../ownership/marks.ts';
 import type { ProviderObject } from '../providers/provider.ts';
 import type { Target } from '../providers/targets.ts';
 import { Reasons, reasonOf } from '../reasons.ts';
-import { done, requeue, requeueAfter, type Result } from '../../kit/result.ts';
+import { done, requeue, requeueAfter, type Result } from '../../kit/controller/result.ts';
 import type { Cache, Claim } from '../claims/claim.ts';
 import {
   dataFor,

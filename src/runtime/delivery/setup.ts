@@ -2,19 +2,19 @@
 // Secrets, the managed resources and classes that say where a store is and how it is exposed, the
 // Providers that consent, and, in each consumer cluster, a watch of the Secrets it delivered there
 // (drift is repaired from that watch, as it is in targets).
-import type { Controller } from '../../kit/controller.ts';
-import type { Informer } from '../../kit/informer.ts';
+import type { Controller } from '../../kit/controller/controller.ts';
+import type { Informer } from '../../kit/controller/informer.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { KubeObjectLike } from '../../kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../kit/kube/resources.ts';
-import type { Manager } from '../../kit/manager.ts';
+import type { Manager } from '../../kit/controller/manager.ts';
 import { connectionSecrets, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { kindName } from '../../kit/names.ts';
+import { kindName } from '../../kit/controller/names.ts';
 import type { ProviderSystem } from '../system/provider-system.ts';
 import type { Target } from '../providers/targets.ts';
-import { desiredStateChanged } from '../../kit/predicates.ts';
-import { keyOf } from '../../kit/result.ts';
+import { desiredStateChanged } from '../../kit/controller/predicates.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 import { claimRefOf, type Claim } from '../claims/claim.ts';
 import type { DeliveringClaim, Exposure } from './consumers.ts';
 import { DeliveryReconciler, LABEL_DELIVERED, resourceOf } from './reconciler.ts';

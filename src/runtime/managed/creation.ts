@@ -4,8 +4,8 @@
 // The finalizer goes in with the pending mark: one write before anything is made, none when both are
 // there already (a claim makes its resource with them).
 import { type setCondition } from '../../kit/conditions.ts';
-import type { EventRecorder } from '../../kit/events.ts';
-import type { ReadonlyDeep } from '../../kit/informer.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isConflict } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -21,7 +21,7 @@ import {
   withFinalizer,
 } from '../../kit/meta.ts';
 import { Reasons, Ready, Synced } from '../reasons.ts';
-import { requeue, type Result } from '../../kit/result.ts';
+import { requeue, type Result } from '../../kit/controller/result.ts';
 import { RecordedError, type ConnectionDetails, type ExternalClient, type ManagedResource } from './types.ts';
 
 type Condition = Parameters<typeof setCondition>[1];

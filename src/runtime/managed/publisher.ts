@@ -1,7 +1,7 @@
 // Writes a managed resource's connection details into a Secret in its own namespace, controlled by
 // the resource. Writes only when the data differs; writes only a Secret it controls (its uid).
 import type { Client } from '../../kit/kube/client.ts';
-import type { Informer } from '../../kit/informer.ts';
+import type { Informer } from '../../kit/controller/informer.ts';
 import type { KubeObjectLike, Selection } from '../../kit/kube/client.ts';
 import { Secrets } from '../../kit/kube/resources.ts';
 import { ReasonedError } from '../../kit/conditions.ts';

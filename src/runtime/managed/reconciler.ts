@@ -4,13 +4,13 @@
 // read top to bottom, past 400 lines on purpose: its steps share the status writer and the
 // progress clock, and a first create lives in creation.ts.
 import { setCondition } from '../../kit/conditions.ts';
-import type { EventRecorder } from '../../kit/events.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { Logger } from '../../kit/logger.ts';
-import { addFinalizer, removeFinalizer } from '../../kit/finalizers.ts';
+import { addFinalizer, removeFinalizer } from '../../kit/controller/finalizers.ts';
 import {
   ANNOTATION_CREATE_SUCCEEDED,
   ANNOTATION_PAUSED,
@@ -21,7 +21,7 @@ import {
 } from '../../kit/meta.ts';
 import { Reasons, UnprovenError, Ready, Synced, reasonOf } from '../reasons.ts';
 import { ProgressWrites } from '../progress.ts';
-import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
+import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import { createExternal, type CreationSteps } from './creation.ts';
 import { policyOf, type Policy } from './policies.ts';
 import { publishSecret, unpublishSecret, withholdKeys, type ConnectionSecrets } from './publisher.ts';
@@ -34,7 +34,7 @@ import {
   type ExternalObservation,
   type ManagedResource,
 } from './types.ts';
-import { copyOf, type CacheReader, type ReadonlyDeep } from '../../kit/informer.ts';
+import { copyOf, type CacheReader, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { gvkLabel, managedMetrics } from '../managed-metrics.ts';
 
 /** The cache's copy of a resource: compared against, never changed. */

@@ -3,7 +3,7 @@
 import type { Condition } from '../../kit/conditions.ts';
 import type { KubeObjectLike } from '../../kit/kube/client.ts';
 import type { ObjectMeta } from '../../kit/meta.ts';
-import type { LabelSelector } from '../scheduling/selector.ts';
+import type { LabelSelector } from '../../kit/kube/selector.ts';
 
 /** Plain-text connection values (endpoint, username, password); written base64 into a Secret. */
 export type ConnectionDetails = Record<string, string>;

@@ -3,7 +3,7 @@
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
 import { externalNameOf, isDeleting } from '../../kit/meta.ts';
-import type { EventRecorder } from '../../kit/events.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
 import { NativeExternal, kindContext, type NativeExternalOptions } from './external.ts';
 import type { NativeKind } from './kind.ts';
 import type { ProviderResolver } from '../providers/resolver.ts';

@@ -7,7 +7,7 @@
 // refuseForeign), which split apart would travel as callbacks.
 import { ReasonedError } from '../../kit/conditions.ts';
 import { RecordedError } from '../managed/types.ts';
-import type { EventRecorder } from '../../kit/events.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
 import { ANNOTATION_EXTERNAL_NAME, externalNameOf, isDeleting } from '../../kit/meta.ts';
 import {

@@ -4,7 +4,7 @@
 // its owner's absence by a live read of the control cluster (never judged from a cache); owners in
 // namespaces this deployment does not watch are never judged, young objects are left alone, and
 // objects whose owner asked to keep them (Retain) are never leaks.
-import type { EventRecorder } from '../../kit/events.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
 import { Namespaces, type ResourceType } from '../../kit/kube/resources.ts';
 import type { Logger } from '../../kit/logger.ts';

@@ -9,8 +9,8 @@ import type { ResourceType } from '../../kit/kube/resources.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { ObjectMeta } from '../../kit/meta.ts';
 import { Reasons } from '../reasons.ts';
-import { done, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
-import { matchesSelector, type LabelSelector } from '../scheduling/selector.ts';
+import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
+import { matchesSelector, type LabelSelector } from '../../kit/kube/selector.ts';
 import { Providers, type ProviderObject } from '../providers/provider.ts';
 
 export const OperatorUpgrades: ResourceType = {

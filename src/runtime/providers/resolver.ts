@@ -1,7 +1,7 @@
 // ProviderResolver: a Provider -> its Secret -> a (cached) client for its target cluster. Secrets are
 // watched one by one in the Provider's namespace, so a rotation is seen at once and costs no reads at rest.
 import { ReasonedError } from '../../kit/conditions.ts';
-import { Informer } from '../../kit/informer.ts';
+import { Informer } from '../../kit/controller/informer.ts';
 import type { Logger } from '../../kit/logger.ts';
 import type { KubeClient, KubeObjectLike } from '../../kit/kube/client.ts';
 import { Secrets } from '../../kit/kube/resources.ts';

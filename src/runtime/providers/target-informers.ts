@@ -3,7 +3,7 @@
 // the object, so a resource at rest costs no request; a miss (not ours, not labelled, not watched,
 // or not seen yet) asks the server. Custom kinds are watched only once their CRD is Established, so a
 // target without an operator costs one quiet watch instead of a 404 every few seconds.
-import { Informer } from '../../kit/informer.ts';
+import { Informer } from '../../kit/controller/informer.ts';
 import type { KubeClient, KubeObjectLike, Selection } from '../../kit/kube/client.ts';
 import { established, type CustomResourceDefinition } from '../../kit/kube/crds.ts';
 import { CustomResourceDefinitions, groupOf, type ResourceType } from '../../kit/kube/resources.ts';

@@ -3,7 +3,7 @@
 // matches, then those usable now, then those with room; among them the one with the fewest managed
 // resources, ties broken by name so every replica and every retry decides alike.
 import { Reasons } from '../reasons.ts';
-import { describeSelector, matchesSelector, type LabelSelector } from './selector.ts';
+import { describeSelector, matchesSelector, type LabelSelector } from '../../kit/kube/selector.ts';
 
 export interface Candidate {
   name: string;

@@ -10,7 +10,7 @@ import { isConflict } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Providers, type ProviderObject, type Reservation } from '../providers/provider.ts';
-import { done, type Reconciler, type Result } from '../../kit/result.ts';
+import { done, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import type { ProviderUsage } from './usage.ts';
 
 interface Cache<T> {

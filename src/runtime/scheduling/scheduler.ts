@@ -5,7 +5,7 @@
 // provisioned until then, so a resource that cannot be placed costs no target anything. Each
 // decision is a Scheduled condition and an Event, on the resource and on its claim.
 import { getCondition, setCondition, type Condition } from '../../kit/conditions.ts';
-import type { EventRecorder, EventTarget } from '../../kit/events.ts';
+import type { EventRecorder, EventTarget } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
@@ -14,7 +14,7 @@ import type { ManagedResource } from '../managed/types.ts';
 import { isDeleting } from '../../kit/meta.ts';
 import { operatorSettings, type ProviderObject } from '../providers/provider.ts';
 import { Reasons } from '../reasons.ts';
-import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
+import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import { chooseProvider, type Candidate, type Decision } from './choose.ts';
 import type { Reservations } from './reservations.ts';
 import type { ProviderUsage } from './usage.ts';

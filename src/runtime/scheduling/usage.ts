@@ -3,7 +3,7 @@
 // (kube-scheduler's "assumed" pods): a burst of placements spreads instead of piling onto the
 // Provider that looked emptiest a moment ago. Only the spread relies on it; capacity is arbitrated
 // by the API server (reservations.ts).
-import type { Informer } from '../../kit/informer.ts';
+import type { Informer } from '../../kit/controller/informer.ts';
 import type { ManagedResource } from '../managed/types.ts';
 
 const providerKeyOf = (mr: ManagedResource): string | undefined =>

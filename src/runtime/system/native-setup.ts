@@ -1,16 +1,16 @@
 // setupNativeManaged: registers a managed kind whose external resource is an object in a target
 // cluster, after controller-runtime's builder: the managed controller, its scheduler, drift watches
 // in every target, leak sweeping and operator install.
-import type { Controller } from '../../kit/controller.ts';
-import type { Informer } from '../../kit/informer.ts';
+import type { Controller } from '../../kit/controller/controller.ts';
+import type { Informer } from '../../kit/controller/informer.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
-import type { Manager } from '../../kit/manager.ts';
+import type { Manager } from '../../kit/controller/manager.ts';
 import { connectionSecrets, type SecretObject } from '../managed/publisher.ts';
 import { ManagedReconciler } from '../managed/reconciler.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { kindName } from '../../kit/names.ts';
-import { desiredStateChanged } from '../../kit/predicates.ts';
-import { keyOf } from '../../kit/result.ts';
+import { kindName } from '../../kit/controller/names.ts';
+import { desiredStateChanged } from '../../kit/controller/predicates.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 import { needsScheduler, Scheduler } from '../scheduling/scheduler.ts';
 import { NativeConnecter } from '../native/connecter.ts';
 import type { NativeKind } from '../native/kind.ts';

@@ -3,14 +3,14 @@
 // resource names it, so deleting it never strands resources behind their own finalizers.
 // Status echoes nothing read from the Provider's Secret: the Secret may be someone else's.
 import { ReasonedError, setCondition } from '../../kit/conditions.ts';
-import type { EventRecorder } from '../../kit/events.ts';
+import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import { sameJson } from '../../kit/json.ts';
-import type { Informer } from '../../kit/informer.ts';
-import { addFinalizer, removeFinalizer } from '../../kit/finalizers.ts';
+import type { Informer } from '../../kit/controller/informer.ts';
+import { addFinalizer, removeFinalizer } from '../../kit/controller/finalizers.ts';
 import { hasFinalizer, isDeleting } from '../../kit/meta.ts';
-import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/result.ts';
+import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import { installRefusal, type OperatorInstaller } from '../operators/operator.ts';
 import { reconcileVersion } from '../operators/upgrade.ts';
 import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from '../providers/provider.ts';

@@ -2,15 +2,15 @@
 // one runnable. Providers and their controller, the target clients they resolve to, the operators
 // installed into targets, scheduling's usage and capacity reservations, ownership marks, and the
 // leak sweepers of every kind.
-import type { Controller } from '../../kit/controller.ts';
-import { desiredStateChanged } from '../../kit/predicates.ts';
+import type { Controller } from '../../kit/controller/controller.ts';
+import { desiredStateChanged } from '../../kit/controller/predicates.ts';
 import { OperatorUpgrades, OperatorWaves, type OperatorUpgrade } from '../operators/waves.ts';
-import type { Informer } from '../../kit/informer.ts';
+import type { Informer } from '../../kit/controller/informer.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { Namespaces, type ResourceType } from '../../kit/kube/resources.ts';
-import type { Manager, Runnable } from '../../kit/manager.ts';
+import type { Manager, Runnable } from '../../kit/controller/manager.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { keyOf } from '../../kit/result.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 import { Reservations } from '../scheduling/reservations.ts';
 import { ProviderUsage } from '../scheduling/usage.ts';
 import type { EndpointPolicy } from '../providers/credentials.ts';

@@ -2,12 +2,12 @@
 // others standing by. A holder that cannot renew for renewDeadline steps down before its lease can
 // expire for anyone else (renewDeadline < leaseDuration), so two leaders never act at once.
 // Expiry is judged by when *we* last saw the record change, never by the holder's clock.
-import type { Client, KubeObjectLike } from './kube/client.ts';
-import { isAlreadyExists, isConflict } from './kube/errors.ts';
-import { Leases } from './kube/resources.ts';
-import type { Logger } from './logger.ts';
-import { leaderStatus } from './metrics.ts';
-import { sleep } from './backoff.ts';
+import type { Client, KubeObjectLike } from '../kube/client.ts';
+import { isAlreadyExists, isConflict } from '../kube/errors.ts';
+import { Leases } from '../kube/resources.ts';
+import type { Logger } from '../logger.ts';
+import { leaderStatus } from '../metrics.ts';
+import { sleep } from '../backoff.ts';
 
 export interface LeaderElectionOptions {
   client: Client;

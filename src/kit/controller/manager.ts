@@ -2,17 +2,17 @@
 // controllers and whatever else runs beside them (add(runnable)), the probe and metrics server, and
 // leader election. It knows nothing of Providers, targets or backends: the Provider system
 // (native/provider-system.ts) is one runnable among others.
-import type { ClusterAccess } from './kube/config.ts';
+import type { ClusterAccess } from '../kube/config.ts';
 import { Controller } from './controller.ts';
 import { ApiEventRecorder } from './events.ts';
-import { Health, type HealthSources } from './health.ts';
+import { Health, type HealthSources } from '../health.ts';
 import { Informer } from './informer.ts';
-import { KubeClient, type KubeObjectLike, type Selection } from './kube/client.ts';
-import type { ResourceType } from './kube/resources.ts';
+import { KubeClient, type KubeObjectLike, type Selection } from '../kube/client.ts';
+import type { ResourceType } from '../kube/resources.ts';
 import { LeaderElector } from './leader.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 import type { Reconciler } from './result.ts';
-import { serveProbes, type ProbeServer } from './serve.ts';
+import { serveProbes, type ProbeServer } from '../serve.ts';
 
 export interface ManagerOptions {
   control: ClusterAccess;

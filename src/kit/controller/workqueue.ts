@@ -4,7 +4,7 @@
 // Two priorities, as controller-runtime's priority queue has: keys added because something changed
 // go ahead of keys whose timer fired (polls, backoff), so a new or drifted object is not stuck behind
 // a backlog of routine re-checks when the controller runs at its rate limit.
-import { backoffDelay, type Backoff } from './backoff.ts';
+import { backoffDelay, type Backoff } from '../backoff.ts';
 
 export type { Backoff };
 

@@ -1,7 +1,7 @@
 // Which watch events deserve a reconcile. Our own status writes must not wake the controller that
 // wrote them (crossplane's DesiredStateChanged), or every reconcile would cause another.
-import type { ObjectMeta } from './meta.ts';
-import { sameJson } from './json.ts';
+import type { ObjectMeta } from '../meta.ts';
+import { sameJson } from '../json.ts';
 
 // Written by the managed reconciler itself around a create; they carry no user intent.
 const VOLATILE_ANNOTATIONS = new Set(['crossplane.io/external-create-pending', 'crossplane.io/external-create-failed']);

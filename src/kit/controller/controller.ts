@@ -1,9 +1,9 @@
 // A controller: a few workers draining a keyed queue into one Reconciler, under a global rate limit.
-import type { Probe } from './health.ts';
-import type { Logger } from './logger.ts';
-import { observeQueue, reconcileErrors, reconcileTime, reconcileTotal, workqueueRetries } from './metrics.ts';
+import type { Probe } from '../health.ts';
+import type { Logger } from '../logger.ts';
+import { observeQueue, reconcileErrors, reconcileTime, reconcileTotal, workqueueRetries } from '../metrics.ts';
 import type { Reconciler } from './result.ts';
-import { sleep, type Backoff } from './backoff.ts';
+import { sleep, type Backoff } from '../backoff.ts';
 import { TokenBucket, WorkQueue } from './workqueue.ts';
 
 export interface ControllerOptions {

@@ -1,5 +1,5 @@
 // Names derived from a kind, shared by the setup of managed and claim kinds.
-import type { ResourceType } from './kube/resources.ts';
+import type { ResourceType } from '../kube/resources.ts';
 
 const group = (type: ResourceType): string => type.apiVersion.split('/')[0]!;
 

@@ -1,8 +1,8 @@
 // Kubernetes Events for the objects we reconcile. Identical events for one object are suppressed
 // for a while, so a resource stuck in an error loop does not flood the API server.
-import type { Client } from './kube/client.ts';
-import { Events } from './kube/resources.ts';
-import type { Logger } from './logger.ts';
+import type { Client } from '../kube/client.ts';
+import { Events } from '../kube/resources.ts';
+import type { Logger } from '../logger.ts';
 
 export interface EventTarget {
   apiVersion?: string;

@@ -1,9 +1,9 @@
 // Finalizers go in and out by JSON patch with a test operation (kube-rs's finalizer.rs), never by
 // writing the whole object: what another writer changed since our read (its own finalizer, a label)
 // is neither overwritten nor a reason to fail, and a list that changed under us fails the test.
-import type { Client, KubeObjectLike } from './kube/client.ts';
-import { KubeError } from './kube/errors.ts';
-import type { ResourceType } from './kube/resources.ts';
+import type { Client, KubeObjectLike } from '../kube/client.ts';
+import { KubeError } from '../kube/errors.ts';
+import type { ResourceType } from '../kube/resources.ts';
 
 type Finalizable = KubeObjectLike & { metadata: { finalizers?: string[] } };
 

@@ -1,7 +1,7 @@
 // What a reconcile asks of its queue (controller-runtime's Result): a thrown error means "retry
 // with per-key backoff"; requeue() means the same without an error; requeueAfter() resets the
 // backoff and comes back after a fixed delay (polling); done() waits for the next watch event.
-import { formatObjectKey, type ObjectKey } from './kube/object-key.ts';
+import { formatObjectKey, type ObjectKey } from '../kube/object-key.ts';
 
 export type Result = { readonly kind: 'done' } | { readonly kind: 'requeue' } | { readonly kind: 'requeueAfter'; readonly ms: number };
 

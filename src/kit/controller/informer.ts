@@ -5,13 +5,13 @@
 // served yet (its CRD missing) waits for whenServed instead of asking again and again. Cached objects
 // drop metadata.managedFields, which nothing here reads and which is often half an object's size,
 // and, where asked, all but metadata and the fields named (client-go's transform).
-import type { Probe } from './health.ts';
-import { WATCH_IDLE_MS, WatchStalledError, type KubeClient, type KubeObjectLike, type Selection } from './kube/client.ts';
-import { isGone, isNotFound } from './kube/errors.ts';
-import type { ResourceType } from './kube/resources.ts';
-import type { Logger } from './logger.ts';
+import type { Probe } from '../health.ts';
+import { WATCH_IDLE_MS, WatchStalledError, type KubeClient, type KubeObjectLike, type Selection } from '../kube/client.ts';
+import { isGone, isNotFound } from '../kube/errors.ts';
+import type { ResourceType } from '../kube/resources.ts';
+import type { Logger } from '../logger.ts';
 import { keyOf } from './result.ts';
-import { backoffDelay, sleep } from './backoff.ts';
+import { backoffDelay, sleep } from '../backoff.ts';
 
 /** A failing list or watch is retried after 1 s, 2 s, ... 30 s. */
 const LIST_BACKOFF = { baseMs: 1000, maxMs: 30_000 };

@@ -1,12 +1,12 @@
 // What a backend is to the runtime: its API (a managed kind and its class), its NativeKind, and how
 // its class configures a managed resource for a claim. Here, not beside the list in src/backends/index.ts,
 // so a backend can name its own type without importing the list that imports it.
-import type { Claim } from './claims/claim.ts';
-import type { KubeObjectLike } from '../kit/kube/client.ts';
-import type { ResourceType } from '../kit/kube/resources.ts';
-import type { ManagedResource } from './managed/types.ts';
-import type { NativeKind } from './native/kind.ts';
-import type { Lookup } from './claims/claim.ts';
+import type { Claim } from '../claims/claim.ts';
+import type { KubeObjectLike } from '../../kit/kube/client.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import type { NativeKind } from '../native/kind.ts';
+import type { Lookup } from '../claims/claim.ts';
 
 export interface Backend<MR extends ManagedResource = ManagedResource, C extends KubeObjectLike = KubeObjectLike> {
   managed: ResourceType;
