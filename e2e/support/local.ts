@@ -15,12 +15,13 @@ import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { FakeBucketProvisioner } from '../../test/support/stand-ins/fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from '../../test/support/stand-ins/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../../test/support/stand-ins/fake-tenant-operator.ts';
+import { backends } from '../../src/backends/index.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';
 import { applyFile, rbacFile, serviceAccountToken } from './identities.ts';
 
 const NAMES = { control: 'e2e-control', targets: ['e2e-target-a', 'e2e-target-b'] } as const;
 /** Every backend's operator, installed by each target's admin; the stand-ins play them. */
-const OPERATORS = ['rook-minio', 'minio-operator', 'rook-ceph'];
+const OPERATORS = [...new Set(backends.flatMap((b) => (b.native.operator ? [b.native.operator.name] : [])))];
 const workDir = path.join(repoRoot, '.local', 'e2e');
 
 function adminOf(cluster: LocalCluster): KubeClient {
