@@ -188,9 +188,8 @@ function report(): void {
 }
 
 /**
- * Issues 13's and 28's goals against this run: the peer's figures (crossplane-contrib/provider-kubernetes,
- * default flags, measured the same way on this machine; not in this run: each row names the issue
- * whose run measured it) and our own bounds. "met", or the gap as measured.
+ * The goals against this run: the peer's figures (crossplane-contrib/provider-kubernetes, default
+ * flags, measured the same way on this machine, in earlier runs, not this one) and our own bounds. "met", or the gap as measured.
  */
 function goals(): void {
   const at = (label: string): Result | undefined => results.find((r) => r.label === label);
@@ -218,16 +217,16 @@ function goals(): void {
       : `the stand-in provisioner removes each claim's bucket, its ObjectBucket and its finalizers, one request after another (provider-rook's own: ${round1(sum(c.requestsPerDeletion))}, of which an Event, a Deleting status and the finalizer in the control cluster)`;
   };
   const rows: [string, Result | undefined, (r: Result) => number | undefined, number, string, (r: Result) => string][] = [
-    ['peak RSS at 100 (MiB)', at('100'), (r) => r.memoryMiB.peakRss, 97, 'peer, issue 28', memoryWhy],
-    ['peak RSS at 500 (MiB)', at('500'), (r) => r.memoryMiB.peakRss, 154, 'peer, issue 13', memoryWhy],
+    ['peak RSS at 100 (MiB)', at('100'), (r) => r.memoryMiB.peakRss, 97, 'peer', memoryWhy],
+    ['peak RSS at 500 (MiB)', at('500'), (r) => r.memoryMiB.peakRss, 154, 'peer', memoryWhy],
     ['peak RSS at 5,000 on 10 targets (MiB)', at('5000'), (r) => r.memoryMiB.peakRss, 250, 'bound', memoryWhy],
-    ['500 in the target (s)', at('500'), (r) => r.fill.inTargetsS, 20, 'peer, issue 13', () => ''],
-    ['500 deleted (s)', at('500'), (r) => r.deleteS, 12, 'peer, issue 13', deleteWhy],
+    ['500 in the target (s)', at('500'), (r) => r.fill.inTargetsS, 20, 'peer', () => ''],
+    ['500 deleted (s)', at('500'), (r) => r.deleteS, 12, 'peer', deleteWhy],
     ['100 deleted (s)', at('100'), (r) => r.deleteS, 2, 'goal', deleteWhy],
-    // Issue 28: users run the defaults; the peer's defaults took 24 s and 9 s in its measurement.
-    ['500 Ready, default limits (s)', at('500, default limits'), (r) => r.fill.allReadyS, 24, 'peer, issue 28', () => ''],
-    ['500 deleted, default limits (s)', at('500, default limits'), (r) => r.deleteS, 9, 'peer, issue 28', deleteWhy],
-    // Issue 28: where the collector removes what the operator made, a deletion of 5 requests or fewer.
+    // Users run the defaults: the peer's defaults took 24 s and 9 s in its measurement.
+    ['500 Ready, default limits (s)', at('500, default limits'), (r) => r.fill.allReadyS, 24, 'peer', () => ''],
+    ['500 deleted, default limits (s)', at('500, default limits'), (r) => r.deleteS, 9, 'peer', deleteWhy],
+    // Where the collector removes what the operator made, a deletion of 5 requests or fewer.
     ...(['tenants', 'cephBuckets'] as const).flatMap((kind): typeof rows => {
       const label = kind === 'tenants' ? 'Tenant' : 'ObjectBucketClaim';
       const of = (r: Result) => r.collected?.[kind];
@@ -244,7 +243,7 @@ function goals(): void {
       ];
     }),
     ['idle RSS (MiB)', at('100'), (r) => r.memoryMiB.idleRss, 65, 'goal', memoryWhy],
-    ['RSS holding 100 at rest (MiB)', at('100'), (r) => r.memoryMiB.heldRss, 73, 'peer, issue 28', memoryWhy],
+    ['RSS holding 100 at rest (MiB)', at('100'), (r) => r.memoryMiB.heldRss, 73, 'peer', memoryWhy],
     [
       'provider-rook writes per claim',
       results.find((r) => r.claims),
@@ -278,7 +277,7 @@ function goals(): void {
       () => '',
     ],
   ];
-  console.log('goals (issues 13 and 28):');
+  console.log('goals:');
   const round2 = (x: number): number => Math.round(x * 100) / 100;
   for (const [name, run, measure, limit, source, why] of rows) {
     const value = run && measure(run);

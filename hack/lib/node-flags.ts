@@ -14,7 +14,7 @@
 // Cost, measured: provider-rook's CPU for a whole run at 100 stores 3.6 -> 4.0 s (both flags), at 500
 // 11.0 -> 11.8-12.0 s, at 5,000 170.9 s (50) against 171.6 and 181.2 s (25); fill and delete times
 // unchanged within the runs' spread.
-// --no-opt --no-maglev (issue 28): V8's two optimizing compilers off; the interpreter and the
+// --no-opt --no-maglev: V8's two optimizing compilers off; the interpreter and the
 //   Sparkplug baseline compiler stay. A controller waits on the network, and their zones and code
 //   cost more memory than their speed earns it here. Measured with the bench (the same machine, one
 //   run each): 100 stores RSS idle / holding / peak 92 / 108 / 117 -> 79 / 94 / 99 MiB, CPU for the

@@ -225,7 +225,7 @@ export const credentialsStatus = z
   .optional()
   .meta({ description: 'The keys in use, once they have rotated.' });
 
-export const bindingPhase = z.enum(['Unbindable', 'Unbound', 'Bound', 'Released']).optional().meta({
+export const bindingPhase = z.enum(['Unbound', 'Bound', 'Released']).optional().meta({
   description: 'Where this resource is in its claim binding lifecycle.',
 });
 
@@ -288,7 +288,7 @@ export function managedSpec<F extends z.ZodType, E extends z.ZodRawShape = Recor
       }),
       deletionPolicy: z.enum(['Delete', 'Orphan']).optional().meta({
         description:
-          "Crossplane's (and seed 003's) name for reclaimPolicy: Delete removes the target object with this resource, Orphan keeps it. Set one of the two; set both, they must agree.",
+          "Crossplane's name for reclaimPolicy: Delete removes the target object with this resource, Orphan keeps it. Set one of the two; set both, they must agree.",
       }),
       writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
       credentialRotation: credentialRotation.optional(),

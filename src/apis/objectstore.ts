@@ -71,7 +71,6 @@ export const minioStoreSpec = z.object({
     .optional()
     .meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
 });
-export type MinioStoreSpec = z.infer<typeof minioStoreSpec>;
 
 // The Rook MinIO operator reads a store's spec only when it creates the store (it never updates its
 // StatefulSet), so an edit would report Synced=True without reaching MinIO: the API refuses it.

@@ -1,4 +1,4 @@
-// Requests go only where they may (issue 23, finding 4). An intruder holding only
+// Requests go only where they may. An intruder holding only
 // provider-rook:provider-admin in its namespace writes Provider Secrets whose server is a host NAME
 // that resolves to the cloud metadata address, at once or after it first served the real target
 // (DNS rebinding). Names resolve only through the test's own resolver: the name is `localhost`, so

@@ -1,4 +1,4 @@
-// Issue 23, item 4: a platform team's real token, with the least roles it has, aims stores, claims and
+// A platform team's real token, with the least roles it has, aims stores, claims and
 // operator installs at a target's own machinery (kube-system, an operator's namespace) and at other
 // operator images. The Provider decides: anything it does not allow is refused with a reason naming
 // the field, and nothing at all is written to the target.

@@ -1,4 +1,4 @@
-// Ownership an intruder cannot forge (issue 23, findings 1-3), on real API servers. Each intruder is
+// Ownership an intruder cannot forge on real API servers. Each intruder is
 // a real ServiceAccount with its real token and the least role its attack needs, in one namespace of
 // a target (or an app team's own role in the control cluster). Each test checks both that
 // provider-rook refuses, and that nothing was lost: the intruder's object is unchanged (provider-rook

@@ -1,4 +1,4 @@
-// Management policies (issue 26, part 1), with crossplane-runtime's semantics, against real API
+// Management policies with crossplane-runtime's semantics, against real API
 // servers: ["Observe"] imports a store read-only (status and connection details filled, nothing
 // written to the target), widening the policies takes it over, leaving out Delete orphans it, and
 // combinations crossplane-runtime does not support are refused at admission.
@@ -180,7 +180,7 @@ describe('management policies', () => {
     expect(await target.get(Namespaces, namespace)).toBeUndefined();
   });
 
-  it("takes seed 003's deletionPolicy as the current name of reclaimPolicy, and refuses the two set differently", async () => {
+  it('takes deletionPolicy as the current name of reclaimPolicy, and refuses the two set differently', async () => {
     const { name: existing, namespace } = await legacy();
     const mr = managed('orphaned', existing, namespace, undefined) as KubeObjectLike & { spec: Record<string, unknown> };
     const both = {

@@ -218,7 +218,7 @@ describe('data loss', () => {
   }, 90_000);
 
   it('1b. (connection Secret) a Secret controlled by an earlier incarnation (same kind and name, another uid) is not taken over', async () => {
-    // Only a controller reference with the owner's own uid makes a Secret ours (issue 23): after a
+    // Only a controller reference with the owner's own uid makes a Secret ours: after a
     // real restore the garbage collector deletes the earlier one (its owner's uid is gone), and the
     // restored resource then creates its own. The owner here is of a kind the collector cannot
     // resolve, so only the publisher acts on this Secret.

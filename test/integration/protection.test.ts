@@ -1,4 +1,4 @@
-// Protection against deleting data (issue 26), judged by the real API server: the
+// Protection against deleting data judged by the real API server: the
 // ValidatingAdmissionPolicy of config/admission/protection.yaml refuses to delete a claim or managed
 // resource labelled rook.crossplane.io/protected=true, and a claim its class protects, whoever asks
 // and however (namespace deletion included); the app team's role cannot lift a class's protection.

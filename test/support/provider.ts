@@ -24,7 +24,6 @@ export async function installRoles(client: KubeClient): Promise<void> {
 }
 
 export const ourCrds = (): string[] => readdirSync(path.join(repoRoot, 'crds')).map((f) => path.join(repoRoot, 'crds', f));
-export const operatorCrd = (): string => path.join(repoRoot, 'config', 'operator', 'crd.yaml');
 
 /** The operator "pre-installed" by the target's admin. */
 export const preinstallOperator = installOperatorBundle;

@@ -37,8 +37,6 @@ export const isNotFound = (err: unknown): boolean => err instanceof KubeError &&
 export const isConflict = (err: unknown): boolean => err instanceof KubeError && err.code === 409 && err.reason === 'Conflict';
 export const isAlreadyExists = (err: unknown): boolean => err instanceof KubeError && err.code === 409 && err.reason === 'AlreadyExists';
 export const isGone = (err: unknown): boolean => err instanceof KubeError && err.code === 410;
-export const isUnauthorized = (err: unknown): boolean => err instanceof KubeError && err.code === 401;
-export const isForbidden = (err: unknown): boolean => err instanceof KubeError && err.code === 403;
 
 /** Kubernetes' StatusReason values: the only reasons we take from an untrusted server. */
 const STATUS_REASONS = new Set([

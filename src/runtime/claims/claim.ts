@@ -37,7 +37,7 @@ export interface Claim extends KubeObjectLike {
   };
   status?: {
     conditions?: Condition[];
-    bindingPhase?: 'Unbindable' | 'Unbound' | 'Bound' | 'Released';
+    bindingPhase?: 'Unbound' | 'Bound' | 'Released';
     providerRef?: { name: string };
     protected?: boolean;
     /** Its keys' rotation, mirrored from its resource. */

@@ -22,7 +22,7 @@ export interface ManagedResource extends KubeObjectLike {
   };
   status?: {
     conditions?: Condition[];
-    bindingPhase?: 'Unbindable' | 'Unbound' | 'Bound' | 'Released';
+    bindingPhase?: 'Unbound' | 'Bound' | 'Released';
     [key: string]: unknown;
   };
 }

@@ -1,5 +1,5 @@
-// Installs the operator a native kind depends on into a target that lacks it (crossplane-runtime
-// #34), when the Provider allows it. One install per target at a time however many resources ask;
+// Installs the operator a native kind depends on into a target that lacks it, when the Provider
+// allows it (a store needs its operator before its first object means anything). One install per target at a time however many resources ask;
 // objects someone else installed are never changed; nothing is ever uninstalled. A bundle is data:
 // a folder of manifests, with the Provider's namespace and image applied.
 import path from 'node:path';
