@@ -3,7 +3,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 NPM ?= npm
 
-.PHONY: help install build gen check-gen check-chart typecheck lint format format-check test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small soak image image-run clean
+.PHONY: help install build gen check check-gen check-chart typecheck lint format format-check test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small soak image image-run clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -40,8 +40,10 @@ format-check: install
 	$(NPM) run -s format:check
 
 test: install check-gen check-chart typecheck lint format-check ## Everything CI runs: generated files (CRDs, roles), types, lint, formatting, unit, integration and e2e specs on local control planes, then chaos-small
-	$(NPM) test -- --ci --json --outputFile=.local/jest-results.json
+	$(NPM) test -- --ci --json --outputFile=.local/jest-results.json; status=$$?; $(NPM) run -s test:slowest; exit $$status
 	$(MAKE) --no-print-directory chaos-small
+
+check: install check-gen typecheck lint format-check unit ## The fast loop, no clusters: generated files, types, lint, formatting and unit tests
 
 unit: install ## Unit tests only (no clusters)
 	$(NPM) test -- test/unit --globalSetup= --globalTeardown=
