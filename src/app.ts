@@ -11,7 +11,7 @@ import { Manager, type ManagerOptions } from './kit/controller/manager.ts';
 import type { ManagedResource } from './runtime/managed/types.ts';
 import type { LeakReport } from './runtime/native/leaks.ts';
 import { ProviderSystem, type ProviderSystemOptions } from './runtime/system/provider-system.ts';
-import { setupNativeManaged } from './runtime/system/native-setup.ts';
+import { registerBackend } from './runtime/system/native-setup.ts';
 import type { TargetClients } from './runtime/providers/targets.ts';
 import { backends, grantors } from './backends/index.ts';
 
@@ -49,10 +49,10 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
   return {
     async start() {
       if (!(await manager.lead())) return undefined;
-      const providers = await ProviderSystem.create(manager, opts);
+      const system = await ProviderSystem.create(manager, opts);
       // The keys a rotation replaced stay until every consumer of the claim holds the new ones.
       const retirementHold = rotationHold(manager, [Buckets, BucketAccesses]);
-      for (const b of backends) setupNativeManaged(manager, providers, { type: b.managed, kind: b.native, retirementHold });
+      for (const b of backends) registerBackend(manager, system, b, { retirementHold });
       setupClaim(manager, {
         claim: Buckets,
         portableClass: BucketClasses,
@@ -68,17 +68,17 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
           return store && { kind: store.type.kind, name: store.name };
         },
       };
-      setupDelivery(manager, providers, { claim: Buckets, ...where });
-      setupDelivery(manager, providers, {
+      setupDelivery(manager, system, { claim: Buckets, ...where });
+      setupDelivery(manager, system, {
         claim: BucketAccesses,
         bucket: { type: Buckets, of: (access) => (access.spec as { bucketRef?: { namespace: string; name: string } }).bucketRef },
         ...where,
       });
       if (!(await manager.start())) return undefined;
       return {
-        controlPlaneId: providers.controlPlaneId,
-        leaks: { sweep: (signal, now) => providers.sweepLeaks(signal, now) },
-        targets: providers.targets,
+        controlPlaneId: system.controlPlaneId,
+        leaks: { sweep: (signal, now) => system.sweepLeaks(signal, now) },
+        targets: system.targets,
         control: manager.control,
         health: manager.sources,
         stop: () => manager.stop(),

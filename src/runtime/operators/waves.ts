@@ -9,7 +9,11 @@ import type { ResourceType } from '../../kit/kube/resources.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { ObjectMeta } from '../../kit/meta.ts';
 import { Reasons } from '../reasons.ts';
-import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
+import { done, keyOf, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
+import type { Controller } from '../../kit/controller/controller.ts';
+import type { Informer } from '../../kit/controller/informer.ts';
+import type { Manager } from '../../kit/controller/manager.ts';
+import { desiredStateChanged } from '../../kit/controller/predicates.ts';
 import { matchesSelector, type LabelSelector } from '../../kit/kube/selector.ts';
 import { Providers, type ProviderObject } from '../providers/provider.ts';
 
@@ -162,4 +166,24 @@ export class OperatorWaves implements Reconciler {
     else operators.push({ name: operator, version });
     await this.o.client.update(Providers, { ...p, spec: { ...p.spec, operators } }, signal);
   }
+}
+
+/** The controller of upgrade waves: each wave wakes on its own changes and on any change of a Provider in its namespace. */
+export function setupOperatorWaves(
+  manager: Manager,
+  providers: Informer<ProviderObject>,
+  legacy: OperatorWavesOptions['legacy'],
+): Controller {
+  const upgrades = manager.informer<OperatorUpgrade>(OperatorUpgrades);
+  const waves = manager.controller('operator-upgrades', new OperatorWaves({ client: manager.control, upgrades, providers, legacy }));
+  upgrades.on({
+    added: (u) => waves.enqueue(keyOf(u.metadata)),
+    updated: (old, u) => desiredStateChanged(old, u) && waves.enqueue(keyOf(u.metadata)),
+  });
+  providers.on({
+    updated: (_, p) => {
+      for (const u of upgrades.list()) if (u.metadata.namespace === p.metadata.namespace) waves.enqueue(keyOf(u.metadata));
+    },
+  });
+  return waves;
 }

@@ -10,7 +10,10 @@ import { isConflict } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Providers, type ProviderObject, type Reservation } from '../providers/provider.ts';
-import { done, type Reconciler, type Result } from '../../kit/controller/result.ts';
+import { done, keyOf, type Reconciler, type Result } from '../../kit/controller/result.ts';
+import type { Controller } from '../../kit/controller/controller.ts';
+import type { Informer } from '../../kit/controller/informer.ts';
+import type { Manager } from '../../kit/controller/manager.ts';
 import type { ProviderUsage } from './usage.ts';
 
 interface Cache<T> {
@@ -130,4 +133,34 @@ export class Reservations implements Reconciler {
 /** A resource keeps the place reserved for it while it is on that Provider, or on none yet. */
 function holds(mr: ManagedResource, provider: ProviderObject): boolean {
   return !mr.spec.providerRef?.name || mr.spec.providerRef.name === provider.metadata.name;
+}
+
+/**
+ * The reservations controller, woken where a place may have to be given back: a resource gone, a
+ * Provider whose reservations may be stale, and a resource placed on another Provider than the one
+ * that reserved a place for it (two schedulers raced).
+ */
+export function setupReservations(
+  manager: Manager,
+  o: Omit<ReservationsOptions, 'client' | 'providers'> & { providers: Informer<ProviderObject> },
+): { reservations: Reservations; controller: Controller; placed(mr: ManagedResource): void } {
+  const { providers, usage } = o;
+  const reservations = new Reservations({ ...o, client: manager.control });
+  const controller = manager.controller('scheduling/reservations', reservations);
+  const reservedFor = (mr: ManagedResource, except?: string): void => {
+    for (const p of providers.list())
+      if (
+        p.metadata.namespace === mr.metadata.namespace &&
+        p.metadata.name !== except &&
+        p.status?.reservations?.some((r) => r.uid === mr.metadata.uid)
+      )
+        controller.enqueue(keyOf(p.metadata));
+  };
+  usage.onFreed((mr) => reservedFor(mr));
+  // A place taken in a race the other scheduler won may be written after its resource was placed.
+  const mayHoldStale = (p: ProviderObject): void => {
+    if (reservations.mayHoldStale(p)) controller.enqueue(keyOf(p.metadata));
+  };
+  providers.on({ added: mayHoldStale, updated: (_, p) => mayHoldStale(p) });
+  return { reservations, controller, placed: (mr) => reservedFor(mr, mr.spec.providerRef?.name) };
 }

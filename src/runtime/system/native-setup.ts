@@ -17,6 +17,7 @@ import type { NativeKind } from '../native/kind.ts';
 import { LeakSweeper } from '../native/leaks.ts';
 import type { OperatorInstaller } from '../operators/operator.ts';
 import type { ProviderSystem } from './provider-system.ts';
+import type { Backend } from './backend.ts';
 import { TargetWatches } from '../native/watches.ts';
 import type { NativeExternalOptions } from '../native/external.ts';
 import { Reasons } from '../reasons.ts';
@@ -25,7 +26,7 @@ import { gvkLabel, observeManagedKind } from '../managed-metrics.ts';
 /** What every part of one managed kind's wiring shares. */
 interface Wiring<MR extends ManagedResource> {
   manager: Manager;
-  providers: ProviderSystem;
+  system: ProviderSystem;
   type: ResourceType;
   kind: NativeKind<MR>;
   cache: Informer<MR>;
@@ -43,20 +44,30 @@ interface Managed<MR extends ManagedResource> {
   secrets: Informer<SecretObject>;
 }
 
+/** A backend served: its managed kind registered as a native kind. Its class's claims are set up with every backend's (claims/setup.ts). */
+export function registerBackend(
+  manager: Manager,
+  system: ProviderSystem,
+  backend: Backend,
+  o: { retirementHold?: (mr: ManagedResource) => string | undefined } = {},
+): { controller: Controller; cache: Informer<ManagedResource> } {
+  return setupNativeManaged(manager, system, { type: backend.managed, kind: backend.native, retirementHold: o.retirementHold });
+}
+
 export function setupNativeManaged<MR extends ManagedResource>(
   manager: Manager,
-  providers: ProviderSystem,
+  system: ProviderSystem,
   o: { type: ResourceType; kind: NativeKind<MR>; retirementHold?: (mr: ManagedResource) => string | undefined },
 ): { controller: Controller; cache: Informer<MR> } {
   const { type, kind } = o;
   const w: Wiring<MR> = {
     manager,
-    providers,
+    system,
     type,
     kind,
     retirementHold: o.retirementHold,
     cache: manager.informer<MR>(type),
-    installer: kind.operator ? providers.installerFor(kind.operator) : undefined,
+    installer: kind.operator ? system.installerFor(kind.operator) : undefined,
     targetOf: new Map<string, string>(),
   };
   const managed = managedController(w);
@@ -69,9 +80,9 @@ export function setupNativeManaged<MR extends ManagedResource>(
 
 /** The managed controller: its reconciler reaches targets through the Providers (NativeConnecter). */
 function managedController<MR extends ManagedResource>(w: Wiring<MR>): Managed<MR> {
-  const { manager, providers, type, kind, cache, installer, targetOf } = w;
+  const { manager, system, type, kind, cache, installer, targetOf } = w;
   const { log, recorder } = manager;
-  const { marks, resolver, opts } = providers;
+  const { marks, resolver, opts } = system;
   const secrets = connectionSecrets(manager);
   const reconciler = new ManagedReconciler<MR>({
     type,
@@ -84,7 +95,7 @@ function managedController<MR extends ManagedResource>(w: Wiring<MR>): Managed<M
       installer,
       recorder,
       // The Provider's status says at once that the operator is there now (installed, or found), or gone.
-      operatorChanged: (p) => providers.providerController.enqueue(keyOf(p.metadata)),
+      operatorChanged: (p) => system.recheck(p.metadata),
       connected: (key, target) => targetOf.set(key, target.fingerprint),
       managed: endpointSources(w),
       retirementHold: w.retirementHold,
@@ -133,19 +144,19 @@ function watchEndpointSources<MR extends ManagedResource>(w: Wiring<MR>, control
 
 /** A resource naming providerSelector waits for the scheduler to give it a Provider. */
 function schedulerController<MR extends ManagedResource>(w: Wiring<MR>): Controller {
-  const { manager, providers, type, kind, cache } = w;
+  const { manager, system, type, kind, cache } = w;
   const scheduler = manager.controller(
     `scheduler/${kindName(type)}`,
     new Scheduler<MR>({
       type,
       client: manager.control,
       cache,
-      providers: providers.providers,
-      usage: providers.usage,
-      reservations: providers.reservations,
+      providers: system.providers,
+      usage: system.usage,
+      reservations: system.reservations,
       operator: kind.operator ? { name: kind.operator.name, legacy: kind.operator.legacy } : undefined,
       recorder: manager.recorder,
-      recheckMs: providers.opts.pollIntervalMs,
+      recheckMs: system.opts.pollIntervalMs,
     }),
   );
   const unscheduledIn = (namespace: string | undefined): void => {
@@ -153,12 +164,12 @@ function schedulerController<MR extends ManagedResource>(w: Wiring<MR>): Control
   };
   // A Provider that appears, changes (labels, capacity, reachability, operators) or goes, and a place
   // freed, may let a waiting resource be placed.
-  providers.providers.on({
+  system.providers.on({
     added: (p) => unscheduledIn(p.metadata.namespace),
     updated: (_, p) => unscheduledIn(p.metadata.namespace),
     deleted: (p) => unscheduledIn(p.metadata.namespace),
   });
-  providers.usage.onFreed((mr) => unscheduledIn(mr.metadata.namespace));
+  system.usage.onFreed((mr) => unscheduledIn(mr.metadata.namespace));
   return scheduler;
 }
 
@@ -194,22 +205,22 @@ function watchManaged<MR extends ManagedResource>(w: Wiring<MR>, managed: Manage
 
 /** The Provider system's parts for this kind: registration, metrics, drift watches in every target, the leak sweeper. */
 function joinProviderSystem<MR extends ManagedResource>(w: Wiring<MR>, controller: Controller): void {
-  const { manager, providers, type, kind, cache, installer, targetOf } = w;
+  const { manager, system, type, kind, cache, installer, targetOf } = w;
   const { log, recorder } = manager;
-  const { marks, resolver, opts } = providers;
+  const { marks, resolver, opts } = system;
   const usedBy = function* (fingerprint: string): Iterable<string> {
     for (const [key, fp] of targetOf) if (fp === fingerprint) yield key;
   };
-  providers.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
+  system.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
   // crossplane_managed_resource_{exists,ready,synced}, counted from the cache at each scrape.
   manager.cleanups.push(observeManagedKind(gvkLabel(type), () => cache.list()));
-  providers.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, usedBy));
-  providers.sweepers.push(
+  system.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, usedBy));
+  system.addSweeper(
     new LeakSweeper<MR>({
       kind,
       marks,
       resolver,
-      providers: providers.providers,
+      providers: system.providers,
       control: manager.control,
       managedType: type,
       cache,

@@ -10,7 +10,9 @@ import { sameJson } from '../../kit/json.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import { addFinalizer, removeFinalizer } from '../../kit/controller/finalizers.ts';
 import { hasFinalizer, isDeleting } from '../../kit/meta.ts';
-import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
+import { done, keyOf, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
+import type { Controller } from '../../kit/controller/controller.ts';
+import type { Manager } from '../../kit/controller/manager.ts';
 import { installRefusal, type OperatorInstaller } from '../operators/operator.ts';
 import { reconcileVersion } from '../operators/upgrade.ts';
 import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from '../providers/provider.ts';
@@ -173,4 +175,24 @@ export class ProviderStatusReconciler implements Reconciler {
     this.progress.wrote(key, now);
     return 0;
   }
+}
+
+/** The Provider controller: only changes a user makes (the spec, deletion) wake it; our own status writes do not. */
+export function setupProviderStatus(
+  manager: Manager,
+  o: Omit<ProviderStatusOptions, 'client' | 'cache' | 'recorder'> & { providers: Informer<Provider> },
+): Controller {
+  const { providers, ...rest } = o;
+  const controller = manager.controller(
+    'provider',
+    new ProviderStatusReconciler({ ...rest, client: manager.control, cache: providers, recorder: manager.recorder }),
+  );
+  providers.on({
+    added: (p) => controller.enqueue(keyOf(p.metadata)),
+    updated: (old, p) => {
+      if (old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp)
+        controller.enqueue(keyOf(p.metadata));
+    },
+  });
+  return controller;
 }

@@ -1,17 +1,16 @@
 // The Provider system: what every native managed kind shares, registered on the generic manager as
-// one runnable. Providers and their controller, the target clients they resolve to, the operators
-// installed into targets, scheduling's usage and capacity reservations, ownership marks, and the
-// leak sweepers of every kind.
+// one runnable. Providers and their controller (provider-status.ts), the target clients they
+// resolve to, the operators installed into targets and their upgrade waves, scheduling's usage and
+// capacity reservations, ownership marks, and the leak sweepers of every kind. Each part sets up its
+// own controller and wake-ups; this class holds what they share.
 import type { Controller } from '../../kit/controller/controller.ts';
-import { desiredStateChanged } from '../../kit/controller/predicates.ts';
-import { OperatorUpgrades, OperatorWaves, type OperatorUpgrade } from '../operators/waves.ts';
+import { setupOperatorWaves } from '../operators/waves.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { Namespaces, type ResourceType } from '../../kit/kube/resources.ts';
 import type { Manager, Runnable } from '../../kit/controller/manager.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { keyOf } from '../../kit/controller/result.ts';
-import { Reservations } from '../scheduling/reservations.ts';
+import { setupReservations, type Reservations } from '../scheduling/reservations.ts';
 import { ProviderUsage } from '../scheduling/usage.ts';
 import type { EndpointPolicy } from '../providers/credentials.ts';
 import type { LeakReport, LeakSweeper } from '../native/leaks.ts';
@@ -19,7 +18,7 @@ import { OperatorInstaller, type OperatorBundle } from '../operators/operator.ts
 import { OwnershipMarks } from '../ownership/marks.ts';
 import { loadOwnershipKey, type SecretRef } from '../ownership/key.ts';
 import { Providers, type ProviderObject } from '../providers/provider.ts';
-import { ProviderStatusReconciler } from './provider-status.ts';
+import { setupProviderStatus } from './provider-status.ts';
 import { TargetClients } from '../providers/targets.ts';
 import { observeProviders } from '../managed-metrics.ts';
 import { ProviderResolver } from '../providers/resolver.ts';
@@ -57,14 +56,15 @@ export class ProviderSystem implements Runnable {
   readonly marks: OwnershipMarks;
   readonly targets: TargetClients;
   readonly resolver: ProviderResolver;
+  /** The Providers, cached: what every part reads, and whose changes wake them. */
   readonly providers: Informer<ProviderObject>;
-  readonly providerController: Controller;
-  readonly kinds: RegisteredKind[] = [];
-  readonly sweepers: LeakSweeper<ManagedResource>[] = [];
   /** Who uses each Provider, and the capacity places the API server arbitrates (scheduling/). */
   readonly usage = new ProviderUsage();
   readonly reservations: Reservations;
-  readonly reservationController: Controller;
+  private readonly providerController: Controller;
+  private readonly placed: (mr: ManagedResource) => void;
+  private readonly kinds: RegisteredKind[] = [];
+  private readonly sweepers: LeakSweeper<ManagedResource>[] = [];
   private readonly installers = new Map<string, OperatorInstaller>();
   private idle?: NodeJS.Timeout;
   private stopProviderMetrics?: () => void;
@@ -80,98 +80,63 @@ export class ProviderSystem implements Runnable {
     return system;
   }
 
+  /** Each part wires its own controller and what wakes it: the Provider controller, reservations, operator waves. */
   private constructor(manager: Manager, opts: ProviderSystemOptions, marks: OwnershipMarks) {
     const pollIntervalMs = opts.pollIntervalMs ?? 60_000;
     this.opts = { ...opts, pollIntervalMs, pollJitterMs: opts.pollJitterMs ?? pollIntervalMs / 10 };
     this.manager = manager;
     this.marks = marks;
-    const { control, log, recorder } = manager;
     // A target's endpoint comes from a Secret: nothing its server answers is echoed into status.
     // One target that does not answer must cost the others nothing: its client fails fast (isolate).
     this.targets = new TargetClients(
       (creds) => manager.client(creds.access, { trusted: false, name: 'the target cluster', isolate: true }),
-      log,
+      manager.log,
     );
     this.providers = manager.informer<ProviderObject>(Providers);
-    this.resolver = new ProviderResolver(control, this.providers, this.targets, {
+    this.resolver = new ProviderResolver(manager.control, this.providers, this.targets, {
       credentials: { allowExec: opts.allowExecCredentials ?? false, endpoints: opts.endpoints },
-      log,
+      log: manager.log,
       // A rotated Secret: its Providers resolve again now, which replaces the target's client.
       secretChanged: (namespace, name) => {
         for (const p of this.providers.list())
-          if (p.metadata.namespace === namespace && p.spec.credentialsSecretRef.name === name)
-            this.providerController.enqueue(keyOf(p.metadata));
+          if (p.metadata.namespace === namespace && p.spec.credentialsSecretRef.name === name) this.recheck(p.metadata);
       },
     });
-    this.providerController = manager.controller(
-      'provider',
-      new ProviderStatusReconciler({
-        client: control,
-        cache: this.providers,
-        resolver: this.resolver,
-        recorder,
-        pollIntervalMs,
-        operators: () => [...this.installers.values()],
-        users: {
-          cached: (namespace, name) => this.kinds.reduce((n, k) => n + k.cache.list().filter(usesProvider(namespace, name)).length, 0),
-          live: (namespace, name, signal) => this.liveUsers(control, namespace, name, signal),
-        },
-      }),
-    );
-    this.reservations = new Reservations({
-      client: control,
+    // A Provider that names another Secret, or goes, leaves the resolver's watches.
+    this.providers.on({
+      updated: (old, p) => old.spec.credentialsSecretRef.name !== p.spec.credentialsSecretRef.name && void this.resolver.prune(),
+      deleted: () => void this.resolver.prune(),
+    });
+    this.providerController = setupProviderStatus(manager, {
+      providers: this.providers,
+      resolver: this.resolver,
+      pollIntervalMs,
+      operators: () => [...this.installers.values()],
+      users: {
+        cached: (namespace, name) => this.kinds.reduce((n, k) => n + k.cache.list().filter(usesProvider(namespace, name)).length, 0),
+        live: (namespace, name, signal) => this.liveUsers(manager.control, namespace, name, signal),
+      },
+    });
+    ({ reservations: this.reservations, placed: this.placed } = setupReservations(manager, {
       providers: this.providers,
       usage: this.usage,
       managed: (kind) => this.kinds.find((k) => k.type.kind === kind),
-    });
-    this.reservationController = manager.controller('scheduling/reservations', this.reservations);
-    // Operator upgrades in waves: each wave wakes on its own changes and on any change of a Provider in its namespace.
-    const upgrades = manager.informer<OperatorUpgrade>(OperatorUpgrades);
-    const waves = manager.controller(
-      'operator-upgrades',
-      new OperatorWaves({
-        client: control,
-        upgrades,
-        providers: this.providers,
-        legacy: (p, operator) => Boolean(p.spec.operatorInstall) && Boolean(this.installers.get(operator)?.bundle.legacy),
-      }),
+    }));
+    setupOperatorWaves(
+      manager,
+      this.providers,
+      (p, operator) => Boolean(p.spec.operatorInstall) && Boolean(this.installers.get(operator)?.bundle.legacy),
     );
-    upgrades.on({
-      added: (u) => waves.enqueue(keyOf(u.metadata)),
-      updated: (old, u) => desiredStateChanged(old, u) && waves.enqueue(keyOf(u.metadata)),
-    });
-    this.providers.on({
-      updated: (_, p) => {
-        for (const u of upgrades.list()) if (u.metadata.namespace === p.metadata.namespace) waves.enqueue(keyOf(u.metadata));
-      },
-    });
-    this.wakeOnChanges();
   }
 
-  /** What wakes the Provider controller and the reservations controller. */
-  private wakeOnChanges(): void {
-    // A resource that went away frees its place on the Providers that reserved one for it.
-    this.usage.onFreed((mr) => {
-      for (const p of this.providers.list()) {
-        if (p.metadata.namespace === mr.metadata.namespace && p.status?.reservations?.some((r) => r.uid === mr.metadata.uid))
-          this.reservationController.enqueue(keyOf(p.metadata));
-      }
-    });
-    // Only changes a user makes (the spec, deletion) wake it; our own status writes do not.
-    this.providers.on({
-      added: (p) => {
-        this.providerController.enqueue(keyOf(p.metadata));
-        if (this.reservations.mayHoldStale(p)) this.reservationController.enqueue(keyOf(p.metadata));
-      },
-      updated: (old, p) => {
-        if (old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp)
-          this.providerController.enqueue(keyOf(p.metadata));
-        if (old.spec.credentialsSecretRef.name !== p.spec.credentialsSecretRef.name) void this.resolver.prune();
-        // A place taken in a race the other scheduler won may be written after its resource was placed.
-        if (this.reservations.mayHoldStale(p)) this.reservationController.enqueue(keyOf(p.metadata));
-      },
-      deleted: () => void this.resolver.prune(),
-    });
+  /** Looks at a Provider's status again now (its Secret rotated, an operator installed or gone, a user more or less). */
+  recheck(provider: { namespace?: string; name: string }): void {
+    this.providerController.enqueue(`${provider.namespace}/${provider.name}`);
+  }
+
+  /** A kind's leak sweeper, started and stopped with the system. */
+  addSweeper(sweeper: LeakSweeper<ManagedResource>): void {
+    this.sweepers.push(sweeper);
   }
 
   get controlPlaneId(): string {
@@ -200,7 +165,7 @@ export class ProviderSystem implements Runnable {
     this.usage.track(kind.cache);
     // A Provider counts its users, and a Provider being deleted waits for the last one to go.
     const providerOf = (mr: ManagedResource): void => {
-      if (mr.spec.providerRef?.name) this.providerController.enqueue(`${mr.metadata.namespace}/${mr.spec.providerRef.name}`);
+      if (mr.spec.providerRef?.name) this.recheck({ namespace: mr.metadata.namespace, name: mr.spec.providerRef.name });
     };
     kind.cache.on({
       added: providerOf,
@@ -211,15 +176,7 @@ export class ProviderSystem implements Runnable {
         // Placed by the scheduler: that Provider has one more user, and another one that reserved a
         // place for it in a race it lost gives that place back.
         providerOf(mr);
-        for (const p of this.providers.list()) {
-          if (
-            p.metadata.namespace === mr.metadata.namespace &&
-            p.metadata.name !== placed &&
-            p.status?.reservations?.some((r) => r.uid === mr.metadata.uid)
-          ) {
-            this.reservationController.enqueue(keyOf(p.metadata));
-          }
-        }
+        this.placed(mr);
       },
     });
   }
