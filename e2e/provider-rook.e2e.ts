@@ -3,8 +3,8 @@
 // (make e2e-local, part of make test); see e2e/support/backend.ts.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { repoRoot } from '../hack/lib/cluster.ts';
-import { applyManifests, loadManifests, typeFor, type Manifest } from '../hack/lib/manifests.ts';
+import { repoRoot } from '../test/kit/cluster.ts';
+import { applyManifests, loadManifests, typeFor, type Manifest } from '../test/kit/manifests.ts';
 import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../src/app.ts';
 import type { ObjectStore } from '../src/apis/objectstore.ts';
 import type { Bucket } from '../src/apis/storage.ts';
@@ -13,9 +13,9 @@ import type { KubeClient, KubeObjectLike } from '../src/kit/kube/client.ts';
 import { Events, Secrets, Services, StatefulSets, type ResourceType } from '../src/kit/kube/resources.ts';
 import { secretText } from '../src/runtime/providers/credentials.ts';
 import { Providers } from '../src/runtime/system/provider-status.ts';
-import { eventually, type EventuallyOptions } from '../test/support/eventually.ts';
 import { environment, type E2EEnvironment } from './support/backend.ts';
-import { S3_KEY_NAMES } from '../test/support/s3-keys.ts';
+import { S3_KEY_NAMES } from '../test/kit/s3-keys.ts';
+import { eventually, type EventuallyOptions } from '../test/kit/eventually.ts';
 
 const PLATFORM = 'rook-infra-dev';
 const APP = 'app-project1-dev';

@@ -1,8 +1,8 @@
 // npm run bench:clusters: cold (new cluster) and warm (restart of a stopped one) start times for one
 // and for two local control planes, and the memory they hold once ready.
 import { readFileSync } from 'node:fs';
-import { ensureBinaries } from './lib/binaries.ts';
-import { down, start, status, stop, up } from './lib/cluster.ts';
+import { ensureBinaries } from '../test/kit/binaries.ts';
+import { down, start, status, stop, up } from '../test/kit/cluster.ts';
 
 function rssMiB(pid: number | undefined): number {
   if (pid === undefined) return 0;

@@ -32,19 +32,19 @@ import { kubeconfigFileAccess } from '../src/kit/kube/config.ts';
 import { Namespaces, Secrets, type ResourceType } from '../src/kit/kube/resources.ts';
 import { silentLogger } from '../src/kit/logger.ts';
 import { Providers } from '../src/runtime/system/provider-status.ts';
-import { FakeMinioOperator } from '../test/support/stand-ins/fake-minio-operator.ts';
-import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../test/support/stand-ins/fake-bucket-provisioner.ts';
-import { FakeTenantOperator, SMALL_POOL } from '../test/support/stand-ins/fake-tenant-operator.ts';
-import { resolveS3Endpoint } from '../test/support/stand-ins/s3-stores.ts';
-import { LoopbackIngress } from '../test/support/stand-ins/loopback-ingress.ts';
-import { roundTrip } from '../test/support/s3.ts';
+import { FakeMinioOperator } from '../test/fakes/fake-minio-operator.ts';
+import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../test/fakes/fake-bucket-provisioner.ts';
+import { FakeTenantOperator, SMALL_POOL } from '../test/fakes/fake-tenant-operator.ts';
+import { resolveS3Endpoint } from '../test/fakes/s3-stores.ts';
+import { LoopbackIngress } from '../test/fakes/loopback-ingress.ts';
+import { roundTrip } from '../test/kit/s3.ts';
 import { kinds } from '../src/apis/kinds.gen.ts';
 import { secretText } from '../src/runtime/providers/credentials.ts';
-import { difference, loadBetween, samples, serverLoad, writeCounts } from './lib/apiserver-metrics.ts';
-import { clusterPids, down, freePort, repoRoot, up, type LocalCluster } from './lib/cluster.ts';
-import { eventually, type EventuallyOptions } from './lib/eventually.ts';
+import { difference, loadBetween, samples, serverLoad, writeCounts } from '../test/kit/apiserver-metrics.ts';
+import { clusterPids, down, freePort, repoRoot, up, type LocalCluster } from '../test/kit/cluster.ts';
+import { eventually, type EventuallyOptions } from '../test/kit/eventually.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
-import { installCrds, installOperatorBundle, manifestFiles } from './lib/manifests.ts';
+import { installCrds, installOperatorBundle, manifestFiles } from '../test/kit/manifests.ts';
 
 const { values } = parseArgs({
   options: {

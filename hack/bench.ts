@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { repoRoot } from './lib/cluster.ts';
+import { repoRoot } from '../test/kit/cluster.ts';
 
 // --report: print the table and the goals again from the last results.json, running nothing.
 const { values } = parseArgs({

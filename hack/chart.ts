@@ -4,8 +4,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { ensureHelm, pinnedVersions } from './lib/binaries.ts';
-import { repoRoot } from './lib/cluster.ts';
+import { ensureHelm, pinnedVersions } from '../test/kit/binaries.ts';
+import { repoRoot } from '../test/kit/cluster.ts';
 
 export const CHART = path.join(repoRoot, 'charts', 'provider-rook');
 export const PLAIN = path.join(repoRoot, 'config', 'provider', 'provider-rook.yaml');

@@ -1,5 +1,5 @@
 // npm run clusters -- up NAME... | down [NAME...] | stop NAME... | start NAME... | status
-import { down, start, status, stop, up } from './lib/cluster.ts';
+import { down, start, status, stop, up } from '../test/kit/cluster.ts';
 
 const usage = 'usage: npm run clusters -- up NAME... | down [NAME...] | stop NAME... | start NAME... | status';
 const log = (line: string): void => console.error(line);

@@ -5,10 +5,10 @@
 // each claim went and why; then upgrades the MinIO Operator on the three targets in a wave, live. `make demo-down` removes it all.
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { down, freePort, up } from './lib/cluster.ts';
-import { eventually } from './lib/eventually.ts';
+import { down, freePort, up } from '../test/kit/cluster.ts';
+import { eventually } from '../test/kit/eventually.ts';
 import { background, clientOf, file, providerSecret, say, stopProcesses } from './lib/demo.ts';
-import { applyManifests, installCrds, installOperatorBundle, loadManifests } from './lib/manifests.ts';
+import { applyManifests, installCrds, installOperatorBundle, loadManifests } from '../test/kit/manifests.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
@@ -29,7 +29,7 @@ const [controlCluster, ...targets] = await up(['placement', ...TARGETS], (l) => 
 const control = clientOf(controlCluster!.kubeconfig);
 
 say("2/6  Installing the CRDs; each target's admin installs the Rook MinIO operator (played by its STAND-IN:");
-say('     local clusters run no pods; test/support/stand-ins/fake-minio-operator.ts writes what the operator');
+say('     local clusters run no pods; test/fakes/fake-minio-operator.ts writes what the operator');
 say('     writes)...');
 await installCrds(
   control,
@@ -39,7 +39,7 @@ for (const t of targets) {
   await installOperatorBundle(clientOf(t!.kubeconfig), 'rook-minio');
   // Also the Deployment controller's status writes (deployment-rollout.ts), for act 6's rollouts.
   background(`fake-operators-${t!.name}`, [
-    file('test', 'support', 'stand-ins', 'fake-operators.ts'),
+    file('test', 'fakes', 'fake-operators.ts'),
     t!.kubeconfig,
     'rook-minio,minio-operator,deployments',
   ]);

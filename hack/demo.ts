@@ -8,10 +8,10 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { down, freePort, up } from './lib/cluster.ts';
-import { eventually } from './lib/eventually.ts';
+import { down, freePort, up } from '../test/kit/cluster.ts';
+import { eventually } from '../test/kit/eventually.ts';
 import { background, clientOf, DEMO_CLUSTERS, demoDir, file, providerSecret as secretFrom, say, stopProcesses } from './lib/demo.ts';
-import { applyManifests, installCrds, loadManifests } from './lib/manifests.ts';
+import { applyManifests, installCrds, loadManifests } from '../test/kit/manifests.ts';
 import { BucketAccesses, Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
@@ -19,9 +19,9 @@ import type { KubeClient, KubeObjectLike } from '../src/kit/kube/client.ts';
 import { CustomResourceDefinitions, Namespaces, Secrets, typeOfManifest, type ResourceType } from '../src/kit/kube/resources.ts';
 import { secretText } from '../src/runtime/providers/credentials.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
-import { s3Client } from '../test/support/s3.ts';
-import { LoopbackIngress } from '../test/support/stand-ins/loopback-ingress.ts';
-import { resolveS3Endpoint, shareRoutes } from '../test/support/stand-ins/s3-stores.ts';
+import { s3Client } from '../test/kit/s3.ts';
+import { LoopbackIngress } from '../test/fakes/loopback-ingress.ts';
+import { resolveS3Endpoint, shareRoutes } from '../test/fakes/s3-stores.ts';
 
 /** Where the stand-in processes share the routes to their S3 servers (see s3-stores.ts). */
 const s3Routes = path.join(demoDir, 's3-routes');
@@ -86,7 +86,7 @@ for (const [f, what] of [
 
 say('5/10  Watching the claim until it is Bound.');
 say('     NOTE: local clusters run no pods, so the Rook MinIO operator cannot run here. A stand-in');
-say('     (test/support/stand-ins/fake-minio-operator.ts) does to the API what the operator does: it');
+say('     (test/fakes/fake-minio-operator.ts) does to the API what the operator does: it');
 say('     creates the StatefulSet and Service for the store and marks the StatefulSet ready. On a real');
 say('     cluster the Rook operator and real MinIO pods do this.');
 const conditions = (
@@ -109,7 +109,7 @@ async function watchUntilBound(
     async () => {
       if (!standIns.has(standIn) && (await where.client.get(CustomResourceDefinitions, where.crd))) {
         const pid = background(`fake-${where.operator}`, [
-          file('test', 'support', 'stand-ins', 'fake-operators.ts'),
+          file('test', 'fakes', 'fake-operators.ts'),
           where.kubeconfig,
           where.operator,
           `--s3=${s3Routes}`,
@@ -176,7 +176,7 @@ async function s3PutGet(
     `     S3 with Secret ${namespace}/${secretName} alone (endpoint, bucket, and a user of that bucket alone), as an app in ${where.label} would:`,
   );
   say(`       endpoint ${endpoint} leads to ${local} (the Service's pods, played by the stand-in)`);
-  // hack/lib/s3-server.ts starts that server on 127.0.0.1 only, always with -master.telemetry=false.
+  // test/kit/s3-server.ts starts that server on 127.0.0.1 only, always with -master.telemetry=false.
   say(
     `       answered by: the REAL SeaweedFS S3 server (weed mini, Apache-2.0) that the ${where.standIn} stand-in runs as this store's MinIO; ` +
       "the bucket's user and policy were made by provider-rook's Job, played by fake-minio-client.ts through the server's IAM API",
@@ -302,7 +302,7 @@ await applyManifests(control, [
 ]);
 say("     applied the design doc's Bucket as app-bucket-tenant, with classRef.name bucket-tenant");
 say('     NOTE: the MinIO Operator cannot run here either: its stand-in');
-say('     (test/support/stand-ins/fake-tenant-operator.ts) writes what the operator writes, and answers');
+say('     (test/fakes/fake-tenant-operator.ts) writes what the operator writes, and answers');
 say('     its health check as MinIO would.');
 const second = await watchUntilBound('app-bucket-tenant', {
   client: targetB,

@@ -11,9 +11,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Buckets } from '../src/app.ts';
-import { samples } from './lib/apiserver-metrics.ts';
+import { samples } from '../test/kit/apiserver-metrics.ts';
 import { ChaosEnv, CLUSTERS, Replica, World, sleep } from './lib/chaos.ts';
-import { down, repoRoot } from './lib/cluster.ts';
+import { down, repoRoot } from '../test/kit/cluster.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 
 const { values } = parseArgs({

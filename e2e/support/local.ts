@@ -3,18 +3,18 @@
 // the provider-rook ServiceAccount (config/rbac/provider-rook.yaml), and reaches the targets with
 // ServiceAccount tokens bound to provider-rook:target. Local clusters run no pods, so the Rook
 // MinIO operator, the MinIO Operator and Rook's bucket provisioner are the clearly named TEST DOUBLEs
-// in test/support/stand-ins/fake-*.ts.
+// in test/fakes/fake-*.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { dump } from 'js-yaml';
-import { down, repoRoot, start, stop, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { applyManifests, installCrds, installOperatorBundle, loadManifests } from '../../hack/lib/manifests.ts';
+import { down, repoRoot, start, stop, up, type LocalCluster } from '../../test/kit/cluster.ts';
+import { applyManifests, installCrds, installOperatorBundle, loadManifests } from '../../test/kit/manifests.ts';
 import { KubeClient } from '../../src/kit/kube/client.ts';
 import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
-import { FakeBucketProvisioner } from '../../test/support/stand-ins/fake-bucket-provisioner.ts';
-import { FakeMinioOperator } from '../../test/support/stand-ins/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../../test/support/stand-ins/fake-tenant-operator.ts';
+import { FakeBucketProvisioner } from '../../test/fakes/fake-bucket-provisioner.ts';
+import { FakeMinioOperator } from '../../test/fakes/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../../test/fakes/fake-tenant-operator.ts';
 import { backends } from '../../src/backends/index.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';
 import { applyFile, rbacFile, serviceAccountToken } from './identities.ts';

@@ -22,11 +22,11 @@ import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID } from '../../src/runtime/ownership/marks.ts';
-import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../../test/support/stand-ins/fake-bucket-provisioner.ts';
-import { FakeTenantOperator, SMALL_POOL } from '../../test/support/stand-ins/fake-tenant-operator.ts';
+import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../../test/fakes/fake-bucket-provisioner.ts';
+import { FakeTenantOperator, SMALL_POOL } from '../../test/fakes/fake-tenant-operator.ts';
 import { cond, isBound, sleep, within, type ChaosEnv, type Conditioned } from './chaos.ts';
-import { eventually } from './eventually.ts';
-import { installOperatorBundle } from './manifests.ts';
+import { eventually } from '../../test/kit/eventually.ts';
+import { installOperatorBundle } from '../../test/kit/manifests.ts';
 
 export interface BackendsSize {
   /** Claims per backend. */

@@ -13,10 +13,10 @@ import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { Namespaces, Secrets } from '../../src/kit/kube/resources.ts';
 import { LABEL_CONTROL_PLANE, LABEL_OWNER_UID } from '../../src/runtime/ownership/marks.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
-import { FakeMinioOperator } from '../../test/support/stand-ins/fake-minio-operator.ts';
-import { freePort, repoRoot, start, stop, up, type LocalCluster } from './cluster.ts';
-import { eventually, type EventuallyOptions } from './eventually.ts';
-import { installCrds, installOperatorBundle, manifestFiles } from './manifests.ts';
+import { FakeMinioOperator } from '../../test/fakes/fake-minio-operator.ts';
+import { freePort, repoRoot, start, stop, up, type LocalCluster } from '../../test/kit/cluster.ts';
+import { eventually, type EventuallyOptions } from '../../test/kit/eventually.ts';
+import { installCrds, installOperatorBundle, manifestFiles } from '../../test/kit/manifests.ts';
 
 export const CLUSTERS = ['chaos-control', 'chaos-a', 'chaos-b'] as const;
 export const workDir = path.join(repoRoot, '.local', 'chaos');

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { Secrets } from '../../src/kit/kube/resources.ts';
-import { repoRoot } from './cluster.ts';
+import { repoRoot } from '../../test/kit/cluster.ts';
 
 export const say = (line = ''): void => console.log(line);
 export const file = (...p: string[]): string => path.join(repoRoot, ...p);

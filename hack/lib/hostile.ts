@@ -9,7 +9,7 @@ import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { type ChaosEnv, type Conditioned, type Replica, type World, cond, isBound, providerKeys, secretOf, within } from './chaos.ts';
-import { eventually } from './eventually.ts';
+import { eventually } from '../../test/kit/eventually.ts';
 
 type Obj = KubeObjectLike & Record<string, unknown>;
 

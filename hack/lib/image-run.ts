@@ -19,7 +19,7 @@ import * as yaml from 'js-yaml';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { resourcePath, ServiceAccounts } from '../../src/kit/kube/resources.ts';
 import { imageArchive, imageRef, IMAGE } from './image-spec.ts';
-import { applyManifests, type Manifest } from './manifests.ts';
+import { applyManifests, type Manifest } from '../../test/kit/manifests.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const runDir = path.join(repoRoot, '.local', 'image', 'run');

@@ -8,12 +8,12 @@ import { BucketClasses, Buckets, ObjectStoreClasses } from '../../src/app.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
-import { FakeMinioOperator } from '../../test/support/stand-ins/fake-minio-operator.ts';
-import { down, freePort, up } from './cluster.ts';
+import { FakeMinioOperator } from '../../test/fakes/fake-minio-operator.ts';
+import { down, freePort, up } from '../../test/kit/cluster.ts';
 import { providerSecret } from './demo.ts';
-import { eventually } from './eventually.ts';
+import { eventually } from '../../test/kit/eventually.ts';
 import { installChart, runImage, unpackImage, type Confinement, type RunningImage } from './image-run.ts';
-import { installCrds, installOperatorBundle, manifestFiles } from './manifests.ts';
+import { installCrds, installOperatorBundle, manifestFiles } from '../../test/kit/manifests.ts';
 
 export interface ImageScenario {
   digest: string;

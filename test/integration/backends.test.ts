@@ -4,8 +4,8 @@
 // stand-ins run real S3 servers, so a Bound claim is proven usable with its Secret alone.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { down, up, type LocalCluster } from '../kit/cluster.ts';
+import { installOperatorBundle } from '../kit/manifests.ts';
 import {
   BucketClasses,
   BucketPolicies,
@@ -27,15 +27,15 @@ import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, Secrets, StatefulSets } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
-import { adminClient, testCluster } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
-import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
-import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
-import { refusal, roundTrip, s3Client } from '../support/s3.ts';
-import { S3_KEY_NAMES } from '../support/s3-keys.ts';
+import { adminClient, testCluster } from '../kit/env.ts';
+import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
+import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../fakes/fake-bucket-provisioner.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
+import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
+import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
+import { S3_KEY_NAMES } from '../kit/s3-keys.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
 // Target A is this file's own too: the stand-ins with S3 servers must be the only ones to play its Jobs.

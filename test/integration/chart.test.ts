@@ -5,12 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as yaml from 'js-yaml';
 import { render } from '../../hack/chart.ts';
-import { installCrds, typeFor, type Manifest } from '../../hack/lib/manifests.ts';
+import { installCrds, typeFor, type Manifest } from '../kit/manifests.ts';
 import { FLAGS } from '../../src/flags.ts';
 import type { KubeClient } from '../../src/kit/kube/client.ts';
 import { CustomResourceDefinitions, Namespaces, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { adminClient, testCluster } from '../support/env.ts';
-import { createNamespace, ourCrds } from '../support/provider.ts';
+import { adminClient, testCluster } from '../kit/env.ts';
+import { createNamespace, ourCrds } from '../kit/provider.ts';
 
 const monitoring = (kind: string, plural: string): ResourceType => ({
   apiVersion: 'monitoring.coreos.com/v1',

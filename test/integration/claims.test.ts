@@ -13,10 +13,9 @@ import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets } from '../../src/kit/kube/resources.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { applyManifests, loadManifests, type Manifest } from '../../hack/lib/manifests.ts';
-import { repoRoot } from '../../hack/lib/cluster.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { applyManifests, loadManifests, type Manifest } from '../kit/manifests.ts';
+import { repoRoot } from '../kit/cluster.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import {
   createNamespace,
   eventsFor,
@@ -27,9 +26,10 @@ import {
   providerSecretKeys,
   startTestApp,
   writeSecret,
-} from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
-import { S3_KEY_NAMES } from '../support/s3-keys.ts';
+} from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { S3_KEY_NAMES } from '../kit/s3-keys.ts';
+import { eventually } from '../kit/eventually.ts';
 
 type SecretView = KubeObjectLike & { metadata: { ownerReferences?: unknown[] }; data?: Record<string, string>; type?: string };
 type TargetStore = KubeObjectLike & { spec: Record<string, unknown> };

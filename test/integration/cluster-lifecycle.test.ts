@@ -1,8 +1,8 @@
 // stop/start keeps a cluster's data and port; down leaves no process behind.
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync, readdirSync } from 'node:fs';
-import { down, start, status, stop, up } from '../../hack/lib/cluster.ts';
-import { adminClient } from '../support/env.ts';
+import { down, start, status, stop, up } from '../kit/cluster.ts';
+import { adminClient } from '../kit/env.ts';
 import type { ResourceType } from '../../src/kit/kube/resources.ts';
 
 const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };

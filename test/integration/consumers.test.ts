@@ -4,8 +4,8 @@
 // A cluster's Service names resolve only for clients placed in it (resolveS3Endpoint); the class's
 // exposure is an ingress stand-in on an address of its own, reachable from every cluster.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { down, up, type LocalCluster } from '../kit/cluster.ts';
+import { installOperatorBundle } from '../kit/manifests.ts';
 import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
@@ -13,8 +13,7 @@ import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { ANNOTATION_ROTATE } from '../../src/kit/meta.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
-import { adminClient, testCluster } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster } from '../kit/env.ts';
 import {
   createNamespace,
   eventsFor,
@@ -25,13 +24,14 @@ import {
   registerProvider,
   startTestApp,
   writeSecret,
-} from '../support/provider.ts';
-import { FreezableProxy } from '../support/proxy.ts';
-import { roundTrip, s3Client } from '../support/s3.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
-import { LoopbackIngress } from '../support/stand-ins/loopback-ingress.ts';
-import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+} from '../kit/provider.ts';
+import { FreezableProxy } from '../kit/proxy.ts';
+import { roundTrip, s3Client } from '../kit/s3.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { LoopbackIngress } from '../fakes/loopback-ingress.ts';
+import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { eventually } from '../kit/eventually.ts';
 
 const TARGET = `it-consumers-${process.pid}`;
 const SHARED_NS = `consumers-shared-${process.pid}`;

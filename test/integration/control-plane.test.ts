@@ -1,13 +1,13 @@
 // The local control planes are real Kubernetes API servers: isolated, RBAC-enforcing, validating.
 import { describe, expect, it } from '@jest/globals';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import { KubeClient } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { CustomResourceDefinitions, Secrets, ServiceAccounts, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { crdOf } from '../../src/apis/crd.ts';
 import { ObjectStoreKind } from '../../src/apis/objectstore.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true };

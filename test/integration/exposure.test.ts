@@ -5,8 +5,8 @@
 // (exposure-controllers.ts) that write what the real ones write and carry the traffic on loopback;
 // the Gateway API and MCS CRDs are the projects' own. A cluster's Service names resolve only inside it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { down, up, type LocalCluster } from '../kit/cluster.ts';
+import { installOperatorBundle } from '../kit/manifests.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, Tenants, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
@@ -15,24 +15,24 @@ import { Gateways, HTTPRoutes, ServiceExports } from '../../src/runtime/native/e
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { registry } from '../../src/kit/metrics.ts';
-import { adminClient, testCluster } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import { createNamespace, installCrds, installRoles, ourCrds, registerProvider, startTestApp } from '../support/provider.ts';
-import { roundTrip } from '../support/s3.ts';
-import { FakeGatewayController, FakeLoadBalancerController, FakeMcsController } from '../support/stand-ins/exposure-controllers.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
-import { FakeTenantOperator, SMALL_POOL } from '../support/stand-ins/fake-tenant-operator.ts';
-import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
-import { LoopbackIngress } from '../support/stand-ins/loopback-ingress.ts';
-import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+import { adminClient, testCluster } from '../kit/env.ts';
+import { createNamespace, installCrds, installRoles, ourCrds, registerProvider, startTestApp } from '../kit/provider.ts';
+import { roundTrip } from '../kit/s3.ts';
+import { FakeGatewayController, FakeLoadBalancerController, FakeMcsController } from '../fakes/exposure-controllers.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { FakeTenantOperator, SMALL_POOL } from '../fakes/fake-tenant-operator.ts';
+import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../fakes/fake-bucket-provisioner.ts';
+import { LoopbackIngress } from '../fakes/loopback-ingress.ts';
+import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ListBucketsCommand } from '@aws-sdk/client-s3';
-import { repoRoot } from '../../hack/lib/cluster.ts';
-import { makeCa, makeServingCert } from '../../hack/lib/pki.ts';
-import { s3Client } from '../support/s3.ts';
+import { repoRoot } from '../kit/cluster.ts';
+import { makeCa, makeServingCert } from '../kit/pki.ts';
+import { s3Client } from '../kit/s3.ts';
 import { countWaitingAfter } from '../../src/runtime/managed-metrics.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const TARGET = `it-exposure-${process.pid}`;
 const LB_NS = `exp-lb-${process.pid}`;
@@ -73,7 +73,7 @@ let appNs: string;
 let pkiDir: string;
 let caPem: string;
 
-const fixture = (name: string) => path.join(repoRoot, 'test', 'support', 'crds', `${name}.yaml`);
+const fixture = (name: string) => path.join(repoRoot, 'test', 'kit', 'crds', `${name}.yaml`);
 const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, name, namespace);
 const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 const claim = (name: string, cls: string): KubeObjectLike =>

@@ -15,8 +15,8 @@ import { silentLogger } from '../../src/kit/logger.ts';
 import { ManagedReconciler } from '../../src/runtime/managed/reconciler.ts';
 import type { ExternalClient, ManagedResource } from '../../src/runtime/managed/types.ts';
 import { FINALIZER_MANAGED } from '../../src/kit/meta.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { createNamespace, installCrds, ourCrds } from '../support/provider.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
+import { createNamespace, installCrds, ourCrds } from '../kit/provider.ts';
 
 type Meta = { finalizers?: string[]; labels?: Record<string, string>; deletionTimestamp?: string };
 type Obj = KubeObjectLike & { metadata: KubeObjectLike['metadata'] & Meta };

@@ -12,8 +12,7 @@ import type { Provider } from '../../src/apis/provider.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Events, Secrets } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import {
   createNamespace,
   identityClient,
@@ -23,7 +22,8 @@ import {
   providerSecretKeys,
   startTestApp,
   writeSecret,
-} from '../support/provider.ts';
+} from '../kit/provider.ts';
+import { eventually } from '../kit/eventually.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string): Cond | undefined =>

@@ -3,7 +3,7 @@
 // operator images. The Provider decides: anything it does not allow is refused with a reason naming
 // the field, and nothing at all is written to the target.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { down, up, type LocalCluster } from '../kit/cluster.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
@@ -12,8 +12,7 @@ import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { CustomResourceDefinitions, Deployments, Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import {
   createNamespace,
   eventsFor,
@@ -25,8 +24,9 @@ import {
   providerSecretKeys,
   startTestApp,
   writeSecret,
-} from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+} from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { eventually } from '../kit/eventually.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 type Conditioned = KubeObjectLike & { status?: { conditions?: Cond[] } };

@@ -4,8 +4,8 @@
 // provider-rook refuses, and that nothing was lost: the intruder's object is unchanged (provider-rook
 // never wrote it), and no foreign Secret or object was deleted or written.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { down, up, type LocalCluster } from '../kit/cluster.ts';
+import { installOperatorBundle } from '../kit/manifests.ts';
 import {
   BucketClasses,
   Buckets,
@@ -34,8 +34,7 @@ import {
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import {
   createNamespace,
   eventsFor,
@@ -47,10 +46,11 @@ import {
   startTestApp,
   tenantClient,
   writeSecret,
-} from '../support/provider.ts';
-import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../support/stand-ins/fake-bucket-provisioner.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
+} from '../kit/provider.ts';
+import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../fakes/fake-bucket-provisioner.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
+import { eventually } from '../kit/eventually.ts';
 
 type Meta = KubeObjectLike['metadata'] & {
   labels?: Record<string, string>;

@@ -7,16 +7,15 @@
 // Each also checks that nothing was lost: the victim's objects, and no key reaching what it was not granted.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { down, up, type LocalCluster } from '../kit/cluster.ts';
+import { installOperatorBundle } from '../kit/manifests.ts';
 import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { adminClient, testCluster } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster } from '../kit/env.ts';
 import {
   createNamespace,
   identityClient,
@@ -26,10 +25,11 @@ import {
   registerProvider,
   startTestApp,
   tenantClient,
-} from '../support/provider.ts';
-import { refusal, roundTrip, s3Client } from '../support/s3.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
-import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+} from '../kit/provider.ts';
+import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const TARGET = `it-tenancy-${process.pid}`;
 type Cond = { type: string; status: string; reason: string; message?: string };

@@ -5,8 +5,8 @@
 // The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { down, up } from '../../hack/lib/cluster.ts';
-import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { down, up } from '../kit/cluster.ts';
+import { installOperatorBundle } from '../kit/manifests.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
@@ -14,12 +14,12 @@ import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { ANNOTATION_ROTATE } from '../../src/kit/meta.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { adminClient, testCluster } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import { createNamespace, installCrds, ourCrds, registerProvider, startTestApp } from '../support/provider.ts';
-import { roundTrip, s3Client } from '../support/s3.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
-import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
+import { adminClient, testCluster } from '../kit/env.ts';
+import { createNamespace, installCrds, ourCrds, registerProvider, startTestApp } from '../kit/provider.ts';
+import { roundTrip, s3Client } from '../kit/s3.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const TARGET = `it-rotation-${process.pid}`;
 const GRACE_S = 15;

@@ -1,13 +1,13 @@
 // What our client and informer rely on, checked against a real API server: a DELETE's answer and
 // preconditions (the proof of ownership when deleting from a cached copy), and trimmed caches.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import { Informer } from '../../src/kit/controller/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { isConflict } from '../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../src/kit/kube/resources.ts';
 import { silentLogger } from '../../src/kit/logger.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 type ConfigMap = KubeObjectLike & {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { dump, load } from 'js-yaml';
 import { KubeClient } from '../../src/kit/kube/client.ts';
 import { kubeconfigAccess } from '../../src/kit/kube/config.ts';
-import { testCluster } from '../support/env.ts';
+import { testCluster } from '../kit/env.ts';
 
 type Doc = { users: { name: string; user: Record<string, unknown> }[] };
 

@@ -4,14 +4,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { repoRoot } from '../../hack/lib/cluster.ts';
+import { repoRoot } from '../kit/cluster.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Leases } from '../../src/kit/kube/resources.ts';
 import { LeaderElector, type LeaderElectionOptions } from '../../src/kit/controller/leader.ts';
 import type { Logger } from '../../src/kit/logger.ts';
-import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import { createNamespace, installCrds, ourCrds } from '../support/provider.ts';
+import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../kit/env.ts';
+import { createNamespace, installCrds, ourCrds } from '../kit/provider.ts';
+import { eventually } from '../kit/eventually.ts';
 
 type Lease = KubeObjectLike & {
   spec: { holderIdentity?: string; leaseTransitions?: number; renewTime?: string; leaseDurationSeconds?: number };

@@ -10,18 +10,10 @@ import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { Namespaces, Secrets, Services, StatefulSets } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import {
-  createNamespace,
-  installCrds,
-  ourCrds,
-  preinstallOperator,
-  registerProvider,
-  startTestApp,
-  writeSecret,
-} from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
+import { createNamespace, installCrds, ourCrds, preinstallOperator, registerProvider, startTestApp, writeSecret } from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { eventually } from '../kit/eventually.ts';
 
 type Target = KubeObjectLike & {
   metadata: { labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: { uid: string }[] };

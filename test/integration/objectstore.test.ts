@@ -10,8 +10,7 @@ import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, Secrets } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import {
   createNamespace,
   eventsFor,
@@ -21,9 +20,10 @@ import {
   providerSecretKeys,
   startTestApp,
   writeSecret,
-} from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
-import { s3Keys } from '../support/s3-keys.ts';
+} from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { s3Keys } from '../kit/s3-keys.ts';
+import { eventually } from '../kit/eventually.ts';
 
 type Target = KubeObjectLike & {
   metadata: {

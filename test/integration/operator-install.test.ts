@@ -1,7 +1,7 @@
 // Automatic Rook MinIO operator install: only when the Provider opts in, once per target however
 // many stores ask, never over someone else's install, and no churn afterwards.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { down, up, type LocalCluster } from '../kit/cluster.ts';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
@@ -16,8 +16,7 @@ import {
   ServiceAccounts,
 } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import {
   createNamespace,
   eventsFor,
@@ -27,8 +26,9 @@ import {
   providerSecretKeys,
   startTestApp,
   writeSecret,
-} from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+} from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
 const FOUND = `it-found-${process.pid}`;

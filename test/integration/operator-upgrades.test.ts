@@ -3,17 +3,17 @@
 // v7.0.1 for a, b and c; someone else installed it for d. A Deployment stand-in plays the Deployment
 // controller (local control planes run no pods).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up } from '../../hack/lib/cluster.ts';
+import { down, up } from '../kit/cluster.ts';
 import { Tenants, type App } from '../../src/app.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Deployments } from '../../src/kit/kube/resources.ts';
 import { OperatorUpgrades } from '../../src/runtime/operators/waves.ts';
 import { Providers, type ProviderObject } from '../../src/runtime/providers/provider.ts';
-import { installOperatorBundle } from '../../hack/lib/manifests.ts';
-import { adminClient, testCluster } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import { createNamespace, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
-import { DeploymentRollout } from '../support/stand-ins/deployment-rollout.ts';
+import { installOperatorBundle } from '../kit/manifests.ts';
+import { adminClient, testCluster } from '../kit/env.ts';
+import { createNamespace, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
+import { DeploymentRollout } from '../fakes/deployment-rollout.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const TARGET = `it-upgrades-${process.pid}`;
 const OLD = 'v7.0.1';

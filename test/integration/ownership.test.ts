@@ -5,7 +5,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { pkiPaths } from '../../hack/lib/pki.ts';
+import { pkiPaths } from '../kit/pki.ts';
 import { ManagedObjectStores, Buckets, BucketClasses, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
@@ -18,8 +18,7 @@ import { publishSecret } from '../../src/runtime/managed/publisher.ts';
 import { ANNOTATION_PAUSED } from '../../src/kit/meta.ts';
 import { ANNOTATION_TARGET_UID } from '../../src/runtime/ownership/marks.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import {
   createNamespace,
   eventsFor,
@@ -31,8 +30,9 @@ import {
   providerSecretKeys,
   startTestApp,
   writeSecret,
-} from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+} from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { eventually } from '../kit/eventually.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 type Obj = KubeObjectLike & {

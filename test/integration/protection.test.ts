@@ -4,15 +4,14 @@
 // and however (namespace deletion included); the app team's role cannot lift a class's protection.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
-import { repoRoot } from '../../hack/lib/cluster.ts';
+import { applyManifests, loadManifests } from '../kit/manifests.ts';
+import { repoRoot } from '../kit/cluster.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { Namespaces, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { adminClient, testCluster } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster } from '../kit/env.ts';
 import {
   createNamespace,
   identityClient,
@@ -21,8 +20,9 @@ import {
   preinstallOperator,
   registerProvider,
   startTestApp,
-} from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+} from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const LABEL = 'rook.crossplane.io/protected';
 let control: KubeClient;

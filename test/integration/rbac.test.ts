@@ -3,13 +3,13 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { repoRoot } from '../../hack/lib/cluster.ts';
-import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
+import { repoRoot } from '../kit/cluster.ts';
+import { applyManifests, loadManifests } from '../kit/manifests.ts';
 import type { KubeClient } from '../../src/kit/kube/client.ts';
 import type { ResourceType } from '../../src/kit/kube/resources.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import { createNamespace } from '../support/provider.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
+import { createNamespace } from '../kit/provider.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const SubjectAccessReviews: ResourceType = {
   apiVersion: 'authorization.k8s.io/v1',

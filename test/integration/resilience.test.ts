@@ -2,7 +2,7 @@
 // write and recording it, and a managed resource removed behind our back.
 import { createServer as createNetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, start, stop, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { down, start, stop, up, type LocalCluster } from '../kit/cluster.ts';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
@@ -18,8 +18,7 @@ import { OwnershipKey, OwnershipMarks } from '../../src/runtime/ownership/marks.
 import { loadOwnershipKey } from '../../src/runtime/ownership/key.ts';
 import { DEFAULT_OWNERSHIP_KEY_SECRET } from '../../src/runtime/system/provider-system.ts';
 import { TargetWatches } from '../../src/runtime/native/watches.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import {
   createNamespace,
   eventsFor,
@@ -29,8 +28,9 @@ import {
   providerSecretKeys,
   startTestApp,
   writeSecret,
-} from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+} from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const OUTAGE = `it-outage-${process.pid}`;
 let outage: LocalCluster;

@@ -5,8 +5,7 @@ import { ManagedObjectStores, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { KubeClient } from '../../src/kit/kube/client.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import {
   createNamespace,
   installCrds,
@@ -15,9 +14,10 @@ import {
   providerSecretKeys,
   startTestApp,
   writeSecret,
-} from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+} from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { targetClients } from '../../src/runtime/managed-metrics.ts';
+import { eventually } from '../kit/eventually.ts';
 
 let control: KubeClient;
 let app: App;

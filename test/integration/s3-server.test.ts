@@ -13,9 +13,9 @@ import { CreateBucketCommand, GetObjectCommand, ListBucketsCommand, PutObjectCom
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startS3Server, type S3Credentials, type S3Server } from '../../hack/lib/s3-server.ts';
+import { startS3Server, type S3Credentials, type S3Server } from '../kit/s3-server.ts';
 import { randomKey } from '../../src/kit/random.ts';
-import { iamClient, refusal, roundTrip, s3Client } from '../support/s3.ts';
+import { iamClient, refusal, roundTrip, s3Client } from '../kit/s3.ts';
 
 const root = { accessKey: randomKey(20), secretKey: randomKey(40) };
 let dir: string;

@@ -3,8 +3,8 @@
 // by labels, reachability and capacity. Capacity is tested with two provider-rook replicas
 // scheduling at once, so only the API server's arbitration can keep it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, start, stop, up, type LocalCluster } from '../../hack/lib/cluster.ts';
-import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { down, start, stop, up, type LocalCluster } from '../kit/cluster.ts';
+import { installOperatorBundle } from '../kit/manifests.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Provider } from '../../src/apis/provider.ts';
@@ -13,9 +13,9 @@ import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import type { LabelSelector } from '../../src/kit/kube/selector.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../support/provider.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
+import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const EU2 = `it-sched-eu2-${process.pid}`;
 const US1 = `it-sched-us1-${process.pid}`;

@@ -4,20 +4,20 @@
 // that dropped a failed pass for good left e2e claims waiting forever after one dropped connection.
 // With { s3: true }, a stand-in plays a store's pods with a real S3 server for as long as the store lives.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { installOperatorBundle } from '../../hack/lib/manifests.ts';
+import { installOperatorBundle } from '../kit/manifests.ts';
 import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { UnreachableError } from '../../src/kit/kube/errors.ts';
 import { Services, StatefulSets, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { down, up } from '../../hack/lib/cluster.ts';
-import { adminClient, kubeConfigOf } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import { createNamespace, writeSecret } from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../support/stand-ins/fake-tenant-operator.ts';
-import { resolveS3Endpoint } from '../support/stand-ins/s3-stores.ts';
-import { roundTrip } from '../support/s3.ts';
+import { down, up } from '../kit/cluster.ts';
+import { adminClient, kubeConfigOf } from '../kit/env.ts';
+import { createNamespace, writeSecret } from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
+import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
+import { roundTrip } from '../kit/s3.ts';
+import { eventually } from '../kit/eventually.ts';
 
 /** A client whose next `failures` status writes fail as a dropped connection would. */
 class FlakyStatusClient extends KubeClient {

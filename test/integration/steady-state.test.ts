@@ -2,15 +2,14 @@
 // served a single write, and provider-rook has sent no request but its open watches: every poll is
 // answered from the watch caches. Runs on its own pair of clusters so no other test's writes count.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { down, up, type LocalCluster } from '../kit/cluster.ts';
 import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
-import { applyManifests } from '../../hack/lib/manifests.ts';
+import { applyManifests } from '../kit/manifests.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
-import { adminClient, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import { difference, writeCounts } from '../../hack/lib/apiserver-metrics.ts';
+import { adminClient, uniqueName } from '../kit/env.ts';
+import { difference, writeCounts } from '../kit/apiserver-metrics.ts';
 import {
   createNamespace,
   installCrds,
@@ -19,8 +18,9 @@ import {
   providerSecretKeys,
   startTestApp,
   writeSecret,
-} from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+} from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { eventually } from '../kit/eventually.ts';
 
 const names = [`quiet-control-${process.pid}`, `quiet-target-${process.pid}`];
 let controlCluster: LocalCluster;

@@ -10,9 +10,8 @@ import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { Secrets, resourcePath, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { SMALL_POOL } from '../support/stand-ins/fake-tenant-operator.ts';
-import { eventually } from '../support/eventually.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
+import { SMALL_POOL } from '../fakes/fake-tenant-operator.ts';
 import {
   createNamespace,
   installCrds,
@@ -21,8 +20,9 @@ import {
   providerSecretKeys,
   startTestApp,
   writeSecret,
-} from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+} from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { eventually } from '../kit/eventually.ts';
 
 let control: KubeClient;
 let operator: FakeMinioOperator;

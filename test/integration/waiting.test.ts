@@ -8,11 +8,11 @@ import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { registry } from '../../src/kit/metrics.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import { Events } from '../../src/kit/kube/resources.ts';
-import { adminClient, testCluster, uniqueName } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import { createNamespace, installCrds, ourCrds, preinstallOperator, registerProvider, startTestApp } from '../support/provider.ts';
-import { FakeMinioOperator } from '../support/stand-ins/fake-minio-operator.ts';
+import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
+import { createNamespace, installCrds, ourCrds, preinstallOperator, registerProvider, startTestApp } from '../kit/provider.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { countWaitingAfter } from '../../src/runtime/managed-metrics.ts';
+import { eventually } from '../kit/eventually.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 let control: KubeClient;

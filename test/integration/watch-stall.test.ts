@@ -5,10 +5,10 @@ import { Informer } from '../../src/kit/controller/informer.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { ConfigMaps } from '../../src/kit/kube/resources.ts';
 import { silentLogger } from '../../src/kit/logger.ts';
-import { adminClient, kubeConfigOf, testCluster } from '../support/env.ts';
-import { eventually } from '../support/eventually.ts';
-import { createNamespace } from '../support/provider.ts';
-import { FreezableProxy } from '../support/proxy.ts';
+import { adminClient, kubeConfigOf, testCluster } from '../kit/env.ts';
+import { createNamespace } from '../kit/provider.ts';
+import { FreezableProxy } from '../kit/proxy.ts';
+import { eventually } from '../kit/eventually.ts';
 
 let admin: KubeClient;
 let proxy: FreezableProxy;

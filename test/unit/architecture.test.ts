@@ -145,6 +145,12 @@ describe('architecture', () => {
     expect(reaching).toEqual([]);
   });
 
+  it('the test kit and the fakes (test/kit, test/fakes) import nothing of hack/: hack/ imports them', () => {
+    const hack = path.join(src, '..', 'hack') + path.sep;
+    const kit = ['kit', 'fakes'].map((d) => path.join(src, '..', 'test', d));
+    expect(kit.flatMap((d) => reaching(d, (_, i) => !i.startsWith(hack)))).toEqual([]);
+  });
+
   it('the running process never loads zod: it defines our APIs at generation time only (src/apis/kinds.gen.ts names them at run time)', () => {
     // Follow value imports (not `import type`, which Node strips) from the entry point.
     const seen = new Set<string>();

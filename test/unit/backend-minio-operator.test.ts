@@ -1,7 +1,7 @@
 // The MinIO Operator backend's pure functions, table-driven (crossplane-runtime's
 // reconciler_modern_test.go style): the target Tenant, its root-credentials Secret, readiness and
 // connection details from the operator's status, and how a TenantClass configures a Tenant.
-import { testContext } from '../support/kind-context.ts';
+import { testContext } from '../kit/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { Tenant, TenantClass } from '../../src/apis/tenant.ts';
 import { configureTenant, minioTenant } from '../../src/backends/minio-operator/tenant.ts';
@@ -9,7 +9,7 @@ import type { Claim } from '../../src/runtime/claims/claim.ts';
 import type { KubeClient } from '../../src/kit/kube/client.ts';
 import { Secrets } from '../../src/kit/kube/resources.ts';
 import type { Inspection, TargetObject } from '../../src/runtime/native/kind.ts';
-import { s3Keys } from '../support/s3-keys.ts';
+import { s3Keys } from '../kit/s3-keys.ts';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const pools = [{ name: 'pool-0', servers: 4, volumesPerServer: 1 }];

@@ -1,7 +1,7 @@
 // The Rook Ceph backend's pure functions, table-driven (crossplane-runtime's reconciler_modern_test.go
 // style): the target ObjectBucketClaim, readiness and connection details from what the bucket
 // provisioner wrote for it (and only for it), and how a CephBucketClass configures a CephBucket.
-import { testContext } from '../support/kind-context.ts';
+import { testContext } from '../kit/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { CephBucket, CephBucketClass } from '../../src/apis/cephbucket.ts';
 import { cephBucket, configureCephBucket } from '../../src/backends/rook-ceph/bucket.ts';
@@ -9,7 +9,7 @@ import type { Claim } from '../../src/runtime/claims/claim.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import type { ResourceType } from '../../src/kit/kube/resources.ts';
 import type { Inspection, TargetObject } from '../../src/runtime/native/kind.ts';
-import { s3Keys } from '../support/s3-keys.ts';
+import { s3Keys } from '../kit/s3-keys.ts';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 

@@ -1,7 +1,7 @@
 // The Rook MinIO backend's pure functions, table-driven (crossplane-runtime's reconciler_modern_test.go
 // style: named cases, inputs → wanted output): the target ObjectStore, its companions, late init,
 // readiness and connection details from what the operator made, and how a class configures a store.
-import { testContext } from '../support/kind-context.ts';
+import { testContext } from '../kit/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { ObjectStoreClass } from '../../src/apis/objectstoreclass.ts';
@@ -11,7 +11,7 @@ import type { Claim } from '../../src/runtime/claims/claim.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import type { Inspection, TargetObject } from '../../src/runtime/native/kind.ts';
-import { s3Keys } from '../support/s3-keys.ts';
+import { s3Keys } from '../kit/s3-keys.ts';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const text = (s: string | undefined): string => Buffer.from(s ?? '', 'base64').toString();

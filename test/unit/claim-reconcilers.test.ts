@@ -15,7 +15,7 @@ import { KubeError } from '../../src/kit/kube/errors.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { silentLogger } from '../../src/kit/logger.ts';
 import { setBindable, type ManagedResource } from '../../src/runtime/managed/types.ts';
-import { applyJsonPatch } from '../support/json-patch.ts';
+import { applyJsonPatch } from '../kit/json-patch.ts';
 
 const t = (kind: string, plural: string): ResourceType => ({ apiVersion: 'x.example.com/v1', kind, plural, namespaced: true });
 const Claims = t('Bucket', 'buckets');

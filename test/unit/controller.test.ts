@@ -4,7 +4,7 @@ import { Controller } from '../../src/kit/controller/controller.ts';
 import { silentLogger } from '../../src/kit/logger.ts';
 import { registry } from '../../src/kit/metrics.ts';
 import { done, requeue, requeueAfter, type Result } from '../../src/kit/controller/result.ts';
-import { eventually } from '../support/eventually.ts';
+import { eventually } from '../kit/eventually.ts';
 
 async function resultCount(controller: string, result: string): Promise<number> {
   const metric = await registry.getSingleMetric('controller_runtime_reconcile_total')!.get();

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { makeCa } from '../../hack/lib/pki.ts';
+import { makeCa } from '../kit/pki.ts';
 import { credentialsFromSecret, refusedEndpoint } from '../../src/runtime/providers/credentials.ts';
 import { authenticate } from '../../src/kit/kube/config.ts';
 import { diffFields } from '../../src/runtime/native/kind.ts';

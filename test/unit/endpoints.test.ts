@@ -9,7 +9,7 @@ import type { AddressInfo, LookupFunction, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { makeCa } from '../../hack/lib/pki.ts';
+import { makeCa } from '../kit/pki.ts';
 import { ReasonedError } from '../../src/kit/conditions.ts';
 import { KubeClient } from '../../src/kit/kube/client.ts';
 import {

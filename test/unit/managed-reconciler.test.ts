@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/kit/logger.ts';
 import { ManagedReconciler } from '../../src/runtime/managed/reconciler.ts';
 import { madeToCreate } from '../../src/runtime/managed/creation.ts';
 import { RecordedError, type ExternalClient, type ExternalObservation, type ManagedResource } from '../../src/runtime/managed/types.ts';
-import { applyJsonPatch } from '../support/json-patch.ts';
+import { applyJsonPatch } from '../kit/json-patch.ts';
 import { UnprovenError } from '../../src/runtime/reasons.ts';
 
 const type: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Thing', plural: 'things', namespaced: true };

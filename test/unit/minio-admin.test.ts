@@ -18,7 +18,7 @@ import { objectStoreAccess } from '../../src/backends/rook-minio/objectstore.ts'
 import type { Claim, Lookup } from '../../src/runtime/claims/claim.ts';
 import type { TargetObject } from '../../src/runtime/native/kind.ts';
 import { bucketNameFor } from '../../src/backends/shared/s3-names.ts';
-import { testContext } from '../support/kind-context.ts';
+import { testContext } from '../kit/kind-context.ts';
 
 const user = (over: Partial<BucketUser> = {}): BucketUser => ({
   base: 'store',

@@ -2,11 +2,11 @@
 // stand-in's reconcile for each object, one at a time per object, again for changes that arrived
 // meanwhile. A failed pass (a conflict, a timeout, a dropped connection) is run again after a
 // growing pause, as the real operators' controller-runtime queues requeue errors with backoff.
-import { Informer } from '../../../src/kit/controller/informer.ts';
-import type { KubeClient, KubeObjectLike } from '../../../src/kit/kube/client.ts';
-import type { ResourceType } from '../../../src/kit/kube/resources.ts';
-import { silentLogger } from '../../../src/kit/logger.ts';
-import { keyOf } from '../../../src/kit/controller/result.ts';
+import { Informer } from '../../src/kit/controller/informer.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import type { ResourceType } from '../../src/kit/kube/resources.ts';
+import { silentLogger } from '../../src/kit/logger.ts';
+import { keyOf } from '../../src/kit/controller/result.ts';
 
 /** Any object as an operator writes it. */
 export type Loose = KubeObjectLike & { metadata: KubeObjectLike['metadata'] & Record<string, unknown>; [field: string]: unknown };

@@ -27,10 +27,10 @@ import {
   PutUserPolicyCommand,
 } from '@aws-sdk/client-iam';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, HeadBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { KEPT_EXIT_CODE, LABEL_ADMIN } from '../../../src/backends/shared/minio-admin.ts';
-import type { KubeClient, KubeObjectLike } from '../../../src/kit/kube/client.ts';
-import { Jobs, Secrets } from '../../../src/kit/kube/resources.ts';
-import { iamClient, s3Client } from '../s3.ts';
+import { KEPT_EXIT_CODE, LABEL_ADMIN } from '../../src/backends/shared/minio-admin.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Jobs, Secrets } from '../../src/kit/kube/resources.ts';
+import { iamClient, s3Client } from '../kit/s3.ts';
 import { resolveS3Endpoint } from './s3-stores.ts';
 import { StandIn } from './stand-in.ts';
 

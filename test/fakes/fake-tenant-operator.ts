@@ -16,18 +16,10 @@
 // and policy enforcement), its root from config.env (MINIO_ROOT_USER, MINIO_ROOT_PASSWORD) as
 // MinIO reads it, started with the pools and before the health check answers, stopped when the
 // Tenant goes; tests reach it through resolveS3Endpoint (s3-stores.ts). MinIO's admin API is not played.
-import type { KubeClient, KubeObjectLike } from '../../../src/kit/kube/client.ts';
-import { isAlreadyExists } from '../../../src/kit/kube/errors.ts';
-import {
-  RoleBindings,
-  Roles,
-  Secrets,
-  ServiceAccounts,
-  Services,
-  StatefulSets,
-  type ResourceType,
-} from '../../../src/kit/kube/resources.ts';
-import { MinioTenants } from '../../../src/backends/minio-operator/tenant.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { isAlreadyExists } from '../../src/kit/kube/errors.ts';
+import { RoleBindings, Roles, Secrets, ServiceAccounts, Services, StatefulSets, type ResourceType } from '../../src/kit/kube/resources.ts';
+import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
 import { S3Stores } from './s3-stores.ts';
 import { FakeMinioClient } from './fake-minio-client.ts';
 import { StandIn, type Loose } from './stand-in.ts';

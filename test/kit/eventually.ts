@@ -1,5 +1,4 @@
-// The one "poll until" of the tests, the e2e specs and the hack/ scripts (tests import it from
-// test/support/eventually.ts): it tries check until it returns a value, pausing between tries with a
+// The one "poll until" of the tests, the e2e specs and the hack/ scripts: it tries check until it returns a value, pausing between tries with a
 // growing delay, and gives up after a timeout with what it waited for, the last error check threw,
 // and whatever explain adds.
 

@@ -13,10 +13,10 @@
 // S3, IAM and policy enforcement), started with the keys the operator put in the StatefulSet (read
 // from the Secret spec.credentials names) before the servers report ready, and stopped when the
 // store goes; tests reach it through resolveS3Endpoint (s3-stores.ts). MinIO's admin API is not played.
-import type { KubeClient, KubeObjectLike } from '../../../src/kit/kube/client.ts';
-import { isAlreadyExists } from '../../../src/kit/kube/errors.ts';
-import { Secrets, Services, StatefulSets } from '../../../src/kit/kube/resources.ts';
-import { RookObjectStores } from '../../../src/backends/rook-minio/objectstore.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { isAlreadyExists } from '../../src/kit/kube/errors.ts';
+import { Secrets, Services, StatefulSets } from '../../src/kit/kube/resources.ts';
+import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import { S3Stores } from './s3-stores.ts';
 import { FakeMinioClient } from './fake-minio-client.ts';
 import { StandIn } from './stand-in.ts';

@@ -5,8 +5,8 @@
 // A Deployment whose image is in `broken` never becomes available: after the controller's progress
 // deadline it writes Progressing=False, reason ProgressDeadlineExceeded, as the real one does (here at
 // once). Only Deployments with a label of `plays` are its own. Never used by src/.
-import type { KubeClient } from '../../../src/kit/kube/client.ts';
-import { Deployments } from '../../../src/kit/kube/resources.ts';
+import type { KubeClient } from '../../src/kit/kube/client.ts';
+import { Deployments } from '../../src/kit/kube/resources.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 
 type Deployment = Loose & {

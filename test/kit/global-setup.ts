@@ -1,8 +1,8 @@
 // Starts the shared local control planes once per jest run; test files reach them through env. It
 // also finds (or, on a fresh machine, builds) weed, the S3 server some tests start, so no test
 // waits minutes for a build within its own timeout.
-import { ensureWeed } from '../../hack/lib/binaries.ts';
-import { up } from '../../hack/lib/cluster.ts';
+import { ensureWeed } from './binaries.ts';
+import { up } from './cluster.ts';
 import { TEST_CLUSTERS } from './env.ts';
 
 export default async function globalSetup(): Promise<void> {

@@ -20,10 +20,10 @@
 import { request as httpRequest, createServer as createHttpServer, type RequestListener, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import type { KubeClient, KubeObjectLike } from '../../../src/kit/kube/client.ts';
-import { isAlreadyExists } from '../../../src/kit/kube/errors.ts';
-import { Namespaces, Secrets, Services, type ResourceType } from '../../../src/kit/kube/resources.ts';
-import { Gateways, HTTPRoutes, ServiceExports } from '../../../src/runtime/native/exposure.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { isAlreadyExists } from '../../src/kit/kube/errors.ts';
+import { Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
+import { Gateways, HTTPRoutes, ServiceExports } from '../../src/runtime/native/exposure.ts';
 import { exportService, publishHost, resolveS3Endpoint, unexportService, unpublishHost } from './s3-stores.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 

@@ -20,9 +20,9 @@
 // reclaimPolicy Delete, the bucket goes with its objects (Rook removes it with purge) and then the
 // user; with Retain, only the user goes. Quotas and the other additionalConfig are not played.
 import { randomUUID } from 'node:crypto';
-import type { KubeClient, KubeObjectLike } from '../../../src/kit/kube/client.ts';
-import { isAlreadyExists, isNotFound } from '../../../src/kit/kube/errors.ts';
-import { ConfigMaps, Secrets, StorageClasses, type ResourceType } from '../../../src/kit/kube/resources.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { isAlreadyExists, isNotFound } from '../../src/kit/kube/errors.ts';
+import { ConfigMaps, Secrets, StorageClasses, type ResourceType } from '../../src/kit/kube/resources.ts';
 import {
   CreateAccessKeyCommand,
   CreateUserCommand,
@@ -34,10 +34,10 @@ import {
   PutUserPolicyCommand,
 } from '@aws-sdk/client-iam';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { S3Credentials } from '../../../hack/lib/s3-server.ts';
-import { randomKey } from '../../../src/kit/random.ts';
-import { ObjectBucketClaims } from '../../../src/backends/rook-ceph/bucket.ts';
-import { iamClient, s3Client } from '../s3.ts';
+import type { S3Credentials } from '../kit/s3-server.ts';
+import { randomKey } from '../../src/kit/random.ts';
+import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
+import { iamClient, s3Client } from '../kit/s3.ts';
 import { S3Stores } from './s3-stores.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 

@@ -11,8 +11,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { Agent } from 'node:http';
 import { Agent as TlsAgent } from 'node:https';
-import type { S3Credentials } from '../../hack/lib/s3-server.ts';
-import { s3Lookup } from './stand-ins/s3-stores.ts';
+import type { S3Credentials } from './s3-server.ts';
+import { s3Lookup } from '../fakes/s3-stores.ts';
 
 const common = (endpoint: string, { accessKey, secretKey }: S3Credentials) => ({
   endpoint,

@@ -16,9 +16,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startS3Server, type S3Credentials, type S3Server } from '../../../hack/lib/s3-server.ts';
-import type { KubeClient, KubeObjectLike } from '../../../src/kit/kube/client.ts';
-import { Services } from '../../../src/kit/kube/resources.ts';
+import { startS3Server, type S3Credentials, type S3Server } from '../kit/s3-server.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Services } from '../../src/kit/kube/resources.ts';
 
 /** Whom a route leads to: pods with these labels in a namespace, or a host name with its port. */
 export type Reach = { namespace: string; labels: Record<string, string> } | { host: string; port: number };

@@ -4,7 +4,7 @@
 // inside the store's cluster, looked up per connection as kube-proxy would (resolveS3Endpoint,
 // placed in that cluster). It answers on its own address only: nothing else resolves to it.
 import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import type { KubeClient } from '../../../src/kit/kube/client.ts';
+import type { KubeClient } from '../../src/kit/kube/client.ts';
 import { resolveS3Endpoint } from './s3-stores.ts';
 
 let next = 10;

@@ -1,5 +1,5 @@
 // Names of the clusters shared by one test run, and helpers to reach them.
-import { get, type LocalCluster } from '../../hack/lib/cluster.ts';
+import { get, type LocalCluster } from './cluster.ts';
 import { KubeClient } from '../../src/kit/kube/client.ts';
 import { kubeconfigFileAccess, type ClusterAccess } from '../../src/kit/kube/config.ts';
 

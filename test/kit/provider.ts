@@ -1,15 +1,15 @@
 // Helpers for tests that run provider-rook in-process against the local control planes.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { LocalCluster } from '../../hack/lib/cluster.ts';
-import { repoRoot } from '../../hack/lib/cluster.ts';
-import { installCrds, installOperatorBundle } from '../../hack/lib/manifests.ts';
+import type { LocalCluster } from './cluster.ts';
+import { repoRoot } from './cluster.ts';
+import { installCrds, installOperatorBundle } from './manifests.ts';
 import { startApp, type App, type AppOptions } from '../../src/app.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { isAlreadyExists } from '../../src/kit/kube/errors.ts';
 import { Events, Namespaces, RoleBindings, Roles, Secrets, ServiceAccounts, resourcePath } from '../../src/kit/kube/resources.ts';
 import { KubeClient as Client } from '../../src/kit/kube/client.ts';
-import { applyManifests, loadManifests } from '../../hack/lib/manifests.ts';
+import { applyManifests, loadManifests } from './manifests.ts';
 import { silentLogger, pinoLogger } from '../../src/kit/logger.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { kubeConfigOf, uniqueName } from './env.ts';

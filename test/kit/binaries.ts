@@ -7,8 +7,8 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 
-const toolsDir = fileURLToPath(new URL('../tools', import.meta.url));
-const s3ToolsDir = fileURLToPath(new URL('../tools-s3', import.meta.url));
+const toolsDir = fileURLToPath(new URL('../../hack/tools', import.meta.url));
+const s3ToolsDir = fileURLToPath(new URL('../../hack/tools-s3', import.meta.url));
 /** Bump when the way we build changes, so caches built the old way are not reused. */
 const RECIPE = 'r2';
 

@@ -1,4 +1,4 @@
-import { down } from '../../hack/lib/cluster.ts';
+import { down } from './cluster.ts';
 import { TEST_CLUSTERS } from './env.ts';
 
 export default async function globalTeardown(): Promise<void> {

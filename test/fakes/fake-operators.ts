@@ -4,8 +4,8 @@
 // them with { s3: true } (a real S3 server per store) and shares the routes to those servers in
 // ROUTES_DIR, for resolveS3Endpoint in another process (s3-stores.ts).
 import { fileURLToPath } from 'node:url';
-import { KubeClient } from '../../../src/kit/kube/client.ts';
-import { kubeconfigFileAccess } from '../../../src/kit/kube/config.ts';
+import { KubeClient } from '../../src/kit/kube/client.ts';
+import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { DeploymentRollout } from './deployment-rollout.ts';
 import { FakeBucketProvisioner } from './fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from './fake-minio-operator.ts';
@@ -14,7 +14,7 @@ import { shareRoutes } from './s3-stores.ts';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--s3='));
 const routesDir = process.argv.find((a) => a.startsWith('--s3='))?.slice('--s3='.length);
-const kubeconfig = args[0] ?? fileURLToPath(new URL('../../../.local/clusters/target/kubeconfig', import.meta.url));
+const kubeconfig = args[0] ?? fileURLToPath(new URL('../../.local/clusters/target/kubeconfig', import.meta.url));
 const wanted = (args[1] ?? 'rook-minio,minio-operator,rook-ceph').split(',');
 const s3 = routesDir !== undefined;
 if (routesDir) shareRoutes(routesDir);
