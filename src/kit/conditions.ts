@@ -42,8 +42,14 @@ function sameCondition(a: Condition, b: Condition): boolean {
   );
 }
 
-export function getCondition(list: Condition[] | undefined, type: string): Condition | undefined {
+/** The condition of this type in any list of conditions (ours, or what an operator or the API server wrote). */
+export function getCondition<C extends { type: string }>(list: readonly C[] | undefined, type: string): C | undefined {
   return list?.find((c) => c.type === type);
+}
+
+/** Whether the condition of this type has this status (True unless said). */
+export function conditionIs(list: readonly { type: string; status: string }[] | undefined, type: string, status = 'True'): boolean {
+  return getCondition(list, type)?.status === status;
 }
 
 /** An error that names its own condition reason (e.g. SecretNotFound), so users see why at a glance. */

@@ -2,6 +2,7 @@
 // process's registry (kit/metrics.ts).
 import { Gauge, Histogram } from 'prom-client';
 import { registry } from '../kit/metrics.ts';
+import { getCondition, conditionIs } from '../kit/conditions.ts';
 
 export const targetClients = new Gauge({
   name: 'provider_rook_target_clients',
@@ -25,8 +26,7 @@ export function observeManagedKind(gvk: string, list: () => Conditioned[]): () =
   return () => managedKinds.delete(entry);
 }
 
-const isTrue = (mr: Pick<Conditioned, 'status'>, type: string): boolean =>
-  mr.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+const isTrue = (mr: Pick<Conditioned, 'status'>, type: string): boolean => conditionIs(mr.status?.conditions, type);
 
 function managedGauge(name: string, help: string, counts: (mr: Conditioned) => boolean): void {
   new Gauge({
@@ -62,7 +62,7 @@ export function countWaitingAfter(ms: number): void {
 export function waitingOn(mr: Conditioned, now: number, afterMs = waitingAfterMs): string | undefined {
   const long = (at: string | undefined) => now - (Date.parse(at ?? '') || now) >= afterMs;
   for (const type of ['Synced', 'Ready']) {
-    const c = mr.status?.conditions?.find((x) => x.type === type);
+    const c = getCondition(mr.status?.conditions, type);
     // A state someone chose (paused, policies to fix) waits on no fault: not counted.
     if (c?.status === 'False' && !DELIBERATE.has(c.reason ?? '') && long(c.lastTransitionTime)) return c.reason ?? type;
   }

@@ -11,7 +11,7 @@ import type { Backend } from '../../runtime/system/backend.ts';
 import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
 import type { ManagedResource } from '../../runtime/managed/types.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';
-import { ReasonedError } from '../../kit/conditions.ts';
+import { ReasonedError, getCondition } from '../../kit/conditions.ts';
 import { Jobs, Secrets } from '../../kit/kube/resources.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
 import type { KindContext, NativeKind } from '../../runtime/native/kind.ts';
@@ -112,7 +112,7 @@ function sharedStore(
       `${who} shares ${where}, which provider-rook only observes (managementPolicies ["Observe"]): it made no endpoint Service for it, so no bucket is made in it`,
     );
   }
-  const ready = store.status?.conditions?.find((c) => c.type === 'Ready');
+  const ready = getCondition(store.status?.conditions, 'Ready');
   const access = ref.kind === 'Tenant' ? stores.Tenant(store as Tenant) : stores.ObjectStore(store as ObjectStore);
   if (ready?.status !== 'True' || !access) {
     throw new ReasonedError(

@@ -1,9 +1,10 @@
 // A CustomResourceDefinition as the runtime reads it: only whether its kind is served yet.
 import type { KubeObjectLike } from './types.ts';
+import { conditionIs } from '../conditions.ts';
 
 export type CustomResourceDefinition = KubeObjectLike & { status?: { conditions?: { type: string; status: string }[] } };
 
 /** Whether the API server serves the CRD's kind (its Established condition is True). */
 export function established(crd: CustomResourceDefinition | undefined): boolean {
-  return crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+  return conditionIs(crd?.status?.conditions, 'Established');
 }

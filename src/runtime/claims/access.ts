@@ -4,7 +4,7 @@
 // its connection Secret is copied into the BucketAccess's namespace. The bucket's owners decide, on
 // the object they own: taking the namespace or mode off the list, or deleting the Bucket, revokes
 // the user (its managed resource is deleted), and deleting the BucketAccess does too.
-import { ReasonedError } from '../../kit/conditions.ts';
+import { ReasonedError, getCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { addFinalizer } from '../../kit/controller/finalizers.ts';
 import type { Client } from '../../kit/kube/client.ts';
@@ -129,14 +129,14 @@ export class AccessReconciler implements Reconciler {
       return requeueAfter(RECHECK_MS);
     }
     await forwardRotationRequest(this.o.client, grantor.grants, access, granted, signal);
-    const ready = granted.status?.conditions?.find((c) => c.type === 'Ready');
+    const ready = getCondition(granted.status?.conditions, 'Ready');
     const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;
     // A copy made before follows the grant's Secret even while the grant is not Ready: what it withholds (an endpoint it cannot prove) leaves the copy too.
     const copied =
       (ready?.status === 'True' || this.hasCopy(access)) &&
       (await copyConnectionSecret(this.o, access, granted, grantor.grants.kind, signal));
     if (ready?.status !== 'True' || !copied) {
-      const synced = granted.status?.conditions?.find((c) => c.type === 'Synced');
+      const synced = getCondition(granted.status?.conditions, 'Synced');
       await writeClaimStatus(
         this.writer,
         access,

@@ -3,7 +3,7 @@
 // copied into the claim's namespace and kept in sync. Deleting the claim releases the resource and,
 // with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`. Just past
 // 400 lines: binding and releasing share the claim's proofs of its resource, kept in one class.
-import { ReasonedError, type Condition } from '../../kit/conditions.ts';
+import { ReasonedError, type Condition, getCondition } from '../../kit/conditions.ts';
 import { addFinalizerOps, patchTested } from '../../kit/controller/finalizers.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
@@ -373,7 +373,7 @@ const noLookup: Lookup = {
 
 /** What a claim shows of its resource's placement: the Scheduled condition and the chosen Provider. */
 function mirrored(mr: ManagedResource, claim: Claim): Mirrored {
-  let scheduled: Cond | undefined = mr.status?.conditions?.find((c) => c.type === 'Scheduled');
+  let scheduled: Cond | undefined = getCondition(mr.status?.conditions, 'Scheduled');
   // Placed by its class (no scheduler, so no condition): a claim that once said it was not placed
   // (its selector did not match the class's Provider) says it is now.
   const said = claim.status?.conditions?.some((c) => c.type === 'Scheduled');
@@ -409,21 +409,21 @@ function mirrored(mr: ManagedResource, claim: Claim): Mirrored {
 
 /** What holds a managed resource up: no Provider yet, its sync error, else why it is not ready. */
 function progressOf(mr: ManagedResource): string | undefined {
-  const scheduled = mr.status?.conditions?.find((c) => c.type === 'Scheduled');
+  const scheduled = getCondition(mr.status?.conditions, 'Scheduled');
   if (!mr.spec.providerRef)
     return scheduled?.status === 'False'
       ? `not scheduled (${scheduled.reason}): ${scheduled.message ?? ''}`
       : 'waiting for the scheduler to choose a Provider';
-  const synced = mr.status?.conditions?.find((c) => c.type === 'Synced');
+  const synced = getCondition(mr.status?.conditions, 'Synced');
   return synced?.status === 'False' ? (synced.message ?? synced.reason) : readyOf(mr)?.message;
 }
 
 /** A claim is as Synced as its resource: a failure there (an unreachable target...) shows on the claim, with its reason. */
 function syncedOf(mr: ManagedResource): Cond {
-  const synced = mr.status?.conditions?.find((c) => c.type === 'Synced');
+  const synced = getCondition(mr.status?.conditions, 'Synced');
   return synced?.status === 'False' ? Synced.error(synced.reason, synced.message ?? synced.reason) : Synced.success();
 }
 
 function readyOf(mr: ManagedResource): Condition | undefined {
-  return mr.status?.conditions?.find((c) => c.type === 'Ready');
+  return getCondition(mr.status?.conditions, 'Ready');
 }

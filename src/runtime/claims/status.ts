@@ -1,6 +1,6 @@
 // How a claim says where it stands, for both claim reconcilers: its status written only when it
 // changed, and a failed pass reported once as an Event and its conditions.
-import { ReasonedError, setCondition } from '../../kit/conditions.ts';
+import { ReasonedError, setCondition, getCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { Client } from '../../kit/kube/client.ts';
@@ -43,7 +43,7 @@ export interface Mirrored {
 
 /** What a claim shows of its keys: its resource's CredentialsRotated condition and status.credentials. */
 export function rotationOf(mr: ManagedResource): Pick<Mirrored, 'conditions' | 'credentials'> {
-  const c = mr.status?.conditions?.find((x) => x.type === CONDITION_ROTATED);
+  const c = getCondition(mr.status?.conditions, CONDITION_ROTATED);
   const credentials = mr.status?.credentials as Record<string, unknown> | undefined;
   return {
     conditions: c ? [{ type: c.type, status: c.status, reason: c.reason, ...(c.message ? { message: c.message } : {}) }] : [],

@@ -18,6 +18,7 @@ import { keyOf } from '../../kit/controller/result.ts';
 import { claimRefOf, type Claim } from '../claims/claim.ts';
 import type { DeliveringClaim, Exposure } from './consumers.ts';
 import { DeliveryReconciler, LABEL_DELIVERED, resourceOf } from './reconciler.ts';
+import { getCondition } from '../../kit/conditions.ts';
 
 export interface DeliverySetup {
   claim: ResourceType;
@@ -180,7 +181,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
     updated: (old, p) => {
       // Its consent, its going, or its cluster answering again (what waited for it is tried at once).
       const ready = (x: typeof p) =>
-        (x as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions?.find((c) => c.type === 'Ready')?.status;
+        getCondition((x as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions, 'Ready')?.status;
       if (!sameJson(old.spec, p.spec) || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp || ready(old) !== ready(p)) {
         watchConsenting(p);
         providerChanged(p);

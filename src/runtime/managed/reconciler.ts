@@ -3,7 +3,7 @@
 // changed, the finalizer and annotations only when missing, events only on change. One lifecycle,
 // read top to bottom, past 400 lines on purpose: its steps share the status writer and the
 // progress clock, and a first create lives in creation.ts.
-import { setCondition } from '../../kit/conditions.ts';
+import { setCondition, getCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { Client } from '../../kit/kube/client.ts';
@@ -151,8 +151,8 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
 
   /** First reports, as crossplane-runtime measures them: the first Synced, the first Ready=True. */
   private observeFirsts(mr: MR, cached: Cached<MR>): void {
-    const before = (type: string) => cached.status?.conditions?.find((c) => c.type === type);
-    const now = (type: string) => mr.status?.conditions?.find((c) => c.type === type);
+    const before = (type: string) => getCondition(cached.status?.conditions, type);
+    const now = (type: string) => getCondition(mr.status?.conditions, type);
     const age = this.since(mr.metadata.creationTimestamp);
     if (age === undefined) return;
     const uid = mr.metadata.uid ?? '';

@@ -5,6 +5,7 @@
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { Services } from '../../kit/kube/resources.ts';
 import type { Companion, ObjectReader, TargetObject } from './kind.ts';
+import { conditionIs } from '../../kit/conditions.ts';
 
 export const HTTPRoutes: ResourceType = {
   apiVersion: 'gateway.networking.k8s.io/v1',
@@ -126,7 +127,6 @@ function parentRef(ref: { name: string; namespace: string; sectionName?: string 
 }
 
 type Cond = { type: string; status: string; reason?: string };
-const isTrue = (conds: Cond[] | undefined, type: string): boolean => conds?.some((c) => c.type === type && c.status === 'True') ?? false;
 
 /** Where the exposure leads, from what its controllers wrote; or what it still waits for. */
 export async function exposureState(
@@ -153,7 +153,7 @@ export async function exposureState(
     const mine = parents?.find(
       (p) => p.parentRef.name === gatewayRef.name && (p.parentRef.namespace ?? svc.namespace) === gatewayRef.namespace,
     );
-    if (!isTrue(mine?.conditions, 'Accepted')) return { via: 'Gateway', waiting: `${where} is not Accepted yet` };
+    if (!conditionIs(mine?.conditions, 'Accepted')) return { via: 'Gateway', waiting: `${where} is not Accepted yet` };
     const gateway = await read.get<TargetObject>(Gateways, gatewayRef.name, gatewayRef.namespace, signal);
     const status = gateway?.status as { addresses?: { value: string }[]; conditions?: Cond[] } | undefined;
     if (!status?.addresses?.length)
@@ -180,7 +180,8 @@ export async function exposureState(
         via: 'MultiCluster',
         waiting: `${where} is not exported: ${conds.find((c) => c.status !== 'True' || c.type === 'Conflict')?.reason ?? 'invalid'}`,
       };
-    if (!isTrue(conds, 'Ready') && !isTrue(conds, 'Valid')) return { via: 'MultiCluster', waiting: `${where} is not exported yet` };
+    if (!conditionIs(conds, 'Ready') && !conditionIs(conds, 'Valid'))
+      return { via: 'MultiCluster', waiting: `${where} is not exported yet` };
     return { via: 'MultiCluster', endpoint: `http://${svc.name}.${svc.namespace}.svc.clusterset.local:${svc.port}` };
   }
   return undefined;

@@ -8,6 +8,7 @@ import { Reasons, UnprovenError } from '../reasons.ts';
 import { describeRef, refKey, type Companion, type KindContext, type NativeKind, type ObjectReader, type TargetObject } from './kind.ts';
 import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID, type Owner, type OwnershipMarks } from '../ownership/marks.ts';
 import { retireWork } from './retirement.ts';
+import { getCondition } from '../../kit/conditions.ts';
 
 /** The companion uids a resource recorded (ANNOTATION_COMPANION_UIDS); an unreadable record records nothing. */
 export function recordedCompanions(mr: ManagedResource): Record<string, string> {
@@ -97,7 +98,7 @@ export function refuseUnprovenUpstream<MR extends ManagedResource>(
       from.keys,
     );
   }
-  const ready = upstream?.status?.conditions?.find((c) => c.type === 'Ready');
+  const ready = getCondition(upstream?.status?.conditions, 'Ready');
   if (ready?.status !== 'False' || ready.reason !== Reasons.EndpointNotProven) return;
   throw new UnprovenError(
     Reasons.EndpointNotProven,
