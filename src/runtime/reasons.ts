@@ -222,21 +222,44 @@ export const Reasons = {
   AbandonedConnectionSecret: 'AbandonedConnectionSecret',
   /** An error that names no reason of its own. */
   ReconcileError: 'ReconcileError',
+  // Crossplane's own: Ready while a resource is made, goes, is usable or not, and Synced when its
+  // last reconcile succeeded.
+  Creating: 'Creating',
+  Deleting: 'Deleting',
+  Available: 'Available',
+  Unavailable: 'Unavailable',
+  ReconcileSuccess: 'ReconcileSuccess',
 } as const;
+
+/** A reason provider-rook reports: one of the table's. */
+export type Reason = (typeof Reasons)[keyof typeof Reasons];
+/**
+ * A reason not typed as one of the table's: read from another object's status (a claim repeats its
+ * resource's), or carried by an error (ReasonedError, whose reason the kit does not type). Repeated as written.
+ */
+export type Reported = string & { readonly reported: true };
+/** A reason from elsewhere, to repeat as it is. */
+export const reported = (reason: string): Reported => reason as Reported;
 
 type Cond = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
 // Crossplane's condition vocabulary.
 export const Ready = {
-  creating: (): Cond => ({ type: 'Ready', status: 'False', reason: 'Creating' }),
-  deleting: (): Cond => ({ type: 'Ready', status: 'False', reason: 'Deleting' }),
-  available: (): Cond => ({ type: 'Ready', status: 'True', reason: 'Available' }),
-  unavailable: (message?: string): Cond => ({ type: 'Ready', status: 'False', reason: 'Unavailable', ...(message ? { message } : {}) }),
+  creating: (): Cond => ({ type: 'Ready', status: 'False', reason: Reasons.Creating }),
+  deleting: (): Cond => ({ type: 'Ready', status: 'False', reason: Reasons.Deleting }),
+  available: (): Cond => ({ type: 'Ready', status: 'True', reason: Reasons.Available }),
+  unavailable: (message?: string): Cond => ({
+    type: 'Ready',
+    status: 'False',
+    reason: Reasons.Unavailable,
+    ...(message ? { message } : {}),
+  }),
 };
 
 export const Synced = {
-  success: (): Cond => ({ type: 'Synced', status: 'True', reason: 'ReconcileSuccess' }),
-  error: (reason: string, message: string): Cond => ({ type: 'Synced', status: 'False', reason, message }),
+  success: (): Cond => ({ type: 'Synced', status: 'True', reason: Reasons.ReconcileSuccess }),
+  /** A failure, with one of the table's reasons, or the reason a resource this one follows reported (a claim's resource). */
+  error: (reason: Reason | Reported, message: string): Cond => ({ type: 'Synced', status: 'False', reason, message }),
 };
 
 /**
@@ -245,7 +268,7 @@ export const Synced = {
  */
 export class UnprovenError extends ReasonedError {
   readonly withheld: string[];
-  constructor(reason: string, message: string, withheld: string[] = []) {
+  constructor(reason: Reason, message: string, withheld: string[] = []) {
     super(reason, message);
     this.withheld = withheld;
     this.name = 'UnprovenError';
@@ -253,8 +276,8 @@ export class UnprovenError extends ReasonedError {
 }
 
 /** The condition reason for an error: its own, or one derived from how the API call failed. */
-export function reasonOf(err: unknown, fallback: string = Reasons.ReconcileError): string {
-  if (err instanceof ReasonedError) return err.reason;
+export function reasonOf(err: unknown, fallback: Reason = Reasons.ReconcileError): Reason | Reported {
+  if (err instanceof ReasonedError) return reported(err.reason);
   if (err instanceof CredentialPluginError) return Reasons.CredentialPluginFailed;
   if (err instanceof UnreachableError) return err.tls ? Reasons.TLSVerificationFailed : Reasons.Unreachable;
   if (err instanceof KubeError) {

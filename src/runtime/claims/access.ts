@@ -13,7 +13,7 @@ import { Secrets, type ResourceType } from '../../kit/kube/resources.ts';
 import { LABEL_GRANTED, isDeleting, hasFinalizer } from '../../kit/meta.ts';
 import { controllerUid, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { Reasons, Ready, Synced } from '../reasons.ts';
+import { Reasons, Ready, Synced, reported } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Cache, type Claim } from './claim.ts';
 import { releaseClaim } from './release.ts';
@@ -143,7 +143,7 @@ export class AccessReconciler implements Reconciler {
         cached,
         signal,
         binding(`waiting for ${what}: ${ready?.message ?? 'not ready yet'}`),
-        synced?.status === 'False' ? Synced.error(synced.reason, synced.message ?? synced.reason) : Synced.success(),
+        synced?.status === 'False' ? Synced.error(reported(synced.reason), synced.message ?? synced.reason) : Synced.success(),
         'Unbound',
       );
       return requeueAfter(RECHECK_MS);

@@ -15,7 +15,7 @@ import { madeToCreate } from '../managed/creation.ts';
 import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ProgressWrites } from '../progress.ts';
-import { Reasons, Ready, Synced } from '../reasons.ts';
+import { Reasons, Ready, Synced, reported } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import {
   FINALIZER_CLAIM,
@@ -421,7 +421,7 @@ function progressOf(mr: ManagedResource): string | undefined {
 /** A claim is as Synced as its resource: a failure there (an unreachable target...) shows on the claim, with its reason. */
 function syncedOf(mr: ManagedResource): Cond {
   const synced = getCondition(mr.status?.conditions, 'Synced');
-  return synced?.status === 'False' ? Synced.error(synced.reason, synced.message ?? synced.reason) : Synced.success();
+  return synced?.status === 'False' ? Synced.error(reported(synced.reason), synced.message ?? synced.reason) : Synced.success();
 }
 
 function readyOf(mr: ManagedResource): Condition | undefined {

@@ -17,7 +17,7 @@ import { installRefusal, type OperatorInstaller } from '../operators/operator.ts
 import { reconcileVersion } from '../operators/upgrade.ts';
 import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from '../providers/provider.ts';
 import { ProgressWrites } from '../progress.ts';
-import { Reasons, reasonOf, Synced } from '../reasons.ts';
+import { Reasons, reasonOf, Synced, reported } from '../reasons.ts';
 import { type ProviderResolver } from '../providers/resolver.ts';
 
 export { Providers };
@@ -98,7 +98,7 @@ export class ProviderStatusReconciler implements Reconciler {
     // Synced says whether every operator the Provider lets us install may be installed as it says.
     const refused = this.o.operators().flatMap((i) => installRefusal(i.bundle, provider) ?? []);
     for (const err of refused) this.o.recorder.warning(provider, err.reason, err.message);
-    const synced = refused.length ? Synced.error(refused[0]!.reason, refused.map((e) => e.message).join('; ')) : Synced.success();
+    const synced = refused.length ? Synced.error(reported(refused[0]!.reason), refused.map((e) => e.message).join('; ')) : Synced.success();
     const conditions = setCondition(provider.status?.conditions, { ...synced, observedGeneration: generation });
     try {
       const target = await this.o.resolver.resolve(provider, signal);
