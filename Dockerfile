@@ -1,6 +1,6 @@
 # provider-rook controller image, for users with Docker (docker build -t provider-rook:0.1.0 .).
 # `make image` builds the same image without a daemon (hack/lib/image.ts, from hack/lib/image-spec.ts);
-# test/unit/image.test.ts keeps the two in step: entry point and Node's flags, user and group, working
+# test/unit/hack/image.test.ts keeps the two in step: entry point and Node's flags, user and group, working
 # directory, environment, and the files shipped. The bases differ: distroless here, a Debian base of
 # only the libraries node links against there (README, "The image").
 FROM node:24-bookworm-slim AS build

@@ -1,0 +1,313 @@
+// KubeClient against a hostile server: nothing it sends (nor the endpoint, nor a credential plugin's
+// output) may reach an error message, since those end up in status conditions and Events.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import type { ClusterAccess } from '../../../../src/kit/kube/config.ts';
+import { KubeClient, WatchStalledError, type ClientOptions, type KubeObjectLike } from '../../../../src/kit/kube/client.ts';
+import { formatObjectKey, objectKeyOf, parseObjectKey } from '../../../../src/kit/kube/object-key.ts';
+import { CredentialPluginError, KubeError, UnreachableError } from '../../../../src/kit/kube/errors.ts';
+import { reasonOf } from '../../../../src/runtime/reasons.ts';
+import { ConfigMaps, Secrets } from '../../../../src/kit/kube/resources.ts';
+
+const ATTACK = 'ATTACKER-TEXT';
+const status = (code: number, reason: string) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message: ATTACK });
+
+// Answers by object name (the last path segment); /version with whatever gitVersion is set.
+let gitVersion = 'v1.30.1';
+let flakyHits = 0;
+const routes: Record<string, (res: ServerResponse, req: IncomingMessage) => void> = {
+  forbidden: (res) => res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify(status(403, 'Forbidden'))),
+  boom: (res) => res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify(status(500, `Made-Up ${ATTACK}`))),
+  html: (res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(`${ATTACK}<html>`),
+  version: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ gitVersion })),
+  // The server closes the connection under the first two requests (as a restarting server does), then answers.
+  flaky: (res) => {
+    if (++flakyHits <= 2) res.socket?.destroy();
+    else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"flaky"}}');
+  },
+  // DELETE: gone at once, or held by finalizers (the object comes back with a deletionTimestamp).
+  gone: (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"gone"}}'),
+  held: (res) =>
+    res
+      .writeHead(200, { 'Content-Type': 'application/json' })
+      .end('{"metadata":{"name":"held","deletionTimestamp":"2026-01-01T00:00:00Z"}}'),
+  // Answers after a moment: requests pile up.
+  slow: (res) => void setTimeout(() => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"slow"}}'), 50),
+  // A redirect to something that would answer: an API server never redirects, so it is not followed.
+  moved: (res) => res.writeHead(302, { Location: `http://127.0.0.1:${port}/version` }).end(),
+  // Echoes what it was sent: method, content type, query and body.
+  patched: (res, req) => {
+    let body = '';
+    req
+      .setEncoding('utf8')
+      .on('data', (chunk: string) => {
+        body += chunk;
+      })
+      .on('end', () =>
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+          JSON.stringify({
+            metadata: { name: 'patched' },
+            seen: { method: req.method, contentType: req.headers['content-type'], query: req.url?.split('?')[1], body: JSON.parse(body) },
+          }),
+        ),
+      );
+  },
+  configmaps: (res) =>
+    res
+      .writeHead(200, { 'Content-Type': 'application/json' })
+      .end(JSON.stringify({ type: 'ERROR', object: status(500, 'InternalError') }) + '\n'),
+  // A watch that opens, sends one event, then says nothing more (no event, no bookmark).
+  secrets: (res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'one', resourceVersion: '7' } } }) + '\n');
+  },
+};
+
+let server: Server;
+let port: number;
+let connections = 0;
+let versionHits = 0;
+const clients: KubeClient[] = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const last = new URL(req.url ?? '/', 'http://x').pathname.split('/').pop() ?? '';
+    if (last === 'version') versionHits++;
+    (routes[last] ?? ((r) => r.writeHead(404).end()))(res, req);
+  });
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function client(opts: Partial<ClientOptions> = {}, at = port, user: Omit<ClusterAccess, 'server'> = { token: 't' }): KubeClient {
+  const c = new KubeClient(
+    { server: `http://127.0.0.1:${at}`, skipTLSVerify: true, ...user },
+    { fieldManager: 'test', timeoutMs: 10_000, ...opts },
+  );
+  clients.push(c);
+  return c;
+}
+
+const untrusted = () => client({ trusted: false, name: 'the target cluster' });
+
+async function failure(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('KubeClient with an untrusted server', () => {
+  it('keeps the code and a known reason of a Status, not its message', async () => {
+    const err = await failure(untrusted().get(ConfigMaps, 'forbidden', 'ns'));
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err).toMatchObject({ code: 403, reason: 'Forbidden' });
+    expect(err.message).not.toContain(ATTACK);
+    expect(err.message).toMatch(/GET \/api\/v1\/namespaces\/ns\/configmaps\/forbidden: the target cluster answered HTTP 403/);
+  });
+
+  it('drops a reason Kubernetes does not know', async () => {
+    const err = await failure(untrusted().get(ConfigMaps, 'boom', 'ns'));
+    expect(err).toMatchObject({ code: 500, reason: 'Unknown' });
+    expect(err.message).not.toContain(ATTACK);
+    expect(err.message).not.toContain('Made-Up');
+  });
+
+  it('refuses a body that is not JSON in its own words', async () => {
+    const err = await failure(untrusted().get(ConfigMaps, 'html', 'ns'));
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err.message).toMatch(/answered with something other than JSON/);
+    expect(err.message).not.toContain(ATTACK);
+  });
+
+  it('returns only a version that looks like a Kubernetes version', async () => {
+    const c = untrusted();
+    gitVersion = `v1.2.3 ${ATTACK}`;
+    const err = await failure(c.serverVersion());
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err.message).toMatch(/did not report a Kubernetes version/);
+    expect(err.message).not.toContain(ATTACK);
+    gitVersion = 'v1.30.1';
+    await expect(c.serverVersion()).resolves.toBe('v1.30.1');
+  });
+
+  it('names an unreachable server only by its name and the error code', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const err = await failure(client({ trusted: false, name: 'the target cluster' }, closedPort).get(ConfigMaps, 'x', 'ns'));
+    expect(err).toBeInstanceOf(UnreachableError);
+    expect(err.message).toBe('cannot reach the target cluster (ECONNREFUSED)');
+    expect(err.message).not.toContain('127.0.0.1');
+    expect(err.message).not.toContain(String(closedPort));
+  });
+
+  it('ends a watch on an ERROR event without its message', async () => {
+    const err = await failure(
+      untrusted().watch(ConfigMaps, { namespace: 'ns', resourceVersion: '1', signal: new AbortController().signal }, () => {}),
+    );
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err).toMatchObject({ code: 500, reason: 'InternalError' });
+    expect(err.message).not.toContain(ATTACK);
+  });
+});
+
+describe('KubeClient with the trusted control cluster', () => {
+  it('still carries the API server message of a Status', async () => {
+    const err = await failure(client().get(ConfigMaps, 'forbidden', 'ns'));
+    expect(err).toMatchObject({ code: 403, reason: 'Forbidden', message: ATTACK });
+  });
+
+  it('refuses a body that is not JSON in its own words too', async () => {
+    const err = await failure(client().get(ConfigMaps, 'html', 'ns'));
+    expect(err.message).toMatch(/answered with something other than JSON/);
+    expect(err.message).not.toContain(ATTACK);
+  });
+});
+
+describe('KubeClient credentials', () => {
+  it('does not pass on what a failing exec plugin wrote', async () => {
+    const user = {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: process.execPath,
+        args: ['-e', "process.stderr.write('SECRET-TOKEN'); process.exit(1)"],
+      },
+    };
+    for (const trusted of [true, false]) {
+      const err = await failure(client({ trusted, name: 'the target cluster' }, port, user).get(ConfigMaps, 'x', 'ns'));
+      expect(err).toBeInstanceOf(CredentialPluginError);
+      expect(reasonOf(err)).toBe('CredentialPluginFailed');
+      expect(err.message).toBe(
+        'the credential plugin of the target cluster failed; its output is not shown because it may contain secrets',
+      );
+      expect(err.message).not.toContain('SECRET-TOKEN');
+    }
+  });
+});
+
+describe('KubeClient connections', () => {
+  it('keeps one connection for requests one after another', async () => {
+    const c = client();
+    const before = connections;
+    for (let i = 0; i < 5; i++) await c.serverVersion();
+    expect(connections - before).toBe(1);
+  });
+
+  it('opens a bounded number of connections for a burst of requests, and answers them all', async () => {
+    const c = client();
+    const before = connections;
+    const answers = await Promise.all(Array.from({ length: 100 }, () => c.get(ConfigMaps, 'slow', 'ns')));
+    expect(answers.every((a) => a?.metadata.name === 'slow')).toBe(true);
+    expect(connections - before).toBeLessThanOrEqual(32);
+    expect(connections - before).toBeGreaterThan(1);
+  });
+
+  it('does not follow a redirect', async () => {
+    const hits = versionHits;
+    const err = await failure(client().get(ConfigMaps, 'moved', 'ns'));
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err).toMatchObject({ code: 302 });
+    expect(versionHits).toBe(hits);
+  });
+});
+
+describe('KubeClient connections closed under a request', () => {
+  it('sends a read again on a fresh connection, up to three times', async () => {
+    flakyHits = 0;
+    await expect(client().get(ConfigMaps, 'flaky', 'ns')).resolves.toMatchObject({ metadata: { name: 'flaky' } });
+    expect(flakyHits).toBe(3);
+  });
+
+  it('never sends a write twice', async () => {
+    flakyHits = 0;
+    await expect(client().request('POST', '/api/v1/namespaces/ns/configmaps/flaky', { body: {} })).rejects.toBeInstanceOf(UnreachableError);
+    expect(flakyHits).toBe(1);
+  });
+});
+
+describe('KubeClient deadlines', () => {
+  it('ends a request to a server that accepts the connection but never answers (not even the TLS handshake) at its deadline', async () => {
+    const sockets: Socket[] = [];
+    const silent = createNetServer((socket) => {
+      sockets.push(socket);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const c = new KubeClient(
+        { server: `https://127.0.0.1:${(silent.address() as AddressInfo).port}`, skipTLSVerify: true, token: 't' },
+        { fieldManager: 'test', timeoutMs: 500, trusted: false, name: 'the target cluster' },
+      );
+      clients.push(c);
+      const started = performance.now();
+      const err = await failure(c.get(ConfigMaps, 'x', 'default'));
+      expect(performance.now() - started).toBeLessThan(3_000);
+      expect(err).toBeInstanceOf(UnreachableError);
+      expect(err.message).toBe('request to the target cluster timed out');
+      expect(sockets.length).toBeGreaterThan(0); // it did connect: the handshake is what hung
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('ends a watch that has seen neither an event nor a bookmark within its bound', async () => {
+    const events: string[] = [];
+    const started = performance.now();
+    const err = await failure(
+      client({ watchIdleMs: 400 }).watch(
+        Secrets,
+        { namespace: 'default', resourceVersion: '1', signal: new AbortController().signal },
+        (type, obj) => events.push(`${type} ${obj.metadata.name}`),
+      ),
+    );
+    expect(events).toEqual(['ADDED one']);
+    expect(err).toBeInstanceOf(WatchStalledError);
+    expect(err.message).toMatch(/^the watch of secrets on http:\/\/127\.0\.0\.1:\d+ saw neither an event nor a bookmark for 0\.4 s$/);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe('delete', () => {
+  it('says whether the object is gone, held by finalizers (a deletionTimestamp) or was not there (404)', async () => {
+    const c = client();
+    expect(await c.delete(Secrets, 'gone', 'ns', { uid: 'u', resourceVersion: '5' })).toBe('deleted');
+    expect(await c.delete(Secrets, 'held', 'ns')).toBe('pending');
+    expect(await c.delete(Secrets, 'missing', 'ns')).toBe('absent');
+  });
+});
+
+describe('jsonPatch', () => {
+  it('sends RFC 6902 operations as application/json-patch+json, with our field manager', async () => {
+    const operations = [
+      { op: 'test', path: '/metadata/finalizers/0', value: 'f' },
+      { op: 'remove', path: '/metadata/finalizers/0' },
+    ];
+    const answer = await client().jsonPatch<KubeObjectLike & { seen?: unknown }>(Secrets, 'patched', 'ns', operations);
+    expect(answer.seen).toEqual({
+      method: 'PATCH',
+      contentType: 'application/json-patch+json',
+      query: 'fieldManager=test',
+      body: operations,
+    });
+  });
+});
+
+describe('ObjectKey', () => {
+  it('is "namespace/name", or "name" when cluster-scoped, both ways', () => {
+    expect(formatObjectKey(objectKeyOf({ metadata: { namespace: 'ns', name: 'a' } }))).toBe('ns/a');
+    expect(formatObjectKey(objectKeyOf({ metadata: { name: 'a' } }))).toBe('a');
+    expect(parseObjectKey('ns/a')).toEqual({ namespace: 'ns', name: 'a' });
+    expect(parseObjectKey('a')).toEqual({ name: 'a' });
+  });
+});

@@ -1,0 +1,317 @@
+// NativeExternal.delete's decisions, against a fake target that enforces DELETE preconditions as the
+// API server does: what it deletes from a cached copy, when it asks the server again, what the
+// operator's dependents get, and when the object counts as gone.
+import { describe, expect, it } from '@jest/globals';
+import { ReasonedError } from '../../../../src/kit/conditions.ts';
+import type { Deletion, KubeClient } from '../../../../src/kit/kube/client.ts';
+import { KubeError } from '../../../../src/kit/kube/errors.ts';
+import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
+import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
+import { NativeExternal, ownerOf } from '../../../../src/runtime/native/external.ts';
+import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
+import { ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
+
+const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };
+const Servers: ResourceType = { apiVersion: 'apps/v1', kind: 'Server', plural: 'servers', namespaced: false };
+const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
+const mr: ManagedResource = {
+  apiVersion: 'x/v1',
+  kind: 'Thing',
+  metadata: { name: 'm', namespace: 'ns', uid: 'mr-uid' },
+  spec: { providerRef: { name: 'p' } },
+};
+const owner = ownerOf('things.x', mr);
+const kind: NativeKind<ManagedResource> = {
+  resource: 'things.x',
+  target: Stores,
+  desired: (_mr, name) => ({ apiVersion: Stores.apiVersion, kind: 'Store', metadata: { name } }),
+  dependents: [{ type: Servers, labelSelector: (store) => `store=${store.metadata.name}` }],
+  inspect: async () => ({ ready: true }),
+};
+
+/** Objects by "plural/name"; DELETE checks uid and resourceVersion preconditions; writes are logged. */
+class FakeTarget {
+  objects = new Map<string, TargetObject>();
+  log: string[] = [];
+  /** A deletionTimestamp stays on delete (finalizers hold the object). */
+  held = false;
+  /** Runs after each successful delete (e.g. the operator remaking a dependent). */
+  afterDelete?: (plural: string, name: string) => void;
+
+  put(type: ResourceType, name: string, over: Partial<TargetObject['metadata']> = {}): TargetObject {
+    const obj: TargetObject = {
+      apiVersion: type.apiVersion,
+      kind: type.kind,
+      metadata: { name, uid: `${name}-uid`, resourceVersion: '1', ...over },
+    };
+    this.objects.set(`${type.plural}/${name}`, obj);
+    return obj;
+  }
+
+  asClient(): KubeClient {
+    return {
+      get: async (type: ResourceType, name: string) => structuredClone(this.objects.get(`${type.plural}/${name}`)),
+      list: async (type: ResourceType) => ({
+        items: [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, o]) => structuredClone(o)),
+        resourceVersion: '1',
+      }),
+      delete: async (
+        type: ResourceType,
+        name: string,
+        _ns: string | undefined,
+        opts: { uid?: string; resourceVersion?: string } = {},
+      ): Promise<Deletion> => {
+        const key = `${type.plural}/${name}`;
+        const obj = this.objects.get(key);
+        if (!obj) return 'absent';
+        if (
+          (opts.uid && opts.uid !== obj.metadata.uid) ||
+          (opts.resourceVersion && opts.resourceVersion !== obj.metadata.resourceVersion)
+        ) {
+          throw new KubeError(409, 'Conflict', 'Precondition failed');
+        }
+        this.log.push(`delete ${key}`);
+        if (this.held) return 'pending';
+        this.objects.delete(key);
+        this.afterDelete?.(type.plural, name);
+        return 'deleted';
+      },
+    } as unknown as KubeClient;
+  }
+}
+
+const ourStore = (target: FakeTarget, rv = '1'): TargetObject =>
+  target.put(Stores, 'm', { resourceVersion: rv, ...marks.mark(Stores, { metadata: { name: 'm' } }, owner).metadata });
+const dependent = (target: FakeTarget, name: string, ownerUid = 'm-uid'): TargetObject =>
+  target.put(Servers, name, { ownerReferences: [{ apiVersion: Stores.apiVersion, kind: 'Store', name: 'm', uid: ownerUid }] });
+/** The resource once its object's uid is recorded (as observe records it after the create). */
+const recorded: ManagedResource = { ...mr, metadata: { ...mr.metadata, annotations: { [ANNOTATION_TARGET_UID]: 'm-uid' } } };
+/** The client, counting its lists by plural. */
+const countingLists = (client: KubeClient, lists: string[]): KubeClient =>
+  ({
+    ...client,
+    list: async (...a: Parameters<KubeClient['list']>) => {
+      lists.push(a[0].plural);
+      return client.list(...a);
+    },
+  }) as unknown as KubeClient;
+/** A companion of ours in namespace ns, as a kind's companions() lists it. */
+const companion = (type: ResourceType, name: string, purpose: string) => ({
+  type,
+  name,
+  namespace: 'ns',
+  purpose,
+  build: () => ({ apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace: 'ns' } }),
+});
+/** A cache that answers with the copy it was given. */
+const cacheOf = (copy: TargetObject | undefined): ObjectReader => ({ get: async <T>() => structuredClone(copy) as T | undefined });
+
+describe('NativeExternal.delete', () => {
+  it('deletes our object from the cached copy, with its uid and resourceVersion, and calls it gone', async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    const reads: string[] = [];
+    const client = target.asClient();
+    const counted = {
+      ...client,
+      get: async (...a: Parameters<KubeClient['get']>) => {
+        reads.push(a[1]);
+        return client.get(...a);
+      },
+    } as unknown as KubeClient;
+    const result = await new NativeExternal(kind, counted, marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal);
+    expect(result).toEqual({ gone: true });
+    expect(target.log).toEqual(['delete stores/m']);
+    expect(reads).toEqual([]); // no live read: the preconditions are the proof
+  });
+
+  it('asks the server again when the cached copy is stale, and deletes the current one', async () => {
+    const target = new FakeTarget();
+    const stale = ourStore(target, '1');
+    ourStore(target, '2');
+    const result = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale) }).delete(
+      mr,
+      new AbortController().signal,
+    );
+    expect(result).toEqual({ gone: true });
+    expect(target.log).toEqual(['delete stores/m']);
+  });
+
+  it('leaves an object that lost our marks (as the server says) alone', async () => {
+    const target = new FakeTarget();
+    const stale = ourStore(target, '1');
+    target.put(Stores, 'm', { resourceVersion: '2', labels: {} });
+    const result = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale) }).delete(
+      mr,
+      new AbortController().signal,
+    );
+    expect(result).toEqual({ gone: true, requested: false }); // not ours to wait for, nor to announce
+    expect(target.log).toEqual([]);
+  });
+
+  it('reports an object that keeps changing under the delete with its own reason, not as a conflict of ours', async () => {
+    const target = new FakeTarget();
+    ourStore(target, '5');
+    const client = target.asClient();
+    let rv = 5;
+    // Every read sees a version the next write no longer matches (an operator writing all the time).
+    const churning = {
+      ...client,
+      get: async (...a: Parameters<KubeClient['get']>) => {
+        const o = await client.get(...a);
+        target.objects.get('stores/m')!.metadata.resourceVersion = String(++rv);
+        return o;
+      },
+    } as unknown as KubeClient;
+    const stale = { ...target.objects.get('stores/m')!, metadata: { ...target.objects.get('stores/m')!.metadata, resourceVersion: '4' } };
+    const err = await new NativeExternal(kind, churning, marks, { reader: cacheOf(stale) })
+      .delete(mr, new AbortController().signal)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ReasonedError);
+    expect((err as ReasonedError).reason).toBe('TargetObjectChanging');
+  });
+
+  it("deletes the operator's dependents before the object, and again after it", async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    dependent(target, 'server-a');
+    // The operator remakes a dependent while the object is being deleted.
+    target.afterDelete = (plural) => {
+      if (plural === 'stores') dependent(target, 'server-b');
+    };
+    await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal);
+    expect(target.log).toEqual(['delete servers/server-a', 'delete stores/m', 'delete servers/server-b']);
+    expect([...target.objects.keys()]).toEqual([]);
+  });
+
+  it("with the object's uid recorded, deletes the object first and lists its dependents once, after it", async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    dependent(target, 'server-a');
+    target.afterDelete = (plural) => {
+      if (plural === 'stores') dependent(target, 'server-b');
+    };
+    const lists: string[] = [];
+    await new NativeExternal(kind, countingLists(target.asClient(), lists), marks, { reader: cacheOf(copy) }).delete(
+      recorded,
+      new AbortController().signal,
+    );
+    expect(target.log).toEqual(['delete stores/m', 'delete servers/server-a', 'delete servers/server-b']);
+    expect(lists).toEqual(['servers']);
+    expect([...target.objects.keys()]).toEqual([]);
+  });
+
+  it('after a crash between the object and its dependents, finds them by the recorded uid, and only them', async () => {
+    const target = new FakeTarget();
+    dependent(target, 'server-a'); // the store m-uid is gone already
+    dependent(target, 'server-other', 'other-uid'); // made for another object of that name
+    const result = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(undefined) }).delete(
+      recorded,
+      new AbortController().signal,
+    );
+    expect(result).toEqual({ gone: true, requested: false }); // the store was deleted before the crash
+    expect(target.log).toEqual(['delete servers/server-a']);
+    expect([...target.objects.keys()]).toEqual(['servers/server-other']);
+  });
+
+  it("deleting, a resource whose object is gone still counts as existing while its operator's objects may be left, so its deletion finds them", async () => {
+    const target = new FakeTarget();
+    dependent(target, 'server-a'); // a pass deleted the store, then was cut off
+    const deleting = { ...recorded, metadata: { ...recorded.metadata, deletionTimestamp: '2026-11-27T00:00:00Z' } };
+    const external = new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(undefined) });
+    expect(await external.observe(deleting, new AbortController().signal)).toEqual({ exists: true, upToDate: true });
+    expect(await external.delete(deleting, new AbortController().signal)).toEqual({ gone: true, requested: false });
+    expect([...target.objects.keys()]).toEqual([]);
+    // Nothing to find without a recorded uid, or for a kind whose operator's objects the garbage collector takes.
+    const legacy = { ...deleting, metadata: { ...deleting.metadata, annotations: {} } };
+    expect(await external.observe(legacy, new AbortController().signal)).toEqual({ exists: false, upToDate: true });
+    const collected = new NativeExternal({ ...kind, dependents: undefined }, target.asClient(), marks, { reader: cacheOf(undefined) });
+    expect(await collected.observe(deleting, new AbortController().signal)).toEqual({ exists: false, upToDate: true });
+  });
+
+  it('deletes an older Job of ours even when the resource has no Job companion any more (its bucket was taken off)', async () => {
+    const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+    const keys = companion(Servers, 'm-keys', 'keys');
+    const noJobs: NativeKind<ManagedResource> = {
+      ...kind,
+      superseded: { type: Jobs, labelSelector: 'role=access', matches: (l) => l.role === 'access' },
+      companions: () => [keys],
+    };
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    target.put(Jobs, 'm-access-1', {
+      resourceVersion: '1',
+      ...marks.mark(Jobs, { metadata: { name: 'm-access-1', namespace: 'ns' } }, owner).metadata,
+    });
+    await new NativeExternal(noJobs, target.asClient(), marks, { reader: cacheOf(copy) }).delete(recorded, new AbortController().signal);
+    expect(target.log).toContain('delete jobs/m-access-1');
+  });
+
+  it('deleting, a resource whose object is gone runs its deletion once more while its companions may be left', async () => {
+    const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+    const rootKeys = companion(Secrets, 'm-root', 'root keys');
+    // A kind whose operator's objects the garbage collector takes (no dependents), with a companion of ours.
+    const withKeys: NativeKind<ManagedResource> = { ...kind, dependents: undefined, companions: () => [rootKeys] };
+    const target = new FakeTarget();
+    // A pass deleted the object and was cut off before its companion.
+    target.put(Secrets, 'm-root', marks.mark(Secrets, { metadata: { name: 'm-root', namespace: 'ns' } }, owner).metadata);
+    const deleting = { ...mr, metadata: { ...mr.metadata, deletionTimestamp: '2026-11-27T00:00:00Z' } };
+    const external = new NativeExternal(withKeys, target.asClient(), marks, { reader: target.asClient() });
+    expect(await external.observe(deleting, new AbortController().signal)).toEqual({ exists: true, upToDate: true });
+    expect(await external.delete(deleting, new AbortController().signal)).toEqual({ gone: true, requested: false });
+    expect(target.log).toEqual(['delete secrets/m-root']);
+    // Each such pass ends at once: nothing there, nothing asked, and the finalizer may go.
+    expect(await external.delete(deleting, new AbortController().signal)).toEqual({ gone: true, requested: false });
+    expect(target.log).toEqual(['delete secrets/m-root']);
+  });
+
+  it('asks nothing again of an object already being deleted (finalizers hold it), and says so', async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    copy.metadata.deletionTimestamp = '2026-05-01T09:00:00Z';
+    const lists: string[] = [];
+    const client = countingLists(target.asClient(), lists);
+    expect(await new NativeExternal(kind, client, marks, { reader: cacheOf(copy) }).delete(recorded, new AbortController().signal)).toEqual(
+      {
+        gone: false,
+        requested: false,
+      },
+    );
+    expect(target.log).toEqual([]);
+    // What its operator made is still looked for on every pass: a pass cut off before it left them.
+    expect(lists).toEqual(['servers']);
+  });
+
+  it('deletes the object that replaced one a stale cached copy shows being deleted', async () => {
+    const target = new FakeTarget();
+    const stale = structuredClone(ourStore(target));
+    stale.metadata.deletionTimestamp = '2026-05-01T09:00:00Z';
+    // The server's object of that name is a newer one of ours (another uid), not being deleted.
+    ourStore(target).metadata.uid = 'm-uid-2';
+    const deletion = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale) }).delete(
+      mr,
+      new AbortController().signal,
+    );
+    expect(target.log).toContain('delete stores/m');
+    expect(deletion).toEqual({ gone: true });
+  });
+
+  it("asks again, in the background, an object held for its dependents' sake (orphan or foreground)", async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    copy.metadata.deletionTimestamp = '2026-05-01T09:00:00Z';
+    copy.metadata.finalizers = ['orphan'];
+    target.held = true;
+    await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(recorded, new AbortController().signal);
+    expect(target.log).toContain('delete stores/m');
+  });
+
+  it('is not gone while finalizers hold the object', async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    target.held = true;
+    expect(
+      await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal),
+    ).toEqual({ gone: false });
+  });
+});

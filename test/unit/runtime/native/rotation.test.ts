@@ -1,0 +1,146 @@
+// The rotation plan (src/runtime/native/rotation.ts): when keys rotate, which older generations are
+// still in the store, and which of them may go (never the published ones, the replaced ones after
+// their grace period counted from the publication).
+import { describe, expect, it } from '@jest/globals';
+import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
+import { ANNOTATION_ROTATE } from '../../../../src/kit/meta.ts';
+import { ANNOTATION_CREDENTIALS, durationMs, planRotation, rotationRequest } from '../../../../src/runtime/native/rotation.ts';
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const AT = '2026-01-01T00:00:00Z';
+const mr = (annotations: Record<string, string> = {}, credentialRotation?: object): ManagedResource => ({
+  metadata: { name: 'm', namespace: 'ns', creationTimestamp: AT, annotations },
+  spec: { ...(credentialRotation ? { credentialRotation } : {}) },
+});
+const record = (o: object) => ({ [ANNOTATION_CREDENTIALS]: JSON.stringify(o) });
+
+describe('planRotation', () => {
+  it('does nothing until asked', () => {
+    expect(planRotation(mr(), T0 + 1000, true)).toEqual({
+      state: { generation: 0, retired: -1 },
+      view: { generation: 0, outstanding: [], due: [] },
+    });
+  });
+
+  it('a new request value steps the generation; the published keys are kept while the new ones are made', () => {
+    const plan = planRotation(mr({ [ANNOTATION_ROTATE]: 'a' }), T0, true);
+    expect(plan.next).toEqual({ generation: 1, retired: -1, rotatedAt: AT, request: 'a' });
+    expect(plan.view).toEqual({ generation: 1, outstanding: [0], due: [] });
+  });
+
+  it('the same request is answered once', () => {
+    const annotations = { [ANNOTATION_ROTATE]: 'a', ...record({ generation: 1, retired: -1, rotatedAt: AT, request: 'a' }) };
+    expect(planRotation(mr(annotations), T0 + 5, true).next).toBeUndefined();
+  });
+
+  it('once new keys are published, the ones they replaced keep a grace period (1h unless set) from then', () => {
+    const published = record({ generation: 1, retired: -1, rotatedAt: AT, published: 1, publishedAt: '2026-01-01T00:10:00Z', previous: 0 });
+    const plan = planRotation(mr(published), T0 + 600_000, true);
+    expect(plan.view.due).toEqual([]);
+    expect(plan.previousUntil).toBe(T0 + 600_000 + 3_600_000);
+    expect(plan.recheckAt).toBe(T0 + 600_000 + 3_600_000);
+  });
+
+  it('when the grace period ends, the replaced generation is due for removal', () => {
+    const annotations = record({ generation: 1, retired: -1, rotatedAt: AT, published: 1, publishedAt: AT, previous: 0 });
+    expect(planRotation(mr(annotations, { gracePeriod: '30s' }), T0 + 29_999, true).view.due).toEqual([]);
+    expect(planRotation(mr(annotations, { gracePeriod: '30s' }), T0 + 30_000, true).view).toEqual({
+      generation: 1,
+      outstanding: [0],
+      due: [0],
+    });
+  });
+
+  it('requests coalesce: one made while new keys are still being made waits for them, however long ago the last began', () => {
+    const annotations = { [ANNOTATION_ROTATE]: 'b', ...record({ generation: 1, retired: -1, rotatedAt: AT, request: 'a' }) };
+    const plan = planRotation(mr(annotations), T0 + 3_600_000, true);
+    expect(plan.next).toBeUndefined();
+    expect(plan.view).toEqual({ generation: 1, outstanding: [0], due: [] });
+  });
+
+  it('a request sooner than 10s after the last rotation waits until then, and only the latest value is answered', () => {
+    const published = { generation: 1, retired: -1, rotatedAt: AT, request: 'a', published: 1, publishedAt: AT, previous: 0 };
+    const annotations = { [ANNOTATION_ROTATE]: 'c', ...record(published) };
+    const early = planRotation(mr(annotations), T0 + 4_000, true);
+    expect(early.next).toBeUndefined();
+    expect(early.recheckAt).toBe(T0 + 10_000);
+    expect(planRotation(mr(annotations), T0 + 10_000, true).next).toMatchObject({ generation: 2, request: 'c' });
+  });
+
+  it('fifteen requests within three seconds make two rotations, not fifteen', () => {
+    let annotations: Record<string, string> = {};
+    const generations = new Set<number>();
+    for (let i = 0; i < 15; i++) {
+      const now = T0 + i * 200;
+      annotations = { ...annotations, [ANNOTATION_ROTATE]: `r${i}` };
+      const plan = planRotation(mr(annotations), now, true);
+      let state = plan.next ?? plan.state;
+      // The new keys work at once here: published on the pass that sees them.
+      if (state.generation > (state.published ?? 0))
+        state = { ...state, published: state.generation, publishedAt: new Date(now).toISOString(), previous: state.published ?? 0 };
+      annotations = { ...annotations, ...record(state) };
+      generations.add(state.generation);
+    }
+    const last = planRotation(mr(annotations), T0 + 20_000, true);
+    expect(last.next?.generation).toBe(2);
+    expect(last.next?.request).toBe('r14');
+    expect([...generations]).toEqual([1]);
+  });
+
+  it('a request value of any length is recorded bounded: as itself up to 63 characters, else as its digest', () => {
+    const long = 'x'.repeat(140_000);
+    const next = planRotation(mr({ [ANNOTATION_ROTATE]: long }), T0, true).next!;
+    expect(next.request).toMatch(/^sha256-[0-9a-f]{32}$/);
+    expect(rotationRequest(long)).toBe(next.request);
+    expect(rotationRequest('1700000000')).toBe('1700000000');
+    const again = { [ANNOTATION_ROTATE]: long, ...record({ ...next, published: 1, publishedAt: AT, previous: 0 }) };
+    expect(planRotation(mr(again), T0 + 60_000, true).next).toBeUndefined();
+  });
+
+  it('a grace period longer than 90d is refused, naming the field', () => {
+    expect(() => planRotation(mr({ [ANNOTATION_ROTATE]: 'a' }, { gracePeriod: '999999d999999d999999d999999d' }), T0, true)).toThrow(
+      'spec.credentialRotation.gracePeriod (999999d999999d999999d999999d) is longer than the longest allowed, 90d',
+    );
+    expect(planRotation(mr({ [ANNOTATION_ROTATE]: 'a' }, { gracePeriod: '90d' }), T0, true).next?.generation).toBe(1);
+  });
+
+  it('once newer keys are published, anything older than the keys they replaced goes at once (rotate twice to revoke leaked keys)', () => {
+    const annotations = record({ generation: 2, retired: -1, rotatedAt: AT, published: 2, publishedAt: AT, previous: 1 });
+    expect(planRotation(mr(annotations), T0 + 1000, true).view).toEqual({ generation: 2, outstanding: [0, 1], due: [0] });
+  });
+
+  it('a schedule rotates `every` after the last rotation, or the creation', () => {
+    expect(planRotation(mr({}, { every: '1d' }), T0 + 86_399_999, true).next).toBeUndefined();
+    expect(planRotation(mr({}, { every: '1d' }), T0 + 86_400_000, true).next?.generation).toBe(1);
+    expect(planRotation(mr({}, { every: '20s', gracePeriod: '10s' }), T0 + 20_000, true).next?.generation).toBe(1);
+  });
+
+  it('a schedule shorter than 10s, or not longer than the grace period, is refused', () => {
+    expect(() => planRotation(mr({}, { every: '5s' }), T0, true)).toThrow(/at least 10s and longer than gracePeriod/);
+    expect(() => planRotation(mr({}, { every: '1h' }), T0, true)).toThrow(/at least 10s and longer than gracePeriod/);
+  });
+
+  it('where keys cannot rotate, or nothing may be written, nothing is planned however it is asked', () => {
+    expect(planRotation(mr({ [ANNOTATION_ROTATE]: 'a' }, { every: '2h' }), T0 + 10_000_000, false).next).toBeUndefined();
+  });
+
+  it('a record edited into nonsense is refused, not guessed at', () => {
+    for (const bad of [
+      '{',
+      '{"generation":1}',
+      '{"generation":1,"retired":1}',
+      '{"generation":-1,"retired":-1}',
+      '{"generation":1,"retired":-1,"published":2}',
+    ])
+      expect(() => planRotation(mr({ [ANNOTATION_CREDENTIALS]: bad }), T0, true)).toThrow(/no longer reads as one/);
+  });
+});
+
+describe('durationMs', () => {
+  it.each([
+    ['90s', 90_000],
+    ['1h30m', 5_400_000],
+    ['30d', 2_592_000_000],
+  ])('%s', (text, ms) => expect(durationMs(text)).toBe(ms));
+  it('refuses what is not a duration', () => expect(() => durationMs('soon')).toThrow(/not a duration/));
+});

@@ -1,0 +1,77 @@
+// The Provider's status writes: a change of its user count alone (a burst of claims moves it with
+// every one) is written at most once per 2 s, and the pass comes back when the window ends; any
+// other change is written at once.
+import { describe, expect, it } from '@jest/globals';
+import { MemoryEventRecorder } from '../../../../src/kit/controller/events.ts';
+import type { Client } from '../../../../src/kit/kube/client.ts';
+import { FINALIZER_PROVIDER_IN_USE, ProviderStatusReconciler } from '../../../../src/runtime/system/provider-status.ts';
+import type { ProviderObject } from '../../../../src/runtime/providers/provider.ts';
+import { type ProviderResolver } from '../../../../src/runtime/providers/resolver.ts';
+
+function setup() {
+  let stored: ProviderObject = {
+    apiVersion: 'kubernetes.crossplane.io/v1alpha1',
+    kind: 'Provider',
+    metadata: { name: 'p', namespace: 'ns', generation: 1, finalizers: [FINALIZER_PROVIDER_IN_USE] },
+    spec: { credentialsSecretRef: { name: 's' } },
+  } as ProviderObject;
+  const writes: number[] = [];
+  const state = { users: 0, now: 0, reachable: true };
+  const client = {
+    updateStatus: async (_t: unknown, obj: ProviderObject) => {
+      writes.push(obj.status?.users ?? -1);
+      stored = structuredClone(obj);
+      return obj;
+    },
+  } as unknown as Client;
+  const target = {
+    serverVersion: 'v1.35.4',
+    informers: { reachable: () => state.reachable },
+    client: { serverVersion: async () => 'v1.35.4' },
+  };
+  const reconciler = new ProviderStatusReconciler({
+    client,
+    cache: { get: () => stored },
+    resolver: {
+      resolve: async () => {
+        if (!state.reachable) throw new Error('connection refused');
+        return target;
+      },
+    } as unknown as ProviderResolver,
+    users: { cached: () => state.users, live: async () => state.users },
+    recorder: new MemoryEventRecorder(),
+    pollIntervalMs: 60_000,
+    operators: () => [],
+    now: () => state.now,
+  });
+  const run = () => reconciler.reconcile('ns/p', new AbortController().signal);
+  return { run, writes, state };
+}
+
+describe('ProviderStatusReconciler', () => {
+  it('writes a change of the user count alone at most once per 2 s, and comes back when the window ends', async () => {
+    const { run, writes, state } = setup();
+    await run(); // the first status
+    expect(writes).toEqual([0]);
+    for (let i = 1; i <= 5; i++) {
+      state.users = i;
+      state.now += 100;
+      const result = await run();
+      expect(result).toEqual({ kind: 'requeueAfter', ms: 2_000 - i * 100 });
+    }
+    expect(writes).toEqual([0]);
+    state.now = 2_000;
+    await run();
+    expect(writes).toEqual([0, 5]);
+  });
+
+  it('writes any other change at once', async () => {
+    const { run, writes, state } = setup();
+    await run();
+    state.now += 100;
+    state.reachable = false;
+    state.users = 3;
+    await run();
+    expect(writes).toEqual([0, 3]);
+  });
+});
