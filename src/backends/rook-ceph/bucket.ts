@@ -13,6 +13,7 @@ import { secretText } from '../../runtime/providers/credentials.ts';
 import type { NativeKind, TargetObject } from '../../runtime/native/kind.ts';
 import { bundleFromDirectory } from '../../runtime/operators/operator.ts';
 import { s3ConnectionDetails } from '../shared/s3-details.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 
 /** The provisioner's record of a claim's bucket: cluster-scoped, so no tenant of a namespace writes it. */
 export const ObjectBuckets: ResourceType = {
@@ -83,7 +84,7 @@ export const cephBucket: NativeKind<CephBucket> = {
   // cluster-scoped ObjectBucket that names it) with bucket-provisioner: readiness arrives through
   // them, from the cache.
   related: [
-    { type: Secrets, labelSelector: 'bucket-provisioner', targetKey: (o) => `${o.metadata.namespace}/${o.metadata.name}` },
+    { type: Secrets, labelSelector: 'bucket-provisioner', targetKey: (o) => keyOf(o.metadata) },
     { type: ObjectBuckets, labelSelector: 'bucket-provisioner', targetKey: (o) => claimKeyOf(o), keep: ['spec'] },
   ],
 

@@ -7,7 +7,7 @@ import type { Client } from '../../kit/kube/client.ts';
 import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { Reasons, Ready, Synced, reasonOf } from '../reasons.ts';
-import { done, requeue, requeueAfter, type Result } from '../../kit/controller/result.ts';
+import { done, requeue, requeueAfter, type Result, keyOf } from '../../kit/controller/result.ts';
 import { NOT_SCHEDULED, type Claim } from './claim.ts';
 import type { ProgressWrites } from '../progress.ts';
 import type { ManagedResource } from '../managed/types.ts';
@@ -116,7 +116,7 @@ export async function writeClaimStatus(
     ...(keys ? { credentials: keys } : {}),
   };
   if (sameJson(claim.status, cached.status ?? {})) return 0;
-  const [key, now] = [`${claim.metadata.namespace}/${claim.metadata.name}`, Date.now()];
+  const [key, now] = [keyOf(claim.metadata), Date.now()];
   const wait = w.progress?.wait(key, claim.status, cached.status, now) ?? 0;
   if (wait > 0) return wait;
   await w.client.updateStatus(w.claims, claim, signal);

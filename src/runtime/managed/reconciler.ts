@@ -21,7 +21,7 @@ import {
 } from '../../kit/meta.ts';
 import { Reasons, UnprovenError, Ready, Synced, reasonOf } from '../reasons.ts';
 import { ProgressWrites } from '../progress.ts';
-import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
+import { done, requeue, requeueAfter, type Reconciler, type Result, keyOf } from '../../kit/controller/result.ts';
 import { createExternal, type CreationSteps } from './creation.ts';
 import { policyOf, type Policy } from './policies.ts';
 import { publishSecret, unpublishSecret, withholdKeys, type ConnectionSecrets } from './publisher.ts';
@@ -139,7 +139,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   /** Writes status only when it differs from what the cache holds. */
   private async writeStatus(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<number> {
     if (sameJson(mr.status ?? {}, cached.status ?? {})) return 0;
-    const [key, now] = [`${mr.metadata.namespace}/${mr.metadata.name}`, this.o.now().getTime()];
+    const [key, now] = [keyOf(mr.metadata), this.o.now().getTime()];
     // Only a new progress message: written when the window since our last write ends (progress.ts).
     const wait = this.progress.wait(key, mr.status, cached.status, now);
     if (wait > 0) return wait;

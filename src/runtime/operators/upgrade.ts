@@ -7,6 +7,7 @@ import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import { typeOfManifest } from '../../kit/kube/resources.ts';
 import { imageTag, installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
 import { operatorField, operatorSettings, type OperatorStatus, type ProviderObject } from '../providers/provider.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 
 type Upgrade = NonNullable<OperatorStatus['upgrade']>;
 
@@ -42,7 +43,7 @@ export async function reconcileVersion(
   const deployment = presence.deployment as Deployment;
   const running = deployment.spec?.template?.spec?.containers?.[0]?.image;
   const setBy = deployment.metadata.annotations?.[ANNOTATION_VERSION_SET_BY];
-  const self = `${provider.metadata.namespace}/${provider.metadata.name}`;
+  const self = keyOf(provider.metadata);
   // By version (the image's tag): a registry mirror or an admission webhook may rewrite the rest.
   if (imageTag(running) !== imageTag(settings.image ?? bundle.imageOf(to))) {
     if (setBy && setBy !== self) {

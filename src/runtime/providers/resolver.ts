@@ -9,6 +9,7 @@ import { credentialsFromSecret, type CredentialOptions, type Credentials } from 
 import type { ProviderObject as Provider } from './provider.ts';
 import type { Target, TargetClients } from './targets.ts';
 import { Reasons } from '../reasons.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 
 type SecretObject = KubeObjectLike & { data?: Record<string, string> };
 
@@ -72,7 +73,7 @@ export class ProviderResolver {
       this.secrets.delete(key);
       await watch.stop();
     }
-    const present = new Set(providers.map((p) => `${p.metadata.namespace}/${p.metadata.name}`));
+    const present = new Set(providers.map((p) => keyOf(p.metadata)));
     for (const [key, fingerprint] of this.chosen) {
       if (present.has(key)) continue;
       this.chosen.delete(key);

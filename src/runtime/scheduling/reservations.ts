@@ -41,7 +41,7 @@ export class Reservations implements Reconciler {
 
   /** Places taken on the Provider: its reservations and the resources the caches show on it. */
   used(provider: ProviderObject, reservations = provider.status?.reservations ?? [], except?: string): number {
-    const uids = this.o.usage.usersOf(`${provider.metadata.namespace}/${provider.metadata.name}`);
+    const uids = this.o.usage.usersOf(keyOf(provider.metadata));
     for (const r of reservations) if (this.cached(provider, r) !== 'stale') uids.add(r.uid);
     if (except) uids.delete(except);
     return uids.size;

@@ -167,7 +167,7 @@ export class ProviderStatusReconciler implements Reconciler {
   /** Writes a changed status; a change of the user count alone waits for its window, and how long is returned. */
   private async writeStatus(provider: Provider, cached: Provider, status: Provider['status'], signal: AbortSignal): Promise<number> {
     if (sameJson(status, cached.status)) return 0;
-    const key = `${provider.metadata.namespace}/${provider.metadata.name}`;
+    const key = keyOf(provider.metadata);
     const now = (this.o.now ?? Date.now)();
     const wait = this.progress.waitIf(key, sameJson({ ...status, users: cached.status?.users }, cached.status), now);
     if (wait > 0) return wait;
