@@ -3,7 +3,9 @@
 // written straight from the claim's own copy, so the keys sit in no other object). Each delivered
 // Secret carries signed ownership marks; one provider-rook cannot prove its own is never written,
 // nor deleted. The consumer cluster's Provider consents per claim namespace; a consumer outside the
-// store's cluster gets the class's exposure as its endpoint, or nothing.
+// store's cluster gets the class's exposure as its endpoint, or nothing. One pass reads top to
+// bottom (place, prove, write or remove, record), past 400 lines on purpose; what each consumer
+// needs (consent, endpoint, data) is in consumers.ts.
 import { ReasonedError, setCondition, type Condition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { addFinalizer, removeFinalizer } from '../../kit/controller/finalizers.ts';
