@@ -1,7 +1,7 @@
 // nativeExternal: the generic ExternalClient for "the external resource is a Kubernetes object in
 // another cluster". A small per-kind description (NativeKind, kind.ts) says what object to keep
 // there; this file does observe / diff / apply, ownership and companion objects. The target
-// namespace is handled in namespaces.ts, a first create in creation.ts, deleting owned objects in
+// namespace is handled in namespaces.ts, a first create in apply.ts, deleting owned objects in
 // deletion.ts, what proves companions beyond their marks in proof.ts. It stays past 400 lines on
 // purpose: observe, apply and delete judge the same objects by the same trust rules (trusted,
 // refuseForeign), which split apart would travel as callbacks.
@@ -19,7 +19,7 @@ import {
   type ExternalObservation,
   type ManagedResource,
 } from '../managed/types.ts';
-import { deleteIfOurs, deleteOwned, deleteSuperseded, mayHaveLeftovers } from './deletion.ts';
+import { deleteIfOurs, deleteOwned, deleteSuperseded, mayHaveLeftovers } from './delete.ts';
 import { policyOf } from '../managed/policies.ts';
 import { retain, tearDown, type TeardownAccess } from './teardown.ts';
 import {
@@ -31,7 +31,7 @@ import {
   uidRecord,
   vouchersOf,
   withoutMetadata,
-} from './observation.ts';
+} from './observe.ts';
 import { planFor, retireWork, retirement, settleRotation } from './retirement.ts';
 import type { RotationPlan } from './rotation.ts';
 import {
@@ -46,7 +46,7 @@ import {
   type TargetObject,
 } from './kind.ts';
 import { ensureNamespace } from './namespaces.ts';
-import { createFresh } from './creation.ts';
+import { createFresh } from './apply.ts';
 import { companionRecord, recordable, recordedCompanions, refuseUnprovenUpstream, supersededLeft, unproven } from './proof.ts';
 import { ANNOTATION_OWNER_PROOF, ANNOTATION_TARGET_UID, type OwnershipMarks, type Owner, type Relation } from '../ownership/marks.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';

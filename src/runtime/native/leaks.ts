@@ -9,7 +9,7 @@ import type { KubeClient } from '../../kit/kube/client.ts';
 import { Namespaces, type ResourceType } from '../../kit/kube/resources.ts';
 import type { Logger } from '../../kit/logger.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { deleteDependents } from './deletion.ts';
+import { deleteDependents } from './delete.ts';
 import type { NativeKind, TargetObject } from './kind.ts';
 import { deleteNamespaceIfUnused } from './namespaces.ts';
 import type { OwnerKey, OwnershipMarks } from '../ownership/marks.ts';

@@ -33,7 +33,7 @@ export async function ensureNamespace(
   let known = namespacesKnown.get(client);
   if (!known) namespacesKnown.set(client, (known = new Set()));
   // Known, it is not read again for a first create (which finds it gone by a NotFound, see
-  // creation.ts); a resource that had its object made before reads it, as it may be gone with it.
+  // apply.ts); a resource that had its object made before reads it, as it may be gone with it.
   if (known.has(namespace) && !vouchers.legacy && !vouchers.recordedUid) return;
   let pending = namespaceCreations.get(client);
   if (!pending) namespaceCreations.set(client, (pending = new Map()));
