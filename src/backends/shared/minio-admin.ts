@@ -9,7 +9,7 @@ import { ReasonedError } from '../../kit/conditions.ts';
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
 import type { Companion, KindContext, Rotation, TargetObject, Teardown } from '../../runtime/native/kind.ts';
-import type { CredentialsView } from '../../runtime/native/rotation.ts';
+import type { CredentialsView } from '../../runtime/native/kind.ts';
 import { Reasons } from '../../runtime/reasons.ts';
 import { s3ConnectionDetails } from './s3-details.ts';
 

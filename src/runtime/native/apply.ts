@@ -1,28 +1,114 @@
-// A resource's first create in a target, where nothing of it exists yet: its companions, then its
-// object, each with a create (which never writes over anything), without a read before each.
-import type { KubeClient } from '../../kit/kube/client.ts';
+// Apply, the phase of a pass (pass.ts) that writes: makes or repairs the target object and its
+// companions. A resource's first create, where nothing of it exists yet, goes straight to creates
+// (which never write over anything) without a read before each; every other write first reads and
+// checks the object and every companion, so no store is ever made that names someone else's
+// Secret, and nothing unproven is ever written over.
 import { isAlreadyExists, isNotFound } from '../../kit/kube/errors.ts';
-import type { ResourceType } from '../../kit/kube/resources.ts';
-import type { Companion, TargetObject } from './kind.ts';
-import { forgetNamespace } from './namespaces.ts';
-import type { Owner, OwnershipMarks } from '../ownership/marks.ts';
+import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
+import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
+import { deleteIfOurs, deleteSuperseded } from './delete.ts';
+import { refKey, type Companion, type TargetObject } from './kind.ts';
+import { ensureNamespace, forgetNamespace } from './namespaces.ts';
+import type { NativePass } from './pass.ts';
+import { companionRecord, recordable } from './pass.ts';
+import { retireWork } from './rotation.ts';
+
+/**
+ * Makes the object and its companions for the first time (`creating`) or repairs them. What the
+ * resource is to record comes back: the object's uid after a create, and each recordable companion
+ * made or changed; on a failure, those made before it ride with the error.
+ */
+export async function apply<MR extends ManagedResource>(pass: NativePass<MR>, creating: boolean): Promise<ExternalCreation> {
+  const made: Record<string, string> = {};
+  let object: TargetObject;
+  try {
+    object = await write(pass, creating, made);
+  } catch (err) {
+    // What was made before a later step failed is recorded all the same (its record may name ones since lost).
+    throw Object.keys(made).length ? new RecordedError(err, companionRecord(pass.mr, made)) : err;
+  }
+  // Recorded with the create's outcome, in the same write: what a restore of this resource proves
+  // its object by, and what proves the Service its endpoint names.
+  const uid: Record<string, string> = creating && object.metadata.uid ? { [ANNOTATION_TARGET_UID]: object.metadata.uid } : {};
+  const annotations = { ...uid, ...companionRecord(pass.mr, made) };
+  return Object.keys(annotations).length ? { annotations } : {};
+}
+
+/** Makes or repairs the object and its companions; `made` gets the uid of each recordable companion it made or changed. */
+async function write<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  creating: boolean,
+  made: Record<string, string>,
+): Promise<TargetObject> {
+  const { kind, client, marks, mr, name, owner, vouchers, signal } = pass;
+  const record = (c: Companion, obj: TargetObject): void => {
+    if (recordable(kind, c) && obj.metadata.uid) made[refKey(c)] = obj.metadata.uid;
+  };
+  const type = kind.target;
+  const ctx = pass.recorded();
+  const desired = marks.mark(type, kind.desired(mr, name, ctx), owner);
+  await pass.opts.prerequisite?.(signal);
+  const namespace = type.namespaced ? desired.metadata.namespace : undefined;
+  if (namespace) await ensureNamespace(pass, namespace, { owner, vouchers });
+  // With the work removing keys whose grace period ended, when there is such work.
+  const retire = retireWork(kind, mr, name, ctx);
+  const companions = [...pass.companions(ctx), ...(retire ? [retire.object] : [])];
+  if (creating && !vouchers.recordedUid && !vouchers.legacy && !retire) {
+    const fresh = await createFresh(pass, desired, { companions, made: record });
+    if (fresh) return fresh;
+    // Something was in the way (checked below), or the namespace was gone (made again here).
+    if (namespace) await ensureNamespace(pass, namespace, { owner, vouchers });
+  }
+  // The object and every companion are checked before anything is written, so no store is ever
+  // made that names someone else's Secret, and nothing unproven is ever written over.
+  const observed = await client.get<TargetObject>(type, name, desired.metadata.namespace, signal);
+  const relation = observed ? marks.relation(type, observed, owner, vouchers) : undefined;
+  if (relation) pass.refuseForeign(relation, { type, name, namespace: desired.metadata.namespace });
+  const found = await Promise.all(companions.map((c) => client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
+  const relations = companions.map((c, i) => (found[i] ? pass.trusted(c, found[i], observed, relation) : undefined));
+  // Companions are proven by their signature: the recorded uid is the target object's, never theirs.
+  const companionVouchers = pass.companionVouchers(relation);
+  for (const [i, c] of companions.entries()) {
+    const have = found[i];
+    // A failed retire is made again (its Job's pod template cannot change): deleted now, made on the next pass.
+    if (have && c === retire?.object && 'failed' in retire.outcome(have)) {
+      await deleteIfOurs(pass.live(), c, { owner, vouchers: companionVouchers });
+    } else if (!have) {
+      // A create, not an apply: should someone make it in between, this fails rather than adopts it.
+      if (creating || !c.irreplaceable) record(c, await client.create<TargetObject>(c.type, pass.built(c), signal));
+    } else if (relations[i] !== 'unmarked' && !c.irreplaceable) {
+      // Changed only while it is the object just checked (its uid is a precondition).
+      const marked = pass.built(c);
+      record(c, await client.apply(c.type, { ...marked, metadata: { ...marked.metadata, uid: have.metadata.uid } }, signal));
+    } else if (relations[i] !== 'unmarked' && pass.remark(c, have)) {
+      // Irreplaceable: only the marks change (a restored resource's, a legacy one's, a new policy).
+      const { labels, annotations } = marks.mark(c.type, have, owner).metadata;
+      // Conditional on the copy just proven: a Secret swapped in between is never signed as ours.
+      const { uid, resourceVersion } = have.metadata;
+      await client.mergePatch(c.type, c.name, c.namespace, { metadata: { uid, resourceVersion, labels, annotations } }, signal);
+    }
+  }
+  // Nothing is superseded before the first create.
+  if (!creating) await deleteSuperseded(pass, companionVouchers, { wanted: companions, namespaces: companions.map((c) => c.namespace) });
+  // Made with a create, changed only while it is the object just checked (its uid is a precondition).
+  if (!observed) return client.create(type, desired, signal);
+  return client.apply(type, { ...desired, metadata: { ...desired.metadata, uid: observed.metadata.uid } }, signal);
+}
 
 /**
  * Creates the companions in order, then the object (marked `desired`); `made` hears of each companion
  * made. Undefined when one is there after all, or its namespace is not: the caller then reads and
  * checks everything before it writes.
  */
-export async function createFresh(
-  client: KubeClient,
-  marks: OwnershipMarks,
-  object: { type: ResourceType; desired: TargetObject; companions: Companion[]; owner: Owner },
-  signal: AbortSignal,
-  made?: (c: Companion, obj: TargetObject) => void,
+async function createFresh<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  desired: TargetObject,
+  { companions, made }: { companions: Companion[]; made: (c: Companion, obj: TargetObject) => void },
 ): Promise<TargetObject | undefined> {
-  const { type, desired, companions, owner } = object;
+  const { client, signal } = pass;
   try {
-    for (const c of companions) made?.(c, await client.create<TargetObject>(c.type, marks.mark(c.type, c.build(), owner), signal));
-    return await client.create(type, desired, signal);
+    for (const c of companions) made(c, await client.create<TargetObject>(c.type, pass.built(c), signal));
+    return await client.create(pass.kind.target, desired, signal);
   } catch (err) {
     const namespace = desired.metadata.namespace;
     if (isNotFound(err) && namespace) forgetNamespace(client, namespace);

@@ -1,23 +1,39 @@
-// Deleting what a managed resource owns in a target: only what its marks prove ours, and only the
-// very copy that was checked (the delete is conditional on its uid and resourceVersion), in an order
-// that a crash at any point leaves nothing behind that the next pass would not find.
+// Delete, the last phase of a pass (pass.ts): the kind's teardown in the target first (revoking a
+// bucket user), then what the resource owns there: only what its marks prove ours, and only the
+// very copy that was checked (each delete is conditional on its uid and resourceVersion), in an
+// order that a crash at any point leaves nothing behind that the next pass would not find. What a
+// teardown must keep on purpose is kept; with retainWhenKept the target object and its companions
+// are kept too, their marks now saying Retain so that no leak sweep takes them.
 import { ReasonedError } from '../../kit/conditions.ts';
-import type { Deletion, Client, KubeClient } from '../../kit/kube/client.ts';
+import type { Deletion, Client } from '../../kit/kube/client.ts';
 import { isConflict } from '../../kit/kube/errors.ts';
-import type { ManagedResource } from '../managed/types.ts';
-import { describeRef, refKey, type Companion, type NativeKind, type ObjectReader, type ObjectRef, type TargetObject } from './kind.ts';
+import type { ExternalDeletion, ManagedResource } from '../managed/types.ts';
+import { describeRef, refKey, type Companion, type NativeKind, type ObjectRef, type TargetObject, type Teardown } from './kind.ts';
 import { deleteNamespaceIfUnusedCoalesced } from './namespaces.ts';
-import type { Owner, OwnershipMarks, Relation, Vouchers } from '../ownership/marks.ts';
+import type { Owner, Relation, Vouchers } from '../ownership/marks.ts';
 import { Reasons } from '../reasons.ts';
+import type { NativePass, TargetAccess } from './pass.ts';
 
 /** The finalizers of a deletion's propagation policy: our background DELETE replaces them. */
 const PROPAGATION = new Set(['orphan', 'foregroundDeletion']);
 
-/** Where a deletion reads and writes: `read` may be a cache (first look only), `client` is live. */
-export interface TargetAccess {
-  client: Client;
-  read: ObjectReader;
-  marks: OwnershipMarks;
+/** Deletes what the resource of this pass owns in the target, once its kind's teardown is done. */
+export async function remove<MR extends ManagedResource>(pass: NativePass<MR>): Promise<ExternalDeletion> {
+  const ctx = pass.recorded();
+  const target = pass.target(ctx);
+  // The kind's work in the target first (revoking a user): until it is done, nothing is deleted.
+  const teardown = pass.kind.teardown?.(pass.mr, pass.name, ctx);
+  const torn = teardown ? await tearDown(pass, target, teardown) : 'done';
+  if (torn === 'pending') return { gone: false, requested: false };
+  const companions = [...pass.companions(ctx), ...(teardown ? [teardown.object] : [])];
+  if (torn === 'retain') {
+    await retain(pass, target, companions);
+    return { gone: true, requested: false };
+  }
+  const { gone, requested, keptNamespace } = await deleteOwned(pass, target, companions);
+  // Other stores still living there is the usual case of a shared namespace, not news.
+  if (keptNamespace && !keptNamespace.byStores) pass.opts.recorder?.normal(pass.mr, Reasons.KeptTargetNamespace, keptNamespace.why);
+  return requested ? { gone } : { gone, requested };
 }
 
 /**
@@ -27,18 +43,15 @@ export interface TargetAccess {
  * copy just before its delete; the copy is returned even if a retry finds the object gone.
  */
 export async function deleteIfOurs(
-  { client, read, marks }: TargetAccess,
+  { client, read, marks, signal }: TargetAccess,
   ref: ObjectRef,
-  owner: Owner,
-  vouchers: Vouchers,
-  signal: AbortSignal,
-  before?: (observed: TargetObject) => Promise<void>,
+  proof: { owner: Owner; vouchers: Vouchers; before?: (observed: TargetObject) => Promise<void> },
 ): Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject; relation?: Relation; alreadyDeleting?: boolean }> {
   let seen: TargetObject | undefined;
   for (let attempt = 0; ; attempt++) {
     const observed = await (attempt === 0 ? read : client).get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
     if (!observed) return { outcome: 'absent', observed: seen };
-    const relation = marks.relation(ref.type, observed, owner, vouchers);
+    const relation = marks.relation(ref.type, observed, proof.owner, proof.vouchers);
     if (relation !== 'ours' && relation !== 'restored') return { outcome: 'notOurs' };
     // Held by others' finalizers: a DELETE again would change nothing but cost a write. Only a fresh
     // copy says so (a cached one may be of an object since replaced); one held for its dependents'
@@ -46,7 +59,7 @@ export async function deleteIfOurs(
     const held = observed.metadata.deletionTimestamp && !observed.metadata.finalizers?.some((f) => PROPAGATION.has(f));
     if (held && attempt === 0 && read !== client) continue;
     seen = observed;
-    await before?.(observed);
+    await proof.before?.(observed);
     if (held) return { outcome: 'pending', observed, relation, alreadyDeleting: true };
     try {
       const outcome = await client.delete(ref.type, ref.name, ref.namespace, {
@@ -93,30 +106,27 @@ export async function deleteDependents(
 
 /**
  * Companions an earlier spec or key generation wanted (an old access Job, a finished retire Job):
- * ours, of the kind's `superseded` type and labels, in these namespaces, and not in `wanted`.
- * Deleted, so none piles up, keeps a namespace alive, or runs again with old keys.
+ * ours, of the kind's `superseded` type and labels, in the namespaces of `wanted`, and not in
+ * `wanted`. Deleted, so none piles up, keeps a namespace alive, or runs again with old keys.
  */
-export async function deleteSuperseded(
-  access: TargetAccess,
-  kind: Pick<NativeKind<ManagedResource>, 'superseded'>,
-  owner: Owner,
+export async function deleteSuperseded<MR extends ManagedResource>(
+  pass: NativePass<MR>,
   vouchers: Vouchers,
   { wanted, namespaces }: { wanted: ObjectRef[]; namespaces: (string | undefined)[] },
-  signal: AbortSignal,
 ): Promise<void> {
-  const s = kind.superseded;
+  const s = pass.kind.superseded;
   if (!s) return;
   const keep = new Set(wanted.map(refKey));
-  const live = { ...access, read: access.client };
+  const { owner, client, marks, signal } = pass;
   for (const namespace of new Set(namespaces.filter((n): n is string => Boolean(n)))) {
-    const { items } = await access.client.list<TargetObject>(s.type, {
+    const { items } = await client.list<TargetObject>(s.type, {
       namespace,
-      labelSelector: `${access.marks.selectorFor(owner)},${s.labelSelector}`,
+      labelSelector: `${marks.selectorFor(owner)},${s.labelSelector}`,
       signal,
     });
     for (const item of items) {
       const ref = { type: s.type, name: item.metadata.name, namespace };
-      if (!keep.has(refKey(ref)) && !item.metadata.deletionTimestamp) await deleteIfOurs(live, ref, owner, vouchers, signal);
+      if (!keep.has(refKey(ref)) && !item.metadata.deletionTimestamp) await deleteIfOurs(pass.live(), ref, { owner, vouchers });
     }
   }
 }
@@ -140,21 +150,21 @@ export function mayHaveLeftovers(
  * its namespace once nothing else is there. Says whether the object is gone, and why a namespace
  * of ours was kept.
  */
-export async function deleteOwned(
-  access: TargetAccess & { client: KubeClient },
-  kind: Pick<NativeKind<ManagedResource>, 'target' | 'dependents' | 'superseded'>,
-  what: { name: string; namespace?: string; owner: Owner; vouchers: Vouchers; companions: Companion[] },
-  signal: AbortSignal,
+async function deleteOwned<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  ref: ObjectRef,
+  companions: Companion[],
 ): Promise<{ gone: boolean; requested: boolean; keptNamespace?: { why: string; byStores: boolean } }> {
-  const { client } = access;
-  const { name, namespace, owner, vouchers, companions } = what;
+  const { kind, client, owner, vouchers, signal } = pass;
   // What the operator made for the object is found by its uid. With the uid recorded, the object goes
   // first and they go after it, once: should this pass fail in between, the next one finds them by
   // the recorded uid. Without it, they go before the object too, or nothing would find them later.
   const recorded = kind.dependents && vouchers.recordedUid;
-  const target = await deleteIfOurs(access, { type: kind.target, name, namespace }, owner, vouchers, signal, (observed) =>
-    recorded ? Promise.resolve() : deleteDependents(client, kind, observed, signal),
-  );
+  const target = await deleteIfOurs(pass, ref, {
+    owner,
+    vouchers,
+    before: (observed) => (recorded ? Promise.resolve() : deleteDependents(client, kind, observed, signal)),
+  });
   // After the object, side by side (their order does not matter; a deletion's time is a chain of
   // round trips): what the operator made, which it may have made in the meantime; our companions;
   // older companions of the superseded type (an access Job of keys or a bucket the resource no
@@ -162,19 +172,113 @@ export async function deleteOwned(
   const madeFor =
     target.observed ??
     (recorded && target.outcome === 'absent'
-      ? { apiVersion: kind.target.apiVersion, kind: kind.target.kind, metadata: { name, namespace, uid: recorded } }
+      ? {
+          apiVersion: kind.target.apiVersion,
+          kind: kind.target.kind,
+          metadata: { name: ref.name, namespace: ref.namespace, uid: recorded },
+        }
       : undefined);
-  const companionVouchers = { ...vouchers, recordedUid: undefined, restoring: target.relation === 'restored' };
+  const companionVouchers = pass.companionVouchers(target.relation);
   const namespaces = companions.map((c) => c.namespace);
   await Promise.all([
     madeFor && deleteDependents(client, kind, madeFor, signal),
-    ...companions.map((c) => deleteIfOurs(access, c, owner, companionVouchers, signal)),
-    deleteSuperseded(access, kind, owner, companionVouchers, { wanted: [], namespaces }, signal),
+    ...companions.map((c) => deleteIfOurs(pass, c, { owner, vouchers: companionVouchers })),
+    deleteSuperseded(pass, companionVouchers, { wanted: [], namespaces }),
   ]);
-  const keptNamespace = namespace
-    ? await deleteNamespaceIfUnusedCoalesced(client, access.marks, namespace, kind.target, signal)
+  const keptNamespace = ref.namespace
+    ? await deleteNamespaceIfUnusedCoalesced(client, pass.marks, ref.namespace, kind.target, signal)
     : undefined;
   // Asked now: not absent (gone already, or deleted by someone else), nor held since an earlier pass.
   const requested = (target.outcome === 'deleted' || target.outcome === 'pending') && !target.alreadyDeleting;
   return { gone: target.outcome !== 'pending', requested, keptNamespace };
+}
+
+/**
+ * The kind's teardown (kind.ts, Teardown): runs only while the target object is proven ours.
+ * 'pending' while it runs (its object's changes bring the resource back); 'retain' when it kept the
+ * target object's contents.
+ */
+async function tearDown<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  target: ObjectRef,
+  teardown: Teardown,
+): Promise<'pending' | 'done' | 'retain'> {
+  const { client, marks, owner, signal } = pass;
+  const observed = await pass.read.get<TargetObject>(target.type, target.name, target.namespace, signal);
+  const relation = observed && marks.relation(target.type, observed, owner, pass.vouchers);
+  // Nothing of ours there: nothing to tear down.
+  if (!observed || (relation !== 'ours' && relation !== 'restored')) return 'done';
+  const { object } = teardown;
+  const have = await client.get<TargetObject>(object.type, object.name, object.namespace, signal);
+  if (!have && teardown.onlyAfter) {
+    const { ref, reached } = teardown.onlyAfter;
+    const before = await client.get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
+    if (!before || !reached(before)) return 'done';
+  }
+  if (!have) {
+    const missing = await firstMissing(pass, teardown.requires ?? []);
+    if (missing)
+      return cannotRun(pass, target, {
+        teardown,
+        why: `the ${object.purpose} cannot run: the ${missing.purpose} ${describeRef(missing)} is gone`,
+      });
+    await client.create(object.type, pass.built(object), signal);
+    return 'pending';
+  }
+  pass.trusted(object, have, observed, relation);
+  const outcome = teardown.outcome(have);
+  if ('failed' in outcome) {
+    throw new ReasonedError(
+      Reasons.TeardownFailed,
+      `the ${object.purpose} ${describeRef(object)} failed: ${outcome.failed}. Nothing else was deleted; delete that object to run it again`,
+    );
+  }
+  if (!outcome.done) return 'pending';
+  if (!outcome.kept) return 'done';
+  pass.warn(
+    Reasons.KeptInTarget,
+    teardown.retainWhenKept
+      ? `${outcome.kept}. ${describeRef(target)} and what goes with it were kept too, marked Retain; delete them by hand when done`
+      : outcome.kept,
+  );
+  return teardown.retainWhenKept ? 'retain' : 'done';
+}
+
+/** What it needs is gone: nothing is deleted (or, with retainWhenKept, everything is kept), and it says why. */
+function cannotRun<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  target: ObjectRef,
+  { teardown, why }: { teardown: Teardown; why: string },
+): 'retain' {
+  if (!teardown.retainWhenKept) {
+    throw new ReasonedError(
+      Reasons.TeardownFailed,
+      `${why}. Nothing was deleted; restore it, or set reclaimPolicy Retain to keep everything`,
+    );
+  }
+  pass.warn(
+    Reasons.KeptInTarget,
+    `${why}, so nothing proves its bucket empty: ${describeRef(target)} and what goes with it were kept, marked Retain; delete them by hand when done`,
+  );
+  return 'retain';
+}
+
+async function firstMissing<R extends ObjectRef>({ client, signal }: TargetAccess, refs: R[]): Promise<R | undefined> {
+  for (const ref of refs) if (!(await client.get(ref.type, ref.name, ref.namespace, signal))) return ref;
+  return undefined;
+}
+
+/** Keeps the target object and these companions, their marks now saying Retain (conditional on the copies read). */
+async function retain<MR extends ManagedResource>(pass: NativePass<MR>, target: ObjectRef, companions: ObjectRef[]): Promise<void> {
+  const { client, marks, signal } = pass;
+  const retained = { ...pass.owner, reclaimPolicy: 'Retain' as const };
+  for (const [i, ref] of [target, ...companions].entries()) {
+    const have = await client.get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
+    const vouchers = i === 0 ? pass.vouchers : { ...pass.vouchers, recordedUid: undefined };
+    const relation = have && marks.relation(ref.type, have, pass.owner, vouchers);
+    if (!have || (relation !== 'ours' && relation !== 'restored')) continue;
+    const { labels, annotations } = marks.mark(ref.type, have, retained).metadata;
+    const { uid, resourceVersion } = have.metadata;
+    await client.mergePatch(ref.type, ref.name, ref.namespace, { metadata: { uid, resourceVersion, labels, annotations } }, signal);
+  }
 }

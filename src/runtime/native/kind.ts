@@ -1,11 +1,16 @@
 // The contract of a native kind: what a backend describes (the object to keep in a target, its
 // companions, how to read its readiness) for nativeExternal (external.ts) to keep it there.
-import { sameJson } from '../../kit/json.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
 import type { OperatorBundle } from '../operators/operator.ts';
-import type { CredentialsView } from './rotation.ts';
+
+/** Which generations of a resource's rotating keys exist: the one in use, those still working, those whose grace period ended. */
+export interface CredentialsView {
+  generation: number;
+  outstanding: number[];
+  due: number[];
+}
 
 export type TargetObject = KubeObjectLike & {
   metadata: KubeObjectLike['metadata'] & {
@@ -175,18 +180,3 @@ export interface ObjectReader {
 export const describeRef = (ref: ObjectRef): string => `${ref.type.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
 /** An object's identity, for comparing refs. */
 export const refKey = (ref: ObjectRef): string => `${ref.type.apiVersion}/${ref.type.kind}/${ref.namespace ?? ''}/${ref.name}`;
-
-/** Fields of `want` that `have` lacks or holds differently (have may carry more). */
-export function diffFields(want: unknown, have: unknown, path = ''): string[] {
-  if (want !== null && typeof want === 'object' && !Array.isArray(want)) {
-    if (have === null || typeof have !== 'object' || Array.isArray(have)) return [path || '.'];
-    return Object.entries(want).flatMap(([k, v]) =>
-      v === undefined ? [] : diffFields(v, (have as Record<string, unknown>)[k], `${path}.${k}`),
-    );
-  }
-  if (Array.isArray(want)) {
-    if (!Array.isArray(have) || have.length !== want.length) return [path];
-    return want.flatMap((v, i) => diffFields(v, have[i], `${path}[${i}]`));
-  }
-  return sameJson(want, have) ? [] : [path];
-}

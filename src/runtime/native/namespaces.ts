@@ -23,12 +23,9 @@ const namespaceChecks = new WeakMap<KubeClient, Coalescer<{ why: string; byStore
 
 // Stores that share a namespace on one target create it once, not once each, and read it once.
 export async function ensureNamespace(
-  client: KubeClient,
-  marks: OwnershipMarks,
+  { client, marks, signal }: { client: KubeClient; marks: OwnershipMarks; signal: AbortSignal },
   namespace: string,
-  owner: Owner,
-  vouchers: Vouchers,
-  signal: AbortSignal,
+  { owner, vouchers }: { owner: Owner; vouchers: Vouchers },
 ): Promise<void> {
   let known = namespacesKnown.get(client);
   if (!known) namespacesKnown.set(client, (known = new Set()));

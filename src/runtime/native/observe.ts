@@ -1,27 +1,172 @@
-// What observing a target object reads and records, apart from the client that does it (external.ts):
-// whether a resource asked to import, its external name checked before it reaches a request, and
-// what the kind read of its object, in the resource's status.
-import { ReasonedError, setCondition } from '../../kit/conditions.ts';
-import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf } from '../../kit/meta.ts';
-import { setBindable, type ManagedResource } from '../managed/types.ts';
-import { Reasons, Ready } from '../reasons.ts';
-import type { Client } from '../../kit/kube/client.ts';
+// Observe, the first phase of a pass (pass.ts): reads the target object and its companions, judges
+// them by the pass's trust rules, and says whether they are up to date, without writing anything to
+// the target. It also checks the external name before it reaches a request, and records what the
+// kind read of its object in the resource's status.
+import { getCondition, ReasonedError, setCondition } from '../../kit/conditions.ts';
+import { sameJson } from '../../kit/json.ts';
+import { ANNOTATION_EXTERNAL_NAME, isDeleting } from '../../kit/meta.ts';
 import { isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
-import { describeRef, diffFields, type Inspection, type ObjectRef, type TargetObject } from './kind.ts';
-import { ANNOTATION_TARGET_UID, type Owner, type OwnershipMarks, type Relation, type Vouchers } from '../ownership/marks.ts';
+import { policyOf } from '../managed/policies.ts';
+import { setBindable, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
+import { ANNOTATION_TARGET_UID, LABEL_OWNER_UID, type Relation } from '../ownership/marks.ts';
+import { Reasons, Ready, UnprovenError } from '../reasons.ts';
+import { mayHaveLeftovers } from './delete.ts';
+import { describeRef, refKey, type Companion, type Inspection, type KindContext, type ObjectRef, type TargetObject } from './kind.ts';
+import { kindContext, type NativePass } from './pass.ts';
+import { companionRecord, recordable } from './pass.ts';
+import { planFor, retireWork, retirement, settleRotation } from './rotation.ts';
+import type { RotationPlan } from './rotation.ts';
 
-/** The user asked to adopt an existing object by naming it before we ever tried to create one. */
-export function importRequested(mr: ManagedResource): boolean {
-  const annotations = mr.metadata.annotations ?? {};
-  return Boolean(annotations[ANNOTATION_EXTERNAL_NAME]) && !annotations[ANNOTATION_CREATE_PENDING];
+/** A resource's companions as found in the target (by position), how they drifted, and the uids of those to record. */
+interface Companions {
+  /** The companions this pass wants (what found answers by position). */
+  wanted: Companion[];
+  found: (TargetObject | undefined)[];
+  drift: string[];
+  proven: Record<string, string>;
+}
+
+export async function observe<MR extends ManagedResource>(pass: NativePass<MR>): Promise<ExternalObservation> {
+  const { kind, mr, marks, owner, signal } = pass;
+  const name = checkedExternalName(pass.name);
+  const ref = pass.target(pass.recorded());
+  // Deleting, a cache that saw our object go answers; what its operator made, and our companions,
+  // may outlive it (a pass cut off, or the object deleted by others): see mayHaveLeftovers.
+  const deleting = isDeleting(mr.metadata);
+  const recordedUid = pass.vouchers.recordedUid;
+  const observed = await pass.read.get<TargetObject>(ref.type, name, ref.namespace, signal, deleting ? recordedUid : undefined);
+  if (!observed) {
+    if (deleting) return { exists: mayHaveLeftovers(kind, recordedUid), upToDate: true };
+    // Nothing is made (its Job would take the store's root keys there) in a store whose endpoint is unproven.
+    refuseUnprovenUpstream(pass);
+    await refuseMovedIdentity(pass, ref);
+    return { exists: false, upToDate: false };
+  }
+  const relation = marks.relation(ref.type, observed, owner, pass.vouchers);
+  // Deleting: only what we may manage is ours to delete; anything else we let go of untouched.
+  if (deleting) return { exists: relation === 'ours' || relation === 'restored', upToDate: true };
+  pass.refuseForeign(relation, ref);
+  const policy = policyOf(mr.spec as { managementPolicies?: string[] });
+  if (policy.onlyObserve) return observeOnly(pass, observed);
+
+  // What the user left unset comes from the target, so adopting an object changes nothing else.
+  const lateInitialized = (policy.lateInitialize && kind.lateInitialize?.(mr, observed)) || false;
+  const plan = holdRetirement(planFor(kind, mr, pass.now(), policy.update), pass.opts.retirementHold?.(mr));
+  const ctx = kindContext(marks, plan);
+  const companions = await checkCompanions(pass, observed, relation, ctx);
+  refuseUnprovenUpstream(pass);
+  if (relation === 'unmarked') refuseUnappliableImport(kind.desired(mr, name, ctx), observed, kind.fixedAtCreation);
+  // What the managed resource is to persist (late-initialized fields, the proven object's and endpoint's uids), whatever comes next.
+  const annotations = { ...uidRecord(pass, observed, relation), ...companionRecord(mr, companions.proven) };
+  const settled = { lateInitialized, ...(Object.keys(annotations).length ? { annotations } : {}) };
+  if (relation !== 'ours') {
+    return {
+      exists: true,
+      upToDate: false,
+      ...settled,
+      diff: relation === 'restored' ? 'taking back the object of a restored resource' : 'adopting the existing object (import)',
+    };
+  }
+  return inspectOurs(pass, observed, { companions, settled, plan });
+}
+
+/**
+ * Observe-only (an import read-only): what the kind reads of the object says its state and how to
+ * reach it; nothing is adopted or written, and no companion is ours to check.
+ */
+async function observeOnly<MR extends ManagedResource>(pass: NativePass<MR>, observed: TargetObject): Promise<ExternalObservation> {
+  const { client, read, mr, signal } = pass;
+  const credentials = kindContext(pass.marks).credentials;
+  const inspection = await pass.kind.inspect({ client, read, mr, observed, companions: [], credentials, signal });
+  recordInspection(mr, inspection);
+  return { exists: true, upToDate: true, connectionDetails: inspection.connectionDetails };
+}
+
+/** Our own object: its drift from what this resource wants, and what the kind reads from it (readiness, connection details). */
+async function inspectOurs<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  observed: TargetObject,
+  found: { companions: Companions; settled: Pick<ExternalObservation, 'lateInitialized' | 'annotations'>; plan: RotationPlan },
+): Promise<ExternalObservation> {
+  const { kind, mr, name, client, read, signal } = pass;
+  const { companions, settled, plan } = found;
+  const ctx = kindContext(pass.marks, plan);
+  const desired = pass.marks.mark(kind.target, kind.desired(mr, name, ctx), pass.owner);
+  const trust = (c: Companion, have: TargetObject) => pass.trusted(c, have, observed, 'ours');
+  const retiring = await retirement(kind, { mr, name, ctx, read, trust }, signal);
+  const superseded = supersededLeft(pass, ctx, companions.wanted);
+  const drift = [
+    ...(superseded ? [superseded] : []),
+    ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
+    ...diffFields(
+      { labels: desired.metadata.labels, annotations: desired.metadata.annotations },
+      { labels: observed.metadata.labels, annotations: observed.metadata.annotations },
+    ).map((p) => `.metadata${p}`),
+    ...companions.drift,
+    ...(retiring.drift ? [retiring.drift] : []),
+  ];
+  const inspection = await kind.inspect({ client, read, mr, observed, companions: companions.found, credentials: ctx.credentials, signal });
+  recordInspection(mr, inspection);
+  return {
+    exists: true,
+    upToDate: drift.length === 0,
+    ...settled,
+    // The rotation's record (and when to look again) rides with what observing settled.
+    ...settleRotation(kind, mr, plan, {
+      ...retiring,
+      pending: inspection.rotating,
+      now: pass.now(),
+      annotations: settled.annotations,
+    }),
+    connectionDetails: inspection.connectionDetails,
+    diff: drift.join(', ') || undefined,
+  };
+}
+
+async function checkCompanions<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  observed: TargetObject,
+  main: Relation,
+  ctx: KindContext,
+): Promise<Companions> {
+  const wanted = pass.companions(ctx);
+  const found = await Promise.all(wanted.map((c) => pass.read.get<TargetObject>(c.type, c.name, c.namespace, pass.signal)));
+  const drift: string[] = [];
+  const proven: Record<string, string> = {};
+  wanted.forEach((c, i) => {
+    const have = found[i];
+    if (!have) {
+      if (c.irreplaceable) {
+        throw new ReasonedError(
+          c.irreplaceable.reason,
+          `the ${c.purpose} ${describeRef(c)} is gone while ${describeRef({ type: pass.kind.target, name: pass.name, namespace: observed.metadata.namespace })} still uses it; ` +
+            `new ones are not made, because the running store would not know them. ${c.irreplaceable.remedy}`,
+        );
+      }
+      drift.push(`missing ${c.type.kind}`);
+      return;
+    }
+    const relation = pass.trusted(c, have, observed, main);
+    if (relation === 'unmarked') return;
+    if (recordable(pass.kind, c) && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
+    if (pass.remark(c, have)) drift.push(`${c.type.kind} ownership marks`);
+    if (!c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
+  });
+  return { wanted, found, drift, proven };
+}
+
+/** The replaced keys stay while something still holds them (a consumer without the new ones): only older ones go. */
+function holdRetirement(plan: RotationPlan, held: string | undefined): RotationPlan {
+  const previous = plan.next?.previous ?? plan.state.previous;
+  if (!held || previous === undefined || !plan.view.due.includes(previous)) return plan;
+  return { ...plan, view: { ...plan.view, due: plan.view.due.filter((g) => g !== previous) } };
 }
 
 const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** The external name: the annotation has no schema, so it is checked before it becomes part of a request. */
-export function checkedExternalName(mr: ManagedResource): string {
-  const name = externalNameOf(mr.metadata);
+export function checkedExternalName(name: string): string {
   if (name.length > 253 || !OBJECT_NAME.test(name)) {
     throw new ReasonedError(
       Reasons.InvalidExternalName,
@@ -32,7 +177,7 @@ export function checkedExternalName(mr: ManagedResource): string {
 }
 
 /** What the kind read of its object, in the resource's status: Ready, atProvider, and bindable once ready. */
-export function recordInspection(mr: ManagedResource, inspection: Inspection): void {
+function recordInspection(mr: ManagedResource, inspection: Inspection): void {
   mr.status = {
     ...mr.status,
     conditions: setCondition(mr.status?.conditions, {
@@ -46,28 +191,24 @@ export function recordInspection(mr: ManagedResource, inspection: Inspection): v
   if (inspection.ready) setBindable(mr);
 }
 
-export function withoutMetadata(obj: TargetObject): Record<string, unknown> {
+function withoutMetadata(obj: TargetObject): Record<string, unknown> {
   const { metadata: _m, apiVersion: _a, kind: _k, status: _s, ...rest } = obj;
   return rest;
 }
 
 /** Identity is fixed at creation: a resource whose object now lives under another name or namespace moved. */
-export async function refuseMovedIdentity(
-  client: Client,
-  marks: OwnershipMarks,
-  target: ResourceType,
-  mr: ManagedResource,
-  owner: Owner,
-  ref: ObjectRef,
-  signal: AbortSignal,
-): Promise<void> {
+async function refuseMovedIdentity<MR extends ManagedResource>(pass: NativePass<MR>, ref: ObjectRef): Promise<void> {
+  const { client, marks, mr, signal } = pass;
+  const target = pass.kind.target;
   // Only a resource that was created or imported has an object to find (and it costs a list).
   if (!mr.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME]) return;
   // A 404 means the kind is not served (yet): then nothing of it exists anywhere.
-  const { items } = await client.list<TargetObject>(target, { labelSelector: marks.selectorFor(owner), signal }).catch((err: unknown) => {
-    if (isNotFound(err)) return { items: [] };
-    throw err;
-  });
+  const { items } = await client
+    .list<TargetObject>(target, { labelSelector: marks.selectorFor(pass.owner), signal })
+    .catch((err: unknown) => {
+      if (isNotFound(err)) return { items: [] };
+      throw err;
+    });
   // Only a signed object counts: copied labels must not hold a resource back.
   const elsewhere = items.find(
     (o) => (o.metadata.name !== ref.name || (o.metadata.namespace ?? undefined) !== ref.namespace) && marks.signed(target, o),
@@ -82,7 +223,7 @@ export async function refuseMovedIdentity(
 }
 
 /** Adopting a store must not change what its operator would never apply to it (`fixed`, the kind's fixedAtCreation). */
-export function refuseUnappliableImport(desired: TargetObject, observed: TargetObject, fixed: string[] = []): void {
+function refuseUnappliableImport(desired: TargetObject, observed: TargetObject, fixed: string[] = []): void {
   const changed = diffFields(withoutMetadata(desired), withoutMetadata(observed)).filter((p) =>
     fixed.some((f) => p === f || p.startsWith(`${f}.`) || p.startsWith(`${f}[`)),
   );
@@ -104,27 +245,71 @@ export function refuseUnappliableImport(desired: TargetObject, observed: TargetO
  * again. Not while its marks are unsigned (an upgrade): the record ends the legacy belief, which
  * its companions and namespace still need until the update signs them.
  */
-export function uidRecord(
-  marks: OwnershipMarks,
-  mr: ManagedResource,
-  type: ResourceType,
-  observed: TargetObject,
-  relation: Relation,
-): { annotations?: Record<string, string> } {
-  const proven = (relation === 'ours' || relation === 'restored') && marks.signed(type, observed);
-  return proven && observed.metadata.uid && mr.metadata.annotations?.[ANNOTATION_TARGET_UID] !== observed.metadata.uid
-    ? { annotations: { [ANNOTATION_TARGET_UID]: observed.metadata.uid } }
+function uidRecord<MR extends ManagedResource>(pass: NativePass<MR>, observed: TargetObject, relation: Relation): Record<string, string> {
+  const proven = (relation === 'ours' || relation === 'restored') && pass.marks.signed(pass.kind.target, observed);
+  return proven && observed.metadata.uid && pass.mr.metadata.annotations?.[ANNOTATION_TARGET_UID] !== observed.metadata.uid
+    ? { [ANNOTATION_TARGET_UID]: observed.metadata.uid }
     : {};
 }
 
-/** What vouches for a resource's objects besides their signatures (see ownership.ts). */
-export function vouchersOf(mr: ManagedResource): Vouchers {
-  const annotations = mr.metadata.annotations ?? {};
-  const recordedUid = annotations[ANNOTATION_TARGET_UID] || undefined;
-  // Made or imported before marks were signed, and not proven since: its unsigned marks are believed once.
-  const legacy = !recordedUid && (Boolean(annotations[ANNOTATION_CREATE_SUCCEEDED]) || importRequested(mr));
-  // Pending newer than succeeded (second precision): a create began after the last one recorded its object.
-  const pending = Date.parse(annotations[ANNOTATION_CREATE_PENDING] ?? '');
-  const creating = pending > (Date.parse(annotations[ANNOTATION_CREATE_SUCCEEDED] ?? '') || 0);
-  return { recordedUid, legacy, creating };
+/**
+ * Older Jobs (superseded) of this resource still in the target (`wanted`: the companions this pass
+ * already built, not built again), as its synced cache holds them: their
+ * removal is drift, so it happens at rest too, not only with the next change. Only signed ones count:
+ * one that merely carries our labels is never deleted, and must not make a repair every pass.
+ */
+function supersededLeft<MR extends ManagedResource>(pass: NativePass<MR>, ctx: KindContext, wanted: Companion[]): string | undefined {
+  const { kind, marks, owner } = pass;
+  const s = kind.superseded;
+  const cached = s && pass.read.cached?.<TargetObject>(s.type, marks.selector);
+  if (!s || !cached) return undefined;
+  const retire = retireWork(kind, pass.mr, pass.name, ctx);
+  const keep = new Set([...wanted, ...(retire ? [retire.object] : [])].map(refKey));
+  const left = cached.filter(
+    (o) =>
+      o.metadata.labels?.[LABEL_OWNER_UID] === owner.uid &&
+      s.matches(o.metadata.labels ?? {}) &&
+      !o.metadata.deletionTimestamp &&
+      !keep.has(refKey({ type: s.type, name: o.metadata.name, namespace: o.metadata.namespace })) &&
+      marks.signed(s.type, o),
+  );
+  return left.length ? `superseded ${s.type.kind}s ${left.map((o) => o.metadata.name).join(', ')}` : undefined;
+}
+
+/** A resource whose endpoint is its shared store's is no more proven than that store's (NativeKind.endpointFrom). */
+function refuseUnprovenUpstream<MR extends ManagedResource>(pass: NativePass<MR>): void {
+  const { mr, opts } = pass;
+  const from = pass.kind.endpointFrom;
+  const ref = from?.of(mr);
+  if (!from || !ref || !opts.managed) return;
+  const upstream = opts.managed.get(ref.type, mr.metadata.namespace ?? '', ref.name);
+  if (upstream && policyOf(upstream.spec as { managementPolicies?: string[] }).onlyObserve) {
+    throw new UnprovenError(
+      Reasons.EndpointNotProven,
+      `its store ${ref.type.kind} ${mr.metadata.namespace}/${ref.name} is only observed: provider-rook made no endpoint Service for it, so none is published here and nothing is made in it`,
+      from.keys,
+    );
+  }
+  const ready = getCondition(upstream?.status?.conditions, 'Ready');
+  if (ready?.status !== 'False' || ready.reason !== Reasons.EndpointNotProven) return;
+  throw new UnprovenError(
+    Reasons.EndpointNotProven,
+    `its store ${ref.type.kind} ${mr.metadata.namespace}/${ref.name} cannot prove its endpoint, so neither is published here: ${ready.message ?? ready.reason}`,
+    from.keys,
+  );
+}
+
+/** Fields of `want` that `have` lacks or holds differently (have may carry more). */
+export function diffFields(want: unknown, have: unknown, path = ''): string[] {
+  if (want !== null && typeof want === 'object' && !Array.isArray(want)) {
+    if (have === null || typeof have !== 'object' || Array.isArray(have)) return [path || '.'];
+    return Object.entries(want).flatMap(([k, v]) =>
+      v === undefined ? [] : diffFields(v, (have as Record<string, unknown>)[k], `${path}.${k}`),
+    );
+  }
+  if (Array.isArray(want)) {
+    if (!Array.isArray(have) || have.length !== want.length) return [path];
+    return want.flatMap((v, i) => diffFields(v, have[i], `${path}[${i}]`));
+  }
+  return sameJson(want, have) ? [] : [path];
 }

@@ -19,7 +19,7 @@ import type { OperatorInstaller } from '../operators/operator.ts';
 import type { ProviderSystem } from './provider-system.ts';
 import type { Backend } from './backend.ts';
 import { TargetWatches } from '../native/watches.ts';
-import type { NativeExternalOptions } from '../native/external.ts';
+import type { NativeExternalOptions } from '../native/pass.ts';
 import { Reasons } from '../reasons.ts';
 import { gvkLabel, observeManagedKind } from '../managed-metrics.ts';
 

@@ -7,7 +7,8 @@ import type { Deletion, KubeClient } from '../../../../src/kit/kube/client.ts';
 import { KubeError } from '../../../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
-import { NativeExternal, ownerOf } from '../../../../src/runtime/native/external.ts';
+import { NativeExternal } from '../../../../src/runtime/native/external.ts';
+import { ownerOf } from '../../../../src/runtime/native/pass.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
 import { ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
 
