@@ -230,10 +230,10 @@ describe('data loss', () => {
       metadata: { name: ownerName, uid },
     });
     const earlier = owner('00000000-0000-0000-0000-000000000001');
-    await publishSecret(control, earlier, ns, `${name}-conn`, { endpoint: 'old' });
+    await publishSecret({ client: control }, earlier, { namespace: ns, name: `${name}-conn` }, { endpoint: 'old' });
     const before = (await control.get<Obj & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns))!;
     for (const other of [owner('00000000-0000-0000-0000-000000000002'), owner('00000000-0000-0000-0000-000000000003', `${name}-other`)]) {
-      const err = await publishSecret(control, other, ns, `${name}-conn`, { endpoint: 'new' }).then(
+      const err = await publishSecret({ client: control }, other, { namespace: ns, name: `${name}-conn` }, { endpoint: 'new' }).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -243,7 +243,7 @@ describe('data loss', () => {
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(secretText(after.data)).toEqual({ endpoint: 'old' });
     // Its own controller still writes it.
-    expect(await publishSecret(control, earlier, ns, `${name}-conn`, { endpoint: 'newer' })).toBe(true);
+    expect(await publishSecret({ client: control }, earlier, { namespace: ns, name: `${name}-conn` }, { endpoint: 'newer' })).toBe(true);
   });
 
   it('1c. a leak is deleted only when its owner is proven gone and it is older than the grace period; Retain is never a leak', async () => {

@@ -43,7 +43,15 @@ export async function copyConnectionSecret(
   for (const k of Object.keys(current?.data ?? {})) if (!(k in data)) data[k] = null;
   // Before binding, BoundManagedResource says it; after, a change (new keys) is news an app acts on.
   const bound = claim.status?.bindingPhase === 'Bound';
-  if ((await publishSecretData(c.client, claim, claim.metadata.namespace!, to.name, data, signal, c.secrets)) && bound) {
+  if (
+    (await publishSecretData(
+      { client: c.client, cache: c.secrets, signal },
+      claim,
+      { namespace: claim.metadata.namespace!, name: to.name },
+      data,
+    )) &&
+    bound
+  ) {
     c.recorder.normal(claim, Reasons.PropagatedConnectionSecret, `Updated connection Secret ${to.name}`);
   }
   return true;

@@ -26,7 +26,7 @@ export interface Held<MR extends ManagedResource = ManagedResource> {
 export async function releaseClaim(r: Releaser, claim: Claim, held: Held[], signal: AbortSignal): Promise<void> {
   for (const { type, mr } of held) await unbind(r, claim, type, structuredClone(mr), signal);
   const to = claim.spec?.writeConnectionSecretToRef;
-  if (to) await unpublishSecret(r.client, claim, claim.metadata.namespace!, to.name, signal);
+  if (to) await unpublishSecret({ client: r.client, signal }, claim, { namespace: claim.metadata.namespace!, name: to.name });
   await removeFinalizer(r.client, r.claims, claim, FINALIZER_CLAIM, signal);
 }
 

@@ -22,9 +22,17 @@ import {
 } from '../../kit/meta.ts';
 import { Reasons, Ready, Synced } from '../reasons.ts';
 import { requeue, type Result } from '../../kit/controller/result.ts';
+import type { FailedStep } from './failures.ts';
 import { RecordedError, type ConnectionDetails, type ExternalClient, type ManagedResource } from './types.ts';
 
 type Condition = Parameters<typeof setCondition>[1];
+
+/** The pass a step failed in: the resource as it stands, the copy it was read as, and the pass's signal. */
+export interface FailureAt<MR extends ManagedResource> {
+  mr: MR;
+  cached: ReadonlyDeep<MR>;
+  signal: AbortSignal;
+}
 
 /** What the create step uses of the managed reconciler: its client and clock, its writes, and how a pass fails. */
 export interface CreationSteps<MR extends ManagedResource> {
@@ -35,15 +43,7 @@ export interface CreationSteps<MR extends ManagedResource> {
   /** Updates the resource; what comes back carries the status of `mr`. */
   update(mr: MR, signal: AbortSignal): Promise<MR>;
   /** Reports a failed step (event, Synced error, status write) and says when to try again. */
-  fail(
-    mr: MR,
-    cached: ReadonlyDeep<MR>,
-    signal: AbortSignal,
-    event: string,
-    prefix: string,
-    err: unknown,
-    ready?: Condition,
-  ): Promise<Result>;
+  fail(at: FailureAt<MR>, step: FailedStep, err: unknown, ready?: Condition): Promise<Result>;
   publish(mr: MR, details: ConnectionDetails | undefined, signal: AbortSignal): Promise<void>;
   setConditions(mr: MR, ...conds: Condition[]): void;
   /** Measures the first reports after a status write. */
@@ -83,7 +83,7 @@ export async function createExternal<MR extends ManagedResource>(
     try {
       mr = await s.update(mr, signal);
     } catch (err) {
-      return s.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot update managed resource', err, Ready.creating());
+      return s.fail({ mr, cached, signal }, 'updateManaged', err, Ready.creating());
     }
   }
   let created;
@@ -95,19 +95,19 @@ export async function createExternal<MR extends ManagedResource>(
     if (!isConflict(err)) s.recorder.warning(mr, Reasons.CannotCreateExternalResource, `create failed: ${(err as Error).message}`);
     // The status below is written over the object recordCreate returns: its resourceVersion is the current one.
     mr = (await recordCreate(s, mr, ANNOTATION_CREATE_FAILED, signal, made).catch(() => undefined)) ?? mr;
-    return s.fail(mr, cached, signal, Reasons.CannotCreateExternalResource, 'create failed', err, Ready.creating());
+    return s.fail({ mr, cached, signal }, 'create', err, Ready.creating());
   }
   try {
     // The external name too: with no write before the create, this is its first (a re-read keeps it).
     const named = { [ANNOTATION_EXTERNAL_NAME]: externalNameOf(mr.metadata), ...created.annotations };
     mr = await recordCreate(s, mr, ANNOTATION_CREATE_SUCCEEDED, signal, named);
   } catch (err) {
-    return s.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot record creation', err, Ready.creating());
+    return s.fail({ mr, cached, signal }, 'recordCreate', err, Ready.creating());
   }
   try {
     await s.publish(mr, created.connectionDetails, signal);
   } catch (err) {
-    return s.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot publish connection details', err, Ready.creating());
+    return s.fail({ mr, cached, signal }, 'publish', err, Ready.creating());
   }
   s.recorder.normal(mr, Reasons.CreatedExternalResource, `Created ${externalNameOf(mr.metadata)} in the target cluster`);
   s.setConditions(mr, Ready.creating(), Synced.success());

@@ -3,6 +3,7 @@
 import type { Client } from '../../kit/kube/client.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import type { KubeObjectLike, Selection } from '../../kit/kube/client.ts';
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import { Secrets } from '../../kit/kube/resources.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import { isAlreadyExists, isConflict } from '../../kit/kube/errors.ts';
@@ -45,28 +46,27 @@ export const connectionSecrets = (manager: {
 /** The cache of connection Secrets: one that holds the Secret saves the read; a miss in a synced one is an answer. */
 export type ConnectionSecrets = Pick<Informer<SecretObject>, 'get'> & { readonly hasSynced?: boolean };
 
-/** Creates or updates the Secret `name` in `namespace` for `owner`; returns true when it wrote. */
-export function publishSecret(
-  client: Client,
-  owner: Owner,
-  namespace: string,
-  name: string,
-  details: ConnectionDetails,
-  signal?: AbortSignal,
-  cache?: ConnectionSecrets,
-): Promise<boolean> {
-  return publishSecretData(client, owner, namespace, name, encode(details), signal, cache);
+/**
+ * Where connection Secrets are written: the control cluster's client, and the cache of connection
+ * Secrets that saves its reads, when there is one.
+ */
+export interface SecretsAccess {
+  client: Client;
+  cache?: ConnectionSecrets;
+  signal?: AbortSignal;
+}
+
+/** Creates or updates the Secret at `key` for `owner`; returns true when it wrote. */
+export function publishSecret(at: SecretsAccess, owner: Owner, key: Required<ObjectKey>, details: ConnectionDetails): Promise<boolean> {
+  return publishSecretData(at, owner, key, encode(details));
 }
 
 /** As publishSecret, with data already base64 (e.g. copied from another Secret); a null removes that key. */
 export async function publishSecretData(
-  client: Client,
+  { client, cache, signal }: SecretsAccess,
   owner: Owner,
-  namespace: string,
-  name: string,
+  { namespace, name }: Required<ObjectKey>,
   data: Record<string, string | null>,
-  signal?: AbortSignal,
-  cache?: ConnectionSecrets,
 ): Promise<boolean> {
   const create = (): Promise<unknown> =>
     client.create(
@@ -122,12 +122,10 @@ function patchData(client: Client, existing: SecretObject, data: Record<string, 
  * can no longer be vouched for (an endpoint provider-rook cannot prove) must not lead an app there.
  */
 export async function withholdKeys(
-  client: Client,
+  { client, cache, signal }: SecretsAccess,
   owner: Owner,
-  at: { namespace: string; name: string },
+  at: Required<ObjectKey>,
   keys: string[],
-  signal?: AbortSignal,
-  cache?: ConnectionSecrets,
 ): Promise<void> {
   const existing =
     (cache?.hasSynced ? cache.get(`${at.namespace}/${at.name}`) : undefined) ??
@@ -144,12 +142,9 @@ export async function withholdKeys(
  * names its owner, and the garbage collector takes it with the owner.
  */
 export async function unpublishSecret(
-  client: Client,
+  { client, cache, signal }: SecretsAccess,
   owner: Owner,
-  namespace: string,
-  name: string,
-  signal?: AbortSignal,
-  cache?: ConnectionSecrets,
+  { namespace, name }: Required<ObjectKey>,
 ): Promise<void> {
   const cached = cache?.hasSynced ? cache.get(`${namespace}/${name}`) : undefined;
   if (cache?.hasSynced && !cached) return;

@@ -22,9 +22,10 @@ import {
 import { Reasons, UnprovenError, Ready, Synced, reasonOf } from '../reasons.ts';
 import { ProgressWrites } from '../progress.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result, keyOf } from '../../kit/controller/result.ts';
-import { createExternal, type CreationSteps } from './creation.ts';
+import { createExternal, type CreationSteps, type FailureAt } from './creation.ts';
 import { policyOf, type Policy } from './policies.ts';
-import { publishSecret, unpublishSecret, withholdKeys, type ConnectionSecrets } from './publisher.ts';
+import { Failures, type FailedStep } from './failures.ts';
+import { publishSecret, unpublishSecret, withholdKeys, type ConnectionSecrets, type SecretsAccess } from './publisher.ts';
 import {
   RecordedError,
   reclaimPolicyOf,
@@ -55,6 +56,12 @@ export interface ManagedReconcilerOptions<MR extends ManagedResource> {
   pollJitterMs?: number;
   creationGraceMs?: number;
   now?: () => Date;
+}
+
+/** A resource connected to and observed: the client of its external resource, and what observe found. */
+interface Seen<MR extends ManagedResource> {
+  external: ExternalClient<MR>;
+  observation: ExternalObservation;
 }
 
 export class ManagedReconciler<MR extends ManagedResource> implements Reconciler {
@@ -163,16 +170,11 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     if (now('Ready')?.status === 'True' && this.newSinceStart.delete(uid)) managedMetrics.firstTimeToReadiness.observe(this.gvk, age);
   }
 
-  private async fail(
-    mr: MR,
-    cached: Cached<MR>,
-    signal: AbortSignal,
-    event: string,
-    prefix: string,
-    err: unknown,
-    ready?: Parameters<typeof setCondition>[1],
-  ): Promise<Result> {
+  /** Reports a failed step (its Event, the Synced error, a status write) and says when to try again. */
+  private async fail(at: FailureAt<MR>, step: FailedStep, err: unknown, ready?: Parameters<typeof setCondition>[1]): Promise<Result> {
+    const { mr, cached, signal } = at;
     if (isConflict(err)) return requeue();
+    const { event, prefix } = Failures[step];
     const message = `${prefix}: ${(err as Error).message}`;
     this.o.recorder.warning(mr, event, message);
     this.setConditions(mr, ...(ready ? [ready] : []), Synced.error(reasonOf(err), message));
@@ -201,14 +203,14 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
 
     const seen = await this.connectAndObserve(mr, cached, signal);
     if ('result' in seen) return seen.result;
-    const { external, observation } = seen;
+    const { observation } = seen;
     if (!observation.exists && !deleting && !policy.create) return this.missingNotCreated(mr, cached, policy, signal);
     if (!observation.exists && !deleting && this.justCreated(mr)) {
       this.o.recorder.normal(mr, Reasons.PendingExternalResource, 'Waiting for the external resource to appear after creation');
       return requeue();
     }
-    if (deleting) return this.deleteExternal(mr, cached, external, observation, signal);
-    return this.publishAndConverge(mr, cached, external, observation, policy, signal);
+    if (deleting) return this.deleteExternal(mr, cached, seen, signal);
+    return this.publishAndConverge(mr, cached, { ...seen, policy }, signal);
   }
 
   /** A set of policies crossplane-runtime does not support (the CRD refuses it; this catches what predates the rule). */
@@ -241,26 +243,21 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     return done();
   }
 
-  private async connectAndObserve(
-    mr: MR,
-    cached: Cached<MR>,
-    signal: AbortSignal,
-  ): Promise<{ result: Result } | { external: ExternalClient<MR>; observation: ExternalObservation }> {
+  private async connectAndObserve(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<{ result: Result } | Seen<MR>> {
     let external;
     try {
       external = await this.o.connecter.connect(mr, signal);
     } catch (err) {
-      return { result: await this.fail(mr, cached, signal, Reasons.CannotConnectToProvider, 'connect failed', err) };
+      return { result: await this.fail({ mr, cached, signal }, 'connect', err) };
     }
     try {
       return { external, observation: await external.observe(mr, signal) };
     } catch (err) {
-      if (!(err instanceof UnprovenError))
-        return { result: await this.fail(mr, cached, signal, Reasons.CannotObserveExternalResource, 'observe failed', err) };
+      if (!(err instanceof UnprovenError)) return { result: await this.fail({ mr, cached, signal }, 'observe', err) };
       // What it relies on cannot be proven: not Ready, and its Secret leads nowhere it cannot vouch for until it can.
       const ref = mr.spec.writeConnectionSecretToRef;
       const withheld = ref
-        ? withholdKeys(this.o.client, mr, { namespace: mr.metadata.namespace!, name: ref.name }, err.withheld, signal, this.o.secrets)
+        ? withholdKeys(this.secretsAt(signal), mr, { namespace: mr.metadata.namespace!, name: ref.name }, err.withheld)
         : undefined;
       const failed = await withheld?.then(
         () => undefined,
@@ -268,10 +265,10 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       );
       if (failed)
         return {
-          result: await this.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot withhold the endpoint', failed),
+          result: await this.fail({ mr, cached, signal }, 'withhold', failed),
         };
       const ready = { type: 'Ready', status: 'False' as const, reason: err.reason, message: err.message };
-      await this.fail(mr, cached, signal, Reasons.CannotObserveExternalResource, 'observe failed', err, ready);
+      await this.fail({ mr, cached, signal }, 'observe', err, ready);
       // A state that holds until someone acts in the target (on what our watches may not see): looked at each poll, not backed off.
       return { result: this.poll() };
     }
@@ -284,13 +281,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 
   /** Deleting under reclaim policy Delete: the external resource goes first, then the finalizer. */
-  private async deleteExternal(
-    mr: MR,
-    cached: Cached<MR>,
-    external: ExternalClient<MR>,
-    observation: ExternalObservation,
-    signal: AbortSignal,
-  ): Promise<Result> {
+  private async deleteExternal(mr: MR, cached: Cached<MR>, { external, observation }: Seen<MR>, signal: AbortSignal): Promise<Result> {
     // Others clean up first: said (what, and since when), and their finalizers' removal wakes us.
     // Without ours (never added: an import deleted at once), nothing holds the object after theirs go: no waiting then.
     const others = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_MANAGED);
@@ -312,7 +303,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       try {
         deletion = await external.delete(mr, signal);
       } catch (err) {
-        return this.fail(mr, cached, signal, Reasons.CannotDeleteExternalResource, 'delete failed', err, Ready.deleting());
+        return this.fail({ mr, cached, signal }, 'delete', err, Ready.deleting());
       }
       if (deletion?.requested !== false) this.o.recorder.normal(mr, Reasons.DeletedExternalResource, 'Deleted the external resource');
       if (!deletion?.gone) {
@@ -328,15 +319,13 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   private async publishAndConverge(
     mr: MR,
     cached: Cached<MR>,
-    external: ExternalClient<MR>,
-    observation: ExternalObservation,
-    policy: Policy,
+    { external, observation, policy }: Seen<MR> & { policy: Policy },
     signal: AbortSignal,
   ): Promise<Result> {
     try {
       await this.publish(mr, observation.connectionDetails, signal);
     } catch (err) {
-      return this.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot publish connection details', err);
+      return this.fail({ mr, cached, signal }, 'publish', err);
     }
     // Crash-safe: the attempt is recorded before the external write, its outcome after (creation.ts).
     if (!observation.exists) return createExternal(this.steps, mr, cached, external, signal);
@@ -348,7 +337,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       this.setConditions(mr, Synced.success());
       return this.poll(observation.recheckAfterMs, await this.writeStatus(mr, cached, signal));
     }
-    return this.repair(mr, cached, external, observation, signal);
+    return this.repair(mr, cached, { external, observation }, signal);
   }
 
   /**
@@ -378,14 +367,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       mr.metadata = updated.metadata;
       mr.spec = updated.spec;
     } catch (err) {
-      return this.fail(
-        mr,
-        cached,
-        signal,
-        Reasons.CannotUpdateManagedResource,
-        finalizerMissing ? 'cannot add finalizer' : 'cannot update managed resource',
-        err,
-      );
+      return this.fail({ mr, cached, signal }, finalizerMissing ? 'addFinalizer' : 'updateManaged', err);
     }
     // Late init only copied what the target holds, so this pass's observation holds for the new
     // generation too; stamping the old one would cost another status write on the next poll.
@@ -419,7 +401,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
           isConflict(err) && attempt < 4
             ? await this.o.client.get<MR>(this.o.type, mr.metadata.name, mr.metadata.namespace, signal)
             : undefined;
-        if (!fresh) return this.fail(mr, cached, signal, Reasons.CannotUpdateManagedResource, 'cannot record what was made again', err);
+        if (!fresh) return this.fail({ mr, cached, signal }, 'recordMade', err);
         mr.metadata = fresh.metadata;
         mr.spec = fresh.spec;
       }
@@ -427,13 +409,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 
   /** The external resource drifted: update it, publish again, poll. */
-  private async repair(
-    mr: MR,
-    cached: Cached<MR>,
-    external: ExternalClient<MR>,
-    observation: ExternalObservation,
-    signal: AbortSignal,
-  ): Promise<Result> {
+  private async repair(mr: MR, cached: Cached<MR>, { external, observation }: Seen<MR>, signal: AbortSignal): Promise<Result> {
     this.o.log.debug('external resource drifted; updating', {
       resource: `${mr.metadata.namespace}/${mr.metadata.name}`,
       diff: observation.diff,
@@ -447,16 +423,16 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     try {
       updated = await external.update(mr, signal);
     } catch (err) {
-      if (!(err instanceof RecordedError)) return this.fail(mr, cached, signal, Reasons.CannotUpdateExternalResource, 'update failed', err);
+      if (!(err instanceof RecordedError)) return this.fail({ mr, cached, signal }, 'update', err);
       const stopped = await this.recordMade(mr, cached, err.annotations, signal);
-      return stopped ?? this.fail(mr, cached, signal, Reasons.CannotUpdateExternalResource, 'update failed', err.cause);
+      return stopped ?? this.fail({ mr, cached, signal }, 'update', err.cause);
     }
     const stopped = await this.recordMade(mr, cached, updated.annotations, signal);
     if (stopped) return stopped;
     try {
       await this.publish(mr, updated.connectionDetails, signal);
     } catch (err) {
-      return this.fail(mr, cached, signal, Reasons.CannotPublishConnectionDetails, 'cannot publish connection details', err);
+      return this.fail({ mr, cached, signal }, 'publish', err);
     }
     this.o.recorder.normal(
       mr,
@@ -470,12 +446,16 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   private async publish(mr: MR, details: ConnectionDetails | undefined, signal: AbortSignal): Promise<void> {
     const ref = mr.spec.writeConnectionSecretToRef;
     if (!ref || !details || Object.keys(details).length === 0) return;
-    await publishSecret(this.o.client, mr, mr.metadata.namespace!, ref.name, details, signal, this.o.secrets);
+    await publishSecret(this.secretsAt(signal), mr, { namespace: mr.metadata.namespace!, name: ref.name }, details);
   }
 
   private async unpublish(mr: MR, signal: AbortSignal): Promise<void> {
     const ref = mr.spec.writeConnectionSecretToRef;
-    if (ref) await unpublishSecret(this.o.client, mr, mr.metadata.namespace!, ref.name, signal, this.o.secrets);
+    if (ref) await unpublishSecret(this.secretsAt(signal), mr, { namespace: mr.metadata.namespace!, name: ref.name });
+  }
+
+  private secretsAt(signal: AbortSignal): SecretsAccess {
+    return { client: this.o.client, cache: this.o.secrets, signal };
   }
 }
 

@@ -40,25 +40,30 @@ const signal = new AbortController().signal;
 describe('connection Secrets', () => {
   it('a Secret the synced cache misses is created without a read; one there after all is read and checked', async () => {
     const empty = server(undefined);
-    await publishSecret(empty.client, owner, 'ns', 's', { k: 'v' }, signal, cacheOf(undefined));
+    await publishSecret({ client: empty.client, cache: cacheOf(undefined), signal }, owner, { namespace: 'ns', name: 's' }, { k: 'v' });
     expect(empty.log).toEqual(['POST']);
     const foreign = server(secret('someone-else'));
-    const err = await publishSecret(foreign.client, owner, 'ns', 's', { k: 'w' }, signal, cacheOf(undefined)).catch((e: unknown) => e);
+    const err = await publishSecret(
+      { client: foreign.client, cache: cacheOf(undefined), signal },
+      owner,
+      { namespace: 'ns', name: 's' },
+      { k: 'w' },
+    ).catch((e: unknown) => e);
     expect((err as { reason?: string }).reason).toBe('ConnectionSecretConflict');
     expect(foreign.log).toEqual(['POST', 'GET']);
   });
 
   it('removes ours from the cached copy (uid and resourceVersion), reads nothing the cache does not hold, and never removes another', async () => {
     const ours = server(secret('mr-uid'));
-    await unpublishSecret(ours.client, owner, 'ns', 's', signal, cacheOf(secret('mr-uid')));
+    await unpublishSecret({ client: ours.client, cache: cacheOf(secret('mr-uid')), signal }, owner, { namespace: 'ns', name: 's' });
     expect([ours.log, ours.state.stored]).toEqual([['DELETE rv'], undefined]);
 
     const missed = server(undefined);
-    await unpublishSecret(missed.client, owner, 'ns', 's', signal, cacheOf(undefined));
+    await unpublishSecret({ client: missed.client, cache: cacheOf(undefined), signal }, owner, { namespace: 'ns', name: 's' });
     expect(missed.log).toEqual([]); // one of ours the cache has not seen names its owner: the garbage collector takes it
 
     const stale = server(secret('someone-else', '2')); // taken over since the cache's copy
-    await unpublishSecret(stale.client, owner, 'ns', 's', signal, cacheOf(secret('mr-uid', '1')));
+    await unpublishSecret({ client: stale.client, cache: cacheOf(secret('mr-uid', '1')), signal }, owner, { namespace: 'ns', name: 's' });
     expect(stale.log).toEqual(['DELETE rv', 'GET']);
     expect(stale.state.stored).toBeDefined();
   });

@@ -1,0 +1,20 @@
+// Each step of a managed resource's pass that can fail: the reason of the Warning Event it records,
+// and how its message begins (the Synced condition's reason is the error's own). One table, so a
+// step reads the same wherever it fails.
+import { Reasons, type Reason } from '../reasons.ts';
+
+export const Failures = {
+  connect: { event: Reasons.CannotConnectToProvider, prefix: 'connect failed' },
+  observe: { event: Reasons.CannotObserveExternalResource, prefix: 'observe failed' },
+  withhold: { event: Reasons.CannotPublishConnectionDetails, prefix: 'cannot withhold the endpoint' },
+  publish: { event: Reasons.CannotPublishConnectionDetails, prefix: 'cannot publish connection details' },
+  addFinalizer: { event: Reasons.CannotUpdateManagedResource, prefix: 'cannot add finalizer' },
+  updateManaged: { event: Reasons.CannotUpdateManagedResource, prefix: 'cannot update managed resource' },
+  create: { event: Reasons.CannotCreateExternalResource, prefix: 'create failed' },
+  recordCreate: { event: Reasons.CannotUpdateManagedResource, prefix: 'cannot record creation' },
+  update: { event: Reasons.CannotUpdateExternalResource, prefix: 'update failed' },
+  recordMade: { event: Reasons.CannotUpdateManagedResource, prefix: 'cannot record what was made again' },
+  delete: { event: Reasons.CannotDeleteExternalResource, prefix: 'delete failed' },
+} as const satisfies Record<string, { event: Reason; prefix: string }>;
+
+export type FailedStep = keyof typeof Failures;
