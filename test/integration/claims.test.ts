@@ -329,7 +329,12 @@ describe('Bucket claims', () => {
     const n = ns.refs;
     for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
       await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
-    const appTeam = await identityClient(testCluster('control'), control, n, 'app-team', 'provider-rook:app-team');
+    const appTeam = await identityClient(
+      testCluster('control'),
+      control,
+      { namespace: n, name: 'app-team' },
+      { role: 'provider-rook:app-team' },
+    );
     await applyManifests(control, [storeClass('rook-minio-refs', {}), bucketClass(n, 'rook-minio-refs')]);
     // Another claim's resource (paused: this test needs nothing of it in the target), and a name nothing has.
     const [taken, ghost] = [uniqueName('taken'), uniqueName('ghost')];

@@ -93,7 +93,15 @@ const closing: { close(): unknown }[] = [];
 /** A namespace with the intruder in it: a ServiceAccount bound to provider-rook:provider-admin there, and nothing else. */
 async function intruderIn(prefix: string): Promise<{ ns: string; intruder: KubeClient }> {
   const ns = await createNamespace(control, prefix);
-  return { ns, intruder: await identityClient(testCluster('control'), control, ns, 'intruder', 'provider-rook:provider-admin') };
+  return {
+    ns,
+    intruder: await identityClient(
+      testCluster('control'),
+      control,
+      { namespace: ns, name: 'intruder' },
+      { role: 'provider-rook:provider-admin' },
+    ),
+  };
 }
 
 async function writeProvider(client: KubeClient, ns: string, name: string, keys: Record<string, string>): Promise<void> {

@@ -112,12 +112,15 @@ beforeAll(async () => {
   platformTeam = await identityClient(
     testCluster('control'),
     control,
-    platform,
-    'platform',
-    'provider-rook:provider-admin',
-    'provider-rook:platform-team',
+    { namespace: platform, name: 'platform' },
+    { role: 'provider-rook:provider-admin', clusterWide: 'provider-rook:platform-team' },
   );
-  appTeam = await identityClient(testCluster('control'), control, appNs, 'app-team', 'provider-rook:app-team');
+  appTeam = await identityClient(
+    testCluster('control'),
+    control,
+    { namespace: appNs, name: 'app-team' },
+    { role: 'provider-rook:app-team' },
+  );
   operator = new FakeMinioOperator(target);
   await operator.start();
   const controlServer = testCluster('control').server;

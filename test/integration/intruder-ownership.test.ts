@@ -498,7 +498,12 @@ describe('finding 3: a connection Secret is written only when this claim or reso
       data: { endpoint: b64('https://billing.example'), password: b64('BILLING-PASSWORD') },
     } as KubeObjectLike);
     const before = fingerprint(await control.get<Obj>(Secrets, 'billing-conn', appNs));
-    const appTeam = await identityClient(testCluster('control'), control, appNs, 'app-team', 'provider-rook:app-team');
+    const appTeam = await identityClient(
+      testCluster('control'),
+      control,
+      { namespace: appNs, name: 'app-team' },
+      { role: 'provider-rook:app-team' },
+    );
     await eventually(async () => {
       await appTeam.list(Buckets, { namespace: appNs });
       return true;

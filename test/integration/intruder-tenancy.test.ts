@@ -166,8 +166,8 @@ beforeAll(async () => {
     ] as const)
       await apply(BucketClasses, name, ns, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } });
   app = await startTestApp(testCluster('control'), { namespaces: [platform, teamA, teamB, teamC], pollIntervalMs: 1_000 });
-  asA = await identityClient(testCluster('control'), control, teamA, 'team-a', 'provider-rook:app-team');
-  asC = await identityClient(testCluster('control'), control, teamC, 'team-c', 'provider-rook:app-team');
+  asA = await identityClient(testCluster('control'), control, { namespace: teamA, name: 'team-a' }, { role: 'provider-rook:app-team' });
+  asC = await identityClient(testCluster('control'), control, { namespace: teamC, name: 'team-c' }, { role: 'provider-rook:app-team' });
 }, 240_000);
 
 afterAll(async () => {

@@ -146,7 +146,7 @@ describe('managed ObjectStore', () => {
     expect(conn.type).toBe('connection.crossplane.io/v1alpha1');
     const host = `${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local`;
     // A store made for no claim has no bucket: its Secret says where it is, and never holds the root keys.
-    expect(secretText(conn.data)).toEqual(s3Keys(`http://${host}:9000`, host, '9000'));
+    expect(secretText(conn.data)).toEqual(s3Keys(`http://${host}:9000`, { host: host, port: '9000' }));
     // Late initialization: the access-keys Secret we chose is recorded in the spec.
     expect(ready.spec.forProvider.credentials).toEqual({ name: `${name}-access-keys`, namespace: mr.spec.targetNamespace });
     expect(ready.status?.atProvider).toMatchObject({

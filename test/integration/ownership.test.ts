@@ -141,10 +141,8 @@ beforeAll(async () => {
   platformTeam = await identityClient(
     testCluster('control'),
     control,
-    platform,
-    'platform',
-    'provider-rook:provider-admin',
-    'provider-rook:platform-team',
+    { namespace: platform, name: 'platform' },
+    { role: 'provider-rook:provider-admin', clusterWide: 'provider-rook:platform-team' },
   );
   operator = new FakeMinioOperator(target);
   await operator.start();
@@ -460,7 +458,12 @@ describe('crossing tenants', () => {
     } as KubeObjectLike);
     const tenantApp = await startTestApp(testCluster('control'), { namespaces: [platform, appNs], controlPlaneId: app.controlPlaneId });
     apps.push(tenantApp);
-    const appTeam = await identityClient(testCluster('control'), control, appNs, 'app-team', 'provider-rook:app-team');
+    const appTeam = await identityClient(
+      testCluster('control'),
+      control,
+      { namespace: appNs, name: 'app-team' },
+      { role: 'provider-rook:app-team' },
+    );
     await appTeam.create(Buckets, {
       apiVersion: Buckets.apiVersion,
       kind: 'Bucket',
@@ -494,7 +497,12 @@ describe('crossing tenants', () => {
 
   it('8. a Provider kubeconfig cannot run programs or read files inside provider-rook', async () => {
     const ns = await createNamespace(control, 'kcfg');
-    const platformTeam = await identityClient(testCluster('control'), control, ns, 'platform', 'provider-rook:provider-admin');
+    const platformTeam = await identityClient(
+      testCluster('control'),
+      control,
+      { namespace: ns, name: 'platform' },
+      { role: 'provider-rook:provider-admin' },
+    );
     const dir = mkdtempSync(path.join(tmpdir(), 'exec-'));
     const marker = path.join(dir, 'ran');
     const tokenFile = path.join(dir, 'token');
@@ -608,10 +616,8 @@ describe('crossing tenants', () => {
     const team = await identityClient(
       testCluster('control'),
       control,
-      platform,
-      'platform-wide',
-      'provider-rook:provider-admin',
-      'provider-rook:platform-team',
+      { namespace: platform, name: 'platform-wide' },
+      { role: 'provider-rook:provider-admin', clusterWide: 'provider-rook:platform-team' },
     );
     const err = await team
       .create(Providers, {

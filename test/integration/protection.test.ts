@@ -122,7 +122,12 @@ describe('protection against deleting data', () => {
       'the claim to show its protection',
     );
 
-    const appTeam = await identityClient(testCluster('control'), control, apps, 'app-team', 'provider-rook:app-team');
+    const appTeam = await identityClient(
+      testCluster('control'),
+      control,
+      { namespace: apps, name: 'app-team' },
+      { role: 'provider-rook:app-team' },
+    );
     const byApp = await refusedDelete(appTeam, Buckets, 'guarded-claim', apps);
     expect(byApp.message).toContain('its class protects its claims');
     // Its status is not the app team's to write, so it cannot lift the class's protection.
@@ -135,7 +140,12 @@ describe('protection against deleting data', () => {
     expect((await refusedDelete(control, ManagedObjectStores, mr, platform)).message).toContain('label rook.crossplane.io/protected=true');
 
     // A platform team lifts it on the managed resource; the claim follows, and may then be deleted.
-    const platformTeam = await identityClient(testCluster('control'), control, platform, 'platform', 'provider-rook:platform-team');
+    const platformTeam = await identityClient(
+      testCluster('control'),
+      control,
+      { namespace: platform, name: 'platform' },
+      { role: 'provider-rook:platform-team' },
+    );
     await platformTeam.mergePatch(ManagedObjectStores, mr, platform, { metadata: { labels: { [LABEL]: null } } });
     await eventually(
       async () => (await control.get<Bucket>(Buckets, 'guarded-claim', apps))?.status?.protected === undefined,

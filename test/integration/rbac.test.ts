@@ -27,10 +27,8 @@ const platformUser = uniqueName('bob');
 async function can(
   user: string,
   verb: string,
-  group: string,
-  resource: string,
+  { group, resource, subresource }: { group: string; resource: string; subresource?: string },
   namespace?: string,
-  subresource?: string,
 ): Promise<boolean> {
   const review = await control.create<{
     apiVersion: string;
@@ -73,23 +71,23 @@ beforeAll(async () => {
   // The authorizer sees new bindings through its own watch, a moment later.
   await eventually(
     async () =>
-      (await can(appUser, 'create', 'storage.crossplane.io', 'buckets', appNs)) &&
-      (await can(platformUser, 'list', 'storage.crossplane.io', 'buckets', appNs)),
+      (await can(appUser, 'create', { group: 'storage.crossplane.io', resource: 'buckets' }, appNs)) &&
+      (await can(platformUser, 'list', { group: 'storage.crossplane.io', resource: 'buckets' }, appNs)),
     'the bindings to take effect',
   );
 });
 
 describe('RBAC roles in config/rbac', () => {
   it('lets an app team claim buckets in its own namespace, and nothing else', async () => {
-    expect(await can(appUser, 'create', 'storage.crossplane.io', 'buckets', appNs)).toBe(true);
-    expect(await can(appUser, 'delete', 'storage.crossplane.io', 'buckets', appNs)).toBe(true);
-    expect(await can(appUser, 'list', 'storage.crossplane.io', 'bucketclasses', appNs)).toBe(true);
-    expect(await can(appUser, 'create', 'storage.crossplane.io', 'buckets', otherNs)).toBe(false);
-    expect(await can(appUser, 'create', 'storage.crossplane.io', 'bucketclasses', appNs)).toBe(false);
-    expect(await can(appUser, 'update', 'storage.crossplane.io', 'buckets', appNs, 'status')).toBe(false);
-    expect(await can(appUser, 'create', 'minio.rook.crossplane.io', 'objectstoreclasses', appNs)).toBe(false);
-    expect(await can(appUser, 'get', 'minio.rook.crossplane.io', 'objectstores', appNs)).toBe(false);
-    expect(await can(appUser, 'create', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(false);
+    expect(await can(appUser, 'create', { group: 'storage.crossplane.io', resource: 'buckets' }, appNs)).toBe(true);
+    expect(await can(appUser, 'delete', { group: 'storage.crossplane.io', resource: 'buckets' }, appNs)).toBe(true);
+    expect(await can(appUser, 'list', { group: 'storage.crossplane.io', resource: 'bucketclasses' }, appNs)).toBe(true);
+    expect(await can(appUser, 'create', { group: 'storage.crossplane.io', resource: 'buckets' }, otherNs)).toBe(false);
+    expect(await can(appUser, 'create', { group: 'storage.crossplane.io', resource: 'bucketclasses' }, appNs)).toBe(false);
+    expect(await can(appUser, 'update', { group: 'storage.crossplane.io', resource: 'buckets', subresource: 'status' }, appNs)).toBe(false);
+    expect(await can(appUser, 'create', { group: 'minio.rook.crossplane.io', resource: 'objectstoreclasses' }, appNs)).toBe(false);
+    expect(await can(appUser, 'get', { group: 'minio.rook.crossplane.io', resource: 'objectstores' }, appNs)).toBe(false);
+    expect(await can(appUser, 'create', { group: 'kubernetes.crossplane.io', resource: 'providers' }, appNs)).toBe(false);
   });
 
   it('lets a platform team manage classes, policies and managed resources everywhere, but not read Secrets or write Providers', async () => {
@@ -99,14 +97,14 @@ describe('RBAC roles in config/rbac', () => {
       ['storage.crossplane.io', 'bucketclasses'],
       ['storage.crossplane.io', 'bucketpolicies'],
     ] as const) {
-      expect(await can(platformUser, 'create', group, resource, otherNs)).toBe(true);
+      expect(await can(platformUser, 'create', { group: group, resource: resource }, otherNs)).toBe(true);
     }
-    expect(await can(platformUser, 'list', 'storage.crossplane.io', 'buckets', appNs)).toBe(true);
-    expect(await can(platformUser, 'list', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(true);
-    expect(await can(platformUser, 'create', 'storage.crossplane.io', 'buckets', appNs)).toBe(false);
-    expect(await can(platformUser, 'get', '', 'secrets', appNs)).toBe(false);
+    expect(await can(platformUser, 'list', { group: 'storage.crossplane.io', resource: 'buckets' }, appNs)).toBe(true);
+    expect(await can(platformUser, 'list', { group: 'kubernetes.crossplane.io', resource: 'providers' }, appNs)).toBe(true);
+    expect(await can(platformUser, 'create', { group: 'storage.crossplane.io', resource: 'buckets' }, appNs)).toBe(false);
+    expect(await can(platformUser, 'get', { group: '', resource: 'secrets' }, appNs)).toBe(false);
     // A Provider can make provider-rook read any Secret of its namespace: writing them is provider-admin's, bound per namespace.
-    expect(await can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(false);
+    expect(await can(platformUser, 'create', { group: 'kubernetes.crossplane.io', resource: 'providers' }, appNs)).toBe(false);
     await applyManifests(control, [
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -118,11 +116,11 @@ describe('RBAC roles in config/rbac', () => {
     ]);
     // The API server's authorizer sees a new RoleBinding through its own watch, a moment later.
     await eventually(
-      () => can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', otherNs),
+      () => can(platformUser, 'create', { group: 'kubernetes.crossplane.io', resource: 'providers' }, otherNs),
       'the new RoleBinding to take effect',
     );
-    expect(await can(platformUser, 'create', '', 'secrets', otherNs)).toBe(true);
-    expect(await can(platformUser, 'create', 'kubernetes.crossplane.io', 'providers', appNs)).toBe(false);
+    expect(await can(platformUser, 'create', { group: '', resource: 'secrets' }, otherNs)).toBe(true);
+    expect(await can(platformUser, 'create', { group: 'kubernetes.crossplane.io', resource: 'providers' }, appNs)).toBe(false);
   });
 
   it('gives provider-rook itself what it reconciles with, and no power to define classes', async () => {
@@ -137,17 +135,21 @@ describe('RBAC roles in config/rbac', () => {
         subjects: [{ kind: 'ServiceAccount', name: 'provider-rook', namespace: 'provider-rook-system' }],
       })),
     );
-    await eventually(() => can(sa, 'update', 'storage.crossplane.io', 'buckets', appNs, 'status'), 'the new bindings to take effect');
-    expect(await can(sa, 'create', 'minio.rook.crossplane.io', 'objectstores', otherNs)).toBe(true);
-    expect(await can(sa, 'create', '', 'secrets', appNs)).toBe(true);
-    expect(await can(sa, 'watch', 'minio.rook.crossplane.io', 'objectstoreclasses', otherNs)).toBe(true);
-    expect(await can(sa, 'create', 'minio.rook.crossplane.io', 'objectstoreclasses', otherNs)).toBe(false);
-    expect(await can(sa, 'create', 'storage.crossplane.io', 'buckets', appNs)).toBe(false);
-    expect(await can(sa, 'delete', '', 'namespaces')).toBe(false);
+    await eventually(
+      () => can(sa, 'update', { group: 'storage.crossplane.io', resource: 'buckets', subresource: 'status' }, appNs),
+      'the new bindings to take effect',
+    );
+    expect(await can(sa, 'create', { group: 'minio.rook.crossplane.io', resource: 'objectstores' }, otherNs)).toBe(true);
+    expect(await can(sa, 'create', { group: '', resource: 'secrets' }, appNs)).toBe(true);
+    expect(await can(sa, 'watch', { group: 'minio.rook.crossplane.io', resource: 'objectstoreclasses' }, otherNs)).toBe(true);
+    expect(await can(sa, 'create', { group: 'minio.rook.crossplane.io', resource: 'objectstoreclasses' }, otherNs)).toBe(false);
+    expect(await can(sa, 'create', { group: 'storage.crossplane.io', resource: 'buckets' }, appNs)).toBe(false);
+    expect(await can(sa, 'delete', { group: '', resource: 'namespaces' })).toBe(false);
     // Secrets: what the code does with them, and no more (it patches, never updates).
-    for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'delete']) expect(await can(sa, verb, '', 'secrets', appNs)).toBe(true);
-    expect(await can(sa, 'update', '', 'secrets', appNs)).toBe(false);
-    expect(await can(sa, 'deletecollection', '', 'secrets', appNs)).toBe(false);
+    for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'delete'])
+      expect(await can(sa, verb, { group: '', resource: 'secrets' }, appNs)).toBe(true);
+    expect(await can(sa, 'update', { group: '', resource: 'secrets' }, appNs)).toBe(false);
+    expect(await can(sa, 'deletecollection', { group: '', resource: 'secrets' }, appNs)).toBe(false);
   });
 
   it('lets provider-rook hold its leader-election Lease in its own namespace only (config/provider)', async () => {
@@ -158,12 +160,12 @@ describe('RBAC roles in config/rbac', () => {
       deployment.filter((m) => ['Namespace', 'Role', 'RoleBinding'].includes(m.kind ?? '')),
     );
     await eventually(
-      () => can(sa, 'get', 'coordination.k8s.io', 'leases', 'provider-rook-system'),
+      () => can(sa, 'get', { group: 'coordination.k8s.io', resource: 'leases' }, 'provider-rook-system'),
       'the new Role and RoleBinding to take effect',
     );
     for (const verb of ['get', 'create', 'update'])
-      expect(await can(sa, verb, 'coordination.k8s.io', 'leases', 'provider-rook-system')).toBe(true);
-    expect(await can(sa, 'update', 'coordination.k8s.io', 'leases', otherNs)).toBe(false);
-    expect(await can(sa, 'delete', 'coordination.k8s.io', 'leases', 'provider-rook-system')).toBe(false);
+      expect(await can(sa, verb, { group: 'coordination.k8s.io', resource: 'leases' }, 'provider-rook-system')).toBe(true);
+    expect(await can(sa, 'update', { group: 'coordination.k8s.io', resource: 'leases' }, otherNs)).toBe(false);
+    expect(await can(sa, 'delete', { group: 'coordination.k8s.io', resource: 'leases' }, 'provider-rook-system')).toBe(false);
   });
 });

@@ -93,10 +93,8 @@ export async function eventsFor(client: KubeClient, namespace: string, name: str
 export async function identityClient(
   cluster: LocalCluster,
   admin: KubeClient,
-  namespace: string,
-  name: string,
-  role: string,
-  clusterWideRole?: string,
+  { namespace, name }: { namespace: string; name: string },
+  { role, clusterWide: clusterWideRole }: { role: string; clusterWide?: string },
 ): Promise<KubeClient> {
   const roleRef = (r: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: r });
   const subjects = [{ kind: 'ServiceAccount', name, namespace }];

@@ -20,12 +20,10 @@ export const S3_KEY_NAMES = [
 
 export function s3Keys(
   endpoint: string,
-  host: string,
-  port: string,
-  user?: string,
-  pass?: string,
-  bucket?: string,
+  { host, port }: { host: string; port: string },
+  access: { user?: string; pass?: string; bucket?: string } = {},
 ): Record<string, string> {
+  const { user, pass, bucket } = access;
   return {
     endpoint,
     AWS_ENDPOINT_URL: endpoint,

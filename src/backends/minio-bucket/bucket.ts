@@ -176,12 +176,11 @@ export const minioBuckets = (stores: MinioStores): Backend<MinioBucket, MinioBuc
 /** A grant's MinioBucket: a user of its own on a bucket it does not own, so deleting it never touches the bucket. */
 function grantIn(
   bucket: ManagedResource,
-  store: StoreAccess | undefined,
-  storeRef: { kind: 'ObjectStore' | 'Tenant'; name: string },
-  bucketName: string | undefined,
+  shared: { store: StoreAccess | undefined; storeRef: { kind: 'ObjectStore' | 'Tenant'; name: string }; bucketName: string | undefined },
   mode: AccessMode,
   name: string,
 ): MinioBucket {
+  const { store, storeRef, bucketName } = shared;
   if (!store || !bucketName) {
     throw new ReasonedError(
       Reasons.GrantsNotSupported,
@@ -226,9 +225,11 @@ export const minioGrantors = (stores: MinioStores): Grantor[] => [
     grant: (mr, mode, name) =>
       grantIn(
         mr,
-        stores.ObjectStore(mr as ObjectStore),
-        { kind: 'ObjectStore', name: mr.metadata.name },
-        (mr as ObjectStore).spec.bucket?.name,
+        {
+          store: stores.ObjectStore(mr as ObjectStore),
+          storeRef: { kind: 'ObjectStore', name: mr.metadata.name },
+          bucketName: (mr as ObjectStore).spec.bucket?.name,
+        },
         mode,
         name,
       ),
@@ -238,7 +239,16 @@ export const minioGrantors = (stores: MinioStores): Grantor[] => [
     grants: kinds.MinioBucket,
     reaches,
     grant: (mr, mode, name) =>
-      grantIn(mr, stores.Tenant(mr as Tenant), { kind: 'Tenant', name: mr.metadata.name }, (mr as Tenant).spec.bucket?.name, mode, name),
+      grantIn(
+        mr,
+        {
+          store: stores.Tenant(mr as Tenant),
+          storeRef: { kind: 'Tenant', name: mr.metadata.name },
+          bucketName: (mr as Tenant).spec.bucket?.name,
+        },
+        mode,
+        name,
+      ),
   },
   {
     managed: kinds.MinioBucket,
@@ -259,7 +269,8 @@ export const minioGrantors = (stores: MinioStores): Grantor[] => [
         endpoint: f.store.endpoint,
         rootSecret: f.store.rootSecret,
       };
-      return grantIn(mr, mr.spec.providerRef ? store : undefined, { kind: f.store.kind, name: f.store.name }, f.bucketName, mode, name);
+      const storeRef = { kind: f.store.kind, name: f.store.name };
+      return grantIn(mr, { store: mr.spec.providerRef ? store : undefined, storeRef, bucketName: f.bucketName }, mode, name);
     },
   },
 ];

@@ -150,8 +150,16 @@ export function userSecret(u: BucketUser): TargetObject {
 
 type Action = 'grant' | 'revoke' | 'retire';
 
-/** `forName`: the grant as its name digests it, without the keys check (names made before it stay the same: no Job runs again on upgrade). */
-function job(u: BucketUser, name: string, action: Action, deleteObjects = false, old = u.older ?? [], forName = false): TargetObject {
+/**
+ * `deleteObjects`: a revoke empties the bucket too. `old`: the key generations a retire removes.
+ * `forName`: the grant as its name digests it, without the keys check (names made before it stay the same: no Job runs again on upgrade).
+ */
+function job(
+  u: BucketUser,
+  name: string,
+  action: Action,
+  { deleteObjects = false, old = u.older ?? [], forName = false }: { deleteObjects?: boolean; old?: string[]; forName?: boolean } = {},
+): TargetObject {
   const labels = { [LABEL_ADMIN]: action };
   const fromUser = (key: string) => ({ valueFrom: { secretKeyRef: { name: userSecretName(u), key } } });
   const root =
@@ -250,7 +258,7 @@ export function bucketUserCompanions(u: BucketUser): Companion[] {
 /** The Job alone, for a kind whose own object is the user's Secret. */
 export function accessJob(u: BucketUser): Companion {
   // The policy and the secret key are read from the user's Secret: they are in the digest, the key by its digest only.
-  const inputs = [job(u, '', 'grant', false, [], true).spec, policyDocument(u.bucket, u.access), digest(u.keys.secretKey)];
+  const inputs = [job(u, '', 'grant', { old: [], forName: true }).spec, policyDocument(u.bucket, u.access), digest(u.keys.secretKey)];
   const name = named(u.base, `access-${digest(JSON.stringify(inputs)).slice(0, 10)}`);
   return { type: Jobs, name, namespace: u.namespace, purpose: 'bucket access Job', build: () => job(u, name, 'grant') };
 }
@@ -277,7 +285,13 @@ export function revokeTeardown(u: BucketUser, deleteObjects: boolean): Teardown 
       { type: Secrets, name: u.root.name, namespace: u.namespace, purpose: "store's root credentials" },
       { type: Secrets, name: userSecretName(u), namespace: u.namespace, purpose: 'bucket user' },
     ],
-    object: { type: Jobs, name, namespace: u.namespace, purpose: 'bucket revoke Job', build: () => job(u, name, 'revoke', deleteObjects) },
+    object: {
+      type: Jobs,
+      name,
+      namespace: u.namespace,
+      purpose: 'bucket revoke Job',
+      build: () => job(u, name, 'revoke', { deleteObjects }),
+    },
     outcome(observed) {
       const state = jobState(observed);
       if (state.complete) return { done: true };
@@ -303,7 +317,7 @@ export function retireUsers(u: BucketUser, due: { generation: number; accessKey:
       name,
       namespace: u.namespace,
       purpose: 'Job removing old keys',
-      build: () => job(u, name, 'retire', false, keys),
+      build: () => job(u, name, 'retire', { old: keys }),
     },
     outcome(observed: TargetObject) {
       const state = jobState(observed);

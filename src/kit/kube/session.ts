@@ -132,13 +132,19 @@ export class ServerSession {
     const backstop = new AbortController();
     const backstopTimer = setTimeout(() => backstop.abort(new DOMException('request timed out', 'TimeoutError')), this.timeoutMs + 1_000);
     try {
-      return await this.send<T>(method, path, url, auth, init, [backstop.signal, ...(init.signal ? [init.signal] : [])]);
+      return await this.send<T>({ method, path, url }, auth, init, [backstop.signal, ...(init.signal ? [init.signal] : [])]);
     } finally {
       clearTimeout(backstopTimer);
     }
   }
 
-  private async send<T>(method: string, path: string, url: URL, auth: Auth, init: RequestOptions, signals: AbortSignal[]): Promise<T> {
+  /** One request, with the auth it goes with; `signals` end it (a deadline, the caller's). */
+  private async send<T>(
+    { method, path, url }: { method: string; path: string; url: URL },
+    auth: Auth,
+    init: RequestOptions,
+    signals: AbortSignal[],
+  ): Promise<T> {
     const ticket = this.breaker?.enter();
     // A server that has not answered lately gets a short time to start answering (see Breaker).
     const patience = this.breaker?.patience() ?? Infinity;

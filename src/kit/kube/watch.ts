@@ -50,7 +50,7 @@ export async function watchStream(
   try {
     const res = await openWatch(session, url, auth, signal);
     opts.onOpen?.();
-    await readEvents(session, watchIdleMs, res, type, url.pathname, opts.signal, onEvent);
+    await readEvents({ session, watchIdleMs, type, path: url.pathname, signal: opts.signal }, res, onEvent);
   } finally {
     clearTimeout(backstop);
   }
@@ -109,14 +109,11 @@ async function openWatch(session: ServerSession, url: URL, auth: Auth, signal: A
 
 /** Reads a watch's newline-separated events, ending it when the server says nothing for watchIdleMs. */
 async function readEvents(
-  session: ServerSession,
-  watchIdleMs: number,
+  watch: { session: ServerSession; watchIdleMs: number; type: ResourceType; path: string; signal: AbortSignal },
   res: IncomingMessage,
-  type: ResourceType,
-  path: string,
-  signal: AbortSignal,
   onEvent: WatchHandler,
 ): Promise<void> {
+  const { session, watchIdleMs, type, path, signal } = watch;
   let stalled = false;
   const idle = setTimeout(() => {
     stalled = true;

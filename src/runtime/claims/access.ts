@@ -103,7 +103,11 @@ export class AccessReconciler implements Reconciler {
       // A Bucket only waiting (its resource not ready, its Secret on its way) keeps the users it lent; one
       // whose pairing no longer holds does not.
       if (bucketRef && grantor && this.held(access).length) await this.proven(access, bucket!, grantor, bucketRef, signal);
-      await writeClaimStatus(this.writer, access, cached, signal, binding(`waiting for ${where} to be bound`), Synced.success(), 'Unbound');
+      await writeClaimStatus(
+        this.writer,
+        { claim: access, cached, signal },
+        { ready: binding(`waiting for ${where} to be bound`), synced: Synced.success(), phase: 'Unbound' },
+      );
       return done(); // the Bucket's changes bring it back
     }
     if (!grantor) {
@@ -119,12 +123,8 @@ export class AccessReconciler implements Reconciler {
       const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;
       await writeClaimStatus(
         this.writer,
-        access,
-        cached,
-        signal,
-        binding(`waiting for the revoked ${what} to be gone`),
-        Synced.success(),
-        'Unbound',
+        { claim: access, cached, signal },
+        { ready: binding(`waiting for the revoked ${what} to be gone`), synced: Synced.success(), phase: 'Unbound' },
       );
       return requeueAfter(RECHECK_MS);
     }
@@ -139,16 +139,20 @@ export class AccessReconciler implements Reconciler {
       const synced = getCondition(granted.status?.conditions, 'Synced');
       await writeClaimStatus(
         this.writer,
-        access,
-        cached,
-        signal,
-        binding(`waiting for ${what}: ${ready?.message ?? 'not ready yet'}`),
-        synced?.status === 'False' ? Synced.error(reported(synced.reason), synced.message ?? synced.reason) : Synced.success(),
-        'Unbound',
+        { claim: access, cached, signal },
+        {
+          ready: binding(`waiting for ${what}: ${ready?.message ?? 'not ready yet'}`),
+          synced: synced?.status === 'False' ? Synced.error(reported(synced.reason), synced.message ?? synced.reason) : Synced.success(),
+          phase: 'Unbound',
+        },
       );
       return requeueAfter(RECHECK_MS);
     }
-    await writeClaimStatus(this.writer, access, cached, signal, Ready.available(), Synced.success(), 'Bound', rotationOf(granted));
+    await writeClaimStatus(
+      this.writer,
+      { claim: access, cached, signal },
+      { ready: Ready.available(), synced: Synced.success(), phase: 'Bound', also: rotationOf(granted) },
+    );
     await this.markBucket(access, signal);
     return done();
   }

@@ -42,6 +42,7 @@ import {
   recheck,
   rotationOf,
   writeClaimStatus,
+  type ClaimReport,
   type ClaimWriter,
   type Cond,
   type Mirrored,
@@ -133,29 +134,23 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     await forwardRotationRequest(this.o.client, this.o.managed.type, claim, mr, signal);
     if (phase !== 'Unbound' && phase !== 'Bound') {
       const why = progressOf(mr);
-      const deferred = await this.writeStatus(
-        claim,
-        cached,
-        signal,
-        binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`),
-        syncedOf(mr),
-        'Unbound',
-        mirrored(mr, claim),
-      );
+      const deferred = await this.writeStatus(claim, cached, signal, {
+        ready: binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`),
+        synced: syncedOf(mr),
+        phase: 'Unbound',
+        also: mirrored(mr, claim),
+      });
       // The managed resource's watch brings us back; the recheck, should its event be missed
       // (crossplane's claim reconciler waits the same way for a resource that is not ready).
       return recheck(RECHECK_MS, deferred);
     }
     if (!(await copyConnectionSecret(this.copier, claim, mr, this.o.managed.type.kind, signal))) {
-      const deferred = await this.writeStatus(
-        claim,
-        cached,
-        signal,
-        binding(`waiting for the connection Secret of ${where}`),
-        syncedOf(mr),
-        'Unbound',
-        mirrored(mr, claim),
-      );
+      const deferred = await this.writeStatus(claim, cached, signal, {
+        ready: binding(`waiting for the connection Secret of ${where}`),
+        synced: syncedOf(mr),
+        phase: 'Unbound',
+        also: mirrored(mr, claim),
+      });
       return deferred ? requeueAfter(deferred) : done(); // the Secret watch brings us back
     }
     // A resource its class made for this claim is Bound by its own controller once ready (setBindable).
@@ -167,7 +162,12 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     const ready: Cond = mrReady
       ? { type: 'Ready', status: mrReady.status, reason: mrReady.reason, ...(mrReady.message ? { message: mrReady.message } : {}) }
       : Ready.available();
-    const deferred = await this.writeStatus(claim, cached, signal, ready, syncedOf(mr), 'Bound', mirrored(mr, claim));
+    const deferred = await this.writeStatus(claim, cached, signal, {
+      ready,
+      synced: syncedOf(mr),
+      phase: 'Bound',
+      also: mirrored(mr, claim),
+    });
     // Said once the claim's own status says it (a conflict there tries again, and says it then).
     if (newlyBound) {
       const secret = claim.spec?.writeConnectionSecretToRef?.name;
@@ -347,16 +347,8 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     claim.spec = patched.spec;
   }
 
-  private writeStatus(
-    claim: Claim,
-    cached: Claim,
-    signal: AbortSignal,
-    ready: Cond,
-    synced: Cond,
-    phase?: 'Unbound' | 'Bound',
-    also: Cond[] | Mirrored = [],
-  ): Promise<number> {
-    return writeClaimStatus(this.writer, claim, cached, signal, ready, synced, phase, also);
+  private writeStatus(claim: Claim, cached: Claim, signal: AbortSignal, report: ClaimReport): Promise<number> {
+    return writeClaimStatus(this.writer, { claim, cached, signal }, report);
   }
 }
 

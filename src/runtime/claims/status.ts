@@ -80,19 +80,22 @@ export interface ClaimWriter {
   progress?: ProgressWrites;
 }
 
+/** What a pass reports on its claim: its Ready and Synced conditions, its phase, and what it mirrors of its resource. */
+export interface ClaimReport {
+  ready: Cond;
+  synced: Cond;
+  phase?: 'Unbound' | 'Bound';
+  also?: Cond[] | Mirrored;
+}
+
 /**
  * Writes the claim's status only when it changed; `also` carries what it mirrors of its resource.
  * Returns how long to wait before the next pass where a new progress message waits for its window.
  */
 export async function writeClaimStatus(
   w: ClaimWriter,
-  claim: Claim,
-  cached: Claim,
-  signal: AbortSignal,
-  ready: Cond,
-  synced: Cond,
-  phase?: 'Unbound' | 'Bound',
-  also: Cond[] | Mirrored = [],
+  { claim, cached, signal }: { claim: Claim; cached: Claim; signal: AbortSignal },
+  { ready, synced, phase, also = [] }: ClaimReport,
 ): Promise<number> {
   const {
     conditions: extra,
@@ -143,6 +146,10 @@ export async function claimFailed(w: ClaimWriter, claim: Claim, cached: Claim, e
     : [];
   // A claim whose pairing with its resource cannot be proven (any more) is not bound to it.
   const phase = claim.status?.bindingPhase === 'Bound' && UNPAIRED.has(reasonOf(err)) ? 'Unbound' : undefined;
-  await writeClaimStatus(w, claim, cached, signal, ready, Synced.error(reasonOf(err), message), phase, scheduled).catch(() => undefined);
+  await writeClaimStatus(
+    w,
+    { claim, cached, signal },
+    { ready, synced: Synced.error(reasonOf(err), message), phase, also: scheduled },
+  ).catch(() => undefined);
   return err instanceof ReasonedError ? requeueAfter(RECHECK_MS) : requeue();
 }

@@ -121,9 +121,9 @@ export class DeliveryReconciler {
     try {
       if (wanted.length && !hasFinalizer(claim.metadata, FINALIZER_DELIVERY))
         claim = await addFinalizer(this.o.client, this.o.claims.type, claim, FINALIZER_DELIVERY, signal);
-      const store = this.storePlace(claim);
+      const from = { claim, source, store: this.storePlace(claim) };
       const results: Delivery[] = [];
-      for (const place of wanted) results.push(await this.deliver(claim, place, source, store, known.get(placeKey(place)), signal));
+      for (const place of wanted) results.push(await this.deliver(from, place, known.get(placeKey(place)), signal));
       for (const place of held.values()) if (place) results.push(...(await this.remove(claim, place, signal)));
       await this.writeStatus(claim, cached, results, signal);
       const pending = results.some((d) => d.removing);
@@ -178,14 +178,14 @@ export class DeliveryReconciler {
     }
   }
 
+  /** Delivers the claim's Secret (`source`, its data) from its store's cluster to one place; `before`: what status recorded there. */
   private async deliver(
-    claim: DeliveringClaim,
+    from: { claim: DeliveringClaim; source: Record<string, string> | undefined; store: StorePlace },
     place: Place,
-    source: Record<string, string> | undefined,
-    store: StorePlace,
     before: Delivery | undefined,
     signal: AbortSignal,
   ): Promise<Delivery> {
+    const { claim, source, store } = from;
     const base = { to: place.to, secretName: place.secretName };
     // What a pass that wrote nothing keeps of the record: that a Secret of ours may be there (its endpoint kind).
     const kept =

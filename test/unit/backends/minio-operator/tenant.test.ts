@@ -111,7 +111,8 @@ describe('MinIO Operator: inspect', () => {
     ...tenant(forProvider),
     spec: { ...tenant(forProvider).spec, bucket: { name: 'app-b-1', access: 'ReadWrite' } },
   });
-  const keys = () => s3Keys(http, 'minio.minio-t.svc.cluster.local', '80', 'user', 'pass', 'app-b-1');
+  const keys = () =>
+    s3Keys(http, { host: 'minio.minio-t.svc.cluster.local', port: '80' }, { user: 'user', pass: 'pass', bucket: 'app-b-1' });
   const cases: { name: string; mr?: Tenant; status?: object; job?: object; want: Inspection }[] = [
     {
       name: "Initialized and green: Ready, with the bucket user's keys, never the root user",
@@ -132,11 +133,8 @@ describe('MinIO Operator: inspect', () => {
         message: undefined,
         connectionDetails: s3Keys(
           'https://minio.minio-t.svc.corp.local:443',
-          'minio.minio-t.svc.corp.local',
-          '443',
-          'user',
-          'pass',
-          'app-b-1',
+          { host: 'minio.minio-t.svc.corp.local', port: '443' },
+          { user: 'user', pass: 'pass', bucket: 'app-b-1' },
         ),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }, 'https://minio.minio-t.svc.corp.local:443'),
       },
@@ -208,7 +206,7 @@ describe('MinIO Operator: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: s3Keys(http, 'minio.minio-t.svc.cluster.local', '80'),
+        connectionDetails: s3Keys(http, { host: 'minio.minio-t.svc.cluster.local', port: '80' }),
         atProvider: at({ currentState: 'Initialized', healthStatus: 'green' }),
       },
     },

@@ -143,7 +143,11 @@ describe('Rook Ceph: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: s3Keys('http://rgw.rook-ceph.svc:80', 'rgw.rook-ceph.svc', '80', 'key', 'secret', 'ext-1234'),
+        connectionDetails: s3Keys(
+          'http://rgw.rook-ceph.svc:80',
+          { host: 'rgw.rook-ceph.svc', port: '80' },
+          { user: 'key', pass: 'secret', bucket: 'ext-1234' },
+        ),
         atProvider: { ...at, phase: 'Bound', bucketName: 'ext-1234', endpoint: 'http://rgw.rook-ceph.svc:80' },
       },
     },
@@ -154,7 +158,7 @@ describe('Rook Ceph: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: s3Keys('https://rgw:443', 'rgw', '443', 'key', 'secret', 'b'),
+        connectionDetails: s3Keys('https://rgw:443', { host: 'rgw', port: '443' }, { user: 'key', pass: 'secret', bucket: 'b' }),
         atProvider: { ...at, phase: 'Bound', bucketName: 'b', endpoint: 'https://rgw:443' },
       },
     },
@@ -165,7 +169,7 @@ describe('Rook Ceph: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: s3Keys('http://rgw:80', 'rgw', '80', 'key', 'secret', 'b'),
+        connectionDetails: s3Keys('http://rgw:80', { host: 'rgw', port: '80' }, { user: 'key', pass: 'secret', bucket: 'b' }),
         atProvider: { ...at, phase: 'Bound', bucketName: 'b', endpoint: 'http://rgw:80' },
       },
     },
@@ -187,7 +191,11 @@ describe('Rook Ceph: inspect', () => {
       want: {
         ready: false,
         message: undefined,
-        connectionDetails: s3Keys('http://rgw.rook-ceph.svc:80', 'rgw.rook-ceph.svc', '80', undefined, undefined, 'ext-1234'),
+        connectionDetails: s3Keys(
+          'http://rgw.rook-ceph.svc:80',
+          { host: 'rgw.rook-ceph.svc', port: '80' },
+          { user: undefined, pass: undefined, bucket: 'ext-1234' },
+        ),
         atProvider: { ...at, phase: 'Bound', bucketName: 'ext-1234', endpoint: 'http://rgw.rook-ceph.svc:80' },
       },
     },

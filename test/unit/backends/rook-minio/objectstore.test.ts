@@ -189,7 +189,7 @@ describe('Rook MinIO: inspect', () => {
   const withBucket = store({}, { bucket: { name: 'app-b-1', access: 'ReadWrite' } });
   const endpoint = 'http://ext-s3.tns.svc.cluster.local:9000';
   const host = 'ext-s3.tns.svc.cluster.local';
-  const userKeys = s3Keys(endpoint, host, '9000', 'user', 'pass', 'app-b-1');
+  const userKeys = s3Keys(endpoint, { host: host, port: '9000' }, { user: 'user', pass: 'pass', bucket: 'app-b-1' });
   const cases: { name: string; mr?: ObjectStore; objects: Record<string, object>; job?: object; want: Inspection }[] = [
     {
       name: 'no StatefulSet yet: waiting for the operator; the endpoint, bucket and user known',
@@ -250,7 +250,7 @@ describe('Rook MinIO: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: s3Keys(endpoint, host, '9000'),
+        connectionDetails: s3Keys(endpoint, { host: host, port: '9000' }),
         atProvider: { namespace: 'tns', name: 'ext', endpoint, readyReplicas: 4 },
       },
     },
@@ -262,7 +262,11 @@ describe('Rook MinIO: inspect', () => {
       want: {
         ready: true,
         message: undefined,
-        connectionDetails: s3Keys('http://ext-s3.tns.svc.corp.local:9000', 'ext-s3.tns.svc.corp.local', '9000', 'user', 'pass', 'app-b-1'),
+        connectionDetails: s3Keys(
+          'http://ext-s3.tns.svc.corp.local:9000',
+          { host: 'ext-s3.tns.svc.corp.local', port: '9000' },
+          { user: 'user', pass: 'pass', bucket: 'app-b-1' },
+        ),
         atProvider: { namespace: 'tns', name: 'ext', endpoint: 'http://ext-s3.tns.svc.corp.local:9000', readyReplicas: 4 },
       },
     },
