@@ -24,7 +24,10 @@ export const providerSchema = z.object({
       operators: z
         .array(
           z.object({
-            name: z.string().min(1).meta({ description: 'The operator: rook-minio, minio-operator or rook-ceph.' }),
+            name: z
+              .string()
+              .min(1)
+              .meta({ description: 'The operator, by the name of the bundle provider-rook ships for it (a folder of config/operators/).' }),
             install: z.boolean().default(false).meta({ description: 'Install it into the target when it is missing.' }),
             image: z
               .string()
@@ -189,7 +192,11 @@ export const ProviderKind: KindDefinition = {
 
 export const operatorUpgradeSchema = z.object({
   spec: z.object({
-    operator: z.string().min(1).max(63).meta({ description: 'The operator: rook-minio, minio-operator or rook-ceph.' }),
+    operator: z
+      .string()
+      .min(1)
+      .max(63)
+      .meta({ description: 'The operator, by the name of the bundle provider-rook ships for it (a folder of config/operators/).' }),
     version: z.string().min(1).max(64).meta({
       description: 'The version to bring the selected Providers to (one that provider-rook ships); an older one goes back.',
     }),

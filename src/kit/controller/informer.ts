@@ -10,6 +10,7 @@ import { WATCH_IDLE_MS, WatchStalledError, type KubeClient, type KubeObjectLike,
 import { isGone, isNotFound } from '../kube/errors.ts';
 import type { ResourceType } from '../kube/resources.ts';
 import type { Logger } from '../logger.ts';
+import { formatObjectKey, type ObjectKey } from '../kube/object-key.ts';
 import { keyOf } from './result.ts';
 import { backoffDelay, sleep } from '../backoff.ts';
 
@@ -30,11 +31,22 @@ export type ReadonlyDeep<T> = T extends (...args: never[]) => unknown
       ? { readonly [K in keyof T]: ReadonlyDeep<T[K]> }
       : T;
 
-/** A cache as its readers see it: read-only objects, by "namespace/name". */
+/** A cache as its readers see it: read-only objects, by key (an ObjectKey, or its "namespace/name" form). */
 export interface CacheReader<T> {
   readonly hasSynced: boolean;
-  get(key: string): ReadonlyDeep<T> | undefined;
+  get: (key: string | ObjectKey) => ReadonlyDeep<T> | undefined;
   list(): ReadonlyDeep<T>[];
+}
+
+/**
+ * What most readers take of a cache: an object by key (an ObjectKey, or its "namespace/name" form),
+ * and all of them. The objects are the cache's own: a reader never changes them (copyOf makes a copy
+ * to change; CacheReader types them read-only).
+ */
+export interface Cache<T> {
+  // A property, not a method, so its parameter is checked strictly: a Map keyed by string is no Cache.
+  get: (key: string | ObjectKey) => T | undefined;
+  list(): T[];
 }
 
 /** A mutable copy of a cached object, to change and write back. */
@@ -165,7 +177,8 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     return this.failingScopes > 0;
   }
 
-  get(key: string): T | undefined {
+  get(at: string | ObjectKey): T | undefined {
+    const key = formatObjectKey(at);
     const mine = this.written.get(key);
     if (mine && Date.now() - mine.at < WRITTEN_TTL_MS) return mine.obj;
     if (mine) this.written.delete(key);

@@ -11,8 +11,9 @@ export function objectKeyOf(obj: { metadata: ObjectKey }): ObjectKey {
   return namespace ? { namespace, name } : { name };
 }
 
-/** "namespace/name", or "name" when cluster-scoped (the same string keyOf in result.ts makes). */
-export function formatObjectKey(key: ObjectKey): string {
+/** "namespace/name", or "name" when cluster-scoped (the same string keyOf in result.ts makes); a string is one already. */
+export function formatObjectKey(key: ObjectKey | string): string {
+  if (typeof key === 'string') return key;
   return key.namespace ? `${key.namespace}/${key.name}` : key.name;
 }
 

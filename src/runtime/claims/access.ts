@@ -15,7 +15,8 @@ import { controllerUid, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons, Ready, Synced, reported } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
-import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Cache, type Claim } from './claim.ts';
+import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Claim } from './claim.ts';
+import type { Cache } from '../../kit/controller/informer.ts';
 import { releaseClaim } from './release.ts';
 import { copyConnectionSecret } from './connection.ts';
 import { binding, claimFailed, forwardRotationRequest, RECHECK_MS, rotationOf, writeClaimStatus, type ClaimWriter } from './status.ts';
@@ -88,7 +89,7 @@ export class AccessReconciler implements Reconciler {
     }
     const ref = access.spec!.bucketRef!;
     const mode = access.spec!.mode!;
-    const bucket = this.o.buckets.cache.get(`${ref.namespace}/${ref.name}`);
+    const bucket = this.o.buckets.cache.get(ref);
     const refused = refusal(bucket, access, mode);
     if (refused) {
       // What was allowed and is no more is revoked: its user goes with its managed resource. Only an
@@ -163,7 +164,7 @@ export class AccessReconciler implements Reconciler {
    */
   private async markBucket(access: AccessClaim, signal: AbortSignal): Promise<void> {
     const ref = access.spec?.bucketRef;
-    const bucket = ref && this.o.buckets.cache.get(`${ref.namespace}/${ref.name}`);
+    const bucket = ref && this.o.buckets.cache.get(ref);
     if (!ref || !bucket || isDeleting(bucket.metadata)) return;
     const holds = (a: AccessClaim): boolean => Boolean(a.spec?.resourceRef) && !isDeleting(a.metadata);
     const names = (a: AccessClaim): boolean => a.spec?.bucketRef?.namespace === ref.namespace && a.spec?.bucketRef?.name === ref.name;
@@ -209,7 +210,7 @@ export class AccessReconciler implements Reconciler {
   /** This access already holds its copy of the grant's Secret. */
   private hasCopy(access: AccessClaim): boolean {
     const to = access.spec?.writeConnectionSecretToRef;
-    const copy = to && this.o.secrets.get(`${access.metadata.namespace}/${to.name}`);
+    const copy = to && this.o.secrets.get({ namespace: access.metadata.namespace, name: to.name });
     return Boolean(copy) && controllerUid(copy!) === access.metadata.uid;
   }
 
@@ -227,7 +228,7 @@ export class AccessReconciler implements Reconciler {
     const namespace = bucketRef.namespace ?? '';
     const cache = this.o.lent.find((l) => l.type.kind === grantor.managed.kind && l.type.apiVersion === grantor.managed.apiVersion)?.cache;
     const mr =
-      cache?.get(`${namespace}/${bucketRef.name}`) ??
+      cache?.get({ namespace, name: bucketRef.name }) ??
       (namespace ? await this.o.client.get<ManagedResource>(grantor.managed, bucketRef.name, namespace, signal) : undefined);
     const claimRef = mr && claimRefOf(mr);
     if (!mr || isDeleting(mr.metadata) || !refersTo(claimRef, bucket) || !claimRef?.uid) {
@@ -254,7 +255,7 @@ export class AccessReconciler implements Reconciler {
     // Made beside the resource it lends from (the class's namespace).
     const namespace = lent.metadata.namespace!;
     const cache = this.o.granted.find((g) => g.type.kind === grantor.grants.kind)?.cache;
-    let mr = cache?.get(`${namespace}/${name}`) ?? (await this.o.client.get<ManagedResource>(grantor.grants, name, namespace, signal));
+    let mr = cache?.get({ namespace, name }) ?? (await this.o.client.get<ManagedResource>(grantor.grants, name, namespace, signal));
     if (!mr) {
       desired.metadata = { ...desired.metadata, name, namespace };
       desired.spec = { ...desired.spec, claimRef: referenceTo(access) };
@@ -329,7 +330,7 @@ export class AccessReconciler implements Reconciler {
       access.spec = updated.spec;
     }
     const to = access.spec?.writeConnectionSecretToRef;
-    const copy = to ? this.o.secrets.get(`${access.metadata.namespace}/${to.name}`) : undefined;
+    const copy = to ? this.o.secrets.get({ namespace: access.metadata.namespace, name: to.name }) : undefined;
     if (copy && controllerUid(copy) === access.metadata.uid)
       await this.o.client.delete(Secrets, to!.name, access.metadata.namespace, { uid: copy.metadata.uid, signal });
   }

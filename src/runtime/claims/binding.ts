@@ -24,13 +24,13 @@ import {
   placementFor,
   referenceTo,
   refersTo,
-  type Cache,
   type Claim,
   type Lookup,
   type ObjectReference,
   type PlacingClass,
   type PortableClass,
 } from './claim.ts';
+import type { Cache } from '../../kit/controller/informer.ts';
 import { classNotFound, importNotAllowed, portableClassNotFound, resourceNotReserved, unsupportedClass } from './refusals.ts';
 import { releaseClaim } from './release.ts';
 import { copyConnectionSecret, type Copier } from './connection.ts';
@@ -78,7 +78,7 @@ export interface ClaimReconcilerOptions<C extends KubeObjectLike, MR extends Man
    */
   takes?(claim: Claim): boolean;
   /** Providers, to check a claim's providerSelector against a class's one Provider. */
-  providers?: { get(key: string): { metadata: { labels?: Record<string, string> } } | undefined };
+  providers?: Pick<Cache<{ metadata: { labels?: Record<string, string> } }>, 'get'>;
 }
 
 export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResource> implements Reconciler {
@@ -187,7 +187,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
    */
   private async reservedOrProvisioned(claim: Claim, signal: AbortSignal): Promise<MR> {
     const ref = claim.spec!.resourceRef!;
-    if (!this.o.managed.cache.get(`${ref.namespace}/${ref.name}`) && this.unmade(ref, claim)) {
+    if (!this.o.managed.cache.get(ref) && this.unmade(ref, claim)) {
       const desired = this.desired(claim);
       const want = plannedFrom(this.o.managed.type, desired);
       if (ref.namespace !== want.namespace) {
@@ -236,9 +236,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
   private async boundResource(claim: Claim, signal: AbortSignal): Promise<MR | undefined> {
     const ref = claim.spec?.resourceRef;
     if (!ref?.namespace) return undefined;
-    const found =
-      this.o.managed.cache.get(`${ref.namespace}/${ref.name}`) ??
-      (await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal));
+    const found = this.o.managed.cache.get(ref) ?? (await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal));
     return found && !isDeleting(found.metadata) ? structuredClone(found) : undefined;
   }
 
@@ -246,13 +244,13 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
   private resolveClass(claim: Claim): C {
     const ns = claim.metadata.namespace!;
     const portableName = claim.spec!.classRef!.name;
-    const portable = this.o.portableClasses.cache.get(`${ns}/${portableName}`);
+    const portable = this.o.portableClasses.cache.get({ namespace: ns, name: portableName });
     const portableKind = this.o.portableClasses.type.kind;
     if (!portable) throw portableClassNotFound(portableKind, ns, portableName);
     const ref = portable.classRef;
     const want = this.o.classes.type;
     if (!ref || ref.kind !== want.kind || ref.apiVersion !== want.apiVersion) throw unsupportedClass(portableKind, portable, [want]);
-    const cls = this.o.classes.cache.get(`${ref.namespace}/${ref.name}`);
+    const cls = this.o.classes.cache.get(ref);
     if (!cls) throw classNotFound(ref, portableKind, portableName);
     return cls;
   }

@@ -9,15 +9,10 @@ import type { KubeObjectLike } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { Reasons } from '../reasons.ts';
 import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../../kit/kube/selector.ts';
+import type { Cache } from '../../kit/controller/informer.ts';
 
 /** The claim controllers' finalizer: a claim goes once what it bound is released. */
 export const FINALIZER_CLAIM = 'finalizer.resourceclaim.crossplane.io';
-
-/** What the claim controllers read from an informer. */
-export interface Cache<T> {
-  get(key: string): T | undefined;
-  list(): T[];
-}
 
 export interface ObjectReference {
   apiVersion?: string;
@@ -134,7 +129,7 @@ export interface PlacingClass extends KubeObjectLike {
 export function placementFor(
   cls: PlacingClass,
   claim: Claim,
-  providers: { get(key: string): { metadata: { labels?: Record<string, string> } } | undefined },
+  providers: Pick<Cache<{ metadata: { labels?: Record<string, string> } }>, 'get'>,
 ): { providerRef: { name: string; namespace?: string } } | { providerSelector: LabelSelector } {
   const wanted = claim.spec?.providerSelector;
   const { providerRef, providerSelector } = cls.spec;
@@ -145,7 +140,7 @@ export function placementFor(
       `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} names neither providerRef nor providerSelector`,
     );
   if (wanted) {
-    const provider = providers.get(`${cls.metadata.namespace}/${providerRef.name}`);
+    const provider = providers.get({ namespace: cls.metadata.namespace, name: providerRef.name });
     if (!provider || !matchesSelector(wanted, provider.metadata.labels)) {
       throw new ReasonedError(
         Reasons.NoMatchingProvider,

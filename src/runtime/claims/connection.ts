@@ -7,7 +7,8 @@ import type { Client } from '../../kit/kube/client.ts';
 import { controllerUid, publishSecretData, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
-import type { Cache, Claim } from './claim.ts';
+import type { Claim } from './claim.ts';
+import type { Cache } from '../../kit/controller/informer.ts';
 
 export interface Copier {
   client: Client;
@@ -27,7 +28,7 @@ export async function copyConnectionSecret(
   const to = claim.spec?.writeConnectionSecretToRef;
   const from = mr.spec.writeConnectionSecretToRef;
   if (!to || !from) return true;
-  const source = c.secrets.get(`${mr.metadata.namespace}/${from.name}`);
+  const source = c.secrets.get({ namespace: mr.metadata.namespace, name: from.name });
   if (!source) return false;
   // Only a Secret the managed resource controls is trusted, so a claim cannot exfiltrate others.
   if (controllerUid(source) !== mr.metadata.uid) {
@@ -36,7 +37,7 @@ export async function copyConnectionSecret(
       `Secret ${mr.metadata.namespace}/${from.name} is not controlled by ${kind} ${mr.metadata.name}`,
     );
   }
-  const current = c.secrets.get(`${claim.metadata.namespace}/${to.name}`);
+  const current = c.secrets.get({ namespace: claim.metadata.namespace, name: to.name });
   if (current && controllerUid(current) === claim.metadata.uid && sameJson(current.data ?? {}, source.data ?? {})) return true;
   // The same keys exactly: one the resource no longer publishes (an endpoint it cannot prove) leaves the copy too.
   const data: Record<string, string | null> = { ...source.data };

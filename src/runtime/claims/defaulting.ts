@@ -9,7 +9,8 @@ import type { ResourceType } from '../../kit/kube/resources.ts';
 import { isDeleting } from '../../kit/meta.ts';
 import { Reasons, Synced } from '../reasons.ts';
 import { done, requeue, type Reconciler, type Result } from '../../kit/controller/result.ts';
-import type { Cache, Claim, DefaultClassPolicy } from './claim.ts';
+import type { Claim, DefaultClassPolicy } from './claim.ts';
+import type { Cache } from '../../kit/controller/informer.ts';
 
 export interface DefaultClassReconcilerOptions {
   client: Client;

@@ -5,12 +5,13 @@ import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { isDeleting } from '../../kit/meta.ts';
 import { claimRefOf, refersTo, type Claim, type PortableClass } from './claim.ts';
+import type { Cache } from '../../kit/controller/informer.ts';
 
 /** A served class kind, the managed kind made from it, and (for hand-written references) its cache. */
 export interface ServedKind {
   class: ResourceType;
   managed: ResourceType;
-  managedCache?: { get(key: string): ManagedResource | undefined };
+  managedCache?: Pick<Cache<ManagedResource>, 'get'>;
 }
 
 /**
@@ -22,9 +23,9 @@ export type Route = number | 'unserved' | 'none';
 
 export class ClaimRouter {
   private readonly served: ServedKind[];
-  private readonly portable: { get(key: string): PortableClass | undefined };
+  private readonly portable: Pick<Cache<PortableClass>, 'get'>;
 
-  constructor(served: ServedKind[], portable: { get(key: string): PortableClass | undefined }) {
+  constructor(served: ServedKind[], portable: Pick<Cache<PortableClass>, 'get'>) {
     this.served = served;
     this.portable = portable;
   }
@@ -42,16 +43,14 @@ export class ClaimRouter {
     const byClass = kind ? this.served.findIndex((s) => s.class.kind === kind.kind && s.class.apiVersion === kind.apiVersion) : -1;
     if (byClass >= 0) return byClass;
     // A resourceRef written without a kind: the kind that holds a resource reserved for this claim there.
-    const byRef = ref?.namespace
-      ? this.served.findIndex((s) => reservedFor(s.managedCache?.get(`${ref.namespace}/${ref.name}`), claim))
-      : -1;
+    const byRef = ref?.namespace ? this.served.findIndex((s) => reservedFor(s.managedCache?.get(ref), claim)) : -1;
     return byRef >= 0 ? byRef : 'unserved';
   }
 
   /** The class kind the claim's portable class points at, as cached. */
   private classKindOf(claim: Claim): { apiVersion: string; kind: string } | undefined {
     const name = claim.spec?.classRef?.name;
-    return name ? this.portable.get(`${claim.metadata.namespace}/${name}`)?.classRef : undefined;
+    return name ? this.portable.get({ namespace: claim.metadata.namespace, name })?.classRef : undefined;
   }
 }
 

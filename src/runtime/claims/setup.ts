@@ -20,6 +20,7 @@ import { claimRefOf, type Claim, type DefaultClassPolicy, type Lookup, type Port
 import { DefaultClassReconciler } from './defaulting.ts';
 import { ClaimRouter } from './routing.ts';
 import { UnservedClaimReconciler } from './unserved.ts';
+import { onChange, enqueueOnChange } from '../../kit/controller/handlers.ts';
 
 /** A non-portable class kind, the managed kind made from it, and how (the backend's part). */
 export interface ClassBinding<C extends KubeObjectLike, MR extends ManagedResource> {
@@ -141,7 +142,7 @@ function lookupOf(manager: Manager, types: ResourceType[]): Lookup {
     get<T>(type: ResourceType, namespace: string, name: string): T | undefined {
       const cache = caches.get(`${type.apiVersion}/${type.kind}`);
       if (!cache) throw new Error(`${type.kind} is not among the kinds this class binding reads`);
-      return cache.get(`${namespace}/${name}`) as T | undefined;
+      return cache.get({ namespace, name }) as T | undefined;
     },
   };
 }
@@ -149,44 +150,27 @@ function lookupOf(manager: Manager, types: ResourceType[]): Lookup {
 /** A claim, its portable class, the Providers and the policies wake the controllers that read them. */
 function watchClaimInputs(c: Caches, defaulting: Controller, route: (claim: Claim) => void): void {
   // A claim wakes its default controller and the one claim controller it is for.
-  c.claims.on({
-    added: (claim) => {
-      defaulting.enqueue(keyOf(claim.metadata));
-      route(claim);
-    },
-    updated: (old, claim) => {
-      if (desiredStateChanged(old, claim)) {
-        defaulting.enqueue(keyOf(claim.metadata));
-        route(claim);
-      }
-    },
-  });
+  const claimChanged = (claim: Claim): void => {
+    defaulting.enqueue(keyOf(claim.metadata));
+    route(claim);
+  };
+  onChange(c.claims, claimChanged, { on: ['added', 'updated'], when: desiredStateChanged });
   // A claim whose selector its class's one Provider did not match is retried when Providers change.
   const selectiveClaims = (): void => {
     for (const claim of c.claims.list()) if (claim.spec?.providerSelector && !claim.spec.resourceRef) route(claim);
   };
-  c.providers.on({
-    added: selectiveClaims,
-    updated: (old, p) => {
-      if (!sameJson(old.metadata.labels, p.metadata.labels)) selectiveClaims();
-    },
-    deleted: selectiveClaims,
-  });
+  onChange(c.providers, selectiveClaims, { when: (old, p) => !sameJson(old.metadata.labels, p.metadata.labels) });
   // A claim waiting for a default, or for its portable class, is retried when that changes.
   const unclassedIn = (ns: string | undefined): void => {
     for (const claim of c.claims.list())
       if (claim.metadata.namespace === ns && !claim.spec?.classRef) defaulting.enqueue(keyOf(claim.metadata));
   };
-  c.policies.on({
-    added: (p) => unclassedIn(p.metadata.namespace),
-    updated: (_, p) => unclassedIn(p.metadata.namespace),
-    deleted: (p) => unclassedIn(p.metadata.namespace),
-  });
+  onChange(c.policies, (p) => unclassedIn(p.metadata.namespace));
   // Routed by the portable class as it now is: a claim that waited for it goes to its kind's controller.
   const portableChanged = (pc: PortableClass): void => {
     for (const claim of c.claims.list()) if (claim.status?.bindingPhase !== 'Bound' && usesPortable(pc)(claim)) route(claim);
   };
-  c.portable.on({ added: portableChanged, updated: (_, pc) => portableChanged(pc) });
+  onChange(c.portable, portableChanged, { on: ['added', 'updated'] });
 }
 
 /** Each served kind's classes and managed resources, and the connection Secrets, wake the claims they concern. */
@@ -203,14 +187,7 @@ function watchServedKinds(
       const ref = claimRefOf(mr);
       if (ref?.kind === claimType.kind && ref.namespace) routeKey(`${ref.namespace}/${ref.name}`);
     };
-    b.managedCache.on({
-      added: claimOf,
-      updated: (old, mr) => {
-        claimOf(old);
-        claimOf(mr);
-      },
-      deleted: claimOf,
-    });
+    onChange(b.managedCache, claimOf, { old: true });
     // A class that appears or changes retries the unbound claims whose portable class points at it.
     const classChanged = (cls: KubeObjectLike): void => {
       const pointing = c.portable
@@ -224,7 +201,7 @@ function watchServedKinds(
       for (const claim of c.claims.list())
         if (claim.status?.bindingPhase !== 'Bound' && pointing.some((pc) => usesPortable(pc)(claim))) route(claim);
     };
-    b.classCache.on({ added: classChanged, updated: (_, cls) => classChanged(cls) });
+    onChange(b.classCache, classChanged, { on: ['added', 'updated'] });
     // What configure reads (a store a class shares) retries the unbound claims of this kind's classes when it changes.
     const readChanged = (): void => {
       const pointing = c.portable
@@ -240,11 +217,9 @@ function watchServedKinds(
       o.metadata.deletionTimestamp,
     ];
     for (const cache of b.lookupCaches)
-      cache.on({
-        added: readChanged,
-        updated: (old, obj) => {
-          if (!sameJson(judged(old as ManagedResource), judged(obj as ManagedResource))) readChanged();
-        },
+      onChange(cache, readChanged, {
+        on: ['added', 'updated'],
+        when: (old, obj) => !sameJson(judged(old as ManagedResource), judged(obj as ManagedResource)),
       });
   }
   // A connection Secret wakes the claim that copies it (or owns the copy).
@@ -254,11 +229,11 @@ function watchServedKinds(
     if (owner.kind === claimType.kind) routeKey(`${s.metadata.namespace}/${owner.name}`);
     for (const b of served) {
       if (owner.kind !== b.managed.kind) continue;
-      const ref = claimRefOf(b.managedCache.get(`${s.metadata.namespace}/${owner.name}`) ?? { spec: {} });
+      const ref = claimRefOf(b.managedCache.get({ namespace: s.metadata.namespace, name: owner.name }) ?? { spec: {} });
       if (ref?.namespace) routeKey(`${ref.namespace}/${ref.name}`);
     }
   };
-  c.secrets.on({ added: secretChanged, updated: (_, s) => secretChanged(s), deleted: secretChanged });
+  onChange(c.secrets, secretChanged);
 }
 
 const usesPortable =
@@ -295,18 +270,16 @@ export function setupAccess(manager: Manager, o: AccessSetup): Controller {
     }),
   );
   const enqueue = (key: string): void => controller.enqueue(key);
-  accesses.on({
-    added: (a) => enqueue(keyOf(a.metadata)),
-    updated: (old, a) => {
-      if (desiredStateChanged(old, a) || !sameJson(old.spec, a.spec)) enqueue(keyOf(a.metadata));
-    },
+  enqueueOnChange(accesses, controller, {
+    on: ['added', 'updated'],
+    when: (old, a) => desiredStateChanged(old, a) || !sameJson(old.spec, a.spec),
   });
   // A Bucket that changes (shares, binds, goes) wakes the accesses that name it.
   const bucketChanged = (b: Claim): void => {
     for (const a of accesses.list())
       if (a.spec?.bucketRef?.namespace === b.metadata.namespace && a.spec?.bucketRef?.name === b.metadata.name) enqueue(keyOf(a.metadata));
   };
-  buckets.on({ added: bucketChanged, updated: (_, b) => bucketChanged(b), deleted: bucketChanged });
+  onChange(buckets, bucketChanged);
   // So does the resource a Bucket is bound to (its claimRef, its bucket, its going): a grant is proven against it.
   const lentChanged = (mr: ManagedResource): void => {
     const ref = claimRefOf(mr);
@@ -314,32 +287,19 @@ export function setupAccess(manager: Manager, o: AccessSetup): Controller {
     for (const a of accesses.list())
       if (a.spec?.bucketRef?.namespace === ref.namespace && a.spec?.bucketRef?.name === ref.name) enqueue(keyOf(a.metadata));
   };
-  for (const { cache } of lent)
-    cache.on({
-      added: lentChanged,
-      updated: (old, mr) => {
-        if (desiredStateChanged(old, mr)) {
-          lentChanged(old);
-          lentChanged(mr);
-        }
-      },
-      deleted: lentChanged,
-    });
+  for (const { cache } of lent) onChange(cache, lentChanged, { when: desiredStateChanged, old: true });
   const grantOf = (mr: ManagedResource): void => {
     const ref = claimRefOf(mr);
     if (ref?.kind === o.access.kind && ref.namespace) enqueue(`${ref.namespace}/${ref.name}`);
   };
-  for (const { cache } of granted) cache.on({ added: grantOf, updated: (_, mr) => grantOf(mr), deleted: grantOf });
-  secrets.on({
-    added: (s) => secretOwner(s),
-    updated: (_, s) => secretOwner(s),
-  });
+  for (const { cache } of granted) onChange(cache, grantOf);
+  onChange(secrets, secretOwner, { on: ['added', 'updated'] });
   function secretOwner(s: SecretObject): void {
     const owner = s.metadata.ownerReferences?.find((r) => r.controller) as { kind?: string; name: string } | undefined;
     if (!owner) return;
     for (const { type, cache } of granted) {
       if (owner.kind !== type.kind) continue;
-      const mr = cache.get(`${s.metadata.namespace}/${owner.name}`);
+      const mr = cache.get({ namespace: s.metadata.namespace, name: owner.name });
       if (mr) grantOf(mr);
     }
   }

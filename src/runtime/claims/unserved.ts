@@ -9,7 +9,8 @@ import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_EXTERNAL_NAME, hasFinalizer, isDeleting } from '../../kit/meta.ts';
 import { done, type Reconciler, type Result } from '../../kit/controller/result.ts';
-import { FINALIZER_CLAIM, claimRefOf, refersTo, type Cache, type Claim, type PortableClass } from './claim.ts';
+import { FINALIZER_CLAIM, claimRefOf, refersTo, type Claim, type PortableClass } from './claim.ts';
+import type { Cache } from '../../kit/controller/informer.ts';
 import { importNotAllowed, portableClassNotFound, resourceNotReserved, unsupportedClass } from './refusals.ts';
 import { releaseClaim } from './release.ts';
 import type { ClaimRouter } from './routing.ts';
@@ -55,7 +56,7 @@ export class UnservedClaimReconciler implements Reconciler {
     const ns = claim.metadata.namespace!;
     const name = claim.spec!.classRef!.name;
     const { type, cache } = this.o.portableClasses;
-    const portable = cache.get(`${ns}/${name}`);
+    const portable = cache.get({ namespace: ns, name });
     return portable
       ? unsupportedClass(
           type.kind,

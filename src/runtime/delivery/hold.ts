@@ -20,11 +20,11 @@ export function rotationHold(manager: Manager, claims: ResourceType[]): (mr: Man
   const secrets = connectionSecrets(manager);
   return (mr) => {
     const ref = claimRefOf(mr);
-    const claim = ref?.kind && ref.namespace ? caches.get(ref.kind)?.get(`${ref.namespace}/${ref.name}`) : undefined;
+    const claim = ref?.kind && ref.namespace ? caches.get(ref.kind)?.get(ref) : undefined;
     const deliveries = (claim?.status?.deliveries ?? []).filter((d) => !d.removing);
     if (deliveries.length === 0) return undefined;
     const own = mr.spec.writeConnectionSecretToRef?.name;
-    const published = keysDigest(own ? secrets.get(`${mr.metadata.namespace}/${own}`)?.data?.AWS_ACCESS_KEY_ID : undefined);
+    const published = keysDigest(own ? secrets.get({ namespace: mr.metadata.namespace, name: own })?.data?.AWS_ACCESS_KEY_ID : undefined);
     if (!published) return undefined;
     const behind = deliveries.filter((d) => d.keys !== published).map((d) => d.to);
     return behind.length ? `the previous keys stay until every consumer holds the new ones; not yet: ${behind.join(', ')}` : undefined;

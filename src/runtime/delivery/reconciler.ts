@@ -21,7 +21,8 @@ import type { ProviderObject } from '../providers/provider.ts';
 import type { Target } from '../providers/targets.ts';
 import { Reasons, reasonOf } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Result } from '../../kit/controller/result.ts';
-import type { Cache, Claim } from '../claims/claim.ts';
+import type { Claim } from '../claims/claim.ts';
+import type { Cache } from '../../kit/controller/informer.ts';
 import {
   dataFor,
   placeKey,
@@ -139,23 +140,23 @@ export class DeliveryReconciler {
   /** The claim's own copy, once it has one it controls. */
   private source(claim: DeliveringClaim): Record<string, string> | undefined {
     const to = claim.spec?.writeConnectionSecretToRef?.name;
-    const copy = to ? this.o.secrets.get(`${claim.metadata.namespace}/${to}`) : undefined;
+    const copy = to ? this.o.secrets.get({ namespace: claim.metadata.namespace, name: to }) : undefined;
     if (!copy || controllerUid(copy) !== claim.metadata.uid) return undefined;
     return copy.data ?? {};
   }
 
   private storePlace(claim: DeliveringClaim): StorePlace {
     const ref = this.o.bucketOf(claim)?.spec?.resourceRef;
-    const mr = ref?.kind ? this.o.managed.get(ref.kind)?.get(`${ref.namespace}/${ref.name}`) : undefined;
+    const mr = ref?.kind ? this.o.managed.get(ref.kind)?.get(ref) : undefined;
     if (!mr) return {};
     const provider = mr.spec.providerRef?.name ? `${mr.metadata.namespace}/${mr.spec.providerRef.name}` : undefined;
     // A URL the class gives (a shared store behind the platform team's ingress) comes first.
     const cls = mr.spec.classRef as { kind?: string; name: string; namespace?: string } | undefined;
-    const url = cls?.kind ? this.o.classes.get(cls.kind)?.get(`${cls.namespace}/${cls.name}`)?.spec?.exposure : undefined;
+    const url = cls?.kind ? this.o.classes.get(cls.kind)?.get(cls)?.spec?.exposure : undefined;
     if (url?.url) return { provider, exposure: url };
     // Else what the store itself made and found: the resource, or the store its endpoint is.
     const storeRef = this.o.storeOf?.(mr);
-    const store = (storeRef ? this.o.managed.get(storeRef.kind)?.get(`${mr.metadata.namespace}/${storeRef.name}`) : mr) as
+    const store = (storeRef ? this.o.managed.get(storeRef.kind)?.get({ namespace: mr.metadata.namespace, name: storeRef.name }) : mr) as
       Exposed | undefined;
     const found = store?.status?.atProvider?.exposure;
     if (!store?.spec.exposure || !found) return { provider };
@@ -261,7 +262,7 @@ export class DeliveryReconciler {
       owner,
     );
     let have: SecretObject | undefined = cache.hasSynced
-      ? (cache.get(`${place.namespace}/${place.secretName}`) as SecretObject | undefined)
+      ? (cache.get({ namespace: place.namespace, name: place.secretName }) as SecretObject | undefined)
       : await client.get<SecretObject>(Secrets, place.secretName, place.namespace, signal);
     if (!have) {
       try {

@@ -19,6 +19,7 @@ import { claimRefOf, type Claim } from '../claims/claim.ts';
 import type { DeliveringClaim, Exposure } from './consumers.ts';
 import { DeliveryReconciler, LABEL_DELIVERED, resourceOf } from './reconciler.ts';
 import { getCondition } from '../../kit/conditions.ts';
+import { onChange } from '../../kit/controller/handlers.ts';
 
 export interface DeliverySetup {
   claim: ResourceType;
@@ -50,7 +51,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
       bucketOf: (claim) => {
         if (!o.bucket) return claim;
         const ref = o.bucket.of(claim);
-        return ref ? buckets!.get(`${ref.namespace}/${ref.name}`) : undefined;
+        return ref ? buckets!.get(ref) : undefined;
       },
       secrets,
       managed,
@@ -156,7 +157,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
     const owner = s.metadata.ownerReferences?.find((r) => r.controller);
     if (owner?.kind === o.claim.kind) enqueue(`${s.metadata.namespace}/${owner.name}`);
   };
-  secrets.on({ added: copyChanged, updated: (_, s) => copyChanged(s), deleted: copyChanged });
+  onChange(secrets, copyChanged);
   // A Provider's consent, or its going, decides what may be delivered into its cluster.
   const providerChanged = (p: KubeObjectLike): void => {
     const name = `${p.metadata.namespace}/${p.metadata.name}/`;
@@ -194,7 +195,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
     for (const c of delivering()) enqueue(keyOf(c.metadata));
   };
   for (const cache of classes.values())
-    cache.on({ updated: (old, cls) => !sameJson(old.spec?.exposure, cls.spec?.exposure) && classChanged() });
+    onChange(cache, classChanged, { on: ['updated'], when: (old, cls) => !sameJson(old.spec?.exposure, cls.spec?.exposure) });
   // A resource bound (or placed) wakes the claims it serves.
   for (const cache of managed.values())
     cache.on({

@@ -80,7 +80,7 @@ export async function publishSecretData(
       },
       signal,
     );
-  let existing = cache?.hasSynced ? cache.get(`${namespace}/${name}`) : undefined;
+  let existing = cache?.hasSynced ? cache.get({ namespace, name }) : undefined;
   // Missed by a synced cache, it is most likely not there: a create (which never overwrites) instead
   // of a read first; only when someone has it after all is it read.
   if (!existing && cache?.hasSynced) {
@@ -128,7 +128,7 @@ export async function withholdKeys(
   keys: string[],
 ): Promise<void> {
   const existing =
-    (cache?.hasSynced ? cache.get(`${at.namespace}/${at.name}`) : undefined) ??
+    (cache?.hasSynced ? cache.get(at) : undefined) ??
     (cache?.hasSynced ? undefined : await client.get<SecretObject>(Secrets, at.name, at.namespace, signal));
   if (!existing || !owner.metadata.uid || controllerUid(existing) !== owner.metadata.uid) return;
   const held = keys.filter((k) => existing.data?.[k] !== undefined);
@@ -146,7 +146,7 @@ export async function unpublishSecret(
   owner: Owner,
   { namespace, name }: Required<ObjectKey>,
 ): Promise<void> {
-  const cached = cache?.hasSynced ? cache.get(`${namespace}/${name}`) : undefined;
+  const cached = cache?.hasSynced ? cache.get({ namespace, name }) : undefined;
   if (cache?.hasSynced && !cached) return;
   if (cached && controllerUid(cached) !== owner.metadata.uid) return;
   if (cached) {

@@ -17,6 +17,7 @@ import type { ProviderObject as Provider } from '../providers/provider.ts';
 import type { Target } from '../providers/targets.ts';
 import { Reasons } from '../reasons.ts';
 import { type ProviderResolver } from '../providers/resolver.ts';
+import type { Cache } from '../../kit/controller/informer.ts';
 
 export interface LeakReport {
   target: string;
@@ -40,7 +41,7 @@ export interface LeakSweeperOptions<MR extends ManagedResource> {
   control: KubeClient;
   managedType: ResourceType;
   /** The managed kind's cache: an owner found there is alive, and costs no read. Only a miss is checked live. */
-  cache?: { get(key: string): ManagedResource | undefined };
+  cache?: Pick<Cache<ManagedResource>, 'get'>;
   /** The control-cluster namespaces this deployment watches; unset means all. */
   namespaces?: string[];
   /** Objects younger than this are never judged (their owner may be on its way). */

@@ -7,6 +7,7 @@ import type { ManagedResource } from '../managed/types.ts';
 import type { NativeKind, TargetObject } from './kind.ts';
 import type { OwnershipMarks } from '../ownership/marks.ts';
 import type { Target, TargetHooks } from '../providers/targets.ts';
+import { onChange } from '../../kit/controller/handlers.ts';
 
 export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
   private readonly kind: NativeKind<MR>;
@@ -48,12 +49,12 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
       if (owner?.resource === this.kind.resource) this.enqueue(owner.key);
     };
     const owned = informers.informer<TargetObject>(this.kind.target, { labelSelector: this.marks.selector });
-    owned.on({ updated: (_old, obj) => requeueOwner(obj), deleted: requeueOwner });
+    onChange(owned, requeueOwner, { on: ['updated', 'deleted'] });
     // Companions are shared between kinds (Secrets, Services): each kind takes only its own.
     for (const type of this.kind.companionTypes ?? []) {
-      informers
-        .informer<TargetObject>(type, { labelSelector: this.marks.selector })
-        .on({ updated: (_old, obj) => requeueOwner(obj), deleted: requeueOwner });
+      onChange(informers.informer<TargetObject>(type, { labelSelector: this.marks.selector }), requeueOwner, {
+        on: ['updated', 'deleted'],
+      });
     }
     for (const rel of this.kind.related ?? []) {
       const viaTarget = (obj: TargetObject): void => {
@@ -61,9 +62,7 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
         const ours = key ? owned.get(key) : undefined;
         if (ours) requeueOwner(ours);
       };
-      informers
-        .informer<TargetObject>(rel.type, { labelSelector: rel.labelSelector, keep: rel.keep })
-        .on({ added: viaTarget, updated: (_old, obj) => viaTarget(obj), deleted: viaTarget });
+      onChange(informers.informer<TargetObject>(rel.type, { labelSelector: rel.labelSelector, keep: rel.keep }), viaTarget);
     }
     this.log.debug('watching target for drift', { target: target.server, kind: this.kind.target.kind });
   }

@@ -16,6 +16,8 @@ import type { Manager } from '../../kit/controller/manager.ts';
 import { desiredStateChanged } from '../../kit/controller/predicates.ts';
 import { matchesSelector, type LabelSelector } from '../../kit/kube/selector.ts';
 import { Providers, type ProviderObject } from '../providers/provider.ts';
+import { onChange, enqueueOnChange } from '../../kit/controller/handlers.ts';
+import type { Cache } from '../../kit/controller/informer.ts';
 
 export const OperatorUpgrades: ResourceType = {
   apiVersion: 'kubernetes.crossplane.io/v1alpha2',
@@ -64,7 +66,7 @@ function stepOf(p: ProviderObject, operator: string, version: string): Step {
 
 export interface OperatorWavesOptions {
   client: Client;
-  upgrades: { get(key: string): OperatorUpgrade | undefined; list(): OperatorUpgrade[] };
+  upgrades: Cache<OperatorUpgrade>;
   providers: { list(): ProviderObject[] };
   /** Whether a Provider configures this operator in the deprecated spec.operatorInstall (a wave cannot add an entry beside it). */
   legacy(provider: ProviderObject, operator: string): boolean;
@@ -176,14 +178,13 @@ export function setupOperatorWaves(
 ): Controller {
   const upgrades = manager.informer<OperatorUpgrade>(OperatorUpgrades);
   const waves = manager.controller('operator-upgrades', new OperatorWaves({ client: manager.control, upgrades, providers, legacy }));
-  upgrades.on({
-    added: (u) => waves.enqueue(keyOf(u.metadata)),
-    updated: (old, u) => desiredStateChanged(old, u) && waves.enqueue(keyOf(u.metadata)),
-  });
-  providers.on({
-    updated: (_, p) => {
+  enqueueOnChange(upgrades, waves, { on: ['added', 'updated'], when: desiredStateChanged });
+  onChange(
+    providers,
+    (p) => {
       for (const u of upgrades.list()) if (u.metadata.namespace === p.metadata.namespace) waves.enqueue(keyOf(u.metadata));
     },
-  });
+    { on: ['updated'] },
+  );
   return waves;
 }

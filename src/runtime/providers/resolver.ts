@@ -10,6 +10,7 @@ import type { ProviderObject as Provider } from './provider.ts';
 import type { Target, TargetClients } from './targets.ts';
 import { Reasons } from '../reasons.ts';
 import { keyOf } from '../../kit/controller/result.ts';
+import { onChange } from '../../kit/controller/handlers.ts';
 
 type SecretObject = KubeObjectLike & { data?: Record<string, string> };
 
@@ -57,7 +58,7 @@ export class ProviderResolver {
         log: this.opts.log,
       });
       const changed = (): void => this.opts.secretChanged?.(namespace, name);
-      watch.on({ added: changed, updated: changed, deleted: changed });
+      onChange(watch, changed);
       this.secrets.set(key, watch);
       void watch.start();
     }
@@ -82,7 +83,7 @@ export class ProviderResolver {
   }
 
   provider(namespace: string, name: string): Provider {
-    const provider = this.providers.get(`${namespace}/${name}`);
+    const provider = this.providers.get({ namespace, name });
     if (!provider) throw new ReasonedError(Reasons.ProviderNotFound, `Provider ${namespace}/${name} does not exist`);
     return provider;
   }

@@ -8,6 +8,7 @@ import type { KubeClient, KubeObjectLike, Selection } from '../../kit/kube/clien
 import { established, type CustomResourceDefinition } from '../../kit/kube/crds.ts';
 import { CustomResourceDefinitions, groupOf, type ResourceType } from '../../kit/kube/resources.ts';
 import type { Logger } from '../../kit/logger.ts';
+import { onChange } from '../../kit/controller/handlers.ts';
 
 export interface Watched extends Selection {
   namespace?: string;
@@ -96,7 +97,7 @@ export class TargetInformers {
         for (const wake of set) wake();
         set.clear();
       };
-      crds.on({ added: check, updated: check });
+      onChange(crds, check, { on: ['added', 'updated'] });
       this.waiting.set(name, (waiters = set));
     }
     const queue = waiters;

@@ -15,17 +15,15 @@ import type { Controller } from '../../kit/controller/controller.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import type { Manager } from '../../kit/controller/manager.ts';
 import type { ProviderUsage } from './usage.ts';
-
-interface Cache<T> {
-  get(key: string): T | undefined;
-}
+import { onChange } from '../../kit/controller/handlers.ts';
+import type { Cache } from '../../kit/controller/informer.ts';
 
 export interface ReservationsOptions {
   client: Client;
-  providers: Cache<ProviderObject>;
+  providers: Pick<Cache<ProviderObject>, 'get'>;
   usage: ProviderUsage;
   /** A managed kind by its kind name, to tell whether a reservation's resource still exists. */
-  managed(kind: string): { type: ResourceType; cache: Cache<ManagedResource> } | undefined;
+  managed(kind: string): { type: ResourceType; cache: Pick<Cache<ManagedResource>, 'get'> } | undefined;
 }
 
 export type Reserved = 'reserved' | 'full' | 'contended';
@@ -91,7 +89,7 @@ export class Reservations implements Reconciler {
   /** Reservations whose resource has no Provider yet: it may still be placed here. */
   pending(provider: ProviderObject): number {
     return (provider.status?.reservations ?? []).filter((r) => {
-      const mr = this.o.managed(r.kind)?.cache.get(`${provider.metadata.namespace}/${r.name}`);
+      const mr = this.o.managed(r.kind)?.cache.get({ namespace: provider.metadata.namespace, name: r.name });
       return mr?.metadata.uid === r.uid && !mr.spec.providerRef?.name;
     }).length;
   }
@@ -109,7 +107,7 @@ export class Reservations implements Reconciler {
   private cached(provider: ProviderObject, r: Reservation): 'held' | 'stale' | 'unknown' {
     const kind = this.o.managed(r.kind);
     if (!kind) return 'held';
-    const mr = kind.cache.get(`${provider.metadata.namespace}/${r.name}`);
+    const mr = kind.cache.get({ namespace: provider.metadata.namespace, name: r.name });
     if (mr?.metadata.uid !== r.uid) return 'unknown';
     return holds(mr, provider) ? 'held' : 'stale';
   }
@@ -161,6 +159,6 @@ export function setupReservations(
   const mayHoldStale = (p: ProviderObject): void => {
     if (reservations.mayHoldStale(p)) controller.enqueue(keyOf(p.metadata));
   };
-  providers.on({ added: mayHoldStale, updated: (_, p) => mayHoldStale(p) });
+  onChange(providers, mayHoldStale, { on: ['added', 'updated'] });
   return { reservations, controller, placed: (mr) => reservedFor(mr, mr.spec.providerRef?.name) };
 }

@@ -18,11 +18,7 @@ import { done, requeue, requeueAfter, type Reconciler, type Result } from '../..
 import { chooseProvider, type Candidate, type Decision } from './choose.ts';
 import type { Reservations } from './reservations.ts';
 import type { ProviderUsage } from './usage.ts';
-
-interface Cache<T> {
-  get(key: string): T | undefined;
-  list(): T[];
-}
+import type { Cache } from '../../kit/controller/informer.ts';
 
 export interface SchedulerOptions<MR extends ManagedResource> {
   type: ResourceType;

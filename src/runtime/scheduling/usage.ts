@@ -5,6 +5,7 @@
 // by the API server (reservations.ts).
 import type { Informer } from '../../kit/controller/informer.ts';
 import type { ManagedResource } from '../managed/types.ts';
+import { onChange } from '../../kit/controller/handlers.ts';
 
 const providerKeyOf = (mr: ManagedResource): string | undefined =>
   mr.spec.providerRef?.name ? `${mr.metadata.namespace}/${mr.spec.providerRef.name}` : undefined;
@@ -17,7 +18,8 @@ export class ProviderUsage {
 
   /** Follows one managed kind's cache. */
   track(cache: Informer<ManagedResource>): void {
-    cache.on({ added: (mr) => this.set(mr), updated: (_, mr) => this.set(mr), deleted: (mr) => this.remove(mr) });
+    onChange(cache, (mr) => this.set(mr), { on: ['added', 'updated'] });
+    onChange(cache, (mr) => this.remove(mr), { on: ['deleted'] });
   }
 
   /** Called with each managed resource that went away (a Provider may have room again). */

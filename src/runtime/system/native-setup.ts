@@ -22,6 +22,7 @@ import { TargetWatches } from '../native/watches.ts';
 import type { NativeExternalOptions } from '../native/pass.ts';
 import { Reasons } from '../reasons.ts';
 import { gvkLabel, observeManagedKind } from '../managed-metrics.ts';
+import { onChange } from '../../kit/controller/handlers.ts';
 
 /** What every part of one managed kind's wiring shares. */
 interface Wiring<MR extends ManagedResource> {
@@ -114,7 +115,7 @@ function endpointSources<MR extends ManagedResource>(w: Wiring<MR>): NativeExter
   const from = w.kind.endpointFrom;
   if (!from) return undefined;
   const caches = new Map(from.types.map((t) => [kindName(t), w.manager.informer<ManagedResource>(t)]));
-  return { get: (type, namespace, name) => caches.get(kindName(type))?.get(`${namespace}/${name}`) };
+  return { get: (type, namespace, name) => caches.get(kindName(type))?.get({ namespace, name }) };
 }
 
 /** A store that stops (or starts again) proving its endpoint wakes the resources whose endpoint is its. */
@@ -124,20 +125,21 @@ function watchEndpointSources<MR extends ManagedResource>(w: Wiring<MR>, control
   const unproven = (mr: ManagedResource): boolean =>
     mr.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === Reasons.EndpointNotProven) ?? false;
   for (const type of from.types) {
-    w.manager.informer<ManagedResource>(type).on({
-      updated: (old, store) => {
-        if (unproven(old) === unproven(store)) return;
-        for (const mr of w.cache.list()) {
-          const ref = from.of(mr);
-          if (
-            ref &&
-            kindName(ref.type) === kindName(type) &&
-            ref.name === store.metadata.name &&
-            mr.metadata.namespace === store.metadata.namespace
-          )
-            controller.enqueue(keyOf(mr.metadata));
-        }
-      },
+    const storeChanged = (store: ManagedResource): void => {
+      for (const mr of w.cache.list()) {
+        const ref = from.of(mr);
+        if (
+          ref &&
+          kindName(ref.type) === kindName(type) &&
+          ref.name === store.metadata.name &&
+          mr.metadata.namespace === store.metadata.namespace
+        )
+          controller.enqueue(keyOf(mr.metadata));
+      }
+    };
+    onChange(w.manager.informer<ManagedResource>(type), storeChanged, {
+      on: ['updated'],
+      when: (old, store) => unproven(old) !== unproven(store),
     });
   }
 }
@@ -164,11 +166,7 @@ function schedulerController<MR extends ManagedResource>(w: Wiring<MR>): Control
   };
   // A Provider that appears, changes (labels, capacity, reachability, operators) or goes, and a place
   // freed, may let a waiting resource be placed.
-  system.providers.on({
-    added: (p) => unscheduledIn(p.metadata.namespace),
-    updated: (_, p) => unscheduledIn(p.metadata.namespace),
-    deleted: (p) => unscheduledIn(p.metadata.namespace),
-  });
+  onChange(system.providers, (p) => unscheduledIn(p.metadata.namespace));
   system.usage.onFreed((mr) => unscheduledIn(mr.metadata.namespace));
   return scheduler;
 }
@@ -194,13 +192,12 @@ function watchManaged<MR extends ManagedResource>(w: Wiring<MR>, managed: Manage
   });
   // A connection Secret that goes (deleted by hand, or by the garbage collector after a restore, as
   // its controller's uid is gone) is written again at once, not at the next poll.
-  secrets.on({
-    deleted: (s) => {
-      const owner = s.metadata.ownerReferences?.find((r) => r.controller);
-      if (owner?.kind === type.kind && cache.get(`${s.metadata.namespace}/${owner.name}`))
-        controller.enqueue(`${s.metadata.namespace}/${owner.name}`);
-    },
-  });
+  const secretGone = (s: SecretObject): void => {
+    const owner = s.metadata.ownerReferences?.find((r) => r.controller);
+    const key = owner?.kind === type.kind && owner.name ? { namespace: s.metadata.namespace, name: owner.name } : undefined;
+    if (key && cache.get(key)) controller.enqueue(keyOf(key));
+  };
+  onChange(secrets, secretGone, { on: ['deleted'] });
 }
 
 /** The Provider system's parts for this kind: registration, metrics, drift watches in every target, the leak sweeper. */

@@ -19,6 +19,7 @@ import { operatorSettings, Providers, type OperatorStatus, type ProviderObject }
 import { ProgressWrites } from '../progress.ts';
 import { Reasons, reasonOf, Synced, reported } from '../reasons.ts';
 import { type ProviderResolver } from '../providers/resolver.ts';
+import { enqueueOnChange } from '../../kit/controller/handlers.ts';
 
 export { Providers };
 
@@ -187,12 +188,9 @@ export function setupProviderStatus(
     'provider',
     new ProviderStatusReconciler({ ...rest, client: manager.control, cache: providers, recorder: manager.recorder }),
   );
-  providers.on({
-    added: (p) => controller.enqueue(keyOf(p.metadata)),
-    updated: (old, p) => {
-      if (old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp)
-        controller.enqueue(keyOf(p.metadata));
-    },
+  enqueueOnChange(providers, controller, {
+    on: ['added', 'updated'],
+    when: (old, p) => old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp,
   });
   return controller;
 }

@@ -22,6 +22,7 @@ import { setupProviderStatus } from './provider-status.ts';
 import { TargetClients } from '../providers/targets.ts';
 import { observeProviders } from '../managed-metrics.ts';
 import { ProviderResolver } from '../providers/resolver.ts';
+import { onChange } from '../../kit/controller/handlers.ts';
 
 export const DEFAULT_OWNERSHIP_KEY_SECRET: SecretRef = { namespace: 'default', name: 'provider-rook-ownership-key' };
 
@@ -103,9 +104,9 @@ export class ProviderSystem implements Runnable {
       },
     });
     // A Provider that names another Secret, or goes, leaves the resolver's watches.
-    this.providers.on({
-      updated: (old, p) => old.spec.credentialsSecretRef.name !== p.spec.credentialsSecretRef.name && void this.resolver.prune(),
-      deleted: () => void this.resolver.prune(),
+    onChange(this.providers, () => void this.resolver.prune(), {
+      on: ['updated', 'deleted'],
+      when: (old, p) => old.spec.credentialsSecretRef.name !== p.spec.credentialsSecretRef.name,
     });
     this.providerController = setupProviderStatus(manager, {
       providers: this.providers,
@@ -149,7 +150,7 @@ export class ProviderSystem implements Runnable {
     for (const k of this.kinds)
       n += (await control.list<ManagedResource>(k.type, { namespace, signal })).items.filter(usesProvider(namespace, name)).length;
     // A place reserved for a resource not placed yet may still become one.
-    const provider = this.providers.get(`${namespace}/${name}`);
+    const provider = this.providers.get({ namespace, name });
     return n + (provider ? this.reservations.pending(provider) : 0);
   }
 

@@ -16,6 +16,8 @@ import { Secrets, type ResourceType } from '../../../../src/kit/kube/resources.t
 import { silentLogger } from '../../../../src/kit/logger.ts';
 import { setBindable, type ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import { applyJsonPatch } from '../../../kit/json-patch.ts';
+import { formatObjectKey } from '../../../../src/kit/kube/object-key.ts';
+import { mapCache } from '../../../kit/map-cache.ts';
 
 const t = (kind: string, plural: string): ResourceType => ({ apiVersion: 'x.example.com/v1', kind, plural, namespaced: true });
 const Claims = t('Bucket', 'buckets');
@@ -41,7 +43,7 @@ class FakeApi {
   cache<T>(type: ResourceType): Cache<T> {
     return {
       get: (key) => {
-        const [ns, name] = key.split('/');
+        const [ns, name] = formatObjectKey(key).split('/');
         return this.objects.get(this.key(type, ns, name!)) as T | undefined;
       },
       list: () => [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, v]) => v as T),
@@ -137,7 +139,7 @@ function world(
     classes: { type: Classes, cache: api.cache(Classes) },
     managed: { type: Managed, cache: api.cache(Managed) },
     secrets: api.cache(Secrets),
-    providers: opts.providers,
+    providers: opts.providers && mapCache(opts.providers),
     takes: opts.takes,
     configure: (_claim, cls) => {
       if (opts.allowConfigure === false) throw new ReasonedError('NamespaceNotAllowed', 'not from this namespace');

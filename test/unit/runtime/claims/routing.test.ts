@@ -13,6 +13,8 @@ import type { Manager } from '../../../../src/kit/controller/manager.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import { CONNECTION_SECRET_TYPE } from '../../../../src/kit/meta.ts';
 import { kindName } from '../../../../src/kit/controller/names.ts';
+import { mapCache } from '../../../kit/map-cache.ts';
+import { formatObjectKey, type ObjectKey } from '../../../../src/kit/kube/object-key.ts';
 
 const t = (apiVersion: string, kind: string): ResourceType => ({ apiVersion, kind, plural: `${kind.toLowerCase()}s`, namespaced: true });
 const Claims = t('storage.example.com/v1', 'Bucket');
@@ -57,7 +59,7 @@ describe('ClaimRouter', () => {
     ['infra/reserved', store(B.managed, toThisClaim)],
     ['infra/another', store(B.managed, { ...toThisClaim, name: 'other' })],
   ]);
-  const router = new ClaimRouter([{ ...A }, { ...B, managedCache: bStores }], portables);
+  const router = new ClaimRouter([{ ...A }, { ...B, managedCache: mapCache(bStores) }], mapCache(portables));
   const deleting = { deletionTimestamp: '2026-01-01T00:00:00Z' };
 
   const cases: { name: string; claim: Claim; want: Route }[] = [
@@ -138,8 +140,8 @@ class FakeInformer<T extends KubeObjectLike> {
     this.handlers.push(h);
     return this;
   }
-  get(key: string): T | undefined {
-    return this.objects.get(key);
+  get(key: string | ObjectKey): T | undefined {
+    return this.objects.get(formatObjectKey(key));
   }
   list(): T[] {
     return [...this.objects.values()];

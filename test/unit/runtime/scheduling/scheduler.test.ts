@@ -11,6 +11,7 @@ import type { ProviderObject } from '../../../../src/runtime/providers/provider.
 import { Reservations } from '../../../../src/runtime/scheduling/reservations.ts';
 import { ProviderUsage } from '../../../../src/runtime/scheduling/usage.ts';
 import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../../../../src/kit/kube/selector.ts';
+import { mapCache } from '../../../kit/map-cache.ts';
 
 const eu = { region: 'eu' };
 const c = (name: string, labels: Record<string, string>, more: Partial<Candidate> = {}): Candidate => ({ name, labels, used: 0, ...more });
@@ -128,7 +129,7 @@ describe('placementFor', () => {
     metadata: { name: 'gold', namespace: 'infra' },
     spec,
   });
-  const providers = new Map([['infra/eu-1', { metadata: { labels: eu } }]]);
+  const providers = mapCache(new Map([['infra/eu-1', { metadata: { labels: eu } }]]));
 
   it('a selector class: both selectors, so a claim narrows but never widens', () => {
     expect(placementFor(cls({ providerSelector: { matchLabels: { tier: 'gold' } } }), claim({ matchLabels: eu }), providers)).toEqual({
@@ -191,10 +192,10 @@ describe('Reservations', () => {
       },
       get: async () => undefined,
     } as unknown as KubeClient;
-    const cache = new Map(resources.map((r) => [`infra/${r.metadata.name}`, r]));
+    const cache = mapCache(new Map(resources.map((r) => [`infra/${r.metadata.name}`, r])));
     const reservations = new Reservations({
       client,
-      providers: new Map(providers.map((p) => [`infra/${p.metadata.name}`, p])),
+      providers: mapCache(new Map(providers.map((p) => [`infra/${p.metadata.name}`, p]))),
       usage: new ProviderUsage(),
       managed: (kind) => (kind === 'ObjectStore' ? { type, cache } : undefined),
     });
@@ -266,10 +267,10 @@ describe('Scheduler', () => {
     const scheduler = new Scheduler<ManagedResource>({
       type,
       client,
-      cache: { get: (k) => cache.get(k), list: () => [...cache.values()] },
-      providers: { get: (k) => providers.get(k), list: () => [...providers.values()] },
+      cache: mapCache(cache),
+      providers: mapCache(providers),
       usage,
-      reservations: new Reservations({ client, providers, usage, managed: () => undefined }),
+      reservations: new Reservations({ client, providers: mapCache(providers), usage, managed: () => undefined }),
       recorder,
       recheckMs: 1_000,
     });
