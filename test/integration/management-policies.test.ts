@@ -2,18 +2,18 @@
 // servers: ["Observe"] imports a store read-only (status and connection details filled, nothing
 // written to the target), widening the policies takes it over, leaving out Delete orphans it, and
 // combinations crossplane-runtime does not support are refused at admission.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ManagedObjectStores, type App } from '../../src/app.ts';
+import { describe, expect, it } from '@jest/globals';
+import { ManagedObjectStores } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { Namespaces, Secrets, Services, StatefulSets } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
-import { createNamespace, installCrds, ourCrds, preinstallOperator, registerProvider, startTestApp, writeSecret } from '../kit/provider.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { uniqueName } from '../kit/env.ts';
+import { writeSecret } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 
 type Target = KubeObjectLike & {
   metadata: { labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: { uid: string }[] };
@@ -22,19 +22,15 @@ type Target = KubeObjectLike & {
 type Cond = { type: string; status: string; reason: string; message?: string };
 const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
-let control: KubeClient;
-let target: KubeClient;
-let operator: FakeMinioOperator;
-let app: App;
-let platform: string;
+const env = withProviderRook({ namespaces: { platform: 'mp-infra' }, provider: { name: 'target', in: 'platform' } });
 
 /** A store someone made in the target before provider-rook, with keys of its own. */
 async function legacy(nodeCount = 4): Promise<{ name: string; namespace: string }> {
   const name = uniqueName('legacy');
   const namespace = uniqueName('mp-minio');
-  await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  await writeSecret(target, namespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
-  await target.create(RookObjectStores, {
+  await env.target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await writeSecret(env.target, namespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
+  await env.target.create(RookObjectStores, {
     apiVersion: RookObjectStores.apiVersion,
     kind: 'ObjectStore',
     metadata: { name, namespace },
@@ -47,7 +43,7 @@ const managed = (name: string, external: string, namespace: string, policies: st
   ({
     apiVersion: ManagedObjectStores.apiVersion,
     kind: 'ObjectStore',
-    metadata: { name, namespace: platform, annotations: { 'crossplane.io/external-name': external } },
+    metadata: { name, namespace: env.ns.platform, annotations: { 'crossplane.io/external-name': external } },
     spec: {
       forProvider: { scope: { nodeCount } },
       targetNamespace: namespace,
@@ -57,7 +53,8 @@ const managed = (name: string, external: string, namespace: string, policies: st
     },
   }) as KubeObjectLike;
 
-const get = (name: string) => control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(ManagedObjectStores, name, platform);
+const get = (name: string) =>
+  env.control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(ManagedObjectStores, name, env.ns.platform);
 const condition = (name: string, type: string, status: string) =>
   eventually(
     async () => {
@@ -68,58 +65,41 @@ const condition = (name: string, type: string, status: string) =>
     { explain: async () => JSON.stringify((await get(name))?.status?.conditions) },
   );
 
-beforeAll(async () => {
-  control = adminClient(testCluster('control'));
-  target = adminClient(testCluster('target'));
-  await installCrds(control, ourCrds());
-  await preinstallOperator(target);
-  operator = new FakeMinioOperator(target);
-  await operator.start();
-  platform = await createNamespace(control, 'mp-infra');
-  await registerProvider(control, platform, 'target', testCluster('target'));
-  app = await startTestApp(testCluster('control'), { namespaces: [platform], pollIntervalMs: 1_000 });
-}, 120_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await operator?.stop();
-});
-
 describe('management policies', () => {
   it('["Observe"] imports a store read-only: Ready and its endpoint, and not one write to the target', async () => {
     const { name: existing, namespace } = await legacy();
-    const before = (await target.get<Target>(RookObjectStores, existing, namespace))!;
-    await control.create(ManagedObjectStores, managed('observed', existing, namespace, ['Observe']));
+    const before = (await env.target.get<Target>(RookObjectStores, existing, namespace))!;
+    await env.control.create(ManagedObjectStores, managed('observed', existing, namespace, ['Observe']));
     await condition('observed', 'Ready', 'True');
     expect(cond(await get('observed'), 'Synced')?.status).toBe('True');
     const conn = secretText(
       (
         await eventually(
-          () => control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'observed-conn', platform),
+          () => env.control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'observed-conn', env.ns.platform),
           'the connection Secret',
         )
       ).data,
     );
     // provider-rook made no Service for it: the endpoint is the operator's own, made for this very store.
     expect(conn.endpoint).toBe(`http://${existing}.${namespace}.svc.cluster.local:9000`);
-    expect((await target.get<Target>(Services, existing, namespace))?.metadata.ownerReferences?.[0]?.uid).toBe(before.metadata.uid);
+    expect((await env.target.get<Target>(Services, existing, namespace))?.metadata.ownerReferences?.[0]?.uid).toBe(before.metadata.uid);
     expect(JSON.stringify(conn)).not.toContain('legacy-password');
     // The passes that made it Ready wrote nothing: the store is the very object it was (same
     // resourceVersion, no marks), and none of what provider-rook makes beside a store exists.
-    const after = (await target.get<Target>(RookObjectStores, existing, namespace))!;
+    const after = (await env.target.get<Target>(RookObjectStores, existing, namespace))!;
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(after.metadata.labels ?? {}).toEqual({});
     expect(after.spec.scope.nodeCount).toBe(4);
-    expect(await target.get(Services, `${existing}-s3`, namespace)).toBeUndefined();
-    expect(await target.get(Secrets, `${existing}-access-keys`, namespace)).toBeUndefined();
+    expect(await env.target.get(Services, `${existing}-s3`, namespace)).toBeUndefined();
+    expect(await env.target.get(Secrets, `${existing}-access-keys`, namespace)).toBeUndefined();
     // Nor in the control cluster's spec: without LateInitialize, the store's keys Secret is not copied in.
     expect((await get('observed'))?.spec.forProvider.credentials).toBeUndefined();
     // Widening the policies takes it over: it carries provider-rook's marks, and its spec is filled in.
-    await control.mergePatch(ManagedObjectStores, 'observed', platform, { spec: { managementPolicies: ['*'] } });
+    await env.control.mergePatch(ManagedObjectStores, 'observed', env.ns.platform, { spec: { managementPolicies: ['*'] } });
     await eventually(
       async () =>
-        (await target.get<Target>(RookObjectStores, existing, namespace))?.metadata.labels?.['rook.crossplane.io/control-plane'] ===
-        app.controlPlaneId,
+        (await env.target.get<Target>(RookObjectStores, existing, namespace))?.metadata.labels?.['rook.crossplane.io/control-plane'] ===
+        env.app.controlPlaneId,
       'the store taken over',
     );
     await eventually(
@@ -131,45 +111,45 @@ describe('management policies', () => {
   it('["Observe"] of a store no Service leads to publishes no endpoint, and says why', async () => {
     const { name: existing, namespace } = await legacy();
     // The operator made its Service; someone removed it (the operator never makes it again once its StatefulSet exists).
-    await eventually(async () => (await target.get(StatefulSets, existing, namespace)) !== undefined, "the operator's StatefulSet");
-    await target.delete(Services, existing, namespace);
-    await control.create(ManagedObjectStores, managed('unreachable', existing, namespace, ['Observe']));
+    await eventually(async () => (await env.target.get(StatefulSets, existing, namespace)) !== undefined, "the operator's StatefulSet");
+    await env.target.delete(Services, existing, namespace);
+    await env.control.create(ManagedObjectStores, managed('unreachable', existing, namespace, ['Observe']));
     const ready = await condition('unreachable', 'Ready', 'False');
     expect(ready.reason).toBe('EndpointNotProven');
     expect(ready.message).toContain('no Service in the target leads to this store');
     expect(ready.message).toContain(`the operator's own Service ${namespace}/${existing} does not exist`);
     expect(cond(await get('unreachable'), 'Synced')).toMatchObject({ status: 'False', reason: 'EndpointNotProven' });
     // Nothing names an endpoint that leads nowhere: no connection Secret at all, and none made in the target.
-    expect(await control.get(Secrets, 'unreachable-conn', platform)).toBeUndefined();
-    expect(await target.get(Services, `${existing}-s3`, namespace)).toBeUndefined();
+    expect(await env.control.get(Secrets, 'unreachable-conn', env.ns.platform)).toBeUndefined();
+    expect(await env.target.get(Services, `${existing}-s3`, namespace)).toBeUndefined();
   });
 
   it('leaving out Delete orphans the store on deletion', async () => {
     const { name: existing, namespace } = await legacy();
-    await control.create(ManagedObjectStores, managed('kept', existing, namespace, ['Observe', 'Create', 'Update', 'LateInitialize']));
+    await env.control.create(ManagedObjectStores, managed('kept', existing, namespace, ['Observe', 'Create', 'Update', 'LateInitialize']));
     await condition('kept', 'Ready', 'True');
     await eventually(
       async () =>
-        (await target.get<Target>(RookObjectStores, existing, namespace))?.metadata.labels?.['rook.crossplane.io/control-plane'] ===
-        app.controlPlaneId,
+        (await env.target.get<Target>(RookObjectStores, existing, namespace))?.metadata.labels?.['rook.crossplane.io/control-plane'] ===
+        env.app.controlPlaneId,
       'the store taken over',
     );
     // Its marks say it stays, so the leak sweeper keeps it once its owner is gone.
     expect(
-      (await target.get<Target>(RookObjectStores, existing, namespace))?.metadata.annotations?.['rook.crossplane.io/reclaim-policy'],
+      (await env.target.get<Target>(RookObjectStores, existing, namespace))?.metadata.annotations?.['rook.crossplane.io/reclaim-policy'],
     ).toBe('Orphan');
-    await control.delete(ManagedObjectStores, 'kept', platform);
+    await env.control.delete(ManagedObjectStores, 'kept', env.ns.platform);
     await eventually(async () => (await get('kept')) === undefined, 'the managed resource to be gone');
-    await app.leaks.sweep(new AbortController().signal, Date.now() + 3_600_000);
-    expect(await target.get(RookObjectStores, existing, namespace)).toBeDefined();
+    await env.app.leaks.sweep(new AbortController().signal, Date.now() + 3_600_000);
+    expect(await env.target.get(RookObjectStores, existing, namespace)).toBeDefined();
   });
 
   it('observing a store that does not exist says so, and makes nothing', async () => {
     const namespace = uniqueName('mp-none');
-    await control.create(ManagedObjectStores, managed('absent', 'no-such-store', namespace, ['Observe']));
+    await env.control.create(ManagedObjectStores, managed('absent', 'no-such-store', namespace, ['Observe']));
     const synced = await condition('absent', 'Synced', 'False');
     expect(synced.message).toBe('observe failed: external resource does not exist');
-    expect(await target.get(Namespaces, namespace)).toBeUndefined();
+    expect(await env.target.get(Namespaces, namespace)).toBeUndefined();
   });
 
   it('takes deletionPolicy as the current name of reclaimPolicy, and refuses the two set differently', async () => {
@@ -180,21 +160,21 @@ describe('management policies', () => {
       metadata: { ...mr.metadata, name: 'both' },
       spec: { ...mr.spec, deletionPolicy: 'Orphan', reclaimPolicy: 'Delete' },
     };
-    const err = await control.create(ManagedObjectStores, both).then(
+    const err = await env.control.create(ManagedObjectStores, both).then(
       () => undefined,
       (e: unknown) => e as KubeError,
     );
     expect(err?.message).toContain('deletionPolicy and reclaimPolicy say different things');
-    await control.create(ManagedObjectStores, { ...mr, spec: { ...mr.spec, deletionPolicy: 'Orphan' } });
+    await env.control.create(ManagedObjectStores, { ...mr, spec: { ...mr.spec, deletionPolicy: 'Orphan' } });
     await condition('orphaned', 'Ready', 'True');
-    await control.delete(ManagedObjectStores, 'orphaned', platform);
+    await env.control.delete(ManagedObjectStores, 'orphaned', env.ns.platform);
     await eventually(async () => (await get('orphaned')) === undefined, 'the managed resource to be gone');
-    expect(await target.get(RookObjectStores, existing, namespace)).toBeDefined();
+    expect(await env.target.get(RookObjectStores, existing, namespace)).toBeDefined();
   });
 
   it('refuses combinations crossplane-runtime does not support, naming the field', async () => {
     for (const policies of [['Create'], ['Update', 'Delete'], ['Observe', 'Observe']]) {
-      const err = await control.create(ManagedObjectStores, managed(uniqueName('bad'), 'x', 'ns', policies)).then(
+      const err = await env.control.create(ManagedObjectStores, managed(uniqueName('bad'), 'x', 'ns', policies)).then(
         () => undefined,
         (e: unknown) => e,
       );

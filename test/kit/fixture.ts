@@ -1,0 +1,79 @@
+// One way to start provider-rook for an integration test, on the shared local control planes: our
+// CRDs in the control cluster, the target's operator bundles with the stand-ins that play them,
+// namespaces by role, a registered Provider, and provider-rook watching those namespaces. It
+// registers its own beforeAll and afterAll; the test reads what it made from the object it returns.
+import path from 'node:path';
+import { afterAll, beforeAll } from '@jest/globals';
+import type { App, AppOptions } from '../../src/app.ts';
+import type { KubeClient } from '../../src/kit/kube/client.ts';
+import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { repoRoot } from './cluster.ts';
+import { adminClient, testCluster } from './env.ts';
+import { applyManifests, installOperatorBundle, loadManifests } from './manifests.ts';
+import { createNamespace, installCrds, installRoles, ourCrds, registerProvider, startTestApp } from './provider.ts';
+
+/** A stand-in for a target's operator: started before provider-rook, stopped after it. */
+interface StandIn {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface FixtureOptions<R extends string> {
+  /** The namespaces made in the control cluster, by role: each value is the prefix of a unique name. */
+  namespaces: Record<R, string>;
+  /** The target's Provider: its name, and the role of the namespace it is registered in. Unset: none. */
+  provider?: { name: string; in: R };
+  /** Operator bundles pre-installed in the target, as its admin would ('rook-minio' when unset). */
+  operators?: string[];
+  /** The stand-ins that play the target's operators (the Rook MinIO operator's, when unset). */
+  standIns?: (target: KubeClient) => StandIn[];
+  /** Also in the control cluster: the admission policy that protects data, the roles of config/rbac/. */
+  admission?: boolean;
+  roles?: boolean;
+  /** provider-rook's options (it watches the namespaces above, and polls every second). */
+  app?: Partial<AppOptions>;
+  /** Runs once the namespaces and the Provider exist, before provider-rook starts. */
+  before?: (f: Fixture<R>) => void | Promise<void>;
+  /** Runs once provider-rook and the stand-ins have stopped. */
+  after?: () => void | Promise<void>;
+  timeoutMs?: number;
+}
+
+export interface Fixture<R extends string> {
+  control: KubeClient;
+  target: KubeClient;
+  /** The namespaces made, by role. */
+  ns: Record<R, string>;
+  app: App;
+  standIns: StandIn[];
+}
+
+export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixture<R> {
+  const f = { standIns: [] as StandIn[] } as unknown as Fixture<R>;
+  beforeAll(async () => {
+    f.control = adminClient(testCluster('control'));
+    f.target = adminClient(testCluster('target'));
+    await installCrds(f.control, ourCrds());
+    if (o.admission) await applyManifests(f.control, loadManifests(path.join(repoRoot, 'config', 'admission', 'protection.yaml')));
+    if (o.roles) await installRoles(f.control);
+    for (const bundle of o.operators ?? ['rook-minio']) await installOperatorBundle(f.target, bundle);
+    for (const s of o.standIns?.(f.target) ?? [new FakeMinioOperator(f.target)]) {
+      await s.start();
+      f.standIns.push(s);
+    }
+    const roles = Object.entries(o.namespaces) as [R, string][];
+    f.ns = Object.fromEntries(await Promise.all(roles.map(async ([role, prefix]) => [role, await createNamespace(f.control, prefix)]))) as Record<
+      R,
+      string
+    >;
+    if (o.provider) await registerProvider(f.control, f.ns[o.provider.in], o.provider.name, testCluster('target'));
+    await o.before?.(f);
+    f.app = await startTestApp(testCluster('control'), { namespaces: Object.values(f.ns), pollIntervalMs: 1_000, ...o.app });
+  }, o.timeoutMs ?? 120_000);
+  afterAll(async () => {
+    await f.app?.stop();
+    for (const s of f.standIns) await s.stop();
+    await o.after?.();
+  });
+  return f;
+}
