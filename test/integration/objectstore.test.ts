@@ -1,29 +1,19 @@
 // The managed ObjectStore against two real API servers: control (provider-rook's CRs) and target
 // (where the minio.rook.io ObjectStore lands). The MinIO operator is played by a test double.
 import { registry } from '../../src/kit/metrics.ts';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { App } from '../../src/app.ts';
+import { describe, expect, it } from '@jest/globals';
 import { ManagedObjectStores } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, Secrets } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
-import {
-  createNamespace,
-  eventsFor,
-  installCrds,
-  ourCrds,
-  preinstallOperator,
-  providerSecretKeys,
-  startTestApp,
-  writeSecret,
-} from '../kit/provider.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { testCluster, uniqueName } from '../kit/env.ts';
+import { eventsFor, providerSecretKeys, writeSecret } from '../kit/provider.ts';
 import { s3Keys } from '../kit/s3-keys.ts';
 import { eventually } from '../kit/eventually.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 
 type Target = KubeObjectLike & {
   metadata: {
@@ -37,11 +27,13 @@ type Target = KubeObjectLike & {
   spec: { scope: { nodeCount: number }; credentials: { name: string; namespace: string } };
 };
 
-let control: KubeClient;
-let target: KubeClient;
-let app: App;
-let operator: FakeMinioOperator;
-let ns: string;
+const env = withProviderRook({
+  namespaces: { apps: 'mr' },
+  app: { pollIntervalMs: 2_000 },
+  before: async () => {
+    await provider('target', providerSecretKeys(testCluster('target')));
+  },
+});
 
 const condition = (mr: ObjectStore | undefined, type: string) => mr?.status?.conditions?.find((c) => c.type === type);
 
@@ -58,7 +50,7 @@ function store(
   return {
     apiVersion: ManagedObjectStores.apiVersion,
     kind: 'ObjectStore',
-    metadata: { name, namespace: ns, ...(extra.annotations ? { annotations: extra.annotations } : {}) },
+    metadata: { name, namespace: env.ns.apps, ...(extra.annotations ? { annotations: extra.annotations } : {}) },
     spec: {
       forProvider: { scope: { nodeCount: extra.nodeCount ?? 4 } },
       targetNamespace: extra.targetNamespace ?? uniqueName('minio'),
@@ -70,7 +62,7 @@ function store(
 }
 
 async function getStore(name: string): Promise<ObjectStore | undefined> {
-  return control.get<ObjectStore>(ManagedObjectStores, name, ns);
+  return env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.apps);
 }
 
 async function waitForCondition(name: string, type: string, status: string, reason?: string, timeoutMs = 30_000): Promise<ObjectStore> {
@@ -87,50 +79,33 @@ async function waitForCondition(name: string, type: string, status: string, reas
 
 async function provider(name: string, secretKeys: Record<string, string> | undefined): Promise<void> {
   const secretName = `${name}-creds`;
-  if (secretKeys) await writeSecret(control, ns, secretName, secretKeys);
-  await control.apply(Providers, {
+  if (secretKeys) await writeSecret(env.control, env.ns.apps, secretName, secretKeys);
+  await env.control.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',
-    metadata: { name, namespace: ns },
+    metadata: { name, namespace: env.ns.apps },
     spec: { credentialsSecretRef: { name: secretName } },
   });
 }
-
-beforeAll(async () => {
-  control = adminClient(testCluster('control'));
-  target = adminClient(testCluster('target'));
-  await installCrds(control, ourCrds());
-  await preinstallOperator(target);
-  ns = await createNamespace(control, 'mr');
-  await provider('target', providerSecretKeys(testCluster('target')));
-  operator = new FakeMinioOperator(target);
-  await operator.start();
-  app = await startTestApp(testCluster('control'), { namespaces: [ns] });
-});
-
-afterAll(async () => {
-  await app?.stop();
-  await operator?.stop();
-});
 
 describe('managed ObjectStore', () => {
   it('creates the store in the target, reports Ready and writes the connection Secret', async () => {
     const name = uniqueName('create');
     const mr = store(name);
-    await control.create(ManagedObjectStores, mr);
+    await env.control.create(ManagedObjectStores, mr);
     const ready = await waitForCondition(name, 'Ready', 'True', 'Available');
     expect(condition(ready, 'Synced')?.status).toBe('True');
     expect(ready.metadata.finalizers).toContain('finalizer.managedresource.crossplane.io');
     expect(ready.metadata.annotations?.['crossplane.io/external-name']).toBe(name);
     expect(ready.status?.bindingPhase).toBe('Unbound');
 
-    const obj = await target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace);
+    const obj = await env.target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace);
     expect(obj?.spec.scope.nodeCount).toBe(4);
-    expect(obj?.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(app.controlPlaneId);
+    expect(obj?.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(env.app.controlPlaneId);
     expect(obj?.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(ready.metadata.uid);
     expect(obj?.spec.credentials).toEqual({ name: `${name}-access-keys`, namespace: mr.spec.targetNamespace });
 
-    const keys = await target.get<KubeObjectLike & { data: Record<string, string> }>(
+    const keys = await env.target.get<KubeObjectLike & { data: Record<string, string> }>(
       Secrets,
       `${name}-access-keys`,
       mr.spec.targetNamespace,
@@ -140,7 +115,7 @@ describe('managed ObjectStore', () => {
     expect(generated.password).toMatch(/^[A-Za-z0-9]{40}$/);
 
     const conn = await eventually(
-      () => control.get<KubeObjectLike & { data: Record<string, string>; type: string }>(Secrets, `${name}-conn`, ns),
+      () => env.control.get<KubeObjectLike & { data: Record<string, string>; type: string }>(Secrets, `${name}-conn`, env.ns.apps),
       'the connection Secret',
     );
     expect(conn.type).toBe('connection.crossplane.io/v1alpha1');
@@ -154,7 +129,7 @@ describe('managed ObjectStore', () => {
       endpoint: `http://${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`,
     });
     // No secret value ever reaches status or events.
-    const events = await eventsFor(control, ns, name);
+    const events = await eventsFor(env.control, env.ns.apps, name);
     expect(events.map((e) => e.reason)).toContain('CreatedExternalResource');
     expect(JSON.stringify([ready.status, events])).not.toContain(generated.password);
   });
@@ -162,37 +137,38 @@ describe('managed ObjectStore', () => {
   it("never uses a Secret it did not make as a store's keys", async () => {
     const name = uniqueName('keys');
     const mr = store(name);
-    await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
-    await writeSecret(target, mr.spec.targetNamespace, `${name}-access-keys`, { username: 'mine', password: 'my-own-secret-key' });
-    await control.create(ManagedObjectStores, mr);
+    await env.target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
+    await writeSecret(env.target, mr.spec.targetNamespace, `${name}-access-keys`, { username: 'mine', password: 'my-own-secret-key' });
+    await env.control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Synced', 'False');
     expect(
-      (await control.get<ObjectStore>(ManagedObjectStores, name, ns))?.status?.conditions?.find((c) => c.type === 'Synced')?.reason,
+      (await env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.apps))?.status?.conditions?.find((c) => c.type === 'Synced')
+        ?.reason,
     ).toBe('CompanionNotOwned');
-    expect(await control.get(Secrets, `${name}-conn`, ns)).toBeUndefined();
-    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+    expect(await env.control.get(Secrets, `${name}-conn`, env.ns.apps)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
   });
 
   it('repairs drift in the target: an edited spec and a deleted object', async () => {
     const name = uniqueName('drift');
     const mr = store(name);
-    await control.create(ManagedObjectStores, mr);
+    await env.control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Ready', 'True');
     const tns = mr.spec.targetNamespace;
 
-    const obj = (await target.get<Target>(RookObjectStores, name, tns))!;
-    await target.update(RookObjectStores, { ...obj, spec: { ...obj.spec, scope: { nodeCount: 8 } } });
+    const obj = (await env.target.get<Target>(RookObjectStores, name, tns))!;
+    await env.target.update(RookObjectStores, { ...obj, spec: { ...obj.spec, scope: { nodeCount: 8 } } });
     await eventually(
-      async () => (await target.get<Target>(RookObjectStores, name, tns))?.spec.scope.nodeCount === 4,
+      async () => (await env.target.get<Target>(RookObjectStores, name, tns))?.spec.scope.nodeCount === 4,
       'the edited spec to be repaired',
       15_000,
     );
 
-    const before = (await target.get<Target>(RookObjectStores, name, tns))!;
-    await target.delete(RookObjectStores, name, tns);
+    const before = (await env.target.get<Target>(RookObjectStores, name, tns))!;
+    await env.target.delete(RookObjectStores, name, tns);
     const recreated = await eventually(
       async () => {
-        const o = await target.get<Target>(RookObjectStores, name, tns);
+        const o = await env.target.get<Target>(RookObjectStores, name, tns);
         return o && o.metadata.uid !== before.metadata.uid ? o : undefined;
       },
       'the deleted object to be recreated',
@@ -215,9 +191,9 @@ describe('managed ObjectStore', () => {
 
     const name = uniqueName('metrics');
     const mr = store(name);
-    await control.create(ManagedObjectStores, mr);
+    await env.control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Ready', 'True');
-    const cached = (await control.list<ObjectStore>(ManagedObjectStores, { namespace: ns })).items;
+    const cached = (await env.control.list<ObjectStore>(ManagedObjectStores, { namespace: env.ns.apps })).items;
     const during = await scrape();
     expect(during.get('crossplane_managed_resource_exists')).toBe(cached.length);
     expect(during.get('crossplane_managed_resource_ready')).toBe(cached.filter((o) => condition(o, 'Ready')?.status === 'True').length);
@@ -225,11 +201,11 @@ describe('managed ObjectStore', () => {
     expect(count(during, 'first_time_to_readiness') - count(before, 'first_time_to_readiness')).toBe(1);
     expect(count(during, 'first_time_to_reconcile') - count(before, 'first_time_to_reconcile')).toBe(1);
 
-    const obj = (await target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace))!;
-    await target.update(RookObjectStores, { ...obj, spec: { ...obj.spec, scope: { nodeCount: 8 } } });
+    const obj = (await env.target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace))!;
+    await env.target.update(RookObjectStores, { ...obj, spec: { ...obj.spec, scope: { nodeCount: 8 } } });
     await eventually(async () => count(await scrape(), 'drift') > count(during, 'drift'), 'a drift to be measured', 15_000);
 
-    await control.delete(ManagedObjectStores, name, ns);
+    await env.control.delete(ManagedObjectStores, name, env.ns.apps);
     await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
     const after = await scrape();
     expect(count(after, 'deletion') - count(during, 'deletion')).toBe(1);
@@ -239,23 +215,23 @@ describe('managed ObjectStore', () => {
   it('deletes the target store with reclaimPolicy Delete, then releases the finalizer', async () => {
     const name = uniqueName('del');
     const mr = store(name);
-    await control.create(ManagedObjectStores, mr);
+    await env.control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Ready', 'True');
-    await control.delete(ManagedObjectStores, name, ns);
+    await env.control.delete(ManagedObjectStores, name, env.ns.apps);
     await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
-    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
-    expect(await target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeUndefined();
-    expect(await control.get(Secrets, `${name}-conn`, ns)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+    expect(await env.target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeUndefined();
+    expect(await env.control.get(Secrets, `${name}-conn`, env.ns.apps)).toBeUndefined();
   });
 
   it.each(['Retain', 'Orphan'])('keeps the target store with reclaimPolicy %s', async (policy) => {
     const name = uniqueName(policy.toLowerCase());
     const mr = store(name, { reclaimPolicy: policy });
-    await control.create(ManagedObjectStores, mr);
+    await env.control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Ready', 'True');
-    await control.delete(ManagedObjectStores, name, ns);
+    await env.control.delete(ManagedObjectStores, name, env.ns.apps);
     await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
-    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
+    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
   });
 
   /** A store someone made in the target before provider-rook, with its own keys, and a managed resource naming it. */
@@ -263,9 +239,9 @@ describe('managed ObjectStore', () => {
     const name = uniqueName(prefix);
     const existing = uniqueName('legacy');
     const mr = store(name, { annotations: { 'crossplane.io/external-name': existing } });
-    await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
-    await writeSecret(target, mr.spec.targetNamespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
-    await target.create(RookObjectStores, {
+    await env.target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
+    await writeSecret(env.target, mr.spec.targetNamespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
+    await env.target.create(RookObjectStores, {
       apiVersion: RookObjectStores.apiVersion,
       kind: 'ObjectStore',
       metadata: { name: existing, namespace: mr.spec.targetNamespace },
@@ -276,32 +252,34 @@ describe('managed ObjectStore', () => {
 
   it('adopts an existing store when the external-name names it (import); the keys it names stay in the target', async () => {
     const { name, existing, mr } = await legacyStore('import', 4);
-    await control.create(ManagedObjectStores, mr);
+    await env.control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Ready', 'True');
-    const adopted = (await target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
-    expect(adopted.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(app.controlPlaneId);
-    expect((await control.get<ObjectStore>(ManagedObjectStores, name, ns))?.spec.forProvider.credentials).toEqual({
+    const adopted = (await env.target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
+    expect(adopted.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(env.app.controlPlaneId);
+    expect((await env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.apps))?.spec.forProvider.credentials).toEqual({
       name: 'legacy-keys',
       namespace: mr.spec.targetNamespace,
     });
     const conn = await eventually(
-      () => control.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns),
+      () => env.control.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, `${name}-conn`, env.ns.apps),
       'the connection Secret',
     );
     // The imported store's keys stay in the target: its Secret says where it is.
     const published = secretText(conn.data);
     expect(published.endpoint).toBe(`http://${existing}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`);
     expect(JSON.stringify(published)).not.toContain('legacy-password');
-    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
   });
 
   it('refuses an import that would change what the operator applies only at creation', async () => {
     const { name, existing, mr } = await legacyStore('mismatch', 6);
-    await control.create(ManagedObjectStores, mr);
+    await env.control.create(ManagedObjectStores, mr);
     await waitForCondition(name, 'Synced', 'False');
-    const synced = (await control.get<ObjectStore>(ManagedObjectStores, name, ns))?.status?.conditions?.find((c) => c.type === 'Synced');
+    const synced = (await env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.apps))?.status?.conditions?.find(
+      (c) => c.type === 'Synced',
+    );
     expect(synced).toMatchObject({ reason: 'ImportMismatch', message: expect.stringContaining('.spec.scope.nodeCount') });
-    const left = (await target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
+    const left = (await env.target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
     expect(left.spec.scope.nodeCount).toBe(6);
     expect(left.metadata.labels?.['rook.crossplane.io/control-plane']).toBeUndefined();
   });
@@ -309,19 +287,19 @@ describe('managed ObjectStore', () => {
   it('leaves an unowned object in the way untouched and says so', async () => {
     const name = uniqueName('conflict');
     const mr = store(name);
-    await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
-    const theirs = await target.create<Target>(RookObjectStores, {
+    await env.target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
+    const theirs = await env.target.create<Target>(RookObjectStores, {
       apiVersion: RookObjectStores.apiVersion,
       kind: 'ObjectStore',
       metadata: { name, namespace: mr.spec.targetNamespace },
       spec: { scope: { nodeCount: 6 }, credentials: { name: 'theirs', namespace: mr.spec.targetNamespace } },
     } as unknown as Target);
-    await control.create(ManagedObjectStores, mr);
+    await env.control.create(ManagedObjectStores, mr);
     const failed = await waitForCondition(name, 'Synced', 'False', 'ExternalResourceConflict');
     expect(condition(failed, 'Synced')?.message).toMatch(/already exists in the target cluster and is not owned by this resource/);
-    const after = (await target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace))!;
+    const after = (await env.target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace))!;
     expect(after.metadata.resourceVersion).toBe(theirs.metadata.resourceVersion);
-    const events = await eventsFor(control, ns, name);
+    const events = await eventsFor(env.control, env.ns.apps, name);
     expect(events.some((e) => e.type === 'Warning' && e.reason === 'CannotObserveExternalResource')).toBe(true);
   });
 });
@@ -401,32 +379,35 @@ describe('bad credentials', () => {
   it.each(cases)('%s gives Synced=False with a precise reason and an event', async (_what, makeProvider, reason, message) => {
     const providerName = await makeProvider();
     const name = uniqueName('bad');
-    await control.create(ManagedObjectStores, store(name, { provider: providerName }));
+    await env.control.create(ManagedObjectStores, store(name, { provider: providerName }));
     const mr = await waitForCondition(name, 'Synced', 'False', reason);
     expect(condition(mr, 'Synced')?.message).toMatch(message);
     expect(condition(mr, 'Synced')?.message).not.toContain('BEGIN');
     const events = await eventually(
       async () =>
-        (await eventsFor(control, ns, name)).find(
+        (await eventsFor(env.control, env.ns.apps, name)).find(
           (e) => e.reason === 'CannotConnectToProvider' || e.reason === 'CannotObserveExternalResource',
         ),
       'a warning event',
     );
     expect(events.message).toMatch(message);
     // Nothing reached the target.
-    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
   });
 
   it('refuses a providerRef into another namespace', async () => {
     const name = uniqueName('xns');
     const mr = store(name);
-    await control.create(ManagedObjectStores, { ...mr, spec: { ...mr.spec, providerRef: { name: 'target', namespace: 'kube-system' } } });
+    await env.control.create(ManagedObjectStores, {
+      ...mr,
+      spec: { ...mr.spec, providerRef: { name: 'target', namespace: 'kube-system' } },
+    });
     const failed = await waitForCondition(name, 'Synced', 'False', 'CrossNamespaceReference');
     expect(condition(failed, 'Synced')?.message).toMatch(/differs from this resource's namespace/);
   });
 
   it('rejects an invalid nodeCount at the API', async () => {
-    const result = await control.create(ManagedObjectStores, store(uniqueName('odd'), { nodeCount: 5 })).then(
+    const result = await env.control.create(ManagedObjectStores, store(uniqueName('odd'), { nodeCount: 5 })).then(
       () => 'accepted',
       (e: Error) => e.message,
     );

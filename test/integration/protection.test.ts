@@ -2,36 +2,45 @@
 // ValidatingAdmissionPolicy of config/admission/protection.yaml refuses to delete a claim or managed
 // resource labelled rook.crossplane.io/protected=true, and a claim its class protects, whoever asks
 // and however (namespace deletion included); the app team's role cannot lift a class's protection.
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { applyManifests, loadManifests } from '../kit/manifests.ts';
-import { repoRoot } from '../kit/cluster.ts';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import { describe, expect, it } from '@jest/globals';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { Namespaces, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { adminClient, testCluster } from '../kit/env.ts';
-import {
-  createNamespace,
-  identityClient,
-  installCrds,
-  ourCrds,
-  preinstallOperator,
-  registerProvider,
-  startTestApp,
-} from '../kit/provider.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { testCluster } from '../kit/env.ts';
+import { createNamespace, identityClient } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 
 const LABEL = 'rook.crossplane.io/protected';
-let control: KubeClient;
-let operator: FakeMinioOperator;
-let app: App;
-let platform: string;
-let apps: string;
+const env = withProviderRook({
+  namespaces: { platform: 'prot-infra', apps: 'prot-app' },
+  provider: { name: 'target', in: 'platform' },
+  admission: true,
+  roles: true,
+  before: async () => {
+    for (const [name, protectClaims] of [
+      ['plain', false],
+      ['guarded', true],
+    ] as const) {
+      await env.control.apply(ObjectStoreClasses, {
+        apiVersion: ObjectStoreClasses.apiVersion,
+        kind: 'ObjectStoreClass',
+        metadata: { name, namespace: env.ns.platform },
+        spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'prot-minio', protectClaims },
+      } as KubeObjectLike);
+      await env.control.apply(BucketClasses, {
+        apiVersion: BucketClasses.apiVersion,
+        kind: 'BucketClass',
+        metadata: { name, namespace: env.ns.apps },
+        classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name, namespace: env.ns.platform },
+      } as KubeObjectLike);
+    }
+  },
+});
 
-const claim = (name: string, className: string, labels?: Record<string, string>, namespace = apps) =>
+const claim = (name: string, className: string, labels?: Record<string, string>, namespace = env.ns.apps) =>
   ({
     apiVersion: Buckets.apiVersion,
     kind: 'Bucket',
@@ -49,129 +58,93 @@ async function refusedDelete(client: KubeClient, type: ResourceType, name: strin
   return err as KubeError;
 }
 
-const bound = (name: string, namespace = apps) =>
+const bound = (name: string, namespace = env.ns.apps) =>
   eventually(async () => {
-    const b = await control.get<Bucket>(Buckets, name, namespace);
+    const b = await env.control.get<Bucket>(Buckets, name, namespace);
     return b?.status?.bindingPhase === 'Bound' ? b : undefined;
   }, `Bucket ${namespace}/${name} Bound`);
 
-beforeAll(async () => {
-  control = adminClient(testCluster('control'));
-  const target = adminClient(testCluster('target'));
-  await installCrds(control, ourCrds());
-  await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'admission', 'protection.yaml')));
-  for (const f of ['app-team.yaml', 'platform-team.yaml'])
-    await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
-  await preinstallOperator(target);
-  operator = new FakeMinioOperator(target);
-  await operator.start();
-  platform = await createNamespace(control, 'prot-infra');
-  apps = await createNamespace(control, 'prot-app');
-  await registerProvider(control, platform, 'target', testCluster('target'));
-  for (const [name, protectClaims] of [
-    ['plain', false],
-    ['guarded', true],
-  ] as const) {
-    await control.apply(ObjectStoreClasses, {
-      apiVersion: ObjectStoreClasses.apiVersion,
-      kind: 'ObjectStoreClass',
-      metadata: { name, namespace: platform },
-      spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'prot-minio', protectClaims },
-    } as KubeObjectLike);
-    await control.apply(BucketClasses, {
-      apiVersion: BucketClasses.apiVersion,
-      kind: 'BucketClass',
-      metadata: { name, namespace: apps },
-      classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name, namespace: platform },
-    } as KubeObjectLike);
-  }
-  app = await startTestApp(testCluster('control'), { namespaces: [platform, apps], pollIntervalMs: 1_000 });
-}, 120_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await operator?.stop();
-});
-
 describe('protection against deleting data', () => {
   it('refuses to delete a Bucket labelled protected, whoever asks, until the label goes; nothing is lost meanwhile', async () => {
-    await control.create(Buckets, claim('keep', 'plain', { [LABEL]: 'true' }));
+    await env.control.create(Buckets, claim('keep', 'plain', { [LABEL]: 'true' }));
     const mr = (await bound('keep')).spec.resourceRef!.name;
-    const err = await refusedDelete(control, Buckets, 'keep', apps);
+    const err = await refusedDelete(env.control, Buckets, 'keep', env.ns.apps);
     expect(err.code).toBe(403);
-    expect(err.message).toContain(`Bucket ${apps}/keep is protected against deletion (label rook.crossplane.io/protected=true)`);
-    expect((await control.get<Bucket>(Buckets, 'keep', apps))?.metadata.deletionTimestamp).toBeUndefined();
+    expect(err.message).toContain(`Bucket ${env.ns.apps}/keep is protected against deletion (label rook.crossplane.io/protected=true)`);
+    expect((await env.control.get<Bucket>(Buckets, 'keep', env.ns.apps))?.metadata.deletionTimestamp).toBeUndefined();
     // Its own label, not its class: its status says nothing of it.
-    expect((await control.get<Bucket>(Buckets, 'keep', apps))?.status?.protected).toBeUndefined();
+    expect((await env.control.get<Bucket>(Buckets, 'keep', env.ns.apps))?.status?.protected).toBeUndefined();
     // Lifting it is the owner's to do; then the claim and its store go as usual.
-    await control.mergePatch(Buckets, 'keep', apps, { metadata: { labels: { [LABEL]: null } } });
-    await control.delete(Buckets, 'keep', apps);
-    await eventually(async () => (await control.get(ManagedObjectStores, mr, platform)) === undefined, 'its store to go');
+    await env.control.mergePatch(Buckets, 'keep', env.ns.apps, { metadata: { labels: { [LABEL]: null } } });
+    await env.control.delete(Buckets, 'keep', env.ns.apps);
+    await eventually(async () => (await env.control.get(ManagedObjectStores, mr, env.ns.platform)) === undefined, 'its store to go');
   });
 
   it('protects every claim of a protecting class and its managed resource; the app team cannot lift it, a platform team can', async () => {
-    await control.create(Buckets, claim('guarded-claim', 'guarded'));
+    await env.control.create(Buckets, claim('guarded-claim', 'guarded'));
     const bucket = await bound('guarded-claim');
     const mr = bucket.spec.resourceRef!.name;
     expect(
-      (await control.get<KubeObjectLike & { metadata: { labels?: Record<string, string> } }>(ManagedObjectStores, mr, platform))?.metadata
-        .labels?.[LABEL],
+      (await env.control.get<KubeObjectLike & { metadata: { labels?: Record<string, string> } }>(ManagedObjectStores, mr, env.ns.platform))
+        ?.metadata.labels?.[LABEL],
     ).toBe('true');
     await eventually(
-      async () => (await control.get<Bucket>(Buckets, 'guarded-claim', apps))?.status?.protected === true,
+      async () => (await env.control.get<Bucket>(Buckets, 'guarded-claim', env.ns.apps))?.status?.protected === true,
       'the claim to show its protection',
     );
 
     const appTeam = await identityClient(
       testCluster('control'),
-      control,
-      { namespace: apps, name: 'app-team' },
+      env.control,
+      { namespace: env.ns.apps, name: 'app-team' },
       { role: 'provider-rook:app-team' },
     );
-    const byApp = await refusedDelete(appTeam, Buckets, 'guarded-claim', apps);
+    const byApp = await refusedDelete(appTeam, Buckets, 'guarded-claim', env.ns.apps);
     expect(byApp.message).toContain('its class protects its claims');
     // Its status is not the app team's to write, so it cannot lift the class's protection.
-    const current = (await appTeam.get<Bucket>(Buckets, 'guarded-claim', apps))!;
+    const current = (await appTeam.get<Bucket>(Buckets, 'guarded-claim', env.ns.apps))!;
     const lift = await appTeam.updateStatus(Buckets, { ...current, status: { ...current.status, protected: false } }).then(
       () => undefined,
       (e: unknown) => e as KubeError,
     );
     expect(lift?.code).toBe(403);
-    expect((await refusedDelete(control, ManagedObjectStores, mr, platform)).message).toContain('label rook.crossplane.io/protected=true');
+    expect((await refusedDelete(env.control, ManagedObjectStores, mr, env.ns.platform)).message).toContain(
+      'label rook.crossplane.io/protected=true',
+    );
 
     // A platform team lifts it on the managed resource; the claim follows, and may then be deleted.
     const platformTeam = await identityClient(
       testCluster('control'),
-      control,
-      { namespace: platform, name: 'platform' },
+      env.control,
+      { namespace: env.ns.platform, name: 'platform' },
       { role: 'provider-rook:platform-team' },
     );
-    await platformTeam.mergePatch(ManagedObjectStores, mr, platform, { metadata: { labels: { [LABEL]: null } } });
+    await platformTeam.mergePatch(ManagedObjectStores, mr, env.ns.platform, { metadata: { labels: { [LABEL]: null } } });
     await eventually(
-      async () => (await control.get<Bucket>(Buckets, 'guarded-claim', apps))?.status?.protected === undefined,
+      async () => (await env.control.get<Bucket>(Buckets, 'guarded-claim', env.ns.apps))?.status?.protected === undefined,
       'the claim to show no protection',
     );
-    await appTeam.delete(Buckets, 'guarded-claim', apps);
-    await eventually(async () => (await control.get(ManagedObjectStores, mr, platform)) === undefined, 'its store to go');
+    await appTeam.delete(Buckets, 'guarded-claim', env.ns.apps);
+    await eventually(async () => (await env.control.get(ManagedObjectStores, mr, env.ns.platform)) === undefined, 'its store to go');
   });
 
   it('keeps a protected Bucket when its namespace is deleted, until the protection is lifted', async () => {
-    const ns = await createNamespace(control, 'prot-doomed');
-    await control.create(Buckets, claim('survivor', 'none', { [LABEL]: 'true' }, ns));
-    await control.delete(Namespaces, ns);
+    const ns = await createNamespace(env.control, 'prot-doomed');
+    await env.control.create(Buckets, claim('survivor', 'none', { [LABEL]: 'true' }, ns));
+    await env.control.delete(Namespaces, ns);
     // The namespace controller tries, is refused, and says so on the namespace.
     const stuck = await eventually(async () => {
-      const n = await control.get<KubeObjectLike & { status?: { conditions?: { type: string; status: string; message?: string }[] } }>(
+      const n = await env.control.get<KubeObjectLike & { status?: { conditions?: { type: string; status: string; message?: string }[] } }>(
         Namespaces,
         ns,
       );
       return n?.status?.conditions?.find((c) => c.type === 'NamespaceDeletionContentFailure' && c.status === 'True');
     }, 'the namespace to report the refused delete');
     expect(stuck.message).toContain('is protected against deletion');
-    expect(await control.get(Buckets, 'survivor', ns)).toBeDefined();
-    await control.mergePatch(Buckets, 'survivor', ns, { metadata: { labels: { [LABEL]: null } } });
+    expect(await env.control.get(Buckets, 'survivor', ns)).toBeDefined();
+    await env.control.mergePatch(Buckets, 'survivor', ns, { metadata: { labels: { [LABEL]: null } } });
     await eventually(
-      async () => (await control.get(Namespaces, ns)) === undefined,
+      async () => (await env.control.get(Namespaces, ns)) === undefined,
       'the namespace to go once the protection is lifted',
       60_000,
     );

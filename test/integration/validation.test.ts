@@ -1,45 +1,57 @@
 // Names and sizes are validated where they enter: the CRD schema refuses what is not a Kubernetes
 // name (so ".", ".." and "/" never reach another API path) or out of range, the reconciler refuses an
 // external-name that is not a name, and a claim's long name still fits its labels.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, Tenants, type App } from '../../src/app.ts';
+import { describe, expect, it } from '@jest/globals';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, Tenants } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import { Secrets, resourcePath, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
-import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
+import { testCluster, uniqueName } from '../kit/env.ts';
 import { SMALL_POOL } from '../fakes/fake-tenant-operator.ts';
-import {
-  createNamespace,
-  installCrds,
-  ourCrds,
-  preinstallOperator,
-  providerSecretKeys,
-  startTestApp,
-  writeSecret,
-} from '../kit/provider.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { providerSecretKeys, writeSecret } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 
-let control: KubeClient;
-let operator: FakeMinioOperator;
-let app: App;
-let platform: string;
-let apps: string;
+const env = withProviderRook({
+  namespaces: { platform: 'val-infra', apps: 'val-app' },
+  provider: { name: 'target', in: 'platform' },
+  before: async () => {
+    await writeSecret(env.control, env.ns.platform, 'target-creds', providerSecretKeys(testCluster('target')));
+    await env.control.apply(Providers, {
+      apiVersion: Providers.apiVersion,
+      kind: 'Provider',
+      metadata: { name: 'target', namespace: env.ns.platform },
+      spec: { credentialsSecretRef: { name: 'target-creds' } },
+    } as KubeObjectLike);
+    await env.control.apply(ObjectStoreClasses, {
+      apiVersion: ObjectStoreClasses.apiVersion,
+      kind: 'ObjectStoreClass',
+      metadata: { name: 'std', namespace: env.ns.platform },
+      spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'valid-minio' },
+    } as KubeObjectLike);
+    await env.control.apply(BucketClasses, {
+      apiVersion: BucketClasses.apiVersion,
+      kind: 'BucketClass',
+      metadata: { name: 'std', namespace: env.ns.apps },
+      classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'std', namespace: env.ns.platform },
+    } as KubeObjectLike);
+  },
+});
 
 const store = (name: string, over: Record<string, unknown> = {}, annotations?: Record<string, string>) =>
   ({
     apiVersion: ManagedObjectStores.apiVersion,
     kind: 'ObjectStore',
-    metadata: { name, namespace: platform, ...(annotations ? { annotations } : {}) },
+    metadata: { name, namespace: env.ns.platform, ...(annotations ? { annotations } : {}) },
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'valid-minio', providerRef: { name: 'target' }, ...over },
   }) as unknown as KubeObjectLike;
 
 async function refused(obj: KubeObjectLike, field: RegExp, type: ResourceType = ManagedObjectStores): Promise<void> {
-  const err = await control.create(type, obj).then(
+  const err = await env.control.create(type, obj).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -47,42 +59,6 @@ async function refused(obj: KubeObjectLike, field: RegExp, type: ResourceType = 
   expect((err as KubeError).code).toBe(422);
   expect((err as KubeError).message).toMatch(field);
 }
-
-beforeAll(async () => {
-  control = adminClient(testCluster('control'));
-  const target = adminClient(testCluster('target'));
-  await installCrds(control, ourCrds());
-  await preinstallOperator(target);
-  platform = await createNamespace(control, 'val-infra');
-  apps = await createNamespace(control, 'val-app');
-  await writeSecret(control, platform, 'target-creds', providerSecretKeys(testCluster('target')));
-  await control.apply(Providers, {
-    apiVersion: Providers.apiVersion,
-    kind: 'Provider',
-    metadata: { name: 'target', namespace: platform },
-    spec: { credentialsSecretRef: { name: 'target-creds' } },
-  } as KubeObjectLike);
-  await control.apply(ObjectStoreClasses, {
-    apiVersion: ObjectStoreClasses.apiVersion,
-    kind: 'ObjectStoreClass',
-    metadata: { name: 'std', namespace: platform },
-    spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'valid-minio' },
-  } as KubeObjectLike);
-  await control.apply(BucketClasses, {
-    apiVersion: BucketClasses.apiVersion,
-    kind: 'BucketClass',
-    metadata: { name: 'std', namespace: apps },
-    classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'std', namespace: platform },
-  } as KubeObjectLike);
-  operator = new FakeMinioOperator(target);
-  await operator.start();
-  app = await startTestApp(testCluster('control'), { namespaces: [platform, apps], pollIntervalMs: 1_000 });
-}, 120_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await operator?.stop();
-});
 
 describe('names and sizes', () => {
   it('the API refuses names that are not names, naming the field', async () => {
@@ -97,11 +73,11 @@ describe('names and sizes', () => {
       store(uniqueName('v'), { forProvider: { scope: { nodeCount: 4 }, credentials: { name: 'x'.repeat(254) } } }),
       /spec\.forProvider\.credentials\.name/,
     );
-    const claim = await control
+    const claim = await env.control
       .create(Buckets, {
         apiVersion: Buckets.apiVersion,
         kind: 'Bucket',
-        metadata: { name: uniqueName('v'), namespace: apps },
+        metadata: { name: uniqueName('v'), namespace: env.ns.apps },
         spec: { classRef: { name: '..' } },
       } as KubeObjectLike)
       .then(
@@ -116,7 +92,7 @@ describe('names and sizes', () => {
       ({
         apiVersion: kinds.MinioBucket.apiVersion,
         kind: 'MinioBucket',
-        metadata: { name: uniqueName('v'), namespace: platform },
+        metadata: { name: uniqueName('v'), namespace: env.ns.platform },
         spec: {
           forProvider: {
             bucketName,
@@ -139,8 +115,8 @@ describe('names and sizes', () => {
     await refused(store(uniqueName('v'), { bucket: { name: '10.0.0.1' } }), /spec\.bucket\.name/);
     // A name S3 takes passes (then waits for its store, which does not exist here).
     const ok = bucket('team-data.2026');
-    await control.create(kinds.MinioBucket, ok);
-    await control.delete(kinds.MinioBucket, ok.metadata.name, platform);
+    await env.control.create(kinds.MinioBucket, ok);
+    await env.control.delete(kinds.MinioBucket, ok.metadata.name, env.ns.platform);
   });
 
   it('the API refuses a nodeCount out of range (2147483648 would wait forever)', async () => {
@@ -151,9 +127,9 @@ describe('names and sizes', () => {
   it('an external-name that is no name gets its own reason, and reaches no API path', async () => {
     for (const [i, bad] of ['..', 'x'.repeat(100_000)].entries()) {
       const name = uniqueName(`ext${i}`);
-      await control.create(ManagedObjectStores, store(name, {}, { 'crossplane.io/external-name': bad }));
+      await env.control.create(ManagedObjectStores, store(name, {}, { 'crossplane.io/external-name': bad }));
       const synced = await eventually(async () => {
-        const mr = await control.get<ObjectStore>(ManagedObjectStores, name, platform);
+        const mr = await env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.platform);
         const c = mr?.status?.conditions?.find((x) => x.type === 'Synced');
         return c?.status === 'False' ? c : undefined;
       }, 'Synced=False');
@@ -190,7 +166,7 @@ describe('names and sizes', () => {
         {
           apiVersion: ObjectStoreClasses.apiVersion,
           kind: 'ObjectStoreClass',
-          metadata: { name: uniqueName('pvc'), namespace: platform },
+          metadata: { name: uniqueName('pvc'), namespace: env.ns.platform },
           spec: { scope: scope(spec), providerRef: { name: 'target' } },
         } as KubeObjectLike,
         field('spec.scope.volumeClaimTemplates[0].spec', what),
@@ -200,7 +176,7 @@ describe('names and sizes', () => {
         {
           apiVersion: Tenants.apiVersion,
           kind: 'Tenant',
-          metadata: { name: uniqueName('pvc'), namespace: platform },
+          metadata: { name: uniqueName('pvc'), namespace: env.ns.platform },
           spec: { forProvider: { pools: tenantPools(spec) }, targetNamespace: 't', providerRef: { name: 'target' } },
         } as KubeObjectLike,
         field('spec.forProvider.pools[0].volumeClaimTemplate.spec', what),
@@ -210,7 +186,7 @@ describe('names and sizes', () => {
         {
           apiVersion: TenantClasses.apiVersion,
           kind: 'TenantClass',
-          metadata: { name: uniqueName('pvc'), namespace: platform },
+          metadata: { name: uniqueName('pvc'), namespace: env.ns.platform },
           spec: { pools: tenantPools(spec), providerRef: { name: 'target' } },
         } as KubeObjectLike,
         field('spec.pools[0].volumeClaimTemplate.spec', what),
@@ -230,8 +206,11 @@ describe('names and sizes', () => {
       },
     ]) {
       const name = uniqueName('pvc');
-      await control.create(ManagedObjectStores, store(name, { forProvider: { scope: scope(spec) } }, { 'crossplane.io/paused': 'true' }));
-      const made = await control.get<ObjectStore>(ManagedObjectStores, name, platform);
+      await env.control.create(
+        ManagedObjectStores,
+        store(name, { forProvider: { scope: scope(spec) } }, { 'crossplane.io/paused': 'true' }),
+      );
+      const made = await env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.platform);
       expect(made?.spec.forProvider.scope.volumeClaimTemplates?.[0]?.spec).toEqual(spec);
     }
   });
@@ -242,7 +221,7 @@ describe('names and sizes', () => {
       ({
         apiVersion: Tenants.apiVersion,
         kind: 'Tenant',
-        metadata: { name: uniqueName('tls'), namespace: platform, annotations: { 'crossplane.io/paused': 'true' } },
+        metadata: { name: uniqueName('tls'), namespace: env.ns.platform, annotations: { 'crossplane.io/paused': 'true' } },
         spec: {
           forProvider: { pools, requestAutoCert },
           targetNamespace: 't',
@@ -254,17 +233,17 @@ describe('names and sizes', () => {
       ({
         apiVersion: TenantClasses.apiVersion,
         kind: 'TenantClass',
-        metadata: { name: uniqueName('tls'), namespace: platform },
+        metadata: { name: uniqueName('tls'), namespace: env.ns.platform },
         spec: { pools, requestAutoCert, providerRef: { name: 'target' }, exposure: { loadBalancer: {} } },
       }) as KubeObjectLike;
     await refused(tenant(true), /spec\.exposure: Invalid value.*cluster-internal host names/, Tenants);
     await refused(tenantClass(true), /spec\.exposure: Invalid value.*cluster-internal host names/, TenantClasses);
     // Plain HTTP exposed, and TLS kept inside the cluster, are both taken.
-    await control.create(Tenants, tenant(false));
-    await control.create(TenantClasses, tenantClass(false));
+    await env.control.create(Tenants, tenant(false));
+    await env.control.create(TenantClasses, tenantClass(false));
     const inside = tenant(true) as KubeObjectLike & { spec: Record<string, unknown> };
     delete inside.spec.exposure;
-    await control.create(Tenants, inside);
+    await env.control.create(Tenants, inside);
   });
 
   it('the client refuses "." and ".." as a path segment, whatever reaches it', () => {
@@ -275,21 +254,21 @@ describe('names and sizes', () => {
 
   it('a claim with a 100-character name binds (its labels stay within 63 characters)', async () => {
     const name = `long-${'n'.repeat(95)}`;
-    await control.create(Buckets, {
+    await env.control.create(Buckets, {
       apiVersion: Buckets.apiVersion,
       kind: 'Bucket',
-      metadata: { name, namespace: apps },
+      metadata: { name, namespace: env.ns.apps },
       spec: { classRef: { name: 'std' }, writeConnectionSecretToRef: { name: 'long' } },
     } as KubeObjectLike);
     const claim = await eventually(
       async () => {
-        const b = await control.get<Bucket>(Buckets, name, apps);
+        const b = await env.control.get<Bucket>(Buckets, name, env.ns.apps);
         return b?.status?.bindingPhase === 'Bound' ? b : undefined;
       },
       'the long-named claim to be Bound',
       45_000,
     );
-    const mr = (await control.get<ObjectStore>(ManagedObjectStores, claim.spec.resourceRef!.name, platform))!;
+    const mr = (await env.control.get<ObjectStore>(ManagedObjectStores, claim.spec.resourceRef!.name, env.ns.platform))!;
     const label = mr.metadata.labels?.['crossplane.io/claim-name'] ?? '';
     expect(label.length).toBeLessThanOrEqual(63);
     expect(label.startsWith('long-nnn')).toBe(true);

@@ -2,44 +2,29 @@
 // added says so (what, and since when), is counted in the waiting gauge, and finishes by itself once
 // that finalizer goes; nothing is deleted in the target meanwhile. An object in the target held by
 // someone else's finalizer is asked to go once, not again on every pass that waits for it.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ManagedObjectStores, type App } from '../../src/app.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { describe, expect, it } from '@jest/globals';
+import { ManagedObjectStores } from '../../src/app.ts';
+import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { registry } from '../../src/kit/metrics.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import { Events } from '../../src/kit/kube/resources.ts';
-import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
-import { createNamespace, installCrds, ourCrds, preinstallOperator, registerProvider, startTestApp } from '../kit/provider.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { testCluster, uniqueName } from '../kit/env.ts';
 import { countWaitingAfter } from '../../src/runtime/managed-metrics.ts';
 import { eventually } from '../kit/eventually.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
-let control: KubeClient;
-let target: KubeClient;
-let app: App;
-let operator: FakeMinioOperator;
-let ns: string;
-const HOLD = 'example.com/backup-in-progress';
-
-beforeAll(async () => {
-  control = adminClient(testCluster('control'));
-  target = adminClient(testCluster('target'));
-  await installCrds(control, ourCrds());
-  await preinstallOperator(target);
-  operator = new FakeMinioOperator(target);
-  await operator.start();
-  ns = await createNamespace(control, 'waiting');
-  await registerProvider(control, ns, 'target', testCluster('target'));
-  countWaitingAfter(0);
-  app = await startTestApp(testCluster('control'), { namespaces: [ns], pollIntervalMs: 1_000 });
-}, 60_000);
-
-afterAll(async () => {
-  countWaitingAfter(300_000);
-  await app?.stop();
-  await operator?.stop();
+const env = withProviderRook({
+  namespaces: { apps: 'waiting' },
+  provider: { name: 'target', in: 'apps' },
+  before: async () => {
+    countWaitingAfter(0);
+  },
+  after: async () => {
+    countWaitingAfter(300_000);
+  },
 });
+const HOLD = 'example.com/backup-in-progress';
 
 const waiting = async (): Promise<number> =>
   ((await registry.getSingleMetric('provider_rook_managed_resource_waiting')?.get())?.values ?? [])
@@ -50,16 +35,20 @@ describe('a deletion that waits on a finalizer someone else added', () => {
   it('says what it waits for and since when, is counted, and ends by itself once the finalizer goes', async () => {
     const name = uniqueName('held');
     const targetNamespace = uniqueName('t');
-    await control.create(ManagedObjectStores, {
+    await env.control.create(ManagedObjectStores, {
       apiVersion: ManagedObjectStores.apiVersion,
       kind: 'ObjectStore',
-      metadata: { name, namespace: ns, finalizers: [HOLD] },
+      metadata: { name, namespace: env.ns.apps, finalizers: [HOLD] },
       spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: 'target' } },
     });
-    await eventually(async () => Boolean(await target.get(RookObjectStores, name, targetNamespace)), 'the store in the target');
-    await control.delete(ManagedObjectStores, name, ns);
+    await eventually(async () => Boolean(await env.target.get(RookObjectStores, name, targetNamespace)), 'the store in the target');
+    await env.control.delete(ManagedObjectStores, name, env.ns.apps);
     const synced = await eventually(async () => {
-      const mr = await control.get<{ metadata: { name: string }; status?: { conditions?: Cond[] } }>(ManagedObjectStores, name, ns);
+      const mr = await env.control.get<{ metadata: { name: string }; status?: { conditions?: Cond[] } }>(
+        ManagedObjectStores,
+        name,
+        env.ns.apps,
+      );
       const c = mr?.status?.conditions?.find((x) => x.type === 'Synced');
       return c?.reason === 'WaitingForFinalizers' ? c : undefined;
     }, 'the store to say what its deletion waits for');
@@ -70,15 +59,19 @@ describe('a deletion that waits on a finalizer someone else added', () => {
     // The gauge reads the informer's cache, which sees the condition once its watch event arrives.
     await eventually(async () => (await waiting()) >= 1, 'the waiting gauge to count it');
     // Nothing is deleted in the target while others clean up first.
-    expect(await target.get(RookObjectStores, name, targetNamespace)).toBeDefined();
+    expect(await env.target.get(RookObjectStores, name, targetNamespace)).toBeDefined();
 
-    const mr = (await control.get<{ metadata: { name: string; finalizers?: string[] } }>(ManagedObjectStores, name, ns))!;
-    await control.update(ManagedObjectStores, {
+    const mr = (await env.control.get<{ metadata: { name: string; finalizers?: string[] } }>(ManagedObjectStores, name, env.ns.apps))!;
+    await env.control.update(ManagedObjectStores, {
       ...mr,
       metadata: { ...mr.metadata, finalizers: mr.metadata.finalizers!.filter((f) => f !== HOLD) },
     });
-    await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the store to be gone', 30_000);
-    expect(await target.get(RookObjectStores, name, targetNamespace)).toBeUndefined();
+    await eventually(
+      async () => (await env.control.get(ManagedObjectStores, name, env.ns.apps)) === undefined,
+      'the store to be gone',
+      30_000,
+    );
+    expect(await env.target.get(RookObjectStores, name, targetNamespace)).toBeUndefined();
   }, 60_000);
 });
 
@@ -92,26 +85,26 @@ describe('a deletion that waits on a finalizer someone else added in the target'
     const targetHost = new URL(testCluster('target').server).host;
     const deletes = () => counted('rest_client_requests_total', (l) => l.host === targetHost && l.method === 'DELETE');
     const passes = () => counted('controller_runtime_reconcile_total', (l) => String(l.controller).startsWith('managed/objectstore'));
-    await control.create(ManagedObjectStores, {
+    await env.control.create(ManagedObjectStores, {
       apiVersion: ManagedObjectStores.apiVersion,
       kind: 'ObjectStore',
-      metadata: { name, namespace: ns },
+      metadata: { name, namespace: env.ns.apps },
       spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: 'target' } },
     });
-    await eventually(async () => Boolean(await target.get(RookObjectStores, name, targetNamespace)), 'the store in the target');
+    await eventually(async () => Boolean(await env.target.get(RookObjectStores, name, targetNamespace)), 'the store in the target');
     // A backup tool in the target holds the store until it is done.
-    await target.mergePatch(RookObjectStores, name, targetNamespace, { metadata: { finalizers: [HOLD] } });
-    await control.delete(ManagedObjectStores, name, ns);
+    await env.target.mergePatch(RookObjectStores, name, targetNamespace, { metadata: { finalizers: [HOLD] } });
+    await env.control.delete(ManagedObjectStores, name, env.ns.apps);
     await eventually(
       async () =>
         Boolean(
-          (await target.get<KubeObjectLike & { metadata: { deletionTimestamp?: string } }>(RookObjectStores, name, targetNamespace))
+          (await env.target.get<KubeObjectLike & { metadata: { deletionTimestamp?: string } }>(RookObjectStores, name, targetNamespace))
             ?.metadata.deletionTimestamp,
         ),
       'the store asked to go',
     );
     await eventually(async () => {
-      const mr = await control.get<KubeObjectLike & { status?: { conditions?: Cond[] } }>(ManagedObjectStores, name, ns);
+      const mr = await env.control.get<KubeObjectLike & { status?: { conditions?: Cond[] } }>(ManagedObjectStores, name, env.ns.apps);
       return mr?.status?.conditions?.some((c) => c.type === 'Ready' && c.reason === 'Deleting');
     }, 'the resource to say Deleting');
     const deletesThen = await deletes();
@@ -119,17 +112,25 @@ describe('a deletion that waits on a finalizer someone else added in the target'
     // Passes while it waits: each change of the resource brings one at once (its own requeues back off
     // up to a minute).
     for (let touch = 1; touch <= 3; touch++) {
-      await control.mergePatch(ManagedObjectStores, name, ns, { metadata: { annotations: { 'example.com/touched': String(touch) } } });
+      await env.control.mergePatch(ManagedObjectStores, name, env.ns.apps, {
+        metadata: { annotations: { 'example.com/touched': String(touch) } },
+      });
       await eventually(async () => (await passes()) >= passesThen + touch, `pass ${touch} while the store is held`, 30_000);
     }
     expect(await deletes()).toBe(deletesThen);
     const events = (
-      await control.list<KubeObjectLike & { reason: string; count?: number; involvedObject: { name: string } }>(Events, { namespace: ns })
+      await env.control.list<KubeObjectLike & { reason: string; count?: number; involvedObject: { name: string } }>(Events, {
+        namespace: env.ns.apps,
+      })
     ).items.filter((e) => e.involvedObject.name === name && e.reason === 'DeletedExternalResource');
     expect(events.map((e) => e.count ?? 1)).toEqual([1]);
 
-    await target.mergePatch(RookObjectStores, name, targetNamespace, { metadata: { finalizers: null } });
-    await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the resource to be gone', 30_000);
-    expect(await target.get(RookObjectStores, name, targetNamespace)).toBeUndefined();
+    await env.target.mergePatch(RookObjectStores, name, targetNamespace, { metadata: { finalizers: null } });
+    await eventually(
+      async () => (await env.control.get(ManagedObjectStores, name, env.ns.apps)) === undefined,
+      'the resource to be gone',
+      30_000,
+    );
+    expect(await env.target.get(RookObjectStores, name, targetNamespace)).toBeUndefined();
   }, 90_000);
 });

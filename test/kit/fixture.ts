@@ -22,7 +22,7 @@ export interface FixtureOptions<R extends string> {
   /** The namespaces made in the control cluster, by role: each value is the prefix of a unique name. */
   namespaces: Record<R, string>;
   /** The target's Provider: its name, and the role of the namespace it is registered in. Unset: none. */
-  provider?: { name: string; in: R };
+  provider?: { name: string; in: NoInfer<R> };
   /** Operator bundles pre-installed in the target, as its admin would ('rook-minio' when unset). */
   operators?: string[];
   /** The stand-ins that play the target's operators (the Rook MinIO operator's, when unset). */
