@@ -3,23 +3,20 @@
 // old keys keep working until the class's grace period ends and are refused after it. A class can
 // rotate on a schedule; a store's root keys cannot rotate, and the condition says so.
 // The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { down, up } from '../kit/cluster.ts';
-import { installOperatorBundle } from '../kit/manifests.ts';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { ANNOTATION_ROTATE } from '../../src/kit/meta.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { adminClient, testCluster } from '../kit/env.ts';
-import { createNamespace, installCrds, ourCrds, registerProvider, startTestApp } from '../kit/provider.ts';
 import { roundTrip, s3Client } from '../kit/s3.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from '../kit/eventually.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 
 const TARGET = `it-rotation-${process.pid}`;
 const GRACE_S = 15;
@@ -32,15 +29,45 @@ type Obj = KubeObjectLike & {
 };
 const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
-let control: KubeClient;
-let target: KubeClient;
-let app: App;
-let platform: string;
-let ns: string;
-const standIns: { stop(): Promise<void> }[] = [];
+const env = withProviderRook({
+  cluster: TARGET,
+  namespaces: { platform: 'rot-infra', apps: 'rot-app' },
+  provider: { name: 't', in: 'platform' },
+  standIns: (t) => [new FakeMinioOperator(t, { s3: true })],
+  app: { pollIntervalMs: 60_000 },
+  timeoutMs: 180_000,
+  before: async () => {
+    await apply(ManagedObjectStores, 'store', env.ns.platform, {
+      forProvider: { scope: { nodeCount: 4 } },
+      targetNamespace: 'rot-store',
+      providerRef: { name: 't' },
+    });
+    await apply(kinds.MinioBucketClass, 'on-request', env.ns.platform, {
+      store: { kind: 'ObjectStore', name: 'store' },
+      credentialRotation: { gracePeriod: `${GRACE_S}s` },
+    });
+    await apply(ObjectStoreClasses, 'scheduled', env.ns.platform, {
+      scope: { nodeCount: 4 },
+      providerRef: { name: 't' },
+      targetNamespace: 'rot-dedicated',
+      credentialRotation: { every: '10s', gracePeriod: '2s' },
+    });
+    for (const [name, kind] of [
+      ['on-request', kinds.MinioBucketClass],
+      ['scheduled', ObjectStoreClasses],
+    ] as const)
+      await apply(
+        BucketClasses,
+        name,
+        env.ns.apps,
+        { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: env.ns.platform } },
+        true,
+      );
+  },
+});
 
 async function apply(type: ResourceType, name: string, namespace: string, body: object, top = false): Promise<void> {
-  await control.apply(type, {
+  await env.control.apply(type, {
     apiVersion: type.apiVersion,
     kind: type.kind,
     metadata: { name, namespace },
@@ -52,27 +79,27 @@ const claim = (name: string, className: string, annotations?: Record<string, str
   ({
     apiVersion: Buckets.apiVersion,
     kind: 'Bucket',
-    metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
+    metadata: { name, namespace: env.ns.apps, ...(annotations ? { annotations } : {}) },
     spec: { classRef: { name: className }, writeConnectionSecretToRef: { name: `${name}-s3` } },
   }) as KubeObjectLike;
 
 const bound = (name: string) =>
   eventually(
     async () => {
-      const b = await control.get<Obj & Bucket>(Buckets, name, ns);
+      const b = await env.control.get<Obj & Bucket>(Buckets, name, env.ns.apps);
       return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
     },
-    `Bucket ${ns}/${name} to be Bound`,
-    { timeoutMs: 60_000, explain: async () => JSON.stringify((await control.get<Obj>(Buckets, name, ns))?.status) },
+    `Bucket ${env.ns.apps}/${name} to be Bound`,
+    { timeoutMs: 60_000, explain: async () => JSON.stringify((await env.control.get<Obj>(Buckets, name, env.ns.apps))?.status) },
   );
 
 /** The claim's Secret: its keys, and the endpoint as an app in the target reaches it. */
 async function keysOf(name: string) {
-  const secret = (await control.get<Obj>(Secrets, `${name}-s3`, ns))!;
+  const secret = (await env.control.get<Obj>(Secrets, `${name}-s3`, env.ns.apps))!;
   const keys = secretText(secret.data);
   return {
     uid: secret.metadata.uid,
-    local: await resolveS3Endpoint(keys.endpoint!, target),
+    local: await resolveS3Endpoint(keys.endpoint!, env.target),
     creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! },
     bucket: keys.BUCKET_NAME!,
   };
@@ -98,58 +125,17 @@ const newKeys = (name: string, than: string) =>
       return k.creds.accessKey !== than ? k : undefined;
     },
     `the Secret of ${name} to hold new keys`,
-    { timeoutMs: 60_000, explain: async () => JSON.stringify((await control.get<Obj>(Buckets, name, ns))?.status) },
+    { timeoutMs: 60_000, explain: async () => JSON.stringify((await env.control.get<Obj>(Buckets, name, env.ns.apps))?.status) },
   );
-
-beforeAll(async () => {
-  const cluster = (await up([TARGET]))[0]!;
-  control = adminClient(testCluster('control'));
-  target = adminClient(cluster);
-  await installCrds(control, ourCrds());
-  await installOperatorBundle(target, 'rook-minio');
-  const operator = new FakeMinioOperator(target, { s3: true });
-  void operator.start();
-  standIns.push(operator);
-  platform = await createNamespace(control, 'rot-infra');
-  ns = await createNamespace(control, 'rot-app');
-  await registerProvider(control, platform, 't', cluster);
-  await apply(ManagedObjectStores, 'store', platform, {
-    forProvider: { scope: { nodeCount: 4 } },
-    targetNamespace: 'rot-store',
-    providerRef: { name: 't' },
-  });
-  await apply(kinds.MinioBucketClass, 'on-request', platform, {
-    store: { kind: 'ObjectStore', name: 'store' },
-    credentialRotation: { gracePeriod: `${GRACE_S}s` },
-  });
-  await apply(ObjectStoreClasses, 'scheduled', platform, {
-    scope: { nodeCount: 4 },
-    providerRef: { name: 't' },
-    targetNamespace: 'rot-dedicated',
-    credentialRotation: { every: '10s', gracePeriod: '2s' },
-  });
-  for (const [name, kind] of [
-    ['on-request', kinds.MinioBucketClass],
-    ['scheduled', ObjectStoreClasses],
-  ] as const)
-    await apply(BucketClasses, name, ns, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } }, true);
-  app = await startTestApp(testCluster('control'), { namespaces: [platform, ns], pollIntervalMs: 60_000 });
-}, 180_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all(standIns.map((s) => s.stop()));
-  await down([TARGET]);
-});
 
 describe('rotation on request', () => {
   it('new keys reach the same Secret once the server knows them; the old ones work until the grace period ends, then are refused', async () => {
-    await control.create(Buckets, claim('app', 'on-request'));
+    await env.control.create(Buckets, claim('app', 'on-request'));
     await bound('app');
     const before = await keysOf('app');
     await roundTrip(before.local, before.creds, before.bucket);
 
-    await control.mergePatch(Buckets, 'app', ns, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'first' } } });
+    await env.control.mergePatch(Buckets, 'app', env.ns.apps, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'first' } } });
     const after = await newKeys('app', before.creds.accessKey);
     // The same Secret, updated in place: a mounted Secret volume follows it without a restart.
     expect(after.uid).toBe(before.uid);
@@ -159,7 +145,7 @@ describe('rotation on request', () => {
     expect(await answer(before.local, before.creds, before.bucket)).toBe('ok');
     // The claim mirrors its resource's status once that is written (just after the Secret).
     const status = await eventually(async () => {
-      const st = (await control.get<Obj>(Buckets, 'app', ns))?.status;
+      const st = (await env.control.get<Obj>(Buckets, 'app', env.ns.apps))?.status;
       return st?.credentials?.previousValidUntil ? st : undefined;
     }, 'the claim to say until when the old keys work');
     expect(status.credentials).toMatchObject({ generation: 1 });
@@ -179,16 +165,18 @@ describe('rotation on request', () => {
     await roundTrip(after.local, after.creds, after.bucket);
     await eventually(
       async () =>
-        cond(await control.get<Obj>(Buckets, 'app', ns), 'CredentialsRotated')?.message?.endsWith('the previous keys are removed'),
+        cond(await env.control.get<Obj>(Buckets, 'app', env.ns.apps), 'CredentialsRotated')?.message?.endsWith(
+          'the previous keys are removed',
+        ),
       'the claim to say the previous keys are removed',
     );
   }, 120_000);
 
   it('rotating again before the grace period ends removes the older keys at once (the way to revoke keys that leaked)', async () => {
     const first = await keysOf('app');
-    await control.mergePatch(Buckets, 'app', ns, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'second' } } });
+    await env.control.mergePatch(Buckets, 'app', env.ns.apps, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'second' } } });
     const second = await newKeys('app', first.creds.accessKey);
-    await control.mergePatch(Buckets, 'app', ns, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'third' } } });
+    await env.control.mergePatch(Buckets, 'app', env.ns.apps, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'third' } } });
     const third = await newKeys('app', second.creds.accessKey);
     // The keys that were in use before the second rotation go without waiting for a grace period.
     await eventually(
@@ -196,43 +184,51 @@ describe('rotation on request', () => {
       'the leaked keys to be refused',
       { timeoutMs: 20_000 },
     );
-    expect(Date.now()).toBeLessThan(Date.parse((await control.get<Obj>(Buckets, 'app', ns))!.status!.credentials!.previousValidUntil!));
+    expect(Date.now()).toBeLessThan(
+      Date.parse((await env.control.get<Obj>(Buckets, 'app', env.ns.apps))!.status!.credentials!.previousValidUntil!),
+    );
     expect(await answer(second.local, second.creds, second.bucket)).toBe('ok');
     await roundTrip(third.local, third.creds, third.bucket);
   }, 120_000);
 
   it('deleting the claim in a grace period removes the old keys too: nothing is left in the store', async () => {
     const current = await keysOf('app');
-    const mr = (await control.get<Bucket>(Buckets, 'app', ns))!.spec.resourceRef!.name;
-    const generations = (await control.get<Obj>(kinds.MinioBucket, mr, platform))!.status!.credentials!.generation;
-    await control.mergePatch(Buckets, 'app', ns, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'fourth' } } });
+    const mr = (await env.control.get<Bucket>(Buckets, 'app', env.ns.apps))!.spec.resourceRef!.name;
+    const generations = (await env.control.get<Obj>(kinds.MinioBucket, mr, env.ns.platform))!.status!.credentials!.generation;
+    await env.control.mergePatch(Buckets, 'app', env.ns.apps, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'fourth' } } });
     const last = await newKeys('app', current.creds.accessKey);
-    await control.delete(Buckets, 'app', ns);
-    await eventually(async () => (await control.get(kinds.MinioBucket, mr, platform)) === undefined, 'the MinioBucket to be gone', 60_000);
+    await env.control.delete(Buckets, 'app', env.ns.apps);
+    await eventually(
+      async () => (await env.control.get(kinds.MinioBucket, mr, env.ns.platform)) === undefined,
+      'the MinioBucket to be gone',
+      60_000,
+    );
     expect(generations).toBe(3);
     for (const k of [current, last]) expect(await answer(k.local, k.creds, k.bucket)).toBe('InvalidAccessKeyId');
   }, 120_000);
 
   it("a store's root keys cannot rotate: asked to, the resource says so and nothing changes", async () => {
-    await control.mergePatch(ManagedObjectStores, 'store', platform, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'please' } } });
+    await env.control.mergePatch(ManagedObjectStores, 'store', env.ns.platform, {
+      metadata: { annotations: { [ANNOTATION_ROTATE]: 'please' } },
+    });
     const c = await eventually(
-      async () => cond(await control.get<Obj>(ManagedObjectStores, 'store', platform), 'CredentialsRotated'),
+      async () => cond(await env.control.get<Obj>(ManagedObjectStores, 'store', env.ns.platform), 'CredentialsRotated'),
       'the store to answer the request',
     );
     expect(c).toMatchObject({ status: 'False', reason: 'RotationNotSupported' });
     expect(c.message).toContain('its root keys cannot rotate');
-    expect((await control.get<Obj>(ManagedObjectStores, 'store', platform))!.metadata.annotations).not.toHaveProperty(
+    expect((await env.control.get<Obj>(ManagedObjectStores, 'store', env.ns.platform))!.metadata.annotations).not.toHaveProperty(
       'rook.crossplane.io/credentials',
     );
   });
 
   it('fifteen requests in a burst make at most two rotations, and once settled, at rest, one access Job is left', async () => {
-    await control.create(Buckets, claim('burst', 'on-request'));
+    await env.control.create(Buckets, claim('burst', 'on-request'));
     const mrName = (await bound('burst')).spec.resourceRef!.name;
     const before = await keysOf('burst');
     for (let i = 0; i < 15; i++)
-      await control.mergePatch(Buckets, 'burst', ns, { metadata: { annotations: { [ANNOTATION_ROTATE]: `burst-${i}` } } });
-    const mr = () => control.get<Obj>(kinds.MinioBucket, mrName, platform);
+      await env.control.mergePatch(Buckets, 'burst', env.ns.apps, { metadata: { annotations: { [ANNOTATION_ROTATE]: `burst-${i}` } } });
+    const mr = () => env.control.get<Obj>(kinds.MinioBucket, mrName, env.ns.platform);
     // The last request is answered (after the first, once its keys work and 10 s have passed), the ones between are not.
     await eventually(
       async () => JSON.parse((await mr())?.metadata.annotations?.['rook.crossplane.io/credentials'] ?? '{}').request === 'burst-14',
@@ -242,7 +238,7 @@ describe('rotation on request', () => {
     expect((await mr())!.status!.credentials?.generation ?? 2).toBeLessThanOrEqual(2);
     const jobs = async () =>
       (
-        await target.list<Obj>(Jobs, {
+        await env.target.list<Obj>(Jobs, {
           namespace: 'rot-store',
           labelSelector: `rook.crossplane.io/owner-uid=${(await mr())!.metadata.uid},rook.crossplane.io/minio-admin in (grant,retire)`,
         })
@@ -259,15 +255,15 @@ describe('rotation on request', () => {
       timeoutMs: 30_000,
       explain: async () => (await jobs()).map((j) => j.metadata.name).join(', '),
     });
-    await control.delete(Buckets, 'burst', ns);
+    await env.control.delete(Buckets, 'burst', env.ns.apps);
   }, 180_000);
 
   it('a grace period that is not a duration is refused at admission, naming the field', async () => {
-    const err = await control
+    const err = await env.control
       .create(kinds.MinioBucketClass, {
         apiVersion: kinds.MinioBucketClass.apiVersion,
         kind: kinds.MinioBucketClass.kind,
-        metadata: { name: 'bad', namespace: platform },
+        metadata: { name: 'bad', namespace: env.ns.platform },
         spec: { store: { kind: 'ObjectStore', name: 'store' }, credentialRotation: { gracePeriod: 'soon' } },
       } as KubeObjectLike)
       .then(
@@ -280,20 +276,21 @@ describe('rotation on request', () => {
 
 describe('rotation on a schedule', () => {
   it("a class's schedule rotates a store's bucket user by itself, and the new keys work", async () => {
-    await control.create(Buckets, claim('timed', 'scheduled'));
+    await env.control.create(Buckets, claim('timed', 'scheduled'));
     await bound('timed');
     const first = await keysOf('timed');
     await roundTrip(first.local, first.creds, first.bucket);
     const next = await newKeys('timed', first.creds.accessKey);
     await roundTrip(next.local, next.creds, next.bucket);
-    expect((await control.get<Obj>(Buckets, 'timed', ns))!.status!.credentials!.generation).toBeGreaterThanOrEqual(1);
+    expect((await env.control.get<Obj>(Buckets, 'timed', env.ns.apps))!.status!.credentials!.generation).toBeGreaterThanOrEqual(1);
     // Its Jobs removing old keys are provider-rook's, labelled as such, in the store's namespace.
     const retired = await eventually(async () => {
-      const jobs = (await target.list<Obj>(Jobs, { namespace: 'rot-dedicated', labelSelector: 'rook.crossplane.io/minio-admin=retire' }))
-        .items;
+      const jobs = (
+        await env.target.list<Obj>(Jobs, { namespace: 'rot-dedicated', labelSelector: 'rook.crossplane.io/minio-admin=retire' })
+      ).items;
       return jobs.length ? jobs : undefined;
     }, 'a Job removing old keys');
     expect(retired[0]!.metadata.name).toMatch(/-retire-\d+$/);
-    await control.delete(Buckets, 'timed', ns);
+    await env.control.delete(Buckets, 'timed', env.ns.apps);
   }, 120_000);
 });

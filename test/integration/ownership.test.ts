@@ -4,7 +4,7 @@ import { mkdtempSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { pkiPaths } from '../kit/pki.ts';
 import { ManagedObjectStores, Buckets, BucketClasses, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/apis/objectstore.ts';
@@ -18,21 +18,10 @@ import { publishSecret } from '../../src/runtime/managed/publisher.ts';
 import { ANNOTATION_PAUSED } from '../../src/kit/meta.ts';
 import { ANNOTATION_TARGET_UID } from '../../src/runtime/ownership/marks.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
-import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
-import {
-  createNamespace,
-  eventsFor,
-  identityClient,
-  installCrds,
-  installRoles,
-  ourCrds,
-  preinstallOperator,
-  providerSecretKeys,
-  startTestApp,
-  writeSecret,
-} from '../kit/provider.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { testCluster, uniqueName } from '../kit/env.ts';
+import { createNamespace, eventsFor, identityClient, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 type Obj = KubeObjectLike & {
@@ -48,11 +37,25 @@ const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string)
   o?.status?.conditions?.find((c) => c.type === type);
 const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true };
 
-let control: KubeClient;
-let target: KubeClient;
-let operator: FakeMinioOperator;
-let app: App;
-let platform: string;
+const env = withProviderRook({
+  namespaces: { platform: 'own' },
+  roles: true,
+  app: { pollIntervalMs: 2_000, leakGraceMs: 0 },
+  before: async () => {
+    await provider(env.ns.platform, 'target', providerSecretKeys(testCluster('target')));
+    platformTeam = await identityClient(
+      testCluster('control'),
+      env.control,
+      { namespace: env.ns.platform, name: 'platform' },
+      { role: 'provider-rook:provider-admin', clusterWide: 'provider-rook:platform-team' },
+    );
+  },
+  // The other processes some tests start beside it.
+  after: async () => {
+    await Promise.all(apps.map((a) => a.stop()));
+  },
+});
+
 /** A platform team: provider-rook:platform-team cluster-wide, provider-rook:provider-admin in its own namespace. */
 let platformTeam: KubeClient;
 const apps: App[] = [];
@@ -71,7 +74,7 @@ function managed(
   return {
     apiVersion: ManagedObjectStores.apiVersion,
     kind: 'ObjectStore',
-    metadata: { name, namespace: opts.namespace ?? platform, ...(opts.annotations ? { annotations: opts.annotations } : {}) },
+    metadata: { name, namespace: opts.namespace ?? env.ns.platform, ...(opts.annotations ? { annotations: opts.annotations } : {}) },
     spec: {
       forProvider: { scope: { nodeCount: 4 }, ...(opts.credentials ? { credentials: opts.credentials } : {}) },
       targetNamespace: opts.targetNamespace ?? uniqueName('minio'),
@@ -82,8 +85,8 @@ function managed(
   } as unknown as ObjectStore;
 }
 
-const getMr = (name: string, ns = platform) => control.get<ObjectStore>(ManagedObjectStores, name, ns);
-const ready = async (name: string, ns = platform): Promise<ObjectStore> => {
+const getMr = (name: string, ns = env.ns.platform) => env.control.get<ObjectStore>(ManagedObjectStores, name, ns);
+const ready = async (name: string, ns = env.ns.platform): Promise<ObjectStore> => {
   let last: ObjectStore | undefined;
   try {
     return await eventually(
@@ -101,7 +104,7 @@ const ready = async (name: string, ns = platform): Promise<ObjectStore> => {
     );
   }
 };
-const syncedReason = (name: string, reason: string, ns = platform) =>
+const syncedReason = (name: string, reason: string, ns = env.ns.platform) =>
   eventually(
     async () => {
       const mr = await getMr(name, ns);
@@ -111,7 +114,7 @@ const syncedReason = (name: string, reason: string, ns = platform) =>
     45_000,
   );
 
-async function provider(ns: string, name: string, keys: Record<string, string>, client = control): Promise<void> {
+async function provider(ns: string, name: string, keys: Record<string, string>, client = env.control): Promise<void> {
   await writeSecret(client, ns, `${name}-creds`, keys);
   await client.apply(Providers, {
     apiVersion: Providers.apiVersion,
@@ -122,69 +125,47 @@ async function provider(ns: string, name: string, keys: Record<string, string>, 
 }
 
 /** Deletes a managed resource behind provider-rook's back (finalizer stripped), as a restore or a hand edit would. */
-async function removeBehindItsBack(name: string, ns = platform): Promise<void> {
+async function removeBehindItsBack(name: string, ns = env.ns.platform): Promise<void> {
   // Paused in the same write, or a reconcile could put the finalizer back before the delete and
   // then delete the store properly: no leak would be left.
-  await control.mergePatch(ManagedObjectStores, name, ns, { metadata: { finalizers: null, annotations: { [ANNOTATION_PAUSED]: 'true' } } });
-  await control.delete(ManagedObjectStores, name, ns);
+  await env.control.mergePatch(ManagedObjectStores, name, ns, {
+    metadata: { finalizers: null, annotations: { [ANNOTATION_PAUSED]: 'true' } },
+  });
+  await env.control.delete(ManagedObjectStores, name, ns);
   await eventually(async () => (await getMr(name, ns)) === undefined, `${ns}/${name} to be gone`);
 }
-
-beforeAll(async () => {
-  control = adminClient(testCluster('control'));
-  target = adminClient(testCluster('target'));
-  await installCrds(control, ourCrds());
-  await preinstallOperator(target);
-  await installRoles(control);
-  platform = await createNamespace(control, 'own');
-  await provider(platform, 'target', providerSecretKeys(testCluster('target')));
-  platformTeam = await identityClient(
-    testCluster('control'),
-    control,
-    { namespace: platform, name: 'platform' },
-    { role: 'provider-rook:provider-admin', clusterWide: 'provider-rook:platform-team' },
-  );
-  operator = new FakeMinioOperator(target);
-  await operator.start();
-  app = await startTestApp(testCluster('control'), { namespaces: [platform], leakGraceMs: 0 });
-}, 120_000);
-
-afterAll(async () => {
-  await Promise.all([app, ...apps].map((a) => a?.stop()));
-  await operator?.stop();
-});
 
 describe('data loss', () => {
   it('1a. a deployment never judges owners in namespaces it does not watch, even with the same control-plane id', async () => {
     const name = uniqueName('mine');
-    await control.create(ManagedObjectStores, managed(name));
+    await env.control.create(ManagedObjectStores, managed(name));
     const mr = await ready(name);
-    const store = (await target.get<Obj>(RookObjectStores, name, mr.spec.targetNamespace))!;
-    const other = await createNamespace(control, 'other');
+    const store = (await env.target.get<Obj>(RookObjectStores, name, mr.spec.targetNamespace))!;
+    const other = await createNamespace(env.control, 'other');
     await provider(other, 'target', providerSecretKeys(testCluster('target')));
     const neighbour = await startTestApp(testCluster('control'), {
       namespaces: [other],
-      controlPlaneId: app.controlPlaneId,
+      controlPlaneId: env.app.controlPlaneId,
       leakGraceMs: 0,
     });
     apps.push(neighbour);
     await eventually(
-      async () => cond(await control.get<Provider>(Providers, 'target', other), 'Ready')?.status === 'True',
+      async () => cond(await env.control.get<Provider>(Providers, 'target', other), 'Ready')?.status === 'True',
       'the neighbour to reach the target',
     );
     const reports = await neighbour.leaks.sweep();
-    expect(reports.filter((r) => r.owner === `${platform}/${name}`)).toEqual([]);
-    expect((await target.get<Obj>(RookObjectStores, name, mr.spec.targetNamespace))?.metadata.uid).toBe(store.metadata.uid);
-    expect(await target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeDefined();
+    expect(reports.filter((r) => r.owner === `${env.ns.platform}/${name}`)).toEqual([]);
+    expect((await env.target.get<Obj>(RookObjectStores, name, mr.spec.targetNamespace))?.metadata.uid).toBe(store.metadata.uid);
+    expect(await env.target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeDefined();
   }, 90_000);
 
   it('1b. a restored managed resource (same name, new uid) takes its store back, with its keys, and nothing is swept', async () => {
     const name = uniqueName('restore');
-    await control.create(ManagedObjectStores, managed(name));
+    await env.control.create(ManagedObjectStores, managed(name));
     const before = await ready(name);
     const ns = before.spec.targetNamespace;
-    const store = (await target.get<Obj>(RookObjectStores, name, ns))!;
-    const keys = (await target.get<Obj>(Secrets, `${name}-access-keys`, ns))!;
+    const store = (await env.target.get<Obj>(RookObjectStores, name, ns))!;
+    const keys = (await env.target.get<Obj>(Secrets, `${name}-access-keys`, ns))!;
     // The backup: the resource as it was, without server-set fields.
     const {
       uid: _u,
@@ -196,23 +177,24 @@ describe('data loss', () => {
       ...meta
     } = before.metadata as unknown as Record<string, unknown>;
     await removeBehindItsBack(name);
-    const restored = await control.create<ObjectStore>(ManagedObjectStores, {
+    const restored = await env.control.create<ObjectStore>(ManagedObjectStores, {
       ...before,
       metadata: meta,
       status: undefined,
     } as unknown as ObjectStore);
     expect(restored.metadata.uid).not.toBe(before.metadata.uid);
-    expect(await app.leaks.sweep()).toEqual([]);
+    expect(await env.app.leaks.sweep()).toEqual([]);
     await eventually(
       async () =>
-        (await target.get<Obj>(RookObjectStores, name, ns))?.metadata.labels?.['rook.crossplane.io/owner-uid'] === restored.metadata.uid,
+        (await env.target.get<Obj>(RookObjectStores, name, ns))?.metadata.labels?.['rook.crossplane.io/owner-uid'] ===
+        restored.metadata.uid,
       'the store to carry the new owner uid',
     );
     await ready(name);
-    const after = (await target.get<Obj>(RookObjectStores, name, ns))!;
+    const after = (await env.target.get<Obj>(RookObjectStores, name, ns))!;
     expect(after.metadata.uid).toBe(store.metadata.uid);
-    expect((await target.get<Obj>(Secrets, `${name}-access-keys`, ns))?.data).toEqual(keys.data);
-    expect(await app.leaks.sweep()).toEqual([]);
+    expect((await env.target.get<Obj>(Secrets, `${name}-access-keys`, ns))?.data).toEqual(keys.data);
+    expect(await env.app.leaks.sweep()).toEqual([]);
   }, 90_000);
 
   it('1b. (connection Secret) a Secret controlled by an earlier incarnation (same kind and name, another uid) is not taken over', async () => {
@@ -220,7 +202,7 @@ describe('data loss', () => {
     // real restore the garbage collector deletes the earlier one (its owner's uid is gone), and the
     // restored resource then creates its own. The owner here is of a kind the collector cannot
     // resolve, so only the publisher acts on this Secret.
-    const ns = await createNamespace(control, 'pub');
+    const ns = await createNamespace(env.control, 'pub');
     const name = uniqueName('pub');
     const owner = (uid: string, ownerName = name) => ({
       apiVersion: 'tests.example.com/v1',
@@ -228,35 +210,37 @@ describe('data loss', () => {
       metadata: { name: ownerName, uid },
     });
     const earlier = owner('00000000-0000-0000-0000-000000000001');
-    await publishSecret({ client: control }, earlier, { namespace: ns, name: `${name}-conn` }, { endpoint: 'old' });
-    const before = (await control.get<Obj & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns))!;
+    await publishSecret({ client: env.control }, earlier, { namespace: ns, name: `${name}-conn` }, { endpoint: 'old' });
+    const before = (await env.control.get<Obj & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns))!;
     for (const other of [owner('00000000-0000-0000-0000-000000000002'), owner('00000000-0000-0000-0000-000000000003', `${name}-other`)]) {
-      const err = await publishSecret({ client: control }, other, { namespace: ns, name: `${name}-conn` }, { endpoint: 'new' }).then(
+      const err = await publishSecret({ client: env.control }, other, { namespace: ns, name: `${name}-conn` }, { endpoint: 'new' }).then(
         () => undefined,
         (e: unknown) => e,
       );
       expect((err as { reason?: string }).reason).toBe('ConnectionSecretConflict');
     }
-    const after = (await control.get<Obj & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns))!;
+    const after = (await env.control.get<Obj & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns))!;
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(secretText(after.data)).toEqual({ endpoint: 'old' });
     // Its own controller still writes it.
-    expect(await publishSecret({ client: control }, earlier, { namespace: ns, name: `${name}-conn` }, { endpoint: 'newer' })).toBe(true);
+    expect(await publishSecret({ client: env.control }, earlier, { namespace: ns, name: `${name}-conn` }, { endpoint: 'newer' })).toBe(
+      true,
+    );
   });
 
   it('1c. a leak is deleted only when its owner is proven gone and it is older than the grace period; Retain is never a leak', async () => {
     const name = uniqueName('leak');
     const kept = uniqueName('kept');
-    await control.create(ManagedObjectStores, managed(name));
-    await control.create(ManagedObjectStores, managed(kept, { reclaimPolicy: 'Retain' }));
+    await env.control.create(ManagedObjectStores, managed(name));
+    await env.control.create(ManagedObjectStores, managed(kept, { reclaimPolicy: 'Retain' }));
     const mr = await ready(name);
     const keptMr = await ready(kept);
     await removeBehindItsBack(name);
-    await control.delete(ManagedObjectStores, kept, platform);
+    await env.control.delete(ManagedObjectStores, kept, env.ns.platform);
     await eventually(async () => (await getMr(kept)) === undefined, 'the Retain resource to be gone');
     const sweeper = await startTestApp(testCluster('control'), {
-      namespaces: [platform],
-      controlPlaneId: app.controlPlaneId,
+      namespaces: [env.ns.platform],
+      controlPlaneId: env.app.controlPlaneId,
       leakGraceMs: 3_600_000,
     });
     // Only for its sweeps: left running, it would reconcile the platform's resources beside the main
@@ -268,20 +252,20 @@ describe('data loss', () => {
     } finally {
       await sweeper.stop();
     }
-    expect(reports.filter((r) => r.owner === `${platform}/${name}`).map((r) => [r.kind, r.deleted])).toEqual([
+    expect(reports.filter((r) => r.owner === `${env.ns.platform}/${name}`).map((r) => [r.kind, r.deleted])).toEqual([
       ['ObjectStore', true],
       ['Secret', true],
       ['Service', true],
       ['Namespace', true],
     ]);
-    expect(reports.filter((r) => r.owner === `${platform}/${kept}`)).toEqual([]);
-    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+    expect(reports.filter((r) => r.owner === `${env.ns.platform}/${kept}`)).toEqual([]);
+    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
     // The operator's own objects go too: the garbage collector cannot map their owner references.
-    expect((await target.list(StatefulSets, { namespace: mr.spec.targetNamespace })).items).toEqual([]);
-    expect(await target.get(RookObjectStores, kept, keptMr.spec.targetNamespace)).toBeDefined();
+    expect((await env.target.list(StatefulSets, { namespace: mr.spec.targetNamespace })).items).toEqual([]);
+    expect(await env.target.get(RookObjectStores, kept, keptMr.spec.targetNamespace)).toBeDefined();
     await eventually(
       async () =>
-        (await eventsFor(control, platform, 'target')).some(
+        (await eventsFor(env.control, env.ns.platform, 'target')).some(
           (e) => e.reason === 'DeletedLeakedObject' && e.message.includes(`ObjectStore ${mr.spec.targetNamespace}/${name}`),
         ),
       'a DeletedLeakedObject event on the Provider',
@@ -290,18 +274,18 @@ describe('data loss', () => {
 
   it("2. reclaim Delete removes the operator's StatefulSet and Service before the finalizer goes", async () => {
     const name = uniqueName('del');
-    await control.create(ManagedObjectStores, managed(name));
+    await env.control.create(ManagedObjectStores, managed(name));
     const mr = await ready(name);
     const ns = mr.spec.targetNamespace;
-    const sts = (await target.get<Obj>(StatefulSets, name, ns))!;
+    const sts = (await env.target.get<Obj>(StatefulSets, name, ns))!;
     expect(sts.metadata).toMatchObject({ ownerReferences: [expect.objectContaining({ apiVersion: 'v1alpha1', kind: 'ObjectStore' })] });
-    await control.delete(ManagedObjectStores, name, platform);
+    await env.control.delete(ManagedObjectStores, name, env.ns.platform);
     await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
-    expect(await target.get(RookObjectStores, name, ns)).toBeUndefined();
-    expect(await target.get(StatefulSets, name, ns)).toBeUndefined();
-    expect(await target.get(Services, name, ns)).toBeUndefined();
-    expect(await target.get(Services, `${name}-s3`, ns)).toBeUndefined();
-    expect(await target.get(Secrets, `${name}-access-keys`, ns)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, name, ns)).toBeUndefined();
+    expect(await env.target.get(StatefulSets, name, ns)).toBeUndefined();
+    expect(await env.target.get(Services, name, ns)).toBeUndefined();
+    expect(await env.target.get(Services, `${name}-s3`, ns)).toBeUndefined();
+    expect(await env.target.get(Secrets, `${name}-access-keys`, ns)).toBeUndefined();
   }, 90_000);
 
   it("2b. a store gone before its resource's deletion finished (a pass cut off after the store went) still has its operator's objects removed, found by the recorded uid", async () => {
@@ -309,78 +293,80 @@ describe('data loss', () => {
     const neighbour = uniqueName('stays');
     const targetNamespace = uniqueName('minio');
     // A neighbour keeps the namespace, so nothing here is removed by the namespace's own deletion.
-    await control.create(ManagedObjectStores, managed(neighbour, { targetNamespace }));
-    await control.create(ManagedObjectStores, managed(name, { targetNamespace }));
+    await env.control.create(ManagedObjectStores, managed(neighbour, { targetNamespace }));
+    await env.control.create(ManagedObjectStores, managed(name, { targetNamespace }));
     const mr = await ready(name);
     await ready(neighbour);
     expect(mr.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBeDefined();
     // Paused, the resource is deleted and its store goes in the target: where a pass that deleted the
     // store was cut off before the operator's objects. Unpaused, the next pass must finish the job.
-    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } } });
-    await control.delete(ManagedObjectStores, name, platform);
-    await target.delete(RookObjectStores, name, targetNamespace);
-    await eventually(async () => (await target.get(RookObjectStores, name, targetNamespace)) === undefined, 'the store gone');
+    await env.control.mergePatch(ManagedObjectStores, name, env.ns.platform, {
+      metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } },
+    });
+    await env.control.delete(ManagedObjectStores, name, env.ns.platform);
+    await env.target.delete(RookObjectStores, name, targetNamespace);
+    await eventually(async () => (await env.target.get(RookObjectStores, name, targetNamespace)) === undefined, 'the store gone');
     const operatorMade = async (type: ResourceType, store: string) =>
-      (await target.list<Obj>(type, { namespace: targetNamespace, labelSelector: `app=minio,objectstore=${store}` })).items.length;
+      (await env.target.list<Obj>(type, { namespace: targetNamespace, labelSelector: `app=minio,objectstore=${store}` })).items.length;
     expect([await operatorMade(StatefulSets, name), await operatorMade(Services, name)]).toEqual([1, 1]);
-    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
+    await env.control.mergePatch(ManagedObjectStores, name, env.ns.platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
     await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
     expect([await operatorMade(StatefulSets, name), await operatorMade(Services, name)]).toEqual([0, 0]);
     expect([await operatorMade(StatefulSets, neighbour), await operatorMade(Services, neighbour)]).toEqual([1, 1]);
-    await control.delete(ManagedObjectStores, neighbour, platform);
+    await env.control.delete(ManagedObjectStores, neighbour, env.ns.platform);
   }, 90_000);
 
   it('3. lost access keys are reported, never regenerated', async () => {
     const name = uniqueName('keys');
-    await control.create(ManagedObjectStores, managed(name));
+    await env.control.create(ManagedObjectStores, managed(name));
     const mr = await ready(name);
-    const published = (await control.get<Obj>(Secrets, `${name}-conn`, platform))!;
-    await target.delete(Secrets, `${name}-access-keys`, mr.spec.targetNamespace);
+    const published = (await env.control.get<Obj>(Secrets, `${name}-conn`, env.ns.platform))!;
+    await env.target.delete(Secrets, `${name}-access-keys`, mr.spec.targetNamespace);
     const lost = await syncedReason(name, 'AccessKeysLost');
     expect(cond(lost, 'Synced')?.message).toMatch(/MINIO_ACCESS_KEY/);
-    expect(await target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeUndefined();
-    expect((await control.get<Obj>(Secrets, `${name}-conn`, platform))?.data).toEqual(published.data);
+    expect(await env.target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeUndefined();
+    expect((await env.control.get<Obj>(Secrets, `${name}-conn`, env.ns.platform))?.data).toEqual(published.data);
   }, 90_000);
 
   it('4. a target namespace holding anything else (here a Role) is kept, and an Event says why', async () => {
     const name = uniqueName('nsk');
-    await control.create(ManagedObjectStores, managed(name));
+    await env.control.create(ManagedObjectStores, managed(name));
     const mr = await ready(name);
     const ns = mr.spec.targetNamespace;
-    await target.create(Roles, {
+    await env.target.create(Roles, {
       apiVersion: Roles.apiVersion,
       kind: 'Role',
       metadata: { name: 'someone-elses', namespace: ns },
       rules: [],
     } as KubeObjectLike);
-    await control.delete(ManagedObjectStores, name, platform);
+    await env.control.delete(ManagedObjectStores, name, env.ns.platform);
     await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
-    const namespace = await target.get<Obj>(Namespaces, ns);
+    const namespace = await env.target.get<Obj>(Namespaces, ns);
     expect(namespace?.metadata.deletionTimestamp).toBeUndefined();
-    expect(await target.get(Roles, 'someone-elses', ns)).toBeDefined();
+    expect(await env.target.get(Roles, 'someone-elses', ns)).toBeDefined();
     const kept = await eventually(
-      async () => (await eventsFor(control, platform, name)).find((e) => e.reason === 'KeptTargetNamespace'),
+      async () => (await eventsFor(env.control, env.ns.platform, name)).find((e) => e.reason === 'KeptTargetNamespace'),
       'a KeptTargetNamespace event',
     );
     expect(kept.message).toMatch(/Role someone-elses/);
 
     // With nothing else there, the namespace goes with its last store.
     const alone = uniqueName('nsd');
-    await control.create(ManagedObjectStores, managed(alone));
+    await env.control.create(ManagedObjectStores, managed(alone));
     const aloneMr = await ready(alone);
-    await control.delete(ManagedObjectStores, alone, platform);
+    await env.control.delete(ManagedObjectStores, alone, env.ns.platform);
     await eventually(async () => {
-      const n = await target.get<Obj>(Namespaces, aloneMr.spec.targetNamespace);
+      const n = await env.target.get<Obj>(Namespaces, aloneMr.spec.targetNamespace);
       return n === undefined || n.metadata.deletionTimestamp !== undefined;
     }, 'the empty namespace to be deleted');
   }, 90_000);
 
   it('5. identity fields cannot change: the API refuses providerRef, targetNamespace and scope edits; a moved external-name is refused', async () => {
     const name = uniqueName('ident');
-    await control.create(ManagedObjectStores, managed(name));
+    await env.control.create(ManagedObjectStores, managed(name));
     const mr = await ready(name);
     const refused = async (patch: unknown, message: RegExp): Promise<void> => {
-      const err = await control.mergePatch(ManagedObjectStores, name, platform, patch).then(
+      const err = await env.control.mergePatch(ManagedObjectStores, name, env.ns.platform, patch).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -396,71 +382,76 @@ describe('data loss', () => {
       /credentials can be set once/,
     );
 
-    await control.mergePatch(ManagedObjectStores, name, platform, {
+    await env.control.mergePatch(ManagedObjectStores, name, env.ns.platform, {
       metadata: { annotations: { 'crossplane.io/external-name': `${name}-moved` } },
     });
     const moved = await syncedReason(name, 'IdentityChanged');
     expect(cond(moved, 'Synced')?.message).toContain(`${mr.spec.targetNamespace}/${name}`);
-    expect(await target.get(RookObjectStores, `${name}-moved`, mr.spec.targetNamespace)).toBeUndefined();
-    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { 'crossplane.io/external-name': name } } });
+    expect(await env.target.get(RookObjectStores, `${name}-moved`, mr.spec.targetNamespace)).toBeUndefined();
+    await env.control.mergePatch(ManagedObjectStores, name, env.ns.platform, {
+      metadata: { annotations: { 'crossplane.io/external-name': name } },
+    });
     await ready(name);
   }, 90_000);
 
   it('6. a Provider in use is kept until its last managed resource is gone, and counts its users', async () => {
-    const ns = await createNamespace(control, 'prov');
+    const ns = await createNamespace(env.control, 'prov');
     await provider(ns, 'target', providerSecretKeys(testCluster('target')));
     const scoped = await startTestApp(testCluster('control'), { namespaces: [ns] });
     apps.push(scoped);
     const name = uniqueName('user');
-    await control.create(ManagedObjectStores, managed(name, { namespace: ns }));
+    await env.control.create(ManagedObjectStores, managed(name, { namespace: ns }));
     await ready(name, ns);
     await eventually(
-      async () => (await control.get<Provider>(Providers, 'target', ns))?.status?.users === 1,
+      async () => (await env.control.get<Provider>(Providers, 'target', ns))?.status?.users === 1,
       'the Provider to count one user',
     );
-    await control.delete(Providers, 'target', ns);
+    await env.control.delete(Providers, 'target', ns);
     const blocked = await eventually(async () => {
-      const p = await control.get<Provider>(Providers, 'target', ns);
+      const p = await env.control.get<Provider>(Providers, 'target', ns);
       return p?.metadata.deletionTimestamp ? p : undefined;
     }, 'the Provider to be deleting');
     expect(blocked.metadata.finalizers).toContain('in-use.kubernetes.crossplane.io');
     await eventually(
-      async () => (await eventsFor(control, ns, 'target')).some((e) => e.reason === 'DeletionBlocked'),
+      async () => (await eventsFor(env.control, ns, 'target')).some((e) => e.reason === 'DeletionBlocked'),
       'a DeletionBlocked event',
     );
     // The resource can still be deleted through its Provider, and then the Provider goes.
-    await control.delete(ManagedObjectStores, name, ns);
+    await env.control.delete(ManagedObjectStores, name, ns);
     await eventually(async () => (await getMr(name, ns)) === undefined, 'the managed resource to be deleted');
-    await eventually(async () => (await control.get(Providers, 'target', ns)) === undefined, 'the Provider to be gone');
+    await eventually(async () => (await env.control.get(Providers, 'target', ns)) === undefined, 'the Provider to be gone');
   }, 90_000);
 });
 
 describe('crossing tenants', () => {
   it('7. an app team cannot take over another store through a claim, nor a managed resource adopt one owned by another', async () => {
     const victim = uniqueName('victim');
-    await control.create(ManagedObjectStores, managed(victim, { targetNamespace: 'shared-minio' }));
+    await env.control.create(ManagedObjectStores, managed(victim, { targetNamespace: 'shared-minio' }));
     const victimMr = await ready(victim);
-    const victimStore = (await target.get<Obj>(RookObjectStores, victim, 'shared-minio'))!;
+    const victimStore = (await env.target.get<Obj>(RookObjectStores, victim, 'shared-minio'))!;
 
     // The app team, with its own token bound to provider-rook:app-team in its namespace.
-    const appNs = await createNamespace(control, 'tenant');
-    await control.apply(ObjectStoreClasses, {
+    const appNs = await createNamespace(env.control, 'tenant');
+    await env.control.apply(ObjectStoreClasses, {
       apiVersion: ObjectStoreClasses.apiVersion,
       kind: 'ObjectStoreClass',
-      metadata: { name: 'standard', namespace: platform },
+      metadata: { name: 'standard', namespace: env.ns.platform },
       spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'shared-minio' },
     } as KubeObjectLike);
-    await control.apply(BucketClasses, {
+    await env.control.apply(BucketClasses, {
       apiVersion: BucketClasses.apiVersion,
       kind: 'BucketClass',
       metadata: { name: 'standard', namespace: appNs },
-      classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: platform },
+      classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: env.ns.platform },
     } as KubeObjectLike);
-    const tenantApp = await startTestApp(testCluster('control'), { namespaces: [platform, appNs], controlPlaneId: app.controlPlaneId });
+    const tenantApp = await startTestApp(testCluster('control'), {
+      namespaces: [env.ns.platform, appNs],
+      controlPlaneId: env.app.controlPlaneId,
+    });
     apps.push(tenantApp);
     const appTeam = await identityClient(
       testCluster('control'),
-      control,
+      env.control,
       { namespace: appNs, name: 'app-team' },
       { role: 'provider-rook:app-team' },
     );
@@ -472,23 +463,23 @@ describe('crossing tenants', () => {
     } as KubeObjectLike);
     await eventually(
       async () =>
-        cond(await control.get<Obj & { status?: { conditions?: Cond[] } }>(Buckets, 'grab', appNs), 'Synced')?.reason ===
+        cond(await env.control.get<Obj & { status?: { conditions?: Cond[] } }>(Buckets, 'grab', appNs), 'Synced')?.reason ===
         'ImportNotAllowed',
       'the claim to be refused',
     );
-    expect(await control.get(Secrets, 'grab', appNs)).toBeUndefined();
+    expect(await env.control.get(Secrets, 'grab', appNs)).toBeUndefined();
 
     // A managed resource naming a store another resource owns is never adopted, even on import.
     const thief = uniqueName('thief');
-    await control.create(
+    await env.control.create(
       ManagedObjectStores,
       managed(thief, { targetNamespace: 'shared-minio', annotations: { 'crossplane.io/external-name': victim } }),
     );
     await syncedReason(thief, 'ExternalResourceOwnedByAnother');
-    expect(await control.get(Secrets, `${thief}-conn`, platform)).toBeUndefined();
-    await control.delete(ManagedObjectStores, thief, platform);
+    expect(await env.control.get(Secrets, `${thief}-conn`, env.ns.platform)).toBeUndefined();
+    await env.control.delete(ManagedObjectStores, thief, env.ns.platform);
     await eventually(async () => (await getMr(thief)) === undefined, 'the thief to be deleted');
-    const after = (await target.get<Obj>(RookObjectStores, victim, 'shared-minio'))!;
+    const after = (await env.target.get<Obj>(RookObjectStores, victim, 'shared-minio'))!;
     expect(after.metadata.uid).toBe(victimStore.metadata.uid);
     expect(after.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(victimMr.metadata.uid);
     // It watches the platform's namespace too: stopped, so only one provider-rook reconciles it in later tests.
@@ -496,10 +487,10 @@ describe('crossing tenants', () => {
   }, 120_000);
 
   it('8. a Provider kubeconfig cannot run programs or read files inside provider-rook', async () => {
-    const ns = await createNamespace(control, 'kcfg');
+    const ns = await createNamespace(env.control, 'kcfg');
     const platformTeam = await identityClient(
       testCluster('control'),
-      control,
+      env.control,
       { namespace: ns, name: 'platform' },
       { role: 'provider-rook:provider-admin' },
     );
@@ -526,7 +517,7 @@ describe('crossing tenants', () => {
     for (const [name, user, field] of cases) {
       await provider(ns, name, { kubeconfig: kubeconfig(user) }, platformTeam);
       const p = await eventually(async () => {
-        const got = await control.get<Provider>(Providers, name, ns);
+        const got = await env.control.get<Provider>(Providers, name, ns);
         return cond(got, 'Ready')?.reason === 'InvalidCredentials' ? got : undefined;
       }, `Provider ${name} to be refused`);
       expect(cond(p, 'Ready')?.message).toMatch(field);
@@ -536,15 +527,15 @@ describe('crossing tenants', () => {
   }, 90_000);
 
   it('9. a managed resource cannot publish a Secret provider-rook did not make for it', async () => {
-    await target.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'payments' } });
-    await target.apply(Secrets, {
+    await env.target.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'payments' } });
+    await env.target.apply(Secrets, {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: 'db-creds', namespace: 'payments' },
       data: { username: Buffer.from('dbadmin').toString('base64'), password: Buffer.from('DB-PASSWORD').toString('base64') },
     } as KubeObjectLike);
     const other = uniqueName('keysof');
-    await control.create(ManagedObjectStores, managed(other, { targetNamespace: 'shared-minio' }));
+    await env.control.create(ManagedObjectStores, managed(other, { targetNamespace: 'shared-minio' }));
     await ready(other);
     for (const credentials of [
       { name: 'db-creds', namespace: 'payments' },
@@ -553,7 +544,7 @@ describe('crossing tenants', () => {
       const name = uniqueName('exfil');
       await platformTeam.create(ManagedObjectStores, managed(name, { credentials }));
       await syncedReason(name, 'CompanionNotOwned');
-      expect(await control.get(Secrets, `${name}-conn`, platform)).toBeUndefined();
+      expect(await env.control.get(Secrets, `${name}-conn`, env.ns.platform)).toBeUndefined();
     }
   }, 90_000);
 
@@ -573,27 +564,27 @@ describe('crossing tenants', () => {
     try {
       const port = (hostile.address() as { port: number }).port;
       const ca = readFileSync(pki.caCert, 'utf8');
-      await provider(platform, 'hostile', { endpoint: `https://127.0.0.1:${port}`, clusterCA: ca, token: 'x' }, platformTeam);
-      await provider(platform, 'metadata', { endpoint: 'http://169.254.169.254', token: 'x' }, platformTeam);
+      await provider(env.ns.platform, 'hostile', { endpoint: `https://127.0.0.1:${port}`, clusterCA: ca, token: 'x' }, platformTeam);
+      await provider(env.ns.platform, 'metadata', { endpoint: 'http://169.254.169.254', token: 'x' }, platformTeam);
       const name = uniqueName('hostile');
-      await control.create(ManagedObjectStores, managed(name, { provider: 'hostile' }));
+      await env.control.create(ManagedObjectStores, managed(name, { provider: 'hostile' }));
       const mr = await eventually(async () => {
         const m = await getMr(name);
         return cond(m, 'Synced')?.status === 'False' ? m : undefined;
       }, 'the resource to report the hostile target');
       const p = await eventually(async () => {
-        const got = await control.get<Provider>(Providers, 'hostile', platform);
+        const got = await env.control.get<Provider>(Providers, 'hostile', env.ns.platform);
         return cond(got, 'Ready')?.status === 'False' ? got : undefined;
       }, 'the hostile Provider to be not Ready');
       expect(hits).toBeGreaterThan(0);
       const meta = await eventually(async () => {
-        const got = await control.get<Provider>(Providers, 'metadata', platform);
+        const got = await env.control.get<Provider>(Providers, 'metadata', env.ns.platform);
         return cond(got, 'Ready')?.reason === 'InvalidCredentials' ? got : undefined;
       }, 'the link-local Provider to be refused');
       expect(cond(meta, 'Ready')?.message).not.toContain('169.254');
       // The resource's warning Event carries the same error: wait for it, then look inside.
       const events = await eventually(async () => {
-        const found = await eventsFor(control, platform, name);
+        const found = await eventsFor(env.control, env.ns.platform, name);
         return found.some((e) => e.type === 'Warning') ? found : undefined;
       }, 'a warning Event on the resource');
       expect(JSON.stringify([mr.status, p.status, events])).not.toContain('ATTACKER-TEXT');
@@ -604,19 +595,19 @@ describe('crossing tenants', () => {
 
   it("11. a Provider echoes nothing read from its Secret, and only a namespace's provider-admin may write Providers there", async () => {
     const endpoint = 'http://someones-store-s3.tenant.svc.cluster.local:9000';
-    await provider(platform, 'connsecret', { endpoint, username: 'AKIA-USER', password: 'SECRET-PASSWORD' }, platformTeam);
+    await provider(env.ns.platform, 'connsecret', { endpoint, username: 'AKIA-USER', password: 'SECRET-PASSWORD' }, platformTeam);
     const p = await eventually(async () => {
-      const got = await control.get<Provider>(Providers, 'connsecret', platform);
+      const got = await env.control.get<Provider>(Providers, 'connsecret', env.ns.platform);
       return cond(got, 'Ready')?.status === 'False' ? got : undefined;
     }, 'the Provider to be refused');
     expect(JSON.stringify(p.status)).not.toMatch(/someones-store|AKIA-USER|SECRET-PASSWORD/);
 
     // A platform team bound cluster-wide can read Providers but write them only where provider-admin is bound.
-    const appNs = await createNamespace(control, 'noprov');
+    const appNs = await createNamespace(env.control, 'noprov');
     const team = await identityClient(
       testCluster('control'),
-      control,
-      { namespace: platform, name: 'platform-wide' },
+      env.control,
+      { namespace: env.ns.platform, name: 'platform-wide' },
       { role: 'provider-rook:provider-admin', clusterWide: 'provider-rook:platform-team' },
     );
     const err = await team
@@ -637,12 +628,12 @@ describe('crossing tenants', () => {
   it("12. a claim's endpoint reaches only its own store, even when stores share a namespace", async () => {
     const a = uniqueName('sha');
     const b = uniqueName('shb');
-    await control.create(ManagedObjectStores, managed(a, { targetNamespace: 'shared-minio' }));
-    await control.create(ManagedObjectStores, managed(b, { targetNamespace: 'shared-minio' }));
+    await env.control.create(ManagedObjectStores, managed(a, { targetNamespace: 'shared-minio' }));
+    await env.control.create(ManagedObjectStores, managed(b, { targetNamespace: 'shared-minio' }));
     await ready(a);
     await ready(b);
     const podLabels = async (store: string) =>
-      (await target.get<Obj & { spec: { template: { metadata: { labels: Record<string, string> } } } }>(
+      (await env.target.get<Obj & { spec: { template: { metadata: { labels: Record<string, string> } } } }>(
         StatefulSets,
         store,
         'shared-minio',
@@ -651,17 +642,17 @@ describe('crossing tenants', () => {
       Object.entries(selector).every(([k, v]) => labels[k] === v);
     const pods = { [a]: await podLabels(a), [b]: await podLabels(b) };
     // The operator's own Service would reach both stores' servers.
-    const operatorService = (await target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, a, 'shared-minio'))!;
+    const operatorService = (await env.target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, a, 'shared-minio'))!;
     expect(selects(operatorService.spec.selector, pods[b]!)).toBe(true);
     for (const [mine, theirs] of [
       [a, b],
       [b, a],
     ] as const) {
       const endpoint = secretText(
-        (await control.get<Obj & { data: Record<string, string> }>(Secrets, `${mine}-conn`, platform))!.data,
+        (await env.control.get<Obj & { data: Record<string, string> }>(Secrets, `${mine}-conn`, env.ns.platform))!.data,
       ).endpoint!;
       const serviceName = new URL(endpoint).hostname.split('.')[0]!;
-      const service = (await target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, serviceName, 'shared-minio'))!;
+      const service = (await env.target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, serviceName, 'shared-minio'))!;
       expect(selects(service.spec.selector, pods[mine]!)).toBe(true);
       expect(selects(service.spec.selector, pods[theirs]!)).toBe(false);
     }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll } from '@jest/globals';
 import type { App, AppOptions } from '../../src/app.ts';
 import type { KubeClient } from '../../src/kit/kube/client.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
-import { repoRoot } from './cluster.ts';
+import { down, repoRoot, up, type LocalCluster } from './cluster.ts';
 import { adminClient, testCluster } from './env.ts';
 import { applyManifests, installOperatorBundle, loadManifests } from './manifests.ts';
 import { createNamespace, installCrds, installRoles, ourCrds, registerProvider, startTestApp } from './provider.ts';
@@ -19,6 +19,8 @@ interface StandIn {
 }
 
 export interface FixtureOptions<R extends string> {
+  /** A target cluster of the test's own, by name: started before and stopped after it. Unset: the shared target. */
+  cluster?: string;
   /** The namespaces made in the control cluster, by role: each value is the prefix of a unique name. */
   namespaces: Record<R, string>;
   /** The target's Provider: its name, and the role of the namespace it is registered in. Unset: none. */
@@ -41,6 +43,8 @@ export interface FixtureOptions<R extends string> {
 
 export interface Fixture<R extends string> {
   control: KubeClient;
+  /** The target cluster, and its admin client. */
+  cluster: LocalCluster;
   target: KubeClient;
   /** The namespaces made, by role. */
   ns: Record<R, string>;
@@ -51,8 +55,9 @@ export interface Fixture<R extends string> {
 export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixture<R> {
   const f = { standIns: [] as StandIn[] } as unknown as Fixture<R>;
   beforeAll(async () => {
+    f.cluster = o.cluster ? (await up([o.cluster]))[0]! : testCluster('target');
     f.control = adminClient(testCluster('control'));
-    f.target = adminClient(testCluster('target'));
+    f.target = adminClient(f.cluster);
     await installCrds(f.control, ourCrds());
     if (o.admission) await applyManifests(f.control, loadManifests(path.join(repoRoot, 'config', 'admission', 'protection.yaml')));
     if (o.roles) await installRoles(f.control);
@@ -66,7 +71,7 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
       R,
       string
     >;
-    if (o.provider) await registerProvider(f.control, f.ns[o.provider.in], o.provider.name, testCluster('target'));
+    if (o.provider) await registerProvider(f.control, f.ns[o.provider.in], o.provider.name, f.cluster);
     await o.before?.(f);
     f.app = await startTestApp(testCluster('control'), { namespaces: Object.values(f.ns), pollIntervalMs: 1_000, ...o.app });
   }, o.timeoutMs ?? 120_000);
@@ -74,6 +79,7 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
     await f.app?.stop();
     for (const s of f.standIns) await s.stop();
     await o.after?.();
+    if (o.cluster) await down([o.cluster]);
   });
   return f;
 }
