@@ -67,10 +67,9 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
       f.standIns.push(s);
     }
     const roles = Object.entries(o.namespaces) as [R, string][];
-    f.ns = Object.fromEntries(await Promise.all(roles.map(async ([role, prefix]) => [role, await createNamespace(f.control, prefix)]))) as Record<
-      R,
-      string
-    >;
+    f.ns = Object.fromEntries(
+      await Promise.all(roles.map(async ([role, prefix]) => [role, await createNamespace(f.control, prefix)])),
+    ) as Record<R, string>;
     if (o.provider) await registerProvider(f.control, f.ns[o.provider.in], o.provider.name, f.cluster);
     await o.before?.(f);
     f.app = await startTestApp(testCluster('control'), { namespaces: Object.values(f.ns), pollIntervalMs: 1_000, ...o.app });

@@ -10,10 +10,8 @@ import { withoutNulls } from '../../kit/json.ts';
 import { Jobs, Secrets, Services, type ResourceType } from '../../kit/kube/resources.ts';
 import {
   bucketUserCompanions,
-  bucketUserRotation,
-  SUPERSEDED_JOBS,
   rotatingKeys,
-  storeTeardown,
+  storeWithBucketUser,
   userAccess,
   type BucketUser,
   type StoreAccess,
@@ -158,13 +156,6 @@ export const minioTenant: NativeKind<Tenant> = {
   companionTypes: [Secrets, Jobs, Services, HTTPRoutes, ServiceExports],
   reads: [Gateways],
 
-  // Before a store of its own goes with its bucket: its user is removed and, unless the bucket holds
-  // objects, the bucket; a bucket holding objects keeps the whole store (Retain).
-  teardown(mr, name, ctx) {
-    const user = bucketUser(mr, name, ctx);
-    return user && storeTeardown(user, mr.spec.bucket?.deleteObjects ?? false);
-  },
-
   references(observed) {
     const name = (observed.spec as { configuration?: { name?: string } } | undefined)?.configuration?.name;
     return name ? [{ type: Secrets, name, namespace: observed.metadata.namespace }] : [];
@@ -172,12 +163,11 @@ export const minioTenant: NativeKind<Tenant> = {
 
   fixedAtCreation: ['.spec.configuration', '.spec.requestAutoCert'],
 
-  superseded: SUPERSEDED_JOBS,
   // Only a bucket user's keys rotate: the root user lives in config.env, which the Tenant's pods read when they start.
-  rotation: bucketUserRotation(bucketUser, ownerOf, (mr: Tenant) =>
-    mr.spec.bucket
-      ? undefined
-      : 'this Tenant has no bucket user, and provider-rook does not rotate its root user (kept in config.env in the target, read by its pods when they start). Claims get a bucket user, whose keys rotate',
+  ...storeWithBucketUser(
+    bucketUser,
+    ownerOf,
+    'this Tenant has no bucket user, and provider-rook does not rotate its root user (kept in config.env in the target, read by its pods when they start). Claims get a bucket user, whose keys rotate',
   ),
 
   async inspect({ mr, observed, companions, credentials, read, signal }) {

@@ -12,10 +12,8 @@ import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type 
 import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../../kit/kube/resources.ts';
 import {
   bucketUserCompanions,
-  bucketUserRotation,
-  SUPERSEDED_JOBS,
   rotatingKeys,
-  storeTeardown,
+  storeWithBucketUser,
   userAccess,
   type BucketUser,
   type StoreAccess,
@@ -210,19 +208,11 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
   companionTypes: [Secrets, Services, Jobs, HTTPRoutes, ServiceExports],
   reads: [Gateways],
 
-  // Before a store of its own goes with its bucket: its user is removed and, unless the bucket holds
-  // objects, the bucket; a bucket holding objects keeps the whole store (Retain).
-  teardown(mr, name, ctx) {
-    const user = bucketUser(mr, name, ctx);
-    return user && storeTeardown(user, mr.spec.bucket?.deleteObjects ?? false);
-  },
-
-  superseded: SUPERSEDED_JOBS,
   // Only a bucket user's keys rotate: the operator reads the root keys once, when it makes the StatefulSet.
-  rotation: bucketUserRotation(bucketUser, ownerOf, (mr: ObjectStore) =>
-    mr.spec.bucket
-      ? undefined
-      : 'this store has no bucket user, and its root keys cannot rotate: the Rook MinIO operator reads them once, when it makes the store, and they never leave the target. Claims get a bucket user, whose keys rotate',
+  ...storeWithBucketUser(
+    bucketUser,
+    ownerOf,
+    'this store has no bucket user, and its root keys cannot rotate: the Rook MinIO operator reads them once, when it makes the store, and they never leave the target. Claims get a bucket user, whose keys rotate',
   ),
 
   // The operator builds a store's StatefulSet once and never updates it.

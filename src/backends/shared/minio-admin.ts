@@ -6,10 +6,9 @@
 import { createHash } from 'node:crypto';
 import { Jobs, Secrets } from '../../kit/kube/resources.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
-import type { ConnectionDetails } from '../../runtime/managed/types.ts';
+import type { ConnectionDetails, ManagedResource } from '../../runtime/managed/types.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
-import type { Companion, KindContext, Rotation, TargetObject, Teardown } from '../../runtime/native/kind.ts';
-import type { CredentialsView } from '../../runtime/native/kind.ts';
+import type { Companion, CredentialsView, KindContext, NativeKind, Rotation, TargetObject, Teardown } from '../../runtime/native/kind.ts';
 import { Reasons } from '../../runtime/reasons.ts';
 import { s3ConnectionDetails } from './s3-details.ts';
 
@@ -360,6 +359,27 @@ export function accessReady(
   const where = `Job ${u.namespace}/${job?.metadata.name ?? '(not made yet)'}`;
   if (state.failed) return { ready: false, failed: `${where} could not make bucket ${u.bucket} and its user: ${state.failed.message}` };
   return { ready: false, message: `waiting for ${where} to make bucket ${u.bucket} and its user` };
+}
+
+/**
+ * What a MinIO store with a bucket of its own adds to its kind besides its companions: before it
+ * goes, its user is removed and, unless the bucket holds objects, the bucket (a bucket holding
+ * objects keeps the whole store, Retain); older Jobs are superseded; only the bucket user's keys
+ * rotate (`noUser`: why a store without one has none that can).
+ */
+export function storeWithBucketUser<MR extends ManagedResource & { spec: { bucket?: { deleteObjects?: boolean } } }>(
+  user: (mr: MR, name: string, ctx: KindContext) => BucketUser | undefined,
+  owner: (mr: MR) => string,
+  noUser: string,
+): Pick<NativeKind<MR>, 'teardown' | 'superseded' | 'rotation'> {
+  return {
+    teardown(mr, name, ctx) {
+      const u = user(mr, name, ctx);
+      return u && storeTeardown(u, mr.spec.bucket?.deleteObjects ?? false);
+    },
+    superseded: SUPERSEDED_JOBS,
+    rotation: bucketUserRotation(user, owner, (mr) => (mr.spec.bucket ? undefined : noUser)),
+  };
 }
 
 /** How a kind with a bucket user rotates its keys; `cannotRotate` says when a resource has no user to rotate. */
