@@ -38,11 +38,12 @@ export const ANNOTATION_PAUSED = 'crossplane.io/paused';
 export const FINALIZER_MANAGED = 'finalizer.managedresource.crossplane.io';
 export const CONNECTION_SECRET_TYPE = 'connection.crossplane.io/v1alpha1';
 
+/** What these helpers read of an object's metadata: a cached (read-only) copy will do. */
 interface Meta {
-  name: string;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  deletionTimestamp?: string;
+  readonly name: string;
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly finalizers?: readonly string[];
+  readonly deletionTimestamp?: string;
 }
 
 export function hasFinalizer(meta: Meta, finalizer: string): boolean {
@@ -50,7 +51,7 @@ export function hasFinalizer(meta: Meta, finalizer: string): boolean {
 }
 
 export function withFinalizer(meta: Meta, finalizer: string): string[] {
-  return hasFinalizer(meta, finalizer) ? meta.finalizers! : [...(meta.finalizers ?? []), finalizer];
+  return hasFinalizer(meta, finalizer) ? [...meta.finalizers!] : [...(meta.finalizers ?? []), finalizer];
 }
 
 export function isDeleting(meta: Meta): boolean {

@@ -45,8 +45,8 @@ export interface CacheReader<T> {
  */
 export interface Cache<T> {
   // A property, not a method, so its parameter is checked strictly: a Map keyed by string is no Cache.
-  get: (key: string | ObjectKey) => T | undefined;
-  list(): T[];
+  get: (key: string | ObjectKey) => ReadonlyDeep<T> | undefined;
+  list(): ReadonlyDeep<T>[];
 }
 
 /** A mutable copy of a cached object, to change and write back. */

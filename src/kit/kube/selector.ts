@@ -12,7 +12,13 @@ export interface LabelSelector {
   matchExpressions?: SelectorRequirement[];
 }
 
-export function matchesSelector(selector: LabelSelector, labels: Record<string, string> = {}): boolean {
+/** A selector as matching reads it: a cached, read-only one will do. */
+interface SelectorView {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly Readonly<Omit<SelectorRequirement, 'values'> & { values?: readonly string[] }>[];
+}
+
+export function matchesSelector(selector: SelectorView, labels: Readonly<Record<string, string>> = {}): boolean {
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) if (labels[key] !== value) return false;
   for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
     const has = Object.hasOwn(labels, key);

@@ -4,6 +4,7 @@
 // its connection Secret is copied into the BucketAccess's namespace. The bucket's owners decide, on
 // the object they own: taking the namespace or mode off the list, or deleting the Bucket, revokes
 // the user (its managed resource is deleted), and deleting the BucketAccess does too.
+import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, getCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { addFinalizer } from '../../kit/controller/finalizers.ts';
@@ -17,7 +18,7 @@ import { Reasons, Ready, Synced, reported } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Claim } from './claim.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
-import { releaseClaim } from './release.ts';
+import { releaseClaim, type Held } from './release.ts';
 import { copyConnectionSecret } from './connection.ts';
 import { binding, claimFailed, forwardRotationRequest, RECHECK_MS, rotationOf, writeClaimStatus, type ClaimWriter } from './status.ts';
 
@@ -68,7 +69,7 @@ export class AccessReconciler implements Reconciler {
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.accesses.cache.get(key);
     if (!cached) return done();
-    const access = structuredClone(cached);
+    const access = copyOf<AccessClaim>(cached);
     try {
       if (isDeleting(access.metadata)) {
         if (!hasFinalizer(access.metadata, FINALIZER_CLAIM)) return done();
@@ -82,7 +83,7 @@ export class AccessReconciler implements Reconciler {
     }
   }
 
-  private async grant(access: AccessClaim, cached: AccessClaim, signal: AbortSignal): Promise<Result> {
+  private async grant(access: AccessClaim, cached: ReadonlyDeep<AccessClaim>, signal: AbortSignal): Promise<Result> {
     if (!hasFinalizer(access.metadata, FINALIZER_CLAIM)) {
       const patched = await addFinalizer(this.o.client, this.o.accesses.type, access, FINALIZER_CLAIM, signal);
       access.metadata = patched.metadata;
@@ -166,8 +167,9 @@ export class AccessReconciler implements Reconciler {
     const ref = access.spec?.bucketRef;
     const bucket = ref && this.o.buckets.cache.get(ref);
     if (!ref || !bucket || isDeleting(bucket.metadata)) return;
-    const holds = (a: AccessClaim): boolean => Boolean(a.spec?.resourceRef) && !isDeleting(a.metadata);
-    const names = (a: AccessClaim): boolean => a.spec?.bucketRef?.namespace === ref.namespace && a.spec?.bucketRef?.name === ref.name;
+    const holds = (a: ReadonlyDeep<AccessClaim>): boolean => Boolean(a.spec?.resourceRef) && !isDeleting(a.metadata);
+    const names = (a: ReadonlyDeep<AccessClaim>): boolean =>
+      a.spec?.bucketRef?.namespace === ref.namespace && a.spec?.bucketRef?.name === ref.name;
     // This access as this pass left it (the cache may lag behind its writes); the others as cached.
     const granted =
       holds(access) || this.o.accesses.cache.list().some((a) => a.metadata.uid !== access.metadata.uid && names(a) && holds(a));
@@ -193,14 +195,14 @@ export class AccessReconciler implements Reconciler {
    */
   private async proven(
     access: AccessClaim,
-    bucket: Claim,
+    bucket: ReadonlyDeep<Claim>,
     grantor: Grantor,
     bucketRef: NonNullable<Claim['spec']>['resourceRef'] & object,
     signal: AbortSignal,
-  ): Promise<{ lent: ManagedResource; desired: ManagedResource }> {
+  ): Promise<{ lent: ReadonlyDeep<ManagedResource>; desired: ManagedResource }> {
     try {
       const lent = await this.lentResource(bucket, grantor, bucketRef, signal);
-      return { lent, desired: grantor.grant(lent, access.spec!.mode!, managedNameFor(access)) };
+      return { lent, desired: grantor.grant(copyOf<ManagedResource>(lent), access.spec!.mode!, managedNameFor(access)) };
     } catch (err) {
       if (err instanceof ReasonedError) await this.revokeHeld(access, signal);
       throw err;
@@ -220,11 +222,11 @@ export class AccessReconciler implements Reconciler {
    * a namespace learns nothing of resources that are not its own.
    */
   private async lentResource(
-    bucket: Claim,
+    bucket: ReadonlyDeep<Claim>,
     grantor: Grantor,
     bucketRef: NonNullable<Claim['spec']>['resourceRef'] & object,
     signal: AbortSignal,
-  ): Promise<ManagedResource> {
+  ): Promise<ReadonlyDeep<ManagedResource>> {
     const namespace = bucketRef.namespace ?? '';
     const cache = this.o.lent.find((l) => l.type.kind === grantor.managed.kind && l.type.apiVersion === grantor.managed.apiVersion)?.cache;
     const mr =
@@ -248,14 +250,15 @@ export class AccessReconciler implements Reconciler {
   private async ensureGranted(
     access: AccessClaim,
     grantor: Grantor,
-    { lent, desired }: { lent: ManagedResource; desired: ManagedResource },
+    { lent, desired }: { lent: ReadonlyDeep<ManagedResource>; desired: ManagedResource },
     signal: AbortSignal,
-  ): Promise<ManagedResource> {
+  ): Promise<ReadonlyDeep<ManagedResource>> {
     const name = managedNameFor(access);
     // Made beside the resource it lends from (the class's namespace).
     const namespace = lent.metadata.namespace!;
     const cache = this.o.granted.find((g) => g.type.kind === grantor.grants.kind)?.cache;
-    let mr = cache?.get({ namespace, name }) ?? (await this.o.client.get<ManagedResource>(grantor.grants, name, namespace, signal));
+    let mr: ReadonlyDeep<ManagedResource> | undefined =
+      cache?.get({ namespace, name }) ?? (await this.o.client.get<ManagedResource>(grantor.grants, name, namespace, signal));
     if (!mr) {
       desired.metadata = { ...desired.metadata, name, namespace };
       desired.spec = { ...desired.spec, claimRef: referenceTo(access) };
@@ -271,7 +274,7 @@ export class AccessReconciler implements Reconciler {
         `${grantor.grants.kind} ${namespace}/${name} exists and belongs to another claim`,
       );
     }
-    if (!isDeleting(mr.metadata) && grantor.reaches(mr) !== grantor.reaches(desired)) {
+    if (!isDeleting(mr.metadata) && grantor.reaches(copyOf<ManagedResource>(mr)) !== grantor.reaches(desired)) {
       await this.revoke(access, [{ type: grantor.grants, mr }], signal);
       throw new ReasonedError(
         Reasons.AccessNotAllowed,
@@ -303,7 +306,7 @@ export class AccessReconciler implements Reconciler {
   }
 
   /** The grants' managed resources that name this access. */
-  private held(access: AccessClaim): { type: ResourceType; mr: ManagedResource }[] {
+  private held(access: AccessClaim): Held[] {
     return this.o.granted.flatMap(({ type, cache }) =>
       cache
         .list()
@@ -312,7 +315,7 @@ export class AccessReconciler implements Reconciler {
     );
   }
 
-  private async revoke(access: AccessClaim, held: { type: ResourceType; mr: ManagedResource }[], signal: AbortSignal): Promise<void> {
+  private async revoke(access: AccessClaim, held: Held[], signal: AbortSignal): Promise<void> {
     for (const { type, mr } of held) {
       if (isDeleting(mr.metadata)) continue;
       await this.o.client.delete(type, mr.metadata.name, mr.metadata.namespace, { uid: mr.metadata.uid, signal });
@@ -338,7 +341,7 @@ export class AccessReconciler implements Reconciler {
 
 /** Why this access may not reach the bucket, if it may not: the Bucket is gone, or does not share with this namespace and mode. */
 function refusal(
-  bucket: (Claim & { spec?: { shareWith?: Sharing } }) | undefined,
+  bucket: ReadonlyDeep<Claim & { spec?: { shareWith?: Sharing } }> | undefined,
   access: AccessClaim,
   mode: AccessMode,
 ): ReasonedError | undefined {

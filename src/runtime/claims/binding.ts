@@ -3,6 +3,7 @@
 // copied into the claim's namespace and kept in sync. Deleting the claim releases the resource and,
 // with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`. Just past
 // 400 lines: binding and releasing share the claim's proofs of its resource, kept in one class.
+import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, type Condition, getCondition } from '../../kit/conditions.ts';
 import { addFinalizerOps, patchTested } from '../../kit/controller/finalizers.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
@@ -76,7 +77,7 @@ export interface ClaimReconcilerOptions<C extends KubeObjectLike, MR extends Man
    * Whether a claim is this controller's (see routing.ts): claims are routed before the queue, and
    * checked again here, since a claim may change while queued. Unset: a lone controller takes every claim.
    */
-  takes?(claim: Claim): boolean;
+  takes?(claim: ReadonlyDeep<Claim>): boolean;
   /** Providers, to check a claim's providerSelector against a class's one Provider. */
   providers?: Pick<Cache<{ metadata: { labels?: Record<string, string> } }>, 'get'>;
 }
@@ -97,7 +98,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     // A claim with neither a class nor a resource is the default-class controller's to fill in.
     if (!cached || (!cached.spec?.classRef && !cached.spec?.resourceRef && !isDeleting(cached.metadata))) return done();
     if (this.o.takes && !this.o.takes(cached)) return done(); // another controller's now
-    const claim = structuredClone(cached);
+    const claim = copyOf<Claim>(cached);
     try {
       return isDeleting(claim.metadata) ? await this.release(claim, signal) : await this.bind(claim, cached, signal);
     } catch (err) {
@@ -105,7 +106,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     }
   }
 
-  private async bind(claim: Claim, cached: Claim, signal: AbortSignal): Promise<Result> {
+  private async bind(claim: Claim, cached: ReadonlyDeep<Claim>, signal: AbortSignal): Promise<Result> {
     // One write before anything is made: the finalizer and, for a claim that gets a new resource,
     // the reference to it (its name is the claim's own, so a retry after a crash finds the same one).
     // A claim its class refuses gets the finalizer alone, as before, and then says why.
@@ -237,7 +238,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     const ref = claim.spec?.resourceRef;
     if (!ref?.namespace) return undefined;
     const found = this.o.managed.cache.get(ref) ?? (await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal));
-    return found && !isDeleting(found.metadata) ? structuredClone(found) : undefined;
+    return found && !isDeleting(found.metadata) ? (structuredClone(found) as MR) : undefined;
   }
 
   /** Claim → portable class → provider class, each failure named precisely. */
@@ -252,7 +253,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     if (!ref || ref.kind !== want.kind || ref.apiVersion !== want.apiVersion) throw unsupportedClass(portableKind, portable, [want]);
     const cls = this.o.classes.cache.get(ref);
     if (!cls) throw classNotFound(ref, portableKind, portableName);
-    return cls;
+    return copyOf<C>(cls);
   }
 
   /** The managed resource made from the claim's class, which its resourceRef already names. */
@@ -307,11 +308,11 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     if (!hasFinalizer(claim.metadata, FINALIZER_CLAIM)) return done();
     const ref = claim.spec?.resourceRef;
     // A crash between creating the resource and recording it leaves it unreferenced: find it by its claimRef.
-    const candidates = new Map<string, MR>();
+    const candidates = new Map<string, ReadonlyDeep<MR>>();
     for (const mr of this.o.managed.cache.list()) if (refersTo(claimRefOf(mr), claim)) candidates.set(mr.metadata.uid!, mr);
     if (ref) {
       const live = await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal);
-      if (live && refersTo(claimRefOf(live), claim)) candidates.set(live.metadata.uid!, live);
+      if (live && refersTo(claimRefOf(live), claim)) candidates.set(live.metadata.uid!, live as ReadonlyDeep<MR>);
     }
     const type = this.o.managed.type;
     await releaseClaim(
@@ -345,7 +346,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     claim.spec = patched.spec;
   }
 
-  private writeStatus(claim: Claim, cached: Claim, signal: AbortSignal, report: ClaimReport): Promise<number> {
+  private writeStatus(claim: Claim, cached: ReadonlyDeep<Claim>, signal: AbortSignal, report: ClaimReport): Promise<number> {
     return writeClaimStatus(this.writer, { claim, cached, signal }, report);
   }
 }

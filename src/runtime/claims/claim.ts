@@ -1,6 +1,7 @@
 // What the claim controllers need to know about claims, classes and their references, whatever the
 // concrete kinds: a claim names a portable class in its own namespace; the portable class names a
 // provider-specific ("non-portable") class anywhere; a managed resource is made from the latter.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { createHash } from 'node:crypto';
 import type { Condition } from '../../kit/conditions.ts';
 import type { ObjectMeta } from '../../kit/meta.ts';
@@ -49,17 +50,17 @@ export interface DefaultClassPolicy extends KubeObjectLike {
   spec?: { defaultClassRef?: { name: string } };
 }
 
-export function referenceTo(obj: KubeObjectLike & { metadata: { uid?: string } }): ObjectReference {
+export function referenceTo(obj: ReadonlyDeep<KubeObjectLike & { metadata: { uid?: string } }>): ObjectReference {
   return { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid };
 }
 
 /** The claim a managed resource names (its spec.claimRef). */
-export function claimRefOf(mr: { spec: Record<string, unknown> }): ObjectReference | undefined {
+export function claimRefOf(mr: { readonly spec: Readonly<Record<string, unknown>> }): ObjectReference | undefined {
   return mr.spec.claimRef as ObjectReference | undefined;
 }
 
 /** A reference names this claim (by kind, namespace and name; by uid too when it records one). */
-export function refersTo(ref: ObjectReference | undefined, claim: Claim): boolean {
+export function refersTo(ref: ReadonlyDeep<ObjectReference> | undefined, claim: ReadonlyDeep<Claim>): boolean {
   return (
     ref !== undefined &&
     ref.kind === claim.kind &&

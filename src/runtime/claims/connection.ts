@@ -1,5 +1,6 @@
 // A claim's copy of its managed resource's connection Secret, for both claim kinds (a Bucket's
 // resource, a BucketAccess's grant): copied into the claim's own namespace, and kept in sync.
+import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
@@ -21,7 +22,7 @@ export interface Copier {
 export async function copyConnectionSecret(
   c: Copier,
   claim: Claim,
-  mr: ManagedResource,
+  mr: ReadonlyDeep<ManagedResource>,
   kind: string,
   signal: AbortSignal,
 ): Promise<boolean> {

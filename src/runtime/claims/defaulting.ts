@@ -1,5 +1,6 @@
 // The default-class reconciler (crossplane's policy era): a claim that names no class gets the one
 // its namespace's policy names. With no policy, or several, it guesses nothing and says so.
+import { copyOf } from '../../kit/controller/informer.ts';
 import { setCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
@@ -29,7 +30,7 @@ export class DefaultClassReconciler implements Reconciler {
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.claims.cache.get(key);
     if (!cached || cached.spec?.classRef || cached.spec?.resourceRef || isDeleting(cached.metadata)) return done();
-    const claim = structuredClone(cached);
+    const claim = copyOf<Claim>(cached);
     const ns = claim.metadata.namespace!;
     const policyKind = this.o.policies.type.kind;
     const policies = this.o.policies.cache

@@ -1,5 +1,6 @@
 // A deleted claim lets go of what it bound: each managed resource that names it is released (and,
 // under reclaim policy Delete, deleted), its connection Secret copy goes, then its finalizer.
+import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { removeFinalizer } from '../../kit/controller/finalizers.ts';
 import type { Client } from '../../kit/kube/client.ts';
@@ -19,12 +20,13 @@ export interface Releaser {
 /** A managed resource a claim holds, with its kind. */
 export interface Held<MR extends ManagedResource = ManagedResource> {
   type: ResourceType;
-  mr: MR;
+  /** As cached: unbind works on a copy. */
+  mr: ReadonlyDeep<MR>;
 }
 
 /** Releases every resource in `held`, removes the claim's Secret copy, then its finalizer. */
 export async function releaseClaim(r: Releaser, claim: Claim, held: Held[], signal: AbortSignal): Promise<void> {
-  for (const { type, mr } of held) await unbind(r, claim, type, structuredClone(mr), signal);
+  for (const { type, mr } of held) await unbind(r, claim, type, copyOf<ManagedResource>(mr), signal);
   const to = claim.spec?.writeConnectionSecretToRef;
   if (to) await unpublishSecret({ client: r.client, signal }, claim, { namespace: claim.metadata.namespace!, name: to.name });
   await removeFinalizer(r.client, r.claims, claim, FINALIZER_CLAIM, signal);

@@ -1,6 +1,7 @@
 // Which controller a claim is for, decided before it is queued (crossplane's class-kind predicate):
 // the kind of the resource it is bound to, else the kind its portable class points at. Each claim
 // controller checks again when it takes the claim from its queue: a claim may change in between.
+import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { isDeleting } from '../../kit/meta.ts';
@@ -30,7 +31,7 @@ export class ClaimRouter {
     this.portable = portable;
   }
 
-  route(claim: Claim): Route {
+  route(claim: ReadonlyDeep<Claim>): Route {
     const ref = claim.spec?.resourceRef;
     // Bound (or reserved): the kind of its resource, which no class change moves.
     if (ref?.kind) {
@@ -48,10 +49,11 @@ export class ClaimRouter {
   }
 
   /** The class kind the claim's portable class points at, as cached. */
-  private classKindOf(claim: Claim): { apiVersion: string; kind: string } | undefined {
+  private classKindOf(claim: ReadonlyDeep<Claim>): { apiVersion: string; kind: string } | undefined {
     const name = claim.spec?.classRef?.name;
     return name ? this.portable.get({ namespace: claim.metadata.namespace, name })?.classRef : undefined;
   }
 }
 
-const reservedFor = (mr: ManagedResource | undefined, claim: Claim): boolean => mr !== undefined && refersTo(claimRefOf(mr), claim);
+const reservedFor = (mr: ReadonlyDeep<ManagedResource> | undefined, claim: ReadonlyDeep<Claim>): boolean =>
+  mr !== undefined && refersTo(claimRefOf(mr), claim);

@@ -1,5 +1,6 @@
 // How a claim says where it stands, for both claim reconcilers: its status written only when it
 // changed, and a failed pass reported once as an Event and its conditions.
+import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, setCondition, getCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
@@ -42,7 +43,7 @@ export interface Mirrored {
 }
 
 /** What a claim shows of its keys: its resource's CredentialsRotated condition and status.credentials. */
-export function rotationOf(mr: ManagedResource): Pick<Mirrored, 'conditions' | 'credentials'> {
+export function rotationOf(mr: ReadonlyDeep<ManagedResource>): Pick<Mirrored, 'conditions' | 'credentials'> {
   const c = getCondition(mr.status?.conditions, CONDITION_ROTATED);
   const credentials = mr.status?.credentials as Record<string, unknown> | undefined;
   return {
@@ -56,7 +57,7 @@ export async function forwardRotationRequest(
   client: Client,
   type: ResourceType,
   claim: Claim,
-  mr: ManagedResource,
+  mr: ReadonlyDeep<ManagedResource>,
   signal: AbortSignal,
 ): Promise<void> {
   // Bounded: a value of any length reaches the resource as itself, or as its digest.
@@ -94,7 +95,7 @@ export interface ClaimReport {
  */
 export async function writeClaimStatus(
   w: ClaimWriter,
-  { claim, cached, signal }: { claim: Claim; cached: Claim; signal: AbortSignal },
+  { claim, cached, signal }: { claim: Claim; cached: ReadonlyDeep<Claim>; signal: AbortSignal },
   { ready, synced, phase, also = [] }: ClaimReport,
 ): Promise<number> {
   const {
@@ -135,7 +136,13 @@ export const recheck = (ms: number, deferredMs: number): Result => requeueAfter(
  * and Ready/Synced saying why. Refusals (a missing class, a namespace not allowed) wait for a change
  * (or a recheck); API errors back off.
  */
-export async function claimFailed(w: ClaimWriter, claim: Claim, cached: Claim, err: unknown, signal: AbortSignal): Promise<Result> {
+export async function claimFailed(
+  w: ClaimWriter,
+  claim: Claim,
+  cached: ReadonlyDeep<Claim>,
+  err: unknown,
+  signal: AbortSignal,
+): Promise<Result> {
   if (isConflict(err)) return requeue(); // a concurrent writer; the next pass reads fresh state
   if (isNotFound(err) && !(err instanceof ReasonedError)) return done();
   const message = (err as Error).message;

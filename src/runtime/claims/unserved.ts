@@ -3,6 +3,7 @@
 // to nothing the claim may bind. It says why and waits: routing (routing.ts) hands the claim to its
 // kind's controller once its class appears. It makes nothing, so it adds no finalizer; it only lets
 // go of what a claim still holds when one it answers is deleted.
+import { copyOf } from '../../kit/controller/informer.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -39,7 +40,7 @@ export class UnservedClaimReconciler implements Reconciler {
     const cached = this.o.claims.cache.get(key);
     // Checked again: a class may have appeared while the claim was queued.
     if (!cached || this.o.router.route(cached) !== 'unserved') return done();
-    const claim = structuredClone(cached);
+    const claim = copyOf<Claim>(cached);
     try {
       if (isDeleting(claim.metadata)) return await this.release(claim, signal);
       throw this.refusal(claim);

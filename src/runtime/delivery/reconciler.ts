@@ -6,6 +6,7 @@
 // store's cluster gets the class's exposure as its endpoint, or nothing. One pass reads top to
 // bottom (place, prove, write or remove, record), past 400 lines on purpose; what each consumer
 // needs (consent, endpoint, data) is in consumers.ts.
+import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, setCondition, type Condition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { addFinalizer, removeFinalizer } from '../../kit/controller/finalizers.ts';
@@ -57,7 +58,7 @@ export interface DeliveryOptions {
   managed: Map<string, Cache<ManagedResource>>;
   classes: Map<string, Cache<KubeObjectLike & { spec?: { exposure?: Exposure } }>>;
   /** The store a managed resource's endpoint is (its kind and name, in its namespace), when it is not the resource itself (a bucket in a shared store). */
-  storeOf?(mr: ManagedResource): { kind: string; name: string } | undefined;
+  storeOf?(mr: ReadonlyDeep<ManagedResource>): { kind: string; name: string } | undefined;
   providers: {
     provider(namespace: string, name: string): ProviderObject;
     resolve(provider: ProviderObject, signal?: AbortSignal): Promise<Target>;
@@ -102,7 +103,7 @@ export class DeliveryReconciler {
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.claims.cache.get(key);
     if (!cached) return done();
-    let claim = structuredClone(cached) as DeliveringClaim;
+    let claim = copyOf<DeliveringClaim>(cached as ReadonlyDeep<DeliveringClaim>);
     const wanted = wantedPlaces(claim);
     const recorded = claim.status?.deliveries ?? [];
     // Whatever may hold a Secret of ours: what status records, and (being deleted) what the spec still names.
@@ -346,7 +347,12 @@ export class DeliveryReconciler {
     );
   }
 
-  private async writeStatus(claim: DeliveringClaim, cached: DeliveringClaim, results: Delivery[], signal: AbortSignal): Promise<void> {
+  private async writeStatus(
+    claim: DeliveringClaim,
+    cached: ReadonlyDeep<DeliveringClaim>,
+    results: Delivery[],
+    signal: AbortSignal,
+  ): Promise<void> {
     const status = { ...(claim.status ?? {}) } as NonNullable<DeliveringClaim['status']>;
     let conditions: Condition[] | undefined = status.conditions;
     if (results.length === 0) {

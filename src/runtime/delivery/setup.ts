@@ -2,6 +2,7 @@
 // Secrets, the managed resources and classes that say where a store is and how it is exposed, the
 // Providers that consent, and, in each consumer cluster, a watch of the Secrets it delivered there
 // (drift is repaired from that watch, as it is in targets).
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Controller } from '../../kit/controller/controller.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import { sameJson } from '../../kit/json.ts';
@@ -28,7 +29,7 @@ export interface DeliverySetup {
   managed: ResourceType[];
   classes: ResourceType[];
   /** The store a resource's endpoint is, when it is another resource (see NativeKind.endpointFrom). */
-  storeOf?(mr: ManagedResource): { kind: string; name: string } | undefined;
+  storeOf?(mr: ReadonlyDeep<ManagedResource>): { kind: string; name: string } | undefined;
 }
 
 export function setupDelivery(manager: Manager, system: ProviderSystem, o: DeliverySetup): Controller {

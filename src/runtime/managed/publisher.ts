@@ -1,5 +1,7 @@
 // Writes a managed resource's connection details into a Secret in its own namespace, controlled by
 // the resource. Writes only when the data differs; writes only a Secret it controls (its uid).
+import { type Cache } from '../../kit/controller/informer.ts';
+import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import type { KubeObjectLike, Selection } from '../../kit/kube/client.ts';
@@ -34,7 +36,9 @@ export function encode(details: ConnectionDetails): Record<string, string> {
   return Object.fromEntries(Object.entries(details).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
 }
 
-export function controllerUid(obj: { metadata: { ownerReferences?: { uid: string; controller?: boolean }[] } }): string | undefined {
+export function controllerUid(obj: {
+  readonly metadata: { readonly ownerReferences?: readonly { readonly uid: string; readonly controller?: boolean }[] };
+}): string | undefined {
   return obj.metadata.ownerReferences?.find((r) => r.controller)?.uid;
 }
 
@@ -44,7 +48,7 @@ export const connectionSecrets = (manager: {
 }): Informer<SecretObject> => manager.informer<SecretObject>(Secrets, { fieldSelector: `type=${CONNECTION_SECRET_TYPE}` });
 
 /** The cache of connection Secrets: one that holds the Secret saves the read; a miss in a synced one is an answer. */
-export type ConnectionSecrets = Pick<Informer<SecretObject>, 'get'> & { readonly hasSynced?: boolean };
+export type ConnectionSecrets = Pick<Cache<SecretObject>, 'get'> & { readonly hasSynced?: boolean };
 
 /**
  * Where connection Secrets are written: the control cluster's client, and the cache of connection
@@ -112,7 +116,12 @@ export async function publishSecretData(
 }
 
 /** A merge patch of a Secret's data (null removes a key), conditional on the copy just checked: a Secret replaced in between is not written. */
-function patchData(client: Client, existing: SecretObject, data: Record<string, string | null>, signal?: AbortSignal): Promise<unknown> {
+function patchData(
+  client: Client,
+  existing: ReadonlyDeep<SecretObject>,
+  data: Record<string, string | null>,
+  signal?: AbortSignal,
+): Promise<unknown> {
   const { name, namespace, uid, resourceVersion } = existing.metadata;
   return client.mergePatch(Secrets, name, namespace, { metadata: { uid, resourceVersion }, data }, signal);
 }

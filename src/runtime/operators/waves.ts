@@ -3,6 +3,8 @@
 // order. Each step is a change of one Provider's spec.operators[].version, which that Provider's
 // own controller carries out (operator-upgrade.ts); the wave stops at the first Provider whose
 // upgrade failed or was held, and says where. Going back is a wave to the older version.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
+import { copyOf } from '../../kit/controller/informer.ts';
 import { setCondition, type Condition } from '../../kit/conditions.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -42,7 +44,7 @@ export interface OperatorUpgrade {
 }
 
 /** Created later (by name, at the same second). */
-const isNewer = (a: OperatorUpgrade, b: OperatorUpgrade): boolean => {
+const isNewer = (a: ReadonlyDeep<OperatorUpgrade>, b: OperatorUpgrade): boolean => {
   const [ta, tb] = [Date.parse(a.metadata.creationTimestamp ?? ''), Date.parse(b.metadata.creationTimestamp ?? '')];
   return ta > tb || (ta === tb && a.metadata.name > b.metadata.name);
 };
@@ -84,7 +86,7 @@ export class OperatorWaves implements Reconciler {
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.upgrades.get(key);
     if (!cached || cached.metadata.deletionTimestamp) return done();
-    const wave = structuredClone(cached);
+    const wave = copyOf<OperatorUpgrade>(cached);
     // A wave that completed is done with its Providers: a later change of their version (by hand, or a wave back) is not undone.
     if (cached.status?.phase === 'Complete' && cached.status.conditions?.some((c) => c.observedGeneration === cached.metadata.generation))
       return done();

@@ -1,6 +1,7 @@
 // The Provider (kubernetes.crossplane.io): one target cluster and the Secret that reaches it. It
 // belongs to no backend: every native kind uses it, and each kind's operator is configured in it by
 // name. src/apis/provider.ts gives it a schema; this is the shape the runtime reads.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, type Condition } from '../../kit/conditions.ts';
 import { Reasons } from '../reasons.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -74,7 +75,7 @@ export interface Reservation {
  * The settings for operator `name`: its entry in spec.operators, or for the operator that v0.1's
  * spec.operatorInstall configured (`legacy`), that field, so an upgrade changes nothing.
  */
-export function operatorSettings(provider: ProviderObject, name: string, legacy = false): OperatorSettings {
+export function operatorSettings(provider: ReadonlyDeep<ProviderObject>, name: string, legacy = false): Readonly<OperatorSettings> {
   const entry = provider.spec.operators?.find((o) => o.name === name);
   if (entry) return entry;
   const old = legacy ? provider.spec.operatorInstall : undefined;

@@ -5,6 +5,7 @@
 // counter could not see the other replica. A reservation outlives a crash between taking the place
 // and recording it on the resource (the next pass finds and keeps it), and goes once its resource
 // is proven gone by a live read, or placed on another Provider (two schedulers raced for it).
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isConflict } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -38,7 +39,11 @@ export class Reservations implements Reconciler {
   }
 
   /** Places taken on the Provider: its reservations and the resources the caches show on it. */
-  used(provider: ProviderObject, reservations = provider.status?.reservations ?? [], except?: string): number {
+  used(
+    provider: ReadonlyDeep<ProviderObject>,
+    reservations: readonly Reservation[] = provider.status?.reservations ?? [],
+    except?: string,
+  ): number {
     const uids = this.o.usage.usersOf(keyOf(provider.metadata));
     for (const r of reservations) if (this.cached(provider, r) !== 'stale') uids.add(r.uid);
     if (except) uids.delete(except);
@@ -104,7 +109,7 @@ export class Reservations implements Reconciler {
    * Provider or on none yet), the place is stale (the resource went to another Provider: two
    * schedulers raced and the other one recorded first), or they do not know (not cached).
    */
-  private cached(provider: ProviderObject, r: Reservation): 'held' | 'stale' | 'unknown' {
+  private cached(provider: ReadonlyDeep<ProviderObject>, r: Reservation): 'held' | 'stale' | 'unknown' {
     const kind = this.o.managed(r.kind);
     if (!kind) return 'held';
     const mr = kind.cache.get({ namespace: provider.metadata.namespace, name: r.name });
@@ -113,7 +118,11 @@ export class Reservations implements Reconciler {
   }
 
   /** The reservations whose resource holds its place: the caches' word, else a live read (a cache may lag). */
-  private async existing(provider: ProviderObject, reservations: Reservation[], signal: AbortSignal): Promise<Reservation[]> {
+  private async existing(
+    provider: ReadonlyDeep<ProviderObject>,
+    reservations: readonly Reservation[],
+    signal: AbortSignal,
+  ): Promise<Reservation[]> {
     const kept: Reservation[] = [];
     for (const r of reservations) {
       const known = this.cached(provider, r);
@@ -129,7 +138,7 @@ export class Reservations implements Reconciler {
 }
 
 /** A resource keeps the place reserved for it while it is on that Provider, or on none yet. */
-function holds(mr: ManagedResource, provider: ProviderObject): boolean {
+function holds(mr: ReadonlyDeep<ManagedResource>, provider: ReadonlyDeep<ProviderObject>): boolean {
   return !mr.spec.providerRef?.name || mr.spec.providerRef.name === provider.metadata.name;
 }
 

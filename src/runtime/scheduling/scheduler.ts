@@ -4,6 +4,7 @@
 // keeps it for good: spec.providerRef is set once and the CRD refuses any change. Nothing is
 // provisioned until then, so a resource that cannot be placed costs no target anything. Each
 // decision is a Scheduled condition and an Event, on the resource and on its claim.
+import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { getCondition, setCondition, type Condition } from '../../kit/conditions.ts';
 import type { EventRecorder, EventTarget } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
@@ -39,7 +40,7 @@ export interface SchedulerOptions<MR extends ManagedResource> {
  * Provider yet or does not say Scheduled=True yet (that write can lose a race with the managed
  * controller, which starts the moment providerRef is set).
  */
-export function needsScheduler(mr: ManagedResource): boolean {
+export function needsScheduler(mr: ReadonlyDeep<ManagedResource>): boolean {
   if (isDeleting(mr.metadata) || !mr.spec.providerSelector) return false;
   return !mr.spec.providerRef || getCondition(mr.status?.conditions, 'Scheduled')?.status !== 'True';
 }
@@ -54,7 +55,7 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.cache.get(key);
     if (!cached || !needsScheduler(cached)) return done();
-    const mr = structuredClone(cached);
+    const mr = copyOf<MR>(cached);
     try {
       // Placed (and its Event written), but the status did not say so yet: a crash or a lost race.
       if (mr.spec.providerRef) return await this.scheduled(mr, cached, mr.spec.providerRef.name, signal);
@@ -66,7 +67,7 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
     }
   }
 
-  private async schedule(mr: MR, cached: MR, signal: AbortSignal): Promise<Result> {
+  private async schedule(mr: MR, cached: ReadonlyDeep<MR>, signal: AbortSignal): Promise<Result> {
     const namespace = mr.metadata.namespace!;
     const uid = mr.metadata.uid!;
     const providers = this.o.providers.list().filter((p) => p.metadata.namespace === namespace);
@@ -112,7 +113,7 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
     return this.scheduled({ ...placed, status: mr.status }, cached, chosen, signal);
   }
 
-  private async scheduled(mr: MR, cached: MR, provider: string, signal: AbortSignal): Promise<Result> {
+  private async scheduled(mr: MR, cached: ReadonlyDeep<MR>, provider: string, signal: AbortSignal): Promise<Result> {
     await this.writeScheduled(
       mr,
       cached,
@@ -122,7 +123,12 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
     return done();
   }
 
-  private async unschedulable(mr: MR, cached: MR, decision: Exclude<Decision, { provider: string }>, signal: AbortSignal): Promise<Result> {
+  private async unschedulable(
+    mr: MR,
+    cached: ReadonlyDeep<MR>,
+    decision: Exclude<Decision, { provider: string }>,
+    signal: AbortSignal,
+  ): Promise<Result> {
     const { counts } = decision;
     const message = `${decision.message} (providers ${counts.providers}, matching ${counts.matching}, usable ${counts.usable}, with room ${counts.withRoom})`;
     // An Event when the verdict changes, not at every recheck: a waiting resource costs no writes.
@@ -134,7 +140,7 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
   }
 
   /** The Provider as the choice sees it: its labels, whether it can be used now, its load. */
-  private candidate(p: ProviderObject): Candidate {
+  private candidate(p: ReadonlyDeep<ProviderObject>): Candidate {
     const ready = getCondition(p.status?.conditions, 'Ready');
     const unreachable = isDeleting(p.metadata)
       ? 'being deleted'
@@ -165,7 +171,7 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
   /** Writes the condition when it changed; says whether it did. */
   private async writeScheduled(
     mr: MR,
-    cached: MR,
+    cached: ReadonlyDeep<MR>,
     condition: Omit<Condition, 'lastTransitionTime'>,
     signal: AbortSignal,
   ): Promise<boolean> {

@@ -152,7 +152,7 @@ function schedulerController<MR extends ManagedResource>(w: Wiring<MR>): Control
     new Scheduler<MR>({
       type,
       client: manager.control,
-      cache,
+      cache: cache.reader,
       providers: system.providers,
       usage: system.usage,
       reservations: system.reservations,

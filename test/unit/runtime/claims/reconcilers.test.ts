@@ -1,5 +1,6 @@
 // The claim and default-class reconcilers' decisions against an in-memory API (a fake of our own
 // KubeClient surface): crossplane's claim test vectors (Part A of the reference) and our additions.
+import type { ReadonlyDeep } from '../../../../src/kit/controller/informer.ts';
 import { describe, expect, it } from '@jest/globals';
 import { AccessReconciler, type Grantor } from '../../../../src/runtime/claims/access.ts';
 import { ClaimReconciler, FINALIZER_CLAIM, type Cache } from '../../../../src/runtime/claims/binding.ts';
@@ -44,9 +45,9 @@ class FakeApi {
     return {
       get: (key) => {
         const [ns, name] = formatObjectKey(key).split('/');
-        return this.objects.get(this.key(type, ns, name!)) as T | undefined;
+        return this.objects.get(this.key(type, ns, name!)) as ReadonlyDeep<T> | undefined;
       },
-      list: () => [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, v]) => v as T),
+      list: () => [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, v]) => v as ReadonlyDeep<T>),
     };
   }
   async get(type: ResourceType, name: string, ns?: string) {
