@@ -18,6 +18,7 @@
 //   stand-in in this process): the time until all are Bound and Delivered, the writes per claim in each
 //   cluster, provider-rook's memory for watching one consumer cluster and per delivered claim, and a
 //   round trip with each Secret as read in the consumer cluster.
+import { type ReadonlyDeep } from '../src/kit/controller/informer.ts';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -78,7 +79,7 @@ const BATCH = 50;
 
 const client = (c: LocalCluster): KubeClient =>
   new KubeClient(kubeconfigFileAccess(c.kubeconfig), { fieldManager: 'bench', timeoutMs: 120_000 });
-const ready = (o: { status?: { conditions?: { type: string; status: string }[] } } | undefined): boolean =>
+const ready = (o: { readonly status?: { readonly conditions?: readonly { type: string; status: string }[] } } | undefined): boolean =>
   o?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
 const percentile = (xs: number[], p: number): number =>
@@ -145,7 +146,7 @@ for (const o of operators) await o.start();
 // What the bench watches: managed stores (control) and the stores in every target.
 const stores = new Informer<ObjectStore>(admin, ManagedObjectStores, { namespaces: [NS], log: silentLogger });
 const readyAt = new Map<string, number>();
-const markReady = (o: ObjectStore): void => {
+const markReady = (o: ReadonlyDeep<ObjectStore>): void => {
   if (ready(o) && !readyAt.has(o.metadata.name)) readyAt.set(o.metadata.name, performance.now());
 };
 stores.on({ added: markReady, updated: (_old, o) => markReady(o) });

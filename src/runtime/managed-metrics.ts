@@ -13,8 +13,15 @@ export const targetClients = new Gauge({
 // crossplane-runtime's managed resource metrics, under its names and its one label, gvk
 // ("group/version, Kind=Kind"), so its dashboards and alerts work here.
 interface Conditioned {
-  metadata?: { name?: string; deletionTimestamp?: string };
-  status?: { conditions?: { type: string; status: string; reason?: string; lastTransitionTime?: string }[] };
+  readonly metadata?: { readonly name?: string; readonly deletionTimestamp?: string };
+  readonly status?: {
+    readonly conditions?: readonly {
+      readonly type: string;
+      readonly status: string;
+      readonly reason?: string;
+      readonly lastTransitionTime?: string;
+    }[];
+  };
 }
 
 const managedKinds = new Set<{ gvk: string; list: () => Conditioned[] }>();

@@ -17,6 +17,7 @@
 //   member cluster that holds the namespace (namespace sameness). resolveS3Endpoint then resolves
 //   <svc>.<ns>.svc.clusterset.local for a client placed in a cluster holding that ServiceImport.
 // Never used by src/.
+import { copyOf, type ReadonlyDeep } from '../../src/kit/controller/informer.ts';
 import { request as httpRequest, createServer as createHttpServer, type RequestListener, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
@@ -169,7 +170,7 @@ export class FakeGatewayController extends StandIn<Gateway> {
   }
 
   /** The routes attached to a Gateway (any namespace, as allowedRoutes From=All). */
-  attached(gw: { namespace: string; name: string }): Route[] {
+  attached(gw: { namespace: string; name: string }): ReadonlyDeep<Route>[] {
     return this.routes
       .list()
       .filter((r) => r.spec.parentRefs?.some((p) => p.name === gw.name && (p.namespace ?? r.metadata.namespace) === gw.namespace));
@@ -195,7 +196,8 @@ export class FakeGatewayController extends StandIn<Gateway> {
         status: { addresses: [{ type: 'IPAddress', value: state.host }], conditions: [condition('Accepted'), condition('Programmed')] },
       });
     }
-    for (const r of this.attached({ namespace: gw.metadata.namespace!, name: gw.metadata.name })) await this.routes.accept(r, gw);
+    for (const r of this.attached({ namespace: gw.metadata.namespace!, name: gw.metadata.name }))
+      await this.routes.accept(copyOf<Route>(r), gw);
   }
 
   protected override async gone(gw: Gateway): Promise<void> {
@@ -257,7 +259,7 @@ class RouteWatcher extends StandIn<Route> {
     this.gateways = gateways;
   }
 
-  list(): Route[] {
+  list(): ReadonlyDeep<Route>[] {
     return this.informer.list();
   }
 

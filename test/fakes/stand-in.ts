@@ -2,6 +2,8 @@
 // stand-in's reconcile for each object, one at a time per object, again for changes that arrived
 // meanwhile. A failed pass (a conflict, a timeout, a dropped connection) is run again after a
 // growing pause, as the real operators' controller-runtime queues requeue errors with backoff.
+import { type ReadonlyDeep } from '../../src/kit/controller/informer.ts';
+import { copyOf } from '../../src/kit/controller/informer.ts';
 import { Informer } from '../../src/kit/controller/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import type { ResourceType } from '../../src/kit/kube/resources.ts';
@@ -23,8 +25,9 @@ export abstract class StandIn<T extends KubeObjectLike> {
   constructor(client: KubeClient, type: ResourceType) {
     this.client = client;
     this.informer = new Informer<T>(client, type, { log: silentLogger });
-    const handle = (obj: T): void => void this.run(obj);
-    this.informer.on({ added: handle, updated: (_old, obj) => handle(obj), deleted: (obj) => void this.gone(obj) });
+    // Each pass works on its own copy: a reconcile may change the object it is given.
+    const handle = (obj: ReadonlyDeep<T>): void => void this.run(copyOf<T>(obj));
+    this.informer.on({ added: handle, updated: (_old, obj) => handle(obj), deleted: (obj) => void this.gone(copyOf<T>(obj)) });
   }
 
   /** What the real operator does for one object. */
@@ -46,7 +49,7 @@ export abstract class StandIn<T extends KubeObjectLike> {
 
   /** Re-runs for every object, e.g. after a stand-in option changed. */
   resync(): Promise<void[]> {
-    return Promise.all(this.informer.list().map((o) => this.run(o)));
+    return Promise.all(this.informer.list().map((o) => this.run(copyOf<T>(o))));
   }
 
   /** Never rejects: a failed pass is retried, as a controller's queue would. */
@@ -73,7 +76,7 @@ export abstract class StandIn<T extends KubeObjectLike> {
     if (!latest) {
       this.failures.delete(key);
     } else if (this.dirty.delete(key)) {
-      await this.run(latest);
+      await this.run(copyOf<T>(latest));
     } else if (failed) {
       const n = (this.failures.get(key) ?? 0) + 1;
       this.failures.set(key, n);
@@ -81,7 +84,7 @@ export abstract class StandIn<T extends KubeObjectLike> {
         () => {
           this.retries.delete(key);
           const current = this.informer.get(key);
-          if (current) void this.run(current);
+          if (current) void this.run(copyOf<T>(current));
         },
         Math.min(50 * 2 ** n, 2_000),
       );

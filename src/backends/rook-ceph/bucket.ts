@@ -2,6 +2,7 @@
 // Rook's bucket provisioner serves from a CephObjectStore the platform team runs. It makes no
 // companions: the provisioner writes the keys (a Secret) and the address (a ConfigMap) beside the
 // claim, and those are read only when they are the provisioner's for this very claim.
+import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { fileURLToPath } from 'node:url';
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { CephBucket, CephBucketClass } from '../../apis/cephbucket.ts';
@@ -31,7 +32,7 @@ interface ObjectBucket {
   };
 }
 
-const claimKeyOf = (o: TargetObject): string | undefined => {
+const claimKeyOf = (o: ReadonlyDeep<TargetObject>): string | undefined => {
   const ref = (o as ObjectBucket).spec?.claimRef;
   return ref?.namespace && ref.name ? `${ref.namespace}/${ref.name}` : undefined;
 };

@@ -2,7 +2,7 @@
 // wakes, behind a predicate on updates. Most watches want exactly that, so they say it in one call
 // instead of a block of added/updated/deleted handlers.
 import type { ObjectKey } from '../kube/object-key.ts';
-import type { Handlers } from './informer.ts';
+import type { Handlers, ReadonlyDeep } from './informer.ts';
 import { keyOf } from './result.ts';
 
 export type Change = 'added' | 'updated' | 'deleted';
@@ -11,27 +11,28 @@ export interface ChangeFilter<T> {
   /** The events that count; all three when unset. */
   on?: readonly Change[];
   /** Which updates count (every one when unset), e.g. desiredStateChanged. */
-  when?: (old: T, obj: T) => boolean;
+  when?: (old: ReadonlyDeep<T>, obj: ReadonlyDeep<T>) => boolean;
   /** An update that counts passes the old copy too: what the object named before may be woken as well. */
   old?: boolean;
 }
 
 /** Calls `fn` with the object on each of its changes that `filter` lets through (an update passes the new copy). */
-export function onChange<T>(source: { on(handlers: Handlers<T>): unknown }, fn: (obj: T) => void, filter: ChangeFilter<T> = {}): void {
+export function onChange<T>(
+  source: { on(handlers: Handlers<T>): unknown },
+  fn: (obj: ReadonlyDeep<T>) => void,
+  filter: ChangeFilter<T> = {},
+): void {
   const on = new Set<Change>(filter.on ?? ['added', 'updated', 'deleted']);
-  source.on({
-    ...(on.has('added') ? { added: (obj: T) => fn(obj) } : {}),
-    ...(on.has('updated')
-      ? {
-          updated: (old: T, obj: T) => {
-            if (filter.when && !filter.when(old, obj)) return;
-            if (filter.old) fn(old);
-            fn(obj);
-          },
-        }
-      : {}),
-    ...(on.has('deleted') ? { deleted: (obj: T) => fn(obj) } : {}),
-  });
+  const handlers: Handlers<T> = {};
+  if (on.has('added')) handlers.added = fn;
+  if (on.has('updated'))
+    handlers.updated = (old, obj) => {
+      if (filter.when && !filter.when(old, obj)) return;
+      if (filter.old) fn(old);
+      fn(obj);
+    };
+  if (on.has('deleted')) handlers.deleted = fn;
+  source.on(handlers);
 }
 
 /** Wakes `controller` for the changed object itself (controller-runtime's EnqueueRequestForObject). */

@@ -52,10 +52,12 @@ export interface Cache<T> {
 /** A mutable copy of a cached object, to change and write back. */
 export const copyOf = <T>(cached: ReadonlyDeep<T>): T => structuredClone(cached) as T;
 
+/** What a watch is told: the cache's own objects, read-only like every reader's. */
 export interface Handlers<T> {
-  added?(obj: T): void;
-  updated?(oldObj: T, obj: T): void;
-  deleted?(obj: T): void;
+  // Properties, not methods, so that a handler typed for a mutable object is refused.
+  added?: (obj: ReadonlyDeep<T>) => void;
+  updated?: (oldObj: ReadonlyDeep<T>, obj: ReadonlyDeep<T>) => void;
+  deleted?: (obj: ReadonlyDeep<T>) => void;
 }
 
 export interface InformerOptions extends Selection {
@@ -177,8 +179,12 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     return this.failingScopes > 0;
   }
 
-  get(at: string | ObjectKey): T | undefined {
-    const key = formatObjectKey(at);
+  get(at: string | ObjectKey): ReadonlyDeep<T> | undefined {
+    return this.held(formatObjectKey(at)) as ReadonlyDeep<T> | undefined;
+  }
+
+  /** The object at `key`, as this cache holds it (or as a write of ours returned it). */
+  private held(key: string): T | undefined {
     const mine = this.written.get(key);
     if (mine && Date.now() - mine.at < WRITTEN_TTL_MS) return mine.obj;
     if (mine) this.written.delete(key);
@@ -215,9 +221,13 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     return this as unknown as CacheReader<T>;
   }
 
-  list(): T[] {
+  list(): ReadonlyDeep<T>[] {
+    return this.all() as ReadonlyDeep<T>[];
+  }
+
+  private all(): T[] {
     if (this.written.size === 0) return [...this.store.values()];
-    return [...this.store.keys()].map((key) => this.get(key)!);
+    return [...this.store.keys()].map((key) => this.held(key)!);
   }
 
   /** One scope's list/watch loop: it runs until stop(), each failure handled and retried. */
@@ -364,8 +374,8 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     this.gone.delete(key);
     this.store.set(key, obj);
     for (const h of this.handlers) {
-      if (old) h.updated?.(old, obj);
-      else h.added?.(obj);
+      if (old) h.updated?.(old as ReadonlyDeep<T>, obj as ReadonlyDeep<T>);
+      else h.added?.(obj as ReadonlyDeep<T>);
     }
   }
 
@@ -379,7 +389,7 @@ export class Informer<T extends KubeObjectLike> implements Probe {
       this.gone.set(key, old.metadata.uid);
       if (this.gone.size > GONE_KEPT) this.gone.delete(this.gone.keys().next().value!);
     }
-    for (const h of this.handlers) h.deleted?.(old);
+    for (const h of this.handlers) h.deleted?.(old as ReadonlyDeep<T>);
   }
 }
 

@@ -2,6 +2,7 @@
 // one claim controller per non-portable class kind, and one for the claims no kind serves
 // (crossplane's claim era: EnqueueRequestForClaim and class-kind predicates decide which controller
 // a change wakes). Every change is routed (routing.ts) before it is queued: one controller wakes.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Controller } from '../../kit/controller/controller.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import { sameJson } from '../../kit/json.ts';
@@ -83,7 +84,7 @@ export function setupClaim(manager: Manager, o: ClaimSetup): { defaulting: Contr
   const { bindings, unserved } = claimControllers(manager, o, c, served, router);
 
   // The one controller a claim is for, or none.
-  const route = (claim: Claim): void => {
+  const route = (claim: ReadonlyDeep<Claim>): void => {
     const to = router.route(claim);
     (to === 'unserved' ? unserved : to === 'none' ? undefined : bindings[to])?.enqueue(keyOf(claim.metadata));
   };
@@ -148,9 +149,9 @@ function lookupOf(manager: Manager, types: ResourceType[]): Lookup {
 }
 
 /** A claim, its portable class, the Providers and the policies wake the controllers that read them. */
-function watchClaimInputs(c: Caches, defaulting: Controller, route: (claim: Claim) => void): void {
+function watchClaimInputs(c: Caches, defaulting: Controller, route: (claim: ReadonlyDeep<Claim>) => void): void {
   // A claim wakes its default controller and the one claim controller it is for.
-  const claimChanged = (claim: Claim): void => {
+  const claimChanged = (claim: ReadonlyDeep<Claim>): void => {
     defaulting.enqueue(keyOf(claim.metadata));
     route(claim);
   };
@@ -178,12 +179,12 @@ function watchServedKinds(
   claimType: ResourceType,
   c: Caches,
   served: Served[],
-  route: (claim: Claim) => void,
+  route: (claim: ReadonlyDeep<Claim>) => void,
   routeKey: (key: string) => void,
 ): void {
   for (const b of served) {
     // EnqueueRequestForClaim: a managed resource wakes the claim it names.
-    const claimOf = (mr: ManagedResource): void => {
+    const claimOf = (mr: ReadonlyDeep<ManagedResource>): void => {
       const ref = claimRefOf(mr);
       if (ref?.kind === claimType.kind && ref.namespace) routeKey(`${ref.namespace}/${ref.name}`);
     };
@@ -223,7 +224,7 @@ function watchServedKinds(
       });
   }
   // A connection Secret wakes the claim that copies it (or owns the copy).
-  const secretChanged = (s: SecretObject): void => {
+  const secretChanged = (s: ReadonlyDeep<SecretObject>): void => {
     const owner = s.metadata.ownerReferences?.find((r) => r.controller) as { kind?: string; name: string } | undefined;
     if (!owner) return;
     if (owner.kind === claimType.kind) routeKey(`${s.metadata.namespace}/${owner.name}`);
@@ -238,7 +239,7 @@ function watchServedKinds(
 
 const usesPortable =
   (pc: PortableClass) =>
-  (c: Claim): boolean =>
+  (c: ReadonlyDeep<Claim>): boolean =>
     c.metadata.namespace === pc.metadata.namespace && c.spec?.classRef?.name === pc.metadata.name;
 
 export interface AccessSetup {
@@ -275,26 +276,26 @@ export function setupAccess(manager: Manager, o: AccessSetup): Controller {
     when: (old, a) => desiredStateChanged(old, a) || !sameJson(old.spec, a.spec),
   });
   // A Bucket that changes (shares, binds, goes) wakes the accesses that name it.
-  const bucketChanged = (b: Claim): void => {
+  const bucketChanged = (b: ReadonlyDeep<Claim>): void => {
     for (const a of accesses.list())
       if (a.spec?.bucketRef?.namespace === b.metadata.namespace && a.spec?.bucketRef?.name === b.metadata.name) enqueue(keyOf(a.metadata));
   };
   onChange(buckets, bucketChanged);
   // So does the resource a Bucket is bound to (its claimRef, its bucket, its going): a grant is proven against it.
-  const lentChanged = (mr: ManagedResource): void => {
+  const lentChanged = (mr: ReadonlyDeep<ManagedResource>): void => {
     const ref = claimRefOf(mr);
     if (ref?.kind !== o.claim.kind || !ref.namespace) return;
     for (const a of accesses.list())
       if (a.spec?.bucketRef?.namespace === ref.namespace && a.spec?.bucketRef?.name === ref.name) enqueue(keyOf(a.metadata));
   };
   for (const { cache } of lent) onChange(cache, lentChanged, { when: desiredStateChanged, old: true });
-  const grantOf = (mr: ManagedResource): void => {
+  const grantOf = (mr: ReadonlyDeep<ManagedResource>): void => {
     const ref = claimRefOf(mr);
     if (ref?.kind === o.access.kind && ref.namespace) enqueue(`${ref.namespace}/${ref.name}`);
   };
   for (const { cache } of granted) onChange(cache, grantOf);
   onChange(secrets, secretOwner, { on: ['added', 'updated'] });
-  function secretOwner(s: SecretObject): void {
+  function secretOwner(s: ReadonlyDeep<SecretObject>): void {
     const owner = s.metadata.ownerReferences?.find((r) => r.controller) as { kind?: string; name: string } | undefined;
     if (!owner) return;
     for (const { type, cache } of granted) {

@@ -1,6 +1,7 @@
 // What a claim delivers where its app runs, decided without any I/O: the consumers it asks for, the
 // consumer cluster's consent, and the connection details as an app in that cluster needs them (the
 // store's Service name in the store's own cluster, the class's exposure anywhere else).
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ProviderObject } from '../providers/provider.ts';
 import { Reasons } from '../reasons.ts';
@@ -75,7 +76,7 @@ export function placeOf(d: Delivery): Place | undefined {
 }
 
 /** Refuses a place its cluster's Provider does not let the claim's namespace deliver to. */
-export function refuseUnlessConsented(provider: ProviderObject, claimNamespace: string, place: Place): void {
+export function refuseUnlessConsented(provider: ReadonlyDeep<ProviderObject>, claimNamespace: string, place: Place): void {
   const entry = provider.spec.consumers?.find((c) => c.claimNamespace === claimNamespace);
   if (entry?.namespaces.includes(place.namespace)) return;
   const who = `Provider ${place.provider.namespace}/${place.provider.name}`;

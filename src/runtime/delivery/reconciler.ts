@@ -51,7 +51,7 @@ export interface DeliveryOptions {
   recorder: EventRecorder;
   claims: { type: ResourceType; cache: Cache<DeliveringClaim> };
   /** The Bucket whose store the claim reaches: the claim itself, or a BucketAccess's Bucket. */
-  bucketOf(claim: DeliveringClaim): Claim | undefined;
+  bucketOf(claim: DeliveringClaim): ReadonlyDeep<Claim> | undefined;
   /** The control cluster's connection Secrets (the claim's own copy is what is delivered). */
   secrets: Cache<SecretObject>;
   /** Managed resources by kind, and classes by kind: where the store is, and how its class exposes it. */
@@ -60,8 +60,8 @@ export interface DeliveryOptions {
   /** The store a managed resource's endpoint is (its kind and name, in its namespace), when it is not the resource itself (a bucket in a shared store). */
   storeOf?(mr: ReadonlyDeep<ManagedResource>): { kind: string; name: string } | undefined;
   providers: {
-    provider(namespace: string, name: string): ProviderObject;
-    resolve(provider: ProviderObject, signal?: AbortSignal): Promise<Target>;
+    provider(namespace: string, name: string): ReadonlyDeep<ProviderObject>;
+    resolve(provider: ReadonlyDeep<ProviderObject>, signal?: AbortSignal): Promise<Target>;
   };
   marks: OwnershipMarks;
   /** The consumer cluster's cache of delivered Secrets (its watch wakes their claims). */
@@ -169,7 +169,7 @@ export class DeliveryReconciler {
     };
   }
 
-  private provider(place: Place): ProviderObject {
+  private provider(place: Place): ReadonlyDeep<ProviderObject> {
     try {
       return this.o.providers.provider(place.provider.namespace, place.provider.name);
     } catch {
@@ -192,7 +192,7 @@ export class DeliveryReconciler {
     // What a pass that wrote nothing keeps of the record: that a Secret of ours may be there (its endpoint kind).
     const kept =
       before && mayHold(before) && before.endpoint ? { endpoint: before.endpoint, ...(before.keys ? { keys: before.keys } : {}) } : {};
-    let provider: ProviderObject | undefined;
+    let provider: ReadonlyDeep<ProviderObject> | undefined;
     try {
       provider = this.provider(place);
       refuseUnlessConsented(provider, claim.metadata.namespace!, place);
@@ -316,7 +316,7 @@ export class DeliveryReconciler {
 
   /** Deletes what was delivered to a place no longer wanted; a Provider that is gone leaves nothing to reach. */
   private async remove(claim: DeliveringClaim, place: Place, signal: AbortSignal): Promise<Delivery[]> {
-    let provider: ProviderObject;
+    let provider: ReadonlyDeep<ProviderObject>;
     try {
       provider = this.provider(place);
     } catch {
@@ -335,7 +335,12 @@ export class DeliveryReconciler {
     }
   }
 
-  private async removeFrom(claim: DeliveringClaim, provider: ProviderObject, place: Place, signal: AbortSignal): Promise<void> {
+  private async removeFrom(
+    claim: DeliveringClaim,
+    provider: ReadonlyDeep<ProviderObject>,
+    place: Place,
+    signal: AbortSignal,
+  ): Promise<void> {
     const target = await this.o.providers.resolve(provider, signal);
     const have = await target.client.get<SecretObject>(Secrets, place.secretName, place.namespace, signal);
     if (!have || this.o.marks.relation(Secrets, have, ownerOf(this.o.claims.type, claim)) !== 'ours') return;

@@ -25,7 +25,7 @@ import { onChange } from '../../kit/controller/handlers.ts';
 export interface DeliverySetup {
   claim: ResourceType;
   /** For a claim that reaches another claim's bucket (BucketAccess): that claim's kind, and which one it names. */
-  bucket?: { type: ResourceType; of(claim: DeliveringClaim): { namespace: string; name: string } | undefined };
+  bucket?: { type: ResourceType; of(claim: ReadonlyDeep<DeliveringClaim>): { namespace: string; name: string } | undefined };
   managed: ResourceType[];
   classes: ResourceType[];
   /** The store a resource's endpoint is, when it is another resource (see NativeKind.endpointFrom). */
@@ -86,16 +86,17 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
     },
   });
   const enqueue = (key: string): void => controller.enqueue(key);
-  const delivering = (): DeliveringClaim[] => claims.list().filter((c) => c.spec?.consumers?.length || c.status?.deliveries?.length);
+  const delivering = (): ReadonlyDeep<DeliveringClaim>[] =>
+    claims.list().filter((c) => c.spec?.consumers?.length || c.status?.deliveries?.length);
 
   // In a consumer cluster: a Secret of ours that changed (or went) wakes its claim, which repairs it.
-  function ownerOf(s: SecretObject): void {
+  function ownerOf(s: ReadonlyDeep<SecretObject>): void {
     const owner = system.marks.claimedOwner(s);
     if (owner?.resource === resource) enqueue(owner.key);
   }
   // Listed or made there: its claim is woken; one whose claim is proven gone (a crash between writing it
   // and recording it, a status lost) is deleted, as a leak of ours, with its uid as precondition.
-  function seen(target: Target, s: SecretObject): void {
+  function seen(target: Target, s: ReadonlyDeep<SecretObject>): void {
     ownerOf(s);
     const owner = system.marks.provenOwner(Secrets, s);
     if (owner?.resource !== resource || !claims.hasSynced || claims.get(owner.key)?.metadata.uid === owner.uid) return;
@@ -111,7 +112,11 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
         }
     },
   });
-  function sweep(target: Target, s: SecretObject, owner: { name: string; namespace: string; key: string; uid: string }): void {
+  function sweep(
+    target: Target,
+    s: ReadonlyDeep<SecretObject>,
+    owner: { name: string; namespace: string; key: string; uid: string },
+  ): void {
     void (async () => {
       const live = await manager.control.get<DeliveringClaim>(o.claim, owner.name, owner.namespace);
       if (live?.metadata.uid === owner.uid) return;
@@ -123,7 +128,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
       });
     })().catch((err: unknown) => manager.log.debug('could not judge a delivered Secret', { error: (err as Error).message }));
   }
-  function changed(old: SecretObject, s: SecretObject): void {
+  function changed(old: ReadonlyDeep<SecretObject>, s: ReadonlyDeep<SecretObject>): void {
     if (
       !sameJson(old.data, s.data) ||
       !sameJson(old.metadata.labels, s.metadata.labels) ||
@@ -132,7 +137,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
       ownerOf(s);
   }
   // A name that is free again may be another claim's turn.
-  function freed(s: SecretObject): void {
+  function freed(s: ReadonlyDeep<SecretObject>): void {
     ownerOf(s);
     for (const c of delivering())
       if (
@@ -154,13 +159,13 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
     },
   });
   // Its own copy changed (new keys, a withheld endpoint): deliver it again.
-  const copyChanged = (s: SecretObject): void => {
+  const copyChanged = (s: ReadonlyDeep<SecretObject>): void => {
     const owner = s.metadata.ownerReferences?.find((r) => r.controller);
     if (owner?.kind === o.claim.kind) enqueue(`${s.metadata.namespace}/${owner.name}`);
   };
   onChange(secrets, copyChanged);
   // A Provider's consent, or its going, decides what may be delivered into its cluster.
-  const providerChanged = (p: KubeObjectLike): void => {
+  const providerChanged = (p: ReadonlyDeep<KubeObjectLike>): void => {
     const name = `${p.metadata.namespace}/${p.metadata.name}/`;
     for (const c of delivering())
       if (
@@ -171,7 +176,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
   };
   // A cluster that consents to deliveries is watched from the start: what a crash or a restore left
   // there is judged by its first list, whether or not a claim delivers there now.
-  const watchConsenting = (p: KubeObjectLike & { spec?: { consumers?: unknown[] } }): void => {
+  const watchConsenting = (p: ReadonlyDeep<KubeObjectLike & { spec?: { consumers?: unknown[] } }>): void => {
     if (!p.spec?.consumers?.length) return;
     system.resolver.resolve(p as unknown as Parameters<typeof system.resolver.resolve>[0]).then(deliveredIn, () => undefined);
   };
@@ -201,7 +206,8 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
   for (const cache of managed.values())
     cache.on({
       updated: (old, mr) => {
-        const exposure = (x: ManagedResource) => (x.status as { atProvider?: { exposure?: unknown } } | undefined)?.atProvider?.exposure;
+        const exposure = (x: ReadonlyDeep<ManagedResource>) =>
+          (x.status as { atProvider?: { exposure?: unknown } } | undefined)?.atProvider?.exposure;
         // A store's exposure found (or lost) an address: every claim that reaches that store may deliver anew.
         if (!sameJson(exposure(old), exposure(mr))) {
           for (const c of delivering()) enqueue(keyOf(c.metadata));

@@ -1,5 +1,6 @@
 // NativeConnecter: managed resource -> its Provider -> the Provider's Secret -> a (cached) client for
 // the target cluster (ProviderResolver, resolver.ts) -> a nativeExternal that manages one object there.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
 import { externalNameOf, isDeleting } from '../../kit/meta.ts';
@@ -25,7 +26,7 @@ export interface NativeConnecterOptions {
   installer?: OperatorInstaller;
   recorder?: EventRecorder;
   /** Called when an operator was found present or missing unlike the Provider's status says (e.g. just installed). */
-  operatorChanged?: (provider: Provider) => void;
+  operatorChanged?: (provider: ReadonlyDeep<Provider>) => void;
   /** Called on every connect: which target a resource ("namespace/name") uses. */
   connected?: (key: string, target: Target) => void;
   /** The control cluster's managed resources a kind's endpoint may come from (NativeKind.endpointFrom). */
@@ -89,7 +90,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
   }
 
   /** Refuses a resource that would put its object, or a companion, in a namespace its Provider does not allow. */
-  private refuseNamespaces(provider: Provider, mr: MR): void {
+  private refuseNamespaces(provider: ReadonlyDeep<Provider>, mr: MR): void {
     const name = externalNameOf(mr.metadata);
     const ctx = kindContext(this.marks);
     const used = [
@@ -105,7 +106,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
   }
 }
 
-export function providerOwner(provider: Provider): Owner {
+export function providerOwner(provider: ReadonlyDeep<Provider>): Owner {
   return {
     resource: 'providers.kubernetes.crossplane.io',
     namespace: provider.metadata.namespace ?? '',

@@ -1,5 +1,6 @@
 // The contract of a native kind: what a backend describes (the object to keep in a target, its
 // companions, how to read its readiness) for nativeExternal (external.ts) to keep it there.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
@@ -127,7 +128,7 @@ export interface NativeKind<MR extends ManagedResource> {
   related?: {
     type: ResourceType;
     labelSelector: string;
-    targetKey(obj: TargetObject): string | undefined;
+    targetKey(obj: ReadonlyDeep<TargetObject>): string | undefined;
     /** Cache only metadata and these fields of them (all, when unset): what inspect() reads. */
     keep?: string[];
   }[];
@@ -136,7 +137,7 @@ export interface NativeKind<MR extends ManagedResource> {
    * store. While that one cannot prove its endpoint (Ready=False, EndpointNotProven), neither can this
    * one: it is not Ready, and `keys` are withheld from its connection Secret.
    */
-  endpointFrom?: { types: ResourceType[]; of(mr: MR): { type: ResourceType; name: string } | undefined; keys: string[] };
+  endpointFrom?: { types: ResourceType[]; of(mr: ReadonlyDeep<MR>): { type: ResourceType; name: string } | undefined; keys: string[] };
   /** Paths of the target object (e.g. ".spec.scope") its operator reads only at creation: an import must not change them. */
   fixedAtCreation?: string[];
   /** Fills spec fields the user left empty from what the target holds; true when it changed mr. */

@@ -4,6 +4,7 @@
 // its owner's absence by a live read of the control cluster (never judged from a cache); owners in
 // namespaces this deployment does not watch are never judged, young objects are left alone, and
 // objects whose owner asked to keep them (Retain) are never leaks.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
 import { Namespaces, type ResourceType } from '../../kit/kube/resources.ts';
@@ -36,7 +37,7 @@ export interface LeakSweeperOptions<MR extends ManagedResource> {
   kind: NativeKind<MR>;
   marks: OwnershipMarks;
   resolver: ProviderResolver;
-  providers: { list(): Provider[] };
+  providers: Pick<Cache<Provider>, 'list'>;
   /** The control cluster and the managed kind, to read owners live. */
   control: KubeClient;
   managedType: ResourceType;
@@ -104,8 +105,8 @@ export class LeakSweeper<MR extends ManagedResource> {
   }
 
   /** The targets the watched Providers resolve to, each with the Providers that name it. */
-  private async resolveTargets(signal?: AbortSignal): Promise<Map<string, { target: Target; providers: Provider[] }>> {
-    const targets = new Map<string, { target: Target; providers: Provider[] }>();
+  private async resolveTargets(signal?: AbortSignal): Promise<Map<string, { target: Target; providers: ReadonlyDeep<Provider>[] }>> {
+    const targets = new Map<string, { target: Target; providers: ReadonlyDeep<Provider>[] }>();
     for (const provider of this.o.providers.list()) {
       try {
         const target = await this.o.resolver.resolve(provider, signal);
@@ -196,7 +197,7 @@ export class LeakSweeper<MR extends ManagedResource> {
     return undefined;
   }
 
-  private record(report: LeakReport, provider: Provider): void {
+  private record(report: LeakReport, provider: ReadonlyDeep<Provider>): void {
     if (report.unproven) {
       const key = `${report.target} ${report.kind} ${report.namespace ?? ''}/${report.name}`;
       if (this.reportedUnproven.has(key)) return;

@@ -2,6 +2,7 @@
 // them by the pass's trust rules, and says whether they are up to date, without writing anything to
 // the target. It also checks the external name before it reaches a request, and records what the
 // kind read of its object in the resource's status.
+import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { getCondition, ReasonedError, setCondition } from '../../kit/conditions.ts';
 import { sameJson } from '../../kit/json.ts';
 import { ANNOTATION_EXTERNAL_NAME, isDeleting } from '../../kit/meta.ts';
@@ -280,7 +281,7 @@ function supersededLeft<MR extends ManagedResource>(pass: NativePass<MR>, ctx: K
 function refuseUnprovenUpstream<MR extends ManagedResource>(pass: NativePass<MR>): void {
   const { mr, opts } = pass;
   const from = pass.kind.endpointFrom;
-  const ref = from?.of(mr);
+  const ref = from?.of(mr as ReadonlyDeep<MR>);
   if (!from || !ref || !opts.managed) return;
   const upstream = opts.managed.get(ref.type, mr.metadata.namespace ?? '', ref.name);
   if (upstream && policyOf(upstream.spec as { managementPolicies?: string[] }).onlyObserve) {

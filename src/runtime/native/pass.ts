@@ -2,6 +2,7 @@
 // is in the target (its external name, its owner, what vouches for its objects), where the pass
 // reads and writes, and the trust rules that observe, apply and delete share. It is made once per
 // call, so each phase takes this one object rather than a bag of callbacks and a row of parameters.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
@@ -45,7 +46,7 @@ export interface NativeExternalOptions {
   /** The clock rotation reads (tests move it). */
   now?: () => number;
   /** Managed resources of the control cluster (from caches) another one's endpoint comes from: see NativeKind.endpointFrom. */
-  managed?: { get(type: ResourceType, namespace: string, name: string): ManagedResource | undefined };
+  managed?: { get(type: ResourceType, namespace: string, name: string): ReadonlyDeep<ManagedResource> | undefined };
   /**
    * Why the keys a rotation replaced must keep working past their grace period (a consumer of the
    * claim does not hold the new ones yet), or undefined: while it says why, they are not removed.

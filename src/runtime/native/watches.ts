@@ -2,6 +2,7 @@
 // owning managed resource when it or one of its companions changes or disappears, so drift is
 // repaired in seconds rather than at the next poll. The watches are the target's shared caches,
 // which observe reads from as well.
+import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Logger } from '../../kit/logger.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import type { NativeKind, TargetObject } from './kind.ts';
@@ -43,7 +44,7 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
       recovered: () => this.requeueAll(target, 'target reachable again; requeueing its resources'),
       failed: () => this.requeueAll(target, 'target unreachable; rechecking its resources'),
     });
-    const requeueOwner = (obj: TargetObject): void => {
+    const requeueOwner = (obj: ReadonlyDeep<TargetObject>): void => {
       // Claimed, not proven: a wake-up costs a reconcile, which proves before it acts.
       const owner = this.marks.claimedOwner(obj);
       if (owner?.resource === this.kind.resource) this.enqueue(owner.key);
@@ -57,7 +58,7 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
       });
     }
     for (const rel of this.kind.related ?? []) {
-      const viaTarget = (obj: TargetObject): void => {
+      const viaTarget = (obj: ReadonlyDeep<TargetObject>): void => {
         const key = rel.targetKey(obj);
         const ours = key ? owned.get(key) : undefined;
         if (ours) requeueOwner(ours);

@@ -2,6 +2,7 @@
 // allows it (a store needs its operator before its first object means anything). One install per target at a time however many resources ask;
 // objects someone else installed are never changed; nothing is ever uninstalled. A bundle is data:
 // a folder of manifests, with the Provider's namespace and image applied.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import path from 'node:path';
 import * as yaml from 'js-yaml';
 import { ReasonedError } from '../../kit/conditions.ts';
@@ -146,7 +147,7 @@ export function bundleFromDirectory(dir: string, facts: Omit<OperatorBundle, 'ma
  * Why the Provider may not install this operator as it configures it, or undefined: an image other than
  * the bundle's without imageOverride, or a system or another operator's namespace it does not list.
  */
-export function installRefusal(bundle: OperatorBundle, provider: ProviderObject): ReasonedError | undefined {
+export function installRefusal(bundle: OperatorBundle, provider: ReadonlyDeep<ProviderObject>): ReasonedError | undefined {
   const settings = operatorSettings(provider, bundle.name, bundle.legacy);
   const field = operatorField(provider, bundle.name, bundle.legacy);
   if (settings.version && !bundle.versions.includes(settings.version)) {
@@ -225,7 +226,7 @@ export class OperatorInstaller {
   /** `seen` hears each finding of whether the operator is there (for the Provider's status). */
   async ensure(
     target: { fingerprint: string; client: Client; informers?: TargetInformers },
-    using: { provider: ProviderObject; owner: Owner; seen?: (present: boolean) => void },
+    using: { provider: ReadonlyDeep<ProviderObject>; owner: Owner; seen?: (present: boolean) => void },
     signal?: AbortSignal,
   ): Promise<void> {
     const { provider } = using;

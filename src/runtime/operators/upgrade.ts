@@ -3,6 +3,7 @@
 // brought to it by applying that version's bundle, and its Deployment's rollout is reported as the
 // Deployment controller writes it. Going back is the same operation. Someone else's operator is
 // never changed unless the Provider says to adopt it.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import { typeOfManifest } from '../../kit/kube/resources.ts';
 import { imageTag, installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
@@ -29,7 +30,7 @@ type Deployment = KubeObjectLike & {
 export async function reconcileVersion(
   installer: OperatorInstaller,
   client: Client,
-  provider: ProviderObject,
+  provider: ReadonlyDeep<ProviderObject>,
   presence: OperatorPresence,
   signal: AbortSignal,
 ): Promise<Upgrade | undefined> {
@@ -72,7 +73,7 @@ export async function reconcileVersion(
 async function applyVersion(
   installer: OperatorInstaller,
   client: Client,
-  provider: ProviderObject,
+  provider: ReadonlyDeep<ProviderObject>,
   settings: ReturnType<typeof operatorSettings>,
   signal: AbortSignal,
 ): Promise<void> {

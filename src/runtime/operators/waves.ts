@@ -52,7 +52,7 @@ const isNewer = (a: ReadonlyDeep<OperatorUpgrade>, b: OperatorUpgrade): boolean 
 /** Where one Provider stands in the wave. */
 type Step = 'done' | 'upgrading' | 'pending' | { stopped: string };
 
-function stepOf(p: ProviderObject, operator: string, version: string): Step {
+function stepOf(p: ReadonlyDeep<ProviderObject>, operator: string, version: string): Step {
   const entry = p.spec.operators?.find((o) => o.name === operator);
   if (entry?.version !== version) return 'pending';
   const seen = p.status?.operators?.find((o) => o.name === operator);
@@ -69,9 +69,9 @@ function stepOf(p: ProviderObject, operator: string, version: string): Step {
 export interface OperatorWavesOptions {
   client: Client;
   upgrades: Cache<OperatorUpgrade>;
-  providers: { list(): ProviderObject[] };
+  providers: Pick<Cache<ProviderObject>, 'list'>;
   /** Whether a Provider configures this operator in the deprecated spec.operatorInstall (a wave cannot add an entry beside it). */
-  legacy(provider: ProviderObject, operator: string): boolean;
+  legacy(provider: ReadonlyDeep<ProviderObject>, operator: string): boolean;
   /** How often a wave under way is looked at, besides its Providers' changes. */
   recheckMs?: number;
 }
@@ -163,7 +163,7 @@ export class OperatorWaves implements Reconciler {
   }
 
   /** The Provider's spec.operators entry for `operator`, at `version` (added when missing), conditional on what was read. */
-  private async setVersion(p: ProviderObject, operator: string, version: string, signal: AbortSignal): Promise<void> {
+  private async setVersion(p: ReadonlyDeep<ProviderObject>, operator: string, version: string, signal: AbortSignal): Promise<void> {
     const operators = [...(p.spec.operators ?? [])];
     const i = operators.findIndex((o) => o.name === operator);
     if (i >= 0) operators[i] = { ...operators[i]!, version };

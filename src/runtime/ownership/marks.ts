@@ -9,6 +9,7 @@
 // - for a resource's main object, its uid as the resource recorded it (ANNOTATION_TARGET_UID): a uid
 //   is given by the target's API server, and the annotation lives on the managed resource, so a
 //   resource restored from a backup of the control cluster names the very object it made.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { groupOf, type ResourceType } from '../../kit/kube/resources.ts';
 
@@ -174,7 +175,7 @@ export class OwnershipMarks {
   }
 
   /** The marks on obj were made by this control plane for obj itself (not copied, not edited). */
-  signed(type: ResourceType, obj: Marked): boolean {
+  signed(type: ResourceType, obj: ReadonlyDeep<Marked>): boolean {
     const proof = obj.metadata.annotations?.[ANNOTATION_OWNER_PROOF];
     if (!proof) return false;
     const want = Buffer.from(this.proofOf(type, obj));
@@ -183,11 +184,11 @@ export class OwnershipMarks {
   }
 
   /** Marks without a proof at all: written before marks were signed (or forged). */
-  unsigned(obj: Marked): boolean {
+  unsigned(obj: ReadonlyDeep<Marked>): boolean {
     return obj.metadata.annotations?.[ANNOTATION_OWNER_PROOF] === undefined;
   }
 
-  relation(type: ResourceType, obj: Marked, owner: Owner, vouchers: Vouchers = {}): Relation {
+  relation(type: ResourceType, obj: ReadonlyDeep<Marked>, owner: Owner, vouchers: Vouchers = {}): Relation {
     const labels = obj.metadata.labels ?? {};
     if (labels[LABEL_CONTROL_PLANE] === undefined && labels[LABEL_OWNER_UID] === undefined) return 'unmarked';
     const key = this.claimedOwner(obj);
@@ -206,7 +207,7 @@ export class OwnershipMarks {
   }
 
   /** The owner the marks claim, if they are this control plane's (not proof: see provenOwner). */
-  claimedOwner(obj: Marked): OwnerKey | undefined {
+  claimedOwner(obj: ReadonlyDeep<Marked>): OwnerKey | undefined {
     const labels = obj.metadata.labels ?? {};
     if (labels[LABEL_CONTROL_PLANE] !== this.controlPlaneId) return undefined;
     const owner = obj.metadata.annotations?.[ANNOTATION_OWNER];
@@ -218,7 +219,7 @@ export class OwnershipMarks {
   }
 
   /** The owning resource, when this control plane's signature proves the marks. */
-  provenOwner(type: ResourceType, obj: Marked): OwnerKey | undefined {
+  provenOwner(type: ResourceType, obj: ReadonlyDeep<Marked>): OwnerKey | undefined {
     const owner = this.claimedOwner(obj);
     return owner && this.signed(type, obj) ? owner : undefined;
   }

@@ -85,7 +85,7 @@ export function operatorSettings(provider: ReadonlyDeep<ProviderObject>, name: s
 }
 
 /** Where operatorSettings found operator `name`'s settings, for messages: "spec.operators[1]" or "spec.operatorInstall". */
-export function operatorField(provider: ProviderObject, name: string, legacy = false): string {
+export function operatorField(provider: ReadonlyDeep<ProviderObject>, name: string, legacy = false): string {
   const index = provider.spec.operators?.findIndex((o) => o.name === name) ?? -1;
   if (index >= 0) return `spec.operators[${index}]`;
   return legacy && provider.spec.operatorInstall ? 'spec.operatorInstall' : 'spec.operators';
@@ -98,19 +98,19 @@ export const SYSTEM_NAMESPACES: readonly string[] = ['kube-system', 'kube-public
  * What no store may use unless the Provider lists it in spec.allowedNamespaces: the system's
  * namespaces, every operator's default namespace (`operatorDefaults`) and those the Provider puts one in.
  */
-export function protectedNamespaces(provider: ProviderObject, operatorDefaults: Iterable<string>): Set<string> {
+export function protectedNamespaces(provider: ReadonlyDeep<ProviderObject>, operatorDefaults: Iterable<string>): Set<string> {
   const configured = [...(provider.spec.operators ?? []), provider.spec.operatorInstall].map((o) => o?.namespace);
   return new Set([...SYSTEM_NAMESPACES, ...operatorDefaults, ...configured.filter((n): n is string => Boolean(n))]);
 }
 
 /** A namespace spec.allowedNamespaces lists is always allowed; with no list, any but the protected ones. */
-export function allowsNamespace(provider: ProviderObject, namespace: string, protect: ReadonlySet<string>): boolean {
+export function allowsNamespace(provider: ReadonlyDeep<ProviderObject>, namespace: string, protect: ReadonlySet<string>): boolean {
   const allowed = provider.spec.allowedNamespaces;
   return allowed ? allowed.includes(namespace) : !protect.has(namespace);
 }
 
 /** The refusal of `namespace`, which `field` of the object put in the target. */
-export function namespaceNotAllowed(provider: ProviderObject, namespace: string, field: string): ReasonedError {
+export function namespaceNotAllowed(provider: ReadonlyDeep<ProviderObject>, namespace: string, field: string): ReasonedError {
   const allowed = provider.spec.allowedNamespaces;
   const where = `Provider ${provider.metadata.namespace}/${provider.metadata.name}`;
   return new ReasonedError(

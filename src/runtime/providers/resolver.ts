@@ -1,5 +1,6 @@
 // ProviderResolver: a Provider -> its Secret -> a (cached) client for its target cluster. Secrets are
 // watched one by one in the Provider's namespace, so a rotation is seen at once and costs no reads at rest.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import { Informer } from '../../kit/controller/informer.ts';
 import type { Logger } from '../../kit/logger.ts';
@@ -82,13 +83,13 @@ export class ProviderResolver {
     }
   }
 
-  provider(namespace: string, name: string): Provider {
+  provider(namespace: string, name: string): ReadonlyDeep<Provider> {
     const provider = this.providers.get({ namespace, name });
     if (!provider) throw new ReasonedError(Reasons.ProviderNotFound, `Provider ${namespace}/${name} does not exist`);
     return provider;
   }
 
-  async resolve(provider: Provider, signal?: AbortSignal): Promise<Target> {
+  async resolve(provider: ReadonlyDeep<Provider>, signal?: AbortSignal): Promise<Target> {
     const namespace = provider.metadata.namespace!;
     const secretName = provider.spec.credentialsSecretRef.name;
     const where = `${namespace}/${secretName}`;

@@ -92,7 +92,7 @@ export class Reservations implements Reconciler {
   }
 
   /** Reservations whose resource has no Provider yet: it may still be placed here. */
-  pending(provider: ProviderObject): number {
+  pending(provider: ReadonlyDeep<ProviderObject>): number {
     return (provider.status?.reservations ?? []).filter((r) => {
       const mr = this.o.managed(r.kind)?.cache.get({ namespace: provider.metadata.namespace, name: r.name });
       return mr?.metadata.uid === r.uid && !mr.spec.providerRef?.name;
@@ -100,7 +100,7 @@ export class Reservations implements Reconciler {
   }
 
   /** Whether the Provider's reservations include one the caches do not show as holding its place. */
-  mayHoldStale(provider: ProviderObject): boolean {
+  mayHoldStale(provider: ReadonlyDeep<ProviderObject>): boolean {
     return (provider.status?.reservations ?? []).some((r) => this.cached(provider, r) !== 'held');
   }
 
@@ -150,11 +150,11 @@ function holds(mr: ReadonlyDeep<ManagedResource>, provider: ReadonlyDeep<Provide
 export function setupReservations(
   manager: Manager,
   o: Omit<ReservationsOptions, 'client' | 'providers'> & { providers: Informer<ProviderObject> },
-): { reservations: Reservations; controller: Controller; placed(mr: ManagedResource): void } {
+): { reservations: Reservations; controller: Controller; placed(mr: ReadonlyDeep<ManagedResource>): void } {
   const { providers, usage } = o;
   const reservations = new Reservations({ ...o, client: manager.control });
   const controller = manager.controller('scheduling/reservations', reservations);
-  const reservedFor = (mr: ManagedResource, except?: string): void => {
+  const reservedFor = (mr: ReadonlyDeep<ManagedResource>, except?: string): void => {
     for (const p of providers.list())
       if (
         p.metadata.namespace === mr.metadata.namespace &&
@@ -165,7 +165,7 @@ export function setupReservations(
   };
   usage.onFreed((mr) => reservedFor(mr));
   // A place taken in a race the other scheduler won may be written after its resource was placed.
-  const mayHoldStale = (p: ProviderObject): void => {
+  const mayHoldStale = (p: ReadonlyDeep<ProviderObject>): void => {
     if (reservations.mayHoldStale(p)) controller.enqueue(keyOf(p.metadata));
   };
   onChange(providers, mayHoldStale, { on: ['added', 'updated'] });

@@ -3,18 +3,19 @@
 // (kube-scheduler's "assumed" pods): a burst of placements spreads instead of piling onto the
 // Provider that looked emptiest a moment ago. Only the spread relies on it; capacity is arbitrated
 // by the API server (reservations.ts).
+import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { onChange } from '../../kit/controller/handlers.ts';
 
-const providerKeyOf = (mr: ManagedResource): string | undefined =>
+const providerKeyOf = (mr: ReadonlyDeep<ManagedResource>): string | undefined =>
   mr.spec.providerRef?.name ? `${mr.metadata.namespace}/${mr.spec.providerRef.name}` : undefined;
 
 export class ProviderUsage {
   private readonly users = new Map<string, Set<string>>();
   private readonly providerOf = new Map<string, string>();
   private readonly assumed = new Map<string, string>();
-  private readonly freedHandlers: ((mr: ManagedResource) => void)[] = [];
+  private readonly freedHandlers: ((mr: ReadonlyDeep<ManagedResource>) => void)[] = [];
 
   /** Follows one managed kind's cache. */
   track(cache: Informer<ManagedResource>): void {
@@ -23,7 +24,7 @@ export class ProviderUsage {
   }
 
   /** Called with each managed resource that went away (a Provider may have room again). */
-  onFreed(handler: (mr: ManagedResource) => void): void {
+  onFreed(handler: (mr: ReadonlyDeep<ManagedResource>) => void): void {
     this.freedHandlers.push(handler);
   }
 
@@ -43,7 +44,7 @@ export class ProviderUsage {
     return out;
   }
 
-  private set(mr: ManagedResource): void {
+  private set(mr: ReadonlyDeep<ManagedResource>): void {
     const uid = mr.metadata.uid;
     if (!uid) return;
     const key = providerKeyOf(mr);
@@ -61,7 +62,7 @@ export class ProviderUsage {
     }
   }
 
-  private remove(mr: ManagedResource): void {
+  private remove(mr: ReadonlyDeep<ManagedResource>): void {
     const uid = mr.metadata.uid;
     if (!uid) return;
     const before = this.providerOf.get(uid);

@@ -1,6 +1,7 @@
 // setupNativeManaged: registers a managed kind whose external resource is an object in a target
 // cluster, after controller-runtime's builder: the managed controller, its scheduler, drift watches
 // in every target, leak sweeping and operator install.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Controller } from '../../kit/controller/controller.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -122,10 +123,10 @@ function endpointSources<MR extends ManagedResource>(w: Wiring<MR>): NativeExter
 function watchEndpointSources<MR extends ManagedResource>(w: Wiring<MR>, controller: Controller): void {
   const from = w.kind.endpointFrom;
   if (!from) return;
-  const unproven = (mr: ManagedResource): boolean =>
+  const unproven = (mr: ReadonlyDeep<ManagedResource>): boolean =>
     mr.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === Reasons.EndpointNotProven) ?? false;
   for (const type of from.types) {
-    const storeChanged = (store: ManagedResource): void => {
+    const storeChanged = (store: ReadonlyDeep<ManagedResource>): void => {
       for (const mr of w.cache.list()) {
         const ref = from.of(mr);
         if (
@@ -192,7 +193,7 @@ function watchManaged<MR extends ManagedResource>(w: Wiring<MR>, managed: Manage
   });
   // A connection Secret that goes (deleted by hand, or by the garbage collector after a restore, as
   // its controller's uid is gone) is written again at once, not at the next poll.
-  const secretGone = (s: SecretObject): void => {
+  const secretGone = (s: ReadonlyDeep<SecretObject>): void => {
     const owner = s.metadata.ownerReferences?.find((r) => r.controller);
     const key = owner?.kind === type.kind && owner.name ? { namespace: s.metadata.namespace, name: owner.name } : undefined;
     if (key && cache.get(key)) controller.enqueue(keyOf(key));

@@ -2,6 +2,8 @@
 // managed resources use it) and protects a Provider in use: it keeps a finalizer until no managed
 // resource names it, so deleting it never strands resources behind their own finalizers.
 // Status echoes nothing read from the Provider's Secret: the Secret may be someone else's.
+import { copyOf } from '../../kit/controller/informer.ts';
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, setCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { Client } from '../../kit/kube/client.ts';
@@ -63,7 +65,7 @@ export class ProviderStatusReconciler implements Reconciler {
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.cache.get(key);
     if (!cached) return done();
-    let provider = structuredClone(cached);
+    let provider = copyOf<Provider>(cached);
     try {
       if (isDeleting(provider.metadata)) return await this.release(provider, cached, signal);
       // v0.1's single-operator field still works; say where it belongs now.
@@ -148,7 +150,7 @@ export class ProviderStatusReconciler implements Reconciler {
   }
 
   /** A Provider being deleted goes once a live count finds no managed resource using it. */
-  private async release(provider: Provider, cached: Provider, signal: AbortSignal): Promise<Result> {
+  private async release(provider: Provider, cached: ReadonlyDeep<Provider>, signal: AbortSignal): Promise<Result> {
     if (!hasFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE)) return done();
     const { namespace, name } = provider.metadata;
     const users = await this.o.users.live(namespace!, name, signal);
@@ -166,7 +168,12 @@ export class ProviderStatusReconciler implements Reconciler {
   }
 
   /** Writes a changed status; a change of the user count alone waits for its window, and how long is returned. */
-  private async writeStatus(provider: Provider, cached: Provider, status: Provider['status'], signal: AbortSignal): Promise<number> {
+  private async writeStatus(
+    provider: Provider,
+    cached: ReadonlyDeep<Provider>,
+    status: Provider['status'],
+    signal: AbortSignal,
+  ): Promise<number> {
     if (sameJson(status, cached.status)) return 0;
     const key = keyOf(provider.metadata);
     const now = (this.o.now ?? Date.now)();

@@ -3,6 +3,7 @@
 // resolve to, the operators installed into targets and their upgrade waves, scheduling's usage and
 // capacity reservations, ownership marks, and the leak sweepers of every kind. Each part sets up its
 // own controller and wake-ups; this class holds what they share.
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Controller } from '../../kit/controller/controller.ts';
 import { setupOperatorWaves } from '../operators/waves.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
@@ -63,7 +64,7 @@ export class ProviderSystem implements Runnable {
   readonly usage = new ProviderUsage();
   readonly reservations: Reservations;
   private readonly providerController: Controller;
-  private readonly placed: (mr: ManagedResource) => void;
+  private readonly placed: (mr: ReadonlyDeep<ManagedResource>) => void;
   private readonly kinds: RegisteredKind[] = [];
   private readonly sweepers: LeakSweeper<ManagedResource>[] = [];
   private readonly installers = new Map<string, OperatorInstaller>();
@@ -165,7 +166,7 @@ export class ProviderSystem implements Runnable {
     this.kinds.push(kind);
     this.usage.track(kind.cache);
     // A Provider counts its users, and a Provider being deleted waits for the last one to go.
-    const providerOf = (mr: ManagedResource): void => {
+    const providerOf = (mr: ReadonlyDeep<ManagedResource>): void => {
       if (mr.spec.providerRef?.name) this.recheck({ namespace: mr.metadata.namespace, name: mr.spec.providerRef.name });
     };
     kind.cache.on({
@@ -213,5 +214,5 @@ export class ProviderSystem implements Runnable {
 
 const usesProvider =
   (namespace: string, name: string) =>
-  (mr: ManagedResource): boolean =>
+  (mr: ReadonlyDeep<ManagedResource>): boolean =>
     mr.metadata.namespace === namespace && mr.spec.providerRef?.name === name;

@@ -1,6 +1,7 @@
 // Claim routing: which one controller a claim (or a change that concerns it) wakes, decided before
 // the queue. A table of named cases for the router, then setupClaim's watches against fakes of the
 // manager's informers and controllers.
+import { type ReadonlyDeep } from '../../../../src/kit/controller/informer.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { Claim, PortableClass } from '../../../../src/runtime/claims/claim.ts';
 import { ClaimRouter, type Route } from '../../../../src/runtime/claims/routing.ts';
@@ -151,8 +152,8 @@ class FakeInformer<T extends KubeObjectLike> {
     const old = this.objects.get(key);
     this.objects.set(key, obj);
     for (const h of this.handlers)
-      if (old) h.updated?.(old, obj);
-      else h.added?.(obj);
+      if (old) h.updated?.(old as ReadonlyDeep<T>, obj as ReadonlyDeep<T>);
+      else h.added?.(obj as ReadonlyDeep<T>);
   }
 }
 
