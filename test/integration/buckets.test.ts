@@ -2,40 +2,67 @@
 // ObjectStore and one MinIO Tenant, each with a MinioBucketClass; app claims get a bucket each and a
 // user whose policy reaches only it, and the stores' root credentials never reach the control cluster.
 // The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import path from 'node:path';
-import { down, repoRoot, up } from '../kit/cluster.ts';
-import { applyManifests, installOperatorBundle, loadManifests } from '../kit/manifests.ts';
-import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, Tenants, type App } from '../../src/app.ts';
+import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, Tenants } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
-import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { adminClient, testCluster } from '../kit/env.ts';
-import { createNamespace, eventsFor, installCrds, ourCrds, registerProvider, startTestApp } from '../kit/provider.ts';
+import { eventsFor } from '../kit/provider.ts';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from '../kit/eventually.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 
 const TARGET = `it-buckets-${process.pid}`;
 type Obj = KubeObjectLike & { spec?: Record<string, unknown>; data?: Record<string, string>; status?: { conditions?: Cond[] } };
 type Cond = { type: string; status: string; reason: string; message?: string };
 const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
-let control: KubeClient;
-let target: KubeClient;
-let app: App;
-let platform: string;
-let appA: string;
-let appB: string;
+const env = withProviderRook({
+  cluster: TARGET,
+  namespaces: { platform: 'bk-infra', appA: 'bk-a', appB: 'bk-b', appIdn: 'xn--bk' },
+  provider: { name: 't', in: 'platform' },
+  operators: ['rook-minio', 'minio-operator'],
+  standIns: (t) => [new FakeMinioOperator(t, { s3: true }), new FakeTenantOperator(t, { s3: true })],
+  admission: true,
+  timeoutMs: 180_000,
+  before: async () => {
+    // The platform team's stores, made for no claim, and a class of buckets in each.
+    for (const s of stores) {
+      await apply(s.type, s.name, env.ns.platform, { ...s.spec, providerRef: { name: 't' } });
+      await apply(kinds.MinioBucketClass, s.name, env.ns.platform, { store: { kind: s.kind, name: s.name } });
+    }
+    await apply(kinds.MinioBucketClass, 'missing', env.ns.platform, { store: { kind: 'ObjectStore', name: 'no-such-store' } });
+    // One store per claim, for the scan of Secrets in both modes.
+    await apply(ObjectStoreClasses, 'dedicated', env.ns.platform, {
+      scope: { nodeCount: 4 },
+      providerRef: { name: 't' },
+      targetNamespace: 'dedicated',
+    });
+    for (const ns of [env.ns.appA, env.ns.appB, env.ns.appIdn]) {
+      for (const [name, kind] of [
+        ...stores.map((s) => [s.name, kinds.MinioBucketClass] as const),
+        ['missing', kinds.MinioBucketClass] as const,
+        ['dedicated', ObjectStoreClasses] as const,
+      ]) {
+        await apply(
+          BucketClasses,
+          name,
+          ns,
+          { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: env.ns.platform } },
+          true,
+        );
+      }
+    }
+  },
+});
 /** A namespace whose name S3 would refuse as a bucket name's start. */
-let appIdn: string;
-const standIns: { stop(): Promise<void> }[] = [];
 
 const pool = {
   name: 'pool-0',
@@ -52,7 +79,7 @@ const stores = [
     type: ManagedObjectStores,
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'shared-rook' },
     root: async (): Promise<string[]> => {
-      const s = secretText((await target.get<Obj>(Secrets, 'shared-rook-access-keys', 'shared-rook'))?.data);
+      const s = secretText((await env.target.get<Obj>(Secrets, 'shared-rook-access-keys', 'shared-rook'))?.data);
       return [s.username!, s.password!];
     },
   },
@@ -62,8 +89,10 @@ const stores = [
     type: Tenants,
     spec: { forProvider: { pools: [pool] }, targetNamespace: 'shared-tenant' },
     root: async (): Promise<string[]> => {
-      const env = secretText((await target.get<Obj>(Secrets, 'shared-tenant-env-configuration', 'shared-tenant'))?.data)['config.env']!;
-      return [...env.matchAll(/MINIO_ROOT_(?:USER|PASSWORD)="([^"]+)"/g)].map((m) => m[1]!);
+      const config = secretText((await env.target.get<Obj>(Secrets, 'shared-tenant-env-configuration', 'shared-tenant'))?.data)[
+        'config.env'
+      ]!;
+      return [...config.matchAll(/MINIO_ROOT_(?:USER|PASSWORD)="([^"]+)"/g)].map((m) => m[1]!);
     },
   },
 ];
@@ -83,30 +112,33 @@ const claim = (name: string, namespace: string, className: string) =>
 const bound = (name: string, namespace: string) =>
   eventually(
     async () => {
-      const b = await control.get<Bucket>(Buckets, name, namespace);
+      const b = await env.control.get<Bucket>(Buckets, name, namespace);
       return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
     },
     `Bucket ${namespace}/${name} to be Bound and Ready`,
-    { timeoutMs: 60_000, explain: async () => JSON.stringify((await control.get<Bucket>(Buckets, name, namespace))?.status?.conditions) },
+    {
+      timeoutMs: 60_000,
+      explain: async () => JSON.stringify((await env.control.get<Bucket>(Buckets, name, namespace))?.status?.conditions),
+    },
   );
 
 /** A claim's Secret, and its endpoint as an app in the target reaches it. */
 async function access(name: string, namespace: string) {
-  const keys = secretText((await control.get<Obj>(Secrets, `${name}-s3`, namespace))!.data);
-  const local = await resolveS3Endpoint(keys.endpoint!, target);
+  const keys = secretText((await env.control.get<Obj>(Secrets, `${name}-s3`, namespace))!.data);
+  const local = await resolveS3Endpoint(keys.endpoint!, env.target);
   return { keys, local, creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! }, bucket: keys.BUCKET_NAME! };
 }
 
 async function gone(type: ResourceType, name: string, namespace: string): Promise<void> {
   await eventually(
-    async () => (await control.get(type, name, namespace)) === undefined,
+    async () => (await env.control.get(type, name, namespace)) === undefined,
     `${type.kind} ${namespace}/${name} to be gone`,
     60_000,
   );
 }
 
 async function apply(type: ResourceType, name: string, namespace: string, spec: object, top = false): Promise<void> {
-  await control.apply(type, {
+  await env.control.apply(type, {
     apiVersion: type.apiVersion,
     kind: type.kind,
     metadata: { name, namespace },
@@ -114,64 +146,18 @@ async function apply(type: ResourceType, name: string, namespace: string, spec: 
   } as KubeObjectLike);
 }
 
-beforeAll(async () => {
-  const cluster = (await up([TARGET]))[0]!;
-  control = adminClient(testCluster('control'));
-  target = adminClient(cluster);
-  await installCrds(control, ourCrds());
-  await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'admission', 'protection.yaml')));
-  for (const name of ['rook-minio', 'minio-operator']) await installOperatorBundle(target, name);
-  for (const s of [new FakeMinioOperator(target, { s3: true }), new FakeTenantOperator(target, { s3: true })]) {
-    void s.start();
-    standIns.push(s);
-  }
-  platform = await createNamespace(control, 'bk-infra');
-  appA = await createNamespace(control, 'bk-a');
-  appB = await createNamespace(control, 'bk-b');
-  appIdn = await createNamespace(control, 'xn--bk');
-  await registerProvider(control, platform, 't', cluster);
-  // The platform team's stores, made for no claim, and a class of buckets in each.
-  for (const s of stores) {
-    await apply(s.type, s.name, platform, { ...s.spec, providerRef: { name: 't' } });
-    await apply(kinds.MinioBucketClass, s.name, platform, { store: { kind: s.kind, name: s.name } });
-  }
-  await apply(kinds.MinioBucketClass, 'missing', platform, { store: { kind: 'ObjectStore', name: 'no-such-store' } });
-  // One store per claim, for the scan of Secrets in both modes.
-  await apply(ObjectStoreClasses, 'dedicated', platform, {
-    scope: { nodeCount: 4 },
-    providerRef: { name: 't' },
-    targetNamespace: 'dedicated',
-  });
-  for (const ns of [appA, appB, appIdn]) {
-    for (const [name, kind] of [
-      ...stores.map((s) => [s.name, kinds.MinioBucketClass] as const),
-      ['missing', kinds.MinioBucketClass] as const,
-      ['dedicated', ObjectStoreClasses] as const,
-    ]) {
-      await apply(BucketClasses, name, ns, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } }, true);
-    }
-  }
-  app = await startTestApp(testCluster('control'), { namespaces: [platform, appA, appB, appIdn], pollIntervalMs: 1_000 });
-}, 180_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all(standIns.map((s) => s.stop()));
-  await down([TARGET]);
-});
-
 describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
   it("each get a bucket of the store and a user that reaches only it: the server refuses A's keys in B's bucket", async () => {
-    await control.create(Buckets, claim(`a-${store}`, appA, store));
-    await control.create(Buckets, claim(`b-${store}`, appB, store));
-    await bound(`a-${store}`, appA);
-    await bound(`b-${store}`, appB);
-    const a = await access(`a-${store}`, appA);
-    const b = await access(`b-${store}`, appB);
+    await env.control.create(Buckets, claim(`a-${store}`, env.ns.appA, store));
+    await env.control.create(Buckets, claim(`b-${store}`, env.ns.appB, store));
+    await bound(`a-${store}`, env.ns.appA);
+    await bound(`b-${store}`, env.ns.appB);
+    const a = await access(`a-${store}`, env.ns.appA);
+    const b = await access(`b-${store}`, env.ns.appB);
     // One store: the same endpoint; two buckets, named from each claim.
     expect(a.keys.endpoint).toBe(b.keys.endpoint);
-    expect(a.bucket).toMatch(new RegExp(`^${appA}-a-${store}-[0-9a-f]{8}$`));
-    expect(b.bucket).toMatch(new RegExp(`^${appB}-b-${store}-[0-9a-f]{8}$`));
+    expect(a.bucket).toMatch(new RegExp(`^${env.ns.appA}-a-${store}-[0-9a-f]{8}$`));
+    expect(b.bucket).toMatch(new RegExp(`^${env.ns.appB}-b-${store}-[0-9a-f]{8}$`));
     expect(a.creds.accessKey).not.toBe(b.creds.accessKey);
     // Each claim's keys work in its own bucket...
     await roundTrip(a.local, a.creds, a.bucket);
@@ -191,12 +177,12 @@ describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
   }, 120_000);
 
   it("deleting A removes A's user and bucket, and B keeps working", async () => {
-    const a = await access(`a-${store}`, appA);
-    const b = await access(`b-${store}`, appB);
-    const mr = (await control.get<Bucket>(Buckets, `a-${store}`, appA))!.spec.resourceRef!.name;
-    await control.delete(Buckets, `a-${store}`, appA);
-    await gone(Buckets, `a-${store}`, appA);
-    await gone(kinds.MinioBucket, mr, platform);
+    const a = await access(`a-${store}`, env.ns.appA);
+    const b = await access(`b-${store}`, env.ns.appB);
+    const mr = (await env.control.get<Bucket>(Buckets, `a-${store}`, env.ns.appA))!.spec.resourceRef!.name;
+    await env.control.delete(Buckets, `a-${store}`, env.ns.appA);
+    await gone(Buckets, `a-${store}`, env.ns.appA);
+    await gone(kinds.MinioBucket, mr, env.ns.platform);
     const root = s3Client(a.local, await rootOf(kind));
     const s3 = s3Client(a.local, a.creds);
     try {
@@ -212,20 +198,20 @@ describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
 
   it('a bucket that still holds objects is kept with them when its claim goes; its user is revoked', async () => {
     const name = `c-${store}`;
-    await control.create(Buckets, claim(name, appA, store));
-    const mr = (await bound(name, appA)).spec.resourceRef!.name;
-    const c = await access(name, appA);
+    await env.control.create(Buckets, claim(name, env.ns.appA, store));
+    const mr = (await bound(name, env.ns.appA)).spec.resourceRef!.name;
+    const c = await access(name, env.ns.appA);
     const s3 = s3Client(c.local, c.creds);
     const root = s3Client(c.local, await rootOf(kind));
     try {
       await s3.send(new PutObjectCommand({ Bucket: c.bucket, Key: 'keep-me', Body: 'data' }));
-      await control.delete(Buckets, name, appA);
-      await gone(Buckets, name, appA);
-      await gone(kinds.MinioBucket, mr, platform);
+      await env.control.delete(Buckets, name, env.ns.appA);
+      await gone(Buckets, name, env.ns.appA);
+      await gone(kinds.MinioBucket, mr, env.ns.platform);
       const kept = await root.send(new GetObjectCommand({ Bucket: c.bucket, Key: 'keep-me' }));
       expect(await kept.Body!.transformToString()).toBe('data');
       expect(await refusal(s3.send(new GetObjectCommand({ Bucket: c.bucket, Key: 'keep-me' })))).toBe('InvalidAccessKeyId');
-      const events = await eventsFor(control, platform, mr);
+      const events = await eventsFor(env.control, env.ns.platform, mr);
       expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain(`bucket ${c.bucket} still holds objects`);
     } finally {
       s3.destroy();
@@ -236,35 +222,35 @@ describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
 
 describe('shared and dedicated stores', () => {
   it("no Secret in the control cluster holds a store's root credential, in either mode", async () => {
-    await control.create(Buckets, claim('d', appA, 'dedicated'));
-    await control.create(Buckets, claim('s', appB, 'shared-rook'));
-    const dedicated = (await bound('d', appA)).spec.resourceRef!.name;
-    await bound('s', appB);
-    const d = await access('d', appA);
+    await env.control.create(Buckets, claim('d', env.ns.appA, 'dedicated'));
+    await env.control.create(Buckets, claim('s', env.ns.appB, 'shared-rook'));
+    const dedicated = (await bound('d', env.ns.appA)).spec.resourceRef!.name;
+    await bound('s', env.ns.appB);
+    const d = await access('d', env.ns.appA);
     await roundTrip(d.local, d.creds, d.bucket);
-    const dedicatedRoot = secretText((await target.get<Obj>(Secrets, `${dedicated}-access-keys`, 'dedicated'))!.data);
+    const dedicatedRoot = secretText((await env.target.get<Obj>(Secrets, `${dedicated}-access-keys`, 'dedicated'))!.data);
     const rook = await rootOf('ObjectStore');
     const tenant = await rootOf('Tenant');
     const roots = [rook.accessKey, rook.secretKey, tenant.accessKey, tenant.secretKey, dedicatedRoot.username!, dedicatedRoot.password!];
     expect(roots.every((r) => r.length >= 20)).toBe(true);
-    const { items } = await control.list<Obj>(Secrets);
+    const { items } = await env.control.list<Obj>(Secrets);
     expect(items.length).toBeGreaterThan(5);
     const holding = items.filter((s) => Object.values(secretText(s.data)).some((v) => roots.some((r) => v.includes(r))));
     expect(holding.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual([]);
   }, 120_000);
 
   it('a store of its own whose bucket holds objects is kept with them, marked Retain, when its claim goes', async () => {
-    const mr = (await control.get<Bucket>(Buckets, 'd', appA))!.spec.resourceRef!.name;
-    const d = await access('d', appA);
+    const mr = (await env.control.get<Bucket>(Buckets, 'd', env.ns.appA))!.spec.resourceRef!.name;
+    const d = await access('d', env.ns.appA);
     const s3 = s3Client(d.local, d.creds);
     await s3.send(new PutObjectCommand({ Bucket: d.bucket, Key: 'keep-me', Body: 'data' }));
     s3.destroy();
-    await control.delete(Buckets, 'd', appA);
-    await gone(ManagedObjectStores, mr, platform);
+    await env.control.delete(Buckets, 'd', env.ns.appA);
+    await gone(ManagedObjectStores, mr, env.ns.platform);
     // The store and its keys are still there, marked Retain: no sweep takes them.
-    const store = await target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, mr, 'dedicated');
+    const store = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, mr, 'dedicated');
     expect(store?.metadata.annotations?.['rook.crossplane.io/reclaim-policy']).toBe('Retain');
-    const rootKeys = secretText((await target.get<Obj>(Secrets, `${mr}-access-keys`, 'dedicated'))!.data);
+    const rootKeys = secretText((await env.target.get<Obj>(Secrets, `${mr}-access-keys`, 'dedicated'))!.data);
     const root = s3Client(d.local, { accessKey: rootKeys.username!, secretKey: rootKeys.password! });
     try {
       const kept = await root.send(new GetObjectCommand({ Bucket: d.bucket, Key: 'keep-me' }));
@@ -276,45 +262,45 @@ describe('shared and dedicated stores', () => {
     const again = s3Client(d.local, d.creds);
     expect(await refusal(again.send(new GetObjectCommand({ Bucket: d.bucket, Key: 'keep-me' })))).toBe('InvalidAccessKeyId');
     again.destroy();
-    const events = await eventsFor(control, platform, mr);
+    const events = await eventsFor(env.control, env.ns.platform, mr);
     expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain('marked Retain');
   }, 120_000);
 
   it('a store of its own whose root keys are gone is kept when its claim goes: nothing proves its bucket empty', async () => {
-    await control.create(Buckets, claim('r', appB, 'dedicated'));
-    const mr = (await bound('r', appB)).spec.resourceRef!.name;
-    await target.delete(Secrets, `${mr}-access-keys`, 'dedicated');
-    await control.delete(Buckets, 'r', appB);
-    await gone(ManagedObjectStores, mr, platform);
-    const store = await target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, mr, 'dedicated');
+    await env.control.create(Buckets, claim('r', env.ns.appB, 'dedicated'));
+    const mr = (await bound('r', env.ns.appB)).spec.resourceRef!.name;
+    await env.target.delete(Secrets, `${mr}-access-keys`, 'dedicated');
+    await env.control.delete(Buckets, 'r', env.ns.appB);
+    await gone(ManagedObjectStores, mr, env.ns.platform);
+    const store = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, mr, 'dedicated');
     expect(store?.metadata.annotations?.['rook.crossplane.io/reclaim-policy']).toBe('Retain');
-    const events = await eventsFor(control, platform, mr);
+    const events = await eventsFor(env.control, env.ns.platform, mr);
     expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain(
       `the store's root credentials Secret dedicated/${mr}-access-keys is gone, so nothing proves its bucket empty`,
     );
   }, 120_000);
 
   it('a claim in a namespace that starts with xn-- binds: its bucket name is one S3 takes, and it works', async () => {
-    await control.create(Buckets, claim('idn', appIdn, 'shared-rook'));
-    await bound('idn', appIdn);
-    const c = await access('idn', appIdn);
-    expect(c.bucket).toMatch(new RegExp(`^b-${appIdn}-idn-[0-9a-f]{8}$`));
+    await env.control.create(Buckets, claim('idn', env.ns.appIdn, 'shared-rook'));
+    await bound('idn', env.ns.appIdn);
+    const c = await access('idn', env.ns.appIdn);
+    expect(c.bucket).toMatch(new RegExp(`^b-${env.ns.appIdn}-idn-[0-9a-f]{8}$`));
     await roundTrip(c.local, c.creds, c.bucket);
   }, 120_000);
 
   it('a class that shares a store that does not exist: the claim says so, and nothing is made', async () => {
-    await control.create(Buckets, claim('m', appA, 'missing'));
+    await env.control.create(Buckets, claim('m', env.ns.appA, 'missing'));
     const synced = await eventually(async () => {
-      const c = cond(await control.get<Bucket>(Buckets, 'm', appA), 'Synced');
+      const c = cond(await env.control.get<Bucket>(Buckets, 'm', env.ns.appA), 'Synced');
       return c?.status === 'False' ? c : undefined;
     }, 'the claim to say its store is missing');
     expect(synced).toMatchObject({
       reason: 'SharedStoreNotFound',
-      message: `MinioBucketClass ${platform}/missing shares ObjectStore ${platform}/no-such-store, which does not exist`,
+      message: `MinioBucketClass ${env.ns.platform}/missing shares ObjectStore ${env.ns.platform}/no-such-store, which does not exist`,
     });
-    expect((await control.list(kinds.MinioBucket, { namespace: platform })).items.map((m) => m.metadata.name)).not.toContainEqual(
-      expect.stringContaining('-m-'),
-    );
+    expect(
+      (await env.control.list(kinds.MinioBucket, { namespace: env.ns.platform })).items.map((m) => m.metadata.name),
+    ).not.toContainEqual(expect.stringContaining('-m-'));
   });
 });
 
@@ -327,7 +313,7 @@ describe('access grants (BucketAccess)', () => {
       spec: { bucketRef: bucket, mode, writeConnectionSecretToRef: { name: `${name}-s3` } },
     }) as KubeObjectLike;
   const accessState = async (name: string, namespace: string) =>
-    control.get<Obj & { status?: { bindingPhase?: string } }>(BucketAccesses, name, namespace);
+    env.control.get<Obj & { status?: { bindingPhase?: string } }>(BucketAccesses, name, namespace);
   const granted = (name: string, namespace: string) =>
     eventually(
       async () => {
@@ -345,16 +331,16 @@ describe('access grants (BucketAccess)', () => {
 
   let owner: Awaited<ReturnType<typeof openBucket>>;
   async function openBucket() {
-    await control.create(Buckets, {
-      ...claim('shared-out', appA, 'shared-rook'),
+    await env.control.create(Buckets, {
+      ...claim('shared-out', env.ns.appA, 'shared-rook'),
       spec: {
         classRef: { name: 'shared-rook' },
         writeConnectionSecretToRef: { name: 'shared-out-s3' },
-        shareWith: [{ namespace: appB, modes: ['ReadOnly'] }],
+        shareWith: [{ namespace: env.ns.appB, modes: ['ReadOnly'] }],
       },
     } as KubeObjectLike);
-    await bound('shared-out', appA);
-    const o = await access('shared-out', appA);
+    await bound('shared-out', env.ns.appA);
+    const o = await access('shared-out', env.ns.appA);
     const s3 = s3Client(o.local, o.creds);
     await s3.send(new PutObjectCommand({ Bucket: o.bucket, Key: 'report.txt', Body: 'numbers' }));
     s3.destroy();
@@ -366,9 +352,9 @@ describe('access grants (BucketAccess)', () => {
   }, 120_000);
 
   it('a read-only grant can GET and is refused on PUT; once it is deleted, its next GET is refused within 10 s', async () => {
-    await control.create(BucketAccesses, grantClaim('reader', appB, { namespace: appA, name: 'shared-out' }, 'ReadOnly'));
-    await granted('reader', appB);
-    const keys = secretText((await control.get<Obj>(Secrets, 'reader-s3', appB))!.data);
+    await env.control.create(BucketAccesses, grantClaim('reader', env.ns.appB, { namespace: env.ns.appA, name: 'shared-out' }, 'ReadOnly'));
+    await granted('reader', env.ns.appB);
+    const keys = secretText((await env.control.get<Obj>(Secrets, 'reader-s3', env.ns.appB))!.data);
     expect(keys.BUCKET_NAME).toBe(owner.bucket);
     expect(keys.AWS_ACCESS_KEY_ID).not.toBe(owner.creds.accessKey);
     const s3 = s3Client(owner.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
@@ -376,7 +362,7 @@ describe('access grants (BucketAccess)', () => {
       const got = await s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' }));
       expect(await got.Body!.transformToString()).toBe('numbers');
       expect(await refusal(s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'x', Body: 'x' })))).toBe('AccessDenied');
-      await control.delete(BucketAccesses, 'reader', appB);
+      await env.control.delete(BucketAccesses, 'reader', env.ns.appB);
       const started = Date.now();
       await eventually(
         async () => (await refusal(s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' })))) === 'InvalidAccessKeyId',
@@ -392,88 +378,104 @@ describe('access grants (BucketAccess)', () => {
   }, 120_000);
 
   it('is refused where the bucket does not share: another namespace, or a mode it does not allow', async () => {
-    await control.create(BucketAccesses, grantClaim('writer', appB, { namespace: appA, name: 'shared-out' }, 'ReadWrite'));
-    expect(await refused('writer', appB)).toMatchObject({
+    await env.control.create(
+      BucketAccesses,
+      grantClaim('writer', env.ns.appB, { namespace: env.ns.appA, name: 'shared-out' }, 'ReadWrite'),
+    );
+    expect(await refused('writer', env.ns.appB)).toMatchObject({
       reason: 'AccessNotAllowed',
-      message: `Bucket ${appA}/shared-out shares with namespace ${appB} in mode ReadOnly only, not ReadWrite`,
+      message: `Bucket ${env.ns.appA}/shared-out shares with namespace ${env.ns.appB} in mode ReadOnly only, not ReadWrite`,
     });
-    await control.create(BucketAccesses, grantClaim('stranger', appA, { namespace: appB, name: 'b-shared-rook' }, 'ReadOnly'));
-    expect(await refused('stranger', appA)).toMatchObject({
+    await env.control.create(
+      BucketAccesses,
+      grantClaim('stranger', env.ns.appA, { namespace: env.ns.appB, name: 'b-shared-rook' }, 'ReadOnly'),
+    );
+    expect(await refused('stranger', env.ns.appA)).toMatchObject({
       reason: 'AccessNotAllowed',
-      message: `Bucket ${appB}/b-shared-rook does not exist or does not share with namespace ${appA}`,
+      message: `Bucket ${env.ns.appB}/b-shared-rook does not exist or does not share with namespace ${env.ns.appA}`,
     });
     expect(
-      (await control.list(kinds.MinioBucket, { namespace: platform })).items.filter(
+      (await env.control.list(kinds.MinioBucket, { namespace: env.ns.platform })).items.filter(
         (m) => m.metadata.name.includes('writer') || m.metadata.name.includes('stranger'),
       ),
     ).toEqual([]);
   });
 
   it('a mode that does not exist is refused at admission, naming the field', async () => {
-    const err = await control
-      .create(BucketAccesses, grantClaim('admin', appB, { namespace: appA, name: 'shared-out' }, 'Admin'))
+    const err = await env.control
+      .create(BucketAccesses, grantClaim('admin', env.ns.appB, { namespace: env.ns.appA, name: 'shared-out' }, 'Admin'))
       .catch((e: Error) => e);
     expect((err as Error).message).toContain('spec.mode');
   });
 
   it("taking the namespace off the bucket's list revokes the users it allowed", async () => {
-    await control.create(BucketAccesses, grantClaim('reader2', appB, { namespace: appA, name: 'shared-out' }, 'ReadOnly'));
-    await granted('reader2', appB);
-    const keys = secretText((await control.get<Obj>(Secrets, 'reader2-s3', appB))!.data);
+    await env.control.create(
+      BucketAccesses,
+      grantClaim('reader2', env.ns.appB, { namespace: env.ns.appA, name: 'shared-out' }, 'ReadOnly'),
+    );
+    await granted('reader2', env.ns.appB);
+    const keys = secretText((await env.control.get<Obj>(Secrets, 'reader2-s3', env.ns.appB))!.data);
     const s3 = s3Client(owner.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
     try {
       await s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' }));
-      await control.mergePatch(Buckets, 'shared-out', appA, { spec: { shareWith: null } });
-      expect(await refused('reader2', appB)).toMatchObject({ reason: 'AccessNotAllowed' });
+      await env.control.mergePatch(Buckets, 'shared-out', env.ns.appA, { spec: { shareWith: null } });
+      expect(await refused('reader2', env.ns.appB)).toMatchObject({ reason: 'AccessNotAllowed' });
       await eventually(
         async () => (await refusal(s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' })))) === 'InvalidAccessKeyId',
         'the withdrawn grant to be refused',
         10_000,
       );
       // Its copy of the keys goes too.
-      await eventually(async () => (await control.get(Secrets, 'reader2-s3', appB)) === undefined, 'the revoked Secret to be gone');
+      await eventually(
+        async () => (await env.control.get(Secrets, 'reader2-s3', env.ns.appB)) === undefined,
+        'the revoked Secret to be gone',
+      );
     } finally {
       s3.destroy();
     }
   }, 120_000);
   it('a Bucket that still has grants cannot be deleted; once they are revoked, it can', async () => {
-    await control.create(Buckets, {
-      ...claim('short-lived', appA, 'shared-rook'),
+    await env.control.create(Buckets, {
+      ...claim('short-lived', env.ns.appA, 'shared-rook'),
       spec: {
         classRef: { name: 'shared-rook' },
         writeConnectionSecretToRef: { name: 'short-lived-s3' },
-        shareWith: [{ namespace: appB, modes: ['ReadOnly'] }],
+        shareWith: [{ namespace: env.ns.appB, modes: ['ReadOnly'] }],
       },
     } as KubeObjectLike);
-    await bound('short-lived', appA);
-    const o = await access('short-lived', appA);
-    await control.create(BucketAccesses, grantClaim('reader3', appB, { namespace: appA, name: 'short-lived' }, 'ReadOnly'));
-    await granted('reader3', appB);
+    await bound('short-lived', env.ns.appA);
+    const o = await access('short-lived', env.ns.appA);
+    await env.control.create(
+      BucketAccesses,
+      grantClaim('reader3', env.ns.appB, { namespace: env.ns.appA, name: 'short-lived' }, 'ReadOnly'),
+    );
+    await granted('reader3', env.ns.appB);
     // While the grant holds a user, the Bucket carries the label admission judges (put back if taken off).
-    const marked = async () => (await control.get<Bucket>(Buckets, 'short-lived', appA))?.metadata.labels?.['rook.crossplane.io/granted'];
+    const marked = async () =>
+      (await env.control.get<Bucket>(Buckets, 'short-lived', env.ns.appA))?.metadata.labels?.['rook.crossplane.io/granted'];
     await eventually(async () => (await marked()) === 'true', 'the Bucket to be marked granted');
-    await control.mergePatch(Buckets, 'short-lived', appA, { metadata: { labels: { 'rook.crossplane.io/granted': null } } });
+    await env.control.mergePatch(Buckets, 'short-lived', env.ns.appA, { metadata: { labels: { 'rook.crossplane.io/granted': null } } });
     await eventually(async () => (await marked()) === 'true', 'the mark put back while the grant holds');
-    const err = await control.delete(Buckets, 'short-lived', appA).then(
+    const err = await env.control.delete(Buckets, 'short-lived', env.ns.appA).then(
       () => undefined,
       (e: Error) => e,
     );
-    expect(err?.message).toContain(`Bucket ${appA}/short-lived still has access grants`);
-    const keys = secretText((await control.get<Obj>(Secrets, 'reader3-s3', appB))!.data);
+    expect(err?.message).toContain(`Bucket ${env.ns.appA}/short-lived still has access grants`);
+    const keys = secretText((await env.control.get<Obj>(Secrets, 'reader3-s3', env.ns.appB))!.data);
     const s3 = s3Client(o.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
     try {
       await s3.send(new ListObjectsV2Command({ Bucket: o.bucket }));
       // Its owner withdraws the share: the grant is revoked, the mark goes, and the Bucket may be deleted.
-      await control.mergePatch(Buckets, 'short-lived', appA, { spec: { shareWith: null } });
-      expect(await refused('reader3', appB)).toMatchObject({ reason: 'AccessNotAllowed' });
+      await env.control.mergePatch(Buckets, 'short-lived', env.ns.appA, { spec: { shareWith: null } });
+      expect(await refused('reader3', env.ns.appB)).toMatchObject({ reason: 'AccessNotAllowed' });
       await eventually(
         async () => (await refusal(s3.send(new ListObjectsV2Command({ Bucket: o.bucket })))) === 'InvalidAccessKeyId',
         'the revoked grant to be refused',
         10_000,
       );
       await eventually(async () => (await marked()) === undefined, 'the mark to go with the last grant');
-      await control.delete(Buckets, 'short-lived', appA);
-      await gone(Buckets, 'short-lived', appA);
+      await env.control.delete(Buckets, 'short-lived', env.ns.appA);
+      await gone(Buckets, 'short-lived', env.ns.appA);
     } finally {
       s3.destroy();
     }

@@ -5,31 +5,21 @@
 // - H2: a ReadOnly grantee points a Bucket of its own at its grant's resource, then grants itself ReadWrite.
 // - F2: a target tenant rewrites a store's endpoint Service (stripping its marks), or replaces it.
 // Each also checks that nothing was lost: the victim's objects, and no key reaching what it was not granted.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { installOperatorBundle } from '../kit/manifests.ts';
-import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { adminClient, testCluster } from '../kit/env.ts';
-import {
-  createNamespace,
-  identityClient,
-  installCrds,
-  installRoles,
-  ourCrds,
-  registerProvider,
-  startTestApp,
-  tenantClient,
-} from '../kit/provider.ts';
+import { testCluster } from '../kit/env.ts';
+import { identityClient, tenantClient } from '../kit/provider.ts';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from '../kit/eventually.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 
 const TARGET = `it-tenancy-${process.pid}`;
 type Cond = { type: string; status: string; reason: string; message?: string };
@@ -41,15 +31,45 @@ type Obj = KubeObjectLike & {
 };
 const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
-let cluster: LocalCluster;
-let control: KubeClient;
-let target: KubeClient;
-let app: App;
-let operator: FakeMinioOperator;
-let platform: string;
-let teamA: string;
-let teamB: string;
-let teamC: string;
+const env = withProviderRook({
+  cluster: TARGET,
+  namespaces: { platform: 'ten-infra', teamA: 'ten-a', teamB: 'ten-b', teamC: 'ten-c' },
+  provider: { name: 't', in: 'platform' },
+  standIns: (t) => [new FakeMinioOperator(t, { s3: true })],
+  roles: true,
+  timeoutMs: 240_000,
+  before: async () => {
+    const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
+      env.control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
+    await apply(ManagedObjectStores, 'shared', env.ns.platform, {
+      spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
+    });
+    await apply(kinds.MinioBucketClass, 'shared', env.ns.platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
+    await apply(ObjectStoreClasses, 'dedicated', env.ns.platform, {
+      spec: { scope: { nodeCount: 4 }, providerRef: { name: 't' }, targetNamespace: DEDICATED_NS },
+    });
+    for (const ns of [env.ns.teamA, env.ns.teamB, env.ns.teamC])
+      for (const [name, kind] of [
+        ['shared', kinds.MinioBucketClass],
+        ['dedicated', ObjectStoreClasses],
+      ] as const)
+        await apply(BucketClasses, name, ns, {
+          classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: env.ns.platform },
+        });
+    asA = await identityClient(
+      testCluster('control'),
+      env.control,
+      { namespace: env.ns.teamA, name: 'team-a' },
+      { role: 'provider-rook:app-team' },
+    );
+    asC = await identityClient(
+      testCluster('control'),
+      env.control,
+      { namespace: env.ns.teamC, name: 'team-c' },
+      { role: 'provider-rook:app-team' },
+    );
+  },
+});
 /** Each team's own token, with provider-rook:app-team in its own namespace only. */
 let asA: KubeClient;
 let asC: KubeClient;
@@ -71,7 +91,7 @@ const grant = (name: string, namespace: string, of: { namespace: string; name: s
     spec: { bucketRef: of, mode, writeConnectionSecretToRef: { name: `${name}-s3` } },
   }) as KubeObjectLike;
 
-const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, name, namespace);
+const read = (type: ResourceType, name: string, namespace: string) => env.control.get<Obj>(type, name, namespace);
 const bound = (type: ResourceType, name: string, namespace: string) =>
   eventually(
     async () => {
@@ -93,8 +113,8 @@ const condition = (type: ResourceType, name: string, namespace: string, kind: st
 
 /** A claim's keys, and its endpoint as an app in the target reaches it. */
 async function keysOf(secret: string, namespace: string) {
-  const keys = secretText((await control.get<Obj>(Secrets, secret, namespace))!.data);
-  const local = await resolveS3Endpoint(keys.endpoint!, target);
+  const keys = secretText((await env.control.get<Obj>(Secrets, secret, namespace))!.data);
+  const local = await resolveS3Endpoint(keys.endpoint!, env.target);
   return { keys, local, creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! }, bucket: keys.BUCKET_NAME! };
 }
 
@@ -114,7 +134,7 @@ async function contents(owner: Awaited<ReturnType<typeof keysOf>>): Promise<Reco
 
 /** What every MinIO bucket resource of the platform reaches, and for whom: nothing may appear here that nobody granted. */
 async function lentBuckets(): Promise<string[]> {
-  const { items } = await control.list<Obj>(kinds.MinioBucket, { namespace: platform });
+  const { items } = await env.control.list<Obj>(kinds.MinioBucket, { namespace: env.ns.platform });
   return items
     .map((m) => {
       const f = m.spec!.forProvider as { bucketName: string; access: string };
@@ -134,54 +154,12 @@ async function refused(write: Promise<unknown>): Promise<string> {
   );
 }
 
-beforeAll(async () => {
-  cluster = (await up([TARGET]))[0]!;
-  control = adminClient(testCluster('control'));
-  target = adminClient(cluster);
-  await installCrds(control, ourCrds());
-  await installRoles(control);
-  await installOperatorBundle(target, 'rook-minio');
-  operator = new FakeMinioOperator(target, { s3: true });
-  void operator.start();
-  platform = await createNamespace(control, 'ten-infra');
-  [teamA, teamB, teamC] = [
-    await createNamespace(control, 'ten-a'),
-    await createNamespace(control, 'ten-b'),
-    await createNamespace(control, 'ten-c'),
-  ];
-  await registerProvider(control, platform, 't', cluster);
-  const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
-    control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
-  await apply(ManagedObjectStores, 'shared', platform, {
-    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
-  });
-  await apply(kinds.MinioBucketClass, 'shared', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
-  await apply(ObjectStoreClasses, 'dedicated', platform, {
-    spec: { scope: { nodeCount: 4 }, providerRef: { name: 't' }, targetNamespace: DEDICATED_NS },
-  });
-  for (const ns of [teamA, teamB, teamC])
-    for (const [name, kind] of [
-      ['shared', kinds.MinioBucketClass],
-      ['dedicated', ObjectStoreClasses],
-    ] as const)
-      await apply(BucketClasses, name, ns, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } });
-  app = await startTestApp(testCluster('control'), { namespaces: [platform, teamA, teamB, teamC], pollIntervalMs: 1_000 });
-  asA = await identityClient(testCluster('control'), control, { namespace: teamA, name: 'team-a' }, { role: 'provider-rook:app-team' });
-  asC = await identityClient(testCluster('control'), control, { namespace: teamC, name: 'team-c' }, { role: 'provider-rook:app-team' });
-}, 240_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await operator?.stop();
-  await down([TARGET]);
-});
-
 describe('an app team reaches only the buckets it was granted', () => {
   it("H1: a Bound Bucket cannot be pointed at another team's resource, and a grant on it reaches only its own bucket", async () => {
     // team-b's bucket, shared with team-c only, holding its data.
-    await control.create(Buckets, bucket('ledger', teamB, { shareWith: [{ namespace: teamC, modes: ['ReadOnly'] }] }));
-    const victim = await bound(Buckets, 'ledger', teamB);
-    const owner = await keysOf('ledger-s3', teamB);
+    await env.control.create(Buckets, bucket('ledger', env.ns.teamB, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }));
+    const victim = await bound(Buckets, 'ledger', env.ns.teamB);
+    const owner = await keysOf('ledger-s3', env.ns.teamB);
     const s3 = s3Client(owner.local, owner.creds);
     await s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'books.txt', Body: 'ours' }));
     s3.destroy();
@@ -189,21 +167,28 @@ describe('an app team reaches only the buckets it was granted', () => {
     const victimRef = (victim as unknown as Bucket).spec.resourceRef!;
 
     // team-a, with its own token: a Bucket shared with itself, Bound.
-    await asA.create(Buckets, bucket('mine', teamA, { shareWith: [{ namespace: teamA, modes: ['ReadWrite'] }] }));
-    await bound(Buckets, 'mine', teamA);
+    await asA.create(Buckets, bucket('mine', env.ns.teamA, { shareWith: [{ namespace: env.ns.teamA, modes: ['ReadWrite'] }] }));
+    await bound(Buckets, 'mine', env.ns.teamA);
     const lentBefore = await lentBuckets();
     // Pointing it at team-b's resource is refused at admission, naming the field; so is another class.
-    expect(await refused(asA.mergePatch(Buckets, 'mine', teamA, { spec: { resourceRef: victimRef } }))).toContain('spec.resourceRef');
-    expect(await refused(asA.mergePatch(Buckets, 'mine', teamA, { spec: { classRef: { name: 'dedicated' } } }))).toContain('spec.classRef');
+    expect(await refused(asA.mergePatch(Buckets, 'mine', env.ns.teamA, { spec: { resourceRef: victimRef } }))).toContain(
+      'spec.resourceRef',
+    );
+    expect(await refused(asA.mergePatch(Buckets, 'mine', env.ns.teamA, { spec: { classRef: { name: 'dedicated' } } }))).toContain(
+      'spec.classRef',
+    );
     // A Bucket made pointing there from the start never binds, so a grant on it waits, holding nothing.
-    await asA.create(Buckets, bucket('forged', teamA, { resourceRef: victimRef, shareWith: [{ namespace: teamA, modes: ['ReadWrite'] }] }));
-    await condition(Buckets, 'forged', teamA, 'Synced', { status: 'False', reason: 'ManagedResourceNotFound' });
-    await asA.create(BucketAccesses, grant('steal', teamA, { namespace: teamA, name: 'forged' }, 'ReadWrite'));
-    await condition(BucketAccesses, 'steal', teamA, 'Ready', { status: 'False', reason: 'Binding' });
+    await asA.create(
+      Buckets,
+      bucket('forged', env.ns.teamA, { resourceRef: victimRef, shareWith: [{ namespace: env.ns.teamA, modes: ['ReadWrite'] }] }),
+    );
+    await condition(Buckets, 'forged', env.ns.teamA, 'Synced', { status: 'False', reason: 'ManagedResourceNotFound' });
+    await asA.create(BucketAccesses, grant('steal', env.ns.teamA, { namespace: env.ns.teamA, name: 'forged' }, 'ReadWrite'));
+    await condition(BucketAccesses, 'steal', env.ns.teamA, 'Ready', { status: 'False', reason: 'Binding' });
     // A grant on its own Bucket reaches its own bucket alone.
-    await asA.create(BucketAccesses, grant('own', teamA, { namespace: teamA, name: 'mine' }, 'ReadWrite'));
-    await bound(BucketAccesses, 'own', teamA);
-    const own = await keysOf('own-s3', teamA);
+    await asA.create(BucketAccesses, grant('own', env.ns.teamA, { namespace: env.ns.teamA, name: 'mine' }, 'ReadWrite'));
+    await bound(BucketAccesses, 'own', env.ns.teamA);
+    const own = await keysOf('own-s3', env.ns.teamA);
     expect(own.bucket).not.toBe(owner.bucket);
     const intruder = s3Client(own.local, own.creds);
     try {
@@ -214,41 +199,43 @@ describe('an app team reaches only the buckets it was granted', () => {
     }
     // Nothing was lost or lent: team-b's objects and Bucket as they were; the only new user is team-a's on its own bucket.
     expect(await contents(owner)).toEqual(before);
-    expect((await read(Buckets, 'ledger', teamB))?.status?.bindingPhase).toBe('Bound');
+    expect((await read(Buckets, 'ledger', env.ns.teamB))?.status?.bindingPhase).toBe('Bound');
     expect((await lentBuckets()).filter((l) => !lentBefore.includes(l))).toEqual([
-      `BucketAccess ${teamA}/own -> ${(await keysOf('mine-s3', teamA)).bucket} (ReadWrite)`,
+      `BucketAccess ${env.ns.teamA}/own -> ${(await keysOf('mine-s3', env.ns.teamA)).bucket} (ReadWrite)`,
     ]);
   }, 180_000);
 
   it('H2: a ReadOnly grantee cannot give itself ReadWrite through its grant, and loses all access when the owner revokes', async () => {
-    await control.create(Buckets, bucket('report', teamB, { shareWith: [{ namespace: teamC, modes: ['ReadOnly'] }] }));
-    await bound(Buckets, 'report', teamB);
-    const owner = await keysOf('report-s3', teamB);
+    await env.control.create(Buckets, bucket('report', env.ns.teamB, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }));
+    await bound(Buckets, 'report', env.ns.teamB);
+    const owner = await keysOf('report-s3', env.ns.teamB);
     const s3 = s3Client(owner.local, owner.creds);
     await s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'q3.txt', Body: 'numbers' }));
     s3.destroy();
     const before = await contents(owner);
 
     // team-c reads, as allowed; its grant's resource is on team-b's bucket, and its BucketAccess names it.
-    await asC.create(BucketAccesses, grant('reader', teamC, { namespace: teamB, name: 'report' }, 'ReadOnly'));
-    const reader = await bound(BucketAccesses, 'reader', teamC);
+    await asC.create(BucketAccesses, grant('reader', env.ns.teamC, { namespace: env.ns.teamB, name: 'report' }, 'ReadOnly'));
+    const reader = await bound(BucketAccesses, 'reader', env.ns.teamC);
     const grantRef = (reader.spec as { resourceRef: Record<string, string> }).resourceRef;
     // Its own Bound Bucket cannot be pointed at that resource; one made pointing there never binds.
-    await asC.create(Buckets, bucket('c-own', teamC, { shareWith: [{ namespace: teamC, modes: ['ReadWrite'] }] }));
-    await bound(Buckets, 'c-own', teamC);
-    expect(await refused(asC.mergePatch(Buckets, 'c-own', teamC, { spec: { resourceRef: grantRef } }))).toContain('spec.resourceRef');
+    await asC.create(Buckets, bucket('c-own', env.ns.teamC, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadWrite'] }] }));
+    await bound(Buckets, 'c-own', env.ns.teamC);
+    expect(await refused(asC.mergePatch(Buckets, 'c-own', env.ns.teamC, { spec: { resourceRef: grantRef } }))).toContain(
+      'spec.resourceRef',
+    );
     await asC.create(
       Buckets,
-      bucket('escalate', teamC, { resourceRef: grantRef, shareWith: [{ namespace: teamC, modes: ['ReadWrite'] }] }),
+      bucket('escalate', env.ns.teamC, { resourceRef: grantRef, shareWith: [{ namespace: env.ns.teamC, modes: ['ReadWrite'] }] }),
     );
-    await condition(Buckets, 'escalate', teamC, 'Synced', { status: 'False', reason: 'ManagedResourceNotFound' });
-    await asC.create(BucketAccesses, grant('escalated', teamC, { namespace: teamC, name: 'escalate' }, 'ReadWrite'));
-    await condition(BucketAccesses, 'escalated', teamC, 'Ready', { status: 'False', reason: 'Binding' });
-    await asC.create(BucketAccesses, grant('writer', teamC, { namespace: teamC, name: 'c-own' }, 'ReadWrite'));
-    await bound(BucketAccesses, 'writer', teamC);
+    await condition(Buckets, 'escalate', env.ns.teamC, 'Synced', { status: 'False', reason: 'ManagedResourceNotFound' });
+    await asC.create(BucketAccesses, grant('escalated', env.ns.teamC, { namespace: env.ns.teamC, name: 'escalate' }, 'ReadWrite'));
+    await condition(BucketAccesses, 'escalated', env.ns.teamC, 'Ready', { status: 'False', reason: 'Binding' });
+    await asC.create(BucketAccesses, grant('writer', env.ns.teamC, { namespace: env.ns.teamC, name: 'c-own' }, 'ReadWrite'));
+    await bound(BucketAccesses, 'writer', env.ns.teamC);
 
     // No key team-c holds may write to team-b's bucket.
-    const held = [await keysOf('reader-s3', teamC), await keysOf('writer-s3', teamC), await keysOf('c-own-s3', teamC)];
+    const held = [await keysOf('reader-s3', env.ns.teamC), await keysOf('writer-s3', env.ns.teamC), await keysOf('c-own-s3', env.ns.teamC)];
     for (const k of held) {
       const c = s3Client(k.local, k.creds);
       try {
@@ -258,7 +245,7 @@ describe('an app team reaches only the buckets it was granted', () => {
       }
     }
     // The owner takes team-c off its list: the read-only user goes, and no key team-c holds reads the bucket any more.
-    await control.mergePatch(Buckets, 'report', teamB, { spec: { shareWith: null } });
+    await env.control.mergePatch(Buckets, 'report', env.ns.teamB, { spec: { shareWith: null } });
     await eventually(
       async () => {
         const answers = await Promise.all(
@@ -284,8 +271,8 @@ describe("a target tenant cannot redirect a store's claims", () => {
   /** A tenant of the target with a Role on Services in one namespace, with its own token. */
   const tenantOf = (namespace: string): Promise<KubeClient> =>
     tenantClient(
-      cluster,
-      target,
+      env.cluster,
+      env.target,
       namespace,
       [{ apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'update', 'patch', 'create', 'delete'] }],
       (c) => c.list(Services, { namespace }),
@@ -312,29 +299,33 @@ describe("a target tenant cannot redirect a store's claims", () => {
   const claims = () => [
     {
       name: 'd',
-      namespace: teamA,
+      namespace: env.ns.teamA,
       store: (mr: string) => ({ svc: `${mr}-s3`, ns: DEDICATED_NS, mr: { type: ManagedObjectStores, name: mr } }),
     },
-    { name: 's', namespace: teamB, store: () => ({ svc: 'shared-s3', ns: SHARED_NS, mr: { type: ManagedObjectStores, name: 'shared' } }) },
+    {
+      name: 's',
+      namespace: env.ns.teamB,
+      store: () => ({ svc: 'shared-s3', ns: SHARED_NS, mr: { type: ManagedObjectStores, name: 'shared' } }),
+    },
   ];
 
   it('F2: a Service rewritten in place, its marks stripped, is still known by the uid provider-rook recorded, and repaired', async () => {
-    await control.create(Buckets, bucket('d', teamA, { classRef: { name: 'dedicated' } }));
-    await control.create(Buckets, bucket('s', teamB, { shareWith: [{ namespace: teamC, modes: ['ReadOnly'] }] }));
+    await env.control.create(Buckets, bucket('d', env.ns.teamA, { classRef: { name: 'dedicated' } }));
+    await env.control.create(Buckets, bucket('s', env.ns.teamB, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }));
     for (const c of claims()) {
       const b = (await bound(Buckets, c.name, c.namespace)) as unknown as Bucket;
       const { svc, ns } = c.store(b.spec.resourceRef!.name);
-      const original = (await target.get<Obj>(Services, svc, ns))!;
+      const original = (await env.target.get<Obj>(Services, svc, ns))!;
       const tenant = await tenantOf(ns);
       await tenant.update(Services, hijacked(original));
       // Repaired in place: the very Service, its type, selector and marks back.
       const repaired = await eventually(
         async () => {
-          const now = await target.get<Obj>(Services, svc, ns);
+          const now = await env.target.get<Obj>(Services, svc, ns);
           return now?.spec?.type === 'ClusterIP' && now.metadata.labels?.['rook.crossplane.io/control-plane'] ? now : undefined;
         },
         `Service ${ns}/${svc} to be repaired`,
-        { timeoutMs: 20_000, explain: async () => JSON.stringify((await target.get<Obj>(Services, svc, ns))?.spec) },
+        { timeoutMs: 20_000, explain: async () => JSON.stringify((await env.target.get<Obj>(Services, svc, ns))?.spec) },
       );
       expect(repaired.metadata.uid).toBe(original.metadata.uid);
       expect(repaired.spec?.selector).toEqual(original.spec?.selector);
@@ -347,13 +338,13 @@ describe("a target tenant cannot redirect a store's claims", () => {
 
   it('F2: a Service replaced by a tenant is never written: the store and every claim on it stop being Ready, and their Secrets name no endpoint', async () => {
     // team-c reads team-b's bucket in the shared store: its copy must follow too.
-    await asC.create(BucketAccesses, grant('s-reader', teamC, { namespace: teamB, name: 's' }, 'ReadOnly'));
-    await bound(BucketAccesses, 's-reader', teamC);
+    await asC.create(BucketAccesses, grant('s-reader', env.ns.teamC, { namespace: env.ns.teamB, name: 's' }, 'ReadOnly'));
+    await bound(BucketAccesses, 's-reader', env.ns.teamC);
     for (const c of claims()) {
       const b = (await read(Buckets, c.name, c.namespace)) as unknown as Bucket;
       const { svc, ns, mr } = c.store(b.spec.resourceRef!.name);
       const tenant = await tenantOf(ns);
-      const original = (await target.get<Obj>(Services, svc, ns))!;
+      const original = (await env.target.get<Obj>(Services, svc, ns))!;
       // Deleted and made again by the tenant, with provider-rook's marks and signature copied over.
       await tenant.delete(Services, svc, ns);
       const {
@@ -369,11 +360,11 @@ describe("a target tenant cannot redirect a store's claims", () => {
         spec: { type: 'ExternalName', externalName: 'collector.tenant.example', ports: (original.spec as { ports: unknown }).ports },
       } as Obj);
       const reason = 'EndpointNotProven';
-      await condition(mr.type, mr.name, platform, 'Ready', { status: 'False', reason });
+      await condition(mr.type, mr.name, env.ns.platform, 'Ready', { status: 'False', reason });
       await condition(Buckets, c.name, c.namespace, 'Ready', { status: 'False', reason });
       const copy = await eventually(
         async () => {
-          const s = secretText((await control.get<Obj>(Secrets, `${c.name}-s3`, c.namespace))?.data);
+          const s = secretText((await env.control.get<Obj>(Secrets, `${c.name}-s3`, c.namespace))?.data);
           return s.endpoint === undefined ? s : undefined;
         },
         `the claim's Secret ${c.namespace}/${c.name}-s3 to name no endpoint`,
@@ -384,27 +375,27 @@ describe("a target tenant cannot redirect a store's claims", () => {
       if (c.name === 's') {
         // A grant's copy loses the endpoint as well, and a grant asked for now makes nothing in the store (its Job would carry root keys there).
         await eventually(
-          async () => secretText((await control.get<Obj>(Secrets, 's-reader-s3', teamC))?.data).endpoint === undefined,
+          async () => secretText((await env.control.get<Obj>(Secrets, 's-reader-s3', env.ns.teamC))?.data).endpoint === undefined,
           "the grant's copy to name no endpoint",
           20_000,
         );
-        await asC.create(BucketAccesses, grant('s-late', teamC, { namespace: teamB, name: 's' }, 'ReadOnly'));
+        await asC.create(BucketAccesses, grant('s-late', env.ns.teamC, { namespace: env.ns.teamB, name: 's' }, 'ReadOnly'));
         const late = await eventually(
           async () =>
-            (await control.list<Obj>(kinds.MinioBucket, { namespace: platform })).items.find(
+            (await env.control.list<Obj>(kinds.MinioBucket, { namespace: env.ns.platform })).items.find(
               (m) => (m.spec!.claimRef as { name: string }).name === 's-late',
             ),
           "the late grant's MinioBucket",
         );
-        await condition(kinds.MinioBucket, late.metadata.name, platform, 'Ready', { status: 'False', reason });
-        const jobs = await target.list<Obj>(Jobs, {
+        await condition(kinds.MinioBucket, late.metadata.name, env.ns.platform, 'Ready', { status: 'False', reason });
+        const jobs = await env.target.list<Obj>(Jobs, {
           namespace: SHARED_NS,
           labelSelector: `rook.crossplane.io/owner-uid=${late.metadata.uid}`,
         });
         expect(jobs.items.map((j) => j.metadata.name)).toEqual([]);
       }
       // The tenant's Service is as the tenant left it.
-      const now = (await target.get<Obj>(Services, svc, ns))!;
+      const now = (await env.target.get<Obj>(Services, svc, ns))!;
       expect([now.metadata.uid, now.metadata.resourceVersion, now.spec?.type]).toEqual([
         theirs.metadata.uid,
         theirs.metadata.resourceVersion,
@@ -421,9 +412,9 @@ describe("a target tenant cannot redirect a store's claims", () => {
     }
     // The grants are whole again too: the late one made, both copies naming the endpoint.
     for (const g of ['s-reader', 's-late']) {
-      await bound(BucketAccesses, g, teamC);
+      await bound(BucketAccesses, g, env.ns.teamC);
       const k = await eventually(async () => {
-        const s = await keysOf(`${g}-s3`, teamC).catch(() => undefined);
+        const s = await keysOf(`${g}-s3`, env.ns.teamC).catch(() => undefined);
         return s?.keys.endpoint ? s : undefined;
       }, `the endpoint in ${g}'s copy again`);
       const reader = s3Client(k.local, k.creds);
@@ -436,19 +427,19 @@ describe("a target tenant cannot redirect a store's claims", () => {
   }, 240_000);
 
   it('a store switched to observe-only lends its endpoint to no bucket: they stop being Ready, name no endpoint, and come back with it', async () => {
-    const mrName = ((await read(Buckets, 's', teamB)) as unknown as Bucket).spec.resourceRef!.name;
-    await control.mergePatch(ManagedObjectStores, 'shared', platform, { spec: { managementPolicies: ['Observe'] } });
-    const c = await condition(kinds.MinioBucket, mrName, platform, 'Ready', { status: 'False', reason: 'EndpointNotProven' });
+    const mrName = ((await read(Buckets, 's', env.ns.teamB)) as unknown as Bucket).spec.resourceRef!.name;
+    await env.control.mergePatch(ManagedObjectStores, 'shared', env.ns.platform, { spec: { managementPolicies: ['Observe'] } });
+    const c = await condition(kinds.MinioBucket, mrName, env.ns.platform, 'Ready', { status: 'False', reason: 'EndpointNotProven' });
     expect(c.message).toContain('is only observed');
     await eventually(
-      async () => secretText((await control.get<Obj>(Secrets, 's-s3', teamB))?.data).endpoint === undefined,
+      async () => secretText((await env.control.get<Obj>(Secrets, 's-s3', env.ns.teamB))?.data).endpoint === undefined,
       "the claim's Secret to name no endpoint",
       20_000,
     );
-    await control.mergePatch(ManagedObjectStores, 'shared', platform, { spec: { managementPolicies: ['*'] } });
-    await bound(Buckets, 's', teamB);
+    await env.control.mergePatch(ManagedObjectStores, 'shared', env.ns.platform, { spec: { managementPolicies: ['*'] } });
+    await bound(Buckets, 's', env.ns.teamB);
     const k = await eventually(async () => {
-      const s = await keysOf('s-s3', teamB).catch(() => undefined);
+      const s = await keysOf('s-s3', env.ns.teamB).catch(() => undefined);
       return s?.keys.endpoint ? s : undefined;
     }, 'the endpoint published again');
     await roundTrip(k.local, k.creds, k.bucket);
