@@ -21,16 +21,15 @@ import { policyOf } from '../../runtime/managed/policies.ts';
 import { S3_ENDPOINT_KEYS } from '../shared/s3-details.ts';
 import {
   accessJob,
-  bucketUserRotation,
   SUPERSEDED_JOBS,
   LABEL_ADMIN,
   revokeTeardown,
   rotatingKeys,
-  userAccess,
   userSecret,
   type BucketUser,
   type StoreAccess,
 } from '../shared/minio-admin.ts';
+import { bucketUserRotation, userAccess } from '../shared/bucket-user.ts';
 
 const RESOURCE = 'miniobuckets.minio.crossplane.io';
 

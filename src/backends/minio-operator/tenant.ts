@@ -8,14 +8,8 @@ import type { Backend } from '../../runtime/system/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import { withoutNulls } from '../../kit/json.ts';
 import { Jobs, Secrets, Services, type ResourceType } from '../../kit/kube/resources.ts';
-import {
-  bucketUserCompanions,
-  rotatingKeys,
-  storeWithBucketUser,
-  userAccess,
-  type BucketUser,
-  type StoreAccess,
-} from '../shared/minio-admin.ts';
+import { bucketUserCompanions, rotatingKeys, type BucketUser, type StoreAccess } from '../shared/minio-admin.ts';
+import { storeWithBucketUser, userAccess } from '../shared/bucket-user.ts';
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 import { externalNameOf } from '../../kit/meta.ts';
 import type { KindContext } from '../../runtime/native/kind.ts';

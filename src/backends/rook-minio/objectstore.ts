@@ -10,14 +10,8 @@ import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../../runtime/native/kind.ts';
 import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
 import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../../kit/kube/resources.ts';
-import {
-  bucketUserCompanions,
-  rotatingKeys,
-  storeWithBucketUser,
-  userAccess,
-  type BucketUser,
-  type StoreAccess,
-} from '../shared/minio-admin.ts';
+import { bucketUserCompanions, rotatingKeys, type BucketUser, type StoreAccess } from '../shared/minio-admin.ts';
+import { storeWithBucketUser, userAccess } from '../shared/bucket-user.ts';
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 import { externalNameOf } from '../../kit/meta.ts';
 import type { Inspection, KindContext, ObjectReader, TargetObject } from '../../runtime/native/kind.ts';
