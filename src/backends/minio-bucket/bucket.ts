@@ -12,7 +12,7 @@ import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
 import type { ManagedResource } from '../../runtime/managed/types.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';
 import { ReasonedError, getCondition } from '../../kit/conditions.ts';
-import { Jobs, Secrets } from '../../kit/kube/resources.ts';
+import { Jobs, Secrets, type ResourceType } from '../../kit/kube/resources.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
 import type { KindContext, NativeKind } from '../../runtime/native/kind.ts';
 import { Reasons } from '../../runtime/reasons.ts';
@@ -215,40 +215,27 @@ function reaches(grant: ManagedResource): string {
   return JSON.stringify([spec.providerRef?.name ?? '', spec.targetNamespace, f.store.kind, f.store.name, f.bucketName]);
 }
 
+/** A store's own bucket, lent: a user of its own on it, in that store. */
+function storeGrantor(
+  managed: ResourceType,
+  kind: 'ObjectStore' | 'Tenant',
+  access: (mr: ManagedResource) => StoreAccess | undefined,
+): Grantor {
+  return {
+    managed,
+    grants: kinds.MinioBucket,
+    reaches,
+    grant: (mr, mode, name) => {
+      const bucketName = (mr.spec as { bucket?: { name?: string } }).bucket?.name;
+      return grantIn(mr, { store: access(mr), storeRef: { kind, name: mr.metadata.name }, bucketName }, mode, name);
+    },
+  };
+}
+
 /** Every MinIO bucket can be shared: a dedicated store's, a Tenant's, and one in a shared store. */
 export const minioGrantors = (stores: MinioStores): Grantor[] => [
-  {
-    managed: kinds.ObjectStore,
-    grants: kinds.MinioBucket,
-    reaches,
-    grant: (mr, mode, name) =>
-      grantIn(
-        mr,
-        {
-          store: stores.ObjectStore(mr as ObjectStore),
-          storeRef: { kind: 'ObjectStore', name: mr.metadata.name },
-          bucketName: (mr as ObjectStore).spec.bucket?.name,
-        },
-        mode,
-        name,
-      ),
-  },
-  {
-    managed: kinds.Tenant,
-    grants: kinds.MinioBucket,
-    reaches,
-    grant: (mr, mode, name) =>
-      grantIn(
-        mr,
-        {
-          store: stores.Tenant(mr as Tenant),
-          storeRef: { kind: 'Tenant', name: mr.metadata.name },
-          bucketName: (mr as Tenant).spec.bucket?.name,
-        },
-        mode,
-        name,
-      ),
-  },
+  storeGrantor(kinds.ObjectStore, 'ObjectStore', (mr) => stores.ObjectStore(mr as ObjectStore)),
+  storeGrantor(kinds.Tenant, 'Tenant', (mr) => stores.Tenant(mr as Tenant)),
   {
     managed: kinds.MinioBucket,
     grants: kinds.MinioBucket,
