@@ -53,7 +53,7 @@ export async function observe<MR extends ManagedResource>(pass: NativePass<MR>):
 
   // What the user left unset comes from the target, so adopting an object changes nothing else.
   const lateInitialized = (policy.lateInitialize && kind.lateInitialize?.(mr, observed)) || false;
-  const plan = holdRetirement(planFor(kind, mr, pass.now(), policy.update), pass.opts.retirementHold?.(mr));
+  const plan = planFor(kind, mr, pass.now(), policy.update, pass.opts.retirementHold?.(mr));
   const ctx = kindContext(marks, plan);
   const companions = await checkCompanions(pass, observed, relation, ctx);
   refuseUnprovenUpstream(pass);
@@ -155,13 +155,6 @@ async function checkCompanions<MR extends ManagedResource>(
     if (!c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
   });
   return { wanted, found, drift, proven };
-}
-
-/** The replaced keys stay while something still holds them (a consumer without the new ones): only older ones go. */
-function holdRetirement(plan: RotationPlan, held: string | undefined): RotationPlan {
-  const previous = plan.next?.previous ?? plan.state.previous;
-  if (!held || previous === undefined || !plan.view.due.includes(previous)) return plan;
-  return { ...plan, view: { ...plan.view, due: plan.view.due.filter((g) => g !== previous) } };
 }
 
 const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

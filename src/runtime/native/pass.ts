@@ -156,6 +156,8 @@ export class NativePass<MR extends ManagedResource> implements TargetAccess {
   readonly owner: Owner;
   /** What vouches for the target object (its companions are proven by their signatures: see companionVouchers). */
   readonly vouchers: Vouchers;
+  /** The user asked to adopt an existing object (importRequested). */
+  readonly imported: boolean;
   readonly now: () => number;
 
   constructor(
@@ -171,6 +173,7 @@ export class NativePass<MR extends ManagedResource> implements TargetAccess {
     this.name = externalNameOf(mr.metadata);
     this.owner = ownerOf(this.kind.resource, mr);
     this.vouchers = vouchersOf(mr);
+    this.imported = importRequested(mr);
   }
 
   /**
@@ -217,7 +220,7 @@ export class NativePass<MR extends ManagedResource> implements TargetAccess {
           `a platform team can vouch for it by setting annotation ${ANNOTATION_TARGET_UID} on this resource to the object's uid`,
       );
     }
-    if (relation === 'unmarked' && !importRequested(this.mr)) {
+    if (relation === 'unmarked' && !this.imported) {
       throw new ReasonedError(
         Reasons.ExternalResourceConflict,
         `${describeRef(ref)} already exists in the target cluster and is not owned by this resource; it was left untouched. ` +
@@ -244,7 +247,7 @@ export class NativePass<MR extends ManagedResource> implements TargetAccess {
     if (
       relation === 'unmarked' &&
       observed &&
-      importRequested(this.mr) &&
+      this.imported &&
       // Only in the adopted object's own namespace: whoever made it could name any Secret elsewhere.
       c.namespace === observed.metadata.namespace &&
       (this.kind.references?.(observed) ?? []).some((r) => refKey(r) === refKey(c))

@@ -219,9 +219,22 @@ export function cannotRotate<MR extends ManagedResource>(kind: NativeKind<MR>, m
   return kind.rotation ? kind.rotation.cannotRotate?.(mr) : (kind.cannotRotate ?? GENERIC);
 }
 
-/** This pass's plan: no rotation where the keys cannot rotate, or where nothing may be written to the target. */
-export function planFor<MR extends ManagedResource>(kind: NativeKind<MR>, mr: MR, now: number, mayWrite: boolean): RotationPlan {
-  return planRotation(mr, now, mayWrite && cannotRotate(kind, mr) === undefined);
+/**
+ * This pass's plan: no rotation where the keys cannot rotate, or where nothing may be written to the
+ * target. While something still holds the replaced keys (`held` says what: a consumer without the
+ * new ones), they stay: only older ones are due.
+ */
+export function planFor<MR extends ManagedResource>(
+  kind: NativeKind<MR>,
+  mr: MR,
+  now: number,
+  mayWrite: boolean,
+  held?: string,
+): RotationPlan {
+  const plan = planRotation(mr, now, mayWrite && cannotRotate(kind, mr) === undefined);
+  const previous = plan.next?.previous ?? plan.state.previous;
+  if (!held || previous === undefined || !plan.view.due.includes(previous)) return plan;
+  return { ...plan, view: { ...plan.view, due: plan.view.due.filter((g) => g !== previous) } };
 }
 
 /** The retire work this pass wants (generations past their grace period), if any. */
