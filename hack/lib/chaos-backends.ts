@@ -1,5 +1,5 @@
 // Chaos scenario 9: every backend at once on target A (Rook MinIO ObjectStores, MinIO Operator
-// Tenants, Rook Ceph ObjectBucketClaims, each with its stand-in, and buckets in one shared store,
+// Tenants, Rook Ceph ObjectBucketClaims, SeaweedFS stores, each with its stand-in, and buckets in one shared store,
 // each with a user of its own, shared with another namespace by BucketAccess grants), provider-rook
 // SIGKILLed while they bind, then two stuck deletions that must say what they wait for, be counted, and end by themselves
 // once the cause goes: a target that does not answer (A stopped), and a finalizer someone else
@@ -19,11 +19,20 @@ import { kinds } from '../../src/apis/kinds.gen.ts';
 import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
 import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import {
+  S3CredentialsType,
+  S3Identities,
+  S3PolicyBindings,
+  S3Policies,
+  SeaweedBuckets,
+  Seaweeds,
+} from '../../src/backends/seaweedfs/operator.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID } from '../../src/runtime/ownership/marks.ts';
 import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../../test/fakes/fake-bucket-provisioner.ts';
 import { FakeTenantOperator, SMALL_POOL } from '../../test/fakes/fake-tenant-operator.ts';
+import { FakeSeaweedOperator } from '../../test/fakes/fake-seaweed-operator.ts';
 import { cond, isBound, sleep, within, type ChaosEnv, type Conditioned } from './chaos.ts';
 import { eventually } from '../../test/kit/eventually.ts';
 import { installOperatorBundle } from '../../test/kit/manifests.ts';
@@ -35,9 +44,22 @@ export interface BackendsSize {
   outageS: number;
 }
 
-const MANAGED = [ManagedObjectStores, Tenants, CephBuckets, kinds.MinioBucket];
+const MANAGED = [ManagedObjectStores, Tenants, CephBuckets, kinds.SeaweedStore, kinds.MinioBucket];
 /** Everything of ours a managed resource may have in a target. */
-const TARGET_TYPES: ResourceType[] = [RookObjectStores, MinioTenants, ObjectBucketClaims, Secrets, Services, Jobs];
+const TARGET_TYPES: ResourceType[] = [
+  RookObjectStores,
+  MinioTenants,
+  ObjectBucketClaims,
+  Seaweeds,
+  S3Identities,
+  S3CredentialsType,
+  S3Policies,
+  S3PolicyBindings,
+  SeaweedBuckets,
+  Secrets,
+  Services,
+  Jobs,
+];
 const HOLD = 'chaos.example.com/hold';
 /** How long a resource waits before the waiting gauge counts it, in this scenario's replica. */
 const WAITING_AFTER_S = 3;
@@ -47,9 +69,9 @@ const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{ figures: string[]; violations: string[] }> {
   const a = env.targets.a;
-  for (const bundle of ['minio-operator', 'rook-ceph']) await installOperatorBundle(a.admin, bundle);
+  for (const bundle of ['minio-operator', 'rook-ceph', 'seaweedfs']) await installOperatorBundle(a.admin, bundle);
   await applyRookBucketStorageClass(a.admin);
-  let standIns = [new FakeTenantOperator(a.admin), new FakeBucketProvisioner(a.admin)];
+  let standIns = [new FakeTenantOperator(a.admin), new FakeBucketProvisioner(a.admin), new FakeSeaweedOperator(a.admin)];
   for (const st of standIns) await st.start();
 
   // The leak sweeper off: it would remove what a deletion left behind, and hide it.
@@ -65,6 +87,8 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
       },
     ],
     ['ceph-a', CephBucketClasses, { storageClassName: 'rook-ceph-bucket', providerRef: { name: 'a' } }],
+    // Its claims' objects may go with them: scenario 9 ends with nothing left.
+    ['seaweed-a', kinds.SeaweedStoreClass, { providerRef: { name: 'a' }, deleteObjects: true }],
   ];
   for (const [name, type, spec] of classes) {
     await admin.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace: world.platform }, spec });
@@ -120,6 +144,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
     ['a', names('store')],
     ['tenant-a', names('tenant')],
     ['ceph-a', names('ceph')],
+    ['seaweed-a', names('seaweed')],
   ];
   const all = [...byClass.flatMap(([, n]) => n), ...sharedClaims];
   const t0 = performance.now();
@@ -183,7 +208,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   }
   const held = await ours();
   // A store's, a Tenant's, an OBC's target object is of its own kind; a MinIO bucket's is its user's Secret.
-  const targetKinds = new Set([RookObjectStores.kind, MinioTenants.kind, ObjectBucketClaims.kind]);
+  const targetKinds = new Set([RookObjectStores.kind, MinioTenants.kind, ObjectBucketClaims.kind, Seaweeds.kind]);
   for (const mr of mrs) {
     const mine = held.filter(({ obj }) => obj.metadata.labels?.[LABEL_OWNER_UID] === mr.metadata.uid);
     const n =
@@ -262,7 +287,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   }
   await sleep(Math.max(0, size.outageS * 1000 - (performance.now() - down0)));
   await env.startTarget(a);
-  standIns = [new FakeTenantOperator(a.admin), new FakeBucketProvisioner(a.admin)];
+  standIns = [new FakeTenantOperator(a.admin), new FakeBucketProvisioner(a.admin), new FakeSeaweedOperator(a.admin)];
   for (const st of standIns) await st.start();
   const back = performance.now();
   const gone = async (uids: string[]): Promise<boolean> => {
@@ -375,7 +400,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   await replica.kill();
   return {
     figures: [
-      `${size.claims} claims per backend (ObjectStore, Tenant, ObjectBucketClaim, a bucket in a shared store) on target a, ${size.kills} SIGKILLs while binding: all Bound ${s(allBound)} after the first create`,
+      `${size.claims} claims per backend (ObjectStore, Tenant, ObjectBucketClaim, SeaweedStore, a bucket in a shared store) on target a, ${size.kills} SIGKILLs while binding: all Bound ${s(allBound)} after the first create`,
       `${granted.filter(isBound).length} grants to another namespace Bound through one more kill; ${users} MinIO bucket users (buckets and grants), one Secret each; ${roots.size} root credential values, none in the control cluster (where ${seen} of ${userKeys.length} bucket users' keys were found, as meant)`,
       `${reach.checked} users' policies each reach exactly the bucket their claim or grant names; ${endpoints.checked} endpoints in connection Secrets, each a Service provider-rook proves`,
       `a stopped for ${size.outageS} s with one deletion per backend: all said Unreachable ${s(unreachableSaid)} after it stopped, ${unreachableCounted} counted waiting; ended ${s(resumed)} after it returned`,
@@ -474,7 +499,10 @@ async function endpointViolations(
       ),
     ),
   );
-  const tenants = new Set(held.filter(({ type }) => type.kind === MinioTenants.kind).map(({ obj }) => obj.metadata.uid));
+  // What an operator makes for a store of ours (its S3 Service) is proven by its owner reference to that store.
+  const stores = new Set(
+    held.filter(({ type }) => type.kind === MinioTenants.kind || type.kind === Seaweeds.kind).map(({ obj }) => obj.metadata.uid),
+  );
   let checked = 0;
   for (const secret of secrets) {
     const endpoint = text(secret.data).endpoint;
@@ -484,7 +512,7 @@ async function endpointViolations(
     const [name, namespace] = host as [string, string];
     const svc = await target.get<Obj & { metadata: { ownerReferences?: { uid: string }[] } }>(Services, name, namespace);
     checked++;
-    const proven = svc && (recorded.has(svc.metadata.uid!) || svc.metadata.ownerReferences?.some((r) => tenants.has(r.uid)));
+    const proven = svc && (recorded.has(svc.metadata.uid!) || svc.metadata.ownerReferences?.some((r) => stores.has(r.uid)));
     if (!proven)
       violations.push(
         `Secret ${secret.metadata.namespace}/${secret.metadata.name} names ${endpoint}, a Service provider-rook cannot prove`,

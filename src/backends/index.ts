@@ -6,12 +6,14 @@ import type { Grantor } from '../runtime/claims/access.ts';
 import { minioOperator, tenantAccess } from './minio-operator/tenant.ts';
 import { rookCeph } from './rook-ceph/bucket.ts';
 import { objectStoreAccess, rookMinio } from './rook-minio/objectstore.ts';
+import { seaweedBuckets, seaweedGrantors } from './seaweedfs/bucket.ts';
+import { seaweedStores } from './seaweedfs/store.ts';
 
 /** How buckets of a shared MinIO store reach it, by the kind of store: given by the backends that keep them. */
 const minioStores = { ObjectStore: objectStoreAccess, Tenant: tenantAccess };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each backend has its own managed and class types
-export const backends: Backend<any, any>[] = [rookMinio, minioOperator, rookCeph, minioBuckets(minioStores)];
+export const backends: Backend<any, any>[] = [seaweedStores, seaweedBuckets, rookMinio, minioOperator, rookCeph, minioBuckets(minioStores)];
 
 /** The backends whose buckets BucketAccess claims can share (src/runtime/claims/access.ts). */
-export const grantors: Grantor[] = minioGrantors(minioStores);
+export const grantors: Grantor[] = [...seaweedGrantors, ...minioGrantors(minioStores)];

@@ -1,4 +1,4 @@
-// TEST DOUBLES as a process: npm run fake-operators [-- KUBECONFIG [rook-minio,minio-operator,rook-ceph,deployments] [--s3=ROUTES_DIR]].
+// TEST DOUBLES as a process: npm run fake-operators [-- KUBECONFIG [seaweedfs,rook-minio,minio-operator,rook-ceph,deployments] [--s3=ROUTES_DIR]].
 // Plays the backends' operators on a local target cluster (which runs no pods); see fake-*.ts
 // beside it (deployments: the Deployment controller's status writes, deployment-rollout.ts). Each waits (retrying) until its operator's CRD is in the cluster. --s3=ROUTES_DIR runs
 // them with { s3: true } (a real S3 server per store) and shares the routes to those servers in
@@ -9,18 +9,20 @@ import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { DeploymentRollout } from './deployment-rollout.ts';
 import { FakeBucketProvisioner } from './fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from './fake-minio-operator.ts';
+import { FakeSeaweedOperator } from './fake-seaweed-operator.ts';
 import { FakeTenantOperator } from './fake-tenant-operator.ts';
 import { shareRoutes } from './s3-stores.ts';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--s3='));
 const routesDir = process.argv.find((a) => a.startsWith('--s3='))?.slice('--s3='.length);
 const kubeconfig = args[0] ?? fileURLToPath(new URL('../../.local/clusters/target/kubeconfig', import.meta.url));
-const wanted = (args[1] ?? 'rook-minio,minio-operator,rook-ceph').split(',');
+const wanted = (args[1] ?? 'seaweedfs,rook-minio,minio-operator,rook-ceph').split(',');
 const s3 = routesDir !== undefined;
 if (routesDir) shareRoutes(routesDir);
 const kc = kubeconfigFileAccess(kubeconfig);
 const client = new KubeClient(kc, { fieldManager: 'fake-operators' });
 const all = {
+  seaweedfs: () => new FakeSeaweedOperator(client, { s3 }),
   'rook-minio': () => new FakeMinioOperator(client, { s3 }),
   'minio-operator': () => new FakeTenantOperator(client, { s3 }),
   'rook-ceph': () => new FakeBucketProvisioner(client, { s3 }),

@@ -1,5 +1,5 @@
-// One Bucket claim, three living backends: Rook MinIO ObjectStores, MinIO Operator Tenants and Rook
-// Ceph bucket claims, all live in one provider-rook with two targets. Target A has the operators
+// One Bucket claim, four backends: Rook MinIO ObjectStores, MinIO Operator Tenants, Rook Ceph bucket
+// claims and SeaweedFS stores, all live in one provider-rook with two targets. Target A has the operators
 // installed by its admin; target B starts empty and gets each operator from provider-rook. The
 // stand-ins run real S3 servers, so a Bound claim is proven usable with its Secret alone.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -23,6 +23,8 @@ import type { Bucket } from '../../src/apis/storage.ts';
 import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
 import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import { Seaweeds } from '../../src/backends/seaweedfs/operator.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, Secrets, StatefulSets } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
@@ -32,6 +34,7 @@ import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, s
 import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../fakes/fake-bucket-provisioner.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
+import { FakeSeaweedOperator } from '../fakes/fake-seaweed-operator.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
 import { S3_KEY_NAMES } from '../kit/s3-keys.ts';
@@ -60,7 +63,7 @@ const standIns: { stop(): Promise<void> }[] = [];
 /** Status writes provider-rook sent for claims, by claim name. */
 const claimStatusWrites = new Map<string, number>();
 
-/** The three backends: a class of each kind, the managed kind, the object kept in the target. */
+/** The four backends: a class of each kind, the managed kind, the object kept in the target. */
 const backends = [
   {
     name: 'rook-minio',
@@ -105,6 +108,16 @@ const backends = [
       patch: { spec: { additionalConfig: { maxObjects: '5' } } },
       check: (o: Obj) => (o.spec?.additionalConfig as { maxObjects: string }).maxObjects === '1000',
     },
+  },
+  {
+    name: 'seaweedfs',
+    classType: kinds.SeaweedStoreClass,
+    managed: kinds.SeaweedStore,
+    target: Seaweeds,
+    // Its claims' objects may go with it, so deleting one leaves nothing behind.
+    classSpec: (provider: string) => ({ providerRef: { name: provider }, deleteObjects: true }),
+    targetNamespace: (mr: string): string => `seaweedfs-${mr}`,
+    drift: { patch: { spec: { image: 'example.com/seaweedfs:old' } }, check: (o: Obj) => o.spec?.image === 'chrislusf/seaweedfs:4.44' },
   },
 ] as const;
 
@@ -159,7 +172,12 @@ const bound = (name: string, namespace = apps) =>
 
 async function standInsOn(client: KubeClient): Promise<void> {
   const s3 = { s3: true };
-  for (const s of [new FakeMinioOperator(client, s3), new FakeTenantOperator(client, s3), new FakeBucketProvisioner(client, s3)]) {
+  for (const s of [
+    new FakeMinioOperator(client, s3),
+    new FakeTenantOperator(client, s3),
+    new FakeBucketProvisioner(client, s3),
+    new FakeSeaweedOperator(client, s3),
+  ]) {
     void s.start(); // an informer waits (retrying) until the operator's CRD is there
     standIns.push(s);
   }
@@ -172,7 +190,7 @@ beforeAll(async () => {
   targetB = adminClient(fresh);
   await installCrds(control, ourCrds());
   // Target A: its admin installed every operator. Target B: only the platform team's StorageClass.
-  for (const name of ['rook-minio', 'minio-operator', 'rook-ceph']) await installOperatorBundle(targetA, name);
+  for (const name of ['rook-minio', 'minio-operator', 'rook-ceph', 'seaweedfs']) await installOperatorBundle(targetA, name);
   await applyRookBucketStorageClass(targetA);
   await applyRookBucketStorageClass(targetB);
   await standInsOn(targetA);
@@ -202,7 +220,7 @@ afterAll(async () => {
   await down([OWN_A, FRESH]);
 });
 
-describe('three backends behind one Bucket claim', () => {
+describe('four backends behind one Bucket claim', () => {
   it('binds the same Bucket through each backend, with the same Secret keys, and no two controllers write one claim', async () => {
     for (const b of backends) await control.create(Buckets, bucket(`same-${b.name}`, b.name));
     for (const b of backends) {
@@ -222,7 +240,7 @@ describe('three backends behind one Bucket claim', () => {
     }
     // Settled: no controller keeps writing a claim that is not its own (and none ever said UnsupportedClass).
     const settled = new Map(claimStatusWrites);
-    await eventually(async () => (await control.get<Provider>(Providers, 'a', platform))?.status?.users === 3, 'three users of Provider a');
+    await eventually(async () => (await control.get<Provider>(Providers, 'a', platform))?.status?.users === 4, 'four users of Provider a');
     await new Promise((r) => setTimeout(r, 3_000)); // three poll intervals with nothing to do
     for (const b of backends) {
       expect([b.name, claimStatusWrites.get(`same-${b.name}`)]).toEqual([b.name, settled.get(`same-${b.name}`)]);
@@ -322,9 +340,9 @@ describe('three backends behind one Bucket claim', () => {
     const operators = await eventually(async () => {
       const p = await control.get<Provider>(Providers, 'b', platform);
       const ops = p?.status?.operators ?? [];
-      return ops.length === 3 && ops.every((o) => o.present && o.installedBy === 'provider-rook') ? ops : undefined;
-    }, 'Provider b to report three operators installed by provider-rook');
-    expect(operators.map((o) => o.name).sort()).toEqual(['minio-operator', 'rook-ceph', 'rook-minio']);
+      return ops.length === 4 && ops.every((o) => o.present && o.installedBy === 'provider-rook') ? ops : undefined;
+    }, 'Provider b to report four operators installed by provider-rook');
+    expect(operators.map((o) => o.name).sort()).toEqual(['minio-operator', 'rook-ceph', 'rook-minio', 'seaweedfs']);
     // Nothing was installed on target A, where its admin had put the operators already.
     const a = await eventually(
       async () => (await control.get<Provider>(Providers, 'a', platform))?.status?.operators,
@@ -335,6 +353,7 @@ describe('three backends behind one Bucket claim', () => {
         ['rook-minio', true, 'other'],
         ['minio-operator', true, 'other'],
         ['rook-ceph', true, 'other'],
+        ['seaweedfs', true, 'other'],
       ]),
     );
   }, 120_000);

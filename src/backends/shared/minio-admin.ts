@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { Jobs, Secrets } from '../../kit/kube/resources.ts';
 import type { Companion, KindContext, Rotation, TargetObject, Teardown } from '../../runtime/native/kind.ts';
+import { policyDocument } from './s3-policy.ts';
 
 export type AccessMode = 'ReadWrite' | 'ReadOnly' | 'WriteOnly';
 
@@ -50,28 +51,6 @@ export interface BucketUser {
   /** The user's Secret in the target (default <base>-user). */
   userSecret?: string;
   image?: string;
-}
-
-const BUCKET_ACTIONS: Record<AccessMode, string[]> = {
-  ReadWrite: ['s3:ListBucket', 's3:GetBucketLocation', 's3:ListBucketMultipartUploads'],
-  ReadOnly: ['s3:ListBucket', 's3:GetBucketLocation'],
-  WriteOnly: ['s3:GetBucketLocation', 's3:ListBucketMultipartUploads'],
-};
-const OBJECT_ACTIONS: Record<AccessMode, string[]> = {
-  ReadWrite: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
-  ReadOnly: ['s3:GetObject'],
-  WriteOnly: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
-};
-
-/** The user's policy: this one bucket and its objects, nothing else. The server judges it. */
-export function policyDocument(bucket: string, access: AccessMode): object {
-  return {
-    Version: '2012-10-17',
-    Statement: [
-      { Effect: 'Allow', Action: BUCKET_ACTIONS[access], Resource: [`arn:aws:s3:::${bucket}`] },
-      { Effect: 'Allow', Action: OBJECT_ACTIONS[access], Resource: [`arn:aws:s3:::${bucket}/*`] },
-    ],
-  };
 }
 
 /**

@@ -7,11 +7,11 @@ import {
   accessJob,
   bucketUserCompanions,
   type AccessMode,
-  policyDocument,
   revokeTeardown,
   userKeys,
   type BucketUser,
 } from '../../../../src/backends/shared/minio-admin.ts';
+import { policyDocument } from '../../../../src/backends/shared/s3-policy.ts';
 import { configureMinioBucket as configureIn, minioGrantors as grantorsIn } from '../../../../src/backends/minio-bucket/bucket.ts';
 import { tenantAccess } from '../../../../src/backends/minio-operator/tenant.ts';
 import { objectStoreAccess } from '../../../../src/backends/rook-minio/objectstore.ts';

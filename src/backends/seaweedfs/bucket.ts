@@ -1,0 +1,215 @@
+// Buckets in a shared SeaweedFS store: a Bucket claim of a SeaweedBucketClass becomes a managed
+// SeaweedBucket, a bucket of the SeaweedStore the class names and a user of its own whose policy
+// reaches only that bucket. In the target its object is the user (an S3Identity); its companions
+// are the user's keys, policy and bucket (bucket-user.ts), which the operator makes in the store.
+import { kinds } from '../../apis/kinds.gen.ts';
+import type { SeaweedBucket, SeaweedBucketClass, SeaweedStore } from '../../apis/seaweedfs.ts';
+import { getCondition, ReasonedError } from '../../kit/conditions.ts';
+import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
+import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';
+import { policyOf } from '../../runtime/managed/policies.ts';
+import type { ManagedResource } from '../../runtime/managed/types.ts';
+import type { KindContext, NativeKind } from '../../runtime/native/kind.ts';
+import { Reasons } from '../../runtime/reasons.ts';
+import type { Backend } from '../../runtime/system/backend.ts';
+import { S3_ENDPOINT_KEYS } from '../shared/s3-details.ts';
+import { bucketNameFor } from '../shared/s3-names.ts';
+import {
+  bucketTeardown,
+  iamNameFor,
+  identityObject,
+  seaweedKeys,
+  userAccess,
+  userCompanions,
+  USER_TYPES,
+  type SeaweedUser,
+} from './bucket-user.ts';
+import { seaweedfsOperator, S3CredentialsType, S3Identities } from './operator.ts';
+import { storeAccess, type SeaweedStoreAccess } from './store.ts';
+
+const RESOURCE = 'seaweedbuckets.seaweedfs.crossplane.io';
+
+function bucketUser(mr: SeaweedBucket, name: string, ctx: KindContext): SeaweedUser {
+  const f = mr.spec.forProvider;
+  return {
+    base: name,
+    namespace: mr.spec.targetNamespace,
+    seaweed: f.store.seaweed,
+    iamName: iamNameFor(mr, name),
+    bucket: f.bucketName,
+    access: f.access ?? 'ReadWrite',
+    ownsBucket: f.ownsBucket ?? true,
+    deleteObjects: f.deleteObjects ?? false,
+    keys: seaweedKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+  };
+}
+
+export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
+  resource: RESOURCE,
+  target: S3Identities,
+  operator: seaweedfsOperator,
+  desired: (mr, name, ctx) => identityObject(bucketUser(mr, name, ctx)),
+  companions: (mr, name, ctx) => userCompanions(bucketUser(mr, name, ctx)),
+  companionTypes: USER_TYPES,
+  teardown: (mr, name, ctx) => bucketTeardown(bucketUser(mr, name, ctx), false),
+  cannotRotate: 'provider-rook does not rotate SeaweedFS keys yet: delete and claim again for new keys',
+  // Its endpoint is its store's: while that store cannot prove the Service it names, this bucket publishes none either.
+  endpointFrom: {
+    types: [kinds.SeaweedStore],
+    of: (mr) => ({ type: kinds.SeaweedStore, name: mr.spec.forProvider.store.name }),
+    keys: S3_ENDPOINT_KEYS,
+  },
+  reads: [S3CredentialsType],
+
+  async inspect({ mr, observed, companions }) {
+    const f = mr.spec.forProvider;
+    const { name, namespace } = observed.metadata as { name: string; namespace: string };
+    const place = { base: name, namespace, bucket: f.bucketName, ownsBucket: f.ownsBucket ?? true };
+    const access = userAccess(place, { identity: observed, companions }, f.store.endpoint);
+    const status = (observed.status ?? {}) as { identityName?: string };
+    return {
+      ...access,
+      atProvider: {
+        bucket: f.bucketName,
+        endpoint: f.store.endpoint,
+        ...(status.identityName ? { user: status.identityName } : {}),
+        ...(access.connectionDetails.username ? { accessKey: access.connectionDetails.username } : {}),
+      },
+    };
+  },
+};
+
+/** The store a class shares, as it is now: it must exist and be Ready before a bucket is made in it. */
+function sharedStore(lookup: Lookup, namespace: string, ref: SeaweedBucketClass['spec']['store'], who: string): SeaweedStoreAccess {
+  const store = lookup.get<SeaweedStore>(kinds.SeaweedStore, namespace, ref.name);
+  const where = `SeaweedStore ${namespace}/${ref.name}`;
+  if (!store || store.metadata.deletionTimestamp) {
+    throw new ReasonedError(
+      Reasons.SharedStoreNotFound,
+      `${who} shares ${where}, which does not exist${store ? ' any more (it is being deleted)' : ''}`,
+    );
+  }
+  if (policyOf(store.spec as { managementPolicies?: string[] }).onlyObserve) {
+    throw new ReasonedError(
+      Reasons.SharedStoreNotReady,
+      `${who} shares ${where}, which provider-rook only observes (managementPolicies ["Observe"]): no bucket is made in it`,
+    );
+  }
+  const ready = getCondition(store.status?.conditions, 'Ready');
+  const access = storeAccess(store);
+  if (ready?.status !== 'True' || !access) {
+    throw new ReasonedError(
+      Reasons.SharedStoreNotReady,
+      `${who} shares ${where}, which is not Ready${ready?.message ? `: ${ready.message}` : ''}; the bucket is made once it is`,
+    );
+  }
+  return access;
+}
+
+export function configureSeaweedBucket(claim: Claim, cls: SeaweedBucketClass, name: string, lookup: Lookup): SeaweedBucket {
+  refuseUnlessAllowed({ ...cls, kind: kinds.SeaweedBucketClass.kind }, claim);
+  const { store, reclaimPolicy, deleteObjects } = cls.spec;
+  const access = sharedStore(lookup, cls.metadata.namespace!, store, `SeaweedBucketClass ${cls.metadata.namespace}/${cls.metadata.name}`);
+  return {
+    apiVersion: kinds.SeaweedBucket.apiVersion,
+    kind: kinds.SeaweedBucket.kind,
+    metadata: { name, labels: claimLabels(claim) },
+    spec: {
+      forProvider: {
+        bucketName: bucketNameFor(claim),
+        access: 'ReadWrite',
+        ownsBucket: true,
+        store: { name: store.name, seaweed: access.seaweed, endpoint: access.endpoint },
+        deleteObjects: deleteObjects ?? false,
+      },
+      // The bucket lives where its store does.
+      providerRef: access.providerRef,
+      targetNamespace: access.namespace,
+      reclaimPolicy,
+      writeConnectionSecretToRef: { name },
+    },
+  };
+}
+
+export const seaweedBuckets: Backend<SeaweedBucket, SeaweedBucketClass> = {
+  managed: kinds.SeaweedBucket,
+  class: kinds.SeaweedBucketClass,
+  native: seaweedBucketKind,
+  configure: configureSeaweedBucket,
+  lookups: [kinds.SeaweedStore],
+};
+
+/** A grant's SeaweedBucket: a user of its own on a bucket it does not own, so deleting it never touches the bucket. */
+function grantIn(
+  bucket: ManagedResource,
+  shared: { store: SeaweedStoreAccess | undefined; storeName: string; bucketName: string | undefined },
+  mode: AccessMode,
+  name: string,
+): SeaweedBucket {
+  const { store, storeName, bucketName } = shared;
+  if (!store || !bucketName) {
+    throw new ReasonedError(
+      Reasons.GrantsNotSupported,
+      `${bucket.kind} ${bucket.metadata.namespace}/${bucket.metadata.name} has no bucket of its own (or no Provider yet) to share`,
+    );
+  }
+  return {
+    apiVersion: kinds.SeaweedBucket.apiVersion,
+    kind: kinds.SeaweedBucket.kind,
+    metadata: { name },
+    spec: {
+      forProvider: {
+        bucketName,
+        access: mode,
+        ownsBucket: false,
+        store: { name: storeName, seaweed: store.seaweed, endpoint: store.endpoint },
+        deleteObjects: false,
+      },
+      providerRef: store.providerRef,
+      targetNamespace: store.namespace,
+      // Deleting a grant removes its user; the bucket is its owner's.
+      reclaimPolicy: 'Delete',
+      writeConnectionSecretToRef: { name },
+    },
+  };
+}
+
+/** The bucket a grant's SeaweedBucket reaches: its Provider, namespace, Seaweed and bucket name. */
+function reaches(grant: ManagedResource): string {
+  const { spec } = grant as SeaweedBucket;
+  const f = spec.forProvider;
+  return JSON.stringify([spec.providerRef?.name ?? '', spec.targetNamespace, f.store.seaweed, f.bucketName]);
+}
+
+/** Every SeaweedFS bucket can be shared: a store's own, and one in a shared store. */
+export const seaweedGrantors: Grantor[] = [
+  {
+    managed: kinds.SeaweedStore,
+    grants: kinds.SeaweedBucket,
+    reaches,
+    grant: (mr, mode, name) => {
+      const store = mr as SeaweedStore;
+      return grantIn(mr, { store: storeAccess(store), storeName: mr.metadata.name, bucketName: store.spec.bucket?.name }, mode, name);
+    },
+  },
+  {
+    managed: kinds.SeaweedBucket,
+    grants: kinds.SeaweedBucket,
+    reaches,
+    grant: (mr, mode, name) => {
+      const { spec } = mr as SeaweedBucket;
+      const f = spec.forProvider;
+      // A user of a bucket it does not own (another grant) lends nothing: only the bucket's own resource does.
+      if (f.ownsBucket === false) {
+        throw new ReasonedError(
+          Reasons.GrantsNotSupported,
+          `${mr.kind} ${mr.metadata.namespace}/${mr.metadata.name} does not own its bucket, so it has none to share`,
+        );
+      }
+      const store = spec.providerRef
+        ? { providerRef: spec.providerRef, namespace: spec.targetNamespace, seaweed: f.store.seaweed, endpoint: f.store.endpoint }
+        : undefined;
+      return grantIn(mr, { store, storeName: f.store.name, bucketName: f.bucketName }, mode, name);
+    },
+  },
+];

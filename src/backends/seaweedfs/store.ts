@@ -1,0 +1,172 @@
+// The SeaweedFS backend's store: a managed SeaweedStore becomes one seaweed.seaweedfs.com/v1 Seaweed
+// in a target namespace of its own, its filer on a persistent volume (without one, buckets and
+// users are lost when the filer restarts). With a bucket (a claim's), the operator also makes a
+// bucket in it and a user of its own that reaches only that bucket (bucket-user.ts): the app gets
+// that user's keys. A Seaweed has no root user for provider-rook to hold.
+import { kinds } from '../../apis/kinds.gen.ts';
+import type { SeaweedStore, SeaweedStoreClass } from '../../apis/seaweedfs.ts';
+import { withoutNulls } from '../../kit/json.ts';
+import { Services } from '../../kit/kube/resources.ts';
+import { externalNameOf } from '../../kit/meta.ts';
+import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
+import type { KindContext, NativeKind, TargetObject } from '../../runtime/native/kind.ts';
+import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
+import { Reasons } from '../../runtime/reasons.ts';
+import type { Backend } from '../../runtime/system/backend.ts';
+import { s3ConnectionDetails } from '../shared/s3-details.ts';
+import { bucketNameFor } from '../shared/s3-names.ts';
+import {
+  bucketTeardown,
+  iamNameFor,
+  identityObject,
+  seaweedKeys,
+  userAccess,
+  userCompanions,
+  USER_TYPES,
+  type SeaweedUser,
+} from './bucket-user.ts';
+import { S3CredentialsType, S3Identities, seaweedfsOperator, Seaweeds } from './operator.ts';
+
+const RESOURCE = 'seaweedstores.seaweedfs.crossplane.io';
+/** The S3 gateway's port (the operator's default, spec.s3.port). */
+const S3_PORT = 8333;
+
+/** The operator's S3 Service of a Seaweed, selecting its gateway's pods: what an exposure leads to. */
+const s3Service = (name: string, namespace: string): S3Service => ({
+  store: name,
+  name: `${name}-s3`,
+  namespace,
+  port: S3_PORT,
+  selector: { 'app.kubernetes.io/name': 'seaweedfs', 'app.kubernetes.io/instance': name, 'app.kubernetes.io/component': 's3' },
+});
+
+/** The gateway's address for pods in the target: plain HTTP, as the operator starts `weed s3`. */
+export const seaweedEndpoint = (name: string, namespace: string): string => `http://${name}-s3.${namespace}.svc:${S3_PORT}`;
+
+/** Where buckets of a shared store are made, and how pods there reach it. */
+export interface SeaweedStoreAccess {
+  providerRef: { name: string };
+  namespace: string;
+  seaweed: string;
+  endpoint: string;
+}
+
+/** How buckets of a shared SeaweedStore reach it (undefined while it has no Provider yet). */
+export function storeAccess(store: SeaweedStore): SeaweedStoreAccess | undefined {
+  if (!store.spec.providerRef) return undefined;
+  const name = externalNameOf(store.metadata);
+  const namespace = store.spec.targetNamespace;
+  return { providerRef: { name: store.spec.providerRef.name }, namespace, seaweed: name, endpoint: seaweedEndpoint(name, namespace) };
+}
+
+/** The claim's bucket in its store, and the user that reaches only it. */
+function bucketUser(mr: SeaweedStore, name: string, ctx: KindContext): SeaweedUser | undefined {
+  const bucket = mr.spec.bucket;
+  if (!bucket) return undefined;
+  return {
+    base: `${name}-bucket`,
+    namespace: mr.spec.targetNamespace,
+    seaweed: name,
+    iamName: iamNameFor(mr, name),
+    bucket: bucket.name,
+    access: bucket.access ?? 'ReadWrite',
+    ownsBucket: true,
+    deleteObjects: bucket.deleteObjects ?? false,
+    keys: seaweedKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+  };
+}
+
+export const seaweedStoreKind: NativeKind<SeaweedStore> = {
+  resource: RESOURCE,
+  target: Seaweeds,
+  operator: seaweedfsOperator,
+
+  desired(mr, name) {
+    const { image, volumeServers, volumeSize, filerSize, storageClassName } = mr.spec.forProvider;
+    const storage = storageClassName ? { storageClassName } : {};
+    return {
+      apiVersion: Seaweeds.apiVersion,
+      kind: Seaweeds.kind,
+      metadata: { name, namespace: mr.spec.targetNamespace },
+      spec: {
+        image,
+        master: { replicas: 1 },
+        volume: { replicas: volumeServers, requests: { storage: volumeSize }, ...storage },
+        // Buckets, users and policies are filer data: on the container's disk they go with every restart.
+        filer: { replicas: 1, persistence: { enabled: true, resources: { requests: { storage: filerSize } }, ...storage } },
+        s3: { replicas: 1, port: S3_PORT },
+      },
+    };
+  },
+
+  companions(mr, name, ctx) {
+    const user = bucketUser(mr, name, ctx);
+    return [
+      ...(user
+        ? [{ type: S3Identities, name: user.base, namespace: user.namespace, purpose: "bucket's user", build: () => identityObject(user) }]
+        : []),
+      ...(user ? userCompanions(user) : []),
+      ...[exposureCompanion(mr.spec.exposure, s3Service(name, mr.spec.targetNamespace))].filter((c) => c !== undefined),
+    ];
+  },
+  companionTypes: [S3Identities, ...USER_TYPES, Services, HTTPRoutes, ServiceExports],
+  reads: [Gateways, S3CredentialsType],
+  teardown(mr, name, ctx) {
+    const user = bucketUser(mr, name, ctx);
+    return user && bucketTeardown(user, true);
+  },
+  cannotRotate: 'provider-rook does not rotate SeaweedFS keys yet: delete and claim again for new keys',
+
+  async inspect({ mr, observed, companions, read, signal }) {
+    const { name, namespace } = observed.metadata as { name: string; namespace: string };
+    const endpoint = seaweedEndpoint(name, namespace);
+    const ready = (observed.status as { conditions?: { type: string; status: string; reason?: string }[] } | undefined)?.conditions?.find(
+      (c) => c.type === 'Ready',
+    );
+    const seaweedReady = ready?.status === 'True';
+    const bucket = mr.spec.bucket;
+    const [identity, ...rest] = companions as (TargetObject | undefined)[];
+    const place = { base: `${name}-bucket`, namespace, bucket: bucket?.name ?? '', ownsBucket: true };
+    const access = bucket
+      ? userAccess(place, { identity, companions: rest }, endpoint)
+      : { ready: true, connectionDetails: s3ConnectionDetails({ endpoint }) };
+    const exposure = await exposed(mr.spec.exposure, s3Service(name, namespace), companions, read, signal);
+    return {
+      ready: seaweedReady && access.ready && !exposure?.waiting,
+      message: seaweedReady
+        ? (access.message ?? exposure?.waiting)
+        : `waiting for the SeaweedFS operator to start Seaweed ${namespace}/${name}${ready?.reason === 'NotReady' ? ': not all of its servers are ready' : ''}`,
+      ...(seaweedReady && access.ready && exposure?.waiting ? { reason: Reasons.WaitingForExposure } : {}),
+      connectionDetails: access.connectionDetails,
+      atProvider: withoutNulls({ namespace, name, endpoint, phase: ready ? (seaweedReady ? 'Ready' : 'NotReady') : undefined, exposure }),
+    };
+  },
+};
+
+/** A claim's store, from its class: in a namespace of its own, so a tenant of one store's namespace reaches no other's keys. */
+export function configureSeaweedStore(claim: Claim, cls: SeaweedStoreClass, name: string): SeaweedStore {
+  refuseUnlessAllowed({ ...cls, kind: kinds.SeaweedStoreClass.kind }, claim);
+  const { image, volumeServers, volumeSize, filerSize, storageClassName, reclaimPolicy, namespacePrefix, exposure, deleteObjects } =
+    cls.spec;
+  return {
+    apiVersion: kinds.SeaweedStore.apiVersion,
+    kind: kinds.SeaweedStore.kind,
+    metadata: { name, labels: claimLabels(claim) },
+    spec: {
+      forProvider: withoutNulls({ image, volumeServers, volumeSize, filerSize, storageClassName }) as SeaweedStore['spec']['forProvider'],
+      targetNamespace: `${namespacePrefix}${name}`.slice(0, 63).replace(/-+$/, ''),
+      // The claim gets a bucket of the store and a user of its own.
+      bucket: { name: bucketNameFor(claim), access: 'ReadWrite', ...(deleteObjects !== undefined ? { deleteObjects } : {}) },
+      ...(exposure ? { exposure } : {}),
+      reclaimPolicy,
+      writeConnectionSecretToRef: { name },
+    },
+  };
+}
+
+export const seaweedStores: Backend<SeaweedStore, SeaweedStoreClass> = {
+  managed: kinds.SeaweedStore,
+  class: kinds.SeaweedStoreClass,
+  native: seaweedStoreKind,
+  configure: configureSeaweedStore,
+};

@@ -1,0 +1,498 @@
+// TEST DOUBLE. The SeaweedFS operator (seaweedfs-operator 1.0.36) cannot be built here (the Go module
+// proxy refuses its module) and local control planes run no pods, so this stand-in plays it for the
+// kinds provider-rook writes (seaweed.seaweedfs.com/v1), with the status the real controllers write:
+// - Seaweed: the S3 gateway's Service <n>-s3 (port 8333, selecting the gateway's pods) owned by the
+//   Seaweed, and the Ready condition (True/Ready once its servers run). It also plays the Seaweed's
+//   pods: with { s3: true }, a real SeaweedFS server per Seaweed (s3-stores.ts), stopped when the
+//   Seaweed goes. The operator reaches a Seaweed through the filer's IAM gRPC service with the
+//   cluster's JWT key; the stand-in reaches its server through an admin identity of its own that
+//   it never writes anywhere (the real operator mints no S3 root either).
+// - Bucket, S3Identity, S3Credentials, S3Policy, S3PolicyBinding: the finalizer
+//   seaweed.seaweedfs.com/<kind>-protection, status.phase Pending|Ready|Failed with a Ready condition
+//   (reasons as upstream: ClusterNotReady, BucketAlreadyExists, Conflict, PolicyMissing,
+//   SubjectMissing, IdentityMissing), and status.bucketName, identityName, accessKey, secretName,
+//   policyName, attachedSubjects. Their effects go to the real server, as the operator's weed shell
+//   and IAM calls would (reference: seaweedfs-operator.md §8): CreateBucket (with object lock when
+//   asked) and PutBucketVersioning; CreateUser; CreateAccessKey with the keys of the Secret when it
+//   holds both (else keys it generates, written to a Secret it owns, annotated managed); the
+//   policy's document attached to each subject as an inline user policy named after the policy
+//   (PutUserPolicy), so the server judges that very document. A Bucket is removed with all its
+//   objects (s3.bucket.delete) only under reclaimPolicy Delete and only if it made or adopted it;
+//   the IAM kinds undo their effect unless Retain. A Seaweed that is gone has nothing left to undo:
+//   the finalizer is dropped. Without S3 it writes the same status and touches no server.
+// Never used by src/.
+import { randomBytes } from 'node:crypto';
+import {
+  CreateAccessKeyCommand,
+  CreateUserCommand,
+  DeleteAccessKeyCommand,
+  DeleteUserCommand,
+  DeleteUserPolicyCommand,
+  ListAccessKeysCommand,
+  ListUserPoliciesCommand,
+  PutUserPolicyCommand,
+  type IAMClient,
+} from '@aws-sdk/client-iam';
+import {
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectCommand,
+  HeadBucketCommand,
+  ListObjectVersionsCommand,
+  PutBucketVersioningCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { isAlreadyExists, isNotFound } from '../../src/kit/kube/errors.ts';
+import { Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
+import {
+  S3CredentialsType,
+  S3Identities,
+  S3Policies,
+  S3PolicyBindings,
+  SeaweedBuckets,
+  Seaweeds,
+} from '../../src/backends/seaweedfs/operator.ts';
+import { iamClient, s3Client } from '../kit/s3.ts';
+import type { S3Credentials } from '../kit/s3-server.ts';
+import { S3Stores } from './s3-stores.ts';
+import { StandIn } from './stand-in.ts';
+
+type Obj = KubeObjectLike & {
+  metadata: KubeObjectLike['metadata'] & {
+    uid: string;
+    namespace: string;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+    annotations?: Record<string, string>;
+    creationTimestamp?: string;
+    generation?: number;
+  };
+  spec: Record<string, unknown> & { seaweedRef?: { name: string }; clusterRef?: { name: string }; reclaimPolicy?: string; name?: string };
+  status?: Record<string, unknown> & { phase?: string };
+};
+type SecretObj = KubeObjectLike & {
+  data?: Record<string, string>;
+  metadata: KubeObjectLike['metadata'] & { annotations?: Record<string, string> };
+};
+
+export interface FakeSeaweedOperatorOptions {
+  /** Run a real S3 server for each Seaweed. Off by default: each costs about 120 MiB of RSS. */
+  s3?: boolean;
+}
+
+/** A pass that cannot finish yet: the object's status says why, and it is tried again. */
+class Waiting extends Error {
+  readonly phase: 'Pending' | 'Failed';
+  readonly reason: string;
+  constructor(phase: 'Pending' | 'Failed', reason: string, message: string) {
+    super(message);
+    this.phase = phase;
+    this.reason = reason;
+  }
+}
+
+const MANAGED = 's3credentials.seaweed.seaweedfs.com/managed';
+const text = (b64: string | undefined): string => Buffer.from(b64 ?? '', 'base64').toString('utf8');
+const gone = (err: Error): void => {
+  if (!['NoSuchEntity', 'NoSuchEntityException', 'NoSuchBucket', 'NotFound'].includes(err.name)) throw err;
+};
+const exists = (err: Error): void => {
+  if (!['EntityAlreadyExists', 'EntityAlreadyExistsException'].includes(err.name)) throw err;
+};
+
+/** The servers of the Seaweeds this stand-in runs, and the admin identity it reaches each with. */
+class Servers {
+  readonly s3?: S3Stores;
+  private readonly admins = new Map<string, { endpoint: string; root: S3Credentials }>();
+  /** uid by "namespace/name", for tests that look into a store. */
+  readonly uids = new Map<string, string>();
+
+  constructor(client: KubeClient, s3: boolean) {
+    if (s3) this.s3 = new S3Stores(client);
+  }
+
+  async run(seaweed: Obj, selector: Record<string, string>): Promise<void> {
+    if (!this.s3) return;
+    const key = seaweed.metadata.uid;
+    const root = this.admins.get(key)?.root ?? { accessKey: randomBytes(10).toString('hex'), secretKey: randomBytes(20).toString('hex') };
+    const endpoint = await this.s3.run(key, root, { namespace: seaweed.metadata.namespace, labels: selector });
+    this.admins.set(key, { endpoint, root });
+    this.uids.set(`${seaweed.metadata.namespace}/${seaweed.metadata.name}`, key);
+  }
+
+  /** A running Seaweed's server and the admin identity the stand-in reaches it with. */
+  admin(namespace: string, name: string): { endpoint: string; root: S3Credentials } {
+    const found = this.admins.get(this.uids.get(`${namespace}/${name}`) ?? '');
+    if (!found) throw new Error(`no server runs for Seaweed ${namespace}/${name}`);
+    return found;
+  }
+
+  async stop(seaweed: Obj): Promise<void> {
+    this.admins.delete(seaweed.metadata.uid);
+    await this.s3?.stop(seaweed.metadata.uid);
+  }
+
+  /** Clients of a running Seaweed's server, or undefined without S3. */
+  clients(seaweed: Obj): { s3: S3Client; iam: IAMClient } | undefined {
+    const admin = this.admins.get(seaweed.metadata.uid);
+    if (!this.s3) return undefined;
+    if (!admin) throw new Waiting('Pending', 'ClusterNotReady', 'the Seaweed cluster is not ready');
+    return { s3: s3Client(admin.endpoint, admin.root), iam: iamClient(admin.endpoint, admin.root) };
+  }
+}
+
+const condition = (status: 'True' | 'False', reason: string, message: string) => ({
+  type: 'Ready',
+  status,
+  reason,
+  message,
+  lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+});
+
+/** One of the operator's kinds that act on a Seaweed: finalizer, cluster lookup, status and retries. */
+abstract class SeaweedChild extends StandIn<Obj> {
+  protected readonly servers: Servers;
+  private readonly type: ResourceType;
+  private readonly finalizer: string;
+
+  constructor(client: KubeClient, type: ResourceType, servers: Servers) {
+    super(client, type);
+    this.type = type;
+    this.servers = servers;
+    this.finalizer = `seaweed.seaweedfs.com/${type.kind.toLowerCase()}-protection`;
+  }
+
+  /** The effect; its status fields once Ready. */
+  protected abstract act(obj: Obj, on: { s3: S3Client; iam: IAMClient } | undefined): Promise<Record<string, unknown>>;
+  /** Undoes the effect (reclaim policy permitting). */
+  protected abstract undo(obj: Obj, on: { s3: S3Client; iam: IAMClient }): Promise<void>;
+
+  protected async reconcile(obj: Obj): Promise<void> {
+    const finalizers = obj.metadata.finalizers ?? [];
+    const seaweedName = (obj.spec.seaweedRef ?? obj.spec.clusterRef)?.name ?? '';
+    const seaweed = await this.client.get<Obj>(Seaweeds, seaweedName, obj.metadata.namespace);
+    if (obj.metadata.deletionTimestamp) {
+      if (!finalizers.includes(this.finalizer)) return;
+      const on = seaweed && !seaweed.metadata.deletionTimestamp ? this.servers.clients(seaweed) : undefined;
+      if (on) await this.undo(obj, on).finally(() => destroy(on));
+      await this.client.update(this.type, {
+        ...obj,
+        metadata: { ...obj.metadata, finalizers: finalizers.filter((f) => f !== this.finalizer) },
+      });
+      return;
+    }
+    if (!finalizers.includes(this.finalizer)) {
+      await this.client.update(this.type, { ...obj, metadata: { ...obj.metadata, finalizers: [...finalizers, this.finalizer] } });
+      return; // the update brings it back
+    }
+    let status: Record<string, unknown>;
+    try {
+      const ready = seaweed?.status?.conditions as { type: string; status: string }[] | undefined;
+      if (!seaweed || !ready?.some((c) => c.type === 'Ready' && c.status === 'True'))
+        throw new Waiting('Pending', 'ClusterNotReady', `Seaweed ${obj.metadata.namespace}/${seaweedName} is not ready`);
+      const on = this.servers.clients(seaweed);
+      try {
+        status = { ...(await this.act(obj, on)), phase: 'Ready', conditions: [condition('True', 'Ready', `${this.type.kind} is ready`)] };
+      } finally {
+        if (on) destroy(on);
+      }
+    } catch (err) {
+      if (!(err instanceof Waiting)) throw err;
+      status = { ...obj.status, phase: err.phase, conditions: [condition('False', err.reason, err.message)] };
+      await this.write(obj, status);
+      throw err; // tried again, as the operator requeues (30 s there)
+    }
+    await this.write(obj, { ...status, observedGeneration: obj.metadata.generation });
+  }
+
+  private async write(obj: Obj, status: Record<string, unknown>): Promise<void> {
+    const same = (a: unknown, b: unknown): boolean =>
+      JSON.stringify(a, (k, v: unknown) => (k === 'lastTransitionTime' ? undefined : v)) ===
+      JSON.stringify(b, (k, v: unknown) => (k === 'lastTransitionTime' ? undefined : v));
+    if (same(obj.status, status)) return;
+    await this.client.updateStatus(this.type, { ...obj, status });
+  }
+
+  /** The name an object has in the store: spec.name, else its own. */
+  protected storeName(obj: Obj): string {
+    return obj.spec.name || obj.metadata.name;
+  }
+
+  /** A same-namespace object of the operator's, by name. */
+  protected sibling(type: ResourceType, name: string, namespace: string): Promise<Obj | undefined> {
+    return this.client.get<Obj>(type, name, namespace);
+  }
+}
+
+function destroy(on: { s3: S3Client; iam: IAMClient }): void {
+  on.s3.destroy();
+  on.iam.destroy();
+}
+
+class BucketStandIn extends SeaweedChild {
+  protected async act(obj: Obj, on: { s3: S3Client } | undefined): Promise<Record<string, unknown>> {
+    const Bucket = this.storeName(obj);
+    const spec = obj.spec as { versioning?: string; objectLock?: boolean; adoptExisting?: boolean };
+    if (on && !obj.status?.bucketName) {
+      const found = await on.s3.send(new HeadBucketCommand({ Bucket })).then(
+        () => true,
+        (err: Error) => (err.name === 'NotFound' || err.name === 'NoSuchBucket' ? false : Promise.reject(err)),
+      );
+      // Only a bucket the CR made (status.bucketName) or adopted is its own.
+      if (found && !spec.adoptExisting) throw new Waiting('Failed', 'BucketAlreadyExists', `bucket ${Bucket} already exists`);
+      if (!found) await on.s3.send(new CreateBucketCommand({ Bucket, ObjectLockEnabledForBucket: spec.objectLock === true }));
+    }
+    if (on && (spec.versioning === 'Enabled' || spec.versioning === 'Suspended'))
+      await on.s3.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: spec.versioning } }));
+    return { bucketName: Bucket, versioning: spec.versioning ?? 'Off', objectLockEnabled: spec.objectLock === true };
+  }
+
+  protected async undo(obj: Obj, on: { s3: S3Client }): Promise<void> {
+    const Bucket = obj.status?.bucketName as string | undefined;
+    if ((obj.spec.reclaimPolicy ?? 'Retain') !== 'Delete' || !Bucket) return;
+    // s3.bucket.delete: the bucket goes with every object (and version) in it.
+    for (;;) {
+      const listed = await on.s3.send(new ListObjectVersionsCommand({ Bucket })).catch((err: Error) => (gone(err), undefined));
+      const all = [...(listed?.Versions ?? []), ...(listed?.DeleteMarkers ?? [])];
+      if (!listed || all.length === 0) break;
+      for (const v of all) await on.s3.send(new DeleteObjectCommand({ Bucket, Key: v.Key, VersionId: v.VersionId }));
+    }
+    await on.s3.send(new DeleteBucketCommand({ Bucket })).catch(gone);
+  }
+}
+
+class IdentityStandIn extends SeaweedChild {
+  protected async act(obj: Obj, on: { iam: IAMClient } | undefined): Promise<Record<string, unknown>> {
+    const UserName = this.storeName(obj);
+    // IAM names are global in a Seaweed: the oldest claimant of a name owns it.
+    const rivals = this.informer
+      .list()
+      .filter(
+        (o) =>
+          o.metadata.uid !== obj.metadata.uid &&
+          (o.spec.name || o.metadata.name) === UserName &&
+          o.spec.seaweedRef?.name === obj.spec.seaweedRef?.name &&
+          o.metadata.namespace === obj.metadata.namespace &&
+          (o.metadata.creationTimestamp ?? '') < (obj.metadata.creationTimestamp ?? ''),
+      );
+    if (rivals.length) throw new Waiting('Failed', 'Conflict', `user ${UserName} is claimed by another S3Identity`);
+    if (on) await on.iam.send(new CreateUserCommand({ UserName })).catch(exists);
+    return { identityName: UserName };
+  }
+
+  protected async undo(obj: Obj, on: { iam: IAMClient }): Promise<void> {
+    const UserName = obj.status?.identityName as string | undefined;
+    if (obj.spec.reclaimPolicy === 'Retain' || !UserName) return;
+    const keys = await on.iam.send(new ListAccessKeysCommand({ UserName })).catch((err: Error) => (gone(err), undefined));
+    for (const k of keys?.AccessKeyMetadata ?? [])
+      await on.iam.send(new DeleteAccessKeyCommand({ UserName, AccessKeyId: k.AccessKeyId })).catch(gone);
+    const policies = await on.iam.send(new ListUserPoliciesCommand({ UserName })).catch((err: Error) => (gone(err), undefined));
+    for (const PolicyName of policies?.PolicyNames ?? [])
+      await on.iam.send(new DeleteUserPolicyCommand({ UserName, PolicyName })).catch(gone);
+    await on.iam.send(new DeleteUserCommand({ UserName })).catch(gone);
+  }
+}
+
+class CredentialsStandIn extends SeaweedChild {
+  protected async act(obj: Obj, on: { iam: IAMClient } | undefined): Promise<Record<string, unknown>> {
+    const { namespace } = obj.metadata;
+    const spec = obj.spec as { identityRef: { name: string }; secretRef?: { name?: string } };
+    const identity = await this.sibling(S3Identities, spec.identityRef.name, namespace);
+    const UserName = identity?.status?.identityName as string | undefined;
+    if (!UserName) throw new Waiting('Pending', 'IdentityMissing', `S3Identity ${spec.identityRef.name} is not ready`);
+    const secretName = spec.secretRef?.name || obj.metadata.name;
+    const secret = await this.client.get<SecretObj>(Secrets, secretName, namespace);
+    let keys = { accessKey: text(secret?.data?.accessKey), secretKey: text(secret?.data?.secretKey) };
+    if (!keys.accessKey || !keys.secretKey) {
+      keys = {
+        accessKey: randomBytes(16).toString('base64url').slice(0, 21).toUpperCase(),
+        secretKey: randomBytes(32).toString('base64url').slice(0, 42),
+      };
+      const data = { accessKey: Buffer.from(keys.accessKey).toString('base64'), secretKey: Buffer.from(keys.secretKey).toString('base64') };
+      const owner = {
+        apiVersion: S3CredentialsType.apiVersion,
+        kind: S3CredentialsType.kind,
+        name: obj.metadata.name,
+        uid: obj.metadata.uid,
+        controller: true,
+      };
+      const made = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: secretName, namespace, annotations: { [MANAGED]: 'true' }, ownerReferences: [owner] },
+        type: 'Opaque',
+        data,
+      };
+      if (secret) await this.client.update(Secrets, { ...made, metadata: { ...secret.metadata, ...made.metadata } });
+      else await this.client.create(Secrets, made);
+    }
+    if (on) {
+      const { AccessKeyMetadata = [] } = await on.iam.send(new ListAccessKeysCommand({ UserName }));
+      if (!AccessKeyMetadata.some((k) => k.AccessKeyId === keys.accessKey)) await on.iam.send(createAccessKey(UserName, keys));
+      // A new key in the Secret replaces the one registered before.
+      const before = obj.status?.accessKey as string | undefined;
+      if (before && before !== keys.accessKey) await on.iam.send(new DeleteAccessKeyCommand({ UserName, AccessKeyId: before })).catch(gone);
+    }
+    return { accessKey: keys.accessKey, identityName: UserName, secretName };
+  }
+
+  protected async undo(obj: Obj, on: { iam: IAMClient }): Promise<void> {
+    const { accessKey, identityName, secretName } = (obj.status ?? {}) as {
+      accessKey?: string;
+      identityName?: string;
+      secretName?: string;
+    };
+    if (obj.spec.reclaimPolicy === 'Retain') return;
+    if (accessKey && identityName)
+      await on.iam.send(new DeleteAccessKeyCommand({ UserName: identityName, AccessKeyId: accessKey })).catch(gone);
+    const secret = secretName ? await this.client.get<SecretObj>(Secrets, secretName, obj.metadata.namespace) : undefined;
+    if (secret?.metadata.annotations?.[MANAGED] === 'true')
+      await this.client.delete(Secrets, secretName!, obj.metadata.namespace).catch((e: unknown) => {
+        if (!isNotFound(e)) throw e;
+      });
+  }
+}
+
+/** CreateAccessKey with the keys it is given: SeaweedFS takes them as extra form fields. */
+function createAccessKey(UserName: string, keys: S3Credentials): CreateAccessKeyCommand {
+  const create = new CreateAccessKeyCommand({ UserName });
+  create.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { body: string; headers: Record<string, string> };
+      request.body += `&AccessKeyId=${encodeURIComponent(keys.accessKey)}&SecretAccessKey=${encodeURIComponent(keys.secretKey)}`;
+      request.headers['content-length'] = String(Buffer.byteLength(request.body));
+      return next(args);
+    },
+    { step: 'build', name: 'callerSuppliedKeys' },
+  );
+  return create;
+}
+
+class PolicyStandIn extends SeaweedChild {
+  protected async act(obj: Obj): Promise<Record<string, unknown>> {
+    const spec = obj.spec as { policyDocument?: string };
+    try {
+      JSON.parse(spec.policyDocument ?? '{}');
+    } catch {
+      throw new Waiting('Failed', 'InvalidPolicy', 'policyDocument is not JSON');
+    }
+    return { policyName: this.storeName(obj) };
+  }
+
+  protected async undo(): Promise<void> {} // its bindings detach it
+}
+
+class BindingStandIn extends SeaweedChild {
+  protected async act(obj: Obj, on: { iam: IAMClient } | undefined): Promise<Record<string, unknown>> {
+    const { namespace } = obj.metadata;
+    const spec = obj.spec as { policyRef: { name: string }; subjects: { kind: string; name: string }[] };
+    const policy = await this.sibling(S3Policies, spec.policyRef.name, namespace);
+    const PolicyName = policy?.status?.policyName as string | undefined;
+    if (!policy || !PolicyName) throw new Waiting('Pending', 'PolicyMissing', `S3Policy ${spec.policyRef.name} is not ready`);
+    const users: string[] = [];
+    for (const s of spec.subjects) {
+      const identity = await this.sibling(S3Identities, s.name, namespace);
+      const user = identity?.status?.identityName as string | undefined;
+      if (!user) throw new Waiting('Pending', 'SubjectMissing', `S3Identity ${s.name} is not ready`);
+      users.push(user);
+    }
+    const PolicyDocument = (policy.spec as { policyDocument?: string }).policyDocument ?? '{}';
+    if (on) for (const UserName of users) await on.iam.send(new PutUserPolicyCommand({ UserName, PolicyName, PolicyDocument }));
+    return { attachedSubjects: users, policyName: PolicyName };
+  }
+
+  protected async undo(obj: Obj, on: { iam: IAMClient }): Promise<void> {
+    if (obj.spec.reclaimPolicy === 'Retain') return;
+    const { attachedSubjects = [], policyName } = (obj.status ?? {}) as { attachedSubjects?: string[]; policyName?: string };
+    for (const UserName of attachedSubjects)
+      if (policyName) await on.iam.send(new DeleteUserPolicyCommand({ UserName, PolicyName: policyName })).catch(gone);
+  }
+}
+
+/** The Seaweed controller: its S3 Service, its pods (a real server with S3), its Ready condition. */
+class SeaweedStandIn extends StandIn<Obj> {
+  private readonly servers: Servers;
+
+  constructor(client: KubeClient, servers: Servers) {
+    super(client, Seaweeds);
+    this.servers = servers;
+  }
+
+  protected override async gone(seaweed: Obj): Promise<void> {
+    await this.servers.stop(seaweed);
+  }
+
+  protected async reconcile(seaweed: Obj): Promise<void> {
+    if (seaweed.metadata.deletionTimestamp) return; // the garbage collector takes what it owns
+    const { name, namespace, uid } = seaweed.metadata;
+    const selector = { 'app.kubernetes.io/name': 'seaweedfs', 'app.kubernetes.io/instance': name, 'app.kubernetes.io/component': 's3' };
+    const owner = { apiVersion: Seaweeds.apiVersion, kind: Seaweeds.kind, name, uid, controller: true, blockOwnerDeletion: true };
+    await this.client
+      .create(Services, {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: `${name}-s3`, namespace, labels: selector, ownerReferences: [owner] },
+        spec: { type: 'ClusterIP', selector, ports: [{ name: 's3-http', port: 8333, targetPort: 8333 }] },
+      })
+      .catch((e: unknown) => {
+        if (!isAlreadyExists(e)) throw e;
+      });
+    await this.servers.run(seaweed, selector);
+    const spec = seaweed.spec as {
+      master?: { replicas?: number };
+      volume?: { replicas?: number };
+      filer?: { replicas?: number };
+      s3?: { replicas?: number };
+    };
+    const count = (n = 1) => ({ replicas: n, readyReplicas: n });
+    const status = {
+      conditions: [condition('True', 'Ready', 'Master: 1/1 ready, Volume: ready, Filer: ready, S3: ready')],
+      master: count(spec.master?.replicas),
+      volume: count(spec.volume?.replicas),
+      filer: count(spec.filer?.replicas),
+      s3: count(spec.s3?.replicas),
+    };
+    const ready = (seaweed.status?.conditions as { type: string; status: string }[] | undefined)?.some(
+      (c) => c.type === 'Ready' && c.status === 'True',
+    );
+    if (!ready) await this.client.updateStatus(Seaweeds, { ...seaweed, status });
+  }
+}
+
+/** The SeaweedFS operator: its controllers for every kind provider-rook writes. */
+export class FakeSeaweedOperator {
+  private readonly servers: Servers;
+  private readonly parts: StandIn<Obj>[];
+
+  constructor(client: KubeClient, opts: FakeSeaweedOperatorOptions = {}) {
+    this.servers = new Servers(client, opts.s3 ?? false);
+    this.parts = [
+      new SeaweedStandIn(client, this.servers),
+      new BucketStandIn(client, SeaweedBuckets, this.servers),
+      new IdentityStandIn(client, S3Identities, this.servers),
+      new CredentialsStandIn(client, S3CredentialsType, this.servers),
+      new PolicyStandIn(client, S3Policies, this.servers),
+      new BindingStandIn(client, S3PolicyBindings, this.servers),
+    ];
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.parts.map((p) => p.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.parts.map((p) => p.stop()));
+    await this.servers.s3?.stopAll();
+  }
+
+  /** What a test needs to look into a store as its operator would (never what an app gets). */
+  admin(namespace: string, name: string): { endpoint: string; root: S3Credentials } {
+    return this.servers.admin(namespace, name);
+  }
+
+  /** The servers' processes (for memory figures). */
+  pids(): Promise<number[]> {
+    return this.servers.s3?.pids() ?? Promise.resolve([]);
+  }
+}

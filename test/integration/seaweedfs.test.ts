@@ -1,0 +1,306 @@
+// The SeaweedFS backend against real API servers and real SeaweedFS servers: a platform team runs a
+// shared SeaweedStore with a SeaweedBucketClass, and a SeaweedStoreClass that gives each claim a
+// store of its own. Every check uses only what a claim's Secret holds, against the server that
+// plays the claim's Seaweed (the operator is a stand-in: fake-seaweed-operator.ts).
+import { describe, expect, it } from '@jest/globals';
+import { GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
+import type { Bucket } from '../../src/apis/storage.ts';
+import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
+import {
+  S3CredentialsType,
+  S3Identities,
+  S3PolicyBindings,
+  S3Policies,
+  SeaweedBuckets,
+  Seaweeds,
+} from '../../src/backends/seaweedfs/operator.ts';
+import { secretText } from '../../src/runtime/providers/credentials.ts';
+import { FakeSeaweedOperator } from '../fakes/fake-seaweed-operator.ts';
+import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
+import { eventually } from '../kit/eventually.ts';
+import { eventsFor } from '../kit/provider.ts';
+import { ANNOTATION_RECLAIM_POLICY } from '../../src/runtime/ownership/marks.ts';
+import { withProviderRook } from '../kit/fixture.ts';
+import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
+
+const TARGET = `it-seaweedfs-${process.pid}`;
+type Obj = KubeObjectLike & {
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+  status?: { conditions?: Cond[]; phase?: string };
+};
+type Cond = { type: string; status: string; reason: string; message?: string };
+const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+let operator: FakeSeaweedOperator;
+
+const env = withProviderRook({
+  cluster: TARGET,
+  namespaces: { platform: 'sw-infra', appA: 'sw-a', appB: 'sw-b' },
+  provider: { name: 't', in: 'platform' },
+  operators: ['seaweedfs'],
+  standIns: (t) => [(operator = new FakeSeaweedOperator(t, { s3: true }))],
+  timeoutMs: 180_000,
+  before: async () => {
+    // The platform team's shared store, made for no claim, and the two classes.
+    await apply(kinds.SeaweedStore, 'shared', env.ns.platform, {
+      forProvider: {},
+      targetNamespace: 'sw-shared',
+      providerRef: { name: 't' },
+    });
+    await apply(kinds.SeaweedBucketClass, 'shared', env.ns.platform, { store: { name: 'shared' } });
+    await apply(kinds.SeaweedStoreClass, 'dedicated', env.ns.platform, { providerRef: { name: 't' } });
+    for (const ns of [env.ns.appA, env.ns.appB]) {
+      for (const [name, kind] of [
+        ['shared', kinds.SeaweedBucketClass],
+        ['dedicated', kinds.SeaweedStoreClass],
+      ] as const) {
+        await apply(
+          BucketClasses,
+          name,
+          ns,
+          { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: env.ns.platform } },
+          true,
+        );
+      }
+    }
+  },
+});
+
+async function apply(type: ResourceType, name: string, namespace: string, spec: object, top = false): Promise<void> {
+  await env.control.apply(type, {
+    apiVersion: type.apiVersion,
+    kind: type.kind,
+    metadata: { name, namespace },
+    ...(top ? spec : { spec }),
+  } as KubeObjectLike);
+}
+
+const claim = (name: string, namespace: string, className: string, extra: object = {}) =>
+  ({
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name, namespace },
+    spec: { classRef: { name: className }, writeConnectionSecretToRef: { name: `${name}-s3` }, ...extra },
+  }) as KubeObjectLike;
+
+const bound = (name: string, namespace: string) =>
+  eventually(
+    async () => {
+      const b = await env.control.get<Bucket>(Buckets, name, namespace);
+      return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
+    },
+    `Bucket ${namespace}/${name} to be Bound and Ready`,
+    {
+      timeoutMs: 90_000,
+      explain: async () => JSON.stringify((await env.control.get<Bucket>(Buckets, name, namespace))?.status?.conditions),
+    },
+  );
+
+/** A claim's Secret, and its endpoint as an app in the target reaches it. */
+async function access(name: string, namespace: string) {
+  const keys = secretText((await env.control.get<Obj>(Secrets, `${name}-s3`, namespace))!.data);
+  const local = await resolveS3Endpoint(keys.endpoint!, env.target);
+  return { keys, local, creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! }, bucket: keys.BUCKET_NAME! };
+}
+
+const managedOf = async (name: string, namespace: string): Promise<string> =>
+  (await env.control.get<Bucket>(Buckets, name, namespace))!.spec.resourceRef!.name;
+
+describe('buckets in a shared SeaweedFS store', () => {
+  it("each claim gets a bucket and a user that reaches only it, through the operator's own kinds", async () => {
+    await env.control.create(Buckets, claim('one', env.ns.appA, 'shared'));
+    await env.control.create(Buckets, claim('two', env.ns.appB, 'shared'));
+    await bound('one', env.ns.appA);
+    await bound('two', env.ns.appB);
+    const a = await access('one', env.ns.appA);
+    const b = await access('two', env.ns.appB);
+    expect(a.keys.endpoint).toBe('http://shared-s3.sw-shared.svc:8333');
+    expect(b.keys.endpoint).toBe(a.keys.endpoint);
+    expect(a.creds.accessKey).not.toBe(b.creds.accessKey);
+    // The operator's objects in the target: one of each kind per claim, the user's name unique per managed resource.
+    const mr = await managedOf('one', env.ns.appA);
+    for (const type of [S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets]) {
+      expect((await env.target.get<Obj>(type, mr, 'sw-shared'))?.status?.phase).toBe('Ready');
+    }
+    expect((await env.target.get<Obj>(S3Identities, mr, 'sw-shared'))?.spec?.name).toBe(`rook.${env.ns.platform}.${mr}`);
+    // The keys are provider-rook's own, in its Secret beside them, and the operator registered them.
+    expect((await env.target.get<Obj & { status?: { accessKey?: string } }>(S3CredentialsType, mr, 'sw-shared'))?.status?.accessKey).toBe(
+      a.creds.accessKey,
+    );
+    await roundTrip(a.local, a.creds, a.bucket);
+    await roundTrip(b.local, b.creds, b.bucket);
+    // A's keys in B's bucket: the real server judges the policy and refuses.
+    const s3 = s3Client(a.local, a.creds);
+    try {
+      expect(await refusal(s3.send(new PutObjectCommand({ Bucket: b.bucket, Key: 'x', Body: 'x' })))).toBe('AccessDenied');
+      expect(await refusal(s3.send(new ListObjectsV2Command({ Bucket: b.bucket })))).toBe('AccessDenied');
+      expect(await refusal(s3.send(new GetObjectCommand({ Bucket: b.bucket, Key: 'x' })))).toBe('AccessDenied');
+    } finally {
+      s3.destroy();
+    }
+  }, 150_000);
+
+  it('a read-only grant can GET and is refused on PUT; deleting it revokes its keys', async () => {
+    await env.control.mergePatch(Buckets, 'one', env.ns.appA, { spec: { shareWith: [{ namespace: env.ns.appB, modes: ['ReadOnly'] }] } });
+    const owner = await access('one', env.ns.appA);
+    const put = s3Client(owner.local, owner.creds);
+    await put.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'report.txt', Body: 'numbers' }));
+    put.destroy();
+    await env.control.create(BucketAccesses, {
+      apiVersion: BucketAccesses.apiVersion,
+      kind: 'BucketAccess',
+      metadata: { name: 'reader', namespace: env.ns.appB },
+      spec: { bucketRef: { namespace: env.ns.appA, name: 'one' }, mode: 'ReadOnly', writeConnectionSecretToRef: { name: 'reader-s3' } },
+    } as KubeObjectLike);
+    const keys = await eventually(
+      async () => {
+        const a = await env.control.get<Obj & { status?: { bindingPhase?: string } }>(BucketAccesses, 'reader', env.ns.appB);
+        if (a?.status?.bindingPhase !== 'Bound' || cond(a, 'Ready')?.status !== 'True') return undefined;
+        return secretText((await env.control.get<Obj>(Secrets, 'reader-s3', env.ns.appB))?.data);
+      },
+      'the read-only grant to be Bound',
+      {
+        timeoutMs: 90_000,
+        explain: async () => JSON.stringify((await env.control.get<Obj>(BucketAccesses, 'reader', env.ns.appB))?.status),
+      },
+    );
+    expect(keys.BUCKET_NAME).toBe(owner.bucket);
+    expect(keys.AWS_ACCESS_KEY_ID).not.toBe(owner.creds.accessKey);
+    const s3 = s3Client(owner.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
+    try {
+      const got = await s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' }));
+      expect(await got.Body!.transformToString()).toBe('numbers');
+      expect(await refusal(s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'x', Body: 'x' })))).toBe('AccessDenied');
+      await env.control.delete(BucketAccesses, 'reader', env.ns.appB);
+      await eventually(
+        async () => (await refusal(s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' })))) === 'InvalidAccessKeyId',
+        'the revoked grant to be refused',
+        30_000,
+      );
+    } finally {
+      s3.destroy();
+    }
+    // The owner's bucket and objects are untouched by the grant's going.
+    const again = s3Client(owner.local, owner.creds);
+    try {
+      const got = await again.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' }));
+      expect(await got.Body!.transformToString()).toBe('numbers');
+    } finally {
+      again.destroy();
+    }
+  }, 150_000);
+
+  it("deleting a claim removes its user; its bucket and objects stay in the store (deleteObjects is off), and the other claim's keep working", async () => {
+    const b = await access('two', env.ns.appB);
+    const s3 = s3Client(b.local, b.creds);
+    await s3.send(new PutObjectCommand({ Bucket: b.bucket, Key: 'keep.txt', Body: 'data' }));
+    const mr = await managedOf('two', env.ns.appB);
+    await env.control.delete(Buckets, 'two', env.ns.appB);
+    await eventually(
+      async () => (await env.control.get(kinds.SeaweedBucket, mr, env.ns.platform)) === undefined,
+      'the SeaweedBucket to be gone',
+      60_000,
+    );
+    for (const type of [S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets, Secrets]) {
+      const name = type === Secrets ? `${mr}-keys` : mr;
+      expect(await env.target.get(type, name, 'sw-shared')).toBeUndefined();
+    }
+    try {
+      await eventually(
+        async () => (await refusal(s3.send(new ListObjectsV2Command({ Bucket: b.bucket })))) === 'InvalidAccessKeyId',
+        "the deleted claim's keys to be refused",
+        30_000,
+      );
+    } finally {
+      s3.destroy();
+    }
+    // The store still holds the bucket with its object (the operator's Bucket was Retain).
+    const admin = operator.admin('sw-shared', 'shared');
+    const root = s3Client(admin.endpoint, admin.root);
+    try {
+      await root.send(new HeadBucketCommand({ Bucket: b.bucket }));
+      const got = await root.send(new GetObjectCommand({ Bucket: b.bucket, Key: 'keep.txt' }));
+      expect(await got.Body!.transformToString()).toBe('data');
+    } finally {
+      root.destroy();
+    }
+    const a = await access('one', env.ns.appA);
+    await roundTrip(a.local, a.creds, a.bucket);
+  }, 150_000);
+});
+
+describe('a SeaweedFS store per claim', () => {
+  it('makes a Seaweed with a persistent filer in a namespace of its own, and a bucket user that reaches only its bucket', async () => {
+    await env.control.create(Buckets, claim('own', env.ns.appA, 'dedicated'));
+    await bound('own', env.ns.appA);
+    const mr = await managedOf('own', env.ns.appA);
+    const ns = `seaweedfs-${mr}`;
+    const seaweed = await env.target.get<Obj & { spec: { filer: { persistence: { enabled: boolean } } } }>(Seaweeds, mr, ns);
+    expect(seaweed?.spec.filer.persistence.enabled).toBe(true);
+    const own = await access('own', env.ns.appA);
+    expect(own.keys.endpoint).toBe(`http://${mr}-s3.${ns}.svc:8333`);
+    await roundTrip(own.local, own.creds, own.bucket);
+    // Its user reaches only its bucket: a bucket of its own making is refused.
+    const s3 = s3Client(own.local, own.creds);
+    try {
+      expect(await refusal(s3.send(new ListObjectsV2Command({ Bucket: 'elsewhere' })))).toMatch(/AccessDenied|NoSuchBucket/);
+    } finally {
+      s3.destroy();
+    }
+    // Another claim's keys are unknown to this store.
+    const a = await access('one', env.ns.appA);
+    const other = s3Client(own.local, a.creds);
+    try {
+      expect(await refusal(other.send(new ListObjectsV2Command({ Bucket: own.bucket })))).toBe('InvalidAccessKeyId');
+    } finally {
+      other.destroy();
+    }
+  }, 150_000);
+
+  it('deleting the claim keeps its store (its bucket may hold objects), marked Retain, and says so; a class that lets objects go deletes it', async () => {
+    const mr = await managedOf('own', env.ns.appA);
+    const ns = `seaweedfs-${mr}`;
+    await env.control.delete(Buckets, 'own', env.ns.appA);
+    await eventually(
+      async () => (await env.control.get(kinds.SeaweedStore, mr, env.ns.platform)) === undefined,
+      'the SeaweedStore to be gone',
+      90_000,
+    );
+    const kept = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(Seaweeds, mr, ns);
+    expect(kept?.metadata.annotations?.[ANNOTATION_RECLAIM_POLICY]).toBe('Retain');
+    const events = await eventsFor(env.control, env.ns.platform, mr);
+    expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toMatch(/deleteObjects is off/);
+    // The same with a class whose claims' objects may go: nothing is left in the target.
+    await apply(kinds.SeaweedStoreClass, 'disposable', env.ns.platform, { providerRef: { name: 't' }, deleteObjects: true });
+    await apply(
+      BucketClasses,
+      'disposable',
+      env.ns.appB,
+      {
+        classRef: {
+          apiVersion: kinds.SeaweedStoreClass.apiVersion,
+          kind: 'SeaweedStoreClass',
+          name: 'disposable',
+          namespace: env.ns.platform,
+        },
+      },
+      true,
+    );
+    await env.control.create(Buckets, claim('brief', env.ns.appB, 'disposable'));
+    await bound('brief', env.ns.appB);
+    const brief = await managedOf('brief', env.ns.appB);
+    await env.control.delete(Buckets, 'brief', env.ns.appB);
+    await eventually(
+      async () => (await env.control.get(kinds.SeaweedStore, brief, env.ns.platform)) === undefined,
+      'the SeaweedStore to be gone',
+      90_000,
+    );
+    for (const type of [Seaweeds, S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets]) {
+      const { items } = await env.target.list(type, { namespace: `seaweedfs-${brief}` });
+      expect(items.map((o) => `${type.kind} ${o.metadata.name}`)).toEqual([]);
+    }
+  }, 240_000);
+});
