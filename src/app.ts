@@ -57,7 +57,13 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
         claim: Buckets,
         portableClass: BucketClasses,
         policy: BucketPolicies,
-        classes: backends.map((b) => ({ class: b.class, managed: b.managed, configure: b.configure, lookups: b.lookups })),
+        classes: backends.map((b) => ({
+          class: b.class,
+          managed: b.managed,
+          configure: b.configure,
+          lookups: b.lookups,
+          features: b.features,
+        })),
       });
       setupAccess(manager, { access: BucketAccesses, claim: Buckets, grantors });
       const where = {

@@ -25,8 +25,12 @@ function structural(node: unknown): unknown {
   if (node === null || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
+    // zod's own keywords; a property of that name (a lifecycle rule's id) is kept.
     if (key === '$schema' || key === 'id') continue;
-    out[key] = structural(value);
+    out[key] =
+      key === 'properties' && value && typeof value === 'object'
+        ? Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, structural(schema)]))
+        : structural(value);
   }
   // JS safe-integer bounds are noise, not API.
   if (out.maximum === Number.MAX_SAFE_INTEGER) delete out.maximum;

@@ -8,7 +8,10 @@ import { z } from 'zod';
 import {
   accessMode,
   ageColumn,
+  bucketFeatures,
   bucketName,
+  featurePolicy,
+  featureTransitionRules,
   classPlacement,
   managedSpec,
   managedStatus,
@@ -78,7 +81,18 @@ export const seaweedStoreSchema = z.object({
       ],
     }),
     'Seaweed',
-    { bucket: storeBucket.optional(), exposure: storeExposure.optional() },
+    {
+      bucket: storeBucket
+        .extend({ features: bucketFeatures.optional() })
+        .meta({
+          'x-kubernetes-validations': [
+            { rule: 'self.name == oldSelf.name', message: 'bucket.name cannot change after creation' },
+            ...featureTransitionRules,
+          ],
+        })
+        .optional(),
+      exposure: storeExposure.optional(),
+    },
   ),
   status: managedStatus(
     z.object({
@@ -118,6 +132,7 @@ export const seaweedStoreClassSchema = z.object({
     .extend({
       ...classPlacement.fields,
       exposure: storeExposure.optional(),
+      features: featurePolicy.optional(),
       protectClaims,
       reclaimPolicy: reclaimPolicy.default('Delete'),
       deleteObjects: z.boolean().optional().meta({
@@ -175,10 +190,19 @@ export const seaweedBucketSchema = z.object({
         }),
         store: storeAccess,
         deleteObjects,
+        features: bucketFeatures
+          .optional()
+          .meta({ description: "The bucket's features; a grant's user (ownsBucket false) has none of its own." }),
       })
       .meta({
-        description: 'A bucket and its user in a SeaweedFS store. All fixed at creation but deleteObjects.',
+        description: 'A bucket and its user in a SeaweedFS store. All fixed at creation but deleteObjects and features.',
         'x-kubernetes-validations': [
+          ...featureTransitionRules,
+          {
+            rule: 'self.ownsBucket || !has(self.features)',
+            message: "features belong to the bucket's owner: a grant (ownsBucket false) has none",
+            fieldPath: '.features',
+          },
           { rule: 'self.bucketName == oldSelf.bucketName', message: 'forProvider.bucketName cannot change after creation' },
           {
             rule: 'self.store == oldSelf.store',
@@ -227,6 +251,7 @@ export const seaweedBucketClassSchema = z.object({
     store: z
       .object({ name: objectName().meta({ description: 'The managed SeaweedStore, in this namespace.' }) })
       .meta({ description: "The store every claim of this class shares. It must be Ready before a claim's bucket is made." }),
+    features: featurePolicy.optional(),
     protectClaims,
     reclaimPolicy: reclaimPolicy.default('Delete').meta({
       description:

@@ -5,8 +5,10 @@ import {
   accessMode,
   ageColumn,
   bindingPhase,
+  bucketFeatures,
   conditions,
   credentialsStatus,
+  featureTransitionRules,
   labelSelector,
   localRef,
   namespaceName,
@@ -87,6 +89,10 @@ export const bucketSchema = z.object({
           "Narrows the class's choice of Provider (e.g. matchLabels region: eu); it can never reach a Provider the class excludes. " +
           'With a class that names one Provider, that Provider must match.',
       }),
+      features: bucketFeatures.optional().meta({
+        description:
+          "Versioning, object lock, a quota and lifecycle rules for the bucket: its class's defaults fill what is unset, within the class's limits. A backend without a feature refuses the claim, naming it.",
+      }),
       shareWith: z
         .array(
           z.object({
@@ -114,6 +120,7 @@ export const bucketSchema = z.object({
           message: "spec.consumers are delivered copies of the claim's own connection Secret: set spec.writeConnectionSecretToRef too",
           fieldPath: '.consumers',
         },
+        ...featureTransitionRules,
         {
           rule: '!has(oldSelf.resourceRef) || (has(self.resourceRef) && self.resourceRef == oldSelf.resourceRef)',
           message: 'spec.resourceRef cannot change or be removed once set: make a new Bucket instead',

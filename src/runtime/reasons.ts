@@ -145,6 +145,10 @@ export const Reasons = {
   SharedStoreNotReady: 'SharedStoreNotReady',
   /** A BucketAccess names a Bucket that does not share with its namespace (or mode), or is gone; its user, if any, is revoked. */
   AccessNotAllowed: 'AccessNotAllowed',
+  /** A claim asks for a bucket feature its class's backend does not have (the message names the field and the backend). */
+  FeatureNotSupported: 'FeatureNotSupported',
+  /** A claim asks for a bucket feature its class forbids, or a quota above the class's limit (the message names the field and the class). */
+  FeatureNotAllowed: 'FeatureNotAllowed',
   /** A BucketAccess names a Bucket whose backend cannot lend it (a Rook Ceph bucket). */
   GrantsNotSupported: 'GrantsNotSupported',
   /** Event: a BucketAccess's user was revoked (its managed resource deleted). */

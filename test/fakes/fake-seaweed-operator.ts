@@ -7,16 +7,19 @@
 //   Seaweed goes. The operator reaches a Seaweed through the filer's IAM gRPC service with the
 //   cluster's JWT key; the stand-in reaches its server through an admin identity of its own that
 //   it never writes anywhere (the real operator mints no S3 root either).
-// - Bucket, S3Identity, S3Credentials, S3Policy, S3PolicyBinding: the finalizer
+// - Bucket, S3Identity, S3Credentials, S3Policy, S3PolicyBinding, BucketLifecyclePolicy: the finalizer
 //   seaweed.seaweedfs.com/<kind>-protection, status.phase Pending|Ready|Failed with a Ready condition
 //   (reasons as upstream: ClusterNotReady, BucketAlreadyExists, Conflict, PolicyMissing,
 //   SubjectMissing, IdentityMissing), and status.bucketName, identityName, accessKey, secretName,
 //   policyName, attachedSubjects. Their effects go to the real server, as the operator's weed shell
 //   and IAM calls would (reference: seaweedfs-operator.md §8): CreateBucket (with object lock when
-//   asked) and PutBucketVersioning; CreateUser; CreateAccessKey with the keys of the Secret when it
-//   holds both (else keys it generates, written to a Secret it owns, annotated managed); the
-//   policy's document attached to each subject as an inline user policy named after the policy
-//   (PutUserPolicy), so the server judges that very document. A Bucket is removed with all its
+//   asked), PutBucketVersioning and PutObjectLockConfiguration; a quota by `weed shell`
+//   (s3.bucket.quota, in MB rounded up, enforced by the server); a BucketLifecyclePolicy's rules by
+//   PutBucketLifecycleConfiguration, which writes where the operator does; CreateUser;
+//   CreateAccessKey with the keys of the Secret when it holds both (else keys it generates, written
+//   to a Secret it owns, annotated managed); the policy's document attached to each subject as an
+//   inline user policy named after the policy (PutUserPolicy), so the server judges that very
+//   document. A Bucket is removed with all its
 //   objects (s3.bucket.delete) only under reclaimPolicy Delete and only if it made or adopted it;
 //   the IAM kinds undo their effect unless Retain. A Seaweed that is gone has nothing left to undo:
 //   the finalizer is dropped. Without S3 it writes the same status and touches no server.
@@ -36,16 +39,20 @@ import {
 import {
   CreateBucketCommand,
   DeleteBucketCommand,
+  DeleteBucketLifecycleCommand,
   DeleteObjectCommand,
   HeadBucketCommand,
   ListObjectVersionsCommand,
+  PutBucketLifecycleConfigurationCommand,
   PutBucketVersioningCommand,
+  PutObjectLockConfigurationCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { isAlreadyExists, isNotFound } from '../../src/kit/kube/errors.ts';
 import { Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import {
+  BucketLifecyclePolicies,
   S3CredentialsType,
   S3Identities,
   S3Policies,
@@ -133,6 +140,11 @@ class Servers {
     await this.s3?.stop(seaweed.metadata.uid);
   }
 
+  /** `weed shell` on a running Seaweed's server (nothing without S3). */
+  async shell(seaweed: Obj, commands: string[]): Promise<void> {
+    if (this.s3) await this.s3.shell(seaweed.metadata.uid, commands);
+  }
+
   /** Clients of a running Seaweed's server, or undefined without S3. */
   clients(seaweed: Obj): { s3: S3Client; iam: IAMClient } | undefined {
     const admin = this.admins.get(seaweed.metadata.uid);
@@ -164,14 +176,14 @@ abstract class SeaweedChild extends StandIn<Obj> {
   }
 
   /** The effect; its status fields once Ready. */
-  protected abstract act(obj: Obj, on: { s3: S3Client; iam: IAMClient } | undefined): Promise<Record<string, unknown>>;
+  protected abstract act(obj: Obj, on: { s3: S3Client; iam: IAMClient } | undefined, seaweed: Obj): Promise<Record<string, unknown>>;
   /** Undoes the effect (reclaim policy permitting). */
   protected abstract undo(obj: Obj, on: { s3: S3Client; iam: IAMClient }): Promise<void>;
 
   protected async reconcile(obj: Obj): Promise<void> {
     const finalizers = obj.metadata.finalizers ?? [];
-    const seaweedName = (obj.spec.seaweedRef ?? obj.spec.clusterRef)?.name ?? '';
-    const seaweed = await this.client.get<Obj>(Seaweeds, seaweedName, obj.metadata.namespace);
+    const seaweedName = await this.seaweedOf(obj);
+    const seaweed = seaweedName ? await this.client.get<Obj>(Seaweeds, seaweedName, obj.metadata.namespace) : undefined;
     if (obj.metadata.deletionTimestamp) {
       if (!finalizers.includes(this.finalizer)) return;
       const on = seaweed && !seaweed.metadata.deletionTimestamp ? this.servers.clients(seaweed) : undefined;
@@ -193,7 +205,11 @@ abstract class SeaweedChild extends StandIn<Obj> {
         throw new Waiting('Pending', 'ClusterNotReady', `Seaweed ${obj.metadata.namespace}/${seaweedName} is not ready`);
       const on = this.servers.clients(seaweed);
       try {
-        status = { ...(await this.act(obj, on)), phase: 'Ready', conditions: [condition('True', 'Ready', `${this.type.kind} is ready`)] };
+        status = {
+          ...(await this.act(obj, on, seaweed)),
+          phase: 'Ready',
+          conditions: [condition('True', 'Ready', `${this.type.kind} is ready`)],
+        };
       } finally {
         if (on) destroy(on);
       }
@@ -214,6 +230,11 @@ abstract class SeaweedChild extends StandIn<Obj> {
     await this.client.updateStatus(this.type, { ...obj, status });
   }
 
+  /** The Seaweed an object acts on (its seaweedRef or clusterRef). */
+  protected async seaweedOf(obj: Obj): Promise<string | undefined> {
+    return (obj.spec.seaweedRef ?? obj.spec.clusterRef)?.name;
+  }
+
   /** The name an object has in the store: spec.name, else its own. */
   protected storeName(obj: Obj): string {
     return obj.spec.name || obj.metadata.name;
@@ -231,9 +252,14 @@ function destroy(on: { s3: S3Client; iam: IAMClient }): void {
 }
 
 class BucketStandIn extends SeaweedChild {
-  protected async act(obj: Obj, on: { s3: S3Client } | undefined): Promise<Record<string, unknown>> {
+  protected async act(obj: Obj, on: { s3: S3Client } | undefined, seaweed: Obj): Promise<Record<string, unknown>> {
     const Bucket = this.storeName(obj);
-    const spec = obj.spec as { versioning?: string; objectLock?: boolean; adoptExisting?: boolean };
+    const spec = obj.spec as {
+      versioning?: string;
+      objectLock?: boolean;
+      adoptExisting?: boolean;
+      quota?: { size: string; enforce?: boolean };
+    };
     if (on && !obj.status?.bucketName) {
       const found = await on.s3.send(new HeadBucketCommand({ Bucket })).then(
         () => true,
@@ -241,11 +267,28 @@ class BucketStandIn extends SeaweedChild {
       );
       // Only a bucket the CR made (status.bucketName) or adopted is its own.
       if (found && !spec.adoptExisting) throw new Waiting('Failed', 'BucketAlreadyExists', `bucket ${Bucket} already exists`);
+      // s3.bucket.create -withLock
       if (!found) await on.s3.send(new CreateBucketCommand({ Bucket, ObjectLockEnabledForBucket: spec.objectLock === true }));
     }
+    // s3.bucket.versioning, then s3.bucket.lock -enable for a bucket made without it.
     if (on && (spec.versioning === 'Enabled' || spec.versioning === 'Suspended'))
       await on.s3.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: spec.versioning } }));
-    return { bucketName: Bucket, versioning: spec.versioning ?? 'Off', objectLockEnabled: spec.objectLock === true };
+    if (on && spec.objectLock && obj.status?.objectLockEnabled !== true)
+      await on.s3.send(new PutObjectLockConfigurationCommand({ Bucket, ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled' } }));
+    // s3.bucket.quota, in MB rounded up, as the operator sets it.
+    const quota = spec.quota ? Math.ceil(quantityBytes(spec.quota.size) / 2 ** 20) : undefined;
+    const had = (obj.status?.quota as { sizeBytes?: number } | undefined)?.sizeBytes;
+    if (quota !== undefined && had !== quota * 2 ** 20)
+      await this.servers.shell(seaweed, [
+        `s3.bucket.quota -name ${Bucket} -op set -sizeMB ${quota}`,
+        `s3.bucket.quota -name ${Bucket} -op ${spec.quota?.enforce === false ? 'disable' : 'enable'}`,
+      ]);
+    return {
+      bucketName: Bucket,
+      versioning: spec.versioning ?? 'Off',
+      objectLockEnabled: spec.objectLock === true,
+      ...(quota !== undefined ? { quota: { sizeBytes: quota * 2 ** 20, enforced: spec.quota?.enforce !== false } } : {}),
+    };
   }
 
   protected async undo(obj: Obj, on: { s3: S3Client }): Promise<void> {
@@ -410,6 +453,63 @@ class BindingStandIn extends SeaweedChild {
   }
 }
 
+class LifecycleStandIn extends SeaweedChild {
+  /** A lifecycle policy acts on its Bucket's Seaweed. */
+  protected override async seaweedOf(obj: Obj): Promise<string | undefined> {
+    const ref = (obj.spec as { bucketRef?: { name: string } }).bucketRef?.name;
+    const bucket = ref ? await this.sibling(SeaweedBuckets, ref, obj.metadata.namespace) : undefined;
+    return bucket?.spec.clusterRef?.name;
+  }
+
+  protected async act(obj: Obj, on: { s3: S3Client } | undefined): Promise<Record<string, unknown>> {
+    const spec = obj.spec as { bucketRef: { name: string }; rules: LifecycleRule[] };
+    const bucket = await this.sibling(SeaweedBuckets, spec.bucketRef.name, obj.metadata.namespace);
+    const Bucket = bucket?.status?.bucketName as string | undefined;
+    if (!Bucket) throw new Waiting('Pending', 'BucketNotResolved', `Bucket ${spec.bucketRef.name} is not ready`);
+    // The operator writes the rules where PutBucketLifecycleConfiguration does (the bucket's lifecycle XML).
+    if (on)
+      await on.s3.send(
+        new PutBucketLifecycleConfigurationCommand({
+          Bucket,
+          LifecycleConfiguration: {
+            Rules: spec.rules.map((r) => ({
+              ID: r.id,
+              Status: r.status ?? 'Enabled',
+              Filter: { Prefix: r.prefix ?? '' },
+              ...(r.expiration?.days ? { Expiration: { Days: r.expiration.days } } : {}),
+              ...(r.noncurrentVersionExpiration?.noncurrentDays
+                ? { NoncurrentVersionExpiration: { NoncurrentDays: r.noncurrentVersionExpiration.noncurrentDays } }
+                : {}),
+            })),
+          },
+        }),
+      );
+    return { bucketName: Bucket, rules: spec.rules.length };
+  }
+
+  protected async undo(obj: Obj, on: { s3: S3Client }): Promise<void> {
+    const Bucket = obj.status?.bucketName as string | undefined;
+    if (obj.spec.reclaimPolicy === 'Retain' || !Bucket) return;
+    await on.s3.send(new DeleteBucketLifecycleCommand({ Bucket })).catch(gone);
+  }
+}
+
+interface LifecycleRule {
+  id: string;
+  prefix?: string;
+  status?: 'Enabled' | 'Disabled';
+  expiration?: { days?: number };
+  noncurrentVersionExpiration?: { noncurrentDays?: number };
+}
+
+const UNITS: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 };
+/** Bytes of a resource.Quantity such as "10Gi" (the forms a Bucket's quota takes). */
+function quantityBytes(q: string): number {
+  const m = /^([0-9.]+)([kMGT]i?)?$/.exec(q);
+  if (!m) throw new Waiting('Failed', 'InvalidQuota', `quota ${q} is not a size`);
+  return Number(m[1]) * (UNITS[m[2] ?? ''] ?? NaN);
+}
+
 /** The Seaweed controller: its S3 Service, its pods (a real server with S3), its Ready condition. */
 class SeaweedStandIn extends StandIn<Obj> {
   private readonly servers: Servers;
@@ -474,6 +574,7 @@ export class FakeSeaweedOperator {
       new CredentialsStandIn(client, S3CredentialsType, this.servers),
       new PolicyStandIn(client, S3Policies, this.servers),
       new BindingStandIn(client, S3PolicyBindings, this.servers),
+      new LifecycleStandIn(client, BucketLifecyclePolicies, this.servers),
     ];
   }
 

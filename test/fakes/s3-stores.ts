@@ -191,6 +191,13 @@ export class S3Stores {
     return endpoint;
   }
 
+  /** Runs `weed shell` commands on a store's running server (what only the shell does, such as quotas). */
+  async shell(key: string, commands: string[]): Promise<string> {
+    const server = await this.servers.get(key);
+    if (!server) throw new Error(`no server runs for ${key}`);
+    return server.shell(commands);
+  }
+
   /** The servers' processes (for memory figures). */
   async pids(): Promise<number[]> {
     const servers = await Promise.all([...this.servers.values()].map((s) => s.catch(() => undefined)));

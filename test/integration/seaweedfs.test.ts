@@ -3,7 +3,15 @@
 // store of its own. Every check uses only what a claim's Secret holds, against the server that
 // plays the claim's Seaweed (the operator is a stand-in: fake-seaweed-operator.ts).
 import { describe, expect, it } from '@jest/globals';
-import { GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetBucketLifecycleConfigurationCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
@@ -24,6 +32,10 @@ import { eventually } from '../kit/eventually.ts';
 import { eventsFor } from '../kit/provider.ts';
 import { ANNOTATION_RECLAIM_POLICY } from '../../src/runtime/ownership/marks.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { repoRoot } from '../kit/cluster.ts';
+import { loadManifests } from '../kit/manifests.ts';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
 
 const TARGET = `it-seaweedfs-${process.pid}`;
@@ -52,10 +64,18 @@ const env = withProviderRook({
     });
     await apply(kinds.SeaweedBucketClass, 'shared', env.ns.platform, { store: { name: 'shared' } });
     await apply(kinds.SeaweedStoreClass, 'dedicated', env.ns.platform, { providerRef: { name: 't' } });
+    await apply(kinds.SeaweedBucketClass, 'featured', env.ns.platform, {
+      store: { name: 'shared' },
+      features: { maxQuota: '10Gi', forbidden: ['objectLock'] },
+    });
+    // A backend without bucket features, for what it refuses (nothing of it is ever made).
+    await apply(kinds.CephBucketClass, 'ceph', env.ns.platform, { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' } });
     for (const ns of [env.ns.appA, env.ns.appB]) {
       for (const [name, kind] of [
         ['shared', kinds.SeaweedBucketClass],
         ['dedicated', kinds.SeaweedStoreClass],
+        ['featured', kinds.SeaweedBucketClass],
+        ['ceph', kinds.CephBucketClass],
       ] as const) {
         await apply(
           BucketClasses,
@@ -303,4 +323,177 @@ describe('a SeaweedFS store per claim', () => {
       expect(items.map((o) => `${type.kind} ${o.metadata.name}`)).toEqual([]);
     }
   }, 240_000);
+});
+
+describe('bucket features on the claim', () => {
+  const vault = {
+    versioning: 'Enabled',
+    objectLock: true,
+    quota: { size: '1Mi' },
+    lifecycle: {
+      rules: [
+        { id: 'logs', prefix: 'logs/', expirationDays: 7 },
+        { id: 'old', noncurrentVersionExpirationDays: 30 },
+      ],
+    },
+  };
+  const synced = (name: string, namespace: string) =>
+    eventually(
+      async () => {
+        const c = cond(await env.control.get<Bucket>(Buckets, name, namespace), 'Synced');
+        return c?.status === 'False' ? c : undefined;
+      },
+      `Bucket ${namespace}/${name} to be refused`,
+      30_000,
+    );
+
+  it("versioning, object lock, a quota and lifecycle rules, each judged by the server through the claim's own keys", async () => {
+    await env.control.create(Buckets, claim('vault', env.ns.appA, 'dedicated', { features: vault }));
+    await bound('vault', env.ns.appA);
+    const v = await access('vault', env.ns.appA);
+    const s3 = s3Client(v.local, v.creds);
+    try {
+      // Versioning: two PUTs of one key leave two versions.
+      await s3.send(new PutObjectCommand({ Bucket: v.bucket, Key: 'a.txt', Body: 'one' }));
+      await s3.send(new PutObjectCommand({ Bucket: v.bucket, Key: 'a.txt', Body: 'two' }));
+      const versions = await s3.send(new ListObjectVersionsCommand({ Bucket: v.bucket, Prefix: 'a.txt' }));
+      expect(versions.Versions?.length).toBe(2);
+      // Object lock: a version locked until tomorrow cannot be deleted, and is still there.
+      const locked = await s3.send(
+        new PutObjectCommand({
+          Bucket: v.bucket,
+          Key: 'locked.txt',
+          Body: 'kept',
+          ObjectLockMode: 'GOVERNANCE',
+          ObjectLockRetainUntilDate: new Date(Date.now() + 86_400_000),
+        }),
+      );
+      expect(locked.VersionId).toBeTruthy();
+      await expect(
+        s3.send(new DeleteObjectCommand({ Bucket: v.bucket, Key: 'locked.txt', VersionId: locked.VersionId })),
+      ).rejects.toThrow();
+      const still = await s3.send(new GetObjectCommand({ Bucket: v.bucket, Key: 'locked.txt', VersionId: locked.VersionId }));
+      expect(await still.Body!.transformToString()).toBe('kept');
+      // Lifecycle: the rules are in the bucket's configuration. SeaweedFS lets no policy action read
+      // them, so the claim's own user is refused, and they are read as the operator sees them.
+      expect(await refusal(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: v.bucket })))).toBe('AccessDenied');
+      const mr = await managedOf('vault', env.ns.appA);
+      const admin = operator.admin(`seaweedfs-${mr}`, mr);
+      const root = s3Client(admin.endpoint, admin.root);
+      const rules =
+        (await root.send(new GetBucketLifecycleConfigurationCommand({ Bucket: v.bucket })).finally(() => root.destroy())).Rules ?? [];
+      expect(rules.map((r) => [r.ID, r.Expiration?.Days, r.NoncurrentVersionExpiration?.NoncurrentDays])).toEqual(
+        expect.arrayContaining([
+          ['logs', 7, undefined],
+          ['old', undefined, 30],
+        ]),
+      );
+      // Quota: once the bucket holds more than 1 MiB, the server refuses writes (it checks about once a minute).
+      const body = Buffer.alloc(700 * 1024, 1);
+      let n = 0;
+      await eventually(
+        async () => {
+          const refused = await s3.send(new PutObjectCommand({ Bucket: v.bucket, Key: `fill-${n++}`, Body: body })).then(
+            () => false,
+            (err: Error) => err.name === 'AccessDenied',
+          );
+          return refused;
+        },
+        'writes over the quota to be refused',
+        { timeoutMs: 150_000, delayMs: 2_000 },
+      );
+      expect(n).toBeGreaterThan(1);
+    } finally {
+      s3.destroy();
+    }
+  }, 240_000);
+
+  it('a change on the claim reaches the bucket; what cannot be undone is refused at admission, naming the field', async () => {
+    await env.control.mergePatch(Buckets, 'vault', env.ns.appA, {
+      spec: { features: { quota: { size: '2Mi' } } },
+    });
+    const mr = await managedOf('vault', env.ns.appA);
+    await eventually(
+      async () => {
+        const b = await env.target.get<Obj & { spec: { versioning?: string; quota?: { size: string } } }>(
+          SeaweedBuckets,
+          `${mr}-bucket`,
+          `seaweedfs-${mr}`,
+        );
+        return b?.spec.versioning === 'Enabled' && b.spec.quota?.size === '2Mi';
+      },
+      "the claim's new quota to reach the operator's Bucket",
+      30_000,
+    );
+    const refused = async (features: object): Promise<string> =>
+      env.control.mergePatch(Buckets, 'vault', env.ns.appA, { spec: { features } }).then(
+        () => 'accepted',
+        (err: Error) => err.message,
+      );
+    expect(await refused({ versioning: null })).toMatch(/features\.versioning cannot be unset/);
+    expect(await refused({ objectLock: false })).toMatch(/features\.objectLock cannot be turned off/);
+    expect(await refused({ quota: null })).toMatch(/features\.quota can be changed but not removed/);
+    expect(await refused({ quota: { size: '-1Gi' } })).toMatch(/spec\.features\.quota\.size/);
+    expect(await refused({ quota: { size: '10000Ti' } })).toMatch(/spec\.features\.quota\.size/);
+    const lockWithout = await env.control
+      .create(Buckets, claim('lock-only', env.ns.appB, 'dedicated', { features: { objectLock: true } }))
+      .then(
+        () => 'accepted',
+        (err: Error) => err.message,
+      );
+    expect(lockWithout).toMatch(/objectLock needs versioning Enabled/);
+  }, 120_000);
+
+  it('refuses what the class forbids, a quota above its limit, and what the backend lacks, with the field named; nothing is made', async () => {
+    await env.control.create(
+      Buckets,
+      claim('locked-out', env.ns.appA, 'featured', { features: { versioning: 'Enabled', objectLock: true } }),
+    );
+    await env.control.create(Buckets, claim('too-big', env.ns.appA, 'featured', { features: { quota: { size: '11Gi' } } }));
+    await env.control.create(Buckets, claim('on-ceph', env.ns.appA, 'ceph', { features: { versioning: 'Enabled' } }));
+    const forbidden = await synced('locked-out', env.ns.appA);
+    expect([forbidden.reason, forbidden.message]).toEqual([
+      'FeatureNotAllowed',
+      expect.stringMatching(/^spec\.features\.objectLock: class SeaweedBucketClass .*\/featured does not allow it/),
+    ]);
+    const tooBig = await synced('too-big', env.ns.appA);
+    expect([tooBig.reason, tooBig.message]).toEqual([
+      'FeatureNotAllowed',
+      expect.stringMatching(/^spec\.features\.quota\.size: 11Gi .*maxQuota 10Gi/),
+    ]);
+    const lacking = await synced('on-ceph', env.ns.appA);
+    expect([lacking.reason, lacking.message]).toEqual([
+      'FeatureNotSupported',
+      expect.stringMatching(/^spec\.features\.versioning: the backend of CephBucketClass .* does not support versioning/),
+    ]);
+    for (const name of ['locked-out', 'too-big', 'on-ceph']) {
+      expect((await env.control.get<Bucket>(Buckets, name, env.ns.appA))?.spec.resourceRef).toBeUndefined();
+    }
+    // Within its limits, the class's maxQuota is what a claim that asks for none gets.
+    await env.control.create(Buckets, claim('capped', env.ns.appA, 'featured'));
+    await bound('capped', env.ns.appA);
+    const mr = await managedOf('capped', env.ns.appA);
+    const b = await env.target.get<Obj & { spec: { quota?: { size: string } } }>(SeaweedBuckets, mr, 'sw-shared');
+    expect(b?.spec.quota?.size).toBe('10Gi');
+  }, 120_000);
+});
+
+describe('the samples', () => {
+  it('config/samples/seaweedfs/ is admitted by the API server as written (a dry run, in namespaces of this test)', async () => {
+    const dir = path.join(repoRoot, 'config', 'samples', 'seaweedfs');
+    const docs = readdirSync(dir)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()
+      .flatMap((f) => loadManifests(path.join(dir, f)));
+    expect(docs.map((d) => d.kind)).toEqual(
+      expect.arrayContaining(['SeaweedStore', 'SeaweedBucketClass', 'SeaweedStoreClass', 'BucketClass', 'Bucket']),
+    );
+    const into: Record<string, string> = { 'rook-infra-dev': env.ns.platform, 'app-project1-dev': env.ns.appA };
+    for (const doc of docs) {
+      const type = Object.values(kinds).find((k) => k.kind === doc.kind) ?? [Buckets, BucketClasses].find((k) => k.kind === doc.kind)!;
+      const placed = { ...doc, metadata: { ...doc.metadata, namespace: into[doc.metadata.namespace ?? ''] ?? doc.metadata.namespace } };
+      const applied = await env.control.apply(type, placed as KubeObjectLike, undefined, { dryRun: true });
+      expect([doc.kind, applied.metadata.name]).toEqual([doc.kind, doc.metadata.name]);
+    }
+  });
 });

@@ -19,6 +19,8 @@ export interface S3Server {
   /** http://127.0.0.1:PORT: S3 and IAM. */
   endpoint: string;
   pid: number;
+  /** Runs `weed shell` commands against it (what only the shell does, such as bucket quotas); their output. */
+  shell(commands: string[]): Promise<string>;
   /** Kills the server; its folder (the caller's) stays. */
   stop(): Promise<void>;
 }
@@ -111,7 +113,8 @@ async function start(weed: string, dir: string, config: string, log: (line: stri
     throw new Error(`the S3 server in ${dir} did not start: ${(err as Error).message}; last log lines:\n${tail}`, { cause: err });
   }
   log(`S3 server ${endpoint} (pid ${child.pid}) ready in ${Date.now() - started} ms`);
-  return { endpoint, pid: child.pid!, stop };
+  const shell = (commands: string[]): Promise<string> => runShell(weed, port, commands);
+  return { endpoint, pid: child.pid!, shell, stop };
 }
 
 /** Until the S3 port answers a request as S3 does (an anonymous one is refused with 403). */
@@ -133,5 +136,27 @@ function status(url: string): Promise<number> {
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
+  });
+}
+
+const SHELL_TIMEOUT_MS = 30_000;
+
+/** `weed shell` on the server's master and filer, its commands on stdin; rejects on a failure it reports. */
+function runShell(weed: string, port: Record<string, number>, commands: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    // Our ports are not SeaweedFS's defaults, so each address names its gRPC port too (host:port.grpcPort).
+    const args = ['shell', `-master=127.0.0.1:${port.master}.${port.masterGrpc}`, `-filer=127.0.0.1:${port.filer}.${port.filerGrpc}`];
+    const child = spawn(weed, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), SHELL_TIMEOUT_MS);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0 && !/^error:|\berror\b.*:/im.test(out)) resolve(out);
+      else reject(new Error(`weed shell ${commands.join('; ')} failed (exit ${code}): ${out.trim().slice(-500)}`));
+    });
+    child.stdin.end(`${commands.join('\n')}\nexit\n`);
   });
 }

@@ -7,13 +7,14 @@ import { createHash } from 'node:crypto';
 import { ReasonedError } from '../../kit/conditions.ts';
 import { Secrets } from '../../kit/kube/resources.ts';
 import type { AccessMode } from '../../runtime/claims/access.ts';
+import type { BucketFeatures } from '../../runtime/claims/features.ts';
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 import type { Companion, KindContext, TargetObject, Teardown } from '../../runtime/native/kind.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
 import { Reasons } from '../../runtime/reasons.ts';
 import { s3ConnectionDetails } from '../shared/s3-details.ts';
 import { policyDocument } from '../shared/s3-policy.ts';
-import { S3CredentialsType, S3Identities, S3Policies, S3PolicyBindings, SeaweedBuckets } from './operator.ts';
+import { BucketLifecyclePolicies, S3CredentialsType, S3Identities, S3Policies, S3PolicyBindings, SeaweedBuckets } from './operator.ts';
 
 export interface SeaweedUser {
   /** The name of its objects in the target namespace. */
@@ -30,6 +31,8 @@ export interface SeaweedUser {
   /** Whether removing the bucket may take its objects with it: the operator deletes a bucket with everything in it. */
   deleteObjects: boolean;
   keys: { accessKey: string; secretKey: string };
+  /** The bucket's features (its owner's only). */
+  features?: BucketFeatures;
 }
 
 /**
@@ -100,7 +103,7 @@ export function userCompanions(u: SeaweedUser): Companion[] {
       spec: {
         seaweedRef: seaweedRef(u),
         name: u.iamName,
-        policyDocument: JSON.stringify(policyDocument(u.bucket, u.access)),
+        policyDocument: JSON.stringify(policyDocument(u.bucket, u.access, { features: true })),
         reclaimPolicy: 'Delete',
       },
     })),
@@ -118,11 +121,46 @@ export function userCompanions(u: SeaweedUser): Companion[] {
           companion(u, SeaweedBuckets, 'Bucket', () => ({
             ...meta(u, SeaweedBuckets),
             // The operator's s3.bucket.delete takes every object with the bucket: Delete only when the class says objects may go.
-            spec: { name: u.bucket, clusterRef: seaweedRef(u), reclaimPolicy: u.deleteObjects ? 'Delete' : 'Retain' },
+            spec: {
+              name: u.bucket,
+              clusterRef: seaweedRef(u),
+              reclaimPolicy: u.deleteObjects ? 'Delete' : 'Retain',
+              ...bucketSpec(u.features),
+            },
           })),
+          ...(u.features?.lifecycle ? [lifecycleCompanion(u, u.features.lifecycle)] : []),
         ]
       : []),
   ];
+}
+
+/** The Bucket's versioning, object lock and quota, as the operator takes them. */
+function bucketSpec(f: BucketFeatures | undefined): Record<string, unknown> {
+  return {
+    ...(f?.versioning ? { versioning: f.versioning } : {}),
+    ...(f?.objectLock ? { objectLock: true } : {}),
+    ...(f?.quota ? { quota: { size: f.quota.size, enforce: true } } : {}),
+  };
+}
+
+/** The bucket's lifecycle rules, one BucketLifecyclePolicy (the operator lets one policy own a bucket's rules). */
+function lifecycleCompanion(u: SeaweedUser, lifecycle: NonNullable<BucketFeatures['lifecycle']>): Companion {
+  return companion(u, BucketLifecyclePolicies, "bucket's lifecycle rules", () => ({
+    ...meta(u, BucketLifecyclePolicies),
+    spec: {
+      bucketRef: { name: u.base },
+      reclaimPolicy: 'Delete',
+      rules: lifecycle.rules.map((r) => ({
+        id: r.id,
+        status: 'Enabled',
+        ...(r.prefix !== undefined ? { prefix: r.prefix } : {}),
+        ...(r.expirationDays ? { expiration: { days: r.expirationDays } } : {}),
+        ...(r.noncurrentVersionExpirationDays
+          ? { noncurrentVersionExpiration: { noncurrentDays: r.noncurrentVersionExpirationDays } }
+          : {}),
+      })),
+    },
+  }));
 }
 
 /**
@@ -147,7 +185,7 @@ export function bucketTeardown(u: SeaweedUser, retainWhenKept: boolean): Teardow
 }
 
 /** The companions' types, for the leak sweeper and the target's RBAC. */
-export const USER_TYPES = [Secrets, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets];
+export const USER_TYPES = [Secrets, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets, BucketLifecyclePolicies];
 
 type Status = { phase?: string; accessKey?: string; conditions?: { type: string; reason?: string }[] };
 const statusOf = (o: TargetObject | undefined): Status => (o?.status ?? {}) as Status;
@@ -169,7 +207,7 @@ function waitingFor(what: string, o: TargetObject | undefined): { message?: stri
 }
 
 /** What userAccess needs to know of a user: everything but its keys, which it reads from their Secret. */
-export type UserPlace = Pick<SeaweedUser, 'base' | 'namespace' | 'bucket' | 'ownsBucket'>;
+export type UserPlace = Pick<SeaweedUser, 'base' | 'namespace' | 'bucket' | 'ownsBucket'> & { lifecycle?: boolean };
 
 /**
  * Whether the user, its keys, its policy and its bucket are in place, and what an app gets of them:
@@ -181,9 +219,10 @@ export function userAccess(
   found: { identity: TargetObject | undefined; companions: (TargetObject | undefined)[] },
   endpoint: string,
 ): { ready: boolean; message?: string; connectionDetails: ConnectionDetails } {
-  const [secret, credentials, policy, binding, bucket] = found.companions;
+  const [secret, credentials, policy, binding, bucket, lifecycle] = found.companions;
   const steps = [
     ...(u.ownsBucket ? [waitingFor('the bucket', bucket)] : []),
+    ...(u.lifecycle ? [waitingFor("the bucket's lifecycle rules", lifecycle)] : []),
     waitingFor("the bucket's user", found.identity),
     waitingFor("the user's keys", credentials),
     waitingFor("the user's policy", policy),

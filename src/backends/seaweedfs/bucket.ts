@@ -6,6 +6,7 @@ import { kinds } from '../../apis/kinds.gen.ts';
 import type { SeaweedBucket, SeaweedBucketClass, SeaweedStore } from '../../apis/seaweedfs.ts';
 import { getCondition, ReasonedError } from '../../kit/conditions.ts';
 import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
+import { FEATURES } from '../../runtime/claims/features.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';
 import { policyOf } from '../../runtime/managed/policies.ts';
 import type { ManagedResource } from '../../runtime/managed/types.ts';
@@ -41,6 +42,7 @@ function bucketUser(mr: SeaweedBucket, name: string, ctx: KindContext): SeaweedU
     ownsBucket: f.ownsBucket ?? true,
     deleteObjects: f.deleteObjects ?? false,
     keys: seaweedKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+    ...(f.features ? { features: f.features } : {}),
   };
 }
 
@@ -64,7 +66,13 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
   async inspect({ mr, observed, companions }) {
     const f = mr.spec.forProvider;
     const { name, namespace } = observed.metadata as { name: string; namespace: string };
-    const place = { base: name, namespace, bucket: f.bucketName, ownsBucket: f.ownsBucket ?? true };
+    const place = {
+      base: name,
+      namespace,
+      bucket: f.bucketName,
+      ownsBucket: f.ownsBucket ?? true,
+      lifecycle: Boolean(f.features?.lifecycle),
+    };
     const access = userAccess(place, { identity: observed, companions }, f.store.endpoint);
     const status = (observed.status ?? {}) as { identityName?: string };
     return {
@@ -137,6 +145,7 @@ export const seaweedBuckets: Backend<SeaweedBucket, SeaweedBucketClass> = {
   native: seaweedBucketKind,
   configure: configureSeaweedBucket,
   lookups: [kinds.SeaweedStore],
+  features: { supported: FEATURES, path: ['forProvider', 'features'] },
 };
 
 /** A grant's SeaweedBucket: a user of its own on a bucket it does not own, so deleting it never touches the bucket. */

@@ -13,6 +13,7 @@ export const S3Identities = kind('S3Identity', 's3identities');
 export const S3CredentialsType = kind('S3Credentials', 's3credentials');
 export const S3Policies = kind('S3Policy', 's3policies');
 export const S3PolicyBindings = kind('S3PolicyBinding', 's3policybindings');
+export const BucketLifecyclePolicies = kind('BucketLifecyclePolicy', 'bucketlifecyclepolicies');
 
 /** The SeaweedFS operator (seaweedfs-operator 1.0.36). */
 export const seaweedfsOperator = bundleFromDirectory(fileURLToPath(new URL('../../../config/operators/seaweedfs', import.meta.url)), {

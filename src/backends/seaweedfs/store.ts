@@ -9,6 +9,7 @@ import { withoutNulls } from '../../kit/json.ts';
 import { Services } from '../../kit/kube/resources.ts';
 import { externalNameOf } from '../../kit/meta.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
+import { FEATURES } from '../../runtime/claims/features.ts';
 import type { KindContext, NativeKind, TargetObject } from '../../runtime/native/kind.ts';
 import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
 import { Reasons } from '../../runtime/reasons.ts';
@@ -73,6 +74,7 @@ function bucketUser(mr: SeaweedStore, name: string, ctx: KindContext): SeaweedUs
     ownsBucket: true,
     deleteObjects: bucket.deleteObjects ?? false,
     keys: seaweedKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+    ...(bucket.features ? { features: bucket.features } : {}),
   };
 }
 
@@ -126,7 +128,13 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
     const seaweedReady = ready?.status === 'True';
     const bucket = mr.spec.bucket;
     const [identity, ...rest] = companions as (TargetObject | undefined)[];
-    const place = { base: `${name}-bucket`, namespace, bucket: bucket?.name ?? '', ownsBucket: true };
+    const place = {
+      base: `${name}-bucket`,
+      namespace,
+      bucket: bucket?.name ?? '',
+      ownsBucket: true,
+      lifecycle: Boolean(bucket?.features?.lifecycle),
+    };
     const access = bucket
       ? userAccess(place, { identity, companions: rest }, endpoint)
       : { ready: true, connectionDetails: s3ConnectionDetails({ endpoint }) };
@@ -169,4 +177,5 @@ export const seaweedStores: Backend<SeaweedStore, SeaweedStoreClass> = {
   class: kinds.SeaweedStoreClass,
   native: seaweedStoreKind,
   configure: configureSeaweedStore,
+  features: { supported: FEATURES, path: ['bucket', 'features'] },
 };

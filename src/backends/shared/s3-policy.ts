@@ -13,13 +13,43 @@ const OBJECT_ACTIONS: Record<AccessMode, string[]> = {
   WriteOnly: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
 };
 
-/** The user's policy: this one bucket and its objects, nothing else. The server judges it. */
-export function policyDocument(bucket: string, access: AccessMode): object {
+/**
+ * What a bucket with features (versions, locks) lets its user do with them, besides. Only actions
+ * every server knows: SeaweedFS refuses a whole policy that names one it does not (it has none for
+ * reading lifecycle rules).
+ */
+const FEATURE_BUCKET_ACTIONS: Record<AccessMode, string[]> = {
+  ReadWrite: ['s3:ListBucketVersions', 's3:GetBucketVersioning', 's3:GetBucketObjectLockConfiguration'],
+  ReadOnly: ['s3:ListBucketVersions', 's3:GetBucketVersioning', 's3:GetBucketObjectLockConfiguration'],
+  WriteOnly: [],
+};
+const FEATURE_OBJECT_ACTIONS: Record<AccessMode, string[]> = {
+  ReadWrite: [
+    's3:GetObjectVersion',
+    's3:DeleteObjectVersion',
+    's3:PutObjectRetention',
+    's3:GetObjectRetention',
+    's3:PutObjectLegalHold',
+    's3:GetObjectLegalHold',
+  ],
+  ReadOnly: ['s3:GetObjectVersion', 's3:GetObjectRetention', 's3:GetObjectLegalHold'],
+  WriteOnly: ['s3:PutObjectRetention', 's3:PutObjectLegalHold'],
+};
+
+/**
+ * The user's policy: this one bucket and its objects, nothing else. The server judges it. With
+ * `features`, the user also reaches the bucket's versions and locks (never to bypass a lock:
+ * s3:BypassGovernanceRetention is not granted).
+ */
+export function policyDocument(bucket: string, access: AccessMode, opts: { features?: boolean } = {}): object {
+  const extra = opts.features
+    ? { bucket: FEATURE_BUCKET_ACTIONS[access], object: FEATURE_OBJECT_ACTIONS[access] }
+    : { bucket: [], object: [] };
   return {
     Version: '2012-10-17',
     Statement: [
-      { Effect: 'Allow', Action: BUCKET_ACTIONS[access], Resource: [`arn:aws:s3:::${bucket}`] },
-      { Effect: 'Allow', Action: OBJECT_ACTIONS[access], Resource: [`arn:aws:s3:::${bucket}/*`] },
+      { Effect: 'Allow', Action: [...BUCKET_ACTIONS[access], ...extra.bucket], Resource: [`arn:aws:s3:::${bucket}`] },
+      { Effect: 'Allow', Action: [...OBJECT_ACTIONS[access], ...extra.object], Resource: [`arn:aws:s3:::${bucket}/*`] },
     ],
   };
 }

@@ -4,6 +4,7 @@
 // with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`. Just past
 // 400 lines: binding and releasing share the claim's proofs of its resource, kept in one class.
 import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
+import { featuresFor, forwardFeatures, placeFeatures, type FeatureSupport } from './features.ts';
 import { ReasonedError, type Condition, getCondition } from '../../kit/conditions.ts';
 import { addFinalizerOps, patchTested } from '../../kit/controller/finalizers.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
@@ -80,6 +81,8 @@ export interface ClaimReconcilerOptions<C extends KubeObjectLike, MR extends Man
   takes?(claim: ReadonlyDeep<Claim>): boolean;
   /** Providers, to check a claim's providerSelector against a class's one Provider. */
   providers?: Pick<Cache<{ metadata: { labels?: Record<string, string> } }>, 'get'>;
+  /** The bucket features the backend has, and where they go in its managed resource (none: it refuses every one). */
+  features?: FeatureSupport;
 }
 
 export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResource> implements Reconciler {
@@ -133,6 +136,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     // Reserved by name alone (a platform team's claimRef): it records this claim's uid, what proves the pairing to grants.
     if (!claimRefOf(mr)?.uid) mr = await this.recordClaimUid(claim, mr, signal);
     await forwardRotationRequest(this.o.client, this.o.managed.type, claim, mr, signal);
+    await this.forwardFeatures(claim, mr, signal);
     if (phase !== 'Unbound' && phase !== 'Bound') {
       const why = progressOf(mr);
       const deferred = await this.writeStatus(claim, cached, signal, {
@@ -241,6 +245,23 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     return found && !isDeleting(found.metadata) ? (structuredClone(found) as MR) : undefined;
   }
 
+  /**
+   * A bound claim's features, as its class fills and limits them now, reach its resource; one the
+   * backend lacks or the class refuses is the claim's error. A class gone since binding changes nothing.
+   */
+  private async forwardFeatures(claim: Claim, mr: MR, signal: AbortSignal): Promise<void> {
+    const asks = (claim.spec as { features?: object } | undefined)?.features !== undefined;
+    if (!asks && !this.o.features) return;
+    let cls: C;
+    try {
+      cls = this.resolveClass(claim);
+    } catch {
+      return;
+    }
+    const features = featuresFor(claim, cls as KubeObjectLike & { metadata: { name: string } }, this.o.features);
+    if (this.o.features) await forwardFeatures(this.o.client, this.o.managed.type, mr, { features, support: this.o.features }, signal);
+  }
+
   /** Claim → portable class → provider class, each failure named precisely. */
   private resolveClass(claim: Claim): C {
     const ns = claim.metadata.namespace!;
@@ -286,6 +307,8 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     const cls = this.resolveClass(claim);
     const name = managedNameFor(claim);
     const desired = this.o.configure(claim, cls, name, this.o.lookup ?? noLookup);
+    const features = featuresFor(claim, cls as KubeObjectLike & { metadata: { name: string } }, this.o.features);
+    if (this.o.features) placeFeatures(desired.spec as Record<string, unknown>, this.o.features, features);
     desired.metadata = { ...desired.metadata, name, namespace: cls.metadata.namespace };
     // A class that protects its claims marks each resource; the claim mirrors it, and admission refuses their deletion.
     if ((cls as { spec?: { protectClaims?: boolean } }).spec?.protectClaims) {

@@ -21,6 +21,7 @@ import { claimRefOf, type Claim, type DefaultClassPolicy, type Lookup, type Port
 import { DefaultClassReconciler } from './defaulting.ts';
 import { ClaimRouter } from './routing.ts';
 import { UnservedClaimReconciler } from './unserved.ts';
+import type { FeatureSupport } from './features.ts';
 import { onChange, enqueueOnChange } from '../../kit/controller/handlers.ts';
 
 /** A non-portable class kind, the managed kind made from it, and how (the backend's part). */
@@ -30,6 +31,8 @@ export interface ClassBinding<C extends KubeObjectLike, MR extends ManagedResour
   configure(claim: Claim, cls: C, name: string, lookup: Lookup): MR;
   /** Kinds configure reads (served from caches of this manager). */
   lookups?: ResourceType[];
+  /** The bucket features the backend has (none when unset: a claim asking for one is refused). */
+  features?: FeatureSupport;
 }
 
 export interface ClaimSetup {
@@ -126,6 +129,7 @@ function claimControllers(
         classes: { type: b.class, cache: b.classCache },
         managed: { type: b.managed, cache: b.managedCache },
         takes: (claim) => router.route(claim) === i,
+        ...(b.features ? { features: b.features } : {}),
       }),
     ),
   );

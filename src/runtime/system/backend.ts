@@ -7,6 +7,7 @@ import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import type { NativeKind } from '../native/kind.ts';
 import type { Lookup } from '../claims/claim.ts';
+import type { FeatureSupport } from '../claims/features.ts';
 
 export interface Backend<MR extends ManagedResource = ManagedResource, C extends KubeObjectLike = KubeObjectLike> {
   managed: ResourceType;
@@ -15,4 +16,6 @@ export interface Backend<MR extends ManagedResource = ManagedResource, C extends
   configure(claim: Claim, cls: C, name: string, lookup: Lookup): MR;
   /** Kinds of the control cluster configure() reads through its lookup (e.g. the store a class shares). */
   lookups?: ResourceType[];
+  /** The bucket features it has, and where they go in its managed resource; unset, a claim asking for any is refused. */
+  features?: FeatureSupport;
 }

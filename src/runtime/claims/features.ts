@@ -1,0 +1,110 @@
+// A claim's bucket features (versioning, object lock, a quota, lifecycle rules): what the claim asks,
+// filled from its class's defaults and held to its class's limits, and refused where the class's
+// backend has no such feature, naming the field. What is wanted lives at a place of the managed
+// resource's spec the backend names, and follows the claim there after binding too.
+import { ReasonedError } from '../../kit/conditions.ts';
+import { sameJson } from '../../kit/json.ts';
+import type { Client } from '../../kit/kube/client.ts';
+import type { ResourceType } from '../../kit/kube/resources.ts';
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
+import type { ManagedResource } from '../managed/types.ts';
+import { Reasons } from '../reasons.ts';
+import type { Claim } from './claim.ts';
+
+export const FEATURES = ['versioning', 'objectLock', 'quota', 'lifecycle'] as const;
+export type FeatureName = (typeof FEATURES)[number];
+
+export interface BucketFeatures {
+  versioning?: 'Enabled' | 'Suspended';
+  objectLock?: boolean;
+  quota?: { size: string };
+  lifecycle?: { rules: { id: string; prefix?: string; expirationDays?: number; noncurrentVersionExpirationDays?: number }[] };
+}
+
+/** A class's defaults and limits (its spec.features). */
+export interface FeaturePolicy {
+  defaults?: BucketFeatures;
+  forbidden?: FeatureName[];
+  maxQuota?: string;
+}
+
+/** What a backend offers: the features it has, and where in its managed resource's spec they go. */
+export interface FeatureSupport {
+  supported: readonly FeatureName[];
+  path: readonly string[];
+}
+
+const UNITS: Record<string, number> = { Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 };
+/** Bytes of a quota size (e.g. "10Gi"); the schema allows only whole Mi, Gi and Ti. */
+export const quotaBytes = (size: string): number => Number(size.slice(0, -2)) * (UNITS[size.slice(-2)] ?? NaN);
+
+type Cls = { kind?: string; metadata: { namespace?: string; name: string }; spec?: { features?: FeaturePolicy } };
+
+/**
+ * The features the claim's bucket gets: the claim's own over its class's defaults, a class's
+ * maxQuota when neither sets one. Undefined when none. Throws what the class forbids or its backend
+ * lacks.
+ */
+export function featuresFor(
+  claim: ReadonlyDeep<Claim>,
+  cls: ReadonlyDeep<Cls>,
+  support: FeatureSupport | undefined,
+): BucketFeatures | undefined {
+  const asked = ((claim.spec as { features?: BucketFeatures } | undefined)?.features ?? {}) as BucketFeatures;
+  const policy = (cls.spec?.features ?? {}) as FeaturePolicy;
+  const where = `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name}`;
+  for (const f of FEATURES) {
+    if (asked[f] !== undefined && policy.forbidden?.includes(f))
+      throw new ReasonedError(Reasons.FeatureNotAllowed, `spec.features.${f}: class ${where} does not allow it`);
+  }
+  const wanted: BucketFeatures = { ...policy.defaults, ...asked };
+  if (!wanted.quota && policy.maxQuota) wanted.quota = { size: policy.maxQuota };
+  if (wanted.quota && policy.maxQuota && quotaBytes(wanted.quota.size) > quotaBytes(policy.maxQuota)) {
+    throw new ReasonedError(
+      Reasons.FeatureNotAllowed,
+      `spec.features.quota.size: ${wanted.quota.size} is more than class ${where} allows (maxQuota ${policy.maxQuota})`,
+    );
+  }
+  const present = FEATURES.filter((f) => wanted[f] !== undefined);
+  const lacking = present.filter((f) => !support?.supported.includes(f));
+  if (lacking.length) {
+    const fields = lacking.map((f) => `spec.features.${f}`).join(', ');
+    const fromDefaults = lacking.filter((f) => asked[f] === undefined);
+    throw new ReasonedError(
+      Reasons.FeatureNotSupported,
+      `${fields}: the backend of ${where} does not support ${lacking.join(', ')}` +
+        (fromDefaults.length ? ` (${fromDefaults.join(', ')} from the class's defaults)` : '') +
+        (support?.supported.length ? `; it supports ${support.supported.join(', ')}` : '; it supports no bucket features'),
+    );
+  }
+  return present.length ? wanted : undefined;
+}
+
+const at = (obj: unknown, path: readonly string[]): unknown =>
+  path.reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
+
+/** Puts the features at their place in a managed resource's spec (configure made the rest). */
+export function placeFeatures(spec: Record<string, unknown>, support: FeatureSupport, features: BucketFeatures | undefined): void {
+  if (!features) return;
+  const parents = support.path.slice(0, -1);
+  let o = spec;
+  for (const k of parents) o = (o[k] ??= {}) as Record<string, unknown>;
+  o[support.path.at(-1)!] = features;
+}
+
+/** What the bound resource holds differs from what the claim wants now: the resource is patched to match. */
+export async function forwardFeatures(
+  client: Client,
+  type: ResourceType,
+  mr: ReadonlyDeep<ManagedResource>,
+  wanted: { features: BucketFeatures | undefined; support: FeatureSupport },
+  signal: AbortSignal,
+): Promise<void> {
+  const { features, support } = wanted;
+  const have = at(mr.spec, support.path) as BucketFeatures | undefined;
+  if (sameJson(have ?? {}, features ?? {})) return;
+  // A merge patch: every feature named, null where none is wanted, so one dropped from the claim goes too.
+  const value: Record<string, unknown> = Object.fromEntries(FEATURES.map((f) => [f, features?.[f] ?? null]));
+  const patch = support.path.reduceRight<unknown>((inner, k) => ({ [k]: inner }), value);
+  await client.mergePatch(type, mr.metadata.name, mr.metadata.namespace, { spec: patch }, signal);
+}
