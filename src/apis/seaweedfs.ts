@@ -13,6 +13,7 @@ import {
   featurePolicy,
   featureTransitionRules,
   classPlacement,
+  credentialRotation,
   managedSpec,
   managedStatus,
   namespaceName,
@@ -22,6 +23,7 @@ import {
   protectedColumn,
   readyColumns,
   reclaimPolicy,
+  rotatedColumn,
   storeBucket,
   type KubeObject,
 } from './common.ts';
@@ -122,6 +124,7 @@ export const SeaweedStoreKind: KindDefinition = {
     { name: 'TARGET-NAMESPACE', type: 'string', jsonPath: '.spec.targetNamespace', priority: 1 },
     { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
     protectedColumn,
+    rotatedColumn,
     policiesColumn,
     ageColumn,
   ],
@@ -133,6 +136,7 @@ export const seaweedStoreClassSchema = z.object({
       ...classPlacement.fields,
       exposure: storeExposure.optional(),
       features: featurePolicy.optional(),
+      credentialRotation: credentialRotation.optional(),
       protectClaims,
       reclaimPolicy: reclaimPolicy.default('Delete'),
       deleteObjects: z.boolean().optional().meta({
@@ -241,6 +245,7 @@ export const SeaweedBucketKind: KindDefinition = {
     { name: 'ACCESS', type: 'string', jsonPath: '.spec.forProvider.access' },
     { name: 'STORE', type: 'string', jsonPath: '.spec.forProvider.store.name' },
     protectedColumn,
+    rotatedColumn,
     policiesColumn,
     ageColumn,
   ],
@@ -252,6 +257,7 @@ export const seaweedBucketClassSchema = z.object({
       .object({ name: objectName().meta({ description: 'The managed SeaweedStore, in this namespace.' }) })
       .meta({ description: "The store every claim of this class shares. It must be Ready before a claim's bucket is made." }),
     features: featurePolicy.optional(),
+    credentialRotation: credentialRotation.optional(),
     protectClaims,
     reclaimPolicy: reclaimPolicy.default('Delete').meta({
       description:

@@ -26,6 +26,7 @@ import {
   Seaweeds,
 } from '../../src/backends/seaweedfs/operator.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
+import { ANNOTATION_ROTATE } from '../../src/kit/meta.ts';
 import { FakeSeaweedOperator } from '../fakes/fake-seaweed-operator.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from '../kit/eventually.ts';
@@ -39,6 +40,7 @@ import path from 'node:path';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
 
 const TARGET = `it-seaweedfs-${process.pid}`;
+const GRACE_S = 10;
 type Obj = KubeObjectLike & {
   spec?: Record<string, unknown>;
   data?: Record<string, string>;
@@ -68,6 +70,10 @@ const env = withProviderRook({
       store: { name: 'shared' },
       features: { maxQuota: '10Gi', forbidden: ['objectLock'] },
     });
+    await apply(kinds.SeaweedBucketClass, 'rotating', env.ns.platform, {
+      store: { name: 'shared' },
+      credentialRotation: { gracePeriod: `${GRACE_S}s` },
+    });
     // A backend without bucket features, for what it refuses (nothing of it is ever made).
     await apply(kinds.CephBucketClass, 'ceph', env.ns.platform, { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' } });
     for (const ns of [env.ns.appA, env.ns.appB]) {
@@ -75,6 +81,7 @@ const env = withProviderRook({
         ['shared', kinds.SeaweedBucketClass],
         ['dedicated', kinds.SeaweedStoreClass],
         ['featured', kinds.SeaweedBucketClass],
+        ['rotating', kinds.SeaweedBucketClass],
         ['ceph', kinds.CephBucketClass],
       ] as const) {
         await apply(
@@ -475,6 +482,77 @@ describe('bucket features on the claim', () => {
     const mr = await managedOf('capped', env.ns.appA);
     const b = await env.target.get<Obj & { spec: { quota?: { size: string } } }>(SeaweedBuckets, mr, 'sw-shared');
     expect(b?.spec.quota?.size).toBe('10Gi');
+  }, 120_000);
+});
+
+describe('key rotation through S3Credentials', () => {
+  /** Whether the server takes these keys: a List of their bucket, or the name of its refusal. */
+  const answer = async (v: Awaited<ReturnType<typeof access>>): Promise<string> => {
+    const s3 = s3Client(v.local, v.creds);
+    try {
+      return await s3.send(new ListObjectsV2Command({ Bucket: v.bucket })).then(
+        () => 'ok',
+        (err: Error) => err.name,
+      );
+    } finally {
+      s3.destroy();
+    }
+  };
+  const newKeys = (name: string, than: string) =>
+    eventually(
+      async () => {
+        const k = await access(name, env.ns.appB);
+        return k.creds.accessKey !== than ? k : undefined;
+      },
+      `the Secret of ${name} to hold new keys`,
+      { timeoutMs: 60_000, explain: async () => JSON.stringify((await env.control.get<Obj>(Buckets, name, env.ns.appB))?.status) },
+    );
+
+  it('new keys beside the old: both work in the grace period, the old are refused after it, and the S3Credentials of the old go', async () => {
+    await env.control.create(Buckets, claim('turn', env.ns.appB, 'rotating'));
+    await bound('turn', env.ns.appB);
+    const before = await access('turn', env.ns.appB);
+    await env.control.mergePatch(Buckets, 'turn', env.ns.appB, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'first' } } });
+    const after = await newKeys('turn', before.creds.accessKey);
+    await roundTrip(after.local, after.creds, after.bucket);
+    expect(await answer(before)).toBe('ok');
+    const mr = await managedOf('turn', env.ns.appB);
+    // Each generation's keys have an S3Credentials (and a Secret) of their own, registered with the one user.
+    const registered = (await env.target.get<Obj & { status?: { accessKey?: string } }>(S3CredentialsType, `${mr}-g1`, 'sw-shared'))
+      ?.status;
+    expect(registered?.accessKey).toBe(after.creds.accessKey);
+    const until = await eventually(async () => {
+      const st = (await env.control.get<Obj & { status?: { credentials?: { previousValidUntil?: string } } }>(Buckets, 'turn', env.ns.appB))
+        ?.status;
+      return st?.credentials?.previousValidUntil ? Date.parse(st.credentials.previousValidUntil) : undefined;
+    }, 'the claim to say until when the old keys work');
+    await eventually(async () => (await answer(before)) === 'InvalidAccessKeyId', 'the old keys to be refused', {
+      timeoutMs: (GRACE_S + 30) * 1000,
+    });
+    expect(Date.now()).toBeGreaterThanOrEqual(until);
+    await eventually(
+      async () =>
+        (await env.target.get(S3CredentialsType, mr, 'sw-shared')) === undefined &&
+        (await env.target.get(Secrets, `${mr}-keys`, 'sw-shared')) === undefined,
+      "the old generation's S3Credentials and Secret to be gone",
+    );
+    await roundTrip(after.local, after.creds, after.bucket);
+  }, 120_000);
+
+  it('deleting the claim in a grace period removes the keys of both generations', async () => {
+    const current = await access('turn', env.ns.appB);
+    const mr = await managedOf('turn', env.ns.appB);
+    await env.control.mergePatch(Buckets, 'turn', env.ns.appB, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'second' } } });
+    const last = await newKeys('turn', current.creds.accessKey);
+    await env.control.delete(Buckets, 'turn', env.ns.appB);
+    await eventually(
+      async () => (await env.control.get(kinds.SeaweedBucket, mr, env.ns.platform)) === undefined,
+      'the SeaweedBucket to be gone',
+      60_000,
+    );
+    for (const k of [current, last]) expect(await answer(k)).toBe('InvalidAccessKeyId');
+    const { items } = await env.target.list(S3CredentialsType, { namespace: 'sw-shared' });
+    expect(items.map((o) => o.metadata.name).filter((n) => n.startsWith(mr))).toEqual([]);
   }, 120_000);
 });
 

@@ -9,7 +9,7 @@ import { Secrets } from '../../kit/kube/resources.ts';
 import type { AccessMode } from '../../runtime/claims/access.ts';
 import type { BucketFeatures } from '../../runtime/claims/features.ts';
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
-import type { Companion, KindContext, TargetObject, Teardown } from '../../runtime/native/kind.ts';
+import type { Companion, CredentialsView, KindContext, TargetObject, Teardown } from '../../runtime/native/kind.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
 import { Reasons } from '../../runtime/reasons.ts';
 import { s3ConnectionDetails } from '../shared/s3-details.ts';
@@ -31,6 +31,10 @@ export interface SeaweedUser {
   /** Whether removing the bucket may take its objects with it: the operator deletes a bucket with everything in it. */
   deleteObjects: boolean;
   keys: { accessKey: string; secretKey: string };
+  /** The generation of `keys` (0 until rotated). */
+  generation: number;
+  /** Older generations whose keys still work (a rotation's grace period), each with its keys. */
+  older: { generation: number; keys: SeaweedUser['keys'] }[];
   /** The bucket's features (its owner's only). */
   features?: BucketFeatures;
 }
@@ -46,15 +50,27 @@ export function iamNameFor(mr: { metadata: { namespace?: string } }, name: strin
   return readable.length <= 128 ? readable : `rook.${createHash('sha256').update(readable).digest('hex').slice(0, 40)}`;
 }
 
-/** The user's keys, derived for its owner (see KindContext.credential): the same on every pass, unknowable outside provider-rook. */
-export function seaweedKeys(ctx: KindContext, owner: string): SeaweedUser['keys'] {
-  return {
-    accessKey: ctx.credential(`seaweedfs-user/${owner}/access-key`, 20),
-    secretKey: ctx.credential(`seaweedfs-user/${owner}/secret-key`, 40),
-  };
+/** The user's keys of one generation, derived for its owner (see KindContext.credential): the same on every pass, unknowable outside provider-rook. */
+export function seaweedKeys(ctx: KindContext, owner: string, generation = ctx.credentials.generation): SeaweedUser['keys'] {
+  const purpose = generation === 0 ? `seaweedfs-user/${owner}` : `seaweedfs-user/${owner}/g${generation}`;
+  return { accessKey: ctx.credential(`${purpose}/access-key`, 20), secretKey: ctx.credential(`${purpose}/secret-key`, 40) };
 }
 
-const keysSecret = (u: SeaweedUser): string => `${u.base.slice(0, 58).replace(/[-.]+$/, '')}-keys`;
+/**
+ * The user's keys as a rotation has them (ctx.credentials): the current generation's, and those of
+ * older ones still in their grace period (past it, they are retired: retiringCompanions).
+ */
+export function rotatingKeys(ctx: KindContext, owner: string): Pick<SeaweedUser, 'keys' | 'generation' | 'older'> {
+  const { generation, outstanding, due } = ctx.credentials;
+  const older = outstanding.filter((g) => !due.includes(g)).map((g) => ({ generation: g, keys: seaweedKeys(ctx, owner, g) }));
+  return { keys: seaweedKeys(ctx, owner), generation, older };
+}
+
+// Each generation has a Secret and an S3Credentials of its own, the first ones named as before any rotation.
+const suffix = (g: number): string => (g === 0 ? '' : `-g${g}`);
+const keysSecret = (u: Pick<SeaweedUser, 'base'>, g: number): string => `${u.base.slice(0, 50).replace(/[-.]+$/, '')}-keys${suffix(g)}`;
+const credentialsName = (u: Pick<SeaweedUser, 'base'>, g: number): string =>
+  g === 0 ? u.base : `${u.base.slice(0, 52).replace(/[-.]+$/, '')}${suffix(g)}`;
 const seaweedRef = (u: SeaweedUser) => ({ name: u.seaweed });
 const meta = (u: SeaweedUser, type: { apiVersion: string; kind: string }, name = u.base) => ({
   apiVersion: type.apiVersion,
@@ -77,27 +93,13 @@ const companion = (u: SeaweedUser, type: Companion['type'], purpose: string, bui
 
 /**
  * What the user needs besides its S3Identity, in this order: its keys Secret, the S3Credentials that
- * registers them, its policy and the binding to it, then the bucket when it is the user's own.
+ * registers them, its policy and the binding to it, the bucket and its lifecycle rules when it is
+ * the user's own, then the keys of older generations still in their grace period (userAccess reads
+ * them in this order).
  */
 export function userCompanions(u: SeaweedUser): Companion[] {
-  const secret = keysSecret(u);
   return [
-    companion(
-      u,
-      Secrets,
-      "bucket user's keys Secret",
-      () => ({
-        ...meta(u, { apiVersion: 'v1', kind: 'Secret' }, secret),
-        type: 'Opaque',
-        data: { accessKey: Buffer.from(u.keys.accessKey).toString('base64'), secretKey: Buffer.from(u.keys.secretKey).toString('base64') },
-      }),
-      secret,
-    ),
-    // A Secret that holds both keys is registered as it is: the keys are provider-rook's, never the operator's.
-    companion(u, S3CredentialsType, "bucket user's S3Credentials", () => ({
-      ...meta(u, S3CredentialsType),
-      spec: { seaweedRef: seaweedRef(u), identityRef: { name: u.base }, secretRef: { name: secret }, reclaimPolicy: 'Delete' },
-    })),
+    ...generationCompanions(u, u.generation, u.keys),
     companion(u, S3Policies, "bucket user's S3Policy", () => ({
       ...meta(u, S3Policies),
       spec: {
@@ -131,7 +133,47 @@ export function userCompanions(u: SeaweedUser): Companion[] {
           ...(u.features?.lifecycle ? [lifecycleCompanion(u, u.features.lifecycle)] : []),
         ]
       : []),
+    // Keys of older generations keep working through their grace period: apps may still hold them.
+    ...u.older.flatMap((o) => generationCompanions(u, o.generation, o.keys)),
   ];
+}
+
+/** One generation's keys: the Secret provider-rook writes them to, and the S3Credentials that registers them. */
+function generationCompanions(u: SeaweedUser, g: number, keys: SeaweedUser['keys']): Companion[] {
+  const secret = keysSecret(u, g);
+  return [
+    companion(
+      u,
+      Secrets,
+      `bucket user's keys Secret (generation ${g})`,
+      () => ({
+        ...meta(u, { apiVersion: 'v1', kind: 'Secret' }, secret),
+        type: 'Opaque',
+        data: { accessKey: Buffer.from(keys.accessKey).toString('base64'), secretKey: Buffer.from(keys.secretKey).toString('base64') },
+      }),
+      secret,
+    ),
+    // A Secret that holds both keys is registered as it is: the keys are provider-rook's, never the operator's.
+    companion(
+      u,
+      S3CredentialsType,
+      `bucket user's S3Credentials (generation ${g})`,
+      () => ({
+        ...meta(u, S3CredentialsType, credentialsName(u, g)),
+        spec: { seaweedRef: seaweedRef(u), identityRef: { name: u.base }, secretRef: { name: secret }, reclaimPolicy: 'Delete' },
+      }),
+      credentialsName(u, g),
+    ),
+  ];
+}
+
+/**
+ * The companions of generations past their grace period, in the order they go: the S3Credentials
+ * first (the operator revokes its key), its Secret once it is gone (a Secret missing under a live
+ * S3Credentials would have the operator make keys of its own).
+ */
+export function retiringCompanions(u: SeaweedUser, due: number[], keys: (g: number) => SeaweedUser['keys']): Companion[] {
+  return due.flatMap((g) => generationCompanions(u, g, keys(g)).reverse());
 }
 
 /** The Bucket's versioning, object lock and quota, as the operator takes them. */
@@ -211,34 +253,52 @@ export type UserPlace = Pick<SeaweedUser, 'base' | 'namespace' | 'bucket' | 'own
 
 /**
  * Whether the user, its keys, its policy and its bucket are in place, and what an app gets of them:
- * the keys in our Secret (companions[0]), once the operator registered these very keys (its
- * S3Credentials names that access key).
+ * the keys in our Secret, once the operator registered these very keys (its S3Credentials names
+ * that access key). While new keys are being registered beside older ones that still work (a
+ * rotation), the older ones are what the app keeps.
  */
 export function userAccess(
   u: UserPlace,
   found: { identity: TargetObject | undefined; companions: (TargetObject | undefined)[] },
-  endpoint: string,
-): { ready: boolean; message?: string; connectionDetails: ConnectionDetails } {
-  const [secret, credentials, policy, binding, bucket, lifecycle] = found.companions;
+  where: { endpoint: string; credentials: CredentialsView },
+): { ready: boolean; message?: string; rotating?: string; connectionDetails: ConnectionDetails } {
+  const [secret, credentials, policy, binding, ...rest] = found.companions;
+  const bucket = u.ownsBucket ? rest.shift() : undefined;
+  const lifecycle = u.ownsBucket && u.lifecycle ? rest.shift() : undefined;
   const steps = [
     ...(u.ownsBucket ? [waitingFor('the bucket', bucket)] : []),
     ...(u.lifecycle ? [waitingFor("the bucket's lifecycle rules", lifecycle)] : []),
     waitingFor("the bucket's user", found.identity),
-    waitingFor("the user's keys", credentials),
     waitingFor("the user's policy", policy),
     waitingFor("the user's policy binding", binding),
   ];
-  const failed = steps.find((s) => s.failed)?.failed;
+  const failed = [...steps, waitingFor("the user's keys", credentials)].find((s) => s.failed)?.failed;
   if (failed) throw new ReasonedError(Reasons.BucketAccessFailed, failed);
+  const details = (keys?: { accessKey?: string; secretKey?: string }): ConnectionDetails =>
+    s3ConnectionDetails({
+      endpoint: where.endpoint,
+      bucket: u.bucket,
+      ...(keys ? { accessKey: keys.accessKey, secretKey: keys.secretKey } : {}),
+    });
+  const waiting = steps.find((s) => s.message)?.message;
+  if (waiting) return { ready: false, message: waiting, connectionDetails: details() };
+  const current = registeredKeys(secret, credentials);
+  if (current) return { ready: true, connectionDetails: details(current) };
+  const making = `waiting for the SeaweedFS operator to register the user's new keys (S3Credentials ${u.namespace}/${credentials?.metadata.name ?? u.base})`;
+  // Older generations' pairs follow, oldest first: the newest that works is what the app keeps meanwhile.
+  const live = where.credentials.outstanding.filter((g) => !where.credentials.due.includes(g));
+  const older = live.map((_, i) => registeredKeys(rest[2 * i], rest[2 * i + 1])).filter((k) => k !== undefined);
+  if (older.length) return { ready: true, rotating: making, connectionDetails: details(older.at(-1)) };
+  return { ready: false, message: making, connectionDetails: details() };
+}
+
+/** The keys in a generation's Secret, when its S3Credentials registered that very access key. */
+function registeredKeys(
+  secret: TargetObject | undefined,
+  credentials: TargetObject | undefined,
+): { accessKey: string; secretKey: string } | undefined {
   const keys = secretText((secret as { data?: Record<string, string> } | undefined)?.data);
-  const registered = Boolean(keys.accessKey) && statusOf(credentials).accessKey === keys.accessKey;
-  const message =
-    steps.find((s) => s.message)?.message ??
-    (registered ? undefined : `waiting for S3Credentials ${u.namespace}/${u.base} to register the user's keys`);
-  const access = message ? {} : { accessKey: keys.accessKey, secretKey: keys.secretKey };
-  return {
-    ready: !message,
-    ...(message ? { message } : {}),
-    connectionDetails: s3ConnectionDetails({ endpoint, bucket: u.bucket, ...access }),
-  };
+  return keys.accessKey && keys.secretKey && statusOf(credentials).phase === 'Ready' && statusOf(credentials).accessKey === keys.accessKey
+    ? { accessKey: keys.accessKey, secretKey: keys.secretKey }
+    : undefined;
 }

@@ -21,6 +21,8 @@ import {
   identityObject,
   seaweedKeys,
   userAccess,
+  retiringCompanions,
+  rotatingKeys,
   userCompanions,
   USER_TYPES,
   type SeaweedUser,
@@ -29,6 +31,7 @@ import { seaweedfsOperator, S3CredentialsType, S3Identities } from './operator.t
 import { storeAccess, type SeaweedStoreAccess } from './store.ts';
 
 const RESOURCE = 'seaweedbuckets.seaweedfs.crossplane.io';
+const ownerOf = (mr: SeaweedBucket): string => `${RESOURCE}/${mr.metadata.uid}`;
 
 function bucketUser(mr: SeaweedBucket, name: string, ctx: KindContext): SeaweedUser {
   const f = mr.spec.forProvider;
@@ -41,7 +44,7 @@ function bucketUser(mr: SeaweedBucket, name: string, ctx: KindContext): SeaweedU
     access: f.access ?? 'ReadWrite',
     ownsBucket: f.ownsBucket ?? true,
     deleteObjects: f.deleteObjects ?? false,
-    keys: seaweedKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+    ...rotatingKeys(ctx, ownerOf(mr)),
     ...(f.features ? { features: f.features } : {}),
   };
 }
@@ -54,7 +57,11 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
   companions: (mr, name, ctx) => userCompanions(bucketUser(mr, name, ctx)),
   companionTypes: USER_TYPES,
   teardown: (mr, name, ctx) => bucketTeardown(bucketUser(mr, name, ctx), false),
-  cannotRotate: 'provider-rook does not rotate SeaweedFS keys yet: delete and claim again for new keys',
+  // Dual-key: a new S3Credentials (and Secret) beside the old, which go when their grace period ends.
+  rotation: {
+    retiredBy: (mr, name, ctx) =>
+      retiringCompanions(bucketUser(mr, name, ctx), ctx.credentials.due, (g) => seaweedKeys(ctx, ownerOf(mr), g)),
+  },
   // Its endpoint is its store's: while that store cannot prove the Service it names, this bucket publishes none either.
   endpointFrom: {
     types: [kinds.SeaweedStore],
@@ -63,7 +70,7 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
   },
   reads: [S3CredentialsType],
 
-  async inspect({ mr, observed, companions }) {
+  async inspect({ mr, observed, companions, credentials }) {
     const f = mr.spec.forProvider;
     const { name, namespace } = observed.metadata as { name: string; namespace: string };
     const place = {
@@ -73,7 +80,7 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
       ownsBucket: f.ownsBucket ?? true,
       lifecycle: Boolean(f.features?.lifecycle),
     };
-    const access = userAccess(place, { identity: observed, companions }, f.store.endpoint);
+    const access = userAccess(place, { identity: observed, companions }, { endpoint: f.store.endpoint, credentials });
     const status = (observed.status ?? {}) as { identityName?: string };
     return {
       ...access,
@@ -116,7 +123,7 @@ function sharedStore(lookup: Lookup, namespace: string, ref: SeaweedBucketClass[
 
 export function configureSeaweedBucket(claim: Claim, cls: SeaweedBucketClass, name: string, lookup: Lookup): SeaweedBucket {
   refuseUnlessAllowed({ ...cls, kind: kinds.SeaweedBucketClass.kind }, claim);
-  const { store, reclaimPolicy, deleteObjects } = cls.spec;
+  const { store, reclaimPolicy, deleteObjects, credentialRotation } = cls.spec;
   const access = sharedStore(lookup, cls.metadata.namespace!, store, `SeaweedBucketClass ${cls.metadata.namespace}/${cls.metadata.name}`);
   return {
     apiVersion: kinds.SeaweedBucket.apiVersion,
@@ -133,6 +140,7 @@ export function configureSeaweedBucket(claim: Claim, cls: SeaweedBucketClass, na
       // The bucket lives where its store does.
       providerRef: access.providerRef,
       targetNamespace: access.namespace,
+      ...(credentialRotation ? { credentialRotation } : {}),
       reclaimPolicy,
       writeConnectionSecretToRef: { name },
     },
@@ -176,8 +184,9 @@ function grantIn(
       },
       providerRef: store.providerRef,
       targetNamespace: store.namespace,
-      // Deleting a grant removes its user; the bucket is its owner's.
+      // Deleting a grant removes its user; the bucket is its owner's, and so are its keys' rotation settings.
       reclaimPolicy: 'Delete',
+      ...(bucket.spec.credentialRotation ? { credentialRotation: bucket.spec.credentialRotation } : {}),
       writeConnectionSecretToRef: { name },
     },
   };

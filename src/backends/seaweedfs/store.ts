@@ -22,6 +22,8 @@ import {
   identityObject,
   seaweedKeys,
   userAccess,
+  retiringCompanions,
+  rotatingKeys,
   userCompanions,
   USER_TYPES,
   type SeaweedUser,
@@ -29,6 +31,7 @@ import {
 import { S3CredentialsType, S3Identities, seaweedfsOperator, Seaweeds } from './operator.ts';
 
 const RESOURCE = 'seaweedstores.seaweedfs.crossplane.io';
+const ownerOf = (mr: SeaweedStore): string => `${RESOURCE}/${mr.metadata.uid}`;
 /** The S3 gateway's port (the operator's default, spec.s3.port). */
 const S3_PORT = 8333;
 
@@ -73,7 +76,7 @@ function bucketUser(mr: SeaweedStore, name: string, ctx: KindContext): SeaweedUs
     access: bucket.access ?? 'ReadWrite',
     ownsBucket: true,
     deleteObjects: bucket.deleteObjects ?? false,
-    keys: seaweedKeys(ctx, `${RESOURCE}/${mr.metadata.uid}`),
+    ...rotatingKeys(ctx, ownerOf(mr)),
     ...(bucket.features ? { features: bucket.features } : {}),
   };
 }
@@ -117,9 +120,19 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
     const user = bucketUser(mr, name, ctx);
     return user && bucketTeardown(user, true);
   },
-  cannotRotate: 'provider-rook does not rotate SeaweedFS keys yet: delete and claim again for new keys',
+  // Only a bucket user's keys rotate (dual-key, as SeaweedBucket's): a Seaweed has no root user of provider-rook's.
+  rotation: {
+    retiredBy(mr, name, ctx) {
+      const user = bucketUser(mr, name, ctx);
+      return user ? retiringCompanions(user, ctx.credentials.due, (g) => seaweedKeys(ctx, ownerOf(mr), g)) : [];
+    },
+    cannotRotate: (mr) =>
+      mr.spec.bucket
+        ? undefined
+        : 'this SeaweedStore has no bucket user, and a Seaweed has no root user of provider-rook to rotate. Claims get a bucket user, whose keys rotate',
+  },
 
-  async inspect({ mr, observed, companions, read, signal }) {
+  async inspect({ mr, observed, companions, credentials, read, signal }) {
     const { name, namespace } = observed.metadata as { name: string; namespace: string };
     const endpoint = seaweedEndpoint(name, namespace);
     const ready = (observed.status as { conditions?: { type: string; status: string; reason?: string }[] } | undefined)?.conditions?.find(
@@ -136,7 +149,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
       lifecycle: Boolean(bucket?.features?.lifecycle),
     };
     const access = bucket
-      ? userAccess(place, { identity, companions: rest }, endpoint)
+      ? userAccess(place, { identity, companions: rest }, { endpoint, credentials })
       : { ready: true, connectionDetails: s3ConnectionDetails({ endpoint }) };
     const exposure = await exposed(mr.spec.exposure, s3Service(name, namespace), companions, read, signal);
     return {
@@ -145,6 +158,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
         ? (access.message ?? exposure?.waiting)
         : `waiting for the SeaweedFS operator to start Seaweed ${namespace}/${name}${ready?.reason === 'NotReady' ? ': not all of its servers are ready' : ''}`,
       ...(seaweedReady && access.ready && exposure?.waiting ? { reason: Reasons.WaitingForExposure } : {}),
+      ...('rotating' in access && access.rotating ? { rotating: access.rotating } : {}),
       connectionDetails: access.connectionDetails,
       atProvider: withoutNulls({ namespace, name, endpoint, phase: ready ? (seaweedReady ? 'Ready' : 'NotReady') : undefined, exposure }),
     };
@@ -154,8 +168,18 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
 /** A claim's store, from its class: in a namespace of its own, so a tenant of one store's namespace reaches no other's keys. */
 export function configureSeaweedStore(claim: Claim, cls: SeaweedStoreClass, name: string): SeaweedStore {
   refuseUnlessAllowed({ ...cls, kind: kinds.SeaweedStoreClass.kind }, claim);
-  const { image, volumeServers, volumeSize, filerSize, storageClassName, reclaimPolicy, namespacePrefix, exposure, deleteObjects } =
-    cls.spec;
+  const {
+    image,
+    volumeServers,
+    volumeSize,
+    filerSize,
+    storageClassName,
+    reclaimPolicy,
+    namespacePrefix,
+    exposure,
+    deleteObjects,
+    credentialRotation,
+  } = cls.spec;
   return {
     apiVersion: kinds.SeaweedStore.apiVersion,
     kind: kinds.SeaweedStore.kind,
@@ -166,6 +190,7 @@ export function configureSeaweedStore(claim: Claim, cls: SeaweedStoreClass, name
       // The claim gets a bucket of the store and a user of its own.
       bucket: { name: bucketNameFor(claim), access: 'ReadWrite', ...(deleteObjects !== undefined ? { deleteObjects } : {}) },
       ...(exposure ? { exposure } : {}),
+      ...(credentialRotation ? { credentialRotation } : {}),
       reclaimPolicy,
       writeConnectionSecretToRef: { name },
     },

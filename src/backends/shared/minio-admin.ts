@@ -280,7 +280,10 @@ export function revokeTeardown(u: BucketUser, deleteObjects: boolean): Teardown 
 }
 
 /** Removing the users of older generations whose grace period ended (`due`, their access keys), and nothing else. */
-export function retireUsers(u: BucketUser, due: { generation: number; accessKey: string }[]): ReturnType<Rotation<unknown>['retire']> {
+export function retireUsers(
+  u: BucketUser,
+  due: { generation: number; accessKey: string }[],
+): ReturnType<NonNullable<Rotation<unknown>['retire']>> {
   const last = Math.max(...due.map((d) => d.generation));
   const name = named(u.base, `retire-${last}`);
   const keys = due.map((d) => d.accessKey);

@@ -11,7 +11,7 @@ import { refKey, type Companion, type TargetObject } from './kind.ts';
 import { ensureNamespace, forgetNamespace } from './namespaces.ts';
 import type { NativePass } from './pass.ts';
 import { companionRecord, recordable } from './pass.ts';
-import { retireWork } from './rotation.ts';
+import { retiredBy, retireWork } from './rotation.ts';
 
 /**
  * Makes the object and its companions for the first time (`creating`) or repairs them. What the
@@ -87,6 +87,12 @@ async function write<MR extends ManagedResource>(
       const { uid, resourceVersion } = have.metadata;
       await client.mergePatch(c.type, c.name, c.namespace, { metadata: { uid, resourceVersion, labels, annotations } }, signal);
     }
+  }
+  // Keys past their grace period held by companions: the first of them still there goes (the next, once it is gone).
+  const held = retiredBy(kind, mr, name, ctx);
+  for (const c of held) {
+    const { outcome } = await deleteIfOurs(pass.live(), c, { owner, vouchers: companionVouchers });
+    if (outcome !== 'absent') break;
   }
   // Nothing is superseded before the first create.
   if (!creating) await deleteSuperseded(pass, companionVouchers, { wanted: companions, namespaces: companions.map((c) => c.namespace) });

@@ -4,6 +4,7 @@
 // order that a crash at any point leaves nothing behind that the next pass would not find. What a
 // teardown must keep on purpose is kept; with retainWhenKept the target object and its companions
 // are kept too, their marks now saying Retain so that no leak sweep takes them.
+import { retiredBy } from './rotation.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { Deletion, Client } from '../../kit/kube/client.ts';
 import { isConflict } from '../../kit/kube/errors.ts';
@@ -25,7 +26,8 @@ export async function remove<MR extends ManagedResource>(pass: NativePass<MR>): 
   const teardown = pass.kind.teardown?.(pass.mr, pass.name, ctx);
   const torn = teardown ? await tearDown(pass, target, teardown) : 'done';
   if (torn === 'pending') return { gone: false, requested: false };
-  const companions = [...pass.companions(ctx), ...(teardown ? [teardown.object] : [])];
+  // With those of keys past their grace period not removed yet (Rotation.retiredBy).
+  const companions = [...pass.companions(ctx), ...retiredBy(pass.kind, pass.mr, pass.name, ctx), ...(teardown ? [teardown.object] : [])];
   if (torn === 'retain') {
     await retain(pass, target, companions);
     return { gone: true, requested: false };

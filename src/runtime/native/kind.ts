@@ -93,9 +93,18 @@ export interface Teardown {
 
 export type TeardownOutcome = { done: false; message: string } | { done: true; kept?: string } | { failed: string };
 
-/** Keys derived per generation (ctx.credentials): the work that removes generations ctx.credentials.due from the target. */
+/**
+ * Keys derived per generation (ctx.credentials), and how generations ctx.credentials.due leave the
+ * target: by work made and waited for (`retire`, a Job that removes them where only it can), or by
+ * deleting the companions that hold them (`retiredBy`, whose operator revokes the keys as they go).
+ */
 export interface Rotation<MR> {
-  retire(mr: MR, externalName: string, ctx: KindContext): { object: Companion; outcome(observed: TargetObject): TeardownOutcome };
+  retire?(mr: MR, externalName: string, ctx: KindContext): { object: Companion; outcome(observed: TargetObject): TeardownOutcome };
+  /**
+   * The companions of the due generations, in the order they go: each is deleted once the one before
+   * it is gone, and the generations are retired when none is left. companions() names none of them.
+   */
+  retiredBy?(mr: MR, externalName: string, ctx: KindContext): Companion[];
   /** Why this resource's keys cannot rotate after all (e.g. a store without a bucket user), or undefined. */
   cannotRotate?(mr: MR): string | undefined;
 }

@@ -243,8 +243,13 @@ export function retireWork<MR extends ManagedResource>(
   mr: MR,
   name: string,
   ctx: KindContext,
-): ReturnType<NonNullable<NativeKind<MR>['rotation']>['retire']> | undefined {
-  return ctx.credentials.due.length && kind.rotation ? kind.rotation.retire(mr, name, ctx) : undefined;
+): ReturnType<NonNullable<NonNullable<NativeKind<MR>['rotation']>['retire']>> | undefined {
+  return ctx.credentials.due.length && kind.rotation?.retire ? kind.rotation.retire(mr, name, ctx) : undefined;
+}
+
+/** The companions holding generations past their grace period, where deleting them retires those (Rotation.retiredBy). */
+export function retiredBy<MR extends ManagedResource>(kind: NativeKind<MR>, mr: MR, name: string, ctx: KindContext): Companion[] {
+  return ctx.credentials.due.length && kind.rotation?.retiredBy ? kind.rotation.retiredBy(mr, name, ctx) : [];
 }
 
 /**
@@ -262,11 +267,18 @@ export async function retirement<MR extends ManagedResource>(
   }: { mr: MR; name: string; ctx: KindContext; read: ObjectReader; trust(c: Companion, have: TargetObject): void },
   signal: AbortSignal,
 ): Promise<{ drift?: string; retired?: number }> {
+  const generations = ctx.credentials.due.join(', ');
+  const held = retiredBy(kind, mr, name, ctx);
+  if (held.length) {
+    const found = await Promise.all(held.map((c) => read.get<TargetObject>(c.type, c.name, c.namespace, signal)));
+    // Only what is ours is deleted (apply): anything else in its place stops the rotation, said as such.
+    found.forEach((have, i) => have && trust(held[i]!, have));
+    return found.some(Boolean) ? { drift: `removing keys of generation ${generations}` } : { retired: Math.max(...ctx.credentials.due) };
+  }
   const work = retireWork(kind, mr, name, ctx);
   if (!work) return {};
   const { object } = work;
   const have = await read.get<TargetObject>(object.type, object.name, object.namespace, signal);
-  const generations = ctx.credentials.due.join(', ');
   if (!have) return { drift: `removing keys of generation ${generations}` };
   trust(object, have);
   const outcome = work.outcome(have);

@@ -4,7 +4,16 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import { ANNOTATION_ROTATE } from '../../../../src/kit/meta.ts';
-import { ANNOTATION_CREDENTIALS, durationMs, planRotation, rotationRequest } from '../../../../src/runtime/native/rotation.ts';
+import {
+  ANNOTATION_CREDENTIALS,
+  durationMs,
+  planRotation,
+  retiredBy,
+  retirement,
+  rotationRequest,
+} from '../../../../src/runtime/native/rotation.ts';
+import type { NativeKind } from '../../../../src/runtime/native/kind.ts';
+import { testContext } from '../../../kit/kind-context.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const AT = '2026-01-01T00:00:00Z';
@@ -143,4 +152,43 @@ describe('durationMs', () => {
     ['30d', 2_592_000_000],
   ])('%s', (text, ms) => expect(durationMs(text)).toBe(ms));
   it('refuses what is not a duration', () => expect(() => durationMs('soon')).toThrow(/not a duration/));
+});
+
+describe('retirement by deleting what holds the keys (Rotation.retiredBy)', () => {
+  const held = (name: string) => ({
+    type: { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },
+    name,
+    namespace: 't',
+    purpose: 'keys',
+    build: () => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 't' } }),
+  });
+  const kind = {
+    resource: 'xs.example.com',
+    target: { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
+    desired: () => ({ metadata: { name: 'x' } }),
+    inspect: async () => ({ ready: true }),
+    rotation: { retiredBy: () => [held('creds-g0'), held('keys-g0')] },
+  } as unknown as NativeKind<ManagedResource>;
+  const ctx = (due: number[]) => ({ ...testContext, credentials: { generation: 1, outstanding: [0], due } });
+  const reading = (present: string[]) => ({
+    get: async <T>(_t: unknown, name: string) =>
+      (present.includes(name) ? { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 't' } } : undefined) as T | undefined,
+  });
+  const trusted: string[] = [];
+  const trust = (c: { name: string }) => void trusted.push(c.name);
+  const signal = new AbortController().signal;
+
+  it('is drift while any of them is still there (each judged ours first), and retired once none is', async () => {
+    const pending = await retirement(kind, { mr: mr(), name: 'x', ctx: ctx([0]), read: reading(['keys-g0']), trust }, signal);
+    expect(pending).toEqual({ drift: 'removing keys of generation 0' });
+    expect(trusted).toEqual(['keys-g0']);
+    expect(await retirement(kind, { mr: mr(), name: 'x', ctx: ctx([0]), read: reading([]), trust }, signal)).toEqual({ retired: 0 });
+  });
+
+  it('does nothing while no generation is due', async () => {
+    expect(await retirement(kind, { mr: mr(), name: 'x', ctx: ctx([]), read: reading(['creds-g0', 'keys-g0']), trust }, signal)).toEqual(
+      {},
+    );
+    expect(retiredBy(kind, mr(), 'x', ctx([]))).toEqual([]);
+  });
 });
