@@ -345,7 +345,8 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
         const mr = (await managed()).find((m) => (m.spec?.claimRef as { name?: string } | undefined)?.name === 'tenant-late');
         if (mr) owners.add(mr.metadata.uid!);
         const ready = cond(mr, 'Ready');
-        return ready?.status === 'False' && cond(mr, 'Synced')?.status === 'True'
+        // Past Creating (the moment between its create and its first look at the Tenant): what it waits on.
+        return ready?.status === 'False' && ready.reason !== 'Creating' && cond(mr, 'Synced')?.status === 'True'
           ? (notReady = { reason: ready.reason, message: ready.message ?? '' })
           : undefined;
       },
