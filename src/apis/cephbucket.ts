@@ -5,6 +5,9 @@ import { z } from 'zod';
 import {
   protectClaims,
   ageColumn,
+  bucketFeatures,
+  featurePolicy,
+  featureTransitionRules,
   managedSpec,
   managedStatus,
   namespaceName,
@@ -44,9 +47,15 @@ export const bucketClaimSpec = z.object({
     .meta({ description: 'What Rook allows by default (ROOK_OBC_ALLOW_ADDITIONAL_CONFIG_FIELDS); it acts on changes.' }),
 });
 
+/** What a claim asks of its bucket: of the features, Rook's claims take a quota (additionalConfig.maxSize). */
+const features = bucketFeatures.optional().meta({
+  description:
+    "The claim's bucket features. Rook takes a quota only (as additionalConfig.maxSize, never above the class's own maxSize); the rest are refused before anything is made.",
+});
+
 export const cephBucketSchema = z.object({
   spec: managedSpec(
-    bucketClaimSpec.meta({
+    bucketClaimSpec.extend({ features }).meta({
       description: 'The ObjectBucketClaim to keep in the target cluster.',
       'x-kubernetes-validations': [
         {
@@ -57,6 +66,7 @@ export const cephBucketSchema = z.object({
           rule: 'has(self.bucketName) == has(oldSelf.bucketName) && (!has(self.bucketName) || self.bucketName == oldSelf.bucketName)',
           message: 'bucketName cannot change after creation',
         },
+        ...featureTransitionRules,
       ],
     }),
     'bucket claim',
@@ -99,6 +109,7 @@ export const cephBucketClassSchema = z.object({
     .extend({
       ...classPlacement.fields,
       exposure: exposure.optional(),
+      features: featurePolicy.optional(),
       protectClaims,
       reclaimPolicy: reclaimPolicy.default('Delete'),
       targetNamespace: z

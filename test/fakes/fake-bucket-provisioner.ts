@@ -18,7 +18,9 @@
 // makes each claim's bucket and a user of its own, here through the IAM API with a policy that allows
 // that bucket alone, and the Secret holds that user's keys. On deletion it does what Rook does: with
 // reclaimPolicy Delete, the bucket goes with its objects (Rook removes it with purge) and then the
-// user; with Retain, only the user goes. Quotas and the other additionalConfig are not played.
+// user; with Retain, only the user goes. additionalConfig.maxSize (a quota on the claim's user, who
+// has the one bucket) becomes the bucket's quota (weed shell), set again when it changes; the rest
+// of additionalConfig is not played.
 import { randomUUID } from 'node:crypto';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { isAlreadyExists, isNotFound } from '../../src/kit/kube/errors.ts';
@@ -36,6 +38,7 @@ import {
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Credentials } from '../kit/s3-server.ts';
 import { randomKey } from '../../src/kit/random.ts';
+import { quantityBytes } from '../../src/kit/quantity.ts';
 import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
 import { iamClient, s3Client } from '../kit/s3.ts';
 import { S3Stores } from './s3-stores.ts';
@@ -119,7 +122,8 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
     const sc = claim.spec.storageClassName ? await this.client.get<StorageClass>(StorageClasses, claim.spec.storageClassName) : undefined;
     if (sc?.provisioner !== this.provisioner) return;
     if (claim.metadata.deletionTimestamp) return this.release(claim);
-    if (claim.status?.phase === 'Bound') return;
+    const host = `rook-ceph-rgw-${sc.parameters?.objectStoreName ?? 'my-store'}.${sc.parameters?.objectStoreNamespace ?? 'rook-ceph'}.svc`;
+    if (claim.status?.phase === 'Bound') return this.gateway?.quota(host, 80, claim);
     const { name, namespace, uid } = claim.metadata;
     let current = claim;
     if (!current.status?.phase)
@@ -143,7 +147,6 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
       });
     }
     const bucketName = current.spec.bucketName!;
-    const host = `rook-ceph-rgw-${sc.parameters?.objectStoreName ?? 'my-store'}.${sc.parameters?.objectStoreNamespace ?? 'rook-ceph'}.svc`;
     const cephUser = `obc-${namespace}-${name}-${uid}`;
     const metadata = {
       name,
@@ -201,6 +204,7 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
       await this.client.updateStatus(ObjectBuckets, { ...ob, status: { phase: 'Bound' } });
     }
     current = await this.client.update<Claim>(ObjectBucketClaims, { ...current, spec: { ...current.spec, objectBucketName: obName } });
+    await this.gateway?.quota(host, 80, current);
     await this.client.updateStatus(ObjectBucketClaims, { ...current, status: { phase: 'Bound' } });
   }
 
@@ -245,6 +249,8 @@ const unless =
 class Gateway {
   private readonly stores: S3Stores;
   private readonly root = { accessKey: randomKey(20), secretKey: randomKey(40) };
+  /** The quota set on each bucket, in MB. */
+  private readonly quotas = new Map<string, number>();
 
   constructor(client: KubeClient) {
     this.stores = new S3Stores(client);
@@ -263,6 +269,25 @@ class Gateway {
       const { AccessKey: key } = await iam.send(new CreateAccessKeyCommand({ UserName: user }));
       return { accessKey: key!.AccessKeyId!, secretKey: key!.SecretAccessKey! };
     });
+  }
+
+  /** additionalConfig.maxSize, as Rook sets it on the claim's user (who has this one bucket): here the bucket's quota, in MB. */
+  async quota(
+    host: string,
+    port: number,
+    claim: { spec: { bucketName?: string; additionalConfig?: Record<string, string> } },
+  ): Promise<void> {
+    const bucket = claim.spec.bucketName;
+    const bytes = claim.spec.additionalConfig?.maxSize ? quantityBytes(claim.spec.additionalConfig.maxSize) : undefined;
+    if (!bucket || bytes === undefined) return;
+    const mb = Math.ceil(bytes / 2 ** 20);
+    if (this.quotas.get(bucket) === mb) return;
+    await this.stores.run('gateway', this.root, { host, port });
+    await this.stores.shell('gateway', [
+      `s3.bucket.quota -name ${bucket} -op set -sizeMB ${mb}`,
+      `s3.bucket.quota -name ${bucket} -op enable`,
+    ]);
+    this.quotas.set(bucket, mb);
   }
 
   /** Rook's Delete (the bucket, purged of its objects, then the user) or, with Retain, its Revoke (the user). */

@@ -275,6 +275,37 @@ describe('four backends behind one Bucket claim', () => {
     }
   }, 60_000);
 
+  it("a claim's quota reaches Rook as its ObjectBucketClaim's maxSize; what Rook lacks is refused", async () => {
+    await control.create(Buckets, {
+      ...bucket('capped-ceph', 'rook-ceph'),
+      spec: {
+        classRef: { name: 'rook-ceph' },
+        writeConnectionSecretToRef: { name: 'capped-ceph-s3' },
+        features: { quota: { size: '1Mi' } },
+      },
+    } as KubeObjectLike);
+    const mr = (await bound('capped-ceph')).spec.resourceRef!.name;
+    const obc = await targetA.get<Obj>(ObjectBucketClaims, mr, 'rook-ceph-buckets');
+    expect(obc?.spec?.additionalConfig).toEqual({ maxObjects: '1000', maxSize: '1Mi' });
+    await control.create(Buckets, {
+      ...bucket('versioned-ceph', 'rook-ceph'),
+      spec: {
+        classRef: { name: 'rook-ceph' },
+        writeConnectionSecretToRef: { name: 'versioned-ceph-s3' },
+        features: { versioning: 'Enabled' },
+      },
+    } as KubeObjectLike);
+    const refused = await eventually(async () => {
+      const c = cond(await control.get<Bucket>(Buckets, 'versioned-ceph', apps), 'Synced');
+      return c?.status === 'False' ? (c as Cond & { message?: string }) : undefined;
+    }, 'the claim asking Rook for versioning to be refused');
+    expect([refused.reason, refused.message]).toEqual([
+      'FeatureNotSupported',
+      expect.stringMatching(/^spec\.features\.versioning: the backend of CephBucketClass /),
+    ]);
+    await control.delete(Buckets, 'versioned-ceph', apps);
+  }, 60_000);
+
   it("never remakes a Tenant's root credentials: losing them is reported", async () => {
     const mr = (await control.get<Bucket>(Buckets, 'same-minio-tenant', apps))!.spec.resourceRef!.name;
     const ns = backends[1].targetNamespace(mr);

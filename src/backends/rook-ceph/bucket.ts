@@ -9,6 +9,8 @@ import type { CephBucket, CephBucketClass } from '../../apis/cephbucket.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import { withoutNulls } from '../../kit/json.ts';
+import { quantityBytes } from '../../kit/quantity.ts';
+import { quotaBytes, type BucketFeatures } from '../../runtime/claims/features.ts';
 import { Secrets, type ResourceType } from '../../kit/kube/resources.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
 import type { NativeKind, TargetObject } from '../../runtime/native/kind.ts';
@@ -65,7 +67,8 @@ export const cephBucket: NativeKind<CephBucket> = {
     "Rook makes an ObjectBucketClaim's keys (a Ceph user of its own) when it provisions the bucket and cannot rotate them; for new keys, make a new claim",
 
   desired(mr, name) {
-    const { storageClassName, bucketName, additionalConfig } = mr.spec.forProvider;
+    const { storageClassName, bucketName, features } = mr.spec.forProvider;
+    const additionalConfig = withQuota(mr.spec.forProvider.additionalConfig, features?.quota?.size);
     return {
       apiVersion: ObjectBucketClaims.apiVersion,
       kind: ObjectBucketClaims.kind,
@@ -153,9 +156,34 @@ export function configureCephBucket(claim: Claim, cls: CephBucketClass, name: st
   };
 }
 
+/**
+ * The claim's quota as Rook takes it (additionalConfig.maxSize, a quota on the claim's own user, who
+ * has this one bucket), never above the class's own maxSize: the smaller holds.
+ */
+function withQuota(config: CephBucket['spec']['forProvider']['additionalConfig'], quota: string | undefined) {
+  if (!quota) return config;
+  const classMax = config?.maxSize !== undefined ? quantityBytes(config.maxSize) : undefined;
+  const asked = quantityBytes(quota);
+  return { ...config, maxSize: classMax !== undefined && asked !== undefined && classMax < asked ? config!.maxSize! : quota };
+}
+
+/** A quota above the class's own additionalConfig.maxSize is refused, naming both. */
+function beyondClassMaxSize(cls: unknown, features: BucketFeatures): string | undefined {
+  const c = cls as CephBucketClass;
+  const max = c.spec?.additionalConfig?.maxSize;
+  const quota = features.quota?.size;
+  if (!max || !quota) return undefined;
+  const limit = quantityBytes(max);
+  if (limit === undefined || quotaBytes(quota) > limit)
+    return `spec.features.quota.size: ${quota} is more than class CephBucketClass ${c.metadata.namespace}/${c.metadata.name} allows (additionalConfig.maxSize ${max})`;
+  return undefined;
+}
+
 export const rookCeph: Backend<CephBucket, CephBucketClass> = {
   managed: kinds.CephBucket,
   class: kinds.CephBucketClass,
   native: cephBucket,
   configure: configureCephBucket,
+  // Rook's claims take a quota (additionalConfig.maxSize); versioning, object lock and lifecycle rules are not among what it allows by default.
+  features: { supported: ['quota'], path: ['forProvider', 'features'], beyond: beyondClassMaxSize },
 };

@@ -4,6 +4,7 @@
 // resource's spec the backend names, and follows the claim there after binding too.
 import { ReasonedError } from '../../kit/conditions.ts';
 import { sameJson } from '../../kit/json.ts';
+import { quantityBytes } from '../../kit/quantity.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
@@ -32,11 +33,12 @@ export interface FeaturePolicy {
 export interface FeatureSupport {
   supported: readonly FeatureName[];
   path: readonly string[];
+  /** What the backend's class itself limits besides its spec.features (a Rook class's maxSize): why these go past it, or undefined. */
+  beyond?(cls: ReadonlyDeep<unknown>, features: BucketFeatures): string | undefined;
 }
 
-const UNITS: Record<string, number> = { Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 };
-/** Bytes of a quota size (e.g. "10Gi"); the schema allows only whole Mi, Gi and Ti. */
-export const quotaBytes = (size: string): number => Number(size.slice(0, -2)) * (UNITS[size.slice(-2)] ?? NaN);
+/** Bytes of a quota size (e.g. "10Gi"; the schema allows only whole Mi, Gi and Ti). */
+export const quotaBytes = (size: string): number => quantityBytes(size) ?? NaN;
 
 type Cls = { kind?: string; metadata: { namespace?: string; name: string }; spec?: { features?: FeaturePolicy } };
 
@@ -77,6 +79,8 @@ export function featuresFor(
         (support?.supported.length ? `; it supports ${support.supported.join(', ')}` : '; it supports no bucket features'),
     );
   }
+  const past = present.length ? support?.beyond?.(cls, wanted) : undefined;
+  if (past) throw new ReasonedError(Reasons.FeatureNotAllowed, past);
   return present.length ? wanted : undefined;
 }
 

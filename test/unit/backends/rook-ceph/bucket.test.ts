@@ -4,7 +4,8 @@
 import { testContext } from '../../../kit/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { CephBucket, CephBucketClass } from '../../../../src/apis/cephbucket.ts';
-import { cephBucket, configureCephBucket } from '../../../../src/backends/rook-ceph/bucket.ts';
+import { cephBucket, configureCephBucket, rookCeph } from '../../../../src/backends/rook-ceph/bucket.ts';
+import { featuresFor } from '../../../../src/runtime/claims/features.ts';
 import type { Claim } from '../../../../src/runtime/claims/claim.ts';
 import type { KubeClient, KubeObjectLike } from '../../../../src/kit/kube/client.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
@@ -53,6 +54,25 @@ describe('Rook Ceph: desired', () => {
         generateBucketName: 'ext',
         additionalConfig: { maxObjects: '1000', maxSize: '2G' },
       }),
+    },
+    {
+      name: "the claim's quota as maxSize",
+      mr: bucket({ features: { quota: { size: '500Mi' } } }),
+      want: obc({ storageClassName: 'rook-ceph-bucket', generateBucketName: 'ext', additionalConfig: { maxSize: '500Mi' } }),
+    },
+    {
+      name: "the claim's quota, below the class's maxSize",
+      mr: bucket({ additionalConfig: { maxObjects: '1000', maxSize: '2G' }, features: { quota: { size: '1Gi' } } }),
+      want: obc({
+        storageClassName: 'rook-ceph-bucket',
+        generateBucketName: 'ext',
+        additionalConfig: { maxObjects: '1000', maxSize: '1Gi' },
+      }),
+    },
+    {
+      name: "the class's maxSize, when the claim's quota is above it (the smaller holds)",
+      mr: bucket({ additionalConfig: { maxSize: '2G' }, features: { quota: { size: '2Gi' } } }),
+      want: obc({ storageClassName: 'rook-ceph-bucket', generateBucketName: 'ext', additionalConfig: { maxSize: '2G' } }),
     },
   ];
   it.each(cases)('$name', ({ mr, want }) => {
@@ -269,6 +289,26 @@ describe('Rook Ceph: configureCephBucket', () => {
         reason: 'NamespaceNotAllowed',
         message: 'CephBucketClass infra/gold does not allow claims from namespace app (allowed: ops)',
       }),
+    );
+  });
+});
+
+describe('Rook Ceph: bucket features', () => {
+  const cls = (additionalConfig?: object) =>
+    ({
+      metadata: { name: 'ceph', namespace: 'infra' },
+      spec: { storageClassName: 'x', ...(additionalConfig ? { additionalConfig } : {}) },
+    }) as CephBucketClass;
+  const claim = (features: object) => ({ metadata: { name: 'c', namespace: 'app' }, spec: { features } }) as unknown as Claim;
+
+  it("takes a quota, within the class's own maxSize, and refuses what Rook does not take, naming the field", () => {
+    const support = rookCeph.features!;
+    expect(featuresFor(claim({ quota: { size: '1Gi' } }), cls({ maxSize: '2G' }), support)).toEqual({ quota: { size: '1Gi' } });
+    expect(() => featuresFor(claim({ quota: { size: '2Gi' } }), cls({ maxSize: '2G' }), support)).toThrow(
+      'spec.features.quota.size: 2Gi is more than class CephBucketClass infra/ceph allows (additionalConfig.maxSize 2G)',
+    );
+    expect(() => featuresFor(claim({ versioning: 'Enabled' }), cls(), support)).toThrow(
+      /^spec\.features\.versioning: .* it supports quota$/,
     );
   });
 });

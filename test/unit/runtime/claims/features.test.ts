@@ -67,6 +67,16 @@ describe('featuresFor', () => {
     expect(byDefault.message).toMatch(/does not support versioning \(versioning from the class's defaults\)/);
   });
 
+  it("refuses what the backend's class limits beyond spec.features (its beyond hook)", () => {
+    const limited: FeatureSupport = {
+      ...ALL,
+      beyond: (_cls, f) => (f.quota ? "spec.features.quota.size: over the class's own limit" : undefined),
+    };
+    const err = refusal(() => featuresFor(claim({ quota: { size: '1Gi' } }), cls(), limited));
+    expect([err.reason, err.message]).toEqual(['FeatureNotAllowed', "spec.features.quota.size: over the class's own limit"]);
+    expect(featuresFor(claim({ versioning: 'Enabled' }), cls(), limited)).toEqual({ versioning: 'Enabled' });
+  });
+
   it('reads sizes in binary units', () => {
     expect([quotaBytes('1Mi'), quotaBytes('2Gi'), quotaBytes('3Ti')]).toEqual([2 ** 20, 2 * 2 ** 30, 3 * 2 ** 40]);
   });
