@@ -37,7 +37,7 @@ if (process.argv[2] === 'down') {
 await stopProcesses(); // a previous demo's processes, if any
 rmSync(s3Routes, { recursive: true, force: true });
 shareRoutes(s3Routes);
-say('1/10  Starting local control planes "control", "target", "target-b" and "apps" (real etcd + kube-apiserver)...');
+say('1/11  Starting local control planes "control", "target", "target-b" and "apps" (real etcd + kube-apiserver)...');
 const [controlCluster, targetCluster, targetBCluster, appsCluster] = await up(['control', 'target', 'target-b', 'apps'], (l) =>
   say(`     ${l}`),
 );
@@ -46,13 +46,13 @@ const target = clientOf(targetCluster!.kubeconfig);
 const targetB = clientOf(targetBCluster!.kubeconfig);
 const apps = clientOf(appsCluster!.kubeconfig);
 
-say("2/10  Installing provider-rook's CRDs into control (the targets get their operators from provider-rook itself)...");
+say("2/11  Installing provider-rook's CRDs into control (the targets get their operators from provider-rook itself)...");
 await installCrds(
   control,
   readdirSync(file('crds')).map((f) => file('crds', f)),
 );
 
-say('3/10  Building provider-rook (tsc) and starting it against control...');
+say('3/11  Building provider-rook (tsc) and starting it against control...');
 execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
 const metrics = `127.0.0.1:${await freePort()}`;
 const providerPid = background('provider-rook', [
@@ -68,7 +68,7 @@ const providerPid = background('provider-rook', [
 say(`     provider-rook pid ${providerPid}, log .local/demo/provider-rook.log`);
 say(`     metrics http://${metrics}/metrics (crossplane_managed_resource_*, controller_runtime_*), probes /healthz and /readyz`);
 
-say("4/10  Applying config/samples/ (the design doc's four steps):");
+say("4/11  Applying config/samples/ (the design doc's four steps):");
 const sample = (f: string) => loadManifests(file('config', 'samples', f));
 await applyManifests(control, sample('00-namespaces.yaml'));
 // Step 1's Secret, built from the target's kubeconfig.
@@ -84,7 +84,7 @@ for (const [f, what] of [
   say(`     applied ${f.padEnd(26)} ${what}`);
 }
 
-say('5/10  Watching the claim until it is Bound.');
+say('5/11  Watching the claim until it is Bound.');
 say('     NOTE: local clusters run no pods, so the Rook MinIO operator cannot run here. A stand-in');
 say('     (test/fakes/fake-minio-operator.ts) does to the API what the operator does: it');
 say('     creates the StatefulSet and Service for the store and marks the StatefulSet ready. On a real');
@@ -218,7 +218,7 @@ async function s3Try(secretName: string, namespace: string, what: 'PUT' | 'GET',
   }
 }
 
-say('6/10  Done. What exists now (secret values are not shown):');
+say('6/11  Done. What exists now (secret values are not shown):');
 say('  control cluster');
 say('    Bucket           app-project1-dev/app-bucket        Bound');
 say(
@@ -236,7 +236,7 @@ say('    Rook MinIO operator in rook-minio-system (CRD, RBAC, Deployment; instal
 say();
 await s3PutGet('app-bucket', 'bucketsecret', { client: target, label: 'target', standIn: 'Rook MinIO operator' });
 say();
-say('7/10  Buckets in one shared store (the recommended default): config/samples/shared/.');
+say('7/11  Buckets in one shared MinIO store: config/samples/shared/.');
 const targetWhere = {
   client: target,
   kubeconfig: targetCluster!.kubeconfig,
@@ -271,7 +271,34 @@ say(
 );
 say('     (the real S3 server judges the policies provider-rook wrote: each user reaches its one bucket, in its mode)');
 say();
-say('8/10  Second act: the same Bucket through another backend (the MinIO Operator) in a second target.');
+say("8/11  SeaweedFS, the living default (MinIO's community edition is archived): config/samples/seaweedfs/.");
+const seaweedWhere = {
+  client: target,
+  kubeconfig: targetCluster!.kubeconfig,
+  label: 'target',
+  crd: 'seaweeds.seaweed.seaweedfs.com',
+  operator: 'seaweedfs',
+};
+for (const [f, what] of [
+  ['01-seaweedstore.yaml', "SeaweedStore rook-infra-dev/team-seaweed (the platform team's SeaweedFS, made for no claim)"],
+  ['02-classes.yaml', 'SeaweedBucketClass seaweed-buckets (versioning by default, quotas up to 50Gi), SeaweedStoreClass seaweed-dedicated'],
+  ['03-bucketclasses.yaml', 'BucketClasses bucket-seaweed and bucket-seaweed-dedicated in app-project1-dev'],
+  ['04-buckets.yaml', 'Bucket invoices (a 10Gi quota, lifecycle rules), Bucket ledger (a store of its own, object lock)'],
+] as const) {
+  await applyManifests(control, sample(`seaweedfs/${f}`));
+  say(`     applied seaweedfs/${f.padEnd(23)} ${what}`);
+}
+say('     NOTE: the SeaweedFS operator cannot run here (no pods, and its Go module is not served here): its');
+say('     stand-in (test/fakes/fake-seaweed-operator.ts) writes what the operator writes and does its work on a');
+say('     real SeaweedFS server per Seaweed.');
+await watchUntilBound('invoices', seaweedWhere);
+await watchUntilBound('ledger', seaweedWhere);
+await s3PutGet('invoices', 'invoices-s3', { client: target, label: 'target', standIn: 'SeaweedFS operator' });
+await s3PutGet('ledger', 'ledger-s3', { client: target, label: 'target', standIn: 'SeaweedFS operator' });
+say("     per claim, the operator's own kinds: Bucket, S3Identity, S3Credentials (keys provider-rook derived), S3Policy, S3PolicyBinding");
+say('     (and a BucketLifecyclePolicy for invoices); no root credential exists for provider-rook to hold');
+say();
+say('9/11  Second act: the same Bucket through another backend (the MinIO Operator) in a second target.');
 await providerSecret('demo-provider-b', targetBCluster!.kubeconfig);
 await applyManifests(control, [
   {
@@ -316,7 +343,7 @@ const tenantRef = second.spec.resourceRef!;
 say();
 await s3PutGet('app-bucket-tenant', 'bucketsecret-tenant', { client: targetB, label: 'target-b', standIn: 'MinIO Operator' });
 say();
-say('9/10  Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
+say('10/11 Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
 say(`     ${'claim'.padEnd(20)} ${'backend'.padEnd(16)} ${'target'.padEnd(9)} ${'managed resource'.padEnd(58)} Secret keys`);
 say(
   `     ${'app-bucket'.padEnd(20)} ${'Rook MinIO'.padEnd(16)} ${'target'.padEnd(9)} ${`ObjectStore ${ref.name}`.padEnd(58)} ${Object.keys(
@@ -334,7 +361,7 @@ say(
 );
 say(`     (the Tenant lives alone in namespace minio-${tenantRef.name} of target-b)`);
 say();
-say('10/10 Where the app runs: a cluster "apps" that holds no store gets the Secret, with an endpoint that resolves there.');
+say('11/11 Where the app runs: a cluster "apps" that holds no store gets the Secret, with an endpoint that resolves there.');
 await providerSecret('demo-provider-apps', appsCluster!.kubeconfig);
 await apps.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } }).catch(() => undefined);
 // The platform team's ingress in front of team-store's S3 Service, at the class's exposure.url (this process runs it: a stand-in).
