@@ -177,9 +177,13 @@ async function s3PutGet(
   );
   say(`       endpoint ${endpoint} leads to ${local} (the Service's pods, played by the stand-in)`);
   // test/kit/s3-server.ts starts that server on 127.0.0.1 only, always with -master.telemetry=false.
+  const seaweed = where.standIn === 'SeaweedFS operator';
   say(
-    `       answered by: the REAL SeaweedFS S3 server (weed mini, Apache-2.0) that the ${where.standIn} stand-in runs as this store's MinIO; ` +
-      "the bucket's user and policy were made by provider-rook's Job, played by fake-minio-client.ts through the server's IAM API",
+    seaweed
+      ? "       answered by: the REAL SeaweedFS S3 server (weed mini, Apache-2.0) that the SeaweedFS operator stand-in runs as this store's Seaweed; " +
+          "the bucket's user, keys and policy were made from the operator's own kinds, played through the server's IAM API"
+      : `       answered by: the REAL SeaweedFS S3 server (weed mini, Apache-2.0) that the ${where.standIn} stand-in runs as this store's MinIO; ` +
+          "the bucket's user and policy were made by provider-rook's Job, played by fake-minio-client.ts through the server's IAM API",
   );
   const s3 = s3Client(local, { accessKey: username, secretKey: password });
   try {
