@@ -74,6 +74,14 @@ const env = withProviderRook({
       store: { name: 'shared' },
       credentialRotation: { gracePeriod: `${GRACE_S}s` },
     });
+    // Shared stores no claim's bucket can be made in: one that does not exist, one in a namespace the Provider refuses.
+    await apply(kinds.SeaweedBucketClass, 'missing', env.ns.platform, { store: { name: 'no-such-store' } });
+    await apply(kinds.SeaweedStore, 'forbidden', env.ns.platform, {
+      forProvider: {},
+      targetNamespace: 'kube-system',
+      providerRef: { name: 't' },
+    });
+    await apply(kinds.SeaweedBucketClass, 'forbidden', env.ns.platform, { store: { name: 'forbidden' } });
     // A backend without bucket features, for what it refuses (nothing of it is ever made).
     await apply(kinds.CephBucketClass, 'ceph', env.ns.platform, { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' } });
     for (const ns of [env.ns.appA, env.ns.appB]) {
@@ -82,6 +90,8 @@ const env = withProviderRook({
         ['dedicated', kinds.SeaweedStoreClass],
         ['featured', kinds.SeaweedBucketClass],
         ['rotating', kinds.SeaweedBucketClass],
+        ['missing', kinds.SeaweedBucketClass],
+        ['forbidden', kinds.SeaweedBucketClass],
         ['ceph', kinds.CephBucketClass],
       ] as const) {
         await apply(
@@ -257,6 +267,32 @@ describe('buckets in a shared SeaweedFS store', () => {
     const a = await access('one', env.ns.appA);
     await roundTrip(a.local, a.creds, a.bucket);
   }, 150_000);
+});
+
+describe('shared stores a bucket cannot be made in', () => {
+  const refused = (name: string) =>
+    eventually(async () => {
+      const c = cond(await env.control.get<Bucket>(Buckets, name, env.ns.appA), 'Synced');
+      return c?.status === 'False' ? c : undefined;
+    }, `Bucket ${name} to be refused`);
+
+  it('one that does not exist, and one in a namespace the Provider does not allow (it is not Ready, and says why): the claim waits, saying so', async () => {
+    await env.control.create(Buckets, claim('nowhere', env.ns.appA, 'missing'));
+    expect(await refused('nowhere')).toMatchObject({
+      reason: 'SharedStoreNotFound',
+      message: expect.stringMatching(/no-such-store, which does not exist/),
+    });
+    const store = await eventually(async () => {
+      const s = await env.control.get<Obj>(kinds.SeaweedStore, 'forbidden', env.ns.platform);
+      return cond(s, 'Synced')?.status === 'False' ? cond(s, 'Synced') : undefined;
+    }, 'the SeaweedStore in kube-system to be refused');
+    expect(store).toMatchObject({ reason: 'TargetNamespaceNotAllowed' });
+    expect(await env.target.get(Seaweeds, 'forbidden', 'kube-system')).toBeUndefined();
+    await env.control.create(Buckets, claim('walled', env.ns.appA, 'forbidden'));
+    expect(await refused('walled')).toMatchObject({ reason: 'SharedStoreNotReady' });
+    for (const name of ['nowhere', 'walled'])
+      expect((await env.control.get<Bucket>(Buckets, name, env.ns.appA))?.spec.resourceRef).toBeUndefined();
+  });
 });
 
 describe('a SeaweedFS store per claim', () => {
