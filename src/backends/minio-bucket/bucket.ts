@@ -17,6 +17,7 @@ import { secretText } from '../../runtime/providers/credentials.ts';
 import type { KindContext, NativeKind } from '../../runtime/native/kind.ts';
 import { Reasons } from '../../runtime/reasons.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
+import { grantSpec, nothingToLend, refuseNotOwner } from '../shared/grants.ts';
 import { policyOf } from '../../runtime/managed/policies.ts';
 import { S3_ENDPOINT_KEYS } from '../shared/s3-details.ts';
 import {
@@ -180,12 +181,7 @@ function grantIn(
   name: string,
 ): MinioBucket {
   const { store, storeRef, bucketName } = shared;
-  if (!store || !bucketName) {
-    throw new ReasonedError(
-      Reasons.GrantsNotSupported,
-      `${bucket.kind} ${bucket.metadata.namespace}/${bucket.metadata.name} has no bucket of its own (or no Provider yet) to share`,
-    );
-  }
+  if (!store || !bucketName) throw nothingToLend(bucket);
   return {
     apiVersion: kinds.MinioBucket.apiVersion,
     kind: kinds.MinioBucket.kind,
@@ -198,12 +194,7 @@ function grantIn(
         store: { ...storeRef, endpoint: store.endpoint, rootSecret: store.rootSecret },
         deleteObjects: false,
       },
-      providerRef: store.providerRef,
-      targetNamespace: store.namespace,
-      // Deleting a grant revokes its user; the bucket is its owner's, and so are its keys' rotation settings.
-      reclaimPolicy: 'Delete',
-      ...(bucket.spec.credentialRotation ? { credentialRotation: bucket.spec.credentialRotation } : {}),
-      writeConnectionSecretToRef: { name },
+      ...grantSpec(bucket, store, name),
     },
   };
 }
@@ -243,12 +234,7 @@ export const minioGrantors = (stores: MinioStores): Grantor[] => [
     grant: (mr, mode, name) => {
       const f = (mr as MinioBucket).spec.forProvider;
       // A user of a bucket it does not own (another grant) lends nothing: only the bucket's own resource does.
-      if (f.ownsBucket === false) {
-        throw new ReasonedError(
-          Reasons.GrantsNotSupported,
-          `${mr.kind} ${mr.metadata.namespace}/${mr.metadata.name} does not own its bucket, so it has none to share`,
-        );
-      }
+      refuseNotOwner(mr, f.ownsBucket);
       const store = {
         providerRef: mr.spec.providerRef!,
         namespace: (mr as MinioBucket).spec.targetNamespace,

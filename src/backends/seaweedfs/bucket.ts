@@ -15,6 +15,7 @@ import { Reasons } from '../../runtime/reasons.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
 import { S3_ENDPOINT_KEYS } from '../shared/s3-details.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
+import { grantSpec, nothingToLend, refuseNotOwner } from '../shared/grants.ts';
 import {
   bucketTeardown,
   iamNameFor,
@@ -164,12 +165,7 @@ function grantIn(
   name: string,
 ): SeaweedBucket {
   const { store, storeName, bucketName } = shared;
-  if (!store || !bucketName) {
-    throw new ReasonedError(
-      Reasons.GrantsNotSupported,
-      `${bucket.kind} ${bucket.metadata.namespace}/${bucket.metadata.name} has no bucket of its own (or no Provider yet) to share`,
-    );
-  }
+  if (!store || !bucketName) throw nothingToLend(bucket);
   return {
     apiVersion: kinds.SeaweedBucket.apiVersion,
     kind: kinds.SeaweedBucket.kind,
@@ -182,12 +178,7 @@ function grantIn(
         store: { name: storeName, seaweed: store.seaweed, endpoint: store.endpoint },
         deleteObjects: false,
       },
-      providerRef: store.providerRef,
-      targetNamespace: store.namespace,
-      // Deleting a grant removes its user; the bucket is its owner's, and so are its keys' rotation settings.
-      reclaimPolicy: 'Delete',
-      ...(bucket.spec.credentialRotation ? { credentialRotation: bucket.spec.credentialRotation } : {}),
-      writeConnectionSecretToRef: { name },
+      ...grantSpec(bucket, store, name),
     },
   };
 }
@@ -218,12 +209,7 @@ export const seaweedGrantors: Grantor[] = [
       const { spec } = mr as SeaweedBucket;
       const f = spec.forProvider;
       // A user of a bucket it does not own (another grant) lends nothing: only the bucket's own resource does.
-      if (f.ownsBucket === false) {
-        throw new ReasonedError(
-          Reasons.GrantsNotSupported,
-          `${mr.kind} ${mr.metadata.namespace}/${mr.metadata.name} does not own its bucket, so it has none to share`,
-        );
-      }
+      refuseNotOwner(mr, f.ownsBucket);
       const store = spec.providerRef
         ? { providerRef: spec.providerRef, namespace: spec.targetNamespace, seaweed: f.store.seaweed, endpoint: f.store.endpoint }
         : undefined;
