@@ -1,0 +1,143 @@
+// A SeaweedFS bucket user (src/backends/seaweedfs/bucket-user.ts), as pure functions: names that
+// never collide in a Seaweed, the operator's objects per generation of keys, the order they go in
+// when a rotation retires them, and what an app gets while new keys are being registered.
+import { describe, expect, it } from '@jest/globals';
+import {
+  iamNameFor,
+  retiringCompanions,
+  rotatingKeys,
+  seaweedKeys,
+  userAccess,
+  userCompanions,
+  type SeaweedUser,
+} from '../../../../src/backends/seaweedfs/bucket-user.ts';
+import type { KindContext, TargetObject } from '../../../../src/runtime/native/kind.ts';
+import { testContext } from '../../../kit/kind-context.ts';
+
+const OWNER = 'seaweedbuckets.seaweedfs.crossplane.io/uid-1';
+const ctx = (generation: number, outstanding: number[], due: number[]): KindContext => ({
+  ...testContext,
+  credentials: { generation, outstanding, due },
+});
+const user = (c: KindContext, extra: Partial<SeaweedUser> = {}): SeaweedUser => ({
+  base: 'mr',
+  namespace: 'store-ns',
+  seaweed: 'store',
+  iamName: 'rook.infra.mr',
+  bucket: 'app-b-1',
+  access: 'ReadWrite',
+  ownsBucket: true,
+  deleteObjects: false,
+  ...rotatingKeys(c, OWNER),
+  ...extra,
+});
+const names = (cs: { type: { kind: string }; name: string }[]) => cs.map((c) => `${c.type.kind} ${c.name}`);
+
+describe('iamNameFor', () => {
+  it('is the namespace and name, which no two managed resources share, or a digest past 128 characters', () => {
+    expect(iamNameFor({ metadata: { namespace: 'infra' } }, 'mr')).toBe('rook.infra.mr');
+    const long = iamNameFor({ metadata: { namespace: 'infra' } }, 'x'.repeat(200));
+    expect(long).toMatch(/^rook\.[0-9a-f]{40}$/);
+    expect(long).not.toBe(iamNameFor({ metadata: { namespace: 'infra2' } }, 'x'.repeat(200)));
+  });
+});
+
+describe('companions per generation', () => {
+  it("names the first generation's Secret and S3Credentials as before any rotation, then the policy, binding and bucket", () => {
+    expect(names(userCompanions(user(ctx(0, [], []))))).toEqual([
+      'Secret mr-keys',
+      'S3Credentials mr',
+      'S3Policy mr',
+      'S3PolicyBinding mr',
+      'Bucket mr',
+    ]);
+  });
+
+  it('keeps the keys of generations in their grace period beside the new ones, each its own Secret and S3Credentials', () => {
+    const cs = userCompanions(user(ctx(2, [0, 1], [0])));
+    expect(names(cs)).toEqual([
+      'Secret mr-keys-g2',
+      'S3Credentials mr-g2',
+      'S3Policy mr',
+      'S3PolicyBinding mr',
+      'Bucket mr',
+      'Secret mr-keys-g1',
+      'S3Credentials mr-g1',
+    ]);
+    const keys = (c: (typeof cs)[number]) => (c.build() as unknown as { data: Record<string, string> }).data.accessKey;
+    expect(keys(cs[0]!)).toBe(Buffer.from(seaweedKeys(ctx(2, [], []), OWNER).accessKey).toString('base64'));
+    expect(keys(cs[5]!)).toBe(Buffer.from(seaweedKeys(ctx(2, [], []), OWNER, 1).accessKey).toString('base64'));
+    expect(keys(cs[0]!)).not.toBe(keys(cs[5]!));
+  });
+
+  it('retires a generation S3Credentials first (the operator revokes its key), then its Secret', () => {
+    const c = ctx(2, [0, 1], [0]);
+    expect(names(retiringCompanions(user(c), [0], (g) => seaweedKeys(c, OWNER, g)))).toEqual(['S3Credentials mr', 'Secret mr-keys']);
+  });
+});
+
+describe('userAccess', () => {
+  const ready = (kind: string, status: object = {}): TargetObject => ({
+    apiVersion: 'seaweed.seaweedfs.com/v1',
+    kind,
+    metadata: { name: 'mr', namespace: 'store-ns' },
+    status: { phase: 'Ready', ...status },
+  });
+  const secret = (keys: { accessKey: string; secretKey: string }): TargetObject => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 's', namespace: 'store-ns' },
+    data: { accessKey: Buffer.from(keys.accessKey).toString('base64'), secretKey: Buffer.from(keys.secretKey).toString('base64') },
+  });
+  const place = { base: 'mr', namespace: 'store-ns', bucket: 'app-b-1', ownsBucket: true };
+  const c = ctx(1, [0], []);
+  const [k0, k1] = [seaweedKeys(c, OWNER, 0), seaweedKeys(c, OWNER, 1)];
+  const common = [ready('S3Policy'), ready('S3PolicyBinding'), ready('Bucket')];
+
+  it('publishes the keys once the operator registered these very keys', () => {
+    const got = userAccess(
+      place,
+      { identity: ready('S3Identity'), companions: [secret(k1), ready('S3Credentials', { accessKey: k1.accessKey }), ...common] },
+      { endpoint: 'http://store-s3.store-ns.svc:8333', credentials: ctx(1, [], []).credentials },
+    );
+    expect([got.ready, got.connectionDetails.AWS_ACCESS_KEY_ID, got.connectionDetails.bucket]).toEqual([true, k1.accessKey, 'app-b-1']);
+  });
+
+  it('keeps the older keys published while the new ones are registered (a rotation), and says so', () => {
+    const got = userAccess(
+      place,
+      {
+        identity: ready('S3Identity'),
+        companions: [
+          secret(k1),
+          ready('S3Credentials', { phase: 'Pending' }),
+          ...common,
+          secret(k0),
+          ready('S3Credentials', { accessKey: k0.accessKey }),
+        ],
+      },
+      { endpoint: 'http://store-s3.store-ns.svc:8333', credentials: c.credentials },
+    );
+    expect([got.ready, got.connectionDetails.AWS_ACCESS_KEY_ID]).toEqual([true, k0.accessKey]);
+    expect(got.rotating).toMatch(/register the user's new keys/);
+  });
+
+  it('publishes no keys the operator registered other than ours (an S3Credentials naming another access key)', () => {
+    const got = userAccess(
+      place,
+      { identity: ready('S3Identity'), companions: [secret(k1), ready('S3Credentials', { accessKey: 'SOMEONE-ELSES' }), ...common] },
+      { endpoint: 'http://store-s3.store-ns.svc:8333', credentials: ctx(1, [], []).credentials },
+    );
+    expect([got.ready, got.connectionDetails.AWS_ACCESS_KEY_ID]).toEqual([false, undefined]);
+  });
+
+  it("is the resource's error when the operator failed one of them, naming it", () => {
+    expect(() =>
+      userAccess(
+        place,
+        { identity: ready('S3Identity', { phase: 'Failed', conditions: [{ type: 'Ready', reason: 'Conflict' }] }), companions: [] },
+        { endpoint: 'http://x:8333', credentials: c.credentials },
+      ),
+    ).toThrow('the SeaweedFS operator could not make S3Identity store-ns/mr (Conflict)');
+  });
+});
