@@ -5,9 +5,6 @@ import { z } from 'zod';
 import {
   protectClaims,
   ageColumn,
-  bucketFeatures,
-  featurePolicy,
-  featureTransitionRules,
   managedSpec,
   managedStatus,
   namespaceName,
@@ -18,6 +15,7 @@ import {
   reclaimPolicy,
   type KubeObject,
 } from './common.ts';
+import { bucketFeatures, featurePolicy, featureTransitionRules } from './features.ts';
 import type { KindDefinition } from './crd.ts';
 import { exposure } from './delivery.ts';
 

@@ -8,10 +8,7 @@ import { z } from 'zod';
 import {
   accessMode,
   ageColumn,
-  bucketFeatures,
   bucketName,
-  featurePolicy,
-  featureTransitionRules,
   classPlacement,
   credentialRotation,
   managedSpec,
@@ -27,6 +24,7 @@ import {
   storeBucket,
   type KubeObject,
 } from './common.ts';
+import { bucketFeatures, featurePolicy, featureTransitionRules } from './features.ts';
 import type { KindDefinition } from './crd.ts';
 import { exposureStatus, storeExposure } from './delivery.ts';
 

@@ -5,10 +5,8 @@ import {
   accessMode,
   ageColumn,
   bindingPhase,
-  bucketFeatures,
   conditions,
   credentialsStatus,
-  featureTransitionRules,
   labelSelector,
   localRef,
   namespaceName,
@@ -19,6 +17,7 @@ import {
   writeConnectionSecretToRef,
   type KubeObject,
 } from './common.ts';
+import { bucketFeatures, featureTransitionRules } from './features.ts';
 import type { KindDefinition } from './crd.ts';
 import { consumers, deliveries } from './delivery.ts';
 

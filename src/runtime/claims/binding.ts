@@ -4,8 +4,8 @@
 // with reclaim policy Delete, deletes it. Generic: the provider supplies only `configure`. Just past
 // 400 lines: binding and releasing share the claim's proofs of its resource, kept in one class.
 import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
-import { featuresFor, forwardFeatures, placeFeatures, type FeatureSupport } from './features.ts';
-import { ReasonedError, type Condition, getCondition } from '../../kit/conditions.ts';
+import { claimAsksFeatures, featuresFor, followFeatures, placeFeatures, type FeatureSupport } from './features.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
 import { addFinalizerOps, patchTested } from '../../kit/controller/finalizers.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
@@ -17,7 +17,7 @@ import { madeToCreate } from '../managed/creation.ts';
 import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ProgressWrites } from '../progress.ts';
-import { Reasons, Ready, Synced, reported } from '../reasons.ts';
+import { Reasons, Ready } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import {
   FINALIZER_CLAIM,
@@ -42,12 +42,14 @@ import {
   forwardRotationRequest,
   RECHECK_MS,
   recheck,
-  rotationOf,
   writeClaimStatus,
   type ClaimReport,
   type ClaimWriter,
   type Cond,
-  type Mirrored,
+  mirrored,
+  progressOf,
+  readyOf,
+  syncedOf,
 } from './status.ts';
 
 export { FINALIZER_CLAIM, type Cache };
@@ -136,7 +138,11 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     // Reserved by name alone (a platform team's claimRef): it records this claim's uid, what proves the pairing to grants.
     if (!claimRefOf(mr)?.uid) mr = await this.recordClaimUid(claim, mr, signal);
     await forwardRotationRequest(this.o.client, this.o.managed.type, claim, mr, signal);
-    await this.forwardFeatures(claim, mr, signal);
+    // A bound claim's features follow it, as the class that made its resource fills and limits them now.
+    const made = mr.spec.classRef as { name: string; namespace?: string } | undefined;
+    const follows = made?.namespace && (this.o.features || claimAsksFeatures(claim));
+    const cls = follows ? this.o.classes.cache.get({ namespace: made.namespace!, name: made.name }) : undefined;
+    if (cls) await followFeatures(this.o, { claim, cls, mr }, signal);
     if (phase !== 'Unbound' && phase !== 'Bound') {
       const why = progressOf(mr);
       const deferred = await this.writeStatus(claim, cached, signal, {
@@ -243,23 +249,6 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     if (!ref?.namespace) return undefined;
     const found = this.o.managed.cache.get(ref) ?? (await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal));
     return found && !isDeleting(found.metadata) ? (structuredClone(found) as MR) : undefined;
-  }
-
-  /**
-   * A bound claim's features, as its class fills and limits them now, reach its resource; one the
-   * backend lacks or the class refuses is the claim's error. A class gone since binding changes nothing.
-   */
-  private async forwardFeatures(claim: Claim, mr: MR, signal: AbortSignal): Promise<void> {
-    const asks = (claim.spec as { features?: object } | undefined)?.features !== undefined;
-    if (!asks && !this.o.features) return;
-    let cls: C;
-    try {
-      cls = this.resolveClass(claim);
-    } catch {
-      return;
-    }
-    const features = featuresFor(claim, cls as KubeObjectLike & { metadata: { name: string } }, this.o.features);
-    if (this.o.features) await forwardFeatures(this.o.client, this.o.managed.type, mr, { features, support: this.o.features }, signal);
   }
 
   /** Claim → portable class → provider class, each failure named precisely. */
@@ -384,60 +373,3 @@ const noLookup: Lookup = {
     throw new Error('this class binding reads nothing through a lookup');
   },
 };
-
-/** What a claim shows of its resource's placement: the Scheduled condition and the chosen Provider. */
-function mirrored(mr: ManagedResource, claim: Claim): Mirrored {
-  let scheduled: Cond | undefined = getCondition(mr.status?.conditions, 'Scheduled');
-  // Placed by its class (no scheduler, so no condition): a claim that once said it was not placed
-  // (its selector did not match the class's Provider) says it is now.
-  const said = claim.status?.conditions?.some((c) => c.type === 'Scheduled');
-  if (!scheduled && said && mr.spec.providerRef?.name)
-    scheduled = {
-      type: 'Scheduled',
-      status: 'True',
-      reason: Reasons.Scheduled,
-      message: `on Provider ${mr.spec.providerRef.name}, named by its class`,
-    };
-  // Its class's protection, as its resource carries it (the claim's own label is judged on the claim itself).
-  const isProtected = mr.metadata.labels?.[LABEL_PROTECTED] === 'true';
-  const rotation = rotationOf(mr);
-  return {
-    ...(isProtected ? { protected: true } : {}),
-    ...(rotation.credentials ? { credentials: rotation.credentials } : {}),
-    conditions: [
-      ...(scheduled
-        ? [
-            {
-              type: 'Scheduled',
-              status: scheduled.status,
-              reason: scheduled.reason,
-              ...(scheduled.message ? { message: scheduled.message } : {}),
-            },
-          ]
-        : []),
-      ...rotation.conditions,
-    ],
-    ...(mr.spec.providerRef?.name ? { providerRef: { name: mr.spec.providerRef.name } } : {}),
-  };
-}
-
-/** What holds a managed resource up: no Provider yet, its sync error, else why it is not ready. */
-function progressOf(mr: ManagedResource): string | undefined {
-  const scheduled = getCondition(mr.status?.conditions, 'Scheduled');
-  if (!mr.spec.providerRef)
-    return scheduled?.status === 'False'
-      ? `not scheduled (${scheduled.reason}): ${scheduled.message ?? ''}`
-      : 'waiting for the scheduler to choose a Provider';
-  const synced = getCondition(mr.status?.conditions, 'Synced');
-  return synced?.status === 'False' ? (synced.message ?? synced.reason) : readyOf(mr)?.message;
-}
-
-/** A claim is as Synced as its resource: a failure there (an unreachable target...) shows on the claim, with its reason. */
-function syncedOf(mr: ManagedResource): Cond {
-  const synced = getCondition(mr.status?.conditions, 'Synced');
-  return synced?.status === 'False' ? Synced.error(reported(synced.reason), synced.message ?? synced.reason) : Synced.success();
-}
-
-function readyOf(mr: ManagedResource): Condition | undefined {
-  return getCondition(mr.status?.conditions, 'Ready');
-}

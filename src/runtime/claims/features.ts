@@ -84,6 +84,10 @@ export function featuresFor(
   return present.length ? wanted : undefined;
 }
 
+/** Whether the claim itself asks for any feature. */
+export const claimAsksFeatures = (claim: ReadonlyDeep<Claim>): boolean =>
+  (claim.spec as { features?: object } | undefined)?.features !== undefined;
+
 const at = (obj: unknown, path: readonly string[]): unknown =>
   path.reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
 
@@ -94,6 +98,19 @@ export function placeFeatures(spec: Record<string, unknown>, support: FeatureSup
   let o = spec;
   for (const k of parents) o = (o[k] ??= {}) as Record<string, unknown>;
   o[support.path.at(-1)!] = features;
+}
+
+/**
+ * A bound claim's features, as its class fills and limits them now, reach its resource; what the
+ * backend lacks or the class refuses is the claim's error.
+ */
+export async function followFeatures(
+  o: { client: Client; managed: { type: ResourceType }; features?: FeatureSupport },
+  { claim, cls, mr }: { claim: ReadonlyDeep<Claim>; cls: ReadonlyDeep<Cls>; mr: ReadonlyDeep<ManagedResource> },
+  signal: AbortSignal,
+): Promise<void> {
+  const features = featuresFor(claim, cls, o.features);
+  if (o.features) await forwardFeatures(o.client, o.managed.type, mr, { features, support: o.features }, signal);
 }
 
 /** What the bound resource holds differs from what the claim wants now: the resource is patched to match. */

@@ -1,18 +1,18 @@
 // How a claim says where it stands, for both claim reconcilers: its status written only when it
 // changed, and a failed pass reported once as an Event and its conditions.
 import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
-import { ReasonedError, setCondition, getCondition } from '../../kit/conditions.ts';
+import { ReasonedError, setCondition, getCondition, type Condition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
-import { Reasons, Ready, Synced, reasonOf } from '../reasons.ts';
+import { Reasons, Ready, Synced, reasonOf, reported } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Result, keyOf } from '../../kit/controller/result.ts';
 import { NOT_SCHEDULED, type Claim } from './claim.ts';
 import type { ProgressWrites } from '../progress.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../../kit/meta.ts';
+import { ANNOTATION_ROTATE, CONDITION_ROTATED, LABEL_PROTECTED } from '../../kit/meta.ts';
 import { rotationRequest } from '../native/rotation.ts';
 
 export type Cond = Parameters<typeof setCondition>[1];
@@ -159,4 +159,61 @@ export async function claimFailed(
     { ready, synced: Synced.error(reasonOf(err), message), phase, also: scheduled },
   ).catch(() => undefined);
   return err instanceof ReasonedError ? requeueAfter(RECHECK_MS) : requeue();
+}
+
+/** What a claim shows of its resource's placement: the Scheduled condition and the chosen Provider. */
+export function mirrored(mr: ManagedResource, claim: Claim): Mirrored {
+  let scheduled: Cond | undefined = getCondition(mr.status?.conditions, 'Scheduled');
+  // Placed by its class (no scheduler, so no condition): a claim that once said it was not placed
+  // (its selector did not match the class's Provider) says it is now.
+  const said = claim.status?.conditions?.some((c) => c.type === 'Scheduled');
+  if (!scheduled && said && mr.spec.providerRef?.name)
+    scheduled = {
+      type: 'Scheduled',
+      status: 'True',
+      reason: Reasons.Scheduled,
+      message: `on Provider ${mr.spec.providerRef.name}, named by its class`,
+    };
+  // Its class's protection, as its resource carries it (the claim's own label is judged on the claim itself).
+  const isProtected = mr.metadata.labels?.[LABEL_PROTECTED] === 'true';
+  const rotation = rotationOf(mr);
+  return {
+    ...(isProtected ? { protected: true } : {}),
+    ...(rotation.credentials ? { credentials: rotation.credentials } : {}),
+    conditions: [
+      ...(scheduled
+        ? [
+            {
+              type: 'Scheduled',
+              status: scheduled.status,
+              reason: scheduled.reason,
+              ...(scheduled.message ? { message: scheduled.message } : {}),
+            },
+          ]
+        : []),
+      ...rotation.conditions,
+    ],
+    ...(mr.spec.providerRef?.name ? { providerRef: { name: mr.spec.providerRef.name } } : {}),
+  };
+}
+
+/** What holds a managed resource up: no Provider yet, its sync error, else why it is not ready. */
+export function progressOf(mr: ManagedResource): string | undefined {
+  const scheduled = getCondition(mr.status?.conditions, 'Scheduled');
+  if (!mr.spec.providerRef)
+    return scheduled?.status === 'False'
+      ? `not scheduled (${scheduled.reason}): ${scheduled.message ?? ''}`
+      : 'waiting for the scheduler to choose a Provider';
+  const synced = getCondition(mr.status?.conditions, 'Synced');
+  return synced?.status === 'False' ? (synced.message ?? synced.reason) : readyOf(mr)?.message;
+}
+
+/** A claim is as Synced as its resource: a failure there (an unreachable target...) shows on the claim, with its reason. */
+export function syncedOf(mr: ManagedResource): Cond {
+  const synced = getCondition(mr.status?.conditions, 'Synced');
+  return synced?.status === 'False' ? Synced.error(reported(synced.reason), synced.message ?? synced.reason) : Synced.success();
+}
+
+export function readyOf(mr: ManagedResource): Condition | undefined {
+  return getCondition(mr.status?.conditions, 'Ready');
 }
