@@ -15,9 +15,9 @@ import { eventsFor } from '../kit/provider.ts';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
-import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { boundBucket, bucketClaim, claimAccess } from '../kit/claims.ts';
 
 const TARGET = `it-buckets-${process.pid}`;
 type Obj = KubeObjectLike & { spec?: Record<string, unknown>; data?: Record<string, string>; status?: { conditions?: Cond[] } };
@@ -101,33 +101,10 @@ const rootOf = async (kind: 'ObjectStore' | 'Tenant'): Promise<{ accessKey: stri
   return { accessKey: accessKey!, secretKey: secretKey! };
 };
 
-const claim = (name: string, namespace: string, className: string) =>
-  ({
-    apiVersion: Buckets.apiVersion,
-    kind: 'Bucket',
-    metadata: { name, namespace },
-    spec: { classRef: { name: className }, writeConnectionSecretToRef: { name: `${name}-s3` } },
-  }) as KubeObjectLike;
-
-const bound = (name: string, namespace: string) =>
-  eventually(
-    async () => {
-      const b = await env.control.get<Bucket>(Buckets, name, namespace);
-      return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
-    },
-    `Bucket ${namespace}/${name} to be Bound and Ready`,
-    {
-      timeoutMs: 60_000,
-      explain: async () => JSON.stringify((await env.control.get<Bucket>(Buckets, name, namespace))?.status?.conditions),
-    },
-  );
-
+const claim = (name: string, namespace: string, className: string) => bucketClaim(name, namespace, className);
+const bound = (name: string, namespace: string) => boundBucket(env.control, name, namespace);
 /** A claim's Secret, and its endpoint as an app in the target reaches it. */
-async function access(name: string, namespace: string) {
-  const keys = secretText((await env.control.get<Obj>(Secrets, `${name}-s3`, namespace))!.data);
-  const local = await resolveS3Endpoint(keys.endpoint!, env.target);
-  return { keys, local, creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! }, bucket: keys.BUCKET_NAME! };
-}
+const access = (name: string, namespace: string) => claimAccess(env.control, env.target, name, namespace);
 
 async function gone(type: ResourceType, name: string, namespace: string): Promise<void> {
   await eventually(

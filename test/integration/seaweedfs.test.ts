@@ -28,11 +28,11 @@ import {
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { ANNOTATION_ROTATE } from '../../src/kit/meta.ts';
 import { FakeSeaweedOperator } from '../fakes/fake-seaweed-operator.ts';
-import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from '../kit/eventually.ts';
 import { eventsFor } from '../kit/provider.ts';
 import { ANNOTATION_RECLAIM_POLICY } from '../../src/runtime/ownership/marks.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { boundBucket, bucketClaim, claimAccess } from '../kit/claims.ts';
 import { repoRoot } from '../kit/cluster.ts';
 import { loadManifests } from '../kit/manifests.ts';
 import { readdirSync } from 'node:fs';
@@ -115,33 +115,10 @@ async function apply(type: ResourceType, name: string, namespace: string, spec: 
   } as KubeObjectLike);
 }
 
-const claim = (name: string, namespace: string, className: string, extra: object = {}) =>
-  ({
-    apiVersion: Buckets.apiVersion,
-    kind: 'Bucket',
-    metadata: { name, namespace },
-    spec: { classRef: { name: className }, writeConnectionSecretToRef: { name: `${name}-s3` }, ...extra },
-  }) as KubeObjectLike;
-
-const bound = (name: string, namespace: string) =>
-  eventually(
-    async () => {
-      const b = await env.control.get<Bucket>(Buckets, name, namespace);
-      return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
-    },
-    `Bucket ${namespace}/${name} to be Bound and Ready`,
-    {
-      timeoutMs: 90_000,
-      explain: async () => JSON.stringify((await env.control.get<Bucket>(Buckets, name, namespace))?.status?.conditions),
-    },
-  );
-
+const claim = bucketClaim;
+const bound = (name: string, namespace: string) => boundBucket(env.control, name, namespace, 90_000);
 /** A claim's Secret, and its endpoint as an app in the target reaches it. */
-async function access(name: string, namespace: string) {
-  const keys = secretText((await env.control.get<Obj>(Secrets, `${name}-s3`, namespace))!.data);
-  const local = await resolveS3Endpoint(keys.endpoint!, env.target);
-  return { keys, local, creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! }, bucket: keys.BUCKET_NAME! };
-}
+const access = (name: string, namespace: string) => claimAccess(env.control, env.target, name, namespace);
 
 const managedOf = async (name: string, namespace: string): Promise<string> =>
   (await env.control.get<Bucket>(Buckets, name, namespace))!.spec.resourceRef!.name;

@@ -1,0 +1,38 @@
+// A Bucket claim as the integration tests make and read it: the claim itself, waiting until it is
+// Bound and Ready, and what its connection Secret gives an app in the target (its keys, bucket, and
+// the loopback endpoint its Service's name leads to there).
+import { Buckets } from '../../src/app.ts';
+import type { Bucket } from '../../src/apis/storage.ts';
+import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { Secrets } from '../../src/kit/kube/resources.ts';
+import { secretText } from '../../src/runtime/providers/credentials.ts';
+import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
+import { eventually } from './eventually.ts';
+
+/** A Bucket of class `className` whose Secret is `<name>-s3`; `spec` adds to its spec. */
+export const bucketClaim = (name: string, namespace: string, className: string, spec: object = {}): KubeObjectLike =>
+  ({
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name, namespace },
+    spec: { classRef: { name: className }, writeConnectionSecretToRef: { name: `${name}-s3` }, ...spec },
+  }) as KubeObjectLike;
+
+/** The claim once it is Bound and Ready; a timeout says what its conditions were. */
+export const boundBucket = (control: KubeClient, name: string, namespace: string, timeoutMs = 60_000): Promise<Bucket> =>
+  eventually(
+    async () => {
+      const b = await control.get<Bucket>(Buckets, name, namespace);
+      const ready = b?.status?.conditions?.find((c) => c.type === 'Ready');
+      return b?.status?.bindingPhase === 'Bound' && ready?.status === 'True' ? b : undefined;
+    },
+    `Bucket ${namespace}/${name} to be Bound and Ready`,
+    { timeoutMs, explain: async () => JSON.stringify((await control.get<Bucket>(Buckets, name, namespace))?.status?.conditions) },
+  );
+
+/** The claim's Secret `<name>-s3`, and its endpoint as an app in `target` reaches it. */
+export async function claimAccess(control: KubeClient, target: KubeClient, name: string, namespace: string) {
+  const keys = secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, `${name}-s3`, namespace))!.data);
+  const local = await resolveS3Endpoint(keys.endpoint!, target);
+  return { keys, local, creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! }, bucket: keys.BUCKET_NAME! };
+}
