@@ -6,7 +6,9 @@
 //   pods: with { s3: true }, a real SeaweedFS server per Seaweed (s3-stores.ts), stopped when the
 //   Seaweed goes. The operator reaches a Seaweed through the filer's IAM gRPC service with the
 //   cluster's JWT key; the stand-in reaches its server through an admin identity of its own that
-//   it never writes anywhere (the real operator mints no S3 root either).
+//   it never writes anywhere (the real operator mints no S3 root either). Its servers run with
+//   -master.telemetry=false (test/kit/s3-server.ts), as provider-rook's Seaweeds tell their masters
+//   (-telemetry=false); a Seaweed that does not is left unstarted, Ready=False.
 // - Bucket, S3Identity, S3Credentials, S3Policy, S3PolicyBinding, BucketLifecyclePolicy: the finalizer
 //   seaweed.seaweedfs.com/<kind>-protection, status.phase Pending|Ready|Failed with a Ready condition
 //   (reasons as upstream: ClusterNotReady, BucketAlreadyExists, Conflict, PolicyMissing,
@@ -538,6 +540,14 @@ class SeaweedStandIn extends StandIn<Obj> {
       .catch((e: unknown) => {
         if (!isAlreadyExists(e)) throw e;
       });
+    // Nothing runs that would report off this machine.
+    const master = (seaweed.spec as { master?: { extraArgs?: string[] } }).master;
+    if (!master?.extraArgs?.includes('-telemetry=false')) {
+      const said = (seaweed.status?.conditions as { reason?: string }[] | undefined)?.some((c) => c.reason === 'NotReady');
+      const status = { conditions: [condition('False', 'NotReady', 'the master would report telemetry: not started here')] };
+      if (!said) await this.client.updateStatus(Seaweeds, { ...seaweed, status });
+      return;
+    }
     await this.servers.run(seaweed, selector);
     const spec = seaweed.spec as {
       master?: { replicas?: number };

@@ -280,6 +280,8 @@ describe('a SeaweedFS store per claim', () => {
     const ns = `seaweedfs-${mr}`;
     const seaweed = await env.target.get<Obj & { spec: { filer: { persistence: { enabled: boolean } } } }>(Seaweeds, mr, ns);
     expect(seaweed?.spec.filer.persistence.enabled).toBe(true);
+    // Its master reports nothing off its cluster.
+    expect((seaweed?.spec as { master?: { extraArgs?: string[] } }).master?.extraArgs).toContain('-telemetry=false');
     const own = await access('own', env.ns.appA);
     expect(own.keys.endpoint).toBe(`http://${mr}-s3.${ns}.svc:8333`);
     await roundTrip(own.local, own.creds, own.bucket);

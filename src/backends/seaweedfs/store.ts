@@ -95,7 +95,9 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
       metadata: { name, namespace: mr.spec.targetNamespace },
       spec: {
         image,
-        master: { replicas: 1 },
+        // `weed master` reports to a public address unless told not to (what `weed mini` calls
+        // -master.telemetry=false): nothing of a store leaves its cluster.
+        master: { replicas: 1, extraArgs: ['-telemetry=false'] },
         volume: { replicas: volumeServers, requests: { storage: volumeSize }, ...storage },
         // Buckets, users and policies are filer data: on the container's disk they go with every restart.
         filer: { replicas: 1, persistence: { enabled: true, resources: { requests: { storage: filerSize } }, ...storage } },
