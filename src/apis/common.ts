@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Condition as RuntimeCondition } from '../kit/conditions.ts';
 import { supportedPoliciesRule } from '../runtime/managed/policies.ts';
 import { DURATION } from '../runtime/native/rotation.ts';
+import { bucketFeatures, featureTransitionRules } from './features.ts';
 
 export const condition = z.object({
   type: z.string().meta({ description: 'Type of condition, e.g. Ready or Synced.' }),
@@ -193,20 +194,31 @@ export const accessMode = z.enum(['ReadWrite', 'ReadOnly', 'WriteOnly']).meta({
 });
 
 /** The bucket a store made for its claim, and its user (a store's root credentials never leave the target). */
-export const storeBucket = z
-  .object({
-    name: bucketName().meta({ description: 'The bucket, made in the store. Fixed at creation.' }),
-    access: accessMode.default('ReadWrite'),
-    deleteObjects: z.boolean().optional().meta({
+/**
+ * A bucket a store is made with, and its user. `rules`: what the backend adds to the bucket's
+ * validations (a MinIO store's object lock, fixed at creation).
+ */
+export const storeBucketWith = (rules: object[] = []) =>
+  z
+    .object({
+      name: bucketName().meta({ description: 'The bucket, made in the store. Fixed at creation.' }),
+      access: accessMode.default('ReadWrite'),
+      deleteObjects: z.boolean().optional().meta({
+        description:
+          'Whether deleting this resource under reclaim policy Delete may delete the objects in the bucket. Off when unset: a store whose bucket holds objects is kept with them, marked Retain, and an Event says so.',
+      }),
+      features: bucketFeatures.optional(),
+    })
+    .meta({
       description:
-        'Whether deleting this resource under reclaim policy Delete may delete the objects in the bucket. Off when unset: a store whose bucket holds objects is kept with them, marked Retain, and an Event says so.',
-    }),
-  })
-  .meta({
-    description:
-      "A bucket made in the store with a user of its own, whose policy reaches only that bucket: the connection Secret holds that user's keys, never the store's root credentials.",
-    'x-kubernetes-validations': [{ rule: 'self.name == oldSelf.name', message: 'bucket.name cannot change after creation' }],
-  });
+        "A bucket made in the store with a user of its own, whose policy reaches only that bucket: the connection Secret holds that user's keys, never the store's root credentials.",
+      'x-kubernetes-validations': [
+        { rule: 'self.name == oldSelf.name', message: 'bucket.name cannot change after creation' },
+        ...featureTransitionRules,
+        ...rules,
+      ],
+    });
+export const storeBucket = storeBucketWith();
 
 export const writeConnectionSecretToRef = z
   .object({

@@ -25,6 +25,16 @@ export const bucketFeatures = z
       description:
         'Object lock: versions an app locks (a retention or a legal hold) cannot be deleted or overwritten until the lock ends. Needs versioning Enabled; once on, it can never be turned off.',
     }),
+    defaultRetention: z
+      .object({
+        mode: z.enum(['Governance', 'Compliance']).meta({
+          description:
+            'Governance: users with the right to bypass it may still delete a locked version; Compliance: no one can until the retention ends.',
+        }),
+        days: days('How long each new version stays locked.'),
+      })
+      .optional()
+      .meta({ description: 'The lock every new version gets unless its writer sets another. Needs objectLock.' }),
     quota: z
       .object({ size: quotaSize('The most the bucket may hold, e.g. 10Gi; writes are refused once it holds more.') })
       .optional()
@@ -68,6 +78,11 @@ export const bucketFeatures = z
         message: 'objectLock needs versioning Enabled',
         fieldPath: '.objectLock',
       },
+      {
+        rule: '!has(self.defaultRetention) || (has(self.objectLock) && self.objectLock)',
+        message: 'defaultRetention needs objectLock',
+        fieldPath: '.defaultRetention',
+      },
     ],
   });
 
@@ -94,7 +109,17 @@ export const featureTransitionRules = [
   })),
 ];
 
-export const FEATURE_NAMES = ['versioning', 'objectLock', 'quota', 'lifecycle'] as const;
+/**
+ * MinIO turns object lock on only when it makes a bucket: on a MinIO backend, features.objectLock is
+ * what it was when the resource was made.
+ */
+export const objectLockFixedRule = {
+  rule: '(has(self.features) && has(self.features.objectLock) && self.features.objectLock) == (has(oldSelf.features) && has(oldSelf.features.objectLock) && oldSelf.features.objectLock)',
+  message: 'features.objectLock cannot change after creation: MinIO turns object lock on only when it makes a bucket',
+  fieldPath: '.features.objectLock',
+};
+
+export const FEATURE_NAMES = ['versioning', 'objectLock', 'defaultRetention', 'quota', 'lifecycle'] as const;
 
 /** A class's defaults and limits for the features of its claims' buckets. */
 export const featurePolicy = z
@@ -102,7 +127,7 @@ export const featurePolicy = z
     defaults: bucketFeatures.optional().meta({ description: 'What a claim gets of each feature it does not set itself.' }),
     forbidden: z
       .array(z.enum(FEATURE_NAMES))
-      .max(4)
+      .max(FEATURE_NAMES.length)
       .optional()
       .meta({ description: 'Features claims of this class may not ask for.', 'x-kubernetes-list-type': 'set' }),
     maxQuota: quotaSize(

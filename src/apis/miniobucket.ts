@@ -22,6 +22,7 @@ import {
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 import { exposure } from './delivery.ts';
+import { bucketFeatures, featurePolicy, featureTransitionRules, objectLockFixedRule } from './features.ts';
 
 const GROUP = 'minio.crossplane.io';
 const VERSION = 'v1alpha1';
@@ -50,6 +51,7 @@ export const minioBucketClassSchema = z.object({
       .meta({ description: "The store every claim of this class shares. It must be Ready before a claim's bucket is made." }),
     protectClaims,
     exposure: exposure.optional(),
+    features: featurePolicy.optional(),
     credentialRotation: credentialRotation.optional(),
     reclaimPolicy: reclaimPolicy.default('Delete').meta({
       description:
@@ -93,9 +95,13 @@ export const minioBucketSchema = z.object({
         store: storeAccess,
         deleteObjects,
         image,
+        features: bucketFeatures.optional().meta({
+          description:
+            "The bucket's versioning, object lock, default retention, quota and lifecycle rules (its owner's only; a grant has none), applied by the access Job.",
+        }),
       })
       .meta({
-        description: 'A bucket and its user in a MinIO store. All fixed at creation but deleteObjects.',
+        description: 'A bucket and its user in a MinIO store. All fixed at creation but deleteObjects and features.',
         'x-kubernetes-validations': [
           { rule: 'self.bucketName == oldSelf.bucketName', message: 'forProvider.bucketName cannot change after creation' },
           {
@@ -104,6 +110,13 @@ export const minioBucketSchema = z.object({
           },
           { rule: 'self.ownsBucket == oldSelf.ownsBucket', message: 'forProvider.ownsBucket cannot change after creation' },
           { rule: 'self.access == oldSelf.access', message: 'forProvider.access cannot change after creation: make a new grant instead' },
+          {
+            rule: 'self.ownsBucket || !has(self.features)',
+            message: 'forProvider.features: only the owner of a bucket sets its features',
+            fieldPath: '.features',
+          },
+          ...featureTransitionRules,
+          objectLockFixedRule,
         ],
       }),
     'bucket user',

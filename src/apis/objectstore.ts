@@ -11,11 +11,12 @@ import {
   rotatedColumn,
   protectedColumn,
   readyColumns,
-  storeBucket,
+  storeBucketWith,
   type KubeObject,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 import { exposureStatus, storeExposure } from './delivery.ts';
+import { objectLockFixedRule } from './features.ts';
 
 const volumeClaimTemplate = z.object({
   metadata: z.object({
@@ -97,7 +98,7 @@ export const objectStoreSchema = z.object({
       ],
     }),
     'store',
-    { bucket: storeBucket.optional(), exposure: storeExposure.optional() },
+    { bucket: storeBucketWith([objectLockFixedRule]).optional(), exposure: storeExposure.optional() },
   ),
   status: managedStatus(
     z.object({

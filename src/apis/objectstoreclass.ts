@@ -6,6 +6,7 @@ import { ageColumn, classPlacement, credentialRotation, namespaceName, objectNam
 import type { KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 import { storeExposure } from './delivery.ts';
+import { featurePolicy } from './features.ts';
 import { minioStoreSpec } from './objectstore.ts';
 
 export const objectStoreClassSchema = z.object({
@@ -26,6 +27,7 @@ export const objectStoreClassSchema = z.object({
       ...classPlacement.fields,
       exposure: storeExposure.optional(),
       protectClaims,
+      features: featurePolicy.optional(),
       credentialRotation: credentialRotation.optional(),
       reclaimPolicy: reclaimPolicy.default('Delete').meta({
         description:

@@ -82,15 +82,7 @@ export const seaweedStoreSchema = z.object({
     }),
     'Seaweed',
     {
-      bucket: storeBucket
-        .extend({ features: bucketFeatures.optional() })
-        .meta({
-          'x-kubernetes-validations': [
-            { rule: 'self.name == oldSelf.name', message: 'bucket.name cannot change after creation' },
-            ...featureTransitionRules,
-          ],
-        })
-        .optional(),
+      bucket: storeBucket.optional(),
       exposure: storeExposure.optional(),
     },
   ),

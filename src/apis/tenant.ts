@@ -14,12 +14,13 @@ import {
   policiesColumn,
   protectedColumn,
   readyColumns,
-  storeBucket,
+  storeBucketWith,
   reclaimPolicy,
   type KubeObject,
 } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 import { exposureStatus, storeExposure } from './delivery.ts';
+import { featurePolicy, objectLockFixedRule } from './features.ts';
 
 const GROUP = 'minio.crossplane.io';
 const VERSION = 'v1alpha1';
@@ -92,7 +93,7 @@ export const tenantSchema = z.object({
       ],
     }),
     'Tenant',
-    { bucket: storeBucket.optional(), exposure: storeExposure.optional() },
+    { bucket: storeBucketWith([objectLockFixedRule]).optional(), exposure: storeExposure.optional() },
     [exposedWithoutAutoCert('self.forProvider.requestAutoCert')],
   ),
   status: managedStatus(
@@ -136,6 +137,7 @@ export const tenantClassSchema = z.object({
       ...classPlacement.fields,
       exposure: storeExposure.optional(),
       protectClaims,
+      features: featurePolicy.optional(),
       credentialRotation: credentialRotation.optional(),
       reclaimPolicy: reclaimPolicy.default('Delete'),
       namespacePrefix: z

@@ -13,6 +13,13 @@
 //   Job's FailJob rule turns into a Failed Job) or DELETE_OBJECTS says to empty it. A revoke also
 //   removes the users of older keys (OLD_USERS, a rotation's), and a retire only those. Until the store's
 //   server answers, it retries, as the script's loop does;
+// - where the grant carries the bucket's features (OBJECT_LOCK, VERSIONING, RETENTION_MODE/DAYS,
+//   QUOTA, LIFECYCLE and the mounted lifecycle.json), it applies them as the feature steps' mc
+//   commands would: the bucket made with object lock (mc mb --with-lock; an existing bucket is left
+//   as it is, as mc leaves it), PutBucketVersioning (mc version), PutObjectLockConfiguration with or
+//   without a default retention (mc retention set/clear --default), the quota by `weed shell`
+//   s3.bucket.quota in MB rounded up (mc quota set; the server enforces it), and
+//   PutBucketLifecycleConfiguration with the rules of lifecycle.json (mc ilm rule import);
 // - without S3 it only completes the Job, and says so in the Job's status message;
 // - then it writes the Job's status as the Job controller (v1.33) does: SuccessCriteriaMet and
 //   Complete, or FailureTarget and Failed with reason PodFailurePolicy.
@@ -26,7 +33,19 @@ import {
   ListAccessKeysCommand,
   PutUserPolicyCommand,
 } from '@aws-sdk/client-iam';
-import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, HeadBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectCommand,
+  HeadBucketCommand,
+  ListObjectsV2Command,
+  PutBucketLifecycleConfigurationCommand,
+  PutBucketVersioningCommand,
+  PutObjectLockConfigurationCommand,
+  type LifecycleRule,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { quantityBytes } from '../../src/kit/quantity.ts';
 import { KEPT_EXIT_CODE, LABEL_ADMIN } from '../../src/backends/shared/minio-admin.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Secrets } from '../../src/kit/kube/resources.ts';
@@ -45,7 +64,7 @@ export interface JobObj extends KubeObjectLike {
     template: {
       spec: {
         containers: { name: string; env?: EnvVar[] }[];
-        volumes?: { name: string; secret?: { secretName: string } }[];
+        volumes?: { name: string; secret?: { secretName: string; items?: { key: string }[] } }[];
       };
     };
   };
@@ -77,6 +96,8 @@ export interface FakeMinioClientOptions {
   s3?: boolean;
   /** Which Jobs are this stand-in's (those aimed at the stores its operator stand-in plays). */
   plays(job: JobObj): boolean;
+  /** `weed shell` on the server at this loopback endpoint (for quotas, which only the shell sets). */
+  shell?(endpoint: string, commands: string[]): Promise<string>;
 }
 
 export class FakeMinioClient extends StandIn<JobObj> {
@@ -113,6 +134,7 @@ export class FakeMinioClient extends StandIn<JobObj> {
         // As the script: a pod that reads keys other than the Job's fails, and the next one reads them again.
         if (env.EXPECTED_ACCESS_KEY && env.USER_ACCESS_KEY !== env.EXPECTED_ACCESS_KEY)
           throw new Error("the user's Secret does not hold this Job's keys yet");
+        if (env.OWNS_BUCKET === 'true' && env.OBJECT_LOCK !== undefined) await this.features(job, env, endpoint, s3);
         if (env.OWNS_BUCKET === 'true')
           await s3.send(new CreateBucketCommand({ Bucket })).catch(unless('BucketAlreadyOwnedByYou', 'BucketAlreadyExists'));
         await iam.send(new CreateUserCommand({ UserName })).catch(unless('EntityAlreadyExists', 'EntityAlreadyExistsException'));
@@ -160,6 +182,49 @@ export class FakeMinioClient extends StandIn<JobObj> {
       s3.destroy();
       iam.destroy();
     }
+  }
+
+  /** The feature steps' mc commands, on the store's real server. */
+  private async features(job: JobObj, env: Record<string, string>, endpoint: string, s3: S3Client): Promise<void> {
+    const Bucket = env.BUCKET!;
+    await s3
+      .send(new CreateBucketCommand({ Bucket, ObjectLockEnabledForBucket: env.OBJECT_LOCK === 'true' }))
+      .catch(unless('BucketAlreadyOwnedByYou', 'BucketAlreadyExists'));
+    if (env.VERSIONING)
+      await s3.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: env.VERSIONING as 'Enabled' } }));
+    if (env.RETENTION_MODE || env.OBJECT_LOCK === 'true') {
+      const Mode = env.RETENTION_MODE as 'GOVERNANCE' | 'COMPLIANCE' | '';
+      await s3.send(
+        new PutObjectLockConfigurationCommand({
+          Bucket,
+          ObjectLockConfiguration: {
+            ObjectLockEnabled: 'Enabled',
+            ...(Mode ? { Rule: { DefaultRetention: { Mode, Days: Number(env.RETENTION_DAYS) } } } : {}),
+          },
+        }),
+      );
+    }
+    if (env.QUOTA) {
+      const bytes = quantityBytes(env.QUOTA.replace(/B$/, ''));
+      if (bytes === undefined) throw new Error(`mc quota set: ${env.QUOTA} is not a size`);
+      if (!this.opts.shell) throw new Error('no weed shell to set a quota with');
+      await this.opts.shell(endpoint, [
+        `s3.bucket.quota -name ${Bucket} -op set -sizeMB ${Math.ceil(bytes / 2 ** 20)}`,
+        `s3.bucket.quota -name ${Bucket} -op enable`,
+      ]);
+    }
+    if (env.LIFECYCLE === 'true') {
+      const { Rules } = JSON.parse(await this.mounted(job, 'lifecycle.json')) as { Rules: LifecycleRule[] };
+      await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket, LifecycleConfiguration: { Rules } }));
+    }
+  }
+
+  /** A key of the user's Secret as the pod's /user volume mounts it. */
+  private async mounted(job: JobObj, key: string): Promise<string> {
+    const volume = job.spec.template.spec.volumes?.find((v) => v.name === 'user');
+    if (!volume?.secret?.items?.some((i) => i.key === key)) throw new Error(`/user/${key} is not mounted: the script cannot read it`);
+    const secret = await this.client.get<SecretObj>(Secrets, volume.secret.secretName, job.metadata.namespace);
+    return text(secret?.data?.[key]);
   }
 
   /** The container's environment as the pod sees it, with ROOT_* from config.env and POLICY from the mounted policy.json. */

@@ -60,7 +60,17 @@ export class FakeMinioOperator extends StandIn<Store> {
     super(client, RookObjectStores);
     this.opts = opts;
     if (opts.s3) this.s3 = new S3Stores(client);
-    this.jobs = new FakeMinioClient(client, { s3: opts.s3, plays: (job) => FakeMinioClient.rootFormat(job) === 'username-password' });
+    this.jobs = new FakeMinioClient(client, {
+      s3: opts.s3,
+      plays: (job) => FakeMinioClient.rootFormat(job) === 'username-password',
+      shell: (endpoint, commands) => this.s3!.shellAt(endpoint, commands),
+    });
+  }
+
+  /** `weed shell` on the server it runs at this loopback endpoint (what a test reads only there, such as a quota). */
+  shellAt(endpoint: string, commands: string[]): Promise<string> {
+    if (!this.s3) throw new Error('this stand-in runs no S3 server');
+    return this.s3.shellAt(endpoint, commands);
   }
 
   /** The processes of the S3 servers it runs (none without s3). */

@@ -76,7 +76,11 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
     super(client, MinioTenants);
     this.opts = opts;
     if (opts.s3) this.s3 = new S3Stores(client);
-    this.jobs = new FakeMinioClient(client, { s3: opts.s3, plays: (job) => FakeMinioClient.rootFormat(job) === 'config.env' });
+    this.jobs = new FakeMinioClient(client, {
+      s3: opts.s3,
+      plays: (job) => FakeMinioClient.rootFormat(job) === 'config.env',
+      shell: (endpoint, commands) => this.s3!.shellAt(endpoint, commands),
+    });
   }
 
   override async start(): Promise<void> {

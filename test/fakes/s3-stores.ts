@@ -198,6 +198,15 @@ export class S3Stores {
     return server.shell(commands);
   }
 
+  /** Runs `weed shell` commands on the running server at this (loopback) endpoint. */
+  async shellAt(endpoint: string, commands: string[]): Promise<string> {
+    for (const starting of this.servers.values()) {
+      const server = await starting.catch(() => undefined);
+      if (server?.endpoint === endpoint) return server.shell(commands);
+    }
+    throw new Error(`no server of this stand-in runs at ${endpoint}`);
+  }
+
   /** The servers' processes (for memory figures). */
   async pids(): Promise<number[]> {
     const servers = await Promise.all([...this.servers.values()].map((s) => s.catch(() => undefined)));

@@ -3,7 +3,15 @@
 // user whose policy reaches only it, and the stores' root credentials never reach the control cluster.
 // The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetBucketLifecycleConfigurationCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, Tenants } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
@@ -24,12 +32,13 @@ type Obj = KubeObjectLike & { spec?: Record<string, unknown>; data?: Record<stri
 type Cond = { type: string; status: string; reason: string; message?: string };
 const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
+let rookStandIn: FakeMinioOperator;
 const env = withProviderRook({
   cluster: TARGET,
   namespaces: { platform: 'bk-infra', appA: 'bk-a', appB: 'bk-b', appIdn: 'xn--bk' },
   provider: { name: 't', in: 'platform' },
   operators: ['rook-minio', 'minio-operator'],
-  standIns: (t) => [new FakeMinioOperator(t, { s3: true }), new FakeTenantOperator(t, { s3: true })],
+  standIns: (t) => [(rookStandIn = new FakeMinioOperator(t, { s3: true })), new FakeTenantOperator(t, { s3: true })],
   admission: true,
   timeoutMs: 180_000,
   before: async () => {
@@ -195,6 +204,65 @@ describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
       root.destroy();
     }
   }, 120_000);
+});
+
+describe('bucket features through the access Job', () => {
+  const vault = {
+    versioning: 'Enabled',
+    objectLock: true,
+    defaultRetention: { mode: 'Governance', days: 1 },
+    quota: { size: '1Mi' },
+    lifecycle: { rules: [{ id: 'logs', prefix: 'logs/', expirationDays: 7 }] },
+  };
+  const synced = (name: string, namespace: string) =>
+    eventually(
+      async () => {
+        const c = cond(await env.control.get<Bucket>(Buckets, name, namespace), 'Synced');
+        return c?.status === 'False' ? c : undefined;
+      },
+      `Bucket ${namespace}/${name} to be refused`,
+      30_000,
+    );
+
+  it("versioning, object lock with a default retention, a quota and lifecycle rules, judged by the store's server", async () => {
+    await env.control.create(Buckets, bucketClaim('vault', env.ns.appA, 'shared-rook', { features: vault }));
+    await bound('vault', env.ns.appA);
+    const v = await access('vault', env.ns.appA);
+    const s3 = s3Client(v.local, v.creds);
+    try {
+      // Versioning: two PUTs of one key leave two versions.
+      await s3.send(new PutObjectCommand({ Bucket: v.bucket, Key: 'a.txt', Body: 'one' }));
+      const second = await s3.send(new PutObjectCommand({ Bucket: v.bucket, Key: 'a.txt', Body: 'two' }));
+      const versions = await s3.send(new ListObjectVersionsCommand({ Bucket: v.bucket, Prefix: 'a.txt' }));
+      expect(versions.Versions?.length).toBe(2);
+      // The default retention locks a version its writer did not lock: it cannot be deleted, and is still there.
+      await expect(s3.send(new DeleteObjectCommand({ Bucket: v.bucket, Key: 'a.txt', VersionId: second.VersionId }))).rejects.toThrow();
+      const still = await s3.send(new GetObjectCommand({ Bucket: v.bucket, Key: 'a.txt', VersionId: second.VersionId }));
+      expect(await still.Body!.transformToString()).toBe('two');
+    } finally {
+      s3.destroy();
+    }
+    // The rules and the quota, as the store's root and its shell see them (no user's policy reads rules).
+    const root = s3Client(v.local, await rootOf('ObjectStore'));
+    try {
+      const rules = (await root.send(new GetBucketLifecycleConfigurationCommand({ Bucket: v.bucket }))).Rules ?? [];
+      expect(rules.map((r) => [r.ID, r.Expiration?.Days])).toEqual([['logs', 7]]);
+    } finally {
+      root.destroy();
+    }
+    const listing = await rookStandIn.shellAt(v.local, ['s3.bucket.list']);
+    expect(listing).toMatch(new RegExp(`${v.bucket}\\b.*quota:${2 ** 20}\\b`));
+  }, 120_000);
+
+  it('a claim cannot turn object lock on later (MinIO turns it on only when it makes a bucket): the claim says so, naming the field', async () => {
+    await env.control.create(Buckets, bucketClaim('plain', env.ns.appB, 'shared-rook', { features: { versioning: 'Enabled' } }));
+    await bound('plain', env.ns.appB);
+    await env.control.mergePatch(Buckets, 'plain', env.ns.appB, { spec: { features: { objectLock: true } } });
+    const refused = await synced('plain', env.ns.appB);
+    expect(refused.message).toMatch(
+      /features\.objectLock cannot change after creation: MinIO turns object lock on only when it makes a bucket/,
+    );
+  }, 90_000);
 });
 
 describe('shared and dedicated stores', () => {

@@ -473,6 +473,8 @@ describe('bucket features on the claim', () => {
     );
     await env.control.create(Buckets, claim('too-big', env.ns.appA, 'featured', { features: { quota: { size: '11Gi' } } }));
     await env.control.create(Buckets, claim('on-ceph', env.ns.appA, 'ceph', { features: { versioning: 'Enabled' } }));
+    const retention = { versioning: 'Enabled', objectLock: true, defaultRetention: { mode: 'Governance', days: 1 } };
+    await env.control.create(Buckets, claim('retained', env.ns.appA, 'dedicated', { features: retention }));
     const forbidden = await synced('locked-out', env.ns.appA);
     expect([forbidden.reason, forbidden.message]).toEqual([
       'FeatureNotAllowed',
@@ -486,9 +488,16 @@ describe('bucket features on the claim', () => {
     const lacking = await synced('on-ceph', env.ns.appA);
     expect([lacking.reason, lacking.message]).toEqual([
       'FeatureNotSupported',
-      expect.stringMatching(/^spec\.features\.versioning: the backend of CephBucketClass .* does not support versioning/),
+      expect.stringMatching(
+        /^spec\.features\.versioning: the backend of CephBucketClass .* does not support versioning \(Rook's ObjectBucketClaim has no versioning\)/,
+      ),
     ]);
-    for (const name of ['locked-out', 'too-big', 'on-ceph']) {
+    const noRetention = await synced('retained', env.ns.appA);
+    expect([noRetention.reason, noRetention.message]).toEqual([
+      'FeatureNotSupported',
+      expect.stringMatching(/^spec\.features\.defaultRetention: .*SeaweedFS operator's Bucket has no default retention/),
+    ]);
+    for (const name of ['locked-out', 'too-big', 'on-ceph', 'retained']) {
       expect((await env.control.get<Bucket>(Buckets, name, env.ns.appA))?.spec.resourceRef).toBeUndefined();
     }
     // Within its limits, the class's maxQuota is what a claim that asks for none gets.

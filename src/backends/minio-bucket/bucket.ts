@@ -16,6 +16,7 @@ import { Jobs, Secrets, type ResourceType } from '../../kit/kube/resources.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
 import type { KindContext, NativeKind } from '../../runtime/native/kind.ts';
 import { Reasons } from '../../runtime/reasons.ts';
+import { FEATURES } from '../../runtime/claims/features.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
 import { grantSpec, nothingToLend, refuseNotOwner } from '../shared/grants.ts';
 import { policyOf } from '../../runtime/managed/policies.ts';
@@ -48,6 +49,7 @@ function bucketUser(mr: MinioBucket, name: string, ctx: KindContext): BucketUser
     access: f.access ?? 'ReadWrite',
     ownsBucket: f.ownsBucket ?? true,
     ...rotatingKeys(ctx, ownerOf(mr)),
+    ...(f.ownsBucket !== false && f.features ? { features: f.features } : {}),
     ...(f.image ? { image: f.image } : {}),
   };
 }
@@ -171,6 +173,7 @@ export const minioBuckets = (stores: MinioStores): Backend<MinioBucket, MinioBuc
   native: minioBucketKind,
   configure: configureMinioBucket(stores),
   lookups: [kinds.ObjectStore, kinds.Tenant],
+  features: { supported: FEATURES, path: ['forProvider', 'features'] },
 });
 
 /** A grant's MinioBucket: a user of its own on a bucket it does not own, so deleting it never touches the bucket. */

@@ -8,6 +8,7 @@ import type { Backend } from '../../runtime/system/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import { withoutNulls } from '../../kit/json.ts';
 import { Jobs, Secrets, Services, type ResourceType } from '../../kit/kube/resources.ts';
+import { FEATURES } from '../../runtime/claims/features.ts';
 import { bucketUserCompanions, rotatingKeys, type BucketUser, type StoreAccess } from '../shared/minio-admin.ts';
 import { storeWithBucketUser, userAccess } from '../shared/bucket-user.ts';
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
@@ -100,6 +101,7 @@ function bucketUser(mr: Tenant, name: string, ctx: KindContext): BucketUser | un
     access: bucket.access ?? 'ReadWrite',
     ownsBucket: true,
     ...rotatingKeys(ctx, ownerOf(mr)),
+    ...(bucket.features ? { features: bucket.features } : {}),
   };
 }
 
@@ -227,4 +229,5 @@ export const minioOperator: Backend<Tenant, TenantClass> = {
   class: kinds.TenantClass,
   native: minioTenant,
   configure: configureTenant,
+  features: { supported: FEATURES, path: ['bucket', 'features'] },
 };

@@ -185,5 +185,16 @@ export const rookCeph: Backend<CephBucket, CephBucketClass> = {
   native: cephBucket,
   configure: configureCephBucket,
   // Rook's claims take a quota (additionalConfig.maxSize); versioning, object lock and lifecycle rules are not among what it allows by default.
-  features: { supported: ['quota'], path: ['forProvider', 'features'], beyond: beyondClassMaxSize },
+  features: {
+    supported: ['quota'],
+    lacks: {
+      versioning: "Rook's ObjectBucketClaim has no versioning",
+      objectLock: "Rook's ObjectBucketClaim has no object lock",
+      defaultRetention: "Rook's ObjectBucketClaim has no object lock",
+      lifecycle:
+        'Rook takes bucketLifecycle only when its operator allows it (ROOK_OBC_ALLOW_ADDITIONAL_CONFIG_FIELDS), which provider-rook cannot see',
+    },
+    path: ['forProvider', 'features'],
+    beyond: beyondClassMaxSize,
+  },
 };

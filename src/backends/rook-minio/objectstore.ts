@@ -10,6 +10,7 @@ import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../../runtime/native/kind.ts';
 import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
 import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../../kit/kube/resources.ts';
+import { FEATURES } from '../../runtime/claims/features.ts';
 import { bucketUserCompanions, rotatingKeys, type BucketUser, type StoreAccess } from '../shared/minio-admin.ts';
 import { storeWithBucketUser, userAccess } from '../shared/bucket-user.ts';
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
@@ -75,6 +76,7 @@ function bucketUser(mr: ObjectStore, name: string, ctx: KindContext): BucketUser
     access: bucket.access ?? 'ReadWrite',
     ownsBucket: true,
     ...rotatingKeys(ctx, ownerOf(mr)),
+    ...(bucket.features ? { features: bucket.features } : {}),
   };
 }
 
@@ -312,4 +314,5 @@ export const rookMinio: Backend<ObjectStore, ObjectStoreClass> = {
   class: kinds.ObjectStoreClass,
   native: minioObjectStore,
   configure: configureObjectStore,
+  features: { supported: FEATURES, path: ['bucket', 'features'] },
 };

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { ReasonedError } from '../../kit/conditions.ts';
 import { Secrets } from '../../kit/kube/resources.ts';
 import type { AccessMode } from '../../runtime/claims/access.ts';
-import type { BucketFeatures } from '../../runtime/claims/features.ts';
+import { FEATURES, type BucketFeatures, type FeatureSupport } from '../../runtime/claims/features.ts';
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 import type { Companion, CredentialsView, KindContext, TargetObject, Teardown } from '../../runtime/native/kind.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
@@ -175,6 +175,14 @@ function generationCompanions(u: SeaweedUser, g: number, keys: SeaweedUser['keys
 export function retiringCompanions(u: SeaweedUser, due: number[], keys: (g: number) => SeaweedUser['keys']): Companion[] {
   return due.flatMap((g) => generationCompanions(u, g, keys(g)).reverse());
 }
+
+/** What the operator's kinds carry of the bucket features: all but a default retention, which its Bucket has no field for. */
+export const seaweedFeatures: Pick<FeatureSupport, 'supported' | 'lacks'> = {
+  supported: FEATURES.filter((f) => f !== 'defaultRetention'),
+  lacks: {
+    defaultRetention: "the SeaweedFS operator's Bucket has no default retention; an app sets a retention on each version it writes",
+  },
+};
 
 /** The Bucket's versioning, object lock and quota, as the operator takes them. */
 function bucketSpec(f: BucketFeatures | undefined): Record<string, unknown> {

@@ -6,7 +6,6 @@ import { kinds } from '../../apis/kinds.gen.ts';
 import type { SeaweedBucket, SeaweedBucketClass, SeaweedStore } from '../../apis/seaweedfs.ts';
 import { getCondition, ReasonedError } from '../../kit/conditions.ts';
 import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
-import { FEATURES } from '../../runtime/claims/features.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';
 import { policyOf } from '../../runtime/managed/policies.ts';
 import type { ManagedResource } from '../../runtime/managed/types.ts';
@@ -26,6 +25,7 @@ import {
   rotatingKeys,
   userCompanions,
   USER_TYPES,
+  seaweedFeatures,
   type SeaweedUser,
 } from './bucket-user.ts';
 import { seaweedfsOperator, S3CredentialsType, S3Identities } from './operator.ts';
@@ -154,7 +154,7 @@ export const seaweedBuckets: Backend<SeaweedBucket, SeaweedBucketClass> = {
   native: seaweedBucketKind,
   configure: configureSeaweedBucket,
   lookups: [kinds.SeaweedStore],
-  features: { supported: FEATURES, path: ['forProvider', 'features'] },
+  features: { ...seaweedFeatures, path: ['forProvider', 'features'] },
 };
 
 /** A grant's SeaweedBucket: a user of its own on a bucket it does not own, so deleting it never touches the bucket. */

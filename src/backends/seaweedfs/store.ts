@@ -9,7 +9,6 @@ import { withoutNulls } from '../../kit/json.ts';
 import { Services } from '../../kit/kube/resources.ts';
 import { externalNameOf } from '../../kit/meta.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
-import { FEATURES } from '../../runtime/claims/features.ts';
 import type { KindContext, NativeKind, TargetObject } from '../../runtime/native/kind.ts';
 import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
 import { Reasons } from '../../runtime/reasons.ts';
@@ -26,6 +25,7 @@ import {
   rotatingKeys,
   userCompanions,
   USER_TYPES,
+  seaweedFeatures,
   type SeaweedUser,
 } from './bucket-user.ts';
 import { S3CredentialsType, S3Identities, seaweedfsOperator, Seaweeds } from './operator.ts';
@@ -204,5 +204,5 @@ export const seaweedStores: Backend<SeaweedStore, SeaweedStoreClass> = {
   class: kinds.SeaweedStoreClass,
   native: seaweedStoreKind,
   configure: configureSeaweedStore,
-  features: { supported: FEATURES, path: ['bucket', 'features'] },
+  features: { ...seaweedFeatures, path: ['bucket', 'features'] },
 };

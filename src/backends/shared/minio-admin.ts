@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { Jobs, Secrets } from '../../kit/kube/resources.ts';
 import type { Companion, KindContext, Rotation, TargetObject, Teardown } from '../../runtime/native/kind.ts';
+import type { BucketFeatures } from '../../runtime/claims/features.ts';
 import { policyDocument } from './s3-policy.ts';
 
 export type AccessMode = 'ReadWrite' | 'ReadOnly' | 'WriteOnly';
@@ -48,6 +49,8 @@ export interface BucketUser {
   older?: string[];
   /** The keys' generation (0 until rotated). */
   generation?: number;
+  /** The bucket's features, applied by the access Job (its owner's only). */
+  features?: BucketFeatures;
   /** The user's Secret in the target (default <base>-user). */
   userSecret?: string;
   image?: string;
@@ -89,7 +92,51 @@ mc admin policy create store "$POLICY_NAME" /user/policy.json || mc admin policy
 mc admin user add store "$USER_ACCESS_KEY" "$USER_SECRET_KEY"
 mc admin policy attach store "$POLICY_NAME" --user "$USER_ACCESS_KEY" || mc admin policy set store "$POLICY_NAME" user="$USER_ACCESS_KEY" ||
   mc admin user info store "$USER_ACCESS_KEY" | grep -q "$POLICY_NAME"`;
-const GRANT = `${CONNECT}\n${KEYS_CHECK}\n${GRANT_STEPS}`;
+// Before the user's steps: a bucket with object lock must be made with it (MinIO turns it on at no other time).
+const FEATURE_STEPS = `if [ "$OWNS_BUCKET" = true ]; then
+  if [ "$OBJECT_LOCK" = true ]; then mc mb --ignore-existing --with-lock "store/$BUCKET"; else mc mb --ignore-existing "store/$BUCKET"; fi
+  case "$VERSIONING" in Enabled) mc version enable "store/$BUCKET" ;; Suspended) mc version suspend "store/$BUCKET" ;; esac
+  if [ -n "$RETENTION_MODE" ]; then mc retention set --default "$RETENTION_MODE" "\${RETENTION_DAYS}d" "store/$BUCKET"
+  elif [ "$OBJECT_LOCK" = true ]; then mc retention clear --default "store/$BUCKET"; fi
+  # mc before 2023 names these "admin bucket quota" and "ilm import".
+  if [ -n "$QUOTA" ]; then mc quota set "store/$BUCKET" --size "$QUOTA" || mc admin bucket quota "store/$BUCKET" --hard "$QUOTA"; fi
+  if [ "$LIFECYCLE" = true ]; then mc ilm rule import "store/$BUCKET" </user/lifecycle.json || mc ilm import "store/$BUCKET" </user/lifecycle.json; fi
+fi`;
+
+/** The grant's script; the keys check left out of the name's digest (`forName`), the feature steps only where features are asked. */
+const grantScript = (u: BucketUser, forName: boolean): string =>
+  [CONNECT, ...(forName ? [] : [KEYS_CHECK]), ...(u.features ? [FEATURE_STEPS] : []), GRANT_STEPS].join('\n');
+
+/** A quota size as mc takes it (10Gi is 10GiB). */
+const mcSize = (size: string): string => `${size}B`;
+
+/** What the feature steps read; none for a bucket without features, so its Job stays what it was. */
+function featureEnv(f: BucketFeatures | undefined): { name: string; value: string }[] {
+  if (!f) return [];
+  return [
+    { name: 'OBJECT_LOCK', value: String(f.objectLock === true) },
+    { name: 'VERSIONING', value: f.versioning ?? '' },
+    { name: 'RETENTION_MODE', value: f.defaultRetention?.mode.toUpperCase() ?? '' },
+    { name: 'RETENTION_DAYS', value: f.defaultRetention ? String(f.defaultRetention.days) : '' },
+    { name: 'QUOTA', value: f.quota ? mcSize(f.quota.size) : '' },
+    { name: 'LIFECYCLE', value: String(Boolean(f.lifecycle)) },
+  ];
+}
+
+/** The bucket's lifecycle rules as mc imports them (MinIO's JSON form of an S3 lifecycle configuration). */
+export function lifecycleDocument(lifecycle: NonNullable<BucketFeatures['lifecycle']>): object {
+  return {
+    Rules: lifecycle.rules.map((r) => ({
+      ID: r.id,
+      Status: 'Enabled',
+      Filter: { Prefix: r.prefix ?? '' },
+      ...(r.expirationDays ? { Expiration: { Days: r.expirationDays } } : {}),
+      ...(r.noncurrentVersionExpirationDays ? { NoncurrentVersionExpiration: { NoncurrentDays: r.noncurrentVersionExpirationDays } } : {}),
+    })),
+  };
+}
+
+const userPolicy = (u: BucketUser): object => policyDocument(u.bucket, u.access, { features: Boolean(u.features) });
 
 /** Exit status of a revoke that kept a bucket holding objects (a FailJob rule says so, not a failure). */
 export const KEPT_EXIT_CODE = 3;
@@ -116,7 +163,10 @@ export function userSecret(u: BucketUser): TargetObject {
     data: {
       accessKey: Buffer.from(u.keys.accessKey).toString('base64'),
       secretKey: Buffer.from(u.keys.secretKey).toString('base64'),
-      'policy.json': Buffer.from(JSON.stringify(policyDocument(u.bucket, u.access))).toString('base64'),
+      'policy.json': Buffer.from(JSON.stringify(userPolicy(u))).toString('base64'),
+      ...(u.features?.lifecycle
+        ? { 'lifecycle.json': Buffer.from(JSON.stringify(lifecycleDocument(u.features.lifecycle))).toString('base64') }
+        : {}),
     },
   };
 }
@@ -143,7 +193,16 @@ function job(
           { name: 'ROOT_PASSWORD', valueFrom: { secretKeyRef: { name: u.root.name, key: 'password' } } },
         ];
   const volumes = [
-    { name: 'user', secret: { secretName: userSecretName(u), items: [{ key: 'policy.json', path: 'policy.json' }] } },
+    {
+      name: 'user',
+      secret: {
+        secretName: userSecretName(u),
+        items: [
+          { key: 'policy.json', path: 'policy.json' },
+          ...(action === 'grant' && u.features?.lifecycle ? [{ key: 'lifecycle.json', path: 'lifecycle.json' }] : []),
+        ],
+      },
+    },
     { name: 'home', emptyDir: {} },
     // A TLS store's certificate is signed by the cluster's CA (the MinIO Operator's auto-cert): mc trusts it from here.
     { name: 'cluster-ca', configMap: { name: 'kube-root-ca.crt', optional: true } },
@@ -177,7 +236,7 @@ function job(
             {
               name: 'mc',
               image: u.image ?? MINIO_CLIENT_IMAGE,
-              command: ['/bin/sh', '-c', action !== 'grant' ? REVOKE : forName ? `${CONNECT}\n${GRANT_STEPS}` : GRANT],
+              command: ['/bin/sh', '-c', action !== 'grant' ? REVOKE : grantScript(u, forName)],
               env: [
                 { name: 'MC_CONFIG_DIR', value: '/home/mc' },
                 { name: 'S3_ENDPOINT', value: u.endpoint },
@@ -192,6 +251,7 @@ function job(
                       { name: 'REMOVE_CURRENT', value: String(action === 'revoke') },
                       { name: 'OLD_USERS', value: old.join(' ') },
                     ]),
+                ...(action === 'grant' ? featureEnv(u.features) : []),
                 { name: 'DELETE_OBJECTS', value: String(deleteObjects) },
                 { name: 'POLICY_NAME', value: policyName(u) },
                 { name: 'USER_ACCESS_KEY', ...fromUser('accessKey') },
@@ -231,7 +291,12 @@ export function bucketUserCompanions(u: BucketUser): Companion[] {
 /** The Job alone, for a kind whose own object is the user's Secret. */
 export function accessJob(u: BucketUser): Companion {
   // The policy and the secret key are read from the user's Secret: they are in the digest, the key by its digest only.
-  const inputs = [job(u, '', 'grant', { old: [], forName: true }).spec, policyDocument(u.bucket, u.access), digest(u.keys.secretKey)];
+  const inputs = [
+    job(u, '', 'grant', { old: [], forName: true }).spec,
+    userPolicy(u),
+    digest(u.keys.secretKey),
+    ...(u.features?.lifecycle ? [lifecycleDocument(u.features.lifecycle)] : []),
+  ];
   const name = named(u.base, `access-${digest(JSON.stringify(inputs)).slice(0, 10)}`);
   return { type: Jobs, name, namespace: u.namespace, purpose: 'bucket access Job', build: () => job(u, name, 'grant') };
 }

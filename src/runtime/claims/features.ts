@@ -12,12 +12,13 @@ import type { ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
 import type { Claim } from './claim.ts';
 
-export const FEATURES = ['versioning', 'objectLock', 'quota', 'lifecycle'] as const;
+export const FEATURES = ['versioning', 'objectLock', 'defaultRetention', 'quota', 'lifecycle'] as const;
 export type FeatureName = (typeof FEATURES)[number];
 
 export interface BucketFeatures {
   versioning?: 'Enabled' | 'Suspended';
   objectLock?: boolean;
+  defaultRetention?: { mode: 'Governance' | 'Compliance'; days: number };
   quota?: { size: string };
   lifecycle?: { rules: { id: string; prefix?: string; expirationDays?: number; noncurrentVersionExpirationDays?: number }[] };
 }
@@ -32,6 +33,8 @@ export interface FeaturePolicy {
 /** What a backend offers: the features it has, and where in its managed resource's spec they go. */
 export interface FeatureSupport {
   supported: readonly FeatureName[];
+  /** Why the backend lacks a feature, where a user would ask. */
+  lacks?: Partial<Record<FeatureName, string>>;
   path: readonly string[];
   /** What the backend's class itself limits besides its spec.features (a Rook class's maxSize): why these go past it, or undefined. */
   beyond?(cls: ReadonlyDeep<unknown>, features: BucketFeatures): string | undefined;
@@ -76,6 +79,7 @@ export function featuresFor(
       Reasons.FeatureNotSupported,
       `${fields}: the backend of ${where} does not support ${lacking.join(', ')}` +
         (fromDefaults.length ? ` (${fromDefaults.join(', ')} from the class's defaults)` : '') +
+        lacking.map((f) => (support?.lacks?.[f] ? ` (${support.lacks[f]})` : '')).join('') +
         (support?.supported.length ? `; it supports ${support.supported.join(', ')}` : '; it supports no bucket features'),
     );
   }

@@ -96,6 +96,59 @@ describe('the user Secret and the access Job', () => {
     for (const c of [...bucketUserCompanions(long), revokeTeardown(long, false).object]) expect(c.name.length).toBeLessThanOrEqual(63);
   });
 
+  it('a bucket without features keeps the Job it had before features existed (no Job runs again on upgrade)', () => {
+    // The name an earlier release gave this user's Job: its spec, policy and keys are unchanged.
+    expect(accessJob(user()).name).toBe('store-access-cb47460fb3');
+    expect(container(accessJob(user()).build()).command[2]).not.toContain('mc version');
+  });
+
+  it("applies the owner's features: lock when the bucket is made, versioning, a default retention, a quota, lifecycle rules from the Secret", () => {
+    const features = {
+      versioning: 'Enabled' as const,
+      objectLock: true,
+      defaultRetention: { mode: 'Governance' as const, days: 30 },
+      quota: { size: '10Gi' },
+      lifecycle: {
+        rules: [
+          { id: 'logs', prefix: 'logs/', expirationDays: 7 },
+          { id: 'old', noncurrentVersionExpirationDays: 2 },
+        ],
+      },
+    };
+    const [secret, job] = bucketUserCompanions(user({ features }));
+    const built = job!.build();
+    const env = Object.fromEntries(container(built).env.map((e) => [e.name, e.value]));
+    expect(env).toMatchObject({
+      OBJECT_LOCK: 'true',
+      VERSIONING: 'Enabled',
+      RETENTION_MODE: 'GOVERNANCE',
+      RETENTION_DAYS: '30',
+      QUOTA: '10GiB',
+      LIFECYCLE: 'true',
+    });
+    const script = container(built).command[2]!;
+    // The bucket is made with its lock before the user's steps make it without.
+    expect(script.indexOf('--with-lock')).toBeGreaterThan(-1);
+    expect(script.indexOf('--with-lock')).toBeLessThan(
+      script.lastIndexOf('then mc mb --ignore-existing "store/$BUCKET"; fi\n# mc before 2023 names these "policy add"'),
+    );
+    const data = (secret!.build() as TargetObject & { data: Record<string, string> }).data;
+    expect(JSON.parse(Buffer.from(data['lifecycle.json']!, 'base64').toString())).toEqual({
+      Rules: [
+        { ID: 'logs', Status: 'Enabled', Filter: { Prefix: 'logs/' }, Expiration: { Days: 7 } },
+        { ID: 'old', Status: 'Enabled', Filter: { Prefix: '' }, NoncurrentVersionExpiration: { NoncurrentDays: 2 } },
+      ],
+    });
+    // The user reaches its versions and locks, never to bypass one.
+    const policy = Buffer.from(data['policy.json']!, 'base64').toString();
+    expect(policy).toContain('s3:GetObjectVersion');
+    expect(policy).not.toContain('Bypass');
+    // A change of rules, read from the Secret, makes a new Job; a grant has no features to apply.
+    const other = { ...features, lifecycle: { rules: [{ id: 'logs', expirationDays: 8 }] } };
+    expect(accessJob(user({ features: other })).name).not.toBe(job!.name);
+    expect(accessJob(user({ features })).name).not.toBe(accessJob(user()).name);
+  });
+
   it('derives the keys once per owner: the same every time, different for another owner, letters and digits', () => {
     const a = userKeys(testContext, 'miniobuckets/uid-1');
     expect(userKeys(testContext, 'miniobuckets/uid-1')).toEqual(a);

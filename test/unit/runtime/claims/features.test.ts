@@ -105,7 +105,13 @@ describe('placing and forwarding', () => {
       new AbortController().signal,
     );
     expect(patches).toEqual([
-      { spec: { forProvider: { features: { versioning: 'Enabled', objectLock: null, quota: { size: '2Gi' }, lifecycle: null } } } },
+      {
+        spec: {
+          forProvider: {
+            features: { versioning: 'Enabled', objectLock: null, defaultRetention: null, quota: { size: '2Gi' }, lifecycle: null },
+          },
+        },
+      },
     ]);
   });
 
