@@ -1,6 +1,7 @@
-// make demo: the design doc's four steps on two local clusters, live. Brings up "control" and
-// "target", installs the CRDs, builds and starts provider-rook (and the MinIO operator stand-in) as
-// background processes, applies config/samples/, shows progress until the Bucket is Bound, then
+// make demo: provider-rook on local clusters, live. Brings up "control" and the targets, installs
+// the CRDs, builds and starts provider-rook (and the operator stand-ins) as background processes,
+// applies config/samples/ (SeaweedFS, the default backend, first; then the design doc's four steps
+// through Rook MinIO, and the other backends), shows each claim's progress until it is Bound, then
 // prints what exists. `make demo-down` (node hack/demo.ts down) stops and removes everything.
 // The stand-ins run a real S3 server (SeaweedFS) per store, and each act ends with an S3 PUT and GET
 // made with the claim's connection Secret alone.
@@ -37,7 +38,7 @@ if (process.argv[2] === 'down') {
 await stopProcesses(); // a previous demo's processes, if any
 rmSync(s3Routes, { recursive: true, force: true });
 shareRoutes(s3Routes);
-say('1/11  Starting local control planes "control", "target", "target-b" and "apps" (real etcd + kube-apiserver)...');
+say('1/10  Starting local control planes "control", "target", "target-b" and "apps" (real etcd + kube-apiserver)...');
 const [controlCluster, targetCluster, targetBCluster, appsCluster] = await up(['control', 'target', 'target-b', 'apps'], (l) =>
   say(`     ${l}`),
 );
@@ -46,13 +47,13 @@ const target = clientOf(targetCluster!.kubeconfig);
 const targetB = clientOf(targetBCluster!.kubeconfig);
 const apps = clientOf(appsCluster!.kubeconfig);
 
-say("2/11  Installing provider-rook's CRDs into control (the targets get their operators from provider-rook itself)...");
+say("2/10  Installing provider-rook's CRDs into control (the targets get their operators from provider-rook itself)...");
 await installCrds(
   control,
   readdirSync(file('crds')).map((f) => file('crds', f)),
 );
 
-say('3/11  Building provider-rook (tsc) and starting it against control...');
+say('3/10  Building provider-rook (tsc) and starting it against control...');
 execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
 const metrics = `127.0.0.1:${await freePort()}`;
 const providerPid = background('provider-rook', [
@@ -68,27 +69,24 @@ const providerPid = background('provider-rook', [
 say(`     provider-rook pid ${providerPid}, log .local/demo/provider-rook.log`);
 say(`     metrics http://${metrics}/metrics (crossplane_managed_resource_*, controller_runtime_*), probes /healthz and /readyz`);
 
-say("4/11  Applying config/samples/ (the design doc's four steps):");
+say('4/10  Applying config/samples/: the namespaces and the Provider, then SeaweedFS, the default backend (config/samples/seaweedfs/):');
 const sample = (f: string) => loadManifests(file('config', 'samples', f));
 await applyManifests(control, sample('00-namespaces.yaml'));
 // Step 1's Secret, built from the target's kubeconfig.
 const providerSecret = (name: string, kubeconfig: string): Promise<void> => secretFrom(control, 'rook-infra-dev', name, kubeconfig);
 await providerSecret('demo-provider-rook', targetCluster!.kubeconfig);
+await applyManifests(control, sample('01-provider.yaml'));
+say(`     applied ${'01-provider.yaml'.padEnd(26)} Provider demo-kubernetes (+ Secret demo-provider-rook from the target kubeconfig)`);
 for (const [f, what] of [
-  ['01-provider.yaml', 'Provider demo-kubernetes (+ Secret demo-provider-rook from the target kubeconfig)'],
-  ['02-objectstoreclass.yaml', 'ObjectStoreClass rook-infra-dev/rook-minio'],
-  ['03-bucketclass.yaml', 'BucketClass app-project1-dev/bucket-standard'],
-  ['04-bucket.yaml', 'Bucket app-project1-dev/app-bucket'],
+  ['01-seaweedstore.yaml', "SeaweedStore rook-infra-dev/team-seaweed (the platform team's SeaweedFS, made for no claim)"],
+  ['02-classes.yaml', 'SeaweedBucketClass seaweed-buckets (versioning by default, quotas up to 50Gi), SeaweedStoreClass seaweed-dedicated'],
+  ['03-bucketclasses.yaml', 'BucketClasses bucket-seaweed, bucket-seaweed-dedicated; BucketPolicy default (bucket-seaweed)'],
+  ['04-buckets.yaml', "Bucket invoices (no class: the namespace's default; a 10Gi quota, lifecycle rules), Bucket ledger (object lock)"],
 ] as const) {
-  await applyManifests(control, sample(f));
-  say(`     applied ${f.padEnd(26)} ${what}`);
+  await applyManifests(control, sample(`seaweedfs/${f}`));
+  say(`     applied seaweedfs/${f.padEnd(23)} ${what}`);
 }
 
-say('5/11  Watching the claim until it is Bound.');
-say('     NOTE: local clusters run no pods, so the Rook MinIO operator cannot run here. A stand-in');
-say('     (test/fakes/fake-minio-operator.ts) does to the API what the operator does: it');
-say('     creates the StatefulSet and Service for the store and marks the StatefulSet ready. On a real');
-say('     cluster the Rook operator and real MinIO pods do this.');
 const conditions = (
   o: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined,
 ): string => (o?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}(${c.reason}${c.message ? `: ${c.message}` : ''})`).join(' ');
@@ -143,6 +141,37 @@ async function watchUntilBound(
   });
 }
 
+say('5/10  Watching the SeaweedFS claims until they are Bound.');
+const seaweedWhere = {
+  client: target,
+  kubeconfig: targetCluster!.kubeconfig,
+  label: 'target',
+  crd: 'seaweeds.seaweed.seaweedfs.com',
+  operator: 'seaweedfs',
+};
+say('     NOTE: the SeaweedFS operator cannot run here (no pods, and its Go module is not served here): its');
+say('     stand-in (test/fakes/fake-seaweed-operator.ts) writes what the operator writes and does its work on a');
+say('     real SeaweedFS server per Seaweed.');
+await watchUntilBound('invoices', seaweedWhere);
+await watchUntilBound('ledger', seaweedWhere);
+await s3PutGet('invoices', 'invoices-s3', { client: target, label: 'target', standIn: 'SeaweedFS operator' });
+await s3PutGet('ledger', 'ledger-s3', { client: target, label: 'target', standIn: 'SeaweedFS operator' });
+say("     per claim, the operator's own kinds: Bucket, S3Identity, S3Credentials (keys provider-rook derived), S3Policy, S3PolicyBinding");
+say('     (and a BucketLifecyclePolicy for invoices); no root credential exists for provider-rook to hold');
+say();
+say("6/10  The design doc's four steps, through Rook MinIO (its operator gone since 2019; MinIO's community edition archived):");
+for (const [f, what] of [
+  ['02-objectstoreclass.yaml', 'ObjectStoreClass rook-infra-dev/rook-minio'],
+  ['03-bucketclass.yaml', 'BucketClass app-project1-dev/bucket-standard'],
+  ['04-bucket.yaml', 'Bucket app-project1-dev/app-bucket'],
+] as const) {
+  await applyManifests(control, sample(f));
+  say(`     applied ${f.padEnd(26)} ${what}`);
+}
+say('     NOTE: local clusters run no pods, so the Rook MinIO operator cannot run here. A stand-in');
+say('     (test/fakes/fake-minio-operator.ts) does to the API what the operator does: it');
+say('     creates the StatefulSet and Service for the store and marks the StatefulSet ready. On a real');
+say('     cluster the Rook operator and real MinIO pods do this.');
 const claim = await watchUntilBound('app-bucket', {
   client: target,
   kubeconfig: targetCluster!.kubeconfig,
@@ -222,7 +251,7 @@ async function s3Try(secretName: string, namespace: string, what: 'PUT' | 'GET',
   }
 }
 
-say('6/11  Done. What exists now (secret values are not shown):');
+say('     Done. What exists now (secret values are not shown):');
 say('  control cluster');
 say('    Bucket           app-project1-dev/app-bucket        Bound');
 say(
@@ -240,7 +269,7 @@ say('    Rook MinIO operator in rook-minio-system (CRD, RBAC, Deployment; instal
 say();
 await s3PutGet('app-bucket', 'bucketsecret', { client: target, label: 'target', standIn: 'Rook MinIO operator' });
 say();
-say('7/11  Buckets in one shared MinIO store: config/samples/shared/.');
+say('7/10  Buckets in one shared MinIO store: config/samples/shared/.');
 const targetWhere = {
   client: target,
   kubeconfig: targetCluster!.kubeconfig,
@@ -275,34 +304,7 @@ say(
 );
 say('     (the real S3 server judges the policies provider-rook wrote: each user reaches its one bucket, in its mode)');
 say();
-say("8/11  SeaweedFS, the living default (MinIO's community edition is archived): config/samples/seaweedfs/.");
-const seaweedWhere = {
-  client: target,
-  kubeconfig: targetCluster!.kubeconfig,
-  label: 'target',
-  crd: 'seaweeds.seaweed.seaweedfs.com',
-  operator: 'seaweedfs',
-};
-for (const [f, what] of [
-  ['01-seaweedstore.yaml', "SeaweedStore rook-infra-dev/team-seaweed (the platform team's SeaweedFS, made for no claim)"],
-  ['02-classes.yaml', 'SeaweedBucketClass seaweed-buckets (versioning by default, quotas up to 50Gi), SeaweedStoreClass seaweed-dedicated'],
-  ['03-bucketclasses.yaml', 'BucketClasses bucket-seaweed and bucket-seaweed-dedicated in app-project1-dev'],
-  ['04-buckets.yaml', 'Bucket invoices (a 10Gi quota, lifecycle rules), Bucket ledger (a store of its own, object lock)'],
-] as const) {
-  await applyManifests(control, sample(`seaweedfs/${f}`));
-  say(`     applied seaweedfs/${f.padEnd(23)} ${what}`);
-}
-say('     NOTE: the SeaweedFS operator cannot run here (no pods, and its Go module is not served here): its');
-say('     stand-in (test/fakes/fake-seaweed-operator.ts) writes what the operator writes and does its work on a');
-say('     real SeaweedFS server per Seaweed.');
-await watchUntilBound('invoices', seaweedWhere);
-await watchUntilBound('ledger', seaweedWhere);
-await s3PutGet('invoices', 'invoices-s3', { client: target, label: 'target', standIn: 'SeaweedFS operator' });
-await s3PutGet('ledger', 'ledger-s3', { client: target, label: 'target', standIn: 'SeaweedFS operator' });
-say("     per claim, the operator's own kinds: Bucket, S3Identity, S3Credentials (keys provider-rook derived), S3Policy, S3PolicyBinding");
-say('     (and a BucketLifecyclePolicy for invoices); no root credential exists for provider-rook to hold');
-say();
-say('9/11  Second act: the same Bucket through another backend (the MinIO Operator) in a second target.');
+say('8/10  Second act: the same Bucket through another backend (the MinIO Operator) in a second target.');
 await providerSecret('demo-provider-b', targetBCluster!.kubeconfig);
 await applyManifests(control, [
   {
@@ -347,7 +349,7 @@ const tenantRef = second.spec.resourceRef!;
 say();
 await s3PutGet('app-bucket-tenant', 'bucketsecret-tenant', { client: targetB, label: 'target-b', standIn: 'MinIO Operator' });
 say();
-say('10/11 Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
+say('9/10  Side by side: one Bucket YAML, two backends, two targets, the same Secret keys.');
 say(`     ${'claim'.padEnd(20)} ${'backend'.padEnd(16)} ${'target'.padEnd(9)} ${'managed resource'.padEnd(58)} Secret keys`);
 say(
   `     ${'app-bucket'.padEnd(20)} ${'Rook MinIO'.padEnd(16)} ${'target'.padEnd(9)} ${`ObjectStore ${ref.name}`.padEnd(58)} ${Object.keys(
@@ -365,7 +367,7 @@ say(
 );
 say(`     (the Tenant lives alone in namespace minio-${tenantRef.name} of target-b)`);
 say();
-say('11/11 Where the app runs: a cluster "apps" that holds no store gets the Secret, with an endpoint that resolves there.');
+say('10/10 Where the app runs: a cluster "apps" that holds no store gets the Secret, with an endpoint that resolves there.');
 await providerSecret('demo-provider-apps', appsCluster!.kubeconfig);
 await apps.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } }).catch(() => undefined);
 // The platform team's ingress in front of team-store's S3 Service, at the class's exposure.url (this process runs it: a stand-in).
