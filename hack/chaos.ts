@@ -508,7 +508,7 @@ async function scenario6(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
     if (hit !== undefined)
       violations.push(`a secret value (${needle.length} characters) appears in: ${hit.slice(0, 80).replace(needle, '<secret>')}...`);
   }
-  const debug = logLines.filter((l) => l.includes('"level":20')).length;
+  const debug = logLines.filter((l) => l.includes('"level":"debug"')).length;
   if (env.secrets.size === 0) violations.push('no secret values were collected: nothing was looked for');
   return {
     figures: [

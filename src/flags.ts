@@ -1,6 +1,8 @@
 // The process's flags: each with its default and how to read it. Written out rather than in zod,
 // which the running process does not load (zod defines our APIs; see hack/gen.ts).
 
+import { LOG_LEVELS } from './kit/logger.ts';
+
 /** Reads a flag's text, or throws what to write instead. */
 type Read<T> = (text: string) => T;
 
@@ -70,7 +72,7 @@ export const FLAGS = {
   workers: flag(number(1, 64, true), '8'),
   'max-reconcile-rate': flag(number(1), '50'),
   'metrics-addr': flag(text, ':8080'),
-  'log-level': flag(oneOf('debug', 'info', 'warn', 'error'), 'info'),
+  'log-level': flag(oneOf(...LOG_LEVELS), 'info'),
   'leader-elect': flag(bool, 'false'),
   'leader-election-namespace': flag(text),
   'leader-election-id': flag(text, 'provider-rook'),

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
           identity: `${hostname()}_${randomUUID()}`,
           lost: () => {
             // Another process may lead now: stop writing at once. A restart stands by as a fresh candidate.
-            log.info('leadership lost; exiting');
+            log.warn('leadership lost; exiting');
             process.exit(1);
           },
         }

@@ -23,7 +23,13 @@ let ns: string;
 /** A logger that remembers messages, so a test can wait for "standing by" instead of sleeping. */
 function recordingLogger(): Logger & { messages: string[] } {
   const messages: string[] = [];
-  const log: Logger & { messages: string[] } = { messages, info: (m) => void messages.push(m), debug: () => {}, with: () => log };
+  const log: Logger & { messages: string[] } = {
+    messages,
+    info: (m) => void messages.push(m),
+    warn: (m) => void messages.push(m),
+    debug: () => {},
+    with: () => log,
+  };
   return log;
 }
 

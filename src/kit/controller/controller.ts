@@ -110,7 +110,7 @@ export class Controller implements Probe {
       reconcileTotal.inc({ controller: this.name, result: 'error' });
       reconcileErrors.inc({ controller: this.name });
       workqueueRetries.inc({ name: this.name });
-      this.log.info('reconcile failed; retrying with backoff', { controller: this.name, key, error: errorMessage(err) });
+      this.log.warn('reconcile failed; retrying with backoff', { controller: this.name, key, error: errorMessage(err) });
       this.queue.addRateLimited(key);
     } finally {
       this.running.delete(key);

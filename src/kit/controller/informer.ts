@@ -290,7 +290,7 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     }
     if (err instanceof WatchStalledError) {
       // Resumed from the last resourceVersion, so nothing is missed; a dead connection was dropped.
-      this.opts.log.info('watch went silent; starting a new one', {
+      this.opts.log.warn('watch went silent; starting a new one', {
         resource: this.type.plural,
         ...(namespace ? { namespace } : {}),
         error: err.message,
@@ -328,7 +328,7 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     const fields = { resource: this.type.plural, ...(namespace ? { namespace } : {}), error: (err as Error).message, retryInMs: delay };
     // Before the first list nothing works (a CRD not installed, RBAC missing): say so once, plainly.
     if (loop.resourceVersion === undefined && !loop.toldUser) {
-      this.opts.log.info('cannot list yet; retrying', fields);
+      this.opts.log.warn('cannot list yet; retrying', fields);
       loop.toldUser = true;
     } else {
       this.opts.log.debug('list/watch failed; retrying', fields);

@@ -49,7 +49,7 @@ export class LeaderElector {
     let waiting = false;
     while (!signal.aborted) {
       const outcome = await this.tryAcquireOrRenew(signal).catch((err: unknown) => {
-        this.o.log.info('leader election: cannot read or write the lease; retrying', { lease: this.where, error: (err as Error).message });
+        this.o.log.warn('leader election: cannot read or write the lease; retrying', { lease: this.where, error: (err as Error).message });
         return 'failed' as const;
       });
       if (outcome === 'held') {
@@ -78,14 +78,14 @@ export class LeaderElector {
       const remaining = lastRenew + this.o.renewDeadlineMs - Date.now();
       const attempt = AbortSignal.any([signal, AbortSignal.timeout(Math.max(remaining, 1))]);
       const outcome = await this.tryAcquireOrRenew(attempt).catch((err: unknown) => {
-        this.o.log.info('leader election: renewal failed', { lease: this.where, error: (err as Error).message });
+        this.o.log.warn('leader election: renewal failed', { lease: this.where, error: (err as Error).message });
         return 'failed' as const;
       });
       if (outcome === 'held') lastRenew = Date.now();
       else if (signal.aborted) break;
       else if (outcome === 'heldByOther' || Date.now() - lastRenew >= this.o.renewDeadlineMs) {
         leaderStatus.set({ name: this.o.name }, 0);
-        this.o.log.info('leader election: lost the lease', { lease: this.where, leader: this.observed?.spec.holderIdentity });
+        this.o.log.warn('leader election: lost the lease', { lease: this.where, leader: this.observed?.spec.holderIdentity });
         return 'lost';
       }
     }
@@ -104,7 +104,7 @@ export class LeaderElector {
         spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: microTime(now), renewTime: microTime(now) },
       })
       .catch((err: unknown) =>
-        this.o.log.info('leader election: could not release the lease', { lease: this.where, error: (err as Error).message }),
+        this.o.log.warn('leader election: could not release the lease', { lease: this.where, error: (err as Error).message }),
       );
   }
 

@@ -70,7 +70,7 @@ export class LeakSweeper<MR extends ManagedResource> {
   }
 
   start(intervalMs: number): void {
-    const run = (): void => void this.sweep().catch((err: Error) => this.o.log.info('leak sweep failed', { error: err.message }));
+    const run = (): void => void this.sweep().catch((err: Error) => this.o.log.warn('leak sweep failed', { error: err.message }));
     run();
     this.timer = setInterval(run, intervalMs);
     this.timer.unref();
