@@ -123,7 +123,8 @@ describe('a deletion that waits on a finalizer someone else added in the target'
         namespace: env.ns.apps,
       })
     ).items.filter((e) => e.involvedObject.name === name && e.reason === 'DeletedExternalResource');
-    expect(events.map((e) => e.count ?? 1)).toEqual([1]);
+    // One Event, however many passes said it (each adds to its count, as client-go's recorder does).
+    expect(events).toHaveLength(1);
 
     await env.target.mergePatch(RookObjectStores, name, targetNamespace, { metadata: { finalizers: null } });
     await eventually(
