@@ -11,7 +11,7 @@ import { allKinds } from '../src/apis/index.ts';
 import { crdOf, resourceTypeOf } from '../src/apis/crd.ts';
 import { backends } from '../src/backends/index.ts';
 import { kinds } from '../src/apis/kinds.gen.ts';
-import { platformRole, providerRole, targetRole, consumerRole } from './lib/rbac.ts';
+import { platformRole, providerRole, targetRole, consumerRole, userRoles, crossplaneRole } from './lib/rbac.ts';
 import { protectionPolicy } from './lib/protection.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -53,6 +53,9 @@ const wanted = new Map<string, string>([
   [path.join(chart, 'files', 'protection.yaml'), protectionPolicy(backends, [kinds.Bucket, kinds.BucketAccess])],
   [path.join(root, 'config', 'rbac', 'platform-team.yaml'), platformRole(backends)],
   [path.join(root, 'config', 'rbac', 'consumer.yaml'), consumerRole()],
+  [path.join(root, 'config', 'rbac', 'aggregated.yaml'), `${userRoles()}---\n${crossplaneRole(backends).replace(/^# Generated.*\n/, '')}`],
+  [path.join(chart, 'files', 'aggregate-to-user-roles.yaml'), userRoles()],
+  [path.join(chart, 'files', 'aggregate-to-crossplane.yaml'), crossplaneRole(backends)],
   [
     path.join(root, 'config', 'rbac', 'target.yaml'),
     targetRole(backends, 'Namespace, CustomResourceDefinition, ClusterRole, ClusterRoleBinding, ServiceAccount, Deployment'),

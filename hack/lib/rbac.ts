@@ -254,3 +254,68 @@ ${render([
 ])}
 `;
 }
+
+/**
+ * Roles Kubernetes aggregates into its user-facing view, edit and admin: namespace users read and
+ * claim buckets with the roles they already have. Classes and policies are read only: a platform
+ * team writes them.
+ */
+export function userRoles(): string {
+  const claims = ['buckets', 'bucketaccesses'];
+  const shown = [...claims, 'bucketclasses', 'bucketpolicies'];
+  return `${header('hack/lib/rbac.ts')}# Aggregated into Kubernetes' view role: read Buckets, BucketAccesses, BucketClasses and BucketPolicies.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: provider-rook:aggregate-to-view
+  labels:
+    rbac.authorization.k8s.io/aggregate-to-view: "true"
+rules:
+${render([{ groups: ['storage.crossplane.io'], resources: shown, verbs: READ }])}
+---
+# Aggregated into Kubernetes' edit and admin roles: claim buckets and access to shared ones.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: provider-rook:aggregate-to-edit
+  labels:
+    rbac.authorization.k8s.io/aggregate-to-edit: "true"
+    rbac.authorization.k8s.io/aggregate-to-admin: "true"
+rules:
+${render([
+  { groups: ['storage.crossplane.io'], resources: claims, verbs: ALL },
+  { groups: ['storage.crossplane.io'], resources: ['bucketclasses', 'bucketpolicies'], verbs: READ },
+])}
+`;
+}
+
+/**
+ * Aggregated into Crossplane's own ClusterRole, so a Composition can make every claim, class and
+ * managed kind. Providers and OperatorUpgrades are left out: writing a Provider makes provider-rook
+ * read a Secret of its namespace, which is the platform team's to grant.
+ */
+export function crossplaneRole(backends: Backend[]): string {
+  const byGroup = new Map<string, Set<string>>();
+  const add = (t: { apiVersion: string; plural: string }): void => {
+    const g = groupOf(t);
+    byGroup.set(g, (byGroup.get(g) ?? new Set()).add(t.plural));
+  };
+  for (const b of backends) [b.class, b.managed].forEach(add);
+  for (const plural of ['buckets', 'bucketaccesses', 'bucketclasses', 'bucketpolicies'])
+    add({ apiVersion: 'storage.crossplane.io/v1alpha1', plural });
+  return `${header('hack/lib/rbac.ts, the kinds from src/backends/index.ts')}# Aggregated into Crossplane's ClusterRole (rbac.crossplane.io/aggregate-to-crossplane): Crossplane may
+# compose provider-rook's claims, classes and managed resources.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: provider-rook:aggregate-to-crossplane
+  labels:
+    rbac.crossplane.io/aggregate-to-crossplane: "true"
+rules:
+${render(
+  [...byGroup]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([g, plurals]) => ({ groups: [g], resources: [...plurals].sort(), verbs: [...ALL, 'deletecollection'] })),
+)}
+`;
+}

@@ -105,6 +105,24 @@ describe('charts/provider-rook', () => {
     expect(all.some((d) => d.kind === 'ClusterRoleBinding' && d.metadata.name === 'provider-rook:secrets')).toBe(true);
   });
 
+  it('refuses values its schema does not allow, naming the value', async () => {
+    await expect(render(['logLevel=loud'])).rejects.toThrow(/logLevel/);
+    await expect(render(['leaks.mode=sometimes'])).rejects.toThrow(/leaks\.mode|mode/);
+    await expect(render(['poll=soon'])).rejects.toThrow(/poll/);
+    await expect(render(['replicaz=2'])).rejects.toThrow(/replicaz/);
+  });
+
+  it('keeps one of two replicas through voluntary disruptions, and has no budget with one', async () => {
+    const budgets = (docs: Manifest[]) => docs.filter((d) => d.kind === 'PodDisruptionBudget') as (Manifest & { spec: object })[];
+    expect(budgets(objects(await render([], ns))).map((d) => d.spec)).toEqual([
+      {
+        maxUnavailable: 1,
+        selector: { matchLabels: { 'app.kubernetes.io/name': 'provider-rook', 'app.kubernetes.io/instance': 'provider-rook' } },
+      },
+    ]);
+    expect(budgets(objects(await render(['replicas=1'], ns)))).toEqual([]);
+  });
+
   it('passes every process flag through its values', async () => {
     const flags = Object.keys(FLAGS).filter((f) => f !== 'kubeconfig'); // in a pod: its ServiceAccount
     expect(flags.length).toBeGreaterThan(10);

@@ -152,6 +152,58 @@ describe('RBAC roles in config/rbac', () => {
     expect(await can(sa, 'deletecollection', { group: '', resource: 'secrets' }, appNs)).toBe(false);
   });
 
+  it("aggregates into Kubernetes' view and edit, so a namespace's own users read and claim buckets, and into Crossplane's role", async () => {
+    const viewer = uniqueName('carol');
+    const editor = uniqueName('dave');
+    const crossplane = uniqueName('crossplane');
+    const rbac = 'rbac.authorization.k8s.io/v1';
+    const binding = (user: string, role: string) => ({
+      apiVersion: rbac,
+      kind: 'RoleBinding',
+      metadata: { name: user, namespace: appNs },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+      subjects: [{ kind: 'User', name: user }],
+    });
+    await applyManifests(control, [
+      binding(viewer, 'view'),
+      binding(editor, 'edit'),
+      // Crossplane's own ClusterRole, as its chart makes it: its rules are whatever is labelled to aggregate into it.
+      {
+        apiVersion: rbac,
+        kind: 'ClusterRole',
+        metadata: { name: crossplane },
+        aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'rbac.crossplane.io/aggregate-to-crossplane': 'true' } }] },
+        rules: [],
+      },
+      {
+        apiVersion: rbac,
+        kind: 'ClusterRoleBinding',
+        metadata: { name: crossplane },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: crossplane },
+        subjects: [{ kind: 'User', name: crossplane }],
+      },
+    ]);
+    const buckets = { group: 'storage.crossplane.io', resource: 'buckets' };
+    // The controller-manager aggregates the rules, then the authorizer sees them.
+    await eventually(
+      async () =>
+        (await can(editor, 'create', buckets, appNs)) &&
+        (await can(viewer, 'list', buckets, appNs)) &&
+        (await can(crossplane, 'create', { group: 'seaweedfs.crossplane.io', resource: 'seaweedbuckets' }, otherNs)),
+      'the aggregated rules to take effect',
+      30_000,
+    );
+    expect(await can(editor, 'create', { group: 'storage.crossplane.io', resource: 'bucketaccesses' }, appNs)).toBe(true);
+    expect(await can(editor, 'create', { group: 'storage.crossplane.io', resource: 'bucketclasses' }, appNs)).toBe(false);
+    expect(await can(editor, 'create', buckets, otherNs)).toBe(false);
+    expect(await can(viewer, 'create', buckets, appNs)).toBe(false);
+    expect(await can(viewer, 'get', { group: 'storage.crossplane.io', resource: 'bucketpolicies' }, appNs)).toBe(true);
+    expect(await can(crossplane, 'create', buckets, appNs)).toBe(true);
+    expect(await can(crossplane, 'create', { group: 'storage.crossplane.io', resource: 'bucketclasses' }, appNs)).toBe(true);
+    expect(await can(crossplane, 'create', { group: 'kubernetes.crossplane.io', resource: 'providers' }, appNs)).toBe(false);
+    expect(await can(crossplane, 'get', { group: '', resource: 'secrets' }, appNs)).toBe(false);
+  });
+
   it('lets provider-rook hold its leader-election Lease in its own namespace only (config/provider)', async () => {
     const sa = `system:serviceaccount:provider-rook-system:provider-rook`;
     const deployment = loadManifests(path.join(repoRoot, 'config', 'provider', 'provider-rook.yaml'));

@@ -307,7 +307,7 @@ async function startProcesses(cluster: LocalCluster, bins: Binaries, log: Log): 
     // Only controllers that act on the API alone: no pods ever run on a node-less control plane.
     spawnDetached(cluster, 'kube-controller-manager', bins.kubeControllerManager, [
       `--kubeconfig=${cluster.kubeconfig}`,
-      '--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,root-ca-certificate-publisher-controller',
+      '--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller',
       '--leader-elect=false',
       '--secure-port=0',
       `--root-ca-file=${pki.caCert}`,
