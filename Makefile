@@ -3,7 +3,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 NPM ?= npm
 
-.PHONY: help install build gen check check-gen check-chart typecheck lint format format-check test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small soak image image-run clean
+.PHONY: help install build gen check check-gen check-chart typecheck lint format format-check test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small soak image image-run release clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -84,6 +84,10 @@ soak: install ## Claim churn on two targets for MINUTES=30 with an outage in the
 
 image: install ## Build the container image without a Docker daemon (mmdebstrap, umoci, skopeo) into .local/provider-rook-VERSION.oci.tar
 	$(NPM) run -s image
+
+release: install ## The release VERSION=x.y.z under .local/release/x.y.z/: packaged chart, OCI image archive, CRDs, install manifest, SHA256SUMS (package.json and Chart.yaml must say x.y.z)
+	@test -n "$(VERSION)" || { echo "make release: set VERSION, e.g. make release VERSION=0.2.0" >&2; exit 1; }
+	$(NPM) run -s release -- $(VERSION)
 
 image-run: image ## Run that image as the chart's Deployment runs it (bubblewrap: its user, read-only root, no capabilities) against local control planes
 	$(NPM) run -s image:run
