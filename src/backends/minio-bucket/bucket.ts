@@ -11,7 +11,7 @@ import type { Backend } from '../../runtime/system/backend.ts';
 import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
 import type { ManagedResource } from '../../runtime/managed/types.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';
-import { ReasonedError, getCondition } from '../../kit/conditions.ts';
+import { ReasonedError } from '../../kit/conditions.ts';
 import { Jobs, Secrets, type ResourceType } from '../../kit/kube/resources.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
 import type { KindContext, NativeKind } from '../../runtime/native/kind.ts';
@@ -19,7 +19,7 @@ import { Reasons } from '../../runtime/reasons.ts';
 import { FEATURES } from '../../runtime/claims/features.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
 import { grantSpec, nothingToLend, refuseNotOwner } from '../shared/grants.ts';
-import { policyOf } from '../../runtime/managed/policies.ts';
+import { readyStore } from '../shared/shared-store.ts';
 import { S3_ENDPOINT_KEYS } from '../shared/s3-details.ts';
 import {
   accessJob,
@@ -100,32 +100,18 @@ function sharedStore(
   who: string,
 ): StoreAccess {
   const type = ref.kind === 'Tenant' ? kinds.Tenant : kinds.ObjectStore;
-  const store = lookup.get<ObjectStore | Tenant>(type, namespace, ref.name);
-  const where = `${ref.kind} ${namespace}/${ref.name}`;
-  if (!store || store.metadata.deletionTimestamp) {
-    throw new ReasonedError(
-      Reasons.SharedStoreNotFound,
-      `${who} shares ${where}, which does not exist${store ? ' any more (it is being deleted)' : ''}`,
-    );
-  }
-  if (policyOf(store.spec as { managementPolicies?: string[] }).onlyObserve) {
-    throw new ReasonedError(
-      Reasons.SharedStoreNotReady,
-      `${who} shares ${where}, which provider-rook only observes (managementPolicies ["Observe"]): it made no endpoint Service for it, so no bucket is made in it`,
-    );
-  }
-  const ready = getCondition(store.status?.conditions, 'Ready');
-  const access = ref.kind === 'Tenant' ? stores.Tenant(store as Tenant) : stores.ObjectStore(store as ObjectStore);
-  if (ready?.status !== 'True' || !access) {
-    throw new ReasonedError(
-      Reasons.SharedStoreNotReady,
-      `${who} shares ${where}, which is not Ready${ready?.message ? `: ${ready.message}` : ''}; the bucket is made once it is`,
-    );
-  }
+  const accessOf = (s: ObjectStore | Tenant) => (ref.kind === 'Tenant' ? stores.Tenant(s as Tenant) : stores.ObjectStore(s as ObjectStore));
+  const { store, access } = readyStore(
+    lookup,
+    { type, namespace, name: ref.name },
+    who,
+    accessOf,
+    'it made no endpoint Service for it, so no bucket is made in it',
+  );
   if (ref.kind === 'ObjectStore' && access.namespace !== (store as ObjectStore).spec.targetNamespace) {
     throw new ReasonedError(
       Reasons.SharedStoreNotReady,
-      `${where} keeps its access keys in namespace ${access.namespace}, not its own (${(store as ObjectStore).spec.targetNamespace}): buckets can be made only in a store whose keys are beside it`,
+      `${ref.kind} ${namespace}/${ref.name} keeps its access keys in namespace ${access.namespace}, not its own (${(store as ObjectStore).spec.targetNamespace}): buckets can be made only in a store whose keys are beside it`,
     );
   }
   return access;

@@ -176,6 +176,10 @@ export function retiringCompanions(u: SeaweedUser, due: number[], keys: (g: numb
   return due.flatMap((g) => generationCompanions(u, g, keys(g)).reverse());
 }
 
+/** What a rotation retires of the user of `owner` now: the S3Credentials and Secret of each generation whose grace period ended. */
+export const retiredNow = (u: SeaweedUser, ctx: KindContext, owner: string): Companion[] =>
+  retiringCompanions(u, ctx.credentials.due, (g) => seaweedKeys(ctx, owner, g));
+
 /** What the operator's kinds carry of the bucket features: all but a default retention, which its Bucket has no field for. */
 export const seaweedFeatures: Pick<FeatureSupport, 'supported' | 'lacks'> = {
   supported: FEATURES.filter((f) => f !== 'defaultRetention'),

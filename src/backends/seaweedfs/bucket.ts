@@ -4,24 +4,21 @@
 // are the user's keys, policy and bucket (bucket-user.ts), which the operator makes in the store.
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { SeaweedBucket, SeaweedBucketClass, SeaweedStore } from '../../apis/seaweedfs.ts';
-import { getCondition, ReasonedError } from '../../kit/conditions.ts';
 import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';
-import { policyOf } from '../../runtime/managed/policies.ts';
 import type { ManagedResource } from '../../runtime/managed/types.ts';
 import type { KindContext, NativeKind } from '../../runtime/native/kind.ts';
-import { Reasons } from '../../runtime/reasons.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
 import { S3_ENDPOINT_KEYS } from '../shared/s3-details.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
 import { grantSpec, nothingToLend, refuseNotOwner } from '../shared/grants.ts';
+import { readyStore } from '../shared/shared-store.ts';
 import {
   bucketTeardown,
   iamNameFor,
   identityObject,
-  seaweedKeys,
   userAccess,
-  retiringCompanions,
+  retiredNow,
   rotatingKeys,
   userCompanions,
   USER_TYPES,
@@ -60,8 +57,7 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
   teardown: (mr, name, ctx) => bucketTeardown(bucketUser(mr, name, ctx), false),
   // Dual-key: a new S3Credentials (and Secret) beside the old, which go when their grace period ends.
   rotation: {
-    retiredBy: (mr, name, ctx) =>
-      retiringCompanions(bucketUser(mr, name, ctx), ctx.credentials.due, (g) => seaweedKeys(ctx, ownerOf(mr), g)),
+    retiredBy: (mr, name, ctx) => retiredNow(bucketUser(mr, name, ctx), ctx, ownerOf(mr)),
   },
   // Its endpoint is its store's: while that store cannot prove the Service it names, this bucket publishes none either.
   endpointFrom: {
@@ -96,31 +92,8 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
 };
 
 /** The store a class shares, as it is now: it must exist and be Ready before a bucket is made in it. */
-function sharedStore(lookup: Lookup, namespace: string, ref: SeaweedBucketClass['spec']['store'], who: string): SeaweedStoreAccess {
-  const store = lookup.get<SeaweedStore>(kinds.SeaweedStore, namespace, ref.name);
-  const where = `SeaweedStore ${namespace}/${ref.name}`;
-  if (!store || store.metadata.deletionTimestamp) {
-    throw new ReasonedError(
-      Reasons.SharedStoreNotFound,
-      `${who} shares ${where}, which does not exist${store ? ' any more (it is being deleted)' : ''}`,
-    );
-  }
-  if (policyOf(store.spec as { managementPolicies?: string[] }).onlyObserve) {
-    throw new ReasonedError(
-      Reasons.SharedStoreNotReady,
-      `${who} shares ${where}, which provider-rook only observes (managementPolicies ["Observe"]): no bucket is made in it`,
-    );
-  }
-  const ready = getCondition(store.status?.conditions, 'Ready');
-  const access = storeAccess(store);
-  if (ready?.status !== 'True' || !access) {
-    throw new ReasonedError(
-      Reasons.SharedStoreNotReady,
-      `${who} shares ${where}, which is not Ready${ready?.message ? `: ${ready.message}` : ''}; the bucket is made once it is`,
-    );
-  }
-  return access;
-}
+const sharedStore = (lookup: Lookup, namespace: string, ref: SeaweedBucketClass['spec']['store'], who: string): SeaweedStoreAccess =>
+  readyStore(lookup, { type: kinds.SeaweedStore, namespace, name: ref.name }, who, (s: SeaweedStore) => storeAccess(s)).access;
 
 export function configureSeaweedBucket(claim: Claim, cls: SeaweedBucketClass, name: string, lookup: Lookup): SeaweedBucket {
   refuseUnlessAllowed({ ...cls, kind: kinds.SeaweedBucketClass.kind }, claim);

@@ -19,9 +19,8 @@ import {
   bucketTeardown,
   iamNameFor,
   identityObject,
-  seaweedKeys,
   userAccess,
-  retiringCompanions,
+  retiredNow,
   rotatingKeys,
   userCompanions,
   USER_TYPES,
@@ -126,7 +125,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
   rotation: {
     retiredBy(mr, name, ctx) {
       const user = bucketUser(mr, name, ctx);
-      return user ? retiringCompanions(user, ctx.credentials.due, (g) => seaweedKeys(ctx, ownerOf(mr), g)) : [];
+      return user ? retiredNow(user, ctx, ownerOf(mr)) : [];
     },
     cannotRotate: (mr) =>
       mr.spec.bucket
