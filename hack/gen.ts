@@ -13,6 +13,7 @@ import { backends } from '../src/backends/index.ts';
 import { kinds } from '../src/apis/kinds.gen.ts';
 import { platformRole, providerRole, targetRole, consumerRole, userRoles, crossplaneRole } from './lib/rbac.ts';
 import { protectionPolicy } from './lib/protection.ts';
+import { apiReference } from './lib/api-reference.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const crdDir = path.join(root, 'crds');
@@ -43,6 +44,7 @@ const kindsFile = [
   '',
 ].join('\n');
 const wanted = new Map<string, string>([
+  [path.join(root, 'docs', 'reference', 'api.md'), apiReference(allKinds.map((def) => crdOf(def) as never))],
   [path.join(root, 'src', 'apis', 'kinds.gen.ts'), kindsFile],
   ...crds.map(([file, text]): [string, string] => [path.join(crdDir, file), text]),
   ...crds.map(([file, text]): [string, string] => [path.join(chartCrdDir, file), text]),
@@ -79,11 +81,17 @@ if (process.argv.includes('--check')) {
     );
     process.exit(1);
   }
-  console.log(`generated files are up to date (${wanted.size}: CRDs, roles and src/apis/kinds.gen.ts)`);
+  console.log(`generated files are up to date (${wanted.size}: CRDs, roles, src/apis/kinds.gen.ts and the API reference)`);
 } else {
-  for (const dir of [crdDir, chartCrdDir, path.join(chart, 'files'), path.join(root, 'config', 'admission')])
+  for (const dir of [
+    crdDir,
+    chartCrdDir,
+    path.join(chart, 'files'),
+    path.join(root, 'config', 'admission'),
+    path.join(root, 'docs', 'reference'),
+  ])
     mkdirSync(dir, { recursive: true });
   for (const file of staleCrds) rmSync(file);
   for (const [file, text] of wanted) writeFileSync(file, text);
-  console.log(`wrote ${wanted.size} files (crds/, config/rbac/, charts/provider-rook/, src/apis/kinds.gen.ts)`);
+  console.log(`wrote ${wanted.size} files (crds/, config/rbac/, charts/provider-rook/, src/apis/kinds.gen.ts, docs/reference/api.md)`);
 }

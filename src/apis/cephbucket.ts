@@ -71,11 +71,17 @@ export const cephBucketSchema = z.object({
   ),
   status: managedStatus(
     z.object({
-      namespace: z.string().optional(),
-      name: z.string().optional(),
+      namespace: z.string().optional().meta({ description: 'Namespace of the ObjectBucketClaim in the target cluster.' }),
+      name: z.string().optional().meta({ description: 'Name of the ObjectBucketClaim in the target cluster.' }),
       phase: z.string().optional().meta({ description: "The ObjectBucketClaim's status.phase." }),
-      bucketName: z.string().optional(),
-      endpoint: z.string().optional(),
+      bucketName: z
+        .string()
+        .optional()
+        .meta({ description: 'The bucket in the object store, from its ObjectBucket (Rook may have generated it).' }),
+      endpoint: z
+        .string()
+        .optional()
+        .meta({ description: "The bucket's S3 endpoint, from its ObjectBucket's host and port (https on port 443)." }),
     }),
   ),
 });
@@ -86,7 +92,8 @@ export const CephBucketKind: KindDefinition = {
   version: VERSION,
   kind: 'CephBucket',
   plural: 'cephbuckets',
-  categories: ['crossplane', 'managed', 'ceph'],
+  shortNames: ['cephbkt'],
+  categories: ['crossplane', 'managed', 'ceph', 'rook'],
   scope: 'Namespaced',
   description: 'A Rook Ceph bucket (objectbucket.io ObjectBucketClaim) that provider-rook keeps in a target cluster.',
   schema: cephBucketSchema,
@@ -122,7 +129,11 @@ export const cephBucketClassSchema = z.object({
         .optional()
         .meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
     })
-    .meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
+    .meta({
+      description:
+        "What each claim of this class gets: an ObjectBucketClaim of this StorageClass, in targetNamespace of the chosen Provider's cluster.",
+      'x-kubernetes-validations': [classPlacement.rule],
+    }),
 });
 export type CephBucketClass = KubeObject & z.infer<typeof cephBucketClassSchema>;
 
@@ -131,7 +142,8 @@ export const CephBucketClassKind: KindDefinition = {
   version: VERSION,
   kind: 'CephBucketClass',
   plural: 'cephbucketclasses',
-  categories: ['crossplane', 'class', 'ceph'],
+  shortNames: ['cephbktclass'],
+  categories: ['crossplane', 'class', 'ceph', 'rook'],
   scope: 'Namespaced',
   statusSubresource: false,
   description:

@@ -7,7 +7,7 @@ import { bucketFeatures, featureTransitionRules } from './features.ts';
 
 export const condition = z.object({
   type: z.string().meta({ description: 'Type of condition, e.g. Ready or Synced.' }),
-  status: z.enum(['True', 'False', 'Unknown']),
+  status: z.enum(['True', 'False', 'Unknown']).meta({ description: 'Whether the condition holds: True, False or Unknown.' }),
   reason: z.string().meta({ description: 'A CamelCase word saying why the condition has this status.' }),
   message: z.string().optional().meta({ description: 'Human-readable detail.' }),
   lastTransitionTime: z.string().meta({ description: 'When the status last changed (RFC 3339).' }),
@@ -50,9 +50,15 @@ export const providerRef = z
 
 const selectorRequirement = z
   .object({
-    key: z.string().min(1).max(317),
-    operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-    values: z.array(z.string().max(63)).max(64).optional(),
+    key: z.string().min(1).max(317).meta({ description: 'The label key the requirement applies to.' }),
+    operator: z
+      .enum(['In', 'NotIn', 'Exists', 'DoesNotExist'])
+      .meta({ description: "How the label's value relates to values: In, NotIn, Exists or DoesNotExist." }),
+    values: z
+      .array(z.string().max(63))
+      .max(64)
+      .optional()
+      .meta({ description: 'The label values: at least one for In and NotIn, none for Exists and DoesNotExist.' }),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -65,8 +71,15 @@ const selectorRequirement = z
 
 /** A standard label selector (metav1.LabelSelector). */
 export const labelSelector = z.object({
-  matchLabels: z.record(z.string(), z.string().max(63)).optional(),
-  matchExpressions: z.array(selectorRequirement).max(32).optional(),
+  matchLabels: z
+    .record(z.string(), z.string().max(63))
+    .optional()
+    .meta({ description: 'Labels an object must carry, each with this value. ANDed with matchExpressions.' }),
+  matchExpressions: z
+    .array(selectorRequirement)
+    .max(32)
+    .optional()
+    .meta({ description: 'Requirements on labels, all of which an object must meet.' }),
 });
 
 export const providerSelector = labelSelector.meta({
@@ -79,7 +92,11 @@ const QUANTITY = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkM
 const quantity = (description: string) =>
   z.union([z.int(), z.string()]).meta({ description, pattern: QUANTITY, 'x-kubernetes-int-or-string': true });
 
-const typedRef = z.object({ apiGroup: z.string().max(253).optional(), kind: z.string().min(1).max(63), name: objectName() });
+const typedRef = z.object({
+  apiGroup: z.string().max(253).optional().meta({ description: 'API group of the referenced object; unset for the core group.' }),
+  kind: z.string().min(1).max(63).meta({ description: 'Kind of the referenced object.' }),
+  name: objectName().meta({ description: 'Name of the referenced object.' }),
+});
 
 /**
  * A PersistentVolumeClaim spec (core/v1), its essential fields checked here: a malformed one would be
@@ -90,23 +107,41 @@ export const persistentVolumeClaimSpec = z
     accessModes: z
       .array(z.enum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod']))
       .min(1)
-      .max(4),
-    resources: z.object({
-      requests: z.object({ storage: quantity("The volume's size, e.g. 8Gi.") }),
-      limits: z.object({ storage: quantity('The most the volume may grow to.').optional() }).optional(),
-    }),
+      .max(4)
+      .meta({ description: 'How the volume may be mounted: ReadWriteOnce, ReadOnlyMany, ReadWriteMany or ReadWriteOncePod.' }),
+    resources: z
+      .object({
+        requests: z
+          .object({ storage: quantity("The volume's size, e.g. 8Gi.") })
+          .meta({ description: 'The least storage the volume must have.' }),
+        limits: z
+          .object({ storage: quantity('The most the volume may grow to.').optional() })
+          .optional()
+          .meta({ description: 'The most storage the volume may have.' }),
+      })
+      .meta({ description: 'The storage the volume asks for.' }),
     storageClassName: z
       .string()
       .max(253)
       .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/)
       .optional()
       .meta({ description: 'The StorageClass; "" for none (a pre-bound volume); unset for the target\'s default.' }),
-    volumeMode: z.enum(['Filesystem', 'Block']).optional(),
+    volumeMode: z
+      .enum(['Filesystem', 'Block'])
+      .optional()
+      .meta({ description: 'Filesystem (the default) or Block: whether the volume is mounted as a file system or a raw device.' }),
     volumeName: objectName().optional().meta({ description: 'Bind to this PersistentVolume.' }),
-    volumeAttributesClassName: objectName().optional(),
+    volumeAttributesClassName: objectName()
+      .optional()
+      .meta({ description: "The VolumeAttributesClass that sets the volume's mutable attributes; unset for none." }),
     selector: labelSelector.optional().meta({ description: 'Labels of the PersistentVolumes it may bind.' }),
-    dataSource: typedRef.optional(),
-    dataSourceRef: typedRef.extend({ namespace: namespaceName().optional() }).optional(),
+    dataSource: typedRef.optional().meta({ description: 'A VolumeSnapshot or PersistentVolumeClaim the volume starts as a copy of.' }),
+    dataSourceRef: typedRef
+      .extend({
+        namespace: namespaceName().optional().meta({ description: "Namespace of the referenced object; the claim's own when unset." }),
+      })
+      .optional()
+      .meta({ description: 'The object the volume is populated from (a snapshot, a claim or a volume populator).' }),
   })
   .meta({ description: 'A PersistentVolumeClaim spec: accessModes and resources.requests.storage at least.' });
 
@@ -128,11 +163,15 @@ export const classPlacement = {
 
 export const objectRef = z.object({
   // Bounded, so rules that compare references stay within the API server's cost budget.
-  apiVersion: z.string().max(317).optional(),
-  kind: z.string().max(63).optional(),
-  name: objectName(),
-  namespace: namespaceName().optional(),
-  uid: z.string().max(64).optional(),
+  apiVersion: z.string().max(317).optional().meta({ description: 'apiVersion of the referenced object.' }),
+  kind: z.string().max(63).optional().meta({ description: 'Kind of the referenced object.' }),
+  name: objectName().meta({ description: 'Name of the referenced object.' }),
+  namespace: namespaceName().optional().meta({ description: 'Namespace of the referenced object.' }),
+  uid: z
+    .string()
+    .max(64)
+    .optional()
+    .meta({ description: 'UID of the referenced object, which tells it from a later one of the same name.' }),
 });
 
 /** A class's protection of the claims it serves (and their managed resources) against deletion. */
@@ -308,6 +347,7 @@ export function managedSpec<F extends z.ZodType, E extends z.ZodRawShape = Recor
       classRef: objectRef.optional().meta({ description: 'The class this resource was provisioned from, if any.' }),
     })
     .meta({
+      description: `The desired state: the ${object} to keep in the target cluster (forProvider), the Provider and target namespace that hold it, and what happens to it when this resource goes.`,
       'x-kubernetes-validations': [
         {
           rule: 'has(self.providerRef) || has(self.providerSelector)',
@@ -340,5 +380,6 @@ export function managedStatus<A extends z.ZodObject>(atProvider: A) {
       atProvider: atProvider.optional().meta({ description: 'What was last observed in the target cluster.' }),
       credentials: credentialsStatus,
     })
-    .optional();
+    .optional()
+    .meta({ description: 'The observed state of this resource, written by provider-rook.' });
 }

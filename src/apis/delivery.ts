@@ -39,7 +39,7 @@ export const deliveries = z
   .array(
     z.object({
       to: z.string().meta({ description: 'The consumer, as <provider namespace>/<provider>/<namespace>.' }),
-      secretName: z.string(),
+      secretName: z.string().meta({ description: "Name of the Secret in the consumer's namespace." }),
       delivered: z.boolean().meta({ description: 'The Secret there holds the current connection details.' }),
       endpoint: z.enum(['ClusterDNS', 'Exposed']).optional().meta({
         description:
@@ -53,8 +53,11 @@ export const deliveries = z
         .boolean()
         .optional()
         .meta({ description: 'Its consumer left spec.consumers (or the claim is going): its Secret is being deleted.' }),
-      reason: z.string().optional(),
-      message: z.string().optional(),
+      reason: z
+        .string()
+        .optional()
+        .meta({ description: 'A CamelCase word saying why the Secret there is not delivered, or not yet removed.' }),
+      message: z.string().optional().meta({ description: 'Human-readable detail of what happened to the Secret there.' }),
     }),
   )
   .optional()
@@ -117,11 +120,13 @@ export const storeExposure = z
       }),
     gateway: z
       .object({
-        gatewayRef: z.object({
-          name: objectName(),
-          namespace: namespaceName(),
-          sectionName: z.string().max(253).optional().meta({ description: 'The listener of that Gateway to attach to.' }),
-        }),
+        gatewayRef: z
+          .object({
+            name: objectName().meta({ description: 'Name of the Gateway.' }),
+            namespace: namespaceName().meta({ description: "Namespace of the Gateway in the store's cluster." }),
+            sectionName: z.string().max(253).optional().meta({ description: 'The listener of that Gateway to attach to.' }),
+          })
+          .meta({ description: "The Gateway (gateway.networking.k8s.io) in the store's cluster the route attaches to." }),
         hostname: z
           .string()
           .max(253)
@@ -161,7 +166,9 @@ export const storeExposure = z
 /** What a store's exposure reached: its address, or what it waits for. */
 export const exposureStatus = z
   .object({
-    via: z.enum(['LoadBalancer', 'Gateway', 'MultiCluster']),
+    via: z
+      .enum(['LoadBalancer', 'Gateway', 'MultiCluster'])
+      .meta({ description: 'The kind of exposure: LoadBalancer, Gateway or MultiCluster, as spec.exposure names it.' }),
     endpoint: z.string().optional().meta({ description: 'The endpoint consumers in other clusters get.' }),
     waiting: z.string().optional().meta({ description: 'What it waits for before it has one (an address, a route accepted).' }),
   })

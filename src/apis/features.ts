@@ -65,13 +65,17 @@ export const bucketFeatures = z
           )
           .min(1)
           .max(100)
-          .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['id'] }),
+          .meta({
+            description: 'The lifecycle rules, 1 to 100, each named by a unique id.',
+            'x-kubernetes-list-type': 'map',
+            'x-kubernetes-list-map-keys': ['id'],
+          }),
       })
       .optional()
       .meta({ description: 'Rules that delete objects, or their old versions, after a time.' }),
   })
   .meta({
-    description: 'Versioning, object lock, a quota and lifecycle rules.',
+    description: 'Versioning, object lock with a default retention, a quota and lifecycle rules.',
     'x-kubernetes-validations': [
       {
         rule: "!has(self.objectLock) || !self.objectLock || (has(self.versioning) && self.versioning == 'Enabled')",
@@ -134,4 +138,7 @@ export const featurePolicy = z
       'The largest quota a claim may ask for; a claim that asks for none gets this one, so no bucket of this class grows past it.',
     ).optional(),
   })
-  .meta({ description: "Defaults and limits for the features (versioning, object lock, quota, lifecycle) of this class's buckets." });
+  .meta({
+    description:
+      "Defaults and limits for the features (versioning, object lock, default retention, quota, lifecycle) of this class's buckets.",
+  });

@@ -45,43 +45,47 @@ const image = z
   .meta({ description: "MinIO's client image (mc) for the Jobs that make and remove users and buckets in the target." });
 
 export const minioBucketClassSchema = z.object({
-  spec: z.object({
-    store: z
-      .object({ kind: storeKind, name: objectName().meta({ description: 'The managed store, in this namespace.' }) })
-      .meta({ description: "The store every claim of this class shares. It must be Ready before a claim's bucket is made." }),
-    protectClaims,
-    exposure: exposure.optional(),
-    features: featurePolicy.optional(),
-    credentialRotation: credentialRotation.optional(),
-    reclaimPolicy: reclaimPolicy.default('Delete').meta({
-      description:
-        "What happens to a claim's bucket and user when the claim is deleted: Delete removes them (see deleteObjects); Retain keeps both.",
-    }),
-    deleteObjects,
-    allowedNamespaces: z.array(namespaceName()).optional().meta({
-      description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
-    }),
-    image,
-  }),
+  spec: z
+    .object({
+      store: z
+        .object({ kind: storeKind, name: objectName().meta({ description: 'The managed store, in this namespace.' }) })
+        .meta({ description: "The store every claim of this class shares. It must be Ready before a claim's bucket is made." }),
+      protectClaims,
+      exposure: exposure.optional(),
+      features: featurePolicy.optional(),
+      credentialRotation: credentialRotation.optional(),
+      reclaimPolicy: reclaimPolicy.default('Delete').meta({
+        description:
+          "What happens to a claim's bucket and user when the claim is deleted: Delete removes them (see deleteObjects); Retain keeps both.",
+      }),
+      deleteObjects,
+      allowedNamespaces: z.array(namespaceName()).optional().meta({
+        description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
+      }),
+      image,
+    })
+    .meta({ description: 'The shared store, and what happens to the bucket and user each claim gets.' }),
 });
 export type MinioBucketClass = KubeObject & z.infer<typeof minioBucketClassSchema>;
 
 /** Where the store is and how the Jobs reach it: taken from the managed store when a claim's bucket is made. */
-const storeAccess = z.object({
-  kind: storeKind,
-  name: objectName().meta({ description: 'The managed store, in this namespace.' }),
-  endpoint: z.string().min(1).max(512).meta({ description: "The store's S3 endpoint, as pods in the target reach it." }),
-  rootSecret: z
-    .object({
-      name: objectName(),
-      format: z.enum(['username-password', 'config.env']).meta({
-        description: 'username-password: keys username and password (Rook MinIO); config.env: a MinIO config.env (MinIO Operator).',
+const storeAccess = z
+  .object({
+    kind: storeKind,
+    name: objectName().meta({ description: 'The managed store, in this namespace.' }),
+    endpoint: z.string().min(1).max(512).meta({ description: "The store's S3 endpoint, as pods in the target reach it." }),
+    rootSecret: z
+      .object({
+        name: objectName().meta({ description: 'Name of the Secret.' }),
+        format: z.enum(['username-password', 'config.env']).meta({
+          description: 'username-password: keys username and password (Rook MinIO); config.env: a MinIO config.env (MinIO Operator).',
+        }),
+      })
+      .meta({
+        description: "The store's root credentials Secret in the target namespace: only the Jobs there read it, never provider-rook.",
       }),
-    })
-    .meta({
-      description: "The store's root credentials Secret in the target namespace: only the Jobs there read it, never provider-rook.",
-    }),
-});
+  })
+  .meta({ description: 'The store the bucket is in and how the Jobs reach it, taken from the managed store when the bucket is made.' });
 
 export const minioBucketSchema = z.object({
   spec: managedSpec(
@@ -123,8 +127,8 @@ export const minioBucketSchema = z.object({
   ),
   status: managedStatus(
     z.object({
-      bucket: z.string().optional(),
-      endpoint: z.string().optional(),
+      bucket: z.string().optional().meta({ description: 'The bucket in the store.' }),
+      endpoint: z.string().optional().meta({ description: "The store's S3 endpoint, as pods in the target reach it." }),
       user: z
         .string()
         .optional()
@@ -139,7 +143,8 @@ export const MinioBucketKind: KindDefinition = {
   version: VERSION,
   kind: 'MinioBucket',
   plural: 'miniobuckets',
-  categories: ['crossplane', 'managed', 'minio'],
+  shortNames: ['miniobkt'],
+  categories: ['crossplane', 'managed', 'minio', 'rook'],
   scope: 'Namespaced',
   description:
     'A bucket and a user of its own, whose policy reaches only that bucket, in a MinIO store that provider-rook or a platform team runs.',
@@ -161,7 +166,8 @@ export const MinioBucketClassKind: KindDefinition = {
   version: VERSION,
   kind: 'MinioBucketClass',
   plural: 'miniobucketclasses',
-  categories: ['crossplane', 'class', 'minio'],
+  shortNames: ['miniobktclass'],
+  categories: ['crossplane', 'class', 'minio', 'rook'],
   scope: 'Namespaced',
   description: 'A class of buckets in one shared MinIO store: each claim gets a bucket of the store and a user that reaches only it.',
   schema: minioBucketClassSchema,

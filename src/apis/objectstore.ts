@@ -19,11 +19,16 @@ import { exposureStatus, storeExposure } from './delivery.ts';
 import { objectLockFixedRule } from './features.ts';
 
 const volumeClaimTemplate = z.object({
-  metadata: z.object({
-    name: namespaceName().meta({ description: 'Volume name; MinIO mounts it at /data/<name>.' }),
-    labels: z.record(z.string(), z.string()).optional(),
-    annotations: z.record(z.string(), z.string()).optional(),
-  }),
+  metadata: z
+    .object({
+      name: namespaceName().meta({ description: 'Volume name; MinIO mounts it at /data/<name>.' }),
+      labels: z.record(z.string(), z.string()).optional().meta({ description: "Labels for the volume's PersistentVolumeClaims." }),
+      annotations: z
+        .record(z.string(), z.string())
+        .optional()
+        .meta({ description: "Annotations for the volume's PersistentVolumeClaims." }),
+    })
+    .meta({ description: "The volume's name, labels and annotations." }),
   spec: persistentVolumeClaimSpec,
 });
 
@@ -102,8 +107,8 @@ export const objectStoreSchema = z.object({
   ),
   status: managedStatus(
     z.object({
-      namespace: z.string().optional(),
-      name: z.string().optional(),
+      namespace: z.string().optional().meta({ description: 'Namespace of the minio.rook.io ObjectStore in the target cluster.' }),
+      name: z.string().optional().meta({ description: 'Name of the minio.rook.io ObjectStore in the target cluster.' }),
       endpoint: z.string().optional().meta({ description: 'In-cluster S3 endpoint of the store.' }),
       readyReplicas: z.int().optional().meta({ description: "Ready MinIO servers, from the operator's StatefulSet." }),
       exposure: exposureStatus,
@@ -118,7 +123,8 @@ export const ObjectStoreKind: KindDefinition = {
   version: 'v1alpha1',
   kind: 'ObjectStore',
   plural: 'objectstores',
-  categories: ['crossplane', 'managed', 'minio'],
+  shortNames: ['ros'],
+  categories: ['crossplane', 'managed', 'minio', 'rook'],
   scope: 'Namespaced',
   description: 'A Rook MinIO object store (minio.rook.io ObjectStore) that provider-rook keeps in a target cluster.',
   schema: objectStoreSchema,

@@ -40,7 +40,10 @@ export const objectStoreClassSchema = z.object({
         description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
       }),
     })
-    .meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
+    .meta({
+      description: "What each claim of this class gets: a Rook MinIO ObjectStore of this spec, in the chosen Provider's cluster.",
+      'x-kubernetes-validations': [classPlacement.rule],
+    }),
 });
 
 export type ObjectStoreClass = KubeObject & z.infer<typeof objectStoreClassSchema>;
@@ -50,7 +53,8 @@ export const ObjectStoreClassKind: KindDefinition = {
   version: 'v1alpha1',
   kind: 'ObjectStoreClass',
   plural: 'objectstoreclasses',
-  categories: ['crossplane', 'class', 'minio'],
+  shortNames: ['rosclass'],
+  categories: ['crossplane', 'class', 'minio', 'rook'],
   scope: 'Namespaced',
   description:
     'A non-portable class of Rook MinIO object stores: the store spec, the target (providerRef, or providerSelector for the scheduler) and the reclaim policy for claims.',

@@ -91,10 +91,16 @@ export const providerSchema = z.object({
         }),
       operatorInstall: z
         .object({
-          enabled: z.boolean().default(false),
-          image: z.string().optional(),
-          imageOverride: z.boolean().optional(),
-          namespace: namespaceName().optional(),
+          enabled: z
+            .boolean()
+            .default(false)
+            .meta({ description: 'Install the operator into the target when it is missing (spec.operators[].install).' }),
+          image: z.string().optional().meta({ description: "The operator's image (spec.operators[].image)." }),
+          imageOverride: z
+            .boolean()
+            .optional()
+            .meta({ description: "Install image although it is not the bundle's own (spec.operators[].imageOverride)." }),
+          namespace: namespaceName().optional().meta({ description: 'Namespace for the operator (spec.operators[].namespace).' }),
         })
         .optional()
         .meta({
@@ -102,6 +108,7 @@ export const providerSchema = z.object({
         }),
     })
     .meta({
+      description: 'How to reach the target cluster, and what provider-rook may do there.',
       'x-kubernetes-validations': [
         {
           rule: "!has(self.operatorInstall) || !has(self.operators) || !self.operators.exists(o, o.name == 'rook-minio')",
@@ -121,9 +128,9 @@ export const providerSchema = z.object({
       reservations: z
         .array(
           z.object({
-            kind: z.string(),
-            name: z.string(),
-            uid: z.string(),
+            kind: z.string().meta({ description: 'Kind of the managed resource.' }),
+            name: z.string().meta({ description: "Name of the managed resource, in the Provider's namespace." }),
+            uid: z.string().meta({ description: 'UID of the managed resource.' }),
           }),
         )
         .optional()
@@ -134,19 +141,24 @@ export const providerSchema = z.object({
       operators: z
         .array(
           z.object({
-            name: z.string(),
+            name: z.string().meta({ description: 'The operator, by the name of its bundle (a folder of config/operators/).' }),
             present: z.boolean().meta({ description: "The operator's CRD is Established and its Deployment exists." }),
             installedBy: z
               .enum(['provider-rook', 'other'])
               .optional()
               .meta({ description: 'Who installed what is there: provider-rook (it carries our marks) or someone else.' }),
-            missing: z.array(z.string()).optional(),
+            missing: z.array(z.string()).optional().meta({
+              description: "What of the operator the target lacks: its CRD (or the CRD's Established condition) or its Deployment.",
+            }),
             version: z.string().optional().meta({ description: "The version its Deployment runs (its image's tag)." }),
             upgrade: z
               .object({
-                to: z.string(),
-                phase: z.enum(['Progressing', 'Complete', 'Failed', 'Held']),
-                message: z.string().optional(),
+                to: z.string().meta({ description: 'The version asked for.' }),
+                phase: z.enum(['Progressing', 'Complete', 'Failed', 'Held']).meta({
+                  description:
+                    'Progressing, Complete, Failed, or Held: someone else installed the operator (and adopt is not set), or another Provider sets its version.',
+                }),
+                message: z.string().optional().meta({ description: 'Why it failed or is held, or how it progresses.' }),
               })
               .optional()
               .meta({ description: 'A change to spec.operators[].version: under way, done, failed, or held (someone else installed it).' }),
@@ -159,7 +171,8 @@ export const providerSchema = z.object({
           'x-kubernetes-list-map-keys': ['name'],
         }),
     })
-    .optional(),
+    .optional()
+    .meta({ description: 'What provider-rook last observed of the target cluster.' }),
 });
 
 export type Provider = KubeObject & z.infer<typeof providerSchema>;
@@ -174,7 +187,8 @@ export const ProviderKind: KindDefinition = {
   version,
   kind: Providers.kind,
   plural: Providers.plural,
-  categories: ['crossplane', 'provider'],
+  shortNames: ['rookprovider'],
+  categories: ['crossplane', 'provider', 'rook'],
   scope: 'Namespaced',
   description: 'A target Kubernetes cluster that provider-rook provisions into, and the Secret with its credentials.',
   schema: providerSchema,
@@ -191,31 +205,40 @@ export const ProviderKind: KindDefinition = {
 };
 
 export const operatorUpgradeSchema = z.object({
-  spec: z.object({
-    operator: z
-      .string()
-      .min(1)
-      .max(63)
-      .meta({ description: 'The operator, by the name of the bundle provider-rook ships for it (a folder of config/operators/).' }),
-    version: z.string().min(1).max(64).meta({
-      description: 'The version to bring the selected Providers to (one that provider-rook ships); an older one goes back.',
-    }),
-    providerSelector: labelSelector.meta({ description: 'Labels of the Providers, in this namespace, to upgrade.' }),
-    maxConcurrent: z.int().min(1).max(100).default(1).meta({ description: 'At most this many Providers upgrade at once.' }),
-  }),
+  spec: z
+    .object({
+      operator: z
+        .string()
+        .min(1)
+        .max(63)
+        .meta({ description: 'The operator, by the name of the bundle provider-rook ships for it (a folder of config/operators/).' }),
+      version: z.string().min(1).max(64).meta({
+        description: 'The version to bring the selected Providers to (one that provider-rook ships); an older one goes back.',
+      }),
+      providerSelector: labelSelector.meta({ description: 'Labels of the Providers, in this namespace, to upgrade.' }),
+      maxConcurrent: z.int().min(1).max(100).default(1).meta({ description: 'At most this many Providers upgrade at once.' }),
+    })
+    .meta({ description: 'Which operator to bring to which version, on which Providers, how many at a time.' }),
   status: z
     .object({
       conditions,
-      phase: z.enum(['Progressing', 'Complete', 'Failed']).optional(),
+      phase: z.enum(['Progressing', 'Complete', 'Failed']).optional().meta({
+        description:
+          'Progressing while Providers remain; Complete when every matched Provider runs the version; Failed when the wave stopped or no Provider matches.',
+      }),
       matched: z.int().optional().meta({ description: 'How many Providers the selector matches.' }),
       upgraded: z.array(z.string()).optional().meta({ description: 'Providers that run the version.' }),
       upgrading: z.array(z.string()).optional().meta({ description: 'Providers whose upgrade is under way.' }),
       stoppedAt: z
-        .object({ provider: z.string(), message: z.string() })
+        .object({
+          provider: z.string().meta({ description: 'Name of the Provider where the wave stopped.' }),
+          message: z.string().meta({ description: "Why: that Provider's upgrade phase (Failed or Held) and message." }),
+        })
         .optional()
         .meta({ description: 'The Provider whose upgrade failed (or was held), where the wave stopped, and why.' }),
     })
-    .optional(),
+    .optional()
+    .meta({ description: 'How the wave stands, written by provider-rook.' }),
 });
 export type OperatorUpgradeObject = KubeObject & z.infer<typeof operatorUpgradeSchema>;
 const _upgradeReadable: OperatorUpgrade['spec'] = {} as OperatorUpgradeObject['spec'];
@@ -226,7 +249,8 @@ export const OperatorUpgradeKind: KindDefinition = {
   version,
   kind: OperatorUpgrades.kind,
   plural: OperatorUpgrades.plural,
-  categories: ['crossplane'],
+  shortNames: ['opupgrade'],
+  categories: ['crossplane', 'rook'],
   scope: 'Namespaced',
   description:
     "An operator upgrade (or a way back) across the Providers a selector matches, in waves: at most maxConcurrent at a time, in name order, stopping at the first failure. Each step sets one Provider's spec.operators[].version.",

@@ -88,8 +88,8 @@ export const seaweedStoreSchema = z.object({
   ),
   status: managedStatus(
     z.object({
-      namespace: z.string().optional(),
-      name: z.string().optional(),
+      namespace: z.string().optional().meta({ description: 'Namespace of the Seaweed in the target cluster.' }),
+      name: z.string().optional().meta({ description: 'Name of the Seaweed in the target cluster.' }),
       endpoint: z.string().optional().meta({ description: "The store's S3 endpoint, as pods in the target reach it." }),
       phase: z.string().optional().meta({ description: "The operator's Ready condition, in its words." }),
       exposure: exposureStatus,
@@ -103,7 +103,8 @@ export const SeaweedStoreKind: KindDefinition = {
   version: VERSION,
   kind: 'SeaweedStore',
   plural: 'seaweedstores',
-  categories: ['crossplane', 'managed', 'seaweedfs'],
+  shortNames: ['swstore'],
+  categories: ['crossplane', 'managed', 'seaweedfs', 'rook'],
   scope: 'Namespaced',
   description:
     'A SeaweedFS cluster (seaweed.seaweedfs.com/v1 Seaweed) that provider-rook keeps in a target cluster, with its filer persistent; with a bucket, a user of its own reaches only that bucket.',
@@ -144,7 +145,11 @@ export const seaweedStoreClassSchema = z.object({
         .optional()
         .meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
     })
-    .meta({ 'x-kubernetes-validations': [classPlacement.rule] }),
+    .meta({
+      description:
+        "What each claim of this class gets: a Seaweed of this spec, in a namespace of its own in the chosen Provider's cluster.",
+      'x-kubernetes-validations': [classPlacement.rule],
+    }),
 });
 export type SeaweedStoreClass = KubeObject & z.infer<typeof seaweedStoreClassSchema>;
 
@@ -153,7 +158,8 @@ export const SeaweedStoreClassKind: KindDefinition = {
   version: VERSION,
   kind: 'SeaweedStoreClass',
   plural: 'seaweedstoreclasses',
-  categories: ['crossplane', 'class', 'seaweedfs'],
+  shortNames: ['swstoreclass'],
+  categories: ['crossplane', 'class', 'seaweedfs', 'rook'],
   scope: 'Namespaced',
   statusSubresource: false,
   description:
@@ -167,11 +173,13 @@ export const SeaweedStoreClassKind: KindDefinition = {
 };
 
 /** Where a shared store is: taken from the managed SeaweedStore when a claim's bucket is made. */
-const storeAccess = z.object({
-  name: objectName().meta({ description: 'The managed SeaweedStore, in this namespace.' }),
-  seaweed: objectName().meta({ description: "The store's Seaweed in the target namespace." }),
-  endpoint: z.string().min(1).max(512).meta({ description: "The store's S3 endpoint, as pods in the target reach it." }),
-});
+const storeAccess = z
+  .object({
+    name: objectName().meta({ description: 'The managed SeaweedStore, in this namespace.' }),
+    seaweed: objectName().meta({ description: "The store's Seaweed in the target namespace." }),
+    endpoint: z.string().min(1).max(512).meta({ description: "The store's S3 endpoint, as pods in the target reach it." }),
+  })
+  .meta({ description: 'The store the bucket is in, taken from the managed SeaweedStore when the bucket is made.' });
 
 export const seaweedBucketSchema = z.object({
   spec: managedSpec(
@@ -210,8 +218,8 @@ export const seaweedBucketSchema = z.object({
   ),
   status: managedStatus(
     z.object({
-      bucket: z.string().optional(),
-      endpoint: z.string().optional(),
+      bucket: z.string().optional().meta({ description: 'The bucket in the store.' }),
+      endpoint: z.string().optional().meta({ description: "The store's S3 endpoint, as pods in the target reach it." }),
       user: z.string().optional().meta({ description: "The bucket user's name in the store (its IAM identity)." }),
       accessKey: z.string().optional().meta({ description: "The user's access key; its secret key is only in the connection Secret." }),
     }),
@@ -224,7 +232,8 @@ export const SeaweedBucketKind: KindDefinition = {
   version: VERSION,
   kind: 'SeaweedBucket',
   plural: 'seaweedbuckets',
-  categories: ['crossplane', 'managed', 'seaweedfs'],
+  shortNames: ['swbkt'],
+  categories: ['crossplane', 'managed', 'seaweedfs', 'rook'],
   scope: 'Namespaced',
   description:
     'A bucket and a user of its own, whose policy reaches only that bucket, in a shared SeaweedFS store: the operator makes them from its Bucket, S3Identity, S3Credentials, S3Policy and S3PolicyBinding.',
@@ -242,22 +251,24 @@ export const SeaweedBucketKind: KindDefinition = {
 };
 
 export const seaweedBucketClassSchema = z.object({
-  spec: z.object({
-    store: z
-      .object({ name: objectName().meta({ description: 'The managed SeaweedStore, in this namespace.' }) })
-      .meta({ description: "The store every claim of this class shares. It must be Ready before a claim's bucket is made." }),
-    features: featurePolicy.optional(),
-    credentialRotation: credentialRotation.optional(),
-    protectClaims,
-    reclaimPolicy: reclaimPolicy.default('Delete').meta({
-      description:
-        "What happens to a claim's bucket and user when the claim is deleted: Delete removes the user, and the bucket as deleteObjects says; Retain keeps both.",
-    }),
-    deleteObjects,
-    allowedNamespaces: z.array(namespaceName()).optional().meta({
-      description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
-    }),
-  }),
+  spec: z
+    .object({
+      store: z
+        .object({ name: objectName().meta({ description: 'The managed SeaweedStore, in this namespace.' }) })
+        .meta({ description: "The store every claim of this class shares. It must be Ready before a claim's bucket is made." }),
+      features: featurePolicy.optional(),
+      credentialRotation: credentialRotation.optional(),
+      protectClaims,
+      reclaimPolicy: reclaimPolicy.default('Delete').meta({
+        description:
+          "What happens to a claim's bucket and user when the claim is deleted: Delete removes the user, and the bucket as deleteObjects says; Retain keeps both.",
+      }),
+      deleteObjects,
+      allowedNamespaces: z.array(namespaceName()).optional().meta({
+        description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
+      }),
+    })
+    .meta({ description: 'The shared store, and what happens to the bucket and user each claim gets.' }),
 });
 export type SeaweedBucketClass = KubeObject & z.infer<typeof seaweedBucketClassSchema>;
 
@@ -266,7 +277,8 @@ export const SeaweedBucketClassKind: KindDefinition = {
   version: VERSION,
   kind: 'SeaweedBucketClass',
   plural: 'seaweedbucketclasses',
-  categories: ['crossplane', 'class', 'seaweedfs'],
+  shortNames: ['swbktclass'],
+  categories: ['crossplane', 'class', 'seaweedfs', 'rook'],
   scope: 'Namespaced',
   statusSubresource: false,
   description: 'A class of buckets in one shared SeaweedFS store: each claim gets a bucket of the store and a user that reaches only it.',

@@ -30,7 +30,7 @@ export const bucketClassSchema = z.object({
     .object({
       apiVersion: z.string().min(1).meta({ description: 'apiVersion of the non-portable class, e.g. minio.rook.crossplane.io/v1alpha1.' }),
       kind: z.string().min(1).meta({ description: 'Kind of the non-portable class, e.g. ObjectStoreClass.' }),
-      name: objectName(),
+      name: objectName().meta({ description: 'Name of the non-portable class.' }),
       namespace: namespaceName().meta({ description: "Namespace of the non-portable class (usually the platform team's)." }),
     })
     .meta({ description: 'The non-portable class that satisfies claims of this class.' }),
@@ -42,7 +42,8 @@ export const BucketClassKind: KindDefinition = {
   version: VERSION,
   kind: 'BucketClass',
   plural: 'bucketclasses',
-  categories: ['crossplane', 'class', 'storage'],
+  shortNames: ['bktclass'],
+  categories: ['crossplane', 'class', 'storage', 'rook'],
   scope: 'Namespaced',
   statusSubresource: false,
   description: 'A portable class of buckets in a namespace: Bucket claims name it, and it points at a provider-specific class.',
@@ -56,9 +57,11 @@ export const BucketClassKind: KindDefinition = {
 };
 
 export const bucketPolicySchema = z.object({
-  spec: z.object({
-    defaultClassRef: localRef.meta({ description: 'The BucketClass, in this namespace, used by Bucket claims that name none.' }),
-  }),
+  spec: z
+    .object({
+      defaultClassRef: localRef.meta({ description: 'The BucketClass, in this namespace, used by Bucket claims that name none.' }),
+    })
+    .meta({ description: "The namespace's default BucketClass." }),
 });
 export type BucketPolicy = KubeObject & z.infer<typeof bucketPolicySchema>;
 
@@ -67,7 +70,8 @@ export const BucketPolicyKind: KindDefinition = {
   version: VERSION,
   kind: 'BucketPolicy',
   plural: 'bucketpolicies',
-  categories: ['crossplane', 'policy', 'storage'],
+  shortNames: ['bktpolicy'],
+  categories: ['crossplane', 'policy', 'storage', 'rook'],
   scope: 'Namespaced',
   statusSubresource: false,
   description:
@@ -90,7 +94,7 @@ export const bucketSchema = z.object({
       }),
       features: bucketFeatures.optional().meta({
         description:
-          "Versioning, object lock, a quota and lifecycle rules for the bucket: its class's defaults fill what is unset, within the class's limits. A backend without a feature refuses the claim, naming it.",
+          "Versioning, object lock with a default retention, a quota and lifecycle rules for the bucket: its class's defaults fill what is unset, within the class's limits. A backend without a feature refuses the claim, naming it.",
       }),
       shareWith: z
         .array(
@@ -112,6 +116,8 @@ export const bucketSchema = z.object({
         }),
     })
     .meta({
+      description:
+        'What the app team asks for: the class, where its connection Secret goes, the bucket features and who else may reach the bucket.',
       // What a claim is bound to is a fact once recorded: pointing it elsewhere would reach a resource made for another claim.
       'x-kubernetes-validations': [
         {
@@ -138,7 +144,7 @@ export const bucketSchema = z.object({
       conditions,
       bindingPhase,
       providerRef: z
-        .object({ name: z.string() })
+        .object({ name: z.string().meta({ description: "Name of the Provider, in the namespace of the bound resource (its class's)." }) })
         .optional()
         .meta({ description: 'The Provider (target cluster) holding the bound resource.' }),
       protected: z.boolean().optional().meta({
@@ -148,7 +154,8 @@ export const bucketSchema = z.object({
       credentials: credentialsStatus,
       deliveries,
     })
-    .optional(),
+    .optional()
+    .meta({ description: 'How the claim stands, written by provider-rook.' }),
 });
 export type Bucket = KubeObject & z.infer<typeof bucketSchema>;
 
@@ -157,7 +164,8 @@ export const BucketKind: KindDefinition = {
   version: VERSION,
   kind: 'Bucket',
   plural: 'buckets',
-  categories: ['crossplane', 'claim', 'storage'],
+  shortNames: ['bkt'],
+  categories: ['crossplane', 'claim', 'storage', 'rook'],
   scope: 'Namespaced',
   description:
     'A claim for an object store. provider-rook provisions one from the claimed class and writes its endpoint and keys into writeConnectionSecretToRef.',
@@ -179,16 +187,22 @@ export const BucketKind: KindDefinition = {
 export const bucketAccessSchema = z.object({
   spec: z
     .object({
-      bucketRef: z.object({ namespace: namespaceName(), name: objectName() }).meta({
-        description:
-          'The Bucket claim to reach, in its own namespace. Its spec.shareWith must allow this namespace and mode. Fixed at creation.',
-      }),
+      bucketRef: z
+        .object({
+          namespace: namespaceName().meta({ description: 'Namespace of the Bucket claim.' }),
+          name: objectName().meta({ description: 'Name of the Bucket claim.' }),
+        })
+        .meta({
+          description:
+            'The Bucket claim to reach, in its own namespace. Its spec.shareWith must allow this namespace and mode. Fixed at creation.',
+        }),
       mode: accessMode,
       writeConnectionSecretToRef: writeConnectionSecretToRef.optional(),
       consumers: consumers.optional(),
       resourceRef: objectRef.optional().meta({ description: "The managed resource holding this access's user; set by provider-rook." }),
     })
     .meta({
+      description: "The Bucket to reach, the access mode, and where the connection Secret with the new user's keys goes.",
       'x-kubernetes-validations': [
         {
           rule: '!has(self.consumers) || size(self.consumers) == 0 || has(self.writeConnectionSecretToRef)',
@@ -216,7 +230,8 @@ export const bucketAccessSchema = z.object({
       credentials: credentialsStatus,
       deliveries,
     })
-    .optional(),
+    .optional()
+    .meta({ description: 'How the access stands, written by provider-rook.' }),
 });
 export type BucketAccess = KubeObject & z.infer<typeof bucketAccessSchema>;
 
@@ -225,7 +240,8 @@ export const BucketAccessKind: KindDefinition = {
   version: VERSION,
   kind: 'BucketAccess',
   plural: 'bucketaccesses',
-  categories: ['crossplane', 'claim', 'storage'],
+  shortNames: ['bktaccess'],
+  categories: ['crossplane', 'claim', 'storage', 'rook'],
   scope: 'Namespaced',
   description:
     "Access to another namespace's Bucket, as that Bucket's spec.shareWith allows: a user of its own, with a policy of this mode on that bucket alone, its keys in writeConnectionSecretToRef. Deleting it revokes the user.",

@@ -35,10 +35,21 @@ const pool = z
       .meta({ description: 'Pool name; its StatefulSet is <tenant>-<name>.' }),
     servers: z.int().min(1).max(1000).meta({ description: 'MinIO servers (pods) in the pool.' }),
     volumesPerServer: z.int().min(1).max(100).meta({ description: 'Volumes per server.' }),
-    volumeClaimTemplate: z.object({
-      metadata: z.object({ name: z.string().optional(), labels: z.record(z.string(), z.string()).optional() }).optional(),
-      spec: persistentVolumeClaimSpec,
-    }),
+    volumeClaimTemplate: z
+      .object({
+        metadata: z
+          .object({
+            name: z
+              .string()
+              .optional()
+              .meta({ description: "The volumes' name, which the MinIO Operator numbers per volume; its default when unset." }),
+            labels: z.record(z.string(), z.string()).optional().meta({ description: "Labels for the volumes' PersistentVolumeClaims." }),
+          })
+          .optional()
+          .meta({ description: "The volumes' name and labels." }),
+        spec: persistentVolumeClaimSpec,
+      })
+      .meta({ description: 'The PersistentVolumeClaim every volume of the pool is made from.' }),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -56,7 +67,11 @@ export const tenantSpec = z.object({
     .array(pool)
     .min(1)
     .max(16)
-    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
+    .meta({
+      description: 'The server pools (1 to 16), each a StatefulSet of MinIO servers with volumes of their own. Named uniquely.',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['name'],
+    }),
   image: z.string().optional().meta({ description: "MinIO image (default: the operator's)." }),
   requestAutoCert: z
     .boolean()
@@ -98,12 +113,18 @@ export const tenantSchema = z.object({
   ),
   status: managedStatus(
     z.object({
-      namespace: z.string().optional(),
-      name: z.string().optional(),
-      endpoint: z.string().optional(),
+      namespace: z.string().optional().meta({ description: 'Namespace of the minio.min.io Tenant in the target cluster.' }),
+      name: z.string().optional().meta({ description: 'Name of the minio.min.io Tenant in the target cluster.' }),
+      endpoint: z
+        .string()
+        .optional()
+        .meta({ description: "The Tenant's in-cluster S3 endpoint (http on port 80, or https on 443 with requestAutoCert)." }),
       currentState: z.string().optional().meta({ description: "The MinIO Operator's status.currentState." }),
-      healthStatus: z.string().optional(),
-      availableReplicas: z.int().optional(),
+      healthStatus: z.string().optional().meta({ description: "The MinIO Operator's status.healthStatus: green, yellow or red." }),
+      availableReplicas: z
+        .int()
+        .optional()
+        .meta({ description: "The MinIO Operator's status.availableReplicas: MinIO servers available." }),
       exposure: exposureStatus,
     }),
   ),
@@ -115,7 +136,8 @@ export const TenantKind: KindDefinition = {
   version: VERSION,
   kind: 'Tenant',
   plural: 'tenants',
-  categories: ['crossplane', 'managed', 'minio'],
+  shortNames: ['rooktenant'],
+  categories: ['crossplane', 'managed', 'minio', 'rook'],
   scope: 'Namespaced',
   description: 'A MinIO Operator Tenant (minio.min.io/v2) that provider-rook keeps in a target cluster.',
   schema: tenantSchema,
@@ -153,7 +175,11 @@ export const tenantClassSchema = z.object({
         .optional()
         .meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
     })
-    .meta({ 'x-kubernetes-validations': [classPlacement.rule, exposedWithoutAutoCert('self.requestAutoCert')] }),
+    .meta({
+      description:
+        "What each claim of this class gets: a Tenant of these pools, in a namespace of its own in the chosen Provider's cluster.",
+      'x-kubernetes-validations': [classPlacement.rule, exposedWithoutAutoCert('self.requestAutoCert')],
+    }),
 });
 export type TenantClass = KubeObject & z.infer<typeof tenantClassSchema>;
 
@@ -162,7 +188,8 @@ export const TenantClassKind: KindDefinition = {
   version: VERSION,
   kind: 'TenantClass',
   plural: 'tenantclasses',
-  categories: ['crossplane', 'class', 'minio'],
+  shortNames: ['rooktenantclass'],
+  categories: ['crossplane', 'class', 'minio', 'rook'],
   scope: 'Namespaced',
   statusSubresource: false,
   description:
