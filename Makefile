@@ -3,7 +3,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 NPM ?= npm
 
-.PHONY: help install build gen check check-gen check-chart typecheck lint format format-check test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small soak image image-run release clean
+.PHONY: help install build gen check check-gen check-chart typecheck lint format format-check test unit demo demo-placement demo-down e2e e2e-local bench bench-clusters chaos chaos-small soak image image-run release docs clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -39,9 +39,19 @@ format: install ## Format the TypeScript and JavaScript with Prettier
 format-check: install
 	$(NPM) run -s format:check
 
-test: install check-gen check-chart typecheck lint format-check ## Everything CI runs: generated files (CRDs, roles), types, lint, formatting, unit, integration and e2e specs on local control planes, then chaos-small
+test: install check-gen check-chart typecheck lint format-check docs ## Everything CI runs: generated files (CRDs, roles, API reference), types, lint, formatting, the docs site, unit, integration and e2e specs on local control planes, then chaos-small
 	$(NPM) test -- --ci --json --outputFile=.local/jest-results.json; status=$$?; $(NPM) run -s test:slowest; exit $$status
 	$(MAKE) --no-print-directory chaos-small
+
+# mkdocs and its theme, pinned in docs/requirements.txt, in a virtualenv of the project's own.
+DOCS_VENV := .local/docs-venv
+$(DOCS_VENV)/.installed: docs/requirements.txt
+	python3 -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/pip install --quiet --disable-pip-version-check -r docs/requirements.txt
+	@touch $@
+
+docs: $(DOCS_VENV)/.installed ## Build the documentation site from docs/ into .local/site (strict: a broken link or a page missing from the nav fails)
+	$(DOCS_VENV)/bin/mkdocs build --strict --quiet
 
 check: install check-gen typecheck lint format-check unit ## The fast loop, no clusters: generated files, types, lint, formatting and unit tests
 

@@ -253,7 +253,7 @@ function goals(): void {
       () =>
         "each left is read by a user or by the crash-safe create, as crossplane's controllers write them: the claim's finalizer and " +
         "reference, the resource's create, its create mark and two statuses (Creating; Ready and Bound), two of the claim, " +
-        'two Secrets, two Events, five objects in the target (README, "Writes per claim")',
+        'two Secrets, two Events, five objects in the target (docs/performance.md, "Writes per claim")',
     ],
     [
       '1,000 claims Bound / plain client',
@@ -266,7 +266,7 @@ function goals(): void {
           ? ''
           : `the API servers and etcd used ${claims.serversCoresDuringClaims} cores throughout (${claims.serversCoresDuringPlain} for the plain client), ` +
             `provider-rook ${claims.providerCoreShare}: the servers are the limit, and a claim's writes cost them ${Math.round(((claims.serversCpuS ?? 0) / (claims.plainServersCpuS || 1)) * 10) / 10} ` +
-            'times the CPU of as many ConfigMap creates: most are updates of custom resources, status above all, which the servers read, decode, validate and write back (a CPU profile: README, "1,000 claims at once")',
+            'times the CPU of as many ConfigMap creates: most are updates of custom resources, status above all, which the servers read, decode, validate and write back (a CPU profile: docs/performance.md, "1,000 claims at once")',
     ],
     [
       'requests at rest (all sizes)',

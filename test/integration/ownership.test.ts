@@ -1,5 +1,5 @@
 // Ownership you can trust: each defect of the ownership review, on real API servers. provider-rook
-// never deletes, adopts or exposes what is not the caller's (see the README's "Ownership and safety").
+// never deletes, adopts or exposes what is not the caller's (see docs/operations/ownership.md).
 import { mkdtempSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';

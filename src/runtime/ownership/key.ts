@@ -1,7 +1,7 @@
 // The key that signs ownership marks lives in one Secret of the control cluster, beside
 // provider-rook: made on first start (32 random bytes), read on every start after. Nobody in a
 // target can read it, so nobody there can sign. Back it up with the control cluster: restored
-// managed resources then prove their objects again (see the README's "Ownership and safety").
+// managed resources then prove their objects again (see docs/operations/ownership.md).
 import { randomBytes } from 'node:crypto';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import { isAlreadyExists } from '../../kit/kube/errors.ts';

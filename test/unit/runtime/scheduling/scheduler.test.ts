@@ -1,5 +1,5 @@
 // The scheduler's pure parts: label selectors, the choice among Providers, and where a claim's
-// class puts its resource. Vectors, each one a rule of the README's "Scheduling" section.
+// class puts its resource. Vectors, each one a rule of docs/platform/providers.md's "Placement".
 import { describe, expect, it } from '@jest/globals';
 import { placementFor, type Claim, type PlacingClass } from '../../../../src/runtime/claims/claim.ts';
 import { ReasonedError } from '../../../../src/kit/conditions.ts';
