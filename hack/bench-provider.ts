@@ -59,11 +59,15 @@ const { values } = parseArgs({
     // The bench raises provider-rook's limits by flag (its defaults stay on for users): the figure is our own cost, not the limiter's.
     'provider-flags': { type: 'string', default: '--max-reconcile-rate 1000 --workers 16' },
     rest: { type: 'string', default: '30' },
+    // Seconds between a resource's polls (provider-rook's --poll; its default is 60).
+    poll: { type: 'string', default: '10' },
     json: { type: 'string' },
     // Node's flags for provider-rook: the image's by default (hack/lib/node-flags.ts); "none" for Node's defaults.
     'node-flags': { type: 'string', default: PROVIDER_NODE_FLAGS.join(' ') },
     // Writes a heap snapshot of provider-rook holding N stores at rest (Heap.*.heapsnapshot under .local/bench/).
     'heap-snapshot': { type: 'boolean', default: false },
+    // Writes a CPU profile of the window at rest (.local/bench/rest.cpuprofile, for Chrome's DevTools or hack/cpu-summary.ts).
+    'profile-rest': { type: 'boolean', default: false },
   },
 });
 const N = Number(values.stores);
@@ -73,7 +77,7 @@ const SHARED = Number(values['shared-claims']);
 const DELIVERED = Number(values.delivered);
 const COLLECTED = Number(values.collected);
 const REST_S = Number(values.rest);
-const POLL_S = 10;
+const POLL_S = Number(values.poll);
 const NS = 'bench';
 const BATCH = 50;
 
@@ -98,6 +102,30 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /** How the bench waits (with eventually): a try every 50 ms, so what it times ends within 50 ms of happening. */
 const often = (timeoutMs = 900_000): EventuallyOptions => ({ timeoutMs, delayMs: 50, maxDelayMs: 50 });
+
+/** The provider's inspector (it runs with --inspect): a DevTools protocol session over its WebSocket. */
+async function inspector(port: number): Promise<{ send(method: string, params?: object): Promise<unknown>; close(): void }> {
+  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+  const ws = new WebSocket(target!.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => {
+    ws.onopen = resolve;
+    ws.onerror = reject;
+  });
+  let id = 0;
+  const waiting = new Map<number, (result: unknown) => void>();
+  ws.onmessage = (e) => {
+    const msg = JSON.parse(String(e.data)) as { id?: number; result?: unknown };
+    if (msg.id !== undefined) waiting.get(msg.id)?.(msg.result);
+  };
+  return {
+    send: (method, params = {}) =>
+      new Promise((resolve) => {
+        waiting.set(++id, resolve);
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => ws.close(),
+  };
+}
 
 /** Runs `work` over items, `width` at a time. */
 async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
@@ -157,6 +185,7 @@ const targetCount = (): number => inTarget.reduce((n, i) => n + i.list().length,
 
 execBuild();
 const metricsPort = await freePort();
+const inspectPort = await freePort();
 const snapshotDir = path.join(repoRoot, '.local', 'bench');
 mkdirSync(snapshotDir, { recursive: true });
 const provider = spawn(
@@ -164,6 +193,7 @@ const provider = spawn(
   [
     ...values['node-flags'].split(' ').filter((f) => f && f !== 'none'),
     ...(values['heap-snapshot'] ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : []),
+    ...(values['profile-rest'] ? [`--inspect=127.0.0.1:${inspectPort}`] : []),
     path.join(repoRoot, 'dist', 'main.js'),
     '--kubeconfig',
     control.kubeconfig,
@@ -197,8 +227,11 @@ const heapMiB = async (): Promise<number> => gauge(await metrics(), 'nodejs_heap
 let peakHeap = 0;
 // Where the memory is when RSS peaks: V8's heap (used, reserved, new space), buffers outside it, the rest (code, malloc, TLS).
 let atPeak = { rss: 0, heapUsed: 0, heapTotal: 0, newSpace: 0, external: 0 };
+// Paused in the window at rest: a scrape costs provider-rook CPU, and that window measures its own.
+let sampling = true;
 const heapSampler = setInterval(
   () =>
+    sampling &&
     void metrics().then(
       (text) => {
         const heapUsed = gauge(text, 'nodejs_heap_size_used_bytes');
@@ -303,7 +336,19 @@ const fillServers = { cores: round((serversCpu() - fillCpu) / (allReady / 1000))
 await sleep(POLL_S * 1000); // the last follow-ups settle
 before = await requests();
 const serverWrites = await Promise.all(clusters.map((c) => writeCounts(c)));
+sampling = false;
+const profiler = values['profile-rest'] ? await inspector(inspectPort) : undefined;
+await profiler?.send('Profiler.enable');
+await profiler?.send('Profiler.start');
+const restCpuBefore = cpuSeconds(provider.pid!);
 await sleep(REST_S * 1000);
+const restCpuS = round(cpuSeconds(provider.pid!) - restCpuBefore, 2);
+if (profiler) {
+  const { profile } = (await profiler.send('Profiler.stop')) as { profile: unknown };
+  writeFileSync(path.join(snapshotDir, 'rest.cpuprofile'), JSON.stringify(profile));
+  profiler.close();
+}
+sampling = true;
 const atRest = delta(await requests(), before);
 const restServerWrites = (await Promise.all(clusters.map(async (c, i) => difference(await writeCounts(c), serverWrites[i]!)))).reduce(
   (n, d) => n + Object.values(d).reduce((a, b) => a + b, 0),
@@ -732,7 +777,7 @@ const result = {
   nodeFlags: values['node-flags'],
   fill: { inTargetsS: round((presentAt - t0) / 1000, 1), allReadyS: round(allReady / 1000, 1), servers: fillServers },
   requestsPerStoreAtCreate: atCreate,
-  atRest: { windowS: REST_S, polls: REST_S / POLL_S, providerRequests: atRest, writesAtServers: restServerWrites },
+  atRest: { windowS: REST_S, polls: REST_S / POLL_S, providerRequests: atRest, writesAtServers: restServerWrites, cpuS: restCpuS },
   driftS: { p50: round(percentile(drift, 50) / 1000), max: round(Math.max(...drift) / 1000) },
   memoryMiB: { idleRss: idle.rssMiB, idleHeap: idle.heapMiB, heldRss, peakRss, peakHeap: round(peakHeap, 0), nodeWithBuiltins: nodeFloor },
   atPeakRssMiB: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, round(v, 0)])),
