@@ -74,6 +74,10 @@ const env = withProviderRook({
       store: { name: 'shared' },
       credentialRotation: { gracePeriod: `${GRACE_S}s` },
     });
+    await apply(kinds.SeaweedStoreClass, 'rotating-dedicated', env.ns.platform, {
+      providerRef: { name: 't' },
+      credentialRotation: { gracePeriod: `${GRACE_S}s` },
+    });
     // Shared stores no claim's bucket can be made in: one that does not exist, one in a namespace the Provider refuses.
     await apply(kinds.SeaweedBucketClass, 'missing', env.ns.platform, { store: { name: 'no-such-store' } });
     await apply(kinds.SeaweedStore, 'forbidden', env.ns.platform, {
@@ -90,6 +94,7 @@ const env = withProviderRook({
         ['dedicated', kinds.SeaweedStoreClass],
         ['featured', kinds.SeaweedBucketClass],
         ['rotating', kinds.SeaweedBucketClass],
+        ['rotating-dedicated', kinds.SeaweedStoreClass],
         ['missing', kinds.SeaweedBucketClass],
         ['forbidden', kinds.SeaweedBucketClass],
         ['ceph', kinds.CephBucketClass],
@@ -562,6 +567,30 @@ describe('key rotation through S3Credentials', () => {
     );
     await roundTrip(after.local, after.creds, after.bucket);
   }, 120_000);
+
+  it("a store of its own rotates its bucket user's keys the same way, in the store's own namespace", async () => {
+    await env.control.create(Buckets, claim('own-turn', env.ns.appB, 'rotating-dedicated'));
+    await bound('own-turn', env.ns.appB);
+    const before = await access('own-turn', env.ns.appB);
+    await env.control.mergePatch(Buckets, 'own-turn', env.ns.appB, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'first' } } });
+    const after = await newKeys('own-turn', before.creds.accessKey);
+    await roundTrip(after.local, after.creds, after.bucket);
+    expect(await answer(before)).toBe('ok');
+    const mr = await managedOf('own-turn', env.ns.appB);
+    const ns = `seaweedfs-${mr}`;
+    const registered = (await env.target.get<Obj & { status?: { accessKey?: string } }>(S3CredentialsType, `${mr}-bucket-g1`, ns))?.status;
+    expect(registered?.accessKey).toBe(after.creds.accessKey);
+    await eventually(async () => (await answer(before)) === 'InvalidAccessKeyId', 'the old keys to be refused', {
+      timeoutMs: (GRACE_S + 30) * 1000,
+    });
+    await eventually(
+      async () =>
+        (await env.target.get(S3CredentialsType, `${mr}-bucket`, ns)) === undefined &&
+        (await env.target.get(Secrets, `${mr}-bucket-keys`, ns)) === undefined,
+      "the old generation's S3Credentials and Secret to be gone",
+    );
+    await roundTrip(after.local, after.creds, after.bucket);
+  }, 150_000);
 
   it('deleting the claim in a grace period removes the keys of both generations', async () => {
     const current = await access('turn', env.ns.appB);
