@@ -25,7 +25,7 @@ import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
-import { boundBucket, bucketClaim, claimAccess } from '../kit/claims.ts';
+import { boundBucket, bucketClaim, claimAccess, refusedBucket } from '../kit/claims.ts';
 
 const TARGET = `it-buckets-${process.pid}`;
 type Obj = KubeObjectLike & { spec?: Record<string, unknown>; data?: Record<string, string>; status?: { conditions?: Cond[] } };
@@ -214,15 +214,7 @@ describe('bucket features through the access Job', () => {
     quota: { size: '1Mi' },
     lifecycle: { rules: [{ id: 'logs', prefix: 'logs/', expirationDays: 7 }] },
   };
-  const synced = (name: string, namespace: string) =>
-    eventually(
-      async () => {
-        const c = cond(await env.control.get<Bucket>(Buckets, name, namespace), 'Synced');
-        return c?.status === 'False' ? c : undefined;
-      },
-      `Bucket ${namespace}/${name} to be refused`,
-      30_000,
-    );
+  const synced = (name: string, namespace: string) => refusedBucket(env.control, name, namespace);
 
   it("versioning, object lock with a default retention, a quota and lifecycle rules, judged by the store's server", async () => {
     await env.control.create(Buckets, bucketClaim('vault', env.ns.appA, 'shared-rook', { features: vault }));

@@ -32,7 +32,7 @@ import { eventually } from '../kit/eventually.ts';
 import { eventsFor } from '../kit/provider.ts';
 import { ANNOTATION_RECLAIM_POLICY } from '../../src/runtime/ownership/marks.ts';
 import { withProviderRook } from '../kit/fixture.ts';
-import { boundBucket, bucketClaim, claimAccess } from '../kit/claims.ts';
+import { boundBucket, bucketClaim, claimAccess, refusedBucket } from '../kit/claims.ts';
 import { repoRoot } from '../kit/cluster.ts';
 import { loadManifests } from '../kit/manifests.ts';
 import { readdirSync } from 'node:fs';
@@ -364,15 +364,7 @@ describe('bucket features on the claim', () => {
       ],
     },
   };
-  const synced = (name: string, namespace: string) =>
-    eventually(
-      async () => {
-        const c = cond(await env.control.get<Bucket>(Buckets, name, namespace), 'Synced');
-        return c?.status === 'False' ? c : undefined;
-      },
-      `Bucket ${namespace}/${name} to be refused`,
-      30_000,
-    );
+  const synced = (name: string, namespace: string) => refusedBucket(env.control, name, namespace);
 
   it("versioning, object lock, a quota and lifecycle rules, each judged by the server through the claim's own keys", async () => {
     await env.control.create(Buckets, claim('vault', env.ns.appA, 'dedicated', { features: vault }));

@@ -36,3 +36,14 @@ export async function claimAccess(control: KubeClient, target: KubeClient, name:
   const local = await resolveS3Endpoint(keys.endpoint!, target);
   return { keys, local, creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! }, bucket: keys.BUCKET_NAME! };
 }
+
+/** The claim's Synced condition once it is False: why it was refused. */
+export const refusedBucket = (control: KubeClient, name: string, namespace: string, timeoutMs = 30_000) =>
+  eventually(
+    async () => {
+      const c = (await control.get<Bucket>(Buckets, name, namespace))?.status?.conditions?.find((x) => x.type === 'Synced');
+      return c?.status === 'False' ? c : undefined;
+    },
+    `Bucket ${namespace}/${name} to be refused`,
+    timeoutMs,
+  );
