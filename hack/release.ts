@@ -29,7 +29,7 @@ export function versionProblem(version: string): string | undefined {
   const found = { 'package.json version': pkg, 'Chart.yaml version': chart.version, 'Chart.yaml appVersion': chart.appVersion };
   const other = Object.entries(found).filter(([, v]) => v !== version);
   if (other.length) return `${other.map(([k, v]) => `${k} is ${v}`).join(', ')}: set them to ${version} (and add it to CHANGELOG.md) first`;
-  if (!readFileSync(path.join(repoRoot, 'CHANGELOG.md'), 'utf8').includes(`## ${version}`))
+  if (!new RegExp(`^## ${version.replace(/\./g, '\\.')}( |$)`, 'm').test(readFileSync(path.join(repoRoot, 'CHANGELOG.md'), 'utf8')))
     return `CHANGELOG.md has no section "## ${version}"`;
   return undefined;
 }

@@ -251,9 +251,25 @@ describe('bucket features through the access Job', () => {
     await bound('plain', env.ns.appB);
     await env.control.mergePatch(Buckets, 'plain', env.ns.appB, { spec: { features: { objectLock: true } } });
     const refused = await synced('plain', env.ns.appB);
-    expect(refused.message).toMatch(
-      /features\.objectLock cannot change after creation: MinIO turns object lock on only when it makes a bucket/,
+    expect([refused.reason, refused.message]).toEqual([
+      'FeatureNotAllowed',
+      expect.stringMatching(
+        /^spec\.features\.objectLock cannot change after the bucket is made: MinIO turns object lock on only when it makes a bucket/,
+      ),
+    ]);
+    // The claim is not stuck: its other features still reach its resource, whose object lock stays as made.
+    await env.control.mergePatch(Buckets, 'plain', env.ns.appB, { spec: { features: { quota: { size: '5Mi' } } } });
+    const mr = (await env.control.get<Bucket>(Buckets, 'plain', env.ns.appB))!.spec.resourceRef!.name;
+    type Features = { quota?: { size: string }; objectLock?: boolean };
+    const features = await eventually(
+      async () => {
+        const m = await env.control.get<Obj & { spec: { forProvider: { features?: Features } } }>(kinds.MinioBucket, mr, env.ns.platform);
+        return m?.spec.forProvider.features?.quota?.size === '5Mi' ? m.spec.forProvider.features : undefined;
+      },
+      "the claim's new quota to reach its MinioBucket",
+      30_000,
     );
+    expect(features.objectLock ?? false).toBe(false);
   }, 90_000);
 });
 

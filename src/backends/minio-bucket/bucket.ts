@@ -159,7 +159,11 @@ export const minioBuckets = (stores: MinioStores): Backend<MinioBucket, MinioBuc
   native: minioBucketKind,
   configure: configureMinioBucket(stores),
   lookups: [kinds.ObjectStore, kinds.Tenant],
-  features: { supported: FEATURES, path: ['forProvider', 'features'] },
+  features: {
+    supported: FEATURES,
+    fixed: { objectLock: 'MinIO turns object lock on only when it makes a bucket' },
+    path: ['forProvider', 'features'],
+  },
 });
 
 /** A grant's MinioBucket: a user of its own on a bucket it does not own, so deleting it never touches the bucket. */

@@ -229,5 +229,9 @@ export const minioOperator: Backend<Tenant, TenantClass> = {
   class: kinds.TenantClass,
   native: minioTenant,
   configure: configureTenant,
-  features: { supported: FEATURES, path: ['bucket', 'features'] },
+  features: {
+    supported: FEATURES,
+    fixed: { objectLock: 'MinIO turns object lock on only when it makes a bucket' },
+    path: ['bucket', 'features'],
+  },
 };

@@ -314,5 +314,9 @@ export const rookMinio: Backend<ObjectStore, ObjectStoreClass> = {
   class: kinds.ObjectStoreClass,
   native: minioObjectStore,
   configure: configureObjectStore,
-  features: { supported: FEATURES, path: ['bucket', 'features'] },
+  features: {
+    supported: FEATURES,
+    fixed: { objectLock: 'MinIO turns object lock on only when it makes a bucket' },
+    path: ['bucket', 'features'],
+  },
 };

@@ -35,6 +35,8 @@ export interface FeatureSupport {
   supported: readonly FeatureName[];
   /** Why the backend lacks a feature, where a user would ask. */
   lacks?: Partial<Record<FeatureName, string>>;
+  /** Features the store sets only when it makes a bucket, and why: a bound resource keeps its own. */
+  fixed?: Partial<Record<FeatureName, string>>;
   path: readonly string[];
   /** What the backend's class itself limits besides its spec.features (a Rook class's maxSize): why these go past it, or undefined. */
   beyond?(cls: ReadonlyDeep<unknown>, features: BucketFeatures): string | undefined;
@@ -113,8 +115,21 @@ export async function followFeatures(
   { claim, cls, mr }: { claim: ReadonlyDeep<Claim>; cls: ReadonlyDeep<Cls>; mr: ReadonlyDeep<ManagedResource> },
   signal: AbortSignal,
 ): Promise<void> {
-  const features = featuresFor(claim, cls, o.features);
-  if (o.features) await forwardFeatures(o.client, o.managed.type, mr, { features, support: o.features }, signal);
+  const wanted = featuresFor(claim, cls, o.features);
+  if (!o.features) return;
+  // What the store set when it made the bucket stays; the rest still follows, and the claim says why.
+  const have = (at(mr.spec, o.features.path) ?? {}) as BucketFeatures;
+  // Off is as good as unset (object lock false).
+  const value = (v: unknown): unknown => (v === false || v === undefined ? null : v);
+  const kept = FEATURES.filter((f) => o.features?.fixed?.[f] && !sameJson(value(have[f]), value(wanted?.[f])));
+  const features = kept.length ? { ...wanted, ...Object.fromEntries(kept.map((f) => [f, have[f]])) } : wanted;
+  await forwardFeatures(o.client, o.managed.type, mr, { features, support: o.features }, signal);
+  if (kept.length)
+    throw new ReasonedError(
+      Reasons.FeatureNotAllowed,
+      kept.map((f) => `spec.features.${f} cannot change after the bucket is made: ${o.features!.fixed![f]}`).join('; ') +
+        '; the other features were applied',
+    );
 }
 
 /** What the bound resource holds differs from what the claim wants now: the resource is patched to match. */
