@@ -10,9 +10,15 @@
 //   with caller-supplied keys, which SeaweedFS accepts), and provider-rook's policy document (mc admin
 //   policy create and attach: here PutUserPolicy, so the server judges that very document). A revoke
 //   removes the user and its policy, then the bucket unless it holds objects (exit 3, which the
-//   Job's FailJob rule turns into a Failed Job) or DELETE_OBJECTS says to empty it. A revoke also
-//   removes the users of older keys (OLD_USERS, a rotation's), and a retire only those. Until the store's
-//   server answers, it retries, as the script's loop does;
+//   Job's FailJob rule turns into a Failed Job) or DELETE_OBJECTS says to empty it. Old versions and
+//   delete markers count as objects (mc ls --versions); a bucket under object lock (OBJECT_LOCK) that
+//   holds any is kept even so, as MinIO refuses mc rb --force there. A revoke also removes the users
+//   of older keys (OLD_USERS, a rotation's), and a retire only those. Until the store's server
+//   answers, it retries, as the script's loop does;
+// - a grant whose pod finds in the user's Secret keys, a policy or rules other than the Job's
+//   (EXPECTED_ACCESS_KEY, EXPECTED_POLICY, EXPECTED_LIFECYCLE) fails as the script's check makes the
+//   pod fail: the Job controller's status counts the first failed pod (failed: 1), and the next
+//   attempt reads the Secret again. The backoff limit is not played: attempts go on until it matches;
 // - where the grant carries the bucket's features (OBJECT_LOCK, VERSIONING, RETENTION_MODE/DAYS,
 //   QUOTA, LIFECYCLE and the mounted lifecycle.json), it applies them as the feature steps' mc
 //   commands would: the bucket made with object lock (mc mb --with-lock; an existing bucket is left
@@ -38,7 +44,7 @@ import {
   DeleteBucketCommand,
   DeleteObjectCommand,
   HeadBucketCommand,
-  ListObjectsV2Command,
+  ListObjectVersionsCommand,
   PutBucketLifecycleConfigurationCommand,
   PutBucketVersioningCommand,
   PutObjectLockConfigurationCommand,
@@ -68,10 +74,13 @@ export interface JobObj extends KubeObjectLike {
       };
     };
   };
-  status?: { conditions?: { type: string; status: string }[] };
+  status?: { conditions?: { type: string; status: string }[]; failed?: number; startTime?: string };
 }
 
 type SecretObj = KubeObjectLike & { data?: Record<string, string> };
+/** The script's own exit (a check that failed), as opposed to a store not answering yet, which its loop waits out. */
+class PodExit extends Error {}
+const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const text = (b64: string | undefined): string => Buffer.from(b64 ?? '', 'base64').toString('utf8');
 
 /** `export KEY="value"` lines, as MinIO and the script's `.` read config.env. */
@@ -117,7 +126,7 @@ export class FakeMinioClient extends StandIn<JobObj> {
     const action = job.metadata.labels?.[LABEL_ADMIN];
     if ((action !== 'grant' && action !== 'revoke' && action !== 'retire') || !this.opts.plays(job)) return;
     if (job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')) return;
-    const kept = this.opts.s3 ? await this.act(job, action) : false;
+    const kept = this.opts.s3 ? await this.act(job, action).catch((err: unknown) => this.podFailed(job, err)) : false;
     await this.finish(job, kept, this.opts.s3 ? undefined : 'completed by a stand-in without an S3 server: nothing was made');
   }
 
@@ -133,7 +142,11 @@ export class FakeMinioClient extends StandIn<JobObj> {
       if (action === 'grant') {
         // As the script: a pod that reads keys other than the Job's fails, and the next one reads them again.
         if (env.EXPECTED_ACCESS_KEY && env.USER_ACCESS_KEY !== env.EXPECTED_ACCESS_KEY)
-          throw new Error("the user's Secret does not hold this Job's keys yet");
+          throw new PodExit("the user's Secret does not hold this Job's keys yet");
+        if (env.EXPECTED_POLICY !== undefined && env.POLICY !== env.EXPECTED_POLICY)
+          throw new PodExit("the user's Secret does not hold this Job's policy yet");
+        if (env.EXPECTED_LIFECYCLE !== undefined && (await this.mounted(job, 'lifecycle.json')) !== env.EXPECTED_LIFECYCLE)
+          throw new PodExit("the user's Secret does not hold this Job's lifecycle rules yet");
         if (env.OWNS_BUCKET === 'true' && env.OBJECT_LOCK !== undefined) await this.features(job, env, endpoint, s3);
         if (env.OWNS_BUCKET === 'true')
           await s3.send(new CreateBucketCommand({ Bucket })).catch(unless('BucketAlreadyOwnedByYou', 'BucketAlreadyExists'));
@@ -170,11 +183,12 @@ export class FakeMinioClient extends StandIn<JobObj> {
         (err: Error) => (err.name === 'NotFound' || err.name === 'NoSuchBucket' ? false : Promise.reject(err)),
       );
       if (!exists) return false;
-      for (;;) {
-        const { Contents = [] } = await s3.send(new ListObjectsV2Command({ Bucket }));
-        if (Contents.length === 0) break;
-        if (env.DELETE_OBJECTS !== 'true') return true;
-        for (const o of Contents) await s3.send(new DeleteObjectCommand({ Bucket, Key: o.Key }));
+      // mc ls --versions: every version and delete marker is an object.
+      const listed = await s3.send(new ListObjectVersionsCommand({ Bucket }));
+      const held = [...(listed.Versions ?? []), ...(listed.DeleteMarkers ?? [])];
+      if (held.length > 0) {
+        if (env.OBJECT_LOCK === 'true' || env.DELETE_OBJECTS !== 'true') return true;
+        await this.forceEmpty(s3, Bucket);
       }
       await s3.send(new DeleteBucketCommand({ Bucket }));
       return false;
@@ -182,6 +196,23 @@ export class FakeMinioClient extends StandIn<JobObj> {
       s3.destroy();
       iam.destroy();
     }
+  }
+
+  /** What MinIO does for mc rb --force before it removes the bucket: every version and delete marker goes. */
+  private async forceEmpty(s3: S3Client, Bucket: string): Promise<void> {
+    for (;;) {
+      const { Versions = [], DeleteMarkers = [] } = await s3.send(new ListObjectVersionsCommand({ Bucket }));
+      const all = [...Versions, ...DeleteMarkers];
+      if (all.length === 0) return;
+      for (const v of all) await s3.send(new DeleteObjectCommand({ Bucket, Key: v.Key, VersionId: v.VersionId }));
+    }
+  }
+
+  /** A pod that exited non-zero: the Job controller counts the first (the next attempt follows the stand-in's backoff). */
+  private async podFailed(job: JobObj, err: unknown): Promise<never> {
+    if (err instanceof PodExit && !job.status?.failed)
+      await this.client.updateStatus(Jobs, { ...job, status: { ...job.status, startTime: now(), failed: 1, ready: 0, terminating: 0 } });
+    throw err;
   }
 
   /** The feature steps' mc commands, on the store's real server. */
@@ -251,29 +282,31 @@ export class FakeMinioClient extends StandIn<JobObj> {
 
   /** The Job's status, as the Job controller writes it when its pod succeeded or exited with KEPT_EXIT_CODE. */
   private async finish(job: JobObj, kept: boolean, note?: string): Promise<void> {
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const at = now();
     const condition = (type: string, reason: string, message: string) => ({
       type,
       status: 'True',
       reason,
       message,
-      lastProbeTime: now,
-      lastTransitionTime: now,
+      lastProbeTime: at,
+      lastTransitionTime: at,
     });
     const failure = `Container mc for pod ${job.metadata.namespace}/${job.metadata.name}-x exited with code ${KEPT_EXIT_CODE} matching FailJob rule at index 0`;
     const status = kept
       ? {
-          startTime: now,
-          failed: 1,
+          startTime: job.status?.startTime ?? at,
+          failed: (job.status?.failed ?? 0) + 1,
           ready: 0,
           terminating: 0,
           uncountedTerminatedPods: {},
           conditions: [condition('FailureTarget', 'PodFailurePolicy', failure), condition('Failed', 'PodFailurePolicy', failure)],
         }
       : {
-          startTime: now,
-          completionTime: now,
+          startTime: job.status?.startTime ?? at,
+          completionTime: at,
           succeeded: 1,
+          // The pods that failed before stay counted: the API server refuses a counter that decreases.
+          ...(job.status?.failed ? { failed: job.status.failed } : {}),
           ready: 0,
           terminating: 0,
           uncountedTerminatedPods: {},

@@ -67,7 +67,9 @@ export abstract class StandIn<T extends KubeObjectLike> {
     try {
       await this.reconcile(obj);
       this.failures.delete(key);
-    } catch {
+    } catch (err) {
+      // Why a stand-in retries, when a test that waits on it times out.
+      if (process.env.DEBUG_STANDIN) console.error('stand-in pass failed', key, err);
       failed = true;
     } finally {
       this.busy.delete(key);

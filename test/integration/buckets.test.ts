@@ -16,8 +16,11 @@ import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStor
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
-import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import { Jobs, Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
+import { objectStoreAccess, RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
+import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import { accessJob, userSecret, type BucketUser } from '../../src/backends/shared/minio-admin.ts';
+import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { eventsFor } from '../kit/provider.ts';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
@@ -48,6 +51,10 @@ const env = withProviderRook({
       await apply(kinds.MinioBucketClass, s.name, env.ns.platform, { store: { kind: s.kind, name: s.name } });
     }
     await apply(kinds.MinioBucketClass, 'missing', env.ns.platform, { store: { kind: 'ObjectStore', name: 'no-such-store' } });
+    await apply(kinds.MinioBucketClass, 'purge-rook', env.ns.platform, {
+      store: { kind: 'ObjectStore', name: 'shared-rook' },
+      deleteObjects: true,
+    });
     // One store per claim, for the scan of Secrets in both modes.
     await apply(ObjectStoreClasses, 'dedicated', env.ns.platform, {
       scope: { nodeCount: 4 },
@@ -58,6 +65,7 @@ const env = withProviderRook({
       for (const [name, kind] of [
         ...stores.map((s) => [s.name, kinds.MinioBucketClass] as const),
         ['missing', kinds.MinioBucketClass] as const,
+        ['purge-rook', kinds.MinioBucketClass] as const,
         ['dedicated', ObjectStoreClasses] as const,
       ]) {
         await apply(
@@ -270,6 +278,122 @@ describe('bucket features through the access Job', () => {
       30_000,
     );
     expect(features.objectLock ?? false).toBe(false);
+  }, 90_000);
+});
+
+describe('deleting a claim whose bucket keeps versions', () => {
+  /** Deletes the claim and waits for it and its resource to go; the KeptInTarget Event's message. */
+  async function deleteClaim(name: string, namespace: string): Promise<string | undefined> {
+    const mr = (await env.control.get<Bucket>(Buckets, name, namespace))!.spec.resourceRef!.name;
+    await env.control.delete(Buckets, name, namespace);
+    await gone(Buckets, name, namespace);
+    await gone(kinds.MinioBucket, mr, env.ns.platform);
+    return (await eventsFor(env.control, env.ns.platform, mr)).find((e) => e.reason === 'KeptInTarget')?.message;
+  }
+
+  it('a versioned bucket whose objects were all deleted still holds their versions: it is kept with them', async () => {
+    await env.control.create(Buckets, bucketClaim('history', env.ns.appA, 'shared-rook', { features: { versioning: 'Enabled' } }));
+    await bound('history', env.ns.appA);
+    const h = await access('history', env.ns.appA);
+    const s3 = s3Client(h.local, h.creds);
+    const root = s3Client(h.local, await rootOf('ObjectStore'));
+    try {
+      const put = await s3.send(new PutObjectCommand({ Bucket: h.bucket, Key: 'a.txt', Body: 'one' }));
+      await s3.send(new DeleteObjectCommand({ Bucket: h.bucket, Key: 'a.txt' }));
+      expect((await s3.send(new ListObjectsV2Command({ Bucket: h.bucket }))).KeyCount ?? 0).toBe(0);
+      expect(await deleteClaim('history', env.ns.appA)).toMatch(new RegExp(`^bucket ${h.bucket} still holds objects or versions of them`));
+      const kept = await root.send(new GetObjectCommand({ Bucket: h.bucket, Key: 'a.txt', VersionId: put.VersionId }));
+      expect(await kept.Body!.transformToString()).toBe('one');
+    } finally {
+      s3.destroy();
+      root.destroy();
+    }
+  }, 120_000);
+
+  it('a bucket under object lock that holds objects is kept even where the class deletes objects, and the claim still goes', async () => {
+    const features = { versioning: 'Enabled', objectLock: true, defaultRetention: { mode: 'Governance', days: 1 } };
+    await env.control.create(Buckets, bucketClaim('ledger', env.ns.appB, 'purge-rook', { features }));
+    await bound('ledger', env.ns.appB);
+    const l = await access('ledger', env.ns.appB);
+    const s3 = s3Client(l.local, l.creds);
+    const root = s3Client(l.local, await rootOf('ObjectStore'));
+    try {
+      await s3.send(new PutObjectCommand({ Bucket: l.bucket, Key: 'entry', Body: 'locked' }));
+      expect(await deleteClaim('ledger', env.ns.appB)).toMatch(new RegExp(`^bucket ${l.bucket} holds objects under object lock`));
+      const kept = await root.send(new GetObjectCommand({ Bucket: l.bucket, Key: 'entry' }));
+      expect(await kept.Body!.transformToString()).toBe('locked');
+    } finally {
+      s3.destroy();
+      root.destroy();
+    }
+  }, 120_000);
+
+  it('a versioned bucket is emptied of every version and removed where the class deletes objects', async () => {
+    await env.control.create(Buckets, bucketClaim('scratch', env.ns.appB, 'purge-rook', { features: { versioning: 'Enabled' } }));
+    await bound('scratch', env.ns.appB);
+    const c = await access('scratch', env.ns.appB);
+    const s3 = s3Client(c.local, c.creds);
+    const root = s3Client(c.local, await rootOf('ObjectStore'));
+    try {
+      await s3.send(new PutObjectCommand({ Bucket: c.bucket, Key: 'a.txt', Body: 'one' }));
+      await s3.send(new PutObjectCommand({ Bucket: c.bucket, Key: 'a.txt', Body: 'two' }));
+      await s3.send(new DeleteObjectCommand({ Bucket: c.bucket, Key: 'a.txt' }));
+      expect(await deleteClaim('scratch', env.ns.appB)).toBeUndefined();
+      expect(await refusal(root.send(new HeadBucketCommand({ Bucket: c.bucket })))).toBe('NotFound');
+    } finally {
+      s3.destroy();
+      root.destroy();
+    }
+  }, 120_000);
+});
+
+describe("the access Job reads the user's Secret", () => {
+  it("a Job made before the Secret holds its lifecycle rules waits for them: the rules the server applies are the Job's", async () => {
+    const store = await eventually(
+      async () => {
+        const s = await env.control.get<ObjectStore>(ManagedObjectStores, 'shared-rook', env.ns.platform);
+        return cond(s, 'Ready')?.status === 'True' ? s : undefined;
+      },
+      'the shared store to be Ready',
+      60_000,
+    );
+    const at = objectStoreAccess(store)!;
+    const rules = (days: number) => ({ lifecycle: { rules: [{ id: 'logs', prefix: 'logs/', expirationDays: days }] } });
+    const u = (days: number): BucketUser => ({
+      base: `late-secret-${process.pid}`,
+      namespace: at.namespace,
+      endpoint: at.endpoint,
+      root: at.rootSecret,
+      bucket: `late-secret-${process.pid}`,
+      access: 'ReadWrite',
+      ownsBucket: true,
+      keys: { accessKey: 'LATESECRET0000000001', secretKey: 'late-secret-key-late-secret-key-0000000' },
+      features: rules(days),
+    });
+    // The Secret still holds the rules of before (7 days) when the Job for the new ones (30) is made.
+    await env.target.create(Secrets, userSecret(u(7)));
+    const job = accessJob(u(30));
+    await env.target.create(Jobs, job.build());
+    type JobView = KubeObjectLike & { status?: { failed?: number; conditions?: Cond[] } };
+    await eventually(
+      async () => ((await env.target.get<JobView>(Jobs, job.name, at.namespace))?.status?.failed ?? 0) >= 1,
+      'the pod that read the old rules to fail',
+      30_000,
+    );
+    await env.target.apply(Secrets, userSecret(u(30)));
+    await eventually(
+      async () => cond(await env.target.get<JobView>(Jobs, job.name, at.namespace), 'Complete')?.status === 'True',
+      'the Job to complete once the Secret holds its rules',
+      30_000,
+    );
+    const local = await resolveS3Endpoint(at.endpoint, env.target);
+    const root = s3Client(local, await rootOf('ObjectStore'));
+    try {
+      const applied = (await root.send(new GetBucketLifecycleConfigurationCommand({ Bucket: u(30).bucket }))).Rules ?? [];
+      expect(applied.map((r) => [r.ID, r.Expiration?.Days])).toEqual([['logs', 30]]);
+    } finally {
+      root.destroy();
+    }
   }, 90_000);
 });
 

@@ -83,9 +83,14 @@ const CONNECT = `set -eu
 if [ -n "\${ROOT_ENV_FILE:-}" ]; then . "$ROOT_ENV_FILE"; ROOT_USER="$MINIO_ROOT_USER"; ROOT_PASSWORD="$MINIO_ROOT_PASSWORD"; fi
 until mc alias set store "$S3_ENDPOINT" "$ROOT_USER" "$ROOT_PASSWORD" >/dev/null; do sleep 5; done`;
 
-// The user's Secret may be written just after the Job (a rotation): a pod that reads keys other than
-// the Job's fails, and the next one reads them again.
-const KEYS_CHECK = `[ "$USER_ACCESS_KEY" = "$EXPECTED_ACCESS_KEY" ] || { echo "the user's Secret does not hold this Job's keys yet" >&2; exit 1; }`;
+// The user's Secret may be written just after the Job (the runtime makes companions before its
+// object, and a rotation or a new policy or rules changes it): a pod that reads keys, a policy or
+// rules other than the Job's fails, and the next one reads them again.
+const SECRET_CHECK = `[ "$USER_ACCESS_KEY" = "$EXPECTED_ACCESS_KEY" ] || { echo "the user's Secret does not hold this Job's keys yet" >&2; exit 1; }
+[ "$(cat /user/policy.json)" = "$EXPECTED_POLICY" ] || { echo "the user's Secret does not hold this Job's policy yet" >&2; exit 1; }
+if [ -n "\${EXPECTED_LIFECYCLE:-}" ] && [ "$(cat /user/lifecycle.json)" != "$EXPECTED_LIFECYCLE" ]; then
+  echo "the user's Secret does not hold this Job's lifecycle rules yet" >&2; exit 1
+fi`;
 const GRANT_STEPS = `if [ "$OWNS_BUCKET" = true ]; then mc mb --ignore-existing "store/$BUCKET"; fi
 # mc before 2023 names these "policy add" and "policy set".
 mc admin policy create store "$POLICY_NAME" /user/policy.json || mc admin policy add store "$POLICY_NAME" /user/policy.json
@@ -103,9 +108,9 @@ const FEATURE_STEPS = `if [ "$OWNS_BUCKET" = true ]; then
   if [ "$LIFECYCLE" = true ]; then mc ilm rule import "store/$BUCKET" </user/lifecycle.json || mc ilm import "store/$BUCKET" </user/lifecycle.json; fi
 fi`;
 
-/** The grant's script; the keys check left out of the name's digest (`forName`), the feature steps only where features are asked. */
+/** The grant's script; the Secret's check left out of the name's digest (`forName`), the feature steps only where features are asked. */
 const grantScript = (u: BucketUser, forName: boolean): string =>
-  [CONNECT, ...(forName ? [] : [KEYS_CHECK]), ...(u.features ? [FEATURE_STEPS] : []), GRANT_STEPS].join('\n');
+  [CONNECT, ...(forName ? [] : [SECRET_CHECK]), ...(u.features ? [FEATURE_STEPS] : []), GRANT_STEPS].join('\n');
 
 /** A quota size as mc takes it (10Gi is 10GiB). */
 const mcSize = (size: string): string => `${size}B`;
@@ -141,6 +146,9 @@ const userPolicy = (u: BucketUser): object => policyDocument(u.bucket, u.access,
 /** Exit status of a revoke that kept a bucket holding objects (a FailJob rule says so, not a failure). */
 export const KEPT_EXIT_CODE = 3;
 // A revoke removes the user and the older generations' users (and their policies); a retire, only those.
+// Old versions and delete markers are objects too (mc ls --versions): a versioned bucket that lists
+// empty may still hold them. Under object lock MinIO refuses mc rb --force, and its locked versions
+// cannot go before their retention ends: such a bucket is kept.
 const REVOKE = `${CONNECT}
 USERS="$OLD_USERS"; if [ "$REMOVE_CURRENT" = true ]; then USERS="$USER_ACCESS_KEY $USERS"; fi
 for key in $USERS; do
@@ -148,13 +156,21 @@ for key in $USERS; do
   if mc admin policy info store "provider-rook-$key" >/dev/null 2>&1; then mc admin policy rm store "provider-rook-$key" || mc admin policy remove store "provider-rook-$key"; fi
 done
 if [ "$OWNS_BUCKET" = true ] && mc stat "store/$BUCKET" >/dev/null 2>&1; then
-  if [ "$DELETE_OBJECTS" = true ]; then mc rb --force "store/$BUCKET"
-  elif [ -n "$(mc ls "store/$BUCKET" | head -n 1)" ]; then echo "bucket $BUCKET still holds objects" >/dev/termination-log; exit ${KEPT_EXIT_CODE}
-  else mc rb "store/$BUCKET"; fi
+  if [ -z "$(mc ls --versions "store/$BUCKET" | head -n 1)" ]; then mc rb "store/$BUCKET"
+  elif [ "$OBJECT_LOCK" = true ]; then echo "bucket $BUCKET holds objects under object lock" >/dev/termination-log; exit ${KEPT_EXIT_CODE}
+  elif [ "$DELETE_OBJECTS" = true ]; then mc rb --force "store/$BUCKET"
+  else echo "bucket $BUCKET still holds objects" >/dev/termination-log; exit ${KEPT_EXIT_CODE}; fi
 fi`;
+
+/** The documents the grant loads from the user's Secret: its policy, and the bucket's lifecycle rules if it has any. */
+function documents(u: BucketUser): { policy: string; lifecycle?: string } {
+  const rules = u.features?.lifecycle;
+  return { policy: JSON.stringify(userPolicy(u)), ...(rules ? { lifecycle: JSON.stringify(lifecycleDocument(rules)) } : {}) };
+}
 
 /** The user's Secret: its keys, and its policy for the Job to load. */
 export function userSecret(u: BucketUser): TargetObject {
+  const { policy, lifecycle } = documents(u);
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -163,15 +179,23 @@ export function userSecret(u: BucketUser): TargetObject {
     data: {
       accessKey: Buffer.from(u.keys.accessKey).toString('base64'),
       secretKey: Buffer.from(u.keys.secretKey).toString('base64'),
-      'policy.json': Buffer.from(JSON.stringify(userPolicy(u))).toString('base64'),
-      ...(u.features?.lifecycle
-        ? { 'lifecycle.json': Buffer.from(JSON.stringify(lifecycleDocument(u.features.lifecycle))).toString('base64') }
-        : {}),
+      'policy.json': Buffer.from(policy).toString('base64'),
+      ...(lifecycle ? { 'lifecycle.json': Buffer.from(lifecycle).toString('base64') } : {}),
     },
   };
 }
 
 type Action = 'grant' | 'revoke' | 'retire';
+
+/** What the grant's pod must find in the user's Secret: this Job's keys, policy and rules, as the Secret holds them. */
+function expectedSecret(u: BucketUser): { name: string; value: string }[] {
+  const { policy, lifecycle } = documents(u);
+  return [
+    { name: 'EXPECTED_ACCESS_KEY', value: u.keys.accessKey },
+    { name: 'EXPECTED_POLICY', value: policy },
+    ...(lifecycle ? [{ name: 'EXPECTED_LIFECYCLE', value: lifecycle }] : []),
+  ];
+}
 
 /**
  * `deleteObjects`: a revoke empties the bucket too. `old`: the key generations a retire removes.
@@ -246,10 +270,11 @@ function job(
                 ...(action === 'grant'
                   ? forName
                     ? []
-                    : [{ name: 'EXPECTED_ACCESS_KEY', value: u.keys.accessKey }]
+                    : expectedSecret(u)
                   : [
                       { name: 'REMOVE_CURRENT', value: String(action === 'revoke') },
                       { name: 'OLD_USERS', value: old.join(' ') },
+                      { name: 'OBJECT_LOCK', value: String(u.features?.objectLock === true) },
                     ]),
                 ...(action === 'grant' ? featureEnv(u.features) : []),
                 { name: 'DELETE_OBJECTS', value: String(deleteObjects) },
@@ -336,7 +361,9 @@ export function revokeTeardown(u: BucketUser, deleteObjects: boolean): Teardown 
       if (state.failed && state.failed.reason === 'PodFailurePolicy')
         return {
           done: true,
-          kept: `bucket ${u.bucket} still holds objects, so it was kept with them (its user was removed). Empty it and delete it by hand, or let the class delete objects`,
+          kept: u.features?.objectLock
+            ? `bucket ${u.bucket} holds objects under object lock, so it was kept with them (its user was removed). Delete them by hand once their retention ends, then the bucket`
+            : `bucket ${u.bucket} still holds objects or versions of them, so it was kept with them (its user was removed). Empty it and delete it by hand, or let the class delete objects`,
         };
       if (state.failed) return { failed: state.failed.message };
       return { done: false, message: `waiting for Job ${u.namespace}/${name} to remove the user of bucket ${u.bucket}` };

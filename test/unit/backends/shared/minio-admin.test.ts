@@ -169,7 +169,7 @@ describe('the revoke Job outcome', () => {
       [{ type: 'Failed', status: 'True', reason: 'PodFailurePolicy' }],
       {
         done: true,
-        kept: 'bucket app-b-1 still holds objects, so it was kept with them (its user was removed). Empty it and delete it by hand, or let the class delete objects',
+        kept: 'bucket app-b-1 still holds objects or versions of them, so it was kept with them (its user was removed). Empty it and delete it by hand, or let the class delete objects',
       },
     ],
     [

@@ -1,0 +1,149 @@
+// The access and revoke Jobs' scripts (src/backends/shared/minio-admin.ts), run by sh as the pod runs
+// them, with an `mc` on PATH that records its calls and answers `mc ls` as a test says (MinIO's
+// client is never run here: its licence is the AGPL). Paths the pod has but this machine does not
+// (/user, /dev/termination-log) are moved into a temporary folder; nothing else of a script changes.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { accessJob, KEPT_EXIT_CODE, revokeTeardown, userSecret, type BucketUser } from '../../../../src/backends/shared/minio-admin.ts';
+import type { TargetObject } from '../../../../src/runtime/native/kind.ts';
+
+type Env = { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
+type Container = { command: string[]; env: Env };
+
+const user = (over: Partial<BucketUser> = {}): BucketUser => ({
+  base: 'store',
+  namespace: 'tns',
+  endpoint: 'http://store-s3.tns.svc:9000',
+  root: { name: 'store-access-keys', format: 'username-password' },
+  bucket: 'app-b-1',
+  access: 'ReadWrite',
+  ownsBucket: true,
+  keys: { accessKey: 'AK', secretKey: 'SK' },
+  ...over,
+});
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mc-script-'));
+  // Records each call; `mc ls` prints what MC_LS_OUTPUT holds; every other call succeeds.
+  writeFileSync(
+    join(dir, 'mc'),
+    `#!/bin/sh\necho "$*" >>"${dir}/calls"\nif [ "$1" = ls ]; then printf '%s' "\${MC_LS_OUTPUT:-}"; fi\nexit 0\n`,
+  );
+  chmodSync(join(dir, 'mc'), 0o755);
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * Runs the Job's script as its pod would: its env (each secretKeyRef resolved from `secrets`), the
+ * user's Secret mounted at /user (here `dir`/user), and `extra` env for the recording mc.
+ */
+function run(job: TargetObject, secrets: Record<string, Record<string, string>>, extra: Record<string, string> = {}) {
+  const c = (job.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers[0]!;
+  const env: Record<string, string> = { PATH: `${dir}:/usr/bin:/bin`, ...extra };
+  for (const e of c.env) {
+    const ref = e.valueFrom?.secretKeyRef;
+    env[e.name] = ref ? secrets[ref.name]![ref.key]! : e.value!;
+  }
+  const user = join(dir, 'user');
+  rmSync(user, { recursive: true, force: true });
+  spawnSync('mkdir', [user]);
+  const mounted = Object.values(secrets).find((s) => 'policy.json' in s) ?? {};
+  for (const [key, value] of Object.entries(mounted)) writeFileSync(join(user, key), value);
+  const script = c.command[2]!.replaceAll('/user/', `${user}/`).replaceAll('/dev/termination-log', join(dir, 'termination-log'));
+  const out = spawnSync('/bin/sh', ['-c', script], { env, encoding: 'utf8', timeout: 10_000 });
+  const calls = existsSync(join(dir, 'calls')) ? readFileSync(join(dir, 'calls'), 'utf8').trim().split('\n') : [];
+  const log = existsSync(join(dir, 'termination-log')) ? readFileSync(join(dir, 'termination-log'), 'utf8').trim() : '';
+  return { status: out.status, stderr: out.stderr, calls, log };
+}
+
+/** The Secrets a pod reads: the root user's, and the user's as provider-rook writes it for `u`. */
+function secretsFor(u: BucketUser): Record<string, Record<string, string>> {
+  const data = (userSecret(u) as TargetObject & { data: Record<string, string> }).data;
+  const user = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+  return { 'store-access-keys': { username: 'root', password: 'root-secret' }, 'store-user': user };
+}
+
+describe("the access Job's script", () => {
+  const features = { lifecycle: { rules: [{ id: 'logs', prefix: 'logs/', expirationDays: 7 }] } };
+
+  it('applies the policy and the rules when the Secret holds what the Job was made for', () => {
+    const u = user({ features });
+    const r = run(accessJob(u).build(), secretsFor(u));
+    expect(r.status).toBe(0);
+    expect(r.calls).toEqual(
+      expect.arrayContaining([
+        `ilm rule import store/app-b-1`,
+        `admin user add store AK SK`,
+        expect.stringMatching(/^admin policy create/),
+      ]),
+    );
+  });
+
+  it.each([
+    ['keys', user({ features, keys: { accessKey: 'OLD', secretKey: 'OLD-SK' } })],
+    ['policy', user({ features, access: 'ReadOnly' })],
+    ['lifecycle rules', user({ features: { lifecycle: { rules: [{ id: 'logs', expirationDays: 1 }] } } })],
+  ])("fails before it changes anything while the user's Secret (written after the Job) does not hold its %s yet", (what, stale) => {
+    const r = run(accessJob(user({ features })).build(), secretsFor(stale));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`the user's Secret does not hold this Job's ${what} yet`);
+    expect(r.calls.filter((c) => !c.startsWith('alias set'))).toEqual([]);
+  });
+});
+
+describe("the revoke Job's script", () => {
+  const revoke = (u: BucketUser, deleteObjects: boolean) => revokeTeardown(u, deleteObjects).object.build();
+  const locked = user({ features: { versioning: 'Enabled', objectLock: true } });
+  const versioned = user({ features: { versioning: 'Enabled' } });
+  // What `mc ls --versions` prints for a bucket whose one object was deleted: its old version and the delete marker.
+  const versions =
+    '[2026-11-28 10:00:00 UTC]     0B STANDARD 2d1e v2 DEL a.txt\n[2026-11-28 09:00:00 UTC]     3B STANDARD 9c0f v1 PUT a.txt\n';
+  const lsOutput = (text: string) => ({ MC_LS_OUTPUT: text });
+  const bucketCalls = (calls: string[]) => calls.filter((c) => /^(ls|rb)\b/.test(c));
+
+  it('lists old versions and delete markers too, and removes a bucket that has none', () => {
+    const r = run(revoke(versioned, false), secretsFor(versioned), lsOutput(''));
+    expect(r.status).toBe(0);
+    expect(bucketCalls(r.calls)).toEqual(['ls --versions store/app-b-1', 'rb store/app-b-1']);
+  });
+
+  it('keeps a bucket whose only objects are old versions (it lists empty without --versions)', () => {
+    const r = run(revoke(versioned, false), secretsFor(versioned), lsOutput(versions));
+    expect([r.status, r.log]).toEqual([KEPT_EXIT_CODE, 'bucket app-b-1 still holds objects']);
+    expect(bucketCalls(r.calls)).toEqual(['ls --versions store/app-b-1']);
+  });
+
+  it('empties and removes a versioned bucket where the class deletes objects', () => {
+    const r = run(revoke(versioned, true), secretsFor(versioned), lsOutput(versions));
+    expect(r.status).toBe(0);
+    expect(bucketCalls(r.calls)).toEqual(['ls --versions store/app-b-1', 'rb --force store/app-b-1']);
+  });
+
+  it('keeps a bucket under object lock that holds objects even where the class deletes objects (MinIO refuses rb --force there)', () => {
+    const r = run(revoke(locked, true), secretsFor(locked), lsOutput(versions));
+    expect([r.status, r.log]).toEqual([KEPT_EXIT_CODE, 'bucket app-b-1 holds objects under object lock']);
+    expect(bucketCalls(r.calls)).toEqual(['ls --versions store/app-b-1']);
+    expect(r.calls).toContain('admin user rm store AK');
+  });
+
+  it('removes an empty bucket under object lock', () => {
+    const r = run(revoke(locked, true), secretsFor(locked), lsOutput(''));
+    expect(r.status).toBe(0);
+    expect(bucketCalls(r.calls)).toEqual(['ls --versions store/app-b-1', 'rb store/app-b-1']);
+  });
+
+  it('says why a locked bucket was kept, and what the owner can do', () => {
+    const failed = {
+      metadata: { name: 'store-revoke' },
+      status: { conditions: [{ type: 'Failed', status: 'True', reason: 'PodFailurePolicy' }] },
+    };
+    expect(revokeTeardown(locked, true).outcome(failed as TargetObject)).toEqual({
+      done: true,
+      kept: 'bucket app-b-1 holds objects under object lock, so it was kept with them (its user was removed). Delete them by hand once their retention ends, then the bucket',
+    });
+  });
+});
