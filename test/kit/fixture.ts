@@ -72,7 +72,7 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
     ) as Record<R, string>;
     if (o.provider) await registerProvider(f.control, f.ns[o.provider.in], o.provider.name, f.cluster);
     await o.before?.(f);
-    f.app = await startTestApp(testCluster('control'), { namespaces: Object.values(f.ns), pollIntervalMs: 1_000, ...o.app });
+    f.app = await startTestApp(testCluster('control'), { namespaces: Object.values(f.ns), ...o.app });
   }, o.timeoutMs ?? 120_000);
   afterAll(async () => {
     await f.app?.stop();

@@ -64,7 +64,7 @@ export async function startTestApp(control: LocalCluster, opts: Partial<AppOptio
     control: kubeConfigOf(control),
     log: process.env.TEST_LOG ? pinoLogger('debug') : silentLogger,
     controlPlaneId: uniqueName('cp'),
-    pollIntervalMs: 2_000,
+    // The poll users run (10m): what a test waits for must come from a watch, never from a poll.
     pollJitterMs: 0,
     leakIntervalMs: 3_600_000,
     // Leaks are judged at once in tests; the grace period has its own test.

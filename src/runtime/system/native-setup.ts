@@ -22,6 +22,7 @@ import type { Backend } from './backend.ts';
 import { TargetWatches } from '../native/watches.ts';
 import type { NativeExternalOptions } from '../native/pass.ts';
 import { Reasons } from '../reasons.ts';
+import { policyOf } from '../managed/policies.ts';
 import { gvkLabel, observeManagedKind } from '../managed-metrics.ts';
 import { onChange } from '../../kit/controller/handlers.ts';
 
@@ -119,12 +120,16 @@ function endpointSources<MR extends ManagedResource>(w: Wiring<MR>): NativeExter
   return { get: (type, namespace, name) => caches.get(kindName(type))?.get({ namespace, name }) };
 }
 
-/** A store that stops (or starts again) proving its endpoint wakes the resources whose endpoint is its. */
+/**
+ * A store that stops (or starts again) lending its endpoint wakes the resources whose endpoint is its:
+ * it can no longer prove it, or it is only observed (so provider-rook made no endpoint for it).
+ */
 function watchEndpointSources<MR extends ManagedResource>(w: Wiring<MR>, controller: Controller): void {
   const from = w.kind.endpointFrom;
   if (!from) return;
   const unproven = (mr: ReadonlyDeep<ManagedResource>): boolean =>
-    mr.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === Reasons.EndpointNotProven) ?? false;
+    policyOf(mr.spec as { managementPolicies?: string[] }).onlyObserve ||
+    (mr.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === Reasons.EndpointNotProven) ?? false);
   for (const type of from.types) {
     const storeChanged = (store: ReadonlyDeep<ManagedResource>): void => {
       for (const mr of w.cache.list()) {
@@ -159,7 +164,7 @@ function schedulerController<MR extends ManagedResource>(w: Wiring<MR>): Control
       reservations: system.reservations,
       operator: kind.operator ? { name: kind.operator.name, legacy: kind.operator.legacy } : undefined,
       recorder: manager.recorder,
-      recheckMs: system.opts.pollIntervalMs,
+      recheckMs: system.opts.providerPollMs,
     }),
   );
   const unscheduledIn = (namespace: string | undefined): void => {

@@ -27,6 +27,8 @@ export { Providers };
 
 /** How often a rolling operator upgrade is looked at. */
 const UPGRADE_POLL_MS = 2_000;
+/** How often a failed one is: its cause (a rollout past its deadline) may go at any time, and a wave waits on it. */
+const FAILED_UPGRADE_POLL_MS = 10_000;
 type Provider = ProviderObject;
 
 /** Crossplane's ProviderConfig usage finalizer, for our Provider. */
@@ -86,6 +88,8 @@ export class ProviderStatusReconciler implements Reconciler {
       const deferred = await this.writeStatus(provider, cached, status, signal);
       // An operator's rollout is followed closely until it ends (its Deployment's changes do not wake this controller).
       if (status?.operators?.some((o) => o.upgrade?.phase === 'Progressing')) return requeueAfter(UPGRADE_POLL_MS);
+      if (status?.operators?.some((o) => o.upgrade?.phase === 'Failed'))
+        return requeueAfter(Math.min(FAILED_UPGRADE_POLL_MS, this.o.pollIntervalMs));
       if (deferred) return requeueAfter(deferred);
     } catch (err) {
       if (isConflict(err)) return requeue();
