@@ -59,7 +59,7 @@ const { values } = parseArgs({
     // The bench raises provider-rook's limits by flag (its defaults stay on for users): the figure is our own cost, not the limiter's.
     'provider-flags': { type: 'string', default: '--max-reconcile-rate 1000 --workers 16' },
     rest: { type: 'string', default: '30' },
-    // Seconds between a resource's polls (provider-rook's --poll; its default is 60).
+    // Seconds between a resource's polls (provider-rook's --poll), or "default" for provider-rook's own (10m).
     poll: { type: 'string', default: '10' },
     json: { type: 'string' },
     // Node's flags for provider-rook: the image's by default (hack/lib/node-flags.ts); "none" for Node's defaults.
@@ -77,7 +77,8 @@ const SHARED = Number(values['shared-claims']);
 const DELIVERED = Number(values.delivered);
 const COLLECTED = Number(values.collected);
 const REST_S = Number(values.rest);
-const POLL_S = Number(values.poll);
+const DEFAULT_POLL = values.poll === 'default';
+const POLL_S = DEFAULT_POLL ? 600 : Number(values.poll);
 const NS = 'bench';
 const BATCH = 50;
 
@@ -199,8 +200,7 @@ const provider = spawn(
     control.kubeconfig,
     '--namespace',
     NS,
-    '--poll',
-    `${POLL_S}s`,
+    ...(DEFAULT_POLL ? [] : ['--poll', `${POLL_S}s`]),
     '--metrics-addr',
     `127.0.0.1:${metricsPort}`,
     '--log-level',
@@ -333,8 +333,9 @@ const atCreate = perStore(delta(await requests(), before), N);
 const fillServers = { cores: round((serversCpu() - fillCpu) / (allReady / 1000)), ...loadBetween(await loads(), fillLoad) };
 
 // 2. At rest: everything Ready; a window of several polls.
-await sleep(POLL_S * 1000); // the last follow-ups settle
+await sleep(Math.min(POLL_S, 60) * 1000); // the last follow-ups settle
 before = await requests();
+const reconcilesAtRest = await reconciles();
 const serverWrites = await Promise.all(clusters.map((c) => writeCounts(c)));
 sampling = false;
 const profiler = values['profile-rest'] ? await inspector(inspectPort) : undefined;
@@ -350,6 +351,10 @@ if (profiler) {
 }
 sampling = true;
 const atRest = delta(await requests(), before);
+// Each managed resource's reconcile in the window is a poll (nothing else changed).
+const pollsAtRest = Object.entries(delta(await reconciles(), reconcilesAtRest))
+  .filter(([k]) => k.startsWith('managed/'))
+  .reduce((n, [, v]) => n + v, 0);
 const restServerWrites = (await Promise.all(clusters.map(async (c, i) => difference(await writeCounts(c), serverWrites[i]!)))).reduce(
   (n, d) => n + Object.values(d).reduce((a, b) => a + b, 0),
   0,
@@ -777,7 +782,15 @@ const result = {
   nodeFlags: values['node-flags'],
   fill: { inTargetsS: round((presentAt - t0) / 1000, 1), allReadyS: round(allReady / 1000, 1), servers: fillServers },
   requestsPerStoreAtCreate: atCreate,
-  atRest: { windowS: REST_S, polls: REST_S / POLL_S, providerRequests: atRest, writesAtServers: restServerWrites, cpuS: restCpuS },
+  atRest: {
+    windowS: REST_S,
+    polls: REST_S / POLL_S,
+    reconciles: pollsAtRest,
+    pollS: POLL_S,
+    providerRequests: atRest,
+    writesAtServers: restServerWrites,
+    cpuS: restCpuS,
+  },
   driftS: { p50: round(percentile(drift, 50) / 1000), max: round(Math.max(...drift) / 1000) },
   memoryMiB: { idleRss: idle.rssMiB, idleHeap: idle.heapMiB, heldRss, peakRss, peakHeap: round(peakHeap, 0), nodeWithBuiltins: nodeFloor },
   atPeakRssMiB: Object.fromEntries(Object.entries(atPeak).map(([k, v]) => [k, round(v, 0)])),

@@ -61,7 +61,7 @@ export const FLAGS = {
     'provider-rook-ownership-key',
   ),
   namespace: flag(matching(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'use one namespace or a comma-separated list')),
-  poll: flag(duration, '1m'),
+  poll: flag(duration, '10m'),
   'leak-interval': flag(duration, '5m'),
   'leak-mode': flag(oneOf('delete', 'report'), 'delete'),
   'leak-grace': flag(duration, '5m'),

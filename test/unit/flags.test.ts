@@ -6,7 +6,7 @@ describe('parseFlags', () => {
   it('gives every flag with a default its default', () => {
     const opts = parseFlags({});
     expect(opts).toMatchObject({
-      poll: 60_000,
+      poll: 600_000,
       'leak-interval': 300_000,
       'leak-grace': 300_000,
       'waiting-after': 300_000,

@@ -76,7 +76,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   private readonly steps: CreationSteps<MR>;
 
   constructor(opts: ManagedReconcilerOptions<MR>) {
-    this.o = { pollIntervalMs: 60_000, pollJitterMs: 6_000, creationGraceMs: 30_000, now: () => new Date(), ...opts };
+    this.o = { pollIntervalMs: 600_000, pollJitterMs: 60_000, creationGraceMs: 30_000, now: () => new Date(), ...opts };
     this.gvk = { gvk: gvkLabel(this.o.type) };
     this.steps = {
       client: this.o.client,

@@ -25,6 +25,9 @@ import { observeProviders } from '../managed-metrics.ts';
 import { ProviderResolver } from '../providers/resolver.ts';
 import { onChange } from '../../kit/controller/handlers.ts';
 
+/** The longest a Provider waits between checks, and an unplaced resource between tries. */
+const PROVIDER_POLL_MS = 60_000;
+
 export const DEFAULT_OWNERSHIP_KEY_SECRET: SecretRef = { namespace: 'default', name: 'provider-rook-ownership-key' };
 
 export interface ProviderSystemOptions {
@@ -53,7 +56,7 @@ export interface RegisteredKind {
 }
 
 export class ProviderSystem implements Runnable {
-  readonly opts: ProviderSystemOptions & { pollIntervalMs: number; pollJitterMs: number };
+  readonly opts: ProviderSystemOptions & { pollIntervalMs: number; pollJitterMs: number; providerPollMs: number };
   readonly manager: Manager;
   readonly marks: OwnershipMarks;
   readonly targets: TargetClients;
@@ -84,8 +87,11 @@ export class ProviderSystem implements Runnable {
 
   /** Each part wires its own controller and what wakes it: the Provider controller, reservations, operator waves. */
   private constructor(manager: Manager, opts: ProviderSystemOptions, marks: OwnershipMarks) {
-    const pollIntervalMs = opts.pollIntervalMs ?? 60_000;
-    this.opts = { ...opts, pollIntervalMs, pollJitterMs: opts.pollJitterMs ?? pollIntervalMs / 10 };
+    const pollIntervalMs = opts.pollIntervalMs ?? 600_000;
+    // Providers are few and cheap to check, and placement judges a target's reachability by the last
+    // check: they are checked at least once a minute, however long the poll of managed resources.
+    const providerPollMs = Math.min(pollIntervalMs, PROVIDER_POLL_MS);
+    this.opts = { ...opts, pollIntervalMs, pollJitterMs: opts.pollJitterMs ?? pollIntervalMs / 10, providerPollMs };
     this.manager = manager;
     this.marks = marks;
     // A target's endpoint comes from a Secret: nothing its server answers is echoed into status.
@@ -112,7 +118,7 @@ export class ProviderSystem implements Runnable {
     this.providerController = setupProviderStatus(manager, {
       providers: this.providers,
       resolver: this.resolver,
-      pollIntervalMs,
+      pollIntervalMs: providerPollMs,
       operators: () => [...this.installers.values()],
       users: {
         cached: (namespace, name) => this.kinds.reduce((n, k) => n + k.cache.list().filter(usesProvider(namespace, name)).length, 0),
