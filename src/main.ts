@@ -55,7 +55,7 @@ async function main(): Promise<void> {
           identity: `${hostname()}_${randomUUID()}`,
           lost: () => {
             // Another process may lead now: stop writing at once. A restart stands by as a fresh candidate.
-            log.warn('leadership lost; exiting');
+            log.error('leadership lost; exiting');
             process.exit(1);
           },
         }
@@ -83,7 +83,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  await app.start();
+  try {
+    await app.start();
+  } catch (err) {
+    log.error('could not start; exiting', { error: err instanceof Error ? err.message : String(err) });
+    process.exit(1);
+  }
 }
 
 /** The --kubeconfig file, or one line saying why it cannot be read (never a stack trace). */

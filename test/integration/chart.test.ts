@@ -110,6 +110,18 @@ describe('charts/provider-rook', () => {
     await expect(render(['leaks.mode=sometimes'])).rejects.toThrow(/leaks\.mode|mode/);
     await expect(render(['poll=soon'])).rejects.toThrow(/poll/);
     await expect(render(['replicaz=2'])).rejects.toThrow(/replicaz/);
+    await expect(render(['metrics.serviceMonitor.interval=soon'])).rejects.toThrow(/interval/);
+  });
+
+  it('takes what users set in the forms they set it: no replicas (stopped), a Prometheus scrape interval', async () => {
+    const deployment = objects(await render(['replicas=0'], ns)).find((d) => d.kind === 'Deployment') as Manifest & {
+      spec: { replicas: number };
+    };
+    expect(deployment.spec.replicas).toBe(0);
+    const monitor = objects(await render(['metrics.serviceMonitor.enabled=true', 'metrics.serviceMonitor.interval=1m30s'], ns)).find(
+      (d) => d.kind === 'ServiceMonitor',
+    ) as Manifest & { spec: { endpoints: { interval: string }[] } };
+    expect(monitor.spec.endpoints[0]!.interval).toBe('1m30s');
   });
 
   it('keeps one of two replicas through voluntary disruptions, and has no budget with one', async () => {

@@ -27,6 +27,7 @@ function recordingLogger(): Logger & { messages: string[] } {
     messages,
     info: (m) => void messages.push(m),
     warn: (m) => void messages.push(m),
+    error: (m) => void messages.push(m),
     debug: () => {},
     with: () => log,
   };

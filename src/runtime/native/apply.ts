@@ -68,26 +68,34 @@ async function write<MR extends ManagedResource>(
   const relations = companions.map((c, i) => (found[i] ? pass.trusted(c, found[i], observed, relation) : undefined));
   // Companions are proven by their signature: the recorded uid is the target object's, never theirs.
   const companionVouchers = pass.companionVouchers(relation);
+  // Companions there are repaired side by side (each write is conditional on the copy just read);
+  // missing ones are made in their order, which a kind may rely on.
+  const repairs: Promise<unknown>[] = [];
   for (const [i, c] of companions.entries()) {
     const have = found[i];
     // A failed retire is made again (its Job's pod template cannot change): deleted now, made on the next pass.
     if (have && c === retire?.object && 'failed' in retire.outcome(have)) {
-      await deleteIfOurs(pass.live(), c, { owner, vouchers: companionVouchers });
+      repairs.push(deleteIfOurs(pass.live(), c, { owner, vouchers: companionVouchers }));
     } else if (!have) {
       // A create, not an apply: should someone make it in between, this fails rather than adopts it.
       if (creating || !c.irreplaceable) record(c, await client.create<TargetObject>(c.type, pass.built(c), signal));
     } else if (relations[i] !== 'unmarked' && !c.irreplaceable) {
       // Changed only while it is the object just checked (its uid is a precondition).
       const marked = pass.built(c);
-      record(c, await client.apply(c.type, { ...marked, metadata: { ...marked.metadata, uid: have.metadata.uid } }, signal));
+      repairs.push(
+        client.apply(c.type, { ...marked, metadata: { ...marked.metadata, uid: have.metadata.uid } }, signal).then((o) => record(c, o)),
+      );
     } else if (relations[i] !== 'unmarked' && pass.remark(c, have)) {
       // Irreplaceable: only the marks change (a restored resource's, a legacy one's, a new policy).
       const { labels, annotations } = marks.mark(c.type, have, owner).metadata;
       // Conditional on the copy just proven: a Secret swapped in between is never signed as ours.
       const { uid, resourceVersion } = have.metadata;
-      await client.mergePatch(c.type, c.name, c.namespace, { metadata: { uid, resourceVersion, labels, annotations } }, signal);
+      repairs.push(client.mergePatch(c.type, c.name, c.namespace, { metadata: { uid, resourceVersion, labels, annotations } }, signal));
     }
   }
+  // Every repair ends before the pass goes on or fails: what was changed is recorded either way.
+  const failed = (await Promise.allSettled(repairs)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
   // Keys past their grace period held by companions: the first of them still there goes (the next, once it is gone).
   const held = retiredBy(kind, mr, name, ctx);
   for (const c of held) {

@@ -36,7 +36,18 @@ describe('the logger', () => {
     const { lines, log } = capture('warn');
     log.debug('seen');
     log.info('done');
-    log.warn('lost the lease');
-    expect(lines.map((l) => l.msg)).toEqual(['lost the lease']);
+    log.warn('lease renewal failed');
+    log.error('leadership lost; exiting');
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      ['warn', 'lease renewal failed'],
+      ['error', 'leadership lost; exiting'],
+    ]);
+  });
+
+  it('at error keeps only why the process exits', () => {
+    const { lines, log } = capture('error');
+    log.warn('reconcile failed; retrying with backoff');
+    log.with({ controller: 'leader' }).error('leadership lost; exiting');
+    expect(lines.map((l) => [l.level, l.msg, l.controller])).toEqual([['error', 'leadership lost; exiting', 'leader']]);
   });
 });
