@@ -11,6 +11,7 @@ import {
   ListObjectsV2Command,
   ListObjectVersionsCommand,
   PutObjectCommand,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, Tenants } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
@@ -282,6 +283,28 @@ describe('bucket features through the access Job', () => {
 });
 
 describe('deleting a claim whose bucket keeps versions', () => {
+  /**
+   * Binds a claim of `className` with `features`; `use` gets its bucket, an S3 client with its keys
+   * and one with the store's root keys (both closed after).
+   */
+  async function withClaim(
+    name: string,
+    namespace: string,
+    spec: { className: string; features: object },
+    use: (bucket: string, s3: S3Client, root: S3Client) => Promise<void>,
+  ): Promise<void> {
+    await env.control.create(Buckets, bucketClaim(name, namespace, spec.className, { features: spec.features }));
+    await bound(name, namespace);
+    const c = await access(name, namespace);
+    const [s3, root] = [s3Client(c.local, c.creds), s3Client(c.local, await rootOf('ObjectStore'))];
+    try {
+      await use(c.bucket, s3, root);
+    } finally {
+      s3.destroy();
+      root.destroy();
+    }
+  }
+
   /** Deletes the claim and waits for it and its resource to go; the KeptInTarget Event's message. */
   async function deleteClaim(name: string, namespace: string): Promise<string | undefined> {
     const mr = (await env.control.get<Bucket>(Buckets, name, namespace))!.spec.resourceRef!.name;
@@ -292,58 +315,36 @@ describe('deleting a claim whose bucket keeps versions', () => {
   }
 
   it('a versioned bucket whose objects were all deleted still holds their versions: it is kept with them', async () => {
-    await env.control.create(Buckets, bucketClaim('history', env.ns.appA, 'shared-rook', { features: { versioning: 'Enabled' } }));
-    await bound('history', env.ns.appA);
-    const h = await access('history', env.ns.appA);
-    const s3 = s3Client(h.local, h.creds);
-    const root = s3Client(h.local, await rootOf('ObjectStore'));
-    try {
-      const put = await s3.send(new PutObjectCommand({ Bucket: h.bucket, Key: 'a.txt', Body: 'one' }));
-      await s3.send(new DeleteObjectCommand({ Bucket: h.bucket, Key: 'a.txt' }));
-      expect((await s3.send(new ListObjectsV2Command({ Bucket: h.bucket }))).KeyCount ?? 0).toBe(0);
-      expect(await deleteClaim('history', env.ns.appA)).toMatch(new RegExp(`^bucket ${h.bucket} still holds objects or versions of them`));
-      const kept = await root.send(new GetObjectCommand({ Bucket: h.bucket, Key: 'a.txt', VersionId: put.VersionId }));
+    const spec = { className: 'shared-rook', features: { versioning: 'Enabled' } };
+    await withClaim('history', env.ns.appA, spec, async (bucket, s3, root) => {
+      const put = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'a.txt', Body: 'one' }));
+      await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'a.txt' }));
+      expect((await s3.send(new ListObjectsV2Command({ Bucket: bucket }))).KeyCount ?? 0).toBe(0);
+      expect(await deleteClaim('history', env.ns.appA)).toMatch(new RegExp(`^bucket ${bucket} still holds objects or versions of them`));
+      const kept = await root.send(new GetObjectCommand({ Bucket: bucket, Key: 'a.txt', VersionId: put.VersionId }));
       expect(await kept.Body!.transformToString()).toBe('one');
-    } finally {
-      s3.destroy();
-      root.destroy();
-    }
+    });
   }, 120_000);
 
   it('a bucket under object lock that holds objects is kept even where the class deletes objects, and the claim still goes', async () => {
     const features = { versioning: 'Enabled', objectLock: true, defaultRetention: { mode: 'Governance', days: 1 } };
-    await env.control.create(Buckets, bucketClaim('ledger', env.ns.appB, 'purge-rook', { features }));
-    await bound('ledger', env.ns.appB);
-    const l = await access('ledger', env.ns.appB);
-    const s3 = s3Client(l.local, l.creds);
-    const root = s3Client(l.local, await rootOf('ObjectStore'));
-    try {
-      await s3.send(new PutObjectCommand({ Bucket: l.bucket, Key: 'entry', Body: 'locked' }));
-      expect(await deleteClaim('ledger', env.ns.appB)).toMatch(new RegExp(`^bucket ${l.bucket} holds objects under object lock`));
-      const kept = await root.send(new GetObjectCommand({ Bucket: l.bucket, Key: 'entry' }));
+    await withClaim('ledger', env.ns.appB, { className: 'purge-rook', features }, async (bucket, s3, root) => {
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'entry', Body: 'locked' }));
+      expect(await deleteClaim('ledger', env.ns.appB)).toMatch(new RegExp(`^bucket ${bucket} holds objects under object lock`));
+      const kept = await root.send(new GetObjectCommand({ Bucket: bucket, Key: 'entry' }));
       expect(await kept.Body!.transformToString()).toBe('locked');
-    } finally {
-      s3.destroy();
-      root.destroy();
-    }
+    });
   }, 120_000);
 
   it('a versioned bucket is emptied of every version and removed where the class deletes objects', async () => {
-    await env.control.create(Buckets, bucketClaim('scratch', env.ns.appB, 'purge-rook', { features: { versioning: 'Enabled' } }));
-    await bound('scratch', env.ns.appB);
-    const c = await access('scratch', env.ns.appB);
-    const s3 = s3Client(c.local, c.creds);
-    const root = s3Client(c.local, await rootOf('ObjectStore'));
-    try {
-      await s3.send(new PutObjectCommand({ Bucket: c.bucket, Key: 'a.txt', Body: 'one' }));
-      await s3.send(new PutObjectCommand({ Bucket: c.bucket, Key: 'a.txt', Body: 'two' }));
-      await s3.send(new DeleteObjectCommand({ Bucket: c.bucket, Key: 'a.txt' }));
+    const spec = { className: 'purge-rook', features: { versioning: 'Enabled' } };
+    await withClaim('scratch', env.ns.appB, spec, async (bucket, s3, root) => {
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'a.txt', Body: 'one' }));
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'a.txt', Body: 'two' }));
+      await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'a.txt' }));
       expect(await deleteClaim('scratch', env.ns.appB)).toBeUndefined();
-      expect(await refusal(root.send(new HeadBucketCommand({ Bucket: c.bucket })))).toBe('NotFound');
-    } finally {
-      s3.destroy();
-      root.destroy();
-    }
+      expect(await refusal(root.send(new HeadBucketCommand({ Bucket: bucket })))).toBe('NotFound');
+    });
   }, 120_000);
 });
 

@@ -9,21 +9,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { accessJob, KEPT_EXIT_CODE, revokeTeardown, userSecret, type BucketUser } from '../../../../src/backends/shared/minio-admin.ts';
 import type { TargetObject } from '../../../../src/runtime/native/kind.ts';
+import { testBucketUser } from '../../../kit/bucket-user.ts';
 
 type Env = { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
 type Container = { command: string[]; env: Env };
 
-const user = (over: Partial<BucketUser> = {}): BucketUser => ({
-  base: 'store',
-  namespace: 'tns',
-  endpoint: 'http://store-s3.tns.svc:9000',
-  root: { name: 'store-access-keys', format: 'username-password' },
-  bucket: 'app-b-1',
-  access: 'ReadWrite',
-  ownsBucket: true,
-  keys: { accessKey: 'AK', secretKey: 'SK' },
-  ...over,
-});
+const user = testBucketUser;
 
 let dir: string;
 beforeEach(() => {
@@ -77,7 +68,7 @@ describe("the access Job's script", () => {
     expect(r.calls).toEqual(
       expect.arrayContaining([
         `ilm rule import store/app-b-1`,
-        `admin user add store AK SK`,
+        `admin user add store AK SK-secret`,
         expect.stringMatching(/^admin policy create/),
       ]),
     );
@@ -105,35 +96,42 @@ describe("the revoke Job's script", () => {
   const lsOutput = (text: string) => ({ MC_LS_OUTPUT: text });
   const bucketCalls = (calls: string[]) => calls.filter((c) => /^(ls|rb)\b/.test(c));
 
-  it('lists old versions and delete markers too, and removes a bucket that has none', () => {
-    const r = run(revoke(versioned, false), secretsFor(versioned), lsOutput(''));
-    expect(r.status).toBe(0);
-    expect(bucketCalls(r.calls)).toEqual(['ls --versions store/app-b-1', 'rb store/app-b-1']);
-  });
-
-  it('keeps a bucket whose only objects are old versions (it lists empty without --versions)', () => {
-    const r = run(revoke(versioned, false), secretsFor(versioned), lsOutput(versions));
-    expect([r.status, r.log]).toEqual([KEPT_EXIT_CODE, 'bucket app-b-1 still holds objects']);
-    expect(bucketCalls(r.calls)).toEqual(['ls --versions store/app-b-1']);
-  });
-
-  it('empties and removes a versioned bucket where the class deletes objects', () => {
-    const r = run(revoke(versioned, true), secretsFor(versioned), lsOutput(versions));
-    expect(r.status).toBe(0);
-    expect(bucketCalls(r.calls)).toEqual(['ls --versions store/app-b-1', 'rb --force store/app-b-1']);
-  });
-
-  it('keeps a bucket under object lock that holds objects even where the class deletes objects (MinIO refuses rb --force there)', () => {
-    const r = run(revoke(locked, true), secretsFor(locked), lsOutput(versions));
-    expect([r.status, r.log]).toEqual([KEPT_EXIT_CODE, 'bucket app-b-1 holds objects under object lock']);
-    expect(bucketCalls(r.calls)).toEqual(['ls --versions store/app-b-1']);
+  const [ls, rb, force] = ['ls --versions store/app-b-1', 'rb store/app-b-1', 'rb --force store/app-b-1'];
+  const kept = (log: string) => ({ status: KEPT_EXIT_CODE, log });
+  const removed = { status: 0, log: '' };
+  it.each([
+    {
+      name: 'lists old versions and delete markers too, and removes a bucket that has none',
+      ...{ u: versioned, deleteObjects: false, listing: '', outcome: removed, calls: [ls, rb] },
+    },
+    {
+      name: 'keeps a bucket whose only objects are old versions (it lists empty without --versions)',
+      ...{ u: versioned, deleteObjects: false, listing: versions, outcome: kept('bucket app-b-1 still holds objects'), calls: [ls] },
+    },
+    {
+      name: 'empties and removes a versioned bucket where the class deletes objects',
+      ...{ u: versioned, deleteObjects: true, listing: versions, outcome: removed, calls: [ls, force] },
+    },
+    {
+      name: 'keeps a bucket under object lock that holds objects even where the class deletes objects (MinIO refuses rb --force there)',
+      ...{
+        u: locked,
+        deleteObjects: true,
+        listing: versions,
+        outcome: kept('bucket app-b-1 holds objects under object lock'),
+        calls: [ls],
+      },
+    },
+    {
+      name: 'removes an empty bucket under object lock',
+      ...{ u: locked, deleteObjects: true, listing: '', outcome: removed, calls: [ls, rb] },
+    },
+  ])('$name', ({ u, deleteObjects, listing, outcome, calls }) => {
+    const r = run(revoke(u, deleteObjects), secretsFor(u), lsOutput(listing));
+    expect({ status: r.status, log: r.log }).toEqual(outcome);
+    expect(bucketCalls(r.calls)).toEqual(calls);
+    // The user goes in every case, before anything is decided about the bucket.
     expect(r.calls).toContain('admin user rm store AK');
-  });
-
-  it('removes an empty bucket under object lock', () => {
-    const r = run(revoke(locked, true), secretsFor(locked), lsOutput(''));
-    expect(r.status).toBe(0);
-    expect(bucketCalls(r.calls)).toEqual(['ls --versions store/app-b-1', 'rb store/app-b-1']);
   });
 
   it('says why a locked bucket was kept, and what the owner can do', () => {

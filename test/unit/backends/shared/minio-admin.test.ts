@@ -19,18 +19,9 @@ import type { Claim, Lookup } from '../../../../src/runtime/claims/claim.ts';
 import type { TargetObject } from '../../../../src/runtime/native/kind.ts';
 import { bucketNameFor } from '../../../../src/backends/shared/s3-names.ts';
 import { testContext } from '../../../kit/kind-context.ts';
+import { testBucketUser } from '../../../kit/bucket-user.ts';
 
-const user = (over: Partial<BucketUser> = {}): BucketUser => ({
-  base: 'store',
-  namespace: 'tns',
-  endpoint: 'http://store-s3.tns.svc.cluster.local:9000',
-  root: { name: 'store-access-keys', format: 'username-password' },
-  bucket: 'app-b-1',
-  access: 'ReadWrite',
-  ownsBucket: true,
-  keys: { accessKey: 'AK', secretKey: 'SK-secret' },
-  ...over,
-});
+const user = testBucketUser;
 
 type Container = {
   env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
