@@ -10,7 +10,7 @@ import { deleteIfOurs, deleteSuperseded } from './delete.ts';
 import { refKey, type Companion, type TargetObject } from './kind.ts';
 import { ensureNamespace, forgetNamespace } from './namespaces.ts';
 import type { NativePass } from './pass.ts';
-import { companionRecord, recordable } from './pass.ts';
+import { companionRecord, isWork, recordable } from './pass.ts';
 import { retiredBy, retireWork } from './rotation.ts';
 
 /**
@@ -79,14 +79,14 @@ async function write<MR extends ManagedResource>(
     } else if (!have) {
       // A create, not an apply: should someone make it in between, this fails rather than adopts it.
       if (creating || !c.irreplaceable) record(c, await client.create<TargetObject>(c.type, pass.built(c), signal));
-    } else if (relations[i] !== 'unmarked' && !c.irreplaceable) {
+    } else if (relations[i] !== 'unmarked' && !c.irreplaceable && !isWork(kind, c)) {
       // Changed only while it is the object just checked (its uid is a precondition).
       const marked = pass.built(c);
       repairs.push(
         client.apply(c.type, { ...marked, metadata: { ...marked.metadata, uid: have.metadata.uid } }, signal).then((o) => record(c, o)),
       );
     } else if (relations[i] !== 'unmarked' && pass.remark(c, have)) {
-      // Irreplaceable: only the marks change (a restored resource's, a legacy one's, a new policy).
+      // Irreplaceable, or work that cannot change: only the marks do (a restored resource's, a legacy one's, a new policy).
       const { labels, annotations } = marks.mark(c.type, have, owner).metadata;
       // Conditional on the copy just proven: a Secret swapped in between is never signed as ours.
       const { uid, resourceVersion } = have.metadata;

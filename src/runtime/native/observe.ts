@@ -15,7 +15,7 @@ import { Reasons, Ready, UnprovenError } from '../reasons.ts';
 import { mayHaveLeftovers } from './delete.ts';
 import { describeRef, refKey, type Companion, type Inspection, type KindContext, type ObjectRef, type TargetObject } from './kind.ts';
 import { kindContext, type NativePass } from './pass.ts';
-import { companionRecord, recordable } from './pass.ts';
+import { companionRecord, isWork, recordable } from './pass.ts';
 import { planFor, retireWork, retirement, settleRotation } from './rotation.ts';
 import type { RotationPlan } from './rotation.ts';
 
@@ -152,7 +152,8 @@ async function checkCompanions<MR extends ManagedResource>(
     if (relation === 'unmarked') return;
     if (recordable(pass.kind, c) && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
     if (pass.remark(c, have)) drift.push(`${c.type.kind} ownership marks`);
-    if (!c.irreplaceable) drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
+    if (!c.irreplaceable && !isWork(pass.kind, c))
+      drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
   });
   return { wanted, found, drift, proven };
 }

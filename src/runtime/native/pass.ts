@@ -139,8 +139,17 @@ export function unproven(c: Companion, why: string): UnprovenError {
  * remedy, and a copy of theirs leads nowhere but to the store it names.
  */
 export function recordable(kind: Pick<NativeKind<ManagedResource>, 'superseded'>, c: Companion): boolean {
+  return !c.irreplaceable && !isWork(kind, c);
+}
+
+/**
+ * Work the kind supersedes (Jobs): its spec cannot change once made, and its name digests what it
+ * does, so a copy that differs from today's build (made by an earlier release) is neither drift nor
+ * written over: new work gets a new name.
+ */
+export function isWork(kind: Pick<NativeKind<ManagedResource>, 'superseded'>, c: Companion): boolean {
   const work = kind.superseded?.type;
-  return !c.irreplaceable && (!work || c.type.apiVersion !== work.apiVersion || c.type.kind !== work.kind);
+  return Boolean(work && c.type.apiVersion === work.apiVersion && c.type.kind === work.kind);
 }
 
 export class NativePass<MR extends ManagedResource> implements TargetAccess {

@@ -65,7 +65,15 @@ class FakeTarget {
       },
       apply: async (type: ResourceType, obj: TargetObject) => {
         this.log.push(`PATCH ${type.plural}/${obj.metadata.name}`);
+        // As the API server: a Job's pod template cannot change.
+        const have = this.objects.get(key(type, obj.metadata.name, obj.metadata.namespace));
+        if (type.kind === 'Job' && have && JSON.stringify(have.spec) !== JSON.stringify(obj.spec))
+          throw new KubeError(422, 'Invalid', 'spec.template: Invalid value: field is immutable');
         return structuredClone(obj);
+      },
+      list: async (type: ResourceType) => {
+        this.log.push(`LIST ${type.plural}`);
+        return { items: [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, o]) => structuredClone(o)) };
       },
     } as unknown as KubeClient;
   }
@@ -155,5 +163,44 @@ describe('NativeExternal.create', () => {
     expect(JSON.parse((err as RecordedError).annotations[ANNOTATION_COMPANION_UIDS]!)).toEqual({
       [`v1/Secret/stores/${m}-keys`]: `${m}-keys-uid`,
     });
+  });
+});
+
+describe('work a kind supersedes (Jobs), as an earlier release made it', () => {
+  const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+  let script = 'echo one';
+  const withJob: NativeKind<ManagedResource> = {
+    ...kind,
+    companions: (mr, name, ctx) => [
+      ...kind.companions!(mr, name, ctx),
+      {
+        type: Jobs,
+        name: `${name}-access`,
+        namespace: 'stores',
+        purpose: 'access Job',
+        build: () => ({
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          metadata: { name: `${name}-access`, namespace: 'stores', labels: { work: 'access' } },
+          spec: { template: { spec: { containers: [{ name: 'c', command: ['sh', '-c', script] }] } } },
+        }),
+      },
+    ],
+    superseded: { type: Jobs, labelSelector: 'work', matches: (labels) => 'work' in labels },
+  };
+
+  it("is neither drift nor written over when today's build of it differs (its spec cannot change; its name says what it does)", async () => {
+    const target = new FakeTarget();
+    const external = new NativeExternal(withJob, target.asClient(), marks);
+    const mr = fresh();
+    const made = await external.create(mr, new AbortController().signal);
+    const recorded = { ...mr, metadata: { ...mr.metadata, annotations: made.annotations } };
+    script = 'echo one; echo a check a later release added';
+    const observed = await external.observe(recorded, new AbortController().signal);
+    expect([observed.upToDate, observed.diff]).toEqual([true, undefined]);
+    // A repair for another reason leaves the Job as it is, where an apply would be refused.
+    target.log = [];
+    await external.update(recorded, new AbortController().signal);
+    expect(target.log.filter((l) => l.includes('jobs/') && !l.startsWith('GET'))).toEqual([]);
   });
 });
