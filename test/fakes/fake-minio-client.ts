@@ -15,10 +15,11 @@
 //   holds any is kept even so, as MinIO refuses mc rb --force there. A revoke also removes the users
 //   of older keys (OLD_USERS, a rotation's), and a retire only those. Until the store's server
 //   answers, it retries, as the script's loop does;
-// - a grant whose pod finds in the user's Secret keys, a policy or rules other than the Job's
-//   (EXPECTED_ACCESS_KEY, EXPECTED_POLICY, EXPECTED_LIFECYCLE) fails as the script's check makes the
-//   pod fail: the Job controller's status counts the first failed pod (failed: 1), and the next
-//   attempt reads the Secret again. The backoff limit is not played: attempts go on until it matches;
+// - a grant whose pod finds in the user's Secret as mounted keys, a policy or rules other than the
+//   Job's (EXPECTED_ACCESS_KEY, the sha256 digests EXPECTED_POLICY_SHA256 and
+//   EXPECTED_LIFECYCLE_SHA256) waits, as the script does, until it holds them: the Job controller's
+//   status says a pod is running (active: 1), and each attempt reads the Secret again. The Job's
+//   deadline is not played: it waits until the Secret matches;
 // - where the grant carries the bucket's features (OBJECT_LOCK, VERSIONING, RETENTION_MODE/DAYS,
 //   QUOTA, LIFECYCLE and the mounted lifecycle.json), it applies them as the feature steps' mc
 //   commands would: the bucket made with object lock (mc mb --with-lock; an existing bucket is left
@@ -30,6 +31,7 @@
 // - then it writes the Job's status as the Job controller (v1.33) does: SuccessCriteriaMet and
 //   Complete, or FailureTarget and Failed with reason PodFailurePolicy.
 // Each MinIO operator stand-in runs one for the Jobs aimed at its own stores (`plays`). Never used by src/.
+import { createHash } from 'node:crypto';
 import {
   CreateAccessKeyCommand,
   CreateUserCommand,
@@ -74,12 +76,12 @@ export interface JobObj extends KubeObjectLike {
       };
     };
   };
-  status?: { conditions?: { type: string; status: string }[]; failed?: number; startTime?: string };
+  status?: { conditions?: { type: string; status: string }[]; failed?: number; active?: number; startTime?: string };
 }
 
 type SecretObj = KubeObjectLike & { data?: Record<string, string> };
-/** The script's own exit (a check that failed), as opposed to a store not answering yet, which its loop waits out. */
-class PodExit extends Error {}
+/** The script waiting for the user's Secret (its pod runs), as opposed to a store not answering yet. */
+class PodWaits extends Error {}
 const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const text = (b64: string | undefined): string => Buffer.from(b64 ?? '', 'base64').toString('utf8');
 
@@ -126,7 +128,7 @@ export class FakeMinioClient extends StandIn<JobObj> {
     const action = job.metadata.labels?.[LABEL_ADMIN];
     if ((action !== 'grant' && action !== 'revoke' && action !== 'retire') || !this.opts.plays(job)) return;
     if (job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')) return;
-    const kept = this.opts.s3 ? await this.act(job, action).catch((err: unknown) => this.podFailed(job, err)) : false;
+    const kept = this.opts.s3 ? await this.act(job, action).catch((err: unknown) => this.podWaits(job, err)) : false;
     await this.finish(job, kept, this.opts.s3 ? undefined : 'completed by a stand-in without an S3 server: nothing was made');
   }
 
@@ -136,17 +138,24 @@ export class FakeMinioClient extends StandIn<JobObj> {
     const endpoint = await resolveS3Endpoint(env.S3_ENDPOINT!, this.client);
     const root = { accessKey: env.ROOT_USER!, secretKey: env.ROOT_PASSWORD! };
     const [s3, iam] = [s3Client(endpoint, root), iamClient(endpoint, root)];
-    const UserName = env.USER_ACCESS_KEY!;
     const Bucket = env.BUCKET!;
     try {
       if (action === 'grant') {
-        // As the script: a pod that reads keys other than the Job's fails, and the next one reads them again.
-        if (env.EXPECTED_ACCESS_KEY && env.USER_ACCESS_KEY !== env.EXPECTED_ACCESS_KEY)
-          throw new PodExit("the user's Secret does not hold this Job's keys yet");
-        if (env.EXPECTED_POLICY !== undefined && env.POLICY !== env.EXPECTED_POLICY)
-          throw new PodExit("the user's Secret does not hold this Job's policy yet");
-        if (env.EXPECTED_LIFECYCLE !== undefined && (await this.mounted(job, 'lifecycle.json')) !== env.EXPECTED_LIFECYCLE)
-          throw new PodExit("the user's Secret does not hold this Job's lifecycle rules yet");
+        // As the script: it waits until the Secret as mounted holds this Job's keys, policy and rules,
+        // then takes the keys from the mount (the variables were read at the pod's start).
+        const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+        if (
+          (env.EXPECTED_ACCESS_KEY !== undefined && (await this.mounted(job, 'accessKey')) !== env.EXPECTED_ACCESS_KEY) ||
+          (env.EXPECTED_POLICY_SHA256 !== undefined && sha(env.POLICY!) !== env.EXPECTED_POLICY_SHA256) ||
+          (env.EXPECTED_LIFECYCLE_SHA256 !== undefined && sha(await this.mounted(job, 'lifecycle.json')) !== env.EXPECTED_LIFECYCLE_SHA256)
+        )
+          throw new PodWaits("waiting for the user's Secret to hold this Job's keys, policy and rules");
+        if (env.EXPECTED_ACCESS_KEY !== undefined)
+          Object.assign(env, {
+            USER_ACCESS_KEY: await this.mounted(job, 'accessKey'),
+            USER_SECRET_KEY: await this.mounted(job, 'secretKey'),
+          });
+        const UserName = env.USER_ACCESS_KEY!;
         if (env.OWNS_BUCKET === 'true' && env.OBJECT_LOCK !== undefined) await this.features(job, env, endpoint, s3);
         if (env.OWNS_BUCKET === 'true')
           await s3.send(new CreateBucketCommand({ Bucket })).catch(unless('BucketAlreadyOwnedByYou', 'BucketAlreadyExists'));
@@ -170,7 +179,7 @@ export class FakeMinioClient extends StandIn<JobObj> {
         return false;
       }
       // A revoke removes the user and older generations' (OLD_USERS); a retire, only those (REMOVE_CURRENT=false).
-      const users = [...(action === 'revoke' ? [UserName] : []), ...(env.OLD_USERS ?? '').split(' ').filter(Boolean)];
+      const users = [...(action === 'revoke' ? [env.USER_ACCESS_KEY!] : []), ...(env.OLD_USERS ?? '').split(' ').filter(Boolean)];
       const gone = unless('NoSuchEntity', 'NoSuchEntityException');
       for (const user of users) {
         await iam.send(new DeleteAccessKeyCommand({ UserName: user, AccessKeyId: user })).catch(gone);
@@ -208,10 +217,10 @@ export class FakeMinioClient extends StandIn<JobObj> {
     }
   }
 
-  /** A pod that exited non-zero: the Job controller counts the first (the next attempt follows the stand-in's backoff). */
-  private async podFailed(job: JobObj, err: unknown): Promise<never> {
-    if (err instanceof PodExit && !job.status?.failed)
-      await this.client.updateStatus(Jobs, { ...job, status: { ...job.status, startTime: now(), failed: 1, ready: 0, terminating: 0 } });
+  /** A pod that waits for the user's Secret: the Job controller says it runs (the next look follows the stand-in's backoff). */
+  private async podWaits(job: JobObj, err: unknown): Promise<never> {
+    if (err instanceof PodWaits && !job.status?.active)
+      await this.client.updateStatus(Jobs, { ...job, status: { ...job.status, startTime: now(), active: 1, ready: 1, terminating: 0 } });
     throw err;
   }
 

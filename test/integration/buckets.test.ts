@@ -375,10 +375,10 @@ describe("the access Job reads the user's Secret", () => {
     await env.target.create(Secrets, userSecret(u(7)));
     const job = accessJob(u(30));
     await env.target.create(Jobs, job.build());
-    type JobView = KubeObjectLike & { status?: { failed?: number; conditions?: Cond[] } };
+    type JobView = KubeObjectLike & { status?: { active?: number; conditions?: Cond[] } };
     await eventually(
-      async () => ((await env.target.get<JobView>(Jobs, job.name, at.namespace))?.status?.failed ?? 0) >= 1,
-      'the pod that read the old rules to fail',
+      async () => ((await env.target.get<JobView>(Jobs, job.name, at.namespace))?.status?.active ?? 0) >= 1,
+      'its pod to run (and wait, having read the old rules)',
       30_000,
     );
     await env.target.apply(Secrets, userSecret(u(30)));

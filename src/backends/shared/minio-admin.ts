@@ -84,13 +84,16 @@ if [ -n "\${ROOT_ENV_FILE:-}" ]; then . "$ROOT_ENV_FILE"; ROOT_USER="$MINIO_ROOT
 until mc alias set store "$S3_ENDPOINT" "$ROOT_USER" "$ROOT_PASSWORD" >/dev/null; do sleep 5; done`;
 
 // The user's Secret may be written just after the Job (the runtime makes companions before its
-// object, and a rotation or a new policy or rules changes it): a pod that reads keys, a policy or
-// rules other than the Job's fails, and the next one reads them again.
-const SECRET_CHECK = `[ "$USER_ACCESS_KEY" = "$EXPECTED_ACCESS_KEY" ] || { echo "the user's Secret does not hold this Job's keys yet" >&2; exit 1; }
-[ "$(cat /user/policy.json)" = "$EXPECTED_POLICY" ] || { echo "the user's Secret does not hold this Job's policy yet" >&2; exit 1; }
-if [ -n "\${EXPECTED_LIFECYCLE:-}" ] && [ "$(cat /user/lifecycle.json)" != "$EXPECTED_LIFECYCLE" ]; then
-  echo "the user's Secret does not hold this Job's lifecycle rules yet" >&2; exit 1
-fi`;
+// object, and a rotation or a new policy or rules changes it). The pod waits, within the Job's
+// deadline, until the Secret as mounted (which the kubelet keeps up to date) holds this Job's keys,
+// policy and rules, and then takes the keys from it: never what it held before. The documents are
+// compared by digest, so no rule's text passes through the environment.
+const SECRET_WAIT = `sha() { sha256sum <"$1" | cut -d ' ' -f 1; }
+until [ "$(cat /user/accessKey)" = "$EXPECTED_ACCESS_KEY" ] && [ "$(sha /user/policy.json)" = "$EXPECTED_POLICY_SHA256" ] &&
+  { [ -z "\${EXPECTED_LIFECYCLE_SHA256:-}" ] || [ "$(sha /user/lifecycle.json)" = "$EXPECTED_LIFECYCLE_SHA256" ]; }; do
+  echo "waiting for the user's Secret to hold this Job's keys, policy and rules" >&2; sleep 5
+done
+USER_ACCESS_KEY="$(cat /user/accessKey)"; USER_SECRET_KEY="$(cat /user/secretKey)"`;
 const GRANT_STEPS = `if [ "$OWNS_BUCKET" = true ]; then mc mb --ignore-existing "store/$BUCKET"; fi
 # mc before 2023 names these "policy add" and "policy set".
 mc admin policy create store "$POLICY_NAME" /user/policy.json || mc admin policy add store "$POLICY_NAME" /user/policy.json
@@ -108,9 +111,9 @@ const FEATURE_STEPS = `if [ "$OWNS_BUCKET" = true ]; then
   if [ "$LIFECYCLE" = true ]; then mc ilm rule import "store/$BUCKET" </user/lifecycle.json || mc ilm import "store/$BUCKET" </user/lifecycle.json; fi
 fi`;
 
-/** The grant's script; the Secret's check left out of the name's digest (`forName`), the feature steps only where features are asked. */
+/** The grant's script; the wait for the Secret left out of the name's digest (`forName`), the feature steps only where features are asked. */
 const grantScript = (u: BucketUser, forName: boolean): string =>
-  [CONNECT, ...(forName ? [] : [SECRET_CHECK]), ...(u.features ? [FEATURE_STEPS] : []), GRANT_STEPS].join('\n');
+  [CONNECT, ...(forName ? [] : [SECRET_WAIT]), ...(u.features ? [FEATURE_STEPS] : []), GRANT_STEPS].join('\n');
 
 /** A quota size as mc takes it (10Gi is 10GiB). */
 const mcSize = (size: string): string => `${size}B`;
@@ -187,19 +190,19 @@ export function userSecret(u: BucketUser): TargetObject {
 
 type Action = 'grant' | 'revoke' | 'retire';
 
-/** What the grant's pod must find in the user's Secret: this Job's keys, policy and rules, as the Secret holds them. */
+/** What the grant's pod must find in the user's Secret: this Job's access key, and the digests of its policy and rules. */
 function expectedSecret(u: BucketUser): { name: string; value: string }[] {
   const { policy, lifecycle } = documents(u);
   return [
     { name: 'EXPECTED_ACCESS_KEY', value: u.keys.accessKey },
-    { name: 'EXPECTED_POLICY', value: policy },
-    ...(lifecycle ? [{ name: 'EXPECTED_LIFECYCLE', value: lifecycle }] : []),
+    { name: 'EXPECTED_POLICY_SHA256', value: digest(policy) },
+    ...(lifecycle ? [{ name: 'EXPECTED_LIFECYCLE_SHA256', value: digest(lifecycle) }] : []),
   ];
 }
 
 /**
  * `deleteObjects`: a revoke empties the bucket too. `old`: the key generations a retire removes.
- * `forName`: the grant as its name digests it, without the keys check (names made before it stay the same: no Job runs again on upgrade).
+ * `forName`: the grant as its name digests it, without the wait for the Secret (names made before it stay the same: no Job runs again on upgrade).
  */
 function job(
   u: BucketUser,
@@ -224,6 +227,8 @@ function job(
         items: [
           { key: 'policy.json', path: 'policy.json' },
           ...(action === 'grant' && u.features?.lifecycle ? [{ key: 'lifecycle.json', path: 'lifecycle.json' }] : []),
+          // The keys as the Secret holds them now (a variable from a Secret is read once, at the pod's start).
+          ...(action === 'grant' && !forName ? ['accessKey', 'secretKey'].map((key) => ({ key, path: key })) : []),
         ],
       },
     },

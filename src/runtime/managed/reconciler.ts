@@ -38,6 +38,9 @@ import {
 import { copyOf, type CacheReader, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { gvkLabel, managedMetrics } from '../managed-metrics.ts';
 
+/** The longest a resource that is not Ready waits for its next look (from caches: no request). */
+const NOT_READY_POLL_MS = 30_000;
+
 /** The cache's copy of a resource: compared against, never changed. */
 type Cached<MR> = ReadonlyDeep<MR>;
 
@@ -132,9 +135,13 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 
   /** The next speculative poll; sooner for a recheck the observation asked for, or a status write that waits. */
-  private poll(recheckAfterMs?: number, deferredMs = 0): Result {
+  private poll(recheckAfterMs?: number, deferredMs = 0, mr?: MR): Result {
     const jitter = (Math.random() * 2 - 1) * this.o.pollJitterMs;
-    return requeueAfter(Math.min(this.o.pollIntervalMs + jitter, recheckAfterMs ?? Infinity, deferredMs || Infinity));
+    // A resource that is not Ready yet may wait on what no watch shows (a Gateway's address, a consumer
+    // still holding old keys): it is looked at again within NOT_READY_POLL_MS, as provider-kubernetes does.
+    const notReady = mr !== undefined && getCondition(mr.status?.conditions, 'Ready')?.status !== 'True';
+    const interval = notReady ? Math.min(this.o.pollIntervalMs, NOT_READY_POLL_MS) : this.o.pollIntervalMs + jitter;
+    return requeueAfter(Math.min(interval, recheckAfterMs ?? Infinity, deferredMs || Infinity));
   }
 
   private setConditions(mr: MR, ...conds: Parameters<typeof setCondition>[1][]): void {
@@ -335,7 +342,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     if (observation.upToDate || !policy.update) {
       this.lastUpToDate.set(mr.metadata.uid ?? '', this.o.now().getTime());
       this.setConditions(mr, Synced.success());
-      return this.poll(observation.recheckAfterMs, await this.writeStatus(mr, cached, signal));
+      return this.poll(observation.recheckAfterMs, await this.writeStatus(mr, cached, signal), mr);
     }
     return this.repair(mr, cached, { external, observation }, signal);
   }
@@ -440,7 +447,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       observation.diff ? `Updated the external resource (${observation.diff})` : 'Updated the external resource',
     );
     this.setConditions(mr, Synced.success());
-    return this.poll(observation.recheckAfterMs, await this.writeStatus(mr, cached, signal));
+    return this.poll(observation.recheckAfterMs, await this.writeStatus(mr, cached, signal), mr);
   }
 
   private async publish(mr: MR, details: ConnectionDetails | undefined, signal: AbortSignal): Promise<void> {

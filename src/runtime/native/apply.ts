@@ -68,17 +68,18 @@ async function write<MR extends ManagedResource>(
   const relations = companions.map((c, i) => (found[i] ? pass.trusted(c, found[i], observed, relation) : undefined));
   // Companions are proven by their signature: the recorded uid is the target object's, never theirs.
   const companionVouchers = pass.companionVouchers(relation);
-  // Companions there are repaired side by side (each write is conditional on the copy just read);
-  // missing ones are made in their order, which a kind may rely on.
+  // Companions there are repaired side by side (each write is conditional on the copy just read),
+  // and all of them before a missing one is made: those are made in their order, which a kind may
+  // rely on (a Job after the Secret it reads).
   const repairs: Promise<unknown>[] = [];
+  const missing: Companion[] = [];
   for (const [i, c] of companions.entries()) {
     const have = found[i];
     // A failed retire is made again (its Job's pod template cannot change): deleted now, made on the next pass.
     if (have && c === retire?.object && 'failed' in retire.outcome(have)) {
       repairs.push(deleteIfOurs(pass.live(), c, { owner, vouchers: companionVouchers }));
     } else if (!have) {
-      // A create, not an apply: should someone make it in between, this fails rather than adopts it.
-      if (creating || !c.irreplaceable) record(c, await client.create<TargetObject>(c.type, pass.built(c), signal));
+      if (creating || !c.irreplaceable) missing.push(c);
     } else if (relations[i] !== 'unmarked' && !c.irreplaceable && !isWork(kind, c)) {
       // Changed only while it is the object just checked (its uid is a precondition).
       const marked = pass.built(c);
@@ -96,6 +97,8 @@ async function write<MR extends ManagedResource>(
   // Every repair ends before the pass goes on or fails: what was changed is recorded either way.
   const failed = (await Promise.allSettled(repairs)).find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
+  // A create, not an apply: should someone make it in between, this fails rather than adopts it.
+  for (const c of missing) record(c, await client.create<TargetObject>(c.type, pass.built(c), signal));
   // Keys past their grace period held by companions: the first of them still there goes (the next, once it is gone).
   const held = retiredBy(kind, mr, name, ctx);
   for (const c of held) {

@@ -219,6 +219,9 @@ export function cannotRotate<MR extends ManagedResource>(kind: NativeKind<MR>, m
   return kind.rotation ? kind.rotation.cannotRotate?.(mr) : (kind.cannotRotate ?? GENERIC);
 }
 
+/** How soon keys whose removal a consumer holds are looked at again. */
+const HELD_RECHECK_MS = 30_000;
+
 /**
  * This pass's plan: no rotation where the keys cannot rotate, or where nothing may be written to the
  * target. While something still holds the replaced keys (`held` says what: a consumer without the
@@ -234,7 +237,9 @@ export function planFor<MR extends ManagedResource>(
   const plan = planRotation(mr, now, mayWrite && cannotRotate(kind, mr) === undefined);
   const previous = plan.next?.previous ?? plan.state.previous;
   if (!held || previous === undefined || !plan.view.due.includes(previous)) return plan;
-  return { ...plan, view: { ...plan.view, due: plan.view.due.filter((g) => g !== previous) } };
+  // Nothing wakes the resource when its consumers catch up (that is the claim's status): it looks again soon.
+  const recheckAt = Math.min(plan.recheckAt ?? Infinity, now + HELD_RECHECK_MS);
+  return { ...plan, view: { ...plan.view, due: plan.view.due.filter((g) => g !== previous) }, recheckAt };
 }
 
 /** The retire work this pass wants (generations past their grace period), if any. */

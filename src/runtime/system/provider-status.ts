@@ -27,7 +27,7 @@ export { Providers };
 
 /** How often a rolling operator upgrade is looked at. */
 const UPGRADE_POLL_MS = 2_000;
-/** How often a failed one is: its cause (a rollout past its deadline) may go at any time, and a wave waits on it. */
+/** How often one whose rollout passed its deadline is: the cause may go at any time, and a wave waits on it. */
 const FAILED_UPGRADE_POLL_MS = 10_000;
 type Provider = ProviderObject;
 
@@ -88,8 +88,11 @@ export class ProviderStatusReconciler implements Reconciler {
       const deferred = await this.writeStatus(provider, cached, status, signal);
       // An operator's rollout is followed closely until it ends (its Deployment's changes do not wake this controller).
       if (status?.operators?.some((o) => o.upgrade?.phase === 'Progressing')) return requeueAfter(UPGRADE_POLL_MS);
-      if (status?.operators?.some((o) => o.upgrade?.phase === 'Failed'))
-        return requeueAfter(Math.min(FAILED_UPGRADE_POLL_MS, this.o.pollIntervalMs));
+      // A rollout past its deadline may recover by itself; a refused setting changes only with the Provider (a watch).
+      const stalled = status?.operators?.some(
+        (o) => o.upgrade?.phase === 'Failed' && o.upgrade.message?.includes('ProgressDeadlineExceeded'),
+      );
+      if (stalled) return requeueAfter(Math.min(FAILED_UPGRADE_POLL_MS, this.o.pollIntervalMs));
       if (deferred) return requeueAfter(deferred);
     } catch (err) {
       if (isConflict(err)) return requeue();

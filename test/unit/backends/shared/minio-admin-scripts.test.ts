@@ -3,7 +3,7 @@
 // client is never run here: its licence is the AGPL). Paths the pod has but this machine does not
 // (/user, /dev/termination-log) are moved into a temporary folder; nothing else of a script changes.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
@@ -30,9 +30,15 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /**
  * Runs the Job's script as its pod would: its env (each secretKeyRef resolved from `secrets`), the
- * user's Secret mounted at /user (here `dir`/user), and `extra` env for the recording mc.
+ * user's Secret mounted at /user (here `dir`/user), and `extra` env for the recording mc. `later`:
+ * the user's Secret as the kubelet updates the mount while the pod sleeps (a `sleep` on PATH copies
+ * it in and records itself); without it, a sleep ends the script (exit 9).
  */
-function run(job: TargetObject, secrets: Record<string, Record<string, string>>, extra: Record<string, string> = {}) {
+function run(
+  job: TargetObject,
+  secrets: Record<string, Record<string, string>>,
+  { extra = {}, later }: { extra?: Record<string, string>; later?: Record<string, string> } = {},
+) {
   const c = (job.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers[0]!;
   const env: Record<string, string> = { PATH: `${dir}:/usr/bin:/bin`, ...extra };
   for (const e of c.env) {
@@ -40,10 +46,21 @@ function run(job: TargetObject, secrets: Record<string, Record<string, string>>,
     env[e.name] = ref ? secrets[ref.name]![ref.key]! : e.value!;
   }
   const user = join(dir, 'user');
-  rmSync(user, { recursive: true, force: true });
-  spawnSync('mkdir', [user]);
-  const mounted = Object.values(secrets).find((s) => 'policy.json' in s) ?? {};
-  for (const [key, value] of Object.entries(mounted)) writeFileSync(join(user, key), value);
+  const mount = (into: string, data: Record<string, string>): void => {
+    rmSync(into, { recursive: true, force: true });
+    mkdirSync(into);
+    for (const [key, value] of Object.entries(data)) writeFileSync(join(into, key), value);
+  };
+  mount(user, Object.values(secrets).find((s) => 'policy.json' in s) ?? {});
+  if (later) mount(join(dir, 'later'), later);
+  writeFileSync(
+    join(dir, 'sleep'),
+    `#!/bin/sh
+echo "sleep $*" >>"${dir}/calls"
+${later ? `cp "${dir}/later/"* "${user}/"` : 'exit 9'}
+`,
+  );
+  chmodSync(join(dir, 'sleep'), 0o755);
   const script = c.command[2]!.replaceAll('/user/', `${user}/`).replaceAll('/dev/termination-log', join(dir, 'termination-log'));
   const out = spawnSync('/bin/sh', ['-c', script], { env, encoding: 'utf8', timeout: 10_000 });
   const calls = existsSync(join(dir, 'calls')) ? readFileSync(join(dir, 'calls'), 'utf8').trim().split('\n') : [];
@@ -74,15 +91,27 @@ describe("the access Job's script", () => {
     );
   });
 
-  it.each([
+  const stale = [
     ['keys', user({ features, keys: { accessKey: 'OLD', secretKey: 'OLD-SK' } })],
     ['policy', user({ features, access: 'ReadOnly' })],
     ['lifecycle rules', user({ features: { lifecycle: { rules: [{ id: 'logs', expirationDays: 1 }] } } })],
-  ])("fails before it changes anything while the user's Secret (written after the Job) does not hold its %s yet", (what, stale) => {
-    const r = run(accessJob(user({ features })).build(), secretsFor(stale));
-    expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`the user's Secret does not hold this Job's ${what} yet`);
-    expect(r.calls.filter((c) => !c.startsWith('alias set'))).toEqual([]);
+  ] as [string, BucketUser][];
+
+  it.each(stale)("changes nothing while the user's Secret (written after the Job) holds other %s", (_what, old) => {
+    const r = run(accessJob(user({ features })).build(), secretsFor(old));
+    expect(r.status).toBe(9); // the recording sleep ends the wait
+    expect(r.stderr).toContain("waiting for the user's Secret to hold this Job's keys, policy and rules");
+    expect(r.calls.filter((c) => !c.startsWith('alias set'))).toEqual(['sleep 5']);
+  });
+
+  it.each(stale)('waits for the Secret to hold its %s, then applies what it holds then', (_what, old) => {
+    const u = user({ features });
+    const r = run(accessJob(u).build(), secretsFor(old), { later: secretsFor(u)['store-user'] });
+    expect(r.status).toBe(0);
+    const after = r.calls.slice(r.calls.indexOf('sleep 5') + 1);
+    expect(r.calls.slice(0, r.calls.indexOf('sleep 5'))).toEqual([expect.stringMatching(/^alias set/)]);
+    // The keys come from the Secret as it is now, not as the pod's variables read it at its start.
+    expect(after).toEqual(expect.arrayContaining(['ilm rule import store/app-b-1', 'admin user add store AK SK-secret']));
   });
 });
 
@@ -127,7 +156,7 @@ describe("the revoke Job's script", () => {
       ...{ u: locked, deleteObjects: true, listing: '', outcome: removed, calls: [ls, rb] },
     },
   ])('$name', ({ u, deleteObjects, listing, outcome, calls }) => {
-    const r = run(revoke(u, deleteObjects), secretsFor(u), lsOutput(listing));
+    const r = run(revoke(u, deleteObjects), secretsFor(u), { extra: lsOutput(listing) });
     expect({ status: r.status, log: r.log }).toEqual(outcome);
     expect(bucketCalls(r.calls)).toEqual(calls);
     // The user goes in every case, before anything is decided about the bucket.

@@ -7,6 +7,7 @@ import { ANNOTATION_ROTATE } from '../../../../src/kit/meta.ts';
 import {
   ANNOTATION_CREDENTIALS,
   durationMs,
+  planFor,
   planRotation,
   retiredBy,
   retirement,
@@ -58,6 +59,14 @@ describe('planRotation', () => {
       outstanding: [0],
       due: [0],
     });
+  });
+
+  it('keys a consumer still holds are not due, and are looked at again within 30 s (nothing wakes the resource when it catches up)', () => {
+    const annotations = record({ generation: 1, retired: -1, rotatedAt: AT, published: 1, publishedAt: AT, previous: 0 });
+    const kind = { rotation: {} } as unknown as NativeKind<ManagedResource>;
+    const held = planFor(kind, mr(annotations, { gracePeriod: '30s' }), T0 + 60_000, true, 'cluster b holds generation 0');
+    expect([held.view.due, held.recheckAt]).toEqual([[], T0 + 60_000 + 30_000]);
+    expect(planFor(kind, mr(annotations, { gracePeriod: '30s' }), T0 + 60_000, true).view.due).toEqual([0]);
   });
 
   it('requests coalesce: one made while new keys are still being made waits for them, however long ago the last began', () => {
