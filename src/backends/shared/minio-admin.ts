@@ -154,8 +154,10 @@ export const KEPT_EXIT_CODE = 3;
 // cannot go before their retention ends: such a bucket is kept.
 const REVOKE = `${CONNECT}
 USERS="$OLD_USERS"; if [ "$REMOVE_CURRENT" = true ]; then USERS="$USER_ACCESS_KEY $USERS"; fi
+# A user is gone once the store says it does not exist: a failure to ask is never taken for that answer.
+user_gone() { if mc admin user info store "$1" >/dev/null 2>"$MC_CONFIG_DIR/info.err"; then return 1; fi; grep -q "does not exist" "$MC_CONFIG_DIR/info.err"; }
 for key in $USERS; do
-  if mc admin user info store "$key" >/dev/null 2>&1; then mc admin user rm store "$key"; fi
+  until user_gone "$key"; do mc admin user rm store "$key" || sleep 5; done
   if mc admin policy info store "provider-rook-$key" >/dev/null 2>&1; then mc admin policy rm store "provider-rook-$key" || mc admin policy remove store "provider-rook-$key"; fi
 done
 if [ "$OWNS_BUCKET" = true ] && mc stat "store/$BUCKET" >/dev/null 2>&1; then

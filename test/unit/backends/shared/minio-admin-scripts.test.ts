@@ -22,7 +22,20 @@ beforeEach(() => {
   // Records each call; `mc ls` prints what MC_LS_OUTPUT holds; every other call succeeds.
   writeFileSync(
     join(dir, 'mc'),
-    `#!/bin/sh\necho "$*" >>"${dir}/calls"\nif [ "$1" = ls ]; then printf '%s' "\${MC_LS_OUTPUT:-}"; fi\nexit 0\n`,
+    [
+      '#!/bin/sh',
+      `echo "$*" >>"${dir}/calls"`,
+      `if [ "$1" = ls ]; then printf '%s' "\${MC_LS_OUTPUT:-}"; fi`,
+      // A user exists until removed; the first MC_INFO_FAILS questions about it fail as an outage would.
+      `if [ "$1 $2 $3" = "admin user info" ]; then`,
+      `  n=$(cat "${dir}/info-calls" 2>/dev/null || echo 0); echo $((n + 1)) >"${dir}/info-calls"`,
+      `  if [ "$n" -lt "\${MC_INFO_FAILS:-0}" ]; then echo "mc: <ERROR> connection refused" >&2; exit 1; fi`,
+      `  if [ -e "${dir}/removed-$5" ]; then echo "mc: <ERROR> Unable to get user info. The specified user does not exist." >&2; exit 1; fi`,
+      'fi',
+      `if [ "$1 $2 $3" = "admin user rm" ]; then touch "${dir}/removed-$5"; fi`,
+      'exit 0',
+      '',
+    ].join('\n'),
   );
   chmodSync(join(dir, 'mc'), 0o755);
 });
@@ -45,6 +58,7 @@ function run(
     const ref = e.valueFrom?.secretKeyRef;
     env[e.name] = ref ? secrets[ref.name]![ref.key]! : e.value!;
   }
+  env.MC_CONFIG_DIR = dir; // the pod's writable emptyDir, here the temporary folder
   const user = join(dir, 'user');
   const mount = (into: string, data: Record<string, string>): void => {
     rmSync(into, { recursive: true, force: true });
@@ -161,6 +175,13 @@ describe("the revoke Job's script", () => {
     expect(bucketCalls(r.calls)).toEqual(calls);
     // The user goes in every case, before anything is decided about the bucket.
     expect(r.calls).toContain('admin user rm store AK');
+  });
+
+  it('removes a user the store could not be asked about at first: an outage is never taken for "gone"', () => {
+    const r = run(revoke(versioned, false), secretsFor(versioned), { extra: { ...lsOutput(''), MC_INFO_FAILS: '2' } });
+    expect(r.status).toBe(0);
+    expect(r.calls).toContain('admin user rm store AK');
+    expect(r.calls.filter((c) => c === 'admin user info store AK').length).toBeGreaterThanOrEqual(3);
   });
 
   it('says why a locked bucket was kept, and what the owner can do', () => {
