@@ -22,6 +22,7 @@ import { ProgressWrites } from '../progress.ts';
 import { Reasons, reasonOf, Synced, reported } from '../reasons.ts';
 import { type ProviderResolver } from '../providers/resolver.ts';
 import { enqueueOnChange } from '../../kit/controller/handlers.ts';
+import type { TargetInformers } from '../providers/target-informers.ts';
 
 export { Providers };
 
@@ -60,8 +61,25 @@ export class ProviderStatusReconciler implements Reconciler {
   /** A change of the user count alone is written at most once per window: a burst of claims moves it with every one. */
   private readonly progress = new ProgressWrites();
 
+  /** The Providers each target's watches serve: a watch that fails or recovers wakes them (their reachability). */
+  private readonly served = new WeakMap<TargetInformers, Set<string>>();
+  /** Set by setupProviderStatus: puts a Provider in the controller's queue. */
+  wake?: (key: string) => void;
+
   constructor(opts: ProviderStatusOptions) {
     this.o = opts;
+  }
+
+  private follow(informers: TargetInformers, key: string): void {
+    let keys = this.served.get(informers);
+    if (!keys) {
+      const wakeAll = (): void => {
+        for (const k of keys!) this.wake?.(k);
+      };
+      informers.onHealth({ failed: wakeAll, recovered: wakeAll });
+      this.served.set(informers, (keys = new Set()));
+    }
+    keys.add(key);
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
@@ -112,6 +130,7 @@ export class ProviderStatusReconciler implements Reconciler {
     const conditions = setCondition(provider.status?.conditions, { ...synced, observedGeneration: generation });
     try {
       const target = await this.o.resolver.resolve(provider, signal);
+      this.follow(target.informers, `${namespace}/${name}`);
       // At rest the target's watches say it answers; the version is asked again only while they fail.
       if (!target.serverVersion || target.informers.reachable() === false) target.serverVersion = await target.client.serverVersion(signal);
       const { serverVersion } = target;
@@ -198,10 +217,9 @@ export function setupProviderStatus(
   o: Omit<ProviderStatusOptions, 'client' | 'cache' | 'recorder'> & { providers: Informer<Provider> },
 ): Controller {
   const { providers, ...rest } = o;
-  const controller = manager.controller(
-    'provider',
-    new ProviderStatusReconciler({ ...rest, client: manager.control, cache: providers, recorder: manager.recorder }),
-  );
+  const reconciler = new ProviderStatusReconciler({ ...rest, client: manager.control, cache: providers, recorder: manager.recorder });
+  const controller = manager.controller('provider', reconciler);
+  reconciler.wake = (key) => controller.enqueue(key);
   enqueueOnChange(providers, controller, {
     on: ['added', 'updated'],
     when: (old, p) => old.metadata.generation !== p.metadata.generation || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp,
