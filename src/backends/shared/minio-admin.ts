@@ -8,6 +8,9 @@ import { Jobs, Secrets } from '../../kit/kube/resources.ts';
 import type { Companion, KindContext, Rotation, TargetObject, Teardown } from '../../runtime/native/kind.ts';
 import type { BucketFeatures } from '../../runtime/claims/features.ts';
 import { policyDocument } from './s3-policy.ts';
+import { grantScript, KEPT_EXIT_CODE, REVOKE } from './mc-scripts.ts';
+
+export { KEPT_EXIT_CODE };
 
 export type AccessMode = 'ReadWrite' | 'ReadOnly' | 'WriteOnly';
 
@@ -77,44 +80,6 @@ const named = (base: string, suffix: string): string => `${base.slice(0, 63 - su
 export const userSecretName = (u: BucketUser): string => u.userSecret ?? named(u.base, 'user');
 const policyName = (u: BucketUser): string => `provider-rook-${u.keys.accessKey}`;
 
-// POSIX sh, as the mc image runs it. Every step may run again: a Job's pod is retried, and a Job is
-// made again when its object is lost.
-const CONNECT = `set -eu
-if [ -n "\${ROOT_ENV_FILE:-}" ]; then . "$ROOT_ENV_FILE"; ROOT_USER="$MINIO_ROOT_USER"; ROOT_PASSWORD="$MINIO_ROOT_PASSWORD"; fi
-until mc alias set store "$S3_ENDPOINT" "$ROOT_USER" "$ROOT_PASSWORD" >/dev/null; do sleep 5; done`;
-
-// The user's Secret may be written just after the Job (the runtime makes companions before its
-// object, and a rotation or a new policy or rules changes it). The pod waits, within the Job's
-// deadline, until the Secret as mounted (which the kubelet keeps up to date) holds this Job's keys,
-// policy and rules, and then takes the keys from it: never what it held before. The documents are
-// compared by digest, so no rule's text passes through the environment.
-const SECRET_WAIT = `sha() { sha256sum <"$1" | cut -d ' ' -f 1; }
-until [ "$(cat /user/accessKey)" = "$EXPECTED_ACCESS_KEY" ] && [ "$(sha /user/policy.json)" = "$EXPECTED_POLICY_SHA256" ] &&
-  { [ -z "\${EXPECTED_LIFECYCLE_SHA256:-}" ] || [ "$(sha /user/lifecycle.json)" = "$EXPECTED_LIFECYCLE_SHA256" ]; }; do
-  echo "waiting for the user's Secret to hold this Job's keys, policy and rules" >&2; sleep 5
-done
-USER_ACCESS_KEY="$(cat /user/accessKey)"; USER_SECRET_KEY="$(cat /user/secretKey)"`;
-const GRANT_STEPS = `if [ "$OWNS_BUCKET" = true ]; then mc mb --ignore-existing "store/$BUCKET"; fi
-# mc before 2023 names these "policy add" and "policy set".
-mc admin policy create store "$POLICY_NAME" /user/policy.json || mc admin policy add store "$POLICY_NAME" /user/policy.json
-mc admin user add store "$USER_ACCESS_KEY" "$USER_SECRET_KEY"
-mc admin policy attach store "$POLICY_NAME" --user "$USER_ACCESS_KEY" || mc admin policy set store "$POLICY_NAME" user="$USER_ACCESS_KEY" ||
-  mc admin user info store "$USER_ACCESS_KEY" | grep -q "$POLICY_NAME"`;
-// Before the user's steps: a bucket with object lock must be made with it (MinIO turns it on at no other time).
-const FEATURE_STEPS = `if [ "$OWNS_BUCKET" = true ]; then
-  if [ "$OBJECT_LOCK" = true ]; then mc mb --ignore-existing --with-lock "store/$BUCKET"; else mc mb --ignore-existing "store/$BUCKET"; fi
-  case "$VERSIONING" in Enabled) mc version enable "store/$BUCKET" ;; Suspended) mc version suspend "store/$BUCKET" ;; esac
-  if [ -n "$RETENTION_MODE" ]; then mc retention set --default "$RETENTION_MODE" "\${RETENTION_DAYS}d" "store/$BUCKET"
-  elif [ "$OBJECT_LOCK" = true ]; then mc retention clear --default "store/$BUCKET"; fi
-  # mc before 2023 names these "admin bucket quota" and "ilm import".
-  if [ -n "$QUOTA" ]; then mc quota set "store/$BUCKET" --size "$QUOTA" || mc admin bucket quota "store/$BUCKET" --hard "$QUOTA"; fi
-  if [ "$LIFECYCLE" = true ]; then mc ilm rule import "store/$BUCKET" </user/lifecycle.json || mc ilm import "store/$BUCKET" </user/lifecycle.json; fi
-fi`;
-
-/** The grant's script; the wait for the Secret left out of the name's digest (`forName`), the feature steps only where features are asked. */
-const grantScript = (u: BucketUser, forName: boolean): string =>
-  [CONNECT, ...(forName ? [] : [SECRET_WAIT]), ...(u.features ? [FEATURE_STEPS] : []), GRANT_STEPS].join('\n');
-
 /** A quota size as mc takes it (10Gi is 10GiB). */
 const mcSize = (size: string): string => `${size}B`;
 
@@ -145,27 +110,6 @@ export function lifecycleDocument(lifecycle: NonNullable<BucketFeatures['lifecyc
 }
 
 const userPolicy = (u: BucketUser): object => policyDocument(u.bucket, u.access, { features: Boolean(u.features) });
-
-/** Exit status of a revoke that kept a bucket holding objects (a FailJob rule says so, not a failure). */
-export const KEPT_EXIT_CODE = 3;
-// A revoke removes the user and the older generations' users (and their policies); a retire, only those.
-// Old versions and delete markers are objects too (mc ls --versions): a versioned bucket that lists
-// empty may still hold them. Under object lock MinIO refuses mc rb --force, and its locked versions
-// cannot go before their retention ends: such a bucket is kept.
-const REVOKE = `${CONNECT}
-USERS="$OLD_USERS"; if [ "$REMOVE_CURRENT" = true ]; then USERS="$USER_ACCESS_KEY $USERS"; fi
-# A user is gone once the store says it does not exist: a failure to ask is never taken for that answer.
-user_gone() { if mc admin user info store "$1" >/dev/null 2>"$MC_CONFIG_DIR/info.err"; then return 1; fi; grep -q "does not exist" "$MC_CONFIG_DIR/info.err"; }
-for key in $USERS; do
-  until user_gone "$key"; do mc admin user rm store "$key" || sleep 5; done
-  if mc admin policy info store "provider-rook-$key" >/dev/null 2>&1; then mc admin policy rm store "provider-rook-$key" || mc admin policy remove store "provider-rook-$key"; fi
-done
-if [ "$OWNS_BUCKET" = true ] && mc stat "store/$BUCKET" >/dev/null 2>&1; then
-  if [ -z "$(mc ls --versions "store/$BUCKET" | head -n 1)" ]; then mc rb "store/$BUCKET"
-  elif [ "$OBJECT_LOCK" = true ]; then echo "bucket $BUCKET holds objects under object lock" >/dev/termination-log; exit ${KEPT_EXIT_CODE}
-  elif [ "$DELETE_OBJECTS" = true ]; then mc rb --force "store/$BUCKET"
-  else echo "bucket $BUCKET still holds objects" >/dev/termination-log; exit ${KEPT_EXIT_CODE}; fi
-fi`;
 
 /** The documents the grant loads from the user's Secret: its policy, and the bucket's lifecycle rules if it has any. */
 function documents(u: BucketUser): { policy: string; lifecycle?: string } {
@@ -267,7 +211,7 @@ function job(
             {
               name: 'mc',
               image: u.image ?? MINIO_CLIENT_IMAGE,
-              command: ['/bin/sh', '-c', action !== 'grant' ? REVOKE : grantScript(u, forName)],
+              command: ['/bin/sh', '-c', action !== 'grant' ? REVOKE : grantScript({ features: Boolean(u.features), forName })],
               env: [
                 { name: 'MC_CONFIG_DIR', value: '/home/mc' },
                 { name: 'S3_ENDPOINT', value: u.endpoint },

@@ -1,4 +1,4 @@
-// The access and revoke Jobs' scripts (src/backends/shared/minio-admin.ts), run by sh as the pod runs
+// The access and revoke Jobs' scripts (src/backends/shared/mc-scripts.ts, in the Jobs minio-admin.ts builds), run by sh as the pod runs
 // them, with an `mc` on PATH that records its calls and answers `mc ls` as a test says (MinIO's
 // client is never run here: its licence is the AGPL). Paths the pod has but this machine does not
 // (/user, /dev/termination-log) are moved into a temporary folder; nothing else of a script changes.
