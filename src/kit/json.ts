@@ -12,6 +12,21 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);
 }
 
+/** Fields of `want` that `have` lacks or holds differently (have may carry more). */
+export function diffFields(want: unknown, have: unknown, path = ''): string[] {
+  if (want !== null && typeof want === 'object' && !Array.isArray(want)) {
+    if (have === null || typeof have !== 'object' || Array.isArray(have)) return [path || '.'];
+    return Object.entries(want).flatMap(([k, v]) =>
+      v === undefined ? [] : diffFields(v, (have as Record<string, unknown>)[k], `${path}.${k}`),
+    );
+  }
+  if (Array.isArray(want)) {
+    if (!Array.isArray(have) || have.length !== want.length) return [path];
+    return want.flatMap((v, i) => diffFields(v, have[i], `${path}[${i}]`));
+  }
+  return sameJson(want, have) ? [] : [path];
+}
+
 /** A copy without null or undefined object members ("key:" with no value in YAML means nothing). */
 export function withoutNulls<T>(value: T): T {
   if (Array.isArray(value)) return value.map(withoutNulls) as T;

@@ -26,7 +26,7 @@ import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import { Seaweeds } from '../../src/backends/seaweedfs/operator.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
-import { Namespaces, Secrets, StatefulSets } from '../../src/kit/kube/resources.ts';
+import { Namespaces, resourcePath, Secrets, StatefulSets } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { adminClient, testCluster } from '../kit/env.ts';
@@ -57,6 +57,8 @@ let control: KubeClient;
 let targetA: KubeClient;
 let targetB: KubeClient;
 let app: App;
+// provider-rook's writes to target A (method and path), for the tests that count them.
+const targetWrites: string[] = [];
 let platform: string;
 let apps: string;
 const standIns: { stop(): Promise<void> }[] = [];
@@ -207,7 +209,8 @@ beforeAll(async () => {
     namespaces: [platform, apps],
     pollIntervalMs: 1_000,
     maxReconcileRate: 100,
-    onRequest: (_server, method, p) => {
+    onRequest: (server, method, p) => {
+      if (server === targetA.server && !['GET', 'WATCH'].includes(method)) targetWrites.push(`${method} ${p.split('?')[0]}`);
       const m = /\/buckets\/([^/]+)\/status$/.exec(p);
       if (method === 'PUT' && m) claimStatusWrites.set(m[1]!, (claimStatusWrites.get(m[1]!) ?? 0) + 1);
     },
@@ -264,14 +267,17 @@ describe('four backends behind one Bucket claim', () => {
     }
   }, 60_000);
 
-  it("repairs drift in each backend's target object", async () => {
+  it("repairs drift in each backend's target object, writing only that object", async () => {
     for (const b of backends) {
       const mr = (await control.get<Bucket>(Buckets, `same-${b.name}`, apps))!.spec.resourceRef!.name;
+      targetWrites.length = 0;
       await targetA.mergePatch(b.target, mr, b.targetNamespace(mr), b.drift.patch);
       await eventually(async () => {
         const o = await targetA.get<Obj>(b.target, mr, b.targetNamespace(mr));
         return o !== undefined && b.drift.check(o);
       }, `${b.name}: the drifted ${b.target.kind} to be repaired`);
+      // Its companions are as their kind builds them: none is written again.
+      expect([b.name, [...new Set(targetWrites)]]).toEqual([b.name, [`PATCH ${resourcePath(b.target, b.targetNamespace(mr), mr)}`]]);
     }
   }, 60_000);
 

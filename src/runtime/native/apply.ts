@@ -3,6 +3,7 @@
 // (which never write over anything) without a read before each; every other write first reads and
 // checks the object and every companion, so no store is ever made that names someone else's
 // Secret, and nothing unproven is ever written over.
+import { diffFields } from '../../kit/json.ts';
 import { isAlreadyExists, isNotFound } from '../../kit/kube/errors.ts';
 import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
@@ -59,18 +60,21 @@ async function write<MR extends ManagedResource>(
     // Something was in the way (checked below), or the namespace was gone (made again here).
     if (namespace) await ensureNamespace(pass, namespace, { owner, vouchers });
   }
-  // The object and every companion are checked before anything is written, so no store is ever
-  // made that names someone else's Secret, and nothing unproven is ever written over.
-  const observed = await client.get<TargetObject>(type, name, desired.metadata.namespace, signal);
+  // The object and every companion are read together, and all checked before anything is
+  // written, so no store is ever made that names someone else's Secret, and nothing unproven is
+  // ever written over.
+  const [observed, ...found] = await Promise.all([
+    client.get<TargetObject>(type, name, desired.metadata.namespace, signal),
+    ...companions.map((c) => client.get<TargetObject>(c.type, c.name, c.namespace, signal)),
+  ]);
   const relation = observed ? marks.relation(type, observed, owner, vouchers) : undefined;
   if (relation) pass.refuseForeign(relation, { type, name, namespace: desired.metadata.namespace });
-  const found = await Promise.all(companions.map((c) => client.get<TargetObject>(c.type, c.name, c.namespace, signal)));
   const relations = companions.map((c, i) => (found[i] ? pass.trusted(c, found[i], observed, relation) : undefined));
   // Companions are proven by their signature: the recorded uid is the target object's, never theirs.
   const companionVouchers = pass.companionVouchers(relation);
   // Companions there are repaired side by side (each write is conditional on the copy just read),
   // and all of them before a missing one is made: those are made in their order, which a kind may
-  // rely on (a Job after the Secret it reads).
+  // rely on (a Job after the Secret it reads). One already as built is not written again.
   const repairs: Promise<unknown>[] = [];
   const missing: Companion[] = [];
   for (const [i, c] of companions.entries()) {
@@ -81,11 +85,13 @@ async function write<MR extends ManagedResource>(
     } else if (!have) {
       if (creating || !c.irreplaceable) missing.push(c);
     } else if (relations[i] !== 'unmarked' && !c.irreplaceable && !isWork(kind, c)) {
-      // Changed only while it is the object just checked (its uid is a precondition).
       const marked = pass.built(c);
-      repairs.push(
-        client.apply(c.type, { ...marked, metadata: { ...marked.metadata, uid: have.metadata.uid } }, signal).then((o) => record(c, o)),
-      );
+      if (asBuilt(marked, have)) record(c, have);
+      // Changed only while it is the object just checked (its uid is a precondition).
+      else
+        repairs.push(
+          client.apply(c.type, { ...marked, metadata: { ...marked.metadata, uid: have.metadata.uid } }, signal).then((o) => record(c, o)),
+        );
     } else if (relations[i] !== 'unmarked' && pass.remark(c, have)) {
       // Irreplaceable, or work that cannot change: only the marks do (a restored resource's, a legacy one's, a new policy).
       const { labels, annotations } = marks.mark(c.type, have, owner).metadata;
@@ -94,6 +100,15 @@ async function write<MR extends ManagedResource>(
       repairs.push(client.mergePatch(c.type, c.name, c.namespace, { metadata: { uid, resourceVersion, labels, annotations } }, signal));
     }
   }
+  // With every companion there, the object is written beside their repairs: nothing it names is
+  // still to be made. Made with a create, changed only while it is the object just checked (its uid
+  // is a precondition).
+  const writeObject = (): Promise<TargetObject> =>
+    observed
+      ? client.apply(type, { ...desired, metadata: { ...desired.metadata, uid: observed.metadata.uid } }, signal)
+      : client.create(type, desired, signal);
+  const object = observed && !missing.length ? writeObject() : undefined;
+  if (object) repairs.push(object);
   // Every repair ends before the pass goes on or fails: what was changed is recorded either way.
   const failed = (await Promise.allSettled(repairs)).find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
@@ -107,9 +122,18 @@ async function write<MR extends ManagedResource>(
   }
   // Nothing is superseded before the first create.
   if (!creating) await deleteSuperseded(pass, companionVouchers, { wanted: companions, namespaces: companions.map((c) => c.namespace) });
-  // Made with a create, changed only while it is the object just checked (its uid is a precondition).
-  if (!observed) return client.create(type, desired, signal);
-  return client.apply(type, { ...desired, metadata: { ...desired.metadata, uid: observed.metadata.uid } }, signal);
+  return object ?? writeObject();
+}
+
+/** A companion there holds what its kind builds, marks included: writing it again would change nothing. */
+function asBuilt(built: TargetObject, have: TargetObject): boolean {
+  const { metadata: want, ...wantFields } = built;
+  const { metadata: got, ...haveFields } = have;
+  return (
+    !diffFields(wantFields, haveFields).length &&
+    !diffFields(want.labels ?? {}, got.labels ?? {}).length &&
+    !diffFields(want.annotations ?? {}, got.annotations ?? {}).length
+  );
 }
 
 /**

@@ -4,7 +4,7 @@
 // kind read of its object in the resource's status.
 import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { getCondition, ReasonedError, setCondition } from '../../kit/conditions.ts';
-import { sameJson } from '../../kit/json.ts';
+import { diffFields } from '../../kit/json.ts';
 import { ANNOTATION_EXTERNAL_NAME, isDeleting } from '../../kit/meta.ts';
 import { isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -292,19 +292,4 @@ function refuseUnprovenUpstream<MR extends ManagedResource>(pass: NativePass<MR>
     `its store ${ref.type.kind} ${mr.metadata.namespace}/${ref.name} cannot prove its endpoint, so neither is published here: ${ready.message ?? ready.reason}`,
     from.keys,
   );
-}
-
-/** Fields of `want` that `have` lacks or holds differently (have may carry more). */
-export function diffFields(want: unknown, have: unknown, path = ''): string[] {
-  if (want !== null && typeof want === 'object' && !Array.isArray(want)) {
-    if (have === null || typeof have !== 'object' || Array.isArray(have)) return [path || '.'];
-    return Object.entries(want).flatMap(([k, v]) =>
-      v === undefined ? [] : diffFields(v, (have as Record<string, unknown>)[k], `${path}.${k}`),
-    );
-  }
-  if (Array.isArray(want)) {
-    if (!Array.isArray(have) || have.length !== want.length) return [path];
-    return want.flatMap((v, i) => diffFields(v, have[i], `${path}[${i}]`));
-  }
-  return sameJson(want, have) ? [] : [path];
 }

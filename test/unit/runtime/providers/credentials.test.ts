@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { makeCa } from '../../../kit/pki.ts';
 import { credentialsFromSecret, refusedEndpoint } from '../../../../src/runtime/providers/credentials.ts';
 import { authenticate } from '../../../../src/kit/kube/config.ts';
-import { diffFields } from '../../../../src/runtime/native/observe.ts';
+import { diffFields } from '../../../../src/kit/json.ts';
 
 const enc = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
