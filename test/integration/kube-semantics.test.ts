@@ -60,6 +60,31 @@ describe('DELETE as the API server answers it', () => {
   });
 });
 
+describe('a server-side apply as the API server answers it', () => {
+  // What repairing from a cached copy relies on: the copy's uid and resourceVersion in the applied
+  // object are preconditions, so nothing is written over an object that changed since.
+  it('is refused with a Conflict when the object changed since the copy its resourceVersion names, and applied when it did not', async () => {
+    const name = uniqueName('cm');
+    const copy = await client().create<ConfigMap>(ConfigMaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: 'default' },
+      data: { k: 'v' },
+    });
+    const applied = (rv: string | undefined) =>
+      client().apply<ConfigMap>(ConfigMaps, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'default', uid: copy.metadata.uid, resourceVersion: rv },
+        data: { k: 'ours' },
+      });
+    const changed = await client().update(ConfigMaps, { ...copy, data: { k: 'changed' } });
+    expect(isConflict(await applied(copy.metadata.resourceVersion).catch((e: unknown) => e))).toBe(true);
+    expect((await client().get<ConfigMap>(ConfigMaps, name, 'default'))?.data).toEqual({ k: 'changed' });
+    expect((await applied(changed.metadata.resourceVersion)).data).toEqual({ k: 'ours' });
+  });
+});
+
 describe('an informer told what to keep', () => {
   it('caches metadata and the kept fields only, and still reports every change', async () => {
     const client = target;

@@ -2,13 +2,15 @@
 // companions. A resource's first create, where nothing of it exists yet, goes straight to creates
 // (which never write over anything) without a read before each; every other write first reads and
 // checks the object and every companion, so no store is ever made that names someone else's
-// Secret, and nothing unproven is ever written over.
+// Secret, and nothing unproven is ever written over. They are read from the watch caches, and each
+// write is conditional on the copy it checked (uid and resourceVersion), as deletes are: a copy
+// that is stale is refused by the server, and everything is read again from it.
 import { diffFields } from '../../kit/json.ts';
-import { isAlreadyExists, isNotFound } from '../../kit/kube/errors.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
 import { deleteIfOurs, deleteSuperseded } from './delete.ts';
-import { refKey, type Companion, type TargetObject } from './kind.ts';
+import { refKey, type Companion, type KindContext, type ObjectReader, type TargetObject } from './kind.ts';
 import { ensureNamespace, forgetNamespace } from './namespaces.ts';
 import type { NativePass } from './pass.ts';
 import { companionRecord, isWork, recordable } from './pass.ts';
@@ -60,19 +62,54 @@ async function write<MR extends ManagedResource>(
     // Something was in the way (checked below), or the namespace was gone (made again here).
     if (namespace) await ensureNamespace(pass, namespace, { owner, vouchers });
   }
+  // From the caches first (a drift the watch just brought is there already), then, should anything
+  // have changed since, from the server: either way every write is conditional on the copy checked.
+  const plan = { creating, ctx, desired, companions, retire, record };
+  try {
+    return await repair(pass, plan, pass.read);
+  } catch (err) {
+    if (pass.read === client || !(isConflict(err) || isAlreadyExists(err))) throw err;
+  }
+  return repair(pass, plan, client);
+}
+
+/** What one attempt at a repair works from: built once, read afresh at each attempt. */
+interface RepairPlan {
+  creating: boolean;
+  ctx: KindContext;
+  desired: TargetObject;
+  companions: Companion[];
+  retire: ReturnType<typeof retireWork>;
+  record: (c: Companion, obj: TargetObject) => void;
+}
+
+/**
+ * Reads the object and its companions from `read`, checks them all, then repairs. Each write names
+ * the uid of the copy it checked, and, when that copy came from a cache, its resourceVersion too:
+ * the server refuses it (Conflict) rather than write over anything that changed since.
+ */
+async function repair<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  { creating, ctx, desired, companions, retire, record }: RepairPlan,
+  read: ObjectReader,
+): Promise<TargetObject> {
+  const { kind, client, marks, mr, name, owner, vouchers, signal } = pass;
+  const type = kind.target;
+  const precondition = ({ metadata }: TargetObject): { uid?: string; resourceVersion?: string } =>
+    read === client ? { uid: metadata.uid } : { uid: metadata.uid, resourceVersion: metadata.resourceVersion };
   // The object and every companion are read together, and all checked before anything is
   // written, so no store is ever made that names someone else's Secret, and nothing unproven is
   // ever written over.
   const [observed, ...found] = await Promise.all([
-    client.get<TargetObject>(type, name, desired.metadata.namespace, signal),
-    ...companions.map((c) => client.get<TargetObject>(c.type, c.name, c.namespace, signal)),
+    read.get<TargetObject>(type, name, desired.metadata.namespace, signal),
+    ...companions.map((c) => read.get<TargetObject>(c.type, c.name, c.namespace, signal)),
   ]);
   const relation = observed ? marks.relation(type, observed, owner, vouchers) : undefined;
   if (relation) pass.refuseForeign(relation, { type, name, namespace: desired.metadata.namespace });
   const relations = companions.map((c, i) => (found[i] ? pass.trusted(c, found[i], observed, relation) : undefined));
   // Companions are proven by their signature: the recorded uid is the target object's, never theirs.
   const companionVouchers = pass.companionVouchers(relation);
-  // Companions there are repaired side by side (each write is conditional on the copy just read),
+  // Companions there are repaired side by side (each write is conditional on the copy checked),
   // and all of them before a missing one is made: those are made in their order, which a kind may
   // rely on (a Job after the Secret it reads). One already as built is not written again.
   const repairs: Promise<unknown>[] = [];
@@ -87,10 +124,10 @@ async function write<MR extends ManagedResource>(
     } else if (relations[i] !== 'unmarked' && !c.irreplaceable && !isWork(kind, c)) {
       const marked = pass.built(c);
       if (asBuilt(marked, have)) record(c, have);
-      // Changed only while it is the object just checked (its uid is a precondition).
+      // Changed only while it is the very copy just checked.
       else
         repairs.push(
-          client.apply(c.type, { ...marked, metadata: { ...marked.metadata, uid: have.metadata.uid } }, signal).then((o) => record(c, o)),
+          client.apply(c.type, { ...marked, metadata: { ...marked.metadata, ...precondition(have) } }, signal).then((o) => record(c, o)),
         );
     } else if (relations[i] !== 'unmarked' && pass.remark(c, have)) {
       // Irreplaceable, or work that cannot change: only the marks do (a restored resource's, a legacy one's, a new policy).
@@ -101,11 +138,10 @@ async function write<MR extends ManagedResource>(
     }
   }
   // With every companion there, the object is written beside their repairs: nothing it names is
-  // still to be made. Made with a create, changed only while it is the object just checked (its uid
-  // is a precondition).
+  // still to be made. Made with a create, changed only while it is the very copy just checked.
   const writeObject = (): Promise<TargetObject> =>
     observed
-      ? client.apply(type, { ...desired, metadata: { ...desired.metadata, uid: observed.metadata.uid } }, signal)
+      ? client.apply(type, { ...desired, metadata: { ...desired.metadata, ...precondition(observed) } }, signal)
       : client.create(type, desired, signal);
   const object = observed && !missing.length ? writeObject() : undefined;
   if (object) repairs.push(object);

@@ -1,0 +1,136 @@
+// NativeExternal.update's requests, against a fake target that enforces a server-side apply's
+// preconditions as the API server does (a uid or resourceVersion in the applied object that the
+// stored one lacks is a Conflict): a drift is repaired from the cached copies without a live read,
+// a stale copy is never written over, and a companion already as built is not written again.
+import { describe, expect, it } from '@jest/globals';
+import type { KubeClient } from '../../../../src/kit/kube/client.ts';
+import { KubeError } from '../../../../src/kit/kube/errors.ts';
+import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { RecordedError, type ManagedResource } from '../../../../src/runtime/managed/types.ts';
+import { NativeExternal } from '../../../../src/runtime/native/external.ts';
+import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
+import { ownerOf } from '../../../../src/runtime/native/pass.ts';
+import { ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
+import { Reasons } from '../../../../src/runtime/reasons.ts';
+
+const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };
+const Settings: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
+const mr: ManagedResource = {
+  apiVersion: 'x/v1',
+  kind: 'Thing',
+  metadata: { name: 'm', namespace: 'ns', uid: 'mr-uid', annotations: { [ANNOTATION_TARGET_UID]: 'm-uid' } },
+  spec: { providerRef: { name: 'p' } },
+};
+const owner = ownerOf('things.x', mr);
+type Obj = TargetObject & { data?: Record<string, string>; spec?: { size: number } };
+const kind: NativeKind<ManagedResource> = {
+  resource: 'things.x',
+  target: Stores,
+  desired: (_mr, name) => ({ apiVersion: Stores.apiVersion, kind: 'Store', metadata: { name }, spec: { size: 4 } }) as Obj,
+  companions: (_mr, name) => [
+    {
+      type: Settings,
+      name: `${name}-settings`,
+      namespace: 'ns',
+      purpose: 'settings',
+      build: () =>
+        ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-settings`, namespace: 'ns' }, data: { size: '4' } }) as Obj,
+    },
+  ],
+  inspect: async () => ({ ready: true }),
+};
+
+/** Objects by "plural/name"; an apply checks the uid and resourceVersion it names; requests are logged. */
+class FakeTarget {
+  objects = new Map<string, Obj>();
+  log: string[] = [];
+  rv = 1;
+
+  put(type: ResourceType, name: string, fields: Partial<Obj>, ns?: string): Obj {
+    const obj: Obj = {
+      apiVersion: type.apiVersion,
+      kind: type.kind,
+      ...fields,
+      metadata: {
+        ...(ns ? { namespace: ns } : {}),
+        uid: `${name}-uid`,
+        resourceVersion: String(this.rv++),
+        ...marks.mark(type, { metadata: { name, ...(ns ? { namespace: ns } : {}) } }, owner).metadata,
+        ...fields.metadata,
+        name,
+      },
+    };
+    this.objects.set(`${type.plural}/${name}`, obj);
+    return structuredClone(obj);
+  }
+
+  asClient(): KubeClient {
+    return {
+      get: async (type: ResourceType, name: string) => {
+        this.log.push(`GET ${type.plural}/${name}`);
+        return structuredClone(this.objects.get(`${type.plural}/${name}`));
+      },
+      apply: async (type: ResourceType, obj: Obj) => {
+        this.log.push(`PATCH ${type.plural}/${obj.metadata.name}`);
+        const have = this.objects.get(`${type.plural}/${obj.metadata.name}`)!;
+        const { uid, resourceVersion } = obj.metadata;
+        if ((uid && uid !== have.metadata.uid) || (resourceVersion && resourceVersion !== have.metadata.resourceVersion))
+          throw new KubeError(409, 'Conflict', 'the object has been modified');
+        const next = { ...have, ...obj, metadata: { ...have.metadata, ...obj.metadata, resourceVersion: String(this.rv++) } };
+        this.objects.set(`${type.plural}/${obj.metadata.name}`, next);
+        return structuredClone(next);
+      },
+    } as unknown as KubeClient;
+  }
+}
+
+/** A cache that answers with the copies it was given. */
+const cacheOf = (...copies: Obj[]): ObjectReader => ({
+  get: async <T>(_type: ResourceType, name: string) => structuredClone(copies.find((c) => c.metadata.name === name)) as T | undefined,
+});
+const signal = new AbortController().signal;
+
+describe('NativeExternal.update', () => {
+  it('repairs a drifted object from the cached copies, with no live read: its write names the copy it checked', async () => {
+    const target = new FakeTarget();
+    const store = target.put(Stores, 'm', { spec: { size: 6 } });
+    const settings = target.put(Settings, 'm-settings', { data: { size: '4' } }, 'ns');
+    await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(store, settings) }).update(mr, signal);
+    expect(target.log).toEqual(['PATCH stores/m']); // the companion is as built: not written again
+    expect(target.objects.get('stores/m')?.spec).toEqual({ size: 4 });
+  });
+
+  it('writes a companion that differs from what its kind builds', async () => {
+    const target = new FakeTarget();
+    const store = target.put(Stores, 'm', { spec: { size: 4 } });
+    const settings = target.put(Settings, 'm-settings', { data: { size: '9' } }, 'ns');
+    await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(store, settings) }).update(mr, signal);
+    expect(target.log.sort()).toEqual(['PATCH configmaps/m-settings', 'PATCH stores/m']);
+    expect(target.objects.get('configmaps/m-settings')?.data).toEqual({ size: '4' });
+  });
+
+  it('never writes over a stale cached copy: the server refuses, and everything is read again from it', async () => {
+    const target = new FakeTarget();
+    const stale = target.put(Stores, 'm', { spec: { size: 6 } });
+    const settings = target.put(Settings, 'm-settings', { data: { size: '4' } }, 'ns');
+    target.put(Stores, 'm', { spec: { size: 8 } }); // changed since the cache saw it
+    await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale, settings) }).update(mr, signal);
+    expect(target.log).toEqual(['PATCH stores/m', 'GET stores/m', 'GET configmaps/m-settings', 'PATCH stores/m']);
+    expect(target.objects.get('stores/m')?.spec).toEqual({ size: 4 });
+  });
+
+  it('leaves an object that, as the server says, is no longer ours, though the cache still shows our marks', async () => {
+    const target = new FakeTarget();
+    const stale = target.put(Stores, 'm', { spec: { size: 6 } });
+    const settings = target.put(Settings, 'm-settings', { data: { size: '4' } }, 'ns');
+    // Replaced by someone else's object of the same name, without our marks.
+    target.put(Stores, 'm', { spec: { size: 8 }, metadata: { name: 'm', uid: 'theirs', labels: {}, annotations: {} } });
+    const refused = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale, settings) })
+      .update(mr, signal)
+      .catch((e: unknown) => (e instanceof RecordedError ? e.cause : e));
+    expect(refused).toMatchObject({ reason: Reasons.ExternalResourceConflict });
+    expect(target.objects.get('stores/m')?.spec).toEqual({ size: 8 });
+    expect(target.log.filter((l) => l.startsWith('PATCH'))).toEqual(['PATCH stores/m']); // the refused attempt only
+  });
+});
