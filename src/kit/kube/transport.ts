@@ -6,6 +6,7 @@
 import type { Agent as HttpAgent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import { http } from '../builtins.ts';
 
 /** How to verify the server and, with a client certificate, prove who we are. */
@@ -39,14 +40,30 @@ export interface Pool {
 
 /** `lookup` resolves the server's name for every new connection (default: dns.lookup). */
 export function connectionPool(server: URL, tls: TlsOptions, lookup?: LookupFunction): Pool {
+  const secureContext = server.protocol === 'http:' ? undefined : sharedContext(tls);
   const agent = (opts: { maxSockets?: number; maxFreeSockets?: number }): HttpAgent => {
     const common = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' as const, lookup, ...opts };
-    return server.protocol === 'http:' ? new http.Agent(common) : new HttpsAgent({ ...common, ...tls, maxCachedSessions: 4 });
+    return server.protocol === 'http:'
+      ? new http.Agent(common)
+      : new HttpsAgent({ ...common, ...tls, ...(secureContext ? { secureContext } : {}), maxCachedSessions: 4 });
   };
   return {
     requests: agent({ maxSockets: MAX_REQUEST_CONNECTIONS, maxFreeSockets: MAX_IDLE_CONNECTIONS }),
     watches: agent({ maxFreeSockets: MAX_IDLE_CONNECTIONS }),
   };
+}
+
+/**
+ * One TLS context for all of a pool's connections. Given only the PEM texts, each connection parses
+ * them into a context of its own: every watch holds a connection for minutes, each with a copy.
+ * Material that does not parse gets no shared context, so each connection fails on it as before.
+ */
+function sharedContext({ ca, cert, key }: TlsOptions): SecureContext | undefined {
+  try {
+    return createSecureContext({ ca, cert, key });
+  } catch {
+    return undefined;
+  }
 }
 
 export function closePool(pool: Pool): void {
