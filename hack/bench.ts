@@ -225,7 +225,7 @@ function goals(): void {
   const driftWhy = (r: Result): string => {
     const raised = at(String(r.stores));
     return (
-      `the path is a target watch event, the workqueue and one update; p50 ${r.driftS.p50} s with the default limits` +
+      `the path is a target watch event, the workqueue, reads from the watch caches and one write conditional on the copy read; p50 ${r.driftS.p50} s with the default limits` +
       (raised
         ? `, ${raised.driftS.p50} s with raised limits in the same curve (` +
           (r.driftS.p50 > raised.driftS.p50
