@@ -158,6 +158,10 @@ export const providerSchema = z.object({
                   description:
                     'Progressing, Complete, Failed, or Held: someone else installed the operator (and adopt is not set), or another Provider sets its version.',
                 }),
+                reason: z.string().optional().meta({
+                  description:
+                    "Why it failed, in a word: ProgressDeadlineExceeded (the Deployment's rollout stalled; it may recover by itself) or why the setting was refused.",
+                }),
                 message: z.string().optional().meta({ description: 'Why it failed or is held, or how it progresses.' }),
               })
               .optional()

@@ -185,6 +185,10 @@ describe('upgrade waves', () => {
     // a and b began together (two at a time); the wave stops at whichever failed first.
     expect(['a', 'b']).toContain(stopped.status?.stoppedAt?.provider);
     expect(stopped.status?.stoppedAt?.message).toContain('ProgressDeadlineExceeded');
+    // The Provider says why in a word: a stalled rollout, looked at again soon, as it may recover by itself.
+    expect(await operatorOf(stopped.status!.stoppedAt!.provider)).toMatchObject({
+      upgrade: { to: OLD, phase: 'Failed', reason: 'ProgressDeadlineExceeded' },
+    });
     expect(stopped.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'UpgradeStopped' });
     // c was never started: at most two at once, and none after the failure.
     const c = await control.get<ProviderObject>(Providers, 'c', ns);

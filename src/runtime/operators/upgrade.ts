@@ -12,6 +12,9 @@ import { keyOf } from '../../kit/controller/result.ts';
 
 type Upgrade = NonNullable<OperatorStatus['upgrade']>;
 
+/** The Deployment controller's reason for a rollout past its deadline, which may still recover by itself. */
+export const ROLLOUT_STALLED = 'ProgressDeadlineExceeded';
+
 /** On an operator's Deployment: the Provider ("namespace/name") whose spec.operators[].version it follows. */
 export const ANNOTATION_VERSION_SET_BY = 'rook.crossplane.io/operator-version-set-by';
 type Deployment = KubeObjectLike & {
@@ -40,7 +43,7 @@ export async function reconcileVersion(
   // Not installed: an install (on demand) brings the version asked for.
   if (!to || !presence.deployment) return undefined;
   const refusal = installRefusal(bundle, { ...provider, spec: { ...provider.spec, operators: [{ ...settings, install: true }] } });
-  if (refusal) return { to, phase: 'Failed', message: refusal.message };
+  if (refusal) return { to, phase: 'Failed', reason: refusal.reason, message: refusal.message };
   const deployment = presence.deployment as Deployment;
   const running = deployment.spec?.template?.spec?.containers?.[0]?.image;
   const setBy = deployment.metadata.annotations?.[ANNOTATION_VERSION_SET_BY];
@@ -136,8 +139,13 @@ export function rollout(deployment: Deployment, to: string): Upgrade {
     return { to, phase: 'Progressing', message: `waiting for the Deployment controller to see ${where}'s change` };
   }
   const stalled = status.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False');
-  if (stalled?.reason === 'ProgressDeadlineExceeded') {
-    return { to, phase: 'Failed', message: `${where} did not roll out ${to} within its progress deadline (ProgressDeadlineExceeded)` };
+  if (stalled?.reason === ROLLOUT_STALLED) {
+    return {
+      to,
+      phase: 'Failed',
+      reason: ROLLOUT_STALLED,
+      message: `${where} did not roll out ${to} within its progress deadline (ProgressDeadlineExceeded)`,
+    };
   }
   const want = deployment.spec?.replicas ?? 1;
   const updated = status.updatedReplicas ?? 0;

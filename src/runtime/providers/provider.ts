@@ -37,7 +37,7 @@ export interface OperatorStatus {
   /** The version its Deployment runs. */
   version?: string;
   /** A change of version under way or done: to which version, how it stands, and why. */
-  upgrade?: { to: string; phase: 'Progressing' | 'Complete' | 'Failed' | 'Held'; message?: string };
+  upgrade?: { to: string; phase: 'Progressing' | 'Complete' | 'Failed' | 'Held'; reason?: string; message?: string };
 }
 
 export interface ProviderObject {

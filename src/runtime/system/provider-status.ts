@@ -16,7 +16,7 @@ import { done, keyOf, requeue, requeueAfter, type Reconciler, type Result } from
 import type { Controller } from '../../kit/controller/controller.ts';
 import type { Manager } from '../../kit/controller/manager.ts';
 import { installRefusal, type OperatorInstaller } from '../operators/operator.ts';
-import { reconcileVersion } from '../operators/upgrade.ts';
+import { reconcileVersion, ROLLOUT_STALLED } from '../operators/upgrade.ts';
 import { operatorSettings, Providers, type OperatorStatus, type ProviderObject } from '../providers/provider.ts';
 import { ProgressWrites } from '../progress.ts';
 import { Reasons, reasonOf, Synced, reported } from '../reasons.ts';
@@ -107,9 +107,7 @@ export class ProviderStatusReconciler implements Reconciler {
       // An operator's rollout is followed closely until it ends (its Deployment's changes do not wake this controller).
       if (status?.operators?.some((o) => o.upgrade?.phase === 'Progressing')) return requeueAfter(UPGRADE_POLL_MS);
       // A rollout past its deadline may recover by itself; a refused setting changes only with the Provider (a watch).
-      const stalled = status?.operators?.some(
-        (o) => o.upgrade?.phase === 'Failed' && o.upgrade.message?.includes('ProgressDeadlineExceeded'),
-      );
+      const stalled = status?.operators?.some((o) => o.upgrade?.phase === 'Failed' && o.upgrade.reason === ROLLOUT_STALLED);
       if (stalled) return requeueAfter(Math.min(FAILED_UPGRADE_POLL_MS, this.o.pollIntervalMs));
       if (deferred) return requeueAfter(deferred);
     } catch (err) {
