@@ -112,6 +112,7 @@ describe('management policies', () => {
     const { name: existing, namespace } = await legacy();
     // The operator made its Service; someone removed it (the operator never makes it again once its StatefulSet exists).
     await eventually(async () => (await env.target.get(StatefulSets, existing, namespace)) !== undefined, "the operator's StatefulSet");
+    const service = (await env.target.get<Target>(Services, existing, namespace))!;
     await env.target.delete(Services, existing, namespace);
     await env.control.create(ManagedObjectStores, managed('unreachable', existing, namespace, ['Observe']));
     const ready = await condition('unreachable', 'Ready', 'False');
@@ -122,6 +123,18 @@ describe('management policies', () => {
     // Nothing names an endpoint that leads nowhere: no connection Secret at all, and none made in the target.
     expect(await env.control.get(Secrets, 'unreachable-conn', env.ns.platform)).toBeUndefined();
     expect(await env.target.get(Services, `${existing}-s3`, namespace)).toBeUndefined();
+
+    // The Service back (as the operator's, owned by the store): the watch of what the operator makes
+    // wakes the resource that observes the store, though the store carries none of our marks. Well
+    // within the 30 s after which a resource not Ready is looked at again anyway.
+    const {
+      uid: _uid,
+      resourceVersion: _rv,
+      ...metadata
+    } = service.metadata as Target['metadata'] & { uid?: string; resourceVersion?: string };
+    await env.target.create(Services, { ...service, metadata });
+    await eventually(async () => cond(await get('unreachable'), 'Ready')?.status === 'True', 'Ready once the Service is back', 10_000);
+    expect(cond(await get('unreachable'), 'Synced')?.status).toBe('True');
   });
 
   it('leaving out Delete orphans the store on deletion', async () => {

@@ -139,7 +139,7 @@ describe('resilience', () => {
       new OwnershipMarks(app.controlPlaneId, new OwnershipKey(Buffer.alloc(32))),
       (key) => enqueued.push(key),
       silentLogger,
-      (fp) => (fp === 'outage-target' ? [`${ns}/waits-a`, `${ns}/waits-b`] : []),
+      { usedBy: (fp) => (fp === 'outage-target' ? [`${ns}/waits-a`, `${ns}/waits-b`] : []) },
     );
     const kc = kubeconfigFileAccess(outage.kubeconfig);
     let watching = false;

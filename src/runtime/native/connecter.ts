@@ -6,7 +6,7 @@ import type { ExternalClient, ExternalConnecter, ManagedResource } from '../mana
 import { externalNameOf, isDeleting } from '../../kit/meta.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { NativeExternal } from './external.ts';
-import { kindContext, type NativeExternalOptions } from './pass.ts';
+import { importRequested, kindContext, type NativeExternalOptions } from './pass.ts';
 import type { NativeKind } from './kind.ts';
 import type { ProviderResolver } from '../providers/resolver.ts';
 import { operatorNamespaces, type OperatorInstaller } from '../operators/operator.ts';
@@ -27,8 +27,11 @@ export interface NativeConnecterOptions {
   recorder?: EventRecorder;
   /** Called when an operator was found present or missing unlike the Provider's status says (e.g. just installed). */
   operatorChanged?: (provider: ReadonlyDeep<Provider>) => void;
-  /** Called on every connect: which target a resource ("namespace/name") uses. */
-  connected?: (key: string, target: Target) => void;
+  /**
+   * Called on every connect: which target a resource ("namespace/name") uses, and, when it imports
+   * an object it did not make, that object's key there: no watch of our marks sees it change.
+   */
+  connected?: (key: string, target: Target, imports?: string) => void;
   /** The control cluster's managed resources a kind's endpoint may come from (NativeKind.endpointFrom). */
   managed?: NativeExternalOptions['managed'];
   retirementHold?: NativeExternalOptions['retirementHold'];
@@ -63,7 +66,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     // Before the target is reached; a deletion still removes what is ours there.
     if (!isDeleting(mr.metadata)) this.refuseNamespaces(provider, mr);
     const target = await this.resolver.resolve(provider, signal);
-    this.opts.connected?.(`${namespace}/${mr.metadata.name}`, target);
+    this.opts.connected?.(`${namespace}/${mr.metadata.name}`, target, importRequested(mr) ? this.targetKey(mr) : undefined);
     const installer = this.opts.installer;
     const ensureOperator =
       installer &&
@@ -87,6 +90,13 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
       managed: this.opts.managed,
       retirementHold: this.opts.retirementHold,
     });
+  }
+
+  /** The key of the resource's object in the target's caches ("namespace/name", or the name). */
+  private targetKey(mr: MR): string {
+    const name = externalNameOf(mr.metadata);
+    const namespace = this.kind.target.namespaced ? this.kind.desired(mr, name, kindContext(this.marks)).metadata.namespace : undefined;
+    return namespace ? `${namespace}/${name}` : name;
   }
 
   /** Refuses a resource that would put its object, or a companion, in a namespace its Provider does not allow. */

@@ -10,30 +10,32 @@ import type { OwnershipMarks } from '../ownership/marks.ts';
 import type { Target, TargetHooks } from '../providers/targets.ts';
 import { onChange } from '../../kit/controller/handlers.ts';
 
+/** The resources of a kind, by the target they last connected through. */
+export interface TargetUsers {
+  /** Those that use a target: requeued when its health or credentials change. */
+  usedBy?: (fingerprint: string) => Iterable<string>;
+  /** Those that import the object with this key there: requeued when what its operator made for it changes. */
+  importing?: (fingerprint: string, targetKey: string) => Iterable<string>;
+}
+
 export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
   private readonly kind: NativeKind<MR>;
   private readonly marks: OwnershipMarks;
   private readonly enqueue: (key: string) => void;
   private readonly log: Logger;
-  private readonly usedBy: (fingerprint: string) => Iterable<string>;
+  private readonly users: TargetUsers;
 
-  /** usedBy names the resources that last connected through a target: requeued when its health or credentials change. */
-  constructor(
-    kind: NativeKind<MR>,
-    marks: OwnershipMarks,
-    enqueue: (key: string) => void,
-    log: Logger,
-    usedBy: (fingerprint: string) => Iterable<string> = () => [],
-  ) {
+  /** `users` says which resources use a target, and which import an object there. */
+  constructor(kind: NativeKind<MR>, marks: OwnershipMarks, enqueue: (key: string) => void, log: Logger, users: TargetUsers = {}) {
     this.kind = kind;
     this.marks = marks;
     this.enqueue = enqueue;
     this.log = log;
-    this.usedBy = usedBy;
+    this.users = users;
   }
 
   private requeueAll(target: Target, why: string): void {
-    const keys = [...this.usedBy(target.fingerprint)];
+    const keys = [...(this.users.usedBy?.(target.fingerprint) ?? [])];
     this.log.info(why, { target: target.server, kind: this.kind.target.kind, resources: keys.length });
     for (const key of keys) this.enqueue(key);
   }
@@ -60,8 +62,11 @@ export class TargetWatches<MR extends ManagedResource> implements TargetHooks {
     for (const rel of this.kind.related ?? []) {
       const viaTarget = (obj: ReadonlyDeep<TargetObject>): void => {
         const key = rel.targetKey(obj);
-        const ours = key ? owned.get(key) : undefined;
+        if (!key) return;
+        const ours = owned.get(key);
         if (ours) requeueOwner(ours);
+        // An imported object carries no marks of ours (observed only, or not taken over yet).
+        else for (const k of this.users.importing?.(target.fingerprint, key) ?? []) this.enqueue(k);
       };
       onChange(informers.informer<TargetObject>(rel.type, { labelSelector: rel.labelSelector, keep: rel.keep }), viaTarget);
     }

@@ -34,8 +34,11 @@ interface Wiring<MR extends ManagedResource> {
   kind: NativeKind<MR>;
   cache: Informer<MR>;
   installer?: OperatorInstaller;
-  /** Which target each resource last connected through, so a target's return requeues its resources. */
-  targetOf: Map<string, string>;
+  /**
+   * Which target each resource last connected through, so a target's return requeues its
+   * resources, and the key there of the object it imports, if it does.
+   */
+  targetOf: Map<string, { fingerprint: string; imports?: string }>;
   /** Why the keys a rotation replaced must keep working past their grace period (see NativeExternalOptions). */
   retirementHold?: (mr: ManagedResource) => string | undefined;
 }
@@ -71,7 +74,7 @@ export function setupNativeManaged<MR extends ManagedResource>(
     retirementHold: o.retirementHold,
     cache: manager.informer<MR>(type),
     installer: kind.operator ? system.installerFor(kind.operator) : undefined,
-    targetOf: new Map<string, string>(),
+    targetOf: new Map<string, { fingerprint: string; imports?: string }>(),
   };
   const managed = managedController(w);
   const scheduler = schedulerController(w);
@@ -99,7 +102,7 @@ function managedController<MR extends ManagedResource>(w: Wiring<MR>): Managed<M
       recorder,
       // The Provider's status says at once that the operator is there now (installed, or found), or gone.
       operatorChanged: (p) => system.recheck(p.metadata),
-      connected: (key, target) => targetOf.set(key, target.fingerprint),
+      connected: (key, target, imports) => targetOf.set(key, { fingerprint: target.fingerprint, imports }),
       managed: endpointSources(w),
       retirementHold: w.retirementHold,
     }),
@@ -212,12 +215,15 @@ function joinProviderSystem<MR extends ManagedResource>(w: Wiring<MR>, controlle
   const { log, recorder } = manager;
   const { marks, resolver, opts } = system;
   const usedBy = function* (fingerprint: string): Iterable<string> {
-    for (const [key, fp] of targetOf) if (fp === fingerprint) yield key;
+    for (const [key, used] of targetOf) if (used.fingerprint === fingerprint) yield key;
+  };
+  const importing = function* (fingerprint: string, targetKey: string): Iterable<string> {
+    for (const [key, used] of targetOf) if (used.imports === targetKey && used.fingerprint === fingerprint) yield key;
   };
   system.registerKind({ type, cache: cache as unknown as Informer<ManagedResource>, installer });
   // crossplane_managed_resource_{exists,ready,synced}, counted from the cache at each scrape.
   manager.cleanups.push(observeManagedKind(gvkLabel(type), () => cache.list()));
-  system.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, usedBy));
+  system.targets.addHooks(new TargetWatches(kind, marks, (key) => controller.enqueue(key), log, { usedBy, importing }));
   system.addSweeper(
     new LeakSweeper<MR>({
       kind,
