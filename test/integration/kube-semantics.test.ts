@@ -81,7 +81,13 @@ describe('a server-side apply as the API server answers it', () => {
     const changed = await client().update(ConfigMaps, { ...copy, data: { k: 'changed' } });
     expect(isConflict(await applied(copy.metadata.resourceVersion).catch((e: unknown) => e))).toBe(true);
     expect((await client().get<ConfigMap>(ConfigMaps, name, 'default'))?.data).toEqual({ k: 'changed' });
-    expect((await applied(changed.metadata.resourceVersion)).data).toEqual({ k: 'ours' });
+    const ours = await applied(changed.metadata.resourceVersion);
+    expect(ours.data).toEqual({ k: 'ours' });
+    // Gone since the copy was read: refused too, never made anew from the copy's metadata.
+    await client().delete(ConfigMaps, name, 'default');
+    const gone = await applied(ours.metadata.resourceVersion).catch((e: unknown) => e);
+    expect(isConflict(gone)).toBe(true);
+    expect(await client().get(ConfigMaps, name, 'default')).toBeUndefined();
   });
 });
 

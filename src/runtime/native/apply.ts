@@ -68,7 +68,8 @@ async function write<MR extends ManagedResource>(
   try {
     return await repair(pass, plan, pass.read);
   } catch (err) {
-    if (pass.read === client || !(isConflict(err) || isAlreadyExists(err))) throw err;
+    // Changed, made or deleted since the cache saw it (a merge patch of a deleted object is NotFound).
+    if (pass.read === client || !(isConflict(err) || isAlreadyExists(err) || isNotFound(err))) throw err;
   }
   return repair(pass, plan, client);
 }

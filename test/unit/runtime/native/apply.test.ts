@@ -71,11 +71,22 @@ class FakeTarget {
         this.log.push(`GET ${type.plural}/${name}`);
         return structuredClone(this.objects.get(`${type.plural}/${name}`));
       },
+      mergePatch: async (type: ResourceType, name: string) => {
+        this.log.push(`MERGE ${type.plural}/${name}`);
+        const have = this.objects.get(`${type.plural}/${name}`);
+        if (!have) throw new KubeError(404, 'NotFound', `${type.plural} "${name}" not found`);
+        return structuredClone(have);
+      },
+      create: async (type: ResourceType, obj: Obj) => {
+        this.log.push(`POST ${type.plural}/${obj.metadata.name}`);
+        return this.put(type, obj.metadata.name, obj, obj.metadata.namespace);
+      },
       apply: async (type: ResourceType, obj: Obj) => {
         this.log.push(`PATCH ${type.plural}/${obj.metadata.name}`);
-        const have = this.objects.get(`${type.plural}/${obj.metadata.name}`)!;
+        const have = this.objects.get(`${type.plural}/${obj.metadata.name}`);
         const { uid, resourceVersion } = obj.metadata;
-        if ((uid && uid !== have.metadata.uid) || (resourceVersion && resourceVersion !== have.metadata.resourceVersion))
+        // As the API server (kube-semantics.test): an apply naming the uid of an object gone since is a Conflict too.
+        if (!have || (uid && uid !== have.metadata.uid) || (resourceVersion && resourceVersion !== have.metadata.resourceVersion))
           throw new KubeError(409, 'Conflict', 'the object has been modified');
         const next = { ...have, ...obj, metadata: { ...have.metadata, ...obj.metadata, resourceVersion: String(this.rv++) } };
         this.objects.set(`${type.plural}/${obj.metadata.name}`, next);
@@ -118,6 +129,35 @@ describe('NativeExternal.update', () => {
     await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale, settings) }).update(mr, signal);
     expect(target.log).toEqual(['PATCH stores/m', 'GET stores/m', 'GET configmaps/m-settings', 'PATCH stores/m']);
     expect(target.objects.get('stores/m')?.spec).toEqual({ size: 4 });
+  });
+
+  it('reads again from the server when a companion the cache still holds is gone, and makes it anew', async () => {
+    const target = new FakeTarget();
+    const store = target.put(Stores, 'm', { spec: { size: 4 } });
+    const settings = target.put(Settings, 'm-settings', { data: { size: '9' } }, 'ns');
+    target.objects.delete('configmaps/m-settings');
+    await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(store, settings) }).update(mr, signal);
+    expect(target.log.slice(0, 2).sort()).toEqual(['PATCH configmaps/m-settings', 'PATCH stores/m']);
+    expect(target.log.slice(2)).toEqual(['GET stores/m', 'GET configmaps/m-settings', 'POST configmaps/m-settings', 'PATCH stores/m']);
+    expect(target.objects.get('configmaps/m-settings')?.data).toEqual({ size: '4' });
+  });
+
+  it('reads again from the server when a kept companion whose marks it signs anew is gone (NotFound), and makes nothing in its place', async () => {
+    const target = new FakeTarget();
+    const store = target.put(Stores, 'm', { spec: { size: 4 } });
+    // The store's own keys, which are never made anew, signed under another reclaim policy: only its marks are written (a merge patch).
+    const orphaned = marks.mark(Settings, { metadata: { name: 'm-settings', namespace: 'ns' } }, { ...owner, reclaimPolicy: 'Orphan' });
+    const settings = target.put(Settings, 'm-settings', { data: { size: '4' }, metadata: orphaned.metadata }, 'ns');
+    target.objects.delete('configmaps/m-settings');
+    const kept: NativeKind<ManagedResource> = {
+      ...kind,
+      companions: (m, name, ctx) =>
+        kind.companions!(m, name, ctx).map((c) => ({ ...c, irreplaceable: { reason: 'KeysLost', remedy: 'put them back' } })),
+    };
+    await new NativeExternal(kept, target.asClient(), marks, { reader: cacheOf(store, settings) }).update(mr, signal);
+    expect(target.log.slice(0, 2).sort()).toEqual(['MERGE configmaps/m-settings', 'PATCH stores/m']);
+    expect(target.log.slice(2)).toEqual(['GET stores/m', 'GET configmaps/m-settings', 'PATCH stores/m']);
+    expect(target.objects.has('configmaps/m-settings')).toBe(false);
   });
 
   it('leaves an object that, as the server says, is no longer ours, though the cache still shows our marks', async () => {
