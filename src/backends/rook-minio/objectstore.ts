@@ -141,7 +141,7 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
   // The operator labels its StatefulSet app=minio, objectstore=<store>; readiness changes arrive through it.
   related: [
     // The operator's headless Service: what a store observed only names as its endpoint, read from this
-    // cache with no request at rest (such a store, unmarked, sees a change of it at its next poll).
+    // cache with no request at rest (such a store, unmarked, is woken through the key it imports).
     {
       type: Services,
       labelSelector: 'app=minio',

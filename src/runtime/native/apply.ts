@@ -162,7 +162,10 @@ async function repair<MR extends ManagedResource>(
   return object ?? writeObject();
 }
 
-/** A companion there holds what its kind builds, marks included: writing it again would change nothing. */
+/**
+ * A companion there holds what its kind builds, marks and the build's digest included: writing it
+ * again would change nothing (the digest tells a copy that holds a field a later build dropped).
+ */
 function asBuilt(built: TargetObject, have: TargetObject): boolean {
   const { metadata: want, ...wantFields } = built;
   const { metadata: got, ...haveFields } = have;

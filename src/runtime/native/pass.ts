@@ -2,7 +2,9 @@
 // is in the target (its external name, its owner, what vouches for its objects), where the pass
 // reads and writes, and the trust rules that observe, apply and delete share. It is made once per
 // call, so each phase takes this one object rather than a bag of callbacks and a row of parameters.
+import { createHash } from 'node:crypto';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
+import { canonicalJson } from '../../kit/json.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
@@ -152,6 +154,11 @@ export function isWork(kind: Pick<NativeKind<ManagedResource>, 'superseded'>, c:
   return Boolean(work && c.type.apiVersion === work.apiVersion && c.type.kind === work.kind);
 }
 
+/** On a companion: the digest of what its kind built, so that a build that drops a field is told from the copy there. */
+export const ANNOTATION_BUILT_DIGEST = 'rook.crossplane.io/built-digest';
+
+export const builtDigest = (built: TargetObject): string => createHash('sha256').update(canonicalJson(built)).digest('hex').slice(0, 16);
+
 export class NativePass<MR extends ManagedResource> implements TargetAccess {
   readonly kind: NativeKind<MR>;
   readonly client: KubeClient;
@@ -270,9 +277,14 @@ export class NativePass<MR extends ManagedResource> implements TargetAccess {
     );
   }
 
-  /** The companion as its kind builds it, marked ours. */
+  /**
+   * The companion as its kind builds it, marked ours, with the digest of what was built: a copy that
+   * holds every field built may still hold one a later build dropped, which only an apply removes.
+   */
   built(c: Companion): TargetObject {
-    return this.marks.mark(c.type, c.build(), this.owner);
+    const fresh = c.build();
+    const annotations = { ...fresh.metadata.annotations, [ANNOTATION_BUILT_DIGEST]: builtDigest(fresh) };
+    return this.marks.mark(c.type, { ...fresh, metadata: { ...fresh.metadata, annotations } }, this.owner);
   }
 
   /** Our marks on a companion differ from what this resource signs now (restored, legacy, new reclaim policy). */

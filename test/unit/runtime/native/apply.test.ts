@@ -9,7 +9,7 @@ import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { RecordedError, type ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
-import { ownerOf } from '../../../../src/runtime/native/pass.ts';
+import { ANNOTATION_BUILT_DIGEST, builtDigest, kindContext, ownerOf } from '../../../../src/runtime/native/pass.ts';
 import { ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
 import { Reasons } from '../../../../src/runtime/reasons.ts';
 
@@ -48,6 +48,7 @@ class FakeTarget {
   rv = 1;
 
   put(type: ResourceType, name: string, fields: Partial<Obj>, ns?: string): Obj {
+    const marked = marks.mark(type, { metadata: { name, ...(ns ? { namespace: ns } : {}) } }, owner);
     const obj: Obj = {
       apiVersion: type.apiVersion,
       kind: type.kind,
@@ -56,8 +57,11 @@ class FakeTarget {
         ...(ns ? { namespace: ns } : {}),
         uid: `${name}-uid`,
         resourceVersion: String(this.rv++),
-        ...marks.mark(type, { metadata: { name, ...(ns ? { namespace: ns } : {}) } }, owner).metadata,
+        ...marked.metadata,
         ...fields.metadata,
+        annotations: fields.metadata?.annotations
+          ? { ...marked.metadata.annotations, ...fields.metadata.annotations }
+          : marked.metadata.annotations,
         name,
       },
     };
@@ -96,6 +100,12 @@ class FakeTarget {
   }
 }
 
+/** The companion's metadata as provider-rook writes it: the digest of what its kind built. */
+const asBuilt = (): Partial<Obj> => {
+  const built = kind.companions!(mr, 'm', kindContext(marks))[0]!.build();
+  return { metadata: { name: 'm-settings', annotations: { [ANNOTATION_BUILT_DIGEST]: builtDigest(built) } } };
+};
+
 /** A cache that answers with the copies it was given. */
 const cacheOf = (...copies: Obj[]): ObjectReader => ({
   get: async <T>(_type: ResourceType, name: string) => structuredClone(copies.find((c) => c.metadata.name === name)) as T | undefined,
@@ -106,7 +116,7 @@ describe('NativeExternal.update', () => {
   it('repairs a drifted object from the cached copies, with no live read: its write names the copy it checked', async () => {
     const target = new FakeTarget();
     const store = target.put(Stores, 'm', { spec: { size: 6 } });
-    const settings = target.put(Settings, 'm-settings', { data: { size: '4' } }, 'ns');
+    const settings = target.put(Settings, 'm-settings', { data: { size: '4' }, ...asBuilt() }, 'ns');
     await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(store, settings) }).update(mr, signal);
     expect(target.log).toEqual(['PATCH stores/m']); // the companion is as built: not written again
     expect(target.objects.get('stores/m')?.spec).toEqual({ size: 4 });
@@ -121,10 +131,19 @@ describe('NativeExternal.update', () => {
     expect(target.objects.get('configmaps/m-settings')?.data).toEqual({ size: '4' });
   });
 
+  it('writes a companion that holds every field built, and one a later build dropped (its digest tells)', async () => {
+    const target = new FakeTarget();
+    const store = target.put(Stores, 'm', { spec: { size: 4 } });
+    const older = { metadata: { name: 'm-settings', annotations: { [ANNOTATION_BUILT_DIGEST]: 'an-older-build' } } };
+    const settings = target.put(Settings, 'm-settings', { data: { size: '4', dropped: 'since' }, ...older }, 'ns');
+    await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(store, settings) }).update(mr, signal);
+    expect(target.log.sort()).toEqual(['PATCH configmaps/m-settings', 'PATCH stores/m']);
+  });
+
   it('never writes over a stale cached copy: the server refuses, and everything is read again from it', async () => {
     const target = new FakeTarget();
     const stale = target.put(Stores, 'm', { spec: { size: 6 } });
-    const settings = target.put(Settings, 'm-settings', { data: { size: '4' } }, 'ns');
+    const settings = target.put(Settings, 'm-settings', { data: { size: '4' }, ...asBuilt() }, 'ns');
     target.put(Stores, 'm', { spec: { size: 8 } }); // changed since the cache saw it
     await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale, settings) }).update(mr, signal);
     expect(target.log).toEqual(['PATCH stores/m', 'GET stores/m', 'GET configmaps/m-settings', 'PATCH stores/m']);
@@ -163,7 +182,7 @@ describe('NativeExternal.update', () => {
   it('leaves an object that, as the server says, is no longer ours, though the cache still shows our marks', async () => {
     const target = new FakeTarget();
     const stale = target.put(Stores, 'm', { spec: { size: 6 } });
-    const settings = target.put(Settings, 'm-settings', { data: { size: '4' } }, 'ns');
+    const settings = target.put(Settings, 'm-settings', { data: { size: '4' }, ...asBuilt() }, 'ns');
     // Replaced by someone else's object of the same name, without our marks.
     target.put(Stores, 'm', { spec: { size: 8 }, metadata: { name: 'm', uid: 'theirs', labels: {}, annotations: {} } });
     const refused = await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(stale, settings) })
