@@ -27,6 +27,23 @@ export function diffFields(want: unknown, have: unknown, path = ''): string[] {
   return sameJson(want, have) ? [] : [path];
 }
 
+/** The parts of a Kubernetes object that drift is judged on: all but what the server says of it. */
+interface ObjectLike {
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
+}
+
+/**
+ * Where `have` differs from `want`, two Kubernetes objects: the fields of want's body (all but
+ * apiVersion, kind, metadata and status) and its labels and annotations that have lacks or holds
+ * differently (have may carry more, as servers and other writers add).
+ */
+export function objectDrift(want: ObjectLike, have: ObjectLike): string[] {
+  const { apiVersion: _wa, kind: _wk, metadata: w, status: _ws, ...wantBody } = want as ObjectLike & Record<string, unknown>;
+  const { apiVersion: _ha, kind: _hk, metadata: h, status: _hs, ...haveBody } = have as ObjectLike & Record<string, unknown>;
+  const marks = (m: ObjectLike['metadata']) => ({ labels: m.labels ?? {}, annotations: m.annotations ?? {} });
+  return [...diffFields(wantBody, haveBody), ...diffFields(marks(w), marks(h)).map((p) => `.metadata${p}`)];
+}
+
 /** A copy without null or undefined object members ("key:" with no value in YAML means nothing). */
 export function withoutNulls<T>(value: T): T {
   if (Array.isArray(value)) return value.map(withoutNulls) as T;

@@ -5,7 +5,7 @@
 // Secret, and nothing unproven is ever written over. They are read from the watch caches, and each
 // write is conditional on the copy it checked (uid and resourceVersion), as deletes are: a copy
 // that is stale is refused by the server, and everything is read again from it.
-import { diffFields } from '../../kit/json.ts';
+import { objectDrift } from '../../kit/json.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
@@ -124,7 +124,7 @@ async function repair<MR extends ManagedResource>(
       if (creating || !c.irreplaceable) missing.push(c);
     } else if (relations[i] !== 'unmarked' && !c.irreplaceable && !isWork(kind, c)) {
       const marked = pass.built(c);
-      if (asBuilt(marked, have)) record(c, have);
+      if (!objectDrift(marked, have).length) record(c, have);
       // Changed only while it is the very copy just checked.
       else
         repairs.push(
@@ -160,20 +160,6 @@ async function repair<MR extends ManagedResource>(
   // Nothing is superseded before the first create.
   if (!creating) await deleteSuperseded(pass, companionVouchers, { wanted: companions, namespaces: companions.map((c) => c.namespace) });
   return object ?? writeObject();
-}
-
-/**
- * A companion there holds what its kind builds, marks and the build's digest included: writing it
- * again would change nothing (the digest tells a copy that holds a field a later build dropped).
- */
-function asBuilt(built: TargetObject, have: TargetObject): boolean {
-  const { metadata: want, ...wantFields } = built;
-  const { metadata: got, ...haveFields } = have;
-  return (
-    !diffFields(wantFields, haveFields).length &&
-    !diffFields(want.labels ?? {}, got.labels ?? {}).length &&
-    !diffFields(want.annotations ?? {}, got.annotations ?? {}).length
-  );
 }
 
 /**

@@ -4,7 +4,7 @@
 // kind read of its object in the resource's status.
 import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { getCondition, ReasonedError, setCondition } from '../../kit/conditions.ts';
-import { diffFields } from '../../kit/json.ts';
+import { objectDrift } from '../../kit/json.ts';
 import { ANNOTATION_EXTERNAL_NAME, isDeleting } from '../../kit/meta.ts';
 import { isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -99,11 +99,7 @@ async function inspectOurs<MR extends ManagedResource>(
   const superseded = supersededLeft(pass, ctx, companions.wanted);
   const drift = [
     ...(superseded ? [superseded] : []),
-    ...diffFields(withoutMetadata(desired), withoutMetadata(observed)),
-    ...diffFields(
-      { labels: desired.metadata.labels, annotations: desired.metadata.annotations },
-      { labels: observed.metadata.labels, annotations: observed.metadata.annotations },
-    ).map((p) => `.metadata${p}`),
+    ...objectDrift(desired, observed),
     ...companions.drift,
     ...(retiring.drift ? [retiring.drift] : []),
   ];
@@ -151,9 +147,13 @@ async function checkCompanions<MR extends ManagedResource>(
     const relation = pass.trusted(c, have, observed, main);
     if (relation === 'unmarked') return;
     if (recordable(pass.kind, c) && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
-    if (pass.remark(c, have)) drift.push(`${c.type.kind} ownership marks`);
-    if (!c.irreplaceable && !isWork(pass.kind, c))
-      drift.push(...diffFields(withoutMetadata(c.build()), withoutMetadata(have)).map((p) => `${c.type.kind}${p}`));
+    // Irreplaceable, or work that cannot change: only its marks are ours to keep up to date.
+    if (c.irreplaceable || isWork(pass.kind, c)) {
+      if (pass.remark(c, have)) drift.push(`${c.type.kind} ownership marks`);
+    } else {
+      // As apply writes it: marks and the build's digest included, so a field a later build dropped is drift too.
+      drift.push(...objectDrift(pass.built(c), have).map((p) => `${c.type.kind}${p}`));
+    }
   });
   return { wanted, found, drift, proven };
 }
@@ -186,11 +186,6 @@ function recordInspection(mr: ManagedResource, inspection: Inspection): void {
   if (inspection.ready) setBindable(mr);
 }
 
-function withoutMetadata(obj: TargetObject): Record<string, unknown> {
-  const { metadata: _m, apiVersion: _a, kind: _k, status: _s, ...rest } = obj;
-  return rest;
-}
-
 /** Identity is fixed at creation: a resource whose object now lives under another name or namespace moved. */
 async function refuseMovedIdentity<MR extends ManagedResource>(pass: NativePass<MR>, ref: ObjectRef): Promise<void> {
   const { client, marks, mr, signal } = pass;
@@ -219,7 +214,7 @@ async function refuseMovedIdentity<MR extends ManagedResource>(pass: NativePass<
 
 /** Adopting a store must not change what its operator would never apply to it (`fixed`, the kind's fixedAtCreation). */
 function refuseUnappliableImport(desired: TargetObject, observed: TargetObject, fixed: string[] = []): void {
-  const changed = diffFields(withoutMetadata(desired), withoutMetadata(observed)).filter((p) =>
+  const changed = objectDrift(desired, observed).filter((p) =>
     fixed.some((f) => p === f || p.startsWith(`${f}.`) || p.startsWith(`${f}[`)),
   );
   if (changed.length === 0) return;

@@ -193,3 +193,28 @@ describe('NativeExternal.update', () => {
     expect(target.log.filter((l) => l.startsWith('PATCH'))).toEqual(['PATCH stores/m']); // the refused attempt only
   });
 });
+
+describe('NativeExternal.observe', () => {
+  const observeWith = (settings: Partial<Obj>) => {
+    const target = new FakeTarget();
+    const store = target.put(Stores, 'm', { spec: { size: 4 } });
+    const held = target.put(Settings, 'm-settings', settings, 'ns');
+    return new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(store, held) }).observe(mr, signal);
+  };
+
+  it('finds a companion as built up to date', async () => {
+    await expect(observeWith({ data: { size: '4' }, ...asBuilt() })).resolves.toMatchObject({ exists: true, upToDate: true });
+  });
+
+  it('finds a companion that holds every field built, but was built by an earlier build, drifted: only an apply drops what that build had', async () => {
+    const older = { metadata: { name: 'm-settings', annotations: { [ANNOTATION_BUILT_DIGEST]: 'an-older-build' } } };
+    const seen = await observeWith({ data: { size: '4', dropped: 'since' }, ...older });
+    expect(seen).toMatchObject({ exists: true, upToDate: false });
+    expect(seen.diff).toBe(`ConfigMap.metadata.annotations.${ANNOTATION_BUILT_DIGEST}`);
+  });
+
+  it('finds a companion whose fields differ drifted, by the field', async () => {
+    const seen = await observeWith({ data: { size: '9' }, ...asBuilt() });
+    expect(seen).toMatchObject({ exists: true, upToDate: false, diff: 'ConfigMap.data.size' });
+  });
+});
