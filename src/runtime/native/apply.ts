@@ -5,7 +5,6 @@
 // Secret, and nothing unproven is ever written over. They are read from the watch caches, and each
 // write is conditional on the copy it checked (uid and resourceVersion), as deletes are: a copy
 // that is stale is refused by the server, and everything is read again from it.
-import { objectDrift } from '../../kit/json.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
@@ -13,7 +12,7 @@ import { deleteIfOurs, deleteSuperseded } from './delete.ts';
 import { refKey, type Companion, type KindContext, type ObjectReader, type TargetObject } from './kind.ts';
 import { ensureNamespace, forgetNamespace } from './namespaces.ts';
 import type { NativePass } from './pass.ts';
-import { companionRecord, isWork, recordable } from './pass.ts';
+import { companionRecord, recordable } from './pass.ts';
 import { retiredBy, retireWork } from './rotation.ts';
 
 /**
@@ -107,7 +106,7 @@ async function repair<MR extends ManagedResource>(
   ]);
   const relation = observed ? marks.relation(type, observed, owner, vouchers) : undefined;
   if (relation) pass.refuseForeign(relation, { type, name, namespace: desired.metadata.namespace });
-  const relations = companions.map((c, i) => (found[i] ? pass.trusted(c, found[i], observed, relation) : undefined));
+  const verdicts = companions.map((c, i) => (found[i] ? pass.judge(c, found[i], observed, relation) : undefined));
   // Companions are proven by their signature: the recorded uid is the target object's, never theirs.
   const companionVouchers = pass.companionVouchers(relation);
   // Companions there are repaired side by side (each write is conditional on the copy checked),
@@ -116,21 +115,23 @@ async function repair<MR extends ManagedResource>(
   const repairs: Promise<unknown>[] = [];
   const missing: Companion[] = [];
   for (const [i, c] of companions.entries()) {
-    const have = found[i];
+    const [have, verdict] = [found[i], verdicts[i]];
     // A failed retire is made again (its Job's pod template cannot change): deleted now, made on the next pass.
     if (have && c === retire?.object && 'failed' in retire.outcome(have)) {
       repairs.push(deleteIfOurs(pass.live(), c, { owner, vouchers: companionVouchers }));
-    } else if (!have) {
+    } else if (!have || !verdict) {
       if (creating || !c.irreplaceable) missing.push(c);
-    } else if (relations[i] !== 'unmarked' && !c.irreplaceable && !isWork(kind, c)) {
-      const marked = pass.built(c);
-      if (!objectDrift(marked, have).length) record(c, have);
+    } else if (verdict.relation === 'unmarked') {
+      // Named by an imported object itself: used as it is, never written.
+    } else if (!verdict.drift.length) {
+      record(c, have);
+    } else if (verdict.built) {
+      const { built } = verdict;
       // Changed only while it is the very copy just checked.
-      else
-        repairs.push(
-          client.apply(c.type, { ...marked, metadata: { ...marked.metadata, ...precondition(have) } }, signal).then((o) => record(c, o)),
-        );
-    } else if (relations[i] !== 'unmarked' && pass.remark(c, have)) {
+      repairs.push(
+        client.apply(c.type, { ...built, metadata: { ...built.metadata, ...precondition(have) } }, signal).then((o) => record(c, o)),
+      );
+    } else {
       // Irreplaceable, or work that cannot change: only the marks do (a restored resource's, a legacy one's, a new policy).
       const { labels, annotations } = marks.mark(c.type, have, owner).metadata;
       // Conditional on the copy just proven: a Secret swapped in between is never signed as ours.

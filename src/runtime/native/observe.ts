@@ -15,7 +15,7 @@ import { Reasons, Ready, UnprovenError } from '../reasons.ts';
 import { mayHaveLeftovers } from './delete.ts';
 import { describeRef, refKey, type Companion, type Inspection, type KindContext, type ObjectRef, type TargetObject } from './kind.ts';
 import { kindContext, type NativePass } from './pass.ts';
-import { companionRecord, isWork, recordable } from './pass.ts';
+import { companionRecord, recordable } from './pass.ts';
 import { planFor, retireWork, retirement, settleRotation } from './rotation.ts';
 import type { RotationPlan } from './rotation.ts';
 
@@ -144,16 +144,10 @@ async function checkCompanions<MR extends ManagedResource>(
       drift.push(`missing ${c.type.kind}`);
       return;
     }
-    const relation = pass.trusted(c, have, observed, main);
-    if (relation === 'unmarked') return;
+    const verdict = pass.judge(c, have, observed, main);
+    if (verdict.relation === 'unmarked') return;
     if (recordable(pass.kind, c) && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
-    // Irreplaceable, or work that cannot change: only its marks are ours to keep up to date.
-    if (c.irreplaceable || isWork(pass.kind, c)) {
-      if (pass.remark(c, have)) drift.push(`${c.type.kind} ownership marks`);
-    } else {
-      // As apply writes it: marks and the build's digest included, so a field a later build dropped is drift too.
-      drift.push(...objectDrift(pass.built(c), have).map((p) => `${c.type.kind}${p}`));
-    }
+    drift.push(...verdict.drift.map((p) => `${c.type.kind}${p}`));
   });
   return { wanted, found, drift, proven };
 }

@@ -4,7 +4,7 @@
 // call, so each phase takes this one object rather than a bag of callbacks and a row of parameters.
 import { createHash } from 'node:crypto';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
-import { canonicalJson } from '../../kit/json.ts';
+import { canonicalJson, objectDrift } from '../../kit/json.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
@@ -159,6 +159,18 @@ export const ANNOTATION_BUILT_DIGEST = 'rook.crossplane.io/built-digest';
 
 export const builtDigest = (built: TargetObject): string => createHash('sha256').update(canonicalJson(built)).digest('hex').slice(0, 16);
 
+/**
+ * A companion there, as this pass judges it: how it relates to the resource, where it differs from
+ * what the pass would write, and (unless only its marks are ours to keep) what that is.
+ */
+export interface Verdict {
+  relation: Relation;
+  /** Paths that differ ("" for the marks alone); empty when up to date, or not ours to write. */
+  drift: string[];
+  /** The companion as built, marked ours, when all of it is ours to write. */
+  built?: TargetObject;
+}
+
 export class NativePass<MR extends ManagedResource> implements TargetAccess {
   readonly kind: NativeKind<MR>;
   readonly client: KubeClient;
@@ -287,8 +299,21 @@ export class NativePass<MR extends ManagedResource> implements TargetAccess {
     return this.marks.mark(c.type, { ...fresh, metadata: { ...fresh.metadata, annotations } }, this.owner);
   }
 
+  /**
+   * How a companion there stands (trusted), and what writing it would change: all of it, as apply
+   * writes it (marks and the build's digest included, so a field a later build dropped is drift too);
+   * or, when it is irreplaceable or work that cannot change, only its marks.
+   */
+  judge(c: Companion, have: TargetObject, observed: TargetObject | undefined, main: Relation | undefined): Verdict {
+    const relation = this.trusted(c, have, observed, main);
+    if (relation === 'unmarked') return { relation, drift: [] };
+    if (c.irreplaceable || isWork(this.kind, c)) return { relation, drift: this.remark(c, have) ? [' ownership marks'] : [] };
+    const built = this.built(c);
+    return { relation, drift: objectDrift(built, have), built };
+  }
+
   /** Our marks on a companion differ from what this resource signs now (restored, legacy, new reclaim policy). */
-  remark(c: Companion, have: TargetObject): boolean {
+  private remark(c: Companion, have: TargetObject): boolean {
     const want = this.marks.mark(c.type, { metadata: { name: c.name, namespace: c.namespace } }, this.owner);
     return want.metadata.annotations[ANNOTATION_OWNER_PROOF] !== have.metadata.annotations?.[ANNOTATION_OWNER_PROOF];
   }
