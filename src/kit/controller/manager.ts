@@ -1,7 +1,7 @@
 // The manager (controller-runtime's Manager): the control-cluster client, shared informers, the
 // controllers and whatever else runs beside them (add(runnable)), the probe and metrics server, and
 // leader election. It knows nothing of Providers, targets or backends: the Provider system
-// (native/provider-system.ts) is one runnable among others.
+// (runtime/system/provider-system.ts) is one runnable among others.
 import type { ClusterAccess } from '../kube/config.ts';
 import { Controller } from './controller.ts';
 import { ApiEventRecorder } from './events.ts';

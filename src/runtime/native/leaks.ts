@@ -1,6 +1,6 @@
 // Finds what we own in target clusters whose managed resource is gone (e.g. its finalizer was
 // removed by hand while the provider was down) and deletes it, or only reports it. A leak must be
-// proven: its marks by our signature (ownership.ts: copied or unsigned marks are only reported),
+// proven: its marks by our signature (ownership/marks.ts: copied or unsigned marks are only reported),
 // its owner's absence by a live read of the control cluster (never judged from a cache); owners in
 // namespaces this deployment does not watch are never judged, young objects are left alone, and
 // objects whose owner asked to keep them (Retain) are never leaks.

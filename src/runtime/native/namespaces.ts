@@ -1,6 +1,7 @@
 // The target namespace a store lives in: created once however many stores share it, and deleted
 // with its last store only when it is provably ours and a check of every namespaced type finds it empty.
 import type { KubeClient } from '../../kit/kube/client.ts';
+import { isAlreadyExists } from '../../kit/kube/errors.ts';
 import { anyLiveIn, describeContents, namespaceContents } from '../../kit/kube/discovery.ts';
 import { Namespaces, type ResourceType } from '../../kit/kube/resources.ts';
 import { Coalescer } from '../../kit/coalesce.ts';
@@ -40,7 +41,9 @@ export async function ensureNamespace(
       if (await client.get(Namespaces, namespace, undefined, signal)) return;
       await client
         .create(Namespaces, marks.mark(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner), signal)
-        .catch(ignoreAlreadyExists);
+        .catch((err: unknown) => {
+          if (!isAlreadyExists(err)) throw err;
+        });
     })().finally(() => pending.delete(namespace));
     pending.set(namespace, creation);
   }
@@ -105,9 +108,4 @@ export async function deleteNamespaceIfUnusedCoalesced(
   return checks.run(`${stores.apiVersion}/${stores.plural} ${namespace}`, () =>
     deleteNamespaceIfUnused(client, marks, namespace, stores, signal),
   );
-}
-
-function ignoreAlreadyExists(err: unknown): void {
-  if ((err as { code?: number; reason?: string }).code === 409) return;
-  throw err;
 }

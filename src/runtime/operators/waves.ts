@@ -1,7 +1,7 @@
 // Operator upgrades in waves: an OperatorUpgrade names an operator, a version and the
 // Providers (by label, in its namespace) to bring to it, at most maxConcurrent at a time, in name
 // order. Each step is a change of one Provider's spec.operators[].version, which that Provider's
-// own controller carries out (operator-upgrade.ts); the wave stops at the first Provider whose
+// own controller carries out (upgrade.ts); the wave stops at the first Provider whose
 // upgrade failed or was held, and says where. Going back is a wave to the older version.
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { copyOf } from '../../kit/controller/informer.ts';

@@ -4,7 +4,7 @@
 // Labels and annotations are written in the target, so anyone who may write there can copy them.
 // What they claim is therefore believed only with proof that no principal of a target can make:
 // - a keyed signature (HMAC-SHA256) over the claim and the object's own identity, made with a key
-//   that lives only in the control cluster (see ownership-key.ts): copied onto another object, or
+//   that lives only in the control cluster (see key.ts): copied onto another object, or
 //   edited (another owner, another reclaim policy), it no longer verifies;
 // - for a resource's main object, its uid as the resource recorded it (ANNOTATION_TARGET_UID): a uid
 //   is given by the target's API server, and the annotation lives on the managed resource, so a
