@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { repoRoot } from '../test/kit/cluster.ts';
 import { applyManifests, loadManifests, typeFor, type Manifest } from '../test/kit/manifests.ts';
 import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../src/app.ts';
-import type { ObjectStore } from '../src/apis/objectstore.ts';
+import type { ObjectStore } from '../src/backends/rook-minio/api.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../src/kit/kube/client.ts';

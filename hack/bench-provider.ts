@@ -24,7 +24,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'n
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BucketClasses, Buckets, CephBuckets, ManagedObjectStores, ObjectStoreClasses, Tenants } from '../src/app.ts';
-import type { ObjectStore } from '../src/apis/objectstore.ts';
+import type { ObjectStore } from '../src/backends/rook-minio/api.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
 import { Informer } from '../src/kit/controller/informer.ts';

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';

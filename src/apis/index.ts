@@ -1,7 +1,8 @@
 // Every kind provider-rook serves: each KindDefinition exported by a file of this folder (the
-// Provider, the portable storage API, and each backend's managed kind and class), so a backend adds
-// its API by adding its own file here. crds/ and src/apis/kinds.gen.ts are generated from this list
-// (npm run gen); a unit test checks that every backend in src/backends/index.ts has its two kinds here.
+// Provider, the portable storage API) or by the api.ts of a backend's folder (its managed kind and
+// class), so a backend brings its API in its own folder. crds/ and src/apis/kinds.gen.ts are
+// generated from this list (npm run gen); the architecture test checks that every backend in
+// src/backends/index.ts has its two kinds here, and that this folder defines none of them.
 // Build time only: the running process loads kinds.gen.ts, never zod.
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,12 +11,23 @@ import type { KindDefinition } from './crd.ts';
 const isKind = (v: unknown): v is KindDefinition =>
   typeof v === 'object' && v !== null && ['group', 'version', 'kind', 'plural', 'schema'].every((k) => k in v);
 
-const files = readdirSync(fileURLToPath(new URL('.', import.meta.url)))
-  .filter((f) => f.endsWith('.ts') && !f.endsWith('.gen.ts') && f !== 'index.ts')
-  .sort();
+const here = new URL('.', import.meta.url);
+const backendsDir = new URL('../backends/', import.meta.url);
+const files = [
+  ...readdirSync(fileURLToPath(here))
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.gen.ts') && f !== 'index.ts')
+    .map((f) => `./${f}`),
+  ...readdirSync(fileURLToPath(backendsDir), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) =>
+      readdirSync(fileURLToPath(new URL(`${d.name}/`, backendsDir)))
+        .filter((f) => f === 'api.ts' || f.endsWith('-api.ts'))
+        .map((f) => `../backends/${d.name}/${f}`),
+    ),
+].sort();
 // One after the other: jest's module linker does not take concurrent imports of one package.
 const modules: Record<string, unknown>[] = [];
-for (const f of files) modules.push(await import(`./${f}`));
+for (const f of files) modules.push(await import(f));
 
 /** Sorted by group, then kind: the generated files do not change with the order of files or exports. */
 export const allKinds: KindDefinition[] = modules

@@ -19,7 +19,7 @@ import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { objectStoreAccess, RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import { accessJob, userSecret, type BucketUser } from '../../src/backends/shared/minio-admin.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { App } from '../../src/app.ts';
 import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';

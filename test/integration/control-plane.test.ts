@@ -6,7 +6,7 @@ import { KubeError } from '../../src/kit/kube/errors.ts';
 import { CustomResourceDefinitions, Secrets, ServiceAccounts, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { crdOf } from '../../src/apis/crd.ts';
-import { ObjectStoreKind } from '../../src/apis/objectstore.ts';
+import { ObjectStoreKind } from '../../src/backends/rook-minio/api.ts';
 import { eventually } from '../kit/eventually.ts';
 
 const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };

@@ -7,7 +7,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createConnection, createServer, type AddressInfo, type LookupFunction, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Events, Secrets } from '../../src/kit/kube/resources.ts';

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';

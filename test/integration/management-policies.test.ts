@@ -4,7 +4,7 @@
 // combinations crossplane-runtime does not support are refused at admission.
 import { describe, expect, it } from '@jest/globals';
 import { ManagedObjectStores } from '../../src/app.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';

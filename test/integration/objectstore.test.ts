@@ -3,7 +3,7 @@
 import { registry } from '../../src/kit/metrics.ts';
 import { describe, expect, it } from '@jest/globals';
 import { ManagedObjectStores } from '../../src/app.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, Secrets } from '../../src/kit/kube/resources.ts';

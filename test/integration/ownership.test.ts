@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { pkiPaths } from '../kit/pki.ts';
 import { ManagedObjectStores, Buckets, BucketClasses, ObjectStoreClasses, type App } from '../../src/app.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';

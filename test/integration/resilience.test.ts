@@ -4,7 +4,7 @@ import { createServer as createNetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, start, stop, up, type LocalCluster } from '../kit/cluster.ts';
 import { ManagedObjectStores, type App } from '../../src/app.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import { minioObjectStore, RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';

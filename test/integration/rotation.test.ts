@@ -2,7 +2,7 @@
 // old credentials (with its watches) is closed at once instead of idling for half an hour.
 import { describe, expect, it } from '@jest/globals';
 import { ManagedObjectStores } from '../../src/app.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import { testCluster, uniqueName } from '../kit/env.ts';
 import { providerSecretKeys, writeSecret } from '../kit/provider.ts';
 import { targetClients } from '../../src/runtime/managed-metrics.ts';

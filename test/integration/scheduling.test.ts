@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, start, stop, up, type LocalCluster } from '../kit/cluster.ts';
 import { installOperatorBundle } from '../kit/manifests.ts';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';

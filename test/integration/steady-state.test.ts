@@ -6,7 +6,7 @@ import { down, up, type LocalCluster } from '../kit/cluster.ts';
 import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { applyManifests } from '../kit/manifests.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { adminClient, uniqueName } from '../kit/env.ts';
 import { difference, writeCounts } from '../kit/apiserver-metrics.ts';

@@ -3,7 +3,7 @@
 // external-name that is not a name, and a claim's long name still fits its labels.
 import { describe, expect, it } from '@jest/globals';
 import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, Tenants } from '../../src/app.ts';
-import type { ObjectStore } from '../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';

@@ -167,7 +167,9 @@ describe('architecture', () => {
     visit(path.join(src, 'main.ts'));
     expect([...bare].filter((s) => s === 'zod' || s.startsWith('zod/'))).toEqual([]);
     expect(
-      [...seen].filter((f) => f.startsWith(path.join(src, 'apis')) && !f.endsWith('kinds.gen.ts')).map((f) => path.relative(src, f)),
+      [...seen]
+        .filter((f) => (f.startsWith(path.join(src, 'apis')) && !f.endsWith('kinds.gen.ts')) || /[/-]api\.ts$/.test(f))
+        .map((f) => path.relative(src, f)),
     ).toEqual([]);
     expect(bare.has('pino')).toBe(true); // the walk does reach the packages
   });
@@ -178,6 +180,20 @@ describe('architecture', () => {
     const { backends } = await import('../../src/backends/index.ts');
     const defined = allKinds.map((k) => JSON.stringify(resourceTypeOf(k)));
     expect(backends.flatMap((b) => [b.managed, b.class]).filter((t) => !defined.includes(JSON.stringify(t)))).toEqual([]);
+  });
+
+  it("a backend's API is in its own folder (an api.ts): src/apis/ defines only what backends share", async () => {
+    const { backends } = await import('../../src/backends/index.ts');
+    const served = new Set(backends.flatMap((b) => [b.managed.kind, b.class.kind]));
+    const isKind = (v: unknown): v is { kind: string } =>
+      typeof v === 'object' && v !== null && ['group', 'version', 'kind', 'plural', 'schema'].every((k) => k in v);
+    const apis = path.join(src, 'apis');
+    const misplaced: string[] = [];
+    for (const f of readdirSync(apis).filter((n) => n.endsWith('.ts') && !n.endsWith('.gen.ts') && n !== 'index.ts')) {
+      const defined = Object.values((await import(path.join(apis, f))) as Record<string, unknown>).filter(isKind);
+      misplaced.push(...defined.filter((k) => served.has(k.kind)).map((k) => `apis/${f}: ${k.kind}`));
+    }
+    expect(misplaced).toEqual([]);
   });
 });
 

@@ -4,9 +4,7 @@
 // Job there makes the bucket, the user and the policy with the store's root Secret mounted, and
 // another removes the user (and the bucket, when empty or deleteObjects says) before deletion.
 import { kinds } from '../../apis/kinds.gen.ts';
-import type { MinioBucket, MinioBucketClass } from '../../apis/miniobucket.ts';
-import type { ObjectStore } from '../../apis/objectstore.ts';
-import type { Tenant } from '../../apis/tenant.ts';
+import type { MinioBucket, MinioBucketClass } from './api.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
 import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
 import type { ManagedResource } from '../../runtime/managed/types.ts';
@@ -87,8 +85,8 @@ export const minioBucketKind: NativeKind<MinioBucket> = {
  * listed (backends/index.ts), so this backend imports none of them.
  */
 export interface MinioStores {
-  ObjectStore(store: ObjectStore): StoreAccess | undefined;
-  Tenant(store: Tenant): StoreAccess | undefined;
+  ObjectStore(store: ManagedResource): StoreAccess | undefined;
+  Tenant(store: ManagedResource): StoreAccess | undefined;
 }
 
 /** The store a class shares, as it is now: it must exist and be Ready before a bucket is made in it. */
@@ -100,7 +98,7 @@ function sharedStore(
   who: string,
 ): StoreAccess {
   const type = ref.kind === 'Tenant' ? kinds.Tenant : kinds.ObjectStore;
-  const accessOf = (s: ObjectStore | Tenant) => (ref.kind === 'Tenant' ? stores.Tenant(s as Tenant) : stores.ObjectStore(s as ObjectStore));
+  const accessOf = (s: ManagedResource) => (ref.kind === 'Tenant' ? stores.Tenant(s) : stores.ObjectStore(s));
   const { store, access } = readyStore(
     lookup,
     { type, namespace, name: ref.name },
@@ -108,10 +106,11 @@ function sharedStore(
     accessOf,
     'it made no endpoint Service for it, so no bucket is made in it',
   );
-  if (ref.kind === 'ObjectStore' && access.namespace !== (store as ObjectStore).spec.targetNamespace) {
+  const own = (store.spec as { targetNamespace?: string }).targetNamespace;
+  if (ref.kind === 'ObjectStore' && access.namespace !== own) {
     throw new ReasonedError(
       Reasons.SharedStoreNotReady,
-      `${ref.kind} ${namespace}/${ref.name} keeps its access keys in namespace ${access.namespace}, not its own (${(store as ObjectStore).spec.targetNamespace}): buckets can be made only in a store whose keys are beside it`,
+      `${ref.kind} ${namespace}/${ref.name} keeps its access keys in namespace ${access.namespace}, not its own (${own}): buckets can be made only in a store whose keys are beside it`,
     );
   }
   return access;
@@ -218,8 +217,8 @@ function storeGrantor(
 
 /** Every MinIO bucket can be shared: a dedicated store's, a Tenant's, and one in a shared store. */
 export const minioGrantors = (stores: MinioStores): Grantor[] => [
-  storeGrantor(kinds.ObjectStore, 'ObjectStore', (mr) => stores.ObjectStore(mr as ObjectStore)),
-  storeGrantor(kinds.Tenant, 'Tenant', (mr) => stores.Tenant(mr as Tenant)),
+  storeGrantor(kinds.ObjectStore, 'ObjectStore', (mr) => stores.ObjectStore(mr)),
+  storeGrantor(kinds.Tenant, 'Tenant', (mr) => stores.Tenant(mr)),
   {
     managed: kinds.MinioBucket,
     grants: kinds.MinioBucket,

@@ -3,7 +3,7 @@
 // Service "minio"), with root credentials in a configuration Secret provider-rook makes once.
 import { fileURLToPath } from 'node:url';
 import { kinds } from '../../apis/kinds.gen.ts';
-import type { Tenant, TenantClass } from '../../apis/tenant.ts';
+import type { Tenant, TenantClass } from './api.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import { withoutNulls } from '../../kit/json.ts';

@@ -5,7 +5,7 @@
 import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { fileURLToPath } from 'node:url';
 import { kinds } from '../../apis/kinds.gen.ts';
-import type { CephBucket, CephBucketClass } from '../../apis/cephbucket.ts';
+import type { CephBucket, CephBucketClass } from './api.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import { withoutNulls } from '../../kit/json.ts';

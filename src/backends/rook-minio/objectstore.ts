@@ -3,8 +3,8 @@
 // generic runtime.
 import { fileURLToPath } from 'node:url';
 import { kinds } from '../../apis/kinds.gen.ts';
-import type { ObjectStore } from '../../apis/objectstore.ts';
-import type { ObjectStoreClass } from '../../apis/objectstoreclass.ts';
+import type { ObjectStore } from './api.ts';
+import type { ObjectStoreClass } from './class-api.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
 import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../../runtime/native/kind.ts';

@@ -3,7 +3,7 @@
 // reaches only that bucket. In the target its object is the user (an S3Identity); its companions
 // are the user's keys, policy and bucket (bucket-user.ts), which the operator makes in the store.
 import { kinds } from '../../apis/kinds.gen.ts';
-import type { SeaweedBucket, SeaweedBucketClass, SeaweedStore } from '../../apis/seaweedfs.ts';
+import type { SeaweedBucket, SeaweedBucketClass, SeaweedStore } from './api.ts';
 import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';
 import type { ManagedResource } from '../../runtime/managed/types.ts';

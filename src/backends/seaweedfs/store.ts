@@ -4,7 +4,7 @@
 // bucket in it and a user of its own that reaches only that bucket (bucket-user.ts): the app gets
 // that user's keys. A Seaweed has no root user for provider-rook to hold.
 import { kinds } from '../../apis/kinds.gen.ts';
-import type { SeaweedStore, SeaweedStoreClass } from '../../apis/seaweedfs.ts';
+import type { SeaweedStore, SeaweedStoreClass } from './api.ts';
 import { withoutNulls } from '../../kit/json.ts';
 import { Services } from '../../kit/kube/resources.ts';
 import { externalNameOf } from '../../kit/meta.ts';

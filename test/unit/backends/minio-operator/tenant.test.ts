@@ -3,7 +3,7 @@
 // connection details from the operator's status, and how a TenantClass configures a Tenant.
 import { testContext } from '../../../kit/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
-import type { Tenant, TenantClass } from '../../../../src/apis/tenant.ts';
+import type { Tenant, TenantClass } from '../../../../src/backends/minio-operator/api.ts';
 import { configureTenant, minioTenant } from '../../../../src/backends/minio-operator/tenant.ts';
 import type { Claim } from '../../../../src/runtime/claims/claim.ts';
 import type { KubeClient } from '../../../../src/kit/kube/client.ts';

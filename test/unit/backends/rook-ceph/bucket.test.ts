@@ -3,7 +3,7 @@
 // provisioner wrote for it (and only for it), and how a CephBucketClass configures a CephBucket.
 import { testContext } from '../../../kit/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
-import type { CephBucket, CephBucketClass } from '../../../../src/apis/cephbucket.ts';
+import type { CephBucket, CephBucketClass } from '../../../../src/backends/rook-ceph/api.ts';
 import { cephBucket, configureCephBucket, rookCeph } from '../../../../src/backends/rook-ceph/bucket.ts';
 import { featuresFor } from '../../../../src/runtime/claims/features.ts';
 import type { Claim } from '../../../../src/runtime/claims/claim.ts';

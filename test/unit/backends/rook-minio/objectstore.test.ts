@@ -3,8 +3,8 @@
 // readiness and connection details from what the operator made, and how a class configures a store.
 import { testContext } from '../../../kit/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
-import type { ObjectStore } from '../../../../src/apis/objectstore.ts';
-import type { ObjectStoreClass } from '../../../../src/apis/objectstoreclass.ts';
+import type { ObjectStore } from '../../../../src/backends/rook-minio/api.ts';
+import type { ObjectStoreClass } from '../../../../src/backends/rook-minio/class-api.ts';
 import { minioObjectStore } from '../../../../src/backends/rook-minio/objectstore.ts';
 import { configureObjectStore } from '../../../../src/backends/rook-minio/objectstoreclass.ts';
 import type { Claim } from '../../../../src/runtime/claims/claim.ts';

@@ -2,7 +2,7 @@
 // policy each mode gets, the Job that applies it (the root Secret mounted, never read by us), names
 // that fit, keys derived once and the same every time, and how a class's claim finds its shared store.
 import { describe, expect, it } from '@jest/globals';
-import type { MinioBucketClass } from '../../../../src/apis/miniobucket.ts';
+import type { MinioBucketClass } from '../../../../src/backends/minio-bucket/api.ts';
 import {
   accessJob,
   bucketUserCompanions,

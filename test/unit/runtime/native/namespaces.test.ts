@@ -3,7 +3,7 @@
 import { describe, expect, it } from '@jest/globals';
 import '../../../../src/backends/index.ts'; // every backend's operator bundle, as the process has them
 import { minioObjectStore, rookMinioOperator } from '../../../../src/backends/rook-minio/objectstore.ts';
-import type { ObjectStore } from '../../../../src/apis/objectstore.ts';
+import type { ObjectStore } from '../../../../src/backends/rook-minio/api.ts';
 import type { ReasonedError } from '../../../../src/kit/conditions.ts';
 import { MemoryEventRecorder } from '../../../../src/kit/controller/events.ts';
 import { NativeConnecter } from '../../../../src/runtime/native/connecter.ts';

@@ -2,12 +2,20 @@
 // team writes the store's spec once; every Bucket claim that resolves to this class gets a managed
 // ObjectStore configured from it.
 import { z } from 'zod';
-import { ageColumn, classPlacement, credentialRotation, namespaceName, objectName, protectClaims, reclaimPolicy } from './common.ts';
-import type { KubeObject } from './common.ts';
-import type { KindDefinition } from './crd.ts';
-import { storeExposure } from './delivery.ts';
-import { featurePolicy } from './features.ts';
-import { minioStoreSpec } from './objectstore.ts';
+import {
+  ageColumn,
+  classPlacement,
+  credentialRotation,
+  namespaceName,
+  objectName,
+  protectClaims,
+  reclaimPolicy,
+} from '../../apis/common.ts';
+import type { KubeObject } from '../../apis/common.ts';
+import type { KindDefinition } from '../../apis/crd.ts';
+import { storeExposure } from '../../apis/delivery.ts';
+import { featurePolicy } from '../../apis/features.ts';
+import { minioStoreSpec } from './api.ts';
 
 export const objectStoreClassSchema = z.object({
   spec: minioStoreSpec

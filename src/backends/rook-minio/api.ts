@@ -13,10 +13,10 @@ import {
   readyColumns,
   storeBucketWith,
   type KubeObject,
-} from './common.ts';
-import type { KindDefinition } from './crd.ts';
-import { exposureStatus, storeExposure } from './delivery.ts';
-import { objectLockFixedRule } from './features.ts';
+} from '../../apis/common.ts';
+import type { KindDefinition } from '../../apis/crd.ts';
+import { exposureStatus, storeExposure } from '../../apis/delivery.ts';
+import { objectLockFixedRule } from '../../apis/features.ts';
 
 const volumeClaimTemplate = z.object({
   metadata: z

@@ -19,10 +19,10 @@ import {
   rotatedColumn,
   reclaimPolicy,
   type KubeObject,
-} from './common.ts';
-import type { KindDefinition } from './crd.ts';
-import { exposure } from './delivery.ts';
-import { bucketFeatures, featurePolicy, featureTransitionRules, objectLockFixedRule } from './features.ts';
+} from '../../apis/common.ts';
+import type { KindDefinition } from '../../apis/crd.ts';
+import { exposure } from '../../apis/delivery.ts';
+import { bucketFeatures, featurePolicy, featureTransitionRules, objectLockFixedRule } from '../../apis/features.ts';
 
 const GROUP = 'minio.crossplane.io';
 const VERSION = 'v1alpha1';

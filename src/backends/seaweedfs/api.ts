@@ -23,10 +23,10 @@ import {
   rotatedColumn,
   storeBucket,
   type KubeObject,
-} from './common.ts';
-import { bucketFeatures, featurePolicy, featureTransitionRules } from './features.ts';
-import type { KindDefinition } from './crd.ts';
-import { exposureStatus, storeExposure } from './delivery.ts';
+} from '../../apis/common.ts';
+import { bucketFeatures, featurePolicy, featureTransitionRules } from '../../apis/features.ts';
+import type { KindDefinition } from '../../apis/crd.ts';
+import { exposureStatus, storeExposure } from '../../apis/delivery.ts';
 
 const GROUP = 'seaweedfs.crossplane.io';
 const VERSION = 'v1alpha1';

@@ -17,10 +17,10 @@ import {
   storeBucketWith,
   reclaimPolicy,
   type KubeObject,
-} from './common.ts';
-import type { KindDefinition } from './crd.ts';
-import { exposureStatus, storeExposure } from './delivery.ts';
-import { featurePolicy, objectLockFixedRule } from './features.ts';
+} from '../../apis/common.ts';
+import type { KindDefinition } from '../../apis/crd.ts';
+import { exposureStatus, storeExposure } from '../../apis/delivery.ts';
+import { featurePolicy, objectLockFixedRule } from '../../apis/features.ts';
 
 const GROUP = 'minio.crossplane.io';
 const VERSION = 'v1alpha1';

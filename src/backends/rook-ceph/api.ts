@@ -14,10 +14,10 @@ import {
   readyColumns,
   reclaimPolicy,
   type KubeObject,
-} from './common.ts';
-import { bucketFeatures, featurePolicy, featureTransitionRules } from './features.ts';
-import type { KindDefinition } from './crd.ts';
-import { exposure } from './delivery.ts';
+} from '../../apis/common.ts';
+import { bucketFeatures, featurePolicy, featureTransitionRules } from '../../apis/features.ts';
+import type { KindDefinition } from '../../apis/crd.ts';
+import { exposure } from '../../apis/delivery.ts';
 
 const GROUP = 'ceph.rook.crossplane.io';
 const VERSION = 'v1alpha1';
