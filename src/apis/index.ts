@@ -21,7 +21,7 @@ const files = [
     .filter((d) => d.isDirectory())
     .flatMap((d) =>
       readdirSync(fileURLToPath(new URL(`${d.name}/`, backendsDir)))
-        .filter((f) => f === 'api.ts' || f.endsWith('-api.ts'))
+        .filter((f) => f === 'api.ts')
         .map((f) => `../backends/${d.name}/${f}`),
     ),
 ].sort();

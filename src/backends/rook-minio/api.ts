@@ -1,13 +1,18 @@
-// Managed ObjectStore (minio.rook.crossplane.io/v1alpha1): one minio.rook.io ObjectStore in a target cluster.
+// Rook MinIO's API (minio.rook.crossplane.io/v1alpha1): the managed ObjectStore, one minio.rook.io
+// ObjectStore in a target cluster; and ObjectStoreClass, its class of service.
 import { z } from 'zod';
 import {
   ageColumn,
+  classPlacement,
+  credentialRotation,
   managedSpec,
   managedStatus,
   namespaceName,
   objectName,
   persistentVolumeClaimSpec,
   policiesColumn,
+  protectClaims,
+  reclaimPolicy,
   rotatedColumn,
   protectedColumn,
   readyColumns,
@@ -16,7 +21,7 @@ import {
 } from '../../apis/common.ts';
 import type { KindDefinition } from '../../apis/crd.ts';
 import { exposureStatus, storeExposure } from '../../apis/delivery.ts';
-import { objectLockFixedRule } from '../../apis/features.ts';
+import { featurePolicy, objectLockFixedRule } from '../../apis/features.ts';
 
 const volumeClaimTemplate = z.object({
   metadata: z
@@ -33,7 +38,7 @@ const volumeClaimTemplate = z.object({
 });
 
 /** The spec of a minio.rook.io/v1alpha1 ObjectStore, as the Rook MinIO operator reads it. */
-export const minioStoreSpec = z.object({
+const minioStoreSpec = z.object({
   scope: z
     .object({
       nodeCount: z
@@ -136,6 +141,69 @@ export const ObjectStoreKind: KindDefinition = {
     protectedColumn,
     rotatedColumn,
     policiesColumn,
+    ageColumn,
+  ],
+};
+
+// ObjectStoreClass (minio.rook.crossplane.io/v1alpha1): a non-portable class of service. A platform
+// team writes the store's spec once; every Bucket claim that resolves to this class gets a managed
+// ObjectStore configured from it.
+export const objectStoreClassSchema = z.object({
+  spec: minioStoreSpec
+    .extend({
+      credentials: z
+        .object({
+          name: objectName().meta({
+            description:
+              'Not used as is: every provisioned store gets its own keys in <store>-access-keys, so two claims never share keys.',
+          }),
+          namespace: namespaceName()
+            .optional()
+            .meta({ description: 'Namespace of the access-keys Secrets in the target; also the default target namespace.' }),
+        })
+        .optional()
+        .meta({ description: 'Where provisioned stores keep their access keys in the target cluster.' }),
+      ...classPlacement.fields,
+      exposure: storeExposure.optional(),
+      protectClaims,
+      features: featurePolicy.optional(),
+      credentialRotation: credentialRotation.optional(),
+      reclaimPolicy: reclaimPolicy.default('Delete').meta({
+        description:
+          'What happens when a claim on a store of this class is deleted: Delete removes the managed resource and the target store; Retain keeps both (Released).',
+      }),
+      targetNamespace: namespaceName().optional().meta({
+        description: 'Namespace of provisioned stores in the target cluster. Defaults to credentials.namespace, else rook-minio.',
+      }),
+      allowedNamespaces: z.array(namespaceName()).optional().meta({
+        description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
+      }),
+    })
+    .meta({
+      description: "What each claim of this class gets: a Rook MinIO ObjectStore of this spec, in the chosen Provider's cluster.",
+      'x-kubernetes-validations': [classPlacement.rule],
+    }),
+});
+
+export type ObjectStoreClass = KubeObject & z.infer<typeof objectStoreClassSchema>;
+
+export const ObjectStoreClassKind: KindDefinition = {
+  group: 'minio.rook.crossplane.io',
+  version: 'v1alpha1',
+  kind: 'ObjectStoreClass',
+  plural: 'objectstoreclasses',
+  shortNames: ['rosclass'],
+  categories: ['crossplane', 'class', 'minio', 'rook'],
+  scope: 'Namespaced',
+  description:
+    'A non-portable class of Rook MinIO object stores: the store spec, the target (providerRef, or providerSelector for the scheduler) and the reclaim policy for claims.',
+  schema: objectStoreClassSchema,
+  statusSubresource: false,
+  printerColumns: [
+    { name: 'PROVIDER', type: 'string', jsonPath: '.spec.providerRef.name' },
+    { name: 'PROVIDER-SELECTOR', type: 'string', jsonPath: '.spec.providerSelector.matchLabels' },
+    { name: 'NODES', type: 'integer', jsonPath: '.spec.scope.nodeCount' },
+    { name: 'RECLAIM-POLICY', type: 'string', jsonPath: '.spec.reclaimPolicy' },
     ageColumn,
   ],
 };

@@ -3,8 +3,7 @@
 // generic runtime.
 import { fileURLToPath } from 'node:url';
 import { kinds } from '../../apis/kinds.gen.ts';
-import type { ObjectStore } from './api.ts';
-import type { ObjectStoreClass } from './class-api.ts';
+import type { ObjectStore, ObjectStoreClass } from './api.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
 import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../../runtime/native/kind.ts';

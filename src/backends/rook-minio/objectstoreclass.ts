@@ -1,8 +1,7 @@
 // How a Bucket claim becomes a managed ObjectStore: the ObjectStoreClass supplies everything; the
 // generic claim reconciler supplies the name, the namespace, the Provider (or its selector) and the
 // claim/class references.
-import type { ObjectStore } from './api.ts';
-import type { ObjectStoreClass } from './class-api.ts';
+import type { ObjectStore, ObjectStoreClass } from './api.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import { kinds } from '../../apis/kinds.gen.ts';
 import { withoutNulls } from '../../kit/json.ts';

@@ -4,7 +4,7 @@
 import { testContext } from '../../../kit/kind-context.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { ObjectStore } from '../../../../src/backends/rook-minio/api.ts';
-import type { ObjectStoreClass } from '../../../../src/backends/rook-minio/class-api.ts';
+import type { ObjectStoreClass } from '../../../../src/backends/rook-minio/api.ts';
 import { minioObjectStore } from '../../../../src/backends/rook-minio/objectstore.ts';
 import { configureObjectStore } from '../../../../src/backends/rook-minio/objectstoreclass.ts';
 import type { Claim } from '../../../../src/runtime/claims/claim.ts';
