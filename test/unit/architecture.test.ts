@@ -1,7 +1,7 @@
 // The dependency points one way: the kit (the controller-runtime part) knows nothing of provider-rook,
 // the generic runtime knows no API kind, no backend and no test double, and a backend knows no other.
 import { fileURLToPath } from 'node:url';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from '@jest/globals';
@@ -180,6 +180,24 @@ describe('architecture', () => {
     const { backends } = await import('../../src/backends/index.ts');
     const defined = allKinds.map((k) => JSON.stringify(resourceTypeOf(k)));
     expect(backends.flatMap((b) => [b.managed, b.class]).filter((t) => !defined.includes(JSON.stringify(t)))).toEqual([]);
+  });
+
+  it('every unit test is named after what it tests: test/unit/P.test.ts (or P.aspect.test.ts) beside src/P.ts or the folder src/P/; hack/ and test/ mirrored alike', () => {
+    const root = path.join(src, '..');
+    const unit = path.join(root, 'test', 'unit');
+    const tested = (rel: string): boolean => {
+      const base = rel.startsWith('hack/') || rel.startsWith('test/') ? root : src;
+      // The whole name, or without its aspect (apply.create: apply.ts, when creating).
+      return [rel, rel.replace(/\.[^./]+$/, '')].some((p) => {
+        const at = path.join(base, p);
+        return existsSync(`${at}.ts`) || (existsSync(at) && statSync(at).isDirectory());
+      });
+    };
+    const unnamed = files(unit)
+      .filter((f) => f.endsWith('.test.ts') && f !== path.join(unit, 'architecture.test.ts'))
+      .map((f) => path.relative(unit, f).replace(/\.test\.ts$/, ''))
+      .filter((rel) => !tested(rel));
+    expect(unnamed).toEqual([]);
   });
 
   it("a backend's API is in its own folder (an api.ts): src/apis/ defines only what backends share", async () => {

@@ -176,7 +176,7 @@ describe('credentialsFromSecret with a kubeconfig', () => {
       skipTLSVerify: false,
       token: 'inline-token',
     });
-    expect(lookup).toBeInstanceOf(Function); // ours, which checks what the server's name resolves to (endpoints.test.ts)
+    expect(lookup).toBeInstanceOf(Function); // ours, which checks what the server's name resolves to (credentials.endpoints.test.ts)
     const auth = await authenticate(access);
     expect(auth.headers.Authorization).toBe('Bearer inline-token');
     expect(auth.tls).toMatchObject({ ca: caPem, servername: 'kubernetes', rejectUnauthorized: true });

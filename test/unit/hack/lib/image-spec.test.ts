@@ -5,9 +5,9 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as yaml from 'js-yaml';
-import { IMAGE, imageRef } from '../../../hack/lib/image-spec.ts';
+import { IMAGE, imageRef } from '../../../../hack/lib/image-spec.ts';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
+const root = fileURLToPath(new URL('../../../..', import.meta.url));
 const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
 // The image's own stage: everything after the last FROM.
 const final = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));

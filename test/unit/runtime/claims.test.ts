@@ -1,24 +1,24 @@
 // The claim and default-class reconcilers' decisions against an in-memory API (a fake of our own
 // KubeClient surface): crossplane's claim test vectors (Part A of the reference) and our additions.
-import type { ReadonlyDeep } from '../../../../src/kit/controller/informer.ts';
+import type { ReadonlyDeep } from '../../../src/kit/controller/informer.ts';
 import { describe, expect, it } from '@jest/globals';
-import { AccessReconciler, type Grantor } from '../../../../src/runtime/claims/access.ts';
-import { ClaimReconciler, FINALIZER_CLAIM, type Cache } from '../../../../src/runtime/claims/binding.ts';
-import { managedNameFor, type Claim } from '../../../../src/runtime/claims/claim.ts';
-import { DefaultClassReconciler } from '../../../../src/runtime/claims/defaulting.ts';
-import { ClaimRouter } from '../../../../src/runtime/claims/routing.ts';
-import { UnservedClaimReconciler } from '../../../../src/runtime/claims/unserved.ts';
-import { ReasonedError } from '../../../../src/kit/conditions.ts';
-import { Reasons } from '../../../../src/runtime/reasons.ts';
-import { MemoryEventRecorder } from '../../../../src/kit/controller/events.ts';
-import type { KubeClient, KubeObjectLike } from '../../../../src/kit/kube/client.ts';
-import { KubeError } from '../../../../src/kit/kube/errors.ts';
-import { Secrets, type ResourceType } from '../../../../src/kit/kube/resources.ts';
-import { silentLogger } from '../../../../src/kit/logger.ts';
-import { setBindable, type ManagedResource } from '../../../../src/runtime/managed/types.ts';
-import { applyJsonPatch } from '../../../kit/json-patch.ts';
-import { formatObjectKey } from '../../../../src/kit/kube/object-key.ts';
-import { mapCache } from '../../../kit/map-cache.ts';
+import { AccessReconciler, type Grantor } from '../../../src/runtime/claims/access.ts';
+import { ClaimReconciler, FINALIZER_CLAIM, type Cache } from '../../../src/runtime/claims/binding.ts';
+import { managedNameFor, type Claim } from '../../../src/runtime/claims/claim.ts';
+import { DefaultClassReconciler } from '../../../src/runtime/claims/defaulting.ts';
+import { ClaimRouter } from '../../../src/runtime/claims/routing.ts';
+import { UnservedClaimReconciler } from '../../../src/runtime/claims/unserved.ts';
+import { ReasonedError } from '../../../src/kit/conditions.ts';
+import { Reasons } from '../../../src/runtime/reasons.ts';
+import { MemoryEventRecorder } from '../../../src/kit/controller/events.ts';
+import type { KubeClient, KubeObjectLike } from '../../../src/kit/kube/client.ts';
+import { KubeError } from '../../../src/kit/kube/errors.ts';
+import { Secrets, type ResourceType } from '../../../src/kit/kube/resources.ts';
+import { silentLogger } from '../../../src/kit/logger.ts';
+import { setBindable, type ManagedResource } from '../../../src/runtime/managed/types.ts';
+import { applyJsonPatch } from '../../kit/json-patch.ts';
+import { formatObjectKey } from '../../../src/kit/kube/object-key.ts';
+import { mapCache } from '../../kit/map-cache.ts';
 
 const t = (kind: string, plural: string): ResourceType => ({ apiVersion: 'x.example.com/v1', kind, plural, namespaced: true });
 const Claims = t('Bucket', 'buckets');

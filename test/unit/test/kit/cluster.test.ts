@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { stablePort } from '../kit/cluster.ts';
+import { stablePort } from '../../../kit/cluster.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'stable-port-'));
 const before = process.env.PROVIDER_ROOK_CLUSTERS_DIR;
