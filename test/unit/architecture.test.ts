@@ -200,6 +200,16 @@ describe('architecture', () => {
     expect(unnamed).toEqual([]);
   });
 
+  it('a condition is found by getCondition (kit/conditions.ts), not by a search of its own', () => {
+    const byHand = /conditions\??\.(?:find|some|filter)\(\s*\(?(\w+)\)?\s*=>\s*\1\.type ===/;
+    const found = files(src).flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (byHand.test(line) ? [`${path.relative(src, f)}:${i + 1}`] : [])),
+    );
+    expect(found).toEqual([]);
+  });
+
   it("a backend's API is in its own folder (an api.ts): src/apis/ defines only what backends share", async () => {
     const { backends } = await import('../../src/backends/index.ts');
     const served = new Set(backends.flatMap((b) => [b.managed.kind, b.class.kind]));

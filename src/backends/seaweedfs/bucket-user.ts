@@ -4,7 +4,7 @@
 // makes them in the store; provider-rook holds no credential of the store at all. Both SeaweedFS
 // kinds (a store with a bucket of its own, a bucket in a shared store) use it.
 import { createHash } from 'node:crypto';
-import { ReasonedError } from '../../kit/conditions.ts';
+import { getCondition, ReasonedError } from '../../kit/conditions.ts';
 import { Secrets } from '../../kit/kube/resources.ts';
 import type { AccessMode } from '../../runtime/claims/access.ts';
 import { FEATURES, type BucketFeatures, type FeatureSupport } from '../../runtime/claims/features.ts';
@@ -251,7 +251,7 @@ function waitingFor(what: string, o: TargetObject | undefined): { message?: stri
   if (!o) return { message: `waiting for ${what} to be made` };
   const { phase, conditions } = statusOf(o);
   if (phase === 'Ready') return {};
-  const reason = conditions?.find((c) => c.type === 'Ready')?.reason;
+  const reason = getCondition(conditions, 'Ready')?.reason;
   const why = reason && REASON.test(reason) ? ` (${reason})` : '';
   const where = `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`;
   if (phase === 'Failed') return { failed: `the SeaweedFS operator could not make ${where}${why}` };

@@ -3,6 +3,7 @@
 // users are lost when the filer restarts). With a bucket (a claim's), the operator also makes a
 // bucket in it and a user of its own that reaches only that bucket (bucket-user.ts): the app gets
 // that user's keys. A Seaweed has no root user for provider-rook to hold.
+import { getCondition } from '../../kit/conditions.ts';
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { SeaweedStore, SeaweedStoreClass } from './api.ts';
 import { withoutNulls } from '../../kit/json.ts';
@@ -136,8 +137,9 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
   async inspect({ mr, observed, companions, credentials, read, signal }) {
     const { name, namespace } = observed.metadata as { name: string; namespace: string };
     const endpoint = seaweedEndpoint(name, namespace);
-    const ready = (observed.status as { conditions?: { type: string; status: string; reason?: string }[] } | undefined)?.conditions?.find(
-      (c) => c.type === 'Ready',
+    const ready = getCondition(
+      (observed.status as { conditions?: { type: string; status: string; reason?: string }[] } | undefined)?.conditions,
+      'Ready',
     );
     const seaweedReady = ready?.status === 'True';
     const bucket = mr.spec.bucket;

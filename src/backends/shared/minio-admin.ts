@@ -3,6 +3,7 @@
 // reads a store's root credentials; it writes the user's Secret (keys it derives, and the policy) and
 // the Job, and reads the Job's outcome. Both MinIO backends (Rook MinIO, the MinIO Operator) and the
 // shared-store bucket use it.
+import { getCondition } from '../../kit/conditions.ts';
 import { createHash } from 'node:crypto';
 import { Jobs, Secrets } from '../../kit/kube/resources.ts';
 import type { Companion, KindContext, Rotation, TargetObject, Teardown } from '../../runtime/native/kind.ts';
@@ -361,10 +362,14 @@ const FAILURES: Record<string, string> = {
 /** A Job's end, from its conditions as the Job controller writes them. */
 export function jobState(obj: TargetObject | undefined): { complete: boolean; failed?: { reason: string; message: string } } {
   const conditions = (obj?.status as JobStatus | undefined)?.conditions ?? [];
-  const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
+  const ended = (type: string) => {
+    const c = getCondition(conditions, type);
+    return c?.status === 'True' ? c : undefined;
+  };
+  const failed = ended('Failed');
   const reason = failed?.reason ?? 'Failed';
   return {
-    complete: conditions.some((c) => c.type === 'Complete' && c.status === 'True'),
+    complete: Boolean(ended('Complete')),
     ...(failed ? { failed: { reason, message: `${FAILURES[reason] ?? 'it failed'}; its pod's log says why` } } : {}),
   };
 }

@@ -2,6 +2,7 @@
 // one claim controller per non-portable class kind, and one for the claims no kind serves
 // (crossplane's claim era: EnqueueRequestForClaim and class-kind predicates decide which controller
 // a change wakes). Every change is routed (routing.ts) before it is queued: one controller wakes.
+import { getCondition } from '../../kit/conditions.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Controller } from '../../kit/controller/controller.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
@@ -217,7 +218,7 @@ function watchServedKinds(
     };
     // Only what configure judges by (readiness, placement, deletion): a store's every status write is not news.
     const judged = (o: ManagedResource): unknown => [
-      o.status?.conditions?.find((cond) => cond.type === 'Ready')?.status,
+      getCondition(o.status?.conditions, 'Ready')?.status,
       o.spec.providerRef,
       o.metadata.deletionTimestamp,
     ];

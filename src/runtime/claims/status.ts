@@ -166,7 +166,7 @@ export function mirrored(mr: ManagedResource, claim: Claim): Mirrored {
   let scheduled: Cond | undefined = getCondition(mr.status?.conditions, 'Scheduled');
   // Placed by its class (no scheduler, so no condition): a claim that once said it was not placed
   // (its selector did not match the class's Provider) says it is now.
-  const said = claim.status?.conditions?.some((c) => c.type === 'Scheduled');
+  const said = Boolean(getCondition(claim.status?.conditions, 'Scheduled'));
   if (!scheduled && said && mr.spec.providerRef?.name)
     scheduled = {
       type: 'Scheduled',

@@ -20,7 +20,7 @@ import { CONNECTION_SECRET_TYPE, hasFinalizer, isDeleting } from '../../kit/meta
 import type { Owner, OwnershipMarks } from '../ownership/marks.ts';
 import type { ProviderObject } from '../providers/provider.ts';
 import type { Target } from '../providers/targets.ts';
-import { Reasons, reasonOf } from '../reasons.ts';
+import { Reasons, reasonOf, type Reason, type Reported } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Result } from '../../kit/controller/result.ts';
 import type { Claim } from '../claims/claim.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
@@ -404,7 +404,7 @@ function mayHold(d: Delivery): boolean {
   return d.delivered || Boolean(d.removing) || d.endpoint !== undefined || !WROTE_NOTHING.has(d.reason ?? '');
 }
 
-function failure(err: unknown): { reason: string; message: string } {
+function failure(err: unknown): { reason: Reason | Reported; message: string } {
   if (err instanceof UnreachableError || (err instanceof Error && err.name === 'AbortError'))
     return { reason: Reasons.ConsumerUnreachable, message: `the consumer cluster cannot be reached: ${err.message}` };
   return { reason: reasonOf(err), message: (err as Error).message };

@@ -467,5 +467,5 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
 }
 
 function hasConditionReason(mr: ManagedResource, type: string, reason: string): boolean {
-  return mr.status?.conditions?.some((c) => c.type === type && c.reason === reason) ?? false;
+  return getCondition(mr.status?.conditions, type)?.reason === reason;
 }

@@ -21,7 +21,7 @@ import {
   type Relation,
   type Vouchers,
 } from '../ownership/marks.ts';
-import { Reasons, UnprovenError } from '../reasons.ts';
+import { Reasons, UnprovenError, type Reason } from '../reasons.ts';
 import {
   describeRef,
   refKey,
@@ -319,7 +319,7 @@ export class NativePass<MR extends ManagedResource> implements TargetAccess {
   }
 
   /** A Warning Event on the resource. */
-  warn(reason: string, message: string): void {
+  warn(reason: Reason, message: string): void {
     this.opts.recorder?.warning(this.mr, reason, message);
   }
 }

@@ -5,7 +5,7 @@
 // go back to keys that were removed. Rotating again before the grace ends removes the older keys at
 // once (the way to revoke keys that leaked).
 import { createHash } from 'node:crypto';
-import { ReasonedError, setCondition, type Condition } from '../../kit/conditions.ts';
+import { getCondition, ReasonedError, setCondition, type Condition } from '../../kit/conditions.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../../kit/meta.ts';
 import { Reasons } from '../reasons.ts';
@@ -354,7 +354,7 @@ function recordRotation<MR extends ManagedResource>(kind: NativeKind<MR>, mr: MR
   });
   let conditions = mr.status?.conditions;
   if (condition) conditions = setCondition(conditions, { ...condition, observedGeneration: mr.metadata.generation });
-  else if (conditions?.some((c) => c.type === CONDITION_ROTATED)) conditions = conditions.filter((c) => c.type !== CONDITION_ROTATED);
+  else if (conditions && getCondition(conditions, CONDITION_ROTATED)) conditions = conditions.filter((c) => c.type !== CONDITION_ROTATED);
   const { credentials: _was, ...status } = mr.status ?? {};
   mr.status = { ...status, ...(conditions ? { conditions } : {}), ...(credentials ? { credentials } : {}) };
 }

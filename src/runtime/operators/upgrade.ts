@@ -3,6 +3,7 @@
 // brought to it by applying that version's bundle, and its Deployment's rollout is reported as the
 // Deployment controller writes it. Going back is the same operation. Someone else's operator is
 // never changed unless the Provider says to adopt it.
+import { getCondition } from '../../kit/conditions.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import { typeOfManifest } from '../../kit/kube/resources.ts';
@@ -138,7 +139,8 @@ export function rollout(deployment: Deployment, to: string): Upgrade {
   if ((status.observedGeneration ?? 0) < (deployment.metadata.generation ?? 0)) {
     return { to, phase: 'Progressing', message: `waiting for the Deployment controller to see ${where}'s change` };
   }
-  const stalled = status.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False');
+  const progressing = getCondition(status.conditions, 'Progressing');
+  const stalled = progressing?.status === 'False' ? progressing : undefined;
   if (stalled?.reason === ROLLOUT_STALLED) {
     return {
       to,

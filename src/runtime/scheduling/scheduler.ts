@@ -14,7 +14,7 @@ import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { isDeleting } from '../../kit/meta.ts';
 import { operatorSettings, type ProviderObject } from '../providers/provider.ts';
-import { Reasons } from '../reasons.ts';
+import { Reasons, type Reason } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import { chooseProvider, type Candidate, type Decision } from './choose.ts';
 import type { Reservations } from './reservations.ts';
@@ -183,7 +183,7 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
   }
 
   /** An Event on the resource and, so its app team sees it too, on its claim. */
-  private record(mr: MR, type: 'normal' | 'warning', reason: string, message: string): void {
+  private record(mr: MR, type: 'normal' | 'warning', reason: Reason, message: string): void {
     this.o.recorder[type](mr, reason, message);
     const claim = mr.spec.claimRef as { apiVersion?: string; kind?: string; name?: string; namespace?: string; uid?: string } | undefined;
     if (claim?.name && claim.namespace) {

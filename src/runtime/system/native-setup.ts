@@ -2,6 +2,7 @@
 // cluster, after controller-runtime's builder: the managed controller, its scheduler, drift watches
 // in every target, leak sweeping and operator install.
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
+import { getCondition } from '../../kit/conditions.ts';
 import type { Controller } from '../../kit/controller/controller.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -130,9 +131,13 @@ function endpointSources<MR extends ManagedResource>(w: Wiring<MR>): NativeExter
 function watchEndpointSources<MR extends ManagedResource>(w: Wiring<MR>, controller: Controller): void {
   const from = w.kind.endpointFrom;
   if (!from) return;
-  const unproven = (mr: ReadonlyDeep<ManagedResource>): boolean =>
-    policyOf(mr.spec as { managementPolicies?: string[] }).onlyObserve ||
-    (mr.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === Reasons.EndpointNotProven) ?? false);
+  const unproven = (mr: ReadonlyDeep<ManagedResource>): boolean => {
+    const ready = getCondition(mr.status?.conditions, 'Ready');
+    return (
+      policyOf(mr.spec as { managementPolicies?: string[] }).onlyObserve ||
+      (ready?.status === 'False' && ready.reason === Reasons.EndpointNotProven)
+    );
+  };
   for (const type of from.types) {
     const storeChanged = (store: ReadonlyDeep<ManagedResource>): void => {
       for (const mr of w.cache.list()) {
