@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { repoRoot } from '../test/kit/cluster.ts';
 import { applyManifests, loadManifests, typeFor, type Manifest } from '../test/kit/manifests.ts';
-import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../src/app.ts';
+import { BucketClasses, BucketPolicies, Buckets } from '../src/app.ts';
+import { kinds } from '../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../src/backends/rook-minio/api.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
@@ -90,7 +91,7 @@ const bucketClass = (ns: string, className: string) => ({
   apiVersion: BucketClasses.apiVersion,
   kind: 'BucketClass',
   metadata: { name: 'standard', namespace: ns },
-  classRef: { kind: 'ObjectStoreClass', apiVersion: ObjectStoreClasses.apiVersion, name: className, namespace: PLATFORM },
+  classRef: { kind: 'ObjectStoreClass', apiVersion: kinds.ObjectStoreClass.apiVersion, name: className, namespace: PLATFORM },
 });
 const bucket = (ns: string, name: string, withClass = true) => ({
   apiVersion: Buckets.apiVersion,
@@ -119,7 +120,7 @@ function storeClass(name: string, spec: Record<string, unknown>): Manifest {
 }
 function managedStore(name: string, providerName: string, targetNamespace: string, annotations?: Record<string, string>): Manifest {
   return {
-    apiVersion: ManagedObjectStores.apiVersion,
+    apiVersion: kinds.ObjectStore.apiVersion,
     kind: 'ObjectStore',
     metadata: { name, namespace: PLATFORM, ...(annotations ? { annotations } : {}) },
     spec: {
@@ -130,7 +131,7 @@ function managedStore(name: string, providerName: string, targetNamespace: strin
     },
   };
 }
-const getManaged = (name: string) => control.get<ObjectStore & Conditioned>(ManagedObjectStores, name, PLATFORM);
+const getManaged = (name: string) => control.get<ObjectStore & Conditioned>(kinds.ObjectStore, name, PLATFORM);
 
 beforeAll(async () => {
   env = await environment();
@@ -231,7 +232,7 @@ describe(`provider-rook end to end`, () => {
     await eventually(
       async () => (await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio'))?.spec.scope.nodeCount === 4,
       'nodeCount to be repaired',
-      about([ManagedObjectStores, PLATFORM, designStore]),
+      about([kinds.ObjectStore, PLATFORM, designStore]),
     );
   });
 
@@ -245,7 +246,7 @@ describe(`provider-rook end to end`, () => {
         return now !== undefined && now.metadata.uid !== before?.metadata.uid;
       },
       'the store to be recreated',
-      about([ManagedObjectStores, PLATFORM, designStore]),
+      about([kinds.ObjectStore, PLATFORM, designStore]),
     );
     await bound(APP, 'app-bucket');
   });
@@ -274,7 +275,7 @@ describe(`provider-rook end to end`, () => {
         return cond(mr, 'Synced')?.status === 'False' ? mr : undefined;
       },
       'Synced=False on the store of the stopped target',
-      about([ManagedObjectStores, PLATFORM, name]),
+      about([kinds.ObjectStore, PLATFORM, name]),
     );
     expect(cond(failing, 'Synced')?.reason).toBe('Unreachable');
     step(`condition while down: ${cond(failing, 'Synced')?.message}`);
@@ -286,7 +287,7 @@ describe(`provider-rook end to end`, () => {
         return cond(mr, 'Synced')?.status === 'True' && cond(mr, 'Ready')?.status === 'True';
       },
       'the store to be Synced and Ready again',
-      about([ManagedObjectStores, PLATFORM, name]),
+      about([kinds.ObjectStore, PLATFORM, name]),
     );
   }, 180_000);
 
@@ -318,7 +319,7 @@ describe(`provider-rook end to end`, () => {
     await eventually(
       async () => (await getManaged(kept))?.status?.bindingPhase === 'Released',
       'the managed resource to be Released',
-      about([ManagedObjectStores, PLATFORM, kept]),
+      about([kinds.ObjectStore, PLATFORM, kept]),
     );
     expect(await env.targets[0].admin.get(RookObjectStores, kept, 'rook-minio')).toBeDefined();
   });
@@ -329,13 +330,13 @@ describe(`provider-rook end to end`, () => {
     await eventually(
       async () => cond(await getManaged('leaky'), 'Ready')?.status === 'True',
       'leaky to be Ready',
-      about([ManagedObjectStores, PLATFORM, 'leaky']),
+      about([kinds.ObjectStore, PLATFORM, 'leaky']),
     );
     // Paused in the same write: otherwise a reconcile may restore the finalizer and delete it properly.
-    await control.mergePatch(ManagedObjectStores, 'leaky', PLATFORM, {
+    await control.mergePatch(kinds.ObjectStore, 'leaky', PLATFORM, {
       metadata: { finalizers: null, annotations: { 'crossplane.io/paused': 'true' } },
     });
-    await control.delete(ManagedObjectStores, 'leaky', PLATFORM);
+    await control.delete(kinds.ObjectStore, 'leaky', PLATFORM);
     await eventually(async () => !(await getManaged('leaky')), 'the managed resource to be gone', about());
     expect(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')).toBeDefined();
     await eventually(
@@ -367,7 +368,7 @@ describe(`provider-rook end to end`, () => {
         return cond(m, 'Ready')?.status === 'True' ? m : undefined;
       },
       'imported to be Ready',
-      about([ManagedObjectStores, PLATFORM, 'imported']),
+      about([kinds.ObjectStore, PLATFORM, 'imported']),
     );
     const store = await target.get<TargetStore>(RookObjectStores, 'legacy-store', 'legacy');
     expect(store?.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(mr.metadata.uid);
@@ -387,7 +388,7 @@ describe(`provider-rook end to end`, () => {
         return cond(m, 'Synced')?.status === 'False' ? m : undefined;
       },
       'Synced=False',
-      about([ManagedObjectStores, PLATFORM, 'with-wrong-creds']),
+      about([kinds.ObjectStore, PLATFORM, 'with-wrong-creds']),
     );
     expect(cond(failing, 'Synced')?.reason).toBe('Unauthorized');
     expect(JSON.stringify(failing.status)).not.toContain('not-a-valid-token');
@@ -395,7 +396,7 @@ describe(`provider-rook end to end`, () => {
     await eventually(
       async () => cond(await getManaged('with-wrong-creds'), 'Ready')?.status === 'True',
       'Ready after the fix',
-      about([ManagedObjectStores, PLATFORM, 'with-wrong-creds']),
+      about([kinds.ObjectStore, PLATFORM, 'with-wrong-creds']),
     );
   }, 180_000);
 
@@ -459,7 +460,7 @@ describe(`provider-rook end to end`, () => {
     const names = ['c0', 'c1', 'c2', 'c3', 'c4'];
     const ours = async () =>
       (
-        await control.list<ObjectStore>(ManagedObjectStores, {
+        await control.list<ObjectStore>(kinds.ObjectStore, {
           namespace: PLATFORM,
           labelSelector: 'crossplane.io/claim-namespace=e2e-crash',
         })

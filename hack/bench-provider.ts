@@ -7,7 +7,7 @@
 //   drift repair; the time to delete them all; peak RSS and heap;
 // - with --claims M: M Bucket claims at once, until all Bound, against the time a plain client takes
 //   for as many writes as provider-rook made for them (the API servers' own throughput);
-// - with --collected C: C MinIO Operator Tenants (each in a namespace of its own) and C Rook Ceph
+// - with --collected C: C MinIO Operator kinds.Tenant (each in a namespace of its own) and C Rook Ceph
 //   ObjectBucketClaims (in one namespace), played by their stand-ins: the time to delete them and the
 //   requests a deletion takes, where the operators' objects are the garbage collector's;
 // - with --shared-claims S: S Bucket claims on one shared store (a MinioBucketClass), in a target of
@@ -23,7 +23,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { BucketClasses, Buckets, CephBuckets, ManagedObjectStores, ObjectStoreClasses, Tenants } from '../src/app.ts';
+import { BucketClasses, Buckets } from '../src/app.ts';
 import type { ObjectStore } from '../src/backends/rook-minio/api.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
@@ -54,7 +54,7 @@ const { values } = parseArgs({
     claims: { type: 'string', default: '0' },
     'shared-claims': { type: 'string', default: '0' },
     delivered: { type: 'string', default: '0' },
-    // N MinIO Operator Tenants and N Rook Ceph ObjectBucketClaims on the first target, made Ready, then deleted: a deletion's cost where the garbage collector works.
+    // N MinIO Operator kinds.Tenant and N Rook Ceph ObjectBucketClaims on the first target, made Ready, then deleted: a deletion's cost where the garbage collector works.
     collected: { type: 'string', default: '0' },
     // The bench raises provider-rook's limits by flag (its defaults stay on for users): the figure is our own cost, not the limiter's.
     'provider-flags': { type: 'string', default: '--max-reconcile-rate 1000 --workers 16' },
@@ -173,7 +173,7 @@ const operators = targetAdmins.map((c) => new FakeMinioOperator(c));
 for (const o of operators) await o.start();
 
 // What the bench watches: managed stores (control) and the stores in every target.
-const stores = new Informer<ObjectStore>(admin, ManagedObjectStores, { namespaces: [NS], log: silentLogger });
+const stores = new Informer<ObjectStore>(admin, kinds.ObjectStore, { namespaces: [NS], log: silentLogger });
 const readyAt = new Map<string, number>();
 const markReady = (o: ReadonlyDeep<ObjectStore>): void => {
   if (ready(o) && !readyAt.has(o.metadata.name)) readyAt.set(o.metadata.name, performance.now());
@@ -302,7 +302,7 @@ const perStore = (d: Record<string, number>, n: number): Record<string, number> 
   Object.fromEntries(Object.entries(d).map(([k, v]) => [k, round(v / n)]));
 
 const store = (name: string, i: number): KubeObjectLike & Record<string, unknown> => ({
-  apiVersion: ManagedObjectStores.apiVersion,
+  apiVersion: kinds.ObjectStore.apiVersion,
   kind: 'ObjectStore',
   metadata: { name, namespace: NS },
   spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: providerName(i % T) } },
@@ -323,7 +323,7 @@ const presence = setInterval(() => {
 await inParallel(
   storeNames.map((n, i) => [n, i] as const),
   BATCH,
-  ([n, i]) => admin.create(ManagedObjectStores, store(n, i)),
+  ([n, i]) => admin.create(kinds.ObjectStore, store(n, i)),
 );
 await eventually(() => readyAt.size >= N, `${N} stores Ready`, often());
 const allReady = performance.now() - t0;
@@ -435,7 +435,7 @@ let goneFromTargets = 0;
 const emptied = setInterval(() => {
   if (!goneFromTargets && targetCount() === 0) goneFromTargets = performance.now();
 }, 10);
-await inParallel(storeNames, BATCH, (n) => admin.delete(ManagedObjectStores, n, NS));
+await inParallel(storeNames, BATCH, (n) => admin.delete(kinds.ObjectStore, n, NS));
 await eventually(() => stores.list().length === 0 && goneFromTargets > 0, 'all stores deleted', often());
 clearInterval(emptied);
 const deleted = performance.now() - t2;
@@ -457,8 +457,8 @@ await eventually(
 // 5. Claims: M Buckets at once through a class, until all Bound; then a plain client's writes.
 let claims: Record<string, unknown> | undefined;
 if (CLAIMS > 0) {
-  await admin.apply(ObjectStoreClasses, {
-    apiVersion: ObjectStoreClasses.apiVersion,
+  await admin.apply(kinds.ObjectStoreClass, {
+    apiVersion: kinds.ObjectStoreClass.apiVersion,
     kind: 'ObjectStoreClass',
     metadata: { name: 'standard', namespace: NS },
     spec: { scope: { nodeCount: 4 }, providerRef: { name: providerName(0) } },
@@ -467,7 +467,7 @@ if (CLAIMS > 0) {
     apiVersion: BucketClasses.apiVersion,
     kind: 'BucketClass',
     metadata: { name: 'standard', namespace: NS },
-    classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: NS },
+    classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: NS },
   });
   const buckets = new Informer<Bucket>(admin, Buckets, { namespaces: [NS], log: silentLogger });
   await buckets.start();
@@ -542,7 +542,7 @@ if (CLAIMS > 0) {
   await buckets.stop();
 }
 
-// 6. Deletes where the garbage collector works: managed Tenants and CephBuckets, made Ready, then deleted.
+// 6. Deletes where the garbage collector works: managed kinds.Tenant and kinds.CephBucket, made Ready, then deleted.
 let collected: Record<string, unknown> | undefined;
 if (COLLECTED > 0) {
   const target = targetAdmins[0]!;
@@ -553,13 +553,13 @@ if (COLLECTED > 0) {
   const kindsToDelete: [string, ResourceType, (i: number) => Record<string, unknown>][] = [
     [
       'tenants',
-      Tenants,
+      kinds.Tenant,
       (i) => ({
         forProvider: { pools: [SMALL_POOL] },
         targetNamespace: `bench-tenant-${i}`,
       }),
     ],
-    ['cephBuckets', CephBuckets, () => ({ forProvider: { storageClassName: 'rook-ceph-bucket' }, targetNamespace: 'bench-ceph' })],
+    ['cephBuckets', kinds.CephBucket, () => ({ forProvider: { storageClassName: 'rook-ceph-bucket' }, targetNamespace: 'bench-ceph' })],
   ];
   collected = {};
   for (const [label, type, spec] of kindsToDelete) {
@@ -621,14 +621,14 @@ if (SHARED > 0) {
   // This target's stand-in runs the store as a real S3 server, and plays the Jobs against it.
   const operator = new FakeMinioOperator(target, { s3: true });
   await operator.start();
-  await admin.apply(ManagedObjectStores, {
-    apiVersion: ManagedObjectStores.apiVersion,
+  await admin.apply(kinds.ObjectStore, {
+    apiVersion: kinds.ObjectStore.apiVersion,
     kind: 'ObjectStore',
     metadata: { name: 'shared-store', namespace: NS },
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'shared', providerRef: { name: 'shared' }, reclaimPolicy: 'Delete' },
   });
   await eventually(
-    async () => ready(await admin.get<ObjectStore>(ManagedObjectStores, 'shared-store', NS)),
+    async () => ready(await admin.get<ObjectStore>(kinds.ObjectStore, 'shared-store', NS)),
     'the shared store Ready',
     often(120_000),
   );

@@ -10,7 +10,8 @@
 //   10 kill during deletions (nothing left in the target: the operator's objects, ours, the namespace)
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { BucketClasses, Buckets, ObjectStoreClasses } from '../src/app.ts';
+import { BucketClasses, Buckets } from '../src/app.ts';
+import { kinds } from '../src/apis/kinds.gen.ts';
 import { Events, Jobs, Leases, Namespaces, Secrets, Services, StatefulSets } from '../src/kit/kube/resources.ts';
 import type { KubeObjectLike } from '../src/kit/kube/client.ts';
 import { Providers } from '../src/runtime/system/provider-status.ts';
@@ -291,8 +292,8 @@ async function scenario8(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
       spec: { ...p.spec, capacity: { maxResources: capacity } },
     });
   }
-  await env.admin.apply(ObjectStoreClasses, {
-    apiVersion: ObjectStoreClasses.apiVersion,
+  await env.admin.apply(kinds.ObjectStoreClass, {
+    apiVersion: kinds.ObjectStoreClass.apiVersion,
     kind: 'ObjectStoreClass',
     metadata: { name: 'placed', namespace: world.platform },
     spec: { scope: { nodeCount: 4 }, targetNamespace: `${world.platform}-store`, providerSelector: { matchLabels: { tier: 'chaos' } } },
@@ -301,7 +302,7 @@ async function scenario8(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
     apiVersion: BucketClasses.apiVersion,
     kind: 'BucketClass',
     metadata: { name: 'placed', namespace: world.app },
-    classRef: { kind: 'ObjectStoreClass', apiVersion: ObjectStoreClasses.apiVersion, name: 'placed', namespace: world.platform },
+    classRef: { kind: 'ObjectStoreClass', apiVersion: kinds.ObjectStoreClass.apiVersion, name: 'placed', namespace: world.platform },
   });
   await env.admin.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'chaos-system' } });
   const election = ['--leader-elect', 'true', '--leader-election-namespace', 'chaos-system', '--leader-election-id', 'chaos-s8'];

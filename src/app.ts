@@ -1,6 +1,6 @@
 // provider-rook: the kinds it serves, registered on the generic runtime: the Provider system, every
-// backend (src/backends/index.ts) as a native managed kind and as a class binding of the Bucket claim. The
-// type constants below are conveniences for tests and tools.
+// backend (src/backends/index.ts) as a native managed kind and as a class binding of the Bucket claim.
+// It names no backend: the constants below are the portable API's kinds, which it wires itself.
 import { kinds } from './apis/kinds.gen.ts';
 import { setupAccess, setupClaim } from './runtime/claims/setup.ts';
 import { rotationHold } from './runtime/delivery/hold.ts';
@@ -17,16 +17,10 @@ import { backends, grantors } from './backends/index.ts';
 
 export const FIELD_MANAGER = 'provider-rook';
 
-export const ManagedObjectStores = kinds.ObjectStore;
-export const ObjectStoreClasses = kinds.ObjectStoreClass;
 export const BucketClasses = kinds.BucketClass;
 export const BucketPolicies = kinds.BucketPolicy;
 export const Buckets = kinds.Bucket;
 export const BucketAccesses = kinds.BucketAccess;
-export const Tenants = kinds.Tenant;
-export const TenantClasses = kinds.TenantClass;
-export const CephBuckets = kinds.CephBucket;
-export const CephBucketClasses = kinds.CephBucketClass;
 
 export type AppOptions = Omit<ManagerOptions, 'fieldManager'> & ProviderSystemOptions;
 

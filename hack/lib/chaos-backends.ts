@@ -1,20 +1,11 @@
 // Chaos scenario 9: every backend at once on target A (Rook MinIO ObjectStores, MinIO Operator
-// Tenants, Rook Ceph ObjectBucketClaims, SeaweedFS stores, each with its stand-in, and buckets in one shared store,
+// kinds.Tenant, Rook Ceph ObjectBucketClaims, SeaweedFS stores, each with its stand-in, and buckets in one shared store,
 // each with a user of its own, shared with another namespace by BucketAccess grants), provider-rook
 // SIGKILLed while they bind, then two stuck deletions that must say what they wait for, be counted, and end by themselves
 // once the cause goes: a target that does not answer (A stopped), and a finalizer someone else
 // added; and a store its operator never makes ready. Invariants: one managed resource per claim and one target object per managed resource, no
 // root credential of any store anywhere in the control cluster, nothing of any kind left at the end.
-import {
-  BucketAccesses,
-  BucketClasses,
-  Buckets,
-  CephBucketClasses,
-  CephBuckets,
-  ManagedObjectStores,
-  TenantClasses,
-  Tenants,
-} from '../../src/app.ts';
+import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
 import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
@@ -44,7 +35,7 @@ export interface BackendsSize {
   outageS: number;
 }
 
-const MANAGED = [ManagedObjectStores, Tenants, CephBuckets, kinds.SeaweedStore, kinds.MinioBucket];
+const MANAGED = [kinds.ObjectStore, kinds.Tenant, kinds.CephBucket, kinds.SeaweedStore, kinds.MinioBucket];
 /** Everything of ours a managed resource may have in a target. */
 const TARGET_TYPES: ResourceType[] = [
   RookObjectStores,
@@ -80,13 +71,13 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   const classes: [string, ResourceType, Record<string, unknown>][] = [
     [
       'tenant-a',
-      TenantClasses,
+      kinds.TenantClass,
       {
         pools: [SMALL_POOL],
         providerRef: { name: 'a' },
       },
     ],
-    ['ceph-a', CephBucketClasses, { storageClassName: 'rook-ceph-bucket', providerRef: { name: 'a' } }],
+    ['ceph-a', kinds.CephBucketClass, { storageClassName: 'rook-ceph-bucket', providerRef: { name: 'a' } }],
     // Its claims' objects may go with them: scenario 9 ends with nothing left.
     ['seaweed-a', kinds.SeaweedStoreClass, { providerRef: { name: 'a' }, deleteObjects: true }],
   ];
@@ -103,8 +94,8 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   // One shared store, made by the platform team for no claim; a class of buckets in it; a namespace its buckets are shared with.
   const grantee = `${world.app}-grantee`;
   await admin.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: grantee } });
-  await admin.apply(ManagedObjectStores, {
-    apiVersion: ManagedObjectStores.apiVersion,
+  await admin.apply(kinds.ObjectStore, {
+    apiVersion: kinds.ObjectStore.apiVersion,
     kind: 'ObjectStore',
     metadata: { name: 'shared-store', namespace: world.platform },
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: `${world.platform}-shared`, providerRef: { name: 'a' } },
@@ -386,7 +377,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
     'the shared store emptied of buckets and users',
     within(120_000),
   ).catch((err: Error) => violations.push(err.message));
-  await admin.delete(ManagedObjectStores, 'shared-store', world.platform);
+  await admin.delete(kinds.ObjectStore, 'shared-store', world.platform);
   const leftovers = async (): Promise<string[]> => [
     ...(await accesses()).map((g) => `BucketAccess ${g.metadata.name}`),
     ...(await world.listClaims()).filter((c) => all.includes(c.metadata.name)).map((c) => `claim ${c.metadata.name}`),

@@ -4,7 +4,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
+import { BucketClasses, Buckets } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
@@ -229,8 +230,8 @@ export class World {
         metadata: { name: t.name, namespace: this.platform },
         spec: { credentialsSecretRef: { name: `target-${t.name}` } },
       });
-      await admin.apply(ObjectStoreClasses, {
-        apiVersion: ObjectStoreClasses.apiVersion,
+      await admin.apply(kinds.ObjectStoreClass, {
+        apiVersion: kinds.ObjectStoreClass.apiVersion,
         kind: 'ObjectStoreClass',
         metadata: { name: `on-${t.name}`, namespace: this.platform },
         spec: {
@@ -243,7 +244,12 @@ export class World {
         apiVersion: BucketClasses.apiVersion,
         kind: 'BucketClass',
         metadata: { name: t.name, namespace: this.app },
-        classRef: { kind: 'ObjectStoreClass', apiVersion: ObjectStoreClasses.apiVersion, name: `on-${t.name}`, namespace: this.platform },
+        classRef: {
+          kind: 'ObjectStoreClass',
+          apiVersion: kinds.ObjectStoreClass.apiVersion,
+          name: `on-${t.name}`,
+          namespace: this.platform,
+        },
       });
     }
     return this;
@@ -271,7 +277,7 @@ export class World {
   listClaims = async (): Promise<(Bucket & Conditioned)[]> =>
     (await this.env.admin.list<Bucket & Conditioned>(Buckets, { namespace: this.app })).items;
   listManaged = async (): Promise<(ObjectStore & Conditioned)[]> =>
-    (await this.env.admin.list<ObjectStore & Conditioned>(ManagedObjectStores, { namespace: this.platform })).items;
+    (await this.env.admin.list<ObjectStore & Conditioned>(kinds.ObjectStore, { namespace: this.platform })).items;
 
   /** Our ObjectStores in a target (all namespaces), by the marks we put on them. */
   async targetObjects(t: Target): Promise<Conditioned[]> {

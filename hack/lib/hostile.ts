@@ -3,7 +3,8 @@
 // (reason and message). Meanwhile a canary claim stays Bound with the same target object, provider-rook
 // stays up, and no target gains an object.
 import { createServer as createNetServer, type Socket } from 'node:net';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
+import { BucketClasses, Buckets } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
@@ -29,9 +30,9 @@ interface Ctx {
 }
 
 const store = (ctx: Ctx, name: string, spec: Record<string, unknown> = {}, annotations?: Record<string, string>): [ResourceType, Obj] => [
-  ManagedObjectStores,
+  kinds.ObjectStore,
   {
-    apiVersion: ManagedObjectStores.apiVersion,
+    apiVersion: kinds.ObjectStore.apiVersion,
     kind: 'ObjectStore',
     metadata: { name, namespace: ctx.platform, ...(annotations ? { annotations } : {}) },
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: `${ctx.platform}-store`, providerRef: { name: 'a' }, ...spec },
@@ -168,9 +169,9 @@ const INPUTS: Input[] = [
     what: 'ObjectStoreClass nodeCount 3',
     objects: (c) => [
       [
-        ObjectStoreClasses,
+        kinds.ObjectStoreClass,
         {
-          apiVersion: ObjectStoreClasses.apiVersion,
+          apiVersion: kinds.ObjectStoreClass.apiVersion,
           kind: 'ObjectStoreClass',
           metadata: { name: 'h-class3', namespace: c.platform },
           spec: { scope: { nodeCount: 3 }, providerRef: { name: 'a' } },

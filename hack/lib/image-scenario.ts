@@ -4,7 +4,8 @@
 // this process), expose its metrics and stop within its grace period on SIGTERM; then run it once
 // with a kubeconfig path that does not exist.
 import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
-import { BucketClasses, Buckets, ObjectStoreClasses } from '../../src/app.ts';
+import { BucketClasses, Buckets } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
@@ -73,7 +74,7 @@ export async function imageScenario(clusters: [string, string], log: (line: stri
       metadata: { name: 'target', namespace: 'image-run' },
       spec: { credentialsSecretRef: { name: 'target-creds' } },
     });
-    await apply(ObjectStoreClasses, {
+    await apply(kinds.ObjectStoreClass, {
       metadata: { name: 'standard', namespace: 'image-run' },
       spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'stores' },
     });

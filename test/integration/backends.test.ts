@@ -1,4 +1,4 @@
-// One Bucket claim, four backends: Rook MinIO ObjectStores, MinIO Operator Tenants, Rook Ceph bucket
+// One Bucket claim, four backends: Rook MinIO ObjectStores, MinIO Operator kinds.Tenant, Rook Ceph bucket
 // claims and SeaweedFS stores, all live in one provider-rook with two targets. Target A has the operators
 // installed by its admin; target B starts empty and gets each operator from provider-rook. The
 // stand-ins run real S3 servers, so a Bound claim is proven usable with its Secret alone.
@@ -6,18 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
 import { installOperatorBundle } from '../kit/manifests.ts';
-import {
-  BucketClasses,
-  BucketPolicies,
-  Buckets,
-  CephBucketClasses,
-  CephBuckets,
-  ManagedObjectStores,
-  ObjectStoreClasses,
-  TenantClasses,
-  Tenants,
-  type App,
-} from '../../src/app.ts';
+import { BucketClasses, BucketPolicies, Buckets, type App } from '../../src/app.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
@@ -69,8 +58,8 @@ const claimStatusWrites = new Map<string, number>();
 const backends = [
   {
     name: 'rook-minio',
-    classType: ObjectStoreClasses,
-    managed: ManagedObjectStores,
+    classType: kinds.ObjectStoreClass,
+    managed: kinds.ObjectStore,
     target: RookObjectStores,
     classSpec: (provider: string) => ({ scope: { nodeCount: 4 }, providerRef: { name: provider }, targetNamespace: 'rook-minio' }),
     targetNamespace: (): string => 'rook-minio',
@@ -78,8 +67,8 @@ const backends = [
   },
   {
     name: 'minio-tenant',
-    classType: TenantClasses,
-    managed: Tenants,
+    classType: kinds.TenantClass,
+    managed: kinds.Tenant,
     target: MinioTenants,
     classSpec: (provider: string) => ({
       pools: [
@@ -97,8 +86,8 @@ const backends = [
   },
   {
     name: 'rook-ceph',
-    classType: CephBucketClasses,
-    managed: CephBuckets,
+    classType: kinds.CephBucketClass,
+    managed: kinds.CephBucket,
     target: ObjectBucketClaims,
     classSpec: (provider: string) => ({
       storageClassName: 'rook-ceph-bucket',
@@ -318,7 +307,7 @@ describe('four backends behind one Bucket claim', () => {
     const saved = (await targetA.get<Obj>(Secrets, `${mr}-env-configuration`, ns))!;
     await targetA.delete(Secrets, `${mr}-env-configuration`, ns);
     const lost = await eventually(async () => {
-      const m = await control.get<Obj & { status?: { conditions?: (Cond & { message?: string })[] } }>(Tenants, mr, platform);
+      const m = await control.get<Obj & { status?: { conditions?: (Cond & { message?: string })[] } }>(kinds.Tenant, mr, platform);
       return cond(m, 'Synced')?.reason === 'RootCredentialsLost' ? cond(m, 'Synced') : undefined;
     }, 'Synced=False/RootCredentialsLost');
     expect((lost as { message?: string }).message).toMatch(/MINIO_ROOT_USER/);
@@ -333,7 +322,7 @@ describe('four backends behind one Bucket claim', () => {
     } = saved.metadata as Record<string, unknown>;
     await targetA.create(Secrets, { ...saved, metadata } as Obj);
     await eventually(async () => {
-      const m = await control.get<Obj & { status?: { conditions?: Cond[] } }>(Tenants, mr, platform);
+      const m = await control.get<Obj & { status?: { conditions?: Cond[] } }>(kinds.Tenant, mr, platform);
       return cond(m, 'Synced')?.status === 'True';
     }, 'Synced=True once the Secret is back');
   }, 60_000);

@@ -13,7 +13,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, Tenants } from '../../src/app.ts';
+import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
@@ -57,7 +57,7 @@ const env = withProviderRook({
       deleteObjects: true,
     });
     // One store per claim, for the scan of Secrets in both modes.
-    await apply(ObjectStoreClasses, 'dedicated', env.ns.platform, {
+    await apply(kinds.ObjectStoreClass, 'dedicated', env.ns.platform, {
       scope: { nodeCount: 4 },
       providerRef: { name: 't' },
       targetNamespace: 'dedicated',
@@ -67,7 +67,7 @@ const env = withProviderRook({
         ...stores.map((s) => [s.name, kinds.MinioBucketClass] as const),
         ['missing', kinds.MinioBucketClass] as const,
         ['purge-rook', kinds.MinioBucketClass] as const,
-        ['dedicated', ObjectStoreClasses] as const,
+        ['dedicated', kinds.ObjectStoreClass] as const,
       ]) {
         await apply(
           BucketClasses,
@@ -94,7 +94,7 @@ const stores = [
   {
     kind: 'ObjectStore' as const,
     name: 'shared-rook',
-    type: ManagedObjectStores,
+    type: kinds.ObjectStore,
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'shared-rook' },
     root: async (): Promise<string[]> => {
       const s = secretText((await env.target.get<Obj>(Secrets, 'shared-rook-access-keys', 'shared-rook'))?.data);
@@ -104,7 +104,7 @@ const stores = [
   {
     kind: 'Tenant' as const,
     name: 'shared-tenant',
-    type: Tenants,
+    type: kinds.Tenant,
     spec: { forProvider: { pools: [pool] }, targetNamespace: 'shared-tenant' },
     root: async (): Promise<string[]> => {
       const config = secretText((await env.target.get<Obj>(Secrets, 'shared-tenant-env-configuration', 'shared-tenant'))?.data)[
@@ -352,7 +352,7 @@ describe("the access Job reads the user's Secret", () => {
   it("a Job made before the Secret holds its lifecycle rules waits for them: the rules the server applies are the Job's", async () => {
     const store = await eventually(
       async () => {
-        const s = await env.control.get<ObjectStore>(ManagedObjectStores, 'shared-rook', env.ns.platform);
+        const s = await env.control.get<ObjectStore>(kinds.ObjectStore, 'shared-rook', env.ns.platform);
         return cond(s, 'Ready')?.status === 'True' ? s : undefined;
       },
       'the shared store to be Ready',
@@ -424,7 +424,7 @@ describe('shared and dedicated stores', () => {
     await s3.send(new PutObjectCommand({ Bucket: d.bucket, Key: 'keep-me', Body: 'data' }));
     s3.destroy();
     await env.control.delete(Buckets, 'd', env.ns.appA);
-    await gone(ManagedObjectStores, mr, env.ns.platform);
+    await gone(kinds.ObjectStore, mr, env.ns.platform);
     // The store and its keys are still there, marked Retain: no sweep takes them.
     const store = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, mr, 'dedicated');
     expect(store?.metadata.annotations?.['rook.crossplane.io/reclaim-policy']).toBe('Retain');
@@ -449,7 +449,7 @@ describe('shared and dedicated stores', () => {
     const mr = (await bound('r', env.ns.appB)).spec.resourceRef!.name;
     await env.target.delete(Secrets, `${mr}-access-keys`, 'dedicated');
     await env.control.delete(Buckets, 'r', env.ns.appB);
-    await gone(ManagedObjectStores, mr, env.ns.platform);
+    await gone(kinds.ObjectStore, mr, env.ns.platform);
     const store = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, mr, 'dedicated');
     expect(store?.metadata.annotations?.['rook.crossplane.io/reclaim-policy']).toBe('Retain');
     const events = await eventsFor(env.control, env.ns.platform, mr);

@@ -5,7 +5,8 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { App } from '../../src/app.ts';
-import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
+import { BucketClasses, BucketPolicies, Buckets } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
@@ -72,7 +73,7 @@ async function waitForBound(namespace: string, name: string, timeoutMs = 30_000)
 }
 
 async function managedFor(namespace: string): Promise<ObjectStore[]> {
-  const { items } = await control.list<ObjectStore>(ManagedObjectStores, {
+  const { items } = await control.list<ObjectStore>(kinds.ObjectStore, {
     namespace: PLATFORM,
     labelSelector: `crossplane.io/claim-namespace=${namespace}`,
   });
@@ -84,7 +85,7 @@ function bucketClass(namespace: string, className: string, name = 'standard') {
     apiVersion: BucketClasses.apiVersion,
     kind: 'BucketClass',
     metadata: { name, namespace },
-    classRef: { kind: 'ObjectStoreClass', apiVersion: ObjectStoreClasses.apiVersion, name: className, namespace: PLATFORM },
+    classRef: { kind: 'ObjectStoreClass', apiVersion: kinds.ObjectStoreClass.apiVersion, name: className, namespace: PLATFORM },
   };
 }
 
@@ -136,7 +137,7 @@ describe('Bucket claims', () => {
     expect(ref.name).toMatch(/^app-project1-dev-app-bucket-[a-z0-9]{5}$/);
     expect(condition(claim, 'Synced')?.status).toBe('True');
 
-    const mr = await control.get<ObjectStore>(ManagedObjectStores, ref.name, PLATFORM);
+    const mr = await control.get<ObjectStore>(kinds.ObjectStore, ref.name, PLATFORM);
     expect(mr?.spec.claimRef).toMatchObject({ kind: 'Bucket', name: 'app-bucket', namespace: APP, uid: claim.metadata.uid });
     expect(mr?.spec.classRef).toMatchObject({ kind: 'ObjectStoreClass', name: 'rook-minio', namespace: PLATFORM });
     expect(mr?.spec.providerRef).toEqual({ name: 'demo-kubernetes', namespace: PLATFORM });
@@ -231,13 +232,13 @@ describe('Bucket claims', () => {
     const n = ns.defaults;
     const claim = await waitForBound(n, 'no-class');
     const ref = claim.spec.resourceRef!;
-    const mr = await control.get<ObjectStore>(ManagedObjectStores, ref.name, PLATFORM);
+    const mr = await control.get<ObjectStore>(kinds.ObjectStore, ref.name, PLATFORM);
     expect(mr?.spec.reclaimPolicy).toBe('Delete');
     expect(await target.get(RookObjectStores, ref.name, 'rook-minio')).toBeDefined();
 
     await control.delete(Buckets, 'no-class', n);
     await eventually(async () => !(await getBucket(n, 'no-class')), 'the claim to be gone');
-    await eventually(async () => !(await control.get(ManagedObjectStores, ref.name, PLATFORM)), 'the managed resource to be gone');
+    await eventually(async () => !(await control.get(kinds.ObjectStore, ref.name, PLATFORM)), 'the managed resource to be gone');
     await eventually(async () => !(await target.get(RookObjectStores, ref.name, 'rook-minio')), 'the target store to be gone');
     await eventually(async () => !(await control.get(Secrets, 'no-class-conn', n)), "the claim's Secret to be gone");
     await eventually(async () => !(await control.get(Secrets, ref.name, PLATFORM)), "the managed resource's Secret to be gone");
@@ -253,7 +254,7 @@ describe('Bucket claims', () => {
     await control.delete(Buckets, 'kept', n);
     await eventually(async () => !(await getBucket(n, 'kept')), 'the claim to be gone');
     const released = await eventually(async () => {
-      const mr = await control.get<ObjectStore>(ManagedObjectStores, ref.name, PLATFORM);
+      const mr = await control.get<ObjectStore>(kinds.ObjectStore, ref.name, PLATFORM);
       return mr?.status?.bindingPhase === 'Released' ? mr : undefined;
     }, 'the managed resource to be Released');
     expect(released.spec.claimRef).toBeUndefined();
@@ -338,8 +339,8 @@ describe('Bucket claims', () => {
     await applyManifests(control, [storeClass('rook-minio-refs', {}), bucketClass(n, 'rook-minio-refs')]);
     // Another claim's resource (paused: this test needs nothing of it in the target), and a name nothing has.
     const [taken, ghost] = [uniqueName('taken'), uniqueName('ghost')];
-    await control.create(ManagedObjectStores, {
-      apiVersion: ManagedObjectStores.apiVersion,
+    await control.create(kinds.ObjectStore, {
+      apiVersion: kinds.ObjectStore.apiVersion,
       kind: 'ObjectStore',
       metadata: { name: taken, namespace: PLATFORM, annotations: { 'crossplane.io/paused': 'true' } },
       spec: {
@@ -350,7 +351,7 @@ describe('Bucket claims', () => {
       },
     });
     const ref = (name: string) => ({
-      resourceRef: { apiVersion: ManagedObjectStores.apiVersion, kind: 'ObjectStore', name, namespace: PLATFORM },
+      resourceRef: { apiVersion: kinds.ObjectStore.apiVersion, kind: 'ObjectStore', name, namespace: PLATFORM },
     });
     const probes: [string, object, Record<string, string>?][] = [
       ['ref-taken', ref(taken)],
@@ -391,7 +392,7 @@ describe('Bucket claims', () => {
 
     expect(await managedFor(n)).toHaveLength(0);
     for (const [name] of probes) expect(await control.get(Secrets, name, n)).toBeUndefined();
-    const untouched = await control.get<ObjectStore>(ManagedObjectStores, taken, PLATFORM);
+    const untouched = await control.get<ObjectStore>(kinds.ObjectStore, taken, PLATFORM);
     expect([untouched?.spec.claimRef?.name, untouched?.status?.bindingPhase]).toEqual(['owner', undefined]);
   });
 });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
 import { installOperatorBundle } from '../kit/manifests.ts';
-import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, type App } from '../../src/app.ts';
+import { BucketAccesses, BucketClasses, Buckets, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
@@ -157,7 +157,7 @@ beforeAll(async () => {
   });
   const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
     control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
-  await apply(ManagedObjectStores, 'shared', platform, {
+  await apply(kinds.ObjectStore, 'shared', platform, {
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
   });
   const store = { kind: 'ObjectStore', name: 'shared' };

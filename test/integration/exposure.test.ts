@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
 import { installOperatorBundle } from '../kit/manifests.ts';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, Tenants, type App } from '../../src/app.ts';
+import { BucketClasses, Buckets, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
@@ -183,30 +183,30 @@ beforeAll(async () => {
   const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
     control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
   const store = { scope: { nodeCount: 4 }, providerRef: { name: 't' } };
-  await apply(ObjectStoreClasses, 'lb', platform, { spec: { ...store, targetNamespace: LB_NS, exposure: { loadBalancer: {} } } });
-  await apply(ObjectStoreClasses, 'mcs', platform, { spec: { ...store, targetNamespace: MCS_NS, exposure: { multiCluster: {} } } });
+  await apply(kinds.ObjectStoreClass, 'lb', platform, { spec: { ...store, targetNamespace: LB_NS, exposure: { loadBalancer: {} } } });
+  await apply(kinds.ObjectStoreClass, 'mcs', platform, { spec: { ...store, targetNamespace: MCS_NS, exposure: { multiCluster: {} } } });
   // The other pairs of backend and exposure: a Rook MinIO store on the Gateway, a Tenant exported to the clusterset.
-  await apply(ObjectStoreClasses, 'os-gw', platform, {
+  await apply(kinds.ObjectStoreClass, 'os-gw', platform, {
     spec: {
       ...store,
       targetNamespace: OS_GW_NS,
       exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.os.${DOMAIN}` } },
     },
   });
-  await apply(TenantClasses, 'tenant-lb', platform, {
+  await apply(kinds.TenantClass, 'tenant-lb', platform, {
     spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { loadBalancer: {} } },
   });
-  await apply(TenantClasses, 'tenant-mcs', platform, {
+  await apply(kinds.TenantClass, 'tenant-mcs', platform, {
     spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { multiCluster: {} } },
   });
-  await apply(TenantClasses, 'gw', platform, {
+  await apply(kinds.TenantClass, 'gw', platform, {
     spec: {
       pools: [SMALL_POOL],
       providerRef: { name: 't' },
       exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.${DOMAIN}` } },
     },
   });
-  await apply(TenantClasses, 'gw-tls', platform, {
+  await apply(kinds.TenantClass, 'gw-tls', platform, {
     spec: {
       pools: [SMALL_POOL],
       providerRef: { name: 't' },
@@ -214,7 +214,7 @@ beforeAll(async () => {
     },
   });
   // A shared store exposed by its own resource; its class sets no URL, so its buckets follow the store.
-  await apply(ManagedObjectStores, 'shared', platform, {
+  await apply(kinds.ObjectStore, 'shared', platform, {
     spec: {
       forProvider: { scope: { nodeCount: 4 } },
       targetNamespace: SHARED_NS,
@@ -224,7 +224,7 @@ beforeAll(async () => {
   });
   await apply(kinds.MinioBucketClass, 'shared', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
   // Shared stores on the other exposures: a Tenant on the Gateway under one host name, an ObjectStore exported to the clusterset.
-  await apply(Tenants, 'shared-gw', platform, {
+  await apply(kinds.Tenant, 'shared-gw', platform, {
     spec: {
       forProvider: { pools: [SMALL_POOL] },
       targetNamespace: SHARED_GW_NS,
@@ -233,7 +233,7 @@ beforeAll(async () => {
     },
   });
   await apply(kinds.MinioBucketClass, 'shared-gw', platform, { spec: { store: { kind: 'Tenant', name: 'shared-gw' } } });
-  await apply(ManagedObjectStores, 'shared-mcs', platform, {
+  await apply(kinds.ObjectStore, 'shared-mcs', platform, {
     spec: {
       forProvider: { scope: { nodeCount: 4 } },
       targetNamespace: SHARED_MCS_NS,
@@ -246,13 +246,13 @@ beforeAll(async () => {
     spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' }, exposure: { url: cephUrl } },
   });
   for (const [name, kind] of [
-    ['lb', ObjectStoreClasses],
-    ['mcs', ObjectStoreClasses],
-    ['gw', TenantClasses],
-    ['os-gw', ObjectStoreClasses],
-    ['tenant-lb', TenantClasses],
-    ['tenant-mcs', TenantClasses],
-    ['gw-tls', TenantClasses],
+    ['lb', kinds.ObjectStoreClass],
+    ['mcs', kinds.ObjectStoreClass],
+    ['gw', kinds.TenantClass],
+    ['os-gw', kinds.ObjectStoreClass],
+    ['tenant-lb', kinds.TenantClass],
+    ['tenant-mcs', kinds.TenantClass],
+    ['gw-tls', kinds.TenantClass],
     ['shared', kinds.MinioBucketClass],
     ['shared-gw', kinds.MinioBucketClass],
     ['shared-mcs', kinds.MinioBucketClass],
@@ -275,7 +275,7 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     await control.create(Buckets, claim('lb', 'lb'));
     const c = await delivered('lb');
     const keys = await useFromConsumer('lb');
-    const mr = await read(ManagedObjectStores, c.spec!.resourceRef!.name, platform);
+    const mr = await read(kinds.ObjectStore, c.spec!.resourceRef!.name, platform);
     const exposure = mr!.status!.atProvider!.exposure as { via: string; endpoint: string };
     expect(exposure.via).toBe('LoadBalancer');
     expect(keys.endpoint).toBe(exposure.endpoint);
@@ -386,7 +386,7 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     await control.create(Buckets, claim('bucket', 'shared'));
     await delivered('bucket');
     const keys = await useFromConsumer('bucket');
-    const store = await read(ManagedObjectStores, 'shared', platform);
+    const store = await read(kinds.ObjectStore, 'shared', platform);
     expect(keys.endpoint).toBe((store!.status!.atProvider!.exposure as { endpoint: string }).endpoint);
   }, 150_000);
 });
@@ -397,7 +397,7 @@ describe("a bucket in a shared store follows the store's exposure, each way", ()
     await delivered('shgw');
     const keys = await useFromConsumer('shgw');
     expect(keys.endpoint).toBe(`http://shared.${DOMAIN}:18080`);
-    const store = await read(Tenants, 'shared-gw', platform);
+    const store = await read(kinds.Tenant, 'shared-gw', platform);
     expect((store!.status!.atProvider!.exposure as { via: string }).via).toBe('Gateway');
   }, 150_000);
 
@@ -423,11 +423,11 @@ describe('an exposure that never gets an address', () => {
       );
       const ready = await eventually(
         async () => {
-          const c = cond(await read(ManagedObjectStores, mrName, platform), 'Ready');
+          const c = cond(await read(kinds.ObjectStore, mrName, platform), 'Ready');
           return c?.reason === 'WaitingForExposure' ? c : undefined;
         },
         'the store to wait for its exposure',
-        { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(ManagedObjectStores, mrName, platform))?.status) },
+        { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(kinds.ObjectStore, mrName, platform))?.status) },
       );
       expect(ready.message).toContain('has no address yet (status.loadBalancer.ingress)');
       countWaitingAfter(0);

@@ -3,7 +3,8 @@
 // and a finalizer list that changed under us is a conflict, never a lost write. The reconcilers are
 // driven directly over a stale cached copy, as a lagging informer would hand it to them.
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { Buckets, ManagedObjectStores } from '../../src/app.ts';
+import { Buckets } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import { ClaimReconciler, FINALIZER_CLAIM } from '../../src/runtime/claims/binding.ts';
 import type { Claim, PortableClass } from '../../src/runtime/claims/claim.ts';
 import { MemoryEventRecorder } from '../../src/kit/controller/events.ts';
@@ -48,8 +49,8 @@ function bucket(name: string, finalizers?: string[]): Claim {
 
 function store(name: string, finalizers?: string[]): ManagedResource {
   return {
-    apiVersion: ManagedObjectStores.apiVersion,
-    kind: ManagedObjectStores.kind,
+    apiVersion: kinds.ObjectStore.apiVersion,
+    kind: kinds.ObjectStore.kind,
     metadata: { name, namespace: ns, ...(finalizers ? { finalizers } : {}) },
     // Not placed (no Provider matches): no controller of this test's process would act on it anyway.
     spec: {
@@ -138,7 +139,7 @@ describe('the reconcilers, handed a stale copy', () => {
   };
   const managedReconciler = (stale: ManagedResource) =>
     new ManagedReconciler<ManagedResource>({
-      type: ManagedObjectStores,
+      type: kinds.ObjectStore,
       client: control,
       cache: { get: () => stale },
       recorder: new MemoryEventRecorder(),
@@ -150,30 +151,30 @@ describe('the reconcilers, handed a stale copy', () => {
 
   it('the managed reconciler adds and removes its finalizer in one pass, keeping a label another writer set since its read', async () => {
     const name = uniqueName('mr');
-    await control.create(ManagedObjectStores, {
+    await control.create(kinds.ObjectStore, {
       ...store(name),
       spec: { ...store(name).spec, providerRef: { name: 'target' }, providerSelector: undefined },
     });
-    const stale = await read<ManagedResource>(ManagedObjectStores, name);
-    await relabel(ManagedObjectStores, name, 'a');
+    const stale = await read<ManagedResource>(kinds.ObjectStore, name);
+    await relabel(kinds.ObjectStore, name, 'a');
     // Old: a PUT with the stale resourceVersion, a 409 and a requeue, no finalizer. New: one patch.
     expect(await managedReconciler(stale).reconcile(`${ns}/${name}`, signal)).toMatchObject({ kind: 'requeueAfter' });
-    expect((await read<ManagedResource>(ManagedObjectStores, name)).metadata).toMatchObject({
+    expect((await read<ManagedResource>(kinds.ObjectStore, name)).metadata).toMatchObject({
       finalizers: [FINALIZER_MANAGED],
       labels: { team: 'a' },
     });
 
     const going = uniqueName('mr');
-    await control.create(ManagedObjectStores, store(going, [FINALIZER_MANAGED, OTHER]));
-    await control.delete(ManagedObjectStores, going, ns);
-    const deleting = await read<ManagedResource>(ManagedObjectStores, going);
-    await relabel(ManagedObjectStores, going, 'b');
+    await control.create(kinds.ObjectStore, store(going, [FINALIZER_MANAGED, OTHER]));
+    await control.delete(kinds.ObjectStore, going, ns);
+    const deleting = await read<ManagedResource>(kinds.ObjectStore, going);
+    await relabel(kinds.ObjectStore, going, 'b');
     expect(await managedReconciler(deleting).reconcile(`${ns}/${going}`, signal)).toEqual({ kind: 'done' });
-    expect((await read<ManagedResource>(ManagedObjectStores, going)).metadata).toMatchObject({
+    expect((await read<ManagedResource>(kinds.ObjectStore, going)).metadata).toMatchObject({
       finalizers: [OTHER],
       labels: { team: 'b' },
     });
-    await control.jsonPatch(ManagedObjectStores, going, ns, [{ op: 'remove', path: '/metadata/finalizers/0' }]);
+    await control.jsonPatch(kinds.ObjectStore, going, ns, [{ op: 'remove', path: '/metadata/finalizers/0' }]);
   });
 
   it('the claim reconciler adds and removes its finalizer in one pass, keeping a label another writer set since its read', async () => {
@@ -189,8 +190,8 @@ describe('the reconcilers, handed a stale copy', () => {
           type: { ...Buckets, kind: 'BucketClass' },
           cache: empty as { get(): PortableClass | undefined; list(): PortableClass[] },
         },
-        classes: { type: ManagedObjectStores, cache: empty },
-        managed: { type: ManagedObjectStores, cache: empty },
+        classes: { type: kinds.ObjectStore, cache: empty },
+        managed: { type: kinds.ObjectStore, cache: empty },
         configure: () => {
           throw new Error('not reached: the class is missing');
         },

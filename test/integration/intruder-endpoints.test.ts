@@ -6,7 +6,8 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createConnection, createServer, type AddressInfo, type LookupFunction, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ManagedObjectStores, type App } from '../../src/app.ts';
+import { type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
@@ -128,7 +129,7 @@ const readyIs = (ns: string, name: string, status: string, reason: string, timeo
 /** Whatever provider-rook wrote where the intruder or anyone else can read it. */
 async function written(ns: string): Promise<string> {
   const providers = (await control.list<Provider>(Providers, { namespace: ns })).items.map((p) => p.status);
-  const stores = (await control.list<ObjectStore>(ManagedObjectStores, { namespace: ns })).items.map((s) => s.status);
+  const stores = (await control.list<ObjectStore>(kinds.ObjectStore, { namespace: ns })).items.map((s) => s.status);
   const events = (await control.list<KubeObjectLike & { reason?: string; message?: string }>(Events, { namespace: ns })).items.map((e) => [
     e.reason,
     e.message,
@@ -179,8 +180,8 @@ describe("an intruder's Provider endpoint", () => {
     dns.answer = [METADATA];
     await writeProvider(intruder, ns, 'metadata', keys);
     const store = uniqueName('store');
-    await control.create(ManagedObjectStores, {
-      apiVersion: ManagedObjectStores.apiVersion,
+    await control.create(kinds.ObjectStore, {
+      apiVersion: kinds.ObjectStore.apiVersion,
       kind: 'ObjectStore',
       metadata: { name: store, namespace: ns },
       spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: 'metadata' } },
@@ -190,7 +191,7 @@ describe("an intruder's Provider endpoint", () => {
       "the target cluster's host name resolves to a link-local, unspecified or cloud metadata address, which provider-rook never calls",
     );
     const mr = await eventually(async () => {
-      const got = await control.get<ObjectStore>(ManagedObjectStores, store, ns);
+      const got = await control.get<ObjectStore>(kinds.ObjectStore, store, ns);
       return cond(got, 'Synced')?.reason === 'EndpointNotAllowed' ? got : undefined;
     }, 'the managed resource to say Synced=False/EndpointNotAllowed');
     expect(cond(mr, 'Synced')?.message).toMatch(RULE);

@@ -4,7 +4,8 @@
 // the field, and nothing at all is written to the target.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import { BucketClasses, Buckets, type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
@@ -61,7 +62,7 @@ async function provider(name: string, cluster: LocalCluster, spec: Partial<Provi
 
 function store(name: string, providerName: string, targetNamespace: string): KubeObjectLike {
   return {
-    apiVersion: ManagedObjectStores.apiVersion,
+    apiVersion: kinds.ObjectStore.apiVersion,
     kind: 'ObjectStore',
     metadata: { name, namespace: platform },
     spec: {
@@ -154,10 +155,10 @@ describe("target namespaces are the Provider's to allow", () => {
     const aimed = ['kube-system', 'kube-public', 'kube-node-lease', 'rook-minio-system', 'minio-operator', 'rook-ceph', opsNs].map(
       (ns) => [uniqueName('intruder'), ns] as const,
     );
-    for (const [name, ns] of aimed) await platformTeam.create(ManagedObjectStores, store(name, 'target', ns));
+    for (const [name, ns] of aimed) await platformTeam.create(kinds.ObjectStore, store(name, 'target', ns));
 
     for (const [name, ns] of aimed) {
-      const c = await synced(ManagedObjectStores, name, platform, Reasons.TargetNamespaceNotAllowed);
+      const c = await synced(kinds.ObjectStore, name, platform, Reasons.TargetNamespaceNotAllowed);
       expect([ns, c.status, c.message]).toEqual([ns, 'False', expect.stringMatching(refusal(ns))]);
       expect(
         (await eventsFor(control, platform, name)).filter((e) => e.type === 'Warning' && e.reason === Reasons.TargetNamespaceNotAllowed),
@@ -170,10 +171,10 @@ describe("target namespaces are the Provider's to allow", () => {
     expect((await namespacesOf(target)).filter((n) => refusedNs.includes(n) && !namespacesBefore.includes(n))).toEqual([]);
 
     // A refused resource still goes when deleted: nothing of it was made, and nothing is written.
-    for (const [name] of aimed) await platformTeam.delete(ManagedObjectStores, name, platform);
+    for (const [name] of aimed) await platformTeam.delete(kinds.ObjectStore, name, platform);
     await eventually(
       async () =>
-        (await control.list(ManagedObjectStores, { namespace: platform })).items.every((o) => !aimed.some(([n]) => n === o.metadata.name)),
+        (await control.list(kinds.ObjectStore, { namespace: platform })).items.every((o) => !aimed.some(([n]) => n === o.metadata.name)),
       'the refused resources to be deleted',
     );
     expect(writesTo(testCluster('target'))).toEqual([]);
@@ -185,8 +186,8 @@ describe("target namespaces are the Provider's to allow", () => {
       ['system', 'kube-system'],
       ['operators', 'rook-minio-system'],
     ] as const) {
-      await platformTeam.apply(ObjectStoreClasses, {
-        apiVersion: ObjectStoreClasses.apiVersion,
+      await platformTeam.apply(kinds.ObjectStoreClass, {
+        apiVersion: kinds.ObjectStoreClass.apiVersion,
         kind: 'ObjectStoreClass',
         metadata: { name: cls, namespace: platform },
         spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: ns },
@@ -195,7 +196,7 @@ describe("target namespaces are the Provider's to allow", () => {
         apiVersion: BucketClasses.apiVersion,
         kind: 'BucketClass',
         metadata: { name: cls, namespace: appNs },
-        classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: cls, namespace: platform },
+        classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name: cls, namespace: platform },
       } as KubeObjectLike);
       await appTeam.create(Buckets, {
         apiVersion: Buckets.apiVersion,
@@ -216,10 +217,10 @@ describe("target namespaces are the Provider's to allow", () => {
   it('a Provider that lists kube-system lets a store live there (and then only the namespaces it lists)', async () => {
     await provider('trusting', testCluster('target'), { allowedNamespaces: ['kube-system'] });
     const name = uniqueName('listed');
-    await platformTeam.create(ManagedObjectStores, store(name, 'trusting', 'kube-system'));
+    await platformTeam.create(kinds.ObjectStore, store(name, 'trusting', 'kube-system'));
     await eventually(
       async () => {
-        const mr = await control.get<ObjectStore>(ManagedObjectStores, name, platform);
+        const mr = await control.get<ObjectStore>(kinds.ObjectStore, name, platform);
         return cond(mr, 'Ready')?.status === 'True' && cond(mr, 'Synced')?.status === 'True';
       },
       'the store in kube-system to be Ready',
@@ -232,14 +233,14 @@ describe("target namespaces are the Provider's to allow", () => {
       expect(await target.get(type, n, 'kube-system')).toBeDefined();
 
     const elsewhere = uniqueName('unlisted');
-    await platformTeam.create(ManagedObjectStores, store(elsewhere, 'trusting', 'rook-minio'));
-    const c = await synced(ManagedObjectStores, elsewhere, platform, Reasons.TargetNamespaceNotAllowed);
+    await platformTeam.create(kinds.ObjectStore, store(elsewhere, 'trusting', 'rook-minio'));
+    const c = await synced(kinds.ObjectStore, elsewhere, platform, Reasons.TargetNamespaceNotAllowed);
     expect(c.message).toMatch(
       `spec.targetNamespace is rook-minio, a namespace Provider ${platform}/trusting does not allow: its spec.allowedNamespaces lists only kube-system`,
     );
     expect(await target.get(RookObjectStores, elsewhere, 'rook-minio')).toBeUndefined();
 
-    await platformTeam.delete(ManagedObjectStores, name, platform);
+    await platformTeam.delete(kinds.ObjectStore, name, platform);
     await eventually(
       async () =>
         (await target.get(RookObjectStores, name, 'kube-system')) === undefined &&
@@ -274,10 +275,10 @@ describe("operator installs are the Provider's to allow", () => {
     ] as const;
     for (const [name, spec] of cases) {
       await provider(name, fresh, spec as Partial<Provider['spec']>);
-      await platformTeam.create(ManagedObjectStores, store(`${name}-store`, name, 'stores'));
+      await platformTeam.create(kinds.ObjectStore, store(`${name}-store`, name, 'stores'));
     }
     for (const [name, , reason, message] of cases) {
-      expect((await synced(ManagedObjectStores, `${name}-store`, platform, reason)).message).toMatch(new RegExp(message));
+      expect((await synced(kinds.ObjectStore, `${name}-store`, platform, reason)).message).toMatch(new RegExp(message));
       expect((await synced<Provider>(Providers, name, platform, reason)).message).toMatch(new RegExp(message));
     }
     expect(writesTo(fresh)).toEqual([]);
@@ -292,7 +293,7 @@ describe("operator installs are the Provider's to allow", () => {
       async () => cond(await control.get<Provider>(Providers, 'other-image', platform), 'Synced')?.status === 'True',
       'the Provider to be Synced',
     );
-    await platformTeam.create(ManagedObjectStores, store('overridden', 'other-image', 'stores'));
+    await platformTeam.create(kinds.ObjectStore, store('overridden', 'other-image', 'stores'));
     const deployment = await eventually(
       () =>
         freshTarget.get<

@@ -6,16 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
 import { installOperatorBundle } from '../kit/manifests.ts';
-import {
-  BucketClasses,
-  Buckets,
-  CephBucketClasses,
-  CephBuckets,
-  FIELD_MANAGER,
-  ManagedObjectStores,
-  Tenants,
-  type App,
-} from '../../src/app.ts';
+import { BucketClasses, Buckets, FIELD_MANAGER, type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
 import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
@@ -121,9 +113,9 @@ const managed = (type: ResourceType, name: string, spec: Record<string, unknown>
     spec: { providerRef: { name: 'target' }, reclaimPolicy: 'Delete', writeConnectionSecretToRef: { name: `${name}-conn` }, ...spec },
   }) as KubeObjectLike;
 const cephBucket = (name: string, targetNamespace: string) =>
-  managed(CephBuckets, name, { forProvider: { storageClassName: 'rook-ceph-bucket' }, targetNamespace });
+  managed(kinds.CephBucket, name, { forProvider: { storageClassName: 'rook-ceph-bucket' }, targetNamespace });
 const rookStore = (name: string, targetNamespace: string, extra: Record<string, unknown> = {}, annotations?: Record<string, string>) =>
-  managed(ManagedObjectStores, name, { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, ...extra }, annotations);
+  managed(kinds.ObjectStore, name, { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, ...extra }, annotations);
 
 beforeAll(async () => {
   cluster = (await up([TARGET]))[0]!;
@@ -168,8 +160,8 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     // A real CephBucket of the platform's in the same namespace: the intruder copies its marks.
     const real = uniqueName('real');
-    await control.create(CephBuckets, cephBucket(real, ns));
-    await readyMr(CephBuckets, real);
+    await control.create(kinds.CephBucket, cephBucket(real, ns));
+    await readyMr(kinds.CephBucket, real);
     const mole = await intruder(
       ns,
       [
@@ -206,8 +198,8 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
     });
     const before = fingerprint(await target.get<Obj>(ObjectBucketClaims, name, ns));
 
-    await control.create(CephBuckets, cephBucket(name, ns));
-    const refused = await syncedFalse(CephBuckets, name, Reasons.ExternalResourceOwnedByAnother);
+    await control.create(kinds.CephBucket, cephBucket(name, ns));
+    const refused = await syncedFalse(kinds.CephBucket, name, Reasons.ExternalResourceOwnedByAnother);
     expect(cond(refused, 'Synced')?.message).toMatch(/nothing proves/);
     expect(cond(refused, 'Ready')?.status).not.toBe('True');
     expect(refused.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBeUndefined();
@@ -217,8 +209,8 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
     expect(fingerprint(await target.get<Obj>(ObjectBucketClaims, name, ns))).toEqual({ ...before, writtenByUs: false });
 
     // Deleting the refused CephBucket deletes nothing of the intruder's either.
-    await control.delete(CephBuckets, name, platform);
-    await eventually(async () => (await control.get(CephBuckets, name, platform)) === undefined, 'the CephBucket to be gone');
+    await control.delete(kinds.CephBucket, name, platform);
+    await eventually(async () => (await control.get(kinds.CephBucket, name, platform)) === undefined, 'the CephBucket to be gone');
     expect(fingerprint(await target.get<Obj>(ObjectBucketClaims, name, ns))).toEqual({ ...before, writtenByUs: false });
     expect((await target.get<Obj>(ConfigMaps, name, ns))?.data?.BUCKET_HOST).toBe('exfil.intruder.example');
   }, 120_000);
@@ -268,8 +260,11 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
     const tenantBefore = fingerprint(await target.get<Obj>(MinioTenants, name, ns));
     const secretBefore = fingerprint(await target.get<Obj>(Secrets, `${name}-env-configuration`, ns));
 
-    await control.create(Tenants, managed(Tenants, name, { forProvider: { pools, requestAutoCert: false }, targetNamespace: ns }));
-    await syncedFalse(Tenants, name, Reasons.ExternalResourceOwnedByAnother);
+    await control.create(
+      kinds.Tenant,
+      managed(kinds.Tenant, name, { forProvider: { pools, requestAutoCert: false }, targetNamespace: ns }),
+    );
+    await syncedFalse(kinds.Tenant, name, Reasons.ExternalResourceOwnedByAnother);
     expect(await control.get(Secrets, `${name}-conn`, platform)).toBeUndefined();
     expect(fingerprint(await target.get<Obj>(MinioTenants, name, ns))).toEqual({ ...tenantBefore, writtenByUs: false });
     expect(fingerprint(await target.get<Obj>(Secrets, `${name}-env-configuration`, ns))).toEqual({ ...secretBefore, writtenByUs: false });
@@ -278,29 +273,29 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
   it("a new resource of a retained store's name does not take it over; a platform team vouches for it by its uid (and a restore carries that uid)", async () => {
     const ns = uniqueName('retained');
     const name = uniqueName('kept');
-    await control.create(ManagedObjectStores, rookStore(name, ns, { reclaimPolicy: 'Retain' }));
-    const first = await readyMr(ManagedObjectStores, name);
+    await control.create(kinds.ObjectStore, rookStore(name, ns, { reclaimPolicy: 'Retain' }));
+    const first = await readyMr(kinds.ObjectStore, name);
     const store = (await target.get<Obj>(RookObjectStores, name, ns))!;
     expect(first.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBe(store.metadata.uid);
-    await control.delete(ManagedObjectStores, name, platform);
-    await eventually(async () => (await control.get(ManagedObjectStores, name, platform)) === undefined, 'the Retain resource to be gone');
+    await control.delete(kinds.ObjectStore, name, platform);
+    await eventually(async () => (await control.get(kinds.ObjectStore, name, platform)) === undefined, 'the Retain resource to be gone');
 
     // Same name, new resource, no record: it never made this store, so it is not its own.
-    await control.create(ManagedObjectStores, rookStore(name, ns, { reclaimPolicy: 'Retain' }));
-    await syncedFalse(ManagedObjectStores, name, Reasons.ExternalResourceOwnedByAnother);
+    await control.create(kinds.ObjectStore, rookStore(name, ns, { reclaimPolicy: 'Retain' }));
+    await syncedFalse(kinds.ObjectStore, name, Reasons.ExternalResourceOwnedByAnother);
     expect(fingerprint(await target.get<Obj>(RookObjectStores, name, ns))).toEqual(fingerprint(store));
 
     // The platform team says it is: the recorded uid proves the store, its signed keys come with it.
     const keys = (await target.get<Obj>(Secrets, `${name}-access-keys`, ns))!;
-    await control.mergePatch(ManagedObjectStores, name, platform, {
+    await control.mergePatch(kinds.ObjectStore, name, platform, {
       metadata: { annotations: { [ANNOTATION_TARGET_UID]: store.metadata.uid } },
     });
-    const taken = await readyMr(ManagedObjectStores, name);
+    const taken = await readyMr(kinds.ObjectStore, name);
     const after = (await target.get<Obj>(RookObjectStores, name, ns))!;
     expect(after.metadata.uid).toBe(store.metadata.uid);
     expect(after.metadata.labels?.[LABEL_OWNER_UID]).toBe(taken.metadata.uid);
     expect((await target.get<Obj>(Secrets, `${name}-access-keys`, ns))?.data).toEqual(keys.data);
-    await control.delete(ManagedObjectStores, name, platform);
+    await control.delete(kinds.ObjectStore, name, platform);
   }, 120_000);
 });
 
@@ -310,8 +305,8 @@ describe('review: replayed signatures and imported references', () => {
   it("a store deleted and re-created by a tenant with our copied marks and signature is not taken for ours: the resource names its store's uid", async () => {
     const ns = uniqueName('replay');
     const name = uniqueName('store');
-    await control.create(ManagedObjectStores, rookStore(name, ns));
-    const mr = await readyMr(ManagedObjectStores, name);
+    await control.create(kinds.ObjectStore, rookStore(name, ns));
+    const mr = await readyMr(kinds.ObjectStore, name);
     const ours = (await target.get<Obj>(RookObjectStores, name, ns))!;
     expect(mr.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBe(ours.metadata.uid);
     const mole = await intruder(
@@ -320,9 +315,9 @@ describe('review: replayed signatures and imported references', () => {
       (c) => c.get(RookObjectStores, name, ns),
     );
     // While provider-rook looks elsewhere (paused), the tenant swaps the store for its own copy.
-    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } } });
+    await control.mergePatch(kinds.ObjectStore, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } } });
     await eventually(
-      async () => cond(await control.get<Obj>(ManagedObjectStores, name, platform), 'Synced')?.reason === 'ReconcilePaused',
+      async () => cond(await control.get<Obj>(kinds.ObjectStore, name, platform), 'Synced')?.reason === 'ReconcilePaused',
       'the pause',
     );
     await mole.delete(RookObjectStores, name, ns);
@@ -335,12 +330,12 @@ describe('review: replayed signatures and imported references', () => {
       spec: { scope: { nodeCount: 4 }, credentials: { name: 'intruder-keys', namespace: ns } },
     } as KubeObjectLike);
     const copy = fingerprint(await target.get<Obj>(RookObjectStores, name, ns));
-    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
-    const refused = await syncedFalse(ManagedObjectStores, name, Reasons.ExternalResourceOwnedByAnother);
+    await control.mergePatch(kinds.ObjectStore, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
+    const refused = await syncedFalse(kinds.ObjectStore, name, Reasons.ExternalResourceOwnedByAnother);
     expect(refused.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBe(ours.metadata.uid);
     expect(fingerprint(await target.get<Obj>(RookObjectStores, name, ns))).toEqual({ ...copy, writtenByUs: false });
-    await control.delete(ManagedObjectStores, name, platform);
-    await eventually(async () => (await control.get(ManagedObjectStores, name, platform)) === undefined, 'the resource to be gone');
+    await control.delete(kinds.ObjectStore, name, platform);
+    await eventually(async () => (await control.get(kinds.ObjectStore, name, platform)) === undefined, 'the resource to be gone');
     expect(fingerprint(await target.get<Obj>(RookObjectStores, name, ns))).toEqual({ ...copy, writtenByUs: false });
   }, 120_000);
 
@@ -348,8 +343,8 @@ describe('review: replayed signatures and imported references', () => {
     const ns = uniqueName('ceph-team');
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     const name = uniqueName('bucket');
-    await control.create(CephBuckets, cephBucket(name, ns));
-    await readyMr(CephBuckets, name);
+    await control.create(kinds.CephBucket, cephBucket(name, ns));
+    await readyMr(kinds.CephBucket, name);
     const published = secretText((await control.get<Obj>(Secrets, `${name}-conn`, platform))!.data);
     const mole = await intruder(ns, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'patch'] }], (c) =>
       c.get(ConfigMaps, name, ns),
@@ -358,14 +353,14 @@ describe('review: replayed signatures and imported references', () => {
       data: { BUCKET_HOST: 'exfil.intruder.example', BUCKET_PORT: '80', BUCKET_NAME: 'theirs' },
     });
     // The platform points the resource at a new Secret: written from what provider-rook reads now.
-    await control.mergePatch(CephBuckets, name, platform, { spec: { writeConnectionSecretToRef: { name: `${name}-conn2` } } });
+    await control.mergePatch(kinds.CephBucket, name, platform, { spec: { writeConnectionSecretToRef: { name: `${name}-conn2` } } });
     const fresh = await eventually(
       async () => (await control.get<Obj>(Secrets, `${name}-conn2`, platform))?.data,
       'the new connection Secret',
     );
     expect(secretText(fresh)).toEqual(published);
     expect(JSON.stringify(secretText(fresh))).not.toMatch(/exfil|theirs/);
-    await control.delete(CephBuckets, name, platform);
+    await control.delete(kinds.CephBucket, name, platform);
   }, 120_000);
 
   it('an imported store whose spec names a Secret in another namespace never gets that Secret published', async () => {
@@ -387,11 +382,11 @@ describe('review: replayed signatures and imported references', () => {
       metadata: { name, namespace: ns },
       spec: { scope: { nodeCount: 4 }, credentials: { name: 'db-creds', namespace: elsewhere } },
     } as KubeObjectLike);
-    await control.create(ManagedObjectStores, rookStore(name, ns, {}, { 'crossplane.io/external-name': name }));
-    await syncedFalse(ManagedObjectStores, name, Reasons.CompanionNotOwned);
+    await control.create(kinds.ObjectStore, rookStore(name, ns, {}, { 'crossplane.io/external-name': name }));
+    await syncedFalse(kinds.ObjectStore, name, Reasons.CompanionNotOwned);
     expect(await control.get(Secrets, `${name}-conn`, platform)).toBeUndefined();
     expect(fingerprint(await target.get<Obj>(Secrets, 'db-creds', elsewhere))).toEqual(before);
-    await control.delete(ManagedObjectStores, name, platform);
+    await control.delete(kinds.ObjectStore, name, platform);
   }, 120_000);
 });
 
@@ -410,8 +405,8 @@ describe('finding 2: the leak sweeper deletes only what it can prove it made', (
     // A real store of ours, whose access-keys Secret's marks the intruder copies (signature and all).
     const real = uniqueName('real');
     const storeNs = uniqueName('stores');
-    await control.create(ManagedObjectStores, rookStore(real, storeNs));
-    await readyMr(ManagedObjectStores, real);
+    await control.create(kinds.ObjectStore, rookStore(real, storeNs));
+    await readyMr(kinds.ObjectStore, real);
     const copied = (await target.get<Obj>(Secrets, `${real}-access-keys`, storeNs))!.metadata;
     const mole = await intruder(
       ns,
@@ -474,8 +469,8 @@ describe('finding 3: a connection Secret is written only when this claim or reso
   beforeAll(async () => {
     appNs = await createNamespace(control, 'intr-app');
     await provider([appNs]);
-    await control.apply(CephBucketClasses, {
-      apiVersion: CephBucketClasses.apiVersion,
+    await control.apply(kinds.CephBucketClass, {
+      apiVersion: kinds.CephBucketClass.apiVersion,
       kind: 'CephBucketClass',
       metadata: { name: 'standard', namespace: platform },
       spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 'target' } },
@@ -484,7 +479,7 @@ describe('finding 3: a connection Secret is written only when this claim or reso
       apiVersion: BucketClasses.apiVersion,
       kind: 'BucketClass',
       metadata: { name: 'standard', namespace: appNs },
-      classRef: { apiVersion: CephBucketClasses.apiVersion, kind: 'CephBucketClass', name: 'standard', namespace: platform },
+      classRef: { apiVersion: kinds.CephBucketClass.apiVersion, kind: 'CephBucketClass', name: 'standard', namespace: platform },
     } as KubeObjectLike);
   }, 60_000);
 
@@ -534,14 +529,14 @@ describe('finding 3: a connection Secret is written only when this claim or reso
     const before = fingerprint(await control.get<Obj>(Secrets, 'handmade-conn', platform));
     const name = uniqueName('conn');
     const mr = cephBucket(name, uniqueName('ceph')) as KubeObjectLike & { spec: Record<string, unknown> };
-    await control.create(CephBuckets, {
+    await control.create(kinds.CephBucket, {
       ...mr,
       spec: { ...mr.spec, writeConnectionSecretToRef: { name: 'handmade-conn' } },
     } as KubeObjectLike);
-    await syncedFalse(CephBuckets, name, Reasons.ConnectionSecretConflict);
+    await syncedFalse(kinds.CephBucket, name, Reasons.ConnectionSecretConflict);
     expect(fingerprint(await control.get<Obj>(Secrets, 'handmade-conn', platform))).toEqual(before);
-    await control.delete(CephBuckets, name, platform);
-    await eventually(async () => (await control.get(CephBuckets, name, platform)) === undefined, 'the CephBucket to be gone');
+    await control.delete(kinds.CephBucket, name, platform);
+    await eventually(async () => (await control.get(kinds.CephBucket, name, platform)) === undefined, 'the CephBucket to be gone');
     expect(fingerprint(await control.get<Obj>(Secrets, 'handmade-conn', platform))).toEqual(before);
   }, 120_000);
 });
@@ -554,14 +549,14 @@ describe('upgrade: marks written before they were signed', () => {
     const name = uniqueName('old');
     const gone = uniqueName('oldgone');
     // One after the other: the namespace is the first store's.
-    await control.create(ManagedObjectStores, rookStore(name, ns));
-    await readyMr(ManagedObjectStores, name);
-    await control.create(ManagedObjectStores, rookStore(gone, ns));
-    await readyMr(ManagedObjectStores, gone);
+    await control.create(kinds.ObjectStore, rookStore(name, ns));
+    await readyMr(kinds.ObjectStore, name);
+    await control.create(kinds.ObjectStore, rookStore(gone, ns));
+    await readyMr(kinds.ObjectStore, gone);
     // What an earlier provider-rook left: marks without a signature, and no recorded uid.
     const strip = { metadata: { annotations: { [ANNOTATION_OWNER_PROOF]: null } } };
     for (const n of [name, gone]) {
-      await control.mergePatch(ManagedObjectStores, n, platform, {
+      await control.mergePatch(kinds.ObjectStore, n, platform, {
         metadata: { annotations: { [ANNOTATION_PAUSED]: 'true', [ANNOTATION_TARGET_UID]: null } },
       });
     }
@@ -572,9 +567,9 @@ describe('upgrade: marks written before they were signed', () => {
     }
     await target.mergePatch(Namespaces, ns, undefined, strip);
     // One owner leaves behind provider-rook's back.
-    await control.mergePatch(ManagedObjectStores, gone, platform, { metadata: { finalizers: null } });
-    await control.delete(ManagedObjectStores, gone, platform);
-    await eventually(async () => (await control.get(ManagedObjectStores, gone, platform)) === undefined, 'the resource to be gone');
+    await control.mergePatch(kinds.ObjectStore, gone, platform, { metadata: { finalizers: null } });
+    await control.delete(kinds.ObjectStore, gone, platform);
+    await eventually(async () => (await control.get(kinds.ObjectStore, gone, platform)) === undefined, 'the resource to be gone');
 
     const reports = await app.leaks.sweep();
     const leaked = reports.filter((r) => r.owner === `${platform}/${gone}`);
@@ -582,10 +577,10 @@ describe('upgrade: marks written before they were signed', () => {
     expect(leaked.every((r) => !r.deleted && /no valid signature/.test(r.kept ?? ''))).toBe(true);
     expect(await target.get(RookObjectStores, gone, ns)).toBeDefined();
 
-    await control.mergePatch(ManagedObjectStores, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
+    await control.mergePatch(kinds.ObjectStore, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
     const signed = await eventually(async () => {
       const [mr, store, keys, namespace] = await Promise.all([
-        control.get<Obj>(ManagedObjectStores, name, platform),
+        control.get<Obj>(kinds.ObjectStore, name, platform),
         target.get<Obj>(RookObjectStores, name, ns),
         target.get<Obj>(Secrets, `${name}-access-keys`, ns),
         target.get<Obj>(Namespaces, ns),

@@ -7,7 +7,7 @@
 // Each also checks that nothing was lost: the victim's objects, and no key reaching what it was not granted.
 import { describe, expect, it } from '@jest/globals';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { BucketAccesses, BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
+import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
@@ -41,17 +41,17 @@ const env = withProviderRook({
   before: async () => {
     const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
       env.control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
-    await apply(ManagedObjectStores, 'shared', env.ns.platform, {
+    await apply(kinds.ObjectStore, 'shared', env.ns.platform, {
       spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
     });
     await apply(kinds.MinioBucketClass, 'shared', env.ns.platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
-    await apply(ObjectStoreClasses, 'dedicated', env.ns.platform, {
+    await apply(kinds.ObjectStoreClass, 'dedicated', env.ns.platform, {
       spec: { scope: { nodeCount: 4 }, providerRef: { name: 't' }, targetNamespace: DEDICATED_NS },
     });
     for (const ns of [env.ns.teamA, env.ns.teamB, env.ns.teamC])
       for (const [name, kind] of [
         ['shared', kinds.MinioBucketClass],
-        ['dedicated', ObjectStoreClasses],
+        ['dedicated', kinds.ObjectStoreClass],
       ] as const)
         await apply(BucketClasses, name, ns, {
           classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: env.ns.platform },
@@ -300,12 +300,12 @@ describe("a target tenant cannot redirect a store's claims", () => {
     {
       name: 'd',
       namespace: env.ns.teamA,
-      store: (mr: string) => ({ svc: `${mr}-s3`, ns: DEDICATED_NS, mr: { type: ManagedObjectStores, name: mr } }),
+      store: (mr: string) => ({ svc: `${mr}-s3`, ns: DEDICATED_NS, mr: { type: kinds.ObjectStore, name: mr } }),
     },
     {
       name: 's',
       namespace: env.ns.teamB,
-      store: () => ({ svc: 'shared-s3', ns: SHARED_NS, mr: { type: ManagedObjectStores, name: 'shared' } }),
+      store: () => ({ svc: 'shared-s3', ns: SHARED_NS, mr: { type: kinds.ObjectStore, name: 'shared' } }),
     },
   ];
 
@@ -428,7 +428,7 @@ describe("a target tenant cannot redirect a store's claims", () => {
 
   it('a store switched to observe-only lends its endpoint to no bucket: they stop being Ready, name no endpoint, and come back with it', async () => {
     const mrName = ((await read(Buckets, 's', env.ns.teamB)) as unknown as Bucket).spec.resourceRef!.name;
-    await env.control.mergePatch(ManagedObjectStores, 'shared', env.ns.platform, { spec: { managementPolicies: ['Observe'] } });
+    await env.control.mergePatch(kinds.ObjectStore, 'shared', env.ns.platform, { spec: { managementPolicies: ['Observe'] } });
     const c = await condition(kinds.MinioBucket, mrName, env.ns.platform, 'Ready', { status: 'False', reason: 'EndpointNotProven' });
     expect(c.message).toContain('is only observed');
     await eventually(
@@ -436,7 +436,7 @@ describe("a target tenant cannot redirect a store's claims", () => {
       "the claim's Secret to name no endpoint",
       20_000,
     );
-    await env.control.mergePatch(ManagedObjectStores, 'shared', env.ns.platform, { spec: { managementPolicies: ['*'] } });
+    await env.control.mergePatch(kinds.ObjectStore, 'shared', env.ns.platform, { spec: { managementPolicies: ['*'] } });
     await bound(Buckets, 's', env.ns.teamB);
     const k = await eventually(async () => {
       const s = await keysOf('s-s3', env.ns.teamB).catch(() => undefined);

@@ -5,7 +5,7 @@
 // The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
 import { describe, expect, it } from '@jest/globals';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
+import { BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
@@ -37,7 +37,7 @@ const env = withProviderRook({
   app: { pollIntervalMs: 60_000 },
   timeoutMs: 180_000,
   before: async () => {
-    await apply(ManagedObjectStores, 'store', env.ns.platform, {
+    await apply(kinds.ObjectStore, 'store', env.ns.platform, {
       forProvider: { scope: { nodeCount: 4 } },
       targetNamespace: 'rot-store',
       providerRef: { name: 't' },
@@ -46,7 +46,7 @@ const env = withProviderRook({
       store: { kind: 'ObjectStore', name: 'store' },
       credentialRotation: { gracePeriod: `${GRACE_S}s` },
     });
-    await apply(ObjectStoreClasses, 'scheduled', env.ns.platform, {
+    await apply(kinds.ObjectStoreClass, 'scheduled', env.ns.platform, {
       scope: { nodeCount: 4 },
       providerRef: { name: 't' },
       targetNamespace: 'rot-dedicated',
@@ -54,7 +54,7 @@ const env = withProviderRook({
     });
     for (const [name, kind] of [
       ['on-request', kinds.MinioBucketClass],
-      ['scheduled', ObjectStoreClasses],
+      ['scheduled', kinds.ObjectStoreClass],
     ] as const)
       await apply(
         BucketClasses,
@@ -208,16 +208,16 @@ describe('rotation on request', () => {
   }, 120_000);
 
   it("a store's root keys cannot rotate: asked to, the resource says so and nothing changes", async () => {
-    await env.control.mergePatch(ManagedObjectStores, 'store', env.ns.platform, {
+    await env.control.mergePatch(kinds.ObjectStore, 'store', env.ns.platform, {
       metadata: { annotations: { [ANNOTATION_ROTATE]: 'please' } },
     });
     const c = await eventually(
-      async () => cond(await env.control.get<Obj>(ManagedObjectStores, 'store', env.ns.platform), 'CredentialsRotated'),
+      async () => cond(await env.control.get<Obj>(kinds.ObjectStore, 'store', env.ns.platform), 'CredentialsRotated'),
       'the store to answer the request',
     );
     expect(c).toMatchObject({ status: 'False', reason: 'RotationNotSupported' });
     expect(c.message).toContain('its root keys cannot rotate');
-    expect((await env.control.get<Obj>(ManagedObjectStores, 'store', env.ns.platform))!.metadata.annotations).not.toHaveProperty(
+    expect((await env.control.get<Obj>(kinds.ObjectStore, 'store', env.ns.platform))!.metadata.annotations).not.toHaveProperty(
       'rook.crossplane.io/credentials',
     );
   });

@@ -3,7 +3,7 @@
 // written to the target), widening the policies takes it over, leaving out Delete orphans it, and
 // combinations crossplane-runtime does not support are refused at admission.
 import { describe, expect, it } from '@jest/globals';
-import { ManagedObjectStores } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
@@ -41,7 +41,7 @@ async function legacy(nodeCount = 4): Promise<{ name: string; namespace: string 
 
 const managed = (name: string, external: string, namespace: string, policies: string[] | undefined, nodeCount = 4) =>
   ({
-    apiVersion: ManagedObjectStores.apiVersion,
+    apiVersion: kinds.ObjectStore.apiVersion,
     kind: 'ObjectStore',
     metadata: { name, namespace: env.ns.platform, annotations: { 'crossplane.io/external-name': external } },
     spec: {
@@ -53,8 +53,7 @@ const managed = (name: string, external: string, namespace: string, policies: st
     },
   }) as KubeObjectLike;
 
-const get = (name: string) =>
-  env.control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(ManagedObjectStores, name, env.ns.platform);
+const get = (name: string) => env.control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(kinds.ObjectStore, name, env.ns.platform);
 const condition = (name: string, type: string, status: string) =>
   eventually(
     async () => {
@@ -69,7 +68,7 @@ describe('management policies', () => {
   it('["Observe"] imports a store read-only: Ready and its endpoint, and not one write to the target', async () => {
     const { name: existing, namespace } = await legacy();
     const before = (await env.target.get<Target>(RookObjectStores, existing, namespace))!;
-    await env.control.create(ManagedObjectStores, managed('observed', existing, namespace, ['Observe']));
+    await env.control.create(kinds.ObjectStore, managed('observed', existing, namespace, ['Observe']));
     await condition('observed', 'Ready', 'True');
     expect(cond(await get('observed'), 'Synced')?.status).toBe('True');
     const conn = secretText(
@@ -95,7 +94,7 @@ describe('management policies', () => {
     // Nor in the control cluster's spec: without LateInitialize, the store's keys Secret is not copied in.
     expect((await get('observed'))?.spec.forProvider.credentials).toBeUndefined();
     // Widening the policies takes it over: it carries provider-rook's marks, and its spec is filled in.
-    await env.control.mergePatch(ManagedObjectStores, 'observed', env.ns.platform, { spec: { managementPolicies: ['*'] } });
+    await env.control.mergePatch(kinds.ObjectStore, 'observed', env.ns.platform, { spec: { managementPolicies: ['*'] } });
     await eventually(
       async () =>
         (await env.target.get<Target>(RookObjectStores, existing, namespace))?.metadata.labels?.['rook.crossplane.io/control-plane'] ===
@@ -114,7 +113,7 @@ describe('management policies', () => {
     await eventually(async () => (await env.target.get(StatefulSets, existing, namespace)) !== undefined, "the operator's StatefulSet");
     const service = (await env.target.get<Target>(Services, existing, namespace))!;
     await env.target.delete(Services, existing, namespace);
-    await env.control.create(ManagedObjectStores, managed('unreachable', existing, namespace, ['Observe']));
+    await env.control.create(kinds.ObjectStore, managed('unreachable', existing, namespace, ['Observe']));
     const ready = await condition('unreachable', 'Ready', 'False');
     expect(ready.reason).toBe('EndpointNotProven');
     expect(ready.message).toContain('no Service in the target leads to this store');
@@ -139,7 +138,7 @@ describe('management policies', () => {
 
   it('leaving out Delete orphans the store on deletion', async () => {
     const { name: existing, namespace } = await legacy();
-    await env.control.create(ManagedObjectStores, managed('kept', existing, namespace, ['Observe', 'Create', 'Update', 'LateInitialize']));
+    await env.control.create(kinds.ObjectStore, managed('kept', existing, namespace, ['Observe', 'Create', 'Update', 'LateInitialize']));
     await condition('kept', 'Ready', 'True');
     await eventually(
       async () =>
@@ -151,7 +150,7 @@ describe('management policies', () => {
     expect(
       (await env.target.get<Target>(RookObjectStores, existing, namespace))?.metadata.annotations?.['rook.crossplane.io/reclaim-policy'],
     ).toBe('Orphan');
-    await env.control.delete(ManagedObjectStores, 'kept', env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, 'kept', env.ns.platform);
     await eventually(async () => (await get('kept')) === undefined, 'the managed resource to be gone');
     await env.app.leaks.sweep(new AbortController().signal, Date.now() + 3_600_000);
     expect(await env.target.get(RookObjectStores, existing, namespace)).toBeDefined();
@@ -159,7 +158,7 @@ describe('management policies', () => {
 
   it('observing a store that does not exist says so, and makes nothing', async () => {
     const namespace = uniqueName('mp-none');
-    await env.control.create(ManagedObjectStores, managed('absent', 'no-such-store', namespace, ['Observe']));
+    await env.control.create(kinds.ObjectStore, managed('absent', 'no-such-store', namespace, ['Observe']));
     const synced = await condition('absent', 'Synced', 'False');
     expect(synced.message).toBe('observe failed: external resource does not exist');
     expect(await env.target.get(Namespaces, namespace)).toBeUndefined();
@@ -173,21 +172,21 @@ describe('management policies', () => {
       metadata: { ...mr.metadata, name: 'both' },
       spec: { ...mr.spec, deletionPolicy: 'Orphan', reclaimPolicy: 'Delete' },
     };
-    const err = await env.control.create(ManagedObjectStores, both).then(
+    const err = await env.control.create(kinds.ObjectStore, both).then(
       () => undefined,
       (e: unknown) => e as KubeError,
     );
     expect(err?.message).toContain('deletionPolicy and reclaimPolicy say different things');
-    await env.control.create(ManagedObjectStores, { ...mr, spec: { ...mr.spec, deletionPolicy: 'Orphan' } });
+    await env.control.create(kinds.ObjectStore, { ...mr, spec: { ...mr.spec, deletionPolicy: 'Orphan' } });
     await condition('orphaned', 'Ready', 'True');
-    await env.control.delete(ManagedObjectStores, 'orphaned', env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, 'orphaned', env.ns.platform);
     await eventually(async () => (await get('orphaned')) === undefined, 'the managed resource to be gone');
     expect(await env.target.get(RookObjectStores, existing, namespace)).toBeDefined();
   });
 
   it('refuses combinations crossplane-runtime does not support, naming the field', async () => {
     for (const policies of [['Create'], ['Update', 'Delete'], ['Observe', 'Observe']]) {
-      const err = await env.control.create(ManagedObjectStores, managed(uniqueName('bad'), 'x', 'ns', policies)).then(
+      const err = await env.control.create(kinds.ObjectStore, managed(uniqueName('bad'), 'x', 'ns', policies)).then(
         () => undefined,
         (e: unknown) => e,
       );

@@ -2,7 +2,7 @@
 // (where the minio.rook.io ObjectStore lands). The MinIO operator is played by a test double.
 import { registry } from '../../src/kit/metrics.ts';
 import { describe, expect, it } from '@jest/globals';
-import { ManagedObjectStores } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
@@ -48,7 +48,7 @@ function store(
   } = {},
 ) {
   return {
-    apiVersion: ManagedObjectStores.apiVersion,
+    apiVersion: kinds.ObjectStore.apiVersion,
     kind: 'ObjectStore',
     metadata: { name, namespace: env.ns.apps, ...(extra.annotations ? { annotations: extra.annotations } : {}) },
     spec: {
@@ -62,7 +62,7 @@ function store(
 }
 
 async function getStore(name: string): Promise<ObjectStore | undefined> {
-  return env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.apps);
+  return env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps);
 }
 
 async function waitForCondition(name: string, type: string, status: string, reason?: string, timeoutMs = 30_000): Promise<ObjectStore> {
@@ -92,7 +92,7 @@ describe('managed ObjectStore', () => {
   it('creates the store in the target, reports Ready and writes the connection Secret', async () => {
     const name = uniqueName('create');
     const mr = store(name);
-    await env.control.create(ManagedObjectStores, mr);
+    await env.control.create(kinds.ObjectStore, mr);
     const ready = await waitForCondition(name, 'Ready', 'True', 'Available');
     expect(condition(ready, 'Synced')?.status).toBe('True');
     expect(ready.metadata.finalizers).toContain('finalizer.managedresource.crossplane.io');
@@ -139,10 +139,10 @@ describe('managed ObjectStore', () => {
     const mr = store(name);
     await env.target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
     await writeSecret(env.target, mr.spec.targetNamespace, `${name}-access-keys`, { username: 'mine', password: 'my-own-secret-key' });
-    await env.control.create(ManagedObjectStores, mr);
+    await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Synced', 'False');
     expect(
-      (await env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.apps))?.status?.conditions?.find((c) => c.type === 'Synced')
+      (await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps))?.status?.conditions?.find((c) => c.type === 'Synced')
         ?.reason,
     ).toBe('CompanionNotOwned');
     expect(await env.control.get(Secrets, `${name}-conn`, env.ns.apps)).toBeUndefined();
@@ -152,7 +152,7 @@ describe('managed ObjectStore', () => {
   it('repairs drift in the target: an edited spec and a deleted object', async () => {
     const name = uniqueName('drift');
     const mr = store(name);
-    await env.control.create(ManagedObjectStores, mr);
+    await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Ready', 'True');
     const tns = mr.spec.targetNamespace;
 
@@ -178,7 +178,7 @@ describe('managed ObjectStore', () => {
   });
 
   it("exports crossplane-runtime's managed resource metrics: counts by state, and first readiness, drift and deletion times", async () => {
-    const gvk = `gvk="${ManagedObjectStores.apiVersion}, Kind=ObjectStore"`;
+    const gvk = `gvk="${kinds.ObjectStore.apiVersion}, Kind=ObjectStore"`;
     const scrape = async (): Promise<Map<string, number>> =>
       new Map(
         (await registry.metrics())
@@ -191,9 +191,9 @@ describe('managed ObjectStore', () => {
 
     const name = uniqueName('metrics');
     const mr = store(name);
-    await env.control.create(ManagedObjectStores, mr);
+    await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Ready', 'True');
-    const cached = (await env.control.list<ObjectStore>(ManagedObjectStores, { namespace: env.ns.apps })).items;
+    const cached = (await env.control.list<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.apps })).items;
     const during = await scrape();
     expect(during.get('crossplane_managed_resource_exists')).toBe(cached.length);
     expect(during.get('crossplane_managed_resource_ready')).toBe(cached.filter((o) => condition(o, 'Ready')?.status === 'True').length);
@@ -205,7 +205,7 @@ describe('managed ObjectStore', () => {
     await env.target.update(RookObjectStores, { ...obj, spec: { ...obj.spec, scope: { nodeCount: 8 } } });
     await eventually(async () => count(await scrape(), 'drift') > count(during, 'drift'), 'a drift to be measured', 15_000);
 
-    await env.control.delete(ManagedObjectStores, name, env.ns.apps);
+    await env.control.delete(kinds.ObjectStore, name, env.ns.apps);
     await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
     const after = await scrape();
     expect(count(after, 'deletion') - count(during, 'deletion')).toBe(1);
@@ -215,9 +215,9 @@ describe('managed ObjectStore', () => {
   it('deletes the target store with reclaimPolicy Delete, then releases the finalizer', async () => {
     const name = uniqueName('del');
     const mr = store(name);
-    await env.control.create(ManagedObjectStores, mr);
+    await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Ready', 'True');
-    await env.control.delete(ManagedObjectStores, name, env.ns.apps);
+    await env.control.delete(kinds.ObjectStore, name, env.ns.apps);
     await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
     expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
     expect(await env.target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeUndefined();
@@ -227,9 +227,9 @@ describe('managed ObjectStore', () => {
   it.each(['Retain', 'Orphan'])('keeps the target store with reclaimPolicy %s', async (policy) => {
     const name = uniqueName(policy.toLowerCase());
     const mr = store(name, { reclaimPolicy: policy });
-    await env.control.create(ManagedObjectStores, mr);
+    await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Ready', 'True');
-    await env.control.delete(ManagedObjectStores, name, env.ns.apps);
+    await env.control.delete(kinds.ObjectStore, name, env.ns.apps);
     await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
     expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
   });
@@ -252,11 +252,11 @@ describe('managed ObjectStore', () => {
 
   it('adopts an existing store when the external-name names it (import); the keys it names stay in the target', async () => {
     const { name, existing, mr } = await legacyStore('import', 4);
-    await env.control.create(ManagedObjectStores, mr);
+    await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Ready', 'True');
     const adopted = (await env.target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
     expect(adopted.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(env.app.controlPlaneId);
-    expect((await env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.apps))?.spec.forProvider.credentials).toEqual({
+    expect((await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps))?.spec.forProvider.credentials).toEqual({
       name: 'legacy-keys',
       namespace: mr.spec.targetNamespace,
     });
@@ -273,9 +273,9 @@ describe('managed ObjectStore', () => {
 
   it('refuses an import that would change what the operator applies only at creation', async () => {
     const { name, existing, mr } = await legacyStore('mismatch', 6);
-    await env.control.create(ManagedObjectStores, mr);
+    await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Synced', 'False');
-    const synced = (await env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.apps))?.status?.conditions?.find(
+    const synced = (await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps))?.status?.conditions?.find(
       (c) => c.type === 'Synced',
     );
     expect(synced).toMatchObject({ reason: 'ImportMismatch', message: expect.stringContaining('.spec.scope.nodeCount') });
@@ -294,7 +294,7 @@ describe('managed ObjectStore', () => {
       metadata: { name, namespace: mr.spec.targetNamespace },
       spec: { scope: { nodeCount: 6 }, credentials: { name: 'theirs', namespace: mr.spec.targetNamespace } },
     } as unknown as Target);
-    await env.control.create(ManagedObjectStores, mr);
+    await env.control.create(kinds.ObjectStore, mr);
     const failed = await waitForCondition(name, 'Synced', 'False', 'ExternalResourceConflict');
     expect(condition(failed, 'Synced')?.message).toMatch(/already exists in the target cluster and is not owned by this resource/);
     const after = (await env.target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace))!;
@@ -379,7 +379,7 @@ describe('bad credentials', () => {
   it.each(cases)('%s gives Synced=False with a precise reason and an event', async (_what, makeProvider, reason, message) => {
     const providerName = await makeProvider();
     const name = uniqueName('bad');
-    await env.control.create(ManagedObjectStores, store(name, { provider: providerName }));
+    await env.control.create(kinds.ObjectStore, store(name, { provider: providerName }));
     const mr = await waitForCondition(name, 'Synced', 'False', reason);
     expect(condition(mr, 'Synced')?.message).toMatch(message);
     expect(condition(mr, 'Synced')?.message).not.toContain('BEGIN');
@@ -398,7 +398,7 @@ describe('bad credentials', () => {
   it('refuses a providerRef into another namespace', async () => {
     const name = uniqueName('xns');
     const mr = store(name);
-    await env.control.create(ManagedObjectStores, {
+    await env.control.create(kinds.ObjectStore, {
       ...mr,
       spec: { ...mr.spec, providerRef: { name: 'target', namespace: 'kube-system' } },
     });
@@ -407,7 +407,7 @@ describe('bad credentials', () => {
   });
 
   it('rejects an invalid nodeCount at the API', async () => {
-    const result = await env.control.create(ManagedObjectStores, store(uniqueName('odd'), { nodeCount: 5 })).then(
+    const result = await env.control.create(kinds.ObjectStore, store(uniqueName('odd'), { nodeCount: 5 })).then(
       () => 'accepted',
       (e: Error) => e.message,
     );

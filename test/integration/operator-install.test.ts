@@ -2,7 +2,8 @@
 // many stores ask, never over someone else's install, and no churn afterwards.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { ManagedObjectStores, type App } from '../../src/app.ts';
+import { type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
@@ -60,7 +61,7 @@ const rookMinio = (p: Provider | undefined) => p?.status?.operators?.find((o) =>
 
 function store(name: string, provider: string, namespace = ns) {
   return {
-    apiVersion: ManagedObjectStores.apiVersion,
+    apiVersion: kinds.ObjectStore.apiVersion,
     kind: 'ObjectStore',
     metadata: { name, namespace },
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'rook-minio', providerRef: { name: provider } },
@@ -104,10 +105,10 @@ describe('operator install', () => {
     // The first store on a fresh target, at once: its refusal must show without waiting for anything.
     await setProvider('fresh', fresh);
     const name = uniqueName('optout');
-    await control.create(ManagedObjectStores, store(name, 'fresh'));
+    await control.create(kinds.ObjectStore, store(name, 'fresh'));
     const mr = await eventually(
       async () => {
-        const o = await control.get<ObjectStore>(ManagedObjectStores, name, ns);
+        const o = await control.get<ObjectStore>(kinds.ObjectStore, name, ns);
         if (cond(o, 'Synced')?.reason === 'OperatorMissing') return o;
         throw new Error(`Synced is ${JSON.stringify(cond(o, 'Synced') ?? 'not set')}`);
       },
@@ -124,8 +125,8 @@ describe('operator install', () => {
     expect(cond(mr, 'Synced')?.message).toMatch(/adding \{name: rook-minio, install: true\} to spec.operators of Provider/);
     expect(ourWrites).toEqual([]);
     // Deleted, it lets go: nothing of its kind is served there to be left behind, and nothing is written.
-    await control.delete(ManagedObjectStores, name, ns);
-    await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the refused store to be gone', 30_000);
+    await control.delete(kinds.ObjectStore, name, ns);
+    await eventually(async () => (await control.get(kinds.ObjectStore, name, ns)) === undefined, 'the refused store to be gone', 30_000);
     expect(ourWrites).toEqual([]);
   }, 180_000);
 
@@ -134,12 +135,12 @@ describe('operator install', () => {
       operators: [{ name: 'rook-minio', install: true, image: 'example.com/rook/minio:v1.2.7-patched', imageOverride: true }],
     });
     const names = Array.from({ length: 20 }, () => uniqueName('many'));
-    await Promise.all(names.map((n) => control.create(ManagedObjectStores, store(n, 'fresh'))));
+    await Promise.all(names.map((n) => control.create(kinds.ObjectStore, store(n, 'fresh'))));
     const operator = new FakeMinioOperator(target);
     await eventually(
       async () => {
         await operator.start().catch(() => undefined); // its informer needs the CRD the install brings
-        const { items } = await control.list<ObjectStore>(ManagedObjectStores, { namespace: ns });
+        const { items } = await control.list<ObjectStore>(kinds.ObjectStore, { namespace: ns });
         return items.filter((i) => names.includes(i.metadata.name) && cond(i, 'Ready')?.status === 'True').length === 20;
       },
       'all 20 stores Ready',
@@ -180,7 +181,7 @@ describe('operator install', () => {
     await app.stop();
     app = await startTestApp(testCluster('control'), { namespaces: [ns], controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
     const name = uniqueName('after-restart');
-    await control.create(ManagedObjectStores, store(name, 'fresh'));
+    await control.create(kinds.ObjectStore, store(name, 'fresh'));
     await eventually(async () => (await target.get(RookObjectStores, name, 'rook-minio')) !== undefined, 'a new store after the restart');
     const after = await Promise.all(
       bundle.map(([type, n, namespace]) => target.get<Obj>(type, n, namespace).then((o) => o?.metadata.resourceVersion)),
@@ -196,7 +197,7 @@ describe('operator install', () => {
     );
     await setProvider('preinstalled', testCluster('target'), { operatorInstall: { enabled: true } });
     const name = uniqueName('pre');
-    await control.create(ManagedObjectStores, store(name, 'preinstalled'));
+    await control.create(kinds.ObjectStore, store(name, 'preinstalled'));
     await eventually(async () => (await other.get(RookObjectStores, name, 'rook-minio')) !== undefined, 'the store in the target');
     const after = await Promise.all(bundle.map(([type, n, namespace]) => other.get<Obj>(type, n, namespace).then((o) => o?.metadata)));
     expect(after.map((m) => m?.resourceVersion)).toEqual(versions);
@@ -228,9 +229,9 @@ describe("the Provider's operator status", () => {
     try {
       const reported = async () => rookMinio(await control.get<Provider>(Providers, 'found', where))?.present;
       await eventually(async () => (await reported()) === false, 'the Provider to report no operator');
-      await control.create(ManagedObjectStores, store('finder', 'found', where));
+      await control.create(kinds.ObjectStore, store('finder', 'found', where));
       await eventually(
-        async () => cond(await control.get<ObjectStore>(ManagedObjectStores, 'finder', where), 'Synced')?.reason === 'OperatorMissing',
+        async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, 'finder', where), 'Synced')?.reason === 'OperatorMissing',
         'the store to miss its operator',
       );
       await preinstallOperator(adminClient(found), 'rook-minio'); // the target's admin installs it

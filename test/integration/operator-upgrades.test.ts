@@ -4,7 +4,8 @@
 // controller (local control planes run no pods).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up } from '../kit/cluster.ts';
-import { Tenants, type App } from '../../src/app.ts';
+import { type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Deployments } from '../../src/kit/kube/resources.ts';
 import { OperatorUpgrades } from '../../src/runtime/operators/waves.ts';
@@ -101,9 +102,9 @@ beforeAll(async () => {
   app = await startTestApp(testCluster('control'), { namespaces: [ns] });
   // A Tenant on each of ours makes provider-rook install the operator there, at the version asked.
   for (const p of ours) {
-    await control.apply(Tenants, {
-      apiVersion: Tenants.apiVersion,
-      kind: Tenants.kind,
+    await control.apply(kinds.Tenant, {
+      apiVersion: kinds.Tenant.apiVersion,
+      kind: kinds.Tenant.kind,
       metadata: { name: `t-${p}`, namespace: ns },
       spec: {
         forProvider: {
@@ -139,7 +140,7 @@ describe('operator versions', () => {
         },
         `Provider ${p} to report its operator's version`,
         {
-          explain: async () => JSON.stringify([(await control.get<Wave>(Tenants, `t-${p}`, ns))?.status, await operatorOf(p)]),
+          explain: async () => JSON.stringify([(await control.get<Wave>(kinds.Tenant, `t-${p}`, ns))?.status, await operatorOf(p)]),
         },
       );
       expect(seen).toMatchObject({ version: OLD, installedBy: p === 'd' ? 'other' : 'provider-rook', present: true });

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { pkiPaths } from '../kit/pki.ts';
-import { ManagedObjectStores, Buckets, BucketClasses, ObjectStoreClasses, type App } from '../../src/app.ts';
+import { Buckets, BucketClasses, type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
@@ -72,7 +73,7 @@ function managed(
   } = {},
 ) {
   return {
-    apiVersion: ManagedObjectStores.apiVersion,
+    apiVersion: kinds.ObjectStore.apiVersion,
     kind: 'ObjectStore',
     metadata: { name, namespace: opts.namespace ?? env.ns.platform, ...(opts.annotations ? { annotations: opts.annotations } : {}) },
     spec: {
@@ -85,7 +86,7 @@ function managed(
   } as unknown as ObjectStore;
 }
 
-const getMr = (name: string, ns = env.ns.platform) => env.control.get<ObjectStore>(ManagedObjectStores, name, ns);
+const getMr = (name: string, ns = env.ns.platform) => env.control.get<ObjectStore>(kinds.ObjectStore, name, ns);
 const ready = async (name: string, ns = env.ns.platform): Promise<ObjectStore> => {
   let last: ObjectStore | undefined;
   try {
@@ -128,17 +129,17 @@ async function provider(ns: string, name: string, keys: Record<string, string>, 
 async function removeBehindItsBack(name: string, ns = env.ns.platform): Promise<void> {
   // Paused in the same write, or a reconcile could put the finalizer back before the delete and
   // then delete the store properly: no leak would be left.
-  await env.control.mergePatch(ManagedObjectStores, name, ns, {
+  await env.control.mergePatch(kinds.ObjectStore, name, ns, {
     metadata: { finalizers: null, annotations: { [ANNOTATION_PAUSED]: 'true' } },
   });
-  await env.control.delete(ManagedObjectStores, name, ns);
+  await env.control.delete(kinds.ObjectStore, name, ns);
   await eventually(async () => (await getMr(name, ns)) === undefined, `${ns}/${name} to be gone`);
 }
 
 describe('data loss', () => {
   it('1a. a deployment never judges owners in namespaces it does not watch, even with the same control-plane id', async () => {
     const name = uniqueName('mine');
-    await env.control.create(ManagedObjectStores, managed(name));
+    await env.control.create(kinds.ObjectStore, managed(name));
     const mr = await ready(name);
     const store = (await env.target.get<Obj>(RookObjectStores, name, mr.spec.targetNamespace))!;
     const other = await createNamespace(env.control, 'other');
@@ -161,7 +162,7 @@ describe('data loss', () => {
 
   it('1b. a restored managed resource (same name, new uid) takes its store back, with its keys, and nothing is swept', async () => {
     const name = uniqueName('restore');
-    await env.control.create(ManagedObjectStores, managed(name));
+    await env.control.create(kinds.ObjectStore, managed(name));
     const before = await ready(name);
     const ns = before.spec.targetNamespace;
     const store = (await env.target.get<Obj>(RookObjectStores, name, ns))!;
@@ -177,7 +178,7 @@ describe('data loss', () => {
       ...meta
     } = before.metadata as unknown as Record<string, unknown>;
     await removeBehindItsBack(name);
-    const restored = await env.control.create<ObjectStore>(ManagedObjectStores, {
+    const restored = await env.control.create<ObjectStore>(kinds.ObjectStore, {
       ...before,
       metadata: meta,
       status: undefined,
@@ -231,12 +232,12 @@ describe('data loss', () => {
   it('1c. a leak is deleted only when its owner is proven gone and it is older than the grace period; Retain is never a leak', async () => {
     const name = uniqueName('leak');
     const kept = uniqueName('kept');
-    await env.control.create(ManagedObjectStores, managed(name));
-    await env.control.create(ManagedObjectStores, managed(kept, { reclaimPolicy: 'Retain' }));
+    await env.control.create(kinds.ObjectStore, managed(name));
+    await env.control.create(kinds.ObjectStore, managed(kept, { reclaimPolicy: 'Retain' }));
     const mr = await ready(name);
     const keptMr = await ready(kept);
     await removeBehindItsBack(name);
-    await env.control.delete(ManagedObjectStores, kept, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, kept, env.ns.platform);
     await eventually(async () => (await getMr(kept)) === undefined, 'the Retain resource to be gone');
     const sweeper = await startTestApp(testCluster('control'), {
       namespaces: [env.ns.platform],
@@ -274,12 +275,12 @@ describe('data loss', () => {
 
   it("2. reclaim Delete removes the operator's StatefulSet and Service before the finalizer goes", async () => {
     const name = uniqueName('del');
-    await env.control.create(ManagedObjectStores, managed(name));
+    await env.control.create(kinds.ObjectStore, managed(name));
     const mr = await ready(name);
     const ns = mr.spec.targetNamespace;
     const sts = (await env.target.get<Obj>(StatefulSets, name, ns))!;
     expect(sts.metadata).toMatchObject({ ownerReferences: [expect.objectContaining({ apiVersion: 'v1alpha1', kind: 'ObjectStore' })] });
-    await env.control.delete(ManagedObjectStores, name, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, name, env.ns.platform);
     await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
     expect(await env.target.get(RookObjectStores, name, ns)).toBeUndefined();
     expect(await env.target.get(StatefulSets, name, ns)).toBeUndefined();
@@ -293,32 +294,32 @@ describe('data loss', () => {
     const neighbour = uniqueName('stays');
     const targetNamespace = uniqueName('minio');
     // A neighbour keeps the namespace, so nothing here is removed by the namespace's own deletion.
-    await env.control.create(ManagedObjectStores, managed(neighbour, { targetNamespace }));
-    await env.control.create(ManagedObjectStores, managed(name, { targetNamespace }));
+    await env.control.create(kinds.ObjectStore, managed(neighbour, { targetNamespace }));
+    await env.control.create(kinds.ObjectStore, managed(name, { targetNamespace }));
     const mr = await ready(name);
     await ready(neighbour);
     expect(mr.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBeDefined();
     // Paused, the resource is deleted and its store goes in the target: where a pass that deleted the
     // store was cut off before the operator's objects. Unpaused, the next pass must finish the job.
-    await env.control.mergePatch(ManagedObjectStores, name, env.ns.platform, {
+    await env.control.mergePatch(kinds.ObjectStore, name, env.ns.platform, {
       metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } },
     });
-    await env.control.delete(ManagedObjectStores, name, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, name, env.ns.platform);
     await env.target.delete(RookObjectStores, name, targetNamespace);
     await eventually(async () => (await env.target.get(RookObjectStores, name, targetNamespace)) === undefined, 'the store gone');
     const operatorMade = async (type: ResourceType, store: string) =>
       (await env.target.list<Obj>(type, { namespace: targetNamespace, labelSelector: `app=minio,objectstore=${store}` })).items.length;
     expect([await operatorMade(StatefulSets, name), await operatorMade(Services, name)]).toEqual([1, 1]);
-    await env.control.mergePatch(ManagedObjectStores, name, env.ns.platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
+    await env.control.mergePatch(kinds.ObjectStore, name, env.ns.platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
     await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
     expect([await operatorMade(StatefulSets, name), await operatorMade(Services, name)]).toEqual([0, 0]);
     expect([await operatorMade(StatefulSets, neighbour), await operatorMade(Services, neighbour)]).toEqual([1, 1]);
-    await env.control.delete(ManagedObjectStores, neighbour, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, neighbour, env.ns.platform);
   }, 90_000);
 
   it('3. lost access keys are reported, never regenerated', async () => {
     const name = uniqueName('keys');
-    await env.control.create(ManagedObjectStores, managed(name));
+    await env.control.create(kinds.ObjectStore, managed(name));
     const mr = await ready(name);
     const published = (await env.control.get<Obj>(Secrets, `${name}-conn`, env.ns.platform))!;
     await env.target.delete(Secrets, `${name}-access-keys`, mr.spec.targetNamespace);
@@ -330,7 +331,7 @@ describe('data loss', () => {
 
   it('4. a target namespace holding anything else (here a Role) is kept, and an Event says why', async () => {
     const name = uniqueName('nsk');
-    await env.control.create(ManagedObjectStores, managed(name));
+    await env.control.create(kinds.ObjectStore, managed(name));
     const mr = await ready(name);
     const ns = mr.spec.targetNamespace;
     await env.target.create(Roles, {
@@ -339,7 +340,7 @@ describe('data loss', () => {
       metadata: { name: 'someone-elses', namespace: ns },
       rules: [],
     } as KubeObjectLike);
-    await env.control.delete(ManagedObjectStores, name, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, name, env.ns.platform);
     await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
     const namespace = await env.target.get<Obj>(Namespaces, ns);
     expect(namespace?.metadata.deletionTimestamp).toBeUndefined();
@@ -352,9 +353,9 @@ describe('data loss', () => {
 
     // With nothing else there, the namespace goes with its last store.
     const alone = uniqueName('nsd');
-    await env.control.create(ManagedObjectStores, managed(alone));
+    await env.control.create(kinds.ObjectStore, managed(alone));
     const aloneMr = await ready(alone);
-    await env.control.delete(ManagedObjectStores, alone, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, alone, env.ns.platform);
     await eventually(async () => {
       const n = await env.target.get<Obj>(Namespaces, aloneMr.spec.targetNamespace);
       return n === undefined || n.metadata.deletionTimestamp !== undefined;
@@ -363,10 +364,10 @@ describe('data loss', () => {
 
   it('5. identity fields cannot change: the API refuses providerRef, targetNamespace and scope edits; a moved external-name is refused', async () => {
     const name = uniqueName('ident');
-    await env.control.create(ManagedObjectStores, managed(name));
+    await env.control.create(kinds.ObjectStore, managed(name));
     const mr = await ready(name);
     const refused = async (patch: unknown, message: RegExp): Promise<void> => {
-      const err = await env.control.mergePatch(ManagedObjectStores, name, env.ns.platform, patch).then(
+      const err = await env.control.mergePatch(kinds.ObjectStore, name, env.ns.platform, patch).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -382,13 +383,13 @@ describe('data loss', () => {
       /credentials can be set once/,
     );
 
-    await env.control.mergePatch(ManagedObjectStores, name, env.ns.platform, {
+    await env.control.mergePatch(kinds.ObjectStore, name, env.ns.platform, {
       metadata: { annotations: { 'crossplane.io/external-name': `${name}-moved` } },
     });
     const moved = await syncedReason(name, 'IdentityChanged');
     expect(cond(moved, 'Synced')?.message).toContain(`${mr.spec.targetNamespace}/${name}`);
     expect(await env.target.get(RookObjectStores, `${name}-moved`, mr.spec.targetNamespace)).toBeUndefined();
-    await env.control.mergePatch(ManagedObjectStores, name, env.ns.platform, {
+    await env.control.mergePatch(kinds.ObjectStore, name, env.ns.platform, {
       metadata: { annotations: { 'crossplane.io/external-name': name } },
     });
     await ready(name);
@@ -400,7 +401,7 @@ describe('data loss', () => {
     const scoped = await startTestApp(testCluster('control'), { namespaces: [ns] });
     apps.push(scoped);
     const name = uniqueName('user');
-    await env.control.create(ManagedObjectStores, managed(name, { namespace: ns }));
+    await env.control.create(kinds.ObjectStore, managed(name, { namespace: ns }));
     await ready(name, ns);
     await eventually(
       async () => (await env.control.get<Provider>(Providers, 'target', ns))?.status?.users === 1,
@@ -417,7 +418,7 @@ describe('data loss', () => {
       'a DeletionBlocked event',
     );
     // The resource can still be deleted through its Provider, and then the Provider goes.
-    await env.control.delete(ManagedObjectStores, name, ns);
+    await env.control.delete(kinds.ObjectStore, name, ns);
     await eventually(async () => (await getMr(name, ns)) === undefined, 'the managed resource to be deleted');
     await eventually(async () => (await env.control.get(Providers, 'target', ns)) === undefined, 'the Provider to be gone');
   }, 90_000);
@@ -426,14 +427,14 @@ describe('data loss', () => {
 describe('crossing tenants', () => {
   it('7. an app team cannot take over another store through a claim, nor a managed resource adopt one owned by another', async () => {
     const victim = uniqueName('victim');
-    await env.control.create(ManagedObjectStores, managed(victim, { targetNamespace: 'shared-minio' }));
+    await env.control.create(kinds.ObjectStore, managed(victim, { targetNamespace: 'shared-minio' }));
     const victimMr = await ready(victim);
     const victimStore = (await env.target.get<Obj>(RookObjectStores, victim, 'shared-minio'))!;
 
     // The app team, with its own token bound to provider-rook:app-team in its namespace.
     const appNs = await createNamespace(env.control, 'tenant');
-    await env.control.apply(ObjectStoreClasses, {
-      apiVersion: ObjectStoreClasses.apiVersion,
+    await env.control.apply(kinds.ObjectStoreClass, {
+      apiVersion: kinds.ObjectStoreClass.apiVersion,
       kind: 'ObjectStoreClass',
       metadata: { name: 'standard', namespace: env.ns.platform },
       spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'shared-minio' },
@@ -442,7 +443,7 @@ describe('crossing tenants', () => {
       apiVersion: BucketClasses.apiVersion,
       kind: 'BucketClass',
       metadata: { name: 'standard', namespace: appNs },
-      classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: env.ns.platform },
+      classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: env.ns.platform },
     } as KubeObjectLike);
     const tenantApp = await startTestApp(testCluster('control'), {
       namespaces: [env.ns.platform, appNs],
@@ -472,12 +473,12 @@ describe('crossing tenants', () => {
     // A managed resource naming a store another resource owns is never adopted, even on import.
     const thief = uniqueName('thief');
     await env.control.create(
-      ManagedObjectStores,
+      kinds.ObjectStore,
       managed(thief, { targetNamespace: 'shared-minio', annotations: { 'crossplane.io/external-name': victim } }),
     );
     await syncedReason(thief, 'ExternalResourceOwnedByAnother');
     expect(await env.control.get(Secrets, `${thief}-conn`, env.ns.platform)).toBeUndefined();
-    await env.control.delete(ManagedObjectStores, thief, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, thief, env.ns.platform);
     await eventually(async () => (await getMr(thief)) === undefined, 'the thief to be deleted');
     const after = (await env.target.get<Obj>(RookObjectStores, victim, 'shared-minio'))!;
     expect(after.metadata.uid).toBe(victimStore.metadata.uid);
@@ -535,14 +536,14 @@ describe('crossing tenants', () => {
       data: { username: Buffer.from('dbadmin').toString('base64'), password: Buffer.from('DB-PASSWORD').toString('base64') },
     } as KubeObjectLike);
     const other = uniqueName('keysof');
-    await env.control.create(ManagedObjectStores, managed(other, { targetNamespace: 'shared-minio' }));
+    await env.control.create(kinds.ObjectStore, managed(other, { targetNamespace: 'shared-minio' }));
     await ready(other);
     for (const credentials of [
       { name: 'db-creds', namespace: 'payments' },
       { name: `${other}-access-keys`, namespace: 'shared-minio' },
     ]) {
       const name = uniqueName('exfil');
-      await platformTeam.create(ManagedObjectStores, managed(name, { credentials }));
+      await platformTeam.create(kinds.ObjectStore, managed(name, { credentials }));
       await syncedReason(name, 'CompanionNotOwned');
       expect(await env.control.get(Secrets, `${name}-conn`, env.ns.platform)).toBeUndefined();
     }
@@ -567,7 +568,7 @@ describe('crossing tenants', () => {
       await provider(env.ns.platform, 'hostile', { endpoint: `https://127.0.0.1:${port}`, clusterCA: ca, token: 'x' }, platformTeam);
       await provider(env.ns.platform, 'metadata', { endpoint: 'http://169.254.169.254', token: 'x' }, platformTeam);
       const name = uniqueName('hostile');
-      await env.control.create(ManagedObjectStores, managed(name, { provider: 'hostile' }));
+      await env.control.create(kinds.ObjectStore, managed(name, { provider: 'hostile' }));
       const mr = await eventually(async () => {
         const m = await getMr(name);
         return cond(m, 'Synced')?.status === 'False' ? m : undefined;
@@ -628,8 +629,8 @@ describe('crossing tenants', () => {
   it("12. a claim's endpoint reaches only its own store, even when stores share a namespace", async () => {
     const a = uniqueName('sha');
     const b = uniqueName('shb');
-    await env.control.create(ManagedObjectStores, managed(a, { targetNamespace: 'shared-minio' }));
-    await env.control.create(ManagedObjectStores, managed(b, { targetNamespace: 'shared-minio' }));
+    await env.control.create(kinds.ObjectStore, managed(a, { targetNamespace: 'shared-minio' }));
+    await env.control.create(kinds.ObjectStore, managed(b, { targetNamespace: 'shared-minio' }));
     await ready(a);
     await ready(b);
     const podLabels = async (store: string) =>

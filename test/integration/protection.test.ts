@@ -3,7 +3,8 @@
 // resource labelled rook.crossplane.io/protected=true, and a claim its class protects, whoever asks
 // and however (namespace deletion included); the app team's role cannot lift a class's protection.
 import { describe, expect, it } from '@jest/globals';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses } from '../../src/app.ts';
+import { BucketClasses, Buckets } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
@@ -24,8 +25,8 @@ const env = withProviderRook({
       ['plain', false],
       ['guarded', true],
     ] as const) {
-      await env.control.apply(ObjectStoreClasses, {
-        apiVersion: ObjectStoreClasses.apiVersion,
+      await env.control.apply(kinds.ObjectStoreClass, {
+        apiVersion: kinds.ObjectStoreClass.apiVersion,
         kind: 'ObjectStoreClass',
         metadata: { name, namespace: env.ns.platform },
         spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'prot-minio', protectClaims },
@@ -34,7 +35,7 @@ const env = withProviderRook({
         apiVersion: BucketClasses.apiVersion,
         kind: 'BucketClass',
         metadata: { name, namespace: env.ns.apps },
-        classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name, namespace: env.ns.platform },
+        classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name, namespace: env.ns.platform },
       } as KubeObjectLike);
     }
   },
@@ -77,7 +78,7 @@ describe('protection against deleting data', () => {
     // Lifting it is the owner's to do; then the claim and its store go as usual.
     await env.control.mergePatch(Buckets, 'keep', env.ns.apps, { metadata: { labels: { [LABEL]: null } } });
     await env.control.delete(Buckets, 'keep', env.ns.apps);
-    await eventually(async () => (await env.control.get(ManagedObjectStores, mr, env.ns.platform)) === undefined, 'its store to go');
+    await eventually(async () => (await env.control.get(kinds.ObjectStore, mr, env.ns.platform)) === undefined, 'its store to go');
   });
 
   it('protects every claim of a protecting class and its managed resource; the app team cannot lift it, a platform team can', async () => {
@@ -85,7 +86,7 @@ describe('protection against deleting data', () => {
     const bucket = await bound('guarded-claim');
     const mr = bucket.spec.resourceRef!.name;
     expect(
-      (await env.control.get<KubeObjectLike & { metadata: { labels?: Record<string, string> } }>(ManagedObjectStores, mr, env.ns.platform))
+      (await env.control.get<KubeObjectLike & { metadata: { labels?: Record<string, string> } }>(kinds.ObjectStore, mr, env.ns.platform))
         ?.metadata.labels?.[LABEL],
     ).toBe('true');
     await eventually(
@@ -108,7 +109,7 @@ describe('protection against deleting data', () => {
       (e: unknown) => e as KubeError,
     );
     expect(lift?.code).toBe(403);
-    expect((await refusedDelete(env.control, ManagedObjectStores, mr, env.ns.platform)).message).toContain(
+    expect((await refusedDelete(env.control, kinds.ObjectStore, mr, env.ns.platform)).message).toContain(
       'label rook.crossplane.io/protected=true',
     );
 
@@ -119,13 +120,13 @@ describe('protection against deleting data', () => {
       { namespace: env.ns.platform, name: 'platform' },
       { role: 'provider-rook:platform-team' },
     );
-    await platformTeam.mergePatch(ManagedObjectStores, mr, env.ns.platform, { metadata: { labels: { [LABEL]: null } } });
+    await platformTeam.mergePatch(kinds.ObjectStore, mr, env.ns.platform, { metadata: { labels: { [LABEL]: null } } });
     await eventually(
       async () => (await env.control.get<Bucket>(Buckets, 'guarded-claim', env.ns.apps))?.status?.protected === undefined,
       'the claim to show no protection',
     );
     await appTeam.delete(Buckets, 'guarded-claim', env.ns.apps);
-    await eventually(async () => (await env.control.get(ManagedObjectStores, mr, env.ns.platform)) === undefined, 'its store to go');
+    await eventually(async () => (await env.control.get(kinds.ObjectStore, mr, env.ns.platform)) === undefined, 'its store to go');
   });
 
   it('keeps a protected Bucket when its namespace is deleted, until the protection is lifted', async () => {

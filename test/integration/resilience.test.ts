@@ -3,7 +3,8 @@
 import { createServer as createNetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, start, stop, up, type LocalCluster } from '../kit/cluster.ts';
-import { ManagedObjectStores, type App } from '../../src/app.ts';
+import { type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import { minioObjectStore, RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
@@ -47,7 +48,7 @@ const cond = (
 
 function store(name: string, targetNamespace = uniqueName('minio')) {
   return {
-    apiVersion: ManagedObjectStores.apiVersion,
+    apiVersion: kinds.ObjectStore.apiVersion,
     kind: 'ObjectStore',
     metadata: { name, namespace: ns },
     spec: {
@@ -87,9 +88,9 @@ afterAll(async () => {
 describe('resilience', () => {
   it('reports an unreachable target and recovers when it comes back', async () => {
     const name = uniqueName('outage');
-    await control.create(ManagedObjectStores, store(name));
+    await control.create(kinds.ObjectStore, store(name));
     await eventually(
-      async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True',
+      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, name, ns), 'Ready')?.status === 'True',
       'the store to be Ready',
     );
     const provider = await eventually(async () => {
@@ -102,7 +103,7 @@ describe('resilience', () => {
     await stop(OUTAGE);
     const down = await eventually(
       async () => {
-        const mr = await control.get<ObjectStore>(ManagedObjectStores, name, ns);
+        const mr = await control.get<ObjectStore>(kinds.ObjectStore, name, ns);
         return cond(mr, 'Synced')?.reason === 'Unreachable' ? mr : undefined;
       },
       'Synced=False/Unreachable',
@@ -125,7 +126,7 @@ describe('resilience', () => {
     await operator.start();
     // Recovery without restarting anything: the target's return requeues its resources.
     await eventually(
-      async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Synced')?.status === 'True',
+      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, name, ns), 'Synced')?.status === 'True',
       'recovery after the target is back',
       90_000,
     );
@@ -190,23 +191,21 @@ describe('resilience', () => {
       });
       const dead = Array.from({ length: 9 }, () => uniqueName('dead'));
       await Promise.all(
-        dead.map((n) =>
-          control.create(ManagedObjectStores, { ...store(n), spec: { ...store(n).spec, providerRef: { name: 'blackhole' } } }),
-        ),
+        dead.map((n) => control.create(kinds.ObjectStore, { ...store(n), spec: { ...store(n).spec, providerRef: { name: 'blackhole' } } })),
       );
       await eventually(async () => sockets.length > 0, 'provider-rook to be stuck on the black hole');
       const started = Date.now();
       const healthy = uniqueName('healthy');
-      await control.create(ManagedObjectStores, store(healthy));
+      await control.create(kinds.ObjectStore, store(healthy));
       await eventually(
-        async () => cond(await control.get<ObjectStore>(ManagedObjectStores, healthy, ns), 'Ready')?.status === 'True',
+        async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, healthy, ns), 'Ready')?.status === 'True',
         "the healthy target's store to be Ready",
         60_000,
       );
       const seconds = (Date.now() - started) / 1000;
       // Without isolation the shared workers wait out one timeout after another (55 s was measured).
       expect(seconds).toBeLessThan(20);
-      for (const n of dead) await control.delete(ManagedObjectStores, n, ns);
+      for (const n of dead) await control.delete(kinds.ObjectStore, n, ns);
     } finally {
       for (const socket of sockets) socket.destroy();
       blackHole.close();
@@ -218,15 +217,15 @@ describe('resilience', () => {
     const mr = store(name);
     // The moment of the crash: "pending" recorded, the store written in the target with our marks,
     // "succeeded" never recorded. Built with a Provider that does not exist yet, so nothing runs early.
-    const created = await control.create<ObjectStore>(ManagedObjectStores, {
+    const created = await control.create<ObjectStore>(kinds.ObjectStore, {
       ...mr,
       spec: { ...mr.spec, providerRef: { name: 'later' } },
     } as unknown as ObjectStore);
     await eventually(
-      async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Synced')?.reason === 'ProviderNotFound',
+      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, name, ns), 'Synced')?.reason === 'ProviderNotFound',
       'the resource to wait for its Provider',
     );
-    await control.mergePatch(ManagedObjectStores, name, ns, {
+    await control.mergePatch(kinds.ObjectStore, name, ns, {
       metadata: {
         finalizers: ['finalizer.managedresource.crossplane.io'],
         annotations: {
@@ -281,7 +280,7 @@ describe('resilience', () => {
       spec: { credentialsSecretRef: { name: 'later-creds' } },
     });
     await eventually(
-      async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True',
+      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, name, ns), 'Ready')?.status === 'True',
       'the resumed store to be Ready',
       60_000,
     );
@@ -294,16 +293,16 @@ describe('resilience', () => {
   it('finds and deletes the target objects of a managed resource removed behind its back', async () => {
     const name = uniqueName('leak');
     const mr = store(name);
-    await control.create(ManagedObjectStores, mr);
+    await control.create(kinds.ObjectStore, mr);
     await eventually(
-      async () => cond(await control.get<ObjectStore>(ManagedObjectStores, name, ns), 'Ready')?.status === 'True',
+      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, name, ns), 'Ready')?.status === 'True',
       'the store to be Ready',
     );
     // Someone strips the finalizer and deletes the resource while the provider is not looking.
     await app.stop();
-    await control.mergePatch(ManagedObjectStores, name, ns, { metadata: { finalizers: null } });
-    await control.delete(ManagedObjectStores, name, ns);
-    await eventually(async () => (await control.get(ManagedObjectStores, name, ns)) === undefined, 'the resource to be gone');
+    await control.mergePatch(kinds.ObjectStore, name, ns, { metadata: { finalizers: null } });
+    await control.delete(kinds.ObjectStore, name, ns);
+    await eventually(async () => (await control.get(kinds.ObjectStore, name, ns)) === undefined, 'the resource to be gone');
     expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
 
     const reporting = await startTestApp(testCluster('control'), {

@@ -1,7 +1,7 @@
 // A rotated Provider Secret: seen through its watch within seconds, and the client made from the
 // old credentials (with its watches) is closed at once instead of idling for half an hour.
 import { describe, expect, it } from '@jest/globals';
-import { ManagedObjectStores } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import { testCluster, uniqueName } from '../kit/env.ts';
 import { providerSecretKeys, writeSecret } from '../kit/provider.ts';
@@ -17,13 +17,13 @@ const env = withProviderRook({
 const openClients = async (): Promise<number> => (await targetClients.get()).values[0]?.value ?? 0;
 
 const synced = async (name: string): Promise<{ status: string; reason?: string } | undefined> =>
-  (await env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.apps))?.status?.conditions?.find((c) => c.type === 'Synced');
+  (await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps))?.status?.conditions?.find((c) => c.type === 'Synced');
 
 describe('Provider Secret rotation', () => {
   it('is picked up within seconds, and the superseded client is closed at once', async () => {
     const name = uniqueName('rot');
-    await env.control.create(ManagedObjectStores, {
-      apiVersion: ManagedObjectStores.apiVersion,
+    await env.control.create(kinds.ObjectStore, {
+      apiVersion: kinds.ObjectStore.apiVersion,
       kind: 'ObjectStore',
       metadata: { name, namespace: env.ns.apps },
       spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: uniqueName('t'), providerRef: { name: 'target' } },

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, start, stop, up, type LocalCluster } from '../kit/cluster.ts';
 import { installOperatorBundle } from '../kit/manifests.ts';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import { BucketClasses, Buckets, type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
@@ -40,8 +41,8 @@ async function provider(name: string, cluster: LocalCluster, labels: Record<stri
 
 /** An ObjectStoreClass that lets the scheduler choose, and its BucketClass of the same name. */
 async function selectorClass(name: string, providerSelector: LabelSelector): Promise<void> {
-  await control.apply(ObjectStoreClasses, {
-    apiVersion: ObjectStoreClasses.apiVersion,
+  await control.apply(kinds.ObjectStoreClass, {
+    apiVersion: kinds.ObjectStoreClass.apiVersion,
     kind: 'ObjectStoreClass',
     metadata: { name, namespace: platform },
     spec: { scope: { nodeCount: 4 }, providerSelector, targetNamespace: 'rook-minio' },
@@ -50,7 +51,7 @@ async function selectorClass(name: string, providerSelector: LabelSelector): Pro
     apiVersion: BucketClasses.apiVersion,
     kind: 'BucketClass',
     metadata: { name, namespace: apps },
-    classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name, namespace: platform },
+    classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name, namespace: platform },
   } as KubeObjectLike);
 }
 
@@ -62,7 +63,7 @@ const claim = (name: string, className: string, providerSelector?: LabelSelector
     spec: { classRef: { name: className }, writeConnectionSecretToRef: { name }, ...(providerSelector ? { providerSelector } : {}) },
   }) as KubeObjectLike;
 
-const stores = async (): Promise<ObjectStore[]> => (await control.list<ObjectStore>(ManagedObjectStores, { namespace: platform })).items;
+const stores = async (): Promise<ObjectStore[]> => (await control.list<ObjectStore>(kinds.ObjectStore, { namespace: platform })).items;
 
 /** The managed resource of each named claim, once every one has a Provider. */
 async function placed(names: string[], timeoutMs = 60_000): Promise<Map<string, string>> {
@@ -127,7 +128,7 @@ describe('scheduling claims onto target clusters', () => {
       return b?.status?.providerRef?.name && cond(b, 'Scheduled')?.status === 'True' ? b : undefined;
     }, 'claim spread-0 Scheduled with its Provider');
     const mr = (await control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(
-      ManagedObjectStores,
+      kinds.ObjectStore,
       one.spec.resourceRef!.name,
       platform,
     ))!;
@@ -281,14 +282,14 @@ describe('scheduling claims onto target clusters', () => {
   it('refuses a class that names both providerRef and providerSelector, and a resource whose Provider is changed', async () => {
     const both = {
       ...claim('x', 'x'),
-      apiVersion: ObjectStoreClasses.apiVersion,
+      apiVersion: kinds.ObjectStoreClass.apiVersion,
       kind: 'ObjectStoreClass',
       metadata: { name: uniqueName('both'), namespace: platform },
       spec: { scope: { nodeCount: 4 }, providerRef: { name: 'eu-1' }, providerSelector: { matchLabels: { region: 'eu' } } },
     } as KubeObjectLike;
-    await expect(control.create(ObjectStoreClasses, both)).rejects.toThrow(/exactly one of providerRef/);
+    await expect(control.create(kinds.ObjectStoreClass, both)).rejects.toThrow(/exactly one of providerRef/);
     const mr = (await stores()).find((s) => s.spec.providerRef?.name === 'eu-1')!;
-    await expect(control.update(ManagedObjectStores, { ...mr, spec: { ...mr.spec, providerRef: { name: 'us-1' } } })).rejects.toThrow(
+    await expect(control.update(kinds.ObjectStore, { ...mr, spec: { ...mr.spec, providerRef: { name: 'us-1' } } })).rejects.toThrow(
       /providerRef cannot change once set/,
     );
   });

@@ -3,7 +3,8 @@
 // answered from the watch caches. Runs on its own pair of clusters so no other test's writes count.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { BucketClasses, BucketPolicies, Buckets, ManagedObjectStores, ObjectStoreClasses, type App } from '../../src/app.ts';
+import { BucketClasses, BucketPolicies, Buckets, type App } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { applyManifests } from '../kit/manifests.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
@@ -70,7 +71,7 @@ describe('steady state', () => {
     // controllers must come to rest too.
     await applyManifests(control, [
       {
-        apiVersion: ObjectStoreClasses.apiVersion,
+        apiVersion: kinds.ObjectStoreClass.apiVersion,
         kind: 'ObjectStoreClass',
         metadata: { name: 'standard', namespace: ns },
         spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' } },
@@ -79,7 +80,7 @@ describe('steady state', () => {
         apiVersion: BucketClasses.apiVersion,
         kind: 'BucketClass',
         metadata: { name: 'standard', namespace: appNs },
-        classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: ns },
+        classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: ns },
       },
       {
         apiVersion: BucketPolicies.apiVersion,
@@ -103,8 +104,8 @@ describe('steady state', () => {
 
     const stores = Array.from({ length: 3 }, () => uniqueName('quiet'));
     for (const name of stores) {
-      await control.create(ManagedObjectStores, {
-        apiVersion: ManagedObjectStores.apiVersion,
+      await control.create(kinds.ObjectStore, {
+        apiVersion: kinds.ObjectStore.apiVersion,
         kind: 'ObjectStore',
         metadata: { name, namespace: ns },
         spec: {
@@ -116,7 +117,7 @@ describe('steady state', () => {
       });
     }
     await eventually(async () => {
-      const { items } = await control.list<ObjectStore>(ManagedObjectStores, { namespace: ns });
+      const { items } = await control.list<ObjectStore>(kinds.ObjectStore, { namespace: ns });
       const claims = (await control.list<Bucket>(Buckets, { namespace: appNs })).items;
       return (
         items.length === 5 &&

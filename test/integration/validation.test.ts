@@ -2,7 +2,7 @@
 // name (so ".", ".." and "/" never reach another API path) or out of range, the reconciler refuses an
 // external-name that is not a name, and a claim's long name still fits its labels.
 import { describe, expect, it } from '@jest/globals';
-import { BucketClasses, Buckets, ManagedObjectStores, ObjectStoreClasses, TenantClasses, Tenants } from '../../src/app.ts';
+import { BucketClasses, Buckets } from '../../src/app.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
@@ -27,8 +27,8 @@ const env = withProviderRook({
       metadata: { name: 'target', namespace: env.ns.platform },
       spec: { credentialsSecretRef: { name: 'target-creds' } },
     } as KubeObjectLike);
-    await env.control.apply(ObjectStoreClasses, {
-      apiVersion: ObjectStoreClasses.apiVersion,
+    await env.control.apply(kinds.ObjectStoreClass, {
+      apiVersion: kinds.ObjectStoreClass.apiVersion,
       kind: 'ObjectStoreClass',
       metadata: { name: 'std', namespace: env.ns.platform },
       spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'valid-minio' },
@@ -37,20 +37,20 @@ const env = withProviderRook({
       apiVersion: BucketClasses.apiVersion,
       kind: 'BucketClass',
       metadata: { name: 'std', namespace: env.ns.apps },
-      classRef: { apiVersion: ObjectStoreClasses.apiVersion, kind: 'ObjectStoreClass', name: 'std', namespace: env.ns.platform },
+      classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name: 'std', namespace: env.ns.platform },
     } as KubeObjectLike);
   },
 });
 
 const store = (name: string, over: Record<string, unknown> = {}, annotations?: Record<string, string>) =>
   ({
-    apiVersion: ManagedObjectStores.apiVersion,
+    apiVersion: kinds.ObjectStore.apiVersion,
     kind: 'ObjectStore',
     metadata: { name, namespace: env.ns.platform, ...(annotations ? { annotations } : {}) },
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'valid-minio', providerRef: { name: 'target' }, ...over },
   }) as unknown as KubeObjectLike;
 
-async function refused(obj: KubeObjectLike, field: RegExp, type: ResourceType = ManagedObjectStores): Promise<void> {
+async function refused(obj: KubeObjectLike, field: RegExp, type: ResourceType = kinds.ObjectStore): Promise<void> {
   const err = await env.control.create(type, obj).then(
     () => undefined,
     (e: unknown) => e,
@@ -127,9 +127,9 @@ describe('names and sizes', () => {
   it('an external-name that is no name gets its own reason, and reaches no API path', async () => {
     for (const [i, bad] of ['..', 'x'.repeat(100_000)].entries()) {
       const name = uniqueName(`ext${i}`);
-      await env.control.create(ManagedObjectStores, store(name, {}, { 'crossplane.io/external-name': bad }));
+      await env.control.create(kinds.ObjectStore, store(name, {}, { 'crossplane.io/external-name': bad }));
       const synced = await eventually(async () => {
-        const mr = await env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.platform);
+        const mr = await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.platform);
         const c = mr?.status?.conditions?.find((x) => x.type === 'Synced');
         return c?.status === 'False' ? c : undefined;
       }, 'Synced=False');
@@ -164,33 +164,33 @@ describe('names and sizes', () => {
       );
       await refused(
         {
-          apiVersion: ObjectStoreClasses.apiVersion,
+          apiVersion: kinds.ObjectStoreClass.apiVersion,
           kind: 'ObjectStoreClass',
           metadata: { name: uniqueName('pvc'), namespace: env.ns.platform },
           spec: { scope: scope(spec), providerRef: { name: 'target' } },
         } as KubeObjectLike,
         field('spec.scope.volumeClaimTemplates[0].spec', what),
-        ObjectStoreClasses,
+        kinds.ObjectStoreClass,
       );
       await refused(
         {
-          apiVersion: Tenants.apiVersion,
+          apiVersion: kinds.Tenant.apiVersion,
           kind: 'Tenant',
           metadata: { name: uniqueName('pvc'), namespace: env.ns.platform },
           spec: { forProvider: { pools: tenantPools(spec) }, targetNamespace: 't', providerRef: { name: 'target' } },
         } as KubeObjectLike,
         field('spec.forProvider.pools[0].volumeClaimTemplate.spec', what),
-        Tenants,
+        kinds.Tenant,
       );
       await refused(
         {
-          apiVersion: TenantClasses.apiVersion,
+          apiVersion: kinds.TenantClass.apiVersion,
           kind: 'TenantClass',
           metadata: { name: uniqueName('pvc'), namespace: env.ns.platform },
           spec: { pools: tenantPools(spec), providerRef: { name: 'target' } },
         } as KubeObjectLike,
         field('spec.pools[0].volumeClaimTemplate.spec', what),
-        TenantClasses,
+        kinds.TenantClass,
       );
     }
     // Kubernetes' own forms: a quantity as a number or a string, no storage class (""), a selector.
@@ -206,11 +206,8 @@ describe('names and sizes', () => {
       },
     ]) {
       const name = uniqueName('pvc');
-      await env.control.create(
-        ManagedObjectStores,
-        store(name, { forProvider: { scope: scope(spec) } }, { 'crossplane.io/paused': 'true' }),
-      );
-      const made = await env.control.get<ObjectStore>(ManagedObjectStores, name, env.ns.platform);
+      await env.control.create(kinds.ObjectStore, store(name, { forProvider: { scope: scope(spec) } }, { 'crossplane.io/paused': 'true' }));
+      const made = await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.platform);
       expect(made?.spec.forProvider.scope.volumeClaimTemplates?.[0]?.spec).toEqual(spec);
     }
   });
@@ -219,7 +216,7 @@ describe('names and sizes', () => {
     const pools = [SMALL_POOL];
     const tenant = (requestAutoCert: boolean) =>
       ({
-        apiVersion: Tenants.apiVersion,
+        apiVersion: kinds.Tenant.apiVersion,
         kind: 'Tenant',
         metadata: { name: uniqueName('tls'), namespace: env.ns.platform, annotations: { 'crossplane.io/paused': 'true' } },
         spec: {
@@ -231,19 +228,19 @@ describe('names and sizes', () => {
       }) as KubeObjectLike;
     const tenantClass = (requestAutoCert: boolean) =>
       ({
-        apiVersion: TenantClasses.apiVersion,
+        apiVersion: kinds.TenantClass.apiVersion,
         kind: 'TenantClass',
         metadata: { name: uniqueName('tls'), namespace: env.ns.platform },
         spec: { pools, requestAutoCert, providerRef: { name: 'target' }, exposure: { loadBalancer: {} } },
       }) as KubeObjectLike;
-    await refused(tenant(true), /spec\.exposure: Invalid value.*cluster-internal host names/, Tenants);
-    await refused(tenantClass(true), /spec\.exposure: Invalid value.*cluster-internal host names/, TenantClasses);
+    await refused(tenant(true), /spec\.exposure: Invalid value.*cluster-internal host names/, kinds.Tenant);
+    await refused(tenantClass(true), /spec\.exposure: Invalid value.*cluster-internal host names/, kinds.TenantClass);
     // Plain HTTP exposed, and TLS kept inside the cluster, are both taken.
-    await env.control.create(Tenants, tenant(false));
-    await env.control.create(TenantClasses, tenantClass(false));
+    await env.control.create(kinds.Tenant, tenant(false));
+    await env.control.create(kinds.TenantClass, tenantClass(false));
     const inside = tenant(true) as KubeObjectLike & { spec: Record<string, unknown> };
     delete inside.spec.exposure;
-    await env.control.create(Tenants, inside);
+    await env.control.create(kinds.Tenant, inside);
   });
 
   it('the client refuses "." and ".." as a path segment, whatever reaches it', () => {
@@ -268,7 +265,7 @@ describe('names and sizes', () => {
       'the long-named claim to be Bound',
       45_000,
     );
-    const mr = (await env.control.get<ObjectStore>(ManagedObjectStores, claim.spec.resourceRef!.name, env.ns.platform))!;
+    const mr = (await env.control.get<ObjectStore>(kinds.ObjectStore, claim.spec.resourceRef!.name, env.ns.platform))!;
     const label = mr.metadata.labels?.['crossplane.io/claim-name'] ?? '';
     expect(label.length).toBeLessThanOrEqual(63);
     expect(label.startsWith('long-nnn')).toBe(true);

@@ -3,7 +3,7 @@
 // that finalizer goes; nothing is deleted in the target meanwhile. An object in the target held by
 // someone else's finalizer is asked to go once, not again on every pass that waits for it.
 import { describe, expect, it } from '@jest/globals';
-import { ManagedObjectStores } from '../../src/app.ts';
+import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { registry } from '../../src/kit/metrics.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
@@ -35,17 +35,17 @@ describe('a deletion that waits on a finalizer someone else added', () => {
   it('says what it waits for and since when, is counted, and ends by itself once the finalizer goes', async () => {
     const name = uniqueName('held');
     const targetNamespace = uniqueName('t');
-    await env.control.create(ManagedObjectStores, {
-      apiVersion: ManagedObjectStores.apiVersion,
+    await env.control.create(kinds.ObjectStore, {
+      apiVersion: kinds.ObjectStore.apiVersion,
       kind: 'ObjectStore',
       metadata: { name, namespace: env.ns.apps, finalizers: [HOLD] },
       spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: 'target' } },
     });
     await eventually(async () => Boolean(await env.target.get(RookObjectStores, name, targetNamespace)), 'the store in the target');
-    await env.control.delete(ManagedObjectStores, name, env.ns.apps);
+    await env.control.delete(kinds.ObjectStore, name, env.ns.apps);
     const synced = await eventually(async () => {
       const mr = await env.control.get<{ metadata: { name: string }; status?: { conditions?: Cond[] } }>(
-        ManagedObjectStores,
+        kinds.ObjectStore,
         name,
         env.ns.apps,
       );
@@ -61,13 +61,13 @@ describe('a deletion that waits on a finalizer someone else added', () => {
     // Nothing is deleted in the target while others clean up first.
     expect(await env.target.get(RookObjectStores, name, targetNamespace)).toBeDefined();
 
-    const mr = (await env.control.get<{ metadata: { name: string; finalizers?: string[] } }>(ManagedObjectStores, name, env.ns.apps))!;
-    await env.control.update(ManagedObjectStores, {
+    const mr = (await env.control.get<{ metadata: { name: string; finalizers?: string[] } }>(kinds.ObjectStore, name, env.ns.apps))!;
+    await env.control.update(kinds.ObjectStore, {
       ...mr,
       metadata: { ...mr.metadata, finalizers: mr.metadata.finalizers!.filter((f) => f !== HOLD) },
     });
     await eventually(
-      async () => (await env.control.get(ManagedObjectStores, name, env.ns.apps)) === undefined,
+      async () => (await env.control.get(kinds.ObjectStore, name, env.ns.apps)) === undefined,
       'the store to be gone',
       30_000,
     );
@@ -85,8 +85,8 @@ describe('a deletion that waits on a finalizer someone else added in the target'
     const targetHost = new URL(testCluster('target').server).host;
     const deletes = () => counted('rest_client_requests_total', (l) => l.host === targetHost && l.method === 'DELETE');
     const passes = () => counted('controller_runtime_reconcile_total', (l) => String(l.controller).startsWith('managed/objectstore'));
-    await env.control.create(ManagedObjectStores, {
-      apiVersion: ManagedObjectStores.apiVersion,
+    await env.control.create(kinds.ObjectStore, {
+      apiVersion: kinds.ObjectStore.apiVersion,
       kind: 'ObjectStore',
       metadata: { name, namespace: env.ns.apps },
       spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: 'target' } },
@@ -94,7 +94,7 @@ describe('a deletion that waits on a finalizer someone else added in the target'
     await eventually(async () => Boolean(await env.target.get(RookObjectStores, name, targetNamespace)), 'the store in the target');
     // A backup tool in the target holds the store until it is done.
     await env.target.mergePatch(RookObjectStores, name, targetNamespace, { metadata: { finalizers: [HOLD] } });
-    await env.control.delete(ManagedObjectStores, name, env.ns.apps);
+    await env.control.delete(kinds.ObjectStore, name, env.ns.apps);
     await eventually(
       async () =>
         Boolean(
@@ -104,7 +104,7 @@ describe('a deletion that waits on a finalizer someone else added in the target'
       'the store asked to go',
     );
     await eventually(async () => {
-      const mr = await env.control.get<KubeObjectLike & { status?: { conditions?: Cond[] } }>(ManagedObjectStores, name, env.ns.apps);
+      const mr = await env.control.get<KubeObjectLike & { status?: { conditions?: Cond[] } }>(kinds.ObjectStore, name, env.ns.apps);
       return mr?.status?.conditions?.some((c) => c.type === 'Ready' && c.reason === 'Deleting');
     }, 'the resource to say Deleting');
     const deletesThen = await deletes();
@@ -112,7 +112,7 @@ describe('a deletion that waits on a finalizer someone else added in the target'
     // Passes while it waits: each change of the resource brings one at once (its own requeues back off
     // up to a minute).
     for (let touch = 1; touch <= 3; touch++) {
-      await env.control.mergePatch(ManagedObjectStores, name, env.ns.apps, {
+      await env.control.mergePatch(kinds.ObjectStore, name, env.ns.apps, {
         metadata: { annotations: { 'example.com/touched': String(touch) } },
       });
       await eventually(async () => (await passes()) >= passesThen + touch, `pass ${touch} while the store is held`, 30_000);
@@ -128,7 +128,7 @@ describe('a deletion that waits on a finalizer someone else added in the target'
 
     await env.target.mergePatch(RookObjectStores, name, targetNamespace, { metadata: { finalizers: null } });
     await eventually(
-      async () => (await env.control.get(ManagedObjectStores, name, env.ns.apps)) === undefined,
+      async () => (await env.control.get(kinds.ObjectStore, name, env.ns.apps)) === undefined,
       'the resource to be gone',
       30_000,
     );

@@ -210,6 +210,16 @@ describe('architecture', () => {
     expect(found).toEqual([]);
   });
 
+  it('app.ts names no backend: it wires the list, src/backends/index.ts, and the portable API', async () => {
+    const app = path.join(src, 'app.ts');
+    const list = path.join(BACKENDS, 'index.ts');
+    expect(imports(app).filter((i) => inside(BACKENDS)(i) && i !== list)).toEqual([]);
+    const { backends } = await import('../../src/backends/index.ts');
+    const text = readFileSync(app, 'utf8');
+    const named = backends.flatMap((b) => [b.managed.kind, b.class.kind]).filter((k) => new RegExp(`\\b${k}\\b`).test(text));
+    expect(named).toEqual([]);
+  });
+
   it("a backend's API is in its own folder (an api.ts): src/apis/ defines only what backends share", async () => {
     const { backends } = await import('../../src/backends/index.ts');
     const served = new Set(backends.flatMap((b) => [b.managed.kind, b.class.kind]));
