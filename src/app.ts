@@ -45,8 +45,8 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
       if (!(await manager.lead())) return undefined;
       const system = await ProviderSystem.create(manager, opts);
       // The keys a rotation replaced stay until every consumer of the claim holds the new ones.
-      const retirementHold = rotationHold(manager, [Buckets, BucketAccesses]);
-      for (const b of backends) registerBackend(manager, system, b, { retirementHold });
+      const hold = rotationHold(manager, [Buckets, BucketAccesses]);
+      for (const b of backends) hold.wake(b.managed, registerBackend(manager, system, b, { retirementHold: hold.why }).controller);
       setupClaim(manager, {
         claim: Buckets,
         portableClass: BucketClasses,

@@ -4,6 +4,9 @@
 // digest of the access key id it wrote (never the key), compared with the resource's own Secret.
 import { createHash } from 'node:crypto';
 import type { Manager } from '../../kit/controller/manager.ts';
+import { onChange } from '../../kit/controller/handlers.ts';
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 import { connectionSecrets } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -14,11 +17,25 @@ import type { DeliveringClaim } from './consumers.ts';
 export const keysDigest = (accessKeyId: string | undefined): string | undefined =>
   accessKeyId ? createHash('sha256').update(accessKeyId).digest('hex').slice(0, 12) : undefined;
 
-/** Why `mr`'s replaced keys must stay: the consumers of its claim that do not hold its published keys yet. */
-export function rotationHold(manager: Manager, claims: ResourceType[]): (mr: ManagedResource) => string | undefined {
+/** Why a resource's replaced keys must stay, and how it is woken once they need not. */
+export interface RotationHold {
+  /** The consumers of `mr`'s claim that do not hold its published keys yet, or undefined. */
+  why(mr: ManagedResource): string | undefined;
+  /**
+   * Wakes `controller` (of managed kind `type`) when what its claims' consumers hold changes, so
+   * keys a consumer no longer needs go at once rather than at the next recheck.
+   */
+  wake(type: ResourceType, controller: { enqueue(key: string): void }): void;
+}
+
+/** What the consumers of a claim hold, as its deliveries record it. */
+const held = (claim: ReadonlyDeep<DeliveringClaim>): string =>
+  JSON.stringify((claim.status?.deliveries ?? []).map((d) => [d.to, d.keys, Boolean(d.removing)]));
+
+export function rotationHold(manager: Pick<Manager, 'informer'>, claims: ResourceType[]): RotationHold {
   const caches = new Map(claims.map((t) => [t.kind, manager.informer<DeliveringClaim>(t)]));
   const secrets = connectionSecrets(manager);
-  return (mr) => {
+  const why = (mr: ManagedResource): string | undefined => {
     const ref = claimRefOf(mr);
     const claim = ref?.kind && ref.namespace ? caches.get(ref.kind)?.get(ref) : undefined;
     const deliveries = (claim?.status?.deliveries ?? []).filter((d) => !d.removing);
@@ -29,4 +46,17 @@ export function rotationHold(manager: Manager, claims: ResourceType[]): (mr: Man
     const behind = deliveries.filter((d) => d.keys !== published).map((d) => d.to);
     return behind.length ? `the previous keys stay until every consumer holds the new ones; not yet: ${behind.join(', ')}` : undefined;
   };
+  const wake = (type: ResourceType, controller: { enqueue(key: string): void }): void => {
+    for (const cache of caches.values())
+      onChange(
+        cache,
+        (claim) => {
+          const ref = claim.spec?.resourceRef;
+          if (ref?.kind === type.kind && ref.apiVersion === type.apiVersion && ref.namespace)
+            controller.enqueue(keyOf({ namespace: ref.namespace, name: ref.name }));
+        },
+        { on: ['updated'], when: (old, claim) => held(old) !== held(claim) },
+      );
+  };
+  return { why, wake };
 }
