@@ -7,7 +7,7 @@
 //   drift repair; the time to delete them all; peak RSS and heap;
 // - with --claims M: M Bucket claims at once, until all Bound, against the time a plain client takes
 //   for as many writes as provider-rook made for them (the API servers' own throughput);
-// - with --collected C: C MinIO Operator kinds.Tenant (each in a namespace of its own) and C Rook Ceph
+// - with --collected C: C MinIO Operator Tenants (each in a namespace of its own) and C Rook Ceph
 //   ObjectBucketClaims (in one namespace), played by their stand-ins: the time to delete them and the
 //   requests a deletion takes, where the operators' objects are the garbage collector's;
 // - with --shared-claims S: S Bucket claims on one shared store (a MinioBucketClass), in a target of
@@ -54,7 +54,7 @@ const { values } = parseArgs({
     claims: { type: 'string', default: '0' },
     'shared-claims': { type: 'string', default: '0' },
     delivered: { type: 'string', default: '0' },
-    // N MinIO Operator kinds.Tenant and N Rook Ceph ObjectBucketClaims on the first target, made Ready, then deleted: a deletion's cost where the garbage collector works.
+    // N MinIO Operator Tenants and N Rook Ceph ObjectBucketClaims on the first target, made Ready, then deleted: a deletion's cost where the garbage collector works.
     collected: { type: 'string', default: '0' },
     // The bench raises provider-rook's limits by flag (its defaults stay on for users): the figure is our own cost, not the limiter's.
     'provider-flags': { type: 'string', default: '--max-reconcile-rate 1000 --workers 16' },
@@ -542,7 +542,7 @@ if (CLAIMS > 0) {
   await buckets.stop();
 }
 
-// 6. Deletes where the garbage collector works: managed kinds.Tenant and kinds.CephBucket, made Ready, then deleted.
+// 6. Deletes where the garbage collector works: managed Tenants and CephBuckets, made Ready, then deleted.
 let collected: Record<string, unknown> | undefined;
 if (COLLECTED > 0) {
   const target = targetAdmins[0]!;

@@ -1,4 +1,4 @@
-// One Bucket claim, four backends: Rook MinIO ObjectStores, MinIO Operator kinds.Tenant, Rook Ceph bucket
+// One Bucket claim, four backends: Rook MinIO ObjectStores, MinIO Operator Tenants, Rook Ceph bucket
 // claims and SeaweedFS stores, all live in one provider-rook with two targets. Target A has the operators
 // installed by its admin; target B starts empty and gets each operator from provider-rook. The
 // stand-ins run real S3 servers, so a Bound claim is proven usable with its Secret alone.
