@@ -23,14 +23,6 @@ export interface KubeObject {
 }
 
 export const ANNOTATION_EXTERNAL_NAME = 'crossplane.io/external-name';
-/** On a claim or managed resource: its deletion is refused at admission (config/admission/protection.yaml) while it is "true". */
-export const LABEL_PROTECTED = 'rook.crossplane.io/protected';
-/** On a Bucket claim, while BucketAccess claims hold users of it: its deletion is refused at admission too. */
-export const LABEL_GRANTED = 'rook.crossplane.io/granted';
-/** On a claim or managed resource: any new value asks for one rotation of its keys (native/rotation.ts). */
-export const ANNOTATION_ROTATE = 'rook.crossplane.io/rotate-credentials';
-/** The condition saying which keys are in use, or why they cannot rotate. */
-export const CONDITION_ROTATED = 'CredentialsRotated';
 export const ANNOTATION_CREATE_PENDING = 'crossplane.io/external-create-pending';
 export const ANNOTATION_CREATE_SUCCEEDED = 'crossplane.io/external-create-succeeded';
 export const ANNOTATION_CREATE_FAILED = 'crossplane.io/external-create-failed';

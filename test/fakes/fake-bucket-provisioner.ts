@@ -37,7 +37,7 @@ import {
 } from '@aws-sdk/client-iam';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Credentials } from '../kit/s3-server.ts';
-import { randomKey } from '../../src/kit/random.ts';
+import { randomKey } from '../../src/backends/shared/random.ts';
 import { quantityBytes } from '../../src/kit/quantity.ts';
 import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
 import { iamClient, s3Client } from '../kit/s3.ts';

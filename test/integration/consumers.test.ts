@@ -10,7 +10,7 @@ import { BucketAccesses, BucketClasses, Buckets, type App } from '../../src/app.
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { ANNOTATION_ROTATE } from '../../src/kit/meta.ts';
+import { ANNOTATION_ROTATE } from '../../src/runtime/labels.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { adminClient, testCluster } from '../kit/env.ts';

@@ -10,7 +10,7 @@ import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
-import { ANNOTATION_ROTATE } from '../../src/kit/meta.ts';
+import { ANNOTATION_ROTATE } from '../../src/runtime/labels.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { roundTrip, s3Client } from '../kit/s3.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';

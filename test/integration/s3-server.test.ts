@@ -14,7 +14,7 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startS3Server, type S3Credentials, type S3Server } from '../kit/s3-server.ts';
-import { randomKey } from '../../src/kit/random.ts';
+import { randomKey } from '../../src/backends/shared/random.ts';
 import { iamClient, refusal, roundTrip, s3Client } from '../kit/s3.ts';
 
 const root = { accessKey: randomKey(20), secretKey: randomKey(40) };

@@ -26,7 +26,7 @@ import {
   Seaweeds,
 } from '../../src/backends/seaweedfs/operator.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { ANNOTATION_ROTATE } from '../../src/kit/meta.ts';
+import { ANNOTATION_ROTATE } from '../../src/runtime/labels.ts';
 import { FakeSeaweedOperator } from '../fakes/fake-seaweed-operator.ts';
 import { eventually } from '../kit/eventually.ts';
 import { eventsFor } from '../kit/provider.ts';

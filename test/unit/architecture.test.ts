@@ -105,6 +105,15 @@ describe('architecture', () => {
     expect(reaching(KIT, (_, i) => !i.startsWith(src + path.sep) || inside(KIT)(i))).toEqual([]);
   });
 
+  it("src/kit holds none of provider-rook's own labels or annotations (rook.crossplane.io)", () => {
+    const own = files(KIT).flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (/['"`]rook\.crossplane\.io\//.test(line) ? [`${path.relative(src, f)}:${i + 1}`] : [])),
+    );
+    expect(own).toEqual([]);
+  });
+
   it('src/runtime imports nothing from src/apis, the backends or e2e (only the kit)', () => {
     expect(reaching(RUNTIME, (_, i) => !i.startsWith(src + path.sep) || inside(KIT)(i) || inside(RUNTIME)(i))).toEqual([]);
   });

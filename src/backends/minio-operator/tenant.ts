@@ -17,7 +17,7 @@ import type { KindContext } from '../../runtime/native/kind.ts';
 import type { NativeKind } from '../../runtime/native/kind.ts';
 import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
 import { bundleFromDirectory } from '../../runtime/operators/operator.ts';
-import { randomKey } from '../../kit/random.ts';
+import { randomKey } from '../shared/random.ts';
 import { Reasons } from '../../runtime/reasons.ts';
 import { s3ConnectionDetails } from '../shared/s3-details.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';

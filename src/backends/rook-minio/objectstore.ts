@@ -16,7 +16,7 @@ import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 import { externalNameOf } from '../../kit/meta.ts';
 import type { Inspection, KindContext, ObjectReader, TargetObject } from '../../runtime/native/kind.ts';
 import { withoutNulls } from '../../kit/json.ts';
-import { randomKey } from '../../kit/random.ts';
+import { randomKey } from '../shared/random.ts';
 import { bundleFromDirectory } from '../../runtime/operators/operator.ts';
 import { Reasons, UnprovenError } from '../../runtime/reasons.ts';
 import { S3_ENDPOINT_KEYS, s3ConnectionDetails } from '../shared/s3-details.ts';

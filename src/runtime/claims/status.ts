@@ -12,7 +12,7 @@ import { done, requeue, requeueAfter, type Result, keyOf } from '../../kit/contr
 import { NOT_SCHEDULED, type Claim } from './claim.ts';
 import type { ProgressWrites } from '../progress.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { ANNOTATION_ROTATE, CONDITION_ROTATED, LABEL_PROTECTED } from '../../kit/meta.ts';
+import { ANNOTATION_ROTATE, CONDITION_ROTATED, LABEL_PROTECTED } from '../labels.ts';
 import { rotationRequest } from '../native/rotation.ts';
 
 export type Cond = Parameters<typeof setCondition>[1];

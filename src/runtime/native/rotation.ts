@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { getCondition, ReasonedError, setCondition, type Condition } from '../../kit/conditions.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../../kit/meta.ts';
+import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../labels.ts';
 import { Reasons } from '../reasons.ts';
 import type { Companion, CredentialsView, KindContext, NativeKind, ObjectReader, TargetObject } from './kind.ts';
 

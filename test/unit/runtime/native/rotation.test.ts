@@ -3,7 +3,7 @@
 // their grace period counted from the publication).
 import { describe, expect, it } from '@jest/globals';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
-import { ANNOTATION_ROTATE } from '../../../../src/kit/meta.ts';
+import { ANNOTATION_ROTATE } from '../../../../src/runtime/labels.ts';
 import {
   ANNOTATION_CREDENTIALS,
   durationMs,
