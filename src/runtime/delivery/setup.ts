@@ -103,15 +103,14 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
     sweep(target, s, owner);
   }
   // A claim gone without its finalizer's work (removed by hand): what it left in watched clusters goes.
-  claims.on({
-    deleted: (c) => {
-      for (const { target, cache } of watched.values())
-        for (const s of cache.list()) {
-          const owner = system.marks.provenOwner(Secrets, s);
-          if (owner?.resource === resource && owner.uid === c.metadata.uid) sweep(target, s, owner);
-        }
-    },
-  });
+  const claimGone = (c: ReadonlyDeep<DeliveringClaim>): void => {
+    for (const { target, cache } of watched.values())
+      for (const s of cache.list()) {
+        const owner = system.marks.provenOwner(Secrets, s);
+        if (owner?.resource === resource && owner.uid === c.metadata.uid) sweep(target, s, owner);
+      }
+  };
+  onChange(claims, claimGone, { on: ['deleted'] });
   function sweep(
     target: Target,
     s: ReadonlyDeep<SecretObject>,
