@@ -17,6 +17,7 @@ import { Providers } from '../src/runtime/system/provider-status.ts';
 import { environment, type E2EEnvironment } from './support/backend.ts';
 import { S3_KEY_NAMES } from '../test/kit/s3-keys.ts';
 import { eventually, type EventuallyOptions } from '../test/kit/eventually.ts';
+import { cond } from '../test/kit/conditions.ts';
 
 const PLATFORM = 'rook-infra-dev';
 const APP = 'app-project1-dev';
@@ -34,7 +35,6 @@ let env: E2EEnvironment;
 let control: KubeClient;
 
 const step = (line: string): void => console.log(`[e2e:${env.backend}] ${line}`);
-const cond = (o: Conditioned | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
 /** Current conditions and events of the objects a scenario is about: what a failure shows. */
 async function explain(objects: [ResourceType, string, string][]): Promise<string> {

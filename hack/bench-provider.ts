@@ -46,6 +46,7 @@ import { clusterPids, down, freePort, repoRoot, up, type LocalCluster } from '..
 import { eventually, type EventuallyOptions } from '../test/kit/eventually.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { installCrds, installOperatorBundle, manifestFiles } from '../test/kit/manifests.ts';
+import { cond } from '../test/kit/conditions.ts';
 
 const { values } = parseArgs({
   options: {
@@ -85,7 +86,7 @@ const BATCH = 50;
 const client = (c: LocalCluster): KubeClient =>
   new KubeClient(kubeconfigFileAccess(c.kubeconfig), { fieldManager: 'bench', timeoutMs: 120_000 });
 const ready = (o: { readonly status?: { readonly conditions?: readonly { type: string; status: string }[] } } | undefined): boolean =>
-  o?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  cond(o, 'Ready')?.status === 'True';
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
 const percentile = (xs: number[], p: number): number =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -740,9 +741,7 @@ async function deliveredPhase(storeCluster: LocalCluster, target: KubeClient, bu
     }) as KubeObjectLike;
   const isDelivered = (n: string): boolean => {
     const b = buckets.get(`${NS}/${n}`) as (Bucket & { status?: { conditions?: { type: string; status: string }[] } }) | undefined;
-    return (
-      b?.status?.bindingPhase === 'Bound' && (b.status.conditions?.some((c) => c.type === 'Delivered' && c.status === 'True') ?? false)
-    );
+    return b?.status?.bindingPhase === 'Bound' && cond(b, 'Delivered')?.status === 'True';
   };
   const settle = async (): Promise<number> => {
     await sleep(3_000);

@@ -16,7 +16,8 @@ import { Events, Jobs, Leases, Namespaces, Secrets, Services, StatefulSets } fro
 import type { KubeObjectLike } from '../src/kit/kube/client.ts';
 import { Providers } from '../src/runtime/system/provider-status.ts';
 import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
-import { ChaosEnv, CLUSTERS, Replica, World, cond, isBound, percentile, sleep, within, type Conditioned } from './lib/chaos.ts';
+import { ChaosEnv, CLUSTERS, Replica, World, isBound, percentile, sleep, within, type Conditioned } from './lib/chaos.ts';
+import { cond } from '../test/kit/conditions.ts';
 import { eventually } from '../test/kit/eventually.ts';
 import { down, get as clusterInfo, start, stop } from '../test/kit/cluster.ts';
 import { hostileInputs } from './lib/hostile.ts';

@@ -15,6 +15,7 @@ import type { Bucket } from '../src/apis/storage.ts';
 import type { KubeObjectLike } from '../src/kit/kube/client.ts';
 import { OperatorUpgrades } from '../src/runtime/operators/waves.ts';
 import { Providers, type ProviderObject } from '../src/runtime/providers/provider.ts';
+import { cond } from '../test/kit/conditions.ts';
 
 const TARGETS = ['eu-1', 'eu-2', 'us-1'] as const;
 const NAMESPACE = 'app-project1-dev';
@@ -69,10 +70,7 @@ async function providersReady(): Promise<void> {
           namespace: 'rook-infra-dev',
         })
       ).items;
-      return (
-        providers.length === TARGETS.length &&
-        providers.every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-      );
+      return providers.length === TARGETS.length && providers.every((p) => cond(p, 'Ready')?.status === 'True');
     },
     'the Providers to be Ready',
     { timeoutMs: 60_000, delayMs: 250, maxDelayMs: 250 },

@@ -17,7 +17,8 @@ import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID } from '../../src/runtime/ow
 import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../../test/fakes/fake-bucket-provisioner.ts';
 import { FakeTenantOperator, SMALL_POOL } from '../../test/fakes/fake-tenant-operator.ts';
 import { FakeSeaweedOperator } from '../../test/fakes/fake-seaweed-operator.ts';
-import { cond, isBound, sleep, within, type ChaosEnv, type Conditioned } from './chaos.ts';
+import { isBound, sleep, within, type ChaosEnv, type Conditioned } from './chaos.ts';
+import { cond } from '../../test/kit/conditions.ts';
 import { eventually } from '../../test/kit/eventually.ts';
 import { installOperatorBundle } from '../../test/kit/manifests.ts';
 

@@ -18,6 +18,7 @@ import { FakeMinioOperator } from '../../test/fakes/fake-minio-operator.ts';
 import { freePort, repoRoot, start, stop, up, type LocalCluster } from '../../test/kit/cluster.ts';
 import { eventually, type EventuallyOptions } from '../../test/kit/eventually.ts';
 import { installCrds, installOperatorBundle, manifestFiles } from '../../test/kit/manifests.ts';
+import { cond } from '../../test/kit/conditions.ts';
 
 export const CLUSTERS = ['chaos-control', 'chaos-a', 'chaos-b'] as const;
 export const workDir = path.join(repoRoot, '.local', 'chaos');
@@ -26,7 +27,6 @@ export type Conditioned = KubeObjectLike & {
   metadata: { uid?: string; labels?: Record<string, string>; finalizers?: string[]; deletionTimestamp?: string };
   status?: { bindingPhase?: string; conditions?: { type: string; status: string; reason: string; message?: string }[] };
 };
-export const cond = (o: Conditioned | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 export const isBound = (b: Conditioned | undefined): boolean => b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

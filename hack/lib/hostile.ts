@@ -9,7 +9,8 @@ import { KubeError } from '../../src/kit/kube/errors.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
-import { type ChaosEnv, type Conditioned, type Replica, type World, cond, isBound, providerKeys, secretOf, within } from './chaos.ts';
+import { type ChaosEnv, type Conditioned, type Replica, type World, isBound, providerKeys, secretOf, within } from './chaos.ts';
+import { cond } from '../../test/kit/conditions.ts';
 import { eventually } from '../../test/kit/eventually.ts';
 
 type Obj = KubeObjectLike & Record<string, unknown>;

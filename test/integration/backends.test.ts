@@ -28,6 +28,7 @@ import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
 import { S3_KEY_NAMES } from '../kit/s3-keys.ts';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
 // Target A is this file's own too: the stand-ins with S3 servers must be the only ones to play its Jobs.
@@ -38,7 +39,6 @@ type Obj = KubeObjectLike & {
   data?: Record<string, string>;
 };
 type Cond = { type: string; status: string; reason: string };
-const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
 let fresh: LocalCluster;
 let clusterA: LocalCluster;

@@ -30,11 +30,11 @@ import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
 import { boundBucket, bucketClaim, claimAccess, refusedBucket } from '../kit/claims.ts';
+import { cond } from '../kit/conditions.ts';
 
 const TARGET = `it-buckets-${process.pid}`;
 type Obj = KubeObjectLike & { spec?: Record<string, unknown>; data?: Record<string, string>; status?: { conditions?: Cond[] } };
 type Cond = { type: string; status: string; reason: string; message?: string };
-const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
 let rookStandIn: FakeMinioOperator;
 const env = withProviderRook({

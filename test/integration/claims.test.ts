@@ -31,6 +31,7 @@ import {
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { S3_KEY_NAMES } from '../kit/s3-keys.ts';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
 type SecretView = KubeObjectLike & { metadata: { ownerReferences?: unknown[] }; data?: Record<string, string>; type?: string };
 type TargetStore = KubeObjectLike & { spec: Record<string, unknown> };
@@ -54,18 +55,13 @@ const ns = {
 };
 const watched = [PLATFORM, APP, ...Object.values(ns)];
 
-const condition = (
-  obj: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined,
-  type: string,
-) => obj?.status?.conditions?.find((c) => c.type === type);
-
 const getBucket = (namespace: string, name: string): Promise<Bucket | undefined> => control.get<Bucket>(Buckets, name, namespace);
 
 async function waitForBound(namespace: string, name: string, timeoutMs = 30_000): Promise<Bucket> {
   return eventually(
     async () => {
       const b = await getBucket(namespace, name);
-      return b?.status?.bindingPhase === 'Bound' && condition(b, 'Ready')?.status === 'True' ? b : undefined;
+      return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
     },
     `Bucket ${namespace}/${name} to be Bound and Ready`,
     timeoutMs,
@@ -135,7 +131,7 @@ describe('Bucket claims', () => {
     const ref = claim.spec.resourceRef!;
     expect(ref).toMatchObject({ kind: 'ObjectStore', namespace: PLATFORM });
     expect(ref.name).toMatch(/^app-project1-dev-app-bucket-[a-z0-9]{5}$/);
-    expect(condition(claim, 'Synced')?.status).toBe('True');
+    expect(cond(claim, 'Synced')?.status).toBe('True');
 
     const mr = await control.get<ObjectStore>(kinds.ObjectStore, ref.name, PLATFORM);
     expect(mr?.spec.claimRef).toMatchObject({ kind: 'Bucket', name: 'app-bucket', namespace: APP, uid: claim.metadata.uid });
@@ -202,9 +198,9 @@ describe('Bucket claims', () => {
     await control.create(Buckets, bucket(n, 'lonely', null));
     const waiting = await eventually(async () => {
       const b = await getBucket(n, 'lonely');
-      return condition(b, 'Synced')?.reason === 'NoDefaultClass' ? b : undefined;
+      return cond(b, 'Synced')?.reason === 'NoDefaultClass' ? b : undefined;
     }, 'a NoDefaultClass condition');
-    expect(condition(waiting, 'Synced')?.message).toContain(`no BucketPolicy in namespace ${n}`);
+    expect(cond(waiting, 'Synced')?.message).toContain(`no BucketPolicy in namespace ${n}`);
     await control.delete(Buckets, 'lonely', n);
 
     const policy = (name: string) => ({
@@ -217,9 +213,9 @@ describe('Bucket claims', () => {
     await control.create(Buckets, bucket(n, 'no-class', null));
     const ambiguous = await eventually(async () => {
       const b = await getBucket(n, 'no-class');
-      return condition(b, 'Synced')?.reason === 'AmbiguousDefaultClass' ? b : undefined;
+      return cond(b, 'Synced')?.reason === 'AmbiguousDefaultClass' ? b : undefined;
     }, 'an AmbiguousDefaultClass condition');
-    expect(condition(ambiguous, 'Synced')?.message).toContain('(one, two)');
+    expect(cond(ambiguous, 'Synced')?.message).toContain('(one, two)');
     expect(ambiguous.spec.classRef).toBeUndefined();
     expect(await managedFor(n)).toHaveLength(0);
 
@@ -315,12 +311,12 @@ describe('Bucket claims', () => {
     await control.create(Buckets, bucket(n, 'refused'));
     const refused = await eventually(async () => {
       const b = await getBucket(n, 'refused');
-      return condition(b, 'Synced')?.reason === 'NamespaceNotAllowed' ? b : undefined;
+      return cond(b, 'Synced')?.reason === 'NamespaceNotAllowed' ? b : undefined;
     }, 'a NamespaceNotAllowed condition');
-    expect(condition(refused, 'Synced')?.message).toBe(
+    expect(cond(refused, 'Synced')?.message).toBe(
       `ObjectStoreClass ${PLATFORM}/rook-minio-restricted does not allow claims from namespace ${n} (allowed: ${APP})`,
     );
-    expect(condition(refused, 'Ready')?.status).toBe('False');
+    expect(cond(refused, 'Ready')?.status).toBe('False');
     expect(refused.spec.resourceRef).toBeUndefined();
     expect(await managedFor(n)).toHaveLength(0);
     expect((await eventsFor(control, n, 'refused')).map((e) => e.reason)).toContain('NamespaceNotAllowed');
@@ -370,7 +366,7 @@ describe('Bucket claims', () => {
     const answer = async (name: string, reason: string) => {
       const b = await eventually(async () => {
         const got = await getBucket(n, name);
-        return condition(got, 'Synced')?.reason === reason ? got : undefined;
+        return cond(got, 'Synced')?.reason === reason ? got : undefined;
       }, `Bucket ${n}/${name} to say ${reason}`);
       await eventually(
         async () => (await eventsFor(control, n, name)).some((e) => e.type === 'Warning' && e.reason === reason),
@@ -383,7 +379,7 @@ describe('Bucket claims', () => {
       };
     };
     const missing = await answer('ref-ghost', Reasons.ManagedResourceNotFound);
-    expect(missing.conditions?.find((c) => c.type === 'Synced')?.message).toBe(
+    expect(cond({ status: missing }, 'Synced')?.message).toBe(
       `spec.resourceRef names ObjectStore ${PLATFORM}/<name>, which does not exist or is not reserved for this claim: ` +
         'a platform team reserves one by setting its spec.claimRef to this claim',
     );

@@ -32,6 +32,7 @@ import { LoopbackIngress } from '../fakes/loopback-ingress.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
 const TARGET = `it-consumers-${process.pid}`;
 const SHARED_NS = `consumers-shared-${process.pid}`;
@@ -60,7 +61,6 @@ let appB: string;
 let inTarget: string;
 
 const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, name, namespace);
-const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 const bucket = (name: string, namespace: string, spec: Record<string, unknown>): KubeObjectLike =>
   ({
     apiVersion: Buckets.apiVersion,

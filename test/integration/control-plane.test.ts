@@ -8,6 +8,7 @@ import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { crdOf } from '../../src/apis/crd.ts';
 import { ObjectStoreKind } from '../../src/backends/rook-minio/api.ts';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
 const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true };
@@ -81,7 +82,7 @@ describe('local control planes', () => {
         CustomResourceDefinitions,
         crd.metadata.name,
       );
-      return got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+      return cond(got, 'Established')?.status === 'True';
     }, 'the CRD to become Established');
     const type: ResourceType = { apiVersion: `${crd.spec.group}/v1alpha1`, kind: 'ObjectStore', plural: 'objectstores', namespaced: true };
     const store = (nodeCount: number) => ({

@@ -33,6 +33,7 @@ import { makeCa, makeServingCert } from '../kit/pki.ts';
 import { s3Client } from '../kit/s3.ts';
 import { countWaitingAfter } from '../../src/runtime/managed-metrics.ts';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
 const TARGET = `it-exposure-${process.pid}`;
 const LB_NS = `exp-lb-${process.pid}`;
@@ -75,7 +76,6 @@ let caPem: string;
 
 const fixture = (name: string) => path.join(repoRoot, 'test', 'kit', 'crds', `${name}.yaml`);
 const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, name, namespace);
-const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 const claim = (name: string, cls: string): KubeObjectLike =>
   ({
     apiVersion: Buckets.apiVersion,

@@ -18,6 +18,7 @@ import type { ExternalClient, ManagedResource } from '../../src/runtime/managed/
 import { FINALIZER_MANAGED } from '../../src/kit/meta.ts';
 import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import { createNamespace, installCrds, ourCrds } from '../kit/provider.ts';
+import { cond } from '../kit/conditions.ts';
 
 type Meta = { finalizers?: string[]; labels?: Record<string, string>; deletionTimestamp?: string };
 type Obj = KubeObjectLike & { metadata: KubeObjectLike['metadata'] & Meta };
@@ -204,7 +205,7 @@ describe('the reconcilers, handed a stale copy', () => {
     expect(await claimReconciler(stale).reconcile(`${ns}/${name}`, signal)).toMatchObject({ kind: 'requeueAfter' });
     const bound = await read<Claim>(Buckets, name);
     expect(bound.metadata).toMatchObject({ finalizers: [FINALIZER_CLAIM], labels: { team: 'a' } });
-    expect(bound.status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ reason: 'ClassNotFound' });
+    expect(cond(bound, 'Synced')).toMatchObject({ reason: 'ClassNotFound' });
 
     const going = uniqueName('claim');
     await control.create(Buckets, bucket(going, [FINALIZER_CLAIM, OTHER]));

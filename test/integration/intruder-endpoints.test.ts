@@ -25,10 +25,8 @@ import {
   writeSecret,
 } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
-type Cond = { type: string; status: string; reason: string; message?: string };
-const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string): Cond | undefined =>
-  o?.status?.conditions?.find((c) => c.type === type);
 const METADATA = '169.254.169.254';
 const RULE =
   /the target cluster's host name resolves to a link-local, unspecified or cloud metadata address, which provider-rook never calls$/;

@@ -28,10 +28,10 @@ import {
 } from '../kit/provider.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 type Conditioned = KubeObjectLike & { status?: { conditions?: Cond[] } };
-const cond = (o: Conditioned | undefined, type: string): Cond | undefined => o?.status?.conditions?.find((c) => c.type === type);
 
 const FRESH = `it-intruder-${process.pid}`;
 const EVIL_IMAGE = 'registry.example.com/intruder/minio:latest';

@@ -43,6 +43,7 @@ import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../fakes/fak
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
 type Meta = KubeObjectLike['metadata'] & {
   labels?: Record<string, string>;
@@ -58,7 +59,6 @@ type Obj = KubeObjectLike & {
   status?: { conditions?: Cond[]; phase?: string };
 };
 type Cond = { type: string; status: string; reason: string; message?: string };
-const cond = (o: Obj | undefined, type: string): Cond | undefined => o?.status?.conditions?.find((c) => c.type === type);
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
 const TARGET = `it-intruder-${process.pid}`;

@@ -20,6 +20,7 @@ import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { cond } from '../kit/conditions.ts';
 
 const TARGET = `it-tenancy-${process.pid}`;
 type Cond = { type: string; status: string; reason: string; message?: string };
@@ -29,7 +30,6 @@ type Obj = KubeObjectLike & {
   data?: Record<string, string>;
   status?: { conditions?: Cond[]; bindingPhase?: string };
 };
-const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
 const env = withProviderRook({
   cluster: TARGET,

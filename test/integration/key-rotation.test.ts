@@ -17,6 +17,7 @@ import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { cond } from '../kit/conditions.ts';
 
 const TARGET = `it-rotation-${process.pid}`;
 const GRACE_S = 15;
@@ -27,7 +28,6 @@ type Obj = KubeObjectLike & {
   data?: Record<string, string>;
   status?: { conditions?: Cond[]; credentials?: { generation: number; rotatedAt: string; previousValidUntil?: string } };
 };
-const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
 const env = withProviderRook({
   cluster: TARGET,

@@ -14,13 +14,13 @@ import { uniqueName } from '../kit/env.ts';
 import { writeSecret } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { cond } from '../kit/conditions.ts';
 
 type Target = KubeObjectLike & {
   metadata: { labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: { uid: string }[] };
   spec: { scope: { nodeCount: number } };
 };
 type Cond = { type: string; status: string; reason: string; message?: string };
-const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
 const env = withProviderRook({ namespaces: { platform: 'mp-infra' }, provider: { name: 'target', in: 'platform' } });
 

@@ -14,6 +14,7 @@ import { eventsFor, providerSecretKeys, writeSecret } from '../kit/provider.ts';
 import { s3Keys } from '../kit/s3-keys.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { cond } from '../kit/conditions.ts';
 
 type Target = KubeObjectLike & {
   metadata: {
@@ -34,8 +35,6 @@ const env = withProviderRook({
     await provider('target', providerSecretKeys(testCluster('target')));
   },
 });
-
-const condition = (mr: ObjectStore | undefined, type: string) => mr?.status?.conditions?.find((c) => c.type === type);
 
 function store(
   name: string,
@@ -69,7 +68,7 @@ async function waitForCondition(name: string, type: string, status: string, reas
   return eventually(
     async () => {
       const mr = await getStore(name);
-      const c = condition(mr, type);
+      const c = cond(mr, type);
       return c?.status === status && (!reason || c.reason === reason) ? mr : undefined;
     },
     `${name} to be ${type}=${status}${reason ? ` (${reason})` : ''}`,
@@ -94,7 +93,7 @@ describe('managed ObjectStore', () => {
     const mr = store(name);
     await env.control.create(kinds.ObjectStore, mr);
     const ready = await waitForCondition(name, 'Ready', 'True', 'Available');
-    expect(condition(ready, 'Synced')?.status).toBe('True');
+    expect(cond(ready, 'Synced')?.status).toBe('True');
     expect(ready.metadata.finalizers).toContain('finalizer.managedresource.crossplane.io');
     expect(ready.metadata.annotations?.['crossplane.io/external-name']).toBe(name);
     expect(ready.status?.bindingPhase).toBe('Unbound');
@@ -141,10 +140,7 @@ describe('managed ObjectStore', () => {
     await writeSecret(env.target, mr.spec.targetNamespace, `${name}-access-keys`, { username: 'mine', password: 'my-own-secret-key' });
     await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Synced', 'False');
-    expect(
-      (await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps))?.status?.conditions?.find((c) => c.type === 'Synced')
-        ?.reason,
-    ).toBe('CompanionNotOwned');
+    expect(cond(await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps), 'Synced')?.reason).toBe('CompanionNotOwned');
     expect(await env.control.get(Secrets, `${name}-conn`, env.ns.apps)).toBeUndefined();
     expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
   });
@@ -196,8 +192,8 @@ describe('managed ObjectStore', () => {
     const cached = (await env.control.list<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.apps })).items;
     const during = await scrape();
     expect(during.get('crossplane_managed_resource_exists')).toBe(cached.length);
-    expect(during.get('crossplane_managed_resource_ready')).toBe(cached.filter((o) => condition(o, 'Ready')?.status === 'True').length);
-    expect(during.get('crossplane_managed_resource_synced')).toBe(cached.filter((o) => condition(o, 'Synced')?.status === 'True').length);
+    expect(during.get('crossplane_managed_resource_ready')).toBe(cached.filter((o) => cond(o, 'Ready')?.status === 'True').length);
+    expect(during.get('crossplane_managed_resource_synced')).toBe(cached.filter((o) => cond(o, 'Synced')?.status === 'True').length);
     expect(count(during, 'first_time_to_readiness') - count(before, 'first_time_to_readiness')).toBe(1);
     expect(count(during, 'first_time_to_reconcile') - count(before, 'first_time_to_reconcile')).toBe(1);
 
@@ -296,7 +292,7 @@ describe('managed ObjectStore', () => {
     } as unknown as Target);
     await env.control.create(kinds.ObjectStore, mr);
     const failed = await waitForCondition(name, 'Synced', 'False', 'ExternalResourceConflict');
-    expect(condition(failed, 'Synced')?.message).toMatch(/already exists in the target cluster and is not owned by this resource/);
+    expect(cond(failed, 'Synced')?.message).toMatch(/already exists in the target cluster and is not owned by this resource/);
     const after = (await env.target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace))!;
     expect(after.metadata.resourceVersion).toBe(theirs.metadata.resourceVersion);
     const events = await eventsFor(env.control, env.ns.apps, name);
@@ -381,8 +377,8 @@ describe('bad credentials', () => {
     const name = uniqueName('bad');
     await env.control.create(kinds.ObjectStore, store(name, { provider: providerName }));
     const mr = await waitForCondition(name, 'Synced', 'False', reason);
-    expect(condition(mr, 'Synced')?.message).toMatch(message);
-    expect(condition(mr, 'Synced')?.message).not.toContain('BEGIN');
+    expect(cond(mr, 'Synced')?.message).toMatch(message);
+    expect(cond(mr, 'Synced')?.message).not.toContain('BEGIN');
     const events = await eventually(
       async () =>
         (await eventsFor(env.control, env.ns.apps, name)).find(
@@ -403,7 +399,7 @@ describe('bad credentials', () => {
       spec: { ...mr.spec, providerRef: { name: 'target', namespace: 'kube-system' } },
     });
     const failed = await waitForCondition(name, 'Synced', 'False', 'CrossNamespaceReference');
-    expect(condition(failed, 'Synced')?.message).toMatch(/differs from this resource's namespace/);
+    expect(cond(failed, 'Synced')?.message).toMatch(/differs from this resource's namespace/);
   });
 
   it('rejects an invalid nodeCount at the API', async () => {

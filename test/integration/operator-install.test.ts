@@ -30,6 +30,7 @@ import {
 } from '../kit/provider.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
 const FOUND = `it-found-${process.pid}`;
@@ -45,7 +46,6 @@ type Obj = KubeObjectLike & {
   metadata: { name: string; resourceVersion: string; labels?: Record<string, string> };
   spec?: { template?: { spec: { containers: { image: string }[] } } };
 };
-const cond = (o: ObjectStore | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
 async function setProvider(name: string, cluster: LocalCluster, spec: Partial<Provider['spec']> = {}) {
   await writeSecret(control, ns, `${name}-creds`, providerSecretKeys(cluster));

@@ -15,6 +15,7 @@ import { adminClient, testCluster } from '../kit/env.ts';
 import { createNamespace, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
 import { DeploymentRollout } from '../fakes/deployment-rollout.ts';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
 const TARGET = `it-upgrades-${process.pid}`;
 const OLD = 'v7.0.1';
@@ -156,7 +157,7 @@ describe('operator versions', () => {
       spec: { credentialsSecretRef: { name: 'a-creds' }, operators: [{ name: 'minio-operator', version: 'v9.9.9' }] },
     } as KubeObjectLike);
     const synced = await eventually(async () => {
-      const c = (await control.get<ProviderObject>(Providers, 'odd', ns))?.status?.conditions?.find((x) => x.type === 'Synced');
+      const c = cond(await control.get<ProviderObject>(Providers, 'odd', ns), 'Synced');
       return c?.status === 'False' ? c : undefined;
     }, 'the Provider to refuse the version');
     expect(synced).toMatchObject({
@@ -190,7 +191,7 @@ describe('upgrade waves', () => {
     expect(await operatorOf(stopped.status!.stoppedAt!.provider)).toMatchObject({
       upgrade: { to: OLD, phase: 'Failed', reason: 'ProgressDeadlineExceeded' },
     });
-    expect(stopped.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'UpgradeStopped' });
+    expect(cond(stopped, 'Ready')).toMatchObject({ status: 'False', reason: 'UpgradeStopped' });
     // c was never started: at most two at once, and none after the failure.
     const c = await control.get<ProviderObject>(Providers, 'c', ns);
     expect(c?.spec.operators?.[0]?.version).toBe(NEW);
@@ -220,6 +221,6 @@ describe('upgrade waves', () => {
   it('a selector that matches nothing says so, and changes nothing', async () => {
     await wave('nobody', NEW, { wave: 'no-such' });
     const w = await watchWave('nobody', (x) => x.status?.phase === 'Failed');
-    expect(w.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'NoProvidersMatch' });
+    expect(cond(w, 'Ready')).toMatchObject({ status: 'False', reason: 'NoProvidersMatch' });
   });
 });

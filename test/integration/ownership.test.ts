@@ -23,6 +23,7 @@ import { testCluster, uniqueName } from '../kit/env.ts';
 import { createNamespace, eventsFor, identityClient, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { cond } from '../kit/conditions.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 type Obj = KubeObjectLike & {
@@ -34,8 +35,6 @@ type Obj = KubeObjectLike & {
   };
   [k: string]: unknown;
 };
-const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string): Cond | undefined =>
-  o?.status?.conditions?.find((c) => c.type === type);
 const Roles: ResourceType = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true };
 
 const env = withProviderRook({

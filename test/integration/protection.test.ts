@@ -13,6 +13,7 @@ import { testCluster } from '../kit/env.ts';
 import { createNamespace, identityClient } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { cond } from '../kit/conditions.ts';
 
 const LABEL = 'rook.crossplane.io/protected';
 const env = withProviderRook({
@@ -139,7 +140,8 @@ describe('protection against deleting data', () => {
         Namespaces,
         ns,
       );
-      return n?.status?.conditions?.find((c) => c.type === 'NamespaceDeletionContentFailure' && c.status === 'True');
+      const failure = cond(n, 'NamespaceDeletionContentFailure');
+      return failure?.status === 'True' ? failure : undefined;
     }, 'the namespace to report the refused delete');
     expect(stuck.message).toContain('is protected against deletion');
     expect(await env.control.get(Buckets, 'survivor', ns)).toBeDefined();

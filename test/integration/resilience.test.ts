@@ -32,6 +32,7 @@ import {
 } from '../kit/provider.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
 const OUTAGE = `it-outage-${process.pid}`;
 let outage: LocalCluster;
@@ -40,11 +41,6 @@ let target: KubeClient;
 let operator: FakeMinioOperator;
 let app: App;
 let ns: string;
-
-const cond = (
-  o: { status?: { conditions?: { type: string; status: string; reason: string; message?: string }[] } } | undefined,
-  type: string,
-) => o?.status?.conditions?.find((c) => c.type === type);
 
 function store(name: string, targetNamespace = uniqueName('minio')) {
   return {

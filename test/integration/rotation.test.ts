@@ -8,6 +8,7 @@ import { providerSecretKeys, writeSecret } from '../kit/provider.ts';
 import { targetClients } from '../../src/runtime/managed-metrics.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { cond } from '../kit/conditions.ts';
 
 const env = withProviderRook({
   namespaces: { apps: 'rotate' },
@@ -17,7 +18,7 @@ const env = withProviderRook({
 const openClients = async (): Promise<number> => (await targetClients.get()).values[0]?.value ?? 0;
 
 const synced = async (name: string): Promise<{ status: string; reason?: string } | undefined> =>
-  (await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps))?.status?.conditions?.find((c) => c.type === 'Synced');
+  cond(await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps), 'Synced');
 
 describe('Provider Secret rotation', () => {
   it('is picked up within seconds, and the superseded client is closed at once', async () => {

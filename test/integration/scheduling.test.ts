@@ -17,11 +17,11 @@ import type { LabelSelector } from '../../src/kit/kube/selector.ts';
 import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
+import { cond } from '../kit/conditions.ts';
 
 const EU2 = `it-sched-eu2-${process.pid}`;
 const US1 = `it-sched-us1-${process.pid}`;
 type Cond = { type: string; status: string; reason: string; message?: string };
-const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
 let clusters: Record<'eu-1' | 'eu-2' | 'us-1', LocalCluster>;
 let control: KubeClient;

@@ -38,6 +38,7 @@ import { loadManifests } from '../kit/manifests.ts';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
+import { cond } from '../kit/conditions.ts';
 
 const TARGET = `it-seaweedfs-${process.pid}`;
 const GRACE_S = 10;
@@ -47,7 +48,6 @@ type Obj = KubeObjectLike & {
   status?: { conditions?: Cond[]; phase?: string };
 };
 type Cond = { type: string; status: string; reason: string; message?: string };
-const cond = (o: { status?: { conditions?: Cond[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 let operator: FakeSeaweedOperator;
 
 const env = withProviderRook({

@@ -15,6 +15,7 @@ import { SMALL_POOL } from '../fakes/fake-tenant-operator.ts';
 import { providerSecretKeys, writeSecret } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { cond } from '../kit/conditions.ts';
 
 const env = withProviderRook({
   namespaces: { platform: 'val-infra', apps: 'val-app' },
@@ -130,7 +131,7 @@ describe('names and sizes', () => {
       await env.control.create(kinds.ObjectStore, store(name, {}, { 'crossplane.io/external-name': bad }));
       const synced = await eventually(async () => {
         const mr = await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.platform);
-        const c = mr?.status?.conditions?.find((x) => x.type === 'Synced');
+        const c = cond(mr, 'Synced');
         return c?.status === 'False' ? c : undefined;
       }, 'Synced=False');
       expect(synced).toMatchObject({

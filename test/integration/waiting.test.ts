@@ -12,6 +12,7 @@ import { testCluster, uniqueName } from '../kit/env.ts';
 import { countWaitingAfter } from '../../src/runtime/managed-metrics.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { cond } from '../kit/conditions.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 const env = withProviderRook({
@@ -49,7 +50,7 @@ describe('a deletion that waits on a finalizer someone else added', () => {
         name,
         env.ns.apps,
       );
-      const c = mr?.status?.conditions?.find((x) => x.type === 'Synced');
+      const c = cond(mr, 'Synced');
       return c?.reason === 'WaitingForFinalizers' ? c : undefined;
     }, 'the store to say what its deletion waits for');
     expect(synced.status).toBe('False');
@@ -105,7 +106,7 @@ describe('a deletion that waits on a finalizer someone else added in the target'
     );
     await eventually(async () => {
       const mr = await env.control.get<KubeObjectLike & { status?: { conditions?: Cond[] } }>(kinds.ObjectStore, name, env.ns.apps);
-      return mr?.status?.conditions?.some((c) => c.type === 'Ready' && c.reason === 'Deleting');
+      return cond(mr, 'Ready')?.reason === 'Deleting';
     }, 'the resource to say Deleting');
     const deletesThen = await deletes();
     const passesThen = await passes();

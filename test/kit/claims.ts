@@ -8,6 +8,7 @@ import { Secrets } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from './eventually.ts';
+import { cond } from './conditions.ts';
 
 /** A Bucket of class `className` whose Secret is `<name>-s3`; `spec` adds to its spec. */
 export const bucketClaim = (name: string, namespace: string, className: string, spec: object = {}): KubeObjectLike =>
@@ -23,7 +24,7 @@ export const boundBucket = (control: KubeClient, name: string, namespace: string
   eventually(
     async () => {
       const b = await control.get<Bucket>(Buckets, name, namespace);
-      const ready = b?.status?.conditions?.find((c) => c.type === 'Ready');
+      const ready = cond(b, 'Ready');
       return b?.status?.bindingPhase === 'Bound' && ready?.status === 'True' ? b : undefined;
     },
     `Bucket ${namespace}/${name} to be Bound and Ready`,
@@ -41,7 +42,7 @@ export async function claimAccess(control: KubeClient, target: KubeClient, name:
 export const refusedBucket = (control: KubeClient, name: string, namespace: string, timeoutMs = 30_000) =>
   eventually(
     async () => {
-      const c = (await control.get<Bucket>(Buckets, name, namespace))?.status?.conditions?.find((x) => x.type === 'Synced');
+      const c = cond(await control.get<Bucket>(Buckets, name, namespace), 'Synced');
       return c?.status === 'False' ? c : undefined;
     },
     `Bucket ${namespace}/${name} to be refused`,

@@ -209,9 +209,10 @@ describe('architecture', () => {
     expect(unnamed).toEqual([]);
   });
 
-  it('a condition is found by getCondition (kit/conditions.ts), not by a search of its own', () => {
+  it('a condition is found by getCondition (kit/conditions.ts; cond in test/kit for tests, specs and tools), not by a search of its own', () => {
     const byHand = /conditions\??\.(?:find|some|filter)\(\s*\(?(\w+)\)?\s*=>\s*\1\.type ===/;
-    const found = files(src).flatMap((f) =>
+    const trees = [src, ...['test', 'hack', 'e2e'].map((d) => path.join(src, '..', d))];
+    const found = trees.flatMap(files).flatMap((f) =>
       readFileSync(f, 'utf8')
         .split('\n')
         .flatMap((line, i) => (byHand.test(line) ? [`${path.relative(src, f)}:${i + 1}`] : [])),

@@ -19,6 +19,7 @@ import { setBindable, type ManagedResource } from '../../../src/runtime/managed/
 import { applyJsonPatch } from '../../kit/json-patch.ts';
 import { formatObjectKey } from '../../../src/kit/kube/object-key.ts';
 import { mapCache } from '../../kit/map-cache.ts';
+import { cond } from '../../kit/conditions.ts';
 
 const t = (kind: string, plural: string): ResourceType => ({ apiVersion: 'x.example.com/v1', kind, plural, namespaced: true });
 const Claims = t('Bucket', 'buckets');
@@ -183,7 +184,7 @@ describe('claim reconciler', () => {
       ),
     );
     await reconciler.reconcile('app/b', signal);
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({
+    expect(cond(readClaim(api), 'Scheduled')).toMatchObject({
       status: 'False',
       reason: 'NoMatchingProvider',
     });
@@ -196,7 +197,7 @@ describe('claim reconciler', () => {
     mr.status = { bindingPhase: 'Unbound', conditions: [{ type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: 'x' }] };
     await reconciler.reconcile('app/b', signal);
     const claimNow = readClaim(api);
-    expect(claimNow.status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({
+    expect(cond(claimNow, 'Scheduled')).toMatchObject({
       status: 'True',
       message: 'on Provider target, named by its class',
     });
@@ -223,7 +224,7 @@ describe('claim reconciler', () => {
     const c = readClaim(api);
     expect(c.metadata.finalizers).toEqual([FINALIZER_CLAIM]);
     expect(c.spec?.resourceRef).toMatchObject({ name: mrName, namespace: 'infra' });
-    expect(c.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Binding' });
+    expect(cond(c, 'Ready')).toMatchObject({ status: 'False', reason: 'Binding' });
     // Nothing a user acts on yet: no Event until it is bound (CreatedManagedResource is no longer emitted).
     expect(recorder.events).toEqual([]);
   });
@@ -243,7 +244,7 @@ describe('claim reconciler', () => {
     api.seed(Claims, { ...claim({ finalizers: [FINALIZER_CLAIM] }), spec: { ...claim().spec, resourceRef: ref } });
     await reconciler.reconcile('app/b', signal);
     expect(api.writes.filter((w) => w.startsWith('create'))).toEqual([]);
-    expect(readClaim(api).status?.conditions?.find((x) => x.type === 'Synced')).toMatchObject({ status: 'False' });
+    expect(cond(readClaim(api), 'Synced')).toMatchObject({ status: 'False' });
   });
 
   it('never makes again a resource deleted under a claim that was bound to it', async () => {
@@ -256,7 +257,7 @@ describe('claim reconciler', () => {
     });
     await reconciler.reconcile('app/b', signal);
     expect(api.writes.filter((w) => w.startsWith('create'))).toEqual([]);
-    expect(readClaim(api).status?.conditions?.find((x) => x.type === 'Synced')).toMatchObject({
+    expect(cond(readClaim(api), 'Synced')).toMatchObject({
       status: 'False',
       reason: 'ManagedResourceNotFound',
     });
@@ -271,7 +272,7 @@ describe('claim reconciler', () => {
     await reconciler.reconcile('app/b', signal);
     expect(api.writes).toEqual(['status Bucket b']);
     expect(readClaim(api).spec?.resourceRef).toEqual(ref);
-    expect(readClaim(api).status?.conditions?.find((x) => x.type === 'Synced')).toMatchObject({
+    expect(cond(readClaim(api), 'Synced')).toMatchObject({
       status: 'False',
       reason: 'ManagedResourceNotFound',
       message: expect.stringContaining('its class now makes resources in namespace infra'),
@@ -367,7 +368,7 @@ describe('claim reconciler', () => {
       ],
     };
     await reconciler.reconcile('app/b', signal);
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+    expect(cond(readClaim(api), 'Synced')).toMatchObject({
       status: 'False',
       reason: 'Unreachable',
       message: expect.stringContaining('cannot reach the target cluster'),
@@ -377,7 +378,7 @@ describe('claim reconciler', () => {
       conditions: [ready, { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: 'x' }],
     };
     await reconciler.reconcile('app/b', signal);
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+    expect(cond(readClaim(api), 'Synced')).toMatchObject({
       status: 'True',
       reason: 'ReconcileSuccess',
     });
@@ -394,7 +395,7 @@ describe('claim reconciler', () => {
       data: {},
     });
     expect(await reconciler.reconcile('app/b', signal)).toMatchObject({ kind: 'requeueAfter' });
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+    expect(cond(readClaim(api), 'Synced')).toMatchObject({
       status: 'False',
       reason: 'ConnectionSecretConflict',
     });
@@ -415,7 +416,7 @@ describe('claim reconciler', () => {
       spec: { claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' } },
     });
     await reconciler.reconcile('app/b', signal);
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+    expect(cond(readClaim(api), 'Synced')).toMatchObject({
       reason: 'ManagedResourceConflict',
       message: expect.stringContaining('controlled by another resource'),
     });
@@ -479,14 +480,14 @@ describe('claim reconciler', () => {
     const missing = world();
     missing.api.seed(Claims, claim({}, { classRef: { name: 'nope' } }));
     await missing.reconciler.reconcile('app/b', signal);
-    expect(readClaim(missing.api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+    expect(cond(readClaim(missing.api), 'Synced')).toMatchObject({
       reason: 'ClassNotFound',
       message: 'BucketClass app/nope does not exist',
     });
     const refused = world({ allowConfigure: false });
     refused.api.seed(Claims, claim());
     await refused.reconciler.reconcile('app/b', signal);
-    expect(readClaim(refused.api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ reason: 'NamespaceNotAllowed' });
+    expect(cond(readClaim(refused.api), 'Synced')).toMatchObject({ reason: 'NamespaceNotAllowed' });
     expect([...refused.api.objects.keys()].filter((k) => k.startsWith('stores/'))).toEqual([]);
   });
 
@@ -588,7 +589,7 @@ describe('unserved-claim reconciler', () => {
     });
     return { api, recorder, reconciler };
   }
-  const synced = (api: FakeApi) => readClaim(api).status?.conditions?.find((c) => c.type === 'Synced');
+  const synced = (api: FakeApi) => cond(readClaim(api), 'Synced');
 
   it('reports a class of a kind no backend serves, naming what is served; adds no finalizer', async () => {
     const { api, recorder, reconciler } = unserved({ apiVersion: 'x.example.com/v1', kind: 'OddClass', name: 'odd', namespace: 'infra' });
@@ -600,7 +601,7 @@ describe('unserved-claim reconciler', () => {
       reason: Reasons.UnsupportedClass,
       message: 'BucketClass app/std points at x.example.com/v1 OddClass; this provider serves x.example.com/v1 StoreClass',
     });
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Creating' });
+    expect(cond(readClaim(api), 'Ready')).toMatchObject({ status: 'False', reason: 'Creating' });
     expect(recorder.events.map((e) => e.reason)).toEqual([Reasons.UnsupportedClass]);
     expect(readClaim(api).metadata.finalizers).toBeUndefined();
     api.writes = [];
@@ -678,7 +679,7 @@ describe('default-class reconciler', () => {
     const { api, reconciler } = setup([...policies]);
     await reconciler.reconcile('app/b', signal);
     expect(readClaim(api).spec?.classRef).toBeUndefined();
-    expect(readClaim(api).status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'False', reason });
+    expect(cond(readClaim(api), 'Synced')).toMatchObject({ status: 'False', reason });
     api.writes = [];
     await reconciler.reconcile('app/b', signal);
     expect(api.writes).toEqual([]); // said once
@@ -761,7 +762,7 @@ describe('access reconciler: a grant reaches only a bucket whose resource names 
     await reconciler.reconcile('team-a/steal', signal);
     expect(grants()).toEqual([]);
     expect(api.writes.filter((w) => w.startsWith('create'))).toEqual([]);
-    expect(access().status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+    expect(cond(access(), 'Synced')).toMatchObject({
       status: 'False',
       reason: 'ManagedResourceNotFound',
       message: expect.stringContaining('Bucket team-a/mine is not bound to a resource of its own'),

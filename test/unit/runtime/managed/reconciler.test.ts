@@ -1,7 +1,7 @@
 // The managed reconciler's decisions, table-driven against fakes of our own interfaces
 // (crossplane-runtime's test vectors, Part B of the reference).
 import { describe, expect, it } from '@jest/globals';
-import { ReasonedError } from '../../../../src/kit/conditions.ts';
+import { getCondition, ReasonedError } from '../../../../src/kit/conditions.ts';
 import { MemoryEventRecorder } from '../../../../src/kit/controller/events.ts';
 import type { KubeClient } from '../../../../src/kit/kube/client.ts';
 import { KubeError } from '../../../../src/kit/kube/errors.ts';
@@ -336,7 +336,7 @@ describe('ManagedReconciler', () => {
       'update finalizers=finalizer.managedresource.crossplane.io annotations=rook.crossplane.io/companion-uids',
     );
     expect(client.stored?.metadata.annotations?.['rook.crossplane.io/companion-uids']).toBe('{"s":"u2"}');
-    expect(client.lastStatus?.conditions?.find((c) => c.type === 'Synced')?.message).toBe('update failed: the server failed');
+    expect(getCondition(client.lastStatus?.conditions, 'Synced')?.message).toBe('update failed: the server failed');
   });
 
   it('a resource that cannot prove its endpoint is not Ready, withholds it from its Secret, and is looked at each poll', async () => {
@@ -349,7 +349,7 @@ describe('ManagedReconciler', () => {
     const { run } = reconcilerFor(mr(finalized, { writeConnectionSecretToRef: { name: 'conn' } }), external(unproven), client);
     expect(await run()).toEqual({ kind: 'requeueAfter', ms: 60_000 });
     expect(client.writes).toEqual(['patch secret conn', 'status Ready=False/EndpointNotProven Synced=False/EndpointNotProven']);
-    expect(client.lastStatus?.conditions?.find((c) => c.type === 'Ready')?.message).toBe('the endpoint Service ns/x-s3 was replaced');
+    expect(getCondition(client.lastStatus?.conditions, 'Ready')?.message).toBe('the endpoint Service ns/x-s3 was replaced');
   });
 
   it('N9: a missing resource inside the creation grace period is only requeued', async () => {

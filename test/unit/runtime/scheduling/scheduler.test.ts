@@ -12,6 +12,7 @@ import { Reservations } from '../../../../src/runtime/scheduling/reservations.ts
 import { ProviderUsage } from '../../../../src/runtime/scheduling/usage.ts';
 import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../../../../src/kit/kube/selector.ts';
 import { mapCache } from '../../../kit/map-cache.ts';
+import { cond } from '../../../kit/conditions.ts';
 
 const eu = { region: 'eu' };
 const c = (name: string, labels: Record<string, string>, more: Partial<Candidate> = {}): Candidate => ({ name, labels, used: 0, ...more });
@@ -276,7 +277,7 @@ describe('Scheduler', () => {
     });
     for (let i = 0; i < 3; i++)
       expect(await scheduler.reconcile('infra/m', new AbortController().signal)).toEqual({ kind: 'requeueAfter', ms: 1_000 });
-    expect(cache.get('infra/m')!.status?.conditions?.find((c) => c.type === 'Scheduled')).toMatchObject({
+    expect(cond(cache.get('infra/m')!, 'Scheduled')).toMatchObject({
       status: 'False',
       reason: 'NoMatchingProvider',
     });
