@@ -116,9 +116,11 @@ async function repair<MR extends ManagedResource>(
   const missing: Companion[] = [];
   for (const [i, c] of companions.entries()) {
     const [have, verdict] = [found[i], verdicts[i]];
-    // A failed retire is made again (its Job's pod template cannot change): deleted now, made on the next pass.
+    // A failed retire is made again (its Job's pod template cannot change): deleted now, made on the
+    // next pass. Only that failed Job: conditional on the copy judged, and judged again if it changed.
     if (have && c === retire?.object && 'failed' in retire.outcome(have)) {
-      repairs.push(deleteIfOurs(pass.live(), c, { owner, vouchers: companionVouchers }));
+      const failed = retire;
+      repairs.push(deleteIfOurs(pass, c, { owner, vouchers: companionVouchers, only: (job) => 'failed' in failed.outcome(job) }));
     } else if (!have || !verdict) {
       if (creating || !c.irreplaceable) missing.push(c);
     } else if (verdict.relation === 'unmarked') {

@@ -47,14 +47,21 @@ export async function remove<MR extends ManagedResource>(pass: NativePass<MR>): 
 export async function deleteIfOurs(
   { client, read, marks, signal }: TargetAccess,
   ref: ObjectRef,
-  proof: { owner: Owner; vouchers: Vouchers; before?: (observed: TargetObject) => Promise<void> },
-): Promise<{ outcome: Deletion | 'notOurs'; observed?: TargetObject; relation?: Relation; alreadyDeleting?: boolean }> {
+  proof: {
+    owner: Owner;
+    vouchers: Vouchers;
+    before?: (observed: TargetObject) => Promise<void>;
+    /** What the caller judged of the object: a copy of which it does not hold (one since replaced) is kept. */
+    only?: (observed: TargetObject) => boolean;
+  },
+): Promise<{ outcome: Deletion | 'notOurs' | 'kept'; observed?: TargetObject; relation?: Relation; alreadyDeleting?: boolean }> {
   let seen: TargetObject | undefined;
   for (let attempt = 0; ; attempt++) {
     const observed = await (attempt === 0 ? read : client).get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
     if (!observed) return { outcome: 'absent', observed: seen };
     const relation = marks.relation(ref.type, observed, proof.owner, proof.vouchers);
     if (relation !== 'ours' && relation !== 'restored') return { outcome: 'notOurs' };
+    if (proof.only && !proof.only(observed)) return { outcome: 'kept', observed, relation };
     // Held by others' finalizers: a DELETE again would change nothing but cost a write. Only a fresh
     // copy says so (a cached one may be of an object since replaced); one held for its dependents'
     // sake (orphan, foreground) is asked again, in the background, as before.

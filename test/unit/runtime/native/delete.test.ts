@@ -7,6 +7,7 @@ import type { Deletion, KubeClient } from '../../../../src/kit/kube/client.ts';
 import { KubeError } from '../../../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
+import { deleteIfOurs } from '../../../../src/runtime/native/delete.ts';
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
 import { ownerOf } from '../../../../src/runtime/native/pass.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
@@ -314,5 +315,38 @@ describe('NativeExternal.delete', () => {
     expect(
       await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal),
     ).toEqual({ gone: false });
+  });
+});
+
+describe('deleteIfOurs', () => {
+  const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+  const failed = (o: TargetObject): boolean => Boolean((o as { status?: { failed?: number } }).status?.failed);
+  const job = (target: FakeTarget, uid: string, rv: string, failures: number): TargetObject => {
+    const obj = target.put(Jobs, 'retire', {
+      uid,
+      resourceVersion: rv,
+      ...marks.mark(Jobs, { metadata: { name: 'retire' } }, owner).metadata,
+    });
+    return Object.assign(obj, { status: { failed: failures } });
+  };
+
+  it('deletes only what its caller judged: a failed Job replaced since by one that is not failed is kept', async () => {
+    const target = new FakeTarget();
+    const judged = structuredClone(job(target, 'old-uid', '1', 1));
+    job(target, 'new-uid', '2', 0); // made anew meanwhile
+    const access = { client: target.asClient(), read: cacheOf(judged), marks, signal: new AbortController().signal };
+    const result = await deleteIfOurs(access, { type: Jobs, name: 'retire' }, { owner, vouchers: {}, only: failed });
+    expect(result.outcome).toBe('kept');
+    expect(target.log).toEqual([]);
+    expect(target.objects.get('jobs/retire')?.metadata.uid).toBe('new-uid');
+  });
+
+  it('deletes the failed Job it judged, conditional on that copy', async () => {
+    const target = new FakeTarget();
+    const judged = structuredClone(job(target, 'old-uid', '1', 1));
+    const access = { client: target.asClient(), read: cacheOf(judged), marks, signal: new AbortController().signal };
+    const result = await deleteIfOurs(access, { type: Jobs, name: 'retire' }, { owner, vouchers: {}, only: failed });
+    expect(result.outcome).toBe('deleted');
+    expect(target.log).toEqual(['delete jobs/retire']);
   });
 });
