@@ -37,6 +37,13 @@ export const objectName = (): z.ZodString =>
 export const namespaceName = (): z.ZodString =>
   z.string().min(1).max(63).regex(LABEL, 'must be a lower-case DNS-1123 label (a-z, 0-9, "-") of at most 63 characters');
 
+/** A class's allowedNamespaces: the namespaces whose claims may use it. */
+export const allowedNamespaces = () =>
+  z
+    .array(namespaceName())
+    .optional()
+    .meta({ description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.' });
+
 export const localRef = z.object({ name: objectName().meta({ description: 'Name of the referenced object.' }) });
 
 export const providerRef = z

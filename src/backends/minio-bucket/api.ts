@@ -4,12 +4,12 @@
 // whose policy reaches only that bucket. The store's root credentials never leave the target.
 import { z } from 'zod';
 import {
+  allowedNamespaces,
   accessMode,
   ageColumn,
   bucketName,
   managedSpec,
   managedStatus,
-  namespaceName,
   objectName,
   policiesColumn,
   protectedColumn,
@@ -59,9 +59,7 @@ export const minioBucketClassSchema = z.object({
           "What happens to a claim's bucket and user when the claim is deleted: Delete removes them (see deleteObjects); Retain keeps both.",
       }),
       deleteObjects,
-      allowedNamespaces: z.array(namespaceName()).optional().meta({
-        description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
-      }),
+      allowedNamespaces: allowedNamespaces(),
       image,
     })
     .meta({ description: 'The shared store, and what happens to the bucket and user each claim gets.' }),

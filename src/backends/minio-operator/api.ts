@@ -2,13 +2,13 @@
 // Tenant in a target cluster, in a namespace of its own) and the TenantClass it is made from.
 import { z } from 'zod';
 import {
+  allowedNamespaces,
   protectClaims,
   credentialRotation,
   rotatedColumn,
   ageColumn,
   managedSpec,
   managedStatus,
-  namespaceName,
   classPlacement,
   persistentVolumeClaimSpec,
   policiesColumn,
@@ -170,10 +170,7 @@ export const tenantClassSchema = z.object({
         .meta({
           description: 'Each Tenant gets its own target namespace, <prefix><managed resource name>.',
         }),
-      allowedNamespaces: z
-        .array(namespaceName())
-        .optional()
-        .meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
+      allowedNamespaces: allowedNamespaces(),
     })
     .meta({
       description:

@@ -3,11 +3,11 @@
 // the platform team runs) and the CephBucketClass it is made from.
 import { z } from 'zod';
 import {
+  allowedNamespaces,
   protectClaims,
   ageColumn,
   managedSpec,
   managedStatus,
-  namespaceName,
   classPlacement,
   policiesColumn,
   protectedColumn,
@@ -124,10 +124,7 @@ export const cephBucketClassSchema = z.object({
         .regex(dnsLabel)
         .default('rook-ceph-buckets')
         .meta({ description: 'Namespace of the claims in the target cluster.' }),
-      allowedNamespaces: z
-        .array(namespaceName())
-        .optional()
-        .meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
+      allowedNamespaces: allowedNamespaces(),
     })
     .meta({
       description:

@@ -2,6 +2,7 @@
 // ObjectStore in a target cluster; and ObjectStoreClass, its class of service.
 import { z } from 'zod';
 import {
+  allowedNamespaces,
   ageColumn,
   classPlacement,
   credentialRotation,
@@ -175,9 +176,7 @@ export const objectStoreClassSchema = z.object({
       targetNamespace: namespaceName().optional().meta({
         description: 'Namespace of provisioned stores in the target cluster. Defaults to credentials.namespace, else rook-minio.',
       }),
-      allowedNamespaces: z.array(namespaceName()).optional().meta({
-        description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
-      }),
+      allowedNamespaces: allowedNamespaces(),
     })
     .meta({
       description: "What each claim of this class gets: a Rook MinIO ObjectStore of this spec, in the chosen Provider's cluster.",

@@ -6,6 +6,7 @@
 // provider-rook never holds a root credential of a Seaweed (it has none to hold).
 import { z } from 'zod';
 import {
+  allowedNamespaces,
   accessMode,
   ageColumn,
   bucketName,
@@ -13,7 +14,6 @@ import {
   credentialRotation,
   managedSpec,
   managedStatus,
-  namespaceName,
   objectName,
   policiesColumn,
   protectClaims,
@@ -140,10 +140,7 @@ export const seaweedStoreClassSchema = z.object({
         .regex(/^[a-z0-9-]*$/)
         .default('seaweedfs-')
         .meta({ description: 'Each store gets its own target namespace, <prefix><managed resource name>.' }),
-      allowedNamespaces: z
-        .array(namespaceName())
-        .optional()
-        .meta({ description: 'Namespaces whose claims may use this class. Unset allows every namespace.' }),
+      allowedNamespaces: allowedNamespaces(),
     })
     .meta({
       description:
@@ -264,9 +261,7 @@ export const seaweedBucketClassSchema = z.object({
           "What happens to a claim's bucket and user when the claim is deleted: Delete removes the user, and the bucket as deleteObjects says; Retain keeps both.",
       }),
       deleteObjects,
-      allowedNamespaces: z.array(namespaceName()).optional().meta({
-        description: 'Namespaces whose Bucket claims may use this class. Unset allows every namespace.',
-      }),
+      allowedNamespaces: allowedNamespaces(),
     })
     .meta({ description: 'The shared store, and what happens to the bucket and user each claim gets.' }),
 });
