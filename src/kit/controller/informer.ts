@@ -302,9 +302,15 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     await this.backOff(loop, err);
   }
 
-  /** Waits for an unserved kind to be served, its cache empty meanwhile; it does not count as failing. */
+  /**
+   * Waits for an unserved kind to be served, its cache empty meanwhile; it does not count as failing.
+   * The server answered, so a scope that failed before (the server down) has recovered: else the
+   * target would count as failing until the kind is served, and whatever waits for its recovery
+   * would wait for that too.
+   */
   private async waitUntilServed(loop: ScopeLoop, whenServed: (signal: AbortSignal) => Promise<void>): Promise<void> {
     const signal = this.abort.signal;
+    this.succeeded(loop);
     loop.resourceVersion = undefined;
     // Nothing of an unserved kind exists: an empty cache is the truth, and reads need not ask.
     this.replace([], loop.namespace);

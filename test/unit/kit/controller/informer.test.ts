@@ -3,6 +3,8 @@ import { describe, expect, it } from '@jest/globals';
 import { Informer } from '../../../../src/kit/controller/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../../../src/kit/kube/client.ts';
 import { silentLogger } from '../../../../src/kit/logger.ts';
+import { KubeError, UnreachableError } from '../../../../src/kit/kube/errors.ts';
+import { eventually } from '../../../kit/eventually.ts';
 
 const type = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const cm = (rv: string, value: string): KubeObjectLike & { data: { v: string } } => ({
@@ -64,5 +66,36 @@ describe('Informer remembers what the server said was deleted', () => {
     expect(inf.wasDeleted('ns/c', 'u2')).toBe(false); // another object of that name: not known
     watched(withUid('9', 'u2'));
     expect(inf.wasDeleted('ns/c', 'u1')).toBe(false); // made again: the cache holds it now
+  });
+});
+
+describe('Informer health', () => {
+  it('recovers when the server is back and answers that the kind is not served: it no longer counts as failing', async () => {
+    let calls = 0;
+    const client = {
+      list: async () => {
+        // The server down, then back without the kind's CRD.
+        if (calls++ === 0) throw new UnreachableError('connect ECONNREFUSED 127.0.0.1:1');
+        throw new KubeError(404, 'NotFound', 'the server could not find the requested resource');
+      },
+      watch: (_t: unknown, o: { signal: AbortSignal }) => new Promise((resolve) => o.signal.addEventListener('abort', resolve)),
+    } as unknown as KubeClient;
+    let recovered = 0;
+    const inf = new Informer(client, type, {
+      log: silentLogger,
+      onRecovered: () => recovered++,
+      whenServed: (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve())),
+    });
+    void inf.start();
+    await eventually(async () => (calls >= 2 ? true : undefined), 'the list to be tried again after its backoff', {
+      timeoutMs: 5_000,
+      delayMs: 50,
+    });
+    await eventually(async () => (!inf.failing ? true : undefined), 'the informer to stop counting as failing', {
+      timeoutMs: 1_000,
+      delayMs: 20,
+    });
+    expect(recovered).toBe(1);
+    await inf.stop();
   });
 });
