@@ -5,8 +5,8 @@
 // served yet (its CRD missing) waits for whenServed instead of asking again and again. Cached objects
 // drop metadata.managedFields, which nothing here reads and which is often half an object's size,
 // and, where asked, all but metadata and the fields named (client-go's transform).
-// One file past 400 lines on purpose: the list/watch loop, its health and the cache it fills change
-// together, and each split tried left a class that reached into the other's state.
+// One file past 400 lines on purpose: the list/watch loop, its health and the cache it fills share
+// one state (each scope's loop) and change together.
 import type { Probe } from '../health.ts';
 import { WATCH_IDLE_MS, WatchStalledError, type KubeClient, type KubeObjectLike, type Selection } from '../kube/client.ts';
 import { isGone, isNotFound } from '../kube/errors.ts';
