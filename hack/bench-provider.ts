@@ -34,8 +34,8 @@ import { Namespaces, Secrets, type ResourceType } from '../src/kit/kube/resource
 import { silentLogger } from '../src/kit/logger.ts';
 import { Providers } from '../src/runtime/system/provider-status.ts';
 import { FakeMinioOperator } from '../test/fakes/fake-minio-operator.ts';
-import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../test/fakes/fake-bucket-provisioner.ts';
-import { FakeTenantOperator, SMALL_POOL } from '../test/fakes/fake-tenant-operator.ts';
+import { installOperators, standInsFor } from '../test/fakes/backends.ts';
+import { SMALL_POOL } from '../test/fakes/fake-tenant-operator.ts';
 import { resolveS3Endpoint } from '../test/fakes/s3-stores.ts';
 import { LoopbackIngress } from '../test/fakes/loopback-ingress.ts';
 import { roundTrip } from '../test/kit/s3.ts';
@@ -547,9 +547,9 @@ if (CLAIMS > 0) {
 let collected: Record<string, unknown> | undefined;
 if (COLLECTED > 0) {
   const target = targetAdmins[0]!;
-  for (const bundle of ['minio-operator', 'rook-ceph']) await installOperatorBundle(target, bundle);
-  await applyRookBucketStorageClass(target);
-  const standIns = [new FakeTenantOperator(target), new FakeBucketProvisioner(target)];
+  const operators = ['minio-operator', 'rook-ceph'];
+  await installOperators(target, operators);
+  const standIns = await standInsFor(target, operators);
   for (const st of standIns) await st.start();
   const kindsToDelete: [string, ResourceType, (i: number) => Record<string, unknown>][] = [
     [

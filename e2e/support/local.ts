@@ -9,19 +9,14 @@ import { closeSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node
 import path from 'node:path';
 import { dump } from 'js-yaml';
 import { down, repoRoot, start, stop, up, type LocalCluster } from '../../test/kit/cluster.ts';
-import { applyManifests, installCrds, installOperatorBundle, loadManifests } from '../../test/kit/manifests.ts';
+import { installCrds } from '../../test/kit/manifests.ts';
 import { KubeClient } from '../../src/kit/kube/client.ts';
 import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
-import { FakeBucketProvisioner } from '../../test/fakes/fake-bucket-provisioner.ts';
-import { FakeMinioOperator } from '../../test/fakes/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../../test/fakes/fake-tenant-operator.ts';
-import { backends } from '../../src/backends/index.ts';
+import { installOperators, operatorsUnderTest, standInsFor } from '../../test/fakes/backends.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';
 import { applyFile, rbacFile, serviceAccountToken } from './identities.ts';
 
 const NAMES = { control: 'e2e-control', targets: ['e2e-target-a', 'e2e-target-b'] } as const;
-/** Every backend's operator, installed by each target's admin; the stand-ins play them. */
-const OPERATORS = [...new Set(backends.flatMap((b) => (b.native.operator ? [b.native.operator.name] : [])))];
 const workDir = path.join(repoRoot, '.local', 'e2e');
 
 function adminOf(cluster: LocalCluster): KubeClient {
@@ -73,14 +68,13 @@ export async function localEnvironment(): Promise<E2EEnvironment> {
   const targets = await Promise.all(
     targetClusters.map(async (cluster): Promise<TargetCluster> => {
       const admin = adminOf(cluster);
-      for (const bundle of OPERATORS) await installOperatorBundle(admin, bundle);
-      await applyManifests(admin, loadManifests(path.join(repoRoot, 'config', 'samples', 'rook-ceph', '00-target-storageclass.yaml')));
+      await installOperators(admin, operatorsUnderTest);
       for (const f of ['target.yaml', 'consumer.yaml']) await applyFile(admin, rbacFile(f));
       const token = await serviceAccountToken(admin, 'provider-rook-system', 'provider-rook', [
         'provider-rook:target',
         'provider-rook:consumer',
       ]);
-      for (const operator of [new FakeMinioOperator(admin), new FakeTenantOperator(admin), new FakeBucketProvisioner(admin)]) {
+      for (const operator of await standInsFor(admin, operatorsUnderTest)) {
         await operator.start();
         operators.push(operator);
       }

@@ -1,5 +1,5 @@
-// Chaos scenario 9: every backend at once on target A (Rook MinIO ObjectStores, MinIO Operator
-// Tenants, Rook Ceph ObjectBucketClaims, SeaweedFS stores, each with its stand-in, and buckets in one shared store,
+// Chaos scenario 9: every backend at once on target A (a claim's own store through each operator the
+// backends act through, each with its stand-in, from test/fakes/backends.ts; and buckets in one shared store,
 // each with a user of its own, shared with another namespace by BucketAccess grants), provider-rook
 // SIGKILLed while they bind, then two stuck deletions that must say what they wait for, be counted, and end by themselves
 // once the cause goes: a target that does not answer (A stopped), and a finalizer someone else
@@ -14,13 +14,17 @@ import { Seaweeds } from '../../src/backends/seaweedfs/operator.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID } from '../../src/runtime/ownership/marks.ts';
-import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../../test/fakes/fake-bucket-provisioner.ts';
-import { FakeTenantOperator, SMALL_POOL } from '../../test/fakes/fake-tenant-operator.ts';
-import { FakeSeaweedOperator } from '../../test/fakes/fake-seaweed-operator.ts';
-import { isBound, sleep, within, type ChaosEnv, type Conditioned } from './chaos.ts';
+import {
+  installOperators,
+  operatorStandIns,
+  operatorsUnderTest,
+  ownStoreBackends,
+  standInsFor,
+  type Running,
+} from '../../test/fakes/backends.ts';
+import { ENV_OPERATOR, isBound, sleep, within, type ChaosEnv, type Conditioned } from './chaos.ts';
 import { cond } from '../../test/kit/conditions.ts';
 import { eventually } from '../../test/kit/eventually.ts';
-import { installOperatorBundle } from '../../test/kit/manifests.ts';
 
 export interface BackendsSize {
   /** Claims per backend. */
@@ -50,27 +54,22 @@ const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{ figures: string[]; violations: string[] }> {
   const a = env.targets.a;
-  for (const bundle of ['minio-operator', 'rook-ceph', 'seaweedfs']) await installOperatorBundle(a.admin, bundle);
-  await applyRookBucketStorageClass(a.admin);
-  let standIns = [new FakeTenantOperator(a.admin), new FakeBucketProvisioner(a.admin), new FakeSeaweedOperator(a.admin)];
-  for (const st of standIns) await st.start();
+  // Every operator the backends act through, besides the one the environment plays on every target.
+  const operators = operatorsUnderTest.filter((o) => o !== ENV_OPERATOR);
+  await installOperators(a.admin, operators);
+  const playing = async (): Promise<Running[]> => {
+    const made = await standInsFor(a.admin, operators);
+    for (const st of made) await st.start();
+    return made;
+  };
+  let standIns = await playing();
 
   // The leak sweeper off: it would remove what a deletion left behind, and hide it.
   const { world, replica } = await env.scenario('s9', ['--waiting-after', `${WAITING_AFTER_S}s`, '--leak-interval', '1h']);
   const { admin } = env;
-  const classes: [string, ResourceType, Record<string, unknown>][] = [
-    [
-      'tenant-a',
-      kinds.TenantClass,
-      {
-        pools: [SMALL_POOL],
-        providerRef: { name: 'a' },
-      },
-    ],
-    ['ceph-a', kinds.CephBucketClass, { storageClassName: 'rook-ceph-bucket', providerRef: { name: 'a' } }],
-    // Its claims' objects may go with them: scenario 9 ends with nothing left.
-    ['seaweed-a', kinds.SeaweedStoreClass, { providerRef: { name: 'a' }, deleteObjects: true }],
-  ];
+  // A class of each backend that makes a claim's own store through those operators (the environment's own has class a).
+  const added = ownStoreBackends.filter((b) => operators.includes(b.name));
+  const classes: [string, ResourceType, Record<string, unknown>][] = added.map((b) => [`${b.name}-a`, b.class, b.classSpec('a')]);
   for (const [name, type, spec] of classes) {
     await admin.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace: world.platform }, spec });
     await admin.apply(BucketClasses, {
@@ -121,12 +120,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
       } as KubeObjectLike),
     ),
   );
-  const byClass: [string, string[]][] = [
-    ['a', names('store')],
-    ['tenant-a', names('tenant')],
-    ['ceph-a', names('ceph')],
-    ['seaweed-a', names('seaweed')],
-  ];
+  const byClass: [string, string[]][] = [['a', names('store')], ...added.map((b): [string, string[]] => [`${b.name}-a`, names(b.name)])];
   const all = [...byClass.flatMap(([, n]) => n), ...sharedClaims];
   const t0 = performance.now();
   const creating = Promise.all(byClass.map(([cls, n]) => world.claims(n, cls)));
@@ -271,8 +265,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   }
   await sleep(Math.max(0, size.outageS * 1000 - (performance.now() - down0)));
   await env.startTarget(a);
-  standIns = [new FakeTenantOperator(a.admin), new FakeBucketProvisioner(a.admin), new FakeSeaweedOperator(a.admin)];
-  for (const st of standIns) await st.start();
+  standIns = await playing();
   const back = performance.now();
   const gone = async (uids: string[]): Promise<boolean> => {
     const now = new Set((await managed()).map((m) => m.metadata.uid));
@@ -315,38 +308,39 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
     (err: Error) => violations.push(err.message),
   );
 
-  // Stuck 3: an operator that never makes its store ready (the Tenant stand-in stopped): the claim
-  // says what it waits for, its resource is counted, and it binds once the operator works again.
-  const tenantOperator = standIns[0]!;
-  await tenantOperator.stop();
-  await world.claims(['tenant-late'], 'tenant-a');
-  all.push('tenant-late');
+  // Stuck 3: an operator that never makes its store ready (the first added one's stand-in stopped):
+  // the claim says what it waits for, its resource is counted, and it binds once the operator works again.
+  const starved = added[0]!;
+  const which = operators.indexOf(starved.name);
+  await standIns[which]!.stop();
+  await world.claims(['late'], `${starved.name}-a`);
+  all.push('late');
   let notReady: { reason: string; message: string } | undefined;
   let notReadyCounted = 0;
   try {
     await eventually(
       async () => {
-        const mr = (await managed()).find((m) => (m.spec?.claimRef as { name?: string } | undefined)?.name === 'tenant-late');
+        const mr = (await managed()).find((m) => (m.spec?.claimRef as { name?: string } | undefined)?.name === 'late');
         if (mr) owners.add(mr.metadata.uid!);
         const ready = cond(mr, 'Ready');
-        // Past Creating (the moment between its create and its first look at the Tenant): what it waits on.
+        // Past Creating (the moment between its create and its first look at the target object): what it waits on.
         return ready?.status === 'False' && ready.reason !== 'Creating' && cond(mr, 'Synced')?.status === 'True'
           ? (notReady = { reason: ready.reason, message: ready.message ?? '' })
           : undefined;
       },
-      'a Tenant its operator never makes ready to say so',
+      `a ${starved.managed.kind} its operator never makes ready to say so`,
       within(60_000),
     );
     await eventually(async () => (notReadyCounted = await gauge(notReady!.reason)) >= 1, 'the waiting gauge to count it', within(30_000));
-    const claim = (await world.listClaims()).find((c) => c.metadata.name === 'tenant-late');
-    if (!cond(claim, 'Ready')?.message?.includes('waiting for')) violations.push(`claim tenant-late does not say what it waits for`);
+    const claim = (await world.listClaims()).find((c) => c.metadata.name === 'late');
+    if (!cond(claim, 'Ready')?.message?.includes('waiting for')) violations.push(`claim late does not say what it waits for`);
   } catch (err) {
     violations.push((err as Error).message);
   }
-  standIns[0] = new FakeTenantOperator(a.admin);
-  await standIns[0].start();
+  standIns[which] = operatorStandIns[starved.name]!.make(a.admin);
+  await standIns[which].start();
   const late0 = performance.now();
-  await world.bound(['tenant-late'], 60_000).catch((err: Error) => violations.push(err.message));
+  await world.bound(['late'], 60_000).catch((err: Error) => violations.push(err.message));
   const lateBound = performance.now() - late0;
 
   // The rest: all Bound still; then everything deleted, and nothing of any kind left.
@@ -385,12 +379,12 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   await replica.kill();
   return {
     figures: [
-      `${size.claims} claims per backend (ObjectStore, Tenant, ObjectBucketClaim, SeaweedStore, a bucket in a shared store) on target a, ${size.kills} SIGKILLs while binding: all Bound ${s(allBound)} after the first create`,
+      `${size.claims} claims per backend (${[kinds.ObjectStore.kind, ...added.map((b) => b.managed.kind)].join(', ')}, a bucket in a shared store) on target a, ${size.kills} SIGKILLs while binding: all Bound ${s(allBound)} after the first create`,
       `${granted.filter(isBound).length} grants to another namespace Bound through one more kill; ${users} MinIO bucket users (buckets and grants), one Secret each; ${roots.size} root credential values, none in the control cluster (where ${seen} of ${userKeys.length} bucket users' keys were found, as meant)`,
       `${reach.checked} users' policies each reach exactly the bucket their claim or grant names; ${endpoints.checked} endpoints in connection Secrets, each a Service provider-rook proves`,
       `a stopped for ${size.outageS} s with one deletion per backend: all said Unreachable ${s(unreachableSaid)} after it stopped, ${unreachableCounted} counted waiting; ended ${s(resumed)} after it returned`,
       `a foreign finalizer held a deletion: said WaitingForFinalizers, ${holdCounted} counted; ended once it was removed`,
-      `a Tenant its operator did not make ready: said ${notReady ? `Ready=False/${notReady.reason} (${notReady.message.slice(0, 60)})` : 'nothing'}, ${notReadyCounted} counted; Bound ${s(lateBound)} after the operator was back`,
+      `a ${starved.managed.kind} its operator did not make ready: said ${notReady ? `Ready=False/${notReady.reason} (${notReady.message.slice(0, 60)})` : 'nothing'}, ${notReadyCounted} counted; Bound ${s(lateBound)} after the operator was back`,
       `the rest deleted under ${size.kills} more SIGKILLs (${leftAtKill.join(', ')} managed resources left at them), nothing of any kind left, in ${s(deleted)}`,
     ],
     violations,

@@ -142,6 +142,9 @@ export interface Target {
 }
 
 /** The clusters, shared by every scenario. */
+/** The operator every target of the environment has, played without S3 servers; scenario 9 adds the others. */
+export const ENV_OPERATOR = 'rook-minio';
+
 export class ChaosEnv {
   readonly control: LocalCluster;
   readonly admin: KubeClient;
@@ -165,7 +168,7 @@ export class ChaosEnv {
     await installCrds(adminOf(control), manifestFiles(path.join(repoRoot, 'crds')));
     const target = async (name: 'a' | 'b', cluster: LocalCluster): Promise<Target> => {
       const admin = adminOf(cluster);
-      await installOperatorBundle(admin);
+      await installOperatorBundle(admin, ENV_OPERATOR);
       // No S3 servers (s3 off): the faults are provider-rook's and the API's; S3 is proven by the integration tests.
       const operator = new FakeMinioOperator(admin);
       await operator.start();

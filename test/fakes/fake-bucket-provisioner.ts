@@ -22,6 +22,7 @@
 // has the one bucket) becomes the bucket's quota (weed shell), set again when it changes; the rest
 // of additionalConfig is not played.
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { isAlreadyExists, isNotFound } from '../../src/kit/kube/errors.ts';
 import { ConfigMaps, Secrets, StorageClasses, type ResourceType } from '../../src/kit/kube/resources.ts';
@@ -37,6 +38,8 @@ import {
 } from '@aws-sdk/client-iam';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Credentials } from '../kit/s3-server.ts';
+import { repoRoot } from '../kit/cluster.ts';
+import { applyManifests, loadManifests } from '../kit/manifests.ts';
 import { randomKey } from '../../src/backends/shared/random.ts';
 import { quantityBytes } from '../../src/kit/quantity.ts';
 import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
@@ -44,16 +47,9 @@ import { iamClient, s3Client } from '../kit/s3.ts';
 import { S3Stores } from './s3-stores.ts';
 import { StandIn, type Loose } from './stand-in.ts';
 
-/** The StorageClass a platform team makes for Rook's bucket provisioner: what the stand-in plays claims of. */
+/** The StorageClass a platform team makes for Rook's bucket provisioner, as the sample has it: what the stand-in plays claims of. */
 export async function applyRookBucketStorageClass(client: KubeClient): Promise<void> {
-  await client.apply(StorageClasses, {
-    apiVersion: StorageClasses.apiVersion,
-    kind: 'StorageClass',
-    metadata: { name: 'rook-ceph-bucket' },
-    provisioner: 'rook-ceph.ceph.rook.io/bucket',
-    reclaimPolicy: 'Delete',
-    parameters: { objectStoreName: 'my-store', objectStoreNamespace: 'rook-ceph' },
-  } as KubeObjectLike);
+  await applyManifests(client, loadManifests(path.join(repoRoot, 'config', 'samples', 'rook-ceph', '00-target-storageclass.yaml')));
 }
 
 export const ObjectBuckets: ResourceType = {

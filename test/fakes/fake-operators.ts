@@ -1,4 +1,4 @@
-// TEST DOUBLES as a process: npm run fake-operators [-- KUBECONFIG [seaweedfs,rook-minio,minio-operator,rook-ceph,deployments] [--s3=ROUTES_DIR]].
+// TEST DOUBLES as a process: npm run fake-operators [-- KUBECONFIG [OPERATOR,...,deployments] [--s3=ROUTES_DIR]] (every operator by default).
 // Plays the backends' operators on a local target cluster (which runs no pods); see fake-*.ts
 // beside it (deployments: the Deployment controller's status writes, deployment-rollout.ts). Each waits (retrying) until its operator's CRD is in the cluster. --s3=ROUTES_DIR runs
 // them with { s3: true } (a real S3 server per store) and shares the routes to those servers in
@@ -7,29 +7,23 @@ import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../src/kit/kube/client.ts';
 import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { DeploymentRollout } from './deployment-rollout.ts';
-import { FakeBucketProvisioner } from './fake-bucket-provisioner.ts';
-import { FakeMinioOperator } from './fake-minio-operator.ts';
-import { FakeSeaweedOperator } from './fake-seaweed-operator.ts';
-import { FakeTenantOperator } from './fake-tenant-operator.ts';
+import { operatorStandIns, operatorsUnderTest, type Running } from './backends.ts';
 import { shareRoutes } from './s3-stores.ts';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--s3='));
 const routesDir = process.argv.find((a) => a.startsWith('--s3='))?.slice('--s3='.length);
 const kubeconfig = args[0] ?? fileURLToPath(new URL('../../.local/clusters/target/kubeconfig', import.meta.url));
-const wanted = (args[1] ?? 'seaweedfs,rook-minio,minio-operator,rook-ceph').split(',');
+const wanted = args[1]?.split(',') ?? operatorsUnderTest;
 const s3 = routesDir !== undefined;
 if (routesDir) shareRoutes(routesDir);
 const kc = kubeconfigFileAccess(kubeconfig);
 const client = new KubeClient(kc, { fieldManager: 'fake-operators' });
-const all = {
-  seaweedfs: () => new FakeSeaweedOperator(client, { s3 }),
-  'rook-minio': () => new FakeMinioOperator(client, { s3 }),
-  'minio-operator': () => new FakeTenantOperator(client, { s3 }),
-  'rook-ceph': () => new FakeBucketProvisioner(client, { s3 }),
+const all: Record<string, () => Running> = {
+  ...Object.fromEntries(Object.entries(operatorStandIns).map(([name, s]) => [name, () => s.make(client, { s3 })])),
   deployments: () => new DeploymentRollout(client, () => true),
 };
 const running = wanted.map((name) => {
-  const make = all[name as keyof typeof all];
+  const make = all[name];
   if (!make) throw new Error(`unknown operator ${name}; use ${Object.keys(all).join(', ')}`);
   const standIn = make();
   void standIn.start();

@@ -5,25 +5,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { installOperatorBundle } from '../kit/manifests.ts';
 import { BucketClasses, BucketPolicies, Buckets, type App } from '../../src/app.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
-import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
-import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
-import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
-import { Seaweeds } from '../../src/backends/seaweedfs/operator.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, resourcePath, Secrets, StatefulSets } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
+import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
 import { adminClient, testCluster } from '../kit/env.ts';
 import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
-import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../fakes/fake-bucket-provisioner.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
-import { FakeSeaweedOperator } from '../fakes/fake-seaweed-operator.ts';
+import { installOperators, operatorsUnderTest, ownStoreBackends, standInsFor, type OwnStoreBackend } from '../fakes/backends.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
 import { S3_KEY_NAMES } from '../kit/s3-keys.ts';
@@ -54,63 +47,9 @@ const standIns: { stop(): Promise<void> }[] = [];
 /** Status writes provider-rook sent for claims, by claim name. */
 const claimStatusWrites = new Map<string, number>();
 
-/** The four backends: a class of each kind, the managed kind, the object kept in the target. */
-const backends = [
-  {
-    name: 'rook-minio',
-    classType: kinds.ObjectStoreClass,
-    managed: kinds.ObjectStore,
-    target: RookObjectStores,
-    classSpec: (provider: string) => ({ scope: { nodeCount: 4 }, providerRef: { name: provider }, targetNamespace: 'rook-minio' }),
-    targetNamespace: (): string => 'rook-minio',
-    drift: { patch: { spec: { scope: { nodeCount: 6 } } }, check: (o: Obj) => (o.spec?.scope as { nodeCount: number }).nodeCount === 4 },
-  },
-  {
-    name: 'minio-tenant',
-    classType: kinds.TenantClass,
-    managed: kinds.Tenant,
-    target: MinioTenants,
-    classSpec: (provider: string) => ({
-      pools: [
-        {
-          name: 'pool-0',
-          servers: 4,
-          volumesPerServer: 1,
-          volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
-        },
-      ],
-      providerRef: { name: provider },
-    }),
-    targetNamespace: (mr: string): string => `minio-${mr}`,
-    drift: { patch: { spec: { requestAutoCert: true } }, check: (o: Obj) => o.spec?.requestAutoCert === false },
-  },
-  {
-    name: 'rook-ceph',
-    classType: kinds.CephBucketClass,
-    managed: kinds.CephBucket,
-    target: ObjectBucketClaims,
-    classSpec: (provider: string) => ({
-      storageClassName: 'rook-ceph-bucket',
-      additionalConfig: { maxObjects: '1000' },
-      providerRef: { name: provider },
-    }),
-    targetNamespace: (): string => 'rook-ceph-buckets',
-    drift: {
-      patch: { spec: { additionalConfig: { maxObjects: '5' } } },
-      check: (o: Obj) => (o.spec?.additionalConfig as { maxObjects: string }).maxObjects === '1000',
-    },
-  },
-  {
-    name: 'seaweedfs',
-    classType: kinds.SeaweedStoreClass,
-    managed: kinds.SeaweedStore,
-    target: Seaweeds,
-    // Its claims' objects may go with it, so deleting one leaves nothing behind.
-    classSpec: (provider: string) => ({ providerRef: { name: provider }, deleteObjects: true }),
-    targetNamespace: (mr: string): string => `seaweedfs-${mr}`,
-    drift: { patch: { spec: { image: 'example.com/seaweedfs:old' } }, check: (o: Obj) => o.spec?.image === 'chrislusf/seaweedfs:4.44' },
-  },
-] as const;
+/** The backends that make a store of a claim's own: a class of each, the managed kind, the object kept in the target. */
+const backends = ownStoreBackends;
+const named = (name: string): OwnStoreBackend => backends.find((b) => b.name === name)!;
 
 async function provider(name: string, cluster: LocalCluster, spec: Partial<Provider['spec']> = {}): Promise<void> {
   await writeSecret(control, platform, `${name}-creds`, providerSecretKeys(cluster));
@@ -124,9 +63,9 @@ async function provider(name: string, cluster: LocalCluster, spec: Partial<Provi
 
 async function classes(suffix: string, providerName: string): Promise<void> {
   for (const b of backends) {
-    await control.apply(b.classType, {
-      apiVersion: b.classType.apiVersion,
-      kind: b.classType.kind,
+    await control.apply(b.class, {
+      apiVersion: b.class.apiVersion,
+      kind: b.class.kind,
       metadata: { name: `${b.name}${suffix}`, namespace: platform },
       spec: b.classSpec(providerName),
     } as KubeObjectLike);
@@ -134,7 +73,7 @@ async function classes(suffix: string, providerName: string): Promise<void> {
       apiVersion: BucketClasses.apiVersion,
       kind: 'BucketClass',
       metadata: { name: `${b.name}${suffix}`, namespace: apps },
-      classRef: { apiVersion: b.classType.apiVersion, kind: b.classType.kind, name: `${b.name}${suffix}`, namespace: platform },
+      classRef: { apiVersion: b.class.apiVersion, kind: b.class.kind, name: `${b.name}${suffix}`, namespace: platform },
     } as KubeObjectLike);
   }
 }
@@ -162,13 +101,7 @@ const bound = (name: string, namespace = apps) =>
   );
 
 async function standInsOn(client: KubeClient): Promise<void> {
-  const s3 = { s3: true };
-  for (const s of [
-    new FakeMinioOperator(client, s3),
-    new FakeTenantOperator(client, s3),
-    new FakeBucketProvisioner(client, s3),
-    new FakeSeaweedOperator(client, s3),
-  ]) {
+  for (const s of await standInsFor(client, operatorsUnderTest, { s3: true })) {
     void s.start(); // an informer waits (retrying) until the operator's CRD is there
     standIns.push(s);
   }
@@ -181,16 +114,14 @@ beforeAll(async () => {
   targetB = adminClient(fresh);
   await installCrds(control, ourCrds());
   // Target A: its admin installed every operator. Target B: only the platform team's StorageClass.
-  for (const name of ['rook-minio', 'minio-operator', 'rook-ceph', 'seaweedfs']) await installOperatorBundle(targetA, name);
-  await applyRookBucketStorageClass(targetA);
-  await applyRookBucketStorageClass(targetB);
+  await installOperators(targetA, operatorsUnderTest);
   await standInsOn(targetA);
   await standInsOn(targetB);
   platform = await createNamespace(control, 'be-infra');
   apps = await createNamespace(control, 'be-app');
   await provider('a', clusterA);
   await provider('b', fresh, {
-    operators: backends.map((b) => ({ name: b.name === 'minio-tenant' ? 'minio-operator' : b.name, install: true })),
+    operators: operatorsUnderTest.map((name) => ({ name, install: true })),
   });
   await classes('', 'a');
   await classes('-b', 'b');
@@ -263,7 +194,7 @@ describe('four backends behind one Bucket claim', () => {
       await targetA.mergePatch(b.target, mr, b.targetNamespace(mr), b.drift.patch);
       await eventually(async () => {
         const o = await targetA.get<Obj>(b.target, mr, b.targetNamespace(mr));
-        return o !== undefined && b.drift.check(o);
+        return o !== undefined && b.drift.repaired(o);
       }, `${b.name}: the drifted ${b.target.kind} to be repaired`);
       // Its companions are as their kind builds them: none is written again.
       expect([b.name, [...new Set(targetWrites)]]).toEqual([b.name, [`PATCH ${resourcePath(b.target, b.targetNamespace(mr), mr)}`]]);
@@ -302,8 +233,8 @@ describe('four backends behind one Bucket claim', () => {
   }, 60_000);
 
   it("never remakes a Tenant's root credentials: losing them is reported", async () => {
-    const mr = (await control.get<Bucket>(Buckets, 'same-minio-tenant', apps))!.spec.resourceRef!.name;
-    const ns = backends[1].targetNamespace(mr);
+    const mr = (await control.get<Bucket>(Buckets, 'same-minio-operator', apps))!.spec.resourceRef!.name;
+    const ns = named('minio-operator').targetNamespace(mr);
     const saved = (await targetA.get<Obj>(Secrets, `${mr}-env-configuration`, ns))!;
     await targetA.delete(Secrets, `${mr}-env-configuration`, ns);
     const lost = await eventually(async () => {
@@ -334,7 +265,7 @@ describe('four backends behind one Bucket claim', () => {
         apiVersion: BucketClasses.apiVersion,
         kind: 'BucketClass',
         metadata: { name: 'default', namespace: ns },
-        classRef: { apiVersion: b.classType.apiVersion, kind: b.classType.kind, name: b.name, namespace: platform },
+        classRef: { apiVersion: b.class.apiVersion, kind: b.class.kind, name: b.name, namespace: platform },
       } as KubeObjectLike);
       await control.apply(BucketPolicies, {
         apiVersion: BucketPolicies.apiVersion,
@@ -366,21 +297,16 @@ describe('four backends behind one Bucket claim', () => {
     const operators = await eventually(async () => {
       const p = await control.get<Provider>(Providers, 'b', platform);
       const ops = p?.status?.operators ?? [];
-      return ops.length === 4 && ops.every((o) => o.present && o.installedBy === 'provider-rook') ? ops : undefined;
-    }, 'Provider b to report four operators installed by provider-rook');
-    expect(operators.map((o) => o.name).sort()).toEqual(['minio-operator', 'rook-ceph', 'rook-minio', 'seaweedfs']);
+      return ops.length === operatorsUnderTest.length && ops.every((o) => o.present && o.installedBy === 'provider-rook') ? ops : undefined;
+    }, 'Provider b to report every operator installed by provider-rook');
+    expect(operators.map((o) => o.name).sort()).toEqual([...operatorsUnderTest].sort());
     // Nothing was installed on target A, where its admin had put the operators already.
     const a = await eventually(
       async () => (await control.get<Provider>(Providers, 'a', platform))?.status?.operators,
       "Provider a's operators",
     );
     expect(a.map((o) => [o.name, o.present, o.installedBy])).toEqual(
-      expect.arrayContaining([
-        ['rook-minio', true, 'other'],
-        ['minio-operator', true, 'other'],
-        ['rook-ceph', true, 'other'],
-        ['seaweedfs', true, 'other'],
-      ]),
+      expect.arrayContaining(operatorsUnderTest.map((name) => [name, true, 'other'])),
     );
   }, 120_000);
 
@@ -408,7 +334,7 @@ describe('four backends behind one Bucket claim', () => {
     // What the operators made goes too: the Rook MinIO operator's by provider-rook (the collector cannot
     // map its owner references), the MinIO Operator's with the Tenant's own namespace.
     expect(await targetA.get(StatefulSets, mrs.get('rook-minio')!, 'rook-minio')).toBeUndefined();
-    const tenantNs = backends[1].targetNamespace(mrs.get('minio-tenant')!);
+    const tenantNs = named('minio-operator').targetNamespace(mrs.get('minio-operator')!);
     await eventually(async () => {
       const ns = await targetA.get<Obj>(Namespaces, tenantNs);
       return ns === undefined || ns.metadata.deletionTimestamp !== undefined;

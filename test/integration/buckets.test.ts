@@ -26,7 +26,7 @@ import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { eventsFor } from '../kit/provider.ts';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
+import { operatorStandIns } from '../fakes/backends.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
 import { boundBucket, bucketClaim, claimAccess, refusedBucket } from '../kit/claims.ts';
@@ -42,7 +42,7 @@ const env = withProviderRook({
   namespaces: { platform: 'bk-infra', appA: 'bk-a', appB: 'bk-b', appIdn: 'xn--bk' },
   provider: { name: 't', in: 'platform' },
   operators: ['rook-minio', 'minio-operator'],
-  standIns: (t) => [(rookStandIn = new FakeMinioOperator(t, { s3: true })), new FakeTenantOperator(t, { s3: true })],
+  standIns: (t) => [(rookStandIn = new FakeMinioOperator(t, { s3: true })), operatorStandIns['minio-operator']!.make(t, { s3: true })],
   admission: true,
   timeoutMs: 180_000,
   before: async () => {

@@ -6,7 +6,6 @@
 // the Gateway API and MCS CRDs are the projects' own. A cluster's Service names resolve only inside it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { installOperatorBundle } from '../kit/manifests.ts';
 import { BucketClasses, Buckets, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
@@ -19,9 +18,8 @@ import { adminClient, testCluster } from '../kit/env.ts';
 import { createNamespace, installCrds, installRoles, ourCrds, registerProvider, startTestApp } from '../kit/provider.ts';
 import { roundTrip } from '../kit/s3.ts';
 import { FakeGatewayController, FakeLoadBalancerController, FakeMcsController } from '../fakes/exposure-controllers.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
-import { FakeTenantOperator, SMALL_POOL } from '../fakes/fake-tenant-operator.ts';
-import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../fakes/fake-bucket-provisioner.ts';
+import { SMALL_POOL } from '../fakes/fake-tenant-operator.ts';
+import { installOperators, standInsFor, type Running } from '../fakes/backends.ts';
 import { LoopbackIngress } from '../fakes/loopback-ingress.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -61,9 +59,9 @@ let control: KubeClient;
 let target: KubeClient;
 let consumer: KubeClient;
 let app: App;
-let operator: FakeMinioOperator;
-let tenants: FakeTenantOperator;
-let ceph: FakeBucketProvisioner;
+/** The operators this file's classes act through, played with S3 servers. */
+const OPERATORS = ['rook-minio', 'minio-operator', 'rook-ceph'];
+let operators: Running[] = [];
 let cephIngress: LoopbackIngress;
 let balancer: FakeLoadBalancerController;
 let gateway: FakeGatewayController;
@@ -117,17 +115,12 @@ beforeAll(async () => {
   await installRoles(control);
   await installCrds(target, ['gateways', 'httproutes', 'serviceexports'].map(fixture));
   await installCrds(consumer, [fixture('serviceimports')]);
-  await installOperatorBundle(target, 'rook-minio');
-  await installOperatorBundle(target, 'minio-operator');
-  await installOperatorBundle(target, 'rook-ceph');
-  await applyRookBucketStorageClass(target);
-  operator = new FakeMinioOperator(target, { s3: true });
-  tenants = new FakeTenantOperator(target, { s3: true });
+  await installOperators(target, OPERATORS);
+  operators = await standInsFor(target, OPERATORS, { s3: true });
   balancer = new FakeLoadBalancerController(target);
   gateway = new FakeGatewayController(target);
   mcs = new FakeMcsController(target, [consumer]);
-  ceph = new FakeBucketProvisioner(target, { s3: true });
-  for (const s of [operator, tenants, balancer, gateway, mcs, ceph]) void s.start();
+  for (const s of [...operators, balancer, gateway, mcs]) void s.start();
   // Rook Ceph's gateway Service is the platform team's: a URL of its ingress is how a class exposes it.
   cephIngress = new LoopbackIngress('http://rook-ceph-rgw-my-store.rook-ceph.svc:80', target);
   const cephUrl = await cephIngress.listen();
@@ -264,7 +257,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.stop();
-  for (const s of [operator, tenants, balancer, gateway, mcs, ceph]) await s?.stop();
+  for (const s of [...operators, balancer, gateway, mcs]) await s?.stop();
   await cephIngress?.close();
   if (pkiDir) rmSync(pkiDir, { recursive: true, force: true });
   await down([TARGET]);

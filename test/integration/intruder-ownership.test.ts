@@ -5,7 +5,6 @@
 // never wrote it), and no foreign Secret or object was deleted or written.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { installOperatorBundle } from '../kit/manifests.ts';
 import { BucketClasses, Buckets, FIELD_MANAGER, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
@@ -39,9 +38,7 @@ import {
   tenantClient,
   writeSecret,
 } from '../kit/provider.ts';
-import { applyRookBucketStorageClass, FakeBucketProvisioner } from '../fakes/fake-bucket-provisioner.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
+import { installOperators, standInsFor } from '../fakes/backends.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
 
@@ -123,9 +120,9 @@ beforeAll(async () => {
   target = adminClient(cluster);
   await installCrds(control, ourCrds());
   await installRoles(control);
-  for (const name of ['rook-minio', 'minio-operator', 'rook-ceph']) await installOperatorBundle(target, name);
-  await applyRookBucketStorageClass(target);
-  for (const s of [new FakeMinioOperator(target), new FakeTenantOperator(target), new FakeBucketProvisioner(target)]) {
+  const operators = ['rook-minio', 'minio-operator', 'rook-ceph'];
+  await installOperators(target, operators);
+  for (const s of await standInsFor(target, operators)) {
     void s.start();
     standIns.push(s);
   }

@@ -14,7 +14,7 @@ import { down, up } from '../kit/cluster.ts';
 import { adminClient, kubeConfigOf } from '../kit/env.ts';
 import { createNamespace, writeSecret } from '../kit/provider.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
-import { FakeTenantOperator } from '../fakes/fake-tenant-operator.ts';
+import { operatorStandIns } from '../fakes/backends.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { roundTrip } from '../kit/s3.ts';
 import { eventually } from '../kit/eventually.ts';
@@ -100,7 +100,7 @@ describe('operator stand-ins', () => {
   });
 
   it("retry a Tenant whose status write failed, without a new event, as the MinIO Operator's queue does", async () => {
-    const operator = new FakeTenantOperator(flaky);
+    const operator = operatorStandIns['minio-operator']!.make(flaky);
     await operator.start();
     stops.push(operator);
     await writeSecret(admin, ns, 'retried-env', { 'config.env': 'export MINIO_ROOT_USER="user"\nexport MINIO_ROOT_PASSWORD="password"\n' });

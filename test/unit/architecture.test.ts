@@ -230,6 +230,26 @@ describe('architecture', () => {
     expect(named).toEqual([]);
   });
 
+  it('outside src/, the operators are played and installed from one list (test/fakes/backends.ts), derived from the backends: no file keeps a list of its own', async () => {
+    const { operatorStandIns } = await import('../fakes/backends.ts');
+    const registry = path.join(src, '..', 'test', 'fakes', 'backends.ts');
+    // The stand-in classes, as the registry makes them.
+    const standIns = [...new Set([...readFileSync(registry, 'utf8').matchAll(/=> new (\w+)\(/g)].map((m) => m[1]!))];
+    const operators = Object.keys(operatorStandIns);
+    const trees = ['test', 'hack', 'e2e'].map((d) => path.join(src, '..', d));
+    const lists: string[] = [];
+    for (const f of trees.flatMap(files).filter((f) => f !== registry && !f.startsWith(path.join(src, '..', 'test', 'unit')))) {
+      const text = readFileSync(f, 'utf8');
+      const made = standIns.filter((c) => text.includes(`new ${c}(`));
+      if (made.length > 1) lists.push(`${path.relative(path.join(src, '..'), f)}: plays ${made.join(', ')} by hand`);
+      for (const m of text.matchAll(/for \(const \w+ of \[([^\]]*)\]\) await installOperatorBundle/g)) {
+        const named = operators.filter((o) => m[1]!.includes(`'${o}'`));
+        if (named.length > 1) lists.push(`${path.relative(path.join(src, '..'), f)}: installs ${named.join(', ')} by hand`);
+      }
+    }
+    expect(lists).toEqual([]);
+  });
+
   it("a backend's API is in its own folder (an api.ts): src/apis/ defines only what backends share", async () => {
     const { backends } = await import('../../src/backends/index.ts');
     const served = new Set(backends.flatMap((b) => [b.managed.kind, b.class.kind]));
