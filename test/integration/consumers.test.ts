@@ -3,10 +3,9 @@
 // consent, read there by a client placed in that cluster, and used against the real S3 server.
 // A cluster's Service names resolve only for clients placed in it (resolveS3Endpoint); the class's
 // exposure is an ingress stand-in on an address of its own, reachable from every cluster.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { installOperatorBundle } from '../kit/manifests.ts';
-import { BucketAccesses, BucketClasses, Buckets, type App } from '../../src/app.ts';
+import { describe, expect, it } from '@jest/globals';
+import { withProviderRook } from '../kit/fixture.ts';
+import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
@@ -14,17 +13,7 @@ import { ANNOTATION_ROTATE } from '../../src/runtime/labels.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { adminClient, testCluster } from '../kit/env.ts';
-import {
-  createNamespace,
-  eventsFor,
-  installCrds,
-  installRoles,
-  ourCrds,
-  providerSecretKeys,
-  registerProvider,
-  startTestApp,
-  writeSecret,
-} from '../kit/provider.ts';
+import { createNamespace, eventsFor, providerSecretKeys, registerProvider, startTestApp, writeSecret } from '../kit/provider.ts';
 import { FreezableProxy } from '../kit/proxy.ts';
 import { roundTrip, s3Client } from '../kit/s3.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
@@ -45,12 +34,9 @@ type Obj = KubeObjectLike & {
   status?: { conditions?: Cond[]; bindingPhase?: string; deliveries?: Delivery[] };
 };
 
-let cluster: LocalCluster;
 let control: KubeClient;
 let target: KubeClient;
 let consumer: KubeClient;
-let app: App;
-let operator: FakeMinioOperator;
 let ingress: LoopbackIngress;
 let exposedUrl: string;
 let platform: string;
@@ -128,56 +114,48 @@ async function consumerBehindProxy(name: string, claimNamespace: string): Promis
   return { proxy, port: Number(new URL(url).port) };
 }
 
-beforeAll(async () => {
-  cluster = (await up([TARGET]))[0]!;
-  control = adminClient(testCluster('control'));
-  target = adminClient(cluster);
-  consumer = adminClient(testCluster('consumer'));
-  await installCrds(control, ourCrds());
-  await installRoles(control);
-  await installOperatorBundle(target, 'rook-minio');
-  operator = new FakeMinioOperator(target, { s3: true });
-  void operator.start();
-  platform = await createNamespace(control, 'cons-infra');
-  [teamA, teamB] = [await createNamespace(control, 'cons-a'), await createNamespace(control, 'cons-b')];
-  [appA, appB] = [await createNamespace(consumer, 'app-a'), await createNamespace(consumer, 'app-b')];
-  inTarget = await createNamespace(target, 'app-t');
-  ingress = new LoopbackIngress(`http://shared-s3.${SHARED_NS}.svc.cluster.local:9000`, target);
-  exposedUrl = await ingress.listen();
-  await registerProvider(control, platform, 't', cluster);
-  await registerProvider(control, platform, 'c', testCluster('consumer'));
-  await control.mergePatch(Providers, 't', platform, { spec: { consumers: [{ claimNamespace: teamA, namespaces: [inTarget] }] } });
-  await control.mergePatch(Providers, 'c', platform, {
-    spec: {
-      consumers: [
-        { claimNamespace: teamA, namespaces: [appA, 'absent'] },
-        { claimNamespace: teamB, namespaces: [appA] },
-      ],
-    },
-  });
-  const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
-    control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
-  await apply(kinds.ObjectStore, 'shared', platform, {
-    spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
-  });
-  const store = { kind: 'ObjectStore', name: 'shared' };
-  await apply(kinds.MinioBucketClass, 'exposed', platform, {
-    spec: { store, exposure: { url: exposedUrl }, credentialRotation: { gracePeriod: `${GRACE_S}s` } },
-  });
-  await apply(kinds.MinioBucketClass, 'internal', platform, { spec: { store } });
-  for (const ns of [teamA, teamB])
-    for (const name of ['exposed', 'internal'])
-      await apply(BucketClasses, name, ns, {
-        classRef: { apiVersion: kinds.MinioBucketClass.apiVersion, kind: 'MinioBucketClass', name, namespace: platform },
-      });
-  app = await startTestApp(testCluster('control'), { namespaces: [platform, teamA, teamB], pollIntervalMs: 1_000 });
-}, 240_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await operator?.stop();
-  await ingress?.close();
-  await down([TARGET]);
+const rook = withProviderRook({
+  cluster: TARGET,
+  namespaces: { platform: 'cons-infra', teamA: 'cons-a', teamB: 'cons-b' },
+  roles: true,
+  standIns: (t) => [new FakeMinioOperator(t, { s3: true })],
+  provider: { name: 't', in: 'platform' },
+  before: async (f) => {
+    ({ control, target } = f);
+    ({ platform, teamA, teamB } = f.ns);
+    consumer = adminClient(testCluster('consumer'));
+    [appA, appB] = [await createNamespace(consumer, 'app-a'), await createNamespace(consumer, 'app-b')];
+    inTarget = await createNamespace(target, 'app-t');
+    ingress = new LoopbackIngress(`http://shared-s3.${SHARED_NS}.svc.cluster.local:9000`, target);
+    exposedUrl = await ingress.listen();
+    await registerProvider(control, platform, 'c', testCluster('consumer'));
+    await control.mergePatch(Providers, 't', platform, { spec: { consumers: [{ claimNamespace: teamA, namespaces: [inTarget] }] } });
+    await control.mergePatch(Providers, 'c', platform, {
+      spec: {
+        consumers: [
+          { claimNamespace: teamA, namespaces: [appA, 'absent'] },
+          { claimNamespace: teamB, namespaces: [appA] },
+        ],
+      },
+    });
+    const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
+      control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
+    await apply(kinds.ObjectStore, 'shared', platform, {
+      spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
+    });
+    const store = { kind: 'ObjectStore', name: 'shared' };
+    await apply(kinds.MinioBucketClass, 'exposed', platform, {
+      spec: { store, exposure: { url: exposedUrl }, credentialRotation: { gracePeriod: `${GRACE_S}s` } },
+    });
+    await apply(kinds.MinioBucketClass, 'internal', platform, { spec: { store } });
+    for (const ns of [teamA, teamB])
+      for (const name of ['exposed', 'internal'])
+        await apply(BucketClasses, name, ns, {
+          classRef: { apiVersion: kinds.MinioBucketClass.apiVersion, kind: 'MinioBucketClass', name, namespace: platform },
+        });
+  },
+  after: () => ingress?.close(),
+  timeoutMs: 240_000,
 });
 
 describe('a Bound bucket is usable where its app runs', () => {
@@ -232,7 +210,7 @@ describe('a Bound bucket is usable where its app runs', () => {
   it('a consumer cluster no reconcile has used for long is kept open by its watch: drift there is still repaired', async () => {
     const want = await keysIn(consumer, 'app-s3', appA);
     // Half an hour and more later: idle clients are closed, but not one whose delivered Secrets are watched.
-    await app.targets.sweepIdle(Date.now() + 31 * 60_000);
+    await rook.app.targets.sweepIdle(Date.now() + 31 * 60_000);
     await consumer.mergePatch(Secrets, 'app-s3', appA, { data: { AWS_SECRET_ACCESS_KEY: Buffer.from('tampered').toString('base64') } });
     await eventually(
       async () => ((await keysIn(consumer, 'app-s3', appA)).AWS_SECRET_ACCESS_KEY === want.AWS_SECRET_ACCESS_KEY ? true : undefined),
@@ -325,13 +303,17 @@ describe('a Bound bucket is usable where its app runs', () => {
     await delivered('orphan', teamA, 1);
     const marked = await secretIn(consumer, 'orphan-s3', appA);
     expect(marked?.metadata.labels?.['rook.crossplane.io/delivered']).toBe('true');
-    const id = app.controlPlaneId;
-    await app.stop();
+    const id = rook.app.controlPlaneId;
+    await rook.app.stop();
     // While it is down, every finalizer is removed by hand and the claim goes: nothing records the Secret.
     await control.mergePatch(Buckets, 'orphan', teamA, { metadata: { finalizers: null } });
     await control.delete(Buckets, 'orphan', teamA);
     await eventually(async () => ((await read(Buckets, 'orphan', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 20_000 });
-    app = await startTestApp(testCluster('control'), { namespaces: [platform, teamA, teamB], pollIntervalMs: 1_000, controlPlaneId: id });
+    rook.app = await startTestApp(testCluster('control'), {
+      namespaces: [platform, teamA, teamB],
+      pollIntervalMs: 1_000,
+      controlPlaneId: id,
+    });
     await eventually(async () => ((await secretIn(consumer, 'orphan-s3', appA)) ? undefined : true), 'its delivered Secret swept', {
       timeoutMs: 30_000,
     });

@@ -2,9 +2,9 @@
 // operator installs at a target's own machinery (kube-system, an operator's namespace) and at other
 // operator images. The Provider decides: anything it does not allow is refused with a reason naming
 // the field, and nothing at all is written to the target.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { BucketClasses, Buckets, type App } from '../../src/app.ts';
+import { BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
@@ -14,19 +14,8 @@ import { CustomResourceDefinitions, Deployments, Namespaces, Secrets, Services, 
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
 import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
-import {
-  createNamespace,
-  eventsFor,
-  identityClient,
-  installCrds,
-  installRoles,
-  ourCrds,
-  preinstallOperator,
-  providerSecretKeys,
-  startTestApp,
-  writeSecret,
-} from '../kit/provider.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { eventsFor, identityClient, providerSecretKeys, writeSecret } from '../kit/provider.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
 
@@ -39,8 +28,6 @@ let control: KubeClient;
 let target: KubeClient;
 let fresh: LocalCluster;
 let freshTarget: KubeClient;
-let operator: FakeMinioOperator;
-let app: App;
 let platform: string;
 let appNs: string;
 /** provider-rook:platform-team cluster-wide and provider-rook:provider-admin in its own namespace: no more. */
@@ -100,45 +87,34 @@ const kubeSystem = async () =>
   );
 const namespacesOf = async (client: KubeClient) => (await client.list(Namespaces)).items.map((n) => n.metadata.name);
 
-beforeAll(async () => {
-  fresh = (await up([FRESH]))[0]!;
-  freshTarget = adminClient(fresh);
-  control = adminClient(testCluster('control'));
-  target = adminClient(testCluster('target'));
-  await installCrds(control, ourCrds());
-  await preinstallOperator(target);
-  await installRoles(control);
-  platform = await createNamespace(control, 'intr-infra');
-  appNs = await createNamespace(control, 'intr-app');
-  platformTeam = await identityClient(
-    testCluster('control'),
-    control,
-    { namespace: platform, name: 'platform' },
-    { role: 'provider-rook:provider-admin', clusterWide: 'provider-rook:platform-team' },
-  );
-  appTeam = await identityClient(
-    testCluster('control'),
-    control,
-    { namespace: appNs, name: 'app-team' },
-    { role: 'provider-rook:app-team' },
-  );
-  operator = new FakeMinioOperator(target);
-  await operator.start();
-  const controlServer = testCluster('control').server;
-  app = await startTestApp(testCluster('control'), {
-    namespaces: [platform, appNs],
-    pollIntervalMs: 1_000,
+const rook = withProviderRook({
+  namespaces: { platform: 'intr-infra', app: 'intr-app' },
+  roles: true,
+  before: async (f) => {
+    ({ control, target } = f);
+    ({ platform, app: appNs } = f.ns);
+    fresh = (await up([FRESH]))[0]!;
+    freshTarget = adminClient(fresh);
+    platformTeam = await identityClient(
+      testCluster('control'),
+      control,
+      { namespace: platform, name: 'platform' },
+      { role: 'provider-rook:provider-admin', clusterWide: 'provider-rook:platform-team' },
+    );
+    appTeam = await identityClient(
+      testCluster('control'),
+      control,
+      { namespace: appNs, name: 'app-team' },
+      { role: 'provider-rook:app-team' },
+    );
+  },
+  app: {
     maxReconcileRate: 100,
     onRequest: (server, method, p) => {
-      if (server !== controlServer && !['GET', 'WATCH'].includes(method)) targetWrites.push(`${server} ${method} ${p}`);
+      if (server !== testCluster('control').server && !['GET', 'WATCH'].includes(method)) targetWrites.push(`${server} ${method} ${p}`);
     },
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await operator?.stop();
-  await down([FRESH]);
+  },
+  after: () => down([FRESH]),
 });
 
 describe("target namespaces are the Provider's to allow", () => {
@@ -306,7 +282,7 @@ describe("operator installs are the Provider's to allow", () => {
       45_000,
     );
     expect(deployment.spec.template.spec.containers.map((c) => c.image)).toEqual([EVIL_IMAGE]);
-    expect(deployment.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(app.controlPlaneId);
+    expect(deployment.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(rook.app.controlPlaneId);
     expect(await freshTarget.get(Deployments, 'rook-minio-operator', 'kube-system')).toBeUndefined();
   }, 150_000);
 });

@@ -1,8 +1,8 @@
 // Automatic Rook MinIO operator install: only when the Provider opts in, once per target however
 // many stores ask, never over someone else's install, and no churn afterwards.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
+import { withProviderRook } from '../kit/fixture.ts';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
@@ -18,16 +18,7 @@ import {
 } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
-import {
-  createNamespace,
-  eventsFor,
-  installCrds,
-  ourCrds,
-  preinstallOperator,
-  providerSecretKeys,
-  startTestApp,
-  writeSecret,
-} from '../kit/provider.ts';
+import { createNamespace, eventsFor, preinstallOperator, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
@@ -37,7 +28,6 @@ const FOUND = `it-found-${process.pid}`;
 let fresh: LocalCluster;
 let control: KubeClient;
 let target: KubeClient;
-let app: App;
 let ns: string;
 /** Write requests provider-rook sent to the fresh target, by "METHOD path" (the server also counts the KCM's). */
 const ourWrites: string[] = [];
@@ -77,28 +67,22 @@ const bundle = [
   [Deployments, 'rook-minio-operator', 'rook-minio-system'],
 ] as const;
 
-beforeAll(async () => {
-  fresh = (await up([FRESH]))[0]!;
-  control = adminClient(testCluster('control'));
-  target = adminClient(fresh);
-  await installCrds(control, ourCrds());
-  ns = await createNamespace(control, 'op');
-  app = await startTestApp(testCluster('control'), {
-    namespaces: [ns],
-    pollIntervalMs: 1_000,
-    maxReconcileRate: 100,
-    onRequest: recordWrites,
-  });
-}, 120_000);
+const rook = withProviderRook({
+  cluster: FRESH,
+  namespaces: { ns: 'op' },
+  // The target starts empty: no operator installed, none played until a test says so.
+  operators: [],
+  standIns: () => [],
+  before: (f) => {
+    ({ control, target, cluster: fresh } = f);
+    ns = f.ns.ns;
+  },
+  app: { maxReconcileRate: 100, onRequest: recordWrites },
+});
 
 function recordWrites(server: string, method: string, path: string): void {
   if (server === fresh.server && !['GET', 'WATCH'].includes(method)) ourWrites.push(`${method} ${path}`);
 }
-
-afterAll(async () => {
-  await app?.stop();
-  await down([FRESH]);
-});
 
 describe('operator install', () => {
   it('without opt-in, says what is missing and both remedies, and writes nothing to the target', async () => {
@@ -150,7 +134,7 @@ describe('operator install', () => {
 
     for (const [type, name, namespace] of bundle) {
       const obj = await target.get<Obj>(type, name, namespace);
-      expect(obj?.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(app.controlPlaneId);
+      expect(obj?.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(rook.app.controlPlaneId);
     }
     const dep = await target.get<Obj>(Deployments, 'rook-minio-operator', 'rook-minio-system');
     expect(dep?.spec?.template?.spec.containers[0]?.image).toBe('example.com/rook/minio:v1.2.7-patched');
@@ -178,8 +162,12 @@ describe('operator install', () => {
     const versions = await Promise.all(
       bundle.map(([type, name, namespace]) => target.get<Obj>(type, name, namespace).then((o) => o?.metadata.resourceVersion)),
     );
-    await app.stop();
-    app = await startTestApp(testCluster('control'), { namespaces: [ns], controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
+    await rook.app.stop();
+    rook.app = await startTestApp(testCluster('control'), {
+      namespaces: [ns],
+      controlPlaneId: rook.app.controlPlaneId,
+      pollIntervalMs: 1_000,
+    });
     const name = uniqueName('after-restart');
     await control.create(kinds.ObjectStore, store(name, 'fresh'));
     await eventually(async () => (await target.get(RookObjectStores, name, 'rook-minio')) !== undefined, 'a new store after the restart');

@@ -2,17 +2,16 @@
 // of this file's own, each with the MinIO Operator in a namespace of its own: provider-rook installs
 // v7.0.1 for a, b and c; someone else installed it for d. A Deployment stand-in plays the Deployment
 // controller (local control planes run no pods).
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up } from '../kit/cluster.ts';
-import { type App } from '../../src/app.ts';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Deployments } from '../../src/kit/kube/resources.ts';
 import { OperatorUpgrades } from '../../src/runtime/operators/waves.ts';
 import { Providers, type ProviderObject } from '../../src/runtime/providers/provider.ts';
 import { installOperatorBundle } from '../kit/manifests.ts';
-import { adminClient, testCluster } from '../kit/env.ts';
-import { createNamespace, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
+import { providerSecretKeys, writeSecret } from '../kit/provider.ts';
+import { withProviderRook } from '../kit/fixture.ts';
+import { SMALL_POOL } from '../fakes/fake-tenant-operator.ts';
 import { DeploymentRollout } from '../fakes/deployment-rollout.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
@@ -33,7 +32,6 @@ type Deployment = KubeObjectLike & { spec: { template: { spec: { containers: { i
 
 let control: KubeClient;
 let target: KubeClient;
-let app: App;
 let ns: string;
 let rollout: DeploymentRollout;
 const ours = ['a', 'b', 'c'];
@@ -77,58 +75,47 @@ async function watchWave(name: string, done: (w: Wave) => boolean, max = 1): Pro
   );
 }
 
+withProviderRook({
+  cluster: TARGET,
+  namespaces: { ns: 'upgrades' },
+  // d's operator: a cluster admin's install at the old version, no marks of ours.
+  operators: [],
+  standIns: (t) => [(rollout = new DeploymentRollout(t, (d) => d.metadata.name === 'minio-operator'))],
+  before: async (f) => {
+    ({ control, target } = f);
+    ns = f.ns.ns;
+    await installOperatorBundle(target, 'minio-operator', OLD);
+    for (const p of [...ours, 'd']) {
+      await writeSecret(control, ns, `${p}-creds`, providerSecretKeys(f.cluster));
+      await control.apply(Providers, {
+        apiVersion: Providers.apiVersion,
+        kind: 'Provider',
+        metadata: { name: p, namespace: ns, labels: { wave: p === 'd' ? 'theirs' : 'ours' } },
+        spec: {
+          credentialsSecretRef: { name: `${p}-creds` },
+          operators: [{ name: 'minio-operator', install: true, version: OLD, namespace: operatorNamespace(p) }],
+          ...(p === 'd' ? {} : { allowedNamespaces: [`tenant-${p}`, operatorNamespace(p)] }),
+        },
+      } as KubeObjectLike);
+    }
+  },
+  timeoutMs: 180_000,
+});
+
+// A Tenant on each of ours makes provider-rook install the operator there, at the version asked.
 beforeAll(async () => {
-  const cluster = (await up([TARGET]))[0]!;
-  control = adminClient(testCluster('control'));
-  target = adminClient(cluster);
-  await installCrds(control, ourCrds());
-  // d's operator: a cluster admin's install, no marks of ours.
-  await installOperatorBundle(target, 'minio-operator', OLD);
-  rollout = new DeploymentRollout(target, (d) => d.metadata.name === 'minio-operator');
-  void rollout.start();
-  ns = await createNamespace(control, 'upgrades');
-  for (const p of [...ours, 'd']) {
-    await writeSecret(control, ns, `${p}-creds`, providerSecretKeys(cluster));
-    await control.apply(Providers, {
-      apiVersion: Providers.apiVersion,
-      kind: 'Provider',
-      metadata: { name: p, namespace: ns, labels: { wave: p === 'd' ? 'theirs' : 'ours' } },
-      spec: {
-        credentialsSecretRef: { name: `${p}-creds` },
-        operators: [{ name: 'minio-operator', install: true, version: OLD, namespace: operatorNamespace(p) }],
-        ...(p === 'd' ? {} : { allowedNamespaces: [`tenant-${p}`, operatorNamespace(p)] }),
-      },
-    } as KubeObjectLike);
-  }
-  app = await startTestApp(testCluster('control'), { namespaces: [ns] });
-  // A Tenant on each of ours makes provider-rook install the operator there, at the version asked.
   for (const p of ours) {
     await control.apply(kinds.Tenant, {
       apiVersion: kinds.Tenant.apiVersion,
       kind: kinds.Tenant.kind,
       metadata: { name: `t-${p}`, namespace: ns },
       spec: {
-        forProvider: {
-          pools: [
-            {
-              name: 'pool-0',
-              servers: 4,
-              volumesPerServer: 1,
-              volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
-            },
-          ],
-        },
+        forProvider: { pools: [SMALL_POOL] },
         targetNamespace: `tenant-${p}`,
         providerRef: { name: p },
       },
     } as KubeObjectLike);
   }
-}, 180_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await rollout?.stop();
-  await down([TARGET]);
 });
 
 describe('operator versions', () => {

@@ -1,9 +1,9 @@
 // Outages, crashes and leaks: a target that goes away, a create interrupted between the target
 // write and recording it, and a managed resource removed behind our back.
 import { createServer as createNetServer, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, start, stop, up, type LocalCluster } from '../kit/cluster.ts';
-import { type App } from '../../src/app.ts';
+import { describe, expect, it } from '@jest/globals';
+import { start, stop, type LocalCluster } from '../kit/cluster.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
@@ -19,17 +19,8 @@ import { OwnershipKey, OwnershipMarks } from '../../src/runtime/ownership/marks.
 import { loadOwnershipKey } from '../../src/runtime/ownership/key.ts';
 import { DEFAULT_OWNERSHIP_KEY_SECRET } from '../../src/runtime/system/provider-system.ts';
 import { TargetWatches } from '../../src/runtime/native/watches.ts';
-import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
-import {
-  createNamespace,
-  eventsFor,
-  installCrds,
-  ourCrds,
-  preinstallOperator,
-  providerSecretKeys,
-  startTestApp,
-  writeSecret,
-} from '../kit/provider.ts';
+import { testCluster, uniqueName } from '../kit/env.ts';
+import { eventsFor, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
@@ -39,7 +30,6 @@ let outage: LocalCluster;
 let control: KubeClient;
 let target: KubeClient;
 let operator: FakeMinioOperator;
-let app: App;
 let ns: string;
 
 function store(name: string, targetNamespace = uniqueName('minio')) {
@@ -56,29 +46,19 @@ function store(name: string, targetNamespace = uniqueName('minio')) {
   };
 }
 
-beforeAll(async () => {
-  outage = (await up([OUTAGE]))[0]!;
-  control = adminClient(testCluster('control'));
-  target = adminClient(outage!);
-  await installCrds(control, ourCrds());
-  await preinstallOperator(target);
-  ns = await createNamespace(control, 'res');
-  await writeSecret(control, ns, 'outage-creds', providerSecretKeys(outage!));
-  await control.apply(Providers, {
-    apiVersion: Providers.apiVersion,
-    kind: 'Provider',
-    metadata: { name: 'outage', namespace: ns },
-    spec: { credentialsSecretRef: { name: 'outage-creds' } },
-  });
-  operator = new FakeMinioOperator(target);
-  await operator.start();
-  app = await startTestApp(testCluster('control'), { namespaces: [ns], pollIntervalMs: 1_000 });
-}, 120_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await operator?.stop();
-  await down([OUTAGE]);
+const rook = withProviderRook({
+  cluster: OUTAGE,
+  namespaces: { ns: 'res' },
+  provider: { name: 'outage', in: 'ns' },
+  // The operator's stand-in is this file's own: it stops and starts with its target.
+  standIns: () => [],
+  before: async (f) => {
+    ({ control, target, cluster: outage } = f);
+    ns = f.ns.ns;
+    operator = new FakeMinioOperator(target);
+    await operator.start();
+  },
+  after: () => operator?.stop(),
 });
 
 describe('resilience', () => {
@@ -133,7 +113,7 @@ describe('resilience', () => {
     const enqueued: string[] = [];
     const watches = new TargetWatches(
       minioObjectStore,
-      new OwnershipMarks(app.controlPlaneId, new OwnershipKey(Buffer.alloc(32))),
+      new OwnershipMarks(rook.app.controlPlaneId, new OwnershipKey(Buffer.alloc(32))),
       (key) => enqueued.push(key),
       silentLogger,
       { usedBy: (fp) => (fp === 'outage-target' ? [`${ns}/waits-a`, `${ns}/waits-b`] : []) },
@@ -232,7 +212,7 @@ describe('resilience', () => {
     });
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
     // What the crashed provider-rook wrote: its signed marks (the key is the control cluster's).
-    const marks = new OwnershipMarks(app.controlPlaneId, await loadOwnershipKey(control, DEFAULT_OWNERSHIP_KEY_SECRET));
+    const marks = new OwnershipMarks(rook.app.controlPlaneId, await loadOwnershipKey(control, DEFAULT_OWNERSHIP_KEY_SECRET));
     const owner = {
       resource: 'objectstores.minio.rook.crossplane.io',
       namespace: ns,
@@ -295,7 +275,7 @@ describe('resilience', () => {
       'the store to be Ready',
     );
     // Someone strips the finalizer and deletes the resource while the provider is not looking.
-    await app.stop();
+    await rook.app.stop();
     await control.mergePatch(kinds.ObjectStore, name, ns, { metadata: { finalizers: null } });
     await control.delete(kinds.ObjectStore, name, ns);
     await eventually(async () => (await control.get(kinds.ObjectStore, name, ns)) === undefined, 'the resource to be gone');
@@ -303,7 +283,7 @@ describe('resilience', () => {
 
     const reporting = await startTestApp(testCluster('control'), {
       namespaces: [ns],
-      controlPlaneId: app.controlPlaneId,
+      controlPlaneId: rook.app.controlPlaneId,
       leakReportOnly: true,
     });
     const reported = await reporting.leaks.sweep();
@@ -319,7 +299,7 @@ describe('resilience', () => {
     // Objects of live resources are never touched: every one of them keeps its uid (a sweeper that
     // deleted them would see them recreated within a second, with new uids).
     const live = async (type: typeof Secrets) =>
-      (await target.list<KubeObjectLike>(type, { labelSelector: `rook.crossplane.io/control-plane=${app.controlPlaneId}` })).items
+      (await target.list<KubeObjectLike>(type, { labelSelector: `rook.crossplane.io/control-plane=${rook.app.controlPlaneId}` })).items
         .filter((o) => o.metadata.namespace !== mr.spec.targetNamespace)
         .map((o) => o.metadata.uid)
         .sort();
@@ -327,7 +307,11 @@ describe('resilience', () => {
     expect(before.stores.length).toBeGreaterThan(0);
 
     // A provider that starts sweeps at once.
-    app = await startTestApp(testCluster('control'), { namespaces: [ns], controlPlaneId: app.controlPlaneId, pollIntervalMs: 1_000 });
+    rook.app = await startTestApp(testCluster('control'), {
+      namespaces: [ns],
+      controlPlaneId: rook.app.controlPlaneId,
+      pollIntervalMs: 1_000,
+    });
     await eventually(
       async () => (await target.get(RookObjectStores, name, mr.spec.targetNamespace)) === undefined,
       'the leaked store to be deleted',

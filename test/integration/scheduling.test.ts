@@ -15,7 +15,8 @@ import { Namespaces } from '../../src/kit/kube/resources.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import type { LabelSelector } from '../../src/kit/kube/selector.ts';
 import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
-import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
+import { eventsFor, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
 
@@ -27,7 +28,6 @@ let clusters: Record<'eu-1' | 'eu-2' | 'us-1', LocalCluster>;
 let control: KubeClient;
 let platform: string;
 let apps: string;
-const running: App[] = [];
 
 async function provider(name: string, cluster: LocalCluster, labels: Record<string, string>, maxResources?: number): Promise<void> {
   await writeSecret(control, platform, `${name}-creds`, providerSecretKeys(cluster));
@@ -95,26 +95,34 @@ async function ready(name: string, status: 'True' | 'False' = 'True'): Promise<v
   );
 }
 
+const rook = withProviderRook({
+  namespaces: { platform: 'sched-infra', apps: 'sched-app' },
+  // No operator plays here: placement is decided before any store is made.
+  standIns: () => [],
+  before: async (f) => {
+    control = f.control;
+    ({ platform, apps } = f.ns);
+    const [eu2, us1] = await up([EU2, US1]);
+    clusters = { 'eu-1': f.cluster, 'eu-2': eu2!, 'us-1': us1! };
+    for (const c of [eu2!, us1!]) await installOperatorBundle(adminClient(c), 'rook-minio');
+    await provider('eu-1', clusters['eu-1'], { region: 'eu', tier: 'standard' });
+    await provider('eu-2', clusters['eu-2'], { region: 'eu', tier: 'standard' });
+    await provider('us-1', clusters['us-1'], { region: 'us', tier: 'standard' });
+    await selectorClass('anywhere', { matchLabels: { tier: 'standard' } });
+  },
+  app: { maxReconcileRate: 100 },
+  after: () => down([EU2, US1]),
+});
+/** A second replica, for the test of capacity under two schedulers. */
+const replicas: App[] = [];
+
 beforeAll(async () => {
-  const [eu2, us1] = await up([EU2, US1]);
-  clusters = { 'eu-1': testCluster('target'), 'eu-2': eu2!, 'us-1': us1! };
-  control = adminClient(testCluster('control'));
-  await installCrds(control, ourCrds());
-  for (const c of Object.values(clusters)) await installOperatorBundle(adminClient(c), 'rook-minio');
-  platform = await createNamespace(control, 'sched-infra');
-  apps = await createNamespace(control, 'sched-app');
-  await provider('eu-1', clusters['eu-1'], { region: 'eu', tier: 'standard' });
-  await provider('eu-2', clusters['eu-2'], { region: 'eu', tier: 'standard' });
-  await provider('us-1', clusters['us-1'], { region: 'us', tier: 'standard' });
-  await selectorClass('anywhere', { matchLabels: { tier: 'standard' } });
-  running.push(await startTestApp(testCluster('control'), { namespaces: [platform, apps], pollIntervalMs: 1_000, maxReconcileRate: 100 }));
   for (const p of ['eu-1', 'eu-2', 'us-1']) await ready(p);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(running.map((a) => a.stop()));
+  await Promise.all(replicas.map((a) => a.stop()));
   await control.delete(Namespaces, apps).catch(() => undefined);
-  await down([EU2, US1]);
 }, 60_000);
 
 describe('scheduling claims onto target clusters', () => {
@@ -234,12 +242,12 @@ describe('scheduling claims onto target clusters', () => {
     await selectorClass('capped', { matchLabels: labels });
     await ready('cap-a');
     await ready('cap-b');
-    running.push(
+    replicas.push(
       await startTestApp(testCluster('control'), {
         namespaces: [platform, apps],
         pollIntervalMs: 1_000,
         maxReconcileRate: 100,
-        controlPlaneId: running[0]!.controlPlaneId,
+        controlPlaneId: rook.app.controlPlaneId,
       }),
     );
 

@@ -1,71 +1,37 @@
 // Steady state costs nothing: once every store is Ready, several polls later neither API server has
 // served a single write, and provider-rook has sent no request but its open watches: every poll is
 // answered from the watch caches. Runs on its own pair of clusters so no other test's writes count.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { BucketClasses, BucketPolicies, Buckets, type App } from '../../src/app.ts';
+import { describe, expect, it } from '@jest/globals';
+import { BucketClasses, BucketPolicies, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { applyManifests } from '../kit/manifests.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
-import { Providers } from '../../src/runtime/system/provider-status.ts';
-import { adminClient, uniqueName } from '../kit/env.ts';
+import { uniqueName } from '../kit/env.ts';
 import { difference, writeCounts } from '../kit/apiserver-metrics.ts';
-import {
-  createNamespace,
-  installCrds,
-  ourCrds,
-  preinstallOperator,
-  providerSecretKeys,
-  startTestApp,
-  writeSecret,
-} from '../kit/provider.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 import { eventually } from '../kit/eventually.ts';
 
-const names = [`quiet-control-${process.pid}`, `quiet-target-${process.pid}`];
-let controlCluster: LocalCluster;
-let targetCluster: LocalCluster;
-let app: App;
-let operator: FakeMinioOperator;
-
-beforeAll(async () => {
-  [controlCluster, targetCluster] = (await up(names)) as [LocalCluster, LocalCluster];
-}, 120_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await operator?.stop();
-  await down(names);
+const pollMs = 1_000;
+// Every request provider-rook sends, by "METHOD path" (watches open and reopen: they are not reads).
+let requests: string[] = [];
+const rook = withProviderRook({
+  controlCluster: `quiet-control-${process.pid}`,
+  cluster: `quiet-target-${process.pid}`,
+  namespaces: { ns: 'quiet', appNs: 'quiet-app' },
+  provider: { name: 'target', in: 'ns' },
+  app: {
+    pollIntervalMs: pollMs,
+    onRequest: (_server, method, path) => {
+      if (method !== 'WATCH') requests.push(`${method} ${path}`);
+    },
+  },
 });
 
 describe('steady state', () => {
   it('makes zero write requests to either API server once everything is reconciled', async () => {
-    const control = adminClient(controlCluster);
-    const target = adminClient(targetCluster);
-    await installCrds(control, ourCrds());
-    await preinstallOperator(target);
-    const ns = await createNamespace(control, 'quiet');
-    await writeSecret(control, ns, 'creds', providerSecretKeys(targetCluster));
-    await control.apply(Providers, {
-      apiVersion: Providers.apiVersion,
-      kind: 'Provider',
-      metadata: { name: 'target', namespace: ns },
-      spec: { credentialsSecretRef: { name: 'creds' } },
-    });
-    operator = new FakeMinioOperator(target);
-    await operator.start();
-    const appNs = await createNamespace(control, 'quiet-app');
-    const pollMs = 1_000;
-    // Every request provider-rook sends, by "METHOD path" (watches open and reopen: they are not reads).
-    let requests: string[] = [];
-    app = await startTestApp(controlCluster, {
-      namespaces: [ns, appNs],
-      pollIntervalMs: pollMs,
-      onRequest: (_server, method, path) => {
-        if (method !== 'WATCH') requests.push(`${method} ${path}`);
-      },
-    });
+    const { control, controlCluster, cluster: targetCluster } = rook;
+    const { ns, appNs } = rook.ns;
 
     // Two claims as well (one naming its class, one defaulted by a policy): all three claim-side
     // controllers must come to rest too.

@@ -21,6 +21,8 @@ interface StandIn {
 export interface FixtureOptions<R extends string> {
   /** A target cluster of the test's own, by name: started before and stopped after it. Unset: the shared target. */
   cluster?: string;
+  /** A control cluster of the test's own too, by name (for a test that counts what its API server serves). Unset: the shared one. */
+  controlCluster?: string;
   /** The namespaces made in the control cluster, by role: each value is the prefix of a unique name. */
   namespaces: Record<R, string>;
   /** The target's Provider: its name, and the role of the namespace it is registered in. Unset: none. */
@@ -42,6 +44,8 @@ export interface FixtureOptions<R extends string> {
 }
 
 export interface Fixture<R extends string> {
+  /** The control cluster, and its admin client. */
+  controlCluster: LocalCluster;
   control: KubeClient;
   /** The target cluster, and its admin client. */
   cluster: LocalCluster;
@@ -55,8 +59,11 @@ export interface Fixture<R extends string> {
 export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixture<R> {
   const f = { standIns: [] as StandIn[] } as unknown as Fixture<R>;
   beforeAll(async () => {
-    f.cluster = o.cluster ? (await up([o.cluster]))[0]! : testCluster('target');
-    f.control = adminClient(testCluster('control'));
+    const own = [o.controlCluster, o.cluster].filter((c): c is string => c !== undefined);
+    const started = own.length ? await up(own) : [];
+    f.controlCluster = o.controlCluster ? started[0]! : testCluster('control');
+    f.cluster = o.cluster ? started.at(-1)! : testCluster('target');
+    f.control = adminClient(f.controlCluster);
     f.target = adminClient(f.cluster);
     await installCrds(f.control, ourCrds());
     if (o.admission) await applyManifests(f.control, loadManifests(path.join(repoRoot, 'config', 'admission', 'protection.yaml')));
@@ -72,13 +79,14 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
     ) as Record<R, string>;
     if (o.provider) await registerProvider(f.control, f.ns[o.provider.in], o.provider.name, f.cluster);
     await o.before?.(f);
-    f.app = await startTestApp(testCluster('control'), { namespaces: Object.values(f.ns), ...o.app });
+    f.app = await startTestApp(f.controlCluster, { namespaces: Object.values(f.ns), ...o.app });
   }, o.timeoutMs ?? 120_000);
   afterAll(async () => {
     await f.app?.stop();
     for (const s of f.standIns) await s.stop();
     await o.after?.();
-    if (o.cluster) await down([o.cluster]);
+    const own = [o.controlCluster, o.cluster].filter((c): c is string => c !== undefined);
+    if (own.length) await down(own);
   });
   return f;
 }
