@@ -66,11 +66,10 @@ async function explain(objects: [ResourceType, string, string][]): Promise<strin
   const lines: string[] = [];
   for (const [type, ns, name] of objects) {
     const obj = await control
-      .get<Conditioned & { spec?: { resourceRef?: { apiVersion?: string; kind?: string; name: string; namespace?: string } } }>(
-        type,
+      .get<Conditioned & { spec?: { resourceRef?: { apiVersion?: string; kind?: string; name: string; namespace?: string } } }>(type, {
+        namespace: ns,
         name,
-        ns,
-      )
+      })
       .catch(() => undefined);
     lines.push(
       `${type.kind} ${ns}/${name}: ${obj ? `phase=${obj.status?.bindingPhase ?? '-'} ${JSON.stringify(obj.status?.conditions ?? [])}` : 'absent'}`,
@@ -79,7 +78,10 @@ async function explain(objects: [ResourceType, string, string][]): Promise<strin
     const ref = obj?.spec?.resourceRef;
     if (ref?.kind && ref.namespace) {
       const mr = await control
-        .get<Conditioned>(typeFor({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } }), ref.name, ref.namespace)
+        .get<Conditioned>(typeFor({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } }), {
+          namespace: ref.namespace,
+          name: ref.name,
+        })
         .catch(() => undefined);
       lines.push(`  its ${ref.kind} ${ref.namespace}/${ref.name}: ${mr ? JSON.stringify(mr.status?.conditions ?? []) : 'absent'}`);
     }
@@ -99,7 +101,7 @@ const about = (...objects: [ResourceType, string, string][]): EventuallyOptions 
   explain: () => explain(objects),
 });
 
-const getBucket = (ns: string, name: string) => control.get<Bucket & Conditioned>(Buckets, name, ns);
+const getBucket = (ns: string, name: string) => control.get<Bucket & Conditioned>(Buckets, { namespace: ns, name });
 
 async function bound(ns: string, name: string): Promise<Bucket> {
   return eventually(
@@ -156,7 +158,7 @@ function managedStore(name: string, providerName: string, targetNamespace: strin
     },
   };
 }
-const getManaged = (name: string) => control.get<ObjectStore & Conditioned>(kinds.ObjectStore, name, PLATFORM);
+const getManaged = (name: string) => control.get<ObjectStore & Conditioned>(kinds.ObjectStore, { namespace: PLATFORM, name });
 
 beforeAll(async () => {
   env = await environment();
@@ -184,11 +186,13 @@ describe(`provider-rook end to end`, () => {
     for (const f of ['02-objectstoreclass.yaml', '03-bucketclass.yaml', '04-bucket.yaml']) await applyManifests(control, sample(f));
     const claim = await bound(APP, 'app-bucket');
     designStore = claim.spec.resourceRef!.name;
-    const keys = secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret', APP))?.data);
+    const keys = secretText(
+      (await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace: APP, name: 'bucketsecret' }))?.data,
+    );
     expect(Object.keys(keys).sort()).toEqual(S3_KEY_NAMES);
-    const store = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
+    const store = await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: 'rook-minio', name: designStore });
     expect(store?.spec.scope.nodeCount).toBe(4);
-    expect(await env.targets[1].admin.get(RookObjectStores, designStore, 'rook-minio')).toBeUndefined();
+    expect(await env.targets[1].admin.get(RookObjectStores, { namespace: 'rook-minio', name: designStore })).toBeUndefined();
     step(`store ${designStore} is in ${env.targets[0].name} with nodeCount 4 and nowhere else`);
     if (env.s3RoundTrip) {
       step("S3 round-trip (put, get, list, delete in its bucket) with the claim's Secret through a port-forward");
@@ -217,11 +221,13 @@ describe(`provider-rook end to end`, () => {
       ]);
       tried.push(name);
       await bound(APP, name);
-      const keys = secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, name, APP))?.data);
+      const keys = secretText(
+        (await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace: APP, name }))?.data,
+      );
       expect([backend.name, Object.keys(keys).sort()]).toEqual([backend.name, S3_KEY_NAMES]);
     }
     for (const name of tried) {
-      await control.delete(Buckets, name, APP);
+      await control.delete(Buckets, { namespace: APP, name });
       await eventually(async () => !(await getBucket(APP, name)), `claim ${name} to be gone`, about([Buckets, APP, name]));
     }
   });
@@ -244,21 +250,27 @@ describe(`provider-rook end to end`, () => {
 
   it('repairs drift in the target', async () => {
     step(`setting nodeCount 6 on ${designStore} in the target by hand: expecting 4 again`);
-    await env.targets[0].admin.mergePatch(RookObjectStores, designStore, 'rook-minio', { spec: { scope: { nodeCount: 6 } } });
+    await env.targets[0].admin.mergePatch(
+      RookObjectStores,
+      { namespace: 'rook-minio', name: designStore },
+      { spec: { scope: { nodeCount: 6 } } },
+    );
     await eventually(
-      async () => (await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio'))?.spec.scope.nodeCount === 4,
+      async () =>
+        (await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: 'rook-minio', name: designStore }))?.spec.scope
+          .nodeCount === 4,
       'nodeCount to be repaired',
       about([kinds.ObjectStore, PLATFORM, designStore]),
     );
   });
 
   it('recreates a target store deleted by hand', async () => {
-    const before = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
+    const before = await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: 'rook-minio', name: designStore });
     step(`deleting ${designStore} in the target by hand: expecting it recreated`);
-    await env.targets[0].admin.delete(RookObjectStores, designStore, 'rook-minio');
+    await env.targets[0].admin.delete(RookObjectStores, { namespace: 'rook-minio', name: designStore });
     await eventually(
       async () => {
-        const now = await env.targets[0].admin.get<TargetStore>(RookObjectStores, designStore, 'rook-minio');
+        const now = await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: 'rook-minio', name: designStore });
         return now !== undefined && now.metadata.uid !== before?.metadata.uid;
       },
       'the store to be recreated',
@@ -276,8 +288,8 @@ describe(`provider-rook end to end`, () => {
       bucket('e2e-two', 'on-b'),
     ]);
     const name = (await bound('e2e-two', 'on-b')).spec.resourceRef!.name;
-    expect(await env.targets[1].admin.get(RookObjectStores, name, 'rook-minio')).toBeDefined();
-    expect(await env.targets[0].admin.get(RookObjectStores, name, 'rook-minio')).toBeUndefined();
+    expect(await env.targets[1].admin.get(RookObjectStores, { namespace: 'rook-minio', name })).toBeDefined();
+    expect(await env.targets[0].admin.get(RookObjectStores, { namespace: 'rook-minio', name })).toBeUndefined();
   });
 
   it('says a target is unreachable while it is down for 30 s, and recovers after', async () => {
@@ -310,18 +322,19 @@ describe(`provider-rook end to end`, () => {
   it('honours reclaim policies: Delete removes the store, Retain keeps it Released', async () => {
     const deleted = (await getBucket('e2e-defaults', 'defaulted'))!.spec.resourceRef!.name;
     step(`deleting claim e2e-defaults/defaulted (Delete): expecting ${deleted} gone in both clusters`);
-    await control.delete(Buckets, 'defaulted', 'e2e-defaults');
+    await control.delete(Buckets, { namespace: 'e2e-defaults', name: 'defaulted' });
     await eventually(
-      async () => !(await getManaged(deleted)) && !(await env.targets[0].admin.get(RookObjectStores, deleted, 'rook-minio')),
+      async () =>
+        !(await getManaged(deleted)) && !(await env.targets[0].admin.get(RookObjectStores, { namespace: 'rook-minio', name: deleted })),
       'the managed resource and the target store to be gone',
       about([Buckets, 'e2e-defaults', 'defaulted']),
     );
     // What the operator made for it goes too: MinIO must stop running. (Its data volumes stay; see the README.)
     const target = env.targets[0].admin;
-    expect(await target.get(StatefulSets, deleted, 'rook-minio')).toBeUndefined();
-    expect(await target.get(Services, deleted, 'rook-minio')).toBeUndefined();
-    expect(await target.get(Services, `${deleted}-s3`, 'rook-minio')).toBeUndefined();
-    expect(await target.get(Secrets, `${deleted}-access-keys`, 'rook-minio')).toBeUndefined();
+    expect(await target.get(StatefulSets, { namespace: 'rook-minio', name: deleted })).toBeUndefined();
+    expect(await target.get(Services, { namespace: 'rook-minio', name: deleted })).toBeUndefined();
+    expect(await target.get(Services, { namespace: 'rook-minio', name: `${deleted}-s3` })).toBeUndefined();
+    expect(await target.get(Secrets, { namespace: 'rook-minio', name: `${deleted}-access-keys` })).toBeUndefined();
 
     step('claim on a Retain class, then deleted: expecting the managed resource Released and the store kept');
     await applyManifests(control, [
@@ -331,13 +344,13 @@ describe(`provider-rook end to end`, () => {
       bucket('e2e-retain', 'kept'),
     ]);
     const kept = (await bound('e2e-retain', 'kept')).spec.resourceRef!.name;
-    await control.delete(Buckets, 'kept', 'e2e-retain');
+    await control.delete(Buckets, { namespace: 'e2e-retain', name: 'kept' });
     await eventually(
       async () => (await getManaged(kept))?.status?.bindingPhase === 'Released',
       'the managed resource to be Released',
       about([kinds.ObjectStore, PLATFORM, kept]),
     );
-    expect(await env.targets[0].admin.get(RookObjectStores, kept, 'rook-minio')).toBeDefined();
+    expect(await env.targets[0].admin.get(RookObjectStores, { namespace: 'rook-minio', name: kept })).toBeDefined();
   });
 
   it('finds and removes the leaked store of a managed resource whose finalizer was stripped', async () => {
@@ -349,14 +362,18 @@ describe(`provider-rook end to end`, () => {
       about([kinds.ObjectStore, PLATFORM, 'leaky']),
     );
     // Paused in the same write: otherwise a reconcile may restore the finalizer and delete it properly.
-    await control.mergePatch(kinds.ObjectStore, 'leaky', PLATFORM, {
-      metadata: { finalizers: null, annotations: { 'crossplane.io/paused': 'true' } },
-    });
-    await control.delete(kinds.ObjectStore, 'leaky', PLATFORM);
+    await control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: PLATFORM, name: 'leaky' },
+      {
+        metadata: { finalizers: null, annotations: { 'crossplane.io/paused': 'true' } },
+      },
+    );
+    await control.delete(kinds.ObjectStore, { namespace: PLATFORM, name: 'leaky' });
     await eventually(async () => !(await getManaged('leaky')), 'the managed resource to be gone', about());
-    expect(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')).toBeDefined();
+    expect(await env.targets[0].admin.get(RookObjectStores, { namespace: 'e2e-leaks', name: 'leaky' })).toBeDefined();
     await eventually(
-      async () => !(await env.targets[0].admin.get(RookObjectStores, 'leaky', 'e2e-leaks')),
+      async () => !(await env.targets[0].admin.get(RookObjectStores, { namespace: 'e2e-leaks', name: 'leaky' })),
       'the leaked target store to be removed',
       about(),
     );
@@ -386,7 +403,7 @@ describe(`provider-rook end to end`, () => {
       'imported to be Ready',
       about([kinds.ObjectStore, PLATFORM, 'imported']),
     );
-    const store = await target.get<TargetStore>(RookObjectStores, 'legacy-store', 'legacy');
+    const store = await target.get<TargetStore>(RookObjectStores, { namespace: 'legacy', name: 'legacy-store' });
     expect(store?.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(mr.metadata.uid);
     expect(mr.spec.forProvider.credentials).toEqual({ name: 'legacy-keys', namespace: 'legacy' });
   });
@@ -424,9 +441,13 @@ describe(`provider-rook end to end`, () => {
     for (const t of env.targets) await applyManifests(t.admin, [namespace(where)]);
     // The platform team's consent, given by each consumer cluster's Provider.
     for (const name of ['demo-kubernetes', 'target-b'])
-      await control.mergePatch(Providers, name, PLATFORM, {
-        spec: { consumers: [{ claimNamespace: 'e2e-consumers', namespaces: [where] }] },
-      });
+      await control.mergePatch(
+        Providers,
+        { namespace: PLATFORM, name },
+        {
+          spec: { consumers: [{ claimNamespace: 'e2e-consumers', namespaces: [where] }] },
+        },
+      );
     await control.create(Buckets, {
       ...bucket('e2e-consumers', 'shipped'),
       spec: {
@@ -447,23 +468,25 @@ describe(`provider-rook end to end`, () => {
     // The store is in the first target and the class exposes it nowhere else: no endpoint that would not resolve.
     expect(deliveries[1]).toMatchObject({ to: `${PLATFORM}/target-b/${where}`, delivered: false, reason: 'NoEndpointForConsumer' });
     expect(deliveries[1]!.message).toContain('spec.consumers[1]');
-    const own = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'shipped-conn', 'e2e-consumers');
+    const own = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, {
+      namespace: 'e2e-consumers',
+      name: 'shipped-conn',
+    });
     const copy = await a.admin.get<KubeObjectLike & { metadata: { labels?: Record<string, string> }; data?: Record<string, string> }>(
       Secrets,
-      'shipped-conn',
-      where,
+      { namespace: where, name: 'shipped-conn' },
     );
     expect(copy?.data).toEqual(own?.data);
     expect(copy?.metadata.labels?.['rook.crossplane.io/delivered']).toBe('true');
-    expect(await b.admin.get(Secrets, 'shipped-conn', where)).toBeUndefined();
+    expect(await b.admin.get(Secrets, { namespace: where, name: 'shipped-conn' })).toBeUndefined();
     if (env.s3RoundTrip) {
       step(`S3 round-trip with the Secret as the app reads it in ${a.name}/${where}`);
       await env.s3RoundTrip(where, 'shipped-conn', a.admin);
     }
     step('deleting the claim: its delivered Secret goes with it');
-    await control.delete(Buckets, 'shipped', 'e2e-consumers');
+    await control.delete(Buckets, { namespace: 'e2e-consumers', name: 'shipped' });
     await eventually(
-      async () => ((await a.admin.get(Secrets, 'shipped-conn', where)) ? undefined : true),
+      async () => ((await a.admin.get(Secrets, { namespace: where, name: 'shipped-conn' })) ? undefined : true),
       'the delivered Secret to be removed',
       about([Buckets, 'e2e-consumers', 'shipped']),
     );

@@ -391,7 +391,7 @@ for (let i = 0; i < 10; i++) {
   const index = Math.floor((i * N) / 10);
   const name = storeNames[index]!;
   const c = targetAdmins[index % T]!;
-  const obj = (await c.get<DriftedStore>(RookObjectStores, name, 'rook-minio'))!;
+  const obj = (await c.get<DriftedStore>(RookObjectStores, { namespace: 'rook-minio', name }))!;
   const stop = new AbortController();
   let opened: () => void = () => {};
   let repaired: () => void = () => {};
@@ -436,7 +436,7 @@ let goneFromTargets = 0;
 const emptied = setInterval(() => {
   if (!goneFromTargets && targetCount() === 0) goneFromTargets = performance.now();
 }, 10);
-await inParallel(storeNames, BATCH, (n) => admin.delete(kinds.ObjectStore, n, NS));
+await inParallel(storeNames, BATCH, (n) => admin.delete(kinds.ObjectStore, { namespace: NS, name: n }));
 await eventually(() => stores.list().length === 0 && goneFromTargets > 0, 'all stores deleted', often());
 clearInterval(emptied);
 const deleted = performance.now() - t2;
@@ -450,7 +450,7 @@ const deleteServers = loadBetween(await loads(), deleteLoad);
 // provider-rook deletes the target namespace it made with its last store; the claims below start
 // once it is gone, or their first writes would meet a namespace being terminated (403s, retries).
 await eventually(
-  async () => (await Promise.all(targetAdmins.map((c) => c.get(Namespaces, 'rook-minio')))).every((ns) => !ns),
+  async () => (await Promise.all(targetAdmins.map((c) => c.get(Namespaces, { name: 'rook-minio' })))).every((ns) => !ns),
   'the emptied target namespaces gone',
   often(120_000),
 );
@@ -581,7 +581,7 @@ if (COLLECTED > 0) {
     await eventually(() => made.list().filter(ready).length >= COLLECTED, `${COLLECTED} ${label} Ready`, often());
     const reqBefore = await requests();
     const started = performance.now();
-    await inParallel(names, BATCH, (n) => admin.delete(type, n, NS));
+    await inParallel(names, BATCH, (n) => admin.delete(type, { namespace: NS, name: n }));
     await eventually(() => made.list().length === 0, `${label} deleted`, often());
     collected[label] = {
       deleteS: round((performance.now() - started) / 1000, 1),
@@ -629,7 +629,7 @@ if (SHARED > 0) {
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'shared', providerRef: { name: 'shared' }, reclaimPolicy: 'Delete' },
   });
   await eventually(
-    async () => ready(await admin.get<ObjectStore>(kinds.ObjectStore, 'shared-store', NS)),
+    async () => ready(await admin.get<ObjectStore>(kinds.ObjectStore, { namespace: NS, name: 'shared-store' })),
     'the shared store Ready',
     often(120_000),
   );
@@ -667,7 +667,9 @@ if (SHARED > 0) {
   const t6 = performance.now();
   const buckets_ = new Set<string>();
   await inParallel(sharedNames, 10, async (n) => {
-    const secret = secretText((await admin.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, n, NS))?.data);
+    const secret = secretText(
+      (await admin.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace: NS, name: n }))?.data,
+    );
     const local = await resolveS3Endpoint(secret.endpoint!, target);
     await roundTrip(local, { accessKey: secret.username!, secretKey: secret.password! }, secret.bucket!);
     buckets_.add(secret.bucket!);
@@ -765,7 +767,9 @@ async function deliveredPhase(storeCluster: LocalCluster, target: KubeClient, bu
   // Each Secret as the consumer cluster holds it: a round trip from there.
   let usable = 0;
   await inParallel(['delivered-0', ...names], 10, async (n) => {
-    const keys = secretText((await consumer.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, n, 'apps'))?.data);
+    const keys = secretText(
+      (await consumer.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace: 'apps', name: n }))?.data,
+    );
     await roundTrip(
       await resolveS3Endpoint(keys.endpoint!, consumer),
       { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! },

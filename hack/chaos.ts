@@ -84,7 +84,7 @@ const names = (prefix: string, n: number): string[] => Array.from({ length: n },
 async function emptied(world: World, env: ChaosEnv, violations: string[], boundMs = 180_000): Promise<number> {
   await world.harvest();
   const t = performance.now();
-  for (const c of await world.listClaims()) await env.admin.delete(Buckets, c.metadata.name, world.app);
+  for (const c of await world.listClaims()) await env.admin.delete(Buckets, { namespace: world.app, name: c.metadata.name });
   try {
     await eventually(async () => (await world.leftovers()).length === 0, 'nothing left of the scenario', within(boundMs));
   } catch {
@@ -262,7 +262,10 @@ async function scenario4(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   await world.bound(claims, 300_000).catch((err: Error) => violations.push(err.message));
   const filled = performance.now() - t0;
   violations.push(...(await world.violations()));
-  const lease = await env.admin.get<Conditioned & { spec?: { holderIdentity?: string } }>(Leases, 'chaos-s4', 'chaos-system');
+  const lease = await env.admin.get<Conditioned & { spec?: { holderIdentity?: string } }>(Leases, {
+    namespace: 'chaos-system',
+    name: 'chaos-s4',
+  });
   const deleted = await emptied(world, env, violations);
   for (const r of replicas) await r.kill();
   return {
@@ -286,7 +289,7 @@ async function scenario8(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   const world = await new World(env, 's8').create();
   const violations: string[] = [];
   for (const name of ['a', 'b']) {
-    const p = (await env.admin.get<Conditioned & { spec: Record<string, unknown> }>(Providers, name, world.platform))!;
+    const p = (await env.admin.get<Conditioned & { spec: Record<string, unknown> }>(Providers, { namespace: world.platform, name }))!;
     await env.admin.update(Providers, {
       ...p,
       metadata: { ...p.metadata, labels: { ...p.metadata.labels, tier: 'chaos' } },
@@ -435,9 +438,9 @@ async function scenario5(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
     Conditioned,
   ];
   await b.admin.update(RookObjectStores, { ...drifted, spec: { ...drifted.spec, scope: { ...drifted.spec.scope, nodeCount: 6 } } });
-  await b.admin.delete(RookObjectStores, removed.metadata.name, removed.metadata.namespace);
+  await b.admin.delete(RookObjectStores, { namespace: removed.metadata.namespace, name: removed.metadata.name });
   await eventually(
-    async () => !(await b.admin.get(RookObjectStores, removed.metadata.name, removed.metadata.namespace)),
+    async () => !(await b.admin.get(RookObjectStores, { namespace: removed.metadata.namespace, name: removed.metadata.name })),
     'the removed store to be gone',
     within(30_000),
   );
@@ -446,8 +449,8 @@ async function scenario5(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
   replica.resume();
   await eventually(
     async () => {
-      const d = await b.admin.get<typeof drifted>(RookObjectStores, drifted.metadata.name, drifted.metadata.namespace);
-      const r = await b.admin.get<Conditioned>(RookObjectStores, removed.metadata.name, removed.metadata.namespace);
+      const d = await b.admin.get<typeof drifted>(RookObjectStores, { namespace: drifted.metadata.namespace, name: drifted.metadata.name });
+      const r = await b.admin.get<Conditioned>(RookObjectStores, { namespace: removed.metadata.namespace, name: removed.metadata.name });
       return d?.spec.scope.nodeCount === 4 && r !== undefined && r.metadata.uid !== removed.metadata.uid;
     },
     'the change made during the gap to be reconciled',
@@ -562,7 +565,7 @@ async function scenario10(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'se
     for (const k of ['username', 'password']) if (o.data?.[k]) env.secrets.add(Buffer.from(o.data[k], 'base64').toString());
   await world.harvest();
   const t = performance.now();
-  for (const c of await world.listClaims()) await env.admin.delete(Buckets, c.metadata.name, world.app);
+  for (const c of await world.listClaims()) await env.admin.delete(Buckets, { namespace: world.app, name: c.metadata.name });
   const gaps: number[] = [];
   const leftAtKill: string[] = [];
   for (let k = 0; k < size.kills; k++) {
@@ -578,7 +581,7 @@ async function scenario10(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'se
   }
   if (leftAtKill[0]?.startsWith('0/')) violations.push('every deletion was done before the first kill: nothing was tested');
   const left = async (): Promise<string[]> => {
-    const namespace = await target.admin.get<KubeObjectLike & { status?: { phase?: string } }>(Namespaces, storeNamespace);
+    const namespace = await target.admin.get<KubeObjectLike & { status?: { phase?: string } }>(Namespaces, { name: storeNamespace });
     return [
       ...(await world.leftovers()),
       ...(namespace ? [`target a: namespace ${storeNamespace} (${namespace.status?.phase ?? 'Active'})`] : []),

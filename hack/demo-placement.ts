@@ -169,11 +169,10 @@ const started = Date.now();
 let last = '';
 await eventually(
   async () => {
-    const wave = await control.get<KubeObjectLike & { status?: { phase?: string } }>(
-      OperatorUpgrades,
-      'minio-operator-v7.1.1',
-      'rook-infra-dev',
-    );
+    const wave = await control.get<KubeObjectLike & { status?: { phase?: string } }>(OperatorUpgrades, {
+      namespace: 'rook-infra-dev',
+      name: 'minio-operator-v7.1.1',
+    });
     const seen = await minioOperator();
     const line = Object.entries(seen)
       .map(([name, o]) => `${name} ${o?.version ?? '-'}${o?.upgrade && o.upgrade.phase !== 'Complete' ? ` (${o.upgrade.phase})` : ''}`)

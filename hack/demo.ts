@@ -105,7 +105,7 @@ async function watchUntilBound(
   const standIn = `${where.kubeconfig} ${where.operator}`;
   return eventually(
     async () => {
-      if (!standIns.has(standIn) && (await where.client.get(CustomResourceDefinitions, where.crd))) {
+      if (!standIns.has(standIn) && (await where.client.get(CustomResourceDefinitions, { name: where.crd }))) {
         const pid = background(`fake-${where.operator}`, [
           file('test', 'fakes', 'fake-operators.ts'),
           where.kubeconfig,
@@ -117,13 +117,12 @@ async function watchUntilBound(
         );
         standIns.add(standIn);
       }
-      const claim = await control.get<Bucket>(type, name, namespace);
+      const claim = await control.get<Bucket>(type, { namespace, name });
       const ref = claim?.spec.resourceRef;
       const mr = ref
         ? await control.get<KubeObjectLike & { status?: { conditions?: [] } }>(
             typeOfManifest({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace } }),
-            ref.name,
-            ref.namespace,
+            { namespace: ref.namespace, name: ref.name },
           )
         : undefined;
       const line =
@@ -181,8 +180,11 @@ const claim = await watchUntilBound('app-bucket', {
 });
 
 const ref = claim.spec.resourceRef!;
-const store = await target.get<KubeObjectLike & { spec: unknown }>(RookObjectStores, ref.name, 'rook-minio');
-const conn = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret', 'app-project1-dev');
+const store = await target.get<KubeObjectLike & { spec: unknown }>(RookObjectStores, { namespace: 'rook-minio', name: ref.name });
+const conn = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, {
+  namespace: 'app-project1-dev',
+  name: 'bucketsecret',
+});
 say();
 /**
  * What an app in the target does with the claim's connection Secret alone: an S3 PUT of a small
@@ -196,7 +198,7 @@ async function s3PutGet(
   where: { client: KubeClient; label: string; standIn: string },
   namespace = 'app-project1-dev',
 ): Promise<void> {
-  const secret = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, secretName, namespace);
+  const secret = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace, name: secretName });
   const { endpoint, username, password, bucket } = secretText(secret?.data);
   if (!endpoint || !username || !password || !bucket)
     throw new Error(`Secret ${namespace}/${secretName} lacks endpoint, username, password or bucket`);
@@ -234,7 +236,7 @@ async function s3PutGet(
 /** The same keys on another bucket: the S3 server's answer (AccessDenied is the point). */
 async function s3Try(secretName: string, namespace: string, what: 'PUT' | 'GET', bucket: string, client: KubeClient): Promise<string> {
   const { endpoint, username, password } = secretText(
-    (await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, secretName, namespace))?.data,
+    (await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace, name: secretName }))?.data,
   );
   const s3 = s3Client(await resolveS3Endpoint(endpoint!, client), { accessKey: username!, secretKey: password! });
   try {
@@ -292,7 +294,8 @@ await watchUntilBound('orders', targetWhere);
 await watchUntilBound('reports', targetWhere, 'app-project2-dev');
 await watchUntilBound('orders-reader', targetWhere, 'app-project2-dev', BucketAccesses);
 const bucketOf = async (secret: string, ns: string): Promise<string> =>
-  secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, secret, ns))?.data).bucket!;
+  secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace: ns, name: secret }))?.data)
+    .bucket!;
 const ordersBucket = await bucketOf('orders-s3', 'app-project1-dev');
 const reportsBucket = await bucketOf('reports-s3', 'app-project2-dev');
 say(`     one store (rook-minio-shared/team-store), two buckets: ${ordersBucket} and ${reportsBucket}, each with a user of its own`);
@@ -344,7 +347,10 @@ const second = await watchUntilBound('app-bucket-tenant', {
   crd: 'tenants.minio.min.io',
   operator: 'minio-operator',
 });
-const connB = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'bucketsecret-tenant', 'app-project1-dev');
+const connB = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, {
+  namespace: 'app-project1-dev',
+  name: 'bucketsecret-tenant',
+});
 const tenantRef = second.spec.resourceRef!;
 say();
 await s3PutGet('app-bucket-tenant', 'bucketsecret-tenant', { client: targetB, label: 'target-b', standIn: 'MinIO Operator' });
@@ -391,13 +397,14 @@ for (const [f, what] of [
 }
 await watchUntilBound('shop-bucket', targetWhere);
 const deliveredSecret = await eventually(
-  async () => apps.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'shop-s3', 'shop'),
+  async () => apps.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace: 'shop', name: 'shop-s3' }),
   'the Secret delivered to apps/shop',
   { timeoutMs: 60_000 },
 );
 const there = secretText(deliveredSecret.data);
 const own = secretText(
-  (await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'shop-s3', 'app-project1-dev'))?.data,
+  (await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace: 'app-project1-dev', name: 'shop-s3' }))
+    ?.data,
 );
 say(`     Secret shop/shop-s3 in apps: endpoint ${there.endpoint} (the claim's own, in control, says ${own.endpoint})`);
 await resolveS3Endpoint(own.endpoint!, apps).then(

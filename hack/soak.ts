@@ -95,7 +95,7 @@ for (let c = 0; c < cycles; c++) {
     }
     await world.bound(names, 300_000);
     row.boundS = (performance.now() - t) / 1000;
-    for (const n of names) await env.admin.delete(Buckets, n, world.app);
+    for (const n of names) await env.admin.delete(Buckets, { namespace: world.app, name: n });
     const left = async () => (await world.leftovers()).length;
     for (let waited = 0; (await left()) > 0; waited += 500) {
       if (waited > 300_000) throw new Error(`cycle ${c}: ${await left()} objects left 5 minutes after the deletes`);

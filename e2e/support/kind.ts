@@ -93,7 +93,10 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
   );
 
   const providerReady = async (): Promise<boolean> => {
-    const d = await control.get<{ metadata: { name: string }; status?: { availableReplicas?: number } }>(Deployments, 'provider-rook', NS);
+    const d = await control.get<{ metadata: { name: string }; status?: { availableReplicas?: number } }>(Deployments, {
+      namespace: NS,
+      name: 'provider-rook',
+    });
     return (d?.status?.availableReplicas ?? 0) >= 1;
   };
   await eventually(providerReady, 'provider-rook to be available', slowly);
@@ -119,7 +122,10 @@ export async function kindEnvironment(): Promise<E2EEnvironment> {
       },
     },
     async s3RoundTrip(namespace, secretName, from = control) {
-      const secret = await from.get<{ metadata: { name: string }; data?: Record<string, string> }>(Secrets, secretName, namespace);
+      const secret = await from.get<{ metadata: { name: string }; data?: Record<string, string> }>(Secrets, {
+        namespace,
+        name: secretName,
+      });
       const { endpoint, username, password, bucket } = secretText(secret?.data);
       const url = new URL(endpoint!); // http://<store>.<ns>.svc.<domain>:9000
       const [service, storeNs] = url.hostname.split('.');

@@ -238,7 +238,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   for (const st of standIns) await st.stop();
   const down0 = performance.now();
   await env.stopTarget(a);
-  for (const c of goneDuringOutage) await admin.delete(Buckets, c, world.app);
+  for (const c of goneDuringOutage) await admin.delete(Buckets, { namespace: world.app, name: c });
   const stuck = goneDuringOutage.map(mrOf).filter((m): m is Obj => m !== undefined);
   let unreachableSaid = NaN;
   let unreachableCounted = 0;
@@ -279,10 +279,14 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   // Stuck 2: a finalizer someone else added holds a deletion, said and counted; it ends when that goes.
   const heldMr = mrOf(byClass[0]![1][1]!)!;
   const heldType = MANAGED.find((t) => t.kind === heldMr.kind)!;
-  await admin.mergePatch(heldType, heldMr.metadata.name, world.platform, {
-    metadata: { finalizers: [...(heldMr.metadata.finalizers ?? []), HOLD] },
-  });
-  await admin.delete(Buckets, byClass[0]![1][1]!, world.app);
+  await admin.mergePatch(
+    heldType,
+    { namespace: world.platform, name: heldMr.metadata.name },
+    {
+      metadata: { finalizers: [...(heldMr.metadata.finalizers ?? []), HOLD] },
+    },
+  );
+  await admin.delete(Buckets, { namespace: world.app, name: byClass[0]![1][1]! });
   let holdCounted = 0;
   try {
     await eventually(
@@ -300,7 +304,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   const live = (await managed()).find((m) => m.metadata.uid === heldMr.metadata.uid);
   const at = live?.metadata.finalizers?.indexOf(HOLD) ?? -1;
   if (at >= 0)
-    await admin.jsonPatch(heldType, heldMr.metadata.name, world.platform, [
+    await admin.jsonPatch(heldType, { namespace: world.platform, name: heldMr.metadata.name }, [
       { op: 'test', path: `/metadata/finalizers/${at}`, value: HOLD },
       { op: 'remove', path: `/metadata/finalizers/${at}` },
     ]);
@@ -348,8 +352,8 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   for (const c of rest) if (!isBound(c)) violations.push(`claim ${c.metadata.name} is not Bound at the end`);
   await world.harvest();
   const t1 = performance.now();
-  for (const g of await accesses()) await admin.delete(BucketAccesses, g.metadata.name, grantee);
-  for (const c of rest) await admin.delete(Buckets, c.metadata.name, world.app);
+  for (const g of await accesses()) await admin.delete(BucketAccesses, { namespace: grantee, name: g.metadata.name });
+  for (const c of rest) await admin.delete(Buckets, { namespace: world.app, name: c.metadata.name });
   // SIGKILLs while they are being deleted, each a moment after the process serves again.
   const leftAtKill: number[] = [];
   for (let k = 0; k < size.kills; k++) {
@@ -364,7 +368,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
     'the shared store emptied of buckets and users',
     within(120_000),
   ).catch((err: Error) => violations.push(err.message));
-  await admin.delete(kinds.ObjectStore, 'shared-store', world.platform);
+  await admin.delete(kinds.ObjectStore, { namespace: world.platform, name: 'shared-store' });
   const leftovers = async (): Promise<string[]> => [
     ...(await accesses()).map((g) => `BucketAccess ${g.metadata.name}`),
     ...(await world.listClaims()).filter((c) => all.includes(c.metadata.name)).map((c) => `claim ${c.metadata.name}`),
@@ -489,7 +493,7 @@ async function endpointViolations(
     // A Service of the target's cluster DNS; the Ceph provisioner's own endpoint is its, not ours to prove.
     if (host[2] !== 'svc' || host[0]?.startsWith('rook-ceph')) continue;
     const [name, namespace] = host as [string, string];
-    const svc = await target.get<Obj & { metadata: { ownerReferences?: { uid: string }[] } }>(Services, name, namespace);
+    const svc = await target.get<Obj & { metadata: { ownerReferences?: { uid: string }[] } }>(Services, { namespace, name });
     checked++;
     const proven = svc && (recorded.has(svc.metadata.uid!) || svc.metadata.ownerReferences?.some((r) => stores.has(r.uid)));
     if (!proven)

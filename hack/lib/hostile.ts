@@ -371,7 +371,10 @@ export async function hostileInputs(env: ChaosEnv, world: World, replica: Replic
       try {
         const c = await eventually(
           async () => {
-            const current = cond(await env.admin.get<Conditioned>(type, obj.metadata.name, obj.metadata.namespace), expect.condition);
+            const current = cond(
+              await env.admin.get<Conditioned>(type, { namespace: obj.metadata.namespace, name: obj.metadata.name }),
+              expect.condition,
+            );
             // Ready is the one answer that must be True (a valid claim binds); every other answer is a failure.
             return matches(current?.reason) && current?.status === (expect.condition === 'Ready' ? 'True' : 'False') ? current : undefined;
           },
@@ -381,7 +384,7 @@ export async function hostileInputs(env: ChaosEnv, world: World, replica: Replic
         if (expect.condition !== 'Ready' && !c.message) violations.push(`${input.what}: ${c.reason} without a message`);
         answered++;
       } catch (err) {
-        const current = await env.admin.get<Conditioned>(type, obj.metadata.name, obj.metadata.namespace);
+        const current = await env.admin.get<Conditioned>(type, { namespace: obj.metadata.namespace, name: obj.metadata.name });
         violations.push(`${(err as Error).message}; it shows ${JSON.stringify(current?.status?.conditions ?? [])}`);
       }
     }

@@ -90,14 +90,16 @@ export async function imageScenario(clusters: [string, string], log: (line: stri
     await within(
       eventually(
         async () =>
-          (await control.get<KubeObjectLike & { status?: { bindingPhase?: string } }>(claims, 'photos', 'image-run'))?.status
-            ?.bindingPhase === 'Bound',
+          (await control.get<KubeObjectLike & { status?: { bindingPhase?: string } }>(claims, { namespace: 'image-run', name: 'photos' }))
+            ?.status?.bindingPhase === 'Bound',
         'the claim to be Bound',
         {
           timeoutMs: 60_000,
           delayMs: 100,
           explain: async () =>
-            JSON.stringify((await control.get<KubeObjectLike & { status?: unknown }>(claims, 'photos', 'image-run'))?.status),
+            JSON.stringify(
+              (await control.get<KubeObjectLike & { status?: unknown }>(claims, { namespace: 'image-run', name: 'photos' }))?.status,
+            ),
         },
       ),
     );

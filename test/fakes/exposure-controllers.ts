@@ -238,7 +238,11 @@ export class FakeGatewayController extends StandIn<Gateway> {
     if (listener.protocol === 'HTTPS') {
       const ref = listener.tls?.certificateRefs?.[0];
       const secret =
-        ref && (await this.client.get<Loose & { data?: Record<string, string> }>(Secrets, ref.name, ref.namespace ?? gw.namespace));
+        ref &&
+        (await this.client.get<Loose & { data?: Record<string, string> }>(Secrets, {
+          namespace: ref.namespace ?? gw.namespace,
+          name: ref.name,
+        }));
       if (!secret?.data?.['tls.crt'] || !secret.data['tls.key'])
         throw new Error(`Gateway ${gw.namespace}/${gw.name}: listener ${listener.name} has no certificate Secret`);
       const pem = (k: string) => Buffer.from(secret.data![k]!, 'base64');
@@ -265,7 +269,7 @@ class RouteWatcher extends StandIn<Route> {
 
   protected async reconcile(route: Route): Promise<void> {
     for (const ref of route.spec.parentRefs ?? []) {
-      const gw = await this.client.get<Gateway>(Gateways, ref.name, ref.namespace ?? route.metadata.namespace);
+      const gw = await this.client.get<Gateway>(Gateways, { namespace: ref.namespace ?? route.metadata.namespace, name: ref.name });
       if (gw && this.gateways.addressOf(gw.metadata.namespace!, gw.metadata.name)) await this.accept(route, gw);
     }
   }
@@ -278,7 +282,7 @@ class RouteWatcher extends StandIn<Route> {
     this.published.set(key, route.spec.hostnames ?? []);
     const parents = (route.status as { parents?: { parentRef: { name: string } }[] } | undefined)?.parents ?? [];
     if (parents.some((p) => p.parentRef.name === gw.metadata.name)) return;
-    const latest = await this.client.get<Route>(HTTPRoutes, route.metadata.name, route.metadata.namespace);
+    const latest = await this.client.get<Route>(HTTPRoutes, { namespace: route.metadata.namespace, name: route.metadata.name });
     if (!latest) return;
     const condition = (type: string) => trueCondition(type, latest);
     await this.client.updateStatus(HTTPRoutes, {
@@ -315,7 +319,7 @@ export class FakeMcsController extends StandIn<Export> {
 
   protected async reconcile(exp: Export): Promise<void> {
     const { name, namespace } = exp.metadata as { name: string; namespace: string };
-    const svc = await this.client.get<Svc>(Services, name, namespace);
+    const svc = await this.client.get<Svc>(Services, { namespace, name });
     const generation = exp.metadata.generation as number | undefined;
     const condition = (type: string, status: string, reason: string) => ({
       type,
@@ -334,7 +338,7 @@ export class FakeMcsController extends StandIn<Export> {
     if (!svc) return;
     exportService(namespace, name, this.client);
     for (const member of this.members) {
-      if (!(await member.get(Namespaces, namespace))) continue; // namespace sameness: imported only where the namespace exists
+      if (!(await member.get(Namespaces, { name: namespace }))) continue; // namespace sameness: imported only where the namespace exists
       try {
         await member.create(ServiceImports, {
           apiVersion: ServiceImports.apiVersion,
@@ -351,6 +355,6 @@ export class FakeMcsController extends StandIn<Export> {
   protected override async gone(exp: Export): Promise<void> {
     const { name, namespace } = exp.metadata as { name: string; namespace: string };
     unexportService(namespace, name);
-    for (const member of this.members) await member.delete(ServiceImports, name, namespace).catch(() => undefined); // gone already, or its cluster with it
+    for (const member of this.members) await member.delete(ServiceImports, { namespace, name }).catch(() => undefined); // gone already, or its cluster with it
   }
 }

@@ -115,7 +115,9 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
   }
 
   protected async reconcile(claim: Claim): Promise<void> {
-    const sc = claim.spec.storageClassName ? await this.client.get<StorageClass>(StorageClasses, claim.spec.storageClassName) : undefined;
+    const sc = claim.spec.storageClassName
+      ? await this.client.get<StorageClass>(StorageClasses, { name: claim.spec.storageClassName })
+      : undefined;
     if (sc?.provisioner !== this.provisioner) return;
     if (claim.metadata.deletionTimestamp) return this.release(claim);
     const host = `rook-ceph-rgw-${sc.parameters?.objectStoreName ?? 'my-store'}.${sc.parameters?.objectStoreNamespace ?? 'rook-ceph'}.svc`;
@@ -154,7 +156,7 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
       ],
     };
     const b64 = (v: string): string => Buffer.from(v).toString('base64');
-    if (!(await this.client.get(Secrets, name, namespace))) {
+    if (!(await this.client.get(Secrets, { namespace, name }))) {
       const keys = this.gateway
         ? await this.gateway.provision(host, 80, bucketName, cephUser)
         : { accessKey: randomKey(20).toUpperCase(), secretKey: randomKey(40) };
@@ -173,7 +175,7 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
       data: { BUCKET_HOST: host, BUCKET_PORT: '80', BUCKET_NAME: bucketName, BUCKET_REGION: '', BUCKET_SUBREGION: '' },
     });
     const obName = `obc-${namespace}-${name}`;
-    if (!(await this.client.get(ObjectBuckets, obName))) {
+    if (!(await this.client.get(ObjectBuckets, { name: obName }))) {
       const ob = await this.client.create<KubeObjectLike>(ObjectBuckets, {
         apiVersion: ObjectBuckets.apiVersion,
         kind: ObjectBuckets.kind,
@@ -207,14 +209,14 @@ export class FakeBucketProvisioner extends StandIn<Claim> {
   private async release(claim: Claim): Promise<void> {
     const { name, namespace } = claim.metadata;
     const obName = `obc-${namespace}-${name}`;
-    const ob = await this.client.get<ObjectBucket>(ObjectBuckets, obName);
+    const ob = await this.client.get<ObjectBucket>(ObjectBuckets, { name: obName });
     if (ob) {
       await this.gateway?.release(ob);
-      await this.client.mergePatch(ObjectBuckets, obName, undefined, { metadata: { finalizers: null } });
-      await this.client.delete(ObjectBuckets, obName);
+      await this.client.mergePatch(ObjectBuckets, { name: obName }, { metadata: { finalizers: null } });
+      await this.client.delete(ObjectBuckets, { name: obName });
     }
     for (const type of [Secrets, ConfigMaps])
-      await this.client.mergePatch(type, name, namespace, { metadata: { finalizers: null } }).catch(ignoreNotFound);
+      await this.client.mergePatch(type, { namespace, name }, { metadata: { finalizers: null } }).catch(ignoreNotFound);
     if (claim.metadata.finalizers?.includes(FINALIZER)) {
       await this.client.update(ObjectBucketClaims, {
         ...claim,

@@ -263,7 +263,7 @@ export class FakeMinioClient extends StandIn<JobObj> {
   private async mounted(job: JobObj, key: string): Promise<string> {
     const volume = job.spec.template.spec.volumes?.find((v) => v.name === 'user');
     if (!volume?.secret?.items?.some((i) => i.key === key)) throw new Error(`/user/${key} is not mounted: the script cannot read it`);
-    const secret = await this.client.get<SecretObj>(Secrets, volume.secret.secretName, job.metadata.namespace);
+    const secret = await this.client.get<SecretObj>(Secrets, { namespace: job.metadata.namespace, name: volume.secret.secretName });
     return text(secret?.data?.[key]);
   }
 
@@ -271,7 +271,7 @@ export class FakeMinioClient extends StandIn<JobObj> {
   private async environment(job: JobObj): Promise<Record<string, string>> {
     const { namespace } = job.metadata;
     const secret = async (name: string): Promise<SecretObj> => {
-      const found = await this.client.get<SecretObj>(Secrets, name, namespace);
+      const found = await this.client.get<SecretObj>(Secrets, { namespace, name });
       if (!found) throw new Error(`Secret ${namespace}/${name} is missing: the pod would not start`);
       return found;
     };

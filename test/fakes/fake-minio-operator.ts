@@ -118,11 +118,14 @@ export class FakeMinioOperator extends StandIn<Store> {
   /** What controller.go does: the Service, then the StatefulSet, each made once. */
   private async operate(store: Store, replicas: number): Promise<StatefulSet | undefined> {
     const { name, namespace, uid } = store.metadata;
-    let sts = await this.client.get<StatefulSet>(StatefulSets, name, namespace);
+    let sts = await this.client.get<StatefulSet>(StatefulSets, { namespace, name });
     if (!sts) {
       const creds = store.spec?.credentials;
       const keys = creds
-        ? await this.client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, creds.name, creds.namespace ?? namespace)
+        ? await this.client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, {
+            namespace: creds.namespace ?? namespace,
+            name: creds.name,
+          })
         : undefined;
       if (!keys?.data) return; // the real operator fails to read the Secret and tries again on the next event
       const labels = { app: 'minio', objectstore: name };

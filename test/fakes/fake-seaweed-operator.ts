@@ -185,7 +185,9 @@ abstract class SeaweedChild extends StandIn<Obj> {
   protected async reconcile(obj: Obj): Promise<void> {
     const finalizers = obj.metadata.finalizers ?? [];
     const seaweedName = await this.seaweedOf(obj);
-    const seaweed = seaweedName ? await this.client.get<Obj>(Seaweeds, seaweedName, obj.metadata.namespace) : undefined;
+    const seaweed = seaweedName
+      ? await this.client.get<Obj>(Seaweeds, { namespace: obj.metadata.namespace, name: seaweedName })
+      : undefined;
     if (obj.metadata.deletionTimestamp) {
       if (!finalizers.includes(this.finalizer)) return;
       const on = seaweed && !seaweed.metadata.deletionTimestamp ? this.servers.clients(seaweed) : undefined;
@@ -244,7 +246,7 @@ abstract class SeaweedChild extends StandIn<Obj> {
 
   /** A same-namespace object of the operator's, by name. */
   protected sibling(type: ResourceType, name: string, namespace: string): Promise<Obj | undefined> {
-    return this.client.get<Obj>(type, name, namespace);
+    return this.client.get<Obj>(type, { namespace, name });
   }
 }
 
@@ -347,7 +349,7 @@ class CredentialsStandIn extends SeaweedChild {
     const UserName = identity?.status?.identityName as string | undefined;
     if (!UserName) throw new Waiting('Pending', 'IdentityMissing', `S3Identity ${spec.identityRef.name} is not ready`);
     const secretName = spec.secretRef?.name || obj.metadata.name;
-    const secret = await this.client.get<SecretObj>(Secrets, secretName, namespace);
+    const secret = await this.client.get<SecretObj>(Secrets, { namespace, name: secretName });
     let keys = { accessKey: text(secret?.data?.accessKey), secretKey: text(secret?.data?.secretKey) };
     if (!keys.accessKey || !keys.secretKey) {
       keys = {
@@ -391,9 +393,11 @@ class CredentialsStandIn extends SeaweedChild {
     if (obj.spec.reclaimPolicy === 'Retain') return;
     if (accessKey && identityName)
       await on.iam.send(new DeleteAccessKeyCommand({ UserName: identityName, AccessKeyId: accessKey })).catch(gone);
-    const secret = secretName ? await this.client.get<SecretObj>(Secrets, secretName, obj.metadata.namespace) : undefined;
+    const secret = secretName
+      ? await this.client.get<SecretObj>(Secrets, { namespace: obj.metadata.namespace, name: secretName })
+      : undefined;
     if (secret?.metadata.annotations?.[MANAGED] === 'true')
-      await this.client.delete(Secrets, secretName!, obj.metadata.namespace).catch((e: unknown) => {
+      await this.client.delete(Secrets, { namespace: obj.metadata.namespace, name: secretName! }).catch((e: unknown) => {
         if (!isNotFound(e)) throw e;
       });
   }

@@ -117,7 +117,10 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
     };
 
     const config = tenant.spec.configuration?.name
-      ? await this.client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, tenant.spec.configuration.name, namespace)
+      ? await this.client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, {
+          namespace,
+          name: tenant.spec.configuration.name,
+        })
       : undefined;
     if (!config) return; // a NotFound event and a requeue; no status is written
     const env = Buffer.from(config.data?.['config.env'] ?? '', 'base64').toString();
@@ -155,7 +158,7 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
       ],
     ];
     for (const [svc, state, spec, labels] of services) {
-      if (await this.client.get(Services, svc, namespace)) continue;
+      if (await this.client.get(Services, { namespace, name: svc })) continue;
       await write({ currentState: state });
       await this.createOwned(Services, {
         apiVersion: 'v1',
@@ -200,7 +203,7 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
       const ssName = `${name}-${pool.name}`;
       const setPool = (state: string) => write({ pools: [...status.pools.filter((p) => p.ssName !== ssName), { ssName, state }] });
       if (!status.pools.some((p) => p.ssName === ssName)) await setPool('PoolNotCreated');
-      if (!(await this.client.get(StatefulSets, ssName, namespace))) {
+      if (!(await this.client.get(StatefulSets, { namespace, name: ssName }))) {
         await write({ currentState: 'Provisioning MinIO Statefulset' });
         await this.createOwned(StatefulSets, statefulSet(tenant, pool, ownerReferences));
         await setPool('PoolCreated');

@@ -130,7 +130,7 @@ export async function resolveS3Endpoint(url: string, placedIn: KubeClient): Prom
   const clusterset = /^([^.]+)\.([^.]+)\.svc\.clusterset\.local$/.exec(hostname);
   if (clusterset) {
     const [, name, namespace] = clusterset as unknown as [string, string, string];
-    if (!(await target.get(ServiceImports, name, namespace).catch(() => undefined)))
+    if (!(await target.get(ServiceImports, { namespace, name }).catch(() => undefined)))
       throw new Error(`${hostname} does not resolve in ${target.server}: no ServiceImport ${namespace}/${name} there`);
     const from = exported.get(`${namespace}/${name}`);
     if (!from) throw new Error(`${hostname}: nothing exports Service ${namespace}/${name}`);
@@ -142,11 +142,10 @@ export async function resolveS3Endpoint(url: string, placedIn: KubeClient): Prom
   if (byName) return byName.endpoint;
   const [service, namespace, svc] = hostname.split('.');
   if (svc !== 'svc' || !service || !namespace) throw new Error(`${hostname} is not a Service's name, and no stand-in serves it`);
-  const found = await target.get<KubeObjectLike & { spec?: { selector?: Record<string, string>; ports?: { port: number }[] } }>(
-    Services,
-    service,
+  const found = await target.get<KubeObjectLike & { spec?: { selector?: Record<string, string>; ports?: { port: number }[] } }>(Services, {
     namespace,
-  );
+    name: service,
+  });
   if (!found) throw new Error(`no Service ${namespace}/${service} in ${target.server}`);
   if (!found.spec?.ports?.some((sp) => sp.port === port)) throw new Error(`Service ${namespace}/${service} does not serve port ${port}`);
   const selector = Object.entries(found.spec.selector ?? {});

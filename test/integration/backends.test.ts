@@ -90,13 +90,13 @@ const bucket = (name: string, className: string | undefined, namespace = apps) =
 const bound = (name: string, namespace = apps) =>
   eventually(
     async () => {
-      const b = await control.get<Bucket>(Buckets, name, namespace);
+      const b = await control.get<Bucket>(Buckets, { namespace, name });
       return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
     },
     `Bucket ${namespace}/${name} to be Bound and Ready`,
     {
       timeoutMs: 60_000,
-      explain: async () => JSON.stringify((await control.get<Bucket>(Buckets, name, namespace))?.status?.conditions ?? []),
+      explain: async () => JSON.stringify((await control.get<Bucket>(Buckets, { namespace, name }))?.status?.conditions ?? []),
     },
   );
 
@@ -149,7 +149,7 @@ describe('four backends behind one Bucket claim', () => {
     for (const b of backends) {
       const claim = await bound(`same-${b.name}`);
       expect(claim.spec.resourceRef).toMatchObject({ kind: b.managed.kind, apiVersion: b.managed.apiVersion });
-      const keys = secretText((await control.get<Obj>(Secrets, `same-${b.name}-s3`, apps))!.data);
+      const keys = secretText((await control.get<Obj>(Secrets, { namespace: apps, name: `same-${b.name}-s3` }))!.data);
       expect(Object.keys(keys)).toEqual(expect.arrayContaining(S3_KEY_NAMES));
       expect([keys.AWS_ACCESS_KEY_ID, keys.AWS_SECRET_ACCESS_KEY, keys.AWS_ENDPOINT_URL]).toEqual([
         keys.username,
@@ -159,11 +159,14 @@ describe('four backends behind one Bucket claim', () => {
       expect(keys.endpoint).toMatch(/^http:\/\/[a-z0-9.-]+:\d+$/);
       if (b.name === 'rook-ceph') expect([keys.bucket, keys.BUCKET_NAME]).toEqual([expect.stringMatching(/^[a-z0-9-]+$/), keys.bucket]);
       const mr = claim.spec.resourceRef!.name;
-      expect(await targetA.get(b.target, mr, b.targetNamespace(mr))).toBeDefined();
+      expect(await targetA.get(b.target, { namespace: b.targetNamespace(mr), name: mr })).toBeDefined();
     }
     // Settled: no controller keeps writing a claim that is not its own (and none ever said UnsupportedClass).
     const settled = new Map(claimStatusWrites);
-    await eventually(async () => (await control.get<Provider>(Providers, 'a', platform))?.status?.users === 4, 'four users of Provider a');
+    await eventually(
+      async () => (await control.get<Provider>(Providers, { namespace: platform, name: 'a' }))?.status?.users === 4,
+      'four users of Provider a',
+    );
     await new Promise((r) => setTimeout(r, 3_000)); // three poll intervals with nothing to do
     for (const b of backends) {
       expect([b.name, claimStatusWrites.get(`same-${b.name}`)]).toEqual([b.name, settled.get(`same-${b.name}`)]);
@@ -173,7 +176,9 @@ describe('four backends behind one Bucket claim', () => {
 
   it("is usable once Bound: an S3 round trip through each backend with the claim's Secret alone", async () => {
     for (const b of backends) {
-      const { endpoint, username, password, bucket } = secretText((await control.get<Obj>(Secrets, `same-${b.name}-s3`, apps))!.data);
+      const { endpoint, username, password, bucket } = secretText(
+        (await control.get<Obj>(Secrets, { namespace: apps, name: `same-${b.name}-s3` }))!.data,
+      );
       // As an app in target A: the Secret's host name leads to the store (see s3-stores.ts).
       const local = await resolveS3Endpoint(endpoint!, targetA);
       const creds = { accessKey: username!, secretKey: password! };
@@ -189,11 +194,11 @@ describe('four backends behind one Bucket claim', () => {
 
   it("repairs drift in each backend's target object, writing only that object", async () => {
     for (const b of backends) {
-      const mr = (await control.get<Bucket>(Buckets, `same-${b.name}`, apps))!.spec.resourceRef!.name;
+      const mr = (await control.get<Bucket>(Buckets, { namespace: apps, name: `same-${b.name}` }))!.spec.resourceRef!.name;
       targetWrites.length = 0;
-      await targetA.mergePatch(b.target, mr, b.targetNamespace(mr), b.drift.patch);
+      await targetA.mergePatch(b.target, { namespace: b.targetNamespace(mr), name: mr }, b.drift.patch);
       await eventually(async () => {
-        const o = await targetA.get<Obj>(b.target, mr, b.targetNamespace(mr));
+        const o = await targetA.get<Obj>(b.target, { namespace: b.targetNamespace(mr), name: mr });
         return o !== undefined && b.drift.repaired(o);
       }, `${b.name}: the drifted ${b.target.kind} to be repaired`);
       // Its companions are as their kind builds them: none is written again.
@@ -211,7 +216,7 @@ describe('four backends behind one Bucket claim', () => {
       },
     } as KubeObjectLike);
     const mr = (await bound('capped-ceph')).spec.resourceRef!.name;
-    const obc = await targetA.get<Obj>(ObjectBucketClaims, mr, 'rook-ceph-buckets');
+    const obc = await targetA.get<Obj>(ObjectBucketClaims, { namespace: 'rook-ceph-buckets', name: mr });
     expect(obc?.spec?.additionalConfig).toEqual({ maxObjects: '1000', maxSize: '1Mi' });
     await control.create(Buckets, {
       ...bucket('versioned-ceph', 'rook-ceph'),
@@ -222,27 +227,30 @@ describe('four backends behind one Bucket claim', () => {
       },
     } as KubeObjectLike);
     const refused = await eventually(async () => {
-      const c = cond(await control.get<Bucket>(Buckets, 'versioned-ceph', apps), 'Synced');
+      const c = cond(await control.get<Bucket>(Buckets, { namespace: apps, name: 'versioned-ceph' }), 'Synced');
       return c?.status === 'False' ? (c as Cond & { message?: string }) : undefined;
     }, 'the claim asking Rook for versioning to be refused');
     expect([refused.reason, refused.message]).toEqual([
       'FeatureNotSupported',
       expect.stringMatching(/^spec\.features\.versioning: the backend of CephBucketClass /),
     ]);
-    await control.delete(Buckets, 'versioned-ceph', apps);
+    await control.delete(Buckets, { namespace: apps, name: 'versioned-ceph' });
   }, 60_000);
 
   it("never remakes a Tenant's root credentials: losing them is reported", async () => {
-    const mr = (await control.get<Bucket>(Buckets, 'same-minio-operator', apps))!.spec.resourceRef!.name;
+    const mr = (await control.get<Bucket>(Buckets, { namespace: apps, name: 'same-minio-operator' }))!.spec.resourceRef!.name;
     const ns = named('minio-operator').targetNamespace(mr);
-    const saved = (await targetA.get<Obj>(Secrets, `${mr}-env-configuration`, ns))!;
-    await targetA.delete(Secrets, `${mr}-env-configuration`, ns);
+    const saved = (await targetA.get<Obj>(Secrets, { namespace: ns, name: `${mr}-env-configuration` }))!;
+    await targetA.delete(Secrets, { namespace: ns, name: `${mr}-env-configuration` });
     const lost = await eventually(async () => {
-      const m = await control.get<Obj & { status?: { conditions?: (Cond & { message?: string })[] } }>(kinds.Tenant, mr, platform);
+      const m = await control.get<Obj & { status?: { conditions?: (Cond & { message?: string })[] } }>(kinds.Tenant, {
+        namespace: platform,
+        name: mr,
+      });
       return cond(m, 'Synced')?.reason === 'RootCredentialsLost' ? cond(m, 'Synced') : undefined;
     }, 'Synced=False/RootCredentialsLost');
     expect((lost as { message?: string }).message).toMatch(/MINIO_ROOT_USER/);
-    expect(await targetA.get(Secrets, `${mr}-env-configuration`, ns)).toBeUndefined();
+    expect(await targetA.get(Secrets, { namespace: ns, name: `${mr}-env-configuration` })).toBeUndefined();
     // The remedy it names: the same config.env put back. The Tenant is Synced again.
     const {
       uid: _u,
@@ -253,7 +261,7 @@ describe('four backends behind one Bucket claim', () => {
     } = saved.metadata as Record<string, unknown>;
     await targetA.create(Secrets, { ...saved, metadata } as Obj);
     await eventually(async () => {
-      const m = await control.get<Obj & { status?: { conditions?: Cond[] } }>(kinds.Tenant, mr, platform);
+      const m = await control.get<Obj & { status?: { conditions?: Cond[] } }>(kinds.Tenant, { namespace: platform, name: mr });
       return cond(m, 'Synced')?.status === 'True';
     }, 'Synced=True once the Secret is back');
   }, 60_000);
@@ -292,17 +300,17 @@ describe('four backends behind one Bucket claim', () => {
     for (const b of backends) await control.create(Buckets, bucket(`fresh-${b.name}`, `${b.name}-b`));
     for (const b of backends) {
       const mr = (await bound(`fresh-${b.name}`)).spec.resourceRef!.name;
-      expect(await targetB.get(b.target, mr, b.targetNamespace(mr))).toBeDefined();
+      expect(await targetB.get(b.target, { namespace: b.targetNamespace(mr), name: mr })).toBeDefined();
     }
     const operators = await eventually(async () => {
-      const p = await control.get<Provider>(Providers, 'b', platform);
+      const p = await control.get<Provider>(Providers, { namespace: platform, name: 'b' });
       const ops = p?.status?.operators ?? [];
       return ops.length === operatorsUnderTest.length && ops.every((o) => o.present && o.installedBy === 'provider-rook') ? ops : undefined;
     }, 'Provider b to report every operator installed by provider-rook');
     expect(operators.map((o) => o.name).sort()).toEqual([...operatorsUnderTest].sort());
     // Nothing was installed on target A, where its admin had put the operators already.
     const a = await eventually(
-      async () => (await control.get<Provider>(Providers, 'a', platform))?.status?.operators,
+      async () => (await control.get<Provider>(Providers, { namespace: platform, name: 'a' }))?.status?.operators,
       "Provider a's operators",
     );
     expect(a.map((o) => [o.name, o.present, o.installedBy])).toEqual(
@@ -312,18 +320,19 @@ describe('four backends behind one Bucket claim', () => {
 
   it('deletes through each backend: the claim, its managed resource and the target object go', async () => {
     const mrs = new Map<string, string>();
-    for (const b of backends) mrs.set(b.name, (await control.get<Bucket>(Buckets, `same-${b.name}`, apps))!.spec.resourceRef!.name);
-    const ceph = secretText((await control.get<Obj>(Secrets, 'same-rook-ceph-s3', apps))!.data);
+    for (const b of backends)
+      mrs.set(b.name, (await control.get<Bucket>(Buckets, { namespace: apps, name: `same-${b.name}` }))!.spec.resourceRef!.name);
+    const ceph = secretText((await control.get<Obj>(Secrets, { namespace: apps, name: 'same-rook-ceph-s3' }))!.data);
     const gateway = await resolveS3Endpoint(ceph.endpoint!, targetA);
-    for (const b of backends) await control.delete(Buckets, `same-${b.name}`, apps);
+    for (const b of backends) await control.delete(Buckets, { namespace: apps, name: `same-${b.name}` });
     for (const b of backends) {
       const mr = mrs.get(b.name)!;
       await eventually(
-        async () => (await control.get(b.managed, mr, platform)) === undefined,
+        async () => (await control.get(b.managed, { namespace: platform, name: mr })) === undefined,
         `${b.name}: the managed resource to be gone`,
       );
       await eventually(
-        async () => (await targetA.get(b.target, mr, b.targetNamespace(mr))) === undefined,
+        async () => (await targetA.get(b.target, { namespace: b.targetNamespace(mr), name: mr })) === undefined,
         `${b.name}: the ${b.target.kind} to be gone`,
       );
     }
@@ -333,10 +342,10 @@ describe('four backends behind one Bucket claim', () => {
     s3.destroy();
     // What the operators made goes too: the Rook MinIO operator's by provider-rook (the collector cannot
     // map its owner references), the MinIO Operator's with the Tenant's own namespace.
-    expect(await targetA.get(StatefulSets, mrs.get('rook-minio')!, 'rook-minio')).toBeUndefined();
+    expect(await targetA.get(StatefulSets, { namespace: 'rook-minio', name: mrs.get('rook-minio')! })).toBeUndefined();
     const tenantNs = named('minio-operator').targetNamespace(mrs.get('minio-operator')!);
     await eventually(async () => {
-      const ns = await targetA.get<Obj>(Namespaces, tenantNs);
+      const ns = await targetA.get<Obj>(Namespaces, { name: tenantNs });
       return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
     }, "the Tenant's namespace to be deleted");
   }, 120_000);

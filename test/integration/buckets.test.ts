@@ -97,7 +97,7 @@ const stores = [
     type: kinds.ObjectStore,
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: 'shared-rook' },
     root: async (): Promise<string[]> => {
-      const s = secretText((await env.target.get<Obj>(Secrets, 'shared-rook-access-keys', 'shared-rook'))?.data);
+      const s = secretText((await env.target.get<Obj>(Secrets, { namespace: 'shared-rook', name: 'shared-rook-access-keys' }))?.data);
       return [s.username!, s.password!];
     },
   },
@@ -107,9 +107,9 @@ const stores = [
     type: kinds.Tenant,
     spec: { forProvider: { pools: [pool] }, targetNamespace: 'shared-tenant' },
     root: async (): Promise<string[]> => {
-      const config = secretText((await env.target.get<Obj>(Secrets, 'shared-tenant-env-configuration', 'shared-tenant'))?.data)[
-        'config.env'
-      ]!;
+      const config = secretText(
+        (await env.target.get<Obj>(Secrets, { namespace: 'shared-tenant', name: 'shared-tenant-env-configuration' }))?.data,
+      )['config.env']!;
       return [...config.matchAll(/MINIO_ROOT_(?:USER|PASSWORD)="([^"]+)"/g)].map((m) => m[1]!);
     },
   },
@@ -126,7 +126,7 @@ const access = (name: string, namespace: string) => claimAccess(env.control, env
 
 async function gone(type: ResourceType, name: string, namespace: string): Promise<void> {
   await eventually(
-    async () => (await env.control.get(type, name, namespace)) === undefined,
+    async () => (await env.control.get(type, { namespace, name })) === undefined,
     `${type.kind} ${namespace}/${name} to be gone`,
     60_000,
   );
@@ -174,8 +174,8 @@ describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
   it("deleting A removes A's user and bucket, and B keeps working", async () => {
     const a = await access(`a-${store}`, env.ns.appA);
     const b = await access(`b-${store}`, env.ns.appB);
-    const mr = (await env.control.get<Bucket>(Buckets, `a-${store}`, env.ns.appA))!.spec.resourceRef!.name;
-    await env.control.delete(Buckets, `a-${store}`, env.ns.appA);
+    const mr = (await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name: `a-${store}` }))!.spec.resourceRef!.name;
+    await env.control.delete(Buckets, { namespace: env.ns.appA, name: `a-${store}` });
     await gone(Buckets, `a-${store}`, env.ns.appA);
     await gone(kinds.MinioBucket, mr, env.ns.platform);
     const root = s3Client(a.local, await rootOf(kind));
@@ -200,7 +200,7 @@ describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
     const root = s3Client(c.local, await rootOf(kind));
     try {
       await s3.send(new PutObjectCommand({ Bucket: c.bucket, Key: 'keep-me', Body: 'data' }));
-      await env.control.delete(Buckets, name, env.ns.appA);
+      await env.control.delete(Buckets, { namespace: env.ns.appA, name });
       await gone(Buckets, name, env.ns.appA);
       await gone(kinds.MinioBucket, mr, env.ns.platform);
       const kept = await root.send(new GetObjectCommand({ Bucket: c.bucket, Key: 'keep-me' }));
@@ -258,7 +258,7 @@ describe('bucket features through the access Job', () => {
   it('a claim cannot turn object lock on later (MinIO turns it on only when it makes a bucket): the claim says so, naming the field', async () => {
     await env.control.create(Buckets, bucketClaim('plain', env.ns.appB, 'shared-rook', { features: { versioning: 'Enabled' } }));
     await bound('plain', env.ns.appB);
-    await env.control.mergePatch(Buckets, 'plain', env.ns.appB, { spec: { features: { objectLock: true } } });
+    await env.control.mergePatch(Buckets, { namespace: env.ns.appB, name: 'plain' }, { spec: { features: { objectLock: true } } });
     const refused = await synced('plain', env.ns.appB);
     expect([refused.reason, refused.message]).toEqual([
       'FeatureNotAllowed',
@@ -267,12 +267,15 @@ describe('bucket features through the access Job', () => {
       ),
     ]);
     // The claim is not stuck: its other features still reach its resource, whose object lock stays as made.
-    await env.control.mergePatch(Buckets, 'plain', env.ns.appB, { spec: { features: { quota: { size: '5Mi' } } } });
-    const mr = (await env.control.get<Bucket>(Buckets, 'plain', env.ns.appB))!.spec.resourceRef!.name;
+    await env.control.mergePatch(Buckets, { namespace: env.ns.appB, name: 'plain' }, { spec: { features: { quota: { size: '5Mi' } } } });
+    const mr = (await env.control.get<Bucket>(Buckets, { namespace: env.ns.appB, name: 'plain' }))!.spec.resourceRef!.name;
     type Features = { quota?: { size: string }; objectLock?: boolean };
     const features = await eventually(
       async () => {
-        const m = await env.control.get<Obj & { spec: { forProvider: { features?: Features } } }>(kinds.MinioBucket, mr, env.ns.platform);
+        const m = await env.control.get<Obj & { spec: { forProvider: { features?: Features } } }>(kinds.MinioBucket, {
+          namespace: env.ns.platform,
+          name: mr,
+        });
         return m?.spec.forProvider.features?.quota?.size === '5Mi' ? m.spec.forProvider.features : undefined;
       },
       "the claim's new quota to reach its MinioBucket",
@@ -307,8 +310,8 @@ describe('deleting a claim whose bucket keeps versions', () => {
 
   /** Deletes the claim and waits for it and its resource to go; the KeptInTarget Event's message. */
   async function deleteClaim(name: string, namespace: string): Promise<string | undefined> {
-    const mr = (await env.control.get<Bucket>(Buckets, name, namespace))!.spec.resourceRef!.name;
-    await env.control.delete(Buckets, name, namespace);
+    const mr = (await env.control.get<Bucket>(Buckets, { namespace, name }))!.spec.resourceRef!.name;
+    await env.control.delete(Buckets, { namespace, name });
     await gone(Buckets, name, namespace);
     await gone(kinds.MinioBucket, mr, env.ns.platform);
     return (await eventsFor(env.control, env.ns.platform, mr)).find((e) => e.reason === 'KeptInTarget')?.message;
@@ -352,7 +355,7 @@ describe("the access Job reads the user's Secret", () => {
   it("a Job made before the Secret holds its lifecycle rules waits for them: the rules the server applies are the Job's", async () => {
     const store = await eventually(
       async () => {
-        const s = await env.control.get<ObjectStore>(kinds.ObjectStore, 'shared-rook', env.ns.platform);
+        const s = await env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.platform, name: 'shared-rook' });
         return cond(s, 'Ready')?.status === 'True' ? s : undefined;
       },
       'the shared store to be Ready',
@@ -377,13 +380,13 @@ describe("the access Job reads the user's Secret", () => {
     await env.target.create(Jobs, job.build());
     type JobView = KubeObjectLike & { status?: { active?: number; conditions?: Cond[] } };
     await eventually(
-      async () => ((await env.target.get<JobView>(Jobs, job.name, at.namespace))?.status?.active ?? 0) >= 1,
+      async () => ((await env.target.get<JobView>(Jobs, { namespace: at.namespace, name: job.name }))?.status?.active ?? 0) >= 1,
       'its pod to run (and wait, having read the old rules)',
       30_000,
     );
     await env.target.apply(Secrets, userSecret(u(30)));
     await eventually(
-      async () => cond(await env.target.get<JobView>(Jobs, job.name, at.namespace), 'Complete')?.status === 'True',
+      async () => cond(await env.target.get<JobView>(Jobs, { namespace: at.namespace, name: job.name }), 'Complete')?.status === 'True',
       'the Job to complete once the Secret holds its rules',
       30_000,
     );
@@ -406,7 +409,9 @@ describe('shared and dedicated stores', () => {
     await bound('s', env.ns.appB);
     const d = await access('d', env.ns.appA);
     await roundTrip(d.local, d.creds, d.bucket);
-    const dedicatedRoot = secretText((await env.target.get<Obj>(Secrets, `${dedicated}-access-keys`, 'dedicated'))!.data);
+    const dedicatedRoot = secretText(
+      (await env.target.get<Obj>(Secrets, { namespace: 'dedicated', name: `${dedicated}-access-keys` }))!.data,
+    );
     const rook = await rootOf('ObjectStore');
     const tenant = await rootOf('Tenant');
     const roots = [rook.accessKey, rook.secretKey, tenant.accessKey, tenant.secretKey, dedicatedRoot.username!, dedicatedRoot.password!];
@@ -418,17 +423,20 @@ describe('shared and dedicated stores', () => {
   }, 120_000);
 
   it('a store of its own whose bucket holds objects is kept with them, marked Retain, when its claim goes', async () => {
-    const mr = (await env.control.get<Bucket>(Buckets, 'd', env.ns.appA))!.spec.resourceRef!.name;
+    const mr = (await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name: 'd' }))!.spec.resourceRef!.name;
     const d = await access('d', env.ns.appA);
     const s3 = s3Client(d.local, d.creds);
     await s3.send(new PutObjectCommand({ Bucket: d.bucket, Key: 'keep-me', Body: 'data' }));
     s3.destroy();
-    await env.control.delete(Buckets, 'd', env.ns.appA);
+    await env.control.delete(Buckets, { namespace: env.ns.appA, name: 'd' });
     await gone(kinds.ObjectStore, mr, env.ns.platform);
     // The store and its keys are still there, marked Retain: no sweep takes them.
-    const store = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, mr, 'dedicated');
+    const store = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, {
+      namespace: 'dedicated',
+      name: mr,
+    });
     expect(store?.metadata.annotations?.['rook.crossplane.io/reclaim-policy']).toBe('Retain');
-    const rootKeys = secretText((await env.target.get<Obj>(Secrets, `${mr}-access-keys`, 'dedicated'))!.data);
+    const rootKeys = secretText((await env.target.get<Obj>(Secrets, { namespace: 'dedicated', name: `${mr}-access-keys` }))!.data);
     const root = s3Client(d.local, { accessKey: rootKeys.username!, secretKey: rootKeys.password! });
     try {
       const kept = await root.send(new GetObjectCommand({ Bucket: d.bucket, Key: 'keep-me' }));
@@ -447,10 +455,13 @@ describe('shared and dedicated stores', () => {
   it('a store of its own whose root keys are gone is kept when its claim goes: nothing proves its bucket empty', async () => {
     await env.control.create(Buckets, claim('r', env.ns.appB, 'dedicated'));
     const mr = (await bound('r', env.ns.appB)).spec.resourceRef!.name;
-    await env.target.delete(Secrets, `${mr}-access-keys`, 'dedicated');
-    await env.control.delete(Buckets, 'r', env.ns.appB);
+    await env.target.delete(Secrets, { namespace: 'dedicated', name: `${mr}-access-keys` });
+    await env.control.delete(Buckets, { namespace: env.ns.appB, name: 'r' });
     await gone(kinds.ObjectStore, mr, env.ns.platform);
-    const store = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, mr, 'dedicated');
+    const store = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, {
+      namespace: 'dedicated',
+      name: mr,
+    });
     expect(store?.metadata.annotations?.['rook.crossplane.io/reclaim-policy']).toBe('Retain');
     const events = await eventsFor(env.control, env.ns.platform, mr);
     expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain(
@@ -469,7 +480,7 @@ describe('shared and dedicated stores', () => {
   it('a class that shares a store that does not exist: the claim says so, and nothing is made', async () => {
     await env.control.create(Buckets, claim('m', env.ns.appA, 'missing'));
     const synced = await eventually(async () => {
-      const c = cond(await env.control.get<Bucket>(Buckets, 'm', env.ns.appA), 'Synced');
+      const c = cond(await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name: 'm' }), 'Synced');
       return c?.status === 'False' ? c : undefined;
     }, 'the claim to say its store is missing');
     expect(synced).toMatchObject({
@@ -491,7 +502,7 @@ describe('access grants (BucketAccess)', () => {
       spec: { bucketRef: bucket, mode, writeConnectionSecretToRef: { name: `${name}-s3` } },
     }) as KubeObjectLike;
   const accessState = async (name: string, namespace: string) =>
-    env.control.get<Obj & { status?: { bindingPhase?: string } }>(BucketAccesses, name, namespace);
+    env.control.get<Obj & { status?: { bindingPhase?: string } }>(BucketAccesses, { namespace, name });
   const granted = (name: string, namespace: string) =>
     eventually(
       async () => {
@@ -532,7 +543,7 @@ describe('access grants (BucketAccess)', () => {
   it('a read-only grant can GET and is refused on PUT; once it is deleted, its next GET is refused within 10 s', async () => {
     await env.control.create(BucketAccesses, grantClaim('reader', env.ns.appB, { namespace: env.ns.appA, name: 'shared-out' }, 'ReadOnly'));
     await granted('reader', env.ns.appB);
-    const keys = secretText((await env.control.get<Obj>(Secrets, 'reader-s3', env.ns.appB))!.data);
+    const keys = secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.appB, name: 'reader-s3' }))!.data);
     expect(keys.BUCKET_NAME).toBe(owner.bucket);
     expect(keys.AWS_ACCESS_KEY_ID).not.toBe(owner.creds.accessKey);
     const s3 = s3Client(owner.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
@@ -540,7 +551,7 @@ describe('access grants (BucketAccess)', () => {
       const got = await s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' }));
       expect(await got.Body!.transformToString()).toBe('numbers');
       expect(await refusal(s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'x', Body: 'x' })))).toBe('AccessDenied');
-      await env.control.delete(BucketAccesses, 'reader', env.ns.appB);
+      await env.control.delete(BucketAccesses, { namespace: env.ns.appB, name: 'reader' });
       const started = Date.now();
       await eventually(
         async () => (await refusal(s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' })))) === 'InvalidAccessKeyId',
@@ -592,11 +603,11 @@ describe('access grants (BucketAccess)', () => {
       grantClaim('reader2', env.ns.appB, { namespace: env.ns.appA, name: 'shared-out' }, 'ReadOnly'),
     );
     await granted('reader2', env.ns.appB);
-    const keys = secretText((await env.control.get<Obj>(Secrets, 'reader2-s3', env.ns.appB))!.data);
+    const keys = secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.appB, name: 'reader2-s3' }))!.data);
     const s3 = s3Client(owner.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
     try {
       await s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' }));
-      await env.control.mergePatch(Buckets, 'shared-out', env.ns.appA, { spec: { shareWith: null } });
+      await env.control.mergePatch(Buckets, { namespace: env.ns.appA, name: 'shared-out' }, { spec: { shareWith: null } });
       expect(await refused('reader2', env.ns.appB)).toMatchObject({ reason: 'AccessNotAllowed' });
       await eventually(
         async () => (await refusal(s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' })))) === 'InvalidAccessKeyId',
@@ -605,7 +616,7 @@ describe('access grants (BucketAccess)', () => {
       );
       // Its copy of the keys goes too.
       await eventually(
-        async () => (await env.control.get(Secrets, 'reader2-s3', env.ns.appB)) === undefined,
+        async () => (await env.control.get(Secrets, { namespace: env.ns.appB, name: 'reader2-s3' })) === undefined,
         'the revoked Secret to be gone',
       );
     } finally {
@@ -630,21 +641,27 @@ describe('access grants (BucketAccess)', () => {
     await granted('reader3', env.ns.appB);
     // While the grant holds a user, the Bucket carries the label admission judges (put back if taken off).
     const marked = async () =>
-      (await env.control.get<Bucket>(Buckets, 'short-lived', env.ns.appA))?.metadata.labels?.['rook.crossplane.io/granted'];
+      (await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name: 'short-lived' }))?.metadata.labels?.[
+        'rook.crossplane.io/granted'
+      ];
     await eventually(async () => (await marked()) === 'true', 'the Bucket to be marked granted');
-    await env.control.mergePatch(Buckets, 'short-lived', env.ns.appA, { metadata: { labels: { 'rook.crossplane.io/granted': null } } });
+    await env.control.mergePatch(
+      Buckets,
+      { namespace: env.ns.appA, name: 'short-lived' },
+      { metadata: { labels: { 'rook.crossplane.io/granted': null } } },
+    );
     await eventually(async () => (await marked()) === 'true', 'the mark put back while the grant holds');
-    const err = await env.control.delete(Buckets, 'short-lived', env.ns.appA).then(
+    const err = await env.control.delete(Buckets, { namespace: env.ns.appA, name: 'short-lived' }).then(
       () => undefined,
       (e: Error) => e,
     );
     expect(err?.message).toContain(`Bucket ${env.ns.appA}/short-lived still has access grants`);
-    const keys = secretText((await env.control.get<Obj>(Secrets, 'reader3-s3', env.ns.appB))!.data);
+    const keys = secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.appB, name: 'reader3-s3' }))!.data);
     const s3 = s3Client(o.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
     try {
       await s3.send(new ListObjectsV2Command({ Bucket: o.bucket }));
       // Its owner withdraws the share: the grant is revoked, the mark goes, and the Bucket may be deleted.
-      await env.control.mergePatch(Buckets, 'short-lived', env.ns.appA, { spec: { shareWith: null } });
+      await env.control.mergePatch(Buckets, { namespace: env.ns.appA, name: 'short-lived' }, { spec: { shareWith: null } });
       expect(await refused('reader3', env.ns.appB)).toMatchObject({ reason: 'AccessNotAllowed' });
       await eventually(
         async () => (await refusal(s3.send(new ListObjectsV2Command({ Bucket: o.bucket })))) === 'InvalidAccessKeyId',
@@ -652,7 +669,7 @@ describe('access grants (BucketAccess)', () => {
         10_000,
       );
       await eventually(async () => (await marked()) === undefined, 'the mark to go with the last grant');
-      await env.control.delete(Buckets, 'short-lived', env.ns.appA);
+      await env.control.delete(Buckets, { namespace: env.ns.appA, name: 'short-lived' });
       await gone(Buckets, 'short-lived', env.ns.appA);
     } finally {
       s3.destroy();

@@ -62,7 +62,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const n of [ns, ...watched]) await control.delete(Namespaces, n).catch(() => undefined);
+  for (const n of [ns, ...watched]) await control.delete(Namespaces, { name: n }).catch(() => undefined);
 });
 
 describe('charts/provider-rook', () => {
@@ -89,7 +89,7 @@ describe('charts/provider-rook', () => {
       expect([doc.kind, doc.metadata.name, applied.metadata.name]).toEqual([doc.kind, doc.metadata.name, doc.metadata.name]);
     }
     // A dry run stores nothing.
-    expect(await control.get(typeOf(docs.find((d) => d.kind === 'Deployment')!), 'provider-rook', ns)).toBeUndefined();
+    expect(await control.get(typeOf(docs.find((d) => d.kind === 'Deployment')!), { namespace: ns, name: 'provider-rook' })).toBeUndefined();
   });
 
   it('binds Secrets per watched namespace when it watches some, cluster-wide otherwise', async () => {

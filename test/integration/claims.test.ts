@@ -55,7 +55,7 @@ const ns = {
 };
 const watched = [PLATFORM, APP, ...Object.values(ns)];
 
-const getBucket = (namespace: string, name: string): Promise<Bucket | undefined> => control.get<Bucket>(Buckets, name, namespace);
+const getBucket = (namespace: string, name: string): Promise<Bucket | undefined> => control.get<Bucket>(Buckets, { namespace, name });
 
 async function waitForBound(namespace: string, name: string, timeoutMs = 30_000): Promise<Bucket> {
   return eventually(
@@ -133,14 +133,14 @@ describe('Bucket claims', () => {
     expect(ref.name).toMatch(/^app-project1-dev-app-bucket-[a-z0-9]{5}$/);
     expect(cond(claim, 'Synced')?.status).toBe('True');
 
-    const mr = await control.get<ObjectStore>(kinds.ObjectStore, ref.name, PLATFORM);
+    const mr = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: PLATFORM, name: ref.name });
     expect(mr?.spec.claimRef).toMatchObject({ kind: 'Bucket', name: 'app-bucket', namespace: APP, uid: claim.metadata.uid });
     expect(mr?.spec.classRef).toMatchObject({ kind: 'ObjectStoreClass', name: 'rook-minio', namespace: PLATFORM });
     expect(mr?.spec.providerRef).toEqual({ name: 'demo-kubernetes', namespace: PLATFORM });
     expect(mr?.status?.bindingPhase).toBe('Bound');
 
     // The target holds the store with the class's spec (the empty placement keys mean nothing).
-    const store = await target.get<TargetStore>(RookObjectStores, ref.name, 'rook-minio');
+    const store = await target.get<TargetStore>(RookObjectStores, { namespace: 'rook-minio', name: ref.name });
     expect(store?.spec.scope).toEqual({
       nodeCount: 4,
       volumeClaimTemplates: [
@@ -150,7 +150,10 @@ describe('Bucket claims', () => {
     expect(store?.spec.placement).toBeUndefined();
     expect(store?.spec.credentials).toEqual({ name: `${ref.name}-access-keys`, namespace: 'rook-minio' });
 
-    const secret = await eventually(() => control.get<SecretView>(Secrets, 'bucketsecret', APP), "the claim's connection Secret");
+    const secret = await eventually(
+      () => control.get<SecretView>(Secrets, { namespace: APP, name: 'bucketsecret' }),
+      "the claim's connection Secret",
+    );
     const keys = secretText(secret.data);
     expect(Object.keys(keys).sort()).toEqual(S3_KEY_NAMES);
     expect([keys.AWS_ACCESS_KEY_ID, keys.AWS_SECRET_ACCESS_KEY, keys.AWS_ENDPOINT_URL]).toEqual([
@@ -168,14 +171,20 @@ describe('Bucket claims', () => {
     ]);
 
     // Kept in sync: an edit is undone and a deleted copy comes back.
-    await control.mergePatch(Secrets, 'bucketsecret', APP, { data: { password: Buffer.from('tampered').toString('base64') } });
+    await control.mergePatch(
+      Secrets,
+      { namespace: APP, name: 'bucketsecret' },
+      { data: { password: Buffer.from('tampered').toString('base64') } },
+    );
     await eventually(
-      async () => secretText((await control.get<SecretView>(Secrets, 'bucketsecret', APP))?.data).password === keys.password,
+      async () =>
+        secretText((await control.get<SecretView>(Secrets, { namespace: APP, name: 'bucketsecret' }))?.data).password === keys.password,
       'the copied password to be restored',
     );
-    await control.delete(Secrets, 'bucketsecret', APP);
+    await control.delete(Secrets, { namespace: APP, name: 'bucketsecret' });
     await eventually(
-      async () => secretText((await control.get<SecretView>(Secrets, 'bucketsecret', APP))?.data).password === keys.password,
+      async () =>
+        secretText((await control.get<SecretView>(Secrets, { namespace: APP, name: 'bucketsecret' }))?.data).password === keys.password,
       'the copied Secret to come back',
     );
 
@@ -201,7 +210,7 @@ describe('Bucket claims', () => {
       return cond(b, 'Synced')?.reason === 'NoDefaultClass' ? b : undefined;
     }, 'a NoDefaultClass condition');
     expect(cond(waiting, 'Synced')?.message).toContain(`no BucketPolicy in namespace ${n}`);
-    await control.delete(Buckets, 'lonely', n);
+    await control.delete(Buckets, { namespace: n, name: 'lonely' });
 
     const policy = (name: string) => ({
       apiVersion: BucketPolicies.apiVersion,
@@ -219,7 +228,7 @@ describe('Bucket claims', () => {
     expect(ambiguous.spec.classRef).toBeUndefined();
     expect(await managedFor(n)).toHaveLength(0);
 
-    await control.delete(BucketPolicies, 'two', n);
+    await control.delete(BucketPolicies, { namespace: n, name: 'two' });
     const bound = await waitForBound(n, 'no-class');
     expect(bound.spec.classRef).toEqual({ name: 'standard' });
   });
@@ -228,16 +237,25 @@ describe('Bucket claims', () => {
     const n = ns.defaults;
     const claim = await waitForBound(n, 'no-class');
     const ref = claim.spec.resourceRef!;
-    const mr = await control.get<ObjectStore>(kinds.ObjectStore, ref.name, PLATFORM);
+    const mr = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: PLATFORM, name: ref.name });
     expect(mr?.spec.reclaimPolicy).toBe('Delete');
-    expect(await target.get(RookObjectStores, ref.name, 'rook-minio')).toBeDefined();
+    expect(await target.get(RookObjectStores, { namespace: 'rook-minio', name: ref.name })).toBeDefined();
 
-    await control.delete(Buckets, 'no-class', n);
+    await control.delete(Buckets, { namespace: n, name: 'no-class' });
     await eventually(async () => !(await getBucket(n, 'no-class')), 'the claim to be gone');
-    await eventually(async () => !(await control.get(kinds.ObjectStore, ref.name, PLATFORM)), 'the managed resource to be gone');
-    await eventually(async () => !(await target.get(RookObjectStores, ref.name, 'rook-minio')), 'the target store to be gone');
-    await eventually(async () => !(await control.get(Secrets, 'no-class-conn', n)), "the claim's Secret to be gone");
-    await eventually(async () => !(await control.get(Secrets, ref.name, PLATFORM)), "the managed resource's Secret to be gone");
+    await eventually(
+      async () => !(await control.get(kinds.ObjectStore, { namespace: PLATFORM, name: ref.name })),
+      'the managed resource to be gone',
+    );
+    await eventually(
+      async () => !(await target.get(RookObjectStores, { namespace: 'rook-minio', name: ref.name })),
+      'the target store to be gone',
+    );
+    await eventually(async () => !(await control.get(Secrets, { namespace: n, name: 'no-class-conn' })), "the claim's Secret to be gone");
+    await eventually(
+      async () => !(await control.get(Secrets, { namespace: PLATFORM, name: ref.name })),
+      "the managed resource's Secret to be gone",
+    );
   });
 
   it('keeps the managed resource (Released) and the target store under reclaim policy Retain', async () => {
@@ -247,16 +265,19 @@ describe('Bucket claims', () => {
     const claim = await waitForBound(n, 'kept');
     const ref = claim.spec.resourceRef!;
 
-    await control.delete(Buckets, 'kept', n);
+    await control.delete(Buckets, { namespace: n, name: 'kept' });
     await eventually(async () => !(await getBucket(n, 'kept')), 'the claim to be gone');
     const released = await eventually(async () => {
-      const mr = await control.get<ObjectStore>(kinds.ObjectStore, ref.name, PLATFORM);
+      const mr = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: PLATFORM, name: ref.name });
       return mr?.status?.bindingPhase === 'Released' ? mr : undefined;
     }, 'the managed resource to be Released');
     expect(released.spec.claimRef).toBeUndefined();
     expect(released.metadata.deletionTimestamp).toBeUndefined();
-    expect(await target.get(RookObjectStores, ref.name, 'rook-minio')).toBeDefined();
-    await eventually(async () => !(await control.get(Secrets, 'kept-conn', n)), "the claim's copy of the Secret to be gone");
+    expect(await target.get(RookObjectStores, { namespace: 'rook-minio', name: ref.name })).toBeDefined();
+    await eventually(
+      async () => !(await control.get(Secrets, { namespace: n, name: 'kept-conn' })),
+      "the claim's copy of the Secret to be gone",
+    );
   });
 
   it('makes exactly one managed resource per claim when 20 claims arrive at once', async () => {
@@ -387,8 +408,8 @@ describe('Bucket claims', () => {
     expect(await answer('import-taken', 'ImportNotAllowed')).toEqual(await answer('import-ghost', 'ImportNotAllowed'));
 
     expect(await managedFor(n)).toHaveLength(0);
-    for (const [name] of probes) expect(await control.get(Secrets, name, n)).toBeUndefined();
-    const untouched = await control.get<ObjectStore>(kinds.ObjectStore, taken, PLATFORM);
+    for (const [name] of probes) expect(await control.get(Secrets, { namespace: n, name })).toBeUndefined();
+    const untouched = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: PLATFORM, name: taken });
     expect([untouched?.spec.claimRef?.name, untouched?.status?.bindingPhase]).toEqual(['owner', undefined]);
   });
 });

@@ -37,7 +37,7 @@ describe('cluster lifecycle', () => {
       await stop(name);
       expect(status().find((s) => s.name === name)?.running['kube-apiserver']).toBeUndefined();
       expect(processesUsing(cluster!.dir)).toEqual([]);
-      const unreachable = await client.get(ConfigMaps, 'kept', 'default').then(
+      const unreachable = await client.get(ConfigMaps, { namespace: 'default', name: 'kept' }).then(
         () => 'reachable',
         (e: Error) => e.name,
       );
@@ -45,11 +45,10 @@ describe('cluster lifecycle', () => {
 
       const restarted = await start(name);
       expect(restarted.server).toBe(cluster!.server);
-      const kept = await adminClient(restarted).get<{ metadata: { name: string }; data: Record<string, string> }>(
-        ConfigMaps,
-        'kept',
-        'default',
-      );
+      const kept = await adminClient(restarted).get<{ metadata: { name: string }; data: Record<string, string> }>(ConfigMaps, {
+        namespace: 'default',
+        name: 'kept',
+      });
       expect(kept?.data.answer).toBe('42');
     } finally {
       await down([name]);

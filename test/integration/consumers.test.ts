@@ -46,7 +46,7 @@ let appA: string;
 let appB: string;
 let inTarget: string;
 
-const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, name, namespace);
+const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, { namespace, name });
 const bucket = (name: string, namespace: string, spec: Record<string, unknown>): KubeObjectLike =>
   ({
     apiVersion: Buckets.apiVersion,
@@ -76,7 +76,7 @@ const deliveryOf = (name: string, namespace: string, place: string, reason: stri
     `Bucket ${namespace}/${name} to say ${reason} for ${place}`,
     { timeoutMs: 45_000, explain: async () => JSON.stringify((await read(Buckets, name, namespace))?.status) },
   );
-const secretIn = async (where: KubeClient, name: string, namespace: string) => where.get<Obj>(Secrets, name, namespace);
+const secretIn = async (where: KubeClient, name: string, namespace: string) => where.get<Obj>(Secrets, { namespace, name });
 const keysIn = async (where: KubeClient, name: string, namespace: string) => secretText((await secretIn(where, name, namespace))?.data);
 const creds = (k: Record<string, string>) => ({ accessKey: k.AWS_ACCESS_KEY_ID!, secretKey: k.AWS_SECRET_ACCESS_KEY! });
 
@@ -129,15 +129,23 @@ const rook = withProviderRook({
     ingress = new LoopbackIngress(`http://shared-s3.${SHARED_NS}.svc.cluster.local:9000`, target);
     exposedUrl = await ingress.listen();
     await registerProvider(control, platform, 'c', testCluster('consumer'));
-    await control.mergePatch(Providers, 't', platform, { spec: { consumers: [{ claimNamespace: teamA, namespaces: [inTarget] }] } });
-    await control.mergePatch(Providers, 'c', platform, {
-      spec: {
-        consumers: [
-          { claimNamespace: teamA, namespaces: [appA, 'absent'] },
-          { claimNamespace: teamB, namespaces: [appA] },
-        ],
+    await control.mergePatch(
+      Providers,
+      { namespace: platform, name: 't' },
+      { spec: { consumers: [{ claimNamespace: teamA, namespaces: [inTarget] }] } },
+    );
+    await control.mergePatch(
+      Providers,
+      { namespace: platform, name: 'c' },
+      {
+        spec: {
+          consumers: [
+            { claimNamespace: teamA, namespaces: [appA, 'absent'] },
+            { claimNamespace: teamB, namespaces: [appA] },
+          ],
+        },
       },
-    });
+    );
     const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
       control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
     await apply(kinds.ObjectStore, 'shared', platform, {
@@ -189,7 +197,11 @@ describe('a Bound bucket is usable where its app runs', () => {
 
   it("drift in a consumer's Secret is repaired from that cluster's watch, and a deleted one comes back", async () => {
     const want = await keysIn(consumer, 'app-s3', appA);
-    await consumer.mergePatch(Secrets, 'app-s3', appA, { data: { AWS_SECRET_ACCESS_KEY: Buffer.from('tampered').toString('base64') } });
+    await consumer.mergePatch(
+      Secrets,
+      { namespace: appA, name: 'app-s3' },
+      { data: { AWS_SECRET_ACCESS_KEY: Buffer.from('tampered').toString('base64') } },
+    );
     await eventually(
       async () => ((await keysIn(consumer, 'app-s3', appA)).AWS_SECRET_ACCESS_KEY === want.AWS_SECRET_ACCESS_KEY ? true : undefined),
       'the key repaired',
@@ -197,7 +209,7 @@ describe('a Bound bucket is usable where its app runs', () => {
         timeoutMs: 15_000,
       },
     );
-    await consumer.delete(Secrets, 'app-s3', appA);
+    await consumer.delete(Secrets, { namespace: appA, name: 'app-s3' });
     await eventually(
       async () => ((await keysIn(consumer, 'app-s3', appA)).AWS_ACCESS_KEY_ID === want.AWS_ACCESS_KEY_ID ? true : undefined),
       'the Secret made again',
@@ -211,7 +223,11 @@ describe('a Bound bucket is usable where its app runs', () => {
     const want = await keysIn(consumer, 'app-s3', appA);
     // Half an hour and more later: idle clients are closed, but not one whose delivered Secrets are watched.
     await rook.app.targets.sweepIdle(Date.now() + 31 * 60_000);
-    await consumer.mergePatch(Secrets, 'app-s3', appA, { data: { AWS_SECRET_ACCESS_KEY: Buffer.from('tampered').toString('base64') } });
+    await consumer.mergePatch(
+      Secrets,
+      { namespace: appA, name: 'app-s3' },
+      { data: { AWS_SECRET_ACCESS_KEY: Buffer.from('tampered').toString('base64') } },
+    );
     await eventually(
       async () => ((await keysIn(consumer, 'app-s3', appA)).AWS_SECRET_ACCESS_KEY === want.AWS_SECRET_ACCESS_KEY ? true : undefined),
       'the key repaired after the idle sweep',
@@ -221,7 +237,7 @@ describe('a Bound bucket is usable where its app runs', () => {
 
   it('rotation reaches every consumer while the old keys still work, and they are refused after the grace period', async () => {
     const old = await keysIn(consumer, 'app-s3', appA);
-    await control.mergePatch(Buckets, 'app', teamA, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'now' } } });
+    await control.mergePatch(Buckets, { namespace: teamA, name: 'app' }, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'now' } } });
     const fresh = await eventually(
       async () => {
         const [c, t] = [await keysIn(consumer, 'app-s3', appA), await keysIn(target, 'app-s3', inTarget)];
@@ -244,7 +260,11 @@ describe('a Bound bucket is usable where its app runs', () => {
     const endpoint = await resolveS3Endpoint(old.endpoint!, consumer);
     await proxy.close();
     try {
-      await control.mergePatch(Buckets, 'held', teamA, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'while-down' } } });
+      await control.mergePatch(
+        Buckets,
+        { namespace: teamA, name: 'held' },
+        { metadata: { annotations: { [ANNOTATION_ROTATE]: 'while-down' } } },
+      );
       const fresh = await eventually(
         async () => {
           const k = await keysIn(control, 'held-s3', teamA);
@@ -280,19 +300,19 @@ describe('a Bound bucket is usable where its app runs', () => {
     try {
       await refusedEventually(endpoint, old, 'the previous keys refused once every consumer holds the new ones', 90_000);
     } finally {
-      await control.delete(Buckets, 'held', teamA);
+      await control.delete(Buckets, { namespace: teamA, name: 'held' });
       await proxy.close();
     }
   }, 240_000);
 
   it('removing one consumer deletes only its Secret; deleting the claim deletes every one, then the claim goes', async () => {
-    await control.mergePatch(Buckets, 'app', teamA, { spec: { consumers: [to('c', appA)] } });
+    await control.mergePatch(Buckets, { namespace: teamA, name: 'app' }, { spec: { consumers: [to('c', appA)] } });
     await eventually(async () => ((await secretIn(target, 'app-s3', inTarget)) ? undefined : true), 'the Secret in the target deleted', {
       timeoutMs: 20_000,
     });
     expect(await secretIn(consumer, 'app-s3', appA)).toBeDefined();
     await delivered('app', teamA, 1);
-    await control.delete(Buckets, 'app', teamA);
+    await control.delete(Buckets, { namespace: teamA, name: 'app' });
     await eventually(async () => ((await read(Buckets, 'app', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 45_000 });
     expect(await secretIn(consumer, 'app-s3', appA)).toBeUndefined();
     expect((await eventsFor(control, teamA, 'app')).filter((e) => e.reason === 'RemovedConnectionSecret').length).toBe(2);
@@ -306,8 +326,8 @@ describe('a Bound bucket is usable where its app runs', () => {
     const id = rook.app.controlPlaneId;
     await rook.app.stop();
     // While it is down, every finalizer is removed by hand and the claim goes: nothing records the Secret.
-    await control.mergePatch(Buckets, 'orphan', teamA, { metadata: { finalizers: null } });
-    await control.delete(Buckets, 'orphan', teamA);
+    await control.mergePatch(Buckets, { namespace: teamA, name: 'orphan' }, { metadata: { finalizers: null } });
+    await control.delete(Buckets, { namespace: teamA, name: 'orphan' });
     await eventually(async () => ((await read(Buckets, 'orphan', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 20_000 });
     rook.app = await startTestApp(testCluster('control'), {
       namespaces: [platform, teamA, teamB],
@@ -352,7 +372,7 @@ describe('a Bound bucket is usable where its app runs', () => {
     expect(there.AWS_ACCESS_KEY_ID).not.toBe((await keysIn(control, 'lender-s3', teamA)).AWS_ACCESS_KEY_ID);
     expect(there.endpoint).toBe(exposedUrl);
     await roundTrip(await resolveS3Endpoint(there.endpoint!, consumer), creds(there), there.BUCKET_NAME!);
-    await control.delete(BucketAccesses, 'borrow', teamB);
+    await control.delete(BucketAccesses, { namespace: teamB, name: 'borrow' });
     await eventually(async () => ((await secretIn(consumer, 'borrowed', appA)) ? undefined : true), "the grant's Secret deleted", {
       timeoutMs: 30_000,
     });
@@ -401,12 +421,16 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
     expect(await refused(bucket('nosecret', teamA, { writeConnectionSecretToRef: undefined, consumers: [to('c', appA, 'x')] }))).toContain(
       'spec.consumers',
     );
-    await control.delete(Buckets, 'bad', teamA);
-    await control.delete(Buckets, 'inside', teamA);
+    await control.delete(Buckets, { namespace: teamA, name: 'bad' });
+    await control.delete(Buckets, { namespace: teamA, name: 'inside' });
     await eventually(async () => ((await read(Buckets, 'bad', teamA)) ? undefined : true), 'the bad claim gone', { timeoutMs: 30_000 });
     expect(await secretIn(consumer, 'foreign', appA)).toEqual(foreign);
     // The platform team takes its consent back: what was delivered there goes, and the claim says why.
-    await control.mergePatch(Providers, 'c', platform, { spec: { consumers: [{ claimNamespace: teamA, namespaces: [appA, 'absent'] }] } });
+    await control.mergePatch(
+      Providers,
+      { namespace: platform, name: 'c' },
+      { spec: { consumers: [{ claimNamespace: teamA, namespaces: [appA, 'absent'] }] } },
+    );
     await deliveryOf('first', teamB, place('c', appA), 'ConsumerNotAllowed');
     await eventually(async () => ((await secretIn(consumer, 'taken', appA)) ? undefined : true), 'the Secret no longer consented deleted', {
       timeoutMs: 20_000,
@@ -416,14 +440,18 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
 
   it("a consumer's Provider deleted: the claim says so, and its deletion is not held by a cluster nothing reaches any more", async () => {
     await registerProvider(control, platform, 'gone', testCluster('consumer'));
-    await control.mergePatch(Providers, 'gone', platform, { spec: { consumers: [{ claimNamespace: teamA, namespaces: [appB] }] } });
+    await control.mergePatch(
+      Providers,
+      { namespace: platform, name: 'gone' },
+      { spec: { consumers: [{ claimNamespace: teamA, namespaces: [appB] }] } },
+    );
     await control.create(Buckets, bucket('left', teamA, { consumers: [to('gone', appB)] }));
     await delivered('left', teamA, 1);
-    await control.delete(Providers, 'gone', platform);
+    await control.delete(Providers, { namespace: platform, name: 'gone' });
     expect((await deliveryOf('left', teamA, `${platform}/gone/${appB}`, 'ConsumerProviderNotFound')).message).toContain(
       'spec.consumers[0]',
     );
-    await control.delete(Buckets, 'left', teamA);
+    await control.delete(Buckets, { namespace: teamA, name: 'left' });
     await eventually(async () => ((await read(Buckets, 'left', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 30_000 });
     expect((await eventsFor(control, teamA, 'left')).map((e) => e.reason)).toContain('AbandonedConnectionSecret');
     // The same cluster is still watched through Provider c: what the claim left there is swept as a leak.
@@ -439,7 +467,7 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
     expect(await secretIn(consumer, 'far-s3', appB)).toBeDefined();
     await proxy.close();
     try {
-      await control.delete(Buckets, 'far', teamB);
+      await control.delete(Buckets, { namespace: teamB, name: 'far' });
       await deliveryOf('far', teamB, `${platform}/flaky/${appB}`, 'ConsumerUnreachable');
       expect(cond(await read(Buckets, 'far', teamB), 'Delivered')).toMatchObject({ status: 'False', reason: 'ConsumerUnreachable' });
       expect(await secretIn(consumer, 'far-s3', appB)).toBeDefined();

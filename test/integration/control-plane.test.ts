@@ -29,8 +29,8 @@ describe('local control planes', () => {
     const b = adminClient(testCluster('target'));
     const name = uniqueName('iso');
     await a.create(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { k: 'v' } });
-    expect((await a.get(ConfigMaps, name, 'default'))?.metadata.name).toBe(name);
-    expect(await b.get(ConfigMaps, name, 'default')).toBeUndefined();
+    expect((await a.get(ConfigMaps, { namespace: 'default', name }))?.metadata.name).toBe(name);
+    expect(await b.get(ConfigMaps, { namespace: 'default', name })).toBeUndefined();
     expect(testCluster('control').server).not.toBe(testCluster('target').server);
   });
 
@@ -80,7 +80,7 @@ describe('local control planes', () => {
     await eventually(async () => {
       const got = await client.get<{ metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }>(
         CustomResourceDefinitions,
-        crd.metadata.name,
+        { name: crd.metadata.name },
       );
       return cond(got, 'Established')?.status === 'True';
     }, 'the CRD to become Established');
@@ -103,6 +103,6 @@ describe('local control planes', () => {
     expect(rejected).toBeInstanceOf(KubeError);
     expect((rejected as KubeError).code).toBe(422);
     expect((rejected as KubeError).message).toContain('scope.nodeCount must be at least 4 and even');
-    await client.delete(CustomResourceDefinitions, crd.metadata.name);
+    await client.delete(CustomResourceDefinitions, { name: crd.metadata.name });
   });
 });

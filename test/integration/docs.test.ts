@@ -148,7 +148,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const ns of namespaces.values()) await control.delete(Namespaces, ns).catch(() => undefined);
+  for (const ns of namespaces.values()) await control.delete(Namespaces, { name: ns }).catch(() => undefined);
 });
 
 describe('the YAML examples in README.md and docs/', () => {

@@ -73,7 +73,7 @@ let pkiDir: string;
 let caPem: string;
 
 const fixture = (name: string) => path.join(repoRoot, 'test', 'kit', 'crds', `${name}.yaml`);
-const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, name, namespace);
+const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, { namespace, name });
 const claim = (name: string, cls: string): KubeObjectLike =>
   ({
     apiVersion: Buckets.apiVersion,
@@ -97,7 +97,7 @@ const delivered = (name: string) =>
 
 /** The app's-eye round trip: the Secret read in the consumer cluster, the endpoint resolved there, PUT/GET/LIST/DELETE. */
 async function useFromConsumer(name: string): Promise<Record<string, string>> {
-  const keys = secretText((await consumer.get<Obj>(Secrets, `${name}-s3`, appNs))!.data);
+  const keys = secretText((await consumer.get<Obj>(Secrets, { namespace: appNs, name: `${name}-s3` }))!.data);
   await roundTrip(
     await resolveS3Endpoint(keys.endpoint!, consumer),
     { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! },
@@ -172,7 +172,11 @@ beforeAll(async () => {
   } as KubeObjectLike);
   await registerProvider(control, platform, 't', cluster);
   await registerProvider(control, platform, 'c', testCluster('consumer'));
-  await control.mergePatch(Providers, 'c', platform, { spec: { consumers: [{ claimNamespace: team, namespaces: [appNs] }] } });
+  await control.mergePatch(
+    Providers,
+    { namespace: platform, name: 'c' },
+    { spec: { consumers: [{ claimNamespace: team, namespaces: [appNs] }] } },
+  );
   const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
     control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
   const store = { scope: { nodeCount: 4 }, providerRef: { name: 't' } };
@@ -274,14 +278,13 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     expect(keys.endpoint).toBe(exposure.endpoint);
     expect(new URL(keys.endpoint!).hostname).toMatch(/^127\.0\.78\./);
     // Made by provider-rook beside the store's own Service, and read back: the address the cloud wrote.
-    const lb = await target.get<Obj & { status?: { loadBalancer?: { ingress?: { ip: string }[] } } }>(
-      Services,
-      `${c.spec!.resourceRef!.name}-s3-external`,
-      LB_NS,
-    );
+    const lb = await target.get<Obj & { status?: { loadBalancer?: { ingress?: { ip: string }[] } } }>(Services, {
+      namespace: LB_NS,
+      name: `${c.spec!.resourceRef!.name}-s3-external`,
+    });
     expect(lb?.status?.loadBalancer?.ingress?.[0]?.ip).toBe(new URL(keys.endpoint!).hostname);
     // The claim's own copy (control cluster) keeps the cluster DNS name, which the consumer cannot resolve.
-    const own = secretText((await control.get<Obj>(Secrets, 'lb-s3', team))!.data);
+    const own = secretText((await control.get<Obj>(Secrets, { namespace: team, name: 'lb-s3' }))!.data);
     await expect(resolveS3Endpoint(own.endpoint!, consumer)).rejects.toThrow(/no Service/);
   }, 150_000);
 
@@ -291,14 +294,14 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     const keys = await useFromConsumer('gw');
     const mrName = c.spec!.resourceRef!.name;
     expect(keys.endpoint).toBe(`http://${mrName}.${DOMAIN}:18080`);
-    const route = await target.get<Obj & { spec?: { hostnames?: string[] } }>(HTTPRoutes, 'minio', `minio-${mrName}`);
+    const route = await target.get<Obj & { spec?: { hostnames?: string[] } }>(HTTPRoutes, { namespace: `minio-${mrName}`, name: 'minio' });
     expect(route?.spec?.hostnames).toEqual([`${mrName}.${DOMAIN}`]);
   }, 150_000);
 
   it('an HTTPS Gateway listener: https, and the CA that verifies it in the Secret (ca.crt), which alone makes it trusted', async () => {
     await control.create(Buckets, claim('tls', 'gw-tls'));
     const c = await delivered('tls');
-    const keys = secretText((await consumer.get<Obj>(Secrets, 'tls-s3', appNs))!.data);
+    const keys = secretText((await consumer.get<Obj>(Secrets, { namespace: appNs, name: 'tls-s3' }))!.data);
     expect(keys.endpoint).toBe(`https://${c.spec!.resourceRef!.name}.tls.${DOMAIN}:18443`);
     expect(keys['ca.crt']?.trim()).toBe(caPem.trim()); // secretText trims
     const creds = { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! };
@@ -331,7 +334,7 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     const mrName = c.spec!.resourceRef!.name;
     const lb = await target.get<
       Obj & { spec?: { ports?: { port: number }[] }; status?: { loadBalancer?: { ingress?: { ip: string }[] } } }
-    >(Services, 'minio-external', `minio-${mrName}`);
+    >(Services, { namespace: `minio-${mrName}`, name: 'minio-external' });
     expect(lb?.spec?.ports?.map((p) => p.port)).toEqual([80]);
     expect(keys.endpoint).toBe(`http://${lb!.status!.loadBalancer!.ingress![0]!.ip}`); // port 80 is the default
   }, 150_000);
@@ -343,12 +346,20 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     });
     // Namespace sameness: the consumer's cluster holds the Tenant's namespace; the MCS controller imports there then.
     await consumer.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `minio-${mr}` } });
-    await eventually(async () => ((await target.get(ServiceExports, 'minio', `minio-${mr}`)) ? true : undefined), 'the export made', {
-      timeoutMs: 60_000,
-    });
-    await eventually(async () => ((await target.get(Services, 'minio', `minio-${mr}`)) ? true : undefined), "the operator's Service", {
-      timeoutMs: 60_000,
-    });
+    await eventually(
+      async () => ((await target.get(ServiceExports, { namespace: `minio-${mr}`, name: 'minio' })) ? true : undefined),
+      'the export made',
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    await eventually(
+      async () => ((await target.get(Services, { namespace: `minio-${mr}`, name: 'minio' })) ? true : undefined),
+      "the operator's Service",
+      {
+        timeoutMs: 60_000,
+      },
+    );
     await mcs.resync();
     await delivered('tmcs');
     const keys = await useFromConsumer('tmcs');
@@ -361,7 +372,7 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     const keys = await useFromConsumer('mcs');
     const svc = `${c.spec!.resourceRef!.name}-s3`;
     expect(keys.endpoint).toBe(`http://${svc}.${MCS_NS}.svc.clusterset.local:9000`);
-    expect(await target.get(ServiceExports, svc, MCS_NS)).toBeDefined();
+    expect(await target.get(ServiceExports, { namespace: MCS_NS, name: svc })).toBeDefined();
     // Not where nothing imports it: the control cluster holds no ServiceImport.
     await expect(resolveS3Endpoint(keys.endpoint!, control)).rejects.toThrow(/does not resolve/);
   }, 150_000);
@@ -371,7 +382,7 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     await delivered('ceph');
     const keys = await useFromConsumer('ceph');
     expect(keys.endpoint).toBe(cephIngress.url);
-    const own = secretText((await control.get<Obj>(Secrets, 'ceph-s3', team))!.data);
+    const own = secretText((await control.get<Obj>(Secrets, { namespace: team, name: 'ceph-s3' }))!.data);
     await expect(resolveS3Endpoint(own.endpoint!, consumer)).rejects.toThrow();
   }, 150_000);
 
@@ -428,7 +439,7 @@ describe('an exposure that never gets an address', () => {
         .filter((v) => v.labels.reason === 'WaitingForExposure')
         .reduce((n, v) => n + v.value, 0);
       expect(waiting).toBeGreaterThanOrEqual(1);
-      expect(await consumer.get(Secrets, 'pending-s3', appNs)).toBeUndefined();
+      expect(await consumer.get(Secrets, { namespace: appNs, name: 'pending-s3' })).toBeUndefined();
     } finally {
       countWaitingAfter(300_000);
       await pending.stop();

@@ -29,10 +29,11 @@ let control: KubeClient;
 let ns: string;
 
 /** Another writer: a merge patch of labels, or a JSON patch appending its own finalizer. */
-const relabel = (type: ResourceType, name: string, team: string) => control.mergePatch(type, name, ns, { metadata: { labels: { team } } });
+const relabel = (type: ResourceType, name: string, team: string) =>
+  control.mergePatch(type, { namespace: ns, name }, { metadata: { labels: { team } } });
 const appendOther = (type: ResourceType, name: string) =>
-  control.jsonPatch(type, name, ns, [{ op: 'add', path: '/metadata/finalizers/-', value: OTHER }]);
-const read = async <T extends Obj>(type: ResourceType, name: string): Promise<T> => (await control.get<T>(type, name, ns))!;
+  control.jsonPatch(type, { namespace: ns, name }, [{ op: 'add', path: '/metadata/finalizers/-', value: OTHER }]);
+const read = async <T extends Obj>(type: ResourceType, name: string): Promise<T> => (await control.get<T>(type, { namespace: ns, name }))!;
 const rejection = (p: Promise<unknown>): Promise<unknown> =>
   p.then(
     () => undefined,
@@ -89,13 +90,13 @@ describe('finalizers by JSON patch', () => {
 
     // A list that changed since the read: the test fails (422), reported as a conflict; nothing written.
     const read3 = await read<Claim>(Buckets, name);
-    await control.jsonPatch(Buckets, name, ns, [{ op: 'remove', path: '/metadata/finalizers/0' }]);
+    await control.jsonPatch(Buckets, { namespace: ns, name }, [{ op: 'remove', path: '/metadata/finalizers/0' }]);
     const refused = await rejection(addFinalizer(control, Buckets, read3, FINALIZER_CLAIM, signal));
     expect(isConflict(refused)).toBe(true);
     expect((await read<Claim>(Buckets, name)).metadata.finalizers ?? []).toEqual([]);
     // A first finalizer tests that the list is (still) empty: one appeared meanwhile, so ours waits.
     const read4 = await read<Claim>(Buckets, name);
-    await control.jsonPatch(Buckets, name, ns, [{ op: 'add', path: '/metadata/finalizers', value: [OTHER] }]);
+    await control.jsonPatch(Buckets, { namespace: ns, name }, [{ op: 'add', path: '/metadata/finalizers', value: [OTHER] }]);
     expect(isConflict(await rejection(addFinalizer(control, Buckets, read4, FINALIZER_CLAIM, signal)))).toBe(true);
     expect((await read<Claim>(Buckets, name)).metadata.finalizers).toEqual([OTHER]);
   });
@@ -167,7 +168,7 @@ describe('the reconcilers, handed a stale copy', () => {
 
     const going = uniqueName('mr');
     await control.create(kinds.ObjectStore, store(going, [FINALIZER_MANAGED, OTHER]));
-    await control.delete(kinds.ObjectStore, going, ns);
+    await control.delete(kinds.ObjectStore, { namespace: ns, name: going });
     const deleting = await read<ManagedResource>(kinds.ObjectStore, going);
     await relabel(kinds.ObjectStore, going, 'b');
     expect(await managedReconciler(deleting).reconcile(`${ns}/${going}`, signal)).toEqual({ kind: 'done' });
@@ -175,7 +176,7 @@ describe('the reconcilers, handed a stale copy', () => {
       finalizers: [OTHER],
       labels: { team: 'b' },
     });
-    await control.jsonPatch(kinds.ObjectStore, going, ns, [{ op: 'remove', path: '/metadata/finalizers/0' }]);
+    await control.jsonPatch(kinds.ObjectStore, { namespace: ns, name: going }, [{ op: 'remove', path: '/metadata/finalizers/0' }]);
   });
 
   it('the claim reconciler adds and removes its finalizer in one pass, keeping a label another writer set since its read', async () => {
@@ -209,11 +210,11 @@ describe('the reconcilers, handed a stale copy', () => {
 
     const going = uniqueName('claim');
     await control.create(Buckets, bucket(going, [FINALIZER_CLAIM, OTHER]));
-    await control.delete(Buckets, going, ns);
+    await control.delete(Buckets, { namespace: ns, name: going });
     const deleting = await read<Claim>(Buckets, going);
     await relabel(Buckets, going, 'b');
     expect(await claimReconciler(deleting).reconcile(`${ns}/${going}`, signal)).toEqual({ kind: 'done' });
     expect((await read<Claim>(Buckets, going)).metadata).toMatchObject({ finalizers: [OTHER], labels: { team: 'b' } });
-    await control.jsonPatch(Buckets, going, ns, [{ op: 'remove', path: '/metadata/finalizers/0' }]);
+    await control.jsonPatch(Buckets, { namespace: ns, name: going }, [{ op: 'remove', path: '/metadata/finalizers/0' }]);
   });
 });

@@ -116,7 +116,7 @@ async function writeProvider(client: KubeClient, ns: string, name: string, keys:
 const readyIs = (ns: string, name: string, status: string, reason: string, timeoutMs = 30_000): Promise<Provider> =>
   eventually(
     async () => {
-      const p = await control.get<Provider>(Providers, name, ns);
+      const p = await control.get<Provider>(Providers, { namespace: ns, name });
       const ready = cond(p, 'Ready');
       return ready?.status === status && ready.reason === reason ? p : undefined;
     },
@@ -189,7 +189,7 @@ describe("an intruder's Provider endpoint", () => {
       "the target cluster's host name resolves to a link-local, unspecified or cloud metadata address, which provider-rook never calls",
     );
     const mr = await eventually(async () => {
-      const got = await control.get<ObjectStore>(kinds.ObjectStore, store, ns);
+      const got = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: ns, name: store });
       return cond(got, 'Synced')?.reason === 'EndpointNotAllowed' ? got : undefined;
     }, 'the managed resource to say Synced=False/EndpointNotAllowed');
     expect(cond(mr, 'Synced')?.message).toMatch(RULE);
@@ -214,7 +214,10 @@ describe("an intruder's Provider endpoint", () => {
     const keys = { ...real, endpoint: `https://localhost:${port}` };
     await writeProvider(intruder, ns, 'target', keys);
     await readyIs(ns, 'target', 'True', 'Reachable');
-    const secret = (await intruder.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, 'target-creds', ns))!;
+    const secret = (await intruder.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, {
+      namespace: ns,
+      name: 'target-creds',
+    }))!;
     expect(relay.connections).toBeGreaterThan(0);
 
     // The name now answers the metadata address; the server drops its connections (a restart, a load
@@ -229,7 +232,10 @@ describe("an intruder's Provider endpoint", () => {
     expect(attempts.filter((ip) => !/^(127\.|::1$)/.test(ip))).toEqual([]);
 
     // Nothing was lost: the intruder's Secret is as written, nothing echoes the address, and an honest answer works again.
-    const after = (await intruder.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, 'target-creds', ns))!;
+    const after = (await intruder.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, {
+      namespace: ns,
+      name: 'target-creds',
+    }))!;
     expect([after.metadata.resourceVersion, after.data]).toEqual([secret.metadata.resourceVersion, secret.data]);
     expect(await written(ns)).not.toMatch(/169\.254|localhost/);
     dns.answer = ['127.0.0.1'];

@@ -66,7 +66,7 @@ async function synced<T extends Conditioned>(type: ResourceType, name: string, n
   try {
     return await eventually(
       async () => {
-        last = await control.get<T>(type, name, namespace);
+        last = await control.get<T>(type, { namespace, name });
         const c = cond(last, 'Synced');
         return c?.reason === reason ? c : undefined;
       },
@@ -139,7 +139,7 @@ describe("target namespaces are the Provider's to allow", () => {
       expect(
         (await eventsFor(control, platform, name)).filter((e) => e.type === 'Warning' && e.reason === Reasons.TargetNamespaceNotAllowed),
       ).toHaveLength(1);
-      expect(await control.get(Secrets, `${name}-conn`, platform)).toBeUndefined();
+      expect(await control.get(Secrets, { namespace: platform, name: `${name}-conn` })).toBeUndefined();
     }
     expect(writesTo(testCluster('target'))).toEqual([]);
     expect(await kubeSystem()).toEqual(systemBefore);
@@ -147,7 +147,7 @@ describe("target namespaces are the Provider's to allow", () => {
     expect((await namespacesOf(target)).filter((n) => refusedNs.includes(n) && !namespacesBefore.includes(n))).toEqual([]);
 
     // A refused resource still goes when deleted: nothing of it was made, and nothing is written.
-    for (const [name] of aimed) await platformTeam.delete(kinds.ObjectStore, name, platform);
+    for (const [name] of aimed) await platformTeam.delete(kinds.ObjectStore, { namespace: platform, name });
     await eventually(
       async () =>
         (await control.list(kinds.ObjectStore, { namespace: platform })).items.every((o) => !aimed.some(([n]) => n === o.metadata.name)),
@@ -182,9 +182,9 @@ describe("target namespaces are the Provider's to allow", () => {
       } as KubeObjectLike);
       const c = await synced(Buckets, cls, appNs, Reasons.TargetNamespaceNotAllowed);
       expect(c.message).toMatch(refusal(ns));
-      const claim = await control.get<Conditioned & { status?: { bindingPhase?: string } }>(Buckets, cls, appNs);
+      const claim = await control.get<Conditioned & { status?: { bindingPhase?: string } }>(Buckets, { namespace: appNs, name: cls });
       expect([cond(claim, 'Ready')?.status, claim?.status?.bindingPhase]).toEqual(['False', 'Unbound']);
-      expect(await control.get(Secrets, cls, appNs)).toBeUndefined();
+      expect(await control.get(Secrets, { namespace: appNs, name: cls })).toBeUndefined();
     }
     expect(writesTo(testCluster('target'))).toEqual([]);
     expect(await kubeSystem()).toEqual(systemBefore);
@@ -196,7 +196,7 @@ describe("target namespaces are the Provider's to allow", () => {
     await platformTeam.create(kinds.ObjectStore, store(name, 'trusting', 'kube-system'));
     await eventually(
       async () => {
-        const mr = await control.get<ObjectStore>(kinds.ObjectStore, name, platform);
+        const mr = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: platform, name });
         return cond(mr, 'Ready')?.status === 'True' && cond(mr, 'Synced')?.status === 'True';
       },
       'the store in kube-system to be Ready',
@@ -206,7 +206,7 @@ describe("target namespaces are the Provider's to allow", () => {
       [RookObjectStores, name],
       [Secrets, `${name}-access-keys`],
     ] as const)
-      expect(await target.get(type, n, 'kube-system')).toBeDefined();
+      expect(await target.get(type, { namespace: 'kube-system', name: n })).toBeDefined();
 
     const elsewhere = uniqueName('unlisted');
     await platformTeam.create(kinds.ObjectStore, store(elsewhere, 'trusting', 'rook-minio'));
@@ -214,16 +214,16 @@ describe("target namespaces are the Provider's to allow", () => {
     expect(c.message).toMatch(
       `spec.targetNamespace is rook-minio, a namespace Provider ${platform}/trusting does not allow: its spec.allowedNamespaces lists only kube-system`,
     );
-    expect(await target.get(RookObjectStores, elsewhere, 'rook-minio')).toBeUndefined();
+    expect(await target.get(RookObjectStores, { namespace: 'rook-minio', name: elsewhere })).toBeUndefined();
 
-    await platformTeam.delete(kinds.ObjectStore, name, platform);
+    await platformTeam.delete(kinds.ObjectStore, { namespace: platform, name });
     await eventually(
       async () =>
-        (await target.get(RookObjectStores, name, 'kube-system')) === undefined &&
-        (await target.get(Secrets, `${name}-access-keys`, 'kube-system')) === undefined,
+        (await target.get(RookObjectStores, { namespace: 'kube-system', name })) === undefined &&
+        (await target.get(Secrets, { namespace: 'kube-system', name: `${name}-access-keys` })) === undefined,
       'the store and its keys to leave kube-system',
     );
-    expect(await target.get(Namespaces, 'kube-system')).toBeDefined();
+    expect(await target.get(Namespaces, { name: 'kube-system' })).toBeDefined();
   }, 120_000);
 });
 
@@ -259,14 +259,14 @@ describe("operator installs are the Provider's to allow", () => {
     }
     expect(writesTo(fresh)).toEqual([]);
     for (const ns of ['kube-system', 'rook-minio-system'])
-      expect(await freshTarget.get(Deployments, 'rook-minio-operator', ns)).toBeUndefined();
-    expect(await freshTarget.get(CustomResourceDefinitions, 'objectstores.minio.rook.io')).toBeUndefined();
+      expect(await freshTarget.get(Deployments, { namespace: ns, name: 'rook-minio-operator' })).toBeUndefined();
+    expect(await freshTarget.get(CustomResourceDefinitions, { name: 'objectstores.minio.rook.io' })).toBeUndefined();
     expect(await namespacesOf(freshTarget)).not.toEqual(expect.arrayContaining(['stores']));
 
     // The Provider's explicit yes: its own image goes in, with our marks.
     await provider('other-image', fresh, { operators: [{ name: 'rook-minio', install: true, image: EVIL_IMAGE, imageOverride: true }] });
     await eventually(
-      async () => cond(await control.get<Provider>(Providers, 'other-image', platform), 'Synced')?.status === 'True',
+      async () => cond(await control.get<Provider>(Providers, { namespace: platform, name: 'other-image' }), 'Synced')?.status === 'True',
       'the Provider to be Synced',
     );
     await platformTeam.create(kinds.ObjectStore, store('overridden', 'other-image', 'stores'));
@@ -277,12 +277,12 @@ describe("operator installs are the Provider's to allow", () => {
             metadata: { labels?: Record<string, string> };
             spec: { template: { spec: { containers: { image: string }[] } } };
           }
-        >(Deployments, 'rook-minio-operator', 'rook-minio-system'),
+        >(Deployments, { namespace: 'rook-minio-system', name: 'rook-minio-operator' }),
       'the operator installed with the overriding image',
       45_000,
     );
     expect(deployment.spec.template.spec.containers.map((c) => c.image)).toEqual([EVIL_IMAGE]);
     expect(deployment.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(rook.app.controlPlaneId);
-    expect(await freshTarget.get(Deployments, 'rook-minio-operator', 'kube-system')).toBeUndefined();
+    expect(await freshTarget.get(Deployments, { namespace: 'kube-system', name: 'rook-minio-operator' })).toBeUndefined();
   }, 150_000);
 });

@@ -85,7 +85,7 @@ const fingerprint = (o: Obj | undefined) =>
 const syncedFalse = (type: ResourceType, name: string, reason: string, ns = platform) =>
   eventually(
     async () => {
-      const got = await control.get<Obj>(type, name, ns);
+      const got = await control.get<Obj>(type, { namespace: ns, name });
       return cond(got, 'Synced')?.reason === reason ? got : undefined;
     },
     `${type.kind} ${ns}/${name} to say Synced=False/${reason}`,
@@ -95,7 +95,7 @@ const syncedFalse = (type: ResourceType, name: string, reason: string, ns = plat
 const readyMr = (type: ResourceType, name: string, ns = platform) =>
   eventually(
     async () => {
-      const got = await control.get<Obj>(type, name, ns);
+      const got = await control.get<Obj>(type, { namespace: ns, name });
       return cond(got, 'Ready')?.status === 'True' && cond(got, 'Synced')?.status === 'True' ? got : undefined;
     },
     `${type.kind} ${ns}/${name} to be Ready and Synced`,
@@ -167,7 +167,7 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
       ],
       (c) => c.list(ObjectBucketClaims, { namespace: ns }),
     );
-    const ours = (await mole.get<Obj>(ObjectBucketClaims, real, ns))!;
+    const ours = (await mole.get<Obj>(ObjectBucketClaims, { namespace: ns, name: real }))!;
     const name = uniqueName('team-bucket');
     await mole.create(ObjectBucketClaims, {
       apiVersion: ObjectBucketClaims.apiVersion,
@@ -186,30 +186,37 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
     } as KubeObjectLike);
     // The provisioner serves it; then the intruder writes its own endpoint and keys beside it.
     await eventually(
-      async () => (await mole.get<Obj>(ObjectBucketClaims, name, ns))?.status?.phase === 'Bound',
+      async () => (await mole.get<Obj>(ObjectBucketClaims, { namespace: ns, name }))?.status?.phase === 'Bound',
       "the provisioner to bind the intruder's claim",
     );
-    await mole.mergePatch(ConfigMaps, name, ns, { data: { BUCKET_HOST: 'exfil.intruder.example', BUCKET_PORT: '80' } });
-    await mole.mergePatch(Secrets, name, ns, {
-      data: { AWS_ACCESS_KEY_ID: b64('INTRUDER-KEY'), AWS_SECRET_ACCESS_KEY: b64('INTRUDER-SECRET') },
-    });
-    const before = fingerprint(await target.get<Obj>(ObjectBucketClaims, name, ns));
+    await mole.mergePatch(ConfigMaps, { namespace: ns, name }, { data: { BUCKET_HOST: 'exfil.intruder.example', BUCKET_PORT: '80' } });
+    await mole.mergePatch(
+      Secrets,
+      { namespace: ns, name },
+      {
+        data: { AWS_ACCESS_KEY_ID: b64('INTRUDER-KEY'), AWS_SECRET_ACCESS_KEY: b64('INTRUDER-SECRET') },
+      },
+    );
+    const before = fingerprint(await target.get<Obj>(ObjectBucketClaims, { namespace: ns, name }));
 
     await control.create(kinds.CephBucket, cephBucket(name, ns));
     const refused = await syncedFalse(kinds.CephBucket, name, Reasons.ExternalResourceOwnedByAnother);
     expect(cond(refused, 'Synced')?.message).toMatch(/nothing proves/);
     expect(cond(refused, 'Ready')?.status).not.toBe('True');
     expect(refused.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBeUndefined();
-    expect(await control.get(Secrets, `${name}-conn`, platform)).toBeUndefined();
+    expect(await control.get(Secrets, { namespace: platform, name: `${name}-conn` })).toBeUndefined();
     const events = await eventsFor(control, platform, name);
     expect(events.map((e) => e.message).join('\n')).not.toMatch(/taking back|exfil|INTRUDER/);
-    expect(fingerprint(await target.get<Obj>(ObjectBucketClaims, name, ns))).toEqual({ ...before, writtenByUs: false });
+    expect(fingerprint(await target.get<Obj>(ObjectBucketClaims, { namespace: ns, name }))).toEqual({ ...before, writtenByUs: false });
 
     // Deleting the refused CephBucket deletes nothing of the intruder's either.
-    await control.delete(kinds.CephBucket, name, platform);
-    await eventually(async () => (await control.get(kinds.CephBucket, name, platform)) === undefined, 'the CephBucket to be gone');
-    expect(fingerprint(await target.get<Obj>(ObjectBucketClaims, name, ns))).toEqual({ ...before, writtenByUs: false });
-    expect((await target.get<Obj>(ConfigMaps, name, ns))?.data?.BUCKET_HOST).toBe('exfil.intruder.example');
+    await control.delete(kinds.CephBucket, { namespace: platform, name });
+    await eventually(
+      async () => (await control.get(kinds.CephBucket, { namespace: platform, name })) === undefined,
+      'the CephBucket to be gone',
+    );
+    expect(fingerprint(await target.get<Obj>(ObjectBucketClaims, { namespace: ns, name }))).toEqual({ ...before, writtenByUs: false });
+    expect((await target.get<Obj>(ConfigMaps, { namespace: ns, name }))?.data?.BUCKET_HOST).toBe('exfil.intruder.example');
   }, 120_000);
 
   it("a tenant's Tenant and configuration Secret with forged marks are not taken back: the intruder's root user never reaches a connection Secret", async () => {
@@ -221,7 +228,7 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
         { apiGroups: ['minio.min.io'], resources: ['tenants'], verbs: ['get', 'create'] },
         { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] },
       ],
-      (c) => c.get(MinioTenants, 'none', ns),
+      (c) => c.get(MinioTenants, { namespace: ns, name: 'none' }),
     );
     const name = uniqueName('t');
     const marks = (forName: string) => ({
@@ -251,20 +258,24 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
     // The operator takes it up; what it writes settles before the platform acts.
     await eventually(
       async () =>
-        ((await mole.get<Obj>(MinioTenants, name, ns))?.status as { currentState?: string } | undefined)?.currentState === 'Initialized',
+        ((await mole.get<Obj>(MinioTenants, { namespace: ns, name }))?.status as { currentState?: string } | undefined)?.currentState ===
+        'Initialized',
       "the operator to initialize the intruder's Tenant",
     );
-    const tenantBefore = fingerprint(await target.get<Obj>(MinioTenants, name, ns));
-    const secretBefore = fingerprint(await target.get<Obj>(Secrets, `${name}-env-configuration`, ns));
+    const tenantBefore = fingerprint(await target.get<Obj>(MinioTenants, { namespace: ns, name }));
+    const secretBefore = fingerprint(await target.get<Obj>(Secrets, { namespace: ns, name: `${name}-env-configuration` }));
 
     await control.create(
       kinds.Tenant,
       managed(kinds.Tenant, name, { forProvider: { pools, requestAutoCert: false }, targetNamespace: ns }),
     );
     await syncedFalse(kinds.Tenant, name, Reasons.ExternalResourceOwnedByAnother);
-    expect(await control.get(Secrets, `${name}-conn`, platform)).toBeUndefined();
-    expect(fingerprint(await target.get<Obj>(MinioTenants, name, ns))).toEqual({ ...tenantBefore, writtenByUs: false });
-    expect(fingerprint(await target.get<Obj>(Secrets, `${name}-env-configuration`, ns))).toEqual({ ...secretBefore, writtenByUs: false });
+    expect(await control.get(Secrets, { namespace: platform, name: `${name}-conn` })).toBeUndefined();
+    expect(fingerprint(await target.get<Obj>(MinioTenants, { namespace: ns, name }))).toEqual({ ...tenantBefore, writtenByUs: false });
+    expect(fingerprint(await target.get<Obj>(Secrets, { namespace: ns, name: `${name}-env-configuration` }))).toEqual({
+      ...secretBefore,
+      writtenByUs: false,
+    });
   }, 120_000);
 
   it("a new resource of a retained store's name does not take it over; a platform team vouches for it by its uid (and a restore carries that uid)", async () => {
@@ -272,27 +283,34 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
     const name = uniqueName('kept');
     await control.create(kinds.ObjectStore, rookStore(name, ns, { reclaimPolicy: 'Retain' }));
     const first = await readyMr(kinds.ObjectStore, name);
-    const store = (await target.get<Obj>(RookObjectStores, name, ns))!;
+    const store = (await target.get<Obj>(RookObjectStores, { namespace: ns, name }))!;
     expect(first.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBe(store.metadata.uid);
-    await control.delete(kinds.ObjectStore, name, platform);
-    await eventually(async () => (await control.get(kinds.ObjectStore, name, platform)) === undefined, 'the Retain resource to be gone');
+    await control.delete(kinds.ObjectStore, { namespace: platform, name });
+    await eventually(
+      async () => (await control.get(kinds.ObjectStore, { namespace: platform, name })) === undefined,
+      'the Retain resource to be gone',
+    );
 
     // Same name, new resource, no record: it never made this store, so it is not its own.
     await control.create(kinds.ObjectStore, rookStore(name, ns, { reclaimPolicy: 'Retain' }));
     await syncedFalse(kinds.ObjectStore, name, Reasons.ExternalResourceOwnedByAnother);
-    expect(fingerprint(await target.get<Obj>(RookObjectStores, name, ns))).toEqual(fingerprint(store));
+    expect(fingerprint(await target.get<Obj>(RookObjectStores, { namespace: ns, name }))).toEqual(fingerprint(store));
 
     // The platform team says it is: the recorded uid proves the store, its signed keys come with it.
-    const keys = (await target.get<Obj>(Secrets, `${name}-access-keys`, ns))!;
-    await control.mergePatch(kinds.ObjectStore, name, platform, {
-      metadata: { annotations: { [ANNOTATION_TARGET_UID]: store.metadata.uid } },
-    });
+    const keys = (await target.get<Obj>(Secrets, { namespace: ns, name: `${name}-access-keys` }))!;
+    await control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: platform, name },
+      {
+        metadata: { annotations: { [ANNOTATION_TARGET_UID]: store.metadata.uid } },
+      },
+    );
     const taken = await readyMr(kinds.ObjectStore, name);
-    const after = (await target.get<Obj>(RookObjectStores, name, ns))!;
+    const after = (await target.get<Obj>(RookObjectStores, { namespace: ns, name }))!;
     expect(after.metadata.uid).toBe(store.metadata.uid);
     expect(after.metadata.labels?.[LABEL_OWNER_UID]).toBe(taken.metadata.uid);
-    expect((await target.get<Obj>(Secrets, `${name}-access-keys`, ns))?.data).toEqual(keys.data);
-    await control.delete(kinds.ObjectStore, name, platform);
+    expect((await target.get<Obj>(Secrets, { namespace: ns, name: `${name}-access-keys` }))?.data).toEqual(keys.data);
+    await control.delete(kinds.ObjectStore, { namespace: platform, name });
   }, 120_000);
 });
 
@@ -304,21 +322,25 @@ describe('review: replayed signatures and imported references', () => {
     const name = uniqueName('store');
     await control.create(kinds.ObjectStore, rookStore(name, ns));
     const mr = await readyMr(kinds.ObjectStore, name);
-    const ours = (await target.get<Obj>(RookObjectStores, name, ns))!;
+    const ours = (await target.get<Obj>(RookObjectStores, { namespace: ns, name }))!;
     expect(mr.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBe(ours.metadata.uid);
     const mole = await intruder(
       ns,
       [{ apiGroups: ['minio.rook.io'], resources: ['objectstores'], verbs: ['get', 'create', 'delete'] }],
-      (c) => c.get(RookObjectStores, name, ns),
+      (c) => c.get(RookObjectStores, { namespace: ns, name }),
     );
     // While provider-rook looks elsewhere (paused), the tenant swaps the store for its own copy.
-    await control.mergePatch(kinds.ObjectStore, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } } });
+    await control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: platform, name },
+      { metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } } },
+    );
     await eventually(
-      async () => cond(await control.get<Obj>(kinds.ObjectStore, name, platform), 'Synced')?.reason === 'ReconcilePaused',
+      async () => cond(await control.get<Obj>(kinds.ObjectStore, { namespace: platform, name }), 'Synced')?.reason === 'ReconcilePaused',
       'the pause',
     );
-    await mole.delete(RookObjectStores, name, ns);
-    await eventually(async () => (await mole.get(RookObjectStores, name, ns)) === undefined, 'our store to be gone');
+    await mole.delete(RookObjectStores, { namespace: ns, name });
+    await eventually(async () => (await mole.get(RookObjectStores, { namespace: ns, name })) === undefined, 'our store to be gone');
     const { labels, annotations } = ours.metadata;
     await mole.create(RookObjectStores, {
       apiVersion: RookObjectStores.apiVersion,
@@ -326,14 +348,21 @@ describe('review: replayed signatures and imported references', () => {
       metadata: { name, namespace: ns, labels, annotations },
       spec: { scope: { nodeCount: 4 }, credentials: { name: 'intruder-keys', namespace: ns } },
     } as KubeObjectLike);
-    const copy = fingerprint(await target.get<Obj>(RookObjectStores, name, ns));
-    await control.mergePatch(kinds.ObjectStore, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
+    const copy = fingerprint(await target.get<Obj>(RookObjectStores, { namespace: ns, name }));
+    await control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: platform, name },
+      { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } },
+    );
     const refused = await syncedFalse(kinds.ObjectStore, name, Reasons.ExternalResourceOwnedByAnother);
     expect(refused.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBe(ours.metadata.uid);
-    expect(fingerprint(await target.get<Obj>(RookObjectStores, name, ns))).toEqual({ ...copy, writtenByUs: false });
-    await control.delete(kinds.ObjectStore, name, platform);
-    await eventually(async () => (await control.get(kinds.ObjectStore, name, platform)) === undefined, 'the resource to be gone');
-    expect(fingerprint(await target.get<Obj>(RookObjectStores, name, ns))).toEqual({ ...copy, writtenByUs: false });
+    expect(fingerprint(await target.get<Obj>(RookObjectStores, { namespace: ns, name }))).toEqual({ ...copy, writtenByUs: false });
+    await control.delete(kinds.ObjectStore, { namespace: platform, name });
+    await eventually(
+      async () => (await control.get(kinds.ObjectStore, { namespace: platform, name })) === undefined,
+      'the resource to be gone',
+    );
+    expect(fingerprint(await target.get<Obj>(RookObjectStores, { namespace: ns, name }))).toEqual({ ...copy, writtenByUs: false });
   }, 120_000);
 
   it("a tenant that rewrites the provisioner's ConfigMap beside a real CephBucket's claim cannot redirect its endpoint", async () => {
@@ -342,22 +371,30 @@ describe('review: replayed signatures and imported references', () => {
     const name = uniqueName('bucket');
     await control.create(kinds.CephBucket, cephBucket(name, ns));
     await readyMr(kinds.CephBucket, name);
-    const published = secretText((await control.get<Obj>(Secrets, `${name}-conn`, platform))!.data);
+    const published = secretText((await control.get<Obj>(Secrets, { namespace: platform, name: `${name}-conn` }))!.data);
     const mole = await intruder(ns, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'patch'] }], (c) =>
-      c.get(ConfigMaps, name, ns),
+      c.get(ConfigMaps, { namespace: ns, name }),
     );
-    await mole.mergePatch(ConfigMaps, name, ns, {
-      data: { BUCKET_HOST: 'exfil.intruder.example', BUCKET_PORT: '80', BUCKET_NAME: 'theirs' },
-    });
+    await mole.mergePatch(
+      ConfigMaps,
+      { namespace: ns, name },
+      {
+        data: { BUCKET_HOST: 'exfil.intruder.example', BUCKET_PORT: '80', BUCKET_NAME: 'theirs' },
+      },
+    );
     // The platform points the resource at a new Secret: written from what provider-rook reads now.
-    await control.mergePatch(kinds.CephBucket, name, platform, { spec: { writeConnectionSecretToRef: { name: `${name}-conn2` } } });
+    await control.mergePatch(
+      kinds.CephBucket,
+      { namespace: platform, name },
+      { spec: { writeConnectionSecretToRef: { name: `${name}-conn2` } } },
+    );
     const fresh = await eventually(
-      async () => (await control.get<Obj>(Secrets, `${name}-conn2`, platform))?.data,
+      async () => (await control.get<Obj>(Secrets, { namespace: platform, name: `${name}-conn2` }))?.data,
       'the new connection Secret',
     );
     expect(secretText(fresh)).toEqual(published);
     expect(JSON.stringify(secretText(fresh))).not.toMatch(/exfil|theirs/);
-    await control.delete(kinds.CephBucket, name, platform);
+    await control.delete(kinds.CephBucket, { namespace: platform, name });
   }, 120_000);
 
   it('an imported store whose spec names a Secret in another namespace never gets that Secret published', async () => {
@@ -370,7 +407,7 @@ describe('review: replayed signatures and imported references', () => {
       metadata: { name: 'db-creds', namespace: elsewhere },
       data: { username: b64('dbadmin'), password: b64('DB-PASSWORD') },
     } as KubeObjectLike);
-    const before = fingerprint(await target.get<Obj>(Secrets, 'db-creds', elsewhere));
+    const before = fingerprint(await target.get<Obj>(Secrets, { namespace: elsewhere, name: 'db-creds' }));
     // A tenant's own, unmarked store, which a platform team is then asked to adopt.
     const name = uniqueName('adopt');
     await target.create(RookObjectStores, {
@@ -381,9 +418,9 @@ describe('review: replayed signatures and imported references', () => {
     } as KubeObjectLike);
     await control.create(kinds.ObjectStore, rookStore(name, ns, {}, { 'crossplane.io/external-name': name }));
     await syncedFalse(kinds.ObjectStore, name, Reasons.CompanionNotOwned);
-    expect(await control.get(Secrets, `${name}-conn`, platform)).toBeUndefined();
-    expect(fingerprint(await target.get<Obj>(Secrets, 'db-creds', elsewhere))).toEqual(before);
-    await control.delete(kinds.ObjectStore, name, platform);
+    expect(await control.get(Secrets, { namespace: platform, name: `${name}-conn` })).toBeUndefined();
+    expect(fingerprint(await target.get<Obj>(Secrets, { namespace: elsewhere, name: 'db-creds' }))).toEqual(before);
+    await control.delete(kinds.ObjectStore, { namespace: platform, name });
   }, 120_000);
 });
 
@@ -404,27 +441,31 @@ describe('finding 2: the leak sweeper deletes only what it can prove it made', (
     const storeNs = uniqueName('stores');
     await control.create(kinds.ObjectStore, rookStore(real, storeNs));
     await readyMr(kinds.ObjectStore, real);
-    const copied = (await target.get<Obj>(Secrets, `${real}-access-keys`, storeNs))!.metadata;
+    const copied = (await target.get<Obj>(Secrets, { namespace: storeNs, name: `${real}-access-keys` }))!.metadata;
     const mole = await intruder(
       ns,
       [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['api-token'], verbs: ['get', 'patch'] }],
-      (c) => c.get(Secrets, 'api-token', ns),
+      (c) => c.get(Secrets, { namespace: ns, name: 'api-token' }),
     );
-    const denied = await mole.delete(Secrets, 'api-token', ns).then(
+    const denied = await mole.delete(Secrets, { namespace: ns, name: 'api-token' }).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect((denied as KubeError).code).toBe(403);
-    await mole.mergePatch(Secrets, 'api-token', ns, {
-      metadata: {
-        labels: { [LABEL_CONTROL_PLANE]: copied.labels![LABEL_CONTROL_PLANE], [LABEL_OWNER_UID]: copied.labels![LABEL_OWNER_UID] },
-        annotations: {
-          [ANNOTATION_OWNER]: `objectstores.minio.rook.crossplane.io/${platform}/ghost`,
-          [ANNOTATION_RECLAIM_POLICY]: 'Delete',
-          [ANNOTATION_OWNER_PROOF]: copied.annotations![ANNOTATION_OWNER_PROOF],
+    await mole.mergePatch(
+      Secrets,
+      { namespace: ns, name: 'api-token' },
+      {
+        metadata: {
+          labels: { [LABEL_CONTROL_PLANE]: copied.labels![LABEL_CONTROL_PLANE], [LABEL_OWNER_UID]: copied.labels![LABEL_OWNER_UID] },
+          annotations: {
+            [ANNOTATION_OWNER]: `objectstores.minio.rook.crossplane.io/${platform}/ghost`,
+            [ANNOTATION_RECLAIM_POLICY]: 'Delete',
+            [ANNOTATION_OWNER_PROOF]: copied.annotations![ANNOTATION_OWNER_PROOF],
+          },
         },
       },
-    });
+    );
     // And an ObjectStore of its own naming a resource that is gone: the sweeper's own kind.
     const forged = uniqueName('forged');
     await target.create(RookObjectStores, {
@@ -438,8 +479,8 @@ describe('finding 2: the leak sweeper deletes only what it can prove it made', (
       },
       spec: { scope: { nodeCount: 4 } },
     } as KubeObjectLike);
-    const secretBefore = fingerprint(await target.get<Obj>(Secrets, 'api-token', ns));
-    const storeBefore = fingerprint(await target.get<Obj>(RookObjectStores, forged, ns));
+    const secretBefore = fingerprint(await target.get<Obj>(Secrets, { namespace: ns, name: 'api-token' }));
+    const storeBefore = fingerprint(await target.get<Obj>(RookObjectStores, { namespace: ns, name: forged }));
 
     const reports = await app.leaks.sweep();
     const about = reports.filter((r) => r.namespace === ns);
@@ -448,8 +489,8 @@ describe('finding 2: the leak sweeper deletes only what it can prove it made', (
       ['Secret', 'api-token', false],
     ]);
     for (const r of about) expect(r.kept).toMatch(/no valid signature/);
-    expect(fingerprint(await target.get<Obj>(Secrets, 'api-token', ns))).toEqual(secretBefore);
-    expect(fingerprint(await target.get<Obj>(RookObjectStores, forged, ns))).toEqual(storeBefore);
+    expect(fingerprint(await target.get<Obj>(Secrets, { namespace: ns, name: 'api-token' }))).toEqual(secretBefore);
+    expect(fingerprint(await target.get<Obj>(RookObjectStores, { namespace: ns, name: forged }))).toEqual(storeBefore);
     // Said once, as a report: never a deletion.
     const events = await eventually(async () => {
       const found = (await eventsFor(control, platform, 'target')).filter((e) => e.message.includes(ns));
@@ -457,7 +498,7 @@ describe('finding 2: the leak sweeper deletes only what it can prove it made', (
     }, 'FoundLeakedObject events on the Provider');
     expect(events.every((e) => e.reason === 'FoundLeakedObject')).toBe(true);
     expect(await app.leaks.sweep()).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'api-token', deleted: false })]));
-    expect(await target.get(Secrets, `${real}-access-keys`, storeNs)).toBeDefined();
+    expect(await target.get(Secrets, { namespace: storeNs, name: `${real}-access-keys` })).toBeDefined();
   }, 120_000);
 });
 
@@ -489,7 +530,7 @@ describe('finding 3: a connection Secret is written only when this claim or reso
       metadata: { name: 'billing-conn', namespace: appNs },
       data: { endpoint: b64('https://billing.example'), password: b64('BILLING-PASSWORD') },
     } as KubeObjectLike);
-    const before = fingerprint(await control.get<Obj>(Secrets, 'billing-conn', appNs));
+    const before = fingerprint(await control.get<Obj>(Secrets, { namespace: appNs, name: 'billing-conn' }));
     const appTeam = await identityClient(
       testCluster('control'),
       control,
@@ -508,11 +549,11 @@ describe('finding 3: a connection Secret is written only when this claim or reso
     } as KubeObjectLike);
     const claim = await syncedFalse(Buckets, 'grab', Reasons.ConnectionSecretConflict, appNs);
     expect(cond(claim, 'Synced')?.message).toMatch(/billing-conn.*not controlled/);
-    expect(fingerprint(await control.get<Obj>(Secrets, 'billing-conn', appNs))).toEqual(before);
+    expect(fingerprint(await control.get<Obj>(Secrets, { namespace: appNs, name: 'billing-conn' }))).toEqual(before);
 
-    await appTeam.delete(Buckets, 'grab', appNs);
-    await eventually(async () => (await control.get(Buckets, 'grab', appNs)) === undefined, 'the claim to be gone');
-    expect(fingerprint(await control.get<Obj>(Secrets, 'billing-conn', appNs))).toEqual(before);
+    await appTeam.delete(Buckets, { namespace: appNs, name: 'grab' });
+    await eventually(async () => (await control.get(Buckets, { namespace: appNs, name: 'grab' })) === undefined, 'the claim to be gone');
+    expect(fingerprint(await control.get<Obj>(Secrets, { namespace: appNs, name: 'billing-conn' }))).toEqual(before);
   }, 120_000);
 
   it('a managed resource naming an uncontrolled connection-type Secret is refused the same way', async () => {
@@ -523,7 +564,7 @@ describe('finding 3: a connection Secret is written only when this claim or reso
       metadata: { name: 'handmade-conn', namespace: platform },
       data: { endpoint: b64('https://kept.example') },
     } as KubeObjectLike);
-    const before = fingerprint(await control.get<Obj>(Secrets, 'handmade-conn', platform));
+    const before = fingerprint(await control.get<Obj>(Secrets, { namespace: platform, name: 'handmade-conn' }));
     const name = uniqueName('conn');
     const mr = cephBucket(name, uniqueName('ceph')) as KubeObjectLike & { spec: Record<string, unknown> };
     await control.create(kinds.CephBucket, {
@@ -531,10 +572,13 @@ describe('finding 3: a connection Secret is written only when this claim or reso
       spec: { ...mr.spec, writeConnectionSecretToRef: { name: 'handmade-conn' } },
     } as KubeObjectLike);
     await syncedFalse(kinds.CephBucket, name, Reasons.ConnectionSecretConflict);
-    expect(fingerprint(await control.get<Obj>(Secrets, 'handmade-conn', platform))).toEqual(before);
-    await control.delete(kinds.CephBucket, name, platform);
-    await eventually(async () => (await control.get(kinds.CephBucket, name, platform)) === undefined, 'the CephBucket to be gone');
-    expect(fingerprint(await control.get<Obj>(Secrets, 'handmade-conn', platform))).toEqual(before);
+    expect(fingerprint(await control.get<Obj>(Secrets, { namespace: platform, name: 'handmade-conn' }))).toEqual(before);
+    await control.delete(kinds.CephBucket, { namespace: platform, name });
+    await eventually(
+      async () => (await control.get(kinds.CephBucket, { namespace: platform, name })) === undefined,
+      'the CephBucket to be gone',
+    );
+    expect(fingerprint(await control.get<Obj>(Secrets, { namespace: platform, name: 'handmade-conn' }))).toEqual(before);
   }, 120_000);
 });
 
@@ -553,34 +597,45 @@ describe('upgrade: marks written before they were signed', () => {
     // What an earlier provider-rook left: marks without a signature, and no recorded uid.
     const strip = { metadata: { annotations: { [ANNOTATION_OWNER_PROOF]: null } } };
     for (const n of [name, gone]) {
-      await control.mergePatch(kinds.ObjectStore, n, platform, {
-        metadata: { annotations: { [ANNOTATION_PAUSED]: 'true', [ANNOTATION_TARGET_UID]: null } },
-      });
+      await control.mergePatch(
+        kinds.ObjectStore,
+        { namespace: platform, name: n },
+        {
+          metadata: { annotations: { [ANNOTATION_PAUSED]: 'true', [ANNOTATION_TARGET_UID]: null } },
+        },
+      );
     }
     for (const n of [name, gone]) {
-      await target.mergePatch(RookObjectStores, n, ns, strip);
-      await target.mergePatch(Secrets, `${n}-access-keys`, ns, strip);
-      await target.mergePatch(Services, `${n}-s3`, ns, strip);
+      await target.mergePatch(RookObjectStores, { namespace: ns, name: n }, strip);
+      await target.mergePatch(Secrets, { namespace: ns, name: `${n}-access-keys` }, strip);
+      await target.mergePatch(Services, { namespace: ns, name: `${n}-s3` }, strip);
     }
-    await target.mergePatch(Namespaces, ns, undefined, strip);
+    await target.mergePatch(Namespaces, { name: ns }, strip);
     // One owner leaves behind provider-rook's back.
-    await control.mergePatch(kinds.ObjectStore, gone, platform, { metadata: { finalizers: null } });
-    await control.delete(kinds.ObjectStore, gone, platform);
-    await eventually(async () => (await control.get(kinds.ObjectStore, gone, platform)) === undefined, 'the resource to be gone');
+    await control.mergePatch(kinds.ObjectStore, { namespace: platform, name: gone }, { metadata: { finalizers: null } });
+    await control.delete(kinds.ObjectStore, { namespace: platform, name: gone });
+    await eventually(
+      async () => (await control.get(kinds.ObjectStore, { namespace: platform, name: gone })) === undefined,
+      'the resource to be gone',
+    );
 
     const reports = await app.leaks.sweep();
     const leaked = reports.filter((r) => r.owner === `${platform}/${gone}`);
     expect(leaked.length).toBeGreaterThan(0);
     expect(leaked.every((r) => !r.deleted && /no valid signature/.test(r.kept ?? ''))).toBe(true);
-    expect(await target.get(RookObjectStores, gone, ns)).toBeDefined();
+    expect(await target.get(RookObjectStores, { namespace: ns, name: gone })).toBeDefined();
 
-    await control.mergePatch(kinds.ObjectStore, name, platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
+    await control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: platform, name },
+      { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } },
+    );
     const signed = await eventually(async () => {
       const [mr, store, keys, namespace] = await Promise.all([
-        control.get<Obj>(kinds.ObjectStore, name, platform),
-        target.get<Obj>(RookObjectStores, name, ns),
-        target.get<Obj>(Secrets, `${name}-access-keys`, ns),
-        target.get<Obj>(Namespaces, ns),
+        control.get<Obj>(kinds.ObjectStore, { namespace: platform, name }),
+        target.get<Obj>(RookObjectStores, { namespace: ns, name }),
+        target.get<Obj>(Secrets, { namespace: ns, name: `${name}-access-keys` }),
+        target.get<Obj>(Namespaces, { name: ns }),
       ]);
       const proven = [store, keys, namespace].every((o) => o?.metadata.annotations?.[ANNOTATION_OWNER_PROOF]);
       return proven && mr?.metadata.annotations?.[ANNOTATION_TARGET_UID] === store?.metadata.uid ? mr : undefined;

@@ -91,7 +91,7 @@ const grant = (name: string, namespace: string, of: { namespace: string; name: s
     spec: { bucketRef: of, mode, writeConnectionSecretToRef: { name: `${name}-s3` } },
   }) as KubeObjectLike;
 
-const read = (type: ResourceType, name: string, namespace: string) => env.control.get<Obj>(type, name, namespace);
+const read = (type: ResourceType, name: string, namespace: string) => env.control.get<Obj>(type, { namespace, name });
 const bound = (type: ResourceType, name: string, namespace: string) =>
   eventually(
     async () => {
@@ -113,7 +113,7 @@ const condition = (type: ResourceType, name: string, namespace: string, kind: st
 
 /** A claim's keys, and its endpoint as an app in the target reaches it. */
 async function keysOf(secret: string, namespace: string) {
-  const keys = secretText((await env.control.get<Obj>(Secrets, secret, namespace))!.data);
+  const keys = secretText((await env.control.get<Obj>(Secrets, { namespace, name: secret }))!.data);
   const local = await resolveS3Endpoint(keys.endpoint!, env.target);
   return { keys, local, creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! }, bucket: keys.BUCKET_NAME! };
 }
@@ -171,12 +171,12 @@ describe('an app team reaches only the buckets it was granted', () => {
     await bound(Buckets, 'mine', env.ns.teamA);
     const lentBefore = await lentBuckets();
     // Pointing it at team-b's resource is refused at admission, naming the field; so is another class.
-    expect(await refused(asA.mergePatch(Buckets, 'mine', env.ns.teamA, { spec: { resourceRef: victimRef } }))).toContain(
-      'spec.resourceRef',
-    );
-    expect(await refused(asA.mergePatch(Buckets, 'mine', env.ns.teamA, { spec: { classRef: { name: 'dedicated' } } }))).toContain(
-      'spec.classRef',
-    );
+    expect(
+      await refused(asA.mergePatch(Buckets, { namespace: env.ns.teamA, name: 'mine' }, { spec: { resourceRef: victimRef } })),
+    ).toContain('spec.resourceRef');
+    expect(
+      await refused(asA.mergePatch(Buckets, { namespace: env.ns.teamA, name: 'mine' }, { spec: { classRef: { name: 'dedicated' } } })),
+    ).toContain('spec.classRef');
     // A Bucket made pointing there from the start never binds, so a grant on it waits, holding nothing.
     await asA.create(
       Buckets,
@@ -221,9 +221,9 @@ describe('an app team reaches only the buckets it was granted', () => {
     // Its own Bound Bucket cannot be pointed at that resource; one made pointing there never binds.
     await asC.create(Buckets, bucket('c-own', env.ns.teamC, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadWrite'] }] }));
     await bound(Buckets, 'c-own', env.ns.teamC);
-    expect(await refused(asC.mergePatch(Buckets, 'c-own', env.ns.teamC, { spec: { resourceRef: grantRef } }))).toContain(
-      'spec.resourceRef',
-    );
+    expect(
+      await refused(asC.mergePatch(Buckets, { namespace: env.ns.teamC, name: 'c-own' }, { spec: { resourceRef: grantRef } })),
+    ).toContain('spec.resourceRef');
     await asC.create(
       Buckets,
       bucket('escalate', env.ns.teamC, { resourceRef: grantRef, shareWith: [{ namespace: env.ns.teamC, modes: ['ReadWrite'] }] }),
@@ -245,7 +245,7 @@ describe('an app team reaches only the buckets it was granted', () => {
       }
     }
     // The owner takes team-c off its list: the read-only user goes, and no key team-c holds reads the bucket any more.
-    await env.control.mergePatch(Buckets, 'report', env.ns.teamB, { spec: { shareWith: null } });
+    await env.control.mergePatch(Buckets, { namespace: env.ns.teamB, name: 'report' }, { spec: { shareWith: null } });
     await eventually(
       async () => {
         const answers = await Promise.all(
@@ -315,17 +315,20 @@ describe("a target tenant cannot redirect a store's claims", () => {
     for (const c of claims()) {
       const b = (await bound(Buckets, c.name, c.namespace)) as unknown as Bucket;
       const { svc, ns } = c.store(b.spec.resourceRef!.name);
-      const original = (await env.target.get<Obj>(Services, svc, ns))!;
+      const original = (await env.target.get<Obj>(Services, { namespace: ns, name: svc }))!;
       const tenant = await tenantOf(ns);
       await tenant.update(Services, hijacked(original));
       // Repaired in place: the very Service, its type, selector and marks back.
       const repaired = await eventually(
         async () => {
-          const now = await env.target.get<Obj>(Services, svc, ns);
+          const now = await env.target.get<Obj>(Services, { namespace: ns, name: svc });
           return now?.spec?.type === 'ClusterIP' && now.metadata.labels?.['rook.crossplane.io/control-plane'] ? now : undefined;
         },
         `Service ${ns}/${svc} to be repaired`,
-        { timeoutMs: 20_000, explain: async () => JSON.stringify((await env.target.get<Obj>(Services, svc, ns))?.spec) },
+        {
+          timeoutMs: 20_000,
+          explain: async () => JSON.stringify((await env.target.get<Obj>(Services, { namespace: ns, name: svc }))?.spec),
+        },
       );
       expect(repaired.metadata.uid).toBe(original.metadata.uid);
       expect(repaired.spec?.selector).toEqual(original.spec?.selector);
@@ -344,9 +347,9 @@ describe("a target tenant cannot redirect a store's claims", () => {
       const b = (await read(Buckets, c.name, c.namespace)) as unknown as Bucket;
       const { svc, ns, mr } = c.store(b.spec.resourceRef!.name);
       const tenant = await tenantOf(ns);
-      const original = (await env.target.get<Obj>(Services, svc, ns))!;
+      const original = (await env.target.get<Obj>(Services, { namespace: ns, name: svc }))!;
       // Deleted and made again by the tenant, with provider-rook's marks and signature copied over.
-      await tenant.delete(Services, svc, ns);
+      await tenant.delete(Services, { namespace: ns, name: svc });
       const {
         uid: _u,
         resourceVersion: _r,
@@ -364,7 +367,7 @@ describe("a target tenant cannot redirect a store's claims", () => {
       await condition(Buckets, c.name, c.namespace, 'Ready', { status: 'False', reason });
       const copy = await eventually(
         async () => {
-          const s = secretText((await env.control.get<Obj>(Secrets, `${c.name}-s3`, c.namespace))?.data);
+          const s = secretText((await env.control.get<Obj>(Secrets, { namespace: c.namespace, name: `${c.name}-s3` }))?.data);
           return s.endpoint === undefined ? s : undefined;
         },
         `the claim's Secret ${c.namespace}/${c.name}-s3 to name no endpoint`,
@@ -375,7 +378,9 @@ describe("a target tenant cannot redirect a store's claims", () => {
       if (c.name === 's') {
         // A grant's copy loses the endpoint as well, and a grant asked for now makes nothing in the store (its Job would carry root keys there).
         await eventually(
-          async () => secretText((await env.control.get<Obj>(Secrets, 's-reader-s3', env.ns.teamC))?.data).endpoint === undefined,
+          async () =>
+            secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.teamC, name: 's-reader-s3' }))?.data).endpoint ===
+            undefined,
           "the grant's copy to name no endpoint",
           20_000,
         );
@@ -395,14 +400,14 @@ describe("a target tenant cannot redirect a store's claims", () => {
         expect(jobs.items.map((j) => j.metadata.name)).toEqual([]);
       }
       // The tenant's Service is as the tenant left it.
-      const now = (await env.target.get<Obj>(Services, svc, ns))!;
+      const now = (await env.target.get<Obj>(Services, { namespace: ns, name: svc }))!;
       expect([now.metadata.uid, now.metadata.resourceVersion, now.spec?.type]).toEqual([
         theirs.metadata.uid,
         theirs.metadata.resourceVersion,
         'ExternalName',
       ]);
       // Once it is gone, provider-rook makes its own again, and the claim is whole.
-      await tenant.delete(Services, svc, ns);
+      await tenant.delete(Services, { namespace: ns, name: svc });
       await bound(Buckets, c.name, c.namespace);
       const k = await eventually(async () => {
         const s = await keysOf(`${c.name}-s3`, c.namespace).catch(() => undefined);
@@ -428,15 +433,23 @@ describe("a target tenant cannot redirect a store's claims", () => {
 
   it('a store switched to observe-only lends its endpoint to no bucket: they stop being Ready, name no endpoint, and come back with it', async () => {
     const mrName = ((await read(Buckets, 's', env.ns.teamB)) as unknown as Bucket).spec.resourceRef!.name;
-    await env.control.mergePatch(kinds.ObjectStore, 'shared', env.ns.platform, { spec: { managementPolicies: ['Observe'] } });
+    await env.control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: env.ns.platform, name: 'shared' },
+      { spec: { managementPolicies: ['Observe'] } },
+    );
     const c = await condition(kinds.MinioBucket, mrName, env.ns.platform, 'Ready', { status: 'False', reason: 'EndpointNotProven' });
     expect(c.message).toContain('is only observed');
     await eventually(
-      async () => secretText((await env.control.get<Obj>(Secrets, 's-s3', env.ns.teamB))?.data).endpoint === undefined,
+      async () => secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.teamB, name: 's-s3' }))?.data).endpoint === undefined,
       "the claim's Secret to name no endpoint",
       20_000,
     );
-    await env.control.mergePatch(kinds.ObjectStore, 'shared', env.ns.platform, { spec: { managementPolicies: ['*'] } });
+    await env.control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: env.ns.platform, name: 'shared' },
+      { spec: { managementPolicies: ['*'] } },
+    );
     await bound(Buckets, 's', env.ns.teamB);
     const k = await eventually(async () => {
       const s = await keysOf('s-s3', env.ns.teamB).catch(() => undefined);

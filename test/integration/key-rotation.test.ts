@@ -86,16 +86,19 @@ const claim = (name: string, className: string, annotations?: Record<string, str
 const bound = (name: string) =>
   eventually(
     async () => {
-      const b = await env.control.get<Obj & Bucket>(Buckets, name, env.ns.apps);
+      const b = await env.control.get<Obj & Bucket>(Buckets, { namespace: env.ns.apps, name });
       return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
     },
     `Bucket ${env.ns.apps}/${name} to be Bound`,
-    { timeoutMs: 60_000, explain: async () => JSON.stringify((await env.control.get<Obj>(Buckets, name, env.ns.apps))?.status) },
+    {
+      timeoutMs: 60_000,
+      explain: async () => JSON.stringify((await env.control.get<Obj>(Buckets, { namespace: env.ns.apps, name }))?.status),
+    },
   );
 
 /** The claim's Secret: its keys, and the endpoint as an app in the target reaches it. */
 async function keysOf(name: string) {
-  const secret = (await env.control.get<Obj>(Secrets, `${name}-s3`, env.ns.apps))!;
+  const secret = (await env.control.get<Obj>(Secrets, { namespace: env.ns.apps, name: `${name}-s3` }))!;
   const keys = secretText(secret.data);
   return {
     uid: secret.metadata.uid,
@@ -125,7 +128,10 @@ const newKeys = (name: string, than: string) =>
       return k.creds.accessKey !== than ? k : undefined;
     },
     `the Secret of ${name} to hold new keys`,
-    { timeoutMs: 60_000, explain: async () => JSON.stringify((await env.control.get<Obj>(Buckets, name, env.ns.apps))?.status) },
+    {
+      timeoutMs: 60_000,
+      explain: async () => JSON.stringify((await env.control.get<Obj>(Buckets, { namespace: env.ns.apps, name }))?.status),
+    },
   );
 
 describe('rotation on request', () => {
@@ -135,7 +141,11 @@ describe('rotation on request', () => {
     const before = await keysOf('app');
     await roundTrip(before.local, before.creds, before.bucket);
 
-    await env.control.mergePatch(Buckets, 'app', env.ns.apps, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'first' } } });
+    await env.control.mergePatch(
+      Buckets,
+      { namespace: env.ns.apps, name: 'app' },
+      { metadata: { annotations: { [ANNOTATION_ROTATE]: 'first' } } },
+    );
     const after = await newKeys('app', before.creds.accessKey);
     // The same Secret, updated in place: a mounted Secret volume follows it without a restart.
     expect(after.uid).toBe(before.uid);
@@ -145,7 +155,7 @@ describe('rotation on request', () => {
     expect(await answer(before.local, before.creds, before.bucket)).toBe('ok');
     // The claim mirrors its resource's status once that is written (just after the Secret).
     const status = await eventually(async () => {
-      const st = (await env.control.get<Obj>(Buckets, 'app', env.ns.apps))?.status;
+      const st = (await env.control.get<Obj>(Buckets, { namespace: env.ns.apps, name: 'app' }))?.status;
       return st?.credentials?.previousValidUntil ? st : undefined;
     }, 'the claim to say until when the old keys work');
     expect(status.credentials).toMatchObject({ generation: 1 });
@@ -165,7 +175,7 @@ describe('rotation on request', () => {
     await roundTrip(after.local, after.creds, after.bucket);
     await eventually(
       async () =>
-        cond(await env.control.get<Obj>(Buckets, 'app', env.ns.apps), 'CredentialsRotated')?.message?.endsWith(
+        cond(await env.control.get<Obj>(Buckets, { namespace: env.ns.apps, name: 'app' }), 'CredentialsRotated')?.message?.endsWith(
           'the previous keys are removed',
         ),
       'the claim to say the previous keys are removed',
@@ -174,9 +184,17 @@ describe('rotation on request', () => {
 
   it('rotating again before the grace period ends removes the older keys at once (the way to revoke keys that leaked)', async () => {
     const first = await keysOf('app');
-    await env.control.mergePatch(Buckets, 'app', env.ns.apps, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'second' } } });
+    await env.control.mergePatch(
+      Buckets,
+      { namespace: env.ns.apps, name: 'app' },
+      { metadata: { annotations: { [ANNOTATION_ROTATE]: 'second' } } },
+    );
     const second = await newKeys('app', first.creds.accessKey);
-    await env.control.mergePatch(Buckets, 'app', env.ns.apps, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'third' } } });
+    await env.control.mergePatch(
+      Buckets,
+      { namespace: env.ns.apps, name: 'app' },
+      { metadata: { annotations: { [ANNOTATION_ROTATE]: 'third' } } },
+    );
     const third = await newKeys('app', second.creds.accessKey);
     // The keys that were in use before the second rotation go without waiting for a grace period.
     await eventually(
@@ -185,7 +203,7 @@ describe('rotation on request', () => {
       { timeoutMs: 20_000 },
     );
     expect(Date.now()).toBeLessThan(
-      Date.parse((await env.control.get<Obj>(Buckets, 'app', env.ns.apps))!.status!.credentials!.previousValidUntil!),
+      Date.parse((await env.control.get<Obj>(Buckets, { namespace: env.ns.apps, name: 'app' }))!.status!.credentials!.previousValidUntil!),
     );
     expect(await answer(second.local, second.creds, second.bucket)).toBe('ok');
     await roundTrip(third.local, third.creds, third.bucket);
@@ -193,13 +211,18 @@ describe('rotation on request', () => {
 
   it('deleting the claim in a grace period removes the old keys too: nothing is left in the store', async () => {
     const current = await keysOf('app');
-    const mr = (await env.control.get<Bucket>(Buckets, 'app', env.ns.apps))!.spec.resourceRef!.name;
-    const generations = (await env.control.get<Obj>(kinds.MinioBucket, mr, env.ns.platform))!.status!.credentials!.generation;
-    await env.control.mergePatch(Buckets, 'app', env.ns.apps, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'fourth' } } });
+    const mr = (await env.control.get<Bucket>(Buckets, { namespace: env.ns.apps, name: 'app' }))!.spec.resourceRef!.name;
+    const generations = (await env.control.get<Obj>(kinds.MinioBucket, { namespace: env.ns.platform, name: mr }))!.status!.credentials!
+      .generation;
+    await env.control.mergePatch(
+      Buckets,
+      { namespace: env.ns.apps, name: 'app' },
+      { metadata: { annotations: { [ANNOTATION_ROTATE]: 'fourth' } } },
+    );
     const last = await newKeys('app', current.creds.accessKey);
-    await env.control.delete(Buckets, 'app', env.ns.apps);
+    await env.control.delete(Buckets, { namespace: env.ns.apps, name: 'app' });
     await eventually(
-      async () => (await env.control.get(kinds.MinioBucket, mr, env.ns.platform)) === undefined,
+      async () => (await env.control.get(kinds.MinioBucket, { namespace: env.ns.platform, name: mr })) === undefined,
       'the MinioBucket to be gone',
       60_000,
     );
@@ -208,18 +231,22 @@ describe('rotation on request', () => {
   }, 120_000);
 
   it("a store's root keys cannot rotate: asked to, the resource says so and nothing changes", async () => {
-    await env.control.mergePatch(kinds.ObjectStore, 'store', env.ns.platform, {
-      metadata: { annotations: { [ANNOTATION_ROTATE]: 'please' } },
-    });
+    await env.control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: env.ns.platform, name: 'store' },
+      {
+        metadata: { annotations: { [ANNOTATION_ROTATE]: 'please' } },
+      },
+    );
     const c = await eventually(
-      async () => cond(await env.control.get<Obj>(kinds.ObjectStore, 'store', env.ns.platform), 'CredentialsRotated'),
+      async () => cond(await env.control.get<Obj>(kinds.ObjectStore, { namespace: env.ns.platform, name: 'store' }), 'CredentialsRotated'),
       'the store to answer the request',
     );
     expect(c).toMatchObject({ status: 'False', reason: 'RotationNotSupported' });
     expect(c.message).toContain('its root keys cannot rotate');
-    expect((await env.control.get<Obj>(kinds.ObjectStore, 'store', env.ns.platform))!.metadata.annotations).not.toHaveProperty(
-      'rook.crossplane.io/credentials',
-    );
+    expect(
+      (await env.control.get<Obj>(kinds.ObjectStore, { namespace: env.ns.platform, name: 'store' }))!.metadata.annotations,
+    ).not.toHaveProperty('rook.crossplane.io/credentials');
   });
 
   it('fifteen requests in a burst make at most two rotations, and once settled, at rest, one access Job is left', async () => {
@@ -227,8 +254,12 @@ describe('rotation on request', () => {
     const mrName = (await bound('burst')).spec.resourceRef!.name;
     const before = await keysOf('burst');
     for (let i = 0; i < 15; i++)
-      await env.control.mergePatch(Buckets, 'burst', env.ns.apps, { metadata: { annotations: { [ANNOTATION_ROTATE]: `burst-${i}` } } });
-    const mr = () => env.control.get<Obj>(kinds.MinioBucket, mrName, env.ns.platform);
+      await env.control.mergePatch(
+        Buckets,
+        { namespace: env.ns.apps, name: 'burst' },
+        { metadata: { annotations: { [ANNOTATION_ROTATE]: `burst-${i}` } } },
+      );
+    const mr = () => env.control.get<Obj>(kinds.MinioBucket, { namespace: env.ns.platform, name: mrName });
     // The last request is answered (after the first, once its keys work and 10 s have passed), the ones between are not.
     await eventually(
       async () => JSON.parse((await mr())?.metadata.annotations?.['rook.crossplane.io/credentials'] ?? '{}').request === 'burst-14',
@@ -255,7 +286,7 @@ describe('rotation on request', () => {
       timeoutMs: 30_000,
       explain: async () => (await jobs()).map((j) => j.metadata.name).join(', '),
     });
-    await env.control.delete(Buckets, 'burst', env.ns.apps);
+    await env.control.delete(Buckets, { namespace: env.ns.apps, name: 'burst' });
   }, 180_000);
 
   it('a grace period that is not a duration is refused at admission, naming the field', async () => {
@@ -293,11 +324,13 @@ describe('rotation on a schedule', () => {
     await roundTrip(first.local, first.creds, first.bucket);
     const next = await newKeys('timed', first.creds.accessKey);
     await roundTrip(next.local, next.creds, next.bucket);
-    expect((await env.control.get<Obj>(Buckets, 'timed', env.ns.apps))!.status!.credentials!.generation).toBeGreaterThanOrEqual(1);
+    expect(
+      (await env.control.get<Obj>(Buckets, { namespace: env.ns.apps, name: 'timed' }))!.status!.credentials!.generation,
+    ).toBeGreaterThanOrEqual(1);
     const retired = await eventually(() => (made.length ? made : undefined), 'a Job removing old keys');
     stop.abort();
     await watching;
     expect(retired[0]).toMatch(/-retire-\d+$/);
-    await env.control.delete(Buckets, 'timed', env.ns.apps);
+    await env.control.delete(Buckets, { namespace: env.ns.apps, name: 'timed' });
   }, 120_000);
 });

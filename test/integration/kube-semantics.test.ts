@@ -35,26 +35,34 @@ describe('DELETE as the API server answers it', () => {
     const copy = await make(uniqueName('cm'));
     await client().update(ConfigMaps, { ...copy, data: { k: 'changed' } });
     const refused = await client()
-      .delete(ConfigMaps, copy.metadata.name, 'default', { uid: copy.metadata.uid, resourceVersion: copy.metadata.resourceVersion })
+      .delete(
+        ConfigMaps,
+        { namespace: 'default', name: copy.metadata.name },
+        { uid: copy.metadata.uid, resourceVersion: copy.metadata.resourceVersion },
+      )
       .catch((e: unknown) => e);
     expect(isConflict(refused)).toBe(true);
-    expect(await client().get(ConfigMaps, copy.metadata.name, 'default')).toBeDefined();
+    expect(await client().get(ConfigMaps, { namespace: 'default', name: copy.metadata.name })).toBeDefined();
   });
 
   it('says "deleted" when the object is gone, "pending" while finalizers hold it, "absent" when it was not there', async () => {
     const plain = await make(uniqueName('cm'));
     expect(
-      await client().delete(ConfigMaps, plain.metadata.name, 'default', {
-        uid: plain.metadata.uid,
-        resourceVersion: plain.metadata.resourceVersion,
-      }),
+      await client().delete(
+        ConfigMaps,
+        { namespace: 'default', name: plain.metadata.name },
+        {
+          uid: plain.metadata.uid,
+          resourceVersion: plain.metadata.resourceVersion,
+        },
+      ),
     ).toBe('deleted');
-    expect(await client().get(ConfigMaps, plain.metadata.name, 'default')).toBeUndefined();
-    expect(await client().delete(ConfigMaps, plain.metadata.name, 'default')).toBe('absent');
+    expect(await client().get(ConfigMaps, { namespace: 'default', name: plain.metadata.name })).toBeUndefined();
+    expect(await client().delete(ConfigMaps, { namespace: 'default', name: plain.metadata.name })).toBe('absent');
 
     const held = await make(uniqueName('cm'), { finalizers: ['example.com/hold'] });
-    expect(await client().delete(ConfigMaps, held.metadata.name, 'default')).toBe('pending');
-    const terminating = (await client().get<ConfigMap>(ConfigMaps, held.metadata.name, 'default'))!;
+    expect(await client().delete(ConfigMaps, { namespace: 'default', name: held.metadata.name })).toBe('pending');
+    const terminating = (await client().get<ConfigMap>(ConfigMaps, { namespace: 'default', name: held.metadata.name }))!;
     expect(terminating.metadata.deletionTimestamp).toBeDefined();
     await client().update(ConfigMaps, { ...terminating, metadata: { ...terminating.metadata, finalizers: [] } });
   });
@@ -80,14 +88,14 @@ describe('a server-side apply as the API server answers it', () => {
       });
     const changed = await client().update(ConfigMaps, { ...copy, data: { k: 'changed' } });
     expect(isConflict(await applied(copy.metadata.resourceVersion).catch((e: unknown) => e))).toBe(true);
-    expect((await client().get<ConfigMap>(ConfigMaps, name, 'default'))?.data).toEqual({ k: 'changed' });
+    expect((await client().get<ConfigMap>(ConfigMaps, { namespace: 'default', name }))?.data).toEqual({ k: 'changed' });
     const ours = await applied(changed.metadata.resourceVersion);
     expect(ours.data).toEqual({ k: 'ours' });
     // Gone since the copy was read: refused too, never made anew from the copy's metadata.
-    await client().delete(ConfigMaps, name, 'default');
+    await client().delete(ConfigMaps, { namespace: 'default', name });
     const gone = await applied(ours.metadata.resourceVersion).catch((e: unknown) => e);
     expect(isConflict(gone)).toBe(true);
-    expect(await client().get(ConfigMaps, name, 'default')).toBeUndefined();
+    expect(await client().get(ConfigMaps, { namespace: 'default', name })).toBeUndefined();
   });
 });
 

@@ -39,7 +39,8 @@ function elector(name: string, identity: string, timing: Partial<LeaderElectionO
   return { log, elector: new LeaderElector({ client, namespace: ns, name, identity, log, ...timing }) };
 }
 
-const holderOf = async (name: string): Promise<Lease['spec'] | undefined> => (await admin.get<Lease>(Leases, name, ns))?.spec;
+const holderOf = async (name: string): Promise<Lease['spec'] | undefined> =>
+  (await admin.get<Lease>(Leases, { namespace: ns, name }))?.spec;
 
 beforeAll(async () => {
   admin = adminClient(testCluster('control'));
@@ -90,7 +91,7 @@ describe('leader election', () => {
     const a = elector(lease, 'a', { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 });
     await a.elector.acquire(new AbortController().signal);
     const holding = a.elector.hold(new AbortController().signal);
-    const current = await admin.get<Lease>(Leases, lease, ns);
+    const current = await admin.get<Lease>(Leases, { namespace: ns, name: lease });
     await admin.update(Leases, {
       ...current!,
       spec: { ...current!.spec, holderIdentity: 'intruder', renewTime: new Date().toISOString().replace('Z', '000Z') },

@@ -53,7 +53,8 @@ const managed = (name: string, external: string, namespace: string, policies: st
     },
   }) as KubeObjectLike;
 
-const get = (name: string) => env.control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(kinds.ObjectStore, name, env.ns.platform);
+const get = (name: string) =>
+  env.control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(kinds.ObjectStore, { namespace: env.ns.platform, name });
 const condition = (name: string, type: string, status: string) =>
   eventually(
     async () => {
@@ -67,38 +68,49 @@ const condition = (name: string, type: string, status: string) =>
 describe('management policies', () => {
   it('["Observe"] imports a store read-only: Ready and its endpoint, and not one write to the target', async () => {
     const { name: existing, namespace } = await legacy();
-    const before = (await env.target.get<Target>(RookObjectStores, existing, namespace))!;
+    const before = (await env.target.get<Target>(RookObjectStores, { namespace, name: existing }))!;
     await env.control.create(kinds.ObjectStore, managed('observed', existing, namespace, ['Observe']));
     await condition('observed', 'Ready', 'True');
     expect(cond(await get('observed'), 'Synced')?.status).toBe('True');
     const conn = secretText(
       (
         await eventually(
-          () => env.control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, 'observed-conn', env.ns.platform),
+          () =>
+            env.control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, {
+              namespace: env.ns.platform,
+              name: 'observed-conn',
+            }),
           'the connection Secret',
         )
       ).data,
     );
     // provider-rook made no Service for it: the endpoint is the operator's own, made for this very store.
     expect(conn.endpoint).toBe(`http://${existing}.${namespace}.svc.cluster.local:9000`);
-    expect((await env.target.get<Target>(Services, existing, namespace))?.metadata.ownerReferences?.[0]?.uid).toBe(before.metadata.uid);
+    expect((await env.target.get<Target>(Services, { namespace, name: existing }))?.metadata.ownerReferences?.[0]?.uid).toBe(
+      before.metadata.uid,
+    );
     expect(JSON.stringify(conn)).not.toContain('legacy-password');
     // The passes that made it Ready wrote nothing: the store is the very object it was (same
     // resourceVersion, no marks), and none of what provider-rook makes beside a store exists.
-    const after = (await env.target.get<Target>(RookObjectStores, existing, namespace))!;
+    const after = (await env.target.get<Target>(RookObjectStores, { namespace, name: existing }))!;
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(after.metadata.labels ?? {}).toEqual({});
     expect(after.spec.scope.nodeCount).toBe(4);
-    expect(await env.target.get(Services, `${existing}-s3`, namespace)).toBeUndefined();
-    expect(await env.target.get(Secrets, `${existing}-access-keys`, namespace)).toBeUndefined();
+    expect(await env.target.get(Services, { namespace, name: `${existing}-s3` })).toBeUndefined();
+    expect(await env.target.get(Secrets, { namespace, name: `${existing}-access-keys` })).toBeUndefined();
     // Nor in the control cluster's spec: without LateInitialize, the store's keys Secret is not copied in.
     expect((await get('observed'))?.spec.forProvider.credentials).toBeUndefined();
     // Widening the policies takes it over: it carries provider-rook's marks, and its spec is filled in.
-    await env.control.mergePatch(kinds.ObjectStore, 'observed', env.ns.platform, { spec: { managementPolicies: ['*'] } });
+    await env.control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: env.ns.platform, name: 'observed' },
+      { spec: { managementPolicies: ['*'] } },
+    );
     await eventually(
       async () =>
-        (await env.target.get<Target>(RookObjectStores, existing, namespace))?.metadata.labels?.['rook.crossplane.io/control-plane'] ===
-        env.app.controlPlaneId,
+        (await env.target.get<Target>(RookObjectStores, { namespace, name: existing }))?.metadata.labels?.[
+          'rook.crossplane.io/control-plane'
+        ] === env.app.controlPlaneId,
       'the store taken over',
     );
     await eventually(
@@ -110,9 +122,12 @@ describe('management policies', () => {
   it('["Observe"] of a store no Service leads to publishes no endpoint, and says why', async () => {
     const { name: existing, namespace } = await legacy();
     // The operator made its Service; someone removed it (the operator never makes it again once its StatefulSet exists).
-    await eventually(async () => (await env.target.get(StatefulSets, existing, namespace)) !== undefined, "the operator's StatefulSet");
-    const service = (await env.target.get<Target>(Services, existing, namespace))!;
-    await env.target.delete(Services, existing, namespace);
+    await eventually(
+      async () => (await env.target.get(StatefulSets, { namespace, name: existing })) !== undefined,
+      "the operator's StatefulSet",
+    );
+    const service = (await env.target.get<Target>(Services, { namespace, name: existing }))!;
+    await env.target.delete(Services, { namespace, name: existing });
     await env.control.create(kinds.ObjectStore, managed('unreachable', existing, namespace, ['Observe']));
     const ready = await condition('unreachable', 'Ready', 'False');
     expect(ready.reason).toBe('EndpointNotProven');
@@ -120,8 +135,8 @@ describe('management policies', () => {
     expect(ready.message).toContain(`the operator's own Service ${namespace}/${existing} does not exist`);
     expect(cond(await get('unreachable'), 'Synced')).toMatchObject({ status: 'False', reason: 'EndpointNotProven' });
     // Nothing names an endpoint that leads nowhere: no connection Secret at all, and none made in the target.
-    expect(await env.control.get(Secrets, 'unreachable-conn', env.ns.platform)).toBeUndefined();
-    expect(await env.target.get(Services, `${existing}-s3`, namespace)).toBeUndefined();
+    expect(await env.control.get(Secrets, { namespace: env.ns.platform, name: 'unreachable-conn' })).toBeUndefined();
+    expect(await env.target.get(Services, { namespace, name: `${existing}-s3` })).toBeUndefined();
 
     // The Service back (as the operator's, owned by the store): the watch of what the operator makes
     // wakes the resource that observes the store, though the store carries none of our marks. Well
@@ -142,18 +157,21 @@ describe('management policies', () => {
     await condition('kept', 'Ready', 'True');
     await eventually(
       async () =>
-        (await env.target.get<Target>(RookObjectStores, existing, namespace))?.metadata.labels?.['rook.crossplane.io/control-plane'] ===
-        env.app.controlPlaneId,
+        (await env.target.get<Target>(RookObjectStores, { namespace, name: existing }))?.metadata.labels?.[
+          'rook.crossplane.io/control-plane'
+        ] === env.app.controlPlaneId,
       'the store taken over',
     );
     // Its marks say it stays, so the leak sweeper keeps it once its owner is gone.
     expect(
-      (await env.target.get<Target>(RookObjectStores, existing, namespace))?.metadata.annotations?.['rook.crossplane.io/reclaim-policy'],
+      (await env.target.get<Target>(RookObjectStores, { namespace, name: existing }))?.metadata.annotations?.[
+        'rook.crossplane.io/reclaim-policy'
+      ],
     ).toBe('Orphan');
-    await env.control.delete(kinds.ObjectStore, 'kept', env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.platform, name: 'kept' });
     await eventually(async () => (await get('kept')) === undefined, 'the managed resource to be gone');
     await env.app.leaks.sweep(new AbortController().signal, Date.now() + 3_600_000);
-    expect(await env.target.get(RookObjectStores, existing, namespace)).toBeDefined();
+    expect(await env.target.get(RookObjectStores, { namespace, name: existing })).toBeDefined();
   });
 
   it('observing a store that does not exist says so, and makes nothing', async () => {
@@ -161,7 +179,7 @@ describe('management policies', () => {
     await env.control.create(kinds.ObjectStore, managed('absent', 'no-such-store', namespace, ['Observe']));
     const synced = await condition('absent', 'Synced', 'False');
     expect(synced.message).toBe('observe failed: external resource does not exist');
-    expect(await env.target.get(Namespaces, namespace)).toBeUndefined();
+    expect(await env.target.get(Namespaces, { name: namespace })).toBeUndefined();
   });
 
   it('takes deletionPolicy as the current name of reclaimPolicy, and refuses the two set differently', async () => {
@@ -179,9 +197,9 @@ describe('management policies', () => {
     expect(err?.message).toContain('deletionPolicy and reclaimPolicy say different things');
     await env.control.create(kinds.ObjectStore, { ...mr, spec: { ...mr.spec, deletionPolicy: 'Orphan' } });
     await condition('orphaned', 'Ready', 'True');
-    await env.control.delete(kinds.ObjectStore, 'orphaned', env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.platform, name: 'orphaned' });
     await eventually(async () => (await get('orphaned')) === undefined, 'the managed resource to be gone');
-    expect(await env.target.get(RookObjectStores, existing, namespace)).toBeDefined();
+    expect(await env.target.get(RookObjectStores, { namespace, name: existing })).toBeDefined();
   });
 
   it('refuses combinations crossplane-runtime does not support, naming the field', async () => {

@@ -61,7 +61,7 @@ function store(
 }
 
 async function getStore(name: string): Promise<ObjectStore | undefined> {
-  return env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps);
+  return env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.apps, name });
 }
 
 async function waitForCondition(name: string, type: string, status: string, reason?: string, timeoutMs = 30_000): Promise<ObjectStore> {
@@ -98,23 +98,26 @@ describe('managed ObjectStore', () => {
     expect(ready.metadata.annotations?.['crossplane.io/external-name']).toBe(name);
     expect(ready.status?.bindingPhase).toBe('Unbound');
 
-    const obj = await env.target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace);
+    const obj = await env.target.get<Target>(RookObjectStores, { namespace: mr.spec.targetNamespace, name });
     expect(obj?.spec.scope.nodeCount).toBe(4);
     expect(obj?.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(env.app.controlPlaneId);
     expect(obj?.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(ready.metadata.uid);
     expect(obj?.spec.credentials).toEqual({ name: `${name}-access-keys`, namespace: mr.spec.targetNamespace });
 
-    const keys = await env.target.get<KubeObjectLike & { data: Record<string, string> }>(
-      Secrets,
-      `${name}-access-keys`,
-      mr.spec.targetNamespace,
-    );
+    const keys = await env.target.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, {
+      namespace: mr.spec.targetNamespace,
+      name: `${name}-access-keys`,
+    });
     const generated = secretText(keys?.data);
     expect(generated.username).toMatch(/^[A-Za-z0-9]{20}$/);
     expect(generated.password).toMatch(/^[A-Za-z0-9]{40}$/);
 
     const conn = await eventually(
-      () => env.control.get<KubeObjectLike & { data: Record<string, string>; type: string }>(Secrets, `${name}-conn`, env.ns.apps),
+      () =>
+        env.control.get<KubeObjectLike & { data: Record<string, string>; type: string }>(Secrets, {
+          namespace: env.ns.apps,
+          name: `${name}-conn`,
+        }),
       'the connection Secret',
     );
     expect(conn.type).toBe('connection.crossplane.io/v1alpha1');
@@ -140,9 +143,11 @@ describe('managed ObjectStore', () => {
     await writeSecret(env.target, mr.spec.targetNamespace, `${name}-access-keys`, { username: 'mine', password: 'my-own-secret-key' });
     await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Synced', 'False');
-    expect(cond(await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps), 'Synced')?.reason).toBe('CompanionNotOwned');
-    expect(await env.control.get(Secrets, `${name}-conn`, env.ns.apps)).toBeUndefined();
-    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+    expect(cond(await env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.apps, name }), 'Synced')?.reason).toBe(
+      'CompanionNotOwned',
+    );
+    expect(await env.control.get(Secrets, { namespace: env.ns.apps, name: `${name}-conn` })).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })).toBeUndefined();
   });
 
   it('repairs drift in the target: an edited spec and a deleted object', async () => {
@@ -152,19 +157,19 @@ describe('managed ObjectStore', () => {
     await waitForCondition(name, 'Ready', 'True');
     const tns = mr.spec.targetNamespace;
 
-    const obj = (await env.target.get<Target>(RookObjectStores, name, tns))!;
+    const obj = (await env.target.get<Target>(RookObjectStores, { namespace: tns, name }))!;
     await env.target.update(RookObjectStores, { ...obj, spec: { ...obj.spec, scope: { nodeCount: 8 } } });
     await eventually(
-      async () => (await env.target.get<Target>(RookObjectStores, name, tns))?.spec.scope.nodeCount === 4,
+      async () => (await env.target.get<Target>(RookObjectStores, { namespace: tns, name }))?.spec.scope.nodeCount === 4,
       'the edited spec to be repaired',
       15_000,
     );
 
-    const before = (await env.target.get<Target>(RookObjectStores, name, tns))!;
-    await env.target.delete(RookObjectStores, name, tns);
+    const before = (await env.target.get<Target>(RookObjectStores, { namespace: tns, name }))!;
+    await env.target.delete(RookObjectStores, { namespace: tns, name });
     const recreated = await eventually(
       async () => {
-        const o = await env.target.get<Target>(RookObjectStores, name, tns);
+        const o = await env.target.get<Target>(RookObjectStores, { namespace: tns, name });
         return o && o.metadata.uid !== before.metadata.uid ? o : undefined;
       },
       'the deleted object to be recreated',
@@ -197,11 +202,11 @@ describe('managed ObjectStore', () => {
     expect(count(during, 'first_time_to_readiness') - count(before, 'first_time_to_readiness')).toBe(1);
     expect(count(during, 'first_time_to_reconcile') - count(before, 'first_time_to_reconcile')).toBe(1);
 
-    const obj = (await env.target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace))!;
+    const obj = (await env.target.get<Target>(RookObjectStores, { namespace: mr.spec.targetNamespace, name }))!;
     await env.target.update(RookObjectStores, { ...obj, spec: { ...obj.spec, scope: { nodeCount: 8 } } });
     await eventually(async () => count(await scrape(), 'drift') > count(during, 'drift'), 'a drift to be measured', 15_000);
 
-    await env.control.delete(kinds.ObjectStore, name, env.ns.apps);
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
     await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
     const after = await scrape();
     expect(count(after, 'deletion') - count(during, 'deletion')).toBe(1);
@@ -213,11 +218,11 @@ describe('managed ObjectStore', () => {
     const mr = store(name);
     await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Ready', 'True');
-    await env.control.delete(kinds.ObjectStore, name, env.ns.apps);
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
     await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
-    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
-    expect(await env.target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeUndefined();
-    expect(await env.control.get(Secrets, `${name}-conn`, env.ns.apps)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })).toBeUndefined();
+    expect(await env.target.get(Secrets, { namespace: mr.spec.targetNamespace, name: `${name}-access-keys` })).toBeUndefined();
+    expect(await env.control.get(Secrets, { namespace: env.ns.apps, name: `${name}-conn` })).toBeUndefined();
   });
 
   it.each(['Retain', 'Orphan'])('keeps the target store with reclaimPolicy %s', async (policy) => {
@@ -225,9 +230,9 @@ describe('managed ObjectStore', () => {
     const mr = store(name, { reclaimPolicy: policy });
     await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Ready', 'True');
-    await env.control.delete(kinds.ObjectStore, name, env.ns.apps);
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
     await eventually(async () => (await getStore(name)) === undefined, 'the managed resource to be gone');
-    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
+    expect(await env.target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })).toBeDefined();
   });
 
   /** A store someone made in the target before provider-rook, with its own keys, and a managed resource naming it. */
@@ -250,32 +255,34 @@ describe('managed ObjectStore', () => {
     const { name, existing, mr } = await legacyStore('import', 4);
     await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Ready', 'True');
-    const adopted = (await env.target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
+    const adopted = (await env.target.get<Target>(RookObjectStores, { namespace: mr.spec.targetNamespace, name: existing }))!;
     expect(adopted.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(env.app.controlPlaneId);
-    expect((await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps))?.spec.forProvider.credentials).toEqual({
-      name: 'legacy-keys',
-      namespace: mr.spec.targetNamespace,
-    });
+    expect((await env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.apps, name }))?.spec.forProvider.credentials).toEqual(
+      {
+        name: 'legacy-keys',
+        namespace: mr.spec.targetNamespace,
+      },
+    );
     const conn = await eventually(
-      () => env.control.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, `${name}-conn`, env.ns.apps),
+      () => env.control.get<KubeObjectLike & { data: Record<string, string> }>(Secrets, { namespace: env.ns.apps, name: `${name}-conn` }),
       'the connection Secret',
     );
     // The imported store's keys stay in the target: its Secret says where it is.
     const published = secretText(conn.data);
     expect(published.endpoint).toBe(`http://${existing}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`);
     expect(JSON.stringify(published)).not.toContain('legacy-password');
-    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })).toBeUndefined();
   });
 
   it('refuses an import that would change what the operator applies only at creation', async () => {
     const { name, existing, mr } = await legacyStore('mismatch', 6);
     await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Synced', 'False');
-    const synced = (await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps))?.status?.conditions?.find(
+    const synced = (await env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.apps, name }))?.status?.conditions?.find(
       (c) => c.type === 'Synced',
     );
     expect(synced).toMatchObject({ reason: 'ImportMismatch', message: expect.stringContaining('.spec.scope.nodeCount') });
-    const left = (await env.target.get<Target>(RookObjectStores, existing, mr.spec.targetNamespace))!;
+    const left = (await env.target.get<Target>(RookObjectStores, { namespace: mr.spec.targetNamespace, name: existing }))!;
     expect(left.spec.scope.nodeCount).toBe(6);
     expect(left.metadata.labels?.['rook.crossplane.io/control-plane']).toBeUndefined();
   });
@@ -293,7 +300,7 @@ describe('managed ObjectStore', () => {
     await env.control.create(kinds.ObjectStore, mr);
     const failed = await waitForCondition(name, 'Synced', 'False', 'ExternalResourceConflict');
     expect(cond(failed, 'Synced')?.message).toMatch(/already exists in the target cluster and is not owned by this resource/);
-    const after = (await env.target.get<Target>(RookObjectStores, name, mr.spec.targetNamespace))!;
+    const after = (await env.target.get<Target>(RookObjectStores, { namespace: mr.spec.targetNamespace, name }))!;
     expect(after.metadata.resourceVersion).toBe(theirs.metadata.resourceVersion);
     const events = await eventsFor(env.control, env.ns.apps, name);
     expect(events.some((e) => e.type === 'Warning' && e.reason === 'CannotObserveExternalResource')).toBe(true);
@@ -388,7 +395,7 @@ describe('bad credentials', () => {
     );
     expect(events.message).toMatch(message);
     // Nothing reached the target.
-    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })).toBeUndefined();
   });
 
   it('refuses a providerRef into another namespace', async () => {

@@ -92,7 +92,7 @@ describe('operator install', () => {
     await control.create(kinds.ObjectStore, store(name, 'fresh'));
     const mr = await eventually(
       async () => {
-        const o = await control.get<ObjectStore>(kinds.ObjectStore, name, ns);
+        const o = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: ns, name });
         if (cond(o, 'Synced')?.reason === 'OperatorMissing') return o;
         throw new Error(`Synced is ${JSON.stringify(cond(o, 'Synced') ?? 'not set')}`);
       },
@@ -100,7 +100,7 @@ describe('operator install', () => {
       15_000,
     );
     await eventually(
-      async () => rookMinio(await control.get<Provider>(Providers, 'fresh', ns))?.present === false,
+      async () => rookMinio(await control.get<Provider>(Providers, { namespace: ns, name: 'fresh' }))?.present === false,
       'the Provider to report no operator',
     );
     expect(cond(mr, 'Synced')?.message).toMatch(
@@ -109,8 +109,12 @@ describe('operator install', () => {
     expect(cond(mr, 'Synced')?.message).toMatch(/adding \{name: rook-minio, install: true\} to spec.operators of Provider/);
     expect(ourWrites).toEqual([]);
     // Deleted, it lets go: nothing of its kind is served there to be left behind, and nothing is written.
-    await control.delete(kinds.ObjectStore, name, ns);
-    await eventually(async () => (await control.get(kinds.ObjectStore, name, ns)) === undefined, 'the refused store to be gone', 30_000);
+    await control.delete(kinds.ObjectStore, { namespace: ns, name });
+    await eventually(
+      async () => (await control.get(kinds.ObjectStore, { namespace: ns, name })) === undefined,
+      'the refused store to be gone',
+      30_000,
+    );
     expect(ourWrites).toEqual([]);
   }, 180_000);
 
@@ -133,10 +137,10 @@ describe('operator install', () => {
     await operator.stop();
 
     for (const [type, name, namespace] of bundle) {
-      const obj = await target.get<Obj>(type, name, namespace);
+      const obj = await target.get<Obj>(type, { namespace, name });
       expect(obj?.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(rook.app.controlPlaneId);
     }
-    const dep = await target.get<Obj>(Deployments, 'rook-minio-operator', 'rook-minio-system');
+    const dep = await target.get<Obj>(Deployments, { namespace: 'rook-minio-system', name: 'rook-minio-operator' });
     expect(dep?.spec?.template?.spec.containers[0]?.image).toBe('example.com/rook/minio:v1.2.7-patched');
     // Each bundle object was written exactly once, and the stores' shared namespace created once.
     const writesTo = (type: { plural: string }, name?: string) =>
@@ -153,14 +157,14 @@ describe('operator install', () => {
     const { items } = await target.list(RookObjectStores, { namespace: 'rook-minio' });
     expect(items).toHaveLength(20);
     await eventually(async () => {
-      const op = rookMinio(await control.get<Provider>(Providers, 'fresh', ns));
+      const op = rookMinio(await control.get<Provider>(Providers, { namespace: ns, name: 'fresh' }));
       return op?.present === true && op.installedBy === 'provider-rook';
     }, 'the Provider to report the operator it installed');
   }, 150_000);
 
   it('leaves the installed operator unchanged across a provider restart', async () => {
     const versions = await Promise.all(
-      bundle.map(([type, name, namespace]) => target.get<Obj>(type, name, namespace).then((o) => o?.metadata.resourceVersion)),
+      bundle.map(([type, name, namespace]) => target.get<Obj>(type, { namespace, name }).then((o) => o?.metadata.resourceVersion)),
     );
     await rook.app.stop();
     rook.app = await startTestApp(testCluster('control'), {
@@ -170,9 +174,12 @@ describe('operator install', () => {
     });
     const name = uniqueName('after-restart');
     await control.create(kinds.ObjectStore, store(name, 'fresh'));
-    await eventually(async () => (await target.get(RookObjectStores, name, 'rook-minio')) !== undefined, 'a new store after the restart');
+    await eventually(
+      async () => (await target.get(RookObjectStores, { namespace: 'rook-minio', name })) !== undefined,
+      'a new store after the restart',
+    );
     const after = await Promise.all(
-      bundle.map(([type, n, namespace]) => target.get<Obj>(type, n, namespace).then((o) => o?.metadata.resourceVersion)),
+      bundle.map(([type, n, namespace]) => target.get<Obj>(type, { namespace, name: n }).then((o) => o?.metadata.resourceVersion)),
     );
     expect(after).toEqual(versions);
   }, 60_000);
@@ -181,17 +188,22 @@ describe('operator install', () => {
     const other = adminClient(testCluster('target'));
     await preinstallOperator(other);
     const versions = await Promise.all(
-      bundle.map(([type, name, namespace]) => other.get<Obj>(type, name, namespace).then((o) => o?.metadata.resourceVersion)),
+      bundle.map(([type, name, namespace]) => other.get<Obj>(type, { namespace, name }).then((o) => o?.metadata.resourceVersion)),
     );
     await setProvider('preinstalled', testCluster('target'), { operatorInstall: { enabled: true } });
     const name = uniqueName('pre');
     await control.create(kinds.ObjectStore, store(name, 'preinstalled'));
-    await eventually(async () => (await other.get(RookObjectStores, name, 'rook-minio')) !== undefined, 'the store in the target');
-    const after = await Promise.all(bundle.map(([type, n, namespace]) => other.get<Obj>(type, n, namespace).then((o) => o?.metadata)));
+    await eventually(
+      async () => (await other.get(RookObjectStores, { namespace: 'rook-minio', name })) !== undefined,
+      'the store in the target',
+    );
+    const after = await Promise.all(
+      bundle.map(([type, n, namespace]) => other.get<Obj>(type, { namespace, name: n }).then((o) => o?.metadata)),
+    );
     expect(after.map((m) => m?.resourceVersion)).toEqual(versions);
     expect(after.every((m) => !m?.labels?.['rook.crossplane.io/control-plane'])).toBe(true);
     await eventually(
-      async () => rookMinio(await control.get<Provider>(Providers, 'preinstalled', ns))?.installedBy === 'other',
+      async () => rookMinio(await control.get<Provider>(Providers, { namespace: ns, name: 'preinstalled' }))?.installedBy === 'other',
       'the Provider to report a foreign install',
     );
     await eventually(
@@ -215,11 +227,13 @@ describe("the Provider's operator status", () => {
     // A poll of ten minutes: only the store's finding can refresh the Provider within this test.
     const slow = await startTestApp(testCluster('control'), { namespaces: [where], pollIntervalMs: 600_000, maxReconcileRate: 100 });
     try {
-      const reported = async () => rookMinio(await control.get<Provider>(Providers, 'found', where))?.present;
+      const reported = async () => rookMinio(await control.get<Provider>(Providers, { namespace: where, name: 'found' }))?.present;
       await eventually(async () => (await reported()) === false, 'the Provider to report no operator');
       await control.create(kinds.ObjectStore, store('finder', 'found', where));
       await eventually(
-        async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, 'finder', where), 'Synced')?.reason === 'OperatorMissing',
+        async () =>
+          cond(await control.get<ObjectStore>(kinds.ObjectStore, { namespace: where, name: 'finder' }), 'Synced')?.reason ===
+          'OperatorMissing',
         'the store to miss its operator',
       );
       await preinstallOperator(adminClient(found), 'rook-minio'); // the target's admin installs it

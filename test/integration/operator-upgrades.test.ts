@@ -38,9 +38,10 @@ const ours = ['a', 'b', 'c'];
 
 const operatorNamespace = (p: string) => (p === 'd' ? 'minio-operator' : `op-${p}`);
 const imageIn = async (p: string) =>
-  (await target.get<Deployment>(Deployments, 'minio-operator', operatorNamespace(p)))?.spec.template.spec.containers[0]?.image;
+  (await target.get<Deployment>(Deployments, { namespace: operatorNamespace(p), name: 'minio-operator' }))?.spec.template.spec.containers[0]
+    ?.image;
 const operatorOf = async (p: string) =>
-  (await control.get<ProviderObject>(Providers, p, ns))?.status?.operators?.find((o) => o.name === 'minio-operator');
+  (await control.get<ProviderObject>(Providers, { namespace: ns, name: p }))?.status?.operators?.find((o) => o.name === 'minio-operator');
 
 async function wave(name: string, version: string, selector: Record<string, string>, maxConcurrent = 1): Promise<void> {
   await control.apply(OperatorUpgrades, {
@@ -55,7 +56,7 @@ async function wave(name: string, version: string, selector: Record<string, stri
 async function watchWave(name: string, done: (w: Wave) => boolean, max = 1): Promise<Wave> {
   return eventually(
     async () => {
-      const w = await control.get<Wave>(OperatorUpgrades, name, ns);
+      const w = await control.get<Wave>(OperatorUpgrades, { namespace: ns, name });
       expect(w?.status?.upgrading?.length ?? 0).toBeLessThanOrEqual(max);
       return w && done(w) ? w : undefined;
     },
@@ -64,12 +65,16 @@ async function watchWave(name: string, done: (w: Wave) => boolean, max = 1): Pro
       timeoutMs: 60_000,
       explain: async () =>
         JSON.stringify([
-          (await control.get<Wave>(OperatorUpgrades, name, ns))?.status,
+          (await control.get<Wave>(OperatorUpgrades, { namespace: ns, name }))?.status,
           ...(await Promise.all(ours.map(operatorOf))),
-          (await target.get<Deployment & { status?: unknown; metadata: { generation?: number } }>(Deployments, 'minio-operator', 'op-a'))
-            ?.status,
-          (await target.get<Deployment & { metadata: { generation?: number } }>(Deployments, 'minio-operator', 'op-a'))?.metadata
-            .generation,
+          (
+            await target.get<Deployment & { status?: unknown; metadata: { generation?: number } }>(Deployments, {
+              namespace: 'op-a',
+              name: 'minio-operator',
+            })
+          )?.status,
+          (await target.get<Deployment & { metadata: { generation?: number } }>(Deployments, { namespace: 'op-a', name: 'minio-operator' }))
+            ?.metadata.generation,
         ]),
     },
   );
@@ -128,7 +133,8 @@ describe('operator versions', () => {
         },
         `Provider ${p} to report its operator's version`,
         {
-          explain: async () => JSON.stringify([(await control.get<Wave>(kinds.Tenant, `t-${p}`, ns))?.status, await operatorOf(p)]),
+          explain: async () =>
+            JSON.stringify([(await control.get<Wave>(kinds.Tenant, { namespace: ns, name: `t-${p}` }))?.status, await operatorOf(p)]),
         },
       );
       expect(seen).toMatchObject({ version: OLD, installedBy: p === 'd' ? 'other' : 'provider-rook', present: true });
@@ -144,14 +150,14 @@ describe('operator versions', () => {
       spec: { credentialsSecretRef: { name: 'a-creds' }, operators: [{ name: 'minio-operator', version: 'v9.9.9' }] },
     } as KubeObjectLike);
     const synced = await eventually(async () => {
-      const c = cond(await control.get<ProviderObject>(Providers, 'odd', ns), 'Synced');
+      const c = cond(await control.get<ProviderObject>(Providers, { namespace: ns, name: 'odd' }), 'Synced');
       return c?.status === 'False' ? c : undefined;
     }, 'the Provider to refuse the version');
     expect(synced).toMatchObject({
       reason: 'OperatorVersionUnknown',
       message: `spec.operators[0].version is v9.9.9, a version of the MinIO Operator provider-rook does not ship: use one of ${OLD}, ${NEW}`,
     });
-    await control.delete(Providers, 'odd', ns);
+    await control.delete(Providers, { namespace: ns, name: 'odd' });
   });
 });
 
@@ -180,7 +186,7 @@ describe('upgrade waves', () => {
     });
     expect(cond(stopped, 'Ready')).toMatchObject({ status: 'False', reason: 'UpgradeStopped' });
     // c was never started: at most two at once, and none after the failure.
-    const c = await control.get<ProviderObject>(Providers, 'c', ns);
+    const c = await control.get<ProviderObject>(Providers, { namespace: ns, name: 'c' });
     expect(c?.spec.operators?.[0]?.version).toBe(NEW);
     expect(await imageIn('c')).toBe(`minio/operator:${NEW}`);
 
@@ -198,7 +204,7 @@ describe('upgrade waves', () => {
     expect(held.status?.stoppedAt?.message).toContain('Held: someone else installed the MinIO Operator');
     expect(await imageIn('d')).toBe(`minio/operator:${OLD}`);
 
-    const d = (await control.get<ProviderObject>(Providers, 'd', ns))!;
+    const d = (await control.get<ProviderObject>(Providers, { namespace: ns, name: 'd' }))!;
     await control.update(Providers, { ...d, spec: { ...d.spec, operators: [{ ...d.spec.operators![0]!, adopt: true }] } });
     await watchWave('theirs', (x) => x.status?.phase === 'Complete');
     expect(await imageIn('d')).toBe(`minio/operator:${NEW}`);

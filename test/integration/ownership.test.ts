@@ -85,7 +85,7 @@ function managed(
   } as unknown as ObjectStore;
 }
 
-const getMr = (name: string, ns = env.ns.platform) => env.control.get<ObjectStore>(kinds.ObjectStore, name, ns);
+const getMr = (name: string, ns = env.ns.platform) => env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: ns, name });
 const ready = async (name: string, ns = env.ns.platform): Promise<ObjectStore> => {
   let last: ObjectStore | undefined;
   try {
@@ -128,10 +128,14 @@ async function provider(ns: string, name: string, keys: Record<string, string>, 
 async function removeBehindItsBack(name: string, ns = env.ns.platform): Promise<void> {
   // Paused in the same write, or a reconcile could put the finalizer back before the delete and
   // then delete the store properly: no leak would be left.
-  await env.control.mergePatch(kinds.ObjectStore, name, ns, {
-    metadata: { finalizers: null, annotations: { [ANNOTATION_PAUSED]: 'true' } },
-  });
-  await env.control.delete(kinds.ObjectStore, name, ns);
+  await env.control.mergePatch(
+    kinds.ObjectStore,
+    { namespace: ns, name },
+    {
+      metadata: { finalizers: null, annotations: { [ANNOTATION_PAUSED]: 'true' } },
+    },
+  );
+  await env.control.delete(kinds.ObjectStore, { namespace: ns, name });
   await eventually(async () => (await getMr(name, ns)) === undefined, `${ns}/${name} to be gone`);
 }
 
@@ -140,7 +144,7 @@ describe('data loss', () => {
     const name = uniqueName('mine');
     await env.control.create(kinds.ObjectStore, managed(name));
     const mr = await ready(name);
-    const store = (await env.target.get<Obj>(RookObjectStores, name, mr.spec.targetNamespace))!;
+    const store = (await env.target.get<Obj>(RookObjectStores, { namespace: mr.spec.targetNamespace, name }))!;
     const other = await createNamespace(env.control, 'other');
     await provider(other, 'target', providerSecretKeys(testCluster('target')));
     const neighbour = await startTestApp(testCluster('control'), {
@@ -150,13 +154,15 @@ describe('data loss', () => {
     });
     apps.push(neighbour);
     await eventually(
-      async () => cond(await env.control.get<Provider>(Providers, 'target', other), 'Ready')?.status === 'True',
+      async () => cond(await env.control.get<Provider>(Providers, { namespace: other, name: 'target' }), 'Ready')?.status === 'True',
       'the neighbour to reach the target',
     );
     const reports = await neighbour.leaks.sweep();
     expect(reports.filter((r) => r.owner === `${env.ns.platform}/${name}`)).toEqual([]);
-    expect((await env.target.get<Obj>(RookObjectStores, name, mr.spec.targetNamespace))?.metadata.uid).toBe(store.metadata.uid);
-    expect(await env.target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeDefined();
+    expect((await env.target.get<Obj>(RookObjectStores, { namespace: mr.spec.targetNamespace, name }))?.metadata.uid).toBe(
+      store.metadata.uid,
+    );
+    expect(await env.target.get(Secrets, { namespace: mr.spec.targetNamespace, name: `${name}-access-keys` })).toBeDefined();
   }, 90_000);
 
   it('1b. a restored managed resource (same name, new uid) takes its store back, with its keys, and nothing is swept', async () => {
@@ -164,8 +170,8 @@ describe('data loss', () => {
     await env.control.create(kinds.ObjectStore, managed(name));
     const before = await ready(name);
     const ns = before.spec.targetNamespace;
-    const store = (await env.target.get<Obj>(RookObjectStores, name, ns))!;
-    const keys = (await env.target.get<Obj>(Secrets, `${name}-access-keys`, ns))!;
+    const store = (await env.target.get<Obj>(RookObjectStores, { namespace: ns, name }))!;
+    const keys = (await env.target.get<Obj>(Secrets, { namespace: ns, name: `${name}-access-keys` }))!;
     // The backup: the resource as it was, without server-set fields.
     const {
       uid: _u,
@@ -186,14 +192,14 @@ describe('data loss', () => {
     expect(await env.app.leaks.sweep()).toEqual([]);
     await eventually(
       async () =>
-        (await env.target.get<Obj>(RookObjectStores, name, ns))?.metadata.labels?.['rook.crossplane.io/owner-uid'] ===
+        (await env.target.get<Obj>(RookObjectStores, { namespace: ns, name }))?.metadata.labels?.['rook.crossplane.io/owner-uid'] ===
         restored.metadata.uid,
       'the store to carry the new owner uid',
     );
     await ready(name);
-    const after = (await env.target.get<Obj>(RookObjectStores, name, ns))!;
+    const after = (await env.target.get<Obj>(RookObjectStores, { namespace: ns, name }))!;
     expect(after.metadata.uid).toBe(store.metadata.uid);
-    expect((await env.target.get<Obj>(Secrets, `${name}-access-keys`, ns))?.data).toEqual(keys.data);
+    expect((await env.target.get<Obj>(Secrets, { namespace: ns, name: `${name}-access-keys` }))?.data).toEqual(keys.data);
     expect(await env.app.leaks.sweep()).toEqual([]);
   }, 90_000);
 
@@ -211,7 +217,7 @@ describe('data loss', () => {
     });
     const earlier = owner('00000000-0000-0000-0000-000000000001');
     await publishSecret({ client: env.control }, earlier, { namespace: ns, name: `${name}-conn` }, { endpoint: 'old' });
-    const before = (await env.control.get<Obj & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns))!;
+    const before = (await env.control.get<Obj & { data: Record<string, string> }>(Secrets, { namespace: ns, name: `${name}-conn` }))!;
     for (const other of [owner('00000000-0000-0000-0000-000000000002'), owner('00000000-0000-0000-0000-000000000003', `${name}-other`)]) {
       const err = await publishSecret({ client: env.control }, other, { namespace: ns, name: `${name}-conn` }, { endpoint: 'new' }).then(
         () => undefined,
@@ -219,7 +225,7 @@ describe('data loss', () => {
       );
       expect((err as { reason?: string }).reason).toBe('ConnectionSecretConflict');
     }
-    const after = (await env.control.get<Obj & { data: Record<string, string> }>(Secrets, `${name}-conn`, ns))!;
+    const after = (await env.control.get<Obj & { data: Record<string, string> }>(Secrets, { namespace: ns, name: `${name}-conn` }))!;
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(secretText(after.data)).toEqual({ endpoint: 'old' });
     // Its own controller still writes it.
@@ -236,7 +242,7 @@ describe('data loss', () => {
     const mr = await ready(name);
     const keptMr = await ready(kept);
     await removeBehindItsBack(name);
-    await env.control.delete(kinds.ObjectStore, kept, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.platform, name: kept });
     await eventually(async () => (await getMr(kept)) === undefined, 'the Retain resource to be gone');
     const sweeper = await startTestApp(testCluster('control'), {
       namespaces: [env.ns.platform],
@@ -259,10 +265,10 @@ describe('data loss', () => {
       ['Namespace', true],
     ]);
     expect(reports.filter((r) => r.owner === `${env.ns.platform}/${kept}`)).toEqual([]);
-    expect(await env.target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })).toBeUndefined();
     // The operator's own objects go too: the garbage collector cannot map their owner references.
     expect((await env.target.list(StatefulSets, { namespace: mr.spec.targetNamespace })).items).toEqual([]);
-    expect(await env.target.get(RookObjectStores, kept, keptMr.spec.targetNamespace)).toBeDefined();
+    expect(await env.target.get(RookObjectStores, { namespace: keptMr.spec.targetNamespace, name: kept })).toBeDefined();
     await eventually(
       async () =>
         (await eventsFor(env.control, env.ns.platform, 'target')).some(
@@ -277,15 +283,15 @@ describe('data loss', () => {
     await env.control.create(kinds.ObjectStore, managed(name));
     const mr = await ready(name);
     const ns = mr.spec.targetNamespace;
-    const sts = (await env.target.get<Obj>(StatefulSets, name, ns))!;
+    const sts = (await env.target.get<Obj>(StatefulSets, { namespace: ns, name }))!;
     expect(sts.metadata).toMatchObject({ ownerReferences: [expect.objectContaining({ apiVersion: 'v1alpha1', kind: 'ObjectStore' })] });
-    await env.control.delete(kinds.ObjectStore, name, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.platform, name });
     await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
-    expect(await env.target.get(RookObjectStores, name, ns)).toBeUndefined();
-    expect(await env.target.get(StatefulSets, name, ns)).toBeUndefined();
-    expect(await env.target.get(Services, name, ns)).toBeUndefined();
-    expect(await env.target.get(Services, `${name}-s3`, ns)).toBeUndefined();
-    expect(await env.target.get(Secrets, `${name}-access-keys`, ns)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, { namespace: ns, name })).toBeUndefined();
+    expect(await env.target.get(StatefulSets, { namespace: ns, name })).toBeUndefined();
+    expect(await env.target.get(Services, { namespace: ns, name })).toBeUndefined();
+    expect(await env.target.get(Services, { namespace: ns, name: `${name}-s3` })).toBeUndefined();
+    expect(await env.target.get(Secrets, { namespace: ns, name: `${name}-access-keys` })).toBeUndefined();
   }, 90_000);
 
   it("2b. a store gone before its resource's deletion finished (a pass cut off after the store went) still has its operator's objects removed, found by the recorded uid", async () => {
@@ -300,32 +306,43 @@ describe('data loss', () => {
     expect(mr.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBeDefined();
     // Paused, the resource is deleted and its store goes in the target: where a pass that deleted the
     // store was cut off before the operator's objects. Unpaused, the next pass must finish the job.
-    await env.control.mergePatch(kinds.ObjectStore, name, env.ns.platform, {
-      metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } },
-    });
-    await env.control.delete(kinds.ObjectStore, name, env.ns.platform);
-    await env.target.delete(RookObjectStores, name, targetNamespace);
-    await eventually(async () => (await env.target.get(RookObjectStores, name, targetNamespace)) === undefined, 'the store gone');
+    await env.control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: env.ns.platform, name },
+      {
+        metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } },
+      },
+    );
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.platform, name });
+    await env.target.delete(RookObjectStores, { namespace: targetNamespace, name });
+    await eventually(
+      async () => (await env.target.get(RookObjectStores, { namespace: targetNamespace, name })) === undefined,
+      'the store gone',
+    );
     const operatorMade = async (type: ResourceType, store: string) =>
       (await env.target.list<Obj>(type, { namespace: targetNamespace, labelSelector: `app=minio,objectstore=${store}` })).items.length;
     expect([await operatorMade(StatefulSets, name), await operatorMade(Services, name)]).toEqual([1, 1]);
-    await env.control.mergePatch(kinds.ObjectStore, name, env.ns.platform, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
+    await env.control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: env.ns.platform, name },
+      { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } },
+    );
     await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
     expect([await operatorMade(StatefulSets, name), await operatorMade(Services, name)]).toEqual([0, 0]);
     expect([await operatorMade(StatefulSets, neighbour), await operatorMade(Services, neighbour)]).toEqual([1, 1]);
-    await env.control.delete(kinds.ObjectStore, neighbour, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.platform, name: neighbour });
   }, 90_000);
 
   it('3. lost access keys are reported, never regenerated', async () => {
     const name = uniqueName('keys');
     await env.control.create(kinds.ObjectStore, managed(name));
     const mr = await ready(name);
-    const published = (await env.control.get<Obj>(Secrets, `${name}-conn`, env.ns.platform))!;
-    await env.target.delete(Secrets, `${name}-access-keys`, mr.spec.targetNamespace);
+    const published = (await env.control.get<Obj>(Secrets, { namespace: env.ns.platform, name: `${name}-conn` }))!;
+    await env.target.delete(Secrets, { namespace: mr.spec.targetNamespace, name: `${name}-access-keys` });
     const lost = await syncedReason(name, 'AccessKeysLost');
     expect(cond(lost, 'Synced')?.message).toMatch(/MINIO_ACCESS_KEY/);
-    expect(await env.target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)).toBeUndefined();
-    expect((await env.control.get<Obj>(Secrets, `${name}-conn`, env.ns.platform))?.data).toEqual(published.data);
+    expect(await env.target.get(Secrets, { namespace: mr.spec.targetNamespace, name: `${name}-access-keys` })).toBeUndefined();
+    expect((await env.control.get<Obj>(Secrets, { namespace: env.ns.platform, name: `${name}-conn` }))?.data).toEqual(published.data);
   }, 90_000);
 
   it('4. a target namespace holding anything else (here a Role) is kept, and an Event says why', async () => {
@@ -339,11 +356,11 @@ describe('data loss', () => {
       metadata: { name: 'someone-elses', namespace: ns },
       rules: [],
     } as KubeObjectLike);
-    await env.control.delete(kinds.ObjectStore, name, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.platform, name });
     await eventually(async () => (await getMr(name)) === undefined, 'the managed resource to be gone');
-    const namespace = await env.target.get<Obj>(Namespaces, ns);
+    const namespace = await env.target.get<Obj>(Namespaces, { name: ns });
     expect(namespace?.metadata.deletionTimestamp).toBeUndefined();
-    expect(await env.target.get(Roles, 'someone-elses', ns)).toBeDefined();
+    expect(await env.target.get(Roles, { namespace: ns, name: 'someone-elses' })).toBeDefined();
     const kept = await eventually(
       async () => (await eventsFor(env.control, env.ns.platform, name)).find((e) => e.reason === 'KeptTargetNamespace'),
       'a KeptTargetNamespace event',
@@ -354,9 +371,9 @@ describe('data loss', () => {
     const alone = uniqueName('nsd');
     await env.control.create(kinds.ObjectStore, managed(alone));
     const aloneMr = await ready(alone);
-    await env.control.delete(kinds.ObjectStore, alone, env.ns.platform);
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.platform, name: alone });
     await eventually(async () => {
-      const n = await env.target.get<Obj>(Namespaces, aloneMr.spec.targetNamespace);
+      const n = await env.target.get<Obj>(Namespaces, { name: aloneMr.spec.targetNamespace });
       return n === undefined || n.metadata.deletionTimestamp !== undefined;
     }, 'the empty namespace to be deleted');
   }, 90_000);
@@ -366,7 +383,7 @@ describe('data loss', () => {
     await env.control.create(kinds.ObjectStore, managed(name));
     const mr = await ready(name);
     const refused = async (patch: unknown, message: RegExp): Promise<void> => {
-      const err = await env.control.mergePatch(kinds.ObjectStore, name, env.ns.platform, patch).then(
+      const err = await env.control.mergePatch(kinds.ObjectStore, { namespace: env.ns.platform, name }, patch).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -382,15 +399,23 @@ describe('data loss', () => {
       /credentials can be set once/,
     );
 
-    await env.control.mergePatch(kinds.ObjectStore, name, env.ns.platform, {
-      metadata: { annotations: { 'crossplane.io/external-name': `${name}-moved` } },
-    });
+    await env.control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: env.ns.platform, name },
+      {
+        metadata: { annotations: { 'crossplane.io/external-name': `${name}-moved` } },
+      },
+    );
     const moved = await syncedReason(name, 'IdentityChanged');
     expect(cond(moved, 'Synced')?.message).toContain(`${mr.spec.targetNamespace}/${name}`);
-    expect(await env.target.get(RookObjectStores, `${name}-moved`, mr.spec.targetNamespace)).toBeUndefined();
-    await env.control.mergePatch(kinds.ObjectStore, name, env.ns.platform, {
-      metadata: { annotations: { 'crossplane.io/external-name': name } },
-    });
+    expect(await env.target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name: `${name}-moved` })).toBeUndefined();
+    await env.control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: env.ns.platform, name },
+      {
+        metadata: { annotations: { 'crossplane.io/external-name': name } },
+      },
+    );
     await ready(name);
   }, 90_000);
 
@@ -403,12 +428,12 @@ describe('data loss', () => {
     await env.control.create(kinds.ObjectStore, managed(name, { namespace: ns }));
     await ready(name, ns);
     await eventually(
-      async () => (await env.control.get<Provider>(Providers, 'target', ns))?.status?.users === 1,
+      async () => (await env.control.get<Provider>(Providers, { namespace: ns, name: 'target' }))?.status?.users === 1,
       'the Provider to count one user',
     );
-    await env.control.delete(Providers, 'target', ns);
+    await env.control.delete(Providers, { namespace: ns, name: 'target' });
     const blocked = await eventually(async () => {
-      const p = await env.control.get<Provider>(Providers, 'target', ns);
+      const p = await env.control.get<Provider>(Providers, { namespace: ns, name: 'target' });
       return p?.metadata.deletionTimestamp ? p : undefined;
     }, 'the Provider to be deleting');
     expect(blocked.metadata.finalizers).toContain('in-use.kubernetes.crossplane.io');
@@ -417,9 +442,12 @@ describe('data loss', () => {
       'a DeletionBlocked event',
     );
     // The resource can still be deleted through its Provider, and then the Provider goes.
-    await env.control.delete(kinds.ObjectStore, name, ns);
+    await env.control.delete(kinds.ObjectStore, { namespace: ns, name });
     await eventually(async () => (await getMr(name, ns)) === undefined, 'the managed resource to be deleted');
-    await eventually(async () => (await env.control.get(Providers, 'target', ns)) === undefined, 'the Provider to be gone');
+    await eventually(
+      async () => (await env.control.get(Providers, { namespace: ns, name: 'target' })) === undefined,
+      'the Provider to be gone',
+    );
   }, 90_000);
 });
 
@@ -428,7 +456,7 @@ describe('crossing tenants', () => {
     const victim = uniqueName('victim');
     await env.control.create(kinds.ObjectStore, managed(victim, { targetNamespace: 'shared-minio' }));
     const victimMr = await ready(victim);
-    const victimStore = (await env.target.get<Obj>(RookObjectStores, victim, 'shared-minio'))!;
+    const victimStore = (await env.target.get<Obj>(RookObjectStores, { namespace: 'shared-minio', name: victim }))!;
 
     // The app team, with its own token bound to provider-rook:app-team in its namespace.
     const appNs = await createNamespace(env.control, 'tenant');
@@ -463,11 +491,11 @@ describe('crossing tenants', () => {
     } as KubeObjectLike);
     await eventually(
       async () =>
-        cond(await env.control.get<Obj & { status?: { conditions?: Cond[] } }>(Buckets, 'grab', appNs), 'Synced')?.reason ===
-        'ImportNotAllowed',
+        cond(await env.control.get<Obj & { status?: { conditions?: Cond[] } }>(Buckets, { namespace: appNs, name: 'grab' }), 'Synced')
+          ?.reason === 'ImportNotAllowed',
       'the claim to be refused',
     );
-    expect(await env.control.get(Secrets, 'grab', appNs)).toBeUndefined();
+    expect(await env.control.get(Secrets, { namespace: appNs, name: 'grab' })).toBeUndefined();
 
     // A managed resource naming a store another resource owns is never adopted, even on import.
     const thief = uniqueName('thief');
@@ -476,10 +504,10 @@ describe('crossing tenants', () => {
       managed(thief, { targetNamespace: 'shared-minio', annotations: { 'crossplane.io/external-name': victim } }),
     );
     await syncedReason(thief, 'ExternalResourceOwnedByAnother');
-    expect(await env.control.get(Secrets, `${thief}-conn`, env.ns.platform)).toBeUndefined();
-    await env.control.delete(kinds.ObjectStore, thief, env.ns.platform);
+    expect(await env.control.get(Secrets, { namespace: env.ns.platform, name: `${thief}-conn` })).toBeUndefined();
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.platform, name: thief });
     await eventually(async () => (await getMr(thief)) === undefined, 'the thief to be deleted');
-    const after = (await env.target.get<Obj>(RookObjectStores, victim, 'shared-minio'))!;
+    const after = (await env.target.get<Obj>(RookObjectStores, { namespace: 'shared-minio', name: victim }))!;
     expect(after.metadata.uid).toBe(victimStore.metadata.uid);
     expect(after.metadata.labels?.['rook.crossplane.io/owner-uid']).toBe(victimMr.metadata.uid);
     // It watches the platform's namespace too: stopped, so only one provider-rook reconciles it in later tests.
@@ -517,7 +545,7 @@ describe('crossing tenants', () => {
     for (const [name, user, field] of cases) {
       await provider(ns, name, { kubeconfig: kubeconfig(user) }, platformTeam);
       const p = await eventually(async () => {
-        const got = await env.control.get<Provider>(Providers, name, ns);
+        const got = await env.control.get<Provider>(Providers, { namespace: ns, name });
         return cond(got, 'Ready')?.reason === 'InvalidCredentials' ? got : undefined;
       }, `Provider ${name} to be refused`);
       expect(cond(p, 'Ready')?.message).toMatch(field);
@@ -544,7 +572,7 @@ describe('crossing tenants', () => {
       const name = uniqueName('exfil');
       await platformTeam.create(kinds.ObjectStore, managed(name, { credentials }));
       await syncedReason(name, 'CompanionNotOwned');
-      expect(await env.control.get(Secrets, `${name}-conn`, env.ns.platform)).toBeUndefined();
+      expect(await env.control.get(Secrets, { namespace: env.ns.platform, name: `${name}-conn` })).toBeUndefined();
     }
   }, 90_000);
 
@@ -573,12 +601,12 @@ describe('crossing tenants', () => {
         return cond(m, 'Synced')?.status === 'False' ? m : undefined;
       }, 'the resource to report the hostile target');
       const p = await eventually(async () => {
-        const got = await env.control.get<Provider>(Providers, 'hostile', env.ns.platform);
+        const got = await env.control.get<Provider>(Providers, { namespace: env.ns.platform, name: 'hostile' });
         return cond(got, 'Ready')?.status === 'False' ? got : undefined;
       }, 'the hostile Provider to be not Ready');
       expect(hits).toBeGreaterThan(0);
       const meta = await eventually(async () => {
-        const got = await env.control.get<Provider>(Providers, 'metadata', env.ns.platform);
+        const got = await env.control.get<Provider>(Providers, { namespace: env.ns.platform, name: 'metadata' });
         return cond(got, 'Ready')?.reason === 'InvalidCredentials' ? got : undefined;
       }, 'the link-local Provider to be refused');
       expect(cond(meta, 'Ready')?.message).not.toContain('169.254');
@@ -597,7 +625,7 @@ describe('crossing tenants', () => {
     const endpoint = 'http://someones-store-s3.tenant.svc.cluster.local:9000';
     await provider(env.ns.platform, 'connsecret', { endpoint, username: 'AKIA-USER', password: 'SECRET-PASSWORD' }, platformTeam);
     const p = await eventually(async () => {
-      const got = await env.control.get<Provider>(Providers, 'connsecret', env.ns.platform);
+      const got = await env.control.get<Provider>(Providers, { namespace: env.ns.platform, name: 'connsecret' });
       return cond(got, 'Ready')?.status === 'False' ? got : undefined;
     }, 'the Provider to be refused');
     expect(JSON.stringify(p.status)).not.toMatch(/someones-store|AKIA-USER|SECRET-PASSWORD/);
@@ -633,26 +661,32 @@ describe('crossing tenants', () => {
     await ready(a);
     await ready(b);
     const podLabels = async (store: string) =>
-      (await env.target.get<Obj & { spec: { template: { metadata: { labels: Record<string, string> } } } }>(
-        StatefulSets,
-        store,
-        'shared-minio',
-      ))!.spec.template.metadata.labels;
+      (await env.target.get<Obj & { spec: { template: { metadata: { labels: Record<string, string> } } } }>(StatefulSets, {
+        namespace: 'shared-minio',
+        name: store,
+      }))!.spec.template.metadata.labels;
     const selects = (selector: Record<string, string>, labels: Record<string, string>) =>
       Object.entries(selector).every(([k, v]) => labels[k] === v);
     const pods = { [a]: await podLabels(a), [b]: await podLabels(b) };
     // The operator's own Service would reach both stores' servers.
-    const operatorService = (await env.target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, a, 'shared-minio'))!;
+    const operatorService = (await env.target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, {
+      namespace: 'shared-minio',
+      name: a,
+    }))!;
     expect(selects(operatorService.spec.selector, pods[b]!)).toBe(true);
     for (const [mine, theirs] of [
       [a, b],
       [b, a],
     ] as const) {
       const endpoint = secretText(
-        (await env.control.get<Obj & { data: Record<string, string> }>(Secrets, `${mine}-conn`, env.ns.platform))!.data,
+        (await env.control.get<Obj & { data: Record<string, string> }>(Secrets, { namespace: env.ns.platform, name: `${mine}-conn` }))!
+          .data,
       ).endpoint!;
       const serviceName = new URL(endpoint).hostname.split('.')[0]!;
-      const service = (await env.target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, serviceName, 'shared-minio'))!;
+      const service = (await env.target.get<Obj & { spec: { selector: Record<string, string> } }>(Services, {
+        namespace: 'shared-minio',
+        name: serviceName,
+      }))!;
       expect(selects(service.spec.selector, pods[mine]!)).toBe(true);
       expect(selects(service.spec.selector, pods[theirs]!)).toBe(false);
     }

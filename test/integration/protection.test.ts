@@ -52,7 +52,7 @@ const claim = (name: string, className: string, labels?: Record<string, string>,
 
 /** The error a delete was refused with (throws if it was not). */
 async function refusedDelete(client: KubeClient, type: ResourceType, name: string, namespace: string): Promise<KubeError> {
-  const err = await client.delete(type, name, namespace).then(
+  const err = await client.delete(type, { namespace, name }).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -62,7 +62,7 @@ async function refusedDelete(client: KubeClient, type: ResourceType, name: strin
 
 const bound = (name: string, namespace = env.ns.apps) =>
   eventually(async () => {
-    const b = await env.control.get<Bucket>(Buckets, name, namespace);
+    const b = await env.control.get<Bucket>(Buckets, { namespace, name });
     return b?.status?.bindingPhase === 'Bound' ? b : undefined;
   }, `Bucket ${namespace}/${name} Bound`);
 
@@ -73,13 +73,16 @@ describe('protection against deleting data', () => {
     const err = await refusedDelete(env.control, Buckets, 'keep', env.ns.apps);
     expect(err.code).toBe(403);
     expect(err.message).toContain(`Bucket ${env.ns.apps}/keep is protected against deletion (label rook.crossplane.io/protected=true)`);
-    expect((await env.control.get<Bucket>(Buckets, 'keep', env.ns.apps))?.metadata.deletionTimestamp).toBeUndefined();
+    expect((await env.control.get<Bucket>(Buckets, { namespace: env.ns.apps, name: 'keep' }))?.metadata.deletionTimestamp).toBeUndefined();
     // Its own label, not its class: its status says nothing of it.
-    expect((await env.control.get<Bucket>(Buckets, 'keep', env.ns.apps))?.status?.protected).toBeUndefined();
+    expect((await env.control.get<Bucket>(Buckets, { namespace: env.ns.apps, name: 'keep' }))?.status?.protected).toBeUndefined();
     // Lifting it is the owner's to do; then the claim and its store go as usual.
-    await env.control.mergePatch(Buckets, 'keep', env.ns.apps, { metadata: { labels: { [LABEL]: null } } });
-    await env.control.delete(Buckets, 'keep', env.ns.apps);
-    await eventually(async () => (await env.control.get(kinds.ObjectStore, mr, env.ns.platform)) === undefined, 'its store to go');
+    await env.control.mergePatch(Buckets, { namespace: env.ns.apps, name: 'keep' }, { metadata: { labels: { [LABEL]: null } } });
+    await env.control.delete(Buckets, { namespace: env.ns.apps, name: 'keep' });
+    await eventually(
+      async () => (await env.control.get(kinds.ObjectStore, { namespace: env.ns.platform, name: mr })) === undefined,
+      'its store to go',
+    );
   });
 
   it('protects every claim of a protecting class and its managed resource; the app team cannot lift it, a platform team can', async () => {
@@ -87,11 +90,15 @@ describe('protection against deleting data', () => {
     const bucket = await bound('guarded-claim');
     const mr = bucket.spec.resourceRef!.name;
     expect(
-      (await env.control.get<KubeObjectLike & { metadata: { labels?: Record<string, string> } }>(kinds.ObjectStore, mr, env.ns.platform))
-        ?.metadata.labels?.[LABEL],
+      (
+        await env.control.get<KubeObjectLike & { metadata: { labels?: Record<string, string> } }>(kinds.ObjectStore, {
+          namespace: env.ns.platform,
+          name: mr,
+        })
+      )?.metadata.labels?.[LABEL],
     ).toBe('true');
     await eventually(
-      async () => (await env.control.get<Bucket>(Buckets, 'guarded-claim', env.ns.apps))?.status?.protected === true,
+      async () => (await env.control.get<Bucket>(Buckets, { namespace: env.ns.apps, name: 'guarded-claim' }))?.status?.protected === true,
       'the claim to show its protection',
     );
 
@@ -104,7 +111,7 @@ describe('protection against deleting data', () => {
     const byApp = await refusedDelete(appTeam, Buckets, 'guarded-claim', env.ns.apps);
     expect(byApp.message).toContain('its class protects its claims');
     // Its status is not the app team's to write, so it cannot lift the class's protection.
-    const current = (await appTeam.get<Bucket>(Buckets, 'guarded-claim', env.ns.apps))!;
+    const current = (await appTeam.get<Bucket>(Buckets, { namespace: env.ns.apps, name: 'guarded-claim' }))!;
     const lift = await appTeam.updateStatus(Buckets, { ...current, status: { ...current.status, protected: false } }).then(
       () => undefined,
       (e: unknown) => e as KubeError,
@@ -121,33 +128,37 @@ describe('protection against deleting data', () => {
       { namespace: env.ns.platform, name: 'platform' },
       { role: 'provider-rook:platform-team' },
     );
-    await platformTeam.mergePatch(kinds.ObjectStore, mr, env.ns.platform, { metadata: { labels: { [LABEL]: null } } });
+    await platformTeam.mergePatch(kinds.ObjectStore, { namespace: env.ns.platform, name: mr }, { metadata: { labels: { [LABEL]: null } } });
     await eventually(
-      async () => (await env.control.get<Bucket>(Buckets, 'guarded-claim', env.ns.apps))?.status?.protected === undefined,
+      async () =>
+        (await env.control.get<Bucket>(Buckets, { namespace: env.ns.apps, name: 'guarded-claim' }))?.status?.protected === undefined,
       'the claim to show no protection',
     );
-    await appTeam.delete(Buckets, 'guarded-claim', env.ns.apps);
-    await eventually(async () => (await env.control.get(kinds.ObjectStore, mr, env.ns.platform)) === undefined, 'its store to go');
+    await appTeam.delete(Buckets, { namespace: env.ns.apps, name: 'guarded-claim' });
+    await eventually(
+      async () => (await env.control.get(kinds.ObjectStore, { namespace: env.ns.platform, name: mr })) === undefined,
+      'its store to go',
+    );
   });
 
   it('keeps a protected Bucket when its namespace is deleted, until the protection is lifted', async () => {
     const ns = await createNamespace(env.control, 'prot-doomed');
     await env.control.create(Buckets, claim('survivor', 'none', { [LABEL]: 'true' }, ns));
-    await env.control.delete(Namespaces, ns);
+    await env.control.delete(Namespaces, { name: ns });
     // The namespace controller tries, is refused, and says so on the namespace.
     const stuck = await eventually(async () => {
       const n = await env.control.get<KubeObjectLike & { status?: { conditions?: { type: string; status: string; message?: string }[] } }>(
         Namespaces,
-        ns,
+        { name: ns },
       );
       const failure = cond(n, 'NamespaceDeletionContentFailure');
       return failure?.status === 'True' ? failure : undefined;
     }, 'the namespace to report the refused delete');
     expect(stuck.message).toContain('is protected against deletion');
-    expect(await env.control.get(Buckets, 'survivor', ns)).toBeDefined();
-    await env.control.mergePatch(Buckets, 'survivor', ns, { metadata: { labels: { [LABEL]: null } } });
+    expect(await env.control.get(Buckets, { namespace: ns, name: 'survivor' })).toBeDefined();
+    await env.control.mergePatch(Buckets, { namespace: ns, name: 'survivor' }, { metadata: { labels: { [LABEL]: null } } });
     await eventually(
-      async () => (await env.control.get(Namespaces, ns)) === undefined,
+      async () => (await env.control.get(Namespaces, { name: ns })) === undefined,
       'the namespace to go once the protection is lifted',
       60_000,
     );

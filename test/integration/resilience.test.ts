@@ -66,11 +66,11 @@ describe('resilience', () => {
     const name = uniqueName('outage');
     await control.create(kinds.ObjectStore, store(name));
     await eventually(
-      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, name, ns), 'Ready')?.status === 'True',
+      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, { namespace: ns, name }), 'Ready')?.status === 'True',
       'the store to be Ready',
     );
     const provider = await eventually(async () => {
-      const p = await control.get<Provider>(Providers, 'outage', ns);
+      const p = await control.get<Provider>(Providers, { namespace: ns, name: 'outage' });
       return cond(p, 'Ready')?.status === 'True' ? p : undefined;
     }, 'the Provider to be reachable');
     expect(provider.status?.serverVersion).toMatch(/^v1\.\d+\.\d+/);
@@ -79,7 +79,7 @@ describe('resilience', () => {
     await stop(OUTAGE);
     const down = await eventually(
       async () => {
-        const mr = await control.get<ObjectStore>(kinds.ObjectStore, name, ns);
+        const mr = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: ns, name });
         return cond(mr, 'Synced')?.reason === 'Unreachable' ? mr : undefined;
       },
       'Synced=False/Unreachable',
@@ -92,7 +92,7 @@ describe('resilience', () => {
     });
     expect(cond(down, 'Synced')?.message).not.toMatch(/127\.0\.0\.1/);
     await eventually(
-      async () => cond(await control.get<Provider>(Providers, 'outage', ns), 'Ready')?.reason === 'Unreachable',
+      async () => cond(await control.get<Provider>(Providers, { namespace: ns, name: 'outage' }), 'Ready')?.reason === 'Unreachable',
       'the Provider to say Unreachable',
       30_000,
     );
@@ -102,7 +102,7 @@ describe('resilience', () => {
     await operator.start();
     // Recovery without restarting anything: the target's return requeues its resources.
     await eventually(
-      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, name, ns), 'Synced')?.status === 'True',
+      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, { namespace: ns, name }), 'Synced')?.status === 'True',
       'recovery after the target is back',
       90_000,
     );
@@ -174,14 +174,14 @@ describe('resilience', () => {
       const healthy = uniqueName('healthy');
       await control.create(kinds.ObjectStore, store(healthy));
       await eventually(
-        async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, healthy, ns), 'Ready')?.status === 'True',
+        async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, { namespace: ns, name: healthy }), 'Ready')?.status === 'True',
         "the healthy target's store to be Ready",
         60_000,
       );
       const seconds = (Date.now() - started) / 1000;
       // Without isolation the shared workers wait out one timeout after another (55 s was measured).
       expect(seconds).toBeLessThan(20);
-      for (const n of dead) await control.delete(kinds.ObjectStore, n, ns);
+      for (const n of dead) await control.delete(kinds.ObjectStore, { namespace: ns, name: n });
     } finally {
       for (const socket of sockets) socket.destroy();
       blackHole.close();
@@ -198,18 +198,22 @@ describe('resilience', () => {
       spec: { ...mr.spec, providerRef: { name: 'later' } },
     } as unknown as ObjectStore);
     await eventually(
-      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, name, ns), 'Synced')?.reason === 'ProviderNotFound',
+      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, { namespace: ns, name }), 'Synced')?.reason === 'ProviderNotFound',
       'the resource to wait for its Provider',
     );
-    await control.mergePatch(kinds.ObjectStore, name, ns, {
-      metadata: {
-        finalizers: ['finalizer.managedresource.crossplane.io'],
-        annotations: {
-          'crossplane.io/external-name': name,
-          'crossplane.io/external-create-pending': new Date().toISOString().replace(/\.\d+Z/, 'Z'),
+    await control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: ns, name },
+      {
+        metadata: {
+          finalizers: ['finalizer.managedresource.crossplane.io'],
+          annotations: {
+            'crossplane.io/external-name': name,
+            'crossplane.io/external-create-pending': new Date().toISOString().replace(/\.\d+Z/, 'Z'),
+          },
         },
       },
-    });
+    );
     await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
     // What the crashed provider-rook wrote: its signed marks (the key is the control cluster's).
     const marks = new OwnershipMarks(rook.app.controlPlaneId, await loadOwnershipKey(control, DEFAULT_OWNERSHIP_KEY_SECRET));
@@ -256,7 +260,7 @@ describe('resilience', () => {
       spec: { credentialsSecretRef: { name: 'later-creds' } },
     });
     await eventually(
-      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, name, ns), 'Ready')?.status === 'True',
+      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, { namespace: ns, name }), 'Ready')?.status === 'True',
       'the resumed store to be Ready',
       60_000,
     );
@@ -271,15 +275,15 @@ describe('resilience', () => {
     const mr = store(name);
     await control.create(kinds.ObjectStore, mr);
     await eventually(
-      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, name, ns), 'Ready')?.status === 'True',
+      async () => cond(await control.get<ObjectStore>(kinds.ObjectStore, { namespace: ns, name }), 'Ready')?.status === 'True',
       'the store to be Ready',
     );
     // Someone strips the finalizer and deletes the resource while the provider is not looking.
     await rook.app.stop();
-    await control.mergePatch(kinds.ObjectStore, name, ns, { metadata: { finalizers: null } });
-    await control.delete(kinds.ObjectStore, name, ns);
-    await eventually(async () => (await control.get(kinds.ObjectStore, name, ns)) === undefined, 'the resource to be gone');
-    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
+    await control.mergePatch(kinds.ObjectStore, { namespace: ns, name }, { metadata: { finalizers: null } });
+    await control.delete(kinds.ObjectStore, { namespace: ns, name });
+    await eventually(async () => (await control.get(kinds.ObjectStore, { namespace: ns, name })) === undefined, 'the resource to be gone');
+    expect(await target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })).toBeDefined();
 
     const reporting = await startTestApp(testCluster('control'), {
       namespaces: [ns],
@@ -294,7 +298,7 @@ describe('resilience', () => {
       ['Service', false],
       ['Namespace', false],
     ]);
-    expect(await target.get(RookObjectStores, name, mr.spec.targetNamespace)).toBeDefined();
+    expect(await target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })).toBeDefined();
 
     // Objects of live resources are never touched: every one of them keeps its uid (a sweeper that
     // deleted them would see them recreated within a second, with new uids).
@@ -313,11 +317,11 @@ describe('resilience', () => {
       pollIntervalMs: 1_000,
     });
     await eventually(
-      async () => (await target.get(RookObjectStores, name, mr.spec.targetNamespace)) === undefined,
+      async () => (await target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })) === undefined,
       'the leaked store to be deleted',
     );
     await eventually(
-      async () => (await target.get(Secrets, `${name}-access-keys`, mr.spec.targetNamespace)) === undefined,
+      async () => (await target.get(Secrets, { namespace: mr.spec.targetNamespace, name: `${name}-access-keys` })) === undefined,
       'the leaked access keys to be deleted',
     );
     expect(await live(RookObjectStores)).toEqual(before.stores);

@@ -18,7 +18,7 @@ const env = withProviderRook({
 const openClients = async (): Promise<number> => (await targetClients.get()).values[0]?.value ?? 0;
 
 const synced = async (name: string): Promise<{ status: string; reason?: string } | undefined> =>
-  cond(await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.apps), 'Synced');
+  cond(await env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.apps, name }), 'Synced');
 
 describe('Provider Secret rotation', () => {
   it('is picked up within seconds, and the superseded client is closed at once', async () => {

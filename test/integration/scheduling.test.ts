@@ -89,7 +89,7 @@ const tally = (placements: Iterable<string>): Record<string, number> => {
 
 async function ready(name: string, status: 'True' | 'False' = 'True'): Promise<void> {
   await eventually(
-    async () => cond(await control.get<Provider>(Providers, name, platform), 'Ready')?.status === status,
+    async () => cond(await control.get<Provider>(Providers, { namespace: platform, name }), 'Ready')?.status === status,
     `Provider ${name} Ready=${status}`,
     60_000,
   );
@@ -122,7 +122,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(replicas.map((a) => a.stop()));
-  await control.delete(Namespaces, apps).catch(() => undefined);
+  await control.delete(Namespaces, { name: apps }).catch(() => undefined);
 }, 60_000);
 
 describe('scheduling claims onto target clusters', () => {
@@ -132,14 +132,13 @@ describe('scheduling claims onto target clusters', () => {
     expect(tally((await placed(names)).values())).toEqual({ 'eu-1': 10, 'eu-2': 10, 'us-1': 10 });
     // In the target the store exists where it was placed, and the claim names the Provider.
     const one = await eventually(async () => {
-      const b = await control.get<Bucket>(Buckets, 'spread-0', apps);
+      const b = await control.get<Bucket>(Buckets, { namespace: apps, name: 'spread-0' });
       return b?.status?.providerRef?.name && cond(b, 'Scheduled')?.status === 'True' ? b : undefined;
     }, 'claim spread-0 Scheduled with its Provider');
-    const mr = (await control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(
-      kinds.ObjectStore,
-      one.spec.resourceRef!.name,
-      platform,
-    ))!;
+    const mr = (await control.get<ObjectStore & { status?: { conditions?: Cond[] } }>(kinds.ObjectStore, {
+      namespace: platform,
+      name: one.spec.resourceRef!.name,
+    }))!;
     expect(mr.spec.providerRef?.name).toBe(one.status!.providerRef!.name);
     expect(cond(mr, 'Scheduled')).toMatchObject({ status: 'True', reason: 'Scheduled' });
     // Events are written without waiting for them.
@@ -159,7 +158,7 @@ describe('scheduling claims onto target clusters', () => {
 
     await control.create(Buckets, claim('on-mars', 'anywhere', { matchLabels: { region: 'mars' } }));
     const waiting = await eventually(async () => {
-      const b = await control.get<Bucket>(Buckets, 'on-mars', apps);
+      const b = await control.get<Bucket>(Buckets, { namespace: apps, name: 'on-mars' });
       return cond(b, 'Scheduled')?.reason === 'NoMatchingProvider' ? b : undefined;
     }, 'claim on-mars Scheduled=False NoMatchingProvider');
     expect(cond(waiting, 'Scheduled')!.message).toContain('0 of 3 Provider(s) match region=mars, tier=standard');
@@ -177,10 +176,11 @@ describe('scheduling claims onto target clusters', () => {
     await provider('us-1', clusters['us-1'], { region: 'us', tier: 'standard' }, usedOnUs);
     await control.create(Buckets, claim('us-when-full', 'anywhere', { matchLabels: { region: 'us' } }));
     await eventually(
-      async () => cond(await control.get<Bucket>(Buckets, 'us-when-full', apps), 'Scheduled')?.reason === 'CapacityExhausted',
+      async () =>
+        cond(await control.get<Bucket>(Buckets, { namespace: apps, name: 'us-when-full' }), 'Scheduled')?.reason === 'CapacityExhausted',
       'claim us-when-full CapacityExhausted',
     );
-    const msg = cond(await control.get<Bucket>(Buckets, 'us-when-full', apps), 'Scheduled')!.message!;
+    const msg = cond(await control.get<Bucket>(Buckets, { namespace: apps, name: 'us-when-full' }), 'Scheduled')!.message!;
     expect(msg).toContain(`us-1 ${usedOnUs}/${usedOnUs}`);
 
     const names = ['after-full-0', 'after-full-1', 'after-full-2', 'after-full-3'];
@@ -259,21 +259,21 @@ describe('scheduling claims onto target clusters', () => {
     for (const p of ['cap-a', 'cap-b']) {
       const on = new Set((await stores()).filter((s) => s.spec.providerRef?.name === p).map((s) => s.metadata.uid));
       await eventually(async () => {
-        const uids = (await control.get<Provider>(Providers, p, platform))!.status!.reservations!.map((r) => r.uid);
+        const uids = (await control.get<Provider>(Providers, { namespace: platform, name: p }))!.status!.reservations!.map((r) => r.uid);
         return uids.length === 20 && uids.every((u) => on.has(u));
       }, `the reservations of ${p} to name its 20 resources`);
     }
 
     await control.create(Buckets, claim('capped-extra', 'capped'));
     const waiting = await eventually(async () => {
-      const b = await control.get<Bucket>(Buckets, 'capped-extra', apps);
+      const b = await control.get<Bucket>(Buckets, { namespace: apps, name: 'capped-extra' });
       return cond(b, 'Scheduled')?.reason === 'CapacityExhausted' ? b : undefined;
     }, 'claim capped-extra CapacityExhausted');
     expect(cond(waiting, 'Scheduled')!.message).toContain('cap-a 20/20; cap-b 20/20');
 
     // A claim deleted (reclaim policy Delete) gives its place to the one waiting.
     const freed = (await placed(['capped-7'])).get('capped-7')!;
-    await control.delete(Buckets, 'capped-7', apps);
+    await control.delete(Buckets, { namespace: apps, name: 'capped-7' });
     expect((await placed(['capped-extra'], 60_000)).get('capped-extra')).toBe(freed);
     const total = tally(
       (await stores())
@@ -282,7 +282,7 @@ describe('scheduling claims onto target clusters', () => {
     );
     expect(total).toEqual({ 'cap-a': 20, 'cap-b': 20 });
     await eventually(
-      async () => (await control.get<Provider>(Providers, freed, platform))!.status!.reservations!.length === 20,
+      async () => (await control.get<Provider>(Providers, { namespace: platform, name: freed }))!.status!.reservations!.length === 20,
       `${freed} holding 20 reservations`,
     );
   }, 180_000);

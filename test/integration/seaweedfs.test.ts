@@ -126,7 +126,7 @@ const bound = (name: string, namespace: string) => boundBucket(env.control, name
 const access = (name: string, namespace: string) => claimAccess(env.control, env.target, name, namespace);
 
 const managedOf = async (name: string, namespace: string): Promise<string> =>
-  (await env.control.get<Bucket>(Buckets, name, namespace))!.spec.resourceRef!.name;
+  (await env.control.get<Bucket>(Buckets, { namespace, name }))!.spec.resourceRef!.name;
 
 describe('buckets in a shared SeaweedFS store', () => {
   it("each claim gets a bucket and a user that reaches only it, through the operator's own kinds", async () => {
@@ -142,13 +142,16 @@ describe('buckets in a shared SeaweedFS store', () => {
     // The operator's objects in the target: one of each kind per claim, the user's name unique per managed resource.
     const mr = await managedOf('one', env.ns.appA);
     for (const type of [S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets]) {
-      expect((await env.target.get<Obj>(type, mr, 'sw-shared'))?.status?.phase).toBe('Ready');
+      expect((await env.target.get<Obj>(type, { namespace: 'sw-shared', name: mr }))?.status?.phase).toBe('Ready');
     }
-    expect((await env.target.get<Obj>(S3Identities, mr, 'sw-shared'))?.spec?.name).toBe(`rook.${env.ns.platform}.${mr}`);
-    // The keys are provider-rook's own, in its Secret beside them, and the operator registered them.
-    expect((await env.target.get<Obj & { status?: { accessKey?: string } }>(S3CredentialsType, mr, 'sw-shared'))?.status?.accessKey).toBe(
-      a.creds.accessKey,
+    expect((await env.target.get<Obj>(S3Identities, { namespace: 'sw-shared', name: mr }))?.spec?.name).toBe(
+      `rook.${env.ns.platform}.${mr}`,
     );
+    // The keys are provider-rook's own, in its Secret beside them, and the operator registered them.
+    expect(
+      (await env.target.get<Obj & { status?: { accessKey?: string } }>(S3CredentialsType, { namespace: 'sw-shared', name: mr }))?.status
+        ?.accessKey,
+    ).toBe(a.creds.accessKey);
     await roundTrip(a.local, a.creds, a.bucket);
     await roundTrip(b.local, b.creds, b.bucket);
     // A's keys in B's bucket: the real server judges the policy and refuses.
@@ -163,7 +166,11 @@ describe('buckets in a shared SeaweedFS store', () => {
   }, 150_000);
 
   it('a read-only grant can GET and is refused on PUT; deleting it revokes its keys', async () => {
-    await env.control.mergePatch(Buckets, 'one', env.ns.appA, { spec: { shareWith: [{ namespace: env.ns.appB, modes: ['ReadOnly'] }] } });
+    await env.control.mergePatch(
+      Buckets,
+      { namespace: env.ns.appA, name: 'one' },
+      { spec: { shareWith: [{ namespace: env.ns.appB, modes: ['ReadOnly'] }] } },
+    );
     const owner = await access('one', env.ns.appA);
     const put = s3Client(owner.local, owner.creds);
     await put.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'report.txt', Body: 'numbers' }));
@@ -176,14 +183,18 @@ describe('buckets in a shared SeaweedFS store', () => {
     } as KubeObjectLike);
     const keys = await eventually(
       async () => {
-        const a = await env.control.get<Obj & { status?: { bindingPhase?: string } }>(BucketAccesses, 'reader', env.ns.appB);
+        const a = await env.control.get<Obj & { status?: { bindingPhase?: string } }>(BucketAccesses, {
+          namespace: env.ns.appB,
+          name: 'reader',
+        });
         if (a?.status?.bindingPhase !== 'Bound' || cond(a, 'Ready')?.status !== 'True') return undefined;
-        return secretText((await env.control.get<Obj>(Secrets, 'reader-s3', env.ns.appB))?.data);
+        return secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.appB, name: 'reader-s3' }))?.data);
       },
       'the read-only grant to be Bound',
       {
         timeoutMs: 90_000,
-        explain: async () => JSON.stringify((await env.control.get<Obj>(BucketAccesses, 'reader', env.ns.appB))?.status),
+        explain: async () =>
+          JSON.stringify((await env.control.get<Obj>(BucketAccesses, { namespace: env.ns.appB, name: 'reader' }))?.status),
       },
     );
     expect(keys.BUCKET_NAME).toBe(owner.bucket);
@@ -193,7 +204,7 @@ describe('buckets in a shared SeaweedFS store', () => {
       const got = await s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' }));
       expect(await got.Body!.transformToString()).toBe('numbers');
       expect(await refusal(s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'x', Body: 'x' })))).toBe('AccessDenied');
-      await env.control.delete(BucketAccesses, 'reader', env.ns.appB);
+      await env.control.delete(BucketAccesses, { namespace: env.ns.appB, name: 'reader' });
       await eventually(
         async () => (await refusal(s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' })))) === 'InvalidAccessKeyId',
         'the revoked grant to be refused',
@@ -217,15 +228,15 @@ describe('buckets in a shared SeaweedFS store', () => {
     const s3 = s3Client(b.local, b.creds);
     await s3.send(new PutObjectCommand({ Bucket: b.bucket, Key: 'keep.txt', Body: 'data' }));
     const mr = await managedOf('two', env.ns.appB);
-    await env.control.delete(Buckets, 'two', env.ns.appB);
+    await env.control.delete(Buckets, { namespace: env.ns.appB, name: 'two' });
     await eventually(
-      async () => (await env.control.get(kinds.SeaweedBucket, mr, env.ns.platform)) === undefined,
+      async () => (await env.control.get(kinds.SeaweedBucket, { namespace: env.ns.platform, name: mr })) === undefined,
       'the SeaweedBucket to be gone',
       60_000,
     );
     for (const type of [S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets, Secrets]) {
       const name = type === Secrets ? `${mr}-keys` : mr;
-      expect(await env.target.get(type, name, 'sw-shared')).toBeUndefined();
+      expect(await env.target.get(type, { namespace: 'sw-shared', name })).toBeUndefined();
     }
     try {
       await eventually(
@@ -254,7 +265,7 @@ describe('buckets in a shared SeaweedFS store', () => {
 describe('shared stores a bucket cannot be made in', () => {
   const refused = (name: string) =>
     eventually(async () => {
-      const c = cond(await env.control.get<Bucket>(Buckets, name, env.ns.appA), 'Synced');
+      const c = cond(await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name }), 'Synced');
       return c?.status === 'False' ? c : undefined;
     }, `Bucket ${name} to be refused`);
 
@@ -265,15 +276,15 @@ describe('shared stores a bucket cannot be made in', () => {
       message: expect.stringMatching(/no-such-store, which does not exist/),
     });
     const store = await eventually(async () => {
-      const s = await env.control.get<Obj>(kinds.SeaweedStore, 'forbidden', env.ns.platform);
+      const s = await env.control.get<Obj>(kinds.SeaweedStore, { namespace: env.ns.platform, name: 'forbidden' });
       return cond(s, 'Synced')?.status === 'False' ? cond(s, 'Synced') : undefined;
     }, 'the SeaweedStore in kube-system to be refused');
     expect(store).toMatchObject({ reason: 'TargetNamespaceNotAllowed' });
-    expect(await env.target.get(Seaweeds, 'forbidden', 'kube-system')).toBeUndefined();
+    expect(await env.target.get(Seaweeds, { namespace: 'kube-system', name: 'forbidden' })).toBeUndefined();
     await env.control.create(Buckets, claim('walled', env.ns.appA, 'forbidden'));
     expect(await refused('walled')).toMatchObject({ reason: 'SharedStoreNotReady' });
     for (const name of ['nowhere', 'walled'])
-      expect((await env.control.get<Bucket>(Buckets, name, env.ns.appA))?.spec.resourceRef).toBeUndefined();
+      expect((await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name }))?.spec.resourceRef).toBeUndefined();
   });
 });
 
@@ -283,7 +294,10 @@ describe('a SeaweedFS store per claim', () => {
     await bound('own', env.ns.appA);
     const mr = await managedOf('own', env.ns.appA);
     const ns = `seaweedfs-${mr}`;
-    const seaweed = await env.target.get<Obj & { spec: { filer: { persistence: { enabled: boolean } } } }>(Seaweeds, mr, ns);
+    const seaweed = await env.target.get<Obj & { spec: { filer: { persistence: { enabled: boolean } } } }>(Seaweeds, {
+      namespace: ns,
+      name: mr,
+    });
     expect(seaweed?.spec.filer.persistence.enabled).toBe(true);
     // Its master reports nothing off its cluster.
     expect((seaweed?.spec as { master?: { extraArgs?: string[] } }).master?.extraArgs).toContain('-telemetry=false');
@@ -310,13 +324,13 @@ describe('a SeaweedFS store per claim', () => {
   it('deleting the claim keeps its store (its bucket may hold objects), marked Retain, and says so; a class that lets objects go deletes it', async () => {
     const mr = await managedOf('own', env.ns.appA);
     const ns = `seaweedfs-${mr}`;
-    await env.control.delete(Buckets, 'own', env.ns.appA);
+    await env.control.delete(Buckets, { namespace: env.ns.appA, name: 'own' });
     await eventually(
-      async () => (await env.control.get(kinds.SeaweedStore, mr, env.ns.platform)) === undefined,
+      async () => (await env.control.get(kinds.SeaweedStore, { namespace: env.ns.platform, name: mr })) === undefined,
       'the SeaweedStore to be gone',
       90_000,
     );
-    const kept = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(Seaweeds, mr, ns);
+    const kept = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(Seaweeds, { namespace: ns, name: mr });
     expect(kept?.metadata.annotations?.[ANNOTATION_RECLAIM_POLICY]).toBe('Retain');
     const events = await eventsFor(env.control, env.ns.platform, mr);
     expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toMatch(/deleteObjects is off/);
@@ -339,9 +353,9 @@ describe('a SeaweedFS store per claim', () => {
     await env.control.create(Buckets, claim('brief', env.ns.appB, 'disposable'));
     await bound('brief', env.ns.appB);
     const brief = await managedOf('brief', env.ns.appB);
-    await env.control.delete(Buckets, 'brief', env.ns.appB);
+    await env.control.delete(Buckets, { namespace: env.ns.appB, name: 'brief' });
     await eventually(
-      async () => (await env.control.get(kinds.SeaweedStore, brief, env.ns.platform)) === undefined,
+      async () => (await env.control.get(kinds.SeaweedStore, { namespace: env.ns.platform, name: brief })) === undefined,
       'the SeaweedStore to be gone',
       90_000,
     );
@@ -428,24 +442,27 @@ describe('bucket features on the claim', () => {
   }, 240_000);
 
   it('a change on the claim reaches the bucket; what cannot be undone is refused at admission, naming the field', async () => {
-    await env.control.mergePatch(Buckets, 'vault', env.ns.appA, {
-      spec: { features: { quota: { size: '2Mi' } } },
-    });
+    await env.control.mergePatch(
+      Buckets,
+      { namespace: env.ns.appA, name: 'vault' },
+      {
+        spec: { features: { quota: { size: '2Mi' } } },
+      },
+    );
     const mr = await managedOf('vault', env.ns.appA);
     await eventually(
       async () => {
-        const b = await env.target.get<Obj & { spec: { versioning?: string; quota?: { size: string } } }>(
-          SeaweedBuckets,
-          `${mr}-bucket`,
-          `seaweedfs-${mr}`,
-        );
+        const b = await env.target.get<Obj & { spec: { versioning?: string; quota?: { size: string } } }>(SeaweedBuckets, {
+          namespace: `seaweedfs-${mr}`,
+          name: `${mr}-bucket`,
+        });
         return b?.spec.versioning === 'Enabled' && b.spec.quota?.size === '2Mi';
       },
       "the claim's new quota to reach the operator's Bucket",
       30_000,
     );
     const refused = async (features: object): Promise<string> =>
-      env.control.mergePatch(Buckets, 'vault', env.ns.appA, { spec: { features } }).then(
+      env.control.mergePatch(Buckets, { namespace: env.ns.appA, name: 'vault' }, { spec: { features } }).then(
         () => 'accepted',
         (err: Error) => err.message,
       );
@@ -495,13 +512,13 @@ describe('bucket features on the claim', () => {
       expect.stringMatching(/^spec\.features\.defaultRetention: .*SeaweedFS operator's Bucket has no default retention/),
     ]);
     for (const name of ['locked-out', 'too-big', 'on-ceph', 'retained']) {
-      expect((await env.control.get<Bucket>(Buckets, name, env.ns.appA))?.spec.resourceRef).toBeUndefined();
+      expect((await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name }))?.spec.resourceRef).toBeUndefined();
     }
     // Within its limits, the class's maxQuota is what a claim that asks for none gets.
     await env.control.create(Buckets, claim('capped', env.ns.appA, 'featured'));
     await bound('capped', env.ns.appA);
     const mr = await managedOf('capped', env.ns.appA);
-    const b = await env.target.get<Obj & { spec: { quota?: { size: string } } }>(SeaweedBuckets, mr, 'sw-shared');
+    const b = await env.target.get<Obj & { spec: { quota?: { size: string } } }>(SeaweedBuckets, { namespace: 'sw-shared', name: mr });
     expect(b?.spec.quota?.size).toBe('10Gi');
   }, 120_000);
 });
@@ -526,25 +543,37 @@ describe('key rotation through S3Credentials', () => {
         return k.creds.accessKey !== than ? k : undefined;
       },
       `the Secret of ${name} to hold new keys`,
-      { timeoutMs: 60_000, explain: async () => JSON.stringify((await env.control.get<Obj>(Buckets, name, env.ns.appB))?.status) },
+      {
+        timeoutMs: 60_000,
+        explain: async () => JSON.stringify((await env.control.get<Obj>(Buckets, { namespace: env.ns.appB, name }))?.status),
+      },
     );
 
   it('new keys beside the old: both work in the grace period, the old are refused after it, and the S3Credentials of the old go', async () => {
     await env.control.create(Buckets, claim('turn', env.ns.appB, 'rotating'));
     await bound('turn', env.ns.appB);
     const before = await access('turn', env.ns.appB);
-    await env.control.mergePatch(Buckets, 'turn', env.ns.appB, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'first' } } });
+    await env.control.mergePatch(
+      Buckets,
+      { namespace: env.ns.appB, name: 'turn' },
+      { metadata: { annotations: { [ANNOTATION_ROTATE]: 'first' } } },
+    );
     const after = await newKeys('turn', before.creds.accessKey);
     await roundTrip(after.local, after.creds, after.bucket);
     expect(await answer(before)).toBe('ok');
     const mr = await managedOf('turn', env.ns.appB);
     // Each generation's keys have an S3Credentials (and a Secret) of their own, registered with the one user.
-    const registered = (await env.target.get<Obj & { status?: { accessKey?: string } }>(S3CredentialsType, `${mr}-g1`, 'sw-shared'))
-      ?.status;
+    const registered = (
+      await env.target.get<Obj & { status?: { accessKey?: string } }>(S3CredentialsType, { namespace: 'sw-shared', name: `${mr}-g1` })
+    )?.status;
     expect(registered?.accessKey).toBe(after.creds.accessKey);
     const until = await eventually(async () => {
-      const st = (await env.control.get<Obj & { status?: { credentials?: { previousValidUntil?: string } } }>(Buckets, 'turn', env.ns.appB))
-        ?.status;
+      const st = (
+        await env.control.get<Obj & { status?: { credentials?: { previousValidUntil?: string } } }>(Buckets, {
+          namespace: env.ns.appB,
+          name: 'turn',
+        })
+      )?.status;
       return st?.credentials?.previousValidUntil ? Date.parse(st.credentials.previousValidUntil) : undefined;
     }, 'the claim to say until when the old keys work');
     await eventually(async () => (await answer(before)) === 'InvalidAccessKeyId', 'the old keys to be refused', {
@@ -553,8 +582,8 @@ describe('key rotation through S3Credentials', () => {
     expect(Date.now()).toBeGreaterThanOrEqual(until);
     await eventually(
       async () =>
-        (await env.target.get(S3CredentialsType, mr, 'sw-shared')) === undefined &&
-        (await env.target.get(Secrets, `${mr}-keys`, 'sw-shared')) === undefined,
+        (await env.target.get(S3CredentialsType, { namespace: 'sw-shared', name: mr })) === undefined &&
+        (await env.target.get(Secrets, { namespace: 'sw-shared', name: `${mr}-keys` })) === undefined,
       "the old generation's S3Credentials and Secret to be gone",
     );
     await roundTrip(after.local, after.creds, after.bucket);
@@ -564,21 +593,27 @@ describe('key rotation through S3Credentials', () => {
     await env.control.create(Buckets, claim('own-turn', env.ns.appB, 'rotating-dedicated'));
     await bound('own-turn', env.ns.appB);
     const before = await access('own-turn', env.ns.appB);
-    await env.control.mergePatch(Buckets, 'own-turn', env.ns.appB, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'first' } } });
+    await env.control.mergePatch(
+      Buckets,
+      { namespace: env.ns.appB, name: 'own-turn' },
+      { metadata: { annotations: { [ANNOTATION_ROTATE]: 'first' } } },
+    );
     const after = await newKeys('own-turn', before.creds.accessKey);
     await roundTrip(after.local, after.creds, after.bucket);
     expect(await answer(before)).toBe('ok');
     const mr = await managedOf('own-turn', env.ns.appB);
     const ns = `seaweedfs-${mr}`;
-    const registered = (await env.target.get<Obj & { status?: { accessKey?: string } }>(S3CredentialsType, `${mr}-bucket-g1`, ns))?.status;
+    const registered = (
+      await env.target.get<Obj & { status?: { accessKey?: string } }>(S3CredentialsType, { namespace: ns, name: `${mr}-bucket-g1` })
+    )?.status;
     expect(registered?.accessKey).toBe(after.creds.accessKey);
     await eventually(async () => (await answer(before)) === 'InvalidAccessKeyId', 'the old keys to be refused', {
       timeoutMs: (GRACE_S + 30) * 1000,
     });
     await eventually(
       async () =>
-        (await env.target.get(S3CredentialsType, `${mr}-bucket`, ns)) === undefined &&
-        (await env.target.get(Secrets, `${mr}-bucket-keys`, ns)) === undefined,
+        (await env.target.get(S3CredentialsType, { namespace: ns, name: `${mr}-bucket` })) === undefined &&
+        (await env.target.get(Secrets, { namespace: ns, name: `${mr}-bucket-keys` })) === undefined,
       "the old generation's S3Credentials and Secret to be gone",
     );
     await roundTrip(after.local, after.creds, after.bucket);
@@ -587,11 +622,15 @@ describe('key rotation through S3Credentials', () => {
   it('deleting the claim in a grace period removes the keys of both generations', async () => {
     const current = await access('turn', env.ns.appB);
     const mr = await managedOf('turn', env.ns.appB);
-    await env.control.mergePatch(Buckets, 'turn', env.ns.appB, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'second' } } });
+    await env.control.mergePatch(
+      Buckets,
+      { namespace: env.ns.appB, name: 'turn' },
+      { metadata: { annotations: { [ANNOTATION_ROTATE]: 'second' } } },
+    );
     const last = await newKeys('turn', current.creds.accessKey);
-    await env.control.delete(Buckets, 'turn', env.ns.appB);
+    await env.control.delete(Buckets, { namespace: env.ns.appB, name: 'turn' });
     await eventually(
-      async () => (await env.control.get(kinds.SeaweedBucket, mr, env.ns.platform)) === undefined,
+      async () => (await env.control.get(kinds.SeaweedBucket, { namespace: env.ns.platform, name: mr })) === undefined,
       'the SeaweedBucket to be gone',
       60_000,
     );

@@ -78,13 +78,15 @@ describe('operator stand-ins', () => {
         spec: { selector: { app: 'minio', objectstore: 'with-s3' }, ports: [{ port: 9000 }] },
       } as KubeObjectLike);
       await eventually(
-        async () => (await admin.get<KubeObjectLike & { status?: Status }>(StatefulSets, 'with-s3', ns))?.status?.readyReplicas === 4,
+        async () =>
+          (await admin.get<KubeObjectLike & { status?: Status }>(StatefulSets, { namespace: ns, name: 'with-s3' }))?.status
+            ?.readyReplicas === 4,
         'the store ready',
       );
       const endpoint = await resolveS3Endpoint(`http://with-s3-s3.${ns}.svc.cluster.local:9000`, admin);
       await roundTrip(endpoint, keys, 'first', { makeBucket: true });
       await expect(resolveS3Endpoint(`http://with-s3-s3.${ns}.svc.cluster.local:80`, admin)).rejects.toThrow(/does not serve port 80/);
-      await admin.delete(RookObjectStores, 'with-s3', ns);
+      await admin.delete(RookObjectStores, { namespace: ns, name: 'with-s3' });
       await eventually(
         () =>
           fetch(endpoint).then(
@@ -124,7 +126,7 @@ describe('operator stand-ins', () => {
     } as KubeObjectLike);
     const tenant = await eventually(
       async () => {
-        const t = await admin.get<KubeObjectLike & { status?: Status }>(MinioTenants, 'retried', ns);
+        const t = await admin.get<KubeObjectLike & { status?: Status }>(MinioTenants, { namespace: ns, name: 'retried' });
         return t?.status?.currentState === 'Initialized' ? t : undefined;
       },
       'the Tenant Initialized after three failed status writes',
@@ -148,7 +150,7 @@ describe('operator stand-ins', () => {
     } as KubeObjectLike);
     const sts = await eventually(
       async () => {
-        const s = await admin.get<KubeObjectLike & { status?: Status }>(StatefulSets, 'retried', ns);
+        const s = await admin.get<KubeObjectLike & { status?: Status }>(StatefulSets, { namespace: ns, name: 'retried' });
         return s?.status?.readyReplicas === 4 ? s : undefined;
       },
       'the StatefulSet ready after two failed status writes',

@@ -117,7 +117,7 @@ describe('names and sizes', () => {
     // A name S3 takes passes (then waits for its store, which does not exist here).
     const ok = bucket('team-data.2026');
     await env.control.create(kinds.MinioBucket, ok);
-    await env.control.delete(kinds.MinioBucket, ok.metadata.name, env.ns.platform);
+    await env.control.delete(kinds.MinioBucket, { namespace: env.ns.platform, name: ok.metadata.name });
   });
 
   it('the API refuses a nodeCount out of range (2147483648 would wait forever)', async () => {
@@ -130,7 +130,7 @@ describe('names and sizes', () => {
       const name = uniqueName(`ext${i}`);
       await env.control.create(kinds.ObjectStore, store(name, {}, { 'crossplane.io/external-name': bad }));
       const synced = await eventually(async () => {
-        const mr = await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.platform);
+        const mr = await env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.platform, name });
         const c = cond(mr, 'Synced');
         return c?.status === 'False' ? c : undefined;
       }, 'Synced=False');
@@ -208,7 +208,7 @@ describe('names and sizes', () => {
     ]) {
       const name = uniqueName('pvc');
       await env.control.create(kinds.ObjectStore, store(name, { forProvider: { scope: scope(spec) } }, { 'crossplane.io/paused': 'true' }));
-      const made = await env.control.get<ObjectStore>(kinds.ObjectStore, name, env.ns.platform);
+      const made = await env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.platform, name });
       expect(made?.spec.forProvider.scope.volumeClaimTemplates?.[0]?.spec).toEqual(spec);
     }
   });
@@ -260,13 +260,13 @@ describe('names and sizes', () => {
     } as KubeObjectLike);
     const claim = await eventually(
       async () => {
-        const b = await env.control.get<Bucket>(Buckets, name, env.ns.apps);
+        const b = await env.control.get<Bucket>(Buckets, { namespace: env.ns.apps, name });
         return b?.status?.bindingPhase === 'Bound' ? b : undefined;
       },
       'the long-named claim to be Bound',
       45_000,
     );
-    const mr = (await env.control.get<ObjectStore>(kinds.ObjectStore, claim.spec.resourceRef!.name, env.ns.platform))!;
+    const mr = (await env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.platform, name: claim.spec.resourceRef!.name }))!;
     const label = mr.metadata.labels?.['crossplane.io/claim-name'] ?? '';
     expect(label.length).toBeLessThanOrEqual(63);
     expect(label.startsWith('long-nnn')).toBe(true);

@@ -42,14 +42,16 @@ describe('a deletion that waits on a finalizer someone else added', () => {
       metadata: { name, namespace: env.ns.apps, finalizers: [HOLD] },
       spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: 'target' } },
     });
-    await eventually(async () => Boolean(await env.target.get(RookObjectStores, name, targetNamespace)), 'the store in the target');
-    await env.control.delete(kinds.ObjectStore, name, env.ns.apps);
+    await eventually(
+      async () => Boolean(await env.target.get(RookObjectStores, { namespace: targetNamespace, name })),
+      'the store in the target',
+    );
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
     const synced = await eventually(async () => {
-      const mr = await env.control.get<{ metadata: { name: string }; status?: { conditions?: Cond[] } }>(
-        kinds.ObjectStore,
+      const mr = await env.control.get<{ metadata: { name: string }; status?: { conditions?: Cond[] } }>(kinds.ObjectStore, {
+        namespace: env.ns.apps,
         name,
-        env.ns.apps,
-      );
+      });
       const c = cond(mr, 'Synced');
       return c?.reason === 'WaitingForFinalizers' ? c : undefined;
     }, 'the store to say what its deletion waits for');
@@ -60,19 +62,22 @@ describe('a deletion that waits on a finalizer someone else added', () => {
     // The gauge reads the informer's cache, which sees the condition once its watch event arrives.
     await eventually(async () => (await waiting()) >= 1, 'the waiting gauge to count it');
     // Nothing is deleted in the target while others clean up first.
-    expect(await env.target.get(RookObjectStores, name, targetNamespace)).toBeDefined();
+    expect(await env.target.get(RookObjectStores, { namespace: targetNamespace, name })).toBeDefined();
 
-    const mr = (await env.control.get<{ metadata: { name: string; finalizers?: string[] } }>(kinds.ObjectStore, name, env.ns.apps))!;
+    const mr = (await env.control.get<{ metadata: { name: string; finalizers?: string[] } }>(kinds.ObjectStore, {
+      namespace: env.ns.apps,
+      name,
+    }))!;
     await env.control.update(kinds.ObjectStore, {
       ...mr,
       metadata: { ...mr.metadata, finalizers: mr.metadata.finalizers!.filter((f) => f !== HOLD) },
     });
     await eventually(
-      async () => (await env.control.get(kinds.ObjectStore, name, env.ns.apps)) === undefined,
+      async () => (await env.control.get(kinds.ObjectStore, { namespace: env.ns.apps, name })) === undefined,
       'the store to be gone',
       30_000,
     );
-    expect(await env.target.get(RookObjectStores, name, targetNamespace)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, { namespace: targetNamespace, name })).toBeUndefined();
   }, 60_000);
 });
 
@@ -92,20 +97,30 @@ describe('a deletion that waits on a finalizer someone else added in the target'
       metadata: { name, namespace: env.ns.apps },
       spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, providerRef: { name: 'target' } },
     });
-    await eventually(async () => Boolean(await env.target.get(RookObjectStores, name, targetNamespace)), 'the store in the target');
+    await eventually(
+      async () => Boolean(await env.target.get(RookObjectStores, { namespace: targetNamespace, name })),
+      'the store in the target',
+    );
     // A backup tool in the target holds the store until it is done.
-    await env.target.mergePatch(RookObjectStores, name, targetNamespace, { metadata: { finalizers: [HOLD] } });
-    await env.control.delete(kinds.ObjectStore, name, env.ns.apps);
+    await env.target.mergePatch(RookObjectStores, { namespace: targetNamespace, name }, { metadata: { finalizers: [HOLD] } });
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
     await eventually(
       async () =>
         Boolean(
-          (await env.target.get<KubeObjectLike & { metadata: { deletionTimestamp?: string } }>(RookObjectStores, name, targetNamespace))
-            ?.metadata.deletionTimestamp,
+          (
+            await env.target.get<KubeObjectLike & { metadata: { deletionTimestamp?: string } }>(RookObjectStores, {
+              namespace: targetNamespace,
+              name,
+            })
+          )?.metadata.deletionTimestamp,
         ),
       'the store asked to go',
     );
     await eventually(async () => {
-      const mr = await env.control.get<KubeObjectLike & { status?: { conditions?: Cond[] } }>(kinds.ObjectStore, name, env.ns.apps);
+      const mr = await env.control.get<KubeObjectLike & { status?: { conditions?: Cond[] } }>(kinds.ObjectStore, {
+        namespace: env.ns.apps,
+        name,
+      });
       return cond(mr, 'Ready')?.reason === 'Deleting';
     }, 'the resource to say Deleting');
     const deletesThen = await deletes();
@@ -113,9 +128,13 @@ describe('a deletion that waits on a finalizer someone else added in the target'
     // Passes while it waits: each change of the resource brings one at once (its own requeues back off
     // up to a minute).
     for (let touch = 1; touch <= 3; touch++) {
-      await env.control.mergePatch(kinds.ObjectStore, name, env.ns.apps, {
-        metadata: { annotations: { 'example.com/touched': String(touch) } },
-      });
+      await env.control.mergePatch(
+        kinds.ObjectStore,
+        { namespace: env.ns.apps, name },
+        {
+          metadata: { annotations: { 'example.com/touched': String(touch) } },
+        },
+      );
       await eventually(async () => (await passes()) >= passesThen + touch, `pass ${touch} while the store is held`, 30_000);
     }
     expect(await deletes()).toBe(deletesThen);
@@ -127,12 +146,12 @@ describe('a deletion that waits on a finalizer someone else added in the target'
     // One Event, however many passes said it (each adds to its count, as client-go's recorder does).
     expect(events).toHaveLength(1);
 
-    await env.target.mergePatch(RookObjectStores, name, targetNamespace, { metadata: { finalizers: null } });
+    await env.target.mergePatch(RookObjectStores, { namespace: targetNamespace, name }, { metadata: { finalizers: null } });
     await eventually(
-      async () => (await env.control.get(kinds.ObjectStore, name, env.ns.apps)) === undefined,
+      async () => (await env.control.get(kinds.ObjectStore, { namespace: env.ns.apps, name })) === undefined,
       'the resource to be gone',
       30_000,
     );
-    expect(await env.target.get(RookObjectStores, name, targetNamespace)).toBeUndefined();
+    expect(await env.target.get(RookObjectStores, { namespace: targetNamespace, name })).toBeUndefined();
   }, 90_000);
 });

@@ -64,14 +64,14 @@ describe('a request on a connection that died silently', () => {
     );
     clients.push(throughProxy);
     await admin.create(ConfigMaps, configMap('get-me'));
-    expect((await throughProxy.get(ConfigMaps, 'get-me', ns))?.metadata.name).toBe('get-me');
+    expect((await throughProxy.get(ConfigMaps, { namespace: ns, name: 'get-me' }))?.metadata.name).toBe('get-me');
     expect(proxy.freeze()).toBeGreaterThan(0);
     const started = performance.now();
-    await expect(throughProxy.get(ConfigMaps, 'get-me', ns)).rejects.toThrow(/timed out/);
+    await expect(throughProxy.get(ConfigMaps, { namespace: ns, name: 'get-me' })).rejects.toThrow(/timed out/);
     expect(performance.now() - started).toBeLessThan(4_000);
     // The request's connection was dropped at its deadline; a fresh one answers.
     await eventually(
-      async () => (await throughProxy.get(ConfigMaps, 'get-me', ns))?.metadata.name === 'get-me',
+      async () => (await throughProxy.get(ConfigMaps, { namespace: ns, name: 'get-me' }))?.metadata.name === 'get-me',
       'a read on a new connection',
       15_000,
     );
@@ -87,11 +87,11 @@ describe('idle pooled connections that died together', () => {
     clients.push(c);
     await admin.create(ConfigMaps, configMap('siblings'));
     // Three requests at once leave three idle connections in the pool.
-    await Promise.all([1, 2, 3].map(() => c.get(ConfigMaps, 'siblings', ns)));
+    await Promise.all([1, 2, 3].map(() => c.get(ConfigMaps, { namespace: ns, name: 'siblings' })));
     expect(proxy.freeze()).toBeGreaterThanOrEqual(3);
-    await expect(c.get(ConfigMaps, 'siblings', ns)).rejects.toThrow(/timed out/);
+    await expect(c.get(ConfigMaps, { namespace: ns, name: 'siblings' })).rejects.toThrow(/timed out/);
     const started = performance.now();
-    expect((await c.get(ConfigMaps, 'siblings', ns))?.metadata.name).toBe('siblings');
+    expect((await c.get(ConfigMaps, { namespace: ns, name: 'siblings' }))?.metadata.name).toBe('siblings');
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 });

@@ -23,17 +23,19 @@ export const bucketClaim = (name: string, namespace: string, className: string, 
 export const boundBucket = (control: KubeClient, name: string, namespace: string, timeoutMs = 60_000): Promise<Bucket> =>
   eventually(
     async () => {
-      const b = await control.get<Bucket>(Buckets, name, namespace);
+      const b = await control.get<Bucket>(Buckets, { namespace, name });
       const ready = cond(b, 'Ready');
       return b?.status?.bindingPhase === 'Bound' && ready?.status === 'True' ? b : undefined;
     },
     `Bucket ${namespace}/${name} to be Bound and Ready`,
-    { timeoutMs, explain: async () => JSON.stringify((await control.get<Bucket>(Buckets, name, namespace))?.status?.conditions) },
+    { timeoutMs, explain: async () => JSON.stringify((await control.get<Bucket>(Buckets, { namespace, name }))?.status?.conditions) },
   );
 
 /** The claim's Secret `<name>-s3`, and its endpoint as an app in `target` reaches it. */
 export async function claimAccess(control: KubeClient, target: KubeClient, name: string, namespace: string) {
-  const keys = secretText((await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, `${name}-s3`, namespace))!.data);
+  const keys = secretText(
+    (await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace, name: `${name}-s3` }))!.data,
+  );
   const local = await resolveS3Endpoint(keys.endpoint!, target);
   return { keys, local, creds: { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! }, bucket: keys.BUCKET_NAME! };
 }
@@ -42,7 +44,7 @@ export async function claimAccess(control: KubeClient, target: KubeClient, name:
 export const refusedBucket = (control: KubeClient, name: string, namespace: string, timeoutMs = 30_000) =>
   eventually(
     async () => {
-      const c = cond(await control.get<Bucket>(Buckets, name, namespace), 'Synced');
+      const c = cond(await control.get<Bucket>(Buckets, { namespace, name }), 'Synced');
       return c?.status === 'False' ? c : undefined;
     },
     `Bucket ${namespace}/${name} to be refused`,

@@ -74,7 +74,7 @@ export async function installCrds(client: KubeClient, files: string[], timeoutMs
   for (const crd of crds) {
     await eventually(
       async () =>
-        (await client.get<Crd>(CustomResourceDefinitions, crd.metadata.name))?.status?.conditions?.some(
+        (await client.get<Crd>(CustomResourceDefinitions, { name: crd.metadata.name }))?.status?.conditions?.some(
           (c) => c.type === 'Established' && c.status === 'True',
         ),
       `CRD ${crd.metadata.name} to be Established`,

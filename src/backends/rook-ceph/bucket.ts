@@ -111,8 +111,8 @@ export const cephBucket: NativeKind<CephBucket> = {
     // nowhere else), used only when the provisioner wrote it for this very claim.
     const obName = (observed.spec as { objectBucketName?: string } | undefined)?.objectBucketName;
     const [secret, ob] = await Promise.all([
-      read.get<Written>(Secrets, name, namespace, signal),
-      obName ? read.get<ObjectBucket & TargetObject>(ObjectBuckets, obName, undefined, signal) : undefined,
+      read.get<Written>(Secrets, { namespace, name }, signal),
+      obName ? read.get<ObjectBucket & TargetObject>(ObjectBuckets, { name: obName }, signal) : undefined,
     ]);
     const forThisClaim = secret?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
     if (!ob || ob.spec?.claimRef?.uid !== uid || !secret || !forThisClaim) {

@@ -232,7 +232,11 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     // The store's own size (an observed-only import may differ from the spec): what its operator runs.
     const want = (observed.spec as { scope?: { nodeCount?: number } } | undefined)?.scope?.nodeCount ?? mr.spec.forProvider.scope.nodeCount;
     // The operator writes no status; its StatefulSet (same name, same namespace) tells readiness.
-    const sts = await read.get<{ metadata: { name: string }; status?: { readyReplicas?: number } }>(StatefulSets, name, namespace, signal);
+    const sts = await read.get<{ metadata: { name: string }; status?: { readyReplicas?: number } }>(
+      StatefulSets,
+      { namespace, name },
+      signal,
+    );
     const readyReplicas = sts?.status?.readyReplicas ?? 0;
     const storeReady = sts !== undefined && readyReplicas >= want;
     // The root keys stay in the target: what an app gets is the bucket's own user, from its Secret (companions[2]).
@@ -272,8 +276,8 @@ async function observedStore(read: ObjectReader, mr: ObjectStore, observed: Targ
   const { name, namespace } = observed.metadata;
   const want = (observed.spec as { scope?: { nodeCount?: number } } | undefined)?.scope?.nodeCount ?? mr.spec.forProvider.scope.nodeCount;
   const [sts, service] = await Promise.all([
-    read.get<{ metadata: { name: string }; status?: { readyReplicas?: number } }>(StatefulSets, name, namespace, signal),
-    read.get<TargetObject>(Services, name, namespace, signal),
+    read.get<{ metadata: { name: string }; status?: { readyReplicas?: number } }>(StatefulSets, { namespace, name }, signal),
+    read.get<TargetObject>(Services, { namespace, name }, signal),
   ]);
   const readyReplicas = sts?.status?.readyReplicas ?? 0;
   // What the operator writes (owner reference to this very store, headless, app=minio); a store observed only is trusted no further.

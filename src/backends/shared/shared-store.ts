@@ -19,7 +19,7 @@ export function readyStore<S extends ManagedResource, A>(
   accessOf: (store: S) => A | undefined,
   observed = 'no bucket is made in it',
 ): { store: S; access: A } {
-  const found = lookup.get<S>(store.type, store.namespace, store.name);
+  const found = lookup.get<S>(store.type, { namespace: store.namespace, name: store.name });
   const where = `${store.type.kind} ${store.namespace}/${store.name}`;
   if (!found || found.metadata.deletionTimestamp) {
     throw new ReasonedError(

@@ -95,7 +95,13 @@ export class ApiEventRecorder implements EventRecorder {
       seen.count++;
       const count = seen.count;
       seen.last = seen.last
-        .then(() => this.client.mergePatch(Events, seen.name, namespace || 'default', { count, lastTimestamp: at, message: shown }))
+        .then(() =>
+          this.client.mergePatch(
+            Events,
+            { namespace: namespace || 'default', name: seen.name },
+            { count, lastTimestamp: at, message: shown },
+          ),
+        )
         .catch((err: Error) => (isNotFound(err) ? this.create(obj, key, event, at) : failed(err)));
       return;
     }

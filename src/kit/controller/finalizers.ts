@@ -67,7 +67,7 @@ export async function patchTested<T extends Finalizable>(
   signal?: AbortSignal,
 ): Promise<T> {
   try {
-    return await client.jsonPatch<T>(type, obj.metadata.name, obj.metadata.namespace, ops, signal);
+    return await client.jsonPatch<T>(type, { namespace: obj.metadata.namespace, name: obj.metadata.name }, ops, signal);
   } catch (err) {
     // A failed test is the API server's 422; callers treat it as what it is, a conflict (requeue quietly).
     if (isTestFailure(err)) throw new KubeError(409, 'Conflict', `${type.kind} ${obj.metadata.name} changed since it was read`);

@@ -95,7 +95,7 @@ export class LeaderElector {
   /** Gives the Lease up at once (on a clean shutdown) so a standby need not wait for it to expire. */
   async release(): Promise<void> {
     leaderStatus.set({ name: this.o.name }, 0);
-    const lease = await this.o.client.get<Lease>(Leases, this.o.name, this.o.namespace).catch(() => undefined);
+    const lease = await this.o.client.get<Lease>(Leases, { namespace: this.o.namespace, name: this.o.name }).catch(() => undefined);
     if (!lease || lease.spec?.holderIdentity !== this.o.identity) return;
     const now = Date.now();
     await this.o.client
@@ -119,7 +119,7 @@ export class LeaderElector {
       leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000),
       renewTime: microTime(now),
     };
-    const lease = await this.o.client.get<Lease>(Leases, this.o.name, this.o.namespace, signal);
+    const lease = await this.o.client.get<Lease>(Leases, { namespace: this.o.namespace, name: this.o.name }, signal);
     if (!lease) {
       const spec = { ...mine, acquireTime: mine.renewTime, leaseTransitions: 0 };
       try {

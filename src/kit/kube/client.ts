@@ -3,6 +3,7 @@
 // whole generated API; this is what we need of them, in a few hundred lines. The verbs are here;
 // credentials, the pool and error wording are the session's (session.ts), the watch stream watch.ts's.
 import { KubeError } from './errors.ts';
+import type { ObjectKey } from './object-key.ts';
 import type { ClusterAccess } from './config.ts';
 import { resourcePath, type ResourceType } from './resources.ts';
 import { ServerSession, type ClientOptions, type RequestOptions } from './session.ts';
@@ -47,7 +48,7 @@ export class KubeClient implements Client {
     return obj;
   }
 
-  async get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string, signal?: AbortSignal): Promise<T | undefined> {
+  async get<T extends KubeObjectLike>(type: ResourceType, { namespace, name }: ObjectKey, signal?: AbortSignal): Promise<T | undefined> {
     try {
       return await this.request<T>('GET', resourcePath(type, namespace, name), { signal });
     } catch (err) {
@@ -121,8 +122,7 @@ export class KubeClient implements Client {
 
   mergePatch<T extends KubeObjectLike>(
     type: ResourceType,
-    name: string,
-    namespace: string | undefined,
+    { namespace, name }: ObjectKey,
     patch: unknown,
     signal?: AbortSignal,
   ): Promise<T> {
@@ -137,8 +137,7 @@ export class KubeClient implements Client {
   /** RFC 6902 operations, applied all or none: a failing `test` operation fails the whole patch (422). */
   jsonPatch<T extends KubeObjectLike>(
     type: ResourceType,
-    name: string,
-    namespace: string | undefined,
+    { namespace, name }: ObjectKey,
     operations: unknown[],
     signal?: AbortSignal,
   ): Promise<T> {
@@ -156,7 +155,7 @@ export class KubeClient implements Client {
    * finalizers (or a grace period) hold it. The server answers 200 either way, with the object or a
    * Status: only a pending object carries a deletionTimestamp.
    */
-  async delete(type: ResourceType, name: string, namespace?: string, opts: DeleteOptions = {}): Promise<Deletion> {
+  async delete(type: ResourceType, { namespace, name }: ObjectKey, opts: DeleteOptions = {}): Promise<Deletion> {
     const preconditions = {
       ...(opts.uid ? { uid: opts.uid } : {}),
       ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}),

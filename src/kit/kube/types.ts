@@ -1,5 +1,6 @@
 // What talking to an API server is in terms of: plain JSON objects, lists, and the Client interface
 // controllers depend on (KubeClient implements it; a test may hand in a double).
+import type { ObjectKey } from './object-key.ts';
 import type { ResourceType } from './resources.ts';
 
 export interface KubeObjectLike {
@@ -32,7 +33,7 @@ export interface DeleteOptions {
 
 /** The verbs controllers use on objects of one API server. */
 export interface Client {
-  get<T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string, signal?: AbortSignal): Promise<T | undefined>;
+  get<T extends KubeObjectLike>(type: ResourceType, key: ObjectKey, signal?: AbortSignal): Promise<T | undefined>;
   list<T extends KubeObjectLike>(
     type: ResourceType,
     opts?: Selection & { namespace?: string; signal?: AbortSignal },
@@ -41,20 +42,8 @@ export interface Client {
   update<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T>;
   updateStatus<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T>;
   apply<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal, opts?: { dryRun?: boolean }): Promise<T>;
-  mergePatch<T extends KubeObjectLike>(
-    type: ResourceType,
-    name: string,
-    namespace: string | undefined,
-    patch: unknown,
-    signal?: AbortSignal,
-  ): Promise<T>;
+  mergePatch<T extends KubeObjectLike>(type: ResourceType, key: ObjectKey, patch: unknown, signal?: AbortSignal): Promise<T>;
   /** RFC 6902 operations, applied all or none: a failing `test` operation fails the whole patch (422). */
-  jsonPatch<T extends KubeObjectLike>(
-    type: ResourceType,
-    name: string,
-    namespace: string | undefined,
-    operations: unknown[],
-    signal?: AbortSignal,
-  ): Promise<T>;
-  delete(type: ResourceType, name: string, namespace?: string, opts?: DeleteOptions): Promise<Deletion>;
+  jsonPatch<T extends KubeObjectLike>(type: ResourceType, key: ObjectKey, operations: unknown[], signal?: AbortSignal): Promise<T>;
+  delete(type: ResourceType, key: ObjectKey, opts?: DeleteOptions): Promise<Deletion>;
 }

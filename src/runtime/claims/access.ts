@@ -178,8 +178,7 @@ export class AccessReconciler implements Reconciler {
     if (granted === marked) return;
     await this.o.client.mergePatch(
       this.o.buckets.type,
-      ref.name,
-      ref.namespace,
+      { namespace: ref.namespace, name: ref.name },
       { metadata: { labels: { [LABEL_GRANTED]: granted ? 'true' : null } } },
       signal,
     );
@@ -232,7 +231,7 @@ export class AccessReconciler implements Reconciler {
     const cache = this.o.lent.find((l) => l.type.kind === grantor.managed.kind && l.type.apiVersion === grantor.managed.apiVersion)?.cache;
     const mr =
       cache?.get({ namespace, name: bucketRef.name }) ??
-      (namespace ? await this.o.client.get<ManagedResource>(grantor.managed, bucketRef.name, namespace, signal) : undefined);
+      (namespace ? await this.o.client.get<ManagedResource>(grantor.managed, { namespace, name: bucketRef.name }, signal) : undefined);
     const claimRef = mr && claimRefOf(mr);
     if (!mr || isDeleting(mr.metadata) || !refersTo(claimRef, bucket) || !claimRef?.uid) {
       throw new ReasonedError(
@@ -259,13 +258,13 @@ export class AccessReconciler implements Reconciler {
     const namespace = lent.metadata.namespace!;
     const cache = this.o.granted.find((g) => g.type.kind === grantor.grants.kind)?.cache;
     let mr: ReadonlyDeep<ManagedResource> | undefined =
-      cache?.get({ namespace, name }) ?? (await this.o.client.get<ManagedResource>(grantor.grants, name, namespace, signal));
+      cache?.get({ namespace, name }) ?? (await this.o.client.get<ManagedResource>(grantor.grants, { namespace, name }, signal));
     if (!mr) {
       desired.metadata = { ...desired.metadata, name, namespace };
       desired.spec = { ...desired.spec, claimRef: referenceTo(access) };
       mr = await this.o.client.create(grantor.grants, desired, signal).catch(async (err: unknown) => {
         if (!isAlreadyExists(err)) throw err;
-        return (await this.o.client.get<ManagedResource>(grantor.grants, name, namespace, signal))!;
+        return (await this.o.client.get<ManagedResource>(grantor.grants, { namespace, name }, signal))!;
       });
       this.o.recorder.normal(access, Reasons.CreatedManagedResource, `Created ${grantor.grants.kind} ${namespace}/${name}`);
     }
@@ -319,7 +318,7 @@ export class AccessReconciler implements Reconciler {
   private async revoke(access: AccessClaim, held: Held[], signal: AbortSignal): Promise<void> {
     for (const { type, mr } of held) {
       if (isDeleting(mr.metadata)) continue;
-      await this.o.client.delete(type, mr.metadata.name, mr.metadata.namespace, { uid: mr.metadata.uid, signal });
+      await this.o.client.delete(type, { namespace: mr.metadata.namespace, name: mr.metadata.name }, { uid: mr.metadata.uid, signal });
       this.o.recorder.normal(
         access,
         Reasons.RevokedAccess,
@@ -336,7 +335,7 @@ export class AccessReconciler implements Reconciler {
     const to = access.spec?.writeConnectionSecretToRef;
     const copy = to ? this.o.secrets.get({ namespace: access.metadata.namespace, name: to.name }) : undefined;
     if (copy && controllerUid(copy) === access.metadata.uid)
-      await this.o.client.delete(Secrets, to!.name, access.metadata.namespace, { uid: copy.metadata.uid, signal });
+      await this.o.client.delete(Secrets, { namespace: access.metadata.namespace, name: to!.name }, { uid: copy.metadata.uid, signal });
   }
 }
 

@@ -248,7 +248,9 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
   private async boundResource(claim: Claim, signal: AbortSignal): Promise<MR | undefined> {
     const ref = claim.spec?.resourceRef;
     if (!ref?.namespace) return undefined;
-    const found = this.o.managed.cache.get(ref) ?? (await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal));
+    const found =
+      this.o.managed.cache.get(ref) ??
+      (await this.o.client.get<MR>(this.o.managed.type, { namespace: ref.namespace, name: ref.name }, signal));
     return found && !isDeleting(found.metadata) ? (structuredClone(found) as MR) : undefined;
   }
 
@@ -277,7 +279,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       // Made by an earlier attempt that did not get to record it (a crash, a lost response).
-      const existing = await this.o.client.get<MR>(this.o.managed.type, name, namespace, signal);
+      const existing = await this.o.client.get<MR>(this.o.managed.type, { namespace, name }, signal);
       if (existing && refersTo(claimRefOf(existing), claim) && isDeleting(existing.metadata))
         throw resourceNotReserved(this.o.managed.type.kind, claim.spec!.resourceRef!);
       if (!existing || !refersTo(claimRefOf(existing), claim)) {
@@ -324,7 +326,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     const candidates = new Map<string, ReadonlyDeep<MR>>();
     for (const mr of this.o.managed.cache.list()) if (refersTo(claimRefOf(mr), claim)) candidates.set(mr.metadata.uid!, mr);
     if (ref) {
-      const live = await this.o.client.get<MR>(this.o.managed.type, ref.name, ref.namespace, signal);
+      const live = await this.o.client.get<MR>(this.o.managed.type, { namespace: ref.namespace, name: ref.name }, signal);
       if (live && refersTo(claimRefOf(live), claim)) candidates.set(live.metadata.uid!, live as ReadonlyDeep<MR>);
     }
     const type = this.o.managed.type;

@@ -7,6 +7,7 @@ import type { Condition } from '../../kit/conditions.ts';
 import type { ObjectMeta } from '../../kit/meta.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { KubeObjectLike } from '../../kit/kube/client.ts';
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { Reasons } from '../reasons.ts';
 import { bothSelectors, describeSelector, matchesSelector, type LabelSelector } from '../../kit/kube/selector.ts';
@@ -155,5 +156,5 @@ export function placementFor(
 
 /** Reads of the control cluster's caches that a class's configure may make (the kinds its backend names in lookups). */
 export interface Lookup {
-  get<T>(type: ResourceType, namespace: string, name: string): T | undefined;
+  get<T>(type: ResourceType, key: ObjectKey): T | undefined;
 }

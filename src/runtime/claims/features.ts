@@ -146,5 +146,5 @@ export async function forwardFeatures(
   // A merge patch: every feature named, null where none is wanted, so one dropped from the claim goes too.
   const value: Record<string, unknown> = Object.fromEntries(FEATURES.map((f) => [f, features?.[f] ?? null]));
   const patch = support.path.reduceRight<unknown>((inner, k) => ({ [k]: inner }), value);
-  await client.mergePatch(type, mr.metadata.name, mr.metadata.namespace, { spec: patch }, signal);
+  await client.mergePatch(type, { namespace: mr.metadata.namespace, name: mr.metadata.name }, { spec: patch }, signal);
 }

@@ -45,7 +45,7 @@ async function unbind(r: Releaser, claim: Claim, type: ResourceType, mr: Managed
     mr = released;
   }
   if (reclaimPolicyOf(mr.spec) === 'Delete') {
-    await r.client.delete(type, mr.metadata.name, mr.metadata.namespace, { uid: mr.metadata.uid, signal });
+    await r.client.delete(type, { namespace: mr.metadata.namespace, name: mr.metadata.name }, { uid: mr.metadata.uid, signal });
     r.recorder.normal(claim, Reasons.DeletedManagedResource, `Deleted ${where} (reclaim policy Delete)`);
     return;
   }

@@ -8,6 +8,7 @@ import type { Controller } from '../../kit/controller/controller.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { KubeObjectLike } from '../../kit/kube/client.ts';
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { Manager } from '../../kit/controller/manager.ts';
 import { connectionSecrets, type SecretObject } from '../managed/publisher.ts';
@@ -145,10 +146,10 @@ function claimControllers(
 function lookupOf(manager: Manager, types: ResourceType[]): Lookup {
   const caches = new Map(types.map((t) => [`${t.apiVersion}/${t.kind}`, manager.informer<KubeObjectLike>(t)]));
   return {
-    get<T>(type: ResourceType, namespace: string, name: string): T | undefined {
+    get<T>(type: ResourceType, key: ObjectKey): T | undefined {
       const cache = caches.get(`${type.apiVersion}/${type.kind}`);
       if (!cache) throw new Error(`${type.kind} is not among the kinds this class binding reads`);
-      return cache.get({ namespace, name }) as T | undefined;
+      return cache.get(key) as T | undefined;
     },
   };
 }

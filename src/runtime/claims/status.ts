@@ -65,8 +65,7 @@ export async function forwardRotationRequest(
   if (want === undefined || mr.metadata.annotations?.[ANNOTATION_ROTATE] === want) return;
   await client.mergePatch(
     type,
-    mr.metadata.name,
-    mr.metadata.namespace,
+    { namespace: mr.metadata.namespace, name: mr.metadata.name },
     { metadata: { annotations: { [ANNOTATION_ROTATE]: want } } },
     signal,
   );

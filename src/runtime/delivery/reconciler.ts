@@ -264,7 +264,7 @@ export class DeliveryReconciler {
     );
     let have: SecretObject | undefined = cache.hasSynced
       ? (cache.get({ namespace: place.namespace, name: place.secretName }) as SecretObject | undefined)
-      : await client.get<SecretObject>(Secrets, place.secretName, place.namespace, signal);
+      : await client.get<SecretObject>(Secrets, { namespace: place.namespace, name: place.secretName }, signal);
     if (!have) {
       try {
         await client.create(Secrets, desired, signal);
@@ -277,7 +277,7 @@ export class DeliveryReconciler {
           );
         if (!isAlreadyExists(err)) throw err;
       }
-      have = await client.get<SecretObject>(Secrets, place.secretName, place.namespace, signal);
+      have = await client.get<SecretObject>(Secrets, { namespace: place.namespace, name: place.secretName }, signal);
       if (!have)
         throw new ReasonedError(Reasons.ReconcileError, `${place.field}: Secret ${place.namespace}/${place.secretName} came and went`);
     }
@@ -342,9 +342,9 @@ export class DeliveryReconciler {
     signal: AbortSignal,
   ): Promise<void> {
     const target = await this.o.providers.resolve(provider, signal);
-    const have = await target.client.get<SecretObject>(Secrets, place.secretName, place.namespace, signal);
+    const have = await target.client.get<SecretObject>(Secrets, { namespace: place.namespace, name: place.secretName }, signal);
     if (!have || this.o.marks.relation(Secrets, have, ownerOf(this.o.claims.type, claim)) !== 'ours') return;
-    await target.client.delete(Secrets, place.secretName, place.namespace, { uid: have.metadata.uid, signal });
+    await target.client.delete(Secrets, { namespace: place.namespace, name: place.secretName }, { uid: have.metadata.uid, signal });
     this.o.recorder.normal(
       claim,
       Reasons.RemovedConnectionSecret,

@@ -117,9 +117,9 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
     owner: { name: string; namespace: string; key: string; uid: string },
   ): void {
     void (async () => {
-      const live = await manager.control.get<DeliveringClaim>(o.claim, owner.name, owner.namespace);
+      const live = await manager.control.get<DeliveringClaim>(o.claim, { namespace: owner.namespace, name: owner.name });
       if (live?.metadata.uid === owner.uid) return;
-      await target.client.delete(Secrets, s.metadata.name, s.metadata.namespace, { uid: s.metadata.uid });
+      await target.client.delete(Secrets, { namespace: s.metadata.namespace, name: s.metadata.name }, { uid: s.metadata.uid });
       manager.log.info('deleted a delivered Secret whose claim is gone', {
         secret: `${s.metadata.namespace}/${s.metadata.name}`,
         target: target.server,

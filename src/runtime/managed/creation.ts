@@ -132,7 +132,7 @@ async function recordCreate<MR extends ManagedResource>(
       return await s.update(current, signal);
     } catch (err) {
       if (!isConflict(err) || attempt >= 4) throw err;
-      const fresh = await s.client.get<MR>(s.type, mr.metadata.name, mr.metadata.namespace, signal);
+      const fresh = await s.client.get<MR>(s.type, { namespace: mr.metadata.namespace, name: mr.metadata.name }, signal);
       if (!fresh) throw err;
       current = { ...fresh, status: mr.status };
     }

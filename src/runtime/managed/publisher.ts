@@ -95,7 +95,7 @@ export async function publishSecretData(
       if (!isAlreadyExists(err)) throw err;
     }
   }
-  existing ??= await client.get<SecretObject>(Secrets, name, namespace, signal);
+  existing ??= await client.get<SecretObject>(Secrets, { namespace, name }, signal);
   if (!existing) {
     await create();
     return true;
@@ -123,7 +123,7 @@ function patchData(
   signal?: AbortSignal,
 ): Promise<unknown> {
   const { name, namespace, uid, resourceVersion } = existing.metadata;
-  return client.mergePatch(Secrets, name, namespace, { metadata: { uid, resourceVersion }, data }, signal);
+  return client.mergePatch(Secrets, { namespace, name }, { metadata: { uid, resourceVersion }, data }, signal);
 }
 
 /**
@@ -138,7 +138,7 @@ export async function withholdKeys(
 ): Promise<void> {
   const existing =
     (cache?.hasSynced ? cache.get(at) : undefined) ??
-    (cache?.hasSynced ? undefined : await client.get<SecretObject>(Secrets, at.name, at.namespace, signal));
+    (cache?.hasSynced ? undefined : await client.get<SecretObject>(Secrets, { namespace: at.namespace, name: at.name }, signal));
   if (!existing || !owner.metadata.uid || controllerUid(existing) !== owner.metadata.uid) return;
   const held = keys.filter((k) => existing.data?.[k] !== undefined);
   if (held.length) await patchData(client, existing, Object.fromEntries(held.map((k) => [k, null])), signal);
@@ -161,13 +161,13 @@ export async function unpublishSecret(
   if (cached) {
     const { uid, resourceVersion } = cached.metadata;
     try {
-      await client.delete(Secrets, name, namespace, { uid, resourceVersion, signal });
+      await client.delete(Secrets, { namespace, name }, { uid, resourceVersion, signal });
       return;
     } catch (err) {
       if (!isConflict(err)) throw err;
     }
   }
-  const existing = await client.get<SecretObject>(Secrets, name, namespace, signal);
+  const existing = await client.get<SecretObject>(Secrets, { namespace, name }, signal);
   if (existing && controllerUid(existing) === owner.metadata.uid)
-    await client.delete(Secrets, name, namespace, { uid: existing.metadata.uid, signal });
+    await client.delete(Secrets, { namespace, name }, { uid: existing.metadata.uid, signal });
 }

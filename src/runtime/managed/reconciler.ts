@@ -406,7 +406,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       } catch (err) {
         const fresh =
           isConflict(err) && attempt < 4
-            ? await this.o.client.get<MR>(this.o.type, mr.metadata.name, mr.metadata.namespace, signal)
+            ? await this.o.client.get<MR>(this.o.type, { namespace: mr.metadata.namespace, name: mr.metadata.name }, signal)
             : undefined;
         if (!fresh) return this.fail({ mr, cached, signal }, 'recordMade', err);
         mr.metadata = fresh.metadata;

@@ -101,8 +101,8 @@ async function repair<MR extends ManagedResource>(
   // written, so no store is ever made that names someone else's Secret, and nothing unproven is
   // ever written over.
   const [observed, ...found] = await Promise.all([
-    read.get<TargetObject>(type, name, desired.metadata.namespace, signal),
-    ...companions.map((c) => read.get<TargetObject>(c.type, c.name, c.namespace, signal)),
+    read.get<TargetObject>(type, { namespace: desired.metadata.namespace, name }, signal),
+    ...companions.map((c) => read.get<TargetObject>(c.type, { namespace: c.namespace, name: c.name }, signal)),
   ]);
   const relation = observed ? marks.relation(type, observed, owner, vouchers) : undefined;
   if (relation) pass.refuseForeign(relation, { type, name, namespace: desired.metadata.namespace });
@@ -138,7 +138,14 @@ async function repair<MR extends ManagedResource>(
       const { labels, annotations } = marks.mark(c.type, have, owner).metadata;
       // Conditional on the copy just proven: a Secret swapped in between is never signed as ours.
       const { uid, resourceVersion } = have.metadata;
-      repairs.push(client.mergePatch(c.type, c.name, c.namespace, { metadata: { uid, resourceVersion, labels, annotations } }, signal));
+      repairs.push(
+        client.mergePatch(
+          c.type,
+          { namespace: c.namespace, name: c.name },
+          { metadata: { uid, resourceVersion, labels, annotations } },
+          signal,
+        ),
+      );
     }
   }
   // With every companion there, the object is written beside their repairs: nothing it names is

@@ -57,7 +57,11 @@ export async function deleteIfOurs(
 ): Promise<{ outcome: Deletion | 'notOurs' | 'kept'; observed?: TargetObject; relation?: Relation; alreadyDeleting?: boolean }> {
   let seen: TargetObject | undefined;
   for (let attempt = 0; ; attempt++) {
-    const observed = await (attempt === 0 ? read : client).get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
+    const observed = await (attempt === 0 ? read : client).get<TargetObject>(
+      ref.type,
+      { namespace: ref.namespace, name: ref.name },
+      signal,
+    );
     if (!observed) return { outcome: 'absent', observed: seen };
     const relation = marks.relation(ref.type, observed, proof.owner, proof.vouchers);
     if (relation !== 'ours' && relation !== 'restored') return { outcome: 'notOurs' };
@@ -71,11 +75,15 @@ export async function deleteIfOurs(
     await proof.before?.(observed);
     if (held) return { outcome: 'pending', observed, relation, alreadyDeleting: true };
     try {
-      const outcome = await client.delete(ref.type, ref.name, ref.namespace, {
-        uid: observed.metadata.uid,
-        resourceVersion: observed.metadata.resourceVersion,
-        signal,
-      });
+      const outcome = await client.delete(
+        ref.type,
+        { namespace: ref.namespace, name: ref.name },
+        {
+          uid: observed.metadata.uid,
+          resourceVersion: observed.metadata.resourceVersion,
+          signal,
+        },
+      );
       return { outcome, observed, relation };
     } catch (err) {
       if (!isConflict(err)) throw err;
@@ -107,7 +115,9 @@ export async function deleteDependents(
       await Promise.all(
         items
           .filter((item) => !item.metadata.deletionTimestamp && item.metadata.ownerReferences?.some((r) => r.uid === target.metadata.uid))
-          .map((item) => client.delete(dep.type, item.metadata.name, item.metadata.namespace, { uid: item.metadata.uid, signal })),
+          .map((item) =>
+            client.delete(dep.type, { namespace: item.metadata.namespace, name: item.metadata.name }, { uid: item.metadata.uid, signal }),
+          ),
       );
     }),
   );
@@ -213,15 +223,15 @@ async function tearDown<MR extends ManagedResource>(
   teardown: Teardown,
 ): Promise<'pending' | 'done' | 'retain'> {
   const { client, marks, owner, signal } = pass;
-  const observed = await pass.read.get<TargetObject>(target.type, target.name, target.namespace, signal);
+  const observed = await pass.read.get<TargetObject>(target.type, { namespace: target.namespace, name: target.name }, signal);
   const relation = observed && marks.relation(target.type, observed, owner, pass.vouchers);
   // Nothing of ours there: nothing to tear down.
   if (!observed || (relation !== 'ours' && relation !== 'restored')) return 'done';
   const { object } = teardown;
-  const have = await client.get<TargetObject>(object.type, object.name, object.namespace, signal);
+  const have = await client.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, signal);
   if (!have && teardown.onlyAfter) {
     const { ref, reached } = teardown.onlyAfter;
-    const before = await client.get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
+    const before = await client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, signal);
     if (!before || !reached(before)) return 'done';
   }
   if (!have) {
@@ -273,7 +283,7 @@ function cannotRun<MR extends ManagedResource>(
 }
 
 async function firstMissing<R extends ObjectRef>({ client, signal }: TargetAccess, refs: R[]): Promise<R | undefined> {
-  for (const ref of refs) if (!(await client.get(ref.type, ref.name, ref.namespace, signal))) return ref;
+  for (const ref of refs) if (!(await client.get(ref.type, { namespace: ref.namespace, name: ref.name }, signal))) return ref;
   return undefined;
 }
 
@@ -282,12 +292,17 @@ async function retain<MR extends ManagedResource>(pass: NativePass<MR>, target: 
   const { client, marks, signal } = pass;
   const retained = { ...pass.owner, reclaimPolicy: 'Retain' as const };
   for (const [i, ref] of [target, ...companions].entries()) {
-    const have = await client.get<TargetObject>(ref.type, ref.name, ref.namespace, signal);
+    const have = await client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, signal);
     const vouchers = i === 0 ? pass.vouchers : { ...pass.vouchers, recordedUid: undefined };
     const relation = have && marks.relation(ref.type, have, pass.owner, vouchers);
     if (!have || (relation !== 'ours' && relation !== 'restored')) continue;
     const { labels, annotations } = marks.mark(ref.type, have, retained).metadata;
     const { uid, resourceVersion } = have.metadata;
-    await client.mergePatch(ref.type, ref.name, ref.namespace, { metadata: { uid, resourceVersion, labels, annotations } }, signal);
+    await client.mergePatch(
+      ref.type,
+      { namespace: ref.namespace, name: ref.name },
+      { metadata: { uid, resourceVersion, labels, annotations } },
+      signal,
+    );
   }
 }

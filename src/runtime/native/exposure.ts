@@ -154,7 +154,7 @@ export async function exposureState(
       (p) => p.parentRef.name === gatewayRef.name && (p.parentRef.namespace ?? svc.namespace) === gatewayRef.namespace,
     );
     if (!conditionIs(mine?.conditions, 'Accepted')) return { via: 'Gateway', waiting: `${where} is not Accepted yet` };
-    const gateway = await read.get<TargetObject>(Gateways, gatewayRef.name, gatewayRef.namespace, signal);
+    const gateway = await read.get<TargetObject>(Gateways, { namespace: gatewayRef.namespace, name: gatewayRef.name }, signal);
     const status = gateway?.status as { addresses?: { value: string }[]; conditions?: Cond[] } | undefined;
     if (!status?.addresses?.length)
       return { via: 'Gateway', waiting: `Gateway ${gatewayRef.namespace}/${gatewayRef.name} has no address yet` };

@@ -2,6 +2,7 @@
 // companions, how to read its readiness) for nativeExternal (external.ts) to keep it there.
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
 import type { OperatorBundle } from '../operators/operator.ts';
@@ -178,8 +179,7 @@ export interface ObjectReader {
   cached?<T extends KubeObjectLike>(type: ResourceType, labelSelector: string): T[] | undefined;
   get<T extends KubeObjectLike>(
     type: ResourceType,
-    name: string,
-    namespace: string | undefined,
+    key: ObjectKey,
     signal?: AbortSignal,
     /** The uid the object had: a cache that saw that very object deleted answers without asking the server. */
     goneUid?: string,

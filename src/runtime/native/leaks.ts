@@ -128,7 +128,9 @@ export class LeakSweeper<MR extends ManagedResource> {
       let verdict = verdicts.get(owner.key);
       if (!verdict) {
         if (this.o.cache?.get(owner.key)) return Promise.resolve(false);
-        verdict = this.o.control.get(this.o.managedType, owner.name, owner.namespace, signal).then((mr) => mr === undefined);
+        verdict = this.o.control
+          .get(this.o.managedType, { namespace: owner.namespace, name: owner.name }, signal)
+          .then((mr) => mr === undefined);
         verdicts.set(owner.key, verdict);
       }
       return verdict;
@@ -192,7 +194,7 @@ export class LeakSweeper<MR extends ManagedResource> {
     if (type === Namespaces)
       return (await deleteNamespaceIfUnused(client, this.o.marks, obj.metadata.name, this.o.kind.target, signal))?.why;
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
-    await client.delete(type, obj.metadata.name, obj.metadata.namespace, { uid: obj.metadata.uid, signal });
+    await client.delete(type, { namespace: obj.metadata.namespace, name: obj.metadata.name }, { uid: obj.metadata.uid, signal });
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
     return undefined;
   }

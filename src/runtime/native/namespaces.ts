@@ -38,7 +38,7 @@ export async function ensureNamespace(
   let creation = pending.get(namespace);
   if (!creation) {
     creation = (async () => {
-      if (await client.get(Namespaces, namespace, undefined, signal)) return;
+      if (await client.get(Namespaces, { name: namespace }, signal)) return;
       await client
         .create(Namespaces, marks.mark(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner), signal)
         .catch((err: unknown) => {
@@ -52,10 +52,10 @@ export async function ensureNamespace(
   // Upgrade: a namespace made for this resource before marks were signed gets them signed, so it
   // can be deleted with its last store (unsigned marks never prove anything to a deletion).
   if (vouchers.legacy) {
-    const ns = await client.get<TargetObject>(Namespaces, namespace, undefined, signal);
+    const ns = await client.get<TargetObject>(Namespaces, { name: namespace }, signal);
     if (ns && marks.unsigned(ns) && marks.relation(Namespaces, ns, owner, vouchers) === 'ours') {
       const { labels, annotations } = marks.mark(Namespaces, ns, owner).metadata;
-      await client.mergePatch(Namespaces, namespace, undefined, { metadata: { labels, annotations } }, signal);
+      await client.mergePatch(Namespaces, { name: namespace }, { metadata: { labels, annotations } }, signal);
     }
   }
 }
@@ -74,7 +74,7 @@ export async function deleteNamespaceIfUnused(
   // Both at once (one round trip). Cheap first: other stores there keep it, and the full check (a
   // list per type) is not needed.
   const [ns, othersLive] = await Promise.all([
-    client.get<TargetObject>(Namespaces, namespace, undefined, signal),
+    client.get<TargetObject>(Namespaces, { name: namespace }, signal),
     anyLiveIn(client, stores, namespace, signal),
   ]);
   if (!ns || ns.metadata.deletionTimestamp) forgetNamespace(client, namespace);
@@ -91,7 +91,7 @@ export async function deleteNamespaceIfUnused(
   if (contents.found.length || contents.unchecked.length)
     return { why: `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`, byStores: false };
   forgetNamespace(client, namespace);
-  await client.delete(Namespaces, namespace, undefined, { uid: ns.metadata.uid, signal });
+  await client.delete(Namespaces, { name: namespace }, { uid: ns.metadata.uid, signal });
   return undefined;
 }
 

@@ -36,7 +36,12 @@ export async function observe<MR extends ManagedResource>(pass: NativePass<MR>):
   // may outlive it (a pass cut off, or the object deleted by others): see mayHaveLeftovers.
   const deleting = isDeleting(mr.metadata);
   const recordedUid = pass.vouchers.recordedUid;
-  const observed = await pass.read.get<TargetObject>(ref.type, name, ref.namespace, signal, deleting ? recordedUid : undefined);
+  const observed = await pass.read.get<TargetObject>(
+    ref.type,
+    { namespace: ref.namespace, name },
+    signal,
+    deleting ? recordedUid : undefined,
+  );
   if (!observed) {
     if (deleting) return { exists: mayHaveLeftovers(kind, recordedUid), upToDate: true };
     // Nothing is made (its Job would take the store's root keys there) in a store whose endpoint is unproven.
@@ -128,7 +133,9 @@ async function checkCompanions<MR extends ManagedResource>(
   ctx: KindContext,
 ): Promise<Companions> {
   const wanted = pass.companions(ctx);
-  const found = await Promise.all(wanted.map((c) => pass.read.get<TargetObject>(c.type, c.name, c.namespace, pass.signal)));
+  const found = await Promise.all(
+    wanted.map((c) => pass.read.get<TargetObject>(c.type, { namespace: c.namespace, name: c.name }, pass.signal)),
+  );
   const drift: string[] = [];
   const proven: Record<string, string> = {};
   wanted.forEach((c, i) => {
@@ -266,7 +273,7 @@ function refuseUnprovenUpstream<MR extends ManagedResource>(pass: NativePass<MR>
   const from = pass.kind.endpointFrom;
   const ref = from?.of(mr as ReadonlyDeep<MR>);
   if (!from || !ref || !opts.managed) return;
-  const upstream = opts.managed.get(ref.type, mr.metadata.namespace ?? '', ref.name);
+  const upstream = opts.managed.get(ref.type, { namespace: mr.metadata.namespace ?? '', name: ref.name });
   if (upstream && policyOf(upstream.spec as { managementPolicies?: string[] }).onlyObserve) {
     throw new UnprovenError(
       Reasons.EndpointNotProven,

@@ -8,6 +8,7 @@ import { canonicalJson, objectDrift } from '../../kit/json.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf } from '../../kit/meta.ts';
 import { policyOf } from '../managed/policies.ts';
@@ -48,7 +49,7 @@ export interface NativeExternalOptions {
   /** The clock rotation reads (tests move it). */
   now?: () => number;
   /** Managed resources of the control cluster (from caches) another one's endpoint comes from: see NativeKind.endpointFrom. */
-  managed?: { get(type: ResourceType, namespace: string, name: string): ReadonlyDeep<ManagedResource> | undefined };
+  managed?: { get(type: ResourceType, key: ObjectKey): ReadonlyDeep<ManagedResource> | undefined };
   /**
    * Why the keys a rotation replaced must keep working past their grace period (a consumer of the
    * claim does not hold the new ones yet), or undefined: while it says why, they are not removed.

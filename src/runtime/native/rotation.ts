@@ -275,7 +275,7 @@ export async function retirement<MR extends ManagedResource>(
   const generations = ctx.credentials.due.join(', ');
   const held = retiredBy(kind, mr, name, ctx);
   if (held.length) {
-    const found = await Promise.all(held.map((c) => read.get<TargetObject>(c.type, c.name, c.namespace, signal)));
+    const found = await Promise.all(held.map((c) => read.get<TargetObject>(c.type, { namespace: c.namespace, name: c.name }, signal)));
     // Only what is ours is deleted (apply): anything else in its place stops the rotation, said as such.
     found.forEach((have, i) => have && trust(held[i]!, have));
     return found.some(Boolean) ? { drift: `removing keys of generation ${generations}` } : { retired: Math.max(...ctx.credentials.due) };
@@ -283,7 +283,7 @@ export async function retirement<MR extends ManagedResource>(
   const work = retireWork(kind, mr, name, ctx);
   if (!work) return {};
   const { object } = work;
-  const have = await read.get<TargetObject>(object.type, object.name, object.namespace, signal);
+  const have = await read.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, signal);
   if (!have) return { drift: `removing keys of generation ${generations}` };
   trust(object, have);
   const outcome = work.outcome(have);

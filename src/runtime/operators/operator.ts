@@ -197,8 +197,8 @@ export class OperatorInstaller {
     }
     const read = informers ?? target.client;
     const [crd, deployment] = await Promise.all([
-      read.get<Obj>(CustomResourceDefinitions, this.bundle.crdName, undefined, signal),
-      read.get<Obj>(Deployments, this.bundle.deploymentName, namespace, signal),
+      read.get<Obj>(CustomResourceDefinitions, { name: this.bundle.crdName }, signal),
+      read.get<Obj>(Deployments, { namespace, name: this.bundle.deploymentName }, signal),
     ]);
     const missing = [
       ...(established(crd) ? [] : [`CRD ${this.bundle.crdName}${crd ? ' (not Established)' : ''}`]),
@@ -256,7 +256,7 @@ export class OperatorInstaller {
       this.inflight.set(where, install);
     }
     await install;
-    const crd = await target.client.get<Obj>(CustomResourceDefinitions, this.bundle.crdName, undefined, signal);
+    const crd = await target.client.get<Obj>(CustomResourceDefinitions, { name: this.bundle.crdName }, signal);
     if (!established(crd))
       throw new ReasonedError(
         Reasons.WaitingForCRD,
@@ -269,7 +269,7 @@ export class OperatorInstaller {
   private async install(client: Client, owner: Owner, settings: OperatorSettings, signal?: AbortSignal): Promise<void> {
     for (const manifest of this.bundle.manifests(settings)) {
       const type = typeOfManifest(manifest);
-      const existing = await client.get<Obj>(type, manifest.metadata.name, manifest.metadata.namespace, signal);
+      const existing = await client.get<Obj>(type, { namespace: manifest.metadata.namespace, name: manifest.metadata.name }, signal);
       if (existing) continue; // ours already, or someone else's: leave it as it is
       // A create, not an apply: one made by someone else in between stays theirs (409, left alone).
       await client.create(type, this.marks.mark(type, manifest as Obj, owner), signal).catch((err: unknown) => {

@@ -92,7 +92,7 @@ async function applyVersion(
   };
   for (const manifest of bundle.manifests(settings) as Deployment[]) {
     const type = typeOfManifest(manifest);
-    const existing = await client.get<Deployment>(type, manifest.metadata.name, manifest.metadata.namespace, signal);
+    const existing = await client.get<Deployment>(type, { namespace: manifest.metadata.namespace, name: manifest.metadata.name }, signal);
     if (!existing) {
       await client.create(type, marks.mark(type, manifest, owner), signal);
       continue;

@@ -20,7 +20,7 @@ type SecretObject = KubeObjectLike & { data?: Record<string, string> };
 /** Reads the key from its Secret, making the Secret when there is none (two starting at once agree). */
 export async function loadOwnershipKey(client: Client, ref: SecretRef, signal?: AbortSignal): Promise<OwnershipKey> {
   for (let attempt = 0; ; attempt++) {
-    const secret = await client.get<SecretObject>(Secrets, ref.name, ref.namespace, signal);
+    const secret = await client.get<SecretObject>(Secrets, { namespace: ref.namespace, name: ref.name }, signal);
     if (secret) return keyFrom(secret, ref);
     try {
       const made = await client.create<SecretObject>(

@@ -95,7 +95,9 @@ export class ProviderResolver {
     const where = `${namespace}/${secretName}`;
     const watch = this.secretWatch(namespace, secretName);
     // Until the watch has its first list, ask (once per caller) rather than wait.
-    const secret = watch.hasSynced ? watch.get(where) : await this.control.get<SecretObject>(Secrets, secretName, namespace, signal);
+    const secret = watch.hasSynced
+      ? watch.get(where)
+      : await this.control.get<SecretObject>(Secrets, { namespace, name: secretName }, signal);
     if (!secret)
       throw new ReasonedError(
         Reasons.SecretNotFound,

@@ -8,6 +8,7 @@ import type { KubeClient, KubeObjectLike, Selection } from '../../kit/kube/clien
 import { established, type CustomResourceDefinition } from '../../kit/kube/crds.ts';
 import { CustomResourceDefinitions, groupOf, type ResourceType } from '../../kit/kube/resources.ts';
 import type { Logger } from '../../kit/logger.ts';
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import { onChange } from '../../kit/controller/handlers.ts';
 
 export interface Watched extends Selection {
@@ -129,13 +130,12 @@ export class TargetInformers {
    */
   async get<T extends KubeObjectLike>(
     type: ResourceType,
-    name: string,
-    namespace: string | undefined,
+    { namespace, name }: ObjectKey,
     signal?: AbortSignal,
     goneUid?: string,
   ): Promise<T | undefined> {
     // While a watch fails the caches may be stale, and the read's own failure is the news (Unreachable).
-    if (this.failingCount() > 0) return this.client.get<T>(type, name, namespace, signal);
+    if (this.failingCount() > 0) return this.client.get<T>(type, { namespace, name }, signal);
     const key = namespace && type.namespaced ? `${namespace}/${name}` : name;
     let authoritative = false;
     for (const [selection, informer] of this.informers) {
@@ -147,7 +147,7 @@ export class TargetInformers {
         (goneUid !== undefined && informer.wasDeleted(key, goneUid)) ||
         (!labelSelector && (!fieldSelector || fieldSelector === `metadata.name=${name}`) && (!ns || ns === namespace));
     }
-    return authoritative ? undefined : this.client.get<T>(type, name, namespace, signal);
+    return authoritative ? undefined : this.client.get<T>(type, { namespace, name }, signal);
   }
 
   /** Whether the target answers, as its watches see it: undefined when nothing is watched yet. */

@@ -73,7 +73,11 @@ export class Reservations implements Reconciler {
         return 'reserved';
       } catch (err) {
         if (!isConflict(err)) throw err;
-        provider = await this.o.client.get<ProviderObject>(Providers, provider.metadata.name, provider.metadata.namespace, signal);
+        provider = await this.o.client.get<ProviderObject>(
+          Providers,
+          { namespace: provider.metadata.namespace, name: provider.metadata.name },
+          signal,
+        );
       }
     }
     return provider ? 'contended' : 'full';
@@ -130,7 +134,11 @@ export class Reservations implements Reconciler {
         if (known === 'held') kept.push(r);
         continue;
       }
-      const live = await this.o.client.get<ManagedResource>(this.o.managed(r.kind)!.type, r.name, provider.metadata.namespace, signal);
+      const live = await this.o.client.get<ManagedResource>(
+        this.o.managed(r.kind)!.type,
+        { namespace: provider.metadata.namespace, name: r.name },
+        signal,
+      );
       if (live?.metadata.uid === r.uid && holds(live, provider)) kept.push(r);
     }
     return kept;

@@ -121,7 +121,7 @@ function endpointSources<MR extends ManagedResource>(w: Wiring<MR>): NativeExter
   const from = w.kind.endpointFrom;
   if (!from) return undefined;
   const caches = new Map(from.types.map((t) => [kindName(t), w.manager.informer<ManagedResource>(t)]));
-  return { get: (type, namespace, name) => caches.get(kindName(type))?.get({ namespace, name }) };
+  return { get: (type, key) => caches.get(kindName(type))?.get(key) };
 }
 
 /**

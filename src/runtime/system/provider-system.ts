@@ -77,7 +77,7 @@ export class ProviderSystem implements Runnable {
   /** Resolves the control-plane id (a read of kube-system unless given) and the ownership key, and registers on `manager`. */
   static async create(manager: Manager, opts: ProviderSystemOptions = {}): Promise<ProviderSystem> {
     const control = manager.control;
-    const id = opts.controlPlaneId ?? (await control.get(Namespaces, 'kube-system'))?.metadata.uid;
+    const id = opts.controlPlaneId ?? (await control.get(Namespaces, { name: 'kube-system' }))?.metadata.uid;
     if (!id) throw new Error('cannot determine the control plane id (no kube-system namespace); pass --control-plane-id');
     const key = await loadOwnershipKey(control, opts.ownershipKeySecret ?? DEFAULT_OWNERSHIP_KEY_SECRET);
     const system = new ProviderSystem(manager, opts, new OwnershipMarks(id, key));

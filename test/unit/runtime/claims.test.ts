@@ -17,7 +17,7 @@ import { Secrets, type ResourceType } from '../../../src/kit/kube/resources.ts';
 import { silentLogger } from '../../../src/kit/logger.ts';
 import { setBindable, type ManagedResource } from '../../../src/runtime/managed/types.ts';
 import { applyJsonPatch } from '../../kit/json-patch.ts';
-import { formatObjectKey } from '../../../src/kit/kube/object-key.ts';
+import { formatObjectKey, type ObjectKey } from '../../../src/kit/kube/object-key.ts';
 import { mapCache } from '../../kit/map-cache.ts';
 import { cond } from '../../kit/conditions.ts';
 
@@ -51,7 +51,7 @@ class FakeApi {
       list: () => [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, v]) => v as ReadonlyDeep<T>),
     };
   }
-  async get(type: ResourceType, name: string, ns?: string) {
+  async get(type: ResourceType, { namespace: ns, name }: ObjectKey) {
     return structuredClone(this.objects.get(this.key(type, ns, name)));
   }
   async create(type: ResourceType, obj: Obj) {
@@ -76,7 +76,7 @@ class FakeApi {
     return this.replace(type, obj, 'update');
   }
   /** No resourceVersion needed; a failed test is the API server's 422. */
-  async jsonPatch(type: ResourceType, name: string, ns: string | undefined, ops: unknown[]) {
+  async jsonPatch(type: ResourceType, { namespace: ns, name }: ObjectKey, ops: unknown[]) {
     const k = this.key(type, ns, name);
     const cur = this.objects.get(k);
     if (!cur) throw new KubeError(404, 'NotFound', 'not found');
@@ -89,13 +89,13 @@ class FakeApi {
   async updateStatus(type: ResourceType, obj: Obj) {
     return this.replace(type, obj, 'status');
   }
-  async mergePatch(type: ResourceType, name: string, ns: string, patch: { data?: Record<string, string> }) {
+  async mergePatch(type: ResourceType, { namespace: ns, name }: ObjectKey, patch: { data?: Record<string, string> }) {
     const cur = this.objects.get(this.key(type, ns, name))!;
     this.writes.push(`patch ${type.kind} ${name}`);
     cur.data = { ...(cur.data as object), ...patch.data };
     return structuredClone(cur);
   }
-  async delete(type: ResourceType, name: string, ns?: string) {
+  async delete(type: ResourceType, { namespace: ns, name }: ObjectKey) {
     this.writes.push(`delete ${type.kind} ${name}`);
     return this.objects.delete(this.key(type, ns, name));
   }

@@ -2,6 +2,7 @@
 // style): the target ObjectBucketClaim, readiness and connection details from what the bucket
 // provisioner wrote for it (and only for it), and how a CephBucketClass configures a CephBucket.
 import { testContext } from '../../../kit/kind-context.ts';
+import type { ObjectKey } from '../../../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { CephBucket, CephBucketClass } from '../../../../src/backends/rook-ceph/api.ts';
 import { cephBucket, configureCephBucket, rookCeph } from '../../../../src/backends/rook-ceph/bucket.ts';
@@ -227,7 +228,7 @@ describe('Rook Ceph: inspect', () => {
       ...(phase ? { status: { phase } } : {}),
     };
     const read = {
-      get: async <T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string) =>
+      get: async <T extends KubeObjectLike>(type: ResourceType, { namespace, name }: ObjectKey) =>
         objects[`${type.kind}/${namespace}/${name}`] as T | undefined,
     };
     expect(

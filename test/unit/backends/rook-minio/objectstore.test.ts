@@ -2,6 +2,7 @@
 // style: named cases, inputs → wanted output): the target ObjectStore, its companions, late init,
 // readiness and connection details from what the operator made, and how a class configures a store.
 import { testContext } from '../../../kit/kind-context.ts';
+import type { ObjectKey } from '../../../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { ObjectStore } from '../../../../src/backends/rook-minio/api.ts';
 import type { ObjectStoreClass } from '../../../../src/backends/rook-minio/api.ts';
@@ -34,7 +35,7 @@ function store(forProvider: Partial<ObjectStore['spec']['forProvider']> = {}, sp
 /** inspect()'s reader: a get from these objects, by "Kind/namespace/name". */
 function reader(objects: Record<string, object>) {
   return {
-    get: async <T extends KubeObjectLike>(type: ResourceType, name: string, namespace?: string) =>
+    get: async <T extends KubeObjectLike>(type: ResourceType, { namespace, name }: ObjectKey) =>
       objects[`${type.kind}/${namespace}/${name}`] as T | undefined,
   };
 }

@@ -17,7 +17,7 @@ const thing = (finalizers?: string[]) => ({
 function client(answer?: Error) {
   const sent: unknown[][] = [];
   const fake = {
-    jsonPatch: async (_t: ResourceType, _name: string, _ns: string, ops: unknown[]) => {
+    jsonPatch: async (_t: ResourceType, _key: unknown, ops: unknown[]) => {
       sent.push(ops);
       if (answer) throw answer;
       return thing(['as-stored']);

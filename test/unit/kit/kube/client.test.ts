@@ -108,7 +108,7 @@ async function failure(p: Promise<unknown>): Promise<Error> {
 
 describe('KubeClient with an untrusted server', () => {
   it('keeps the code and a known reason of a Status, not its message', async () => {
-    const err = await failure(untrusted().get(ConfigMaps, 'forbidden', 'ns'));
+    const err = await failure(untrusted().get(ConfigMaps, { namespace: 'ns', name: 'forbidden' }));
     expect(err).toBeInstanceOf(KubeError);
     expect(err).toMatchObject({ code: 403, reason: 'Forbidden' });
     expect(err.message).not.toContain(ATTACK);
@@ -116,14 +116,14 @@ describe('KubeClient with an untrusted server', () => {
   });
 
   it('drops a reason Kubernetes does not know', async () => {
-    const err = await failure(untrusted().get(ConfigMaps, 'boom', 'ns'));
+    const err = await failure(untrusted().get(ConfigMaps, { namespace: 'ns', name: 'boom' }));
     expect(err).toMatchObject({ code: 500, reason: 'Unknown' });
     expect(err.message).not.toContain(ATTACK);
     expect(err.message).not.toContain('Made-Up');
   });
 
   it('refuses a body that is not JSON in its own words', async () => {
-    const err = await failure(untrusted().get(ConfigMaps, 'html', 'ns'));
+    const err = await failure(untrusted().get(ConfigMaps, { namespace: 'ns', name: 'html' }));
     expect(err).toBeInstanceOf(KubeError);
     expect(err.message).toMatch(/answered with something other than JSON/);
     expect(err.message).not.toContain(ATTACK);
@@ -145,7 +145,9 @@ describe('KubeClient with an untrusted server', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const closedPort = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const err = await failure(client({ trusted: false, name: 'the target cluster' }, closedPort).get(ConfigMaps, 'x', 'ns'));
+    const err = await failure(
+      client({ trusted: false, name: 'the target cluster' }, closedPort).get(ConfigMaps, { namespace: 'ns', name: 'x' }),
+    );
     expect(err).toBeInstanceOf(UnreachableError);
     expect(err.message).toBe('cannot reach the target cluster (ECONNREFUSED)');
     expect(err.message).not.toContain('127.0.0.1');
@@ -164,12 +166,12 @@ describe('KubeClient with an untrusted server', () => {
 
 describe('KubeClient with the trusted control cluster', () => {
   it('still carries the API server message of a Status', async () => {
-    const err = await failure(client().get(ConfigMaps, 'forbidden', 'ns'));
+    const err = await failure(client().get(ConfigMaps, { namespace: 'ns', name: 'forbidden' }));
     expect(err).toMatchObject({ code: 403, reason: 'Forbidden', message: ATTACK });
   });
 
   it('refuses a body that is not JSON in its own words too', async () => {
-    const err = await failure(client().get(ConfigMaps, 'html', 'ns'));
+    const err = await failure(client().get(ConfigMaps, { namespace: 'ns', name: 'html' }));
     expect(err.message).toMatch(/answered with something other than JSON/);
     expect(err.message).not.toContain(ATTACK);
   });
@@ -185,7 +187,9 @@ describe('KubeClient credentials', () => {
       },
     };
     for (const trusted of [true, false]) {
-      const err = await failure(client({ trusted, name: 'the target cluster' }, port, user).get(ConfigMaps, 'x', 'ns'));
+      const err = await failure(
+        client({ trusted, name: 'the target cluster' }, port, user).get(ConfigMaps, { namespace: 'ns', name: 'x' }),
+      );
       expect(err).toBeInstanceOf(CredentialPluginError);
       expect(reasonOf(err)).toBe('CredentialPluginFailed');
       expect(err.message).toBe(
@@ -207,7 +211,7 @@ describe('KubeClient connections', () => {
   it('opens a bounded number of connections for a burst of requests, and answers them all', async () => {
     const c = client();
     const before = connections;
-    const answers = await Promise.all(Array.from({ length: 100 }, () => c.get(ConfigMaps, 'slow', 'ns')));
+    const answers = await Promise.all(Array.from({ length: 100 }, () => c.get(ConfigMaps, { namespace: 'ns', name: 'slow' })));
     expect(answers.every((a) => a?.metadata.name === 'slow')).toBe(true);
     expect(connections - before).toBeLessThanOrEqual(32);
     expect(connections - before).toBeGreaterThan(1);
@@ -215,7 +219,7 @@ describe('KubeClient connections', () => {
 
   it('does not follow a redirect', async () => {
     const hits = versionHits;
-    const err = await failure(client().get(ConfigMaps, 'moved', 'ns'));
+    const err = await failure(client().get(ConfigMaps, { namespace: 'ns', name: 'moved' }));
     expect(err).toBeInstanceOf(KubeError);
     expect(err).toMatchObject({ code: 302 });
     expect(versionHits).toBe(hits);
@@ -225,7 +229,7 @@ describe('KubeClient connections', () => {
 describe('KubeClient connections closed under a request', () => {
   it('sends a read again on a fresh connection, up to three times', async () => {
     flakyHits = 0;
-    await expect(client().get(ConfigMaps, 'flaky', 'ns')).resolves.toMatchObject({ metadata: { name: 'flaky' } });
+    await expect(client().get(ConfigMaps, { namespace: 'ns', name: 'flaky' })).resolves.toMatchObject({ metadata: { name: 'flaky' } });
     expect(flakyHits).toBe(3);
   });
 
@@ -250,7 +254,7 @@ describe('KubeClient deadlines', () => {
       );
       clients.push(c);
       const started = performance.now();
-      const err = await failure(c.get(ConfigMaps, 'x', 'default'));
+      const err = await failure(c.get(ConfigMaps, { namespace: 'default', name: 'x' }));
       expect(performance.now() - started).toBeLessThan(3_000);
       expect(err).toBeInstanceOf(UnreachableError);
       expect(err.message).toBe('request to the target cluster timed out');
@@ -281,9 +285,9 @@ describe('KubeClient deadlines', () => {
 describe('delete', () => {
   it('says whether the object is gone, held by finalizers (a deletionTimestamp) or was not there (404)', async () => {
     const c = client();
-    expect(await c.delete(Secrets, 'gone', 'ns', { uid: 'u', resourceVersion: '5' })).toBe('deleted');
-    expect(await c.delete(Secrets, 'held', 'ns')).toBe('pending');
-    expect(await c.delete(Secrets, 'missing', 'ns')).toBe('absent');
+    expect(await c.delete(Secrets, { namespace: 'ns', name: 'gone' }, { uid: 'u', resourceVersion: '5' })).toBe('deleted');
+    expect(await c.delete(Secrets, { namespace: 'ns', name: 'held' })).toBe('pending');
+    expect(await c.delete(Secrets, { namespace: 'ns', name: 'missing' })).toBe('absent');
   });
 });
 
@@ -293,7 +297,7 @@ describe('jsonPatch', () => {
       { op: 'test', path: '/metadata/finalizers/0', value: 'f' },
       { op: 'remove', path: '/metadata/finalizers/0' },
     ];
-    const answer = await client().jsonPatch<KubeObjectLike & { seen?: unknown }>(Secrets, 'patched', 'ns', operations);
+    const answer = await client().jsonPatch<KubeObjectLike & { seen?: unknown }>(Secrets, { namespace: 'ns', name: 'patched' }, operations);
     expect(answer.seen).toEqual({
       method: 'PATCH',
       contentType: 'application/json-patch+json',

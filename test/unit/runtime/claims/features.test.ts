@@ -90,7 +90,7 @@ describe('placing and forwarding', () => {
   });
 
   const patches: unknown[] = [];
-  const client = { mergePatch: async (...args: unknown[]) => void patches.push(args[3]) } as unknown as Client;
+  const client = { mergePatch: async (...args: unknown[]) => void patches.push(args[2]) } as unknown as Client;
   const mr = (features?: object) =>
     ({ metadata: { name: 'm', namespace: 'infra' }, spec: { forProvider: { features } } }) as unknown as ManagedResource;
   const type = { apiVersion: 'x/v1', kind: 'X', plural: 'xs', namespaced: true };

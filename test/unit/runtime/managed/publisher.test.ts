@@ -23,7 +23,7 @@ function server(stored: SecretObject | undefined) {
       state.stored = obj;
       return obj;
     },
-    delete: async (_t: unknown, _n: string, _ns: string, o: { uid?: string; resourceVersion?: string }) => {
+    delete: async (_t: unknown, _key: unknown, o: { uid?: string; resourceVersion?: string }) => {
       log.push(`DELETE${o.resourceVersion ? ' rv' : ''}`);
       if (!state.stored) return 'absent';
       if (o.uid !== state.stored.metadata.uid || (o.resourceVersion && o.resourceVersion !== state.stored.metadata.resourceVersion))

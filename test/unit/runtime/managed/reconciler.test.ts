@@ -1,5 +1,6 @@
 // The managed reconciler's decisions, table-driven against fakes of our own interfaces
 // (crossplane-runtime's test vectors, Part B of the reference).
+import type { ObjectKey } from '../../../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { getCondition, ReasonedError } from '../../../../src/kit/conditions.ts';
 import { MemoryEventRecorder } from '../../../../src/kit/controller/events.ts';
@@ -54,7 +55,7 @@ class FakeClient {
   /** The object as the server holds it (set by reconcilerFor; a test may change it behind the cache). */
   stored?: ManagedResource;
   /** Like the API server, a JSON patch needs no resourceVersion; a failed test is a 422. */
-  async jsonPatch(_t: ResourceType, _name: string, _ns: string, ops: unknown[]) {
+  async jsonPatch(_t: ResourceType, _key: ObjectKey, ops: unknown[]) {
     const next = applyJsonPatch(this.stored!, ops);
     this.rv = String(Number(this.rv ?? next.metadata.resourceVersion ?? 0) + 1);
     next.metadata.resourceVersion = this.rv;
@@ -70,7 +71,7 @@ class FakeClient {
     this.writes.push(`status ${(obj.status?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`).join(' ')}`);
     return obj;
   }
-  async get(_t: ResourceType, name: string) {
+  async get(_t: ResourceType, { name }: ObjectKey) {
     return this.secrets.get(name);
   }
   async create(_t: ResourceType, obj: { metadata: { name: string } }) {
@@ -78,11 +79,11 @@ class FakeClient {
     this.secrets.set(obj.metadata.name, obj as never);
     return obj;
   }
-  async mergePatch(_t: ResourceType, name: string) {
+  async mergePatch(_t: ResourceType, { name }: ObjectKey) {
     this.writes.push(`patch secret ${name}`);
     return {};
   }
-  async delete(_t: ResourceType, name: string) {
+  async delete(_t: ResourceType, { name }: ObjectKey) {
     this.writes.push(`delete ${name}`);
     return true;
   }

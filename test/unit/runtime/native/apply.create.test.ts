@@ -1,6 +1,7 @@
 // NativeExternal.create's requests, against a fake target that answers creates as the API server
 // does (AlreadyExists for a name taken, NotFound in a missing namespace): a first create writes
 // without reading first; anything found in the way is read and checked before the object is made.
+import type { ObjectKey } from '../../../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { KubeClient } from '../../../../src/kit/kube/client.ts';
 import { KubeError } from '../../../../src/kit/kube/errors.ts';
@@ -48,7 +49,7 @@ class FakeTarget {
   asClient(): KubeClient {
     const key = (type: ResourceType, name: string, ns?: string): string => `${type.plural}/${type.namespaced ? ns : ''}/${name}`;
     return {
-      get: async (type: ResourceType, name: string, ns?: string) => {
+      get: async (type: ResourceType, { namespace: ns, name }: ObjectKey) => {
         this.log.push(`GET ${type.plural}/${name}`);
         return structuredClone(this.objects.get(key(type, name, ns)));
       },

@@ -2,6 +2,7 @@
 // preconditions as the API server does (a uid or resourceVersion in the applied object that the
 // stored one lacks is a Conflict): a drift is repaired from the cached copies without a live read,
 // a stale copy is never written over, and a companion already as built is not written again.
+import type { ObjectKey } from '../../../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { KubeClient } from '../../../../src/kit/kube/client.ts';
 import { KubeError } from '../../../../src/kit/kube/errors.ts';
@@ -71,11 +72,11 @@ class FakeTarget {
 
   asClient(): KubeClient {
     return {
-      get: async (type: ResourceType, name: string) => {
+      get: async (type: ResourceType, { name }: ObjectKey) => {
         this.log.push(`GET ${type.plural}/${name}`);
         return structuredClone(this.objects.get(`${type.plural}/${name}`));
       },
-      mergePatch: async (type: ResourceType, name: string) => {
+      mergePatch: async (type: ResourceType, { name }: ObjectKey) => {
         this.log.push(`MERGE ${type.plural}/${name}`);
         const have = this.objects.get(`${type.plural}/${name}`);
         if (!have) throw new KubeError(404, 'NotFound', `${type.plural} "${name}" not found`);
@@ -108,7 +109,8 @@ const asBuilt = (): Partial<Obj> => {
 
 /** A cache that answers with the copies it was given. */
 const cacheOf = (...copies: Obj[]): ObjectReader => ({
-  get: async <T>(_type: ResourceType, name: string) => structuredClone(copies.find((c) => c.metadata.name === name)) as T | undefined,
+  get: async <T>(_type: ResourceType, { name }: { name: string }) =>
+    structuredClone(copies.find((c) => c.metadata.name === name)) as T | undefined,
 });
 const signal = new AbortController().signal;
 

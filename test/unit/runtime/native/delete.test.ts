@@ -1,6 +1,7 @@
 // NativeExternal.delete's decisions, against a fake target that enforces DELETE preconditions as the
 // API server does: what it deletes from a cached copy, when it asks the server again, what the
 // operator's dependents get, and when the object counts as gone.
+import type { ObjectKey } from '../../../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { ReasonedError } from '../../../../src/kit/conditions.ts';
 import type { Deletion, KubeClient } from '../../../../src/kit/kube/client.ts';
@@ -52,17 +53,12 @@ class FakeTarget {
 
   asClient(): KubeClient {
     return {
-      get: async (type: ResourceType, name: string) => structuredClone(this.objects.get(`${type.plural}/${name}`)),
+      get: async (type: ResourceType, { name }: ObjectKey) => structuredClone(this.objects.get(`${type.plural}/${name}`)),
       list: async (type: ResourceType) => ({
         items: [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, o]) => structuredClone(o)),
         resourceVersion: '1',
       }),
-      delete: async (
-        type: ResourceType,
-        name: string,
-        _ns: string | undefined,
-        opts: { uid?: string; resourceVersion?: string } = {},
-      ): Promise<Deletion> => {
+      delete: async (type: ResourceType, { name }: ObjectKey, opts: { uid?: string; resourceVersion?: string } = {}): Promise<Deletion> => {
         const key = `${type.plural}/${name}`;
         const obj = this.objects.get(key);
         if (!obj) return 'absent';
@@ -117,7 +113,7 @@ describe('NativeExternal.delete', () => {
     const counted = {
       ...client,
       get: async (...a: Parameters<KubeClient['get']>) => {
-        reads.push(a[1]);
+        reads.push(a[1].name);
         return client.get(...a);
       },
     } as unknown as KubeClient;

@@ -180,7 +180,7 @@ describe('retirement by deleting what holds the keys (Rotation.retiredBy)', () =
   } as unknown as NativeKind<ManagedResource>;
   const ctx = (due: number[]) => ({ ...testContext, credentials: { generation: 1, outstanding: [0], due } });
   const reading = (present: string[]) => ({
-    get: async <T>(_t: unknown, name: string) =>
+    get: async <T>(_t: unknown, { name }: { name: string }) =>
       (present.includes(name) ? { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 't' } } : undefined) as T | undefined,
   });
   const trusted: string[] = [];
