@@ -230,6 +230,16 @@ describe('architecture', () => {
     expect(named).toEqual([]);
   });
 
+  it('in src/, an object is named by an ObjectKey ({ namespace, name }): no function takes its name and namespace as two strings, in an order of its own', () => {
+    const pair = /\b(?:namespace\??: string(?: \| undefined)?,\s*name: string|name: string,\s*namespace\??: string)/;
+    const found = files(src).flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (pair.test(line) ? [`${path.relative(src, f)}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    expect(found).toEqual([]);
+  });
+
   it('outside src/, the operators are played and installed from one list (test/fakes/backends.ts), derived from the backends: no file keeps a list of its own', async () => {
     const { operatorStandIns } = await import('../fakes/backends.ts');
     const registry = path.join(src, '..', 'test', 'fakes', 'backends.ts');

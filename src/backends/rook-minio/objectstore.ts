@@ -1,6 +1,7 @@
 // The Rook MinIO backend: how a managed ObjectStore maps onto a minio.rook.io ObjectStore in the
 // target, when that store is ready, and what its users need to connect. Everything else is the
 // generic runtime.
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import { fileURLToPath } from 'node:url';
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { ObjectStore, ObjectStoreClass } from './api.ts';
@@ -53,7 +54,7 @@ function credentialsRef(mr: ObjectStore, name: string): { name: string; namespac
  */
 export const endpointServiceName = (store: string): string => `${store}-s3`;
 
-export function endpointOf(name: string, namespace: string, clusterDomain?: string): string {
+export function endpointOf({ namespace, name }: Required<ObjectKey>, clusterDomain?: string): string {
   return `http://${endpointServiceName(name)}.${namespace}.svc.${clusterDomain || 'cluster.local'}:${MINIO_PORT}`;
 }
 
@@ -69,7 +70,7 @@ function bucketUser(mr: ObjectStore, name: string, ctx: KindContext): BucketUser
   return {
     base: name,
     namespace: root.namespace,
-    endpoint: endpointOf(name, mr.spec.targetNamespace, mr.spec.forProvider.clusterDomain),
+    endpoint: endpointOf({ namespace: mr.spec.targetNamespace, name }, mr.spec.forProvider.clusterDomain),
     root: { name: root.name, format: 'username-password' },
     bucket: bucket.name,
     access: bucket.access ?? 'ReadWrite',
@@ -90,7 +91,7 @@ export function objectStoreAccess(store: ObjectStore): StoreAccess | undefined {
   return {
     providerRef: { name: store.spec.providerRef.name },
     namespace: root.namespace,
-    endpoint: endpointOf(name, store.spec.targetNamespace, store.spec.forProvider.clusterDomain),
+    endpoint: endpointOf({ namespace: store.spec.targetNamespace, name }, store.spec.forProvider.clusterDomain),
     rootSecret: { name: root.name, format: 'username-password' },
   };
 }
@@ -228,7 +229,7 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     const domain = mr.spec.forProvider.clusterDomain;
     // Observed only, nothing of ours is beside it: its endpoint is the operator's own Service, if one is there.
     if (policyOf(mr.spec as { managementPolicies?: string[] }).onlyObserve) return observedStore(read, mr, observed, signal);
-    const endpoint = endpointOf(name, namespace!, domain);
+    const endpoint = endpointOf({ namespace: namespace!, name }, domain);
     // The store's own size (an observed-only import may differ from the spec): what its operator runs.
     const want = (observed.spec as { scope?: { nodeCount?: number } } | undefined)?.scope?.nodeCount ?? mr.spec.forProvider.scope.nodeCount;
     // The operator writes no status; its StatefulSet (same name, same namespace) tells readiness.
@@ -295,7 +296,7 @@ async function observedStore(read: ObjectReader, mr: ObjectStore, observed: Targ
       S3_ENDPOINT_KEYS,
     );
   }
-  const endpoint = operatorEndpointOf(name, namespace!, mr.spec.forProvider.clusterDomain);
+  const endpoint = operatorEndpointOf({ namespace: namespace!, name }, mr.spec.forProvider.clusterDomain);
   const storeReady = sts !== undefined && readyReplicas >= want;
   return {
     ready: storeReady,
@@ -308,7 +309,7 @@ async function observedStore(read: ObjectReader, mr: ObjectStore, observed: Targ
 }
 
 /** The operator's headless Service, named after the store (it selects every MinIO server of the namespace). */
-function operatorEndpointOf(name: string, namespace: string, clusterDomain?: string): string {
+function operatorEndpointOf({ namespace, name }: Required<ObjectKey>, clusterDomain?: string): string {
   return `http://${name}.${namespace}.svc.${clusterDomain || 'cluster.local'}:${MINIO_PORT}`;
 }
 

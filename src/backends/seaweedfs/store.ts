@@ -3,6 +3,7 @@
 // users are lost when the filer restarts). With a bucket (a claim's), the operator also makes a
 // bucket in it and a user of its own that reaches only that bucket (bucket-user.ts): the app gets
 // that user's keys. A Seaweed has no root user for provider-rook to hold.
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import { getCondition } from '../../kit/conditions.ts';
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { SeaweedStore, SeaweedStoreClass } from './api.ts';
@@ -36,7 +37,7 @@ const ownerOf = (mr: SeaweedStore): string => `${RESOURCE}/${mr.metadata.uid}`;
 const S3_PORT = 8333;
 
 /** The operator's S3 Service of a Seaweed, selecting its gateway's pods: what an exposure leads to. */
-const s3Service = (name: string, namespace: string): S3Service => ({
+const s3Service = ({ namespace, name }: Required<ObjectKey>): S3Service => ({
   store: name,
   name: `${name}-s3`,
   namespace,
@@ -45,7 +46,7 @@ const s3Service = (name: string, namespace: string): S3Service => ({
 });
 
 /** The gateway's address for pods in the target: plain HTTP, as the operator starts `weed s3`. */
-export const seaweedEndpoint = (name: string, namespace: string): string => `http://${name}-s3.${namespace}.svc:${S3_PORT}`;
+export const seaweedEndpoint = ({ namespace, name }: Required<ObjectKey>): string => `http://${name}-s3.${namespace}.svc:${S3_PORT}`;
 
 /** Where buckets of a shared store are made, and how pods there reach it. */
 export interface SeaweedStoreAccess {
@@ -60,7 +61,7 @@ export function storeAccess(store: SeaweedStore): SeaweedStoreAccess | undefined
   if (!store.spec.providerRef) return undefined;
   const name = externalNameOf(store.metadata);
   const namespace = store.spec.targetNamespace;
-  return { providerRef: { name: store.spec.providerRef.name }, namespace, seaweed: name, endpoint: seaweedEndpoint(name, namespace) };
+  return { providerRef: { name: store.spec.providerRef.name }, namespace, seaweed: name, endpoint: seaweedEndpoint({ namespace, name }) };
 }
 
 /** The claim's bucket in its store, and the user that reaches only it. */
@@ -113,7 +114,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
         ? [{ type: S3Identities, name: user.base, namespace: user.namespace, purpose: "bucket's user", build: () => identityObject(user) }]
         : []),
       ...(user ? userCompanions(user) : []),
-      ...[exposureCompanion(mr.spec.exposure, s3Service(name, mr.spec.targetNamespace))].filter((c) => c !== undefined),
+      ...[exposureCompanion(mr.spec.exposure, s3Service({ namespace: mr.spec.targetNamespace, name }))].filter((c) => c !== undefined),
     ];
   },
   companionTypes: [S3Identities, ...USER_TYPES, Services, HTTPRoutes, ServiceExports],
@@ -136,7 +137,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
 
   async inspect({ mr, observed, companions, credentials, read, signal }) {
     const { name, namespace } = observed.metadata as { name: string; namespace: string };
-    const endpoint = seaweedEndpoint(name, namespace);
+    const endpoint = seaweedEndpoint({ namespace, name });
     const ready = getCondition(
       (observed.status as { conditions?: { type: string; status: string; reason?: string }[] } | undefined)?.conditions,
       'Ready',
@@ -154,7 +155,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
     const access = bucket
       ? userAccess(place, { identity, companions: rest }, { endpoint, credentials })
       : { ready: true, connectionDetails: s3ConnectionDetails({ endpoint }) };
-    const exposure = await exposed(mr.spec.exposure, s3Service(name, namespace), companions, read, signal);
+    const exposure = await exposed(mr.spec.exposure, s3Service({ namespace, name }), companions, read, signal);
     return {
       ready: seaweedReady && access.ready && !exposure?.waiting,
       message: seaweedReady

@@ -260,7 +260,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     const portableName = claim.spec!.classRef!.name;
     const portable = this.o.portableClasses.cache.get({ namespace: ns, name: portableName });
     const portableKind = this.o.portableClasses.type.kind;
-    if (!portable) throw portableClassNotFound(portableKind, ns, portableName);
+    if (!portable) throw portableClassNotFound(portableKind, { namespace: ns, name: portableName });
     const ref = portable.classRef;
     const want = this.o.classes.type;
     if (!ref || ref.kind !== want.kind || ref.apiVersion !== want.apiVersion) throw unsupportedClass(portableKind, portable, [want]);

@@ -1,5 +1,6 @@
 // What the claim machinery refuses, one builder each, so a claim reads the same words whichever
 // reconciler finds the problem (its kind's controller, or the one for claims no kind serves).
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { ANNOTATION_EXTERNAL_NAME } from '../../kit/meta.ts';
@@ -26,7 +27,7 @@ export function importNotAllowed(kind: string): ReasonedError {
 }
 
 /** The portable class `namespace/name` (of kind `portableKind`) does not exist. */
-export function portableClassNotFound(portableKind: string, namespace: string, name: string): ReasonedError {
+export function portableClassNotFound(portableKind: string, { namespace, name }: Required<ObjectKey>): ReasonedError {
   return new ReasonedError(Reasons.ClassNotFound, `${portableKind} ${namespace}/${name} does not exist`);
 }
 

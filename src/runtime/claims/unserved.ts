@@ -64,7 +64,7 @@ export class UnservedClaimReconciler implements Reconciler {
           portable,
           this.o.served.map((s) => s.class),
         )
-      : portableClassNotFound(type.kind, ns, name);
+      : portableClassNotFound(type.kind, { namespace: ns, name });
   }
 
   /** A deleted claim that still holds something (its class went since): release it, whatever its kind. */

@@ -6,6 +6,7 @@
 // store's cluster gets the class's exposure as its endpoint, or nothing. One pass reads top to
 // bottom (place, prove, write or remove, record), past 400 lines on purpose; what each consumer
 // needs (consent, endpoint, data) is in consumers.ts.
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, setCondition, type Condition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
@@ -60,7 +61,7 @@ export interface DeliveryOptions {
   /** The store a managed resource's endpoint is (its kind and name, in its namespace), when it is not the resource itself (a bucket in a shared store). */
   storeOf?(mr: ReadonlyDeep<ManagedResource>): { kind: string; name: string } | undefined;
   providers: {
-    provider(namespace: string, name: string): ReadonlyDeep<ProviderObject>;
+    provider(key: Required<ObjectKey>): ReadonlyDeep<ProviderObject>;
     resolve(provider: ReadonlyDeep<ProviderObject>, signal?: AbortSignal): Promise<Target>;
   };
   marks: OwnershipMarks;
@@ -171,7 +172,7 @@ export class DeliveryReconciler {
 
   private provider(place: Place): ReadonlyDeep<ProviderObject> {
     try {
-      return this.o.providers.provider(place.provider.namespace, place.provider.name);
+      return this.o.providers.provider({ namespace: place.provider.namespace, name: place.provider.name });
     } catch {
       throw new ReasonedError(
         Reasons.ConsumerProviderNotFound,

@@ -62,7 +62,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
         `spec.providerRef.namespace '${ref.namespace}' differs from this resource's namespace '${namespace}'; Providers are only used from their own namespace`,
       );
     }
-    const provider = this.resolver.provider(namespace, ref.name);
+    const provider = this.resolver.provider({ namespace, name: ref.name });
     // Before the target is reached; a deletion still removes what is ours there.
     if (!isDeleting(mr.metadata)) this.refuseNamespaces(provider, mr);
     const target = await this.resolver.resolve(provider, signal);

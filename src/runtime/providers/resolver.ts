@@ -1,5 +1,6 @@
 // ProviderResolver: a Provider -> its Secret -> a (cached) client for its target cluster. Secrets are
 // watched one by one in the Provider's namespace, so a rotation is seen at once and costs no reads at rest.
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import { Informer } from '../../kit/controller/informer.ts';
@@ -19,7 +20,7 @@ export interface ProviderResolverOptions {
   credentials?: CredentialOptions;
   log: Logger;
   /** A Provider Secret ("namespace", "name") was created, changed or deleted. */
-  secretChanged?: (namespace: string, name: string) => void;
+  secretChanged?: (key: Required<ObjectKey>) => void;
 }
 
 /**
@@ -49,7 +50,7 @@ export class ProviderResolver {
     this.opts = opts;
   }
 
-  private secretWatch(namespace: string, name: string): Informer<SecretObject> {
+  private secretWatch({ namespace, name }: Required<ObjectKey>): Informer<SecretObject> {
     const key = `${namespace}/${name}`;
     let watch = this.secrets.get(key);
     if (!watch) {
@@ -58,7 +59,7 @@ export class ProviderResolver {
         fieldSelector: `metadata.name=${name}`,
         log: this.opts.log,
       });
-      const changed = (): void => this.opts.secretChanged?.(namespace, name);
+      const changed = (): void => this.opts.secretChanged?.({ namespace, name });
       onChange(watch, changed);
       this.secrets.set(key, watch);
       void watch.start();
@@ -83,7 +84,7 @@ export class ProviderResolver {
     }
   }
 
-  provider(namespace: string, name: string): ReadonlyDeep<Provider> {
+  provider({ namespace, name }: Required<ObjectKey>): ReadonlyDeep<Provider> {
     const provider = this.providers.get({ namespace, name });
     if (!provider) throw new ReasonedError(Reasons.ProviderNotFound, `Provider ${namespace}/${name} does not exist`);
     return provider;
@@ -93,7 +94,7 @@ export class ProviderResolver {
     const namespace = provider.metadata.namespace!;
     const secretName = provider.spec.credentialsSecretRef.name;
     const where = `${namespace}/${secretName}`;
-    const watch = this.secretWatch(namespace, secretName);
+    const watch = this.secretWatch({ namespace, name: secretName });
     // Until the watch has its first list, ask (once per caller) rather than wait.
     const secret = watch.hasSynced
       ? watch.get(where)

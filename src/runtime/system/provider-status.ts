@@ -2,6 +2,7 @@
 // managed resources use it) and protects a Provider in use: it keeps a finalizer until no managed
 // resource names it, so deleting it never strands resources behind their own finalizers.
 // Status echoes nothing read from the Provider's Secret: the Secret may be someone else's.
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import { copyOf } from '../../kit/controller/informer.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, setCondition } from '../../kit/conditions.ts';
@@ -37,9 +38,9 @@ export const FINALIZER_PROVIDER_IN_USE = 'in-use.kubernetes.crossplane.io';
 
 export interface ProviderUsers {
   /** How many managed resources name the Provider, from the caches (for status). */
-  cached(namespace: string, name: string): number;
+  cached(key: Required<ObjectKey>): number;
   /** The same, read live: the only count trusted to let a Provider go. */
-  live(namespace: string, name: string, signal: AbortSignal): Promise<number>;
+  live(key: Required<ObjectKey>, signal: AbortSignal): Promise<number>;
 }
 
 export interface ProviderStatusOptions {
@@ -120,7 +121,7 @@ export class ProviderStatusReconciler implements Reconciler {
 
   private async observe(provider: Provider, signal: AbortSignal): Promise<Provider['status']> {
     const { namespace, name, generation } = provider.metadata;
-    const base = { ...provider.status, users: this.o.users.cached(namespace!, name) };
+    const base = { ...provider.status, users: this.o.users.cached({ namespace: namespace!, name }) };
     // Synced says whether every operator the Provider lets us install may be installed as it says.
     const refused = this.o.operators().flatMap((i) => installRefusal(i.bundle, provider) ?? []);
     for (const err of refused) this.o.recorder.warning(provider, err.reason, err.message);
@@ -177,7 +178,7 @@ export class ProviderStatusReconciler implements Reconciler {
   private async release(provider: Provider, cached: ReadonlyDeep<Provider>, signal: AbortSignal): Promise<Result> {
     if (!hasFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE)) return done();
     const { namespace, name } = provider.metadata;
-    const users = await this.o.users.live(namespace!, name, signal);
+    const users = await this.o.users.live({ namespace: namespace!, name }, signal);
     if (users > 0) {
       this.o.recorder.normal(
         provider,

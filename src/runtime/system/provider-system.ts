@@ -3,6 +3,7 @@
 // resolve to, the operators installed into targets and their upgrade waves, scheduling's usage and
 // capacity reservations, ownership marks, and the leak sweepers of every kind. Each part sets up its
 // own controller and wake-ups; this class holds what they share.
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Controller } from '../../kit/controller/controller.ts';
 import { setupOperatorWaves } from '../operators/waves.ts';
@@ -105,7 +106,7 @@ export class ProviderSystem implements Runnable {
       credentials: { allowExec: opts.allowExecCredentials ?? false, endpoints: opts.endpoints },
       log: manager.log,
       // A rotated Secret: its Providers resolve again now, which replaces the target's client.
-      secretChanged: (namespace, name) => {
+      secretChanged: ({ namespace, name }) => {
         for (const p of this.providers.list())
           if (p.metadata.namespace === namespace && p.spec.credentialsSecretRef.name === name) this.recheck(p.metadata);
       },
@@ -121,8 +122,8 @@ export class ProviderSystem implements Runnable {
       pollIntervalMs: providerPollMs,
       operators: () => [...this.installers.values()],
       users: {
-        cached: (namespace, name) => this.kinds.reduce((n, k) => n + k.cache.list().filter(usesProvider(namespace, name)).length, 0),
-        live: (namespace, name, signal) => this.liveUsers(manager.control, namespace, name, signal),
+        cached: (key) => this.kinds.reduce((n, k) => n + k.cache.list().filter(usesProvider(key)).length, 0),
+        live: (key, signal) => this.liveUsers(manager.control, key, signal),
       },
     });
     ({ reservations: this.reservations, placed: this.placed } = setupReservations(manager, {
@@ -152,10 +153,10 @@ export class ProviderSystem implements Runnable {
   }
 
   /** A Provider's users, read live: before its deletion may go on, no cache is trusted. */
-  private async liveUsers(control: Client, namespace: string, name: string, signal?: AbortSignal): Promise<number> {
+  private async liveUsers(control: Client, { namespace, name }: Required<ObjectKey>, signal?: AbortSignal): Promise<number> {
     let n = 0;
     for (const k of this.kinds)
-      n += (await control.list<ManagedResource>(k.type, { namespace, signal })).items.filter(usesProvider(namespace, name)).length;
+      n += (await control.list<ManagedResource>(k.type, { namespace, signal })).items.filter(usesProvider({ namespace, name })).length;
     // A place reserved for a resource not placed yet may still become one.
     const provider = this.providers.get({ namespace, name });
     return n + (provider ? this.reservations.pending(provider) : 0);
@@ -219,6 +220,6 @@ export class ProviderSystem implements Runnable {
 }
 
 const usesProvider =
-  (namespace: string, name: string) =>
+  ({ namespace, name }: Required<ObjectKey>) =>
   (mr: ReadonlyDeep<ManagedResource>): boolean =>
     mr.metadata.namespace === namespace && mr.spec.providerRef?.name === name;
