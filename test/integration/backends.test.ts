@@ -2,10 +2,10 @@
 // claims and SeaweedFS stores, all live in one provider-rook with two targets. Target A has the operators
 // installed by its admin; target B starts empty and gets each operator from provider-rook. The
 // stand-ins run real S3 servers, so a Bound claim is proven usable with its Secret alone.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { BucketClasses, BucketPolicies, Buckets, type App } from '../../src/app.ts';
+import { BucketClasses, BucketPolicies, Buckets } from '../../src/app.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
@@ -15,8 +15,9 @@ import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
 import { adminClient, testCluster } from '../kit/env.ts';
-import { createNamespace, eventsFor, installCrds, ourCrds, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
-import { installOperators, operatorsUnderTest, ownStoreBackends, standInsFor, type OwnStoreBackend } from '../fakes/backends.ts';
+import { createNamespace, eventsFor, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
+import { withProviderRook } from '../kit/fixture.ts';
+import { operatorsUnderTest, ownStoreBackends, standInsFor, type OwnStoreBackend } from '../fakes/backends.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
 import { S3_KEY_NAMES } from '../kit/s3-keys.ts';
@@ -38,12 +39,11 @@ let clusterA: LocalCluster;
 let control: KubeClient;
 let targetA: KubeClient;
 let targetB: KubeClient;
-let app: App;
 // provider-rook's writes to target A (method and path), for the tests that count them.
 const targetWrites: string[] = [];
 let platform: string;
 let apps: string;
-const standIns: { stop(): Promise<void> }[] = [];
+const standInsB: { stop(): Promise<void> }[] = [];
 /** Status writes provider-rook sent for claims, by claim name. */
 const claimStatusWrites = new Map<string, number>();
 
@@ -100,33 +100,34 @@ const bound = (name: string, namespace = apps) =>
     },
   );
 
+/** Target B's stand-ins: each waits (retrying) until provider-rook installs its operator's CRD. */
 async function standInsOn(client: KubeClient): Promise<void> {
   for (const s of await standInsFor(client, operatorsUnderTest, { s3: true })) {
-    void s.start(); // an informer waits (retrying) until the operator's CRD is there
-    standIns.push(s);
+    void s.start();
+    standInsB.push(s);
   }
 }
 
-beforeAll(async () => {
-  [clusterA, fresh] = (await up([OWN_A, FRESH])) as [LocalCluster, LocalCluster];
-  control = adminClient(testCluster('control'));
-  targetA = adminClient(clusterA);
-  targetB = adminClient(fresh);
-  await installCrds(control, ourCrds());
+const rook = withProviderRook({
+  cluster: OWN_A,
+  namespaces: { platform: 'be-infra', apps: 'be-app' },
   // Target A: its admin installed every operator. Target B: only the platform team's StorageClass.
-  await installOperators(targetA, operatorsUnderTest);
-  await standInsOn(targetA);
-  await standInsOn(targetB);
-  platform = await createNamespace(control, 'be-infra');
-  apps = await createNamespace(control, 'be-app');
-  await provider('a', clusterA);
-  await provider('b', fresh, {
-    operators: operatorsUnderTest.map((name) => ({ name, install: true })),
-  });
-  await classes('', 'a');
-  await classes('-b', 'b');
-  app = await startTestApp(testCluster('control'), {
-    namespaces: [platform, apps],
+  operators: operatorsUnderTest,
+  s3: true,
+  before: async (f) => {
+    ({ control, target: targetA, cluster: clusterA } = f);
+    ({ platform, apps } = f.ns);
+    fresh = (await up([FRESH]))[0]!;
+    targetB = adminClient(fresh);
+    await standInsOn(targetB);
+    await provider('a', clusterA);
+    await provider('b', fresh, {
+      operators: operatorsUnderTest.map((name) => ({ name, install: true })),
+    });
+    await classes('', 'a');
+    await classes('-b', 'b');
+  },
+  app: {
     pollIntervalMs: 1_000,
     maxReconcileRate: 100,
     onRequest: (server, method, p) => {
@@ -134,13 +135,11 @@ beforeAll(async () => {
       const m = /\/buckets\/([^/]+)\/status$/.exec(p);
       if (method === 'PUT' && m) claimStatusWrites.set(m[1]!, (claimStatusWrites.get(m[1]!) ?? 0) + 1);
     },
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all(standIns.map((s) => s.stop()));
-  await down([OWN_A, FRESH]);
+  },
+  after: async () => {
+    await Promise.all(standInsB.map((s) => s.stop()));
+    await down([FRESH]);
+  },
 });
 
 describe('four backends behind one Bucket claim', () => {
@@ -283,7 +282,7 @@ describe('four backends behind one Bucket claim', () => {
       } as KubeObjectLike);
       const scoped = await startTestApp(testCluster('control'), {
         namespaces: [platform, ns],
-        controlPlaneId: app.controlPlaneId,
+        controlPlaneId: rook.app.controlPlaneId,
         pollIntervalMs: 1_000,
       });
       try {

@@ -16,7 +16,6 @@ import { adminClient, testCluster } from '../kit/env.ts';
 import { createNamespace, eventsFor, providerSecretKeys, registerProvider, startTestApp, writeSecret } from '../kit/provider.ts';
 import { FreezableProxy } from '../kit/proxy.ts';
 import { roundTrip, s3Client } from '../kit/s3.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { LoopbackIngress } from '../fakes/loopback-ingress.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -118,7 +117,7 @@ const rook = withProviderRook({
   cluster: TARGET,
   namespaces: { platform: 'cons-infra', teamA: 'cons-a', teamB: 'cons-b' },
   roles: true,
-  standIns: (t) => [new FakeMinioOperator(t, { s3: true })],
+  s3: true,
   provider: { name: 't', in: 'platform' },
   before: async (f) => {
     ({ control, target } = f);
@@ -162,6 +161,7 @@ const rook = withProviderRook({
           classRef: { apiVersion: kinds.MinioBucketClass.apiVersion, kind: 'MinioBucketClass', name, namespace: platform },
         });
   },
+  app: { pollIntervalMs: 1_000 },
   after: () => ingress?.close(),
   timeoutMs: 240_000,
 });

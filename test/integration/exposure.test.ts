@@ -4,9 +4,8 @@
 // and exposure, and shared stores exposed by their own resource (MinioBucket) each way. The controllers that give addresses are stand-ins
 // (exposure-controllers.ts) that write what the real ones write and carry the traffic on loopback;
 // the Gateway API and MCS CRDs are the projects' own. A cluster's Service names resolve only inside it.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up, type LocalCluster } from '../kit/cluster.ts';
-import { BucketClasses, Buckets, type App } from '../../src/app.ts';
+import { describe, expect, it } from '@jest/globals';
+import { BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
@@ -15,11 +14,11 @@ import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { registry } from '../../src/kit/metrics.ts';
 import { adminClient, testCluster } from '../kit/env.ts';
-import { createNamespace, installCrds, installRoles, ourCrds, registerProvider, startTestApp } from '../kit/provider.ts';
+import { createNamespace, installCrds, registerProvider } from '../kit/provider.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 import { roundTrip } from '../kit/s3.ts';
 import { FakeGatewayController, FakeLoadBalancerController, FakeMcsController } from '../fakes/exposure-controllers.ts';
 import { SMALL_POOL } from '../fakes/fake-tenant-operator.ts';
-import { installOperators, standInsFor, type Running } from '../fakes/backends.ts';
 import { LoopbackIngress } from '../fakes/loopback-ingress.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -54,14 +53,9 @@ type Obj = KubeObjectLike & {
   };
 };
 
-let cluster: LocalCluster;
 let control: KubeClient;
 let target: KubeClient;
 let consumer: KubeClient;
-let app: App;
-/** The operators this file's classes act through, played with S3 servers. */
-const OPERATORS = ['rook-minio', 'minio-operator', 'rook-ceph'];
-let operators: Running[] = [];
 let cephIngress: LoopbackIngress;
 let balancer: FakeLoadBalancerController;
 let gateway: FakeGatewayController;
@@ -106,165 +100,163 @@ async function useFromConsumer(name: string): Promise<Record<string, string>> {
   return keys;
 }
 
-beforeAll(async () => {
-  cluster = (await up([TARGET]))[0]!;
-  control = adminClient(testCluster('control'));
-  target = adminClient(cluster);
-  consumer = adminClient(testCluster('consumer'));
-  await installCrds(control, ourCrds());
-  await installRoles(control);
-  await installCrds(target, ['gateways', 'httproutes', 'serviceexports'].map(fixture));
-  await installCrds(consumer, [fixture('serviceimports')]);
-  await installOperators(target, OPERATORS);
-  operators = await standInsFor(target, OPERATORS, { s3: true });
-  balancer = new FakeLoadBalancerController(target);
-  gateway = new FakeGatewayController(target);
-  mcs = new FakeMcsController(target, [consumer]);
-  for (const s of [...operators, balancer, gateway, mcs]) void s.start();
-  // Rook Ceph's gateway Service is the platform team's: a URL of its ingress is how a class exposes it.
-  cephIngress = new LoopbackIngress('http://rook-ceph-rgw-my-store.rook-ceph.svc:80', target);
-  const cephUrl = await cephIngress.listen();
-  platform = await createNamespace(control, 'exp-infra');
-  team = await createNamespace(control, 'exp-team');
-  appNs = await createNamespace(consumer, 'exp-app');
-  for (const ns of [GW_NS, MCS_NS]) await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  // Namespace sameness: the exported Service's namespace exists where it is imported.
-  for (const ns of [MCS_NS, SHARED_MCS_NS])
-    await consumer.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  await target.create(Gateways, {
-    apiVersion: Gateways.apiVersion,
-    kind: 'Gateway',
-    metadata: { name: 'edge', namespace: GW_NS },
-    spec: {
-      gatewayClassName: 'loopback',
-      listeners: [{ name: 'http', port: 18080, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
-    },
-  } as KubeObjectLike);
-  // An HTTPS listener, its certificate signed by a CA of the platform team's own.
-  pkiDir = mkdtempSync(path.join(tmpdir(), 'provider-rook-exposure-'));
-  const ca = await makeCa(pkiDir, 'platform-ca');
-  const serving = await makeServingCert(pkiDir, 'edge-tls', [`*.tls.${DOMAIN}`], ca);
-  caPem = readFileSync(ca.cert, 'utf8');
-  await target.create(Secrets, {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'edge-cert', namespace: GW_NS },
-    type: 'kubernetes.io/tls',
-    data: { 'tls.crt': readFileSync(serving.cert).toString('base64'), 'tls.key': readFileSync(serving.key).toString('base64') },
-  } as KubeObjectLike);
-  await target.create(Gateways, {
-    apiVersion: Gateways.apiVersion,
-    kind: 'Gateway',
-    metadata: { name: 'edge-tls', namespace: GW_NS },
-    spec: {
-      gatewayClassName: 'loopback',
-      listeners: [
-        {
-          name: 'https',
-          port: 18443,
-          protocol: 'HTTPS',
-          hostname: `*.tls.${DOMAIN}`,
-          tls: { mode: 'Terminate', certificateRefs: [{ name: 'edge-cert' }] },
-          allowedRoutes: { namespaces: { from: 'All' } },
-        },
-      ],
-    },
-  } as KubeObjectLike);
-  await registerProvider(control, platform, 't', cluster);
-  await registerProvider(control, platform, 'c', testCluster('consumer'));
-  await control.mergePatch(
-    Providers,
-    { namespace: platform, name: 'c' },
-    { spec: { consumers: [{ claimNamespace: team, namespaces: [appNs] }] } },
-  );
-  const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
-    control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
-  const store = { scope: { nodeCount: 4 }, providerRef: { name: 't' } };
-  await apply(kinds.ObjectStoreClass, 'lb', platform, { spec: { ...store, targetNamespace: LB_NS, exposure: { loadBalancer: {} } } });
-  await apply(kinds.ObjectStoreClass, 'mcs', platform, { spec: { ...store, targetNamespace: MCS_NS, exposure: { multiCluster: {} } } });
-  // The other pairs of backend and exposure: a Rook MinIO store on the Gateway, a Tenant exported to the clusterset.
-  await apply(kinds.ObjectStoreClass, 'os-gw', platform, {
-    spec: {
-      ...store,
-      targetNamespace: OS_GW_NS,
-      exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.os.${DOMAIN}` } },
-    },
-  });
-  await apply(kinds.TenantClass, 'tenant-lb', platform, {
-    spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { loadBalancer: {} } },
-  });
-  await apply(kinds.TenantClass, 'tenant-mcs', platform, {
-    spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { multiCluster: {} } },
-  });
-  await apply(kinds.TenantClass, 'gw', platform, {
-    spec: {
-      pools: [SMALL_POOL],
-      providerRef: { name: 't' },
-      exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.${DOMAIN}` } },
-    },
-  });
-  await apply(kinds.TenantClass, 'gw-tls', platform, {
-    spec: {
-      pools: [SMALL_POOL],
-      providerRef: { name: 't' },
-      exposure: { gateway: { gatewayRef: { name: 'edge-tls', namespace: GW_NS }, hostname: `*.tls.${DOMAIN}` }, caBundle: caPem },
-    },
-  });
-  // A shared store exposed by its own resource; its class sets no URL, so its buckets follow the store.
-  await apply(kinds.ObjectStore, 'shared', platform, {
-    spec: {
-      forProvider: { scope: { nodeCount: 4 } },
-      targetNamespace: SHARED_NS,
-      providerRef: { name: 't' },
-      exposure: { loadBalancer: {} },
-    },
-  });
-  await apply(kinds.MinioBucketClass, 'shared', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
-  // Shared stores on the other exposures: a Tenant on the Gateway under one host name, an ObjectStore exported to the clusterset.
-  await apply(kinds.Tenant, 'shared-gw', platform, {
-    spec: {
-      forProvider: { pools: [SMALL_POOL] },
-      targetNamespace: SHARED_GW_NS,
-      providerRef: { name: 't' },
-      exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `shared.${DOMAIN}` } },
-    },
-  });
-  await apply(kinds.MinioBucketClass, 'shared-gw', platform, { spec: { store: { kind: 'Tenant', name: 'shared-gw' } } });
-  await apply(kinds.ObjectStore, 'shared-mcs', platform, {
-    spec: {
-      forProvider: { scope: { nodeCount: 4 } },
-      targetNamespace: SHARED_MCS_NS,
-      providerRef: { name: 't' },
-      exposure: { multiCluster: {} },
-    },
-  });
-  await apply(kinds.MinioBucketClass, 'shared-mcs', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared-mcs' } } });
-  await apply(kinds.CephBucketClass, 'ceph', platform, {
-    spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' }, exposure: { url: cephUrl } },
-  });
-  for (const [name, kind] of [
-    ['lb', kinds.ObjectStoreClass],
-    ['mcs', kinds.ObjectStoreClass],
-    ['gw', kinds.TenantClass],
-    ['os-gw', kinds.ObjectStoreClass],
-    ['tenant-lb', kinds.TenantClass],
-    ['tenant-mcs', kinds.TenantClass],
-    ['gw-tls', kinds.TenantClass],
-    ['shared', kinds.MinioBucketClass],
-    ['shared-gw', kinds.MinioBucketClass],
-    ['shared-mcs', kinds.MinioBucketClass],
-    ['ceph', kinds.CephBucketClass],
-  ] as const)
-    await apply(BucketClasses, name, team, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } });
-  app = await startTestApp(testCluster('control'), { namespaces: [platform, team], pollIntervalMs: 1_000 });
-}, 240_000);
-
-afterAll(async () => {
-  await app?.stop();
-  for (const s of [...operators, balancer, gateway, mcs]) await s?.stop();
-  await cephIngress?.close();
-  if (pkiDir) rmSync(pkiDir, { recursive: true, force: true });
-  await down([TARGET]);
+withProviderRook({
+  cluster: TARGET,
+  namespaces: { platform: 'exp-infra', team: 'exp-team' },
+  roles: true,
+  operators: ['rook-minio', 'minio-operator', 'rook-ceph'],
+  s3: true,
+  provider: { name: 't', in: 'platform' },
+  before: async (f) => {
+    ({ control, target } = f);
+    ({ platform, team } = f.ns);
+    consumer = adminClient(testCluster('consumer'));
+    await installCrds(target, ['gateways', 'httproutes', 'serviceexports'].map(fixture));
+    await installCrds(consumer, [fixture('serviceimports')]);
+    balancer = new FakeLoadBalancerController(target);
+    gateway = new FakeGatewayController(target);
+    mcs = new FakeMcsController(target, [consumer]);
+    for (const s of [balancer, gateway, mcs]) void s.start();
+    // Rook Ceph's gateway Service is the platform team's: a URL of its ingress is how a class exposes it.
+    cephIngress = new LoopbackIngress('http://rook-ceph-rgw-my-store.rook-ceph.svc:80', target);
+    const cephUrl = await cephIngress.listen();
+    appNs = await createNamespace(consumer, 'exp-app');
+    for (const ns of [GW_NS, MCS_NS]) await target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    // Namespace sameness: the exported Service's namespace exists where it is imported.
+    for (const ns of [MCS_NS, SHARED_MCS_NS])
+      await consumer.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await target.create(Gateways, {
+      apiVersion: Gateways.apiVersion,
+      kind: 'Gateway',
+      metadata: { name: 'edge', namespace: GW_NS },
+      spec: {
+        gatewayClassName: 'loopback',
+        listeners: [{ name: 'http', port: 18080, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+      },
+    } as KubeObjectLike);
+    // An HTTPS listener, its certificate signed by a CA of the platform team's own.
+    pkiDir = mkdtempSync(path.join(tmpdir(), 'provider-rook-exposure-'));
+    const ca = await makeCa(pkiDir, 'platform-ca');
+    const serving = await makeServingCert(pkiDir, 'edge-tls', [`*.tls.${DOMAIN}`], ca);
+    caPem = readFileSync(ca.cert, 'utf8');
+    await target.create(Secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'edge-cert', namespace: GW_NS },
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': readFileSync(serving.cert).toString('base64'), 'tls.key': readFileSync(serving.key).toString('base64') },
+    } as KubeObjectLike);
+    await target.create(Gateways, {
+      apiVersion: Gateways.apiVersion,
+      kind: 'Gateway',
+      metadata: { name: 'edge-tls', namespace: GW_NS },
+      spec: {
+        gatewayClassName: 'loopback',
+        listeners: [
+          {
+            name: 'https',
+            port: 18443,
+            protocol: 'HTTPS',
+            hostname: `*.tls.${DOMAIN}`,
+            tls: { mode: 'Terminate', certificateRefs: [{ name: 'edge-cert' }] },
+            allowedRoutes: { namespaces: { from: 'All' } },
+          },
+        ],
+      },
+    } as KubeObjectLike);
+    await registerProvider(control, platform, 'c', testCluster('consumer'));
+    await control.mergePatch(
+      Providers,
+      { namespace: platform, name: 'c' },
+      { spec: { consumers: [{ claimNamespace: team, namespaces: [appNs] }] } },
+    );
+    const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
+      control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
+    const store = { scope: { nodeCount: 4 }, providerRef: { name: 't' } };
+    await apply(kinds.ObjectStoreClass, 'lb', platform, { spec: { ...store, targetNamespace: LB_NS, exposure: { loadBalancer: {} } } });
+    await apply(kinds.ObjectStoreClass, 'mcs', platform, { spec: { ...store, targetNamespace: MCS_NS, exposure: { multiCluster: {} } } });
+    // The other pairs of backend and exposure: a Rook MinIO store on the Gateway, a Tenant exported to the clusterset.
+    await apply(kinds.ObjectStoreClass, 'os-gw', platform, {
+      spec: {
+        ...store,
+        targetNamespace: OS_GW_NS,
+        exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.os.${DOMAIN}` } },
+      },
+    });
+    await apply(kinds.TenantClass, 'tenant-lb', platform, {
+      spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { loadBalancer: {} } },
+    });
+    await apply(kinds.TenantClass, 'tenant-mcs', platform, {
+      spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { multiCluster: {} } },
+    });
+    await apply(kinds.TenantClass, 'gw', platform, {
+      spec: {
+        pools: [SMALL_POOL],
+        providerRef: { name: 't' },
+        exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.${DOMAIN}` } },
+      },
+    });
+    await apply(kinds.TenantClass, 'gw-tls', platform, {
+      spec: {
+        pools: [SMALL_POOL],
+        providerRef: { name: 't' },
+        exposure: { gateway: { gatewayRef: { name: 'edge-tls', namespace: GW_NS }, hostname: `*.tls.${DOMAIN}` }, caBundle: caPem },
+      },
+    });
+    // A shared store exposed by its own resource; its class sets no URL, so its buckets follow the store.
+    await apply(kinds.ObjectStore, 'shared', platform, {
+      spec: {
+        forProvider: { scope: { nodeCount: 4 } },
+        targetNamespace: SHARED_NS,
+        providerRef: { name: 't' },
+        exposure: { loadBalancer: {} },
+      },
+    });
+    await apply(kinds.MinioBucketClass, 'shared', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
+    // Shared stores on the other exposures: a Tenant on the Gateway under one host name, an ObjectStore exported to the clusterset.
+    await apply(kinds.Tenant, 'shared-gw', platform, {
+      spec: {
+        forProvider: { pools: [SMALL_POOL] },
+        targetNamespace: SHARED_GW_NS,
+        providerRef: { name: 't' },
+        exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `shared.${DOMAIN}` } },
+      },
+    });
+    await apply(kinds.MinioBucketClass, 'shared-gw', platform, { spec: { store: { kind: 'Tenant', name: 'shared-gw' } } });
+    await apply(kinds.ObjectStore, 'shared-mcs', platform, {
+      spec: {
+        forProvider: { scope: { nodeCount: 4 } },
+        targetNamespace: SHARED_MCS_NS,
+        providerRef: { name: 't' },
+        exposure: { multiCluster: {} },
+      },
+    });
+    await apply(kinds.MinioBucketClass, 'shared-mcs', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared-mcs' } } });
+    await apply(kinds.CephBucketClass, 'ceph', platform, {
+      spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' }, exposure: { url: cephUrl } },
+    });
+    for (const [name, kind] of [
+      ['lb', kinds.ObjectStoreClass],
+      ['mcs', kinds.ObjectStoreClass],
+      ['gw', kinds.TenantClass],
+      ['os-gw', kinds.ObjectStoreClass],
+      ['tenant-lb', kinds.TenantClass],
+      ['tenant-mcs', kinds.TenantClass],
+      ['gw-tls', kinds.TenantClass],
+      ['shared', kinds.MinioBucketClass],
+      ['shared-gw', kinds.MinioBucketClass],
+      ['shared-mcs', kinds.MinioBucketClass],
+      ['ceph', kinds.CephBucketClass],
+    ] as const)
+      await apply(BucketClasses, name, team, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } });
+  },
+  app: { pollIntervalMs: 1_000 },
+  after: async () => {
+    for (const s of [balancer, gateway, mcs]) await s?.stop();
+    await cephIngress?.close();
+    if (pkiDir) rmSync(pkiDir, { recursive: true, force: true });
+  },
+  timeoutMs: 240_000,
 });
 
 describe('a store exposed to other clusters is usable from a cluster that holds none', () => {

@@ -109,6 +109,7 @@ const rook = withProviderRook({
     );
   },
   app: {
+    pollIntervalMs: 1_000,
     maxReconcileRate: 100,
     onRequest: (server, method, p) => {
       if (server !== testCluster('control').server && !['GET', 'WATCH'].includes(method)) targetWrites.push(`${server} ${method} ${p}`);

@@ -16,7 +16,6 @@ import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { testCluster } from '../kit/env.ts';
 import { identityClient, tenantClient } from '../kit/provider.ts';
 import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
@@ -35,7 +34,7 @@ const env = withProviderRook({
   cluster: TARGET,
   namespaces: { platform: 'ten-infra', teamA: 'ten-a', teamB: 'ten-b', teamC: 'ten-c' },
   provider: { name: 't', in: 'platform' },
-  standIns: (t) => [new FakeMinioOperator(t, { s3: true })],
+  s3: true,
   roles: true,
   timeoutMs: 240_000,
   before: async () => {

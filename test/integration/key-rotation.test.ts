@@ -13,7 +13,6 @@ import { Jobs, Secrets, type ResourceType } from '../../src/kit/kube/resources.t
 import { ANNOTATION_ROTATE } from '../../src/runtime/labels.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { roundTrip, s3Client } from '../kit/s3.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
@@ -33,7 +32,7 @@ const env = withProviderRook({
   cluster: TARGET,
   namespaces: { platform: 'rot-infra', apps: 'rot-app' },
   provider: { name: 't', in: 'platform' },
-  standIns: (t) => [new FakeMinioOperator(t, { s3: true })],
+  s3: true,
   app: { pollIntervalMs: 60_000 },
   timeoutMs: 180_000,
   before: async () => {

@@ -77,7 +77,7 @@ const rook = withProviderRook({
     ({ control, target, cluster: fresh } = f);
     ns = f.ns.ns;
   },
-  app: { maxReconcileRate: 100, onRequest: recordWrites },
+  app: { pollIntervalMs: 1_000, maxReconcileRate: 100, onRequest: recordWrites },
 });
 
 function recordWrites(server: string, method: string, path: string): void {

@@ -58,6 +58,7 @@ const rook = withProviderRook({
     operator = new FakeMinioOperator(target);
     await operator.start();
   },
+  app: { pollIntervalMs: 1_000 },
   after: () => operator?.stop(),
 });
 

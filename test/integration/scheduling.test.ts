@@ -110,7 +110,7 @@ const rook = withProviderRook({
     await provider('us-1', clusters['us-1'], { region: 'us', tier: 'standard' });
     await selectorClass('anywhere', { matchLabels: { tier: 'standard' } });
   },
-  app: { maxReconcileRate: 100 },
+  app: { pollIntervalMs: 1_000, maxReconcileRate: 100 },
   after: () => down([EU2, US1]),
 });
 /** A second replica, for the test of capacity under two schedulers. */

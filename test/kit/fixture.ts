@@ -6,10 +6,16 @@ import path from 'node:path';
 import { afterAll, beforeAll } from '@jest/globals';
 import type { App, AppOptions } from '../../src/app.ts';
 import type { KubeClient } from '../../src/kit/kube/client.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { Buckets } from '../../src/app.ts';
+import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { KubeError } from '../../src/kit/kube/errors.ts';
+import { resourcePath } from '../../src/kit/kube/resources.ts';
+import { LABEL_PROTECTED } from '../../src/runtime/labels.ts';
+import { installOperators, standInsFor } from '../fakes/backends.ts';
+import { eventually } from './eventually.ts';
 import { down, repoRoot, up, type LocalCluster } from './cluster.ts';
 import { adminClient, testCluster } from './env.ts';
-import { applyManifests, installOperatorBundle, loadManifests } from './manifests.ts';
+import { applyManifests, loadManifests } from './manifests.ts';
 import { createNamespace, installCrds, installRoles, ourCrds, registerProvider, startTestApp } from './provider.ts';
 
 /** A stand-in for a target's operator: started before provider-rook, stopped after it. */
@@ -29,12 +35,14 @@ export interface FixtureOptions<R extends string> {
   provider?: { name: string; in: NoInfer<R> };
   /** Operator bundles pre-installed in the target, as its admin would ('rook-minio' when unset). */
   operators?: string[];
-  /** The stand-ins that play the target's operators (the Rook MinIO operator's, when unset). */
-  standIns?: (target: KubeClient) => StandIn[];
+  /** The stand-ins that play the target's operators (those of the operators above, when unset: test/fakes/backends.ts). */
+  standIns?: (target: KubeClient) => StandIn[] | Promise<StandIn[]>;
+  /** The default stand-ins run a real S3 server for each store. */
+  s3?: boolean;
   /** Also in the control cluster: the admission policy that protects data, the roles of config/rbac/. */
   admission?: boolean;
   roles?: boolean;
-  /** provider-rook's options (it watches the namespaces above, and polls every second). */
+  /** provider-rook's options (it watches the namespaces above, and polls at the users' default unless these say otherwise). */
   app?: Partial<AppOptions>;
   /** Runs once the namespaces and the Provider exist, before provider-rook starts. */
   before?: (f: Fixture<R>) => void | Promise<void>;
@@ -56,6 +64,31 @@ export interface Fixture<R extends string> {
   standIns: StandIn[];
 }
 
+/**
+ * Waits until the API server enforces the protection policy just applied (its admission plugin
+ * loads policies a moment after they are written): until a dry-run delete of a protected probe
+ * claim is refused. The probe goes before provider-rook starts.
+ */
+async function admissionInEffect(control: KubeClient, namespace: string): Promise<void> {
+  const key = { namespace, name: 'admission-probe' };
+  await control.create(Buckets, {
+    apiVersion: Buckets.apiVersion,
+    kind: Buckets.kind,
+    metadata: { ...key, labels: { [LABEL_PROTECTED]: 'true' } },
+    spec: { classRef: { name: 'none' }, writeConnectionSecretToRef: { name: 'none' } },
+  } as KubeObjectLike);
+  await eventually(
+    () =>
+      control.request('DELETE', resourcePath(Buckets, namespace, key.name), { query: { dryRun: 'All' } }).then(
+        () => undefined,
+        (err: unknown) => (err instanceof KubeError && err.code === 403 ? true : undefined),
+      ),
+    'the protection policy to be in effect',
+  );
+  await control.mergePatch(Buckets, key, { metadata: { labels: { [LABEL_PROTECTED]: null } } });
+  await control.delete(Buckets, key);
+}
+
 export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixture<R> {
   const f = { standIns: [] as StandIn[] } as unknown as Fixture<R>;
   beforeAll(async () => {
@@ -68,8 +101,9 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
     await installCrds(f.control, ourCrds());
     if (o.admission) await applyManifests(f.control, loadManifests(path.join(repoRoot, 'config', 'admission', 'protection.yaml')));
     if (o.roles) await installRoles(f.control);
-    for (const bundle of o.operators ?? ['rook-minio']) await installOperatorBundle(f.target, bundle);
-    for (const s of o.standIns?.(f.target) ?? [new FakeMinioOperator(f.target)]) {
+    const operators = o.operators ?? ['rook-minio'];
+    await installOperators(f.target, operators);
+    for (const s of await (o.standIns?.(f.target) ?? standInsFor(f.target, operators, { s3: o.s3 ?? false }))) {
       await s.start();
       f.standIns.push(s);
     }
@@ -77,6 +111,7 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
     f.ns = Object.fromEntries(
       await Promise.all(roles.map(async ([role, prefix]) => [role, await createNamespace(f.control, prefix)])),
     ) as Record<R, string>;
+    if (o.admission) await admissionInEffect(f.control, Object.values<string>(f.ns)[0]!);
     if (o.provider) await registerProvider(f.control, f.ns[o.provider.in], o.provider.name, f.cluster);
     await o.before?.(f);
     f.app = await startTestApp(f.controlCluster, { namespaces: Object.values(f.ns), ...o.app });
