@@ -47,6 +47,7 @@ import { eventually, type EventuallyOptions } from '../test/kit/eventually.ts';
 import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { installCrds, installOperatorBundle, manifestFiles } from '../test/kit/manifests.ts';
 import { cond } from '../test/kit/conditions.ts';
+import { bucketClass } from '../test/kit/claims.ts';
 
 const { values } = parseArgs({
   options: {
@@ -464,12 +465,10 @@ if (CLAIMS > 0) {
     metadata: { name: 'standard', namespace: NS },
     spec: { scope: { nodeCount: 4 }, providerRef: { name: providerName(0) } },
   });
-  await admin.apply(BucketClasses, {
-    apiVersion: BucketClasses.apiVersion,
-    kind: 'BucketClass',
-    metadata: { name: 'standard', namespace: NS },
-    classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: NS },
-  });
+  await admin.apply(
+    BucketClasses,
+    bucketClass({ name: 'standard', namespace: NS }, kinds.ObjectStoreClass, { name: 'standard', namespace: NS }),
+  );
   const buckets = new Informer<Bucket>(admin, Buckets, { namespaces: [NS], log: silentLogger });
   await buckets.start();
   const writesBefore = await Promise.all(clusters.map((c) => writeCounts(c)));
@@ -639,12 +638,10 @@ if (SHARED > 0) {
     metadata: { name: 'shared', namespace: NS },
     spec: { store: { kind: 'ObjectStore', name: 'shared-store' } },
   });
-  await admin.apply(BucketClasses, {
-    apiVersion: BucketClasses.apiVersion,
-    kind: 'BucketClass',
-    metadata: { name: 'shared', namespace: NS },
-    classRef: { apiVersion: kinds.MinioBucketClass.apiVersion, kind: 'MinioBucketClass', name: 'shared', namespace: NS },
-  });
+  await admin.apply(
+    BucketClasses,
+    bucketClass({ name: 'shared', namespace: NS }, kinds.MinioBucketClass, { name: 'shared', namespace: NS }),
+  );
   const buckets = new Informer<Bucket>(admin, Buckets, { namespaces: [NS], log: silentLogger });
   await buckets.start();
   const sharedNames = Array.from({ length: SHARED }, (_, i) => `shared-${i}`);
@@ -724,12 +721,10 @@ async function deliveredPhase(storeCluster: LocalCluster, target: KubeClient, bu
     metadata: { name: 'exposed', namespace: NS },
     spec: { store: { kind: 'ObjectStore', name: 'shared-store' }, exposure: { url } },
   } as KubeObjectLike);
-  await admin.apply(BucketClasses, {
-    apiVersion: BucketClasses.apiVersion,
-    kind: 'BucketClass',
-    metadata: { name: 'exposed', namespace: NS },
-    classRef: { apiVersion: kinds.MinioBucketClass.apiVersion, kind: 'MinioBucketClass', name: 'exposed', namespace: NS },
-  } as KubeObjectLike);
+  await admin.apply(
+    BucketClasses,
+    bucketClass({ name: 'exposed', namespace: NS }, kinds.MinioBucketClass, { name: 'exposed', namespace: NS }),
+  );
   const claim = (n: string): KubeObjectLike =>
     ({
       apiVersion: Buckets.apiVersion,

@@ -22,6 +22,7 @@ import { eventually } from '../test/kit/eventually.ts';
 import { down, get as clusterInfo, start, stop } from '../test/kit/cluster.ts';
 import { hostileInputs } from './lib/hostile.ts';
 import { everyBackend } from './lib/chaos-backends.ts';
+import { bucketClass } from '../test/kit/claims.ts';
 
 const SIZES = {
   default: {
@@ -302,12 +303,10 @@ async function scenario8(env: ChaosEnv): Promise<Omit<Outcome, 'scenario' | 'sec
     metadata: { name: 'placed', namespace: world.platform },
     spec: { scope: { nodeCount: 4 }, targetNamespace: `${world.platform}-store`, providerSelector: { matchLabels: { tier: 'chaos' } } },
   });
-  await env.admin.apply(BucketClasses, {
-    apiVersion: BucketClasses.apiVersion,
-    kind: 'BucketClass',
-    metadata: { name: 'placed', namespace: world.app },
-    classRef: { kind: 'ObjectStoreClass', apiVersion: kinds.ObjectStoreClass.apiVersion, name: 'placed', namespace: world.platform },
-  });
+  await env.admin.apply(
+    BucketClasses,
+    bucketClass({ name: 'placed', namespace: world.app }, kinds.ObjectStoreClass, { name: 'placed', namespace: world.platform }),
+  );
   await env.admin.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'chaos-system' } });
   const election = ['--leader-elect', 'true', '--leader-election-namespace', 'chaos-system', '--leader-election-id', 'chaos-s8'];
   const replicas = [new Replica('s8-0', env.control, election), new Replica('s8-1', env.control, election)];

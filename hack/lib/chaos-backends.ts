@@ -25,6 +25,7 @@ import {
 import { ENV_OPERATOR, isBound, sleep, within, type ChaosEnv, type Conditioned } from './chaos.ts';
 import { cond } from '../../test/kit/conditions.ts';
 import { eventually } from '../../test/kit/eventually.ts';
+import { bucketClass } from '../../test/kit/claims.ts';
 
 export interface BackendsSize {
   /** Claims per backend. */
@@ -72,12 +73,7 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
   const classes: [string, ResourceType, Record<string, unknown>][] = added.map((b) => [`${b.name}-a`, b.class, b.classSpec('a')]);
   for (const [name, type, spec] of classes) {
     await admin.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace: world.platform }, spec });
-    await admin.apply(BucketClasses, {
-      apiVersion: BucketClasses.apiVersion,
-      kind: 'BucketClass',
-      metadata: { name, namespace: world.app },
-      classRef: { apiVersion: type.apiVersion, kind: type.kind, name, namespace: world.platform },
-    } as KubeObjectLike);
+    await admin.apply(BucketClasses, bucketClass({ name, namespace: world.app }, type, { name, namespace: world.platform }));
   }
 
   // One shared store, made by the platform team for no claim; a class of buckets in it; a namespace its buckets are shared with.
@@ -89,19 +85,17 @@ export async function everyBackend(env: ChaosEnv, size: BackendsSize): Promise<{
     metadata: { name: 'shared-store', namespace: world.platform },
     spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: `${world.platform}-shared`, providerRef: { name: 'a' } },
   } as KubeObjectLike);
-  const bucketClass = kinds.MinioBucketClass;
-  await admin.apply(bucketClass, {
-    apiVersion: bucketClass.apiVersion,
-    kind: bucketClass.kind,
+  const sharedClass = kinds.MinioBucketClass;
+  await admin.apply(sharedClass, {
+    apiVersion: sharedClass.apiVersion,
+    kind: sharedClass.kind,
     metadata: { name: 'shared', namespace: world.platform },
     spec: { store: { kind: 'ObjectStore', name: 'shared-store' } },
   } as KubeObjectLike);
-  await admin.apply(BucketClasses, {
-    apiVersion: BucketClasses.apiVersion,
-    kind: 'BucketClass',
-    metadata: { name: 'shared', namespace: world.app },
-    classRef: { apiVersion: bucketClass.apiVersion, kind: bucketClass.kind, name: 'shared', namespace: world.platform },
-  } as KubeObjectLike);
+  await admin.apply(
+    BucketClasses,
+    bucketClass({ name: 'shared', namespace: world.app }, sharedClass, { name: 'shared', namespace: world.platform }),
+  );
 
   const violations: string[] = [];
   const names = (prefix: string): string[] => Array.from({ length: size.claims }, (_, i) => `${prefix}-${i}`);

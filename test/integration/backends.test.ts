@@ -23,6 +23,7 @@ import { refusal, roundTrip, s3Client } from '../kit/s3.ts';
 import { S3_KEY_NAMES } from '../kit/s3-keys.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
+import { bucketClass } from '../kit/claims.ts';
 
 const FRESH = `it-fresh-${process.pid}`;
 // Target A is this file's own too: the stand-ins with S3 servers must be the only ones to play its Jobs.
@@ -69,12 +70,10 @@ async function classes(suffix: string, providerName: string): Promise<void> {
       metadata: { name: `${b.name}${suffix}`, namespace: platform },
       spec: b.classSpec(providerName),
     } as KubeObjectLike);
-    await control.apply(BucketClasses, {
-      apiVersion: BucketClasses.apiVersion,
-      kind: 'BucketClass',
-      metadata: { name: `${b.name}${suffix}`, namespace: apps },
-      classRef: { apiVersion: b.class.apiVersion, kind: b.class.kind, name: `${b.name}${suffix}`, namespace: platform },
-    } as KubeObjectLike);
+    await control.apply(
+      BucketClasses,
+      bucketClass({ name: `${b.name}${suffix}`, namespace: apps }, b.class, { name: `${b.name}${suffix}`, namespace: platform }),
+    );
   }
 }
 
@@ -268,12 +267,7 @@ describe('four backends behind one Bucket claim', () => {
   it('fills a classless claim from a BucketPolicy, whichever backend the default is', async () => {
     for (const b of backends) {
       const ns = await createNamespace(control, `be-pol-${b.name}`);
-      await control.apply(BucketClasses, {
-        apiVersion: BucketClasses.apiVersion,
-        kind: 'BucketClass',
-        metadata: { name: 'default', namespace: ns },
-        classRef: { apiVersion: b.class.apiVersion, kind: b.class.kind, name: b.name, namespace: platform },
-      } as KubeObjectLike);
+      await control.apply(BucketClasses, bucketClass({ name: 'default', namespace: ns }, b.class, { name: b.name, namespace: platform }));
       await control.apply(BucketPolicies, {
         apiVersion: BucketPolicies.apiVersion,
         kind: 'BucketPolicy',

@@ -18,6 +18,7 @@ import { eventsFor, identityClient, providerSecretKeys, writeSecret } from '../k
 import { withProviderRook } from '../kit/fixture.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
+import { bucketClass } from '../kit/claims.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 type Conditioned = KubeObjectLike & { status?: { conditions?: Cond[] } };
@@ -169,12 +170,10 @@ describe("target namespaces are the Provider's to allow", () => {
         metadata: { name: cls, namespace: platform },
         spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: ns },
       } as KubeObjectLike);
-      await platformTeam.apply(BucketClasses, {
-        apiVersion: BucketClasses.apiVersion,
-        kind: 'BucketClass',
-        metadata: { name: cls, namespace: appNs },
-        classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name: cls, namespace: platform },
-      } as KubeObjectLike);
+      await platformTeam.apply(
+        BucketClasses,
+        bucketClass({ name: cls, namespace: appNs }, kinds.ObjectStoreClass, { name: cls, namespace: platform }),
+      );
       await appTeam.create(Buckets, {
         apiVersion: Buckets.apiVersion,
         kind: 'Bucket',

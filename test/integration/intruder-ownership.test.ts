@@ -41,6 +41,7 @@ import {
 import { installOperators, standInsFor } from '../fakes/backends.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
+import { bucketClass } from '../kit/claims.ts';
 
 type Meta = KubeObjectLike['metadata'] & {
   labels?: Record<string, string>;
@@ -513,12 +514,10 @@ describe('finding 3: a connection Secret is written only when this claim or reso
       metadata: { name: 'standard', namespace: platform },
       spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 'target' } },
     } as KubeObjectLike);
-    await control.apply(BucketClasses, {
-      apiVersion: BucketClasses.apiVersion,
-      kind: 'BucketClass',
-      metadata: { name: 'standard', namespace: appNs },
-      classRef: { apiVersion: kinds.CephBucketClass.apiVersion, kind: 'CephBucketClass', name: 'standard', namespace: platform },
-    } as KubeObjectLike);
+    await control.apply(
+      BucketClasses,
+      bucketClass({ name: 'standard', namespace: appNs }, kinds.CephBucketClass, { name: 'standard', namespace: platform }),
+    );
   }, 60_000);
 
   it("a claim naming another app's uncontrolled connection-type Secret gets ConnectionSecretConflict; the Secret is never written, and outlives the claim", async () => {

@@ -24,6 +24,7 @@ import { createNamespace, eventsFor, identityClient, providerSecretKeys, startTe
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
 import { cond } from '../kit/conditions.ts';
+import { bucketClass } from '../kit/claims.ts';
 
 type Cond = { type: string; status: string; reason: string; message?: string };
 type Obj = KubeObjectLike & {
@@ -466,12 +467,10 @@ describe('crossing tenants', () => {
       metadata: { name: 'standard', namespace: env.ns.platform },
       spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'shared-minio' },
     } as KubeObjectLike);
-    await env.control.apply(BucketClasses, {
-      apiVersion: BucketClasses.apiVersion,
-      kind: 'BucketClass',
-      metadata: { name: 'standard', namespace: appNs },
-      classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name: 'standard', namespace: env.ns.platform },
-    } as KubeObjectLike);
+    await env.control.apply(
+      BucketClasses,
+      bucketClass({ name: 'standard', namespace: appNs }, kinds.ObjectStoreClass, { name: 'standard', namespace: env.ns.platform }),
+    );
     const tenantApp = await startTestApp(testCluster('control'), {
       namespaces: [env.ns.platform, appNs],
       controlPlaneId: env.app.controlPlaneId,

@@ -14,6 +14,7 @@ import { createNamespace, identityClient } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
 import { cond } from '../kit/conditions.ts';
+import { bucketClass } from '../kit/claims.ts';
 
 const LABEL = 'rook.crossplane.io/protected';
 const env = withProviderRook({
@@ -32,12 +33,10 @@ const env = withProviderRook({
         metadata: { name, namespace: env.ns.platform },
         spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'prot-minio', protectClaims },
       } as KubeObjectLike);
-      await env.control.apply(BucketClasses, {
-        apiVersion: BucketClasses.apiVersion,
-        kind: 'BucketClass',
-        metadata: { name, namespace: env.ns.apps },
-        classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name, namespace: env.ns.platform },
-      } as KubeObjectLike);
+      await env.control.apply(
+        BucketClasses,
+        bucketClass({ name, namespace: env.ns.apps }, kinds.ObjectStoreClass, { name, namespace: env.ns.platform }),
+      );
     }
   },
 });

@@ -19,6 +19,7 @@ import { eventsFor, providerSecretKeys, startTestApp, writeSecret } from '../kit
 import { withProviderRook } from '../kit/fixture.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
+import { bucketClass } from '../kit/claims.ts';
 
 const EU2 = `it-sched-eu2-${process.pid}`;
 const US1 = `it-sched-us1-${process.pid}`;
@@ -47,12 +48,7 @@ async function selectorClass(name: string, providerSelector: LabelSelector): Pro
     metadata: { name, namespace: platform },
     spec: { scope: { nodeCount: 4 }, providerSelector, targetNamespace: 'rook-minio' },
   } as KubeObjectLike);
-  await control.apply(BucketClasses, {
-    apiVersion: BucketClasses.apiVersion,
-    kind: 'BucketClass',
-    metadata: { name, namespace: apps },
-    classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name, namespace: platform },
-  } as KubeObjectLike);
+  await control.apply(BucketClasses, bucketClass({ name, namespace: apps }, kinds.ObjectStoreClass, { name, namespace: platform }));
 }
 
 const claim = (name: string, className: string, providerSelector?: LabelSelector) =>

@@ -16,6 +16,7 @@ import { providerSecretKeys, writeSecret } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
 import { cond } from '../kit/conditions.ts';
+import { bucketClass } from '../kit/claims.ts';
 
 const env = withProviderRook({
   namespaces: { platform: 'val-infra', apps: 'val-app' },
@@ -34,12 +35,10 @@ const env = withProviderRook({
       metadata: { name: 'std', namespace: env.ns.platform },
       spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, targetNamespace: 'valid-minio' },
     } as KubeObjectLike);
-    await env.control.apply(BucketClasses, {
-      apiVersion: BucketClasses.apiVersion,
-      kind: 'BucketClass',
-      metadata: { name: 'std', namespace: env.ns.apps },
-      classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: 'ObjectStoreClass', name: 'std', namespace: env.ns.platform },
-    } as KubeObjectLike);
+    await env.control.apply(
+      BucketClasses,
+      bucketClass({ name: 'std', namespace: env.ns.apps }, kinds.ObjectStoreClass, { name: 'std', namespace: env.ns.platform }),
+    );
   },
 });
 

@@ -1,14 +1,24 @@
 // A Bucket claim as the integration tests make and read it: the claim itself, waiting until it is
 // Bound and Ready, and what its connection Secret gives an app in the target (its keys, bucket, and
 // the loopback endpoint its Service's name leads to there).
-import { Buckets } from '../../src/app.ts';
+import { BucketClasses, Buckets } from '../../src/app.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
-import { Secrets } from '../../src/kit/kube/resources.ts';
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
+import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { eventually } from './eventually.ts';
 import { cond } from './conditions.ts';
+
+/** The BucketClass `at`, the portable name an app team's claims use, for the class `classAt` of kind `type`. */
+export const bucketClass = (at: Required<ObjectKey>, type: ResourceType, classAt: Required<ObjectKey>): KubeObjectLike =>
+  ({
+    apiVersion: BucketClasses.apiVersion,
+    kind: 'BucketClass',
+    metadata: { name: at.name, namespace: at.namespace },
+    classRef: { apiVersion: type.apiVersion, kind: type.kind, name: classAt.name, namespace: classAt.namespace },
+  }) as KubeObjectLike;
 
 /** A Bucket of class `className` whose Secret is `<name>-s3`; `spec` adds to its spec. */
 export const bucketClaim = (name: string, namespace: string, className: string, spec: object = {}): KubeObjectLike =>

@@ -52,6 +52,29 @@ export async function refusal(request: Promise<unknown>): Promise<string> {
   throw new Error('the request succeeded');
 }
 
+/** What a server answers these credentials in a bucket: a PUT, a LIST and a GET of one object, each 'allowed' or the error's name. */
+export async function answersIn(
+  endpoint: string,
+  creds: S3Credentials,
+  bucket: string,
+): Promise<{ put: string; list: string; get: string }> {
+  const s3 = s3Client(endpoint, creds);
+  const answer = (request: Promise<unknown>): Promise<string> =>
+    request.then(
+      () => 'allowed',
+      (err: Error) => err.name,
+    );
+  try {
+    return {
+      put: await answer(s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'x', Body: 'x' }))),
+      list: await answer(s3.send(new ListObjectsV2Command({ Bucket: bucket }))),
+      get: await answer(s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'x' }))),
+    };
+  } finally {
+    s3.destroy();
+  }
+}
+
 /**
  * PUT, GET, LIST and DELETE of one object in bucket with these credentials (making the bucket first
  * when asked). Throws naming the step that failed.
