@@ -60,10 +60,10 @@ unit: install ## Unit tests only (no clusters)
 
 e2e: install ## The e2e specs on three kind clusters (needs Docker, kind, kubectl); KEEP_CLUSTERS=1 keeps them
 	$(NPM) run -s e2e:preflight
-	E2E_BACKEND=kind $(NPM) test -- e2e/ --globalSetup= --globalTeardown=
+	E2E_BACKEND=kind $(NPM) test -- test/e2e/ --globalSetup= --globalTeardown=
 
 e2e-local: install ## The same e2e specs on local control planes (part of make test)
-	E2E_BACKEND=local $(NPM) test -- e2e/ --globalSetup= --globalTeardown=
+	E2E_BACKEND=local $(NPM) test -- test/e2e/ --globalSetup= --globalTeardown=
 
 # Not $(or $(SIZES),...): make's functions split their arguments at commas.
 SIZES ?= 100,500,1000,5000

@@ -3,7 +3,7 @@ export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': '<rootDir>/test/kit/strip-types.js' },
-  testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/e2e/**/*.e2e.ts'],
+  testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/test/e2e/**/*.e2e.ts'],
   // One pair of local control planes serves the whole run (see test/kit/global-setup.ts).
   globalSetup: '<rootDir>/test/kit/global-setup.ts',
   globalTeardown: '<rootDir>/test/kit/global-teardown.ts',

@@ -144,8 +144,8 @@ describe('architecture', () => {
     ).toEqual([]);
   });
 
-  it('nothing in src/ imports from test/, e2e/ or hack/ (test doubles and tools never ship)', () => {
-    const outside = ['test', 'e2e', 'hack'].map((d) => path.join(src, '..', d) + path.sep);
+  it('nothing in src/ imports from test/ or hack/ (test doubles, specs and tools never ship)', () => {
+    const outside = ['test', 'hack'].map((d) => path.join(src, '..', d) + path.sep);
     const reaching = files(src).flatMap((f) =>
       imports(f)
         .filter((i) => outside.some((o) => i.startsWith(o)))
@@ -211,7 +211,7 @@ describe('architecture', () => {
 
   it('a condition is found by getCondition (kit/conditions.ts; cond in test/kit for tests, specs and tools), not by a search of its own', () => {
     const byHand = /conditions\??\.(?:find|some|filter)\(\s*\(?(\w+)\)?\s*=>\s*\1\.type ===/;
-    const trees = [src, ...['test', 'hack', 'e2e'].map((d) => path.join(src, '..', d))];
+    const trees = [src, ...['test', 'hack'].map((d) => path.join(src, '..', d))];
     const found = trees.flatMap(files).flatMap((f) =>
       readFileSync(f, 'utf8')
         .split('\n')
@@ -246,7 +246,7 @@ describe('architecture', () => {
     // The stand-in classes, as the registry makes them.
     const standIns = [...new Set([...readFileSync(registry, 'utf8').matchAll(/=> new (\w+)\(/g)].map((m) => m[1]!))];
     const operators = Object.keys(operatorStandIns);
-    const trees = ['test', 'hack', 'e2e'].map((d) => path.join(src, '..', d));
+    const trees = ['test', 'hack'].map((d) => path.join(src, '..', d));
     const lists: string[] = [];
     for (const f of trees.flatMap(files).filter((f) => f !== registry && !f.startsWith(path.join(src, '..', 'test', 'unit')))) {
       const text = readFileSync(f, 'utf8');

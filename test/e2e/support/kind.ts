@@ -5,18 +5,18 @@
 import { execa } from 'execa';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../../test/kit/cluster.ts';
-import { applyManifests, installCrds, installOperatorBundle, loadManifests } from '../../test/kit/manifests.ts';
-import { KubeClient } from '../../src/kit/kube/client.ts';
-import { kubeconfigAccess, type ClusterAccess } from '../../src/kit/kube/config.ts';
-import { Deployments, Pods, Secrets } from '../../src/kit/kube/resources.ts';
-import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { roundTrip } from '../../test/kit/s3.ts';
-import { operatorsUnderTest } from '../../test/fakes/backends.ts';
+import { repoRoot } from '../../kit/cluster.ts';
+import { applyManifests, installCrds, installOperatorBundle, loadManifests } from '../../kit/manifests.ts';
+import { KubeClient } from '../../../src/kit/kube/client.ts';
+import { kubeconfigAccess, type ClusterAccess } from '../../../src/kit/kube/config.ts';
+import { Deployments, Pods, Secrets } from '../../../src/kit/kube/resources.ts';
+import { secretText } from '../../../src/runtime/providers/credentials.ts';
+import { roundTrip } from '../../kit/s3.ts';
+import { operatorsUnderTest } from '../../fakes/backends.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';
 import { applyFile, rbacFile, serviceAccountToken } from './identities.ts';
 import { docker, kind, missingTools } from './kind-cli.ts';
-import { eventually } from '../../test/kit/eventually.ts';
+import { eventually } from '../../kit/eventually.ts';
 
 const NAMES = { control: 'e2e-control', targets: ['e2e-target-a', 'e2e-target-b'] } as const;
 const IMAGE = 'provider-rook:e2e';

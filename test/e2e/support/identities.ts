@@ -1,10 +1,10 @@
 // Least-privilege identities for e2e: a ServiceAccount bound to one of the roles in config/rbac/,
 // and a short-lived token for it from the TokenRequest API (never an admin credential).
 import path from 'node:path';
-import { repoRoot } from '../../test/kit/cluster.ts';
-import { applyManifests, loadManifests } from '../../test/kit/manifests.ts';
-import type { KubeClient } from '../../src/kit/kube/client.ts';
-import { resourcePath, ServiceAccounts } from '../../src/kit/kube/resources.ts';
+import { repoRoot } from '../../kit/cluster.ts';
+import { applyManifests, loadManifests } from '../../kit/manifests.ts';
+import type { KubeClient } from '../../../src/kit/kube/client.ts';
+import { resourcePath, ServiceAccounts } from '../../../src/kit/kube/resources.ts';
 
 export const rbacFile = (name: string): string => path.join(repoRoot, 'config', 'rbac', name);
 

@@ -8,11 +8,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { dump } from 'js-yaml';
-import { down, repoRoot, start, stop, up, type LocalCluster } from '../../test/kit/cluster.ts';
-import { installCrds } from '../../test/kit/manifests.ts';
-import { KubeClient } from '../../src/kit/kube/client.ts';
-import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
-import { installOperators, operatorsUnderTest, standInsFor } from '../../test/fakes/backends.ts';
+import { down, repoRoot, start, stop, up, type LocalCluster } from '../../kit/cluster.ts';
+import { installCrds } from '../../kit/manifests.ts';
+import { KubeClient } from '../../../src/kit/kube/client.ts';
+import { kubeconfigFileAccess } from '../../../src/kit/kube/config.ts';
+import { installOperators, operatorsUnderTest, standInsFor } from '../../fakes/backends.ts';
 import type { E2EEnvironment, TargetCluster } from './backend.ts';
 import { applyFile, rbacFile, serviceAccountToken } from './identities.ts';
 

@@ -1,7 +1,7 @@
 // What an e2e spec may know about the clusters it runs on, whatever made them: kind clusters with
 // provider-rook deployed as a Pod and the real Rook MinIO operator, or local control planes with
 // provider-rook as a process and the operator test double. Specs talk only to this interface.
-import type { KubeClient } from '../../src/kit/kube/client.ts';
+import type { KubeClient } from '../../../src/kit/kube/client.ts';
 
 export interface TargetCluster {
   name: string;
