@@ -3,8 +3,7 @@
 // that refuses a namespace. The MinIO operator is played by the test double.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { App } from '../../src/app.ts';
+import { describe, expect, it } from '@jest/globals';
 import { BucketClasses, BucketPolicies, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
@@ -16,19 +15,9 @@ import { Reasons } from '../../src/runtime/reasons.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { applyManifests, loadManifests, type Manifest } from '../kit/manifests.ts';
 import { repoRoot } from '../kit/cluster.ts';
-import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
-import {
-  createNamespace,
-  eventsFor,
-  identityClient,
-  installCrds,
-  ourCrds,
-  preinstallOperator,
-  providerSecretKeys,
-  startTestApp,
-  writeSecret,
-} from '../kit/provider.ts';
-import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
+import { testCluster, uniqueName } from '../kit/env.ts';
+import { eventsFor, identityClient, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 import { S3_KEY_NAMES } from '../kit/s3-keys.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
@@ -42,18 +31,19 @@ const sample = (f: string): Manifest[] => loadManifests(path.join(repoRoot, 'con
 
 let control: KubeClient;
 let target: KubeClient;
-let operator: FakeMinioOperator;
-let app: App;
-// Namespaces of the other scenarios, known up front because the provider watches only these.
-const ns = {
-  defaults: uniqueName('defaults'),
-  retain: uniqueName('retain'),
-  many: uniqueName('many'),
-  crash: uniqueName('crash'),
-  denied: uniqueName('denied'),
-  refs: uniqueName('refs'),
-};
-const watched = [PLATFORM, APP, ...Object.values(ns)];
+// The samples' namespaces, and one of the fixture's for each of the other scenarios.
+const rook = withProviderRook({
+  namespaces: { defaults: 'defaults', retain: 'retain', many: 'many', crash: 'crash', denied: 'denied', refs: 'refs' },
+  watch: [PLATFORM, APP],
+  before: async (f) => {
+    ({ control, target } = f);
+    await applyManifests(control, sample('00-namespaces.yaml'));
+    // Step 1: the Provider Secret holds the target's endpoint and credentials.
+    await writeSecret(control, PLATFORM, 'demo-provider-rook', providerSecretKeys(f.cluster));
+  },
+  app: { pollIntervalMs: 2_000 },
+});
+const watched = (): string[] => [PLATFORM, APP, ...Object.values<string>(rook.ns)];
 
 const getBucket = (namespace: string, name: string): Promise<Bucket | undefined> => control.get<Bucket>(Buckets, { namespace, name });
 
@@ -99,28 +89,6 @@ function storeClass(name: string, spec: Record<string, unknown>) {
   const [base] = sample('02-objectstoreclass.yaml');
   return { ...base!, metadata: { name, namespace: PLATFORM }, spec: { ...(base!.spec as object), ...spec } };
 }
-
-beforeAll(async () => {
-  control = adminClient(testCluster('control'));
-  target = adminClient(testCluster('target'));
-  await installCrds(control, ourCrds());
-  await preinstallOperator(target);
-  for (const n of Object.values(ns)) await createNamespace(control, n).catch(() => undefined);
-  await applyManifests(control, sample('00-namespaces.yaml'));
-  await Promise.all(
-    Object.values(ns).map((n) => applyManifests(control, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }])),
-  );
-  // Step 1: the Provider Secret holds the target's endpoint and credentials.
-  await writeSecret(control, PLATFORM, 'demo-provider-rook', providerSecretKeys(testCluster('target')));
-  operator = new FakeMinioOperator(target);
-  await operator.start();
-  app = await startTestApp(testCluster('control'), { namespaces: watched, pollIntervalMs: 2_000 });
-});
-
-afterAll(async () => {
-  await app?.stop();
-  await operator?.stop();
-});
 
 describe('Bucket claims', () => {
   it("binds a Bucket from the design doc's four steps, applied verbatim, and keeps its Secret in sync", async () => {
@@ -202,7 +170,7 @@ describe('Bucket claims', () => {
   });
 
   it("fills a missing class from the namespace's one BucketPolicy, and says why when there is none or several", async () => {
-    const n = ns.defaults;
+    const n = rook.ns.defaults;
     await applyManifests(control, [bucketClass(n, 'rook-minio')]);
     await control.create(Buckets, bucket(n, 'lonely', null));
     const waiting = await eventually(async () => {
@@ -234,7 +202,7 @@ describe('Bucket claims', () => {
   });
 
   it('deletes the managed resource, the target store and both Secrets with the claim under reclaim policy Delete', async () => {
-    const n = ns.defaults;
+    const n = rook.ns.defaults;
     const claim = await waitForBound(n, 'no-class');
     const ref = claim.spec.resourceRef!;
     const mr = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: PLATFORM, name: ref.name });
@@ -259,7 +227,7 @@ describe('Bucket claims', () => {
   });
 
   it('keeps the managed resource (Released) and the target store under reclaim policy Retain', async () => {
-    const n = ns.retain;
+    const n = rook.ns.retain;
     await applyManifests(control, [storeClass('rook-minio-retain', { reclaimPolicy: 'Retain' }), bucketClass(n, 'rook-minio-retain')]);
     await control.create(Buckets, bucket(n, 'kept'));
     const claim = await waitForBound(n, 'kept');
@@ -281,7 +249,7 @@ describe('Bucket claims', () => {
   });
 
   it('makes exactly one managed resource per claim when 20 claims arrive at once', async () => {
-    const n = ns.many;
+    const n = rook.ns.many;
     await applyManifests(control, [bucketClass(n, 'rook-minio')]);
     const names = Array.from({ length: 20 }, (_, i) => `claim-${i}`);
     await Promise.all(names.map((name) => control.create(Buckets, bucket(n, name))));
@@ -294,15 +262,15 @@ describe('Bucket claims', () => {
   }, 90_000);
 
   it('makes no duplicate when the provider dies right after creating the managed resource', async () => {
-    const n = ns.crash;
+    const n = rook.ns.crash;
     await applyManifests(control, [bucketClass(n, 'rook-minio')]);
     // A second provider process that dies right after it created the managed resource: nothing it
     // sends afterwards reaches the API server.
-    await app.stop();
+    await rook.app.stop();
     let dead = false;
     const dying = await startTestApp(testCluster('control'), {
-      namespaces: watched,
-      controlPlaneId: app.controlPlaneId,
+      namespaces: watched(),
+      controlPlaneId: rook.app.controlPlaneId,
       onRequest: (_server, method, requestPath) => {
         if (dead) throw new Error('process killed');
         if (method === 'POST' && requestPath.endsWith('/objectstores')) dead = true;
@@ -316,7 +284,11 @@ describe('Bucket claims', () => {
     // The claim named its resource before it was made (one write with the finalizer): a retry finds the same one.
     expect((await getBucket(n, 'interrupted'))?.spec.resourceRef?.name).toBe(made[0]!.metadata.name);
 
-    app = await startTestApp(testCluster('control'), { namespaces: watched, controlPlaneId: app.controlPlaneId, pollIntervalMs: 2_000 });
+    rook.app = await startTestApp(testCluster('control'), {
+      namespaces: watched(),
+      controlPlaneId: rook.app.controlPlaneId,
+      pollIntervalMs: 2_000,
+    });
     const claim = await waitForBound(n, 'interrupted');
     const managed = await managedFor(n);
     expect(managed).toHaveLength(1);
@@ -324,7 +296,7 @@ describe('Bucket claims', () => {
   });
 
   it('refuses a claim from a namespace the class does not allow, and creates nothing', async () => {
-    const n = ns.denied;
+    const n = rook.ns.denied;
     await applyManifests(control, [
       storeClass('rook-minio-restricted', { allowedNamespaces: [APP] }),
       bucketClass(n, 'rook-minio-restricted'),
@@ -344,7 +316,7 @@ describe('Bucket claims', () => {
   });
 
   it("an app team learns nothing of managed resources it may not bind: missing or another claim's, one answer, and nothing new made", async () => {
-    const n = ns.refs;
+    const n = rook.ns.refs;
     for (const f of readdirSync(path.join(repoRoot, 'config', 'rbac')))
       await applyManifests(control, loadManifests(path.join(repoRoot, 'config', 'rbac', f)));
     const appTeam = await identityClient(

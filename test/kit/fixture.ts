@@ -31,6 +31,8 @@ export interface FixtureOptions<R extends string> {
   controlCluster?: string;
   /** The namespaces made in the control cluster, by role: each value is the prefix of a unique name. */
   namespaces: Record<R, string>;
+  /** Namespaces provider-rook watches besides those above, which the test makes itself (in `before`), e.g. the samples' fixed ones. */
+  watch?: string[];
   /** The target's Provider: its name, and the role of the namespace it is registered in. Unset: none. */
   provider?: { name: string; in: NoInfer<R> };
   /** Operator bundles pre-installed in the target, as its admin would ('rook-minio' when unset). */
@@ -114,7 +116,7 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
     if (o.admission) await admissionInEffect(f.control, Object.values<string>(f.ns)[0]!);
     if (o.provider) await registerProvider(f.control, f.ns[o.provider.in], o.provider.name, f.cluster);
     await o.before?.(f);
-    f.app = await startTestApp(f.controlCluster, { namespaces: Object.values(f.ns), ...o.app });
+    f.app = await startTestApp(f.controlCluster, { namespaces: [...(o.watch ?? []), ...Object.values<string>(f.ns)], ...o.app });
   }, o.timeoutMs ?? 120_000);
   afterAll(async () => {
     await f.app?.stop();
