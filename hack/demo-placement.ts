@@ -3,13 +3,11 @@
 // each run), registers each target as a Provider labelled by region, applies
 // config/samples/placement/ (one class with a providerSelector, eight Bucket claims) and prints where
 // each claim went and why; then upgrades the MinIO Operator on the three targets in a wave, live. `make demo-down` removes it all.
-import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { down, freePort, up } from '../test/kit/cluster.ts';
+import { down, up } from '../test/kit/cluster.ts';
 import { eventually } from '../test/kit/eventually.ts';
-import { background, clientOf, file, providerSecret, say, stopProcesses } from './lib/demo.ts';
+import { background, clientOf, file, providerSecret, say, stopProcesses, startProvider } from './lib/demo.ts';
 import { applyManifests, installCrds, installOperatorBundle, loadManifests } from '../test/kit/manifests.ts';
-import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
 import type { KubeObjectLike } from '../src/kit/kube/client.ts';
@@ -47,19 +45,7 @@ for (const t of targets) {
 }
 
 say('3/6  Building provider-rook (tsc) and starting it against control...');
-execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
-const metrics = `127.0.0.1:${await freePort()}`;
-const pid = background('provider-rook', [
-  ...PROVIDER_NODE_FLAGS,
-  file('dist', 'main.js'),
-  '--kubeconfig',
-  controlCluster!.kubeconfig,
-  '--metrics-addr',
-  metrics,
-  '--poll',
-  '10s',
-]);
-say(`     provider-rook pid ${pid}, log .local/demo/provider-rook.log`);
+const { metrics } = await startProvider(controlCluster!.kubeconfig);
 say(`     metrics http://${metrics}/metrics (crossplane_managed_resource_*, provider_rook_provider_ready), probes /healthz and /readyz`);
 
 async function providersReady(): Promise<void> {

@@ -5,13 +5,22 @@
 // prints what exists. `make demo-down` (node hack/demo.ts down) stops and removes everything.
 // The stand-ins run a real S3 server (SeaweedFS) per store, and each act ends with an S3 PUT and GET
 // made with the claim's connection Secret alone.
-import { execFileSync } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { down, freePort, up } from '../test/kit/cluster.ts';
+import { down, up } from '../test/kit/cluster.ts';
 import { eventually } from '../test/kit/eventually.ts';
-import { background, clientOf, DEMO_CLUSTERS, demoDir, file, providerSecret as secretFrom, say, stopProcesses } from './lib/demo.ts';
+import {
+  background,
+  clientOf,
+  DEMO_CLUSTERS,
+  demoDir,
+  file,
+  providerSecret as secretFrom,
+  say,
+  stopProcesses,
+  startProvider,
+} from './lib/demo.ts';
 import { applyManifests, installCrds, loadManifests } from '../test/kit/manifests.ts';
 import { BucketAccesses, Buckets } from '../src/app.ts';
 import type { Bucket } from '../src/apis/storage.ts';
@@ -19,7 +28,6 @@ import { RookObjectStores } from '../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../src/kit/kube/client.ts';
 import { CustomResourceDefinitions, Namespaces, Secrets, typeOfManifest, type ResourceType } from '../src/kit/kube/resources.ts';
 import { secretText } from '../src/runtime/providers/credentials.ts';
-import { PROVIDER_NODE_FLAGS } from './lib/node-flags.ts';
 import { s3Client } from '../test/kit/s3.ts';
 import { LoopbackIngress } from '../test/fakes/loopback-ingress.ts';
 import { resolveS3Endpoint, shareRoutes } from '../test/fakes/s3-stores.ts';
@@ -54,19 +62,7 @@ await installCrds(
 );
 
 say('3/10  Building provider-rook (tsc) and starting it against control...');
-execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], { stdio: 'inherit' });
-const metrics = `127.0.0.1:${await freePort()}`;
-const providerPid = background('provider-rook', [
-  ...PROVIDER_NODE_FLAGS,
-  file('dist', 'main.js'),
-  '--kubeconfig',
-  controlCluster!.kubeconfig,
-  '--metrics-addr',
-  metrics,
-  '--poll',
-  '10s',
-]);
-say(`     provider-rook pid ${providerPid}, log .local/demo/provider-rook.log`);
+const { metrics } = await startProvider(controlCluster!.kubeconfig);
 say(`     metrics http://${metrics}/metrics (crossplane_managed_resource_*, controller_runtime_*), probes /healthz and /readyz`);
 
 say('4/10  Applying config/samples/: the namespaces and the Provider, then SeaweedFS, the default backend (config/samples/seaweedfs/):');

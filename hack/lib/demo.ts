@@ -1,12 +1,13 @@
 // What both demos share: background processes remembered in .local/demo/pids (so `make demo-down`
 // stops them), a client per local cluster, and a Provider Secret built from a kubeconfig.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { kubeconfigFileAccess } from '../../src/kit/kube/config.ts';
 import { Secrets } from '../../src/kit/kube/resources.ts';
-import { repoRoot } from '../../test/kit/cluster.ts';
+import { freePort, repoRoot } from '../../test/kit/cluster.ts';
+import { PROVIDER_NODE_FLAGS } from './node-flags.ts';
 
 export const say = (line = ''): void => console.log(line);
 export const file = (...p: string[]): string => path.join(repoRoot, ...p);
@@ -48,6 +49,18 @@ export function background(name: string, args: string[]): number {
   child.unref();
   writeFileSync(pidFile, `${existsSync(pidFile) ? readFileSync(pidFile, 'utf8') : ''}${child.pid}\n`);
   return child.pid!;
+}
+
+/** Builds provider-rook and starts it against the control cluster as the image runs it, polling every 10 s; says where its log is. */
+export async function startProvider(controlKubeconfig: string): Promise<{ pid: number; metrics: string }> {
+  execFileSync(process.execPath, [file('node_modules', 'typescript', 'bin', 'tsc'), '-p', file('tsconfig.build.json')], {
+    stdio: 'inherit',
+  });
+  const metrics = `127.0.0.1:${await freePort()}`;
+  const args = ['--kubeconfig', controlKubeconfig, '--metrics-addr', metrics, '--poll', '10s'];
+  const pid = background('provider-rook', [...PROVIDER_NODE_FLAGS, file('dist', 'main.js'), ...args]);
+  say(`     provider-rook pid ${pid}, log .local/demo/provider-rook.log`);
+  return { pid, metrics };
 }
 
 export const clientOf = (kubeconfig: string): KubeClient =>
