@@ -68,7 +68,7 @@ async function providersReady(): Promise<void> {
 
 say('4/6  Applying config/samples/placement/:');
 await applyManifests(control, sample('00-namespaces.yaml'));
-for (const t of targets) await providerSecret(control, 'rook-infra-dev', `${t!.name}-creds`, t!.kubeconfig);
+for (const t of targets) await providerSecret(control, { namespace: 'rook-infra-dev', name: `${t!.name}-creds` }, t!.kubeconfig);
 for (const [f, what] of [
   ['01-providers.yaml', 'Providers eu-1, eu-2 (region=eu) and us-1 (region=us, capacity 3), and their Secrets'],
   ['wait', 'until provider-rook has reached each target (only usable Providers are chosen)'],

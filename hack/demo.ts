@@ -69,7 +69,8 @@ say('4/10  Applying config/samples/: the namespaces and the Provider, then Seawe
 const sample = (f: string) => loadManifests(file('config', 'samples', f));
 await applyManifests(control, sample('00-namespaces.yaml'));
 // Step 1's Secret, built from the target's kubeconfig.
-const providerSecret = (name: string, kubeconfig: string): Promise<void> => secretFrom(control, 'rook-infra-dev', name, kubeconfig);
+const providerSecret = (name: string, kubeconfig: string): Promise<void> =>
+  secretFrom(control, { namespace: 'rook-infra-dev', name }, kubeconfig);
 await providerSecret('demo-provider-rook', targetCluster!.kubeconfig);
 await applyManifests(control, sample('01-provider.yaml'));
 say(`     applied ${'01-provider.yaml'.padEnd(26)} Provider demo-kubernetes (+ Secret demo-provider-rook from the target kubeconfig)`);

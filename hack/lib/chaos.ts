@@ -1,6 +1,7 @@
 // The chaos harness's parts: three local control planes (control, target A, target B), provider-rook
 // replicas as their own processes (killed with SIGKILL, restarted), the operator stand-ins, one
 // "world" of classes and Providers per scenario, and the invariants every scenario ends with.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -45,7 +46,7 @@ export function providerKeys(target: LocalCluster): Record<string, string> {
   return { endpoint: target.server, clusterCA: text(kc.caData), clientCert: text(kc.certData), clientKey: text(kc.keyData) };
 }
 
-export const secretOf = (namespace: string, name: string, keys: Record<string, string>) => ({
+export const secretOf = ({ namespace, name }: Required<ObjectKey>, keys: Record<string, string>) => ({
   apiVersion: 'v1',
   kind: 'Secret',
   metadata: { name, namespace },
@@ -226,7 +227,7 @@ export class World {
     for (const t of Object.values(this.env.targets)) {
       const keys = providerKeys(t.cluster);
       this.env.secrets.add(keys.clientKey!);
-      await admin.apply(Secrets, secretOf(this.platform, `target-${t.name}`, keys));
+      await admin.apply(Secrets, secretOf({ namespace: this.platform, name: `target-${t.name}` }, keys));
       await admin.apply(Providers, {
         apiVersion: Providers.apiVersion,
         kind: 'Provider',

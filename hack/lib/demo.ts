@@ -1,5 +1,6 @@
 // What both demos share: background processes remembered in .local/demo/pids (so `make demo-down`
 // stops them), a client per local cluster, and a Provider Secret built from a kubeconfig.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -67,7 +68,7 @@ export const clientOf = (kubeconfig: string): KubeClient =>
   new KubeClient(kubeconfigFileAccess(kubeconfig), { fieldManager: 'provider-rook-demo' });
 
 /** A Provider's Secret with one `kubeconfig` key, as a platform team makes it with kubectl. */
-export async function providerSecret(control: KubeClient, namespace: string, name: string, kubeconfig: string): Promise<void> {
+export async function providerSecret(control: KubeClient, { namespace, name }: Required<ObjectKey>, kubeconfig: string): Promise<void> {
   await control.apply(Secrets, {
     apiVersion: 'v1',
     kind: 'Secret',

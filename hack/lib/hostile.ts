@@ -55,7 +55,7 @@ const claim = (
 ];
 /** A Provider whose Secret holds `keys`, and a store on it: the store's Synced condition is the answer. */
 const onSecret = (ctx: Ctx, name: string, keys: Record<string, string>): [ResourceType, Obj][] => [
-  [Secrets, secretOf(ctx.platform, `${name}-creds`, keys)],
+  [Secrets, secretOf({ namespace: ctx.platform, name: `${name}-creds` }, keys)],
   [
     Providers,
     {

@@ -68,7 +68,7 @@ export async function imageScenario(clusters: [string, string], log: (line: stri
     const apply = (type: ResourceType, obj: object) =>
       control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, ...obj } as KubeObjectLike);
     await apply(Namespaces, { metadata: { name: 'image-run' } });
-    await providerSecret(control, 'image-run', 'target-creds', targetCluster.kubeconfig);
+    await providerSecret(control, { namespace: 'image-run', name: 'target-creds' }, targetCluster.kubeconfig);
     const claimStarted = Date.now();
     await apply(Providers, {
       metadata: { name: 'target', namespace: 'image-run' },

@@ -17,6 +17,7 @@
 //   member cluster that holds the namespace (namespace sameness). resolveS3Endpoint then resolves
 //   <svc>.<ns>.svc.clusterset.local for a client placed in a cluster holding that ServiceImport.
 // Never used by src/.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { copyOf, type ReadonlyDeep } from '../../src/kit/controller/informer.ts';
 import { request as httpRequest, createServer as createHttpServer, type RequestListener, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -165,7 +166,7 @@ export class FakeGatewayController extends StandIn<Gateway> {
   }
 
   /** The address of a Gateway this controller programmed. */
-  addressOf(namespace: string, name: string): string | undefined {
+  addressOf({ namespace, name }: Required<ObjectKey>): string | undefined {
     return this.gateways.get(`${namespace}/${name}`)?.host;
   }
 
@@ -270,12 +271,12 @@ class RouteWatcher extends StandIn<Route> {
   protected async reconcile(route: Route): Promise<void> {
     for (const ref of route.spec.parentRefs ?? []) {
       const gw = await this.client.get<Gateway>(Gateways, { namespace: ref.namespace ?? route.metadata.namespace, name: ref.name });
-      if (gw && this.gateways.addressOf(gw.metadata.namespace!, gw.metadata.name)) await this.accept(route, gw);
+      if (gw && this.gateways.addressOf({ namespace: gw.metadata.namespace!, name: gw.metadata.name })) await this.accept(route, gw);
     }
   }
 
   async accept(route: Route, gw: Gateway): Promise<void> {
-    const host = this.gateways.addressOf(gw.metadata.namespace!, gw.metadata.name);
+    const host = this.gateways.addressOf({ namespace: gw.metadata.namespace!, name: gw.metadata.name });
     if (!host) return;
     const key = `${route.metadata.namespace}/${route.metadata.name}`;
     for (const name of route.spec.hostnames ?? []) publishHost(name, host);
@@ -336,7 +337,7 @@ export class FakeMcsController extends StandIn<Export> {
     if (JSON.stringify(had.map((c) => [c.type, c.status])) !== JSON.stringify(conditions.map((c) => [c.type, c.status])))
       await this.client.updateStatus(ServiceExports, { ...exp, status: { conditions } });
     if (!svc) return;
-    exportService(namespace, name, this.client);
+    exportService({ namespace, name }, this.client);
     for (const member of this.members) {
       if (!(await member.get(Namespaces, { name: namespace }))) continue; // namespace sameness: imported only where the namespace exists
       try {
@@ -354,7 +355,7 @@ export class FakeMcsController extends StandIn<Export> {
 
   protected override async gone(exp: Export): Promise<void> {
     const { name, namespace } = exp.metadata as { name: string; namespace: string };
-    unexportService(namespace, name);
+    unexportService({ namespace, name });
     for (const member of this.members) await member.delete(ServiceImports, { namespace, name }).catch(() => undefined); // gone already, or its cluster with it
   }
 }

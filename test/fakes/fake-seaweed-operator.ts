@@ -26,6 +26,7 @@
 //   the IAM kinds undo their effect unless Retain. A Seaweed that is gone has nothing left to undo:
 //   the finalizer is dropped. Without S3 it writes the same status and touches no server.
 // Never used by src/.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { randomBytes } from 'node:crypto';
 import {
   CreateAccessKeyCommand,
@@ -131,7 +132,7 @@ class Servers {
   }
 
   /** A running Seaweed's server and the admin identity the stand-in reaches it with. */
-  admin(namespace: string, name: string): { endpoint: string; root: S3Credentials } {
+  admin({ namespace, name }: Required<ObjectKey>): { endpoint: string; root: S3Credentials } {
     const found = this.admins.get(this.uids.get(`${namespace}/${name}`) ?? '');
     if (!found) throw new Error(`no server runs for Seaweed ${namespace}/${name}`);
     return found;
@@ -245,7 +246,7 @@ abstract class SeaweedChild extends StandIn<Obj> {
   }
 
   /** A same-namespace object of the operator's, by name. */
-  protected sibling(type: ResourceType, name: string, namespace: string): Promise<Obj | undefined> {
+  protected sibling(type: ResourceType, { namespace, name }: Required<ObjectKey>): Promise<Obj | undefined> {
     return this.client.get<Obj>(type, { namespace, name });
   }
 }
@@ -345,7 +346,7 @@ class CredentialsStandIn extends SeaweedChild {
   protected async act(obj: Obj, on: { iam: IAMClient } | undefined): Promise<Record<string, unknown>> {
     const { namespace } = obj.metadata;
     const spec = obj.spec as { identityRef: { name: string }; secretRef?: { name?: string } };
-    const identity = await this.sibling(S3Identities, spec.identityRef.name, namespace);
+    const identity = await this.sibling(S3Identities, { namespace, name: spec.identityRef.name });
     const UserName = identity?.status?.identityName as string | undefined;
     if (!UserName) throw new Waiting('Pending', 'IdentityMissing', `S3Identity ${spec.identityRef.name} is not ready`);
     const secretName = spec.secretRef?.name || obj.metadata.name;
@@ -436,12 +437,12 @@ class BindingStandIn extends SeaweedChild {
   protected async act(obj: Obj, on: { iam: IAMClient } | undefined): Promise<Record<string, unknown>> {
     const { namespace } = obj.metadata;
     const spec = obj.spec as { policyRef: { name: string }; subjects: { kind: string; name: string }[] };
-    const policy = await this.sibling(S3Policies, spec.policyRef.name, namespace);
+    const policy = await this.sibling(S3Policies, { namespace, name: spec.policyRef.name });
     const PolicyName = policy?.status?.policyName as string | undefined;
     if (!policy || !PolicyName) throw new Waiting('Pending', 'PolicyMissing', `S3Policy ${spec.policyRef.name} is not ready`);
     const users: string[] = [];
     for (const s of spec.subjects) {
-      const identity = await this.sibling(S3Identities, s.name, namespace);
+      const identity = await this.sibling(S3Identities, { namespace, name: s.name });
       const user = identity?.status?.identityName as string | undefined;
       if (!user) throw new Waiting('Pending', 'SubjectMissing', `S3Identity ${s.name} is not ready`);
       users.push(user);
@@ -463,13 +464,13 @@ class LifecycleStandIn extends SeaweedChild {
   /** A lifecycle policy acts on its Bucket's Seaweed. */
   protected override async seaweedOf(obj: Obj): Promise<string | undefined> {
     const ref = (obj.spec as { bucketRef?: { name: string } }).bucketRef?.name;
-    const bucket = ref ? await this.sibling(SeaweedBuckets, ref, obj.metadata.namespace) : undefined;
+    const bucket = ref ? await this.sibling(SeaweedBuckets, { namespace: obj.metadata.namespace, name: ref }) : undefined;
     return bucket?.spec.clusterRef?.name;
   }
 
   protected async act(obj: Obj, on: { s3: S3Client } | undefined): Promise<Record<string, unknown>> {
     const spec = obj.spec as { bucketRef: { name: string }; rules: LifecycleRule[] };
-    const bucket = await this.sibling(SeaweedBuckets, spec.bucketRef.name, obj.metadata.namespace);
+    const bucket = await this.sibling(SeaweedBuckets, { namespace: obj.metadata.namespace, name: spec.bucketRef.name });
     const Bucket = bucket?.status?.bucketName as string | undefined;
     if (!Bucket) throw new Waiting('Pending', 'BucketNotResolved', `Bucket ${spec.bucketRef.name} is not ready`);
     // The operator writes the rules where PutBucketLifecycleConfiguration does (the bucket's lifecycle XML).
@@ -602,8 +603,8 @@ export class FakeSeaweedOperator {
   }
 
   /** What a test needs to look into a store as its operator would (never what an app gets). */
-  admin(namespace: string, name: string): { endpoint: string; root: S3Credentials } {
-    return this.servers.admin(namespace, name);
+  admin({ namespace, name }: Required<ObjectKey>): { endpoint: string; root: S3Credentials } {
+    return this.servers.admin({ namespace, name });
   }
 
   /** The servers' processes (for memory figures). */

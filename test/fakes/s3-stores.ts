@@ -13,6 +13,7 @@
 // Routes live in the process that runs the stand-in. When the stand-ins run as processes of their
 // own (make demo), shareRoutes(dir) in each process, theirs and the caller's, shares them through
 // one file per process in dir.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -110,8 +111,9 @@ export function s3Lookup(
 
 /** Services exported to the clusterset (FakeMcsController): "<namespace>/<name>" to the exporting cluster. */
 const exported = new Map<string, KubeClient>();
-export const exportService = (namespace: string, name: string, from: KubeClient): void => void exported.set(`${namespace}/${name}`, from);
-export const unexportService = (namespace: string, name: string): void => void exported.delete(`${namespace}/${name}`);
+export const exportService = ({ namespace, name }: Required<ObjectKey>, from: KubeClient): void =>
+  void exported.set(`${namespace}/${name}`, from);
+export const unexportService = ({ namespace, name }: Required<ObjectKey>): void => void exported.delete(`${namespace}/${name}`);
 const ServiceImports = { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', plural: 'serviceimports', namespaced: true };
 
 /**

@@ -53,7 +53,7 @@ const backends = ownStoreBackends;
 const named = (name: string): OwnStoreBackend => backends.find((b) => b.name === name)!;
 
 async function provider(name: string, cluster: LocalCluster, spec: Partial<Provider['spec']> = {}): Promise<void> {
-  await writeSecret(control, platform, `${name}-creds`, providerSecretKeys(cluster));
+  await writeSecret(control, { namespace: platform, name: `${name}-creds` }, providerSecretKeys(cluster));
   await control.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',
@@ -168,7 +168,9 @@ describe('four backends behind one Bucket claim', () => {
     await new Promise((r) => setTimeout(r, 3_000)); // three poll intervals with nothing to do
     for (const b of backends) {
       expect([b.name, claimStatusWrites.get(`same-${b.name}`)]).toEqual([b.name, settled.get(`same-${b.name}`)]);
-      expect((await eventsFor(control, apps, `same-${b.name}`)).map((e) => e.reason)).not.toContain('UnsupportedClass');
+      expect((await eventsFor(control, { namespace: apps, name: `same-${b.name}` })).map((e) => e.reason)).not.toContain(
+        'UnsupportedClass',
+      );
     }
   }, 120_000);
 

@@ -119,10 +119,10 @@ const rootOf = async (kind: 'ObjectStore' | 'Tenant'): Promise<{ accessKey: stri
   return { accessKey: accessKey!, secretKey: secretKey! };
 };
 
-const claim = (name: string, namespace: string, className: string) => bucketClaim(name, namespace, className);
-const bound = (name: string, namespace: string) => boundBucket(env.control, name, namespace);
+const claim = (name: string, namespace: string, className: string) => bucketClaim({ namespace, name }, className);
+const bound = (name: string, namespace: string) => boundBucket(env.control, { namespace, name });
 /** A claim's Secret, and its endpoint as an app in the target reaches it. */
-const access = (name: string, namespace: string) => claimAccess(env.control, env.target, name, namespace);
+const access = (name: string, namespace: string) => claimAccess(env.control, env.target, { namespace, name });
 
 async function gone(type: ResourceType, name: string, namespace: string): Promise<void> {
   await eventually(
@@ -199,7 +199,7 @@ describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
       const kept = await root.send(new GetObjectCommand({ Bucket: c.bucket, Key: 'keep-me' }));
       expect(await kept.Body!.transformToString()).toBe('data');
       expect(await refusal(s3.send(new GetObjectCommand({ Bucket: c.bucket, Key: 'keep-me' })))).toBe('InvalidAccessKeyId');
-      const events = await eventsFor(env.control, env.ns.platform, mr);
+      const events = await eventsFor(env.control, { namespace: env.ns.platform, name: mr });
       expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain(`bucket ${c.bucket} still holds objects`);
     } finally {
       s3.destroy();
@@ -216,10 +216,10 @@ describe('bucket features through the access Job', () => {
     quota: { size: '1Mi' },
     lifecycle: { rules: [{ id: 'logs', prefix: 'logs/', expirationDays: 7 }] },
   };
-  const synced = (name: string, namespace: string) => refusedBucket(env.control, name, namespace);
+  const synced = (name: string, namespace: string) => refusedBucket(env.control, { namespace, name });
 
   it("versioning, object lock with a default retention, a quota and lifecycle rules, judged by the store's server", async () => {
-    await env.control.create(Buckets, bucketClaim('vault', env.ns.appA, 'shared-rook', { features: vault }));
+    await env.control.create(Buckets, bucketClaim({ namespace: env.ns.appA, name: 'vault' }, 'shared-rook', { features: vault }));
     await bound('vault', env.ns.appA);
     const v = await access('vault', env.ns.appA);
     const s3 = s3Client(v.local, v.creds);
@@ -249,7 +249,10 @@ describe('bucket features through the access Job', () => {
   }, 120_000);
 
   it('a claim cannot turn object lock on later (MinIO turns it on only when it makes a bucket): the claim says so, naming the field', async () => {
-    await env.control.create(Buckets, bucketClaim('plain', env.ns.appB, 'shared-rook', { features: { versioning: 'Enabled' } }));
+    await env.control.create(
+      Buckets,
+      bucketClaim({ namespace: env.ns.appB, name: 'plain' }, 'shared-rook', { features: { versioning: 'Enabled' } }),
+    );
     await bound('plain', env.ns.appB);
     await env.control.mergePatch(Buckets, { namespace: env.ns.appB, name: 'plain' }, { spec: { features: { objectLock: true } } });
     const refused = await synced('plain', env.ns.appB);
@@ -289,7 +292,7 @@ describe('deleting a claim whose bucket keeps versions', () => {
     spec: { className: string; features: object },
     use: (bucket: string, s3: S3Client, root: S3Client) => Promise<void>,
   ): Promise<void> {
-    await env.control.create(Buckets, bucketClaim(name, namespace, spec.className, { features: spec.features }));
+    await env.control.create(Buckets, bucketClaim({ namespace, name }, spec.className, { features: spec.features }));
     await bound(name, namespace);
     const c = await access(name, namespace);
     const [s3, root] = [s3Client(c.local, c.creds), s3Client(c.local, await rootOf('ObjectStore'))];
@@ -307,7 +310,7 @@ describe('deleting a claim whose bucket keeps versions', () => {
     await env.control.delete(Buckets, { namespace, name });
     await gone(Buckets, name, namespace);
     await gone(kinds.MinioBucket, mr, env.ns.platform);
-    return (await eventsFor(env.control, env.ns.platform, mr)).find((e) => e.reason === 'KeptInTarget')?.message;
+    return (await eventsFor(env.control, { namespace: env.ns.platform, name: mr })).find((e) => e.reason === 'KeptInTarget')?.message;
   }
 
   it('a versioned bucket whose objects were all deleted still holds their versions: it is kept with them', async () => {
@@ -441,7 +444,7 @@ describe('shared and dedicated stores', () => {
     const again = s3Client(d.local, d.creds);
     expect(await refusal(again.send(new GetObjectCommand({ Bucket: d.bucket, Key: 'keep-me' })))).toBe('InvalidAccessKeyId');
     again.destroy();
-    const events = await eventsFor(env.control, env.ns.platform, mr);
+    const events = await eventsFor(env.control, { namespace: env.ns.platform, name: mr });
     expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain('marked Retain');
   }, 120_000);
 
@@ -456,7 +459,7 @@ describe('shared and dedicated stores', () => {
       name: mr,
     });
     expect(store?.metadata.annotations?.['rook.crossplane.io/reclaim-policy']).toBe('Retain');
-    const events = await eventsFor(env.control, env.ns.platform, mr);
+    const events = await eventsFor(env.control, { namespace: env.ns.platform, name: mr });
     expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain(
       `the store's root credentials Secret dedicated/${mr}-access-keys is gone, so nothing proves its bucket empty`,
     );

@@ -39,7 +39,7 @@ const rook = withProviderRook({
     ({ control, target } = f);
     await applyManifests(control, sample('00-namespaces.yaml'));
     // Step 1: the Provider Secret holds the target's endpoint and credentials.
-    await writeSecret(control, PLATFORM, 'demo-provider-rook', providerSecretKeys(f.cluster));
+    await writeSecret(control, { namespace: PLATFORM, name: 'demo-provider-rook' }, providerSecretKeys(f.cluster));
   },
   app: { pollIntervalMs: 2_000 },
 });
@@ -157,7 +157,7 @@ describe('Bucket claims', () => {
     );
 
     // No secret value in the claim's status or events.
-    const events = await eventsFor(control, APP, 'app-bucket');
+    const events = await eventsFor(control, { namespace: APP, name: 'app-bucket' });
     // Bound once, saying where its Secret is; the two restorations above are news (PropagatedConnectionSecret).
     expect(events.filter((e) => e.reason === 'BoundManagedResource').map((e) => e.message)).toEqual([
       expect.stringMatching(/^Bound to ObjectStore .*; connection Secret bucketsecret written$/),
@@ -312,7 +312,7 @@ describe('Bucket claims', () => {
     expect(cond(refused, 'Ready')?.status).toBe('False');
     expect(refused.spec.resourceRef).toBeUndefined();
     expect(await managedFor(n)).toHaveLength(0);
-    expect((await eventsFor(control, n, 'refused')).map((e) => e.reason)).toContain('NamespaceNotAllowed');
+    expect((await eventsFor(control, { namespace: n, name: 'refused' })).map((e) => e.reason)).toContain('NamespaceNotAllowed');
   });
 
   it("an app team learns nothing of managed resources it may not bind: missing or another claim's, one answer, and nothing new made", async () => {
@@ -362,7 +362,7 @@ describe('Bucket claims', () => {
         return cond(got, 'Synced')?.reason === reason ? got : undefined;
       }, `Bucket ${n}/${name} to say ${reason}`);
       await eventually(
-        async () => (await eventsFor(control, n, name)).some((e) => e.type === 'Warning' && e.reason === reason),
+        async () => (await eventsFor(control, { namespace: n, name })).some((e) => e.type === 'Warning' && e.reason === reason),
         `a ${reason} Event on ${name}`,
       );
       const blind = (text?: string) => text?.replaceAll(taken, '<name>').replaceAll(ghost, '<name>');

@@ -103,7 +103,11 @@ async function refusedEventually(endpoint: string, keys: Record<string, string>,
 async function consumerBehindProxy(name: string, claimNamespace: string): Promise<{ proxy: FreezableProxy; port: number }> {
   const proxy = new FreezableProxy(testCluster('consumer').server);
   const url = await proxy.listen();
-  await writeSecret(control, platform, `${name}-creds`, { ...providerSecretKeys(testCluster('consumer')), endpoint: url });
+  await writeSecret(
+    control,
+    { namespace: platform, name: `${name}-creds` },
+    { ...providerSecretKeys(testCluster('consumer')), endpoint: url },
+  );
   await control.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',
@@ -127,7 +131,7 @@ const rook = withProviderRook({
     inTarget = await createNamespace(target, 'app-t');
     ingress = new LoopbackIngress(`http://shared-s3.${SHARED_NS}.svc.cluster.local:9000`, target);
     exposedUrl = await ingress.listen();
-    await registerProvider(control, platform, 'c', testCluster('consumer'));
+    await registerProvider(control, { namespace: platform, name: 'c' }, testCluster('consumer'));
     await control.mergePatch(
       Providers,
       { namespace: platform, name: 't' },
@@ -191,7 +195,7 @@ describe('a Bound bucket is usable where its app runs', () => {
     const local = await keysIn(target, 'app-s3', inTarget);
     expect(local.endpoint).toBe(own.endpoint);
     await roundTrip(await resolveS3Endpoint(local.endpoint!, target), creds(local), local.BUCKET_NAME!);
-    const reasons = (await eventsFor(control, teamA, 'app')).map((e) => e.reason);
+    const reasons = (await eventsFor(control, { namespace: teamA, name: 'app' })).map((e) => e.reason);
     expect(reasons.filter((r) => r === 'DeliveredConnectionSecret').length).toBeGreaterThanOrEqual(2);
   }, 180_000);
 
@@ -315,7 +319,9 @@ describe('a Bound bucket is usable where its app runs', () => {
     await control.delete(Buckets, { namespace: teamA, name: 'app' });
     await eventually(async () => ((await read(Buckets, 'app', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 45_000 });
     expect(await secretIn(consumer, 'app-s3', appA)).toBeUndefined();
-    expect((await eventsFor(control, teamA, 'app')).filter((e) => e.reason === 'RemovedConnectionSecret').length).toBe(2);
+    expect((await eventsFor(control, { namespace: teamA, name: 'app' })).filter((e) => e.reason === 'RemovedConnectionSecret').length).toBe(
+      2,
+    );
   }, 90_000);
 
   it('a delivered Secret whose claim went while provider-rook was down, without its finalizer, is swept as a leak at start', async () => {
@@ -382,7 +388,7 @@ describe('a Bound bucket is usable where its app runs', () => {
 describe('bad consumers get a condition naming the field, and nothing else is written or deleted', () => {
   it('a namespace not allowed, an unknown Provider, a missing namespace, a foreign Secret, a name another claim delivers, no exposure', async () => {
     // A Secret of someone else's, of the name the claim asks for.
-    await writeSecret(consumer, appA, 'foreign', { note: 'not provider-rook' });
+    await writeSecret(consumer, { namespace: appA, name: 'foreign' }, { note: 'not provider-rook' });
     const foreign = await secretIn(consumer, 'foreign', appA);
     await control.create(Buckets, bucket('first', teamB, { consumers: [to('c', appA, 'taken')] }));
     await delivered('first', teamB, 1);
@@ -439,7 +445,7 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
   }, 180_000);
 
   it("a consumer's Provider deleted: the claim says so, and its deletion is not held by a cluster nothing reaches any more", async () => {
-    await registerProvider(control, platform, 'gone', testCluster('consumer'));
+    await registerProvider(control, { namespace: platform, name: 'gone' }, testCluster('consumer'));
     await control.mergePatch(
       Providers,
       { namespace: platform, name: 'gone' },
@@ -453,7 +459,7 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
     );
     await control.delete(Buckets, { namespace: teamA, name: 'left' });
     await eventually(async () => ((await read(Buckets, 'left', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 30_000 });
-    expect((await eventsFor(control, teamA, 'left')).map((e) => e.reason)).toContain('AbandonedConnectionSecret');
+    expect((await eventsFor(control, { namespace: teamA, name: 'left' })).map((e) => e.reason)).toContain('AbandonedConnectionSecret');
     // The same cluster is still watched through Provider c: what the claim left there is swept as a leak.
     await eventually(async () => ((await secretIn(consumer, 'left-s3', appB)) ? undefined : true), 'the Secret swept', {
       timeoutMs: 20_000,

@@ -164,7 +164,7 @@ withProviderRook({
         ],
       },
     } as KubeObjectLike);
-    await registerProvider(control, platform, 'c', testCluster('consumer'));
+    await registerProvider(control, { namespace: platform, name: 'c' }, testCluster('consumer'));
     await control.mergePatch(
       Providers,
       { namespace: platform, name: 'c' },

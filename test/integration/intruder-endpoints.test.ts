@@ -104,7 +104,7 @@ async function intruderIn(prefix: string): Promise<{ ns: string; intruder: KubeC
 }
 
 async function writeProvider(client: KubeClient, ns: string, name: string, keys: Record<string, string>): Promise<void> {
-  await writeSecret(client, ns, `${name}-creds`, keys);
+  await writeSecret(client, { namespace: ns, name: `${name}-creds` }, keys);
   await client.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',

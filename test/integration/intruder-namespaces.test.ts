@@ -39,7 +39,7 @@ const targetWrites: string[] = [];
 const writesTo = (cluster: LocalCluster) => targetWrites.filter((w) => w.startsWith(`${cluster.server} `));
 
 async function provider(name: string, cluster: LocalCluster, spec: Partial<Provider['spec']> = {}): Promise<void> {
-  await writeSecret(platformTeam, platform, `${name}-creds`, providerSecretKeys(cluster));
+  await writeSecret(platformTeam, { namespace: platform, name: `${name}-creds` }, providerSecretKeys(cluster));
   await platformTeam.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',
@@ -139,7 +139,9 @@ describe("target namespaces are the Provider's to allow", () => {
       const c = await synced(kinds.ObjectStore, name, platform, Reasons.TargetNamespaceNotAllowed);
       expect([ns, c.status, c.message]).toEqual([ns, 'False', expect.stringMatching(refusal(ns))]);
       expect(
-        (await eventsFor(control, platform, name)).filter((e) => e.type === 'Warning' && e.reason === Reasons.TargetNamespaceNotAllowed),
+        (await eventsFor(control, { namespace: platform, name })).filter(
+          (e) => e.type === 'Warning' && e.reason === Reasons.TargetNamespaceNotAllowed,
+        ),
       ).toHaveLength(1);
       expect(await control.get(Secrets, { namespace: platform, name: `${name}-conn` })).toBeUndefined();
     }

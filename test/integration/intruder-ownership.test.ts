@@ -128,7 +128,7 @@ beforeAll(async () => {
     standIns.push(s);
   }
   platform = await createNamespace(control, 'intr-infra');
-  await writeSecret(control, platform, 'target-creds', providerSecretKeys(cluster));
+  await writeSecret(control, { namespace: platform, name: 'target-creds' }, providerSecretKeys(cluster));
   await control.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',
@@ -206,7 +206,7 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
     expect(cond(refused, 'Ready')?.status).not.toBe('True');
     expect(refused.metadata.annotations?.[ANNOTATION_TARGET_UID]).toBeUndefined();
     expect(await control.get(Secrets, { namespace: platform, name: `${name}-conn` })).toBeUndefined();
-    const events = await eventsFor(control, platform, name);
+    const events = await eventsFor(control, { namespace: platform, name });
     expect(events.map((e) => e.message).join('\n')).not.toMatch(/taking back|exfil|INTRUDER/);
     expect(fingerprint(await target.get<Obj>(ObjectBucketClaims, { namespace: ns, name }))).toEqual({ ...before, writtenByUs: false });
 
@@ -494,7 +494,7 @@ describe('finding 2: the leak sweeper deletes only what it can prove it made', (
     expect(fingerprint(await target.get<Obj>(RookObjectStores, { namespace: ns, name: forged }))).toEqual(storeBefore);
     // Said once, as a report: never a deletion.
     const events = await eventually(async () => {
-      const found = (await eventsFor(control, platform, 'target')).filter((e) => e.message.includes(ns));
+      const found = (await eventsFor(control, { namespace: platform, name: 'target' })).filter((e) => e.message.includes(ns));
       return found.length >= 2 ? found : undefined;
     }, 'FoundLeakedObject events on the Provider');
     expect(events.every((e) => e.reason === 'FoundLeakedObject')).toBe(true);

@@ -29,7 +29,7 @@ async function legacy(nodeCount = 4): Promise<{ name: string; namespace: string 
   const name = uniqueName('legacy');
   const namespace = uniqueName('mp-minio');
   await env.target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  await writeSecret(env.target, namespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
+  await writeSecret(env.target, { namespace, name: 'legacy-keys' }, { username: 'legacy', password: 'legacy-password' });
   await env.target.create(RookObjectStores, {
     apiVersion: RookObjectStores.apiVersion,
     kind: 'ObjectStore',

@@ -78,7 +78,7 @@ async function waitForCondition(name: string, type: string, status: string, reas
 
 async function provider(name: string, secretKeys: Record<string, string> | undefined): Promise<void> {
   const secretName = `${name}-creds`;
-  if (secretKeys) await writeSecret(env.control, env.ns.apps, secretName, secretKeys);
+  if (secretKeys) await writeSecret(env.control, { namespace: env.ns.apps, name: secretName }, secretKeys);
   await env.control.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',
@@ -131,7 +131,7 @@ describe('managed ObjectStore', () => {
       endpoint: `http://${name}-s3.${mr.spec.targetNamespace}.svc.cluster.local:9000`,
     });
     // No secret value ever reaches status or events.
-    const events = await eventsFor(env.control, env.ns.apps, name);
+    const events = await eventsFor(env.control, { namespace: env.ns.apps, name });
     expect(events.map((e) => e.reason)).toContain('CreatedExternalResource');
     expect(JSON.stringify([ready.status, events])).not.toContain(generated.password);
   });
@@ -140,7 +140,11 @@ describe('managed ObjectStore', () => {
     const name = uniqueName('keys');
     const mr = store(name);
     await env.target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
-    await writeSecret(env.target, mr.spec.targetNamespace, `${name}-access-keys`, { username: 'mine', password: 'my-own-secret-key' });
+    await writeSecret(
+      env.target,
+      { namespace: mr.spec.targetNamespace, name: `${name}-access-keys` },
+      { username: 'mine', password: 'my-own-secret-key' },
+    );
     await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Synced', 'False');
     expect(cond(await env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.apps, name }), 'Synced')?.reason).toBe(
@@ -241,7 +245,11 @@ describe('managed ObjectStore', () => {
     const existing = uniqueName('legacy');
     const mr = store(name, { annotations: { 'crossplane.io/external-name': existing } });
     await env.target.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: mr.spec.targetNamespace } });
-    await writeSecret(env.target, mr.spec.targetNamespace, 'legacy-keys', { username: 'legacy', password: 'legacy-password' });
+    await writeSecret(
+      env.target,
+      { namespace: mr.spec.targetNamespace, name: 'legacy-keys' },
+      { username: 'legacy', password: 'legacy-password' },
+    );
     await env.target.create(RookObjectStores, {
       apiVersion: RookObjectStores.apiVersion,
       kind: 'ObjectStore',
@@ -302,7 +310,7 @@ describe('managed ObjectStore', () => {
     expect(cond(failed, 'Synced')?.message).toMatch(/already exists in the target cluster and is not owned by this resource/);
     const after = (await env.target.get<Target>(RookObjectStores, { namespace: mr.spec.targetNamespace, name }))!;
     expect(after.metadata.resourceVersion).toBe(theirs.metadata.resourceVersion);
-    const events = await eventsFor(env.control, env.ns.apps, name);
+    const events = await eventsFor(env.control, { namespace: env.ns.apps, name });
     expect(events.some((e) => e.type === 'Warning' && e.reason === 'CannotObserveExternalResource')).toBe(true);
   });
 });
@@ -388,7 +396,7 @@ describe('bad credentials', () => {
     expect(cond(mr, 'Synced')?.message).not.toContain('BEGIN');
     const events = await eventually(
       async () =>
-        (await eventsFor(env.control, env.ns.apps, name)).find(
+        (await eventsFor(env.control, { namespace: env.ns.apps, name })).find(
           (e) => e.reason === 'CannotConnectToProvider' || e.reason === 'CannotObserveExternalResource',
         ),
       'a warning event',

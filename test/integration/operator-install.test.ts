@@ -38,7 +38,7 @@ type Obj = KubeObjectLike & {
 };
 
 async function setProvider(name: string, cluster: LocalCluster, spec: Partial<Provider['spec']> = {}) {
-  await writeSecret(control, ns, `${name}-creds`, providerSecretKeys(cluster));
+  await writeSecret(control, { namespace: ns, name: `${name}-creds` }, providerSecretKeys(cluster));
   await control.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',
@@ -207,7 +207,7 @@ describe('operator install', () => {
       'the Provider to report a foreign install',
     );
     await eventually(
-      async () => (await eventsFor(control, ns, 'preinstalled')).some((e) => e.reason === 'DeprecatedField'),
+      async () => (await eventsFor(control, { namespace: ns, name: 'preinstalled' })).some((e) => e.reason === 'DeprecatedField'),
       'an Event saying where operatorInstall belongs now',
     );
   }, 60_000);
@@ -217,7 +217,7 @@ describe("the Provider's operator status", () => {
   it('says at once that the operator is there when a store finds it, without waiting for the next poll', async () => {
     const found = (await up([FOUND]))[0]!;
     const where = await createNamespace(control, 'op-found');
-    await writeSecret(control, where, 'found-creds', providerSecretKeys(found));
+    await writeSecret(control, { namespace: where, name: 'found-creds' }, providerSecretKeys(found));
     await control.apply(Providers, {
       apiVersion: Providers.apiVersion,
       kind: 'Provider',

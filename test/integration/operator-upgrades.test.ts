@@ -91,7 +91,7 @@ withProviderRook({
     ns = f.ns.ns;
     await installOperatorBundle(target, 'minio-operator', OLD);
     for (const p of [...ours, 'd']) {
-      await writeSecret(control, ns, `${p}-creds`, providerSecretKeys(f.cluster));
+      await writeSecret(control, { namespace: ns, name: `${p}-creds` }, providerSecretKeys(f.cluster));
       await control.apply(Providers, {
         apiVersion: Providers.apiVersion,
         kind: 'Provider',

@@ -116,7 +116,7 @@ const syncedReason = (name: string, reason: string, ns = env.ns.platform) =>
   );
 
 async function provider(ns: string, name: string, keys: Record<string, string>, client = env.control): Promise<void> {
-  await writeSecret(client, ns, `${name}-creds`, keys);
+  await writeSecret(client, { namespace: ns, name: `${name}-creds` }, keys);
   await client.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',
@@ -272,7 +272,7 @@ describe('data loss', () => {
     expect(await env.target.get(RookObjectStores, { namespace: keptMr.spec.targetNamespace, name: kept })).toBeDefined();
     await eventually(
       async () =>
-        (await eventsFor(env.control, env.ns.platform, 'target')).some(
+        (await eventsFor(env.control, { namespace: env.ns.platform, name: 'target' })).some(
           (e) => e.reason === 'DeletedLeakedObject' && e.message.includes(`ObjectStore ${mr.spec.targetNamespace}/${name}`),
         ),
       'a DeletedLeakedObject event on the Provider',
@@ -363,7 +363,7 @@ describe('data loss', () => {
     expect(namespace?.metadata.deletionTimestamp).toBeUndefined();
     expect(await env.target.get(Roles, { namespace: ns, name: 'someone-elses' })).toBeDefined();
     const kept = await eventually(
-      async () => (await eventsFor(env.control, env.ns.platform, name)).find((e) => e.reason === 'KeptTargetNamespace'),
+      async () => (await eventsFor(env.control, { namespace: env.ns.platform, name })).find((e) => e.reason === 'KeptTargetNamespace'),
       'a KeptTargetNamespace event',
     );
     expect(kept.message).toMatch(/Role someone-elses/);
@@ -439,7 +439,7 @@ describe('data loss', () => {
     }, 'the Provider to be deleting');
     expect(blocked.metadata.finalizers).toContain('in-use.kubernetes.crossplane.io');
     await eventually(
-      async () => (await eventsFor(env.control, ns, 'target')).some((e) => e.reason === 'DeletionBlocked'),
+      async () => (await eventsFor(env.control, { namespace: ns, name: 'target' })).some((e) => e.reason === 'DeletionBlocked'),
       'a DeletionBlocked event',
     );
     // The resource can still be deleted through its Provider, and then the Provider goes.
@@ -611,7 +611,7 @@ describe('crossing tenants', () => {
       expect(cond(meta, 'Ready')?.message).not.toContain('169.254');
       // The resource's warning Event carries the same error: wait for it, then look inside.
       const events = await eventually(async () => {
-        const found = await eventsFor(env.control, env.ns.platform, name);
+        const found = await eventsFor(env.control, { namespace: env.ns.platform, name });
         return found.some((e) => e.type === 'Warning') ? found : undefined;
       }, 'a warning Event on the resource');
       expect(JSON.stringify([mr.status, p.status, events])).not.toContain('ATTACKER-TEXT');

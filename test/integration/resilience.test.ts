@@ -156,10 +156,14 @@ describe('resilience', () => {
     await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
     try {
       const { endpoint: _e, ...keys } = providerSecretKeys(outage);
-      await writeSecret(control, ns, 'blackhole-creds', {
-        ...keys,
-        endpoint: `https://127.0.0.1:${(blackHole.address() as { port: number }).port}`,
-      });
+      await writeSecret(
+        control,
+        { namespace: ns, name: 'blackhole-creds' },
+        {
+          ...keys,
+          endpoint: `https://127.0.0.1:${(blackHole.address() as { port: number }).port}`,
+        },
+      );
       await control.apply(Providers, {
         apiVersion: Providers.apiVersion,
         kind: 'Provider',
@@ -253,7 +257,7 @@ describe('resilience', () => {
       ),
     );
     // The "restart": the Provider appears and reconciliation resumes.
-    await writeSecret(control, ns, 'later-creds', providerSecretKeys(outage));
+    await writeSecret(control, { namespace: ns, name: 'later-creds' }, providerSecretKeys(outage));
     await control.apply(Providers, {
       apiVersion: Providers.apiVersion,
       kind: 'Provider',
@@ -267,7 +271,7 @@ describe('resilience', () => {
     );
     const { items } = await target.list(RookObjectStores, { namespace: mr.spec.targetNamespace });
     expect(items.map((i) => i.metadata.name)).toEqual([name]);
-    const events = await eventsFor(control, ns, name);
+    const events = await eventsFor(control, { namespace: ns, name });
     expect(events.some((e) => e.reason === 'CreatedExternalResource')).toBe(false);
   }, 120_000);
 

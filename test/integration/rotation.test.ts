@@ -34,7 +34,7 @@ describe('Provider Secret rotation', () => {
     // New credentials that the target refuses: the change is visible in the store's condition.
     const { clientCert: _c, clientKey: _k, ...rest } = providerSecretKeys(testCluster('target'));
     const rotatedAt = Date.now();
-    await writeSecret(env.control, env.ns.apps, 'target-creds', { ...rest, token: 'not-a-valid-token' });
+    await writeSecret(env.control, { namespace: env.ns.apps, name: 'target-creds' }, { ...rest, token: 'not-a-valid-token' });
     await eventually(
       async () => (await synced(name))?.reason === 'Unauthorized',
       'the store to report the new credentials refused',

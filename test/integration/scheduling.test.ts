@@ -31,7 +31,7 @@ let platform: string;
 let apps: string;
 
 async function provider(name: string, cluster: LocalCluster, labels: Record<string, string>, maxResources?: number): Promise<void> {
-  await writeSecret(control, platform, `${name}-creds`, providerSecretKeys(cluster));
+  await writeSecret(control, { namespace: platform, name: `${name}-creds` }, providerSecretKeys(cluster));
   await control.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',
@@ -139,7 +139,7 @@ describe('scheduling claims onto target clusters', () => {
     expect(cond(mr, 'Scheduled')).toMatchObject({ status: 'True', reason: 'Scheduled' });
     // Events are written without waiting for them.
     const events = await eventually(async () => {
-      const found = (await eventsFor(control, platform, mr.metadata.name)).filter((e) => e.reason === 'Scheduled');
+      const found = (await eventsFor(control, { namespace: platform, name: mr.metadata.name })).filter((e) => e.reason === 'Scheduled');
       return found.length ? found : undefined;
     }, 'the Scheduled Event');
     expect(events.map((e) => e.message)).toEqual([
@@ -162,7 +162,10 @@ describe('scheduling claims onto target clusters', () => {
     const mr = (await stores()).find((s) => (s.spec.claimRef as { name?: string }).name === 'on-mars')!;
     expect(mr.spec.providerRef).toBeUndefined();
     await eventually(
-      async () => (await eventsFor(control, apps, 'on-mars')).some((e) => e.reason === 'NoMatchingProvider' && e.type === 'Warning'),
+      async () =>
+        (await eventsFor(control, { namespace: apps, name: 'on-mars' })).some(
+          (e) => e.reason === 'NoMatchingProvider' && e.type === 'Warning',
+        ),
       'a NoMatchingProvider Event on the claim',
     );
   });

@@ -121,17 +121,17 @@ async function apply(type: ResourceType, name: string, namespace: string, spec: 
 }
 
 const claim = bucketClaim;
-const bound = (name: string, namespace: string) => boundBucket(env.control, name, namespace, 90_000);
+const bound = (name: string, namespace: string) => boundBucket(env.control, { namespace, name }, 90_000);
 /** A claim's Secret, and its endpoint as an app in the target reaches it. */
-const access = (name: string, namespace: string) => claimAccess(env.control, env.target, name, namespace);
+const access = (name: string, namespace: string) => claimAccess(env.control, env.target, { namespace, name });
 
 const managedOf = async (name: string, namespace: string): Promise<string> =>
   (await env.control.get<Bucket>(Buckets, { namespace, name }))!.spec.resourceRef!.name;
 
 describe('buckets in a shared SeaweedFS store', () => {
   it("each claim gets a bucket and a user that reaches only it, through the operator's own kinds", async () => {
-    await env.control.create(Buckets, claim('one', env.ns.appA, 'shared'));
-    await env.control.create(Buckets, claim('two', env.ns.appB, 'shared'));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'one' }, 'shared'));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'two' }, 'shared'));
     await bound('one', env.ns.appA);
     await bound('two', env.ns.appB);
     const a = await access('one', env.ns.appA);
@@ -241,7 +241,7 @@ describe('buckets in a shared SeaweedFS store', () => {
       s3.destroy();
     }
     // The store still holds the bucket with its object (the operator's Bucket was Retain).
-    const admin = operator.admin('sw-shared', 'shared');
+    const admin = operator.admin({ namespace: 'sw-shared', name: 'shared' });
     const root = s3Client(admin.endpoint, admin.root);
     try {
       await root.send(new HeadBucketCommand({ Bucket: b.bucket }));
@@ -263,7 +263,7 @@ describe('shared stores a bucket cannot be made in', () => {
     }, `Bucket ${name} to be refused`);
 
   it('one that does not exist, and one in a namespace the Provider does not allow (it is not Ready, and says why): the claim waits, saying so', async () => {
-    await env.control.create(Buckets, claim('nowhere', env.ns.appA, 'missing'));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'nowhere' }, 'missing'));
     expect(await refused('nowhere')).toMatchObject({
       reason: 'SharedStoreNotFound',
       message: expect.stringMatching(/no-such-store, which does not exist/),
@@ -274,7 +274,7 @@ describe('shared stores a bucket cannot be made in', () => {
     }, 'the SeaweedStore in kube-system to be refused');
     expect(store).toMatchObject({ reason: 'TargetNamespaceNotAllowed' });
     expect(await env.target.get(Seaweeds, { namespace: 'kube-system', name: 'forbidden' })).toBeUndefined();
-    await env.control.create(Buckets, claim('walled', env.ns.appA, 'forbidden'));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'walled' }, 'forbidden'));
     expect(await refused('walled')).toMatchObject({ reason: 'SharedStoreNotReady' });
     for (const name of ['nowhere', 'walled'])
       expect((await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name }))?.spec.resourceRef).toBeUndefined();
@@ -283,7 +283,7 @@ describe('shared stores a bucket cannot be made in', () => {
 
 describe('a SeaweedFS store per claim', () => {
   it('makes a Seaweed with a persistent filer in a namespace of its own, and a bucket user that reaches only its bucket', async () => {
-    await env.control.create(Buckets, claim('own', env.ns.appA, 'dedicated'));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'own' }, 'dedicated'));
     await bound('own', env.ns.appA);
     const mr = await managedOf('own', env.ns.appA);
     const ns = `seaweedfs-${mr}`;
@@ -325,7 +325,7 @@ describe('a SeaweedFS store per claim', () => {
     );
     const kept = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(Seaweeds, { namespace: ns, name: mr });
     expect(kept?.metadata.annotations?.[ANNOTATION_RECLAIM_POLICY]).toBe('Retain');
-    const events = await eventsFor(env.control, env.ns.platform, mr);
+    const events = await eventsFor(env.control, { namespace: env.ns.platform, name: mr });
     expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toMatch(/deleteObjects is off/);
     // The same with a class whose claims' objects may go: nothing is left in the target.
     await apply(kinds.SeaweedStoreClass, 'disposable', env.ns.platform, { providerRef: { name: 't' }, deleteObjects: true });
@@ -343,7 +343,7 @@ describe('a SeaweedFS store per claim', () => {
       },
       true,
     );
-    await env.control.create(Buckets, claim('brief', env.ns.appB, 'disposable'));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'brief' }, 'disposable'));
     await bound('brief', env.ns.appB);
     const brief = await managedOf('brief', env.ns.appB);
     await env.control.delete(Buckets, { namespace: env.ns.appB, name: 'brief' });
@@ -371,10 +371,10 @@ describe('bucket features on the claim', () => {
       ],
     },
   };
-  const synced = (name: string, namespace: string) => refusedBucket(env.control, name, namespace);
+  const synced = (name: string, namespace: string) => refusedBucket(env.control, { namespace, name });
 
   it("versioning, object lock, a quota and lifecycle rules, each judged by the server through the claim's own keys", async () => {
-    await env.control.create(Buckets, claim('vault', env.ns.appA, 'dedicated', { features: vault }));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'vault' }, 'dedicated', { features: vault }));
     await bound('vault', env.ns.appA);
     const v = await access('vault', env.ns.appA);
     const s3 = s3Client(v.local, v.creds);
@@ -404,7 +404,7 @@ describe('bucket features on the claim', () => {
       // them, so the claim's own user is refused, and they are read as the operator sees them.
       expect(await refusal(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: v.bucket })))).toBe('AccessDenied');
       const mr = await managedOf('vault', env.ns.appA);
-      const admin = operator.admin(`seaweedfs-${mr}`, mr);
+      const admin = operator.admin({ namespace: `seaweedfs-${mr}`, name: mr });
       const root = s3Client(admin.endpoint, admin.root);
       const rules =
         (await root.send(new GetBucketLifecycleConfigurationCommand({ Bucket: v.bucket })).finally(() => root.destroy())).Rules ?? [];
@@ -465,7 +465,7 @@ describe('bucket features on the claim', () => {
     expect(await refused({ quota: { size: '-1Gi' } })).toMatch(/spec\.features\.quota\.size/);
     expect(await refused({ quota: { size: '10000Ti' } })).toMatch(/spec\.features\.quota\.size/);
     const lockWithout = await env.control
-      .create(Buckets, claim('lock-only', env.ns.appB, 'dedicated', { features: { objectLock: true } }))
+      .create(Buckets, claim({ namespace: env.ns.appB, name: 'lock-only' }, 'dedicated', { features: { objectLock: true } }))
       .then(
         () => 'accepted',
         (err: Error) => err.message,
@@ -476,12 +476,15 @@ describe('bucket features on the claim', () => {
   it('refuses what the class forbids, a quota above its limit, and what the backend lacks, with the field named; nothing is made', async () => {
     await env.control.create(
       Buckets,
-      claim('locked-out', env.ns.appA, 'featured', { features: { versioning: 'Enabled', objectLock: true } }),
+      claim({ namespace: env.ns.appA, name: 'locked-out' }, 'featured', { features: { versioning: 'Enabled', objectLock: true } }),
     );
-    await env.control.create(Buckets, claim('too-big', env.ns.appA, 'featured', { features: { quota: { size: '11Gi' } } }));
-    await env.control.create(Buckets, claim('on-ceph', env.ns.appA, 'ceph', { features: { versioning: 'Enabled' } }));
+    await env.control.create(
+      Buckets,
+      claim({ namespace: env.ns.appA, name: 'too-big' }, 'featured', { features: { quota: { size: '11Gi' } } }),
+    );
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'on-ceph' }, 'ceph', { features: { versioning: 'Enabled' } }));
     const retention = { versioning: 'Enabled', objectLock: true, defaultRetention: { mode: 'Governance', days: 1 } };
-    await env.control.create(Buckets, claim('retained', env.ns.appA, 'dedicated', { features: retention }));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'retained' }, 'dedicated', { features: retention }));
     const forbidden = await synced('locked-out', env.ns.appA);
     expect([forbidden.reason, forbidden.message]).toEqual([
       'FeatureNotAllowed',
@@ -508,7 +511,7 @@ describe('bucket features on the claim', () => {
       expect((await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name }))?.spec.resourceRef).toBeUndefined();
     }
     // Within its limits, the class's maxQuota is what a claim that asks for none gets.
-    await env.control.create(Buckets, claim('capped', env.ns.appA, 'featured'));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'capped' }, 'featured'));
     await bound('capped', env.ns.appA);
     const mr = await managedOf('capped', env.ns.appA);
     const b = await env.target.get<Obj & { spec: { quota?: { size: string } } }>(SeaweedBuckets, { namespace: 'sw-shared', name: mr });
@@ -543,7 +546,7 @@ describe('key rotation through S3Credentials', () => {
     );
 
   it('new keys beside the old: both work in the grace period, the old are refused after it, and the S3Credentials of the old go', async () => {
-    await env.control.create(Buckets, claim('turn', env.ns.appB, 'rotating'));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'turn' }, 'rotating'));
     await bound('turn', env.ns.appB);
     const before = await access('turn', env.ns.appB);
     await env.control.mergePatch(
@@ -583,7 +586,7 @@ describe('key rotation through S3Credentials', () => {
   }, 120_000);
 
   it("a store of its own rotates its bucket user's keys the same way, in the store's own namespace", async () => {
-    await env.control.create(Buckets, claim('own-turn', env.ns.appB, 'rotating-dedicated'));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'own-turn' }, 'rotating-dedicated'));
     await bound('own-turn', env.ns.appB);
     const before = await access('own-turn', env.ns.appB);
     await env.control.mergePatch(

@@ -63,7 +63,7 @@ describe('operator stand-ins', () => {
     await operator.start();
     try {
       const keys = { accessKey: 'store-user', secretKey: 'store-password-0123' };
-      await writeSecret(admin, ns, 's3-keys', { username: keys.accessKey, password: keys.secretKey });
+      await writeSecret(admin, { namespace: ns, name: 's3-keys' }, { username: keys.accessKey, password: keys.secretKey });
       await admin.create(RookObjectStores, {
         apiVersion: RookObjectStores.apiVersion,
         kind: 'ObjectStore',
@@ -105,7 +105,11 @@ describe('operator stand-ins', () => {
     const operator = operatorStandIns['minio-operator']!.make(flaky);
     await operator.start();
     stops.push(operator);
-    await writeSecret(admin, ns, 'retried-env', { 'config.env': 'export MINIO_ROOT_USER="user"\nexport MINIO_ROOT_PASSWORD="password"\n' });
+    await writeSecret(
+      admin,
+      { namespace: ns, name: 'retried-env' },
+      { 'config.env': 'export MINIO_ROOT_USER="user"\nexport MINIO_ROOT_PASSWORD="password"\n' },
+    );
     flaky.failures = 3;
     await admin.create(MinioTenants, {
       apiVersion: MinioTenants.apiVersion,
@@ -140,7 +144,7 @@ describe('operator stand-ins', () => {
     const operator = new FakeMinioOperator(flaky);
     await operator.start();
     stops.push(operator);
-    await writeSecret(admin, ns, 'store-keys', { username: 'user', password: 'password' });
+    await writeSecret(admin, { namespace: ns, name: 'store-keys' }, { username: 'user', password: 'password' });
     flaky.failures = 2;
     await admin.create(RookObjectStores, {
       apiVersion: RookObjectStores.apiVersion,

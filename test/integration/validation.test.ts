@@ -22,7 +22,7 @@ const env = withProviderRook({
   namespaces: { platform: 'val-infra', apps: 'val-app' },
   provider: { name: 'target', in: 'platform' },
   before: async () => {
-    await writeSecret(env.control, env.ns.platform, 'target-creds', providerSecretKeys(testCluster('target')));
+    await writeSecret(env.control, { namespace: env.ns.platform, name: 'target-creds' }, providerSecretKeys(testCluster('target')));
     await env.control.apply(Providers, {
       apiVersion: Providers.apiVersion,
       kind: 'Provider',

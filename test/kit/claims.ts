@@ -21,7 +21,7 @@ export const bucketClass = (at: Required<ObjectKey>, type: ResourceType, classAt
   }) as KubeObjectLike;
 
 /** A Bucket of class `className` whose Secret is `<name>-s3`; `spec` adds to its spec. */
-export const bucketClaim = (name: string, namespace: string, className: string, spec: object = {}): KubeObjectLike =>
+export const bucketClaim = ({ namespace, name }: Required<ObjectKey>, className: string, spec: object = {}): KubeObjectLike =>
   ({
     apiVersion: Buckets.apiVersion,
     kind: 'Bucket',
@@ -30,7 +30,7 @@ export const bucketClaim = (name: string, namespace: string, className: string, 
   }) as KubeObjectLike;
 
 /** The claim once it is Bound and Ready; a timeout says what its conditions were. */
-export const boundBucket = (control: KubeClient, name: string, namespace: string, timeoutMs = 60_000): Promise<Bucket> =>
+export const boundBucket = (control: KubeClient, { namespace, name }: Required<ObjectKey>, timeoutMs = 60_000): Promise<Bucket> =>
   eventually(
     async () => {
       const b = await control.get<Bucket>(Buckets, { namespace, name });
@@ -42,7 +42,7 @@ export const boundBucket = (control: KubeClient, name: string, namespace: string
   );
 
 /** The claim's Secret `<name>-s3`, and its endpoint as an app in `target` reaches it. */
-export async function claimAccess(control: KubeClient, target: KubeClient, name: string, namespace: string) {
+export async function claimAccess(control: KubeClient, target: KubeClient, { namespace, name }: Required<ObjectKey>) {
   const keys = secretText(
     (await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace, name: `${name}-s3` }))!.data,
   );
@@ -51,7 +51,7 @@ export async function claimAccess(control: KubeClient, target: KubeClient, name:
 }
 
 /** The claim's Synced condition once it is False: why it was refused. */
-export const refusedBucket = (control: KubeClient, name: string, namespace: string, timeoutMs = 30_000) =>
+export const refusedBucket = (control: KubeClient, { namespace, name }: Required<ObjectKey>, timeoutMs = 30_000) =>
   eventually(
     async () => {
       const c = cond(await control.get<Bucket>(Buckets, { namespace, name }), 'Synced');

@@ -114,7 +114,7 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
       await Promise.all(roles.map(async ([role, prefix]) => [role, await createNamespace(f.control, prefix)])),
     ) as Record<R, string>;
     if (o.admission) await admissionInEffect(f.control, Object.values<string>(f.ns)[0]!);
-    if (o.provider) await registerProvider(f.control, f.ns[o.provider.in], o.provider.name, f.cluster);
+    if (o.provider) await registerProvider(f.control, { namespace: f.ns[o.provider.in], name: o.provider.name }, f.cluster);
     await o.before?.(f);
     f.app = await startTestApp(f.controlCluster, { namespaces: [...(o.watch ?? []), ...Object.values<string>(f.ns)], ...o.app });
   }, o.timeoutMs ?? 120_000);

@@ -1,4 +1,5 @@
 // Helpers for tests that run provider-rook in-process against the local control planes.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { LocalCluster } from './cluster.ts';
@@ -43,14 +44,18 @@ export function providerSecretKeys(target: LocalCluster): Record<string, string>
   return { endpoint: access.server, clusterCA: text(access.caData), clientCert: text(access.certData), clientKey: text(access.keyData) };
 }
 
-export async function writeSecret(client: KubeClient, namespace: string, name: string, keys: Record<string, string>): Promise<void> {
+export async function writeSecret(
+  client: KubeClient,
+  { namespace, name }: Required<ObjectKey>,
+  keys: Record<string, string>,
+): Promise<void> {
   const data = Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
   await client.apply(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data });
 }
 
 /** A platform team's registration of a target: the Secret with its credentials, and a Provider naming it. */
-export async function registerProvider(control: KubeClient, namespace: string, name: string, target: LocalCluster): Promise<void> {
-  await writeSecret(control, namespace, `${name}-creds`, providerSecretKeys(target));
+export async function registerProvider(control: KubeClient, { namespace, name }: Required<ObjectKey>, target: LocalCluster): Promise<void> {
+  await writeSecret(control, { namespace, name: `${name}-creds` }, providerSecretKeys(target));
   await control.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',
@@ -80,7 +85,7 @@ export interface EventView {
   involvedObject: { name: string };
 }
 
-export async function eventsFor(client: KubeClient, namespace: string, name: string): Promise<EventView[]> {
+export async function eventsFor(client: KubeClient, { namespace, name }: Required<ObjectKey>): Promise<EventView[]> {
   const { items } = await client.list<KubeObjectLike & EventView>(Events, { namespace });
   return items.filter((e) => e.involvedObject.name === name);
 }
