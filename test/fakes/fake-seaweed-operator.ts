@@ -607,6 +607,13 @@ export class FakeSeaweedOperator {
     return this.servers.admin({ namespace, name });
   }
 
+  /** `weed shell` on a running Seaweed's server, for a test to run there what the server runs itself. */
+  shellOn(seaweed: Required<ObjectKey>, commands: string[]): Promise<string> {
+    const { endpoint } = this.servers.admin(seaweed);
+    if (!this.servers.s3) throw new Error('this stand-in runs no servers');
+    return this.servers.s3.shellAt(endpoint, commands);
+  }
+
   /** The servers' processes (for memory figures). */
   pids(): Promise<number[]> {
     return this.servers.s3?.pids() ?? Promise.resolve([]);

@@ -414,8 +414,11 @@ describe('bucket features on the claim', () => {
           ['old', undefined, 30],
         ]),
       );
-      // Quota: once the bucket holds more than 1 MiB, the server refuses writes (it checks about once a minute).
+      // Quota: once the bucket holds more than 1 MiB, the server refuses writes. Its S3 gateway checks
+      // every bucket once a minute; the test runs the same check at once (weed shell's
+      // s3.bucket.quota.enforce), which reads the quota provider-rook set through the operator's Bucket.
       const body = Buffer.alloc(700 * 1024, 1);
+      const store = { namespace: `seaweedfs-${mr}`, name: mr };
       let n = 0;
       await eventually(
         async () => {
@@ -423,10 +426,11 @@ describe('bucket features on the claim', () => {
             () => false,
             (err: Error) => err.name === 'AccessDenied',
           );
+          if (!refused) await operator.shellOn(store, ['s3.bucket.quota.enforce -apply']);
           return refused;
         },
         'writes over the quota to be refused',
-        { timeoutMs: 150_000, delayMs: 2_000 },
+        { timeoutMs: 150_000, delayMs: 1_000 },
       );
       expect(n).toBeGreaterThan(1);
     } finally {
