@@ -76,6 +76,9 @@ export const FLAGS = {
   'leader-elect': flag(bool, 'false'),
   'leader-election-namespace': flag(text),
   'leader-election-id': flag(text, 'provider-rook'),
+  'leader-election-lease-duration': flag(duration, '15s'),
+  'leader-election-renew-deadline': flag(duration, '10s'),
+  'leader-election-retry-period': flag(duration, '2s'),
 };
 
 type Flags = typeof FLAGS;
@@ -95,6 +98,12 @@ export function parseFlags(given: Record<string, string | undefined>): Options {
       problems.push(`--${name}: ${(err as Error).message}`);
     }
   }
+  // A leader that cannot renew steps down before its lease can pass to anyone else: two never lead at once.
+  const [lease, renew, retry] = ['lease-duration', 'renew-deadline', 'retry-period'].map((f) => out[`leader-election-${f}`] as number);
+  if (renew !== undefined && lease !== undefined && renew >= lease)
+    problems.push('--leader-election-renew-deadline: use a duration shorter than --leader-election-lease-duration');
+  if (retry !== undefined && renew !== undefined && retry >= renew)
+    problems.push('--leader-election-retry-period: use a duration shorter than --leader-election-renew-deadline');
   if (problems.length) throw new Error(problems.join('; '));
   return out as Options;
 }

@@ -27,7 +27,8 @@ function secretRef(flag: string, leaseFlag: string | undefined): { namespace: st
 const usage = `usage: provider-rook [--kubeconfig PATH] [--namespace NS[,NS...]] [--control-plane-id ID] [--ownership-key-secret [NS/]NAME] [--poll 1m] [--leak-interval 5m]
        [--leak-mode delete|report] [--leak-grace 5m] [--waiting-after 5m] [--allow-exec-credentials false] [--allow-plain-http false] [--refuse-endpoint-ranges loopback,private]
        [--workers 8] [--max-reconcile-rate 50] [--metrics-addr :8080] [--log-level info]
-       [--leader-elect true|false] [--leader-election-namespace NS] [--leader-election-id provider-rook]`;
+       [--leader-elect true|false] [--leader-election-namespace NS] [--leader-election-id provider-rook]
+       [--leader-election-lease-duration 15s] [--leader-election-renew-deadline 10s] [--leader-election-retry-period 2s]`;
 
 async function main(): Promise<void> {
   const { values } = util.parseArgs({
@@ -53,6 +54,9 @@ async function main(): Promise<void> {
           namespace: leaseNamespace(opts['leader-election-namespace']),
           name: opts['leader-election-id'],
           identity: `${hostname()}_${randomUUID()}`,
+          leaseDurationMs: opts['leader-election-lease-duration'],
+          renewDeadlineMs: opts['leader-election-renew-deadline'],
+          retryPeriodMs: opts['leader-election-retry-period'],
           lost: () => {
             // Another process may lead now: stop writing at once. A restart stands by as a fresh candidate.
             log.error('leadership lost; exiting');

@@ -20,6 +20,9 @@ describe('parseFlags', () => {
       'log-level': 'info',
       'leader-elect': false,
       'leader-election-id': 'provider-rook',
+      'leader-election-lease-duration': 15_000,
+      'leader-election-renew-deadline': 10_000,
+      'leader-election-retry-period': 2_000,
     });
     expect(opts.kubeconfig).toBeUndefined();
     expect(opts.namespace).toBeUndefined();
@@ -70,5 +73,28 @@ describe('parseFlags', () => {
         '--max-reconcile-rate: use a number of at least 1; --log-level: use one of debug, info, warn, error; --leader-elect: use one of true, false',
     );
     expect(() => parseFlags({ workers: '2.5' })).toThrow('--workers: use a whole number from 1 to 64');
+  });
+
+  it('keeps the renew deadline under the lease and the retry period under the deadline, so two leaders never act at once', () => {
+    expect(
+      parseFlags({
+        'leader-election-lease-duration': '4s',
+        'leader-election-renew-deadline': '3s',
+        'leader-election-retry-period': '500ms',
+      }),
+    ).toMatchObject({
+      'leader-election-lease-duration': 4_000,
+      'leader-election-renew-deadline': 3_000,
+      'leader-election-retry-period': 500,
+    });
+    expect(() => parseFlags({ 'leader-election-lease-duration': '10s' })).toThrow(
+      '--leader-election-renew-deadline: use a duration shorter than --leader-election-lease-duration',
+    );
+    expect(() => parseFlags({ 'leader-election-renew-deadline': '2s' })).toThrow(
+      '--leader-election-retry-period: use a duration shorter than --leader-election-renew-deadline',
+    );
+    expect(() => parseFlags({ 'leader-election-lease-duration': '15' })).toThrow(
+      '--leader-election-lease-duration: use a duration like 30s, 1m or 1h',
+    );
   });
 });

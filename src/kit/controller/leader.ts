@@ -39,7 +39,12 @@ export class LeaderElector {
   private observed?: { spec: LeaseSpec; at: number };
 
   constructor(opts: LeaderElectionOptions) {
-    this.o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
+    this.o = {
+      ...opts,
+      leaseDurationMs: opts.leaseDurationMs ?? 15_000,
+      renewDeadlineMs: opts.renewDeadlineMs ?? 10_000,
+      retryPeriodMs: opts.retryPeriodMs ?? 2_000,
+    };
     if (this.o.renewDeadlineMs >= this.o.leaseDurationMs) throw new Error('renewDeadline must be shorter than leaseDuration');
     leaderStatus.set({ name: this.o.name }, 0);
   }

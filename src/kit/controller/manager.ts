@@ -9,7 +9,7 @@ import { Health, type HealthSources } from '../health.ts';
 import { Informer } from './informer.ts';
 import { KubeClient, type KubeObjectLike, type Selection } from '../kube/client.ts';
 import type { ResourceType } from '../kube/resources.ts';
-import { LeaderElector } from './leader.ts';
+import { LeaderElector, type LeaderElectionOptions } from './leader.ts';
 import type { Logger } from '../logger.ts';
 import type { Reconciler } from './result.ts';
 import { serveProbes, type ProbeServer } from '../serve.ts';
@@ -28,7 +28,12 @@ export interface ManagerOptions {
   /** Serve /metrics, /healthz and /readyz at "host:port" (unset: not served). */
   metricsAddr?: string;
   /** Hold this Lease before anything starts; `lost` runs when it is lost (another process may lead now). */
-  leaderElection?: { namespace: string; name: string; identity: string; lost(): void };
+  leaderElection?: Pick<
+    LeaderElectionOptions,
+    'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'
+  > & {
+    lost(): void;
+  };
 }
 
 /** Something that runs beside the controllers: started after them, once the informers synced; stopped after them. */
@@ -72,6 +77,9 @@ export class Manager {
         name: election.name,
         identity: election.identity,
         log: opts.log,
+        leaseDurationMs: election.leaseDurationMs,
+        renewDeadlineMs: election.renewDeadlineMs,
+        retryPeriodMs: election.retryPeriodMs,
       });
   }
 
