@@ -1,7 +1,6 @@
 // provider-rook's own metrics and crossplane-runtime's managed resource metrics, registered with the
 // process's registry (kit/metrics.ts).
-import { Gauge, Histogram } from 'prom-client';
-import { registry } from '../kit/metrics.ts';
+import { Gauge, Histogram, registry } from '../kit/metrics.ts';
 import { getCondition, conditionIs } from '../kit/conditions.ts';
 
 export const targetClients = new Gauge({

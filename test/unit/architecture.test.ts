@@ -290,4 +290,18 @@ describe('what the process loads', () => {
     // It did load the HTTP client and server it uses.
     expect(loaded).toEqual(expect.arrayContaining(['NativeModule _http_server', 'NativeModule _http_agent']));
   });
+
+  it("loads only the parts of prom-client it uses: not its push gateway, summaries, or OpenTelemetry's API", () => {
+    // Every static import of the process, as above; a resolve hook lists the packages' files it loaded.
+    const report =
+      'data:text/javascript,import{registerHooks}from"node:module";const seen=[];' +
+      'registerHooks({resolve(s,c,n){const r=n(s,c);seen.push(r.url);return r}});' +
+      'process.on("exit",()=>process.stderr.write("\\nRESOLVED "+JSON.stringify(seen)+"\\n"))';
+    const run = spawnSync(process.execPath, ['--import', report, path.join(src, 'main.ts'), '--no-such-flag'], { encoding: 'utf8' });
+    const resolved = JSON.parse(/^RESOLVED (.*)$/m.exec(run.stderr)?.[1] ?? 'null') as string[] | null;
+    expect(resolved).not.toBeNull();
+    // It did load prom-client's registry and metrics.
+    expect(resolved!.some((u) => u.endsWith('prom-client/lib/registry.js'))).toBe(true);
+    expect(resolved!.filter((u) => /@opentelemetry|prom-client\/(index|lib\/(pushgateway|summary|cluster))\.js/.test(u))).toEqual([]);
+  });
 });
