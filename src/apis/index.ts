@@ -7,6 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { KindDefinition } from './crd.ts';
+import { byText } from '../kit/order.ts';
 
 const isKind = (v: unknown): v is KindDefinition =>
   typeof v === 'object' && v !== null && ['group', 'version', 'kind', 'plural', 'schema'].every((k) => k in v);
@@ -32,4 +33,4 @@ for (const f of files) modules.push(await import(f));
 /** Sorted by group, then kind: the generated files do not change with the order of files or exports. */
 export const allKinds: KindDefinition[] = modules
   .flatMap((m) => Object.values(m).filter(isKind))
-  .sort((a, b) => a.group.localeCompare(b.group) || a.kind.localeCompare(b.kind));
+  .sort((a, b) => byText(a.group, b.group) || byText(a.kind, b.kind));

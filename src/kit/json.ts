@@ -1,9 +1,11 @@
 // Equality of JSON values by content alone: key order and the realm objects were made in do not
 // matter (util.isDeepStrictEqual compares prototypes, which differ across vm contexts).
+import { byText } from './order.ts';
+
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => byText(a, b)))
       : v,
   );
 }

@@ -291,6 +291,17 @@ describe('what the process loads', () => {
     expect(loaded).toEqual(expect.arrayContaining(['NativeModule _http_server', 'NativeModule _http_agent']));
   });
 
+  it("touches no locale data: no localeCompare, toLocale* or Intl in src/ (ICU's collation alone is 3 MiB of an idle process); kit/order.ts sorts", () => {
+    const uses = files(src).flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .map((line, i) => ({ line, at: `${path.relative(src, f)}:${i + 1}` }))
+        .filter(({ line }) => !/^\s*(\/\/|\*)/.test(line) && /\.localeCompare\(|\.toLocale\w*\(|\bIntl\./.test(line))
+        .map(({ at, line }) => `${at}: ${line.trim()}`),
+    );
+    expect(uses).toEqual([]);
+  });
+
   it("loads only the parts of prom-client it uses: not its push gateway, summaries, or OpenTelemetry's API", () => {
     // Every static import of the process, as above; a resolve hook lists the packages' files it loaded.
     const report =

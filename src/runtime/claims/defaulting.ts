@@ -12,6 +12,7 @@ import { Reasons, Synced } from '../reasons.ts';
 import { done, requeue, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import type { Claim, DefaultClassPolicy } from './claim.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
+import { byText } from '../../kit/order.ts';
 
 export interface DefaultClassReconcilerOptions {
   client: Client;
@@ -36,7 +37,7 @@ export class DefaultClassReconciler implements Reconciler {
     const policies = this.o.policies.cache
       .list()
       .filter((p) => p.metadata.namespace === ns && !isDeleting(p.metadata) && p.spec?.defaultClassRef?.name)
-      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+      .sort((a, b) => byText(a.metadata.name, b.metadata.name));
     try {
       if (policies.length !== 1) {
         const message =

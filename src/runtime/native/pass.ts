@@ -35,6 +35,7 @@ import {
 } from './kind.ts';
 import { planFor } from './rotation.ts';
 import type { RotationPlan } from './rotation.ts';
+import { byText } from '../../kit/order.ts';
 
 export interface NativeExternalOptions {
   /**
@@ -121,7 +122,7 @@ export function recordedCompanions(mr: ManagedResource): Record<string, string> 
 export function companionRecord(mr: ManagedResource, made: Record<string, string>): Record<string, string> {
   const before = recordedCompanions(mr);
   if (Object.entries(made).every(([k, v]) => before[k] === v)) return {};
-  const after = Object.entries({ ...before, ...made }).sort(([a], [b]) => a.localeCompare(b));
+  const after = Object.entries({ ...before, ...made }).sort(([a], [b]) => byText(a, b));
   return { [ANNOTATION_COMPANION_UIDS]: JSON.stringify(Object.fromEntries(after)) };
 }
 

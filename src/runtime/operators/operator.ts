@@ -22,6 +22,7 @@ import {
 } from '../providers/provider.ts';
 import { isAlreadyExists } from '../../kit/kube/errors.ts';
 import { fs } from '../../kit/builtins.ts';
+import { byVersion } from '../../kit/order.ts';
 
 export interface OperatorBundle {
   /** Its key in a Provider's spec.operators and status.operators, e.g. "rook-minio". */
@@ -78,7 +79,7 @@ export function bundleVersions(dir: string): string[] {
     .readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory())
     .map((e) => e.name)
-    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+    .sort(byVersion);
 }
 
 /** The folder of one version of a bundle (the newest unless named). */

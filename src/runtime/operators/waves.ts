@@ -20,6 +20,7 @@ import { matchesSelector, type LabelSelector } from '../../kit/kube/selector.ts'
 import { Providers, type ProviderObject } from '../providers/provider.ts';
 import { onChange, enqueueOnChange } from '../../kit/controller/handlers.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
+import { byText } from '../../kit/order.ts';
 
 export const OperatorUpgrades: ResourceType = {
   apiVersion: 'kubernetes.crossplane.io/v1alpha2',
@@ -99,7 +100,7 @@ export class OperatorWaves implements Reconciler {
       .list()
       .filter((p) => p.metadata.namespace === wave.metadata.namespace && matchesSelector(providerSelector, p.metadata.labels))
       .filter((p) => !newer.some((u) => matchesSelector(u.spec.providerSelector, p.metadata.labels)))
-      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+      .sort((a, b) => byText(a.metadata.name, b.metadata.name));
     const steps = selected.map((p) => ({
       p,
       step:
