@@ -2,6 +2,7 @@
 // ObjectStore and one MinIO Tenant, each with a MinioBucketClass; app claims get a bucket each and a
 // user whose policy reaches only it, and the stores' root credentials never reach the control cluster.
 // The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   DeleteObjectCommand,
@@ -48,20 +49,32 @@ const env = withProviderRook({
   before: async () => {
     // The platform team's stores, made for no claim, and a class of buckets in each.
     for (const s of stores) {
-      await apply(s.type, s.name, env.ns.platform, { ...s.spec, providerRef: { name: 't' } });
-      await apply(kinds.MinioBucketClass, s.name, env.ns.platform, { store: { kind: s.kind, name: s.name } });
+      await apply(s.type, { namespace: env.ns.platform, name: s.name }, { ...s.spec, providerRef: { name: 't' } });
+      await apply(kinds.MinioBucketClass, { namespace: env.ns.platform, name: s.name }, { store: { kind: s.kind, name: s.name } });
     }
-    await apply(kinds.MinioBucketClass, 'missing', env.ns.platform, { store: { kind: 'ObjectStore', name: 'no-such-store' } });
-    await apply(kinds.MinioBucketClass, 'purge-rook', env.ns.platform, {
-      store: { kind: 'ObjectStore', name: 'shared-rook' },
-      deleteObjects: true,
-    });
+    await apply(
+      kinds.MinioBucketClass,
+      { namespace: env.ns.platform, name: 'missing' },
+      { store: { kind: 'ObjectStore', name: 'no-such-store' } },
+    );
+    await apply(
+      kinds.MinioBucketClass,
+      { namespace: env.ns.platform, name: 'purge-rook' },
+      {
+        store: { kind: 'ObjectStore', name: 'shared-rook' },
+        deleteObjects: true,
+      },
+    );
     // One store per claim, for the scan of Secrets in both modes.
-    await apply(kinds.ObjectStoreClass, 'dedicated', env.ns.platform, {
-      scope: { nodeCount: 4 },
-      providerRef: { name: 't' },
-      targetNamespace: 'dedicated',
-    });
+    await apply(
+      kinds.ObjectStoreClass,
+      { namespace: env.ns.platform, name: 'dedicated' },
+      {
+        scope: { nodeCount: 4 },
+        providerRef: { name: 't' },
+        targetNamespace: 'dedicated',
+      },
+    );
     for (const ns of [env.ns.appA, env.ns.appB, env.ns.appIdn]) {
       for (const [name, kind] of [
         ...stores.map((s) => [s.name, kinds.MinioBucketClass] as const),
@@ -71,8 +84,7 @@ const env = withProviderRook({
       ]) {
         await apply(
           BucketClasses,
-          name,
-          ns,
+          { namespace: ns, name },
           { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: env.ns.platform } },
           true,
         );
@@ -119,12 +131,12 @@ const rootOf = async (kind: 'ObjectStore' | 'Tenant'): Promise<{ accessKey: stri
   return { accessKey: accessKey!, secretKey: secretKey! };
 };
 
-const claim = (name: string, namespace: string, className: string) => bucketClaim({ namespace, name }, className);
-const bound = (name: string, namespace: string) => boundBucket(env.control, { namespace, name });
+const claim = ({ namespace, name }: Required<ObjectKey>, className: string) => bucketClaim({ namespace, name }, className);
+const bound = ({ namespace, name }: Required<ObjectKey>) => boundBucket(env.control, { namespace, name });
 /** A claim's Secret, and its endpoint as an app in the target reaches it. */
-const access = (name: string, namespace: string) => claimAccess(env.control, env.target, { namespace, name });
+const access = ({ namespace, name }: Required<ObjectKey>) => claimAccess(env.control, env.target, { namespace, name });
 
-async function gone(type: ResourceType, name: string, namespace: string): Promise<void> {
+async function gone(type: ResourceType, { namespace, name }: Required<ObjectKey>): Promise<void> {
   await eventually(
     async () => (await env.control.get(type, { namespace, name })) === undefined,
     `${type.kind} ${namespace}/${name} to be gone`,
@@ -132,7 +144,7 @@ async function gone(type: ResourceType, name: string, namespace: string): Promis
   );
 }
 
-async function apply(type: ResourceType, name: string, namespace: string, spec: object, top = false): Promise<void> {
+async function apply(type: ResourceType, { namespace, name }: Required<ObjectKey>, spec: object, top = false): Promise<void> {
   await env.control.apply(type, {
     apiVersion: type.apiVersion,
     kind: type.kind,
@@ -143,12 +155,12 @@ async function apply(type: ResourceType, name: string, namespace: string, spec: 
 
 describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
   it("each get a bucket of the store and a user that reaches only it: the server refuses A's keys in B's bucket", async () => {
-    await env.control.create(Buckets, claim(`a-${store}`, env.ns.appA, store));
-    await env.control.create(Buckets, claim(`b-${store}`, env.ns.appB, store));
-    await bound(`a-${store}`, env.ns.appA);
-    await bound(`b-${store}`, env.ns.appB);
-    const a = await access(`a-${store}`, env.ns.appA);
-    const b = await access(`b-${store}`, env.ns.appB);
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: `a-${store}` }, store));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: `b-${store}` }, store));
+    await bound({ namespace: env.ns.appA, name: `a-${store}` });
+    await bound({ namespace: env.ns.appB, name: `b-${store}` });
+    const a = await access({ namespace: env.ns.appA, name: `a-${store}` });
+    const b = await access({ namespace: env.ns.appB, name: `b-${store}` });
     // One store: the same endpoint; two buckets, named from each claim.
     expect(a.keys.endpoint).toBe(b.keys.endpoint);
     expect(a.bucket).toMatch(new RegExp(`^${env.ns.appA}-a-${store}-[0-9a-f]{8}$`));
@@ -165,12 +177,12 @@ describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
   }, 120_000);
 
   it("deleting A removes A's user and bucket, and B keeps working", async () => {
-    const a = await access(`a-${store}`, env.ns.appA);
-    const b = await access(`b-${store}`, env.ns.appB);
+    const a = await access({ namespace: env.ns.appA, name: `a-${store}` });
+    const b = await access({ namespace: env.ns.appB, name: `b-${store}` });
     const mr = (await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name: `a-${store}` }))!.spec.resourceRef!.name;
     await env.control.delete(Buckets, { namespace: env.ns.appA, name: `a-${store}` });
-    await gone(Buckets, `a-${store}`, env.ns.appA);
-    await gone(kinds.MinioBucket, mr, env.ns.platform);
+    await gone(Buckets, { namespace: env.ns.appA, name: `a-${store}` });
+    await gone(kinds.MinioBucket, { namespace: env.ns.platform, name: mr });
     const root = s3Client(a.local, await rootOf(kind));
     const s3 = s3Client(a.local, a.creds);
     try {
@@ -186,16 +198,16 @@ describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
 
   it('a bucket that still holds objects is kept with them when its claim goes; its user is revoked', async () => {
     const name = `c-${store}`;
-    await env.control.create(Buckets, claim(name, env.ns.appA, store));
-    const mr = (await bound(name, env.ns.appA)).spec.resourceRef!.name;
-    const c = await access(name, env.ns.appA);
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name }, store));
+    const mr = (await bound({ namespace: env.ns.appA, name })).spec.resourceRef!.name;
+    const c = await access({ namespace: env.ns.appA, name });
     const s3 = s3Client(c.local, c.creds);
     const root = s3Client(c.local, await rootOf(kind));
     try {
       await s3.send(new PutObjectCommand({ Bucket: c.bucket, Key: 'keep-me', Body: 'data' }));
       await env.control.delete(Buckets, { namespace: env.ns.appA, name });
-      await gone(Buckets, name, env.ns.appA);
-      await gone(kinds.MinioBucket, mr, env.ns.platform);
+      await gone(Buckets, { namespace: env.ns.appA, name });
+      await gone(kinds.MinioBucket, { namespace: env.ns.platform, name: mr });
       const kept = await root.send(new GetObjectCommand({ Bucket: c.bucket, Key: 'keep-me' }));
       expect(await kept.Body!.transformToString()).toBe('data');
       expect(await refusal(s3.send(new GetObjectCommand({ Bucket: c.bucket, Key: 'keep-me' })))).toBe('InvalidAccessKeyId');
@@ -216,12 +228,12 @@ describe('bucket features through the access Job', () => {
     quota: { size: '1Mi' },
     lifecycle: { rules: [{ id: 'logs', prefix: 'logs/', expirationDays: 7 }] },
   };
-  const synced = (name: string, namespace: string) => refusedBucket(env.control, { namespace, name });
+  const synced = ({ namespace, name }: Required<ObjectKey>) => refusedBucket(env.control, { namespace, name });
 
   it("versioning, object lock with a default retention, a quota and lifecycle rules, judged by the store's server", async () => {
     await env.control.create(Buckets, bucketClaim({ namespace: env.ns.appA, name: 'vault' }, 'shared-rook', { features: vault }));
-    await bound('vault', env.ns.appA);
-    const v = await access('vault', env.ns.appA);
+    await bound({ namespace: env.ns.appA, name: 'vault' });
+    const v = await access({ namespace: env.ns.appA, name: 'vault' });
     const s3 = s3Client(v.local, v.creds);
     try {
       // Versioning: two PUTs of one key leave two versions.
@@ -253,9 +265,9 @@ describe('bucket features through the access Job', () => {
       Buckets,
       bucketClaim({ namespace: env.ns.appB, name: 'plain' }, 'shared-rook', { features: { versioning: 'Enabled' } }),
     );
-    await bound('plain', env.ns.appB);
+    await bound({ namespace: env.ns.appB, name: 'plain' });
     await env.control.mergePatch(Buckets, { namespace: env.ns.appB, name: 'plain' }, { spec: { features: { objectLock: true } } });
-    const refused = await synced('plain', env.ns.appB);
+    const refused = await synced({ namespace: env.ns.appB, name: 'plain' });
     expect([refused.reason, refused.message]).toEqual([
       'FeatureNotAllowed',
       expect.stringMatching(
@@ -293,8 +305,8 @@ describe('deleting a claim whose bucket keeps versions', () => {
     use: (bucket: string, s3: S3Client, root: S3Client) => Promise<void>,
   ): Promise<void> {
     await env.control.create(Buckets, bucketClaim({ namespace, name }, spec.className, { features: spec.features }));
-    await bound(name, namespace);
-    const c = await access(name, namespace);
+    await bound({ namespace, name });
+    const c = await access({ namespace, name });
     const [s3, root] = [s3Client(c.local, c.creds), s3Client(c.local, await rootOf('ObjectStore'))];
     try {
       await use(c.bucket, s3, root);
@@ -305,11 +317,11 @@ describe('deleting a claim whose bucket keeps versions', () => {
   }
 
   /** Deletes the claim and waits for it and its resource to go; the KeptInTarget Event's message. */
-  async function deleteClaim(name: string, namespace: string): Promise<string | undefined> {
+  async function deleteClaim({ namespace, name }: Required<ObjectKey>): Promise<string | undefined> {
     const mr = (await env.control.get<Bucket>(Buckets, { namespace, name }))!.spec.resourceRef!.name;
     await env.control.delete(Buckets, { namespace, name });
-    await gone(Buckets, name, namespace);
-    await gone(kinds.MinioBucket, mr, env.ns.platform);
+    await gone(Buckets, { namespace, name });
+    await gone(kinds.MinioBucket, { namespace: env.ns.platform, name: mr });
     return (await eventsFor(env.control, { namespace: env.ns.platform, name: mr })).find((e) => e.reason === 'KeptInTarget')?.message;
   }
 
@@ -319,7 +331,9 @@ describe('deleting a claim whose bucket keeps versions', () => {
       const put = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'a.txt', Body: 'one' }));
       await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'a.txt' }));
       expect((await s3.send(new ListObjectsV2Command({ Bucket: bucket }))).KeyCount ?? 0).toBe(0);
-      expect(await deleteClaim('history', env.ns.appA)).toMatch(new RegExp(`^bucket ${bucket} still holds objects or versions of them`));
+      expect(await deleteClaim({ namespace: env.ns.appA, name: 'history' })).toMatch(
+        new RegExp(`^bucket ${bucket} still holds objects or versions of them`),
+      );
       const kept = await root.send(new GetObjectCommand({ Bucket: bucket, Key: 'a.txt', VersionId: put.VersionId }));
       expect(await kept.Body!.transformToString()).toBe('one');
     });
@@ -329,7 +343,9 @@ describe('deleting a claim whose bucket keeps versions', () => {
     const features = { versioning: 'Enabled', objectLock: true, defaultRetention: { mode: 'Governance', days: 1 } };
     await withClaim('ledger', env.ns.appB, { className: 'purge-rook', features }, async (bucket, s3, root) => {
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'entry', Body: 'locked' }));
-      expect(await deleteClaim('ledger', env.ns.appB)).toMatch(new RegExp(`^bucket ${bucket} holds objects under object lock`));
+      expect(await deleteClaim({ namespace: env.ns.appB, name: 'ledger' })).toMatch(
+        new RegExp(`^bucket ${bucket} holds objects under object lock`),
+      );
       const kept = await root.send(new GetObjectCommand({ Bucket: bucket, Key: 'entry' }));
       expect(await kept.Body!.transformToString()).toBe('locked');
     });
@@ -341,7 +357,7 @@ describe('deleting a claim whose bucket keeps versions', () => {
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'a.txt', Body: 'one' }));
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'a.txt', Body: 'two' }));
       await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'a.txt' }));
-      expect(await deleteClaim('scratch', env.ns.appB)).toBeUndefined();
+      expect(await deleteClaim({ namespace: env.ns.appB, name: 'scratch' })).toBeUndefined();
       expect(await refusal(root.send(new HeadBucketCommand({ Bucket: bucket })))).toBe('NotFound');
     });
   }, 120_000);
@@ -399,11 +415,11 @@ describe("the access Job reads the user's Secret", () => {
 
 describe('shared and dedicated stores', () => {
   it("no Secret in the control cluster holds a store's root credential, in either mode", async () => {
-    await env.control.create(Buckets, claim('d', env.ns.appA, 'dedicated'));
-    await env.control.create(Buckets, claim('s', env.ns.appB, 'shared-rook'));
-    const dedicated = (await bound('d', env.ns.appA)).spec.resourceRef!.name;
-    await bound('s', env.ns.appB);
-    const d = await access('d', env.ns.appA);
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'd' }, 'dedicated'));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 's' }, 'shared-rook'));
+    const dedicated = (await bound({ namespace: env.ns.appA, name: 'd' })).spec.resourceRef!.name;
+    await bound({ namespace: env.ns.appB, name: 's' });
+    const d = await access({ namespace: env.ns.appA, name: 'd' });
     await roundTrip(d.local, d.creds, d.bucket);
     const dedicatedRoot = secretText(
       (await env.target.get<Obj>(Secrets, { namespace: 'dedicated', name: `${dedicated}-access-keys` }))!.data,
@@ -420,12 +436,12 @@ describe('shared and dedicated stores', () => {
 
   it('a store of its own whose bucket holds objects is kept with them, marked Retain, when its claim goes', async () => {
     const mr = (await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name: 'd' }))!.spec.resourceRef!.name;
-    const d = await access('d', env.ns.appA);
+    const d = await access({ namespace: env.ns.appA, name: 'd' });
     const s3 = s3Client(d.local, d.creds);
     await s3.send(new PutObjectCommand({ Bucket: d.bucket, Key: 'keep-me', Body: 'data' }));
     s3.destroy();
     await env.control.delete(Buckets, { namespace: env.ns.appA, name: 'd' });
-    await gone(kinds.ObjectStore, mr, env.ns.platform);
+    await gone(kinds.ObjectStore, { namespace: env.ns.platform, name: mr });
     // The store and its keys are still there, marked Retain: no sweep takes them.
     const store = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, {
       namespace: 'dedicated',
@@ -449,11 +465,11 @@ describe('shared and dedicated stores', () => {
   }, 120_000);
 
   it('a store of its own whose root keys are gone is kept when its claim goes: nothing proves its bucket empty', async () => {
-    await env.control.create(Buckets, claim('r', env.ns.appB, 'dedicated'));
-    const mr = (await bound('r', env.ns.appB)).spec.resourceRef!.name;
+    await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'r' }, 'dedicated'));
+    const mr = (await bound({ namespace: env.ns.appB, name: 'r' })).spec.resourceRef!.name;
     await env.target.delete(Secrets, { namespace: 'dedicated', name: `${mr}-access-keys` });
     await env.control.delete(Buckets, { namespace: env.ns.appB, name: 'r' });
-    await gone(kinds.ObjectStore, mr, env.ns.platform);
+    await gone(kinds.ObjectStore, { namespace: env.ns.platform, name: mr });
     const store = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, {
       namespace: 'dedicated',
       name: mr,
@@ -466,15 +482,15 @@ describe('shared and dedicated stores', () => {
   }, 120_000);
 
   it('a claim in a namespace that starts with xn-- binds: its bucket name is one S3 takes, and it works', async () => {
-    await env.control.create(Buckets, claim('idn', env.ns.appIdn, 'shared-rook'));
-    await bound('idn', env.ns.appIdn);
-    const c = await access('idn', env.ns.appIdn);
+    await env.control.create(Buckets, claim({ namespace: env.ns.appIdn, name: 'idn' }, 'shared-rook'));
+    await bound({ namespace: env.ns.appIdn, name: 'idn' });
+    const c = await access({ namespace: env.ns.appIdn, name: 'idn' });
     expect(c.bucket).toMatch(new RegExp(`^b-${env.ns.appIdn}-idn-[0-9a-f]{8}$`));
     await roundTrip(c.local, c.creds, c.bucket);
   }, 120_000);
 
   it('a class that shares a store that does not exist: the claim says so, and nothing is made', async () => {
-    await env.control.create(Buckets, claim('m', env.ns.appA, 'missing'));
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'm' }, 'missing'));
     const synced = await eventually(async () => {
       const c = cond(await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name: 'm' }), 'Synced');
       return c?.status === 'False' ? c : undefined;
@@ -490,42 +506,42 @@ describe('shared and dedicated stores', () => {
 });
 
 describe('access grants (BucketAccess)', () => {
-  const grantClaim = (name: string, namespace: string, bucket: { namespace: string; name: string }, mode: string) =>
+  const grantClaim = ({ namespace, name }: Required<ObjectKey>, bucket: { namespace: string; name: string }, mode: string) =>
     ({
       apiVersion: BucketAccesses.apiVersion,
       kind: 'BucketAccess',
       metadata: { name, namespace },
       spec: { bucketRef: bucket, mode, writeConnectionSecretToRef: { name: `${name}-s3` } },
     }) as KubeObjectLike;
-  const accessState = async (name: string, namespace: string) =>
+  const accessState = async ({ namespace, name }: Required<ObjectKey>) =>
     env.control.get<Obj & { status?: { bindingPhase?: string } }>(BucketAccesses, { namespace, name });
-  const granted = (name: string, namespace: string) =>
+  const granted = ({ namespace, name }: Required<ObjectKey>) =>
     eventually(
       async () => {
-        const a = await accessState(name, namespace);
+        const a = await accessState({ namespace, name });
         return a?.status?.bindingPhase === 'Bound' && cond(a, 'Ready')?.status === 'True' ? a : undefined;
       },
       `BucketAccess ${namespace}/${name} to be Bound`,
-      { timeoutMs: 60_000, explain: async () => JSON.stringify((await accessState(name, namespace))?.status?.conditions) },
+      { timeoutMs: 60_000, explain: async () => JSON.stringify((await accessState({ namespace, name }))?.status?.conditions) },
     );
-  const refused = (name: string, namespace: string) =>
+  const refused = ({ namespace, name }: Required<ObjectKey>) =>
     eventually(async () => {
-      const c = cond(await accessState(name, namespace), 'Synced');
+      const c = cond(await accessState({ namespace, name }), 'Synced');
       return c?.status === 'False' ? c : undefined;
     }, `BucketAccess ${namespace}/${name} to be refused`);
 
   let owner: Awaited<ReturnType<typeof openBucket>>;
   async function openBucket() {
     await env.control.create(Buckets, {
-      ...claim('shared-out', env.ns.appA, 'shared-rook'),
+      ...claim({ namespace: env.ns.appA, name: 'shared-out' }, 'shared-rook'),
       spec: {
         classRef: { name: 'shared-rook' },
         writeConnectionSecretToRef: { name: 'shared-out-s3' },
         shareWith: [{ namespace: env.ns.appB, modes: ['ReadOnly'] }],
       },
     } as KubeObjectLike);
-    await bound('shared-out', env.ns.appA);
-    const o = await access('shared-out', env.ns.appA);
+    await bound({ namespace: env.ns.appA, name: 'shared-out' });
+    const o = await access({ namespace: env.ns.appA, name: 'shared-out' });
     const s3 = s3Client(o.local, o.creds);
     await s3.send(new PutObjectCommand({ Bucket: o.bucket, Key: 'report.txt', Body: 'numbers' }));
     s3.destroy();
@@ -537,8 +553,11 @@ describe('access grants (BucketAccess)', () => {
   }, 120_000);
 
   it('a read-only grant can GET and is refused on PUT; once it is deleted, its next GET is refused within 10 s', async () => {
-    await env.control.create(BucketAccesses, grantClaim('reader', env.ns.appB, { namespace: env.ns.appA, name: 'shared-out' }, 'ReadOnly'));
-    await granted('reader', env.ns.appB);
+    await env.control.create(
+      BucketAccesses,
+      grantClaim({ namespace: env.ns.appB, name: 'reader' }, { namespace: env.ns.appA, name: 'shared-out' }, 'ReadOnly'),
+    );
+    await granted({ namespace: env.ns.appB, name: 'reader' });
     const keys = secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.appB, name: 'reader-s3' }))!.data);
     expect(keys.BUCKET_NAME).toBe(owner.bucket);
     expect(keys.AWS_ACCESS_KEY_ID).not.toBe(owner.creds.accessKey);
@@ -565,17 +584,17 @@ describe('access grants (BucketAccess)', () => {
   it('is refused where the bucket does not share: another namespace, or a mode it does not allow', async () => {
     await env.control.create(
       BucketAccesses,
-      grantClaim('writer', env.ns.appB, { namespace: env.ns.appA, name: 'shared-out' }, 'ReadWrite'),
+      grantClaim({ namespace: env.ns.appB, name: 'writer' }, { namespace: env.ns.appA, name: 'shared-out' }, 'ReadWrite'),
     );
-    expect(await refused('writer', env.ns.appB)).toMatchObject({
+    expect(await refused({ namespace: env.ns.appB, name: 'writer' })).toMatchObject({
       reason: 'AccessNotAllowed',
       message: `Bucket ${env.ns.appA}/shared-out shares with namespace ${env.ns.appB} in mode ReadOnly only, not ReadWrite`,
     });
     await env.control.create(
       BucketAccesses,
-      grantClaim('stranger', env.ns.appA, { namespace: env.ns.appB, name: 'b-shared-rook' }, 'ReadOnly'),
+      grantClaim({ namespace: env.ns.appA, name: 'stranger' }, { namespace: env.ns.appB, name: 'b-shared-rook' }, 'ReadOnly'),
     );
-    expect(await refused('stranger', env.ns.appA)).toMatchObject({
+    expect(await refused({ namespace: env.ns.appA, name: 'stranger' })).toMatchObject({
       reason: 'AccessNotAllowed',
       message: `Bucket ${env.ns.appB}/b-shared-rook does not exist or does not share with namespace ${env.ns.appA}`,
     });
@@ -588,7 +607,10 @@ describe('access grants (BucketAccess)', () => {
 
   it('a mode that does not exist is refused at admission, naming the field', async () => {
     const err = await env.control
-      .create(BucketAccesses, grantClaim('admin', env.ns.appB, { namespace: env.ns.appA, name: 'shared-out' }, 'Admin'))
+      .create(
+        BucketAccesses,
+        grantClaim({ namespace: env.ns.appB, name: 'admin' }, { namespace: env.ns.appA, name: 'shared-out' }, 'Admin'),
+      )
       .catch((e: Error) => e);
     expect((err as Error).message).toContain('spec.mode');
   });
@@ -596,15 +618,15 @@ describe('access grants (BucketAccess)', () => {
   it("taking the namespace off the bucket's list revokes the users it allowed", async () => {
     await env.control.create(
       BucketAccesses,
-      grantClaim('reader2', env.ns.appB, { namespace: env.ns.appA, name: 'shared-out' }, 'ReadOnly'),
+      grantClaim({ namespace: env.ns.appB, name: 'reader2' }, { namespace: env.ns.appA, name: 'shared-out' }, 'ReadOnly'),
     );
-    await granted('reader2', env.ns.appB);
+    await granted({ namespace: env.ns.appB, name: 'reader2' });
     const keys = secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.appB, name: 'reader2-s3' }))!.data);
     const s3 = s3Client(owner.local, { accessKey: keys.AWS_ACCESS_KEY_ID!, secretKey: keys.AWS_SECRET_ACCESS_KEY! });
     try {
       await s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' }));
       await env.control.mergePatch(Buckets, { namespace: env.ns.appA, name: 'shared-out' }, { spec: { shareWith: null } });
-      expect(await refused('reader2', env.ns.appB)).toMatchObject({ reason: 'AccessNotAllowed' });
+      expect(await refused({ namespace: env.ns.appB, name: 'reader2' })).toMatchObject({ reason: 'AccessNotAllowed' });
       await eventually(
         async () => (await refusal(s3.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'report.txt' })))) === 'InvalidAccessKeyId',
         'the withdrawn grant to be refused',
@@ -621,20 +643,20 @@ describe('access grants (BucketAccess)', () => {
   }, 120_000);
   it('a Bucket that still has grants cannot be deleted; once they are revoked, it can', async () => {
     await env.control.create(Buckets, {
-      ...claim('short-lived', env.ns.appA, 'shared-rook'),
+      ...claim({ namespace: env.ns.appA, name: 'short-lived' }, 'shared-rook'),
       spec: {
         classRef: { name: 'shared-rook' },
         writeConnectionSecretToRef: { name: 'short-lived-s3' },
         shareWith: [{ namespace: env.ns.appB, modes: ['ReadOnly'] }],
       },
     } as KubeObjectLike);
-    await bound('short-lived', env.ns.appA);
-    const o = await access('short-lived', env.ns.appA);
+    await bound({ namespace: env.ns.appA, name: 'short-lived' });
+    const o = await access({ namespace: env.ns.appA, name: 'short-lived' });
     await env.control.create(
       BucketAccesses,
-      grantClaim('reader3', env.ns.appB, { namespace: env.ns.appA, name: 'short-lived' }, 'ReadOnly'),
+      grantClaim({ namespace: env.ns.appB, name: 'reader3' }, { namespace: env.ns.appA, name: 'short-lived' }, 'ReadOnly'),
     );
-    await granted('reader3', env.ns.appB);
+    await granted({ namespace: env.ns.appB, name: 'reader3' });
     // While the grant holds a user, the Bucket carries the label admission judges (put back if taken off).
     const marked = async () =>
       (await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name: 'short-lived' }))?.metadata.labels?.[
@@ -658,7 +680,7 @@ describe('access grants (BucketAccess)', () => {
       await s3.send(new ListObjectsV2Command({ Bucket: o.bucket }));
       // Its owner withdraws the share: the grant is revoked, the mark goes, and the Bucket may be deleted.
       await env.control.mergePatch(Buckets, { namespace: env.ns.appA, name: 'short-lived' }, { spec: { shareWith: null } });
-      expect(await refused('reader3', env.ns.appB)).toMatchObject({ reason: 'AccessNotAllowed' });
+      expect(await refused({ namespace: env.ns.appB, name: 'reader3' })).toMatchObject({ reason: 'AccessNotAllowed' });
       await eventually(
         async () => (await refusal(s3.send(new ListObjectsV2Command({ Bucket: o.bucket })))) === 'InvalidAccessKeyId',
         'the revoked grant to be refused',
@@ -666,7 +688,7 @@ describe('access grants (BucketAccess)', () => {
       );
       await eventually(async () => (await marked()) === undefined, 'the mark to go with the last grant');
       await env.control.delete(Buckets, { namespace: env.ns.appA, name: 'short-lived' });
-      await gone(Buckets, 'short-lived', env.ns.appA);
+      await gone(Buckets, { namespace: env.ns.appA, name: 'short-lived' });
     } finally {
       s3.destroy();
     }

@@ -1,6 +1,7 @@
 // Bucket claims on two real API servers: the design doc's four steps verbatim, defaults from a
 // BucketPolicy, reclaim Delete and Retain, 20 concurrent claims, a crash mid-binding, and a class
 // that refuses a namespace. The MinIO operator is played by the test double.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
@@ -45,12 +46,13 @@ const rook = withProviderRook({
 });
 const watched = (): string[] => [PLATFORM, APP, ...Object.values<string>(rook.ns)];
 
-const getBucket = (namespace: string, name: string): Promise<Bucket | undefined> => control.get<Bucket>(Buckets, { namespace, name });
+const getBucket = ({ namespace, name }: Required<ObjectKey>): Promise<Bucket | undefined> =>
+  control.get<Bucket>(Buckets, { namespace, name });
 
-async function waitForBound(namespace: string, name: string, timeoutMs = 30_000): Promise<Bucket> {
+async function waitForBound({ namespace, name }: Required<ObjectKey>, timeoutMs = 30_000): Promise<Bucket> {
   return eventually(
     async () => {
-      const b = await getBucket(namespace, name);
+      const b = await getBucket({ namespace, name });
       return b?.status?.bindingPhase === 'Bound' && cond(b, 'Ready')?.status === 'True' ? b : undefined;
     },
     `Bucket ${namespace}/${name} to be Bound and Ready`,
@@ -75,7 +77,7 @@ function bucketClass(namespace: string, className: string, name = 'standard') {
   };
 }
 
-function bucket(namespace: string, name: string, className: string | null = 'standard') {
+function bucket({ namespace, name }: Required<ObjectKey>, className: string | null = 'standard') {
   return {
     apiVersion: Buckets.apiVersion,
     kind: 'Bucket',
@@ -95,7 +97,7 @@ describe('Bucket claims', () => {
     for (const f of ['01-provider.yaml', '02-objectstoreclass.yaml', '03-bucketclass.yaml', '04-bucket.yaml'])
       await applyManifests(control, sample(f));
 
-    const claim = await waitForBound(APP, 'app-bucket');
+    const claim = await waitForBound({ namespace: APP, name: 'app-bucket' });
     const ref = claim.spec.resourceRef!;
     expect(ref).toMatchObject({ kind: 'ObjectStore', namespace: PLATFORM });
     expect(ref.name).toMatch(/^app-project1-dev-app-bucket-[a-z0-9]{5}$/);
@@ -164,7 +166,7 @@ describe('Bucket claims', () => {
     ]);
     expect(events.map((e) => e.reason)).toContain('PropagatedConnectionSecret');
     expect(events.map((e) => e.reason)).not.toContain('CreatedManagedResource');
-    const visible = JSON.stringify([await getBucket(APP, 'app-bucket'), events]);
+    const visible = JSON.stringify([await getBucket({ namespace: APP, name: 'app-bucket' }), events]);
     expect(visible).not.toContain(keys.password);
     expect(visible).not.toContain(keys.username);
   });
@@ -172,9 +174,9 @@ describe('Bucket claims', () => {
   it("fills a missing class from the namespace's one BucketPolicy, and says why when there is none or several", async () => {
     const n = rook.ns.defaults;
     await applyManifests(control, [bucketClass(n, 'rook-minio')]);
-    await control.create(Buckets, bucket(n, 'lonely', null));
+    await control.create(Buckets, bucket({ namespace: n, name: 'lonely' }, null));
     const waiting = await eventually(async () => {
-      const b = await getBucket(n, 'lonely');
+      const b = await getBucket({ namespace: n, name: 'lonely' });
       return cond(b, 'Synced')?.reason === 'NoDefaultClass' ? b : undefined;
     }, 'a NoDefaultClass condition');
     expect(cond(waiting, 'Synced')?.message).toContain(`no BucketPolicy in namespace ${n}`);
@@ -187,9 +189,9 @@ describe('Bucket claims', () => {
       spec: { defaultClassRef: { name: 'standard' } },
     });
     await applyManifests(control, [policy('one'), policy('two')]);
-    await control.create(Buckets, bucket(n, 'no-class', null));
+    await control.create(Buckets, bucket({ namespace: n, name: 'no-class' }, null));
     const ambiguous = await eventually(async () => {
-      const b = await getBucket(n, 'no-class');
+      const b = await getBucket({ namespace: n, name: 'no-class' });
       return cond(b, 'Synced')?.reason === 'AmbiguousDefaultClass' ? b : undefined;
     }, 'an AmbiguousDefaultClass condition');
     expect(cond(ambiguous, 'Synced')?.message).toContain('(one, two)');
@@ -197,20 +199,20 @@ describe('Bucket claims', () => {
     expect(await managedFor(n)).toHaveLength(0);
 
     await control.delete(BucketPolicies, { namespace: n, name: 'two' });
-    const bound = await waitForBound(n, 'no-class');
+    const bound = await waitForBound({ namespace: n, name: 'no-class' });
     expect(bound.spec.classRef).toEqual({ name: 'standard' });
   });
 
   it('deletes the managed resource, the target store and both Secrets with the claim under reclaim policy Delete', async () => {
     const n = rook.ns.defaults;
-    const claim = await waitForBound(n, 'no-class');
+    const claim = await waitForBound({ namespace: n, name: 'no-class' });
     const ref = claim.spec.resourceRef!;
     const mr = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: PLATFORM, name: ref.name });
     expect(mr?.spec.reclaimPolicy).toBe('Delete');
     expect(await target.get(RookObjectStores, { namespace: 'rook-minio', name: ref.name })).toBeDefined();
 
     await control.delete(Buckets, { namespace: n, name: 'no-class' });
-    await eventually(async () => !(await getBucket(n, 'no-class')), 'the claim to be gone');
+    await eventually(async () => !(await getBucket({ namespace: n, name: 'no-class' })), 'the claim to be gone');
     await eventually(
       async () => !(await control.get(kinds.ObjectStore, { namespace: PLATFORM, name: ref.name })),
       'the managed resource to be gone',
@@ -229,12 +231,12 @@ describe('Bucket claims', () => {
   it('keeps the managed resource (Released) and the target store under reclaim policy Retain', async () => {
     const n = rook.ns.retain;
     await applyManifests(control, [storeClass('rook-minio-retain', { reclaimPolicy: 'Retain' }), bucketClass(n, 'rook-minio-retain')]);
-    await control.create(Buckets, bucket(n, 'kept'));
-    const claim = await waitForBound(n, 'kept');
+    await control.create(Buckets, bucket({ namespace: n, name: 'kept' }));
+    const claim = await waitForBound({ namespace: n, name: 'kept' });
     const ref = claim.spec.resourceRef!;
 
     await control.delete(Buckets, { namespace: n, name: 'kept' });
-    await eventually(async () => !(await getBucket(n, 'kept')), 'the claim to be gone');
+    await eventually(async () => !(await getBucket({ namespace: n, name: 'kept' })), 'the claim to be gone');
     const released = await eventually(async () => {
       const mr = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: PLATFORM, name: ref.name });
       return mr?.status?.bindingPhase === 'Released' ? mr : undefined;
@@ -252,8 +254,8 @@ describe('Bucket claims', () => {
     const n = rook.ns.many;
     await applyManifests(control, [bucketClass(n, 'rook-minio')]);
     const names = Array.from({ length: 20 }, (_, i) => `claim-${i}`);
-    await Promise.all(names.map((name) => control.create(Buckets, bucket(n, name))));
-    const bound = await Promise.all(names.map((name) => waitForBound(n, name, 60_000)));
+    await Promise.all(names.map((name) => control.create(Buckets, bucket({ namespace: n, name }))));
+    const bound = await Promise.all(names.map((name) => waitForBound({ namespace: n, name }, 60_000)));
 
     const managed = await managedFor(n);
     expect(managed).toHaveLength(20);
@@ -276,20 +278,20 @@ describe('Bucket claims', () => {
         if (method === 'POST' && requestPath.endsWith('/objectstores')) dead = true;
       },
     });
-    await control.create(Buckets, bucket(n, 'interrupted'));
+    await control.create(Buckets, bucket({ namespace: n, name: 'interrupted' }));
     await eventually(() => dead, 'the managed resource to be created');
     await dying.stop();
     const made = await managedFor(n);
     expect(made).toHaveLength(1);
     // The claim named its resource before it was made (one write with the finalizer): a retry finds the same one.
-    expect((await getBucket(n, 'interrupted'))?.spec.resourceRef?.name).toBe(made[0]!.metadata.name);
+    expect((await getBucket({ namespace: n, name: 'interrupted' }))?.spec.resourceRef?.name).toBe(made[0]!.metadata.name);
 
     rook.app = await startTestApp(testCluster('control'), {
       namespaces: watched(),
       controlPlaneId: rook.app.controlPlaneId,
       pollIntervalMs: 2_000,
     });
-    const claim = await waitForBound(n, 'interrupted');
+    const claim = await waitForBound({ namespace: n, name: 'interrupted' });
     const managed = await managedFor(n);
     expect(managed).toHaveLength(1);
     expect(claim.spec.resourceRef?.name).toBe(managed[0]!.metadata.name);
@@ -301,9 +303,9 @@ describe('Bucket claims', () => {
       storeClass('rook-minio-restricted', { allowedNamespaces: [APP] }),
       bucketClass(n, 'rook-minio-restricted'),
     ]);
-    await control.create(Buckets, bucket(n, 'refused'));
+    await control.create(Buckets, bucket({ namespace: n, name: 'refused' }));
     const refused = await eventually(async () => {
-      const b = await getBucket(n, 'refused');
+      const b = await getBucket({ namespace: n, name: 'refused' });
       return cond(b, 'Synced')?.reason === 'NamespaceNotAllowed' ? b : undefined;
     }, 'a NamespaceNotAllowed condition');
     expect(cond(refused, 'Synced')?.message).toBe(
@@ -350,15 +352,15 @@ describe('Bucket claims', () => {
     ];
     for (const [name, spec, annotations] of probes) {
       await appTeam.create(Buckets, {
-        ...bucket(n, name),
+        ...bucket({ namespace: n, name }),
         metadata: { name, namespace: n, ...(annotations ? { annotations } : {}) },
-        spec: { ...bucket(n, name).spec, ...spec },
+        spec: { ...bucket({ namespace: n, name }).spec, ...spec },
       });
     }
     /** What a claim tells its app team, with the name it gave put aside. */
     const answer = async (name: string, reason: string) => {
       const b = await eventually(async () => {
-        const got = await getBucket(n, name);
+        const got = await getBucket({ namespace: n, name });
         return cond(got, 'Synced')?.reason === reason ? got : undefined;
       }, `Bucket ${n}/${name} to say ${reason}`);
       await eventually(

@@ -3,6 +3,7 @@
 // consent, read there by a client placed in that cluster, and used against the real S3 server.
 // A cluster's Service names resolve only for clients placed in it (resolveS3Endpoint); the class's
 // exposure is an ingress stand-in on an address of its own, reachable from every cluster.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { withProviderRook } from '../kit/fixture.ts';
 import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
@@ -45,8 +46,8 @@ let appA: string;
 let appB: string;
 let inTarget: string;
 
-const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, { namespace, name });
-const bucket = (name: string, namespace: string, spec: Record<string, unknown>): KubeObjectLike =>
+const read = (type: ResourceType, { namespace, name }: Required<ObjectKey>) => control.get<Obj>(type, { namespace, name });
+const bucket = ({ namespace, name }: Required<ObjectKey>, spec: Record<string, unknown>): KubeObjectLike =>
   ({
     apiVersion: Buckets.apiVersion,
     kind: 'Bucket',
@@ -59,24 +60,25 @@ const to = (provider: string, namespace: string, secretName?: string) => ({
   ...(secretName ? { secretName } : {}),
 });
 
-const delivered = (name: string, namespace: string, count: number) =>
+const delivered = ({ namespace, name }: Required<ObjectKey>, count: number) =>
   eventually(
     async () => {
-      const o = await read(Buckets, name, namespace);
+      const o = await read(Buckets, { namespace, name });
       const ds = o?.status?.deliveries ?? [];
       return o?.status?.bindingPhase === 'Bound' && cond(o, 'Delivered')?.status === 'True' && ds.length === count ? o : undefined;
     },
     `Bucket ${namespace}/${name} to be Bound and Delivered to ${count} consumers`,
-    { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(Buckets, name, namespace))?.status) },
+    { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(Buckets, { namespace, name }))?.status) },
   );
-const deliveryOf = (name: string, namespace: string, place: string, reason: string) =>
+const deliveryOf = ({ namespace, name }: Required<ObjectKey>, place: string, reason: string) =>
   eventually(
-    async () => (await read(Buckets, name, namespace))?.status?.deliveries?.find((d) => d.to === place && d.reason === reason),
+    async () => (await read(Buckets, { namespace, name }))?.status?.deliveries?.find((d) => d.to === place && d.reason === reason),
     `Bucket ${namespace}/${name} to say ${reason} for ${place}`,
-    { timeoutMs: 45_000, explain: async () => JSON.stringify((await read(Buckets, name, namespace))?.status) },
+    { timeoutMs: 45_000, explain: async () => JSON.stringify((await read(Buckets, { namespace, name }))?.status) },
   );
-const secretIn = async (where: KubeClient, name: string, namespace: string) => where.get<Obj>(Secrets, { namespace, name });
-const keysIn = async (where: KubeClient, name: string, namespace: string) => secretText((await secretIn(where, name, namespace))?.data);
+const secretIn = async (where: KubeClient, { namespace, name }: Required<ObjectKey>) => where.get<Obj>(Secrets, { namespace, name });
+const keysIn = async (where: KubeClient, { namespace, name }: Required<ObjectKey>) =>
+  secretText((await secretIn(where, { namespace, name }))?.data);
 const creds = (k: Record<string, string>) => ({ accessKey: k.AWS_ACCESS_KEY_ID!, secretKey: k.AWS_SECRET_ACCESS_KEY! });
 
 /** Waits until S3 refuses these keys as unknown (InvalidAccessKeyId). */
@@ -149,21 +151,33 @@ const rook = withProviderRook({
         },
       },
     );
-    const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
+    const apply = (type: ResourceType, { namespace, name }: Required<ObjectKey>, body: object) =>
       control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
-    await apply(kinds.ObjectStore, 'shared', platform, {
-      spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
-    });
+    await apply(
+      kinds.ObjectStore,
+      { namespace: platform, name: 'shared' },
+      {
+        spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
+      },
+    );
     const store = { kind: 'ObjectStore', name: 'shared' };
-    await apply(kinds.MinioBucketClass, 'exposed', platform, {
-      spec: { store, exposure: { url: exposedUrl }, credentialRotation: { gracePeriod: `${GRACE_S}s` } },
-    });
-    await apply(kinds.MinioBucketClass, 'internal', platform, { spec: { store } });
+    await apply(
+      kinds.MinioBucketClass,
+      { namespace: platform, name: 'exposed' },
+      {
+        spec: { store, exposure: { url: exposedUrl }, credentialRotation: { gracePeriod: `${GRACE_S}s` } },
+      },
+    );
+    await apply(kinds.MinioBucketClass, { namespace: platform, name: 'internal' }, { spec: { store } });
     for (const ns of [teamA, teamB])
       for (const name of ['exposed', 'internal'])
-        await apply(BucketClasses, name, ns, {
-          classRef: { apiVersion: kinds.MinioBucketClass.apiVersion, kind: 'MinioBucketClass', name, namespace: platform },
-        });
+        await apply(
+          BucketClasses,
+          { namespace: ns, name },
+          {
+            classRef: { apiVersion: kinds.MinioBucketClass.apiVersion, kind: 'MinioBucketClass', name, namespace: platform },
+          },
+        );
   },
   app: { pollIntervalMs: 1_000 },
   after: () => ingress?.close(),
@@ -172,10 +186,10 @@ const rook = withProviderRook({
 
 describe('a Bound bucket is usable where its app runs', () => {
   it("an app in a cluster without a store reads its Secret there and uses the bucket through the class's exposure; the control copy's endpoint does not resolve there", async () => {
-    await control.create(Buckets, bucket('app', teamA, { consumers: [to('c', appA), to('t', inTarget)] }));
-    const claim = await delivered('app', teamA, 2);
-    const own = await keysIn(control, 'app-s3', teamA);
-    const there = await keysIn(consumer, 'app-s3', appA);
+    await control.create(Buckets, bucket({ namespace: teamA, name: 'app' }, { consumers: [to('c', appA), to('t', inTarget)] }));
+    const claim = await delivered({ namespace: teamA, name: 'app' }, 2);
+    const own = await keysIn(control, { namespace: teamA, name: 'app-s3' });
+    const there = await keysIn(consumer, { namespace: appA, name: 'app-s3' });
     // The same keys, but where the store is as it resolves in the consumer's cluster.
     expect(there.AWS_ACCESS_KEY_ID).toBe(own.AWS_ACCESS_KEY_ID);
     expect(there.AWS_SECRET_ACCESS_KEY).toBe(own.AWS_SECRET_ACCESS_KEY);
@@ -192,7 +206,7 @@ describe('a Bound bucket is usable where its app runs', () => {
     // Today's behaviour, a cluster-internal name delivered to a remote consumer, does not resolve there.
     await expect(resolveS3Endpoint(own.endpoint!, consumer)).rejects.toThrow(/no Service/);
     // In the store's own cluster, the Service's name: it resolves there, and works.
-    const local = await keysIn(target, 'app-s3', inTarget);
+    const local = await keysIn(target, { namespace: inTarget, name: 'app-s3' });
     expect(local.endpoint).toBe(own.endpoint);
     await roundTrip(await resolveS3Endpoint(local.endpoint!, target), creds(local), local.BUCKET_NAME!);
     const reasons = (await eventsFor(control, { namespace: teamA, name: 'app' })).map((e) => e.reason);
@@ -200,14 +214,17 @@ describe('a Bound bucket is usable where its app runs', () => {
   }, 180_000);
 
   it("drift in a consumer's Secret is repaired from that cluster's watch, and a deleted one comes back", async () => {
-    const want = await keysIn(consumer, 'app-s3', appA);
+    const want = await keysIn(consumer, { namespace: appA, name: 'app-s3' });
     await consumer.mergePatch(
       Secrets,
       { namespace: appA, name: 'app-s3' },
       { data: { AWS_SECRET_ACCESS_KEY: Buffer.from('tampered').toString('base64') } },
     );
     await eventually(
-      async () => ((await keysIn(consumer, 'app-s3', appA)).AWS_SECRET_ACCESS_KEY === want.AWS_SECRET_ACCESS_KEY ? true : undefined),
+      async () =>
+        (await keysIn(consumer, { namespace: appA, name: 'app-s3' })).AWS_SECRET_ACCESS_KEY === want.AWS_SECRET_ACCESS_KEY
+          ? true
+          : undefined,
       'the key repaired',
       {
         timeoutMs: 15_000,
@@ -215,7 +232,8 @@ describe('a Bound bucket is usable where its app runs', () => {
     );
     await consumer.delete(Secrets, { namespace: appA, name: 'app-s3' });
     await eventually(
-      async () => ((await keysIn(consumer, 'app-s3', appA)).AWS_ACCESS_KEY_ID === want.AWS_ACCESS_KEY_ID ? true : undefined),
+      async () =>
+        (await keysIn(consumer, { namespace: appA, name: 'app-s3' })).AWS_ACCESS_KEY_ID === want.AWS_ACCESS_KEY_ID ? true : undefined,
       'the Secret made again',
       {
         timeoutMs: 15_000,
@@ -224,7 +242,7 @@ describe('a Bound bucket is usable where its app runs', () => {
   }, 60_000);
 
   it('a consumer cluster no reconcile has used for long is kept open by its watch: drift there is still repaired', async () => {
-    const want = await keysIn(consumer, 'app-s3', appA);
+    const want = await keysIn(consumer, { namespace: appA, name: 'app-s3' });
     // Half an hour and more later: idle clients are closed, but not one whose delivered Secrets are watched.
     await rook.app.targets.sweepIdle(Date.now() + 31 * 60_000);
     await consumer.mergePatch(
@@ -233,18 +251,24 @@ describe('a Bound bucket is usable where its app runs', () => {
       { data: { AWS_SECRET_ACCESS_KEY: Buffer.from('tampered').toString('base64') } },
     );
     await eventually(
-      async () => ((await keysIn(consumer, 'app-s3', appA)).AWS_SECRET_ACCESS_KEY === want.AWS_SECRET_ACCESS_KEY ? true : undefined),
+      async () =>
+        (await keysIn(consumer, { namespace: appA, name: 'app-s3' })).AWS_SECRET_ACCESS_KEY === want.AWS_SECRET_ACCESS_KEY
+          ? true
+          : undefined,
       'the key repaired after the idle sweep',
       { timeoutMs: 15_000 },
     );
   }, 60_000);
 
   it('rotation reaches every consumer while the old keys still work, and they are refused after the grace period', async () => {
-    const old = await keysIn(consumer, 'app-s3', appA);
+    const old = await keysIn(consumer, { namespace: appA, name: 'app-s3' });
     await control.mergePatch(Buckets, { namespace: teamA, name: 'app' }, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'now' } } });
     const fresh = await eventually(
       async () => {
-        const [c, t] = [await keysIn(consumer, 'app-s3', appA), await keysIn(target, 'app-s3', inTarget)];
+        const [c, t] = [
+          await keysIn(consumer, { namespace: appA, name: 'app-s3' }),
+          await keysIn(target, { namespace: inTarget, name: 'app-s3' }),
+        ];
         return c.AWS_ACCESS_KEY_ID !== old.AWS_ACCESS_KEY_ID && t.AWS_ACCESS_KEY_ID === c.AWS_ACCESS_KEY_ID ? c : undefined;
       },
       'every consumer to hold the new keys',
@@ -258,9 +282,9 @@ describe('a Bound bucket is usable where its app runs', () => {
 
   it('rotation waits for a consumer cluster that is down: the previous keys outlive the grace period until it holds the new ones', async () => {
     const { proxy, port } = await consumerBehindProxy('slow', teamA);
-    await control.create(Buckets, bucket('held', teamA, { consumers: [to('slow', appB)] }));
-    await delivered('held', teamA, 1);
-    const old = await keysIn(consumer, 'held-s3', appB);
+    await control.create(Buckets, bucket({ namespace: teamA, name: 'held' }, { consumers: [to('slow', appB)] }));
+    await delivered({ namespace: teamA, name: 'held' }, 1);
+    const old = await keysIn(consumer, { namespace: appB, name: 'held-s3' });
     const endpoint = await resolveS3Endpoint(old.endpoint!, consumer);
     await proxy.close();
     try {
@@ -271,14 +295,14 @@ describe('a Bound bucket is usable where its app runs', () => {
       );
       const fresh = await eventually(
         async () => {
-          const k = await keysIn(control, 'held-s3', teamA);
+          const k = await keysIn(control, { namespace: teamA, name: 'held-s3' });
           return k.AWS_ACCESS_KEY_ID !== old.AWS_ACCESS_KEY_ID ? k : undefined;
         },
         "the claim's own Secret to hold the new keys",
         { timeoutMs: 45_000 },
       );
       const publishedAt = Date.now();
-      await deliveryOf('held', teamA, `${platform}/slow/${appB}`, 'ConsumerUnreachable');
+      await deliveryOf({ namespace: teamA, name: 'held' }, `${platform}/slow/${appB}`, 'ConsumerUnreachable');
       // Well past the grace period (the resource polls every second here), the previous keys still work.
       await eventually(
         async () => (Date.now() - publishedAt > (GRACE_S + 8) * 1000 ? true : undefined),
@@ -295,7 +319,8 @@ describe('a Bound bucket is usable where its app runs', () => {
     }
     // Back: the consumer gets the new keys, and only then are the previous ones refused.
     await eventually(
-      async () => ((await keysIn(consumer, 'held-s3', appB)).AWS_ACCESS_KEY_ID !== old.AWS_ACCESS_KEY_ID ? true : undefined),
+      async () =>
+        (await keysIn(consumer, { namespace: appB, name: 'held-s3' })).AWS_ACCESS_KEY_ID !== old.AWS_ACCESS_KEY_ID ? true : undefined,
       'the consumer to hold the new keys',
       {
         timeoutMs: 45_000,
@@ -311,44 +336,59 @@ describe('a Bound bucket is usable where its app runs', () => {
 
   it('removing one consumer deletes only its Secret; deleting the claim deletes every one, then the claim goes', async () => {
     await control.mergePatch(Buckets, { namespace: teamA, name: 'app' }, { spec: { consumers: [to('c', appA)] } });
-    await eventually(async () => ((await secretIn(target, 'app-s3', inTarget)) ? undefined : true), 'the Secret in the target deleted', {
-      timeoutMs: 20_000,
-    });
-    expect(await secretIn(consumer, 'app-s3', appA)).toBeDefined();
-    await delivered('app', teamA, 1);
+    await eventually(
+      async () => ((await secretIn(target, { namespace: inTarget, name: 'app-s3' })) ? undefined : true),
+      'the Secret in the target deleted',
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    expect(await secretIn(consumer, { namespace: appA, name: 'app-s3' })).toBeDefined();
+    await delivered({ namespace: teamA, name: 'app' }, 1);
     await control.delete(Buckets, { namespace: teamA, name: 'app' });
-    await eventually(async () => ((await read(Buckets, 'app', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 45_000 });
-    expect(await secretIn(consumer, 'app-s3', appA)).toBeUndefined();
+    await eventually(async () => ((await read(Buckets, { namespace: teamA, name: 'app' })) ? undefined : true), 'the claim gone', {
+      timeoutMs: 45_000,
+    });
+    expect(await secretIn(consumer, { namespace: appA, name: 'app-s3' })).toBeUndefined();
     expect((await eventsFor(control, { namespace: teamA, name: 'app' })).filter((e) => e.reason === 'RemovedConnectionSecret').length).toBe(
       2,
     );
   }, 90_000);
 
   it('a delivered Secret whose claim went while provider-rook was down, without its finalizer, is swept as a leak at start', async () => {
-    await control.create(Buckets, bucket('orphan', teamA, { consumers: [to('c', appA, 'orphan-s3')] }));
-    await delivered('orphan', teamA, 1);
-    const marked = await secretIn(consumer, 'orphan-s3', appA);
+    await control.create(Buckets, bucket({ namespace: teamA, name: 'orphan' }, { consumers: [to('c', appA, 'orphan-s3')] }));
+    await delivered({ namespace: teamA, name: 'orphan' }, 1);
+    const marked = await secretIn(consumer, { namespace: appA, name: 'orphan-s3' });
     expect(marked?.metadata.labels?.['rook.crossplane.io/delivered']).toBe('true');
     const id = rook.app.controlPlaneId;
     await rook.app.stop();
     // While it is down, every finalizer is removed by hand and the claim goes: nothing records the Secret.
     await control.mergePatch(Buckets, { namespace: teamA, name: 'orphan' }, { metadata: { finalizers: null } });
     await control.delete(Buckets, { namespace: teamA, name: 'orphan' });
-    await eventually(async () => ((await read(Buckets, 'orphan', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 20_000 });
+    await eventually(async () => ((await read(Buckets, { namespace: teamA, name: 'orphan' })) ? undefined : true), 'the claim gone', {
+      timeoutMs: 20_000,
+    });
     rook.app = await startTestApp(testCluster('control'), {
       namespaces: [platform, teamA, teamB],
       pollIntervalMs: 1_000,
       controlPlaneId: id,
     });
-    await eventually(async () => ((await secretIn(consumer, 'orphan-s3', appA)) ? undefined : true), 'its delivered Secret swept', {
-      timeoutMs: 30_000,
-    });
+    await eventually(
+      async () => ((await secretIn(consumer, { namespace: appA, name: 'orphan-s3' })) ? undefined : true),
+      'its delivered Secret swept',
+      {
+        timeoutMs: 30_000,
+      },
+    );
   }, 120_000);
 
   it('a BucketAccess grant delivers its own keys to its consumers, and they reach the shared bucket', async () => {
-    await control.create(Buckets, bucket('lender', teamA, { shareWith: [{ namespace: teamB, modes: ['ReadWrite'] }] }));
+    await control.create(
+      Buckets,
+      bucket({ namespace: teamA, name: 'lender' }, { shareWith: [{ namespace: teamB, modes: ['ReadWrite'] }] }),
+    );
     await eventually(
-      async () => ((await read(Buckets, 'lender', teamA))?.status?.bindingPhase === 'Bound' ? true : undefined),
+      async () => ((await read(Buckets, { namespace: teamA, name: 'lender' }))?.status?.bindingPhase === 'Bound' ? true : undefined),
       'the lender Bound',
       {
         timeoutMs: 60_000,
@@ -367,21 +407,28 @@ describe('a Bound bucket is usable where its app runs', () => {
     } as KubeObjectLike);
     const there = await eventually(
       async () => {
-        const a = await read(BucketAccesses, 'borrow', teamB);
-        return cond(a, 'Delivered')?.status === 'True' ? keysIn(consumer, 'borrowed', appA) : undefined;
+        const a = await read(BucketAccesses, { namespace: teamB, name: 'borrow' });
+        return cond(a, 'Delivered')?.status === 'True' ? keysIn(consumer, { namespace: appA, name: 'borrowed' }) : undefined;
       },
       'the grant delivered',
-      { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(BucketAccesses, 'borrow', teamB))?.status) },
+      {
+        timeoutMs: 60_000,
+        explain: async () => JSON.stringify((await read(BucketAccesses, { namespace: teamB, name: 'borrow' }))?.status),
+      },
     );
-    const own = await keysIn(control, 'borrow-s3', teamB);
+    const own = await keysIn(control, { namespace: teamB, name: 'borrow-s3' });
     expect(there.AWS_ACCESS_KEY_ID).toBe(own.AWS_ACCESS_KEY_ID);
-    expect(there.AWS_ACCESS_KEY_ID).not.toBe((await keysIn(control, 'lender-s3', teamA)).AWS_ACCESS_KEY_ID);
+    expect(there.AWS_ACCESS_KEY_ID).not.toBe((await keysIn(control, { namespace: teamA, name: 'lender-s3' })).AWS_ACCESS_KEY_ID);
     expect(there.endpoint).toBe(exposedUrl);
     await roundTrip(await resolveS3Endpoint(there.endpoint!, consumer), creds(there), there.BUCKET_NAME!);
     await control.delete(BucketAccesses, { namespace: teamB, name: 'borrow' });
-    await eventually(async () => ((await secretIn(consumer, 'borrowed', appA)) ? undefined : true), "the grant's Secret deleted", {
-      timeoutMs: 30_000,
-    });
+    await eventually(
+      async () => ((await secretIn(consumer, { namespace: appA, name: 'borrowed' })) ? undefined : true),
+      "the grant's Secret deleted",
+      {
+        timeoutMs: 30_000,
+      },
+    );
   }, 120_000);
 });
 
@@ -389,34 +436,52 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
   it('a namespace not allowed, an unknown Provider, a missing namespace, a foreign Secret, a name another claim delivers, no exposure', async () => {
     // A Secret of someone else's, of the name the claim asks for.
     await writeSecret(consumer, { namespace: appA, name: 'foreign' }, { note: 'not provider-rook' });
-    const foreign = await secretIn(consumer, 'foreign', appA);
-    await control.create(Buckets, bucket('first', teamB, { consumers: [to('c', appA, 'taken')] }));
-    await delivered('first', teamB, 1);
+    const foreign = await secretIn(consumer, { namespace: appA, name: 'foreign' });
+    await control.create(Buckets, bucket({ namespace: teamB, name: 'first' }, { consumers: [to('c', appA, 'taken')] }));
+    await delivered({ namespace: teamB, name: 'first' }, 1);
     await control.create(
       Buckets,
-      bucket('bad', teamA, {
-        consumers: [to('c', appB), to('nope', appA), to('c', 'absent'), to('c', appA, 'foreign'), to('c', appA, 'taken')],
-      }),
+      bucket(
+        { namespace: teamA, name: 'bad' },
+        {
+          consumers: [to('c', appB), to('nope', appA), to('c', 'absent'), to('c', appA, 'foreign'), to('c', appA, 'taken')],
+        },
+      ),
     );
     const place = (p: string, ns: string) => `${platform}/${p}/${ns}`;
-    expect((await deliveryOf('bad', teamA, place('c', appB), 'ConsumerNotAllowed')).message).toContain('spec.consumers[0]');
-    expect((await deliveryOf('bad', teamA, place('nope', appA), 'ConsumerProviderNotFound')).message).toContain('spec.consumers[1]');
-    expect((await deliveryOf('bad', teamA, place('c', 'absent'), 'ConsumerNamespaceNotFound')).message).toContain('spec.consumers[2]');
-    const conflicts = (await read(Buckets, 'bad', teamA))!.status!.deliveries!.filter((d) => d.to === place('c', appA));
+    expect((await deliveryOf({ namespace: teamA, name: 'bad' }, place('c', appB), 'ConsumerNotAllowed')).message).toContain(
+      'spec.consumers[0]',
+    );
+    expect((await deliveryOf({ namespace: teamA, name: 'bad' }, place('nope', appA), 'ConsumerProviderNotFound')).message).toContain(
+      'spec.consumers[1]',
+    );
+    expect((await deliveryOf({ namespace: teamA, name: 'bad' }, place('c', 'absent'), 'ConsumerNamespaceNotFound')).message).toContain(
+      'spec.consumers[2]',
+    );
+    const conflicts = (await read(Buckets, { namespace: teamA, name: 'bad' }))!.status!.deliveries!.filter(
+      (d) => d.to === place('c', appA),
+    );
     expect(conflicts.map((d) => [d.secretName, d.reason]).sort()).toEqual([
       ['foreign', 'ConnectionSecretConflict'],
       ['taken', 'ConsumerSecretTaken'],
     ]);
-    expect(cond(await read(Buckets, 'bad', teamA), 'Delivered')).toMatchObject({ status: 'False' });
+    expect(cond(await read(Buckets, { namespace: teamA, name: 'bad' }), 'Delivered')).toMatchObject({ status: 'False' });
     // Nothing written where it was refused; the foreign Secret and the other claim's are as they were.
-    expect(await secretIn(consumer, 'bad-s3', appB)).toBeUndefined();
-    expect(await secretIn(consumer, 'foreign', appA)).toEqual(foreign);
-    expect((await keysIn(consumer, 'taken', appA)).AWS_ACCESS_KEY_ID).toBe((await keysIn(control, 'first-s3', teamB)).AWS_ACCESS_KEY_ID);
+    expect(await secretIn(consumer, { namespace: appB, name: 'bad-s3' })).toBeUndefined();
+    expect(await secretIn(consumer, { namespace: appA, name: 'foreign' })).toEqual(foreign);
+    expect((await keysIn(consumer, { namespace: appA, name: 'taken' })).AWS_ACCESS_KEY_ID).toBe(
+      (await keysIn(control, { namespace: teamB, name: 'first-s3' })).AWS_ACCESS_KEY_ID,
+    );
 
     // A class that exposes its store to no other cluster: nothing delivered outside the store's cluster.
-    await control.create(Buckets, bucket('inside', teamA, { classRef: { name: 'internal' }, consumers: [to('c', appA, 'inside')] }));
-    expect((await deliveryOf('inside', teamA, place('c', appA), 'NoEndpointForConsumer')).message).toContain('spec.consumers[0]');
-    expect(await secretIn(consumer, 'inside', appA)).toBeUndefined();
+    await control.create(
+      Buckets,
+      bucket({ namespace: teamA, name: 'inside' }, { classRef: { name: 'internal' }, consumers: [to('c', appA, 'inside')] }),
+    );
+    expect((await deliveryOf({ namespace: teamA, name: 'inside' }, place('c', appA), 'NoEndpointForConsumer')).message).toContain(
+      'spec.consumers[0]',
+    );
+    expect(await secretIn(consumer, { namespace: appA, name: 'inside' })).toBeUndefined();
 
     // Refused at admission: consumers without the claim's own Secret.
     const refused = (b: KubeObjectLike) =>
@@ -424,24 +489,32 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
         () => 'accepted',
         (e: Error) => e.message,
       );
-    expect(await refused(bucket('nosecret', teamA, { writeConnectionSecretToRef: undefined, consumers: [to('c', appA, 'x')] }))).toContain(
-      'spec.consumers',
-    );
+    expect(
+      await refused(
+        bucket({ namespace: teamA, name: 'nosecret' }, { writeConnectionSecretToRef: undefined, consumers: [to('c', appA, 'x')] }),
+      ),
+    ).toContain('spec.consumers');
     await control.delete(Buckets, { namespace: teamA, name: 'bad' });
     await control.delete(Buckets, { namespace: teamA, name: 'inside' });
-    await eventually(async () => ((await read(Buckets, 'bad', teamA)) ? undefined : true), 'the bad claim gone', { timeoutMs: 30_000 });
-    expect(await secretIn(consumer, 'foreign', appA)).toEqual(foreign);
+    await eventually(async () => ((await read(Buckets, { namespace: teamA, name: 'bad' })) ? undefined : true), 'the bad claim gone', {
+      timeoutMs: 30_000,
+    });
+    expect(await secretIn(consumer, { namespace: appA, name: 'foreign' })).toEqual(foreign);
     // The platform team takes its consent back: what was delivered there goes, and the claim says why.
     await control.mergePatch(
       Providers,
       { namespace: platform, name: 'c' },
       { spec: { consumers: [{ claimNamespace: teamA, namespaces: [appA, 'absent'] }] } },
     );
-    await deliveryOf('first', teamB, place('c', appA), 'ConsumerNotAllowed');
-    await eventually(async () => ((await secretIn(consumer, 'taken', appA)) ? undefined : true), 'the Secret no longer consented deleted', {
-      timeoutMs: 20_000,
-    });
-    expect(await secretIn(consumer, 'foreign', appA)).toEqual(foreign);
+    await deliveryOf({ namespace: teamB, name: 'first' }, place('c', appA), 'ConsumerNotAllowed');
+    await eventually(
+      async () => ((await secretIn(consumer, { namespace: appA, name: 'taken' })) ? undefined : true),
+      'the Secret no longer consented deleted',
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    expect(await secretIn(consumer, { namespace: appA, name: 'foreign' })).toEqual(foreign);
   }, 180_000);
 
   it("a consumer's Provider deleted: the claim says so, and its deletion is not held by a cluster nothing reaches any more", async () => {
@@ -451,39 +524,52 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
       { namespace: platform, name: 'gone' },
       { spec: { consumers: [{ claimNamespace: teamA, namespaces: [appB] }] } },
     );
-    await control.create(Buckets, bucket('left', teamA, { consumers: [to('gone', appB)] }));
-    await delivered('left', teamA, 1);
+    await control.create(Buckets, bucket({ namespace: teamA, name: 'left' }, { consumers: [to('gone', appB)] }));
+    await delivered({ namespace: teamA, name: 'left' }, 1);
     await control.delete(Providers, { namespace: platform, name: 'gone' });
-    expect((await deliveryOf('left', teamA, `${platform}/gone/${appB}`, 'ConsumerProviderNotFound')).message).toContain(
-      'spec.consumers[0]',
-    );
+    expect(
+      (await deliveryOf({ namespace: teamA, name: 'left' }, `${platform}/gone/${appB}`, 'ConsumerProviderNotFound')).message,
+    ).toContain('spec.consumers[0]');
     await control.delete(Buckets, { namespace: teamA, name: 'left' });
-    await eventually(async () => ((await read(Buckets, 'left', teamA)) ? undefined : true), 'the claim gone', { timeoutMs: 30_000 });
+    await eventually(async () => ((await read(Buckets, { namespace: teamA, name: 'left' })) ? undefined : true), 'the claim gone', {
+      timeoutMs: 30_000,
+    });
     expect((await eventsFor(control, { namespace: teamA, name: 'left' })).map((e) => e.reason)).toContain('AbandonedConnectionSecret');
     // The same cluster is still watched through Provider c: what the claim left there is swept as a leak.
-    await eventually(async () => ((await secretIn(consumer, 'left-s3', appB)) ? undefined : true), 'the Secret swept', {
-      timeoutMs: 20_000,
-    });
+    await eventually(
+      async () => ((await secretIn(consumer, { namespace: appB, name: 'left-s3' })) ? undefined : true),
+      'the Secret swept',
+      {
+        timeoutMs: 20_000,
+      },
+    );
   }, 90_000);
 
   it('a consumer cluster unreachable while its claim is deleted: the claim waits and says so, and goes once the cluster is back', async () => {
     const { proxy, port } = await consumerBehindProxy('flaky', teamB);
-    await control.create(Buckets, bucket('far', teamB, { consumers: [to('flaky', appB)] }));
-    await delivered('far', teamB, 1);
-    expect(await secretIn(consumer, 'far-s3', appB)).toBeDefined();
+    await control.create(Buckets, bucket({ namespace: teamB, name: 'far' }, { consumers: [to('flaky', appB)] }));
+    await delivered({ namespace: teamB, name: 'far' }, 1);
+    expect(await secretIn(consumer, { namespace: appB, name: 'far-s3' })).toBeDefined();
     await proxy.close();
     try {
       await control.delete(Buckets, { namespace: teamB, name: 'far' });
-      await deliveryOf('far', teamB, `${platform}/flaky/${appB}`, 'ConsumerUnreachable');
-      expect(cond(await read(Buckets, 'far', teamB), 'Delivered')).toMatchObject({ status: 'False', reason: 'ConsumerUnreachable' });
-      expect(await secretIn(consumer, 'far-s3', appB)).toBeDefined();
+      await deliveryOf({ namespace: teamB, name: 'far' }, `${platform}/flaky/${appB}`, 'ConsumerUnreachable');
+      expect(cond(await read(Buckets, { namespace: teamB, name: 'far' }), 'Delivered')).toMatchObject({
+        status: 'False',
+        reason: 'ConsumerUnreachable',
+      });
+      expect(await secretIn(consumer, { namespace: appB, name: 'far-s3' })).toBeDefined();
     } finally {
       await proxy.listen(port);
     }
-    await eventually(async () => ((await read(Buckets, 'far', teamB)) ? undefined : true), 'the claim gone once the cluster is back', {
-      timeoutMs: 90_000,
-    });
-    expect(await secretIn(consumer, 'far-s3', appB)).toBeUndefined();
+    await eventually(
+      async () => ((await read(Buckets, { namespace: teamB, name: 'far' })) ? undefined : true),
+      'the claim gone once the cluster is back',
+      {
+        timeoutMs: 90_000,
+      },
+    );
+    expect(await secretIn(consumer, { namespace: appB, name: 'far-s3' })).toBeUndefined();
     await proxy.close();
   }, 180_000);
 });

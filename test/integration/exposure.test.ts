@@ -4,6 +4,7 @@
 // and exposure, and shared stores exposed by their own resource (MinioBucket) each way. The controllers that give addresses are stand-ins
 // (exposure-controllers.ts) that write what the real ones write and carry the traffic on loopback;
 // the Gateway API and MCS CRDs are the projects' own. A cluster's Service names resolve only inside it.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
@@ -67,7 +68,7 @@ let pkiDir: string;
 let caPem: string;
 
 const fixture = (name: string) => path.join(repoRoot, 'test', 'kit', 'crds', `${name}.yaml`);
-const read = (type: ResourceType, name: string, namespace: string) => control.get<Obj>(type, { namespace, name });
+const read = (type: ResourceType, { namespace, name }: Required<ObjectKey>) => control.get<Obj>(type, { namespace, name });
 const claim = (name: string, cls: string): KubeObjectLike =>
   ({
     apiVersion: Buckets.apiVersion,
@@ -82,11 +83,11 @@ const claim = (name: string, cls: string): KubeObjectLike =>
 const delivered = (name: string) =>
   eventually(
     async () => {
-      const o = await read(Buckets, name, team);
+      const o = await read(Buckets, { namespace: team, name });
       return cond(o, 'Delivered')?.status === 'True' ? o : undefined;
     },
     `Bucket ${team}/${name} to be Delivered`,
-    { timeoutMs: 90_000, explain: async () => JSON.stringify((await read(Buckets, name, team))?.status) },
+    { timeoutMs: 90_000, explain: async () => JSON.stringify((await read(Buckets, { namespace: team, name }))?.status) },
   );
 
 /** The app's-eye round trip: the Secret read in the consumer cluster, the endpoint resolved there, PUT/GET/LIST/DELETE. */
@@ -170,71 +171,127 @@ withProviderRook({
       { namespace: platform, name: 'c' },
       { spec: { consumers: [{ claimNamespace: team, namespaces: [appNs] }] } },
     );
-    const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
+    const apply = (type: ResourceType, { namespace, name }: Required<ObjectKey>, body: object) =>
       control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
     const store = { scope: { nodeCount: 4 }, providerRef: { name: 't' } };
-    await apply(kinds.ObjectStoreClass, 'lb', platform, { spec: { ...store, targetNamespace: LB_NS, exposure: { loadBalancer: {} } } });
-    await apply(kinds.ObjectStoreClass, 'mcs', platform, { spec: { ...store, targetNamespace: MCS_NS, exposure: { multiCluster: {} } } });
+    await apply(
+      kinds.ObjectStoreClass,
+      { namespace: platform, name: 'lb' },
+      { spec: { ...store, targetNamespace: LB_NS, exposure: { loadBalancer: {} } } },
+    );
+    await apply(
+      kinds.ObjectStoreClass,
+      { namespace: platform, name: 'mcs' },
+      { spec: { ...store, targetNamespace: MCS_NS, exposure: { multiCluster: {} } } },
+    );
     // The other pairs of backend and exposure: a Rook MinIO store on the Gateway, a Tenant exported to the clusterset.
-    await apply(kinds.ObjectStoreClass, 'os-gw', platform, {
-      spec: {
-        ...store,
-        targetNamespace: OS_GW_NS,
-        exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.os.${DOMAIN}` } },
+    await apply(
+      kinds.ObjectStoreClass,
+      { namespace: platform, name: 'os-gw' },
+      {
+        spec: {
+          ...store,
+          targetNamespace: OS_GW_NS,
+          exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.os.${DOMAIN}` } },
+        },
       },
-    });
-    await apply(kinds.TenantClass, 'tenant-lb', platform, {
-      spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { loadBalancer: {} } },
-    });
-    await apply(kinds.TenantClass, 'tenant-mcs', platform, {
-      spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { multiCluster: {} } },
-    });
-    await apply(kinds.TenantClass, 'gw', platform, {
-      spec: {
-        pools: [SMALL_POOL],
-        providerRef: { name: 't' },
-        exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.${DOMAIN}` } },
+    );
+    await apply(
+      kinds.TenantClass,
+      { namespace: platform, name: 'tenant-lb' },
+      {
+        spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { loadBalancer: {} } },
       },
-    });
-    await apply(kinds.TenantClass, 'gw-tls', platform, {
-      spec: {
-        pools: [SMALL_POOL],
-        providerRef: { name: 't' },
-        exposure: { gateway: { gatewayRef: { name: 'edge-tls', namespace: GW_NS }, hostname: `*.tls.${DOMAIN}` }, caBundle: caPem },
+    );
+    await apply(
+      kinds.TenantClass,
+      { namespace: platform, name: 'tenant-mcs' },
+      {
+        spec: { pools: [SMALL_POOL], providerRef: { name: 't' }, exposure: { multiCluster: {} } },
       },
-    });
+    );
+    await apply(
+      kinds.TenantClass,
+      { namespace: platform, name: 'gw' },
+      {
+        spec: {
+          pools: [SMALL_POOL],
+          providerRef: { name: 't' },
+          exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `*.${DOMAIN}` } },
+        },
+      },
+    );
+    await apply(
+      kinds.TenantClass,
+      { namespace: platform, name: 'gw-tls' },
+      {
+        spec: {
+          pools: [SMALL_POOL],
+          providerRef: { name: 't' },
+          exposure: { gateway: { gatewayRef: { name: 'edge-tls', namespace: GW_NS }, hostname: `*.tls.${DOMAIN}` }, caBundle: caPem },
+        },
+      },
+    );
     // A shared store exposed by its own resource; its class sets no URL, so its buckets follow the store.
-    await apply(kinds.ObjectStore, 'shared', platform, {
-      spec: {
-        forProvider: { scope: { nodeCount: 4 } },
-        targetNamespace: SHARED_NS,
-        providerRef: { name: 't' },
-        exposure: { loadBalancer: {} },
+    await apply(
+      kinds.ObjectStore,
+      { namespace: platform, name: 'shared' },
+      {
+        spec: {
+          forProvider: { scope: { nodeCount: 4 } },
+          targetNamespace: SHARED_NS,
+          providerRef: { name: 't' },
+          exposure: { loadBalancer: {} },
+        },
       },
-    });
-    await apply(kinds.MinioBucketClass, 'shared', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
+    );
+    await apply(
+      kinds.MinioBucketClass,
+      { namespace: platform, name: 'shared' },
+      { spec: { store: { kind: 'ObjectStore', name: 'shared' } } },
+    );
     // Shared stores on the other exposures: a Tenant on the Gateway under one host name, an ObjectStore exported to the clusterset.
-    await apply(kinds.Tenant, 'shared-gw', platform, {
-      spec: {
-        forProvider: { pools: [SMALL_POOL] },
-        targetNamespace: SHARED_GW_NS,
-        providerRef: { name: 't' },
-        exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `shared.${DOMAIN}` } },
+    await apply(
+      kinds.Tenant,
+      { namespace: platform, name: 'shared-gw' },
+      {
+        spec: {
+          forProvider: { pools: [SMALL_POOL] },
+          targetNamespace: SHARED_GW_NS,
+          providerRef: { name: 't' },
+          exposure: { gateway: { gatewayRef: { name: 'edge', namespace: GW_NS }, hostname: `shared.${DOMAIN}` } },
+        },
       },
-    });
-    await apply(kinds.MinioBucketClass, 'shared-gw', platform, { spec: { store: { kind: 'Tenant', name: 'shared-gw' } } });
-    await apply(kinds.ObjectStore, 'shared-mcs', platform, {
-      spec: {
-        forProvider: { scope: { nodeCount: 4 } },
-        targetNamespace: SHARED_MCS_NS,
-        providerRef: { name: 't' },
-        exposure: { multiCluster: {} },
+    );
+    await apply(
+      kinds.MinioBucketClass,
+      { namespace: platform, name: 'shared-gw' },
+      { spec: { store: { kind: 'Tenant', name: 'shared-gw' } } },
+    );
+    await apply(
+      kinds.ObjectStore,
+      { namespace: platform, name: 'shared-mcs' },
+      {
+        spec: {
+          forProvider: { scope: { nodeCount: 4 } },
+          targetNamespace: SHARED_MCS_NS,
+          providerRef: { name: 't' },
+          exposure: { multiCluster: {} },
+        },
       },
-    });
-    await apply(kinds.MinioBucketClass, 'shared-mcs', platform, { spec: { store: { kind: 'ObjectStore', name: 'shared-mcs' } } });
-    await apply(kinds.CephBucketClass, 'ceph', platform, {
-      spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' }, exposure: { url: cephUrl } },
-    });
+    );
+    await apply(
+      kinds.MinioBucketClass,
+      { namespace: platform, name: 'shared-mcs' },
+      { spec: { store: { kind: 'ObjectStore', name: 'shared-mcs' } } },
+    );
+    await apply(
+      kinds.CephBucketClass,
+      { namespace: platform, name: 'ceph' },
+      {
+        spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' }, exposure: { url: cephUrl } },
+      },
+    );
     for (const [name, kind] of [
       ['lb', kinds.ObjectStoreClass],
       ['mcs', kinds.ObjectStoreClass],
@@ -248,7 +305,11 @@ withProviderRook({
       ['shared-mcs', kinds.MinioBucketClass],
       ['ceph', kinds.CephBucketClass],
     ] as const)
-      await apply(BucketClasses, name, team, { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } });
+      await apply(
+        BucketClasses,
+        { namespace: team, name },
+        { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: platform } },
+      );
   },
   app: { pollIntervalMs: 1_000 },
   after: async () => {
@@ -264,7 +325,7 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     await control.create(Buckets, claim('lb', 'lb'));
     const c = await delivered('lb');
     const keys = await useFromConsumer('lb');
-    const mr = await read(kinds.ObjectStore, c.spec!.resourceRef!.name, platform);
+    const mr = await read(kinds.ObjectStore, { namespace: platform, name: c.spec!.resourceRef!.name });
     const exposure = mr!.status!.atProvider!.exposure as { via: string; endpoint: string };
     expect(exposure.via).toBe('LoadBalancer');
     expect(keys.endpoint).toBe(exposure.endpoint);
@@ -333,9 +394,13 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
 
   it("a Tenant exported to the clusterset: imported once its namespace exists in the consumer's cluster", async () => {
     await control.create(Buckets, claim('tmcs', 'tenant-mcs'));
-    const mr = await eventually(async () => (await read(Buckets, 'tmcs', team))?.spec?.resourceRef?.name, 'a Tenant for the claim', {
-      timeoutMs: 30_000,
-    });
+    const mr = await eventually(
+      async () => (await read(Buckets, { namespace: team, name: 'tmcs' }))?.spec?.resourceRef?.name,
+      'a Tenant for the claim',
+      {
+        timeoutMs: 30_000,
+      },
+    );
     // Namespace sameness: the consumer's cluster holds the Tenant's namespace; the MCS controller imports there then.
     await consumer.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `minio-${mr}` } });
     await eventually(
@@ -382,7 +447,7 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     await control.create(Buckets, claim('bucket', 'shared'));
     await delivered('bucket');
     const keys = await useFromConsumer('bucket');
-    const store = await read(kinds.ObjectStore, 'shared', platform);
+    const store = await read(kinds.ObjectStore, { namespace: platform, name: 'shared' });
     expect(keys.endpoint).toBe((store!.status!.atProvider!.exposure as { endpoint: string }).endpoint);
   }, 150_000);
 });
@@ -393,7 +458,7 @@ describe("a bucket in a shared store follows the store's exposure, each way", ()
     await delivered('shgw');
     const keys = await useFromConsumer('shgw');
     expect(keys.endpoint).toBe(`http://shared.${DOMAIN}:18080`);
-    const store = await read(kinds.Tenant, 'shared-gw', platform);
+    const store = await read(kinds.Tenant, { namespace: platform, name: 'shared-gw' });
     expect((store!.status!.atProvider!.exposure as { via: string }).via).toBe('Gateway');
   }, 150_000);
 
@@ -413,17 +478,20 @@ describe('an exposure that never gets an address', () => {
     try {
       await control.create(Buckets, claim('pending', 'lb'));
       const mrName = await eventually(
-        async () => (await read(Buckets, 'pending', team))?.spec?.resourceRef?.name,
+        async () => (await read(Buckets, { namespace: team, name: 'pending' }))?.spec?.resourceRef?.name,
         'a resource for the claim',
         { timeoutMs: 30_000 },
       );
       const ready = await eventually(
         async () => {
-          const c = cond(await read(kinds.ObjectStore, mrName, platform), 'Ready');
+          const c = cond(await read(kinds.ObjectStore, { namespace: platform, name: mrName }), 'Ready');
           return c?.reason === 'WaitingForExposure' ? c : undefined;
         },
         'the store to wait for its exposure',
-        { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(kinds.ObjectStore, mrName, platform))?.status) },
+        {
+          timeoutMs: 60_000,
+          explain: async () => JSON.stringify((await read(kinds.ObjectStore, { namespace: platform, name: mrName }))?.status),
+        },
       );
       expect(ready.message).toContain('has no address yet (status.loadBalancer.ingress)');
       countWaitingAfter(0);

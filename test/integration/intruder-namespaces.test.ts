@@ -2,6 +2,7 @@
 // operator installs at a target's own machinery (kube-system, an operator's namespace) and at other
 // operator images. The Provider decides: anything it does not allow is refused with a reason naming
 // the field, and nothing at all is written to the target.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { down, up, type LocalCluster } from '../kit/cluster.ts';
 import { BucketClasses, Buckets } from '../../src/app.ts';
@@ -62,7 +63,7 @@ function store(name: string, providerName: string, targetNamespace: string): Kub
   } as KubeObjectLike;
 }
 
-async function synced<T extends Conditioned>(type: ResourceType, name: string, namespace: string, reason: string): Promise<Cond> {
+async function synced<T extends Conditioned>(type: ResourceType, { namespace, name }: Required<ObjectKey>, reason: string): Promise<Cond> {
   let last: T | undefined;
   try {
     return await eventually(
@@ -136,7 +137,7 @@ describe("target namespaces are the Provider's to allow", () => {
     for (const [name, ns] of aimed) await platformTeam.create(kinds.ObjectStore, store(name, 'target', ns));
 
     for (const [name, ns] of aimed) {
-      const c = await synced(kinds.ObjectStore, name, platform, Reasons.TargetNamespaceNotAllowed);
+      const c = await synced(kinds.ObjectStore, { namespace: platform, name }, Reasons.TargetNamespaceNotAllowed);
       expect([ns, c.status, c.message]).toEqual([ns, 'False', expect.stringMatching(refusal(ns))]);
       expect(
         (await eventsFor(control, { namespace: platform, name })).filter(
@@ -182,7 +183,7 @@ describe("target namespaces are the Provider's to allow", () => {
         metadata: { name: cls, namespace: appNs },
         spec: { classRef: { name: cls }, writeConnectionSecretToRef: { name: cls } },
       } as KubeObjectLike);
-      const c = await synced(Buckets, cls, appNs, Reasons.TargetNamespaceNotAllowed);
+      const c = await synced(Buckets, { namespace: appNs, name: cls }, Reasons.TargetNamespaceNotAllowed);
       expect(c.message).toMatch(refusal(ns));
       const claim = await control.get<Conditioned & { status?: { bindingPhase?: string } }>(Buckets, { namespace: appNs, name: cls });
       expect([cond(claim, 'Ready')?.status, claim?.status?.bindingPhase]).toEqual(['False', 'Unbound']);
@@ -212,7 +213,7 @@ describe("target namespaces are the Provider's to allow", () => {
 
     const elsewhere = uniqueName('unlisted');
     await platformTeam.create(kinds.ObjectStore, store(elsewhere, 'trusting', 'rook-minio'));
-    const c = await synced(kinds.ObjectStore, elsewhere, platform, Reasons.TargetNamespaceNotAllowed);
+    const c = await synced(kinds.ObjectStore, { namespace: platform, name: elsewhere }, Reasons.TargetNamespaceNotAllowed);
     expect(c.message).toMatch(
       `spec.targetNamespace is rook-minio, a namespace Provider ${platform}/trusting does not allow: its spec.allowedNamespaces lists only kube-system`,
     );
@@ -256,8 +257,10 @@ describe("operator installs are the Provider's to allow", () => {
       await platformTeam.create(kinds.ObjectStore, store(`${name}-store`, name, 'stores'));
     }
     for (const [name, , reason, message] of cases) {
-      expect((await synced(kinds.ObjectStore, `${name}-store`, platform, reason)).message).toMatch(new RegExp(message));
-      expect((await synced<Provider>(Providers, name, platform, reason)).message).toMatch(new RegExp(message));
+      expect((await synced(kinds.ObjectStore, { namespace: platform, name: `${name}-store` }, reason)).message).toMatch(
+        new RegExp(message),
+      );
+      expect((await synced<Provider>(Providers, { namespace: platform, name }, reason)).message).toMatch(new RegExp(message));
     }
     expect(writesTo(fresh)).toEqual([]);
     for (const ns of ['kube-system', 'rook-minio-system'])

@@ -5,6 +5,7 @@
 // - H2: a ReadOnly grantee points a Bucket of its own at its grant's resource, then grants itself ReadWrite.
 // - F2: a target tenant rewrites a store's endpoint Service (stripping its marks), or replaces it.
 // Each also checks that nothing was lost: the victim's objects, and no key reaching what it was not granted.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
@@ -38,23 +39,39 @@ const env = withProviderRook({
   roles: true,
   timeoutMs: 240_000,
   before: async () => {
-    const apply = (type: ResourceType, name: string, namespace: string, body: object) =>
+    const apply = (type: ResourceType, { namespace, name }: Required<ObjectKey>, body: object) =>
       env.control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
-    await apply(kinds.ObjectStore, 'shared', env.ns.platform, {
-      spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
-    });
-    await apply(kinds.MinioBucketClass, 'shared', env.ns.platform, { spec: { store: { kind: 'ObjectStore', name: 'shared' } } });
-    await apply(kinds.ObjectStoreClass, 'dedicated', env.ns.platform, {
-      spec: { scope: { nodeCount: 4 }, providerRef: { name: 't' }, targetNamespace: DEDICATED_NS },
-    });
+    await apply(
+      kinds.ObjectStore,
+      { namespace: env.ns.platform, name: 'shared' },
+      {
+        spec: { forProvider: { scope: { nodeCount: 4 } }, targetNamespace: SHARED_NS, providerRef: { name: 't' } },
+      },
+    );
+    await apply(
+      kinds.MinioBucketClass,
+      { namespace: env.ns.platform, name: 'shared' },
+      { spec: { store: { kind: 'ObjectStore', name: 'shared' } } },
+    );
+    await apply(
+      kinds.ObjectStoreClass,
+      { namespace: env.ns.platform, name: 'dedicated' },
+      {
+        spec: { scope: { nodeCount: 4 }, providerRef: { name: 't' }, targetNamespace: DEDICATED_NS },
+      },
+    );
     for (const ns of [env.ns.teamA, env.ns.teamB, env.ns.teamC])
       for (const [name, kind] of [
         ['shared', kinds.MinioBucketClass],
         ['dedicated', kinds.ObjectStoreClass],
       ] as const)
-        await apply(BucketClasses, name, ns, {
-          classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: env.ns.platform },
-        });
+        await apply(
+          BucketClasses,
+          { namespace: ns, name },
+          {
+            classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: env.ns.platform },
+          },
+        );
     asA = await identityClient(
       testCluster('control'),
       env.control,
@@ -75,14 +92,14 @@ let asC: KubeClient;
 const SHARED_NS = `tenancy-shared-${process.pid}`;
 const DEDICATED_NS = `tenancy-dedicated-${process.pid}`;
 
-const bucket = (name: string, namespace: string, spec: Record<string, unknown> = {}): KubeObjectLike =>
+const bucket = ({ namespace, name }: Required<ObjectKey>, spec: Record<string, unknown> = {}): KubeObjectLike =>
   ({
     apiVersion: Buckets.apiVersion,
     kind: 'Bucket',
     metadata: { name, namespace },
     spec: { classRef: { name: 'shared' }, writeConnectionSecretToRef: { name: `${name}-s3` }, ...spec },
   }) as KubeObjectLike;
-const grant = (name: string, namespace: string, of: { namespace: string; name: string }, mode: string): KubeObjectLike =>
+const grant = ({ namespace, name }: Required<ObjectKey>, of: { namespace: string; name: string }, mode: string): KubeObjectLike =>
   ({
     apiVersion: BucketAccesses.apiVersion,
     kind: 'BucketAccess',
@@ -90,24 +107,24 @@ const grant = (name: string, namespace: string, of: { namespace: string; name: s
     spec: { bucketRef: of, mode, writeConnectionSecretToRef: { name: `${name}-s3` } },
   }) as KubeObjectLike;
 
-const read = (type: ResourceType, name: string, namespace: string) => env.control.get<Obj>(type, { namespace, name });
-const bound = (type: ResourceType, name: string, namespace: string) =>
+const read = (type: ResourceType, { namespace, name }: Required<ObjectKey>) => env.control.get<Obj>(type, { namespace, name });
+const bound = (type: ResourceType, { namespace, name }: Required<ObjectKey>) =>
   eventually(
     async () => {
-      const o = await read(type, name, namespace);
+      const o = await read(type, { namespace, name });
       return o?.status?.bindingPhase === 'Bound' && cond(o, 'Ready')?.status === 'True' ? o : undefined;
     },
     `${type.kind} ${namespace}/${name} to be Bound and Ready`,
-    { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(type, name, namespace))?.status) },
+    { timeoutMs: 60_000, explain: async () => JSON.stringify((await read(type, { namespace, name }))?.status) },
   );
-const condition = (type: ResourceType, name: string, namespace: string, kind: string, want: Partial<Cond>) =>
+const condition = (type: ResourceType, { namespace, name }: Required<ObjectKey>, kind: string, want: Partial<Cond>) =>
   eventually(
     async () => {
-      const c = cond(await read(type, name, namespace), kind);
+      const c = cond(await read(type, { namespace, name }), kind);
       return c && Object.entries(want).every(([k, v]) => c[k as keyof Cond] === v) ? c : undefined;
     },
     `${type.kind} ${namespace}/${name} to say ${kind} ${JSON.stringify(want)}`,
-    { timeoutMs: 45_000, explain: async () => JSON.stringify((await read(type, name, namespace))?.status) },
+    { timeoutMs: 45_000, explain: async () => JSON.stringify((await read(type, { namespace, name }))?.status) },
   );
 
 /** A claim's keys, and its endpoint as an app in the target reaches it. */
@@ -156,8 +173,11 @@ async function refused(write: Promise<unknown>): Promise<string> {
 describe('an app team reaches only the buckets it was granted', () => {
   it("H1: a Bound Bucket cannot be pointed at another team's resource, and a grant on it reaches only its own bucket", async () => {
     // team-b's bucket, shared with team-c only, holding its data.
-    await env.control.create(Buckets, bucket('ledger', env.ns.teamB, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }));
-    const victim = await bound(Buckets, 'ledger', env.ns.teamB);
+    await env.control.create(
+      Buckets,
+      bucket({ namespace: env.ns.teamB, name: 'ledger' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }),
+    );
+    const victim = await bound(Buckets, { namespace: env.ns.teamB, name: 'ledger' });
     const owner = await keysOf('ledger-s3', env.ns.teamB);
     const s3 = s3Client(owner.local, owner.creds);
     await s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'books.txt', Body: 'ours' }));
@@ -166,8 +186,11 @@ describe('an app team reaches only the buckets it was granted', () => {
     const victimRef = (victim as unknown as Bucket).spec.resourceRef!;
 
     // team-a, with its own token: a Bucket shared with itself, Bound.
-    await asA.create(Buckets, bucket('mine', env.ns.teamA, { shareWith: [{ namespace: env.ns.teamA, modes: ['ReadWrite'] }] }));
-    await bound(Buckets, 'mine', env.ns.teamA);
+    await asA.create(
+      Buckets,
+      bucket({ namespace: env.ns.teamA, name: 'mine' }, { shareWith: [{ namespace: env.ns.teamA, modes: ['ReadWrite'] }] }),
+    );
+    await bound(Buckets, { namespace: env.ns.teamA, name: 'mine' });
     const lentBefore = await lentBuckets();
     // Pointing it at team-b's resource is refused at admission, naming the field; so is another class.
     expect(
@@ -179,14 +202,23 @@ describe('an app team reaches only the buckets it was granted', () => {
     // A Bucket made pointing there from the start never binds, so a grant on it waits, holding nothing.
     await asA.create(
       Buckets,
-      bucket('forged', env.ns.teamA, { resourceRef: victimRef, shareWith: [{ namespace: env.ns.teamA, modes: ['ReadWrite'] }] }),
+      bucket(
+        { namespace: env.ns.teamA, name: 'forged' },
+        { resourceRef: victimRef, shareWith: [{ namespace: env.ns.teamA, modes: ['ReadWrite'] }] },
+      ),
     );
-    await condition(Buckets, 'forged', env.ns.teamA, 'Synced', { status: 'False', reason: 'ManagedResourceNotFound' });
-    await asA.create(BucketAccesses, grant('steal', env.ns.teamA, { namespace: env.ns.teamA, name: 'forged' }, 'ReadWrite'));
-    await condition(BucketAccesses, 'steal', env.ns.teamA, 'Ready', { status: 'False', reason: 'Binding' });
+    await condition(Buckets, { namespace: env.ns.teamA, name: 'forged' }, 'Synced', { status: 'False', reason: 'ManagedResourceNotFound' });
+    await asA.create(
+      BucketAccesses,
+      grant({ namespace: env.ns.teamA, name: 'steal' }, { namespace: env.ns.teamA, name: 'forged' }, 'ReadWrite'),
+    );
+    await condition(BucketAccesses, { namespace: env.ns.teamA, name: 'steal' }, 'Ready', { status: 'False', reason: 'Binding' });
     // A grant on its own Bucket reaches its own bucket alone.
-    await asA.create(BucketAccesses, grant('own', env.ns.teamA, { namespace: env.ns.teamA, name: 'mine' }, 'ReadWrite'));
-    await bound(BucketAccesses, 'own', env.ns.teamA);
+    await asA.create(
+      BucketAccesses,
+      grant({ namespace: env.ns.teamA, name: 'own' }, { namespace: env.ns.teamA, name: 'mine' }, 'ReadWrite'),
+    );
+    await bound(BucketAccesses, { namespace: env.ns.teamA, name: 'own' });
     const own = await keysOf('own-s3', env.ns.teamA);
     expect(own.bucket).not.toBe(owner.bucket);
     const intruder = s3Client(own.local, own.creds);
@@ -198,15 +230,18 @@ describe('an app team reaches only the buckets it was granted', () => {
     }
     // Nothing was lost or lent: team-b's objects and Bucket as they were; the only new user is team-a's on its own bucket.
     expect(await contents(owner)).toEqual(before);
-    expect((await read(Buckets, 'ledger', env.ns.teamB))?.status?.bindingPhase).toBe('Bound');
+    expect((await read(Buckets, { namespace: env.ns.teamB, name: 'ledger' }))?.status?.bindingPhase).toBe('Bound');
     expect((await lentBuckets()).filter((l) => !lentBefore.includes(l))).toEqual([
       `BucketAccess ${env.ns.teamA}/own -> ${(await keysOf('mine-s3', env.ns.teamA)).bucket} (ReadWrite)`,
     ]);
   }, 180_000);
 
   it('H2: a ReadOnly grantee cannot give itself ReadWrite through its grant, and loses all access when the owner revokes', async () => {
-    await env.control.create(Buckets, bucket('report', env.ns.teamB, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }));
-    await bound(Buckets, 'report', env.ns.teamB);
+    await env.control.create(
+      Buckets,
+      bucket({ namespace: env.ns.teamB, name: 'report' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }),
+    );
+    await bound(Buckets, { namespace: env.ns.teamB, name: 'report' });
     const owner = await keysOf('report-s3', env.ns.teamB);
     const s3 = s3Client(owner.local, owner.creds);
     await s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'q3.txt', Body: 'numbers' }));
@@ -214,24 +249,42 @@ describe('an app team reaches only the buckets it was granted', () => {
     const before = await contents(owner);
 
     // team-c reads, as allowed; its grant's resource is on team-b's bucket, and its BucketAccess names it.
-    await asC.create(BucketAccesses, grant('reader', env.ns.teamC, { namespace: env.ns.teamB, name: 'report' }, 'ReadOnly'));
-    const reader = await bound(BucketAccesses, 'reader', env.ns.teamC);
+    await asC.create(
+      BucketAccesses,
+      grant({ namespace: env.ns.teamC, name: 'reader' }, { namespace: env.ns.teamB, name: 'report' }, 'ReadOnly'),
+    );
+    const reader = await bound(BucketAccesses, { namespace: env.ns.teamC, name: 'reader' });
     const grantRef = (reader.spec as { resourceRef: Record<string, string> }).resourceRef;
     // Its own Bound Bucket cannot be pointed at that resource; one made pointing there never binds.
-    await asC.create(Buckets, bucket('c-own', env.ns.teamC, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadWrite'] }] }));
-    await bound(Buckets, 'c-own', env.ns.teamC);
+    await asC.create(
+      Buckets,
+      bucket({ namespace: env.ns.teamC, name: 'c-own' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadWrite'] }] }),
+    );
+    await bound(Buckets, { namespace: env.ns.teamC, name: 'c-own' });
     expect(
       await refused(asC.mergePatch(Buckets, { namespace: env.ns.teamC, name: 'c-own' }, { spec: { resourceRef: grantRef } })),
     ).toContain('spec.resourceRef');
     await asC.create(
       Buckets,
-      bucket('escalate', env.ns.teamC, { resourceRef: grantRef, shareWith: [{ namespace: env.ns.teamC, modes: ['ReadWrite'] }] }),
+      bucket(
+        { namespace: env.ns.teamC, name: 'escalate' },
+        { resourceRef: grantRef, shareWith: [{ namespace: env.ns.teamC, modes: ['ReadWrite'] }] },
+      ),
     );
-    await condition(Buckets, 'escalate', env.ns.teamC, 'Synced', { status: 'False', reason: 'ManagedResourceNotFound' });
-    await asC.create(BucketAccesses, grant('escalated', env.ns.teamC, { namespace: env.ns.teamC, name: 'escalate' }, 'ReadWrite'));
-    await condition(BucketAccesses, 'escalated', env.ns.teamC, 'Ready', { status: 'False', reason: 'Binding' });
-    await asC.create(BucketAccesses, grant('writer', env.ns.teamC, { namespace: env.ns.teamC, name: 'c-own' }, 'ReadWrite'));
-    await bound(BucketAccesses, 'writer', env.ns.teamC);
+    await condition(Buckets, { namespace: env.ns.teamC, name: 'escalate' }, 'Synced', {
+      status: 'False',
+      reason: 'ManagedResourceNotFound',
+    });
+    await asC.create(
+      BucketAccesses,
+      grant({ namespace: env.ns.teamC, name: 'escalated' }, { namespace: env.ns.teamC, name: 'escalate' }, 'ReadWrite'),
+    );
+    await condition(BucketAccesses, { namespace: env.ns.teamC, name: 'escalated' }, 'Ready', { status: 'False', reason: 'Binding' });
+    await asC.create(
+      BucketAccesses,
+      grant({ namespace: env.ns.teamC, name: 'writer' }, { namespace: env.ns.teamC, name: 'c-own' }, 'ReadWrite'),
+    );
+    await bound(BucketAccesses, { namespace: env.ns.teamC, name: 'writer' });
 
     // No key team-c holds may write to team-b's bucket.
     const held = [await keysOf('reader-s3', env.ns.teamC), await keysOf('writer-s3', env.ns.teamC), await keysOf('c-own-s3', env.ns.teamC)];
@@ -309,10 +362,13 @@ describe("a target tenant cannot redirect a store's claims", () => {
   ];
 
   it('F2: a Service rewritten in place, its marks stripped, is still known by the uid provider-rook recorded, and repaired', async () => {
-    await env.control.create(Buckets, bucket('d', env.ns.teamA, { classRef: { name: 'dedicated' } }));
-    await env.control.create(Buckets, bucket('s', env.ns.teamB, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }));
+    await env.control.create(Buckets, bucket({ namespace: env.ns.teamA, name: 'd' }, { classRef: { name: 'dedicated' } }));
+    await env.control.create(
+      Buckets,
+      bucket({ namespace: env.ns.teamB, name: 's' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }),
+    );
     for (const c of claims()) {
-      const b = (await bound(Buckets, c.name, c.namespace)) as unknown as Bucket;
+      const b = (await bound(Buckets, { namespace: c.namespace, name: c.name })) as unknown as Bucket;
       const { svc, ns } = c.store(b.spec.resourceRef!.name);
       const original = (await env.target.get<Obj>(Services, { namespace: ns, name: svc }))!;
       const tenant = await tenantOf(ns);
@@ -340,10 +396,13 @@ describe("a target tenant cannot redirect a store's claims", () => {
 
   it('F2: a Service replaced by a tenant is never written: the store and every claim on it stop being Ready, and their Secrets name no endpoint', async () => {
     // team-c reads team-b's bucket in the shared store: its copy must follow too.
-    await asC.create(BucketAccesses, grant('s-reader', env.ns.teamC, { namespace: env.ns.teamB, name: 's' }, 'ReadOnly'));
-    await bound(BucketAccesses, 's-reader', env.ns.teamC);
+    await asC.create(
+      BucketAccesses,
+      grant({ namespace: env.ns.teamC, name: 's-reader' }, { namespace: env.ns.teamB, name: 's' }, 'ReadOnly'),
+    );
+    await bound(BucketAccesses, { namespace: env.ns.teamC, name: 's-reader' });
     for (const c of claims()) {
-      const b = (await read(Buckets, c.name, c.namespace)) as unknown as Bucket;
+      const b = (await read(Buckets, { namespace: c.namespace, name: c.name })) as unknown as Bucket;
       const { svc, ns, mr } = c.store(b.spec.resourceRef!.name);
       const tenant = await tenantOf(ns);
       const original = (await env.target.get<Obj>(Services, { namespace: ns, name: svc }))!;
@@ -362,8 +421,8 @@ describe("a target tenant cannot redirect a store's claims", () => {
         spec: { type: 'ExternalName', externalName: 'collector.tenant.example', ports: (original.spec as { ports: unknown }).ports },
       } as Obj);
       const reason = 'EndpointNotProven';
-      await condition(mr.type, mr.name, env.ns.platform, 'Ready', { status: 'False', reason });
-      await condition(Buckets, c.name, c.namespace, 'Ready', { status: 'False', reason });
+      await condition(mr.type, { namespace: env.ns.platform, name: mr.name }, 'Ready', { status: 'False', reason });
+      await condition(Buckets, { namespace: c.namespace, name: c.name }, 'Ready', { status: 'False', reason });
       const copy = await eventually(
         async () => {
           const s = secretText((await env.control.get<Obj>(Secrets, { namespace: c.namespace, name: `${c.name}-s3` }))?.data);
@@ -383,7 +442,10 @@ describe("a target tenant cannot redirect a store's claims", () => {
           "the grant's copy to name no endpoint",
           20_000,
         );
-        await asC.create(BucketAccesses, grant('s-late', env.ns.teamC, { namespace: env.ns.teamB, name: 's' }, 'ReadOnly'));
+        await asC.create(
+          BucketAccesses,
+          grant({ namespace: env.ns.teamC, name: 's-late' }, { namespace: env.ns.teamB, name: 's' }, 'ReadOnly'),
+        );
         const late = await eventually(
           async () =>
             (await env.control.list<Obj>(kinds.MinioBucket, { namespace: env.ns.platform })).items.find(
@@ -391,7 +453,7 @@ describe("a target tenant cannot redirect a store's claims", () => {
             ),
           "the late grant's MinioBucket",
         );
-        await condition(kinds.MinioBucket, late.metadata.name, env.ns.platform, 'Ready', { status: 'False', reason });
+        await condition(kinds.MinioBucket, { namespace: env.ns.platform, name: late.metadata.name }, 'Ready', { status: 'False', reason });
         const jobs = await env.target.list<Obj>(Jobs, {
           namespace: SHARED_NS,
           labelSelector: `rook.crossplane.io/owner-uid=${late.metadata.uid}`,
@@ -407,7 +469,7 @@ describe("a target tenant cannot redirect a store's claims", () => {
       ]);
       // Once it is gone, provider-rook makes its own again, and the claim is whole.
       await tenant.delete(Services, { namespace: ns, name: svc });
-      await bound(Buckets, c.name, c.namespace);
+      await bound(Buckets, { namespace: c.namespace, name: c.name });
       const k = await eventually(async () => {
         const s = await keysOf(`${c.name}-s3`, c.namespace).catch(() => undefined);
         return s?.keys.endpoint ? s : undefined;
@@ -416,7 +478,7 @@ describe("a target tenant cannot redirect a store's claims", () => {
     }
     // The grants are whole again too: the late one made, both copies naming the endpoint.
     for (const g of ['s-reader', 's-late']) {
-      await bound(BucketAccesses, g, env.ns.teamC);
+      await bound(BucketAccesses, { namespace: env.ns.teamC, name: g });
       const k = await eventually(async () => {
         const s = await keysOf(`${g}-s3`, env.ns.teamC).catch(() => undefined);
         return s?.keys.endpoint ? s : undefined;
@@ -431,13 +493,16 @@ describe("a target tenant cannot redirect a store's claims", () => {
   }, 240_000);
 
   it('a store switched to observe-only lends its endpoint to no bucket: they stop being Ready, name no endpoint, and come back with it', async () => {
-    const mrName = ((await read(Buckets, 's', env.ns.teamB)) as unknown as Bucket).spec.resourceRef!.name;
+    const mrName = ((await read(Buckets, { namespace: env.ns.teamB, name: 's' })) as unknown as Bucket).spec.resourceRef!.name;
     await env.control.mergePatch(
       kinds.ObjectStore,
       { namespace: env.ns.platform, name: 'shared' },
       { spec: { managementPolicies: ['Observe'] } },
     );
-    const c = await condition(kinds.MinioBucket, mrName, env.ns.platform, 'Ready', { status: 'False', reason: 'EndpointNotProven' });
+    const c = await condition(kinds.MinioBucket, { namespace: env.ns.platform, name: mrName }, 'Ready', {
+      status: 'False',
+      reason: 'EndpointNotProven',
+    });
     expect(c.message).toContain('is only observed');
     await eventually(
       async () => secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.teamB, name: 's-s3' }))?.data).endpoint === undefined,
@@ -449,7 +514,7 @@ describe("a target tenant cannot redirect a store's claims", () => {
       { namespace: env.ns.platform, name: 'shared' },
       { spec: { managementPolicies: ['*'] } },
     );
-    await bound(Buckets, 's', env.ns.teamB);
+    await bound(Buckets, { namespace: env.ns.teamB, name: 's' });
     const k = await eventually(async () => {
       const s = await keysOf('s-s3', env.ns.teamB).catch(() => undefined);
       return s?.keys.endpoint ? s : undefined;

@@ -3,6 +3,7 @@
 // old keys keep working until the class's grace period ends and are refused after it. A class can
 // rotate on a schedule; a store's root keys cannot rotate, and the condition says so.
 // The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { BucketClasses, Buckets } from '../../src/app.ts';
@@ -36,36 +37,47 @@ const env = withProviderRook({
   app: { pollIntervalMs: 60_000 },
   timeoutMs: 180_000,
   before: async () => {
-    await apply(kinds.ObjectStore, 'store', env.ns.platform, {
-      forProvider: { scope: { nodeCount: 4 } },
-      targetNamespace: 'rot-store',
-      providerRef: { name: 't' },
-    });
-    await apply(kinds.MinioBucketClass, 'on-request', env.ns.platform, {
-      store: { kind: 'ObjectStore', name: 'store' },
-      credentialRotation: { gracePeriod: `${GRACE_S}s` },
-    });
-    await apply(kinds.ObjectStoreClass, 'scheduled', env.ns.platform, {
-      scope: { nodeCount: 4 },
-      providerRef: { name: 't' },
-      targetNamespace: 'rot-dedicated',
-      credentialRotation: { every: '10s', gracePeriod: '2s' },
-    });
+    await apply(
+      kinds.ObjectStore,
+      { namespace: env.ns.platform, name: 'store' },
+      {
+        forProvider: { scope: { nodeCount: 4 } },
+        targetNamespace: 'rot-store',
+        providerRef: { name: 't' },
+      },
+    );
+    await apply(
+      kinds.MinioBucketClass,
+      { namespace: env.ns.platform, name: 'on-request' },
+      {
+        store: { kind: 'ObjectStore', name: 'store' },
+        credentialRotation: { gracePeriod: `${GRACE_S}s` },
+      },
+    );
+    await apply(
+      kinds.ObjectStoreClass,
+      { namespace: env.ns.platform, name: 'scheduled' },
+      {
+        scope: { nodeCount: 4 },
+        providerRef: { name: 't' },
+        targetNamespace: 'rot-dedicated',
+        credentialRotation: { every: '10s', gracePeriod: '2s' },
+      },
+    );
     for (const [name, kind] of [
       ['on-request', kinds.MinioBucketClass],
       ['scheduled', kinds.ObjectStoreClass],
     ] as const)
       await apply(
         BucketClasses,
-        name,
-        env.ns.apps,
+        { namespace: env.ns.apps, name },
         { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: env.ns.platform } },
         true,
       );
   },
 });
 
-async function apply(type: ResourceType, name: string, namespace: string, body: object, top = false): Promise<void> {
+async function apply(type: ResourceType, { namespace, name }: Required<ObjectKey>, body: object, top = false): Promise<void> {
   await env.control.apply(type, {
     apiVersion: type.apiVersion,
     kind: type.kind,

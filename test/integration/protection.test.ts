@@ -2,6 +2,7 @@
 // ValidatingAdmissionPolicy of config/admission/protection.yaml refuses to delete a claim or managed
 // resource labelled rook.crossplane.io/protected=true, and a claim its class protects, whoever asks
 // and however (namespace deletion included); the app team's role cannot lift a class's protection.
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
@@ -50,7 +51,7 @@ const claim = (name: string, className: string, labels?: Record<string, string>,
   }) as KubeObjectLike;
 
 /** The error a delete was refused with (throws if it was not). */
-async function refusedDelete(client: KubeClient, type: ResourceType, name: string, namespace: string): Promise<KubeError> {
+async function refusedDelete(client: KubeClient, type: ResourceType, { namespace, name }: Required<ObjectKey>): Promise<KubeError> {
   const err = await client.delete(type, { namespace, name }).then(
     () => undefined,
     (e: unknown) => e,
@@ -69,7 +70,7 @@ describe('protection against deleting data', () => {
   it('refuses to delete a Bucket labelled protected, whoever asks, until the label goes; nothing is lost meanwhile', async () => {
     await env.control.create(Buckets, claim('keep', 'plain', { [LABEL]: 'true' }));
     const mr = (await bound('keep')).spec.resourceRef!.name;
-    const err = await refusedDelete(env.control, Buckets, 'keep', env.ns.apps);
+    const err = await refusedDelete(env.control, Buckets, { namespace: env.ns.apps, name: 'keep' });
     expect(err.code).toBe(403);
     expect(err.message).toContain(`Bucket ${env.ns.apps}/keep is protected against deletion (label rook.crossplane.io/protected=true)`);
     expect((await env.control.get<Bucket>(Buckets, { namespace: env.ns.apps, name: 'keep' }))?.metadata.deletionTimestamp).toBeUndefined();
@@ -107,7 +108,7 @@ describe('protection against deleting data', () => {
       { namespace: env.ns.apps, name: 'app-team' },
       { role: 'provider-rook:app-team' },
     );
-    const byApp = await refusedDelete(appTeam, Buckets, 'guarded-claim', env.ns.apps);
+    const byApp = await refusedDelete(appTeam, Buckets, { namespace: env.ns.apps, name: 'guarded-claim' });
     expect(byApp.message).toContain('its class protects its claims');
     // Its status is not the app team's to write, so it cannot lift the class's protection.
     const current = (await appTeam.get<Bucket>(Buckets, { namespace: env.ns.apps, name: 'guarded-claim' }))!;
@@ -116,7 +117,7 @@ describe('protection against deleting data', () => {
       (e: unknown) => e as KubeError,
     );
     expect(lift?.code).toBe(403);
-    expect((await refusedDelete(env.control, kinds.ObjectStore, mr, env.ns.platform)).message).toContain(
+    expect((await refusedDelete(env.control, kinds.ObjectStore, { namespace: env.ns.platform, name: mr })).message).toContain(
       'label rook.crossplane.io/protected=true',
     );
 

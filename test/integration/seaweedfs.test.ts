@@ -2,6 +2,7 @@
 // shared SeaweedStore with a SeaweedBucketClass, and a SeaweedStoreClass that gives each claim a
 // store of its own. Every check uses only what a claim's Secret holds, against the server that
 // plays the claim's Seaweed (the operator is a stand-in: fake-seaweed-operator.ts).
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import {
   DeleteObjectCommand,
@@ -59,35 +60,59 @@ const env = withProviderRook({
   timeoutMs: 180_000,
   before: async () => {
     // The platform team's shared store, made for no claim, and the two classes.
-    await apply(kinds.SeaweedStore, 'shared', env.ns.platform, {
-      forProvider: {},
-      targetNamespace: 'sw-shared',
-      providerRef: { name: 't' },
-    });
-    await apply(kinds.SeaweedBucketClass, 'shared', env.ns.platform, { store: { name: 'shared' } });
-    await apply(kinds.SeaweedStoreClass, 'dedicated', env.ns.platform, { providerRef: { name: 't' } });
-    await apply(kinds.SeaweedBucketClass, 'featured', env.ns.platform, {
-      store: { name: 'shared' },
-      features: { maxQuota: '10Gi', forbidden: ['objectLock'] },
-    });
-    await apply(kinds.SeaweedBucketClass, 'rotating', env.ns.platform, {
-      store: { name: 'shared' },
-      credentialRotation: { gracePeriod: `${GRACE_S}s` },
-    });
-    await apply(kinds.SeaweedStoreClass, 'rotating-dedicated', env.ns.platform, {
-      providerRef: { name: 't' },
-      credentialRotation: { gracePeriod: `${GRACE_S}s` },
-    });
+    await apply(
+      kinds.SeaweedStore,
+      { namespace: env.ns.platform, name: 'shared' },
+      {
+        forProvider: {},
+        targetNamespace: 'sw-shared',
+        providerRef: { name: 't' },
+      },
+    );
+    await apply(kinds.SeaweedBucketClass, { namespace: env.ns.platform, name: 'shared' }, { store: { name: 'shared' } });
+    await apply(kinds.SeaweedStoreClass, { namespace: env.ns.platform, name: 'dedicated' }, { providerRef: { name: 't' } });
+    await apply(
+      kinds.SeaweedBucketClass,
+      { namespace: env.ns.platform, name: 'featured' },
+      {
+        store: { name: 'shared' },
+        features: { maxQuota: '10Gi', forbidden: ['objectLock'] },
+      },
+    );
+    await apply(
+      kinds.SeaweedBucketClass,
+      { namespace: env.ns.platform, name: 'rotating' },
+      {
+        store: { name: 'shared' },
+        credentialRotation: { gracePeriod: `${GRACE_S}s` },
+      },
+    );
+    await apply(
+      kinds.SeaweedStoreClass,
+      { namespace: env.ns.platform, name: 'rotating-dedicated' },
+      {
+        providerRef: { name: 't' },
+        credentialRotation: { gracePeriod: `${GRACE_S}s` },
+      },
+    );
     // Shared stores no claim's bucket can be made in: one that does not exist, one in a namespace the Provider refuses.
-    await apply(kinds.SeaweedBucketClass, 'missing', env.ns.platform, { store: { name: 'no-such-store' } });
-    await apply(kinds.SeaweedStore, 'forbidden', env.ns.platform, {
-      forProvider: {},
-      targetNamespace: 'kube-system',
-      providerRef: { name: 't' },
-    });
-    await apply(kinds.SeaweedBucketClass, 'forbidden', env.ns.platform, { store: { name: 'forbidden' } });
+    await apply(kinds.SeaweedBucketClass, { namespace: env.ns.platform, name: 'missing' }, { store: { name: 'no-such-store' } });
+    await apply(
+      kinds.SeaweedStore,
+      { namespace: env.ns.platform, name: 'forbidden' },
+      {
+        forProvider: {},
+        targetNamespace: 'kube-system',
+        providerRef: { name: 't' },
+      },
+    );
+    await apply(kinds.SeaweedBucketClass, { namespace: env.ns.platform, name: 'forbidden' }, { store: { name: 'forbidden' } });
     // A backend without bucket features, for what it refuses (nothing of it is ever made).
-    await apply(kinds.CephBucketClass, 'ceph', env.ns.platform, { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' } });
+    await apply(
+      kinds.CephBucketClass,
+      { namespace: env.ns.platform, name: 'ceph' },
+      { storageClassName: 'rook-ceph-bucket', providerRef: { name: 't' } },
+    );
     for (const ns of [env.ns.appA, env.ns.appB]) {
       for (const [name, kind] of [
         ['shared', kinds.SeaweedBucketClass],
@@ -101,8 +126,7 @@ const env = withProviderRook({
       ] as const) {
         await apply(
           BucketClasses,
-          name,
-          ns,
+          { namespace: ns, name },
           { classRef: { apiVersion: kind.apiVersion, kind: kind.kind, name, namespace: env.ns.platform } },
           true,
         );
@@ -111,7 +135,7 @@ const env = withProviderRook({
   },
 });
 
-async function apply(type: ResourceType, name: string, namespace: string, spec: object, top = false): Promise<void> {
+async function apply(type: ResourceType, { namespace, name }: Required<ObjectKey>, spec: object, top = false): Promise<void> {
   await env.control.apply(type, {
     apiVersion: type.apiVersion,
     kind: type.kind,
@@ -121,26 +145,26 @@ async function apply(type: ResourceType, name: string, namespace: string, spec: 
 }
 
 const claim = bucketClaim;
-const bound = (name: string, namespace: string) => boundBucket(env.control, { namespace, name }, 90_000);
+const bound = ({ namespace, name }: Required<ObjectKey>) => boundBucket(env.control, { namespace, name }, 90_000);
 /** A claim's Secret, and its endpoint as an app in the target reaches it. */
-const access = (name: string, namespace: string) => claimAccess(env.control, env.target, { namespace, name });
+const access = ({ namespace, name }: Required<ObjectKey>) => claimAccess(env.control, env.target, { namespace, name });
 
-const managedOf = async (name: string, namespace: string): Promise<string> =>
+const managedOf = async ({ namespace, name }: Required<ObjectKey>): Promise<string> =>
   (await env.control.get<Bucket>(Buckets, { namespace, name }))!.spec.resourceRef!.name;
 
 describe('buckets in a shared SeaweedFS store', () => {
   it("each claim gets a bucket and a user that reaches only it, through the operator's own kinds", async () => {
     await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'one' }, 'shared'));
     await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'two' }, 'shared'));
-    await bound('one', env.ns.appA);
-    await bound('two', env.ns.appB);
-    const a = await access('one', env.ns.appA);
-    const b = await access('two', env.ns.appB);
+    await bound({ namespace: env.ns.appA, name: 'one' });
+    await bound({ namespace: env.ns.appB, name: 'two' });
+    const a = await access({ namespace: env.ns.appA, name: 'one' });
+    const b = await access({ namespace: env.ns.appB, name: 'two' });
     expect(a.keys.endpoint).toBe('http://shared-s3.sw-shared.svc:8333');
     expect(b.keys.endpoint).toBe(a.keys.endpoint);
     expect(a.creds.accessKey).not.toBe(b.creds.accessKey);
     // The operator's objects in the target: one of each kind per claim, the user's name unique per managed resource.
-    const mr = await managedOf('one', env.ns.appA);
+    const mr = await managedOf({ namespace: env.ns.appA, name: 'one' });
     for (const type of [S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets]) {
       expect((await env.target.get<Obj>(type, { namespace: 'sw-shared', name: mr }))?.status?.phase).toBe('Ready');
     }
@@ -164,7 +188,7 @@ describe('buckets in a shared SeaweedFS store', () => {
       { namespace: env.ns.appA, name: 'one' },
       { spec: { shareWith: [{ namespace: env.ns.appB, modes: ['ReadOnly'] }] } },
     );
-    const owner = await access('one', env.ns.appA);
+    const owner = await access({ namespace: env.ns.appA, name: 'one' });
     const put = s3Client(owner.local, owner.creds);
     await put.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'report.txt', Body: 'numbers' }));
     put.destroy();
@@ -217,10 +241,10 @@ describe('buckets in a shared SeaweedFS store', () => {
   }, 150_000);
 
   it("deleting a claim removes its user; its bucket and objects stay in the store (deleteObjects is off), and the other claim's keep working", async () => {
-    const b = await access('two', env.ns.appB);
+    const b = await access({ namespace: env.ns.appB, name: 'two' });
     const s3 = s3Client(b.local, b.creds);
     await s3.send(new PutObjectCommand({ Bucket: b.bucket, Key: 'keep.txt', Body: 'data' }));
-    const mr = await managedOf('two', env.ns.appB);
+    const mr = await managedOf({ namespace: env.ns.appB, name: 'two' });
     await env.control.delete(Buckets, { namespace: env.ns.appB, name: 'two' });
     await eventually(
       async () => (await env.control.get(kinds.SeaweedBucket, { namespace: env.ns.platform, name: mr })) === undefined,
@@ -250,7 +274,7 @@ describe('buckets in a shared SeaweedFS store', () => {
     } finally {
       root.destroy();
     }
-    const a = await access('one', env.ns.appA);
+    const a = await access({ namespace: env.ns.appA, name: 'one' });
     await roundTrip(a.local, a.creds, a.bucket);
   }, 150_000);
 });
@@ -284,8 +308,8 @@ describe('shared stores a bucket cannot be made in', () => {
 describe('a SeaweedFS store per claim', () => {
   it('makes a Seaweed with a persistent filer in a namespace of its own, and a bucket user that reaches only its bucket', async () => {
     await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'own' }, 'dedicated'));
-    await bound('own', env.ns.appA);
-    const mr = await managedOf('own', env.ns.appA);
+    await bound({ namespace: env.ns.appA, name: 'own' });
+    const mr = await managedOf({ namespace: env.ns.appA, name: 'own' });
     const ns = `seaweedfs-${mr}`;
     const seaweed = await env.target.get<Obj & { spec: { filer: { persistence: { enabled: boolean } } } }>(Seaweeds, {
       namespace: ns,
@@ -294,7 +318,7 @@ describe('a SeaweedFS store per claim', () => {
     expect(seaweed?.spec.filer.persistence.enabled).toBe(true);
     // Its master reports nothing off its cluster.
     expect((seaweed?.spec as { master?: { extraArgs?: string[] } }).master?.extraArgs).toContain('-telemetry=false');
-    const own = await access('own', env.ns.appA);
+    const own = await access({ namespace: env.ns.appA, name: 'own' });
     expect(own.keys.endpoint).toBe(`http://${mr}-s3.${ns}.svc:8333`);
     await roundTrip(own.local, own.creds, own.bucket);
     // Its user reaches only its bucket: a bucket of its own making is refused.
@@ -305,7 +329,7 @@ describe('a SeaweedFS store per claim', () => {
       s3.destroy();
     }
     // Another claim's keys are unknown to this store.
-    const a = await access('one', env.ns.appA);
+    const a = await access({ namespace: env.ns.appA, name: 'one' });
     const other = s3Client(own.local, a.creds);
     try {
       expect(await refusal(other.send(new ListObjectsV2Command({ Bucket: own.bucket })))).toBe('InvalidAccessKeyId');
@@ -315,7 +339,7 @@ describe('a SeaweedFS store per claim', () => {
   }, 150_000);
 
   it('deleting the claim keeps its store (its bucket may hold objects), marked Retain, and says so; a class that lets objects go deletes it', async () => {
-    const mr = await managedOf('own', env.ns.appA);
+    const mr = await managedOf({ namespace: env.ns.appA, name: 'own' });
     const ns = `seaweedfs-${mr}`;
     await env.control.delete(Buckets, { namespace: env.ns.appA, name: 'own' });
     await eventually(
@@ -328,11 +352,14 @@ describe('a SeaweedFS store per claim', () => {
     const events = await eventsFor(env.control, { namespace: env.ns.platform, name: mr });
     expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toMatch(/deleteObjects is off/);
     // The same with a class whose claims' objects may go: nothing is left in the target.
-    await apply(kinds.SeaweedStoreClass, 'disposable', env.ns.platform, { providerRef: { name: 't' }, deleteObjects: true });
+    await apply(
+      kinds.SeaweedStoreClass,
+      { namespace: env.ns.platform, name: 'disposable' },
+      { providerRef: { name: 't' }, deleteObjects: true },
+    );
     await apply(
       BucketClasses,
-      'disposable',
-      env.ns.appB,
+      { namespace: env.ns.appB, name: 'disposable' },
       {
         classRef: {
           apiVersion: kinds.SeaweedStoreClass.apiVersion,
@@ -344,8 +371,8 @@ describe('a SeaweedFS store per claim', () => {
       true,
     );
     await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'brief' }, 'disposable'));
-    await bound('brief', env.ns.appB);
-    const brief = await managedOf('brief', env.ns.appB);
+    await bound({ namespace: env.ns.appB, name: 'brief' });
+    const brief = await managedOf({ namespace: env.ns.appB, name: 'brief' });
     await env.control.delete(Buckets, { namespace: env.ns.appB, name: 'brief' });
     await eventually(
       async () => (await env.control.get(kinds.SeaweedStore, { namespace: env.ns.platform, name: brief })) === undefined,
@@ -371,12 +398,12 @@ describe('bucket features on the claim', () => {
       ],
     },
   };
-  const synced = (name: string, namespace: string) => refusedBucket(env.control, { namespace, name });
+  const synced = ({ namespace, name }: Required<ObjectKey>) => refusedBucket(env.control, { namespace, name });
 
   it("versioning, object lock, a quota and lifecycle rules, each judged by the server through the claim's own keys", async () => {
     await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'vault' }, 'dedicated', { features: vault }));
-    await bound('vault', env.ns.appA);
-    const v = await access('vault', env.ns.appA);
+    await bound({ namespace: env.ns.appA, name: 'vault' });
+    const v = await access({ namespace: env.ns.appA, name: 'vault' });
     const s3 = s3Client(v.local, v.creds);
     try {
       // Versioning: two PUTs of one key leave two versions.
@@ -403,7 +430,7 @@ describe('bucket features on the claim', () => {
       // Lifecycle: the rules are in the bucket's configuration. SeaweedFS lets no policy action read
       // them, so the claim's own user is refused, and they are read as the operator sees them.
       expect(await refusal(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: v.bucket })))).toBe('AccessDenied');
-      const mr = await managedOf('vault', env.ns.appA);
+      const mr = await managedOf({ namespace: env.ns.appA, name: 'vault' });
       const admin = operator.admin({ namespace: `seaweedfs-${mr}`, name: mr });
       const root = s3Client(admin.endpoint, admin.root);
       const rules =
@@ -446,7 +473,7 @@ describe('bucket features on the claim', () => {
         spec: { features: { quota: { size: '2Mi' } } },
       },
     );
-    const mr = await managedOf('vault', env.ns.appA);
+    const mr = await managedOf({ namespace: env.ns.appA, name: 'vault' });
     await eventually(
       async () => {
         const b = await env.target.get<Obj & { spec: { versioning?: string; quota?: { size: string } } }>(SeaweedBuckets, {
@@ -489,24 +516,24 @@ describe('bucket features on the claim', () => {
     await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'on-ceph' }, 'ceph', { features: { versioning: 'Enabled' } }));
     const retention = { versioning: 'Enabled', objectLock: true, defaultRetention: { mode: 'Governance', days: 1 } };
     await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'retained' }, 'dedicated', { features: retention }));
-    const forbidden = await synced('locked-out', env.ns.appA);
+    const forbidden = await synced({ namespace: env.ns.appA, name: 'locked-out' });
     expect([forbidden.reason, forbidden.message]).toEqual([
       'FeatureNotAllowed',
       expect.stringMatching(/^spec\.features\.objectLock: class SeaweedBucketClass .*\/featured does not allow it/),
     ]);
-    const tooBig = await synced('too-big', env.ns.appA);
+    const tooBig = await synced({ namespace: env.ns.appA, name: 'too-big' });
     expect([tooBig.reason, tooBig.message]).toEqual([
       'FeatureNotAllowed',
       expect.stringMatching(/^spec\.features\.quota\.size: 11Gi .*maxQuota 10Gi/),
     ]);
-    const lacking = await synced('on-ceph', env.ns.appA);
+    const lacking = await synced({ namespace: env.ns.appA, name: 'on-ceph' });
     expect([lacking.reason, lacking.message]).toEqual([
       'FeatureNotSupported',
       expect.stringMatching(
         /^spec\.features\.versioning: the backend of CephBucketClass .* does not support versioning \(Rook's ObjectBucketClaim has no versioning\)/,
       ),
     ]);
-    const noRetention = await synced('retained', env.ns.appA);
+    const noRetention = await synced({ namespace: env.ns.appA, name: 'retained' });
     expect([noRetention.reason, noRetention.message]).toEqual([
       'FeatureNotSupported',
       expect.stringMatching(/^spec\.features\.defaultRetention: .*SeaweedFS operator's Bucket has no default retention/),
@@ -516,8 +543,8 @@ describe('bucket features on the claim', () => {
     }
     // Within its limits, the class's maxQuota is what a claim that asks for none gets.
     await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'capped' }, 'featured'));
-    await bound('capped', env.ns.appA);
-    const mr = await managedOf('capped', env.ns.appA);
+    await bound({ namespace: env.ns.appA, name: 'capped' });
+    const mr = await managedOf({ namespace: env.ns.appA, name: 'capped' });
     const b = await env.target.get<Obj & { spec: { quota?: { size: string } } }>(SeaweedBuckets, { namespace: 'sw-shared', name: mr });
     expect(b?.spec.quota?.size).toBe('10Gi');
   }, 120_000);
@@ -539,7 +566,7 @@ describe('key rotation through S3Credentials', () => {
   const newKeys = (name: string, than: string) =>
     eventually(
       async () => {
-        const k = await access(name, env.ns.appB);
+        const k = await access({ namespace: env.ns.appB, name });
         return k.creds.accessKey !== than ? k : undefined;
       },
       `the Secret of ${name} to hold new keys`,
@@ -551,8 +578,8 @@ describe('key rotation through S3Credentials', () => {
 
   it('new keys beside the old: both work in the grace period, the old are refused after it, and the S3Credentials of the old go', async () => {
     await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'turn' }, 'rotating'));
-    await bound('turn', env.ns.appB);
-    const before = await access('turn', env.ns.appB);
+    await bound({ namespace: env.ns.appB, name: 'turn' });
+    const before = await access({ namespace: env.ns.appB, name: 'turn' });
     await env.control.mergePatch(
       Buckets,
       { namespace: env.ns.appB, name: 'turn' },
@@ -561,7 +588,7 @@ describe('key rotation through S3Credentials', () => {
     const after = await newKeys('turn', before.creds.accessKey);
     await roundTrip(after.local, after.creds, after.bucket);
     expect(await answer(before)).toBe('ok');
-    const mr = await managedOf('turn', env.ns.appB);
+    const mr = await managedOf({ namespace: env.ns.appB, name: 'turn' });
     // Each generation's keys have an S3Credentials (and a Secret) of their own, registered with the one user.
     const registered = (
       await env.target.get<Obj & { status?: { accessKey?: string } }>(S3CredentialsType, { namespace: 'sw-shared', name: `${mr}-g1` })
@@ -591,8 +618,8 @@ describe('key rotation through S3Credentials', () => {
 
   it("a store of its own rotates its bucket user's keys the same way, in the store's own namespace", async () => {
     await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'own-turn' }, 'rotating-dedicated'));
-    await bound('own-turn', env.ns.appB);
-    const before = await access('own-turn', env.ns.appB);
+    await bound({ namespace: env.ns.appB, name: 'own-turn' });
+    const before = await access({ namespace: env.ns.appB, name: 'own-turn' });
     await env.control.mergePatch(
       Buckets,
       { namespace: env.ns.appB, name: 'own-turn' },
@@ -601,7 +628,7 @@ describe('key rotation through S3Credentials', () => {
     const after = await newKeys('own-turn', before.creds.accessKey);
     await roundTrip(after.local, after.creds, after.bucket);
     expect(await answer(before)).toBe('ok');
-    const mr = await managedOf('own-turn', env.ns.appB);
+    const mr = await managedOf({ namespace: env.ns.appB, name: 'own-turn' });
     const ns = `seaweedfs-${mr}`;
     const registered = (
       await env.target.get<Obj & { status?: { accessKey?: string } }>(S3CredentialsType, { namespace: ns, name: `${mr}-bucket-g1` })
@@ -620,8 +647,8 @@ describe('key rotation through S3Credentials', () => {
   }, 150_000);
 
   it('deleting the claim in a grace period removes the keys of both generations', async () => {
-    const current = await access('turn', env.ns.appB);
-    const mr = await managedOf('turn', env.ns.appB);
+    const current = await access({ namespace: env.ns.appB, name: 'turn' });
+    const mr = await managedOf({ namespace: env.ns.appB, name: 'turn' });
     await env.control.mergePatch(
       Buckets,
       { namespace: env.ns.appB, name: 'turn' },

@@ -720,7 +720,7 @@ describe('access reconciler: a grant reaches only a bucket whose resource names 
       });
     store('victim-store', 'victim-bucket', 'victim', 'team-b', claimRefUid);
     store('own-store', 'own-bucket', 'mine', 'team-a', 'mine-uid');
-    const bucket = (name: string, namespace: string, uid: string, resource: string, shareWith: object[]) =>
+    const bucket = ({ namespace, name }: Required<ObjectKey>, uid: string, resource: string, shareWith: object[]) =>
       api.seed(Claims, {
         apiVersion: Claims.apiVersion,
         kind: 'Bucket',
@@ -728,8 +728,10 @@ describe('access reconciler: a grant reaches only a bucket whose resource names 
         spec: { resourceRef: { apiVersion: Managed.apiVersion, kind: Managed.kind, name: resource, namespace: 'infra' }, shareWith },
         status: { bindingPhase: 'Bound' },
       });
-    bucket('victim', 'team-b', 'victim-uid', 'victim-store', [{ namespace: 'team-c', modes: ['ReadOnly'] }]);
-    bucket('mine', 'team-a', 'mine-uid', points === 'own' ? 'own-store' : 'victim-store', [{ namespace: 'team-a', modes: ['ReadWrite'] }]);
+    bucket({ namespace: 'team-b', name: 'victim' }, 'victim-uid', 'victim-store', [{ namespace: 'team-c', modes: ['ReadOnly'] }]);
+    bucket({ namespace: 'team-a', name: 'mine' }, 'mine-uid', points === 'own' ? 'own-store' : 'victim-store', [
+      { namespace: 'team-a', modes: ['ReadWrite'] },
+    ]);
     api.seed(Accesses, {
       apiVersion: Accesses.apiVersion,
       kind: 'BucketAccess',

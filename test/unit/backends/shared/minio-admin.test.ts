@@ -1,6 +1,7 @@
 // A bucket and its user in a MinIO store (src/backends/shared/minio-admin.ts, bucket.ts), as pure functions: the
 // policy each mode gets, the Job that applies it (the root Secret mounted, never read by us), names
 // that fit, keys derived once and the same every time, and how a class's claim finds its shared store.
+import type { ObjectKey } from '../../../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { MinioBucketClass } from '../../../../src/backends/minio-bucket/api.ts';
 import {
@@ -174,15 +175,15 @@ describe('the revoke Job outcome', () => {
 });
 
 describe('bucket names', () => {
-  const claim = (namespace: string, name: string, uid = 'u') => ({ metadata: { namespace, name, uid } });
+  const claim = ({ namespace, name }: Required<ObjectKey>, uid = 'u') => ({ metadata: { namespace, name, uid } });
   const valid = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
   it.each([
-    ['a short claim', claim('app', 'data'), 'app-data-'],
-    ['dots in the name become dashes', claim('app', 'my.data'), 'app-my-data-'],
-    ['a long name is cut, the digest kept', claim('n'.repeat(63), 'c'.repeat(253)), 'n'.repeat(54)],
-    ['a namespace S3 would refuse as a start (xn--) gets one it takes', claim('xn--app', 'data'), 'b-xn--app-data-'],
-    ['a start AWS keeps for itself (sthree-) too', claim('sthree-x', 'data'), 'b-sthree-x-data-'],
-    ['a long name so started is still cut to 63', claim(`xn--${'n'.repeat(59)}`, 'c'), 'b-xn--'],
+    ['a short claim', claim({ namespace: 'app', name: 'data' }), 'app-data-'],
+    ['dots in the name become dashes', claim({ namespace: 'app', name: 'my.data' }), 'app-my-data-'],
+    ['a long name is cut, the digest kept', claim({ namespace: 'n'.repeat(63), name: 'c'.repeat(253) }), 'n'.repeat(54)],
+    ['a namespace S3 would refuse as a start (xn--) gets one it takes', claim({ namespace: 'xn--app', name: 'data' }), 'b-xn--app-data-'],
+    ['a start AWS keeps for itself (sthree-) too', claim({ namespace: 'sthree-x', name: 'data' }), 'b-sthree-x-data-'],
+    ['a long name so started is still cut to 63', claim({ namespace: `xn--${'n'.repeat(59)}`, name: 'c' }), 'b-xn--'],
   ])('%s', (_n, c, prefix) => {
     const name = bucketNameFor(c);
     expect(name.startsWith(prefix)).toBe(true);
@@ -190,8 +191,10 @@ describe('bucket names', () => {
     expect(name).not.toMatch(/^(xn--|sthree-|amzn-s3-demo-)|(-s3alias|--ol-s3)$/);
   });
   it('differs across namespaces and across claims that reuse a name', () => {
-    expect(bucketNameFor(claim('a-b', 'c'))).not.toBe(bucketNameFor(claim('a', 'b-c')));
-    expect(bucketNameFor(claim('a', 'b', 'uid-1'))).not.toBe(bucketNameFor(claim('a', 'b', 'uid-2')));
+    expect(bucketNameFor(claim({ namespace: 'a-b', name: 'c' }))).not.toBe(bucketNameFor(claim({ namespace: 'a', name: 'b-c' })));
+    expect(bucketNameFor(claim({ namespace: 'a', name: 'b' }, 'uid-1'))).not.toBe(
+      bucketNameFor(claim({ namespace: 'a', name: 'b' }, 'uid-2')),
+    );
   });
 });
 
