@@ -94,4 +94,17 @@ describe('idle pooled connections that died together', () => {
     expect((await c.get(ConfigMaps, { namespace: ns, name: 'siblings' }))?.metadata.name).toBe('siblings');
     expect(performance.now() - started).toBeLessThan(2_000);
   });
+
+  it('are all dropped when one of them is reset: a read sent again goes out on a new connection, not on the next forgotten one', async () => {
+    const c = new KubeClient(
+      { ...kubeConfigOf(testCluster('control')), server: proxyServer },
+      { fieldManager: 'stall-test', timeoutMs: 2_000 },
+    );
+    clients.push(c);
+    await admin.create(ConfigMaps, configMap('reset'));
+    // Eight requests at once leave eight idle connections in the pool: more than a read's attempts.
+    await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map(() => c.get(ConfigMaps, { namespace: ns, name: 'reset' })));
+    expect(proxy.forget()).toBeGreaterThanOrEqual(8);
+    expect((await c.get(ConfigMaps, { namespace: ns, name: 'reset' }))?.metadata.name).toBe('reset');
+  });
 });

@@ -1,6 +1,7 @@
 // A TCP proxy in front of a real API server that can play a connection that died silently: freeze()
 // stops relaying on every open connection without closing it (as when a NAT or a load balancer
-// forgets it), while new connections still pass. The server behind it stays real.
+// forgets it), and forget() resets each at its next request; new connections still pass. The server
+// behind it stays real.
 import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 
 export class FreezableProxy {
@@ -40,6 +41,21 @@ export class FreezableProxy {
       server.unpipe(client);
       client.pause();
       server.pause();
+    }
+    return this.pairs.size;
+  }
+
+  /**
+   * Every open connection is forgotten, as by a NAT or a load balancer that restarted: the next bytes
+   * a client sends on one are answered with a reset. New connections still pass.
+   */
+  forget(): number {
+    for (const [client, server] of this.pairs) {
+      client.unpipe(server);
+      client.once('data', () => {
+        client.resetAndDestroy();
+      });
+      client.resume();
     }
     return this.pairs.size;
   }

@@ -98,19 +98,27 @@ export function exchange(x: Exchange): Promise<IncomingMessage> {
       req.destroy(Object.assign(new Error('no response headers in time'), { code: HEADERS_TIMEOUT }));
       // A pooled connection that died silently: its idle siblings went the same way (a server lost
       // without a word, a NAT that forgot them all), so none of them is handed to the next request.
-      if (req.reusedSocket) for (const idle of Object.values(x.agent.freeSockets).flat()) idle?.destroy();
+      if (req.reusedSocket) dropIdle(x.agent);
     }, x.headersTimeoutMs);
     req.once('response', (res) => {
       clearTimeout(deadline);
       resolve(res);
     });
     // on, not once: a socket error after the response has begun may be reported here too (a no-op then).
-    req.on('error', (err) => {
+    req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(deadline);
+      // A pooled connection the server (or a NAT, a load balancer) reset: it forgot its idle siblings
+      // too, so a read sent again goes out on a new connection, not on the next of them.
+      if (req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) dropIdle(x.agent);
       reject(err);
     });
     req.end(x.body);
   });
+}
+
+/** Closes the agent's idle connections. */
+function dropIdle(agent: HttpAgent): void {
+  for (const idle of Object.values(agent.freeSockets).flat()) idle?.destroy();
 }
 
 /** The whole body as text. An abort (the caller's signal) destroys the request, which ends this with an error. */
