@@ -121,7 +121,10 @@ const readyIs = (ns: string, name: string, status: string, reason: string, timeo
       return ready?.status === status && ready.reason === reason ? p : undefined;
     },
     `Provider ${ns}/${name} to be Ready=${status} (${reason})`,
-    timeoutMs,
+    {
+      timeoutMs,
+      explain: async () => JSON.stringify(cond(await control.get<Provider>(Providers, { namespace: ns, name }), 'Ready')),
+    },
   );
 
 /** Whatever provider-rook wrote where the intruder or anyone else can read it. */

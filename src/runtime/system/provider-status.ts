@@ -5,7 +5,7 @@
 import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import { copyOf } from '../../kit/controller/informer.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
-import { ReasonedError, setCondition } from '../../kit/conditions.ts';
+import { ReasonedError, getCondition, setCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
@@ -31,6 +31,12 @@ export { Providers };
 const UPGRADE_POLL_MS = 2_000;
 /** How often one whose rollout passed its deadline is: the cause may go at any time, and a wave waits on it. */
 const FAILED_UPGRADE_POLL_MS = 10_000;
+/**
+ * How often a Provider that is not Ready is judged again. Its target's watches wake it when they first
+ * fail and when they all work again, not in between: a first judgement taken mid-failure (a reset
+ * connection, where the next one is refused by address) would otherwise stand until the next poll.
+ */
+const NOT_READY_POLL_MS = 10_000;
 type Provider = ProviderObject;
 
 /** Crossplane's ProviderConfig usage finalizer, for our Provider. */
@@ -111,6 +117,8 @@ export class ProviderStatusReconciler implements Reconciler {
       const stalled = status?.operators?.some((o) => o.upgrade?.phase === 'Failed' && o.upgrade.reason === ROLLOUT_STALLED);
       if (stalled) return requeueAfter(Math.min(FAILED_UPGRADE_POLL_MS, this.o.pollIntervalMs));
       if (deferred) return requeueAfter(deferred);
+      if (getCondition(status?.conditions, 'Ready')?.status === 'False')
+        return requeueAfter(Math.min(NOT_READY_POLL_MS, this.o.pollIntervalMs));
     } catch (err) {
       if (isConflict(err)) return requeue();
       if (isNotFound(err)) return done();

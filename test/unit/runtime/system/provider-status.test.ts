@@ -1,6 +1,6 @@
 // The Provider's status writes: a change of its user count alone (a burst of claims moves it with
 // every one) is written at most once per 2 s, and the pass comes back when the window ends; any
-// other change is written at once.
+// other change is written at once. A Provider that is not Ready is judged again soon.
 import { describe, expect, it } from '@jest/globals';
 import { MemoryEventRecorder } from '../../../../src/kit/controller/events.ts';
 import type { Client } from '../../../../src/kit/kube/client.ts';
@@ -26,7 +26,7 @@ function setup() {
   } as unknown as Client;
   const target = {
     serverVersion: 'v1.35.4',
-    informers: { reachable: () => state.reachable },
+    informers: { reachable: () => state.reachable, onHealth: () => {} },
     client: { serverVersion: async () => 'v1.35.4' },
   };
   const reconciler = new ProviderStatusReconciler({
@@ -73,5 +73,14 @@ describe('ProviderStatusReconciler', () => {
     state.users = 3;
     await run();
     expect(writes).toEqual([0, 3]);
+  });
+
+  it('judges a Provider that is not Ready again within 10 s, and a Ready one at its poll', async () => {
+    const { run, state } = setup();
+    expect(await run()).toEqual({ kind: 'requeueAfter', ms: 60_000 });
+    state.reachable = false;
+    expect(await run()).toEqual({ kind: 'requeueAfter', ms: 10_000 });
+    state.reachable = true;
+    expect(await run()).toEqual({ kind: 'requeueAfter', ms: 60_000 });
   });
 });
