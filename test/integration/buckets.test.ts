@@ -2,6 +2,7 @@
 // ObjectStore and one MinIO Tenant, each with a MinioBucketClass; app claims get a bucket each and a
 // user whose policy reaches only it, and the stores' root credentials never reach the control cluster.
 // The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
+import { applyObject } from '../kit/manifests.ts';
 import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
@@ -144,14 +145,9 @@ async function gone(type: ResourceType, { namespace, name }: Required<ObjectKey>
   );
 }
 
-async function apply(type: ResourceType, { namespace, name }: Required<ObjectKey>, spec: object, top = false): Promise<void> {
-  await env.control.apply(type, {
-    apiVersion: type.apiVersion,
-    kind: type.kind,
-    metadata: { name, namespace },
-    ...(top ? spec : { spec }),
-  } as KubeObjectLike);
-}
+/** Applies an object with this spec (or, `top`, these top-level fields). */
+const apply = (type: ResourceType, key: Required<ObjectKey>, spec: object, top = false) =>
+  applyObject(env.control, type, key, top ? spec : { spec });
 
 describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
   it("each get a bucket of the store and a user that reaches only it: the server refuses A's keys in B's bucket", async () => {

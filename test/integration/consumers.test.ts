@@ -3,6 +3,7 @@
 // consent, read there by a client placed in that cluster, and used against the real S3 server.
 // A cluster's Service names resolve only for clients placed in it (resolveS3Endpoint); the class's
 // exposure is an ingress stand-in on an address of its own, reachable from every cluster.
+import { applyObject } from '../kit/manifests.ts';
 import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { withProviderRook } from '../kit/fixture.ts';
@@ -151,8 +152,7 @@ const rook = withProviderRook({
         },
       },
     );
-    const apply = (type: ResourceType, { namespace, name }: Required<ObjectKey>, body: object) =>
-      control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
+    const apply = (type: ResourceType, key: Required<ObjectKey>, body: object) => applyObject(control, type, key, body);
     await apply(
       kinds.ObjectStore,
       { namespace: platform, name: 'shared' },

@@ -4,6 +4,7 @@
 // and exposure, and shared stores exposed by their own resource (MinioBucket) each way. The controllers that give addresses are stand-ins
 // (exposure-controllers.ts) that write what the real ones write and carry the traffic on loopback;
 // the Gateway API and MCS CRDs are the projects' own. A cluster's Service names resolve only inside it.
+import { applyObject } from '../kit/manifests.ts';
 import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { BucketClasses, Buckets } from '../../src/app.ts';
@@ -171,8 +172,7 @@ withProviderRook({
       { namespace: platform, name: 'c' },
       { spec: { consumers: [{ claimNamespace: team, namespaces: [appNs] }] } },
     );
-    const apply = (type: ResourceType, { namespace, name }: Required<ObjectKey>, body: object) =>
-      control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
+    const apply = (type: ResourceType, key: Required<ObjectKey>, body: object) => applyObject(control, type, key, body);
     const store = { scope: { nodeCount: 4 }, providerRef: { name: 't' } };
     await apply(
       kinds.ObjectStoreClass,

@@ -5,6 +5,7 @@
 // - H2: a ReadOnly grantee points a Bucket of its own at its grant's resource, then grants itself ReadWrite.
 // - F2: a target tenant rewrites a store's endpoint Service (stripping its marks), or replaces it.
 // Each also checks that nothing was lost: the victim's objects, and no key reaching what it was not granted.
+import { applyObject } from '../kit/manifests.ts';
 import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
@@ -39,8 +40,7 @@ const env = withProviderRook({
   roles: true,
   timeoutMs: 240_000,
   before: async () => {
-    const apply = (type: ResourceType, { namespace, name }: Required<ObjectKey>, body: object) =>
-      env.control.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
+    const apply = (type: ResourceType, key: Required<ObjectKey>, body: object) => applyObject(env.control, type, key, body);
     await apply(
       kinds.ObjectStore,
       { namespace: env.ns.platform, name: 'shared' },

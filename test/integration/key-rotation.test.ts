@@ -3,6 +3,7 @@
 // old keys keep working until the class's grace period ends and are refused after it. A class can
 // rotate on a schedule; a store's root keys cannot rotate, and the condition says so.
 // The target is a cluster of this file's own, so only its stand-ins (with S3) play the Jobs there.
+import { applyObject } from '../kit/manifests.ts';
 import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -77,14 +78,9 @@ const env = withProviderRook({
   },
 });
 
-async function apply(type: ResourceType, { namespace, name }: Required<ObjectKey>, body: object, top = false): Promise<void> {
-  await env.control.apply(type, {
-    apiVersion: type.apiVersion,
-    kind: type.kind,
-    metadata: { name, namespace },
-    ...(top ? body : { spec: body }),
-  });
-}
+/** Applies an object with this spec (or, `top`, these top-level fields). */
+const apply = (type: ResourceType, key: Required<ObjectKey>, spec: object, top = false) =>
+  applyObject(env.control, type, key, top ? spec : { spec });
 
 const claim = (name: string, className: string, annotations?: Record<string, string>) =>
   ({

@@ -35,7 +35,7 @@ import { ANNOTATION_RECLAIM_POLICY } from '../../src/runtime/ownership/marks.ts'
 import { withProviderRook } from '../kit/fixture.ts';
 import { boundBucket, bucketClaim, claimAccess, refusedBucket } from '../kit/claims.ts';
 import { repoRoot } from '../kit/cluster.ts';
-import { loadManifests } from '../kit/manifests.ts';
+import { applyObject, loadManifests } from '../kit/manifests.ts';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { answersIn, refusal, roundTrip, s3Client } from '../kit/s3.ts';
@@ -135,14 +135,9 @@ const env = withProviderRook({
   },
 });
 
-async function apply(type: ResourceType, { namespace, name }: Required<ObjectKey>, spec: object, top = false): Promise<void> {
-  await env.control.apply(type, {
-    apiVersion: type.apiVersion,
-    kind: type.kind,
-    metadata: { name, namespace },
-    ...(top ? spec : { spec }),
-  } as KubeObjectLike);
-}
+/** Applies an object with this spec (or, `top`, these top-level fields). */
+const apply = (type: ResourceType, key: Required<ObjectKey>, spec: object, top = false) =>
+  applyObject(env.control, type, key, top ? spec : { spec });
 
 const claim = bucketClaim;
 const bound = ({ namespace, name }: Required<ObjectKey>) => boundBucket(env.control, { namespace, name }, 90_000);

@@ -35,6 +35,16 @@ afterAll(async () => {
   await admin?.close();
 });
 
+/** A client through the proxy with a pool of its own (no connection another case froze), closed after the file. */
+function ownClient(): KubeClient {
+  const c = new KubeClient(
+    { ...kubeConfigOf(testCluster('control')), server: proxyServer },
+    { fieldManager: 'stall-test', timeoutMs: 2_000 },
+  );
+  clients.push(c);
+  return c;
+}
+
 const configMap = (name: string): KubeObjectLike => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns } });
 
 describe('a watch on a connection that died silently', () => {
@@ -58,11 +68,7 @@ describe('a watch on a connection that died silently', () => {
 describe('a request on a connection that died silently', () => {
   it('fails at its deadline, and the next request goes out on a new connection', async () => {
     // A client of its own: the frozen connections of the test above are not in its pool.
-    const throughProxy = new KubeClient(
-      { ...kubeConfigOf(testCluster('control')), server: proxyServer },
-      { fieldManager: 'stall-test', timeoutMs: 2_000 },
-    );
-    clients.push(throughProxy);
+    const throughProxy = ownClient();
     await admin.create(ConfigMaps, configMap('get-me'));
     expect((await throughProxy.get(ConfigMaps, { namespace: ns, name: 'get-me' }))?.metadata.name).toBe('get-me');
     expect(proxy.freeze()).toBeGreaterThan(0);
@@ -80,11 +86,7 @@ describe('a request on a connection that died silently', () => {
 
 describe('idle pooled connections that died together', () => {
   it('are all dropped when a request on one of them meets its deadline: the next request does not wait out another', async () => {
-    const c = new KubeClient(
-      { ...kubeConfigOf(testCluster('control')), server: proxyServer },
-      { fieldManager: 'stall-test', timeoutMs: 2_000 },
-    );
-    clients.push(c);
+    const c = ownClient();
     await admin.create(ConfigMaps, configMap('siblings'));
     // Three requests at once leave three idle connections in the pool.
     await Promise.all([1, 2, 3].map(() => c.get(ConfigMaps, { namespace: ns, name: 'siblings' })));
@@ -96,11 +98,7 @@ describe('idle pooled connections that died together', () => {
   });
 
   it('are all dropped when one of them is reset: a read sent again goes out on a new connection, not on the next forgotten one', async () => {
-    const c = new KubeClient(
-      { ...kubeConfigOf(testCluster('control')), server: proxyServer },
-      { fieldManager: 'stall-test', timeoutMs: 2_000 },
-    );
-    clients.push(c);
+    const c = ownClient();
     await admin.create(ConfigMaps, configMap('reset'));
     // Eight requests at once leave eight idle connections in the pool: more than a read's attempts.
     await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map(() => c.get(ConfigMaps, { namespace: ns, name: 'reset' })));

@@ -9,6 +9,7 @@ import { bundleDirectory } from '../../src/runtime/operators/operator.ts';
 import { repoRoot } from './cluster.ts';
 import { eventually } from './eventually.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import {
   ClusterRoleBindings,
   ClusterRoles,
@@ -52,6 +53,16 @@ export function typeFor(obj: KubeObjectLike): ResourceType {
 
 export function loadManifests(file: string): Manifest[] {
   return (yaml.loadAll(readFileSync(file, 'utf8')) as (Manifest | null)[]).filter((d): d is Manifest => Boolean(d));
+}
+
+/** Applies one object of `type`, named by `key`, its other fields (spec, data, ...) from `body`. */
+export function applyObject(
+  client: KubeClient,
+  type: ResourceType,
+  { namespace, name }: Required<ObjectKey>,
+  body: object,
+): Promise<KubeObjectLike> {
+  return client.apply(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace }, ...body } as KubeObjectLike);
 }
 
 /** Applies documents in order (namespaces first), with an optional namespace for namespaced objects that have none. */
