@@ -89,14 +89,14 @@ const HONOURED = {
 };
 const REFUSED: Record<string, string> = {
   'auth-provider': 'auth-provider plugins were removed from Kubernetes clients in 1.26; use an exec plugin (e.g. kubelogin) or a token',
-  'proxy-url': 'provider-rook connects to the API server directly and sends nothing through a proxy; reach it without one',
+  'proxy-url': 'this client connects to the API server directly and sends nothing through a proxy; reach it without one',
 };
 
 /** Refuses any field of `obj` (a kubeconfig's `what`) that this reader does not honour. */
 function refuseUnhonoured(obj: Obj, what: 'cluster' | 'user' | 'context' | 'exec', name: unknown): void {
   for (const field of Object.keys(obj)) {
     if (HONOURED[what].includes(field)) continue;
-    const why = REFUSED[field] ?? `provider-rook does not know this field, and ignores nothing`;
+    const why = REFUSED[field] ?? `this reader does not know this field, and ignores nothing`;
     throw new Error(`the kubeconfig's ${what} ${JSON.stringify(name)} sets ${field}: ${why}`);
   }
 }
@@ -160,7 +160,7 @@ export function kubeconfigAccess(text: string, dir = process.cwd()): ClusterAcce
     refuseUnhonoured(exec, 'exec', context.user);
     if (exec.interactiveMode === 'Always')
       throw new Error(
-        `the kubeconfig's exec plugin for user ${JSON.stringify(context.user)} needs a terminal (interactiveMode Always), and provider-rook has none`,
+        `the kubeconfig's exec plugin for user ${JSON.stringify(context.user)} needs a terminal (interactiveMode Always), and a controller has none`,
       );
   }
   const tokenFile = str(user, 'tokenFile');

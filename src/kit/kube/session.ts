@@ -20,6 +20,8 @@ export interface RequestOptions {
 
 export interface ClientOptions {
   fieldManager: string;
+  /** The User-Agent header: the field manager unless said (it names the program, as client-go's does). */
+  userAgent?: string;
   /** Per-request timeout (watches excepted). */
   timeoutMs?: number;
   /** Counts requests by verb, e.g. for metrics. */
@@ -48,7 +50,6 @@ export interface Auth {
 }
 
 const AUTH_REFRESH_MS = 60_000;
-const USER_AGENT = 'provider-rook';
 /** Attempts for a read whose connection was closed under it (client-go retries those too). */
 const GET_ATTEMPTS = 5;
 const CLOSED_CONNECTION_BACKOFF = { baseMs: 100, maxMs: 800 };
@@ -115,7 +116,7 @@ export class ServerSession {
         this.poolTls = tls;
       }
       return {
-        headers: { ...auth.headers, 'User-Agent': USER_AGENT },
+        headers: { ...auth.headers, 'User-Agent': this.opts.userAgent ?? this.opts.fieldManager },
         pool: this.pool,
         refreshAt: Math.min(Date.now() + AUTH_REFRESH_MS, (auth.expiresAt ?? Infinity) - 10_000),
       };
