@@ -22,4 +22,4 @@ COPY config/operators ./config/operators
 COPY --from=build /app/package.json ./package.json
 USER 65532:65532
 # Node's flags: see hack/lib/node-flags.ts (why, and what each was measured to cost).
-ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=2", "--heap-growing-percent=25", "--no-opt", "--no-maglev", "dist/main.js"]
+ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=1", "--heap-growing-percent=25", "--no-opt", "--no-maglev", "dist/main.js"]

@@ -3,10 +3,14 @@
 // V8's heap sizing is the last lever we pulled, after finding where the memory went (heap snapshots,
 // the weight of each import) and cutting that; each flag's cost was measured with hack/bench-provider.ts.
 //
-// --max-semi-space-size=2 (MiB): V8 otherwise lets the young generation grow to 64-128 MiB during a
+// --max-semi-space-size=1 (MiB): V8 otherwise lets the young generation grow to 64-128 MiB during a
 //   burst of reconciles, while the live heap holding 500 stores is about 30 MiB. 4 MiB took peak RSS
-//   at 500 from 352 to 203-232 MiB (with the undici client of the time); 2 MiB takes 4 more MiB off
-//   the idle process (88 -> 84 MiB).
+//   at 500 from 352 to 203-232 MiB (with the undici client of the time); 2 MiB took 4 more MiB off
+//   the idle process (88 -> 84 MiB); 1 MiB 1.5 more (an idle process: 68.9, 69.1 -> 67.5, 67.5 MiB).
+//   The bench with the default limits, one run each, 2 -> 1 MiB: 100 stores idle / holding / peak
+//   72 / 76 / 88 -> 71 / 74 / 85 MiB, Ready 3.6 -> 3.2 s, CPU 3.6 -> 3.3 s; 500 stores 72 / 85 / 96 ->
+//   71 / 82 / 94 MiB, Ready 18.9 -> 15.5 s, deleted 15.2 -> 12.8 s, CPU 15.4 -> 12.7 s (times move
+//   by a few seconds from run to run: no cost seen).
 // --heap-growing-percent=25: after a full GC the old generation may grow by a quarter before the
 //   next, not up to four times, as V8 allows on a machine with plenty of memory. It does not cap the
 //   heap (no out-of-memory at any size), it only collects sooner. Peak RSS at 500: 169 -> 121-122 MiB
@@ -21,4 +25,4 @@
 //   run 3.6 -> 3.9 s; 500 with the default limits 90 / 114 / 120 -> 80 / 97 / 102 MiB, Ready 19.4 ->
 //   19.6 s, deleted 19.6 -> 21.2 s, CPU 14.8 -> 17.3 s. --lite-mode (no Sparkplug either, lazy
 //   feedback) took 5 MiB more off but 43% more CPU, and 500 Ready took 24.8 s: not chosen.
-export const PROVIDER_NODE_FLAGS = ['--max-semi-space-size=2', '--heap-growing-percent=25', '--no-opt', '--no-maglev'];
+export const PROVIDER_NODE_FLAGS = ['--max-semi-space-size=1', '--heap-growing-percent=25', '--no-opt', '--no-maglev'];
