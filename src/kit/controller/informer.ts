@@ -17,11 +17,9 @@ import { keyOf } from './result.ts';
 import { backoffDelay, sleep } from '../backoff.ts';
 
 /**
- * A failing list is retried after 1 s, 2 s, ... 30 s. A watch (its list worked) is retried after 1 s
- * each time, however often it fails: the count starts again at every watch sent. That keeps a
- * target's recovery under a second after an outage (every cache probes it); growing it to 30 s took
- * chaos scenario 2's recovery from 0.4 to 7.8 s. A down server refuses at once, and one that does
- * not answer holds each cache's attempt for the request deadline, so the probes cost little.
+ * A failing list is retried after 1 s, 2 s, ... 30 s; a watch after 1 s each time (the count starts
+ * again at every watch sent), so a target is seen back within a second: a 30-s cap took chaos
+ * scenario 2's recovery from 0.4 to 7.8 s. A down server refuses at once: the probes cost little.
  */
 const LIST_BACKOFF = { baseMs: 1000, maxMs: 30_000 };
 /** Established a moment before the server serves it: backing off only if that keeps happening. */
