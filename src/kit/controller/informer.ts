@@ -1,7 +1,8 @@
 // An informer (kube-rs watcher + reflector): list, then watch from the list's resourceVersion,
 // keeping a cache and telling handlers what changed. It never gives up: watch ends are resumed,
 // 410 Gone relists (and reports objects that vanished meanwhile), a watch gone silent (no event, no
-// bookmark within the client's bound) is replaced, errors back off up to 30 s. A kind that is not
+// bookmark within the client's bound) is replaced, a failing list backs off up to 30 s and a failing
+// watch is retried every second (see LIST_BACKOFF). A kind that is not
 // served yet (its CRD missing) waits for whenServed instead of asking again and again. Cached objects
 // drop metadata.managedFields, which nothing here reads and which is often half an object's size,
 // and, where asked, all but metadata and the fields named (client-go's transform).
