@@ -6,6 +6,18 @@ export interface ResourceType {
   namespaced: boolean;
 }
 
+/** An object of a type, by its key. */
+export interface ObjectRef {
+  type: ResourceType;
+  name: string;
+  namespace?: string;
+}
+
+/** An object as messages name it, e.g. "Secret ns/name". */
+export const describeRef = (ref: ObjectRef): string => `${ref.type.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+/** An object's identity, for comparing refs. */
+export const refKey = (ref: ObjectRef): string => `${ref.type.apiVersion}/${ref.type.kind}/${ref.namespace ?? ''}/${ref.name}`;
+
 /** A type's API group, "" for the core group: version-free, as an object stays itself across served versions. */
 export const groupOf = (type: ResourceType): string => (type.apiVersion.includes('/') ? type.apiVersion.split('/')[0]! : '');
 

@@ -9,7 +9,8 @@ import { isAlreadyExists, isConflict, isNotFound } from '../../kit/kube/errors.t
 import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
 import { deleteIfOurs, deleteSuperseded } from './delete.ts';
-import { refKey, type Companion, type KindContext, type ObjectReader, type TargetObject } from './kind.ts';
+import { refKey } from '../../kit/kube/resources.ts';
+import { type Companion, type KindContext, type ObjectReader, type TargetObject } from './kind.ts';
 import { ensureNamespace, forgetNamespace } from './namespaces.ts';
 import type { NativePass } from './pass.ts';
 import { companionRecord, recordable } from './pass.ts';

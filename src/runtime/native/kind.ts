@@ -3,7 +3,7 @@
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import type { ObjectKey } from '../../kit/kube/object-key.ts';
-import type { ResourceType } from '../../kit/kube/resources.ts';
+import type { ObjectRef, ResourceType } from '../../kit/kube/resources.ts';
 import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
 import type { OperatorBundle } from '../operators/operator.ts';
 
@@ -25,12 +25,6 @@ export type TargetObject = KubeObjectLike & {
   };
   [field: string]: unknown;
 };
-
-export interface ObjectRef {
-  type: ResourceType;
-  name: string;
-  namespace?: string;
-}
 
 export interface Companion extends ObjectRef {
   /** What it is for, in messages (e.g. "access-keys Secret"). */
@@ -185,8 +179,3 @@ export interface ObjectReader {
     goneUid?: string,
   ): Promise<T | undefined>;
 }
-
-/** An object as messages name it, e.g. "Secret ns/name". */
-export const describeRef = (ref: ObjectRef): string => `${ref.type.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
-/** An object's identity, for comparing refs. */
-export const refKey = (ref: ObjectRef): string => `${ref.type.apiVersion}/${ref.type.kind}/${ref.namespace ?? ''}/${ref.name}`;

@@ -9,7 +9,7 @@ import { ReasonedError } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
 import type { ObjectKey } from '../../kit/kube/object-key.ts';
-import type { ResourceType } from '../../kit/kube/resources.ts';
+import { type ResourceType, describeRef, refKey, type ObjectRef } from '../../kit/kube/resources.ts';
 import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, externalNameOf } from '../../kit/meta.ts';
 import { policyOf } from '../managed/policies.ts';
 import { reclaimPolicyOf, type ManagedResource } from '../managed/types.ts';
@@ -23,16 +23,7 @@ import {
   type Vouchers,
 } from '../ownership/marks.ts';
 import { Reasons, UnprovenError, type Reason } from '../reasons.ts';
-import {
-  describeRef,
-  refKey,
-  type Companion,
-  type KindContext,
-  type NativeKind,
-  type ObjectReader,
-  type ObjectRef,
-  type TargetObject,
-} from './kind.ts';
+import { type Companion, type KindContext, type NativeKind, type ObjectReader, type TargetObject } from './kind.ts';
 import { planFor } from './rotation.ts';
 import type { RotationPlan } from './rotation.ts';
 import { byText } from '../../kit/order.ts';

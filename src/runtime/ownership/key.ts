@@ -2,11 +2,47 @@
 // provider-rook: made on first start (32 random bytes), read on every start after. Nobody in a
 // target can read it, so nobody there can sign. Back it up with the control cluster: restored
 // managed resources then prove their objects again (see docs/operations/ownership.md).
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import { isAlreadyExists } from '../../kit/kube/errors.ts';
 import { Secrets } from '../../kit/kube/resources.ts';
-import { OwnershipKey } from './marks.ts';
+
+/** The key that signs ownership marks: it never leaves the control cluster. */
+export class OwnershipKey {
+  readonly #secret: Buffer;
+
+  constructor(secret: Buffer) {
+    if (secret.length < 32) throw new Error('the ownership key must be at least 32 bytes');
+    this.#secret = secret;
+  }
+
+  sign(payload: string): Buffer {
+    return createHmac('sha256', this.#secret).update(payload).digest();
+  }
+
+  /**
+   * A credential derived for `purpose` (e.g. a bucket user's secret key): the same on every run, so
+   * a crash or a lost Secret never leaves an app with keys nobody holds, and unknowable without the
+   * key. Signatures and credentials are kept apart by their own prefix.
+   */
+  derive(purpose: string, length: number): string {
+    let out = '';
+    for (let block = 0; out.length < length; block++) {
+      const bytes = createHmac('sha256', this.#secret).update(`provider-rook/credential/v1\0${purpose}\0${block}`).digest();
+      out += alphanumeric(bytes);
+    }
+    return out.slice(0, length);
+  }
+}
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** Bytes as letters and digits, each equally likely (bytes of 248 and above are dropped: 248 = 4 x 62). */
+function alphanumeric(bytes: Buffer): string {
+  let out = '';
+  for (const b of bytes) if (b < 248) out += ALPHANUMERIC[b % 62];
+  return out;
+}
 
 export const OWNERSHIP_KEY_FIELD = 'key';
 

@@ -10,8 +10,9 @@
 //   is given by the target's API server, and the annotation lives on the managed resource, so a
 //   resource restored from a backup of the control cluster names the very object it made.
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { groupOf, type ResourceType } from '../../kit/kube/resources.ts';
+import type { OwnershipKey } from './key.ts';
 
 export const LABEL_CONTROL_PLANE = 'rook.crossplane.io/control-plane';
 export const LABEL_OWNER_UID = 'rook.crossplane.io/owner-uid';
@@ -75,43 +76,6 @@ export interface Vouchers {
   legacy?: boolean;
   /** A create of the resource's object is under way (or was cut short): a signed object may replace the recorded one. */
   creating?: boolean;
-}
-
-/** The key that signs ownership marks: it never leaves the control cluster. */
-export class OwnershipKey {
-  readonly #secret: Buffer;
-
-  constructor(secret: Buffer) {
-    if (secret.length < 32) throw new Error('the ownership key must be at least 32 bytes');
-    this.#secret = secret;
-  }
-
-  sign(payload: string): Buffer {
-    return createHmac('sha256', this.#secret).update(payload).digest();
-  }
-
-  /**
-   * A credential derived for `purpose` (e.g. a bucket user's secret key): the same on every run, so
-   * a crash or a lost Secret never leaves an app with keys nobody holds, and unknowable without the
-   * key. Signatures and credentials are kept apart by their own prefix.
-   */
-  derive(purpose: string, length: number): string {
-    let out = '';
-    for (let block = 0; out.length < length; block++) {
-      const bytes = createHmac('sha256', this.#secret).update(`provider-rook/credential/v1\0${purpose}\0${block}`).digest();
-      out += alphanumeric(bytes);
-    }
-    return out.slice(0, length);
-  }
-}
-
-const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** Bytes as letters and digits, each equally likely (bytes of 248 and above are dropped: 248 = 4 x 62). */
-function alphanumeric(bytes: Buffer): string {
-  let out = '';
-  for (const b of bytes) if (b < 248) out += ALPHANUMERIC[b % 62];
-  return out;
 }
 
 export class OwnershipMarks {

@@ -9,7 +9,8 @@ import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { RecordedError, type ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
 import type { NativeKind, TargetObject } from '../../../../src/runtime/native/kind.ts';
-import { ANNOTATION_COMPANION_UIDS, ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
+import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
+import { ANNOTATION_COMPANION_UIDS, ANNOTATION_TARGET_UID, OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: true };
 const Keys: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };

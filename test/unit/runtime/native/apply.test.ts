@@ -11,7 +11,8 @@ import { RecordedError, type ManagedResource } from '../../../../src/runtime/man
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
 import { ANNOTATION_BUILT_DIGEST, builtDigest, kindContext, ownerOf } from '../../../../src/runtime/native/pass.ts';
-import { ANNOTATION_TARGET_UID, OwnershipKey, OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
+import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
+import { ANNOTATION_TARGET_UID, OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
 import { Reasons } from '../../../../src/runtime/reasons.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };

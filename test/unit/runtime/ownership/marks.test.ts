@@ -3,11 +3,11 @@
 // relation they must give.
 import { describe, expect, it } from '@jest/globals';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import {
   ANNOTATION_OWNER_PROOF,
   ANNOTATION_RECLAIM_POLICY,
   LABEL_OWNER_UID,
-  OwnershipKey,
   OwnershipMarks,
   type Marked,
   type Owner,
