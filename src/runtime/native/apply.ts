@@ -13,7 +13,6 @@ import { refKey } from '../../kit/kube/resources.ts';
 import { type Companion, type KindContext, type ObjectReader, type TargetObject } from './kind.ts';
 import { ensureNamespace, forgetNamespace } from './namespaces.ts';
 import type { NativePass } from './pass.ts';
-import { companionRecord, recordable } from './pass.ts';
 import { retiredBy, retireWork } from './rotation.ts';
 
 /**
@@ -28,12 +27,12 @@ export async function apply<MR extends ManagedResource>(pass: NativePass<MR>, cr
     object = await write(pass, creating, made);
   } catch (err) {
     // What was made before a later step failed is recorded all the same (its record may name ones since lost).
-    throw Object.keys(made).length ? new RecordedError(err, companionRecord(pass.mr, made)) : err;
+    throw Object.keys(made).length ? new RecordedError(err, pass.ownership.companionRecord(made)) : err;
   }
   // Recorded with the create's outcome, in the same write: what a restore of this resource proves
   // its object by, and what proves the Service its endpoint names.
   const uid: Record<string, string> = creating && object.metadata.uid ? { [ANNOTATION_TARGET_UID]: object.metadata.uid } : {};
-  const annotations = { ...uid, ...companionRecord(pass.mr, made) };
+  const annotations = { ...uid, ...pass.ownership.companionRecord(made) };
   return Object.keys(annotations).length ? { annotations } : {};
 }
 
@@ -43,13 +42,13 @@ async function write<MR extends ManagedResource>(
   creating: boolean,
   made: Record<string, string>,
 ): Promise<TargetObject> {
-  const { kind, client, marks, mr, name, owner, vouchers, signal } = pass;
+  const { kind, client, mr, name, owner, vouchers, signal } = pass;
   const record = (c: Companion, obj: TargetObject): void => {
-    if (recordable(kind, c) && obj.metadata.uid) made[refKey(c)] = obj.metadata.uid;
+    if (pass.ownership.recordable(c) && obj.metadata.uid) made[refKey(c)] = obj.metadata.uid;
   };
   const type = kind.target;
   const ctx = pass.recorded();
-  const desired = marks.mark(type, kind.desired(mr, name, ctx), owner);
+  const desired = pass.ownership.marked(type, kind.desired(mr, name, ctx));
   await pass.opts.prerequisite?.(signal);
   const namespace = type.namespaced ? desired.metadata.namespace : undefined;
   if (namespace) await ensureNamespace(pass, namespace, { owner, vouchers });
@@ -94,7 +93,7 @@ async function repair<MR extends ManagedResource>(
   { creating, ctx, desired, companions, retire, record }: RepairPlan,
   read: ObjectReader,
 ): Promise<TargetObject> {
-  const { kind, client, marks, mr, name, owner, vouchers, signal } = pass;
+  const { kind, client, mr, name, owner, signal } = pass;
   const type = kind.target;
   const precondition = ({ metadata }: TargetObject): { uid?: string; resourceVersion?: string } =>
     read === client ? { uid: metadata.uid } : { uid: metadata.uid, resourceVersion: metadata.resourceVersion };
@@ -105,11 +104,11 @@ async function repair<MR extends ManagedResource>(
     read.get<TargetObject>(type, { namespace: desired.metadata.namespace, name }, signal),
     ...companions.map((c) => read.get<TargetObject>(c.type, { namespace: c.namespace, name: c.name }, signal)),
   ]);
-  const relation = observed ? marks.relation(type, observed, owner, vouchers) : undefined;
-  if (relation) pass.refuseForeign(relation, { type, name, namespace: desired.metadata.namespace });
-  const verdicts = companions.map((c, i) => (found[i] ? pass.judge(c, found[i], observed, relation) : undefined));
+  const relation = observed ? pass.ownership.relationOf(type, observed) : undefined;
+  if (relation) pass.ownership.refuseForeign(relation, { type, name, namespace: desired.metadata.namespace });
+  const verdicts = companions.map((c, i) => (found[i] ? pass.ownership.verdict(c, found[i], observed, relation) : undefined));
   // Companions are proven by their signature: the recorded uid is the target object's, never theirs.
-  const companionVouchers = pass.companionVouchers(relation);
+  const companionVouchers = pass.ownership.companionVouchers(relation);
   // Companions there are repaired side by side (each write is conditional on the copy checked),
   // and all of them before a missing one is made: those are made in their order, which a kind may
   // rely on (a Job after the Secret it reads). One already as built is not written again.
@@ -136,7 +135,7 @@ async function repair<MR extends ManagedResource>(
       );
     } else {
       // Irreplaceable, or work that cannot change: only the marks do (a restored resource's, a legacy one's, a new policy).
-      const { labels, annotations } = marks.mark(c.type, have, owner).metadata;
+      const { labels, annotations } = pass.ownership.marked(c.type, have).metadata;
       // Conditional on the copy just proven: a Secret swapped in between is never signed as ours.
       const { uid, resourceVersion } = have.metadata;
       repairs.push(
@@ -161,7 +160,7 @@ async function repair<MR extends ManagedResource>(
   const failed = (await Promise.allSettled(repairs)).find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
   // A create, not an apply: should someone make it in between, this fails rather than adopts it.
-  for (const c of missing) record(c, await client.create<TargetObject>(c.type, pass.built(c), signal));
+  for (const c of missing) record(c, await client.create<TargetObject>(c.type, pass.ownership.built(c), signal));
   // Keys past their grace period held by companions: the first of them still there goes (the next, once it is gone).
   const held = retiredBy(kind, mr, name, ctx);
   for (const c of held) {
@@ -185,7 +184,7 @@ async function createFresh<MR extends ManagedResource>(
 ): Promise<TargetObject | undefined> {
   const { client, signal } = pass;
   try {
-    for (const c of companions) made(c, await client.create<TargetObject>(c.type, pass.built(c), signal));
+    for (const c of companions) made(c, await client.create<TargetObject>(c.type, pass.ownership.built(c), signal));
     return await client.create(pass.kind.target, desired, signal);
   } catch (err) {
     const namespace = desired.metadata.namespace;

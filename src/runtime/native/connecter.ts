@@ -6,7 +6,8 @@ import type { ExternalClient, ExternalConnecter, ManagedResource } from '../mana
 import { externalNameOf, isDeleting } from '../../kit/meta.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { NativeExternal } from './external.ts';
-import { importRequested, kindContext, type NativeExternalOptions } from './pass.ts';
+import { importRequested } from '../ownership/marks.ts';
+import { kindContext, type NativeExternalOptions } from './pass.ts';
 import type { NativeKind } from './kind.ts';
 import type { ProviderResolver } from '../providers/resolver.ts';
 import { operatorNamespaces, type OperatorInstaller } from '../operators/operator.ts';

@@ -198,7 +198,7 @@ async function deleteOwned<MR extends ManagedResource>(
           metadata: { name: ref.name, namespace: ref.namespace, uid: recorded },
         }
       : undefined);
-  const companionVouchers = pass.companionVouchers(target.relation);
+  const companionVouchers = pass.ownership.companionVouchers(target.relation);
   const namespaces = companions.map((c) => c.namespace);
   await Promise.all([
     madeFor && deleteDependents(client, kind, madeFor, signal),
@@ -223,9 +223,9 @@ async function tearDown<MR extends ManagedResource>(
   target: ObjectRef,
   teardown: Teardown,
 ): Promise<'pending' | 'done' | 'retain'> {
-  const { client, marks, owner, signal } = pass;
+  const { client, signal } = pass;
   const observed = await pass.read.get<TargetObject>(target.type, { namespace: target.namespace, name: target.name }, signal);
-  const relation = observed && marks.relation(target.type, observed, owner, pass.vouchers);
+  const relation = observed && pass.ownership.relationOf(target.type, observed);
   // Nothing of ours there: nothing to tear down.
   if (!observed || (relation !== 'ours' && relation !== 'restored')) return 'done';
   const { object } = teardown;
@@ -242,10 +242,10 @@ async function tearDown<MR extends ManagedResource>(
         teardown,
         why: `the ${object.purpose} cannot run: the ${missing.purpose} ${describeRef(missing)} is gone`,
       });
-    await client.create(object.type, pass.built(object), signal);
+    await client.create(object.type, pass.ownership.built(object), signal);
     return 'pending';
   }
-  pass.trusted(object, have, observed, relation);
+  pass.ownership.trusted(object, have, observed, relation);
   const outcome = teardown.outcome(have);
   if ('failed' in outcome) {
     throw new ReasonedError(
@@ -295,7 +295,7 @@ async function retain<MR extends ManagedResource>(pass: NativePass<MR>, target: 
   for (const [i, ref] of [target, ...companions].entries()) {
     const have = await client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, signal);
     const vouchers = i === 0 ? pass.vouchers : { ...pass.vouchers, recordedUid: undefined };
-    const relation = have && marks.relation(ref.type, have, pass.owner, vouchers);
+    const relation = have && pass.ownership.relationOf(ref.type, have, vouchers);
     if (!have || (relation !== 'ours' && relation !== 'restored')) continue;
     const { labels, annotations } = marks.mark(ref.type, have, retained).metadata;
     const { uid, resourceVersion } = have.metadata;

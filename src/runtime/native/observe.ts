@@ -15,7 +15,6 @@ import { Reasons, Ready, UnprovenError } from '../reasons.ts';
 import { mayHaveLeftovers } from './delete.ts';
 import { type Companion, type Inspection, type KindContext, type TargetObject } from './kind.ts';
 import { kindContext, type NativePass } from './pass.ts';
-import { companionRecord, recordable } from './pass.ts';
 import { planFor, retireWork, retirement, settleRotation } from './rotation.ts';
 import type { RotationPlan } from './rotation.ts';
 
@@ -29,7 +28,7 @@ interface Companions {
 }
 
 export async function observe<MR extends ManagedResource>(pass: NativePass<MR>): Promise<ExternalObservation> {
-  const { kind, mr, marks, owner, signal } = pass;
+  const { kind, mr, marks, signal } = pass;
   const name = checkedExternalName(pass.name);
   const ref = pass.target(pass.recorded());
   // Deleting, a cache that saw our object go answers; what its operator made, and our companions,
@@ -49,10 +48,10 @@ export async function observe<MR extends ManagedResource>(pass: NativePass<MR>):
     await refuseMovedIdentity(pass, ref);
     return { exists: false, upToDate: false };
   }
-  const relation = marks.relation(ref.type, observed, owner, pass.vouchers);
+  const relation = pass.ownership.relationOf(ref.type, observed);
   // Deleting: only what we may manage is ours to delete; anything else we let go of untouched.
   if (deleting) return { exists: relation === 'ours' || relation === 'restored', upToDate: true };
-  pass.refuseForeign(relation, ref);
+  pass.ownership.refuseForeign(relation, ref);
   const policy = policyOf(mr.spec as { managementPolicies?: string[] });
   if (policy.onlyObserve) return observeOnly(pass, observed);
 
@@ -64,7 +63,7 @@ export async function observe<MR extends ManagedResource>(pass: NativePass<MR>):
   refuseUnprovenUpstream(pass);
   if (relation === 'unmarked') refuseUnappliableImport(kind.desired(mr, name, ctx), observed, kind.fixedAtCreation);
   // What the managed resource is to persist (late-initialized fields, the proven object's and endpoint's uids), whatever comes next.
-  const annotations = { ...uidRecord(pass, observed, relation), ...companionRecord(mr, companions.proven) };
+  const annotations = { ...uidRecord(pass, observed, relation), ...pass.ownership.companionRecord(companions.proven) };
   const settled = { lateInitialized, ...(Object.keys(annotations).length ? { annotations } : {}) };
   if (relation !== 'ours') {
     return {
@@ -98,8 +97,8 @@ async function inspectOurs<MR extends ManagedResource>(
   const { kind, mr, name, client, read, signal } = pass;
   const { companions, settled, plan } = found;
   const ctx = kindContext(pass.marks, plan);
-  const desired = pass.marks.mark(kind.target, kind.desired(mr, name, ctx), pass.owner);
-  const trust = (c: Companion, have: TargetObject) => pass.trusted(c, have, observed, 'ours');
+  const desired = pass.ownership.marked(kind.target, kind.desired(mr, name, ctx));
+  const trust = (c: Companion, have: TargetObject) => pass.ownership.trusted(c, have, observed, 'ours');
   const retiring = await retirement(kind, { mr, name, ctx, read, trust }, signal);
   const superseded = supersededLeft(pass, ctx, companions.wanted);
   const drift = [
@@ -151,9 +150,9 @@ async function checkCompanions<MR extends ManagedResource>(
       drift.push(`missing ${c.type.kind}`);
       return;
     }
-    const verdict = pass.judge(c, have, observed, main);
+    const verdict = pass.ownership.verdict(c, have, observed, main);
     if (verdict.relation === 'unmarked') return;
-    if (recordable(pass.kind, c) && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
+    if (pass.ownership.recordable(c) && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
     drift.push(...verdict.drift.map((p) => `${c.type.kind}${p}`));
   });
   return { wanted, found, drift, proven };

@@ -9,9 +9,21 @@
 // - for a resource's main object, its uid as the resource recorded it (ANNOTATION_TARGET_UID): a uid
 //   is given by the target's API server, and the annotation lives on the managed resource, so a
 //   resource restored from a backup of the control cluster names the very object it made.
+//
+// Two parts: the marks themselves (OwnershipMarks: what an object claims, and the proof of it), and
+// one resource's ownership of its objects (ResourceOwnership: the rules observe, apply and delete
+// judge its object and companions by). Each rule is a reading of the marks, so they share a file:
+// a resource followed through a pass then stays here rather than going back and forth.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ReasonedError } from '../../kit/conditions.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
-import { timingSafeEqual } from 'node:crypto';
-import { groupOf, type ResourceType } from '../../kit/kube/resources.ts';
+import { canonicalJson, objectDrift } from '../../kit/json.ts';
+import { describeRef, groupOf, refKey, type ObjectRef, type ResourceType } from '../../kit/kube/resources.ts';
+import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME } from '../../kit/meta.ts';
+import { byText } from '../../kit/order.ts';
+import { policyOf } from '../managed/policies.ts';
+import { reclaimPolicyOf, type ManagedResource } from '../managed/types.ts';
+import { Reasons, UnprovenError } from '../reasons.ts';
 import type { OwnershipKey } from './key.ts';
 
 export const LABEL_CONTROL_PLANE = 'rook.crossplane.io/control-plane';
@@ -192,5 +204,251 @@ export class OwnershipMarks {
   keptOnRelease(obj: Marked): boolean {
     const policy = obj.metadata.annotations?.[ANNOTATION_RECLAIM_POLICY];
     return policy !== undefined && policy !== 'Delete';
+  }
+}
+
+// One managed resource's ownership of its objects in a target: who it is, what vouches for its
+// main object and its companions, and the rules that observe, apply and delete share before they
+// use or write any of them. Companions are proven beyond the marks on them (which anyone who may
+// write in a target namespace can strip or copy) by the uids recorded when provider-rook made them.
+
+/** An object a resource keeps beside its main one, as ownership judges it (native/kind.ts's Companion is one). */
+export interface OwnedCompanion<T extends Marked> extends ObjectRef {
+  /** What it is for, in messages (e.g. "access-keys Secret"). */
+  purpose: string;
+  build(): T;
+  irreplaceable?: { reason: string; remedy: string };
+  publishedAs?: string[];
+}
+
+/** What ownership needs to know of a resource's kind: its name, its work, and what its object names itself. */
+export interface OwningKind<T extends Marked> {
+  /** "plural.group", recorded in the marks. */
+  resource: string;
+  /** Work the kind supersedes (Jobs): see isWork. */
+  superseded?: { type: ResourceType };
+  /** Objects the target object itself names: on import, these may be used though we did not make them. */
+  references?(observed: T): ObjectRef[];
+}
+
+/**
+ * A companion there, as a resource judges it: how it relates, where it differs from what would be
+ * written, and (unless only its marks are ours to keep) what that is.
+ */
+export interface Verdict<T extends Marked> {
+  relation: Relation;
+  /** Paths that differ ("" for the marks alone); empty when up to date, or not ours to write. */
+  drift: string[];
+  /** The companion as built, marked ours, when all of it is ours to write. */
+  built?: T;
+}
+
+/** On a companion: the digest of what its kind built, so that a build that drops a field is told from the copy there. */
+export const ANNOTATION_BUILT_DIGEST = 'rook.crossplane.io/built-digest';
+
+export const builtDigest = (built: unknown): string => createHash('sha256').update(canonicalJson(built)).digest('hex').slice(0, 16);
+
+export function ownerOf(resource: string, mr: ManagedResource): Owner {
+  return {
+    resource,
+    namespace: mr.metadata.namespace ?? '',
+    name: mr.metadata.name,
+    uid: mr.metadata.uid ?? '',
+    // Without Delete among its policies the object is orphaned: its marks say so, and no sweep takes it.
+    reclaimPolicy: policyOf(mr.spec as { managementPolicies?: string[] }).delete ? reclaimPolicyOf(mr.spec) : 'Orphan',
+  };
+}
+
+/** The user asked to adopt an existing object by naming it before we ever tried to create one. */
+export function importRequested(mr: ManagedResource): boolean {
+  const annotations = mr.metadata.annotations ?? {};
+  return Boolean(annotations[ANNOTATION_EXTERNAL_NAME]) && !annotations[ANNOTATION_CREATE_PENDING];
+}
+
+/** What vouches for a resource's objects besides their signatures. */
+export function vouchersOf(mr: ManagedResource): Vouchers {
+  const annotations = mr.metadata.annotations ?? {};
+  const recordedUid = annotations[ANNOTATION_TARGET_UID] || undefined;
+  // Made or imported before marks were signed, and not proven since: its unsigned marks are believed once.
+  const legacy = !recordedUid && (Boolean(annotations[ANNOTATION_CREATE_SUCCEEDED]) || importRequested(mr));
+  // Pending newer than succeeded (second precision): a create began after the last one recorded its object.
+  const pending = Date.parse(annotations[ANNOTATION_CREATE_PENDING] ?? '');
+  const creating = pending > (Date.parse(annotations[ANNOTATION_CREATE_SUCCEEDED] ?? '') || 0);
+  return { recordedUid, legacy, creating };
+}
+
+/** The companion uids a resource recorded (ANNOTATION_COMPANION_UIDS); an unreadable record records nothing. */
+export function recordedCompanions(mr: ManagedResource): Record<string, string> {
+  try {
+    const parsed: unknown = JSON.parse(mr.metadata.annotations?.[ANNOTATION_COMPANION_UIDS] ?? '{}');
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** A companion that cannot be proven: the resource is not Ready, and its Secret withholds the keys that lead there. */
+function unproven(c: OwnedCompanion<Marked>, why: string): UnprovenError {
+  return new UnprovenError(
+    c.publishedAs ? Reasons.EndpointNotProven : Reasons.CompanionNotOwned,
+    `the ${c.purpose} ${describeRef(c)} in the target cluster ${why}, so ${c.publishedAs ? 'its address is not published and ' : ''}nothing is written to it. ` +
+      'If it is not in use, delete it: provider-rook makes its own again',
+    c.publishedAs ?? [],
+  );
+}
+
+export class ResourceOwnership<T extends Marked> {
+  readonly marks: OwnershipMarks;
+  readonly owner: Owner;
+  /** What vouches for the main object (companions are proven by their signatures: see companionVouchers). */
+  readonly vouchers: Vouchers;
+  /** The user asked to adopt an existing object (importRequested). */
+  readonly imported: boolean;
+  readonly #kind: OwningKind<T>;
+  readonly #mr: ManagedResource;
+
+  constructor(marks: OwnershipMarks, kind: OwningKind<T>, mr: ManagedResource) {
+    this.marks = marks;
+    this.#kind = kind;
+    this.#mr = mr;
+    this.owner = ownerOf(kind.resource, mr);
+    this.vouchers = vouchersOf(mr);
+    this.imported = importRequested(mr);
+  }
+
+  /** How an object of `type` relates to this resource, as its main object unless other vouchers are given. */
+  relationOf(type: ResourceType, obj: ReadonlyDeep<Marked>, vouchers: Vouchers = this.vouchers): Relation {
+    return this.marks.relation(type, obj, this.owner, vouchers);
+  }
+
+  /** `obj` marked as this resource's. */
+  marked<O extends Marked>(
+    type: ResourceType,
+    obj: O,
+  ): O & { metadata: { labels: Record<string, string>; annotations: Record<string, string> } } {
+    return this.marks.mark(type, obj, this.owner);
+  }
+
+  /** What vouches for companions: their signatures; the recorded uid is the target object's, never theirs. */
+  companionVouchers(main: Relation | undefined): Vouchers {
+    return { ...this.vouchers, recordedUid: undefined, restoring: main === 'restored' };
+  }
+
+  /**
+   * Work the kind supersedes (Jobs): its spec cannot change once made, and its name digests what it
+   * does, so a copy that differs from today's build (made by an earlier release) is neither drift nor
+   * written over: new work gets a new name.
+   */
+  isWork(c: ObjectRef): boolean {
+    const work = this.#kind.superseded?.type;
+    return Boolean(work && c.type.apiVersion === work.apiVersion && c.type.kind === work.kind);
+  }
+
+  /**
+   * Companions are recorded by uid when made or first proven, but for work (their uids are not worth
+   * a write each: made anew for new keys or policies) and the irreplaceable ones (a store's root
+   * keys): putting back the very Secret that was lost is their remedy, and a copy of theirs leads
+   * nowhere but to the store it names.
+   */
+  recordable(c: OwnedCompanion<T>): boolean {
+    return !c.irreplaceable && !this.isWork(c);
+  }
+
+  /**
+   * The annotation that records `made` (companion identity -> uid) beside what the resource recorded,
+   * if that changes it. An entry is never dropped before its object is made again: a copy someone puts
+   * in its place meanwhile (signature and all) would be taken for ours.
+   */
+  companionRecord(made: Record<string, string>): Record<string, string> {
+    const before = recordedCompanions(this.#mr);
+    if (Object.entries(made).every(([k, v]) => before[k] === v)) return {};
+    const after = Object.entries({ ...before, ...made }).sort(([a], [b]) => byText(a, b));
+    return { [ANNOTATION_COMPANION_UIDS]: JSON.stringify(Object.fromEntries(after)) };
+  }
+
+  /** Throws why this resource may not act on the object at `ref`, unless it may. */
+  refuseForeign(relation: Relation, ref: ObjectRef): void {
+    if (relation === 'another') {
+      throw new ReasonedError(
+        Reasons.ExternalResourceOwnedByAnother,
+        `${describeRef(ref)} in the target cluster belongs to another managed resource; it is never adopted. Choose another name`,
+      );
+    }
+    if (relation === 'unproven') {
+      throw new ReasonedError(
+        Reasons.ExternalResourceOwnedByAnother,
+        `${describeRef(ref)} in the target cluster carries provider-rook's marks for this resource, but nothing proves that provider-rook made it for this very resource ` +
+          '(its signature does not verify and this resource did not record its uid): it was left as it is. If it is the object of this resource, ' +
+          `a platform team can vouch for it by setting annotation ${ANNOTATION_TARGET_UID} on this resource to the object's uid`,
+      );
+    }
+    if (relation === 'unmarked' && !this.imported) {
+      throw new ReasonedError(
+        Reasons.ExternalResourceConflict,
+        `${describeRef(ref)} already exists in the target cluster and is not owned by this resource; it was left untouched. ` +
+          `A platform team can adopt it by creating a managed resource with the ${ANNOTATION_EXTERNAL_NAME} annotation; otherwise choose another name`,
+      );
+    }
+  }
+
+  /**
+   * Companions are used only when we made them for this resource, or (on import) when the adopted
+   * object names them itself: a resource can never point us at someone else's Secret. An import
+   * cannot change what the object names (fixedAtCreation), so this holds after adoption too.
+   * `main` is how the target object itself relates: a restored one brings its signed companions.
+   */
+  trusted(c: OwnedCompanion<T>, have: T, observed: T | undefined, main: Relation | undefined): Relation {
+    // A companion whose uid was recorded is that very object: its marks may have been stripped, and a copy's never prove it.
+    const recorded = this.recordable(c) && recordedCompanions(this.#mr)[refKey(c)];
+    if (recorded) {
+      if (have.metadata.uid === recorded) return 'ours';
+      throw unproven(c, 'is not the object provider-rook made for this resource (it was replaced)');
+    }
+    const relation = this.relationOf(c.type, have, this.companionVouchers(main));
+    if (relation === 'ours' || relation === 'restored') return relation;
+    if (
+      relation === 'unmarked' &&
+      observed &&
+      this.imported &&
+      // Only in the adopted object's own namespace: whoever made it could name any Secret elsewhere.
+      c.namespace === observed.metadata.namespace &&
+      (this.#kind.references?.(observed) ?? []).some((r) => refKey(r) === refKey(c))
+    )
+      return relation;
+    if (c.publishedAs) throw unproven(c, 'was not made by provider-rook for this resource');
+    throw new ReasonedError(
+      Reasons.CompanionNotOwned,
+      `the ${c.purpose} ${describeRef(c)} exists in the target cluster but was not made by provider-rook for this resource, so it is not used. ` +
+        'Only objects provider-rook made for a resource (proven by its signed marks), or those an imported object names itself, are used',
+    );
+  }
+
+  /**
+   * The companion as its kind builds it, marked ours, with the digest of what was built: a copy that
+   * holds every field built may still hold one a later build dropped, which only an apply removes.
+   */
+  built(c: OwnedCompanion<T>): T {
+    const fresh = c.build();
+    const annotations = { ...fresh.metadata.annotations, [ANNOTATION_BUILT_DIGEST]: builtDigest(fresh) };
+    return this.marked(c.type, { ...fresh, metadata: { ...fresh.metadata, annotations } });
+  }
+
+  /**
+   * How a companion there stands (trusted), and what writing it would change: all of it, as apply
+   * writes it (marks and the build's digest included, so a field a later build dropped is drift too);
+   * or, when it is irreplaceable or work that cannot change, only its marks.
+   */
+  verdict(c: OwnedCompanion<T>, have: T, observed: T | undefined, main: Relation | undefined): Verdict<T> {
+    const relation = this.trusted(c, have, observed, main);
+    if (relation === 'unmarked') return { relation, drift: [] };
+    if (c.irreplaceable || this.isWork(c)) return { relation, drift: this.remarked(c, have) ? [' ownership marks'] : [] };
+    const built = this.built(c);
+    return { relation, drift: objectDrift(built, have), built };
+  }
+
+  /** Our marks on a companion differ from what this resource signs now (restored, legacy, new reclaim policy). */
+  private remarked(c: OwnedCompanion<T>, have: T): boolean {
+    const want = this.marked(c.type, { metadata: { name: c.name, namespace: c.namespace } });
+    return want.metadata.annotations[ANNOTATION_OWNER_PROOF] !== have.metadata.annotations?.[ANNOTATION_OWNER_PROOF];
   }
 }

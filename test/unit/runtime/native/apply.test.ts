@@ -10,9 +10,15 @@ import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { RecordedError, type ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
-import { ANNOTATION_BUILT_DIGEST, builtDigest, kindContext, ownerOf } from '../../../../src/runtime/native/pass.ts';
+import { kindContext } from '../../../../src/runtime/native/pass.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
-import { ANNOTATION_TARGET_UID, OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
+import {
+  ANNOTATION_BUILT_DIGEST,
+  ANNOTATION_TARGET_UID,
+  OwnershipMarks,
+  builtDigest,
+  ownerOf,
+} from '../../../../src/runtime/ownership/marks.ts';
 import { Reasons } from '../../../../src/runtime/reasons.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };

@@ -10,10 +10,9 @@ import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import { deleteIfOurs } from '../../../../src/runtime/native/delete.ts';
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
-import { ownerOf } from '../../../../src/runtime/native/pass.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
-import { ANNOTATION_TARGET_UID, OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
+import { ANNOTATION_TARGET_UID, OwnershipMarks, ownerOf } from '../../../../src/runtime/ownership/marks.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };
 const Servers: ResourceType = { apiVersion: 'apps/v1', kind: 'Server', plural: 'servers', namespaced: false };

@@ -2,14 +2,19 @@
 // control plane cannot. A table in crossplane-runtime's style: each case names its vouchers and the
 // relation they must give.
 import { describe, expect, it } from '@jest/globals';
-import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
+import type { ObjectRef, ResourceType } from '../../../../src/kit/kube/resources.ts';
+import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
+import { UnprovenError } from '../../../../src/runtime/reasons.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import {
+  ANNOTATION_COMPANION_UIDS,
   ANNOTATION_OWNER_PROOF,
   ANNOTATION_RECLAIM_POLICY,
   LABEL_OWNER_UID,
   OwnershipMarks,
+  ResourceOwnership,
   type Marked,
+  type OwnedCompanion,
   type Owner,
   type Relation,
   type Vouchers,
@@ -193,5 +198,107 @@ describe('OwnershipMarks.provenOwner (what the leak sweeper may delete)', () => 
 
   it('refuses a key shorter than 32 bytes', () => {
     expect(() => new OwnershipKey(Buffer.alloc(16))).toThrow(/32 bytes/);
+  });
+});
+
+// One resource's ownership of its objects: the rules observe, apply and delete judge its companions by.
+describe('ResourceOwnership', () => {
+  type Obj = Marked & { data?: Record<string, string> };
+  const managed = (annotations: Record<string, string> = {}): ManagedResource =>
+    ({
+      apiVersion: 'minio.rook.crossplane.io/v1alpha1',
+      kind: 'ObjectStore',
+      metadata: { name: 'store', namespace: 'platform', uid: 'mr-1', annotations },
+      spec: { deletionPolicy: 'Delete' },
+    }) as unknown as ManagedResource;
+  const ownership = (annotations?: Record<string, string>, references?: (o: Obj) => ObjectRef[]) =>
+    new ResourceOwnership<Obj>(marks, { resource: owner.resource, references }, managed(annotations));
+  const keys: OwnedCompanion<Obj> = {
+    type: Secrets,
+    name: 'store-keys',
+    namespace: 'minio',
+    purpose: 'access-keys Secret',
+    build: () => ({ metadata: { name: 'store-keys', namespace: 'minio' }, data: { key: 'a' } }),
+  };
+  const endpoint: OwnedCompanion<Obj> = { ...keys, name: 'store-s3', purpose: 'endpoint Service', publishedAs: ['endpoint'] };
+  const there = (o: ResourceOwnership<Obj>, c: OwnedCompanion<Obj>, uid: string): Obj => ({
+    ...o.built(c),
+    metadata: { ...o.built(c).metadata, uid },
+  });
+  const record = (entries: Record<string, string>) => ({ [ANNOTATION_COMPANION_UIDS]: JSON.stringify(entries) });
+  const key = (c: ObjectRef) => `v1/Secret/minio/${c.name}`;
+
+  it('records a companion made beside what was recorded, in order, and writes nothing when it is recorded already', () => {
+    const o = ownership(record({ [key(endpoint)]: 'uid-s' }));
+    expect(o.companionRecord({ [key(endpoint)]: 'uid-s' })).toEqual({});
+    // Sorted by identity, whatever order they were made in: the same record is the same string.
+    expect(o.companionRecord({ [key(keys)]: 'uid-k' })).toEqual(record({ [key(keys)]: 'uid-k', [key(endpoint)]: 'uid-s' }));
+    // An entry stays until its object is made again.
+    expect(ownership(record({ [key(keys)]: 'uid-k' })).companionRecord({ [key(endpoint)]: 'uid-s' })).toEqual(
+      record({ [key(keys)]: 'uid-k', [key(endpoint)]: 'uid-s' }),
+    );
+    expect(ownership(record({ [key(keys)]: 'uid-k' })).companionRecord({ [key(keys)]: 'uid-k2' })).toEqual(
+      record({ [key(keys)]: 'uid-k2' }),
+    );
+  });
+
+  it('knows a recorded companion by its uid, its marks stripped, and refuses a signed copy put in its place', () => {
+    const o = ownership(record({ [key(keys)]: 'uid-k' }));
+    const stripped = edit(there(o, keys, 'uid-k'), (m) => {
+      delete m.labels;
+      delete m.annotations;
+    });
+    expect(o.trusted(keys, stripped, undefined, 'ours')).toBe('ours');
+    expect(() => o.trusted(keys, there(o, keys, 'uid-copy'), undefined, 'ours')).toThrow(
+      expect.objectContaining({ reason: 'CompanionNotOwned', message: expect.stringMatching(/it was replaced/) }),
+    );
+  });
+
+  it('withholds what leads to an unproven endpoint, and names the keys', () => {
+    const o = ownership();
+    const foreign: Obj = { metadata: { name: 'store-s3', namespace: 'minio', uid: 'x' } };
+    let thrown: unknown;
+    try {
+      o.trusted(endpoint, foreign, undefined, 'ours');
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(UnprovenError);
+    expect(thrown).toMatchObject({ reason: 'EndpointNotProven', withheld: ['endpoint'] });
+  });
+
+  it('uses an unmarked companion only on import, and only one the adopted object names in its own namespace', () => {
+    const foreign: Obj = { metadata: { name: 'store-keys', namespace: 'minio', uid: 'x' } };
+    const observed: Obj = { metadata: { name: 'store', namespace: 'minio', uid: 'o' } };
+    const names = () => [{ type: Secrets, name: 'store-keys', namespace: 'minio' }];
+    const imported = ownership({ 'crossplane.io/external-name': 'store' }, names);
+    expect(imported.trusted(keys, foreign, observed, 'unmarked')).toBe('unmarked');
+    expect(() => ownership({}, names).trusted(keys, foreign, observed, 'ours')).toThrow(/not made by provider-rook for this resource/);
+    expect(() =>
+      imported.trusted(keys, foreign, { ...observed, metadata: { ...observed.metadata, namespace: 'other' } }, 'unmarked'),
+    ).toThrow(/not made by provider-rook/);
+  });
+
+  it('finds drift in what the build says, and in nothing else of an irreplaceable companion but its marks', () => {
+    const o = ownership();
+    const have = there(o, keys, 'uid-k');
+    expect(o.verdict(keys, have, undefined, 'ours').drift).toEqual([]);
+    expect(o.verdict(keys, { ...have, data: { key: 'b' } }, undefined, 'ours').drift).not.toEqual([]);
+    const rootKeys = { ...keys, irreplaceable: { reason: 'RootKeysGone', remedy: 'restore them' } };
+    expect(o.verdict(rootKeys, { ...have, data: { key: 'b' } }, undefined, 'ours')).toEqual({ relation: 'ours', drift: [] });
+    const retained = new ResourceOwnership<Obj>(marks, { resource: owner.resource }, {
+      ...managed(),
+      spec: { deletionPolicy: 'Orphan' },
+    } as unknown as ManagedResource);
+    expect(retained.verdict(rootKeys, have, undefined, 'ours').drift).toEqual([' ownership marks']);
+  });
+
+  it('refuses to act on an object it does not own, and on an unmarked one unless it is imported', () => {
+    const ref = { type: Stores, name: 'store', namespace: 'minio' };
+    expect(() => ownership().refuseForeign('another', ref)).toThrow(/belongs to another managed resource/);
+    expect(() => ownership().refuseForeign('unproven', ref)).toThrow(/nothing proves/);
+    expect(() => ownership().refuseForeign('unmarked', ref)).toThrow(expect.objectContaining({ reason: 'ExternalResourceConflict' }));
+    expect(() => ownership({ 'crossplane.io/external-name': 'store' }).refuseForeign('unmarked', ref)).not.toThrow();
+    expect(() => ownership().refuseForeign('ours', ref)).not.toThrow();
   });
 });
