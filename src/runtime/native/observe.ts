@@ -10,7 +10,7 @@ import { isNotFound } from '../../kit/kube/errors.ts';
 import { type ResourceType, describeRef, refKey, type ObjectRef } from '../../kit/kube/resources.ts';
 import { policyOf } from '../managed/policies.ts';
 import { setBindable, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
-import { ANNOTATION_TARGET_UID, LABEL_OWNER_UID, type Relation } from '../ownership/marks.ts';
+import { LABEL_OWNER_UID, type Relation } from '../ownership/marks.ts';
 import { Reasons, Ready, UnprovenError } from '../reasons.ts';
 import { mayHaveLeftovers } from './delete.ts';
 import { type Companion, type Inspection, type KindContext, type TargetObject } from './kind.ts';
@@ -63,7 +63,10 @@ export async function observe<MR extends ManagedResource>(pass: NativePass<MR>):
   refuseUnprovenUpstream(pass);
   if (relation === 'unmarked') refuseUnappliableImport(kind.desired(mr, name, ctx), observed, kind.fixedAtCreation);
   // What the managed resource is to persist (late-initialized fields, the proven object's and endpoint's uids), whatever comes next.
-  const annotations = { ...uidRecord(pass, observed, relation), ...pass.ownership.companionRecord(companions.proven) };
+  const annotations = {
+    ...pass.ownership.objectRecord(kind.target, observed, relation),
+    ...pass.ownership.companionRecord(companions.proven),
+  };
   const settled = { lateInitialized, ...(Object.keys(annotations).length ? { annotations } : {}) };
   if (relation !== 'ours') {
     return {
@@ -228,18 +231,6 @@ function refuseUnappliableImport(desired: TargetObject, observed: TargetObject, 
     `cannot adopt ${describeRef(ref)}: ${changed.join(', ')} differ from this resource's spec, ` +
       'and the operator applies those only when it creates a store. Make the spec match the existing object, or leave those fields unset to take them from it',
   );
-}
-
-/**
- * The resource names its proven object by uid, so a restore of it from a backup can prove it
- * again. Not while its marks are unsigned (an upgrade): the record ends the legacy belief, which
- * its companions and namespace still need until the update signs them.
- */
-function uidRecord<MR extends ManagedResource>(pass: NativePass<MR>, observed: TargetObject, relation: Relation): Record<string, string> {
-  const proven = (relation === 'ours' || relation === 'restored') && pass.marks.signed(pass.kind.target, observed);
-  return proven && observed.metadata.uid && pass.mr.metadata.annotations?.[ANNOTATION_TARGET_UID] !== observed.metadata.uid
-    ? { [ANNOTATION_TARGET_UID]: observed.metadata.uid }
-    : {};
 }
 
 /**

@@ -355,6 +355,18 @@ export class ResourceOwnership<T extends Marked> {
   }
 
   /**
+   * The annotation that records the main object's uid, once it is proven (ours or restored) and
+   * that changes the record: a restore of the resource from a backup then proves it again. Not while
+   * its marks are unsigned (an upgrade): the record ends the legacy belief, which its companions
+   * and namespace still need until the update signs them.
+   */
+  objectRecord(type: ResourceType, observed: T, relation: Relation): Record<string, string> {
+    const uid = observed.metadata.uid;
+    const proven = (relation === 'ours' || relation === 'restored') && this.marks.signed(type, observed);
+    return proven && uid && this.vouchers.recordedUid !== uid ? { [ANNOTATION_TARGET_UID]: uid } : {};
+  }
+
+  /**
    * The annotation that records `made` (companion identity -> uid) beside what the resource recorded,
    * if that changes it. An entry is never dropped before its object is made again: a copy someone puts
    * in its place meanwhile (signature and all) would be taken for ours.

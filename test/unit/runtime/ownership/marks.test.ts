@@ -10,6 +10,7 @@ import {
   ANNOTATION_COMPANION_UIDS,
   ANNOTATION_OWNER_PROOF,
   ANNOTATION_RECLAIM_POLICY,
+  ANNOTATION_TARGET_UID,
   LABEL_OWNER_UID,
   OwnershipMarks,
   ResourceOwnership,
@@ -240,6 +241,16 @@ describe('ResourceOwnership', () => {
     expect(ownership(record({ [key(keys)]: 'uid-k' })).companionRecord({ [key(keys)]: 'uid-k2' })).toEqual(
       record({ [key(keys)]: 'uid-k2' }),
     );
+  });
+
+  it('records the uid of a main object it proved by its signature, once, and never of an unsigned or unproven one', () => {
+    const o = ownership();
+    const signed = ours();
+    expect(o.objectRecord(Stores, signed, 'ours')).toEqual({ [ANNOTATION_TARGET_UID]: 'obj-1' });
+    expect(ownership({ [ANNOTATION_TARGET_UID]: 'obj-1' }).objectRecord(Stores, signed, 'ours')).toEqual({});
+    expect(o.objectRecord(Stores, signed, 'unproven')).toEqual({});
+    const legacy = edit(signed, (m) => delete m.annotations![ANNOTATION_OWNER_PROOF]);
+    expect(o.objectRecord(Stores, legacy, 'ours')).toEqual({});
   });
 
   it('knows a recorded companion by its uid, its marks stripped, and refuses a signed copy put in its place', () => {
