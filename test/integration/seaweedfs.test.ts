@@ -31,7 +31,7 @@ import { ANNOTATION_ROTATE } from '../../src/runtime/labels.ts';
 import { FakeSeaweedOperator } from '../fakes/fake-seaweed-operator.ts';
 import { eventually } from '../kit/eventually.ts';
 import { eventsFor } from '../kit/provider.ts';
-import { ANNOTATION_RECLAIM_POLICY } from '../../src/runtime/ownership/marks.ts';
+import { ANNOTATION_COMPANION_UIDS, ANNOTATION_RECLAIM_POLICY } from '../../src/runtime/ownership/marks.ts';
 import { withProviderRook } from '../kit/fixture.ts';
 import { boundBucket, bucketClaim, claimAccess, refusedBucket } from '../kit/claims.ts';
 import { repoRoot } from '../kit/cluster.ts';
@@ -607,6 +607,28 @@ describe('key rotation through S3Credentials', () => {
         (await env.target.get(S3CredentialsType, { namespace: 'sw-shared', name: mr })) === undefined &&
         (await env.target.get(Secrets, { namespace: 'sw-shared', name: `${mr}-keys` })) === undefined,
       "the old generation's S3Credentials and Secret to be gone",
+    );
+    // The resource's record of its companions names the new generation's, and drops the retired
+    // ones': it would otherwise grow with every rotation.
+    const recorded = async () =>
+      Object.keys(
+        JSON.parse(
+          (
+            await env.control.get<Obj & { metadata: { annotations?: Record<string, string> } }>(kinds.SeaweedBucket, {
+              namespace: env.ns.platform,
+              name: mr,
+            })
+          )?.metadata.annotations?.[ANNOTATION_COMPANION_UIDS] ?? '{}',
+        ) as object,
+      );
+    const retired = [`/S3Credentials/sw-shared/${mr}`, `v1/Secret/sw-shared/${mr}-keys`];
+    await eventually(
+      async () => {
+        const keys = await recorded();
+        return keys.some((k) => k.endsWith(`/S3Credentials/sw-shared/${mr}-g1`)) && !keys.some((k) => retired.some((r) => k.endsWith(r)));
+      },
+      "the record of companions to drop the retired generation's",
+      { explain: async () => JSON.stringify(await recorded()) },
     );
     await roundTrip(after.local, after.creds, after.bucket);
   }, 120_000);

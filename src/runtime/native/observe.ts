@@ -112,17 +112,16 @@ async function inspectOurs<MR extends ManagedResource>(
   ];
   const inspection = await kind.inspect({ client, read, mr, observed, companions: companions.found, credentials: ctx.credentials, signal });
   recordInspection(mr, inspection);
+  // The companions of retired keys leave the record with the generations they held.
+  const annotations = retiring.gone
+    ? { ...settled.annotations, ...pass.ownership.companionRecord(companions.proven, retiring.gone) }
+    : settled.annotations;
   return {
     exists: true,
     upToDate: drift.length === 0,
     ...settled,
     // The rotation's record (and when to look again) rides with what observing settled.
-    ...settleRotation(kind, mr, plan, {
-      ...retiring,
-      pending: inspection.rotating,
-      now: pass.now(),
-      annotations: settled.annotations,
-    }),
+    ...settleRotation(kind, mr, plan, { retired: retiring.retired, pending: inspection.rotating, now: pass.now(), annotations }),
     connectionDetails: inspection.connectionDetails,
     diff: drift.join(', ') || undefined,
   };

@@ -259,7 +259,8 @@ export function retiredBy<MR extends ManagedResource>(kind: NativeKind<MR>, mr: 
 
 /**
  * Where removing old keys stands: `drift` while its work is to be made or still runs, `retired`
- * once it is done (the highest generation it removed). A failure is the resource's Synced error.
+ * once it is done (the highest generation it removed), with `gone`, the companions that held them
+ * and are no more. A failure is the resource's Synced error.
  */
 export async function retirement<MR extends ManagedResource>(
   kind: NativeKind<MR>,
@@ -271,14 +272,16 @@ export async function retirement<MR extends ManagedResource>(
     trust,
   }: { mr: MR; name: string; ctx: KindContext; read: ObjectReader; trust(c: Companion, have: TargetObject): void },
   signal: AbortSignal,
-): Promise<{ drift?: string; retired?: number }> {
+): Promise<{ drift?: string; retired?: number; gone?: Companion[] }> {
   const generations = ctx.credentials.due.join(', ');
   const held = retiredBy(kind, mr, name, ctx);
   if (held.length) {
     const found = await Promise.all(held.map((c) => read.get<TargetObject>(c.type, { namespace: c.namespace, name: c.name }, signal)));
     // Only what is ours is deleted (apply): anything else in its place stops the rotation, said as such.
     found.forEach((have, i) => have && trust(held[i]!, have));
-    return found.some(Boolean) ? { drift: `removing keys of generation ${generations}` } : { retired: Math.max(...ctx.credentials.due) };
+    return found.some(Boolean)
+      ? { drift: `removing keys of generation ${generations}` }
+      : { retired: Math.max(...ctx.credentials.due), gone: held };
   }
   const work = retireWork(kind, mr, name, ctx);
   if (!work) return {};

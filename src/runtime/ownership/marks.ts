@@ -368,13 +368,19 @@ export class ResourceOwnership<T extends Marked> {
 
   /**
    * The annotation that records `made` (companion identity -> uid) beside what the resource recorded,
-   * if that changes it. An entry is never dropped before its object is made again: a copy someone puts
-   * in its place meanwhile (signature and all) would be taken for ours.
+   * if that changes it. An entry is never dropped before its object is made again (a copy someone
+   * puts in its place meanwhile, signature and all, would be taken for ours), but for companions
+   * `retired` for good: the keys of a generation whose grace period ended, gone from the target, are
+   * never made or looked at again, and a record that kept them would grow with every rotation until
+   * the resource could no longer be written (annotations hold 256 KiB in all).
    */
-  companionRecord(made: Record<string, string>): Record<string, string> {
+  companionRecord(made: Record<string, string>, retired: ObjectRef[] = []): Record<string, string> {
     const before = recordedCompanions(this.#mr);
-    if (Object.entries(made).every(([k, v]) => before[k] === v)) return {};
-    const after = Object.entries({ ...before, ...made }).sort(([a], [b]) => byText(a, b));
+    const drop = new Set(retired.map(refKey).filter((k) => k in before && !(k in made)));
+    if (!drop.size && Object.entries(made).every(([k, v]) => before[k] === v)) return {};
+    const after = Object.entries({ ...before, ...made })
+      .filter(([k]) => !drop.has(k))
+      .sort(([a], [b]) => byText(a, b));
     return { [ANNOTATION_COMPANION_UIDS]: JSON.stringify(Object.fromEntries(after)) };
   }
 

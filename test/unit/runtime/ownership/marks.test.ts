@@ -243,6 +243,15 @@ describe('ResourceOwnership', () => {
     );
   });
 
+  it('drops the companions of retired keys from the record, and only those', () => {
+    const o = ownership(record({ [key(keys)]: 'uid-k', [key(endpoint)]: 'uid-s' }));
+    expect(o.companionRecord({}, [keys])).toEqual(record({ [key(endpoint)]: 'uid-s' }));
+    // Nothing to drop, nothing new: nothing is written.
+    expect(ownership(record({ [key(endpoint)]: 'uid-s' })).companionRecord({}, [keys])).toEqual({});
+    // One made again this pass stays recorded.
+    expect(o.companionRecord({ [key(keys)]: 'uid-k2' }, [keys])).toEqual(record({ [key(keys)]: 'uid-k2', [key(endpoint)]: 'uid-s' }));
+  });
+
   it('records the uid of a main object it proved by its signature, once, and never of an unsigned or unproven one', () => {
     const o = ownership();
     const signed = ours();
