@@ -6,11 +6,11 @@
 // write is conditional on the copy it checked (uid and resourceVersion), as deletes are: a copy
 // that is stale is refused by the server, and everything is read again from it.
 import { isAlreadyExists, isConflict, isNotFound } from '../../kit/kube/errors.ts';
+import { refKey } from '../../kit/kube/resources.ts';
 import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
 import { deleteIfOurs, deleteSuperseded } from './delete.ts';
-import { refKey } from '../../kit/kube/resources.ts';
-import { type Companion, type KindContext, type ObjectReader, type TargetObject } from './kind.ts';
+import type { Companion, KindContext, ObjectReader, TargetObject } from './kind.ts';
 import { ensureNamespace, forgetNamespace } from './namespaces.ts';
 import type { NativePass } from './pass.ts';
 import { retiredBy, retireWork } from './rotation.ts';

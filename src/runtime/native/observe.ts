@@ -7,13 +7,13 @@ import { getCondition, ReasonedError, setCondition } from '../../kit/conditions.
 import { objectDrift } from '../../kit/json.ts';
 import { ANNOTATION_EXTERNAL_NAME, isDeleting } from '../../kit/meta.ts';
 import { isNotFound } from '../../kit/kube/errors.ts';
-import { type ResourceType, describeRef, refKey, type ObjectRef } from '../../kit/kube/resources.ts';
+import { describeRef, refKey, type ObjectRef, type ResourceType } from '../../kit/kube/resources.ts';
 import { policyOf } from '../managed/policies.ts';
 import { setBindable, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
 import { LABEL_OWNER_UID, type Relation } from '../ownership/marks.ts';
 import { Reasons, Ready, UnprovenError } from '../reasons.ts';
 import { mayHaveLeftovers } from './delete.ts';
-import { type Companion, type Inspection, type KindContext, type TargetObject } from './kind.ts';
+import type { Companion, Inspection, KindContext, TargetObject } from './kind.ts';
 import { kindContext, type NativePass } from './pass.ts';
 import { planFor, retireWork, retirement, settleRotation } from './rotation.ts';
 import type { RotationPlan } from './rotation.ts';
