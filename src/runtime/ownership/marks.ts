@@ -266,7 +266,7 @@ export function importRequested(mr: ManagedResource): boolean {
 }
 
 /** What vouches for a resource's objects besides their signatures. */
-export function vouchersOf(mr: ManagedResource): Vouchers {
+function vouchersOf(mr: ManagedResource): Vouchers {
   const annotations = mr.metadata.annotations ?? {};
   const recordedUid = annotations[ANNOTATION_TARGET_UID] || undefined;
   // Made or imported before marks were signed, and not proven since: its unsigned marks are believed once.
@@ -278,7 +278,7 @@ export function vouchersOf(mr: ManagedResource): Vouchers {
 }
 
 /** The companion uids a resource recorded (ANNOTATION_COMPANION_UIDS); an unreadable record records nothing. */
-export function recordedCompanions(mr: ManagedResource): Record<string, string> {
+function recordedCompanions(mr: ManagedResource): Record<string, string> {
   try {
     const parsed: unknown = JSON.parse(mr.metadata.annotations?.[ANNOTATION_COMPANION_UIDS] ?? '{}');
     return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
