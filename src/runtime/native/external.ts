@@ -1,8 +1,9 @@
 // NativeExternal: the generic ExternalClient for "the external resource is a Kubernetes object in
 // another cluster". A small per-kind description (NativeKind, kind.ts) says what object to keep
 // there; each call is one pass over one resource (pass.ts), split by phase: observe.ts reads and
-// judges, apply.ts makes or repairs, delete.ts tears down and deletes. The pass holds the trust
-// rules the three share; the target namespace is handled in namespaces.ts, key rotation in rotation.ts.
+// judges, apply.ts makes or repairs, delete.ts tears down and deletes. The trust rules the three
+// share are the resource's ownership (ResourceOwnership, ownership/marks.ts), which the pass holds;
+// the target namespace is handled in namespaces.ts, key rotation in rotation.ts.
 import type { KubeClient } from '../../kit/kube/client.ts';
 import type { ExternalClient, ExternalCreation, ExternalDeletion, ExternalObservation, ManagedResource } from '../managed/types.ts';
 import type { OwnershipMarks } from '../ownership/marks.ts';

@@ -1,5 +1,5 @@
 // Observe, the first phase of a pass (pass.ts): reads the target object and its companions, judges
-// them by the pass's trust rules, and says whether they are up to date, without writing anything to
+// them by the resource's ownership, and says whether they are up to date, without writing anything to
 // the target. It also checks the external name before it reaches a request, and records what the
 // kind read of its object in the resource's status.
 import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
