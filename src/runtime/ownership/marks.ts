@@ -370,9 +370,11 @@ export class ResourceOwnership<T extends Marked> {
    * The annotation that records `made` (companion identity -> uid) beside what the resource recorded,
    * if that changes it. An entry is never dropped before its object is made again (a copy someone
    * puts in its place meanwhile, signature and all, would be taken for ours), but for companions
-   * `retired` for good: the keys of a generation whose grace period ended, gone from the target, are
-   * never made or looked at again, and a record that kept them would grow with every rotation until
-   * the resource could no longer be written (annotations hold 256 KiB in all).
+   * `retired`: the keys of a generation whose grace period ended, gone from the target. Rotation
+   * never names them again, and a record that kept them would grow with every rotation until the
+   * resource could no longer be written (annotations hold 256 KiB in all). Only a platform team that
+   * removes the rotation record (ANNOTATION_CREDENTIALS, to go back to the first keys) brings their
+   * names back: those are then proven by their signature alone, as a companion made for the first time.
    */
   companionRecord(made: Record<string, string>, retired: ObjectRef[] = []): Record<string, string> {
     const before = recordedCompanions(this.#mr);
