@@ -10,7 +10,7 @@ import { withProviderRook } from '../kit/fixture.ts';
 import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
-import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
+import { Jobs, Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { ANNOTATION_ROTATE } from '../../src/runtime/labels.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
@@ -288,47 +288,60 @@ describe('a Bound bucket is usable where its app runs', () => {
     const endpoint = await resolveS3Endpoint(old.endpoint!, consumer);
     await proxy.close();
     try {
-      await control.mergePatch(
-        Buckets,
-        { namespace: teamA, name: 'held' },
-        { metadata: { annotations: { [ANNOTATION_ROTATE]: 'while-down' } } },
-      );
-      const fresh = await eventually(
-        async () => {
-          const k = await keysIn(control, { namespace: teamA, name: 'held-s3' });
-          return k.AWS_ACCESS_KEY_ID !== old.AWS_ACCESS_KEY_ID ? k : undefined;
-        },
-        "the claim's own Secret to hold the new keys",
-        { timeoutMs: 45_000 },
-      );
-      const publishedAt = Date.now();
-      await deliveryOf({ namespace: teamA, name: 'held' }, `${platform}/slow/${appB}`, 'ConsumerUnreachable');
-      // Well past the grace period (the resource polls every second here), the previous keys still work.
+      try {
+        await control.mergePatch(
+          Buckets,
+          { namespace: teamA, name: 'held' },
+          { metadata: { annotations: { [ANNOTATION_ROTATE]: 'while-down' } } },
+        );
+        const fresh = await eventually(
+          async () => {
+            const k = await keysIn(control, { namespace: teamA, name: 'held-s3' });
+            return k.AWS_ACCESS_KEY_ID !== old.AWS_ACCESS_KEY_ID ? k : undefined;
+          },
+          "the claim's own Secret to hold the new keys",
+          { timeoutMs: 45_000 },
+        );
+        const publishedAt = Date.now();
+        await deliveryOf({ namespace: teamA, name: 'held' }, `${platform}/slow/${appB}`, 'ConsumerUnreachable');
+        // Well past the grace period (the resource polls every second here), the previous keys still work.
+        await eventually(
+          async () => (Date.now() - publishedAt > (GRACE_S + 8) * 1000 ? true : undefined),
+          'the grace period to be long over',
+          {
+            timeoutMs: (GRACE_S + 20) * 1000,
+            delayMs: 1_000,
+          },
+        );
+        // A drift repaired meanwhile does not remove them either: its write is held as observing is.
+        const users = await target.list<Obj>(Secrets, { namespace: SHARED_NS, labelSelector: 'rook.crossplane.io/minio-admin=user' });
+        const user = users.items.find((s) => s.data?.accessKey === Buffer.from(fresh.AWS_ACCESS_KEY_ID!).toString('base64'))!;
+        const key = { namespace: SHARED_NS, name: user.metadata.name };
+        await target.mergePatch(Secrets, key, { data: { 'policy.json': Buffer.from('{}').toString('base64') } });
+        await eventually(
+          async () => ((await target.get<Obj>(Secrets, key))?.data?.['policy.json'] === user.data!['policy.json'] ? true : undefined),
+          "the drift in the bucket user's Secret to be repaired",
+          { timeoutMs: 15_000 },
+        );
+        const retiring = await target.list<Obj>(Jobs, { namespace: SHARED_NS, labelSelector: 'rook.crossplane.io/minio-admin=retire' });
+        expect(retiring.items.map((j) => j.metadata.name)).toEqual([]);
+        await roundTrip(endpoint, creds(old), old.BUCKET_NAME!);
+        await roundTrip(endpoint, creds(fresh), fresh.BUCKET_NAME!);
+      } finally {
+        await proxy.listen(port);
+      }
+      // Back: the consumer gets the new keys, and only then are the previous ones refused.
       await eventually(
-        async () => (Date.now() - publishedAt > (GRACE_S + 8) * 1000 ? true : undefined),
-        'the grace period to be long over',
+        async () =>
+          (await keysIn(consumer, { namespace: appB, name: 'held-s3' })).AWS_ACCESS_KEY_ID !== old.AWS_ACCESS_KEY_ID ? true : undefined,
+        'the consumer to hold the new keys',
         {
-          timeoutMs: (GRACE_S + 20) * 1000,
-          delayMs: 1_000,
+          timeoutMs: 45_000,
         },
       );
-      await roundTrip(endpoint, creds(old), old.BUCKET_NAME!);
-      await roundTrip(endpoint, creds(fresh), fresh.BUCKET_NAME!);
-    } finally {
-      await proxy.listen(port);
-    }
-    // Back: the consumer gets the new keys, and only then are the previous ones refused.
-    await eventually(
-      async () =>
-        (await keysIn(consumer, { namespace: appB, name: 'held-s3' })).AWS_ACCESS_KEY_ID !== old.AWS_ACCESS_KEY_ID ? true : undefined,
-      'the consumer to hold the new keys',
-      {
-        timeoutMs: 45_000,
-      },
-    );
-    try {
       await refusedEventually(endpoint, old, 'the previous keys refused once every consumer holds the new ones', 90_000);
     } finally {
+      // Closed however the test ends: a proxy left listening would keep jest from exiting.
       await control.delete(Buckets, { namespace: teamA, name: 'held' });
       await proxy.close();
     }

@@ -15,7 +15,7 @@ import { Reasons, Ready, UnprovenError } from '../reasons.ts';
 import { mayHaveLeftovers } from './delete.ts';
 import type { Companion, Inspection, KindContext, TargetObject } from './kind.ts';
 import { kindContext, type NativePass } from './pass.ts';
-import { planFor, retireWork, retirement, settleRotation } from './rotation.ts';
+import { retireWork, retirement, settleRotation } from './rotation.ts';
 import type { RotationPlan } from './rotation.ts';
 
 /** A resource's companions as found in the target (by position), how they drifted, and the uids of those to record. */
@@ -57,7 +57,7 @@ export async function observe<MR extends ManagedResource>(pass: NativePass<MR>):
 
   // What the user left unset comes from the target, so adopting an object changes nothing else.
   const lateInitialized = (policy.lateInitialize && kind.lateInitialize?.(mr, observed)) || false;
-  const plan = planFor(kind, mr, pass.now(), policy.update, pass.opts.retirementHold?.(mr));
+  const plan = pass.rotation(policy.update);
   const ctx = kindContext(marks, plan);
   const companions = await checkCompanions(pass, observed, relation, ctx);
   refuseUnprovenUpstream(pass);

@@ -86,7 +86,16 @@ export class NativePass<MR extends ManagedResource> implements TargetAccess {
    * by observe, so a write never uses keys the record does not name.
    */
   recorded(): KindContext {
-    return kindContext(this.marks, planFor(this.kind, this.mr, this.now(), false));
+    return kindContext(this.marks, this.rotation(false));
+  }
+
+  /**
+   * What this pass does with the resource's keys (a rotation only where `mayWrite`). Keys a consumer
+   * still holds stay in every phase: observe does not call for their removal, nor does apply or
+   * delete remove them on its way.
+   */
+  rotation(mayWrite: boolean): RotationPlan {
+    return planFor(this.kind, this.mr, this.now(), mayWrite, this.opts.retirementHold?.(this.mr));
   }
 
   /** The target object's reference: its namespace is the kind's to say. */

@@ -9,7 +9,8 @@ import { KubeError } from '../../../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { RecordedError, type ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
-import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
+import type { Companion, NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
+import { ANNOTATION_CREDENTIALS } from '../../../../src/runtime/native/rotation.ts';
 import { kindContext } from '../../../../src/runtime/native/pass.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import {
@@ -31,6 +32,7 @@ const mr: ManagedResource = {
   spec: { providerRef: { name: 'p' } },
 };
 const owner = ownerOf('things.x', mr);
+const AT = '2026-01-01T00:00:00Z';
 type Obj = TargetObject & { data?: Record<string, string>; spec?: { size: number } };
 const kind: NativeKind<ManagedResource> = {
   resource: 'things.x',
@@ -92,6 +94,10 @@ class FakeTarget {
       create: async (type: ResourceType, obj: Obj) => {
         this.log.push(`POST ${type.plural}/${obj.metadata.name}`);
         return this.put(type, obj.metadata.name, obj, obj.metadata.namespace);
+      },
+      delete: async (type: ResourceType, { name }: ObjectKey) => {
+        this.log.push(`DELETE ${type.plural}/${name}`);
+        return this.objects.delete(`${type.plural}/${name}`) ? 'deleted' : 'absent';
       },
       apply: async (type: ResourceType, obj: Obj) => {
         this.log.push(`PATCH ${type.plural}/${obj.metadata.name}`);
@@ -200,6 +206,54 @@ describe('NativeExternal.update', () => {
     expect(refused).toMatchObject({ reason: Reasons.ExternalResourceConflict });
     expect(target.objects.get('stores/m')?.spec).toEqual({ size: 8 });
     expect(target.log.filter((l) => l.startsWith('PATCH'))).toEqual(['PATCH stores/m']); // the refused attempt only
+  });
+});
+
+describe('NativeExternal.update, while a consumer still holds the keys a rotation replaced', () => {
+  // Generation 1 is published, generation 0 is past its grace period; a companion holds each
+  // generation's keys, and deleting one revokes them (Rotation.retiredBy).
+  const rotated: ManagedResource = {
+    ...mr,
+    metadata: {
+      ...mr.metadata,
+      annotations: {
+        ...mr.metadata.annotations,
+        [ANNOTATION_CREDENTIALS]: JSON.stringify({ generation: 1, retired: -1, rotatedAt: AT, published: 1, publishedAt: AT, previous: 0 }),
+      },
+    },
+  };
+  const keysOf = (g: number): Companion => ({
+    type: Settings,
+    name: `m-keys-${g}`,
+    namespace: 'ns',
+    purpose: `keys of generation ${g}`,
+    build: () =>
+      ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `m-keys-${g}`, namespace: 'ns' }, data: { g: String(g) } }) as Obj,
+  });
+  const rotating: NativeKind<ManagedResource> = {
+    ...kind,
+    companions: (_mr, _name, ctx) =>
+      [ctx.credentials.generation, ...ctx.credentials.outstanding.filter((g) => !ctx.credentials.due.includes(g))].map(keysOf),
+    rotation: { retiredBy: (_mr, _name, ctx) => ctx.credentials.due.map(keysOf) },
+  };
+  const repairWith = async (retirementHold?: () => string) => {
+    const target = new FakeTarget();
+    const store = target.put(Stores, 'm', { spec: { size: 6 } }); // a drift, so the update has work to do
+    const keys = [0, 1].map((g) => target.put(Settings, `m-keys-${g}`, { data: { g: String(g) } }, 'ns'));
+    const opts = { reader: cacheOf(store, ...keys), now: () => Date.parse(AT) + 7_200_000, ...(retirementHold ? { retirementHold } : {}) };
+    await new NativeExternal(rotating, target.asClient(), marks, opts).update(rotated, signal);
+    return target;
+  };
+
+  it('keeps them: repairing a drift does not delete what holds them, as observe does not call for it', async () => {
+    const target = await repairWith(() => 'cluster b holds generation 0');
+    expect(target.log.filter((l) => l.startsWith('DELETE'))).toEqual([]);
+    expect(target.objects.has('configmaps/m-keys-0')).toBe(true);
+  });
+
+  it('and removes them once nothing holds them', async () => {
+    const target = await repairWith();
+    expect(target.log.filter((l) => l.startsWith('DELETE'))).toEqual(['DELETE configmaps/m-keys-0']);
   });
 });
 
