@@ -100,6 +100,17 @@ export const recordOf = (state: CredentialsState): string => JSON.stringify(stat
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 
+/**
+ * The oldest generations that may go, up to the first that may not: removing them records every
+ * generation up to the highest as removed (`retired`), so none may be passed over. One can be: a
+ * scheduled rotation that starts while the last one's keys are still being made leaves those
+ * keys never published, younger than the replaced ones still in their grace period.
+ */
+function oldestFirst(generations: number[], mayGo: (g: number) => boolean): number[] {
+  const stay = generations.findIndex((g) => !mayGo(g));
+  return stay === -1 ? generations : generations.slice(0, stay);
+}
+
 /** The schedule's floor, and the least time between two requested rotations: a rotation every few seconds would only churn users and Jobs. */
 const MIN_EVERY_MS = 10_000;
 /** The longest grace period: previous keys that keep working for years are not previous keys. */
@@ -156,7 +167,7 @@ export function planRotation(mr: ManagedResource, now: number, rotate: boolean):
   const inGrace = s.previous !== undefined && s.previous > s.retired ? (Date.parse(s.publishedAt ?? '') || now) + grace : undefined;
   const previousUntil = inGrace !== undefined && now < inGrace ? inGrace : undefined;
   // Never the published keys, nor newer ones being made; the replaced ones once their grace period ends.
-  const due = outstanding.filter((g) => g < published && !(g === s.previous && previousUntil !== undefined));
+  const due = oldestFirst(outstanding, (g) => g < published && !(g === s.previous && previousUntil !== undefined));
   const waits = [
     ...(previousUntil !== undefined ? [previousUntil] : []),
     // A request held only by the floor is answered when it ends (one held by keys being made, when they are published: a write wakes it).
@@ -239,7 +250,7 @@ export function planFor<MR extends ManagedResource>(
   if (!held || previous === undefined || !plan.view.due.includes(previous)) return plan;
   // Nothing wakes the resource when its consumers catch up (that is the claim's status): it looks again soon.
   const recheckAt = Math.min(plan.recheckAt ?? Infinity, now + HELD_RECHECK_MS);
-  return { ...plan, view: { ...plan.view, due: plan.view.due.filter((g) => g !== previous) }, recheckAt };
+  return { ...plan, view: { ...plan.view, due: oldestFirst(plan.view.due, (g) => g !== previous) }, recheckAt };
 }
 
 /** The retire work this pass wants (generations past their grace period), if any. */

@@ -127,6 +127,20 @@ describe('planRotation', () => {
     expect(planRotation(mr(annotations), T0 + 1000, true).view).toEqual({ generation: 2, outstanding: [0, 1], due: [0] });
   });
 
+  it('keys a rotation left unpublished go only with the older keys still in their grace period, never ahead of them', () => {
+    // A schedule that comes while the last rotation's keys are still being made rotates all the same:
+    // generation 2 is never published, and generation 1 is replaced by 3.
+    const making = record({ generation: 2, retired: 0, rotatedAt: AT, published: 1, publishedAt: AT, previous: 0 });
+    expect(planRotation(mr(making, { every: '20s', gracePeriod: '10s' }), T0 + 20_000, true).next?.generation).toBe(3);
+    const published = record({ generation: 3, retired: 0, rotatedAt: AT, published: 3, publishedAt: AT, previous: 1 });
+    const settings = { every: '1h', gracePeriod: '30s' };
+    // Removing generation 2 alone would record every generation up to 2 as removed, generation 1 with it.
+    expect(planRotation(mr(published, settings), T0 + 1000, true).view).toEqual({ generation: 3, outstanding: [1, 2], due: [] });
+    expect(planRotation(mr(published, settings), T0 + 30_000, true).view.due).toEqual([1, 2]);
+    const kind = { rotation: {} } as unknown as NativeKind<ManagedResource>;
+    expect(planFor(kind, mr(published, settings), T0 + 30_000, true, 'cluster b holds generation 1').view.due).toEqual([]);
+  });
+
   it('a schedule rotates `every` after the last rotation, or the creation', () => {
     expect(planRotation(mr({}, { every: '1d' }), T0 + 86_399_999, true).next).toBeUndefined();
     expect(planRotation(mr({}, { every: '1d' }), T0 + 86_400_000, true).next?.generation).toBe(1);
