@@ -6,6 +6,7 @@ import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ObjectRef, ResourceType } from '../../kit/kube/resources.ts';
 import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
 import type { OperatorBundle } from '../operators/operator.ts';
+import type { OwnedCompanion } from '../ownership/marks.ts';
 
 /** Which generations of a resource's rotating keys exist: the one in use, those still working, those whose grace period ended. */
 export interface CredentialsView {
@@ -26,24 +27,8 @@ export type TargetObject = KubeObjectLike & {
   [field: string]: unknown;
 };
 
-export interface Companion extends ObjectRef {
-  /** What it is for, in messages (e.g. "access-keys Secret"). */
-  purpose: string;
-  /** The object we want. Kept in this shape, unless irreplaceable. */
-  build(): TargetObject;
-  /**
-   * For what cannot be remade once the target object uses it (keys a running server holds): made
-   * only together with the target object and never again. Losing it later is reported, with this
-   * reason and remedy, instead of being papered over with a new one.
-   */
-  irreplaceable?: { reason: string; remedy: string };
-  /**
-   * The connection keys that lead to it (an endpoint Service). Companions are recognised by the uid
-   * provider-rook recorded when it made them, not by marks anyone who may write there can strip; while
-   * this one cannot be proven, even unmarked, the resource is not Ready and these keys are withheld.
-   */
-  publishedAs?: string[];
-}
+/** An object a kind keeps beside its target object (a Secret, a Service, a Job), made and proven as ownership/marks.ts says. */
+export type Companion = OwnedCompanion<TargetObject>;
 
 export interface Inspection {
   ready: boolean;

@@ -212,12 +212,23 @@ export class OwnershipMarks {
 // use or write any of them. Companions are proven beyond the marks on them (which anyone who may
 // write in a target namespace can strip or copy) by the uids recorded when provider-rook made them.
 
-/** An object a resource keeps beside its main one, as ownership judges it (native/kind.ts's Companion is one). */
+/** An object a resource keeps beside its main one (native/kind.ts's Companion), and what ownership judges it by. */
 export interface OwnedCompanion<T extends Marked> extends ObjectRef {
   /** What it is for, in messages (e.g. "access-keys Secret"). */
   purpose: string;
+  /** The object we want. Kept in this shape, unless irreplaceable. */
   build(): T;
+  /**
+   * For what cannot be remade once the target object uses it (keys a running server holds): made
+   * only together with the target object and never again. Losing it later is reported, with this
+   * reason and remedy, instead of being papered over with a new one.
+   */
   irreplaceable?: { reason: string; remedy: string };
+  /**
+   * The connection keys that lead to it (an endpoint Service). Companions are recognised by the uid
+   * provider-rook recorded when it made them, not by marks anyone who may write there can strip; while
+   * this one cannot be proven, even unmarked, the resource is not Ready and these keys are withheld.
+   */
   publishedAs?: string[];
 }
 
