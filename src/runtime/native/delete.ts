@@ -292,10 +292,14 @@ async function firstMissing<R extends ObjectRef>({ client, signal }: TargetAcces
 async function retain<MR extends ManagedResource>(pass: NativePass<MR>, target: ObjectRef, companions: ObjectRef[]): Promise<void> {
   const { client, marks, signal } = pass;
   const retained = { ...pass.owner, reclaimPolicy: 'Retain' as const };
+  // The object first: what it is to us vouches for its companions, as when they are deleted (a
+  // restored one's companions are signed for its earlier uid, and left unmarked a sweep would take them).
+  let main: Relation | undefined;
   for (const [i, ref] of [target, ...companions].entries()) {
     const have = await client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, signal);
-    const vouchers = i === 0 ? pass.vouchers : { ...pass.vouchers, recordedUid: undefined };
+    const vouchers = i === 0 ? pass.vouchers : pass.ownership.companionVouchers(main);
     const relation = have && pass.ownership.relationOf(ref.type, have, vouchers);
+    if (i === 0) main = relation || undefined;
     if (!have || (relation !== 'ours' && relation !== 'restored')) continue;
     const { labels, annotations } = marks.mark(ref.type, have, retained).metadata;
     const { uid, resourceVersion } = have.metadata;

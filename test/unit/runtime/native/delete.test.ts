@@ -12,7 +12,7 @@ import { deleteIfOurs } from '../../../../src/runtime/native/delete.ts';
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
-import { ANNOTATION_TARGET_UID, OwnershipMarks, ownerOf } from '../../../../src/runtime/ownership/marks.ts';
+import { ANNOTATION_RECLAIM_POLICY, ANNOTATION_TARGET_UID, OwnershipMarks, ownerOf } from '../../../../src/runtime/ownership/marks.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };
 const Servers: ResourceType = { apiVersion: 'apps/v1', kind: 'Server', plural: 'servers', namespaced: false };
@@ -58,6 +58,18 @@ class FakeTarget {
         items: [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, o]) => structuredClone(o)),
         resourceVersion: '1',
       }),
+      mergePatch: async (type: ResourceType, { name }: ObjectKey, patch: { metadata: Partial<TargetObject['metadata']> }) => {
+        const key = `${type.plural}/${name}`;
+        const obj = this.objects.get(key)!;
+        this.log.push(`patch ${key}`);
+        const { labels, annotations } = patch.metadata;
+        obj.metadata = {
+          ...obj.metadata,
+          labels: { ...obj.metadata.labels, ...labels },
+          annotations: { ...obj.metadata.annotations, ...annotations },
+        };
+        return structuredClone(obj);
+      },
       delete: async (type: ResourceType, { name }: ObjectKey, opts: { uid?: string; resourceVersion?: string } = {}): Promise<Deletion> => {
         const key = `${type.plural}/${name}`;
         const obj = this.objects.get(key);
@@ -243,6 +255,31 @@ describe('NativeExternal.delete', () => {
     });
     await new NativeExternal(noJobs, target.asClient(), marks, { reader: cacheOf(copy) }).delete(recorded, new AbortController().signal);
     expect(target.log).toContain('delete jobs/m-access-1');
+  });
+
+  it('a restored resource whose teardown kept its data marks its companions Retain too, though they are signed for its earlier uid', async () => {
+    const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+    const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+    const rootKeys = companion(Secrets, 'm-root', 'root keys');
+    const revoke = companion(Jobs, 'm-revoke', 'revoke Job');
+    const keeping: NativeKind<ManagedResource> = {
+      ...kind,
+      dependents: undefined,
+      companions: () => [rootKeys],
+      teardown: () => ({ object: revoke, retainWhenKept: true, outcome: () => ({ done: true, kept: 'the bucket holds objects' }) }),
+    };
+    const target = new FakeTarget();
+    // Made by the resource before a backup; restored from it, the resource has a new uid, and its record names the object.
+    const store = ourStore(target);
+    const signed = (type: ResourceType, name: string) =>
+      target.put(type, name, marks.mark(type, { metadata: { name, namespace: 'ns' } }, owner).metadata);
+    signed(Secrets, 'm-root');
+    signed(Jobs, 'm-revoke');
+    const restored: ManagedResource = { ...recorded, metadata: { ...recorded.metadata, uid: 'mr-uid-restored' } };
+    const external = new NativeExternal(keeping, target.asClient(), marks, { reader: cacheOf(store) });
+    expect(await external.delete(restored, new AbortController().signal)).toEqual({ gone: true, requested: false });
+    expect(target.log.filter((l) => !l.startsWith('patch jobs/'))).toEqual(['patch stores/m', 'patch secrets/m-root']);
+    expect(target.objects.get('secrets/m-root')?.metadata.annotations?.[ANNOTATION_RECLAIM_POLICY]).toBe('Retain');
   });
 
   it('deleting, a resource whose object is gone runs its deletion once more while its companions may be left', async () => {
