@@ -38,7 +38,9 @@ export function rotationHold(manager: Pick<Manager, 'informer'>, claims: Resourc
   const why = (mr: ManagedResource): string | undefined => {
     const ref = claimRefOf(mr);
     const claim = ref?.kind && ref.namespace ? caches.get(ref.kind)?.get(ref) : undefined;
-    const deliveries = (claim?.status?.deliveries ?? []).filter((d) => !d.removing);
+    // Only consumers that hold keys of this claim: one never delivered to (not allowed, no endpoint,
+    // its cluster down from the start) has none to keep working, and would hold them for ever.
+    const deliveries = (claim?.status?.deliveries ?? []).filter((d) => !d.removing && d.keys);
     if (deliveries.length === 0) return undefined;
     const own = mr.spec.writeConnectionSecretToRef?.name;
     const published = keysDigest(own ? secrets.get({ namespace: mr.metadata.namespace, name: own })?.data?.AWS_ACCESS_KEY_ID : undefined);

@@ -121,7 +121,7 @@ async function inspectOurs<MR extends ManagedResource>(
     upToDate: drift.length === 0,
     ...settled,
     // The rotation's record (and when to look again) rides with what observing settled.
-    ...settleRotation(kind, mr, plan, { retired: retiring.retired, pending: inspection.rotating, now: pass.now(), annotations }),
+    ...settleRotation(kind, mr, plan, { retired: retiring.retired, inspection, now: pass.now(), annotations }),
     connectionDetails: inspection.connectionDetails,
     diff: drift.join(', ') || undefined,
   };

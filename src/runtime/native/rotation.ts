@@ -9,7 +9,7 @@ import { getCondition, ReasonedError, setCondition, type Condition } from '../..
 import type { ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_ROTATE, CONDITION_ROTATED } from '../labels.ts';
 import { Reasons } from '../reasons.ts';
-import type { Companion, CredentialsView, KindContext, NativeKind, ObjectReader, TargetObject } from './kind.ts';
+import type { Companion, CredentialsView, Inspection, KindContext, NativeKind, ObjectReader, TargetObject } from './kind.ts';
 
 /** Written by provider-rook: the generation in use, when it began, the request it answered, and the last generation removed. */
 export const ANNOTATION_CREDENTIALS = 'rook.crossplane.io/credentials';
@@ -45,6 +45,8 @@ export interface RotationPlan {
   recheckAt?: number;
   /** The previous keys work until then (ms since the epoch), when a grace period is running. */
   previousUntil?: number;
+  /** Why the previous keys stay past their grace period (a consumer does not hold the new ones yet). */
+  held?: string;
 }
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -64,13 +66,15 @@ export function credentialsState(mr: ManagedResource): CredentialsState {
   if (!text) return INITIAL;
   let parsed: Partial<CredentialsState>;
   try {
-    parsed = JSON.parse(text) as Partial<CredentialsState>;
+    parsed = (JSON.parse(text) as Partial<CredentialsState> | null) ?? {};
   } catch {
     parsed = {};
   }
   const { generation, retired, rotatedAt, request, published, publishedAt, previous } = parsed;
   const optionalGeneration = (g: unknown) =>
     g === undefined || (Number.isSafeInteger(g) && (g as number) >= 0 && (g as number) <= generation!);
+  // A time that does not read as one would count a grace period from every pass: it would never end.
+  const optionalTime = (t: unknown) => t === undefined || (typeof t === 'string' && !Number.isNaN(Date.parse(t)));
   if (
     !Number.isSafeInteger(generation) ||
     !Number.isSafeInteger(retired) ||
@@ -78,7 +82,9 @@ export function credentialsState(mr: ManagedResource): CredentialsState {
     retired! < -1 ||
     retired! >= generation! ||
     !optionalGeneration(published) ||
-    !optionalGeneration(previous)
+    !optionalGeneration(previous) ||
+    !optionalTime(rotatedAt) ||
+    !optionalTime(publishedAt)
   ) {
     throw new ReasonedError(
       Reasons.InvalidRotationSettings,
@@ -206,9 +212,11 @@ export function rotationStatus(
   const previous =
     plan.previousUntil !== undefined
       ? `the previous keys keep working until ${credentials.previousValidUntil}`
-      : plan.view.outstanding.length
-        ? 'the previous keys are being removed'
-        : 'the previous keys are removed';
+      : plan.held
+        ? plan.held
+        : plan.view.outstanding.length
+          ? 'the previous keys are being removed'
+          : 'the previous keys are removed';
   return {
     credentials,
     condition: {
@@ -250,7 +258,7 @@ export function planFor<MR extends ManagedResource>(
   if (!held || previous === undefined || !plan.view.due.includes(previous)) return plan;
   // Nothing wakes the resource when its consumers catch up (that is the claim's status): it looks again soon.
   const recheckAt = Math.min(plan.recheckAt ?? Infinity, now + HELD_RECHECK_MS);
-  return { ...plan, view: { ...plan.view, due: oldestFirst(plan.view.due, (g) => g !== previous) }, recheckAt };
+  return { ...plan, view: { ...plan.view, due: oldestFirst(plan.view.due, (g) => g !== previous) }, recheckAt, held };
 }
 
 /** The retire work this pass wants (generations past their grace period), if any. */
@@ -318,14 +326,23 @@ export function settleRotation<MR extends ManagedResource>(
   kind: NativeKind<MR>,
   mr: MR,
   plan: RotationPlan,
-  pass: { retired?: number; pending?: string; now: number; annotations?: Record<string, string> },
+  pass: { retired?: number; inspection: Inspection; now: number; annotations?: Record<string, string> },
 ): { annotations?: Record<string, string>; recheckAfterMs?: number } {
-  const change = recordAnnotation(plan, pass.retired, pass.pending, pass.now);
+  // New keys are published only once the kind reads them as working, and the resource as ready: a
+  // kind that is not ready says nothing of the new keys, which may not work yet.
+  const s = plan.next ?? plan.state;
+  const making = s.generation > (s.published ?? 0);
+  const { rotating, ready, message } = pass.inspection;
+  const pending = rotating ?? (making && !ready ? (message ?? 'waiting for the resource to be ready') : undefined);
+  const change = recordAnnotation(plan, pass.retired, pending, pass.now);
   // What the resource says is what the record now says (keys published this pass have their grace period already).
   const after = Object.keys(change).length
-    ? planRotation({ ...mr, metadata: { ...mr.metadata, annotations: { ...mr.metadata.annotations, ...change } } }, pass.now, false)
+    ? {
+        ...planRotation({ ...mr, metadata: { ...mr.metadata, annotations: { ...mr.metadata.annotations, ...change } } }, pass.now, false),
+        ...(plan.held ? { held: plan.held } : {}),
+      }
     : plan;
-  recordRotation(kind, mr, after, pass.pending);
+  recordRotation(kind, mr, after, pending);
   const annotations = { ...pass.annotations, ...change };
   const recheck = Math.min(plan.recheckAt ?? Infinity, after.recheckAt ?? Infinity);
   return {

@@ -48,6 +48,11 @@ describe('rotationHold', () => {
     expect(hold.why(mr)).toBeUndefined();
   });
 
+  it('is not held by a consumer that holds no keys of the claim (never delivered to: not allowed, no endpoint, down from the start)', () => {
+    const objects = { Secret: { 'infra/conn': { data: { AWS_ACCESS_KEY_ID: published } } }, Bucket: { 'app/b': claim(undefined) } };
+    expect(rotationHold(fakeManager(objects).manager, [Claims]).why(mr)).toBeUndefined();
+  });
+
   it('wakes the resource its claim names when what the consumers hold changes, and only then', () => {
     const { manager, handlers } = fakeManager({});
     const woken: string[] = [];

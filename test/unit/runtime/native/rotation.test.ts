@@ -12,6 +12,8 @@ import {
   retiredBy,
   retirement,
   rotationRequest,
+  rotationStatus,
+  settleRotation,
 } from '../../../../src/runtime/native/rotation.ts';
 import type { NativeKind } from '../../../../src/runtime/native/kind.ts';
 import { testContext } from '../../../kit/kind-context.ts';
@@ -66,6 +68,10 @@ describe('planRotation', () => {
     const kind = { rotation: {} } as unknown as NativeKind<ManagedResource>;
     const held = planFor(kind, mr(annotations, { gracePeriod: '30s' }), T0 + 60_000, true, 'cluster b holds generation 0');
     expect([held.view.due, held.recheckAt]).toEqual([[], T0 + 60_000 + 30_000]);
+    // The resource says why, where it would say they are being removed.
+    expect(rotationStatus(held, {}).condition?.message).toBe(
+      'keys of generation 1 in use since 2026-01-01T00:00:00Z; cluster b holds generation 0',
+    );
     expect(planFor(kind, mr(annotations, { gracePeriod: '30s' }), T0 + 60_000, true).view.due).toEqual([0]);
   });
 
@@ -163,8 +169,38 @@ describe('planRotation', () => {
       '{"generation":1,"retired":1}',
       '{"generation":-1,"retired":-1}',
       '{"generation":1,"retired":-1,"published":2}',
+      'null',
+      // A time that does not read as one would restart the grace period at every pass.
+      '{"generation":1,"retired":-1,"published":1,"previous":0,"publishedAt":"soon"}',
+      '{"generation":1,"retired":-1,"rotatedAt":5}',
     ])
       expect(() => planRotation(mr({ [ANNOTATION_CREDENTIALS]: bad }), T0, true)).toThrow(/no longer reads as one/);
+  });
+});
+
+describe('settleRotation', () => {
+  const kind = { rotation: {} } as unknown as NativeKind<ManagedResource>;
+  // Generation 2 is being made; generation 1's keys are the ones published.
+  const making = () =>
+    mr({
+      [ANNOTATION_ROTATE]: 'b',
+      ...record({ generation: 2, retired: 0, rotatedAt: AT, request: 'b', published: 1, publishedAt: AT, previous: 0 }),
+    });
+  const settle = (inspection: { ready: boolean; message?: string; rotating?: string }) => {
+    const resource = making();
+    const settled = settleRotation(kind, resource, planRotation(resource, T0 + 60_000, true), { inspection, now: T0 + 60_000 });
+    return { settled, condition: resource.status?.conditions?.find((c) => c.type === 'CredentialsRotated') };
+  };
+
+  it('publishes new keys once the kind reads them as working and the resource is ready', () => {
+    const { settled } = settle({ ready: true });
+    expect(JSON.parse(settled.annotations![ANNOTATION_CREDENTIALS]!)).toMatchObject({ published: 2, previous: 1 });
+  });
+
+  it('does not publish them while the resource is not ready, though the kind says nothing of them: the previous keys stay published', () => {
+    const { settled, condition } = settle({ ready: false, message: "waiting for the user's policy" });
+    expect(settled.annotations).toBeUndefined();
+    expect(condition).toMatchObject({ status: 'False', reason: 'Rotating', message: "waiting for the user's policy" });
   });
 });
 
