@@ -5,6 +5,7 @@
 // Secret, and nothing unproven is ever written over. They are read from the watch caches, and each
 // write is conditional on the copy it checked (uid and resourceVersion), as deletes are: a copy
 // that is stale is refused by the server, and everything is read again from it.
+import { ReasonedError } from '../../kit/conditions.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import { refKey } from '../../kit/kube/resources.ts';
 import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
@@ -12,6 +13,7 @@ import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
 import { deleteIfOurs, deleteSuperseded } from './delete.ts';
 import type { Companion, KindContext, ObjectReader, TargetObject } from './kind.ts';
 import { ensureNamespace, forgetNamespace } from './namespaces.ts';
+import { Reasons } from '../reasons.ts';
 import type { NativePass } from './pass.ts';
 import { retiredBy, retireWork } from './rotation.ts';
 
@@ -114,13 +116,16 @@ async function repair<MR extends ManagedResource>(
   // rely on (a Job after the Secret it reads). One already as built is not written again.
   const repairs: Promise<unknown>[] = [];
   const missing: Companion[] = [];
+  let retireFailed: string | undefined;
   for (const [i, c] of companions.entries()) {
     const [have, verdict] = [found[i], verdicts[i]];
     // A failed retire is made again (its Job's pod template cannot change): deleted now, made on the
     // next pass. Only that failed Job: conditional on the copy judged, and judged again if it changed.
-    if (have && c === retire?.object && 'failed' in retire.outcome(have)) {
-      const failed = retire;
+    const outcome = have && c === retire?.object ? retire.outcome(have) : undefined;
+    if (outcome && 'failed' in outcome) {
+      const failed = retire!;
       repairs.push(deleteIfOurs(pass, c, { owner, vouchers: companionVouchers, only: (job) => 'failed' in failed.outcome(job) }));
+      retireFailed = outcome.failed;
     } else if (!have || !verdict) {
       if (creating || !c.irreplaceable) missing.push(c);
     } else if (verdict.relation === 'unmarked') {
@@ -169,7 +174,14 @@ async function repair<MR extends ManagedResource>(
   }
   // Nothing is superseded before the first create.
   if (!creating) await deleteSuperseded(pass, companionVouchers, { wanted: companions, namespaces: companions.map((c) => c.namespace) });
-  return object ?? writeObject();
+  const written = await (object ?? writeObject());
+  // Everything else is repaired all the same; the failure is the resource's to say (Synced), once.
+  if (retireFailed)
+    throw new ReasonedError(
+      Reasons.RotationFailed,
+      `could not remove the keys of generation ${ctx.credentials.due.join(', ')}, whose grace period ended (they still work): ${retireFailed}. It is made again`,
+    );
+  return written;
 }
 
 /**

@@ -279,7 +279,7 @@ export function retiredBy<MR extends ManagedResource>(kind: NativeKind<MR>, mr: 
 /**
  * Where removing old keys stands: `drift` while its work is to be made or still runs, `retired`
  * once it is done (the highest generation it removed), with `gone`, the companions that held them
- * and are no more. A failure is the resource's Synced error.
+ * and are no more. Failed work is drift too: apply makes it again, and says it failed.
  */
 export async function retirement<MR extends ManagedResource>(
   kind: NativeKind<MR>,
@@ -309,12 +309,9 @@ export async function retirement<MR extends ManagedResource>(
   if (!have) return { drift: `removing keys of generation ${generations}` };
   trust(object, have);
   const outcome = work.outcome(have);
-  if ('failed' in outcome) {
-    throw new ReasonedError(
-      Reasons.RotationFailed,
-      `could not remove the keys of generation ${generations}, whose grace period ended (they still work): ${outcome.failed}`,
-    );
-  }
+  // Drift, not an error here: apply makes the work again (and says it failed), where an error would
+  // stop every pass of the resource until the Job's time to live ended.
+  if ('failed' in outcome) return { drift: `the work removing keys of generation ${generations} failed, and is made again` };
   return outcome.done ? { retired: Math.max(...ctx.credentials.due) } : {};
 }
 

@@ -257,6 +257,65 @@ describe('NativeExternal.update, while a consumer still holds the keys a rotatio
   });
 });
 
+describe('a failed Job removing keys past their grace period', () => {
+  const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+  const rotated: ManagedResource = {
+    ...mr,
+    metadata: {
+      ...mr.metadata,
+      annotations: {
+        ...mr.metadata.annotations,
+        [ANNOTATION_CREDENTIALS]: JSON.stringify({ generation: 1, retired: -1, rotatedAt: AT, published: 1, publishedAt: AT, previous: 0 }),
+      },
+    },
+  };
+  const retireJob: Companion = {
+    type: Jobs,
+    name: 'm-retire-0',
+    namespace: 'ns',
+    purpose: 'Job removing old keys',
+    build: () => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'm-retire-0', namespace: 'ns' } }) as Obj,
+  };
+  const retiring: NativeKind<ManagedResource> = {
+    ...kind,
+    companions: () => [],
+    rotation: {
+      retire: () => ({
+        object: retireJob,
+        outcome: (job) =>
+          (job.status as { failed?: number } | undefined)?.failed
+            ? { failed: 'its pod failed every retry' }
+            : { done: false, message: 'running' },
+      }),
+    },
+  };
+  const setUp = () => {
+    const target = new FakeTarget();
+    const store = target.put(Stores, 'm', { spec: { size: 4 } });
+    const job = target.put(Jobs, 'm-retire-0', { status: { failed: 1 } }, 'ns');
+    const external = new NativeExternal(retiring, target.asClient(), marks, {
+      reader: cacheOf(store, job),
+      now: () => Date.parse(AT) + 7_200_000,
+    });
+    return { target, external };
+  };
+
+  it('is drift to observe, not an error that would stop every pass of the resource until the Job is gone', async () => {
+    const seen = await setUp().external.observe(rotated, signal);
+    expect(seen).toMatchObject({ exists: true, upToDate: false, diff: 'the work removing keys of generation 0 failed, and is made again' });
+  });
+
+  it('is deleted by the repair, to be made again, and the repair says it failed', async () => {
+    const { target, external } = setUp();
+    const refused = await external.update(rotated, signal).catch((e: unknown) => (e instanceof RecordedError ? e.cause : e));
+    expect(refused).toMatchObject({ reason: Reasons.RotationFailed });
+    expect((refused as Error).message).toMatch(
+      /generation 0, whose grace period ended \(they still work\): its pod failed every retry\. It is made again$/,
+    );
+    expect(target.log).toContain('DELETE jobs/m-retire-0');
+  });
+});
+
 describe('NativeExternal.observe', () => {
   const observeWith = (settings: Partial<Obj>) => {
     const target = new FakeTarget();

@@ -17,6 +17,7 @@ import {
 } from '../../../../src/runtime/native/rotation.ts';
 import type { NativeKind } from '../../../../src/runtime/native/kind.ts';
 import { testContext } from '../../../kit/kind-context.ts';
+import { cond } from '../../../kit/conditions.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const AT = '2026-01-01T00:00:00Z';
@@ -189,7 +190,7 @@ describe('settleRotation', () => {
   const settle = (inspection: { ready: boolean; message?: string; rotating?: string }) => {
     const resource = making();
     const settled = settleRotation(kind, resource, planRotation(resource, T0 + 60_000, true), { inspection, now: T0 + 60_000 });
-    return { settled, condition: resource.status?.conditions?.find((c) => c.type === 'CredentialsRotated') };
+    return { settled, condition: cond(resource, 'CredentialsRotated') };
   };
 
   it('publishes new keys once the kind reads them as working and the resource is ready', () => {
