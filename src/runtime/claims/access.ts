@@ -168,7 +168,10 @@ export class AccessReconciler implements Reconciler {
     const ref = access.spec?.bucketRef;
     const bucket = ref && this.o.buckets.cache.get(ref);
     if (!ref || !bucket || isDeleting(bucket.metadata)) return;
-    const holds = (a: ReadonlyDeep<AccessClaim>): boolean => Boolean(a.spec?.resourceRef) && !isDeleting(a.metadata);
+    // Only an access the Bucket allows counts: a resourceRef is the app team's to write, so one in a
+    // namespace the Bucket does not share with would otherwise mark (and keep) another team's Bucket.
+    const holds = (a: ReadonlyDeep<AccessClaim>): boolean =>
+      Boolean(a.spec?.resourceRef) && !isDeleting(a.metadata) && !refusal(bucket, a, a.spec!.mode!);
     const names = (a: ReadonlyDeep<AccessClaim>): boolean =>
       a.spec?.bucketRef?.namespace === ref.namespace && a.spec?.bucketRef?.name === ref.name;
     // This access as this pass left it (the cache may lag behind its writes); the others as cached.
@@ -342,7 +345,7 @@ export class AccessReconciler implements Reconciler {
 /** Why this access may not reach the bucket, if it may not: the Bucket is gone, or does not share with this namespace and mode. */
 function refusal(
   bucket: ReadonlyDeep<Claim & { spec?: { shareWith?: Sharing } }> | undefined,
-  access: AccessClaim,
+  access: ReadonlyDeep<AccessClaim>,
   mode: AccessMode,
 ): ReasonedError | undefined {
   const ref = access.spec!.bucketRef!;
