@@ -28,7 +28,7 @@ const TARGET = `it-consumers-${process.pid}`;
 const SHARED_NS = `consumers-shared-${process.pid}`;
 const GRACE_S = 12;
 type Cond = { type: string; status: string; reason: string; message?: string };
-type Delivery = { to: string; secretName: string; delivered: boolean; endpoint?: string; reason?: string; message?: string };
+type Delivery = { to: string; secretName: string; delivered: boolean; endpoint?: string; keys?: string; reason?: string; message?: string };
 type Obj = KubeObjectLike & {
   metadata: KubeObjectLike['metadata'] & { labels?: Record<string, string>; resourceVersion?: string; finalizers?: string[] };
   data?: Record<string, string>;
@@ -239,6 +239,22 @@ describe('a Bound bucket is usable where its app runs', () => {
         timeoutMs: 15_000,
       },
     );
+  }, 60_000);
+
+  it('a delivered Secret a tenant there strips of our marks is left as it is, and the place holds no keys of the claim on record', async () => {
+    const key = { namespace: appA, name: 'app-s3' };
+    await eventually(
+      async () =>
+        (await read(Buckets, { namespace: teamA, name: 'app' }))?.status?.deliveries?.find((d) => d.to === `${platform}/c/${appA}`)?.keys,
+      'the delivery to record the keys it wrote',
+    );
+    await consumer.mergePatch(Secrets, key, { metadata: { labels: null, annotations: null } });
+    // Not ours any more: not written over, and what it holds no longer holds replaced keys back from removal.
+    const conflict = await deliveryOf({ namespace: teamA, name: 'app' }, `${platform}/c/${appA}`, 'ConnectionSecretConflict');
+    expect(conflict).not.toHaveProperty('keys');
+    await consumer.delete(Secrets, key);
+    await delivered({ namespace: teamA, name: 'app' }, 2);
+    expect((await keysIn(consumer, key)).AWS_ACCESS_KEY_ID).toBeDefined();
   }, 60_000);
 
   it('a consumer cluster no reconcile has used for long is kept open by its watch: drift there is still repaired', async () => {

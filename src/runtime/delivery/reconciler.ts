@@ -191,8 +191,8 @@ export class DeliveryReconciler {
     const { claim, source, store } = from;
     const base = { to: place.to, secretName: place.secretName };
     // What a pass that wrote nothing keeps of the record: that a Secret of ours may be there (its endpoint kind).
-    const kept =
-      before && mayHold(before) && before.endpoint ? { endpoint: before.endpoint, ...(before.keys ? { keys: before.keys } : {}) } : {};
+    const held = before && mayHold(before) && before.endpoint ? before : undefined;
+    const kept = (keys: boolean) => (held ? { endpoint: held.endpoint, ...(keys && held.keys ? { keys: held.keys } : {}) } : {});
     let provider: ReadonlyDeep<ProviderObject> | undefined;
     try {
       provider = this.provider(place);
@@ -201,7 +201,7 @@ export class DeliveryReconciler {
         return {
           ...base,
           delivered: false,
-          ...kept,
+          ...kept(true),
           reason: Reasons.WaitingForConnectionSecret,
           message: 'the claim has no connection Secret yet',
         };
@@ -237,7 +237,10 @@ export class DeliveryReconciler {
             () => false,
           )
         : false;
-      return { ...base, delivered: false, ...(removed ? {} : kept), ...failure(err) };
+      // A Secret not ours in its place (ours deleted or stripped of its marks) holds none of our keys:
+      // the place keeps no keys on record, or it would hold replaced keys back from removal for ever.
+      const replaced = reasonOf(err) === Reasons.ConnectionSecretConflict || reasonOf(err) === Reasons.ConsumerSecretTaken;
+      return { ...base, delivered: false, ...(removed ? {} : kept(!replaced)), ...failure(err) };
     }
   }
 
