@@ -30,6 +30,9 @@ interface LeaseSpec {
 }
 type Lease = KubeObjectLike & { spec?: LeaseSpec };
 
+/** Reads and writes a release makes at most, should the lease change under it. */
+const RELEASE_ATTEMPTS = 3;
+
 /** Kubernetes MicroTime: RFC 3339 with exactly six fractional digits. */
 const microTime = (ms: number): string => new Date(ms).toISOString().replace(/Z$/, '000Z');
 
@@ -100,17 +103,24 @@ export class LeaderElector {
   /** Gives the Lease up at once (on a clean shutdown) so a standby need not wait for it to expire. */
   async release(): Promise<void> {
     leaderStatus.set({ name: this.o.name }, 0);
-    const lease = await this.o.client.get<Lease>(Leases, { namespace: this.o.namespace, name: this.o.name }).catch(() => undefined);
-    if (!lease || lease.spec?.holderIdentity !== this.o.identity) return;
-    const now = Date.now();
-    await this.o.client
-      .update(Leases, {
-        ...lease,
-        spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: microTime(now), renewTime: microTime(now) },
-      })
-      .catch((err: unknown) =>
-        this.o.log.warn('leader election: could not release the lease', { lease: this.where, error: (err as Error).message }),
-      );
+    // A renewal cut short by the stop may still reach the server after the read below: its conflict
+    // is read again (the lease is still ours), or the others would wait for the whole lease to expire.
+    for (let attempt = 1; ; attempt++) {
+      const lease = await this.o.client.get<Lease>(Leases, { namespace: this.o.namespace, name: this.o.name }).catch(() => undefined);
+      if (!lease || lease.spec?.holderIdentity !== this.o.identity) return;
+      const now = Date.now();
+      try {
+        await this.o.client.update(Leases, {
+          ...lease,
+          spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: microTime(now), renewTime: microTime(now) },
+        });
+        return;
+      } catch (err) {
+        if (isConflict(err) && attempt < RELEASE_ATTEMPTS) continue;
+        this.o.log.warn('leader election: could not release the lease', { lease: this.where, error: (err as Error).message });
+        return;
+      }
+    }
   }
 
   private get where(): string {
