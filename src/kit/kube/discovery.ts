@@ -76,50 +76,64 @@ export async function namespaceContents(client: KubeClient, namespace: string, s
       const byItself = BY_ITSELF[type.kind];
       if (byItself === 'all') return;
       type Item = { metadata: { name: string; deletionTimestamp?: string; ownerReferences?: { controller?: boolean }[] } };
-      let list: { kind?: string; items?: Item[] | null };
-      try {
-        list = await client.request('GET', resourcePath(type, namespace), {
-          query: { limit: '20' },
-          accept: PARTIAL_METADATA_LIST,
-          signal,
-        });
-      } catch {
-        list = {};
-      }
-      // An empty metadata list has "items: null"; anything that is not a list could not be checked.
-      if (!list.kind?.endsWith('List')) {
-        unchecked.push(`${type.plural}.${type.apiVersion}`);
-        return;
-      }
-      const items = list.items ?? [];
-      for (const item of items) {
-        const meta = item.metadata;
-        if (meta.deletionTimestamp || byItself?.has(meta.name)) continue;
-        // Made by a controller for an owner that is listed itself (a Pod of a ReplicaSet...).
-        if (meta.ownerReferences?.some((r) => r.controller)) continue;
-        const entry = `${type.kind} ${meta.name}`;
-        if (!seenKinds.has(entry)) found.push(entry);
-        seenKinds.add(entry);
+      // Page by page until one object that keeps the namespace is found: a first page of objects being
+      // deleted, or made by controllers, says nothing of the next.
+      for (let next: string | undefined, first = true; first || next; first = false) {
+        let list: { kind?: string; items?: Item[] | null; metadata?: { continue?: string } };
+        try {
+          list = await client.request('GET', resourcePath(type, namespace), {
+            query: { limit: '20', ...(next ? { continue: next } : {}) },
+            accept: PARTIAL_METADATA_LIST,
+            signal,
+          });
+        } catch {
+          list = {};
+        }
+        // An empty metadata list has "items: null"; anything that is not a list could not be checked.
+        if (!list.kind?.endsWith('List')) {
+          unchecked.push(`${type.plural}.${type.apiVersion}`);
+          return;
+        }
+        let kept = false;
+        for (const item of list.items ?? []) {
+          const meta = item.metadata;
+          if (meta.deletionTimestamp || byItself?.has(meta.name)) continue;
+          // Made by a controller for an owner that is listed itself (a Pod of a ReplicaSet...).
+          if (meta.ownerReferences?.some((r) => r.controller)) continue;
+          const entry = `${type.kind} ${meta.name}`;
+          if (!seenKinds.has(entry)) found.push(entry);
+          seenKinds.add(entry);
+          kept = true;
+        }
+        if (kept) return;
+        next = list.metadata?.continue || undefined;
       }
     }),
   );
   return { found: found.sort(), unchecked: unchecked.sort() };
 }
 
-/** Whether any live object of `type` is in `namespace` (one small metadata-only list). */
+type LivePage = { items?: { metadata: { deletionTimestamp?: string } }[] | null; metadata?: { continue?: string } };
+
+/** Whether any live object of `type` is in `namespace` (small metadata-only lists). */
 export async function anyLiveIn(client: KubeClient, type: ResourceType, namespace: string, signal?: AbortSignal): Promise<boolean> {
-  const list = await client
-    .request<{ items?: { metadata: { deletionTimestamp?: string } }[] | null }>('GET', resourcePath(type, namespace), {
-      query: { limit: '10' },
-      accept: PARTIAL_METADATA_LIST,
-      signal,
-    })
-    // Not served (its operator never installed, or its CRD gone): none lives anywhere.
-    .catch((err: unknown) => {
-      if (isNotFound(err)) return { items: [] };
-      throw err;
-    });
-  return (list.items ?? []).some((i) => !i.metadata.deletionTimestamp);
+  // Page by page: a first page of objects being deleted says nothing of the next.
+  for (let next: string | undefined, first = true; first || next; first = false) {
+    const list = await client
+      .request<LivePage>('GET', resourcePath(type, namespace), {
+        query: { limit: '10', ...(next ? { continue: next } : {}) },
+        accept: PARTIAL_METADATA_LIST,
+        signal,
+      })
+      // Not served (its operator never installed, or its CRD gone): none lives anywhere.
+      .catch((err: unknown): LivePage => {
+        if (isNotFound(err)) return { items: [] };
+        throw err;
+      });
+    if ((list.items ?? []).some((i) => !i.metadata.deletionTimestamp)) return true;
+    next = list.metadata?.continue || undefined;
+  }
+  return false;
 }
 
 /** "PersistentVolumeClaim data-0, Secret x (+3 more)", for messages. */
