@@ -99,8 +99,20 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
   function seen(target: Target, s: ReadonlyDeep<SecretObject>): void {
     ownerOf(s);
     const owner = system.marks.provenOwner(Secrets, s);
-    if (owner?.resource !== resource || !claims.hasSynced || claims.get(owner.key)?.metadata.uid === owner.uid) return;
-    sweep(target, s, owner);
+    if (owner?.resource !== resource) return;
+    // Listed before the claims were (at start): judged once they are, or no later event would judge it.
+    if (!claims.hasSynced) {
+      void claims.start().then(() => judge(target, s, owner));
+      return;
+    }
+    judge(target, s, owner);
+  }
+  function judge(
+    target: Target,
+    s: ReadonlyDeep<SecretObject>,
+    owner: { name: string; namespace: string; key: string; uid: string },
+  ): void {
+    if (claims.get(owner.key)?.metadata.uid !== owner.uid) sweep(target, s, owner);
   }
   // A claim gone without its finalizer's work (removed by hand): what it left in watched clusters goes.
   const claimGone = (c: ReadonlyDeep<DeliveringClaim>): void => {
