@@ -35,8 +35,7 @@ export function storeWithBucketUser<MR extends ManagedResource & { spec: { bucke
   return {
     teardown(mr, name, ctx) {
       const u = user(mr, name, ctx);
-      // A spec changed since the creation (generation 1) may have had an access Job that completed.
-      return u && storeTeardown(u, mr.spec.bucket?.deleteObjects ?? false, (mr.metadata.generation ?? 1) > 1);
+      return u && storeTeardown(u, mr.spec.bucket?.deleteObjects ?? false);
     },
     superseded: SUPERSEDED_JOBS,
     rotation: bucketUserRotation(user, owner, (mr) => (mr.spec.bucket ? undefined : noUser)),

@@ -280,17 +280,15 @@ export function accessJob(u: BucketUser): Companion {
 
 /**
  * The teardown of a store of its own: needed only once its first access Job completed (before, no
- * user was made, and no one wrote). After a rotation some user was made, whatever the current Job
- * says; after a change of the spec (`changed`) too, for all we know: the Job of an earlier spec may
- * have completed, and it is deleted once superseded.
+ * user was made, and no one wrote). After a rotation some user was made, whatever the current Job says.
  */
-export function storeTeardown(u: BucketUser, deleteObjects: boolean, changed: boolean): Teardown {
+export function storeTeardown(u: BucketUser, deleteObjects: boolean): Teardown {
   const access = accessJob(u);
   const rotated = (u.generation ?? 0) > 0 || Boolean(u.older?.length);
   return {
     ...revokeTeardown(u, deleteObjects),
     retainWhenKept: true,
-    ...(rotated || changed ? {} : { onlyAfter: { ref: access, reached: (job: TargetObject) => jobState(job).complete } }),
+    ...(rotated ? {} : { onlyAfter: { ref: access, reached: (job: TargetObject) => jobState(job).complete } }),
   };
 }
 

@@ -297,21 +297,6 @@ describe('Rook MinIO: inspect', () => {
   });
 });
 
-describe('Rook MinIO: teardown of a store with its own bucket', () => {
-  const withBucket = (generation: number): ObjectStore => {
-    const mr = store({}, { bucket: { name: 'app-bucket-41a7cae1', access: 'ReadWrite' } } as Partial<ObjectStore['spec']>);
-    return { ...mr, metadata: { ...mr.metadata, uid: 'mr-uid', generation } };
-  };
-
-  it('is skipped until its access Job completed, while the spec is the one it was made with (no user was made)', () => {
-    expect(minioObjectStore.teardown!(withBucket(1), 'mr', testContext)?.onlyAfter).toBeDefined();
-  });
-
-  it('always runs once the spec changed: the Job of an earlier spec may have completed, and a bucket with objects is kept', () => {
-    expect(minioObjectStore.teardown!(withBucket(2), 'mr', testContext)?.onlyAfter).toBeUndefined();
-  });
-});
-
 describe('Rook MinIO: configureObjectStore', () => {
   const claim: Claim = {
     apiVersion: 'storage.crossplane.io/v1alpha1',
