@@ -209,19 +209,20 @@ describe('NativeExternal.update', () => {
   });
 });
 
-describe('NativeExternal.update, while a consumer still holds the keys a rotation replaced', () => {
-  // Generation 1 is published, generation 0 is past its grace period; a companion holds each
-  // generation's keys, and deleting one revokes them (Rotation.retiredBy).
-  const rotated: ManagedResource = {
-    ...mr,
-    metadata: {
-      ...mr.metadata,
-      annotations: {
-        ...mr.metadata.annotations,
-        [ANNOTATION_CREDENTIALS]: JSON.stringify({ generation: 1, retired: -1, rotatedAt: AT, published: 1, publishedAt: AT, previous: 0 }),
-      },
+/** The resource after a rotation: generation 1 published, generation 0 past its grace period (1h) at AT + 2h. */
+const rotated: ManagedResource = {
+  ...mr,
+  metadata: {
+    ...mr.metadata,
+    annotations: {
+      ...mr.metadata.annotations,
+      [ANNOTATION_CREDENTIALS]: JSON.stringify({ generation: 1, retired: -1, rotatedAt: AT, published: 1, publishedAt: AT, previous: 0 }),
     },
-  };
+  },
+};
+
+describe('NativeExternal.update, while a consumer still holds the keys a rotation replaced', () => {
+  // A companion holds each generation's keys, and deleting one revokes them (Rotation.retiredBy).
   const keysOf = (g: number): Companion => ({
     type: Settings,
     name: `m-keys-${g}`,
@@ -259,16 +260,6 @@ describe('NativeExternal.update, while a consumer still holds the keys a rotatio
 
 describe('a failed Job removing keys past their grace period', () => {
   const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
-  const rotated: ManagedResource = {
-    ...mr,
-    metadata: {
-      ...mr.metadata,
-      annotations: {
-        ...mr.metadata.annotations,
-        [ANNOTATION_CREDENTIALS]: JSON.stringify({ generation: 1, retired: -1, rotatedAt: AT, published: 1, publishedAt: AT, previous: 0 }),
-      },
-    },
-  };
   const retireJob: Companion = {
     type: Jobs,
     name: 'm-retire-0',
