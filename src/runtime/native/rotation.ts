@@ -212,11 +212,7 @@ export function rotationStatus(
   const previous =
     plan.previousUntil !== undefined
       ? `the previous keys keep working until ${credentials.previousValidUntil}`
-      : plan.held
-        ? plan.held
-        : plan.view.outstanding.length
-          ? 'the previous keys are being removed'
-          : 'the previous keys are removed';
+      : (plan.held ?? (plan.view.outstanding.length ? 'the previous keys are being removed' : 'the previous keys are removed'));
   return {
     credentials,
     condition: {
