@@ -30,6 +30,8 @@
 // - without S3 it only completes the Job, and says so in the Job's status message;
 // - then it writes the Job's status as the Job controller (v1.33) does: SuccessCriteriaMet and
 //   Complete, or FailureTarget and Failed with reason PodFailurePolicy.
+// - a test may hold Jobs (`hold`): their pods are not scheduled yet (no node free, an image still
+//   pulling), so the Job has no status at all, as the Job controller leaves it then.
 // Each MinIO operator stand-in runs one for the Jobs aimed at its own stores (`plays`). Never used by src/.
 import { createHash } from 'node:crypto';
 import {
@@ -124,9 +126,19 @@ export class FakeMinioClient extends StandIn<JobObj> {
     return job.spec.template.spec.containers[0]?.env?.some((e) => e.name === 'ROOT_ENV_FILE') ? 'config.env' : 'username-password';
   }
 
+  /** Jobs whose pods are not scheduled yet; set by a test, and lifted with hold(undefined). */
+  private held?: (job: JobObj) => boolean;
+
+  /** Leaves the Jobs `which` picks unplayed (pods not scheduled yet) until lifted; the others run as usual. */
+  async hold(which: ((job: JobObj) => boolean) | undefined): Promise<void> {
+    this.held = which;
+    if (!which) await this.resync();
+  }
+
   protected async reconcile(job: JobObj): Promise<void> {
     const action = job.metadata.labels?.[LABEL_ADMIN];
     if ((action !== 'grant' && action !== 'revoke' && action !== 'retire') || !this.opts.plays(job)) return;
+    if (this.held?.(job)) return;
     if (job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')) return;
     const kept = this.opts.s3 ? await this.act(job, action).catch((err: unknown) => this.podWaits(job, err)) : false;
     await this.finish(job, kept, this.opts.s3 ? undefined : 'completed by a stand-in without an S3 server: nothing was made');

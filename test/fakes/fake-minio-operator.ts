@@ -67,6 +67,11 @@ export class FakeMinioOperator extends StandIn<Store> {
     });
   }
 
+  /** Leaves the admin Jobs `which` picks unplayed, as pods not scheduled yet (FakeMinioClient.hold). */
+  holdJobs(which: Parameters<FakeMinioClient['hold']>[0]): Promise<void> {
+    return this.jobs.hold(which);
+  }
+
   /** `weed shell` on the server it runs at this loopback endpoint (what a test reads only there, such as a quota). */
   shellAt(endpoint: string, commands: string[]): Promise<string> {
     if (!this.s3) throw new Error('this stand-in runs no S3 server');

@@ -22,7 +22,7 @@ import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { objectStoreAccess, RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
-import { accessJob, userSecret, type BucketUser } from '../../src/backends/shared/minio-admin.ts';
+import { accessJob, LABEL_ADMIN, userSecret, type BucketUser } from '../../src/backends/shared/minio-admin.ts';
 import { resolveS3Endpoint } from '../fakes/s3-stores.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { eventsFor } from '../kit/provider.ts';
@@ -458,6 +458,57 @@ describe('shared and dedicated stores', () => {
     again.destroy();
     const events = await eventsFor(env.control, { namespace: env.ns.platform, name: mr });
     expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toContain('marked Retain');
+  }, 120_000);
+
+  it("a store of its own whose bucket holds objects is kept when its claim goes before its changed spec's access Job ran", async () => {
+    await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'changed' }, 'dedicated'));
+    const mr = (await bound({ namespace: env.ns.appB, name: 'changed' })).spec.resourceRef!.name;
+    const c = await access({ namespace: env.ns.appB, name: 'changed' });
+    const s3 = s3Client(c.local, c.creds);
+    await s3.send(new PutObjectCommand({ Bucket: c.bucket, Key: 'keep-me', Body: 'data' }));
+    s3.destroy();
+    // A new quota names a new access Job, whose pod does not run yet; the completed one is superseded.
+    const accessJobs = async () =>
+      (
+        await env.target.list<Obj & { metadata: { annotations?: Record<string, string> } }>(Jobs, {
+          namespace: 'dedicated',
+          labelSelector: `${LABEL_ADMIN}=grant`,
+        })
+      ).items.filter((j) => j.metadata.annotations?.['rook.crossplane.io/owner']?.endsWith(`/${mr}`));
+    await rookStandIn.holdJobs((job) => job.metadata.labels?.[LABEL_ADMIN] === 'grant');
+    try {
+      await env.control.mergePatch(
+        Buckets,
+        { namespace: env.ns.appB, name: 'changed' },
+        { spec: { features: { quota: { size: '5Mi' } } } },
+      );
+      await eventually(
+        async () => {
+          const jobs = await accessJobs();
+          return jobs.length === 1 && !cond(jobs[0], 'Complete');
+        },
+        "the new spec's access Job, not run yet, to be its only one",
+        30_000,
+      );
+      await env.control.delete(Buckets, { namespace: env.ns.appB, name: 'changed' });
+      await gone(kinds.ObjectStore, { namespace: env.ns.platform, name: mr });
+    } finally {
+      await rookStandIn.holdJobs(undefined);
+    }
+    // A user was made and wrote: the revoke ran, found the object, and the store was kept with it.
+    const store = await env.target.get<Obj & { metadata: { annotations?: Record<string, string> } }>(RookObjectStores, {
+      namespace: 'dedicated',
+      name: mr,
+    });
+    expect(store?.metadata.annotations?.['rook.crossplane.io/reclaim-policy']).toBe('Retain');
+    const rootKeys = secretText((await env.target.get<Obj>(Secrets, { namespace: 'dedicated', name: `${mr}-access-keys` }))!.data);
+    const root = s3Client(c.local, { accessKey: rootKeys.username!, secretKey: rootKeys.password! });
+    try {
+      const kept = await root.send(new GetObjectCommand({ Bucket: c.bucket, Key: 'keep-me' }));
+      expect(await kept.Body!.transformToString()).toBe('data');
+    } finally {
+      root.destroy();
+    }
   }, 120_000);
 
   it('a store of its own whose root keys are gone is kept when its claim goes: nothing proves its bucket empty', async () => {

@@ -16,6 +16,13 @@ import type { Owner, Relation, Vouchers } from '../ownership/marks.ts';
 import { Reasons } from '../reasons.ts';
 import type { NativePass, TargetAccess } from './pass.ts';
 
+/**
+ * The resource's record that its kind's teardown is needed (Teardown.onlyAfter was seen reached). An
+ * annotation, not status: a resource restored from a backup keeps it, and it never goes away.
+ */
+export const ANNOTATION_TEARDOWN = 'rook.crossplane.io/teardown';
+export const TEARDOWN_REQUIRED = 'required';
+
 /** The finalizers of a deletion's propagation policy: our background DELETE replaces them. */
 const PROPAGATION = new Set(['orphan', 'foregroundDeletion']);
 
@@ -230,7 +237,7 @@ async function tearDown<MR extends ManagedResource>(
   if (!observed || (relation !== 'ours' && relation !== 'restored')) return 'done';
   const { object } = teardown;
   const have = await client.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, signal);
-  if (!have && teardown.onlyAfter) {
+  if (!have && teardown.onlyAfter && pass.mr.metadata.annotations?.[ANNOTATION_TEARDOWN] !== TEARDOWN_REQUIRED) {
     const { ref, reached } = teardown.onlyAfter;
     const before = await client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, signal);
     if (!before || !reached(before)) return 'done';

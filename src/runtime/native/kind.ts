@@ -63,7 +63,11 @@ export interface Teardown {
    * sweep takes them (a store of its own that holds a bucket's objects).
    */
   retainWhenKept?: boolean;
-  /** Needed only once this companion got this far (a user was made): before, there is nothing to tear down. */
+  /**
+   * Needed only once this companion got this far (a user was made): before, there is nothing to tear
+   * down. Observing records it on the resource when it sees it reached (ANNOTATION_TEARDOWN), because
+   * the companion may not stay: a spec change names a new access Job and the reached one is deleted.
+   */
   onlyAfter?: { ref: ObjectRef; reached(observed: TargetObject): boolean };
   /** What it cannot run without (a store's root credentials): when one is gone, nothing is deleted, or, with retainWhenKept, all is kept. */
   requires?: (ObjectRef & { purpose: string })[];

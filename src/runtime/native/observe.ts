@@ -12,7 +12,7 @@ import { policyOf } from '../managed/policies.ts';
 import { setBindable, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
 import { LABEL_OWNER_UID, type Relation } from '../ownership/marks.ts';
 import { Reasons, Ready, UnprovenError } from '../reasons.ts';
-import { mayHaveLeftovers } from './delete.ts';
+import { ANNOTATION_TEARDOWN, mayHaveLeftovers, TEARDOWN_REQUIRED } from './delete.ts';
 import type { Companion, Inspection, KindContext, TargetObject } from './kind.ts';
 import { kindContext, type NativePass } from './pass.ts';
 import { retireWork, retirement, settleRotation } from './rotation.ts';
@@ -113,9 +113,11 @@ async function inspectOurs<MR extends ManagedResource>(
   const inspection = await kind.inspect({ client, read, mr, observed, companions: companions.found, credentials: ctx.credentials, signal });
   recordInspection(mr, inspection);
   // The companions of retired keys leave the record with the generations they held.
-  const annotations = retiring.gone
-    ? { ...settled.annotations, ...pass.ownership.companionRecord(companions.proven, retiring.gone) }
-    : settled.annotations;
+  const annotations = {
+    ...settled.annotations,
+    ...(retiring.gone ? pass.ownership.companionRecord(companions.proven, retiring.gone) : {}),
+    ...(await teardownRecord(pass, ctx, companions)),
+  };
   return {
     exists: true,
     upToDate: drift.length === 0,
@@ -125,6 +127,27 @@ async function inspectOurs<MR extends ManagedResource>(
     connectionDetails: inspection.connectionDetails,
     diff: drift.join(', ') || undefined,
   };
+}
+
+/**
+ * The record that the kind's teardown is needed, once its `onlyAfter` companion is seen reached (a
+ * first access Job completed: a user was made, and its keys may have reached an app). That companion
+ * need not last (a changed spec names a new Job, and the completed one is deleted), so deleting
+ * reads the record rather than the companion of the day; it is never taken back.
+ */
+async function teardownRecord<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  ctx: KindContext,
+  companions: Companions,
+): Promise<Record<string, string>> {
+  if (pass.mr.metadata.annotations?.[ANNOTATION_TEARDOWN] === TEARDOWN_REQUIRED) return {};
+  const after = pass.kind.teardown?.(pass.mr, pass.name, ctx)?.onlyAfter;
+  if (!after) return {};
+  const { ref } = after;
+  const i = companions.wanted.findIndex((c) => refKey(c) === refKey(ref));
+  const observed =
+    i >= 0 ? companions.found[i] : await pass.read.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, pass.signal);
+  return observed && after.reached(observed) ? { [ANNOTATION_TEARDOWN]: TEARDOWN_REQUIRED } : {};
 }
 
 async function checkCompanions<MR extends ManagedResource>(

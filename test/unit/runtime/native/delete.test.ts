@@ -8,7 +8,7 @@ import type { Deletion, KubeClient } from '../../../../src/kit/kube/client.ts';
 import { KubeError } from '../../../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
-import { deleteIfOurs } from '../../../../src/runtime/native/delete.ts';
+import { ANNOTATION_TEARDOWN, deleteIfOurs, TEARDOWN_REQUIRED } from '../../../../src/runtime/native/delete.ts';
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
@@ -58,6 +58,10 @@ class FakeTarget {
         items: [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, o]) => structuredClone(o)),
         resourceVersion: '1',
       }),
+      create: async (type: ResourceType, obj: TargetObject) => {
+        this.log.push(`create ${type.plural}/${obj.metadata.name}`);
+        return structuredClone(this.put(type, obj.metadata.name!, obj.metadata));
+      },
       mergePatch: async (type: ResourceType, { name }: ObjectKey, patch: { metadata: Partial<TargetObject['metadata']> }) => {
         const key = `${type.plural}/${name}`;
         const obj = this.objects.get(key)!;
@@ -348,6 +352,63 @@ describe('NativeExternal.delete', () => {
     expect(
       await new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(copy) }).delete(mr, new AbortController().signal),
     ).toEqual({ gone: false });
+  });
+});
+
+describe('a teardown needed once a companion got this far (a user was made)', () => {
+  const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+  const complete = (o: TargetObject): boolean => Boolean((o as { status?: { succeeded?: number } }).status?.succeeded);
+  /** A store whose access Job is named by its spec (as MinIO's are): a changed spec names another. */
+  const revoking = (spec: string): NativeKind<ManagedResource> => {
+    const access = companion(Jobs, `m-access-${spec}`, 'access Job');
+    return {
+      ...kind,
+      dependents: undefined,
+      companions: () => [access],
+      teardown: () => ({
+        object: companion(Jobs, 'm-revoke', 'revoke Job'),
+        retainWhenKept: true,
+        onlyAfter: { ref: access, reached: complete },
+        outcome: () => ({ done: true, kept: 'the bucket holds objects' }),
+      }),
+    };
+  };
+  const signedJob = (target: FakeTarget, name: string, succeeded: number): TargetObject =>
+    Object.assign(target.put(Jobs, name, marks.mark(Jobs, { metadata: { name, namespace: 'ns' } }, owner).metadata), {
+      status: { succeeded },
+    });
+  const signal = new AbortController().signal;
+
+  it('observing records it once that companion is seen reached, and not before', async () => {
+    const target = new FakeTarget();
+    ourStore(target);
+    const job = signedJob(target, 'm-access-1', 0);
+    const external = new NativeExternal(revoking('1'), target.asClient(), marks, { reader: target.asClient() });
+    expect((await external.observe(recorded, signal)).annotations?.[ANNOTATION_TEARDOWN]).toBeUndefined();
+    Object.assign(job, { status: { succeeded: 1 } });
+    expect((await external.observe(recorded, signal)).annotations?.[ANNOTATION_TEARDOWN]).toBe(TEARDOWN_REQUIRED);
+  });
+
+  it('deleting runs it after a changed spec named a new access Job and the completed one went: the record says a user was made', async () => {
+    const target = new FakeTarget();
+    ourStore(target);
+    signedJob(target, 'm-access-2', 0); // the new spec's Job, not complete yet; the completed one was superseded
+    const withRecord = {
+      ...recorded,
+      metadata: { ...recorded.metadata, annotations: { ...recorded.metadata.annotations, [ANNOTATION_TEARDOWN]: TEARDOWN_REQUIRED } },
+    };
+    const external = new NativeExternal(revoking('2'), target.asClient(), marks, { reader: target.asClient() });
+    expect(await external.delete(withRecord, signal)).toEqual({ gone: false, requested: false });
+    expect(target.log).toEqual(['create jobs/m-revoke']);
+  });
+
+  it('deleting skips it where no access Job was seen complete: no user was made', async () => {
+    const target = new FakeTarget();
+    ourStore(target);
+    signedJob(target, 'm-access-1', 0);
+    const external = new NativeExternal(revoking('1'), target.asClient(), marks, { reader: target.asClient() });
+    expect(await external.delete(recorded, signal)).toEqual({ gone: true });
+    expect(target.log).toEqual(['delete stores/m', 'delete jobs/m-access-1']);
   });
 });
 
