@@ -17,7 +17,9 @@ import { Namespaces, Secrets, Services, StatefulSets, type ResourceType } from '
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { publishSecret } from '../../src/runtime/managed/publisher.ts';
 import { ANNOTATION_PAUSED } from '../../src/kit/meta.ts';
-import { ANNOTATION_TARGET_UID } from '../../src/runtime/ownership/marks.ts';
+import { ANNOTATION_MADE_AT, ANNOTATION_TARGET_UID, OwnershipMarks } from '../../src/runtime/ownership/marks.ts';
+import { loadOwnershipKey } from '../../src/runtime/ownership/key.ts';
+import { DEFAULT_OWNERSHIP_KEY_SECRET } from '../../src/runtime/system/provider-system.ts';
 import { Providers } from '../../src/runtime/system/provider-status.ts';
 import { testCluster, uniqueName } from '../kit/env.ts';
 import { createNamespace, eventsFor, identityClient, providerSecretKeys, startTestApp, writeSecret } from '../kit/provider.ts';
@@ -277,6 +279,49 @@ describe('data loss', () => {
         ),
       'a DeletedLeakedObject event on the Provider',
     );
+  }, 90_000);
+
+  it('1d. a signed copy of a leaked store (restored an hour after it was made) is reported, never deleted', async () => {
+    const name = uniqueName('copy');
+    await env.control.create(kinds.ObjectStore, managed(name));
+    const mr = await ready(name);
+    const ns = mr.spec.targetNamespace;
+    type Stored = KubeObjectLike & { metadata: { annotations?: Record<string, string>; labels?: Record<string, string> }; spec?: unknown };
+    const made = (await env.target.get<Stored>(RookObjectStores, { namespace: ns, name }))!;
+    // The API server keeps the time it was made, as provider-rook signed it.
+    expect(made.metadata.annotations?.[ANNOTATION_MADE_AT]).toMatch(/^\d+\./);
+    await removeBehindItsBack(name);
+    // A backup of the store taken when it was made, an hour ago, restored now: the same manifest and marks.
+    const marks = new OwnershipMarks(env.app.controlPlaneId, await loadOwnershipKey(env.control, DEFAULT_OWNERSHIP_KEY_SECRET));
+    const { labels, annotations } = made.metadata;
+    const backup = marks.stamped(
+      RookObjectStores,
+      { apiVersion: made.apiVersion, kind: made.kind, metadata: { name, namespace: ns, labels, annotations }, spec: made.spec },
+      Date.now() - 3_600_000,
+    );
+    await env.target.delete(RookObjectStores, { namespace: ns, name });
+    await eventually(async () => (await env.target.get(RookObjectStores, { namespace: ns, name })) === undefined, 'the store to be gone');
+    const copy = await env.target.create<Stored>(RookObjectStores, backup);
+    expect(marks.provenOwner(RookObjectStores, copy)?.key).toBe(`${env.ns.platform}/${name}`); // its marks verify
+    const sweeper = await startTestApp(testCluster('control'), {
+      namespaces: [env.ns.platform],
+      controlPlaneId: env.app.controlPlaneId,
+      leakGraceMs: 3_600_000,
+    });
+    let reports;
+    try {
+      reports = await sweeper.leaks.sweep(undefined, Date.now() + 2 * 3_600_000);
+    } finally {
+      await sweeper.stop();
+    }
+    const mine = reports.filter((r) => r.owner === `${env.ns.platform}/${name}`);
+    expect(mine.filter((r) => r.kind !== 'Namespace').map((r) => [r.kind, r.deleted])).toEqual([
+      ['ObjectStore', false],
+      ['Secret', true],
+      ['Service', true],
+    ]);
+    expect(mine[0]?.kept).toMatch(/^it was created at .*, but provider-rook made it at .*: it is a copy/);
+    expect((await env.target.get(RookObjectStores, { namespace: ns, name }))?.metadata.uid).toBe(copy.metadata.uid);
   }, 90_000);
 
   it("2. reclaim Delete removes the operator's StatefulSet and Service before the finalizer goes", async () => {

@@ -158,14 +158,14 @@ async function repair<MR extends ManagedResource>(
   const writeObject = (): Promise<TargetObject> =>
     observed
       ? client.apply(type, { ...desired, metadata: { ...desired.metadata, ...precondition(observed) } }, signal)
-      : client.create(type, desired, signal);
+      : client.create(type, pass.marks.stamped(type, desired), signal);
   const object = observed && !missing.length ? writeObject() : undefined;
   if (object) repairs.push(object);
   // Every repair ends before the pass goes on or fails: what was changed is recorded either way.
   const failed = (await Promise.allSettled(repairs)).find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
   // A create, not an apply: should someone make it in between, this fails rather than adopts it.
-  for (const c of missing) record(c, await client.create<TargetObject>(c.type, pass.ownership.built(c), signal));
+  for (const c of missing) record(c, await client.create<TargetObject>(c.type, pass.ownership.made(c), signal));
   // Keys past their grace period held by companions: the first of them still there goes (the next, once it is gone).
   const held = retiredBy(kind, mr, name, ctx);
   for (const c of held) {
@@ -196,8 +196,8 @@ async function createFresh<MR extends ManagedResource>(
 ): Promise<TargetObject | undefined> {
   const { client, signal } = pass;
   try {
-    for (const c of companions) made(c, await client.create<TargetObject>(c.type, pass.ownership.built(c), signal));
-    return await client.create(pass.kind.target, desired, signal);
+    for (const c of companions) made(c, await client.create<TargetObject>(c.type, pass.ownership.made(c), signal));
+    return await client.create(pass.kind.target, pass.marks.stamped(pass.kind.target, desired), signal);
   } catch (err) {
     const namespace = desired.metadata.namespace;
     if (isNotFound(err) && namespace) forgetNamespace(client, namespace);

@@ -249,7 +249,7 @@ async function tearDown<MR extends ManagedResource>(
         teardown,
         why: `the ${object.purpose} cannot run: the ${missing.purpose} ${describeRef(missing)} is gone`,
       });
-    await client.create(object.type, pass.ownership.built(object), signal);
+    await client.create(object.type, pass.ownership.made(object), signal);
     return 'pending';
   }
   pass.ownership.trusted(object, have, observed, relation);

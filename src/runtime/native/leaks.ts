@@ -3,7 +3,9 @@
 // proven: its marks by our signature (ownership/marks.ts: copied or unsigned marks are only reported),
 // its owner's absence by a live read of the control cluster (never judged from a cache); owners in
 // namespaces this deployment does not watch are never judged, young objects are left alone, and
-// objects whose owner asked to keep them (Retain) are never leaks.
+// objects whose owner asked to keep them (Retain) are never leaks. A signed copy made after ours (a
+// restore from a backup, a re-apply of its manifest) is not ours either: its creationTimestamp is
+// not the time we signed when we made it (OwnershipMarks.remade), and it is only reported.
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
@@ -19,6 +21,9 @@ import type { Target } from '../providers/targets.ts';
 import { Reasons } from '../reasons.ts';
 import { type ProviderResolver } from '../providers/resolver.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
+
+/** How far apart the target's clock and ours may be by default (NTP keeps them far closer). */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 export interface LeakReport {
   target: string;
@@ -47,6 +52,8 @@ export interface LeakSweeperOptions<MR extends ManagedResource> {
   namespaces?: string[];
   /** Objects younger than this are never judged (their owner may be on its way). */
   graceMs: number;
+  /** How far the target's clock and ours may be apart, so that an object we made is not taken for a later copy of it. */
+  clockSkewMs?: number;
   reportOnly: boolean;
   recorder: EventRecorder;
   log: Logger;
@@ -178,10 +185,14 @@ export class LeakSweeper<MR extends ManagedResource> {
       owner: owner.key,
       deleted: false,
     };
-    // Labels anyone may copy: only our signature makes a leak ours to delete.
+    // Labels anyone may copy: only our signature makes a leak ours to delete, and only on the object we made.
+    const remade = this.o.marks.remade(type, obj, this.o.clockSkewMs ?? CLOCK_SKEW_MS);
     if (!this.o.marks.provenOwner(type, obj)) {
       report.kept =
         'its ownership marks carry no valid signature (written before marks were signed, or not by provider-rook); delete it by hand if it is yours';
+      report.unproven = true;
+    } else if (remade) {
+      report.kept = remade;
       report.unproven = true;
     } else if (this.o.reportOnly) report.kept = 'leak mode is report';
     else report.kept = await this.remove(target.client, type, obj, pass.signal);

@@ -40,7 +40,11 @@ export async function ensureNamespace(
     creation = (async () => {
       if (await client.get(Namespaces, { name: namespace }, signal)) return;
       await client
-        .create(Namespaces, marks.mark(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner), signal)
+        .create(
+          Namespaces,
+          marks.stamped(Namespaces, marks.mark(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, owner)),
+          signal,
+        )
         .catch((err: unknown) => {
           if (!isAlreadyExists(err)) throw err;
         });

@@ -42,6 +42,13 @@ export const ANNOTATION_TARGET_UID = 'rook.crossplane.io/target-uid';
  */
 export const ANNOTATION_COMPANION_UIDS = 'rook.crossplane.io/companion-uids';
 
+/**
+ * When provider-rook made the object (unix seconds), signed for its identity: the one thing a signed
+ * copy cannot carry over is its creationTimestamp, which only the API server sets. A copy made later
+ * from the same manifest (a restore from a backup, a GitOps re-apply) verifies in every mark but this.
+ */
+export const ANNOTATION_MADE_AT = 'rook.crossplane.io/made-at';
+
 const PROOF_VERSION = 'v1';
 
 export interface Owner {
@@ -148,6 +155,57 @@ export class OwnershipMarks {
       obj.metadata.name,
     ]);
     return `${PROOF_VERSION}.${this.#key.sign(payload).toString('base64url')}`;
+  }
+
+  /**
+   * `obj` (marked) as it is created: with the time it is made, signed for its control plane, type,
+   * namespace and name, not for its owner's uid, so the re-marks of a restored resource keep it.
+   */
+  stamped<M extends Marked>(type: ResourceType, obj: M, now = Date.now()): M {
+    const seconds = Math.floor(now / 1000);
+    const stamp = `${seconds}.${this.madeAtProof(type, obj, seconds)}`;
+    return { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata.annotations, [ANNOTATION_MADE_AT]: stamp } } };
+  }
+
+  private madeAtProof(type: ResourceType, obj: ReadonlyDeep<Marked>, seconds: number): string {
+    const payload = JSON.stringify([
+      PROOF_VERSION,
+      'made-at',
+      obj.metadata.labels?.[LABEL_CONTROL_PLANE] ?? '',
+      groupOf(type),
+      type.kind,
+      obj.metadata.namespace ?? '',
+      obj.metadata.name,
+      String(seconds),
+    ]);
+    return this.#key.sign(payload).toString('base64url');
+  }
+
+  /**
+   * Why obj, though its marks verify, is not the object provider-rook made: its signed time of
+   * making is further than `toleranceMs` (clock skew, a slow create) from its creationTimestamp, or
+   * does not verify. Undefined when it is the one made then, or carries no time (made before times
+   * were signed, or its create and its stamp were both cut off): then its signature alone speaks.
+   */
+  remade(
+    type: ResourceType,
+    obj: ReadonlyDeep<Marked & { metadata: { creationTimestamp?: string } }>,
+    toleranceMs: number,
+  ): string | undefined {
+    const stamp = obj.metadata.annotations?.[ANNOTATION_MADE_AT];
+    if (stamp === undefined) return undefined;
+    const [text = '', proof = ''] = stamp.split('.', 2);
+    const seconds = /^\d{1,12}$/.test(text) ? Number(text) : NaN;
+    const want = Number.isNaN(seconds) ? '' : this.madeAtProof(type, obj, seconds);
+    if (!want || want.length !== proof.length || !timingSafeEqual(Buffer.from(want), Buffer.from(proof)))
+      return `its ${ANNOTATION_MADE_AT} annotation does not verify, so nothing proves it is the object provider-rook made; delete it by hand if it is yours`;
+    const created = Date.parse(obj.metadata.creationTimestamp ?? '');
+    // The API server's timestamps have whole seconds, as the stamp does: one more second either way.
+    if (Number.isNaN(created) || Math.abs(created - seconds * 1000) <= toleranceMs + 1000) return undefined;
+    return (
+      `it was created at ${new Date(created).toISOString()}, but provider-rook made it at ${new Date(seconds * 1000).toISOString()}: ` +
+      'it is a copy (restored from a backup, or re-created from its manifest), not the object provider-rook made; delete it by hand if it is not wanted'
+    );
   }
 
   /** The marks on obj were made by this control plane for obj itself (not copied, not edited). */
@@ -462,6 +520,11 @@ export class ResourceOwnership<T extends Marked> {
     const fresh = c.build();
     const annotations = { ...fresh.metadata.annotations, [ANNOTATION_BUILT_DIGEST]: builtDigest(fresh) };
     return this.marked(c.type, { ...fresh, metadata: { ...fresh.metadata, annotations } });
+  }
+
+  /** The companion as built, stamped with the time it is made: what a create sends. */
+  made(c: OwnedCompanion<T>): T {
+    return this.marks.stamped(c.type, this.built(c));
   }
 
   /**

@@ -8,6 +8,7 @@ import { UnprovenError } from '../../../../src/runtime/reasons.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import {
   ANNOTATION_COMPANION_UIDS,
+  ANNOTATION_MADE_AT,
   ANNOTATION_OWNER_PROOF,
   ANNOTATION_RECLAIM_POLICY,
   ANNOTATION_TARGET_UID,
@@ -199,6 +200,61 @@ describe('OwnershipMarks.provenOwner (what the leak sweeper may delete)', () => 
 
   it('refuses a key shorter than 32 bytes', () => {
     expect(() => new OwnershipKey(Buffer.alloc(16))).toThrow(/32 bytes/);
+  });
+});
+
+describe('OwnershipMarks.remade (a signed copy is not the object we made)', () => {
+  const madeAt = Date.parse('2026-11-29T04:00:00.400Z');
+  const tolerance = 5 * 60_000;
+  /** Our object as created at `madeAt`, as the API server gives it back created `after` ms later. */
+  const created = (after: number, o = owner): Marked & { metadata: { creationTimestamp: string } } => {
+    const made = marks.stamped(Stores, marks.mark(Stores, { metadata: { name: 'store', namespace: 'minio' } }, o), madeAt);
+    // The server's timestamps have whole seconds.
+    const at = new Date(Math.floor((madeAt + after) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    return { metadata: { ...made.metadata, uid: 'obj-1', creationTimestamp: at } };
+  };
+
+  it('takes the object made then for ours, within the clock skew either way', () => {
+    expect(marks.remade(Stores, created(300), tolerance)).toBeUndefined();
+    expect(marks.remade(Stores, created(tolerance), tolerance)).toBeUndefined();
+    expect(marks.remade(Stores, created(-tolerance), tolerance)).toBeUndefined();
+  });
+
+  it('calls a copy made an hour later (a restore, a re-apply of its manifest) a copy, and says when each was made', () => {
+    expect(marks.remade(Stores, created(3_600_000), tolerance)).toBe(
+      'it was created at 2026-11-29T05:00:00.000Z, but provider-rook made it at 2026-11-29T04:00:00.000Z: it is a copy ' +
+        '(restored from a backup, or re-created from its manifest), not the object provider-rook made; delete it by hand if it is not wanted',
+    );
+    expect(marks.remade(Stores, created(tolerance + 2_000), tolerance)).toMatch(/it is a copy/);
+  });
+
+  it('refuses a time someone moved, or one signed for another object; believes one re-marked for a restored owner', () => {
+    const moved = edit(created(3_600_000), (m) => {
+      const [, proof] = m.annotations![ANNOTATION_MADE_AT]!.split('.');
+      m.annotations![ANNOTATION_MADE_AT] = `${Math.floor((madeAt + 3_600_000) / 1000)}.${proof}`;
+    });
+    expect(marks.remade(Stores, moved, tolerance)).toMatch(/does not verify/);
+    const elsewhere = edit(created(0), (m) => {
+      m.name = 'other';
+    });
+    expect(marks.remade(Stores, elsewhere, tolerance)).toMatch(/does not verify/);
+    expect(
+      marks.remade(
+        Stores,
+        edit(created(0), (m) => (m.annotations![ANNOTATION_MADE_AT] = 'x.y')),
+        tolerance,
+      ),
+    ).toMatch(/does not verify/);
+    // A restored resource re-signs its objects for its new uid; the time they were made stays true.
+    const remarked = marks.mark(Stores, created(0), restoredOwner);
+    expect(marks.remade(Stores, remarked, tolerance)).toBeUndefined();
+  });
+
+  it('leaves an object without a time to its signature (made before times were signed)', () => {
+    const old = edit(created(3_600_000), (m) => {
+      delete m.annotations![ANNOTATION_MADE_AT];
+    });
+    expect(marks.remade(Stores, old, tolerance)).toBeUndefined();
   });
 });
 
