@@ -16,8 +16,8 @@
 //   of older keys (OLD_USERS, a rotation's), and a retire only those. Until the store's server
 //   answers, it retries, as the script's loop does;
 // - a grant whose pod finds in the user's Secret as mounted keys, a policy or rules other than the
-//   Job's (EXPECTED_ACCESS_KEY, the sha256 digests EXPECTED_POLICY_SHA256 and
-//   EXPECTED_LIFECYCLE_SHA256) waits, as the script does, until it holds them: the Job controller's
+//   Job's (EXPECTED_ACCESS_KEY, the sha256 digests EXPECTED_SECRET_KEY_SHA256, EXPECTED_POLICY_SHA256
+//   and EXPECTED_LIFECYCLE_SHA256) waits, as the script does, until it holds them: the Job controller's
 //   status says a pod is running (active: 1), and each attempt reads the Secret again. The Job's
 //   deadline is not played: it waits until the Secret matches;
 // - where the grant carries the bucket's features (OBJECT_LOCK, VERSIONING, RETENTION_MODE/DAYS,
@@ -158,6 +158,7 @@ export class FakeMinioClient extends StandIn<JobObj> {
         const sha = (text: string) => createHash('sha256').update(text).digest('hex');
         if (
           (env.EXPECTED_ACCESS_KEY !== undefined && (await this.mounted(job, 'accessKey')) !== env.EXPECTED_ACCESS_KEY) ||
+          (env.EXPECTED_SECRET_KEY_SHA256 !== undefined && sha(await this.mounted(job, 'secretKey')) !== env.EXPECTED_SECRET_KEY_SHA256) ||
           (env.EXPECTED_POLICY_SHA256 !== undefined && sha(env.POLICY!) !== env.EXPECTED_POLICY_SHA256) ||
           (env.EXPECTED_LIFECYCLE_SHA256 !== undefined && sha(await this.mounted(job, 'lifecycle.json')) !== env.EXPECTED_LIFECYCLE_SHA256)
         )

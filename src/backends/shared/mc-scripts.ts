@@ -9,10 +9,12 @@ until mc alias set store "$S3_ENDPOINT" "$ROOT_USER" "$ROOT_PASSWORD" >/dev/null
 // The user's Secret may be written just after the Job (the runtime makes companions before its
 // object, and a rotation or a new policy or rules changes it). The pod waits, within the Job's
 // deadline, until the Secret as mounted (which the kubelet keeps up to date) holds this Job's keys,
-// policy and rules, and then takes the keys from it: never what it held before. The documents are
-// compared by digest, so no rule's text passes through the environment.
+// policy and rules, and then takes the keys from it: never what it held before, nor a secret key
+// someone who may only patch that Secret chose. The secret key and the documents are compared by
+// digest, so neither the key nor any rule's text passes through the environment.
 const SECRET_WAIT = `sha() { sha256sum <"$1" | cut -d ' ' -f 1; }
-until [ "$(cat /user/accessKey)" = "$EXPECTED_ACCESS_KEY" ] && [ "$(sha /user/policy.json)" = "$EXPECTED_POLICY_SHA256" ] &&
+until [ "$(cat /user/accessKey)" = "$EXPECTED_ACCESS_KEY" ] && [ "$(sha /user/secretKey)" = "$EXPECTED_SECRET_KEY_SHA256" ] &&
+  [ "$(sha /user/policy.json)" = "$EXPECTED_POLICY_SHA256" ] &&
   { [ -z "\${EXPECTED_LIFECYCLE_SHA256:-}" ] || [ "$(sha /user/lifecycle.json)" = "$EXPECTED_LIFECYCLE_SHA256" ]; }; do
   echo "waiting for the user's Secret to hold this Job's keys, policy and rules" >&2; sleep 5
 done

@@ -137,11 +137,12 @@ export function userSecret(u: BucketUser): TargetObject {
 
 type Action = 'grant' | 'revoke' | 'retire';
 
-/** What the grant's pod must find in the user's Secret: this Job's access key, and the digests of its policy and rules. */
+/** What the grant's pod must find in the user's Secret: this Job's access key, and the digests of its secret key, policy and rules. */
 function expectedSecret(u: BucketUser): { name: string; value: string }[] {
   const { policy, lifecycle } = documents(u);
   return [
     { name: 'EXPECTED_ACCESS_KEY', value: u.keys.accessKey },
+    { name: 'EXPECTED_SECRET_KEY_SHA256', value: digest(u.keys.secretKey) },
     { name: 'EXPECTED_POLICY_SHA256', value: digest(policy) },
     ...(lifecycle ? [{ name: 'EXPECTED_LIFECYCLE_SHA256', value: digest(lifecycle) }] : []),
   ];

@@ -107,6 +107,8 @@ describe("the access Job's script", () => {
 
   const stale = [
     ['keys', user({ features, keys: { accessKey: 'OLD', secretKey: 'OLD-SK' } })],
+    // Someone who may patch Secrets there (not read them, nor run pods) choosing the user's secret key.
+    ['secret key', user({ features, keys: { accessKey: 'AK', secretKey: 'CHOSEN-BY-ANOTHER' } })],
     ['policy', user({ features, access: 'ReadOnly' })],
     ['lifecycle rules', user({ features: { lifecycle: { rules: [{ id: 'logs', expirationDays: 1 }] } } })],
   ] as [string, BucketUser][];
