@@ -209,7 +209,7 @@ async function deleteOwned<MR extends ManagedResource>(
   const namespaces = companions.map((c) => c.namespace);
   await Promise.all([
     madeFor && deleteDependents(client, kind, madeFor, signal),
-    ...companions.map((c) => deleteIfOurs(pass, c, { owner, vouchers: companionVouchers })),
+    ...companions.map((c) => deleteIfOurs(pass, c, { owner, vouchers: pass.ownership.companionVouchersFor(c, target.relation) })),
     deleteSuperseded(pass, companionVouchers, { wanted: [], namespaces }),
   ]);
   const keptNamespace = ref.namespace
@@ -296,7 +296,7 @@ async function firstMissing<R extends ObjectRef>({ client, signal }: TargetAcces
 }
 
 /** Keeps the target object and these companions, their marks now saying Retain (conditional on the copies read). */
-async function retain<MR extends ManagedResource>(pass: NativePass<MR>, target: ObjectRef, companions: ObjectRef[]): Promise<void> {
+async function retain<MR extends ManagedResource>(pass: NativePass<MR>, target: ObjectRef, companions: Companion[]): Promise<void> {
   const { client, marks, signal } = pass;
   const retained = { ...pass.owner, reclaimPolicy: 'Retain' as const };
   // The object first: what it is to us vouches for its companions, as when they are deleted (a
@@ -304,7 +304,7 @@ async function retain<MR extends ManagedResource>(pass: NativePass<MR>, target: 
   let main: Relation | undefined;
   for (const [i, ref] of [target, ...companions].entries()) {
     const have = await client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, signal);
-    const vouchers = i === 0 ? pass.vouchers : pass.ownership.companionVouchers(main);
+    const vouchers = i === 0 ? pass.vouchers : pass.ownership.companionVouchersFor(companions[i - 1]!, main);
     const relation = have && pass.ownership.relationOf(ref.type, have, vouchers);
     if (i === 0) main = relation || undefined;
     if (!have || (relation !== 'ours' && relation !== 'restored')) continue;

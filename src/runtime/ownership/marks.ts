@@ -404,6 +404,15 @@ export class ResourceOwnership<T extends Marked> {
   }
 
   /**
+   * What vouches for companion `c` when it is deleted or kept: its recorded uid too, so that a signed
+   * copy put in its place (re-created from its manifest) is never taken for it, as trusted() judges.
+   */
+  companionVouchersFor(c: OwnedCompanion<T>, main: Relation | undefined): Vouchers {
+    const recorded = this.recordable(c) ? recordedCompanions(this.#mr)[refKey(c)] : undefined;
+    return { ...this.companionVouchers(main), ...(recorded ? { recordedUid: recorded } : {}) };
+  }
+
+  /**
    * Work the kind supersedes (Jobs): its spec cannot change once made, and its name digests what it
    * does, so a copy that differs from today's build (made by an earlier release) is neither drift nor
    * written over: new work gets a new name.

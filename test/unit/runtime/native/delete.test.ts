@@ -12,7 +12,13 @@ import { ANNOTATION_TEARDOWN, deleteIfOurs, TEARDOWN_REQUIRED } from '../../../.
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
-import { ANNOTATION_RECLAIM_POLICY, ANNOTATION_TARGET_UID, OwnershipMarks, ownerOf } from '../../../../src/runtime/ownership/marks.ts';
+import {
+  ANNOTATION_COMPANION_UIDS,
+  ANNOTATION_RECLAIM_POLICY,
+  ANNOTATION_TARGET_UID,
+  OwnershipMarks,
+  ownerOf,
+} from '../../../../src/runtime/ownership/marks.ts';
 
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: false };
 const Servers: ResourceType = { apiVersion: 'apps/v1', kind: 'Server', plural: 'servers', namespaced: false };
@@ -284,6 +290,51 @@ describe('NativeExternal.delete', () => {
     expect(await external.delete(restored, new AbortController().signal)).toEqual({ gone: true, requested: false });
     expect(target.log.filter((l) => !l.startsWith('patch jobs/'))).toEqual(['patch stores/m', 'patch secrets/m-root']);
     expect(target.objects.get('secrets/m-root')?.metadata.annotations?.[ANNOTATION_RECLAIM_POLICY]).toBe('Retain');
+  });
+
+  it('leaves a signed copy put in place of a companion whose uid the resource recorded, deleting or keeping', async () => {
+    const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+    const rootKeys = companion(Secrets, 'm-root', 'root keys');
+    const withKeys = (kept: boolean): NativeKind<ManagedResource> => ({
+      ...kind,
+      dependents: undefined,
+      companions: () => [rootKeys],
+      ...(kept
+        ? {
+            teardown: () => ({
+              object: companion(Servers, 'm-revoke', 'revoke'),
+              retainWhenKept: true,
+              outcome: () => ({ done: true, kept: 'data' }),
+            }),
+          }
+        : {}),
+    });
+    // The resource made its Secret (uid recorded); someone re-created it from its manifest since, signature and all.
+    const made: ManagedResource = {
+      ...recorded,
+      metadata: {
+        ...recorded.metadata,
+        annotations: {
+          ...recorded.metadata.annotations,
+          [ANNOTATION_COMPANION_UIDS]: JSON.stringify({ 'v1/Secret/ns/m-root': 'made-uid' }),
+        },
+      },
+    };
+    for (const kept of [false, true]) {
+      const target = new FakeTarget();
+      const store = ourStore(target);
+      target.put(Secrets, 'm-root', {
+        uid: 'copy-uid',
+        ...marks.mark(Secrets, { metadata: { name: 'm-root', namespace: 'ns' } }, owner).metadata,
+      });
+      if (kept) target.put(Servers, 'm-revoke', marks.mark(Servers, { metadata: { name: 'm-revoke', namespace: 'ns' } }, owner).metadata);
+      await new NativeExternal(withKeys(kept), target.asClient(), marks, { reader: cacheOf(store) }).delete(
+        made,
+        new AbortController().signal,
+      );
+      expect(target.log.filter((l) => l.includes('secrets/'))).toEqual([]);
+      expect(target.log).toContain(kept ? 'patch stores/m' : 'delete stores/m');
+    }
   });
 
   it('deleting, a resource whose object is gone runs its deletion once more while its companions may be left', async () => {
