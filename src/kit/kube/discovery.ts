@@ -14,9 +14,10 @@ interface APIResource {
 
 interface Discovered {
   types: ResourceType[];
+  /** "group/Kind" of every namespaced kind served (the core group is ""): an owner of such a kind is listed itself. */
+  namespacedKinds: Set<string>;
   /** Group versions whose discovery failed: their types could not be checked. */
   failed: string[];
-  at: number;
 }
 
 export interface NamespaceContents {
@@ -27,8 +28,7 @@ export interface NamespaceContents {
 }
 
 const PARTIAL_METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
-const DISCOVERY_TTL_MS = 10 * 60_000;
-const discovered = new WeakMap<KubeClient, Discovered>();
+const AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
 
 // What a namespace holds by itself, and records rather than residents: none of these keeps it alive.
 const BY_ITSELF: Record<string, Set<string> | 'all'> = {
@@ -39,9 +39,30 @@ const BY_ITSELF: Record<string, Set<string> | 'all'> = {
   Endpoints: 'all',
 };
 
+const kindKey = (apiVersion: string, kind: string): string => `${apiVersion.includes('/') ? apiVersion.split('/')[0] : ''}/${kind}`;
+
+type AggregatedList = {
+  kind?: string;
+  items?: {
+    metadata: { name?: string };
+    versions?: {
+      version: string;
+      freshness?: string;
+      resources?: { resource: string; responseKind?: { kind: string }; scope: string; verbs?: string[] }[];
+    }[];
+  }[];
+};
+
+/**
+ * Every namespaced type served now. Asked afresh at each check, never cached: a CRD installed a
+ * minute ago has objects too, and a namespace is deleted with them. Aggregated discovery answers
+ * in two requests; a server without it is asked group by group.
+ */
 async function discover(client: KubeClient, signal?: AbortSignal): Promise<Discovered> {
-  const cached = discovered.get(client);
-  if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached;
+  const aggregated = await Promise.all(
+    ['/api', '/apis'].map((path) => client.request<AggregatedList>('GET', path, { accept: AGGREGATED, signal }).catch(() => undefined)),
+  );
+  if (aggregated.every((list) => list?.kind === 'APIGroupDiscoveryList')) return fromAggregated(aggregated as AggregatedList[]);
   const groups = await client.request<{ groups: { preferredVersion: { groupVersion: string } }[] }>('GET', '/apis', { signal });
   const versions = ['v1', ...groups.groups.map((g) => g.preferredVersion.groupVersion)];
   const failed: string[] = [];
@@ -56,18 +77,41 @@ async function discover(client: KubeClient, signal?: AbortSignal): Promise<Disco
       }
     }),
   );
-  const types = lists
-    .flat()
-    .filter((r) => r.namespaced && !r.name.includes('/') && r.verbs.includes('list'))
-    .map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, plural: r.name, namespaced: true }));
-  const result = { types, failed, at: Date.now() };
-  if (failed.length === 0) discovered.set(client, result);
-  return result;
+  const namespaced = lists.flat().filter((r) => r.namespaced && !r.name.includes('/'));
+  return {
+    types: namespaced
+      .filter((r) => r.verbs.includes('list'))
+      .map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, plural: r.name, namespaced: true })),
+    namespacedKinds: new Set(namespaced.map((r) => kindKey(r.apiVersion, r.kind))),
+    failed,
+  };
 }
 
-/** Everything in `namespace` that is not terminating, not the namespace's own defaults, and not controlled by something else there. */
+/** The preferred (first) version of each group; a version whose aggregated API is unavailable (Stale) could not be checked. */
+function fromAggregated(lists: AggregatedList[]): Discovered {
+  const types: ResourceType[] = [];
+  const namespacedKinds = new Set<string>();
+  const failed: string[] = [];
+  for (const group of lists.flatMap((l) => l.items ?? [])) {
+    const preferred = group.versions?.[0];
+    if (!preferred) continue;
+    const apiVersion = group.metadata.name ? `${group.metadata.name}/${preferred.version}` : preferred.version;
+    if (preferred.freshness === 'Stale') {
+      failed.push(apiVersion);
+      continue;
+    }
+    for (const r of preferred.resources ?? []) {
+      if (r.scope !== 'Namespaced' || !r.responseKind) continue;
+      namespacedKinds.add(kindKey(apiVersion, r.responseKind.kind));
+      if (r.verbs?.includes('list')) types.push({ apiVersion, kind: r.responseKind.kind, plural: r.resource, namespaced: true });
+    }
+  }
+  return { types, namespacedKinds, failed };
+}
+
+/** Everything in `namespace` that is not terminating, not the namespace's own defaults, and not controlled by an owner of a namespaced kind. */
 export async function namespaceContents(client: KubeClient, namespace: string, signal?: AbortSignal): Promise<NamespaceContents> {
-  const { types, failed } = await discover(client, signal);
+  const { types, namespacedKinds, failed } = await discover(client, signal);
   const found: string[] = [];
   const unchecked = failed.map((gv) => `${gv} (discovery failed)`);
   const seenKinds = new Set<string>();
@@ -75,7 +119,8 @@ export async function namespaceContents(client: KubeClient, namespace: string, s
     types.map(async (type) => {
       const byItself = BY_ITSELF[type.kind];
       if (byItself === 'all') return;
-      type Item = { metadata: { name: string; deletionTimestamp?: string; ownerReferences?: { controller?: boolean }[] } };
+      type Owner = { apiVersion: string; kind: string; controller?: boolean };
+      type Item = { metadata: { name: string; deletionTimestamp?: string; ownerReferences?: Owner[] } };
       // Page by page until one object that keeps the namespace is found: a first page of objects being
       // deleted, or made by controllers, says nothing of the next.
       for (let next: string | undefined, first = true; first || next; first = false) {
@@ -98,8 +143,10 @@ export async function namespaceContents(client: KubeClient, namespace: string, s
         for (const item of list.items ?? []) {
           const meta = item.metadata;
           if (meta.deletionTimestamp || byItself?.has(meta.name)) continue;
-          // Made by a controller for an owner that is listed itself (a Pod of a ReplicaSet...).
-          if (meta.ownerReferences?.some((r) => r.controller)) continue;
+          // Made by a controller for an owner of a namespaced kind (a Pod of a ReplicaSet...): the owner
+          // is listed itself, or gone, and then the garbage collector takes this. An owner of a kind
+          // that is cluster-scoped, or not served, is not listed here: what it made keeps the namespace.
+          if (meta.ownerReferences?.some((r) => r.controller && namespacedKinds.has(kindKey(r.apiVersion, r.kind)))) continue;
           const entry = `${type.kind} ${meta.name}`;
           if (!seenKinds.has(entry)) found.push(entry);
           seenKinds.add(entry);

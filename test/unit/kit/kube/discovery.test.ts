@@ -6,20 +6,66 @@ import { anyLiveIn, namespaceContents } from '../../../../src/kit/kube/discovery
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 
 const Pods: ResourceType = { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
-type Meta = { name: string; deletionTimestamp?: string; ownerReferences?: { controller: boolean }[] };
+type Owner = { apiVersion: string; kind: string; controller: boolean };
+type Meta = { name: string; deletionTimestamp?: string; ownerReferences?: Owner[] };
+/** A served type: its group version, kind, plural and scope. */
+type Served = { gv: string; kind: string; plural: string; namespaced: boolean };
+const served: Served[] = [
+  { gv: 'v1', kind: 'Pod', plural: 'pods', namespaced: true },
+  { gv: 'apps/v1', kind: 'ReplicaSet', plural: 'replicasets', namespaced: true },
+  { gv: 'example.com/v1', kind: 'ClusterThing', plural: 'clusterthings', namespaced: false },
+];
 
-/** Discovery that serves pods only, and lists of `items` in pages of the limit asked, with a continue token. */
-function serving(items: Meta[]): KubeClient {
+/**
+ * An API server that serves `types` (read at each request: a test may add one), by aggregated
+ * discovery or (`aggregated: false`) group by group, and lists of `items[plural]` in pages of the
+ * limit asked, with a continue token.
+ */
+function serving(items: Record<string, Meta[]> | Meta[], { types = served, aggregated = true } = {}): KubeClient {
+  const byPlural = Array.isArray(items) ? { pods: items } : items;
+  const groups = () => [...new Set(types.map((t) => t.gv))];
+  const resources = (gv: string) => types.filter((t) => t.gv === gv);
   return {
-    request: async (_method: string, path: string, opts: { query?: Record<string, string> } = {}) => {
-      if (path === '/apis') return { groups: [] };
-      if (path === '/api/v1') return { resources: [{ name: 'pods', kind: 'Pod', namespaced: true, verbs: ['list'] }] };
-      const limit = Number(opts.query?.limit ?? items.length);
+    request: async (_method: string, path: string, opts: { query?: Record<string, string>; accept?: string } = {}) => {
+      if (path === '/api' || path === '/apis') {
+        if (!aggregated || !opts.accept?.includes('APIGroupDiscoveryList'))
+          return path === '/apis'
+            ? {
+                groups: groups()
+                  .filter((g) => g.includes('/'))
+                  .map((groupVersion) => ({ preferredVersion: { groupVersion } })),
+              }
+            : {};
+        return {
+          kind: 'APIGroupDiscoveryList',
+          items: groups()
+            .filter((g) => (path === '/api') === !g.includes('/'))
+            .map((gv) => ({
+              metadata: { name: gv.includes('/') ? gv.split('/')[0] : '' },
+              versions: [
+                {
+                  version: gv.split('/').pop(),
+                  resources: resources(gv).map((t) => ({
+                    resource: t.plural,
+                    responseKind: { kind: t.kind },
+                    scope: t.namespaced ? 'Namespaced' : 'Cluster',
+                    verbs: ['list'],
+                  })),
+                },
+              ],
+            })),
+        };
+      }
+      const legacy = path === '/api/v1' ? 'v1' : path.startsWith('/apis/') && path.split('/').length === 4 ? path.slice(6) : undefined;
+      if (legacy)
+        return { resources: resources(legacy).map((t) => ({ name: t.plural, kind: t.kind, namespaced: t.namespaced, verbs: ['list'] })) };
+      const list = byPlural[path.split('/').pop()!] ?? [];
+      const limit = Number(opts.query?.limit ?? list.length);
       const from = Number(opts.query?.continue ?? 0);
-      const next = from + limit < items.length ? String(from + limit) : undefined;
+      const next = from + limit < list.length ? String(from + limit) : undefined;
       return {
         kind: 'PartialObjectMetadataList',
-        items: items.slice(from, from + limit).map((metadata) => ({ metadata })),
+        items: list.slice(from, from + limit).map((metadata) => ({ metadata })),
         metadata: { continue: next },
       };
     },
@@ -27,8 +73,8 @@ function serving(items: Meta[]): KubeClient {
 }
 const terminating = (n: number): Meta[] =>
   Array.from({ length: n }, (_, i) => ({ name: `gone-${i}`, deletionTimestamp: '2026-11-29T00:00:00Z' }));
-const controlled = (n: number): Meta[] =>
-  Array.from({ length: n }, (_, i) => ({ name: `made-${i}`, ownerReferences: [{ controller: true }] }));
+const controlled = (n: number, by: Omit<Owner, 'controller'> = { apiVersion: 'apps/v1', kind: 'ReplicaSet' }): Meta[] =>
+  Array.from({ length: n }, (_, i) => ({ name: `made-${i}`, ownerReferences: [{ ...by, controller: true }] }));
 
 describe('what keeps a namespace', () => {
   it('anyLiveIn finds a live object behind a first page of objects being deleted', async () => {
@@ -39,5 +85,24 @@ describe('what keeps a namespace', () => {
   it('namespaceContents finds a bare object behind pages of objects being deleted or made by controllers', async () => {
     expect((await namespaceContents(serving([...controlled(25), ...terminating(10), { name: 'bare' }]), 'ns')).found).toEqual(['Pod bare']);
     expect((await namespaceContents(serving([...controlled(25), ...terminating(10)]), 'ns')).found).toEqual([]);
+    expect((await namespaceContents(serving([...controlled(25), ...terminating(10)], { aggregated: false }), 'ns')).found).toEqual([]);
+  });
+
+  it('namespaceContents counts what an owner of a cluster-scoped or unserved kind made: that owner is listed nowhere here', async () => {
+    const byCluster = controlled(1, { apiVersion: 'example.com/v1', kind: 'ClusterThing' });
+    const byUnserved = controlled(1, { apiVersion: 'gone.example.com/v1', kind: 'Thing' }).map((m) => ({ ...m, name: 'orphan' }));
+    for (const aggregated of [true, false]) {
+      const found = (await namespaceContents(serving([...byCluster, ...byUnserved], { aggregated }), 'ns')).found;
+      expect(found).toEqual(['Pod made-0', 'Pod orphan']);
+    }
+  });
+
+  it('namespaceContents asks discovery afresh each time: a type served since the last check is listed', async () => {
+    const types = [...served];
+    const client = serving({ pods: [], widgets: [{ name: 'w' }] }, { types });
+    expect((await namespaceContents(client, 'ns')).found).toEqual([]);
+    // A CRD installed a moment later: its objects keep the namespace at the next check.
+    types.push({ gv: 'example.com/v1', kind: 'Widget', plural: 'widgets', namespaced: true });
+    expect((await namespaceContents(client, 'ns')).found).toEqual(['Widget w']);
   });
 });
