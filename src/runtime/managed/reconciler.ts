@@ -322,17 +322,13 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     return this.letGo(mr, signal);
   }
 
-  /** Not deleting: record what observe asked, publish what it found, then create or repair drift. */
+  /** Not deleting: publish what observe found, then create, or record what observe asked and repair drift. */
   private async publishAndConverge(
     mr: MR,
     cached: Cached<MR>,
     { external, observation, policy }: Seen<MR> & { policy: Policy },
     signal: AbortSignal,
   ): Promise<Result> {
-    // What observe asked to record goes first: keys given out before it (a teardown's record) would
-    // outlive a failed write, and a spec changed meanwhile could keep it from ever being written.
-    const stopped = observation.exists ? await this.persistObserved(mr, cached, observation, signal) : undefined;
-    if (stopped) return stopped;
     try {
       await this.publish(mr, observation.connectionDetails, signal);
     } catch (err) {
@@ -340,6 +336,9 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     }
     // Crash-safe: the attempt is recorded before the external write, its outcome after (creation.ts).
     if (!observation.exists) return createExternal(this.steps, mr, cached, external, signal);
+    // After the publish: a rotation's record says its new keys were published from then on.
+    const stopped = await this.persistObserved(mr, cached, observation, signal);
+    if (stopped) return stopped;
     // Drift is left as it is where the policies do not include Update (it is still reported as Synced).
     if (observation.upToDate || !policy.update) {
       this.lastUpToDate.set(mr.metadata.uid ?? '', this.o.now().getTime());

@@ -23,6 +23,16 @@ import type { NativePass, TargetAccess } from './pass.ts';
 export const ANNOTATION_TEARDOWN = 'rook.crossplane.io/teardown';
 export const TEARDOWN_REQUIRED = 'required';
 
+/**
+ * The teardown's `onlyAfter` while the resource has not recorded it reached. None where it names the
+ * teardown's own object (a SeaweedFS Bucket, never made for a teardown): nothing is recorded of that.
+ */
+export function unrecordedOnlyAfter(mr: ManagedResource, teardown: Teardown | undefined): Teardown['onlyAfter'] {
+  const after = teardown?.onlyAfter;
+  if (!after || refKey(after.ref) === refKey(teardown.object)) return undefined;
+  return mr.metadata.annotations?.[ANNOTATION_TEARDOWN] === TEARDOWN_REQUIRED ? undefined : after;
+}
+
 /** The finalizers of a deletion's propagation policy: our background DELETE replaces them. */
 const PROPAGATION = new Set(['orphan', 'foregroundDeletion']);
 
@@ -139,11 +149,20 @@ export async function deleteDependents(
 export async function deleteSuperseded<MR extends ManagedResource>(
   pass: NativePass<MR>,
   vouchers: Vouchers,
-  { wanted, namespaces }: { wanted: ObjectRef[]; namespaces: (string | undefined)[] },
+  {
+    wanted,
+    namespaces,
+    keep,
+  }: {
+    wanted: ObjectRef[];
+    namespaces: (string | undefined)[];
+    /** Kept even so (a completed access Job, until the resource records what it proves). */
+    keep?: (observed: TargetObject) => boolean;
+  },
 ): Promise<void> {
   const s = pass.kind.superseded;
   if (!s) return;
-  const keep = new Set(wanted.map(refKey));
+  const wantedKeys = new Set(wanted.map(refKey));
   const { owner, client, marks, signal } = pass;
   for (const namespace of new Set(namespaces.filter((n): n is string => Boolean(n)))) {
     const { items } = await client.list<TargetObject>(s.type, {
@@ -153,7 +172,8 @@ export async function deleteSuperseded<MR extends ManagedResource>(
     });
     for (const item of items) {
       const ref = { type: s.type, name: item.metadata.name, namespace };
-      if (!keep.has(refKey(ref)) && !item.metadata.deletionTimestamp) await deleteIfOurs(pass.live(), ref, { owner, vouchers });
+      if (!wantedKeys.has(refKey(ref)) && !item.metadata.deletionTimestamp)
+        await deleteIfOurs(pass.live(), ref, { owner, vouchers, ...(keep ? { only: (o: TargetObject) => !keep(o) } : {}) });
     }
   }
 }
@@ -233,12 +253,14 @@ async function tearDown<MR extends ManagedResource>(
   const { client, signal } = pass;
   const observed = await pass.read.get<TargetObject>(target.type, { namespace: target.namespace, name: target.name }, signal);
   const relation = observed && pass.ownership.relationOf(target.type, observed);
-  // Nothing of ours there: nothing to tear down.
-  if (!observed || (relation !== 'ours' && relation !== 'restored')) return 'done';
-  const { object } = teardown;
+  // Nothing of ours there: nothing to tear down. Its deletion asked already, the teardown ran before.
+  if (!observed || (relation !== 'ours' && relation !== 'restored') || observed.metadata.deletionTimestamp) return 'done';
+  const { object, onlyAfter } = teardown;
   const have = await client.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, signal);
-  if (!have && teardown.onlyAfter && pass.mr.metadata.annotations?.[ANNOTATION_TEARDOWN] !== TEARDOWN_REQUIRED) {
-    const { ref, reached } = teardown.onlyAfter;
+  // Needed only once onlyAfter was reached: as the resource recorded, or else as its object shows now.
+  const unproven = onlyAfter && (refKey(onlyAfter.ref) === refKey(object) || unrecordedOnlyAfter(pass.mr, teardown));
+  if (!have && unproven) {
+    const { ref, reached } = onlyAfter;
     const before = await client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, signal);
     if (!before || !reached(before)) return 'done';
   }
@@ -257,7 +279,7 @@ async function tearDown<MR extends ManagedResource>(
   if ('failed' in outcome) {
     throw new ReasonedError(
       Reasons.TeardownFailed,
-      `the ${object.purpose} ${describeRef(object)} failed: ${outcome.failed}. Nothing else was deleted; delete that object to run it again`,
+      `the ${object.purpose} ${describeRef(object)} failed: ${outcome.failed}. Nothing else was deleted; delete that object to run it again, or set reclaimPolicy Retain to keep everything`,
     );
   }
   if (!outcome.done) return 'pending';

@@ -12,7 +12,7 @@ import { policyOf } from '../managed/policies.ts';
 import { setBindable, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
 import { LABEL_OWNER_UID, type Relation } from '../ownership/marks.ts';
 import { Reasons, Ready, UnprovenError } from '../reasons.ts';
-import { ANNOTATION_TEARDOWN, mayHaveLeftovers, TEARDOWN_REQUIRED } from './delete.ts';
+import { ANNOTATION_TEARDOWN, mayHaveLeftovers, TEARDOWN_REQUIRED, unrecordedOnlyAfter } from './delete.ts';
 import type { Companion, Inspection, KindContext, TargetObject } from './kind.ts';
 import { kindContext, type NativePass } from './pass.ts';
 import { retireWork, retirement, settleRotation } from './rotation.ts';
@@ -105,7 +105,7 @@ async function inspectOurs<MR extends ManagedResource>(
   const retiring = await retirement(kind, { mr, name, ctx, read, trust }, signal);
   const superseded = supersededLeft(pass, ctx, companions.wanted);
   const drift = [
-    ...(superseded ? [superseded] : []),
+    ...(superseded.length ? [`superseded ${kind.superseded!.type.kind}s ${superseded.map((o) => o.metadata.name).join(', ')}`] : []),
     ...objectDrift(desired, observed),
     ...companions.drift,
     ...(retiring.drift ? [retiring.drift] : []),
@@ -116,7 +116,7 @@ async function inspectOurs<MR extends ManagedResource>(
   const annotations = {
     ...settled.annotations,
     ...(retiring.gone ? pass.ownership.companionRecord(companions.proven, retiring.gone) : {}),
-    ...(await teardownRecord(pass, ctx, companions)),
+    ...(await teardownRecord(pass, ctx, companions, superseded)),
   };
   return {
     exists: true,
@@ -131,23 +131,25 @@ async function inspectOurs<MR extends ManagedResource>(
 
 /**
  * The record that the kind's teardown is needed, once its `onlyAfter` companion is seen reached (a
- * first access Job completed: a user was made, and its keys may have reached an app). That companion
- * need not last (a changed spec names a new Job, and the completed one is deleted), so deleting
- * reads the record rather than the companion of the day; it is never taken back.
+ * first access Job completed: a user was made, and its keys may have reached an app), the current
+ * one or one a changed spec superseded. That companion need not last (the superseded one is
+ * deleted once this is recorded), so deleting reads the record; it is never taken back.
  */
 async function teardownRecord<MR extends ManagedResource>(
   pass: NativePass<MR>,
   ctx: KindContext,
   companions: Companions,
+  superseded: TargetObject[],
 ): Promise<Record<string, string>> {
-  if (pass.mr.metadata.annotations?.[ANNOTATION_TEARDOWN] === TEARDOWN_REQUIRED) return {};
-  const after = pass.kind.teardown?.(pass.mr, pass.name, ctx)?.onlyAfter;
+  const after = unrecordedOnlyAfter(pass.mr, pass.kind.teardown?.(pass.mr, pass.name, ctx));
   if (!after) return {};
   const { ref } = after;
   const i = companions.wanted.findIndex((c) => refKey(c) === refKey(ref));
-  const observed =
+  const current =
     i >= 0 ? companions.found[i] : await pass.read.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, pass.signal);
-  return observed && after.reached(observed) ? { [ANNOTATION_TEARDOWN]: TEARDOWN_REQUIRED } : {};
+  const work = pass.kind.superseded?.type;
+  const older = work?.apiVersion === ref.type.apiVersion && work.kind === ref.type.kind ? superseded : [];
+  return [current, ...older].some((o) => o && after.reached(o)) ? { [ANNOTATION_TEARDOWN]: TEARDOWN_REQUIRED } : {};
 }
 
 async function checkCompanions<MR extends ManagedResource>(
@@ -261,11 +263,11 @@ function refuseUnappliableImport(desired: TargetObject, observed: TargetObject, 
  * removal is drift, so it happens at rest too, not only with the next change. Only signed ones count:
  * one that merely carries our labels is never deleted, and must not make a repair every pass.
  */
-function supersededLeft<MR extends ManagedResource>(pass: NativePass<MR>, ctx: KindContext, wanted: Companion[]): string | undefined {
+function supersededLeft<MR extends ManagedResource>(pass: NativePass<MR>, ctx: KindContext, wanted: Companion[]): TargetObject[] {
   const { kind, marks, owner } = pass;
   const s = kind.superseded;
   const cached = s && pass.read.cached?.<TargetObject>(s.type, marks.selector);
-  if (!s || !cached) return undefined;
+  if (!s || !cached) return [];
   const retire = retireWork(kind, pass.mr, pass.name, ctx);
   const keep = new Set([...wanted, ...(retire ? [retire.object] : [])].map(refKey));
   const left = cached.filter(
@@ -276,7 +278,7 @@ function supersededLeft<MR extends ManagedResource>(pass: NativePass<MR>, ctx: K
       !keep.has(refKey({ type: s.type, name: o.metadata.name, namespace: o.metadata.namespace })) &&
       marks.signed(s.type, o),
   );
-  return left.length ? `superseded ${s.type.kind}s ${left.map((o) => o.metadata.name).join(', ')}` : undefined;
+  return left;
 }
 
 /** A resource whose endpoint is its shared store's is no more proven than that store's (NativeKind.endpointFrom). */

@@ -196,8 +196,10 @@ export class OwnershipMarks {
     if (stamp === undefined) return undefined;
     const [text = '', proof = ''] = stamp.split('.', 2);
     const seconds = /^\d{1,12}$/.test(text) ? Number(text) : NaN;
-    const want = Number.isNaN(seconds) ? '' : this.madeAtProof(type, obj, seconds);
-    if (!want || want.length !== proof.length || !timingSafeEqual(Buffer.from(want), Buffer.from(proof)))
+    const want = Buffer.from(Number.isNaN(seconds) ? '' : this.madeAtProof(type, obj, seconds));
+    // Compared as bytes: a proof of as many characters may hold more bytes (timingSafeEqual throws on unequal lengths).
+    const have = Buffer.from(proof);
+    if (!want.length || want.length !== have.length || !timingSafeEqual(want, have))
       return `its ${ANNOTATION_MADE_AT} annotation does not verify, so nothing proves it is the object provider-rook made; delete it by hand if it is yours`;
     const created = Date.parse(obj.metadata.creationTimestamp ?? '');
     // The API server's timestamps have whole seconds, as the stamp does: one more second either way.

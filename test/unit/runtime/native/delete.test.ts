@@ -64,6 +64,13 @@ class FakeTarget {
         items: [...this.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, o]) => structuredClone(o)),
         resourceVersion: '1',
       }),
+      apply: async (type: ResourceType, obj: TargetObject) => {
+        this.log.push(`apply ${type.plural}/${obj.metadata.name}`);
+        const had = this.objects.get(`${type.plural}/${obj.metadata.name}`);
+        return structuredClone(
+          this.put(type, obj.metadata.name!, { ...obj.metadata, uid: had?.metadata.uid ?? `${obj.metadata.name}-uid` }),
+        );
+      },
       create: async (type: ResourceType, obj: TargetObject) => {
         this.log.push(`create ${type.plural}/${obj.metadata.name}`);
         return structuredClone(this.put(type, obj.metadata.name!, obj.metadata));
@@ -416,6 +423,7 @@ describe('a teardown needed once a companion got this far (a user was made)', ()
       ...kind,
       dependents: undefined,
       companions: () => [access],
+      superseded: { type: Jobs, labelSelector: 'x', matches: () => true },
       teardown: () => ({
         object: companion(Jobs, 'm-revoke', 'revoke Job'),
         retainWhenKept: true,
@@ -429,6 +437,65 @@ describe('a teardown needed once a companion got this far (a user was made)', ()
       status: { succeeded },
     });
   const signal = new AbortController().signal;
+  /** A watch cache of the target: get, and the list of a type. */
+  const cacheView = (target: FakeTarget): ObjectReader => ({
+    get: target.asClient().get as ObjectReader['get'],
+    cached: <T>(type: ResourceType) =>
+      [...target.objects.entries()].filter(([k]) => k.startsWith(`${type.plural}/`)).map(([, o]) => structuredClone(o) as T),
+  });
+  const withRecord: ManagedResource = {
+    ...recorded,
+    metadata: { ...recorded.metadata, annotations: { ...recorded.metadata.annotations, [ANNOTATION_TEARDOWN]: TEARDOWN_REQUIRED } },
+  };
+
+  it('observing records it from a completed Job a changed spec superseded (the provider was down when it completed)', async () => {
+    const target = new FakeTarget();
+    ourStore(target);
+    signedJob(target, 'm-access-1', 1);
+    signedJob(target, 'm-access-2', 0);
+    const external = new NativeExternal(revoking('2'), target.asClient(), marks, { reader: cacheView(target) });
+    const seen = await external.observe(recorded, signal);
+    expect([seen.diff, seen.annotations?.[ANNOTATION_TEARDOWN]]).toEqual(['superseded Jobs m-access-1', TEARDOWN_REQUIRED]);
+  });
+
+  it('a repair keeps a completed superseded Job until the resource records it, then deletes it', async () => {
+    for (const mr of [recorded, withRecord]) {
+      const target = new FakeTarget();
+      ourStore(target);
+      signedJob(target, 'm-access-1', 1);
+      signedJob(target, 'm-access-2', 0);
+      await new NativeExternal(revoking('2'), target.asClient(), marks, { reader: cacheView(target) }).update(mr, signal);
+      expect(target.log.includes('delete jobs/m-access-1')).toBe(mr === withRecord);
+    }
+  });
+
+  it('a teardown of its own object (a SeaweedFS Bucket) is never recorded, nor is that object made for a teardown', async () => {
+    const bucket = companion(Jobs, 'm-bucket', 'bucket');
+    const own: NativeKind<ManagedResource> = {
+      ...kind,
+      dependents: undefined,
+      companions: () => [bucket],
+      teardown: () => ({ object: bucket, onlyAfter: { ref: bucket, reached: () => true }, outcome: () => ({ done: true }) }),
+    };
+    const target = new FakeTarget();
+    ourStore(target);
+    signedJob(target, 'm-bucket', 1);
+    const external = new NativeExternal(own, target.asClient(), marks, { reader: target.asClient() });
+    expect((await external.observe(recorded, signal)).annotations?.[ANNOTATION_TEARDOWN]).toBeUndefined();
+    target.objects.delete('jobs/m-bucket');
+    expect(await external.delete(withRecord, signal)).toEqual({ gone: true });
+    expect(target.log).toEqual(['delete stores/m']);
+  });
+
+  it('is not run again for an object whose deletion was asked already (held by finalizers)', async () => {
+    const target = new FakeTarget();
+    const store = ourStore(target);
+    store.metadata.deletionTimestamp = '2026-11-29T00:00:00Z';
+    store.metadata.finalizers = ['operator'];
+    const external = new NativeExternal(revoking('1'), target.asClient(), marks, { reader: target.asClient() });
+    await external.delete(withRecord, signal);
+    expect(target.log.filter((l) => l.includes('m-revoke'))).toEqual([]);
+  });
 
   it('observing records it once that companion is seen reached, and not before', async () => {
     const target = new FakeTarget();
@@ -444,10 +511,6 @@ describe('a teardown needed once a companion got this far (a user was made)', ()
     const target = new FakeTarget();
     ourStore(target);
     signedJob(target, 'm-access-2', 0); // the new spec's Job, not complete yet; the completed one was superseded
-    const withRecord = {
-      ...recorded,
-      metadata: { ...recorded.metadata, annotations: { ...recorded.metadata.annotations, [ANNOTATION_TEARDOWN]: TEARDOWN_REQUIRED } },
-    };
     const external = new NativeExternal(revoking('2'), target.asClient(), marks, { reader: target.asClient() });
     expect(await external.delete(withRecord, signal)).toEqual({ gone: false, requested: false });
     expect(target.log).toEqual(['create jobs/m-revoke']);

@@ -245,6 +245,12 @@ describe('OwnershipMarks.remade (a signed copy is not the object we made)', () =
         tolerance,
       ),
     ).toMatch(/does not verify/);
+    // As many characters as a proof, more bytes: refused, not thrown (anyone may write this on an object that carries our labels).
+    const wide = edit(created(0), (m) => {
+      const [seconds, proof] = m.annotations![ANNOTATION_MADE_AT]!.split('.');
+      m.annotations![ANNOTATION_MADE_AT] = `${seconds}.é${proof!.slice(1)}`;
+    });
+    expect(marks.remade(Stores, wide, tolerance)).toMatch(/does not verify/);
     // A restored resource re-signs its objects for its new uid; the time they were made stays true.
     const remarked = marks.mark(Stores, created(0), restoredOwner);
     expect(marks.remade(Stores, remarked, tolerance)).toBeUndefined();
