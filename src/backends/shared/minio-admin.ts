@@ -232,7 +232,11 @@ function job(
                 ...(action === 'grant' ? featureEnv(u.features) : []),
                 { name: 'DELETE_OBJECTS', value: String(deleteObjects) },
                 { name: 'POLICY_NAME', value: policyName(u) },
-                { name: 'USER_ACCESS_KEY', ...fromUser('accessKey') },
+                // A revoke or retire removes the user provider-rook made, named here: never one a
+                // value in the user's Secret (which someone who may patch Secrets there can edit) names.
+                action === 'grant'
+                  ? { name: 'USER_ACCESS_KEY', ...fromUser('accessKey') }
+                  : { name: 'USER_ACCESS_KEY', value: u.keys.accessKey },
                 { name: 'USER_SECRET_KEY', ...fromUser('secretKey') },
                 ...root,
               ],

@@ -179,6 +179,15 @@ describe("the revoke Job's script", () => {
     expect(r.calls).toContain('admin user rm store AK');
   });
 
+  it("removes the user provider-rook made, whatever access key someone wrote into the user's Secret since", () => {
+    const u = user({});
+    const secrets = secretsFor(u);
+    secrets['store-user']!.accessKey = 'BOGUS other-user';
+    const r = run(revoke(u, false), secrets, { extra: lsOutput('') });
+    expect(r.status).toBe(0);
+    expect(r.calls.filter((c) => c.startsWith('admin user rm'))).toEqual(['admin user rm store AK']);
+  });
+
   it('removes a user the store could not be asked about at first: an outage is never taken for "gone"', () => {
     const r = run(revoke(versioned, false), secretsFor(versioned), { extra: { ...lsOutput(''), MC_INFO_FAILS: '2' } });
     expect(r.status).toBe(0);
