@@ -8,7 +8,10 @@
 //   cluster's JWT key; the stand-in reaches its server through an admin identity of its own that
 //   it never writes anywhere (the real operator mints no S3 root either). Its servers run with
 //   -master.telemetry=false (test/kit/s3-server.ts), as provider-rook's Seaweeds tell their masters
-//   (-telemetry=false); a Seaweed that does not is left unstarted, Ready=False.
+//   (-telemetry=false); a Seaweed that does not is left unstarted, Ready=False. Its server also
+//   starts with the identities of spec.s3.configSecret, as the operator passes them to -config; a
+//   Seaweed with none is left unstarted too: SeaweedFS would serve it to anonymous callers as an
+//   admin, which the stand-in's own admin identity (it turns authentication on) would hide.
 // - Bucket, S3Identity, S3Credentials, S3Policy, S3PolicyBinding, BucketLifecyclePolicy: the finalizer
 //   seaweed.seaweedfs.com/<kind>-protection, status.phase Pending|Ready|Failed with a Ready condition
 //   (reasons as upstream: ClusterNotReady, BucketAlreadyExists, Conflict, PolicyMissing,
@@ -122,11 +125,11 @@ class Servers {
     if (s3) this.s3 = new S3Stores(client);
   }
 
-  async run(seaweed: Obj, selector: Record<string, string>): Promise<void> {
+  async run(seaweed: Obj, selector: Record<string, string>, identities: unknown[]): Promise<void> {
     if (!this.s3) return;
     const key = seaweed.metadata.uid;
     const root = this.admins.get(key)?.root ?? { accessKey: randomBytes(10).toString('hex'), secretKey: randomBytes(20).toString('hex') };
-    const endpoint = await this.s3.run(key, root, { namespace: seaweed.metadata.namespace, labels: selector });
+    const endpoint = await this.s3.run(key, root, { namespace: seaweed.metadata.namespace, labels: selector }, identities);
     this.admins.set(key, { endpoint, root });
     this.uids.set(`${seaweed.metadata.namespace}/${seaweed.metadata.name}`, key);
   }
@@ -553,7 +556,15 @@ class SeaweedStandIn extends StandIn<Obj> {
       if (!said) await this.client.updateStatus(Seaweeds, { ...seaweed, status });
       return;
     }
-    await this.servers.run(seaweed, selector);
+    // The gateway's identities file (spec.s3.configSecret), as the operator mounts it for -config.
+    const identities = await identitiesOf(this.client, seaweed);
+    if (typeof identities === 'string') {
+      const said = (seaweed.status?.conditions as { message?: string }[] | undefined)?.some((c) => c.message === identities);
+      if (!said)
+        await this.client.updateStatus(Seaweeds, { ...seaweed, status: { conditions: [condition('False', 'NotReady', identities)] } });
+      return;
+    }
+    await this.servers.run(seaweed, selector, identities);
     const spec = seaweed.spec as {
       master?: { replicas?: number };
       volume?: { replicas?: number };
@@ -573,6 +584,25 @@ class SeaweedStandIn extends StandIn<Obj> {
     );
     if (!ready) await this.client.updateStatus(Seaweeds, { ...seaweed, status });
   }
+}
+
+/**
+ * The identities a Seaweed's S3 gateway starts with, from spec.s3.configSecret; or why it is not
+ * started here. A gateway with none serves anonymous requests as an admin, and this stand-in's own
+ * admin identity would hide that (it turns authentication on), so such a Seaweed is not started.
+ * A Secret not there yet is waited for, as the gateway's pod waits for its volume.
+ */
+async function identitiesOf(client: KubeClient, seaweed: Obj): Promise<unknown[] | string> {
+  const ref = (seaweed.spec as { s3?: { configSecret?: { name?: string; key?: string } } }).s3?.configSecret;
+  const none = 'the S3 gateway would start with no identity and answer anonymous requests as an admin: not started here';
+  if (!ref?.name || !ref.key) return none;
+  const secret = await client.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, {
+    namespace: seaweed.metadata.namespace,
+    name: ref.name,
+  });
+  if (!secret) throw new Error(`the S3 gateway's config Secret ${seaweed.metadata.namespace}/${ref.name} is not there yet`);
+  const parsed = JSON.parse(text(secret.data?.[ref.key])) as { identities?: unknown[] };
+  return parsed.identities?.length ? parsed.identities : none;
 }
 
 /** The SeaweedFS operator: its controllers for every kind provider-rook writes. */

@@ -171,13 +171,13 @@ export class S3Stores {
     this.cluster = target.server;
   }
 
-  /** Starts the store's server once, with this root identity, and routes reach to it; its endpoint. */
-  async run(key: string, root: S3Credentials, reach: Reach): Promise<string> {
+  /** Starts the store's server once, with this root identity (and `identities`), and routes reach to it; its endpoint. */
+  async run(key: string, root: S3Credentials, reach: Reach, identities: unknown[] = []): Promise<string> {
     if (this.closed) throw new Error('the stand-in has stopped');
     let server = this.servers.get(key);
     if (!server) {
       const dir = mkdtempSync(path.join(tmpdir(), 'provider-rook-s3-'));
-      server = startS3Server({ dir, root }).then(
+      server = startS3Server({ dir, root, identities }).then(
         (s) => ({ ...s, dir }),
         (err: unknown) => {
           this.servers.delete(key); // the next pass tries again

@@ -5,6 +5,7 @@
 import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import {
+  CreateBucketCommand,
   DeleteObjectCommand,
   GetBucketLifecycleConfigurationCommand,
   GetObjectCommand,
@@ -36,7 +37,10 @@ import { withProviderRook } from '../kit/fixture.ts';
 import { boundBucket, bucketClaim, claimAccess, refusedBucket } from '../kit/claims.ts';
 import { repoRoot } from '../kit/cluster.ts';
 import { applyObject, loadManifests } from '../kit/manifests.ts';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { startS3Server } from '../kit/s3-server.ts';
 import path from 'node:path';
 import { answersIn, refusal, roundTrip, s3Client } from '../kit/s3.ts';
 import { cond } from '../kit/conditions.ts';
@@ -146,6 +150,65 @@ const access = ({ namespace, name }: Required<ObjectKey>) => claimAccess(env.con
 
 const managedOf = async ({ namespace, name }: Required<ObjectKey>): Promise<string> =>
   (await env.control.get<Bucket>(Buckets, { namespace, name }))!.spec.resourceRef!.name;
+
+describe("a Seaweed's S3 gateway, as the operator starts it from provider-rook's spec", () => {
+  /** The status of an unsigned request: what anyone who reaches the gateway may send. */
+  const anonymous = (endpoint: string, method: string, path: string, body?: string): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        `${endpoint}${path}`,
+        { method, headers: body ? { 'content-type': 'application/x-www-form-urlencoded' } : {} },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it('refuses anonymous callers while the store has no user (a shared one made for no claim): it starts with an identity that may do nothing', async () => {
+    const seaweed = await eventually(
+      () =>
+        env.target.get<Obj & { spec: { s3?: { configSecret?: { name: string; key: string } } } }>(Seaweeds, {
+          namespace: 'sw-shared',
+          name: 'shared',
+        }),
+      'the shared Seaweed',
+      60_000,
+    );
+    const ref = seaweed.spec.s3?.configSecret;
+    expect(ref).toBeDefined();
+    const config = JSON.parse(
+      secretText((await env.target.get<Obj>(Secrets, { namespace: 'sw-shared', name: ref!.name }))?.data)[ref!.key]!,
+    ) as {
+      identities: { name: string; credentials: { accessKey: string; secretKey: string }[]; actions: string[] }[];
+    };
+    expect(config.identities.map((i) => [i.name, i.actions])).toEqual([['provider-rook-auth-guard', []]]);
+    // The gateway with that -config alone, and, to show what it closes, one with no identity at all.
+    const dir = mkdtempSync(path.join(tmpdir(), 'it-seaweed-guard-'));
+    const [guarded, open] = await Promise.all([
+      startS3Server({ dir: path.join(dir, 'guarded'), identities: config.identities }),
+      startS3Server({ dir: path.join(dir, 'open') }),
+    ]);
+    try {
+      const iamCreateUser = 'Action=CreateUser&UserName=intruder&Version=2010-05-08';
+      expect(await anonymous(open.endpoint, 'PUT', '/planted')).toBe(200);
+      expect([await anonymous(guarded.endpoint, 'GET', '/'), await anonymous(guarded.endpoint, 'PUT', '/planted')]).toEqual([403, 403]);
+      expect(await anonymous(guarded.endpoint, 'POST', '/', iamCreateUser)).not.toBe(200);
+      // Its own keys may do nothing either.
+      const guard = s3Client(guarded.endpoint, config.identities[0]!.credentials[0]!);
+      try {
+        expect(await refusal(guard.send(new CreateBucketCommand({ Bucket: 'planted' })))).toBe('AccessDenied');
+      } finally {
+        guard.destroy();
+      }
+    } finally {
+      await Promise.all([guarded.stop(), open.stop()]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
 
 describe('buckets in a shared SeaweedFS store', () => {
   it("each claim gets a bucket and a user that reaches only it, through the operator's own kinds", async () => {

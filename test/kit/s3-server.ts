@@ -28,8 +28,10 @@ export interface S3Server {
 export interface S3ServerOptions {
   /** Where the server keeps its data, config and log (weed.log); the caller owns it. */
   dir: string;
-  /** The one identity the server starts with: an admin that can make buckets and IAM users. */
-  root: S3Credentials;
+  /** An admin identity the server starts with, that can make buckets and IAM users (none: only `identities`). */
+  root?: S3Credentials;
+  /** More identities it starts with, as a `-s3.config` file holds them (a Seaweed's spec.s3.configSecret). */
+  identities?: unknown[];
   log?: (line: string) => void;
 }
 
@@ -38,12 +40,14 @@ const running = new Set<ChildProcess>();
 // A test process that ends without stopping its servers must not leave them behind.
 process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
 
-export async function startS3Server({ dir, root, log = () => {} }: S3ServerOptions): Promise<S3Server> {
+export async function startS3Server({ dir, root, identities = [], log = () => {} }: S3ServerOptions): Promise<S3Server> {
   const weed = await ensureWeed(log);
   mkdirSync(dir, { recursive: true });
-  const config = path.join(dir, 's3.json');
-  const identity = { name: 'root', credentials: [root], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] };
-  writeFileSync(config, JSON.stringify({ identities: [identity] }), { mode: 0o600 });
+  const admin = root ? [{ name: 'root', credentials: [root], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] : [];
+  // With no identity at all, no -s3.config: SeaweedFS then runs with authentication off.
+  const all = [...admin, ...identities];
+  const config = all.length ? path.join(dir, 's3.json') : undefined;
+  if (config) writeFileSync(config, JSON.stringify({ identities: all }), { mode: 0o600 });
   // A port another process took between our choosing and weed's binding fails the start: choose again.
   for (let attempt = 1; ; attempt++) {
     try {
@@ -54,7 +58,7 @@ export async function startS3Server({ dir, root, log = () => {} }: S3ServerOptio
   }
 }
 
-async function start(weed: string, dir: string, config: string, log: (line: string) => void): Promise<S3Server> {
+async function start(weed: string, dir: string, config: string | undefined, log: (line: string) => void): Promise<S3Server> {
   const port: Record<string, number> = {};
   for (const name of ['master', 'masterGrpc', 'volume', 'volumeGrpc', 'filer', 'filerGrpc', 's3', 's3Grpc', 'admin', 'adminGrpc'])
     port[name] = await freePort();
@@ -81,7 +85,7 @@ async function start(weed: string, dir: string, config: string, log: (line: stri
     `-s3.localSocket=${path.join(dir, 's3.sock')}`,
     '-s3.port.iceberg=0',
     '-s3.port.lance=0',
-    `-s3.config=${config}`,
+    ...(config ? [`-s3.config=${config}`] : []),
     '-s3.iam.readOnly=false', // serves CreateUser, PutUserPolicy, ... on the S3 port
     '-s3.autoCreateBucket=false', // as S3 and MinIO: a PUT into a missing bucket is NoSuchBucket
     '-admin.ui=false',
@@ -117,12 +121,12 @@ async function start(weed: string, dir: string, config: string, log: (line: stri
   return { endpoint, pid: child.pid!, shell, stop };
 }
 
-/** Until the S3 port answers a request as S3 does (an anonymous one is refused with 403). */
+/** Until the S3 port answers a request as S3 does (an anonymous one is refused with 403, or served without authentication). */
 async function ready(endpoint: string, exited: () => boolean): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (let delay = 50; Date.now() < deadline; delay = Math.min(delay * 2, 500)) {
     if (exited()) throw new Error('it exited');
-    if ((await status(`${endpoint}/`).catch(() => 0)) === 403) return;
+    if ([200, 403].includes(await status(`${endpoint}/`).catch(() => 0))) return;
     await new Promise((r) => setTimeout(r, delay));
   }
   throw new Error(`no answer after ${START_TIMEOUT_MS / 1000} s`);

@@ -8,7 +8,7 @@ import { getCondition } from '../../kit/conditions.ts';
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { SeaweedStore, SeaweedStoreClass } from './api.ts';
 import { withoutNulls } from '../../kit/json.ts';
-import { Services } from '../../kit/kube/resources.ts';
+import { Secrets, Services } from '../../kit/kube/resources.ts';
 import { externalNameOf } from '../../kit/meta.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import type { KindContext, NativeKind, TargetObject } from '../../runtime/native/kind.ts';
@@ -44,6 +44,31 @@ const s3Service = ({ namespace, name }: Required<ObjectKey>): S3Service => ({
   port: S3_PORT,
   selector: { 'app.kubernetes.io/name': 'seaweedfs', 'app.kubernetes.io/instance': name, 'app.kubernetes.io/component': 's3' },
 });
+
+/**
+ * The S3 gateway's identities file (spec.s3.configSecret, its `-config`), holding one identity that
+ * may do nothing. SeaweedFS turns authentication on only while it knows an identity: a gateway with
+ * none answers every anonymous request as an admin, its IAM API included. The operator's users come
+ * later and may all go (a shared store between claims), so this one is there from the start and
+ * stays. Its keys are derived (the same on every pass) and given to no one.
+ */
+function s3Config(mr: SeaweedStore, name: string, ctx: KindContext): TargetObject {
+  const purpose = `seaweed-s3-guard/${ownerOf(mr)}`;
+  const guard = {
+    name: 'provider-rook-auth-guard',
+    credentials: [{ accessKey: ctx.credential(`${purpose}/access-key`, 20), secretKey: ctx.credential(`${purpose}/secret-key`, 40) }],
+    actions: [],
+  };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: s3ConfigName(name), namespace: mr.spec.targetNamespace },
+    type: 'Opaque',
+    data: { [S3_CONFIG_KEY]: Buffer.from(JSON.stringify({ identities: [guard] })).toString('base64') },
+  };
+}
+const s3ConfigName = (name: string): string => `${name.slice(0, 253 - '-s3-config'.length)}-s3-config`;
+const S3_CONFIG_KEY = 'config.json';
 
 /** The gateway's address for pods in the target: plain HTTP, as the operator starts `weed s3`. */
 export const seaweedEndpoint = ({ namespace, name }: Required<ObjectKey>): string => `http://${name}-s3.${namespace}.svc:${S3_PORT}`;
@@ -102,19 +127,29 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
         volume: { replicas: volumeServers, requests: { storage: volumeSize }, ...storage },
         // Buckets, users and policies are filer data: on the container's disk they go with every restart.
         filer: { replicas: 1, persistence: { enabled: true, resources: { requests: { storage: filerSize } }, ...storage } },
-        s3: { replicas: 1, port: S3_PORT },
+        // With an identity from its start: see s3Config.
+        s3: { replicas: 1, port: S3_PORT, configSecret: { name: s3ConfigName(name), key: S3_CONFIG_KEY } },
       },
     };
   },
 
   companions(mr, name, ctx) {
     const user = bucketUser(mr, name, ctx);
+    const config = s3Config(mr, name, ctx);
     return [
       ...(user
         ? [{ type: S3Identities, name: user.base, namespace: user.namespace, purpose: "bucket's user", build: () => identityObject(user) }]
         : []),
       ...(user ? userCompanions(user) : []),
       ...[exposureCompanion(mr.spec.exposure, s3Service({ namespace: mr.spec.targetNamespace, name }))].filter((c) => c !== undefined),
+      // Last: inspect reads the ones before by position.
+      {
+        type: Secrets,
+        name: config.metadata.name,
+        namespace: mr.spec.targetNamespace,
+        purpose: "S3 gateway's identities",
+        build: () => config,
+      },
     ];
   },
   companionTypes: [S3Identities, ...USER_TYPES, Services, HTTPRoutes, ServiceExports],
