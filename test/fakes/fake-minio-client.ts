@@ -15,7 +15,8 @@
 //   holds any is kept even so, as MinIO refuses mc rb --force there. A revoke also removes the users
 //   of older keys (OLD_USERS, a rotation's), and a retire only those. Until the store's server
 //   answers, it retries, as the script's loop does;
-// - a grant whose pod finds in the user's Secret as mounted keys, a policy or rules other than the
+// - a grant whose pod finds in the user's Secret as mounted (copied once per attempt, and only the
+//   copy used) keys, a policy or rules other than the
 //   Job's (EXPECTED_ACCESS_KEY, the sha256 digests EXPECTED_SECRET_KEY_SHA256, EXPECTED_POLICY_SHA256
 //   and EXPECTED_LIFECYCLE_SHA256) waits, as the script does, until it holds them: the Job controller's
 //   status says a pod is running (active: 1), and each attempt reads the Secret again. The Job's
@@ -153,23 +154,25 @@ export class FakeMinioClient extends StandIn<JobObj> {
     const Bucket = env.BUCKET!;
     try {
       if (action === 'grant') {
-        // As the script: it waits until the Secret as mounted holds this Job's keys, policy and rules,
-        // then takes the keys from the mount (the variables were read at the pod's start).
+        // As the script: it copies the Secret as mounted (the policy was read with the environment),
+        // waits until the copy holds this Job's keys, policy and rules, and uses only the copy.
         const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+        const expected = env.EXPECTED_ACCESS_KEY !== undefined;
+        const copy = {
+          accessKey: expected ? await this.mounted(job, 'accessKey') : undefined,
+          secretKey: expected ? await this.mounted(job, 'secretKey') : undefined,
+          lifecycle: env.LIFECYCLE === 'true' ? await this.mounted(job, 'lifecycle.json') : undefined,
+        };
         if (
-          (env.EXPECTED_ACCESS_KEY !== undefined && (await this.mounted(job, 'accessKey')) !== env.EXPECTED_ACCESS_KEY) ||
-          (env.EXPECTED_SECRET_KEY_SHA256 !== undefined && sha(await this.mounted(job, 'secretKey')) !== env.EXPECTED_SECRET_KEY_SHA256) ||
+          (expected && copy.accessKey !== env.EXPECTED_ACCESS_KEY) ||
+          (env.EXPECTED_SECRET_KEY_SHA256 !== undefined && sha(copy.secretKey ?? '') !== env.EXPECTED_SECRET_KEY_SHA256) ||
           (env.EXPECTED_POLICY_SHA256 !== undefined && sha(env.POLICY!) !== env.EXPECTED_POLICY_SHA256) ||
-          (env.EXPECTED_LIFECYCLE_SHA256 !== undefined && sha(await this.mounted(job, 'lifecycle.json')) !== env.EXPECTED_LIFECYCLE_SHA256)
+          (env.EXPECTED_LIFECYCLE_SHA256 !== undefined && sha(copy.lifecycle ?? '') !== env.EXPECTED_LIFECYCLE_SHA256)
         )
           throw new PodWaits("waiting for the user's Secret to hold this Job's keys, policy and rules");
-        if (env.EXPECTED_ACCESS_KEY !== undefined)
-          Object.assign(env, {
-            USER_ACCESS_KEY: await this.mounted(job, 'accessKey'),
-            USER_SECRET_KEY: await this.mounted(job, 'secretKey'),
-          });
+        if (expected) Object.assign(env, { USER_ACCESS_KEY: copy.accessKey, USER_SECRET_KEY: copy.secretKey });
         const UserName = env.USER_ACCESS_KEY!;
-        if (env.OWNS_BUCKET === 'true' && env.OBJECT_LOCK !== undefined) await this.features(job, env, endpoint, s3);
+        if (env.OWNS_BUCKET === 'true' && env.OBJECT_LOCK !== undefined) await this.features(env, endpoint, s3, copy.lifecycle);
         if (env.OWNS_BUCKET === 'true')
           await s3.send(new CreateBucketCommand({ Bucket })).catch(unless('BucketAlreadyOwnedByYou', 'BucketAlreadyExists'));
         await iam.send(new CreateUserCommand({ UserName })).catch(unless('EntityAlreadyExists', 'EntityAlreadyExistsException'));
@@ -238,7 +241,7 @@ export class FakeMinioClient extends StandIn<JobObj> {
   }
 
   /** The feature steps' mc commands, on the store's real server. */
-  private async features(job: JobObj, env: Record<string, string>, endpoint: string, s3: S3Client): Promise<void> {
+  private async features(env: Record<string, string>, endpoint: string, s3: S3Client, lifecycle: string | undefined): Promise<void> {
     const Bucket = env.BUCKET!;
     await s3
       .send(new CreateBucketCommand({ Bucket, ObjectLockEnabledForBucket: env.OBJECT_LOCK === 'true' }))
@@ -267,7 +270,7 @@ export class FakeMinioClient extends StandIn<JobObj> {
       ]);
     }
     if (env.LIFECYCLE === 'true') {
-      const { Rules } = JSON.parse(await this.mounted(job, 'lifecycle.json')) as { Rules: LifecycleRule[] };
+      const { Rules } = JSON.parse(lifecycle ?? '{}') as { Rules: LifecycleRule[] };
       await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket, LifecycleConfiguration: { Rules } }));
     }
   }

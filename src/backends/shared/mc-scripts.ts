@@ -9,19 +9,24 @@ until mc alias set store "$S3_ENDPOINT" "$ROOT_USER" "$ROOT_PASSWORD" >/dev/null
 // The user's Secret may be written just after the Job (the runtime makes companions before its
 // object, and a rotation or a new policy or rules changes it). The pod waits, within the Job's
 // deadline, until the Secret as mounted (which the kubelet keeps up to date) holds this Job's keys,
-// policy and rules, and then takes the keys from it: never what it held before, nor a secret key
-// someone who may only patch that Secret chose. The secret key and the documents are compared by
-// digest, so neither the key nor any rule's text passes through the environment.
+// policy and rules. Each attempt copies the mount into the pod's own folder and checks the copies,
+// which are all the steps read: never what the Secret held before, nor what someone who may only
+// patch that Secret writes there once the check passed (a wider policy, a key of their choosing).
+// The secret key and the documents are compared by digest, so neither the key nor any rule's text
+// passes through the environment.
+/** Where the grant copies the user's Secret, checks it, and reads it from (the pod's own emptyDir). */
+const CHECKED = '/home/grant';
 const SECRET_WAIT = `sha() { sha256sum <"$1" | cut -d ' ' -f 1; }
-until [ "$(cat /user/accessKey)" = "$EXPECTED_ACCESS_KEY" ] && [ "$(sha /user/secretKey)" = "$EXPECTED_SECRET_KEY_SHA256" ] &&
-  [ "$(sha /user/policy.json)" = "$EXPECTED_POLICY_SHA256" ] &&
-  { [ -z "\${EXPECTED_LIFECYCLE_SHA256:-}" ] || [ "$(sha /user/lifecycle.json)" = "$EXPECTED_LIFECYCLE_SHA256" ]; }; do
+mkdir -p ${CHECKED}
+until cp /user/* ${CHECKED}/ && [ "$(cat ${CHECKED}/accessKey)" = "$EXPECTED_ACCESS_KEY" ] &&
+  [ "$(sha ${CHECKED}/secretKey)" = "$EXPECTED_SECRET_KEY_SHA256" ] && [ "$(sha ${CHECKED}/policy.json)" = "$EXPECTED_POLICY_SHA256" ] &&
+  { [ -z "\${EXPECTED_LIFECYCLE_SHA256:-}" ] || [ "$(sha ${CHECKED}/lifecycle.json)" = "$EXPECTED_LIFECYCLE_SHA256" ]; }; do
   echo "waiting for the user's Secret to hold this Job's keys, policy and rules" >&2; sleep 5
 done
-USER_ACCESS_KEY="$(cat /user/accessKey)"; USER_SECRET_KEY="$(cat /user/secretKey)"`;
+USER_ACCESS_KEY="$(cat ${CHECKED}/accessKey)"; USER_SECRET_KEY="$(cat ${CHECKED}/secretKey)"`;
 const GRANT_STEPS = `if [ "$OWNS_BUCKET" = true ]; then mc mb --ignore-existing "store/$BUCKET"; fi
 # mc before 2023 names these "policy add" and "policy set".
-mc admin policy create store "$POLICY_NAME" /user/policy.json || mc admin policy add store "$POLICY_NAME" /user/policy.json
+mc admin policy create store "$POLICY_NAME" ${CHECKED}/policy.json || mc admin policy add store "$POLICY_NAME" ${CHECKED}/policy.json
 mc admin user add store "$USER_ACCESS_KEY" "$USER_SECRET_KEY"
 mc admin policy attach store "$POLICY_NAME" --user "$USER_ACCESS_KEY" || mc admin policy set store "$POLICY_NAME" user="$USER_ACCESS_KEY" ||
   mc admin user info store "$USER_ACCESS_KEY" | grep -q "$POLICY_NAME"`;
@@ -33,12 +38,16 @@ const FEATURE_STEPS = `if [ "$OWNS_BUCKET" = true ]; then
   elif [ "$OBJECT_LOCK" = true ]; then mc retention clear --default "store/$BUCKET"; fi
   # mc before 2023 names these "admin bucket quota" and "ilm import".
   if [ -n "$QUOTA" ]; then mc quota set "store/$BUCKET" --size "$QUOTA" || mc admin bucket quota "store/$BUCKET" --hard "$QUOTA"; fi
-  if [ "$LIFECYCLE" = true ]; then mc ilm rule import "store/$BUCKET" </user/lifecycle.json || mc ilm import "store/$BUCKET" </user/lifecycle.json; fi
+  if [ "$LIFECYCLE" = true ]; then mc ilm rule import "store/$BUCKET" <${CHECKED}/lifecycle.json || mc ilm import "store/$BUCKET" <${CHECKED}/lifecycle.json; fi
 fi`;
 
 /** The grant's script; the wait for the Secret left out of the name's digest (`forName`), the feature steps only where features are asked. */
-export const grantScript = ({ features, forName }: { features: boolean; forName: boolean }): string =>
-  [CONNECT, ...(forName ? [] : [SECRET_WAIT]), ...(features ? [FEATURE_STEPS] : []), GRANT_STEPS].join('\n');
+export function grantScript({ features, forName }: { features: boolean; forName: boolean }): string {
+  const steps = [...(features ? [FEATURE_STEPS] : []), GRANT_STEPS].join('\n');
+  // The name digests what the steps do, not which copy of the Secret they read: Jobs named before the
+  // steps read the checked copies keep their names (no Job runs again on upgrade).
+  return [CONNECT, ...(forName ? [] : [SECRET_WAIT]), forName ? steps.replaceAll(`${CHECKED}/`, '/user/') : steps].join('\n');
+}
 
 /** Exit status of a revoke that kept a bucket holding objects (a FailJob rule says so, not a failure). */
 export const KEPT_EXIT_CODE = 3;

@@ -33,6 +33,9 @@ beforeEach(() => {
       `  if [ -e "${dir}/removed-$5" ]; then echo "mc: <ERROR> Unable to get user info. The specified user does not exist." >&2; exit 1; fi`,
       'fi',
       `if [ "$1 $2 $3" = "admin user rm" ]; then touch "${dir}/removed-$5"; fi`,
+      // The policy document a grant loads, as mc reads it then; MC_TAMPER rewrites the mounted one at the first step.
+      `if [ "$1 $2 $3" = "admin policy create" ]; then cat "$6" >"${dir}/policy-used"; fi`,
+      `if [ "$1" = mb ] && [ -n "\${MC_TAMPER:-}" ]; then printf '%s' "$MC_TAMPER" >"${dir}/user/policy.json"; fi`,
       'exit 0',
       '',
     ].join('\n'),
@@ -75,7 +78,9 @@ ${later ? `cp "${dir}/later/"* "${user}/"` : 'exit 9'}
 `,
   );
   chmodSync(join(dir, 'sleep'), 0o755);
-  const script = c.command[2]!.replaceAll('/user/', `${user}/`).replaceAll('/dev/termination-log', join(dir, 'termination-log'));
+  const script = c.command[2]!.replaceAll('/user/', `${user}/`)
+    .replaceAll('/home/grant', join(dir, 'grant'))
+    .replaceAll('/dev/termination-log', join(dir, 'termination-log'));
   const out = spawnSync('/bin/sh', ['-c', script], { env, encoding: 'utf8', timeout: 10_000 });
   const calls = existsSync(join(dir, 'calls')) ? readFileSync(join(dir, 'calls'), 'utf8').trim().split('\n') : [];
   const log = existsSync(join(dir, 'termination-log')) ? readFileSync(join(dir, 'termination-log'), 'utf8').trim() : '';
@@ -103,6 +108,16 @@ describe("the access Job's script", () => {
         expect.stringMatching(/^admin policy create/),
       ]),
     );
+  });
+
+  it('loads the policy it checked, though the Secret as mounted changed once the check passed', () => {
+    const u = user({ features });
+    const secrets = secretsFor(u);
+    const widened = '{"Statement":[{"Effect":"Allow","Action":["s3:*"],"Resource":["arn:aws:s3:::*"]}]}';
+    const r = run(accessJob(u).build(), secrets, { extra: { MC_TAMPER: widened } });
+    expect(r.status).toBe(0);
+    expect(readFileSync(join(dir, 'user', 'policy.json'), 'utf8')).toBe(widened); // the mount did change
+    expect(readFileSync(join(dir, 'policy-used'), 'utf8')).toBe(secrets['store-user']!['policy.json']);
   });
 
   const stale = [
