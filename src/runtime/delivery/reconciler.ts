@@ -23,7 +23,7 @@ import type { ProviderObject } from '../providers/provider.ts';
 import type { Target } from '../providers/targets.ts';
 import { Reasons, reasonOf, type Reason, type Reported } from '../reasons.ts';
 import { done, requeue, requeueAfter, type Result } from '../../kit/controller/result.ts';
-import type { Claim } from '../claims/claim.ts';
+import { claimRefOf, refersTo, type Claim } from '../claims/claim.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
 import {
   dataFor,
@@ -148,9 +148,12 @@ export class DeliveryReconciler {
   }
 
   private storePlace(claim: DeliveringClaim): StorePlace {
-    const ref = this.o.bucketOf(claim)?.spec?.resourceRef;
+    const bucket = this.o.bucketOf(claim);
+    const ref = bucket?.spec?.resourceRef;
     const mr = ref?.kind ? this.o.managed.get(ref.kind)?.get(ref) : undefined;
-    if (!mr) return {};
+    // Only the resource made for that very Bucket, as binding proves it: a resourceRef an app team
+    // wrote by hand could name another team's store, and its address and CA would be delivered.
+    if (!mr || !bucket || !refersTo(claimRefOf(mr), bucket)) return {};
     const provider = mr.spec.providerRef?.name ? `${mr.metadata.namespace}/${mr.spec.providerRef.name}` : undefined;
     // A URL the class gives (a shared store behind the platform team's ingress) comes first.
     const cls = mr.spec.classRef as { kind?: string; name: string; namespace?: string } | undefined;
