@@ -462,6 +462,42 @@ describe('a Bound bucket is usable where its app runs', () => {
 });
 
 describe('bad consumers get a condition naming the field, and nothing else is written or deleted', () => {
+  it("a resourceRef written by hand on a claim is not followed: another team's store's address is not delivered", async () => {
+    // Team A's bucket, whose class gives its store an address for other clusters.
+    await control.create(Buckets, bucket({ namespace: teamA, name: 'victim' }, {}));
+    const victim = await eventually(
+      async () => {
+        const b = await read(Buckets, { namespace: teamA, name: 'victim' });
+        return b?.status?.bindingPhase === 'Bound' ? b : undefined;
+      },
+      'the victim bound',
+      60_000,
+    );
+    const resourceRef = (victim as Obj & { spec: { resourceRef: object } }).spec.resourceRef;
+    // Team B: a claim of a class that exposes nothing, naming A's resource, and a Secret of its own it controls.
+    const thief = await control.create<Obj>(
+      Buckets,
+      bucket({ namespace: teamB, name: 'thief' }, { classRef: { name: 'internal' }, resourceRef, consumers: [to('c', appA, 'thief')] }),
+    );
+    await control.create(Secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'thief-s3',
+        namespace: teamB,
+        ownerReferences: [{ apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'thief', uid: thief.metadata.uid!, controller: true }],
+      },
+      type: 'connection.crossplane.io/v1alpha1',
+      data: { note: Buffer.from('mine').toString('base64') },
+    });
+    const place = `${platform}/c/${appA}`;
+    // Bound to nothing of its own, it has nothing to deliver: it waits, as any claim not bound yet.
+    expect((await deliveryOf({ namespace: teamB, name: 'thief' }, place, 'WaitingForConnectionSecret')).delivered).toBe(false);
+    expect(await secretIn(consumer, { namespace: appA, name: 'thief' })).toBeUndefined();
+    await control.delete(Buckets, { namespace: teamB, name: 'thief' });
+    await control.delete(Buckets, { namespace: teamA, name: 'victim' });
+  }, 90_000);
+
   it('a namespace not allowed, an unknown Provider, a missing namespace, a foreign Secret, a name another claim delivers, no exposure', async () => {
     // A Secret of someone else's, of the name the claim asks for.
     await writeSecret(consumer, { namespace: appA, name: 'foreign' }, { note: 'not provider-rook' });
@@ -545,42 +581,6 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
     );
     expect(await secretIn(consumer, { namespace: appA, name: 'foreign' })).toEqual(foreign);
   }, 180_000);
-
-  it("a resourceRef written by hand on a claim is not followed: another team's store's address is not delivered", async () => {
-    // Team A's bucket, whose class gives its store an address for other clusters.
-    await control.create(Buckets, bucket({ namespace: teamA, name: 'victim' }, {}));
-    const victim = await eventually(
-      async () => {
-        const b = await read(Buckets, { namespace: teamA, name: 'victim' });
-        return b?.status?.bindingPhase === 'Bound' ? b : undefined;
-      },
-      'the victim bound',
-      60_000,
-    );
-    const resourceRef = (victim as Obj & { spec: { resourceRef: object } }).spec.resourceRef;
-    // Team B: a claim of a class that exposes nothing, naming A's resource, and a Secret of its own it controls.
-    const thief = await control.create<Obj>(
-      Buckets,
-      bucket({ namespace: teamB, name: 'thief' }, { classRef: { name: 'internal' }, resourceRef, consumers: [to('c', appA, 'thief')] }),
-    );
-    await control.create(Secrets, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: {
-        name: 'thief-s3',
-        namespace: teamB,
-        ownerReferences: [{ apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'thief', uid: thief.metadata.uid!, controller: true }],
-      },
-      type: 'connection.crossplane.io/v1alpha1',
-      data: { note: Buffer.from('mine').toString('base64') },
-    });
-    const place = `${platform}/c/${appA}`;
-    // Bound to nothing of its own, it has nothing to deliver: it waits, as any claim not bound yet.
-    expect((await deliveryOf({ namespace: teamB, name: 'thief' }, place, 'WaitingForConnectionSecret')).delivered).toBe(false);
-    expect(await secretIn(consumer, { namespace: appA, name: 'thief' })).toBeUndefined();
-    await control.delete(Buckets, { namespace: teamB, name: 'thief' });
-    await control.delete(Buckets, { namespace: teamA, name: 'victim' });
-  }, 90_000);
 
   it("a consumer's Provider deleted: the claim says so, and its deletion is not held by a cluster nothing reaches any more", async () => {
     await registerProvider(control, { namespace: platform, name: 'gone' }, testCluster('consumer'));
