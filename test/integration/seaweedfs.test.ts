@@ -18,7 +18,7 @@ import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
-import { Secrets, type ResourceType } from '../../src/kit/kube/resources.ts';
+import { Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import {
   S3CredentialsType,
   S3Identities,
@@ -239,6 +239,46 @@ describe('buckets in a shared SeaweedFS store', () => {
     // A's keys in B's bucket: the real server judges the policy and refuses.
     expect(await answersIn(a.local, a.creds, b.bucket)).toEqual({ put: 'AccessDenied', list: 'AccessDenied', get: 'AccessDenied' });
   }, 150_000);
+
+  it("a store whose S3 Service someone repointed is not Ready and publishes no endpoint, its buckets' Secrets neither, until it is the operator's again", async () => {
+    const key = { namespace: 'sw-shared', name: 'shared-s3' };
+    const instance = 'app.kubernetes.io/instance';
+    // Someone who may edit Services in the store's namespace points it at pods of theirs.
+    await env.target.mergePatch(Services, key, { spec: { selector: { [instance]: 'intruder' } } });
+    try {
+      const unproven = async (type: ResourceType, { namespace, name }: Required<ObjectKey>) =>
+        eventually(
+          async () => {
+            const c = cond(await env.control.get<Obj>(type, { namespace, name }), 'Ready');
+            return c?.status === 'False' && c.reason === 'EndpointNotProven' ? c : undefined;
+          },
+          `${type.kind} ${namespace}/${name} to say EndpointNotProven`,
+          30_000,
+        );
+      expect((await unproven(kinds.SeaweedStore, { namespace: env.ns.platform, name: 'shared' })).message).toContain(
+        "it does not select the gateway's pods",
+      );
+      await unproven(Buckets, { namespace: env.ns.appA, name: 'one' });
+      const copy = await eventually(
+        async () => {
+          const k = secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.appA, name: 'one-s3' }))?.data);
+          return k.endpoint === undefined ? k : undefined;
+        },
+        "the claim's Secret to name no endpoint",
+        30_000,
+      );
+      expect(Object.keys(copy)).not.toContain('AWS_ENDPOINT_URL');
+    } finally {
+      // The operator's again: Ready, and the endpoint back.
+      await env.target.mergePatch(Services, key, { spec: { selector: { [instance]: 'shared' } } });
+    }
+    await bound({ namespace: env.ns.appA, name: 'one' });
+    await eventually(
+      async () => secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.appA, name: 'one-s3' }))?.data).endpoint,
+      "the claim's Secret to name its endpoint again",
+      30_000,
+    );
+  }, 120_000);
 
   it('a read-only grant can GET and is refused on PUT; deleting it revokes its keys', async () => {
     await env.control.mergePatch(

@@ -13,9 +13,9 @@ import { externalNameOf } from '../../kit/meta.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import type { KindContext, NativeKind, TargetObject } from '../../runtime/native/kind.ts';
 import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
-import { Reasons } from '../../runtime/reasons.ts';
+import { Reasons, UnprovenError } from '../../runtime/reasons.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
-import { s3ConnectionDetails } from '../shared/s3-details.ts';
+import { S3_ENDPOINT_KEYS, s3ConnectionDetails } from '../shared/s3-details.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
 import {
   bucketTeardown,
@@ -69,6 +69,23 @@ function s3Config(mr: SeaweedStore, name: string, ctx: KindContext): TargetObjec
 }
 const s3ConfigName = (name: string): string => `${name.slice(0, 253 - '-s3-config'.length)}-s3-config`;
 const S3_CONFIG_KEY = 'config.json';
+
+/**
+ * Why the operator's S3 Service at that name is not the one it made for this very Seaweed, or
+ * undefined when it is: its controller is this Seaweed (by uid), it is not an ExternalName, and it
+ * selects the gateway's pods (a selector with more labels selects fewer of them). Anyone who may
+ * edit Services in the store's namespace could otherwise lead the published endpoint to pods of theirs.
+ */
+function notOperators(service: TargetObject, seaweed: TargetObject): string | undefined {
+  const spec = (service.spec ?? {}) as { type?: string; selector?: Record<string, string> };
+  const ns = seaweed.metadata.namespace!;
+  const want = s3Service({ namespace: ns, name: seaweed.metadata.name }).selector;
+  if (!service.metadata.ownerReferences?.some((r) => r.controller && r.kind === Seaweeds.kind && r.uid === seaweed.metadata.uid))
+    return 'its controller is not this Seaweed';
+  if (spec.type === 'ExternalName') return 'it is an ExternalName';
+  if (!Object.entries(want).every(([k, v]) => spec.selector?.[k] === v)) return "it does not select the gateway's pods";
+  return undefined;
+}
 
 /** The gateway's address for pods in the target: plain HTTP, as the operator starts `weed s3`. */
 export const seaweedEndpoint = ({ namespace, name }: Required<ObjectKey>): string => `http://${name}-s3.${namespace}.svc:${S3_PORT}`;
@@ -170,9 +187,31 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
         : 'this SeaweedStore has no bucket user, and a Seaweed has no root user of provider-rook to rotate. Claims get a bucket user, whose keys rotate',
   },
 
+  // The operator's S3 Service, which the endpoint names: inspect proves it from this cache (no request at rest).
+  related: [
+    {
+      type: Services,
+      labelSelector: 'app.kubernetes.io/name=seaweedfs,app.kubernetes.io/component=s3',
+      targetKey: (svc) => {
+        const instance = svc.metadata.labels?.['app.kubernetes.io/instance'];
+        return instance ? `${svc.metadata.namespace}/${instance}` : undefined;
+      },
+      keep: ['spec'],
+    },
+  ],
+
   async inspect({ mr, observed, companions, credentials, read, signal }) {
     const { name, namespace } = observed.metadata as { name: string; namespace: string };
     const endpoint = seaweedEndpoint({ namespace, name });
+    const service = await read.get<TargetObject>(Services, { namespace, name: `${name}-s3` }, signal);
+    const unproven = service && notOperators(service, observed);
+    if (unproven)
+      throw new UnprovenError(
+        Reasons.EndpointNotProven,
+        `the S3 Service ${namespace}/${name}-s3, which its endpoint names, is not the one the SeaweedFS operator made for this store (${unproven}); ` +
+          'the endpoint is withheld until it is (delete it, and the operator makes it again)',
+        S3_ENDPOINT_KEYS,
+      );
     const ready = getCondition(
       (observed.status as { conditions?: { type: string; status: string; reason?: string }[] } | undefined)?.conditions,
       'Ready',
@@ -191,10 +230,11 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
       ? userAccess(place, { identity, companions: rest }, { endpoint, credentials })
       : { ready: true, connectionDetails: s3ConnectionDetails({ endpoint }) };
     const exposure = await exposed(mr.spec.exposure, s3Service({ namespace, name }), companions, read, signal);
+    const noService = seaweedReady && !service ? `waiting for the SeaweedFS operator to make Service ${namespace}/${name}-s3` : undefined;
     return {
-      ready: seaweedReady && access.ready && !exposure?.waiting,
+      ready: seaweedReady && !noService && access.ready && !exposure?.waiting,
       message: seaweedReady
-        ? (access.message ?? exposure?.waiting)
+        ? (noService ?? access.message ?? exposure?.waiting)
         : `waiting for the SeaweedFS operator to start Seaweed ${namespace}/${name}${ready?.reason === 'NotReady' ? ': not all of its servers are ready' : ''}`,
       ...(seaweedReady && access.ready && exposure?.waiting ? { reason: Reasons.WaitingForExposure } : {}),
       ...('rotating' in access && access.rotating ? { rotating: access.rotating } : {}),
