@@ -35,6 +35,8 @@ export class TargetInformers {
   private readonly informers = new Map<string, Informer<KubeObjectLike>>();
   private readonly listeners: HealthListener[] = [];
   private readonly selections = new Map<string, Watched>();
+  /** Whether listeners were told the target failed since every watch last worked. */
+  private down = false;
   /** Who waits for each CRD to be Established. */
   private readonly waiting = new Map<string, Set<() => void>>();
 
@@ -66,11 +68,17 @@ export class TargetInformers {
         log: this.log,
         // Back from an outage: whatever waits in a retry backoff for this target is retried now.
         onRecovered: () => {
-          if (this.failingCount() === 0) for (const l of this.listeners) l.recovered?.();
+          if (this.failingCount() > 0) return;
+          this.down = false;
+          for (const l of this.listeners) l.recovered?.();
         },
-        // Gone: its resources report Unreachable now rather than at their next poll.
+        // Gone: its resources report Unreachable now rather than at their next poll. Told once, by the
+        // first watch that worked and fails; not by a count of those failing (a watch that never
+        // worked counts too, and would hide the outage).
         onFailed: () => {
-          if (this.failingCount() === 1) for (const l of this.listeners) l.failed?.();
+          if (this.down) return;
+          this.down = true;
+          for (const l of this.listeners) l.failed?.();
         },
         whenServed: custom ? (signal) => this.served(`${type.plural}.${groupOf(type)}`, signal) : undefined,
       });
