@@ -50,8 +50,9 @@ export class TargetInformers {
     this.listeners.push(listener);
   }
 
+  /** Watches failing now that had worked (synced) before: one that never worked (forbidden, say) says nothing of an outage. */
   private failingCount(): number {
-    return [...this.informers.values()].filter((i) => i.failing).length;
+    return [...this.informers.values()].filter((i) => i.failing && i.hasSynced).length;
   }
 
   /** The shared informer of this type and selection; started (or waiting for its CRD) on first use. */

@@ -9,7 +9,7 @@ import { TargetInformers } from '../../../../src/runtime/providers/target-inform
 import { eventually } from '../../../kit/eventually.ts';
 
 describe('TargetInformers health', () => {
-  it('tells of an outage once a watch that worked fails, though another never worked', async () => {
+  it('tells of each outage and recovery once, while another watch never works', async () => {
     let down = false;
     const ends: (() => void)[] = [];
     const client = {
@@ -36,9 +36,17 @@ describe('TargetInformers health', () => {
         delayMs: 20,
       });
       down = true;
-      for (const end of ends) end();
+      for (const end of ends.splice(0)) end();
       await eventually(async () => (works.failing ? true : undefined), 'the open watch to fail', { timeoutMs: 5_000, delayMs: 20 });
       expect(told).toEqual(['failed']);
+      // Back: told so, though the other watch still fails; and the next outage is told again.
+      down = false;
+      await eventually(async () => (!works.failing ? true : undefined), 'the watch to work again', { timeoutMs: 10_000, delayMs: 20 });
+      expect(told).toEqual(['failed', 'recovered']);
+      down = true;
+      for (const end of ends.splice(0)) end();
+      await eventually(async () => (works.failing ? true : undefined), 'the watch to fail again', { timeoutMs: 5_000, delayMs: 20 });
+      expect(told).toEqual(['failed', 'recovered', 'failed']);
     } finally {
       await informers.stop();
     }
