@@ -63,8 +63,19 @@ async function discover(client: KubeClient, signal?: AbortSignal): Promise<Disco
     ['/api', '/apis'].map((path) => client.request<AggregatedList>('GET', path, { accept: AGGREGATED, signal }).catch(() => undefined)),
   );
   if (aggregated.every((list) => list?.kind === 'APIGroupDiscoveryList')) return fromAggregated(aggregated as AggregatedList[]);
-  const groups = await client.request<{ groups: { preferredVersion: { groupVersion: string } }[] }>('GET', '/apis', { signal });
-  const versions = ['v1', ...groups.groups.map((g) => g.preferredVersion.groupVersion)];
+  const groups = await client.request<{ groups: { preferredVersion: { groupVersion: string }; versions?: { groupVersion: string }[] }[] }>(
+    'GET',
+    '/apis',
+    { signal },
+  );
+  // Every version, the preferred one first: a kind is listed from the first version that serves it.
+  const versions = [
+    'v1',
+    ...groups.groups.flatMap((g) => [
+      g.preferredVersion.groupVersion,
+      ...(g.versions ?? []).map((v) => v.groupVersion).filter((gv) => gv !== g.preferredVersion.groupVersion),
+    ]),
+  ];
   const failed: string[] = [];
   const lists = await Promise.all(
     versions.map(async (gv) => {
@@ -77,7 +88,11 @@ async function discover(client: KubeClient, signal?: AbortSignal): Promise<Disco
       }
     }),
   );
-  const namespaced = lists.flat().filter((r) => r.namespaced && !r.name.includes('/'));
+  const firsts = new Set<string>();
+  const namespaced = lists
+    .flat()
+    .filter((r) => r.namespaced && !r.name.includes('/'))
+    .filter((r) => !firsts.has(kindKey(r.apiVersion, r.kind)) && Boolean(firsts.add(kindKey(r.apiVersion, r.kind))));
   return {
     types: namespaced
       .filter((r) => r.verbs.includes('list'))
@@ -87,23 +102,29 @@ async function discover(client: KubeClient, signal?: AbortSignal): Promise<Disco
   };
 }
 
-/** The preferred (first) version of each group; a version whose aggregated API is unavailable (Stale) could not be checked. */
+/**
+ * Every kind of each group, from its preferred (first) version, else from the first other version
+ * that serves it (a group's versions may hold different kinds: Gateway API's TCPRoute is only in
+ * v1alpha2). A version whose aggregated API is unavailable (Stale) could not be checked.
+ */
 function fromAggregated(lists: AggregatedList[]): Discovered {
   const types: ResourceType[] = [];
   const namespacedKinds = new Set<string>();
   const failed: string[] = [];
   for (const group of lists.flatMap((l) => l.items ?? [])) {
-    const preferred = group.versions?.[0];
-    if (!preferred) continue;
-    const apiVersion = group.metadata.name ? `${group.metadata.name}/${preferred.version}` : preferred.version;
-    if (preferred.freshness === 'Stale') {
-      failed.push(apiVersion);
-      continue;
-    }
-    for (const r of preferred.resources ?? []) {
-      if (r.scope !== 'Namespaced' || !r.responseKind) continue;
-      namespacedKinds.add(kindKey(apiVersion, r.responseKind.kind));
-      if (r.verbs?.includes('list')) types.push({ apiVersion, kind: r.responseKind.kind, plural: r.resource, namespaced: true });
+    const seen = new Set<string>();
+    for (const version of group.versions ?? []) {
+      const apiVersion = group.metadata.name ? `${group.metadata.name}/${version.version}` : version.version;
+      if (version.freshness === 'Stale') {
+        failed.push(apiVersion);
+        continue;
+      }
+      for (const r of version.resources ?? []) {
+        if (r.scope !== 'Namespaced' || !r.responseKind || seen.has(r.responseKind.kind)) continue;
+        seen.add(r.responseKind.kind);
+        namespacedKinds.add(kindKey(apiVersion, r.responseKind.kind));
+        if (r.verbs?.includes('list')) types.push({ apiVersion, kind: r.responseKind.kind, plural: r.resource, namespaced: true });
+      }
     }
   }
   return { types, namespacedKinds, failed };

@@ -25,34 +25,44 @@ function serving(items: Record<string, Meta[]> | Meta[], { types = served, aggre
   const byPlural = Array.isArray(items) ? { pods: items } : items;
   const groups = () => [...new Set(types.map((t) => t.gv))];
   const resources = (gv: string) => types.filter((t) => t.gv === gv);
+  /** Group name -> its versions, the first listed (the preferred one) first. */
+  const byGroup = () => {
+    const out = new Map<string, string[]>();
+    for (const gv of groups()) {
+      const name = gv.includes('/') ? gv.split('/')[0]! : '';
+      out.set(name, [...(out.get(name) ?? []), gv]);
+    }
+    return [...out.entries()];
+  };
   return {
     request: async (_method: string, path: string, opts: { query?: Record<string, string>; accept?: string } = {}) => {
       if (path === '/api' || path === '/apis') {
         if (!aggregated || !opts.accept?.includes('APIGroupDiscoveryList'))
           return path === '/apis'
             ? {
-                groups: groups()
-                  .filter((g) => g.includes('/'))
-                  .map((groupVersion) => ({ preferredVersion: { groupVersion } })),
+                groups: byGroup()
+                  .filter(([name]) => name !== '')
+                  .map(([, gvs]) => ({
+                    preferredVersion: { groupVersion: gvs[0] },
+                    versions: gvs.map((groupVersion) => ({ groupVersion })),
+                  })),
               }
             : {};
         return {
           kind: 'APIGroupDiscoveryList',
-          items: groups()
-            .filter((g) => (path === '/api') === !g.includes('/'))
-            .map((gv) => ({
-              metadata: { name: gv.includes('/') ? gv.split('/')[0] : '' },
-              versions: [
-                {
-                  version: gv.split('/').pop(),
-                  resources: resources(gv).map((t) => ({
-                    resource: t.plural,
-                    responseKind: { kind: t.kind },
-                    scope: t.namespaced ? 'Namespaced' : 'Cluster',
-                    verbs: ['list'],
-                  })),
-                },
-              ],
+          items: byGroup()
+            .filter(([name]) => (path === '/api') === (name === ''))
+            .map(([name, gvs]) => ({
+              metadata: { name },
+              versions: gvs.map((gv) => ({
+                version: gv.split('/').pop(),
+                resources: resources(gv).map((t) => ({
+                  resource: t.plural,
+                  responseKind: { kind: t.kind },
+                  scope: t.namespaced ? 'Namespaced' : 'Cluster',
+                  verbs: ['list'],
+                })),
+              })),
             })),
         };
       }
@@ -94,6 +104,18 @@ describe('what keeps a namespace', () => {
     for (const aggregated of [true, false]) {
       const found = (await namespaceContents(serving([...byCluster, ...byUnserved], { aggregated }), 'ns')).found;
       expect(found).toEqual(['Pod made-0', 'Pod orphan']);
+    }
+  });
+
+  it("namespaceContents lists a kind a group serves only in a version that is not its preferred one (Gateway API's TCPRoute)", async () => {
+    const types = [
+      ...served,
+      { gv: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', plural: 'httproutes', namespaced: true },
+      { gv: 'gateway.networking.k8s.io/v1alpha2', kind: 'TCPRoute', plural: 'tcproutes', namespaced: true },
+    ];
+    for (const aggregated of [true, false]) {
+      const client = serving({ pods: [], tcproutes: [{ name: 'db' }] }, { types, aggregated });
+      expect((await namespaceContents(client, 'ns')).found).toEqual(['TCPRoute db']);
     }
   });
 
