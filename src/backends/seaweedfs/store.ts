@@ -14,6 +14,7 @@ import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/clai
 import type { KindContext, NativeKind, TargetObject } from '../../runtime/native/kind.ts';
 import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
 import { Reasons, UnprovenError } from '../../runtime/reasons.ts';
+import { importRequested } from '../../runtime/ownership/marks.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
 import { S3_ENDPOINT_KEYS, s3ConnectionDetails } from '../shared/s3-details.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
@@ -144,8 +145,12 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
         volume: { replicas: volumeServers, requests: { storage: volumeSize }, ...storage },
         // Buckets, users and policies are filer data: on the container's disk they go with every restart.
         filer: { replicas: 1, persistence: { enabled: true, resources: { requests: { storage: filerSize } }, ...storage } },
-        // With an identity from its start: see s3Config.
-        s3: { replicas: 1, port: S3_PORT, configSecret: { name: s3ConfigName(name), key: S3_CONFIG_KEY } },
+        // With an identity from its start: see s3Config. An imported Seaweed keeps the identities it names.
+        s3: {
+          replicas: 1,
+          port: S3_PORT,
+          ...(importRequested(mr) ? {} : { configSecret: { name: s3ConfigName(name), key: S3_CONFIG_KEY } }),
+        },
       },
     };
   },
@@ -159,14 +164,20 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
         : []),
       ...(user ? userCompanions(user) : []),
       ...[exposureCompanion(mr.spec.exposure, s3Service({ namespace: mr.spec.targetNamespace, name }))].filter((c) => c !== undefined),
-      // Last: inspect reads the ones before by position.
-      {
-        type: Secrets,
-        name: config.metadata.name,
-        namespace: mr.spec.targetNamespace,
-        purpose: "S3 gateway's identities",
-        build: () => config,
-      },
+      // Last: inspect reads the ones before by position. A copy put in its place withholds the
+      // endpoint: the next gateway that starts would load the identities it holds.
+      ...(importRequested(mr)
+        ? []
+        : [
+            {
+              type: Secrets,
+              name: config.metadata.name,
+              namespace: mr.spec.targetNamespace,
+              purpose: "S3 gateway's identities",
+              build: () => config,
+              publishedAs: S3_ENDPOINT_KEYS,
+            },
+          ]),
     ];
   },
   companionTypes: [S3Identities, ...USER_TYPES, Services, HTTPRoutes, ServiceExports],

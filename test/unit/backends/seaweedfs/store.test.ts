@@ -1,0 +1,31 @@
+// What a SeaweedStore asks of its Seaweed: a gateway that starts with the guard identity when
+// provider-rook makes the Seaweed, and nothing of the kind when it imports one (which keeps its own).
+import { describe, expect, it } from '@jest/globals';
+import type { SeaweedStore } from '../../../../src/backends/seaweedfs/api.ts';
+import { seaweedStoreKind } from '../../../../src/backends/seaweedfs/store.ts';
+import { S3_ENDPOINT_KEYS } from '../../../../src/backends/shared/s3-details.ts';
+import { ANNOTATION_EXTERNAL_NAME } from '../../../../src/kit/meta.ts';
+import { testContext } from '../../../kit/kind-context.ts';
+
+const store = (annotations: Record<string, string> = {}): SeaweedStore =>
+  ({
+    apiVersion: 'seaweedfs.crossplane.io/v1alpha1',
+    kind: 'SeaweedStore',
+    metadata: { name: 's', namespace: 'platform', uid: 'mr-1', annotations },
+    spec: { forProvider: {}, targetNamespace: 'sw', providerRef: { name: 'p' } },
+  }) as unknown as SeaweedStore;
+const s3Of = (mr: SeaweedStore) => (seaweedStoreKind.desired(mr, 's', testContext).spec as { s3: Record<string, unknown> }).s3;
+const guardOf = (mr: SeaweedStore) => (seaweedStoreKind.companions?.(mr, 's', testContext) ?? []).find((c) => c.name === 's-s3-config');
+
+describe("a SeaweedStore's gateway identities", () => {
+  it('a Seaweed provider-rook makes names the guard Secret, whose copy in its place withholds the endpoint', () => {
+    expect(s3Of(store()).configSecret).toEqual({ name: 's-s3-config', key: 'config.json' });
+    expect(guardOf(store())?.publishedAs).toEqual(S3_ENDPOINT_KEYS);
+  });
+
+  it('an imported Seaweed keeps the identities it names: no configSecret is written, no guard made', () => {
+    const imported = store({ [ANNOTATION_EXTERNAL_NAME]: 's' });
+    expect(s3Of(imported)).not.toHaveProperty('configSecret');
+    expect(guardOf(imported)).toBeUndefined();
+  });
+});
