@@ -127,6 +127,24 @@ async function provider(ns: string, name: string, keys: Record<string, string>, 
   });
 }
 
+/**
+ * A second provider-rook (grace period an hour), for its sweeps only: left running, it would reconcile
+ * the platform's resources beside the main app (two leaders at once, which leader election prevents),
+ * and race it in later tests.
+ */
+async function withSweeper<T>(use: (sweeper: App) => Promise<T>): Promise<T> {
+  const sweeper = await startTestApp(testCluster('control'), {
+    namespaces: [env.ns.platform],
+    controlPlaneId: env.app.controlPlaneId,
+    leakGraceMs: 3_600_000,
+  });
+  try {
+    return await use(sweeper);
+  } finally {
+    await sweeper.stop();
+  }
+}
+
 /** Deletes a managed resource behind provider-rook's back (finalizer stripped), as a restore or a hand edit would. */
 async function removeBehindItsBack(name: string, ns = env.ns.platform): Promise<void> {
   // Paused in the same write, or a reconcile could put the finalizer back before the delete and
@@ -247,20 +265,10 @@ describe('data loss', () => {
     await removeBehindItsBack(name);
     await env.control.delete(kinds.ObjectStore, { namespace: env.ns.platform, name: kept });
     await eventually(async () => (await getMr(kept)) === undefined, 'the Retain resource to be gone');
-    const sweeper = await startTestApp(testCluster('control'), {
-      namespaces: [env.ns.platform],
-      controlPlaneId: env.app.controlPlaneId,
-      leakGraceMs: 3_600_000,
-    });
-    // Only for its sweeps: left running, it would reconcile the platform's resources beside the main
-    // app (two leaders at once, which leader election prevents), and race it in later tests.
-    let reports;
-    try {
+    const reports = await withSweeper(async (sweeper) => {
       expect(await sweeper.leaks.sweep()).toEqual([]); // young objects are never judged
-      reports = await sweeper.leaks.sweep(undefined, Date.now() + 2 * 3_600_000);
-    } finally {
-      await sweeper.stop();
-    }
+      return sweeper.leaks.sweep(undefined, Date.now() + 2 * 3_600_000);
+    });
     expect(reports.filter((r) => r.owner === `${env.ns.platform}/${name}`).map((r) => [r.kind, r.deleted])).toEqual([
       ['ObjectStore', true],
       ['Secret', true],
@@ -303,17 +311,7 @@ describe('data loss', () => {
     await eventually(async () => (await env.target.get(RookObjectStores, { namespace: ns, name })) === undefined, 'the store to be gone');
     const copy = await env.target.create<Stored>(RookObjectStores, backup);
     expect(marks.provenOwner(RookObjectStores, copy)?.key).toBe(`${env.ns.platform}/${name}`); // its marks verify
-    const sweeper = await startTestApp(testCluster('control'), {
-      namespaces: [env.ns.platform],
-      controlPlaneId: env.app.controlPlaneId,
-      leakGraceMs: 3_600_000,
-    });
-    let reports;
-    try {
-      reports = await sweeper.leaks.sweep(undefined, Date.now() + 2 * 3_600_000);
-    } finally {
-      await sweeper.stop();
-    }
+    const reports = await withSweeper((sweeper) => sweeper.leaks.sweep(undefined, Date.now() + 2 * 3_600_000));
     const mine = reports.filter((r) => r.owner === `${env.ns.platform}/${name}`);
     expect(mine.filter((r) => r.kind !== 'Namespace').map((r) => [r.kind, r.deleted])).toEqual([
       ['ObjectStore', false],
