@@ -177,7 +177,9 @@ const claim = await watchUntilBound('app-bucket', {
 });
 
 const ref = claim.spec.resourceRef!;
-const store = await target.get<KubeObjectLike & { spec: unknown }>(RookObjectStores, { namespace: 'rook-minio', name: ref.name });
+// The class's stores each get a namespace of their own: rook-minio-<managed resource name>.
+const storeNs = `rook-minio-${ref.name}`;
+const store = await target.get<KubeObjectLike & { spec: unknown }>(RookObjectStores, { namespace: storeNs, name: ref.name });
 const conn = await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, {
   namespace: 'app-project1-dev',
   name: 'bucketsecret',
@@ -260,10 +262,10 @@ say(
 );
 say(`    ObjectStore      ${ref.namespace}/${ref.name}   (minio.rook.crossplane.io, the managed resource)`);
 say('  target cluster');
-say(`    ObjectStore      rook-minio/${ref.name}   (minio.rook.io) spec: ${JSON.stringify(store?.spec)}`);
-say(`    Secret           rook-minio/${ref.name}-access-keys   (generated MinIO keys)`);
-say(`    Service          rook-minio/${ref.name}-s3   (the claim's endpoint: it reaches only this store's servers)`);
-say(`    StatefulSet      rook-minio/${ref.name}   (made by the operator stand-in)`);
+say(`    ObjectStore      ${storeNs}/${ref.name}   (minio.rook.io) spec: ${JSON.stringify(store?.spec)}`);
+say(`    Secret           ${storeNs}/${ref.name}-access-keys   (generated MinIO keys)`);
+say(`    Service          ${storeNs}/${ref.name}-s3   (the claim's endpoint: it reaches only this store's servers)`);
+say(`    StatefulSet      ${storeNs}/${ref.name}   (made by the operator stand-in)`);
 say('    Rook MinIO operator in rook-minio-system (CRD, RBAC, Deployment; installed by provider-rook)');
 say();
 await s3PutGet('app-bucket', 'bucketsecret', { client: target, label: 'target', standIn: 'Rook MinIO operator' });
@@ -431,7 +433,7 @@ say(`  export KUBECONFIG=${controlCluster!.kubeconfig}`);
 say('  kubectl get buckets,bucketclasses -n app-project1-dev');
 say('  kubectl get objectstores.minio.rook.crossplane.io,objectstoreclasses,providers -n rook-infra-dev');
 say('  kubectl describe bucket -n app-project1-dev app-bucket');
-say(`  kubectl --kubeconfig ${targetCluster!.kubeconfig} get objectstores.minio.rook.io,statefulsets,secrets -n rook-minio`);
+say(`  kubectl --kubeconfig ${targetCluster!.kubeconfig} get objectstores.minio.rook.io,statefulsets,secrets -n ${storeNs}`);
 say(`  kubectl --kubeconfig ${targetBCluster!.kubeconfig} get tenants.minio.min.io -A`);
 say('  kubectl get buckets,bucketaccesses -n app-project2-dev; kubectl get miniobuckets -n rook-infra-dev');
 say(`  kubectl --kubeconfig ${appsCluster!.kubeconfig} get secrets -n shop   # shop-s3, delivered there`);

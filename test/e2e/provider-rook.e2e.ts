@@ -141,6 +141,9 @@ const provider = (name: string, secretName: string) => ({
   spec: { credentialsSecretRef: { name: secretName } },
 });
 /** An ObjectStoreClass like the design doc's, with changes. */
+/** A store of the samples' ObjectStoreClass lives in a target namespace of its own. */
+const storeNs = (store: string): string => `rook-minio-${store}`;
+
 function storeClass(name: string, spec: Record<string, unknown>): Manifest {
   const [base] = sample('02-objectstoreclass.yaml');
   return { ...base!, metadata: { name, namespace: PLATFORM }, spec: { ...(base!.spec as object), ...spec } };
@@ -190,9 +193,10 @@ describe(`provider-rook end to end`, () => {
       (await control.get<KubeObjectLike & { data?: Record<string, string> }>(Secrets, { namespace: APP, name: 'bucketsecret' }))?.data,
     );
     expect(Object.keys(keys).sort()).toEqual(S3_KEY_NAMES);
-    const store = await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: 'rook-minio', name: designStore });
+    // Each store of the class in a namespace of its own, its root keys beside it.
+    const store = await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: storeNs(designStore), name: designStore });
     expect(store?.spec.scope.nodeCount).toBe(4);
-    expect(await env.targets[1].admin.get(RookObjectStores, { namespace: 'rook-minio', name: designStore })).toBeUndefined();
+    expect(await env.targets[1].admin.get(RookObjectStores, { namespace: storeNs(designStore), name: designStore })).toBeUndefined();
     step(`store ${designStore} is in ${env.targets[0].name} with nodeCount 4 and nowhere else`);
     if (env.s3RoundTrip) {
       step("S3 round-trip (put, get, list, delete in its bucket) with the claim's Secret through a port-forward");
@@ -252,12 +256,12 @@ describe(`provider-rook end to end`, () => {
     step(`setting nodeCount 6 on ${designStore} in the target by hand: expecting 4 again`);
     await env.targets[0].admin.mergePatch(
       RookObjectStores,
-      { namespace: 'rook-minio', name: designStore },
+      { namespace: storeNs(designStore), name: designStore },
       { spec: { scope: { nodeCount: 6 } } },
     );
     await eventually(
       async () =>
-        (await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: 'rook-minio', name: designStore }))?.spec.scope
+        (await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: storeNs(designStore), name: designStore }))?.spec.scope
           .nodeCount === 4,
       'nodeCount to be repaired',
       about([kinds.ObjectStore, PLATFORM, designStore]),
@@ -265,12 +269,12 @@ describe(`provider-rook end to end`, () => {
   });
 
   it('recreates a target store deleted by hand', async () => {
-    const before = await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: 'rook-minio', name: designStore });
+    const before = await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: storeNs(designStore), name: designStore });
     step(`deleting ${designStore} in the target by hand: expecting it recreated`);
-    await env.targets[0].admin.delete(RookObjectStores, { namespace: 'rook-minio', name: designStore });
+    await env.targets[0].admin.delete(RookObjectStores, { namespace: storeNs(designStore), name: designStore });
     await eventually(
       async () => {
-        const now = await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: 'rook-minio', name: designStore });
+        const now = await env.targets[0].admin.get<TargetStore>(RookObjectStores, { namespace: storeNs(designStore), name: designStore });
         return now !== undefined && now.metadata.uid !== before?.metadata.uid;
       },
       'the store to be recreated',
@@ -288,8 +292,8 @@ describe(`provider-rook end to end`, () => {
       bucket('e2e-two', 'on-b'),
     ]);
     const name = (await bound('e2e-two', 'on-b')).spec.resourceRef!.name;
-    expect(await env.targets[1].admin.get(RookObjectStores, { namespace: 'rook-minio', name })).toBeDefined();
-    expect(await env.targets[0].admin.get(RookObjectStores, { namespace: 'rook-minio', name })).toBeUndefined();
+    expect(await env.targets[1].admin.get(RookObjectStores, { namespace: storeNs(name), name })).toBeDefined();
+    expect(await env.targets[0].admin.get(RookObjectStores, { namespace: storeNs(name), name })).toBeUndefined();
   });
 
   it('says a target is unreachable while it is down for 30 s, and recovers after', async () => {
@@ -325,16 +329,16 @@ describe(`provider-rook end to end`, () => {
     await control.delete(Buckets, { namespace: 'e2e-defaults', name: 'defaulted' });
     await eventually(
       async () =>
-        !(await getManaged(deleted)) && !(await env.targets[0].admin.get(RookObjectStores, { namespace: 'rook-minio', name: deleted })),
+        !(await getManaged(deleted)) && !(await env.targets[0].admin.get(RookObjectStores, { namespace: storeNs(deleted), name: deleted })),
       'the managed resource and the target store to be gone',
       about([Buckets, 'e2e-defaults', 'defaulted']),
     );
     // What the operator made for it goes too: MinIO must stop running. (Its data volumes stay; see the README.)
     const target = env.targets[0].admin;
-    expect(await target.get(StatefulSets, { namespace: 'rook-minio', name: deleted })).toBeUndefined();
-    expect(await target.get(Services, { namespace: 'rook-minio', name: deleted })).toBeUndefined();
-    expect(await target.get(Services, { namespace: 'rook-minio', name: `${deleted}-s3` })).toBeUndefined();
-    expect(await target.get(Secrets, { namespace: 'rook-minio', name: `${deleted}-access-keys` })).toBeUndefined();
+    expect(await target.get(StatefulSets, { namespace: storeNs(deleted), name: deleted })).toBeUndefined();
+    expect(await target.get(Services, { namespace: storeNs(deleted), name: deleted })).toBeUndefined();
+    expect(await target.get(Services, { namespace: storeNs(deleted), name: `${deleted}-s3` })).toBeUndefined();
+    expect(await target.get(Secrets, { namespace: storeNs(deleted), name: `${deleted}-access-keys` })).toBeUndefined();
 
     step('claim on a Retain class, then deleted: expecting the managed resource Released and the store kept');
     await applyManifests(control, [
@@ -350,7 +354,7 @@ describe(`provider-rook end to end`, () => {
       'the managed resource to be Released',
       about([kinds.ObjectStore, PLATFORM, kept]),
     );
-    expect(await env.targets[0].admin.get(RookObjectStores, { namespace: 'rook-minio', name: kept })).toBeDefined();
+    expect(await env.targets[0].admin.get(RookObjectStores, { namespace: storeNs(kept), name: kept })).toBeDefined();
   });
 
   it('finds and removes the leaked store of a managed resource whose finalizer was stripped', async () => {

@@ -11,7 +11,7 @@ import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
-import { Secrets } from '../../src/kit/kube/resources.ts';
+import { Namespaces, Secrets } from '../../src/kit/kube/resources.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { applyManifests, loadManifests, type Manifest } from '../kit/manifests.ts';
@@ -109,8 +109,11 @@ describe('Bucket claims', () => {
     expect(mr?.spec.providerRef).toEqual({ name: 'demo-kubernetes', namespace: PLATFORM });
     expect(mr?.status?.bindingPhase).toBe('Bound');
 
-    // The target holds the store with the class's spec (the empty placement keys mean nothing).
-    const store = await target.get<TargetStore>(RookObjectStores, { namespace: 'rook-minio', name: ref.name });
+    // The target holds the store with the class's spec (the empty placement keys mean nothing), in a
+    // namespace of its own with its own root keys, whatever namespace the class gives its credentials.
+    const storeNs = `rook-minio-${ref.name}`;
+    expect(mr?.spec.targetNamespace).toBe(storeNs);
+    const store = await target.get<TargetStore>(RookObjectStores, { namespace: storeNs, name: ref.name });
     expect(store?.spec.scope).toEqual({
       nodeCount: 4,
       volumeClaimTemplates: [
@@ -118,7 +121,7 @@ describe('Bucket claims', () => {
       ],
     });
     expect(store?.spec.placement).toBeUndefined();
-    expect(store?.spec.credentials).toEqual({ name: `${ref.name}-access-keys`, namespace: 'rook-minio' });
+    expect(store?.spec.credentials).toEqual({ name: `${ref.name}-access-keys`, namespace: storeNs });
 
     const secret = await eventually(
       () => control.get<SecretView>(Secrets, { namespace: APP, name: 'bucketsecret' }),
@@ -131,10 +134,10 @@ describe('Bucket claims', () => {
       keys.password,
       keys.endpoint,
     ]);
-    expect([keys.BUCKET_HOST, keys.BUCKET_PORT]).toEqual([`${ref.name}-s3.rook-minio.svc.cluster.local`, '9000']);
+    expect([keys.BUCKET_HOST, keys.BUCKET_PORT]).toEqual([`${ref.name}-s3.${storeNs}.svc.cluster.local`, '9000']);
     // The region under both names SDKs read (the JS v3 SDK only AWS_REGION, COSI's apps AWS_DEFAULT_REGION).
     expect([keys.AWS_REGION, keys.AWS_DEFAULT_REGION]).toEqual(['us-east-1', 'us-east-1']);
-    expect(keys.endpoint).toBe(`http://${ref.name}-s3.rook-minio.svc.cluster.local:9000`);
+    expect(keys.endpoint).toBe(`http://${ref.name}-s3.${storeNs}.svc.cluster.local:9000`);
     expect(keys.password).toMatch(/^[A-Za-z0-9]{40}$/);
     expect(secret.metadata.ownerReferences).toEqual([
       expect.objectContaining({ kind: 'Bucket', uid: claim.metadata.uid, controller: true }),
@@ -209,7 +212,9 @@ describe('Bucket claims', () => {
     const ref = claim.spec.resourceRef!;
     const mr = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: PLATFORM, name: ref.name });
     expect(mr?.spec.reclaimPolicy).toBe('Delete');
-    expect(await target.get(RookObjectStores, { namespace: 'rook-minio', name: ref.name })).toBeDefined();
+    const storeNs = mr!.spec.targetNamespace;
+    expect(await target.get(RookObjectStores, { namespace: storeNs, name: ref.name })).toBeDefined();
+    expect(await target.get(Secrets, { namespace: storeNs, name: `${ref.name}-access-keys` })).toBeDefined();
 
     await control.delete(Buckets, { namespace: n, name: 'no-class' });
     await eventually(async () => !(await getBucket({ namespace: n, name: 'no-class' })), 'the claim to be gone');
@@ -218,9 +223,14 @@ describe('Bucket claims', () => {
       'the managed resource to be gone',
     );
     await eventually(
-      async () => !(await target.get(RookObjectStores, { namespace: 'rook-minio', name: ref.name })),
+      async () => !(await target.get(RookObjectStores, { namespace: storeNs, name: ref.name })),
       'the target store to be gone',
     );
+    // Its namespace goes with it, root keys and all: provider-rook made it for this store alone.
+    await eventually(async () => {
+      const ns = await target.get<KubeObjectLike & { metadata: { deletionTimestamp?: string } }>(Namespaces, { name: storeNs });
+      return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
+    }, "the store's namespace to be deleted");
     await eventually(async () => !(await control.get(Secrets, { namespace: n, name: 'no-class-conn' })), "the claim's Secret to be gone");
     await eventually(
       async () => !(await control.get(Secrets, { namespace: PLATFORM, name: ref.name })),
@@ -243,7 +253,7 @@ describe('Bucket claims', () => {
     }, 'the managed resource to be Released');
     expect(released.spec.claimRef).toBeUndefined();
     expect(released.metadata.deletionTimestamp).toBeUndefined();
-    expect(await target.get(RookObjectStores, { namespace: 'rook-minio', name: ref.name })).toBeDefined();
+    expect(await target.get(RookObjectStores, { namespace: released.spec.targetNamespace, name: ref.name })).toBeDefined();
     await eventually(
       async () => !(await control.get(Secrets, { namespace: n, name: 'kept-conn' })),
       "the claim's copy of the Secret to be gone",
@@ -261,6 +271,8 @@ describe('Bucket claims', () => {
     expect(managed).toHaveLength(20);
     expect(new Set(managed.map((mr) => mr.spec.claimRef?.uid))).toEqual(new Set(bound.map((b) => b.metadata.uid)));
     expect(new Set(bound.map((b) => b.spec.resourceRef?.name)).size).toBe(20);
+    // Each store in a namespace of its own: who may read one store's pods reads no other's root keys.
+    expect(new Set(managed.map((mr) => mr.spec.targetNamespace)).size).toBe(20);
   }, 90_000);
 
   it('makes no duplicate when the provider dies right after creating the managed resource', async () => {

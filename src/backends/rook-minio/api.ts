@@ -158,12 +158,16 @@ export const objectStoreClassSchema = z.object({
             description:
               'Not used as is: every provisioned store gets its own keys in <store>-access-keys, so two claims never share keys.',
           }),
-          namespace: namespaceName()
-            .optional()
-            .meta({ description: 'Namespace of the access-keys Secrets in the target; also the default target namespace.' }),
+          namespace: namespaceName().optional().meta({
+            description:
+              'Not used: each store keeps its root keys in its own target namespace, beside its StatefulSet, so that no namespace holds the root keys of stores that do not live there.',
+          }),
         })
         .optional()
-        .meta({ description: 'Where provisioned stores keep their access keys in the target cluster.' }),
+        .meta({
+          description:
+            "Not used; accepted so the design's sample applies. Every store gets its own keys, <store>-access-keys in its own namespace.",
+        }),
       ...classPlacement.fields,
       exposure: storeExposure.optional(),
       protectClaims,
@@ -174,8 +178,18 @@ export const objectStoreClassSchema = z.object({
           'What happens when a claim on a store of this class is deleted: Delete removes the managed resource and the target store; Retain keeps both (Released).',
       }),
       targetNamespace: namespaceName().optional().meta({
-        description: 'Namespace of provisioned stores in the target cluster. Defaults to credentials.namespace, else rook-minio.',
+        description:
+          "One namespace in the target cluster for every store of the class. Whoever may read pods there reads every store's root keys, which the operator writes into each StatefulSet. Unset, each store gets a namespace of its own, <namespacePrefix><managed resource name>.",
       }),
+      namespacePrefix: z
+        .string()
+        .max(11)
+        .regex(/^[a-z0-9-]*$/)
+        .default('rook-minio-')
+        .meta({
+          description:
+            'Each store gets its own target namespace, <prefix><managed resource name>, unless targetNamespace names a shared one.',
+        }),
       allowedNamespaces: allowedNamespaces(),
     })
     .meta({

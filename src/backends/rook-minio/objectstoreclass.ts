@@ -7,13 +7,20 @@ import { kinds } from '../../apis/kinds.gen.ts';
 import { withoutNulls } from '../../kit/json.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
 
-export const DEFAULT_TARGET_NAMESPACE = 'rook-minio';
+/**
+ * A store's namespace in the target: its own, unless the class names one for all its stores. The
+ * Rook MinIO operator writes a store's root keys into its StatefulSet as literal environment values,
+ * so whoever may read pods in a namespace reads the root keys of every store there.
+ */
+function targetNamespaceOf(cls: ObjectStoreClass, name: string): string {
+  const { targetNamespace, namespacePrefix = 'rook-minio-' } = cls.spec;
+  return targetNamespace ?? `${namespacePrefix}${name}`.slice(0, 63).replace(/-+$/, '');
+}
 
 export function configureObjectStore(claim: Claim, cls: ObjectStoreClass, name: string): ObjectStore {
-  const { scope, annotations, placement, credentials, clusterDomain, reclaimPolicy, targetNamespace, credentialRotation, exposure } =
-    cls.spec;
+  const { scope, annotations, placement, clusterDomain, reclaimPolicy, credentialRotation, exposure } = cls.spec;
   refuseUnlessAllowed({ ...cls, kind: 'ObjectStoreClass' }, claim);
-  const namespace = targetNamespace ?? credentials?.namespace ?? DEFAULT_TARGET_NAMESPACE;
+  const namespace = targetNamespaceOf(cls, name);
   return {
     apiVersion: kinds.ObjectStore.apiVersion,
     kind: kinds.ObjectStore.kind,

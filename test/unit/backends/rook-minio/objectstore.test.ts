@@ -327,37 +327,52 @@ describe('Rook MinIO: configureObjectStore', () => {
   });
   const cases: { name: string; cls: ObjectStoreClass; want: object }[] = [
     {
-      name: "the class's scope, keys of its own in the default namespace",
+      name: "the class's scope, keys of its own, in a namespace of its own",
       cls: cls({}),
-      want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'rook-minio' } }, 'rook-minio'),
+      want: made(
+        { scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'rook-minio-app-bucket-xyz' } },
+        'rook-minio-app-bucket-xyz',
+      ),
     },
     {
-      name: "the class's target namespace",
+      name: "the class's namespace prefix",
+      cls: cls({ namespacePrefix: 's3-' }),
+      want: made(
+        { scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 's3-app-bucket-xyz' } },
+        's3-app-bucket-xyz',
+      ),
+    },
+    {
+      name: "the class's target namespace, shared by its stores",
       cls: cls({ targetNamespace: 'stores', reclaimPolicy: 'Retain' }),
       want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'stores' } }, 'stores', 'Retain'),
     },
     {
-      name: "the credentials namespace when no target namespace; never the class's Secret name",
+      // The design's sample names a namespace for its keys: root keys of many stores would share it.
+      name: "never the class's credentials Secret, nor its namespace",
       cls: cls({ credentials: { name: 'shared', namespace: 'keys' } }),
-      want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'keys' } }, 'keys'),
+      want: made(
+        { scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'rook-minio-app-bucket-xyz' } },
+        'rook-minio-app-bucket-xyz',
+      ),
     },
     {
       name: 'annotations and cluster domain carried, a placement of empty keys dropped',
-      cls: cls({ annotations: { a: 'b' }, clusterDomain: 'corp.local', placement: { all: null } as never }),
+      cls: cls({ annotations: { a: 'b' }, clusterDomain: 'corp.local', placement: { all: null } as never, targetNamespace: 'stores' }),
       want: made(
         {
           scope: { nodeCount: 4 },
           annotations: { a: 'b' },
           clusterDomain: 'corp.local',
-          credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'rook-minio' },
+          credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'stores' },
         },
-        'rook-minio',
+        'stores',
       ),
     },
     {
       name: 'an allowed namespace',
-      cls: cls({ allowedNamespaces: ['app'] }),
-      want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'rook-minio' } }, 'rook-minio'),
+      cls: cls({ allowedNamespaces: ['app'], targetNamespace: 'stores' }),
+      want: made({ scope: { nodeCount: 4 }, credentials: { name: 'app-bucket-xyz-access-keys', namespace: 'stores' } }, 'stores'),
     },
   ];
   it.each(cases)('$name', ({ cls: c, want }) => {
