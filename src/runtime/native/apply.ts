@@ -10,7 +10,7 @@ import { isAlreadyExists, isConflict, isNotFound } from '../../kit/kube/errors.t
 import { refKey } from '../../kit/kube/resources.ts';
 import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
-import { deleteIfOurs, deleteSuperseded, unrecordedOnlyAfter } from './delete.ts';
+import { deleteIfOurs, deleteSuperseded, supersededMayShow, unrecordedOnlyAfter } from './delete.ts';
 import type { Companion, KindContext, ObjectReader, TargetObject } from './kind.ts';
 import { ensureNamespace, forgetNamespace } from './namespaces.ts';
 import { Reasons } from '../reasons.ts';
@@ -175,13 +175,11 @@ async function repair<MR extends ManagedResource>(
   // Nothing is superseded before the first create.
   // A completed access Job proves a user was made: it stays until the resource records that (observe does).
   const after = unrecordedOnlyAfter(mr, kind.teardown?.(mr, name, ctx));
-  const work = kind.superseded?.type;
-  const provesAfter = after && work?.apiVersion === after.ref.type.apiVersion && work.kind === after.ref.type.kind;
   if (!creating)
     await deleteSuperseded(pass, companionVouchers, {
       wanted: companions,
       namespaces: companions.map((c) => c.namespace),
-      ...(provesAfter ? { keep: after.reached } : {}),
+      ...(supersededMayShow(kind.superseded, after) ? { keep: after.reached } : {}),
     });
   const written = await (object ?? writeObject());
   // Everything else is repaired all the same; the failure is the resource's to say (Synced), once.

@@ -33,6 +33,15 @@ export function unrecordedOnlyAfter(mr: ManagedResource, teardown: Teardown | un
   return mr.metadata.annotations?.[ANNOTATION_TEARDOWN] === TEARDOWN_REQUIRED ? undefined : after;
 }
 
+/** Whether the kind's superseded companions (an old access Job) are of the type that can show `after` reached. */
+export function supersededMayShow(
+  superseded: NativeKind<ManagedResource>['superseded'],
+  after: Teardown['onlyAfter'],
+): after is NonNullable<Teardown['onlyAfter']> {
+  const work = superseded?.type;
+  return !!after && work?.apiVersion === after.ref.type.apiVersion && work.kind === after.ref.type.kind;
+}
+
 /** The finalizers of a deletion's propagation policy: our background DELETE replaces them. */
 const PROPAGATION = new Set(['orphan', 'foregroundDeletion']);
 

@@ -12,7 +12,7 @@ import { policyOf } from '../managed/policies.ts';
 import { setBindable, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
 import { LABEL_OWNER_UID, type Relation } from '../ownership/marks.ts';
 import { Reasons, Ready, UnprovenError } from '../reasons.ts';
-import { ANNOTATION_TEARDOWN, mayHaveLeftovers, TEARDOWN_REQUIRED, unrecordedOnlyAfter } from './delete.ts';
+import { ANNOTATION_TEARDOWN, mayHaveLeftovers, supersededMayShow, TEARDOWN_REQUIRED, unrecordedOnlyAfter } from './delete.ts';
 import type { Companion, Inspection, KindContext, TargetObject } from './kind.ts';
 import { kindContext, type NativePass } from './pass.ts';
 import { retireWork, retirement, settleRotation } from './rotation.ts';
@@ -147,8 +147,7 @@ async function teardownRecord<MR extends ManagedResource>(
   const i = companions.wanted.findIndex((c) => refKey(c) === refKey(ref));
   const current =
     i >= 0 ? companions.found[i] : await pass.read.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, pass.signal);
-  const work = pass.kind.superseded?.type;
-  const older = work?.apiVersion === ref.type.apiVersion && work.kind === ref.type.kind ? superseded : [];
+  const older = supersededMayShow(pass.kind.superseded, after) ? superseded : [];
   return [current, ...older].some((o) => o && after.reached(o)) ? { [ANNOTATION_TEARDOWN]: TEARDOWN_REQUIRED } : {};
 }
 
