@@ -8,6 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import { pkiPaths } from '../kit/pki.ts';
 import { Buckets, BucketClasses, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
+import type { LeakReport } from '../../src/runtime/native/leaks.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
@@ -410,6 +411,23 @@ describe('data loss', () => {
       'a KeptTargetNamespace event',
     );
     expect(kept.message).toMatch(/Role someone-elses/);
+
+    // Its owner gone, the sweeper finds it a leak and keeps it; checking what is in it takes a list
+    // of every namespaced type, so it is checked again only an hour later, not at every sweep.
+    const leakedNs = (reports: LeakReport[]) => reports.filter((r) => r.kind === 'Namespace' && r.name === ns);
+    const sweeps = await withSweeper(async (sweeper) => {
+      const at = Date.now() + 2 * 3_600_000;
+      return [
+        await sweeper.leaks.sweep(undefined, at),
+        await sweeper.leaks.sweep(undefined, at + 60_000),
+        await sweeper.leaks.sweep(undefined, at + 3_660_000),
+      ];
+    });
+    expect(sweeps.map((r) => leakedNs(r).map((l) => [l.deleted, l.kept]))).toEqual([
+      [[false, expect.stringMatching(/Role someone-elses/)]],
+      [],
+      [[false, expect.stringMatching(/Role someone-elses/)]],
+    ]);
 
     // With nothing else there, the namespace goes with its last store.
     const alone = uniqueName('nsd');

@@ -24,6 +24,13 @@ import type { Cache } from '../../kit/controller/informer.ts';
 
 /** How far apart the target's clock and ours may be by default (NTP keeps them far closer). */
 const CLOCK_SKEW_MS = 5 * 60_000;
+/**
+ * How long a leaked namespace kept for what else is in it waits before it is checked again. The check
+ * lists every namespaced type there (about 40 requests), and what keeps it (a store's data volumes,
+ * someone else's objects) seldom goes by itself: a namespace per store would otherwise cost that at
+ * every sweep, for as long as it stays.
+ */
+const KEPT_NAMESPACE_RECHECK_MS = 60 * 60_000;
 
 export interface LeakReport {
   target: string;
@@ -71,6 +78,8 @@ export class LeakSweeper<MR extends ManagedResource> {
   private timer?: NodeJS.Timeout;
   /** Unproven objects already reported: they stay until someone acts, and one Event says so. */
   private readonly reportedUnproven = new Set<string>();
+  /** Leaked namespaces kept for their contents, by target and uid: when each may be checked again. */
+  private keptNamespaces = new Map<string, number>();
 
   constructor(opts: LeakSweeperOptions<MR>) {
     this.o = opts;
@@ -98,11 +107,21 @@ export class LeakSweeper<MR extends ManagedResource> {
     const reports: LeakReport[] = [];
     // The object itself first, then its companions, then (if nothing else lives there) the namespace.
     const types = [this.o.kind.target, ...(this.o.kind.companionTypes ?? []), Namespaces];
+    const kept = this.keptNamespaces;
+    // Only the namespaces still there are remembered.
+    this.keptNamespaces = new Map();
     for (const { target, providers } of targets.values()) {
       for (const type of types) {
         for (const obj of await this.listMarked(target, type, signal)) {
+          const key = type === Namespaces ? `${target.fingerprint} ${obj.metadata.uid}` : undefined;
+          const recheckAt = key ? kept.get(key) : undefined;
+          if (key && recheckAt !== undefined && now < recheckAt) {
+            this.keptNamespaces.set(key, recheckAt);
+            continue;
+          }
           const leak = await this.judge(target, type, obj, pass);
           if (!leak) continue;
+          if (key && leak.report.kept && !leak.report.unproven) this.keptNamespaces.set(key, now + KEPT_NAMESPACE_RECHECK_MS);
           reports.push(leak.report);
           this.record(leak.report, providers.find((p) => p.metadata.namespace === leak.owner.namespace) ?? providers[0]!);
         }
