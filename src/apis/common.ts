@@ -37,6 +37,18 @@ export const objectName = (): z.ZodString =>
 export const namespaceName = (): z.ZodString =>
   z.string().min(1).max(63).regex(LABEL, 'must be a lower-case DNS-1123 label (a-z, 0-9, "-") of at most 63 characters');
 
+/**
+ * A class's namespace prefix: each store gets the target namespace <prefix><managed resource name>.
+ * Managed resource names of claims stay within 52 characters, so 11 keep every namespace within 63.
+ */
+export const namespacePrefix = (byDefault: string, description: string) =>
+  z
+    .string()
+    .max(11)
+    .regex(/^([a-z0-9][-a-z0-9]*)?$/, 'must begin with a-z or 0-9, and hold only a-z, 0-9 and "-"')
+    .default(byDefault)
+    .meta({ description });
+
 /** A class's allowedNamespaces: the namespaces whose claims may use it. */
 export const allowedNamespaces = () =>
   z

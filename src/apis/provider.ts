@@ -14,12 +14,22 @@ export const providerSchema = z.object({
           "'clusterCA' and one of 'token', 'clientCert'+'clientKey' or 'username'+'password' (plain text values).",
       }),
       allowedNamespaces: z
-        .array(namespaceName())
+        .array(
+          z
+            .string()
+            .min(1)
+            .max(63)
+            .regex(
+              /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$|^[a-z0-9][-a-z0-9]*\*$/,
+              'must be a namespace name, or a prefix of one followed by * (e.g. rook-minio-*)',
+            ),
+        )
         .optional()
         .meta({
           description:
             "Target namespaces stores may use. Unset: any except kube-system, kube-public, kube-node-lease and the operators' namespaces. " +
-            'Set: only those listed. A system or operator namespace is used (by a store, or to install an operator into) only when listed here.',
+            'Set: only those listed, by name or by a prefix followed by * (rook-minio-* allows the namespace of each store of a class). ' +
+            'A system or operator namespace is used (by a store, or to install an operator into) only when listed here by its name.',
         }),
       operators: z
         .array(

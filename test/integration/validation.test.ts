@@ -87,6 +87,35 @@ describe('names and sizes', () => {
     expect((claim as KubeError).message).toMatch(/spec\.classRef\.name/);
   });
 
+  it("the API takes a Provider's allowed namespaces by name or by a prefix and *, and refuses anything else, naming the field", async () => {
+    const provider = (allowedNamespaces: string[]) =>
+      ({
+        apiVersion: Providers.apiVersion,
+        kind: 'Provider',
+        metadata: { name: uniqueName('allow'), namespace: env.ns.platform },
+        spec: { credentialsSecretRef: { name: 'target-creds' }, allowedNamespaces },
+      }) as KubeObjectLike;
+    const taken = provider(['apps', 'rook-minio-*', 'seaweedfs-*']);
+    await env.control.create(Providers, taken);
+    await env.control.delete(Providers, { namespace: env.ns.platform, name: taken.metadata.name });
+    for (const bad of ['*', '-x*', 'a*b', 'Apps*', 'a/b', 'x'.repeat(64)])
+      await refused(provider(['apps', bad]), /spec\.allowedNamespaces\[1\]/, Providers);
+  });
+
+  it("the API refuses a class's namespace prefix that could not begin a namespace, naming the field", async () => {
+    for (const bad of ['-x-', 'UP-', 'a.b-', 'x'.repeat(12)])
+      await refused(
+        {
+          apiVersion: kinds.ObjectStoreClass.apiVersion,
+          kind: 'ObjectStoreClass',
+          metadata: { name: uniqueName('prefix'), namespace: env.ns.platform },
+          spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, namespacePrefix: bad },
+        } as KubeObjectLike,
+        /spec\.namespacePrefix/,
+        kinds.ObjectStoreClass,
+      );
+  });
+
   it('the API refuses bucket names S3 refuses, and access modes that do not exist, naming the field', async () => {
     const bucket = (bucketName: string, access = 'ReadWrite') =>
       ({

@@ -17,6 +17,7 @@ import {
   storeBucketWith,
   reclaimPolicy,
   type KubeObject,
+  namespacePrefix,
 } from '../../apis/common.ts';
 import type { KindDefinition } from '../../apis/crd.ts';
 import { exposureStatus, storeExposure } from '../../apis/delivery.ts';
@@ -162,14 +163,7 @@ export const tenantClassSchema = z.object({
       features: featurePolicy.optional(),
       credentialRotation: credentialRotation.optional(),
       reclaimPolicy: reclaimPolicy.default('Delete'),
-      namespacePrefix: z
-        .string()
-        .max(10)
-        .regex(/^[a-z0-9-]*$/)
-        .default('minio-')
-        .meta({
-          description: 'Each Tenant gets its own target namespace, <prefix><managed resource name>.',
-        }),
+      namespacePrefix: namespacePrefix('minio-', 'Each Tenant gets its own target namespace, <prefix><managed resource name>.'),
       allowedNamespaces: allowedNamespaces(),
     })
     .meta({

@@ -19,6 +19,7 @@ import {
   readyColumns,
   storeBucketWith,
   type KubeObject,
+  namespacePrefix,
 } from '../../apis/common.ts';
 import type { KindDefinition } from '../../apis/crd.ts';
 import { exposureStatus, storeExposure } from '../../apis/delivery.ts';
@@ -181,15 +182,10 @@ export const objectStoreClassSchema = z.object({
         description:
           "One namespace in the target cluster for every store of the class. Whoever may read pods there reads every store's root keys, which the operator writes into each StatefulSet. Unset, each store gets a namespace of its own, <namespacePrefix><managed resource name>.",
       }),
-      namespacePrefix: z
-        .string()
-        .max(11)
-        .regex(/^[a-z0-9-]*$/)
-        .default('rook-minio-')
-        .meta({
-          description:
-            'Each store gets its own target namespace, <prefix><managed resource name>, unless targetNamespace names a shared one.',
-        }),
+      namespacePrefix: namespacePrefix(
+        'rook-minio-',
+        'Each store gets its own target namespace, <prefix><managed resource name>, unless targetNamespace names a shared one.',
+      ),
       allowedNamespaces: allowedNamespaces(),
     })
     .meta({

@@ -23,6 +23,7 @@ import {
   rotatedColumn,
   storeBucket,
   type KubeObject,
+  namespacePrefix,
 } from '../../apis/common.ts';
 import { bucketFeatures, featurePolicy, featureTransitionRules } from '../../apis/features.ts';
 import type { KindDefinition } from '../../apis/crd.ts';
@@ -134,12 +135,7 @@ export const seaweedStoreClassSchema = z.object({
         description:
           "Whether deleting a claim's store under reclaim policy Delete may delete the objects in its bucket. Off when unset: a store whose bucket may hold objects is kept, marked Retain, and an Event says so.",
       }),
-      namespacePrefix: z
-        .string()
-        .max(10)
-        .regex(/^[a-z0-9-]*$/)
-        .default('seaweedfs-')
-        .meta({ description: 'Each store gets its own target namespace, <prefix><managed resource name>.' }),
+      namespacePrefix: namespacePrefix('seaweedfs-', 'Each store gets its own target namespace, <prefix><managed resource name>.'),
       allowedNamespaces: allowedNamespaces(),
     })
     .meta({

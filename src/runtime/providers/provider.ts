@@ -103,10 +103,19 @@ export function protectedNamespaces(provider: ReadonlyDeep<ProviderObject>, oper
   return new Set([...SYSTEM_NAMESPACES, ...operatorDefaults, ...configured.filter((n): n is string => Boolean(n))]);
 }
 
-/** A namespace spec.allowedNamespaces lists is always allowed; with no list, any but the protected ones. */
+/** An entry of spec.allowedNamespaces that ends in `*` allows the names it begins, protected ones aside. */
+function prefixAllows(allowed: readonly string[], namespace: string): boolean {
+  return allowed.some((entry) => entry.endsWith('*') && namespace.startsWith(entry.slice(0, -1)));
+}
+
+/**
+ * A namespace spec.allowedNamespaces names is always allowed, and one it allows by a prefix unless
+ * it is protected (so `kube-*` never opens kube-system); with no list, any but the protected ones.
+ */
 export function allowsNamespace(provider: ReadonlyDeep<ProviderObject>, namespace: string, protect: ReadonlySet<string>): boolean {
   const allowed = provider.spec.allowedNamespaces;
-  return allowed ? allowed.includes(namespace) : !protect.has(namespace);
+  if (!allowed) return !protect.has(namespace);
+  return allowed.includes(namespace) || (prefixAllows(allowed, namespace) && !protect.has(namespace));
 }
 
 /** The refusal of `namespace`, which `field` of the object put in the target. */
@@ -116,7 +125,7 @@ export function namespaceNotAllowed(provider: ReadonlyDeep<ProviderObject>, name
   return new ReasonedError(
     Reasons.TargetNamespaceNotAllowed,
     `${field} is ${namespace}, a namespace ${where} does not allow: ` +
-      (allowed && !allowed.includes(namespace)
+      (allowed && !allowed.includes(namespace) && !prefixAllows(allowed, namespace)
         ? `its spec.allowedNamespaces lists only ${allowed.join(', ') || 'none'}`
         : `it is a system or operator namespace, used only when the Provider's spec.allowedNamespaces lists it`),
   );

@@ -34,6 +34,21 @@ describe('target namespaces', () => {
     expect(allows(provider({ allowedNamespaces: [] }), 'apps')).toBe(false);
   });
 
+  it('set, a prefix followed by * allows the namespaces it begins, never a protected one', () => {
+    const p = provider({ allowedNamespaces: ['rook-minio-*', 'kube-*', 'apps'] });
+    const ns = ['rook-minio-team-a-bucket-x7k2p', 'rook-minio', 'rook-minio-system', 'kube-system', 'kube-apps', 'apps', 'apps-2'];
+    expect(ns.map((n) => [n, allows(p, n)])).toEqual([
+      ['rook-minio-team-a-bucket-x7k2p', true],
+      ['rook-minio', false],
+      ['rook-minio-system', false],
+      ['kube-system', false],
+      ['kube-apps', true],
+      ['apps', true],
+      ['apps-2', false],
+    ]);
+    expect(allows(provider({ allowedNamespaces: ['rook-minio-*', 'rook-minio-system'] }), 'rook-minio-system')).toBe(true);
+  });
+
   it('names the fields that hold a value', () => {
     expect(
       fieldsHolding({ targetNamespace: 'x', forProvider: { credentials: { namespace: 'x' }, list: ['y', 'x'] } }, 'x', 'spec'),
