@@ -10,10 +10,10 @@ import type { EventRecorder } from '../../kit/controller/events.ts';
 import { addFinalizer } from '../../kit/controller/finalizers.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isAlreadyExists } from '../../kit/kube/errors.ts';
-import { Secrets, type ResourceType } from '../../kit/kube/resources.ts';
+import { type ResourceType } from '../../kit/kube/resources.ts';
 import { isDeleting, hasFinalizer } from '../../kit/meta.ts';
 import { LABEL_GRANTED } from '../labels.ts';
-import { controllerUid, type SecretObject } from '../managed/publisher.ts';
+import { controllerUid, unpublishSecret, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons, Ready, Synced, reported } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
@@ -74,7 +74,7 @@ export class AccessReconciler implements Reconciler {
     try {
       if (isDeleting(access.metadata)) {
         if (!hasFinalizer(access.metadata, FINALIZER_CLAIM)) return done();
-        await releaseClaim(this.writer, access, this.held(access), signal);
+        await releaseClaim(this.writer, access, await this.held(access, signal), signal);
         await this.markBucket(access, signal);
         return done();
       }
@@ -105,7 +105,7 @@ export class AccessReconciler implements Reconciler {
     if (bucket!.status?.bindingPhase !== 'Bound' || !bucketRef) {
       // A Bucket only waiting (its resource not ready, its Secret on its way) keeps the users it lent; one
       // whose pairing no longer holds does not.
-      if (bucketRef && grantor && this.held(access).length) await this.proven(access, bucket!, grantor, bucketRef, signal);
+      if (bucketRef && grantor && this.heldCached(access).length) await this.proven(access, bucket!, grantor, bucketRef, signal);
       await writeClaimStatus(
         this.writer,
         { claim: access, cached, signal },
@@ -263,6 +263,9 @@ export class AccessReconciler implements Reconciler {
     let mr: ReadonlyDeep<ManagedResource> | undefined =
       cache?.get({ namespace, name }) ?? (await this.o.client.get<ManagedResource>(grantor.grants, { namespace, name }, signal));
     if (!mr) {
+      // Named before it is made, as a Bucket names its resource: a deletion of this access that comes
+      // before the grant's cache hears of it still finds it (by a live read of this reference), and revokes it.
+      await this.recordReference(access, { apiVersion: grantor.grants.apiVersion, kind: grantor.grants.kind, name, namespace }, signal);
       desired.metadata = { ...desired.metadata, name, namespace };
       desired.spec = { ...desired.spec, claimRef: referenceTo(access) };
       mr = await this.o.client.create(grantor.grants, desired, signal).catch(async (err: unknown) => {
@@ -284,38 +287,71 @@ export class AccessReconciler implements Reconciler {
         `${grantor.grants.kind} ${namespace}/${name} reached another bucket than the one Bucket ${access.spec!.bucketRef!.namespace}/${access.spec!.bucketRef!.name} is bound to: it was revoked`,
       );
     }
-    if (access.spec?.resourceRef?.uid !== mr.metadata.uid) {
-      const want = referenceTo(mr);
-      const had = access.spec?.resourceRef;
-      // One pointing elsewhere (written by hand) is cleared first: the CRD refuses pointing it elsewhere in one step.
-      if (had && (had.name !== want.name || had.namespace !== want.namespace || had.kind !== want.kind)) {
-        const { resourceRef: _elsewhere, ...spec } = access.spec!;
-        const cleared = await this.o.client.update<AccessClaim>(this.o.accesses.type, { ...access, spec }, signal);
-        access.metadata = cleared.metadata;
-      }
-      access.spec = { ...access.spec, resourceRef: want };
-      const updated = await this.o.client.update<AccessClaim>(this.o.accesses.type, access, signal);
-      access.metadata = updated.metadata;
-    }
+    if (access.spec?.resourceRef?.uid !== mr.metadata.uid) await this.recordReference(access, referenceTo(mr), signal);
     return mr;
+  }
+
+  /** Points the access's spec.resourceRef at `want` (its uid once the grant is made). */
+  private async recordReference(
+    access: AccessClaim,
+    want: NonNullable<Claim['spec']>['resourceRef'] & object,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const had = access.spec?.resourceRef;
+    if (had && had.name === want.name && had.namespace === want.namespace && had.kind === want.kind && had.uid === want.uid) return;
+    // One pointing elsewhere (written by hand) is cleared first: the CRD refuses pointing it elsewhere in one step.
+    if (had && (had.name !== want.name || had.namespace !== want.namespace || had.kind !== want.kind)) {
+      const { resourceRef: _elsewhere, ...spec } = access.spec!;
+      const cleared = await this.o.client.update<AccessClaim>(this.o.accesses.type, { ...access, spec }, signal);
+      access.metadata = cleared.metadata;
+    }
+    access.spec = { ...access.spec, resourceRef: want };
+    const updated = await this.o.client.update<AccessClaim>(this.o.accesses.type, access, signal);
+    access.metadata = updated.metadata;
   }
 
   /** Revokes whatever this access holds, and unmarks its Bucket once nothing holds it. */
   private async revokeHeld(access: AccessClaim, signal: AbortSignal): Promise<void> {
-    const held = this.held(access);
-    if (!held.length && !access.spec?.resourceRef) return;
-    await this.revoke(access, held, signal);
+    if (!this.heldCached(access).length && !access.spec?.resourceRef) {
+      // Nothing held: a copy of a grant's Secret that outlived it (written as it was revoked) goes too.
+      if (this.hasCopy(access)) await this.removeCopy(access, signal);
+      return;
+    }
+    await this.revoke(access, await this.held(access, signal), signal);
     await this.markBucket(access, signal);
   }
 
-  /** The grants' managed resources that name this access. */
-  private held(access: AccessClaim): Held[] {
+  /** The grants' managed resources that name this access, as cached. */
+  private heldCached(access: AccessClaim): Held[] {
     return this.o.granted.flatMap(({ type, cache }) =>
       cache
         .list()
         .filter((mr) => refersTo(claimRefOf(mr), access))
         .map((mr) => ({ type, mr })),
     );
+  }
+
+  /**
+   * What the access holds, to revoke: the cached grants, and the one its resourceRef names read live.
+   * The cache may not have heard of a grant made a moment ago, and once the access is gone nothing
+   * would revoke it.
+   */
+  private async held(access: AccessClaim, signal: AbortSignal): Promise<Held[]> {
+    const held = this.heldCached(access);
+    const ref = access.spec?.resourceRef;
+    const type =
+      ref && this.o.granted.find((g) => g.type.kind === ref.kind && (!ref.apiVersion || g.type.apiVersion === ref.apiVersion))?.type;
+    if (!ref?.namespace || !type) return held;
+    const live = await this.o.client.get<ManagedResource>(type, { namespace: ref.namespace, name: ref.name }, signal);
+    if (live && refersTo(claimRefOf(live), access) && !held.some((h) => h.mr.metadata.uid === live.metadata.uid))
+      held.push({ type, mr: live });
+    return held;
+  }
+
+  /** Deletes the access's copy of a grant's Secret, read live (the cache may not hold it yet), if the access controls it. */
+  private async removeCopy(access: AccessClaim, signal: AbortSignal): Promise<void> {
+    const to = access.spec?.writeConnectionSecretToRef;
+    if (to) await unpublishSecret({ client: this.o.client, signal }, access, { namespace: access.metadata.namespace!, name: to.name });
   }
 
   private async revoke(access: AccessClaim, held: Held[], signal: AbortSignal): Promise<void> {
@@ -335,10 +371,7 @@ export class AccessReconciler implements Reconciler {
       access.metadata = updated.metadata;
       access.spec = updated.spec;
     }
-    const to = access.spec?.writeConnectionSecretToRef;
-    const copy = to ? this.o.secrets.get({ namespace: access.metadata.namespace, name: to.name }) : undefined;
-    if (copy && controllerUid(copy) === access.metadata.uid)
-      await this.o.client.delete(Secrets, { namespace: access.metadata.namespace, name: to!.name }, { uid: copy.metadata.uid, signal });
+    await this.removeCopy(access, signal);
   }
 }
 

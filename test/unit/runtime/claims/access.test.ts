@@ -85,3 +85,131 @@ describe("an access's mark on the Bucket", () => {
     ]);
   });
 });
+
+// A grant's lifecycle against a client that records its writes, in order.
+const Stores = t('Store');
+const Grants = t('Grant');
+const platform = 'platform';
+const reader: AccessClaim = {
+  apiVersion: Accesses.apiVersion,
+  kind: 'BucketAccess',
+  metadata: { name: 'reader', namespace: 'team-b', uid: 'reader-uid', finalizers: [FINALIZER_CLAIM] },
+  spec: { bucketRef: { namespace: 'team-a', name: 'orders' }, mode: 'ReadOnly', writeConnectionSecretToRef: { name: 'orders-ro' } },
+};
+const readerRef = { apiVersion: Accesses.apiVersion, kind: 'BucketAccess', name: 'reader', namespace: 'team-b', uid: 'reader-uid' };
+const grantOf = (name: string): ManagedResource =>
+  ({
+    apiVersion: Grants.apiVersion,
+    kind: 'Grant',
+    metadata: { name, namespace: platform, uid: `${name}-uid` },
+    spec: { claimRef: readerRef, reclaimPolicy: 'Delete' },
+  }) as ManagedResource;
+
+function grantWorld(o: { access: AccessClaim; grants?: ManagedResource[]; live?: Record<string, unknown>; secrets?: SecretObject[] }) {
+  const writes: string[] = [];
+  const live = new Map<string, unknown>(Object.entries(o.live ?? {}));
+  const key = (type: ResourceType, k: ObjectKey) => `${type.kind} ${k.namespace}/${k.name}`;
+  const client = {
+    get: async (type: ResourceType, k: ObjectKey) => live.get(key(type, k)),
+    create: async (type: ResourceType, obj: ManagedResource) => {
+      writes.push(`create ${key(type, obj.metadata)}`);
+      const made = { ...obj, metadata: { ...obj.metadata, uid: `${obj.metadata.name}-uid` } };
+      live.set(key(type, obj.metadata), made);
+      return made;
+    },
+    update: async (type: ResourceType, obj: AccessClaim) => {
+      writes.push(`update ${key(type, obj.metadata)} resourceRef=${JSON.stringify(obj.spec?.resourceRef ?? null)}`);
+      return obj;
+    },
+    updateStatus: async (type: ResourceType, obj: ManagedResource) => {
+      if (type !== Accesses) writes.push(`status ${key(type, obj.metadata)} ${obj.status?.bindingPhase}`);
+      return obj;
+    },
+    delete: async (type: ResourceType, k: ObjectKey) => void writes.push(`delete ${key(type, k)}`),
+    mergePatch: async () => ({}),
+    jsonPatch: async (_type: ResourceType, _k: ObjectKey, ops: unknown, obj?: AccessClaim) => {
+      writes.push(`patch ${JSON.stringify(ops)}`);
+      return obj ?? {};
+    },
+  } as unknown as Client;
+  const store = {
+    apiVersion: Stores.apiVersion,
+    kind: 'Store',
+    metadata: { name: 'orders-store', namespace: platform, uid: 'store-uid' },
+    spec: { claimRef: { apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'orders', namespace: 'team-a', uid: 'orders-uid' } },
+  } as unknown as ManagedResource;
+  const bound = {
+    ...bucket,
+    spec: { ...bucket.spec, resourceRef: { apiVersion: Stores.apiVersion, kind: 'Store', name: 'orders-store', namespace: platform } },
+    status: { bindingPhase: 'Bound' },
+  };
+  const reconciler = new AccessReconciler({
+    client,
+    recorder: { normal: () => {}, warning: () => {} } as never,
+    accesses: { type: Accesses, cache: mapCache(new Map([['team-b/reader', o.access]])) },
+    buckets: { type: Buckets, cache: mapCache(new Map([['team-a/orders', bound as never]])) },
+    grantors: [
+      {
+        managed: Stores,
+        grants: Grants,
+        grant: (_mr, _mode, name) => ({ apiVersion: Grants.apiVersion, kind: 'Grant', metadata: { name }, spec: {} }) as ManagedResource,
+        reaches: () => 'orders',
+      },
+    ],
+    lent: [{ type: Stores, cache: mapCache(new Map([[`${platform}/orders-store`, store]])) }],
+    granted: [{ type: Grants, cache: mapCache(new Map((o.grants ?? []).map((g) => [`${platform}/${g.metadata.name}`, g]))) }],
+    secrets: mapCache(new Map((o.secrets ?? []).map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]))),
+  });
+  return { writes, reconcile: () => reconciler.reconcile('team-b/reader', new AbortController().signal) };
+}
+
+describe("an access's grant", () => {
+  it('is named in spec.resourceRef before it is made, so that a deletion finds it however late its cache is', async () => {
+    const world = grantWorld({ access: reader });
+    await world.reconcile();
+    const name = world.writes.find((w) => w.startsWith('create '))!.split('/')[1]!;
+    expect(world.writes.slice(0, 3)).toEqual([
+      `update BucketAccess team-b/reader resourceRef=${JSON.stringify({ apiVersion: Grants.apiVersion, kind: 'Grant', name, namespace: platform })}`,
+      `create Grant ${platform}/${name}`,
+      `update BucketAccess team-b/reader resourceRef=${JSON.stringify({ apiVersion: Grants.apiVersion, kind: 'Grant', name, namespace: platform, uid: `${name}-uid` })}`,
+    ]);
+  });
+
+  it('is revoked when the access is deleted before the cache of grants has heard of it', async () => {
+    const deleting: AccessClaim = {
+      ...reader,
+      metadata: { ...reader.metadata, deletionTimestamp: '2026-11-29T00:00:00Z' },
+      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'just-made', namespace: platform } },
+    };
+    const world = grantWorld({ access: deleting, live: { [`Grant ${platform}/just-made`]: grantOf('just-made') } });
+    await world.reconcile();
+    expect(world.writes.filter((w) => !w.startsWith('patch'))).toEqual([
+      `status Grant ${platform}/just-made Released`,
+      `delete Grant ${platform}/just-made`,
+    ]);
+  });
+
+  it("is not taken for the access's when the resource its resourceRef names belongs to another claim", async () => {
+    const deleting: AccessClaim = {
+      ...reader,
+      metadata: { ...reader.metadata, deletionTimestamp: '2026-11-29T00:00:00Z' },
+      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'theirs', namespace: platform } },
+    };
+    const theirs = { ...grantOf('theirs'), spec: { claimRef: { ...readerRef, namespace: 'team-c', uid: 'c-uid' } } };
+    const world = grantWorld({ access: deleting, live: { [`Grant ${platform}/theirs`]: theirs } });
+    await world.reconcile();
+    expect(world.writes.filter((w) => !w.startsWith('patch'))).toEqual([]);
+  });
+
+  it("takes its copy of the grant's Secret along once nothing is held, when the Bucket stops sharing", async () => {
+    const copy = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'orders-ro', namespace: 'team-b', uid: 'copy-uid', ownerReferences: [{ uid: 'reader-uid', controller: true }] },
+    } as unknown as SecretObject;
+    const refused: AccessClaim = { ...reader, spec: { ...reader.spec, mode: 'ReadWrite' } };
+    const world = grantWorld({ access: refused, secrets: [copy], live: { 'Secret team-b/orders-ro': copy } });
+    await world.reconcile();
+    expect(world.writes).toEqual(['delete Secret team-b/orders-ro']);
+  });
+});
