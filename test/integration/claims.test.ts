@@ -398,4 +398,38 @@ describe('Bucket claims', () => {
     const untouched = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: PLATFORM, name: taken });
     expect([untouched?.spec.claimRef?.name, untouched?.status?.bindingPhase]).toEqual(['owner', undefined]);
   });
+
+  it('a reservation the claim never bound (a claimRef without uid) is neither released nor deleted with it', async () => {
+    const n = rook.ns.refs;
+    const reserved = uniqueName('reserved');
+    // Reserved for refs/spare by name, before that claim exists (paused: nothing of it in the target).
+    await control.create(kinds.ObjectStore, {
+      apiVersion: kinds.ObjectStore.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name: reserved, namespace: PLATFORM, annotations: { 'crossplane.io/paused': 'true' } },
+      spec: {
+        forProvider: { scope: { nodeCount: 4 } },
+        targetNamespace: 'rook-minio',
+        providerRef: { name: 'demo-kubernetes' },
+        reclaimPolicy: 'Delete',
+        claimRef: { apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'spare', namespace: n },
+      },
+    });
+    // The claim takes its class instead, and binds a resource of its own.
+    await control.create(Buckets, bucket({ namespace: n, name: 'spare' }));
+    const claim = await waitForBound({ namespace: n, name: 'spare' });
+    expect(claim.spec.resourceRef?.name).not.toBe(reserved);
+    await control.delete(Buckets, { namespace: n, name: 'spare' });
+    await eventually(async () => !(await getBucket({ namespace: n, name: 'spare' })), 'the claim to be gone');
+    await eventually(
+      async () => !(await control.get(kinds.ObjectStore, { namespace: PLATFORM, name: claim.spec.resourceRef!.name })),
+      'its own resource to be gone',
+    );
+    const kept = await control.get<ObjectStore>(kinds.ObjectStore, { namespace: PLATFORM, name: reserved });
+    expect([kept?.metadata.deletionTimestamp, kept?.status?.bindingPhase, kept?.spec.claimRef?.name]).toEqual([
+      undefined,
+      undefined,
+      'spare',
+    ]);
+  });
 });

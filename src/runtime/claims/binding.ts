@@ -27,6 +27,7 @@ import {
   placementFor,
   referenceTo,
   refersTo,
+  heldBy,
   type Claim,
   type Lookup,
   type ObjectReference,
@@ -324,10 +325,10 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     const ref = claim.spec?.resourceRef;
     // A crash between creating the resource and recording it leaves it unreferenced: find it by its claimRef.
     const candidates = new Map<string, ReadonlyDeep<MR>>();
-    for (const mr of this.o.managed.cache.list()) if (refersTo(claimRefOf(mr), claim)) candidates.set(mr.metadata.uid!, mr);
+    for (const mr of this.o.managed.cache.list()) if (heldBy(mr, claim)) candidates.set(mr.metadata.uid!, mr);
     if (ref) {
       const live = await this.o.client.get<MR>(this.o.managed.type, { namespace: ref.namespace, name: ref.name }, signal);
-      if (live && refersTo(claimRefOf(live), claim)) candidates.set(live.metadata.uid!, live as ReadonlyDeep<MR>);
+      if (live && heldBy(live as ReadonlyDeep<MR>, claim)) candidates.set(live.metadata.uid!, live as ReadonlyDeep<MR>);
     }
     const type = this.o.managed.type;
     await releaseClaim(

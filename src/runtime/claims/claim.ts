@@ -71,6 +71,20 @@ export function refersTo(ref: ReadonlyDeep<ObjectReference> | undefined, claim: 
   );
 }
 
+/**
+ * A managed resource the claim holds, to release with it: one whose claimRef names it with its uid,
+ * or a reservation (a claimRef without uid, written before the claim existed) only when it is the
+ * very resource the claim's resourceRef names. A reservation the claim never bound is not its to
+ * release, nor, under reclaim policy Delete, to delete.
+ */
+export function heldBy(mr: ReadonlyDeep<KubeObjectLike & { spec: Record<string, unknown> }>, claim: ReadonlyDeep<Claim>): boolean {
+  const ref = claimRefOf(mr);
+  if (!refersTo(ref, claim)) return false;
+  if (ref!.uid) return true;
+  const bound = claim.spec?.resourceRef;
+  return bound !== undefined && bound.name === mr.metadata.name && bound.namespace === mr.metadata.namespace && bound.kind === mr.kind;
+}
+
 // The alphabet Kubernetes uses for generateName suffixes: no vowels, no look-alikes.
 const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 

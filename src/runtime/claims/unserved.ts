@@ -10,7 +10,7 @@ import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_EXTERNAL_NAME, hasFinalizer, isDeleting } from '../../kit/meta.ts';
 import { done, type Reconciler, type Result } from '../../kit/controller/result.ts';
-import { FINALIZER_CLAIM, claimRefOf, refersTo, type Claim, type PortableClass } from './claim.ts';
+import { FINALIZER_CLAIM, heldBy, type Claim, type PortableClass } from './claim.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
 import { importNotAllowed, portableClassNotFound, resourceNotReserved, unsupportedClass } from './refusals.ts';
 import { releaseClaim } from './release.ts';
@@ -73,7 +73,7 @@ export class UnservedClaimReconciler implements Reconciler {
     const held = this.o.served.flatMap((s) =>
       s.managedCache
         .list()
-        .filter((mr) => refersTo(claimRefOf(mr), claim))
+        .filter((mr) => heldBy(mr, claim))
         .map((mr) => ({ type: s.managed, mr })),
     );
     await releaseClaim(this.writer, claim, held, signal);
