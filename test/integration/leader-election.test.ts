@@ -8,6 +8,7 @@ import { repoRoot } from '../kit/cluster.ts';
 import { KubeClient, type KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Leases } from '../../src/kit/kube/resources.ts';
 import { LeaderElector, type LeaderElectionOptions } from '../../src/kit/controller/leader.ts';
+import { Manager } from '../../src/kit/controller/manager.ts';
 import type { Logger } from '../../src/kit/logger.ts';
 import { adminClient, kubeConfigOf, testCluster, uniqueName } from '../kit/env.ts';
 import { createNamespace, installCrds, ourCrds } from '../kit/provider.ts';
@@ -119,6 +120,32 @@ describe('leader election', () => {
     expect(Date.now() - lastRenew).toBeLessThan(timing.leaseDurationMs);
     expect(a.log.messages).toContain('leader election: renewal failed');
     await client.close();
+  });
+});
+
+describe('a Manager with leader election', () => {
+  it('renews its lease from the moment it holds it, however long it takes before its controllers start', async () => {
+    const lease = uniqueName('slow-start');
+    const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+    let lost = false;
+    const manager = new Manager({
+      control: kubeConfigOf(testCluster('control')),
+      log: recordingLogger(),
+      fieldManager: 'leader-test',
+      leaderElection: { namespace: ns, name: lease, identity: 'slow', ...timing, lost: () => void (lost = true) },
+    });
+    try {
+      expect(await manager.lead()).toBe(true);
+      // Whatever comes between holding the Lease and starting (the Provider system's setup, the caches'
+      // first lists) may outlast the lease: a candidate trying for twice its length never gets it.
+      const other = elector(lease, 'other', timing);
+      expect(await other.elector.acquire(AbortSignal.timeout(2 * timing.leaseDurationMs))).toBe(false);
+      expect((await holderOf(lease))?.holderIdentity).toBe('slow');
+      expect(lost).toBe(false);
+      expect(await manager.start()).toBe(true);
+    } finally {
+      await manager.stop();
+    }
   });
 });
 

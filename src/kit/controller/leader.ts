@@ -40,6 +40,12 @@ export class LeaderElector {
   private readonly o: Required<LeaderElectionOptions>;
   /** The last record seen and when we saw it change: expiry is measured from that moment. */
   private observed?: { spec: LeaseSpec; at: number };
+  /**
+   * When the last write that held the Lease was sent (a monotonic clock: a wall-clock jump neither
+   * lengthens nor cuts the renew deadline). hold() measures its deadline from here, so the time
+   * between acquiring and holding (the caches' first lists) counts against it.
+   */
+  private renewedAt = 0;
 
   constructor(opts: LeaderElectionOptions) {
     this.o = {
@@ -79,19 +85,18 @@ export class LeaderElector {
    * someone else holds the Lease, or no renewal succeeded for renewDeadline.
    */
   async hold(signal: AbortSignal): Promise<'lost' | 'stopped'> {
-    let lastRenew = Date.now();
     while (!signal.aborted) {
       await sleep(this.o.retryPeriodMs, signal);
       if (signal.aborted) break;
-      const remaining = lastRenew + this.o.renewDeadlineMs - Date.now();
-      const attempt = AbortSignal.any([signal, AbortSignal.timeout(Math.max(remaining, 1))]);
+      const remaining = this.renewedAt + this.o.renewDeadlineMs - performance.now();
+      const attempt = AbortSignal.any([signal, AbortSignal.timeout(Math.max(Math.ceil(remaining), 1))]);
       const outcome = await this.tryAcquireOrRenew(attempt).catch((err: unknown) => {
         this.o.log.warn('leader election: renewal failed', { lease: this.where, error: (err as Error).message });
         return 'failed' as const;
       });
-      if (outcome === 'held') lastRenew = Date.now();
-      else if (signal.aborted) break;
-      else if (outcome === 'heldByOther' || Date.now() - lastRenew >= this.o.renewDeadlineMs) {
+      if (outcome === 'held') continue;
+      if (signal.aborted) break;
+      if (outcome === 'heldByOther' || performance.now() - this.renewedAt >= this.o.renewDeadlineMs) {
         leaderStatus.set({ name: this.o.name }, 0);
         this.o.log.warn('leader election: lost the lease', { lease: this.where, leader: this.observed?.spec.holderIdentity });
         return 'lost';
@@ -128,6 +133,7 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<'held' | 'heldByOther' | 'failed'> {
+    const sent = performance.now();
     const now = Date.now();
     const mine: LeaseSpec = {
       holderIdentity: this.o.identity,
@@ -148,6 +154,7 @@ export class LeaderElector {
         throw err;
       }
       this.observed = { spec, at: now };
+      this.renewedAt = sent;
       return 'held';
     }
 
@@ -172,6 +179,7 @@ export class LeaderElector {
       throw err;
     }
     this.observed = { spec, at: now };
+    this.renewedAt = sent;
     return 'held';
   }
 }

@@ -57,6 +57,8 @@ export class Manager {
   private readonly stopping = new AbortController();
   private server?: ProbeServer;
   private leading?: Promise<boolean>;
+  /** Set when the Lease is lost (another process leads): the controllers must not start. */
+  private leaseLost = false;
   /** Run by stop(): e.g. metrics that read this manager's caches stop reading them. */
   readonly cleanups: (() => void)[] = [];
 
@@ -133,7 +135,14 @@ export class Manager {
       if (!this.elector) return true;
       const { namespace, name } = this.opts.leaderElection!;
       this.health.set('standby', `waiting for Lease ${namespace}/${name}`);
-      return this.elector.acquire(this.stopping.signal);
+      if (!(await this.elector.acquire(this.stopping.signal))) return false;
+      // Renewed from now on, not once the caches have synced: their first lists may take longer than the lease.
+      void this.elector.hold(this.stopping.signal).then((outcome) => {
+        if (outcome !== 'lost') return;
+        this.leaseLost = true;
+        this.opts.leaderElection!.lost();
+      });
+      return true;
     })();
     return this.leading;
   }
@@ -143,14 +152,13 @@ export class Manager {
     if (!(await this.lead())) return false;
     this.health.set('syncing');
     await Promise.all([...this.informers.values()].map((i) => i.start()));
+    // A Lease lost while the caches synced (someone else leads now): nothing starts.
+    if (this.leaseLost || this.stopping.signal.aborted) return false;
     for (const c of this.controllers) c.start();
     for (const r of this.runnables) await r.start();
     this.health.watch(this.sources);
     if (this.stopping.signal.aborted) return false;
     this.health.set('running');
-    void this.elector?.hold(this.stopping.signal).then((outcome) => {
-      if (outcome === 'lost') this.opts.leaderElection!.lost();
-    });
     return true;
   }
 
