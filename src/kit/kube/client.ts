@@ -15,6 +15,9 @@ export type { Client, DeleteOptions, Deletion, KubeObjectLike, ListResult, Selec
 export type { ClientOptions, RequestOptions } from './session.ts';
 export { WATCH_IDLE_MS, WatchStalledError, type WatchEventType, type WatchHandler, type WatchOptions } from './watch.ts';
 
+/** The most pages one list follows: 200,000 objects of a type, far past any cluster we list. */
+const MAX_LIST_PAGES = 400;
+
 export class KubeClient implements Client {
   readonly server: string;
   private readonly session: ServerSession;
@@ -65,7 +68,11 @@ export class KubeClient implements Client {
     const items: T[] = [];
     let cont: string | undefined;
     let resourceVersion: string;
+    let pages = 0;
     do {
+      // A server whose list never ends (a continue token on every page) is not followed for ever.
+      if (++pages > MAX_LIST_PAGES)
+        throw this.session.tooLarge(200, 'LIST', resourcePath(type, opts.namespace), `${MAX_LIST_PAGES} pages of 500`);
       const page = await this.request<{ items: T[]; metadata: { continue?: string; resourceVersion: string } }>(
         'GET',
         resourcePath(type, opts.namespace),

@@ -7,7 +7,7 @@ import { CredentialPluginError, KubeError, knownReason, networkError } from './e
 import { authenticate, type ClusterAccess } from './config.ts';
 import { restClientRequests } from '../metrics.ts';
 import { ReasonedError } from '../conditions.ts';
-import { closePool, connectionPool, exchange, readText, type Pool } from './transport.ts';
+import { AnswerTooLarge, closePool, connectionPool, exchange, readText, type Pool } from './transport.ts';
 import { backoffDelay, sleep } from '../backoff.ts';
 
 export interface RequestOptions {
@@ -190,6 +190,7 @@ export class ServerSession {
     try {
       text = await readText(res);
     } catch (err) {
+      if (err instanceof AnswerTooLarge) throw this.tooLarge(code, method, path, err.limit);
       throw networkError(this.label, signal.aborted ? signal.reason : err, this.trusted);
     }
     if (code < 200 || code > 299) throw this.statusError(code, text, method, path);
@@ -202,6 +203,12 @@ export class ServerSession {
     const pool = this.pool;
     this.pool = undefined;
     if (pool) closePool(pool);
+  }
+
+  /** An answer (or a watch event, a list) past what is read of it, in our words. */
+  tooLarge(code: number, method: string, path: string, limit: number | string): KubeError {
+    const size = typeof limit === 'number' ? `${limit / (1024 * 1024)} MiB` : limit;
+    return new KubeError(code, 'Unknown', `${method} ${path}: ${this.label} answered more than ${size}; not read further`);
   }
 
   /** JSON.parse, but a body that is not JSON fails in our words (a SyntaxError quotes the body). */

@@ -121,9 +121,33 @@ function dropIdle(agent: HttpAgent): void {
   for (const idle of Object.values(agent.freeSockets).flat()) idle?.destroy();
 }
 
-/** The whole body as text. An abort (the caller's signal) destroys the request, which ends this with an error. */
-export async function readText(res: IncomingMessage): Promise<string> {
+/**
+ * The most of one answer read whole: a page of 500 objects of at most 1.5 MiB each (etcd's limit)
+ * could be larger, but any we list is far smaller, and a server that sends more (one a user's
+ * Provider Secret names may) would otherwise grow the process until it is killed.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/** An answer longer than readText reads: the connection is closed at that size. */
+export class AnswerTooLarge extends Error {
+  readonly limit: number;
+  constructor(limit: number) {
+    super(`the answer is larger than ${limit / (1024 * 1024)} MiB`);
+    this.limit = limit;
+  }
+}
+
+/** The whole body as text, up to `limit` bytes. An abort (the caller's signal) destroys the request, which ends this with an error. */
+export async function readText(res: IncomingMessage, limit = MAX_ANSWER_BYTES): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of res) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of res) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      res.destroy();
+      throw new AnswerTooLarge(limit);
+    }
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }

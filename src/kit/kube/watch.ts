@@ -107,6 +107,9 @@ async function openWatch(session: ServerSession, url: URL, auth: Auth, signal: A
   return res;
 }
 
+/** The longest watch event read: an object is at most 1.5 MiB in etcd. */
+const MAX_EVENT_CHARS = 16 * 1024 * 1024;
+
 /** Reads a watch's newline-separated events, ending it when the server says nothing for watchIdleMs. */
 async function readEvents(
   watch: { session: ServerSession; watchIdleMs: number; type: ResourceType; path: string; signal: AbortSignal },
@@ -120,15 +123,19 @@ async function readEvents(
     res.destroy();
   }, watchIdleMs);
   res.setEncoding('utf8');
-  let buffered = '';
+  // The part of an event not ended yet, in pieces: only a new piece is searched for the line's end.
+  let partial: string[] = [];
+  let partialChars = 0;
   try {
     for await (const chunk of res) {
       idle.refresh();
-      buffered += chunk as string;
+      let text = chunk as string;
       let nl;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
+      while ((nl = text.indexOf('\n')) >= 0) {
+        const line = partial.join('') + text.slice(0, nl);
+        partial = [];
+        partialChars = 0;
+        text = text.slice(nl + 1);
         if (!line.trim()) continue;
         const event = session.parse(line, 200, 'WATCH', path) as {
           type: WatchEventType;
@@ -140,6 +147,12 @@ async function readEvents(
         }
         onEvent(event.type, event.type === 'BOOKMARK' ? event.object : { apiVersion: type.apiVersion, kind: type.kind, ...event.object });
       }
+      if (!text) continue;
+      partial.push(text);
+      partialChars += text.length;
+      // One event is one object (at most 1.5 MiB in etcd): a line that never ends is not kept growing.
+      if (partialChars > MAX_EVENT_CHARS)
+        throw session.tooLarge(200, 'WATCH', path, `${MAX_EVENT_CHARS / (1024 * 1024)} Mi characters in one event`);
     }
   } catch (err) {
     if (err instanceof KubeError) throw err;

@@ -57,12 +57,36 @@ const routes: Record<string, (res: ServerResponse, req: IncomingMessage) => void
     res
       .writeHead(200, { 'Content-Type': 'application/json' })
       .end(JSON.stringify({ type: 'ERROR', object: status(500, 'InternalError') }) + '\n'),
+  // Endless answers: 70 MiB of a body; a watch event that never ends its line; a list whose every page says continue.
+  huge: (res) => stream(res, 70 * 1024 * 1024, 'x'),
+  endless: (res) => stream(res, 20 * 1024 * 1024, '{"type":"ADDED","object":{"metadata":{"name":"'),
+  forever: (res) => {
+    listPages++;
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"items":[],"metadata":{"continue":"more","resourceVersion":"1"}}');
+  },
   // A watch that opens, sends one event, then says nothing more (no event, no bookmark).
   secrets: (res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'one', resourceVersion: '7' } } }) + '\n');
   },
 };
+
+let listPages = 0;
+
+/** Writes `total` bytes of `text`, repeated, heeding backpressure, until done or the client hangs up. */
+function stream(res: ServerResponse, total: number, text: string): void {
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  const chunk = Buffer.alloc(1024 * 1024, text);
+  let sent = 0;
+  const more = (): void => {
+    while (sent < total && !res.destroyed) {
+      sent += chunk.length;
+      if (!res.write(chunk)) return void res.once('drain', more);
+    }
+    if (!res.destroyed) res.end();
+  };
+  more();
+}
 
 let server: Server;
 let port: number;
@@ -161,6 +185,35 @@ describe('KubeClient with an untrusted server', () => {
     expect(err).toBeInstanceOf(KubeError);
     expect(err).toMatchObject({ code: 500, reason: 'InternalError' });
     expect(err.message).not.toContain(ATTACK);
+  });
+});
+
+describe('KubeClient against a server that never stops sending', () => {
+  const type = (plural: string) => ({ apiVersion: 'v1', kind: 'Thing', plural, namespaced: true });
+
+  it('reads no more than 64 MiB of an answer', async () => {
+    const err = await failure(untrusted().get(ConfigMaps, { namespace: 'ns', name: 'huge' }));
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err.message).toBe('GET /api/v1/namespaces/ns/configmaps/huge: the target cluster answered more than 64 MiB; not read further');
+  });
+
+  it('reads no more than 16 Mi characters of one watch event', async () => {
+    const err = await failure(
+      untrusted().watch(type('endless'), { namespace: 'ns', resourceVersion: '1', signal: new AbortController().signal }, () => {}),
+    );
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err.message).toBe(
+      'WATCH /api/v1/namespaces/ns/endless: the target cluster answered more than 16 Mi characters in one event; not read further',
+    );
+  });
+
+  it('follows no more than 400 pages of a list', async () => {
+    listPages = 0;
+    const err = await failure(untrusted().list(type('forever'), { namespace: 'ns' }));
+    expect(err.message).toBe(
+      'LIST /api/v1/namespaces/ns/forever: the target cluster answered more than 400 pages of 500; not read further',
+    );
+    expect(listPages).toBe(400);
   });
 });
 
