@@ -121,7 +121,7 @@ export class LeakSweeper<MR extends ManagedResource> {
           }
           const leak = await this.judge(target, type, obj, pass);
           if (!leak) continue;
-          if (key && leak.report.kept && !leak.report.unproven) this.keptNamespaces.set(key, now + KEPT_NAMESPACE_RECHECK_MS);
+          if (key && leak.listedContents) this.keptNamespaces.set(key, now + KEPT_NAMESPACE_RECHECK_MS);
           reports.push(leak.report);
           this.record(leak.report, providers.find((p) => p.metadata.namespace === leak.owner.namespace) ?? providers[0]!);
         }
@@ -180,7 +180,7 @@ export class LeakSweeper<MR extends ManagedResource> {
     type: ResourceType,
     obj: TargetObject,
     pass: Pass,
-  ): Promise<{ report: LeakReport; owner: OwnerKey } | undefined> {
+  ): Promise<{ report: LeakReport; owner: OwnerKey; listedContents?: boolean } | undefined> {
     const owner = this.o.marks.claimedOwner(obj);
     if (!owner || owner.resource !== this.o.kind.resource || obj.metadata.deletionTimestamp) return undefined;
     if (!this.watches(owner.namespace) || this.o.marks.keptOnRelease(obj)) return undefined;
@@ -214,15 +214,25 @@ export class LeakSweeper<MR extends ManagedResource> {
       report.kept = remade;
       report.unproven = true;
     } else if (this.o.reportOnly) report.kept = 'leak mode is report';
-    else report.kept = await this.remove(target.client, type, obj, pass.signal);
+    else {
+      const removed = await this.remove(target.client, type, obj, pass.signal);
+      report.kept = removed?.why;
+      report.deleted = report.kept === undefined;
+      // Kept for what else is in it: that took a list of every namespaced type there.
+      return { report, owner, listedContents: removed?.byStores === false };
+    }
     report.deleted = report.kept === undefined;
     return { report, owner };
   }
 
-  /** Deletes a leaked object; returns why it was kept instead, if it was. */
-  private async remove(client: KubeClient, type: ResourceType, obj: TargetObject, signal?: AbortSignal): Promise<string | undefined> {
-    if (type === Namespaces)
-      return (await deleteNamespaceIfUnused(client, this.o.marks, obj.metadata.name, this.o.kind.target, signal))?.why;
+  /** Deletes a leaked object; says why it was kept instead, if it was (for a namespace, whether by its stores alone). */
+  private async remove(
+    client: KubeClient,
+    type: ResourceType,
+    obj: TargetObject,
+    signal?: AbortSignal,
+  ): Promise<{ why: string; byStores: boolean } | undefined> {
+    if (type === Namespaces) return deleteNamespaceIfUnused(client, this.o.marks, obj.metadata.name, this.o.kind.target, signal);
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
     await client.delete(type, { namespace: obj.metadata.namespace, name: obj.metadata.name }, { uid: obj.metadata.uid, signal });
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
