@@ -106,6 +106,10 @@ interface ScopeLoop {
   notServed: number;
   /** A scope that never worked (a CRD not installed yet) recovers when it first works, but never "fails". */
   health: 'new' | 'ok' | 'failing';
+  /** Events (bookmarks too) the current pass received. */
+  events: number;
+  /** Passes in a row that ended at once having received nothing. */
+  quick: number;
 }
 
 export class Informer<T extends KubeObjectLike> implements Probe {
@@ -240,9 +244,21 @@ export class Informer<T extends KubeObjectLike> implements Probe {
   /** One scope's list/watch loop: it runs until stop(), each failure handled and retried. */
   private async run(namespace: string | undefined, markSynced: () => void): Promise<void> {
     const signal = this.abort.signal;
-    const loop: ScopeLoop = { namespace, scope: namespace ?? '', markSynced, failures: 0, toldUser: false, notServed: 0, health: 'new' };
+    const loop: ScopeLoop = {
+      namespace,
+      scope: namespace ?? '',
+      markSynced,
+      failures: 0,
+      toldUser: false,
+      notServed: 0,
+      health: 'new',
+      events: 0,
+      quick: 0,
+    };
     this.alive(loop);
     while (!signal.aborted) {
+      const started = performance.now();
+      loop.events = 0;
       try {
         await this.listAndWatch(loop);
       } catch (err) {
@@ -250,6 +266,11 @@ export class Informer<T extends KubeObjectLike> implements Probe {
         this.alive(loop);
         await this.recover(loop, err);
       }
+      // A watch that ends (or is refused as too old) as soon as it opens, having brought nothing, is
+      // opened again at once the first time, then a second later: a server doing that every time
+      // would otherwise be asked without pause.
+      loop.quick = loop.events === 0 && performance.now() - started < QUICK_PASS_MS ? loop.quick + 1 : 0;
+      if (loop.quick > 1) await sleep(QUICK_PASS_MS, signal);
     }
   }
 
@@ -277,7 +298,12 @@ export class Informer<T extends KubeObjectLike> implements Probe {
       { namespace, labelSelector, fieldSelector, resourceVersion: loop.resourceVersion, signal, onOpen: () => this.succeeded(loop) },
       (type, obj) => {
         this.alive(loop);
-        loop.resourceVersion = obj.metadata.resourceVersion ?? loop.resourceVersion;
+        loop.events++;
+        // A bookmark carries only a resourceVersion; any other event without a named object is not cached.
+        if (type !== 'BOOKMARK' && !wellFormed(obj))
+          return void this.opts.log.debug('ignoring a watch event without an object name', { resource: this.type.plural });
+        const version = (obj as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+        if (typeof version === 'string') loop.resourceVersion = version;
         if (type === 'ADDED' || type === 'MODIFIED') this.upsert(obj as T);
         else if (type === 'DELETED') this.remove(obj as T);
       },
@@ -368,6 +394,7 @@ export class Informer<T extends KubeObjectLike> implements Probe {
   private replace(items: T[], namespace: string | undefined): void {
     const seen = new Set<string>();
     for (const item of items) {
+      if (!wellFormed(item)) continue;
       seen.add(keyOf(item.metadata));
       this.upsert(item);
     }
@@ -387,8 +414,22 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     this.gone.delete(key);
     this.store.set(key, obj);
     for (const h of this.handlers) {
-      if (old) h.updated?.(old as ReadonlyDeep<T>, obj as ReadonlyDeep<T>);
-      else h.added?.(obj as ReadonlyDeep<T>);
+      this.notify(() => {
+        if (old) h.updated?.(old as ReadonlyDeep<T>, obj as ReadonlyDeep<T>);
+        else h.added?.(obj as ReadonlyDeep<T>);
+      });
+    }
+  }
+
+  /**
+   * Runs one handler: one that throws (on an object a hostile server shaped) is logged, and neither
+   * keeps the others from the event nor passes for a failure of the watch.
+   */
+  private notify(call: () => void): void {
+    try {
+      call();
+    } catch (err) {
+      this.opts.log.error('informer event handler failed', { resource: this.type.plural, error: (err as Error).message });
     }
   }
 
@@ -402,8 +443,17 @@ export class Informer<T extends KubeObjectLike> implements Probe {
       this.gone.set(key, old.metadata.uid);
       if (this.gone.size > GONE_KEPT) this.gone.delete(this.gone.keys().next().value!);
     }
-    for (const h of this.handlers) h.deleted?.(old as ReadonlyDeep<T>);
+    for (const h of this.handlers) this.notify(() => h.deleted?.(old as ReadonlyDeep<T>));
   }
+}
+
+/** How soon a pass that brought nothing counts as ended at once, and how long the next waits after two. */
+const QUICK_PASS_MS = 1_000;
+
+/** An object a cache can hold: a metadata object with a name (a bookmark's object aside, which has none). */
+function wellFormed(obj: unknown): obj is KubeObjectLike {
+  const meta = (obj as { metadata?: unknown } | null)?.metadata as { name?: unknown } | null | undefined;
+  return typeof meta === 'object' && meta !== null && typeof meta.name === 'string';
 }
 
 /** How many deletions an informer remembers (wasDeleted): enough for a burst's next passes; older ones read live. */

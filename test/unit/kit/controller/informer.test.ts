@@ -99,3 +99,74 @@ describe('Informer health', () => {
     await inf.stop();
   });
 });
+
+describe('Informer against a server that misbehaves', () => {
+  /** A client whose list answers at once and whose every watch runs `watch` with the event callback. */
+  function serving(watch: (onEvent: (type: string, obj: unknown) => void, signal: AbortSignal) => Promise<void>) {
+    let watches = 0;
+    const client = {
+      list: async () => ({ items: [], resourceVersion: '1' }),
+      watch: async (_t: unknown, o: { signal: AbortSignal }, onEvent: (type: string, obj: unknown) => void) => {
+        watches++;
+        await watch(onEvent, o.signal);
+      },
+    } as unknown as KubeClient;
+    return { client, watches: () => watches };
+  }
+
+  it('tells every handler of an event although one throws, and does not count that as a failing watch', async () => {
+    let delivered = false;
+    const { client } = serving(async (onEvent, signal) => {
+      if (!delivered) onEvent('ADDED', cm('2', 'a'));
+      delivered = true;
+      await new Promise((resolve) => signal.addEventListener('abort', resolve)); // then holds the watch open
+    });
+    const inf = new Informer<ReturnType<typeof cm>>(client, type, { log: silentLogger });
+    const told: string[] = [];
+    inf.on({
+      added: () => {
+        throw new Error('a handler tripped on the object');
+      },
+    });
+    inf.on({ added: (obj) => void told.push(obj.metadata.name) });
+    void inf.start();
+    await eventually(async () => (told.length ? true : undefined), 'the second handler to be told', { timeoutMs: 2_000, delayMs: 10 });
+    expect([told, inf.failing, inf.get('ns/c')?.data.v]).toEqual([['c'], false, 'a']);
+    await inf.stop();
+  });
+
+  it("caches no object without a name, and keeps a bookmark's resourceVersion", async () => {
+    const versions: unknown[] = [];
+    let round = 0;
+    const client = {
+      list: async () => ({ items: [{ metadata: {} }, cm('1', 'listed')], resourceVersion: '1' }),
+      watch: async (_t: unknown, o: { resourceVersion: string; signal: AbortSignal }, onEvent: (type: string, obj: unknown) => void) => {
+        versions.push(o.resourceVersion);
+        if (round++ === 0) {
+          onEvent('ADDED', null);
+          onEvent('MODIFIED', { metadata: { name: 7, resourceVersion: '5' } });
+          onEvent('BOOKMARK', { metadata: { resourceVersion: '9' } });
+          return;
+        }
+        await new Promise((resolve) => o.signal.addEventListener('abort', resolve));
+      },
+    } as unknown as KubeClient;
+    const inf = new Informer<ReturnType<typeof cm>>(client, type, { log: silentLogger });
+    void inf.start();
+    await eventually(async () => (versions.length === 2 ? true : undefined), 'a second watch', { timeoutMs: 2_000, delayMs: 10 });
+    expect([versions, inf.list().map((o) => o.metadata.name), inf.failing]).toEqual([['1', '9'], ['c'], false]);
+    await inf.stop();
+  });
+
+  it('does not open watch after watch without pause when each ends as soon as it opens', async () => {
+    // Each watch ends on the next turn of the event loop, as a server closing it at once would.
+    const { client, watches } = serving(() => new Promise((resolve) => setImmediate(resolve)));
+    const inf = new Informer(client, type, { log: silentLogger });
+    void inf.start();
+    const started = Date.now();
+    await eventually(async () => (Date.now() - started >= 1_500 ? true : undefined), '1.5 s to pass', { timeoutMs: 3_000, delayMs: 100 });
+    await inf.stop();
+    // At once, at once, then one a second: a handful, not thousands.
+    expect(watches()).toBeLessThanOrEqual(4);
+  });
+});
