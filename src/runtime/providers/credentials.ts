@@ -105,6 +105,8 @@ export function refusedAddress(address: string, ranges: readonly EndpointRange[]
 /** Why provider-rook will not talk to this URL, in our own words (never the URL), or undefined. */
 export function refusedEndpoint(url: URL, policy: EndpointPolicy = {}): string | undefined {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'is not an http or https URL';
+  // A user name or password in the URL would go wherever the URL goes (logs, Basic auth over plain http).
+  if (url.username || url.password) return 'carries a user name or password; put credentials in their own keys';
   const host = url.hostname.replace(/^\[|\]$/g, '');
   // A name is checked when connecting (guardedLookup); the URL parser already turned numeric forms into addresses.
   const why = isIP(host) ? refusedAddress(host, policy.refuseRanges) : undefined;

@@ -217,6 +217,21 @@ describe("a Provider Secret's endpoint", () => {
     );
   });
 
+  it('refuses a server URL that carries a user name or password, in both shapes of Secret, without echoing it', () => {
+    const endpoint = thrown({ endpoint: 'https://admin:hunter2@k8s.example.com:6443', clusterCA: caPem, token: 't' });
+    expect(endpoint).toMatchObject({
+      reason: 'InvalidCredentials',
+      message: "key 'endpoint' of Secret ns/s carries a user name or password; put credentials in their own keys",
+    });
+    const config = thrown({ kubeconfig: kubeconfig('http://admin:hunter2@127.0.0.1:8080') }, { allowPlainHttp: true });
+    expect(config).toMatchObject({
+      reason: 'InvalidCredentials',
+      message:
+        "key 'kubeconfig' of Secret ns/s has clusters[0].cluster.server that carries a user name or password; put credentials in their own keys",
+    });
+    expect(JSON.stringify([endpoint.message, config.message])).not.toMatch(/hunter2|admin/);
+  });
+
   it("resolves a host name through the policy's resolver, refusing it with EndpointNotAllowed in words that name neither host nor address", async () => {
     const fake = fakeResolver({ 'metadata.intruder.test': ['127.0.0.1', '169.254.169.254'] });
     const { access } = credentialsFromSecret('ns/s', enc({ kubeconfig: kubeconfig('http://metadata.intruder.test:1') }), {
