@@ -30,13 +30,23 @@ let control: KubeClient;
 let platform: string;
 let apps: string;
 
-async function provider(name: string, cluster: LocalCluster, labels: Record<string, string>, maxResources?: number): Promise<void> {
+async function provider(
+  name: string,
+  cluster: LocalCluster,
+  labels: Record<string, string>,
+  maxResources?: number,
+  allowedNamespaces?: string[],
+): Promise<void> {
   await writeSecret(control, { namespace: platform, name: `${name}-creds` }, providerSecretKeys(cluster));
   await control.apply(Providers, {
     apiVersion: Providers.apiVersion,
     kind: 'Provider',
     metadata: { name, namespace: platform, labels },
-    spec: { credentialsSecretRef: { name: `${name}-creds` }, ...(maxResources !== undefined ? { capacity: { maxResources } } : {}) },
+    spec: {
+      credentialsSecretRef: { name: `${name}-creds` },
+      ...(maxResources !== undefined ? { capacity: { maxResources } } : {}),
+      ...(allowedNamespaces ? { allowedNamespaces } : {}),
+    },
   } as KubeObjectLike);
 }
 
@@ -189,6 +199,25 @@ describe('scheduling claims onto target clusters', () => {
     // More room: the waiting claim is placed without being touched.
     await provider('us-1', clusters['us-1'], { region: 'us', tier: 'standard' }, usedOnUs + 1);
     expect((await placed(['us-when-full'])).get('us-when-full')).toBe('us-1');
+  });
+
+  it('never places a resource on a Provider that does not allow its target namespace, and says so when only such ones match', async () => {
+    // Two Providers of one tier on the same target; one allows only another namespace than the class's.
+    await provider('fenced-open', clusters['eu-1'], { tier: 'fenced' });
+    await provider('fenced-shut', clusters['eu-1'], { tier: 'fenced', gate: 'shut' }, undefined, ['somewhere-else']);
+    await Promise.all([ready('fenced-open'), ready('fenced-shut')]);
+    await selectorClass('fenced', { matchLabels: { tier: 'fenced' } });
+    const names = ['fenced-0', 'fenced-1', 'fenced-2', 'fenced-3'];
+    for (const n of names) await control.create(Buckets, claim(n, 'fenced'));
+    expect(tally((await placed(names)).values())).toEqual({ 'fenced-open': 4 });
+
+    // A claim that asks for the shut one alone waits, and says why.
+    await control.create(Buckets, claim('fenced-only-shut', 'fenced', { matchLabels: { gate: 'shut' } }));
+    const unusable = await eventually(async () => {
+      const c = cond(await control.get<Bucket>(Buckets, { namespace: apps, name: 'fenced-only-shut' }), 'Scheduled');
+      return c?.reason === 'NoUsableProvider' ? c : undefined;
+    }, 'claim fenced-only-shut NoUsableProvider');
+    expect(unusable.message).toContain('fenced-shut: its spec.allowedNamespaces does not allow namespace rook-minio');
   });
 
   it('gives a stopped target no new resources, and moves none of those it has', async () => {

@@ -102,19 +102,26 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
 
   /** Refuses a resource that would put its object, or a companion, in a namespace its Provider does not allow. */
   private refuseNamespaces(provider: ReadonlyDeep<Provider>, mr: MR): void {
-    const name = externalNameOf(mr.metadata);
-    const ctx = kindContext(this.marks);
-    const used = [
-      this.kind.desired(mr, name, ctx).metadata.namespace,
-      ...(this.kind.companions?.(mr, name, ctx) ?? []).map((c) => c.namespace),
-    ];
-    const protect = protectedNamespaces(provider, operatorNamespaces());
-    const refused = used.find((ns): ns is string => ns !== undefined && !allowsNamespace(provider, ns, protect));
+    const refused = refusedNamespace(provider, namespacesUsed(this.kind, this.marks, mr));
     if (!refused) return;
     const err = namespaceNotAllowed(provider, refused, fieldsHolding(mr.spec, refused, 'spec').join(', ') || 'the target namespace');
     this.opts.recorder?.warning(mr, err.reason, err.message);
     throw err;
   }
+}
+
+/** The target namespaces a resource puts its object and companions in. */
+export function namespacesUsed<MR extends ManagedResource>(kind: NativeKind<MR>, marks: OwnershipMarks, mr: MR): string[] {
+  const name = externalNameOf(mr.metadata);
+  const ctx = kindContext(marks);
+  const used = [kind.desired(mr, name, ctx).metadata.namespace, ...(kind.companions?.(mr, name, ctx) ?? []).map((c) => c.namespace)];
+  return used.filter((ns): ns is string => ns !== undefined);
+}
+
+/** The first of these namespaces the Provider does not allow, if any. */
+export function refusedNamespace(provider: ReadonlyDeep<Provider>, namespaces: readonly string[]): string | undefined {
+  const protect = protectedNamespaces(provider, operatorNamespaces());
+  return namespaces.find((ns) => !allowsNamespace(provider, ns, protect));
 }
 
 export function providerOwner(provider: ReadonlyDeep<Provider>): Owner {

@@ -10,6 +10,8 @@ export interface Candidate {
   labels?: Record<string, string>;
   /** Why its target cannot be used now (unreachable, not yet checked), or undefined when it can. */
   unreachable?: string;
+  /** Why it may not take this resource at all (a target namespace it does not allow). */
+  refuses?: string;
   /** The backend's operator in its target; undefined when the kind needs none. */
   operator?: 'present' | 'installable' | 'missing';
   /** Managed resources using or reserved for it. */
@@ -48,9 +50,11 @@ export function chooseProvider(candidates: Candidate[], selector: LabelSelector,
   const problem = (c: Candidate): string | undefined =>
     c.unreachable !== undefined
       ? `${c.name}: ${c.unreachable}`
-      : c.operator === 'missing'
-        ? `${c.name}: no ${operator ?? 'required'} operator in its target, and its Provider does not allow installing one`
-        : undefined;
+      : c.refuses !== undefined
+        ? `${c.name}: ${c.refuses}`
+        : c.operator === 'missing'
+          ? `${c.name}: no ${operator ?? 'required'} operator in its target, and its Provider does not allow installing one`
+          : undefined;
   const usable = matching.filter((c) => !problem(c));
   const withRoom = usable.filter(hasRoom);
   const counts: Counts = { providers: candidates.length, matching: matching.length, usable: usable.length, withRoom: withRoom.length };

@@ -30,6 +30,8 @@ export interface SchedulerOptions<MR extends ManagedResource> {
   reservations: Reservations;
   /** The operator the kind needs in its target (its bundle's name), if any. */
   operator?: { name: string; legacy?: boolean };
+  /** A target namespace of the resource the Provider does not allow, if any: such a Provider is not chosen. */
+  refusedNamespace?(provider: ReadonlyDeep<ProviderObject>, mr: MR): string | undefined;
   recorder: EventRecorder;
   /** How often an unschedulable resource is looked at again without any Provider changing. */
   recheckMs: number;
@@ -81,7 +83,7 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
       why = `Provider ${chosen}: its place was reserved by an earlier pass`;
     } else {
       const decision = chooseProvider(
-        providers.map((p) => this.candidate(p)),
+        providers.map((p) => this.candidate(p, mr)),
         mr.spec.providerSelector!,
         this.o.operator?.name,
       );
@@ -139,9 +141,10 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
     return requeueAfter(this.o.recheckMs);
   }
 
-  /** The Provider as the choice sees it: its labels, whether it can be used now, its load. */
-  private candidate(p: ReadonlyDeep<ProviderObject>): Candidate {
+  /** The Provider as the choice sees it: its labels, whether it can be used now and for these namespaces, its load. */
+  private candidate(p: ReadonlyDeep<ProviderObject>, mr: MR): Candidate {
     const ready = getCondition(p.status?.conditions, 'Ready');
+    const refused = this.o.refusedNamespace?.(p, mr);
     const unreachable = isDeleting(p.metadata)
       ? 'being deleted'
       : !ready
@@ -162,6 +165,7 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
       name: p.metadata.name,
       labels: p.metadata.labels,
       unreachable,
+      ...(refused ? { refuses: `its spec.allowedNamespaces does not allow namespace ${refused}` } : {}),
       operator,
       used: this.o.reservations.used(p),
       maxResources: p.spec.capacity?.maxResources,

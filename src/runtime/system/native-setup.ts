@@ -14,7 +14,7 @@ import { kindName } from '../../kit/controller/names.ts';
 import { desiredStateChanged } from '../../kit/controller/predicates.ts';
 import { keyOf } from '../../kit/controller/result.ts';
 import { needsScheduler, Scheduler } from '../scheduling/scheduler.ts';
-import { NativeConnecter } from '../native/connecter.ts';
+import { NativeConnecter, namespacesUsed, refusedNamespace } from '../native/connecter.ts';
 import type { NativeKind } from '../native/kind.ts';
 import { LeakSweeper } from '../native/leaks.ts';
 import type { OperatorInstaller } from '../operators/operator.ts';
@@ -171,6 +171,7 @@ function schedulerController<MR extends ManagedResource>(w: Wiring<MR>): Control
       usage: system.usage,
       reservations: system.reservations,
       operator: kind.operator ? { name: kind.operator.name, legacy: kind.operator.legacy } : undefined,
+      refusedNamespace: (provider, mr) => refusedNamespace(provider, namespacesUsed(kind, system.marks, mr)),
       recorder: manager.recorder,
       recheckMs: system.opts.providerPollMs,
     }),
