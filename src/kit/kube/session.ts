@@ -97,8 +97,11 @@ export class ServerSession {
   // One pool for the client's life; headers are refreshed (token files rotate, exec credentials expire).
   async authFor(): Promise<Auth> {
     // A failed attempt is not cached: the next request tries again.
-    const current = this.auth ? await this.auth.catch(() => undefined) : undefined;
+    const pending = this.auth;
+    const current = pending ? await pending.catch(() => undefined) : undefined;
     if (current && Date.now() < current.refreshAt) return current;
+    // Another request began the refresh while this one waited: one plugin run serves them all.
+    if (this.auth !== pending) return this.auth!;
     this.auth = (async () => {
       let auth;
       try {
@@ -118,7 +121,8 @@ export class ServerSession {
       return {
         headers: { ...auth.headers, 'User-Agent': this.opts.userAgent ?? this.opts.fieldManager },
         pool: this.pool,
-        refreshAt: Math.min(Date.now() + AUTH_REFRESH_MS, (auth.expiresAt ?? Infinity) - 10_000),
+        // An expiry that does not parse is none (NaN would refresh at every request).
+        refreshAt: Math.min(Date.now() + AUTH_REFRESH_MS, Number.isFinite(auth.expiresAt) ? auth.expiresAt! - 10_000 : Infinity),
       };
     })();
     return this.auth;

@@ -3,6 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { ClusterAccess } from '../../../../src/kit/kube/config.ts';
 import { KubeClient, WatchStalledError, type ClientOptions, type KubeObjectLike } from '../../../../src/kit/kube/client.ts';
 import { formatObjectKey, objectKeyOf, parseObjectKey } from '../../../../src/kit/kube/object-key.ts';
@@ -250,6 +253,27 @@ describe('KubeClient credentials', () => {
       );
       expect(err.message).not.toContain('SECRET-TOKEN');
     }
+  });
+});
+
+describe('KubeClient credential refreshes', () => {
+  it('runs the exec plugin once for a burst of requests, and once only when its expiry does not parse', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'exec-'));
+    const runs = path.join(dir, 'runs');
+    const user = {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: process.execPath,
+        args: [
+          '-e',
+          `require('fs').appendFileSync(${JSON.stringify(runs)}, 'x'); process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 't', expirationTimestamp: 'not a time' } }))`,
+        ],
+      },
+    };
+    const c = client({}, port, user);
+    await Promise.all(Array.from({ length: 8 }, () => c.get(ConfigMaps, { namespace: 'ns', name: 'gone' })));
+    for (let i = 0; i < 3; i++) await c.get(ConfigMaps, { namespace: 'ns', name: 'gone' });
+    expect(readFileSync(runs, 'utf8')).toBe('x');
   });
 });
 
