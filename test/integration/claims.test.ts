@@ -92,6 +92,22 @@ function storeClass(name: string, spec: Record<string, unknown>) {
   return { ...base!, metadata: { name, namespace: PLATFORM }, spec: { ...(base!.spec as object), ...spec } };
 }
 
+/** A managed ObjectStore reserved for a claim (paused: nothing of it is made in the target), reclaim policy Delete. */
+async function reserve(name: string, claimRef: { name: string; namespace: string; uid?: string }): Promise<void> {
+  await control.create(kinds.ObjectStore, {
+    apiVersion: kinds.ObjectStore.apiVersion,
+    kind: 'ObjectStore',
+    metadata: { name, namespace: PLATFORM, annotations: { 'crossplane.io/paused': 'true' } },
+    spec: {
+      forProvider: { scope: { nodeCount: 4 } },
+      targetNamespace: 'rook-minio',
+      providerRef: { name: 'demo-kubernetes' },
+      reclaimPolicy: 'Delete',
+      claimRef: { apiVersion: Buckets.apiVersion, kind: 'Bucket', ...claimRef },
+    },
+  });
+}
+
 describe('Bucket claims', () => {
   it("binds a Bucket from the design doc's four steps, applied verbatim, and keeps its Secret in sync", async () => {
     for (const f of ['01-provider.yaml', '02-objectstoreclass.yaml', '03-bucketclass.yaml', '04-bucket.yaml'])
@@ -342,17 +358,7 @@ describe('Bucket claims', () => {
     await applyManifests(control, [storeClass('rook-minio-refs', {}), bucketClass(n, 'rook-minio-refs')]);
     // Another claim's resource (paused: this test needs nothing of it in the target), and a name nothing has.
     const [taken, ghost] = [uniqueName('taken'), uniqueName('ghost')];
-    await control.create(kinds.ObjectStore, {
-      apiVersion: kinds.ObjectStore.apiVersion,
-      kind: 'ObjectStore',
-      metadata: { name: taken, namespace: PLATFORM, annotations: { 'crossplane.io/paused': 'true' } },
-      spec: {
-        forProvider: { scope: { nodeCount: 4 } },
-        targetNamespace: 'rook-minio',
-        providerRef: { name: 'demo-kubernetes' },
-        claimRef: { apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'owner', namespace: n, uid: 'owner-uid' },
-      },
-    });
+    await reserve(taken, { name: 'owner', namespace: n, uid: 'owner-uid' });
     const ref = (name: string) => ({
       resourceRef: { apiVersion: kinds.ObjectStore.apiVersion, kind: 'ObjectStore', name, namespace: PLATFORM },
     });
@@ -403,18 +409,7 @@ describe('Bucket claims', () => {
     const n = rook.ns.refs;
     const reserved = uniqueName('reserved');
     // Reserved for refs/spare by name, before that claim exists (paused: nothing of it in the target).
-    await control.create(kinds.ObjectStore, {
-      apiVersion: kinds.ObjectStore.apiVersion,
-      kind: 'ObjectStore',
-      metadata: { name: reserved, namespace: PLATFORM, annotations: { 'crossplane.io/paused': 'true' } },
-      spec: {
-        forProvider: { scope: { nodeCount: 4 } },
-        targetNamespace: 'rook-minio',
-        providerRef: { name: 'demo-kubernetes' },
-        reclaimPolicy: 'Delete',
-        claimRef: { apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'spare', namespace: n },
-      },
-    });
+    await reserve(reserved, { name: 'spare', namespace: n });
     // The claim takes its class instead, and binds a resource of its own.
     await control.create(Buckets, bucket({ namespace: n, name: 'spare' }));
     const claim = await waitForBound({ namespace: n, name: 'spare' });
