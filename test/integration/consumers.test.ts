@@ -450,10 +450,19 @@ describe('a Bound bucket is usable where its app runs', () => {
     expect(there.AWS_ACCESS_KEY_ID).not.toBe((await keysIn(control, { namespace: teamA, name: 'lender-s3' })).AWS_ACCESS_KEY_ID);
     expect(there.endpoint).toBe(exposedUrl);
     await roundTrip(await resolveS3Endpoint(there.endpoint!, consumer), creds(there), there.BUCKET_NAME!);
-    await control.delete(BucketAccesses, { namespace: teamB, name: 'borrow' });
+    // The lender stops sharing: the grant is revoked, and its keys leave the consumer cluster too.
+    await control.mergePatch(Buckets, { namespace: teamA, name: 'lender' }, { spec: { shareWith: [] } });
     await eventually(
       async () => ((await secretIn(consumer, { namespace: appA, name: 'borrowed' })) ? undefined : true),
-      "the grant's Secret deleted",
+      "the revoked grant's Secret deleted",
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    await control.delete(BucketAccesses, { namespace: teamB, name: 'borrow' });
+    await eventually(
+      async () => ((await read(BucketAccesses, { namespace: teamB, name: 'borrow' })) ? undefined : true),
+      'the access gone',
       {
         timeoutMs: 30_000,
       },

@@ -132,7 +132,9 @@ export class DeliveryReconciler {
       const pending = results.some((d) => d.removing);
       if (!pending && (wanted.length === 0 || isDeleting(claim.metadata)) && hasFinalizer(claim.metadata, FINALIZER_DELIVERY))
         await removeFinalizer(this.o.client, this.o.claims.type, claim, FINALIZER_DELIVERY, signal);
-      return results.some((d) => !d.delivered && d.reason !== Reasons.WaitingForConnectionSecret) ? requeueAfter(RECHECK_MS) : done();
+      // Waiting for the claim's own Secret, or revoked: the claim's changes bring it back, not a timer.
+      const waitsOnClaim = (d: Delivery) => d.reason === Reasons.WaitingForConnectionSecret || d.reason === Reasons.AccessNotAllowed;
+      return results.some((d) => !d.delivered && !waitsOnClaim(d)) ? requeueAfter(RECHECK_MS) : done();
     } catch (err) {
       if (isConflict(err) || isNotFound(err)) return requeue();
       throw err;
@@ -200,6 +202,12 @@ export class DeliveryReconciler {
     try {
       provider = this.provider(place);
       refuseUnlessConsented(provider, claim.metadata.namespace!, place);
+      // A claim that delivered here and now holds no resource and no Secret had its keys revoked (an
+      // access its Bucket no longer allows): what was delivered of them goes too.
+      if (!source && held && !claim.spec?.resourceRef) {
+        await this.removeFrom(claim, provider, place, signal);
+        return { ...base, delivered: false, reason: Reasons.AccessNotAllowed, message: 'the access was revoked: nothing is delivered' };
+      }
       if (!source || !store.provider)
         return {
           ...base,
