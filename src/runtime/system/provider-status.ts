@@ -92,7 +92,7 @@ export class ProviderStatusReconciler implements Reconciler {
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.cache.get(key);
     if (!cached) return done();
-    let provider = copyOf<Provider>(cached);
+    const provider = copyOf<Provider>(cached);
     try {
       if (isDeleting(provider.metadata)) return await this.release(provider, cached, signal);
       // v0.1's single-operator field still works; say where it belongs now.
@@ -104,10 +104,10 @@ export class ProviderStatusReconciler implements Reconciler {
         );
       }
       if (!hasFinalizer(provider.metadata, FINALIZER_PROVIDER_IN_USE)) {
-        provider = {
-          ...(await addFinalizer(this.o.client, Providers, provider, FINALIZER_PROVIDER_IN_USE, signal)),
-          status: provider.status,
-        };
+        // The next pass reads the status the server holds: the cached one, written with the patched
+        // resourceVersion, would erase reservations a scheduler made meanwhile.
+        await addFinalizer(this.o.client, Providers, provider, FINALIZER_PROVIDER_IN_USE, signal);
+        return requeue();
       }
       const status = await this.observe(provider, signal);
       const deferred = await this.writeStatus(provider, cached, status, signal);

@@ -84,3 +84,42 @@ describe('ProviderStatusReconciler', () => {
     expect(await run()).toEqual({ kind: 'requeueAfter', ms: 60_000 });
   });
 });
+
+describe('ProviderStatusReconciler on a Provider without its finalizer', () => {
+  it('adds the finalizer, and writes no status from the cache over what the server holds now', async () => {
+    const reservation = { kind: 'ObjectStore', name: 'placed-meanwhile', uid: 'u1' };
+    // The cache: no finalizer, no reservation. The server: a scheduler reserved a place since.
+    const cached = {
+      apiVersion: 'kubernetes.crossplane.io/v1alpha1',
+      kind: 'Provider',
+      metadata: { name: 'p', namespace: 'ns', generation: 1, resourceVersion: '1' },
+      spec: { credentialsSecretRef: { name: 's' } },
+    } as ProviderObject;
+    const live = { ...cached, metadata: { ...cached.metadata, resourceVersion: '2' }, status: { reservations: [reservation] } };
+    const statuses: ProviderObject[] = [];
+    const client = {
+      jsonPatch: async () => ({ ...live, metadata: { ...live.metadata, resourceVersion: '3', finalizers: [FINALIZER_PROVIDER_IN_USE] } }),
+      updateStatus: async (_t: unknown, obj: ProviderObject) => {
+        statuses.push(structuredClone(obj));
+        return obj;
+      },
+    } as unknown as Client;
+    const target = {
+      serverVersion: 'v1.35.4',
+      informers: { reachable: () => true, onHealth: () => {} },
+      client: { serverVersion: async () => 'v1.35.4' },
+    };
+    const reconciler = new ProviderStatusReconciler({
+      client,
+      cache: { get: () => cached },
+      resolver: { resolve: async () => target } as unknown as ProviderResolver,
+      users: { cached: () => 0, live: async () => 0 },
+      recorder: new MemoryEventRecorder(),
+      pollIntervalMs: 60_000,
+      operators: () => [],
+      now: () => 0,
+    });
+    await reconciler.reconcile('ns/p', new AbortController().signal);
+    expect(statuses.filter((s) => !s.status?.reservations?.some((r) => r.uid === 'u1'))).toEqual([]);
+  });
+});
