@@ -90,7 +90,11 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
 
 export async function startApp(opts: AppOptions): Promise<App> {
   const app = createApp(opts);
-  const started = await app.start();
+  // A start that fails after the Lease is held stops what it started: the Lease's renewal among them.
+  const started = await app.start().catch(async (err: unknown) => {
+    await app.stop();
+    throw err;
+  });
   if (!started) throw new Error('provider-rook stopped before it started');
   return started;
 }

@@ -217,7 +217,7 @@ describe('scheduling claims onto target clusters', () => {
       const c = cond(await control.get<Bucket>(Buckets, { namespace: apps, name: 'fenced-only-shut' }), 'Scheduled');
       return c?.reason === 'NoUsableProvider' ? c : undefined;
     }, 'claim fenced-only-shut NoUsableProvider');
-    expect(unusable.message).toContain('fenced-shut: its spec.allowedNamespaces does not allow namespace rook-minio');
+    expect(unusable.message).toContain('fenced-shut: it does not allow namespace rook-minio (see its spec.allowedNamespaces)');
   });
 
   it('gives a stopped target no new resources, and moves none of those it has', async () => {

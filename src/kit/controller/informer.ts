@@ -106,7 +106,7 @@ interface ScopeLoop {
   notServed: number;
   /** A scope that never worked (a CRD not installed yet) recovers when it first works, but never "fails". */
   health: 'new' | 'ok' | 'failing';
-  /** Events (bookmarks too) the current pass received. */
+  /** Changes (added, modified, deleted objects) the current pass received. */
   events: number;
   /** Passes in a row that ended at once having received nothing. */
   quick: number;
@@ -298,10 +298,11 @@ export class Informer<T extends KubeObjectLike> implements Probe {
       { namespace, labelSelector, fieldSelector, resourceVersion: loop.resourceVersion, signal, onOpen: () => this.succeeded(loop) },
       (type, obj) => {
         this.alive(loop);
-        loop.events++;
         // A bookmark carries only a resourceVersion; any other event without a named object is not cached.
         if (type !== 'BOOKMARK' && !wellFormed(obj))
           return void this.opts.log.debug('ignoring a watch event without an object name', { resource: this.type.plural });
+        // Only a change counts as something brought (a server could send a bookmark before each close).
+        if (type !== 'BOOKMARK') loop.events++;
         const version = (obj as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
         if (typeof version === 'string') loop.resourceVersion = version;
         if (type === 'ADDED' || type === 'MODIFIED') this.upsert(obj as T);

@@ -348,10 +348,17 @@ export class AccessReconciler implements Reconciler {
     return held;
   }
 
-  /** Deletes the access's copy of a grant's Secret, read live (the cache may not hold it yet), if the access controls it. */
+  /**
+   * Deletes the access's copy of a grant's Secret, if the access controls it. Not in the cache yet, its
+   * arrival brings the access back, and a refused access holding nothing removes it then.
+   */
   private async removeCopy(access: AccessClaim, signal: AbortSignal): Promise<void> {
     const to = access.spec?.writeConnectionSecretToRef;
-    if (to) await unpublishSecret({ client: this.o.client, signal }, access, { namespace: access.metadata.namespace!, name: to.name });
+    if (to)
+      await unpublishSecret({ client: this.o.client, cache: this.o.secrets, signal }, access, {
+        namespace: access.metadata.namespace!,
+        name: to.name,
+      });
   }
 
   private async revoke(access: AccessClaim, held: Held[], signal: AbortSignal): Promise<void> {

@@ -218,8 +218,8 @@ export class LeakSweeper<MR extends ManagedResource> {
       const removed = await this.remove(target.client, type, obj, pass.signal);
       report.kept = removed?.why;
       report.deleted = report.kept === undefined;
-      // Kept for what else is in it: that took a list of every namespaced type there.
-      return { report, owner, listedContents: removed?.byStores === false };
+      // Kept for what a list of every namespaced type found there (not for a list that failed).
+      return { report, owner, listedContents: removed?.held === true };
     }
     report.deleted = report.kept === undefined;
     return { report, owner };
@@ -231,7 +231,7 @@ export class LeakSweeper<MR extends ManagedResource> {
     type: ResourceType,
     obj: TargetObject,
     signal?: AbortSignal,
-  ): Promise<{ why: string; byStores: boolean } | undefined> {
+  ): Promise<{ why: string; byStores: boolean; held?: boolean } | undefined> {
     if (type === Namespaces) return deleteNamespaceIfUnused(client, this.o.marks, obj.metadata.name, this.o.kind.target, signal);
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
     await client.delete(type, { namespace: obj.metadata.namespace, name: obj.metadata.name }, { uid: obj.metadata.uid, signal });

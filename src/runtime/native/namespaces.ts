@@ -20,7 +20,7 @@ export function forgetNamespace(client: KubeClient, namespace: string): void {
  * Stores deleted together from one namespace check it together: otherwise each of the last ones
  * lists every namespaced type (16 workers: 16 times 40 lists at the end of a namespace).
  */
-const namespaceChecks = new WeakMap<KubeClient, Coalescer<{ why: string; byStores: boolean } | undefined>>();
+const namespaceChecks = new WeakMap<KubeClient, Coalescer<{ why: string; byStores: boolean; held?: boolean } | undefined>>();
 
 // Stores that share a namespace on one target create it once, not once each, and read it once.
 export async function ensureNamespace(
@@ -74,7 +74,7 @@ export async function deleteNamespaceIfUnused(
   namespace: string,
   stores: ResourceType,
   signal?: AbortSignal,
-): Promise<{ why: string; byStores: boolean } | undefined> {
+): Promise<{ why: string; byStores: boolean; held?: boolean } | undefined> {
   // Both at once (one round trip). Cheap first: other stores there keep it, and the full check (a
   // list per type) is not needed.
   const [ns, othersLive] = await Promise.all([
@@ -93,7 +93,11 @@ export async function deleteNamespaceIfUnused(
   if (othersLive) return { why: `kept namespace ${namespace} in the target cluster: other ${stores.kind}s live there`, byStores: true };
   const contents = await namespaceContents(client, namespace, signal);
   if (contents.found.length || contents.unchecked.length)
-    return { why: `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`, byStores: false };
+    return {
+      why: `kept namespace ${namespace} in the target cluster: ${describeContents(contents)}`,
+      byStores: false,
+      held: contents.found.length > 0,
+    };
   forgetNamespace(client, namespace);
   await client.delete(Namespaces, { name: namespace }, { uid: ns.metadata.uid, signal });
   return undefined;
@@ -106,7 +110,7 @@ export async function deleteNamespaceIfUnusedCoalesced(
   namespace: string,
   stores: ResourceType,
   signal?: AbortSignal,
-): Promise<{ why: string; byStores: boolean } | undefined> {
+): Promise<{ why: string; byStores: boolean; held?: boolean } | undefined> {
   let checks = namespaceChecks.get(client);
   if (!checks) namespaceChecks.set(client, (checks = new Coalescer()));
   return checks.run(`${stores.apiVersion}/${stores.plural} ${namespace}`, () =>

@@ -165,7 +165,7 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
       name: p.metadata.name,
       labels: p.metadata.labels,
       unreachable,
-      ...(refused ? { refuses: `its spec.allowedNamespaces does not allow namespace ${refused}` } : {}),
+      ...(refused ? { refuses: `it does not allow namespace ${refused} (see its spec.allowedNamespaces)` } : {}),
       operator,
       used: this.o.reservations.used(p),
       maxResources: p.spec.capacity?.maxResources,
