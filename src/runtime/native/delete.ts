@@ -11,7 +11,7 @@ import { isConflict } from '../../kit/kube/errors.ts';
 import { describeRef, refKey, type ObjectRef } from '../../kit/kube/resources.ts';
 import type { ExternalDeletion, ManagedResource } from '../managed/types.ts';
 import type { Companion, NativeKind, TargetObject, Teardown } from './kind.ts';
-import { deleteNamespaceIfUnusedCoalesced } from './namespaces.ts';
+import { deleteNamespaceIfUnusedCoalesced, type NamespaceKept } from './namespaces.ts';
 import type { Owner, Relation, Vouchers } from '../ownership/marks.ts';
 import { Reasons } from '../reasons.ts';
 import type { NativePass, TargetAccess } from './pass.ts';
@@ -210,7 +210,7 @@ async function deleteOwned<MR extends ManagedResource>(
   pass: NativePass<MR>,
   ref: ObjectRef,
   companions: Companion[],
-): Promise<{ gone: boolean; requested: boolean; keptNamespace?: { why: string; byStores: boolean } }> {
+): Promise<{ gone: boolean; requested: boolean; keptNamespace?: NamespaceKept }> {
   const { kind, client, owner, vouchers, signal } = pass;
   // What the operator made for the object is found by its uid. With the uid recorded, the object goes
   // first and they go after it, once: should this pass fail in between, the next one finds them by

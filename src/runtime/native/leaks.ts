@@ -14,7 +14,7 @@ import type { Logger } from '../../kit/logger.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { deleteDependents } from './delete.ts';
 import type { NativeKind, TargetObject } from './kind.ts';
-import { deleteNamespaceIfUnused } from './namespaces.ts';
+import { deleteNamespaceIfUnused, type NamespaceKept } from './namespaces.ts';
 import type { OwnerKey, OwnershipMarks } from '../ownership/marks.ts';
 import type { ProviderObject as Provider } from '../providers/provider.ts';
 import type { Target } from '../providers/targets.ts';
@@ -121,7 +121,7 @@ export class LeakSweeper<MR extends ManagedResource> {
           }
           const leak = await this.judge(target, type, obj, pass);
           if (!leak) continue;
-          if (key && leak.listedContents) this.keptNamespaces.set(key, now + KEPT_NAMESPACE_RECHECK_MS);
+          if (key && leak.keptForContents) this.keptNamespaces.set(key, now + KEPT_NAMESPACE_RECHECK_MS);
           reports.push(leak.report);
           this.record(leak.report, providers.find((p) => p.metadata.namespace === leak.owner.namespace) ?? providers[0]!);
         }
@@ -180,7 +180,7 @@ export class LeakSweeper<MR extends ManagedResource> {
     type: ResourceType,
     obj: TargetObject,
     pass: Pass,
-  ): Promise<{ report: LeakReport; owner: OwnerKey; listedContents?: boolean } | undefined> {
+  ): Promise<{ report: LeakReport; owner: OwnerKey; keptForContents: boolean } | undefined> {
     const owner = this.o.marks.claimedOwner(obj);
     if (!owner || owner.resource !== this.o.kind.resource || obj.metadata.deletionTimestamp) return undefined;
     if (!this.watches(owner.namespace) || this.o.marks.keptOnRelease(obj)) return undefined;
@@ -204,6 +204,7 @@ export class LeakSweeper<MR extends ManagedResource> {
       owner: owner.key,
       deleted: false,
     };
+    let keptForContents = false;
     // Labels anyone may copy: only our signature makes a leak ours to delete, and only on the object we made.
     const remade = this.o.marks.remade(type, obj, this.o.clockSkewMs ?? CLOCK_SKEW_MS);
     if (!this.o.marks.provenOwner(type, obj)) {
@@ -217,12 +218,11 @@ export class LeakSweeper<MR extends ManagedResource> {
     else {
       const removed = await this.remove(target.client, type, obj, pass.signal);
       report.kept = removed?.why;
-      report.deleted = report.kept === undefined;
       // Kept for what a list of every namespaced type found there (not for a list that failed).
-      return { report, owner, listedContents: removed?.held === true };
+      keptForContents = removed?.held === true;
     }
     report.deleted = report.kept === undefined;
-    return { report, owner };
+    return { report, owner, keptForContents };
   }
 
   /** Deletes a leaked object; says why it was kept instead, if it was (for a namespace, whether by its stores alone). */
@@ -231,7 +231,7 @@ export class LeakSweeper<MR extends ManagedResource> {
     type: ResourceType,
     obj: TargetObject,
     signal?: AbortSignal,
-  ): Promise<{ why: string; byStores: boolean; held?: boolean } | undefined> {
+  ): Promise<NamespaceKept | undefined> {
     if (type === Namespaces) return deleteNamespaceIfUnused(client, this.o.marks, obj.metadata.name, this.o.kind.target, signal);
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
     await client.delete(type, { namespace: obj.metadata.namespace, name: obj.metadata.name }, { uid: obj.metadata.uid, signal });

@@ -8,6 +8,13 @@ import { Coalescer } from '../../kit/coalesce.ts';
 import type { TargetObject } from './kind.ts';
 import type { OwnershipMarks, Owner, Vouchers } from '../ownership/marks.ts';
 
+/** Why a namespace of ours was kept: other stores live there (byStores), or it holds anything else (held: found by the check). */
+export interface NamespaceKept {
+  why: string;
+  byStores: boolean;
+  held?: boolean;
+}
+
 const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>();
 /** Namespaces seen or made by this process: not read again before each create there (see forgetNamespace). */
 const namespacesKnown = new WeakMap<KubeClient, Set<string>>();
@@ -20,7 +27,7 @@ export function forgetNamespace(client: KubeClient, namespace: string): void {
  * Stores deleted together from one namespace check it together: otherwise each of the last ones
  * lists every namespaced type (16 workers: 16 times 40 lists at the end of a namespace).
  */
-const namespaceChecks = new WeakMap<KubeClient, Coalescer<{ why: string; byStores: boolean; held?: boolean } | undefined>>();
+const namespaceChecks = new WeakMap<KubeClient, Coalescer<NamespaceKept | undefined>>();
 
 // Stores that share a namespace on one target create it once, not once each, and read it once.
 export async function ensureNamespace(
@@ -74,7 +81,7 @@ export async function deleteNamespaceIfUnused(
   namespace: string,
   stores: ResourceType,
   signal?: AbortSignal,
-): Promise<{ why: string; byStores: boolean; held?: boolean } | undefined> {
+): Promise<NamespaceKept | undefined> {
   // Both at once (one round trip). Cheap first: other stores there keep it, and the full check (a
   // list per type) is not needed.
   const [ns, othersLive] = await Promise.all([
@@ -110,7 +117,7 @@ export async function deleteNamespaceIfUnusedCoalesced(
   namespace: string,
   stores: ResourceType,
   signal?: AbortSignal,
-): Promise<{ why: string; byStores: boolean; held?: boolean } | undefined> {
+): Promise<NamespaceKept | undefined> {
   let checks = namespaceChecks.get(client);
   if (!checks) namespaceChecks.set(client, (checks = new Coalescer()));
   return checks.run(`${stores.apiVersion}/${stores.plural} ${namespace}`, () =>
