@@ -406,6 +406,59 @@ describe('bad credentials', () => {
     expect(await env.target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })).toBeUndefined();
   });
 
+  it('lets go of a resource a claim made on a Provider that does not exist, once it is deleted', async () => {
+    // As a claim makes its resource: our finalizer and a create marked pending. Its class names a
+    // Provider that is not there (a typo, or one deleted while the scheduler chose it).
+    const name = uniqueName('orphan');
+    const pending = new Date().toISOString().replace(/\.\d+Z/, 'Z');
+    const mr = store(name, { provider: 'nope' });
+    await env.control.create(kinds.ObjectStore, {
+      ...mr,
+      metadata: {
+        ...mr.metadata,
+        finalizers: ['finalizer.managedresource.crossplane.io'],
+        annotations: { 'crossplane.io/external-create-pending': pending },
+      },
+    });
+    await waitForCondition(name, 'Synced', 'False', 'ProviderNotFound');
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
+    await eventually(async () => (await getStore(name)) === undefined, 'the resource to be gone', 20_000);
+    const said = await eventually(
+      async () => (await eventsFor(env.control, { namespace: env.ns.apps, name })).find((e) => e.reason === 'ProviderNotFound'),
+      'an event saying why nothing was deleted in a target',
+    );
+    expect(said.message).toMatch(/Provider .*nope does not exist.*nothing was made/);
+  });
+
+  it('keeps a resource that made its store on a Provider now gone, and says how to let it go', async () => {
+    const name = uniqueName('stranded');
+    const at = new Date().toISOString().replace(/\.\d+Z/, 'Z');
+    const mr = store(name, { provider: 'nope' });
+    await env.control.create(kinds.ObjectStore, {
+      ...mr,
+      metadata: {
+        ...mr.metadata,
+        finalizers: ['finalizer.managedresource.crossplane.io'],
+        annotations: {
+          'crossplane.io/external-name': name,
+          'crossplane.io/external-create-pending': at,
+          'crossplane.io/external-create-succeeded': at,
+        },
+      },
+    });
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
+    const kept = await eventually(async () => {
+      const mr = await getStore(name);
+      return /cannot be deleted: create the Provider again, or set spec.reclaimPolicy to Retain/.test(cond(mr, 'Synced')?.message ?? '')
+        ? mr
+        : undefined;
+    }, 'the resource to say why it waits, and how to let it go');
+    expect(cond(kept, 'Synced')?.reason).toBe('ProviderNotFound');
+    // Its store may hold data in a target no Provider reaches now: Retain lets it go, untouched.
+    await env.control.mergePatch(kinds.ObjectStore, { namespace: env.ns.apps, name }, { spec: { reclaimPolicy: 'Retain' } });
+    await eventually(async () => (await getStore(name)) === undefined, 'the resource to be gone under Retain', 20_000);
+  });
+
   it('refuses a providerRef into another namespace', async () => {
     const name = uniqueName('xns');
     const mr = store(name);

@@ -3,7 +3,8 @@
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
-import { externalNameOf, isDeleting } from '../../kit/meta.ts';
+import { ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_SUCCEEDED, externalNameOf, isDeleting } from '../../kit/meta.ts';
+import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { NativeExternal } from './external.ts';
 import { importRequested } from '../ownership/marks.ts';
@@ -63,7 +64,8 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
         `spec.providerRef.namespace '${ref.namespace}' differs from this resource's namespace '${namespace}'; Providers are only used from their own namespace`,
       );
     }
-    const provider = this.resolver.provider({ namespace, name: ref.name });
+    const provider = await this.providerOf(mr, { namespace, name: ref.name }, signal);
+    if (!provider) return leftAsItIs;
     // Before the target is reached; a deletion still removes what is ours there.
     if (!isDeleting(mr.metadata)) this.refuseNamespaces(provider, mr);
     const target = await this.resolver.resolve(provider, signal);
@@ -93,6 +95,35 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     });
   }
 
+  /**
+   * The resource's Provider, from the cache. A deleting resource whose Provider is gone (read live)
+   * and that never recorded a create (a claim made it on a Provider that was never there, or one
+   * deleted as the scheduler chose it) has nothing in any target to delete: it is let go (undefined),
+   * and says so. One that made its object waits, saying how to let it go: its data is kept.
+   */
+  private async providerOf(mr: MR, key: Required<ObjectKey>, signal: AbortSignal): Promise<ReadonlyDeep<Provider> | undefined> {
+    try {
+      return this.resolver.provider(key);
+    } catch (err) {
+      if (!isDeleting(mr.metadata) || !(await this.resolver.gone(key, signal))) throw err;
+      const marks = mr.metadata.annotations ?? {};
+      const missing = `Provider ${key.namespace}/${key.name} does not exist`;
+      if (marks[ANNOTATION_CREATE_SUCCEEDED] || marks[ANNOTATION_CREATE_FAILED]) {
+        throw new ReasonedError(
+          Reasons.ProviderNotFound,
+          `${missing}, so what this resource made in its target cannot be deleted: create the Provider again, ` +
+            'or set spec.reclaimPolicy to Retain to let this resource go and leave that object as it is',
+        );
+      }
+      this.opts.recorder?.warning(
+        mr,
+        Reasons.ProviderNotFound,
+        `${missing}; nothing was made in a target for this resource, so it is let go without deleting anything there`,
+      );
+      return undefined;
+    }
+  }
+
   /** The key of the resource's object in the target's caches ("namespace/name", or the name). */
   private targetKey(mr: MR): string {
     const name = externalNameOf(mr.metadata);
@@ -109,6 +140,14 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     throw err;
   }
 }
+
+/** The client of a resource with nothing in any target: observed absent, so its deletion only lets go. */
+const leftAsItIs: ExternalClient<never> = {
+  observe: () => Promise.resolve({ exists: false, upToDate: true }),
+  create: () => Promise.reject(new Error('a resource without a Provider makes nothing')),
+  update: () => Promise.reject(new Error('a resource without a Provider changes nothing')),
+  delete: () => Promise.resolve({ gone: true }),
+};
 
 /** The target namespaces a resource puts its object and companions in. */
 export function namespacesUsed<MR extends ManagedResource>(kind: NativeKind<MR>, marks: OwnershipMarks, mr: MR): string[] {

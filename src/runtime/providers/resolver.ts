@@ -8,7 +8,7 @@ import type { Logger } from '../../kit/logger.ts';
 import type { KubeClient, KubeObjectLike } from '../../kit/kube/client.ts';
 import { Secrets } from '../../kit/kube/resources.ts';
 import { credentialsFromSecret, type CredentialOptions, type Credentials } from './credentials.ts';
-import type { ProviderObject as Provider } from './provider.ts';
+import { Providers, type ProviderObject as Provider } from './provider.ts';
 import type { Target, TargetClients } from './targets.ts';
 import { Reasons } from '../reasons.ts';
 import { keyOf } from '../../kit/controller/result.ts';
@@ -88,6 +88,11 @@ export class ProviderResolver {
     const provider = this.providers.get({ namespace, name });
     if (!provider) throw new ReasonedError(Reasons.ProviderNotFound, `Provider ${namespace}/${name} does not exist`);
     return provider;
+  }
+
+  /** Whether the Provider is gone, read live: a cache may not have seen it made yet. */
+  async gone({ namespace, name }: Required<ObjectKey>, signal?: AbortSignal): Promise<boolean> {
+    return (await this.control.get(Providers, { namespace, name }, signal)) === undefined;
   }
 
   async resolve(provider: ReadonlyDeep<Provider>, signal?: AbortSignal): Promise<Target> {
