@@ -4,7 +4,7 @@
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { createHash } from 'node:crypto';
 import type { Condition } from '../../kit/conditions.ts';
-import type { ObjectMeta } from '../../kit/meta.ts';
+import type { KubeObject, ObjectMeta } from '../../kit/meta.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { KubeObjectLike } from '../../kit/kube/client.ts';
 import type { ObjectKey } from '../../kit/kube/object-key.ts';
@@ -75,11 +75,12 @@ export function refersTo(ref: ReadonlyDeep<ObjectReference> | undefined, claim: 
  * A managed resource the claim holds, to release with it: one whose claimRef names it with its uid,
  * or a reservation (a claimRef without uid, written before the claim existed) only when it is the
  * very resource the claim's resourceRef names. A reservation the claim never bound is not its to
- * release, nor, under reclaim policy Delete, to delete.
+ * release, nor, under reclaim policy Delete, to delete; nor is one another object controls (binding
+ * refuses it, whatever its claimRef says).
  */
-export function heldBy(mr: ReadonlyDeep<KubeObjectLike & { spec: Record<string, unknown> }>, claim: ReadonlyDeep<Claim>): boolean {
+export function heldBy(mr: ReadonlyDeep<KubeObject & { spec: Record<string, unknown> }>, claim: ReadonlyDeep<Claim>): boolean {
   const ref = claimRefOf(mr);
-  if (!refersTo(ref, claim)) return false;
+  if (!refersTo(ref, claim) || mr.metadata.ownerReferences?.some((r) => r.controller)) return false;
   if (ref!.uid) return true;
   const bound = claim.spec?.resourceRef;
   return bound !== undefined && bound.name === mr.metadata.name && bound.namespace === mr.metadata.namespace && bound.kind === mr.kind;

@@ -422,6 +422,33 @@ describe('claim reconciler', () => {
     });
   });
 
+  it('C9: a resource it refused because another object controls it is neither released nor deleted with the claim', async () => {
+    const { api, reconciler } = world();
+    api.seed(
+      Claims,
+      claim(
+        { finalizers: [FINALIZER_CLAIM], deletionTimestamp: '2026-01-01T00:00:00Z' },
+        { resourceRef: { name: 'taken', namespace: 'infra' } },
+      ),
+    );
+    const claimRef = { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'claim-uid' };
+    api.seed(Managed, {
+      apiVersion: Managed.apiVersion,
+      kind: Managed.kind,
+      metadata: {
+        name: 'taken',
+        namespace: 'infra',
+        ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x', controller: true }],
+      },
+      spec: { reclaimPolicy: 'Delete', claimRef },
+      status: { bindingPhase: 'Unbound' },
+    });
+    expect(await reconciler.reconcile('app/b', signal)).toEqual({ kind: 'done' });
+    const mr = api.objects.get('stores/infra/taken');
+    expect(mr).toMatchObject({ spec: { reclaimPolicy: 'Delete', claimRef }, status: { bindingPhase: 'Unbound' } });
+    expect(readClaim(api).metadata.finalizers).toEqual([]);
+  });
+
   it('a resourceRef to a resource that is missing, or not reserved for the claim, gets one answer and no new resource', async () => {
     const answer = async (mr?: object) => {
       const { api, recorder, reconciler } = world();
