@@ -278,6 +278,13 @@ export const storeBucketWith = (rules: object[] = []) =>
     });
 export const storeBucket = storeBucketWith();
 
+/** A store's bucket stays: without it, nothing would name the objects of its user, nor remove them. */
+export const storeBucketKept = {
+  rule: '!has(oldSelf.bucket) || has(self.bucket)',
+  message:
+    'bucket cannot be removed once set: its user and keys would stay in the store with nothing to remove them. Delete this resource instead',
+};
+
 export const writeConnectionSecretToRef = z
   .object({
     name: objectName().meta({

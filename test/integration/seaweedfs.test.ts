@@ -416,6 +416,14 @@ describe('a SeaweedFS store per claim', () => {
     expect(seaweed?.spec.filer.persistence.enabled).toBe(true);
     // Its master reports nothing off its cluster.
     expect((seaweed?.spec as { master?: { extraArgs?: string[] } }).master?.extraArgs).toContain('-telemetry=false');
+    // Its bucket stays part of it: without one, nothing would name its user's objects, nor remove them.
+    const dropped = await env.control
+      .mergePatch(kinds.SeaweedStore, { namespace: env.ns.platform, name: mr }, { spec: { bucket: null } })
+      .then(
+        () => 'admitted',
+        (e: unknown) => (e as Error).message,
+      );
+    expect(dropped).toMatch(/bucket cannot be removed/);
     const own = await access({ namespace: env.ns.appA, name: 'own' });
     expect(own.keys.endpoint).toBe(`http://${mr}-s3.${ns}.svc:8333`);
     await roundTrip(own.local, own.creds, own.bucket);

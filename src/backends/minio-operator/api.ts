@@ -15,6 +15,7 @@ import {
   protectedColumn,
   readyColumns,
   storeBucketWith,
+  storeBucketKept,
   reclaimPolicy,
   type KubeObject,
   namespacePrefix,
@@ -110,7 +111,7 @@ export const tenantSchema = z.object({
     }),
     'Tenant',
     { bucket: storeBucketWith([objectLockFixedRule]).optional(), exposure: storeExposure.optional() },
-    [exposedWithoutAutoCert('self.forProvider.requestAutoCert')],
+    [exposedWithoutAutoCert('self.forProvider.requestAutoCert'), storeBucketKept],
   ),
   status: managedStatus(
     z.object({

@@ -18,6 +18,7 @@ import {
   protectedColumn,
   readyColumns,
   storeBucketWith,
+  storeBucketKept,
   type KubeObject,
   namespacePrefix,
 } from '../../apis/common.ts';
@@ -111,6 +112,7 @@ export const objectStoreSchema = z.object({
     }),
     'store',
     { bucket: storeBucketWith([objectLockFixedRule]).optional(), exposure: storeExposure.optional() },
+    [storeBucketKept],
   ),
   status: managedStatus(
     z.object({

@@ -22,6 +22,7 @@ import {
   reclaimPolicy,
   rotatedColumn,
   storeBucket,
+  storeBucketKept,
   type KubeObject,
   namespacePrefix,
 } from '../../apis/common.ts';
@@ -86,6 +87,7 @@ export const seaweedStoreSchema = z.object({
       bucket: storeBucket.optional(),
       exposure: storeExposure.optional(),
     },
+    [storeBucketKept],
   ),
   status: managedStatus(
     z.object({
