@@ -263,7 +263,7 @@ export const storeBucketWith = (rules: object[] = []) =>
       access: accessMode.default('ReadWrite'),
       deleteObjects: z.boolean().optional().meta({
         description:
-          'Whether deleting this resource under reclaim policy Delete may delete the objects in the bucket. Off when unset: a store whose bucket holds objects is kept with them, marked Retain, and an Event says so.',
+          'Whether deleting this resource under reclaim policy Delete may delete the objects in the bucket. Off when unset: a store whose bucket holds objects is kept with them, marked Retain (its user and keys are removed), and an Event says so.',
       }),
       features: bucketFeatures.optional(),
     })

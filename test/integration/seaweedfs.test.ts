@@ -447,6 +447,7 @@ describe('a SeaweedFS store per claim', () => {
   it('deleting the claim keeps its store (its bucket may hold objects), marked Retain, and says so; a class that lets objects go deletes it', async () => {
     const mr = await managedOf({ namespace: env.ns.appA, name: 'own' });
     const ns = `seaweedfs-${mr}`;
+    const own = await access({ namespace: env.ns.appA, name: 'own' });
     await env.control.delete(Buckets, { namespace: env.ns.appA, name: 'own' });
     await eventually(
       async () => (await env.control.get(kinds.SeaweedStore, { namespace: env.ns.platform, name: mr })) === undefined,
@@ -457,6 +458,21 @@ describe('a SeaweedFS store per claim', () => {
     expect(kept?.metadata.annotations?.[ANNOTATION_RECLAIM_POLICY]).toBe('Retain');
     const events = await eventsFor(env.control, { namespace: env.ns.platform, name: mr });
     expect(events.find((e) => e.reason === 'KeptInTarget')?.message).toMatch(/deleteObjects is off/);
+    // The store and its bucket are kept; no one's access to them is: the claim's user and keys go.
+    for (const type of [S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings]) {
+      const { items } = await env.target.list<Obj & { metadata: { deletionTimestamp?: string } }>(type, { namespace: ns });
+      expect(items.filter((o) => !o.metadata.deletionTimestamp).map((o) => `${type.kind} ${o.metadata.name}`)).toEqual([]);
+    }
+    expect((await env.target.list(SeaweedBuckets, { namespace: ns })).items).toHaveLength(1);
+    const gone = s3Client(own.local, own.creds);
+    try {
+      await eventually(
+        async () => (await refusal(gone.send(new ListObjectsV2Command({ Bucket: own.bucket })))) === 'InvalidAccessKeyId',
+        "the deleted claim's keys to be refused by the kept store",
+      );
+    } finally {
+      gone.destroy();
+    }
     // The same with a class whose claims' objects may go: nothing is left in the target.
     await apply(
       kinds.SeaweedStoreClass,

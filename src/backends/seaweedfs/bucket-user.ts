@@ -83,12 +83,16 @@ export function identityObject(u: SeaweedUser): TargetObject {
   return { ...meta(u, S3Identities), spec: { seaweedRef: seaweedRef(u), name: u.iamName, reclaimPolicy: 'Delete' } };
 }
 
+/** What grants the user access to the store: it goes with the resource, even when the store is kept. */
+const ACCESS_TYPES = new Set([S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings]);
+
 const companion = (u: SeaweedUser, type: Companion['type'], purpose: string, build: () => TargetObject, name = u.base): Companion => ({
   type,
   name,
   namespace: u.namespace,
   purpose,
   build,
+  ...(ACCESS_TYPES.has(type) ? { grantsAccess: true } : {}),
 });
 
 /**
@@ -142,17 +146,20 @@ export function userCompanions(u: SeaweedUser): Companion[] {
 function generationCompanions(u: SeaweedUser, g: number, keys: SeaweedUser['keys']): Companion[] {
   const secret = keysSecret(u, g);
   return [
-    companion(
-      u,
-      Secrets,
-      `bucket user's keys Secret (generation ${g})`,
-      () => ({
-        ...meta(u, { apiVersion: 'v1', kind: 'Secret' }, secret),
-        type: 'Opaque',
-        data: { accessKey: Buffer.from(keys.accessKey).toString('base64'), secretKey: Buffer.from(keys.secretKey).toString('base64') },
-      }),
-      secret,
-    ),
+    {
+      ...companion(
+        u,
+        Secrets,
+        `bucket user's keys Secret (generation ${g})`,
+        () => ({
+          ...meta(u, { apiVersion: 'v1', kind: 'Secret' }, secret),
+          type: 'Opaque',
+          data: { accessKey: Buffer.from(keys.accessKey).toString('base64'), secretKey: Buffer.from(keys.secretKey).toString('base64') },
+        }),
+        secret,
+      ),
+      grantsAccess: true,
+    },
     // A Secret that holds both keys is registered as it is: the keys are provider-rook's, never the operator's.
     companion(
       u,

@@ -160,7 +160,16 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
     const config = s3Config(mr, name, ctx);
     return [
       ...(user
-        ? [{ type: S3Identities, name: user.base, namespace: user.namespace, purpose: "bucket's user", build: () => identityObject(user) }]
+        ? [
+            {
+              type: S3Identities,
+              name: user.base,
+              namespace: user.namespace,
+              purpose: "bucket's user",
+              build: () => identityObject(user),
+              grantsAccess: true,
+            },
+          ]
         : []),
       ...(user ? userCompanions(user) : []),
       ...[exposureCompanion(mr.spec.exposure, s3Service({ namespace: mr.spec.targetNamespace, name }))].filter((c) => c !== undefined),

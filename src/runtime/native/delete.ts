@@ -56,7 +56,18 @@ export async function remove<MR extends ManagedResource>(pass: NativePass<MR>): 
   // With those of keys past their grace period not removed yet (Rotation.retiredBy).
   const companions = [...pass.companions(ctx), ...retiredBy(pass.kind, pass.mr, pass.name, ctx), ...(teardown ? [teardown.object] : [])];
   if (torn === 'retain') {
-    await retain(pass, target, companions);
+    // The store and its data are kept, marked Retain; what grants access to them goes.
+    const main = await retain(
+      pass,
+      target,
+      companions.filter((c) => !c.grantsAccess),
+    );
+    const { owner } = pass;
+    await Promise.all(
+      companions
+        .filter((c) => c.grantsAccess)
+        .map((c) => deleteIfOurs(pass, c, { owner, vouchers: pass.ownership.companionVouchersFor(c, main) })),
+    );
     return { gone: true, requested: false };
   }
   const { gone, requested, keptNamespace } = await deleteOwned(pass, target, companions);
@@ -327,7 +338,12 @@ async function firstMissing<R extends ObjectRef>({ client, signal }: TargetAcces
 }
 
 /** Keeps the target object and these companions, their marks now saying Retain (conditional on the copies read). */
-async function retain<MR extends ManagedResource>(pass: NativePass<MR>, target: ObjectRef, companions: Companion[]): Promise<void> {
+/** Marks the target object and these companions Retain, where ours; says what the object is to us. */
+async function retain<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  target: ObjectRef,
+  companions: Companion[],
+): Promise<Relation | undefined> {
   const { client, marks, signal } = pass;
   const retained = { ...pass.owner, reclaimPolicy: 'Retain' as const };
   // The object first: what it is to us vouches for its companions, as when they are deleted (a
@@ -348,4 +364,5 @@ async function retain<MR extends ManagedResource>(pass: NativePass<MR>, target: 
       signal,
     );
   }
+  return main;
 }

@@ -290,6 +290,11 @@ export interface OwnedCompanion<T extends Marked> extends ObjectRef {
    * this one cannot be proven, even unmarked, the resource is not Ready and these keys are withheld.
    */
   publishedAs?: string[];
+  /**
+   * A user, its keys or its policy: it goes with the resource even where the teardown keeps the store
+   * and everything in it (retainWhenKept). The data stays; no one's access to it does.
+   */
+  grantsAccess?: boolean;
 }
 
 /** What ownership needs to know of a resource's kind: its name, its work, and what its object names itself. */
