@@ -18,7 +18,7 @@ import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
-import { Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
+import { NetworkPolicies, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import {
   S3CredentialsType,
   S3Identities,
@@ -26,6 +26,7 @@ import {
   S3Policies,
   SeaweedBuckets,
   Seaweeds,
+  seaweedfsOperator,
 } from '../../src/backends/seaweedfs/operator.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { ANNOTATION_ROTATE } from '../../src/runtime/labels.ts';
@@ -42,6 +43,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { startS3Server } from '../kit/s3-server.ts';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { answersIn, refusal, roundTrip, s3Client } from '../kit/s3.ts';
 import { cond } from '../kit/conditions.ts';
 
@@ -416,6 +418,30 @@ describe('a SeaweedFS store per claim', () => {
     expect(seaweed?.spec.filer.persistence.enabled).toBe(true);
     // Its master reports nothing off its cluster.
     expect((seaweed?.spec as { master?: { extraArgs?: string[] } }).master?.extraArgs).toContain('-telemetry=false');
+    // SeaweedFS's own ports (master, volume servers, filer, and their gRPC) take no credentials: only
+    // the store's own servers and its operator may reach them; its S3 gateway, anyone.
+    const isolation = (await env.target.get<Obj & { spec: unknown }>(NetworkPolicies, { namespace: ns, name: `${mr}-ingress` }))!;
+    const servers = { matchLabels: { 'app.kubernetes.io/name': 'seaweedfs', 'app.kubernetes.io/instance': mr } };
+    const wanted = {
+      podSelector: servers,
+      policyTypes: ['Ingress'],
+      ingress: [
+        { from: [{ podSelector: servers }] },
+        { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': seaweedfsOperator.defaultNamespace } } }] },
+        { ports: [{ protocol: 'TCP', port: 8333 }] },
+      ],
+    };
+    expect(isolation.spec).toEqual(wanted);
+    // Opened to all, it is closed again from its watch.
+    await env.target.mergePatch(NetworkPolicies, { namespace: ns, name: `${mr}-ingress` }, { spec: { ingress: [{}] } });
+    await eventually(
+      async () =>
+        isDeepStrictEqual(
+          (await env.target.get<Obj & { spec: unknown }>(NetworkPolicies, { namespace: ns, name: `${mr}-ingress` }))?.spec,
+          wanted,
+        ),
+      'the NetworkPolicy to be restored',
+    );
     // Its bucket stays part of it: without one, nothing would name its user's objects, nor remove them.
     const dropped = await env.control
       .mergePatch(kinds.SeaweedStore, { namespace: env.ns.platform, name: mr }, { spec: { bucket: null } })

@@ -8,7 +8,7 @@ import { getCondition } from '../../kit/conditions.ts';
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { SeaweedStore, SeaweedStoreClass } from './api.ts';
 import { withoutNulls } from '../../kit/json.ts';
-import { Secrets, Services } from '../../kit/kube/resources.ts';
+import { NetworkPolicies, Secrets, Services } from '../../kit/kube/resources.ts';
 import { externalNameOf } from '../../kit/meta.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import type { KindContext, NativeKind, TargetObject } from '../../runtime/native/kind.ts';
@@ -70,6 +70,33 @@ function s3Config(mr: SeaweedStore, name: string, ctx: KindContext): TargetObjec
 }
 const s3ConfigName = (name: string): string => `${name.slice(0, 253 - '-s3-config'.length)}-s3-config`;
 const S3_CONFIG_KEY = 'config.json';
+
+/**
+ * Who may reach the Seaweed's servers. SeaweedFS's own ports (master, volume servers, filer, and
+ * their gRPC, which `weed shell` and the IAM service use) take no credentials: anyone who reaches
+ * them reads, writes and deletes every bucket, and makes users. Only the store's own servers and its
+ * operator may (the operator drives buckets and users through them); the S3 gateway, which checks
+ * every request's keys, anyone. Enforced where the cluster's network plugin enforces NetworkPolicy.
+ */
+function isolation(mr: SeaweedStore, name: string, ctx: KindContext): TargetObject {
+  const servers = { matchLabels: { 'app.kubernetes.io/name': 'seaweedfs', 'app.kubernetes.io/instance': name } };
+  const operator = ctx.operatorNamespace ?? seaweedfsOperator.defaultNamespace;
+  return {
+    apiVersion: NetworkPolicies.apiVersion,
+    kind: NetworkPolicies.kind,
+    metadata: { name: isolationName(name), namespace: mr.spec.targetNamespace },
+    spec: {
+      podSelector: servers,
+      policyTypes: ['Ingress'],
+      ingress: [
+        { from: [{ podSelector: servers }] },
+        { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': operator } } }] },
+        { ports: [{ protocol: 'TCP', port: S3_PORT }] },
+      ],
+    },
+  };
+}
+const isolationName = (name: string): string => `${name.slice(0, 253 - '-ingress'.length)}-ingress`;
 
 /**
  * Why the operator's S3 Service at that name is not the one it made for this very Seaweed, or
@@ -173,6 +200,18 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
         : []),
       ...(user ? userCompanions(user) : []),
       ...[exposureCompanion(mr.spec.exposure, s3Service({ namespace: mr.spec.targetNamespace, name }))].filter((c) => c !== undefined),
+      // An imported Seaweed is someone else's: who reaches it is theirs to say.
+      ...(importRequested(mr)
+        ? []
+        : [
+            {
+              type: NetworkPolicies,
+              name: isolationName(name),
+              namespace: mr.spec.targetNamespace,
+              purpose: 'NetworkPolicy',
+              build: () => isolation(mr, name, ctx),
+            },
+          ]),
       // Last: inspect reads the ones before by position. A copy put in its place withholds the
       // endpoint: the next gateway that starts would load the identities it holds.
       ...(importRequested(mr)
@@ -189,7 +228,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
           ]),
     ];
   },
-  companionTypes: [S3Identities, ...USER_TYPES, Services, HTTPRoutes, ServiceExports],
+  companionTypes: [S3Identities, ...USER_TYPES, Services, HTTPRoutes, ServiceExports, NetworkPolicies],
   reads: [Gateways, S3CredentialsType],
   teardown(mr, name, ctx) {
     const user = bucketUser(mr, name, ctx);

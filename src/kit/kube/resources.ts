@@ -62,6 +62,12 @@ export function resourcePath(type: ResourceType, namespace?: string, name?: stri
 }
 export const Pods: ResourceType = { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 export const Services: ResourceType = { apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true };
+export const NetworkPolicies: ResourceType = {
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'NetworkPolicy',
+  plural: 'networkpolicies',
+  namespaced: true,
+};
 export const ConfigMaps: ResourceType = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 export const PersistentVolumeClaims: ResourceType = {
   apiVersion: 'v1',

@@ -16,6 +16,7 @@ import {
   allowsNamespace,
   fieldsHolding,
   namespaceNotAllowed,
+  operatorSettings,
   protectedNamespaces,
   type ProviderObject as Provider,
 } from '../providers/provider.ts';
@@ -92,6 +93,12 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
       reader: target.informers,
       managed: this.opts.managed,
       retirementHold: this.opts.retirementHold,
+      ...(installer
+        ? {
+            operatorNamespace:
+              operatorSettings(provider, installer.bundle.name, installer.bundle.legacy).namespace ?? installer.bundle.defaultNamespace,
+          }
+        : {}),
     });
   }
 

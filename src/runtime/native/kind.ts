@@ -49,6 +49,8 @@ export interface KindContext {
   credential(purpose: string, length: number): string;
   /** Which generation of rotating keys to derive, and older ones still to remove (see rotation.ts). */
   credentials: CredentialsView;
+  /** The namespace the kind's operator runs in, in the resource's target (as its Provider says). */
+  operatorNamespace?: string;
 }
 
 /**

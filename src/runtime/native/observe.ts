@@ -14,7 +14,7 @@ import { LABEL_OWNER_UID, type Relation } from '../ownership/marks.ts';
 import { Reasons, Ready, UnprovenError } from '../reasons.ts';
 import { ANNOTATION_TEARDOWN, mayHaveLeftovers, supersededMayShow, TEARDOWN_REQUIRED, unrecordedOnlyAfter } from './delete.ts';
 import type { Companion, Inspection, KindContext, TargetObject } from './kind.ts';
-import { kindContext, type NativePass } from './pass.ts';
+import type { NativePass } from './pass.ts';
 import { retireWork, retirement, settleRotation } from './rotation.ts';
 import type { RotationPlan } from './rotation.ts';
 
@@ -28,7 +28,7 @@ interface Companions {
 }
 
 export async function observe<MR extends ManagedResource>(pass: NativePass<MR>): Promise<ExternalObservation> {
-  const { kind, mr, marks, signal } = pass;
+  const { kind, mr, signal } = pass;
   const name = checkedExternalName(pass.name);
   const ref = pass.target(pass.recorded());
   // Deleting, a cache that saw our object go answers; what its operator made, and our companions,
@@ -58,7 +58,7 @@ export async function observe<MR extends ManagedResource>(pass: NativePass<MR>):
   // What the user left unset comes from the target, so adopting an object changes nothing else.
   const lateInitialized = (policy.lateInitialize && kind.lateInitialize?.(mr, observed)) || false;
   const plan = pass.rotation(policy.update);
-  const ctx = kindContext(marks, plan);
+  const ctx = pass.context(plan);
   const companions = await checkCompanions(pass, observed, relation, ctx);
   refuseUnprovenUpstream(pass);
   if (relation === 'unmarked') refuseUnappliableImport(kind.desired(mr, name, ctx), observed, kind.fixedAtCreation);
@@ -85,7 +85,7 @@ export async function observe<MR extends ManagedResource>(pass: NativePass<MR>):
  */
 async function observeOnly<MR extends ManagedResource>(pass: NativePass<MR>, observed: TargetObject): Promise<ExternalObservation> {
   const { client, read, mr, signal } = pass;
-  const credentials = kindContext(pass.marks).credentials;
+  const credentials = pass.context().credentials;
   const inspection = await pass.kind.inspect({ client, read, mr, observed, companions: [], credentials, signal });
   recordInspection(mr, inspection);
   return { exists: true, upToDate: true, connectionDetails: inspection.connectionDetails };
@@ -99,7 +99,7 @@ async function inspectOurs<MR extends ManagedResource>(
 ): Promise<ExternalObservation> {
   const { kind, mr, name, client, read, signal } = pass;
   const { companions, settled, plan } = found;
-  const ctx = kindContext(pass.marks, plan);
+  const ctx = pass.context(plan);
   const desired = pass.ownership.marked(kind.target, kind.desired(mr, name, ctx));
   const trust = (c: Companion, have: TargetObject) => pass.ownership.trusted(c, have, observed, 'ours');
   const retiring = await retirement(kind, { mr, name, ctx, read, trust }, signal);

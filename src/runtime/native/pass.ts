@@ -34,6 +34,8 @@ export interface NativeExternalOptions {
    * claim does not hold the new ones yet), or undefined: while it says why, they are not removed.
    */
   retirementHold?: (mr: ManagedResource) => string | undefined;
+  /** The namespace the kind's operator runs in, in this target (KindContext.operatorNamespace). */
+  operatorNamespace?: string;
 }
 
 /** Where a pass reads and writes in the target: `read` may be a cache (a first look only), `client` is live. */
@@ -45,9 +47,10 @@ export interface TargetAccess {
 }
 
 /** What kinds may ask of the runtime: credentials derived from the ownership key, and which generation of rotating keys to use. */
-export const kindContext = (marks: OwnershipMarks, plan?: RotationPlan): KindContext => ({
+export const kindContext = (marks: OwnershipMarks, plan?: RotationPlan, operatorNamespace?: string): KindContext => ({
   credential: (purpose, length) => marks.credential(purpose, length),
   credentials: plan?.view ?? { generation: 0, outstanding: [], due: [] },
+  ...(operatorNamespace ? { operatorNamespace } : {}),
 });
 
 export class NativePass<MR extends ManagedResource> implements TargetAccess {
@@ -86,7 +89,12 @@ export class NativePass<MR extends ManagedResource> implements TargetAccess {
    * by observe, so a write never uses keys the record does not name.
    */
   recorded(): KindContext {
-    return kindContext(this.marks, this.rotation(false));
+    return this.context(this.rotation(false));
+  }
+
+  /** The kind's context in this pass, with the keys of `plan`. */
+  context(plan?: RotationPlan): KindContext {
+    return kindContext(this.marks, plan, this.opts.operatorNamespace);
   }
 
   /**

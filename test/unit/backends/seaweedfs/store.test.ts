@@ -29,3 +29,27 @@ describe("a SeaweedStore's gateway identities", () => {
     expect(guardOf(imported)).toBeUndefined();
   });
 });
+
+describe("who reaches a Seaweed's servers", () => {
+  const isolationOf = (mr: SeaweedStore, operatorNamespace?: string) =>
+    (seaweedStoreKind.companions?.(mr, 's', { ...testContext, ...(operatorNamespace ? { operatorNamespace } : {}) }) ?? []).find(
+      (c) => c.type.kind === 'NetworkPolicy',
+    );
+
+  it("lets only its own servers and its operator's namespace reach them (the one its Provider names), and anyone its S3 gateway", () => {
+    const policy = isolationOf(store(), 'storage-operators')!.build();
+    expect(policy.metadata).toMatchObject({ name: 's-ingress', namespace: 'sw' });
+    expect(policy.spec).toMatchObject({
+      podSelector: { matchLabels: { 'app.kubernetes.io/instance': 's' } },
+      ingress: [
+        { from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/instance': 's' } } }] },
+        { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'storage-operators' } } }] },
+        { ports: [{ port: 8333 }] },
+      ],
+    });
+  });
+
+  it('an imported Seaweed is left as its owner has it: no NetworkPolicy', () => {
+    expect(isolationOf(store({ [ANNOTATION_EXTERNAL_NAME]: 's' }), 'storage-operators')).toBeUndefined();
+  });
+});
