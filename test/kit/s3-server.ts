@@ -48,12 +48,13 @@ export async function startS3Server({ dir, root, identities = [], log = () => {}
   const all = [...admin, ...identities];
   const config = all.length ? path.join(dir, 's3.json') : undefined;
   if (config) writeFileSync(config, JSON.stringify({ identities: all }), { mode: 0o600 });
-  // A port another process took between our choosing and weed's binding fails the start: choose again.
+  // A port another process took between our choosing and weed's binding (or its own check of the
+  // port, "Port allocation failed") fails the start: choose again.
   for (let attempt = 1; ; attempt++) {
     try {
       return await start(weed, dir, config, log);
     } catch (err) {
-      if (attempt === 3 || !/address already in use/.test(String(err))) throw err;
+      if (attempt === 3 || !/address already in use|Port allocation failed/.test(String(err))) throw err;
     }
   }
 }
