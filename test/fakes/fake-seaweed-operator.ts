@@ -26,8 +26,10 @@
 //   inline user policy named after the policy (PutUserPolicy), so the server judges that very
 //   document. A Bucket is removed with all its
 //   objects (s3.bucket.delete) only under reclaimPolicy Delete and only if it made or adopted it;
-//   the IAM kinds undo their effect unless Retain. A Seaweed that is gone has nothing left to undo:
-//   the finalizer is dropped. Without S3 it writes the same status and touches no server.
+//   the IAM kinds undo their effect unless Retain. As upstream, a deleting Bucket or IAM object whose
+//   Seaweed is gone keeps its finalizer for good (Pending, ClusterRefNotFound: the operator looks its
+//   Seaweed up before anything else); a BucketLifecyclePolicy lets go. Without S3 it writes the same
+//   status and touches no server.
 // Never used by src/.
 import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { randomBytes } from 'node:crypto';
@@ -181,6 +183,9 @@ abstract class SeaweedChild extends StandIn<Obj> {
     this.finalizer = `seaweed.seaweedfs.com/${type.kind.toLowerCase()}-protection`;
   }
 
+  /** Whether a deleting object whose Seaweed is gone lets go (upstream, only a lifecycle policy does). */
+  protected readonly releasesWithoutSeaweed: boolean = false;
+
   /** The effect; its status fields once Ready. */
   protected abstract act(obj: Obj, on: { s3: S3Client; iam: IAMClient } | undefined, seaweed: Obj): Promise<Record<string, unknown>>;
   /** Undoes the effect (reclaim policy permitting). */
@@ -194,6 +199,11 @@ abstract class SeaweedChild extends StandIn<Obj> {
       : undefined;
     if (obj.metadata.deletionTimestamp) {
       if (!finalizers.includes(this.finalizer)) return;
+      if (!seaweed && !this.releasesWithoutSeaweed) {
+        const missing = `Seaweed ${JSON.stringify(seaweedName ?? '')} not found`;
+        await this.write(obj, { ...obj.status, phase: 'Pending', conditions: [condition('False', 'ClusterRefNotFound', missing)] });
+        return;
+      }
       const on = seaweed && !seaweed.metadata.deletionTimestamp ? this.servers.clients(seaweed) : undefined;
       if (on) await this.undo(obj, on).finally(() => destroy(on));
       await this.client.update(this.type, {
@@ -464,6 +474,8 @@ class BindingStandIn extends SeaweedChild {
 }
 
 class LifecycleStandIn extends SeaweedChild {
+  protected override readonly releasesWithoutSeaweed = true;
+
   /** A lifecycle policy acts on its Bucket's Seaweed. */
   protected override async seaweedOf(obj: Obj): Promise<string | undefined> {
     const ref = (obj.spec as { bucketRef?: { name: string } }).bucketRef?.name;

@@ -41,7 +41,7 @@ import { applyObject, loadManifests } from '../kit/manifests.ts';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { startS3Server } from '../kit/s3-server.ts';
+import { startS3Server, type S3Server } from '../kit/s3-server.ts';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { answersIn, refusal, roundTrip, s3Client } from '../kit/s3.ts';
@@ -189,10 +189,17 @@ describe("a Seaweed's S3 gateway, as the operator starts it from provider-rook's
     expect(config.identities.map((i) => [i.name, i.actions])).toEqual([['provider-rook-auth-guard', []]]);
     // The gateway with that -config alone, and, to show what it closes, one with no identity at all.
     const dir = mkdtempSync(path.join(tmpdir(), 'it-seaweed-guard-'));
-    const [guarded, open] = await Promise.all([
+    const started = await Promise.allSettled([
       startS3Server({ dir: path.join(dir, 'guarded'), identities: config.identities }),
       startS3Server({ dir: path.join(dir, 'open') }),
     ]);
+    // One that started while the other failed is stopped: a server left running keeps the test process alive.
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) {
+      await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+      throw failed.reason;
+    }
+    const [guarded, open] = started.map((r) => (r as PromiseFulfilledResult<S3Server>).value) as [S3Server, S3Server];
     try {
       const iamCreateUser = 'Action=CreateUser&UserName=intruder&Version=2010-05-08';
       expect(await anonymous(open.endpoint, 'PUT', '/planted')).toBe(200);

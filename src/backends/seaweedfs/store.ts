@@ -30,7 +30,7 @@ import {
   seaweedFeatures,
   type SeaweedUser,
 } from './bucket-user.ts';
-import { S3CredentialsType, S3Identities, seaweedfsOperator, Seaweeds } from './operator.ts';
+import { S3CredentialsType, S3Identities, S3Policies, S3PolicyBindings, SeaweedBuckets, seaweedfsOperator, Seaweeds } from './operator.ts';
 
 const RESOURCE = 'seaweedstores.seaweedfs.crossplane.io';
 const ownerOf = (mr: SeaweedStore): string => `${RESOURCE}/${mr.metadata.uid}`;
@@ -229,6 +229,8 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
     ];
   },
   companionTypes: [S3Identities, ...USER_TYPES, Services, HTTPRoutes, ServiceExports, NetworkPolicies],
+  // The operator finds a Bucket's or a user's Seaweed before it undoes anything: with it gone, they wait for good.
+  undoneThroughTarget: [S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets],
   reads: [Gateways, S3CredentialsType],
   teardown(mr, name, ctx) {
     const user = bucketUser(mr, name, ctx);

@@ -223,6 +223,8 @@ async function deleteOwned<MR extends ManagedResource>(
   companions: Companion[],
 ): Promise<{ gone: boolean; requested: boolean; keptNamespace?: NamespaceKept }> {
   const { kind, client, owner, vouchers, signal } = pass;
+  const first = await deleteUndoneThroughTarget(pass, ref, companions);
+  if (first === 'pending') return { gone: false, requested: false };
   // What the operator made for the object is found by its uid. With the uid recorded, the object goes
   // first and they go after it, once: should this pass fail in between, the next one finds them by
   // the recorded uid. Without it, they go before the object too, or nothing would find them later.
@@ -258,6 +260,23 @@ async function deleteOwned<MR extends ManagedResource>(
   // Asked now: not absent (gone already, or deleted by someone else), nor held since an earlier pass.
   const requested = (target.outcome === 'deleted' || target.outcome === 'pending') && !target.alreadyDeleting;
   return { gone: target.outcome !== 'pending', requested, keptNamespace };
+}
+
+/** The companions the operator undoes through the target object (NativeKind.undoneThroughTarget): 'pending' until they are gone. */
+async function deleteUndoneThroughTarget<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  ref: ObjectRef,
+  companions: Companion[],
+): Promise<'pending' | 'done'> {
+  const types = pass.kind.undoneThroughTarget ?? [];
+  const first = companions.filter((c) => types.some((t) => t.apiVersion === c.type.apiVersion && t.kind === c.type.kind));
+  if (!first.length) return 'done';
+  const observed = await pass.read.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, pass.signal);
+  const main = observed ? pass.ownership.relationOf(ref.type, observed) : undefined;
+  const outcomes = await Promise.all(
+    first.map((c) => deleteIfOurs(pass, c, { owner: pass.owner, vouchers: pass.ownership.companionVouchersFor(c, main) })),
+  );
+  return outcomes.some((o) => o.outcome === 'pending' || o.outcome === 'deleted') ? 'pending' : 'done';
 }
 
 /**

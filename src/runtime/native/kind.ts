@@ -110,6 +110,12 @@ export interface NativeKind<MR extends ManagedResource> {
   superseded?: { type: ResourceType; labelSelector: string; matches(labels: Record<string, string>): boolean };
   /** The types companions() returns, for the leak sweeper. */
   companionTypes?: ResourceType[];
+  /**
+   * Companion types the operator undoes only through the target object (a SeaweedFS user, through
+   * its Seaweed's filer: with the Seaweed gone, it waits for good). Deleting, they go first, and the
+   * target object only once they are gone.
+   */
+  undoneThroughTarget?: ResourceType[];
   /** Objects the target object itself names (e.g. its credentials Secret): on import, these may be used though we did not make them. */
   references?(observed: TargetObject): ObjectRef[];
   /**
