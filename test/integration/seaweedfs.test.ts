@@ -17,6 +17,7 @@ import {
 import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
+import type { SeaweedBucket } from '../../src/backends/seaweedfs/api.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { NetworkPolicies, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import {
@@ -352,7 +353,20 @@ describe('buckets in a shared SeaweedFS store', () => {
     const s3 = s3Client(b.local, b.creds);
     await s3.send(new PutObjectCommand({ Bucket: b.bucket, Key: 'keep.txt', Body: 'data' }));
     const mr = await managedOf({ namespace: env.ns.appB, name: 'two' });
+    // Its Bucket says Delete, which no update carried away (here: set by hand while the resource is paused).
+    const managed = { namespace: env.ns.platform, name: mr };
+    await env.control.mergePatch(kinds.SeaweedBucket, managed, { metadata: { annotations: { 'crossplane.io/paused': 'true' } } });
+    await eventually(
+      async () => cond(await env.control.get<SeaweedBucket>(kinds.SeaweedBucket, managed), 'Synced')?.reason === 'ReconcilePaused',
+      'the resource to be paused',
+    );
+    await env.target.mergePatch(SeaweedBuckets, { namespace: 'sw-shared', name: mr }, { spec: { reclaimPolicy: 'Delete' } });
     await env.control.delete(Buckets, { namespace: env.ns.appB, name: 'two' });
+    await eventually(
+      async () => Boolean((await env.control.get<SeaweedBucket>(kinds.SeaweedBucket, managed))?.metadata.deletionTimestamp),
+      'the resource to be deleting',
+    );
+    await env.control.mergePatch(kinds.SeaweedBucket, managed, { metadata: { annotations: { 'crossplane.io/paused': null } } });
     await eventually(
       async () => (await env.control.get(kinds.SeaweedBucket, { namespace: env.ns.platform, name: mr })) === undefined,
       'the SeaweedBucket to be gone',

@@ -238,6 +238,11 @@ export function bucketTeardown(u: SeaweedUser, retainWhenKept: boolean): Teardow
     retainWhenKept,
     // Never made for a teardown: without its Bucket there is nothing of it to keep or remove.
     onlyAfter: { ref: bucket, reached: () => true },
+    // The operator acts on the reclaim policy the Bucket says when it goes: a bucket to keep says Retain first.
+    prepare: (observed) =>
+      !u.deleteObjects && (observed.spec as { reclaimPolicy?: string } | undefined)?.reclaimPolicy !== 'Retain'
+        ? { spec: { reclaimPolicy: 'Retain' } }
+        : undefined,
     outcome: () =>
       u.deleteObjects
         ? { done: true }

@@ -314,6 +314,17 @@ async function tearDown<MR extends ManagedResource>(
     return 'pending';
   }
   pass.ownership.trusted(object, have, observed, relation);
+  const prepared = teardown.prepare?.(have);
+  if (prepared) {
+    const { uid, resourceVersion } = have.metadata;
+    await client.mergePatch(
+      object.type,
+      { namespace: object.namespace, name: object.name },
+      { ...prepared, metadata: { uid, resourceVersion } },
+      signal,
+    );
+    return 'pending';
+  }
   const outcome = teardown.outcome(have);
   if ('failed' in outcome) {
     throw new ReasonedError(

@@ -73,6 +73,12 @@ export interface Teardown {
   onlyAfter?: { ref: ObjectRef; reached(observed: TargetObject): boolean };
   /** What it cannot run without (a store's root credentials): when one is gone, nothing is deleted, or, with retainWhenKept, all is kept. */
   requires?: (ObjectRef & { purpose: string })[];
+  /**
+   * What its object must say before its outcome counts (a merge patch), if it does not yet: a
+   * bucket to keep whose reclaim policy still says Delete (the spec changed, no update carried it).
+   * Written conditional on the copy read; the outcome waits for it.
+   */
+  prepare?(observed: TargetObject): Record<string, unknown> | undefined;
   /** Whether it has finished; `kept` says what it left in place on purpose, and why. */
   outcome(observed: TargetObject): TeardownOutcome;
 }
