@@ -253,7 +253,7 @@ export function bucketTeardown(u: SeaweedUser, retainWhenKept: boolean): Teardow
 /** The companions' types, for the leak sweeper and the target's RBAC. */
 export const USER_TYPES = [Secrets, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets, BucketLifecyclePolicies];
 
-type Status = { phase?: string; accessKey?: string; conditions?: { type: string; reason?: string }[] };
+type Status = { phase?: string; accessKey?: string; identityName?: string; conditions?: { type: string; reason?: string }[] };
 const statusOf = (o: TargetObject | undefined): Status => (o?.status ?? {}) as Status;
 // The operator's condition reasons are identifiers; anything else a target writes there is not echoed.
 const REASON = /^[A-Za-z][A-Za-z0-9]{0,63}$/;
@@ -272,8 +272,22 @@ function waitingFor(what: string, o: TargetObject | undefined): { message?: stri
   };
 }
 
+/**
+ * An S3Credentials pinned to another IAM user: the operator resolves a user it cannot find as the raw
+ * name it is given (one made before our S3Identity, say) and keeps a key's user for good. Keys of
+ * someone else's user are never published; deleting it lets provider-rook make it again.
+ */
+function otherUser(u: UserPlace, o: TargetObject | undefined): { failed?: string } {
+  const pinned = o?.kind === S3CredentialsType.kind ? statusOf(o).identityName : undefined;
+  if (!pinned || pinned === u.iamName) return {};
+  const said = /^[\w.@+=,-]{1,128}$/.test(pinned) ? pinned : 'another';
+  return {
+    failed: `S3Credentials ${o!.metadata.namespace}/${o!.metadata.name} registered the user's keys to IAM user ${said}, not ${u.iamName}: delete it, and provider-rook makes it again`,
+  };
+}
+
 /** What userAccess needs to know of a user: everything but its keys, which it reads from their Secret. */
-export type UserPlace = Pick<SeaweedUser, 'base' | 'namespace' | 'bucket' | 'ownsBucket'> & { lifecycle?: boolean };
+export type UserPlace = Pick<SeaweedUser, 'base' | 'namespace' | 'iamName' | 'bucket' | 'ownsBucket'> & { lifecycle?: boolean };
 
 /**
  * Whether the user, its keys, its policy and its bucket are in place, and what an app gets of them:
@@ -296,7 +310,9 @@ export function userAccess(
     waitingFor("the user's policy", policy),
     waitingFor("the user's policy binding", binding),
   ];
-  const failed = [...steps, waitingFor("the user's keys", credentials)].find((s) => s.failed)?.failed;
+  const failed = [...steps, waitingFor("the user's keys", credentials), ...[credentials, ...rest].map((o) => otherUser(u, o))].find(
+    (s) => s.failed,
+  )?.failed;
   if (failed) throw new ReasonedError(Reasons.BucketAccessFailed, failed);
   const details = (keys?: { accessKey?: string; secretKey?: string }): ConnectionDetails =>
     s3ConnectionDetails({

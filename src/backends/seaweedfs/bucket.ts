@@ -73,6 +73,7 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
     const place = {
       base: name,
       namespace,
+      iamName: iamNameFor(mr, name),
       bucket: f.bucketName,
       ownsBucket: f.ownsBucket ?? true,
       lifecycle: Boolean(f.features?.lifecycle),

@@ -283,6 +283,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
     const place = {
       base: `${name}-bucket`,
       namespace,
+      iamName: iamNameFor(mr, name),
       bucket: bucket?.name ?? '',
       ownsBucket: true,
       lifecycle: Boolean(bucket?.features?.lifecycle),

@@ -89,7 +89,7 @@ describe('userAccess', () => {
     metadata: { name: 's', namespace: 'store-ns' },
     data: { accessKey: Buffer.from(keys.accessKey).toString('base64'), secretKey: Buffer.from(keys.secretKey).toString('base64') },
   });
-  const place = { base: 'mr', namespace: 'store-ns', bucket: 'app-b-1', ownsBucket: true };
+  const place = { base: 'mr', namespace: 'store-ns', iamName: 'rook.infra.mr', bucket: 'app-b-1', ownsBucket: true };
   const c = ctx(1, [0], []);
   const [k0, k1] = [seaweedKeys(c, OWNER, 0), seaweedKeys(c, OWNER, 1)];
   const common = [ready('S3Policy'), ready('S3PolicyBinding'), ready('Bucket')];
@@ -129,6 +129,19 @@ describe('userAccess', () => {
       { endpoint: 'http://store-s3.store-ns.svc:8333', credentials: ctx(1, [], []).credentials },
     );
     expect([got.ready, got.connectionDetails.AWS_ACCESS_KEY_ID]).toEqual([false, undefined]);
+  });
+
+  it('publishes no keys the operator registered to another IAM user (one resolved before our S3Identity was there), and says so', () => {
+    expect(() =>
+      userAccess(
+        place,
+        {
+          identity: ready('S3Identity', { identityName: 'rook.infra.mr' }),
+          companions: [secret(k1), ready('S3Credentials', { accessKey: k1.accessKey, identityName: 'mr' }), ...common],
+        },
+        { endpoint: 'http://store-s3.store-ns.svc:8333', credentials: ctx(1, [], []).credentials },
+      ),
+    ).toThrow(/S3Credentials store-ns\/mr registered the user's keys to IAM user mr, not rook\.infra\.mr/);
   });
 
   it("is the resource's error when the operator failed one of them, naming it", () => {
