@@ -3,6 +3,8 @@
 // It names no backend: the constants below are the portable API's kinds, which it wires itself.
 import { kinds } from './apis/kinds.gen.ts';
 import { setupAccess, setupClaim } from './runtime/claims/setup.ts';
+import { grantHeld, type AccessClaim } from './runtime/claims/access.ts';
+import type { ReadonlyDeep } from './kit/controller/informer.ts';
 import { rotationHold } from './runtime/delivery/hold.ts';
 import { setupDelivery } from './runtime/delivery/setup.ts';
 import type { HealthSources } from './kit/health.ts';
@@ -71,7 +73,11 @@ export function createApp(opts: AppOptions): { start(): Promise<App | undefined>
       setupDelivery(manager, system, { claim: Buckets, ...where });
       setupDelivery(manager, system, {
         claim: BucketAccesses,
-        bucket: { type: Buckets, of: (access) => (access.spec as { bucketRef?: { namespace: string; name: string } }).bucketRef },
+        bucket: {
+          type: Buckets,
+          of: (access) => (access.spec as { bucketRef?: { namespace: string; name: string } }).bucketRef,
+          held: (bucket, access) => grantHeld(bucket, access as ReadonlyDeep<AccessClaim>),
+        },
         ...where,
       });
       if (!(await manager.start())) return undefined;

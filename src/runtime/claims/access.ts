@@ -170,8 +170,7 @@ export class AccessReconciler implements Reconciler {
     if (!ref || !bucket || isDeleting(bucket.metadata)) return;
     // Only an access the Bucket allows counts: a resourceRef is the app team's to write, so one in a
     // namespace the Bucket does not share with would otherwise mark (and keep) another team's Bucket.
-    const holds = (a: ReadonlyDeep<AccessClaim>): boolean =>
-      Boolean(a.spec?.resourceRef) && !isDeleting(a.metadata) && !refusal(bucket, a, a.spec!.mode!);
+    const holds = (a: ReadonlyDeep<AccessClaim>): boolean => !isDeleting(a.metadata) && grantHeld(bucket, a);
     const names = (a: ReadonlyDeep<AccessClaim>): boolean =>
       a.spec?.bucketRef?.namespace === ref.namespace && a.spec?.bucketRef?.name === ref.name;
     // This access as this pass left it (the cache may lag behind its writes); the others as cached.
@@ -380,6 +379,17 @@ export class AccessReconciler implements Reconciler {
     }
     await this.removeCopy(access, signal);
   }
+}
+
+/**
+ * Whether the access holds a grant of the bucket: it recorded one (resourceRef, which is the app
+ * team's to write, so not proof alone), and the bucket shares with its namespace in its mode.
+ */
+export function grantHeld(
+  bucket: ReadonlyDeep<Claim & { spec?: { shareWith?: Sharing } }> | undefined,
+  access: ReadonlyDeep<AccessClaim>,
+): boolean {
+  return Boolean(access.spec?.resourceRef && access.spec.bucketRef && access.spec.mode) && !refusal(bucket, access, access.spec!.mode!);
 }
 
 /** Why this access may not reach the bucket, if it may not: the Bucket is gone, or does not share with this namespace and mode. */

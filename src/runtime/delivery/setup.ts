@@ -25,7 +25,12 @@ import { onChange } from '../../kit/controller/handlers.ts';
 export interface DeliverySetup {
   claim: ResourceType;
   /** For a claim that reaches another claim's bucket (BucketAccess): that claim's kind, and which one it names. */
-  bucket?: { type: ResourceType; of(claim: ReadonlyDeep<DeliveringClaim>): { namespace: string; name: string } | undefined };
+  bucket?: {
+    type: ResourceType;
+    of(claim: ReadonlyDeep<DeliveringClaim>): { namespace: string; name: string } | undefined;
+    /** Whether the claim holds a grant of that bucket: of one it does not, nothing is delivered, not even where it is. */
+    held(bucket: ReadonlyDeep<Claim>, claim: ReadonlyDeep<DeliveringClaim>): boolean;
+  };
   managed: ResourceType[];
   classes: ResourceType[];
   /** The store a resource's endpoint is, when it is another resource (see NativeKind.endpointFrom). */
@@ -52,7 +57,8 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
       bucketOf: (claim) => {
         if (!o.bucket) return claim;
         const ref = o.bucket.of(claim);
-        return ref ? buckets!.get(ref) : undefined;
+        const bucket = ref ? buckets!.get(ref) : undefined;
+        return bucket && o.bucket.held(bucket, claim) ? bucket : undefined;
       },
       secrets,
       managed,

@@ -5,7 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Client } from '../../../../src/kit/kube/client.ts';
 import type { ObjectKey } from '../../../../src/kit/kube/object-key.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
-import { AccessReconciler, type AccessClaim, type AccessMode } from '../../../../src/runtime/claims/access.ts';
+import { AccessReconciler, grantHeld, type AccessClaim, type AccessMode } from '../../../../src/runtime/claims/access.ts';
 import { FINALIZER_CLAIM, type Claim } from '../../../../src/runtime/claims/claim.ts';
 import { LABEL_GRANTED } from '../../../../src/runtime/labels.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
@@ -211,5 +211,33 @@ describe("an access's grant", () => {
     const world = grantWorld({ access: refused, secrets: [copy], live: { 'Secret team-b/orders-ro': copy } });
     await world.reconcile();
     expect(world.writes).toEqual(['delete Secret team-b/orders-ro']);
+  });
+});
+
+describe('grantHeld: what delivery asks before it says where a Bucket is', () => {
+  const bucket = (shareWith: { namespace: string; modes?: AccessMode[] }[]): Claim =>
+    ({
+      apiVersion: 'storage.crossplane.io/v1alpha1',
+      kind: 'Bucket',
+      metadata: { name: 'orders', namespace: 'b', uid: 'bucket-uid' },
+      spec: { shareWith },
+    }) as unknown as Claim;
+  const access = (resourceRef?: object, mode: AccessMode = 'ReadOnly'): AccessClaim =>
+    ({
+      apiVersion: 'storage.crossplane.io/v1alpha1',
+      kind: 'BucketAccess',
+      metadata: { name: 'x', namespace: 'a', uid: 'access-uid' },
+      spec: { bucketRef: { namespace: 'b', name: 'orders' }, mode, ...(resourceRef ? { resourceRef } : {}) },
+    }) as unknown as AccessClaim;
+  const grant = { name: 'a-x-bcdfg', namespace: 'infra', kind: 'MinioBucket' };
+
+  it('holds a grant only when the access recorded one and the Bucket shares with its namespace, in its mode', () => {
+    expect(grantHeld(bucket([{ namespace: 'a' }]), access(grant))).toBe(true);
+    // A resourceRef is the app team's to write: alone, it proves nothing.
+    expect(grantHeld(bucket([]), access(grant))).toBe(false);
+    expect(grantHeld(bucket([{ namespace: 'c' }]), access(grant))).toBe(false);
+    expect(grantHeld(bucket([{ namespace: 'a' }]), access(grant, 'ReadWrite'))).toBe(false);
+    expect(grantHeld(bucket([{ namespace: 'a' }]), access())).toBe(false);
+    expect(grantHeld(undefined, access(grant))).toBe(false);
   });
 });
