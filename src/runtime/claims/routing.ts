@@ -4,8 +4,8 @@
 import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
-import { isDeleting } from '../../kit/meta.ts';
-import { claimRefOf, refersTo, type Claim, type PortableClass } from './claim.ts';
+import { hasFinalizer, isDeleting } from '../../kit/meta.ts';
+import { claimRefOf, FINALIZER_CLAIM, refersTo, type Claim, type PortableClass } from './claim.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
 
 /** A served class kind, the managed kind made from it, and (for hand-written references) its cache. */
@@ -36,7 +36,10 @@ export class ClaimRouter {
     // Bound (or reserved): the kind of its resource, which no class change moves.
     if (ref?.kind) {
       const i = this.served.findIndex((s) => ref.kind === s.managed.kind && (!ref.apiVersion || ref.apiVersion === s.managed.apiVersion));
-      return i < 0 ? 'none' : i;
+      if (i >= 0) return i;
+      // Deleting behind our finalizer (added before the claim named a kind no controller here serves):
+      // let go by the unserved reconciler, or the claim, and its namespace, would never go.
+      return isDeleting(claim.metadata) && hasFinalizer(claim.metadata, FINALIZER_CLAIM) ? 'unserved' : 'none';
     }
     // Neither class nor resource: the default-class controller's to fill in.
     if (!claim.spec?.classRef && !ref && !isDeleting(claim.metadata)) return 'none';

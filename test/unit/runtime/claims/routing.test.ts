@@ -3,7 +3,7 @@
 // manager's informers and controllers.
 import { type ReadonlyDeep } from '../../../../src/kit/controller/informer.ts';
 import { describe, expect, it } from '@jest/globals';
-import type { Claim, PortableClass } from '../../../../src/runtime/claims/claim.ts';
+import { FINALIZER_CLAIM, type Claim, type PortableClass } from '../../../../src/runtime/claims/claim.ts';
 import { ClaimRouter, type Route } from '../../../../src/runtime/claims/routing.ts';
 import { setupClaim } from '../../../../src/runtime/claims/setup.ts';
 import type { Handlers } from '../../../../src/kit/controller/informer.ts';
@@ -85,6 +85,16 @@ describe('ClaimRouter', () => {
       want: 'none',
     },
     { name: 'bound to a kind nothing serves: no controller', claim: claim({ resourceRef: { kind: 'XStore', name: 'mr' } }), want: 'none' },
+    {
+      name: 'bound to a kind nothing serves, deleting behind our finalizer: the unserved reconciler lets it go',
+      claim: claim({ resourceRef: { kind: 'XStore', name: 'mr' } }, { ...deleting, finalizers: [FINALIZER_CLAIM] }),
+      want: 'unserved',
+    },
+    {
+      name: 'bound to a kind nothing serves, deleting without our finalizer: no controller',
+      claim: claim({ resourceRef: { kind: 'XStore', name: 'mr' } }, deleting),
+      want: 'none',
+    },
     {
       name: "neither class nor resource: the default-class controller's",
       claim: claim({ writeConnectionSecretToRef: { name: 's' } }),
