@@ -9,7 +9,7 @@ import { ReasonedError, getCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { addFinalizer } from '../../kit/controller/finalizers.ts';
 import type { Client } from '../../kit/kube/client.ts';
-import { isAlreadyExists } from '../../kit/kube/errors.ts';
+import { isAlreadyExists, KubeError } from '../../kit/kube/errors.ts';
 import { type ResourceType } from '../../kit/kube/resources.ts';
 import { isDeleting, hasFinalizer } from '../../kit/meta.ts';
 import { LABEL_GRANTED } from '../labels.ts';
@@ -267,11 +267,16 @@ export class AccessReconciler implements Reconciler {
       await this.recordReference(access, { apiVersion: grantor.grants.apiVersion, kind: grantor.grants.kind, name, namespace }, signal);
       desired.metadata = { ...desired.metadata, name, namespace };
       desired.spec = { ...desired.spec, claimRef: referenceTo(access) };
+      let made = true;
       mr = await this.o.client.create(grantor.grants, desired, signal).catch(async (err: unknown) => {
         if (!isAlreadyExists(err)) throw err;
-        return (await this.o.client.get<ManagedResource>(grantor.grants, { namespace, name }, signal))!;
+        made = false;
+        // Made by an earlier pass (its cache behind); gone again by the time it is read: the next pass makes it anew.
+        const there = await this.o.client.get<ManagedResource>(grantor.grants, { namespace, name }, signal);
+        if (!there) throw new KubeError(409, 'Conflict', `${grantor.grants.kind} ${namespace}/${name} went while it was being made`);
+        return there;
       });
-      this.o.recorder.normal(access, Reasons.CreatedManagedResource, `Created ${grantor.grants.kind} ${namespace}/${name}`);
+      if (made) this.o.recorder.normal(access, Reasons.CreatedManagedResource, `Created ${grantor.grants.kind} ${namespace}/${name}`);
     }
     if (!refersTo(claimRefOf(mr), access)) {
       throw new ReasonedError(

@@ -11,6 +11,7 @@ import { LABEL_GRANTED } from '../../../../src/runtime/labels.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import type { SecretObject } from '../../../../src/runtime/managed/publisher.ts';
 import { mapCache } from '../../../kit/map-cache.ts';
+import { KubeError } from '../../../../src/kit/kube/errors.ts';
 
 const t = (kind: string): ResourceType => ({
   apiVersion: 'storage.example.com/v1',
@@ -105,14 +106,23 @@ const grantOf = (name: string): ManagedResource =>
     spec: { claimRef: readerRef, reclaimPolicy: 'Delete' },
   }) as ManagedResource;
 
-function grantWorld(o: { access: AccessClaim; grants?: ManagedResource[]; live?: Record<string, unknown>; secrets?: SecretObject[] }) {
+function grantWorld(o: {
+  access: AccessClaim;
+  grants?: ManagedResource[];
+  live?: Record<string, unknown>;
+  secrets?: SecretObject[];
+  /** Creates answer AlreadyExists for an object gone by the time it is read. */
+  madeAndGone?: boolean;
+}) {
   const writes: string[] = [];
+  const events: string[] = [];
   const live = new Map<string, unknown>(Object.entries(o.live ?? {}));
   const key = (type: ResourceType, k: ObjectKey) => `${type.kind} ${k.namespace}/${k.name}`;
   const client = {
     get: async (type: ResourceType, k: ObjectKey) => live.get(key(type, k)),
     create: async (type: ResourceType, obj: ManagedResource) => {
       writes.push(`create ${key(type, obj.metadata)}`);
+      if (o.madeAndGone) throw new KubeError(409, 'AlreadyExists', `${obj.metadata.name} already exists`);
       const made = { ...obj, metadata: { ...obj.metadata, uid: `${obj.metadata.name}-uid` } };
       live.set(key(type, obj.metadata), made);
       return made;
@@ -123,6 +133,7 @@ function grantWorld(o: { access: AccessClaim; grants?: ManagedResource[]; live?:
     },
     updateStatus: async (type: ResourceType, obj: ManagedResource) => {
       if (type !== Accesses) writes.push(`status ${key(type, obj.metadata)} ${obj.status?.bindingPhase}`);
+      else events.push(`status ${JSON.stringify(obj.status?.conditions?.map((c) => c.reason))}`);
       return obj;
     },
     delete: async (type: ResourceType, k: ObjectKey) => void writes.push(`delete ${key(type, k)}`),
@@ -145,7 +156,10 @@ function grantWorld(o: { access: AccessClaim; grants?: ManagedResource[]; live?:
   };
   const reconciler = new AccessReconciler({
     client,
-    recorder: { normal: () => {}, warning: () => {} } as never,
+    recorder: {
+      normal: (_o: unknown, reason: string) => events.push(reason),
+      warning: (_o: unknown, reason: string) => events.push(reason),
+    } as never,
     accesses: { type: Accesses, cache: mapCache(new Map([['team-b/reader', o.access]])) },
     buckets: { type: Buckets, cache: mapCache(new Map([['team-a/orders', bound as never]])) },
     grantors: [
@@ -160,7 +174,7 @@ function grantWorld(o: { access: AccessClaim; grants?: ManagedResource[]; live?:
     granted: [{ type: Grants, cache: mapCache(new Map((o.grants ?? []).map((g) => [`${platform}/${g.metadata.name}`, g]))) }],
     secrets: mapCache(new Map((o.secrets ?? []).map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]))),
   });
-  return { writes, reconcile: () => reconciler.reconcile('team-b/reader', new AbortController().signal) };
+  return { writes, events, reconcile: () => reconciler.reconcile('team-b/reader', new AbortController().signal) };
 }
 
 describe("an access's grant", () => {
@@ -173,6 +187,12 @@ describe("an access's grant", () => {
       `create Grant ${platform}/${name}`,
       `update BucketAccess team-b/reader resourceRef=${JSON.stringify({ apiVersion: Grants.apiVersion, kind: 'Grant', name, namespace: platform, uid: `${name}-uid` })}`,
     ]);
+  });
+
+  it('made by an earlier pass and gone by the time it is read: tried again, quietly, and not said to be made', async () => {
+    const world = grantWorld({ access: reader, madeAndGone: true });
+    expect(await world.reconcile()).toEqual({ kind: 'requeue' });
+    expect(world.events).toEqual([]);
   });
 
   it('is revoked when the access is deleted before the cache of grants has heard of it', async () => {
