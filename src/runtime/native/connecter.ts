@@ -10,7 +10,7 @@ import { NativeExternal } from './external.ts';
 import { importRequested } from '../ownership/marks.ts';
 import { kindContext, type NativeExternalOptions } from './pass.ts';
 import type { NativeKind } from './kind.ts';
-import type { ProviderResolver } from '../providers/resolver.ts';
+import { providerNotFound, type ProviderResolver } from '../providers/resolver.ts';
 import { operatorNamespaces, type OperatorInstaller } from '../operators/operator.ts';
 import {
   allowsNamespace,
@@ -65,7 +65,8 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
         `spec.providerRef.namespace '${ref.namespace}' differs from this resource's namespace '${namespace}'; Providers are only used from their own namespace`,
       );
     }
-    const provider = await this.providerOf(mr, { namespace, name: ref.name }, signal);
+    const key = { namespace, name: ref.name };
+    const provider = this.resolver.cached(key) ?? (await this.withoutProvider(mr, key, signal));
     if (!provider) return leftAsItIs;
     // Before the target is reached; a deletion still removes what is ours there.
     if (!isDeleting(mr.metadata)) this.refuseNamespaces(provider, mr);
@@ -103,32 +104,28 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
   }
 
   /**
-   * The resource's Provider, from the cache. A deleting resource whose Provider is gone (read live)
-   * and that never recorded a create (a claim made it on a Provider that was never there, or one
-   * deleted as the scheduler chose it) has nothing in any target to delete: it is let go (undefined),
-   * and says so. One that made its object waits, saying how to let it go: its data is kept.
+   * Its Provider is not in the cache: why not, thrown. A deleting resource whose Provider is gone
+   * (read live) and that never recorded a create (a claim made it on a Provider that was never there,
+   * or one deleted as the scheduler chose it) has nothing in any target to delete: it is let go
+   * (undefined), and says so. One that made its object waits, saying how to let it go: its data is kept.
    */
-  private async providerOf(mr: MR, key: Required<ObjectKey>, signal: AbortSignal): Promise<ReadonlyDeep<Provider> | undefined> {
-    try {
-      return this.resolver.provider(key);
-    } catch (err) {
-      if (!isDeleting(mr.metadata) || !(await this.resolver.gone(key, signal))) throw err;
-      const marks = mr.metadata.annotations ?? {};
-      const missing = `Provider ${key.namespace}/${key.name} does not exist`;
-      if (marks[ANNOTATION_CREATE_SUCCEEDED] || marks[ANNOTATION_CREATE_FAILED]) {
-        throw new ReasonedError(
-          Reasons.ProviderNotFound,
-          `${missing}, so what this resource made in its target cannot be deleted: create the Provider again, ` +
-            'or set spec.reclaimPolicy to Retain to let this resource go and leave that object as it is',
-        );
-      }
-      this.opts.recorder?.warning(
-        mr,
+  private async withoutProvider(mr: MR, key: Required<ObjectKey>, signal: AbortSignal): Promise<undefined> {
+    if (!isDeleting(mr.metadata) || !(await this.resolver.gone(key, signal))) throw providerNotFound(key);
+    const marks = mr.metadata.annotations ?? {};
+    const missing = `Provider ${key.namespace}/${key.name} does not exist`;
+    if (marks[ANNOTATION_CREATE_SUCCEEDED] || marks[ANNOTATION_CREATE_FAILED]) {
+      throw new ReasonedError(
         Reasons.ProviderNotFound,
-        `${missing}; nothing was made in a target for this resource, so it is let go without deleting anything there`,
+        `${missing}, so what this resource made in its target cannot be deleted: create the Provider again, ` +
+          'or set spec.reclaimPolicy to Retain to let this resource go and leave that object as it is',
       );
-      return undefined;
     }
+    this.opts.recorder?.warning(
+      mr,
+      Reasons.ProviderNotFound,
+      `${missing}; nothing was made in a target for this resource, so it is let go without deleting anything there`,
+    );
+    return undefined;
   }
 
   /** The key of the resource's object in the target's caches ("namespace/name", or the name). */

@@ -27,6 +27,9 @@ export interface ProviderResolverOptions {
  * Finds the target cluster a Provider names. Secrets are read only in the Provider's namespace, each
  * from a watch of that one Secret, so a rotation is seen within seconds and costs no reads at rest.
  */
+export const providerNotFound = ({ namespace, name }: Required<ObjectKey>): ReasonedError =>
+  new ReasonedError(Reasons.ProviderNotFound, `Provider ${namespace}/${name} does not exist`);
+
 export class ProviderResolver {
   private readonly control: KubeClient;
   private readonly providers: Pick<Informer<Provider>, 'get' | 'list'>;
@@ -84,10 +87,15 @@ export class ProviderResolver {
     }
   }
 
-  provider({ namespace, name }: Required<ObjectKey>): ReadonlyDeep<Provider> {
-    const provider = this.providers.get({ namespace, name });
-    if (!provider) throw new ReasonedError(Reasons.ProviderNotFound, `Provider ${namespace}/${name} does not exist`);
+  provider(key: Required<ObjectKey>): ReadonlyDeep<Provider> {
+    const provider = this.cached(key);
+    if (!provider) throw providerNotFound(key);
     return provider;
+  }
+
+  /** The Provider as cached, if it is. */
+  cached({ namespace, name }: Required<ObjectKey>): ReadonlyDeep<Provider> | undefined {
+    return this.providers.get({ namespace, name });
   }
 
   /** Whether the Provider is gone, read live: a cache may not have seen it made yet. */
