@@ -119,7 +119,7 @@ describe('NativeConnecter', () => {
   function connecter(p: ProviderObject) {
     const reached: string[] = [];
     const resolver = {
-      provider: () => p,
+      cached: () => p,
       resolve: async () => {
         reached.push('target');
         throw new Error('the test target is not there');
