@@ -430,7 +430,7 @@ describe('bad credentials', () => {
     expect(said.message).toMatch(/Provider .*nope does not exist.*nothing was made/);
   });
 
-  it('keeps a resource that made its store on a Provider now gone, and says how to let it go', async () => {
+  it('keeps a resource that made its store on a Provider now gone, and says what letting it go would leave', async () => {
     const name = uniqueName('stranded');
     const at = new Date().toISOString().replace(/\.\d+Z/, 'Z');
     const mr = store(name, { provider: 'nope' });
@@ -449,12 +449,38 @@ describe('bad credentials', () => {
     await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
     const kept = await eventually(async () => {
       const mr = await getStore(name);
-      return /cannot be deleted: create the Provider again, or set spec.reclaimPolicy to Retain/.test(cond(mr, 'Synced')?.message ?? '')
+      return /cannot be deleted: create the Provider again\. Setting spec\.reclaimPolicy to Retain lets this resource go without it/.test(
+        cond(mr, 'Synced')?.message ?? '',
+      )
         ? mr
         : undefined;
     }, 'the resource to say why it waits, and how to let it go');
     expect(cond(kept, 'Synced')?.reason).toBe('ProviderNotFound');
-    // Its store may hold data in a target no Provider reaches now: Retain lets it go, untouched.
+    // Its store may hold data in a target no Provider reaches now: Retain lets it go, and touches nothing.
+    await env.control.mergePatch(kinds.ObjectStore, { namespace: env.ns.apps, name }, { spec: { reclaimPolicy: 'Retain' } });
+    await eventually(async () => (await getStore(name)) === undefined, 'the resource to be gone under Retain', 20_000);
+  });
+
+  it('keeps one whose create was never recorded but whose object was (its uid), on a Provider now gone', async () => {
+    const name = uniqueName('proven');
+    const mr = store(name, { provider: 'nope' });
+    await env.control.create(kinds.ObjectStore, {
+      ...mr,
+      metadata: {
+        ...mr.metadata,
+        finalizers: ['finalizer.managedresource.crossplane.io'],
+        annotations: {
+          'crossplane.io/external-create-pending': new Date().toISOString().replace(/\.\d+Z/, 'Z'),
+          'rook.crossplane.io/target-uid': 'a-uid-observe-recorded',
+        },
+      },
+    });
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
+    const kept = await eventually(async () => {
+      const got = await getStore(name);
+      return /cannot be deleted: create the Provider again/.test(cond(got, 'Synced')?.message ?? '') ? got : undefined;
+    }, 'the resource to say why it waits');
+    expect(kept.metadata.deletionTimestamp).toBeDefined();
     await env.control.mergePatch(kinds.ObjectStore, { namespace: env.ns.apps, name }, { spec: { reclaimPolicy: 'Retain' } });
     await eventually(async () => (await getStore(name)) === undefined, 'the resource to be gone under Retain', 20_000);
   });

@@ -555,6 +555,68 @@ describe('a SeaweedFS store per claim', () => {
   }, 240_000);
 });
 
+describe('deletions the SeaweedFS operator cannot help with', () => {
+  /** Pauses the claim's resource, does `meanwhile` in the target, deletes the claim, and lets the resource go on. */
+  const deleteBehind = async (type: ResourceType, claimKey: Required<ObjectKey>, meanwhile: (mr: string) => Promise<void>) => {
+    const mr = await managedOf(claimKey);
+    const managed = { namespace: env.ns.platform, name: mr };
+    await env.control.mergePatch(type, managed, { metadata: { annotations: { 'crossplane.io/paused': 'true' } } });
+    await eventually(
+      async () => cond(await env.control.get<SeaweedBucket>(type, managed), 'Synced')?.reason === 'ReconcilePaused',
+      'the resource to be paused',
+    );
+    await meanwhile(mr);
+    await env.control.delete(Buckets, claimKey);
+    await eventually(async () => Boolean((await env.control.get<SeaweedBucket>(type, managed))?.metadata.deletionTimestamp), 'deleting');
+    await env.control.mergePatch(type, managed, { metadata: { annotations: { 'crossplane.io/paused': null } } });
+    await eventually(async () => (await env.control.get(type, managed)) === undefined, 'the resource to be gone', 60_000);
+    return mr;
+  };
+
+  it('a bucket to keep whose user is gone already, its Bucket saying Delete: set to Retain before it goes, its objects kept', async () => {
+    const key = { namespace: env.ns.appB, name: 'orphaned' };
+    await env.control.create(Buckets, claim(key, 'shared'));
+    await bound(key);
+    const b = await access(key);
+    const s3 = s3Client(b.local, b.creds);
+    try {
+      await s3.send(new PutObjectCommand({ Bucket: b.bucket, Key: 'keep.txt', Body: 'data' }));
+    } finally {
+      s3.destroy();
+    }
+    await deleteBehind(kinds.SeaweedBucket, key, async (mr) => {
+      await env.target.mergePatch(SeaweedBuckets, { namespace: 'sw-shared', name: mr }, { spec: { reclaimPolicy: 'Delete' } });
+      // Its user (the resource's own object) deleted by someone: the teardown has nothing to run on.
+      await env.target.delete(S3Identities, { namespace: 'sw-shared', name: mr });
+      await eventually(
+        async () => (await env.target.get(S3Identities, { namespace: 'sw-shared', name: mr })) === undefined,
+        'the user gone',
+      );
+    });
+    const admin = operator.admin({ namespace: 'sw-shared', name: 'shared' });
+    const root = s3Client(admin.endpoint, admin.root);
+    try {
+      const got = await root.send(new GetObjectCommand({ Bucket: b.bucket, Key: 'keep.txt' }));
+      expect(await got.Body!.transformToString()).toBe('data');
+    } finally {
+      root.destroy();
+    }
+  }, 150_000);
+
+  it("a store of its own whose Seaweed someone deleted: its deletion ends (nothing waits on the operator's objects for good)", async () => {
+    const key = { namespace: env.ns.appB, name: 'headless' };
+    await env.control.create(Buckets, claim(key, 'disposable'));
+    await bound(key);
+    await deleteBehind(kinds.SeaweedStore, key, async (mr) => {
+      await env.target.delete(Seaweeds, { namespace: `seaweedfs-${mr}`, name: mr });
+      await eventually(
+        async () => (await env.target.get(Seaweeds, { namespace: `seaweedfs-${mr}`, name: mr })) === undefined,
+        'the Seaweed gone',
+      );
+    });
+  }, 150_000);
+});
+
 describe('bucket features on the claim', () => {
   const vault = {
     versioning: 'Enabled',

@@ -11,8 +11,8 @@ import { FEATURES, type BucketFeatures, type FeatureSupport } from '../../runtim
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 import type { Companion, CredentialsView, KindContext, TargetObject, Teardown } from '../../runtime/native/kind.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
-import { Reasons } from '../../runtime/reasons.ts';
-import { s3ConnectionDetails } from '../shared/s3-details.ts';
+import { Reasons, UnprovenError } from '../../runtime/reasons.ts';
+import { S3_KEY_KEYS, s3ConnectionDetails } from '../shared/s3-details.ts';
 import { policyDocument } from '../shared/s3-policy.ts';
 import { BucketLifecyclePolicies, S3CredentialsType, S3Identities, S3Policies, S3PolicyBindings, SeaweedBuckets } from './operator.ts';
 
@@ -310,9 +310,10 @@ export function userAccess(
     waitingFor("the user's policy", policy),
     waitingFor("the user's policy binding", binding),
   ];
-  const failed = [...steps, waitingFor("the user's keys", credentials), ...[credentials, ...rest].map((o) => otherUser(u, o))].find(
-    (s) => s.failed,
-  )?.failed;
+  // Keys pinned to someone else's user are not ours to give: withheld, also where they were published before.
+  const foreign = [credentials, ...rest].map((o) => otherUser(u, o)).find((s) => s.failed)?.failed;
+  if (foreign) throw new UnprovenError(Reasons.BucketAccessFailed, foreign, S3_KEY_KEYS);
+  const failed = [...steps, waitingFor("the user's keys", credentials)].find((s) => s.failed)?.failed;
   if (failed) throw new ReasonedError(Reasons.BucketAccessFailed, failed);
   const details = (keys?: { accessKey?: string; secretKey?: string }): ConnectionDetails =>
     s3ConnectionDetails({

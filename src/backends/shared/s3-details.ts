@@ -22,6 +22,9 @@ export const DEFAULT_REGION = 'us-east-1';
 /** The keys of s3ConnectionDetails that say where the store is: withheld together when that place cannot be proven. */
 export const S3_ENDPOINT_KEYS = ['endpoint', 'AWS_ENDPOINT_URL', 'BUCKET_HOST', 'BUCKET_PORT'];
 
+/** The keys of s3ConnectionDetails that hold a user's keys: withheld together when those cannot be vouched for. */
+export const S3_KEY_KEYS = ['username', 'password', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
+
 export function s3ConnectionDetails({ endpoint, accessKey, secretKey, bucket, region }: S3Access): ConnectionDetails {
   const url = new URL(endpoint);
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');

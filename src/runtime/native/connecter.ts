@@ -7,7 +7,7 @@ import { ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_SUCCEEDED, externalNameOf, 
 import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { NativeExternal } from './external.ts';
-import { importRequested } from '../ownership/marks.ts';
+import { ANNOTATION_COMPANION_UIDS, ANNOTATION_TARGET_UID, importRequested } from '../ownership/marks.ts';
 import { kindContext, type NativeExternalOptions } from './pass.ts';
 import type { NativeKind } from './kind.ts';
 import { providerNotFound, type ProviderResolver } from '../providers/resolver.ts';
@@ -113,11 +113,16 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     if (!isDeleting(mr.metadata) || !(await this.resolver.gone(key, signal))) throw providerNotFound(key);
     const marks = mr.metadata.annotations ?? {};
     const missing = `Provider ${key.namespace}/${key.name} does not exist`;
-    if (marks[ANNOTATION_CREATE_SUCCEEDED] || marks[ANNOTATION_CREATE_FAILED]) {
+    // Anything recorded of a target (a create's outcome, a proven object's uid) or an import says it may hold something.
+    const made = [ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_CREATE_FAILED, ANNOTATION_TARGET_UID, ANNOTATION_COMPANION_UIDS].some(
+      (a) => marks[a],
+    );
+    if (made || importRequested(mr)) {
       throw new ReasonedError(
         Reasons.ProviderNotFound,
-        `${missing}, so what this resource made in its target cannot be deleted: create the Provider again, ` +
-          'or set spec.reclaimPolicy to Retain to let this resource go and leave that object as it is',
+        `${missing}, so what this resource made or adopted in its target cannot be deleted: create the Provider again. ` +
+          'Setting spec.reclaimPolicy to Retain lets this resource go without it, but what it made keeps its mark to be deleted: ' +
+          'a Provider that reaches that cluster later sweeps it as a leak',
       );
     }
     this.opts.recorder?.warning(

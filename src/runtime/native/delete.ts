@@ -262,6 +262,34 @@ async function deleteOwned<MR extends ManagedResource>(
   return { gone: target.outcome !== 'pending', requested, keptNamespace };
 }
 
+/**
+ * Writes what the teardown's object must say before its outcome counts, or before it is deleted
+ * (Teardown.prepare), where it is ours and does not say it yet: whether it wrote. Conditional on the
+ * copy read.
+ */
+async function prepareIfOurs<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  teardown: Teardown,
+  main: Relation | undefined,
+  have?: TargetObject,
+): Promise<boolean> {
+  if (!teardown.prepare) return false;
+  const { object } = teardown;
+  const found = have ?? (await pass.client.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, pass.signal));
+  if (!found || found.metadata.deletionTimestamp) return false;
+  const relation = pass.ownership.relationOf(object.type, found, pass.ownership.companionVouchersFor(object, main));
+  const patch = relation === 'ours' || relation === 'restored' ? teardown.prepare(found) : undefined;
+  if (!patch) return false;
+  const { uid, resourceVersion } = found.metadata;
+  await pass.client.mergePatch(
+    object.type,
+    { namespace: object.namespace, name: object.name },
+    { ...patch, metadata: { uid, resourceVersion } },
+    pass.signal,
+  );
+  return true;
+}
+
 /** The companions the operator undoes through the target object (NativeKind.undoneThroughTarget): 'pending' until they are gone. */
 async function deleteUndoneThroughTarget<MR extends ManagedResource>(
   pass: NativePass<MR>,
@@ -271,10 +299,12 @@ async function deleteUndoneThroughTarget<MR extends ManagedResource>(
   const types = pass.kind.undoneThroughTarget ?? [];
   const first = companions.filter((c) => types.some((t) => t.apiVersion === c.type.apiVersion && t.kind === c.type.kind));
   if (!first.length) return 'done';
-  const observed = await pass.read.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, pass.signal);
-  const main = observed ? pass.ownership.relationOf(ref.type, observed) : undefined;
+  // Read live: with the target gone, the operator can undo nothing of them, and waiting would never end.
+  const observed = await pass.client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, pass.signal);
+  if (!observed) return 'done';
+  const main = pass.ownership.relationOf(ref.type, observed);
   const outcomes = await Promise.all(
-    first.map((c) => deleteIfOurs(pass, c, { owner: pass.owner, vouchers: pass.ownership.companionVouchersFor(c, main) })),
+    first.map((c) => deleteIfOurs(pass.live(), c, { owner: pass.owner, vouchers: pass.ownership.companionVouchersFor(c, main) })),
   );
   return outcomes.some((o) => o.outcome === 'pending' || o.outcome === 'deleted') ? 'pending' : 'done';
 }
@@ -293,7 +323,9 @@ async function tearDown<MR extends ManagedResource>(
   const observed = await pass.read.get<TargetObject>(target.type, { namespace: target.namespace, name: target.name }, signal);
   const relation = observed && pass.ownership.relationOf(target.type, observed);
   // Nothing of ours there: nothing to tear down. Its deletion asked already, the teardown ran before.
-  if (!observed || (relation !== 'ours' && relation !== 'restored') || observed.metadata.deletionTimestamp) return 'done';
+  // What the teardown's object must say before it goes is written all the same (a bucket kept, Retain).
+  if (!observed || (relation !== 'ours' && relation !== 'restored') || observed.metadata.deletionTimestamp)
+    return (await prepareIfOurs(pass, teardown, relation || undefined)) ? 'pending' : 'done';
   const { object, onlyAfter } = teardown;
   const have = await client.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, signal);
   // Needed only once onlyAfter was reached: as the resource recorded, or else as its object shows now.
@@ -314,17 +346,7 @@ async function tearDown<MR extends ManagedResource>(
     return 'pending';
   }
   pass.ownership.trusted(object, have, observed, relation);
-  const prepared = teardown.prepare?.(have);
-  if (prepared) {
-    const { uid, resourceVersion } = have.metadata;
-    await client.mergePatch(
-      object.type,
-      { namespace: object.namespace, name: object.name },
-      { ...prepared, metadata: { uid, resourceVersion } },
-      signal,
-    );
-    return 'pending';
-  }
+  if (await prepareIfOurs(pass, teardown, relation, have)) return 'pending';
   const outcome = teardown.outcome(have);
   if ('failed' in outcome) {
     throw new ReasonedError(

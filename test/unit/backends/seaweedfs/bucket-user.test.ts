@@ -142,6 +142,22 @@ describe('userAccess', () => {
         { endpoint: 'http://store-s3.store-ns.svc:8333', credentials: ctx(1, [], []).credentials },
       ),
     ).toThrow(/S3Credentials store-ns\/mr registered the user's keys to IAM user mr, not rook\.infra\.mr/);
+    // Withheld, also from a connection Secret that published them before.
+    const err = (() => {
+      try {
+        userAccess(
+          place,
+          {
+            identity: ready('S3Identity', { identityName: 'rook.infra.mr' }),
+            companions: [secret(k1), ready('S3Credentials', { accessKey: k1.accessKey, identityName: 'mr' }), ...common],
+          },
+          { endpoint: 'http://store-s3.store-ns.svc:8333', credentials: ctx(1, [], []).credentials },
+        );
+      } catch (e) {
+        return e as { withheld?: string[] };
+      }
+    })();
+    expect(err?.withheld).toEqual(expect.arrayContaining(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']));
   });
 
   it("is the resource's error when the operator failed one of them, naming it", () => {
