@@ -94,6 +94,14 @@ const WROTE_NOTHING = new Set<string>([
   Reasons.WaitingForExposure,
 ]);
 
+/** Failures after which a place holds none of the claim's keys that a rotation must wait for. */
+const FORGETS_KEYS = new Set<string>([
+  Reasons.ConnectionSecretConflict,
+  Reasons.ConsumerSecretTaken,
+  Reasons.ConsumerProviderNotFound,
+  Reasons.ConsumerNamespaceNotFound,
+]);
+
 export class DeliveryReconciler {
   private readonly o: DeliveryOptions;
 
@@ -248,9 +256,11 @@ export class DeliveryReconciler {
             () => false,
           )
         : false;
-      // A Secret not ours in its place (ours deleted or stripped of its marks) holds none of our keys:
-      // the place keeps no keys on record, or it would hold replaced keys back from removal for ever.
-      const replaced = reasonOf(err) === Reasons.ConnectionSecretConflict || reasonOf(err) === Reasons.ConsumerSecretTaken;
+      // A Secret not ours in its place (ours deleted or stripped of its marks), a namespace that is gone,
+      // or a cluster no Provider names any more (its keys are forgotten: they die with a rotation) holds
+      // none of our keys: the place keeps no keys on record, or it would hold replaced keys back from
+      // removal for ever.
+      const replaced = FORGETS_KEYS.has(reasonOf(err));
       return { ...base, delivered: false, ...(removed ? {} : kept(!replaced)), ...failure(err) };
     }
   }
