@@ -10,7 +10,7 @@ import type { Provider } from '../../src/apis/provider.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
-import { Namespaces, resourcePath, Secrets, StatefulSets } from '../../src/kit/kube/resources.ts';
+import { Namespaces, resourcePath, Secrets, Services, StatefulSets } from '../../src/kit/kube/resources.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { ObjectBucketClaims } from '../../src/backends/rook-ceph/bucket.ts';
@@ -264,6 +264,37 @@ describe('four backends behind one Bucket claim', () => {
       const m = await control.get<Obj & { status?: { conditions?: Cond[] } }>(kinds.Tenant, { namespace: platform, name: mr });
       return cond(m, 'Synced')?.status === 'True';
     }, 'Synced=True once the Secret is back');
+  }, 60_000);
+
+  it("a Tenant whose minio Service someone repointed is not Ready and publishes no endpoint, until it is the operator's again", async () => {
+    const claimKey = { namespace: apps, name: 'same-minio-operator' };
+    const mr = (await control.get<Bucket>(Buckets, claimKey))!.spec.resourceRef!.name;
+    const ns = named('minio-operator').targetNamespace(mr);
+    const minio = { namespace: ns, name: 'minio' };
+    const tenantOf = () =>
+      control.get<Obj & { status?: { conditions?: (Cond & { message?: string })[] } }>(kinds.Tenant, { namespace: platform, name: mr });
+    // Whoever may edit Services there leads the endpoint to pods of theirs.
+    await targetA.mergePatch(Services, minio, { spec: { selector: { 'v1.min.io/tenant': null, app: 'mine' } } });
+    const unproven = await eventually(async () => {
+      const c = cond(await tenantOf(), 'Ready');
+      return c?.reason === 'EndpointNotProven' ? c : undefined;
+    }, 'Ready=False/EndpointNotProven');
+    expect((unproven as { message?: string }).message).toMatch(
+      /not the one the MinIO Operator made for this Tenant \(it does not select the Tenant's pods\)/,
+    );
+    await eventually(
+      async () =>
+        !(
+          'endpoint' in
+          secretText(
+            (await control.get<Obj & { data?: Record<string, string> }>(Secrets, { namespace: apps, name: 'same-minio-operator-s3' }))
+              ?.data,
+          )
+        ),
+      'the endpoint withheld',
+    );
+    await targetA.mergePatch(Services, minio, { spec: { selector: { 'v1.min.io/tenant': mr, app: null } } });
+    await eventually(async () => cond(await tenantOf(), 'Ready')?.status === 'True', "Ready once the Service is the operator's again");
   }, 60_000);
 
   it('fills a classless claim from a BucketPolicy, whichever backend the default is', async () => {

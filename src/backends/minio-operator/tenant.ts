@@ -13,13 +13,13 @@ import { bucketUserCompanions, rotatingKeys, type BucketUser, type StoreAccess }
 import { storeWithBucketUser, userAccess } from '../shared/bucket-user.ts';
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 import { externalNameOf } from '../../kit/meta.ts';
-import type { KindContext } from '../../runtime/native/kind.ts';
+import type { KindContext, TargetObject } from '../../runtime/native/kind.ts';
 import type { NativeKind } from '../../runtime/native/kind.ts';
 import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
 import { bundleFromDirectory } from '../../runtime/operators/operator.ts';
 import { randomKey } from '../shared/random.ts';
-import { Reasons } from '../../runtime/reasons.ts';
-import { s3ConnectionDetails } from '../shared/s3-details.ts';
+import { Reasons, UnprovenError } from '../../runtime/reasons.ts';
+import { S3_ENDPOINT_KEYS, s3ConnectionDetails } from '../shared/s3-details.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
 
 export const MinioTenants: ResourceType = { apiVersion: 'minio.min.io/v2', kind: 'Tenant', plural: 'tenants', namespaced: true };
@@ -68,6 +68,21 @@ const s3Service = (mr: Tenant, name: string): S3Service => ({
   port: mr.spec.forProvider.requestAutoCert ? 443 : 80,
   selector: { 'v1.min.io/tenant': name },
 });
+
+/**
+ * Why the Service "minio" is not the one the MinIO Operator made for this very Tenant, or undefined
+ * when it is: its controller is this Tenant (by uid), it is not an ExternalName, and it selects the
+ * Tenant's pods. Anyone who may edit Services in the Tenant's namespace could otherwise lead the
+ * published endpoint, and any exposure of it, to pods of theirs.
+ */
+function notOperators(service: TargetObject, tenant: TargetObject): string | undefined {
+  const spec = (service.spec ?? {}) as { type?: string; selector?: Record<string, string> };
+  if (!service.metadata.ownerReferences?.some((r) => r.controller && r.kind === 'Tenant' && r.uid === tenant.metadata.uid))
+    return 'its controller is not this Tenant';
+  if (spec.type === 'ExternalName') return 'it is an ExternalName';
+  if (spec.selector?.['v1.min.io/tenant'] !== tenant.metadata.name) return "it does not select the Tenant's pods";
+  return undefined;
+}
 
 export function tenantEndpoint(mr: Tenant, namespace: string): string {
   const tls = mr.spec.forProvider.requestAutoCert;
@@ -151,6 +166,18 @@ export const minioTenant: NativeKind<Tenant> = {
   },
   companionTypes: [Secrets, Jobs, Services, HTTPRoutes, ServiceExports],
   reads: [Gateways],
+  // The operator's Service, which the endpoint names: inspect proves it from this cache (no request at rest).
+  related: [
+    {
+      type: Services,
+      labelSelector: 'v1.min.io/tenant',
+      targetKey: (svc) => {
+        const tenant = svc.metadata.labels?.['v1.min.io/tenant'];
+        return svc.metadata.name === 'minio' && tenant ? `${svc.metadata.namespace}/${tenant}` : undefined;
+      },
+      keep: ['spec'],
+    },
+  ],
 
   references(observed) {
     const name = (observed.spec as { configuration?: { name?: string } } | undefined)?.configuration?.name;
@@ -170,6 +197,15 @@ export const minioTenant: NativeKind<Tenant> = {
     const { name, namespace } = observed.metadata;
     const status = (observed.status ?? {}) as { currentState?: string; healthStatus?: string; availableReplicas?: number };
     const endpoint = tenantEndpoint(mr, namespace!);
+    const service = await read.get<TargetObject>(Services, { namespace, name: 'minio' }, signal);
+    const unproven = service && notOperators(service, observed);
+    if (unproven)
+      throw new UnprovenError(
+        Reasons.EndpointNotProven,
+        `the S3 Service ${namespace}/minio, which its endpoint names, is not the one the MinIO Operator made for this Tenant (${unproven}); ` +
+          'the endpoint is withheld until it is (delete it, and the operator makes it again)',
+        S3_ENDPOINT_KEYS,
+      );
     const tenantReady = status.currentState === 'Initialized' && status.healthStatus === 'green';
     // The root user stays in the target: what an app gets is the bucket's own user, from its Secret (companions[1]).
     const bucket = mr.spec.bucket;
