@@ -67,12 +67,18 @@ export const deliveries = z
  * How apps in other clusters than the store's reach it. Consumers in the store's own cluster use the
  * Service's cluster DNS name; others get this.
  */
+/** A host (a name, an IPv4 address or a bracketed IPv6 one), a port from 1 to 65535, nothing after. */
+const URL_PATTERN =
+  /^https?:\/\/([^\s/?#@:[\]]+|\[[0-9A-Fa-f:.]+\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?\/?$/;
+/** One or more PEM certificates and nothing else: a private key pasted with them would be delivered to every consumer. */
+const PEM_CERTIFICATES = /^\s*(-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+-----END CERTIFICATE-----\s*)+$/;
+
 export const exposure = z
   .object({
     url: z
       .string()
       .max(2048)
-      .regex(/^https?:\/\/[^\s/?#@]+(:[0-9]{1,5})?\/?$/, 'must be an http:// or https:// URL with a host, an optional port and no path')
+      .regex(URL_PATTERN, 'must be an http:// or https:// URL with a host, an optional port (1-65535) and no path')
       .meta({
         description:
           'The URL apps in other clusters reach the store at (an ingress, a load balancer, a DNS name the platform team keeps). ' +
@@ -81,7 +87,7 @@ export const exposure = z
     caBundle: z
       .string()
       .max(65536)
-      .regex(/-----BEGIN CERTIFICATE-----/, 'must be PEM certificates')
+      .regex(PEM_CERTIFICATES, 'must be PEM certificates, and nothing else')
       .optional()
       .meta({ description: 'PEM certificates that verify an https URL: delivered as key ca.crt (mount it, point AWS_CA_BUNDLE at it).' }),
     addressingStyle: z.enum(['path', 'virtual']).default('path').meta({
@@ -148,7 +154,7 @@ export const storeExposure = z
     caBundle: z
       .string()
       .max(65536)
-      .regex(/-----BEGIN CERTIFICATE-----/, 'must be PEM certificates')
+      .regex(PEM_CERTIFICATES, 'must be PEM certificates, and nothing else')
       .optional()
       .meta({ description: 'PEM certificates that verify an HTTPS Gateway listener, delivered as key ca.crt.' }),
     addressingStyle: z.enum(['path', 'virtual']).default('path').meta({ description: 'Delivered as AWS_S3_ADDRESSING_STYLE.' }),

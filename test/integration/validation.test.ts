@@ -272,6 +272,29 @@ describe('names and sizes', () => {
     await env.control.create(kinds.Tenant, inside);
   });
 
+  it('the API refuses an exposure URL that is not one, and a caBundle that is not only certificates, naming the field', async () => {
+    const ca = providerSecretKeys(testCluster('target')).clusterCA!;
+    const cls = (exposure: Record<string, unknown>) =>
+      ({
+        apiVersion: kinds.CephBucketClass.apiVersion,
+        kind: 'CephBucketClass',
+        metadata: { name: uniqueName('url'), namespace: env.ns.platform },
+        spec: { storageClassName: 'rook-ceph-bucket', providerRef: { name: 'target' }, exposure },
+      }) as KubeObjectLike;
+    for (const url of ['http://a:b:c', 'http://s3.example.com:99999', 'http://s3.example.com:0', 'ftp://s3.example.com'])
+      await refused(cls({ url }), /spec\.exposure\.url/, kinds.CephBucketClass);
+    const key = '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n';
+    await refused(cls({ url: 'https://s3.example.com', caBundle: `${ca}${key}` }), /spec\.exposure\.caBundle/, kinds.CephBucketClass);
+    await refused(
+      cls({ url: 'https://s3.example.com', caBundle: 'not a certificate -----BEGIN CERTIFICATE-----' }),
+      /spec\.exposure\.caBundle/,
+      kinds.CephBucketClass,
+    );
+    // What is one is taken: a host and port, an IPv6 literal, certificates.
+    for (const url of ['https://s3.example.com:8443', 'http://[fd00::1]:9000', 'http://10.0.0.1'])
+      await env.control.create(kinds.CephBucketClass, cls({ url, ...(url.startsWith('https') ? { caBundle: `${ca}${ca}` } : {}) }));
+  });
+
   it('the client refuses "." and ".." as a path segment, whatever reaches it', () => {
     expect(() => resourcePath(Secrets, 'ns', '..')).toThrow(/'..' is not an object or namespace name/);
     expect(() => resourcePath(Secrets, '.', 'x')).toThrow(/'.' is not an object or namespace name/);
