@@ -406,23 +406,35 @@ describe('bad credentials', () => {
     expect(await env.target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })).toBeUndefined();
   });
 
-  it('lets go of a resource a claim made on a Provider that does not exist, once it is deleted', async () => {
-    // As a claim makes its resource: our finalizer and a create marked pending. Its class names a
-    // Provider that is not there (a typo, or one deleted while the scheduler chose it).
-    const name = uniqueName('orphan');
-    const pending = new Date().toISOString().replace(/\.\d+Z/, 'Z');
+  /** A resource with our finalizer and these marks on a Provider that does not exist (a typo, or one deleted meanwhile). */
+  const onMissingProvider = async (name: string, marks: (now: string) => Record<string, string>): Promise<void> => {
     const mr = store(name, { provider: 'nope' });
-    await env.control.create(kinds.ObjectStore, {
-      ...mr,
-      metadata: {
-        ...mr.metadata,
-        finalizers: ['finalizer.managedresource.crossplane.io'],
-        annotations: { 'crossplane.io/external-create-pending': pending },
-      },
-    });
+    const now = new Date().toISOString().replace(/\.\d+Z/, 'Z');
+    const metadata = { ...mr.metadata, finalizers: ['finalizer.managedresource.crossplane.io'], annotations: marks(now) };
+    await env.control.create(kinds.ObjectStore, { ...mr, metadata });
+  };
+  const gone = (name: string, what: string) => eventually(async () => (await getStore(name)) === undefined, what, 20_000);
+  /** Deleted, it waits, saying why; Retain lets it go, touching nothing (no Provider reaches its target now). */
+  const waitsThenRetained = async (name: string): Promise<void> => {
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
+    const said = /cannot be deleted: create the Provider again\. Setting spec\.reclaimPolicy to Retain lets this resource go without it/;
+    const kept = await eventually(async () => {
+      const mr = await getStore(name);
+      return said.test(cond(mr, 'Synced')?.message ?? '') ? mr : undefined;
+    }, 'the resource to say why it waits, and what letting it go would leave');
+    expect(cond(kept, 'Synced')?.reason).toBe('ProviderNotFound');
+    expect(kept.metadata.deletionTimestamp).toBeDefined();
+    await env.control.mergePatch(kinds.ObjectStore, { namespace: env.ns.apps, name }, { spec: { reclaimPolicy: 'Retain' } });
+    await gone(name, 'the resource to be gone under Retain');
+  };
+
+  it('lets go of a resource a claim made on a Provider that does not exist, once it is deleted', async () => {
+    // As a claim makes its resource: our finalizer and a create marked pending.
+    const name = uniqueName('orphan');
+    await onMissingProvider(name, (now) => ({ 'crossplane.io/external-create-pending': now }));
     await waitForCondition(name, 'Synced', 'False', 'ProviderNotFound');
     await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
-    await eventually(async () => (await getStore(name)) === undefined, 'the resource to be gone', 20_000);
+    await gone(name, 'the resource to be gone');
     const said = await eventually(
       async () => (await eventsFor(env.control, { namespace: env.ns.apps, name })).find((e) => e.reason === 'ProviderNotFound'),
       'an event saying why nothing was deleted in a target',
@@ -432,57 +444,21 @@ describe('bad credentials', () => {
 
   it('keeps a resource that made its store on a Provider now gone, and says what letting it go would leave', async () => {
     const name = uniqueName('stranded');
-    const at = new Date().toISOString().replace(/\.\d+Z/, 'Z');
-    const mr = store(name, { provider: 'nope' });
-    await env.control.create(kinds.ObjectStore, {
-      ...mr,
-      metadata: {
-        ...mr.metadata,
-        finalizers: ['finalizer.managedresource.crossplane.io'],
-        annotations: {
-          'crossplane.io/external-name': name,
-          'crossplane.io/external-create-pending': at,
-          'crossplane.io/external-create-succeeded': at,
-        },
-      },
-    });
-    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
-    const kept = await eventually(async () => {
-      const mr = await getStore(name);
-      return /cannot be deleted: create the Provider again\. Setting spec\.reclaimPolicy to Retain lets this resource go without it/.test(
-        cond(mr, 'Synced')?.message ?? '',
-      )
-        ? mr
-        : undefined;
-    }, 'the resource to say why it waits, and how to let it go');
-    expect(cond(kept, 'Synced')?.reason).toBe('ProviderNotFound');
-    // Its store may hold data in a target no Provider reaches now: Retain lets it go, and touches nothing.
-    await env.control.mergePatch(kinds.ObjectStore, { namespace: env.ns.apps, name }, { spec: { reclaimPolicy: 'Retain' } });
-    await eventually(async () => (await getStore(name)) === undefined, 'the resource to be gone under Retain', 20_000);
+    await onMissingProvider(name, (now) => ({
+      'crossplane.io/external-name': name,
+      'crossplane.io/external-create-pending': now,
+      'crossplane.io/external-create-succeeded': now,
+    }));
+    await waitsThenRetained(name);
   });
 
   it('keeps one whose create was never recorded but whose object was (its uid), on a Provider now gone', async () => {
     const name = uniqueName('proven');
-    const mr = store(name, { provider: 'nope' });
-    await env.control.create(kinds.ObjectStore, {
-      ...mr,
-      metadata: {
-        ...mr.metadata,
-        finalizers: ['finalizer.managedresource.crossplane.io'],
-        annotations: {
-          'crossplane.io/external-create-pending': new Date().toISOString().replace(/\.\d+Z/, 'Z'),
-          'rook.crossplane.io/target-uid': 'a-uid-observe-recorded',
-        },
-      },
-    });
-    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.apps, name });
-    const kept = await eventually(async () => {
-      const got = await getStore(name);
-      return /cannot be deleted: create the Provider again/.test(cond(got, 'Synced')?.message ?? '') ? got : undefined;
-    }, 'the resource to say why it waits');
-    expect(kept.metadata.deletionTimestamp).toBeDefined();
-    await env.control.mergePatch(kinds.ObjectStore, { namespace: env.ns.apps, name }, { spec: { reclaimPolicy: 'Retain' } });
-    await eventually(async () => (await getStore(name)) === undefined, 'the resource to be gone under Retain', 20_000);
+    await onMissingProvider(name, (now) => ({
+      'crossplane.io/external-create-pending': now,
+      'rook.crossplane.io/target-uid': 'a-uid-observe-recorded',
+    }));
+    await waitsThenRetained(name);
   });
 
   it('refuses a providerRef into another namespace', async () => {
