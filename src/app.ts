@@ -3,7 +3,8 @@
 // It names no backend: the constants below are the portable API's kinds, which it wires itself.
 import { kinds } from './apis/kinds.gen.ts';
 import { setupAccess, setupClaim } from './runtime/claims/setup.ts';
-import { grantHeld, type AccessClaim } from './runtime/claims/access.ts';
+import type { AccessClaim } from './runtime/claims/access.ts';
+import { grantHeld } from './runtime/claims/sharing.ts';
 import type { ReadonlyDeep } from './kit/controller/informer.ts';
 import { rotationHold } from './runtime/delivery/hold.ts';
 import { setupDelivery } from './runtime/delivery/setup.ts';

@@ -22,16 +22,9 @@ import type { Cache } from '../../kit/controller/informer.ts';
 import { releaseClaim, type Held } from './release.ts';
 import { copyConnectionSecret } from './connection.ts';
 import { binding, claimFailed, forwardRotationRequest, RECHECK_MS, rotationOf, writeClaimStatus, type ClaimWriter } from './status.ts';
+import { grantHeld, refusal, type AccessClaim, type AccessMode, type Sharing } from './sharing.ts';
 
-export type AccessMode = 'ReadWrite' | 'ReadOnly' | 'WriteOnly';
-
-/** A BucketAccess claim, as this reconciler reads it. */
-export interface AccessClaim extends Claim {
-  spec?: Claim['spec'] & { bucketRef?: { namespace: string; name: string }; mode?: AccessMode };
-}
-
-/** A Bucket claim's allow-list. */
-type Sharing = { namespace: string; modes?: AccessMode[] }[];
+export type { AccessClaim, AccessMode } from './sharing.ts';
 
 /** How a backend lends its bucket: the managed resource of a user of it, in a mode (made in the bucket's resource's namespace). */
 export interface Grantor {
@@ -384,46 +377,4 @@ export class AccessReconciler implements Reconciler {
     }
     await this.removeCopy(access, signal);
   }
-}
-
-/**
- * Whether the access holds a grant of the bucket: it recorded one (resourceRef, which is the app
- * team's to write, so not proof alone), and the bucket shares with its namespace in its mode.
- */
-export function grantHeld(
-  bucket: ReadonlyDeep<Claim & { spec?: { shareWith?: Sharing } }> | undefined,
-  access: ReadonlyDeep<AccessClaim>,
-): boolean {
-  return Boolean(access.spec?.resourceRef && access.spec.bucketRef && access.spec.mode) && !refusal(bucket, access, access.spec!.mode!);
-}
-
-/** Why this access may not reach the bucket, if it may not: the Bucket is gone, or does not share with this namespace and mode. */
-function refusal(
-  bucket: ReadonlyDeep<Claim & { spec?: { shareWith?: Sharing } }> | undefined,
-  access: ReadonlyDeep<AccessClaim>,
-  mode: AccessMode,
-): ReasonedError | undefined {
-  const ref = access.spec!.bucketRef!;
-  const where = `Bucket ${ref.namespace}/${ref.name}`;
-  // Missing or not shared, the answer names only what this namespace asked: nothing of buckets not shared with it.
-  if (!bucket || isDeleting(bucket.metadata)) {
-    return new ReasonedError(
-      Reasons.AccessNotAllowed,
-      `${where} does not exist or does not share with namespace ${access.metadata.namespace}`,
-    );
-  }
-  const entry = bucket.spec?.shareWith?.find((s) => s.namespace === access.metadata.namespace);
-  if (!entry)
-    return new ReasonedError(
-      Reasons.AccessNotAllowed,
-      `${where} does not exist or does not share with namespace ${access.metadata.namespace}`,
-    );
-  const modes = entry.modes ?? ['ReadOnly'];
-  if (!modes.includes(mode)) {
-    return new ReasonedError(
-      Reasons.AccessNotAllowed,
-      `${where} shares with namespace ${access.metadata.namespace} in mode ${modes.join(', ')} only, not ${mode}`,
-    );
-  }
-  return undefined;
 }
