@@ -112,7 +112,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
   private async withoutProvider(mr: MR, key: Required<ObjectKey>, signal: AbortSignal): Promise<undefined> {
     if (!isDeleting(mr.metadata) || !(await this.resolver.gone(key, signal))) throw providerNotFound(key);
     const marks = mr.metadata.annotations ?? {};
-    const missing = `Provider ${key.namespace}/${key.name} does not exist`;
+    const missing = providerNotFound(key).message;
     // Anything recorded of a target (a create's outcome, a proven object's uid) or an import says it may hold something.
     const made = [ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_CREATE_FAILED, ANNOTATION_TARGET_UID, ANNOTATION_COMPANION_UIDS].some(
       (a) => marks[a],
