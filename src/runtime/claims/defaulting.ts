@@ -1,6 +1,6 @@
 // The default-class reconciler (crossplane's policy era): a claim that names no class gets the one
 // its namespace's policy names. With no policy, or several, it guesses nothing and says so.
-import { copyOf } from '../../kit/controller/informer.ts';
+import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { setCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
@@ -34,11 +34,12 @@ export class DefaultClassReconciler implements Reconciler {
     const claim = copyOf<Claim>(cached);
     const ns = claim.metadata.namespace!;
     const policyKind = this.o.policies.type.kind;
-    const policies = this.o.policies.cache
-      .list()
-      .filter((p) => p.metadata.namespace === ns && !isDeleting(p.metadata) && p.spec?.defaultClassRef?.name)
-      .sort((a, b) => byText(a.metadata.name, b.metadata.name));
     try {
+      let policies = defaultsIn(ns, this.o.policies.cache.list());
+      // The class is written once and for good, so it is chosen from the API server, not the cache:
+      // a policy made just before the claim may not have reached the cache yet.
+      if (policies.length === 1)
+        policies = defaultsIn(ns, (await this.o.client.list<DefaultClassPolicy>(this.o.policies.type, { namespace: ns, signal })).items);
       if (policies.length !== 1) {
         const message =
           policies.length === 0
@@ -70,4 +71,11 @@ export class DefaultClassReconciler implements Reconciler {
       throw err;
     }
   }
+}
+
+/** The namespace's policies that name a default class, in name order. */
+function defaultsIn(ns: string, policies: readonly ReadonlyDeep<DefaultClassPolicy>[]): readonly ReadonlyDeep<DefaultClassPolicy>[] {
+  return policies
+    .filter((p) => p.metadata.namespace === ns && !isDeleting(p.metadata) && p.spec?.defaultClassRef?.name)
+    .sort((a, b) => byText(a.metadata.name, b.metadata.name));
 }

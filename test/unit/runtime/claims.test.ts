@@ -6,6 +6,7 @@ import { AccessReconciler, type Grantor } from '../../../src/runtime/claims/acce
 import { ClaimReconciler, FINALIZER_CLAIM, type Cache } from '../../../src/runtime/claims/binding.ts';
 import { managedNameFor, type Claim } from '../../../src/runtime/claims/claim.ts';
 import { DefaultClassReconciler } from '../../../src/runtime/claims/defaulting.ts';
+import type { DefaultClassPolicy } from '../../../src/runtime/claims/claim.ts';
 import { ClaimRouter } from '../../../src/runtime/claims/routing.ts';
 import { UnservedClaimReconciler } from '../../../src/runtime/claims/unserved.ts';
 import { ReasonedError } from '../../../src/kit/conditions.ts';
@@ -53,6 +54,12 @@ class FakeApi {
   }
   async get(type: ResourceType, { namespace: ns, name }: ObjectKey) {
     return structuredClone(this.objects.get(this.key(type, ns, name)));
+  }
+  async list(type: ResourceType, { namespace }: { namespace?: string } = {}) {
+    const items = [...this.objects.entries()]
+      .filter(([k]) => k.startsWith(`${type.plural}/${namespace === undefined ? '' : `${namespace}/`}`))
+      .map(([, v]) => structuredClone(v));
+    return { items, resourceVersion: String(this.rv) };
   }
   async create(type: ResourceType, obj: Obj) {
     const k = this.key(type, obj.metadata.namespace, obj.metadata.name);
@@ -674,15 +681,15 @@ describe('claim reconciler routing', () => {
 });
 
 describe('default-class reconciler', () => {
-  function setup(policies: string[]) {
+  const policy = (name: string) => ({
+    apiVersion: Policies.apiVersion,
+    kind: 'BucketPolicy',
+    metadata: { name, namespace: 'app' },
+    spec: { defaultClassRef: { name: `class-of-${name}` } },
+  });
+  function setup(policies: string[], cached: (names: string[]) => string[] = (names) => names) {
     const api = new FakeApi();
-    for (const p of policies)
-      api.seed(Policies, {
-        apiVersion: Policies.apiVersion,
-        kind: 'BucketPolicy',
-        metadata: { name: p, namespace: 'app' },
-        spec: { defaultClassRef: { name: `class-of-${p}` } },
-      });
+    for (const p of policies) api.seed(Policies, policy(p));
     api.seed(Policies, {
       apiVersion: Policies.apiVersion,
       kind: 'BucketPolicy',
@@ -694,7 +701,18 @@ describe('default-class reconciler', () => {
       client: api as unknown as KubeClient,
       recorder: new MemoryEventRecorder(),
       claims: { type: Claims, cache: api.cache(Claims) },
-      policies: { type: Policies, cache: api.cache(Policies) },
+      policies: {
+        type: Policies,
+        cache: {
+          ...api.cache<DefaultClassPolicy>(Policies),
+          // A cache that has seen only some of the policies the API server holds.
+          list: () =>
+            api
+              .cache<DefaultClassPolicy>(Policies)
+              .list()
+              .filter((p) => p.metadata.namespace !== 'app' || cached(policies).includes(p.metadata.name)),
+        },
+      },
     });
     return { api, reconciler };
   }
@@ -716,6 +734,14 @@ describe('default-class reconciler', () => {
     const { api, reconciler } = setup(['one']);
     await reconciler.reconcile('app/b', signal);
     expect(readClaim(api).spec?.classRef).toEqual({ name: 'class-of-one' });
+  });
+
+  it('chooses no class while its cache has seen one policy of the two the API server holds', async () => {
+    const { api, reconciler } = setup(['one', 'two'], () => ['one']);
+    await reconciler.reconcile('app/b', signal);
+    expect(readClaim(api).spec?.classRef).toBeUndefined();
+    expect(cond(readClaim(api), 'Synced')).toMatchObject({ status: 'False', reason: 'AmbiguousDefaultClass' });
+    expect(cond(readClaim(api), 'Synced')?.message).toContain('(one, two)');
   });
 });
 
