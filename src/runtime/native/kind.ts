@@ -1,10 +1,13 @@
 // The contract of a native kind: what a backend describes (the object to keep in a target, its
-// companions, how to read its readiness) for nativeExternal (external.ts) to keep it there.
+// companions, how to read its readiness) for nativeExternal (external.ts) to keep it there, and how
+// what a kind reads of its object shows in the resource's status.
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ObjectRef, ResourceType } from '../../kit/kube/resources.ts';
-import type { ConnectionDetails, ManagedResource } from '../managed/types.ts';
+import { setBindable, type ConnectionDetails, type ManagedResource } from '../managed/types.ts';
+import { setCondition } from '../../kit/conditions.ts';
+import { Ready } from '../reasons.ts';
 import type { OperatorBundle } from '../operators/operator.ts';
 import type { OwnedCompanion } from '../ownership/marks.ts';
 
@@ -41,6 +44,21 @@ export interface Inspection {
   atProvider?: Record<string, unknown>;
   /** New keys are being made (what for): the connection details still hold the previous ones. */
   rotating?: string;
+}
+
+/** What the kind read of its object, in the resource's status: Ready, atProvider, and bindable once ready. */
+export function recordInspection(mr: ManagedResource, inspection: Inspection): void {
+  mr.status = {
+    ...mr.status,
+    conditions: setCondition(mr.status?.conditions, {
+      ...(inspection.ready
+        ? Ready.available()
+        : { ...Ready.unavailable(inspection.message), ...(inspection.reason ? { reason: inspection.reason } : {}) }),
+      observedGeneration: mr.metadata.generation,
+    }),
+    ...(inspection.atProvider ? { atProvider: inspection.atProvider } : {}),
+  };
+  if (inspection.ready) setBindable(mr);
 }
 
 /** What a kind may ask of the runtime while it describes its objects. */

@@ -3,17 +3,17 @@
 // the target. It also checks the external name before it reaches a request, and records what the
 // kind read of its object in the resource's status.
 import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
-import { getCondition, ReasonedError, setCondition } from '../../kit/conditions.ts';
+import { getCondition, ReasonedError } from '../../kit/conditions.ts';
 import { objectDrift } from '../../kit/json.ts';
 import { ANNOTATION_EXTERNAL_NAME, isDeleting } from '../../kit/meta.ts';
 import { isNotFound } from '../../kit/kube/errors.ts';
 import { describeRef, refKey, type ObjectRef, type ResourceType } from '../../kit/kube/resources.ts';
 import { policyOf } from '../managed/policies.ts';
-import { setBindable, type ExternalObservation, type ManagedResource } from '../managed/types.ts';
+import type { ExternalObservation, ManagedResource } from '../managed/types.ts';
 import { LABEL_OWNER_UID, type Relation } from '../ownership/marks.ts';
-import { Reasons, Ready, UnprovenError } from '../reasons.ts';
+import { Reasons, UnprovenError } from '../reasons.ts';
 import { ANNOTATION_TEARDOWN, mayHaveLeftovers, supersededMayShow, TEARDOWN_REQUIRED, unrecordedOnlyAfter } from './delete.ts';
-import type { Companion, Inspection, KindContext, TargetObject } from './kind.ts';
+import { recordInspection, type Companion, type KindContext, type TargetObject } from './kind.ts';
 import type { NativePass } from './pass.ts';
 import { retireWork, retirement, settleRotation } from './rotation.ts';
 import type { RotationPlan } from './rotation.ts';
@@ -195,21 +195,6 @@ export function checkedExternalName(name: string): string {
     );
   }
   return name;
-}
-
-/** What the kind read of its object, in the resource's status: Ready, atProvider, and bindable once ready. */
-function recordInspection(mr: ManagedResource, inspection: Inspection): void {
-  mr.status = {
-    ...mr.status,
-    conditions: setCondition(mr.status?.conditions, {
-      ...(inspection.ready
-        ? Ready.available()
-        : { ...Ready.unavailable(inspection.message), ...(inspection.reason ? { reason: inspection.reason } : {}) }),
-      observedGeneration: mr.metadata.generation,
-    }),
-    ...(inspection.atProvider ? { atProvider: inspection.atProvider } : {}),
-  };
-  if (inspection.ready) setBindable(mr);
 }
 
 /** Identity is fixed at creation: a resource whose object now lives under another name or namespace moved. */
