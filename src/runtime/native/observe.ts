@@ -15,7 +15,7 @@ import { Reasons, UnprovenError } from '../reasons.ts';
 import { ANNOTATION_TEARDOWN, mayHaveLeftovers, supersededMayShow, TEARDOWN_REQUIRED, unrecordedOnlyAfter } from './delete.ts';
 import { recordInspection, type Companion, type KindContext, type TargetObject } from './kind.ts';
 import type { NativePass } from './pass.ts';
-import { retireWork, retirement, settleRotation } from './rotation.ts';
+import { retirement, settleRotation } from './rotation.ts';
 import type { RotationPlan } from './rotation.ts';
 
 /** A resource's companions as found in the target (by position), how they drifted, and the uids of those to record. */
@@ -103,7 +103,7 @@ async function inspectOurs<MR extends ManagedResource>(
   const desired = pass.ownership.marked(kind.target, kind.desired(mr, name, ctx));
   const trust = (c: Companion, have: TargetObject) => pass.ownership.trusted(c, have, observed, 'ours');
   const retiring = await retirement(kind, { mr, name, ctx, read, trust }, signal);
-  const superseded = supersededLeft(pass, ctx, companions.wanted);
+  const superseded = supersededLeft(pass, [...companions.wanted, ...(retiring.work ? [retiring.work] : [])]);
   const drift = [
     ...(superseded.length ? [`superseded ${kind.superseded!.type.kind}s ${superseded.map((o) => o.metadata.name).join(', ')}`] : []),
     ...objectDrift(desired, observed),
@@ -242,18 +242,17 @@ function refuseUnappliableImport(desired: TargetObject, observed: TargetObject, 
 }
 
 /**
- * Older Jobs (superseded) of this resource still in the target (`wanted`: the companions this pass
- * already built, not built again), as its synced cache holds them: their
+ * Older Jobs (superseded) of this resource still in the target but those it is `keeping` (the
+ * companions this pass wants, and its retire work), as its synced cache holds them: their
  * removal is drift, so it happens at rest too, not only with the next change. Only signed ones count:
  * one that merely carries our labels is never deleted, and must not make a repair every pass.
  */
-function supersededLeft<MR extends ManagedResource>(pass: NativePass<MR>, ctx: KindContext, wanted: Companion[]): TargetObject[] {
+function supersededLeft<MR extends ManagedResource>(pass: NativePass<MR>, keeping: Companion[]): TargetObject[] {
   const { kind, marks, owner } = pass;
   const s = kind.superseded;
   const cached = s && pass.read.cached?.<TargetObject>(s.type, marks.selector);
   if (!s || !cached) return [];
-  const retire = retireWork(kind, pass.mr, pass.name, ctx);
-  const keep = new Set([...wanted, ...(retire ? [retire.object] : [])].map(refKey));
+  const keep = new Set(keeping.map(refKey));
   const left = cached.filter(
     (o) =>
       o.metadata.labels?.[LABEL_OWNER_UID] === owner.uid &&

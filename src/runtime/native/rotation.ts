@@ -275,7 +275,7 @@ export function retiredBy<MR extends ManagedResource>(kind: NativeKind<MR>, mr: 
 /**
  * Where removing old keys stands: `drift` while its work is to be made or still runs, `retired`
  * once it is done (the highest generation it removed), with `gone`, the companions that held them
- * and are no more. Failed work is drift too: apply makes it again, and says it failed.
+ * and are no more; `work`, the companion doing it, if any. Failed work is drift too: apply makes it again, and says it failed.
  */
 export async function retirement<MR extends ManagedResource>(
   kind: NativeKind<MR>,
@@ -287,28 +287,30 @@ export async function retirement<MR extends ManagedResource>(
     trust,
   }: { mr: MR; name: string; ctx: KindContext; read: ObjectReader; trust(c: Companion, have: TargetObject): void },
   signal: AbortSignal,
-): Promise<{ drift?: string; retired?: number; gone?: Companion[] }> {
+): Promise<{ drift?: string; retired?: number; gone?: Companion[]; work?: Companion }> {
   const generations = ctx.credentials.due.join(', ');
+  const work = retireWork(kind, mr, name, ctx);
+  // The work is kept, not swept as superseded, whichever way the keys are retired.
+  const keep = work ? { work: work.object } : {};
   const held = retiredBy(kind, mr, name, ctx);
   if (held.length) {
     const found = await Promise.all(held.map((c) => read.get<TargetObject>(c.type, { namespace: c.namespace, name: c.name }, signal)));
     // Only what is ours is deleted (apply): anything else in its place stops the rotation, said as such.
     found.forEach((have, i) => have && trust(held[i]!, have));
     return found.some(Boolean)
-      ? { drift: `removing keys of generation ${generations}` }
-      : { retired: Math.max(...ctx.credentials.due), gone: held };
+      ? { drift: `removing keys of generation ${generations}`, ...keep }
+      : { retired: Math.max(...ctx.credentials.due), gone: held, ...keep };
   }
-  const work = retireWork(kind, mr, name, ctx);
   if (!work) return {};
   const { object } = work;
   const have = await read.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, signal);
-  if (!have) return { drift: `removing keys of generation ${generations}` };
+  if (!have) return { drift: `removing keys of generation ${generations}`, ...keep };
   trust(object, have);
   const outcome = work.outcome(have);
   // Drift, not an error here: apply makes the work again (and says it failed), where an error would
   // stop every pass of the resource until the Job's time to live ended.
-  if ('failed' in outcome) return { drift: `the work removing keys of generation ${generations} failed, and is made again` };
-  return outcome.done ? { retired: Math.max(...ctx.credentials.due) } : {};
+  if ('failed' in outcome) return { drift: `the work removing keys of generation ${generations} failed, and is made again`, ...keep };
+  return outcome.done ? { retired: Math.max(...ctx.credentials.due), ...keep } : keep;
 }
 
 /**
