@@ -83,7 +83,7 @@ clean: ## Stop all local clusters and remove build output
 	-$(NPM) run -s clusters -- down
 	rm -rf dist .local
 
-demo: install ## SeaweedFS (the default), then the design doc's four steps and the other backends, on local clusters, live
+demo: install ## SeaweedFS (the default), then the four steps of config/samples/ and the other backends, on local clusters, live
 	$(NPM) run -s demo
 
 demo-placement: install ## Claims spread by the scheduler over three targets labelled by region, with a capacity

@@ -5,7 +5,7 @@
 //   1 kill during binding   2 target outage   3 control-plane restart   4 leader failover
 //   5 watch history lost (410 Gone)   6 secrets never shown   7 hostile input
 //   8 placement under leader kills (capacity, reservations, no claim placed twice)
-//   9 every backend (ObjectStores, Tenants, ObjectBucketClaims) under kills, and stuck deletions
+//   9 every backend (each managed kind src/backends/ lists) under kills, and stuck deletions
 //     (an unreachable target, a foreign finalizer) said, counted and ended (hack/lib/chaos-backends.ts)
 //   10 kill during deletions (nothing left in the target: the operator's objects, ours, the namespace)
 import { readFileSync } from 'node:fs';

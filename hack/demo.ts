@@ -1,6 +1,6 @@
 // make demo: provider-rook on local clusters, live. Brings up "control" and the targets, installs
 // the CRDs, builds and starts provider-rook (and the operator stand-ins) as background processes,
-// applies config/samples/ (SeaweedFS, the default backend, first; then the design doc's four steps
+// applies config/samples/ (SeaweedFS, the default backend, first; then its four steps
 // through Rook MinIO, and the other backends), shows each claim's progress until it is Bound, then
 // prints what exists. `make demo-down` (node hack/demo.ts down) stops and removes everything.
 // The stand-ins run a real S3 server (SeaweedFS) per store, and each act ends with an S3 PUT and GET
@@ -155,7 +155,7 @@ await s3PutGet('ledger', 'ledger-s3', { client: target, label: 'target', standIn
 say("     per claim, the operator's own kinds: Bucket, S3Identity, S3Credentials (keys provider-rook derived), S3Policy, S3PolicyBinding");
 say('     (and a BucketLifecyclePolicy for invoices); no root credential exists for provider-rook to hold');
 say();
-say("6/10  The design doc's four steps, through Rook MinIO (its operator gone since 2019; MinIO's community edition archived):");
+say("6/10  The four steps of config/samples/, through Rook MinIO (its operator gone since 2019; MinIO's community edition archived):");
 for (const [f, what] of [
   ['02-objectstoreclass.yaml', 'ObjectStoreClass rook-infra-dev/rook-minio'],
   ['03-bucketclass.yaml', 'BucketClass app-project1-dev/bucket-standard'],
@@ -335,7 +335,7 @@ await applyManifests(control, [
     },
   },
 ]);
-say("     applied the design doc's Bucket as app-bucket-tenant, with classRef.name bucket-tenant");
+say("     applied config/samples/04-bucket.yaml's Bucket as app-bucket-tenant, with classRef.name bucket-tenant");
 say('     NOTE: the MinIO Operator cannot run here either: its stand-in');
 say('     (test/fakes/fake-tenant-operator.ts) writes what the operator writes, and answers');
 say('     its health check as MinIO would.');

@@ -9,8 +9,6 @@ import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { backends } from '../../src/backends/index.ts';
 import { isNotFound } from '../../src/kit/kube/errors.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
-import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
-import { Seaweeds } from '../../src/backends/seaweedfs/operator.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID } from '../../src/runtime/ownership/marks.ts';
@@ -456,8 +454,8 @@ function reachViolations(
 
 /**
  * Every endpoint a connection Secret names, of a Service in target a, is one provider-rook proves: a
- * store's endpoint Service whose uid a managed resource recorded, or the MinIO Operator's own Service
- * of a Tenant provider-rook made (its owner reference names that Tenant's uid).
+ * store's endpoint Service whose uid a managed resource recorded, or an operator's own Service
+ * of a store provider-rook made (its owner reference names that store's uid).
  */
 async function endpointViolations(
   target: ChaosEnv['admin'],
@@ -477,9 +475,8 @@ async function endpointViolations(
     ),
   );
   // What an operator makes for a store of ours (its S3 Service) is proven by its owner reference to that store.
-  const stores = new Set(
-    held.filter(({ type }) => type.kind === MinioTenants.kind || type.kind === Seaweeds.kind).map(({ obj }) => obj.metadata.uid),
-  );
+  const targetKinds = new Set(TARGET_OF.values());
+  const stores = new Set(held.filter(({ type }) => targetKinds.has(type.kind)).map(({ obj }) => obj.metadata.uid));
   let checked = 0;
   for (const secret of secrets) {
     const endpoint = text(secret.data).endpoint;

@@ -140,7 +140,7 @@ const provider = (name: string, secretName: string) => ({
   metadata: { name, namespace: PLATFORM },
   spec: { credentialsSecretRef: { name: secretName } },
 });
-/** An ObjectStoreClass like the design doc's, with changes. */
+/** An ObjectStoreClass like config/samples/02-objectstoreclass.yaml's, with changes. */
 /** A store of the samples' ObjectStoreClass lives in a target namespace of its own. */
 const storeNs = (store: string): string => `rook-minio-${store}`;
 
@@ -166,7 +166,7 @@ const getManaged = (name: string) => control.get<ObjectStore & Conditioned>(kind
 beforeAll(async () => {
   env = await environment();
   control = env.control;
-  // Step 1: the Provider of the design doc (in rook-infra-dev), its Secret holding target A's
+  // Step 1: the Provider of config/samples/ (in rook-infra-dev), its Secret holding target A's
   // least-privilege ServiceAccount token; and a second Provider for target B.
   await applyManifests(control, sample('00-namespaces.yaml'));
   await applyManifests(control, [
@@ -184,7 +184,7 @@ afterAll(async () => {
 describe(`provider-rook end to end`, () => {
   let designStore = '';
 
-  it("binds the design doc's Bucket (steps 2-4 verbatim) and writes its Secret", async () => {
+  it('binds the Bucket of config/samples/ (steps 2-4 verbatim) and writes its Secret', async () => {
     step('applying config/samples/02-04 verbatim; expecting Bucket app-bucket Bound and Secret bucketsecret');
     for (const f of ['02-objectstoreclass.yaml', '03-bucketclass.yaml', '04-bucket.yaml']) await applyManifests(control, sample(f));
     const claim = await bound(APP, 'app-bucket');
@@ -204,7 +204,7 @@ describe(`provider-rook end to end`, () => {
     }
   });
 
-  it("binds the design doc's Bucket through each backend: only classRef.name changes, the Secret keys do not", async () => {
+  it('binds the Bucket of config/samples/ through each backend: only classRef.name changes, the Secret keys do not', async () => {
     const [design] = sample('04-bucket.yaml');
     const tried: string[] = [];
     for (const backend of ownStoreBackends) {
@@ -213,7 +213,7 @@ describe(`provider-rook end to end`, () => {
         continue;
       }
       const { className, docs, files } = portableSample(backend);
-      step(`${backend.name}: ${files.join(' and ')} and the design doc's Bucket with classRef.name ${className}`);
+      step(`${backend.name}: ${files.join(' and ')} and the Bucket of config/samples/ with classRef.name ${className}`);
       await applyManifests(control, docs);
       const name = `portable-${backend.name}`;
       await applyManifests(control, [

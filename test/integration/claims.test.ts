@@ -1,4 +1,4 @@
-// Bucket claims on two real API servers: the design doc's four steps verbatim, defaults from a
+// Bucket claims on two real API servers: the four steps of config/samples/ verbatim, defaults from a
 // BucketPolicy, reclaim Delete and Retain, 20 concurrent claims, a crash mid-binding, and a class
 // that refuses a namespace. The MinIO operator is played by the test double.
 import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
@@ -86,7 +86,7 @@ function bucket({ namespace, name }: Required<ObjectKey>, className: string | nu
   };
 }
 
-/** An ObjectStoreClass like the design doc's, with changes. */
+/** An ObjectStoreClass like config/samples/02-objectstoreclass.yaml's, with changes. */
 function storeClass(name: string, spec: Record<string, unknown>) {
   const [base] = sample('02-objectstoreclass.yaml');
   return { ...base!, metadata: { name, namespace: PLATFORM }, spec: { ...(base!.spec as object), ...spec } };
@@ -109,7 +109,7 @@ async function reserve(name: string, claimRef: { name: string; namespace: string
 }
 
 describe('Bucket claims', () => {
-  it("binds a Bucket from the design doc's four steps, applied verbatim, and keeps its Secret in sync", async () => {
+  it('binds a Bucket from the four steps in config/samples/, applied verbatim, and keeps its Secret in sync', async () => {
     for (const f of ['01-provider.yaml', '02-objectstoreclass.yaml', '03-bucketclass.yaml', '04-bucket.yaml'])
       await applyManifests(control, sample(f));
 

@@ -1,4 +1,4 @@
-// The keys every backend's connection Secret carries, spelled out: the design doc's
+// The keys every backend's connection Secret carries, spelled out: the short ones
 // (endpoint, username, password, bucket), the AWS SDKs' environment names and Rook's
 // ObjectBucketClaim names.
 /** The names every claim's Secret carries, sorted: every claim is a bucket. */

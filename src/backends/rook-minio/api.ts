@@ -62,7 +62,7 @@ const minioStoreSpec = z.object({
         },
       ],
     }),
-  // Nullable: Rook's sample (and the design doc) write "annotations:" with every entry commented out.
+  // Nullable: Rook's sample (and config/samples/02-objectstoreclass.yaml) write "annotations:" with every entry commented out.
   annotations: z.record(z.string(), z.string()).nullable().optional().meta({ description: 'Annotations for the MinIO pods.' }),
   placement: z.record(z.string(), z.unknown()).optional().meta({
     description:

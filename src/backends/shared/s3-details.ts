@@ -1,5 +1,5 @@
 // What every backend's connection Secret holds, so an app reads it the same way whatever the
-// backend: the design doc's keys (endpoint, username, password), the names the AWS SDKs read from
+// backend: the short keys (endpoint, username, password), the names the AWS SDKs read from
 // the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL), and Rook's
 // ObjectBucketClaim names (BUCKET_HOST, BUCKET_PORT, BUCKET_NAME), so `envFrom` works with any S3
 // client, and AWS_S3_ADDRESSING_STYLE: a Service's DNS name has no per-bucket host names, so the

@@ -1,4 +1,4 @@
-// The scheduler (the design doc's "shared scheduler reconciler"; kube-scheduler's bind step and OCM
+// The scheduler (one shared reconciler for every kind of managed resource; kube-scheduler's bind step and OCM
 // Placement's decisions as models): a managed resource that names providerSelector instead of
 // providerRef gets one Provider, chosen by chooseProvider among the Providers of its namespace, and
 // keeps it for good: spec.providerRef is set once and the CRD refuses any change. Nothing is
