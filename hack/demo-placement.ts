@@ -86,7 +86,7 @@ for (const [f, what] of [
 }
 
 type Cond = { type: string; status: string; reason: string; message?: string };
-const scheduled = (b: Bucket): Cond | undefined => (b.status?.conditions as Cond[] | undefined)?.find((c) => c.type === 'Scheduled');
+const scheduled = (b: Bucket): Cond | undefined => cond(b as { status?: { conditions?: Cond[] } }, 'Scheduled');
 /** Polls until every listed claim has a Scheduled condition, and returns them. */
 async function settled(names: string[]): Promise<Bucket[]> {
   return eventually(

@@ -5,7 +5,7 @@
 // True or False as before; not Ready, no error) waits until the window since our last write ends,
 // and the pass comes back then to write what holds by that time. Everything else is written at once:
 // a first status, Ready, an error, a recovery, a new binding phase.
-import type { Condition } from '../kit/conditions.ts';
+import { getCondition, type Condition } from '../kit/conditions.ts';
 
 /** How long a progress message may lag behind: well under what a person watching notices as stuck. */
 export const PROGRESS_WINDOW_MS = 2_000;
@@ -53,7 +53,7 @@ function onlyProgress(next: StatusLike | undefined, current: StatusLike | undefi
   const b = current?.conditions ?? [];
   if (a.length === 0 || a.length !== b.length || next?.bindingPhase !== current?.bindingPhase) return false;
   for (const c of a) {
-    if (b.find((d) => d.type === c.type)?.status !== c.status) return false;
+    if (getCondition(b, c.type)?.status !== c.status) return false;
     if ((c.type === 'Ready' && c.status !== 'False') || (c.type === 'Synced' && c.status !== 'True')) return false;
   }
   return true;

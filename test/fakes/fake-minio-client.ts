@@ -60,6 +60,7 @@ import { quantityBytes } from '../../src/kit/quantity.ts';
 import { KEPT_EXIT_CODE, LABEL_ADMIN } from '../../src/backends/shared/minio-admin.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Jobs, Secrets } from '../../src/kit/kube/resources.ts';
+import { cond } from '../kit/conditions.ts';
 import { iamClient, s3Client } from '../kit/s3.ts';
 import { resolveS3Endpoint } from './s3-stores.ts';
 import { StandIn } from './stand-in.ts';
@@ -140,7 +141,7 @@ export class FakeMinioClient extends StandIn<JobObj> {
     const action = job.metadata.labels?.[LABEL_ADMIN];
     if ((action !== 'grant' && action !== 'revoke' && action !== 'retire') || !this.opts.plays(job)) return;
     if (this.held?.(job)) return;
-    if (job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')) return;
+    if (['Complete', 'Failed'].some((type) => cond(job, type)?.status === 'True')) return;
     const kept = this.opts.s3 ? await this.act(job, action).catch((err: unknown) => this.podWaits(job, err)) : false;
     await this.finish(job, kept, this.opts.s3 ? undefined : 'completed by a stand-in without an S3 server: nothing was made');
   }

@@ -33,6 +33,8 @@
 // Never used by src/.
 import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { randomBytes } from 'node:crypto';
+import type { Condition } from '../../src/kit/conditions.ts';
+import { cond } from '../kit/conditions.ts';
 import {
   CreateAccessKeyCommand,
   CreateUserCommand,
@@ -218,8 +220,7 @@ abstract class SeaweedChild extends StandIn<Obj> {
     }
     let status: Record<string, unknown>;
     try {
-      const ready = seaweed?.status?.conditions as { type: string; status: string }[] | undefined;
-      if (!seaweed || !ready?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      if (!seaweed || cond(seaweed as { status?: { conditions?: Condition[] } }, 'Ready')?.status !== 'True')
         throw new Waiting('Pending', 'ClusterNotReady', `Seaweed ${obj.metadata.namespace}/${seaweedName} is not ready`);
       const on = this.servers.clients(seaweed);
       try {
@@ -591,9 +592,7 @@ class SeaweedStandIn extends StandIn<Obj> {
       filer: count(spec.filer?.replicas),
       s3: count(spec.s3?.replicas),
     };
-    const ready = (seaweed.status?.conditions as { type: string; status: string }[] | undefined)?.some(
-      (c) => c.type === 'Ready' && c.status === 'True',
-    );
+    const ready = cond(seaweed as { status?: { conditions?: Condition[] } }, 'Ready')?.status === 'True';
     if (!ready) await this.client.updateStatus(Seaweeds, { ...seaweed, status });
   }
 }

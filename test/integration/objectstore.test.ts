@@ -286,9 +286,7 @@ describe('managed ObjectStore', () => {
     const { name, existing, mr } = await legacyStore('mismatch', 6);
     await env.control.create(kinds.ObjectStore, mr);
     await waitForCondition(name, 'Synced', 'False');
-    const synced = (await env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.apps, name }))?.status?.conditions?.find(
-      (c) => c.type === 'Synced',
-    );
+    const synced = cond(await env.control.get<ObjectStore>(kinds.ObjectStore, { namespace: env.ns.apps, name }), 'Synced');
     expect(synced).toMatchObject({ reason: 'ImportMismatch', message: expect.stringContaining('.spec.scope.nodeCount') });
     const left = (await env.target.get<Target>(RookObjectStores, { namespace: mr.spec.targetNamespace, name: existing }))!;
     expect(left.spec.scope.nodeCount).toBe(6);

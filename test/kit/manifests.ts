@@ -7,6 +7,7 @@ import { allKinds } from '../../src/apis/index.ts';
 import { resourceTypeOf } from '../../src/apis/crd.ts';
 import { bundleDirectory } from '../../src/runtime/operators/operator.ts';
 import { repoRoot } from './cluster.ts';
+import { cond } from './conditions.ts';
 import { eventually } from './eventually.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
@@ -84,10 +85,7 @@ export async function installCrds(client: KubeClient, files: string[], timeoutMs
   const deadline = Date.now() + timeoutMs;
   for (const crd of crds) {
     await eventually(
-      async () =>
-        (await client.get<Crd>(CustomResourceDefinitions, { name: crd.metadata.name }))?.status?.conditions?.some(
-          (c) => c.type === 'Established' && c.status === 'True',
-        ),
+      async () => cond(await client.get<Crd>(CustomResourceDefinitions, { name: crd.metadata.name }), 'Established')?.status === 'True',
       `CRD ${crd.metadata.name} to be Established`,
       { timeoutMs: deadline - Date.now(), delayMs: 100, maxDelayMs: 100 },
     );

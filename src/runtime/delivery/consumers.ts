@@ -4,7 +4,7 @@
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ProviderObject } from '../providers/provider.ts';
-import { Reasons } from '../reasons.ts';
+import { Reasons, type Reason, type Reported } from '../reasons.ts';
 import type { Claim } from '../claims/claim.ts';
 
 /** One entry of a claim's spec.consumers. */
@@ -24,7 +24,7 @@ export interface Delivery {
   removing?: boolean;
   /** A digest of the access key id the Secret there holds (hold.ts): what rotation waits for. */
   keys?: string;
-  reason?: string;
+  reason?: Reason | Reported;
   message?: string;
 }
 

@@ -19,7 +19,7 @@ import {
   isDeleting,
   withFinalizer,
 } from '../../kit/meta.ts';
-import { Reasons, UnprovenError, Ready, Synced, reasonOf } from '../reasons.ts';
+import { Reasons, UnprovenError, Ready, Synced, reasonOf, type Reason } from '../reasons.ts';
 import { ProgressWrites } from '../progress.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result, keyOf } from '../../kit/controller/result.ts';
 import { createExternal, type CreationSteps, type FailureAt } from './creation.ts';
@@ -467,6 +467,6 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   }
 }
 
-function hasConditionReason(mr: ManagedResource, type: string, reason: string): boolean {
+function hasConditionReason(mr: ManagedResource, type: string, reason: Reason): boolean {
   return getCondition(mr.status?.conditions, type)?.reason === reason;
 }

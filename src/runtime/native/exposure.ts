@@ -5,7 +5,7 @@
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { Services } from '../../kit/kube/resources.ts';
 import type { Companion, ObjectReader, TargetObject } from './kind.ts';
-import { conditionIs } from '../../kit/conditions.ts';
+import { conditionIs, getCondition } from '../../kit/conditions.ts';
 
 export const HTTPRoutes: ResourceType = {
   apiVersion: 'gateway.networking.k8s.io/v1',
@@ -175,11 +175,10 @@ export async function exposureState(
   if (exposure?.multiCluster) {
     const where = `ServiceExport ${svc.namespace}/${svc.name}`;
     const conds = (made?.status as { conditions?: Cond[] } | undefined)?.conditions;
-    if (conds?.some((c) => (c.type === 'Valid' && c.status === 'False') || (c.type === 'Conflict' && c.status === 'True')))
-      return {
-        via: 'MultiCluster',
-        waiting: `${where} is not exported: ${conds.find((c) => c.status !== 'True' || c.type === 'Conflict')?.reason ?? 'invalid'}`,
-      };
+    const valid = getCondition(conds, 'Valid');
+    const conflict = getCondition(conds, 'Conflict');
+    const refused = valid?.status === 'False' ? valid : conflict?.status === 'True' ? conflict : undefined;
+    if (refused) return { via: 'MultiCluster', waiting: `${where} is not exported: ${refused.reason ?? 'invalid'}` };
     if (!conditionIs(conds, 'Ready') && !conditionIs(conds, 'Valid'))
       return { via: 'MultiCluster', waiting: `${where} is not exported yet` };
     return { via: 'MultiCluster', endpoint: `http://${svc.name}.${svc.namespace}.svc.clusterset.local:${svc.port}` };

@@ -7,7 +7,7 @@ import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ObjectRef, ResourceType } from '../../kit/kube/resources.ts';
 import { setBindable, type ConnectionDetails, type ManagedResource } from '../managed/types.ts';
 import { setCondition } from '../../kit/conditions.ts';
-import { Ready } from '../reasons.ts';
+import { Ready, type Reason } from '../reasons.ts';
 import type { OperatorBundle } from '../operators/operator.ts';
 import type { OwnedCompanion } from '../ownership/marks.ts';
 
@@ -38,7 +38,7 @@ export interface Inspection {
   /** Why it is not ready yet (the Ready condition's message). */
   message?: string;
   /** The Ready condition's reason when it is not ready (Unavailable when unset). */
-  reason?: string;
+  reason?: Reason;
   connectionDetails?: ConnectionDetails;
   /** Observed state for status.atProvider. */
   atProvider?: Record<string, unknown>;

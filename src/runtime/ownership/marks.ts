@@ -23,7 +23,7 @@ import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTE
 import { byText } from '../../kit/order.ts';
 import { policyOf } from '../managed/policies.ts';
 import { reclaimPolicyOf, type ManagedResource } from '../managed/types.ts';
-import { Reasons, UnprovenError } from '../reasons.ts';
+import { Reasons, UnprovenError, type Reason } from '../reasons.ts';
 import type { OwnershipKey } from './key.ts';
 
 export const LABEL_CONTROL_PLANE = 'rook.crossplane.io/control-plane';
@@ -283,7 +283,7 @@ export interface OwnedCompanion<T extends Marked> extends ObjectRef {
    * only together with the target object and never again. Losing it later is reported, with this
    * reason and remedy, instead of being papered over with a new one.
    */
-  irreplaceable?: { reason: string; remedy: string };
+  irreplaceable?: { reason: Reason; remedy: string };
   /**
    * The connection keys that lead to it (an endpoint Service). Companions are recognised by the uid
    * provider-rook recorded when it made them, not by marks anyone who may write there can strip; while

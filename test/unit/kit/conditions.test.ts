@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { setCondition } from '../../../src/kit/conditions.ts';
+import { getCondition, setCondition } from '../../../src/kit/conditions.ts';
 import { Ready, Synced } from '../../../src/runtime/reasons.ts';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
@@ -21,6 +21,6 @@ describe('setCondition', () => {
     const a = setCondition(setCondition(undefined, Ready.creating(), t0), Synced.success(), t0);
     const b = setCondition(a, Ready.available(), t1);
     expect(b).toHaveLength(2);
-    expect(b.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', lastTransitionTime: '2026-01-01T00:05:00Z' });
+    expect(getCondition(b, 'Ready')).toMatchObject({ status: 'True', lastTransitionTime: '2026-01-01T00:05:00Z' });
   });
 });

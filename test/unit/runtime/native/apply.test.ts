@@ -186,7 +186,7 @@ describe('NativeExternal.update', () => {
     const kept: NativeKind<ManagedResource> = {
       ...kind,
       companions: (m, name, ctx) =>
-        kind.companions!(m, name, ctx).map((c) => ({ ...c, irreplaceable: { reason: 'KeysLost', remedy: 'put them back' } })),
+        kind.companions!(m, name, ctx).map((c) => ({ ...c, irreplaceable: { reason: Reasons.AccessKeysLost, remedy: 'put them back' } })),
     };
     await new NativeExternal(kept, target.asClient(), marks, { reader: cacheOf(store, settings) }).update(mr, signal);
     expect(target.log.slice(0, 2).sort()).toEqual(['MERGE configmaps/m-settings', 'PATCH stores/m']);

@@ -4,7 +4,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ObjectRef, ResourceType } from '../../../../src/kit/kube/resources.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
-import { UnprovenError } from '../../../../src/runtime/reasons.ts';
+import { Reasons, UnprovenError } from '../../../../src/runtime/reasons.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import {
   ANNOTATION_COMPANION_UIDS,
@@ -366,7 +366,7 @@ describe('ResourceOwnership', () => {
     const have = there(o, keys, 'uid-k');
     expect(o.verdict(keys, have, undefined, 'ours').drift).toEqual([]);
     expect(o.verdict(keys, { ...have, data: { key: 'b' } }, undefined, 'ours').drift).not.toEqual([]);
-    const rootKeys = { ...keys, irreplaceable: { reason: 'RootKeysGone', remedy: 'restore them' } };
+    const rootKeys = { ...keys, irreplaceable: { reason: Reasons.AccessKeysLost, remedy: 'restore them' } };
     expect(o.verdict(rootKeys, { ...have, data: { key: 'b' } }, undefined, 'ours')).toEqual({ relation: 'ours', drift: [] });
     const retained = new ResourceOwnership<Obj>(marks, { resource: owner.resource }, {
       ...managed(),
