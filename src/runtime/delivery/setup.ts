@@ -197,22 +197,19 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
     if (!p.spec?.consumers?.length) return;
     system.resolver.resolve(p as unknown as Parameters<typeof system.resolver.resolve>[0]).then(deliveredIn, () => undefined);
   };
-  system.providers.on({
-    added: (p) => {
-      watchConsenting(p);
-      providerChanged(p);
-    },
-    updated: (old, p) => {
-      // Its consent, its going, or its cluster answering again (what waited for it is tried at once).
-      const ready = (x: typeof p) =>
-        getCondition((x as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions, 'Ready')?.status;
-      if (!sameJson(old.spec, p.spec) || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp || ready(old) !== ready(p)) {
-        watchConsenting(p);
-        providerChanged(p);
-      }
-    },
-    deleted: providerChanged,
+  const ready = (p: ReadonlyDeep<KubeObjectLike>) =>
+    getCondition((p as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions, 'Ready')?.status;
+  const consentingChanged = (p: ReadonlyDeep<KubeObjectLike & { spec?: { consumers?: unknown[] } }>): void => {
+    watchConsenting(p);
+    providerChanged(p);
+  };
+  // Its consent, its going, or its cluster answering again (what waited for it is tried at once).
+  onChange(system.providers, consentingChanged, {
+    on: ['added', 'updated'],
+    when: (old, p) =>
+      !sameJson(old.spec, p.spec) || old.metadata.deletionTimestamp !== p.metadata.deletionTimestamp || ready(old) !== ready(p),
   });
+  onChange(system.providers, providerChanged, { on: ['deleted'] });
   // A class's exposure changes what consumers in other clusters get.
   const classChanged = (): void => {
     for (const c of delivering()) enqueue(keyOf(c.metadata));

@@ -176,17 +176,16 @@ export class ProviderSystem implements Runnable {
     const providerOf = (mr: ReadonlyDeep<ManagedResource>): void => {
       if (mr.spec.providerRef?.name) this.recheck({ namespace: mr.metadata.namespace, name: mr.spec.providerRef.name });
     };
-    kind.cache.on({
-      added: providerOf,
-      deleted: providerOf,
-      updated: (old, mr) => {
-        const placed = mr.spec.providerRef?.name;
-        if (!placed || old.spec.providerRef?.name === placed) return;
-        // Placed by the scheduler: that Provider has one more user, and another one that reserved a
-        // place for it in a race it lost gives that place back.
-        providerOf(mr);
-        this.placed(mr);
-      },
+    onChange(kind.cache, providerOf, { on: ['added', 'deleted'] });
+    // Placed by the scheduler: that Provider has one more user, and another one that reserved a
+    // place for it in a race it lost gives that place back.
+    const newlyPlaced = (mr: ReadonlyDeep<ManagedResource>): void => {
+      providerOf(mr);
+      this.placed(mr);
+    };
+    onChange(kind.cache, newlyPlaced, {
+      on: ['updated'],
+      when: (old, mr) => !!mr.spec.providerRef?.name && old.spec.providerRef?.name !== mr.spec.providerRef.name,
     });
   }
 
