@@ -250,6 +250,18 @@ describe('architecture', () => {
     expect(found).toEqual([]);
   });
 
+  it("an object's key string is made by formatObjectKey (keyOf), not by a template of src/'s own", () => {
+    const byHand = /`\$\{[^}]*namespace[^}]*\}\/\$\{[^}]*name[^}]*\}`/;
+    const found = files(src)
+      .filter((f) => f !== path.join(src, 'kit', 'kube', 'object-key.ts'))
+      .flatMap((f) =>
+        readFileSync(f, 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (byHand.test(line) ? [`${path.relative(src, f)}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(found).toEqual([]);
+  });
+
   it('outside src/, the operators are played and installed from one list (test/fakes/backends.ts), derived from the backends: no file keeps a list of its own', async () => {
     const { operatorStandIns } = await import('../fakes/backends.ts');
     const registry = path.join(src, '..', 'test', 'fakes', 'backends.ts');

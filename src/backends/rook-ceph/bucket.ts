@@ -36,7 +36,7 @@ interface ObjectBucket {
 
 const claimKeyOf = (o: ReadonlyDeep<TargetObject>): string | undefined => {
   const ref = (o as ObjectBucket).spec?.claimRef;
-  return ref?.namespace && ref.name ? `${ref.namespace}/${ref.name}` : undefined;
+  return ref?.namespace && ref.name ? keyOf({ namespace: ref.namespace, name: ref.name }) : undefined;
 };
 
 export const ObjectBucketClaims: ResourceType = {

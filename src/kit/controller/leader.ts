@@ -2,6 +2,7 @@
 // others standing by. A holder that cannot renew for renewDeadline steps down before its lease can
 // expire for anyone else (renewDeadline < leaseDuration), so two leaders never act at once.
 // Expiry is judged by when *we* last saw the record change, never by the holder's clock.
+import { keyOf } from './result.ts';
 import type { Client, KubeObjectLike } from '../kube/client.ts';
 import { isAlreadyExists, isConflict } from '../kube/errors.ts';
 import { Leases } from '../kube/resources.ts';
@@ -129,7 +130,7 @@ export class LeaderElector {
   }
 
   private get where(): string {
-    return `${this.o.namespace}/${this.o.name}`;
+    return keyOf(this.o);
   }
 
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<'held' | 'heldByOther' | 'failed'> {

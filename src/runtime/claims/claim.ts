@@ -1,6 +1,7 @@
 // What the claim controllers need to know about claims, classes and their references, whatever the
 // concrete kinds: a claim names a portable class in its own namespace; the portable class names a
 // provider-specific ("non-portable") class anywhere; a managed resource is made from the latter.
+import { keyOf } from '../../kit/controller/result.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { createHash } from 'node:crypto';
 import type { Condition } from '../../kit/conditions.ts';
@@ -97,7 +98,7 @@ const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
  */
 export function managedNameFor(claim: Claim): string {
   const digest = createHash('sha256')
-    .update(claim.metadata.uid ?? `${claim.metadata.namespace}/${claim.metadata.name}`)
+    .update(claim.metadata.uid ?? keyOf(claim.metadata))
     .digest();
   const suffix = Array.from(digest.subarray(0, 5), (b) => SUFFIX_ALPHABET[b % SUFFIX_ALPHABET.length]).join('');
   const prefix = `${claim.metadata.namespace}-${claim.metadata.name}`

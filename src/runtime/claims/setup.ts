@@ -192,7 +192,7 @@ function watchServedKinds(
     // EnqueueRequestForClaim: a managed resource wakes the claim it names.
     const claimOf = (mr: ReadonlyDeep<ManagedResource>): void => {
       const ref = claimRefOf(mr);
-      if (ref?.kind === claimType.kind && ref.namespace) routeKey(`${ref.namespace}/${ref.name}`);
+      if (ref?.kind === claimType.kind && ref.namespace) routeKey(keyOf(ref));
     };
     onChange(b.managedCache, claimOf, { old: true });
     // A class that appears or changes retries the unbound claims whose portable class points at it.
@@ -233,11 +233,11 @@ function watchServedKinds(
   const secretChanged = (s: ReadonlyDeep<SecretObject>): void => {
     const owner = s.metadata.ownerReferences?.find((r) => r.controller) as { kind?: string; name: string } | undefined;
     if (!owner) return;
-    if (owner.kind === claimType.kind) routeKey(`${s.metadata.namespace}/${owner.name}`);
+    if (owner.kind === claimType.kind) routeKey(keyOf({ namespace: s.metadata.namespace, name: owner.name }));
     for (const b of served) {
       if (owner.kind !== b.managed.kind) continue;
       const ref = claimRefOf(b.managedCache.get({ namespace: s.metadata.namespace, name: owner.name }) ?? { spec: {} });
-      if (ref?.namespace) routeKey(`${ref.namespace}/${ref.name}`);
+      if (ref?.namespace) routeKey(keyOf(ref));
     }
   };
   onChange(c.secrets, secretChanged);
@@ -297,7 +297,7 @@ export function setupAccess(manager: Manager, o: AccessSetup): Controller {
   for (const { cache } of lent) onChange(cache, lentChanged, { when: desiredStateChanged, old: true });
   const grantOf = (mr: ReadonlyDeep<ManagedResource>): void => {
     const ref = claimRefOf(mr);
-    if (ref?.kind === o.access.kind && ref.namespace) enqueue(`${ref.namespace}/${ref.name}`);
+    if (ref?.kind === o.access.kind && ref.namespace) enqueue(keyOf(ref));
   };
   for (const { cache } of granted) onChange(cache, grantOf);
   onChange(secrets, secretOwner, { on: ['added', 'updated'] });

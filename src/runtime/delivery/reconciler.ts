@@ -6,6 +6,7 @@
 // store's cluster gets the class's exposure as its endpoint, or nothing. One pass reads top to
 // bottom (place, prove, write or remove, record), past 400 lines on purpose; what each consumer
 // needs (consent, endpoint, data) is in consumers.ts.
+import { keyOf } from '../../kit/controller/result.ts';
 import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, setCondition, type Condition } from '../../kit/conditions.ts';
@@ -164,7 +165,7 @@ export class DeliveryReconciler {
     // Only the resource made for that very Bucket, as binding proves it: a resourceRef an app team
     // wrote by hand could name another team's store, and its address and CA would be delivered.
     if (!mr || !bucket || !refersTo(claimRefOf(mr), bucket)) return {};
-    const provider = mr.spec.providerRef?.name ? `${mr.metadata.namespace}/${mr.spec.providerRef.name}` : undefined;
+    const provider = mr.spec.providerRef?.name ? keyOf({ namespace: mr.metadata.namespace, name: mr.spec.providerRef.name }) : undefined;
     // A URL the class gives (a shared store behind the platform team's ingress) comes first.
     const cls = mr.spec.classRef as { kind?: string; name: string; namespace?: string } | undefined;
     const url = cls?.kind ? this.o.classes.get(cls.kind)?.get(cls)?.spec?.exposure : undefined;
@@ -224,7 +225,7 @@ export class DeliveryReconciler {
           reason: Reasons.WaitingForConnectionSecret,
           message: 'the claim has no connection Secret yet',
         };
-      const sameCluster = store.provider === `${place.provider.namespace}/${place.provider.name}`;
+      const sameCluster = store.provider === keyOf(place.provider);
       if (!sameCluster && store.waiting)
         throw new ReasonedError(
           Reasons.WaitingForExposure,

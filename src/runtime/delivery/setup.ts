@@ -16,6 +16,7 @@ import type { ProviderSystem } from '../system/provider-system.ts';
 import type { Target } from '../providers/targets.ts';
 import { desiredStateChanged } from '../../kit/controller/predicates.ts';
 import { keyOf } from '../../kit/controller/result.ts';
+import { objectKeyOf } from '../../kit/kube/object-key.ts';
 import { claimRefOf, type Claim } from '../claims/claim.ts';
 import type { DeliveringClaim, Exposure } from './consumers.ts';
 import { DeliveryReconciler, LABEL_DELIVERED, resourceOf } from './reconciler.ts';
@@ -139,7 +140,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
       if (live?.metadata.uid === owner.uid) return;
       await target.client.delete(Secrets, { namespace: s.metadata.namespace, name: s.metadata.name }, { uid: s.metadata.uid });
       manager.log.info('deleted a delivered Secret whose claim is gone', {
-        secret: `${s.metadata.namespace}/${s.metadata.name}`,
+        secret: keyOf(s.metadata),
         target: target.server,
         claim: owner.key,
       });
@@ -178,7 +179,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
   // Its own copy changed (new keys, a withheld endpoint): deliver it again.
   const copyChanged = (s: ReadonlyDeep<SecretObject>): void => {
     const owner = s.metadata.ownerReferences?.find((r) => r.controller);
-    if (owner?.kind === o.claim.kind) enqueue(`${s.metadata.namespace}/${owner.name}`);
+    if (owner?.kind === o.claim.kind && owner.name) enqueue(keyOf({ ...objectKeyOf(s), name: owner.name }));
   };
   onChange(secrets, copyChanged);
   // A Provider's consent, or its going, decides what may be delivered into its cluster.
@@ -230,7 +231,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
         if (sameJson(old.spec.providerRef, mr.spec.providerRef)) return;
         const ref = claimRefOf(mr);
         if (!ref?.namespace) return;
-        if (!o.bucket) enqueue(`${ref.namespace}/${ref.name}`);
+        if (!o.bucket) enqueue(keyOf(ref));
         // A grant's store is its Bucket's: the accesses that reach that Bucket wake.
         else
           for (const c of delivering()) {

@@ -185,7 +185,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     const message = `${prefix}: ${(err as Error).message}`;
     this.o.recorder.warning(mr, event, message);
     this.setConditions(mr, ...(ready ? [ready] : []), Synced.error(reasonOf(err), message));
-    this.o.log.debug('reconcile error', { resource: `${mr.metadata.namespace}/${mr.metadata.name}`, error: message });
+    this.o.log.debug('reconcile error', { resource: keyOf(mr.metadata), error: message });
     await this.writeStatus(mr, cached, signal);
     return requeue();
   }
@@ -419,7 +419,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
   /** The external resource drifted: update it, publish again, poll. */
   private async repair(mr: MR, cached: Cached<MR>, { external, observation }: Seen<MR>, signal: AbortSignal): Promise<Result> {
     this.o.log.debug('external resource drifted; updating', {
-      resource: `${mr.metadata.namespace}/${mr.metadata.name}`,
+      resource: keyOf(mr.metadata),
       diff: observation.diff,
     });
     // Once per drift: a repair that fails and retries is not measured again.

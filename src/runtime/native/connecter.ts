@@ -1,10 +1,11 @@
 // NativeConnecter: managed resource -> its Provider -> the Provider's Secret -> a (cached) client for
 // the target cluster (ProviderResolver, resolver.ts) -> a nativeExternal that manages one object there.
+import { formatObjectKey, type ObjectKey } from '../../kit/kube/object-key.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_SUCCEEDED, externalNameOf, isDeleting } from '../../kit/meta.ts';
-import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { NativeExternal } from './external.ts';
 import { ANNOTATION_COMPANION_UIDS, ANNOTATION_TARGET_UID, importRequested } from '../ownership/marks.ts';
@@ -71,7 +72,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     // Before the target is reached; a deletion still removes what is ours there.
     if (!isDeleting(mr.metadata)) this.refuseNamespaces(provider, mr);
     const target = await this.resolver.resolve(provider, signal);
-    this.opts.connected?.(`${namespace}/${mr.metadata.name}`, target, importRequested(mr) ? this.targetKey(mr) : undefined);
+    this.opts.connected?.(keyOf({ namespace, name: mr.metadata.name }), target, importRequested(mr) ? this.targetKey(mr) : undefined);
     const installer = this.opts.installer;
     const ensureOperator =
       installer &&
@@ -137,7 +138,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
   private targetKey(mr: MR): string {
     const name = externalNameOf(mr.metadata);
     const namespace = this.kind.target.namespaced ? this.kind.desired(mr, name, kindContext(this.marks)).metadata.namespace : undefined;
-    return namespace ? `${namespace}/${name}` : name;
+    return formatObjectKey(namespace ? { namespace, name } : { name });
   }
 
   /** Refuses a resource that would put its object, or a companion, in a namespace its Provider does not allow. */

@@ -104,7 +104,7 @@ async function applyVersion(
     const { labels, annotations } = existing.metadata;
     const setBy =
       manifest.kind === 'Deployment' && manifest.metadata.name === bundle.deploymentName
-        ? { [ANNOTATION_VERSION_SET_BY]: `${provider.metadata.namespace}/${provider.metadata.name}` }
+        ? { [ANNOTATION_VERSION_SET_BY]: keyOf(provider.metadata) }
         : {};
     await client.apply(
       type,

@@ -14,6 +14,7 @@
 // one resource's ownership of its objects (ResourceOwnership: the rules observe, apply and delete
 // judge its object and companions by). Each rule is a reading of the marks, so they share a file:
 // a resource followed through a pass then stays here rather than going back and forth.
+import { keyOf } from '../../kit/controller/result.ts';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
@@ -251,7 +252,7 @@ export class OwnershipMarks {
     const parts = owner?.split('/');
     if (!parts || parts.length !== 3 || !uid) return undefined;
     const [resource, namespace, name] = parts as [string, string, string];
-    return { resource, namespace, name, key: `${namespace}/${name}`, uid };
+    return { resource, namespace, name, key: keyOf({ namespace, name }), uid };
   }
 
   /** The owning resource, when this control plane's signature proves the marks. */

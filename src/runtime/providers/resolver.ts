@@ -54,7 +54,7 @@ export class ProviderResolver {
   }
 
   private secretWatch({ namespace, name }: Required<ObjectKey>): Informer<SecretObject> {
-    const key = `${namespace}/${name}`;
+    const key = keyOf({ namespace, name });
     let watch = this.secrets.get(key);
     if (!watch) {
       watch = new Informer<SecretObject>(this.control, Secrets, {
@@ -73,7 +73,7 @@ export class ProviderResolver {
   /** Stops the Secret watches and closes the targets no Provider names any more. */
   async prune(): Promise<void> {
     const providers = this.providers.list();
-    const wanted = new Set(providers.map((p) => `${p.metadata.namespace}/${p.spec.credentialsSecretRef.name}`));
+    const wanted = new Set(providers.map((p) => keyOf({ namespace: p.metadata.namespace, name: p.spec.credentialsSecretRef.name })));
     for (const [key, watch] of this.secrets) {
       if (wanted.has(key)) continue;
       this.secrets.delete(key);
@@ -119,7 +119,7 @@ export class ProviderResolver {
       );
     const target = this.targets.get(this.credentialsOf(where, secret));
     // New credentials: the client made from the old ones goes at once, unless another Provider uses it.
-    const key = `${namespace}/${provider.metadata.name}`;
+    const key = keyOf({ namespace, name: provider.metadata.name });
     const before = this.chosen.get(key);
     this.chosen.set(key, target.fingerprint);
     if (before && before !== target.fingerprint && ![...this.chosen.values()].includes(before)) await this.targets.close(before);

@@ -3,12 +3,12 @@
 // the object, so a resource at rest costs no request; a miss (not ours, not labelled, not watched,
 // or not seen yet) asks the server. Custom kinds are watched only once their CRD is Established, so a
 // target without an operator costs one quiet watch instead of a 404 every few seconds.
+import { formatObjectKey, type ObjectKey } from '../../kit/kube/object-key.ts';
 import { Informer } from '../../kit/controller/informer.ts';
 import type { KubeClient, KubeObjectLike, Selection } from '../../kit/kube/client.ts';
 import { established, type CustomResourceDefinition } from '../../kit/kube/crds.ts';
 import { CustomResourceDefinitions, groupOf, type ResourceType } from '../../kit/kube/resources.ts';
 import type { Logger } from '../../kit/logger.ts';
-import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import { onChange } from '../../kit/controller/handlers.ts';
 
 export interface Watched extends Selection {
@@ -145,7 +145,7 @@ export class TargetInformers {
   ): Promise<T | undefined> {
     // While a watch fails the caches may be stale, and the read's own failure is the news (Unreachable).
     if (this.failingCount() > 0) return this.client.get<T>(type, { namespace, name }, signal);
-    const key = namespace && type.namespaced ? `${namespace}/${name}` : name;
+    const key = formatObjectKey(namespace && type.namespaced ? { namespace, name } : { name });
     let authoritative = false;
     for (const [selection, informer] of this.informers) {
       if (informer.type.apiVersion !== type.apiVersion || informer.type.plural !== type.plural || !informer.hasSynced) continue;

@@ -3,13 +3,14 @@
 // (kube-scheduler's "assumed" pods): a burst of placements spreads instead of piling onto the
 // Provider that looked emptiest a moment ago. Only the spread relies on it; capacity is arbitrated
 // by the API server (reservations.ts).
+import { keyOf } from '../../kit/controller/result.ts';
 import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { onChange } from '../../kit/controller/handlers.ts';
 
 const providerKeyOf = (mr: ReadonlyDeep<ManagedResource>): string | undefined =>
-  mr.spec.providerRef?.name ? `${mr.metadata.namespace}/${mr.spec.providerRef.name}` : undefined;
+  mr.spec.providerRef?.name ? keyOf({ namespace: mr.metadata.namespace, name: mr.spec.providerRef.name }) : undefined;
 
 export class ProviderUsage {
   private readonly users = new Map<string, Set<string>>();

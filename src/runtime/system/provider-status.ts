@@ -137,7 +137,7 @@ export class ProviderStatusReconciler implements Reconciler {
     const conditions = setCondition(provider.status?.conditions, { ...synced, observedGeneration: generation });
     try {
       const target = await this.o.resolver.resolve(provider, signal);
-      this.follow(target.informers, `${namespace}/${name}`);
+      this.follow(target.informers, keyOf({ namespace, name }));
       // At rest the target's watches say it answers; the version is asked again only while they fail.
       if (!target.serverVersion || target.informers.reachable() === false) target.serverVersion = await target.client.serverVersion(signal);
       const { serverVersion } = target;

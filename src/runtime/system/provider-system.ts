@@ -3,6 +3,7 @@
 // resolve to, the operators installed into targets and their upgrade waves, scheduling's usage and
 // capacity reservations, ownership marks, and the leak sweepers of every kind. Each part sets up its
 // own controller and wake-ups; this class holds what they share.
+import { keyOf } from '../../kit/controller/result.ts';
 import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Controller } from '../../kit/controller/controller.ts';
@@ -140,7 +141,7 @@ export class ProviderSystem implements Runnable {
 
   /** Looks at a Provider's status again now (its Secret rotated, an operator installed or gone, a user more or less). */
   recheck(provider: { namespace?: string; name: string }): void {
-    this.providerController.enqueue(`${provider.namespace}/${provider.name}`);
+    this.providerController.enqueue(keyOf(provider));
   }
 
   /** A kind's leak sweeper, started and stopped with the system. */
