@@ -250,6 +250,17 @@ describe('architecture', () => {
     expect(found).toEqual([]);
   });
 
+  it('kit/kube throws its typed errors (kit/kube/errors.ts), which the runtime maps to reasons: never a bare Error', () => {
+    const kube = path.join(src, 'kit', 'kube');
+    const bare = /(?:throw|reject\()\s*new Error\(/;
+    const found = files(kube).flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (bare.test(line) ? [`${path.relative(src, f)}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    expect(found).toEqual([]);
+  });
+
   it("an object's key string is made by formatObjectKey (keyOf), not by a template of src/'s own", () => {
     const byHand = /`\$\{[^}]*namespace[^}]*\}\/\$\{[^}]*name[^}]*\}`/;
     const found = files(src)

@@ -7,6 +7,7 @@ import type { LookupFunction } from 'node:net';
 import { load } from 'js-yaml';
 import type { TlsOptions } from './transport.ts';
 import { fs } from '../builtins.ts';
+import { ConfigError, CredentialPluginError } from './errors.ts';
 
 export interface ExecConfig {
   command: string;
@@ -97,7 +98,7 @@ function refuseUnhonoured(obj: Obj, what: 'cluster' | 'user' | 'context' | 'exec
   for (const field of Object.keys(obj)) {
     if (HONOURED[what].includes(field)) continue;
     const why = REFUSED[field] ?? `this reader does not know this field, and ignores nothing`;
-    throw new Error(`the kubeconfig's ${what} ${JSON.stringify(name)} sets ${field}: ${why}`);
+    throw new ConfigError(`the kubeconfig's ${what} ${JSON.stringify(name)} sets ${field}: ${why}`);
   }
 }
 
@@ -134,7 +135,7 @@ function impersonation(user: Obj): ClusterAccess['impersonate'] {
   };
   if (!Object.keys(asked).length) return undefined;
   // The API server's rule: groups, uid or extra only with a user to act as.
-  if (!asked.user) throw new Error('the kubeconfig asks to impersonate groups, a uid or extra fields without a user (as)');
+  if (!asked.user) throw new ConfigError('the kubeconfig asks to impersonate groups, a uid or extra fields without a user (as)');
   return asked;
 }
 
@@ -145,7 +146,7 @@ function impersonation(user: Obj): ClusterAccess['impersonate'] {
  */
 export function kubeconfigAccess(text: string, dir = process.cwd()): ClusterAccess {
   const doc = load(text);
-  if (!isObj(doc)) throw new Error('the kubeconfig is not a YAML map');
+  if (!isObj(doc)) throw new ConfigError('the kubeconfig is not a YAML map');
   const context = named(doc, 'contexts', 'context', doc['current-context']);
   const cluster = named(doc, 'clusters', 'cluster', context.cluster);
   const user = named(doc, 'users', 'user', context.user);
@@ -154,12 +155,12 @@ export function kubeconfigAccess(text: string, dir = process.cwd()): ClusterAcce
   refuseUnhonoured(user, 'user', context.user);
   const impersonate = impersonation(user);
   const server = str(cluster, 'server');
-  if (!server) throw new Error('the kubeconfig has no server for its current context');
+  if (!server) throw new ConfigError('the kubeconfig has no server for its current context');
   const exec = isObj(user.exec) ? user.exec : undefined;
   if (exec) {
     refuseUnhonoured(exec, 'exec', context.user);
     if (exec.interactiveMode === 'Always')
-      throw new Error(
+      throw new ConfigError(
         `the kubeconfig's exec plugin for user ${JSON.stringify(context.user)} needs a terminal (interactiveMode Always), and a controller has none`,
       );
   }
@@ -208,7 +209,7 @@ const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 export function inClusterAccess(): ClusterAccess {
   const host = process.env.KUBERNETES_SERVICE_HOST;
   const port = process.env.KUBERNETES_SERVICE_PORT;
-  if (!host || !port) throw new Error('not running in a cluster (KUBERNETES_SERVICE_HOST is unset) and no --kubeconfig given');
+  if (!host || !port) throw new ConfigError('not running in a cluster (KUBERNETES_SERVICE_HOST is unset) and no --kubeconfig given');
   return {
     server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
     caData: fs.readFileSync(`${SERVICE_ACCOUNT}/ca.crt`).toString('base64'),
@@ -270,13 +271,13 @@ function runExec(exec: ExecConfig, signal?: AbortSignal): Promise<ExecCredential
   };
   return new Promise((resolve, reject) => {
     execFile(exec.command, exec.args ?? [], { env, timeout: 30_000, maxBuffer: 1 << 20, signal }, (err, stdout) => {
-      if (err) return reject(new Error('the credential plugin failed'));
+      if (err) return reject(new CredentialPluginError('the credential plugin failed'));
       try {
         const status = (JSON.parse(stdout) as { status?: ExecCredentialStatus }).status;
-        if (!isObj(status)) throw new Error('no status');
+        if (!isObj(status)) throw new CredentialPluginError('no status');
         resolve(status);
       } catch {
-        reject(new Error('the credential plugin did not print an ExecCredential'));
+        reject(new CredentialPluginError('the credential plugin did not print an ExecCredential'));
       }
     });
   });

@@ -25,6 +25,22 @@ export class UnreachableError extends Error {
   }
 }
 
+/** A kubeconfig (or the in-cluster configuration) this client cannot use: what is wrong, never a value. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** A name or manifest no request can be made of (the API server would refuse it too). */
+export class InvalidRequestError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidRequestError';
+  }
+}
+
 /** A kubeconfig's exec credential plugin failed; its output is never kept, since it may hold tokens. */
 export class CredentialPluginError extends Error {
   constructor(message: string) {

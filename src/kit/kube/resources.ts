@@ -1,4 +1,5 @@
 // The API types the runtime touches, with their REST paths: no discovery round-trips needed.
+import { InvalidRequestError } from './errors.ts';
 export interface ResourceType {
   apiVersion: string;
   kind: string;
@@ -50,7 +51,7 @@ export const Leases: ResourceType = { apiVersion: 'coordination.k8s.io/v1', kind
 
 /** A name as one path segment: escaped, and never "." or ".." (which a URL resolves to another path). */
 function segment(value: string): string {
-  if (value === '.' || value === '..') throw new Error(`'${value}' is not an object or namespace name`);
+  if (value === '.' || value === '..') throw new InvalidRequestError(`'${value}' is not an object or namespace name`);
   return encodeURIComponent(value);
 }
 
@@ -119,7 +120,7 @@ export function typeOfManifest(
 ): ResourceType {
   const known = [...extra, ...KNOWN].find((t) => t.apiVersion === obj.apiVersion && t.kind === obj.kind);
   if (known) return known;
-  if (!obj.apiVersion || !obj.kind) throw new Error('a manifest without apiVersion or kind');
+  if (!obj.apiVersion || !obj.kind) throw new InvalidRequestError('a manifest without apiVersion or kind');
   const lower = obj.kind.toLowerCase();
   const plural = lower.endsWith('s') ? `${lower}es` : lower.endsWith('y') ? `${lower.slice(0, -1)}ies` : `${lower}s`;
   return { apiVersion: obj.apiVersion, kind: obj.kind, plural, namespaced: Boolean(obj.metadata.namespace) };
