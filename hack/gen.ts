@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as yaml from 'js-yaml';
-import { allKinds } from '../src/apis/index.ts';
+import { allKinds } from '../src/kinds.ts';
 import { crdOf, resourceTypeOf } from '../src/apis/crd.ts';
 import { backends } from '../src/backends/index.ts';
 import { kinds } from '../src/apis/kinds.gen.ts';

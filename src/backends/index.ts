@@ -1,5 +1,5 @@
 // Every backend provider-rook serves (what one is: src/runtime/system/backend.ts). Adding one is a
-// folder beside these, with its API in an api.ts of its own (src/apis/index.ts finds it), and one
+// folder beside these, with its API in an api.ts of its own (src/kinds.ts finds it), and one
 // line here; CRDs, RBAC and the kinds' names are generated from them (npm run gen).
 import type { Backend } from '../runtime/system/backend.ts';
 import { minioBuckets, minioGrantors, type MinioStores } from './minio-bucket/bucket.ts';

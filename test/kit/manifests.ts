@@ -3,7 +3,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import * as yaml from 'js-yaml';
-import { allKinds } from '../../src/apis/index.ts';
+import { allKinds } from '../../src/kinds.ts';
 import { resourceTypeOf } from '../../src/apis/crd.ts';
 import { bundleDirectory } from '../../src/runtime/operators/operator.ts';
 import { repoRoot } from './cluster.ts';
