@@ -163,6 +163,7 @@ export const minioBuckets = (stores: MinioStores): Backend<MinioBucket, MinioBuc
     fixed: { objectLock: 'MinIO turns object lock on only when it makes a bucket' },
     path: ['forProvider', 'features'],
   },
+  grantors: minioGrantors(stores),
 });
 
 /** A grant's MinioBucket: a user of its own on a bucket it does not own, so deleting it never touches the bucket. */

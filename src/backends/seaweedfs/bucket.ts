@@ -122,15 +122,6 @@ export function configureSeaweedBucket(claim: Claim, cls: SeaweedBucketClass, na
   };
 }
 
-export const seaweedBuckets: Backend<SeaweedBucket, SeaweedBucketClass> = {
-  managed: kinds.SeaweedBucket,
-  class: kinds.SeaweedBucketClass,
-  native: seaweedBucketKind,
-  configure: configureSeaweedBucket,
-  lookups: [kinds.SeaweedStore],
-  features: { ...seaweedFeatures, path: ['forProvider', 'features'] },
-};
-
 /** A grant's SeaweedBucket: a user of its own on a bucket it does not own, so deleting it never touches the bucket. */
 function grantIn(
   bucket: ManagedResource,
@@ -165,7 +156,7 @@ function reaches(grant: ManagedResource): string {
 }
 
 /** Every SeaweedFS bucket can be shared: a store's own, and one in a shared store. */
-export const seaweedGrantors: Grantor[] = [
+const seaweedGrantors: Grantor[] = [
   {
     managed: kinds.SeaweedStore,
     grants: kinds.SeaweedBucket,
@@ -191,3 +182,13 @@ export const seaweedGrantors: Grantor[] = [
     },
   },
 ];
+
+export const seaweedBuckets: Backend<SeaweedBucket, SeaweedBucketClass> = {
+  managed: kinds.SeaweedBucket,
+  class: kinds.SeaweedBucketClass,
+  native: seaweedBucketKind,
+  configure: configureSeaweedBucket,
+  lookups: [kinds.SeaweedStore],
+  features: { ...seaweedFeatures, path: ['forProvider', 'features'] },
+  grantors: seaweedGrantors,
+};

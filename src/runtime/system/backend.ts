@@ -8,6 +8,7 @@ import type { ManagedResource } from '../managed/types.ts';
 import type { NativeKind } from '../native/kind.ts';
 import type { Lookup } from '../claims/claim.ts';
 import type { FeatureSupport } from '../claims/features.ts';
+import type { Grantor } from '../claims/access.ts';
 
 export interface Backend<MR extends ManagedResource = ManagedResource, C extends KubeObjectLike = KubeObjectLike> {
   managed: ResourceType;
@@ -18,4 +19,6 @@ export interface Backend<MR extends ManagedResource = ManagedResource, C extends
   lookups?: ResourceType[];
   /** The bucket features it has, and where they go in its managed resource; unset, a claim asking for any is refused. */
   features?: FeatureSupport;
+  /** What BucketAccess claims may share through it: for each kind that lends a bucket, how a grant of it is made. */
+  grantors?: Grantor[];
 }
