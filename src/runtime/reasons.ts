@@ -175,6 +175,8 @@ export const Reasons = {
   UpgradeComplete: 'UpgradeComplete',
   /** A managed resource being deleted waits for finalizers someone else added; the message names them and since when. */
   WaitingForFinalizers: 'WaitingForFinalizers',
+  /** A store being deleted waits for the buckets that live in it to go first; the message names them. */
+  StoreInUse: 'StoreInUse',
   /** A bucket user's access Job failed (the message has the Job's own words). */
   BucketAccessFailed: 'BucketAccessFailed',
   /** Event: a target namespace provider-rook made was kept (something else lives there; the message says what). */

@@ -741,3 +741,45 @@ describe('access grants (BucketAccess)', () => {
     }
   }, 120_000);
 });
+
+describe('a shared store deleted while a bucket lives in it', () => {
+  it('waits for the bucket, saying so, with the bucket still working; goes once the bucket is deleted', async () => {
+    const store = { namespace: env.ns.platform, name: 'late-rook' };
+    await apply(kinds.ObjectStore, store, {
+      forProvider: { scope: { nodeCount: 4 } },
+      targetNamespace: 'late-rook',
+      providerRef: { name: 't' },
+    });
+    await apply(kinds.MinioBucketClass, store, { store: { kind: 'ObjectStore', name: 'late-rook' } });
+    const classRef = {
+      apiVersion: kinds.MinioBucketClass.apiVersion,
+      kind: kinds.MinioBucketClass.kind,
+      name: 'late-rook',
+      namespace: env.ns.platform,
+    };
+    await apply(BucketClasses, { namespace: env.ns.appA, name: 'late-rook' }, { classRef }, true);
+    const key = { namespace: env.ns.appA, name: 'lives-in-late' };
+    await env.control.create(Buckets, claim(key, 'late-rook'));
+    await bound(key);
+    const mr = (await env.control.get<Bucket>(Buckets, key))!.spec.resourceRef!.name;
+
+    await env.control.delete(kinds.ObjectStore, store);
+    const waiting = await eventually(async () => {
+      const s = await env.control.get<Obj>(kinds.ObjectStore, store);
+      return cond(s, 'Synced')?.reason === 'StoreInUse' ? s : undefined;
+    }, 'the store to say it is in use');
+    expect(cond(waiting, 'Synced')?.message).toContain(`MinioBucket ${env.ns.platform}/${mr} lives in this store`);
+    expect(await env.target.get(RookObjectStores, { namespace: 'late-rook', name: 'late-rook' })).toBeDefined();
+    const a = await access(key);
+    await roundTrip(a.local, a.creds, a.bucket);
+
+    await env.control.delete(Buckets, key);
+    await gone(Buckets, key);
+    await gone(kinds.MinioBucket, { namespace: env.ns.platform, name: mr });
+    await gone(kinds.ObjectStore, store);
+    await eventually(
+      async () => (await env.target.get(RookObjectStores, { namespace: 'late-rook', name: 'late-rook' })) === undefined,
+      'the target store to be gone',
+    );
+  }, 120_000);
+});

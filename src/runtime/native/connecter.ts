@@ -39,6 +39,7 @@ export interface NativeConnecterOptions {
   /** The control cluster's managed resources a kind's endpoint may come from (NativeKind.endpointFrom). */
   managed?: NativeExternalOptions['managed'];
   retirementHold?: NativeExternalOptions['retirementHold'];
+  usedBy?: NativeExternalOptions['usedBy'];
 }
 
 export class NativeConnecter<MR extends ManagedResource> implements ExternalConnecter<MR> {
@@ -95,6 +96,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
       reader: target.informers,
       managed: this.opts.managed,
       retirementHold: this.opts.retirementHold,
+      usedBy: this.opts.usedBy,
       ...(installer
         ? {
             operatorNamespace:

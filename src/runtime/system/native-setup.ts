@@ -81,6 +81,9 @@ export function setupNativeManaged<MR extends ManagedResource>(
   const scheduler = schedulerController(w);
   watchManaged(w, managed, scheduler);
   watchEndpointSources(w, managed.controller);
+  // A store is deleted after what lives in it; their going wakes it.
+  system.storeUsers.addStore(type, managed.controller);
+  if (kind.endpointFrom) system.storeUsers.addUsers(type, w.cache as unknown as Informer<ManagedResource>, kind.endpointFrom);
   joinProviderSystem(w, managed.controller);
   return { controller: managed.controller, cache: w.cache };
 }
@@ -106,6 +109,7 @@ function managedController<MR extends ManagedResource>(w: Wiring<MR>): Managed<M
       connected: (key, target, imports) => targetOf.set(key, { fingerprint: target.fingerprint, imports }),
       managed: endpointSources(w),
       retirementHold: w.retirementHold,
+      usedBy: (mr) => system.storeUsers.of(type, mr),
     }),
     pollIntervalMs: opts.pollIntervalMs,
     pollJitterMs: opts.pollJitterMs,

@@ -15,6 +15,7 @@ import type { Manager, Runnable } from '../../kit/controller/manager.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { setupReservations, type Reservations } from '../scheduling/reservations.ts';
 import { ProviderUsage } from '../scheduling/usage.ts';
+import { StoreUsers } from '../native/store-users.ts';
 import type { EndpointPolicy } from '../providers/credentials.ts';
 import type { LeakReport, LeakSweeper } from '../native/leaks.ts';
 import { OperatorInstaller, type OperatorBundle } from '../operators/operator.ts';
@@ -67,6 +68,8 @@ export class ProviderSystem implements Runnable {
   readonly providers: Informer<ProviderObject>;
   /** Who uses each Provider, and the capacity places the API server arbitrates (scheduling/). */
   readonly usage = new ProviderUsage();
+  /** Which managed resources live in another's store: a store is deleted after them. */
+  readonly storeUsers = new StoreUsers();
   readonly reservations: Reservations;
   private readonly providerController: Controller;
   private readonly placed: (mr: ReadonlyDeep<ManagedResource>) => void;

@@ -152,6 +152,20 @@ describe('NativeExternal.delete', () => {
     expect(reads).toEqual([]); // no live read: the preconditions are the proof
   });
 
+  it('deletes nothing of a store that something still lives in, and says what', async () => {
+    const target = new FakeTarget();
+    const copy = ourStore(target);
+    const external = new NativeExternal(kind, target.asClient(), marks, {
+      reader: cacheOf(copy),
+      usedBy: () => ['Bucket ns/b'],
+    });
+    const refused = await external.delete(mr, new AbortController().signal).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ReasonedError);
+    expect(refused).toMatchObject({ reason: 'StoreInUse', message: expect.stringContaining('Bucket ns/b lives in this store') });
+    expect(target.log).toEqual([]);
+    expect(target.objects.has('stores/m')).toBe(true);
+  });
+
   it('asks the server again when the cached copy is stale, and deletes the current one', async () => {
     const target = new FakeTarget();
     const stale = ourStore(target, '1');
