@@ -312,6 +312,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       } catch (err) {
         return this.fail({ mr, cached, signal }, 'delete', err, Ready.deleting());
       }
+      if (deletion?.waiting) return this.waitToDelete(mr, cached, deletion.waiting, signal);
       if (deletion?.requested !== false) this.o.recorder.normal(mr, Reasons.DeletedExternalResource, 'Deleted the external resource');
       if (!deletion?.gone) {
         this.setConditions(mr, Ready.deleting(), Synced.success());
@@ -320,6 +321,19 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       }
     }
     return this.letGo(mr, signal);
+  }
+
+  /** Its deletion waits for something else to go first: said once (Event) and in Synced; what it waits for wakes it. */
+  private async waitToDelete(
+    mr: MR,
+    cached: Cached<MR>,
+    waiting: { reason: Reason; message: string },
+    signal: AbortSignal,
+  ): Promise<Result> {
+    if (!hasConditionReason(mr, 'Synced', waiting.reason)) this.o.recorder.warning(mr, waiting.reason, waiting.message);
+    this.setConditions(mr, Ready.deleting(), Synced.error(waiting.reason, waiting.message));
+    await this.writeStatus(mr, cached, signal);
+    return this.poll();
   }
 
   /** Not deleting: publish what observe found, then create, or record what observe asked and repair drift. */

@@ -1,5 +1,6 @@
 // The contract between the generic managed reconciler and a provider (crossplane-runtime's
 // ExternalConnecter / ExternalClient): the provider only connects, observes, creates, updates, deletes.
+import type { Reason } from '../reasons.ts';
 import type { Condition } from '../../kit/conditions.ts';
 import type { KubeObjectLike } from '../../kit/kube/client.ts';
 import type { ObjectMeta } from '../../kit/meta.ts';
@@ -53,6 +54,8 @@ export interface ExternalDeletion {
   gone: boolean;
   /** Whether its deletion was asked now (announced then); false when it was already going or gone. Unsaid: asked. */
   requested?: boolean;
+  /** Not deleted, nor asked: why it waits (what else must go first), until a watch wakes it. */
+  waiting?: { reason: Reason; message: string };
 }
 
 export interface ExternalClient<MR extends ManagedResource> {

@@ -15,7 +15,7 @@ import type { Companion, NativeKind, TargetObject, Teardown } from './kind.ts';
 import { deleteNamespaceIfUnusedCoalesced, type NamespaceKept } from './namespaces.ts';
 import type { Owner, Relation, Vouchers } from '../ownership/marks.ts';
 import { Reasons } from '../reasons.ts';
-import { refuseWhileUsed } from './store-users.ts';
+import { storeInUse } from './store-users.ts';
 import type { NativePass, TargetAccess } from './pass.ts';
 
 /**
@@ -49,9 +49,11 @@ const PROPAGATION = new Set(['orphan', 'foregroundDeletion']);
 
 /** Deletes what the resource of this pass owns in the target, once its kind's teardown is done. */
 export async function remove<MR extends ManagedResource>(pass: NativePass<MR>): Promise<ExternalDeletion> {
-  refuseWhileUsed(pass.opts.usedBy?.(pass.mr) ?? []);
   const ctx = pass.recorded();
   const target = pass.target(ctx);
+  // A store that something lives in waits for it: nothing of the store is touched until it is gone.
+  const waiting = await storeInUse(pass, target);
+  if (waiting) return { gone: false, requested: false, waiting };
   // The kind's work in the target first (revoking a user): until it is done, nothing is deleted.
   const teardown = pass.kind.teardown?.(pass.mr, pass.name, ctx);
   const torn = teardown ? await tearDown(pass, target, teardown) : 'done';

@@ -37,7 +37,7 @@ export interface NativeExternalOptions {
   /** The namespace the kind's operator runs in, in this target (KindContext.operatorNamespace). */
   operatorNamespace?: string;
   /** The resources that live in this one's store and are not gone yet (store-users.ts): its deletion waits for them. */
-  usedBy?: (mr: ManagedResource) => string[];
+  usedBy?: (mr: ManagedResource, signal: AbortSignal) => Promise<string[]>;
 }
 
 /** Where a pass reads and writes in the target: `read` may be a cache (a first look only), `client` is live. */

@@ -109,7 +109,7 @@ function managedController<MR extends ManagedResource>(w: Wiring<MR>): Managed<M
       connected: (key, target, imports) => targetOf.set(key, { fingerprint: target.fingerprint, imports }),
       managed: endpointSources(w),
       retirementHold: w.retirementHold,
-      usedBy: (mr) => system.storeUsers.of(type, mr),
+      usedBy: (mr, signal) => system.storeUsers.of(type, mr, signal),
     }),
     pollIntervalMs: opts.pollIntervalMs,
     pollJitterMs: opts.pollJitterMs,

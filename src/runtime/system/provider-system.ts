@@ -69,7 +69,7 @@ export class ProviderSystem implements Runnable {
   /** Who uses each Provider, and the capacity places the API server arbitrates (scheduling/). */
   readonly usage = new ProviderUsage();
   /** Which managed resources live in another's store: a store is deleted after them. */
-  readonly storeUsers = new StoreUsers();
+  readonly storeUsers: StoreUsers;
   readonly reservations: Reservations;
   private readonly providerController: Controller;
   private readonly placed: (mr: ReadonlyDeep<ManagedResource>) => void;
@@ -98,6 +98,7 @@ export class ProviderSystem implements Runnable {
     const providerPollMs = Math.min(pollIntervalMs, PROVIDER_POLL_MS);
     this.opts = { ...opts, pollIntervalMs, pollJitterMs: opts.pollJitterMs ?? pollIntervalMs / 10, providerPollMs };
     this.manager = manager;
+    this.storeUsers = new StoreUsers(manager.control);
     this.marks = marks;
     // A target's endpoint comes from a Secret: nothing its server answers is echoed into status.
     // One target that does not answer must cost the others nothing: its client fails fast (isolate).

@@ -152,18 +152,29 @@ describe('NativeExternal.delete', () => {
     expect(reads).toEqual([]); // no live read: the preconditions are the proof
   });
 
-  it('deletes nothing of a store that something still lives in, and says what', async () => {
+  it('deletes nothing of a store that something still lives in, and says what and the way out', async () => {
     const target = new FakeTarget();
     const copy = ourStore(target);
     const external = new NativeExternal(kind, target.asClient(), marks, {
       reader: cacheOf(copy),
-      usedBy: () => ['Bucket ns/b'],
+      usedBy: async () => ['Bucket ns/b'],
     });
-    const refused = await external.delete(mr, new AbortController().signal).catch((err: unknown) => err);
-    expect(refused).toBeInstanceOf(ReasonedError);
-    expect(refused).toMatchObject({ reason: 'StoreInUse', message: expect.stringContaining('Bucket ns/b lives in this store') });
+    const result = await external.delete(mr, new AbortController().signal);
+    expect(result).toMatchObject({ gone: false, requested: false, waiting: { reason: 'StoreInUse' } });
+    expect(result?.waiting?.message).toMatch(/^Bucket ns\/b lives in this store: .*set their spec.reclaimPolicy to Retain/);
     expect(target.log).toEqual([]);
     expect(target.objects.has('stores/m')).toBe(true);
+  });
+
+  it('does not hold a store whose object is gone already: its users have nothing left in it to need', async () => {
+    const target = new FakeTarget();
+    const asked: string[] = [];
+    const external = new NativeExternal(kind, target.asClient(), marks, {
+      reader: cacheOf(undefined),
+      usedBy: async () => (asked.push('users'), ['Bucket ns/b']),
+    });
+    expect(await external.delete(recorded, new AbortController().signal)).toMatchObject({ gone: true });
+    expect(asked).toEqual([]);
   });
 
   it('asks the server again when the cached copy is stale, and deletes the current one', async () => {
