@@ -114,8 +114,16 @@ async function start(weed: string, dir: string, config: string | undefined, log:
     await ready(endpoint, () => child.exitCode !== null || child.signalCode !== null);
   } catch (err) {
     await stop();
-    const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-15).join('\n') : '';
-    throw new Error(`the S3 server in ${dir} did not start: ${(err as Error).message}; last log lines:\n${tail}`, { cause: err });
+    const lines = existsSync(logFile) ? readFileSync(logFile, 'utf8').trimEnd().split('\n') : [];
+    // A fatal error's stack trace fills the last lines: its own line, above them, says why (a port taken).
+    const fatal = lines.find((l) => /^F\d{4} /.test(l));
+    const tail = lines.slice(-15).join('\n');
+    throw new Error(
+      `the S3 server in ${dir} did not start: ${(err as Error).message}${fatal ? `; ${fatal}` : ''}; last log lines:\n${tail}`,
+      {
+        cause: err,
+      },
+    );
   }
   log(`S3 server ${endpoint} (pid ${child.pid}) ready in ${Date.now() - started} ms`);
   const shell = (commands: string[]): Promise<string> => runShell(weed, port, commands);
