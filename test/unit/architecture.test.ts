@@ -274,7 +274,8 @@ describe('architecture', () => {
   });
 
   it("an object's key string is made by formatObjectKey (keyOf), not by a template of src/'s own", () => {
-    const byHand = /`\$\{[^}]*namespace[^}]*\}\/\$\{[^}]*name[^}]*\}`/;
+    // A namespace (namespace, ns, any case) and a name of any spelling: `${ns}/${x}`.
+    const byHand = /`\$\{[^}]*(?:[Nn]amespace|\bns\b)[^}]*\}\/\$\{[^}]*\}`/;
     const found = files(src)
       .filter((f) => f !== path.join(src, 'kit', 'kube', 'object-key.ts'))
       .flatMap((f) =>

@@ -1,6 +1,8 @@
 // The MinIO Operator backend: a managed Tenant becomes one minio.min.io/v2 Tenant, alone in its own
 // target namespace (the operator serves one Tenant per namespace, and names every tenant's S3
 // Service "minio"), with root credentials in a configuration Secret provider-rook makes once.
+import { objectKeyOf } from '../../kit/kube/object-key.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 import { fileURLToPath } from 'node:url';
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { Tenant, TenantClass } from './api.ts';
@@ -173,7 +175,7 @@ export const minioTenant: NativeKind<Tenant> = {
       labelSelector: 'v1.min.io/tenant',
       targetKey: (svc) => {
         const tenant = svc.metadata.labels?.['v1.min.io/tenant'];
-        return svc.metadata.name === 'minio' && tenant ? `${svc.metadata.namespace}/${tenant}` : undefined;
+        return svc.metadata.name === 'minio' && tenant ? keyOf({ ...objectKeyOf(svc), name: tenant }) : undefined;
       },
       keep: ['spec'],
     },

@@ -1,7 +1,8 @@
 // The Rook MinIO backend: how a managed ObjectStore maps onto a minio.rook.io ObjectStore in the
 // target, when that store is ready, and what its users need to connect. Everything else is the
 // generic runtime.
-import type { ObjectKey } from '../../kit/kube/object-key.ts';
+import { objectKeyOf, type ObjectKey } from '../../kit/kube/object-key.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 import { fileURLToPath } from 'node:url';
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { ObjectStore, ObjectStoreClass } from './api.ts';
@@ -145,12 +146,14 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     {
       type: Services,
       labelSelector: 'app=minio',
-      targetKey: (svc) => (svc.metadata.labels?.objectstore ? `${svc.metadata.namespace}/${svc.metadata.labels.objectstore}` : undefined),
+      targetKey: (svc) =>
+        svc.metadata.labels?.objectstore ? keyOf({ ...objectKeyOf(svc), name: svc.metadata.labels.objectstore }) : undefined,
     },
     {
       type: StatefulSets,
       labelSelector: 'app=minio',
-      targetKey: (sts) => (sts.metadata.labels?.objectstore ? `${sts.metadata.namespace}/${sts.metadata.labels.objectstore}` : undefined),
+      targetKey: (sts) =>
+        sts.metadata.labels?.objectstore ? keyOf({ ...objectKeyOf(sts), name: sts.metadata.labels.objectstore }) : undefined,
       keep: ['status'], // inspect reads readyReplicas; the pod template is most of the object
     },
   ],

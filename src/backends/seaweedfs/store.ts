@@ -3,7 +3,8 @@
 // users are lost when the filer restarts). With a bucket (a claim's), the operator also makes a
 // bucket in it and a user of its own that reaches only that bucket (bucket-user.ts): the app gets
 // that user's keys. A Seaweed has no root user for provider-rook to hold.
-import type { ObjectKey } from '../../kit/kube/object-key.ts';
+import { objectKeyOf, type ObjectKey } from '../../kit/kube/object-key.ts';
+import { keyOf } from '../../kit/controller/result.ts';
 import { getCondition } from '../../kit/conditions.ts';
 import { kinds } from '../../apis/kinds.gen.ts';
 import type { SeaweedStore, SeaweedStoreClass } from './api.ts';
@@ -255,7 +256,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
       labelSelector: 'app.kubernetes.io/name=seaweedfs,app.kubernetes.io/component=s3',
       targetKey: (svc) => {
         const instance = svc.metadata.labels?.['app.kubernetes.io/instance'];
-        return instance ? `${svc.metadata.namespace}/${instance}` : undefined;
+        return instance ? keyOf({ ...objectKeyOf(svc), name: instance }) : undefined;
       },
       keep: ['spec'],
     },

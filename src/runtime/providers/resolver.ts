@@ -106,7 +106,7 @@ export class ProviderResolver {
   async resolve(provider: ReadonlyDeep<Provider>, signal?: AbortSignal): Promise<Target> {
     const namespace = provider.metadata.namespace!;
     const secretName = provider.spec.credentialsSecretRef.name;
-    const where = `${namespace}/${secretName}`;
+    const where = keyOf({ namespace, name: secretName });
     const watch = this.secretWatch({ namespace, name: secretName });
     // Until the watch has its first list, ask (once per caller) rather than wait.
     const secret = watch.hasSynced

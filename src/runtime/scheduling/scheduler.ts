@@ -4,6 +4,7 @@
 // keeps it for good: spec.providerRef is set once and the CRD refuses any change. Nothing is
 // provisioned until then, so a resource that cannot be placed costs no target anything. Each
 // decision is a Scheduled condition and an Event, on the resource and on its claim.
+import { keyOf } from '../../kit/controller/result.ts';
 import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { getCondition, setCondition, type Condition } from '../../kit/conditions.ts';
 import type { EventRecorder, EventTarget } from '../../kit/controller/events.ts';
@@ -91,7 +92,7 @@ export class Scheduler<MR extends ManagedResource> implements Reconciler {
       chosen = decision.provider;
       why = decision.message;
     }
-    const providerKey = `${namespace}/${chosen}`;
+    const providerKey = keyOf({ namespace, name: chosen });
     // Counted at once, before any await, so the other workers' choices spread around it.
     this.o.usage.assume(uid, providerKey);
     let placed: MR;
