@@ -174,6 +174,28 @@ describe('management policies', () => {
     expect(await env.target.get(RookObjectStores, { namespace, name: existing })).toBeDefined();
   });
 
+  it('a store made under Delete, then observed only and deleted, has its marks say Orphan before it is let go: the leak sweeper keeps it', async () => {
+    const { name: existing, namespace } = await legacy();
+    await env.control.create(kinds.ObjectStore, managed('switched', existing, namespace, undefined));
+    await condition('switched', 'Ready', 'True');
+    const reclaimMark = async () =>
+      (await env.target.get<Target>(RookObjectStores, { namespace, name: existing }))?.metadata.annotations?.[
+        'rook.crossplane.io/reclaim-policy'
+      ];
+    await eventually(async () => (await reclaimMark()) === 'Delete', 'the store taken over, to be deleted with its resource');
+    // Observed only, nothing is written to the target any more: the marks still say Delete when it goes.
+    await env.control.mergePatch(
+      kinds.ObjectStore,
+      { namespace: env.ns.platform, name: 'switched' },
+      { spec: { managementPolicies: ['Observe'] } },
+    );
+    await env.control.delete(kinds.ObjectStore, { namespace: env.ns.platform, name: 'switched' });
+    await eventually(async () => (await get('switched')) === undefined, 'the managed resource to be gone');
+    expect(await reclaimMark()).toBe('Orphan');
+    await env.app.leaks.sweep(new AbortController().signal, Date.now() + 3_600_000);
+    expect(await env.target.get(RookObjectStores, { namespace, name: existing })).toBeDefined();
+  });
+
   it('observing a store that does not exist says so, and makes nothing', async () => {
     const namespace = uniqueName('mp-none');
     await env.control.create(kinds.ObjectStore, managed('absent', 'no-such-store', namespace, ['Observe']));

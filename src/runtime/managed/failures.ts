@@ -15,6 +15,7 @@ export const Failures = {
   update: { event: Reasons.CannotUpdateExternalResource, prefix: 'update failed' },
   recordMade: { event: Reasons.CannotUpdateManagedResource, prefix: 'cannot record what was made again' },
   delete: { event: Reasons.CannotDeleteExternalResource, prefix: 'delete failed' },
+  keep: { event: Reasons.CannotUpdateExternalResource, prefix: 'cannot mark what it made to be kept' },
 } as const satisfies Record<string, { event: Reason; prefix: string }>;
 
 export type FailedStep = keyof typeof Failures;

@@ -205,8 +205,8 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     const deleting = isDeleting(mr.metadata);
     // Not placed yet (the scheduler sets providerRef): nothing of it exists in any target.
     if (!mr.spec.providerRef) return deleting ? this.letGo(mr, signal) : done();
-    // Retain/Orphan, or no Delete among the policies: nothing to do in the target, so never require a working connection to let go.
-    if (deleting && (reclaimPolicyOf(mr.spec) !== 'Delete' || !policy.delete)) return this.letGo(mr, signal);
+    // Retain/Orphan, or no Delete among the policies: nothing is deleted in the target.
+    if (deleting && (reclaimPolicyOf(mr.spec) !== 'Delete' || !policy.delete)) return this.keepAndLetGo(mr, cached, signal);
 
     const seen = await this.connectAndObserve(mr, cached, signal);
     if ('result' in seen) return seen.result;
@@ -279,6 +279,28 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
       // A state that holds until someone acts in the target (on what our watches may not see): looked at each poll, not backed off.
       return { result: this.poll() };
     }
+  }
+
+  /**
+   * Let go without deleting anything: what it made is marked kept first (ExternalClient.keep), where
+   * its marks still say Delete (observed only, or a policy changed just before), or a leak sweep would
+   * take it once this resource is gone. Until the target can be reached to say so, it waits.
+   */
+  private async keepAndLetGo(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<Result> {
+    if (hasFinalizer(mr.metadata, FINALIZER_MANAGED)) {
+      let external;
+      try {
+        external = await this.o.connecter.connect(mr, signal);
+      } catch (err) {
+        return this.fail({ mr, cached, signal }, 'connect', err, Ready.deleting());
+      }
+      try {
+        await external.keep?.(mr, signal);
+      } catch (err) {
+        return this.fail({ mr, cached, signal }, 'keep', err, Ready.deleting());
+      }
+    }
+    return this.letGo(mr, signal);
   }
 
   /** Created within the grace period: an external resource not seen yet may only be on its way. */

@@ -69,6 +69,12 @@ export interface ExternalClient<MR extends ManagedResource> {
    * in the same pass; otherwise the next observe must confirm it.
    */
   delete(mr: MR, signal: AbortSignal): Promise<ExternalDeletion | void>;
+  /**
+   * The resource lets go of what it made without deleting it (reclaim policy Retain or Orphan, or no
+   * Delete among its policies): marks that say so where they still say otherwise, so that nothing
+   * deletes it later. Idempotent; unset, there is nothing to mark.
+   */
+  keep?(mr: MR, signal: AbortSignal): Promise<void>;
 }
 
 export interface ExternalConnecter<MR extends ManagedResource> {

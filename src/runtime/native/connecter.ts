@@ -4,7 +4,8 @@ import { formatObjectKey, type ObjectKey } from '../../kit/kube/object-key.ts';
 import { keyOf } from '../../kit/controller/result.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
-import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
+import { reclaimPolicyOf, type ExternalClient, type ExternalConnecter, type ManagedResource } from '../managed/types.ts';
+import { policyOf } from '../managed/policies.ts';
 import { ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_SUCCEEDED, externalNameOf, isDeleting } from '../../kit/meta.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { NativeExternal } from './external.ts';
@@ -120,6 +121,16 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     const made = [ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_CREATE_FAILED, ANNOTATION_TARGET_UID, ANNOTATION_COMPANION_UIDS].some(
       (a) => marks[a],
     );
+    // Let go without deleting: what it made cannot be marked kept with no Provider; it is let go as asked, and says the risk.
+    if ((made || importRequested(mr)) && keepsWhatItMade(mr)) {
+      this.opts.recorder?.warning(
+        mr,
+        Reasons.ProviderNotFound,
+        `${missing}; let go as its reclaim policy asks, but what it made in its target could not be marked to be kept: ` +
+          'a Provider that reaches that cluster later may sweep it as a leak, unless it was made under Retain',
+      );
+      return undefined;
+    }
     if (made || importRequested(mr)) {
       throw new ReasonedError(
         Reasons.ProviderNotFound,
@@ -182,4 +193,9 @@ export function providerOwner(provider: ReadonlyDeep<Provider>): Owner {
     name: provider.metadata.name,
     uid: provider.metadata.uid ?? '',
   };
+}
+
+/** Let go without deleting anything in the target: reclaim policy Retain or Orphan, or no Delete among its policies. */
+function keepsWhatItMade(mr: ManagedResource): boolean {
+  return reclaimPolicyOf(mr.spec) !== 'Delete' || !policyOf(mr.spec as { managementPolicies?: string[] }).delete;
 }

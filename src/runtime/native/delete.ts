@@ -8,6 +8,7 @@
 import { retiredBy } from './rotation.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { Deletion, Client } from '../../kit/kube/client.ts';
+import { sameJson } from '../../kit/json.ts';
 import { isConflict } from '../../kit/kube/errors.ts';
 import { describeRef, refKey, type ObjectRef } from '../../kit/kube/resources.ts';
 import type { ExternalDeletion, ManagedResource } from '../managed/types.ts';
@@ -394,15 +395,29 @@ async function firstMissing<R extends ObjectRef>({ client, signal }: TargetAcces
   return undefined;
 }
 
-/** Keeps the target object and these companions, their marks now saying Retain (conditional on the copies read). */
-/** Marks the target object and these companions Retain, where ours; says what the object is to us. */
+/**
+ * What a resource let go without deleting (reclaim policy Retain or Orphan, no Delete among its
+ * policies) keeps: its object and companions, their marks saying its policy now where they still
+ * said Delete (an observe-only resource writes nothing, and a changed policy may not be repaired yet
+ * when it is deleted), or a leak sweep would take them once it is gone.
+ */
+export async function keep<MR extends ManagedResource>(pass: NativePass<MR>): Promise<void> {
+  const ctx = pass.recorded();
+  const teardown = pass.kind.teardown?.(pass.mr, pass.name, ctx);
+  const companions = [...pass.companions(ctx), ...retiredBy(pass.kind, pass.mr, pass.name, ctx), ...(teardown ? [teardown.object] : [])];
+  const { reclaimPolicy } = pass.owner;
+  await retain(pass, pass.target(ctx), companions, reclaimPolicy === 'Retain' ? 'Retain' : 'Orphan');
+}
+
+/** Marks the target object and these companions kept (Retain, or `policy`), where ours and not marked so; says what the object is to us. */
 async function retain<MR extends ManagedResource>(
   pass: NativePass<MR>,
   target: ObjectRef,
   companions: Companion[],
+  policy: 'Retain' | 'Orphan' = 'Retain',
 ): Promise<Relation | undefined> {
   const { client, marks, signal } = pass;
-  const retained = { ...pass.owner, reclaimPolicy: 'Retain' as const };
+  const retained = { ...pass.owner, reclaimPolicy: policy };
   // The object first: what it is to us vouches for its companions, as when they are deleted (a
   // restored one's companions are signed for its earlier uid, and left unmarked a sweep would take them).
   let main: Relation | undefined;
@@ -413,6 +428,7 @@ async function retain<MR extends ManagedResource>(
     if (i === 0) main = relation || undefined;
     if (!have || (relation !== 'ours' && relation !== 'restored')) continue;
     const { labels, annotations } = marks.mark(ref.type, have, retained).metadata;
+    if (relation === 'ours' && sameJson(labels, have.metadata.labels) && sameJson(annotations, have.metadata.annotations)) continue;
     const { uid, resourceVersion } = have.metadata;
     await client.mergePatch(
       ref.type,

@@ -8,7 +8,7 @@ import type { KubeClient } from '../../kit/kube/client.ts';
 import type { ExternalClient, ExternalCreation, ExternalDeletion, ExternalObservation, ManagedResource } from '../managed/types.ts';
 import type { OwnershipMarks } from '../ownership/marks.ts';
 import { apply } from './apply.ts';
-import { remove } from './delete.ts';
+import { keep, remove } from './delete.ts';
 import type { NativeKind } from './kind.ts';
 import { observe } from './observe.ts';
 import { NativePass, type NativeExternalOptions } from './pass.ts';
@@ -34,5 +34,9 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
   delete(mr: MR, signal: AbortSignal): Promise<ExternalDeletion> {
     return remove(new NativePass(this.target, mr, signal));
+  }
+
+  keep(mr: MR, signal: AbortSignal): Promise<void> {
+    return keep(new NativePass(this.target, mr, signal));
   }
 }

@@ -429,13 +429,26 @@ describe('ManagedReconciler', () => {
     expect(second.recorder.events).toEqual([]);
   });
 
-  it('N4: Retain releases the finalizer without connecting', async () => {
+  it('N4: Retain deletes nothing: what it made is marked kept, then the finalizer goes', async () => {
+    const calls: string[] = [];
+    const ext = { ...external({ exists: true }, calls), keep: async () => void calls.push('keep') };
     const { run, client } = reconcilerFor(
       mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }, { reclaimPolicy: 'Retain' }),
-      new Error('must not connect'),
+      ext,
     );
     expect(await run()).toEqual({ kind: 'done' });
+    expect(calls).toEqual(['keep']);
     expect(client.writes).toEqual(['patch finalizers=']);
+  });
+
+  it('N4: Retain keeps its finalizer while what it made cannot be marked kept (a leak sweep would take it later), and says why', async () => {
+    const { run, client, recorder } = reconcilerFor(
+      mr({ deletionTimestamp: '2026-05-01T09:00:00Z', ...finalized }, { reclaimPolicy: 'Retain' }),
+      new Error('the target cannot be reached'),
+    );
+    expect(await run()).toEqual({ kind: 'requeue' });
+    expect(client.writes.filter((w) => w.startsWith('patch finalizers'))).toEqual([]);
+    expect(recorder.events.map((e) => e.reason)).toEqual(['CannotConnectToProvider']);
   });
 
   it('N17: a conflict is retried quietly, without an event or a status write', async () => {
