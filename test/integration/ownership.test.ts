@@ -290,7 +290,7 @@ describe('data loss', () => {
     );
   }, 90_000);
 
-  it('1d. a signed copy of a leaked store (restored an hour after it was made) is reported, never deleted', async () => {
+  it('1d. a signed copy of a leaked store (restored an hour after it was made) is reported, never deleted, and keeps its companions', async () => {
     const name = uniqueName('copy');
     await env.control.create(kinds.ObjectStore, managed(name));
     const mr = await ready(name);
@@ -314,12 +314,14 @@ describe('data loss', () => {
     expect(marks.provenOwner(RookObjectStores, copy)?.key).toBe(`${env.ns.platform}/${name}`); // its marks verify
     const reports = await withSweeper((sweeper) => sweeper.leaks.sweep(undefined, Date.now() + 2 * 3_600_000));
     const mine = reports.filter((r) => r.owner === `${env.ns.platform}/${name}`);
+    // The copy keeps what it runs with (its root keys, its endpoint): the sweep deletes none of them.
     expect(mine.filter((r) => r.kind !== 'Namespace').map((r) => [r.kind, r.deleted])).toEqual([
       ['ObjectStore', false],
-      ['Secret', true],
-      ['Service', true],
+      ['Secret', false],
+      ['Service', false],
     ]);
     expect(mine[0]?.kept).toMatch(/^it was created at .*, but provider-rook made it at .*: it is a copy/);
+    expect(mine[1]?.kept).toBe('kept with the ObjectStore of the same owner, which this sweep did not delete');
     expect((await env.target.get(RookObjectStores, { namespace: ns, name }))?.metadata.uid).toBe(copy.metadata.uid);
   }, 90_000);
 

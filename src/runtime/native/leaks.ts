@@ -66,11 +66,13 @@ export interface LeakSweeperOptions<MR extends ManagedResource> {
   log: Logger;
 }
 
-/** One sweep's shared state: its signal and clock, and the owners already read. */
+/** One sweep's shared state: its signal and clock, the owners already read, and those whose object it kept. */
 interface Pass {
   signal?: AbortSignal;
   now: number;
   ownerGone: (owner: OwnerKey) => Promise<boolean>;
+  /** Owners (by key) whose object this pass found and did not delete: their companions stay with it. */
+  keptObjects: Set<string>;
 }
 
 export class LeakSweeper<MR extends ManagedResource> {
@@ -103,7 +105,7 @@ export class LeakSweeper<MR extends ManagedResource> {
   /** One pass over every target any watched Provider names. */
   async sweep(signal?: AbortSignal, now = Date.now()): Promise<LeakReport[]> {
     const targets = await this.resolveTargets(signal);
-    const pass: Pass = { signal, now, ownerGone: this.ownerCheck(signal) };
+    const pass: Pass = { signal, now, ownerGone: this.ownerCheck(signal), keptObjects: new Set() };
     const reports: LeakReport[] = [];
     // The object itself first, then its companions, then (if nothing else lives there) the namespace.
     const types = [this.o.kind.target, ...(this.o.kind.companionTypes ?? []), Namespaces];
@@ -184,7 +186,9 @@ export class LeakSweeper<MR extends ManagedResource> {
     const owner = this.o.marks.claimedOwner(obj);
     if (!owner || owner.resource !== this.o.kind.resource || obj.metadata.deletionTimestamp) return undefined;
     if (!this.watches(owner.namespace) || this.o.marks.keptOnRelease(obj)) return undefined;
-    if (pass.now - Date.parse(obj.metadata.creationTimestamp ?? '') < this.o.graceMs) return undefined;
+    // Within its grace period (a create in flight), or of an age nothing says: not judged.
+    const age = pass.now - Date.parse(obj.metadata.creationTimestamp ?? '');
+    if (!(age >= this.o.graceMs)) return undefined;
     let gone: boolean;
     try {
       gone = await pass.ownerGone(owner);
@@ -215,13 +219,22 @@ export class LeakSweeper<MR extends ManagedResource> {
       report.kept = remade;
       report.unproven = true;
     } else if (this.o.reportOnly) report.kept = 'leak mode is report';
-    else {
-      const removed = await this.remove(target.client, type, obj, pass.signal);
-      report.kept = removed?.why;
-      // Kept for what a list of every namespaced type found there (not for a list that failed).
-      keptForContents = removed?.held === true;
+    else if (type !== this.o.kind.target && type !== Namespaces && pass.keptObjects.has(owner.key)) {
+      // A store kept (a copy, unproven, or its deletion failed) keeps what it needs, such as its root keys.
+      report.kept = `kept with the ${this.o.kind.target.kind} of the same owner, which this sweep did not delete`;
+    } else {
+      try {
+        const removed = await this.remove(target.client, type, obj, pass.signal);
+        report.kept = removed?.why;
+        // Kept for what a list of every namespaced type found there (not for a list that failed).
+        keptForContents = removed?.held === true;
+      } catch (err) {
+        // One object that cannot be deleted (refused, changed meanwhile) stops neither this sweep nor the next.
+        report.kept = `its deletion failed: ${(err as Error).message}`;
+      }
     }
     report.deleted = report.kept === undefined;
+    if (type === this.o.kind.target && !report.deleted) pass.keptObjects.add(owner.key);
     return { report, owner, keptForContents };
   }
 
@@ -232,7 +245,7 @@ export class LeakSweeper<MR extends ManagedResource> {
     obj: TargetObject,
     signal?: AbortSignal,
   ): Promise<NamespaceKept | undefined> {
-    if (type === Namespaces) return deleteNamespaceIfUnused(client, this.o.marks, obj.metadata.name, this.o.kind.target, signal);
+    if (type === Namespaces) return deleteNamespaceIfUnused(client, this.o.marks, obj.metadata, this.o.kind.target, signal);
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);
     await client.delete(type, { namespace: obj.metadata.namespace, name: obj.metadata.name }, { uid: obj.metadata.uid, signal });
     if (type === this.o.kind.target) await deleteDependents(client, this.o.kind, obj, signal);

@@ -78,10 +78,12 @@ export async function ensureNamespace(
 export async function deleteNamespaceIfUnused(
   client: KubeClient,
   marks: OwnershipMarks,
-  namespace: string,
+  /** By name, or the very namespace a sweep judged (with its uid): one made again since is not that one. */
+  which: string | { name: string; uid?: string },
   stores: ResourceType,
   signal?: AbortSignal,
 ): Promise<NamespaceKept | undefined> {
+  const [namespace, judged] = typeof which === 'string' ? [which, undefined] : [which.name, which.uid];
   // Both at once (one round trip). Cheap first: other stores there keep it, and the full check (a
   // list per type) is not needed.
   const [ns, othersLive] = await Promise.all([
@@ -89,7 +91,7 @@ export async function deleteNamespaceIfUnused(
     anyLiveIn(client, stores, namespace, signal),
   ]);
   if (!ns || ns.metadata.deletionTimestamp) forgetNamespace(client, namespace);
-  if (!ns || ns.metadata.deletionTimestamp || !marks.claimedOwner(ns)) return undefined;
+  if (!ns || ns.metadata.deletionTimestamp || !marks.claimedOwner(ns) || (judged && ns.metadata.uid !== judged)) return undefined;
   // Marks anyone could have copied never make a namespace ours to delete.
   if (!marks.provenOwner(Namespaces, ns)) {
     return {

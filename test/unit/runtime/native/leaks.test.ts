@@ -1,0 +1,90 @@
+// The leak sweeper's judgement of objects whose owner is gone, against a fake target: one object
+// that cannot be deleted stops neither the sweep nor the other deletions, a store it keeps keeps its
+// companions (its root keys), and an object of no known age is never judged.
+import { describe, expect, it } from '@jest/globals';
+import type { KubeClient } from '../../../../src/kit/kube/client.ts';
+import { KubeError } from '../../../../src/kit/kube/errors.ts';
+import { Secrets, type ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { silentLogger } from '../../../../src/kit/logger.ts';
+import { MemoryEventRecorder } from '../../../../src/kit/controller/events.ts';
+import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
+import type { NativeKind, TargetObject } from '../../../../src/runtime/native/kind.ts';
+import { LeakSweeper } from '../../../../src/runtime/native/leaks.ts';
+import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
+import { OwnershipMarks, type Owner } from '../../../../src/runtime/ownership/marks.ts';
+import type { ProviderResolver } from '../../../../src/runtime/providers/resolver.ts';
+
+const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: true };
+const Managed: ResourceType = { apiVersion: 'c.example.com/v1', kind: 'Thing', plural: 'things', namespaced: true };
+const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
+const kind: NativeKind<ManagedResource> = {
+  resource: 'things.c',
+  target: Stores,
+  companionTypes: [Secrets],
+  desired: (_mr, name) => ({ apiVersion: Stores.apiVersion, kind: 'Store', metadata: { name } }),
+  inspect: async () => ({ ready: true }),
+};
+const HOUR = 3_600_000;
+const madeAt = Date.parse('2026-11-01T00:00:00Z');
+const owner = (name: string): Owner => ({ resource: 'things.c', namespace: 'infra', name, uid: `${name}-uid`, reclaimPolicy: 'Delete' });
+/** An object provider-rook made for `of` (signed and stamped), as the target lists it. */
+const made = (type: ResourceType, name: string, of: string, created: string | null = new Date(madeAt).toISOString()): TargetObject => {
+  const obj = marks.stamped(
+    type,
+    marks.mark(type, { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace: 'ns' } }, owner(of)),
+    madeAt,
+  );
+  return { ...obj, metadata: { ...obj.metadata, uid: `${name}-uid`, ...(created ? { creationTimestamp: created } : {}) } } as TargetObject;
+};
+
+function sweeper(objects: TargetObject[], refuse: string[] = []) {
+  const deleted: string[] = [];
+  const client = {
+    list: async (type: ResourceType) => ({ items: objects.filter((o) => o.kind === type.kind), resourceVersion: '1' }),
+    delete: async (type: ResourceType, { name }: { name: string }) => {
+      if (refuse.includes(name)) throw new KubeError(403, 'Forbidden', `deleting ${name} is forbidden`);
+      deleted.push(`${type.kind} ${name}`);
+      return 'deleted';
+    },
+    get: async () => undefined,
+  } as unknown as KubeClient;
+  const target = { server: 'https://target', fingerprint: 't', client };
+  const provider = { metadata: { name: 'p', namespace: 'infra' }, spec: {} };
+  const leaks = new LeakSweeper<ManagedResource>({
+    kind,
+    marks,
+    resolver: { resolve: async () => target } as unknown as ProviderResolver,
+    providers: { list: () => [provider] as never },
+    // Every owner is gone.
+    control: { get: async () => undefined } as unknown as KubeClient,
+    managedType: Managed,
+    graceMs: 5 * 60_000,
+    reportOnly: false,
+    recorder: new MemoryEventRecorder(),
+    log: silentLogger,
+  });
+  return { leaks, deleted };
+}
+
+describe('LeakSweeper', () => {
+  it("goes on past an object it cannot delete, and keeps that store's companions (its keys) with it", async () => {
+    const { leaks, deleted } = sweeper(
+      [made(Stores, 'a', 'a'), made(Stores, 'b', 'b'), made(Secrets, 'a-keys', 'a'), made(Secrets, 'b-keys', 'b')],
+      ['a'],
+    );
+    const reports = await leaks.sweep(undefined, madeAt + HOUR);
+    expect(deleted).toEqual(['Store b', 'Secret b-keys']);
+    expect(reports.map((r) => [r.name, r.deleted, r.kept])).toEqual([
+      ['a', false, 'its deletion failed: deleting a is forbidden'],
+      ['b', true, undefined],
+      ['a-keys', false, 'kept with the Store of the same owner, which this sweep did not delete'],
+      ['b-keys', true, undefined],
+    ]);
+  });
+
+  it('does not judge an object of no known age', async () => {
+    const { leaks, deleted } = sweeper([made(Stores, 'a', 'a', null)]);
+    expect(await leaks.sweep(undefined, madeAt + HOUR)).toEqual([]);
+    expect(deleted).toEqual([]);
+  });
+});
