@@ -70,7 +70,10 @@ export interface LeakSweeperOptions<MR extends ManagedResource> {
 interface Pass {
   signal?: AbortSignal;
   now: number;
+  /** Whether the owner is gone, read once per sweep (most objects are judged alive by it, at no cost). */
   ownerGone: (owner: OwnerKey) => Promise<boolean>;
+  /** The same, read again now: a sweep can take minutes, and an owner restored meanwhile takes its objects back. */
+  stillGone: (owner: OwnerKey) => Promise<boolean>;
   /** Owners (by key) whose object this pass found and did not delete: their companions stay with it. */
   keptObjects: Set<string>;
 }
@@ -105,7 +108,8 @@ export class LeakSweeper<MR extends ManagedResource> {
   /** One pass over every target any watched Provider names. */
   async sweep(signal?: AbortSignal, now = Date.now()): Promise<LeakReport[]> {
     const targets = await this.resolveTargets(signal);
-    const pass: Pass = { signal, now, ownerGone: this.ownerCheck(signal), keptObjects: new Set() };
+    const stillGone = this.ownerCheck(signal, false);
+    const pass: Pass = { signal, now, ownerGone: this.ownerCheck(signal), stillGone, keptObjects: new Set() };
     const reports: LeakReport[] = [];
     // The object itself first, then its companions, then (if nothing else lives there) the namespace.
     const types = [this.o.kind.target, ...(this.o.kind.companionTypes ?? []), Namespaces];
@@ -150,16 +154,16 @@ export class LeakSweeper<MR extends ManagedResource> {
 
   // Whether an owner is gone, read once per sweep. Any object at its namespace/name counts as
   // alive: a restored resource (new uid) takes its objects back rather than losing them.
-  private ownerCheck(signal?: AbortSignal): (owner: OwnerKey) => Promise<boolean> {
+  private ownerCheck(signal?: AbortSignal, once = true): (owner: OwnerKey) => Promise<boolean> {
     const verdicts = new Map<string, Promise<boolean>>();
     return (owner) => {
-      let verdict = verdicts.get(owner.key);
+      let verdict = once ? verdicts.get(owner.key) : undefined;
       if (!verdict) {
         if (this.o.cache?.get(owner.key)) return Promise.resolve(false);
         verdict = this.o.control
           .get(this.o.managedType, { namespace: owner.namespace, name: owner.name }, signal)
           .then((mr) => mr === undefined);
-        verdicts.set(owner.key, verdict);
+        if (once) verdicts.set(owner.key, verdict);
       }
       return verdict;
     };
@@ -222,6 +226,8 @@ export class LeakSweeper<MR extends ManagedResource> {
     else if (type !== this.o.kind.target && type !== Namespaces && pass.keptObjects.has(owner.key)) {
       // A store kept (a copy, unproven, or its deletion failed) keeps what it needs, such as its root keys.
       report.kept = `kept with the ${this.o.kind.target.kind} of the same owner, which this sweep did not delete`;
+    } else if (!(await pass.stillGone(owner).catch(() => false))) {
+      report.kept = 'its owner exists again (restored while this sweep ran)';
     } else {
       try {
         const removed = await this.remove(target.client, type, obj, pass.signal);

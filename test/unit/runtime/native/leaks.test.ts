@@ -37,8 +37,10 @@ const made = (type: ResourceType, name: string, of: string, created: string | nu
   return { ...obj, metadata: { ...obj.metadata, uid: `${name}-uid`, ...(created ? { creationTimestamp: created } : {}) } } as TargetObject;
 };
 
-function sweeper(objects: TargetObject[], refuse: string[] = []) {
+/** `restored`: owners that are gone at the sweep's first read of them, and back at any later one. */
+function sweeper(objects: TargetObject[], refuse: string[] = [], restored: string[] = []) {
   const deleted: string[] = [];
+  const reads: string[] = [];
   const client = {
     list: async (type: ResourceType) => ({ items: objects.filter((o) => o.kind === type.kind), resourceVersion: '1' }),
     delete: async (type: ResourceType, { name }: { name: string }) => {
@@ -55,8 +57,13 @@ function sweeper(objects: TargetObject[], refuse: string[] = []) {
     marks,
     resolver: { resolve: async () => target } as unknown as ProviderResolver,
     providers: { list: () => [provider] as never },
-    // Every owner is gone.
-    control: { get: async () => undefined } as unknown as KubeClient,
+    // Every owner is gone (but those restored, after their first read).
+    control: {
+      get: async (_type: ResourceType, { name }: { name: string }) => {
+        reads.push(name);
+        return restored.includes(name) && reads.filter((r) => r === name).length > 1 ? { metadata: { name } } : undefined;
+      },
+    } as unknown as KubeClient,
     managedType: Managed,
     graceMs: 5 * 60_000,
     reportOnly: false,
@@ -79,6 +86,16 @@ describe('LeakSweeper', () => {
       ['b', true, undefined],
       ['a-keys', false, 'kept with the Store of the same owner, which this sweep did not delete'],
       ['b-keys', true, undefined],
+    ]);
+  });
+
+  it('reads an owner again before it deletes anything of it: one restored while the sweep ran takes its objects back', async () => {
+    const { leaks, deleted } = sweeper([made(Stores, 'a', 'a'), made(Stores, 'b', 'b')], [], ['a']);
+    const reports = await leaks.sweep(undefined, madeAt + HOUR);
+    expect(deleted).toEqual(['Store b']);
+    expect(reports.map((r) => [r.name, r.deleted, r.kept])).toEqual([
+      ['a', false, 'its owner exists again (restored while this sweep ran)'],
+      ['b', true, undefined],
     ]);
   });
 
