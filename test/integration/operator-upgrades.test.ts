@@ -34,6 +34,7 @@ let control: KubeClient;
 let target: KubeClient;
 let ns: string;
 let rollout: DeploymentRollout;
+let targetCluster: Parameters<typeof providerSecretKeys>[0];
 const ours = ['a', 'b', 'c'];
 
 const operatorNamespace = (p: string) => (p === 'd' ? 'minio-operator' : `op-${p}`);
@@ -87,7 +88,7 @@ withProviderRook({
   operators: [],
   standIns: (t) => [(rollout = new DeploymentRollout(t, (d) => d.metadata.name === 'minio-operator'))],
   before: async (f) => {
-    ({ control, target } = f);
+    ({ control, target, cluster: targetCluster } = f);
     ns = f.ns.ns;
     await installOperatorBundle(target, 'minio-operator', OLD);
     for (const p of [...ours, 'd']) {
@@ -209,6 +210,39 @@ describe('upgrade waves', () => {
     await watchWave('theirs', (x) => x.status?.phase === 'Complete');
     expect(await imageIn('d')).toBe(`minio/operator:${NEW}`);
     expect(await operatorOf('d')).toMatchObject({ installedBy: 'other', version: NEW });
+  }, 90_000);
+
+  it("a Provider of the same target and namespace cannot change the version of another Provider's install, unless it adopts it", async () => {
+    const before = await imageIn('a');
+    // As installed: a's waves above left their mark of who sets the version; an install leaves none.
+    await target.mergePatch(
+      Deployments,
+      { namespace: 'op-a', name: 'minio-operator' },
+      { metadata: { annotations: { 'rook.crossplane.io/operator-version-set-by': null } } },
+    );
+    await writeSecret(control, { namespace: ns, name: 'e-creds' }, providerSecretKeys(targetCluster));
+    await control.apply(Providers, {
+      apiVersion: Providers.apiVersion,
+      kind: 'Provider',
+      metadata: { name: 'e', namespace: ns },
+      spec: {
+        credentialsSecretRef: { name: 'e-creds' },
+        operators: [{ name: 'minio-operator', version: before === `minio/operator:${NEW}` ? OLD : NEW, namespace: 'op-a' }],
+        allowedNamespaces: ['op-a'],
+      },
+    } as KubeObjectLike);
+    const held = await eventually(async () => {
+      const o = await operatorOf('e');
+      return o?.upgrade?.phase === 'Held' ? o : undefined;
+    }, "Provider e's upgrade to be Held");
+    expect(held.upgrade?.message).toContain(`Provider ${ns}/a installed this MinIO Operator`);
+    expect(await imageIn('a')).toBe(before);
+
+    const e = (await control.get<ProviderObject>(Providers, { namespace: ns, name: 'e' }))!;
+    const wanted = e.spec.operators![0]!.version!;
+    await control.update(Providers, { ...e, spec: { ...e.spec, operators: [{ ...e.spec.operators![0]!, adopt: true }] } });
+    await eventually(async () => (await imageIn('a')) === `minio/operator:${wanted}`, 'the version Provider e asks, once it adopts');
+    await control.delete(Providers, { namespace: ns, name: 'e' });
   }, 90_000);
 
   it('a selector that matches nothing says so, and changes nothing', async () => {

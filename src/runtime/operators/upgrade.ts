@@ -6,7 +6,7 @@
 import { getCondition } from '../../kit/conditions.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
-import { typeOfManifest } from '../../kit/kube/resources.ts';
+import { Deployments, typeOfManifest } from '../../kit/kube/resources.ts';
 import { imageTag, installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
 import { operatorField, operatorSettings, type OperatorStatus, type ProviderObject } from '../providers/provider.ts';
 import { keyOf } from '../../kit/controller/result.ts';
@@ -58,6 +58,17 @@ export async function reconcileVersion(
         message: `Provider ${setBy} sets the version of this ${bundle.description} (the same target and namespace); change it there, or remove annotation ${ANNOTATION_VERSION_SET_BY} from its Deployment`,
       };
     }
+    // Installed by provider-rook for another Provider of this target and namespace: that one's to change.
+    const installedFor = presence.installedBy === 'provider-rook' ? installer.marks.provenOwner(Deployments, deployment) : undefined;
+    if (installedFor && installedFor.key !== self && setBy !== self && !settings.adopt) {
+      return {
+        to,
+        phase: 'Held',
+        message:
+          `Provider ${installedFor.key} installed this ${bundle.description} (the same target and namespace) and keeps its version; ` +
+          `change it there, or set ${operatorField(provider, bundle.name, bundle.legacy)}.adopt to true to set it from here`,
+      };
+    }
     if (presence.installedBy !== 'provider-rook' && !settings.adopt) {
       return {
         to,
@@ -94,7 +105,8 @@ async function applyVersion(
     const type = typeOfManifest(manifest);
     const existing = await client.get<Deployment>(type, { namespace: manifest.metadata.namespace, name: manifest.metadata.name }, signal);
     if (!existing) {
-      await client.create(type, marks.mark(type, manifest, owner), signal);
+      // Only a Provider allowed to install makes what a version adds (it may grant cluster-wide rights).
+      if (settings.install) await client.create(type, marks.mark(type, manifest, owner), signal);
       continue;
     }
     const ours = Boolean(marks.provenOwner(type, existing));

@@ -1,0 +1,57 @@
+// reconcileVersion's decisions against a fake target: what it changes of an operator, and for whom.
+import { describe, expect, it } from '@jest/globals';
+import type { Client, KubeObjectLike } from '../../../../src/kit/kube/client.ts';
+import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { minioOperatorBundle } from '../../../../src/backends/minio-operator/tenant.ts';
+import { OperatorInstaller } from '../../../../src/runtime/operators/operator.ts';
+import { reconcileVersion } from '../../../../src/runtime/operators/upgrade.ts';
+import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
+import { OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
+import type { ProviderObject } from '../../../../src/runtime/providers/provider.ts';
+
+const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
+const installer = new OperatorInstaller(minioOperatorBundle, marks);
+const [OLD, NEW] = ['v7.0.1', 'v7.1.1'];
+
+/** Someone else's install at OLD: only its Deployment is there; every other object of the bundle is missing. */
+function target() {
+  const writes: string[] = [];
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: minioOperatorBundle.deploymentName, namespace: 'minio-operator' },
+    spec: { template: { spec: { containers: [{ image: `minio/operator:${OLD}` }] } } },
+  };
+  const client = {
+    get: async (type: ResourceType, { name }: { name: string }) =>
+      type.kind === 'Deployment' && name === deployment.metadata.name ? deployment : undefined,
+    create: async (type: ResourceType, obj: KubeObjectLike) => void writes.push(`create ${type.kind} ${obj.metadata.name}`),
+    apply: async (type: ResourceType, obj: KubeObjectLike) => void writes.push(`apply ${type.kind} ${obj.metadata.name}`),
+  } as unknown as Client;
+  return { client, writes, deployment };
+}
+const provider = (operator: Record<string, unknown>): ProviderObject =>
+  ({
+    apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+    kind: 'Provider',
+    metadata: { name: 'p', namespace: 'infra', uid: 'p-uid' },
+    spec: { credentialsSecretRef: { name: 's' }, operators: [{ name: 'minio-operator', version: NEW, ...operator }] },
+  }) as unknown as ProviderObject;
+
+describe('reconcileVersion', () => {
+  it("adopting someone else's operator changes what is there, and makes nothing it lacks without leave to install", async () => {
+    const { client, writes, deployment } = target();
+    const presence = { present: true, installedBy: 'other' as const, missing: [], version: OLD, deployment };
+    const upgrade = await reconcileVersion(installer, client, provider({ adopt: true }), presence, new AbortController().signal);
+    expect(upgrade).toMatchObject({ to: NEW, phase: 'Progressing' });
+    expect(writes).toEqual([`apply Deployment ${minioOperatorBundle.deploymentName}`]);
+  });
+
+  it('with leave to install, it makes what the version adds', async () => {
+    const { client, writes, deployment } = target();
+    const presence = { present: true, installedBy: 'other' as const, missing: [], version: OLD, deployment };
+    await reconcileVersion(installer, client, provider({ adopt: true, install: true }), presence, new AbortController().signal);
+    expect(writes.filter((w) => w.startsWith('create')).length).toBeGreaterThan(0);
+    expect(writes).toContain(`apply Deployment ${minioOperatorBundle.deploymentName}`);
+  });
+});
