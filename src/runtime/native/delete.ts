@@ -3,12 +3,10 @@
 // very copy that was checked (each delete is conditional on its uid and resourceVersion), in an
 // order that a crash at any point leaves nothing behind that the next pass would not find. What a
 // teardown must keep on purpose is kept; with retainWhenKept the target object and its companions
-// are kept too, their marks now saying Retain so that no leak sweep takes them. One file, past 400
-// lines on purpose: every step shares the one proof of ownership (deleteIfOurs) and the one order.
+// are kept too, their marks now saying Retain so that no leak sweep takes them (keep.ts).
 import { retiredBy } from './rotation.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { Deletion, Client } from '../../kit/kube/client.ts';
-import { sameJson } from '../../kit/json.ts';
 import { isConflict } from '../../kit/kube/errors.ts';
 import { describeRef, refKey, type ObjectRef } from '../../kit/kube/resources.ts';
 import type { ExternalDeletion, ManagedResource } from '../managed/types.ts';
@@ -17,6 +15,7 @@ import { deleteNamespaceIfUnusedCoalesced, type NamespaceKept } from './namespac
 import type { Owner, Relation, Vouchers } from '../ownership/marks.ts';
 import { Reasons } from '../reasons.ts';
 import { storeInUse } from './store-users.ts';
+import { retain } from './keep.ts';
 import type { NativePass, TargetAccess } from './pass.ts';
 
 /**
@@ -393,49 +392,4 @@ function cannotRun<MR extends ManagedResource>(
 async function firstMissing<R extends ObjectRef>({ client, signal }: TargetAccess, refs: R[]): Promise<R | undefined> {
   for (const ref of refs) if (!(await client.get(ref.type, { namespace: ref.namespace, name: ref.name }, signal))) return ref;
   return undefined;
-}
-
-/**
- * What a resource let go without deleting (reclaim policy Retain or Orphan, no Delete among its
- * policies) keeps: its object and companions, their marks saying its policy now where they still
- * said Delete (an observe-only resource writes nothing, and a changed policy may not be repaired yet
- * when it is deleted), or a leak sweep would take them once it is gone.
- */
-export async function keep<MR extends ManagedResource>(pass: NativePass<MR>): Promise<void> {
-  const ctx = pass.recorded();
-  const teardown = pass.kind.teardown?.(pass.mr, pass.name, ctx);
-  const companions = [...pass.companions(ctx), ...retiredBy(pass.kind, pass.mr, pass.name, ctx), ...(teardown ? [teardown.object] : [])];
-  const { reclaimPolicy } = pass.owner;
-  await retain(pass, pass.target(ctx), companions, reclaimPolicy === 'Retain' ? 'Retain' : 'Orphan');
-}
-
-/** Marks the target object and these companions kept (Retain, or `policy`), where ours and not marked so; says what the object is to us. */
-async function retain<MR extends ManagedResource>(
-  pass: NativePass<MR>,
-  target: ObjectRef,
-  companions: Companion[],
-  policy: 'Retain' | 'Orphan' = 'Retain',
-): Promise<Relation | undefined> {
-  const { client, marks, signal } = pass;
-  const retained = { ...pass.owner, reclaimPolicy: policy };
-  // The object first: what it is to us vouches for its companions, as when they are deleted (a
-  // restored one's companions are signed for its earlier uid, and left unmarked a sweep would take them).
-  let main: Relation | undefined;
-  for (const [i, ref] of [target, ...companions].entries()) {
-    const have = await client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, signal);
-    const vouchers = i === 0 ? pass.vouchers : pass.ownership.companionVouchersFor(companions[i - 1]!, main);
-    const relation = have && pass.ownership.relationOf(ref.type, have, vouchers);
-    if (i === 0) main = relation || undefined;
-    if (!have || (relation !== 'ours' && relation !== 'restored')) continue;
-    const { labels, annotations } = marks.mark(ref.type, have, retained).metadata;
-    if (relation === 'ours' && sameJson(labels, have.metadata.labels) && sameJson(annotations, have.metadata.annotations)) continue;
-    const { uid, resourceVersion } = have.metadata;
-    await client.mergePatch(
-      ref.type,
-      { namespace: ref.namespace, name: ref.name },
-      { metadata: { uid, resourceVersion, labels, annotations } },
-      signal,
-    );
-  }
-  return main;
 }
