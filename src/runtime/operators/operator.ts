@@ -70,8 +70,8 @@ const defaultNamespaces = new Set<string>();
 /** The default namespaces of the operators this process knows (every backend makes its bundle on import). */
 export const operatorNamespaces = (): ReadonlySet<string> => defaultNamespaces;
 
-/** An image's tag: the version it runs. */
-export const imageTag = (image: string | undefined): string | undefined => /:([^:/@]+)(@.*)?$/.exec(image ?? '')?.[1];
+/** An image's tag: the version it runs; none for an image named by its digest alone (a digest is not a tag). */
+export const imageTag = (image: string | undefined): string | undefined => /:([^:/]+)$/.exec((image ?? '').split('@')[0]!)?.[1];
 
 /** The versions a bundle folder ships: its subfolders (v7.0.1/, v7.1.1/), oldest first; or none (one version, files at the top). */
 export function bundleVersions(dir: string): string[] {

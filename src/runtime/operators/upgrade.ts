@@ -18,6 +18,11 @@ export const ROLLOUT_STALLED = 'ProgressDeadlineExceeded';
 
 /** On an operator's Deployment: the Provider ("namespace/name") whose spec.operators[].version it follows. */
 export const ANNOTATION_VERSION_SET_BY = 'rook.crossplane.io/operator-version-set-by';
+/**
+ * On an operator's Deployment: the version provider-rook applied, for when its image no longer says
+ * it (an admission webhook that pins images to their digests).
+ */
+export const ANNOTATION_OPERATOR_VERSION = 'rook.crossplane.io/operator-version';
 type Deployment = KubeObjectLike & {
   metadata: KubeObjectLike['metadata'] & { generation?: number; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: { replicas?: number; template?: { spec?: { containers?: { image?: string }[] } } };
@@ -49,8 +54,10 @@ export async function reconcileVersion(
   const running = deployment.spec?.template?.spec?.containers?.[0]?.image;
   const setBy = deployment.metadata.annotations?.[ANNOTATION_VERSION_SET_BY];
   const self = keyOf(provider.metadata);
-  // By version (the image's tag): a registry mirror or an admission webhook may rewrite the rest.
-  if (imageTag(running) !== imageTag(settings.image ?? bundle.imageOf(to))) {
+  // By version (the image's tag): a registry mirror or an admission webhook may rewrite the rest, or
+  // pin it to a digest (then the version last applied says it, or the same bundle would be applied again and again).
+  const runs = imageTag(running) ?? deployment.metadata.annotations?.[ANNOTATION_OPERATOR_VERSION];
+  if (runs !== (imageTag(settings.image ?? bundle.imageOf(to)) ?? to)) {
     if (setBy && setBy !== self) {
       return {
         to,
@@ -116,7 +123,10 @@ async function applyVersion(
     const { labels, annotations } = existing.metadata;
     const setBy =
       manifest.kind === 'Deployment' && manifest.metadata.name === bundle.deploymentName
-        ? { [ANNOTATION_VERSION_SET_BY]: keyOf(provider.metadata) }
+        ? {
+            [ANNOTATION_VERSION_SET_BY]: keyOf(provider.metadata),
+            ...(settings.version ? { [ANNOTATION_OPERATOR_VERSION]: settings.version } : {}),
+          }
         : {};
     await client.apply(
       type,

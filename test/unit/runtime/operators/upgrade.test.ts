@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Client, KubeObjectLike } from '../../../../src/kit/kube/client.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { minioOperatorBundle } from '../../../../src/backends/minio-operator/tenant.ts';
-import { OperatorInstaller } from '../../../../src/runtime/operators/operator.ts';
+import { OperatorInstaller, type OperatorPresence } from '../../../../src/runtime/operators/operator.ts';
 import { reconcileVersion } from '../../../../src/runtime/operators/upgrade.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import { OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
@@ -13,14 +13,15 @@ const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
 const installer = new OperatorInstaller(minioOperatorBundle, marks);
 const [OLD, NEW] = ['v7.0.1', 'v7.1.1'];
 
-/** Someone else's install at OLD: only its Deployment is there; every other object of the bundle is missing. */
-function target() {
+/** Someone else's install at OLD (or `image`): only its Deployment is there; every other object of the bundle is missing. */
+function target(image = `minio/operator:${OLD}`, annotations: Record<string, string> = {}) {
   const writes: string[] = [];
   const deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: minioOperatorBundle.deploymentName, namespace: 'minio-operator' },
-    spec: { template: { spec: { containers: [{ image: `minio/operator:${OLD}` }] } } },
+    metadata: { name: minioOperatorBundle.deploymentName, namespace: 'minio-operator', annotations },
+    spec: { template: { spec: { containers: [{ image }] } } },
+    status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
   };
   const client = {
     get: async (type: ResourceType, { name }: { name: string }) =>
@@ -28,7 +29,7 @@ function target() {
     create: async (type: ResourceType, obj: KubeObjectLike) => void writes.push(`create ${type.kind} ${obj.metadata.name}`),
     apply: async (type: ResourceType, obj: KubeObjectLike) => void writes.push(`apply ${type.kind} ${obj.metadata.name}`),
   } as unknown as Client;
-  return { client, writes, deployment };
+  return { client, writes, deployment: deployment as unknown as NonNullable<OperatorPresence['deployment']> };
 }
 const provider = (operator: Record<string, unknown>): ProviderObject =>
   ({
@@ -53,5 +54,25 @@ describe('reconcileVersion', () => {
     await reconcileVersion(installer, client, provider({ adopt: true, install: true }), presence, new AbortController().signal);
     expect(writes.filter((w) => w.startsWith('create')).length).toBeGreaterThan(0);
     expect(writes).toContain(`apply Deployment ${minioOperatorBundle.deploymentName}`);
+  });
+
+  it('an image pinned to its digest (by an admission webhook) is at the version last applied: nothing is applied again', async () => {
+    const pinned = `minio/operator@sha256:${'a'.repeat(64)}`;
+    const { client, writes, deployment } = target(pinned, { 'rook.crossplane.io/operator-version': NEW });
+    const presence = { present: true, installedBy: 'other' as const, missing: [], deployment };
+    const upgrade = await reconcileVersion(installer, client, provider({ adopt: true }), presence, new AbortController().signal);
+    expect(writes).toEqual([]);
+    expect(upgrade).toMatchObject({ to: NEW, phase: 'Complete' });
+  });
+
+  it('an apply records the version it applied on the Deployment', async () => {
+    const applied: KubeObjectLike[] = [];
+    const { client, deployment } = target();
+    const recording = { ...client, apply: async (_t: ResourceType, obj: KubeObjectLike) => void applied.push(obj) } as unknown as Client;
+    const presence = { present: true, installedBy: 'other' as const, missing: [], version: OLD, deployment };
+    await reconcileVersion(installer, recording, provider({ adopt: true }), presence, new AbortController().signal);
+    expect(
+      applied.map((o) => (o.metadata as { annotations?: Record<string, string> }).annotations?.['rook.crossplane.io/operator-version']),
+    ).toEqual([NEW]);
   });
 });
