@@ -1,9 +1,20 @@
 // Provider (kubernetes.crossplane.io/v1alpha2): how to reach one target cluster.
+import { readdirSync } from 'node:fs';
 import { z } from 'zod';
 import { ageColumn, conditions, labelSelector, localRef, namespaceName, type KubeObject } from './common.ts';
 import type { KindDefinition } from './crd.ts';
 import { OperatorUpgrades, type OperatorUpgrade } from '../runtime/operators/waves.ts';
 import { Providers, type ProviderObject } from '../runtime/providers/provider.ts';
+
+/** The operators provider-rook ships a bundle for (config/operators/NAME/): any other name is refused where one is named. */
+const SHIPPED = readdirSync(new URL('../../config/operators/', import.meta.url), { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
+  .sort();
+const operatorName = () =>
+  z
+    .enum(SHIPPED as [string, ...string[]])
+    .meta({ description: 'The operator, by the name of the bundle provider-rook ships for it (a folder of config/operators/).' });
 
 export const providerSchema = z.object({
   spec: z
@@ -34,10 +45,7 @@ export const providerSchema = z.object({
       operators: z
         .array(
           z.object({
-            name: z
-              .string()
-              .min(1)
-              .meta({ description: 'The operator, by the name of the bundle provider-rook ships for it (a folder of config/operators/).' }),
+            name: operatorName(),
             install: z.boolean().default(false).meta({ description: 'Install it into the target when it is missing.' }),
             image: z
               .string()
@@ -221,11 +229,7 @@ export const ProviderKind: KindDefinition = {
 export const operatorUpgradeSchema = z.object({
   spec: z
     .object({
-      operator: z
-        .string()
-        .min(1)
-        .max(63)
-        .meta({ description: 'The operator, by the name of the bundle provider-rook ships for it (a folder of config/operators/).' }),
+      operator: operatorName(),
       version: z.string().min(1).max(64).meta({
         description: 'The version to bring the selected Providers to (one that provider-rook ships); an older one goes back.',
       }),

@@ -44,12 +44,23 @@ const imageIn = async (p: string) =>
 const operatorOf = async (p: string) =>
   (await control.get<ProviderObject>(Providers, { namespace: ns, name: p }))?.status?.operators?.find((o) => o.name === 'minio-operator');
 
-async function wave(name: string, version: string, selector: Record<string, string>, maxConcurrent = 1): Promise<void> {
+async function wave(
+  name: string,
+  version: string,
+  selector: Record<string, string>,
+  maxConcurrent = 1,
+  operator = 'minio-operator',
+): Promise<void> {
   await control.apply(OperatorUpgrades, {
     apiVersion: OperatorUpgrades.apiVersion,
     kind: OperatorUpgrades.kind,
     metadata: { name, namespace: ns },
-    spec: { operator: 'minio-operator', version, providerSelector: { matchLabels: selector }, maxConcurrent },
+    spec: {
+      operator,
+      version,
+      providerSelector: { matchLabels: selector },
+      maxConcurrent,
+    },
   } as KubeObjectLike);
 }
 
@@ -244,6 +255,22 @@ describe('upgrade waves', () => {
     await eventually(async () => (await imageIn('a')) === `minio/operator:${wanted}`, 'the version Provider e asks, once it adopts');
     await control.delete(Providers, { namespace: ns, name: 'e' });
   }, 90_000);
+
+  it('an operator provider-rook ships no bundle for is refused at admission, naming the field, in a wave and on a Provider', async () => {
+    const refused = await wave('unknown', NEW, { wave: 'ours' }, 1, 'no-such-operator').then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(refused?.message).toMatch(/spec\.operator: Unsupported value: "no-such-operator"/);
+    const p = (await control.get<ProviderObject>(Providers, { namespace: ns, name: 'a' }))!;
+    const onProvider = await control
+      .update(Providers, { ...p, spec: { ...p.spec, operators: [...p.spec.operators!, { name: 'no-such-operator' }] } } as ProviderObject)
+      .then(
+        () => undefined,
+        (e: Error) => e,
+      );
+    expect(onProvider?.message).toMatch(/spec\.operators\[1\]\.name: Unsupported value: "no-such-operator"/);
+  });
 
   it('a selector that matches nothing says so, and changes nothing', async () => {
     await wave('nobody', NEW, { wave: 'no-such' });
