@@ -2,6 +2,7 @@
 // Create, Update, Delete and LateInitialize provider-rook may do for a managed resource. Unset is
 // ["*"], everything. ["Observe"] imports read-only: status and connection details are filled and
 // nothing is written to the target. Leaving out Delete orphans the external resource on deletion.
+import { reclaimPolicyOf, type ManagedResource } from './types.ts';
 export type ManagementAction = 'Observe' | 'Create' | 'Update' | 'Delete' | 'LateInitialize' | '*';
 
 const O = 'Observe';
@@ -60,4 +61,9 @@ export function supportedPoliciesRule(): string {
   return SUPPORTED_POLICIES.map((s) =>
     s.length ? `(size(self) == ${s.length} && ${s.map((a) => `'${a}' in self`).join(' && ')})` : 'size(self) == 0',
   ).join(' || ');
+}
+
+/** Whether its deletion leaves what it made in place: reclaim policy Retain or Orphan, or no Delete among its policies. */
+export function keepsOnDeletion(spec: ManagedResource['spec']): boolean {
+  return reclaimPolicyOf(spec) !== 'Delete' || !policyOf(spec as { managementPolicies?: string[] }).delete;
 }

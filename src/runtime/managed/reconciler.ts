@@ -23,12 +23,11 @@ import { Reasons, UnprovenError, Ready, Synced, reasonOf, type Reason } from '..
 import { ProgressWrites } from '../progress.ts';
 import { done, requeue, requeueAfter, type Reconciler, type Result, keyOf } from '../../kit/controller/result.ts';
 import { createExternal, type CreationSteps, type FailureAt } from './creation.ts';
-import { policyOf, type Policy } from './policies.ts';
+import { keepsOnDeletion, policyOf, type Policy } from './policies.ts';
 import { Failures, type FailedStep } from './failures.ts';
 import { publishSecret, unpublishSecret, withholdKeys, type ConnectionSecrets, type SecretsAccess } from './publisher.ts';
 import {
   RecordedError,
-  reclaimPolicyOf,
   type ConnectionDetails,
   type ExternalClient,
   type ExternalConnecter,
@@ -196,8 +195,8 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     return { ...updated, status: saved };
   }
 
-  // The lifecycle, one step each: paused, not placed, let go without the target, then (connected
-  // and observed) deleting, creating, or keeping an existing external resource up to date.
+  // The lifecycle, one step each: paused, not placed, let go keeping what it made (marked so), then
+  // (connected and observed) deleting, creating, or keeping an existing external resource up to date.
   private async reconcileResource(mr: MR, cached: Cached<MR>, signal: AbortSignal): Promise<Result> {
     const policy = policyOf(mr.spec as { managementPolicies?: string[] });
     if (mr.metadata.annotations?.[ANNOTATION_PAUSED] === 'true' || (policy.valid && policy.paused)) return this.paused(mr, cached, signal);
@@ -206,7 +205,7 @@ export class ManagedReconciler<MR extends ManagedResource> implements Reconciler
     // Not placed yet (the scheduler sets providerRef): nothing of it exists in any target.
     if (!mr.spec.providerRef) return deleting ? this.letGo(mr, signal) : done();
     // Retain/Orphan, or no Delete among the policies: nothing is deleted in the target.
-    if (deleting && (reclaimPolicyOf(mr.spec) !== 'Delete' || !policy.delete)) return this.keepAndLetGo(mr, cached, signal);
+    if (deleting && keepsOnDeletion(mr.spec)) return this.keepAndLetGo(mr, cached, signal);
 
     const seen = await this.connectAndObserve(mr, cached, signal);
     if ('result' in seen) return seen.result;

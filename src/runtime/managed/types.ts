@@ -1,5 +1,6 @@
 // The contract between the generic managed reconciler and a provider (crossplane-runtime's
-// ExternalConnecter / ExternalClient): the provider only connects, observes, creates, updates, deletes.
+// ExternalConnecter / ExternalClient): the provider only connects, observes, creates, updates, deletes,
+// and marks what a deletion keeps.
 import type { Reason } from '../reasons.ts';
 import type { Condition } from '../../kit/conditions.ts';
 import type { KubeObjectLike } from '../../kit/kube/client.ts';

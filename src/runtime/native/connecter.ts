@@ -4,8 +4,8 @@ import { formatObjectKey, type ObjectKey } from '../../kit/kube/object-key.ts';
 import { keyOf } from '../../kit/controller/result.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
-import { reclaimPolicyOf, type ExternalClient, type ExternalConnecter, type ManagedResource } from '../managed/types.ts';
-import { policyOf } from '../managed/policies.ts';
+import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
+import { keepsOnDeletion } from '../managed/policies.ts';
 import { ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_SUCCEEDED, externalNameOf, isDeleting } from '../../kit/meta.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { NativeExternal } from './external.ts';
@@ -111,7 +111,8 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
    * Its Provider is not in the cache: why not, thrown. A deleting resource whose Provider is gone
    * (read live) and that never recorded a create (a claim made it on a Provider that was never there,
    * or one deleted as the scheduler chose it) has nothing in any target to delete: it is let go
-   * (undefined), and says so. One that made its object waits, saying how to let it go: its data is kept.
+   * (undefined), and says so. One that made its object waits, saying how to let it go: its data is kept;
+   * one whose deletion keeps what it made (Retain, Orphan) is let go, with a Warning that it could not be marked kept.
    */
   private async withoutProvider(mr: MR, key: Required<ObjectKey>, signal: AbortSignal): Promise<undefined> {
     if (!isDeleting(mr.metadata) || !(await this.resolver.gone(key, signal))) throw providerNotFound(key);
@@ -122,7 +123,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
       (a) => marks[a],
     );
     // Let go without deleting: what it made cannot be marked kept with no Provider; it is let go as asked, and says the risk.
-    if ((made || importRequested(mr)) && keepsWhatItMade(mr)) {
+    if ((made || importRequested(mr)) && keepsOnDeletion(mr.spec)) {
       this.opts.recorder?.warning(
         mr,
         Reasons.ProviderNotFound,
@@ -193,9 +194,4 @@ export function providerOwner(provider: ReadonlyDeep<Provider>): Owner {
     name: provider.metadata.name,
     uid: provider.metadata.uid ?? '',
   };
-}
-
-/** Let go without deleting anything in the target: reclaim policy Retain or Orphan, or no Delete among its policies. */
-function keepsWhatItMade(mr: ManagedResource): boolean {
-  return reclaimPolicyOf(mr.spec) !== 'Delete' || !policyOf(mr.spec as { managementPolicies?: string[] }).delete;
 }

@@ -1,10 +1,10 @@
-// Delete, the last phase of a pass (pass.ts): the kind's teardown in the target first (revoking a
-// bucket user), then what the resource owns there: only what its marks prove ours, and only the
+// Delete, the last phase of a pass (pass.ts): a shared store waits for what lives in it
+// (store-users.ts); then the kind's teardown in the target (revoking a bucket user), then what the
+// resource owns there: only what its marks prove ours, and only the
 // very copy that was checked (each delete is conditional on its uid and resourceVersion), in an
 // order that a crash at any point leaves nothing behind that the next pass would not find. What a
 // teardown must keep on purpose is kept; with retainWhenKept the target object and its companions
 // are kept too, their marks now saying Retain so that no leak sweep takes them (keep.ts).
-import { retiredBy } from './rotation.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { Deletion, Client } from '../../kit/kube/client.ts';
 import { isConflict } from '../../kit/kube/errors.ts';
@@ -15,7 +15,7 @@ import { deleteNamespaceIfUnusedCoalesced, type NamespaceKept } from './namespac
 import type { Owner, Relation, Vouchers } from '../ownership/marks.ts';
 import { Reasons } from '../reasons.ts';
 import { storeInUse } from './store-users.ts';
-import { retain } from './keep.ts';
+import { ownedCompanions, retain } from './keep.ts';
 import type { NativePass, TargetAccess } from './pass.ts';
 
 /**
@@ -59,7 +59,7 @@ export async function remove<MR extends ManagedResource>(pass: NativePass<MR>): 
   const torn = teardown ? await tearDown(pass, target, teardown) : 'done';
   if (torn === 'pending') return { gone: false, requested: false };
   // With those of keys past their grace period not removed yet (Rotation.retiredBy).
-  const companions = [...pass.companions(ctx), ...retiredBy(pass.kind, pass.mr, pass.name, ctx), ...(teardown ? [teardown.object] : [])];
+  const companions = ownedCompanions(pass, ctx, teardown);
   if (torn === 'retain') {
     // The store and its data are kept, marked Retain; what grants access to them goes.
     const main = await retain(

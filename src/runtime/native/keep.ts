@@ -5,7 +5,7 @@ import { sameJson } from '../../kit/json.ts';
 import type { ObjectRef } from '../../kit/kube/resources.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import type { Relation } from '../ownership/marks.ts';
-import type { Companion, TargetObject } from './kind.ts';
+import type { Companion, KindContext, TargetObject, Teardown } from './kind.ts';
 import type { NativePass } from './pass.ts';
 import { retiredBy } from './rotation.ts';
 
@@ -18,9 +18,17 @@ import { retiredBy } from './rotation.ts';
 export async function keep<MR extends ManagedResource>(pass: NativePass<MR>): Promise<void> {
   const ctx = pass.recorded();
   const teardown = pass.kind.teardown?.(pass.mr, pass.name, ctx);
-  const companions = [...pass.companions(ctx), ...retiredBy(pass.kind, pass.mr, pass.name, ctx), ...(teardown ? [teardown.object] : [])];
   const { reclaimPolicy } = pass.owner;
-  await retain(pass, pass.target(ctx), companions, reclaimPolicy === 'Retain' ? 'Retain' : 'Orphan');
+  await retain(pass, pass.target(ctx), ownedCompanions(pass, ctx, teardown), reclaimPolicy === 'Retain' ? 'Retain' : 'Orphan');
+}
+
+/** Every companion the resource may have in the target: the kind's, those of keys past their grace period (Rotation.retiredBy), and its teardown's. */
+export function ownedCompanions<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  ctx: KindContext,
+  teardown: Teardown | undefined,
+): Companion[] {
+  return [...pass.companions(ctx), ...retiredBy(pass.kind, pass.mr, pass.name, ctx), ...(teardown ? [teardown.object] : [])];
 }
 
 /** Marks the target object and these companions kept (Retain, or `policy`), where ours and not marked so; says what the object is to us. */

@@ -152,8 +152,8 @@ export class LeakSweeper<MR extends ManagedResource> {
     return targets;
   }
 
-  // Whether an owner is gone, read once per sweep. Any object at its namespace/name counts as
-  // alive: a restored resource (new uid) takes its objects back rather than losing them.
+  // Whether an owner is gone: read once per sweep (`once`), or at every call. Any object at its
+  // namespace/name counts as alive: a restored resource (new uid) takes its objects back rather than losing them.
   private ownerCheck(signal?: AbortSignal, once = true): (owner: OwnerKey) => Promise<boolean> {
     const verdicts = new Map<string, Promise<boolean>>();
     return (owner) => {

@@ -11,7 +11,7 @@ import type { Client } from '../../kit/kube/client.ts';
 import type { ObjectRef, ResourceType } from '../../kit/kube/resources.ts';
 import type { ExternalDeletion, ManagedResource } from '../managed/types.ts';
 import { Reasons } from '../reasons.ts';
-import type { NativeKind } from './kind.ts';
+import type { NativeKind, TargetObject } from './kind.ts';
 import type { NativePass } from './pass.ts';
 
 type EndpointFrom = NonNullable<NativeKind<ManagedResource>['endpointFrom']>;
@@ -91,8 +91,9 @@ export async function storeInUse<MR extends ManagedResource>(
   target: ObjectRef,
 ): Promise<ExternalDeletion['waiting']> {
   if (!pass.opts.usedBy) return undefined;
-  const there = await pass.read.get(target.type, { namespace: target.namespace, name: target.name }, pass.signal);
-  if (!there) return undefined;
+  const there = await pass.read.get<TargetObject>(target.type, { namespace: target.namespace, name: target.name }, pass.signal);
+  // Gone, or going already (asked by an earlier pass): holding it back changes nothing.
+  if (!there || there.metadata.deletionTimestamp) return undefined;
   const users = await pass.opts.usedBy(pass.mr, pass.signal);
   if (users.length === 0) return undefined;
   const shown = users.length > 5 ? `${users.slice(0, 5).join(', ')} and ${users.length - 5} more` : users.join(', ');

@@ -70,6 +70,12 @@ const defaultNamespaces = new Set<string>();
 /** The default namespaces of the operators this process knows (every backend makes its bundle on import). */
 export const operatorNamespaces = (): ReadonlySet<string> => defaultNamespaces;
 
+/**
+ * On an operator's Deployment: the version provider-rook applied, for when its image no longer says
+ * it (an admission webhook that pins images to their digests).
+ */
+export const ANNOTATION_OPERATOR_VERSION = 'rook.crossplane.io/operator-version';
+
 /** An image's tag: the version it runs; none for an image named by its digest alone (a digest is not a tag). */
 export const imageTag = (image: string | undefined): string | undefined => /:([^:/]+)$/.exec((image ?? '').split('@')[0]!)?.[1];
 
@@ -209,7 +215,12 @@ export class OperatorInstaller {
     const ours = deployment
       ? Boolean(this.marks.provenOwner(Deployments, deployment))
       : Boolean(crd && this.marks.provenOwner(CustomResourceDefinitions, crd));
-    const version = imageTag((deployment as (Obj & Containers) | undefined)?.spec?.template.spec.containers[0]?.image);
+    // The image's tag, or (pinned to a digest) the version provider-rook last applied.
+    const version =
+      imageTag((deployment as (Obj & Containers) | undefined)?.spec?.template.spec.containers[0]?.image) ??
+      (deployment as { metadata: { annotations?: Record<string, string> } } | undefined)?.metadata.annotations?.[
+        ANNOTATION_OPERATOR_VERSION
+      ];
     return {
       present: missing.length === 0,
       ...(crd || deployment ? { installedBy: ours ? 'provider-rook' : 'other' } : {}),

@@ -7,7 +7,7 @@ import { getCondition } from '../../kit/conditions.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
 import { Deployments, typeOfManifest } from '../../kit/kube/resources.ts';
-import { imageTag, installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
+import { ANNOTATION_OPERATOR_VERSION, imageTag, installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
 import { operatorField, operatorSettings, type OperatorStatus, type ProviderObject } from '../providers/provider.ts';
 import { keyOf } from '../../kit/controller/result.ts';
 
@@ -18,11 +18,7 @@ export const ROLLOUT_STALLED = 'ProgressDeadlineExceeded';
 
 /** On an operator's Deployment: the Provider ("namespace/name") whose spec.operators[].version it follows. */
 export const ANNOTATION_VERSION_SET_BY = 'rook.crossplane.io/operator-version-set-by';
-/**
- * On an operator's Deployment: the version provider-rook applied, for when its image no longer says
- * it (an admission webhook that pins images to their digests).
- */
-export const ANNOTATION_OPERATOR_VERSION = 'rook.crossplane.io/operator-version';
+
 type Deployment = KubeObjectLike & {
   metadata: KubeObjectLike['metadata'] & { generation?: number; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: { replicas?: number; template?: { spec?: { containers?: { image?: string }[] } } };
@@ -56,8 +52,7 @@ export async function reconcileVersion(
   const self = keyOf(provider.metadata);
   // By version (the image's tag): a registry mirror or an admission webhook may rewrite the rest, or
   // pin it to a digest (then the version last applied says it, or the same bundle would be applied again and again).
-  const runs = imageTag(running) ?? deployment.metadata.annotations?.[ANNOTATION_OPERATOR_VERSION];
-  if (runs !== (imageTag(settings.image ?? bundle.imageOf(to)) ?? to)) {
+  if (presence.version !== (imageTag(settings.image ?? bundle.imageOf(to)) ?? to)) {
     if (setBy && setBy !== self) {
       return {
         to,
