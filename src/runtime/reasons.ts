@@ -129,6 +129,8 @@ export const Reasons = {
   TargetObjectChanging: 'TargetObjectChanging',
   /** The target lacks the kind's operator and the Provider does not allow installing it. */
   OperatorMissing: 'OperatorMissing',
+  /** The operator's CRD is someone else's but its Deployment is not where the Provider says: no second operator is installed beside theirs. */
+  OperatorInstalledElsewhere: 'OperatorInstalledElsewhere',
   /** The operator was installed; its CRD is not Established yet. */
   WaitingForCRD: 'WaitingForCRD',
   /** A Rook MinIO store's access-keys Secret is gone: new keys are never made (the running store would not know them). */

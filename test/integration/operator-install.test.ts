@@ -2,9 +2,10 @@
 // many stores ask, never over someone else's install, and no churn afterwards.
 import { describe, expect, it } from '@jest/globals';
 import { withProviderRook } from '../kit/fixture.ts';
-import { down, up, type LocalCluster } from '../kit/cluster.ts';
+import { down, repoRoot, up, type LocalCluster } from '../kit/cluster.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { ObjectStore } from '../../src/backends/rook-minio/api.ts';
+import type { Tenant } from '../../src/backends/minio-operator/api.ts';
 import type { Provider } from '../../src/apis/provider.ts';
 import { RookObjectStores } from '../../src/backends/rook-minio/objectstore.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
@@ -22,6 +23,10 @@ import { createNamespace, eventsFor, preinstallOperator, providerSecretKeys, sta
 import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
+import { installCrds, manifestFiles } from '../kit/manifests.ts';
+import { SMALL_POOL } from '../fakes/fake-tenant-operator.ts';
+import { bundleDirectory } from '../../src/runtime/operators/operator.ts';
+import path from 'node:path';
 
 const FRESH = `it-fresh-${process.pid}`;
 const FOUND = `it-found-${process.pid}`;
@@ -211,6 +216,47 @@ describe('operator install', () => {
       'an Event saying where operatorInstall belongs now',
     );
   }, 60_000);
+});
+
+describe('an operator someone else installed under another name', () => {
+  it('installs no second one beside their CRD, says so, and writes nothing to the target; adopt installs it anyway', async () => {
+    // A Helm release names the operator's Deployment and namespace after itself: only its CRD is where provider-rook looks.
+    const dir = bundleDirectory(path.join(repoRoot, 'config', 'operators', 'minio-operator'));
+    await installCrds(target, manifestFiles(dir));
+    await setProvider('elsewhere', fresh, { operators: [{ name: 'minio-operator', install: true }] });
+    const name = uniqueName('elsewhere');
+    const writesBefore = ourWrites.length;
+    await control.create(kinds.Tenant, {
+      apiVersion: kinds.Tenant.apiVersion,
+      kind: kinds.Tenant.kind,
+      metadata: { name, namespace: ns },
+      spec: { forProvider: { pools: [SMALL_POOL] }, targetNamespace: 'tenants-elsewhere', providerRef: { name: 'elsewhere' } },
+    });
+    const synced = await eventually(
+      async () => {
+        const c = cond(await control.get<Tenant>(kinds.Tenant, { namespace: ns, name }), 'Synced');
+        return c?.reason === 'OperatorInstalledElsewhere' ? c : undefined;
+      },
+      'Synced=False/OperatorInstalledElsewhere',
+      30_000,
+    );
+    expect(synced.message).toMatch(
+      /CRD tenants\.minio\.min\.io, which provider-rook did not install, but no Deployment minio-operator\/minio-operator/,
+    );
+    expect(synced.message).toMatch(/spec\.operators\[0\]\.adopt to true/);
+    expect(ourWrites.slice(writesBefore)).toEqual([]);
+    expect(await target.get(Deployments, { namespace: 'minio-operator', name: 'minio-operator' })).toBeUndefined();
+
+    await setProvider('elsewhere', fresh, { operators: [{ name: 'minio-operator', install: true, adopt: true }] });
+    const deployment = await eventually(
+      () => target.get<Obj>(Deployments, { namespace: 'minio-operator', name: 'minio-operator' }),
+      'the operator installed beside their CRD, once adopted',
+      30_000,
+    );
+    expect(deployment.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(rook.app.controlPlaneId);
+    const crd = await target.get<Obj>(CustomResourceDefinitions, { name: 'tenants.minio.min.io' });
+    expect(crd?.metadata.labels?.['rook.crossplane.io/control-plane']).toBeUndefined();
+  }, 90_000);
 });
 
 describe("the Provider's operator status", () => {

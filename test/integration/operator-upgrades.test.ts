@@ -110,7 +110,8 @@ withProviderRook({
         metadata: { name: p, namespace: ns, labels: { wave: p === 'd' ? 'theirs' : 'ours' } },
         spec: {
           credentialsSecretRef: { name: `${p}-creds` },
-          operators: [{ name: 'minio-operator', install: true, version: OLD, namespace: operatorNamespace(p) }],
+          // Each of ours installs one of its own beside the admin's CRD: a platform team's explicit adopt.
+          operators: [{ name: 'minio-operator', install: true, adopt: p !== 'd', version: OLD, namespace: operatorNamespace(p) }],
           ...(p === 'd' ? {} : { allowedNamespaces: [`tenant-${p}`, operatorNamespace(p)] }),
         },
       } as KubeObjectLike);

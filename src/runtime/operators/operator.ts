@@ -259,7 +259,7 @@ export class OperatorInstaller {
           `or allow provider-rook to by adding {name: ${this.bundle.name}, install: true} to spec.operators of Provider ${provider.metadata.namespace}/${provider.metadata.name}`,
       );
     }
-    const refusal = installRefusal(this.bundle, provider);
+    const refusal = installRefusal(this.bundle, provider) ?? this.installedElsewhere(presence, provider, settings);
     if (refusal) throw refusal;
     // Concurrent creates on one fresh target share one install.
     let install = this.inflight.get(where);
@@ -276,6 +276,29 @@ export class OperatorInstaller {
       );
     using.seen?.(true);
     this.verified.set(where, Date.now() + 5 * 60_000);
+  }
+
+  /**
+   * Why not to install where someone else's CRD of this operator is there but not its Deployment at
+   * this name and namespace, or undefined: their operator may run under another name or namespace
+   * (a Helm release names it), and a second one watches every namespace too, acting on their stores.
+   * Left behind by an uninstall, the CRD proves nothing either way; `adopt` says to install anyway.
+   */
+  private installedElsewhere(
+    presence: OperatorPresence,
+    provider: ReadonlyDeep<ProviderObject>,
+    settings: Readonly<OperatorSettings>,
+  ): ReasonedError | undefined {
+    if (presence.deployment || presence.installedBy !== 'other' || settings.adopt) return undefined;
+    const { bundle } = this;
+    const field = operatorField(provider, bundle.name, bundle.legacy);
+    const namespace = settings.namespace ?? bundle.defaultNamespace;
+    return new ReasonedError(
+      Reasons.OperatorInstalledElsewhere,
+      `the target cluster has CRD ${bundle.crdName}, which provider-rook did not install, but no Deployment ${namespace}/${bundle.deploymentName}: ` +
+        `the ${bundle.description} someone else installed may run elsewhere, and a second one would act on their stores too, so none is installed. ` +
+        `Set ${field}.namespace to where it runs under that name, or ${field}.adopt to true to install one in ${namespace} anyway`,
+    );
   }
 
   private async install(client: Client, owner: Owner, settings: OperatorSettings, signal?: AbortSignal): Promise<void> {

@@ -25,7 +25,7 @@ export interface OperatorSettings {
   namespace?: string;
   /** The version to install, or to upgrade (or go back) to; the bundle's newest when unset. */
   version?: string;
-  /** Upgrade it although someone else installed it. */
+  /** Upgrade it although someone else installed it; with install, install it beside a CRD of theirs. */
   adopt?: boolean;
 }
 
