@@ -67,8 +67,8 @@ export class AccessReconciler implements Reconciler {
     try {
       if (isDeleting(access.metadata)) {
         if (!hasFinalizer(access.metadata, FINALIZER_CLAIM)) return done();
-        await releaseClaim(this.writer, access, await this.held(access, signal), signal);
-        await this.markBucket(access, signal);
+        // The Bucket's mark goes before the finalizer: a pass cut off after it would find nothing to do.
+        await releaseClaim(this.writer, access, await this.held(access, signal), signal, () => this.markBucket(access, signal));
         return done();
       }
       return await this.grant(access, cached, signal);

@@ -25,10 +25,18 @@ export interface Held<MR extends ManagedResource = ManagedResource> {
 }
 
 /** Releases every resource in `held`, removes the claim's Secret copy, then its finalizer. */
-export async function releaseClaim(r: Releaser, claim: Claim, held: Held[], signal: AbortSignal): Promise<void> {
+export async function releaseClaim(
+  r: Releaser,
+  claim: Claim,
+  held: Held[],
+  signal: AbortSignal,
+  /** What must be written of others before the claim may go: once its finalizer is removed, no pass comes back for it. */
+  last?: () => Promise<void>,
+): Promise<void> {
   for (const { type, mr } of held) await unbind(r, claim, type, copyOf<ManagedResource>(mr), signal);
   const to = claim.spec?.writeConnectionSecretToRef;
   if (to) await unpublishSecret({ client: r.client, signal }, claim, { namespace: claim.metadata.namespace!, name: to.name });
+  await last?.();
   await removeFinalizer(r.client, r.claims, claim, FINALIZER_CLAIM, signal);
 }
 

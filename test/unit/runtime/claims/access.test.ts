@@ -114,6 +114,8 @@ function grantWorld(o: {
   secrets?: SecretObject[];
   /** Creates answer AlreadyExists for an object gone by the time it is read. */
   madeAndGone?: boolean;
+  /** The Bucket carries the mark of a grant held; writing it fails (a timeout, a restart of the API server). */
+  marked?: { fails: boolean };
 }) {
   const writes: string[] = [];
   const events: string[] = [];
@@ -138,7 +140,12 @@ function grantWorld(o: {
       return obj;
     },
     delete: async (type: ResourceType, k: ObjectKey) => void writes.push(`delete ${key(type, k)}`),
-    mergePatch: async () => ({}),
+    mergePatch: async (type: ResourceType, k: ObjectKey, patch: unknown) => {
+      if (type !== Buckets) return {};
+      if (o.marked?.fails) throw new KubeError(504, 'Timeout', 'the server was unable to return a response in the time allotted');
+      writes.push(`mark ${key(type, k)} ${JSON.stringify(patch)}`);
+      return {};
+    },
     jsonPatch: async (_type: ResourceType, _k: ObjectKey, ops: unknown, obj?: AccessClaim) => {
       writes.push(`patch ${JSON.stringify(ops)}`);
       return obj ?? {};
@@ -152,6 +159,7 @@ function grantWorld(o: {
   } as unknown as ManagedResource;
   const bound = {
     ...bucket,
+    metadata: { ...bucket.metadata, ...(o.marked ? { labels: { [LABEL_GRANTED]: 'true' } } : {}) },
     spec: { ...bucket.spec, resourceRef: { apiVersion: Stores.apiVersion, kind: 'Store', name: 'orders-store', namespace: platform } },
     status: { bindingPhase: 'Bound' },
   };
@@ -208,6 +216,26 @@ describe("an access's grant", () => {
       `status Grant ${platform}/just-made Released`,
       `delete Grant ${platform}/just-made`,
     ]);
+  });
+
+  it("takes the Bucket's mark away before the access's finalizer, and keeps the finalizer while that write fails", async () => {
+    const deleting: AccessClaim = {
+      ...reader,
+      metadata: { ...reader.metadata, deletionTimestamp: '2026-11-29T00:00:00Z' },
+      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
+    };
+    const live = { [`Grant ${platform}/held`]: grantOf('held') };
+    const world = grantWorld({ access: deleting, live, grants: [grantOf('held')], marked: { fails: false } });
+    await world.reconcile();
+    const finalizerRemoved = world.writes.findIndex((w) => w.startsWith('patch') && w.includes('"remove"'));
+    expect(finalizerRemoved).toBeGreaterThan(0);
+    expect(world.writes.slice(finalizerRemoved - 1, finalizerRemoved)).toEqual([
+      `mark Bucket team-a/orders ${JSON.stringify({ metadata: { labels: { [LABEL_GRANTED]: null } } })}`,
+    ]);
+    // Cut off at the mark: the finalizer stays, so a later pass comes back to write it.
+    const failing = grantWorld({ access: deleting, live, grants: [grantOf('held')], marked: { fails: true } });
+    await failing.reconcile();
+    expect(failing.writes.filter((w) => w.startsWith('patch') && w.includes('"remove"'))).toEqual([]);
   });
 
   it("is not taken for the access's when the resource its resourceRef names belongs to another claim", async () => {
