@@ -128,8 +128,10 @@ export class DeliveryReconciler {
       return done();
     const source = this.source(claim);
     // Nothing to deliver yet, nothing delivered: the claim's own copy wakes this when it comes (its
-    // binding says meanwhile why it waits), and no write is spent on saying so twice.
-    if (!source && held.size === 0 && recorded.length === 0) return done();
+    // binding says meanwhile why it waits), and no write is spent on saying so twice. Unless its
+    // finalizer is left to remove (a pass cut off after clearing the record): only this pass removes it.
+    const finalizerLeft = hasFinalizer(claim.metadata, FINALIZER_DELIVERY) && (wanted.length === 0 || isDeleting(claim.metadata));
+    if (!source && held.size === 0 && recorded.length === 0 && !finalizerLeft) return done();
     try {
       if (wanted.length && !hasFinalizer(claim.metadata, FINALIZER_DELIVERY))
         claim = await addFinalizer(this.o.client, this.o.claims.type, claim, FINALIZER_DELIVERY, signal);
