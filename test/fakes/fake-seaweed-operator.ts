@@ -24,7 +24,9 @@
 //   CreateAccessKey with the keys of the Secret when it holds both (else keys it generates, written
 //   to a Secret it owns, annotated managed); the policy's document attached to each subject as an
 //   inline user policy named after the policy (PutUserPolicy), so the server judges that very
-//   document. A Bucket is removed with all its
+//   document. A Bucket records status.bucketName as soon as it made the bucket, as upstream's
+//   controller does: a later step that fails (VersioningFailed, ObjectLockFailed, QuotaFailed) keeps
+//   it, so the next pass does not refuse its own bucket as BucketAlreadyExists. A Bucket is removed with all its
 //   objects (s3.bucket.delete) only under reclaimPolicy Delete and only if it made or adopted it;
 //   the IAM kinds undo their effect unless Retain. As upstream, a deleting Bucket or IAM object whose
 //   Seaweed is gone keeps its finalizer for good (Pending, ClusterRefNotFound: the operator looks its
@@ -102,10 +104,13 @@ export interface FakeSeaweedOperatorOptions {
 class Waiting extends Error {
   readonly phase: 'Pending' | 'Failed';
   readonly reason: string;
-  constructor(phase: 'Pending' | 'Failed', reason: string, message: string) {
+  /** Status fields the failed pass still records (a Bucket's name once it made it). */
+  readonly claimed: Record<string, unknown>;
+  constructor(phase: 'Pending' | 'Failed', reason: string, message: string, claimed: Record<string, unknown> = {}) {
     super(message);
     this.phase = phase;
     this.reason = reason;
+    this.claimed = claimed;
   }
 }
 
@@ -234,7 +239,7 @@ abstract class SeaweedChild extends StandIn<Obj> {
       }
     } catch (err) {
       if (!(err instanceof Waiting)) throw err;
-      status = { ...obj.status, phase: err.phase, conditions: [condition('False', err.reason, err.message)] };
+      status = { ...obj.status, ...err.claimed, phase: err.phase, conditions: [condition('False', err.reason, err.message)] };
       await this.write(obj, status);
       throw err; // tried again, as the operator requeues (30 s there)
     }
@@ -288,20 +293,44 @@ class BucketStandIn extends SeaweedChild {
       if (found && !spec.adoptExisting) throw new Waiting('Failed', 'BucketAlreadyExists', `bucket ${Bucket} already exists`);
       // s3.bucket.create -withLock
       if (!found) await on.s3.send(new CreateBucketCommand({ Bucket, ObjectLockEnabledForBucket: spec.objectLock === true }));
+      // Claimed at once, as upstream does: a later step that fails records the name with its failure,
+      // so the next pass does not take the bucket it made for someone else's.
+      const rest = { ...obj, status: { ...obj.status, bucketName: Bucket } };
+      return this.configure(rest, on, seaweed).catch((err: Error) => {
+        const failed = err instanceof Waiting ? err : new Waiting('Failed', 'CreateFailed', err.message);
+        throw new Waiting(failed.phase, failed.reason, failed.message, { bucketName: Bucket });
+      });
     }
+    return this.configure(obj, on, seaweed);
+  }
+
+  /** Versioning, object lock and quota, on a bucket the CR made or adopted. */
+  private async configure(obj: Obj, on: { s3: S3Client } | undefined, seaweed: Obj): Promise<Record<string, unknown>> {
+    const Bucket = this.storeName(obj);
+    const spec = obj.spec as { versioning?: string; objectLock?: boolean; quota?: { size: string; enforce?: boolean } };
+    // Each step fails the pass with upstream's reason, tried again later.
+    const step = (reason: string) => (err: Error) => {
+      throw new Waiting('Failed', reason, err.message);
+    };
     // s3.bucket.versioning, then s3.bucket.lock -enable for a bucket made without it.
     if (on && (spec.versioning === 'Enabled' || spec.versioning === 'Suspended'))
-      await on.s3.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: spec.versioning } }));
+      await on.s3
+        .send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: spec.versioning } }))
+        .catch(step('VersioningFailed'));
     if (on && spec.objectLock && obj.status?.objectLockEnabled !== true)
-      await on.s3.send(new PutObjectLockConfigurationCommand({ Bucket, ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled' } }));
+      await on.s3
+        .send(new PutObjectLockConfigurationCommand({ Bucket, ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled' } }))
+        .catch(step('ObjectLockFailed'));
     // s3.bucket.quota, in MB rounded up, as the operator sets it.
     const quota = spec.quota ? Math.ceil(quantityBytes(spec.quota.size) / 2 ** 20) : undefined;
     const had = (obj.status?.quota as { sizeBytes?: number } | undefined)?.sizeBytes;
     if (quota !== undefined && had !== quota * 2 ** 20)
-      await this.servers.shell(seaweed, [
-        `s3.bucket.quota -name ${Bucket} -op set -sizeMB ${quota}`,
-        `s3.bucket.quota -name ${Bucket} -op ${spec.quota?.enforce === false ? 'disable' : 'enable'}`,
-      ]);
+      await this.servers
+        .shell(seaweed, [
+          `s3.bucket.quota -name ${Bucket} -op set -sizeMB ${quota}`,
+          `s3.bucket.quota -name ${Bucket} -op ${spec.quota?.enforce === false ? 'disable' : 'enable'}`,
+        ])
+        .catch(step('QuotaFailed'));
     return {
       bucketName: Bucket,
       versioning: spec.versioning ?? 'Off',
