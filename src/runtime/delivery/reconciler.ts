@@ -242,6 +242,7 @@ export class DeliveryReconciler {
       }
       const endpoint = sameCluster ? 'ClusterDNS' : 'Exposed';
       const target = await this.o.providers.resolve(provider, signal);
+      if (!held) await this.recordIntent(claim, { ...base, delivered: false, endpoint }, signal);
       const wrote = await this.write(target, claim, place, dataFor(source, endpoint, store.exposure), signal);
       if (wrote)
         this.o.recorder.normal(
@@ -251,6 +252,8 @@ export class DeliveryReconciler {
         );
       return { ...base, delivered: true, endpoint, ...withKeys(source) };
     } catch (err) {
+      // Something changed under this pass (the claim's status, or the Secret there): the pass starts again.
+      if (isConflict(err)) throw err;
       // A consumer the platform team no longer allows, or no longer gives an endpoint, loses what was delivered there.
       const withdrawn = provider && (reasonOf(err) === Reasons.ConsumerNotAllowed || reasonOf(err) === Reasons.NoEndpointForConsumer);
       const removed = withdrawn
@@ -378,6 +381,22 @@ export class DeliveryReconciler {
       Reasons.RemovedConnectionSecret,
       `Deleted connection Secret ${place.namespace}/${place.secretName} in the cluster of Provider ${place.provider.name}`,
     );
+  }
+
+  /**
+   * Records that a Secret of the claim's may be at `d`'s place, before it is written there: a pass
+   * cut off after the write (a crash, a status write refused) leaves the next one a record to find it
+   * by, should the spec no longer name that place.
+   */
+  private async recordIntent(claim: DeliveringClaim, d: Delivery, signal: AbortSignal): Promise<void> {
+    const others = (claim.status?.deliveries ?? []).filter((x) => placeKey(x) !== placeKey(d));
+    const stored = await this.o.client.updateStatus(
+      this.o.claims.type,
+      { ...claim, status: { ...claim.status, deliveries: [...others, d] } },
+      signal,
+    );
+    claim.status = stored.status;
+    claim.metadata.resourceVersion = stored.metadata.resourceVersion;
   }
 
   private async writeStatus(

@@ -3,12 +3,16 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Client } from '../../../../src/kit/kube/client.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
+import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
+import type { ProviderObject } from '../../../../src/runtime/providers/provider.ts';
+import type { Target } from '../../../../src/runtime/providers/targets.ts';
 import { DeliveryReconciler, FINALIZER_DELIVERY } from '../../../../src/runtime/delivery/reconciler.ts';
 import type { DeliveringClaim } from '../../../../src/runtime/delivery/consumers.ts';
 import type { SecretObject } from '../../../../src/runtime/managed/publisher.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import { OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
 import { mapCache } from '../../../kit/map-cache.ts';
+import { KubeError } from '../../../../src/kit/kube/errors.ts';
 
 const Buckets: ResourceType = { apiVersion: 'storage.example.com/v1', kind: 'Bucket', plural: 'buckets', namespaced: true };
 
@@ -72,5 +76,114 @@ describe("the delivery reconciler's finalizer", () => {
 
   it('goes from such a claim being deleted', async () => {
     expect(await writesOf(claim(true))).toEqual([`test /metadata/finalizers/0, remove /metadata/finalizers/0`]);
+  });
+});
+
+/**
+ * A claim with one consumer in its store's own cluster, its copy of the keys there to deliver. The
+ * claim's status is stored as written; the status write numbered `refuse` (from 1) is refused with a
+ * conflict, as when another controller wrote the claim's status meanwhile.
+ */
+function deliveringWorld(refuse?: number) {
+  const writes: string[] = [];
+  const consumerSecrets = new Map<string, SecretObject>();
+  let statusWrites = 0;
+  const c = {
+    apiVersion: Buckets.apiVersion,
+    kind: 'Bucket',
+    metadata: { name: 'app', namespace: 'team-a', uid: 'app-uid', finalizers: [FINALIZER_DELIVERY], resourceVersion: '1' },
+    spec: {
+      writeConnectionSecretToRef: { name: 'app-s3' },
+      resourceRef: { kind: 'Store', name: 'app-store', namespace: 'infra' },
+      consumers: [{ providerRef: { name: 'eu-1', namespace: 'infra' }, namespace: 'app' }],
+    },
+  } as unknown as DeliveringClaim;
+  const store = {
+    apiVersion: 'storage.example.com/v1',
+    kind: 'Store',
+    metadata: { name: 'app-store', namespace: 'infra', uid: 'store-uid' },
+    spec: { providerRef: { name: 'eu-1' }, claimRef: { kind: 'Bucket', name: 'app', namespace: 'team-a', uid: 'app-uid' } },
+  } as unknown as ManagedResource;
+  const copy = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'app-s3', namespace: 'team-a', ownerReferences: [{ controller: true, uid: 'app-uid' }] },
+    data: { AWS_ACCESS_KEY_ID: Buffer.from('AK').toString('base64'), endpoint: Buffer.from('http://s.ns.svc:8333').toString('base64') },
+  } as unknown as SecretObject;
+  const provider = {
+    metadata: { name: 'eu-1', namespace: 'infra' },
+    spec: { credentialsSecretRef: { name: 'x' }, consumers: [{ claimNamespace: 'team-a', namespaces: ['app'] }] },
+  } as ProviderObject;
+  const claims = new Map([['team-a/app', c]]);
+  const consumer = {
+    create: async (_type: ResourceType, obj: SecretObject) => {
+      writes.push(`create Secret ${obj.metadata.namespace}/${obj.metadata.name}`);
+      const made = { ...obj, metadata: { ...obj.metadata, uid: 'secret-uid' } };
+      consumerSecrets.set(`${obj.metadata.namespace}/${obj.metadata.name}`, made);
+      return made;
+    },
+    get: async (_type: ResourceType, key: { namespace: string; name: string }) => consumerSecrets.get(`${key.namespace}/${key.name}`),
+    delete: async (_type: ResourceType, key: { namespace: string; name: string }) => {
+      writes.push(`delete Secret ${key.namespace}/${key.name}`);
+      consumerSecrets.delete(`${key.namespace}/${key.name}`);
+      return 'deleted';
+    },
+  } as unknown as Client;
+  const client = {
+    updateStatus: async (_type: ResourceType, obj: DeliveringClaim) => {
+      if (++statusWrites === refuse) throw new KubeError(409, 'Conflict', 'the object has been modified');
+      writes.push(`status ${JSON.stringify(obj.status?.deliveries?.map((d) => [d.to, d.delivered]))}`);
+      const stored = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(Number(obj.metadata.resourceVersion) + 1) } };
+      claims.set('team-a/app', stored);
+      return stored;
+    },
+    jsonPatch: async () => {
+      writes.push('finalizer removed');
+      return claims.get('team-a/app');
+    },
+  } as unknown as Client;
+  const reconciler = new DeliveryReconciler({
+    client,
+    recorder: { normal: () => {}, warning: () => {} } as never,
+    claims: { type: Buckets, cache: mapCache(claims) },
+    bucketOf: (claim) => claim,
+    secrets: mapCache(new Map([['team-a/app-s3', copy]])),
+    managed: new Map([['Store', mapCache(new Map([['infra/app-store', store]]))]]),
+    classes: new Map(),
+    providers: { provider: () => provider, resolve: async () => ({ client: consumer, fingerprint: 'eu-1' }) as unknown as Target },
+    marks: new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7))),
+    delivered: () => ({ ...mapCache(new Map<string, SecretObject>()), hasSynced: true }) as never,
+  });
+  return {
+    writes,
+    consumerSecrets,
+    reconcile: () => reconciler.reconcile('team-a/app', new AbortController().signal),
+    /** The app team names no consumer any more. */
+    noConsumers: () => {
+      const now = claims.get('team-a/app')!;
+      claims.set('team-a/app', { ...now, spec: { ...now.spec, consumers: [] } } as DeliveringClaim);
+    },
+  };
+}
+
+describe('a delivery to a place the claim has not recorded', () => {
+  it('is recorded before its Secret is written, so a pass cut off after the write still finds the Secret to remove', async () => {
+    const world = deliveringWorld();
+    await world.reconcile();
+    expect(world.writes).toEqual([
+      `status ${JSON.stringify([['infra/eu-1/app', false]])}`,
+      'create Secret app/app-s3',
+      `status ${JSON.stringify([['infra/eu-1/app', true]])}`,
+    ]);
+  });
+
+  it('written by a pass whose record of it was refused, is removed once the spec no longer names its place', async () => {
+    const world = deliveringWorld(2);
+    expect(await world.reconcile()).toEqual({ kind: 'requeue' });
+    expect(world.consumerSecrets.size).toBe(1);
+    world.noConsumers();
+    await world.reconcile();
+    expect(world.writes).toContain('delete Secret app/app-s3');
+    expect(world.consumerSecrets.size).toBe(0);
   });
 });
