@@ -65,10 +65,15 @@ export const providerSchema = z.object({
                   'The version to install, or to upgrade or go back to (one of those provider-rook ships in config/operators/NAME/; the newest when unset). ' +
                   'An operator provider-rook installed is changed to it; one someone else installed only with adopt.',
               }),
-            adopt: z.boolean().optional().meta({
-              description:
-                'Change the version of this operator although someone else installed it; or, with install, install it although the CRD someone else installed is there without its Deployment.',
-            }),
+            adopt: z.boolean().optional().meta({ description: 'Change the version of this operator although someone else installed it.' }),
+            installBesideOthers: z
+              .boolean()
+              .optional()
+              .meta({
+                description:
+                  "With install, install it although someone else's CRD of it is there without its Deployment at this name and namespace: " +
+                  'their operator may run elsewhere, and both would then act on every store of the cluster.',
+              }),
           }),
         )
         .optional()

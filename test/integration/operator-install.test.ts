@@ -219,7 +219,7 @@ describe('operator install', () => {
 });
 
 describe('an operator someone else installed under another name', () => {
-  it('installs no second one beside their CRD, says so, and writes nothing to the target; adopt installs it anyway', async () => {
+  it('installs no second one beside their CRD, says so, and writes nothing to the target; installBesideOthers installs it anyway', async () => {
     // A Helm release names the operator's Deployment and namespace after itself: only its CRD is where provider-rook looks.
     const dir = bundleDirectory(path.join(repoRoot, 'config', 'operators', 'minio-operator'));
     await installCrds(target, manifestFiles(dir));
@@ -243,14 +243,14 @@ describe('an operator someone else installed under another name', () => {
     expect(synced.message).toMatch(
       /CRD tenants\.minio\.min\.io, which provider-rook did not install, but no Deployment minio-operator\/minio-operator/,
     );
-    expect(synced.message).toMatch(/spec\.operators\[0\]\.adopt to true/);
+    expect(synced.message).toMatch(/spec\.operators\[0\]\.installBesideOthers to true/);
     expect(ourWrites.slice(writesBefore)).toEqual([]);
     expect(await target.get(Deployments, { namespace: 'minio-operator', name: 'minio-operator' })).toBeUndefined();
 
-    await setProvider('elsewhere', fresh, { operators: [{ name: 'minio-operator', install: true, adopt: true }] });
+    await setProvider('elsewhere', fresh, { operators: [{ name: 'minio-operator', install: true, installBesideOthers: true }] });
     const deployment = await eventually(
       () => target.get<Obj>(Deployments, { namespace: 'minio-operator', name: 'minio-operator' }),
-      'the operator installed beside their CRD, once adopted',
+      'the operator installed beside their CRD, once the Provider says so',
       30_000,
     );
     expect(deployment.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(rook.app.controlPlaneId);

@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
-import { Deployments } from '../../src/kit/kube/resources.ts';
+import { ClusterRoles, CustomResourceDefinitions, Deployments } from '../../src/kit/kube/resources.ts';
 import { OperatorUpgrades } from '../../src/runtime/operators/waves.ts';
 import { Providers, type ProviderObject } from '../../src/runtime/providers/provider.ts';
 import { installOperatorBundle } from '../kit/manifests.ts';
@@ -110,8 +110,10 @@ withProviderRook({
         metadata: { name: p, namespace: ns, labels: { wave: p === 'd' ? 'theirs' : 'ours' } },
         spec: {
           credentialsSecretRef: { name: `${p}-creds` },
-          // Each of ours installs one of its own beside the admin's CRD: a platform team's explicit adopt.
-          operators: [{ name: 'minio-operator', install: true, adopt: p !== 'd', version: OLD, namespace: operatorNamespace(p) }],
+          // Each of ours installs one of its own beside the admin's CRD, as its platform team says.
+          operators: [
+            { name: 'minio-operator', install: true, installBesideOthers: p !== 'd', version: OLD, namespace: operatorNamespace(p) },
+          ],
           ...(p === 'd' ? {} : { allowedNamespaces: [`tenant-${p}`, operatorNamespace(p)] }),
         },
       } as KubeObjectLike);
@@ -176,6 +178,13 @@ describe('operator versions', () => {
 
 describe('upgrade waves', () => {
   it('upgrades the selected Providers one at a time, each rolled out before the next begins', async () => {
+    // The admin's CRD and ClusterRole, which ours' installs use beside their own: no wave of ours changes them.
+    const admins = () =>
+      Promise.all([
+        target.get(CustomResourceDefinitions, { name: 'tenants.minio.min.io' }),
+        target.get(ClusterRoles, { name: 'minio-operator-role' }),
+      ]).then((objs) => objs.map((o) => o?.metadata.resourceVersion));
+    const before = await admins();
     await wave('to-new', NEW, { wave: 'ours' });
     const w = await watchWave('to-new', (x) => x.status?.phase === 'Complete');
     expect(w.status?.upgraded).toEqual(ours);
@@ -184,6 +193,7 @@ describe('upgrade waves', () => {
       expect(await operatorOf(p)).toMatchObject({ version: NEW, upgrade: { to: NEW, phase: 'Complete' } });
     }
     expect(await imageIn('d')).toBe(`minio/operator:${OLD}`);
+    expect(await admins()).toEqual(before);
   }, 90_000);
 
   it('stops at the first failure and says where; once the cause goes, it goes on. Going back is the same operation', async () => {

@@ -53,6 +53,8 @@ export interface OperatorPresence {
   version?: string;
   /** The Deployment as read, for its rollout. */
   deployment?: Obj;
+  /** The CRD as read, for who made it. */
+  crd?: Obj;
 }
 
 type Obj = KubeObjectLike & {
@@ -227,6 +229,7 @@ export class OperatorInstaller {
       missing,
       ...(version ? { version } : {}),
       ...(deployment ? { deployment } : {}),
+      ...(crd ? { crd } : {}),
     };
   }
 
@@ -282,22 +285,30 @@ export class OperatorInstaller {
    * Why not to install where someone else's CRD of this operator is there but not its Deployment at
    * this name and namespace, or undefined: their operator may run under another name or namespace
    * (a Helm release names it), and a second one watches every namespace too, acting on their stores.
-   * Left behind by an uninstall, the CRD proves nothing either way; `adopt` says to install anyway.
+   * Left behind by an uninstall, the CRD proves nothing either way; `installBesideOthers` says to
+   * install anyway. A CRD that claims this control plane's marks without proving them (made before
+   * marks were signed, or under a lost key) is taken for ours: a forged claim only brings an install
+   * the Provider allows anyway.
    */
   private installedElsewhere(
     presence: OperatorPresence,
     provider: ReadonlyDeep<ProviderObject>,
     settings: Readonly<OperatorSettings>,
   ): ReasonedError | undefined {
-    if (presence.deployment || presence.installedBy !== 'other' || settings.adopt) return undefined;
+    if (presence.deployment || presence.installedBy !== 'other' || settings.installBesideOthers) return undefined;
+    if (presence.crd && this.marks.claimedOwner(presence.crd)) return undefined;
     const { bundle } = this;
     const field = operatorField(provider, bundle.name, bundle.legacy);
     const namespace = settings.namespace ?? bundle.defaultNamespace;
+    // v0.1's field has no room for the answer: the settings move to an entry of spec.operators.
+    const fromV01 = bundle.legacy && !provider.spec.operators?.some((o) => o.name === bundle.name);
+    const remedy = fromV01
+      ? `Move spec.operatorInstall to an entry {name: ${bundle.name}, install: true} of spec.operators, then set its namespace to where it runs under that name, or its installBesideOthers to true to install one in ${namespace} anyway`
+      : `Set ${field}.namespace to where it runs under that name, or ${field}.installBesideOthers to true to install one in ${namespace} anyway`;
     return new ReasonedError(
       Reasons.OperatorInstalledElsewhere,
       `the target cluster has CRD ${bundle.crdName}, which provider-rook did not install, but no Deployment ${namespace}/${bundle.deploymentName}: ` +
-        `the ${bundle.description} someone else installed may run elsewhere, and a second one would act on their stores too, so none is installed. ` +
-        `Set ${field}.namespace to where it runs under that name, or ${field}.adopt to true to install one in ${namespace} anyway`,
+        `the ${bundle.description} someone else installed may run elsewhere, and a second one would act on their stores too, so none is installed. ${remedy}`,
     );
   }
 

@@ -25,8 +25,10 @@ export interface OperatorSettings {
   namespace?: string;
   /** The version to install, or to upgrade (or go back) to; the bundle's newest when unset. */
   version?: string;
-  /** Upgrade it although someone else installed it; with install, install it beside a CRD of theirs. */
+  /** Upgrade it although someone else installed it. */
   adopt?: boolean;
+  /** Install it although someone else's CRD of it is there, without its Deployment where this one would go. */
+  installBesideOthers?: boolean;
 }
 
 export interface OperatorStatus {

@@ -5,6 +5,7 @@ import type { Client, KubeObjectLike } from '../../../../src/kit/kube/client.ts'
 import { CustomResourceDefinitions, type ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { ReasonedError } from '../../../../src/kit/conditions.ts';
 import { seaweedfsOperator } from '../../../../src/backends/seaweedfs/operator.ts';
+import { rookMinioOperator } from '../../../../src/backends/rook-minio/objectstore.ts';
 import { OperatorInstaller } from '../../../../src/runtime/operators/operator.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import { OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
@@ -13,16 +14,20 @@ import type { ProviderObject } from '../../../../src/runtime/providers/provider.
 const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
 const owner = { resource: 'providers.kubernetes.crossplane.io', namespace: 'infra', name: 'p', uid: 'p-uid' };
 
+/** The same control plane's marks under a key it no longer holds (lost, and made anew). */
+const lostKey = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 9)));
+
 /** A target whose only object of the bundle is its CRD (Established), made by `madeBy`, or none. */
-function target(madeBy: 'someone else' | 'provider-rook' | 'nobody') {
+function target(madeBy: 'someone else' | 'provider-rook' | 'provider-rook, under a lost key' | 'nobody', bundle = seaweedfsOperator) {
   const writes: string[] = [];
   const plain: KubeObjectLike = {
     apiVersion: CustomResourceDefinitions.apiVersion,
     kind: CustomResourceDefinitions.kind,
-    metadata: { name: seaweedfsOperator.crdName },
+    metadata: { name: bundle.crdName },
   };
+  const signer = { 'provider-rook': marks, 'provider-rook, under a lost key': lostKey }[madeBy as string];
   const crd = {
-    ...(madeBy === 'provider-rook' ? marks.mark(CustomResourceDefinitions, plain, owner) : plain),
+    ...(signer ? signer.mark(CustomResourceDefinitions, plain, owner) : plain),
     status: { conditions: [{ type: 'Established', status: 'True' }] },
   };
   const objects = new Map<string, KubeObjectLike>(madeBy === 'nobody' ? [] : [[`CustomResourceDefinition ${crd.metadata.name}`, crd]]);
@@ -35,16 +40,20 @@ function target(madeBy: 'someone else' | 'provider-rook' | 'nobody') {
   } as unknown as Client;
   return { fingerprint: `t-${madeBy}`, client, writes };
 }
-const provider = (operator: Record<string, unknown>): ProviderObject =>
+const provider = (spec: Record<string, unknown>): ProviderObject =>
   ({
     apiVersion: 'kubernetes.crossplane.io/v1alpha2',
     kind: 'Provider',
     metadata: { name: 'p', namespace: 'infra', uid: 'p-uid' },
-    spec: { credentialsSecretRef: { name: 's' }, operators: [{ name: 'seaweedfs', install: true, ...operator }] },
+    spec: { credentialsSecretRef: { name: 's' }, ...spec },
   }) as unknown as ProviderObject;
 
 const ensure = (t: ReturnType<typeof target>, settings: Record<string, unknown> = {}) =>
-  new OperatorInstaller(seaweedfsOperator, marks).ensure(t, { provider: provider(settings), owner }, new AbortController().signal);
+  new OperatorInstaller(seaweedfsOperator, marks).ensure(
+    t,
+    { provider: provider({ operators: [{ name: 'seaweedfs', install: true, ...settings }] }), owner },
+    new AbortController().signal,
+  );
 
 describe('OperatorInstaller.ensure', () => {
   it("installs no second operator where someone else's CRD is there without the Deployment, and says how to go on", async () => {
@@ -55,21 +64,37 @@ describe('OperatorInstaller.ensure', () => {
     expect((err as ReasonedError).message).toContain(
       `CRD ${seaweedfsOperator.crdName}, which provider-rook did not install, but no Deployment seaweedfs-operator-system/${seaweedfsOperator.deploymentName}`,
     );
-    expect((err as ReasonedError).message).toMatch(/spec\.operators\[0\]\.namespace .*spec\.operators\[0\]\.adopt to true/);
+    expect((err as ReasonedError).message).toMatch(/spec\.operators\[0\]\.namespace .*spec\.operators\[0\]\.installBesideOthers to true/);
+    expect(t.writes).toEqual([]);
+    // Leave to change the version of someone else's operator is not leave to install a second one.
+    const adopting = target('someone else');
+    expect(await ensure(adopting, { adopt: true }).catch((e: unknown) => (e as ReasonedError).reason)).toBe('OperatorInstalledElsewhere');
+    expect(adopting.writes).toEqual([]);
+  });
+
+  it("set in v0.1's spec.operatorInstall, says to move the settings to spec.operators, which has room for the answer", async () => {
+    const t = target('someone else', rookMinioOperator);
+    const err = await new OperatorInstaller(rookMinioOperator, marks)
+      .ensure(t, { provider: provider({ operatorInstall: { enabled: true } }), owner }, new AbortController().signal)
+      .catch((e: unknown) => e as ReasonedError);
+    expect(err?.reason).toBe('OperatorInstalledElsewhere');
+    expect(err?.message).toMatch(
+      /Move spec\.operatorInstall to an entry \{name: rook-minio, install: true\} of spec\.operators.*installBesideOthers/,
+    );
     expect(t.writes).toEqual([]);
   });
 
-  it('with adopt, installs the rest of the bundle beside their CRD, leaving the CRD as it is', async () => {
+  it('with installBesideOthers, installs the rest of the bundle beside their CRD, leaving the CRD as it is', async () => {
     const t = target('someone else');
-    await ensure(t, { adopt: true });
+    await ensure(t, { installBesideOthers: true });
     expect(t.writes).toContain(`create Deployment ${seaweedfsOperator.deploymentName}`);
     expect(t.writes.filter((w) => w.startsWith('create CustomResourceDefinition'))).not.toContain(
       `create CustomResourceDefinition ${seaweedfsOperator.crdName}`,
     );
   });
 
-  it('installs where nothing of it is there, or where the CRD is one provider-rook installed', async () => {
-    for (const madeBy of ['nobody', 'provider-rook'] as const) {
+  it('installs where nothing of it is there, or where the CRD is one provider-rook installed (its marks proven or not)', async () => {
+    for (const madeBy of ['nobody', 'provider-rook', 'provider-rook, under a lost key'] as const) {
       const t = target(madeBy);
       await ensure(t);
       expect([madeBy, t.writes]).toEqual([madeBy, expect.arrayContaining([`create Deployment ${seaweedfsOperator.deploymentName}`])]);
