@@ -139,7 +139,7 @@ export class DeliveryReconciler {
       const results: Delivery[] = [];
       for (const place of wanted) results.push(await this.deliver(from, place, known.get(placeKey(place)), signal));
       for (const place of held.values()) if (place) results.push(...(await this.remove(claim, place, signal)));
-      await this.writeStatus(claim, cached, results, signal);
+      await this.writeStatus(claim, results, signal);
       const pending = results.some((d) => d.removing);
       if (!pending && (wanted.length === 0 || isDeleting(claim.metadata)) && hasFinalizer(claim.metadata, FINALIZER_DELIVERY))
         await removeFinalizer(this.o.client, this.o.claims.type, claim, FINALIZER_DELIVERY, signal);
@@ -242,8 +242,14 @@ export class DeliveryReconciler {
       }
       const endpoint = sameCluster ? 'ClusterDNS' : 'Exposed';
       const target = await this.o.providers.resolve(provider, signal);
-      if (!held) await this.recordIntent(claim, { ...base, delivered: false, endpoint }, signal);
-      const wrote = await this.write(target, claim, place, dataFor(source, endpoint, store.exposure), signal);
+      const data = dataFor(source, endpoint, store.exposure);
+      const wrote = await this.write(
+        target,
+        claim,
+        place,
+        { data, intent: held ? undefined : { ...base, delivered: false, endpoint } },
+        signal,
+      );
       if (wrote)
         this.o.recorder.normal(
           claim,
@@ -252,8 +258,8 @@ export class DeliveryReconciler {
         );
       return { ...base, delivered: true, endpoint, ...withKeys(source) };
     } catch (err) {
-      // Something changed under this pass (the claim's status, or the Secret there): the pass starts again.
-      if (isConflict(err)) throw err;
+      // The claim's status could not be written (it changed since it was read): the pass starts again.
+      if (err instanceof StatusNotWritten) throw err.refusal;
       // A consumer the platform team no longer allows, or no longer gives an endpoint, loses what was delivered there.
       const withdrawn = provider && (reasonOf(err) === Reasons.ConsumerNotAllowed || reasonOf(err) === Reasons.NoEndpointForConsumer);
       const removed = withdrawn
@@ -272,13 +278,20 @@ export class DeliveryReconciler {
   }
 
   /** Creates or updates the Secret there; never one that is not proven ours. */
+  /** `intent`: what to record in the claim's status before anything is written there (recordIntent), if not recorded yet. */
   private async write(
     target: Target,
     claim: DeliveringClaim,
     place: Place,
-    data: Record<string, string>,
+    what: { data: Record<string, string>; intent?: Delivery },
     signal: AbortSignal,
   ): Promise<'created' | 'updated' | undefined> {
+    const { data } = what;
+    let intent = what.intent;
+    const recordIntent = async (): Promise<void> => {
+      if (intent) await this.recordIntent(claim, intent, signal);
+      intent = undefined;
+    };
     const { client } = target;
     const cache = this.o.delivered(target);
     const owner = ownerOf(this.o.claims.type, claim);
@@ -297,6 +310,7 @@ export class DeliveryReconciler {
       ? (cache.get({ namespace: place.namespace, name: place.secretName }) as SecretObject | undefined)
       : await client.get<SecretObject>(Secrets, { namespace: place.namespace, name: place.secretName }, signal);
     if (!have) {
+      await recordIntent();
       try {
         await client.create(Secrets, desired, signal);
         return 'created';
@@ -321,6 +335,7 @@ export class DeliveryReconciler {
       sameJson(have.metadata.annotations ?? {}, annotations)
     )
       return undefined;
+    await recordIntent();
     await client.update(
       Secrets,
       { ...desired, metadata: { ...desired.metadata, labels, annotations, resourceVersion: have.metadata.resourceVersion } },
@@ -390,22 +405,19 @@ export class DeliveryReconciler {
    */
   private async recordIntent(claim: DeliveringClaim, d: Delivery, signal: AbortSignal): Promise<void> {
     const others = (claim.status?.deliveries ?? []).filter((x) => placeKey(x) !== placeKey(d));
-    const stored = await this.o.client.updateStatus(
-      this.o.claims.type,
-      { ...claim, status: { ...claim.status, deliveries: [...others, d] } },
-      signal,
-    );
+    const stored = await this.o.client
+      .updateStatus(this.o.claims.type, { ...claim, status: { ...claim.status, deliveries: [...others, d] } }, signal)
+      .catch((err: unknown) => {
+        throw new StatusNotWritten(err);
+      });
     claim.status = stored.status;
     claim.metadata.resourceVersion = stored.metadata.resourceVersion;
   }
 
-  private async writeStatus(
-    claim: DeliveringClaim,
-    cached: ReadonlyDeep<DeliveringClaim>,
-    results: Delivery[],
-    signal: AbortSignal,
-  ): Promise<void> {
-    const status = { ...(claim.status ?? {}) } as NonNullable<DeliveringClaim['status']>;
+  /** Writes what this pass found, unless the status as last stored (read, or written by recordIntent) says it already. */
+  private async writeStatus(claim: DeliveringClaim, results: Delivery[], signal: AbortSignal): Promise<void> {
+    const last = claim.status ?? {};
+    const status = { ...last } as NonNullable<DeliveringClaim['status']>;
     let conditions: Condition[] | undefined = status.conditions;
     if (results.length === 0) {
       delete status.deliveries;
@@ -434,7 +446,7 @@ export class DeliveryReconciler {
     }
     if (conditions?.length) status.conditions = conditions;
     else delete status.conditions;
-    if (sameJson(status, cached.status ?? {})) return;
+    if (sameJson(status, last)) return;
     claim.status = status;
     const stored = await this.o.client.updateStatus(this.o.claims.type, claim, signal);
     claim.metadata.resourceVersion = stored.metadata.resourceVersion;
@@ -445,6 +457,15 @@ const withKeys = (data: Record<string, string>): { keys?: string } => {
   const keys = keysDigest(data.AWS_ACCESS_KEY_ID);
   return keys ? { keys } : {};
 };
+
+/** A status write of recordIntent refused: the pass cannot go on, whatever other places it still has. */
+class StatusNotWritten extends Error {
+  readonly refusal: unknown;
+  constructor(refusal: unknown) {
+    super(refusal instanceof Error ? refusal.message : String(refusal));
+    this.refusal = refusal;
+  }
+}
 
 /** A delivery that may have left a Secret of ours there. */
 function mayHold(d: Delivery): boolean {

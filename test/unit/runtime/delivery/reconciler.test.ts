@@ -2,11 +2,11 @@
 // once nothing of the claim's may be out there, even when a pass was cut off just before removing it.
 import { describe, expect, it } from '@jest/globals';
 import type { Client } from '../../../../src/kit/kube/client.ts';
-import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { Secrets, type ResourceType } from '../../../../src/kit/kube/resources.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import type { ProviderObject } from '../../../../src/runtime/providers/provider.ts';
 import type { Target } from '../../../../src/runtime/providers/targets.ts';
-import { DeliveryReconciler, FINALIZER_DELIVERY } from '../../../../src/runtime/delivery/reconciler.ts';
+import { DeliveryReconciler, FINALIZER_DELIVERY, ownerOf } from '../../../../src/runtime/delivery/reconciler.ts';
 import type { DeliveringClaim } from '../../../../src/runtime/delivery/consumers.ts';
 import type { SecretObject } from '../../../../src/runtime/managed/publisher.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
@@ -79,15 +79,18 @@ describe("the delivery reconciler's finalizer", () => {
   });
 });
 
+const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
+
 /**
  * A claim with one consumer in its store's own cluster, its copy of the keys there to deliver. The
- * claim's status is stored as written; the status write numbered `refuse` (from 1) is refused with a
- * conflict, as when another controller wrote the claim's status meanwhile.
+ * claim's status is stored as written, but a write of the kind `refuse` names is refused with a
+ * conflict (another controller wrote the claim's status meanwhile); `there` is what the consumer
+ * already has at the place: a Secret of someone else's, or an older one of this claim's whose
+ * updates are refused with a conflict (someone else keeps changing it).
  */
-function deliveringWorld(refuse?: number) {
+function deliveringWorld(o: { refuse?: 'intent' | 'delivered'; there?: 'foreign' | 'ours, contended' } = {}) {
   const writes: string[] = [];
   const consumerSecrets = new Map<string, SecretObject>();
-  let statusWrites = 0;
   const c = {
     apiVersion: Buckets.apiVersion,
     kind: 'Bucket',
@@ -115,6 +118,14 @@ function deliveringWorld(refuse?: number) {
     spec: { credentialsSecretRef: { name: 'x' }, consumers: [{ claimNamespace: 'team-a', namespaces: ['app'] }] },
   } as ProviderObject;
   const claims = new Map([['team-a/app', c]]);
+  const older = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'app-s3', namespace: 'app', uid: 'older-uid' },
+    data: {},
+  } as SecretObject;
+  if (o.there === 'foreign') consumerSecrets.set('app/app-s3', older);
+  if (o.there === 'ours, contended') consumerSecrets.set('app/app-s3', marks.mark(Secrets, older, ownerOf(Buckets, c)));
   const consumer = {
     create: async (_type: ResourceType, obj: SecretObject) => {
       writes.push(`create Secret ${obj.metadata.namespace}/${obj.metadata.name}`);
@@ -123,6 +134,10 @@ function deliveringWorld(refuse?: number) {
       return made;
     },
     get: async (_type: ResourceType, key: { namespace: string; name: string }) => consumerSecrets.get(`${key.namespace}/${key.name}`),
+    update: async () => {
+      writes.push('update Secret app/app-s3');
+      throw new KubeError(409, 'Conflict', 'the object has been modified');
+    },
     delete: async (_type: ResourceType, key: { namespace: string; name: string }) => {
       writes.push(`delete Secret ${key.namespace}/${key.name}`);
       consumerSecrets.delete(`${key.namespace}/${key.name}`);
@@ -131,7 +146,9 @@ function deliveringWorld(refuse?: number) {
   } as unknown as Client;
   const client = {
     updateStatus: async (_type: ResourceType, obj: DeliveringClaim) => {
-      if (++statusWrites === refuse) throw new KubeError(409, 'Conflict', 'the object has been modified');
+      const delivered = obj.status?.deliveries?.some((d) => d.delivered);
+      if ((o.refuse === 'delivered' && delivered) || (o.refuse === 'intent' && !delivered))
+        throw new KubeError(409, 'Conflict', 'the object has been modified');
       writes.push(`status ${JSON.stringify(obj.status?.deliveries?.map((d) => [d.to, d.delivered]))}`);
       const stored = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(Number(obj.metadata.resourceVersion) + 1) } };
       claims.set('team-a/app', stored);
@@ -151,8 +168,8 @@ function deliveringWorld(refuse?: number) {
     managed: new Map([['Store', mapCache(new Map([['infra/app-store', store]]))]]),
     classes: new Map(),
     providers: { provider: () => provider, resolve: async () => ({ client: consumer, fingerprint: 'eu-1' }) as unknown as Target },
-    marks: new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7))),
-    delivered: () => ({ ...mapCache(new Map<string, SecretObject>()), hasSynced: true }) as never,
+    marks,
+    delivered: () => ({ ...mapCache(consumerSecrets), hasSynced: true }) as never,
   });
   return {
     writes,
@@ -178,12 +195,34 @@ describe('a delivery to a place the claim has not recorded', () => {
   });
 
   it('written by a pass whose record of it was refused, is removed once the spec no longer names its place', async () => {
-    const world = deliveringWorld(2);
+    const world = deliveringWorld({ refuse: 'delivered' });
     expect(await world.reconcile()).toEqual({ kind: 'requeue' });
     expect(world.consumerSecrets.size).toBe(1);
     world.noConsumers();
     await world.reconcile();
     expect(world.writes).toContain('delete Secret app/app-s3');
     expect(world.consumerSecrets.size).toBe(0);
+  });
+
+  it('is not written while its record cannot be', async () => {
+    const world = deliveringWorld({ refuse: 'intent' });
+    expect(await world.reconcile()).toEqual({ kind: 'requeue' });
+    expect(world.writes).toEqual([]);
+  });
+
+  it("is not recorded where someone else's Secret stands: the refusal writes the status once", async () => {
+    const world = deliveringWorld({ there: 'foreign' });
+    await world.reconcile();
+    expect(world.writes).toEqual([`status ${JSON.stringify([['infra/eu-1/app', false]])}`]);
+  });
+
+  it('fails that place alone when the Secret there keeps changing: the pass ends and records it', async () => {
+    const world = deliveringWorld({ there: 'ours, contended' });
+    expect(await world.reconcile()).toEqual({ kind: 'requeueAfter', ms: 30_000 });
+    expect(world.writes).toEqual([
+      `status ${JSON.stringify([['infra/eu-1/app', false]])}`,
+      'update Secret app/app-s3',
+      `status ${JSON.stringify([['infra/eu-1/app', false]])}`,
+    ]);
   });
 });
