@@ -68,7 +68,8 @@ export class AccessReconciler implements Reconciler {
       if (isDeleting(access.metadata)) {
         if (!hasFinalizer(access.metadata, FINALIZER_CLAIM)) return done();
         // The Bucket's mark goes before the finalizer: a pass cut off after it would find nothing to do.
-        await releaseClaim(this.writer, access, await this.held(access, signal), signal, () => this.markBucket(access, signal));
+        const held = await this.held(access, signal);
+        await releaseClaim(this.writer, access, held, signal, () => this.markBucket(access, signal, held.length > 0));
         return done();
       }
       return await this.grant(access, cached, signal);
@@ -157,7 +158,8 @@ export class AccessReconciler implements Reconciler {
    * The Bucket carries LABEL_GRANTED while any BucketAccess holds a user of it, so that admission
    * refuses its deletion (config/admission/protection.yaml); the label goes with the last grant.
    */
-  private async markBucket(access: AccessClaim, signal: AbortSignal): Promise<void> {
+  /** `releasing`: this access is going, and held a user of the Bucket. */
+  private async markBucket(access: AccessClaim, signal: AbortSignal, releasing = false): Promise<void> {
     const ref = access.spec?.bucketRef;
     const bucket = ref && this.o.buckets.cache.get(ref);
     if (!ref || !bucket || isDeleting(bucket.metadata)) return;
@@ -170,7 +172,9 @@ export class AccessReconciler implements Reconciler {
     const granted =
       holds(access) || this.o.accesses.cache.list().some((a) => a.metadata.uid !== access.metadata.uid && names(a) && holds(a));
     const marked = bucket.metadata.labels?.[LABEL_GRANTED] === 'true';
-    if (granted === marked) return;
+    // Going, the last access takes the mark off whatever its cache shows: the mark its own pass put
+    // there may not have reached the cache yet, and after this pass none comes back for it.
+    if (granted === marked && !(releasing && !granted)) return;
     await this.o.client.mergePatch(
       this.o.buckets.type,
       { namespace: ref.namespace, name: ref.name },

@@ -215,6 +215,7 @@ describe("an access's grant", () => {
     expect(world.writes.filter((w) => !w.startsWith('patch'))).toEqual([
       `status Grant ${platform}/just-made Released`,
       `delete Grant ${platform}/just-made`,
+      `mark Bucket team-a/orders ${JSON.stringify({ metadata: { labels: { [LABEL_GRANTED]: null } } })}`,
     ]);
   });
 
@@ -236,6 +237,17 @@ describe("an access's grant", () => {
     const failing = grantWorld({ access: deleting, live, grants: [grantOf('held')], marked: { fails: true } });
     await failing.reconcile();
     expect(failing.writes.filter((w) => w.startsWith('patch') && w.includes('"remove"'))).toEqual([]);
+  });
+
+  it("takes the Bucket's mark away on its way out even when the cache has not seen the mark yet", async () => {
+    const deleting: AccessClaim = {
+      ...reader,
+      metadata: { ...reader.metadata, deletionTimestamp: '2026-11-29T00:00:00Z' },
+      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
+    };
+    const world = grantWorld({ access: deleting, live: { [`Grant ${platform}/held`]: grantOf('held') }, grants: [grantOf('held')] });
+    await world.reconcile();
+    expect(world.writes).toContain(`mark Bucket team-a/orders ${JSON.stringify({ metadata: { labels: { [LABEL_GRANTED]: null } } })}`);
   });
 
   it("is not taken for the access's when the resource its resourceRef names belongs to another claim", async () => {
