@@ -160,9 +160,17 @@ export async function exposureState(
       return { via: 'Gateway', waiting: `Gateway ${gatewayRef.namespace}/${gatewayRef.name} has no address yet` };
     const listeners =
       (gateway!.spec as { listeners?: { name: string; port: number; protocol: string; hostname?: string }[] } | undefined)?.listeners ?? [];
-    const listener = gatewayRef.sectionName
-      ? listeners.find((l) => l.name === gatewayRef.sectionName)
-      : listeners.find((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS');
+    const web = listeners.filter((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS');
+    // A route that names no listener attaches to each one that admits it: which one apps should call
+    // is then a guess, and another listener may admit routes from anyone for that host name.
+    if (!gatewayRef.sectionName && web.length > 1)
+      return {
+        via: 'Gateway',
+        waiting:
+          `Gateway ${gatewayRef.namespace}/${gatewayRef.name} has ${web.length} HTTP and HTTPS listeners (${web.map((l) => l.name).join(', ')}): ` +
+          "name the stores' one in the class's exposure.gateway.gatewayRef.sectionName, so that the route attaches to it alone",
+      };
+    const listener = gatewayRef.sectionName ? listeners.find((l) => l.name === gatewayRef.sectionName) : web[0];
     if (!listener)
       return {
         via: 'Gateway',

@@ -1,0 +1,48 @@
+// Where a Gateway exposure leads, from what its controllers wrote: an endpoint only on the listener
+// the route is pinned to, or on the Gateway's one HTTP or HTTPS listener.
+import { describe, expect, it } from '@jest/globals';
+import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { exposureState, type S3Service } from '../../../../src/runtime/native/exposure.ts';
+import type { TargetObject } from '../../../../src/runtime/native/kind.ts';
+
+const svc: S3Service = { store: 'orders', name: 'orders-s3', namespace: 'stores', port: 8333, selector: { app: 'orders' } };
+const listeners = [
+  { name: 'web', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } },
+  { name: 's3', port: 443, protocol: 'HTTPS', hostname: '*.s3.example.com' },
+];
+const gateway = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'edge', namespace: 'gw' } };
+const read = (ls: object[]) => ({
+  get: async (type: ResourceType) =>
+    type.kind === 'Gateway' ? { ...gateway, spec: { listeners: ls }, status: { addresses: [{ value: '192.0.2.1' }] } } : undefined,
+});
+/** The route provider-rook made, Accepted by the Gateway. */
+const route = {
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'HTTPRoute',
+  metadata: { name: 'orders-s3', namespace: 'stores' },
+  status: { parents: [{ parentRef: { name: 'edge', namespace: 'gw' }, conditions: [{ type: 'Accepted', status: 'True' }] }] },
+} as TargetObject;
+const state = (gatewayRef: { name: string; namespace: string; sectionName?: string }, ls: object[] = listeners) =>
+  exposureState({ gateway: { gatewayRef, hostname: '*.s3.example.com' } }, svc, route, read(ls) as never, new AbortController().signal);
+
+describe('a Gateway exposure', () => {
+  it('publishes nothing while the route names no listener and the Gateway has several: which one apps should call is a guess', async () => {
+    const s = await state({ name: 'edge', namespace: 'gw' });
+    expect(s?.endpoint).toBeUndefined();
+    expect(s?.waiting).toMatch(/has 2 HTTP and HTTPS listeners \(web, s3\): name the stores' one in .*gatewayRef\.sectionName/);
+  });
+
+  it('publishes the listener the route is pinned to', async () => {
+    expect(await state({ name: 'edge', namespace: 'gw', sectionName: 's3' })).toEqual({
+      via: 'Gateway',
+      endpoint: 'https://orders.s3.example.com',
+    });
+  });
+
+  it("publishes a Gateway's one HTTP or HTTPS listener, with its port", async () => {
+    expect(await state({ name: 'edge', namespace: 'gw' }, [{ name: 'web', port: 8080, protocol: 'HTTP', allowedRoutes: {} }])).toEqual({
+      via: 'Gateway',
+      endpoint: 'http://orders.s3.example.com:8080',
+    });
+  });
+});
