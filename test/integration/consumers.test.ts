@@ -654,9 +654,10 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
     await delivered({ namespace: teamB, name: 'left' }, 1);
     await proxy.close();
     try {
-      // Every finalizer removed by hand, and the claim gone: its sweep finds the cluster down.
-      await control.mergePatch(Buckets, { namespace: teamB, name: 'left' }, { metadata: { finalizers: null } });
+      // Deleted, then every finalizer removed by hand (none can be added back to an object being
+      // deleted), and the claim gone: its sweep finds the cluster down.
       await control.delete(Buckets, { namespace: teamB, name: 'left' });
+      await control.mergePatch(Buckets, { namespace: teamB, name: 'left' }, { metadata: { finalizers: null } });
       await eventually(async () => ((await read(Buckets, { namespace: teamB, name: 'left' })) ? undefined : true), 'the claim gone', {
         timeoutMs: 20_000,
       });

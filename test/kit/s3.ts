@@ -27,6 +27,10 @@ export function s3Client(endpoint: string, creds: S3Credentials, opts: { ca?: st
     forcePathStyle: true,
     // Names the stand-ins publish (a Gateway's host names) resolve as public DNS would; the Host sent is the name.
     requestHandler: {
+      // A request a loaded server never answers fails and is tried again (the SDK's three attempts),
+      // instead of holding its test until the test's own timeout, which says nothing of where.
+      connectionTimeout: 5_000,
+      requestTimeout: 15_000,
       httpAgent: new Agent({ lookup: s3Lookup } as ConstructorParameters<typeof Agent>[0]),
       httpsAgent: new TlsAgent({ lookup: s3Lookup, ...(opts.ca ? { ca: opts.ca } : {}) } as ConstructorParameters<typeof TlsAgent>[0]),
     },
