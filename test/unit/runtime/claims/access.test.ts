@@ -116,6 +116,8 @@ function grantWorld(o: {
   madeAndGone?: boolean;
   /** The Bucket carries the mark of a grant held; writing it fails (a timeout, a restart of the API server). */
   marked?: { fails: boolean };
+  /** The kind the Bucket is bound to, if not the Store its grants reach. */
+  boundTo?: string;
 }) {
   const writes: string[] = [];
   const events: string[] = [];
@@ -160,7 +162,10 @@ function grantWorld(o: {
   const bound = {
     ...bucket,
     metadata: { ...bucket.metadata, ...(o.marked ? { labels: { [LABEL_GRANTED]: 'true' } } : {}) },
-    spec: { ...bucket.spec, resourceRef: { apiVersion: Stores.apiVersion, kind: 'Store', name: 'orders-store', namespace: platform } },
+    spec: {
+      ...bucket.spec,
+      resourceRef: { apiVersion: Stores.apiVersion, kind: o.boundTo ?? 'Store', name: 'orders-store', namespace: platform },
+    },
     status: { bindingPhase: 'Bound' },
   };
   const reconciler = new AccessReconciler({
@@ -237,6 +242,22 @@ describe("an access's grant", () => {
     const failing = grantWorld({ access: deleting, live, grants: [grantOf('held')], marked: { fails: true } });
     await failing.reconcile();
     expect(failing.writes.filter((w) => w.startsWith('patch') && w.includes('"remove"'))).toEqual([]);
+  });
+
+  it('is revoked when its Bucket, made anew under the same name, is bound to a kind no grant reaches', async () => {
+    const holding: AccessClaim = {
+      ...reader,
+      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
+    };
+    const world = grantWorld({
+      access: holding,
+      live: { [`Grant ${platform}/held`]: grantOf('held') },
+      grants: [grantOf('held')],
+      boundTo: 'CephBucket',
+    });
+    await world.reconcile();
+    expect(world.writes).toContain(`delete Grant ${platform}/held`);
+    expect(world.events).toContainEqual(expect.stringContaining('GrantsNotSupported'));
   });
 
   it("takes the Bucket's mark away on its way out even when the cache has not seen the mark yet", async () => {
