@@ -7,7 +7,7 @@ import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import type { ProviderObject } from '../../../../src/runtime/providers/provider.ts';
 import type { Target } from '../../../../src/runtime/providers/targets.ts';
 import { DeliveryReconciler, FINALIZER_DELIVERY, ownerOf } from '../../../../src/runtime/delivery/reconciler.ts';
-import type { DeliveringClaim } from '../../../../src/runtime/delivery/consumers.ts';
+import type { DeliveringClaim, Delivery } from '../../../../src/runtime/delivery/consumers.ts';
 import type { SecretObject } from '../../../../src/runtime/managed/publisher.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import { OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
@@ -88,7 +88,9 @@ const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
  * already has at the place: a Secret of someone else's, or an older one of this claim's whose
  * updates are refused with a conflict (someone else keeps changing it).
  */
-function deliveringWorld(o: { refuse?: 'intent' | 'delivered'; there?: 'foreign' | 'ours, contended' } = {}) {
+function deliveringWorld(
+  o: { refuse?: 'intent' | 'delivered'; there?: 'foreign' | 'ours, contended' | 'ours, immutable'; recorded?: Delivery[] } = {},
+) {
   const writes: string[] = [];
   const consumerSecrets = new Map<string, SecretObject>();
   const c = {
@@ -100,6 +102,7 @@ function deliveringWorld(o: { refuse?: 'intent' | 'delivered'; there?: 'foreign'
       resourceRef: { kind: 'Store', name: 'app-store', namespace: 'infra' },
       consumers: [{ providerRef: { name: 'eu-1', namespace: 'infra' }, namespace: 'app' }],
     },
+    ...(o.recorded ? { status: { deliveries: o.recorded } } : {}),
   } as unknown as DeliveringClaim;
   const store = {
     apiVersion: 'storage.example.com/v1',
@@ -125,7 +128,8 @@ function deliveringWorld(o: { refuse?: 'intent' | 'delivered'; there?: 'foreign'
     data: {},
   } as SecretObject;
   if (o.there === 'foreign') consumerSecrets.set('app/app-s3', older);
-  if (o.there === 'ours, contended') consumerSecrets.set('app/app-s3', marks.mark(Secrets, older, ownerOf(Buckets, c)));
+  if (o.there === 'ours, contended' || o.there === 'ours, immutable')
+    consumerSecrets.set('app/app-s3', marks.mark(Secrets, older, ownerOf(Buckets, c)));
   const consumer = {
     create: async (_type: ResourceType, obj: SecretObject) => {
       writes.push(`create Secret ${obj.metadata.namespace}/${obj.metadata.name}`);
@@ -136,6 +140,8 @@ function deliveringWorld(o: { refuse?: 'intent' | 'delivered'; there?: 'foreign'
     get: async (_type: ResourceType, key: { namespace: string; name: string }) => consumerSecrets.get(`${key.namespace}/${key.name}`),
     update: async () => {
       writes.push('update Secret app/app-s3');
+      if (o.there === 'ours, immutable')
+        throw new KubeError(422, 'Invalid', 'Secret "app-s3" is invalid: data: Forbidden: field is immutable');
       throw new KubeError(409, 'Conflict', 'the object has been modified');
     },
     delete: async (_type: ResourceType, key: { namespace: string; name: string }) => {
@@ -174,6 +180,8 @@ function deliveringWorld(o: { refuse?: 'intent' | 'delivered'; there?: 'foreign'
   return {
     writes,
     consumerSecrets,
+    /** The claim's status as last stored. */
+    status: () => claims.get('team-a/app')!.status,
     reconcile: () => reconciler.reconcile('team-a/app', new AbortController().signal),
     /** The app team names no consumer any more. */
     noConsumers: () => {
@@ -224,5 +232,16 @@ describe('a delivery to a place the claim has not recorded', () => {
       'update Secret app/app-s3',
       `status ${JSON.stringify([['infra/eu-1/app', false]])}`,
     ]);
+  });
+
+  it('made immutable there, is not waited for by a rotation: the place keeps no keys on record', async () => {
+    // Delivered before, with the keys rotation now replaces.
+    const before = { to: 'infra/eu-1/app', secretName: 'app-s3', delivered: true, endpoint: 'ClusterDNS' as const, keys: 'old-keys' };
+    const world = deliveringWorld({ there: 'ours, immutable', recorded: [before] });
+    await world.reconcile();
+    expect(world.status()?.deliveries).toEqual([
+      expect.objectContaining({ to: 'infra/eu-1/app', delivered: false, reason: 'ConsumerSecretRefused' }),
+    ]);
+    expect(world.status()?.deliveries?.[0]?.keys).toBeUndefined();
   });
 });
