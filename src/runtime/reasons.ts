@@ -209,7 +209,7 @@ export const Reasons = {
   ConsumerNamespaceNotFound: 'ConsumerNamespaceNotFound',
   /** Another claim delivers a Secret of the same name into the same consumer namespace first. */
   ConsumerSecretTaken: 'ConsumerSecretTaken',
-  /** The consumer cluster refuses to update the delivered Secret (made immutable there): its keys are not waited for. */
+  /** The delivered Secret was made immutable in the consumer cluster: its keys are not waited for. */
   ConsumerSecretRefused: 'ConsumerSecretRefused',
   /** The consumer runs in another cluster than the store, and the store's class exposes it to no other cluster. */
   NoEndpointForConsumer: 'NoEndpointForConsumer',

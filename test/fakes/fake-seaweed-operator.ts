@@ -292,7 +292,11 @@ class BucketStandIn extends SeaweedChild {
       // Only a bucket the CR made (status.bucketName) or adopted is its own.
       if (found && !spec.adoptExisting) throw new Waiting('Failed', 'BucketAlreadyExists', `bucket ${Bucket} already exists`);
       // s3.bucket.create -withLock
-      if (!found) await on.s3.send(new CreateBucketCommand({ Bucket, ObjectLockEnabledForBucket: spec.objectLock === true }));
+      // A create the client tried again after its answer was late may find the bucket it made.
+      if (!found)
+        await on.s3.send(new CreateBucketCommand({ Bucket, ObjectLockEnabledForBucket: spec.objectLock === true })).catch((err: Error) => {
+          if (err.name !== 'BucketAlreadyOwnedByYou') throw err;
+        });
       // Claimed at once, as upstream does: a later step that fails records the name with its failure,
       // so the next pass does not take the bucket it made for someone else's.
       const rest = { ...obj, status: { ...obj.status, bucketName: Bucket } };

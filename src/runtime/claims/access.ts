@@ -108,9 +108,9 @@ export class AccessReconciler implements Reconciler {
       return done(); // the Bucket's changes bring it back
     }
     if (!grantor) {
-      // A Bucket now bound to a kind no grant reaches (made anew under the same name): what was
-      // granted of the one before is revoked.
-      await this.revokeHeld(access, signal);
+      // A Bucket now bound to a kind no grant reaches at all (made anew under the same name): what
+      // was granted of the one before is revoked. Not for a kind some grantor knows under another apiVersion.
+      if (!this.o.grantors.some((g) => g.managed.kind === bucketRef.kind)) await this.revokeHeld(access, signal);
       throw new ReasonedError(
         Reasons.GrantsNotSupported,
         `${where} is a ${bucketRef.kind ?? 'resource'}, whose buckets provider-rook cannot share (grants reach MinIO stores only)`,

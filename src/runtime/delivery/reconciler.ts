@@ -14,7 +14,7 @@ import type { EventRecorder } from '../../kit/controller/events.ts';
 import { addFinalizer, removeFinalizer } from '../../kit/controller/finalizers.ts';
 import { sameJson } from '../../kit/json.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
-import { isAlreadyExists, isConflict, isNotFound, KubeError, UnreachableError } from '../../kit/kube/errors.ts';
+import { isAlreadyExists, isConflict, isNotFound, UnreachableError } from '../../kit/kube/errors.ts';
 import { Secrets, type ResourceType } from '../../kit/kube/resources.ts';
 import { controllerUid, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
@@ -336,23 +336,20 @@ export class DeliveryReconciler {
       sameJson(have.metadata.annotations ?? {}, annotations)
     )
       return undefined;
+    // Made immutable there (by whoever may edit Secrets in that namespace): waiting for it to hold new
+    // keys would keep the replaced ones working for good.
+    if ((have as { immutable?: boolean }).immutable === true)
+      throw new ReasonedError(
+        Reasons.ConsumerSecretRefused,
+        `${place.field}: Secret ${place.namespace}/${place.secretName} in the cluster of Provider ${place.provider.name} has immutable: true, ` +
+          'so it cannot take new keys, and a key rotation does not wait for it. Delete it there, and it is delivered again',
+      );
     await recordIntent();
-    await client
-      .update(
-        Secrets,
-        { ...desired, metadata: { ...desired.metadata, labels, annotations, resourceVersion: have.metadata.resourceVersion } },
-        signal,
-      )
-      .catch((err: unknown) => {
-        // Made immutable there (by whoever may edit Secrets in that namespace): waiting for it to hold
-        // new keys would keep the replaced ones working for good.
-        if (!(err instanceof KubeError && err.code === 422)) throw err;
-        throw new ReasonedError(
-          Reasons.ConsumerSecretRefused,
-          `${place.field}: the cluster of Provider ${place.provider.name} refuses to update Secret ${place.namespace}/${place.secretName} (422, made immutable there?); ` +
-            'a key rotation does not wait for it. Delete it there, and it is delivered again',
-        );
-      });
+    await client.update(
+      Secrets,
+      { ...desired, metadata: { ...desired.metadata, labels, annotations, resourceVersion: have.metadata.resourceVersion } },
+      signal,
+    );
     return 'updated';
   }
 

@@ -168,9 +168,10 @@ export async function exposureState(
         via: 'Gateway',
         waiting:
           `Gateway ${gatewayRef.namespace}/${gatewayRef.name} has ${web.length} HTTP and HTTPS listeners (${web.map((l) => l.name).join(', ')}): ` +
-          "name the stores' one in the class's exposure.gateway.gatewayRef.sectionName, so that the route attaches to it alone",
+          "name the stores' one in this store's spec.exposure.gateway.gatewayRef.sectionName (and in its class's, for stores made later), " +
+          'so that the route attaches to it alone',
       };
-    const listener = gatewayRef.sectionName ? listeners.find((l) => l.name === gatewayRef.sectionName) : web[0];
+    const listener = gatewayRef.sectionName ? web.find((l) => l.name === gatewayRef.sectionName) : web[0];
     if (!listener)
       return {
         via: 'Gateway',

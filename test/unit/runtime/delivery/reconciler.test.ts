@@ -128,8 +128,10 @@ function deliveringWorld(
     data: {},
   } as SecretObject;
   if (o.there === 'foreign') consumerSecrets.set('app/app-s3', older);
-  if (o.there === 'ours, contended' || o.there === 'ours, immutable')
-    consumerSecrets.set('app/app-s3', marks.mark(Secrets, older, ownerOf(Buckets, c)));
+  if (o.there === 'ours, contended') consumerSecrets.set('app/app-s3', marks.mark(Secrets, older, ownerOf(Buckets, c)));
+  // As the server refuses to update one: the fake's update answers so too.
+  if (o.there === 'ours, immutable')
+    consumerSecrets.set('app/app-s3', { ...marks.mark(Secrets, older, ownerOf(Buckets, c)), immutable: true } as SecretObject);
   const consumer = {
     create: async (_type: ResourceType, obj: SecretObject) => {
       writes.push(`create Secret ${obj.metadata.namespace}/${obj.metadata.name}`);

@@ -29,7 +29,9 @@ describe('a Gateway exposure', () => {
   it('publishes nothing while the route names no listener and the Gateway has several: which one apps should call is a guess', async () => {
     const s = await state({ name: 'edge', namespace: 'gw' });
     expect(s?.endpoint).toBeUndefined();
-    expect(s?.waiting).toMatch(/has 2 HTTP and HTTPS listeners \(web, s3\): name the stores' one in .*gatewayRef\.sectionName/);
+    expect(s?.waiting).toMatch(
+      /has 2 HTTP and HTTPS listeners \(web, s3\): name the stores' one in this store's spec\.exposure\.gateway\.gatewayRef\.sectionName \(and in its class's/,
+    );
   });
 
   it('publishes the listener the route is pinned to', async () => {
