@@ -647,29 +647,4 @@ describe('bad consumers get a condition naming the field, and nothing else is wr
     expect(await secretIn(consumer, { namespace: appB, name: 'far-s3' })).toBeUndefined();
     await proxy.close();
   }, 180_000);
-
-  it('a delivered Secret whose claim went by hand while its cluster was down is swept once the cluster is back, without a restart', async () => {
-    const { proxy, port } = await consumerBehindProxy('down', teamB);
-    await control.create(Buckets, bucket({ namespace: teamB, name: 'left' }, { consumers: [to('down', appB)] }));
-    await delivered({ namespace: teamB, name: 'left' }, 1);
-    await proxy.close();
-    try {
-      // Deleted, then every finalizer removed by hand (none can be added back to an object being
-      // deleted), and the claim gone: its sweep finds the cluster down.
-      await control.delete(Buckets, { namespace: teamB, name: 'left' });
-      await control.mergePatch(Buckets, { namespace: teamB, name: 'left' }, { metadata: { finalizers: null } });
-      await eventually(async () => ((await read(Buckets, { namespace: teamB, name: 'left' })) ? undefined : true), 'the claim gone', {
-        timeoutMs: 20_000,
-      });
-      expect(await secretIn(consumer, { namespace: appB, name: 'left-s3' })).toBeDefined();
-    } finally {
-      await proxy.listen(port);
-    }
-    await eventually(
-      async () => ((await secretIn(consumer, { namespace: appB, name: 'left-s3' })) ? undefined : true),
-      'its delivered Secret swept once the cluster is back',
-      { timeoutMs: 60_000 },
-    );
-    await proxy.close();
-  }, 120_000);
 });
