@@ -278,8 +278,10 @@ export class DeliveryReconciler {
     }
   }
 
-  /** Creates or updates the Secret there; never one that is not proven ours. */
-  /** `intent`: what to record in the claim's status before anything is written there (recordIntent), if not recorded yet. */
+  /**
+   * Creates or updates the Secret there; never one that is not proven ours. `intent`: what to record
+   * in the claim's status before anything is written there (recordIntent), if not recorded yet.
+   */
   private async write(
     target: Target,
     claim: DeliveringClaim,
