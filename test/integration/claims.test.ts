@@ -296,7 +296,7 @@ describe('Bucket claims', () => {
     await applyManifests(control, [bucketClass(n, 'rook-minio')]);
     // A second provider process that dies right after it created the managed resource: nothing it
     // sends afterwards reaches the API server.
-    await rook.app.stop();
+    await rook.stop();
     let dead = false;
     const dying = await startTestApp(testCluster('control'), {
       namespaces: watched(),
@@ -314,11 +314,7 @@ describe('Bucket claims', () => {
     // The claim named its resource before it was made (one write with the finalizer): a retry finds the same one.
     expect((await getBucket({ namespace: n, name: 'interrupted' }))?.spec.resourceRef?.name).toBe(made[0]!.metadata.name);
 
-    rook.app = await startTestApp(testCluster('control'), {
-      namespaces: watched(),
-      controlPlaneId: rook.app.controlPlaneId,
-      pollIntervalMs: 2_000,
-    });
+    await rook.restart();
     const claim = await waitForBound({ namespace: n, name: 'interrupted' });
     const managed = await managedFor(n);
     expect(managed).toHaveLength(1);

@@ -15,7 +15,7 @@ import { ANNOTATION_ROTATE } from '../../src/runtime/labels.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
 import { Providers } from '../../src/runtime/providers/provider.ts';
 import { adminClient, testCluster } from '../kit/env.ts';
-import { createNamespace, eventsFor, providerSecretKeys, registerProvider, startTestApp, writeSecret } from '../kit/provider.ts';
+import { createNamespace, eventsFor, providerSecretKeys, registerProvider, writeSecret } from '../kit/provider.ts';
 import { FreezableProxy } from '../kit/proxy.ts';
 import { roundTrip, s3Client } from '../kit/s3.ts';
 import { LoopbackIngress } from '../fakes/loopback-ingress.ts';
@@ -389,19 +389,14 @@ describe('a Bound bucket is usable where its app runs', () => {
     await delivered({ namespace: teamA, name: 'orphan' }, 1);
     const marked = await secretIn(consumer, { namespace: appA, name: 'orphan-s3' });
     expect(marked?.metadata.labels?.['rook.crossplane.io/delivered']).toBe('true');
-    const id = rook.app.controlPlaneId;
-    await rook.app.stop();
+    await rook.stop();
     // While it is down, every finalizer is removed by hand and the claim goes: nothing records the Secret.
     await control.mergePatch(Buckets, { namespace: teamA, name: 'orphan' }, { metadata: { finalizers: null } });
     await control.delete(Buckets, { namespace: teamA, name: 'orphan' });
     await eventually(async () => ((await read(Buckets, { namespace: teamA, name: 'orphan' })) ? undefined : true), 'the claim gone', {
       timeoutMs: 20_000,
     });
-    rook.app = await startTestApp(testCluster('control'), {
-      namespaces: [platform, teamA, teamB],
-      pollIntervalMs: 1_000,
-      controlPlaneId: id,
-    });
+    await rook.restart({ pollIntervalMs: 1_000 });
     await eventually(
       async () => ((await secretIn(consumer, { namespace: appA, name: 'orphan-s3' })) ? undefined : true),
       'its delivered Secret swept',

@@ -3,6 +3,8 @@
 // that resolves to the cloud metadata address, at once or after it first served the real target
 // (DNS rebinding). Names resolve only through the test's own resolver: the name is `localhost`, so
 // even code that ignored that resolver would reach only this machine's /etc/hosts and a local tripwire.
+// Each test starts a provider-rook of its own (not the shared fixture), as the resolver is a start
+// option and what each counts (lookups, connections) must be its own.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createConnection, createServer, type AddressInfo, type LookupFunction, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

@@ -3,8 +3,9 @@
 // a target (or an app team's own role in the control cluster). Each test checks both that
 // provider-rook refuses, and that nothing was lost: the intruder's object is unchanged (provider-rook
 // never wrote it), and no foreign Secret or object was deleted or written.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { down, up, type LocalCluster } from '../kit/cluster.ts';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import type { LocalCluster } from '../kit/cluster.ts';
+import { withProviderRook } from '../kit/fixture.ts';
 import { BucketClasses, Buckets, FIELD_MANAGER, type App } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import { MinioTenants } from '../../src/backends/minio-operator/tenant.ts';
@@ -23,22 +24,9 @@ import {
   LABEL_OWNER_UID,
 } from '../../src/runtime/ownership/marks.ts';
 import { secretText } from '../../src/runtime/providers/credentials.ts';
-import { Providers } from '../../src/runtime/providers/provider.ts';
 import { Reasons } from '../../src/runtime/reasons.ts';
-import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
-import {
-  createNamespace,
-  eventsFor,
-  identityClient,
-  installCrds,
-  installRoles,
-  ourCrds,
-  providerSecretKeys,
-  startTestApp,
-  tenantClient,
-  writeSecret,
-} from '../kit/provider.ts';
-import { installOperators, standInsFor } from '../fakes/backends.ts';
+import { testCluster, uniqueName } from '../kit/env.ts';
+import { eventsFor, identityClient, tenantClient } from '../kit/provider.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
 import { bucketClass } from '../kit/claims.ts';
@@ -59,13 +47,23 @@ type Obj = KubeObjectLike & {
 type Cond = { type: string; status: string; reason: string; message?: string };
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
-const TARGET = `it-intruder-${process.pid}`;
 let cluster: LocalCluster;
 let control: KubeClient;
 let target: KubeClient;
-let app: App;
 let platform: string;
-const standIns: { stop(): Promise<void> }[] = [];
+let appNs: string;
+const rook = withProviderRook({
+  cluster: `it-intruder-${process.pid}`,
+  namespaces: { platform: 'intr-infra', app: 'intr-app' },
+  provider: { name: 'target', in: 'platform' },
+  operators: ['rook-minio', 'minio-operator', 'rook-ceph'],
+  roles: true,
+  app: { leakGraceMs: 0 },
+  before: (f) => {
+    ({ control, target, cluster } = f);
+    [platform, appNs] = [f.ns.platform, f.ns.app];
+  },
+});
 
 /** A tenant of this file's target with exactly `rules` in `namespace` (see tenantClient). */
 const intruder = (namespace: string, rules: Record<string, unknown>[], ready: (c: KubeClient) => Promise<unknown>): Promise<KubeClient> =>
@@ -115,40 +113,8 @@ const cephBucket = (name: string, targetNamespace: string) =>
 const rookStore = (name: string, targetNamespace: string, extra: Record<string, unknown> = {}, annotations?: Record<string, string>) =>
   managed(kinds.ObjectStore, name, { forProvider: { scope: { nodeCount: 4 } }, targetNamespace, ...extra }, annotations);
 
-beforeAll(async () => {
-  cluster = (await up([TARGET]))[0]!;
-  control = adminClient(testCluster('control'));
-  target = adminClient(cluster);
-  await installCrds(control, ourCrds());
-  await installRoles(control);
-  const operators = ['rook-minio', 'minio-operator', 'rook-ceph'];
-  await installOperators(target, operators);
-  for (const s of await standInsFor(target, operators)) {
-    void s.start();
-    standIns.push(s);
-  }
-  platform = await createNamespace(control, 'intr-infra');
-  await writeSecret(control, { namespace: platform, name: 'target-creds' }, providerSecretKeys(cluster));
-  await control.apply(Providers, {
-    apiVersion: Providers.apiVersion,
-    kind: 'Provider',
-    metadata: { name: 'target', namespace: platform },
-    spec: { credentialsSecretRef: { name: 'target-creds' } },
-  } as KubeObjectLike);
-}, 120_000);
-
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all(standIns.map((s) => s.stop()));
-  await down([TARGET]);
-});
-
-/** Starts provider-rook for the platform's namespace (and `more`); each describe block shares one. */
-async function provider(more: string[] = []): Promise<App> {
-  await app?.stop();
-  app = await startTestApp(testCluster('control'), { namespaces: [platform, ...more], leakGraceMs: 0 });
-  return app;
-}
+/** Each describe block has a provider-rook of its own: another control plane's, so what one block made is foreign to the next. */
+const provider = (): Promise<App> => rook.restart({ controlPlaneId: uniqueName('cp') });
 
 describe('finding 1: forged "restored" objects are not taken back', () => {
   beforeAll(() => provider(), 60_000);
@@ -233,7 +199,7 @@ describe('finding 1: forged "restored" objects are not taken back', () => {
     );
     const name = uniqueName('t');
     const marks = (forName: string) => ({
-      labels: { [LABEL_CONTROL_PLANE]: app.controlPlaneId, [LABEL_OWNER_UID]: 'any-uid' },
+      labels: { [LABEL_CONTROL_PLANE]: rook.app.controlPlaneId, [LABEL_OWNER_UID]: 'any-uid' },
       annotations: { [ANNOTATION_OWNER]: `tenants.minio.crossplane.io/${platform}/${forName}`, [ANNOTATION_RECLAIM_POLICY]: 'Delete' },
     });
     await mole.create(Secrets, {
@@ -475,7 +441,7 @@ describe('finding 2: the leak sweeper deletes only what it can prove it made', (
       metadata: {
         name: forged,
         namespace: ns,
-        labels: { [LABEL_CONTROL_PLANE]: app.controlPlaneId, [LABEL_OWNER_UID]: 'gone-uid' },
+        labels: { [LABEL_CONTROL_PLANE]: rook.app.controlPlaneId, [LABEL_OWNER_UID]: 'gone-uid' },
         annotations: { [ANNOTATION_OWNER]: `objectstores.minio.rook.crossplane.io/${platform}/${forged}` },
       },
       spec: { scope: { nodeCount: 4 } },
@@ -483,7 +449,7 @@ describe('finding 2: the leak sweeper deletes only what it can prove it made', (
     const secretBefore = fingerprint(await target.get<Obj>(Secrets, { namespace: ns, name: 'api-token' }));
     const storeBefore = fingerprint(await target.get<Obj>(RookObjectStores, { namespace: ns, name: forged }));
 
-    const reports = await app.leaks.sweep();
+    const reports = await rook.app.leaks.sweep();
     const about = reports.filter((r) => r.namespace === ns);
     expect(about.map((r) => [r.kind, r.name, r.deleted]).sort()).toEqual([
       ['ObjectStore', forged, false],
@@ -498,16 +464,14 @@ describe('finding 2: the leak sweeper deletes only what it can prove it made', (
       return found.length >= 2 ? found : undefined;
     }, 'FoundLeakedObject events on the Provider');
     expect(events.every((e) => e.reason === 'FoundLeakedObject')).toBe(true);
-    expect(await app.leaks.sweep()).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'api-token', deleted: false })]));
+    expect(await rook.app.leaks.sweep()).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'api-token', deleted: false })]));
     expect(await target.get(Secrets, { namespace: storeNs, name: `${real}-access-keys` })).toBeDefined();
   }, 120_000);
 });
 
 describe('finding 3: a connection Secret is written only when this claim or resource controls it', () => {
-  let appNs: string;
   beforeAll(async () => {
-    appNs = await createNamespace(control, 'intr-app');
-    await provider([appNs]);
+    await provider();
     await control.apply(kinds.CephBucketClass, {
       apiVersion: kinds.CephBucketClass.apiVersion,
       kind: 'CephBucketClass',
@@ -618,7 +582,7 @@ describe('upgrade: marks written before they were signed', () => {
       'the resource to be gone',
     );
 
-    const reports = await app.leaks.sweep();
+    const reports = await rook.app.leaks.sweep();
     const leaked = reports.filter((r) => r.owner === `${platform}/${gone}`);
     expect(leaked.length).toBeGreaterThan(0);
     expect(leaked.every((r) => !r.deleted && /no valid signature/.test(r.kept ?? ''))).toBe(true);

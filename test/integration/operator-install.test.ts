@@ -171,12 +171,7 @@ describe('operator install', () => {
     const versions = await Promise.all(
       bundle.map(([type, name, namespace]) => target.get<Obj>(type, { namespace, name }).then((o) => o?.metadata.resourceVersion)),
     );
-    await rook.app.stop();
-    rook.app = await startTestApp(testCluster('control'), {
-      namespaces: [ns],
-      controlPlaneId: rook.app.controlPlaneId,
-      pollIntervalMs: 1_000,
-    });
+    await rook.restart();
     const name = uniqueName('after-restart');
     await control.create(kinds.ObjectStore, store(name, 'fresh'));
     await eventually(

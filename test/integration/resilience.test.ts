@@ -284,7 +284,7 @@ describe('resilience', () => {
       'the store to be Ready',
     );
     // Someone strips the finalizer and deletes the resource while the provider is not looking.
-    await rook.app.stop();
+    await rook.stop();
     await control.mergePatch(kinds.ObjectStore, { namespace: ns, name }, { metadata: { finalizers: null } });
     await control.delete(kinds.ObjectStore, { namespace: ns, name });
     await eventually(async () => (await control.get(kinds.ObjectStore, { namespace: ns, name })) === undefined, 'the resource to be gone');
@@ -316,11 +316,7 @@ describe('resilience', () => {
     expect(before.stores.length).toBeGreaterThan(0);
 
     // A provider that starts sweeps at once.
-    rook.app = await startTestApp(testCluster('control'), {
-      namespaces: [ns],
-      controlPlaneId: rook.app.controlPlaneId,
-      pollIntervalMs: 1_000,
-    });
+    await rook.restart();
     await eventually(
       async () => (await target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })) === undefined,
       'the leaked store to be deleted',

@@ -64,6 +64,14 @@ export interface Fixture<R extends string> {
   ns: Record<R, string>;
   app: App;
   standIns: StandIn[];
+  /** Stops provider-rook, as a crash or a rollout would; `restart` brings it back. */
+  stop(): Promise<void>;
+  /**
+   * Starts provider-rook again (stopping it first if it runs): the namespaces, options and
+   * control-plane id it had, unless `opts` says otherwise (a new `controlPlaneId` starts another
+   * instance, to which what the last one made is foreign).
+   */
+  restart(opts?: Partial<AppOptions>): Promise<App>;
 }
 
 /**
@@ -116,10 +124,19 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
     if (o.admission) await admissionInEffect(f.control, Object.values<string>(f.ns)[0]!);
     if (o.provider) await registerProvider(f.control, { namespace: f.ns[o.provider.in], name: o.provider.name }, f.cluster);
     await o.before?.(f);
-    f.app = await startTestApp(f.controlCluster, { namespaces: [...(o.watch ?? []), ...Object.values<string>(f.ns)], ...o.app });
+    f.app = await startTestApp(f.controlCluster, appOptions());
   }, o.timeoutMs ?? 120_000);
+  const appOptions = (): Partial<AppOptions> => ({ namespaces: [...(o.watch ?? []), ...Object.values<string>(f.ns)], ...o.app });
+  let stopped: Promise<void> | undefined;
+  f.stop = () => (stopped ??= f.app.stop());
+  f.restart = async (opts = {}) => {
+    await f.stop();
+    f.app = await startTestApp(f.controlCluster, { ...appOptions(), controlPlaneId: f.app.controlPlaneId, ...opts });
+    stopped = undefined;
+    return f.app;
+  };
   afterAll(async () => {
-    await f.app?.stop();
+    if (f.app) await f.stop();
     for (const s of f.standIns) await s.stop();
     await o.after?.();
     const own = [o.controlCluster, o.cluster].filter((c): c is string => c !== undefined);
