@@ -228,7 +228,9 @@ describe('buckets in a shared SeaweedFS store', () => {
     await bound({ namespace: env.ns.appB, name: 'two' });
     const a = await access({ namespace: env.ns.appA, name: 'one' });
     const b = await access({ namespace: env.ns.appB, name: 'two' });
-    expect(a.keys.endpoint).toBe('http://shared-s3.sw-shared.svc:8333');
+    // The Service's full name: a shorter one goes through a pod's search domains first, where a tenant
+    // owning a namespace called "svc" could answer it.
+    expect(a.keys.endpoint).toBe('http://shared-s3.sw-shared.svc.cluster.local:8333');
     expect(b.keys.endpoint).toBe(a.keys.endpoint);
     expect(a.creds.accessKey).not.toBe(b.creds.accessKey);
     // The operator's objects in the target: one of each kind per claim, the user's name unique per managed resource.
@@ -424,6 +426,62 @@ describe('shared stores a bucket cannot be made in', () => {
     for (const name of ['nowhere', 'walled'])
       expect((await env.control.get<Bucket>(Buckets, { namespace: env.ns.appA, name }))?.spec.resourceRef).toBeUndefined();
   });
+
+  it('a bucket made when endpoints were short publishes its Service by its full name, in the domain its store names now', async () => {
+    // As made before the upgrade: its spec (fixed at creation) records the short name.
+    const name = 'before-upgrade';
+    await apply(
+      kinds.SeaweedBucket,
+      { namespace: env.ns.platform, name },
+      {
+        forProvider: {
+          bucketName: 'before-upgrade',
+          store: { name: 'shared', seaweed: 'shared', endpoint: 'http://shared-s3.sw-shared.svc:8333' },
+        },
+        providerRef: { name: 't' },
+        targetNamespace: 'sw-shared',
+        reclaimPolicy: 'Delete',
+        writeConnectionSecretToRef: { name },
+      },
+    );
+    const published = (endpoint: string) =>
+      eventually(
+        async () => {
+          const got = secretText((await env.control.get<Obj>(Secrets, { namespace: env.ns.platform, name }))?.data).endpoint;
+          return got === endpoint ? got : undefined;
+        },
+        `the bucket's Secret to name ${endpoint}`,
+        30_000,
+      );
+    await published('http://shared-s3.sw-shared.svc.cluster.local:8333');
+    // Its store names another domain: the bucket follows, without a change of its own.
+    await env.control.mergePatch(
+      kinds.SeaweedStore,
+      { namespace: env.ns.platform, name: 'shared' },
+      { spec: { forProvider: { clusterDomain: 'k8s.example' } } },
+    );
+    try {
+      await published('http://shared-s3.sw-shared.svc.k8s.example:8333');
+      const store = await env.control.get<Obj & { status?: { atProvider?: { endpoint?: string } } }>(kinds.SeaweedStore, {
+        namespace: env.ns.platform,
+        name: 'shared',
+      });
+      expect(store?.status?.atProvider?.endpoint).toBe('http://shared-s3.sw-shared.svc.k8s.example:8333');
+    } finally {
+      await env.control.mergePatch(
+        kinds.SeaweedStore,
+        { namespace: env.ns.platform, name: 'shared' },
+        { spec: { forProvider: { clusterDomain: null } } },
+      );
+    }
+    await published('http://shared-s3.sw-shared.svc.cluster.local:8333');
+    await env.control.delete(kinds.SeaweedBucket, { namespace: env.ns.platform, name });
+    await eventually(
+      async () => (await env.control.get(kinds.SeaweedBucket, { namespace: env.ns.platform, name })) === undefined,
+      'the bucket gone',
+      30_000,
+    );
+  }, 90_000);
 });
 
 describe('a SeaweedFS store per claim', () => {
@@ -472,7 +530,7 @@ describe('a SeaweedFS store per claim', () => {
       );
     expect(dropped).toMatch(/bucket cannot be removed/);
     const own = await access({ namespace: env.ns.appA, name: 'own' });
-    expect(own.keys.endpoint).toBe(`http://${mr}-s3.${ns}.svc:8333`);
+    expect(own.keys.endpoint).toBe(`http://${mr}-s3.${ns}.svc.cluster.local:8333`);
     await roundTrip(own.local, own.creds, own.bucket);
     // Its user reaches only its bucket: a bucket of its own making is refused.
     const s3 = s3Client(own.local, own.creds);

@@ -61,6 +61,16 @@ export const seaweedSpec = z.object({
   storageClassName,
 });
 
+const clusterDomain = z
+  .string()
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/)
+  .optional()
+  .meta({
+    description:
+      "The target cluster's DNS domain (default cluster.local). The store's endpoint names its Service by its full name, <seaweed>-s3.<namespace>.svc.<domain>, which no namespace of the target can answer through a pod's DNS search path.",
+  });
+
 const deleteObjects = z.boolean().default(false).meta({
   description:
     'Whether deleting a bucket under reclaim policy Delete also deletes the objects in it (the operator removes a bucket with everything in it). Off by default: the bucket is kept in the store with its objects, and an Event says so.',
@@ -68,8 +78,9 @@ const deleteObjects = z.boolean().default(false).meta({
 
 export const seaweedStoreSchema = z.object({
   spec: managedSpec(
-    seaweedSpec.meta({
-      description: 'The Seaweed to keep in the target cluster. Its volumes cannot shrink, and the volume servers only grow.',
+    seaweedSpec.extend({ clusterDomain }).meta({
+      description:
+        'The Seaweed to keep in the target cluster, and the domain its endpoint is named in. Its volumes cannot shrink, and the volume servers only grow.',
       'x-kubernetes-validations': [
         { rule: 'self.volumeServers >= oldSelf.volumeServers', message: 'volumeServers cannot go down: their volumes hold data' },
         {
@@ -137,6 +148,7 @@ export const seaweedStoreClassSchema = z.object({
         description:
           "Whether deleting a claim's store under reclaim policy Delete may delete the objects in its bucket. Off when unset: a store whose bucket may hold objects is kept, marked Retain, and an Event says so.",
       }),
+      clusterDomain,
       namespacePrefix: namespacePrefix('seaweedfs-', 'Each store gets its own target namespace, <prefix><managed resource name>.'),
       allowedNamespaces: allowedNamespaces(),
     })

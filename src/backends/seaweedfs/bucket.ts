@@ -3,6 +3,7 @@
 // reaches only that bucket. In the target its object is the user (an S3Identity); its companions
 // are the user's keys, policy and bucket (bucket-user.ts), which the operator makes in the store.
 import { kinds } from '../../apis/kinds.gen.ts';
+import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { SeaweedBucket, SeaweedBucketClass, SeaweedStore } from './api.ts';
 import type { AccessMode, Grantor } from '../../runtime/claims/access.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim, type Lookup } from '../../runtime/claims/claim.ts';
@@ -26,7 +27,7 @@ import {
   type SeaweedUser,
 } from './bucket-user.ts';
 import { seaweedfsOperator, S3CredentialsType, S3Identities } from './operator.ts';
-import { storeAccess, type SeaweedStoreAccess } from './store.ts';
+import { seaweedEndpoint, storeAccess, type SeaweedStoreAccess } from './store.ts';
 
 const RESOURCE = 'seaweedbuckets.seaweedfs.crossplane.io';
 const ownerOf = (mr: SeaweedBucket): string => `${RESOURCE}/${mr.metadata.uid}`;
@@ -67,8 +68,9 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
   },
   reads: [S3CredentialsType],
 
-  async inspect({ mr, observed, companions, credentials }) {
+  async inspect({ mr, observed, companions, credentials, upstream }) {
     const f = mr.spec.forProvider;
+    const endpoint = bucketEndpoint(mr, upstream as ReadonlyDeep<SeaweedStore> | undefined);
     const { name, namespace } = observed.metadata as { name: string; namespace: string };
     const place = {
       base: name,
@@ -78,19 +80,32 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
       ownsBucket: f.ownsBucket ?? true,
       lifecycle: Boolean(f.features?.lifecycle),
     };
-    const access = userAccess(place, { identity: observed, companions }, { endpoint: f.store.endpoint, credentials });
+    const access = userAccess(place, { identity: observed, companions }, { endpoint, credentials });
     const status = (observed.status ?? {}) as { identityName?: string };
     return {
       ...access,
       atProvider: {
         bucket: f.bucketName,
-        endpoint: f.store.endpoint,
+        endpoint,
         ...(status.identityName ? { user: status.identityName } : {}),
         ...(access.connectionDetails.username ? { accessKey: access.connectionDetails.username } : {}),
       },
     };
   },
 };
+
+/**
+ * A bucket's endpoint: its store's S3 Service, by its full name. The Service is the one of the Seaweed
+ * and namespace the bucket was made in (fixed at creation); only the domain comes from its store as it
+ * is now, so a bucket made when endpoints were not fully qualified (its spec still names
+ * <seaweed>-s3.<namespace>.svc) publishes the full name too, in the domain its store names.
+ */
+export function bucketEndpoint(mr: ReadonlyDeep<SeaweedBucket>, store: ReadonlyDeep<SeaweedStore> | undefined): string {
+  const f = mr.spec.forProvider;
+  const recorded = URL.canParse(f.store.endpoint) ? new URL(f.store.endpoint).hostname.split('.').slice(3).join('.') : undefined;
+  const domain = store ? store.spec.forProvider.clusterDomain : recorded;
+  return seaweedEndpoint({ namespace: mr.spec.targetNamespace, name: f.store.seaweed }, domain);
+}
 
 /** The store a class shares, as it is now: it must exist and be Ready before a bucket is made in it. */
 const sharedStore = (lookup: Lookup, namespace: string, ref: SeaweedBucketClass['spec']['store'], who: string): SeaweedStoreAccess =>

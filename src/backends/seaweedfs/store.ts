@@ -116,8 +116,14 @@ function notOperators(service: TargetObject, seaweed: TargetObject): string | un
   return undefined;
 }
 
-/** The gateway's address for pods in the target: plain HTTP, as the operator starts `weed s3`. */
-export const seaweedEndpoint = ({ namespace, name }: Required<ObjectKey>): string => `http://${name}-s3.${namespace}.svc:${S3_PORT}`;
+/**
+ * The gateway's address for pods in the target: plain HTTP, as the operator starts `weed s3`. Its
+ * Service's full name: a shorter one (<svc>.<namespace>.svc) is tried with a pod's search domains
+ * first, and <svc>.<namespace>.svc.svc.<domain> is a name the owner of a namespace called "svc" can
+ * answer (a headless Service <namespace> with a pod of hostname <svc>), to take the app's requests.
+ */
+export const seaweedEndpoint = ({ namespace, name }: Required<ObjectKey>, clusterDomain?: string): string =>
+  `http://${name}-s3.${namespace}.svc.${clusterDomain || 'cluster.local'}:${S3_PORT}`;
 
 /** Where buckets of a shared store are made, and how pods there reach it. */
 export interface SeaweedStoreAccess {
@@ -132,7 +138,8 @@ export function storeAccess(store: SeaweedStore): SeaweedStoreAccess | undefined
   if (!store.spec.providerRef) return undefined;
   const name = externalNameOf(store.metadata);
   const namespace = store.spec.targetNamespace;
-  return { providerRef: { name: store.spec.providerRef.name }, namespace, seaweed: name, endpoint: seaweedEndpoint({ namespace, name }) };
+  const endpoint = seaweedEndpoint({ namespace, name }, store.spec.forProvider.clusterDomain);
+  return { providerRef: { name: store.spec.providerRef.name }, namespace, seaweed: name, endpoint };
 }
 
 /** The claim's bucket in its store, and the user that reaches only it. */
@@ -264,7 +271,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
 
   async inspect({ mr, observed, companions, credentials, read, signal }) {
     const { name, namespace } = observed.metadata as { name: string; namespace: string };
-    const endpoint = seaweedEndpoint({ namespace, name });
+    const endpoint = seaweedEndpoint({ namespace, name }, mr.spec.forProvider.clusterDomain);
     const service = await read.get<TargetObject>(Services, { namespace, name: `${name}-s3` }, signal);
     const unproven = service && notOperators(service, observed);
     if (unproven)
@@ -316,6 +323,7 @@ export function configureSeaweedStore(claim: Claim, cls: SeaweedStoreClass, name
     volumeSize,
     filerSize,
     storageClassName,
+    clusterDomain,
     reclaimPolicy,
     namespacePrefix,
     exposure,
@@ -327,7 +335,14 @@ export function configureSeaweedStore(claim: Claim, cls: SeaweedStoreClass, name
     kind: kinds.SeaweedStore.kind,
     metadata: { name, labels: claimLabels(claim) },
     spec: {
-      forProvider: withoutNulls({ image, volumeServers, volumeSize, filerSize, storageClassName }) as SeaweedStore['spec']['forProvider'],
+      forProvider: withoutNulls({
+        image,
+        volumeServers,
+        volumeSize,
+        filerSize,
+        storageClassName,
+        clusterDomain,
+      }) as SeaweedStore['spec']['forProvider'],
       targetNamespace: `${namespacePrefix}${name}`.slice(0, 63).replace(/-+$/, ''),
       // The claim gets a bucket of the store and a user of its own.
       bucket: { name: bucketNameFor(claim), access: 'ReadWrite', ...(deleteObjects !== undefined ? { deleteObjects } : {}) },

@@ -184,6 +184,8 @@ export interface NativeKind<MR extends ManagedResource> {
     companions: (TargetObject | undefined)[];
     /** The keys in use: with older ones still valid, new ones not yet made are a rotation under way, not an outage. */
     credentials: CredentialsView;
+    /** The managed resource its endpoint comes from (endpointFrom), as cached; unset when there is none. */
+    upstream?: ReadonlyDeep<ManagedResource>;
     signal: AbortSignal;
   }): Promise<Inspection>;
 }

@@ -86,7 +86,8 @@ export async function observe<MR extends ManagedResource>(pass: NativePass<MR>):
 async function observeOnly<MR extends ManagedResource>(pass: NativePass<MR>, observed: TargetObject): Promise<ExternalObservation> {
   const { client, read, mr, signal } = pass;
   const credentials = pass.context().credentials;
-  const inspection = await pass.kind.inspect({ client, read, mr, observed, companions: [], credentials, signal });
+  const upstream = upstreamOf(pass);
+  const inspection = await pass.kind.inspect({ client, read, mr, observed, companions: [], credentials, upstream, signal });
   recordInspection(mr, inspection);
   return { exists: true, upToDate: true, connectionDetails: inspection.connectionDetails };
 }
@@ -110,7 +111,10 @@ async function inspectOurs<MR extends ManagedResource>(
     ...companions.drift,
     ...(retiring.drift ? [retiring.drift] : []),
   ];
-  const inspection = await kind.inspect({ client, read, mr, observed, companions: companions.found, credentials: ctx.credentials, signal });
+  const inspection = await kind.inspect({
+    ...{ client, read, mr, observed, companions: companions.found },
+    ...{ credentials: ctx.credentials, upstream: upstreamOf(pass), signal },
+  });
   recordInspection(mr, inspection);
   // The companions of retired keys leave the record with the generations they held.
   const annotations = {
@@ -264,13 +268,19 @@ function supersededLeft<MR extends ManagedResource>(pass: NativePass<MR>, keepin
   return left;
 }
 
+/** The managed resource a resource's endpoint comes from (NativeKind.endpointFrom), as cached. */
+function upstreamOf<MR extends ManagedResource>(pass: NativePass<MR>): ReadonlyDeep<ManagedResource> | undefined {
+  const ref = pass.kind.endpointFrom?.of(pass.mr as ReadonlyDeep<MR>);
+  return ref && pass.opts.managed?.get(ref.type, { namespace: pass.mr.metadata.namespace ?? '', name: ref.name });
+}
+
 /** A resource whose endpoint is its shared store's is no more proven than that store's (NativeKind.endpointFrom). */
 function refuseUnprovenUpstream<MR extends ManagedResource>(pass: NativePass<MR>): void {
   const { mr, opts } = pass;
   const from = pass.kind.endpointFrom;
   const ref = from?.of(mr as ReadonlyDeep<MR>);
   if (!from || !ref || !opts.managed) return;
-  const upstream = opts.managed.get(ref.type, { namespace: mr.metadata.namespace ?? '', name: ref.name });
+  const upstream = upstreamOf(pass);
   if (upstream && policyOf(upstream.spec as { managementPolicies?: string[] }).onlyObserve) {
     throw new UnprovenError(
       Reasons.EndpointNotProven,

@@ -120,6 +120,9 @@ function managedController<MR extends ManagedResource>(w: Wiring<MR>): Managed<M
   return { controller, reconciler, secrets };
 }
 
+const endpointOf = (mr: ReadonlyDeep<ManagedResource>): unknown =>
+  (mr.status as { atProvider?: { endpoint?: unknown } } | undefined)?.atProvider?.endpoint;
+
 /** Reads of the managed resources this kind's endpoints come from (NativeKind.endpointFrom), from caches. */
 function endpointSources<MR extends ManagedResource>(w: Wiring<MR>): NativeExternalOptions['managed'] {
   const from = w.kind.endpointFrom;
@@ -130,7 +133,8 @@ function endpointSources<MR extends ManagedResource>(w: Wiring<MR>): NativeExter
 
 /**
  * A store that stops (or starts again) lending its endpoint wakes the resources whose endpoint is its:
- * it can no longer prove it, or it is only observed (so provider-rook made no endpoint for it).
+ * it can no longer prove it, or it is only observed (so provider-rook made no endpoint for it); and
+ * so does a store whose endpoint changed (its cluster's domain, say).
  */
 function watchEndpointSources<MR extends ManagedResource>(w: Wiring<MR>, controller: Controller): void {
   const from = w.kind.endpointFrom;
@@ -157,7 +161,7 @@ function watchEndpointSources<MR extends ManagedResource>(w: Wiring<MR>, control
     };
     onChange(w.manager.informer<ManagedResource>(type), storeChanged, {
       on: ['updated'],
-      when: (old, store) => unproven(old) !== unproven(store),
+      when: (old, store) => unproven(old) !== unproven(store) || endpointOf(old) !== endpointOf(store),
     });
   }
 }
