@@ -111,9 +111,10 @@ async function inspectOurs<MR extends ManagedResource>(
     ...companions.drift,
     ...(retiring.drift ? [retiring.drift] : []),
   ];
+  const upstream = upstreamOf(pass);
   const inspection = await kind.inspect({
     ...{ client, read, mr, observed, companions: companions.found },
-    ...{ credentials: ctx.credentials, upstream: upstreamOf(pass), signal },
+    ...{ credentials: ctx.credentials, upstream, signal },
   });
   recordInspection(mr, inspection);
   // The companions of retired keys leave the record with the generations they held.
