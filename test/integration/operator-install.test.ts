@@ -241,6 +241,17 @@ describe('an operator someone else installed under another name', () => {
     expect(synced.message).toMatch(/spec\.operators\[0\]\.installBesideOthers to true/);
     expect(ourWrites.slice(writesBefore)).toEqual([]);
     expect(await target.get(Deployments, { namespace: 'minio-operator', name: 'minio-operator' })).toBeUndefined();
+    // The Provider says it too, where its platform team looks first.
+    const providerSynced = (reason: string) =>
+      eventually(
+        async () => {
+          const c = cond(await control.get<Provider>(Providers, { namespace: ns, name: 'elsewhere' }), 'Synced');
+          return c?.reason === reason ? c : undefined;
+        },
+        `the Provider to say Synced ${reason}`,
+        30_000,
+      );
+    expect((await providerSynced('OperatorInstalledElsewhere')).message).toMatch(/spec\.operators\[0\]\.installBesideOthers to true/);
 
     await setProvider('elsewhere', fresh, { operators: [{ name: 'minio-operator', install: true, installBesideOthers: true }] });
     const deployment = await eventually(
@@ -251,6 +262,7 @@ describe('an operator someone else installed under another name', () => {
     expect(deployment.metadata.labels?.['rook.crossplane.io/control-plane']).toBe(rook.app.controlPlaneId);
     const crd = await target.get<Obj>(CustomResourceDefinitions, { name: 'tenants.minio.min.io' });
     expect(crd?.metadata.labels?.['rook.crossplane.io/control-plane']).toBeUndefined();
+    await providerSynced('ReconcileSuccess');
   }, 90_000);
 });
 

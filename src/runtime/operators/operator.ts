@@ -236,9 +236,8 @@ export class OperatorInstaller {
   /**
    * Makes sure the operator is there before a create. Throws a ReasonedError saying what is missing
    * and what to do, or that the install is still settling (the caller retries with backoff).
-   * `installed` runs once after an install of ours, e.g. to refresh the Provider's status at once.
+   * `seen` hears each finding of whether the operator is there (for the Provider's status).
    */
-  /** `seen` hears each finding of whether the operator is there (for the Provider's status). */
   async ensure(
     target: { fingerprint: string; client: Client; informers?: TargetInformers },
     using: { provider: ReadonlyDeep<ProviderObject>; owner: Owner; seen?: (present: boolean) => void },
@@ -262,7 +261,7 @@ export class OperatorInstaller {
           `or allow provider-rook to by adding {name: ${this.bundle.name}, install: true} to spec.operators of Provider ${provider.metadata.namespace}/${provider.metadata.name}`,
       );
     }
-    const refusal = installRefusal(this.bundle, provider) ?? this.installedElsewhere(presence, provider, settings);
+    const refusal = this.refusal(presence, provider);
     if (refusal) throw refusal;
     // Concurrent creates on one fresh target share one install.
     let install = this.inflight.get(where);
@@ -279,6 +278,13 @@ export class OperatorInstaller {
       );
     using.seen?.(true);
     this.verified.set(where, Date.now() + 5 * 60_000);
+  }
+
+  /** Why an operator that is not there, and that the Provider lets provider-rook install, is not installed; or undefined. */
+  refusal(presence: OperatorPresence, provider: ReadonlyDeep<ProviderObject>): ReasonedError | undefined {
+    const settings = operatorSettings(provider, this.bundle.name, this.bundle.legacy);
+    if (presence.present || !settings.install) return undefined;
+    return installRefusal(this.bundle, provider) ?? this.installedElsewhere(presence, provider, settings);
   }
 
   /**

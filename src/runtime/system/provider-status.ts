@@ -130,11 +130,14 @@ export class ProviderStatusReconciler implements Reconciler {
   private async observe(provider: Provider, signal: AbortSignal): Promise<Provider['status']> {
     const { namespace, name, generation } = provider.metadata;
     const base = { ...provider.status, users: this.o.users.cached({ namespace: namespace!, name }) };
-    // Synced says whether every operator the Provider lets us install may be installed as it says.
+    // Synced says whether every operator the Provider lets us install may be installed as it says: by
+    // its spec alone, and (once its cluster answers) by what is there, someone else's operator say.
     const refused = this.o.operators().flatMap((i) => installRefusal(i.bundle, provider) ?? []);
-    for (const err of refused) this.o.recorder.warning(provider, err.reason, err.message);
-    const synced = refused.length ? Synced.error(reported(refused[0]!.reason), refused.map((e) => e.message).join('; ')) : Synced.success();
-    const conditions = setCondition(provider.status?.conditions, { ...synced, observedGeneration: generation });
+    const syncedWith = (errs: ReasonedError[]) => {
+      for (const err of errs) this.o.recorder.warning(provider, err.reason, err.message);
+      const synced = errs.length ? Synced.error(reported(errs[0]!.reason), errs.map((e) => e.message).join('; ')) : Synced.success();
+      return setCondition(provider.status?.conditions, { ...synced, observedGeneration: generation });
+    };
     try {
       const target = await this.o.resolver.resolve(provider, signal);
       this.follow(target.informers, keyOf({ namespace, name }));
@@ -145,6 +148,8 @@ export class ProviderStatusReconciler implements Reconciler {
       for (const installer of this.o.operators()) {
         const { name, legacy } = installer.bundle;
         const p = await installer.presence(target, operatorSettings(provider, name, legacy), signal);
+        const refusal = installer.refusal(p, provider);
+        if (refusal && !refused.some((r) => r.message === refusal.message)) refused.push(refusal);
         const upgrade = await reconcileVersion(installer, target.client, provider, p, signal);
         operators.push({
           name,
@@ -159,7 +164,7 @@ export class ProviderStatusReconciler implements Reconciler {
         ...base,
         serverVersion,
         ...(operators.length ? { operators } : {}),
-        conditions: setCondition(conditions, {
+        conditions: setCondition(syncedWith(refused), {
           type: 'Ready',
           status: 'True',
           reason: Reasons.Reachable,
@@ -171,7 +176,7 @@ export class ProviderStatusReconciler implements Reconciler {
       const reason = err instanceof ReasonedError ? err.reason : reasonOf(err);
       return {
         ...base,
-        conditions: setCondition(conditions, {
+        conditions: setCondition(syncedWith(refused), {
           type: 'Ready',
           status: 'False',
           reason,
