@@ -96,15 +96,27 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
 
 /**
  * A bucket's endpoint: its store's S3 Service, by its full name. The Service is the one of the Seaweed
- * and namespace the bucket was made in (fixed at creation); only the domain comes from its store as it
- * is now, so a bucket made when endpoints were not fully qualified (its spec still names
- * <seaweed>-s3.<namespace>.svc) publishes the full name too, in the domain its store names.
+ * and namespace the bucket was made in (fixed at creation); only the domain comes from its store, as
+ * the store publishes it now (its spec's while it publishes none), so a bucket made when endpoints
+ * were not fully qualified (its spec still names <seaweed>-s3.<namespace>.svc) publishes the full
+ * name too, and every bucket follows its store when the store's domain changes.
  */
 export function bucketEndpoint(mr: ReadonlyDeep<SeaweedBucket>, store: ReadonlyDeep<SeaweedStore> | undefined): string {
   const f = mr.spec.forProvider;
-  const recorded = URL.canParse(f.store.endpoint) ? new URL(f.store.endpoint).hostname.split('.').slice(3).join('.') : undefined;
-  const domain = store ? store.spec.forProvider.clusterDomain : recorded;
+  const domain = store
+    ? (domainOf(store.status?.atProvider?.endpoint) ?? store.spec.forProvider.clusterDomain)
+    : domainOf(f.store.endpoint);
   return seaweedEndpoint({ namespace: mr.spec.targetNamespace, name: f.store.seaweed }, domain);
+}
+
+const DNS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** The cluster domain an endpoint of a Service names (<service>.<namespace>.svc.<domain>), if it names one. */
+function domainOf(endpoint: string | undefined): string | undefined {
+  if (!endpoint || !URL.canParse(endpoint)) return undefined;
+  const labels = new URL(endpoint).hostname.split('.');
+  const domain = labels.slice(3).join('.');
+  return labels[2] === 'svc' && domain.length <= 253 && DNS_NAME.test(domain) ? domain : undefined;
 }
 
 /** The store a class shares, as it is now: it must exist and be Ready before a bucket is made in it. */

@@ -7,10 +7,11 @@ import { bucketEndpoint } from '../../../../src/backends/seaweedfs/bucket.ts';
 import { configureSeaweedStore, seaweedEndpoint, storeAccess } from '../../../../src/backends/seaweedfs/store.ts';
 import type { Claim } from '../../../../src/runtime/claims/claim.ts';
 
-const store = (clusterDomain?: string): SeaweedStore =>
+const store = (clusterDomain?: string, published?: string): SeaweedStore =>
   ({
     metadata: { name: 'shared', namespace: 'platform' },
     spec: { forProvider: clusterDomain ? { clusterDomain } : {}, targetNamespace: 'sw-shared', providerRef: { name: 'p' } },
+    ...(published ? { status: { atProvider: { endpoint: published } } } : {}),
   }) as unknown as SeaweedStore;
 const bucket = (endpoint: string): SeaweedBucket =>
   ({
@@ -48,9 +49,23 @@ describe("a SeaweedBucket's endpoint", () => {
     );
   });
 
+  it('takes the domain its store publishes now: a store whose spec changed but which publishes nothing new yet keeps its buckets with it', () => {
+    const old = bucket('http://shared-s3.sw-shared.svc:8333');
+    expect(bucketEndpoint(old, store('new.example', 'http://shared-s3.sw-shared.svc.old.example:8333'))).toBe(
+      'http://shared-s3.sw-shared.svc.old.example:8333',
+    );
+    // Published before the upgrade (short): the domain its spec names.
+    expect(bucketEndpoint(old, store('k8s.example', 'http://shared-s3.sw-shared.svc:8333'))).toBe(
+      'http://shared-s3.sw-shared.svc.k8s.example:8333',
+    );
+  });
+
   it('names the Seaweed and namespace it was made in, whatever host its spec or its store says', () => {
     // A spec naming another host, by hand: the Service is still the one of its own Seaweed.
     expect(bucketEndpoint(bucket('http://elsewhere.attacker.svc:8333'), store())).toBe('http://shared-s3.sw-shared.svc.cluster.local:8333');
     expect(bucketEndpoint(bucket('not a url'), undefined)).toBe('http://shared-s3.sw-shared.svc.cluster.local:8333');
+    // A recorded host that is no Service's name gives no domain either.
+    expect(bucketEndpoint(bucket('http://10.0.0.5:8333'), undefined)).toBe('http://shared-s3.sw-shared.svc.cluster.local:8333');
+    expect(bucketEndpoint(bucket('http://a.b.svc.Evil_Domain:8333'), undefined)).toBe('http://shared-s3.sw-shared.svc.cluster.local:8333');
   });
 });
