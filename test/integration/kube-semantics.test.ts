@@ -6,6 +6,7 @@ import { Informer } from '../../src/kit/controller/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { isConflict } from '../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../src/kit/kube/resources.ts';
+import { readLive } from '../../src/kit/kube/live.ts';
 import { silentLogger } from '../../src/kit/logger.ts';
 import { eventually } from '../kit/eventually.ts';
 
@@ -65,6 +66,33 @@ describe('DELETE as the API server answers it', () => {
     const terminating = (await client().get<ConfigMap>(ConfigMaps, { namespace: 'default', name: held.metadata.name }))!;
     expect(terminating.metadata.deletionTimestamp).toBeDefined();
     await client().update(ConfigMaps, { ...terminating, metadata: { ...terminating.metadata, finalizers: [] } });
+  });
+});
+
+describe('whether an object is gone, read live', () => {
+  // A kind of provider-rook's group at a version no CRD serves: what a removed or replaced CRD looks like.
+  const Unserved: ResourceType = {
+    apiVersion: 'minio.rook.crossplane.io/v9',
+    kind: 'ObjectStore',
+    plural: 'objectstores',
+    namespaced: true,
+  };
+
+  it('a GET answers "not found" for a type the server does not serve too; the live read fails there instead of calling its object gone', async () => {
+    expect(await client().get(Unserved, { namespace: 'default', name: 'anything' })).toBeUndefined();
+    await expect(readLive(client(), Unserved, { namespace: 'default', name: 'anything' })).rejects.toMatchObject({ code: 404 });
+  });
+
+  it('finds an object that is there, and none where its type is served and it is not', async () => {
+    const name = uniqueName('live');
+    await client().create<ConfigMap>(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' } });
+    expect((await readLive(client(), ConfigMaps, { namespace: 'default', name }))?.metadata.name).toBe(name);
+    expect(await readLive(client(), ConfigMaps, { namespace: 'default', name: `${name}-not` })).toBeUndefined();
+    // A name no object can have changes no selector: refused before any request.
+    await expect(readLive(client(), ConfigMaps, { namespace: 'default', name: `${name},metadata.namespace=x` })).rejects.toThrow(
+      /not an object name/,
+    );
+    await client().delete(ConfigMaps, { namespace: 'default', name });
   });
 });
 

@@ -2,6 +2,7 @@
 // Secrets, the managed resources and classes that say where a store is and how it is exposed, the
 // Providers that consent, and, in each consumer cluster, a watch of the Secrets it delivered there
 // (drift is repaired from that watch, as it is in targets).
+import { readLive } from '../../kit/kube/live.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { Controller } from '../../kit/controller/controller.ts';
 import type { Informer } from '../../kit/controller/informer.ts';
@@ -136,7 +137,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
     owner: { name: string; namespace: string; key: string; uid: string },
   ): void {
     void (async () => {
-      const live = await manager.control.get<DeliveringClaim>(o.claim, { namespace: owner.namespace, name: owner.name });
+      const live = await readLive<DeliveringClaim>(manager.control, o.claim, { namespace: owner.namespace, name: owner.name });
       if (live?.metadata.uid === owner.uid) return;
       await target.client.delete(Secrets, { namespace: s.metadata.namespace, name: s.metadata.name }, { uid: s.metadata.uid });
       manager.log.info('deleted a delivered Secret whose claim is gone', {

@@ -6,6 +6,7 @@
 // objects whose owner asked to keep them (Retain) are never leaks. A signed copy made after ours (a
 // restore from a backup, a re-apply of its manifest) is not ours either: its creationTimestamp is
 // not the time we signed when we made it (OwnershipMarks.remade), and it is only reported.
+import { readLive } from '../../kit/kube/live.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
@@ -160,9 +161,9 @@ export class LeakSweeper<MR extends ManagedResource> {
       let verdict = once ? verdicts.get(owner.key) : undefined;
       if (!verdict) {
         if (this.o.cache?.get(owner.key)) return Promise.resolve(false);
-        verdict = this.o.control
-          .get(this.o.managedType, { namespace: owner.namespace, name: owner.name }, signal)
-          .then((mr) => mr === undefined);
+        verdict = readLive(this.o.control, this.o.managedType, { namespace: owner.namespace, name: owner.name }, signal).then(
+          (mr) => mr === undefined,
+        );
         if (once) verdicts.set(owner.key, verdict);
       }
       return verdict;

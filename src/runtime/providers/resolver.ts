@@ -1,5 +1,6 @@
 // ProviderResolver: a Provider -> its Secret -> a (cached) client for its target cluster. Secrets are
 // watched one by one in the Provider's namespace, so a rotation is seen at once and costs no reads at rest.
+import { readLive } from '../../kit/kube/live.ts';
 import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
@@ -100,7 +101,7 @@ export class ProviderResolver {
 
   /** Whether the Provider is gone, read live: a cache may not have seen it made yet. */
   async gone({ namespace, name }: Required<ObjectKey>, signal?: AbortSignal): Promise<boolean> {
-    return (await this.control.get(Providers, { namespace, name }, signal)) === undefined;
+    return (await readLive(this.control, Providers, { namespace, name }, signal)) === undefined;
   }
 
   async resolve(provider: ReadonlyDeep<Provider>, signal?: AbortSignal): Promise<Target> {

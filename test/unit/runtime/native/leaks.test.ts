@@ -37,8 +37,12 @@ const made = (type: ResourceType, name: string, of: string, created: string | nu
   return { ...obj, metadata: { ...obj.metadata, uid: `${name}-uid`, ...(created ? { creationTimestamp: created } : {}) } } as TargetObject;
 };
 
-/** `restored`: owners that are gone at the sweep's first read of them, and back at any later one. */
-function sweeper(objects: TargetObject[], refuse: string[] = [], restored: string[] = []) {
+/**
+ * `restored`: owners that are gone at the sweep's first read of them, and back at any later one.
+ * `unserved`: the control cluster does not serve the managed kind (its CRD replaced, say), and answers
+ * as an API server does then: a GET says 404 as for a missing object, a list fails.
+ */
+function sweeper(objects: TargetObject[], refuse: string[] = [], restored: string[] = [], unserved = false) {
   const deleted: string[] = [];
   const reads: string[] = [];
   const client = {
@@ -59,9 +63,12 @@ function sweeper(objects: TargetObject[], refuse: string[] = [], restored: strin
     providers: { list: () => [provider] as never },
     // Every owner is gone (but those restored, after their first read).
     control: {
-      get: async (_type: ResourceType, { name }: { name: string }) => {
+      get: async () => undefined,
+      list: async (_type: ResourceType, { fieldSelector }: { fieldSelector: string }) => {
+        if (unserved) throw new KubeError(404, 'NotFound', 'the server could not find the requested resource');
+        const name = fieldSelector.replace('metadata.name=', '');
         reads.push(name);
-        return restored.includes(name) && reads.filter((r) => r === name).length > 1 ? { metadata: { name } } : undefined;
+        return { items: restored.includes(name) && reads.filter((r) => r === name).length > 1 ? [{ metadata: { name } }] : [] };
       },
     } as unknown as KubeClient,
     managedType: Managed,
@@ -97,6 +104,12 @@ describe('LeakSweeper', () => {
       ['a', false, 'its owner exists again (restored while this sweep ran)'],
       ['b', true, undefined],
     ]);
+  });
+
+  it('judges nothing while the control cluster does not serve the managed kind: a 404 for the type says nothing of an owner', async () => {
+    const { leaks, deleted } = sweeper([made(Stores, 'a', 'a'), made(Secrets, 'a-keys', 'a')], [], [], true);
+    expect(await leaks.sweep(undefined, madeAt + HOUR)).toEqual([]);
+    expect(deleted).toEqual([]);
   });
 
   it('does not judge an object of no known age', async () => {
