@@ -3,6 +3,7 @@
 // API servers and real S3 servers that judge each user's policy.
 // - H1: an app team points its Bound Bucket at another team's resource, then grants itself access.
 // - H2: a ReadOnly grantee points a Bucket of its own at its grant's resource, then grants itself ReadWrite.
+// - H3: a grantee strips its BucketAccess's finalizer and deletes it, to keep its user after the owner stops sharing.
 // - F2: a target tenant rewrites a store's endpoint Service (stripping its marks), or replaces it.
 // Each also checks that nothing was lost: the victim's objects, and no key reaching what it was not granted.
 import { applyObject } from '../kit/manifests.ts';
@@ -317,6 +318,85 @@ describe('an app team reaches only the buckets it was granted', () => {
     );
     expect(await contents(owner)).toEqual(before);
   }, 180_000);
+
+  it("H3: a grantee that strips its BucketAccess's finalizer and deletes it keeps no user of the bucket", async () => {
+    await env.control.create(
+      Buckets,
+      bucket({ namespace: env.ns.teamB, name: 'journal' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }),
+    );
+    await bound(Buckets, { namespace: env.ns.teamB, name: 'journal' });
+    const owner = await keysOf('journal-s3', env.ns.teamB);
+    const s3 = s3Client(owner.local, owner.creds);
+    await s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'q4.txt', Body: 'figures' }));
+    s3.destroy();
+    await asC.create(
+      BucketAccesses,
+      grant({ namespace: env.ns.teamC, name: 'keeper' }, { namespace: env.ns.teamB, name: 'journal' }, 'ReadOnly'),
+    );
+    const keeper = await bound(BucketAccesses, { namespace: env.ns.teamC, name: 'keeper' });
+    const grantRef = (keeper.spec as { resourceRef: { namespace: string; name: string } }).resourceRef;
+    const kept = await keysOf('keeper-s3', env.ns.teamC);
+    /** What a GET with the grant's keys gets: 'allowed', or the error's name. */
+    const reads = async (): Promise<string> => {
+      const c = s3Client(kept.local, kept.creds);
+      try {
+        await c.send(new GetObjectCommand({ Bucket: owner.bucket, Key: 'q4.txt' }));
+        return 'allowed';
+      } catch (err) {
+        return (err as Error).name;
+      } finally {
+        c.destroy();
+      }
+    };
+    expect(await reads()).toBe('allowed');
+    expect((await read(Buckets, { namespace: env.ns.teamB, name: 'journal' }))?.metadata.labels?.['rook.crossplane.io/granted']).toBe(
+      'true',
+    );
+
+    // With its own role alone, team-c takes the finalizer off and deletes the access: nothing releases it.
+    await asC.mergePatch(BucketAccesses, { namespace: env.ns.teamC, name: 'keeper' }, { metadata: { finalizers: null } });
+    await asC.delete(BucketAccesses, { namespace: env.ns.teamC, name: 'keeper' });
+    // Its user is revoked all the same: the grant's resource goes, and the keys it kept read nothing.
+    await eventually(
+      async () => (await env.control.get(kinds.MinioBucket, grantRef)) === undefined,
+      "the grant's MinioBucket to be deleted",
+      30_000,
+    );
+    await eventually(async () => ['AccessDenied', 'InvalidAccessKeyId'].includes(await reads()), 'the kept keys to be refused', 20_000);
+    // Nothing else holds a user of the Bucket: its owner may delete it again.
+    await eventually(
+      async () =>
+        (await read(Buckets, { namespace: env.ns.teamB, name: 'journal' }))?.metadata.labels?.['rook.crossplane.io/granted'] === undefined,
+      "the Bucket's granted mark to go",
+      20_000,
+    );
+    expect(await contents(owner)).toEqual({ 'q4.txt': 'figures' });
+  }, 120_000);
+
+  // The test above races provider-rook, which may add the finalizer back before the deletion; done
+  // while it is down, nothing can: this one shows the user kept on the code before the fix every time.
+  it('H3: the same, done while provider-rook was down: the grant is revoked once it is back', async () => {
+    await env.control.create(
+      Buckets,
+      bucket({ namespace: env.ns.teamB, name: 'archive' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }),
+    );
+    await bound(Buckets, { namespace: env.ns.teamB, name: 'archive' });
+    await asC.create(
+      BucketAccesses,
+      grant({ namespace: env.ns.teamC, name: 'sleeper' }, { namespace: env.ns.teamB, name: 'archive' }, 'ReadOnly'),
+    );
+    const sleeper = await bound(BucketAccesses, { namespace: env.ns.teamC, name: 'sleeper' });
+    const grantRef = (sleeper.spec as { resourceRef: { namespace: string; name: string } }).resourceRef;
+    await env.stop();
+    await asC.mergePatch(BucketAccesses, { namespace: env.ns.teamC, name: 'sleeper' }, { metadata: { finalizers: null } });
+    await asC.delete(BucketAccesses, { namespace: env.ns.teamC, name: 'sleeper' });
+    await env.restart();
+    await eventually(
+      async () => (await env.control.get(kinds.MinioBucket, grantRef)) === undefined,
+      "the grant's MinioBucket to be deleted",
+      30_000,
+    );
+  }, 120_000);
 });
 
 describe("a target tenant cannot redirect a store's claims", () => {

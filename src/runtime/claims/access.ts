@@ -3,7 +3,8 @@
 // bucket's backend makes a managed resource holding a user of its own on that bucket (Grantor), and
 // its connection Secret is copied into the BucketAccess's namespace. The bucket's owners decide, on
 // the object they own: taking the namespace or mode off the list, or deleting the Bucket, revokes
-// the user (its managed resource is deleted), and deleting the BucketAccess does too.
+// the user (its managed resource is deleted), and deleting the BucketAccess does too, even when
+// someone removed its finalizer first: a user whose BucketAccess is proven gone is revoked.
 import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, getCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
@@ -16,7 +17,9 @@ import { LABEL_GRANTED } from '../labels.ts';
 import { controllerUid, unpublishSecret, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons, Ready, Synced, reported } from '../reasons.ts';
-import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
+import { done, keyOf, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
+import { readLive } from '../../kit/kube/live.ts';
+import { formatObjectKey, parseObjectKey, type ObjectKey } from '../../kit/kube/object-key.ts';
 import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Claim } from './claim.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
 import { releaseClaim, type Held } from './release.ts';
@@ -54,6 +57,8 @@ export interface AccessReconcilerOptions {
 export class AccessReconciler implements Reconciler {
   private readonly o: AccessReconcilerOptions;
   private readonly writer: ClaimWriter;
+  /** Accesses deleted since their last pass, as last seen (see revokeOrphaned). */
+  private readonly lastSeen = new Map<string, AccessClaim>();
 
   constructor(o: AccessReconcilerOptions) {
     this.o = o;
@@ -62,7 +67,7 @@ export class AccessReconciler implements Reconciler {
 
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.accesses.cache.get(key);
-    if (!cached) return done();
+    if (!cached) return this.revokeOrphaned(parseObjectKey(key), signal);
     const access = copyOf<AccessClaim>(cached);
     try {
       if (isDeleting(access.metadata)) {
@@ -312,6 +317,55 @@ export class AccessReconciler implements Reconciler {
     access.spec = { ...access.spec, resourceRef: want };
     const updated = await this.o.client.update<AccessClaim>(this.o.accesses.type, access, signal);
     access.metadata = updated.metadata;
+  }
+
+  /**
+   * The users of an access that is gone without its finalizer's work (the finalizer removed by hand,
+   * then the access deleted, maybe while provider-rook was down): they would stay, and keep reaching
+   * the bucket after its owner stops sharing it, or deletes it. A grant whose access a live read
+   * proves gone (none of that name, or another one made under it) is revoked; its Bucket's mark is
+   * taken off once no other access holds a user of it (known from the access as last seen).
+   */
+  private async revokeOrphaned(key: ObjectKey, signal: AbortSignal): Promise<Result> {
+    const kind = this.o.accesses.type.kind;
+    const orphans = this.o.granted.flatMap(({ type, cache }) =>
+      cache
+        .list()
+        .filter((mr) => {
+          const ref = claimRefOf(mr);
+          return ref?.kind === kind && ref.namespace === key.namespace && ref.name === key.name && !isDeleting(mr.metadata);
+        })
+        .map((mr) => ({ type, mr })),
+    );
+    const last = this.lastSeen.get(formatObjectKey(key));
+    this.lastSeen.delete(formatObjectKey(key));
+    if (!orphans.length) return done();
+    const live = await readLive<AccessClaim>(this.o.client, this.o.accesses.type, key, signal);
+    let revoked = false;
+    for (const { type, mr } of orphans) {
+      // There after all (a cache behind): its own pass judges what it holds.
+      if (live && live.metadata.uid === claimRefOf(mr)?.uid) continue;
+      const deletion = await this.o.client.delete(
+        type,
+        { namespace: mr.metadata.namespace, name: mr.metadata.name },
+        { uid: mr.metadata.uid, signal },
+      );
+      if (deletion === 'absent') continue; // gone already (a release the cache had not heard of)
+      this.o.recorder.normal(
+        mr,
+        Reasons.RevokedAccess,
+        `its ${kind} ${key.namespace}/${key.name} is gone without releasing it: its user is revoked`,
+      );
+      revoked = true;
+    }
+    if (revoked && last?.metadata.uid !== live?.metadata.uid && last)
+      await this.markBucket({ ...last, metadata: { ...last.metadata, deletionTimestamp: new Date().toISOString() } }, signal, true);
+    return done();
+  }
+
+  /** An access as last seen before it went: where its grants' Bucket is, for that Bucket's mark. */
+  forgotten(access: ReadonlyDeep<AccessClaim>): void {
+    this.lastSeen.set(keyOf(access.metadata), copyOf<AccessClaim>(access));
   }
 
   /** Revokes whatever this access holds, and unmarks its Bucket once nothing holds it. */

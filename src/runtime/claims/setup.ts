@@ -263,20 +263,27 @@ export function setupAccess(manager: Manager, o: AccessSetup): Controller {
   const granted = kinds.map((type) => ({ type, cache: manager.informer<ManagedResource>(type) }));
   const lentKinds = [...new Map(o.grantors.map((g) => [`${g.managed.apiVersion}/${g.managed.kind}`, g.managed])).values()];
   const lent = lentKinds.map((type) => ({ type, cache: manager.informer<ManagedResource>(type) }));
-  const controller = manager.controller(
-    `access/${kindName(o.access)}`,
-    new AccessReconciler({
-      client: manager.control,
-      recorder: manager.recorder,
-      accesses: { type: o.access, cache: accesses },
-      buckets: { type: o.claim, cache: buckets },
-      grantors: o.grantors,
-      lent,
-      granted,
-      secrets,
-    }),
-  );
+  const reconciler = new AccessReconciler({
+    client: manager.control,
+    recorder: manager.recorder,
+    accesses: { type: o.access, cache: accesses },
+    buckets: { type: o.claim, cache: buckets },
+    grantors: o.grantors,
+    lent,
+    granted,
+    secrets,
+  });
+  const controller = manager.controller(`access/${kindName(o.access)}`, reconciler);
   const enqueue = (key: string): void => controller.enqueue(key);
+  // An access that goes wakes its key: one whose finalizer was removed by hand left its users behind.
+  onChange(
+    accesses,
+    (a) => {
+      reconciler.forgotten(a);
+      enqueue(keyOf(a.metadata));
+    },
+    { on: ['deleted'] },
+  );
   enqueueOnChange(accesses, controller, {
     on: ['added', 'updated'],
     when: (old, a) => desiredStateChanged(old, a) || !sameJson(old.spec, a.spec),
