@@ -3,7 +3,8 @@
 // API servers and real S3 servers that judge each user's policy.
 // - H1: an app team points its Bound Bucket at another team's resource, then grants itself access.
 // - H2: a ReadOnly grantee points a Bucket of its own at its grant's resource, then grants itself ReadWrite.
-// - H3: a grantee strips its BucketAccess's finalizer and deletes it, to keep its user after the owner stops sharing.
+// - H3: a grantee strips its BucketAccess's finalizer and deletes it (and makes it again), to keep its
+//   user after the owner stops sharing; or leaves it going, held by a finalizer of its own.
 // - F2: a target tenant rewrites a store's endpoint Service (stripping its marks), or replaces it.
 // Each also checks that nothing was lost: the victim's objects, and no key reaching what it was not granted.
 import { applyObject } from '../kit/manifests.ts';
@@ -27,7 +28,7 @@ import { cond } from '../kit/conditions.ts';
 const TARGET = `it-tenancy-${process.pid}`;
 type Cond = { type: string; status: string; reason: string; message?: string };
 type Obj = KubeObjectLike & {
-  metadata: KubeObjectLike['metadata'] & { labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: KubeObjectLike['metadata'] & { labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[] };
   spec?: Record<string, unknown>;
   data?: Record<string, string>;
   status?: { conditions?: Cond[]; bindingPhase?: string };
@@ -394,6 +395,65 @@ describe('an app team reaches only the buckets it was granted', () => {
     await eventually(
       async () => (await env.control.get(kinds.MinioBucket, grantRef)) === undefined,
       "the grant's MinioBucket to be deleted",
+      30_000,
+    );
+    // The grant said which Bucket it lent from: that Bucket's mark goes, though nothing saw the access go.
+    await eventually(
+      async () =>
+        (await read(Buckets, { namespace: env.ns.teamB, name: 'archive' }))?.metadata.labels?.['rook.crossplane.io/granted'] === undefined,
+      "the Bucket's granted mark to go",
+      20_000,
+    );
+  }, 120_000);
+
+  it("H3: an access left going, held by a finalizer of the grantee's own after ours was stripped, keeps no user", async () => {
+    await env.control.create(
+      Buckets,
+      bucket({ namespace: env.ns.teamB, name: 'notes' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }),
+    );
+    await bound(Buckets, { namespace: env.ns.teamB, name: 'notes' });
+    await asC.create(
+      BucketAccesses,
+      grant({ namespace: env.ns.teamC, name: 'limbo' }, { namespace: env.ns.teamB, name: 'notes' }, 'ReadOnly'),
+    );
+    const limbo = await bound(BucketAccesses, { namespace: env.ns.teamC, name: 'limbo' });
+    const grantRef = (limbo.spec as { resourceRef: { namespace: string; name: string } }).resourceRef;
+    await env.stop();
+    const key = { namespace: env.ns.teamC, name: 'limbo' };
+    await asC.mergePatch(BucketAccesses, key, { metadata: { finalizers: ['team-c.example.com/hold'] } });
+    await asC.delete(BucketAccesses, key);
+    await env.restart();
+    await eventually(
+      async () => (await env.control.get(kinds.MinioBucket, grantRef)) === undefined,
+      "the grant's MinioBucket to be deleted",
+      30_000,
+    );
+    // Still there, held by the team's own finalizer: provider-rook neither removes nor needs it.
+    expect((await read(BucketAccesses, key))?.metadata.finalizers).toEqual(['team-c.example.com/hold']);
+    await asC.mergePatch(BucketAccesses, key, { metadata: { finalizers: null } });
+  }, 120_000);
+
+  it('H3: an access made again under the name of one whose finalizer was stripped does not inherit, nor keep, the old user', async () => {
+    await env.control.create(
+      Buckets,
+      bucket({ namespace: env.ns.teamB, name: 'minutes' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }),
+    );
+    await bound(Buckets, { namespace: env.ns.teamB, name: 'minutes' });
+    const access = grant({ namespace: env.ns.teamC, name: 'again' }, { namespace: env.ns.teamB, name: 'minutes' }, 'ReadOnly');
+    await asC.create(BucketAccesses, access);
+    const first = await bound(BucketAccesses, { namespace: env.ns.teamC, name: 'again' });
+    const oldGrant = (first.spec as { resourceRef: { namespace: string; name: string } }).resourceRef;
+    // While provider-rook is down, nothing can put the finalizer back in between.
+    await env.stop();
+    await asC.mergePatch(BucketAccesses, { namespace: env.ns.teamC, name: 'again' }, { metadata: { finalizers: null } });
+    await asC.delete(BucketAccesses, { namespace: env.ns.teamC, name: 'again' });
+    await asC.create(BucketAccesses, access);
+    await env.restart();
+    const second = await bound(BucketAccesses, { namespace: env.ns.teamC, name: 'again' });
+    expect((second.spec as { resourceRef: { name: string } }).resourceRef.name).not.toBe(oldGrant.name);
+    await eventually(
+      async () => (await env.control.get(kinds.MinioBucket, oldGrant)) === undefined,
+      "the first access's grant to be deleted",
       30_000,
     );
   }, 120_000);

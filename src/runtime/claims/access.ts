@@ -13,7 +13,7 @@ import type { Client } from '../../kit/kube/client.ts';
 import { isAlreadyExists, KubeError } from '../../kit/kube/errors.ts';
 import { type ResourceType } from '../../kit/kube/resources.ts';
 import { isDeleting, hasFinalizer } from '../../kit/meta.ts';
-import { LABEL_GRANTED } from '../labels.ts';
+import { ANNOTATION_GRANT_OF, LABEL_GRANTED } from '../labels.ts';
 import { controllerUid, unpublishSecret, type SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons, Ready, Synced, reported } from '../reasons.ts';
@@ -67,11 +67,17 @@ export class AccessReconciler implements Reconciler {
 
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.accesses.cache.get(key);
-    if (!cached) return this.revokeOrphaned(parseObjectKey(key), signal);
+    if (!cached) {
+      await this.revokeOrphaned(parseObjectKey(key), undefined, signal);
+      return done();
+    }
     const access = copyOf<AccessClaim>(cached);
     try {
+      // What an earlier access of this name held (deleted and made again, its finalizer stripped) is not this one's.
+      await this.revokeOrphaned(parseObjectKey(key), cached, signal);
       if (isDeleting(access.metadata)) {
-        if (!hasFinalizer(access.metadata, FINALIZER_CLAIM)) return done();
+        // Going, our finalizer taken off by someone else while another holds it: what it holds is revoked all the same.
+        if (!hasFinalizer(access.metadata, FINALIZER_CLAIM)) return await this.releaseUnfinalized(access, signal);
         // The Bucket's mark goes before the finalizer: a pass cut off after it would find nothing to do.
         const held = await this.held(access, signal);
         await releaseClaim(this.writer, access, held, signal, () => this.markBucket(access, signal, held.length > 0));
@@ -165,12 +171,18 @@ export class AccessReconciler implements Reconciler {
   /**
    * The Bucket carries LABEL_GRANTED while any BucketAccess holds a user of it, so that admission
    * refuses its deletion (config/admission/protection.yaml); the label goes with the last grant.
+   * `releasing`: this access is going, and held a user of the Bucket.
    */
-  /** `releasing`: this access is going, and held a user of the Bucket. */
   private async markBucket(access: AccessClaim, signal: AbortSignal, releasing = false): Promise<void> {
     const ref = access.spec?.bucketRef;
-    const bucket = ref && this.o.buckets.cache.get(ref);
-    if (!ref || !bucket || isDeleting(bucket.metadata)) return;
+    if (ref) await this.mark(ref, { access, releasing }, signal);
+  }
+
+  /** The mark of the Bucket at `ref`, judged with `self` as this pass left it (none: only the accesses cached count). */
+  private async mark(ref: ObjectKey, self: { access?: ReadonlyDeep<AccessClaim>; releasing: boolean }, signal: AbortSignal): Promise<void> {
+    const bucket = this.o.buckets.cache.get(ref);
+    if (!bucket || isDeleting(bucket.metadata)) return;
+    const { access, releasing } = self;
     // Only an access the Bucket allows counts: a resourceRef is the app team's to write, so one in a
     // namespace the Bucket does not share with would otherwise mark (and keep) another team's Bucket.
     const holds = (a: ReadonlyDeep<AccessClaim>): boolean => !isDeleting(a.metadata) && grantHeld(bucket, a);
@@ -178,7 +190,8 @@ export class AccessReconciler implements Reconciler {
       a.spec?.bucketRef?.namespace === ref.namespace && a.spec?.bucketRef?.name === ref.name;
     // This access as this pass left it (the cache may lag behind its writes); the others as cached.
     const granted =
-      holds(access) || this.o.accesses.cache.list().some((a) => a.metadata.uid !== access.metadata.uid && names(a) && holds(a));
+      (access !== undefined && holds(access)) ||
+      this.o.accesses.cache.list().some((a) => a.metadata.uid !== access?.metadata.uid && names(a) && holds(a));
     const marked = bucket.metadata.labels?.[LABEL_GRANTED] === 'true';
     // Going, the last access takes the mark off whatever its cache shows: the mark its own pass put
     // there may not have reached the cache yet, and after this pass none comes back for it.
@@ -270,7 +283,9 @@ export class AccessReconciler implements Reconciler {
       // Named before it is made, as a Bucket names its resource: a deletion of this access that comes
       // before the grant's cache hears of it still finds it (by a live read of this reference), and revokes it.
       await this.recordReference(access, { apiVersion: grantor.grants.apiVersion, kind: grantor.grants.kind, name, namespace }, signal);
-      desired.metadata = { ...desired.metadata, name, namespace };
+      // Which Bucket it lends from: its mark is judged again if the grant has to go without its access.
+      const grantOf = { [ANNOTATION_GRANT_OF]: formatObjectKey(access.spec!.bucketRef!) };
+      desired.metadata = { ...desired.metadata, name, namespace, annotations: { ...desired.metadata.annotations, ...grantOf } };
       desired.spec = { ...desired.spec, claimRef: referenceTo(access) };
       let made = true;
       mr = await this.o.client.create(grantor.grants, desired, signal).catch(async (err: unknown) => {
@@ -320,46 +335,57 @@ export class AccessReconciler implements Reconciler {
   }
 
   /**
-   * The users of an access that is gone without its finalizer's work (the finalizer removed by hand,
-   * then the access deleted, maybe while provider-rook was down): they would stay, and keep reaching
-   * the bucket after its owner stops sharing it, or deletes it. A grant whose access a live read
-   * proves gone (none of that name, or another one made under it) is revoked; its Bucket's mark is
-   * taken off once no other access holds a user of it (known from the access as last seen).
+   * The users of an access gone without its finalizer's work (the finalizer removed by hand, then the
+   * access deleted, maybe while provider-rook was down, maybe made again under its name): they would
+   * stay, and keep reaching the bucket after its owner stops sharing it, or deletes it. A grant naming
+   * this key whose access a live read proves gone (none of that name, or one with another uid than
+   * the grant names) is revoked; `current` is the access cached under the key now, whose own grants
+   * are not looked at. The mark of the Bucket a revoked grant lent from is judged again.
    */
-  private async revokeOrphaned(key: ObjectKey, signal: AbortSignal): Promise<Result> {
+  private async revokeOrphaned(key: ObjectKey, current: ReadonlyDeep<AccessClaim> | undefined, signal: AbortSignal): Promise<void> {
     const kind = this.o.accesses.type.kind;
+    const named = (mr: ReadonlyDeep<ManagedResource>): boolean => {
+      const ref = claimRefOf(mr);
+      if (ref?.kind !== kind || ref.namespace !== key.namespace || ref.name !== key.name || isDeleting(mr.metadata)) return false;
+      return !current || (ref.uid !== undefined && ref.uid !== current.metadata.uid);
+    };
     const orphans = this.o.granted.flatMap(({ type, cache }) =>
       cache
         .list()
-        .filter((mr) => {
-          const ref = claimRefOf(mr);
-          return ref?.kind === kind && ref.namespace === key.namespace && ref.name === key.name && !isDeleting(mr.metadata);
-        })
+        .filter(named)
         .map((mr) => ({ type, mr })),
     );
     const last = this.lastSeen.get(formatObjectKey(key));
-    this.lastSeen.delete(formatObjectKey(key));
-    if (!orphans.length) return done();
-    const live = await readLive<AccessClaim>(this.o.client, this.o.accesses.type, key, signal);
-    let revoked = false;
-    for (const { type, mr } of orphans) {
-      // There after all (a cache behind): its own pass judges what it holds.
-      if (live && live.metadata.uid === claimRefOf(mr)?.uid) continue;
-      const deletion = await this.o.client.delete(
-        type,
-        { namespace: mr.metadata.namespace, name: mr.metadata.name },
-        { uid: mr.metadata.uid, signal },
-      );
-      if (deletion === 'absent') continue; // gone already (a release the cache had not heard of)
-      this.o.recorder.normal(
-        mr,
-        Reasons.RevokedAccess,
-        `its ${kind} ${key.namespace}/${key.name} is gone without releasing it: its user is revoked`,
-      );
-      revoked = true;
+    if (orphans.length) {
+      const live = await readLive<AccessClaim>(this.o.client, this.o.accesses.type, key, signal);
+      const buckets = new Set<string>();
+      for (const { type, mr } of orphans) {
+        const uid = claimRefOf(mr)?.uid;
+        // There after all (a cache behind), or a grant that names no uid while one of that name lives: not provably another's.
+        if (live && (!uid || live.metadata.uid === uid)) continue;
+        const at = { namespace: mr.metadata.namespace, name: mr.metadata.name };
+        if ((await this.o.client.delete(type, at, { uid: mr.metadata.uid, signal })) === 'absent') continue;
+        this.o.recorder.normal(
+          mr,
+          Reasons.RevokedAccess,
+          `its ${kind} ${key.namespace}/${key.name} is gone without releasing it: its user is revoked`,
+        );
+        const lentFrom = mr.metadata.annotations?.[ANNOTATION_GRANT_OF] ?? (last?.spec?.bucketRef && formatObjectKey(last.spec.bucketRef));
+        if (lentFrom) buckets.add(lentFrom);
+      }
+      for (const b of buckets) await this.mark(parseObjectKey(b), { access: current, releasing: true }, signal);
     }
-    if (revoked && last?.metadata.uid !== live?.metadata.uid && last)
-      await this.markBucket({ ...last, metadata: { ...last.metadata, deletionTimestamp: new Date().toISOString() } }, signal, true);
+    // Forgotten once judged: a pass that failed keeps it for the next.
+    if (!current) this.lastSeen.delete(formatObjectKey(key));
+  }
+
+  /** Going without our finalizer (another's holds it): its grants are revoked as a release would, nothing else is written of it. */
+  private async releaseUnfinalized(access: AccessClaim, signal: AbortSignal): Promise<Result> {
+    const held = await this.held(access, signal);
+    if (held.some((h) => !isDeleting(h.mr.metadata))) {
+      await this.revoke(access, held, signal);
+      await this.markBucket(access, signal, true);
+    }
     return done();
   }
 

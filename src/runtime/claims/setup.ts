@@ -308,6 +308,16 @@ export function setupAccess(manager: Manager, o: AccessSetup): Controller {
   };
   for (const { cache } of granted) onChange(cache, grantOf);
   onChange(secrets, secretOwner, { on: ['added', 'updated'] });
+  // A copy an earlier access of a name left (its garbage, collected once it is gone) stands in the way
+  // of the access made again under that name: its going wakes that access.
+  onChange(
+    secrets,
+    (s) => {
+      const owner = s.metadata.ownerReferences?.find((r) => r.controller);
+      if (owner?.kind === o.access.kind && owner.name) enqueue(keyOf({ namespace: s.metadata.namespace, name: owner.name }));
+    },
+    { on: ['deleted'] },
+  );
   function secretOwner(s: ReadonlyDeep<SecretObject>): void {
     const owner = s.metadata.ownerReferences?.find((r) => r.controller) as { kind?: string; name: string } | undefined;
     if (!owner) return;
