@@ -37,7 +37,9 @@ export function rotationHold(manager: Pick<Manager, 'informer'>, claims: Resourc
   const secrets = connectionSecrets(manager);
   const why = (mr: ManagedResource): string | undefined => {
     const ref = claimRefOf(mr);
-    const claim = ref?.kind && ref.namespace ? caches.get(ref.kind)?.get(ref) : undefined;
+    const named = ref?.kind && ref.namespace ? caches.get(ref.kind)?.get(ref) : undefined;
+    // Only its own claim: another made since under that name (its user gone without releasing it) holds nothing of these keys.
+    const claim = named && (!ref?.uid || named.metadata.uid === ref.uid) ? named : undefined;
     // Only consumers that hold keys of this claim: one never delivered to (not allowed, no endpoint,
     // its cluster down from the start) has none to keep working, and would hold them for ever.
     const deliveries = (claim?.status?.deliveries ?? []).filter((d) => !d.removing && d.keys);

@@ -53,6 +53,16 @@ describe('rotationHold', () => {
     expect(rotationHold(fakeManager(objects).manager, [Claims]).why(mr)).toBeUndefined();
   });
 
+  it("is not held by another claim made since under its claim's name (what that one's consumers hold are not these keys)", () => {
+    const own = { ...mr, spec: { ...mr.spec, claimRef: { kind: 'Bucket', name: 'b', namespace: 'app', uid: 'first' } } };
+    const successor = { ...claim('older'), metadata: { name: 'b', namespace: 'app', uid: 'second' } };
+    const objects = { Secret: { 'infra/conn': { data: { AWS_ACCESS_KEY_ID: published } } }, Bucket: { 'app/b': successor } };
+    const hold = rotationHold(fakeManager(objects).manager, [Claims]);
+    expect(hold.why(own)).toBeUndefined();
+    objects.Bucket['app/b'] = { ...successor, metadata: { ...successor.metadata, uid: 'first' } };
+    expect(hold.why(own)).toMatch(/not yet: p\/consumer\/app$/);
+  });
+
   it('wakes the resource its claim names when what the consumers hold changes, and only then', () => {
     const { manager, handlers } = fakeManager({});
     const woken: string[] = [];
