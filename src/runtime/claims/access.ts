@@ -3,8 +3,7 @@
 // bucket's backend makes a managed resource holding a user of its own on that bucket (Grantor), and
 // its connection Secret is copied into the BucketAccess's namespace. The bucket's owners decide, on
 // the object they own: taking the namespace or mode off the list, or deleting the Bucket, revokes
-// the user (its managed resource is deleted), and deleting the BucketAccess does too, even when
-// someone removed its finalizer first: a user whose BucketAccess is proven gone is revoked.
+// the user (its managed resource is deleted), and deleting the BucketAccess does too (revocation.ts).
 import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, getCondition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
@@ -13,19 +12,19 @@ import type { Client } from '../../kit/kube/client.ts';
 import { isAlreadyExists, KubeError } from '../../kit/kube/errors.ts';
 import { type ResourceType } from '../../kit/kube/resources.ts';
 import { isDeleting, hasFinalizer } from '../../kit/meta.ts';
-import { ANNOTATION_GRANT_OF, LABEL_GRANTED } from '../labels.ts';
-import { controllerUid, unpublishSecret, type SecretObject } from '../managed/publisher.ts';
+import { ANNOTATION_GRANT_OF } from '../labels.ts';
+import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons, Ready, Synced, reported } from '../reasons.ts';
-import { done, keyOf, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
-import { readLive } from '../../kit/kube/live.ts';
-import { formatObjectKey, parseObjectKey, type ObjectKey } from '../../kit/kube/object-key.ts';
+import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
+import { formatObjectKey, parseObjectKey } from '../../kit/kube/object-key.ts';
 import { FINALIZER_CLAIM, claimRefOf, managedNameFor, referenceTo, refersTo, type Claim } from './claim.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
-import { releaseClaim, type Held } from './release.ts';
+import { releaseClaim } from './release.ts';
 import { copyConnectionSecret } from './connection.ts';
 import { binding, claimFailed, forwardRotationRequest, RECHECK_MS, rotationOf, writeClaimStatus, type ClaimWriter } from './status.ts';
-import { grantHeld, refusal, type AccessClaim, type AccessMode, type Sharing } from './sharing.ts';
+import { refusal, type AccessClaim, type AccessMode, type Sharing } from './sharing.ts';
+import { Revocations } from './revocation.ts';
 
 export type { AccessClaim, AccessMode } from './sharing.ts';
 
@@ -57,30 +56,31 @@ export interface AccessReconcilerOptions {
 export class AccessReconciler implements Reconciler {
   private readonly o: AccessReconcilerOptions;
   private readonly writer: ClaimWriter;
-  /** Accesses deleted since their last pass, as last seen (see revokeOrphaned). */
-  private readonly lastSeen = new Map<string, AccessClaim>();
+  /** What an access holds, and how it is revoked (revocation.ts). */
+  readonly revocations: Revocations;
 
   constructor(o: AccessReconcilerOptions) {
     this.o = o;
     this.writer = { client: o.client, claims: o.accesses.type, recorder: o.recorder };
+    this.revocations = new Revocations(o);
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
     const cached = this.o.accesses.cache.get(key);
     if (!cached) {
-      await this.revokeOrphaned(parseObjectKey(key), undefined, signal);
+      await this.revocations.revokeOrphaned(parseObjectKey(key), undefined, signal);
       return done();
     }
     const access = copyOf<AccessClaim>(cached);
     try {
       // What an earlier access of this name held (deleted and made again, its finalizer stripped) is not this one's.
-      await this.revokeOrphaned(parseObjectKey(key), cached, signal);
+      await this.revocations.revokeOrphaned(parseObjectKey(key), cached, signal);
       if (isDeleting(access.metadata)) {
         // Going, our finalizer taken off by someone else while another holds it: what it holds is revoked all the same.
-        if (!hasFinalizer(access.metadata, FINALIZER_CLAIM)) return await this.releaseUnfinalized(access, signal);
+        if (!hasFinalizer(access.metadata, FINALIZER_CLAIM)) return await this.revocations.releaseUnfinalized(access, signal);
         // The Bucket's mark goes before the finalizer: a pass cut off after it would find nothing to do.
-        const held = await this.held(access, signal);
-        await releaseClaim(this.writer, access, held, signal, () => this.markBucket(access, signal, held.length > 0));
+        const held = await this.revocations.held(access, signal);
+        await releaseClaim(this.writer, access, held, signal, () => this.revocations.markBucket(access, signal, held.length > 0));
         return done();
       }
       return await this.grant(access, cached, signal);
@@ -101,7 +101,7 @@ export class AccessReconciler implements Reconciler {
     if (refused) {
       // What was allowed and is no more is revoked: its user goes with its managed resource. Only an
       // access that held a user touches the Bucket's mark: one the Bucket never allowed writes nothing there.
-      await this.revokeHeld(access, signal);
+      await this.revocations.revokeHeld(access, signal);
       throw refused;
     }
     const bucketRef = bucket!.spec?.resourceRef;
@@ -110,7 +110,8 @@ export class AccessReconciler implements Reconciler {
     if (bucket!.status?.bindingPhase !== 'Bound' || !bucketRef) {
       // A Bucket only waiting (its resource not ready, its Secret on its way) keeps the users it lent; one
       // whose pairing no longer holds does not.
-      if (bucketRef && grantor && this.heldCached(access).length) await this.proven(access, bucket!, grantor, bucketRef, signal);
+      if (bucketRef && grantor && this.revocations.heldCached(access).length)
+        await this.proven(access, bucket!, grantor, bucketRef, signal);
       await writeClaimStatus(
         this.writer,
         { claim: access, cached, signal },
@@ -121,7 +122,7 @@ export class AccessReconciler implements Reconciler {
     if (!grantor) {
       // A Bucket now bound to a kind no grant reaches at all (made anew under the same name): what
       // was granted of the one before is revoked. Not for a kind some grantor knows under another apiVersion.
-      if (!this.o.grantors.some((g) => g.managed.kind === bucketRef.kind)) await this.revokeHeld(access, signal);
+      if (!this.o.grantors.some((g) => g.managed.kind === bucketRef.kind)) await this.revocations.revokeHeld(access, signal);
       throw new ReasonedError(
         Reasons.GrantsNotSupported,
         `${where} is a ${bucketRef.kind ?? 'resource'}, whose buckets provider-rook cannot share (grants reach MinIO stores only)`,
@@ -144,7 +145,7 @@ export class AccessReconciler implements Reconciler {
     const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;
     // A copy made before follows the grant's Secret even while the grant is not Ready: what it withholds (an endpoint it cannot prove) leaves the copy too.
     const copied =
-      (ready?.status === 'True' || this.hasCopy(access)) &&
+      (ready?.status === 'True' || this.revocations.hasCopy(access)) &&
       (await copyConnectionSecret(this.o, access, granted, grantor.grants.kind, signal));
     if (ready?.status !== 'True' || !copied) {
       const synced = getCondition(granted.status?.conditions, 'Synced');
@@ -164,44 +165,8 @@ export class AccessReconciler implements Reconciler {
       { claim: access, cached, signal },
       { ready: Ready.available(), synced: Synced.success(), phase: 'Bound', also: rotationOf(granted) },
     );
-    await this.markBucket(access, signal);
+    await this.revocations.markBucket(access, signal);
     return done();
-  }
-
-  /**
-   * The Bucket carries LABEL_GRANTED while any BucketAccess holds a user of it, so that admission
-   * refuses its deletion (config/admission/protection.yaml); the label goes with the last grant.
-   * `releasing`: this access is going, and held a user of the Bucket.
-   */
-  private async markBucket(access: AccessClaim, signal: AbortSignal, releasing = false): Promise<void> {
-    const ref = access.spec?.bucketRef;
-    if (ref) await this.mark(ref, { access, releasing }, signal);
-  }
-
-  /** The mark of the Bucket at `ref`, judged with `self` as this pass left it (none: only the accesses cached count). */
-  private async mark(ref: ObjectKey, self: { access?: ReadonlyDeep<AccessClaim>; releasing: boolean }, signal: AbortSignal): Promise<void> {
-    const bucket = this.o.buckets.cache.get(ref);
-    if (!bucket || isDeleting(bucket.metadata)) return;
-    const { access, releasing } = self;
-    // Only an access the Bucket allows counts: a resourceRef is the app team's to write, so one in a
-    // namespace the Bucket does not share with would otherwise mark (and keep) another team's Bucket.
-    const holds = (a: ReadonlyDeep<AccessClaim>): boolean => !isDeleting(a.metadata) && grantHeld(bucket, a);
-    const names = (a: ReadonlyDeep<AccessClaim>): boolean =>
-      a.spec?.bucketRef?.namespace === ref.namespace && a.spec?.bucketRef?.name === ref.name;
-    // This access as this pass left it (the cache may lag behind its writes); the others as cached.
-    const granted =
-      (access !== undefined && holds(access)) ||
-      this.o.accesses.cache.list().some((a) => a.metadata.uid !== access?.metadata.uid && names(a) && holds(a));
-    const marked = bucket.metadata.labels?.[LABEL_GRANTED] === 'true';
-    // Going, the last access takes the mark off whatever its cache shows: the mark its own pass put
-    // there may not have reached the cache yet, and after this pass none comes back for it.
-    if (granted === marked && !(releasing && !granted)) return;
-    await this.o.client.mergePatch(
-      this.o.buckets.type,
-      { namespace: ref.namespace, name: ref.name },
-      { metadata: { labels: { [LABEL_GRANTED]: granted ? 'true' : null } } },
-      signal,
-    );
   }
 
   /** The grantor of the resource a Bucket names (by kind; by apiVersion too where the reference has one). */
@@ -224,16 +189,9 @@ export class AccessReconciler implements Reconciler {
       const lent = await this.lentResource(bucket, grantor, bucketRef, signal);
       return { lent, desired: grantor.grant(copyOf<ManagedResource>(lent), access.spec!.mode!, managedNameFor(access)) };
     } catch (err) {
-      if (err instanceof ReasonedError) await this.revokeHeld(access, signal);
+      if (err instanceof ReasonedError) await this.revocations.revokeHeld(access, signal);
       throw err;
     }
-  }
-
-  /** This access already holds its copy of the grant's Secret. */
-  private hasCopy(access: AccessClaim): boolean {
-    const to = access.spec?.writeConnectionSecretToRef;
-    const copy = to && this.o.secrets.get({ namespace: access.metadata.namespace, name: to.name });
-    return Boolean(copy) && controllerUid(copy!) === access.metadata.uid;
   }
 
   /**
@@ -305,7 +263,7 @@ export class AccessReconciler implements Reconciler {
       );
     }
     if (!isDeleting(mr.metadata) && grantor.reaches(copyOf<ManagedResource>(mr)) !== grantor.reaches(desired)) {
-      await this.revoke(access, [{ type: grantor.grants, mr }], signal);
+      await this.revocations.revoke(access, [{ type: grantor.grants, mr }], signal);
       throw new ReasonedError(
         Reasons.AccessNotAllowed,
         `${grantor.grants.kind} ${namespace}/${name} reached another bucket than the one Bucket ${access.spec!.bucketRef!.namespace}/${access.spec!.bucketRef!.name} is bound to: it was revoked`,
@@ -332,136 +290,5 @@ export class AccessReconciler implements Reconciler {
     access.spec = { ...access.spec, resourceRef: want };
     const updated = await this.o.client.update<AccessClaim>(this.o.accesses.type, access, signal);
     access.metadata = updated.metadata;
-  }
-
-  /**
-   * The users of an access gone without its finalizer's work (the finalizer removed by hand, then the
-   * access deleted, maybe while provider-rook was down, maybe made again under its name): they would
-   * stay, and keep reaching the bucket after its owner stops sharing it, or deletes it. A grant naming
-   * this key whose access a live read proves gone (none of that name, or one with another uid than
-   * the grant names) is revoked; `current` is the access cached under the key now, whose own grants
-   * are not looked at. The mark of the Bucket a revoked grant lent from is judged again.
-   */
-  private async revokeOrphaned(key: ObjectKey, current: ReadonlyDeep<AccessClaim> | undefined, signal: AbortSignal): Promise<void> {
-    const kind = this.o.accesses.type.kind;
-    const named = (mr: ReadonlyDeep<ManagedResource>): boolean => {
-      const ref = claimRefOf(mr);
-      if (ref?.kind !== kind || ref.namespace !== key.namespace || ref.name !== key.name || isDeleting(mr.metadata)) return false;
-      return !current || (ref.uid !== undefined && ref.uid !== current.metadata.uid);
-    };
-    const orphans = this.o.granted.flatMap(({ type, cache }) =>
-      cache
-        .list()
-        .filter(named)
-        .map((mr) => ({ type, mr })),
-    );
-    const last = this.lastSeen.get(formatObjectKey(key));
-    if (orphans.length) {
-      const live = await readLive<AccessClaim>(this.o.client, this.o.accesses.type, key, signal);
-      const buckets = new Set<string>();
-      for (const { type, mr } of orphans) {
-        const uid = claimRefOf(mr)?.uid;
-        // There after all (a cache behind), or a grant that names no uid while one of that name lives: not provably another's.
-        if (live && (!uid || live.metadata.uid === uid)) continue;
-        const at = { namespace: mr.metadata.namespace, name: mr.metadata.name };
-        if ((await this.o.client.delete(type, at, { uid: mr.metadata.uid, signal })) === 'absent') continue;
-        this.o.recorder.normal(
-          mr,
-          Reasons.RevokedAccess,
-          `its ${kind} ${key.namespace}/${key.name} is gone without releasing it: its user is revoked`,
-        );
-        const lentFrom = mr.metadata.annotations?.[ANNOTATION_GRANT_OF] ?? (last?.spec?.bucketRef && formatObjectKey(last.spec.bucketRef));
-        if (lentFrom) buckets.add(lentFrom);
-      }
-      for (const b of buckets) await this.mark(parseObjectKey(b), { access: current, releasing: true }, signal);
-    }
-    // Forgotten once judged: a pass that failed keeps it for the next.
-    if (!current) this.lastSeen.delete(formatObjectKey(key));
-  }
-
-  /** Going without our finalizer (another's holds it): its grants are revoked as a release would, nothing else is written of it. */
-  private async releaseUnfinalized(access: AccessClaim, signal: AbortSignal): Promise<Result> {
-    const held = await this.held(access, signal);
-    if (held.some((h) => !isDeleting(h.mr.metadata))) {
-      await this.revoke(access, held, signal);
-      await this.markBucket(access, signal, true);
-    }
-    return done();
-  }
-
-  /** An access as last seen before it went: where its grants' Bucket is, for that Bucket's mark. */
-  forgotten(access: ReadonlyDeep<AccessClaim>): void {
-    this.lastSeen.set(keyOf(access.metadata), copyOf<AccessClaim>(access));
-  }
-
-  /** Revokes whatever this access holds, and unmarks its Bucket once nothing holds it. */
-  private async revokeHeld(access: AccessClaim, signal: AbortSignal): Promise<void> {
-    if (!this.heldCached(access).length && !access.spec?.resourceRef) {
-      // Nothing held: a copy of a grant's Secret that outlived it (written as it was revoked) goes too.
-      if (this.hasCopy(access)) await this.removeCopy(access, signal);
-      return;
-    }
-    await this.revoke(access, await this.held(access, signal), signal);
-    await this.markBucket(access, signal);
-  }
-
-  /** The grants' managed resources that name this access, as cached. */
-  private heldCached(access: AccessClaim): Held[] {
-    return this.o.granted.flatMap(({ type, cache }) =>
-      cache
-        .list()
-        .filter((mr) => refersTo(claimRefOf(mr), access))
-        .map((mr) => ({ type, mr })),
-    );
-  }
-
-  /**
-   * What the access holds, to revoke: the cached grants, and the one its resourceRef names read live.
-   * The cache may not have heard of a grant made a moment ago, and once the access is gone nothing
-   * would revoke it.
-   */
-  private async held(access: AccessClaim, signal: AbortSignal): Promise<Held[]> {
-    const held = this.heldCached(access);
-    const ref = access.spec?.resourceRef;
-    const type =
-      ref && this.o.granted.find((g) => g.type.kind === ref.kind && (!ref.apiVersion || g.type.apiVersion === ref.apiVersion))?.type;
-    if (!ref?.namespace || !type) return held;
-    const live = await this.o.client.get<ManagedResource>(type, { namespace: ref.namespace, name: ref.name }, signal);
-    if (live && refersTo(claimRefOf(live), access) && !held.some((h) => h.mr.metadata.uid === live.metadata.uid))
-      held.push({ type, mr: live });
-    return held;
-  }
-
-  /**
-   * Deletes the access's copy of a grant's Secret, if the access controls it. Not in the cache yet, its
-   * arrival brings the access back, and a refused access holding nothing removes it then.
-   */
-  private async removeCopy(access: AccessClaim, signal: AbortSignal): Promise<void> {
-    const to = access.spec?.writeConnectionSecretToRef;
-    if (to)
-      await unpublishSecret({ client: this.o.client, cache: this.o.secrets, signal }, access, {
-        namespace: access.metadata.namespace!,
-        name: to.name,
-      });
-  }
-
-  private async revoke(access: AccessClaim, held: Held[], signal: AbortSignal): Promise<void> {
-    for (const { type, mr } of held) {
-      if (isDeleting(mr.metadata)) continue;
-      await this.o.client.delete(type, { namespace: mr.metadata.namespace, name: mr.metadata.name }, { uid: mr.metadata.uid, signal });
-      this.o.recorder.normal(
-        access,
-        Reasons.RevokedAccess,
-        `Deleted ${type.kind} ${mr.metadata.namespace}/${mr.metadata.name}: its user is revoked`,
-      );
-    }
-    // It holds nothing now: its resourceRef goes, so its Bucket no longer counts it as a grant.
-    if (access.spec?.resourceRef) {
-      const { resourceRef: _gone, ...spec } = access.spec;
-      const updated = await this.o.client.update<AccessClaim>(this.o.accesses.type, { ...access, spec }, signal);
-      access.metadata = updated.metadata;
-      access.spec = updated.spec;
-    }
-    await this.removeCopy(access, signal);
   }
 }

@@ -279,7 +279,7 @@ export function setupAccess(manager: Manager, o: AccessSetup): Controller {
   onChange(
     accesses,
     (a) => {
-      reconciler.forgotten(a);
+      reconciler.revocations.forgotten(a);
       enqueue(keyOf(a.metadata));
     },
     { on: ['deleted'] },
