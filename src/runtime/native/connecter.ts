@@ -118,12 +118,12 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     if (!isDeleting(mr.metadata) || !(await this.resolver.gone(key, signal))) throw providerNotFound(key);
     const marks = mr.metadata.annotations ?? {};
     const missing = providerNotFound(key).message;
-    // Anything recorded of a target (a create's outcome, a proven object's uid) or an import says it may hold something.
-    const made = [ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_CREATE_FAILED, ANNOTATION_TARGET_UID, ANNOTATION_COMPANION_UIDS].some(
-      (a) => marks[a],
-    );
+    // An import, or anything recorded of a target (a create's outcome, a proven object's uid), says it may hold something.
+    const made =
+      importRequested(mr) ||
+      [ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_CREATE_FAILED, ANNOTATION_TARGET_UID, ANNOTATION_COMPANION_UIDS].some((a) => marks[a]);
     // Let go without deleting: what it made cannot be marked kept with no Provider; it is let go as asked, and says the risk.
-    if ((made || importRequested(mr)) && keepsOnDeletion(mr.spec)) {
+    if (made && keepsOnDeletion(mr.spec)) {
       this.opts.recorder?.warning(
         mr,
         Reasons.ProviderNotFound,
@@ -132,7 +132,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
       );
       return undefined;
     }
-    if (made || importRequested(mr)) {
+    if (made) {
       throw new ReasonedError(
         Reasons.ProviderNotFound,
         `${missing}, so what this resource made or adopted in its target cannot be deleted: create the Provider again. ` +
