@@ -39,7 +39,10 @@ const microTime = (ms: number): string => new Date(ms).toISOString().replace(/Z$
 
 export class LeaderElector {
   private readonly o: Required<LeaderElectionOptions>;
-  /** The last record seen and when we saw it change: expiry is measured from that moment. */
+  /**
+   * The last record seen and when we saw it change (a monotonic clock): expiry is measured from that
+   * moment, so a jump of this machine's wall clock never makes a lease another holds look expired.
+   */
   private observed?: { spec: LeaseSpec; at: number };
   /**
    * When the last write that held the Lease was sent (a monotonic clock: a wall-clock jump neither
@@ -154,17 +157,17 @@ export class LeaderElector {
         if (isAlreadyExists(err)) return 'failed';
         throw err;
       }
-      this.observed = { spec, at: now };
+      this.observed = { spec, at: sent };
       this.renewedAt = sent;
       return 'held';
     }
 
     const seen = lease.spec ?? {};
-    if (!this.observed || !sameRecord(this.observed.spec, seen)) this.observed = { spec: seen, at: now };
+    if (!this.observed || !sameRecord(this.observed.spec, seen)) this.observed = { spec: seen, at: sent };
     const holder = seen.holderIdentity;
     if (holder && holder !== this.o.identity) {
       const expiresAt = this.observed.at + (seen.leaseDurationSeconds ?? 0) * 1000;
-      if (expiresAt > now) return 'heldByOther';
+      if (expiresAt > performance.now()) return 'heldByOther';
     }
 
     const takeover = holder !== this.o.identity;
@@ -179,7 +182,7 @@ export class LeaderElector {
       if (isConflict(err)) return 'failed';
       throw err;
     }
-    this.observed = { spec, at: now };
+    this.observed = { spec, at: sent };
     this.renewedAt = sent;
     return 'held';
   }
