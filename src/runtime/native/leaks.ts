@@ -82,6 +82,9 @@ interface Pass {
 export class LeakSweeper<MR extends ManagedResource> {
   private readonly o: LeakSweeperOptions<MR>;
   private timer?: NodeJS.Timeout;
+  /** The sweep under way, if any. */
+  private running?: Promise<void>;
+  private stopping?: AbortController;
   /** Unproven objects already reported: they stay until someone acts, and one Event says so. */
   private readonly reportedUnproven = new Set<string>();
   /** Leaked namespaces kept for their contents, by target and uid: when each may be checked again. */
@@ -91,8 +94,23 @@ export class LeakSweeper<MR extends ManagedResource> {
     this.o = opts;
   }
 
+  /**
+   * Sweeps now and every `intervalMs`. A sweep has the interval as its deadline, and none starts while
+   * one runs: a target that answers each page of a list just in time would otherwise hold a sweep
+   * for hours, and a new one would pile up beside it every interval.
+   */
   start(intervalMs: number): void {
-    const run = (): void => void this.sweep().catch((err: Error) => this.o.log.warn('leak sweep failed', { error: err.message }));
+    const run = (): void => {
+      if (this.running) return;
+      this.stopping ??= new AbortController();
+      const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(intervalMs)]);
+      this.running = this.sweep(signal)
+        .then(
+          () => undefined,
+          (err: Error) => this.o.log.warn('leak sweep failed', { error: err.message }),
+        )
+        .finally(() => (this.running = undefined));
+    };
     run();
     this.timer = setInterval(run, intervalMs);
     this.timer.unref();
@@ -100,6 +118,8 @@ export class LeakSweeper<MR extends ManagedResource> {
 
   stop(): void {
     clearInterval(this.timer);
+    this.stopping?.abort();
+    this.stopping = undefined;
   }
 
   private watches(namespace: string): boolean {

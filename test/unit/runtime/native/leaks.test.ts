@@ -42,11 +42,17 @@ const made = (type: ResourceType, name: string, of: string, created: string | nu
  * `unserved`: the control cluster does not serve the managed kind (its CRD replaced, say), and answers
  * as an API server does then: a GET says 404 as for a missing object, a list fails.
  */
-function sweeper(objects: TargetObject[], refuse: string[] = [], restored: string[] = [], unserved = false) {
+function sweeper(
+  objects: TargetObject[],
+  refuse: string[] = [],
+  restored: string[] = [],
+  unserved = false,
+  targetList?: KubeClient['list'],
+) {
   const deleted: string[] = [];
   const reads: string[] = [];
   const client = {
-    list: async (type: ResourceType) => ({ items: objects.filter((o) => o.kind === type.kind), resourceVersion: '1' }),
+    list: targetList ?? (async (type: ResourceType) => ({ items: objects.filter((o) => o.kind === type.kind), resourceVersion: '1' })),
     delete: async (type: ResourceType, { name }: { name: string }) => {
       if (refuse.includes(name)) throw new KubeError(403, 'Forbidden', `deleting ${name} is forbidden`);
       deleted.push(`${type.kind} ${name}`);
@@ -110,6 +116,34 @@ describe('LeakSweeper', () => {
     const { leaks, deleted } = sweeper([made(Stores, 'a', 'a'), made(Secrets, 'a-keys', 'a')], [], [], true);
     expect(await leaks.sweep(undefined, madeAt + HOUR)).toEqual([]);
     expect(deleted).toEqual([]);
+  });
+
+  it('sweeps on a timer one at a time, each within the interval: a target that never finishes a list holds none for longer', async () => {
+    let listing = 0;
+    let most = 0;
+    let lists = 0;
+    // A target that answers no list until the caller gives up.
+    const hanging = ((_type: ResourceType, opts?: { signal?: AbortSignal }) => {
+      lists++;
+      if (opts?.signal?.aborted) return Promise.reject(new Error('aborted'));
+      most = Math.max(most, ++listing);
+      return new Promise((_resolve, reject) =>
+        opts?.signal?.addEventListener('abort', () => {
+          listing--;
+          reject(new Error('aborted'));
+        }),
+      );
+    }) as unknown as KubeClient['list'];
+    const { leaks } = sweeper([], [], [], false, hanging);
+    leaks.start(30);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    } finally {
+      leaks.stop();
+    }
+    expect(most).toBe(1);
+    // Each sweep gave up at its deadline, so later ones ran (three types a sweep).
+    expect(lists).toBeGreaterThan(3);
   });
 
   it('does not judge an object of no known age', async () => {
