@@ -95,11 +95,14 @@ let server: Server;
 let port: number;
 let connections = 0;
 let versionHits = 0;
+/** Every path asked for. */
+const paths: string[] = [];
 const clients: KubeClient[] = [];
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     const last = new URL(req.url ?? '/', 'http://x').pathname.split('/').pop() ?? '';
+    paths.push(req.url ?? '');
     if (last === 'version') versionHits++;
     (routes[last] ?? ((r) => r.writeHead(404).end()))(res, req);
   });
@@ -140,6 +143,13 @@ describe('KubeClient with an untrusted server', () => {
     expect(err).toMatchObject({ code: 403, reason: 'Forbidden' });
     expect(err.message).not.toContain(ATTACK);
     expect(err.message).toMatch(/GET \/api\/v1\/namespaces\/ns\/configmaps\/forbidden: the target cluster answered HTTP 403/);
+  });
+
+  it('asks for no name longer than any object has: one read from its own objects never carries its text into an error', async () => {
+    const name = `${ATTACK}-${'x'.repeat(300)}`;
+    const err = await failure(untrusted().get(ConfigMaps, { namespace: 'ns', name }));
+    expect(err.message).toBe(`a name of ${name.length} characters is not an object or namespace name`);
+    expect(paths.filter((r) => r.includes(ATTACK))).toEqual([]);
   });
 
   it('drops a reason Kubernetes does not know', async () => {
