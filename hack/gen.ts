@@ -60,7 +60,10 @@ const wanted = new Map<string, string>([
   [path.join(chart, 'files', 'aggregate-to-crossplane.yaml'), crossplaneRole(backends)],
   [
     path.join(root, 'config', 'rbac', 'target.yaml'),
-    targetRole(backends, 'Namespace, CustomResourceDefinition, ClusterRole, ClusterRoleBinding, ServiceAccount, Deployment'),
+    targetRole(
+      backends,
+      'Namespace, CustomResourceDefinition, ClusterRole, ClusterRoleBinding, ServiceAccount, Deployment, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding',
+    ),
   ],
 ]);
 // A CRD whose kind is gone must go too.

@@ -211,6 +211,12 @@ ${render([
   },
   { groups: [''], resources: ['serviceaccounts', 'namespaces'], verbs: ['get', 'create', 'patch'] },
   { groups: ['apps'], resources: ['deployments'], verbs: ['get', 'create', 'patch'] },
+  {
+    groups: ['admissionregistration.k8s.io'],
+    resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'],
+    verbs: ['get', 'create', 'patch'],
+    why: "The SeaweedFS bundle's policy that keeps what its operator's objects name fixed once made.",
+  },
 ])}
 ---
 # Optional: lets provider-rook delete a target namespace it created once the last object there is

@@ -19,7 +19,7 @@ import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { SeaweedBucket } from '../../src/backends/seaweedfs/api.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
-import { NetworkPolicies, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
+import { Namespaces, NetworkPolicies, resourcePath, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import {
   S3CredentialsType,
   S3Identities,
@@ -221,6 +221,45 @@ describe("a Seaweed's S3 gateway, as the operator starts it from provider-rook's
 });
 
 describe('buckets in a shared SeaweedFS store', () => {
+  it("an operator's object cannot be pointed at another namespace's Seaweed once made (the operator would delete there what it names)", async () => {
+    // A tenant's own Bucket of the operator's kind, in a namespace of its own, naming a Seaweed there.
+    const ns = `sw-tenant-${process.pid}`;
+    await env.target.apply(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const key = { namespace: ns, name: 'decoy' };
+    await env.target.create(SeaweedBuckets, {
+      apiVersion: SeaweedBuckets.apiVersion,
+      kind: SeaweedBuckets.kind,
+      metadata: key,
+      spec: { name: 'same-name-as-yours', clusterRef: { name: 'own' }, reclaimPolicy: 'Delete' },
+    } as KubeObjectLike);
+    const repoint = (spec: Record<string, unknown>) =>
+      env.target
+        .request('PATCH', resourcePath(SeaweedBuckets, ns, 'decoy'), {
+          body: { spec },
+          contentType: 'application/merge-patch+json',
+          query: { dryRun: 'All' },
+        })
+        .then(
+          () => 'admitted',
+          (e: Error) => e.message,
+        );
+    // The bundle's admission policy (config/operators/seaweedfs/admission.yaml) is loaded a moment after it is written.
+    const refused = await eventually(
+      async () => {
+        const answer = await repoint({ clusterRef: { name: 'shared', namespace: 'sw-shared' } });
+        return answer === 'admitted' ? undefined : answer;
+      },
+      'repointing to be refused',
+      30_000,
+    );
+    expect(refused).toMatch(/cannot change once it is made/);
+    // Its name in SeaweedFS is fixed by the operator's own CRD already.
+    expect(await repoint({ name: 'another-bucket' })).toMatch(/immutable|cannot change once it is made/);
+    // What does not name anything may change.
+    expect(await repoint({ reclaimPolicy: 'Retain' })).toBe('admitted');
+    await env.target.delete(SeaweedBuckets, key);
+  });
+
   it("each claim gets a bucket and a user that reaches only it, through the operator's own kinds", async () => {
     await env.control.create(Buckets, claim({ namespace: env.ns.appA, name: 'one' }, 'shared'));
     await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'two' }, 'shared'));
