@@ -49,17 +49,9 @@ export const ClusterRoleBindings: ResourceType = {
 };
 export const Leases: ResourceType = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true };
 
-/** The longest object name Kubernetes has (a DNS subdomain): a longer one names nothing. */
-const MAX_NAME = 253;
-
-/**
- * A name as one path segment: escaped, and never "." or ".." (which a URL resolves to another path).
- * Never longer than any object's name: a name read from an untrusted cluster's object (a status
- * field) goes into the request's path, and the path into errors that reach status and Events.
- */
+/** A name as one path segment: escaped, and never "." or ".." (which a URL resolves to another path). */
 function segment(value: string): string {
   if (value === '.' || value === '..') throw new InvalidRequestError(`'${value}' is not an object or namespace name`);
-  if (value.length > MAX_NAME) throw new InvalidRequestError(`a name of ${value.length} characters is not an object or namespace name`);
   return encodeURIComponent(value);
 }
 

@@ -212,7 +212,7 @@ export class ServerSession {
   /** An answer (or a watch event, a list) past what is read of it, in our words. */
   tooLarge(code: number, method: string, path: string, limit: number | string): KubeError {
     const size = typeof limit === 'number' ? `${limit / (1024 * 1024)} MiB` : limit;
-    return new KubeError(code, 'Unknown', `${method} ${path}: ${this.label} answered more than ${size}; not read further`);
+    return new KubeError(code, 'Unknown', `${method} ${shortened(path)}: ${this.label} answered more than ${size}; not read further`);
   }
 
   /** JSON.parse, but a body that is not JSON fails in our words (a SyntaxError quotes the body). */
@@ -220,7 +220,11 @@ export class ServerSession {
     try {
       return JSON.parse(text);
     } catch {
-      throw new KubeError(code, 'Unknown', `${method} ${path}: ${this.label} answered with something other than JSON (HTTP ${code})`);
+      throw new KubeError(
+        code,
+        'Unknown',
+        `${method} ${shortened(path)}: ${this.label} answered with something other than JSON (HTTP ${code})`,
+      );
     }
   }
 
@@ -237,7 +241,7 @@ export class ServerSession {
 
   /** An error from a Status: the server's reason and message when trusted, else a known reason and our words. */
   kubeError(code: number, reason: unknown, message: unknown, method: string, path: string): KubeError {
-    const ours = `${method} ${path}: ${this.label} answered HTTP ${code}`;
+    const ours = `${method} ${shortened(path)}: ${this.label} answered HTTP ${code}`;
     if (!this.trusted) {
       const known = knownReason(reason);
       return new KubeError(code, known, known === 'Unknown' ? ours : `${ours} (${known})`);
@@ -248,4 +252,13 @@ export class ServerSession {
       typeof message === 'string' && message ? message : ours,
     );
   }
+}
+
+/**
+ * A request's path as errors name it: cut short. A path may hold a name read from an untrusted
+ * cluster's own object (a status field), and errors reach status and Events, which a long one would
+ * keep from being written.
+ */
+function shortened(path: string): string {
+  return path.length > 200 ? `${path.slice(0, 200)}…` : path;
 }

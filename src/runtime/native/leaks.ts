@@ -82,6 +82,8 @@ interface Pass {
 export class LeakSweeper<MR extends ManagedResource> {
   private readonly o: LeakSweeperOptions<MR>;
   private timer?: NodeJS.Timeout;
+  /** Sweeps so far: which target the next one begins with. */
+  private sweeps = 0;
   /** The sweep under way, if any. */
   private running?: Promise<void>;
   private stopping?: AbortController;
@@ -137,9 +139,15 @@ export class LeakSweeper<MR extends ManagedResource> {
     const kept = this.keptNamespaces;
     // Only the namespaces still there are remembered.
     this.keptNamespaces = new Map();
-    for (const { target, providers } of targets.values()) {
+    // Each sweep begins with the next target: one that stalls a sweep to its deadline does not keep
+    // the targets after it from ever being swept.
+    const order = [...targets.values()];
+    const first = order.length ? this.sweeps++ % order.length : 0;
+    for (const { target, providers } of [...order.slice(first), ...order.slice(0, first)]) {
       for (const type of types) {
         for (const obj of await this.listMarked(target, type, signal)) {
+          // Cut off (its deadline, a stop): what is left is judged by the next sweep, and nothing is said of it now.
+          if (signal?.aborted) return reports;
           const key = type === Namespaces ? `${target.fingerprint} ${obj.metadata.uid}` : undefined;
           const recheckAt = key ? kept.get(key) : undefined;
           if (key && recheckAt !== undefined && now < recheckAt) {
@@ -248,6 +256,7 @@ export class LeakSweeper<MR extends ManagedResource> {
       // A store kept (a copy, unproven, or its deletion failed) keeps what it needs, such as its root keys.
       report.kept = `kept with the ${this.o.kind.target.kind} of the same owner, which this sweep did not delete`;
     } else if (!(await pass.stillGone(owner).catch(() => false))) {
+      if (pass.signal?.aborted) return undefined; // not read again: judged by the next sweep
       report.kept = 'its owner exists again (restored while this sweep ran)';
     } else {
       try {
@@ -256,6 +265,7 @@ export class LeakSweeper<MR extends ManagedResource> {
         // Kept for what a list of every namespaced type found there (not for a list that failed).
         keptForContents = removed?.held === true;
       } catch (err) {
+        if (pass.signal?.aborted) return undefined; // cut off: judged by the next sweep
         // One object that cannot be deleted (refused, changed meanwhile) stops neither this sweep nor the next.
         report.kept = `its deletion failed: ${(err as Error).message}`;
       }

@@ -20,7 +20,7 @@ import {
   type OperatorSettings,
   type ProviderObject,
 } from '../providers/provider.ts';
-import { isAlreadyExists } from '../../kit/kube/errors.ts';
+import { isAlreadyExists, KubeError } from '../../kit/kube/errors.ts';
 import { fs } from '../../kit/builtins.ts';
 import { byVersion } from '../../kit/order.ts';
 
@@ -65,7 +65,15 @@ type Loose = KubeObjectLike & Record<string, unknown>;
 
 // Cluster-scoped kinds first, namespaced ones last, so a namespace exists before what lives in it.
 const ORDER = ['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding'];
-const rank = (kind: string | undefined): number => (ORDER.includes(kind ?? '') ? ORDER.indexOf(kind!) : ORDER.length);
+/**
+ * Admission policies a bundle brings beside its operator (not the operator's own): made last, and
+ * where a target cannot take them (a server before Kubernetes 1.30, a role that does not grant them)
+ * the operator runs without them, as one installed otherwise would. An install of ours made before
+ * a bundle had them gets them at its next check (ensure).
+ */
+const GUARDS = ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
+const rank = (kind: string | undefined): number =>
+  GUARDS.includes(kind ?? '') ? ORDER.length + 1 : ORDER.includes(kind ?? '') ? ORDER.indexOf(kind!) : ORDER.length;
 
 // Every bundle's default namespace: no store goes there, nor another operator, unless a Provider says so.
 const defaultNamespaces = new Set<string>();
@@ -251,6 +259,7 @@ export class OperatorInstaller {
     const presence = await this.presence(target, settings, signal);
     using.seen?.(presence.present);
     if (presence.present) {
+      if (presence.installedBy === 'provider-rook') await this.install(target.client, using.owner, settings, signal, GUARDS);
       this.verified.set(where, Date.now() + 5 * 60_000);
       return;
     }
@@ -318,15 +327,22 @@ export class OperatorInstaller {
     );
   }
 
-  private async install(client: Client, owner: Owner, settings: OperatorSettings, signal?: AbortSignal): Promise<void> {
+  /** Makes what of the bundle is missing (of `kinds` only, when given). */
+  private async install(client: Client, owner: Owner, settings: OperatorSettings, signal?: AbortSignal, kinds?: string[]): Promise<void> {
     for (const manifest of this.bundle.manifests(settings)) {
+      if (kinds && !kinds.includes(manifest.kind ?? '')) continue;
       const type = typeOfManifest(manifest);
-      const existing = await client.get<Obj>(type, { namespace: manifest.metadata.namespace, name: manifest.metadata.name }, signal);
-      if (existing) continue; // ours already, or someone else's: leave it as it is
-      // A create, not an apply: one made by someone else in between stays theirs (409, left alone).
-      await client.create(type, this.marks.mark(type, manifest as Obj, owner), signal).catch((err: unknown) => {
-        if (!isAlreadyExists(err)) throw err;
-      });
+      try {
+        const existing = await client.get<Obj>(type, { namespace: manifest.metadata.namespace, name: manifest.metadata.name }, signal);
+        if (existing) continue; // ours already, or someone else's: leave it as it is
+        // A create, not an apply: one made by someone else in between stays theirs (409, left alone).
+        await client.create(type, this.marks.mark(type, manifest as Obj, owner), signal).catch((err: unknown) => {
+          if (!isAlreadyExists(err)) throw err;
+        });
+      } catch (err) {
+        const cannotTake = err instanceof KubeError && (err.code === 404 || err.code === 403);
+        if (!(GUARDS.includes(manifest.kind ?? '') && cannotTake)) throw err;
+      }
     }
   }
 }

@@ -146,6 +146,49 @@ describe('LeakSweeper', () => {
     expect(lists).toBeGreaterThan(3);
   });
 
+  it('begins each sweep with the next target: one that stalls every sweep to its deadline keeps no other from being swept', async () => {
+    const deleted: string[] = [];
+    const stalled = {
+      server: 'https://stalled',
+      fingerprint: 'stalled',
+      client: {
+        // Answers no list until the caller gives up.
+        list: (_type: ResourceType, opts?: { signal?: AbortSignal }) =>
+          new Promise((_resolve, reject) => {
+            if (opts?.signal?.aborted) reject(new Error('aborted'));
+            opts?.signal?.addEventListener('abort', () => reject(new Error('aborted')));
+          }),
+      } as unknown as KubeClient,
+    };
+    const healthy = {
+      server: 'https://healthy',
+      fingerprint: 'healthy',
+      client: {
+        list: async (type: ResourceType) => ({ items: type.kind === 'Store' ? [made(Stores, 'a', 'a')] : [], resourceVersion: '1' }),
+        delete: async (type: ResourceType, { name }: { name: string }) => {
+          deleted.push(`${type.kind} ${name}`);
+          return 'deleted';
+        },
+      } as unknown as KubeClient,
+    };
+    const providers = ['stalled', 'healthy'].map((name) => ({ metadata: { name, namespace: 'infra' }, spec: {} }));
+    const leaks = new LeakSweeper<ManagedResource>({
+      kind,
+      marks,
+      resolver: { resolve: async (p: { metadata: { name: string } }) => (p.metadata.name === 'stalled' ? stalled : healthy) } as never,
+      providers: { list: () => providers as never },
+      control: { list: async () => ({ items: [] }) } as unknown as KubeClient,
+      managedType: Managed,
+      graceMs: 5 * 60_000,
+      reportOnly: false,
+      recorder: new MemoryEventRecorder(),
+      log: silentLogger,
+    });
+    // Each sweep cut off at its deadline, as start() gives them.
+    for (let i = 0; i < 2; i++) await leaks.sweep(AbortSignal.timeout(50), madeAt + HOUR);
+    expect(deleted).toEqual(['Store a']);
+  });
+
   it('does not judge an object of no known age', async () => {
     const { leaks, deleted } = sweeper([made(Stores, 'a', 'a', null)]);
     expect(await leaks.sweep(undefined, madeAt + HOUR)).toEqual([]);

@@ -2,7 +2,8 @@
 // beside one someone else installed under another name or namespace.
 import { describe, expect, it } from '@jest/globals';
 import type { Client, KubeObjectLike } from '../../../../src/kit/kube/client.ts';
-import { CustomResourceDefinitions, type ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { CustomResourceDefinitions, Deployments, type ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { KubeError } from '../../../../src/kit/kube/errors.ts';
 import { ReasonedError } from '../../../../src/kit/conditions.ts';
 import { seaweedfsOperator } from '../../../../src/backends/seaweedfs/operator.ts';
 import { rookMinioOperator } from '../../../../src/backends/rook-minio/objectstore.ts';
@@ -99,5 +100,40 @@ describe('OperatorInstaller.ensure', () => {
       await ensure(t);
       expect([madeBy, t.writes]).toEqual([madeBy, expect.arrayContaining([`create Deployment ${seaweedfsOperator.deploymentName}`])]);
     }
+  });
+
+  it('makes the admission policy the bundle brings last, and installs the operator where the target cannot take it', async () => {
+    const t = target('nobody');
+    const create = t.client.create.bind(t.client);
+    // A server before Kubernetes 1.30, or a role that does not grant the policy: refused.
+    t.client.create = (async (type: ResourceType, obj: KubeObjectLike) => {
+      if (!type.kind.startsWith('ValidatingAdmissionPolicy')) return create(type, obj);
+      t.writes.push(`refused ${type.kind} ${obj.metadata.name}`);
+      throw new KubeError(403, 'Forbidden', 'not allowed');
+    }) as Client['create'];
+    await ensure(t);
+    expect(t.writes).toContain(`create Deployment ${seaweedfsOperator.deploymentName}`);
+    expect(t.writes.slice(-2)).toEqual([
+      'refused ValidatingAdmissionPolicy seaweedfs-operator-references',
+      'refused ValidatingAdmissionPolicyBinding seaweedfs-operator-references',
+    ]);
+  });
+
+  it('gives an operator it installed before the bundle brought an admission policy that policy, at its next check', async () => {
+    const t = target('provider-rook');
+    const namespace = seaweedfsOperator.defaultNamespace;
+    const deployment = marks.mark(
+      Deployments,
+      { apiVersion: Deployments.apiVersion, kind: Deployments.kind, metadata: { name: seaweedfsOperator.deploymentName, namespace } },
+      owner,
+    );
+    const get = t.client.get.bind(t.client);
+    t.client.get = (async (type: ResourceType, key: { name: string }) =>
+      type.kind === 'Deployment' && key.name === seaweedfsOperator.deploymentName ? deployment : get(type, key)) as Client['get'];
+    await ensure(t);
+    expect(t.writes).toEqual([
+      'create ValidatingAdmissionPolicy seaweedfs-operator-references',
+      'create ValidatingAdmissionPolicyBinding seaweedfs-operator-references',
+    ]);
   });
 });
