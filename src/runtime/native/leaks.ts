@@ -147,7 +147,10 @@ export class LeakSweeper<MR extends ManagedResource> {
       for (const type of types) {
         for (const obj of await this.listMarked(target, type, signal)) {
           // Cut off (its deadline, a stop): what is left is judged by the next sweep, and nothing is said of it now.
-          if (signal?.aborted) return reports;
+          if (signal?.aborted) {
+            for (const [key, at] of kept) if (!this.keptNamespaces.has(key)) this.keptNamespaces.set(key, at);
+            return reports;
+          }
           const key = type === Namespaces ? `${target.fingerprint} ${obj.metadata.uid}` : undefined;
           const recheckAt = key ? kept.get(key) : undefined;
           if (key && recheckAt !== undefined && now < recheckAt) {
@@ -261,6 +264,7 @@ export class LeakSweeper<MR extends ManagedResource> {
     } else {
       try {
         const removed = await this.remove(target.client, type, obj, pass.signal);
+        if (pass.signal?.aborted) return undefined; // cut off in the middle (a namespace's contents half listed): judged next time
         report.kept = removed?.why;
         // Kept for what a list of every namespaced type found there (not for a list that failed).
         keptForContents = removed?.held === true;

@@ -64,7 +64,9 @@ type Obj = KubeObjectLike & {
 type Loose = KubeObjectLike & Record<string, unknown>;
 
 // Cluster-scoped kinds first, namespaced ones last, so a namespace exists before what lives in it.
-const ORDER = ['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding'];
+// A ServiceAccount before the Deployment that runs as it: an install cut off between them would leave
+// a Deployment whose pods are refused, and presence (its CRD and Deployment) would not see it.
+const ORDER = ['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ServiceAccount'];
 /**
  * Admission policies a bundle brings beside its operator (not the operator's own): made last, and
  * where a target cannot take them (a server before Kubernetes 1.30, a role that does not grant them)
@@ -259,7 +261,9 @@ export class OperatorInstaller {
     const presence = await this.presence(target, settings, signal);
     using.seen?.(presence.present);
     if (presence.present) {
-      if (presence.installedBy === 'provider-rook') await this.install(target.client, using.owner, settings, signal, GUARDS);
+      // Its guards, where this Provider may install: best effort, as they never hold up what the operator does.
+      if (presence.installedBy === 'provider-rook' && settings.install && !installRefusal(this.bundle, provider))
+        await this.install(target.client, using.owner, settings, signal, GUARDS).catch(() => undefined);
       this.verified.set(where, Date.now() + 5 * 60_000);
       return;
     }

@@ -135,5 +135,28 @@ describe('OperatorInstaller.ensure', () => {
       'create ValidatingAdmissionPolicy seaweedfs-operator-references',
       'create ValidatingAdmissionPolicyBinding seaweedfs-operator-references',
     ]);
+    // Not for a Provider that may not install; and a policy the target refuses holds up nothing.
+    const quiet = target('provider-rook');
+    quiet.client.get = t.client.get;
+    await new OperatorInstaller(seaweedfsOperator, marks).ensure(
+      quiet,
+      { provider: provider({ operators: [{ name: 'seaweedfs', install: false }] }), owner },
+      new AbortController().signal,
+    );
+    expect(quiet.writes).toEqual([]);
+    const failing = target('provider-rook');
+    failing.client.get = t.client.get;
+    failing.client.create = (async () => {
+      throw new KubeError(500, 'InternalError', 'down');
+    }) as Client['create'];
+    await expect(ensure(failing)).resolves.toBeUndefined();
+  });
+
+  it("makes the operator's ServiceAccount before the Deployment that runs as it", async () => {
+    const t = target('nobody');
+    await ensure(t);
+    const at = (kind: string) => t.writes.findIndex((w) => w.startsWith(`create ${kind} `));
+    expect(at('ServiceAccount')).toBeGreaterThanOrEqual(0);
+    expect(at('ServiceAccount')).toBeLessThan(at('Deployment'));
   });
 });
