@@ -904,6 +904,29 @@ describe('key rotation through S3Credentials', () => {
       },
     );
 
+  it('a change of features its class refuses is said in Synced, and holds up no rotation: the new keys still reach the claim', async () => {
+    const key = { namespace: env.ns.appB, name: 'over-quota' };
+    await env.control.create(Buckets, claim(key, 'featured'));
+    await bound(key);
+    const before = await access(key);
+    // More than the class allows: refused, said on the claim.
+    await env.control.mergePatch(Buckets, key, { spec: { features: { quota: { size: '20Gi' } } } });
+    const said = await eventually(
+      async () => {
+        const c = cond(await env.control.get<Obj>(Buckets, key), 'Synced');
+        return c?.status === 'False' && /maxQuota/.test(c.message ?? '') ? c : undefined;
+      },
+      'the claim to say the change is refused',
+      30_000,
+    );
+    expect(said.message).toMatch(/spec\.features\.quota\.size: 20Gi is more than class .* allows \(maxQuota 10Gi\)/);
+    // A rotation asked for now still brings the claim its new keys, before the grace period takes the old.
+    await env.control.mergePatch(Buckets, key, { metadata: { annotations: { [ANNOTATION_ROTATE]: 'after-refusal' } } });
+    const after = await newKeys('over-quota', before.creds.accessKey);
+    await roundTrip(after.local, after.creds, after.bucket);
+    expect(cond(await env.control.get<Obj>(Buckets, key), 'Synced')?.status).toBe('False');
+  }, 120_000);
+
   it('new keys beside the old: both work in the grace period, the old are refused after it, and the S3Credentials of the old go', async () => {
     await env.control.create(Buckets, claim({ namespace: env.ns.appB, name: 'turn' }, 'rotating'));
     await bound({ namespace: env.ns.appB, name: 'turn' });

@@ -5,7 +5,7 @@
 // 400 lines: binding and releasing share the claim's proofs of its resource, kept in one class.
 import { copyOf, type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { claimAsksFeatures, featuresFor, followFeatures, placeFeatures, type FeatureSupport } from './features.ts';
-import { ReasonedError } from '../../kit/conditions.ts';
+import { ReasonedError, getCondition } from '../../kit/conditions.ts';
 import { addFinalizerOps, patchTested } from '../../kit/controller/finalizers.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { Client, KubeObjectLike } from '../../kit/kube/client.ts';
@@ -18,7 +18,7 @@ import { madeToCreate } from '../managed/creation.ts';
 import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ProgressWrites } from '../progress.ts';
-import { Reasons, Ready } from '../reasons.ts';
+import { Reasons, Ready, Synced, reasonOf } from '../reasons.ts';
 import { done, requeueAfter, type Reconciler, type Result } from '../../kit/controller/result.ts';
 import {
   FINALIZER_CLAIM,
@@ -144,12 +144,22 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     const made = mr.spec.classRef as { name: string; namespace?: string } | undefined;
     const follows = made?.namespace && (this.o.features || claimAsksFeatures(claim));
     const cls = follows ? this.o.classes.cache.get({ namespace: made.namespace!, name: made.name }) : undefined;
-    if (cls) await followFeatures(this.o, { claim, cls, mr }, signal);
+    // A change of features its class refuses is said in Synced, but stops nothing else: the claim's
+    // Secret follows its resource still (a rotation's new keys, before the old go), and so does its status.
+    let refusedFeatures: ReasonedError | undefined;
+    if (cls)
+      await followFeatures(this.o, { claim, cls, mr }, signal).catch((err: unknown) => {
+        if (!(err instanceof ReasonedError)) throw err;
+        refusedFeatures = err;
+        if (getCondition(claim.status?.conditions, 'Synced')?.reason !== err.reason)
+          this.o.recorder.warning(claim, err.reason, err.message);
+      });
+    const synced = (): Cond => (refusedFeatures ? Synced.error(reasonOf(refusedFeatures), refusedFeatures.message) : syncedOf(mr));
     if (phase !== 'Unbound' && phase !== 'Bound') {
       const why = progressOf(mr);
       const deferred = await this.writeStatus(claim, cached, signal, {
         ready: binding(`waiting for ${where} to become ready${why ? `: ${why}` : ''}`),
-        synced: syncedOf(mr),
+        synced: synced(),
         phase: 'Unbound',
         also: mirrored(mr, claim),
       });
@@ -160,7 +170,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     if (!(await copyConnectionSecret(this.copier, claim, mr, this.o.managed.type.kind, signal))) {
       const deferred = await this.writeStatus(claim, cached, signal, {
         ready: binding(`waiting for the connection Secret of ${where}`),
-        synced: syncedOf(mr),
+        synced: synced(),
         phase: 'Unbound',
         also: mirrored(mr, claim),
       });
@@ -177,7 +187,7 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
       : Ready.available();
     const deferred = await this.writeStatus(claim, cached, signal, {
       ready,
-      synced: syncedOf(mr),
+      synced: synced(),
       phase: 'Bound',
       also: mirrored(mr, claim),
     });
