@@ -190,7 +190,7 @@ describe('four backends behind one Bucket claim', () => {
       s3.destroy();
       expect(other).toBe('AccessDenied');
     }
-  }, 60_000);
+  }, 120_000);
 
   it("repairs drift in each backend's target object, writing only that object", async () => {
     for (const b of backends) {
@@ -235,7 +235,7 @@ describe('four backends behind one Bucket claim', () => {
       expect.stringMatching(/^spec\.features\.versioning: the backend of CephBucketClass /),
     ]);
     await control.delete(Buckets, { namespace: apps, name: 'versioned-ceph' });
-  }, 60_000);
+  }, 120_000);
 
   it("never remakes a Tenant's root credentials: losing them is reported", async () => {
     const mr = (await control.get<Bucket>(Buckets, { namespace: apps, name: 'same-minio-operator' }))!.spec.resourceRef!.name;
