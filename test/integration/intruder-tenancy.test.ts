@@ -162,6 +162,19 @@ async function lentBuckets(): Promise<string[]> {
     .sort();
 }
 
+/**
+ * team-b's Bucket `bucketName`, shared read-only with team-c, and team-c's BucketAccess `accessName`
+ * of it, made with team-c's own token: both Bound. The grant's managed resource, as the access names it.
+ */
+async function grantedToC(bucketName: string, accessName: string): Promise<{ namespace: string; name: string }> {
+  const shared = { namespace: env.ns.teamB, name: bucketName };
+  await env.control.create(Buckets, bucket(shared, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }));
+  await bound(Buckets, shared);
+  await asC.create(BucketAccesses, grant({ namespace: env.ns.teamC, name: accessName }, shared, 'ReadOnly'));
+  const access = await bound(BucketAccesses, { namespace: env.ns.teamC, name: accessName });
+  return (access.spec as { resourceRef: { namespace: string; name: string } }).resourceRef;
+}
+
 /** The message an admission refusal gave, or a failure if the write went through. */
 async function refused(write: Promise<unknown>): Promise<string> {
   return write.then(
@@ -321,21 +334,11 @@ describe('an app team reaches only the buckets it was granted', () => {
   }, 180_000);
 
   it("H3: a grantee that strips its BucketAccess's finalizer and deletes it keeps no user of the bucket", async () => {
-    await env.control.create(
-      Buckets,
-      bucket({ namespace: env.ns.teamB, name: 'journal' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }),
-    );
-    await bound(Buckets, { namespace: env.ns.teamB, name: 'journal' });
+    const grantRef = await grantedToC('journal', 'keeper');
     const owner = await keysOf('journal-s3', env.ns.teamB);
     const s3 = s3Client(owner.local, owner.creds);
     await s3.send(new PutObjectCommand({ Bucket: owner.bucket, Key: 'q4.txt', Body: 'figures' }));
     s3.destroy();
-    await asC.create(
-      BucketAccesses,
-      grant({ namespace: env.ns.teamC, name: 'keeper' }, { namespace: env.ns.teamB, name: 'journal' }, 'ReadOnly'),
-    );
-    const keeper = await bound(BucketAccesses, { namespace: env.ns.teamC, name: 'keeper' });
-    const grantRef = (keeper.spec as { resourceRef: { namespace: string; name: string } }).resourceRef;
     const kept = await keysOf('keeper-s3', env.ns.teamC);
     /** What a GET with the grant's keys gets: 'allowed', or the error's name. */
     const reads = async (): Promise<string> => {
@@ -377,17 +380,7 @@ describe('an app team reaches only the buckets it was granted', () => {
   // The test above races provider-rook, which may add the finalizer back before the deletion; done
   // while it is down, nothing can: this one shows the user kept on the code before the fix every time.
   it('H3: the same, done while provider-rook was down: the grant is revoked once it is back', async () => {
-    await env.control.create(
-      Buckets,
-      bucket({ namespace: env.ns.teamB, name: 'archive' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }),
-    );
-    await bound(Buckets, { namespace: env.ns.teamB, name: 'archive' });
-    await asC.create(
-      BucketAccesses,
-      grant({ namespace: env.ns.teamC, name: 'sleeper' }, { namespace: env.ns.teamB, name: 'archive' }, 'ReadOnly'),
-    );
-    const sleeper = await bound(BucketAccesses, { namespace: env.ns.teamC, name: 'sleeper' });
-    const grantRef = (sleeper.spec as { resourceRef: { namespace: string; name: string } }).resourceRef;
+    const grantRef = await grantedToC('archive', 'sleeper');
     await env.stop();
     await asC.mergePatch(BucketAccesses, { namespace: env.ns.teamC, name: 'sleeper' }, { metadata: { finalizers: null } });
     await asC.delete(BucketAccesses, { namespace: env.ns.teamC, name: 'sleeper' });
@@ -407,17 +400,7 @@ describe('an app team reaches only the buckets it was granted', () => {
   }, 120_000);
 
   it("H3: an access left going, held by a finalizer of the grantee's own after ours was stripped, keeps no user", async () => {
-    await env.control.create(
-      Buckets,
-      bucket({ namespace: env.ns.teamB, name: 'notes' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }),
-    );
-    await bound(Buckets, { namespace: env.ns.teamB, name: 'notes' });
-    await asC.create(
-      BucketAccesses,
-      grant({ namespace: env.ns.teamC, name: 'limbo' }, { namespace: env.ns.teamB, name: 'notes' }, 'ReadOnly'),
-    );
-    const limbo = await bound(BucketAccesses, { namespace: env.ns.teamC, name: 'limbo' });
-    const grantRef = (limbo.spec as { resourceRef: { namespace: string; name: string } }).resourceRef;
+    const grantRef = await grantedToC('notes', 'limbo');
     await env.stop();
     const key = { namespace: env.ns.teamC, name: 'limbo' };
     await asC.mergePatch(BucketAccesses, key, { metadata: { finalizers: ['team-c.example.com/hold'] } });
@@ -434,15 +417,8 @@ describe('an app team reaches only the buckets it was granted', () => {
   }, 120_000);
 
   it('H3: an access made again under the name of one whose finalizer was stripped does not inherit, nor keep, the old user', async () => {
-    await env.control.create(
-      Buckets,
-      bucket({ namespace: env.ns.teamB, name: 'minutes' }, { shareWith: [{ namespace: env.ns.teamC, modes: ['ReadOnly'] }] }),
-    );
-    await bound(Buckets, { namespace: env.ns.teamB, name: 'minutes' });
+    const oldGrant = await grantedToC('minutes', 'again');
     const access = grant({ namespace: env.ns.teamC, name: 'again' }, { namespace: env.ns.teamB, name: 'minutes' }, 'ReadOnly');
-    await asC.create(BucketAccesses, access);
-    const first = await bound(BucketAccesses, { namespace: env.ns.teamC, name: 'again' });
-    const oldGrant = (first.spec as { resourceRef: { namespace: string; name: string } }).resourceRef;
     // While provider-rook is down, nothing can put the finalizer back in between.
     await env.stop();
     await asC.mergePatch(BucketAccesses, { namespace: env.ns.teamC, name: 'again' }, { metadata: { finalizers: null } });

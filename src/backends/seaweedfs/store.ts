@@ -314,35 +314,21 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
   },
 };
 
+/** What a claim's store takes of its class as it is: the Seaweed's spec, and the domain its endpoint names. */
+const FROM_CLASS = ['image', 'volumeServers', 'volumeSize', 'filerSize', 'storageClassName', 'clusterDomain'] as const;
+
 /** A claim's store, from its class: in a namespace of its own, so a tenant of one store's namespace reaches no other's keys. */
 export function configureSeaweedStore(claim: Claim, cls: SeaweedStoreClass, name: string): SeaweedStore {
   refuseUnlessAllowed({ ...cls, kind: kinds.SeaweedStoreClass.kind }, claim);
-  const {
-    image,
-    volumeServers,
-    volumeSize,
-    filerSize,
-    storageClassName,
-    clusterDomain,
-    reclaimPolicy,
-    namespacePrefix,
-    exposure,
-    deleteObjects,
-    credentialRotation,
-  } = cls.spec;
+  const { reclaimPolicy, namespacePrefix, exposure, deleteObjects, credentialRotation } = cls.spec;
   return {
     apiVersion: kinds.SeaweedStore.apiVersion,
     kind: kinds.SeaweedStore.kind,
     metadata: { name, labels: claimLabels(claim) },
     spec: {
-      forProvider: withoutNulls({
-        image,
-        volumeServers,
-        volumeSize,
-        filerSize,
-        storageClassName,
-        clusterDomain,
-      }) as SeaweedStore['spec']['forProvider'],
+      forProvider: withoutNulls(
+        Object.fromEntries(FROM_CLASS.map((field) => [field, cls.spec[field]])),
+      ) as SeaweedStore['spec']['forProvider'],
       targetNamespace: `${namespacePrefix}${name}`.slice(0, 63).replace(/-+$/, ''),
       // The claim gets a bucket of the store and a user of its own.
       bucket: { name: bucketNameFor(claim), access: 'ReadWrite', ...(deleteObjects !== undefined ? { deleteObjects } : {}) },
