@@ -1,12 +1,16 @@
 // Finalizers by JSON patch with a test operation, on a real API server: what another writer changed
 // between our read and our write (a label, its own finalizer) survives our finalizer add and remove,
 // and a finalizer list that changed under us is a conflict, never a lost write. The reconcilers are
-// driven directly over a stale cached copy, as a lagging informer would hand it to them.
+// driven directly over a stale cached copy, as a lagging informer would hand it to them; a copy of
+// an object since deleted and made anew under its name gets no write through to the new one.
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import { ClaimReconciler, FINALIZER_CLAIM } from '../../src/runtime/claims/binding.ts';
-import type { Claim, PortableClass } from '../../src/runtime/claims/claim.ts';
+import { claimRefOf, type Claim, type PortableClass } from '../../src/runtime/claims/claim.ts';
+import { forwardFeatures } from '../../src/runtime/claims/features.ts';
+import { ANNOTATION_ROTATE } from '../../src/runtime/labels.ts';
+import { forwardRotationRequest } from '../../src/runtime/claims/status.ts';
 import { MemoryEventRecorder } from '../../src/kit/controller/events.ts';
 import { addFinalizer, removeFinalizer } from '../../src/kit/controller/finalizers.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
@@ -216,5 +220,75 @@ describe('the reconcilers, handed a stale copy', () => {
     expect(await claimReconciler(deleting).reconcile(`${ns}/${going}`, signal)).toEqual({ kind: 'done' });
     expect((await read<Claim>(Buckets, going)).metadata).toMatchObject({ finalizers: [OTHER], labels: { team: 'b' } });
     await control.jsonPatch(Buckets, { namespace: ns, name: going }, [{ op: 'remove', path: '/metadata/finalizers/0' }]);
+  });
+
+  it('the claim reconciler, handed a copy of a claim since made anew under its name, neither binds nor provisions from it', async () => {
+    const name = uniqueName('claim');
+    const portable: PortableClass = {
+      apiVersion: Buckets.apiVersion,
+      kind: 'BucketClass',
+      metadata: { name: 'standard', namespace: ns },
+      classRef: { apiVersion: kinds.ObjectStoreClass.apiVersion, kind: kinds.ObjectStoreClass.kind, name: 'standard', namespace: ns },
+    };
+    const cls: KubeObjectLike = {
+      apiVersion: kinds.ObjectStoreClass.apiVersion,
+      kind: kinds.ObjectStoreClass.kind,
+      metadata: { name: 'standard', namespace: ns },
+    };
+    const one = <T>(obj: T) => ({ get: () => obj, list: () => [obj] });
+    await control.create(Buckets, { ...bucket(name), spec: { classRef: { name: 'standard' } } });
+    const stale = await read<Claim>(Buckets, name);
+    await control.delete(Buckets, { namespace: ns, name });
+    await control.create(Buckets, { ...bucket(name), spec: { classRef: { name: 'standard' } } });
+    const reconciler = new ClaimReconciler<KubeObjectLike, ManagedResource>({
+      client: control,
+      recorder: new MemoryEventRecorder(),
+      log: silentLogger,
+      secrets: { get: () => undefined, list: () => [] },
+      claims: { type: Buckets, cache: one(stale) },
+      portableClasses: { type: { ...Buckets, kind: 'BucketClass' }, cache: one(portable) },
+      classes: { type: kinds.ObjectStoreClass, cache: one(cls) },
+      managed: { type: kinds.ObjectStore, cache: { get: () => undefined, list: () => [] } },
+      // Placed on a Provider no controller of this test's process serves.
+      configure: (_claim, _cls, mrName) => ({
+        ...store(mrName),
+        spec: { ...store(mrName).spec, providerRef: { name: 'target' }, providerSelector: undefined },
+      }),
+    });
+    // The stale pass is a conflict, requeued; the new claim gets nothing from it.
+    await reconciler.reconcile(`${ns}/${name}`, signal);
+    const made = await read<Claim>(Buckets, name);
+    expect(made.metadata.uid).not.toBe(stale.metadata.uid);
+    expect(made.metadata.finalizers).toBeUndefined();
+    expect(made.spec?.resourceRef).toBeUndefined();
+    // Before, the new claim referred to a resource made for the gone one, which it could never bind.
+    const { items } = await control.list<ManagedResource>(kinds.ObjectStore, { namespace: ns });
+    expect(items.filter((mr) => claimRefOf(mr)?.name === name)).toEqual([]);
+  });
+
+  it("forwards neither a claim's rotation request nor its features to a stale copy of its resource, since made anew for another claim", async () => {
+    const name = uniqueName('mr');
+    const placed = { ...store(name).spec, providerRef: { name: 'target' }, providerSelector: undefined };
+    await control.create(kinds.ObjectStore, { ...store(name), spec: placed });
+    const stale = await read<ManagedResource>(kinds.ObjectStore, name);
+    await control.delete(kinds.ObjectStore, { namespace: ns, name });
+    await control.create(kinds.ObjectStore, { ...store(name), spec: placed });
+    const claim = { ...bucket('a'), metadata: { ...bucket('a').metadata, annotations: { [ANNOTATION_ROTATE]: 'now' } } };
+    const refused = [
+      await rejection(forwardRotationRequest(control, kinds.ObjectStore, claim, stale, signal)),
+      await rejection(
+        forwardFeatures(
+          control,
+          kinds.ObjectStore,
+          stale,
+          { features: { versioning: 'Enabled' }, support: { supported: ['versioning'], path: ['bucket', 'features'] } },
+          signal,
+        ),
+      ),
+    ];
+    expect(refused.map(isConflict)).toEqual([true, true]);
+    const fresh = await read<ManagedResource & { spec: { bucket?: unknown } }>(kinds.ObjectStore, name);
+    expect(fresh.metadata.annotations?.[ANNOTATION_ROTATE]).toBeUndefined();
+    expect(fresh.spec.bucket).toBeUndefined();
   });
 });

@@ -58,7 +58,11 @@ export async function removeFinalizer<T extends Finalizable>(
   );
 }
 
-/** A JSON patch whose tests guard what it changes: a failed test is a conflict. */
+/**
+ * A JSON patch whose tests guard what it changes: a failed test is a conflict. The object must
+ * still be the one read: a copy of one since deleted and made anew under its name (a lagging
+ * cache's) would otherwise pass tests of fields the new one happens to share.
+ */
 export async function patchTested<T extends Finalizable>(
   client: Client,
   type: ResourceType,
@@ -66,11 +70,34 @@ export async function patchTested<T extends Finalizable>(
   ops: object[],
   signal?: AbortSignal,
 ): Promise<T> {
+  const { uid } = obj.metadata;
+  const guarded = uid ? [{ op: 'test', path: '/metadata/uid', value: uid }, ...ops] : ops;
   try {
-    return await client.jsonPatch<T>(type, { namespace: obj.metadata.namespace, name: obj.metadata.name }, ops, signal);
+    return await client.jsonPatch<T>(type, { namespace: obj.metadata.namespace, name: obj.metadata.name }, guarded, signal);
   } catch (err) {
     // A failed test is the API server's 422; callers treat it as what it is, a conflict (requeue quietly).
     if (isTestFailure(err)) throw new KubeError(409, 'Conflict', `${type.kind} ${obj.metadata.name} changed since it was read`);
+    throw err;
+  }
+}
+
+/**
+ * A merge patch of the object as read, and of no other made since under its name (a lagging cache's
+ * copy of one deleted and made anew): the server refuses to change the uid, which is a conflict.
+ */
+export async function mergePatchSame<T extends KubeObjectLike>(
+  client: Client,
+  type: ResourceType,
+  obj: KubeObjectLike,
+  patch: { metadata?: object } & Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const { namespace, name, uid } = obj.metadata;
+  try {
+    return await client.mergePatch<T>(type, { namespace, name }, { ...patch, metadata: { ...patch.metadata, uid } }, signal);
+  } catch (err) {
+    if (err instanceof KubeError && err.code === 422 && /metadata\.uid: Invalid value: .*field is immutable/.test(err.message))
+      throw new KubeError(409, 'Conflict', `${type.kind} ${name} was made anew since it was read`);
     throw err;
   }
 }

@@ -5,6 +5,7 @@
 import { ReasonedError } from '../../kit/conditions.ts';
 import { sameJson } from '../../kit/json.ts';
 import { quantityBytes } from '../../kit/quantity.ts';
+import { mergePatchSame } from '../../kit/controller/finalizers.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
@@ -146,5 +147,6 @@ export async function forwardFeatures(
   // A merge patch: every feature named, null where none is wanted, so one dropped from the claim goes too.
   const value: Record<string, unknown> = Object.fromEntries(FEATURES.map((f) => [f, features?.[f] ?? null]));
   const patch = support.path.reduceRight<unknown>((inner, k) => ({ [k]: inner }), value);
-  await client.mergePatch(type, { namespace: mr.metadata.namespace, name: mr.metadata.name }, { spec: patch }, signal);
+  // The resource checked may be a stale copy of one since made anew for another claim.
+  await mergePatchSame(client, type, mr, { spec: patch }, signal);
 }

@@ -4,6 +4,7 @@ import { type ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError, setCondition, getCondition, type Condition } from '../../kit/conditions.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { sameJson } from '../../kit/json.ts';
+import { mergePatchSame } from '../../kit/controller/finalizers.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import { isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
@@ -63,12 +64,8 @@ export async function forwardRotationRequest(
   // Bounded: a value of any length reaches the resource as itself, or as its digest.
   const want = rotationRequest(claim.metadata.annotations?.[ANNOTATION_ROTATE]);
   if (want === undefined || mr.metadata.annotations?.[ANNOTATION_ROTATE] === want) return;
-  await client.mergePatch(
-    type,
-    { namespace: mr.metadata.namespace, name: mr.metadata.name },
-    { metadata: { annotations: { [ANNOTATION_ROTATE]: want } } },
-    signal,
-  );
+  // The resource checked may be a stale copy of one since made anew for another claim.
+  await mergePatchSame(client, type, mr, { metadata: { annotations: { [ANNOTATION_ROTATE]: want } } }, signal);
 }
 
 /** Where a claim reconciler writes. */

@@ -1,7 +1,7 @@
 // The finalizer patches (kube-rs's finalizer.rs): the operations sent for each starting list, and
-// which API answers count as a conflict.
+// which API answers count as a conflict; a patch of an object as read tests its uid.
 import { describe, expect, it } from '@jest/globals';
-import { addFinalizer, removeFinalizer } from '../../../../src/kit/controller/finalizers.ts';
+import { addFinalizer, mergePatchSame, removeFinalizer } from '../../../../src/kit/controller/finalizers.ts';
 import type { KubeClient } from '../../../../src/kit/kube/client.ts';
 import { isConflict, KubeError } from '../../../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
@@ -104,5 +104,43 @@ describe('addFinalizer / removeFinalizer', () => {
     );
     expect(isConflict(failed)).toBe(conflict);
     if (!conflict) expect(failed).toBe(err);
+  });
+});
+
+describe('a patch of the object as read', () => {
+  it('a JSON patch tests its uid first', async () => {
+    const { client: c, sent } = client();
+    await addFinalizer(c, type, { ...thing(), metadata: { ...thing().metadata, uid: 'u1' } }, F);
+    expect(sent[0]?.[0]).toEqual({ op: 'test', path: '/metadata/uid', value: 'u1' });
+  });
+
+  const merged = (answer?: Error) => {
+    const sent: unknown[] = [];
+    const fake = {
+      mergePatch: async (_t: ResourceType, _key: unknown, patch: unknown) => {
+        sent.push(patch);
+        if (answer) throw answer;
+        return thing();
+      },
+    } as unknown as KubeClient;
+    const run = () =>
+      mergePatchSame(fake, type, { metadata: { name: 't', namespace: 'ns', uid: 'u1' } }, { metadata: { labels: { a: 'b' } } }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    return { sent, run };
+  };
+
+  it('a merge patch names its uid beside what it changes', async () => {
+    const { sent, run } = merged();
+    expect(await run()).toBeUndefined();
+    expect(sent).toEqual([{ metadata: { labels: { a: 'b' }, uid: 'u1' } }]);
+  });
+
+  it("the server's refusal to change the uid (another object under that name now) is a conflict; other refusals are themselves", async () => {
+    const anew = new KubeError(422, 'Invalid', 'Thing.x.example.com "t" is invalid: metadata.uid: Invalid value: "u1": field is immutable');
+    expect(isConflict(await merged(anew).run())).toBe(true);
+    const invalid = new KubeError(422, 'Invalid', 'Thing.x.example.com "t" is invalid: spec.size: Invalid value');
+    expect(await merged(invalid).run()).toBe(invalid);
   });
 });

@@ -92,7 +92,7 @@ describe('placing and forwarding', () => {
   const patches: unknown[] = [];
   const client = { mergePatch: async (...args: unknown[]) => void patches.push(args[2]) } as unknown as Client;
   const mr = (features?: object) =>
-    ({ metadata: { name: 'm', namespace: 'infra' }, spec: { forProvider: { features } } }) as unknown as ManagedResource;
+    ({ metadata: { name: 'm', namespace: 'infra', uid: 'm-uid' }, spec: { forProvider: { features } } }) as unknown as ManagedResource;
   const type = { apiVersion: 'x/v1', kind: 'X', plural: 'xs', namespaced: true };
 
   it('patches a resource whose features differ, naming every feature so that one dropped goes too', async () => {
@@ -106,6 +106,8 @@ describe('placing and forwarding', () => {
     );
     expect(patches).toEqual([
       {
+        // The resource checked, and no other made since under its name.
+        metadata: { uid: 'm-uid' },
         spec: {
           forProvider: {
             features: { versioning: 'Enabled', objectLock: null, defaultRetention: null, quota: { size: '2Gi' }, lifecycle: null },
