@@ -83,6 +83,9 @@ type Exposed = ManagedResource & {
   status?: { atProvider?: { exposure?: { endpoint?: string; waiting?: string } } };
 };
 
+/** How a delivered Secret's endpoint resolves: the store's Service name, or the class's exposure. */
+type Endpoint = NonNullable<Delivery['endpoint']>;
+
 /** The outcome of one place: refusals before any write are known to hold nothing there. */
 const WROTE_NOTHING = new Set<string>([
   Reasons.ConsumerProviderNotFound,
@@ -207,8 +210,12 @@ export class DeliveryReconciler {
   ): Promise<Delivery> {
     const { claim, source, store } = from;
     const base = { to: place.to, secretName: place.secretName };
-    // What a pass that wrote nothing keeps of the record: that a Secret of ours may be there (its endpoint kind).
-    const held = before && mayHold(before) && before.endpoint ? before : undefined;
+    // What a pass that wrote nothing keeps of the record: that a Secret of ours may be there (its
+    // endpoint kind). A record that says so by its reason alone (a write whose answer was lost) gets
+    // the kind this place would have, or a later pass that writes nothing would forget the Secret.
+    const wouldBe: Endpoint = store.provider === keyOf(place.provider) ? 'ClusterDNS' : 'Exposed';
+    let held: Pick<Delivery, 'endpoint' | 'keys'> | undefined =
+      before && mayHold(before) ? { endpoint: before.endpoint ?? wouldBe, keys: before.keys } : undefined;
     const kept = (keys: boolean) => (held ? { endpoint: held.endpoint, ...(keys && held.keys ? { keys: held.keys } : {}) } : {});
     let provider: ReadonlyDeep<ProviderObject> | undefined;
     try {
@@ -241,16 +248,13 @@ export class DeliveryReconciler {
             `its Service name does not resolve in the cluster of Provider ${place.provider.name}, so nothing is delivered there`,
         );
       }
-      const endpoint = sameCluster ? 'ClusterDNS' : 'Exposed';
+      const endpoint: Endpoint = sameCluster ? 'ClusterDNS' : 'Exposed';
       const target = await this.o.providers.resolve(provider, signal);
       const data = dataFor(source, endpoint, store.exposure);
-      const wrote = await this.write(
-        target,
-        claim,
-        place,
-        { data, intent: held ? undefined : { ...base, delivered: false, endpoint } },
-        signal,
-      );
+      const intent: Delivery | undefined = held ? undefined : { ...base, delivered: false, endpoint };
+      // From here a Secret may be written: a failure, its answer lost, must still say one may be there.
+      held ??= { endpoint, keys: undefined };
+      const wrote = await this.write(target, claim, place, { data, intent }, signal);
       if (wrote)
         this.o.recorder.normal(
           claim,
@@ -338,18 +342,26 @@ export class DeliveryReconciler {
       sameJson(have.metadata.annotations ?? {}, annotations)
     )
       return undefined;
-    // Made immutable there (by whoever may edit Secrets in that namespace): waiting for it to hold new
-    // keys would keep the replaced ones working for good.
-    if ((have as { immutable?: boolean }).immutable === true)
+    // Made immutable there, or made anew with another type (by whoever may edit Secrets in that
+    // namespace): neither takes new keys, and waiting for it would keep the replaced ones working for good.
+    const unwritable =
+      (have as { immutable?: boolean }).immutable === true
+        ? 'has immutable: true'
+        : (have.type ?? 'Opaque') !== CONNECTION_SECRET_TYPE
+          ? `has another type than ${CONNECTION_SECRET_TYPE}, which a Secret cannot change`
+          : undefined;
+    if (unwritable)
       throw new ReasonedError(
         Reasons.ConsumerSecretRefused,
-        `${place.field}: Secret ${place.namespace}/${place.secretName} in the cluster of Provider ${place.provider.name} has immutable: true, ` +
+        `${place.field}: Secret ${place.namespace}/${place.secretName} in the cluster of Provider ${place.provider.name} ${unwritable}, ` +
           'so it cannot take new keys, and a key rotation does not wait for it. Delete it there, and it is delivered again',
       );
     await recordIntent();
+    // What others keep on it (their finalizers, their owner references) stays: the write is the whole object.
+    const { finalizers, ownerReferences, resourceVersion } = have.metadata as typeof have.metadata & { finalizers?: string[] };
     await client.update(
       Secrets,
-      { ...desired, metadata: { ...desired.metadata, labels, annotations, resourceVersion: have.metadata.resourceVersion } },
+      { ...desired, metadata: { ...desired.metadata, labels, annotations, finalizers, ownerReferences, resourceVersion } },
       signal,
     );
     return 'updated';

@@ -12,7 +12,8 @@ import type { SecretObject } from '../../../../src/runtime/managed/publisher.ts'
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import { OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
 import { mapCache } from '../../../kit/map-cache.ts';
-import { KubeError } from '../../../../src/kit/kube/errors.ts';
+import { KubeError, UnreachableError } from '../../../../src/kit/kube/errors.ts';
+import { CONNECTION_SECRET_TYPE } from '../../../../src/kit/meta.ts';
 
 const Buckets: ResourceType = { apiVersion: 'storage.example.com/v1', kind: 'Bucket', plural: 'buckets', namespaced: true };
 
@@ -71,15 +72,16 @@ async function writesOf(c: DeliveringClaim): Promise<string[]> {
 
 describe("the delivery reconciler's finalizer", () => {
   it('goes from a claim that names no consumer any more and holds no copy of its keys', async () => {
-    expect(await writesOf(claim(false))).toEqual([`test /metadata/finalizers/0, remove /metadata/finalizers/0`]);
+    expect(await writesOf(claim(false))).toEqual([`test /metadata/uid, test /metadata/finalizers/0, remove /metadata/finalizers/0`]);
   });
 
   it('goes from such a claim being deleted', async () => {
-    expect(await writesOf(claim(true))).toEqual([`test /metadata/finalizers/0, remove /metadata/finalizers/0`]);
+    expect(await writesOf(claim(true))).toEqual([`test /metadata/uid, test /metadata/finalizers/0, remove /metadata/finalizers/0`]);
   });
 });
 
 const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
+const OTHERS = 'example.com/keeper';
 
 /**
  * A claim with one consumer in its store's own cluster, its copy of the keys there to deliver. The
@@ -89,7 +91,13 @@ const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
  * updates are refused with a conflict (someone else keeps changing it).
  */
 function deliveringWorld(
-  o: { refuse?: 'intent' | 'delivered'; there?: 'foreign' | 'ours, contended' | 'ours, immutable'; recorded?: Delivery[] } = {},
+  o: {
+    refuse?: 'intent' | 'delivered';
+    there?: 'foreign' | 'ours, contended' | 'ours, immutable' | 'ours, another type' | 'ours, kept by others';
+    recorded?: Delivery[];
+    /** The consumer's server makes the Secret, and its answer never arrives. */
+    answerLost?: boolean;
+  } = {},
 ) {
   const writes: string[] = [];
   const consumerSecrets = new Map<string, SecretObject>();
@@ -125,6 +133,7 @@ function deliveringWorld(
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name: 'app-s3', namespace: 'app', uid: 'older-uid' },
+    type: CONNECTION_SECRET_TYPE,
     data: {},
   } as SecretObject;
   if (o.there === 'foreign') consumerSecrets.set('app/app-s3', older);
@@ -132,17 +141,37 @@ function deliveringWorld(
   // As the server refuses to update one: the fake's update answers so too.
   if (o.there === 'ours, immutable')
     consumerSecrets.set('app/app-s3', { ...marks.mark(Secrets, older, ownerOf(Buckets, c)), immutable: true } as SecretObject);
+  // Deleted there and made again, its marks copied, as another type: the server refuses to change a Secret's type.
+  if (o.there === 'ours, another type')
+    consumerSecrets.set('app/app-s3', { ...marks.mark(Secrets, older, ownerOf(Buckets, c)), type: 'Opaque' });
+  // Another party's finalizer and owner reference on it.
+  if (o.there === 'ours, kept by others') {
+    const ours = marks.mark(Secrets, older, ownerOf(Buckets, c));
+    consumerSecrets.set('app/app-s3', {
+      ...ours,
+      metadata: {
+        ...ours.metadata,
+        finalizers: [OTHERS],
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'keeper', uid: 'keeper-uid' }],
+      },
+    } as SecretObject);
+  }
   const consumer = {
     create: async (_type: ResourceType, obj: SecretObject) => {
       writes.push(`create Secret ${obj.metadata.namespace}/${obj.metadata.name}`);
       const made = { ...obj, metadata: { ...obj.metadata, uid: 'secret-uid' } };
       consumerSecrets.set(`${obj.metadata.namespace}/${obj.metadata.name}`, made);
+      if (o.answerLost) throw new UnreachableError('the connection was reset');
       return made;
     },
     get: async (_type: ResourceType, key: { namespace: string; name: string }) => consumerSecrets.get(`${key.namespace}/${key.name}`),
-    update: async () => {
+    update: async (_type: ResourceType, obj: SecretObject) => {
       writes.push('update Secret app/app-s3');
-      if (o.there === 'ours, immutable')
+      if (o.there === 'ours, kept by others') {
+        consumerSecrets.set('app/app-s3', obj);
+        return obj;
+      }
+      if (o.there === 'ours, immutable' || o.there === 'ours, another type')
         throw new KubeError(422, 'Invalid', 'Secret "app-s3" is invalid: data: Forbidden: field is immutable');
       throw new KubeError(409, 'Conflict', 'the object has been modified');
     },
@@ -167,12 +196,13 @@ function deliveringWorld(
       return claims.get('team-a/app');
     },
   } as unknown as Client;
+  const copies = new Map([['team-a/app-s3', copy]]);
   const reconciler = new DeliveryReconciler({
     client,
     recorder: { normal: () => {}, warning: () => {} } as never,
     claims: { type: Buckets, cache: mapCache(claims) },
     bucketOf: (claim) => claim,
-    secrets: mapCache(new Map([['team-a/app-s3', copy]])),
+    secrets: mapCache(copies),
     managed: new Map([['Store', mapCache(new Map([['infra/app-store', store]]))]]),
     classes: new Map(),
     providers: { provider: () => provider, resolve: async () => ({ client: consumer, fingerprint: 'eu-1' }) as unknown as Target },
@@ -185,6 +215,8 @@ function deliveringWorld(
     /** The claim's status as last stored. */
     status: () => claims.get('team-a/app')!.status,
     reconcile: () => reconciler.reconcile('team-a/app', new AbortController().signal),
+    /** The claim's own copy of its keys is gone for now (its binding rewrites it). */
+    noCopy: () => copies.clear(),
     /** The app team names no consumer any more. */
     noConsumers: () => {
       const now = claims.get('team-a/app')!;
@@ -245,5 +277,39 @@ describe('a delivery to a place the claim has not recorded', () => {
       expect.objectContaining({ to: 'infra/eu-1/app', delivered: false, reason: 'ConsumerSecretRefused' }),
     ]);
     expect(world.status()?.deliveries?.[0]?.keys).toBeUndefined();
+  });
+
+  it('made again there as another type, is not waited for by a rotation: the place keeps no keys on record', async () => {
+    const before = { to: 'infra/eu-1/app', secretName: 'app-s3', delivered: true, endpoint: 'ClusterDNS' as const, keys: 'old-keys' };
+    const world = deliveringWorld({ there: 'ours, another type', recorded: [before] });
+    await world.reconcile();
+    expect(world.writes).not.toContain('update Secret app/app-s3');
+    expect(world.status()?.deliveries).toEqual([
+      expect.objectContaining({ to: 'infra/eu-1/app', delivered: false, reason: 'ConsumerSecretRefused' }),
+    ]);
+    expect(world.status()?.deliveries?.[0]?.keys).toBeUndefined();
+  });
+
+  it('updated, keeps the finalizers and owner references others put on it', async () => {
+    const world = deliveringWorld({ there: 'ours, kept by others' });
+    await world.reconcile();
+    expect(world.writes).toContain('update Secret app/app-s3');
+    const updated = world.consumerSecrets.get('app/app-s3')!;
+    expect(updated.data).toHaveProperty('AWS_ACCESS_KEY_ID');
+    expect(updated.metadata).toMatchObject({ finalizers: [OTHERS], ownerReferences: [expect.objectContaining({ uid: 'keeper-uid' })] });
+  });
+
+  it('made by a write whose answer was lost, is removed once its place is dropped, though a pass between wrote nothing', async () => {
+    const world = deliveringWorld({ answerLost: true });
+    await world.reconcile();
+    expect(world.consumerSecrets.size).toBe(1);
+    // A pass that writes nothing there: the claim's copy of its keys is being rewritten.
+    world.noCopy();
+    await world.reconcile();
+    expect(world.status()?.deliveries?.[0]).toMatchObject({ reason: 'WaitingForConnectionSecret', endpoint: 'ClusterDNS' });
+    world.noConsumers();
+    await world.reconcile();
+    expect(world.writes).toContain('delete Secret app/app-s3');
+    expect(world.consumerSecrets.size).toBe(0);
   });
 });
