@@ -187,7 +187,8 @@ export async function exposureState(
     const valid = getCondition(conds, 'Valid');
     const conflict = getCondition(conds, 'Conflict');
     const refused = valid?.status === 'False' ? valid : conflict?.status === 'True' ? conflict : undefined;
-    if (refused) return { via: 'MultiCluster', waiting: `${where} is not exported: ${refused.reason ?? 'invalid'}` };
+    // The reason is the target's text, shown to every claim of the store: bounded, as a Condition's is.
+    if (refused) return { via: 'MultiCluster', waiting: `${where} is not exported: ${(refused.reason ?? 'invalid').slice(0, 128)}` };
     if (!conditionIs(conds, 'Ready') && !conditionIs(conds, 'Valid'))
       return { via: 'MultiCluster', waiting: `${where} is not exported yet` };
     return { via: 'MultiCluster', endpoint: `http://${svc.name}.${svc.namespace}.svc.clusterset.local:${svc.port}` };

@@ -1,5 +1,6 @@
 // Where a Gateway exposure leads, from what its controllers wrote: an endpoint only on the listener
-// the route is pinned to, or on the Gateway's one HTTP or HTTPS listener.
+// the route is pinned to, or on the Gateway's one HTTP or HTTPS listener. What a multi-cluster
+// export waits for, in words of bounded length.
 import { describe, expect, it } from '@jest/globals';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { exposureState, type S3Service } from '../../../../src/runtime/native/exposure.ts';
@@ -46,5 +47,21 @@ describe('a Gateway exposure', () => {
       via: 'Gateway',
       endpoint: 'http://orders.s3.example.com:8080',
     });
+  });
+});
+
+describe('a multi-cluster exposure', () => {
+  it("waits on a refused export, saying why in at most 128 characters of the target's words", async () => {
+    const exported = (reason: string) =>
+      ({
+        apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+        kind: 'ServiceExport',
+        metadata: { name: 'orders-s3', namespace: 'stores' },
+        status: { conditions: [{ type: 'Valid', status: 'False', reason }] },
+      }) as TargetObject;
+    const waiting = async (reason: string) =>
+      (await exposureState({ multiCluster: {} }, svc, exported(reason), read([]) as never, new AbortController().signal))?.waiting;
+    expect(await waiting('NoService')).toBe('ServiceExport stores/orders-s3 is not exported: NoService');
+    expect(await waiting('X'.repeat(100_000))).toBe(`ServiceExport stores/orders-s3 is not exported: ${'X'.repeat(128)}`);
   });
 });
