@@ -1,11 +1,12 @@
 // What our client and informer rely on, checked against a real API server: a DELETE's answer and
-// preconditions (the proof of ownership when deleting from a cached copy), and trimmed caches.
+// preconditions (the proof of ownership when deleting from a cached copy), trimmed caches, and a
+// list whose objects are too large for one answer.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { adminClient, testCluster, uniqueName } from '../kit/env.ts';
 import { Informer } from '../../src/kit/controller/informer.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { isConflict } from '../../src/kit/kube/errors.ts';
-import type { ResourceType } from '../../src/kit/kube/resources.ts';
+import { Namespaces, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { readLive } from '../../src/kit/kube/live.ts';
 import { silentLogger } from '../../src/kit/logger.ts';
 import { eventually } from '../kit/eventually.ts';
@@ -159,4 +160,22 @@ describe('an informer told what to keep', () => {
       await informer.stop();
     }
   });
+});
+
+describe('a list of objects others made large', () => {
+  it('reads a page past what one answer may be (64 MiB) in smaller pages, and every object in it', async () => {
+    const client = target;
+    const namespace = uniqueName('big');
+    await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    // 80 ConfigMaps of 1 MB: 80 MB in the first page of 500.
+    const big = 'x'.repeat(1_000_000);
+    try {
+      for (let i = 0; i < 80; i++)
+        await client.create(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}`, namespace }, data: { big } });
+      const listed = await client.list<ConfigMap>(ConfigMaps, { namespace, labelSelector: '' });
+      expect(listed.items.filter((cm) => cm.metadata.name.startsWith('big-'))).toHaveLength(80);
+    } finally {
+      await client.delete(Namespaces, { name: namespace });
+    }
+  }, 120_000);
 });

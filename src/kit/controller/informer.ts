@@ -79,6 +79,11 @@ export interface InformerOptions extends Selection {
   whenServed?: (signal: AbortSignal) => Promise<void>;
   /** Cache only metadata and these top-level fields (e.g. ['status']): for big objects of which little is read. */
   keep?: string[];
+  /**
+   * What the cache holds of each object, made from it as received (after `keep`): for objects whose
+   * size others choose, held as a digest of what is compared. Must not change metadata.
+   */
+  transform?: (obj: KubeObjectLike) => KubeObjectLike;
   /** How long a list/watch loop may go without any sign of progress before it counts as stuck. */
   stuckAfterMs?: number;
 }
@@ -212,7 +217,7 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     const key = keyOf(obj.metadata);
     const held = this.store.get(key);
     if (!held || !newer(obj.metadata.resourceVersion, held.metadata.resourceVersion)) return;
-    const copy = structuredClone(this.opts.keep ? trimmed(obj, this.opts.keep) : obj);
+    const copy = structuredClone(this.kept(obj));
     delete (copy.metadata as { managedFields?: unknown }).managedFields;
     const mine = this.written.get(key);
     if (mine && !newer(copy.metadata.resourceVersion, mine.obj.metadata.resourceVersion)) return;
@@ -404,8 +409,14 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     }
   }
 
+  /** What the cache keeps of an object as received. */
+  private kept(received: T): T {
+    const kept = this.opts.keep ? trimmed(received, this.opts.keep) : received;
+    return this.opts.transform ? (this.opts.transform(kept) as T) : kept;
+  }
+
   private upsert(received: T): void {
-    const obj = this.opts.keep ? trimmed(received, this.opts.keep) : received;
+    const obj = this.kept(received);
     delete (obj.metadata as { managedFields?: unknown }).managedFields;
     const key = keyOf(obj.metadata);
     const old = this.store.get(key);

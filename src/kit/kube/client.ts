@@ -2,7 +2,7 @@
 // out (no model classes, no Dates). client-node's clients build a new pool per call and load its
 // whole generated API; this is what we need of them, in a few hundred lines. The verbs are here;
 // credentials, the pool and error wording are the session's (session.ts), the watch stream watch.ts's.
-import { KubeError } from './errors.ts';
+import { AnswerTooLargeError, KubeError } from './errors.ts';
 import type { ObjectKey } from './object-key.ts';
 import type { ClusterAccess } from './config.ts';
 import { resourcePath, type ResourceType } from './resources.ts';
@@ -15,8 +15,10 @@ export type { Client, DeleteOptions, Deletion, KubeObjectLike, ListResult, Selec
 export type { ClientOptions, RequestOptions } from './session.ts';
 export { WATCH_IDLE_MS, WatchStalledError, type WatchEventType, type WatchHandler, type WatchOptions } from './watch.ts';
 
-/** The most pages one list follows: 200,000 objects of a type, far past any cluster we list. */
-const MAX_LIST_PAGES = 400;
+/** Objects asked for in one page of a list. */
+const LIST_PAGE = 500;
+/** The most objects one list asks for, page after page: 200,000 of a type, far past any cluster we list. */
+const MAX_LIST_ITEMS = 200_000;
 
 export class KubeClient implements Client {
   readonly server: string;
@@ -60,33 +62,38 @@ export class KubeClient implements Client {
     }
   }
 
-  /** Lists all pages. */
+  /**
+   * Lists all pages. A page past what one answer may be (objects whoever may make them made large)
+   * is asked again in smaller pages, down to one object each, from where the list stood.
+   */
   async list<T extends KubeObjectLike>(
     type: ResourceType,
     opts: Selection & { namespace?: string; signal?: AbortSignal } = {},
   ): Promise<ListResult<T>> {
     const items: T[] = [];
     let cont: string | undefined;
-    let resourceVersion: string;
-    let pages = 0;
-    do {
+    let asked = 0;
+    let pageSize = LIST_PAGE;
+    for (;;) {
       // A server whose list never ends (a continue token on every page) is not followed for ever.
-      if (++pages > MAX_LIST_PAGES)
-        throw this.session.tooLarge(200, 'LIST', resourcePath(type, opts.namespace), `${MAX_LIST_PAGES} pages of 500`);
-      const page = await this.request<{ items: T[]; metadata: { continue?: string; resourceVersion: string } }>(
-        'GET',
-        resourcePath(type, opts.namespace),
-        {
-          query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: '500', continue: cont },
+      if ((asked += pageSize) > MAX_LIST_ITEMS)
+        throw this.session.tooLarge(200, 'LIST', resourcePath(type, opts.namespace), `${MAX_LIST_ITEMS} objects`);
+      let page: { items: T[]; metadata: { continue?: string; resourceVersion: string } };
+      try {
+        page = await this.request('GET', resourcePath(type, opts.namespace), {
+          query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: String(pageSize), continue: cont },
           signal: opts.signal,
-        },
-      );
+        });
+      } catch (err) {
+        if (!(err instanceof AnswerTooLargeError) || pageSize === 1) throw err;
+        pageSize = Math.max(1, Math.floor(pageSize / 8));
+        continue;
+      }
       // List items carry no apiVersion/kind; put them back so objects look the same on every path.
       for (const item of page.items) items.push({ apiVersion: type.apiVersion, kind: type.kind, ...item });
       cont = page.metadata.continue || undefined;
-      resourceVersion = page.metadata.resourceVersion;
-    } while (cont);
-    return { items, resourceVersion };
+      if (!cont) return { items, resourceVersion: page.metadata.resourceVersion };
+    }
   }
 
   create<T extends KubeObjectLike>(type: ResourceType, obj: T, signal?: AbortSignal): Promise<T> {

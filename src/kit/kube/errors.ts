@@ -15,6 +15,9 @@ export class KubeError extends Error {
   }
 }
 
+/** An answer (a list's page, a watch event) past what is read of one: not read further. */
+export class AnswerTooLargeError extends KubeError {}
+
 /** The server could not be reached, or its TLS identity could not be verified. */
 export class UnreachableError extends Error {
   readonly tls: boolean;

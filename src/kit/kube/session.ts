@@ -3,7 +3,7 @@
 // and logs; for an untrusted server (a target cluster, whose endpoint someone else wrote) they carry
 // only our words, never text the server sent.
 import { Breaker } from './breaker.ts';
-import { CredentialPluginError, KubeError, knownReason, networkError } from './errors.ts';
+import { AnswerTooLargeError, CredentialPluginError, KubeError, knownReason, networkError } from './errors.ts';
 import { authenticate, type ClusterAccess } from './config.ts';
 import { restClientRequests } from '../metrics.ts';
 import { ReasonedError } from '../conditions.ts';
@@ -212,7 +212,11 @@ export class ServerSession {
   /** An answer (or a watch event, a list) past what is read of it, in our words. */
   tooLarge(code: number, method: string, path: string, limit: number | string): KubeError {
     const size = typeof limit === 'number' ? `${limit / (1024 * 1024)} MiB` : limit;
-    return new KubeError(code, 'Unknown', `${method} ${shortened(path)}: ${this.label} answered more than ${size}; not read further`);
+    return new AnswerTooLargeError(
+      code,
+      'Unknown',
+      `${method} ${shortened(path)}: ${this.label} answered more than ${size}; not read further`,
+    );
   }
 
   /** JSON.parse, but a body that is not JSON fails in our words (a SyntaxError quotes the body). */

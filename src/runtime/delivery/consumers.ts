@@ -1,7 +1,9 @@
 // What a claim delivers where its app runs, decided without any I/O: the consumers it asks for, the
 // consumer cluster's consent, and the connection details as an app in that cluster needs them (the
 // store's Service name in the store's own cluster, the class's exposure anywhere else).
+import { createHash } from 'node:crypto';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
+import type { KubeObjectLike } from '../../kit/kube/client.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ProviderObject } from '../providers/provider.ts';
 import { Reasons, type Reason, type Reported } from '../reasons.ts';
@@ -114,3 +116,25 @@ export function dataFor(source: Record<string, string>, place: 'ClusterDNS' | 'E
   });
   return data;
 }
+
+/**
+ * A Secret of a consumer cluster as provider-rook's watch there holds it: its data as a digest.
+ * Whoever may make Secrets there can make ones that match the watch's labels, of any size; held
+ * whole, they would fill provider-rook's memory.
+ */
+export type HeldSecret = KubeObjectLike & { data?: Record<string, string>; dataDigest?: string };
+
+/** A digest of a Secret's data, the same for the same keys and values in any order. */
+export function dataDigest(data: Readonly<Record<string, string>> | undefined): string {
+  const entries = Object.entries(data ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify(entries)).digest('base64url');
+}
+
+/** What the watch keeps of a Secret: all but its data, and the data's digest. */
+export function heldAsDigest(obj: KubeObjectLike): KubeObjectLike {
+  const { data, ...rest } = obj as HeldSecret;
+  return { ...rest, dataDigest: dataDigest(data) } as KubeObjectLike;
+}
+
+/** The digest of a Secret's data, held by the watch or read whole. */
+export const digestOf = (s: ReadonlyDeep<HeldSecret>): string => s.dataDigest ?? dataDigest(s.data);

@@ -27,7 +27,9 @@ import { done, requeue, requeueAfter, type Result } from '../../kit/controller/r
 import { claimRefOf, refersTo, type Claim } from '../claims/claim.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
 import {
+  dataDigest,
   dataFor,
+  digestOf,
   placeKey,
   placeOf,
   refuseUnlessConsented,
@@ -337,7 +339,7 @@ export class DeliveryReconciler {
     const labels = { ...have.metadata.labels, ...desired.metadata.labels };
     const annotations = { ...have.metadata.annotations, ...desired.metadata.annotations };
     if (
-      sameJson(have.data ?? {}, data) &&
+      digestOf(have) === dataDigest(data) &&
       sameJson(have.metadata.labels ?? {}, labels) &&
       sameJson(have.metadata.annotations ?? {}, annotations)
     )

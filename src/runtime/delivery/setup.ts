@@ -19,7 +19,7 @@ import { desiredStateChanged } from '../../kit/controller/predicates.ts';
 import { keyOf } from '../../kit/controller/result.ts';
 import { objectKeyOf } from '../../kit/kube/object-key.ts';
 import { claimRefOf, type Claim } from '../claims/claim.ts';
-import type { DeliveringClaim, Exposure } from './consumers.ts';
+import { digestOf, heldAsDigest, type DeliveringClaim, type Exposure } from './consumers.ts';
 import { DeliveryReconciler, LABEL_DELIVERED, resourceOf } from './reconciler.ts';
 import { getCondition } from '../../kit/conditions.ts';
 import { onChange } from '../../kit/controller/handlers.ts';
@@ -73,8 +73,11 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
   );
   /** The consumer cluster's watch of the Secrets delivered there (started on first use). */
   function deliveredIn(target: Target): Informer<SecretObject> {
+    // Whoever may make Secrets there may make ones with these labels, of any size: the cache holds
+    // their data as a digest.
     const cache = target.informers.informer<SecretObject>(Secrets, {
       labelSelector: `${system.marks.selector},${LABEL_DELIVERED}=true`,
+      transform: heldAsDigest,
     });
     watched.set(target.fingerprint, { target, cache });
     if (!subscribed.has(cache)) {
@@ -149,7 +152,7 @@ export function setupDelivery(manager: Manager, system: ProviderSystem, o: Deliv
   }
   function changed(old: ReadonlyDeep<SecretObject>, s: ReadonlyDeep<SecretObject>): void {
     if (
-      !sameJson(old.data, s.data) ||
+      digestOf(old) !== digestOf(s) ||
       !sameJson(old.metadata.labels, s.metadata.labels) ||
       !sameJson(old.metadata.annotations, s.metadata.annotations)
     )

@@ -18,6 +18,11 @@ export interface Watched extends Selection {
    * trim a type only where every reader of it needs no more (e.g. an operator's StatefulSets, read for status).
    */
   keep?: string[];
+  /**
+   * What the cache holds of each object (the informer's transform). get() never serves a type from
+   * such a cache, nor cached() a list: it holds something other than the object.
+   */
+  transform?: (obj: KubeObjectLike) => KubeObjectLike;
 }
 
 export interface HealthListener {
@@ -57,7 +62,7 @@ export class TargetInformers {
 
   /** The shared informer of this type and selection; started (or waiting for its CRD) on first use. */
   informer<T extends KubeObjectLike>(type: ResourceType, watched: Watched = {}): Informer<T> {
-    const key = `${type.apiVersion}/${type.plural}?ns=${watched.namespace ?? ''}&l=${watched.labelSelector ?? ''}&f=${watched.fieldSelector ?? ''}&k=${watched.keep ?? ''}`;
+    const key = `${type.apiVersion}/${type.plural}?ns=${watched.namespace ?? ''}&l=${watched.labelSelector ?? ''}&f=${watched.fieldSelector ?? ''}&k=${watched.keep ?? ''}&t=${watched.transform?.name ?? ''}`;
     let informer = this.informers.get(key);
     if (!informer) {
       const custom = !BUILT_IN.test(groupOf(type));
@@ -66,6 +71,7 @@ export class TargetInformers {
         fieldSelector: watched.fieldSelector,
         namespaces: watched.namespace ? [watched.namespace] : undefined,
         keep: watched.keep,
+        transform: watched.transform,
         log: this.log,
         // Back from an outage: whatever waits in a retry backoff for this target is retried now.
         onRecovered: () => {
@@ -125,8 +131,8 @@ export class TargetInformers {
   cached<T extends KubeObjectLike>(type: ResourceType, labelSelector: string): T[] | undefined {
     for (const [selection, informer] of this.informers) {
       if (informer.type.apiVersion !== type.apiVersion || informer.type.plural !== type.plural || !informer.hasSynced) continue;
-      const { namespace, fieldSelector, keep } = this.selections.get(selection)!;
-      if (this.selections.get(selection)!.labelSelector === labelSelector && !namespace && !fieldSelector && !keep)
+      const { namespace, fieldSelector, keep, transform } = this.selections.get(selection)!;
+      if (this.selections.get(selection)!.labelSelector === labelSelector && !namespace && !fieldSelector && !keep && !transform)
         return informer.list() as unknown as T[];
     }
     return undefined;
@@ -149,6 +155,7 @@ export class TargetInformers {
     let authoritative = false;
     for (const [selection, informer] of this.informers) {
       if (informer.type.apiVersion !== type.apiVersion || informer.type.plural !== type.plural || !informer.hasSynced) continue;
+      if (this.selections.get(selection)!.transform) continue;
       const hit = informer.get(key);
       if (hit) return hit as T;
       const { namespace: ns, labelSelector, fieldSelector } = this.selections.get(selection)!;

@@ -1,7 +1,16 @@
 // What a claim delivers where, decided without I/O: the places it names, the consumer Provider's
-// consent, and the endpoint keys as they resolve in the consumer's cluster.
+// consent, and the endpoint keys as they resolve in the consumer's cluster; what the consumer's
+// watch holds of a Secret there.
 import { describe, expect, it } from '@jest/globals';
-import { dataFor, refuseUnlessConsented, wantedPlaces, type DeliveringClaim } from '../../../../src/runtime/delivery/consumers.ts';
+import {
+  dataDigest,
+  dataFor,
+  digestOf,
+  heldAsDigest,
+  refuseUnlessConsented,
+  wantedPlaces,
+  type DeliveringClaim,
+} from '../../../../src/runtime/delivery/consumers.ts';
 import type { ProviderObject } from '../../../../src/runtime/providers/provider.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -77,5 +86,30 @@ describe('delivery decisions', () => {
     for (const k of ['endpoint', 'AWS_ENDPOINT_URL', 'BUCKET_HOST', 'BUCKET_PORT']) delete withheld[k];
     const out = text(dataFor(withheld, 'Exposed', { url: 'http://127.0.77.1:9000' }));
     expect(Object.keys(out).filter((k) => ['endpoint', 'AWS_ENDPOINT_URL', 'BUCKET_HOST', 'BUCKET_PORT'].includes(k))).toEqual([]);
+  });
+});
+
+describe("what the consumer's watch holds of a Secret", () => {
+  const secret = (data: Record<string, string>) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 's', namespace: 'app' },
+    type: 'x',
+    data,
+  });
+
+  it('all but its data, which it holds as a digest: a Secret of a megabyte takes a few bytes', () => {
+    const held = heldAsDigest(secret({ blob: 'x'.repeat(1_000_000) }));
+    expect(held).not.toHaveProperty('data');
+    expect(held).toMatchObject({ metadata: { name: 's', namespace: 'app' }, type: 'x' });
+    expect(JSON.stringify(held).length).toBeLessThan(300);
+  });
+
+  it('a digest the same for the same keys and values in any order, another for other data, whether held or read whole', () => {
+    const a = secret({ k: b64('1'), l: b64('2') });
+    expect(digestOf(heldAsDigest(a))).toBe(dataDigest({ l: b64('2'), k: b64('1') }));
+    expect(digestOf(a)).toBe(digestOf(heldAsDigest(a)));
+    expect(digestOf(heldAsDigest(secret({ k: b64('1'), l: b64('3') })))).not.toBe(digestOf(a));
+    expect(digestOf(heldAsDigest(secret({ k: b64('1') })))).not.toBe(digestOf(a));
   });
 });
