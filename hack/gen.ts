@@ -12,7 +12,9 @@ import { crdOf, resourceTypeOf } from '../src/apis/crd.ts';
 import { backends } from '../src/backends/index.ts';
 import { kinds } from '../src/apis/kinds.gen.ts';
 import { platformRole, providerRole, targetRole, consumerRole, userRoles, crossplaneRole } from './lib/rbac.ts';
-import { protectionPolicy } from './lib/protection.ts';
+import { PROVIDER_ROOK_USER, finalizerPolicy, protectionPolicy } from './lib/protection.ts';
+import { FINALIZER_CLAIM } from '../src/runtime/claims/claim.ts';
+import { FINALIZER_DELIVERY } from '../src/runtime/delivery/reconciler.ts';
 import { apiReference } from './lib/api-reference.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -43,6 +45,8 @@ const kindsFile = [
   '} as const satisfies Record<string, ResourceType>;',
   '',
 ].join('\n');
+const claimKinds = [kinds.Bucket, kinds.BucketAccess];
+const claimFinalizers = [FINALIZER_CLAIM, FINALIZER_DELIVERY];
 const wanted = new Map<string, string>([
   [path.join(root, 'docs', 'reference', 'api.md'), apiReference(allKinds.map((def) => crdOf(def) as never))],
   [path.join(root, 'src', 'apis', 'kinds.gen.ts'), kindsFile],
@@ -53,6 +57,12 @@ const wanted = new Map<string, string>([
   [path.join(root, 'config', 'rbac', 'provider-rook.yaml'), providerRole(backends)],
   [path.join(root, 'config', 'admission', 'protection.yaml'), protectionPolicy(backends, [kinds.Bucket, kinds.BucketAccess])],
   [path.join(chart, 'files', 'protection.yaml'), protectionPolicy(backends, [kinds.Bucket, kinds.BucketAccess])],
+  // The chart puts its ServiceAccount's user name in; the plain manifests name the one config/provider/ runs as.
+  [path.join(chart, 'files', 'finalizers.yaml'), finalizerPolicy(claimKinds, claimFinalizers, PROVIDER_ROOK_USER)],
+  [
+    path.join(root, 'config', 'admission', 'finalizers.yaml'),
+    finalizerPolicy(claimKinds, claimFinalizers, 'system:serviceaccount:provider-rook-system:provider-rook'),
+  ],
   [path.join(root, 'config', 'rbac', 'platform-team.yaml'), platformRole(backends)],
   [path.join(root, 'config', 'rbac', 'consumer.yaml'), consumerRole()],
   [path.join(root, 'config', 'rbac', 'aggregated.yaml'), `${userRoles()}---\n${crossplaneRole(backends).replace(/^# Generated.*\n/, '')}`],

@@ -9,9 +9,10 @@ import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
-import { Namespaces, type ResourceType } from '../../src/kit/kube/resources.ts';
+import { Namespaces, resourcePath, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { testCluster } from '../kit/env.ts';
 import { createNamespace, identityClient } from '../kit/provider.ts';
+import { applyManifests } from '../kit/manifests.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
 import { cond } from '../kit/conditions.ts';
@@ -67,6 +68,63 @@ const bound = (name: string, namespace = env.ns.apps) =>
   }, `Bucket ${namespace}/${name} Bound`);
 
 describe('protection against deleting data', () => {
+  it("keeps provider-rook's finalizer on a claim: its app team cannot take it off, provider-rook's own user can", async () => {
+    await env.control.create(Buckets, claim('held', 'plain'));
+    await bound('held');
+    const key = { namespace: env.ns.apps, name: 'held' };
+    const path = resourcePath(Buckets, key.namespace, key.name);
+    // A dry run: the policy is loaded a moment after it is written, and a strip let through then would be real.
+    const strip = (as: KubeClient) =>
+      as
+        .request('PATCH', path, {
+          query: { dryRun: 'All' },
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { finalizers: null } },
+        })
+        .then(
+          () => 'stripped',
+          (e: unknown) => e as KubeError,
+        );
+    const appTeam = await identityClient(
+      testCluster('control'),
+      env.control,
+      { namespace: env.ns.apps, name: 'app-team-f' },
+      { role: 'provider-rook:app-team' },
+    );
+    const refused = await eventually(async () => {
+      const answer = await strip(appTeam);
+      return answer instanceof KubeError && answer.code === 403 ? answer : undefined;
+    }, "the app team's strip to be refused");
+    expect(refused.message).toContain(
+      `Bucket ${env.ns.apps}/held: finalizer finalizer.resourceclaim.crossplane.io is provider-rook's, and comes off once provider-rook has released what the claim holds`,
+    );
+    // Other changes are the app team's to make still.
+    await appTeam.mergePatch(Buckets, key, { metadata: { labels: { team: 'orders' } } });
+    // provider-rook's ServiceAccount (as config/provider/ runs it), with no more rights than the app team's.
+    await env.control
+      .create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'provider-rook-system' } })
+      .catch((e: unknown) => {
+        if (!(e instanceof KubeError && e.code === 409)) throw e;
+      });
+    const sa = { namespace: 'provider-rook-system', name: 'provider-rook' };
+    const providerRook = await identityClient(testCluster('control'), env.control, sa, { role: 'provider-rook:app-team' });
+    // The app team's role in this namespace alone: other files check what that user may do elsewhere.
+    await applyManifests(env.control, [
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'provider-rook-as-app-team', namespace: env.ns.apps },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'provider-rook:app-team' },
+        subjects: [{ kind: 'ServiceAccount', ...sa }],
+      },
+    ]);
+    expect(
+      await eventually(async () => ((await strip(providerRook)) === 'stripped' ? true : undefined), 'its binding to take effect'),
+    ).toBe(true);
+    await env.control.delete(Buckets, key);
+    await eventually(async () => (await env.control.get(Buckets, key)) === undefined, 'the claim to go');
+  });
+
   it('refuses to delete a Bucket labelled protected, whoever asks, until the label goes; nothing is lost meanwhile', async () => {
     await env.control.create(Buckets, claim('keep', 'plain', { [LABEL]: 'true' }));
     const mr = (await bound('keep')).spec.resourceRef!.name;

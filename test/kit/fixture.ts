@@ -41,7 +41,7 @@ export interface FixtureOptions<R extends string> {
   standIns?: (target: KubeClient) => StandIn[] | Promise<StandIn[]>;
   /** The default stand-ins run a real S3 server for each store. */
   s3?: boolean;
-  /** Also in the control cluster: the admission policy that protects data, the roles of config/rbac/. */
+  /** Also in the control cluster: the admission policies that protect data (config/admission/), the roles of config/rbac/. */
   admission?: boolean;
   roles?: boolean;
   /** provider-rook's options (it watches the namespaces above, and polls at the users' default unless these say otherwise). */
@@ -109,7 +109,9 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
     f.control = adminClient(f.controlCluster);
     f.target = adminClient(f.cluster);
     await installCrds(f.control, ourCrds());
-    if (o.admission) await applyManifests(f.control, loadManifests(path.join(repoRoot, 'config', 'admission', 'protection.yaml')));
+    if (o.admission)
+      for (const policy of ['protection.yaml', 'finalizers.yaml'])
+        await applyManifests(f.control, loadManifests(path.join(repoRoot, 'config', 'admission', policy)));
     if (o.roles) await installRoles(f.control);
     const operators = o.operators ?? ['rook-minio'];
     await installOperators(f.target, operators);
