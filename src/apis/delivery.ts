@@ -103,6 +103,11 @@ export const exposure = z
     ],
   });
 
+const exactlyOneExposure = {
+  rule: '[has(self.loadBalancer), has(self.gateway), has(self.multiCluster)].filter(x, x).size() == 1',
+  message: 'name exactly one of loadBalancer, gateway and multiCluster',
+};
+
 const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 
 /**
@@ -161,13 +166,27 @@ export const storeExposure = z
   })
   .meta({
     description: "How apps in other clusters than the store's reach it. Unset: only apps in the store's own cluster can be delivered to.",
-    'x-kubernetes-validations': [
-      {
-        rule: '[has(self.loadBalancer), has(self.gateway), has(self.multiCluster)].filter(x, x).size() == 1',
-        message: 'name exactly one of loadBalancer, gateway and multiCluster',
-      },
-    ],
+    'x-kubernetes-validations': [exactlyOneExposure],
   });
+
+/**
+ * A class's exposure: each store it makes gets its own host name from a *. one. A fixed name would
+ * give every store the same route on the same Gateway, which sends them all to the first: one team's
+ * app would be sent to another team's store.
+ */
+export const classExposure = storeExposure.meta({
+  description:
+    "How apps in other clusters than a store's reach each store made from this class. Unset: only apps in the store's own cluster can be delivered to.",
+  'x-kubernetes-validations': [
+    exactlyOneExposure,
+    {
+      rule: "!has(self.gateway) || self.gateway.hostname.startsWith('*.')",
+      message:
+        'on a class, the hostname must start with *. so that each store gets its own (<store>.<the rest>): one name for every store would send them all to the first',
+      fieldPath: '.gateway.hostname',
+    },
+  ],
+});
 
 /** What a store's exposure reached: its address, or what it waits for. */
 export const exposureStatus = z

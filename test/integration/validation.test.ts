@@ -272,6 +272,30 @@ describe('names and sizes', () => {
     await env.control.create(kinds.Tenant, inside);
   });
 
+  it("the API refuses a class's Gateway host name that every store made from it would share, naming the field; a store's own may be fixed", async () => {
+    const gateway = (hostname: string) => ({ gateway: { gatewayRef: { name: 'edge', namespace: 'gw' }, hostname } });
+    const cls = (hostname: string) =>
+      ({
+        apiVersion: kinds.ObjectStoreClass.apiVersion,
+        kind: 'ObjectStoreClass',
+        metadata: { name: uniqueName('host'), namespace: env.ns.platform },
+        spec: { scope: { nodeCount: 4 }, providerRef: { name: 'target' }, exposure: gateway(hostname) },
+      }) as KubeObjectLike;
+    await refused(cls('s3.example.com'), /spec\.exposure\.gateway\.hostname: Invalid value.*must start with \*\./, kinds.ObjectStoreClass);
+    await env.control.create(kinds.ObjectStoreClass, cls('*.s3.example.com'));
+    await env.control.create(kinds.ObjectStore, {
+      apiVersion: kinds.ObjectStore.apiVersion,
+      kind: 'ObjectStore',
+      metadata: { name: uniqueName('host'), namespace: env.ns.platform, annotations: { 'crossplane.io/paused': 'true' } },
+      spec: {
+        forProvider: { scope: { nodeCount: 4 } },
+        targetNamespace: 't',
+        providerRef: { name: 'target' },
+        exposure: gateway('s3.example.com'),
+      },
+    } as KubeObjectLike);
+  });
+
   it('the API refuses an exposure URL that is not one, and a caBundle that is not only certificates, naming the field', async () => {
     const ca = providerSecretKeys(testCluster('target')).clusterCA!;
     const cls = (exposure: Record<string, unknown>) =>

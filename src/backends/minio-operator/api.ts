@@ -21,7 +21,7 @@ import {
   namespacePrefix,
 } from '../../apis/common.ts';
 import type { KindDefinition } from '../../apis/crd.ts';
-import { exposureStatus, storeExposure } from '../../apis/delivery.ts';
+import { classExposure, exposureStatus, storeExposure } from '../../apis/delivery.ts';
 import { featurePolicy, objectLockFixedRule } from '../../apis/features.ts';
 
 const GROUP = 'minio.crossplane.io';
@@ -159,7 +159,7 @@ export const tenantClassSchema = z.object({
   spec: tenantSpec
     .extend({
       ...classPlacement.fields,
-      exposure: storeExposure.optional(),
+      exposure: classExposure.optional(),
       protectClaims,
       features: featurePolicy.optional(),
       credentialRotation: credentialRotation.optional(),

@@ -23,7 +23,7 @@ import {
   namespacePrefix,
 } from '../../apis/common.ts';
 import type { KindDefinition } from '../../apis/crd.ts';
-import { exposureStatus, storeExposure } from '../../apis/delivery.ts';
+import { classExposure, exposureStatus, storeExposure } from '../../apis/delivery.ts';
 import { featurePolicy, objectLockFixedRule } from '../../apis/features.ts';
 
 const volumeClaimTemplate = z.object({
@@ -172,7 +172,7 @@ export const objectStoreClassSchema = z.object({
             "Not used; accepted so the design's sample applies. Every store gets its own keys, <store>-access-keys in its own namespace.",
         }),
       ...classPlacement.fields,
-      exposure: storeExposure.optional(),
+      exposure: classExposure.optional(),
       protectClaims,
       features: featurePolicy.optional(),
       credentialRotation: credentialRotation.optional(),

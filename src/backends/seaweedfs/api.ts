@@ -28,7 +28,7 @@ import {
 } from '../../apis/common.ts';
 import { bucketFeatures, featurePolicy, featureTransitionRules } from '../../apis/features.ts';
 import type { KindDefinition } from '../../apis/crd.ts';
-import { exposureStatus, storeExposure } from '../../apis/delivery.ts';
+import { classExposure, exposureStatus, storeExposure } from '../../apis/delivery.ts';
 
 const GROUP = 'seaweedfs.crossplane.io';
 const VERSION = 'v1alpha1';
@@ -139,7 +139,7 @@ export const seaweedStoreClassSchema = z.object({
   spec: seaweedSpec
     .extend({
       ...classPlacement.fields,
-      exposure: storeExposure.optional(),
+      exposure: classExposure.optional(),
       features: featurePolicy.optional(),
       credentialRotation: credentialRotation.optional(),
       protectClaims,
