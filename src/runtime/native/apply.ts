@@ -6,7 +6,7 @@
 // write is conditional on the copy it checked (uid and resourceVersion), as deletes are: a copy
 // that is stale is refused by the server, and everything is read again from it.
 import { ReasonedError } from '../../kit/conditions.ts';
-import { isAlreadyExists, isConflict, isNotFound } from '../../kit/kube/errors.ts';
+import { KubeError, isAlreadyExists, isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import { refKey } from '../../kit/kube/resources.ts';
 import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
@@ -106,6 +106,11 @@ async function repair<MR extends ManagedResource>(
     read.get<TargetObject>(type, { namespace: desired.metadata.namespace, name }, signal),
     ...companions.map((c) => read.get<TargetObject>(c.type, { namespace: c.namespace, name: c.name }, signal)),
   ]);
+  // Gone since it was observed (a repair reads it again): making it is a create's, which marks the
+  // create under way and records the new uid. Made here, it would go unrecorded, and no later pass
+  // could prove it ours.
+  if (!observed && !creating)
+    throw new KubeError(409, 'Conflict', `${type.kind} ${name} was deleted since it was observed; it is made again by the next pass`);
   const relation = observed ? pass.ownership.relationOf(type, observed) : undefined;
   if (relation) pass.ownership.refuseForeign(relation, { type, name, namespace: desired.metadata.namespace });
   const verdicts = companions.map((c, i) => (found[i] ? pass.ownership.verdict(c, found[i], observed, relation) : undefined));

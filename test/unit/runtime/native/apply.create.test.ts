@@ -1,10 +1,11 @@
 // NativeExternal.create's requests, against a fake target that answers creates as the API server
 // does (AlreadyExists for a name taken, NotFound in a missing namespace): a first create writes
 // without reading first; anything found in the way is read and checked before the object is made.
+// An update never makes the object: that is a create's, which records it.
 import type { ObjectKey } from '../../../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { KubeClient } from '../../../../src/kit/kube/client.ts';
-import { KubeError } from '../../../../src/kit/kube/errors.ts';
+import { KubeError, isConflict } from '../../../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { RecordedError, type ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
@@ -165,6 +166,22 @@ describe('NativeExternal.create', () => {
     expect(JSON.parse((err as RecordedError).annotations[ANNOTATION_COMPANION_UIDS]!)).toEqual({
       [`v1/Secret/stores/${m}-keys`]: `${m}-keys-uid`,
     });
+  });
+});
+
+describe('NativeExternal.update', () => {
+  it('makes nothing when the object it repairs was deleted since it was observed: a create makes it again, and records it', async () => {
+    const target = new FakeTarget();
+    const external = new NativeExternal(kind, target.asClient(), marks);
+    const mr = fresh();
+    const made = await external.create(mr, new AbortController().signal);
+    const recorded = { ...mr, metadata: { ...mr.metadata, annotations: made.annotations } };
+    target.objects.delete(`stores/stores/${mr.metadata.name}`);
+    target.log = [];
+    const err = await external.update(recorded, new AbortController().signal).catch((e: unknown) => e);
+    expect(isConflict(err)).toBe(true);
+    expect(target.log.filter((l) => !l.startsWith('GET'))).toEqual([]);
+    expect(target.objects.has(`stores/stores/${mr.metadata.name}`)).toBe(false);
   });
 });
 
