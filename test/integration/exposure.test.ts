@@ -31,6 +31,7 @@ import { repoRoot } from '../kit/cluster.ts';
 import { makeCa, makeServingCert } from '../kit/pki.ts';
 import { s3Client } from '../kit/s3.ts';
 import { countWaitingAfter } from '../../src/runtime/managed-metrics.ts';
+import { ANNOTATION_COMPANION_UIDS } from '../../src/runtime/ownership/marks.ts';
 import { eventually } from '../kit/eventually.ts';
 import { cond } from '../kit/conditions.ts';
 
@@ -339,6 +340,26 @@ describe('a store exposed to other clusters is usable from a cluster that holds 
     // The claim's own copy (control cluster) keeps the cluster DNS name, which the consumer cannot resolve.
     const own = secretText((await control.get<Obj>(Secrets, { namespace: team, name: 'lb-s3' }))!.data);
     await expect(resolveS3Endpoint(own.endpoint!, consumer)).rejects.toThrow(/no Service/);
+  }, 150_000);
+
+  it('a LoadBalancer a platform team takes off its store goes from the target, and from its record', async () => {
+    await control.create(Buckets, claim('lb-off', 'lb'));
+    const c = await delivered('lb-off');
+    const key = { namespace: platform, name: c.spec!.resourceRef!.name };
+    const lbKey = { namespace: LB_NS, name: `${key.name}-s3-external` };
+    const recorded = async () =>
+      ((await read(kinds.ObjectStore, key))?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations?.[
+        ANNOTATION_COMPANION_UIDS
+      ] ?? '';
+    expect(await target.get(Services, lbKey)).toBeDefined();
+    expect(await recorded()).toContain(lbKey.name);
+    await control.mergePatch(kinds.ObjectStore, key, { spec: { exposure: null } });
+    // Still there, the store would stay reachable from outside its cluster for as long as it lives.
+    await eventually(async () => ((await target.get(Services, lbKey)) === undefined ? true : undefined), 'the LoadBalancer Service to go', {
+      timeoutMs: 30_000,
+    });
+    await eventually(async () => (!(await recorded()).includes(lbKey.name) ? true : undefined), 'its record to go');
+    expect(await target.get(Services, { namespace: LB_NS, name: `${key.name}-s3` })).toBeDefined();
   }, 150_000);
 
   it('a Gateway API route: published under its host name, signed with it, and proxied by Host to the Tenant', async () => {

@@ -17,7 +17,15 @@ import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 import { externalNameOf } from '../../kit/meta.ts';
 import type { KindContext, TargetObject } from '../../runtime/native/kind.ts';
 import type { NativeKind } from '../../runtime/native/kind.ts';
-import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
+import {
+  exposed,
+  exposureCompanion,
+  Gateways,
+  HTTPRoutes,
+  retiredExposures,
+  ServiceExports,
+  type S3Service,
+} from '../../runtime/native/exposure.ts';
 import { bundleFromDirectory } from '../../runtime/operators/operator.ts';
 import { randomKey } from '../shared/random.ts';
 import { Reasons, UnprovenError } from '../../runtime/reasons.ts';
@@ -166,6 +174,7 @@ export const minioTenant: NativeKind<Tenant> = {
       ...[exposureCompanion(mr.spec.exposure, s3Service(mr, name))].filter((c) => c !== undefined),
     ];
   },
+  retired: (mr, name) => retiredExposures(mr.spec.exposure, s3Service(mr, name)),
   companionTypes: [Secrets, Jobs, Services, HTTPRoutes, ServiceExports],
   reads: [Gateways],
   // The operator's Service, which the endpoint names: inspect proves it from this cache (no request at rest).

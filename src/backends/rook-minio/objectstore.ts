@@ -9,7 +9,15 @@ import type { ObjectStore, ObjectStoreClass } from './api.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
 import { configureObjectStore } from './objectstoreclass.ts';
 import type { NativeKind } from '../../runtime/native/kind.ts';
-import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
+import {
+  exposed,
+  exposureCompanion,
+  Gateways,
+  HTTPRoutes,
+  retiredExposures,
+  ServiceExports,
+  type S3Service,
+} from '../../runtime/native/exposure.ts';
 import { Jobs, Secrets, Services, StatefulSets, type ResourceType } from '../../kit/kube/resources.ts';
 import { FEATURES } from '../../runtime/claims/features.ts';
 import { bucketUserCompanions, rotatingKeys, type BucketUser, type StoreAccess } from '../shared/minio-admin.ts';
@@ -204,6 +212,7 @@ export const minioObjectStore: NativeKind<ObjectStore> = {
     ];
   },
 
+  retired: (mr, name) => retiredExposures(mr.spec.exposure, s3Service(mr, name)),
   companionTypes: [Secrets, Services, Jobs, HTTPRoutes, ServiceExports],
   reads: [Gateways],
 

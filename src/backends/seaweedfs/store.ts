@@ -13,7 +13,15 @@ import { NetworkPolicies, Secrets, Services } from '../../kit/kube/resources.ts'
 import { externalNameOf } from '../../kit/meta.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
 import type { KindContext, NativeKind, TargetObject } from '../../runtime/native/kind.ts';
-import { exposed, exposureCompanion, Gateways, HTTPRoutes, ServiceExports, type S3Service } from '../../runtime/native/exposure.ts';
+import {
+  exposed,
+  exposureCompanion,
+  Gateways,
+  HTTPRoutes,
+  retiredExposures,
+  ServiceExports,
+  type S3Service,
+} from '../../runtime/native/exposure.ts';
 import { Reasons, UnprovenError } from '../../runtime/reasons.ts';
 import { importRequested } from '../../runtime/ownership/marks.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
@@ -236,6 +244,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
           ]),
     ];
   },
+  retired: (mr, name) => retiredExposures(mr.spec.exposure, s3Service({ namespace: mr.spec.targetNamespace, name })),
   companionTypes: [S3Identities, ...USER_TYPES, Services, HTTPRoutes, ServiceExports, NetworkPolicies],
   // The operator finds a Bucket's or a user's Seaweed before it undoes anything: with it gone, they wait for good.
   undoneThroughTarget: [S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets],

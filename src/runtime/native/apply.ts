@@ -10,7 +10,7 @@ import { KubeError, isAlreadyExists, isConflict, isNotFound } from '../../kit/ku
 import { refKey } from '../../kit/kube/resources.ts';
 import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
 import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
-import { deleteIfOurs, deleteSuperseded, supersededMayShow, unrecordedOnlyAfter } from './delete.ts';
+import { deleteIfOurs, deleteSuperseded, retiredLeft, supersededMayShow, unrecordedOnlyAfter } from './delete.ts';
 import type { Companion, KindContext, ObjectReader, TargetObject } from './kind.ts';
 import { ensureNamespace, forgetNamespace } from './namespaces.ts';
 import { Reasons } from '../reasons.ts';
@@ -34,7 +34,9 @@ export async function apply<MR extends ManagedResource>(pass: NativePass<MR>, cr
   // Recorded with the create's outcome, in the same write: what a restore of this resource proves
   // its object by, and what proves the Service its endpoint names.
   const uid: Record<string, string> = creating && object.metadata.uid ? { [ANNOTATION_TARGET_UID]: object.metadata.uid } : {};
-  const annotations = { ...uid, ...pass.ownership.companionRecord(made) };
+  // Retired companions are gone from the target now (or were never ours): gone from the record too.
+  const retired = creating ? [] : (pass.kind.retired?.(pass.mr, pass.name) ?? []);
+  const annotations = { ...uid, ...pass.ownership.companionRecord(made, retired) };
   return Object.keys(annotations).length ? { annotations } : {};
 }
 
@@ -177,6 +179,8 @@ async function repair<MR extends ManagedResource>(
     const { outcome } = await deleteIfOurs(pass.live(), c, { owner, vouchers: companionVouchers });
     if (outcome !== 'absent') break;
   }
+  // What an earlier spec made and this one does not want (an exposure of another kind) goes.
+  if (!creating) for (const ref of retiredLeft(pass, true)) await deleteIfOurs(pass.live(), ref, { owner, vouchers: companionVouchers });
   // Nothing is superseded before the first create.
   // A completed access Job proves a user was made: it stays until the resource records that (observe does).
   const after = unrecordedOnlyAfter(mr, kind.teardown?.(mr, name, ctx));

@@ -12,7 +12,7 @@ import { describeRef, refKey, type ObjectRef } from '../../kit/kube/resources.ts
 import type { ExternalDeletion, ManagedResource } from '../managed/types.ts';
 import type { Companion, NativeKind, TargetObject, Teardown } from './kind.ts';
 import { deleteNamespaceIfUnusedCoalesced, type NamespaceKept } from './namespaces.ts';
-import type { Owner, Relation, Vouchers } from '../ownership/marks.ts';
+import { LABEL_OWNER_UID, type Owner, type Relation, type Vouchers } from '../ownership/marks.ts';
 import { Reasons } from '../reasons.ts';
 import { storeInUse } from './store-users.ts';
 import { ownedCompanions, retain } from './keep.ts';
@@ -204,6 +204,26 @@ export async function deleteSuperseded<MR extends ManagedResource>(
 }
 
 /**
+ * The kind's retired companions (NativeKind.retired) the companion watch shows still there for this
+ * resource: no request at rest. Where a type's watch is not synced, `unknown` says whether its refs
+ * count (a write reads them; observing does not call it drift).
+ */
+export function retiredLeft<MR extends ManagedResource>(pass: NativePass<MR>, unknown: boolean): ObjectRef[] {
+  const { kind, mr, name, read, marks, owner } = pass;
+  return (kind.retired?.(mr, name) ?? []).filter((ref) => {
+    const cached = read.cached?.<TargetObject>(ref.type, marks.selector);
+    if (!cached) return unknown;
+    return cached.some(
+      (o) =>
+        o.metadata.name === ref.name &&
+        o.metadata.namespace === ref.namespace &&
+        !o.metadata.deletionTimestamp &&
+        o.metadata.labels?.[LABEL_OWNER_UID] === owner.uid,
+    );
+  });
+}
+
+/**
  * Whether a deleting resource whose object is gone may still have something of ours in the target,
  * so that its deletion runs once more (it then finds the object absent, deletes what is left, and
  * lets go): what the operator made, found by the recorded uid; our companions, a teardown's Job or
@@ -257,6 +277,7 @@ async function deleteOwned<MR extends ManagedResource>(
   await Promise.all([
     madeFor && deleteDependents(client, kind, madeFor, signal),
     ...companions.map((c) => deleteIfOurs(pass, c, { owner, vouchers: pass.ownership.companionVouchersFor(c, target.relation) })),
+    ...retiredLeft(pass, true).map((ref) => deleteIfOurs(pass, ref, { owner, vouchers: companionVouchers })),
     deleteSuperseded(pass, companionVouchers, { wanted: [], namespaces }),
   ]);
   const keptNamespace = ref.namespace

@@ -2,7 +2,7 @@
 // beside the store's S3 Service (a LoadBalancer Service, a Gateway API HTTPRoute, or a Multi-Cluster
 // Services ServiceExport), and the endpoint read back from what the cloud, the Gateway or the MCS
 // controller wrote. Kind-agnostic: a backend says which Service serves S3, this file does the rest.
-import type { ResourceType } from '../../kit/kube/resources.ts';
+import type { ObjectRef, ResourceType } from '../../kit/kube/resources.ts';
 import { Services } from '../../kit/kube/resources.ts';
 import type { Companion, ObjectReader, TargetObject } from './kind.ts';
 import { conditionIs, getCondition } from '../../kit/conditions.ts';
@@ -52,6 +52,16 @@ const loadBalancerName = (svc: S3Service): string => `${svc.name}-external`;
 export const hostFor = (hostname: string, svc: S3Service): string =>
   hostname.startsWith('*.') ? `${svc.store}${hostname.slice(1)}` : hostname;
 const routeName = (svc: S3Service): string => svc.name;
+
+/** The objects each kind of exposure would make, but for the one the store's spec asks: what a change of exposure leaves behind. */
+export function retiredExposures(exposure: StoreExposure | undefined, svc: S3Service): ObjectRef[] {
+  const all: [keyof StoreExposure, ObjectRef][] = [
+    ['loadBalancer', { type: Services, name: loadBalancerName(svc), namespace: svc.namespace }],
+    ['gateway', { type: HTTPRoutes, name: routeName(svc), namespace: svc.namespace }],
+    ['multiCluster', { type: ServiceExports, name: svc.name, namespace: svc.namespace }],
+  ];
+  return all.filter(([via]) => !exposure?.[via]).map(([, ref]) => ref);
+}
 
 /** The object that exposes the store, made and kept like every companion (signed marks, its uid recorded). */
 export function exposureCompanion(exposure: StoreExposure | undefined, svc: S3Service): Companion | undefined {

@@ -132,6 +132,12 @@ export interface NativeKind<MR extends ManagedResource> {
   teardown?(mr: MR, externalName: string, ctx: KindContext): Teardown | undefined;
   /** Companions of this type and labels that companions() no longer names (an old access Job) are deleted. */
   superseded?: { type: ResourceType; labelSelector: string; matches(labels: Record<string, string>): boolean };
+  /**
+   * Companions an earlier spec may have made that this one does not want (a store's exposure of
+   * another kind, or none): deleted where ours, and dropped from the record, or a LoadBalancer a
+   * platform team took away would keep the store reachable.
+   */
+  retired?(mr: MR, externalName: string): ObjectRef[];
   /** The types companions() returns, for the leak sweeper. */
   companionTypes?: ResourceType[];
   /**

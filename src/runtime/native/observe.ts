@@ -12,7 +12,7 @@ import { policyOf } from '../managed/policies.ts';
 import type { ExternalObservation, ManagedResource } from '../managed/types.ts';
 import { LABEL_OWNER_UID, type Relation } from '../ownership/marks.ts';
 import { Reasons, UnprovenError } from '../reasons.ts';
-import { ANNOTATION_TEARDOWN, mayHaveLeftovers, supersededMayShow, TEARDOWN_REQUIRED, unrecordedOnlyAfter } from './delete.ts';
+import { ANNOTATION_TEARDOWN, mayHaveLeftovers, retiredLeft, supersededMayShow, TEARDOWN_REQUIRED, unrecordedOnlyAfter } from './delete.ts';
 import { recordInspection, type Companion, type KindContext, type TargetObject } from './kind.ts';
 import type { NativePass } from './pass.ts';
 import { retirement, settleRotation } from './rotation.ts';
@@ -107,6 +107,7 @@ async function inspectOurs<MR extends ManagedResource>(
   const superseded = supersededLeft(pass, [...companions.wanted, ...(retiring.work ? [retiring.work] : [])]);
   const drift = [
     ...(superseded.length ? [`superseded ${kind.superseded!.type.kind}s ${superseded.map((o) => o.metadata.name).join(', ')}`] : []),
+    ...retiredLeft(pass, false).map((ref) => `${ref.type.kind} ${ref.name} no longer wanted`),
     ...objectDrift(desired, observed),
     ...companions.drift,
     ...(retiring.drift ? [retiring.drift] : []),
