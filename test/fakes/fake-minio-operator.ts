@@ -108,7 +108,11 @@ export class FakeMinioOperator extends StandIn<Store> {
     if (this.s3) {
       const env = new Map(sts.spec.template.spec.containers[0]?.env?.map((e) => [e.name, e.value ?? '']));
       const root = { accessKey: env.get('MINIO_ACCESS_KEY') ?? '', secretKey: env.get('MINIO_SECRET_KEY') ?? '' };
-      await this.s3.run(store.metadata.uid, root, { namespace: store.metadata.namespace, labels: sts.spec.template.metadata.labels });
+      await this.s3.run(store.metadata.uid, root, {
+        namespace: store.metadata.namespace,
+        labels: sts.spec.template.metadata.labels,
+        podPort: 9000,
+      });
     }
     // The StatefulSet controller and kubelet: every server reports ready.
     const ready = this.opts.readyReplicas?.(store) ?? sts.spec.replicas;

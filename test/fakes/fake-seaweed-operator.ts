@@ -138,7 +138,7 @@ class Servers {
     if (!this.s3) return;
     const key = seaweed.metadata.uid;
     const root = this.admins.get(key)?.root ?? { accessKey: randomBytes(10).toString('hex'), secretKey: randomBytes(20).toString('hex') };
-    const endpoint = await this.s3.run(key, root, { namespace: seaweed.metadata.namespace, labels: selector }, identities);
+    const endpoint = await this.s3.run(key, root, { namespace: seaweed.metadata.namespace, labels: selector, podPort: 8333 }, identities);
     this.admins.set(key, { endpoint, root });
     this.uids.set(`${seaweed.metadata.namespace}/${seaweed.metadata.name}`, key);
   }

@@ -212,7 +212,7 @@ export class FakeTenantOperator extends StandIn<TenantObj> {
     }
 
     // MinIO's pods, behind the label every Service of the Tenant selects.
-    await this.s3?.run(uid, root, { namespace, labels: tenantLabel });
+    await this.s3?.run(uid, root, { namespace, labels: tenantLabel, podPort: 9000 });
 
     // The health gate. With real pods, the operator's monitor asks MinIO over HTTP; here the stand-in answers.
     if (status.healthStatus !== 'green') {

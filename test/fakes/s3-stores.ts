@@ -22,7 +22,11 @@ import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Services } from '../../src/kit/kube/resources.ts';
 
 /** Whom a route leads to: pods with these labels in a namespace, or a host name with its port. */
-export type Reach = { namespace: string; labels: Record<string, string> } | { host: string; port: number };
+/**
+ * How a store is reached: as pods (their namespace and labels, and the port they serve S3 on,
+ * which a Service's targetPort must name), or at a host and port of its own.
+ */
+export type Reach = { namespace: string; labels: Record<string, string>; podPort?: number } | { host: string; port: number };
 
 interface Route {
   cluster: string;
@@ -144,16 +148,27 @@ export async function resolveS3Endpoint(url: string, placedIn: KubeClient): Prom
   if (byName) return byName.endpoint;
   const [service, namespace, svc] = hostname.split('.');
   if (svc !== 'svc' || !service || !namespace) throw new Error(`${hostname} is not a Service's name, and no stand-in serves it`);
-  const found = await target.get<KubeObjectLike & { spec?: { selector?: Record<string, string>; ports?: { port: number }[] } }>(Services, {
-    namespace,
-    name: service,
-  });
+  const found = await target.get<
+    KubeObjectLike & { spec?: { selector?: Record<string, string>; ports?: { port: number; targetPort?: number | string }[] } }
+  >(Services, { namespace, name: service });
   if (!found) throw new Error(`no Service ${namespace}/${service} in ${target.server}`);
-  if (!found.spec?.ports?.some((sp) => sp.port === port)) throw new Error(`Service ${namespace}/${service} does not serve port ${port}`);
-  const selector = Object.entries(found.spec.selector ?? {});
+  const served = found.spec?.ports?.find((sp) => sp.port === port);
+  if (!served) throw new Error(`Service ${namespace}/${service} does not serve port ${port}`);
+  // As kube-proxy does: to the pods' port the Service's targetPort names (its port when unset).
+  const podPort = typeof served.targetPort === 'number' ? served.targetPort : served.targetPort ? undefined : served.port;
+  const selector = Object.entries(found.spec!.selector ?? {});
   const selects = (reach: Reach): boolean =>
     'labels' in reach && reach.namespace === namespace && selector.length > 0 && selector.every(([k, v]) => reach.labels[k] === v);
-  const stores = new Set(mine.filter((r) => selects(r.reach)).map((r) => r.endpoint));
+  const selected = mine.filter((r) => selects(r.reach));
+  const listening = selected.filter(
+    (r) =>
+      podPort === undefined ||
+      (r.reach as { podPort?: number }).podPort === undefined ||
+      (r.reach as { podPort?: number }).podPort === podPort,
+  );
+  if (selected.length && !listening.length)
+    throw new Error(`Service ${namespace}/${service} sends port ${port} to port ${podPort} of its pods, where nothing listens`);
+  const stores = new Set(listening.map((r) => r.endpoint));
   if (stores.size !== 1) throw new Error(`Service ${namespace}/${service} selects ${stores.size} running stores, not one`);
   return [...stores][0]!;
 }

@@ -70,12 +70,17 @@ const KNOWN_STATES = new Set([
 
 const RESOURCE = 'tenants.minio.crossplane.io';
 
+/** The port MinIO serves S3 on in a Tenant's pods. */
+const MINIO_POD_PORT = 9000;
+
 /** The operator's S3 Service of a Tenant (always "minio"), selecting its pods: what an exposure leads to. */
 const s3Service = (mr: Tenant, name: string): S3Service => ({
   store: name,
   name: 'minio',
   namespace: mr.spec.targetNamespace,
   port: mr.spec.forProvider.requestAutoCert ? 443 : 80,
+  // MinIO listens on 9000 in its pods; the operator's Service maps 80 (443 with TLS) to it.
+  podPort: MINIO_POD_PORT,
   selector: { 'v1.min.io/tenant': name },
 });
 

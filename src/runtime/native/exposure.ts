@@ -37,6 +37,8 @@ export interface S3Service {
   name: string;
   namespace: string;
   port: number;
+  /** The port the store's pods serve S3 on, where that Service maps its port to another (its targetPort); its port otherwise. */
+  podPort?: number;
   /** The store's pods, for a LoadBalancer Service of our own beside it. */
   selector: Record<string, string>;
 }
@@ -83,7 +85,8 @@ export function exposureCompanion(exposure: StoreExposure | undefined, svc: S3Se
         spec: {
           type: 'LoadBalancer',
           selector: svc.selector,
-          ports: [{ name: 's3', port: svc.port, targetPort: svc.port, protocol: 'TCP' }],
+          // To the pods directly, on the port they serve: not the Service's own, where it maps one to another.
+          ports: [{ name: 's3', port: svc.port, targetPort: svc.podPort ?? svc.port, protocol: 'TCP' }],
         },
       }),
     };
