@@ -64,7 +64,7 @@ export async function observe<MR extends ManagedResource>(pass: NativePass<MR>):
   if (relation === 'unmarked') refuseUnappliableImport(kind.desired(mr, name, ctx), observed, kind.fixedAtCreation);
   // What the managed resource is to persist (late-initialized fields, the proven object's and endpoint's uids), whatever comes next.
   const annotations = {
-    ...pass.ownership.objectRecord(kind.target, observed, relation),
+    ...pass.ownership.objectRecord(kind.target, observed, relation, pass.now()),
     ...pass.ownership.companionRecord(companions.proven),
   };
   const settled = { lateInitialized, ...(Object.keys(annotations).length ? { annotations } : {}) };

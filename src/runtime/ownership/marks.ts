@@ -20,7 +20,7 @@ import { ReasonedError } from '../../kit/conditions.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { canonicalJson, objectDrift } from '../../kit/json.ts';
 import { describeRef, groupOf, refKey, type ObjectRef, type ResourceType } from '../../kit/kube/resources.ts';
-import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME } from '../../kit/meta.ts';
+import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, ANNOTATION_EXTERNAL_NAME, timestamp } from '../../kit/meta.ts';
 import { byText } from '../../kit/order.ts';
 import { policyOf } from '../managed/policies.ts';
 import { reclaimPolicyOf, type ManagedResource } from '../managed/types.ts';
@@ -444,12 +444,15 @@ export class ResourceOwnership<T extends Marked> {
    * The annotation that records the main object's uid, once it is proven (ours or restored) and
    * that changes the record: a restore of the resource from a backup then proves it again. Not while
    * its marks are unsigned (an upgrade): the record ends the legacy belief, which its companions
-   * and namespace still need until the update signs them.
+   * and namespace still need until the update signs them. A create whose own record was lost
+   * (a crash, a lost answer) ends with it: while one is under way, any signed copy passes for the
+   * object it made, so a copy made after ours was deleted must not pass for good.
    */
-  objectRecord(type: ResourceType, observed: T, relation: Relation): Record<string, string> {
+  objectRecord(type: ResourceType, observed: T, relation: Relation, now: number): Record<string, string> {
     const uid = observed.metadata.uid;
     const proven = (relation === 'ours' || relation === 'restored') && this.marks.signed(type, observed);
-    return proven && uid && this.vouchers.recordedUid !== uid ? { [ANNOTATION_TARGET_UID]: uid } : {};
+    if (!proven || !uid || this.vouchers.recordedUid === uid) return {};
+    return { [ANNOTATION_TARGET_UID]: uid, ...(this.vouchers.creating ? { [ANNOTATION_CREATE_SUCCEEDED]: timestamp(new Date(now)) } : {}) };
   }
 
   /**

@@ -6,6 +6,7 @@ import type { ObjectRef, ResourceType } from '../../../../src/kit/kube/resources
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import { Reasons, UnprovenError } from '../../../../src/runtime/reasons.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
+import { ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED } from '../../../../src/kit/meta.ts';
 import {
   ANNOTATION_COMPANION_UIDS,
   ANNOTATION_MADE_AT,
@@ -317,11 +318,22 @@ describe('ResourceOwnership', () => {
   it('records the uid of a main object it proved by its signature, once, and never of an unsigned or unproven one', () => {
     const o = ownership();
     const signed = ours();
-    expect(o.objectRecord(Stores, signed, 'ours')).toEqual({ [ANNOTATION_TARGET_UID]: 'obj-1' });
-    expect(ownership({ [ANNOTATION_TARGET_UID]: 'obj-1' }).objectRecord(Stores, signed, 'ours')).toEqual({});
-    expect(o.objectRecord(Stores, signed, 'unproven')).toEqual({});
+    expect(o.objectRecord(Stores, signed, 'ours', 0)).toEqual({ [ANNOTATION_TARGET_UID]: 'obj-1' });
+    expect(ownership({ [ANNOTATION_TARGET_UID]: 'obj-1' }).objectRecord(Stores, signed, 'ours', 0)).toEqual({});
+    expect(o.objectRecord(Stores, signed, 'unproven', 0)).toEqual({});
     const legacy = edit(signed, (m) => delete m.annotations![ANNOTATION_OWNER_PROOF]);
-    expect(o.objectRecord(Stores, legacy, 'ours')).toEqual({});
+    expect(o.objectRecord(Stores, legacy, 'ours', 0)).toEqual({});
+  });
+
+  it('ends a create whose record was lost with the uid it proves: a signed copy made after ours is deleted is refused then', () => {
+    // A create under way (pending after the last success), its record of the object lost.
+    const annotations = { [ANNOTATION_CREATE_PENDING]: '2026-11-29T10:00:00Z' };
+    const record = ownership(annotations).objectRecord(Stores, ours(), 'ours', Date.parse('2026-11-29T10:00:05Z'));
+    expect(record).toEqual({ [ANNOTATION_TARGET_UID]: 'obj-1', [ANNOTATION_CREATE_SUCCEEDED]: '2026-11-29T10:00:05Z' });
+    const copy = edit(ours(), (m) => (m.uid = 'obj-2'));
+    // Before: the create still under way, the copy passed for ours.
+    expect(ownership({ ...annotations, [ANNOTATION_TARGET_UID]: 'obj-1' }).relationOf(Stores, copy)).toBe('ours');
+    expect(ownership({ ...annotations, ...record }).relationOf(Stores, copy)).toBe('unproven');
   });
 
   it('knows a recorded companion by its uid, its marks stripped, and refuses a signed copy put in its place', () => {
