@@ -281,8 +281,11 @@ class RouteWatcher extends StandIn<Route> {
     const key = `${route.metadata.namespace}/${route.metadata.name}`;
     for (const name of route.spec.hostnames ?? []) publishHost(name, host);
     this.published.set(key, route.spec.hostnames ?? []);
-    const parents = (route.status as { parents?: { parentRef: { name: string } }[] } | undefined)?.parents ?? [];
-    if (parents.some((p) => p.parentRef.name === gw.metadata.name)) return;
+    // Judged once per generation of the route, as a Gateway controller does: a changed route is judged again.
+    type Parent = { parentRef: { name: string }; conditions?: { type: string; observedGeneration?: number }[] };
+    const parents = (route.status as { parents?: Parent[] } | undefined)?.parents ?? [];
+    const judged = parents.find((p) => p.parentRef.name === gw.metadata.name)?.conditions?.find((c) => c.type === 'Accepted');
+    if (judged && judged.observedGeneration === route.metadata.generation) return;
     const latest = await this.client.get<Route>(HTTPRoutes, { namespace: route.metadata.namespace, name: route.metadata.name });
     if (!latest) return;
     const condition = (type: string) => trueCondition(type, latest);

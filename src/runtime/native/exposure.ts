@@ -166,7 +166,14 @@ export async function exposureState(
     const mine = parents?.find(
       (p) => p.parentRef.name === gatewayRef.name && (p.parentRef.namespace ?? svc.namespace) === gatewayRef.namespace,
     );
-    if (!conditionIs(mine?.conditions, 'Accepted')) return { via: 'Gateway', waiting: `${where} is not Accepted yet` };
+    // Accepted as it is now: a route changed since (a new host name) is the Gateway's to judge again,
+    // and one whose repair is still to come does not route the host name yet.
+    const accepted = getCondition(mine?.conditions, 'Accepted') as (Cond & { observedGeneration?: number }) | undefined;
+    const generation = (made?.metadata as { generation?: number } | undefined)?.generation;
+    const judged = accepted?.observedGeneration === undefined || generation === undefined || accepted.observedGeneration === generation;
+    if (accepted?.status !== 'True' || !judged) return { via: 'Gateway', waiting: `${where} is not Accepted yet` };
+    if (!((made?.spec as { hostnames?: string[] } | undefined)?.hostnames ?? []).includes(hostname))
+      return { via: 'Gateway', waiting: `${where} does not route ${hostname} yet` };
     const gateway = await read.get<TargetObject>(Gateways, { namespace: gatewayRef.namespace, name: gatewayRef.name }, signal);
     const status = gateway?.status as { addresses?: { value: string }[]; conditions?: Cond[] } | undefined;
     if (!status?.addresses?.length)

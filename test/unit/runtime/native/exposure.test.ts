@@ -16,15 +16,25 @@ const read = (ls: object[]) => ({
   get: async (type: ResourceType) =>
     type.kind === 'Gateway' ? { ...gateway, spec: { listeners: ls }, status: { addresses: [{ value: '192.0.2.1' }] } } : undefined,
 });
-/** The route provider-rook made, Accepted by the Gateway. */
-const route = {
-  apiVersion: 'gateway.networking.k8s.io/v1',
-  kind: 'HTTPRoute',
-  metadata: { name: 'orders-s3', namespace: 'stores' },
-  status: { parents: [{ parentRef: { name: 'edge', namespace: 'gw' }, conditions: [{ type: 'Accepted', status: 'True' }] }] },
-} as TargetObject;
-const state = (gatewayRef: { name: string; namespace: string; sectionName?: string }, ls: object[] = listeners) =>
-  exposureState({ gateway: { gatewayRef, hostname: '*.s3.example.com' } }, svc, route, read(ls) as never, new AbortController().signal);
+/** The route provider-rook made, Accepted by the Gateway as it is now (its generation). */
+const routeWith = (generation: number, acceptedAt: number, hostnames = ['orders.s3.example.com']) =>
+  ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name: 'orders-s3', namespace: 'stores', generation },
+    spec: { hostnames },
+    status: {
+      parents: [
+        {
+          parentRef: { name: 'edge', namespace: 'gw' },
+          conditions: [{ type: 'Accepted', status: 'True', observedGeneration: acceptedAt }],
+        },
+      ],
+    },
+  }) as TargetObject;
+const route = routeWith(1, 1);
+const state = (gatewayRef: { name: string; namespace: string; sectionName?: string }, ls: object[] = listeners, made = route) =>
+  exposureState({ gateway: { gatewayRef, hostname: '*.s3.example.com' } }, svc, made, read(ls) as never, new AbortController().signal);
 
 describe('a Gateway exposure', () => {
   it('publishes nothing while the route names no listener and the Gateway has several: which one apps should call is a guess', async () => {
@@ -47,6 +57,22 @@ describe('a Gateway exposure', () => {
       via: 'Gateway',
       endpoint: 'http://orders.s3.example.com:8080',
     });
+  });
+});
+
+describe('a Gateway route changed since it was Accepted', () => {
+  const pinned = { name: 'edge', namespace: 'gw', sectionName: 's3' };
+  it('waits for the Gateway to judge it again: its acceptance was of an earlier generation', async () => {
+    expect(await state(pinned, listeners, routeWith(2, 1))).toEqual({
+      via: 'Gateway',
+      waiting: 'HTTPRoute stores/orders-s3 on Gateway gw/edge is not Accepted yet',
+    });
+  });
+
+  it('waits while the route does not name the host name it is to be published under (its repair still to come)', async () => {
+    expect((await state(pinned, listeners, routeWith(1, 1, ['old.s3.example.com'])))?.waiting).toBe(
+      'HTTPRoute stores/orders-s3 on Gateway gw/edge does not route orders.s3.example.com yet',
+    );
   });
 });
 
