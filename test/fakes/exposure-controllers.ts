@@ -23,6 +23,7 @@ import { request as httpRequest, createServer as createHttpServer, type RequestL
 import { createServer as createHttpsServer } from 'node:https';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { KubeClient, KubeObjectLike } from '../../src/kit/kube/client.ts';
+import { getCondition } from '../../src/kit/conditions.ts';
 import { isAlreadyExists } from '../../src/kit/kube/errors.ts';
 import { Namespaces, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import { Gateways, HTTPRoutes, ServiceExports } from '../../src/runtime/native/exposure.ts';
@@ -284,7 +285,7 @@ class RouteWatcher extends StandIn<Route> {
     // Judged once per generation of the route, as a Gateway controller does: a changed route is judged again.
     type Parent = { parentRef: { name: string }; conditions?: { type: string; observedGeneration?: number }[] };
     const parents = (route.status as { parents?: Parent[] } | undefined)?.parents ?? [];
-    const judged = parents.find((p) => p.parentRef.name === gw.metadata.name)?.conditions?.find((c) => c.type === 'Accepted');
+    const judged = getCondition(parents.find((p) => p.parentRef.name === gw.metadata.name)?.conditions, 'Accepted');
     if (judged && judged.observedGeneration === route.metadata.generation) return;
     const latest = await this.client.get<Route>(HTTPRoutes, { namespace: route.metadata.namespace, name: route.metadata.name });
     if (!latest) return;

@@ -9,7 +9,7 @@ import type { KubeClient } from '../../src/kit/kube/client.ts';
 import { Buckets } from '../../src/app.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { KubeError } from '../../src/kit/kube/errors.ts';
-import { resourcePath } from '../../src/kit/kube/resources.ts';
+import { Namespaces, resourcePath } from '../../src/kit/kube/resources.ts';
 import { LABEL_PROTECTED } from '../../src/runtime/labels.ts';
 import { installOperators, standInsFor } from '../fakes/backends.ts';
 import { eventually } from './eventually.ts';
@@ -99,6 +99,9 @@ async function admissionInEffect(control: KubeClient, namespace: string): Promis
   await control.delete(Buckets, key);
 }
 
+/** On the namespaces of a file that asks for the admission policies: the finalizer policy is bound to them alone. */
+const ADMISSION_LABEL = 'provider-rook.test/admission';
+
 export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixture<R> {
   const f = { standIns: [] as StandIn[] } as unknown as Fixture<R>;
   beforeAll(async () => {
@@ -109,9 +112,17 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
     f.control = adminClient(f.controlCluster);
     f.target = adminClient(f.cluster);
     await installCrds(f.control, ourCrds());
-    if (o.admission)
-      for (const policy of ['protection.yaml', 'finalizers.yaml'])
-        await applyManifests(f.control, loadManifests(path.join(repoRoot, 'config', 'admission', policy)));
+    if (o.admission) {
+      await applyManifests(f.control, loadManifests(path.join(repoRoot, 'config', 'admission', 'protection.yaml')));
+      // Bound to the namespaces of the files that ask for it: a policy is cluster-wide, and files
+      // running beside these ones check what happens without it (a finalizer an app team strips).
+      const finalizers = loadManifests(path.join(repoRoot, 'config', 'admission', 'finalizers.yaml')).map((m) =>
+        m.kind === 'ValidatingAdmissionPolicyBinding'
+          ? { ...m, spec: { ...(m.spec as object), matchResources: { namespaceSelector: { matchLabels: { [ADMISSION_LABEL]: 'true' } } } } }
+          : m,
+      );
+      await applyManifests(f.control, finalizers);
+    }
     if (o.roles) await installRoles(f.control);
     const operators = o.operators ?? ['rook-minio'];
     await installOperators(f.target, operators);
@@ -123,7 +134,11 @@ export function withProviderRook<R extends string>(o: FixtureOptions<R>): Fixtur
     f.ns = Object.fromEntries(
       await Promise.all(roles.map(async ([role, prefix]) => [role, await createNamespace(f.control, prefix)])),
     ) as Record<R, string>;
-    if (o.admission) await admissionInEffect(f.control, Object.values<string>(f.ns)[0]!);
+    if (o.admission) {
+      for (const ns of Object.values<string>(f.ns))
+        await f.control.mergePatch(Namespaces, { name: ns }, { metadata: { labels: { [ADMISSION_LABEL]: 'true' } } });
+      await admissionInEffect(f.control, Object.values<string>(f.ns)[0]!);
+    }
     if (o.provider) await registerProvider(f.control, { namespace: f.ns[o.provider.in], name: o.provider.name }, f.cluster);
     await o.before?.(f);
     f.app = await startTestApp(f.controlCluster, appOptions());

@@ -77,6 +77,8 @@ interface Pass {
   stillGone: (owner: OwnerKey) => Promise<boolean>;
   /** Owners (by key) whose object this pass found and did not delete: their companions stay with it. */
   keptObjects: Set<string>;
+  /** Owners (by uid) the target being swept shows made a bucket user; undefined where that cannot be told. */
+  withUsers?: Set<string>;
 }
 
 export class LeakSweeper<MR extends ManagedResource> {
@@ -144,6 +146,7 @@ export class LeakSweeper<MR extends ManagedResource> {
     const order = [...targets.values()];
     const first = order.length ? this.sweeps++ % order.length : 0;
     for (const { target, providers } of [...order.slice(first), ...order.slice(0, first)]) {
+      pass.withUsers = this.o.kind.teardown ? await this.ownersWithUsers(target, signal) : new Set();
       for (const type of types) {
         for (const obj of await this.listMarked(target, type, signal)) {
           // Cut off (its deadline, a stop): what is left is judged by the next sweep, and nothing is said of it now.
@@ -201,6 +204,30 @@ export class LeakSweeper<MR extends ManagedResource> {
     };
   }
 
+  /**
+   * The owners (by uid) whose work in `target` shows a bucket user was made: an access Job of theirs
+   * (the kind's superseded work), or an object the operator undoes through the store (a SeaweedFS
+   * identity). Undefined when a list fails, or the kind has no such sign: then any owner may have one.
+   */
+  private async ownersWithUsers(target: Target, signal?: AbortSignal): Promise<Set<string> | undefined> {
+    const { superseded, undoneThroughTarget = [] } = this.o.kind;
+    const signs = [...(superseded ? [superseded] : []), ...undoneThroughTarget.map((type) => ({ type, matches: () => true }))];
+    if (!signs.length) return undefined;
+    const owners = new Set<string>();
+    for (const { type, matches } of signs) {
+      const listed = await target.client
+        .list<TargetObject>(type, { labelSelector: this.o.marks.selector, signal })
+        .then((l) => l.items)
+        .catch(() => undefined);
+      if (!listed) return undefined;
+      for (const o of listed) {
+        const owner = this.o.marks.provenOwner(type, o);
+        if (owner && matches(o.metadata.labels ?? {})) owners.add(owner.uid);
+      }
+    }
+    return owners;
+  }
+
   /** The objects of `type` in `target` that carry our marks; none when they cannot be listed. */
   private async listMarked(target: Target, type: ResourceType, signal?: AbortSignal): Promise<TargetObject[]> {
     try {
@@ -255,7 +282,12 @@ export class LeakSweeper<MR extends ManagedResource> {
       report.kept = remade;
       report.unproven = true;
     } else if (this.o.reportOnly) report.kept = 'leak mode is report';
-    else if (type !== this.o.kind.target && type !== Namespaces && pass.keptObjects.has(owner.key)) {
+    else if (type === this.o.kind.target && this.o.kind.teardown && (!pass.withUsers || pass.withUsers.has(owner.uid))) {
+      // As its resource's deletion would: revoke its users, and keep a bucket that holds objects. That
+      // teardown needs the resource; without it, the data is kept.
+      report.kept =
+        "its deletion runs a teardown first (its bucket users revoked, a bucket that holds objects kept), which only its managed resource's deletion runs; delete it by hand once nothing needs it";
+    } else if (type !== this.o.kind.target && type !== Namespaces && pass.keptObjects.has(owner.key)) {
       // A store kept (a copy, unproven, or its deletion failed) keeps what it needs, such as its root keys.
       report.kept = `kept with the ${this.o.kind.target.kind} of the same owner, which this sweep did not delete`;
     } else if (!(await pass.stillGone(owner).catch(() => false))) {

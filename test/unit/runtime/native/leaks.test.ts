@@ -1,10 +1,11 @@
 // The leak sweeper's judgement of objects whose owner is gone, against a fake target: one object
 // that cannot be deleted stops neither the sweep nor the other deletions, a store it keeps keeps its
-// companions (its root keys), and an object of no known age is never judged.
+// companions (its root keys), a store whose deletion needs a teardown is kept, and an object of no
+// known age is never judged.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeClient } from '../../../../src/kit/kube/client.ts';
 import { KubeError } from '../../../../src/kit/kube/errors.ts';
-import { Secrets, type ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { Jobs, Secrets, type ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { silentLogger } from '../../../../src/kit/logger.ts';
 import { MemoryEventRecorder } from '../../../../src/kit/controller/events.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
@@ -17,13 +18,22 @@ import type { ProviderResolver } from '../../../../src/runtime/providers/resolve
 const Stores: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'Store', plural: 'stores', namespaced: true };
 const Managed: ResourceType = { apiVersion: 'c.example.com/v1', kind: 'Thing', plural: 'things', namespaced: true };
 const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
-const kind: NativeKind<ManagedResource> = {
+const plainKind: NativeKind<ManagedResource> = {
   resource: 'things.c',
   target: Stores,
   companionTypes: [Secrets],
   desired: (_mr, name) => ({ apiVersion: Stores.apiVersion, kind: 'Store', metadata: { name } }),
   inspect: async () => ({ ready: true }),
 };
+/** A kind whose deletion revokes its bucket users first; an access Job of an owner's shows it made one. */
+const withUsersKind: NativeKind<ManagedResource> = {
+  ...plainKind,
+  companionTypes: [Secrets, Jobs],
+  teardown: () => undefined,
+  superseded: { type: Jobs, labelSelector: 'work', matches: (labels) => 'work' in labels },
+};
+/** The kind a sweeper() sweeps. */
+let kind = plainKind;
 const HOUR = 3_600_000;
 const madeAt = Date.parse('2026-11-01T00:00:00Z');
 const owner = (name: string): Owner => ({ resource: 'things.c', namespace: 'infra', name, uid: `${name}-uid`, reclaimPolicy: 'Delete' });
@@ -100,6 +110,34 @@ describe('LeakSweeper', () => {
       ['a-keys', false, 'kept with the Store of the same owner, which this sweep did not delete'],
       ['b-keys', true, undefined],
     ]);
+  });
+
+  it('keeps, with its companions, a store whose deletion would revoke a bucket user first, and one where that cannot be told', async () => {
+    kind = withUsersKind;
+    try {
+      // Its work label is not among what the signature covers: the marks stay proven.
+      const access = made(Jobs, 'a-access', 'a');
+      const job = { ...access, metadata: { ...access.metadata, labels: { ...access.metadata.labels, work: 'access' } } } as TargetObject;
+      const objects = [made(Stores, 'a', 'a'), made(Stores, 'b', 'b'), made(Secrets, 'a-keys', 'a'), made(Secrets, 'b-keys', 'b')];
+      const { leaks, deleted } = sweeper([...objects, job]);
+      const reports = await leaks.sweep(undefined, madeAt + HOUR);
+      // b made no user: its deletion needs no teardown, and it goes.
+      expect(deleted).toEqual(['Store b', 'Secret b-keys']);
+      expect(reports.find((r) => r.name === 'a')?.kept).toMatch(
+        /^its deletion runs a teardown first \(its bucket users revoked, a bucket that holds objects kept\)/,
+      );
+      expect(reports.find((r) => r.name === 'a-keys')?.kept).toBe('kept with the Store of the same owner, which this sweep did not delete');
+      // Jobs that cannot be listed: no store is known to have made none.
+      const noJobs = (async (type: ResourceType) => {
+        if (type.kind === 'Job') throw new KubeError(403, 'Forbidden', 'jobs are forbidden');
+        return { items: objects.filter((o) => o.kind === type.kind), resourceVersion: '1' };
+      }) as unknown as KubeClient['list'];
+      const failing = sweeper(objects, [], [], false, noJobs);
+      await failing.leaks.sweep(undefined, madeAt + HOUR);
+      expect(failing.deleted).toEqual([]);
+    } finally {
+      kind = plainKind;
+    }
   });
 
   it('reads an owner again before it deletes anything of it: one restored while the sweep ran takes its objects back', async () => {
