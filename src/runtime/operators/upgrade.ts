@@ -123,12 +123,16 @@ async function applyVersion(
             ...(settings.version ? { [ANNOTATION_OPERATOR_VERSION]: settings.version } : {}),
           }
         : {};
+    // Written only while it is the very object just judged: one replaced or changed since is judged again.
+    const { uid, resourceVersion } = existing.metadata;
     await client.apply(
       type,
       {
         ...manifest,
         metadata: {
           ...manifest.metadata,
+          uid,
+          resourceVersion,
           labels: { ...labels, ...manifest.metadata.labels },
           annotations: { ...annotations, ...manifest.metadata.annotations, ...setBy },
         },

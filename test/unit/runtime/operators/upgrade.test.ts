@@ -19,7 +19,7 @@ function target(image = `minio/operator:${OLD}`, annotations: Record<string, str
   const deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: minioOperatorBundle.deploymentName, namespace: 'minio-operator', annotations },
+    metadata: { name: minioOperatorBundle.deploymentName, namespace: 'minio-operator', annotations, uid: 'd-uid', resourceVersion: '7' },
     spec: { template: { spec: { containers: [{ image }] } } },
     status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
   };
@@ -76,5 +76,14 @@ describe('reconcileVersion', () => {
     expect(
       applied.map((o) => (o.metadata as { annotations?: Record<string, string> }).annotations?.['rook.crossplane.io/operator-version']),
     ).toEqual([NEW]);
+  });
+
+  it('an apply is conditional on the object it judged: its uid and resourceVersion, so one replaced since is not written over', async () => {
+    const applied: KubeObjectLike[] = [];
+    const { client, deployment } = target();
+    const recording = { ...client, apply: async (_t: ResourceType, obj: KubeObjectLike) => void applied.push(obj) } as unknown as Client;
+    const presence = { present: true, installedBy: 'other' as const, missing: [], version: OLD, deployment };
+    await reconcileVersion(installer, recording, provider({ adopt: true }), presence, new AbortController().signal);
+    expect(applied.map((o) => [o.metadata.uid, o.metadata.resourceVersion])).toEqual([['d-uid', '7']]);
   });
 });
