@@ -144,7 +144,8 @@ export class DeliveryReconciler {
       const from = { claim, source, store: this.storePlace(claim) };
       const results: Delivery[] = [];
       for (const place of wanted) results.push(await this.deliver(from, place, known.get(placeKey(place)), signal));
-      for (const place of held.values()) if (place) results.push(...(await this.remove(claim, place, signal)));
+      const delivering = await this.delivering(wanted, results, signal);
+      for (const place of held.values()) if (place) results.push(...(await this.remove(claim, place, delivering, signal)));
       await this.writeStatus(claim, results, signal);
       const pending = results.some((d) => d.removing);
       if (!pending && (wanted.length === 0 || isDeleting(claim.metadata)) && hasFinalizer(claim.metadata, FINALIZER_DELIVERY))
@@ -386,7 +387,21 @@ export class DeliveryReconciler {
   }
 
   /** Deletes what was delivered to a place no longer wanted; a Provider that is gone leaves nothing to reach. */
-  private async remove(claim: DeliveringClaim, place: Place, signal: AbortSignal): Promise<Delivery[]> {
+  /**
+   * Where this pass delivered, as "<cluster fingerprint> <namespace>/<name>": two Providers may name
+   * one cluster, and a place dropped through one may be the very Secret just delivered through the other.
+   */
+  private async delivering(wanted: Place[], results: Delivery[], signal: AbortSignal): Promise<Set<string>> {
+    const at = new Set<string>();
+    for (const [i, place] of wanted.entries()) {
+      if (!results[i]?.delivered) continue;
+      const target = await this.o.providers.resolve(this.provider(place), signal);
+      at.add(`${target.fingerprint} ${place.namespace}/${place.secretName}`);
+    }
+    return at;
+  }
+
+  private async remove(claim: DeliveringClaim, place: Place, delivering: Set<string>, signal: AbortSignal): Promise<Delivery[]> {
     let provider: ReadonlyDeep<ProviderObject>;
     try {
       provider = this.provider(place);
@@ -399,7 +414,10 @@ export class DeliveryReconciler {
       return [];
     }
     try {
-      await this.removeFrom(claim, provider, place, signal);
+      const target = await this.o.providers.resolve(provider, signal);
+      // Delivered there this pass through another Provider of the same cluster: it stays.
+      if (!delivering.has(`${target.fingerprint} ${place.namespace}/${place.secretName}`))
+        await this.removeFrom(claim, provider, place, signal);
       return [];
     } catch (err) {
       return [{ to: place.to, secretName: place.secretName, delivered: false, removing: true, ...failure(err) }];

@@ -97,6 +97,8 @@ function deliveringWorld(
     recorded?: Delivery[];
     /** The consumer's server makes the Secret, and its answer never arrives. */
     answerLost?: boolean;
+    /** The Provider the claim's consumer names (another Provider of the same cluster). */
+    through?: string;
   } = {},
 ) {
   const writes: string[] = [];
@@ -108,7 +110,7 @@ function deliveringWorld(
     spec: {
       writeConnectionSecretToRef: { name: 'app-s3' },
       resourceRef: { kind: 'Store', name: 'app-store', namespace: 'infra' },
-      consumers: [{ providerRef: { name: 'eu-1', namespace: 'infra' }, namespace: 'app' }],
+      consumers: [{ providerRef: { name: o.through ?? 'eu-1', namespace: 'infra' }, namespace: 'app' }],
     },
     ...(o.recorded ? { status: { deliveries: o.recorded } } : {}),
   } as unknown as DeliveringClaim;
@@ -116,7 +118,13 @@ function deliveringWorld(
     apiVersion: 'storage.example.com/v1',
     kind: 'Store',
     metadata: { name: 'app-store', namespace: 'infra', uid: 'store-uid' },
-    spec: { providerRef: { name: 'eu-1' }, claimRef: { kind: 'Bucket', name: 'app', namespace: 'team-a', uid: 'app-uid' } },
+    spec: {
+      providerRef: { name: 'eu-1' },
+      claimRef: { kind: 'Bucket', name: 'app', namespace: 'team-a', uid: 'app-uid' },
+      // Reached from other clusters' Providers through a load balancer.
+      ...(o.through ? { exposure: { loadBalancer: {} } } : {}),
+    },
+    ...(o.through ? { status: { atProvider: { exposure: { via: 'LoadBalancer', endpoint: 'http://192.0.2.1:9000' } } } } : {}),
   } as unknown as ManagedResource;
   const copy = {
     apiVersion: 'v1',
@@ -311,5 +319,15 @@ describe('a delivery to a place the claim has not recorded', () => {
     await world.reconcile();
     expect(world.writes).toContain('delete Secret app/app-s3');
     expect(world.consumerSecrets.size).toBe(0);
+  });
+
+  it('delivered through another Provider of the same cluster, is not deleted as the place the claim moved from', async () => {
+    const before = { to: 'infra/eu-1/app', secretName: 'app-s3', delivered: true, endpoint: 'ClusterDNS' as const, keys: 'old-keys' };
+    // Both Providers reach one cluster (the world resolves every Provider to it).
+    const world = deliveringWorld({ there: 'ours, kept by others', recorded: [before], through: 'eu-2' });
+    await world.reconcile();
+    expect(world.writes).not.toContain('delete Secret app/app-s3');
+    expect(world.consumerSecrets.has('app/app-s3')).toBe(true);
+    expect(world.status()?.deliveries).toEqual([expect.objectContaining({ to: 'infra/eu-2/app', delivered: true })]);
   });
 });
