@@ -8,7 +8,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync
 import http from 'node:http';
 import path from 'node:path';
 import { ensureWeed } from './binaries.ts';
-import { freePort } from './cluster.ts';
+import { stablePort } from './cluster.ts';
 
 export interface S3Credentials {
   accessKey: string;
@@ -37,6 +37,8 @@ export interface S3ServerOptions {
 
 const START_TIMEOUT_MS = 60_000;
 const running = new Set<ChildProcess>();
+/** Each running server's folder (its logs), by its endpoint: what a failed request's message quotes. */
+const logs = new Map<string, string>();
 // A test process that ends without stopping its servers must not leave them behind.
 process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
 
@@ -60,10 +62,15 @@ export async function startS3Server({ dir, root, identities = [], log = () => {}
 }
 
 async function start(weed: string, dir: string, config: string | undefined, log: (line: string) => void): Promise<S3Server> {
+  // Below the kernel's ephemeral range: one from it may be taken by any outgoing connection before
+  // weed binds it, and its admin binds after the S3 port answers; one it fails to bind ends it.
   const port: Record<string, number> = {};
+  const taken = new Set<number>();
   for (const name of ['master', 'masterGrpc', 'volume', 'volumeGrpc', 'filer', 'filerGrpc', 's3', 's3Grpc', 'admin', 'adminGrpc'])
-    port[name] = await freePort();
+    taken.add((port[name] = await stablePort(taken)));
   const args = [
+    // Its info log (what growing a bucket's volume did) in its folder, not in the machine's tmp.
+    `-logdir=${dir}`,
     'mini',
     `-dir=${dir}`,
     '-ip=127.0.0.1',
@@ -103,6 +110,8 @@ async function start(weed: string, dir: string, config: string | undefined, log:
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void exited.then(() => running.delete(child));
   const endpoint = `http://127.0.0.1:${port.s3}`;
+  logs.set(endpoint, dir);
+  void exited.then(() => logs.delete(endpoint));
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
@@ -111,7 +120,7 @@ async function start(weed: string, dir: string, config: string | undefined, log:
   };
   const started = Date.now();
   try {
-    await ready(endpoint, () => child.exitCode !== null || child.signalCode !== null);
+    await ready(endpoint, `http://127.0.0.1:${port.master}`, () => child.exitCode !== null || child.signalCode !== null);
   } catch (err) {
     await stop();
     const lines = existsSync(logFile) ? readFileSync(logFile, 'utf8').trimEnd().split('\n') : [];
@@ -130,22 +139,55 @@ async function start(weed: string, dir: string, config: string | undefined, log:
   return { endpoint, pid: child.pid!, shell, stop };
 }
 
-/** Until the S3 port answers a request as S3 does (an anonymous one is refused with 403, or served without authentication). */
-async function ready(endpoint: string, exited: () => boolean): Promise<void> {
+/**
+ * The last warnings and errors the server at endpoint logged (SeaweedFS's W and E lines), for the
+ * message of a request it failed with a 5xx: the only trace of why, once its folder is gone.
+ */
+export function serverComplaints(endpoint: string, count = 12): string {
+  const dir = logs.get(endpoint);
+  if (!dir) return '';
+  const read = (name: string): string[] => (existsSync(path.join(dir, name)) ? readFileSync(path.join(dir, name), 'utf8').split('\n') : []);
+  // The info log says what growing a volume did (a failed growth is only an info line).
+  const growth = read('weed.INFO').filter((l) => /^I\d{4} .*(grow|assign|allocat)/i.test(l));
+  // By their time stamps (MMDD hh:mm:ss.micros after the level letter).
+  const lines = [...growth, ...read('weed.log').filter((l) => /^[EWF]\d{4} /.test(l))].sort((a, b) =>
+    a.slice(1, 21).localeCompare(b.slice(1, 21)),
+  );
+  return lines.length ? `; the server's last complaints:\n${lines.slice(-count).join('\n')}` : '';
+}
+
+/**
+ * Until the S3 port answers a request as S3 does (an anonymous one is refused with 403, or served
+ * without authentication), and its master knows a volume server with room. The S3 port answers
+ * before the volume server has told the master of itself; on a loaded machine a first PUT could
+ * come in between, and find nowhere to write.
+ */
+async function ready(endpoint: string, master: string, exited: () => boolean): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (let delay = 50; Date.now() < deadline; delay = Math.min(delay * 2, 500)) {
     if (exited()) throw new Error('it exited');
-    if ([200, 403].includes(await status(`${endpoint}/`).catch(() => 0))) return;
+    if ([200, 403].includes((await get(`${endpoint}/`).catch(() => undefined))?.status ?? 0) && (await writable(master))) return;
     await new Promise((r) => setTimeout(r, delay));
   }
-  throw new Error(`no answer after ${START_TIMEOUT_MS / 1000} s`);
+  throw new Error(`not ready after ${START_TIMEOUT_MS / 1000} s`);
 }
 
-function status(url: string): Promise<number> {
+/** Whether the master's topology has an id and a volume server with free volume slots. */
+async function writable(master: string): Promise<boolean> {
+  const answer = await get(`${master}/dir/status`).catch(() => undefined);
+  if (answer?.status !== 200) return false;
+  const { Topology, TopologyId } = JSON.parse(answer.body) as { Topology?: { Free?: number }; TopologyId?: string };
+  return Boolean(TopologyId) && (Topology?.Free ?? 0) > 0;
+}
+
+function get(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.get(url, { timeout: 2_000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);

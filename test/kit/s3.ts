@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Agent } from 'node:http';
 import { Agent as TlsAgent } from 'node:https';
-import type { S3Credentials } from './s3-server.ts';
+import { serverComplaints, type S3Credentials } from './s3-server.ts';
 import { s3Lookup } from '../fakes/s3-stores.ts';
 
 const common = (endpoint: string, { accessKey, secretKey }: S3Credentials) => ({
@@ -56,6 +56,12 @@ export async function refusal(request: Promise<unknown>): Promise<string> {
   throw new Error('the request succeeded');
 }
 
+/** A server's own account of a request it failed (a 5xx), when it is one of ours. */
+function failedOn(endpoint: string, err: Error): string {
+  const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
+  return status >= 500 ? serverComplaints(endpoint) : '';
+}
+
 /** What a server answers these credentials in a bucket: a PUT, a LIST and a GET of one object, each 'allowed' or the error's name. */
 export async function answersIn(
   endpoint: string,
@@ -66,7 +72,7 @@ export async function answersIn(
   const answer = (request: Promise<unknown>): Promise<string> =>
     request.then(
       () => 'allowed',
-      (err: Error) => err.name,
+      (err: Error) => err.name + failedOn(endpoint, err),
     );
   try {
     return {
@@ -94,7 +100,7 @@ export async function roundTrip(
   const body = `hello from provider-rook at ${new Date().toISOString()}`;
   const step = async <T>(what: string, request: Promise<T>): Promise<T> =>
     request.catch((err: Error) => {
-      throw new Error(`S3 ${what} in ${endpoint}/${bucket} failed: ${err.name}: ${err.message}`);
+      throw new Error(`S3 ${what} in ${endpoint}/${bucket} failed: ${err.name}: ${err.message}${failedOn(endpoint, err)}`);
     });
   try {
     if (opts.makeBucket) await step('make bucket', s3.send(new CreateBucketCommand({ Bucket: bucket })));
