@@ -16,15 +16,13 @@ import type { ManagedResource } from '../managed/types.ts';
 import { deleteDependents } from './delete.ts';
 import type { NativeKind, TargetObject } from './kind.ts';
 import { deleteNamespaceIfUnused, type NamespaceKept } from './namespaces.ts';
-import type { OwnerKey, OwnershipMarks } from '../ownership/marks.ts';
+import { CLOCK_SKEW_MS, type OwnerKey, type OwnershipMarks } from '../ownership/marks.ts';
 import type { ProviderObject as Provider } from '../providers/provider.ts';
 import type { Target } from '../providers/targets.ts';
 import { Reasons } from '../reasons.ts';
 import { type ProviderResolver } from '../providers/resolver.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
 
-/** How far apart the target's clock and ours may be by default (NTP keeps them far closer). */
-const CLOCK_SKEW_MS = 5 * 60_000;
 /**
  * How long a leaked namespace kept for what else is in it waits before it is checked again. The check
  * lists every namespaced type there (about 40 requests), and what keeps it (a store's data volumes,

@@ -49,6 +49,8 @@ export const ANNOTATION_COMPANION_UIDS = 'rook.crossplane.io/companion-uids';
  * from the same manifest (a restore from a backup, a GitOps re-apply) verifies in every mark but this.
  */
 export const ANNOTATION_MADE_AT = 'rook.crossplane.io/made-at';
+/** How far apart a target's clock and ours may be, by default (NTP keeps them far closer). */
+export const CLOCK_SKEW_MS = 5 * 60_000;
 
 const PROOF_VERSION = 'v1';
 
@@ -96,6 +98,14 @@ export interface Vouchers {
   legacy?: boolean;
   /** A create of the resource's object is under way (or was cut short): a signed object may replace the recorded one. */
   creating?: boolean;
+  /**
+   * A companion's record: one made again by provider-rook (someone deleted it) whose new uid went
+   * unrecorded (the create's answer lost, the process ended) replaces the recorded one. Its marks
+   * are signed, and its signed time of making is its creation's: only provider-rook made it, then.
+   * A copy of it made later (a re-apply of its manifest) is not; nor one whose time a drift repair
+   * has since dropped (it applies the build, without it).
+   */
+  madeAgain?: boolean;
 }
 
 export class OwnershipMarks {
@@ -211,6 +221,14 @@ export class OwnershipMarks {
     );
   }
 
+  /** obj carries a signed time of making, and was created then (give or take the clocks' skew). */
+  private madeWhenCreated(type: ResourceType, obj: ReadonlyDeep<Marked>): boolean {
+    return (
+      obj.metadata.annotations?.[ANNOTATION_MADE_AT] !== undefined &&
+      this.remade(type, obj as ReadonlyDeep<Marked & { metadata: { creationTimestamp?: string } }>, CLOCK_SKEW_MS) === undefined
+    );
+  }
+
   /** The marks on obj were made by this control plane for obj itself (not copied, not edited). */
   signed(type: ResourceType, obj: ReadonlyDeep<Marked>): boolean {
     const proof = obj.metadata.annotations?.[ANNOTATION_OWNER_PROOF];
@@ -235,7 +253,8 @@ export class OwnershipMarks {
       if (recorded) return 'ours';
       // The resource names another object as its own: this one replaced it. Only a create of ours
       // may have done that (a signature could be replayed onto a copy made after ours was deleted).
-      if (vouchers.recordedUid !== undefined && !vouchers.creating) return 'unproven';
+      if (vouchers.recordedUid !== undefined && !vouchers.creating)
+        return vouchers.madeAgain && this.signed(type, obj) && this.madeWhenCreated(type, obj) ? 'ours' : 'unproven';
       if (this.signed(type, obj) || (vouchers.legacy && this.unsigned(obj))) return 'ours';
       return 'unproven';
     }
@@ -417,7 +436,7 @@ export class ResourceOwnership<T extends Marked> {
    */
   companionVouchersFor(c: OwnedCompanion<T>, main: Relation | undefined): Vouchers {
     const recorded = this.recordable(c) ? recordedCompanions(this.#mr)[refKey(c)] : undefined;
-    return { ...this.companionVouchers(main), ...(recorded ? { recordedUid: recorded } : {}) };
+    return { ...this.companionVouchers(main), ...(recorded ? { recordedUid: recorded, madeAgain: true } : {}) };
   }
 
   /**
@@ -510,7 +529,8 @@ export class ResourceOwnership<T extends Marked> {
     // A companion whose uid was recorded is that very object: its marks may have been stripped, and a copy's never prove it.
     const recorded = this.recordable(c) && recordedCompanions(this.#mr)[refKey(c)];
     if (recorded) {
-      if (have.metadata.uid === recorded) return 'ours';
+      if (have.metadata.uid === recorded || this.relationOf(c.type, have, { recordedUid: recorded, madeAgain: true }) === 'ours')
+        return 'ours';
       throw unproven(c, 'is not the object provider-rook made for this resource (it was replaced)');
     }
     const relation = this.relationOf(c.type, have, this.companionVouchers(main));

@@ -6,7 +6,7 @@ import type { ObjectKey } from '../../../../src/kit/kube/object-key.ts';
 import { describe, expect, it } from '@jest/globals';
 import type { KubeClient } from '../../../../src/kit/kube/client.ts';
 import { KubeError } from '../../../../src/kit/kube/errors.ts';
-import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { refKey, type ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { RecordedError, type ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
 import type { Companion, NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
@@ -15,6 +15,7 @@ import { kindContext } from '../../../../src/runtime/native/pass.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import {
   ANNOTATION_BUILT_DIGEST,
+  ANNOTATION_COMPANION_UIDS,
   ANNOTATION_TARGET_UID,
   OwnershipMarks,
   builtDigest,
@@ -329,5 +330,46 @@ describe('NativeExternal.observe', () => {
   it('finds a companion whose fields differ drifted, by the field', async () => {
     const seen = await observeWith({ data: { size: '9' }, ...asBuilt() });
     expect(seen).toMatchObject({ exists: true, upToDate: false, diff: 'ConfigMap.data.size' });
+  });
+});
+
+describe('NativeExternal.observe, a recorded companion made again whose new uid went unrecorded', () => {
+  const settings = kind.companions!(mr, 'm', kindContext(marks))[0]!;
+  // The resource recorded the companion before someone deleted it; its create's answer, made again, was lost.
+  const recorded = {
+    ...mr,
+    metadata: {
+      ...mr.metadata,
+      annotations: { ...mr.metadata.annotations, [ANNOTATION_COMPANION_UIDS]: JSON.stringify({ [refKey(settings)]: 'gone-uid' }) },
+    },
+  };
+  const second = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString();
+  const observeWith = (createdAfterMs: number) => {
+    const target = new FakeTarget();
+    const store = target.put(Stores, 'm', { spec: { size: 4 } });
+    const now = Date.now();
+    // As provider-rook creates it (stamped with the time it is made), created by the server createdAfterMs later.
+    const made = marks.stamped(
+      Settings,
+      marks.mark(Settings, { data: { size: '4' }, metadata: { ...asBuilt().metadata!, namespace: 'ns' } } as Obj, owner),
+      now,
+    );
+    const held = target.put(
+      Settings,
+      'm-settings',
+      { ...made, metadata: { ...made.metadata, creationTimestamp: second(now + createdAfterMs) } },
+      'ns',
+    );
+    return new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(store, held) }).observe(recorded, signal);
+  };
+
+  it('is ours (only provider-rook signs the time it made it, and it was created then), and its uid is recorded', async () => {
+    const seen = await observeWith(300);
+    expect(seen).toMatchObject({ exists: true, upToDate: true });
+    expect(JSON.parse(seen.annotations![ANNOTATION_COMPANION_UIDS]!)).toEqual({ [refKey(settings)]: 'm-settings-uid' });
+  });
+
+  it('is refused when it is a copy created an hour after provider-rook made it (a re-apply of its manifest)', async () => {
+    await expect(observeWith(3_600_000)).rejects.toMatchObject({ message: expect.stringMatching(/it was replaced/) });
   });
 });

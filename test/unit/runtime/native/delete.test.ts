@@ -354,18 +354,55 @@ describe('NativeExternal.delete', () => {
     };
     for (const kept of [false, true]) {
       const target = new FakeTarget();
-      const store = ourStore(target);
+      ourStore(target);
       target.put(Secrets, 'm-root', {
         uid: 'copy-uid',
         ...marks.mark(Secrets, { metadata: { name: 'm-root', namespace: 'ns' } }, owner).metadata,
       });
       if (kept) target.put(Servers, 'm-revoke', marks.mark(Servers, { metadata: { name: 'm-revoke', namespace: 'ns' } }, owner).metadata);
-      await new NativeExternal(withKeys(kept), target.asClient(), marks, { reader: cacheOf(store) }).delete(
+      // Read by name (a cache answering every read with the store would prove nothing of the Secret).
+      await new NativeExternal(withKeys(kept), target.asClient(), marks, { reader: target.asClient() }).delete(
         made,
         new AbortController().signal,
       );
       expect(target.log.filter((l) => l.includes('secrets/'))).toEqual([]);
       expect(target.log).toContain(kept ? 'patch stores/m' : 'delete stores/m');
+    }
+  });
+
+  it('deletes a recorded companion made again whose new uid went unrecorded, and not a copy of it made later', async () => {
+    const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+    const withKeys: NativeKind<ManagedResource> = {
+      ...kind,
+      dependents: undefined,
+      companions: () => [companion(Secrets, 'm-keys', 'keys')],
+    };
+    // The resource recorded its Secret; someone deleted it, and the create that made it again lost its answer.
+    const made: ManagedResource = {
+      ...recorded,
+      metadata: {
+        ...recorded.metadata,
+        annotations: {
+          ...recorded.metadata.annotations,
+          [ANNOTATION_COMPANION_UIDS]: JSON.stringify({ 'v1/Secret/ns/m-keys': 'gone-uid' }),
+        },
+      },
+    };
+    const now = Date.now();
+    const second = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString();
+    for (const [createdAfterMs, deleted] of [
+      [300, true],
+      [3_600_000, false],
+    ] as const) {
+      const target = new FakeTarget();
+      ourStore(target);
+      const stamped = marks.stamped(Secrets, marks.mark(Secrets, { metadata: { name: 'm-keys', namespace: 'ns' } }, owner), now);
+      target.put(Secrets, 'm-keys', { uid: 'again-uid', ...stamped.metadata, creationTimestamp: second(now + createdAfterMs) });
+      await new NativeExternal(withKeys, target.asClient(), marks, { reader: target.asClient() }).delete(
+        made,
+        new AbortController().signal,
+      );
+      expect(target.log.includes('delete secrets/m-keys')).toBe(deleted);
     }
   });
 
