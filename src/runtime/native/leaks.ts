@@ -40,7 +40,7 @@ export interface LeakReport {
   deleted: boolean;
   /** Why it was not deleted, when it was not (report mode, a namespace still in use, marks not proven). */
   kept?: string;
-  /** Its marks are not proven by our signature: never deleted, reported once per process. */
+  /** Its marks are not proven by our signature: never deleted (reported once while it stays, as every leak kept). */
   unproven?: boolean;
 }
 
@@ -87,8 +87,11 @@ export class LeakSweeper<MR extends ManagedResource> {
   /** The sweep under way, if any. */
   private running?: Promise<void>;
   private stopping?: AbortController;
-  /** Unproven objects already reported: they stay until someone acts, and one Event says so. */
-  private readonly reportedUnproven = new Set<string>();
+  /**
+   * Leaks found and kept, by target and uid, with why: they stay until someone acts (or a sweep can
+   * delete them), and one Event says so, not one at every sweep. Only those still there are remembered.
+   */
+  private reportedKept = new Map<string, string>();
   /** Leaked namespaces kept for their contents, by target and uid: when each may be checked again. */
   private keptNamespaces = new Map<string, number>();
 
@@ -137,8 +140,10 @@ export class LeakSweeper<MR extends ManagedResource> {
     // The object itself first, then its companions, then (if nothing else lives there) the namespace.
     const types = [this.o.kind.target, ...(this.o.kind.companionTypes ?? []), Namespaces];
     const kept = this.keptNamespaces;
-    // Only the namespaces still there are remembered.
+    // Only the namespaces still there are remembered, and the leaks kept.
     this.keptNamespaces = new Map();
+    const reported = this.reportedKept;
+    this.reportedKept = new Map();
     // Each sweep begins with the next target: one that stalls a sweep to its deadline does not keep
     // the targets after it from ever being swept.
     const order = [...targets.values()];
@@ -150,6 +155,7 @@ export class LeakSweeper<MR extends ManagedResource> {
           // Cut off (its deadline, a stop): what is left is judged by the next sweep, and nothing is said of it now.
           if (signal?.aborted) {
             for (const [key, at] of kept) if (!this.keptNamespaces.has(key)) this.keptNamespaces.set(key, at);
+            for (const [key, why] of reported) if (!this.reportedKept.has(key)) this.reportedKept.set(key, why);
             return reports;
           }
           const key = type === Namespaces ? `${target.fingerprint} ${obj.metadata.uid}` : undefined;
@@ -162,6 +168,10 @@ export class LeakSweeper<MR extends ManagedResource> {
           if (!leak) continue;
           if (key && leak.keptForContents) this.keptNamespaces.set(key, now + KEPT_NAMESPACE_RECHECK_MS);
           reports.push(leak.report);
+          const { kept: why } = leak.report;
+          const keptKey = `${target.fingerprint} ${obj.metadata.uid}`;
+          if (why !== undefined) this.reportedKept.set(keptKey, why);
+          if (why !== undefined && reported.get(keptKey) === why) continue;
           this.record(leak.report, providers.find((p) => p.metadata.namespace === leak.owner.namespace) ?? providers[0]!);
         }
       }
@@ -324,11 +334,6 @@ export class LeakSweeper<MR extends ManagedResource> {
   }
 
   private record(report: LeakReport, provider: ReadonlyDeep<Provider>): void {
-    if (report.unproven) {
-      const key = `${report.target} ${report.kind} ${report.namespace ?? ''}/${report.name}`;
-      if (this.reportedUnproven.has(key)) return;
-      this.reportedUnproven.add(key);
-    }
     const what = `${report.kind} ${report.namespace ? `${report.namespace}/` : ''}${report.name}`;
     const why = `its owner ${this.o.managedType.kind} ${report.owner} no longer exists`;
     if (report.deleted) {

@@ -61,6 +61,7 @@ function sweeper(
 ) {
   const deleted: string[] = [];
   const reads: string[] = [];
+  const recorder = new MemoryEventRecorder();
   const client = {
     list: targetList ?? (async (type: ResourceType) => ({ items: objects.filter((o) => o.kind === type.kind), resourceVersion: '1' })),
     delete: async (type: ResourceType, { name }: { name: string }) => {
@@ -90,13 +91,25 @@ function sweeper(
     managedType: Managed,
     graceMs: 5 * 60_000,
     reportOnly: false,
-    recorder: new MemoryEventRecorder(),
+    recorder,
     log: silentLogger,
   });
-  return { leaks, deleted };
+  return { leaks, deleted, recorder };
 }
 
 describe('LeakSweeper', () => {
+  it('says once that it keeps a leak, not at every sweep (an Event each is a write at rest), and what it does once it can', async () => {
+    const refused = ['a'];
+    const { leaks, recorder } = sweeper([made(Stores, 'a', 'a')], refused);
+    const said = () => recorder.events.map((e) => `${e.reason}: ${e.message.replace(/ in the target cluster.*not deleted:/, ':')}`);
+    await leaks.sweep(undefined, madeAt + HOUR);
+    await leaks.sweep(undefined, madeAt + 2 * HOUR);
+    expect(said()).toEqual(['FoundLeakedObject: found Store ns/a: its deletion failed: deleting a is forbidden']);
+    refused.length = 0;
+    await leaks.sweep(undefined, madeAt + 3 * HOUR);
+    expect(said()[1]).toMatch(/^DeletedLeakedObject: deleted Store ns\/a/);
+  });
+
   it("goes on past an object it cannot delete, and keeps that store's companions (its keys) with it", async () => {
     const { leaks, deleted } = sweeper(
       [made(Stores, 'a', 'a'), made(Stores, 'b', 'b'), made(Secrets, 'a-keys', 'a'), made(Secrets, 'b-keys', 'b')],
