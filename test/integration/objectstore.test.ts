@@ -437,7 +437,11 @@ describe('bad credentials', () => {
       async () => (await eventsFor(env.control, { namespace: env.ns.apps, name })).find((e) => e.reason === 'ProviderNotFound'),
       'an event saying why nothing was deleted in a target',
     );
-    expect(said.message).toMatch(/Provider .*nope does not exist.*nothing was made/);
+    expect(said.message).toMatch(/Provider .*nope does not exist.*nothing is recorded as made in a target/);
+    // A claim marks its resource's create pending before any ran: one cut short is possible, and said.
+    expect(said.message).toMatch(
+      /should a create have run and its record been cut short \(a crash\), a Provider that reaches that cluster later sweeps what it made as a leak/,
+    );
   });
 
   it('keeps a resource that made its store on a Provider now gone, and says what letting it go would leave', async () => {

@@ -6,7 +6,13 @@ import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
 import { keepsOnDeletion } from '../managed/policies.ts';
-import { ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_SUCCEEDED, externalNameOf, isDeleting } from '../../kit/meta.ts';
+import {
+  ANNOTATION_CREATE_FAILED,
+  ANNOTATION_CREATE_PENDING,
+  ANNOTATION_CREATE_SUCCEEDED,
+  externalNameOf,
+  isDeleting,
+} from '../../kit/meta.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { NativeExternal } from './external.ts';
 import { ANNOTATION_COMPANION_UIDS, ANNOTATION_TARGET_UID, importRequested } from '../ownership/marks.ts';
@@ -140,10 +146,16 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
           'a Provider that reaches that cluster later sweeps it as a leak',
       );
     }
+    // A claim makes its resource with the create marked pending, before any create ran: pending alone
+    // cannot tell a create never tried from one whose record was cut short (a crash, a lost answer).
+    const after = keepsOnDeletion(mr.spec)
+      ? 'what it made stays, as its reclaim policy asks'
+      : 'a Provider that reaches that cluster later sweeps what it made as a leak';
+    const tried = marks[ANNOTATION_CREATE_PENDING] ? `; should a create have run and its record been cut short (a crash), ${after}` : '';
     this.opts.recorder?.warning(
       mr,
       Reasons.ProviderNotFound,
-      `${missing}; nothing was made in a target for this resource, so it is let go without deleting anything there`,
+      `${missing}; nothing is recorded as made in a target for this resource, so it is let go without deleting anything there${tried}`,
     );
     return undefined;
   }
