@@ -56,6 +56,8 @@ export const isNotFound = (err: unknown): boolean => err instanceof KubeError &&
 export const isConflict = (err: unknown): boolean => err instanceof KubeError && err.code === 409 && err.reason === 'Conflict';
 export const isAlreadyExists = (err: unknown): boolean => err instanceof KubeError && err.code === 409 && err.reason === 'AlreadyExists';
 export const isGone = (err: unknown): boolean => err instanceof KubeError && err.code === 410;
+/** Refused by the object's schema or validation rules (422 Invalid). */
+export const isInvalid = (err: unknown): boolean => err instanceof KubeError && err.code === 422;
 
 /** Kubernetes' StatusReason values: the only reasons we take from an untrusted server. */
 const STATUS_REASONS = new Set([

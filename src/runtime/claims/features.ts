@@ -7,6 +7,7 @@ import { sameJson } from '../../kit/json.ts';
 import { quantityBytes } from '../../kit/quantity.ts';
 import { mergePatchSame } from '../../kit/controller/finalizers.ts';
 import type { Client } from '../../kit/kube/client.ts';
+import { isInvalid } from '../../kit/kube/errors.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { ManagedResource } from '../managed/types.ts';
@@ -118,19 +119,47 @@ export async function followFeatures(
 ): Promise<void> {
   const wanted = featuresFor(claim, cls, o.features);
   if (!o.features) return;
-  // What the store set when it made the bucket stays; the rest still follows, and the claim says why.
-  const have = (at(mr.spec, o.features.path) ?? {}) as BucketFeatures;
+  const support = o.features;
+  // What the bucket cannot change or drop stays; the rest still follows, and the claim says why.
+  const have = (at(mr.spec, support.path) ?? {}) as BucketFeatures;
   // Off is as good as unset (object lock false).
   const value = (v: unknown): unknown => (v === false || v === undefined ? null : v);
-  const kept = FEATURES.filter((f) => o.features?.fixed?.[f] && !sameJson(value(have[f]), value(wanted?.[f])));
-  const features = kept.length ? { ...wanted, ...Object.fromEntries(kept.map((f) => [f, have[f]])) } : wanted;
-  await forwardFeatures(o.client, o.managed.type, mr, { features, support: o.features }, signal);
+  const why = (f: FeatureName): string | undefined =>
+    support.fixed?.[f] && !sameJson(value(have[f]), value(wanted?.[f]))
+      ? `spec.features.${f} cannot change after the bucket is made: ${support.fixed[f]}`
+      : lasting(f, have, wanted);
+  const kept = FEATURES.flatMap((f) => {
+    const because = why(f);
+    return because ? [{ f, because }] : [];
+  });
+  const features = kept.length ? { ...wanted, ...Object.fromEntries(kept.map(({ f }) => [f, have[f]])) } : wanted;
+  try {
+    await forwardFeatures(o.client, o.managed.type, mr, { features, support }, signal);
+  } catch (err) {
+    // Refused by the resource's own rules (a claim's versioning Suspended under its class's object
+    // lock): the claim's to say, and nothing else of its pass stops for it.
+    if (isInvalid(err))
+      throw new ReasonedError(Reasons.FeatureNotAllowed, `its ${o.managed.type.kind} refused these features: ${(err as Error).message}`);
+    throw err;
+  }
   if (kept.length)
-    throw new ReasonedError(
-      Reasons.FeatureNotAllowed,
-      kept.map((f) => `spec.features.${f} cannot change after the bucket is made: ${o.features!.fixed![f]}`).join('; ') +
-        '; the other features were applied',
-    );
+    throw new ReasonedError(Reasons.FeatureNotAllowed, kept.map(({ because }) => because).join('; ') + '; the other features were applied');
+}
+
+/**
+ * Why a bucket keeps a feature its claim no longer gets (the class that filled it dropped it): what
+ * its resource's rules refuse to undo once set (featureTransitionRules), as S3 cannot. Undefined
+ * when the feature may follow.
+ */
+function lasting(f: FeatureName, have: BucketFeatures, wanted: BucketFeatures | undefined): string | undefined {
+  if (f === 'objectLock')
+    return have.objectLock && !wanted?.objectLock
+      ? 'spec.features.objectLock stays on: object lock cannot be turned off once on'
+      : undefined;
+  if (f !== 'versioning' && f !== 'quota' && f !== 'lifecycle') return undefined;
+  if (have[f] === undefined || wanted?.[f] !== undefined) return undefined;
+  const since = f === 'versioning' ? 'S3 cannot turn versioning off' : 'it can be changed but not removed once set';
+  return `spec.features.${f} stays as the bucket has it (${since}); set it on the claim to change it`;
 }
 
 /** What the bound resource holds differs from what the claim wants now: the resource is patched to match. */

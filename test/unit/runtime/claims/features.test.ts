@@ -2,8 +2,16 @@
 // unset, the class's limits hold, a backend refuses what it lacks by name, and a bound resource is
 // patched only when what it holds differs from what the claim wants.
 import { describe, expect, it } from '@jest/globals';
-import type { ReasonedError } from '../../../../src/kit/conditions.ts';
-import { featuresFor, forwardFeatures, placeFeatures, quotaBytes, type FeatureSupport } from '../../../../src/runtime/claims/features.ts';
+import { ReasonedError } from '../../../../src/kit/conditions.ts';
+import { KubeError } from '../../../../src/kit/kube/errors.ts';
+import {
+  featuresFor,
+  followFeatures,
+  forwardFeatures,
+  placeFeatures,
+  quotaBytes,
+  type FeatureSupport,
+} from '../../../../src/runtime/claims/features.ts';
 import type { Claim } from '../../../../src/runtime/claims/claim.ts';
 import type { Client } from '../../../../src/kit/kube/client.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
@@ -128,5 +136,68 @@ describe('placing and forwarding', () => {
     );
     await forwardFeatures(client, type, mr(), { features: undefined, support: ALL }, new AbortController().signal);
     expect(patches).toEqual([]);
+  });
+});
+
+// A bound claim's features follow its class; what its bucket cannot drop stays, and whatever the
+// resource refuses is the claim's to say: its pass goes on to copy its Secret (a rotation's new keys).
+describe('followFeatures', () => {
+  const type = { apiVersion: 'x/v1', kind: 'X', plural: 'xs', namespaced: true };
+  const bound = (features: object) =>
+    ({ metadata: { name: 'm', namespace: 'infra', uid: 'm-uid' }, spec: { forProvider: { features } } }) as unknown as ManagedResource;
+  /** A client that refuses, as the resource's CEL rules do (featureTransitionRules), a patch that drops what may not be dropped. */
+  const strict = (patches: unknown[]) =>
+    ({
+      mergePatch: async (_t: unknown, _k: unknown, patch: { spec: { forProvider: { features: Record<string, unknown> } } }) => {
+        const f = patch.spec.forProvider.features;
+        if (f.versioning === null || f.quota === null || f.lifecycle === null || f.objectLock === null)
+          throw new KubeError(
+            422,
+            'Invalid',
+            'X.x "m" is invalid: spec.forProvider.features.versioning: Invalid value: cannot be unset once set',
+          );
+        patches.push(patch);
+      },
+    }) as unknown as Client;
+  const refusedBy = async (p: Promise<unknown>): Promise<ReasonedError> =>
+    p.then(
+      () => Promise.reject(new Error('not refused')),
+      (e: ReasonedError) => e,
+    );
+
+  it("keeps what the bucket cannot drop when its class stops giving it (a removed default), and says so, not the server's refusal", async () => {
+    const patches: unknown[] = [];
+    const o = { client: strict(patches), managed: { type }, features: ALL };
+    // The class gave versioning and its maxQuota; a platform team removed both.
+    const mr = bound({ versioning: 'Enabled', quota: { size: '50Gi' } });
+    const err = await refusedBy(followFeatures(o, { claim: claim(), cls: cls({}), mr }, new AbortController().signal));
+    expect(err).toBeInstanceOf(ReasonedError);
+    expect(err.reason).toBe('FeatureNotAllowed');
+    expect(err.message).toMatch(/spec\.features\.versioning stays as the bucket has it \(S3 cannot turn versioning off\)/);
+    expect(err.message).toMatch(/spec\.features\.quota stays as the bucket has it/);
+    expect(patches).toEqual([]);
+  });
+
+  it("says what the resource refuses (versioning Suspended under object lock) as the claim's refusal, not an error that ends its pass", async () => {
+    const refusing = {
+      mergePatch: async () => {
+        throw new KubeError(
+          422,
+          'Invalid',
+          'X.x "m" is invalid: spec.forProvider.features.objectLock: Invalid value: objectLock needs versioning Enabled',
+        );
+      },
+    } as unknown as Client;
+    const o = { client: refusing, managed: { type }, features: ALL };
+    const mr = bound({ versioning: 'Enabled', objectLock: true });
+    const err = await refusedBy(
+      followFeatures(
+        o,
+        { claim: claim({ versioning: 'Suspended' }), cls: cls({ defaults: { objectLock: true } }), mr },
+        new AbortController().signal,
+      ),
+    );
+    expect(err).toBeInstanceOf(ReasonedError);
+    expect(err.message).toMatch(/^its X refused these features: .*objectLock needs versioning Enabled/);
   });
 });
