@@ -209,6 +209,16 @@ function watchServedKinds(
         if (claim.status?.bindingPhase !== 'Bound' && pointing.some((pc) => usesPortable(pc)(claim))) route(claim);
     };
     onChange(b.classCache, classChanged, { on: ['added', 'updated'] });
+    // A class's features changed: the bound claims of the resources it made follow them (their
+    // claims are at rest otherwise, and would follow only at their next unrelated change).
+    const featuresChanged = (cls: KubeObjectLike): void => {
+      for (const mr of b.managedCache.list()) {
+        const made = mr.spec.classRef as { name?: string; namespace?: string } | undefined;
+        if (made?.name === cls.metadata.name && made.namespace === cls.metadata.namespace) claimOf(mr);
+      }
+    };
+    const features = (cls: KubeObjectLike): unknown => (cls as { spec?: { features?: unknown } }).spec?.features;
+    onChange(b.classCache, featuresChanged, { on: ['updated'], when: (old, cls) => !sameJson(features(old), features(cls)) });
     // What configure reads (a store a class shares) retries the unbound claims of this kind's classes when it changes.
     const readChanged = (): void => {
       const pointing = c.portable

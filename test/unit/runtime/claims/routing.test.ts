@@ -226,6 +226,28 @@ describe('setupClaim routes each change to one controller', () => {
     expect(w.taken()).toEqual([`${w.controller(A)} app/waits`]);
   });
 
+  it("a class's features changing wakes the bound claims of the resources it made, and nothing else of it does", () => {
+    const w = claimsWorld();
+    w.of<PortableClass>(Portables).add(portable('to-a', A.class));
+    const bound = claim({ classRef: { name: 'to-a' }, resourceRef: { kind: 'AStore', name: 'mr', namespace: 'infra' } });
+    w.of<Claim>(Claims).add({ ...bound, status: { bindingPhase: 'Bound' } } as Claim);
+    const made = { ...store(A.managed, toThisClaim), spec: { claimRef: toThisClaim, classRef: { name: 'gold', namespace: 'infra' } } };
+    w.of<ManagedResource>(A.managed).add(made as ManagedResource);
+    const gold = (features: object, labels: Record<string, string> = {}) =>
+      ({
+        apiVersion: A.class.apiVersion,
+        kind: A.class.kind,
+        metadata: { name: 'gold', namespace: 'infra', labels },
+        spec: { features },
+      }) as KubeObjectLike;
+    w.of<KubeObjectLike>(A.class).add(gold({ defaults: { versioning: 'Enabled' } }));
+    w.taken();
+    w.of<KubeObjectLike>(A.class).add(gold({ defaults: { versioning: 'Enabled' } }, { tier: 'gold' }));
+    expect(w.taken()).toEqual([]);
+    w.of<KubeObjectLike>(A.class).add(gold({ maxQuota: '10Gi' }, { tier: 'gold' }));
+    expect(w.taken()).toEqual([`${w.controller(A)} app/b`]);
+  });
+
   it('a managed resource and a connection Secret wake the claim they concern, in its controller only', () => {
     const w = claimsWorld();
     w.of<PortableClass>(Portables).add(portable('to-b', B.class));
