@@ -602,6 +602,17 @@ class SeaweedStandIn extends StandIn<Obj> {
       if (!said) await this.client.updateStatus(Seaweeds, { ...seaweed, status });
       return;
     }
+    // The operator names its objects after the Seaweed: StatefulSets `<n>-volume` (whose pods'
+    // controller-revision-hash label, `<StatefulSet>-<hash>`, must fit 63 characters) and headless
+    // Services `<n>-volume-peer`. A longer name is refused by the API server there, and nothing of
+    // the Seaweed ever runs: its servers are not started here either.
+    const tooLong = invalidDerivedName(name);
+    if (tooLong) {
+      const said = (seaweed.status?.conditions as { message?: string }[] | undefined)?.some((c) => c.message === tooLong);
+      if (!said)
+        await this.client.updateStatus(Seaweeds, { ...seaweed, status: { conditions: [condition('False', 'NotReady', tooLong)] } });
+      return;
+    }
     // The gateway's identities file (spec.s3.configSecret), as the operator mounts it for -config.
     const identities = await identitiesOf(this.client, seaweed);
     if (typeof identities === 'string') {
@@ -628,6 +639,18 @@ class SeaweedStandIn extends StandIn<Obj> {
     const ready = cond(seaweed as { status?: { conditions?: Condition[] } }, 'Ready')?.status === 'True';
     if (!ready) await this.client.updateStatus(Seaweeds, { ...seaweed, status });
   }
+}
+
+/** What the API server answers the operator for an object it derives from this Seaweed name, when it refuses one. */
+function invalidDerivedName(name: string): string | undefined {
+  if (`${name}-volume-peer`.length > 63)
+    return `Service "${name}-volume-peer" is invalid: metadata.name: Invalid value: must be no more than 63 characters`;
+  // A revision hash of 10 characters, the longest the StatefulSet controller makes.
+  if (`${name}-volume-0123456789`.length > 63)
+    return `Pod "${name}-volume-0" is invalid: metadata.labels: Invalid value: "${name}-volume-0123456789": must be no more than 63 characters`;
+  if (!/^[a-z]/.test(name))
+    return `Service "${name}-s3" is invalid: metadata.name: Invalid value: a DNS-1035 label must start with a letter`;
+  return undefined;
 }
 
 /**

@@ -18,6 +18,7 @@ import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { SeaweedBucket } from '../../src/backends/seaweedfs/api.ts';
+import { seaweedNameFor } from '../../src/backends/seaweedfs/store.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, NetworkPolicies, resourcePath, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import {
@@ -586,6 +587,27 @@ describe('a SeaweedFS store per claim', () => {
     } finally {
       other.destroy();
     }
+  }, 150_000);
+
+  it("a claim whose store's name is too long for what the operator derives from it gets a Seaweed under a shorter one, and works", async () => {
+    // "<namespace>-<claim>-<5 characters>", 52 characters: the operator's <name>-volume-peer Service
+    // and its StatefulSets' pods would be refused, and the store never Ready.
+    const key = { namespace: env.ns.appB, name: 'an-archive-of-invoices-kept-for-the-auditors' };
+    await env.control.create(Buckets, claim(key, 'dedicated'));
+    await bound(key);
+    const mr = await managedOf(key);
+    expect(mr.length).toBeGreaterThan(45);
+    const name = seaweedNameFor(mr);
+    expect(name.length).toBeLessThanOrEqual(45);
+    expect(await env.target.get(Seaweeds, { namespace: `seaweedfs-${mr}`, name })).toBeDefined();
+    const stored = await env.control.get<Obj & { metadata: { annotations?: Record<string, string> } }>(kinds.SeaweedStore, {
+      namespace: env.ns.platform,
+      name: mr,
+    });
+    expect(stored?.metadata.annotations?.['crossplane.io/external-name']).toBe(name);
+    const own = await access(key);
+    expect(own.keys.endpoint).toBe(`http://${name}-s3.seaweedfs-${mr}.svc.cluster.local:8333`);
+    await roundTrip(own.local, own.creds, own.bucket);
   }, 150_000);
 
   it('deleting the claim keeps its store (its bucket may hold objects), marked Retain, and says so; a class that lets objects go deletes it', async () => {

@@ -3,6 +3,7 @@
 // users are lost when the filer restarts). With a bucket (a claim's), the operator also makes a
 // bucket in it and a user of its own that reaches only that bucket (bucket-user.ts): the app gets
 // that user's keys. A Seaweed has no root user for provider-rook to hold.
+import { createHash } from 'node:crypto';
 import { objectKeyOf, type ObjectKey } from '../../kit/kube/object-key.ts';
 import { keyOf } from '../../kit/controller/result.ts';
 import { getCondition } from '../../kit/conditions.ts';
@@ -10,9 +11,8 @@ import { kinds } from '../../apis/kinds.gen.ts';
 import type { SeaweedStore, SeaweedStoreClass } from './api.ts';
 import { withoutNulls } from '../../kit/json.ts';
 import { NetworkPolicies, Secrets, Services } from '../../kit/kube/resources.ts';
-import { externalNameOf } from '../../kit/meta.ts';
 import { claimLabels, refuseUnlessAllowed, type Claim } from '../../runtime/claims/claim.ts';
-import type { KindContext, NativeKind, TargetObject } from '../../runtime/native/kind.ts';
+import { nameOf, type KindContext, type NativeKind, type TargetObject } from '../../runtime/native/kind.ts';
 import {
   exposed,
   exposureCompanion,
@@ -45,6 +45,28 @@ const RESOURCE = 'seaweedstores.seaweedfs.crossplane.io';
 const ownerOf = (mr: SeaweedStore): string => `${RESOURCE}/${mr.metadata.uid}`;
 /** The S3 gateway's port (the operator's default, spec.s3.port). */
 const S3_PORT = 8333;
+
+/**
+ * The longest Seaweed name the operator's objects fit: it names StatefulSets `<name>-volume` and
+ * `<name>-master`, whose pods' controller-revision-hash label (`<StatefulSet>-<hash of up to 10>`)
+ * must fit 63 characters, and headless Services `<name>-volume-peer` (63 at most, as every Service).
+ */
+const SEAWEED_NAME_MAX = 45;
+
+/**
+ * The Seaweed's name for a store that records none: its own, when it fits the operator's derived
+ * names (at most 45 characters, a letter first, as Service names need); else its start, and a digest
+ * of the whole that keeps two long names apart. A claim's store has a name of up to 52 characters.
+ */
+export function seaweedNameFor(name: string): string {
+  if (name.length <= SEAWEED_NAME_MAX && /^[a-z]/.test(name)) return name;
+  const digest = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  const start = `${/^[a-z]/.test(name) ? '' : 's-'}${name}`.slice(0, SEAWEED_NAME_MAX - digest.length - 1).replace(/-+$/, '');
+  return `${start}-${digest}`;
+}
+
+/** The store's Seaweed name: the one it records, or the one its create gives it. */
+const seaweedOf = (store: SeaweedStore): string => nameOf(seaweedStoreKind, store);
 
 /** The operator's S3 Service of a Seaweed, selecting its gateway's pods: what an exposure leads to. */
 const s3Service = ({ namespace, name }: Required<ObjectKey>): S3Service => ({
@@ -144,7 +166,7 @@ export interface SeaweedStoreAccess {
 /** How buckets of a shared SeaweedStore reach it (undefined while it has no Provider yet). */
 export function storeAccess(store: SeaweedStore): SeaweedStoreAccess | undefined {
   if (!store.spec.providerRef) return undefined;
-  const name = externalNameOf(store.metadata);
+  const name = seaweedOf(store);
   const namespace = store.spec.targetNamespace;
   const endpoint = seaweedEndpoint({ namespace, name }, store.spec.forProvider.clusterDomain);
   return { providerRef: { name: store.spec.providerRef.name }, namespace, seaweed: name, endpoint };
@@ -172,6 +194,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
   resource: RESOURCE,
   target: Seaweeds,
   operator: seaweedfsOperator,
+  externalName: (mr) => seaweedNameFor(mr.metadata.name),
 
   desired(mr, name) {
     const { image, volumeServers, volumeSize, filerSize, storageClassName } = mr.spec.forProvider;

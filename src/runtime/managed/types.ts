@@ -63,6 +63,8 @@ export interface ExternalClient<MR extends ManagedResource> {
   /** Must not change the external resource; may set mr.status (Ready, atProvider). */
   observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation>;
   create(mr: MR, signal: AbortSignal): Promise<ExternalCreation>;
+  /** The name a create gives the external resource when the resource names none (its own, unset). */
+  externalName?(mr: MR): string;
   /** Repairs drift; annotations (what proves an object it made again) are recorded on the managed resource. */
   update(mr: MR, signal: AbortSignal): Promise<{ connectionDetails?: ConnectionDetails; annotations?: Record<string, string> }>;
   /**

@@ -6,18 +6,12 @@ import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { ExternalClient, ExternalConnecter, ManagedResource } from '../managed/types.ts';
 import { keepsOnDeletion } from '../managed/policies.ts';
-import {
-  ANNOTATION_CREATE_FAILED,
-  ANNOTATION_CREATE_PENDING,
-  ANNOTATION_CREATE_SUCCEEDED,
-  externalNameOf,
-  isDeleting,
-} from '../../kit/meta.ts';
+import { ANNOTATION_CREATE_FAILED, ANNOTATION_CREATE_PENDING, ANNOTATION_CREATE_SUCCEEDED, isDeleting } from '../../kit/meta.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import { NativeExternal } from './external.ts';
 import { ANNOTATION_COMPANION_UIDS, ANNOTATION_TARGET_UID, importRequested } from '../ownership/marks.ts';
 import { kindContext, type NativeExternalOptions } from './pass.ts';
-import type { NativeKind } from './kind.ts';
+import { nameOf, type NativeKind } from './kind.ts';
 import { providerNotFound, type ProviderResolver } from '../providers/resolver.ts';
 import { operatorNamespaces, type OperatorInstaller } from '../operators/operator.ts';
 import {
@@ -162,7 +156,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
 
   /** The key of the resource's object in the target's caches ("namespace/name", or the name). */
   private targetKey(mr: MR): string {
-    const name = externalNameOf(mr.metadata);
+    const name = nameOf(this.kind, mr);
     const namespace = this.kind.target.namespaced ? this.kind.desired(mr, name, kindContext(this.marks)).metadata.namespace : undefined;
     return formatObjectKey(namespace ? { namespace, name } : { name });
   }
@@ -187,7 +181,7 @@ const leftAsItIs: ExternalClient<never> = {
 
 /** The target namespaces a resource puts its object and companions in. */
 export function namespacesUsed<MR extends ManagedResource>(kind: NativeKind<MR>, marks: OwnershipMarks, mr: MR): string[] {
-  const name = externalNameOf(mr.metadata);
+  const name = nameOf(kind, mr);
   const ctx = kindContext(marks);
   const used = [kind.desired(mr, name, ctx).metadata.namespace, ...(kind.companions?.(mr, name, ctx) ?? []).map((c) => c.namespace)];
   return used.filter((ns): ns is string => ns !== undefined);

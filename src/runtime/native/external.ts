@@ -10,7 +10,7 @@ import type { OwnershipMarks } from '../ownership/marks.ts';
 import { apply } from './apply.ts';
 import { remove } from './delete.ts';
 import { keep } from './keep.ts';
-import type { NativeKind } from './kind.ts';
+import { nameOf, type NativeKind } from './kind.ts';
 import { observe } from './observe.ts';
 import { NativePass, type NativeExternalOptions } from './pass.ts';
 
@@ -23,6 +23,10 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
 
   observe(mr: MR, signal: AbortSignal): Promise<ExternalObservation> {
     return observe(new NativePass(this.target, mr, signal));
+  }
+
+  externalName(mr: MR): string {
+    return nameOf(this.target.kind, mr);
   }
 
   create(mr: MR, signal: AbortSignal): Promise<ExternalCreation> {

@@ -7,6 +7,7 @@ import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ObjectRef, ResourceType } from '../../kit/kube/resources.ts';
 import { setBindable, type ConnectionDetails, type ManagedResource } from '../managed/types.ts';
 import { setCondition } from '../../kit/conditions.ts';
+import { ANNOTATION_EXTERNAL_NAME } from '../../kit/meta.ts';
 import { Ready, type Reason } from '../reasons.ts';
 import type { OperatorBundle } from '../operators/operator.ts';
 import type { OwnedCompanion } from '../ownership/marks.ts';
@@ -124,6 +125,11 @@ export interface NativeKind<MR extends ManagedResource> {
   resource: string;
   /** The kind of object kept in the target. */
   target: ResourceType;
+  /**
+   * The name its object gets when the resource names none (the external-name annotation), where the
+   * resource's own name does not fit what the operator derives from it; the resource's name unset.
+   */
+  externalName?(mr: MR): string;
   /** The target object we want (name and namespace set; no ownership marks: those are added here). */
   desired(mr: MR, externalName: string, ctx: KindContext): TargetObject;
   /** Objects that must exist beside it (e.g. a credentials Secret, a Service), made and owned by us. */
@@ -207,4 +213,9 @@ export interface ObjectReader {
     /** The uid the object had: a cache that saw that very object deleted answers without asking the server. */
     goneUid?: string,
   ): Promise<T | undefined>;
+}
+
+/** The name of a resource's object: the one it records (external-name), else the kind's for it, else its own. */
+export function nameOf<MR extends ManagedResource>(kind: Pick<NativeKind<MR>, 'externalName'>, mr: MR): string {
+  return mr.metadata.annotations?.[ANNOTATION_EXTERNAL_NAME] || kind.externalName?.(mr) || mr.metadata.name;
 }

@@ -8,11 +8,10 @@ import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
 import type { ObjectKey } from '../../kit/kube/object-key.ts';
 import type { ObjectRef, ResourceType } from '../../kit/kube/resources.ts';
-import { externalNameOf } from '../../kit/meta.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { ResourceOwnership, type OwnershipMarks, type Owner, type Vouchers } from '../ownership/marks.ts';
 import type { Reason } from '../reasons.ts';
-import type { Companion, KindContext, NativeKind, ObjectReader, TargetObject } from './kind.ts';
+import { nameOf, type Companion, type KindContext, type NativeKind, type ObjectReader, type TargetObject } from './kind.ts';
 import { planFor, type RotationPlan } from './rotation.ts';
 
 export interface NativeExternalOptions {
@@ -81,7 +80,7 @@ export class NativePass<MR extends ManagedResource> implements TargetAccess {
     this.now = this.opts.now ?? Date.now;
     this.mr = mr;
     this.signal = signal;
-    this.name = externalNameOf(mr.metadata);
+    this.name = nameOf(this.kind, mr);
     this.ownership = new ResourceOwnership(this.marks, this.kind, mr);
     ({ owner: this.owner, vouchers: this.vouchers } = this.ownership);
   }

@@ -2,7 +2,8 @@
 // provider-rook makes the Seaweed, and nothing of the kind when it imports one (which keeps its own).
 import { describe, expect, it } from '@jest/globals';
 import type { SeaweedStore } from '../../../../src/backends/seaweedfs/api.ts';
-import { seaweedStoreKind } from '../../../../src/backends/seaweedfs/store.ts';
+import { seaweedNameFor, seaweedStoreKind } from '../../../../src/backends/seaweedfs/store.ts';
+import { nameOf } from '../../../../src/runtime/native/kind.ts';
 import { S3_ENDPOINT_KEYS } from '../../../../src/backends/shared/s3-details.ts';
 import { ANNOTATION_EXTERNAL_NAME } from '../../../../src/kit/meta.ts';
 import { testContext } from '../../../kit/kind-context.ts';
@@ -51,5 +52,31 @@ describe("who reaches a Seaweed's servers", () => {
 
   it('an imported Seaweed is left as its owner has it: no NetworkPolicy', () => {
     expect(isolationOf(store({ [ANNOTATION_EXTERNAL_NAME]: 's' }), 'storage-operators')).toBeUndefined();
+  });
+});
+
+describe("a SeaweedStore's Seaweed name", () => {
+  // A claim's store: "<namespace>-<claim>-<5 characters>", up to 52 characters.
+  const claimed = 'team-payments-production-invoices-archive-bu-x7k2p';
+  const named = (name: string, annotations: Record<string, string> = {}) => ({
+    ...store(annotations),
+    metadata: { ...store(annotations).metadata, name },
+  });
+
+  it("fits what the operator derives from it (StatefulSet pods' revision label, the -volume-peer Service): at most 45 characters, a letter first", () => {
+    const name = seaweedNameFor(claimed);
+    expect(name.length).toBeLessThanOrEqual(45);
+    expect(`${name}-volume-peer`.length).toBeLessThanOrEqual(63);
+    expect(name).toMatch(/^team-payments-production-invoices-ar-[0-9a-f]{8}$/);
+    expect(seaweedNameFor(claimed)).toBe(name);
+    // Two long names alike but for their end stay apart.
+    expect(seaweedNameFor(claimed.replace('x7k2p', 'x7k2q'))).not.toBe(name);
+    expect(seaweedNameFor('1team-app-x7k2p')).toMatch(/^s-1team-app-x7k2p-[0-9a-f]{8}$/);
+    expect(seaweedNameFor('short-store')).toBe('short-store');
+  });
+
+  it('is what a create records for it, and a name the store records already stays (its Seaweed was made under it)', () => {
+    expect(nameOf(seaweedStoreKind, named(claimed) as SeaweedStore)).toBe(seaweedNameFor(claimed));
+    expect(nameOf(seaweedStoreKind, named(claimed, { [ANNOTATION_EXTERNAL_NAME]: claimed }) as SeaweedStore)).toBe(claimed);
   });
 });
