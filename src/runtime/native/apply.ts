@@ -9,7 +9,7 @@ import { ReasonedError } from '../../kit/conditions.ts';
 import { KubeError, isAlreadyExists, isConflict, isNotFound } from '../../kit/kube/errors.ts';
 import { refKey } from '../../kit/kube/resources.ts';
 import { RecordedError, type ExternalCreation, type ManagedResource } from '../managed/types.ts';
-import { ANNOTATION_TARGET_UID } from '../ownership/marks.ts';
+import { ANNOTATION_TARGET_UID, companionEntry } from '../ownership/marks.ts';
 import { deleteIfOurs, deleteSuperseded, retiredLeft, supersededMayShow, unrecordedOnlyAfter } from './delete.ts';
 import type { Companion, KindContext, ObjectReader, TargetObject } from './kind.ts';
 import { ensureNamespace, forgetNamespace } from './namespaces.ts';
@@ -48,7 +48,8 @@ async function write<MR extends ManagedResource>(
 ): Promise<TargetObject> {
   const { kind, client, mr, name, owner, vouchers, signal } = pass;
   const record = (c: Companion, obj: TargetObject): void => {
-    if (pass.ownership.recordable(c) && obj.metadata.uid) made[refKey(c)] = obj.metadata.uid;
+    // With when it was made, as a create's answer says: what tells a later one of ours from a copy of it.
+    if (pass.ownership.recordable(c) && obj.metadata.uid) made[refKey(c)] = companionEntry(obj);
   };
   const type = kind.target;
   const ctx = pass.recorded();

@@ -10,7 +10,7 @@ import { isNotFound } from '../../kit/kube/errors.ts';
 import { describeRef, refKey, type ObjectRef, type ResourceType } from '../../kit/kube/resources.ts';
 import { policyOf } from '../managed/policies.ts';
 import type { ExternalObservation, ManagedResource } from '../managed/types.ts';
-import { LABEL_OWNER_UID, type Relation } from '../ownership/marks.ts';
+import { LABEL_OWNER_UID, companionEntry, type Relation } from '../ownership/marks.ts';
 import { Reasons, UnprovenError } from '../reasons.ts';
 import { ANNOTATION_TEARDOWN, mayHaveLeftovers, retiredLeft, supersededMayShow, TEARDOWN_REQUIRED, unrecordedOnlyAfter } from './delete.ts';
 import { recordInspection, type Companion, type KindContext, type TargetObject } from './kind.ts';
@@ -184,7 +184,7 @@ async function checkCompanions<MR extends ManagedResource>(
     }
     const verdict = pass.ownership.verdict(c, have, observed, main);
     if (verdict.relation === 'unmarked') return;
-    if (pass.ownership.recordable(c) && have.metadata.uid) proven[refKey(c)] = have.metadata.uid;
+    if (pass.ownership.recordable(c) && have.metadata.uid) proven[refKey(c)] = companionEntry(have);
     drift.push(...verdict.drift.map((p) => `${c.type.kind}${p}`));
   });
   return { wanted, found, drift, proven };

@@ -99,13 +99,14 @@ export interface Vouchers {
   /** A create of the resource's object is under way (or was cut short): a signed object may replace the recorded one. */
   creating?: boolean;
   /**
-   * A companion's record: one made again by provider-rook (someone deleted it) whose new uid went
-   * unrecorded (the create's answer lost, the process ended) replaces the recorded one. Its marks
-   * are signed, and its signed time of making is its creation's: only provider-rook made it, then.
-   * A copy of it made later (a re-apply of its manifest) is not; nor one whose time a drift repair
-   * has since dropped (it applies the build, without it).
+   * When provider-rook made the companion its record names (seconds, its signed made-at), where the
+   * record says: one it made again later (someone deleted that one) whose new uid went unrecorded
+   * (the create's answer lost, the process ended) replaces it. Its marks are signed, its signed time
+   * of making is later than the recorded one's and is its creation's: only provider-rook made it,
+   * then. A copy of the recorded one (its time) is not, nor a copy made later of any, nor one whose
+   * time a drift repair has since dropped (it applies the build, without it).
    */
-  madeAgain?: boolean;
+  recordedMadeAt?: number;
 }
 
 export class OwnershipMarks {
@@ -221,10 +222,12 @@ export class OwnershipMarks {
     );
   }
 
-  /** obj carries a signed time of making, and was created then (give or take the clocks' skew). */
-  private madeWhenCreated(type: ResourceType, obj: ReadonlyDeep<Marked>): boolean {
+  /** obj carries a signed time of making later than `after` (seconds), and was created then (give or take the clocks' skew). */
+  private madeLater(type: ResourceType, obj: ReadonlyDeep<Marked>, after: number): boolean {
+    const seconds = madeAtSeconds(obj);
     return (
-      obj.metadata.annotations?.[ANNOTATION_MADE_AT] !== undefined &&
+      seconds !== undefined &&
+      seconds > after &&
       this.remade(type, obj as ReadonlyDeep<Marked & { metadata: { creationTimestamp?: string } }>, CLOCK_SKEW_MS) === undefined
     );
   }
@@ -254,7 +257,9 @@ export class OwnershipMarks {
       // The resource names another object as its own: this one replaced it. Only a create of ours
       // may have done that (a signature could be replayed onto a copy made after ours was deleted).
       if (vouchers.recordedUid !== undefined && !vouchers.creating)
-        return vouchers.madeAgain && this.signed(type, obj) && this.madeWhenCreated(type, obj) ? 'ours' : 'unproven';
+        return vouchers.recordedMadeAt !== undefined && this.signed(type, obj) && this.madeLater(type, obj, vouchers.recordedMadeAt)
+          ? 'ours'
+          : 'unproven';
       if (this.signed(type, obj) || (vouchers.legacy && this.unsigned(obj))) return 'ours';
       return 'unproven';
     }
@@ -374,6 +379,27 @@ function vouchersOf(mr: ManagedResource): Vouchers {
 }
 
 /** The companion uids a resource recorded (ANNOTATION_COMPANION_UIDS); an unreadable record records nothing. */
+/**
+ * A companion record's entry for obj: its uid, and when provider-rook made it (its made-at's
+ * seconds, as its create's answer has it) after an "@", where it says: "uid" or "uid@seconds".
+ */
+export function companionEntry(obj: ReadonlyDeep<Marked & { metadata: { uid?: string } }>): string {
+  const seconds = madeAtSeconds(obj);
+  return `${obj.metadata.uid ?? ''}${seconds === undefined ? '' : `@${seconds}`}`;
+}
+
+/** The seconds of obj's made-at, unverified (undefined when it has none that reads as one). */
+function madeAtSeconds(obj: ReadonlyDeep<Marked>): number | undefined {
+  const text = obj.metadata.annotations?.[ANNOTATION_MADE_AT]?.split('.', 1)[0] ?? '';
+  return /^\d{1,12}$/.test(text) ? Number(text) : undefined;
+}
+
+/** An entry's uid and time of making ("uid" or "uid@seconds"). */
+function entryOf(entry: string): { uid: string; madeAt?: number } {
+  const [uid = '', seconds = ''] = entry.split('@', 2);
+  return /^\d{1,12}$/.test(seconds) ? { uid, madeAt: Number(seconds) } : { uid };
+}
+
 function recordedCompanions(mr: ManagedResource): Record<string, string> {
   try {
     const parsed: unknown = JSON.parse(mr.metadata.annotations?.[ANNOTATION_COMPANION_UIDS] ?? '{}');
@@ -435,8 +461,10 @@ export class ResourceOwnership<T extends Marked> {
    * copy put in its place (re-created from its manifest) is never taken for it, as trusted() judges.
    */
   companionVouchersFor(c: OwnedCompanion<T>, main: Relation | undefined): Vouchers {
-    const recorded = this.recordable(c) ? recordedCompanions(this.#mr)[refKey(c)] : undefined;
-    return { ...this.companionVouchers(main), ...(recorded ? { recordedUid: recorded, madeAgain: true } : {}) };
+    const entry = this.recordable(c) ? recordedCompanions(this.#mr)[refKey(c)] : undefined;
+    if (!entry) return this.companionVouchers(main);
+    const { uid, madeAt } = entryOf(entry);
+    return { ...this.companionVouchers(main), recordedUid: uid, ...(madeAt === undefined ? {} : { recordedMadeAt: madeAt }) };
   }
 
   /**
@@ -487,8 +515,10 @@ export class ResourceOwnership<T extends Marked> {
   companionRecord(made: Record<string, string>, retired: ObjectRef[] = []): Record<string, string> {
     const before = recordedCompanions(this.#mr);
     const drop = new Set(retired.map(refKey).filter((k) => k in before && !(k in made)));
-    if (!drop.size && Object.entries(made).every(([k, v]) => before[k] === v)) return {};
-    const after = Object.entries({ ...before, ...made })
+    // An entry for the same uid stays as it is: what it says of its making is what its create's answer said.
+    const changed = Object.entries(made).filter(([k, v]) => !before[k] || entryOf(before[k]).uid !== entryOf(v).uid);
+    if (!drop.size && !changed.length) return {};
+    const after = Object.entries({ ...before, ...Object.fromEntries(changed) })
       .filter(([k]) => !drop.has(k))
       .sort(([a], [b]) => byText(a, b));
     return { [ANNOTATION_COMPANION_UIDS]: JSON.stringify(Object.fromEntries(after)) };
@@ -527,9 +557,11 @@ export class ResourceOwnership<T extends Marked> {
    */
   trusted(c: OwnedCompanion<T>, have: T, observed: T | undefined, main: Relation | undefined): Relation {
     // A companion whose uid was recorded is that very object: its marks may have been stripped, and a copy's never prove it.
-    const recorded = this.recordable(c) && recordedCompanions(this.#mr)[refKey(c)];
-    if (recorded) {
-      if (have.metadata.uid === recorded || this.relationOf(c.type, have, { recordedUid: recorded, madeAgain: true }) === 'ours')
+    const entry = this.recordable(c) && recordedCompanions(this.#mr)[refKey(c)];
+    if (entry) {
+      const { uid: recorded, madeAt } = entryOf(entry);
+      if (have.metadata.uid === recorded) return 'ours';
+      if (madeAt !== undefined && this.relationOf(c.type, have, { recordedUid: recorded, recordedMadeAt: madeAt }) === 'ours')
         return 'ours';
       throw unproven(c, 'is not the object provider-rook made for this resource (it was replaced)');
     }

@@ -144,13 +144,15 @@ describe('NativeExternal.create', () => {
     ]);
   });
 
-  it("records the uid of each companion it made beside its object's, in the create's own outcome", async () => {
+  it("records the uid of each companion it made beside its object's, and when it made it, in the create's own outcome", async () => {
     const target = new FakeTarget();
     const external = new NativeExternal(kind, target.asClient(), marks);
     const mr = fresh();
     const made = await external.create(mr, new AbortController().signal);
     const m = mr.metadata.name;
-    expect(JSON.parse(made.annotations![ANNOTATION_COMPANION_UIDS]!)).toEqual({ [`v1/Secret/stores/${m}-keys`]: `${m}-keys-uid` });
+    expect(JSON.parse(made.annotations![ANNOTATION_COMPANION_UIDS]!)).toEqual({
+      [`v1/Secret/stores/${m}-keys`]: expect.stringMatching(new RegExp(`^${m}-keys-uid@\\d+$`)),
+    });
   });
 
   it('records the companions it made when the object then fails, with the failure: never a record naming what they replaced', async () => {
@@ -164,7 +166,7 @@ describe('NativeExternal.create', () => {
     expect((err as RecordedError).cause).toBeInstanceOf(KubeError);
     const m = mr.metadata.name;
     expect(JSON.parse((err as RecordedError).annotations[ANNOTATION_COMPANION_UIDS]!)).toEqual({
-      [`v1/Secret/stores/${m}-keys`]: `${m}-keys-uid`,
+      [`v1/Secret/stores/${m}-keys`]: expect.stringMatching(new RegExp(`^${m}-keys-uid@\\d+$`)),
     });
   });
 });

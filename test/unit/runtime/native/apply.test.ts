@@ -335,41 +335,53 @@ describe('NativeExternal.observe', () => {
 
 describe('NativeExternal.observe, a recorded companion made again whose new uid went unrecorded', () => {
   const settings = kind.companions!(mr, 'm', kindContext(marks))[0]!;
-  // The resource recorded the companion before someone deleted it; its create's answer, made again, was lost.
+  const now = Date.now();
+  const recordedAt = Math.floor((now - 3_600_000) / 1000);
+  // The resource recorded the companion it made an hour ago; someone deleted it, and the create that made it again lost its answer.
   const recorded = {
     ...mr,
     metadata: {
       ...mr.metadata,
-      annotations: { ...mr.metadata.annotations, [ANNOTATION_COMPANION_UIDS]: JSON.stringify({ [refKey(settings)]: 'gone-uid' }) },
+      annotations: {
+        ...mr.metadata.annotations,
+        [ANNOTATION_COMPANION_UIDS]: JSON.stringify({ [refKey(settings)]: `gone-uid@${recordedAt}` }),
+      },
     },
   };
   const second = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString();
-  const observeWith = (createdAfterMs: number) => {
+  /** The companion as provider-rook creates it (stamped made at madeAt), created by the server createdAt. */
+  const observeWith = (madeAt: number, createdAt: number) => {
     const target = new FakeTarget();
     const store = target.put(Stores, 'm', { spec: { size: 4 } });
-    const now = Date.now();
-    // As provider-rook creates it (stamped with the time it is made), created by the server createdAfterMs later.
     const made = marks.stamped(
       Settings,
       marks.mark(Settings, { data: { size: '4' }, metadata: { ...asBuilt().metadata!, namespace: 'ns' } } as Obj, owner),
-      now,
+      madeAt,
     );
     const held = target.put(
       Settings,
       'm-settings',
-      { ...made, metadata: { ...made.metadata, creationTimestamp: second(now + createdAfterMs) } },
+      { ...made, metadata: { ...made.metadata, creationTimestamp: second(createdAt) } },
       'ns',
     );
     return new NativeExternal(kind, target.asClient(), marks, { reader: cacheOf(store, held) }).observe(recorded, signal);
   };
 
-  it('is ours (only provider-rook signs the time it made it, and it was created then), and its uid is recorded', async () => {
-    const seen = await observeWith(300);
+  it('is ours (only provider-rook signs when it made it: later than the recorded one, and it was created then), and its uid is recorded', async () => {
+    const seen = await observeWith(now, now + 300);
     expect(seen).toMatchObject({ exists: true, upToDate: true });
-    expect(JSON.parse(seen.annotations![ANNOTATION_COMPANION_UIDS]!)).toEqual({ [refKey(settings)]: 'm-settings-uid' });
+    expect(JSON.parse(seen.annotations![ANNOTATION_COMPANION_UIDS]!)).toEqual({
+      [refKey(settings)]: `m-settings-uid@${Math.floor(now / 1000)}`,
+    });
+  });
+
+  it('is refused when it is a copy of the recorded one (its time, signature and all, put back by a tenant)', async () => {
+    await expect(observeWith(recordedAt * 1000, now)).rejects.toMatchObject({ message: expect.stringMatching(/it was replaced/) });
   });
 
   it('is refused when it is a copy created an hour after provider-rook made it (a re-apply of its manifest)', async () => {
-    await expect(observeWith(3_600_000)).rejects.toMatchObject({ message: expect.stringMatching(/it was replaced/) });
+    await expect(observeWith(now - 1_800_000, now + 1_800_000)).rejects.toMatchObject({
+      message: expect.stringMatching(/it was replaced/),
+    });
   });
 });

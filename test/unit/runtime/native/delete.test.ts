@@ -384,7 +384,7 @@ describe('NativeExternal.delete', () => {
         ...recorded.metadata,
         annotations: {
           ...recorded.metadata.annotations,
-          [ANNOTATION_COMPANION_UIDS]: JSON.stringify({ 'v1/Secret/ns/m-keys': 'gone-uid' }),
+          [ANNOTATION_COMPANION_UIDS]: JSON.stringify({ 'v1/Secret/ns/m-keys': `gone-uid@${Math.floor(Date.now() / 1000) - 3600}` }),
         },
       },
     };
