@@ -109,9 +109,12 @@ export class AccessReconciler implements Reconciler {
     const grantor = bucketRef && this.grantorFor(bucketRef);
     if (bucket!.status?.bindingPhase !== 'Bound' || !bucketRef) {
       // A Bucket only waiting (its resource not ready, its Secret on its way) keeps the users it lent; one
-      // whose pairing no longer holds does not.
-      if (bucketRef && grantor && this.revocations.heldCached(access).length)
-        await this.proven(access, bucket!, grantor, bucketRef, signal);
+      // whose pairing no longer holds does not. Nor one bound to nothing: a Bucket made anew under the
+      // name (the one that lent them is gone, its bucket often kept) lends nothing yet.
+      if (this.revocations.heldCached(access).length) {
+        if (!bucketRef) await this.revocations.revokeHeld(access, signal);
+        else if (grantor) await this.proven(access, bucket!, grantor, bucketRef, signal);
+      }
       await writeClaimStatus(
         this.writer,
         { claim: access, cached, signal },
@@ -130,6 +133,10 @@ export class AccessReconciler implements Reconciler {
     }
     const { lent, desired } = await this.proven(access, bucket!, grantor, bucketRef, signal);
     const granted = await this.ensureGranted(access, grantor, { lent, desired }, signal);
+    // An access holds one grant, beside the resource its Bucket lends now: one made beside another (a
+    // Bucket made anew under the name, bound in another namespace) reaches a bucket no one lends it.
+    const elsewhere = this.revocations.heldCached(access).filter((h) => h.mr.metadata.uid !== granted.metadata.uid);
+    if (elsewhere.length) await this.revocations.revoke(access, elsewhere, signal);
     if (isDeleting(granted.metadata)) {
       // A user revoked earlier is still going: a new one is made once it is gone (its deletion brings us back).
       const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;

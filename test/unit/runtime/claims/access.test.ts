@@ -118,6 +118,8 @@ function grantWorld(o: {
   marked?: { fails: boolean };
   /** The kind the Bucket is bound to, if not the Store its grants reach. */
   boundTo?: string;
+  /** The Bucket is bound to nothing (made anew under its name, its class refusing it). */
+  unbound?: boolean;
 }) {
   const writes: string[] = [];
   const events: string[] = [];
@@ -159,15 +161,17 @@ function grantWorld(o: {
     metadata: { name: 'orders-store', namespace: platform, uid: 'store-uid' },
     spec: { claimRef: { apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'orders', namespace: 'team-a', uid: 'orders-uid' } },
   } as unknown as ManagedResource;
-  const bound = {
-    ...bucket,
-    metadata: { ...bucket.metadata, ...(o.marked ? { labels: { [LABEL_GRANTED]: 'true' } } : {}) },
-    spec: {
-      ...bucket.spec,
-      resourceRef: { apiVersion: Stores.apiVersion, kind: o.boundTo ?? 'Store', name: 'orders-store', namespace: platform },
-    },
-    status: { bindingPhase: 'Bound' },
-  };
+  const bound = o.unbound
+    ? { ...bucket, metadata: { ...bucket.metadata, uid: 'orders-anew-uid' } }
+    : {
+        ...bucket,
+        metadata: { ...bucket.metadata, ...(o.marked ? { labels: { [LABEL_GRANTED]: 'true' } } : {}) },
+        spec: {
+          ...bucket.spec,
+          resourceRef: { apiVersion: Stores.apiVersion, kind: o.boundTo ?? 'Store', name: 'orders-store', namespace: platform },
+        },
+        status: { bindingPhase: 'Bound' },
+      };
   const reconciler = new AccessReconciler({
     client,
     recorder: {
@@ -242,6 +246,29 @@ describe("an access's grant", () => {
     const failing = grantWorld({ access: deleting, live, grants: [grantOf('held')], marked: { fails: true } });
     await failing.reconcile();
     expect(failing.writes.filter((w) => w.startsWith('patch') && w.includes('"remove"'))).toEqual([]);
+  });
+
+  it('is revoked when its Bucket, made anew under the same name, is bound to nothing (its class refuses it): it lends nothing yet', async () => {
+    const holding: AccessClaim = {
+      ...reader,
+      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
+    };
+    const world = grantWorld({
+      access: holding,
+      live: { [`Grant ${platform}/held`]: grantOf('held') },
+      grants: [grantOf('held')],
+      unbound: true,
+    });
+    await world.reconcile();
+    expect(world.writes).toContain(`delete Grant ${platform}/held`);
+  });
+
+  it('made beside a resource its Bucket no longer lends (made anew, bound elsewhere), is revoked once the new one is made', async () => {
+    const world = grantWorld({ access: reader, grants: [grantOf('held')] });
+    await world.reconcile();
+    const made = world.writes.findIndex((w) => w.startsWith('create Grant'));
+    expect(made).toBeGreaterThanOrEqual(0);
+    expect(world.writes.indexOf(`delete Grant ${platform}/held`)).toBeGreaterThan(made);
   });
 
   it('is revoked when its Bucket, made anew under the same name, is bound to a kind no grant reaches', async () => {
