@@ -233,6 +233,14 @@ function lifecycleCompanion(u: SeaweedUser, lifecycle: NonNullable<BucketFeature
 export function bucketTeardown(u: SeaweedUser, retainWhenKept: boolean): Teardown | undefined {
   const bucket = userCompanions(u).find((c) => c.type === SeaweedBuckets);
   if (!bucket) return undefined;
+  // Under object lock the operator's delete of the bucket is refused while any version is locked
+  // (DeleteBlockedByRetention), and retried until the longest retention ends, then takes everything:
+  // such a bucket is kept, as MinIO's is, whatever deleteObjects says.
+  const kept = u.features?.objectLock
+    ? `bucket ${u.bucket} has object lock: its locked versions cannot be deleted before their retention ends, so it is kept in the store with them`
+    : u.deleteObjects
+      ? undefined
+      : `bucket ${u.bucket} may hold objects and deleteObjects is off, so it is kept in the store with them`;
   return {
     object: bucket,
     retainWhenKept,
@@ -240,13 +248,10 @@ export function bucketTeardown(u: SeaweedUser, retainWhenKept: boolean): Teardow
     onlyAfter: { ref: bucket, reached: () => true },
     // The operator acts on the reclaim policy the Bucket says when it goes: a bucket to keep says Retain first.
     prepare: (observed) =>
-      !u.deleteObjects && (observed.spec as { reclaimPolicy?: string } | undefined)?.reclaimPolicy !== 'Retain'
+      kept && (observed.spec as { reclaimPolicy?: string } | undefined)?.reclaimPolicy !== 'Retain'
         ? { spec: { reclaimPolicy: 'Retain' } }
         : undefined,
-    outcome: () =>
-      u.deleteObjects
-        ? { done: true }
-        : { done: true, kept: `bucket ${u.bucket} may hold objects and deleteObjects is off, so it is kept in the store with them` },
+    outcome: () => (kept ? { done: true, kept } : { done: true }),
   };
 }
 

@@ -3,6 +3,7 @@
 // when a rotation retires them, and what an app gets while new keys are being registered.
 import { describe, expect, it } from '@jest/globals';
 import {
+  bucketTeardown,
   iamNameFor,
   retiringCompanions,
   rotatingKeys,
@@ -168,5 +169,26 @@ describe('userAccess', () => {
         { endpoint: 'http://x:8333', credentials: c.credentials },
       ),
     ).toThrow('the SeaweedFS operator could not make S3Identity store-ns/mr (Conflict)');
+  });
+});
+
+describe("a bucket's teardown", () => {
+  const bucketOf = (o: { reclaimPolicy?: string } = {}): TargetObject =>
+    ({ apiVersion: 'seaweed.seaweedfs.com/v1', kind: 'Bucket', metadata: { name: 'mr', namespace: 'store-ns' }, spec: o }) as TargetObject;
+
+  it('removes a bucket deleteObjects lets go, objects and all', () => {
+    const t = bucketTeardown(user(ctx(0, [], []), { deleteObjects: true }), false)!;
+    expect(t.prepare?.(bucketOf({ reclaimPolicy: 'Delete' }))).toBeUndefined();
+    expect(t.outcome(bucketOf())).toEqual({ done: true });
+  });
+
+  it('keeps one under object lock whatever deleteObjects says: the operator would retry its delete until the longest retention ends, then take everything', () => {
+    const locked = user(ctx(0, [], []), { deleteObjects: true, features: { versioning: 'Enabled', objectLock: true } });
+    const t = bucketTeardown(locked, false)!;
+    expect(t.prepare?.(bucketOf({ reclaimPolicy: 'Delete' }))).toEqual({ spec: { reclaimPolicy: 'Retain' } });
+    expect(t.outcome(bucketOf())).toEqual({
+      done: true,
+      kept: 'bucket app-b-1 has object lock: its locked versions cannot be deleted before their retention ends, so it is kept in the store with them',
+    });
   });
 });
