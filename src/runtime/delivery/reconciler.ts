@@ -124,11 +124,12 @@ export class DeliveryReconciler {
     const recorded = claim.status?.deliveries ?? [];
     // Whatever may hold a Secret of ours: what status records, and (being deleted) what the spec still names.
     const held = new Map(recorded.filter(mayHold).map((d) => [placeKey(d), placeOf(d)]));
-    // A place the spec names and status never recorded may hold a Secret made just before a crash.
+    // A place the spec names and status never recorded may hold a Secret made just before a crash;
+    // not one whose Provider does not consent: nothing was ever delivered there, nor is it read.
     const known = new Map(recorded.map((d) => [placeKey(d), d]));
     if (isDeleting(claim.metadata))
       for (const p of wantedPlaces({ ...claim, metadata: { ...claim.metadata, deletionTimestamp: undefined } }))
-        if (!known.has(placeKey(p))) held.set(placeKey(p), p);
+        if (!known.has(placeKey(p)) && this.consents(claim, p)) held.set(placeKey(p), p);
     for (const p of wanted) held.delete(placeKey(p));
     if (wanted.length === 0 && held.size === 0 && !hasFinalizer(claim.metadata, FINALIZER_DELIVERY) && !claim.status?.deliveries)
       return done();
@@ -399,6 +400,16 @@ export class DeliveryReconciler {
       at.add(`${target.fingerprint} ${place.namespace}/${place.secretName}`);
     }
     return at;
+  }
+
+  /** Whether the place's Provider is there and consents to the claim's deliveries there. */
+  private consents(claim: DeliveringClaim, place: Place): boolean {
+    try {
+      refuseUnlessConsented(this.provider(place), claim.metadata.namespace!, place);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async remove(claim: DeliveringClaim, place: Place, delivering: Set<string>, signal: AbortSignal): Promise<Delivery[]> {

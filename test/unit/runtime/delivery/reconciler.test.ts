@@ -99,6 +99,10 @@ function deliveringWorld(
     answerLost?: boolean;
     /** The Provider the claim's consumer names (another Provider of the same cluster). */
     through?: string;
+    /** The claim is being deleted. */
+    deleting?: boolean;
+    /** The Provider lets this claim's namespace deliver nowhere; a read in its cluster is forbidden. */
+    noConsent?: boolean;
   } = {},
 ) {
   const writes: string[] = [];
@@ -106,7 +110,14 @@ function deliveringWorld(
   const c = {
     apiVersion: Buckets.apiVersion,
     kind: 'Bucket',
-    metadata: { name: 'app', namespace: 'team-a', uid: 'app-uid', finalizers: [FINALIZER_DELIVERY], resourceVersion: '1' },
+    metadata: {
+      name: 'app',
+      namespace: 'team-a',
+      uid: 'app-uid',
+      finalizers: [FINALIZER_DELIVERY],
+      resourceVersion: '1',
+      ...(o.deleting ? { deletionTimestamp: '2026-11-29T00:00:00Z' } : {}),
+    },
     spec: {
       writeConnectionSecretToRef: { name: 'app-s3' },
       resourceRef: { kind: 'Store', name: 'app-store', namespace: 'infra' },
@@ -134,7 +145,7 @@ function deliveringWorld(
   } as unknown as SecretObject;
   const provider = {
     metadata: { name: 'eu-1', namespace: 'infra' },
-    spec: { credentialsSecretRef: { name: 'x' }, consumers: [{ claimNamespace: 'team-a', namespaces: ['app'] }] },
+    spec: { credentialsSecretRef: { name: 'x' }, consumers: o.noConsent ? [] : [{ claimNamespace: 'team-a', namespaces: ['app'] }] },
   } as ProviderObject;
   const claims = new Map([['team-a/app', c]]);
   const older = {
@@ -172,7 +183,11 @@ function deliveringWorld(
       if (o.answerLost) throw new UnreachableError('the connection was reset');
       return made;
     },
-    get: async (_type: ResourceType, key: { namespace: string; name: string }) => consumerSecrets.get(`${key.namespace}/${key.name}`),
+    get: async (_type: ResourceType, key: { namespace: string; name: string }) => {
+      writes.push(`get Secret ${key.namespace}/${key.name}`);
+      if (o.noConsent) throw new KubeError(403, 'Forbidden', 'secrets is forbidden');
+      return consumerSecrets.get(`${key.namespace}/${key.name}`);
+    },
     update: async (_type: ResourceType, obj: SecretObject) => {
       writes.push('update Secret app/app-s3');
       if (o.there === 'ours, kept by others') {
@@ -232,6 +247,16 @@ function deliveringWorld(
     },
   };
 }
+
+describe('a deleting claim whose spec names a place it never recorded', () => {
+  it("reads nothing there when the place's Provider does not consent (nothing was ever delivered there), and lets its finalizer go", async () => {
+    const world = deliveringWorld({ deleting: true, noConsent: true });
+    world.noCopy();
+    await world.reconcile();
+    expect(world.writes.filter((w) => w.startsWith('get '))).toEqual([]);
+    expect(world.writes).toContain('finalizer removed');
+  });
+});
 
 describe('a delivery to a place the claim has not recorded', () => {
   it('is recorded before its Secret is written, so a pass cut off after the write still finds the Secret to remove', async () => {
