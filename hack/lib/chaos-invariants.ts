@@ -3,7 +3,7 @@
 import { backends } from '../../src/backends/index.ts';
 import type { ResourceType } from '../../src/kit/kube/resources.ts';
 import { Services } from '../../src/kit/kube/resources.ts';
-import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID } from '../../src/runtime/ownership/marks.ts';
+import { ANNOTATION_COMPANION_UIDS, LABEL_OWNER_UID, entryUid } from '../../src/runtime/ownership/marks.ts';
 import type { ChaosEnv, Conditioned } from './chaos.ts';
 
 export type Obj = Conditioned & { spec?: Record<string, unknown>; data?: Record<string, string> };
@@ -130,7 +130,7 @@ export async function endpointViolations(
           string,
           string
         >,
-      ),
+      ).map(entryUid),
     ),
   );
   // What an operator makes for a store of ours (its S3 Service) is proven by its owner reference to that store.

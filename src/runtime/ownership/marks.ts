@@ -394,6 +394,9 @@ function madeAtSeconds(obj: ReadonlyDeep<Marked>): number | undefined {
   return /^\d{1,12}$/.test(text) ? Number(text) : undefined;
 }
 
+/** The uid a companion record's entry names ("uid" or "uid@seconds"). */
+export const entryUid = (entry: string): string => entryOf(entry).uid;
+
 /** An entry's uid and time of making ("uid" or "uid@seconds"). */
 function entryOf(entry: string): { uid: string; madeAt?: number } {
   const [uid = '', seconds = ''] = entry.split('@', 2);
