@@ -26,7 +26,7 @@ import {
   seaweedFeatures,
   type SeaweedUser,
 } from './bucket-user.ts';
-import { seaweedfsOperator, S3CredentialsType, S3Identities } from './operator.ts';
+import { seaweedfsOperator, S3CredentialsType, S3Identities, S3Policies, S3PolicyBindings, SeaweedBuckets, Seaweeds } from './operator.ts';
 import { seaweedEndpoint, storeAccess, type SeaweedStoreAccess } from './store.ts';
 
 const RESOURCE = 'seaweedbuckets.seaweedfs.crossplane.io';
@@ -58,6 +58,11 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
   desired: (mr, name, ctx) => identityObject(bucketUser(mr, name, ctx)),
   companions: (mr, name, ctx) => userCompanions(bucketUser(mr, name, ctx)),
   companionTypes: USER_TYPES,
+  // Its operator's objects are undone through the store's Seaweed: the store must not go first.
+  undoneThrough: {
+    types: [S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets],
+    ref: (mr) => ({ type: Seaweeds, namespace: mr.spec.targetNamespace, name: mr.spec.forProvider.store.seaweed }),
+  },
   teardown: (mr, name, ctx) => bucketTeardown(bucketUser(mr, name, ctx), false),
   // Dual-key: a new S3Credentials (and Secret) beside the old, which go when their grace period ends.
   rotation: {
@@ -69,7 +74,8 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
     of: (mr) => ({ type: kinds.SeaweedStore, name: mr.spec.forProvider.store.name }),
     keys: S3_ENDPOINT_KEYS,
   },
-  reads: [S3CredentialsType],
+  // The store's Seaweed, whose presence says whether its operator can still undo the bucket's objects.
+  reads: [S3CredentialsType, Seaweeds],
 
   async inspect({ mr, observed, companions, credentials, upstream }) {
     const f = mr.spec.forProvider;

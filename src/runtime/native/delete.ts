@@ -274,18 +274,39 @@ async function deleteOwned<MR extends ManagedResource>(
       : undefined);
   const companionVouchers = pass.ownership.companionVouchers(target.relation);
   const namespaces = companions.map((c) => c.namespace);
-  await Promise.all([
+  const [, ...companionOutcomes] = await Promise.all([
     madeFor && deleteDependents(client, kind, madeFor, signal),
     ...companions.map((c) => deleteIfOurs(pass, c, { owner, vouchers: pass.ownership.companionVouchersFor(c, target.relation) })),
     ...retiredLeft(pass, true).map((ref) => deleteIfOurs(pass, ref, { owner, vouchers: companionVouchers })),
     deleteSuperseded(pass, companionVouchers, { wanted: [], namespaces }),
   ]);
+  const undoing = await undoneThroughPending(pass, companions, companionOutcomes.slice(0, companions.length) as { outcome: string }[]);
   const keptNamespace = ref.namespace
     ? await deleteNamespaceIfUnusedCoalesced(client, pass.marks, ref.namespace, kind.target, signal)
     : undefined;
   // Asked now: not absent (gone already, or deleted by someone else), nor held since an earlier pass.
   const requested = (target.outcome === 'deleted' || target.outcome === 'pending') && !target.alreadyDeleting;
-  return { gone: target.outcome !== 'pending', requested, keptNamespace };
+  return { gone: target.outcome !== 'pending' && !undoing, requested, keptNamespace };
+}
+
+/**
+ * Whether a companion the operator undoes through another object it serves (NativeKind.undoneThrough)
+ * is still being undone: its deletion pending (the operator's finalizer), while that object is
+ * there (read live: without it, the operator undoes nothing, and waiting would never end).
+ */
+async function undoneThroughPending<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  companions: Companion[],
+  outcomes: { outcome: string }[],
+): Promise<boolean> {
+  const through = pass.kind.undoneThrough;
+  if (!through) return false;
+  const awaited = companions.some(
+    (c, i) => outcomes[i]?.outcome === 'pending' && through.types.some((t) => t.apiVersion === c.type.apiVersion && t.kind === c.type.kind),
+  );
+  if (!awaited) return false;
+  const ref = through.ref(pass.mr, pass.name);
+  return (await pass.client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, pass.signal)) !== undefined;
 }
 
 /**

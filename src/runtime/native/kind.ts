@@ -152,6 +152,13 @@ export interface NativeKind<MR extends ManagedResource> {
    * target object only once they are gone.
    */
   undoneThroughTarget?: ResourceType[];
+  /**
+   * Companion types the operator undoes through another object it serves (a SeaweedFS bucket's
+   * user and bucket, through their store's Seaweed): deleting, the resource is gone only once they
+   * are, while that object is there. Let go with them still held by the operator's finalizers, the
+   * store could be deleted before them, and they would wait for it for good.
+   */
+  undoneThrough?: { types: ResourceType[]; ref(mr: MR, externalName: string): ObjectRef };
   /** Objects the target object itself names (e.g. its credentials Secret): on import, these may be used though we did not make them. */
   references?(observed: TargetObject): ObjectRef[];
   /**

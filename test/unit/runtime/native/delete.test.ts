@@ -44,6 +44,8 @@ class FakeTarget {
   log: string[] = [];
   /** A deletionTimestamp stays on delete (finalizers hold the object). */
   held = false;
+  /** The same, for objects of these plurals only (an operator's finalizer on them). */
+  heldPlurals = new Set<string>();
   /** Runs after each successful delete (e.g. the operator remaking a dependent). */
   afterDelete?: (plural: string, name: string) => void;
 
@@ -98,7 +100,7 @@ class FakeTarget {
           throw new KubeError(409, 'Conflict', 'Precondition failed');
         }
         this.log.push(`delete ${key}`);
-        if (this.held) return 'pending';
+        if (this.held || this.heldPlurals.has(type.plural)) return 'pending';
         this.objects.delete(key);
         this.afterDelete?.(type.plural, name);
         return 'deleted';
@@ -403,6 +405,32 @@ describe('NativeExternal.delete', () => {
         new AbortController().signal,
       );
       expect(target.log.includes('delete secrets/m-keys')).toBe(deleted);
+    }
+  });
+
+  it("is not gone while a companion the operator undoes through its store's server is held, as long as that server is there", async () => {
+    const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+    const Servers2: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'StoreServer', plural: 'storeservers', namespaced: true };
+    const through: NativeKind<ManagedResource> = {
+      ...kind,
+      dependents: undefined,
+      companions: () => [companion(Secrets, 'm-user', 'user')],
+      undoneThrough: { types: [Secrets], ref: () => ({ type: Servers2, namespace: 'ns', name: 'server' }) },
+    };
+    for (const serverThere of [true, false]) {
+      const target = new FakeTarget();
+      ourStore(target);
+      target.put(Secrets, 'm-user', marks.mark(Secrets, { metadata: { name: 'm-user', namespace: 'ns' } }, owner).metadata);
+      if (serverThere) target.put(Servers2, 'server', { namespace: 'ns' });
+      // The operator's finalizer holds the user until it has undone it in the server.
+      target.heldPlurals.add('secrets');
+      const deletion = await new NativeExternal(through, target.asClient(), marks, { reader: target.asClient() }).delete(
+        recorded,
+        new AbortController().signal,
+      );
+      expect(target.log).toContain('delete secrets/m-user');
+      // Without the server, the operator undoes nothing: waiting would never end.
+      expect(deletion.gone).toBe(!serverThere);
     }
   });
 
