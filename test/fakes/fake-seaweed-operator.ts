@@ -11,7 +11,10 @@
 //   (-telemetry=false); a Seaweed that does not is left unstarted, Ready=False. Its server also
 //   starts with the identities of spec.s3.configSecret, as the operator passes them to -config; a
 //   Seaweed with none is left unstarted too: SeaweedFS would serve it to anonymous callers as an
-//   admin, which the stand-in's own admin identity (it turns authentication on) would hide.
+//   admin, which the stand-in's own admin identity (it turns authentication on) would hide. An admin
+//   server and workers (spec.admin, spec.worker) are counted in its status as the operator counts
+//   them; the stand-in's server runs a worker of its own whatever the spec says (weed mini), so no
+//   test judges expiry by time: the Seaweed's spec is what says a worker carries rules out.
 // - Bucket, S3Identity, S3Credentials, S3Policy, S3PolicyBinding, BucketLifecyclePolicy: the finalizer
 //   seaweed.seaweedfs.com/<kind>-protection, status.phase Pending|Ready|Failed with a Ready condition
 //   (reasons as upstream: ClusterNotReady, BucketAlreadyExists, Conflict, PolicyMissing,
@@ -627,14 +630,20 @@ class SeaweedStandIn extends StandIn<Obj> {
       volume?: { replicas?: number };
       filer?: { replicas?: number };
       s3?: { replicas?: number };
+      admin?: object;
+      worker?: { replicas?: number };
     };
     const count = (n = 1) => ({ replicas: n, readyReplicas: n });
+    // As the operator counts them: the admin server (one), and workers only beside an admin.
+    const workers = spec.admin && spec.worker ? { worker: count(spec.worker.replicas) } : {};
     const status = {
       conditions: [condition('True', 'Ready', 'Master: 1/1 ready, Volume: ready, Filer: ready, S3: ready')],
       master: count(spec.master?.replicas),
       volume: count(spec.volume?.replicas),
       filer: count(spec.filer?.replicas),
       s3: count(spec.s3?.replicas),
+      ...(spec.admin ? { admin: count(1) } : {}),
+      ...workers,
     };
     const ready = cond(seaweed as { status?: { conditions?: Condition[] } }, 'Ready')?.status === 'True';
     if (!ready) await this.client.updateStatus(Seaweeds, { ...seaweed, status });

@@ -18,7 +18,7 @@ import { BucketAccesses, BucketClasses, Buckets } from '../../src/app.ts';
 import { kinds } from '../../src/apis/kinds.gen.ts';
 import type { Bucket } from '../../src/apis/storage.ts';
 import type { SeaweedBucket } from '../../src/backends/seaweedfs/api.ts';
-import { seaweedNameFor } from '../../src/backends/seaweedfs/store.ts';
+import { seaweedNameFor } from '../../src/backends/seaweedfs/seaweed.ts';
 import type { KubeObjectLike } from '../../src/kit/kube/client.ts';
 import { Namespaces, NetworkPolicies, resourcePath, Secrets, Services, type ResourceType } from '../../src/kit/kube/resources.ts';
 import {
@@ -777,7 +777,19 @@ describe('bucket features on the claim', () => {
       ).rejects.toThrow();
       const still = await s3.send(new GetObjectCommand({ Bucket: v.bucket, Key: 'locked.txt', VersionId: locked.VersionId }));
       expect(await still.Body!.transformToString()).toBe('kept');
-      // Lifecycle: the rules are in the bucket's configuration. SeaweedFS lets no policy action read
+      // Lifecycle: SeaweedFS's admin server's workers carry rules out, and only they: its store runs
+      // one, for job s3_lifecycle, beside an admin with credentials of its own.
+      const vaultStore = await managedOf({ namespace: env.ns.appA, name: 'vault' });
+      const seaweed = await env.target.get<Obj & { spec: { admin?: object; worker?: object } }>(Seaweeds, {
+        namespace: `seaweedfs-${vaultStore}`,
+        name: seaweedNameFor(vaultStore),
+      });
+      expect(seaweed?.spec.worker).toEqual({ replicas: 1, jobType: 's3_lifecycle' });
+      expect(seaweed?.spec.admin).toEqual({ credentialsSecret: { name: `${seaweedNameFor(vaultStore)}-admin-credentials` } });
+      expect(
+        await env.target.get(Secrets, { namespace: `seaweedfs-${vaultStore}`, name: `${seaweedNameFor(vaultStore)}-admin-credentials` }),
+      ).toBeDefined();
+      // The rules are in the bucket's configuration. SeaweedFS lets no policy action read
       // them, so the claim's own user is refused, and they are read as the operator sees them.
       expect(await refusal(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: v.bucket })))).toBe('AccessDenied');
       const mr = await managedOf({ namespace: env.ns.appA, name: 'vault' });

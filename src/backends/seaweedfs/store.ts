@@ -3,7 +3,6 @@
 // users are lost when the filer restarts). With a bucket (a claim's), the operator also makes a
 // bucket in it and a user of its own that reaches only that bucket (bucket-user.ts): the app gets
 // that user's keys. A Seaweed has no root user for provider-rook to hold.
-import { createHash } from 'node:crypto';
 import { objectKeyOf, type ObjectKey } from '../../kit/kube/object-key.ts';
 import { keyOf } from '../../kit/controller/result.ts';
 import { getCondition } from '../../kit/conditions.ts';
@@ -39,31 +38,25 @@ import {
   seaweedFeatures,
   type SeaweedUser,
 } from './bucket-user.ts';
+import {
+  adminCredentials,
+  adminSecretName,
+  isolation,
+  isolationName,
+  LIFECYCLE_JOB,
+  runsLifecycle,
+  S3_CONFIG_KEY,
+  S3_PORT,
+  s3Config,
+  s3ConfigName,
+  seaweedNameFor,
+  STORE_RESOURCE,
+  storeOwnerOf,
+} from './seaweed.ts';
 import { S3CredentialsType, S3Identities, S3Policies, S3PolicyBindings, SeaweedBuckets, seaweedfsOperator, Seaweeds } from './operator.ts';
 
-const RESOURCE = 'seaweedstores.seaweedfs.crossplane.io';
-const ownerOf = (mr: SeaweedStore): string => `${RESOURCE}/${mr.metadata.uid}`;
-/** The S3 gateway's port (the operator's default, spec.s3.port). */
-const S3_PORT = 8333;
-
-/**
- * The longest Seaweed name the operator's objects fit: it names StatefulSets `<name>-volume` and
- * `<name>-master`, whose pods' controller-revision-hash label (`<StatefulSet>-<hash of up to 10>`)
- * must fit 63 characters, and headless Services `<name>-volume-peer` (63 at most, as every Service).
- */
-const SEAWEED_NAME_MAX = 45;
-
-/**
- * The Seaweed's name for a store that records none: its own, when it fits the operator's derived
- * names (at most 45 characters, a letter first, as Service names need); else its start, and a digest
- * of the whole that keeps two long names apart. A claim's store has a name of up to 52 characters.
- */
-export function seaweedNameFor(name: string): string {
-  if (name.length <= SEAWEED_NAME_MAX && /^[a-z]/.test(name)) return name;
-  const digest = createHash('sha256').update(name).digest('hex').slice(0, 8);
-  const start = `${/^[a-z]/.test(name) ? '' : 's-'}${name}`.slice(0, SEAWEED_NAME_MAX - digest.length - 1).replace(/-+$/, '');
-  return `${start}-${digest}`;
-}
+const RESOURCE = STORE_RESOURCE;
+const ownerOf = storeOwnerOf;
 
 /** The store's Seaweed name: the one it records, or the one its create gives it. */
 const seaweedOf = (store: SeaweedStore): string => nameOf(seaweedStoreKind, store);
@@ -76,58 +69,6 @@ const s3Service = ({ namespace, name }: Required<ObjectKey>): S3Service => ({
   port: S3_PORT,
   selector: { 'app.kubernetes.io/name': 'seaweedfs', 'app.kubernetes.io/instance': name, 'app.kubernetes.io/component': 's3' },
 });
-
-/**
- * The S3 gateway's identities file (spec.s3.configSecret, its `-config`), holding one identity that
- * may do nothing. SeaweedFS turns authentication on only while it knows an identity: a gateway with
- * none answers every anonymous request as an admin, its IAM API included. The operator's users come
- * later and may all go (a shared store between claims), so this one is there from the start and
- * stays. Its keys are derived (the same on every pass) and given to no one.
- */
-function s3Config(mr: SeaweedStore, name: string, ctx: KindContext): TargetObject {
-  const purpose = `seaweed-s3-guard/${ownerOf(mr)}`;
-  const guard = {
-    name: 'provider-rook-auth-guard',
-    credentials: [{ accessKey: ctx.credential(`${purpose}/access-key`, 20), secretKey: ctx.credential(`${purpose}/secret-key`, 40) }],
-    actions: [],
-  };
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: s3ConfigName(name), namespace: mr.spec.targetNamespace },
-    type: 'Opaque',
-    data: { [S3_CONFIG_KEY]: Buffer.from(JSON.stringify({ identities: [guard] })).toString('base64') },
-  };
-}
-const s3ConfigName = (name: string): string => `${name.slice(0, 253 - '-s3-config'.length)}-s3-config`;
-const S3_CONFIG_KEY = 'config.json';
-
-/**
- * Who may reach the Seaweed's servers. SeaweedFS's own ports (master, volume servers, filer, and
- * their gRPC, which `weed shell` and the IAM service use) take no credentials: anyone who reaches
- * them reads, writes and deletes every bucket, and makes users. Only the store's own servers and its
- * operator may (the operator drives buckets and users through them); the S3 gateway, which checks
- * every request's keys, anyone. Enforced where the cluster's network plugin enforces NetworkPolicy.
- */
-function isolation(mr: SeaweedStore, name: string, ctx: KindContext): TargetObject {
-  const servers = { matchLabels: { 'app.kubernetes.io/name': 'seaweedfs', 'app.kubernetes.io/instance': name } };
-  const operator = ctx.operatorNamespace ?? seaweedfsOperator.defaultNamespace;
-  return {
-    apiVersion: NetworkPolicies.apiVersion,
-    kind: NetworkPolicies.kind,
-    metadata: { name: isolationName(name), namespace: mr.spec.targetNamespace },
-    spec: {
-      podSelector: servers,
-      policyTypes: ['Ingress'],
-      ingress: [
-        { from: [{ podSelector: servers }] },
-        { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': operator } } }] },
-        { ports: [{ protocol: 'TCP', port: S3_PORT }] },
-      ],
-    },
-  };
-}
-const isolationName = (name: string): string => `${name.slice(0, 253 - '-ingress'.length)}-ingress`;
 
 /**
  * Why the operator's S3 Service at that name is not the one it made for this very Seaweed, or
@@ -217,6 +158,10 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
           port: S3_PORT,
           ...(importRequested(mr) ? {} : { configSecret: { name: s3ConfigName(name), key: S3_CONFIG_KEY } }),
         },
+        // Lifecycle rules are carried out by a worker of the admin server, and only so (see runsLifecycle).
+        ...(runsLifecycle(mr)
+          ? { admin: { credentialsSecret: { name: adminSecretName(name) } }, worker: { replicas: 1, jobType: LIFECYCLE_JOB } }
+          : {}),
       },
     };
   },
@@ -224,6 +169,17 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
   companions(mr, name, ctx) {
     const user = bucketUser(mr, name, ctx);
     const config = s3Config(mr, name, ctx);
+    const admin = runsLifecycle(mr)
+      ? [
+          {
+            type: Secrets,
+            name: adminSecretName(name),
+            namespace: mr.spec.targetNamespace,
+            purpose: "admin server's credentials",
+            build: () => adminCredentials(mr, name, ctx),
+          },
+        ]
+      : [];
     return [
       ...(user
         ? [
@@ -251,6 +207,7 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
               build: () => isolation(mr, name, ctx),
             },
           ]),
+      ...admin,
       // Last: inspect reads the ones before by position. A copy put in its place withholds the
       // endpoint: the next gateway that starts would load the identities it holds.
       ...(importRequested(mr)

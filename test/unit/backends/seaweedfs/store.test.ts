@@ -2,7 +2,8 @@
 // provider-rook makes the Seaweed, and nothing of the kind when it imports one (which keeps its own).
 import { describe, expect, it } from '@jest/globals';
 import type { SeaweedStore } from '../../../../src/backends/seaweedfs/api.ts';
-import { seaweedNameFor, seaweedStoreKind } from '../../../../src/backends/seaweedfs/store.ts';
+import { seaweedNameFor } from '../../../../src/backends/seaweedfs/seaweed.ts';
+import { seaweedStoreKind } from '../../../../src/backends/seaweedfs/store.ts';
 import { nameOf } from '../../../../src/runtime/native/kind.ts';
 import { S3_ENDPOINT_KEYS } from '../../../../src/backends/shared/s3-details.ts';
 import { ANNOTATION_EXTERNAL_NAME } from '../../../../src/kit/meta.ts';
@@ -78,5 +79,30 @@ describe("a SeaweedStore's Seaweed name", () => {
   it('is what a create records for it, and a name the store records already stays (its Seaweed was made under it)', () => {
     expect(nameOf(seaweedStoreKind, named(claimed) as SeaweedStore)).toBe(seaweedNameFor(claimed));
     expect(nameOf(seaweedStoreKind, named(claimed, { [ANNOTATION_EXTERNAL_NAME]: claimed }) as SeaweedStore)).toBe(claimed);
+  });
+});
+
+describe("a SeaweedStore's lifecycle worker", () => {
+  const withBucket = (features?: object) =>
+    ({ ...store(), spec: { ...store().spec, bucket: { name: 'b', ...(features ? { features } : {}) } } }) as unknown as SeaweedStore;
+  const specOf = (mr: SeaweedStore) => seaweedStoreKind.desired(mr, 's', testContext).spec as Record<string, unknown>;
+  const adminSecret = (mr: SeaweedStore) =>
+    (seaweedStoreKind.companions?.(mr, 's', testContext) ?? []).find((c) => c.name === 's-admin-credentials');
+
+  it('runs, beside an admin server with credentials of its own, where a bucket of the store has lifecycle rules: nothing else expires them', () => {
+    const mr = withBucket({ lifecycle: { rules: [{ id: 'logs', expirationDays: 30 }] } });
+    expect(specOf(mr).admin).toEqual({ credentialsSecret: { name: 's-admin-credentials' } });
+    expect(specOf(mr).worker).toEqual({ replicas: 1, jobType: 's3_lifecycle' });
+    const secret = adminSecret(mr)!.build() as unknown as { data: Record<string, string> };
+    expect(Buffer.from(secret.data.adminPassword!, 'base64').toString()).toHaveLength(40);
+    // The same on every pass: derived, not drawn.
+    expect(adminSecret(mr)!.build()).toEqual(secret);
+  });
+
+  it('runs in a shared store (no bucket of its own: its buckets may have rules), and not in a store whose bucket has none, nor in an imported one', () => {
+    expect(specOf(store()).worker).toEqual({ replicas: 1, jobType: 's3_lifecycle' });
+    expect(specOf(withBucket()).worker).toBeUndefined();
+    expect(adminSecret(withBucket())).toBeUndefined();
+    expect(specOf(store({ [ANNOTATION_EXTERNAL_NAME]: 's' })).worker).toBeUndefined();
   });
 });
