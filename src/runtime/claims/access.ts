@@ -136,7 +136,7 @@ export class AccessReconciler implements Reconciler {
     // An access holds one grant, beside the resource its Bucket lends now: one made beside another (a
     // Bucket made anew under the name, bound in another namespace) reaches a bucket no one lends it.
     const elsewhere = this.revocations.heldCached(access).filter((h) => h.mr.metadata.uid !== granted.metadata.uid);
-    if (elsewhere.length) await this.revocations.revoke(access, elsewhere, signal);
+    if (elsewhere.length) await this.revocations.revokeOnly(access, elsewhere, signal);
     if (isDeleting(granted.metadata)) {
       // A user revoked earlier is still going: a new one is made once it is gone (its deletion brings us back).
       const what = `${grantor.grants.kind} ${granted.metadata.namespace}/${granted.metadata.name}`;

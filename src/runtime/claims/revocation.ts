@@ -194,6 +194,22 @@ export class Revocations {
   }
 
   async revoke(access: AccessClaim, held: Held[], signal: AbortSignal): Promise<void> {
+    await this.revokeOnly(access, held, signal);
+    // It holds nothing now: its resourceRef goes, so its Bucket no longer counts it as a grant.
+    if (access.spec?.resourceRef) {
+      const { resourceRef: _gone, ...spec } = access.spec;
+      const updated = await this.o.client.update<AccessClaim>(this.o.accesses.type, { ...access, spec }, signal);
+      access.metadata = updated.metadata;
+      access.spec = updated.spec;
+    }
+    await this.removeCopy(access, signal);
+  }
+
+  /**
+   * Revokes these grants (those not going already) and nothing else the access holds: its
+   * resourceRef and its copy of the Secret, which name the grant it keeps.
+   */
+  async revokeOnly(access: AccessClaim, held: Held[], signal: AbortSignal): Promise<void> {
     for (const { type, mr } of held) {
       if (isDeleting(mr.metadata)) continue;
       await this.o.client.delete(type, { namespace: mr.metadata.namespace, name: mr.metadata.name }, { uid: mr.metadata.uid, signal });
@@ -203,13 +219,5 @@ export class Revocations {
         `Deleted ${type.kind} ${mr.metadata.namespace}/${mr.metadata.name}: its user is revoked`,
       );
     }
-    // It holds nothing now: its resourceRef goes, so its Bucket no longer counts it as a grant.
-    if (access.spec?.resourceRef) {
-      const { resourceRef: _gone, ...spec } = access.spec;
-      const updated = await this.o.client.update<AccessClaim>(this.o.accesses.type, { ...access, spec }, signal);
-      access.metadata = updated.metadata;
-      access.spec = updated.spec;
-    }
-    await this.removeCopy(access, signal);
   }
 }

@@ -269,6 +269,15 @@ describe("an access's grant", () => {
     const made = world.writes.findIndex((w) => w.startsWith('create Grant'));
     expect(made).toBeGreaterThanOrEqual(0);
     expect(world.writes.indexOf(`delete Grant ${platform}/held`)).toBeGreaterThan(made);
+    // What names the grant it keeps stays: its resourceRef (the Bucket's mark counts it by that).
+    expect(world.writes.slice(made).filter((w) => w.includes('resourceRef=null'))).toEqual([]);
+  });
+
+  it('made beside a resource its Bucket no longer lends and going already, is not asked again, nor is anything else written for it', async () => {
+    const going = { ...grantOf('held'), metadata: { ...grantOf('held').metadata, deletionTimestamp: '2026-11-29T00:00:00Z' } };
+    const world = grantWorld({ access: reader, grants: [going as ManagedResource] });
+    await world.reconcile();
+    expect(world.writes.filter((w) => w.startsWith('delete') || w.includes('resourceRef=null'))).toEqual([]);
   });
 
   it('is revoked when its Bucket, made anew under the same name, is bound to a kind no grant reaches', async () => {
