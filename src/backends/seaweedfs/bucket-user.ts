@@ -42,9 +42,8 @@ export interface SeaweedUser {
 /**
  * The user's name in the store: unique per managed resource, since every S3Identity of a Seaweed
  * shares one namespace of names whatever Kubernetes namespace it is in, and a later claimant of a
- * taken name is refused. A namespace has no dots, so "<namespace>.<name>" never collides between
- * namespaces; within one, a store's user takes its Seaweed's name and a bucket's its own, which
- * the bucket's kind keeps apart. Longer than a policy name may be (128), it is a digest.
+ * taken name is refused. A namespace has no dots, so "<namespace>.<name>" never collides; longer
+ * than a policy name may be (128), it is a digest.
  */
 export function iamNameFor(mr: { metadata: { namespace?: string } }, name: string): string {
   const readable = `rook.${mr.metadata.namespace ?? ''}.${name}`;

@@ -38,10 +38,7 @@ function bucketUser(mr: SeaweedBucket, name: string, ctx: KindContext): SeaweedU
     base: name,
     namespace: mr.spec.targetNamespace,
     seaweed: f.store.seaweed,
-    // Named as its store's Seaweed, it would share the store's own user name there (both
-    // rook.<namespace>.<name>): the operator would register its keys to that user. "_" is in no
-    // Kubernetes name, so no other resource's user is named so.
-    iamName: iamNameFor(mr, name === f.store.seaweed ? `${name}_bucket` : name),
+    iamName: iamNameFor(mr, name),
     bucket: f.bucketName,
     access: f.access ?? 'ReadWrite',
     ownsBucket: f.ownsBucket ?? true,
