@@ -44,7 +44,8 @@ export async function createExternal<MR extends ManagedResource>(pass: ManagedPa
     !marks[ANNOTATION_CREATE_SUCCEEDED] &&
     !marks[ANNOTATION_CREATE_FAILED];
   mr.metadata.annotations = { ...marks, ...(pending ? {} : { [ANNOTATION_CREATE_PENDING]: timestamp(kind.now()) }) };
-  mr.metadata.annotations[ANNOTATION_EXTERNAL_NAME] ??= external.externalName?.(mr) ?? mr.metadata.name;
+  // An empty annotation names nothing (as externalNameOf reads it).
+  mr.metadata.annotations[ANNOTATION_EXTERNAL_NAME] ||= external.externalName?.(mr) ?? mr.metadata.name;
   if (!pending) {
     mr.metadata.finalizers = withFinalizer(mr.metadata, FINALIZER_MANAGED);
     try {

@@ -162,6 +162,9 @@ export class LeakSweeper<MR extends ManagedResource> {
           const recheckAt = key ? kept.get(key) : undefined;
           if (key && recheckAt !== undefined && now < recheckAt) {
             this.keptNamespaces.set(key, recheckAt);
+            // Still kept, and said already: not said again at its next check for the same reason.
+            const said = reported.get(key);
+            if (said !== undefined) this.reportedKept.set(key, said);
             continue;
           }
           const leak = await this.judge(target, type, obj, pass);

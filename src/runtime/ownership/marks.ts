@@ -406,7 +406,9 @@ function entryOf(entry: string): { uid: string; madeAt?: number } {
 function recordedCompanions(mr: ManagedResource): Record<string, string> {
   try {
     const parsed: unknown = JSON.parse(mr.metadata.annotations?.[ANNOTATION_COMPANION_UIDS] ?? '{}');
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+    // Only text entries: anything else written by hand records nothing.
+    return Object.fromEntries(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string'));
   } catch {
     return {};
   }

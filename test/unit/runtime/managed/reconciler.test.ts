@@ -176,6 +176,16 @@ describe('ManagedReconciler', () => {
     expect(recorder.events.map((e) => e.reason)).toEqual(['CreatedExternalResource']);
   });
 
+  it("records the name its external client gives the object (a kind's shorter one) where the resource names none, an empty annotation included", async () => {
+    for (const annotations of [{}, { 'crossplane.io/external-name': '' }] as Record<string, string>[]) {
+      const client = new FakeClient();
+      const ext = external({ exists: false });
+      const { run } = reconcilerFor(mr({ ...finalized, annotations }), { ...ext, externalName: () => 'short' }, client);
+      await run();
+      expect(client.stored?.metadata.annotations?.['crossplane.io/external-name']).toBe('short');
+    }
+  });
+
   it('a create already marked pending behind our finalizer (as a claim makes its resource) is made with no write before it', async () => {
     const calls: string[] = [];
     const client = new FakeClient();

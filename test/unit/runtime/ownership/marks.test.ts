@@ -348,6 +348,12 @@ describe('ResourceOwnership', () => {
     );
   });
 
+  it('reads a record entry that is not text (written by hand) as no record, not as an error on every pass', () => {
+    const o = ownership({ [ANNOTATION_COMPANION_UIDS]: JSON.stringify({ [key(keys)]: 5 }) });
+    expect(o.trusted(keys, there(o, keys, 'uid-k'), undefined, 'ours')).toBe('ours');
+    expect(o.companionVouchersFor(keys, 'ours').recordedUid).toBeUndefined();
+  });
+
   it('withholds what leads to an unproven endpoint, and names the keys', () => {
     const o = ownership();
     const foreign: Obj = { metadata: { name: 'store-s3', namespace: 'minio', uid: 'x' } };
