@@ -94,6 +94,25 @@ describe('the S3 server', () => {
   });
 });
 
+describe('an S3 server started again in the folder a first start began', () => {
+  // As startS3Server does when a port it chose was taken meanwhile: the master keeps its state in a
+  // folder named after its port, so the second one mints another topology id than the volumes hold.
+  it('grows volumes for a new bucket all the same: its first PUT is not refused for a frozen growth', async () => {
+    const again = mkdtempSync(path.join(tmpdir(), 'provider-rook-s3-again-'));
+    try {
+      await (await startS3Server({ dir: again, root })).stop();
+      const second = await startS3Server({ dir: again, root });
+      try {
+        await roundTrip(second.endpoint, root, 'bucket-after', { makeBucket: true });
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(again, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
 /** The TCP sockets a process holds, from /proc: IPv4 addresses as text, anything else as its hex. */
 function socketsOf(pid: number): { listening: boolean; local: string; remote: string }[] {
   const inodes = new Set(
