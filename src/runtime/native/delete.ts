@@ -5,6 +5,8 @@
 // order that a crash at any point leaves nothing behind that the next pass would not find. What a
 // teardown must keep on purpose is kept; with retainWhenKept the target object and its companions
 // are kept too, their marks now saying Retain so that no leak sweep takes them (keep.ts).
+// One file past 400 lines on purpose: a deletion's safety is its order (what waits for what, what
+// goes first, what a crash at any point leaves for the next pass to find), read top to bottom here.
 import { ReasonedError } from '../../kit/conditions.ts';
 import type { Deletion, Client } from '../../kit/kube/client.ts';
 import { isConflict } from '../../kit/kube/errors.ts';

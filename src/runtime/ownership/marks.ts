@@ -13,7 +13,8 @@
 // Two parts: the marks themselves (OwnershipMarks: what an object claims, and the proof of it), and
 // one resource's ownership of its objects (ResourceOwnership: the rules observe, apply and delete
 // judge its object and companions by). Each rule is a reading of the marks, so they share a file:
-// a resource followed through a pass then stays here rather than going back and forth.
+// a resource followed through a pass then stays here rather than going back and forth (past 400
+// lines on purpose, for that).
 import { keyOf } from '../../kit/controller/result.ts';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ReasonedError } from '../../kit/conditions.ts';
