@@ -568,6 +568,8 @@ describe('upgrade: marks written before they were signed', () => {
         },
       );
     }
+    // Paused as said, before the marks go: a pass already under way would sign them again.
+    for (const n of [name, gone]) await syncedFalse(kinds.ObjectStore, n, 'ReconcilePaused');
     for (const n of [name, gone]) {
       await target.mergePatch(RookObjectStores, { namespace: ns, name: n }, strip);
       await target.mergePatch(Secrets, { namespace: ns, name: `${n}-access-keys` }, strip);
