@@ -179,6 +179,11 @@ export const Reasons = {
   WaitingForFinalizers: 'WaitingForFinalizers',
   /** A store being deleted waits for the buckets that live in it to go first; the message names them. */
   StoreInUse: 'StoreInUse',
+  /**
+   * A resource being deleted waits, past the usual minute, for its operator to undo objects it holds
+   * with its own finalizers (a SeaweedFS user in its store); the message names them and since when.
+   */
+  WaitingForOperator: 'WaitingForOperator',
   /** A bucket user's access Job failed (the message has the Job's own words). */
   BucketAccessFailed: 'BucketAccessFailed',
   /** Event: a target namespace provider-rook made was kept (something else lives there; the message says what). */

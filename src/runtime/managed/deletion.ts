@@ -5,10 +5,10 @@
 import { removeFinalizer } from '../../kit/controller/finalizers.ts';
 import { FINALIZER_MANAGED, hasFinalizer } from '../../kit/meta.ts';
 import { done, requeue, requeueAfter, type Result } from '../../kit/controller/result.ts';
-import { Reasons, Ready, Synced, type Reason } from '../reasons.ts';
+import { Reasons, Ready, Synced } from '../reasons.ts';
 import { StepFailed } from './failures.ts';
 import type { ManagedPass } from './pass.ts';
-import type { ExternalClient, ExternalConnecter, ExternalObservation, ManagedResource } from './types.ts';
+import type { ExternalClient, ExternalConnecter, ExternalDeletion, ExternalObservation, ManagedResource } from './types.ts';
 
 /** Nothing to do in the target: the connection Secret and the finalizer go. */
 export async function letGo<MR extends ManagedResource>(pass: ManagedPass<MR>): Promise<Result> {
@@ -74,8 +74,8 @@ export async function deleteExternal<MR extends ManagedResource>(
     } catch (err) {
       throw new StepFailed('delete', err, Ready.deleting());
     }
-    if (deletion?.waiting) return waitToDelete(pass, deletion.waiting);
     if (deletion?.requested !== false) kind.recorder.normal(mr, Reasons.DeletedExternalResource, 'Deleted the external resource');
+    if (deletion?.waiting) return waitToDelete(pass, deletion.waiting);
     if (!deletion?.gone) {
       pass.conditions(Ready.deleting(), Synced.success());
       await pass.writeStatus();
@@ -88,10 +88,10 @@ export async function deleteExternal<MR extends ManagedResource>(
 /** Its deletion waits for something else to go first: said once (Event) and in Synced; what it waits for wakes it. */
 async function waitToDelete<MR extends ManagedResource>(
   pass: ManagedPass<MR>,
-  waiting: { reason: Reason; message: string },
+  waiting: NonNullable<ExternalDeletion['waiting']>,
 ): Promise<Result> {
   if (!pass.says('Synced', waiting.reason)) pass.kind.recorder.warning(pass.mr, waiting.reason, waiting.message);
   pass.conditions(Ready.deleting(), Synced.error(waiting.reason, waiting.message));
   await pass.writeStatus();
-  return pass.poll();
+  return pass.poll({ recheckAfterMs: waiting.recheckAfterMs });
 }

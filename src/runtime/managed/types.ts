@@ -55,8 +55,11 @@ export interface ExternalDeletion {
   gone: boolean;
   /** Whether its deletion was asked now (announced then); false when it was already going or gone. Unsaid: asked. */
   requested?: boolean;
-  /** Not deleted, nor asked: why it waits (what else must go first), until a watch wakes it. */
-  waiting?: { reason: Reason; message: string };
+  /**
+   * Why it waits (what else must go first, or what an operator has yet to undo), until a watch wakes
+   * it or, where one may not, recheckAfterMs has passed. Said as Synced=False and once as an Event.
+   */
+  waiting?: { reason: Reason; message: string; recheckAfterMs?: number };
 }
 
 export interface ExternalClient<MR extends ManagedResource> {

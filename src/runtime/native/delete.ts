@@ -77,10 +77,10 @@ export async function remove<MR extends ManagedResource>(pass: NativePass<MR>): 
     );
     return { gone: true, requested: false };
   }
-  const { gone, requested, keptNamespace } = await deleteOwned(pass, target, companions);
+  const { gone, requested, keptNamespace, waiting: onOperator } = await deleteOwned(pass, target, companions);
   // Other stores still living there is the usual case of a shared namespace, not news.
   if (keptNamespace && !keptNamespace.byStores) pass.opts.recorder?.normal(pass.mr, Reasons.KeptTargetNamespace, keptNamespace.why);
-  return requested ? { gone } : { gone, requested };
+  return { gone, ...(requested ? {} : { requested }), ...(onOperator && { waiting: onOperator }) };
 }
 
 /**
@@ -248,10 +248,10 @@ async function deleteOwned<MR extends ManagedResource>(
   pass: NativePass<MR>,
   ref: ObjectRef,
   companions: Companion[],
-): Promise<{ gone: boolean; requested: boolean; keptNamespace?: NamespaceKept }> {
+): Promise<{ gone: boolean; requested: boolean; keptNamespace?: NamespaceKept; waiting?: ExternalDeletion['waiting'] }> {
   const { kind, client, owner, vouchers, signal } = pass;
   const first = await deleteUndoneThroughTarget(pass, ref, companions);
-  if (first === 'pending') return { gone: false, requested: false };
+  if (first.length) return { gone: false, requested: false, ...operatorWait(pass.mr, first, ref) };
   // What the operator made for the object is found by its uid. With the uid recorded, the object goes
   // first and they go after it, once: should this pass fail in between, the next one finds them by
   // the recorded uid. Without it, they go before the object too, or nothing would find them later.
@@ -288,7 +288,33 @@ async function deleteOwned<MR extends ManagedResource>(
     : undefined;
   // Asked now: not absent (gone already, or deleted by someone else), nor held since an earlier pass.
   const requested = (target.outcome === 'deleted' || target.outcome === 'pending') && !target.alreadyDeleting;
-  return { gone: target.outcome !== 'pending' && !undoing, requested, keptNamespace };
+  const gone = target.outcome !== 'pending' && !undoing;
+  return { gone, requested, keptNamespace, ...(undoing && operatorWait(pass.mr, undoing.held, undoing.through)) };
+}
+
+/**
+ * How long an operator usually takes to undo what its finalizers hold: a deletion waiting longer says
+ * so (WaitingForOperator), naming what it waits for. It goes on waiting: those finalizers are not ours
+ * to remove, and without them the operator's work in the store (a user, a bucket) would be left undone.
+ */
+export const OPERATOR_UNDO_PATIENCE_MS = 60_000;
+/** While it waits past that, it looks again this often besides the watches (the server object's deletion is not watched). */
+const OPERATOR_WAIT_RECHECK_MS = 30_000;
+
+/** The deletion's wait for its operator, once it has lasted past OPERATOR_UNDO_PATIENCE_MS; nothing before. */
+function operatorWait(mr: ManagedResource, held: ObjectRef[], through: ObjectRef): Pick<ExternalDeletion, 'waiting'> {
+  const since = mr.metadata.deletionTimestamp;
+  if (!since || Date.now() - Date.parse(since) < OPERATOR_UNDO_PATIENCE_MS) return {};
+  const objects = held.map(describeRef).join(', ');
+  return {
+    waiting: {
+      reason: Reasons.WaitingForOperator,
+      message:
+        `waiting since ${since} for the operator to undo ${objects} (its finalizers hold them) through ` +
+        `${describeRef(through)}; provider-rook does not remove finalizers it does not own`,
+      recheckAfterMs: OPERATOR_WAIT_RECHECK_MS,
+    },
+  };
 }
 
 /**
@@ -300,15 +326,16 @@ async function undoneThroughPending<MR extends ManagedResource>(
   pass: NativePass<MR>,
   companions: Companion[],
   outcomes: { outcome: string }[],
-): Promise<boolean> {
+): Promise<{ held: ObjectRef[]; through: ObjectRef } | undefined> {
   const through = pass.kind.undoneThrough;
-  if (!through) return false;
-  const awaited = companions.some(
+  if (!through) return undefined;
+  const held = companions.filter(
     (c, i) => outcomes[i]?.outcome === 'pending' && through.types.some((t) => t.apiVersion === c.type.apiVersion && t.kind === c.type.kind),
   );
-  if (!awaited) return false;
+  if (!held.length) return undefined;
   const ref = through.ref(pass.mr, pass.name);
-  return (await pass.client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, pass.signal)) !== undefined;
+  const there = await pass.client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, pass.signal);
+  return there ? { held, through: ref } : undefined;
 }
 
 /**
@@ -339,23 +366,26 @@ async function prepareIfOurs<MR extends ManagedResource>(
   return true;
 }
 
-/** The companions the operator undoes through the target object (NativeKind.undoneThroughTarget): 'pending' until they are gone. */
+/**
+ * The companions the operator undoes through the target object (NativeKind.undoneThroughTarget): those
+ * still going, which the target object waits for; none once they are gone.
+ */
 async function deleteUndoneThroughTarget<MR extends ManagedResource>(
   pass: NativePass<MR>,
   ref: ObjectRef,
   companions: Companion[],
-): Promise<'pending' | 'done'> {
+): Promise<ObjectRef[]> {
   const types = pass.kind.undoneThroughTarget ?? [];
   const first = companions.filter((c) => types.some((t) => t.apiVersion === c.type.apiVersion && t.kind === c.type.kind));
-  if (!first.length) return 'done';
+  if (!first.length) return [];
   // Read live: with the target gone, the operator can undo nothing of them, and waiting would never end.
   const observed = await pass.client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, pass.signal);
-  if (!observed) return 'done';
+  if (!observed) return [];
   const main = pass.ownership.relationOf(ref.type, observed);
   const outcomes = await Promise.all(
     first.map((c) => deleteIfOurs(pass.live(), c, { owner: pass.owner, vouchers: pass.ownership.companionVouchersFor(c, main) })),
   );
-  return outcomes.some((o) => o.outcome === 'pending' || o.outcome === 'deleted') ? 'pending' : 'done';
+  return first.filter((_, i) => outcomes[i]?.outcome === 'pending' || outcomes[i]?.outcome === 'deleted');
 }
 
 /**

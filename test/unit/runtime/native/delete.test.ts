@@ -8,7 +8,7 @@ import type { Deletion, KubeClient } from '../../../../src/kit/kube/client.ts';
 import { KubeError } from '../../../../src/kit/kube/errors.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
-import { ANNOTATION_TEARDOWN, deleteIfOurs, TEARDOWN_REQUIRED } from '../../../../src/runtime/native/delete.ts';
+import { ANNOTATION_TEARDOWN, deleteIfOurs, OPERATOR_UNDO_PATIENCE_MS, TEARDOWN_REQUIRED } from '../../../../src/runtime/native/delete.ts';
 import { NativeExternal } from '../../../../src/runtime/native/external.ts';
 import type { NativeKind, ObjectReader, TargetObject } from '../../../../src/runtime/native/kind.ts';
 import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
@@ -431,7 +431,48 @@ describe('NativeExternal.delete', () => {
       expect(target.log).toContain('delete secrets/m-user');
       // Without the server, the operator undoes nothing: waiting would never end.
       expect(deletion.gone).toBe(!serverThere);
+      // Within the usual minute it waits without a word.
+      expect(deletion.waiting).toBeUndefined();
     }
+  });
+
+  it('says what it waits for, once an operator has held its companions past the usual minute, and goes on waiting', async () => {
+    const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+    const Servers2: ResourceType = { apiVersion: 'x.example.com/v1', kind: 'StoreServer', plural: 'storeservers', namespaced: true };
+    const ofStore = (ref: 'through' | 'target'): NativeKind<ManagedResource> => ({
+      ...kind,
+      dependents: undefined,
+      companions: () => [companion(Secrets, 'm-user', 'user')],
+      ...(ref === 'through'
+        ? { undoneThrough: { types: [Secrets], ref: () => ({ type: Servers2, namespace: 'ns', name: 'server' }) } }
+        : { undoneThroughTarget: [Secrets] }),
+    });
+    const since = (ms: number) => new Date(Date.now() - ms).toISOString();
+    for (const ref of ['through', 'target'] as const)
+      for (const [deletedAgo, says] of [
+        [OPERATOR_UNDO_PATIENCE_MS - 10_000, false],
+        [OPERATOR_UNDO_PATIENCE_MS + 10_000, true],
+      ] as const) {
+        const target = new FakeTarget();
+        ourStore(target);
+        target.put(Secrets, 'm-user', marks.mark(Secrets, { metadata: { name: 'm-user', namespace: 'ns' } }, owner).metadata);
+        target.put(Servers2, 'server', { namespace: 'ns' });
+        target.heldPlurals.add('secrets');
+        const deleting = { ...recorded, metadata: { ...recorded.metadata, deletionTimestamp: since(deletedAgo) } };
+        const deletion = await new NativeExternal(ofStore(ref), target.asClient(), marks, { reader: target.asClient() }).delete(
+          deleting,
+          new AbortController().signal,
+        );
+        expect(deletion.gone).toBe(false);
+        if (!says) {
+          expect(deletion.waiting).toBeUndefined();
+          continue;
+        }
+        expect(deletion.waiting?.reason).toBe('WaitingForOperator');
+        expect(deletion.waiting?.message).toContain('Secret ns/m-user');
+        expect(deletion.waiting?.message).toContain(ref === 'through' ? 'StoreServer ns/server' : 'through Store m;');
+        expect(deletion.waiting?.recheckAfterMs).toBeGreaterThan(0);
+      }
   });
 
   it('deleting, a resource whose object is gone runs its deletion once more while its companions may be left', async () => {
