@@ -54,6 +54,11 @@ export class Breaker {
     this.openUntil = 0;
   }
 
+  /** The request ended without a word from the server, for a reason of its caller's: nothing is learnt of the server. */
+  left(ticket: Ticket | undefined): void {
+    if (ticket) this.waiting.delete(ticket);
+  }
+
   /** The request failed; an unreachable server opens the breaker for the cool-down. */
   failed(ticket: Ticket | undefined, err: unknown): void {
     if (ticket) this.waiting.delete(ticket);

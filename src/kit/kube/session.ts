@@ -178,7 +178,10 @@ export class ServerSession {
           clearTimeout(impatient);
           // A refused endpoint (the access's lookup said so) keeps its reason and words.
           const failure = err instanceof ReasonedError ? err : networkError(this.label, signal.aborted ? signal.reason : err, this.trusted);
-          this.breaker?.failed(ticket, failure);
+          // Ended by its caller (a reconcile's deadline, a sweep stopping), not by the server: that
+          // says nothing of whether the server answers, and must not turn every other request away.
+          if (init.signal?.aborted) this.breaker?.left(ticket);
+          else this.breaker?.failed(ticket, failure);
           throw failure;
         }
         // 0.1, 0.2, 0.4, 0.8 s: a storm of closed connections passes. An abort ends the wait; the

@@ -89,7 +89,8 @@ async function openWatch(session: ServerSession, url: URL, auth: Auth, signal: A
   } catch (err) {
     restClientRequests.inc({ host: url.host, method: 'WATCH', code: '<error>' });
     const failure = err instanceof ReasonedError ? err : networkError(session.label, signal.aborted ? signal.reason : err, session.trusted);
-    session.breaker?.failed(undefined, failure);
+    // Stopped by its caller (an informer going), the server said nothing of itself.
+    if (!signal.aborted) session.breaker?.failed(undefined, failure);
     throw failure;
   }
   session.breaker?.answered();

@@ -191,6 +191,21 @@ describe('KubeClient with an untrusted server', () => {
     expect(err.message).not.toContain(String(closedPort));
   });
 
+  it("does not turn a server away for a request its caller ended (a reconcile's deadline): the next one is sent", async () => {
+    const c = client({ isolate: true, trusted: false, name: 'the target cluster' });
+    const ended = new AbortController();
+    ended.abort(new DOMException('deadline', 'TimeoutError'));
+    await expect(c.get(ConfigMaps, { namespace: 'ns', name: 'slow' }, ended.signal)).rejects.toBeInstanceOf(UnreachableError);
+    // Ended while the server had not answered yet, too.
+    const midway = new AbortController();
+    const pending = c.get(ConfigMaps, { namespace: 'ns', name: 'slow' }, midway.signal);
+    midway.abort(new DOMException('deadline', 'TimeoutError'));
+    await expect(pending).rejects.toBeInstanceOf(UnreachableError);
+    const before = paths.length;
+    await expect(c.get(ConfigMaps, { namespace: 'ns', name: 'slow' })).resolves.toMatchObject({ metadata: { name: 'slow' } });
+    expect(paths.length).toBe(before + 1);
+  });
+
   it('ends a watch on an ERROR event without its message', async () => {
     const err = await failure(
       untrusted().watch(ConfigMaps, { namespace: 'ns', resourceVersion: '1', signal: new AbortController().signal }, () => {}),
