@@ -13,7 +13,14 @@ export function serveProbes(addr: string, health: Health, log: Logger): Promise<
   const [host, port] = addr.split(':');
   const server = http.createServer((req, res) => {
     if (req.url === '/metrics') {
-      void registry.metrics().then((body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body));
+      registry.metrics().then(
+        (body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body),
+        // A collector that throws fails this scrape, not the process (an unhandled rejection ends it).
+        (err: unknown) => {
+          log.warn('collecting metrics failed', { error: err instanceof Error ? err.message : String(err) });
+          res.writeHead(500, { 'Content-Type': 'text/plain' }).end('collecting metrics failed\n');
+        },
+      );
     } else if (req.url === '/healthz' || req.url === '/readyz') {
       const { status, body } = req.url === '/healthz' ? health.healthz() : health.readyz();
       res.writeHead(status, { 'Content-Type': 'text/plain' }).end(`${body}\n`);
