@@ -24,6 +24,7 @@ import { releaseClaim } from './release.ts';
 import { copyConnectionSecret } from './connection.ts';
 import { binding, claimFailed, forwardRotationRequest, RECHECK_MS, rotationOf, writeClaimStatus, type ClaimWriter } from './status.ts';
 import { refusal, type AccessClaim, type AccessMode, type Sharing } from './sharing.ts';
+import type { Held } from './release.ts';
 import { Revocations } from './revocation.ts';
 
 export type { AccessClaim, AccessMode } from './sharing.ts';
@@ -38,6 +39,12 @@ export interface Grantor {
   grant(bucket: ManagedResource, mode: AccessMode, name: string): ManagedResource;
   /** Which bucket a grant's resource reaches (its Provider, store and bucket name), to compare a grant made earlier with one made now. */
   reaches(grant: ManagedResource): string;
+}
+
+/** Whether a grant held reaches the bucket that `desired`, a grant of the bucket lent now, would. */
+function reachesSame(grantor: Grantor, { type, mr }: Held, desired: ManagedResource): boolean {
+  const same = type.kind === grantor.grants.kind && type.apiVersion === grantor.grants.apiVersion;
+  return same && grantor.reaches(copyOf<ManagedResource>(mr)) === grantor.reaches(desired);
 }
 
 export interface AccessReconcilerOptions {
@@ -111,9 +118,17 @@ export class AccessReconciler implements Reconciler {
       // A Bucket only waiting (its resource not ready, its Secret on its way) keeps the users it lent; one
       // whose pairing no longer holds does not. Nor one bound to nothing: a Bucket made anew under the
       // name (the one that lent them is gone, its bucket often kept) lends nothing yet.
-      if (this.revocations.heldCached(access).length) {
+      const held = this.revocations.heldCached(access);
+      if (held.length) {
         if (!bucketRef) await this.revocations.revokeHeld(access, signal);
-        else if (grantor) await this.proven(access, bucket!, grantor, bucketRef, signal);
+        else if (grantor) {
+          // Those made for a bucket other than the one lent now go (a Bucket made anew under the name,
+          // its new resource not ready yet: the grant of the one before reaches that one's bucket).
+          const { desired } = await this.proven(access, bucket!, grantor, bucketRef, signal);
+          const elsewhere = held.filter((h) => !reachesSame(grantor, h, desired));
+          if (elsewhere.length === held.length) await this.revocations.revokeHeld(access, signal);
+          else if (elsewhere.length) await this.revocations.revokeOnly(access, elsewhere, signal);
+        } else if (!this.o.grantors.some((g) => g.managed.kind === bucketRef.kind)) await this.revocations.revokeHeld(access, signal);
       }
       await writeClaimStatus(
         this.writer,

@@ -120,6 +120,8 @@ function grantWorld(o: {
   boundTo?: string;
   /** The Bucket is bound to nothing (made anew under its name, its class refusing it). */
   unbound?: boolean;
+  /** The Bucket names its resource, which is not ready yet: not Bound. */
+  waiting?: boolean;
 }) {
   const writes: string[] = [];
   const events: string[] = [];
@@ -170,7 +172,7 @@ function grantWorld(o: {
           ...bucket.spec,
           resourceRef: { apiVersion: Stores.apiVersion, kind: o.boundTo ?? 'Store', name: 'orders-store', namespace: platform },
         },
-        status: { bindingPhase: 'Bound' },
+        status: { bindingPhase: o.waiting ? 'Unbound' : 'Bound' },
       };
   const reconciler = new AccessReconciler({
     client,
@@ -185,7 +187,8 @@ function grantWorld(o: {
         managed: Stores,
         grants: Grants,
         grant: (_mr, _mode, name) => ({ apiVersion: Grants.apiVersion, kind: 'Grant', metadata: { name }, spec: {} }) as ManagedResource,
-        reaches: () => 'orders',
+        // Which bucket a grant reaches: a held one may say (one made for the bucket of a Bucket before).
+        reaches: (g) => (g.spec as { reaches?: string }).reaches ?? 'orders',
       },
     ],
     lent: [{ type: Stores, cache: mapCache(new Map([[`${platform}/orders-store`, store]])) }],
@@ -261,6 +264,27 @@ describe("an access's grant", () => {
     });
     await world.reconcile();
     expect(world.writes).toContain(`delete Grant ${platform}/held`);
+  });
+
+  it("is revoked while its Bucket, made anew under the name, waits for a new resource: it reaches the old one's bucket", async () => {
+    const holding: AccessClaim = {
+      ...reader,
+      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
+    };
+    const old = { ...grantOf('held'), spec: { ...grantOf('held').spec, reaches: 'orders-before' } } as ManagedResource;
+    const world = grantWorld({ access: holding, live: { [`Grant ${platform}/held`]: old }, grants: [old], waiting: true });
+    await world.reconcile();
+    expect(world.writes).toContain(`delete Grant ${platform}/held`);
+    expect(world.writes).not.toContainEqual(expect.stringMatching(/^create /));
+    // One that reaches the bucket lent now is kept while the Bucket only waits (its Secret on its way, say).
+    const current = grantWorld({
+      access: holding,
+      live: { [`Grant ${platform}/held`]: grantOf('held') },
+      grants: [grantOf('held')],
+      waiting: true,
+    });
+    await current.reconcile();
+    expect(current.writes.filter((w) => w.startsWith('delete'))).toEqual([]);
   });
 
   it('made beside a resource its Bucket no longer lends (made anew, bound elsewhere), is revoked once the new one is made', async () => {
