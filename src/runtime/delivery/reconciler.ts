@@ -88,18 +88,6 @@ type Exposed = ManagedResource & {
 /** How a delivered Secret's endpoint resolves: the store's Service name, or the class's exposure. */
 type Endpoint = NonNullable<Delivery['endpoint']>;
 
-/** The outcome of one place: refusals before any write are known to hold nothing there. */
-const WROTE_NOTHING = new Set<string>([
-  Reasons.ConsumerProviderNotFound,
-  Reasons.ConsumerNotAllowed,
-  Reasons.ConsumerNamespaceNotFound,
-  Reasons.ConsumerSecretTaken,
-  Reasons.ConnectionSecretConflict,
-  Reasons.NoEndpointForConsumer,
-  Reasons.WaitingForConnectionSecret,
-  Reasons.WaitingForExposure,
-]);
-
 /** Failures after which a place holds none of the claim's keys that a rotation must wait for. */
 const FORGETS_KEYS = new Set<string>([
   Reasons.ConsumerSecretRefused,
@@ -256,9 +244,10 @@ export class DeliveryReconciler {
       const target = await this.o.providers.resolve(provider, signal);
       const data = dataFor(source, endpoint, store.exposure);
       const intent: Delivery | undefined = held ? undefined : { ...base, delivered: false, endpoint };
-      // From here a Secret may be written: a failure, its answer lost, must still say one may be there.
-      held ??= { endpoint, keys: undefined };
-      const wrote = await this.write(target, claim, place, { data, intent }, signal);
+      // Once a Secret of ours is found there, or one is about to be written, a failure (its answer
+      // lost) must still say one may be there; not before: a cluster never reached holds nothing.
+      const holds = () => void (held ??= { endpoint, keys: undefined });
+      const wrote = await this.write(target, claim, place, { data, intent, holds }, signal);
       if (wrote)
         this.o.recorder.normal(
           claim,
@@ -294,12 +283,13 @@ export class DeliveryReconciler {
     target: Target,
     claim: DeliveringClaim,
     place: Place,
-    what: { data: Record<string, string>; intent?: Delivery },
+    what: { data: Record<string, string>; intent?: Delivery; holds(): void },
     signal: AbortSignal,
   ): Promise<'created' | 'updated' | undefined> {
-    const { data } = what;
+    const { data, holds } = what;
     let intent = what.intent;
     const recordIntent = async (): Promise<void> => {
+      holds();
       if (intent) await this.recordIntent(claim, intent, signal);
       intent = undefined;
     };
@@ -338,6 +328,7 @@ export class DeliveryReconciler {
         throw new ReasonedError(Reasons.ReconcileError, `${place.field}: Secret ${place.namespace}/${place.secretName} came and went`);
     }
     this.refuseUnlessOurs(have, owner, place);
+    holds();
     const labels = { ...have.metadata.labels, ...desired.metadata.labels };
     const annotations = { ...have.metadata.annotations, ...desired.metadata.annotations };
     if (
@@ -521,9 +512,13 @@ class StatusNotWritten extends Error {
   }
 }
 
-/** A delivery that may have left a Secret of ours there. */
+/**
+ * A delivery that may have left a Secret of ours there. Its endpoint is recorded before anything is
+ * written there, and kept by every pass after (failed or not) until it is removed: a place without one
+ * was never written to, whatever its reason (its Provider's Secret missing, its server never answering).
+ */
 function mayHold(d: Delivery): boolean {
-  return d.delivered || Boolean(d.removing) || d.endpoint !== undefined || !WROTE_NOTHING.has(d.reason ?? '');
+  return d.delivered || Boolean(d.removing) || d.endpoint !== undefined;
 }
 
 function failure(err: unknown): { reason: Reason | Reported; message: string } {

@@ -13,6 +13,8 @@ import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
 import { OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
 import { mapCache } from '../../../kit/map-cache.ts';
 import { KubeError, UnreachableError } from '../../../../src/kit/kube/errors.ts';
+import { ReasonedError } from '../../../../src/kit/conditions.ts';
+import { Reasons } from '../../../../src/runtime/reasons.ts';
 import { CONNECTION_SECRET_TYPE } from '../../../../src/kit/meta.ts';
 
 const Buckets: ResourceType = { apiVersion: 'storage.example.com/v1', kind: 'Bucket', plural: 'buckets', namespaced: true };
@@ -103,6 +105,8 @@ function deliveringWorld(
     deleting?: boolean;
     /** The Provider lets this claim's namespace deliver nowhere; a read in its cluster is forbidden. */
     noConsent?: boolean;
+    /** The consumer's cluster was never reached: its Provider's Secret is missing, or its server never answers. */
+    neverReached?: 'credentials' | 'server';
   } = {},
 ) {
   const writes: string[] = [];
@@ -186,6 +190,7 @@ function deliveringWorld(
     get: async (_type: ResourceType, key: { namespace: string; name: string }) => {
       writes.push(`get Secret ${key.namespace}/${key.name}`);
       if (o.noConsent) throw new KubeError(403, 'Forbidden', 'secrets is forbidden');
+      if (o.neverReached === 'server') throw new UnreachableError('cannot reach the consumer cluster (ECONNREFUSED)');
       return consumerSecrets.get(`${key.namespace}/${key.name}`);
     },
     update: async (_type: ResourceType, obj: SecretObject) => {
@@ -228,9 +233,17 @@ function deliveringWorld(
     secrets: mapCache(copies),
     managed: new Map([['Store', mapCache(new Map([['infra/app-store', store]]))]]),
     classes: new Map(),
-    providers: { provider: () => provider, resolve: async () => ({ client: consumer, fingerprint: 'eu-1' }) as unknown as Target },
+    providers: {
+      provider: () => provider,
+      resolve: async () => {
+        if (o.neverReached === 'credentials')
+          throw new ReasonedError(Reasons.SecretNotFound, 'Secret infra/x, which Provider eu-1 names, does not exist');
+        return { client: consumer, fingerprint: 'eu-1' } as unknown as Target;
+      },
+    },
     marks,
-    delivered: () => ({ ...mapCache(consumerSecrets), hasSynced: true }) as never,
+    // A cluster that never answers never fills its cache: the Secret there is read from its server.
+    delivered: () => ({ ...mapCache(consumerSecrets), hasSynced: o.neverReached !== 'server' }) as never,
   });
   return {
     writes,
@@ -255,6 +268,23 @@ describe('a deleting claim whose spec names a place it never recorded', () => {
     await world.reconcile();
     expect(world.writes.filter((w) => w.startsWith('get '))).toEqual([]);
     expect(world.writes).toContain('finalizer removed');
+  });
+});
+
+describe('a consumer cluster nothing was ever delivered to', () => {
+  it('does not hold the claim once it names it no more, whether its credentials were missing or its server never answered', async () => {
+    for (const neverReached of ['credentials', 'server'] as const) {
+      const world = deliveringWorld({ neverReached });
+      await world.reconcile();
+      expect(world.status()?.deliveries?.[0]).toMatchObject({ delivered: false });
+      expect(world.writes.filter((w) => w.startsWith('create') || w.startsWith('update'))).toEqual([]);
+      // Dropped from the spec (or the claim deleted): nothing of the claim's is there to remove.
+      world.noConsumers();
+      world.noCopy();
+      await world.reconcile();
+      expect(world.writes).toContain('finalizer removed');
+      expect(world.status()?.deliveries ?? []).toEqual([]);
+    }
   });
 });
 
