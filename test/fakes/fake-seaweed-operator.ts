@@ -25,9 +25,12 @@
 //   (s3.bucket.quota, in MB rounded up, enforced by the server); a BucketLifecyclePolicy's rules by
 //   PutBucketLifecycleConfiguration, which writes where the operator does; CreateUser;
 //   CreateAccessKey with the keys of the Secret when it holds both (else keys it generates, written
-//   to a Secret it owns, annotated managed); the policy's document attached to each subject as an
-//   inline user policy named after the policy (PutUserPolicy), so the server judges that very
-//   document. A Bucket records status.bucketName as soon as it made the bucket, as upstream's
+//   to a Secret it owns, annotated managed); an S3Policy's document saved as a managed policy under
+//   its name (CreatePolicy, or CreatePolicyVersion over one there: upstream's PutPolicy), which the
+//   server's filer refuses for a name outside [A-Za-z0-9_-] as it refuses the operator's call
+//   (Failed, PutFailed), and attached to each subject of a binding (AttachUserPolicy), so the server
+//   judges that very document; a policy still attached goes only once detached (the server's IAM
+//   API refuses before; the operator's filer call would not wait), its finalizer kept meanwhile. A Bucket records status.bucketName as soon as it made the bucket, as upstream's
 //   controller does: a later step that fails (VersioningFailed, ObjectLockFailed, QuotaFailed) keeps
 //   it, so the next pass does not refuse its own bucket as BucketAlreadyExists. A Bucket is removed with all its
 //   objects (s3.bucket.delete) only under reclaimPolicy Delete and only if it made or adopted it;
@@ -48,7 +51,13 @@ import {
   DeleteUserPolicyCommand,
   ListAccessKeysCommand,
   ListUserPoliciesCommand,
-  PutUserPolicyCommand,
+  AttachUserPolicyCommand,
+  CreatePolicyCommand,
+  CreatePolicyVersionCommand,
+  DeletePolicyCommand,
+  DetachUserPolicyCommand,
+  GetPolicyCommand,
+  ListAttachedUserPoliciesCommand,
   type IAMClient,
 } from '@aws-sdk/client-iam';
 import {
@@ -388,6 +397,10 @@ class IdentityStandIn extends SeaweedChild {
     const policies = await on.iam.send(new ListUserPoliciesCommand({ UserName })).catch((err: Error) => (gone(err), undefined));
     for (const PolicyName of policies?.PolicyNames ?? [])
       await on.iam.send(new DeleteUserPolicyCommand({ UserName, PolicyName })).catch(gone);
+    // The filer's DeleteUser (the operator's call) takes the user's attachments with it; IAM's asks them gone first.
+    const attached = await on.iam.send(new ListAttachedUserPoliciesCommand({ UserName })).catch((err: Error) => (gone(err), undefined));
+    for (const { PolicyArn } of attached?.AttachedPolicies ?? [])
+      if (PolicyArn) await on.iam.send(new DetachUserPolicyCommand({ UserName, PolicyArn })).catch(gone);
     await on.iam.send(new DeleteUserCommand({ UserName })).catch(gone);
   }
 }
@@ -469,18 +482,43 @@ function createAccessKey(UserName: string, keys: S3Credentials): CreateAccessKey
   return create;
 }
 
+/** A managed policy's ARN on SeaweedFS, as its IAM service spells it. */
+const policyArn = (name: string): string => `arn:aws:iam:::policy/${name}`;
+
 class PolicyStandIn extends SeaweedChild {
-  protected async act(obj: Obj): Promise<Record<string, unknown>> {
+  // As upstream's PutPolicy: the document saved under its name, made or replaced. The server's filer
+  // refuses a name outside [A-Za-z0-9_-] as the operator's gRPC call finds it refused: Failed, PutFailed.
+  protected async act(obj: Obj, on: { iam: IAMClient } | undefined): Promise<Record<string, unknown>> {
     const spec = obj.spec as { policyDocument?: string };
+    const PolicyDocument = spec.policyDocument ?? '{}';
     try {
-      JSON.parse(spec.policyDocument ?? '{}');
+      JSON.parse(PolicyDocument);
     } catch {
       throw new Waiting('Failed', 'InvalidPolicy', 'policyDocument is not JSON');
     }
-    return { policyName: this.storeName(obj) };
+    const PolicyName = this.storeName(obj);
+    if (on) {
+      const PolicyArn = policyArn(PolicyName);
+      try {
+        const existing = await on.iam.send(new GetPolicyCommand({ PolicyArn })).then(
+          () => true,
+          (err: Error) => (gone(err), false),
+        );
+        if (existing) await on.iam.send(new CreatePolicyVersionCommand({ PolicyArn, PolicyDocument, SetAsDefault: true }));
+        else await on.iam.send(new CreatePolicyCommand({ PolicyName, PolicyDocument }));
+      } catch (err) {
+        throw new Waiting('Failed', 'PutFailed', (err as Error).message);
+      }
+    }
+    return { policyName: PolicyName };
   }
 
-  protected async undo(): Promise<void> {} // its bindings detach it
+  protected async undo(obj: Obj, on: { iam: IAMClient }): Promise<void> {
+    if (obj.spec.reclaimPolicy === 'Retain') return;
+    const name = (obj.status?.policyName as string | undefined) ?? this.storeName(obj);
+    // Still attached to a user (a binding not undone yet), the server refuses: the finalizer stays, and it is tried again.
+    await on.iam.send(new DeletePolicyCommand({ PolicyArn: policyArn(name) })).catch(gone);
+  }
 }
 
 class BindingStandIn extends SeaweedChild {
@@ -497,8 +535,11 @@ class BindingStandIn extends SeaweedChild {
       if (!user) throw new Waiting('Pending', 'SubjectMissing', `S3Identity ${s.name} is not ready`);
       users.push(user);
     }
-    const PolicyDocument = (policy.spec as { policyDocument?: string }).policyDocument ?? '{}';
-    if (on) for (const UserName of users) await on.iam.send(new PutUserPolicyCommand({ UserName, PolicyName, PolicyDocument }));
+    if (on)
+      for (const UserName of users)
+        await on.iam.send(new AttachUserPolicyCommand({ UserName, PolicyArn: policyArn(PolicyName) })).catch((err: Error) => {
+          throw new Waiting('Failed', 'AttachFailed', err.message);
+        });
     return { attachedSubjects: users, policyName: PolicyName };
   }
 
@@ -506,7 +547,7 @@ class BindingStandIn extends SeaweedChild {
     if (obj.spec.reclaimPolicy === 'Retain') return;
     const { attachedSubjects = [], policyName } = (obj.status ?? {}) as { attachedSubjects?: string[]; policyName?: string };
     for (const UserName of attachedSubjects)
-      if (policyName) await on.iam.send(new DeleteUserPolicyCommand({ UserName, PolicyName: policyName })).catch(gone);
+      if (policyName) await on.iam.send(new DetachUserPolicyCommand({ UserName, PolicyArn: policyArn(policyName) })).catch(gone);
   }
 }
 

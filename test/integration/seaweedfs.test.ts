@@ -276,10 +276,15 @@ describe('buckets in a shared SeaweedFS store', () => {
     // The operator's objects in the target: one of each kind per claim, the user's name unique per managed resource.
     const mr = await managedOf({ namespace: env.ns.appA, name: 'one' });
     for (const type of [S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets]) {
-      expect((await env.target.get<Obj>(type, { namespace: 'sw-shared', name: mr }))?.status?.phase).toBe('Ready');
+      const name = type === S3Policies || type === S3PolicyBindings ? `${mr}-policy` : mr;
+      expect((await env.target.get<Obj>(type, { namespace: 'sw-shared', name }))?.status?.phase).toBe('Ready');
     }
     expect((await env.target.get<Obj>(S3Identities, { namespace: 'sw-shared', name: mr }))?.spec?.name).toBe(
       `rook.${env.ns.platform}.${mr}`,
+    );
+    // A policy's name in SeaweedFS takes no dots (its filer refuses one, as the stand-in's server does).
+    expect((await env.target.get<Obj>(S3Policies, { namespace: 'sw-shared', name: `${mr}-policy` }))?.spec?.name).toBe(
+      `rook_${env.ns.platform}_${mr}`,
     );
     // The keys are provider-rook's own, in its Secret beside them, and the operator registered them.
     expect(
@@ -415,7 +420,7 @@ describe('buckets in a shared SeaweedFS store', () => {
       60_000,
     );
     for (const type of [S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets, Secrets]) {
-      const name = type === Secrets ? `${mr}-keys` : mr;
+      const name = type === Secrets ? `${mr}-keys` : type === S3Policies || type === S3PolicyBindings ? `${mr}-policy` : mr;
       expect(await env.target.get(type, { namespace: 'sw-shared', name })).toBeUndefined();
     }
     try {

@@ -5,7 +5,7 @@
 // kinds (a store with a bucket of its own, a bucket in a shared store) use it.
 import { createHash } from 'node:crypto';
 import { getCondition, ReasonedError } from '../../kit/conditions.ts';
-import { Secrets } from '../../kit/kube/resources.ts';
+import { Secrets, type ObjectRef } from '../../kit/kube/resources.ts';
 import type { AccessMode } from '../../runtime/claims/access.ts';
 import { FEATURES, type BucketFeatures, type FeatureSupport } from '../../runtime/claims/features.ts';
 import type { ConnectionDetails } from '../../runtime/managed/types.ts';
@@ -49,6 +49,28 @@ export function iamNameFor(mr: { metadata: { namespace?: string } }, name: strin
   const readable = `rook.${mr.metadata.namespace ?? ''}.${name}`;
   return readable.length <= 128 ? readable : `rook.${createHash('sha256').update(readable).digest('hex').slice(0, 40)}`;
 }
+
+/**
+ * The user's policy's name in the store: its user's, with underscores for dots. SeaweedFS takes only
+ * `[A-Za-z0-9_-]` in a policy name (its filer refuses to save, read or delete any other), where a
+ * user's may hold dots. A namespace has no dots or underscores, and a Kubernetes name no
+ * underscores, so this stays one name per user.
+ */
+export const policyNameOf = (u: Pick<SeaweedUser, 'iamName'>): string => u.iamName.replaceAll('.', '_');
+
+/**
+ * The S3Policy and its S3PolicyBinding are named `<base>-policy`. provider-rook 0.2.0 made them as
+ * `<base>`, with the user's name for the policy's, which SeaweedFS refuses; the name an S3Policy gives
+ * is fixed once it is made (the operator's rule), and what a binding names too (our admission policy),
+ * so new ones are made under a new name and those go (NativeKind.retired).
+ */
+const policyObjectName = (base: string): string => `${base}-policy`;
+
+/** The S3Policy and S3PolicyBinding provider-rook 0.2.0 made for the user at `base`: no longer wanted. */
+export const retiredPolicyObjects = (namespace: string, base: string): ObjectRef[] => [
+  { type: S3Policies, namespace, name: base },
+  { type: S3PolicyBindings, namespace, name: base },
+];
 
 /** The user's keys of one generation, derived for its owner (see KindContext.credential): the same on every pass, unknowable outside provider-rook. */
 export function seaweedKeys(ctx: KindContext, owner: string, generation = ctx.credentials.generation): SeaweedUser['keys'] {
@@ -104,24 +126,36 @@ const companion = (u: SeaweedUser, type: Companion['type'], purpose: string, bui
 export function userCompanions(u: SeaweedUser): Companion[] {
   return [
     ...generationCompanions(u, u.generation, u.keys),
-    companion(u, S3Policies, "bucket user's S3Policy", () => ({
-      ...meta(u, S3Policies),
-      spec: {
-        seaweedRef: seaweedRef(u),
-        name: u.iamName,
-        policyDocument: JSON.stringify(policyDocument(u.bucket, u.access, { features: true })),
-        reclaimPolicy: 'Delete',
-      },
-    })),
-    companion(u, S3PolicyBindings, "bucket user's S3PolicyBinding", () => ({
-      ...meta(u, S3PolicyBindings),
-      spec: {
-        seaweedRef: seaweedRef(u),
-        policyRef: { name: u.base },
-        subjects: [{ kind: 'S3Identity', name: u.base }],
-        reclaimPolicy: 'Delete',
-      },
-    })),
+    companion(
+      u,
+      S3Policies,
+      "bucket user's S3Policy",
+      () => ({
+        ...meta(u, S3Policies, policyObjectName(u.base)),
+        spec: {
+          seaweedRef: seaweedRef(u),
+          name: policyNameOf(u),
+          policyDocument: JSON.stringify(policyDocument(u.bucket, u.access, { features: true })),
+          reclaimPolicy: 'Delete',
+        },
+      }),
+      policyObjectName(u.base),
+    ),
+    companion(
+      u,
+      S3PolicyBindings,
+      "bucket user's S3PolicyBinding",
+      () => ({
+        ...meta(u, S3PolicyBindings, policyObjectName(u.base)),
+        spec: {
+          seaweedRef: seaweedRef(u),
+          policyRef: { name: policyObjectName(u.base) },
+          subjects: [{ kind: 'S3Identity', name: u.base }],
+          reclaimPolicy: 'Delete',
+        },
+      }),
+      policyObjectName(u.base),
+    ),
     ...(u.ownsBucket
       ? [
           companion(u, SeaweedBuckets, 'Bucket', () => ({

@@ -20,6 +20,7 @@ import {
   identityObject,
   userAccess,
   retiredNow,
+  retiredPolicyObjects,
   rotatingKeys,
   userCompanions,
   USER_TYPES,
@@ -55,6 +56,7 @@ export const seaweedBucketKind: NativeKind<SeaweedBucket> = {
   desired: (mr, name, ctx) => identityObject(bucketUser(mr, name, ctx)),
   companions: (mr, name, ctx) => userCompanions(bucketUser(mr, name, ctx)),
   companionTypes: USER_TYPES,
+  retired: (mr, name) => retiredPolicyObjects(mr.spec.targetNamespace, name),
   // Its operator's objects are undone through the store's Seaweed: the store must not go first.
   undoneThrough: {
     types: [S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets],

@@ -32,6 +32,7 @@ import {
   identityObject,
   userAccess,
   retiredNow,
+  retiredPolicyObjects,
   rotatingKeys,
   userCompanions,
   USER_TYPES,
@@ -224,7 +225,10 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
           ]),
     ];
   },
-  retired: (mr, name) => retiredExposures(mr.spec.exposure, s3Service({ namespace: mr.spec.targetNamespace, name })),
+  retired: (mr, name) => [
+    ...retiredExposures(mr.spec.exposure, s3Service({ namespace: mr.spec.targetNamespace, name })),
+    ...(mr.spec.bucket ? retiredPolicyObjects(mr.spec.targetNamespace, `${name}-bucket`) : []),
+  ],
   companionTypes: [S3Identities, ...USER_TYPES, Services, HTTPRoutes, ServiceExports, NetworkPolicies],
   // The operator finds a Bucket's or a user's Seaweed before it undoes anything: with it gone, they wait for good.
   undoneThroughTarget: [S3Identities, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets],

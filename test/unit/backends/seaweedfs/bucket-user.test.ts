@@ -5,6 +5,8 @@ import { describe, expect, it } from '@jest/globals';
 import {
   bucketTeardown,
   iamNameFor,
+  policyNameOf,
+  retiredPolicyObjects,
   retiringCompanions,
   rotatingKeys,
   seaweedKeys,
@@ -43,13 +45,43 @@ describe('iamNameFor', () => {
   });
 });
 
+describe('policyNameOf', () => {
+  // SeaweedFS's filer saves, reads and deletes a policy only under a name of these characters.
+  const ACCEPTED = /^[A-Za-z0-9_-]{1,128}$/;
+
+  it('is a name SeaweedFS accepts for a policy, one per user, for every user name provider-rook gives', () => {
+    const users = [
+      iamNameFor({ metadata: { namespace: 'infra' } }, 'mr'),
+      iamNameFor({ metadata: { namespace: 'infra' } }, 'a.b'),
+      iamNameFor({ metadata: { namespace: 'infra.a' } }, 'b'),
+      iamNameFor({ metadata: { namespace: 'infra' } }, 'a-b'),
+      iamNameFor({ metadata: { namespace: 'infra' } }, 'x'.repeat(200)),
+      iamNameFor({ metadata: { namespace: 'team-a' } }, 'store-1-bucket'),
+    ];
+    const policies = users.map((iamName) => policyNameOf({ iamName }));
+    for (const p of policies) expect(p).toMatch(ACCEPTED);
+    expect(new Set(policies).size).toBe(users.length - 1); // 'infra.a'/'b' is no namespace Kubernetes allows
+    expect(policyNameOf({ iamName: 'rook.infra.mr' })).toBe('rook_infra_mr');
+  });
+
+  it("is the S3Policy's name, on an object of a new name its binding names; those of 0.2.0 are retired", () => {
+    const cs = userCompanions(user(ctx(0, [], [])));
+    const policy = cs.find((c) => c.type.kind === 'S3Policy')!.build() as unknown as { metadata: { name: string }; spec: { name: string } };
+    const binding = cs.find((c) => c.type.kind === 'S3PolicyBinding')!.build() as unknown as { spec: { policyRef: { name: string } } };
+    expect(policy.spec.name).toBe('rook_infra_mr');
+    expect(binding.spec.policyRef.name).toBe(policy.metadata.name);
+    expect(names(retiredPolicyObjects('store-ns', 'mr'))).toEqual(['S3Policy mr', 'S3PolicyBinding mr']);
+    expect(names(cs)).not.toEqual(expect.arrayContaining(names(retiredPolicyObjects('store-ns', 'mr'))));
+  });
+});
+
 describe('companions per generation', () => {
   it("names the first generation's Secret and S3Credentials as before any rotation, then the policy, binding and bucket", () => {
     expect(names(userCompanions(user(ctx(0, [], []))))).toEqual([
       'Secret mr-keys',
       'S3Credentials mr',
-      'S3Policy mr',
-      'S3PolicyBinding mr',
+      'S3Policy mr-policy',
+      'S3PolicyBinding mr-policy',
       'Bucket mr',
     ]);
   });
@@ -59,8 +91,8 @@ describe('companions per generation', () => {
     expect(names(cs)).toEqual([
       'Secret mr-keys-g2',
       'S3Credentials mr-g2',
-      'S3Policy mr',
-      'S3PolicyBinding mr',
+      'S3Policy mr-policy',
+      'S3PolicyBinding mr-policy',
       'Bucket mr',
       'Secret mr-keys-g1',
       'S3Credentials mr-g1',

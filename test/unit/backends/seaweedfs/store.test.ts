@@ -106,3 +106,21 @@ describe("a SeaweedStore's lifecycle worker", () => {
     expect(specOf(store({ [ANNOTATION_EXTERNAL_NAME]: 's' })).worker).toBeUndefined();
   });
 });
+
+describe('what provider-rook 0.2.0 made of a bucket user that is no longer wanted', () => {
+  // Its S3Policy gave the policy the user's name, with dots, which SeaweedFS refuses for a policy.
+  const oldPolicy = ['S3Policy sw/s-bucket', 'S3PolicyBinding sw/s-bucket'];
+  const retired = (mr: SeaweedStore) => (seaweedStoreKind.retired?.(mr, 's') ?? []).map((r) => `${r.type.kind} ${r.namespace}/${r.name}`);
+
+  it("a store with a bucket retires its user's S3Policy and S3PolicyBinding of the old name, and makes them under the new", () => {
+    const withBucket = { ...store(), spec: { ...store().spec, bucket: { name: 'b' } } } as unknown as SeaweedStore;
+    expect(retired(withBucket)).toEqual(expect.arrayContaining(oldPolicy));
+    const made = (seaweedStoreKind.companions?.(withBucket, 's', testContext) ?? []).map((c) => `${c.type.kind} ${c.namespace}/${c.name}`);
+    expect(made).toEqual(expect.arrayContaining(['S3Policy sw/s-bucket-policy', 'S3PolicyBinding sw/s-bucket-policy']));
+    expect(made).not.toEqual(expect.arrayContaining([oldPolicy[0]]));
+  });
+
+  it('a store without one has none to retire', () => {
+    expect(retired(store())).not.toEqual(expect.arrayContaining([oldPolicy[0]]));
+  });
+});
