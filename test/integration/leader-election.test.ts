@@ -149,6 +149,48 @@ describe('a Manager with leader election', () => {
   });
 });
 
+describe('a Manager stopping', () => {
+  it('renews its lease until its last reconcile has ended: a standby takes over only then', async () => {
+    const lease = uniqueName('stopping');
+    const timing = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 200 };
+    const manager = new Manager({
+      control: kubeConfigOf(testCluster('control')),
+      log: recordingLogger(),
+      fieldManager: 'leader-test',
+      leaderElection: { namespace: ns, name: lease, identity: 'stopping', ...timing, lost: () => {} },
+    });
+    let entered!: () => void;
+    const running = new Promise<void>((resolve) => (entered = resolve));
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    // A slow reconcile (a target that is slow to answer): it goes on writing after stop() is called.
+    const controller = manager.controller('slow', {
+      reconcile: async () => {
+        entered();
+        await finished;
+        return { kind: 'done' };
+      },
+    });
+    let stopped: Promise<void> | undefined;
+    try {
+      expect(await manager.start()).toBe(true);
+      controller.enqueue('k');
+      await running;
+      stopped = manager.stop();
+      // While it runs, a standby trying for twice the lease's length never gets it.
+      const standby = elector(lease, 'standby', timing);
+      expect(await standby.elector.acquire(AbortSignal.timeout(2 * timing.leaseDurationMs))).toBe(false);
+      finish();
+      await stopped;
+      // Given up once everything has stopped: the standby takes it at once.
+      expect(await standby.elector.acquire(AbortSignal.timeout(timing.leaseDurationMs))).toBe(true);
+    } finally {
+      finish();
+      await (stopped ?? manager.stop());
+    }
+  });
+});
+
 describe('provider-rook with --leader-elect', () => {
   const processes: ChildProcess[] = [];
   beforeAll(() => installCrds(admin, ourCrds()), 60_000);

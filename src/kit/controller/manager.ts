@@ -55,6 +55,8 @@ export class Manager {
   private readonly runnables: Runnable[] = [];
   private readonly elector?: LeaderElector;
   private readonly stopping = new AbortController();
+  /** Ends the Lease's renewals: only once stop() has waited for every controller, runnable and informer. */
+  private readonly holding = new AbortController();
   private server?: ProbeServer;
   private leading?: Promise<boolean>;
   /** Set when the Lease is lost (another process leads): the controllers must not start. */
@@ -136,8 +138,9 @@ export class Manager {
       const { namespace, name } = this.opts.leaderElection!;
       this.health.set('standby', `waiting for Lease ${namespace}/${name}`);
       if (!(await this.elector.acquire(this.stopping.signal))) return false;
-      // Renewed from now on, not once the caches have synced: their first lists may take longer than the lease.
-      void this.elector.hold(this.stopping.signal).then((outcome) => {
+      // Renewed from now on, not once the caches have synced: their first lists may take longer than the
+      // lease; and until the last reconcile has ended on stop, or a standby would act beside it.
+      void this.elector.hold(this.holding.signal).then((outcome) => {
         if (outcome !== 'lost') return;
         this.leaseLost = true;
         this.opts.leaderElection!.lost();
@@ -170,6 +173,7 @@ export class Manager {
     await Promise.all(this.controllers.map((c) => c.stop()));
     for (const r of [...this.runnables].reverse()) await r.stop();
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    this.holding.abort(); // nothing of ours acts any more
     await this.elector?.release(); // the next leader may start at once
     await this.server?.close();
     await this.control.close();
