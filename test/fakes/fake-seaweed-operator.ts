@@ -303,11 +303,12 @@ class BucketStandIn extends SeaweedChild {
       );
       // Only a bucket the CR made (status.bucketName) or adopted is its own.
       if (found && !spec.adoptExisting) throw new Waiting('Failed', 'BucketAlreadyExists', `bucket ${Bucket} already exists`);
-      // s3.bucket.create -withLock
-      // A create the client tried again after its answer was late may find the bucket it made.
+      // s3.bucket.create -withLock. One made between the check and the create (upstream: by another
+      // agent) is refused as one found, unless the Bucket adopts it.
       if (!found)
         await on.s3.send(new CreateBucketCommand({ Bucket, ObjectLockEnabledForBucket: spec.objectLock === true })).catch((err: Error) => {
-          if (err.name !== 'BucketAlreadyOwnedByYou') throw err;
+          if (err.name !== 'BucketAlreadyOwnedByYou' && err.name !== 'BucketAlreadyExists') throw err;
+          if (!spec.adoptExisting) throw new Waiting('Failed', 'BucketAlreadyExists', `bucket ${Bucket} was made by another agent`);
         });
       // Claimed at once, as upstream does: a later step that fails records the name with its failure,
       // so the next pass does not take the bucket it made for someone else's.

@@ -12,7 +12,9 @@ import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 import type { Companion, CredentialsView, KindContext, TargetObject, Teardown } from '../../runtime/native/kind.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
 import { Reasons, UnprovenError } from '../../runtime/reasons.ts';
+import { claimRefOf } from '../../runtime/claims/claim.ts';
 import { S3_KEY_KEYS, s3ConnectionDetails } from '../shared/s3-details.ts';
+import { bucketNameFor } from '../shared/s3-names.ts';
 import { policyDocument } from '../shared/s3-policy.ts';
 import { BucketLifecyclePolicies, S3CredentialsType, S3Identities, S3Policies, S3PolicyBindings, SeaweedBuckets } from './operator.ts';
 
@@ -30,6 +32,12 @@ export interface SeaweedUser {
   ownsBucket: boolean;
   /** Whether removing the bucket may take its objects with it: the operator deletes a bucket with everything in it. */
   deleteObjects: boolean;
+  /**
+   * The bucket's name is the one provider-rook derived from the claim the resource is bound to (a
+   * digest of its uid in it): a bucket of that name in the store is this resource's own, and its
+   * Bucket adopts it (see adoptsOwnBucket).
+   */
+  adoptsOwn?: boolean;
   keys: { accessKey: string; secretKey: string };
   /** The generation of `keys` (0 until rotated). */
   generation: number;
@@ -48,6 +56,20 @@ export interface SeaweedUser {
 export function iamNameFor(mr: { metadata: { namespace?: string } }, name: string): string {
   const readable = `rook.${mr.metadata.namespace ?? ''}.${name}`;
   return readable.length <= 128 ? readable : `rook.${createHash('sha256').update(readable).digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * Whether a resource's bucket is named as provider-rook names its claim's (bucketNameFor). The
+ * operator refuses a bucket there that its Bucket's status does not name (BucketAlreadyExists) unless
+ * told to adopt it: after its status write was lost (a conflict, a restart) just after it made the
+ * bucket, or with the Bucket object made again over a bucket kept, the claim would wait for good.
+ * Only such a name is adopted: one a platform team chose may be another resource's bucket.
+ */
+export function adoptsOwnBucket(mr: { spec: Record<string, unknown> }, bucket: string): boolean {
+  const claim = claimRefOf(mr);
+  return Boolean(
+    claim?.uid && claim.name && bucket === bucketNameFor({ metadata: { namespace: claim.namespace, name: claim.name, uid: claim.uid } }),
+  );
 }
 
 /**
@@ -165,6 +187,7 @@ export function userCompanions(u: SeaweedUser): Companion[] {
               name: u.bucket,
               clusterRef: seaweedRef(u),
               reclaimPolicy: u.deleteObjects ? 'Delete' : 'Retain',
+              ...(u.adoptsOwn ? { adoptExisting: true } : {}),
               ...bucketSpec(u.features),
             },
           })),
@@ -285,7 +308,16 @@ export function bucketTeardown(u: SeaweedUser, retainWhenKept: boolean): Teardow
       kept && (observed.spec as { reclaimPolicy?: string } | undefined)?.reclaimPolicy !== 'Retain'
         ? { spec: { reclaimPolicy: 'Retain' } }
         : undefined,
-    outcome: () => (kept ? { done: true, kept } : { done: true }),
+    // A bucket its Bucket neither made nor adopted (status.bucketName does not name it) is left by the
+    // operator whatever the reclaim policy says: kept, and said so, not reported deleted.
+    outcome: (have) => {
+      const made = (have.status as { bucketName?: string } | undefined)?.bucketName === u.bucket;
+      const left = made
+        ? kept
+        : (kept ??
+          `bucket ${u.bucket} was not made by its Bucket (one of that name was there first), so the operator leaves it in the store`);
+      return left ? { done: true, kept: left } : { done: true };
+    },
   };
 }
 

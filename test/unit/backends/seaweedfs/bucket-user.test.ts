@@ -3,6 +3,7 @@
 // when a rotation retires them, and what an app gets while new keys are being registered.
 import { describe, expect, it } from '@jest/globals';
 import {
+  adoptsOwnBucket,
   bucketTeardown,
   iamNameFor,
   policyNameOf,
@@ -15,6 +16,7 @@ import {
   type SeaweedUser,
 } from '../../../../src/backends/seaweedfs/bucket-user.ts';
 import type { KindContext, TargetObject } from '../../../../src/runtime/native/kind.ts';
+import { bucketNameFor } from '../../../../src/backends/shared/s3-names.ts';
 import { testContext } from '../../../kit/kind-context.ts';
 
 const OWNER = 'seaweedbuckets.seaweedfs.crossplane.io/uid-1';
@@ -205,8 +207,15 @@ describe('userAccess', () => {
 });
 
 describe("a bucket's teardown", () => {
+  // As the operator shows it once it made the bucket (status.bucketName).
   const bucketOf = (o: { reclaimPolicy?: string } = {}): TargetObject =>
-    ({ apiVersion: 'seaweed.seaweedfs.com/v1', kind: 'Bucket', metadata: { name: 'mr', namespace: 'store-ns' }, spec: o }) as TargetObject;
+    ({
+      apiVersion: 'seaweed.seaweedfs.com/v1',
+      kind: 'Bucket',
+      metadata: { name: 'mr', namespace: 'store-ns' },
+      spec: o,
+      status: { bucketName: 'app-b-1' },
+    }) as TargetObject;
 
   it('removes a bucket deleteObjects lets go, objects and all', () => {
     const t = bucketTeardown(user(ctx(0, [], []), { deleteObjects: true }), false)!;
@@ -222,5 +231,30 @@ describe("a bucket's teardown", () => {
       done: true,
       kept: 'bucket app-b-1 has object lock: its locked versions cannot be deleted before their retention ends, so it is kept in the store with them',
     });
+  });
+});
+
+describe("a bucket's own name", () => {
+  const claimRef = { apiVersion: 'storage.example.com/v1', kind: 'Bucket', namespace: 'team-a', name: 'orders', uid: 'c-uid' };
+  const own = bucketNameFor({ metadata: { namespace: 'team-a', name: 'orders', uid: 'c-uid' } });
+
+  it('is adopted where the store has it only when provider-rook derived it from the bound claim', () => {
+    expect(adoptsOwnBucket({ spec: { claimRef } }, own)).toBe(true);
+    // A name a platform team chose may be another resource's bucket; so may one derived from another claim.
+    expect(adoptsOwnBucket({ spec: { claimRef } }, 'orders')).toBe(false);
+    expect(adoptsOwnBucket({ spec: { claimRef: { ...claimRef, uid: 'other-uid' } } }, own)).toBe(false);
+    expect(adoptsOwnBucket({ spec: {} }, own)).toBe(false);
+    const bucket = userCompanions(user(ctx(0, [], []), { adoptsOwn: true }))
+      .find((c) => c.type.kind === 'Bucket')!
+      .build();
+    expect((bucket.spec as { adoptExisting?: boolean }).adoptExisting).toBe(true);
+  });
+
+  it('one its Bucket neither made nor adopted is reported kept on deletion, not deleted, whatever deleteObjects says', () => {
+    const teardown = bucketTeardown(user(ctx(0, [], []), { deleteObjects: true }), false)!;
+    const at = (bucketName?: string) =>
+      ({ apiVersion: 'v1', kind: 'Bucket', metadata: { name: 'mr' }, status: { bucketName } }) as TargetObject;
+    expect(teardown.outcome(at('app-b-1'))).toEqual({ done: true });
+    expect(teardown.outcome(at(undefined))).toMatchObject({ done: true, kept: expect.stringContaining('was not made by its Bucket') });
   });
 });
