@@ -17,8 +17,9 @@
 //   test judges expiry by time: the Seaweed's spec is what says a worker carries rules out.
 // - Bucket, S3Identity, S3Credentials, S3Policy, S3PolicyBinding, BucketLifecyclePolicy: the finalizer
 //   seaweed.seaweedfs.com/<kind>-protection, status.phase Pending|Ready|Failed with a Ready condition
-//   (reasons as upstream: ClusterNotReady, BucketAlreadyExists, Conflict, PolicyMissing,
-//   SubjectMissing, IdentityMissing), and status.bucketName, identityName, accessKey, secretName,
+//   (reasons as upstream: BucketAlreadyExists, Conflict, PolicyMissing, SubjectMissing,
+//   IdentityMissing; and, as upstream, Failed with the reason of its first call while the Seaweed's
+//   servers do not answer yet: upstream calls without waiting for the Seaweed to be Ready), and status.bucketName, identityName, accessKey, secretName,
 //   policyName, attachedSubjects. Their effects go to the real server, as the operator's weed shell
 //   and IAM calls would (reference: seaweedfs-operator.md §8): CreateBucket (with object lock when
 //   asked), PutBucketVersioning and PutObjectLockConfiguration; a quota by `weed shell`
@@ -204,6 +205,11 @@ abstract class SeaweedChild extends StandIn<Obj> {
 
   /** Whether a deleting object whose Seaweed is gone lets go (upstream, only a lifecycle policy does). */
   protected readonly releasesWithoutSeaweed: boolean = false;
+  /**
+   * Upstream's reason when its first call to a Seaweed whose servers do not answer yet fails: it does
+   * not wait for the Seaweed to be Ready, it calls, says Failed, and tries again.
+   */
+  protected abstract readonly unanswered: string;
 
   /** The effect; its status fields once Ready. */
   protected abstract act(obj: Obj, on: { s3: S3Client; iam: IAMClient } | undefined, seaweed: Obj): Promise<Record<string, unknown>>;
@@ -237,9 +243,15 @@ abstract class SeaweedChild extends StandIn<Obj> {
     }
     let status: Record<string, unknown>;
     try {
-      if (!seaweed || cond(seaweed as { status?: { conditions?: Condition[] } }, 'Ready')?.status !== 'True')
-        throw new Waiting('Pending', 'ClusterNotReady', `Seaweed ${obj.metadata.namespace}/${seaweedName} is not ready`);
-      const on = this.servers.clients(seaweed);
+      if (!seaweed) throw new Waiting('Pending', 'ClusterRefNotFound', `Seaweed ${JSON.stringify(seaweedName ?? '')} not found`);
+      const unanswered = new Waiting('Failed', this.unanswered, `Seaweed ${obj.metadata.namespace}/${seaweedName}: connection refused`);
+      if (cond(seaweed as { status?: { conditions?: Condition[] } }, 'Ready')?.status !== 'True') throw unanswered;
+      let on;
+      try {
+        on = this.servers.clients(seaweed);
+      } catch (err) {
+        throw err instanceof Waiting ? unanswered : err;
+      }
       try {
         status = {
           ...(await this.act(obj, on, seaweed)),
@@ -288,6 +300,7 @@ function destroy(on: { s3: S3Client; iam: IAMClient }): void {
 }
 
 class BucketStandIn extends SeaweedChild {
+  protected readonly unanswered = 'ExistsCheckFailed';
   protected async act(obj: Obj, on: { s3: S3Client } | undefined, seaweed: Obj): Promise<Record<string, unknown>> {
     const Bucket = this.storeName(obj);
     const spec = obj.spec as {
@@ -371,6 +384,7 @@ class BucketStandIn extends SeaweedChild {
 }
 
 class IdentityStandIn extends SeaweedChild {
+  protected readonly unanswered = 'LookupFailed';
   protected async act(obj: Obj, on: { iam: IAMClient } | undefined): Promise<Record<string, unknown>> {
     const UserName = this.storeName(obj);
     // IAM names are global in a Seaweed: the oldest claimant of a name owns it.
@@ -407,6 +421,7 @@ class IdentityStandIn extends SeaweedChild {
 }
 
 class CredentialsStandIn extends SeaweedChild {
+  protected readonly unanswered = 'IdentityLookupFailed';
   protected async act(obj: Obj, on: { iam: IAMClient } | undefined): Promise<Record<string, unknown>> {
     const { namespace } = obj.metadata;
     const spec = obj.spec as { identityRef: { name: string }; secretRef?: { name?: string } };
@@ -487,6 +502,7 @@ function createAccessKey(UserName: string, keys: S3Credentials): CreateAccessKey
 const policyArn = (name: string): string => `arn:aws:iam:::policy/${name}`;
 
 class PolicyStandIn extends SeaweedChild {
+  protected readonly unanswered = 'PutFailed';
   // As upstream's PutPolicy: the document saved under its name, made or replaced. The server's filer
   // refuses a name outside [A-Za-z0-9_-] as the operator's gRPC call finds it refused: Failed, PutFailed.
   protected async act(obj: Obj, on: { iam: IAMClient } | undefined): Promise<Record<string, unknown>> {
@@ -523,6 +539,7 @@ class PolicyStandIn extends SeaweedChild {
 }
 
 class BindingStandIn extends SeaweedChild {
+  protected readonly unanswered = 'PolicyLookupFailed';
   protected async act(obj: Obj, on: { iam: IAMClient } | undefined): Promise<Record<string, unknown>> {
     const { namespace } = obj.metadata;
     const spec = obj.spec as { policyRef: { name: string }; subjects: { kind: string; name: string }[] };
@@ -553,6 +570,7 @@ class BindingStandIn extends SeaweedChild {
 }
 
 class LifecycleStandIn extends SeaweedChild {
+  protected readonly unanswered = 'ReadFailed';
   protected override readonly releasesWithoutSeaweed = true;
 
   /** A lifecycle policy acts on its Bucket's Seaweed. */

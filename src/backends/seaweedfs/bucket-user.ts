@@ -328,6 +328,8 @@ type Status = { phase?: string; accessKey?: string; identityName?: string; condi
 const statusOf = (o: TargetObject | undefined): Status => (o?.status ?? {}) as Status;
 // The operator's condition reasons are identifiers; anything else a target writes there is not echoed.
 const REASON = /^[A-Za-z][A-Za-z0-9]{0,63}$/;
+/** The operator's Failed reasons that no retry of its own mends: a name taken, a document or quota refused, a rename. */
+const LASTING = /^(Conflict|BucketAlreadyExists|InvalidPolicy|QuotaInvalid|VersioningSuspendBlocked|[A-Za-z]+RenameNotSupported)$/;
 
 /** Where one of the operator's objects stands: undefined once Ready, else why not (or a failure). */
 function waitingFor(what: string, o: TargetObject | undefined): { message?: string; failed?: string } {
@@ -337,7 +339,10 @@ function waitingFor(what: string, o: TargetObject | undefined): { message?: stri
   const reason = getCondition(conditions, 'Ready')?.reason;
   const why = reason && REASON.test(reason) ? ` (${reason})` : '';
   const where = `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`;
-  if (phase === 'Failed') return { failed: `the SeaweedFS operator could not make ${where}${why}` };
+  // The operator says Failed for every error it retries (its store's filer not up yet, a restart):
+  // only what no retry mends is a failure here; the rest is waited for, its reason said.
+  if (phase === 'Failed' && (!reason || LASTING.test(reason))) return { failed: `the SeaweedFS operator could not make ${where}${why}` };
+  if (phase === 'Failed') return { message: `waiting for the SeaweedFS operator, which retries ${where}${why}` };
   return {
     message: `waiting for the SeaweedFS operator to make ${where}${phase ? `: ${phase === 'Pending' || phase === 'Terminating' ? phase : 'not Ready'}` : ''}${why}`,
   };

@@ -204,6 +204,22 @@ describe('userAccess', () => {
       ),
     ).toThrow('the SeaweedFS operator could not make S3Identity store-ns/mr (Conflict)');
   });
+
+  it('waits, saying why, while the operator retries what failed for a while (its store starting), and fails on what it cannot mend', () => {
+    const failedFor = (reason: string) => ({ phase: 'Failed', conditions: [{ type: 'Ready', reason }] });
+    const of = (reason: string) =>
+      userAccess(
+        place,
+        {
+          identity: ready('S3Identity'),
+          companions: [undefined, undefined, ready('S3Policy', failedFor(reason)), ready('S3PolicyBinding'), ready('Bucket')],
+        },
+        { endpoint: 'http://x:8333', credentials: c.credentials },
+      );
+    expect(of('PutFailed')).toMatchObject({ ready: false, message: expect.stringContaining('retries S3Policy store-ns/mr (PutFailed)') });
+    expect(() => of('InvalidPolicy')).toThrow('could not make S3Policy store-ns/mr (InvalidPolicy)');
+    expect(() => of('PolicyRenameNotSupported')).toThrow('(PolicyRenameNotSupported)');
+  });
 });
 
 describe("a bucket's teardown", () => {
