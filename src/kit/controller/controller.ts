@@ -94,7 +94,7 @@ export class Controller implements Probe {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException('reconcile deadline exceeded', 'TimeoutError')), this.opts.timeoutMs);
     const signal = deadline.signal;
-    this.running.set(key, Date.now());
+    this.running.set(key, performance.now()); // the monotonic clock, as Health's
     try {
       const result = await this.reconciler.reconcile(key, signal);
       reconcileTotal.inc({ controller: this.name, result: RESULT_LABEL[result.kind] });

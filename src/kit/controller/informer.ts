@@ -202,7 +202,7 @@ export class Informer<T extends KubeObjectLike> implements Probe {
   /** The object at `key`, as this cache holds it (or as a write of ours returned it). */
   private held(key: string): T | undefined {
     const mine = this.written.get(key);
-    if (mine && Date.now() - mine.at < WRITTEN_TTL_MS) return mine.obj;
+    if (mine && performance.now() - mine.at < WRITTEN_TTL_MS) return mine.obj;
     if (mine) this.written.delete(key);
     return this.store.get(key);
   }
@@ -221,7 +221,7 @@ export class Informer<T extends KubeObjectLike> implements Probe {
     delete (copy.metadata as { managedFields?: unknown }).managedFields;
     const mine = this.written.get(key);
     if (mine && !newer(copy.metadata.resourceVersion, mine.obj.metadata.resourceVersion)) return;
-    this.written.set(key, { obj: copy, at: Date.now() });
+    this.written.set(key, { obj: copy, at: performance.now() });
   }
 
   /**
@@ -383,7 +383,7 @@ export class Informer<T extends KubeObjectLike> implements Probe {
 
   /** The scope's loop shows progress (the stuck() probe reads it). */
   private alive(loop: ScopeLoop): void {
-    this.progress.set(loop.scope, Date.now());
+    this.progress.set(loop.scope, performance.now()); // the monotonic clock, as Health's
   }
 
   /** A list or watch worked: progress, and a recovery if the scope was failing. */

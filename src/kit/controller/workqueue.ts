@@ -46,7 +46,7 @@ export class WorkQueue {
       this.add(key, 'timer');
       return;
     }
-    const at = Date.now() + ms;
+    const at = performance.now() + ms;
     const pending = this.timers.get(key);
     if (pending && pending.at <= at) return;
     if (pending) clearTimeout(pending.timer);
@@ -141,7 +141,8 @@ export class WorkQueue {
 /** A token bucket: the global cap on reconciles per second, shared by all workers of a controller. */
 export class TokenBucket {
   private tokens: number;
-  private last = Date.now();
+  // The monotonic clock: a step of the wall clock (NTP, a VM resumed) must not make every worker wait it out.
+  private last = performance.now();
   private readonly qps: number;
   private readonly burst: number;
 
@@ -153,7 +154,7 @@ export class TokenBucket {
 
   /** How long to wait before the next token; takes it. */
   reserve(): number {
-    const now = Date.now();
+    const now = performance.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
     this.last = now;
     this.tokens -= 1;

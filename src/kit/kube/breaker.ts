@@ -15,7 +15,7 @@ export interface Ticket {
 
 export class Breaker {
   private openUntil = 0;
-  /** When the server last answered; 0 until it ever does. */
+  /** When the server last answered (the monotonic clock, as all its times: a wall-clock step must not hold it open); 0 until it ever does. */
   private lastAnswer = 0;
   private lastFailure?: UnreachableError;
   private readonly waiting = new Set<Ticket>();
@@ -32,12 +32,12 @@ export class Breaker {
   }
 
   /** How long a request may wait for the server to start answering: short unless it answered within 30 s. */
-  patience(now = Date.now()): number {
+  patience(now = performance.now()): number {
     return now - this.lastAnswer > 30_000 ? this.patienceMs : Infinity;
   }
 
   /** A ticket for one request, or an UnreachableError when it should not be sent now. */
-  enter(now = Date.now()): Ticket {
+  enter(now = performance.now()): Ticket {
     if (now < this.openUntil) throw this.lastFailure ?? new UnreachableError(`cannot reach ${this.label}`);
     let oldest = Infinity;
     for (const t of this.waiting) oldest = Math.min(oldest, t.at);
@@ -50,7 +50,7 @@ export class Breaker {
   /** The server answered (any HTTP status): it is alive. */
   answered(ticket?: Ticket): void {
     if (ticket) this.waiting.delete(ticket);
-    this.lastAnswer = Date.now();
+    this.lastAnswer = performance.now();
     this.openUntil = 0;
   }
 
@@ -64,6 +64,6 @@ export class Breaker {
     if (ticket) this.waiting.delete(ticket);
     if (!(err instanceof UnreachableError) || err.tls) return;
     this.lastFailure = err;
-    this.openUntil = Date.now() + this.coolDownMs;
+    this.openUntil = performance.now() + this.coolDownMs;
   }
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { TokenBucket, WorkQueue } from '../../../../src/kit/controller/workqueue.ts';
 
 describe('WorkQueue', () => {
@@ -63,6 +63,16 @@ describe('WorkQueue', () => {
 });
 
 describe('TokenBucket', () => {
+  it('is not thrown by a step of the wall clock (NTP, a VM resumed): no worker waits it out', () => {
+    const bucket = new TokenBucket(10, 3);
+    const wall = jest.spyOn(Date, 'now').mockReturnValue(Date.now() - 60_000);
+    try {
+      expect([bucket.reserve(), bucket.reserve(), bucket.reserve()]).toEqual([0, 0, 0]);
+    } finally {
+      wall.mockRestore();
+    }
+  });
+
   it('allows a burst, then spaces requests at the rate', () => {
     const bucket = new TokenBucket(10, 3);
     expect([bucket.reserve(), bucket.reserve(), bucket.reserve()]).toEqual([0, 0, 0]);
