@@ -76,18 +76,16 @@ async function discover(client: KubeClient, signal?: AbortSignal): Promise<Disco
       ...(g.versions ?? []).map((v) => v.groupVersion).filter((gv) => gv !== g.preferredVersion.groupVersion),
     ]),
   ];
-  const failed: string[] = [];
-  const lists = await Promise.all(
-    versions.map(async (gv) => {
-      try {
-        const list = await client.request<{ resources: APIResource[] }>('GET', gv === 'v1' ? '/api/v1' : `/apis/${gv}`, { signal });
-        return list.resources.map((r) => ({ ...r, apiVersion: gv }));
-      } catch {
-        failed.push(gv);
-        return [];
-      }
-    }),
-  );
+  const failed = versions.slice(MAX_GROUP_VERSIONS).map((gv) => String(gv).slice(0, 128));
+  const lists = await mapLimited(versions.slice(0, MAX_GROUP_VERSIONS), CONCURRENCY, async (gv) => {
+    try {
+      const list = await client.request<{ resources: APIResource[] }>('GET', gv === 'v1' ? '/api/v1' : `/apis/${gv}`, { signal });
+      return list.resources.map((r) => ({ ...r, apiVersion: gv }));
+    } catch {
+      failed.push(gv);
+      return [];
+    }
+  });
   const firsts = new Set<string>();
   const namespaced = lists
     .flat()
@@ -100,6 +98,32 @@ async function discover(client: KubeClient, signal?: AbortSignal): Promise<Disco
     namespacedKinds: new Set(namespaced.map((r) => kindKey(r.apiVersion, r.kind))),
     failed,
   };
+}
+
+/**
+ * Bounds on what a target's discovery and lists may ask of us: a real cluster serves well under a
+ * hundred group versions and a few hundred types; a hostile one could list tens of thousands, or
+ * answer every page with another continue token. What lies past a bound is reported unchecked, which
+ * keeps a namespace, never deleted on a guess.
+ */
+const MAX_GROUP_VERSIONS = 500;
+const MAX_TYPES = 2_000;
+const MAX_PAGES = 50;
+/** Requests of one check in flight at once. */
+const CONCURRENCY = 8;
+
+/** `fn` over `items`, at most `limit` at a time; results in order. */
+async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }
 
 /**
@@ -132,52 +156,56 @@ function fromAggregated(lists: AggregatedList[]): Discovered {
 
 /** Everything in `namespace` that is not terminating, not the namespace's own defaults, and not controlled by an owner of a namespaced kind. */
 export async function namespaceContents(client: KubeClient, namespace: string, signal?: AbortSignal): Promise<NamespaceContents> {
-  const { types, namespacedKinds, failed } = await discover(client, signal);
+  const { types: all, namespacedKinds, failed } = await discover(client, signal);
   const found: string[] = [];
   const unchecked = failed.map((gv) => `${gv} (discovery failed)`);
+  if (all.length > MAX_TYPES) unchecked.push(`${all.length - MAX_TYPES} more types than the ${MAX_TYPES} listed`);
+  const types = all.slice(0, MAX_TYPES);
   const seenKinds = new Set<string>();
-  await Promise.all(
-    types.map(async (type) => {
-      const byItself = BY_ITSELF[type.kind];
-      if (byItself === 'all') return;
-      type Owner = { apiVersion: string; kind: string; controller?: boolean };
-      type Item = { metadata: { name: string; deletionTimestamp?: string; ownerReferences?: Owner[] } };
-      // Page by page until one object that keeps the namespace is found: a first page of objects being
-      // deleted, or made by controllers, says nothing of the next.
-      for (let next: string | undefined, first = true; first || next; first = false) {
-        let list: { kind?: string; items?: Item[] | null; metadata?: { continue?: string } };
-        try {
-          list = await client.request('GET', resourcePath(type, namespace), {
-            query: { limit: '20', ...(next ? { continue: next } : {}) },
-            accept: PARTIAL_METADATA_LIST,
-            signal,
-          });
-        } catch {
-          list = {};
-        }
-        // An empty metadata list has "items: null"; anything that is not a list could not be checked.
-        if (!list.kind?.endsWith('List')) {
-          unchecked.push(`${type.plural}.${type.apiVersion}`);
-          return;
-        }
-        let kept = false;
-        for (const item of list.items ?? []) {
-          const meta = item.metadata;
-          if (meta.deletionTimestamp || byItself?.has(meta.name)) continue;
-          // Made by a controller for an owner of a namespaced kind (a Pod of a ReplicaSet...): the owner
-          // is listed itself, or gone, and then the garbage collector takes this. An owner of a kind
-          // that is cluster-scoped, or not served, is not listed here: what it made keeps the namespace.
-          if (meta.ownerReferences?.some((r) => r.controller && namespacedKinds.has(kindKey(r.apiVersion, r.kind)))) continue;
-          const entry = `${type.kind} ${meta.name}`;
-          if (!seenKinds.has(entry)) found.push(entry);
-          seenKinds.add(entry);
-          kept = true;
-        }
-        if (kept) return;
-        next = list.metadata?.continue || undefined;
+  await mapLimited(types, CONCURRENCY, async (type) => {
+    const byItself = BY_ITSELF[type.kind];
+    if (byItself === 'all') return;
+    type Owner = { apiVersion: string; kind: string; controller?: boolean };
+    type Item = { metadata: { name: string; deletionTimestamp?: string; ownerReferences?: Owner[] } };
+    // Page by page until one object that keeps the namespace is found: a first page of objects being
+    // deleted, or made by controllers, says nothing of the next.
+    for (let next: string | undefined, page = 0; page === 0 || next; page++) {
+      if (page === MAX_PAGES) {
+        unchecked.push(`${type.plural}.${type.apiVersion} (more than ${MAX_PAGES} pages)`);
+        return;
       }
-    }),
-  );
+      let list: { kind?: string; items?: Item[] | null; metadata?: { continue?: string } };
+      try {
+        list = await client.request('GET', resourcePath(type, namespace), {
+          query: { limit: '20', ...(next ? { continue: next } : {}) },
+          accept: PARTIAL_METADATA_LIST,
+          signal,
+        });
+      } catch {
+        list = {};
+      }
+      // An empty metadata list has "items: null"; anything that is not a list could not be checked.
+      if (!list.kind?.endsWith('List')) {
+        unchecked.push(`${type.plural}.${type.apiVersion}`);
+        return;
+      }
+      let kept = false;
+      for (const item of list.items ?? []) {
+        const meta = item.metadata;
+        if (meta.deletionTimestamp || byItself?.has(meta.name)) continue;
+        // Made by a controller for an owner of a namespaced kind (a Pod of a ReplicaSet...): the owner
+        // is listed itself, or gone, and then the garbage collector takes this. An owner of a kind
+        // that is cluster-scoped, or not served, is not listed here: what it made keeps the namespace.
+        if (meta.ownerReferences?.some((r) => r.controller && namespacedKinds.has(kindKey(r.apiVersion, r.kind)))) continue;
+        const entry = `${type.kind} ${meta.name}`;
+        if (!seenKinds.has(entry)) found.push(entry);
+        seenKinds.add(entry);
+        kept = true;
+      }
+      if (kept) return;
+      next = list.metadata?.continue || undefined;
+    }
+  });
   return { found: found.sort(), unchecked: unchecked.sort() };
 }
 
@@ -185,8 +213,10 @@ type LivePage = { items?: { metadata: { deletionTimestamp?: string } }[] | null;
 
 /** Whether any live object of `type` is in `namespace` (small metadata-only lists). */
 export async function anyLiveIn(client: KubeClient, type: ResourceType, namespace: string, signal?: AbortSignal): Promise<boolean> {
-  // Page by page: a first page of objects being deleted says nothing of the next.
-  for (let next: string | undefined, first = true; first || next; first = false) {
+  // Page by page: a first page of objects being deleted says nothing of the next. Past MAX_PAGES of
+  // them, something may live there still: said so, which keeps what waits on the answer.
+  for (let next: string | undefined, page = 0; page === 0 || next; page++) {
+    if (page === MAX_PAGES) return true;
     const list = await client
       .request<LivePage>('GET', resourcePath(type, namespace), {
         query: { limit: '10', ...(next ? { continue: next } : {}) },

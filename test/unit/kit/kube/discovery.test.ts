@@ -127,4 +127,34 @@ describe('what keeps a namespace', () => {
     types.push({ gv: 'example.com/v1', kind: 'Widget', plural: 'widgets', namespaced: true });
     expect((await namespaceContents(client, 'ns')).found).toEqual(['Widget w']);
   });
+
+  it('against a hostile target: an endless list is read only so far and said unchecked, and requests go a few at a time', async () => {
+    // Every page only objects being deleted, and a continue token for ever.
+    const endless = serving(terminating(100_000));
+    expect(await anyLiveIn(endless, Pods, 'ns')).toBe(true); // what waits on it keeps waiting
+    expect((await namespaceContents(endless, 'ns')).unchecked).toEqual([expect.stringMatching(/^pods\.v1 \(more than \d+ pages\)$/)]);
+    // Thousands of group versions, group by group: never more than a few requests in flight.
+    const many = Array.from({ length: 3_000 }, (_, i) => ({
+      gv: `g${i}.example.com/v1`,
+      kind: `K${i}`,
+      plural: `k${i}s`,
+      namespaced: true,
+    }));
+    const client = serving([], { types: many, aggregated: false });
+    let inFlight = 0;
+    let most = 0;
+    const counting = {
+      request: async (...args: Parameters<KubeClient['request']>) => {
+        most = Math.max(most, ++inFlight);
+        try {
+          return await client.request(...args);
+        } finally {
+          inFlight--;
+        }
+      },
+    } as unknown as KubeClient;
+    const contents = await namespaceContents(counting, 'ns');
+    expect(most).toBeLessThanOrEqual(10);
+    expect(contents.unchecked.length).toBeGreaterThan(0); // past the bound: not checked, so the namespace is kept
+  });
 });
