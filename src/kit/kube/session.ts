@@ -131,13 +131,17 @@ export class ServerSession {
   async request<T>(method: string, path: string, init: RequestOptions = {}): Promise<T> {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
-    const auth = await this.authFor();
-    // The deadline for the whole exchange, body included (the transport's headers deadline comes first).
-    // A timer of our own, cleared when done: AbortSignal.timeout's would live on for the whole timeout.
+    // The deadline for the whole exchange, credentials and body included (the transport's headers
+    // deadline comes first). A timer of our own, cleared when done: AbortSignal.timeout's would live on
+    // for the whole timeout.
     const backstop = new AbortController();
     const backstopTimer = setTimeout(() => backstop.abort(new DOMException('request timed out', 'TimeoutError')), this.timeoutMs + 1_000);
+    const signals = [backstop.signal, ...(init.signal ? [init.signal] : [])];
     try {
-      return await this.send<T>({ method, path, url }, auth, init, [backstop.signal, ...(init.signal ? [init.signal] : [])]);
+      // A credential plugin that hangs holds this request no longer than its caller allows (a Lease's
+      // renewal, due within its renew deadline); the plugin run goes on for the requests after it.
+      const auth = await untilAborted(this.authFor(), AbortSignal.any(signals), (reason) => networkError(this.label, reason, this.trusted));
+      return await this.send<T>({ method, path, url }, auth, init, signals);
     } finally {
       clearTimeout(backstopTimer);
     }
@@ -268,4 +272,14 @@ export class ServerSession {
  */
 function shortened(path: string): string {
   return path.length > 200 ? `${path.slice(0, 200)}…` : path;
+}
+
+/** `work`, or a rejection with `failure(reason)` as soon as `signal` aborts, whichever comes first. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal, failure: (reason: unknown) => Error): Promise<T> {
+  if (signal.aborted) return Promise.reject(failure(signal.reason));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(failure(signal.reason));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

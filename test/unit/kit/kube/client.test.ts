@@ -280,6 +280,27 @@ describe('KubeClient credentials', () => {
 });
 
 describe('KubeClient credential refreshes', () => {
+  it("ends a request at its caller's signal while a credential plugin hangs (a Lease renewal due within its deadline)", async () => {
+    const user = {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: process.execPath,
+        // Answers after 3 s: an identity provider that is slow to answer.
+        args: [
+          '-e',
+          `setTimeout(() => process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 't' } })), 3000)`,
+        ],
+      },
+    };
+    const c = client({}, port, user);
+    const started = performance.now();
+    const err = await failure(c.get(ConfigMaps, { namespace: 'ns', name: 'gone' }, AbortSignal.timeout(200)));
+    expect(err).toBeInstanceOf(UnreachableError);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    // The plugin's run goes on for the next request, which gets its answer.
+    await expect(c.get(ConfigMaps, { namespace: 'ns', name: 'gone' })).resolves.toMatchObject({ metadata: { name: 'gone' } });
+  });
+
   it('runs the exec plugin once for a burst of requests, and once only when its expiry does not parse', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'exec-'));
     const runs = path.join(dir, 'runs');
