@@ -182,11 +182,12 @@ class Servers {
   }
 }
 
-const condition = (status: 'True' | 'False', reason: string, message: string) => ({
+const condition = (status: 'True' | 'False', reason: string, message: string, observedGeneration?: number) => ({
   type: 'Ready',
   status,
   reason,
   message,
+  ...(observedGeneration !== undefined ? { observedGeneration } : {}),
   lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
 });
 
@@ -697,7 +698,8 @@ class SeaweedStandIn extends StandIn<Obj> {
     // As the operator counts them: the admin server (one), and workers only beside an admin.
     const workers = spec.admin && spec.worker ? { worker: count(spec.worker.replicas) } : {};
     const status = {
-      conditions: [condition('True', 'Ready', 'Master: 1/1 ready, Volume: ready, Filer: ready, S3: ready')],
+      // As upstream's condition: for the generation it was judged on.
+      conditions: [condition('True', 'Ready', 'Master: 1/1 ready, Volume: ready, Filer: ready, S3: ready', seaweed.metadata.generation)],
       master: count(spec.master?.replicas),
       volume: count(spec.volume?.replicas),
       filer: count(spec.filer?.replicas),
@@ -705,8 +707,10 @@ class SeaweedStandIn extends StandIn<Obj> {
       ...(spec.admin ? { admin: count(1) } : {}),
       ...workers,
     };
-    const ready = cond(seaweed as { status?: { conditions?: Condition[] } }, 'Ready')?.status === 'True';
-    if (!ready) await this.client.updateStatus(Seaweeds, { ...seaweed, status });
+    const ready = cond(seaweed as { status?: { conditions?: Condition[] } }, 'Ready') as
+      (Condition & { observedGeneration?: number }) | undefined;
+    if (ready?.status !== 'True' || ready.observedGeneration !== seaweed.metadata.generation)
+      await this.client.updateStatus(Seaweeds, { ...seaweed, status });
   }
 }
 

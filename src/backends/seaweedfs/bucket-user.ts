@@ -324,7 +324,13 @@ export function bucketTeardown(u: SeaweedUser, retainWhenKept: boolean): Teardow
 /** The companions' types, for the leak sweeper and the target's RBAC. */
 export const USER_TYPES = [Secrets, S3CredentialsType, S3Policies, S3PolicyBindings, SeaweedBuckets, BucketLifecyclePolicies];
 
-type Status = { phase?: string; accessKey?: string; identityName?: string; conditions?: { type: string; reason?: string }[] };
+type Status = {
+  phase?: string;
+  observedGeneration?: number;
+  accessKey?: string;
+  identityName?: string;
+  conditions?: { type: string; reason?: string }[];
+};
 const statusOf = (o: TargetObject | undefined): Status => (o?.status ?? {}) as Status;
 // The operator's condition reasons are identifiers; anything else a target writes there is not echoed.
 const REASON = /^[A-Za-z][A-Za-z0-9]{0,63}$/;
@@ -334,8 +340,11 @@ const LASTING = /^(Conflict|BucketAlreadyExists|InvalidPolicy|QuotaInvalid|Versi
 /** Where one of the operator's objects stands: undefined once Ready, else why not (or a failure). */
 function waitingFor(what: string, o: TargetObject | undefined): { message?: string; failed?: string } {
   if (!o) return { message: `waiting for ${what} to be made` };
-  const { phase, conditions } = statusOf(o);
-  if (phase === 'Ready') return {};
+  const { phase, conditions, observedGeneration } = statusOf(o);
+  // Ready for the spec as it is now: the operator writes observedGeneration only once it applied it.
+  const { generation } = o.metadata as { generation?: number };
+  const behind = observedGeneration !== undefined && generation !== undefined && observedGeneration !== generation;
+  if (phase === 'Ready' && !behind) return {};
   const reason = getCondition(conditions, 'Ready')?.reason;
   const why = reason && REASON.test(reason) ? ` (${reason})` : '';
   const where = `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`;
@@ -343,6 +352,7 @@ function waitingFor(what: string, o: TargetObject | undefined): { message?: stri
   // only what no retry mends is a failure here; the rest is waited for, its reason said.
   if (phase === 'Failed' && (!reason || LASTING.test(reason))) return { failed: `the SeaweedFS operator could not make ${where}${why}` };
   if (phase === 'Failed') return { message: `waiting for the SeaweedFS operator, which retries ${where}${why}` };
+  if (phase === 'Ready') return { message: `waiting for the SeaweedFS operator to apply the change to ${where}` };
   return {
     message: `waiting for the SeaweedFS operator to make ${where}${phase ? `: ${phase === 'Pending' || phase === 'Terminating' ? phase : 'not Ready'}` : ''}${why}`,
   };

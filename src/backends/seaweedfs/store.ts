@@ -277,10 +277,15 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
         S3_ENDPOINT_KEYS,
       );
     const ready = getCondition(
-      (observed.status as { conditions?: { type: string; status: string; reason?: string }[] } | undefined)?.conditions,
+      (observed.status as { conditions?: { type: string; status: string; reason?: string; observedGeneration?: number }[] } | undefined)
+        ?.conditions,
       'Ready',
     );
-    const seaweedReady = ready?.status === 'True';
+    // Ready for the spec as it is now: after a change (an upgrade, an admin and worker added), the
+    // operator's Ready of the spec before says nothing of it yet.
+    const { generation } = observed.metadata as { generation?: number };
+    const behind = ready?.observedGeneration !== undefined && generation !== undefined && ready.observedGeneration !== generation;
+    const seaweedReady = ready?.status === 'True' && !behind;
     const bucket = mr.spec.bucket;
     const [identity, ...rest] = companions as (TargetObject | undefined)[];
     const place = {
@@ -300,7 +305,9 @@ export const seaweedStoreKind: NativeKind<SeaweedStore> = {
       ready: seaweedReady && !noService && access.ready && !exposure?.waiting,
       message: seaweedReady
         ? (noService ?? access.message ?? exposure?.waiting)
-        : `waiting for the SeaweedFS operator to start Seaweed ${namespace}/${name}${ready?.reason === 'NotReady' ? ': not all of its servers are ready' : ''}`,
+        : behind && ready?.status === 'True'
+          ? `waiting for the SeaweedFS operator to apply the change to Seaweed ${namespace}/${name}`
+          : `waiting for the SeaweedFS operator to start Seaweed ${namespace}/${name}${ready?.reason === 'NotReady' ? ': not all of its servers are ready' : ''}`,
       ...(seaweedReady && access.ready && exposure?.waiting ? { reason: Reasons.WaitingForExposure } : {}),
       ...('rotating' in access && access.rotating ? { rotating: access.rotating } : {}),
       connectionDetails: access.connectionDetails,

@@ -205,6 +205,21 @@ describe('userAccess', () => {
     ).toThrow('the SeaweedFS operator could not make S3Identity store-ns/mr (Conflict)');
   });
 
+  it('is not ready while the operator has not applied the spec as it is now (observedGeneration behind)', () => {
+    const at = (observedGeneration: number) => ({
+      ...ready('S3Policy', { observedGeneration }),
+      metadata: { name: 'mr', namespace: 'store-ns', generation: 2 },
+    });
+    const of = (policy: TargetObject) =>
+      userAccess(
+        place,
+        { identity: ready('S3Identity'), companions: [undefined, undefined, policy, ready('S3PolicyBinding'), ready('Bucket')] },
+        { endpoint: 'http://x:8333', credentials: c.credentials },
+      );
+    expect(of(at(1))).toMatchObject({ ready: false, message: expect.stringContaining('apply the change to S3Policy store-ns/mr') });
+    expect(of(at(2)).message).not.toContain('S3Policy');
+  });
+
   it('waits, saying why, while the operator retries what failed for a while (its store starting), and fails on what it cannot mend', () => {
     const failedFor = (reason: string) => ({ phase: 'Failed', conditions: [{ type: 'Ready', reason }] });
     const of = (reason: string) =>
