@@ -19,26 +19,28 @@
 //   seaweed.seaweedfs.com/<kind>-protection, status.phase Pending|Ready|Failed with a Ready condition
 //   (reasons as upstream: BucketAlreadyExists, Conflict, PolicyMissing, SubjectMissing,
 //   IdentityMissing; and, as upstream, Failed with the reason of its first call while the Seaweed's
-//   servers do not answer yet: upstream calls without waiting for the Seaweed to be Ready), and status.bucketName, identityName, accessKey, secretName,
-//   policyName, attachedSubjects. Their effects go to the real server, as the operator's weed shell
-//   and IAM calls would (reference: seaweedfs-operator.md §8): CreateBucket (with object lock when
-//   asked), PutBucketVersioning and PutObjectLockConfiguration; a quota by `weed shell`
-//   (s3.bucket.quota, in MB rounded up, enforced by the server); a BucketLifecyclePolicy's rules by
-//   PutBucketLifecycleConfiguration, which writes where the operator does; CreateUser;
-//   CreateAccessKey with the keys of the Secret when it holds both (else keys it generates, written
-//   to a Secret it owns, annotated managed); an S3Policy's document saved as a managed policy under
-//   its name (CreatePolicy, or CreatePolicyVersion over one there: upstream's PutPolicy), which the
-//   server's filer refuses for a name outside [A-Za-z0-9_-] as it refuses the operator's call
-//   (Failed, PutFailed), and attached to each subject of a binding (AttachUserPolicy), so the server
-//   judges that very document; a policy still attached goes only once detached (the server's IAM
-//   API refuses before; the operator's filer call would not wait), its finalizer kept meanwhile. A Bucket records status.bucketName as soon as it made the bucket, as upstream's
-//   controller does: a later step that fails (VersioningFailed, ObjectLockFailed, QuotaFailed) keeps
-//   it, so the next pass does not refuse its own bucket as BucketAlreadyExists. A Bucket is removed with all its
-//   objects (s3.bucket.delete) only under reclaimPolicy Delete and only if it made or adopted it;
-//   the IAM kinds undo their effect unless Retain. As upstream, a deleting Bucket or IAM object whose
-//   Seaweed is gone keeps its finalizer for good (Pending, ClusterRefNotFound: the operator looks its
-//   Seaweed up before anything else); a BucketLifecyclePolicy lets go. Without S3 it writes the same
-//   status and touches no server.
+//   servers do not answer yet: upstream calls without waiting for the Seaweed to be Ready), and
+//   status.bucketName, identityName, accessKey, secretName, policyName, attachedSubjects. Their
+//   effects go to the real server, as the operator's weed shell and IAM calls would (reference:
+//   seaweedfs-operator.md §8): CreateBucket (with object lock when asked), PutBucketVersioning and
+//   PutObjectLockConfiguration; a quota by `weed shell` (s3.bucket.quota, in MB rounded up, enforced
+//   by the server); a BucketLifecyclePolicy's rules by PutBucketLifecycleConfiguration, which writes
+//   where the operator does; CreateUser; CreateAccessKey with the keys of the Secret when it holds
+//   both (else keys it generates, written to a Secret it makes, owns and annotates managed, or into
+//   one there already, left unmarked); an S3Policy's document saved as a managed policy under its name
+//   (CreatePolicy, or CreatePolicyVersion over one there: upstream's PutPolicy), which the server's
+//   filer refuses for a name outside [A-Za-z0-9_-] as it refuses the operator's call (Failed,
+//   PutFailed), and attached to each subject of a binding (AttachUserPolicy), so the server judges
+//   that very document; a policy still attached goes only once detached (the server's IAM API refuses
+//   before; the operator's filer call would not wait), its finalizer kept meanwhile. A Bucket records
+//   status.bucketName as soon as it made the bucket, as upstream's controller does: a later step that
+//   fails (VersioningFailed, ObjectLockFailed, QuotaFailed) keeps it, so the next pass does not refuse
+//   its own bucket as BucketAlreadyExists. A Bucket is removed with all its objects (s3.bucket.delete)
+//   only under reclaimPolicy Delete and only if it made or adopted it; the IAM kinds undo their effect
+//   unless Retain. As upstream, a deleting Bucket or IAM object whose Seaweed is gone keeps its
+//   finalizer for good (Pending, ClusterRefNotFound: the operator looks its Seaweed up before anything
+//   else); a BucketLifecyclePolicy lets go. Without S3 it writes the same status and touches no
+//   server.
 // Never used by src/.
 import type { ObjectKey } from '../../src/kit/kube/object-key.ts';
 import { randomBytes } from 'node:crypto';
@@ -452,7 +454,9 @@ class CredentialsStandIn extends SeaweedChild {
         type: 'Opaque',
         data,
       };
-      if (secret) await this.client.update(Secrets, { ...made, metadata: { ...secret.metadata, ...made.metadata } });
+      // One there already gets the keys written in place, as upstream's writeSecret does: never marked
+      // managed nor owned, so its deletion never takes it (and its labels and annotations stay).
+      if (secret) await this.client.update(Secrets, { ...secret, data: { ...secret.data, ...data } });
       else await this.client.create(Secrets, made);
     }
     if (on) {
@@ -574,8 +578,13 @@ class LifecycleStandIn extends SeaweedChild {
   protected readonly unanswered = 'ReadFailed';
   protected override readonly releasesWithoutSeaweed = true;
 
-  /** A lifecycle policy acts on its Bucket's Seaweed. */
+  /**
+   * A lifecycle policy acts on its Bucket's Seaweed; going, on the one it recorded in status as
+   * upstream does, so a Bucket gone first (kept under Retain) still has its rules cleared.
+   */
   protected override async seaweedOf(obj: Obj): Promise<string | undefined> {
+    const recorded = obj.status?.clusterName as string | undefined;
+    if (obj.metadata.deletionTimestamp) return recorded;
     const ref = (obj.spec as { bucketRef?: { name: string } }).bucketRef?.name;
     const bucket = ref ? await this.sibling(SeaweedBuckets, { namespace: obj.metadata.namespace, name: ref }) : undefined;
     return bucket?.spec.clusterRef?.name;
@@ -604,7 +613,12 @@ class LifecycleStandIn extends SeaweedChild {
           },
         }),
       );
-    return { bucketName: Bucket, rules: spec.rules.length };
+    return {
+      bucketName: Bucket,
+      clusterName: bucket?.spec.clusterRef?.name,
+      clusterNamespace: obj.metadata.namespace,
+      appliedRules: spec.rules.length,
+    };
   }
 
   protected async undo(obj: Obj, on: { s3: S3Client }): Promise<void> {
