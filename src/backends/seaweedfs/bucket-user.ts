@@ -12,9 +12,7 @@ import type { ConnectionDetails } from '../../runtime/managed/types.ts';
 import type { Companion, CredentialsView, KindContext, TargetObject, Teardown } from '../../runtime/native/kind.ts';
 import { secretText } from '../../runtime/providers/credentials.ts';
 import { Reasons, UnprovenError } from '../../runtime/reasons.ts';
-import { claimRefOf } from '../../runtime/claims/claim.ts';
 import { S3_KEY_KEYS, s3ConnectionDetails } from '../shared/s3-details.ts';
-import { bucketNameFor } from '../shared/s3-names.ts';
 import { policyDocument } from '../shared/s3-policy.ts';
 import { BucketLifecyclePolicies, S3CredentialsType, S3Identities, S3Policies, S3PolicyBindings, SeaweedBuckets } from './operator.ts';
 
@@ -32,12 +30,6 @@ export interface SeaweedUser {
   ownsBucket: boolean;
   /** Whether removing the bucket may take its objects with it: the operator deletes a bucket with everything in it. */
   deleteObjects: boolean;
-  /**
-   * The bucket's name is the one provider-rook derived from the claim the resource is bound to (a
-   * digest of its uid in it): a bucket of that name in the store is this resource's own, and its
-   * Bucket adopts it (see adoptsOwnBucket).
-   */
-  adoptsOwn?: boolean;
   keys: { accessKey: string; secretKey: string };
   /** The generation of `keys` (0 until rotated). */
   generation: number;
@@ -56,20 +48,6 @@ export interface SeaweedUser {
 export function iamNameFor(mr: { metadata: { namespace?: string } }, name: string): string {
   const readable = `rook.${mr.metadata.namespace ?? ''}.${name}`;
   return readable.length <= 128 ? readable : `rook.${createHash('sha256').update(readable).digest('hex').slice(0, 40)}`;
-}
-
-/**
- * Whether a resource's bucket is named as provider-rook names its claim's (bucketNameFor). The
- * operator refuses a bucket there that its Bucket's status does not name (BucketAlreadyExists) unless
- * told to adopt it: after its status write was lost (a conflict, a restart) just after it made the
- * bucket, or with the Bucket object made again over a bucket kept, the claim would wait for good.
- * Only such a name is adopted: one a platform team chose may be another resource's bucket.
- */
-export function adoptsOwnBucket(mr: { spec: Record<string, unknown> }, bucket: string): boolean {
-  const claim = claimRefOf(mr);
-  return Boolean(
-    claim?.uid && claim.name && bucket === bucketNameFor({ metadata: { namespace: claim.namespace, name: claim.name, uid: claim.uid } }),
-  );
 }
 
 /**
@@ -187,7 +165,6 @@ export function userCompanions(u: SeaweedUser): Companion[] {
               name: u.bucket,
               clusterRef: seaweedRef(u),
               reclaimPolicy: u.deleteObjects ? 'Delete' : 'Retain',
-              ...(u.adoptsOwn ? { adoptExisting: true } : {}),
               ...bucketSpec(u.features),
             },
           })),
@@ -308,14 +285,13 @@ export function bucketTeardown(u: SeaweedUser, retainWhenKept: boolean): Teardow
       kept && (observed.spec as { reclaimPolicy?: string } | undefined)?.reclaimPolicy !== 'Retain'
         ? { spec: { reclaimPolicy: 'Retain' } }
         : undefined,
-    // A bucket its Bucket neither made nor adopted (status.bucketName does not name it) is left by the
-    // operator whatever the reclaim policy says: kept, and said so, not reported deleted.
+    // A bucket its Bucket refused as one already there (BucketAlreadyExists: not made nor adopted by
+    // it) is left by the operator whatever the reclaim policy says: kept, and said so, not reported deleted.
     outcome: (have) => {
-      const made = (have.status as { bucketName?: string } | undefined)?.bucketName === u.bucket;
-      const left = made
-        ? kept
-        : (kept ??
-          `bucket ${u.bucket} was not made by its Bucket (one of that name was there first), so the operator leaves it in the store`);
+      const refused = !statusOf(have).bucketName && getCondition(statusOf(have).conditions, 'Ready')?.reason === 'BucketAlreadyExists';
+      const left = refused
+        ? (kept ?? `bucket ${u.bucket} was already in the store and its Bucket never took it as its own, so the operator leaves it there`)
+        : kept;
       return left ? { done: true, kept: left } : { done: true };
     },
   };
@@ -326,14 +302,17 @@ export const USER_TYPES = [Secrets, S3CredentialsType, S3Policies, S3PolicyBindi
 
 type Status = {
   phase?: string;
+  bucketName?: string;
   observedGeneration?: number;
   accessKey?: string;
   identityName?: string;
-  conditions?: { type: string; reason?: string }[];
+  conditions?: { type: string; reason?: string; lastTransitionTime?: string }[];
 };
 const statusOf = (o: TargetObject | undefined): Status => (o?.status ?? {}) as Status;
 // The operator's condition reasons are identifiers; anything else a target writes there is not echoed.
 const REASON = /^[A-Za-z][A-Za-z0-9]{0,63}$/;
+/** How long the operator's retries of a Failed step are waited for before it counts as a failure. */
+export const OPERATOR_RETRY_PATIENCE_MS = 5 * 60_000;
 /** The operator's Failed reasons that no retry of its own mends: a name taken, a document or quota refused, a rename. */
 const LASTING = /^(Conflict|BucketAlreadyExists|InvalidPolicy|QuotaInvalid|VersioningSuspendBlocked|[A-Za-z]+RenameNotSupported)$/;
 
@@ -350,7 +329,18 @@ function waitingFor(what: string, o: TargetObject | undefined): { message?: stri
   const where = `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`;
   // The operator says Failed for every error it retries (its store's filer not up yet, a restart):
   // only what no retry mends is a failure here; the rest is waited for, its reason said.
+  if (phase === 'Failed' && reason === 'BucketAlreadyExists')
+    return {
+      failed:
+        `the SeaweedFS operator could not make ${where}${why}: a bucket of its name is in the store, and its status does not say ` +
+        "it made it (a status write the operator lost, or a Bucket made again over a bucket kept). If it is this resource's, " +
+        'set spec.adoptExisting: true on that Bucket; provider-rook keeps it so',
+    };
   if (phase === 'Failed' && (!reason || LASTING.test(reason))) return { failed: `the SeaweedFS operator could not make ${where}${why}` };
+  // Retried past the time a store takes to start, it is a failure all the same (a refusal that lasts).
+  const since = getCondition(conditions, 'Ready')?.lastTransitionTime;
+  if (phase === 'Failed' && since && Date.now() - Date.parse(since) > OPERATOR_RETRY_PATIENCE_MS)
+    return { failed: `the SeaweedFS operator has failed to make ${where} since ${since}${why}` };
   if (phase === 'Failed') return { message: `waiting for the SeaweedFS operator, which retries ${where}${why}` };
   if (phase === 'Ready') return { message: `waiting for the SeaweedFS operator to apply the change to ${where}` };
   return {

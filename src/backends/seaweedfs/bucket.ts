@@ -16,7 +16,6 @@ import { grantSpec, nothingToLend, refuseNotOwner } from '../shared/grants.ts';
 import { readyStore } from '../shared/shared-store.ts';
 import {
   bucketTeardown,
-  adoptsOwnBucket,
   iamNameFor,
   identityObject,
   userAccess,
@@ -45,7 +44,6 @@ function bucketUser(mr: SeaweedBucket, name: string, ctx: KindContext): SeaweedU
     access: f.access ?? 'ReadWrite',
     ownsBucket: f.ownsBucket ?? true,
     deleteObjects: f.deleteObjects ?? false,
-    adoptsOwn: adoptsOwnBucket(mr, f.bucketName),
     ...rotatingKeys(ctx, ownerOf(mr)),
     ...(f.features ? { features: f.features } : {}),
   };

@@ -28,7 +28,6 @@ import { S3_ENDPOINT_KEYS, s3ConnectionDetails } from '../shared/s3-details.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
 import {
   bucketTeardown,
-  adoptsOwnBucket,
   iamNameFor,
   identityObject,
   userAccess,
@@ -128,7 +127,6 @@ function bucketUser(mr: SeaweedStore, name: string, ctx: KindContext): SeaweedUs
     access: bucket.access ?? 'ReadWrite',
     ownsBucket: true,
     deleteObjects: bucket.deleteObjects ?? false,
-    adoptsOwn: adoptsOwnBucket(mr, bucket.name),
     ...rotatingKeys(ctx, ownerOf(mr)),
     ...(bucket.features ? { features: bucket.features } : {}),
   };

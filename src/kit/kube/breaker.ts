@@ -15,8 +15,8 @@ export interface Ticket {
 
 export class Breaker {
   private openUntil = 0;
-  /** When the server last answered (the monotonic clock, as all its times: a wall-clock step must not hold it open); 0 until it ever does. */
-  private lastAnswer = 0;
+  /** When the server last answered (the monotonic clock, as all its times: a wall-clock step must not hold it open); -Infinity until it ever does. */
+  private lastAnswer = -Infinity;
   private lastFailure?: UnreachableError;
   private readonly waiting = new Set<Ticket>();
   private readonly coolDownMs: number;

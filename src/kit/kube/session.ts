@@ -276,6 +276,8 @@ function shortened(path: string): string {
 
 /** `work`, or a rejection with `failure(reason)` as soon as `signal` aborts, whichever comes first. */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal, failure: (reason: unknown) => Error): Promise<T> {
+  // Left behind, its failure is no one's here (the next request learns it): never an unhandled rejection.
+  work.catch(() => {});
   if (signal.aborted) return Promise.reject(failure(signal.reason));
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(failure(signal.reason));

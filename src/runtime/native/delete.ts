@@ -251,7 +251,7 @@ async function deleteOwned<MR extends ManagedResource>(
 ): Promise<{ gone: boolean; requested: boolean; keptNamespace?: NamespaceKept; waiting?: ExternalDeletion['waiting'] }> {
   const { kind, client, owner, vouchers, signal } = pass;
   const first = await deleteUndoneThroughTarget(pass, ref, companions);
-  if (first.length) return { gone: false, requested: false, ...operatorWait(pass.mr, first, ref) };
+  if (first.left) return { gone: false, requested: false, ...(first.held.length && operatorWait(pass.mr, first.held, ref)) };
   // What the operator made for the object is found by its uid. With the uid recorded, the object goes
   // first and they go after it, once: should this pass fail in between, the next one finds them by
   // the recorded uid. Without it, they go before the object too, or nothing would find them later.
@@ -367,25 +367,28 @@ async function prepareIfOurs<MR extends ManagedResource>(
 }
 
 /**
- * The companions the operator undoes through the target object (NativeKind.undoneThroughTarget): those
- * still going, which the target object waits for; none once they are gone.
+ * The companions the operator undoes through the target object (NativeKind.undoneThroughTarget):
+ * whether any is left, which the target object waits for (deleted in this pass, or going), and those
+ * the operator's finalizers still hold.
  */
 async function deleteUndoneThroughTarget<MR extends ManagedResource>(
   pass: NativePass<MR>,
   ref: ObjectRef,
   companions: Companion[],
-): Promise<ObjectRef[]> {
+): Promise<{ left: boolean; held: ObjectRef[] }> {
+  const none = { left: false, held: [] };
   const types = pass.kind.undoneThroughTarget ?? [];
   const first = companions.filter((c) => types.some((t) => t.apiVersion === c.type.apiVersion && t.kind === c.type.kind));
-  if (!first.length) return [];
+  if (!first.length) return none;
   // Read live: with the target gone, the operator can undo nothing of them, and waiting would never end.
   const observed = await pass.client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, pass.signal);
-  if (!observed) return [];
+  if (!observed) return none;
   const main = pass.ownership.relationOf(ref.type, observed);
   const outcomes = await Promise.all(
     first.map((c) => deleteIfOurs(pass.live(), c, { owner: pass.owner, vouchers: pass.ownership.companionVouchersFor(c, main) })),
   );
-  return first.filter((_, i) => outcomes[i]?.outcome === 'pending' || outcomes[i]?.outcome === 'deleted');
+  const held = first.filter((_, i) => outcomes[i]?.outcome === 'pending');
+  return { left: held.length > 0 || outcomes.some((o) => o.outcome === 'deleted'), held };
 }
 
 /**

@@ -3,8 +3,8 @@
 // when a rotation retires them, and what an app gets while new keys are being registered.
 import { describe, expect, it } from '@jest/globals';
 import {
-  adoptsOwnBucket,
   bucketTeardown,
+  OPERATOR_RETRY_PATIENCE_MS,
   iamNameFor,
   policyNameOf,
   retiredPolicyObjects,
@@ -16,7 +16,6 @@ import {
   type SeaweedUser,
 } from '../../../../src/backends/seaweedfs/bucket-user.ts';
 import type { KindContext, TargetObject } from '../../../../src/runtime/native/kind.ts';
-import { bucketNameFor } from '../../../../src/backends/shared/s3-names.ts';
 import { testContext } from '../../../kit/kind-context.ts';
 
 const OWNER = 'seaweedbuckets.seaweedfs.crossplane.io/uid-1';
@@ -235,6 +234,27 @@ describe('userAccess', () => {
     expect(() => of('InvalidPolicy')).toThrow('could not make S3Policy store-ns/mr (InvalidPolicy)');
     expect(() => of('PolicyRenameNotSupported')).toThrow('(PolicyRenameNotSupported)');
   });
+
+  it('fails on what the operator has retried past the time a store takes to start', () => {
+    const since = (ms: number) => new Date(Date.now() - ms).toISOString();
+    const of = (lastTransitionTime: string) =>
+      userAccess(
+        place,
+        {
+          identity: ready('S3Identity'),
+          companions: [
+            undefined,
+            undefined,
+            ready('S3Policy', { phase: 'Failed', conditions: [{ type: 'Ready', reason: 'PutFailed', lastTransitionTime }] }),
+            ready('S3PolicyBinding'),
+            ready('Bucket'),
+          ],
+        },
+        { endpoint: 'http://x:8333', credentials: c.credentials },
+      );
+    expect(of(since(OPERATOR_RETRY_PATIENCE_MS - 60_000)).ready).toBe(false);
+    expect(() => of(since(OPERATOR_RETRY_PATIENCE_MS + 60_000))).toThrow(/has failed to make S3Policy store-ns\/mr since .* \(PutFailed\)/);
+  });
 });
 
 describe("a bucket's teardown", () => {
@@ -265,27 +285,18 @@ describe("a bucket's teardown", () => {
   });
 });
 
-describe("a bucket's own name", () => {
-  const claimRef = { apiVersion: 'storage.example.com/v1', kind: 'Bucket', namespace: 'team-a', name: 'orders', uid: 'c-uid' };
-  const own = bucketNameFor({ metadata: { namespace: 'team-a', name: 'orders', uid: 'c-uid' } });
-
-  it('is adopted where the store has it only when provider-rook derived it from the bound claim', () => {
-    expect(adoptsOwnBucket({ spec: { claimRef } }, own)).toBe(true);
-    // A name a platform team chose may be another resource's bucket; so may one derived from another claim.
-    expect(adoptsOwnBucket({ spec: { claimRef } }, 'orders')).toBe(false);
-    expect(adoptsOwnBucket({ spec: { claimRef: { ...claimRef, uid: 'other-uid' } } }, own)).toBe(false);
-    expect(adoptsOwnBucket({ spec: {} }, own)).toBe(false);
-    const bucket = userCompanions(user(ctx(0, [], []), { adoptsOwn: true }))
-      .find((c) => c.type.kind === 'Bucket')!
-      .build();
-    expect((bucket.spec as { adoptExisting?: boolean }).adoptExisting).toBe(true);
-  });
-
-  it('one its Bucket neither made nor adopted is reported kept on deletion, not deleted, whatever deleteObjects says', () => {
+describe('a bucket its Bucket never took as its own', () => {
+  it('is reported kept on deletion when the operator refused it as one already there, not deleted, whatever deleteObjects says', () => {
     const teardown = bucketTeardown(user(ctx(0, [], []), { deleteObjects: true }), false)!;
-    const at = (bucketName?: string) =>
-      ({ apiVersion: 'v1', kind: 'Bucket', metadata: { name: 'mr' }, status: { bucketName } }) as TargetObject;
-    expect(teardown.outcome(at('app-b-1'))).toEqual({ done: true });
-    expect(teardown.outcome(at(undefined))).toMatchObject({ done: true, kept: expect.stringContaining('was not made by its Bucket') });
+    const at = (status: object) => ({ apiVersion: 'v1', kind: 'Bucket', metadata: { name: 'mr' }, status }) as TargetObject;
+    expect(teardown.outcome(at({ bucketName: 'app-b-1', phase: 'Ready' }))).toEqual({ done: true });
+    const refused = { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False', reason: 'BucketAlreadyExists' }] };
+    expect(teardown.outcome(at(refused))).toMatchObject({ done: true, kept: expect.stringContaining('never took it as its own') });
+    // Never made at all (its store never answered): nothing is kept for it.
+    expect(
+      teardown.outcome(at({ phase: 'Failed', conditions: [{ type: 'Ready', status: 'False', reason: 'ExistsCheckFailed' }] })),
+    ).toEqual({
+      done: true,
+    });
   });
 });

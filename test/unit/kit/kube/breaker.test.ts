@@ -25,6 +25,13 @@ describe('Breaker', () => {
     }
   });
 
+  it('gives a server that never answered a short time to start answering, from the first moment of the process', () => {
+    const b = new Breaker('the target cluster', { patienceMs: 5_000 });
+    expect(b.patience(1_000)).toBe(5_000); // a second into the process's life
+    b.answered(b.enter(2_000));
+    expect(b.patience(performance.now() + 1_000)).toBe(Infinity);
+  });
+
   it('does not open for an HTTP error or a TLS failure (the server answered, or the CA is wrong)', () => {
     const b = new Breaker('x', { coolDownMs: 60_000 });
     b.failed(b.enter(), new KubeError(500, 'InternalError', 'boom'));

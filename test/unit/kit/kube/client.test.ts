@@ -301,6 +301,31 @@ describe('KubeClient credential refreshes', () => {
     await expect(c.get(ConfigMaps, { namespace: 'ns', name: 'gone' })).resolves.toMatchObject({ metadata: { name: 'gone' } });
   });
 
+  it('leaves no unhandled rejection behind when a plugin its caller gave up on fails later (which would end the process)', async () => {
+    const user = {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: process.execPath,
+        args: ['-e', 'setTimeout(() => process.exit(1), 300)'],
+      },
+    };
+    const rejections: unknown[] = [];
+    const onRejection = (err: unknown) => void rejections.push(err);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const c = client({}, port, user);
+      const given = new AbortController();
+      given.abort(new DOMException('deadline', 'TimeoutError'));
+      expect(await failure(c.get(ConfigMaps, { namespace: 'ns', name: 'gone' }, given.signal))).toBeInstanceOf(UnreachableError);
+      // The next request waits for the same run, and learns of its failure.
+      expect(await failure(c.get(ConfigMaps, { namespace: 'ns', name: 'gone' }))).toBeInstanceOf(CredentialPluginError);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+  });
+
   it('runs the exec plugin once for a burst of requests, and once only when its expiry does not parse', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'exec-'));
     const runs = path.join(dir, 'runs');
