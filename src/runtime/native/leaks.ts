@@ -151,7 +151,11 @@ export class LeakSweeper<MR extends ManagedResource> {
     for (const { target, providers } of [...order.slice(first), ...order.slice(0, first)]) {
       pass.withUsers = this.o.kind.teardown ? await this.ownersWithUsers(target, signal) : new Set();
       for (const type of types) {
-        for (const obj of await this.listMarked(target, type, signal)) {
+        const listed = await this.listMarked(target, type, signal);
+        // Its stores not listed (a failing conversion webhook, a CRD being replaced): nothing says which
+        // companions a kept store still needs (its root keys), so nothing more of this target is judged.
+        if (!listed && type === this.o.kind.target) break;
+        for (const obj of listed ?? []) {
           // Cut off (its deadline, a stop): what is left is judged by the next sweep, and nothing is said of it now.
           if (signal?.aborted) {
             for (const [key, at] of kept) if (!this.keptNamespaces.has(key)) this.keptNamespaces.set(key, at);
@@ -239,14 +243,14 @@ export class LeakSweeper<MR extends ManagedResource> {
     return owners;
   }
 
-  /** The objects of `type` in `target` that carry our marks; none when they cannot be listed. */
-  private async listMarked(target: Target, type: ResourceType, signal?: AbortSignal): Promise<TargetObject[]> {
+  /** The objects of `type` in `target` that carry our marks; undefined when they cannot be listed. */
+  private async listMarked(target: Target, type: ResourceType, signal?: AbortSignal): Promise<TargetObject[] | undefined> {
     try {
       // Live on purpose: the sweep is the periodic check of the target against what the caches believe.
       return (await target.client.list<TargetObject>(type, { labelSelector: this.o.marks.selector, signal })).items;
     } catch (err) {
       this.o.log.debug('cannot list for leaks', { kind: type.kind, error: (err as Error).message });
-      return [];
+      return undefined;
     }
   }
 
@@ -258,7 +262,11 @@ export class LeakSweeper<MR extends ManagedResource> {
     pass: Pass,
   ): Promise<{ report: LeakReport; owner: OwnerKey; keptForContents: boolean } | undefined> {
     const owner = this.o.marks.claimedOwner(obj);
-    if (!owner || owner.resource !== this.o.kind.resource || obj.metadata.deletionTimestamp) return undefined;
+    if (!owner || owner.resource !== this.o.kind.resource) return undefined;
+    // A store of this owner, until this sweep deletes it, keeps what it needs: one going already, too
+    // young to judge, or kept for any reason below.
+    if (type === this.o.kind.target) pass.keptObjects.add(owner.key);
+    if (obj.metadata.deletionTimestamp) return undefined;
     if (!this.watches(owner.namespace) || this.o.marks.keptOnRelease(obj)) return undefined;
     // Within its grace period (a create in flight), or of an age nothing says: not judged.
     const age = pass.now - Date.parse(obj.metadata.creationTimestamp ?? '');
@@ -318,7 +326,7 @@ export class LeakSweeper<MR extends ManagedResource> {
       }
     }
     report.deleted = report.kept === undefined;
-    if (type === this.o.kind.target && !report.deleted) pass.keptObjects.add(owner.key);
+    if (type === this.o.kind.target && report.deleted) pass.keptObjects.delete(owner.key);
     return { report, owner, keptForContents };
   }
 

@@ -110,6 +110,31 @@ describe('LeakSweeper', () => {
     expect(said()[1]).toMatch(/^DeletedLeakedObject: deleted Store ns\/a/);
   });
 
+  it("judges no companion of a target whose stores it cannot list: a kept store's root keys are among them", async () => {
+    const secret = made(Secrets, 'a-keys', 'a');
+    const { leaks, deleted } = sweeper([secret], [], [], false, (async (type: ResourceType) => {
+      if (type.kind === Stores.kind) throw new KubeError(500, 'InternalError', 'conversion webhook failed');
+      return { items: type.kind === secret.kind ? [secret] : [], resourceVersion: '1' };
+    }) as unknown as KubeClient['list']);
+    await leaks.sweep(undefined, madeAt + HOUR);
+    expect(deleted).toEqual([]);
+  });
+
+  it('keeps the companions of a store going already or too young to judge, whose owner is gone', async () => {
+    const going = {
+      ...made(Stores, 'a', 'a'),
+      metadata: { ...made(Stores, 'a', 'a').metadata, deletionTimestamp: '2026-11-01T00:30:00Z' },
+    };
+    const { leaks, deleted } = sweeper([going as TargetObject, made(Secrets, 'a-keys', 'a')]);
+    await leaks.sweep(undefined, madeAt + HOUR);
+    expect(deleted).toEqual([]);
+    // Made again a moment ago (within the grace period) beside older keys of the same owner.
+    const young = made(Stores, 'b', 'b', new Date(madeAt + HOUR - 60_000).toISOString());
+    const again = sweeper([young, made(Secrets, 'b-keys', 'b')]);
+    await again.leaks.sweep(undefined, madeAt + HOUR);
+    expect(again.deleted).toEqual([]);
+  });
+
   it("goes on past an object it cannot delete, and keeps that store's companions (its keys) with it", async () => {
     const { leaks, deleted } = sweeper(
       [made(Stores, 'a', 'a'), made(Stores, 'b', 'b'), made(Secrets, 'a-keys', 'a'), made(Secrets, 'b-keys', 'b')],
