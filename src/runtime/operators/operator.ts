@@ -314,11 +314,20 @@ export class OperatorInstaller {
     provider: ReadonlyDeep<ProviderObject>,
     settings: Readonly<OperatorSettings>,
   ): ReasonedError | undefined {
-    if (presence.deployment || presence.installedBy !== 'other' || settings.installBesideOthers) return undefined;
-    if (presence.crd && this.marks.claimedOwner(presence.crd)) return undefined;
+    if (presence.installedBy !== 'other' || settings.installBesideOthers) return undefined;
     const { bundle } = this;
     const field = operatorField(provider, bundle.name, bundle.legacy);
     const namespace = settings.namespace ?? bundle.defaultNamespace;
+    // Someone else's Deployment at this very name without its CRD (their install under way, or half
+    // undone): a CRD and cluster-wide rights of ours beside it would run under their operator's version.
+    if (presence.deployment)
+      return new ReasonedError(
+        Reasons.OperatorInstalledElsewhere,
+        `the target cluster has Deployment ${namespace}/${bundle.deploymentName}, which provider-rook did not install, but not ` +
+          `${presence.missing.join(', ')}: someone else's install of the ${bundle.description} may be under way or half undone, and ` +
+          `provider-rook installs nothing beside it. Finish that install, or set ${field}.installBesideOthers to true to complete it anyway`,
+      );
+    if (presence.crd && this.marks.claimedOwner(presence.crd)) return undefined;
     // v0.1's field has no room for the answer: the settings move to an entry of spec.operators.
     const fromV01 = bundle.legacy && !provider.spec.operators?.some((o) => o.name === bundle.name);
     const remedy = fromV01

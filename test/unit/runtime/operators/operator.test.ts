@@ -73,6 +73,24 @@ describe('OperatorInstaller.ensure', () => {
     expect(adopting.writes).toEqual([]);
   });
 
+  it("installs nothing beside someone else's Deployment whose CRD is not there (their install under way)", async () => {
+    const t = target('nobody');
+    const theirs = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: seaweedfsOperator.deploymentName, namespace: 'seaweedfs-operator-system' },
+    };
+    const get = t.client.get.bind(t.client);
+    t.client.get = (async (type: ResourceType, key: { name: string }) =>
+      type.kind === Deployments.kind && key.name === seaweedfsOperator.deploymentName ? theirs : get(type, key)) as Client['get'];
+    const err = await ensure(t).catch((e: unknown) => e as ReasonedError);
+    expect(err?.reason).toBe('OperatorInstalledElsewhere');
+    expect(err?.message).toContain(
+      `Deployment seaweedfs-operator-system/${seaweedfsOperator.deploymentName}, which provider-rook did not install`,
+    );
+    expect(t.writes).toEqual([]);
+  });
+
   it("set in v0.1's spec.operatorInstall, says to move the settings to spec.operators, which has room for the answer", async () => {
     const t = target('someone else', rookMinioOperator);
     const err = await new OperatorInstaller(rookMinioOperator, marks)
