@@ -10,6 +10,8 @@ import { Deployments, typeOfManifest } from '../../kit/kube/resources.ts';
 import { ANNOTATION_OPERATOR_VERSION, imageTag, installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
 import { operatorField, operatorSettings, type OperatorStatus, type ProviderObject } from '../providers/provider.ts';
 import { keyOf } from '../../kit/controller/result.ts';
+import { UnreachableError } from '../../kit/kube/errors.ts';
+import { reasonOf } from '../reasons.ts';
 
 type Upgrade = NonNullable<OperatorStatus['upgrade']>;
 
@@ -80,7 +82,15 @@ export async function reconcileVersion(
           `only what it installed, unless ${operatorField(provider, bundle.name, bundle.legacy)}.adopt is true`,
       };
     }
-    await applyVersion(installer, client, provider, settings, signal);
+    try {
+      await applyVersion(installer, client, provider, settings, signal);
+    } catch (err) {
+      // The target refused it (an admission policy on the image, RBAC it may not grant, a CRD's stored
+      // versions): this upgrade failed, which stops its wave. Not the Provider: it stays Ready and
+      // schedulable. An unreachable target is the Provider's own state.
+      if (err instanceof UnreachableError || signal.aborted) throw err;
+      return { to, phase: 'Failed', reason: reasonOf(err), message: `the ${to} bundle was refused: ${(err as Error).message}` };
+    }
     return { to, phase: 'Progressing', message: `applied the ${to} bundle; waiting for its Deployment to roll out` };
   }
   return rollout(deployment, to);

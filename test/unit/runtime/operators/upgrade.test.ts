@@ -2,6 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Client, KubeObjectLike } from '../../../../src/kit/kube/client.ts';
 import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { KubeError, UnreachableError } from '../../../../src/kit/kube/errors.ts';
 import { minioOperatorBundle } from '../../../../src/backends/minio-operator/tenant.ts';
 import { OperatorInstaller, type OperatorPresence } from '../../../../src/runtime/operators/operator.ts';
 import { reconcileVersion } from '../../../../src/runtime/operators/upgrade.ts';
@@ -46,6 +47,27 @@ describe('reconcileVersion', () => {
     const upgrade = await reconcileVersion(installer, client, provider({ adopt: true }), presence, new AbortController().signal);
     expect(upgrade).toMatchObject({ to: NEW, phase: 'Progressing' });
     expect(writes).toEqual([`apply Deployment ${minioOperatorBundle.deploymentName}`]);
+  });
+
+  it("a bundle the target refuses (an admission policy on the image) is this upgrade's failure, not the Provider's", async () => {
+    const { client, deployment } = target();
+    const refusing = {
+      ...client,
+      apply: async () => {
+        throw new KubeError(403, 'Forbidden', 'admission webhook "images.example.com" denied the request');
+      },
+    } as unknown as Client;
+    const presence = { present: true, installedBy: 'other' as const, missing: [], version: OLD, deployment };
+    const upgrade = await reconcileVersion(installer, refusing, provider({ adopt: true }), presence, new AbortController().signal);
+    expect(upgrade).toMatchObject({ to: NEW, phase: 'Failed', reason: 'Forbidden' });
+    // An unreachable target is the Provider's own state: that still throws.
+    const unreachable = {
+      ...client,
+      apply: async () => Promise.reject(new UnreachableError('cannot reach the target cluster')),
+    } as unknown as Client;
+    await expect(
+      reconcileVersion(installer, unreachable, provider({ adopt: true }), presence, new AbortController().signal),
+    ).rejects.toBeInstanceOf(UnreachableError);
   });
 
   it('with leave to install, it makes what the version adds', async () => {
