@@ -53,13 +53,14 @@ const isNewer = (a: ReadonlyDeep<OperatorUpgrade>, b: OperatorUpgrade): boolean 
 /** Where one Provider stands in the wave. */
 type Step = 'done' | 'upgrading' | 'pending' | { stopped: string };
 
-function stepOf(p: ReadonlyDeep<ProviderObject>, operator: string, version: string): Step {
+export function stepOf(p: ReadonlyDeep<ProviderObject>, operator: string, version: string): Step {
   const entry = p.spec.operators?.find((o) => o.name === operator);
   if (entry?.version !== version) return 'pending';
   const seen = p.status?.operators?.find((o) => o.name === operator);
   const upgrade = seen?.upgrade;
-  // Not installed there: nothing to upgrade (an install brings the version the entry names).
-  if (seen && !seen.version && !upgrade) return 'done';
+  // No Deployment there: nothing to upgrade (an install brings the version the entry names). Known by
+  // what is missing, not by a version it shows: one pinned to a digest shows none until a version is applied.
+  if (seen && !upgrade && (seen.missing ?? []).some((m) => m.startsWith('Deployment '))) return 'done';
   // Before the Provider's controller answered this version, it is under way.
   if (!upgrade || upgrade.to !== version) return seen?.version === version && !upgrade ? 'done' : 'upgrading';
   if (upgrade.phase === 'Complete') return 'done';

@@ -1,0 +1,36 @@
+// Where one Provider stands in an OperatorUpgrade's wave (stepOf): only its own controller's answer
+// for the version says it is done, failed or held.
+import { describe, expect, it } from '@jest/globals';
+import { stepOf } from '../../../../src/runtime/operators/waves.ts';
+import type { OperatorStatus, ProviderObject } from '../../../../src/runtime/providers/provider.ts';
+
+const provider = (status?: OperatorStatus): ProviderObject =>
+  ({
+    apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+    kind: 'Provider',
+    metadata: { name: 'p1', namespace: 'infra' },
+    spec: { credentialsSecretRef: { name: 's' }, operators: [{ name: 'seaweedfs', version: 'v2' }] },
+    ...(status ? { status: { operators: [status] } } : {}),
+  }) as unknown as ProviderObject;
+
+describe('stepOf', () => {
+  it('an operator installed but showing no version (its image pinned to a digest) is under way until its controller answers', () => {
+    expect(stepOf(provider({ name: 'seaweedfs', present: true, installedBy: 'provider-rook' }), 'seaweedfs', 'v2')).toBe('upgrading');
+  });
+
+  it('one with no Deployment there has nothing to upgrade', () => {
+    const missing = {
+      name: 'seaweedfs',
+      present: false,
+      missing: ['Deployment seaweedfs-operator-system/seaweedfs-operator-controller-manager'],
+    };
+    expect(stepOf(provider(missing), 'seaweedfs', 'v2')).toBe('done');
+  });
+
+  it('is done, or stopped, by its controller’s answer for this version', () => {
+    const at = (phase: string) => ({ name: 'seaweedfs', present: true, version: 'v1', upgrade: { to: 'v2', phase, message: 'm' } });
+    expect(stepOf(provider(at('Complete') as OperatorStatus), 'seaweedfs', 'v2')).toBe('done');
+    expect(stepOf(provider(at('Failed') as OperatorStatus), 'seaweedfs', 'v2')).toEqual({ stopped: 'Failed: m' });
+    expect(stepOf(provider(at('Progressing') as OperatorStatus), 'seaweedfs', 'v2')).toBe('upgrading');
+  });
+});
