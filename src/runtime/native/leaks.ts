@@ -263,14 +263,18 @@ export class LeakSweeper<MR extends ManagedResource> {
   ): Promise<{ report: LeakReport; owner: OwnerKey; keptForContents: boolean } | undefined> {
     const owner = this.o.marks.claimedOwner(obj);
     if (!owner || owner.resource !== this.o.kind.resource) return undefined;
-    // A store of this owner, until this sweep deletes it, keeps what it needs: one going already, too
-    // young to judge, or kept for any reason below.
-    if (type === this.o.kind.target) pass.keptObjects.add(owner.key);
-    if (obj.metadata.deletionTimestamp) return undefined;
+    // A store of this owner this sweep does not delete keeps what it needs (its root keys): one going
+    // already, too young to judge, or kept for any reason below. Counted for every such store: another
+    // of the same owner deleted does not undo it.
+    const notJudged = (): undefined => {
+      if (type === this.o.kind.target) pass.keptObjects.add(owner.key);
+      return undefined;
+    };
+    if (obj.metadata.deletionTimestamp) return notJudged();
     if (!this.watches(owner.namespace) || this.o.marks.keptOnRelease(obj)) return undefined;
     // Within its grace period (a create in flight), or of an age nothing says: not judged.
     const age = pass.now - Date.parse(obj.metadata.creationTimestamp ?? '');
-    if (!(age >= this.o.graceMs)) return undefined;
+    if (!(age >= this.o.graceMs)) return notJudged();
     let gone: boolean;
     try {
       gone = await pass.ownerGone(owner);
@@ -279,7 +283,7 @@ export class LeakSweeper<MR extends ManagedResource> {
         owner: owner.key,
         error: (err as Error).message,
       });
-      return undefined;
+      return notJudged();
     }
     if (!gone) return undefined;
     const report: LeakReport = {
@@ -326,7 +330,7 @@ export class LeakSweeper<MR extends ManagedResource> {
       }
     }
     report.deleted = report.kept === undefined;
-    if (type === this.o.kind.target && report.deleted) pass.keptObjects.delete(owner.key);
+    if (type === this.o.kind.target && !report.deleted) pass.keptObjects.add(owner.key);
     return { report, owner, keptForContents };
   }
 

@@ -120,6 +120,14 @@ describe('LeakSweeper', () => {
     expect(deleted).toEqual([]);
   });
 
+  it('keeps the companions of an owner one of whose stores it keeps, though it deletes another of the same owner', async () => {
+    // A copy it may not delete, listed before the store it deletes: the copy still needs the keys.
+    const copy = made(Stores, 'a-copy', 'a');
+    const { leaks, deleted } = sweeper([copy, made(Stores, 'a', 'a'), made(Secrets, 'a-keys', 'a')], ['a-copy']);
+    await leaks.sweep(undefined, madeAt + HOUR);
+    expect(deleted).toEqual(['Store a']);
+  });
+
   it('keeps the companions of a store going already or too young to judge, whose owner is gone', async () => {
     const going = {
       ...made(Stores, 'a', 'a'),
