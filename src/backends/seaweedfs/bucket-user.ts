@@ -288,7 +288,12 @@ export function bucketTeardown(u: SeaweedUser, retainWhenKept: boolean): Teardow
     // A bucket its Bucket refused as one already there (BucketAlreadyExists: not made nor adopted by
     // it) is left by the operator whatever the reclaim policy says: kept, and said so, not reported deleted.
     outcome: (have) => {
-      const refused = !statusOf(have).bucketName && getCondition(statusOf(have).conditions, 'Ready')?.reason === 'BucketAlreadyExists';
+      // Said in Ready's reason, and kept by the operator in a condition of its own while later passes fail otherwise.
+      const { bucketName, conditions } = statusOf(have);
+      const refused =
+        !bucketName &&
+        (getCondition(conditions, 'Ready')?.reason === 'BucketAlreadyExists' ||
+          (getCondition(conditions, 'BucketAlreadyExists') as { status?: string } | undefined)?.status === 'True');
       const left = refused
         ? (kept ?? `bucket ${u.bucket} was already in the store and its Bucket never took it as its own, so the operator leaves it there`)
         : kept;

@@ -320,7 +320,7 @@ export class OperatorInstaller {
     const namespace = settings.namespace ?? bundle.defaultNamespace;
     // Someone else's Deployment at this very name without its CRD (their install under way, or half
     // undone): a CRD and cluster-wide rights of ours beside it would run under their operator's version.
-    if (presence.deployment)
+    if (presence.deployment && !this.marks.claimedOwner(presence.deployment))
       return new ReasonedError(
         Reasons.OperatorInstalledElsewhere,
         `the target cluster has Deployment ${namespace}/${bundle.deploymentName}, which provider-rook did not install, but not ` +

@@ -10,7 +10,7 @@ import { Deployments, typeOfManifest } from '../../kit/kube/resources.ts';
 import { ANNOTATION_OPERATOR_VERSION, imageTag, installRefusal, type OperatorInstaller, type OperatorPresence } from './operator.ts';
 import { operatorField, operatorSettings, type OperatorStatus, type ProviderObject } from '../providers/provider.ts';
 import { keyOf } from '../../kit/controller/result.ts';
-import { UnreachableError } from '../../kit/kube/errors.ts';
+import { KubeError } from '../../kit/kube/errors.ts';
 import { reasonOf } from '../reasons.ts';
 
 type Upgrade = NonNullable<OperatorStatus['upgrade']>;
@@ -88,7 +88,7 @@ export async function reconcileVersion(
       // The target refused it (an admission policy on the image, RBAC it may not grant, a CRD's stored
       // versions): this upgrade failed, which stops its wave. Not the Provider: it stays Ready and
       // schedulable. An unreachable target is the Provider's own state.
-      if (err instanceof UnreachableError || signal.aborted) throw err;
+      if (!refusedByTarget(err) || signal.aborted) throw err;
       return { to, phase: 'Failed', reason: reasonOf(err), message: `the ${to} bundle was refused: ${(err as Error).message}` };
     }
     return { to, phase: 'Progressing', message: `applied the ${to} bundle; waiting for its Deployment to roll out` };
@@ -185,4 +185,12 @@ export function rollout(deployment: Deployment, to: string): Upgrade {
   const available = status.availableReplicas ?? 0;
   if (updated >= want && available >= want && (status.replicas ?? 0) <= want) return { to, phase: 'Complete' };
   return { to, phase: 'Progressing', message: `${where}: ${updated}/${want} pods updated, ${available} available` };
+}
+
+/**
+ * An answer that refuses the bundle itself (invalid, forbidden, denied at admission), which trying
+ * again does not mend; not a conflict, a throttle or a server's trouble, which the next pass retries.
+ */
+function refusedByTarget(err: unknown): boolean {
+  return err instanceof KubeError && (err.code === 400 || err.code === 403 || err.code === 422);
 }

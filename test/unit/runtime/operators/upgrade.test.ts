@@ -60,6 +60,16 @@ describe('reconcileVersion', () => {
     const presence = { present: true, installedBy: 'other' as const, missing: [], version: OLD, deployment };
     const upgrade = await reconcileVersion(installer, refusing, provider({ adopt: true }), presence, new AbortController().signal);
     expect(upgrade).toMatchObject({ to: NEW, phase: 'Failed', reason: 'Forbidden' });
+    // A conflict or a server's trouble is tried again, not a failure of the upgrade.
+    for (const transient of [
+      new KubeError(409, 'Conflict', 'the object has been modified'),
+      new KubeError(503, 'ServiceUnavailable', 'x'),
+    ]) {
+      const flaky = { ...client, apply: async () => Promise.reject(transient) } as unknown as Client;
+      await expect(reconcileVersion(installer, flaky, provider({ adopt: true }), presence, new AbortController().signal)).rejects.toBe(
+        transient,
+      );
+    }
     // An unreachable target is the Provider's own state: that still throws.
     const unreachable = {
       ...client,
