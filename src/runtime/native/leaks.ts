@@ -154,7 +154,13 @@ export class LeakSweeper<MR extends ManagedResource> {
         const listed = await this.listMarked(target, type, signal);
         // Its stores not listed (a failing conversion webhook, a CRD being replaced): nothing says which
         // companions a kept store still needs (its root keys), so nothing more of this target is judged.
-        if (!listed && type === this.o.kind.target) break;
+        if (!listed && type === this.o.kind.target) {
+          this.o.log.warn('cannot list stores for leaks: nothing of this target is judged in this sweep', {
+            kind: type.kind,
+            target: target.server,
+          });
+          break;
+        }
         for (const obj of listed ?? []) {
           // Cut off (its deadline, a stop): what is left is judged by the next sweep, and nothing is said of it now.
           if (signal?.aborted) {
