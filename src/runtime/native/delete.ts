@@ -79,7 +79,8 @@ export async function remove<MR extends ManagedResource>(pass: NativePass<MR>): 
   }
   const { gone, requested, keptNamespace, waiting: onOperator } = await deleteOwned(pass, target, companions);
   // Other stores still living there is the usual case of a shared namespace, not news.
-  if (keptNamespace && !keptNamespace.byStores) pass.opts.recorder?.normal(pass.mr, Reasons.KeptTargetNamespace, keptNamespace.why);
+  if (keptNamespace && !keptNamespace.byStores && !keptNamespace.notThere)
+    pass.opts.recorder?.normal(pass.mr, Reasons.KeptTargetNamespace, keptNamespace.why);
   return { gone, ...(requested ? {} : { requested }), ...(onOperator && { waiting: onOperator }) };
 }
 

@@ -326,6 +326,8 @@ export class LeakSweeper<MR extends ManagedResource> {
       try {
         const removed = await this.remove(target.client, type, obj, pass.signal);
         if (pass.signal?.aborted) return undefined; // cut off in the middle (a namespace's contents half listed): judged next time
+        // Gone already, or another's of the same name since: nothing was deleted, and nothing is said.
+        if (removed?.notThere) return undefined;
         report.kept = removed?.why;
         // Kept for what a list of every namespaced type found there (not for a list that failed).
         keptForContents = removed?.held === true;

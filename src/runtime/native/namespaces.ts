@@ -13,6 +13,8 @@ export interface NamespaceKept {
   why: string;
   byStores: boolean;
   held?: boolean;
+  /** Nothing of ours to delete there: gone or going already, its marks gone, or another namespace of the name since. */
+  notThere?: boolean;
 }
 
 const namespaceCreations = new WeakMap<KubeClient, Map<string, Promise<void>>>();
@@ -91,7 +93,8 @@ export async function deleteNamespaceIfUnused(
     anyLiveIn(client, stores, namespace, signal),
   ]);
   if (!ns || ns.metadata.deletionTimestamp) forgetNamespace(client, namespace);
-  if (!ns || ns.metadata.deletionTimestamp || !marks.claimedOwner(ns) || (judged && ns.metadata.uid !== judged)) return undefined;
+  if (!ns || ns.metadata.deletionTimestamp || !marks.claimedOwner(ns) || (judged && ns.metadata.uid !== judged))
+    return { why: `namespace ${namespace} is not there to delete`, byStores: false, notThere: true };
   // Marks anyone could have copied never make a namespace ours to delete.
   if (!marks.provenOwner(Namespaces, ns)) {
     return {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { KubeClient } from '../../../../src/kit/kube/client.ts';
 import { KubeError } from '../../../../src/kit/kube/errors.ts';
-import { Jobs, Secrets, type ResourceType } from '../../../../src/kit/kube/resources.ts';
+import { Jobs, Namespaces, Secrets, type ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { silentLogger } from '../../../../src/kit/logger.ts';
 import { MemoryEventRecorder } from '../../../../src/kit/controller/events.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
@@ -70,6 +70,8 @@ function sweeper(
       return 'deleted';
     },
     get: async () => undefined,
+    // Lists a namespace's check asks for: nothing there.
+    request: async () => ({ kind: 'PartialObjectMetadataList', items: [] }),
   } as unknown as KubeClient;
   const target = { server: 'https://target', fingerprint: 't', client };
   const provider = { metadata: { name: 'p', namespace: 'infra' }, spec: {} };
@@ -118,6 +120,15 @@ describe('LeakSweeper', () => {
     }) as unknown as KubeClient['list']);
     await leaks.sweep(undefined, madeAt + HOUR);
     expect(deleted).toEqual([]);
+  });
+
+  it('says nothing of a leaked namespace gone by the time it is judged: it deleted nothing', async () => {
+    const ns = made(Namespaces, 'ns-a', 'a');
+    const { leaks, deleted, recorder } = sweeper([ns]); // its target answers no namespace to a get
+    const reports = await leaks.sweep(undefined, madeAt + HOUR);
+    expect(reports.filter((r) => r.kind === 'Namespace')).toEqual([]);
+    expect(deleted).toEqual([]);
+    expect(recorder.events.filter((e) => e.reason === 'DeletedLeakedObject')).toEqual([]);
   });
 
   it('keeps the companions of an owner one of whose stores it keeps, though it deletes another of the same owner', async () => {
