@@ -18,7 +18,6 @@ import {
   bucketTeardown,
   iamNameFor,
   identityObject,
-  userAccess,
   retiredNow,
   retiredPolicyObjects,
   rotatingKeys,
@@ -27,6 +26,7 @@ import {
   seaweedFeatures,
   type SeaweedUser,
 } from './bucket-user.ts';
+import { userAccess } from './user-access.ts';
 import { seaweedfsOperator, S3CredentialsType, S3Identities, S3Policies, S3PolicyBindings, SeaweedBuckets, Seaweeds } from './operator.ts';
 import { seaweedEndpoint, storeAccess, type SeaweedStoreAccess } from './store.ts';
 

@@ -30,7 +30,6 @@ import {
   bucketTeardown,
   iamNameFor,
   identityObject,
-  userAccess,
   retiredNow,
   retiredPolicyObjects,
   rotatingKeys,
@@ -39,6 +38,7 @@ import {
   seaweedFeatures,
   type SeaweedUser,
 } from './bucket-user.ts';
+import { userAccess } from './user-access.ts';
 import {
   adminCredentials,
   adminSecretName,
