@@ -127,6 +127,11 @@ function client(opts: Partial<ClientOptions> = {}, at = port, user: Omit<Cluster
 
 const untrusted = () => client({ trusted: false, name: 'the target cluster' });
 
+/** A kubeconfig user whose credentials come from an exec plugin: Node running `script`. */
+const execUser = (script: string) => ({
+  exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: ['-e', script] },
+});
+
 async function failure(p: Promise<unknown>): Promise<Error> {
   try {
     await p;
@@ -258,13 +263,7 @@ describe('KubeClient with the trusted control cluster', () => {
 
 describe('KubeClient credentials', () => {
   it('does not pass on what a failing exec plugin wrote', async () => {
-    const user = {
-      exec: {
-        apiVersion: 'client.authentication.k8s.io/v1',
-        command: process.execPath,
-        args: ['-e', "process.stderr.write('SECRET-TOKEN'); process.exit(1)"],
-      },
-    };
+    const user = execUser("process.stderr.write('SECRET-TOKEN'); process.exit(1)");
     for (const trusted of [true, false]) {
       const err = await failure(
         client({ trusted, name: 'the target cluster' }, port, user).get(ConfigMaps, { namespace: 'ns', name: 'x' }),
@@ -281,17 +280,10 @@ describe('KubeClient credentials', () => {
 
 describe('KubeClient credential refreshes', () => {
   it("ends a request at its caller's signal while a credential plugin hangs (a Lease renewal due within its deadline)", async () => {
-    const user = {
-      exec: {
-        apiVersion: 'client.authentication.k8s.io/v1',
-        command: process.execPath,
-        // Answers after 3 s: an identity provider that is slow to answer.
-        args: [
-          '-e',
-          `setTimeout(() => process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 't' } })), 3000)`,
-        ],
-      },
-    };
+    // Answers after 3 s: an identity provider that is slow to answer.
+    const user = execUser(
+      `setTimeout(() => process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 't' } })), 3000)`,
+    );
     const c = client({}, port, user);
     const started = performance.now();
     const err = await failure(c.get(ConfigMaps, { namespace: 'ns', name: 'gone' }, AbortSignal.timeout(200)));
@@ -302,13 +294,7 @@ describe('KubeClient credential refreshes', () => {
   });
 
   it('leaves no unhandled rejection behind when a plugin its caller gave up on fails later (which would end the process)', async () => {
-    const user = {
-      exec: {
-        apiVersion: 'client.authentication.k8s.io/v1',
-        command: process.execPath,
-        args: ['-e', 'setTimeout(() => process.exit(1), 300)'],
-      },
-    };
+    const user = execUser('setTimeout(() => process.exit(1), 300)');
     const rejections: unknown[] = [];
     const onRejection = (err: unknown) => void rejections.push(err);
     process.on('unhandledRejection', onRejection);
@@ -329,16 +315,9 @@ describe('KubeClient credential refreshes', () => {
   it('runs the exec plugin once for a burst of requests, and once only when its expiry does not parse', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'exec-'));
     const runs = path.join(dir, 'runs');
-    const user = {
-      exec: {
-        apiVersion: 'client.authentication.k8s.io/v1',
-        command: process.execPath,
-        args: [
-          '-e',
-          `require('fs').appendFileSync(${JSON.stringify(runs)}, 'x'); process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 't', expirationTimestamp: 'not a time' } }))`,
-        ],
-      },
-    };
+    const user = execUser(
+      `require('fs').appendFileSync(${JSON.stringify(runs)}, 'x'); process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 't', expirationTimestamp: 'not a time' } }))`,
+    );
     const c = client({}, port, user);
     await Promise.all(Array.from({ length: 8 }, () => c.get(ConfigMaps, { namespace: 'ns', name: 'gone' })));
     for (let i = 0; i < 3; i++) await c.get(ConfigMaps, { namespace: 'ns', name: 'gone' });
