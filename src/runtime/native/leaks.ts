@@ -1,7 +1,9 @@
 // Finds what we own in target clusters whose managed resource is gone (e.g. its finalizer was
 // removed by hand while the provider was down) and deletes it, or only reports it. A leak must be
 // proven: its marks by our signature (ownership/marks.ts: copied or unsigned marks are only reported),
-// its owner's absence by a live read of the control cluster (never judged from a cache); owners in
+// its owner's absence by live reads of the control cluster (never judged from a cache) in two sweeps
+// at least the grace period apart, so that a control cluster being restored, whose resources come
+// back one by one, has that long to bring an owner back before its objects go; owners in
 // namespaces this deployment does not watch are never judged, young objects are left alone, and
 // objects whose owner asked to keep them (Retain) are never leaks. A signed copy made after ours (a
 // restore from a backup, a re-apply of its manifest) is not ours either: its creationTimestamp is
@@ -77,6 +79,8 @@ interface Pass {
   keptObjects: Set<string>;
   /** Owners (by uid) the target being swept shows made a bucket user; undefined where that cannot be told. */
   withUsers?: Set<string>;
+  /** Records that this sweep read the owner gone; says when an earlier sweep first did, in a row (undefined: none did). */
+  goneBefore: (owner: OwnerKey) => number | undefined;
 }
 
 export class LeakSweeper<MR extends ManagedResource> {
@@ -94,6 +98,11 @@ export class LeakSweeper<MR extends ManagedResource> {
   private reportedKept = new Map<string, string>();
   /** Leaked namespaces kept for their contents, by target and uid: when each may be checked again. */
   private keptNamespaces = new Map<string, number>();
+  /**
+   * Owners (by key) the sweeps read gone, each with the time of the first of them in a row. Kept in
+   * memory only: a restarted process (as after a restore) reads every owner again before it deletes.
+   */
+  private goneSince = new Map<string, number>();
 
   constructor(opts: LeakSweeperOptions<MR>) {
     this.o = opts;
@@ -135,7 +144,15 @@ export class LeakSweeper<MR extends ManagedResource> {
   async sweep(signal?: AbortSignal, now = Date.now()): Promise<LeakReport[]> {
     const targets = await this.resolveTargets(signal);
     const stillGone = this.ownerCheck(signal, false);
-    const pass: Pass = { signal, now, ownerGone: this.ownerCheck(signal), stillGone, keptObjects: new Set() };
+    // Only the owners read gone again are remembered.
+    const goneSince = this.goneSince;
+    this.goneSince = new Map();
+    const goneBefore = (owner: OwnerKey): number | undefined => {
+      const at = goneSince.get(owner.key);
+      if (!this.goneSince.has(owner.key)) this.goneSince.set(owner.key, at ?? now);
+      return at;
+    };
+    const pass: Pass = { signal, now, ownerGone: this.ownerCheck(signal), stillGone, keptObjects: new Set(), goneBefore };
     const reports: LeakReport[] = [];
     // The object itself first, then its companions, then (if nothing else lives there) the namespace.
     const types = [this.o.kind.target, ...(this.o.kind.companionTypes ?? []), Namespaces];
@@ -166,6 +183,7 @@ export class LeakSweeper<MR extends ManagedResource> {
           if (signal?.aborted) {
             for (const [key, at] of kept) if (!this.keptNamespaces.has(key)) this.keptNamespaces.set(key, at);
             for (const [key, why] of reported) if (!this.reportedKept.has(key)) this.reportedKept.set(key, why);
+            for (const [key, at] of goneSince) if (!this.goneSince.has(key)) this.goneSince.set(key, at);
             return reports;
           }
           const key = type === Namespaces ? `${target.fingerprint} ${obj.metadata.uid}` : undefined;
@@ -175,6 +193,10 @@ export class LeakSweeper<MR extends ManagedResource> {
             // Still kept, and said already: not said again at its next check for the same reason.
             const said = reported.get(key);
             if (said !== undefined) this.reportedKept.set(key, said);
+            // Its owner, not read now, is read gone at its next check since the time it was first.
+            const owner = this.o.marks.claimedOwner(obj);
+            const since = owner && goneSince.get(owner.key);
+            if (since !== undefined && !this.goneSince.has(owner!.key)) this.goneSince.set(owner!.key, since);
             continue;
           }
           const leak = await this.judge(target, type, obj, pass);
@@ -292,6 +314,7 @@ export class LeakSweeper<MR extends ManagedResource> {
       return notJudged();
     }
     if (!gone) return undefined;
+    const goneSince = pass.goneBefore(owner);
     const report: LeakReport = {
       target: target.server,
       kind: type.kind,
@@ -316,6 +339,9 @@ export class LeakSweeper<MR extends ManagedResource> {
       // teardown needs the resource; without it, the data is kept.
       report.kept =
         "its deletion runs a teardown first (its bucket users revoked, a bucket that holds objects kept), which only its managed resource's deletion runs; delete it by hand once nothing needs it";
+    } else if (goneSince === undefined || pass.now - goneSince < this.o.graceMs) {
+      // Gone for too short a time to tell from a restore under way: judged again by a later sweep.
+      return notJudged();
     } else if (type !== this.o.kind.target && type !== Namespaces && pass.keptObjects.has(owner.key)) {
       // A store kept (a copy, unproven, or its deletion failed) keeps what it needs, such as its root keys.
       report.kept = `kept with the ${this.o.kind.target.kind} of the same owner, which this sweep did not delete`;

@@ -1,7 +1,7 @@
-// The leak sweeper's judgement of objects whose owner is gone, against a fake target: one object
-// that cannot be deleted stops neither the sweep nor the other deletions, a store it keeps keeps its
-// companions (its root keys), a store whose deletion needs a teardown is kept, and an object of no
-// known age is never judged.
+// The leak sweeper's judgement of objects whose owner is gone, against a fake target: an owner must be
+// read gone by two sweeps the grace period apart, one object that cannot be deleted stops neither
+// the sweep nor the other deletions, a store it keeps keeps its companions (its root keys), a store
+// whose deletion needs a teardown is kept, and an object of no known age is never judged.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeClient } from '../../../../src/kit/kube/client.ts';
 import { KubeError } from '../../../../src/kit/kube/errors.ts';
@@ -35,6 +35,7 @@ const withUsersKind: NativeKind<ManagedResource> = {
 /** The kind a sweeper() sweeps. */
 let kind = plainKind;
 const HOUR = 3_600_000;
+const GRACE = 5 * 60_000;
 const madeAt = Date.parse('2026-11-01T00:00:00Z');
 const owner = (name: string): Owner => ({ resource: 'things.c', namespace: 'infra', name, uid: `${name}-uid`, reclaimPolicy: 'Delete' });
 /** An object provider-rook made for `of` (signed and stamped), as the target lists it. */
@@ -48,14 +49,14 @@ const made = (type: ResourceType, name: string, of: string, created: string | nu
 };
 
 /**
- * `restored`: owners that are gone at the sweep's first read of them, and back at any later one.
+ * `present`: whether an owner exists at its nth read (from 1); none does unless it says so.
  * `unserved`: the control cluster does not serve the managed kind (its CRD replaced, say), and answers
  * as an API server does then: a GET says 404 as for a missing object, a list fails.
  */
 function sweeper(
   objects: TargetObject[],
   refuse: string[] = [],
-  restored: string[] = [],
+  present: (name: string, read: number) => boolean = () => false,
   unserved = false,
   targetList?: KubeClient['list'],
 ) {
@@ -80,31 +81,53 @@ function sweeper(
     marks,
     resolver: { resolve: async () => target } as unknown as ProviderResolver,
     providers: { list: () => [provider] as never },
-    // Every owner is gone (but those restored, after their first read).
+    // Every owner is gone, but where `present` says otherwise.
     control: {
       get: async () => undefined,
       list: async (_type: ResourceType, { fieldSelector }: { fieldSelector: string }) => {
         if (unserved) throw new KubeError(404, 'NotFound', 'the server could not find the requested resource');
         const name = fieldSelector.replace('metadata.name=', '');
         reads.push(name);
-        return { items: restored.includes(name) && reads.filter((r) => r === name).length > 1 ? [{ metadata: { name } }] : [] };
+        return { items: present(name, reads.filter((r) => r === name).length) ? [{ metadata: { name } }] : [] };
       },
     } as unknown as KubeClient,
     managedType: Managed,
-    graceMs: 5 * 60_000,
+    graceMs: GRACE,
     reportOnly: false,
     recorder,
     log: silentLogger,
   });
-  return { leaks, deleted, recorder };
+  // Two sweeps the grace period apart: the owners they both read gone are judged by the second.
+  const sweepTwice = async (at: number) => {
+    await leaks.sweep(undefined, at - GRACE);
+    return leaks.sweep(undefined, at);
+  };
+  return { leaks, deleted, recorder, sweepTwice };
 }
 
 describe('LeakSweeper', () => {
+  it('deletes only what two sweeps the grace period apart found without its owner: an owner back in between takes its objects back', async () => {
+    let there = false;
+    const { leaks, deleted, recorder } = sweeper([made(Stores, 'a', 'a'), made(Secrets, 'a-keys', 'a')], [], () => there);
+    // A control cluster being restored: the first sweep reads the owner gone, and says nothing.
+    expect(await leaks.sweep(undefined, madeAt + HOUR)).toEqual([]);
+    expect(await leaks.sweep(undefined, madeAt + HOUR + GRACE - 1)).toEqual([]);
+    there = true;
+    expect(await leaks.sweep(undefined, madeAt + HOUR + GRACE)).toEqual([]);
+    // Gone again: counted afresh.
+    there = false;
+    expect(await leaks.sweep(undefined, madeAt + 2 * HOUR)).toEqual([]);
+    expect(deleted).toEqual([]);
+    expect(recorder.events).toEqual([]);
+    await leaks.sweep(undefined, madeAt + 2 * HOUR + GRACE);
+    expect(deleted).toEqual(['Store a', 'Secret a-keys']);
+  });
+
   it('says once that it keeps a leak, not at every sweep (an Event each is a write at rest), and what it does once it can', async () => {
     const refused = ['a'];
-    const { leaks, recorder } = sweeper([made(Stores, 'a', 'a')], refused);
+    const { leaks, recorder, sweepTwice } = sweeper([made(Stores, 'a', 'a')], refused);
     const said = () => recorder.events.map((e) => `${e.reason}: ${e.message.replace(/ in the target cluster.*not deleted:/, ':')}`);
-    await leaks.sweep(undefined, madeAt + HOUR);
+    await sweepTwice(madeAt + HOUR);
     await leaks.sweep(undefined, madeAt + 2 * HOUR);
     expect(said()).toEqual(['FoundLeakedObject: found Store ns/a: its deletion failed: deleting a is forbidden']);
     refused.length = 0;
@@ -114,18 +137,18 @@ describe('LeakSweeper', () => {
 
   it("judges no companion of a target whose stores it cannot list: a kept store's root keys are among them", async () => {
     const secret = made(Secrets, 'a-keys', 'a');
-    const { leaks, deleted } = sweeper([secret], [], [], false, (async (type: ResourceType) => {
+    const { sweepTwice, deleted } = sweeper([secret], [], undefined, false, (async (type: ResourceType) => {
       if (type.kind === Stores.kind) throw new KubeError(500, 'InternalError', 'conversion webhook failed');
       return { items: type.kind === secret.kind ? [secret] : [], resourceVersion: '1' };
     }) as unknown as KubeClient['list']);
-    await leaks.sweep(undefined, madeAt + HOUR);
+    await sweepTwice(madeAt + HOUR);
     expect(deleted).toEqual([]);
   });
 
   it('says nothing of a leaked namespace gone by the time it is judged: it deleted nothing', async () => {
     const ns = made(Namespaces, 'ns-a', 'a');
-    const { leaks, deleted, recorder } = sweeper([ns]); // its target answers no namespace to a get
-    const reports = await leaks.sweep(undefined, madeAt + HOUR);
+    const { sweepTwice, deleted, recorder } = sweeper([ns]); // its target answers no namespace to a get
+    const reports = await sweepTwice(madeAt + HOUR);
     expect(reports.filter((r) => r.kind === 'Namespace')).toEqual([]);
     expect(deleted).toEqual([]);
     expect(recorder.events.filter((e) => e.reason === 'DeletedLeakedObject')).toEqual([]);
@@ -134,8 +157,8 @@ describe('LeakSweeper', () => {
   it('keeps the companions of an owner one of whose stores it keeps, though it deletes another of the same owner', async () => {
     // A copy it may not delete, listed before the store it deletes: the copy still needs the keys.
     const copy = made(Stores, 'a-copy', 'a');
-    const { leaks, deleted } = sweeper([copy, made(Stores, 'a', 'a'), made(Secrets, 'a-keys', 'a')], ['a-copy']);
-    await leaks.sweep(undefined, madeAt + HOUR);
+    const { sweepTwice, deleted } = sweeper([copy, made(Stores, 'a', 'a'), made(Secrets, 'a-keys', 'a')], ['a-copy']);
+    await sweepTwice(madeAt + HOUR);
     expect(deleted).toEqual(['Store a']);
   });
 
@@ -144,22 +167,22 @@ describe('LeakSweeper', () => {
       ...made(Stores, 'a', 'a'),
       metadata: { ...made(Stores, 'a', 'a').metadata, deletionTimestamp: '2026-11-01T00:30:00Z' },
     };
-    const { leaks, deleted } = sweeper([going as TargetObject, made(Secrets, 'a-keys', 'a')]);
-    await leaks.sweep(undefined, madeAt + HOUR);
+    const { sweepTwice, deleted } = sweeper([going as TargetObject, made(Secrets, 'a-keys', 'a')]);
+    await sweepTwice(madeAt + HOUR);
     expect(deleted).toEqual([]);
     // Made again a moment ago (within the grace period) beside older keys of the same owner.
     const young = made(Stores, 'b', 'b', new Date(madeAt + HOUR - 60_000).toISOString());
     const again = sweeper([young, made(Secrets, 'b-keys', 'b')]);
-    await again.leaks.sweep(undefined, madeAt + HOUR);
+    await again.sweepTwice(madeAt + HOUR);
     expect(again.deleted).toEqual([]);
   });
 
   it("goes on past an object it cannot delete, and keeps that store's companions (its keys) with it", async () => {
-    const { leaks, deleted } = sweeper(
+    const { sweepTwice, deleted } = sweeper(
       [made(Stores, 'a', 'a'), made(Stores, 'b', 'b'), made(Secrets, 'a-keys', 'a'), made(Secrets, 'b-keys', 'b')],
       ['a'],
     );
-    const reports = await leaks.sweep(undefined, madeAt + HOUR);
+    const reports = await sweepTwice(madeAt + HOUR);
     expect(deleted).toEqual(['Store b', 'Secret b-keys']);
     expect(reports.map((r) => [r.name, r.deleted, r.kept])).toEqual([
       ['a', false, 'its deletion failed: deleting a is forbidden'],
@@ -176,8 +199,8 @@ describe('LeakSweeper', () => {
       const access = made(Jobs, 'a-access', 'a');
       const job = { ...access, metadata: { ...access.metadata, labels: { ...access.metadata.labels, work: 'access' } } } as TargetObject;
       const objects = [made(Stores, 'a', 'a'), made(Stores, 'b', 'b'), made(Secrets, 'a-keys', 'a'), made(Secrets, 'b-keys', 'b')];
-      const { leaks, deleted } = sweeper([...objects, job]);
-      const reports = await leaks.sweep(undefined, madeAt + HOUR);
+      const { sweepTwice, deleted } = sweeper([...objects, job]);
+      const reports = await sweepTwice(madeAt + HOUR);
       // b made no user: its deletion needs no teardown, and it goes.
       expect(deleted).toEqual(['Store b', 'Secret b-keys']);
       expect(reports.find((r) => r.name === 'a')?.kept).toMatch(
@@ -189,8 +212,8 @@ describe('LeakSweeper', () => {
         if (type.kind === 'Job') throw new KubeError(403, 'Forbidden', 'jobs are forbidden');
         return { items: objects.filter((o) => o.kind === type.kind), resourceVersion: '1' };
       }) as unknown as KubeClient['list'];
-      const failing = sweeper(objects, [], [], false, noJobs);
-      await failing.leaks.sweep(undefined, madeAt + HOUR);
+      const failing = sweeper(objects, [], undefined, false, noJobs);
+      await failing.sweepTwice(madeAt + HOUR);
       expect(failing.deleted).toEqual([]);
     } finally {
       kind = plainKind;
@@ -198,8 +221,9 @@ describe('LeakSweeper', () => {
   });
 
   it('reads an owner again before it deletes anything of it: one restored while the sweep ran takes its objects back', async () => {
-    const { leaks, deleted } = sweeper([made(Stores, 'a', 'a'), made(Stores, 'b', 'b')], [], ['a']);
-    const reports = await leaks.sweep(undefined, madeAt + HOUR);
+    // a is back at its third read: the second sweep's re-read before it deletes.
+    const { sweepTwice, deleted } = sweeper([made(Stores, 'a', 'a'), made(Stores, 'b', 'b')], [], (name, read) => name === 'a' && read > 2);
+    const reports = await sweepTwice(madeAt + HOUR);
     expect(deleted).toEqual(['Store b']);
     expect(reports.map((r) => [r.name, r.deleted, r.kept])).toEqual([
       ['a', false, 'its owner exists again (restored while this sweep ran)'],
@@ -208,8 +232,8 @@ describe('LeakSweeper', () => {
   });
 
   it('judges nothing while the control cluster does not serve the managed kind: a 404 for the type says nothing of an owner', async () => {
-    const { leaks, deleted } = sweeper([made(Stores, 'a', 'a'), made(Secrets, 'a-keys', 'a')], [], [], true);
-    expect(await leaks.sweep(undefined, madeAt + HOUR)).toEqual([]);
+    const { sweepTwice, deleted } = sweeper([made(Stores, 'a', 'a'), made(Secrets, 'a-keys', 'a')], [], undefined, true);
+    expect(await sweepTwice(madeAt + HOUR)).toEqual([]);
     expect(deleted).toEqual([]);
   });
 
@@ -229,7 +253,7 @@ describe('LeakSweeper', () => {
         }),
       );
     }) as unknown as KubeClient['list'];
-    const { leaks } = sweeper([], [], [], false, hanging);
+    const { leaks } = sweeper([], [], undefined, false, hanging);
     leaks.start(30);
     try {
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -274,19 +298,20 @@ describe('LeakSweeper', () => {
       providers: { list: () => providers as never },
       control: { list: async () => ({ items: [] }) } as unknown as KubeClient,
       managedType: Managed,
-      graceMs: 5 * 60_000,
+      graceMs: GRACE,
       reportOnly: false,
       recorder: new MemoryEventRecorder(),
       log: silentLogger,
     });
-    // Each sweep cut off at its deadline, as start() gives them.
-    for (let i = 0; i < 2; i++) await leaks.sweep(AbortSignal.timeout(50), madeAt + HOUR);
+    // Each sweep cut off at its deadline, as start() gives them: the second and the fourth begin with
+    // the healthy target, and read its owner gone an hour apart.
+    for (let i = 0; i < 4; i++) await leaks.sweep(AbortSignal.timeout(50), madeAt + (i + 1) * HOUR);
     expect(deleted).toEqual(['Store a']);
   });
 
   it('does not judge an object of no known age', async () => {
-    const { leaks, deleted } = sweeper([made(Stores, 'a', 'a', null)]);
-    expect(await leaks.sweep(undefined, madeAt + HOUR)).toEqual([]);
+    const { sweepTwice, deleted } = sweeper([made(Stores, 'a', 'a', null)]);
+    expect(await sweepTwice(madeAt + HOUR)).toEqual([]);
     expect(deleted).toEqual([]);
   });
 });
