@@ -315,8 +315,10 @@ describe('resilience', () => {
     const before = { stores: await live(RookObjectStores), secrets: await live(Secrets) };
     expect(before.stores.length).toBeGreaterThan(0);
 
-    // A provider that starts sweeps at once.
+    // A provider restarted sweeps at once, and deletes once a second sweep finds the owner still gone.
     await rook.restart();
+    await rook.app.leaks.sweep();
+    await rook.app.leaks.sweep();
     await eventually(
       async () => (await target.get(RookObjectStores, { namespace: mr.spec.targetNamespace, name })) === undefined,
       'the leaked store to be deleted',
