@@ -24,6 +24,7 @@ import type { Target } from '../providers/targets.ts';
 import { Reasons } from '../reasons.ts';
 import { type ProviderResolver } from '../providers/resolver.ts';
 import type { Cache } from '../../kit/controller/informer.ts';
+import { SweepMemory } from './sweep-memory.ts';
 
 /**
  * How long a leaked namespace kept for what else is in it waits before it is checked again. The check
@@ -91,18 +92,8 @@ export class LeakSweeper<MR extends ManagedResource> {
   /** The sweep under way, if any. */
   private running?: Promise<void>;
   private stopping?: AbortController;
-  /**
-   * Leaks found and kept, by target and uid, with why: they stay until someone acts (or a sweep can
-   * delete them), and one Event says so, not one at every sweep. Only those still there are remembered.
-   */
-  private reportedKept = new Map<string, string>();
-  /** Leaked namespaces kept for their contents, by target and uid: when each may be checked again. */
-  private keptNamespaces = new Map<string, number>();
-  /**
-   * Owners (by key) the sweeps read gone, each with the time of the first of them in a row. Kept in
-   * memory only: a restarted process (as after a restore) reads every owner again before it deletes.
-   */
-  private goneSince = new Map<string, number>();
+  /** What the last sweep found that the next needs. */
+  private memory = new SweepMemory();
 
   constructor(opts: LeakSweeperOptions<MR>) {
     this.o = opts;
@@ -143,24 +134,19 @@ export class LeakSweeper<MR extends ManagedResource> {
   /** One pass over every target any watched Provider names. */
   async sweep(signal?: AbortSignal, now = Date.now()): Promise<LeakReport[]> {
     const targets = await this.resolveTargets(signal);
-    const stillGone = this.ownerCheck(signal, false);
-    // Only the owners read gone again are remembered.
-    const goneSince = this.goneSince;
-    this.goneSince = new Map();
+    // Only what this sweep finds again is remembered, and what it could not look at.
+    const last = this.memory;
+    const memory = (this.memory = new SweepMemory());
     const goneBefore = (owner: OwnerKey): number | undefined => {
-      const at = goneSince.get(owner.key);
-      if (!this.goneSince.has(owner.key)) this.goneSince.set(owner.key, at ?? now);
+      const at = last.goneSince.get(owner.key);
+      if (!memory.goneSince.has(owner.key)) memory.goneSince.set(owner.key, at ?? now);
       return at;
     };
-    const pass: Pass = { signal, now, ownerGone: this.ownerCheck(signal), stillGone, keptObjects: new Set(), goneBefore };
+    const [ownerGone, stillGone] = [this.ownerCheck(signal), this.ownerCheck(signal, false)];
+    const pass: Pass = { signal, now, ownerGone, stillGone, keptObjects: new Set(), goneBefore };
     const reports: LeakReport[] = [];
     // The object itself first, then its companions, then (if nothing else lives there) the namespace.
     const types = [this.o.kind.target, ...(this.o.kind.companionTypes ?? []), Namespaces];
-    const kept = this.keptNamespaces;
-    // Only the namespaces still there are remembered, and the leaks kept.
-    this.keptNamespaces = new Map();
-    const reported = this.reportedKept;
-    this.reportedKept = new Map();
     // Each sweep begins with the next target: one that stalls a sweep to its deadline does not keep
     // the targets after it from ever being swept.
     const order = [...targets.values()];
@@ -169,6 +155,7 @@ export class LeakSweeper<MR extends ManagedResource> {
       pass.withUsers = this.o.kind.teardown ? await this.ownersWithUsers(target, signal) : new Set();
       for (const type of types) {
         const listed = await this.listMarked(target, type, signal);
+        if (!listed) memory.keep(last, target.fingerprint);
         // Its stores not listed (a failing conversion webhook, a CRD being replaced): nothing says which
         // companions a kept store still needs (its root keys), so nothing more of this target is judged.
         if (!listed && type === this.o.kind.target) {
@@ -181,32 +168,29 @@ export class LeakSweeper<MR extends ManagedResource> {
         for (const obj of listed ?? []) {
           // Cut off (its deadline, a stop): what is left is judged by the next sweep, and nothing is said of it now.
           if (signal?.aborted) {
-            for (const [key, at] of kept) if (!this.keptNamespaces.has(key)) this.keptNamespaces.set(key, at);
-            for (const [key, why] of reported) if (!this.reportedKept.has(key)) this.reportedKept.set(key, why);
-            for (const [key, at] of goneSince) if (!this.goneSince.has(key)) this.goneSince.set(key, at);
+            memory.keep(last);
             return reports;
           }
-          const key = type === Namespaces ? `${target.fingerprint} ${obj.metadata.uid}` : undefined;
-          const recheckAt = key ? kept.get(key) : undefined;
-          if (key && recheckAt !== undefined && now < recheckAt) {
-            this.keptNamespaces.set(key, recheckAt);
-            // Still kept, and said already: not said again at its next check for the same reason.
-            const said = reported.get(key);
-            if (said !== undefined) this.reportedKept.set(key, said);
-            // Its owner, not read now, is read gone at its next check since the time it was first.
+          const keptKey = `${target.fingerprint} ${obj.metadata.uid}`;
+          const recheckAt = type === Namespaces ? last.keptNamespaces.get(keptKey) : undefined;
+          if (recheckAt !== undefined && now < recheckAt) {
+            // Kept for its contents, and said already: not looked at, nor said again, before its next check.
+            memory.keptNamespaces.set(keptKey, recheckAt);
+            const said = last.reportedKept.get(keptKey);
+            if (said !== undefined) memory.reportedKept.set(keptKey, said);
+            // Its owner, not read now, is read gone at that check since the time it was first.
             const owner = this.o.marks.claimedOwner(obj);
-            const since = owner && goneSince.get(owner.key);
-            if (since !== undefined && !this.goneSince.has(owner!.key)) this.goneSince.set(owner!.key, since);
+            const since = owner && last.goneSince.get(owner.key);
+            if (since !== undefined) memory.goneSince.set(owner!.key, since);
             continue;
           }
           const leak = await this.judge(target, type, obj, pass);
           if (!leak) continue;
-          if (key && leak.keptForContents) this.keptNamespaces.set(key, now + KEPT_NAMESPACE_RECHECK_MS);
+          if (type === Namespaces && leak.keptForContents) memory.keptNamespaces.set(keptKey, now + KEPT_NAMESPACE_RECHECK_MS);
           reports.push(leak.report);
           const { kept: why } = leak.report;
-          const keptKey = `${target.fingerprint} ${obj.metadata.uid}`;
-          if (why !== undefined) this.reportedKept.set(keptKey, why);
-          if (why !== undefined && reported.get(keptKey) === why) continue;
+          if (why !== undefined) memory.reportedKept.set(keptKey, why);
+          if (why !== undefined && last.reportedKept.get(keptKey) === why) continue;
           this.record(leak.report, providers.find((p) => p.metadata.namespace === leak.owner.namespace) ?? providers[0]!);
         }
       }

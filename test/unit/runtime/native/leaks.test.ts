@@ -145,6 +145,23 @@ describe('LeakSweeper', () => {
     expect(deleted).toEqual([]);
   });
 
+  it('remembers what it kept in a target whose stores it could not list for a sweep: not said again once it can', async () => {
+    let failing = false;
+    const objects = [made(Stores, 'a', 'a')];
+    const list = (async (type: ResourceType) => {
+      if (failing && type.kind === Stores.kind) throw new KubeError(500, 'InternalError', 'conversion webhook failed');
+      return { items: objects.filter((o) => o.kind === type.kind), resourceVersion: '1' };
+    }) as unknown as KubeClient['list'];
+    const { recorder, sweepTwice, leaks } = sweeper(objects, ['a'], undefined, false, list);
+    await sweepTwice(madeAt + HOUR);
+    failing = true;
+    await leaks.sweep(undefined, madeAt + 2 * HOUR);
+    failing = false;
+    await leaks.sweep(undefined, madeAt + 3 * HOUR);
+    await leaks.sweep(undefined, madeAt + 4 * HOUR);
+    expect(recorder.events.map((e) => e.reason)).toEqual(['FoundLeakedObject']);
+  });
+
   it('says nothing of a leaked namespace gone by the time it is judged: it deleted nothing', async () => {
     const ns = made(Namespaces, 'ns-a', 'a');
     const { sweepTwice, deleted, recorder } = sweeper([ns]); // its target answers no namespace to a get
