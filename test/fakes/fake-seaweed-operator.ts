@@ -273,7 +273,16 @@ abstract class SeaweedChild extends StandIn<Obj> {
     await this.write(obj, { ...status, observedGeneration: obj.metadata.generation });
   }
 
-  private async write(obj: Obj, status: Record<string, unknown>): Promise<void> {
+  private async write(obj: Obj, written: Record<string, unknown>): Promise<void> {
+    // As meta.SetStatusCondition: a condition whose status stays keeps its lastTransitionTime (a new
+    // reason or message does not move it).
+    type Cond = { type: string; status: string; lastTransitionTime?: string };
+    const before = (obj.status?.conditions ?? []) as Cond[];
+    const conditions = (written.conditions as Cond[] | undefined)?.map((c) => {
+      const was = before.find((b) => b.type === c.type && b.status === c.status);
+      return was?.lastTransitionTime ? { ...c, lastTransitionTime: was.lastTransitionTime } : c;
+    });
+    const status = conditions ? { ...written, conditions } : written;
     const same = (a: unknown, b: unknown): boolean =>
       JSON.stringify(a, (k, v: unknown) => (k === 'lastTransitionTime' ? undefined : v)) ===
       JSON.stringify(b, (k, v: unknown) => (k === 'lastTransitionTime' ? undefined : v));

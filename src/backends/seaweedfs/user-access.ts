@@ -23,6 +23,30 @@ const statusOf = (o: TargetObject | undefined): Status => (o?.status ?? {}) as S
 const REASON = /^[A-Za-z][A-Za-z0-9]{0,63}$/;
 /** How long the operator's retries of a Failed step are waited for before it counts as a failure. */
 export const OPERATOR_RETRY_PATIENCE_MS = 5 * 60_000;
+/**
+ * When this process first read each operator object Failed, in a row (by uid): the operator keeps its
+ * Ready condition's lastTransitionTime while Ready stays False, so after a store slow to start that
+ * time says nothing of how long a step has been retried. Bounded: the oldest go first.
+ */
+const failingSince = new Map<string, number>();
+const FAILING_REMEMBERED = 10_000;
+
+/** Since when `o` has been Failed, as far as this process can tell; forgotten once it is not. */
+function failedSince(o: TargetObject, failed: boolean, transition: string | undefined): number | undefined {
+  const key = o.metadata.uid ?? `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`;
+  if (!failed) {
+    failingSince.delete(key);
+    return undefined;
+  }
+  let seen = failingSince.get(key);
+  if (seen === undefined) {
+    seen = Date.now();
+    failingSince.set(key, seen);
+    if (failingSince.size > FAILING_REMEMBERED) failingSince.delete(failingSince.keys().next().value!);
+  }
+  return Math.max(seen, Date.parse(transition ?? '') || 0);
+}
+
 /** The operator's Failed reasons that no retry of its own mends: a name taken, a document or quota refused, a rename. */
 const LASTING = /^(Conflict|BucketAlreadyExists|InvalidPolicy|QuotaInvalid|VersioningSuspendBlocked|[A-Za-z]+RenameNotSupported)$/;
 
@@ -30,6 +54,7 @@ const LASTING = /^(Conflict|BucketAlreadyExists|InvalidPolicy|QuotaInvalid|Versi
 function waitingFor(what: string, o: TargetObject | undefined): { message?: string; failed?: string } {
   if (!o) return { message: `waiting for ${what} to be made` };
   const { phase, conditions, observedGeneration } = statusOf(o);
+  const since = failedSince(o, phase === 'Failed', getCondition(conditions, 'Ready')?.lastTransitionTime);
   // Ready for the spec as it is now: the operator writes observedGeneration only once it applied it.
   const { generation } = o.metadata as { generation?: number };
   const behind = observedGeneration !== undefined && generation !== undefined && observedGeneration !== generation;
@@ -48,9 +73,8 @@ function waitingFor(what: string, o: TargetObject | undefined): { message?: stri
     };
   if (phase === 'Failed' && (!reason || LASTING.test(reason))) return { failed: `the SeaweedFS operator could not make ${where}${why}` };
   // Retried past the time a store takes to start, it is a failure all the same (a refusal that lasts).
-  const since = getCondition(conditions, 'Ready')?.lastTransitionTime;
-  if (phase === 'Failed' && since && Date.now() - Date.parse(since) > OPERATOR_RETRY_PATIENCE_MS)
-    return { failed: `the SeaweedFS operator has failed to make ${where} since ${since}${why}` };
+  if (since !== undefined && Date.now() - since > OPERATOR_RETRY_PATIENCE_MS)
+    return { failed: `the SeaweedFS operator has failed to make ${where} since ${new Date(since).toISOString()}${why}` };
   if (phase === 'Failed') return { message: `waiting for the SeaweedFS operator, which retries ${where}${why}` };
   if (phase === 'Ready') return { message: `waiting for the SeaweedFS operator to apply the change to ${where}` };
   return {

@@ -1,7 +1,7 @@
 // Where a SeaweedFS bucket user stands (src/backends/seaweedfs/user-access.ts), from the operator's
 // objects' status: what an app gets while new keys are being registered, what the operator refuses,
 // and what it is still retrying.
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { seaweedKeys } from '../../../../src/backends/seaweedfs/bucket-user.ts';
 import { OPERATOR_RETRY_PATIENCE_MS, userAccess } from '../../../../src/backends/seaweedfs/user-access.ts';
 import type { KindContext, TargetObject } from '../../../../src/runtime/native/kind.ts';
@@ -138,24 +138,40 @@ describe('userAccess', () => {
     expect(() => of('PolicyRenameNotSupported')).toThrow('(PolicyRenameNotSupported)');
   });
 
-  it('fails on what the operator has retried past the time a store takes to start', () => {
-    const since = (ms: number) => new Date(Date.now() - ms).toISOString();
-    const of = (lastTransitionTime: string) =>
-      userAccess(
-        place,
-        {
-          identity: ready('S3Identity'),
-          companions: [
-            undefined,
-            undefined,
-            ready('S3Policy', { phase: 'Failed', conditions: [{ type: 'Ready', reason: 'PutFailed', lastTransitionTime }] }),
-            ready('S3PolicyBinding'),
-            ready('Bucket'),
-          ],
-        },
-        { endpoint: 'http://x:8333', credentials: c.credentials },
-      );
-    expect(of(since(OPERATOR_RETRY_PATIENCE_MS - 60_000)).ready).toBe(false);
-    expect(() => of(since(OPERATOR_RETRY_PATIENCE_MS + 60_000))).toThrow(/has failed to make S3Policy store-ns\/mr since .* \(PutFailed\)/);
+  it('fails on what the operator has retried past the time a store takes to start, counted from when it first read it Failed', () => {
+    jest.useFakeTimers({ now: Date.parse('2026-11-01T00:00:00Z') });
+    const policyMeta = { name: 'mr', namespace: 'store-ns', uid: 'policy-uid' };
+    try {
+      const of = (status: object) =>
+        userAccess(
+          place,
+          {
+            identity: ready('S3Identity'),
+            companions: [
+              undefined,
+              undefined,
+              { ...ready('S3Policy', status), metadata: policyMeta },
+              ready('S3PolicyBinding'),
+              ready('Bucket'),
+            ],
+          },
+          { endpoint: 'http://x:8333', credentials: c.credentials },
+        );
+      // Ready has been False since the store was made, ten minutes ago; the operator keeps that time.
+      const failing = {
+        phase: 'Failed',
+        conditions: [{ type: 'Ready', reason: 'FilerUnavailable', lastTransitionTime: '2026-10-31T23:50:00Z' }],
+      };
+      expect(of(failing).message).toMatch(/retries S3Policy store-ns\/mr \(FilerUnavailable\)/);
+      jest.advanceTimersByTime(OPERATOR_RETRY_PATIENCE_MS - 1_000);
+      expect(of(failing).ready).toBe(false);
+      jest.advanceTimersByTime(2_000);
+      expect(() => of(failing)).toThrow(/has failed to make S3Policy store-ns\/mr since 2026-11-01T00:00:00.000Z \(FilerUnavailable\)/);
+      // Ready once, then Failed again: counted afresh.
+      of({ phase: 'Ready' });
+      expect(of(failing).ready).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
