@@ -5,7 +5,7 @@
 // upgrade failed or was held, and says where. Going back is a wave to the older version.
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import { copyOf } from '../../kit/controller/informer.ts';
-import { setCondition, type Condition } from '../../kit/conditions.ts';
+import { getCondition, setCondition, type Condition } from '../../kit/conditions.ts';
 import type { Client } from '../../kit/kube/client.ts';
 import type { ResourceType } from '../../kit/kube/resources.ts';
 import { sameJson } from '../../kit/json.ts';
@@ -53,9 +53,22 @@ const isNewer = (a: ReadonlyDeep<OperatorUpgrade>, b: OperatorUpgrade): boolean 
 /** Where one Provider stands in the wave. */
 type Step = 'done' | 'upgrading' | 'pending' | { stopped: string };
 
+/**
+ * Why a Provider's status cannot tell where its operators stand yet: its controller has not answered
+ * its spec as it is now (a status written before the wave's change), or could not reach its target
+ * (the operators it shows are from an earlier pass).
+ */
+export function unanswered(p: ReadonlyDeep<ProviderObject>): { notReady?: string } | undefined {
+  const ready = getCondition(p.status?.conditions, 'Ready');
+  if (!ready || ready.observedGeneration !== p.metadata.generation) return {};
+  if (ready.status !== 'True') return { notReady: `the Provider is not Ready (${ready.reason ?? 'no reason'})` };
+  return undefined;
+}
+
 export function stepOf(p: ReadonlyDeep<ProviderObject>, operator: string, version: string): Step {
   const entry = p.spec.operators?.find((o) => o.name === operator);
   if (entry?.version !== version) return 'pending';
+  if (unanswered(p)) return 'upgrading';
   const seen = p.status?.operators?.find((o) => o.name === operator);
   const upgrade = seen?.upgrade;
   // No Deployment there: nothing to upgrade (an install brings the version the entry names). Known by
@@ -149,7 +162,10 @@ export class OperatorWaves implements Reconciler {
               type: 'Ready',
               status: 'False',
               reason: Reasons.Upgrading,
-              message: `${upgraded.length}/${selected.length} Providers run ${version}; upgrading ${names((s) => s.step === 'upgrading').join(', ')}`,
+              message: `${upgraded.length}/${selected.length} Providers run ${version}; upgrading ${steps
+                .filter((s) => s.step === 'upgrading')
+                .map((s) => s.p.metadata.name + (unanswered(s.p)?.notReady ? ` (${unanswered(s.p)!.notReady})` : ''))
+                .join(', ')}`,
             };
     wave.status = {
       conditions: setCondition(wave.status?.conditions, { ...ready, observedGeneration: wave.metadata.generation }),
