@@ -279,8 +279,8 @@ abstract class SeaweedChild extends StandIn<Obj> {
     type Cond = { type: string; status: string; lastTransitionTime?: string };
     const before = (obj.status?.conditions ?? []) as Cond[];
     const conditions = (written.conditions as Cond[] | undefined)?.map((c) => {
-      const was = before.find((b) => b.type === c.type && b.status === c.status);
-      return was?.lastTransitionTime ? { ...c, lastTransitionTime: was.lastTransitionTime } : c;
+      const was = cond({ status: { conditions: before } }, c.type);
+      return was?.status === c.status && was.lastTransitionTime ? { ...c, lastTransitionTime: was.lastTransitionTime } : c;
     });
     const status = conditions ? { ...written, conditions } : written;
     const same = (a: unknown, b: unknown): boolean =>

@@ -16,7 +16,7 @@ import type { KindContext, NativeKind } from '../../runtime/native/kind.ts';
 import { Reasons } from '../../runtime/reasons.ts';
 import { FEATURES } from '../../runtime/claims/features.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
-import { grantSpec, nothingToLend, refuseNotOwner } from '../shared/grants.ts';
+import { grantSpec, nothingToLend, refuseNotOwner, refuseWiderThanOwn } from '../shared/grants.ts';
 import { readyStore } from '../shared/shared-store.ts';
 import { S3_ENDPOINT_KEYS } from '../shared/s3-details.ts';
 import {
@@ -175,6 +175,7 @@ function grantIn(
 ): MinioBucket {
   const { store, storeRef, bucketName } = shared;
   if (!store || !bucketName) throw nothingToLend(bucket);
+  refuseWiderThanOwn(bucket, mode);
   return {
     apiVersion: kinds.MinioBucket.apiVersion,
     kind: kinds.MinioBucket.kind,

@@ -12,7 +12,7 @@ import type { KindContext, NativeKind } from '../../runtime/native/kind.ts';
 import type { Backend } from '../../runtime/system/backend.ts';
 import { S3_ENDPOINT_KEYS } from '../shared/s3-details.ts';
 import { bucketNameFor } from '../shared/s3-names.ts';
-import { grantSpec, nothingToLend, refuseNotOwner } from '../shared/grants.ts';
+import { grantSpec, nothingToLend, refuseNotOwner, refuseWiderThanOwn } from '../shared/grants.ts';
 import { readyStore } from '../shared/shared-store.ts';
 import {
   bucketTeardown,
@@ -166,6 +166,7 @@ function grantIn(
 ): SeaweedBucket {
   const { store, storeName, bucketName } = shared;
   if (!store || !bucketName) throw nothingToLend(bucket);
+  refuseWiderThanOwn(bucket, mode);
   return {
     apiVersion: kinds.SeaweedBucket.apiVersion,
     kind: kinds.SeaweedBucket.kind,

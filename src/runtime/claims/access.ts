@@ -13,6 +13,7 @@ import { isAlreadyExists, KubeError } from '../../kit/kube/errors.ts';
 import { type ResourceType } from '../../kit/kube/resources.ts';
 import { isDeleting, hasFinalizer } from '../../kit/meta.ts';
 import { ANNOTATION_GRANT_OF } from '../labels.ts';
+import { policyOf } from '../managed/policies.ts';
 import type { SecretObject } from '../managed/publisher.ts';
 import type { ManagedResource } from '../managed/types.ts';
 import { Reasons, Ready, Synced, reported } from '../reasons.ts';
@@ -209,6 +210,13 @@ export class AccessReconciler implements Reconciler {
   ): Promise<{ lent: ReadonlyDeep<ManagedResource>; desired: ManagedResource }> {
     try {
       const lent = await this.lentResource(bucket, grantor, bucketRef, signal);
+      // A grant makes a user in the lent resource's store: nothing is made where its policies let
+      // provider-rook make nothing (an import only observed).
+      if (!policyOf(lent.spec as { managementPolicies?: string[] }).create)
+        throw new ReasonedError(
+          Reasons.GrantsNotSupported,
+          `${lent.kind} ${lent.metadata.namespace}/${lent.metadata.name} is not managed to make anything (its spec.managementPolicies do not include Create): provider-rook makes no user in its store, so it lends nothing`,
+        );
       return { lent, desired: grantor.grant(copyOf<ManagedResource>(lent), access.spec!.mode!, managedNameFor(access)) };
     } catch (err) {
       if (err instanceof ReasonedError) await this.revocations.revokeHeld(access, signal);

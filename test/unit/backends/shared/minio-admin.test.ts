@@ -271,4 +271,32 @@ describe('configureMinioBucket', () => {
     expect(grant.spec.reclaimPolicy).toBe('Delete');
     expect(() => grantor.grant(store('True') as never, 'ReadOnly', 'g')).toThrow(expect.objectContaining({ reason: 'GrantsNotSupported' }));
   });
+
+  it("lends no more than the lent resource's own user may do: a ReadOnly owner lends ReadOnly only", () => {
+    const grantor = minioGrantors.find((g) => g.managed.kind === 'ObjectStore')!;
+    const readOnly = {
+      ...store('True'),
+      kind: 'ObjectStore',
+      spec: { ...store('True').spec, bucket: { name: 'app-b-1', access: 'ReadOnly' } },
+    };
+    expect(() => grantor.grant(readOnly as never, 'ReadWrite', 'g')).toThrow(
+      expect.objectContaining({
+        reason: 'AccessNotAllowed',
+        message: 'ObjectStore infra/team has a ReadOnly user of its bucket: it lends ReadOnly only, not ReadWrite',
+      }),
+    );
+    expect(grantor.grant(readOnly as never, 'ReadOnly', 'g').spec).toMatchObject({ forProvider: { access: 'ReadOnly' } });
+    // A bucket in a shared store, whose own user only writes.
+    const inShared = configureMinioBucket(
+      { apiVersion: 'storage.crossplane.io/v1alpha1', kind: 'Bucket', metadata: { name: 'b', namespace: 'app', uid: 'u' }, spec: {} },
+      { ...cls, spec: { ...cls.spec } },
+      'app-b-x',
+      lookup(store('True')),
+    );
+    inShared.spec.forProvider.access = 'WriteOnly';
+    const bucketGrantor = minioGrantors.find((g) => g.managed.kind === 'MinioBucket')!;
+    const lent = { ...inShared, metadata: { name: 'app-b-x', namespace: 'infra' } };
+    expect(() => bucketGrantor.grant(lent as never, 'ReadOnly', 'g')).toThrow(expect.objectContaining({ reason: 'AccessNotAllowed' }));
+    expect(bucketGrantor.grant(lent as never, 'WriteOnly', 'g').spec).toMatchObject({ forProvider: { access: 'WriteOnly' } });
+  });
 });

@@ -122,6 +122,8 @@ function grantWorld(o: {
   unbound?: boolean;
   /** The Bucket names its resource, which is not ready yet: not Bound. */
   waiting?: boolean;
+  /** The lent resource's spec.managementPolicies. */
+  policies?: string[];
 }) {
   const writes: string[] = [];
   const events: string[] = [];
@@ -161,7 +163,10 @@ function grantWorld(o: {
     apiVersion: Stores.apiVersion,
     kind: 'Store',
     metadata: { name: 'orders-store', namespace: platform, uid: 'store-uid' },
-    spec: { claimRef: { apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'orders', namespace: 'team-a', uid: 'orders-uid' } },
+    spec: {
+      claimRef: { apiVersion: Buckets.apiVersion, kind: 'Bucket', name: 'orders', namespace: 'team-a', uid: 'orders-uid' },
+      ...(o.policies ? { managementPolicies: o.policies } : {}),
+    },
   } as unknown as ManagedResource;
   const bound = o.unbound
     ? { ...bucket, metadata: { ...bucket.metadata, uid: 'orders-anew-uid' } }
@@ -318,6 +323,25 @@ describe("an access's grant", () => {
     await world.reconcile();
     expect(world.writes).toContain(`delete Grant ${platform}/held`);
     expect(world.events).toContainEqual(expect.stringContaining('GrantsNotSupported'));
+  });
+
+  it('is never made, and a held one revoked, on a resource only observed (an import): nothing is made in its store', async () => {
+    const world = grantWorld({ access: reader, policies: ['Observe'] });
+    await world.reconcile();
+    expect(world.writes.filter((w) => w.startsWith('create'))).toEqual([]);
+    expect(world.events).toContainEqual(expect.stringContaining('GrantsNotSupported'));
+    const holding: AccessClaim = {
+      ...reader,
+      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
+    };
+    const held = grantWorld({
+      access: holding,
+      live: { [`Grant ${platform}/held`]: grantOf('held') },
+      grants: [grantOf('held')],
+      policies: ['Observe', 'Update'],
+    });
+    await held.reconcile();
+    expect(held.writes).toContain(`delete Grant ${platform}/held`);
   });
 
   it("takes the Bucket's mark away on its way out even when the cache has not seen the mark yet", async () => {
