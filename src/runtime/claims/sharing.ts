@@ -17,14 +17,17 @@ export interface AccessClaim extends Claim {
 export type Sharing = { namespace: string; modes?: AccessMode[] }[];
 
 /**
- * Whether the access holds a grant of the bucket: it recorded one (resourceRef, which is the app
- * team's to write, so not proof alone), and the bucket shares with its namespace in its mode.
+ * Whether the access holds a grant of the bucket: it names this bucket, it recorded a grant
+ * (resourceRef, which is the app team's to write, so not proof alone), and the bucket shares with
+ * its namespace in its mode.
  */
 export function grantHeld(
   bucket: ReadonlyDeep<Claim & { spec?: { shareWith?: Sharing } }> | undefined,
   access: ReadonlyDeep<AccessClaim>,
 ): boolean {
-  return Boolean(access.spec?.resourceRef && access.spec.bucketRef && access.spec.mode) && !refusal(bucket, access, access.spec!.mode!);
+  const ref = access.spec?.bucketRef;
+  if (!bucket || !ref || ref.namespace !== bucket.metadata.namespace || ref.name !== bucket.metadata.name) return false;
+  return Boolean(access.spec?.resourceRef && access.spec.mode) && !refusal(bucket, access, access.spec!.mode!);
 }
 
 /** Why this access may not reach the bucket, if it may not: the Bucket is gone, or does not share with this namespace and mode. */

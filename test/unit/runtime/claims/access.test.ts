@@ -8,7 +8,7 @@ import type { ResourceType } from '../../../../src/kit/kube/resources.ts';
 import { AccessReconciler, type AccessClaim, type AccessMode } from '../../../../src/runtime/claims/access.ts';
 import { grantHeld } from '../../../../src/runtime/claims/sharing.ts';
 import { FINALIZER_CLAIM, type Claim } from '../../../../src/runtime/claims/claim.ts';
-import { LABEL_GRANTED } from '../../../../src/runtime/labels.ts';
+import { ANNOTATION_GRANT_OF, LABEL_GRANTED } from '../../../../src/runtime/labels.ts';
 import type { ManagedResource } from '../../../../src/runtime/managed/types.ts';
 import type { SecretObject } from '../../../../src/runtime/managed/publisher.ts';
 import { mapCache } from '../../../kit/map-cache.ts';
@@ -131,6 +131,11 @@ function grantWorld(o: {
   const key = (type: ResourceType, k: ObjectKey) => `${type.kind} ${k.namespace}/${k.name}`;
   const client = {
     get: async (type: ResourceType, k: ObjectKey) => live.get(key(type, k)),
+    // A live read by name (readLive).
+    list: async (type: ResourceType, { namespace, fieldSelector }: { namespace?: string; fieldSelector: string }) => {
+      const found = live.get(key(type, { namespace, name: fieldSelector.replace('metadata.name=', '') }));
+      return { items: found ? [found] : [], resourceVersion: '1' };
+    },
     create: async (type: ResourceType, obj: ManagedResource) => {
       writes.push(`create ${key(type, obj.metadata)}`);
       if (o.madeAndGone) throw new KubeError(409, 'AlreadyExists', `${obj.metadata.name} already exists`);
@@ -342,6 +347,33 @@ describe("an access's grant", () => {
     });
     await held.reconcile();
     expect(held.writes).toContain(`delete Grant ${platform}/held`);
+  });
+
+  it("takes the Bucket's mark away when it revokes an orphaned grant of it, though the access of that name now names another Bucket", async () => {
+    // Made again under the name after its finalizer was taken off, it holds a grant of another Bucket.
+    const elsewhere: AccessClaim = {
+      ...reader,
+      spec: {
+        ...reader.spec,
+        bucketRef: { namespace: 'team-a', name: 'other' },
+        resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'mine', namespace: platform },
+      },
+    };
+    const held = grantOf('held');
+    const orphan = {
+      ...held,
+      metadata: { ...held.metadata, annotations: { [ANNOTATION_GRANT_OF]: 'team-a/orders' } },
+      spec: { ...held.spec, claimRef: { ...readerRef, uid: 'earlier-reader-uid' } },
+    } as ManagedResource;
+    const world = grantWorld({
+      access: elsewhere,
+      grants: [orphan],
+      live: { 'BucketAccess team-b/reader': elsewhere },
+      marked: { fails: false },
+    });
+    await world.reconcile();
+    expect(world.writes).toContain(`delete Grant ${platform}/held`);
+    expect(world.writes).toContain(`mark Bucket team-a/orders ${JSON.stringify({ metadata: { labels: { [LABEL_GRANTED]: null } } })}`);
   });
 
   it("takes the Bucket's mark away on its way out even when the cache has not seen the mark yet", async () => {
