@@ -25,6 +25,7 @@ import {
   claimRefOf,
   managedNameFor,
   placementFor,
+  refuseUnwanted,
   referenceTo,
   refersTo,
   heldBy,
@@ -317,12 +318,13 @@ export class ClaimReconciler<C extends KubeObjectLike, MR extends ManagedResourc
     if ((cls as { spec?: { protectClaims?: boolean } }).spec?.protectClaims) {
       desired.metadata.labels = { ...desired.metadata.labels, [LABEL_PROTECTED]: 'true' };
     }
+    const providers = this.o.providers ?? { get: () => undefined };
+    // A class that places by what it shares (a store's Provider) has configure say where, which the
+    // claim's providerSelector must match all the same; else the class's placement.
+    if (desired.spec.providerRef) refuseUnwanted(cls as unknown as PlacingClass, desired.spec.providerRef.name, claim, providers);
     desired.spec = {
       ...desired.spec,
-      // A class that places by what it shares (a store's Provider) has configure say where; else the class's placement.
-      ...(desired.spec.providerRef
-        ? {}
-        : placementFor(cls as unknown as PlacingClass, claim, this.o.providers ?? { get: () => undefined })),
+      ...(desired.spec.providerRef ? {} : placementFor(cls as unknown as PlacingClass, claim, providers)),
       claimRef: referenceTo(claim),
       classRef: referenceTo(cls as KubeObjectLike & { metadata: { uid?: string } }),
     };

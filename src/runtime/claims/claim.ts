@@ -157,17 +157,29 @@ export function placementFor(
       Reasons.ClassHasNoProvider,
       `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} names neither providerRef nor providerSelector`,
     );
-  if (wanted) {
-    const provider = providers.get({ namespace: cls.metadata.namespace, name: providerRef.name });
-    if (!provider || !matchesSelector(wanted, provider.metadata.labels)) {
-      throw new ReasonedError(
-        Reasons.NoMatchingProvider,
-        `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} places every claim on Provider ${providerRef.name}, ` +
-          `which ${provider ? 'does not match' : 'does not exist, so it cannot match'} this claim's providerSelector (${describeSelector(wanted)})`,
-      );
-    }
-  }
+  refuseUnwanted(cls, providerRef.name, claim, providers);
   return { providerRef: { ...providerRef } };
+}
+
+/**
+ * Refuses a claim whose providerSelector the Provider its class places it on (named by the class,
+ * or by what the class shares: a store's) does not match.
+ */
+export function refuseUnwanted(
+  cls: Pick<PlacingClass, 'kind' | 'metadata'>,
+  provider: string,
+  claim: Claim,
+  providers: Pick<Cache<{ metadata: { labels?: Record<string, string> } }>, 'get'>,
+): void {
+  const wanted = claim.spec?.providerSelector;
+  if (!wanted) return;
+  const found = providers.get({ namespace: cls.metadata.namespace, name: provider });
+  if (found && matchesSelector(wanted, found.metadata.labels)) return;
+  throw new ReasonedError(
+    Reasons.NoMatchingProvider,
+    `${cls.kind ?? 'class'} ${cls.metadata.namespace}/${cls.metadata.name} places every claim on Provider ${provider}, ` +
+      `which ${found ? 'does not match' : 'does not exist, so it cannot match'} this claim's providerSelector (${describeSelector(wanted)})`,
+  );
 }
 
 /** Reads of the control cluster's caches that a class's configure may make (the kinds its backend names in lookups). */

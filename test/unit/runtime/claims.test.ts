@@ -123,6 +123,8 @@ function world(
     allowConfigure?: boolean;
     providers?: Map<string, { metadata: { labels?: Record<string, string> } }>;
     takes?: (c: Claim) => boolean;
+    /** The Provider configure places the resource on (as a class that shares a store does: the store's). */
+    placesOn?: string;
   } = {},
 ) {
   const api = new FakeApi();
@@ -156,7 +158,11 @@ function world(
         apiVersion: Managed.apiVersion,
         kind: Managed.kind,
         metadata: { name: '' },
-        spec: { reclaimPolicy: (cls.spec as { reclaimPolicy: 'Delete' }).reclaimPolicy, writeConnectionSecretToRef: { name: 'conn' } },
+        spec: {
+          reclaimPolicy: (cls.spec as { reclaimPolicy: 'Delete' }).reclaimPolicy,
+          writeConnectionSecretToRef: { name: 'conn' },
+          ...(opts.placesOn ? { providerRef: { name: opts.placesOn } } : {}),
+        },
       };
     },
   });
@@ -209,6 +215,23 @@ describe('claim reconciler', () => {
       message: 'on Provider target, named by its class',
     });
     expect(claimNow.status?.providerRef).toEqual({ name: 'target' });
+  });
+
+  it("refuses a claim whose selector misses the Provider of the store its class shares, as it does the class's own Provider", async () => {
+    const providers = new Map([['infra/store-target', { metadata: { labels: { region: 'us' } } }]]);
+    const { api, reconciler } = world({ providers, placesOn: 'store-target' });
+    const spec = {
+      classRef: { name: 'std' },
+      writeConnectionSecretToRef: { name: 'mine' },
+      providerSelector: { matchLabels: { region: 'eu' } },
+    };
+    api.seed(Claims, claim({}, spec));
+    await reconciler.reconcile('app/b', signal);
+    expect(cond(readClaim(api), 'Scheduled')).toMatchObject({ status: 'False', reason: 'NoMatchingProvider' });
+    expect(api.objects.get(`stores/infra/${mrName}`)).toBeUndefined();
+    providers.set('infra/store-target', { metadata: { labels: { region: 'eu' } } });
+    await reconciler.reconcile('app/b', signal);
+    expect(api.objects.get(`stores/infra/${mrName}`)?.spec).toMatchObject({ providerRef: { name: 'store-target' } });
   });
 
   it('C1: does nothing for a claim that is gone', async () => {
