@@ -272,6 +272,35 @@ describe('names and sizes', () => {
     await env.control.create(kinds.Tenant, inside);
   });
 
+  it("the API refuses a Tenant's cluster domain that is not a DNS name, naming the field, and a change of it after creation", async () => {
+    const pools = [SMALL_POOL];
+    const tenant = (clusterDomain: string) =>
+      ({
+        apiVersion: kinds.Tenant.apiVersion,
+        kind: 'Tenant',
+        metadata: { name: uniqueName('dom'), namespace: env.ns.platform, annotations: { 'crossplane.io/paused': 'true' } },
+        spec: { forProvider: { pools, clusterDomain }, targetNamespace: 't', providerRef: { name: 'target' } },
+      }) as KubeObjectLike & { spec: { forProvider: { clusterDomain: string } } };
+    await refused(tenant('cluster local'), /spec\.forProvider\.clusterDomain: Invalid value/, kinds.Tenant);
+    await refused(
+      {
+        apiVersion: kinds.TenantClass.apiVersion,
+        kind: 'TenantClass',
+        metadata: { name: uniqueName('dom'), namespace: env.ns.platform },
+        spec: { pools, clusterDomain: 'x/y', providerRef: { name: 'target' } },
+      } as KubeObjectLike,
+      /spec\.clusterDomain: Invalid value/,
+      kinds.TenantClass,
+    );
+    const made = await env.control.create(kinds.Tenant, tenant('corp.example'));
+    const moved = { ...made, spec: { ...made.spec, forProvider: { ...made.spec.forProvider, clusterDomain: 'other.example' } } };
+    const err = await env.control.update(kinds.Tenant, moved).then(
+      () => undefined,
+      (e: unknown) => e as KubeError,
+    );
+    expect(err?.message).toMatch(/clusterDomain cannot change after creation/);
+  });
+
   it("the API refuses a class's Gateway host name that every store made from it would share, naming the field; a store's own may be fixed", async () => {
     const gateway = (hostname: string) => ({ gateway: { gatewayRef: { name: 'edge', namespace: 'gw' }, hostname } });
     const cls = (hostname: string) =>

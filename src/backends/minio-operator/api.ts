@@ -19,6 +19,7 @@ import {
   reclaimPolicy,
   type KubeObject,
   namespacePrefix,
+  clusterDomainName,
 } from '../../apis/common.ts';
 import type { KindDefinition } from '../../apis/crd.ts';
 import { classExposure, exposureStatus, storeExposure } from '../../apis/delivery.ts';
@@ -79,7 +80,7 @@ export const tenantSpec = z.object({
     .boolean()
     .default(false)
     .meta({ description: "TLS through the cluster's CSR signer. Off by default: the endpoint is then http on port 80." }),
-  clusterDomain: z.string().optional().meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
+  clusterDomain: clusterDomainName.optional().meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
 });
 
 /**
@@ -106,6 +107,10 @@ export const tenantSchema = z.object({
         {
           rule: 'self.requestAutoCert == oldSelf.requestAutoCert',
           message: 'requestAutoCert cannot change after creation: it decides the endpoint clients were given',
+        },
+        {
+          rule: 'has(self.clusterDomain) == has(oldSelf.clusterDomain) && (!has(self.clusterDomain) || self.clusterDomain == oldSelf.clusterDomain)',
+          message: 'clusterDomain cannot change after creation: it decides the endpoint clients were given',
         },
       ],
     }),

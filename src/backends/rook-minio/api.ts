@@ -21,6 +21,7 @@ import {
   storeBucketKept,
   type KubeObject,
   namespacePrefix,
+  clusterDomainName,
 } from '../../apis/common.ts';
 import type { KindDefinition } from '../../apis/crd.ts';
 import { classExposure, exposureStatus, storeExposure } from '../../apis/delivery.ts';
@@ -78,12 +79,7 @@ const minioStoreSpec = z.object({
       description:
         'The access-keys Secret in the target. Created with strong random keys when missing; never overwritten. Defaults to <store>-access-keys.',
     }),
-  clusterDomain: z
-    .string()
-    .max(253)
-    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/)
-    .optional()
-    .meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
+  clusterDomain: clusterDomainName.optional().meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
 });
 
 // The Rook MinIO operator reads a store's spec only when it creates the store (it never updates its

@@ -25,6 +25,7 @@ import {
   storeBucketKept,
   type KubeObject,
   namespacePrefix,
+  clusterDomainName,
 } from '../../apis/common.ts';
 import { bucketFeatures, featurePolicy, featureTransitionRules } from '../../apis/features.ts';
 import type { KindDefinition } from '../../apis/crd.ts';
@@ -61,15 +62,10 @@ export const seaweedSpec = z.object({
   storageClassName,
 });
 
-const clusterDomain = z
-  .string()
-  .max(253)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/)
-  .optional()
-  .meta({
-    description:
-      "The target cluster's DNS domain (default cluster.local). The store's endpoint names its Service by its full name, <seaweed>-s3.<namespace>.svc.<domain>, which no namespace of the target can answer through a pod's DNS search path.",
-  });
+const clusterDomain = clusterDomainName.optional().meta({
+  description:
+    "The target cluster's DNS domain (default cluster.local). The store's endpoint names its Service by its full name, <seaweed>-s3.<namespace>.svc.<domain>, which no namespace of the target can answer through a pod's DNS search path.",
+});
 
 const deleteObjects = z.boolean().default(false).meta({
   description:
