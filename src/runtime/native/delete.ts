@@ -448,6 +448,32 @@ async function tearDown<MR extends ManagedResource>(
   return teardown.retainWhenKept ? 'retain' : 'done';
 }
 
+/**
+ * A teardown under way when the resource's policy changed to keep everything (Retain mid-deletion):
+ * its work is stopped (its object deleted, which takes its pods), or it would go on removing the
+ * user, and with deleteObjects the bucket's objects, after it was asked to keep them. Before keep().
+ */
+export async function stopTeardown<MR extends ManagedResource>(pass: NativePass<MR>): Promise<void> {
+  const ctx = pass.recorded();
+  const teardown = pass.kind.teardown?.(pass.mr, pass.name, ctx);
+  if (!teardown) return;
+  const { client, signal } = pass;
+  const { object } = teardown;
+  const have = await client.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, signal);
+  if (!have || have.metadata.deletionTimestamp) return;
+  const outcome = teardown.outcome(have);
+  if (!('done' in outcome) || outcome.done) return; // finished, or failed: nothing of it runs any more
+  const target = pass.target(ctx);
+  const observed = await client.get<TargetObject>(target.type, { namespace: target.namespace, name: target.name }, signal);
+  const main = (observed && pass.ownership.relationOf(target.type, observed)) || undefined;
+  const stopped = await deleteIfOurs(pass, object, { owner: pass.owner, vouchers: pass.ownership.companionVouchersFor(object, main) });
+  if (stopped.outcome === 'deleted' || stopped.outcome === 'pending')
+    pass.warn(
+      Reasons.KeptInTarget,
+      `${describeRef(object)} (the ${object.purpose}) was under way and is stopped: reclaim policy ${pass.owner.reclaimPolicy} keeps what is left (what it removed already is gone)`,
+    );
+}
+
 /** What it needs is gone: nothing is deleted (or, with retainWhenKept, everything is kept), and it says why. */
 function cannotRun<MR extends ManagedResource>(
   pass: NativePass<MR>,

@@ -8,7 +8,7 @@ import type { KubeClient } from '../../kit/kube/client.ts';
 import type { ExternalClient, ExternalCreation, ExternalDeletion, ExternalObservation, ManagedResource } from '../managed/types.ts';
 import type { OwnershipMarks } from '../ownership/marks.ts';
 import { apply } from './apply.ts';
-import { remove } from './delete.ts';
+import { remove, stopTeardown } from './delete.ts';
 import { keep } from './keep.ts';
 import { nameOf, type NativeKind } from './kind.ts';
 import { observe } from './observe.ts';
@@ -41,7 +41,9 @@ export class NativeExternal<MR extends ManagedResource> implements ExternalClien
     return remove(new NativePass(this.target, mr, signal));
   }
 
-  keep(mr: MR, signal: AbortSignal): Promise<void> {
-    return keep(new NativePass(this.target, mr, signal));
+  async keep(mr: MR, signal: AbortSignal): Promise<void> {
+    const pass = new NativePass(this.target, mr, signal);
+    await stopTeardown(pass);
+    return keep(pass);
   }
 }

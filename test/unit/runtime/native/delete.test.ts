@@ -301,6 +301,35 @@ describe('NativeExternal.delete', () => {
     expect(target.log).toContain('delete jobs/m-access-1');
   });
 
+  it('stops a teardown under way when the resource is let go keeping everything (Retain set mid-deletion), and keeps one finished', async () => {
+    const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+    for (const finished of [false, true]) {
+      const tearing: NativeKind<ManagedResource> = {
+        ...kind,
+        dependents: undefined,
+        // Its Job removes the user, and with deleteObjects the bucket's objects.
+        teardown: () => ({
+          object: companion(Jobs, 'm-revoke', 'revoke Job'),
+          outcome: () => (finished ? { done: true } : { done: false, message: 'running' }),
+        }),
+      };
+      const target = new FakeTarget();
+      ourStore(target);
+      target.put(Jobs, 'm-revoke', marks.mark(Jobs, { metadata: { name: 'm-revoke', namespace: 'ns' } }, owner).metadata);
+      const warned: string[] = [];
+      const retained: ManagedResource = { ...recorded, spec: { ...recorded.spec, reclaimPolicy: 'Retain' } };
+      await new NativeExternal(tearing, target.asClient(), marks, {
+        reader: target.asClient(),
+        recorder: { warning: (_o: unknown, reason: string, message: string) => warned.push(`${reason}: ${message}`) } as never,
+      }).keep(retained, new AbortController().signal);
+      expect(target.log.includes('delete jobs/m-revoke')).toBe(!finished);
+      expect(target.objects.get('stores/m')?.metadata.annotations?.[ANNOTATION_RECLAIM_POLICY]).toBe('Retain');
+      expect(warned).toEqual(
+        finished ? [] : [expect.stringMatching(/^KeptInTarget: Job ns\/m-revoke \(the revoke Job\) was under way and is stopped/)],
+      );
+    }
+  });
+
   it('a restored resource whose teardown kept its data marks its companions Retain too, though they are signed for its earlier uid', async () => {
     const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
     const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
