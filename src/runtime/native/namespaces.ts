@@ -68,7 +68,9 @@ export async function ensureNamespace(
     const ns = await client.get<TargetObject>(Namespaces, { name: namespace }, signal);
     if (ns && marks.unsigned(ns) && marks.relation(Namespaces, ns, owner, vouchers) === 'ours') {
       const { labels, annotations } = marks.mark(Namespaces, ns, owner).metadata;
-      await client.mergePatch(Namespaces, { name: namespace }, { metadata: { labels, annotations } }, signal);
+      // Conditional on the copy judged: a namespace made again by someone else meanwhile is not signed.
+      const { uid, resourceVersion } = ns.metadata;
+      await client.mergePatch(Namespaces, { name: namespace }, { metadata: { uid, resourceVersion, labels, annotations } }, signal);
     }
   }
 }

@@ -8,7 +8,11 @@ import type { ReasonedError } from '../../../../src/kit/conditions.ts';
 import { MemoryEventRecorder } from '../../../../src/kit/controller/events.ts';
 import { NativeConnecter } from '../../../../src/runtime/native/connecter.ts';
 import { installRefusal, operatorNamespaces } from '../../../../src/runtime/operators/operator.ts';
-import type { OwnershipMarks } from '../../../../src/runtime/ownership/marks.ts';
+import { ANNOTATION_OWNER_PROOF, OwnershipMarks, ownerOf } from '../../../../src/runtime/ownership/marks.ts';
+import { OwnershipKey } from '../../../../src/runtime/ownership/key.ts';
+import { ensureNamespace } from '../../../../src/runtime/native/namespaces.ts';
+import { Namespaces } from '../../../../src/kit/kube/resources.ts';
+import type { KubeClient } from '../../../../src/kit/kube/client.ts';
 import { allowsNamespace, fieldsHolding, protectedNamespaces, type ProviderObject } from '../../../../src/runtime/providers/provider.ts';
 import { Reasons } from '../../../../src/runtime/reasons.ts';
 import { type ProviderResolver } from '../../../../src/runtime/providers/resolver.ts';
@@ -169,5 +173,27 @@ describe('NativeConnecter', () => {
       const { reached, err } = await refusedWith(p, mr);
       expect([reached, (err as Error).message]).toEqual([['target'], 'the test target is not there']);
     }
+  });
+});
+
+describe('a namespace made before marks were signed', () => {
+  it('is signed on upgrade only as the copy judged: conditional on its uid and resourceVersion', async () => {
+    const marks = new OwnershipMarks('cp-1', new OwnershipKey(Buffer.alloc(32, 7)));
+    const owner = ownerOf('objectstores.minio.rook.crossplane.io', {
+      metadata: { name: 'm', namespace: 'infra', uid: 'mr-uid' },
+      spec: { providerRef: { name: 'p' } },
+    } as never);
+    const marked = marks.mark(Namespaces, { metadata: { name: 'store-ns' } }, owner);
+    const { [ANNOTATION_OWNER_PROOF]: _proof, ...annotations } = marked.metadata.annotations ?? {};
+    const legacy = { ...marked, metadata: { ...marked.metadata, annotations, uid: 'ns-uid', resourceVersion: '7' } };
+    const patches: { metadata: Record<string, unknown> }[] = [];
+    const client = {
+      get: async () => legacy,
+      create: async () => legacy,
+      mergePatch: async (_t: unknown, _k: unknown, patch: { metadata: Record<string, unknown> }) => void patches.push(patch),
+    } as unknown as KubeClient;
+    await ensureNamespace({ client, marks, signal: new AbortController().signal }, 'store-ns', { owner, vouchers: { legacy: true } });
+    expect(patches).toHaveLength(1);
+    expect(patches[0]!.metadata).toMatchObject({ uid: 'ns-uid', resourceVersion: '7' });
   });
 });
