@@ -302,7 +302,9 @@ export class FakeMinioClient extends StandIn<JobObj> {
       const config = parseEnv(text((await secret(volume('root-env')!)).data?.['config.env']));
       Object.assign(env, { ROOT_USER: config.MINIO_ROOT_USER ?? '', ROOT_PASSWORD: config.MINIO_ROOT_PASSWORD ?? '' });
     }
-    env.POLICY = text((await secret(volume('user')!)).data?.['policy.json']);
+    // Mounted for a grant or a retire only: a revoke reads nothing of the user's Secret.
+    const user = volume('user');
+    if (user) env.POLICY = text((await secret(user)).data?.['policy.json']);
     return env;
   }
 

@@ -31,6 +31,7 @@ import { FakeMinioOperator } from '../fakes/fake-minio-operator.ts';
 import { operatorStandIns } from '../fakes/backends.ts';
 import { eventually } from '../kit/eventually.ts';
 import { withProviderRook } from '../kit/fixture.ts';
+import { ANNOTATION_PAUSED } from '../../src/kit/meta.ts';
 import { boundBucket, bucketClaim, claimAccess, refusedBucket } from '../kit/claims.ts';
 import { cond } from '../kit/conditions.ts';
 
@@ -190,6 +191,32 @@ describe.each(stores)('claims sharing one $kind', ({ kind, name: store }) => {
       s3.destroy();
     }
     await roundTrip(b.local, b.creds, b.bucket);
+  }, 120_000);
+
+  it("a claim whose user's Secret someone deleted in the target still has its user revoked when it goes", async () => {
+    const name = `s-${store}`;
+    await env.control.create(Buckets, claim({ namespace: env.ns.appA, name }, store));
+    const mr = (await bound({ namespace: env.ns.appA, name })).spec.resourceRef!.name;
+    const c = await access({ namespace: env.ns.appA, name });
+    const at = { namespace: env.ns.platform, name: mr };
+    const { targetNamespace } = (await env.control.get<{ spec: { targetNamespace: string } } & KubeObjectLike>(kinds.MinioBucket, at))!
+      .spec;
+    // Paused, it does not make the Secret again: the claim goes while the Secret is gone.
+    await env.control.mergePatch(kinds.MinioBucket, at, { metadata: { annotations: { [ANNOTATION_PAUSED]: 'true' } } });
+    await env.target.delete(Secrets, { namespace: targetNamespace, name: mr });
+    await env.control.delete(Buckets, { namespace: env.ns.appA, name });
+    await eventually(
+      async () => Boolean((await env.control.get<Bucket>(kinds.MinioBucket, at))?.metadata.deletionTimestamp),
+      'its resource to be deleting',
+    );
+    await env.control.mergePatch(kinds.MinioBucket, at, { metadata: { annotations: { [ANNOTATION_PAUSED]: null } } });
+    await gone(kinds.MinioBucket, at);
+    const s3 = s3Client(c.local, c.creds);
+    try {
+      expect(await refusal(s3.send(new PutObjectCommand({ Bucket: c.bucket, Key: 'x', Body: 'x' })))).toBe('InvalidAccessKeyId');
+    } finally {
+      s3.destroy();
+    }
   }, 120_000);
 
   it('a bucket that still holds objects is kept with them when its claim goes; its user is revoked', async () => {

@@ -58,7 +58,11 @@ export const minioBucketKind: NativeKind<MinioBucket> = {
   desired: (mr, name, ctx) => userSecret(bucketUser(mr, name, ctx)),
   companions: (mr, name, ctx) => [accessJob(bucketUser(mr, name, ctx))],
   companionTypes: [Jobs],
-  teardown: (mr, name, ctx) => revokeTeardown(bucketUser(mr, name, ctx), mr.spec.forProvider.deleteObjects ?? false),
+  // The user is in the shared store, not in the Secret that is this kind's object: revoked also once that Secret is gone.
+  teardown: (mr, name, ctx) => ({
+    ...revokeTeardown(bucketUser(mr, name, ctx), mr.spec.forProvider.deleteObjects ?? false),
+    runsWithoutTarget: true,
+  }),
   superseded: SUPERSEDED_JOBS,
   rotation: bucketUserRotation(bucketUser, ownerOf),
   // Its endpoint is its store's: while that store cannot prove the Service it names, this bucket publishes none either.

@@ -167,19 +167,25 @@ function job(
           { name: 'ROOT_USER', valueFrom: { secretKeyRef: { name: u.root.name, key: 'username' } } },
           { name: 'ROOT_PASSWORD', valueFrom: { secretKeyRef: { name: u.root.name, key: 'password' } } },
         ];
+  // A revoke reads nothing of the user's Secret: it runs also once that Secret is gone or replaced.
+  const readsUser = action !== 'revoke';
   const volumes = [
-    {
-      name: 'user',
-      secret: {
-        secretName: userSecretName(u),
-        items: [
-          { key: 'policy.json', path: 'policy.json' },
-          ...(action === 'grant' && u.features?.lifecycle ? [{ key: 'lifecycle.json', path: 'lifecycle.json' }] : []),
-          // The keys as the Secret holds them now (a variable from a Secret is read once, at the pod's start).
-          ...(action === 'grant' && !forName ? ['accessKey', 'secretKey'].map((key) => ({ key, path: key })) : []),
-        ],
-      },
-    },
+    ...(readsUser
+      ? [
+          {
+            name: 'user',
+            secret: {
+              secretName: userSecretName(u),
+              items: [
+                { key: 'policy.json', path: 'policy.json' },
+                ...(action === 'grant' && u.features?.lifecycle ? [{ key: 'lifecycle.json', path: 'lifecycle.json' }] : []),
+                // The keys as the Secret holds them now (a variable from a Secret is read once, at the pod's start).
+                ...(action === 'grant' && !forName ? ['accessKey', 'secretKey'].map((key) => ({ key, path: key })) : []),
+              ],
+            },
+          },
+        ]
+      : []),
     { name: 'home', emptyDir: {} },
     // A TLS store's certificate is signed by the cluster's CA (the MinIO Operator's auto-cert): mc trusts it from here.
     { name: 'cluster-ca', configMap: { name: 'kube-root-ca.crt', optional: true } },
@@ -237,11 +243,11 @@ function job(
                 action === 'grant'
                   ? { name: 'USER_ACCESS_KEY', ...fromUser('accessKey') }
                   : { name: 'USER_ACCESS_KEY', value: u.keys.accessKey },
-                { name: 'USER_SECRET_KEY', ...fromUser('secretKey') },
+                ...(readsUser ? [{ name: 'USER_SECRET_KEY', ...fromUser('secretKey') }] : []),
                 ...root,
               ],
               volumeMounts: [
-                { name: 'user', mountPath: '/user', readOnly: true },
+                ...(readsUser ? [{ name: 'user', mountPath: '/user', readOnly: true }] : []),
                 { name: 'home', mountPath: '/home' },
                 { name: 'cluster-ca', mountPath: '/home/mc/certs/CAs', readOnly: true },
                 ...(u.root.format === 'config.env' ? [{ name: 'root-env', mountPath: '/root-env', readOnly: true }] : []),
@@ -301,10 +307,7 @@ export function storeTeardown(u: BucketUser, deleteObjects: boolean): Teardown {
 export function revokeTeardown(u: BucketUser, deleteObjects: boolean): Teardown {
   const name = named(u.base, 'revoke');
   return {
-    requires: [
-      { type: Secrets, name: u.root.name, namespace: u.namespace, purpose: "store's root credentials" },
-      { type: Secrets, name: userSecretName(u), namespace: u.namespace, purpose: 'bucket user' },
-    ],
+    requires: [{ type: Secrets, name: u.root.name, namespace: u.namespace, purpose: "store's root credentials" }],
     object: {
       type: Jobs,
       name,

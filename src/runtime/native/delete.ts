@@ -405,9 +405,11 @@ async function tearDown<MR extends ManagedResource>(
   const { client, signal } = pass;
   const observed = await pass.read.get<TargetObject>(target.type, { namespace: target.namespace, name: target.name }, signal);
   const relation = observed && pass.ownership.relationOf(target.type, observed);
-  // Nothing of ours there: nothing to tear down. Its deletion asked already, the teardown ran before.
+  const ours = observed && (relation === 'ours' || relation === 'restored') && !observed.metadata.deletionTimestamp;
+  // Nothing of ours there: nothing to tear down (its deletion asked already, the teardown ran before),
+  // but where the teardown's work is elsewhere (a user in a shared store) and the object was made.
   // What the teardown's object must say before it goes is written all the same (a bucket kept, Retain).
-  if (!observed || (relation !== 'ours' && relation !== 'restored') || observed.metadata.deletionTimestamp)
+  if (!ours && !(teardown.runsWithoutTarget && pass.vouchers.recordedUid))
     return (await prepareIfOurs(pass, teardown, relation || undefined)) ? 'pending' : 'done';
   const { object, onlyAfter } = teardown;
   const have = await client.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, signal);
@@ -428,7 +430,7 @@ async function tearDown<MR extends ManagedResource>(
     await client.create(object.type, pass.ownership.made(object), signal);
     return 'pending';
   }
-  pass.ownership.trusted(object, have, observed, relation);
+  pass.ownership.trusted(object, have, observed, relation || undefined);
   if (await prepareIfOurs(pass, teardown, relation, have)) return 'pending';
   const outcome = teardown.outcome(have);
   if ('failed' in outcome) {

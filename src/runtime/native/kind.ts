@@ -90,6 +90,13 @@ export interface Teardown {
    * the companion may not stay: a spec change names a new access Job and the reached one is deleted.
    */
   onlyAfter?: { ref: ObjectRef; reached(observed: TargetObject): boolean };
+  /**
+   * Its work is in a store the target object is not (a bucket user in a shared store), and reads
+   * nothing of that object: it runs for a resource whose object was made once (its uid recorded),
+   * also when that object is gone or no longer provably ours (deleted or copied over in the target).
+   * Else the user made would stay, reachable with the keys its app was given.
+   */
+  runsWithoutTarget?: boolean;
   /** What it cannot run without (a store's root credentials): when one is gone, nothing is deleted, or, with retainWhenKept, all is kept. */
   requires?: (ObjectRef & { purpose: string })[];
   /**

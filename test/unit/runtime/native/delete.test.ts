@@ -301,6 +301,32 @@ describe('NativeExternal.delete', () => {
     expect(target.log).toContain('delete jobs/m-access-1');
   });
 
+  it('runs a teardown whose work is elsewhere (a user in a shared store) also once its object is gone, if it was made', async () => {
+    const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+    const revoking: NativeKind<ManagedResource> = {
+      ...kind,
+      dependents: undefined,
+      teardown: () => ({
+        object: companion(Jobs, 'm-revoke', 'revoke Job'),
+        runsWithoutTarget: true,
+        outcome: () => ({ done: true }),
+      }),
+    };
+    for (const made of [true, false]) {
+      // Its object (the user's Secret) deleted in the target by someone else; the user it stands for is still in the store.
+      const target = new FakeTarget();
+      const external = new NativeExternal(revoking, target.asClient(), marks, { reader: target.asClient() });
+      const deleting = {
+        ...(made ? recorded : mr),
+        metadata: { ...(made ? recorded : mr).metadata, deletionTimestamp: '2026-11-30T00:00:00Z' },
+      };
+      expect(await external.delete(deleting, new AbortController().signal)).toEqual(
+        made ? { gone: false, requested: false } : { gone: true, requested: false },
+      );
+      expect(target.log).toEqual(made ? ['create jobs/m-revoke'] : []);
+    }
+  });
+
   it('stops a teardown under way when the resource is let go keeping everything (Retain set mid-deletion), and keeps one finished', async () => {
     const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
     for (const finished of [false, true]) {
