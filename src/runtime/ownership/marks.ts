@@ -470,7 +470,9 @@ export class ResourceOwnership<T extends Marked> {
     const entry = this.recordable(c) ? recordedCompanions(this.#mr)[refKey(c)] : undefined;
     if (!entry) return this.companionVouchers(main);
     const { uid, madeAt } = entryOf(entry);
-    return { ...this.companionVouchers(main), recordedUid: uid, ...(madeAt === undefined ? {} : { recordedMadeAt: madeAt }) };
+    // A create under way vouches for the object it makes, not for a companion in place of the recorded one.
+    const recorded = { recordedUid: uid, creating: false, ...(madeAt === undefined ? {} : { recordedMadeAt: madeAt }) };
+    return { ...this.companionVouchers(main), ...recorded };
   }
 
   /**

@@ -399,17 +399,29 @@ describe('NativeExternal.delete', () => {
         : {}),
     });
     // The resource made its Secret (uid recorded); someone re-created it from its manifest since, signature and all.
-    const made: ManagedResource = {
+    // Also while a create of its object is recorded pending, newer than the last one that succeeded (made again, failing).
+    const made = (creating: boolean): ManagedResource => ({
       ...recorded,
       metadata: {
         ...recorded.metadata,
         annotations: {
           ...recorded.metadata.annotations,
           [ANNOTATION_COMPANION_UIDS]: JSON.stringify({ 'v1/Secret/ns/m-root': 'made-uid' }),
+          ...(creating
+            ? {
+                'crossplane.io/external-create-pending': '2026-11-30T00:00:10Z',
+                'crossplane.io/external-create-succeeded': '2026-11-30T00:00:00Z',
+              }
+            : {}),
         },
       },
-    };
-    for (const kept of [false, true]) {
+    });
+    for (const [kept, creating] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ]) {
       const target = new FakeTarget();
       ourStore(target);
       target.put(Secrets, 'm-root', {
@@ -418,8 +430,8 @@ describe('NativeExternal.delete', () => {
       });
       if (kept) target.put(Servers, 'm-revoke', marks.mark(Servers, { metadata: { name: 'm-revoke', namespace: 'ns' } }, owner).metadata);
       // Read by name (a cache answering every read with the store would prove nothing of the Secret).
-      await new NativeExternal(withKeys(kept), target.asClient(), marks, { reader: target.asClient() }).delete(
-        made,
+      await new NativeExternal(withKeys(kept!), target.asClient(), marks, { reader: target.asClient() }).delete(
+        made(creating!),
         new AbortController().signal,
       );
       expect(target.log.filter((l) => l.includes('secrets/'))).toEqual([]);
