@@ -71,8 +71,8 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
     const key = { namespace, name: ref.name };
     const provider = this.resolver.cached(key) ?? (await this.withoutProvider(mr, key, signal));
     if (!provider) return leftAsItIs;
-    // Before the target is reached; a deletion still removes what is ours there.
-    if (!isDeleting(mr.metadata)) this.refuseNamespaces(provider, mr);
+    // Before the target is reached; a deletion still removes what is ours there, and makes nothing.
+    const makesNothing = isDeleting(mr.metadata) ? this.refusedNamespaces(provider, mr)?.message : this.refuseNamespaces(provider, mr);
     const target = await this.resolver.resolve(provider, signal);
     this.opts.connected?.(keyOf({ namespace, name: mr.metadata.name }), target, importRequested(mr) ? this.targetKey(mr) : undefined);
     const installer = this.opts.installer;
@@ -98,6 +98,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
       managed: this.opts.managed,
       retirementHold: this.opts.retirementHold,
       usedBy: this.opts.usedBy,
+      ...(makesNothing ? { makesNothing } : {}),
       ...(installer
         ? {
             operatorNamespace:
@@ -162,12 +163,18 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
   }
 
   /** Refuses a resource that would put its object, or a companion, in a namespace its Provider does not allow. */
-  private refuseNamespaces(provider: ReadonlyDeep<Provider>, mr: MR): void {
-    const refused = refusedNamespace(provider, namespacesUsed(this.kind, this.marks, mr));
-    if (!refused) return;
-    const err = namespaceNotAllowed(provider, refused, fieldsHolding(mr.spec, refused, 'spec').join(', ') || 'the target namespace');
+  private refuseNamespaces(provider: ReadonlyDeep<Provider>, mr: MR): undefined {
+    const err = this.refusedNamespaces(provider, mr);
+    if (!err) return undefined;
     this.opts.recorder?.warning(mr, err.reason, err.message);
     throw err;
+  }
+
+  /** Why the resource may not use its namespaces in its Provider's target, if it may not. */
+  private refusedNamespaces(provider: ReadonlyDeep<Provider>, mr: MR): ReasonedError | undefined {
+    const refused = refusedNamespace(provider, namespacesUsed(this.kind, this.marks, mr));
+    if (!refused) return undefined;
+    return namespaceNotAllowed(provider, refused, fieldsHolding(mr.spec, refused, 'spec').join(', ') || 'the target namespace');
   }
 }
 

@@ -420,6 +420,12 @@ async function tearDown<MR extends ManagedResource>(
     const before = await client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, signal);
     if (!before || !reached(before)) return 'done';
   }
+  if (!have && pass.opts.makesNothing)
+    return cannotRun(pass, target, {
+      teardown,
+      why: `the ${object.purpose} cannot be made: ${pass.opts.makesNothing}`,
+      remedy: 'allow that namespace again',
+    });
   if (!have) {
     const missing = await firstMissing(pass, teardown.requires ?? []);
     if (missing)
@@ -480,12 +486,12 @@ export async function stopTeardown<MR extends ManagedResource>(pass: NativePass<
 function cannotRun<MR extends ManagedResource>(
   pass: NativePass<MR>,
   target: ObjectRef,
-  { teardown, why }: { teardown: Teardown; why: string },
+  { teardown, why, remedy = 'restore it' }: { teardown: Teardown; why: string; remedy?: string },
 ): 'retain' {
   if (!teardown.retainWhenKept) {
     throw new ReasonedError(
       Reasons.TeardownFailed,
-      `${why}. Nothing was deleted; restore it, or set reclaimPolicy Retain to keep everything`,
+      `${why}. Nothing was deleted; ${remedy}, or set reclaimPolicy Retain to keep everything`,
     );
   }
   pass.warn(

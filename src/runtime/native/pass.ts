@@ -37,6 +37,11 @@ export interface NativeExternalOptions {
   operatorNamespace?: string;
   /** The resources that live in this one's store and are not gone yet (store-users.ts): its deletion waits for them. */
   usedBy?: (mr: ManagedResource, signal: AbortSignal) => Promise<string[]>;
+  /**
+   * Why nothing may be made in the target (a deletion in a namespace its Provider no longer allows):
+   * what is ours there is still deleted, but no teardown work is made there.
+   */
+  makesNothing?: string;
 }
 
 /** Where a pass reads and writes in the target: `read` may be a cache (a first look only), `client` is live. */

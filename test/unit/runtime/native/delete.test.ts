@@ -327,6 +327,31 @@ describe('NativeExternal.delete', () => {
     }
   });
 
+  it('makes no teardown work where nothing may be made (a namespace its Provider no longer allows): it says so, and deletes nothing', async () => {
+    const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+    const revoking: NativeKind<ManagedResource> = {
+      ...kind,
+      dependents: undefined,
+      teardown: () => ({ object: companion(Jobs, 'm-revoke', 'revoke Job'), outcome: () => ({ done: true }) }),
+    };
+    const target = new FakeTarget();
+    ourStore(target);
+    const external = new NativeExternal(revoking, target.asClient(), marks, {
+      reader: target.asClient(),
+      makesNothing: 'spec.targetNamespace is ns, a namespace Provider infra/p does not allow',
+    });
+    const err = await external.delete(recorded, new AbortController().signal).then(
+      () => undefined,
+      (e: unknown) => e as ReasonedError,
+    );
+    expect(err).toMatchObject({
+      reason: 'TeardownFailed',
+      message:
+        'the revoke Job cannot be made: spec.targetNamespace is ns, a namespace Provider infra/p does not allow. Nothing was deleted; allow that namespace again, or set reclaimPolicy Retain to keep everything',
+    });
+    expect(target.log).toEqual([]);
+  });
+
   it('stops a teardown under way when the resource is let go keeping everything (Retain set mid-deletion), and keeps one finished', async () => {
     const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
     for (const finished of [false, true]) {

@@ -174,6 +174,18 @@ describe('NativeConnecter', () => {
       expect([reached, (err as Error).message]).toEqual([['target'], 'the test target is not there']);
     }
   });
+
+  it('lets the deletion of a refused one make nothing there (no teardown work), saying why', async () => {
+    const resolver = { cached: () => provider(), resolve: async () => ({ client: {}, informers: {} }) } as unknown as ProviderResolver;
+    const c = new NativeConnecter(resolver, minioObjectStore, {} as OwnershipMarks, { recorder: new MemoryEventRecorder() });
+    const deleting = store({ targetNamespace: 'kube-system' }, { deletionTimestamp: '2026-01-01T00:00:00Z' });
+    const external = (await c.connect(deleting, new AbortController().signal)) as unknown as {
+      target: { opts: { makesNothing?: string } };
+    };
+    expect(external.target.opts.makesNothing).toMatch(
+      /^spec\.targetNamespace is kube-system, a namespace Provider infra\/p does not allow/,
+    );
+  });
 });
 
 describe('a namespace made before marks were signed', () => {
