@@ -248,10 +248,8 @@ export const bucketName = () =>
 
 /** What a bucket user may do: COSI's access modes. */
 /** A cluster's DNS domain (cluster.local, corp.example): what an in-cluster endpoint's host name ends with. */
-export const clusterDomainName = z
-  .string()
-  .max(253)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/);
+export const CLUSTER_DOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const clusterDomainName = z.string().max(253).regex(CLUSTER_DOMAIN);
 
 export const accessMode = z.enum(['ReadWrite', 'ReadOnly', 'WriteOnly']).meta({
   description: 'ReadWrite: list, get, put and delete objects; ReadOnly: list and get; WriteOnly: put.',

@@ -19,7 +19,7 @@ import {
   reclaimPolicy,
   type KubeObject,
   namespacePrefix,
-  clusterDomainName,
+  CLUSTER_DOMAIN,
 } from '../../apis/common.ts';
 import type { KindDefinition } from '../../apis/crd.ts';
 import { classExposure, exposureStatus, storeExposure } from '../../apis/delivery.ts';
@@ -80,7 +80,13 @@ export const tenantSpec = z.object({
     .boolean()
     .default(false)
     .meta({ description: "TLS through the cluster's CSR signer. Off by default: the endpoint is then http on port 80." }),
-  clusterDomain: clusterDomainName.optional().meta({ description: 'Cluster DNS domain of the target (default cluster.local).' }),
+  // Empty is the default, as a Tenant could say before the domain was checked.
+  clusterDomain: z
+    .string()
+    .max(253)
+    .regex(new RegExp(`^$|${CLUSTER_DOMAIN.source}`))
+    .optional()
+    .meta({ description: 'Cluster DNS domain of the target (default cluster.local, also when empty).' }),
 });
 
 /**
