@@ -9,6 +9,7 @@
 // restore from a backup, a re-apply of its manifest) is not ours either: its creationTimestamp is
 // not the time we signed when we made it (OwnershipMarks.remade), and it is only reported.
 import { readLive } from '../../kit/kube/live.ts';
+import { isNotFound } from '../../kit/kube/errors.ts';
 import type { ReadonlyDeep } from '../../kit/controller/informer.ts';
 import type { EventRecorder } from '../../kit/controller/events.ts';
 import type { KubeClient } from '../../kit/kube/client.ts';
@@ -33,6 +34,9 @@ import { SweepMemory } from './sweep-memory.ts';
  * every sweep, for as long as it stays.
  */
 const KEPT_NAMESPACE_RECHECK_MS = 60 * 60_000;
+
+/** Sweeps on a timer of the grace period start that far apart, give or take this: still two sightings a grace period apart. */
+const SWEEP_SLACK_MS = 1_000;
 
 export interface LeakReport {
   target: string;
@@ -82,6 +86,8 @@ interface Pass {
   withUsers?: Set<string>;
   /** Records that this sweep read the owner gone; says when an earlier sweep first did, in a row (undefined: none did). */
   goneBefore: (owner: OwnerKey) => number | undefined;
+  /** Records that this sweep read the owner there: what was remembered of it being gone is forgotten. */
+  alive: (owner: OwnerKey) => void;
 }
 
 export class LeakSweeper<MR extends ManagedResource> {
@@ -138,12 +144,17 @@ export class LeakSweeper<MR extends ManagedResource> {
     const last = this.memory;
     const memory = (this.memory = new SweepMemory());
     const goneBefore = (owner: OwnerKey): number | undefined => {
+      if (memory.readAlive.has(owner.key)) return undefined;
       const at = last.goneSince.get(owner.key);
       if (!memory.goneSince.has(owner.key)) memory.goneSince.set(owner.key, at ?? now);
       return at;
     };
+    const alive = (owner: OwnerKey): void => {
+      memory.readAlive.add(owner.key);
+      memory.goneSince.delete(owner.key);
+    };
     const [ownerGone, stillGone] = [this.ownerCheck(signal), this.ownerCheck(signal, false)];
-    const pass: Pass = { signal, now, ownerGone, stillGone, keptObjects: new Set(), goneBefore };
+    const pass: Pass = { signal, now, ownerGone, stillGone, keptObjects: new Set(), goneBefore, alive };
     const reports: LeakReport[] = [];
     // The object itself first, then its companions, then (if nothing else lives there) the namespace.
     const types = [this.o.kind.target, ...(this.o.kind.companionTypes ?? []), Namespaces];
@@ -155,7 +166,9 @@ export class LeakSweeper<MR extends ManagedResource> {
       pass.withUsers = this.o.kind.teardown ? await this.ownersWithUsers(target, signal) : new Set();
       for (const type of types) {
         const listed = await this.listMarked(target, type, signal);
-        if (!listed) memory.keep(last, target.fingerprint);
+        // Its stores not listed, its owners were not read here; a companion's type not listed, they were
+        // (with the stores), and an owner whose only object it is is read again by a later sweep.
+        if (!listed) memory.keep(last, { fingerprint: target.fingerprint, owners: type === this.o.kind.target });
         // Its stores not listed (a failing conversion webhook, a CRD being replaced): nothing says which
         // companions a kept store still needs (its root keys), so nothing more of this target is judged.
         if (!listed && type === this.o.kind.target) {
@@ -168,7 +181,7 @@ export class LeakSweeper<MR extends ManagedResource> {
         for (const obj of listed ?? []) {
           // Cut off (its deadline, a stop): what is left is judged by the next sweep, and nothing is said of it now.
           if (signal?.aborted) {
-            memory.keep(last);
+            memory.keep(last, { owners: true });
             return reports;
           }
           const keptKey = `${target.fingerprint} ${obj.metadata.uid}`;
@@ -180,8 +193,8 @@ export class LeakSweeper<MR extends ManagedResource> {
             if (said !== undefined) memory.reportedKept.set(keptKey, said);
             // Its owner, not read now, is read gone at that check since the time it was first.
             const owner = this.o.marks.claimedOwner(obj);
-            const since = owner && last.goneSince.get(owner.key);
-            if (since !== undefined) memory.goneSince.set(owner!.key, since);
+            const since = owner && !memory.readAlive.has(owner.key) ? last.goneSince.get(owner.key) : undefined;
+            if (since !== undefined && !memory.goneSince.has(owner!.key)) memory.goneSince.set(owner!.key, since);
             continue;
           }
           const leak = await this.judge(target, type, obj, pass);
@@ -261,6 +274,8 @@ export class LeakSweeper<MR extends ManagedResource> {
       // Live on purpose: the sweep is the periodic check of the target against what the caches believe.
       return (await target.client.list<TargetObject>(type, { labelSelector: this.o.marks.selector, signal })).items;
     } catch (err) {
+      // A companion's type the target does not serve (an exposure's CRD not installed): none of it is there.
+      if (isNotFound(err) && type !== this.o.kind.target) return [];
       this.o.log.debug('cannot list for leaks', { kind: type.kind, error: (err as Error).message });
       return undefined;
     }
@@ -297,7 +312,10 @@ export class LeakSweeper<MR extends ManagedResource> {
       });
       return notJudged();
     }
-    if (!gone) return undefined;
+    if (!gone) {
+      pass.alive(owner);
+      return undefined;
+    }
     const goneSince = pass.goneBefore(owner);
     const report: LeakReport = {
       target: target.server,
@@ -323,7 +341,7 @@ export class LeakSweeper<MR extends ManagedResource> {
       // teardown needs the resource; without it, the data is kept.
       report.kept =
         "its deletion runs a teardown first (its bucket users revoked, a bucket that holds objects kept), which only its managed resource's deletion runs; delete it by hand once nothing needs it";
-    } else if (goneSince === undefined || pass.now - goneSince < this.o.graceMs) {
+    } else if (goneSince === undefined || pass.now - goneSince < this.o.graceMs - SWEEP_SLACK_MS) {
       // Gone for too short a time to tell from a restore under way: judged again by a later sweep.
       return notJudged();
     } else if (type !== this.o.kind.target && type !== Namespaces && pass.keptObjects.has(owner.key)) {
@@ -331,6 +349,7 @@ export class LeakSweeper<MR extends ManagedResource> {
       report.kept = `kept with the ${this.o.kind.target.kind} of the same owner, which this sweep did not delete`;
     } else if (!(await pass.stillGone(owner).catch(() => false))) {
       if (pass.signal?.aborted) return undefined; // not read again: judged by the next sweep
+      pass.alive(owner);
       report.kept = 'its owner exists again (restored while this sweep ran)';
     } else {
       try {

@@ -16,17 +16,22 @@ export class SweepMemory {
    */
   readonly goneSince = new Map<string, number>();
 
+  /** Owners (by key) this sweep read there: what was remembered of them being gone is never taken over. */
+  readonly readAlive = new Set<string>();
+
   /**
    * Takes what `last` held that this lacks, of one target (by fingerprint) or of all: a sweep that
-   * could not look there. When owners were read gone is always taken: which target's they are is not known.
+   * could not look there. With `owners`, when owners were read gone too (which target's they are is
+   * not known), but those this sweep read there.
    */
-  keep(last: SweepMemory, fingerprint?: string): void {
+  keep(last: SweepMemory, { fingerprint, owners }: { fingerprint?: string; owners: boolean }): void {
     const prefix = fingerprint === undefined ? '' : `${fingerprint} `;
     for (const [from, to] of [
       [last.reportedKept, this.reportedKept],
       [last.keptNamespaces, this.keptNamespaces],
     ] as [Map<string, unknown>, Map<string, unknown>][])
       for (const [key, value] of from) if (key.startsWith(prefix) && !to.has(key)) to.set(key, value);
-    for (const [key, at] of last.goneSince) if (!this.goneSince.has(key)) this.goneSince.set(key, at);
+    if (!owners) return;
+    for (const [key, at] of last.goneSince) if (!this.goneSince.has(key) && !this.readAlive.has(key)) this.goneSince.set(key, at);
   }
 }

@@ -111,7 +111,7 @@ describe('LeakSweeper', () => {
     const { leaks, deleted, recorder } = sweeper([made(Stores, 'a', 'a'), made(Secrets, 'a-keys', 'a')], [], () => there);
     // A control cluster being restored: the first sweep reads the owner gone, and says nothing.
     expect(await leaks.sweep(undefined, madeAt + HOUR)).toEqual([]);
-    expect(await leaks.sweep(undefined, madeAt + HOUR + GRACE - 1)).toEqual([]);
+    expect(await leaks.sweep(undefined, madeAt + HOUR + GRACE - 2_000)).toEqual([]); // closer than the grace period (and its second of slack)
     there = true;
     expect(await leaks.sweep(undefined, madeAt + HOUR + GRACE)).toEqual([]);
     // Gone again: counted afresh.
@@ -121,6 +121,35 @@ describe('LeakSweeper', () => {
     expect(recorder.events).toEqual([]);
     await leaks.sweep(undefined, madeAt + 2 * HOUR + GRACE);
     expect(deleted).toEqual(['Store a', 'Secret a-keys']);
+  });
+
+  it('forgets an owner read there again, though a list of another type fails at every sweep', async () => {
+    let there = false;
+    const objects = [made(Stores, 'a', 'a')];
+    const list = (async (type: ResourceType) => {
+      if (type.kind === 'Secret') throw new KubeError(500, 'InternalError', 'etcdserver: request timed out');
+      return { items: objects.filter((o) => o.kind === type.kind), resourceVersion: '1' };
+    }) as unknown as KubeClient['list'];
+    const { leaks, deleted } = sweeper(objects, [], () => there, false, list);
+    await leaks.sweep(undefined, madeAt + HOUR);
+    there = true; // back (a re-apply, a restore under way)
+    await leaks.sweep(undefined, madeAt + HOUR + GRACE);
+    there = false;
+    await leaks.sweep(undefined, madeAt + HOUR + 2 * GRACE); // a first sighting again
+    expect(deleted).toEqual([]);
+    await leaks.sweep(undefined, madeAt + HOUR + 3 * GRACE);
+    expect(deleted).toEqual(['Store a']);
+  });
+
+  it("takes a companion's type the target does not serve (its CRD not installed) for one with nothing there", async () => {
+    const objects = [made(Stores, 'a', 'a')];
+    const list = (async (type: ResourceType) => {
+      if (type.kind === 'Secret') throw new KubeError(404, 'NotFound', 'the server could not find the requested resource');
+      return { items: objects.filter((o) => o.kind === type.kind), resourceVersion: '1' };
+    }) as unknown as KubeClient['list'];
+    const { sweepTwice, deleted } = sweeper(objects, [], undefined, false, list);
+    await sweepTwice(madeAt + HOUR);
+    expect(deleted).toEqual(['Store a']);
   });
 
   it('says once that it keeps a leak, not at every sweep (an Event each is a write at rest), and what it does once it can', async () => {
