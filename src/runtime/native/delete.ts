@@ -233,6 +233,11 @@ export function retiredLeft<MR extends ManagedResource>(pass: NativePass<MR>, un
  * older Jobs. A pass cut off after the object, or an object someone else deleted, leaves them behind
  * otherwise. (A status cannot tell that a pass got past them: a running teardown writes the same.)
  */
+/** Whether the resource's teardown runs on its record alone (NativeKind's Teardown.runsWithoutTarget), whatever its object is now. */
+export function tearsDownWithoutTarget<MR extends ManagedResource>(pass: NativePass<MR>): boolean {
+  return Boolean(pass.vouchers.recordedUid && pass.kind.teardown?.(pass.mr, pass.name, pass.recorded())?.runsWithoutTarget);
+}
+
 export function mayHaveLeftovers(
   kind: Pick<NativeKind<ManagedResource>, 'dependents' | 'companions' | 'teardown' | 'superseded'>,
   recordedUid: string | undefined,
@@ -409,8 +414,7 @@ async function tearDown<MR extends ManagedResource>(
   // Nothing of ours there: nothing to tear down (its deletion asked already, the teardown ran before),
   // but where the teardown's work is elsewhere (a user in a shared store) and the object was made.
   // What the teardown's object must say before it goes is written all the same (a bucket kept, Retain).
-  if (!ours && !(teardown.runsWithoutTarget && pass.vouchers.recordedUid))
-    return (await prepareIfOurs(pass, teardown, relation || undefined)) ? 'pending' : 'done';
+  if (!ours && !tearsDownWithoutTarget(pass)) return (await prepareIfOurs(pass, teardown, relation || undefined)) ? 'pending' : 'done';
   const { object, onlyAfter } = teardown;
   const have = await client.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, signal);
   // Needed only once onlyAfter was reached: as the resource recorded, or else as its object shows now.
@@ -420,19 +424,19 @@ async function tearDown<MR extends ManagedResource>(
     const before = await client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, signal);
     if (!before || !reached(before)) return 'done';
   }
-  if (!have && pass.opts.makesNothing)
-    return cannotRun(pass, target, {
-      teardown,
-      why: `the ${object.purpose} cannot be made: ${pass.opts.makesNothing}`,
-      remedy: 'allow that namespace again',
-    });
+  const cannot = !have && (await whyNotMade(pass, teardown));
+  if (cannot && !ours) {
+    // Run on the resource's record alone (its object gone): with nothing of it left to wait on, it
+    // goes, and says what may be left (a store gone takes its users with it).
+    pass.warn(
+      Reasons.TeardownFailed,
+      `${cannot}, and ${describeRef(target)} is gone (or not provider-rook's): let go without it; a bucket user may be left in its store`,
+    );
+    return 'done';
+  }
+  if (cannot)
+    return cannotRun(pass, target, { teardown, why: cannot, remedy: pass.opts.makesNothing ? 'allow that namespace again' : 'restore it' });
   if (!have) {
-    const missing = await firstMissing(pass, teardown.requires ?? []);
-    if (missing)
-      return cannotRun(pass, target, {
-        teardown,
-        why: `the ${object.purpose} cannot run: the ${missing.purpose} ${describeRef(missing)} is gone`,
-      });
     await client.create(object.type, pass.ownership.made(object), signal);
     return 'pending';
   }
@@ -480,6 +484,16 @@ export async function stopTeardown<MR extends ManagedResource>(pass: NativePass<
       Reasons.KeptInTarget,
       `${describeRef(object)} (the ${object.purpose}) was under way and is stopped: reclaim policy ${pass.owner.reclaimPolicy} keeps what is left (what it removed already is gone)`,
     );
+}
+
+/** Why the teardown's object cannot be made: nothing may be made there, or what it needs is gone. */
+async function whyNotMade<MR extends ManagedResource>(
+  pass: NativePass<MR>,
+  { object, requires = [] }: Teardown,
+): Promise<string | undefined> {
+  if (pass.opts.makesNothing) return `the ${object.purpose} cannot be made: ${pass.opts.makesNothing}`;
+  const missing = await firstMissing(pass, requires);
+  return missing && `the ${object.purpose} cannot run: the ${missing.purpose} ${describeRef(missing)} is gone`;
 }
 
 /** What it needs is gone: nothing is deleted (or, with retainWhenKept, everything is kept), and it says why. */

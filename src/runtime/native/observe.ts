@@ -12,7 +12,15 @@ import { policyOf } from '../managed/policies.ts';
 import type { ExternalObservation, ManagedResource } from '../managed/types.ts';
 import { LABEL_OWNER_UID, companionEntry, type Relation } from '../ownership/marks.ts';
 import { Reasons, UnprovenError } from '../reasons.ts';
-import { ANNOTATION_TEARDOWN, mayHaveLeftovers, retiredLeft, supersededMayShow, TEARDOWN_REQUIRED, unrecordedOnlyAfter } from './delete.ts';
+import {
+  ANNOTATION_TEARDOWN,
+  mayHaveLeftovers,
+  retiredLeft,
+  supersededMayShow,
+  tearsDownWithoutTarget,
+  TEARDOWN_REQUIRED,
+  unrecordedOnlyAfter,
+} from './delete.ts';
 import { recordInspection, type Companion, type KindContext, type TargetObject } from './kind.ts';
 import type { NativePass } from './pass.ts';
 import { retirement, settleRotation } from './rotation.ts';
@@ -49,8 +57,9 @@ export async function observe<MR extends ManagedResource>(pass: NativePass<MR>):
     return { exists: false, upToDate: false };
   }
   const relation = pass.ownership.relationOf(ref.type, observed);
-  // Deleting: only what we may manage is ours to delete; anything else we let go of untouched.
-  if (deleting) return { exists: relation === 'ours' || relation === 'restored', upToDate: true };
+  // Deleting: only what we may manage is ours to delete; anything else we let go of untouched, but
+  // for a teardown whose work is elsewhere (a user in a shared store), which runs all the same.
+  if (deleting) return { exists: relation === 'ours' || relation === 'restored' || tearsDownWithoutTarget(pass), upToDate: true };
   pass.ownership.refuseForeign(relation, ref);
   const policy = policyOf(mr.spec as { managementPolicies?: string[] });
   if (policy.onlyObserve) return observeOnly(pass, observed);

@@ -325,6 +325,43 @@ describe('NativeExternal.delete', () => {
       );
       expect(target.log).toEqual(made ? ['create jobs/m-revoke'] : []);
     }
+    // Copied over (signed, but not the object it recorded): observed as there to delete, and revoked all the same; the copy stays.
+    const target = new FakeTarget();
+    target.put(Stores, 'm', { uid: 'copy-uid', ...marks.mark(Stores, { metadata: { name: 'm' } }, owner).metadata });
+    const external = new NativeExternal(revoking, target.asClient(), marks, { reader: target.asClient() });
+    const deleting = { ...recorded, metadata: { ...recorded.metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } };
+    expect((await external.observe(deleting, new AbortController().signal)).exists).toBe(true);
+    await external.delete(deleting, new AbortController().signal);
+    expect(target.log).toEqual(['create jobs/m-revoke']);
+  });
+
+  it('lets go, saying what may be left, a teardown run on the record alone that cannot run (its store gone with its root keys)', async () => {
+    const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+    const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+    const revoking: NativeKind<ManagedResource> = {
+      ...kind,
+      dependents: undefined,
+      teardown: () => ({
+        object: companion(Jobs, 'm-revoke', 'revoke Job'),
+        runsWithoutTarget: true,
+        requires: [{ ...companion(Secrets, 'store-root', "store's root credentials") }],
+        outcome: () => ({ done: true }),
+      }),
+    };
+    const target = new FakeTarget();
+    const warned: string[] = [];
+    const external = new NativeExternal(revoking, target.asClient(), marks, {
+      reader: target.asClient(),
+      recorder: { warning: (_o: unknown, reason: string, message: string) => warned.push(`${reason}: ${message}`) } as never,
+    });
+    const deleting = { ...recorded, metadata: { ...recorded.metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } };
+    expect(await external.delete(deleting, new AbortController().signal)).toEqual({ gone: true, requested: false });
+    expect(target.log).toEqual([]);
+    expect(warned).toEqual([
+      expect.stringMatching(
+        /^TeardownFailed: the revoke Job cannot run: the store's root credentials Secret ns\/store-root is gone, and Store m is gone/,
+      ),
+    ]);
   });
 
   it('makes no teardown work where nothing may be made (a namespace its Provider no longer allows): it says so, and deletes nothing', async () => {
