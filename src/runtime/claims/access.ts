@@ -31,6 +31,9 @@ import { Revocations } from './revocation.ts';
 export type { AccessClaim, AccessMode } from './sharing.ts';
 
 /** How a backend lends its bucket: the managed resource of a user of it, in a mode (made in the bucket's resource's namespace). */
+/** The lent resource is paused: a refusal that takes nothing back. */
+class LentPaused extends ReasonedError {}
+
 export interface Grantor {
   /** The bucket claim's managed kind. */
   managed: ResourceType;
@@ -210,16 +213,23 @@ export class AccessReconciler implements Reconciler {
   ): Promise<{ lent: ReadonlyDeep<ManagedResource>; desired: ManagedResource }> {
     try {
       const lent = await this.lentResource(bucket, grantor, bucketRef, signal);
+      const policy = policyOf(lent.spec as { managementPolicies?: string[] });
+      // Paused (no policies): nothing is made, and nothing it lent is taken back, until it is not.
+      if (policy.paused)
+        throw new LentPaused(
+          Reasons.ReconcilePaused,
+          `${lent.kind} ${lent.metadata.namespace}/${lent.metadata.name} is paused (its spec.managementPolicies are empty): no grant of it is made or revoked until it is not`,
+        );
       // A grant makes a user in the lent resource's store: nothing is made where its policies let
       // provider-rook make nothing (an import only observed).
-      if (!policyOf(lent.spec as { managementPolicies?: string[] }).create)
+      if (!policy.create)
         throw new ReasonedError(
           Reasons.GrantsNotSupported,
           `${lent.kind} ${lent.metadata.namespace}/${lent.metadata.name} is not managed to make anything (its spec.managementPolicies do not include Create): provider-rook makes no user in its store, so it lends nothing`,
         );
       return { lent, desired: grantor.grant(copyOf<ManagedResource>(lent), access.spec!.mode!, managedNameFor(access)) };
     } catch (err) {
-      if (err instanceof ReasonedError) await this.revocations.revokeHeld(access, signal);
+      if (err instanceof ReasonedError && !(err instanceof LentPaused)) await this.revocations.revokeHeld(access, signal);
       throw err;
     }
   }

@@ -330,6 +330,25 @@ describe("an access's grant", () => {
     expect(world.events).toContainEqual(expect.stringContaining('GrantsNotSupported'));
   });
 
+  it('is neither made nor revoked while the resource it lends is paused (no policies)', async () => {
+    const world = grantWorld({ access: reader, policies: [] });
+    await world.reconcile();
+    expect(world.writes.filter((w) => w.startsWith('create'))).toEqual([]);
+    const holding: AccessClaim = {
+      ...reader,
+      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
+    };
+    const held = grantWorld({
+      access: holding,
+      live: { [`Grant ${platform}/held`]: grantOf('held') },
+      grants: [grantOf('held')],
+      policies: [],
+    });
+    await held.reconcile();
+    expect(held.writes.filter((w) => w.startsWith('delete'))).toEqual([]);
+    expect(held.events).toContainEqual(expect.stringContaining('ReconcilePaused'));
+  });
+
   it('is never made, and a held one revoked, on a resource only observed (an import): nothing is made in its store', async () => {
     const world = grantWorld({ access: reader, policies: ['Observe'] });
     await world.reconcile();
