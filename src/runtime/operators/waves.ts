@@ -65,10 +65,11 @@ export function unanswered(p: ReadonlyDeep<ProviderObject>): { notReady?: string
   return undefined;
 }
 
-export function stepOf(p: ReadonlyDeep<ProviderObject>, operator: string, version: string): Step {
+/** `done`: the wave counted it done before (a Provider unreachable since keeps its place, and takes no one's turn). */
+export function stepOf(p: ReadonlyDeep<ProviderObject>, operator: string, version: string, done = false): Step {
   const entry = p.spec.operators?.find((o) => o.name === operator);
   if (entry?.version !== version) return 'pending';
-  if (unanswered(p)) return 'upgrading';
+  if (unanswered(p)) return done ? 'done' : 'upgrading';
   const seen = p.status?.operators?.find((o) => o.name === operator);
   const upgrade = seen?.upgrade;
   // No Deployment there: nothing to upgrade (an install brings the version the entry names). Known by
@@ -122,7 +123,7 @@ export class OperatorWaves implements Reconciler {
           ? ({
               stopped: `it configures ${operator} in the deprecated spec.operatorInstall: move that to spec.operators, and the wave goes on`,
             } as Step)
-          : stepOf(p, operator, version),
+          : stepOf(p, operator, version, cached.status?.upgraded?.includes(p.metadata.name)),
     }));
     const stopped = steps.find((s) => typeof s.step === 'object');
     const upgrading = steps.filter((s) => s.step === 'upgrading');

@@ -45,5 +45,7 @@ describe('stepOf', () => {
     expect(stepOf(provider(earlier, 2, 'False'), 'seaweedfs', 'v2')).toBe('upgrading');
     expect(unanswered(provider(earlier, 2, 'False'))).toEqual({ notReady: 'the Provider is not Ready (Unreachable)' });
     expect(stepOf(provider(earlier), 'seaweedfs', 'v2')).toBe('done');
+    // Counted done by the wave before, unreachable since: it keeps its place, and takes no other Provider's turn.
+    expect(stepOf(provider(earlier, 2, 'False'), 'seaweedfs', 'v2', true)).toBe('done');
   });
 });
