@@ -410,11 +410,12 @@ async function tearDown<MR extends ManagedResource>(
   const { client, signal } = pass;
   const observed = await pass.read.get<TargetObject>(target.type, { namespace: target.namespace, name: target.name }, signal);
   const relation = observed && pass.ownership.relationOf(target.type, observed);
-  const ours = observed && (relation === 'ours' || relation === 'restored') && !observed.metadata.deletionTimestamp;
-  // Nothing of ours there: nothing to tear down (its deletion asked already, the teardown ran before),
-  // but where the teardown's work is elsewhere (a user in a shared store) and the object was made.
+  const ours = observed && (relation === 'ours' || relation === 'restored');
+  // Nothing of ours there: nothing to tear down, but where the teardown's work is elsewhere (a user in
+  // a shared store) and the object was made. Its deletion asked already: the teardown ran before.
   // What the teardown's object must say before it goes is written all the same (a bucket kept, Retain).
-  if (!ours && !tearsDownWithoutTarget(pass)) return (await prepareIfOurs(pass, teardown, relation || undefined)) ? 'pending' : 'done';
+  if ((ours && observed.metadata.deletionTimestamp) || (!ours && !tearsDownWithoutTarget(pass)))
+    return (await prepareIfOurs(pass, teardown, relation || undefined)) ? 'pending' : 'done';
   const { object, onlyAfter } = teardown;
   const have = await client.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, signal);
   // Needed only once onlyAfter was reached: as the resource recorded, or else as its object shows now.
@@ -424,16 +425,8 @@ async function tearDown<MR extends ManagedResource>(
     const before = await client.get<TargetObject>(ref.type, { namespace: ref.namespace, name: ref.name }, signal);
     if (!before || !reached(before)) return 'done';
   }
+  // Nothing proves the store gone (its root keys may come back, a namespace be allowed again): it waits, saying why.
   const cannot = !have && (await whyNotMade(pass, teardown));
-  if (cannot && !ours) {
-    // Run on the resource's record alone (its object gone): with nothing of it left to wait on, it
-    // goes, and says what may be left (a store gone takes its users with it).
-    pass.warn(
-      Reasons.TeardownFailed,
-      `${cannot}, and ${describeRef(target)} is gone (or not provider-rook's): let go without it; a bucket user may be left in its store`,
-    );
-    return 'done';
-  }
   if (cannot)
     return cannotRun(pass, target, { teardown, why: cannot, remedy: pass.opts.makesNothing ? 'allow that namespace again' : 'restore it' });
   if (!have) {

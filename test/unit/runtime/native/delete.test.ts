@@ -325,6 +325,12 @@ describe('NativeExternal.delete', () => {
       );
       expect(target.log).toEqual(made ? ['create jobs/m-revoke'] : []);
     }
+    // Ours and going already (its deletion held by another's finalizer): the teardown ran before it was asked, and is not made again.
+    const held = new FakeTarget();
+    held.put(Stores, 'm', { ...ourStore(held).metadata, deletionTimestamp: '2026-11-30T00:00:00Z' });
+    const going = { ...recorded, metadata: { ...recorded.metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } };
+    await new NativeExternal(revoking, held.asClient(), marks, { reader: held.asClient() }).delete(going, new AbortController().signal);
+    expect(held.log.filter((l) => l.startsWith('create'))).toEqual([]);
     // Copied over (signed, but not the object it recorded): observed as there to delete, and revoked all the same; the copy stays.
     const target = new FakeTarget();
     target.put(Stores, 'm', { uid: 'copy-uid', ...marks.mark(Stores, { metadata: { name: 'm' } }, owner).metadata });
@@ -335,7 +341,7 @@ describe('NativeExternal.delete', () => {
     expect(target.log).toEqual(['create jobs/m-revoke']);
   });
 
-  it('lets go, saying what may be left, a teardown run on the record alone that cannot run (its store gone with its root keys)', async () => {
+  it("waits, saying why, when a teardown run on the record alone cannot run (its store's root keys gone): nothing proves the store gone", async () => {
     const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
     const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
     const revoking: NativeKind<ManagedResource> = {
@@ -355,13 +361,18 @@ describe('NativeExternal.delete', () => {
       recorder: { warning: (_o: unknown, reason: string, message: string) => warned.push(`${reason}: ${message}`) } as never,
     });
     const deleting = { ...recorded, metadata: { ...recorded.metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } };
-    expect(await external.delete(deleting, new AbortController().signal)).toEqual({ gone: true, requested: false });
-    expect(target.log).toEqual([]);
-    expect(warned).toEqual([
-      expect.stringMatching(
-        /^TeardownFailed: the revoke Job cannot run: the store's root credentials Secret ns\/store-root is gone, and Store m is gone/,
+    const err = await external.delete(deleting, new AbortController().signal).then(
+      () => undefined,
+      (e: unknown) => e as ReasonedError,
+    );
+    expect(err).toMatchObject({
+      reason: 'TeardownFailed',
+      message: expect.stringMatching(
+        /^the revoke Job cannot run: the store's root credentials Secret ns\/store-root is gone\. Nothing was deleted; restore it/,
       ),
-    ]);
+    });
+    expect(target.log).toEqual([]);
+    expect(warned).toEqual([]);
   });
 
   it('makes no teardown work where nothing may be made (a namespace its Provider no longer allows): it says so, and deletes nothing', async () => {
