@@ -31,9 +31,6 @@ import { Revocations } from './revocation.ts';
 export type { AccessClaim, AccessMode } from './sharing.ts';
 
 /** How a backend lends its bucket: the managed resource of a user of it, in a mode (made in the bucket's resource's namespace). */
-/** The lent resource is paused: a refusal that takes nothing back. */
-class LentPaused extends ReasonedError {}
-
 export interface Grantor {
   /** The bucket claim's managed kind. */
   managed: ResourceType;
@@ -150,8 +147,19 @@ export class AccessReconciler implements Reconciler {
         `${where} is a ${bucketRef.kind ?? 'resource'}, whose buckets provider-rook cannot share (grants reach MinIO stores only)`,
       );
     }
-    const { lent, desired } = await this.proven(access, bucket!, grantor, bucketRef, signal);
-    const granted = await this.ensureGranted(access, grantor, { lent, desired }, signal);
+    const { lent, desired, paused } = await this.proven(access, bucket!, grantor, bucketRef, signal);
+    // Paused, the grant held of the bucket lent now goes on as it is, and none is made; others go below.
+    const kept = paused ? this.revocations.heldCached(access).find((h) => reachesSame(grantor, h, desired)) : undefined;
+    if (paused && !kept) {
+      await this.revocations.revokeHeld(access, signal);
+      await writeClaimStatus(
+        this.writer,
+        { claim: access, cached, signal },
+        { ready: binding(`waiting: ${paused}`), synced: Synced.error(Reasons.ReconcilePaused, paused), phase: 'Unbound' },
+      );
+      return requeueAfter(RECHECK_MS);
+    }
+    const granted = kept ? copyOf<ManagedResource>(kept.mr) : await this.ensureGranted(access, grantor, { lent, desired }, signal);
     // An access holds one grant, beside the resource its Bucket lends now: one made beside another (a
     // Bucket made anew under the name, bound in another namespace) reaches a bucket no one lends it.
     const elsewhere = this.revocations.heldCached(access).filter((h) => h.mr.metadata.uid !== granted.metadata.uid);
@@ -210,26 +218,25 @@ export class AccessReconciler implements Reconciler {
     grantor: Grantor,
     bucketRef: NonNullable<Claim['spec']>['resourceRef'] & object,
     signal: AbortSignal,
-  ): Promise<{ lent: ReadonlyDeep<ManagedResource>; desired: ManagedResource }> {
+  ): Promise<{ lent: ReadonlyDeep<ManagedResource>; desired: ManagedResource; paused?: string }> {
     try {
       const lent = await this.lentResource(bucket, grantor, bucketRef, signal);
       const policy = policyOf(lent.spec as { managementPolicies?: string[] });
-      // Paused (no policies): nothing is made, and nothing it lent is taken back, until it is not.
-      if (policy.paused)
-        throw new LentPaused(
-          Reasons.ReconcilePaused,
-          `${lent.kind} ${lent.metadata.namespace}/${lent.metadata.name} is paused (its spec.managementPolicies are empty): no grant of it is made or revoked until it is not`,
-        );
       // A grant makes a user in the lent resource's store: nothing is made where its policies let
-      // provider-rook make nothing (an import only observed).
-      if (!policy.create)
+      // provider-rook make nothing (an import only observed). Paused (no policies) is not that: what
+      // it lent stays, and nothing new is made until it is not (grant() says so).
+      if (!policy.create && !policy.paused)
         throw new ReasonedError(
           Reasons.GrantsNotSupported,
           `${lent.kind} ${lent.metadata.namespace}/${lent.metadata.name} is not managed to make anything (its spec.managementPolicies do not include Create): provider-rook makes no user in its store, so it lends nothing`,
         );
-      return { lent, desired: grantor.grant(copyOf<ManagedResource>(lent), access.spec!.mode!, managedNameFor(access)) };
+      const desired = grantor.grant(copyOf<ManagedResource>(lent), access.spec!.mode!, managedNameFor(access));
+      const paused = policy.paused
+        ? `${lent.kind} ${lent.metadata.namespace}/${lent.metadata.name} is paused (its spec.managementPolicies are empty): no grant of it is made until it is not`
+        : undefined;
+      return { lent, desired, ...(paused ? { paused } : {}) };
     } catch (err) {
-      if (err instanceof ReasonedError && !(err instanceof LentPaused)) await this.revocations.revokeHeld(access, signal);
+      if (err instanceof ReasonedError) await this.revocations.revokeHeld(access, signal);
       throw err;
     }
   }
