@@ -69,7 +69,9 @@ export function unanswered(p: ReadonlyDeep<ProviderObject>): { notReady?: string
 export function stepOf(p: ReadonlyDeep<ProviderObject>, operator: string, version: string, done = false): Step {
   const entry = p.spec.operators?.find((o) => o.name === operator);
   if (entry?.version !== version) return 'pending';
-  if (unanswered(p)) return done ? 'done' : 'upgrading';
+  const waiting = unanswered(p);
+  // Not Ready, after the wave counted it done: only the status of its spec as it is now says that.
+  if (waiting) return done && waiting.notReady ? 'done' : 'upgrading';
   const seen = p.status?.operators?.find((o) => o.name === operator);
   const upgrade = seen?.upgrade;
   // No Deployment there: nothing to upgrade (an install brings the version the entry names). Known by
@@ -116,6 +118,9 @@ export class OperatorWaves implements Reconciler {
       .filter((p) => p.metadata.namespace === wave.metadata.namespace && matchesSelector(providerSelector, p.metadata.labels))
       .filter((p) => !newer.some((u) => matchesSelector(u.spec.providerSelector, p.metadata.labels)))
       .sort((a, b) => byText(a.metadata.name, b.metadata.name));
+    // Those the wave counted done, as it stands now (a changed version counts again).
+    const answered = cached.status?.conditions?.some((c) => c.type === 'Ready' && c.observedGeneration === cached.metadata.generation);
+    const counted = answered ? (cached.status?.upgraded ?? []) : [];
     const steps = selected.map((p) => ({
       p,
       step:
@@ -123,7 +128,7 @@ export class OperatorWaves implements Reconciler {
           ? ({
               stopped: `it configures ${operator} in the deprecated spec.operatorInstall: move that to spec.operators, and the wave goes on`,
             } as Step)
-          : stepOf(p, operator, version, cached.status?.upgraded?.includes(p.metadata.name)),
+          : stepOf(p, operator, version, counted.includes(p.metadata.name)),
     }));
     const stopped = steps.find((s) => typeof s.step === 'object');
     const upgrading = steps.filter((s) => s.step === 'upgrading');

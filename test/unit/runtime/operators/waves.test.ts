@@ -47,5 +47,7 @@ describe('stepOf', () => {
     expect(stepOf(provider(earlier), 'seaweedfs', 'v2')).toBe('done');
     // Counted done by the wave before, unreachable since: it keeps its place, and takes no other Provider's turn.
     expect(stepOf(provider(earlier, 2, 'False'), 'seaweedfs', 'v2', true)).toBe('done');
+    // But not one whose controller has not answered its spec as it is now (its version set again).
+    expect(stepOf(provider(earlier, 1, 'False'), 'seaweedfs', 'v2', true)).toBe('upgrading');
   });
 });
