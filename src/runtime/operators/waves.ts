@@ -119,7 +119,7 @@ export class OperatorWaves implements Reconciler {
       .filter((p) => !newer.some((u) => matchesSelector(u.spec.providerSelector, p.metadata.labels)))
       .sort((a, b) => byText(a.metadata.name, b.metadata.name));
     // Those the wave counted done, as it stands now (a changed version counts again).
-    const answered = cached.status?.conditions?.some((c) => c.type === 'Ready' && c.observedGeneration === cached.metadata.generation);
+    const answered = getCondition(cached.status?.conditions, 'Ready')?.observedGeneration === cached.metadata.generation;
     const counted = answered ? (cached.status?.upgraded ?? []) : [];
     const steps = selected.map((p) => ({
       p,
