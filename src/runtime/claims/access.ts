@@ -149,7 +149,9 @@ export class AccessReconciler implements Reconciler {
     }
     const { lent, desired, paused } = await this.proven(access, bucket!, grantor, bucketRef, signal);
     // Paused, the grant held of the bucket lent now goes on as it is, and none is made; others go below.
-    const kept = paused ? this.revocations.heldCached(access).find((h) => reachesSame(grantor, h, desired)) : undefined;
+    // Read as the access records it too: one made by the pass before may not be cached yet.
+    const held = paused ? await this.revocations.held(access, signal) : [];
+    const kept = held.find((h) => reachesSame(grantor, h, desired));
     if (paused && !kept) {
       await this.revocations.revokeHeld(access, signal);
       await writeClaimStatus(

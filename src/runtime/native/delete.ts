@@ -282,13 +282,17 @@ async function deleteOwned<MR extends ManagedResource>(
       : undefined);
   const companionVouchers = pass.ownership.companionVouchers(target.relation);
   const namespaces = companions.map((c) => c.namespace);
+  // A teardown run whatever its target is (tearsDownWithoutTarget) keeps its object while the target
+  // waits (another's finalizer on it): that object is what says the teardown ran.
+  const teardown = tearsDownWithoutTarget(pass) && target.outcome === 'pending' && kind.teardown?.(pass.mr, pass.name, pass.recorded());
+  const going = teardown ? companions.filter((c) => refKey(c) !== refKey(teardown.object)) : companions;
   const [, ...companionOutcomes] = await Promise.all([
     madeFor && deleteDependents(client, kind, madeFor, signal),
-    ...companions.map((c) => deleteIfOurs(pass, c, { owner, vouchers: pass.ownership.companionVouchersFor(c, target.relation) })),
+    ...going.map((c) => deleteIfOurs(pass, c, { owner, vouchers: pass.ownership.companionVouchersFor(c, target.relation) })),
     ...retiredLeft(pass, true).map((ref) => deleteIfOurs(pass, ref, { owner, vouchers: companionVouchers })),
     deleteSuperseded(pass, companionVouchers, { wanted: [], namespaces }),
   ]);
-  const undoing = await undoneThroughPending(pass, companions, companionOutcomes.slice(0, companions.length) as { outcome: string }[]);
+  const undoing = await undoneThroughPending(pass, going, companionOutcomes.slice(0, going.length) as { outcome: string }[]);
   const keptNamespace = ref.namespace
     ? await deleteNamespaceIfUnusedCoalesced(client, pass.marks, ref.namespace, kind.target, signal)
     : undefined;
@@ -410,12 +414,12 @@ async function tearDown<MR extends ManagedResource>(
   const { client, signal } = pass;
   const observed = await pass.read.get<TargetObject>(target.type, { namespace: target.namespace, name: target.name }, signal);
   const relation = observed && pass.ownership.relationOf(target.type, observed);
-  const ours = observed && (relation === 'ours' || relation === 'restored');
-  // Nothing of ours there: nothing to tear down, but where the teardown's work is elsewhere (a user in
-  // a shared store) and the object was made. Its deletion asked already: the teardown ran before.
+  const ours = observed && (relation === 'ours' || relation === 'restored') && !observed.metadata.deletionTimestamp;
+  // Nothing of ours there: nothing to tear down (its deletion asked already, the teardown ran before),
+  // but where the teardown's work is elsewhere (a user in a shared store) and the object was made:
+  // there its own object says whether it ran, and is kept until the target is gone (deleteOwned).
   // What the teardown's object must say before it goes is written all the same (a bucket kept, Retain).
-  if ((ours && observed.metadata.deletionTimestamp) || (!ours && !tearsDownWithoutTarget(pass)))
-    return (await prepareIfOurs(pass, teardown, relation || undefined)) ? 'pending' : 'done';
+  if (!ours && !tearsDownWithoutTarget(pass)) return (await prepareIfOurs(pass, teardown, relation || undefined)) ? 'pending' : 'done';
   const { object, onlyAfter } = teardown;
   const have = await client.get<TargetObject>(object.type, { namespace: object.namespace, name: object.name }, signal);
   // Needed only once onlyAfter was reached: as the resource recorded, or else as its object shows now.

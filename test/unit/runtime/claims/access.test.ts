@@ -347,6 +347,10 @@ describe("an access's grant", () => {
     });
     await held.reconcile();
     expect(held.writes.filter((w) => w.startsWith('delete') || w.startsWith('create'))).toEqual([]);
+    // Made by the pass before, not cached yet: read as the access records it, and kept too.
+    const fresh = grantWorld({ access: holding, live: { [`Grant ${platform}/held`]: grantOf('held') }, grants: [], policies: [] });
+    await fresh.reconcile();
+    expect(fresh.writes.filter((w) => w.startsWith('delete') || w.startsWith('create'))).toEqual([]);
     // A grant of the bucket a Bucket of that name lent before (made anew since): it reaches a bucket no one lends it.
     const old = { ...grantOf('held'), spec: { ...grantOf('held').spec, reaches: 'the bucket before' } } as ManagedResource;
     const elsewhere = grantWorld({ access: holding, live: { [`Grant ${platform}/held`]: old }, grants: [old], policies: [] });

@@ -325,12 +325,20 @@ describe('NativeExternal.delete', () => {
       );
       expect(target.log).toEqual(made ? ['create jobs/m-revoke'] : []);
     }
-    // Ours and going already (its deletion held by another's finalizer): the teardown ran before it was asked, and is not made again.
+    // Ours and going already (another's finalizer holds it): its revoke Job, done, says the teardown ran; it stays
+    // while the object waits (no Job made again at each pass), and goes with it.
     const held = new FakeTarget();
+    held.held = true;
     held.put(Stores, 'm', { ...ourStore(held).metadata, deletionTimestamp: '2026-11-30T00:00:00Z' });
+    held.put(Jobs, 'm-revoke', marks.mark(Jobs, { metadata: { name: 'm-revoke', namespace: 'ns' } }, owner).metadata);
     const going = { ...recorded, metadata: { ...recorded.metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } };
-    await new NativeExternal(revoking, held.asClient(), marks, { reader: held.asClient() }).delete(going, new AbortController().signal);
-    expect(held.log.filter((l) => l.startsWith('create'))).toEqual([]);
+    const waiting = new NativeExternal(revoking, held.asClient(), marks, { reader: held.asClient() });
+    for (let pass = 0; pass < 2; pass++) expect(await waiting.delete(going, new AbortController().signal)).toMatchObject({ gone: false });
+    expect(held.log.filter((l) => l.includes('jobs/'))).toEqual([]);
+    held.held = false;
+    held.objects.delete('stores/m');
+    expect(await waiting.delete(going, new AbortController().signal)).toMatchObject({ gone: true });
+    expect(held.log.filter((l) => l.includes('jobs/'))).toEqual(['delete jobs/m-revoke']);
     // Copied over (signed, but not the object it recorded): observed as there to delete, and revoked all the same; the copy stays.
     const target = new FakeTarget();
     target.put(Stores, 'm', { uid: 'copy-uid', ...marks.mark(Stores, { metadata: { name: 'm' } }, owner).metadata });
