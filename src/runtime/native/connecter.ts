@@ -41,6 +41,7 @@ export interface NativeConnecterOptions {
   managed?: NativeExternalOptions['managed'];
   retirementHold?: NativeExternalOptions['retirementHold'];
   usedBy?: NativeExternalOptions['usedBy'];
+  stillHeld?: NativeExternalOptions['stillHeld'];
 }
 
 export class NativeConnecter<MR extends ManagedResource> implements ExternalConnecter<MR> {
@@ -98,6 +99,7 @@ export class NativeConnecter<MR extends ManagedResource> implements ExternalConn
       managed: this.opts.managed,
       retirementHold: this.opts.retirementHold,
       usedBy: this.opts.usedBy,
+      stillHeld: this.opts.stillHeld,
       ...(makesNothing ? { makesNothing } : {}),
       ...(installer
         ? {

@@ -434,6 +434,8 @@ async function tearDown<MR extends ManagedResource>(
   if (cannot)
     return cannotRun(pass, target, { teardown, why: cannot, remedy: pass.opts.makesNothing ? 'allow that namespace again' : 'restore it' });
   if (!have) {
+    // Run on its record alone: only for a resource still held (not a pass from a cache behind a deletion that ended).
+    if (!ours && pass.opts.stillHeld && !(await pass.opts.stillHeld(pass.mr, signal))) return 'done';
     await client.create(object.type, pass.ownership.made(object), signal);
     return 'pending';
   }

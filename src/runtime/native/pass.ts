@@ -42,6 +42,11 @@ export interface NativeExternalOptions {
    * what is ours there is still deleted, but no teardown work is made there.
    */
   makesNothing?: string;
+  /**
+   * Whether the resource, read live, is still this one and still held by our finalizer: a pass from
+   * a cache behind a deletion that ended makes nothing for it (a teardown run on its record alone).
+   */
+  stillHeld?: (mr: ManagedResource, signal: AbortSignal) => Promise<boolean>;
 }
 
 /** Where a pass reads and writes in the target: `read` may be a cache (a first look only), `client` is live. */

@@ -10,6 +10,7 @@ import type { Manager } from '../../kit/controller/manager.ts';
 import { connectionSecrets, type SecretObject } from '../managed/publisher.ts';
 import { ManagedReconciler } from '../managed/reconciler.ts';
 import type { ManagedResource } from '../managed/types.ts';
+import { FINALIZER_MANAGED, hasFinalizer } from '../../kit/meta.ts';
 import { kindName } from '../../kit/controller/names.ts';
 import { desiredStateChanged } from '../../kit/controller/predicates.ts';
 import { keyOf } from '../../kit/controller/result.ts';
@@ -110,6 +111,10 @@ function managedController<MR extends ManagedResource>(w: Wiring<MR>): Managed<M
       managed: endpointSources(w),
       retirementHold: w.retirementHold,
       usedBy: (mr, signal) => system.storeUsers.of(type, mr, signal),
+      stillHeld: async (mr, signal) => {
+        const live = await manager.control.get<ManagedResource>(type, { namespace: mr.metadata.namespace, name: mr.metadata.name }, signal);
+        return live !== undefined && live.metadata.uid === mr.metadata.uid && hasFinalizer(live.metadata, FINALIZER_MANAGED);
+      },
     }),
     pollIntervalMs: opts.pollIntervalMs,
     pollJitterMs: opts.pollJitterMs,

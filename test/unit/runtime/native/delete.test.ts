@@ -325,6 +325,12 @@ describe('NativeExternal.delete', () => {
       );
       expect(target.log).toEqual(made ? ['create jobs/m-revoke'] : []);
     }
+    // A pass from a cache behind a deletion that ended (the resource let go, or gone): nothing is made for it.
+    const late = new FakeTarget();
+    const letGo = new NativeExternal(revoking, late.asClient(), marks, { reader: late.asClient(), stillHeld: async () => false });
+    const ended = { ...recorded, metadata: { ...recorded.metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } };
+    expect(await letGo.delete(ended, new AbortController().signal)).toMatchObject({ gone: true });
+    expect(late.log).toEqual([]);
     // Ours and going already (another's finalizer holds it): its revoke Job, done, says the teardown ran; it stays
     // while the object waits (no Job made again at each pass), and goes with it.
     const held = new FakeTarget();
