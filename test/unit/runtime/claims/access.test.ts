@@ -107,6 +107,12 @@ const grantOf = (name: string): ManagedResource =>
     spec: { claimRef: readerRef, reclaimPolicy: 'Delete' },
   }) as ManagedResource;
 
+/** The reader, recording that it holds the grant `held`. */
+const holding: AccessClaim = {
+  ...reader,
+  spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
+};
+
 function grantWorld(o: {
   access: AccessClaim;
   grants?: ManagedResource[];
@@ -262,10 +268,6 @@ describe("an access's grant", () => {
   });
 
   it('is revoked when its Bucket, made anew under the same name, is bound to nothing (its class refuses it): it lends nothing yet', async () => {
-    const holding: AccessClaim = {
-      ...reader,
-      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
-    };
     const world = grantWorld({
       access: holding,
       live: { [`Grant ${platform}/held`]: grantOf('held') },
@@ -277,10 +279,6 @@ describe("an access's grant", () => {
   });
 
   it("is revoked while its Bucket, made anew under the name, waits for a new resource: it reaches the old one's bucket", async () => {
-    const holding: AccessClaim = {
-      ...reader,
-      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
-    };
     const old = { ...grantOf('held'), spec: { ...grantOf('held').spec, reaches: 'orders-before' } } as ManagedResource;
     const world = grantWorld({ access: holding, live: { [`Grant ${platform}/held`]: old }, grants: [old], waiting: true });
     await world.reconcile();
@@ -315,10 +313,6 @@ describe("an access's grant", () => {
   });
 
   it('is revoked when its Bucket, made anew under the same name, is bound to a kind no grant reaches', async () => {
-    const holding: AccessClaim = {
-      ...reader,
-      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
-    };
     const world = grantWorld({
       access: holding,
       live: { [`Grant ${platform}/held`]: grantOf('held') },
@@ -335,10 +329,6 @@ describe("an access's grant", () => {
     await world.reconcile();
     expect(world.writes.filter((w) => w.startsWith('create'))).toEqual([]);
     expect(world.events).toContainEqual(expect.stringContaining('ReconcilePaused'));
-    const holding: AccessClaim = {
-      ...reader,
-      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
-    };
     const held = grantWorld({
       access: holding,
       live: { [`Grant ${platform}/held`]: grantOf('held') },
@@ -363,10 +353,6 @@ describe("an access's grant", () => {
     await world.reconcile();
     expect(world.writes.filter((w) => w.startsWith('create'))).toEqual([]);
     expect(world.events).toContainEqual(expect.stringContaining('GrantsNotSupported'));
-    const holding: AccessClaim = {
-      ...reader,
-      spec: { ...reader.spec, resourceRef: { apiVersion: Grants.apiVersion, kind: 'Grant', name: 'held', namespace: platform } },
-    };
     const held = grantWorld({
       access: holding,
       live: { [`Grant ${platform}/held`]: grantOf('held') },

@@ -132,6 +132,19 @@ const companion = (type: ResourceType, name: string, purpose: string) => ({
   purpose,
   build: () => ({ apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace: 'ns' } }),
 });
+const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
+const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+/** A kind whose teardown (a revoke Job, always done) works elsewhere: it runs whatever its object is (a user in a shared store). */
+const revokingKind = (requires?: ReturnType<typeof companion>[]): NativeKind<ManagedResource> => ({
+  ...kind,
+  dependents: undefined,
+  teardown: () => ({
+    object: companion(Jobs, 'm-revoke', 'revoke Job'),
+    runsWithoutTarget: true,
+    ...(requires ? { requires } : {}),
+    outcome: () => ({ done: true }),
+  }),
+});
 /** A cache that answers with the copy it was given. */
 const cacheOf = (copy: TargetObject | undefined): ObjectReader => ({ get: async <T>() => structuredClone(copy) as T | undefined });
 
@@ -302,16 +315,7 @@ describe('NativeExternal.delete', () => {
   });
 
   it('runs a teardown whose work is elsewhere (a user in a shared store) also once its object is gone, if it was made', async () => {
-    const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
-    const revoking: NativeKind<ManagedResource> = {
-      ...kind,
-      dependents: undefined,
-      teardown: () => ({
-        object: companion(Jobs, 'm-revoke', 'revoke Job'),
-        runsWithoutTarget: true,
-        outcome: () => ({ done: true }),
-      }),
-    };
+    const revoking = revokingKind();
     for (const made of [true, false]) {
       // Its object (the user's Secret) deleted in the target by someone else; the user it stands for is still in the store.
       const target = new FakeTarget();
@@ -356,18 +360,7 @@ describe('NativeExternal.delete', () => {
   });
 
   it("waits, saying why, when a teardown run on the record alone cannot run (its store's root keys gone): nothing proves the store gone", async () => {
-    const Jobs: ResourceType = { apiVersion: 'batch/v1', kind: 'Job', plural: 'jobs', namespaced: true };
-    const Secrets: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
-    const revoking: NativeKind<ManagedResource> = {
-      ...kind,
-      dependents: undefined,
-      teardown: () => ({
-        object: companion(Jobs, 'm-revoke', 'revoke Job'),
-        runsWithoutTarget: true,
-        requires: [{ ...companion(Secrets, 'store-root', "store's root credentials") }],
-        outcome: () => ({ done: true }),
-      }),
-    };
+    const revoking = revokingKind([{ ...companion(Secrets, 'store-root', "store's root credentials") }]);
     const target = new FakeTarget();
     const warned: string[] = [];
     const external = new NativeExternal(revoking, target.asClient(), marks, {
